@@ -1,0 +1,54 @@
+# Holdfast: the two commands a new machine needs are `make run` and `make test`.
+# Both create the virtualenv with Python 3.12 (the Lambda runtime in template.yaml) and install
+# every pinned dependency first.
+
+SHELL := /bin/bash
+VENV := .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+STAMP := $(VENV)/.installed
+
+# pyenv users: .python-version at the repo root selects 3.12.1, so the python3.12 shim works here.
+PYTHON312 ?= $(shell command -v python3.12 2>/dev/null)
+
+.DEFAULT_GOAL := help
+.PHONY: help venv test test-unit lint run sandbox clean
+
+help:
+	@echo "make run      start the whole system locally (AWS emulator, API, payment sandbox, demo event)"
+	@echo "make test     install everything and run the linters and the test suite"
+	@echo "make sandbox  start only the YooKassa-compatible payment sandbox on 127.0.0.1:8090"
+	@echo "make clean    remove the virtualenv and caches"
+
+$(STAMP): pyproject.toml
+	@if [ -z "$(PYTHON312)" ] || ! "$(PYTHON312)" -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null; then \
+		echo "error: Python 3.12 is required (the Lambda runtime is python3.12)."; \
+		echo "       Install it and put 'python3.12' on PATH, or with pyenv: pyenv install 3.12.1"; \
+		echo "       (the repo's .python-version selects it), or run: make PYTHON312=/path/to/python3.12 ..."; \
+		exit 1; \
+	fi
+	@echo "==> creating $(VENV) with $$($(PYTHON312) --version)"
+	@test -x $(PY) || $(PYTHON312) -m venv $(VENV)
+	@echo "==> installing pinned dependencies"
+	@$(PY) -m pip install --quiet --upgrade pip
+	@$(PY) -m pip install --quiet ".[dev]"
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+lint: $(STAMP)
+	@echo "==> cfn-lint template.yaml"
+	@$(BIN)/cfn-lint template.yaml
+
+test: $(STAMP) lint
+	@echo "==> pytest"
+	@$(PY) -m pytest
+
+run: $(STAMP)
+	@$(PY) -m devstack.run
+
+sandbox: $(STAMP)
+	@$(PY) -m devstack.paysandbox
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build .aws-sam

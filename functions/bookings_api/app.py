@@ -1,0 +1,48 @@
+"""Bookings API: hold places, pay for them, read and cancel a booking."""
+from holdfast import wiring
+from holdfast.http import customer_id, idempotency_key, json_response, make_resolver, parse_body
+from holdfast.observability import logger, tracer
+from holdfast.schemas import BookingIn
+from holdfast.services.bookings import describe
+
+app = make_resolver()
+
+
+@app.post("/events/<event_id>/bookings")
+@tracer.capture_method
+def create_booking(event_id: str):
+    customer, key = customer_id(app), idempotency_key(app)
+    result = wiring.bookings().create_booking(event_id, customer, key, parse_body(app, BookingIn))
+    return json_response(201, describe(result.booking), {"Idempotent-Replayed": str(result.replayed).lower()})
+
+
+@app.get("/bookings/<booking_id>")
+@tracer.capture_method
+def get_booking(booking_id: str):
+    return json_response(200, wiring.bookings().view(booking_id, customer_id(app)))
+
+
+@app.post("/bookings/<booking_id>/payment")
+@tracer.capture_method
+def start_payment(booking_id: str):
+    customer, key = customer_id(app), idempotency_key(app)
+    booking = wiring.payments().start_payment(booking_id, customer, key)
+    payment = booking.payment
+    return json_response(201, {
+        "booking_id": booking.booking_id, "status": booking.status.value, "payment_id": payment.payment_id,
+        "confirmation_url": payment.confirmation_url, "amount": booking.amount.as_dict(),
+    })
+
+
+@app.post("/bookings/<booking_id>/cancel")
+@tracer.capture_method
+def cancel_booking(booking_id: str):
+    customer = customer_id(app)
+    booking = wiring.bookings().cancel(booking_id, customer, refund=lambda b: wiring.payments().cancel_confirmed(b))
+    return json_response(200, describe(booking))
+
+
+@logger.inject_lambda_context(correlation_id_path="requestContext.requestId")
+@tracer.capture_lambda_handler
+def lambda_handler(event, context):
+    return app.resolve(event, context)

@@ -1,0 +1,33 @@
+"""Queued provider notifications: fetch each object from the provider, then apply it."""
+import json
+
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+from holdfast import wiring
+from holdfast.adapters.provider import ProviderNotFound
+from holdfast.observability import logger, tracer
+
+processor = BatchProcessor(event_type=EventType.SQS)
+
+
+@tracer.capture_method
+def handle_record(record: SQSRecord) -> None:
+    message = json.loads(record.body)
+    provider, payments = wiring.provider(), wiring.payments()
+    try:
+        if message["event"].startswith("refund."):
+            outcome = payments.apply_provider_refund(provider.get_refund(message["object_id"]))
+        else:
+            outcome = payments.apply_provider_payment(provider.get_payment(message["object_id"]))
+    except ProviderNotFound:
+        # A forged or foreign notification: nothing by that id exists at the provider.
+        outcome = "not_found_at_provider"
+    logger.info("notification applied", extra={"event": message["event"], "object_id": message["object_id"],
+                                                "outcome": outcome})
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+def lambda_handler(event, context):
+    return process_partial_response(event=event, record_handler=handle_record, processor=processor, context=context)

@@ -1,0 +1,52 @@
+"""Provider notifications: check the sender's network, queue the hint, answer 200 at once.
+
+The body is only a hint; the consumer fetches the payment from the provider before acting.
+"""
+import ipaddress
+import json
+
+from pydantic import ValidationError
+
+from holdfast import wiring
+from holdfast.config import settings
+from holdfast.http import MAX_BODY_BYTES, error_response, json_response, make_resolver, source_ip
+from holdfast.observability import logger, tracer
+from holdfast.schemas import NotificationIn
+
+app = make_resolver()
+
+
+def _allowed(address: str) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in network for network in settings().allowed_webhook_networks)
+
+
+@app.post("/webhooks/payments")
+@tracer.capture_method
+def receive_notification():
+    sender = source_ip(app)
+    if not _allowed(sender):
+        logger.warning("notification from a network that is not allowed", extra={"source_ip": sender})
+        return error_response(403, "sender_not_allowed", "Notifications are accepted only from the provider's networks.")
+    raw = app.current_event.body or ""
+    if len(raw.encode()) > MAX_BODY_BYTES:
+        return error_response(413, "body_too_large", "The notification is too large.")
+    try:
+        notification = NotificationIn.model_validate(json.loads(raw))
+    except (ValueError, ValidationError):
+        return error_response(400, "malformed_notification", "Not a provider notification.")
+    obj = notification.object
+    payment_id = obj.payment_id if notification.event.startswith("refund.") and obj.payment_id else obj.id
+    dedup = wiring.payment_events_queue().enqueue(event=notification.event, object_id=obj.id, status=obj.status,
+                                                  payment_id=payment_id)
+    logger.info("notification queued", extra={"event": notification.event, "object_id": obj.id, "dedup": dedup[:12]})
+    return json_response(200, {"queued": True})
+
+
+@logger.inject_lambda_context(correlation_id_path="requestContext.requestId")
+@tracer.capture_lambda_handler
+def lambda_handler(event, context):
+    return app.resolve(event, context)

@@ -1,0 +1,1 @@
+"""Adapters to the outside: DynamoDB, the payment provider, Step Functions, SQS, Secrets Manager."""

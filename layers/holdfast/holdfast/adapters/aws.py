@@ -1,0 +1,59 @@
+"""Small AWS adapters: hold expiry executions, the payment events queue, the shared secret."""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import boto3
+from aws_lambda_powertools.utilities import parameters
+from botocore.exceptions import ClientError
+
+
+class HoldExpiryScheduler:
+    """Starts the one hold-expiry execution of a booking; its name makes a repeat harmless."""
+
+    def __init__(self, state_machine_arn: str, client: Any | None = None) -> None:
+        self.arn = state_machine_arn
+        self.client = client or boto3.client("stepfunctions")
+
+    def schedule(self, booking_id: str, hold_expires_at: str) -> bool:
+        """True if an execution was started now, False if one already existed."""
+        try:
+            self.client.start_execution(
+                stateMachineArn=self.arn,
+                name=f"hold-{booking_id}",
+                input=json.dumps({"booking_id": booking_id, "hold_expires_at": hold_expires_at}),
+            )
+            return True
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ExecutionAlreadyExists":
+                return False
+            raise
+
+
+class PaymentEventsQueue:
+    """The FIFO queue between the webhook and the consumer: grouped by payment, de-duplicated by
+    (event, object id, status) so a redelivered notification within five minutes is dropped."""
+
+    def __init__(self, queue_url: str, client: Any | None = None) -> None:
+        self.url = queue_url
+        self.client = client or boto3.client("sqs")
+
+    def enqueue(self, *, event: str, object_id: str, status: str, payment_id: str) -> str:
+        dedup = hashlib.sha256(f"{event}|{object_id}|{status}".encode()).hexdigest()
+        self.client.send_message(
+            QueueUrl=self.url,
+            MessageBody=json.dumps({"event": event, "object_id": object_id, "status": status, "payment_id": payment_id}),
+            MessageGroupId=payment_id,
+            MessageDeduplicationId=dedup,
+        )
+        return dedup
+
+
+def read_secret(name: str) -> dict[str, str]:
+    """The JSON secret shared by the functions, cached for five minutes per process."""
+    value = parameters.get_secret(name, transform="json", max_age=300)
+    if not isinstance(value, dict):
+        raise RuntimeError(f"secret {name} must be a JSON object")
+    return value

@@ -1,0 +1,417 @@
+"""DynamoDB storage: one table, conditional writes, and every multi-item change in one transaction.
+
+Item layout (single table, see docs/data-model.md):
+
+  pk                      sk               what
+  EVENT#<event_id>        META             the event (price, kind, hold time, payment mode)
+  EVENT#<event_id>        POOL#<nn>        a counted-inventory shard: capacity/available/held/sold
+  EVENT#<event_id>        UNIT#<seat_id>   a named unit (seat): state, booking_id
+  BOOKING#<booking_id>    META             the booking, its payment record, version
+  BOOKING#<booking_id>    JOURNAL#<ver>    what happened at that version, written with the change
+  BOOKING#<booking_id>    OUTBOX#<ver>     a change event for the relay (streamed, then expired)
+  IDEM#<customer>#<key>   <scope>          idempotency record of a customer request
+  CUSTOMER#<customer>     NOTE#<...>       a notification recorded for the customer
+
+The booking's ``version`` grows by one with every write, and every write is conditioned on the
+version it read: two writers racing on one booking (expiry and confirmation, say) cannot both win.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import boto3
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+from ..domain.booking import Booking, JournalEntry, Payment, PaymentMode
+from ..domain.inventory import InventoryKind, Move, Places, Pool
+from ..domain.money import Money
+from ..domain.statuses import HOLDING, BookingStatus
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+DUE_BUCKETS = 8
+IDEMPOTENCY_RETENTION_SECONDS = 24 * 3600
+OUTBOX_RETENTION_SECONDS = 7 * 24 * 3600
+
+
+def _ser(value: Any) -> dict:
+    return _serializer.serialize(value)
+
+
+def _attrs(values: dict[str, Any]) -> dict[str, dict]:
+    return {key: _ser(value) for key, value in values.items()}
+
+
+def _plain(item: dict[str, dict]) -> dict[str, Any]:
+    return {key: _deserializer.deserialize(value) for key, value in item.items()}
+
+
+def _int(value: Any) -> int:
+    return int(value) if value is not None else 0
+
+
+def due_bucket(booking_id: str) -> str:
+    return f"DUE#{sum(booking_id.encode()) % DUE_BUCKETS}"
+
+
+class StoreError(Exception):
+    """Base of the storage outcomes callers branch on."""
+
+
+class TransientStoreError(StoreError):
+    """Throttling or a transaction conflict: nothing was written; retrying is safe."""
+
+
+class StaleBooking(StoreError):
+    """The booking changed since it was read; re-read and decide again."""
+
+
+class PlacesTaken(StoreError):
+    """A conditional write on the inventory failed: the places are not (or no longer) there."""
+
+    def __init__(self, failed: list[str]) -> None:
+        super().__init__(f"places not available: {failed}")
+        self.failed = failed
+
+
+class DuplicateRequest(StoreError):
+    """The idempotency record exists: the request was already carried out."""
+
+
+class ItemExists(StoreError):
+    pass
+
+
+@dataclass(frozen=True)
+class IdempotencyRecord:
+    customer_id: str
+    key: str
+    scope: str
+    fingerprint: str
+    result_id: str
+
+    @property
+    def pk(self) -> str:
+        return f"IDEM#{self.customer_id}#{self.key}"
+
+
+class BookingStore:
+    def __init__(self, table_name: str, client: Any | None = None) -> None:
+        self.table = table_name
+        self.client = client or boto3.client("dynamodb")
+
+    # ----------------------------------------------------------------------------------- events
+
+    def put_event(self, event: dict[str, Any], pool_sizes: list[int] | None, unit_ids: list[str] | None) -> None:
+        """Write the inventory items first, the event item last: an event is visible only when whole."""
+        event_pk = f"EVENT#{event['event_id']}"
+        items: list[dict[str, Any]] = []
+        for index, size in enumerate(pool_sizes or []):
+            items.append({"pk": event_pk, "sk": f"POOL#{index:03d}", "capacity": size, "available": size, "held": 0, "sold": 0})
+        for unit in unit_ids or []:
+            items.append({"pk": event_pk, "sk": f"UNIT#{unit}", "state": "available"})
+        for start in range(0, len(items), 25):
+            self._batch_write(items[start:start + 25])
+        try:
+            self.client.put_item(
+                TableName=self.table,
+                Item=_attrs({"pk": event_pk, "sk": "META", **event}),
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except ClientError as exc:
+            if _code(exc) == "ConditionalCheckFailedException":
+                raise ItemExists(event["event_id"]) from None
+            raise
+
+    def _batch_write(self, items: list[dict[str, Any]]) -> None:
+        requests = [{"PutRequest": {"Item": _attrs(item)}} for item in items]
+        delay = 0.05
+        while requests:
+            answer = self.client.batch_write_item(RequestItems={self.table: requests})
+            requests = answer.get("UnprocessedItems", {}).get(self.table, [])
+            if requests:
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+    def get_event(self, event_id: str) -> dict[str, Any] | None:
+        answer = self.client.get_item(TableName=self.table, Key=_attrs({"pk": f"EVENT#{event_id}", "sk": "META"}))
+        item = answer.get("Item")
+        return _plain(item) if item else None
+
+    def read_pools(self, event_id: str) -> list[Pool]:
+        items = self._query_prefix(f"EVENT#{event_id}", "POOL#")
+        return [
+            Pool(item["sk"], _int(item["capacity"]), _int(item["available"]), _int(item["held"]), _int(item["sold"]))
+            for item in items
+        ]
+
+    def read_units(self, event_id: str, unit_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        keys = [{"pk": f"EVENT#{event_id}", "sk": f"UNIT#{unit}"} for unit in unit_ids]
+        found: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(keys), 100):
+            pending = {self.table: {"Keys": [_attrs(key) for key in keys[start:start + 100]], "ConsistentRead": True}}
+            while pending:
+                answer = self.client.batch_get_item(RequestItems=pending)
+                for item in answer.get("Responses", {}).get(self.table, []):
+                    plain = _plain(item)
+                    found[plain["sk"].removeprefix("UNIT#")] = plain
+                pending = answer.get("UnprocessedKeys") or {}
+        return found
+
+    def list_units(self, event_id: str) -> list[dict[str, Any]]:
+        return self._query_prefix(f"EVENT#{event_id}", "UNIT#", projection="sk, #state", names={"#state": "state"})
+
+    def _query_prefix(self, pk: str, prefix: str, projection: str | None = None, names: dict | None = None) -> list[dict[str, Any]]:
+        kwargs: dict[str, Any] = {
+            "TableName": self.table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)" if prefix else "pk = :pk",
+            "ExpressionAttributeValues": _attrs({":pk": pk, ":prefix": prefix} if prefix else {":pk": pk}),
+            "ConsistentRead": True,
+        }
+        if projection:
+            kwargs["ProjectionExpression"] = projection
+        if names:
+            kwargs["ExpressionAttributeNames"] = names
+        items: list[dict[str, Any]] = []
+        while True:
+            answer = self.client.query(**kwargs)
+            items.extend(_plain(item) for item in answer.get("Items", []))
+            if "LastEvaluatedKey" not in answer:
+                return items
+            kwargs["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
+
+    # --------------------------------------------------------------------------------- bookings
+
+    def create_hold(self, booking: Booking, journal: JournalEntry, outbox: dict[str, Any], idempotency: IdempotencyRecord) -> None:
+        """Take the places, write the booking, its first journal entry, its outbox event and the
+        idempotency record: all in one transaction, or nothing."""
+        items = [
+            {"Put": {"TableName": self.table, "Item": _attrs({
+                "pk": idempotency.pk, "sk": idempotency.scope, "fingerprint": idempotency.fingerprint,
+                "result_id": idempotency.result_id, "ttl": int(time.time()) + IDEMPOTENCY_RETENTION_SECONDS,
+            }), "ConditionExpression": "attribute_not_exists(pk)"}},
+            {"Put": {"TableName": self.table, "Item": _attrs(booking_item(booking)),
+                     "ConditionExpression": "attribute_not_exists(pk)"}},
+            self._journal_put(booking, journal),
+            self._outbox_put(booking, outbox),
+            *self._inventory_updates(booking.event_id, booking.booking_id, booking.places, Move.HOLD),
+        ]
+        reasons = self._transact(items)
+        if reasons is None:
+            return
+        if reasons[0] == "ConditionalCheckFailed":
+            raise DuplicateRequest(idempotency.pk)
+        if "TransactionConflict" in reasons:
+            raise TransientStoreError("transaction conflict")
+        raise PlacesTaken(self._failed_places(booking.places, reasons[4:]))
+
+    def get_idempotency(self, customer_id: str, key: str, scope: str) -> dict[str, Any] | None:
+        answer = self.client.get_item(
+            TableName=self.table, Key=_attrs({"pk": f"IDEM#{customer_id}#{key}", "sk": scope}), ConsistentRead=True
+        )
+        item = answer.get("Item")
+        return _plain(item) if item else None
+
+    def get_booking(self, booking_id: str) -> Booking | None:
+        answer = self.client.get_item(
+            TableName=self.table, Key=_attrs({"pk": f"BOOKING#{booking_id}", "sk": "META"}), ConsistentRead=True
+        )
+        item = answer.get("Item")
+        return booking_from_item(_plain(item)) if item else None
+
+    def get_booking_with_journal(self, booking_id: str) -> tuple[Booking | None, list[JournalEntry]]:
+        items = self._query_prefix(f"BOOKING#{booking_id}", "")
+        booking = None
+        journal: list[JournalEntry] = []
+        for item in items:
+            if item["sk"] == "META":
+                booking = booking_from_item(item)
+            elif item["sk"].startswith("JOURNAL#"):
+                journal.append(JournalEntry(
+                    at=item["at"], action=item["action"], actor=item["actor"], from_status=item.get("from_status"),
+                    to_status=item["to_status"], decision=item["decision"], ids=dict(item.get("ids") or {}),
+                ))
+        return booking, journal
+
+    def save(self, before: Booking, after: Booking, journal: JournalEntry, outbox: dict[str, Any] | None = None,
+             move: Move | None = None, places: Places | None = None) -> None:
+        """Write ``after`` over ``before`` (conditioned on ``before.version``), with its journal
+        entry, its outbox event and the inventory move, in one transaction."""
+        if after.version != before.version + 1:
+            raise ValueError("a saved booking must be exactly one version ahead of the one read")
+        items = [
+            {"Put": {"TableName": self.table, "Item": _attrs(booking_item(after)),
+                     "ConditionExpression": "#version = :expected",
+                     "ExpressionAttributeNames": {"#version": "version"},
+                     "ExpressionAttributeValues": _attrs({":expected": before.version})}},
+            self._journal_put(after, journal),
+        ]
+        if outbox is not None:
+            items.append(self._outbox_put(after, outbox))
+        if move is not None:
+            items.extend(self._inventory_updates(after.event_id, after.booking_id, places or after.places, move))
+        reasons = self._transact(items)
+        if reasons is None:
+            return
+        if reasons[0] == "ConditionalCheckFailed":
+            raise StaleBooking(after.booking_id)
+        if "TransactionConflict" in reasons:
+            raise TransientStoreError("transaction conflict")
+        offset = 3 if outbox is not None else 2
+        raise PlacesTaken(self._failed_places(places or after.places, reasons[offset:]))
+
+    # ------------------------------------------------------------------------------ notifications
+
+    def record_notification(self, customer_id: str, dedup_id: str, notification: dict[str, Any]) -> bool:
+        """Record one customer notification; False if this dedup id was recorded before."""
+        try:
+            self.client.put_item(
+                TableName=self.table,
+                Item=_attrs({"pk": f"CUSTOMER#{customer_id}", "sk": f"NOTE#{dedup_id}", **notification}),
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+            return True
+        except ClientError as exc:
+            if _code(exc) == "ConditionalCheckFailedException":
+                return False
+            raise
+
+    def list_notifications(self, customer_id: str) -> list[dict[str, Any]]:
+        return self._query_prefix(f"CUSTOMER#{customer_id}", "NOTE#")
+
+    # ---------------------------------------------------------------------------------- helpers
+
+    def _journal_put(self, booking: Booking, entry: JournalEntry) -> dict:
+        return {"Put": {"TableName": self.table, "Item": _attrs({
+            "pk": f"BOOKING#{booking.booking_id}", "sk": f"JOURNAL#{booking.version:06d}", **entry.as_dict(),
+        }), "ConditionExpression": "attribute_not_exists(pk)"}}
+
+    def _outbox_put(self, booking: Booking, event: dict[str, Any]) -> dict:
+        return {"Put": {"TableName": self.table, "Item": _attrs({
+            "pk": f"BOOKING#{booking.booking_id}", "sk": f"OUTBOX#{booking.version:06d}",
+            "booking_id": booking.booking_id, "event_id": booking.event_id, "customer_id": booking.customer_id,
+            "status": booking.status.value, "version": booking.version,
+            "ttl": int(time.time()) + OUTBOX_RETENTION_SECONDS, **event,
+        })}}
+
+    def _inventory_updates(self, event_id: str, booking_id: str, places: Places, move: Move) -> list[dict]:
+        event_pk = f"EVENT#{event_id}"
+        updates: list[dict] = []
+        if places.kind is InventoryKind.COUNTED:
+            for pool_id, count in places.pools:
+                updates.append({"Update": {
+                    "TableName": self.table,
+                    "Key": _attrs({"pk": event_pk, "sk": pool_id}),
+                    "UpdateExpression": "SET #src = #src - :n, #dst = #dst + :n",
+                    "ConditionExpression": "#src >= :n",
+                    "ExpressionAttributeNames": {"#src": move.source, "#dst": move.target},
+                    "ExpressionAttributeValues": _attrs({":n": count}),
+                }})
+            return updates
+        for unit in places.units:
+            names = {"#state": "state"}
+            values: dict[str, Any] = {":src": move.source, ":dst": move.target}
+            if move.source == "available":
+                condition = "#state = :src"
+            else:
+                condition = "#state = :src AND booking_id = :booking"
+                values[":booking"] = booking_id
+            if move.target == "available":
+                expression = "SET #state = :dst REMOVE booking_id"
+            else:
+                expression = "SET #state = :dst, booking_id = :booking"
+                values[":booking"] = booking_id
+            updates.append({"Update": {
+                "TableName": self.table,
+                "Key": _attrs({"pk": event_pk, "sk": f"UNIT#{unit}"}),
+                "UpdateExpression": expression,
+                "ConditionExpression": f"attribute_exists(pk) AND {condition}",
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": _attrs(values),
+            }})
+        return updates
+
+    @staticmethod
+    def _failed_places(places: Places, reasons: list[str]) -> list[str]:
+        labels = [pool for pool, _ in places.pools] if places.kind is InventoryKind.COUNTED else list(places.units)
+        return [label for label, reason in zip(labels, reasons) if reason == "ConditionalCheckFailed"]
+
+    def _transact(self, items: list[dict]) -> list[str] | None:
+        """Run a transaction; None on success, else the per-item cancellation reason codes."""
+        try:
+            self.client.transact_write_items(TransactItems=items)
+            return None
+        except ClientError as exc:
+            code = _code(exc)
+            if code == "TransactionCanceledException":
+                reasons = [reason.get("Code", "None") for reason in exc.response.get("CancellationReasons", [])]
+                if not reasons:
+                    raise TransientStoreError("transaction cancelled without reasons") from None
+                if any(reason in ("ThrottlingError", "ProvisionedThroughputExceeded") for reason in reasons):
+                    raise TransientStoreError("throttled") from None
+                return reasons
+            if code in ("TransactionConflictException", "ThrottlingException",
+                        "ProvisionedThroughputExceededException", "TransactionInProgressException"):
+                raise TransientStoreError(code) from None
+            raise
+
+
+def _code(exc: ClientError) -> str:
+    return exc.response.get("Error", {}).get("Code", "")
+
+
+# ------------------------------------------------------------------------------ item <-> booking
+
+def booking_item(booking: Booking) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "pk": f"BOOKING#{booking.booking_id}", "sk": "META",
+        "booking_id": booking.booking_id, "event_id": booking.event_id, "customer_id": booking.customer_id,
+        "status": booking.status.value, "inventory_kind": booking.places.kind.value,
+        "quantity": booking.places.quantity, "amount": booking.amount.text, "currency": booking.amount.currency,
+        "payment_mode": booking.payment_mode.value, "hold_expires_at": booking.hold_expires_at,
+        "created_at": booking.created_at, "updated_at": booking.updated_at, "version": booking.version,
+        "places_secured": booking.places_secured,
+    }
+    if booking.places.pools:
+        item["pools"] = {pool: count for pool, count in booking.places.pools}
+    if booking.places.units:
+        item["units"] = list(booking.places.units)
+    if booking.payment is not None:
+        item["payment"] = booking.payment.as_dict()
+    if booking.review:
+        item["review"] = dict(booking.review)
+    # Holding bookings sit in the due index until released, so a sweeper can find a hold whose
+    # expiry execution never started; later stages put bookings with unsettled payments there too.
+    due_at = booking_due_at(booking)
+    if due_at:
+        item["gsi1pk"] = due_bucket(booking.booking_id)
+        item["gsi1sk"] = f"{due_at}#{booking.booking_id}"
+    return item
+
+
+def booking_due_at(booking: Booking) -> str | None:
+    if booking.status in HOLDING:
+        return booking.hold_expires_at
+    return None
+
+
+def booking_from_item(item: dict[str, Any]) -> Booking:
+    kind = InventoryKind(item["inventory_kind"])
+    pools = tuple(sorted((pool, _int(count)) for pool, count in (item.get("pools") or {}).items()))
+    units = tuple(item.get("units") or ())
+    payment = item.get("payment")
+    return Booking(
+        booking_id=item["booking_id"], event_id=item["event_id"], customer_id=item["customer_id"],
+        status=BookingStatus(item["status"]),
+        places=Places(kind=kind, quantity=_int(item["quantity"]), pools=pools, units=units),
+        amount=Money.parse(item["amount"], item["currency"]), payment_mode=PaymentMode(item["payment_mode"]),
+        hold_expires_at=item["hold_expires_at"], created_at=item["created_at"], updated_at=item["updated_at"],
+        version=_int(item["version"]),
+        payment=Payment(**{key: value for key, value in payment.items()}) if payment else None,
+        places_secured=bool(item.get("places_secured")),
+        review=dict(item["review"]) if item.get("review") else None,
+    )

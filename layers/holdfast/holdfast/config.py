@@ -1,0 +1,70 @@
+"""Runtime configuration, read from the environment once per cold start and validated.
+
+A missing or malformed variable fails the cold start with a message naming it, instead of
+failing later inside a request.
+"""
+from __future__ import annotations
+
+import functools
+import ipaddress
+import os
+
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+
+class Settings(BaseModel):
+    bookings_table_name: str = Field(min_length=3)
+    provider_api_url: str = "https://api.yookassa.ru/v3"
+    provider_shop_id: str = ""
+    provider_secret_name: str = "holdfast/provider"
+    provider_timeout_seconds: float = Field(default=8.0, gt=0, le=60)
+    default_hold_ttl_seconds: int = Field(default=600, ge=1, le=86_400)
+    customer_identity_source: str = Field(default="authorizer", pattern="^(authorizer|header)$")
+    payment_return_url: str = "https://example.com/bookings"
+    payment_events_queue_url: str = ""
+    hold_expiry_state_machine_arn: str = ""
+    allowed_webhook_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
+
+    @field_validator("allowed_webhook_networks", mode="before")
+    @classmethod
+    def _parse_networks(cls, value):
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        return tuple(ipaddress.ip_network(part, strict=False) for part in value)
+
+
+_ENV_NAMES = {
+    "bookings_table_name": "BOOKINGS_TABLE_NAME",
+    "provider_api_url": "PROVIDER_API_URL",
+    "provider_shop_id": "PROVIDER_SHOP_ID",
+    "provider_secret_name": "PROVIDER_SECRET_NAME",
+    "provider_timeout_seconds": "PROVIDER_TIMEOUT_SECONDS",
+    "default_hold_ttl_seconds": "DEFAULT_HOLD_TTL_SECONDS",
+    "customer_identity_source": "CUSTOMER_IDENTITY_SOURCE",
+    "payment_return_url": "PAYMENT_RETURN_URL",
+    "payment_events_queue_url": "PAYMENT_EVENTS_QUEUE_URL",
+    "hold_expiry_state_machine_arn": "HOLD_EXPIRY_STATE_MACHINE_ARN",
+    "allowed_webhook_networks": "ALLOWED_WEBHOOK_NETWORKS",
+}
+
+
+class ConfigurationError(RuntimeError):
+    """The function's environment is incomplete or malformed."""
+
+
+def load_settings(environ: dict[str, str] | None = None) -> Settings:
+    environ = os.environ if environ is None else environ
+    values = {field: environ[name] for field, name in _ENV_NAMES.items() if name in environ}
+    try:
+        return Settings(**values)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{_ENV_NAMES.get(str(err['loc'][0]), err['loc'][0])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigurationError(f"invalid function configuration: {problems}") from None
+
+
+@functools.cache
+def settings() -> Settings:
+    """The settings of this process, read on first use."""
+    return load_settings()

@@ -1,0 +1,1 @@
+"""Pure booking rules: no I/O, no clock reads, no AWS."""

@@ -1,0 +1,163 @@
+"""The booking aggregate, its journal, and the pure decision of what a provider payment means for it."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from ..clock import parse_iso
+from .inventory import InventoryKind, Places
+from .money import Money
+from .statuses import HOLDING, RELEASED, BookingStatus, can_move
+
+
+class PaymentMode(StrEnum):
+    ONE_STAGE = "one_stage"   # capture: true, the provider takes the money at once
+    TWO_STAGE = "two_stage"   # capture: false, money authorised; captured once the places are secured
+
+
+@dataclass(frozen=True)
+class Payment:
+    """Our record of the one provider payment a booking may have.
+
+    ``state`` is ours: CREATING (stored before the provider call), UNKNOWN (the call's outcome was
+    lost), CREATED (the provider answered), REJECTED (the provider refused it).
+    ``provider_status`` is the provider's: pending, waiting_for_capture, succeeded, canceled.
+    """
+
+    idempotence_key: str
+    state: str = "CREATING"
+    payment_id: str | None = None
+    provider_status: str | None = None
+    confirmation_url: str | None = None
+    lease_until: str | None = None
+    capture_key: str | None = None
+    paid_at: str | None = None
+    refund: dict[str, Any] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {key: value for key, value in self.__dict__.items() if value is not None}
+
+
+@dataclass(frozen=True)
+class Booking:
+    booking_id: str
+    event_id: str
+    customer_id: str
+    status: BookingStatus
+    places: Places
+    amount: Money
+    payment_mode: PaymentMode
+    hold_expires_at: str
+    created_at: str
+    updated_at: str
+    version: int
+    payment: Payment | None = None
+    places_secured: bool = False   # two-stage: places pinned for a capture in flight; expiry must wait
+    review: dict[str, str] | None = None
+
+    @property
+    def holds_places(self) -> bool:
+        return self.status in HOLDING
+
+    @property
+    def released(self) -> bool:
+        return self.status in RELEASED
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    at: str
+    action: str
+    actor: str                      # customer | provider | timer | reconciler | operator | system
+    from_status: str | None
+    to_status: str
+    decision: str
+    ids: dict[str, str] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "at": self.at, "action": self.action, "actor": self.actor, "from_status": self.from_status,
+            "to_status": self.to_status, "decision": self.decision, "ids": dict(self.ids),
+        }
+
+
+class IllegalTransition(Exception):
+    def __init__(self, source: BookingStatus, target: BookingStatus) -> None:
+        super().__init__(f"a booking cannot move from {source} to {target}")
+
+
+def check_transition(booking: Booking, target: BookingStatus) -> None:
+    if booking.status != target and not can_move(booking.status, target):
+        raise IllegalTransition(booking.status, target)
+
+
+class Verdict(StrEnum):
+    IGNORE = "ignore"                    # nothing to do: duplicate, stale, not final, not ours
+    CONFIRM = "confirm"                  # paid while the places are held: sell them
+    SECURE_AND_CAPTURE = "secure_and_capture"  # two-stage, places held: pin them, then capture
+    RELEASE_FAILED = "release_failed"    # provider cancelled the payment: release the places
+    LATE_RETAKE = "late_retake"          # paid after release: take the places again if free
+    REVIEW = "review"                    # an operator has to look
+
+
+@dataclass(frozen=True)
+class PaymentVerdict:
+    verdict: Verdict
+    reason: str
+
+
+def judge_payment(booking: Booking, provider_payment: dict[str, Any], mode: PaymentMode) -> PaymentVerdict:
+    """Decide what a payment, as the provider reports it on GET, means for its booking.
+
+    The same function serves the webhook consumer and reconciliation, so both paths decide alike.
+    """
+    status = provider_payment.get("status")
+    ours = booking.payment
+    if ours is not None and ours.payment_id and ours.payment_id != provider_payment.get("id"):
+        return PaymentVerdict(Verdict.REVIEW, "second_payment_for_booking")
+    if status in ("succeeded", "waiting_for_capture") and not booking.amount.matches(provider_payment.get("amount") or {}):
+        return PaymentVerdict(Verdict.REVIEW, "amount_mismatch")
+    if status == "pending":
+        return PaymentVerdict(Verdict.IGNORE, "payment_not_final")
+    if status == "canceled":
+        if booking.holds_places:
+            return PaymentVerdict(Verdict.RELEASE_FAILED, "provider_cancelled_payment")
+        return PaymentVerdict(Verdict.IGNORE, "cancelled_payment_for_closed_booking")
+    if status == "waiting_for_capture":
+        if mode is not PaymentMode.TWO_STAGE:
+            return PaymentVerdict(Verdict.REVIEW, "unexpected_authorisation")
+        if booking.holds_places:
+            return PaymentVerdict(Verdict.SECURE_AND_CAPTURE, "authorised_while_held")
+        if booking.status in (BookingStatus.EXPIRED, BookingStatus.CANCELLED, BookingStatus.PAYMENT_FAILED):
+            return PaymentVerdict(Verdict.LATE_RETAKE, "authorised_after_release")
+        return PaymentVerdict(Verdict.IGNORE, "authorisation_for_closed_booking")
+    if status == "succeeded":
+        if booking.holds_places:
+            return PaymentVerdict(Verdict.CONFIRM, "paid_while_held")
+        if booking.status is BookingStatus.CONFIRMED:
+            return PaymentVerdict(Verdict.IGNORE, "already_confirmed")
+        if booking.status in (BookingStatus.EXPIRED, BookingStatus.CANCELLED, BookingStatus.PAYMENT_FAILED):
+            return PaymentVerdict(Verdict.LATE_RETAKE, "paid_after_release")
+        return PaymentVerdict(Verdict.IGNORE, f"payment_known_to_{booking.status.value.lower()}_booking")
+    return PaymentVerdict(Verdict.REVIEW, "unknown_provider_status")
+
+
+def paid_before(provider_payment: dict[str, Any], deadline: datetime) -> bool:
+    """Whether the provider recorded the money (captured_at) before ``deadline``."""
+    moment = provider_payment.get("captured_at")
+    if not moment:
+        return False
+    return parse_iso(moment) < deadline
+
+
+def with_status(booking: Booking, status: BookingStatus, **changes: Any) -> Booking:
+    check_transition(booking, status)
+    return replace(booking, status=status, **changes)
+
+
+__all__ = [
+    "Booking", "BookingStatus", "InventoryKind", "JournalEntry", "Money", "Payment", "PaymentMode",
+    "PaymentVerdict", "Places", "Verdict", "check_transition", "judge_payment", "paid_before", "with_status",
+]

@@ -1,0 +1,103 @@
+"""Errors a client can act on. Each carries a machine-readable code and the HTTP status it maps to.
+
+Handlers map these once (``holdfast.http``); anything else is a bug or an infrastructure failure.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+class BookingError(Exception):
+    status = 400
+    code = "bad_request"
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class InvalidRequest(BookingError):
+    status = 400
+    code = "invalid_request"
+
+    def __init__(self, message: str, code: str = "invalid_request", **details: Any) -> None:
+        super().__init__(message, **details)
+        self.code = code
+
+
+class Unauthorized(BookingError):
+    status = 401
+    code = "unauthorized"
+
+
+class Forbidden(BookingError):
+    status = 403
+    code = "forbidden"
+
+
+class NotFound(BookingError):
+    status = 404
+    code = "not_found"
+
+    def __init__(self, message: str, code: str = "not_found", **details: Any) -> None:
+        super().__init__(message, **details)
+        self.code = code
+
+
+class Conflict(BookingError):
+    status = 409
+    code = "conflict"
+
+    def __init__(self, message: str, code: str = "conflict", **details: Any) -> None:
+        super().__init__(message, **details)
+        self.code = code
+
+
+class SoldOut(Conflict):
+    def __init__(self, available: int) -> None:
+        super().__init__("Not enough places are left for this request.", code="sold_out", available=available)
+
+
+class SeatsUnavailable(Conflict):
+    def __init__(self, unavailable: list[str], available: list[str], available_count: int) -> None:
+        super().__init__(
+            "Some of the requested seats are taken or held by someone else.",
+            code="seats_unavailable",
+            unavailable=unavailable,
+            available=available,
+            available_count=available_count,
+        )
+
+
+class RequestInProgress(Conflict):
+    def __init__(self) -> None:
+        super().__init__(
+            "A request with this Idempotency-Key is still being processed; retry shortly.",
+            code="request_in_progress",
+        )
+
+
+class IdempotencyKeyReused(BookingError):
+    status = 422
+    code = "idempotency_key_reused"
+
+    def __init__(self) -> None:
+        super().__init__("This Idempotency-Key was already used with a different request.")
+
+
+class TooBusy(BookingError):
+    """Contention on the inventory outlasted the retries; the request changed nothing."""
+
+    status = 429
+    code = "too_busy"
+
+    def __init__(self) -> None:
+        super().__init__("The event is very busy right now; nothing was reserved. Retry in a second.", retry_after=1)
+
+
+class PaymentProviderUnavailable(BookingError):
+    """The provider could not be reached before anything was created there (safe to retry)."""
+
+    status = 503
+    code = "payment_provider_unavailable"

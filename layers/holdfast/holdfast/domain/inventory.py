@@ -1,0 +1,101 @@
+"""Inventory: what a booking takes, and how the places move between states.
+
+Two primitive kinds cover every product the engine is meant to sell:
+
+- ``counted``: interchangeable places in pools (general admission; later, seats in a group
+  appointment or untyped parking). Capacity is split over several pool items ("shards") so that
+  300 holds a second do not all write one item.
+- ``named``: individually identified units (a seat map; later, a room blocked whole or a typed
+  parking space). Each unit is its own item.
+
+Every change of places is one of five moves between the states ``available``, ``held`` and
+``sold``; storage applies a move as a conditional write, so places can never be double counted.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from enum import Enum, StrEnum
+
+
+class InventoryKind(StrEnum):
+    COUNTED = "counted"
+    NAMED = "named"
+
+
+class Move(Enum):
+    HOLD = ("available", "held")
+    RELEASE = ("held", "available")
+    SELL = ("held", "sold")
+    RETAKE = ("available", "sold")      # a late payment takes released places again
+    UNSELL = ("sold", "available")      # a confirmed booking cancelled with a refund
+
+    @property
+    def source(self) -> str:
+        return self.value[0]
+
+    @property
+    def target(self) -> str:
+        return self.value[1]
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One shard of a counted inventory, as last read."""
+
+    pool_id: str
+    capacity: int
+    available: int
+    held: int
+    sold: int
+
+
+@dataclass(frozen=True)
+class Places:
+    """What a booking occupies: counts per pool (counted) or unit ids (named)."""
+
+    kind: InventoryKind
+    quantity: int
+    pools: tuple[tuple[str, int], ...] = ()
+    units: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict:
+        if self.kind is InventoryKind.NAMED:
+            return {"kind": self.kind.value, "quantity": self.quantity, "seats": list(self.units)}
+        return {"kind": self.kind.value, "quantity": self.quantity}
+
+
+def pool_sizes(capacity: int, per_pool: int = 25, max_pools: int = 40) -> list[int]:
+    """Split a capacity evenly over pools of about ``per_pool`` places (at most ``max_pools``)."""
+    count = max(1, min(max_pools, capacity // per_pool))
+    base, extra = divmod(capacity, count)
+    return [base + (1 if index < extra else 0) for index in range(count)]
+
+
+def plan_counted(pools: list[Pool], quantity: int, rng: random.Random | None = None) -> tuple[tuple[str, int], ...] | None:
+    """Choose where ``quantity`` places come from, or None when fewer are available in total.
+
+    One pool with room is picked at random (spreading writes and conflicts); only when no single
+    pool has room are several combined, largest first, so that a nearly sold-out event can still
+    sell its last places.
+    """
+    rng = rng or random
+    if sum(pool.available for pool in pools) < quantity:
+        return None
+    roomy = [pool for pool in pools if pool.available >= quantity]
+    if roomy:
+        return ((rng.choice(roomy).pool_id, quantity),)
+    plan: list[tuple[str, int]] = []
+    needed = quantity
+    for pool in sorted(pools, key=lambda p: (-p.available, p.pool_id)):
+        if needed == 0:
+            break
+        if pool.available:
+            take = min(pool.available, needed)
+            plan.append((pool.pool_id, take))
+            needed -= take
+    return tuple(plan)
+
+
+def seat_ids_from_rows(rows: list[tuple[str, int]]) -> list[str]:
+    return [f"{row}-{number}" for row, count in rows for number in range(1, count + 1)]

@@ -1,0 +1,131 @@
+"""What every API handler shares: the resolver with one error mapping, identity, keys and bodies."""
+from __future__ import annotations
+
+import hmac
+import json
+import re
+from typing import Any, Callable
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from pydantic import BaseModel, ValidationError
+
+from .config import settings
+from .domain.errors import BookingError, InvalidRequest, Unauthorized
+from .observability import logger
+
+MAX_BODY_BYTES = 64 * 1024
+_CUSTOMER_ID = re.compile(r"^[A-Za-z0-9._:@|+-]{1,128}$")
+_IDEMPOTENCY_KEY = re.compile(r"^[A-Za-z0-9._:~+/=-]{1,128}$")
+
+
+def error_response(status: int, code: str, message: str, details: dict[str, Any] | None = None,
+                   headers: dict[str, str] | None = None) -> Response:
+    body: dict[str, Any] = {"code": code, "message": message}
+    if details:
+        body["details"] = details
+    return Response(status_code=status, content_type="application/json", body=json.dumps({"error": body}),
+                    headers=headers or {})
+
+
+def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
+    return Response(status_code=status, content_type="application/json", body=json.dumps(body, default=str),
+                    headers=headers or {})
+
+
+def make_resolver() -> APIGatewayRestResolver:
+    app = APIGatewayRestResolver()
+
+    @app.exception_handler(BookingError)
+    def _booking_error(exc: BookingError) -> Response:
+        headers = {"Retry-After": str(exc.details["retry_after"])} if "retry_after" in exc.details else None
+        details = {key: value for key, value in exc.details.items() if key != "retry_after"} or None
+        return error_response(exc.status, exc.code, exc.message, details, headers)
+
+    @app.exception_handler(ValidationError)
+    def _validation_error(exc: ValidationError) -> Response:
+        problems = [
+            {"field": ".".join(str(part) for part in err["loc"]) or "body", "problem": err["msg"]}
+            for err in exc.errors(include_url=False, include_input=False)
+        ]
+        return error_response(400, "validation_error", "The request body is not valid.", {"problems": problems[:20]})
+
+    @app.exception_handler(Exception)
+    def _unexpected(exc: Exception) -> Response:
+        log_unexpected(exc)
+        return error_response(500, "internal_error", "Something went wrong on our side; nothing was lost. Retry shortly.")
+
+    @app.not_found
+    def _not_found(_exc: Exception) -> Response:
+        return error_response(404, "route_not_found", "No such endpoint.")
+
+    return app
+
+
+def parse_body(app: APIGatewayRestResolver, model: type[BaseModel]) -> Any:
+    raw = app.current_event.body or ""
+    if app.current_event.is_base64_encoded:
+        raise InvalidRequest("Send the body as plain JSON.", code="malformed_json")
+    if len(raw.encode()) > MAX_BODY_BYTES:
+        raise BookingErrorTooLarge()
+    try:
+        data = json.loads(raw) if raw.strip() else None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise InvalidRequest("The body is not valid JSON.", code="malformed_json") from None
+    if not isinstance(data, dict):
+        raise InvalidRequest("The body must be a JSON object.", code="malformed_json")
+    return model.model_validate(data)
+
+
+class BookingErrorTooLarge(BookingError):
+    status = 413
+    code = "body_too_large"
+
+    def __init__(self) -> None:
+        super().__init__(f"The body is larger than {MAX_BODY_BYTES} bytes.")
+
+
+def header(app: APIGatewayRestResolver, name: str) -> str | None:
+    headers = app.current_event.headers or {}
+    wanted = name.lower()
+    for key, value in headers.items():
+        if key.lower() == wanted:
+            return value
+    return None
+
+
+def idempotency_key(app: APIGatewayRestResolver) -> str:
+    key = header(app, "Idempotency-Key")
+    if not key:
+        raise InvalidRequest("The Idempotency-Key header is required.", code="idempotency_key_missing")
+    if not _IDEMPOTENCY_KEY.match(key):
+        raise InvalidRequest("The Idempotency-Key must be 1-128 letters, digits or ._:~+/=-", code="idempotency_key_invalid")
+    return key
+
+
+def customer_id(app: APIGatewayRestResolver) -> str:
+    """The caller's customer id: an authorizer claim in AWS, or X-Customer-Id where configured."""
+    if settings().customer_identity_source == "authorizer":
+        authorizer = app.current_event.request_context.authorizer or {}
+        claims = authorizer.get("claims") or {}
+        value = claims.get("sub") or authorizer.get("principalId")
+    else:
+        value = header(app, "X-Customer-Id")
+    if not value:
+        raise Unauthorized("Who is asking? No customer identity came with the request.")
+    if not _CUSTOMER_ID.match(value):
+        raise InvalidRequest("The customer id is malformed.", code="customer_id_invalid")
+    return value
+
+
+def require_organizer(app: APIGatewayRestResolver, expected_key: Callable[[], str]) -> None:
+    given = header(app, "X-Api-Key") or ""
+    if not given or not hmac.compare_digest(given.encode(), expected_key().encode()):
+        raise Unauthorized("An organizer API key (X-Api-Key) is required.")
+
+
+def source_ip(app: APIGatewayRestResolver) -> str:
+    return app.current_event.request_context.identity.source_ip or ""
+
+
+def log_unexpected(exc: Exception) -> None:
+    logger.exception("unexpected error", extra={"error_type": type(exc).__name__})

@@ -1,0 +1,109 @@
+"""Request models at the API boundary. Anything they accept, the services can handle."""
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+SEAT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,15}$")
+MAX_SEATS_PER_EVENT = 5_000
+MAX_CAPACITY = 100_000
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class PriceIn(_Strict):
+    value: str | int | float
+    currency: str = Field(min_length=3, max_length=3)
+
+
+class SeatRowIn(_Strict):
+    name: str = Field(min_length=1, max_length=8, pattern=r"^[A-Za-z0-9]+$")
+    seats: int = Field(ge=1, le=500)
+
+
+class SeatMapIn(_Strict):
+    rows: list[SeatRowIn] | None = Field(default=None, min_length=1, max_length=200)
+    seat_ids: list[str] | None = Field(default=None, min_length=1, max_length=MAX_SEATS_PER_EVENT)
+
+    @model_validator(mode="after")
+    def _one_form(self) -> "SeatMapIn":
+        if (self.rows is None) == (self.seat_ids is None):
+            raise ValueError("give either rows or seat_ids")
+        if self.seat_ids is not None:
+            bad = [seat for seat in self.seat_ids if not SEAT_ID.match(seat)]
+            if bad:
+                raise ValueError(f"invalid seat ids: {bad[:5]}")
+            if len(set(self.seat_ids)) != len(self.seat_ids):
+                raise ValueError("seat ids repeat")
+        if self.rows is not None:
+            names = [row.name for row in self.rows]
+            if len(set(names)) != len(names):
+                raise ValueError("row names repeat")
+            if sum(row.seats for row in self.rows) > MAX_SEATS_PER_EVENT:
+                raise ValueError(f"a seat map holds at most {MAX_SEATS_PER_EVENT} seats")
+        return self
+
+
+class EventIn(_Strict):
+    name: str = Field(min_length=1, max_length=200)
+    venue: str = Field(min_length=1, max_length=200)
+    city: str = Field(min_length=1, max_length=100)
+    category: str = Field(min_length=1, max_length=50)
+    starts_at: datetime
+    price: PriceIn
+    capacity: int | None = Field(default=None, ge=1, le=MAX_CAPACITY)
+    seat_map: SeatMapIn | None = None
+    hold_ttl_seconds: int | None = Field(default=None, ge=1, le=86_400)
+    payment_mode: Literal["one_stage", "two_stage"] = "one_stage"
+    max_per_booking: int = Field(default=10, ge=1, le=50)
+
+    @field_validator("starts_at")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        if value.tzinfo is None:
+            raise ValueError("starts_at needs a time zone (for example 2027-05-01T19:00:00Z)")
+        return value
+
+    @model_validator(mode="after")
+    def _one_inventory(self) -> "EventIn":
+        if (self.capacity is None) == (self.seat_map is None):
+            raise ValueError("give either capacity (general admission) or seat_map")
+        return self
+
+
+class BookingIn(_Strict):
+    quantity: int | None = Field(default=None)
+    seats: list[str] | None = Field(default=None)
+
+    @model_validator(mode="after")
+    def _one_form(self) -> "BookingIn":
+        if (self.quantity is None) == (self.seats is None):
+            raise ValueError("give either quantity or seats")
+        return self
+
+
+class NotificationIn(BaseModel):
+    """The parts of a provider notification we read. The body is only a hint: the payment is
+    fetched from the provider before anything is acted on."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    type: Literal["notification"]
+    event: str = Field(min_length=1, max_length=64, pattern=r"^[a-z_]+\.[a-z_]+$")
+    object: "NotificationObjectIn"
+
+
+class NotificationObjectIn(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
+    status: str = Field(min_length=1, max_length=32, pattern=r"^[a-z_]+$")
+    payment_id: str | None = Field(default=None, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
+
+
+NotificationIn.model_rebuild()

@@ -1,0 +1,1 @@
+"""Use cases. Each service takes its collaborators explicitly, so tests can pass fakes."""

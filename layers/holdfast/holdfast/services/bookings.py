@@ -1,0 +1,272 @@
+"""Holds: take places for a customer atomically, let them go on expiry or cancellation."""
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Callable
+
+from ..adapters.dynamo import (
+    BookingStore,
+    DuplicateRequest,
+    IdempotencyRecord,
+    PlacesTaken,
+    StaleBooking,
+    TransientStoreError,
+)
+from ..clock import Clock, iso, parse_iso
+from ..domain.booking import Booking, JournalEntry, PaymentMode
+from ..domain.errors import (
+    Conflict,
+    Forbidden,
+    IdempotencyKeyReused,
+    InvalidRequest,
+    NotFound,
+    RequestInProgress,
+    SeatsUnavailable,
+    SoldOut,
+    TooBusy,
+)
+from ..domain.inventory import InventoryKind, Move, Places, plan_counted
+from ..domain.money import Money
+from ..domain.statuses import BookingStatus
+from ..observability import logger
+from ..schemas import BookingIn
+from . import transitions
+
+HOLD_ATTEMPTS = 6
+AVAILABLE_SEATS_SHOWN = 50
+
+
+@dataclass(frozen=True)
+class HoldResult:
+    booking: Booking
+    replayed: bool
+
+
+class BookingService:
+    def __init__(self, store: BookingStore, clock: Clock, schedule_expiry: Callable[[str, str], Any] | None = None,
+                 rng: random.Random | None = None, event_cache_seconds: float = 30.0) -> None:
+        self.store = store
+        self.clock = clock
+        self.schedule_expiry = schedule_expiry
+        self.rng = rng or random.Random()
+        self._events: dict[str, tuple[float, dict[str, Any]]] = {}
+        self._event_cache_seconds = event_cache_seconds
+
+    # ------------------------------------------------------------------------------------ create
+
+    def create_booking(self, event_id: str, customer_id: str, idempotency_key: str, request: BookingIn) -> HoldResult:
+        event = self._event(event_id)
+        wanted = self._validate_request(event, request)
+        fingerprint = _fingerprint({"event_id": event_id, **wanted})
+
+        replay = self._replay(customer_id, idempotency_key, fingerprint)
+        if replay is not None:
+            return replay
+
+        for attempt in range(HOLD_ATTEMPTS):
+            places = self._plan(event, wanted)
+            now = self.clock()
+            booking = Booking(
+                booking_id=str(uuid.uuid4()), event_id=event_id, customer_id=customer_id, status=BookingStatus.HELD,
+                places=places,
+                amount=Money.parse(event["price"], event["currency"]).times(places.quantity),
+                payment_mode=PaymentMode(event["payment_mode"]),
+                hold_expires_at=iso(now + timedelta(seconds=int(event["hold_ttl_seconds"]))),
+                created_at=iso(now), updated_at=iso(now), version=1,
+            )
+            journal = JournalEntry(
+                at=iso(now), action="hold_created", actor="customer", from_status=None, to_status="HELD",
+                decision=f"{places.quantity} place(s) held until {booking.hold_expires_at}",
+                ids={"booking_id": booking.booking_id, "event_id": event_id, "idempotency_key": idempotency_key},
+            )
+            record = IdempotencyRecord(customer_id, idempotency_key, "booking", fingerprint, booking.booking_id)
+            try:
+                self.store.create_hold(booking, journal, {"type": "booking.held", "at": iso(now),
+                                                          "hold_expires_at": booking.hold_expires_at}, record)
+            except DuplicateRequest:
+                replay = self._replay(customer_id, idempotency_key, fingerprint)
+                if replay is None:
+                    raise RequestInProgress() from None
+                return replay
+            except PlacesTaken:
+                # Someone took these places between our read and our write; read again and re-plan.
+                continue
+            except TransientStoreError:
+                replay = self._replay(customer_id, idempotency_key, fingerprint)
+                if replay is not None:
+                    return replay
+                if attempt == HOLD_ATTEMPTS - 1:
+                    raise RequestInProgress() from None
+                time.sleep(self.rng.uniform(0.005, 0.02 * (attempt + 1)))
+                continue
+            self._schedule(booking)
+            return HoldResult(booking, replayed=False)
+        raise TooBusy()
+
+    def _replay(self, customer_id: str, key: str, fingerprint: str) -> HoldResult | None:
+        record = self.store.get_idempotency(customer_id, key, "booking")
+        if record is None:
+            return None
+        if record["fingerprint"] != fingerprint:
+            raise IdempotencyKeyReused()
+        booking = self.store.get_booking(record["result_id"])
+        if booking is None:  # the record is written with the booking, so this cannot happen
+            raise RequestInProgress()
+        return HoldResult(booking, replayed=True)
+
+    def _schedule(self, booking: Booking) -> None:
+        if self.schedule_expiry is None:
+            return
+        try:
+            self.schedule_expiry(booking.booking_id, booking.hold_expires_at)
+        except Exception:  # noqa: BLE001 - the hold stands; the due-hold sweeper expires it instead
+            logger.exception("could not start the hold expiry execution", extra={"booking_id": booking.booking_id})
+
+    def _validate_request(self, event: dict[str, Any], request: BookingIn) -> dict[str, Any]:
+        limit = int(event["max_per_booking"])
+        if event["inventory_kind"] == InventoryKind.COUNTED:
+            if request.seats is not None:
+                raise InvalidRequest("This event has no seat map; ask for a quantity.", code="seats_not_supported")
+            if request.quantity is None or request.quantity < 1 or request.quantity > limit:
+                raise InvalidRequest(f"quantity must be between 1 and {limit}.", code="invalid_quantity", max=limit)
+            return {"quantity": request.quantity}
+        if request.seats is None:
+            raise InvalidRequest("This event has a seat map; name the seats.", code="seats_required")
+        seats = request.seats
+        if not seats or len(seats) > limit:
+            raise InvalidRequest(f"Between 1 and {limit} seats may be booked at once.", code="invalid_quantity", max=limit)
+        if len(set(seats)) != len(seats):
+            duplicates = sorted({seat for seat in seats if seats.count(seat) > 1})
+            raise InvalidRequest("The same seat is named twice.", code="duplicate_seats", seats=duplicates)
+        return {"seats": list(seats)}
+
+    def _plan(self, event: dict[str, Any], wanted: dict[str, Any]) -> Places:
+        event_id = event["event_id"]
+        if "quantity" in wanted:
+            pools = self.store.read_pools(event_id)
+            plan = plan_counted(pools, wanted["quantity"], self.rng)
+            if plan is None:
+                raise SoldOut(available=sum(pool.available for pool in pools))
+            return Places(InventoryKind.COUNTED, wanted["quantity"], pools=plan)
+        seats = wanted["seats"]
+        units = self.store.read_units(event_id, seats)
+        unknown = [seat for seat in seats if seat not in units]
+        if unknown:
+            raise InvalidRequest("These seats do not exist at this event.", code="unknown_seats", seats=unknown)
+        taken = [seat for seat in seats if units[seat]["state"] != "available"]
+        if taken:
+            free = [unit["sk"].removeprefix("UNIT#") for unit in self.store.list_units(event_id) if unit["state"] == "available"]
+            raise SeatsUnavailable(taken, free[:AVAILABLE_SEATS_SHOWN], len(free))
+        return Places(InventoryKind.NAMED, len(seats), units=tuple(seats))
+
+    def _event(self, event_id: str) -> dict[str, Any]:
+        cached = self._events.get(event_id)
+        now = time.monotonic()
+        if cached and now - cached[0] < self._event_cache_seconds:
+            return cached[1]
+        event = self.store.get_event(event_id)
+        if event is None:
+            raise NotFound(f"No event {event_id}.", code="event_not_found")
+        self._events[event_id] = (now, event)
+        return event
+
+    # -------------------------------------------------------------------------------- read/own
+
+    def owned(self, booking_id: str, customer_id: str) -> Booking:
+        booking = self.store.get_booking(booking_id)
+        if booking is None:
+            raise NotFound(f"No booking {booking_id}.", code="booking_not_found")
+        if booking.customer_id != customer_id:
+            # Same answer as a missing booking would leak existence; 403 is clearer for the owner's
+            # support staff and reveals only that the id is taken.
+            raise Forbidden("This booking belongs to another customer.")
+        return booking
+
+    def view(self, booking_id: str, customer_id: str) -> dict[str, Any]:
+        booking, journal = self.store.get_booking_with_journal(booking_id)
+        if booking is None:
+            raise NotFound(f"No booking {booking_id}.", code="booking_not_found")
+        if booking.customer_id != customer_id:
+            raise Forbidden("This booking belongs to another customer.")
+        return describe(booking) | {"journal": [entry.as_dict() for entry in journal]}
+
+    # ---------------------------------------------------------------------------- release paths
+
+    def cancel(self, booking_id: str, customer_id: str, refund: Callable[[Booking], Booking] | None = None) -> Booking:
+        """The customer gives the places up. Repeating a cancellation returns the booking as it is."""
+        for _ in range(HOLD_ATTEMPTS):
+            booking = self.owned(booking_id, customer_id)
+            if booking.status in (BookingStatus.CANCELLED, BookingStatus.REFUND_PENDING, BookingStatus.REFUNDED):
+                return booking
+            if booking.status is BookingStatus.CONFIRMED and refund is not None:
+                return refund(booking)
+            if not booking.holds_places:
+                raise Conflict(f"A {booking.status.value} booking cannot be cancelled.", code="not_cancellable",
+                               status=booking.status.value)
+            if booking.places_secured:
+                raise Conflict("The payment is being captured right now; try again in a moment.", code="payment_in_progress")
+            try:
+                return transitions.apply(
+                    self.store, booking, self.clock(), status=BookingStatus.CANCELLED, actor="customer",
+                    action="cancelled_by_customer", decision="places released", move=Move.RELEASE,
+                )
+            except StaleBooking:
+                continue
+        raise TooBusy()
+
+    def expire(self, booking_id: str) -> dict[str, str]:
+        """Timer: end an unpaid hold whose time is up. Anything else is a no-op."""
+        for _ in range(HOLD_ATTEMPTS):
+            booking = self.store.get_booking(booking_id)
+            if booking is None:
+                return {"booking_id": booking_id, "outcome": "missing", "hold_expires_at": ""}
+            now = self.clock()
+            if not booking.holds_places:
+                return {"booking_id": booking_id, "outcome": f"noop_{booking.status.value.lower()}",
+                        "hold_expires_at": booking.hold_expires_at}
+            deadline = parse_iso(booking.hold_expires_at)
+            if now < deadline:
+                return {"booking_id": booking_id, "outcome": "not_yet", "hold_expires_at": booking.hold_expires_at}
+            if booking.places_secured:
+                # A capture is in flight for an authorised payment; look again shortly.
+                return {"booking_id": booking_id, "outcome": "not_yet", "hold_expires_at": iso(now + timedelta(seconds=60))}
+            try:
+                transitions.apply(
+                    self.store, booking, now, status=BookingStatus.EXPIRED, actor="timer", action="hold_expired",
+                    decision="unpaid at the deadline; places released", move=Move.RELEASE,
+                )
+                return {"booking_id": booking_id, "outcome": "expired", "hold_expires_at": booking.hold_expires_at}
+            except StaleBooking:
+                continue
+        raise TransientStoreError("booking kept changing while expiring it")
+
+
+def describe(booking: Booking) -> dict[str, Any]:
+    payment = None
+    if booking.payment is not None:
+        payment = {
+            "payment_id": booking.payment.payment_id,
+            "status": booking.payment.provider_status or ("unknown" if booking.payment.state != "CREATED" else None),
+            "confirmation_url": booking.payment.confirmation_url,
+        }
+        if booking.payment.refund:
+            payment["refund"] = {key: booking.payment.refund.get(key) for key in ("refund_id", "status", "reason")}
+    view: dict[str, Any] = {
+        "booking_id": booking.booking_id, "event_id": booking.event_id, "status": booking.status.value,
+        "places": booking.places.as_dict(), "amount": booking.amount.as_dict(),
+        "payment_mode": booking.payment_mode.value, "hold_expires_at": booking.hold_expires_at,
+        "created_at": booking.created_at, "updated_at": booking.updated_at, "payment": payment,
+    }
+    if booking.review:
+        view["review"] = dict(booking.review)
+    return view
+
+
+def _fingerprint(value: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()

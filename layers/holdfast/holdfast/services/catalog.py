@@ -1,0 +1,84 @@
+"""Events: created by an organizer, read by everyone with live counts of their places."""
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from ..adapters.dynamo import BookingStore, ItemExists
+from ..clock import Clock, iso
+from ..domain.errors import Conflict, NotFound
+from ..domain.inventory import InventoryKind, pool_sizes, seat_ids_from_rows
+from ..domain.money import Money
+from ..schemas import EventIn
+
+EVENT_NAMESPACE = uuid.UUID("5a8f0b8e-4a8c-4d5e-9a55-2f1b7d1c9e01")
+
+
+class CatalogService:
+    def __init__(self, store: BookingStore, clock: Clock, default_hold_ttl_seconds: int) -> None:
+        self.store = store
+        self.clock = clock
+        self.default_hold_ttl = default_hold_ttl_seconds
+
+    def create_event(self, request: EventIn, idempotency_key: str | None = None) -> dict[str, Any]:
+        """Create an event. With an Idempotency-Key the event id is derived from it, so a repeat
+        returns the event created the first time instead of a second event."""
+        price = Money.parse(request.price.value, request.price.currency.upper())
+        event_id = str(uuid.uuid5(EVENT_NAMESPACE, idempotency_key)) if idempotency_key else str(uuid.uuid4())
+        if request.seat_map is not None:
+            if request.seat_map.rows is not None:
+                units = seat_ids_from_rows([(row.name, row.seats) for row in request.seat_map.rows])
+            else:
+                units = list(request.seat_map.seat_ids or [])
+            kind, capacity, pools = InventoryKind.NAMED, len(units), None
+        else:
+            kind, capacity, units = InventoryKind.COUNTED, int(request.capacity or 0), None
+            pools = pool_sizes(capacity)
+        event = {
+            "event_id": event_id,
+            "name": request.name, "venue": request.venue, "city": request.city, "category": request.category,
+            "starts_at": iso(request.starts_at), "price": price.text, "currency": price.currency,
+            "inventory_kind": kind.value, "capacity": capacity,
+            "hold_ttl_seconds": request.hold_ttl_seconds or self.default_hold_ttl,
+            "payment_mode": request.payment_mode, "max_per_booking": request.max_per_booking,
+            "created_at": iso(self.clock()),
+        }
+        try:
+            self.store.put_event(event, pools, units)
+        except ItemExists:
+            existing = self.store.get_event(event_id)
+            if existing is None or any(existing.get(k) != event[k] for k in event if k not in ("created_at",)):
+                raise Conflict("This Idempotency-Key already created a different event.", code="idempotency_key_reused") from None
+            event = existing
+        return self.describe(event)
+
+    def get_event(self, event_id: str) -> dict[str, Any]:
+        event = self.store.get_event(event_id)
+        if event is None:
+            raise NotFound(f"No event {event_id}.", code="event_not_found")
+        return self.describe(event)
+
+    def describe(self, event: dict[str, Any]) -> dict[str, Any]:
+        counts = self.counts(event)
+        return {
+            "event_id": event["event_id"], "name": event["name"], "venue": event["venue"], "city": event["city"],
+            "category": event["category"], "starts_at": event["starts_at"],
+            "price": {"value": event["price"], "currency": event["currency"]},
+            "inventory": "seated" if event["inventory_kind"] == InventoryKind.NAMED else "general_admission",
+            "capacity": int(event["capacity"]), "hold_ttl_seconds": int(event["hold_ttl_seconds"]),
+            "payment_mode": event["payment_mode"], "max_per_booking": int(event["max_per_booking"]),
+            "counts": counts,
+        }
+
+    def counts(self, event: dict[str, Any]) -> dict[str, int]:
+        if event["inventory_kind"] == InventoryKind.NAMED:
+            totals = {"available": 0, "held": 0, "sold": 0}
+            for unit in self.store.list_units(event["event_id"]):
+                totals[unit["state"]] += 1
+            return totals
+        pools = self.store.read_pools(event["event_id"])
+        return {
+            "available": sum(pool.available for pool in pools),
+            "held": sum(pool.held for pool in pools),
+            "sold": sum(pool.sold for pool in pools),
+        }

@@ -1,0 +1,381 @@
+"""Payments: create the one provider payment of a booking, and act on what the provider reports.
+
+The provider call is never part of a DynamoDB transaction. The order is always:
+store the attempt and its idempotence key -> call the provider (with a timeout) -> store the outcome.
+A crash or a lost answer between the steps leaves a record that says so; a repeat uses the same
+key, so the provider never creates a second payment (or capture, or refund).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+from ..adapters.dynamo import BookingStore, PlacesTaken, StaleBooking
+from ..adapters.provider import ProviderNotFound, ProviderOutcomeUnknown, ProviderRejected, YooKassaProvider
+from ..clock import Clock, iso, parse_iso
+from ..domain.booking import Booking, Payment, PaymentMode, Verdict, judge_payment, paid_before
+from ..domain.errors import Conflict, PaymentProviderUnavailable, RequestInProgress, TooBusy
+from ..domain.inventory import InventoryKind, Move, Places, plan_counted
+from ..domain.statuses import BookingStatus, can_move
+from ..observability import logger
+from . import transitions
+from .bookings import BookingService
+
+ATTEMPTS = 6
+CREATE_LEASE_SECONDS = 30
+
+
+class PaymentOutcomeUnknown(Exception):
+    """A provider call's outcome is unknown; the caller (queue, state machine) retries later."""
+
+
+def payment_key(booking_id: str) -> str:
+    return f"hf-pay-{booking_id}"
+
+
+def capture_key(booking_id: str) -> str:
+    return f"hf-cap-{booking_id}"
+
+
+def void_key(booking_id: str) -> str:
+    return f"hf-void-{booking_id}"
+
+
+def refund_key(payment_id: str, reason: str) -> str:
+    return f"rf-{payment_id}-{reason}"[:64]
+
+
+class PaymentService:
+    def __init__(self, store: BookingStore, provider: YooKassaProvider, clock: Clock, bookings: BookingService,
+                 return_url: str) -> None:
+        self.store = store
+        self.provider = provider
+        self.clock = clock
+        self.bookings = bookings
+        self.return_url = return_url
+
+    # ------------------------------------------------------------------------------------- start
+
+    def start_payment(self, booking_id: str, customer_id: str, request_key: str) -> Booking:
+        """Create (or return) the booking's provider payment. Amount and currency are the booking's."""
+        for _ in range(ATTEMPTS):
+            booking = self.bookings.owned(booking_id, customer_id)
+            now = self.clock()
+            payment = booking.payment
+            if payment is not None and payment.payment_id:
+                return booking
+            try:
+                if booking.status is BookingStatus.HELD:
+                    if now >= parse_iso(booking.hold_expires_at):
+                        raise Conflict("The hold has lapsed; book again.", code="hold_expired")
+                    booking = transitions.apply(
+                        self.store, booking, now, status=BookingStatus.PAYMENT_PENDING, actor="customer",
+                        action="payment_requested", decision="attempt stored before calling the provider",
+                        ids={"idempotence_key": payment_key(booking_id), "request_key": request_key},
+                        payment=Payment(idempotence_key=payment_key(booking_id), state="CREATING",
+                                        lease_until=iso(now + timedelta(seconds=CREATE_LEASE_SECONDS))),
+                    )
+                elif booking.status is BookingStatus.PAYMENT_PENDING and payment is not None:
+                    if payment.state == "CREATING" and payment.lease_until and now < parse_iso(payment.lease_until):
+                        raise RequestInProgress()
+                    # Outcome of an earlier call unknown (or its caller crashed): ask again, same key.
+                    booking = transitions.apply(
+                        self.store, booking, now, actor="customer", action="payment_retried",
+                        decision="repeating the provider call with the same idempotence key",
+                        ids={"idempotence_key": payment.idempotence_key, "request_key": request_key},
+                        payment=replace(payment, state="CREATING",
+                                        lease_until=iso(now + timedelta(seconds=CREATE_LEASE_SECONDS))),
+                    )
+                else:
+                    raise Conflict(f"A {booking.status.value} booking cannot be paid.", code="not_payable",
+                                   status=booking.status.value)
+            except StaleBooking:
+                continue
+            return self._create_at_provider(booking)
+        raise TooBusy()
+
+    def _create_at_provider(self, booking: Booking) -> Booking:
+        payment = booking.payment
+        assert payment is not None
+        try:
+            answer = self.provider.create_payment(
+                amount=booking.amount.as_dict(),
+                description=f"Holdfast booking {booking.booking_id}",
+                metadata={"booking_id": booking.booking_id, "event_id": booking.event_id},
+                capture=booking.payment_mode is PaymentMode.ONE_STAGE,
+                return_url=self.return_url,
+                idempotence_key=payment.idempotence_key,
+            )
+        except ProviderOutcomeUnknown as exc:
+            self._note(booking, action="payment_outcome_unknown", decision=f"{exc}; will retry with the same key",
+                       payment_change={"state": "UNKNOWN", "lease_until": None})
+            raise PaymentProviderUnavailable(
+                "The payment provider did not answer. Retry with the same Idempotency-Key: no second payment will be made.",
+                retry_after=2,
+            ) from None
+        except ProviderRejected as exc:
+            self._settle(booking, BookingStatus.PAYMENT_FAILED, action="payment_rejected",
+                         decision=f"provider refused the payment ({exc.code}); places released", move=Move.RELEASE,
+                         payment_change={"state": "REJECTED", "lease_until": None})
+            raise Conflict("The payment provider refused this payment.", code="payment_rejected") from None
+        return self._record_created(booking, answer)
+
+    def _record_created(self, booking: Booking, answer: dict[str, Any]) -> Booking:
+        change = {
+            "state": "CREATED", "payment_id": answer["id"], "provider_status": answer.get("status"),
+            "confirmation_url": (answer.get("confirmation") or {}).get("confirmation_url"), "lease_until": None,
+        }
+        return self._note(booking, action="payment_created", decision="provider payment created",
+                          ids={"payment_id": answer["id"]}, payment_change=change)
+
+    # ------------------------------------------------------------------------------------- apply
+
+    def apply_provider_payment(self, provider_payment: dict[str, Any], actor: str = "provider") -> str:
+        """Act on a payment as fetched from the provider (never on a notification body).
+
+        Returns what was done, for logs and tests. Raises PaymentOutcomeUnknown when a provider call
+        it needed (capture, cancel, refund) has an unknown outcome; a repeat is safe.
+        """
+        booking_id = (provider_payment.get("metadata") or {}).get("booking_id")
+        payment_id = provider_payment.get("id", "")
+        for _ in range(ATTEMPTS):
+            booking = self.store.get_booking(booking_id) if booking_id else None
+            if booking is None:
+                logger.warning("payment for an unknown booking", extra={"payment_id": payment_id})
+                return "unknown_booking"
+            verdict = judge_payment(booking, provider_payment, booking.payment_mode)
+            try:
+                return self._act(booking, provider_payment, verdict.verdict, verdict.reason, actor)
+            except StaleBooking:
+                continue
+        raise PaymentOutcomeUnknown(f"booking {booking_id} kept changing")
+
+    def _act(self, booking: Booking, paid: dict[str, Any], verdict: Verdict, reason: str, actor: str) -> str:
+        now = self.clock()
+        ids = {"payment_id": paid["id"]}
+        seen = self._payment_seen(booking, paid)
+        if verdict is Verdict.IGNORE:
+            return reason
+        if verdict is Verdict.REVIEW:
+            self._to_review(booking, reason, actor, ids, booking.payment or seen)
+            return reason
+        if verdict is Verdict.CONFIRM:
+            transitions.apply(self.store, booking, now, status=BookingStatus.CONFIRMED, actor=actor,
+                              action="payment_succeeded", decision="paid while held; places sold", ids=ids,
+                              move=Move.SELL, payment=seen)
+            return "confirmed"
+        if verdict is Verdict.RELEASE_FAILED:
+            detail = (paid.get("cancellation_details") or {}).get("reason", "unknown")
+            transitions.apply(self.store, booking, now, status=BookingStatus.PAYMENT_FAILED, actor=actor,
+                              action="payment_canceled", decision=f"provider cancelled the payment ({detail}); places released",
+                              ids=ids, move=Move.RELEASE, payment=seen, places_secured=False)
+            return "payment_failed"
+        if verdict is Verdict.SECURE_AND_CAPTURE:
+            if not booking.places_secured:
+                booking = transitions.apply(self.store, booking, now, actor=actor, action="places_secured_for_capture",
+                                            decision="authorised while held; places pinned, capturing", ids=ids,
+                                            payment=replace(seen, capture_key=capture_key(booking.booking_id)),
+                                            places_secured=True)
+            return self._capture(booking, paid, actor)
+        if verdict is Verdict.LATE_RETAKE:
+            return self._late_payment(booking, paid, actor, seen)
+        raise AssertionError(verdict)
+
+    def _payment_seen(self, booking: Booking, paid: dict[str, Any]) -> Payment:
+        base = booking.payment or Payment(idempotence_key=payment_key(booking.booking_id), state="CREATED")
+        return replace(base, payment_id=paid["id"], provider_status=paid.get("status"), state="CREATED",
+                       lease_until=None, paid_at=paid.get("captured_at") or base.paid_at,
+                       confirmation_url=base.confirmation_url or (paid.get("confirmation") or {}).get("confirmation_url"))
+
+    def _capture(self, booking: Booking, paid: dict[str, Any], actor: str) -> str:
+        try:
+            captured = self.provider.capture_payment(paid["id"], booking.amount.as_dict(), capture_key(booking.booking_id))
+        except ProviderOutcomeUnknown as exc:
+            raise PaymentOutcomeUnknown(f"capture of {paid['id']}: {exc}") from None
+        except ProviderRejected:
+            captured = self.provider.get_payment(paid["id"])
+        if captured.get("status") == "succeeded":
+            current = self.store.get_booking(booking.booking_id) or booking
+            transitions.apply(self.store, current, self.clock(), status=BookingStatus.CONFIRMED, actor=actor,
+                              action="payment_captured", decision="captured after the places were secured; places sold",
+                              ids={"payment_id": paid["id"]}, move=Move.SELL,
+                              payment=self._payment_seen(current, captured), places_secured=False)
+            return "confirmed"
+        if captured.get("status") == "canceled":
+            current = self.store.get_booking(booking.booking_id) or booking
+            transitions.apply(self.store, current, self.clock(), status=BookingStatus.PAYMENT_FAILED, actor=actor,
+                              action="payment_canceled", decision="authorisation cancelled before capture; places released",
+                              ids={"payment_id": paid["id"]}, move=Move.RELEASE,
+                              payment=self._payment_seen(current, captured), places_secured=False)
+            return "payment_failed"
+        raise PaymentOutcomeUnknown(f"capture of {paid['id']} left it {captured.get('status')}")
+
+    def _late_payment(self, booking: Booking, paid: dict[str, Any], actor: str, seen: Payment) -> str:
+        """A payment that succeeded (or was authorised) after the booking's places were released."""
+        now = self.clock()
+        ids = {"payment_id": paid["id"]}
+        two_stage = paid.get("status") == "waiting_for_capture"
+        places = self._replan(booking)
+        if places is not None:
+            try:
+                if two_stage:
+                    secured = transitions.apply(
+                        self.store, booking, now, status=BookingStatus.PAYMENT_PENDING, actor=actor,
+                        action="late_authorisation_places_retaken", decision="places still free; pinned for capture",
+                        ids=ids, move=Move.HOLD, places=places, payment=replace(seen, capture_key=capture_key(booking.booking_id)),
+                        places_secured=True)
+                    return self._capture(secured, paid, actor)
+                transitions.apply(self.store, booking, now, status=BookingStatus.CONFIRMED, actor=actor,
+                                  action="late_payment_places_retaken", decision="paid after release; places still free, sold",
+                                  ids=ids, move=Move.RETAKE, places=places, payment=seen)
+                return "confirmed_late"
+            except PlacesTaken:
+                pass
+        if two_stage:
+            try:
+                self.provider.cancel_payment(paid["id"], void_key(booking.booking_id))
+            except ProviderOutcomeUnknown as exc:
+                raise PaymentOutcomeUnknown(f"cancel of {paid['id']}: {exc}") from None
+            except ProviderRejected:
+                pass  # already cancelled or captured elsewhere; the next notification tells which
+            transitions.apply(self.store, booking, now, actor=actor, action="late_authorisation_cancelled",
+                              decision="places resold; authorisation cancelled, no money moved", ids=ids, payment=seen)
+            return "authorisation_cancelled"
+        if paid_before(paid, parse_iso(booking.hold_expires_at)):
+            self._to_review(booking, "paid_in_time_places_resold", actor, ids, seen)
+            return "manual_review"
+        booking = transitions.apply(self.store, booking, now, status=BookingStatus.REFUND_PENDING, actor=actor,
+                                    action="late_payment_refund_started", decision="paid after release; places resold",
+                                    ids=ids, payment=replace(seen, refund={"reason": "late", "key": refund_key(paid["id"], "late"),
+                                                                           "status": "requested"}))
+        return self.refund(booking, actor)
+
+    def _replan(self, booking: Booking) -> Places | None:
+        """The same places again (seats), or the same quantity anywhere (general admission)."""
+        if booking.places.kind is InventoryKind.NAMED:
+            units = self.store.read_units(booking.event_id, booking.places.units)
+            if all(units.get(unit, {}).get("state") == "available" for unit in booking.places.units):
+                return booking.places
+            return None
+        plan = plan_counted(self.store.read_pools(booking.event_id), booking.places.quantity)
+        return Places(InventoryKind.COUNTED, booking.places.quantity, pools=plan) if plan else None
+
+    # ------------------------------------------------------------------------------------ refund
+
+    def cancel_confirmed(self, booking: Booking, actor: str = "customer") -> Booking:
+        """A confirmed booking given up: places back at once, then the money back."""
+        payment = booking.payment
+        assert payment is not None and payment.payment_id
+        booking = transitions.apply(
+            self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor=actor,
+            action="cancelled_after_payment", decision="places released; refund to follow", move=Move.UNSELL,
+            ids={"payment_id": payment.payment_id},
+            payment=replace(payment, refund={"reason": "cancel", "key": refund_key(payment.payment_id, "cancel"),
+                                             "status": "requested"}),
+        )
+        try:
+            self.refund(booking, actor)
+        except PaymentOutcomeUnknown:
+            logger.warning("refund outcome unknown; reconciliation will settle it", extra={"booking_id": booking.booking_id})
+        return self.store.get_booking(booking.booking_id) or booking
+
+    def refund(self, booking: Booking, actor: str) -> str:
+        """Ask the provider for the booking's refund with its stored key; record what it answered."""
+        payment = booking.payment
+        assert payment is not None and payment.refund is not None and payment.payment_id
+        try:
+            answer = self.provider.create_refund(payment.payment_id, booking.amount.as_dict(),
+                                                 f"Holdfast booking {booking.booking_id}: {payment.refund['reason']}",
+                                                 payment.refund["key"])
+        except ProviderOutcomeUnknown as exc:
+            raise PaymentOutcomeUnknown(f"refund of {payment.payment_id}: {exc}") from None
+        except ProviderRejected as exc:
+            self._to_review(booking, f"refund_rejected_{exc.code}", actor, {"payment_id": payment.payment_id}, payment)
+            return "manual_review"
+        return self.record_refund(booking, answer, actor)
+
+    def record_refund(self, booking: Booking, refund: dict[str, Any], actor: str) -> str:
+        for _ in range(ATTEMPTS):
+            payment = booking.payment
+            assert payment is not None
+            state = dict(payment.refund or {}) | {"refund_id": refund["id"], "status": refund.get("status")}
+            ids = {"payment_id": payment.payment_id or "", "refund_id": refund["id"]}
+            try:
+                if refund.get("status") == "succeeded" and booking.status is BookingStatus.REFUND_PENDING:
+                    transitions.apply(self.store, booking, self.clock(), status=BookingStatus.REFUNDED, actor=actor,
+                                      action="refund_succeeded", decision="money returned", ids=ids,
+                                      payment=replace(payment, refund=state))
+                    return "refunded"
+                if payment.refund == state:
+                    return f"refund_{refund.get('status')}"
+                transitions.apply(self.store, booking, self.clock(), actor=actor, action=f"refund_{refund.get('status')}",
+                                  decision="refund recorded", ids=ids, payment=replace(payment, refund=state))
+                return f"refund_{refund.get('status')}"
+            except StaleBooking:
+                booking = self.store.get_booking(booking.booking_id) or booking
+        raise PaymentOutcomeUnknown("booking kept changing while recording its refund")
+
+    def apply_provider_refund(self, refund: dict[str, Any], actor: str = "provider") -> str:
+        try:
+            paid = self.provider.get_payment(refund["payment_id"])
+        except ProviderNotFound:
+            return "unknown_payment"
+        booking_id = (paid.get("metadata") or {}).get("booking_id")
+        booking = self.store.get_booking(booking_id) if booking_id else None
+        if booking is None or booking.payment is None or not booking.payment.refund:
+            logger.warning("refund for a booking without a refund record", extra={"refund_id": refund.get("id")})
+            return "unknown_refund"
+        return self.record_refund(booking, refund, actor)
+
+    # ----------------------------------------------------------------------------------- helpers
+
+    def _to_review(self, booking: Booking, reason: str, actor: str, ids: dict[str, str], payment: Payment) -> None:
+        if booking.status is BookingStatus.MANUAL_REVIEW:
+            return
+        if not can_move(booking.status, BookingStatus.MANUAL_REVIEW):
+            # e.g. a second payment for a confirmed booking: the booking stands; the journal and the
+            # review list carry the problem.
+            transitions.apply(self.store, booking, self.clock(), actor=actor, action="manual_review_needed",
+                              decision=reason, ids=ids)
+            return
+        move = Move.RELEASE if booking.holds_places else (Move.UNSELL if booking.status is BookingStatus.CONFIRMED else None)
+        transitions.apply(self.store, booking, self.clock(), status=BookingStatus.MANUAL_REVIEW, actor=actor,
+                          action="manual_review_opened", decision=reason, ids=ids, move=move, payment=payment,
+                          places_secured=False, review={"reason": reason, "next_step": REVIEW_NEXT_STEPS.get(
+                              reason.split("_rejected_")[0], REVIEW_NEXT_STEPS["default"])})
+
+    def _note(self, booking: Booking, *, action: str, decision: str, ids: dict[str, str] | None = None,
+              payment_change: dict[str, Any]) -> Booking:
+        """Record a change to the payment record that does not move the booking's status."""
+        for _ in range(ATTEMPTS):
+            assert booking.payment is not None
+            if booking.payment.payment_id and payment_change.get("payment_id") == booking.payment.payment_id \
+                    and booking.payment.state == "CREATED":
+                return booking  # someone (a notification) recorded it first
+            try:
+                return transitions.apply(self.store, booking, self.clock(), actor="system", action=action,
+                                         decision=decision, ids=ids, payment=replace(booking.payment, **payment_change))
+            except StaleBooking:
+                booking = self.store.get_booking(booking.booking_id) or booking
+        raise TooBusy()
+
+    def _settle(self, booking: Booking, status: BookingStatus, *, action: str, decision: str, move: Move,
+                payment_change: dict[str, Any]) -> None:
+        assert booking.payment is not None
+        try:
+            transitions.apply(self.store, booking, self.clock(), status=status, actor="provider", action=action,
+                              decision=decision, move=move, payment=replace(booking.payment, **payment_change))
+        except StaleBooking:
+            logger.warning("booking changed while recording a rejected payment", extra={"booking_id": booking.booking_id})
+
+
+REVIEW_NEXT_STEPS = {
+    "paid_in_time_places_resold": "You paid in time but your places were released before we heard from the payment "
+                                  "provider. Our team will offer you other places or a full refund within one working day.",
+    "amount_mismatch": "The amount paid does not match your booking. Our team will check it and contact you; "
+                       "no further payment is needed.",
+    "second_payment_for_booking": "We received a second payment for this booking. Our team will refund the extra payment.",
+    "refund": "Your refund could not be completed automatically. Our team will complete it within one working day.",
+    "default": "Our team is checking this booking and will contact you within one working day.",
+}

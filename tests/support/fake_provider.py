@@ -1,0 +1,138 @@
+"""An in-memory provider with the adapter's interface, for service tests that need no HTTP.
+
+It keeps the provider's rules that matter to the services: one payment per idempotence key,
+capture and cancel only from waiting_for_capture, refunds never above the amount paid. Faults are
+injected per operation: ``unknown`` raises ProviderOutcomeUnknown before (``"before"``) or after
+(``"after"``) the effect happens.
+"""
+from __future__ import annotations
+
+import itertools
+import uuid
+from decimal import Decimal
+from typing import Any
+
+from holdfast.adapters.provider import ProviderNotFound, ProviderOutcomeUnknown, ProviderRejected
+
+
+class FakeProvider:
+    def __init__(self) -> None:
+        self.payments: dict[str, dict[str, Any]] = {}
+        self.refunds: dict[str, dict[str, Any]] = {}
+        self.keys: dict[str, tuple[Any, dict[str, Any]]] = {}
+        self.faults: dict[str, list[str]] = {}
+        self.calls: list[tuple[str, str]] = []
+        self._clock = itertools.count()
+
+    def fail(self, operation: str, *modes: str) -> None:
+        self.faults.setdefault(operation, []).extend(modes)
+
+    def _fault(self, operation: str) -> str | None:
+        queue = self.faults.get(operation)
+        return queue.pop(0) if queue else None
+
+    def _idempotent(self, operation: str, key: str, request: Any, effect) -> dict[str, Any]:  # noqa: ANN001
+        self.calls.append((operation, key))
+        fault = self._fault(operation)
+        if fault == "before":
+            raise ProviderOutcomeUnknown(f"injected before {operation}")
+        if key in self.keys:
+            stored_request, answer = self.keys[key]
+            if stored_request != request:
+                raise ProviderRejected("invalid_request", "Idempotence-Key reused", 400)
+            result = dict(answer)
+        else:
+            result = effect()
+            self.keys[key] = (request, result)
+        if fault == "after":
+            raise ProviderOutcomeUnknown(f"injected after {operation}")
+        return dict(result)
+
+    # payments
+    def create_payment(self, *, amount, description, metadata, capture, return_url, idempotence_key):
+        request = (tuple(amount.items()), tuple(metadata.items()), capture)
+
+        def effect():
+            payment_id = str(uuid.uuid4())
+            self.payments[payment_id] = {
+                "id": payment_id, "status": "pending", "paid": False, "amount": dict(amount), "capture": capture,
+                "metadata": dict(metadata), "description": description, "created_at": self._now(),
+                "confirmation": {"type": "redirect", "confirmation_url": f"http://sandbox.invalid/{payment_id}"},
+            }
+            return self._public(self.payments[payment_id])
+
+        return self._idempotent("create_payment", idempotence_key, request, effect)
+
+    def get_payment(self, payment_id: str) -> dict[str, Any]:
+        self.calls.append(("get_payment", payment_id))
+        if self._fault("get_payment"):
+            raise ProviderOutcomeUnknown("injected get failure")
+        if payment_id not in self.payments:
+            raise ProviderNotFound("not_found", "", 404)
+        return self._public(self.payments[payment_id])
+
+    def capture_payment(self, payment_id, amount, idempotence_key):
+        def effect():
+            payment = self.payments[payment_id]
+            if payment["status"] != "waiting_for_capture":
+                raise ProviderRejected("invalid_request", "not capturable", 400)
+            payment.update(status="succeeded", captured_at=self._now())
+            return self._public(payment)
+
+        return self._idempotent("capture_payment", idempotence_key, (payment_id, tuple(amount.items())), effect)
+
+    def cancel_payment(self, payment_id, idempotence_key):
+        def effect():
+            payment = self.payments[payment_id]
+            if payment["status"] != "waiting_for_capture":
+                raise ProviderRejected("invalid_request", "not cancellable", 400)
+            payment.update(status="canceled", cancellation_details={"party": "merchant", "reason": "canceled_by_merchant"})
+            return self._public(payment)
+
+        return self._idempotent("cancel_payment", idempotence_key, (payment_id,), effect)
+
+    def create_refund(self, payment_id, amount, description, idempotence_key):
+        def effect():
+            payment = self.payments[payment_id]
+            refunded = sum(Decimal(r["amount"]["value"]) for r in self.refunds.values() if r["payment_id"] == payment_id)
+            if payment["status"] != "succeeded" or refunded + Decimal(amount["value"]) > Decimal(payment["amount"]["value"]):
+                raise ProviderRejected("invalid_request", "refund not possible", 400)
+            refund_id = str(uuid.uuid4())
+            self.refunds[refund_id] = {"id": refund_id, "payment_id": payment_id, "status": "succeeded",
+                                       "amount": dict(amount), "created_at": self._now()}
+            return dict(self.refunds[refund_id])
+
+        return self._idempotent("create_refund", idempotence_key, (payment_id, tuple(amount.items())), effect)
+
+    def get_refund(self, refund_id):
+        if refund_id not in self.refunds:
+            raise ProviderNotFound("not_found", "", 404)
+        return dict(self.refunds[refund_id])
+
+    # customer actions
+    def pay(self, payment_id: str, at: str | None = None) -> dict[str, Any]:
+        payment = self.payments[payment_id]
+        assert payment["status"] == "pending"
+        if payment["capture"]:
+            payment.update(status="succeeded", paid=True, captured_at=at or self._now())
+        else:
+            payment.update(status="waiting_for_capture", paid=True)
+        return self._public(payment)
+
+    def decline(self, payment_id: str) -> dict[str, Any]:
+        payment = self.payments[payment_id]
+        payment.update(status="canceled", cancellation_details={"party": "payment_network", "reason": "card_expired"})
+        return self._public(payment)
+
+    def payments_for(self, booking_id: str) -> list[dict[str, Any]]:
+        return [p for p in self.payments.values() if p["metadata"].get("booking_id") == booking_id]
+
+    def refunds_for(self, payment_id: str) -> list[dict[str, Any]]:
+        return [r for r in self.refunds.values() if r["payment_id"] == payment_id]
+
+    def _now(self) -> str:
+        return f"2030-01-01T00:00:{next(self._clock) % 60:02d}.000Z"
+
+    @staticmethod
+    def _public(payment: dict[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in payment.items() if key != "capture"}

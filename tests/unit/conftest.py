@@ -1,0 +1,93 @@
+"""Service tests on moto's in-process DynamoDB (single-threaded here, so its writes are exact),
+with a controllable clock and an in-memory provider."""
+from __future__ import annotations
+
+import os
+import random
+from datetime import datetime, timedelta, timezone
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from holdfast.adapters.dynamo import BookingStore
+from holdfast.schemas import EventIn
+from holdfast.services.bookings import BookingService
+from holdfast.services.catalog import CatalogService
+from holdfast.services.payments import PaymentService
+from tests.support.fake_provider import FakeProvider
+from tests.support.template import create_bookings_table
+
+
+class ManualClock:
+    def __init__(self) -> None:
+        self.now = datetime(2030, 1, 1, 12, 0, tzinfo=timezone.utc)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def aws():
+    os.environ.setdefault("AWS_DEFAULT_REGION", "eu-central-1")
+    with mock_aws():
+        yield
+
+
+@pytest.fixture
+def store(aws):
+    client = boto3.client("dynamodb", region_name="eu-central-1")
+    create_bookings_table(client, "unit-bookings")
+    return BookingStore("unit-bookings", client)
+
+
+@pytest.fixture
+def clock():
+    return ManualClock()
+
+
+@pytest.fixture
+def scheduled():
+    return []
+
+
+@pytest.fixture
+def provider():
+    return FakeProvider()
+
+
+@pytest.fixture
+def catalog(store, clock):
+    return CatalogService(store, clock, 600)
+
+
+@pytest.fixture
+def bookings(store, clock, scheduled):
+    return BookingService(store, clock, lambda booking_id, at: scheduled.append((booking_id, at)), rng=random.Random(7))
+
+
+@pytest.fixture
+def payments(store, provider, clock, bookings):
+    return PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done")
+
+
+def event_request(**overrides) -> EventIn:
+    body = {
+        "name": "Club night", "venue": "Hall", "city": "Moscow", "category": "club",
+        "starts_at": "2030-02-01T20:00:00Z", "price": {"value": "1500.00", "currency": "RUB"}, "capacity": 10,
+    }
+    body.update(overrides)
+    return EventIn.model_validate(body)
+
+
+@pytest.fixture
+def ga_event(catalog):
+    return catalog.create_event(event_request())
+
+
+@pytest.fixture
+def seated_event(catalog):
+    return catalog.create_event(event_request(capacity=None, seat_map={"rows": [{"name": "A", "seats": 4}]}))

@@ -1,0 +1,170 @@
+"""Holds through the real store: atomic take, idempotent repeats, sold out without writes, expiry."""
+from unittest import mock
+
+import pytest
+
+from holdfast.domain.errors import (
+    Conflict,
+    Forbidden,
+    IdempotencyKeyReused,
+    InvalidRequest,
+    NotFound,
+    SeatsUnavailable,
+    SoldOut,
+)
+from holdfast.domain.statuses import BookingStatus
+from holdfast.schemas import BookingIn
+
+
+def qty(n):
+    return BookingIn(quantity=n)
+
+
+def counts(catalog, event):
+    return catalog.get_event(event["event_id"])["counts"]
+
+
+def test_hold_takes_places_and_schedules_expiry(bookings, catalog, ga_event, scheduled):
+    result = bookings.create_booking(ga_event["event_id"], "alice", "key-1", qty(3))
+    booking = result.booking
+    assert not result.replayed
+    assert booking.status is BookingStatus.HELD
+    assert booking.amount.as_dict() == {"value": "4500.00", "currency": "RUB"}
+    assert booking.hold_expires_at == "2030-01-01T12:10:00.000Z"
+    assert counts(catalog, ga_event) == {"available": 7, "held": 3, "sold": 0}
+    assert scheduled == [(booking.booking_id, booking.hold_expires_at)]
+    view = bookings.view(booking.booking_id, "alice")
+    assert [entry["action"] for entry in view["journal"]] == ["hold_created"]
+
+
+def test_same_key_same_body_returns_the_same_booking(bookings, catalog, ga_event):
+    first = bookings.create_booking(ga_event["event_id"], "alice", "key-1", qty(2)).booking
+    again = bookings.create_booking(ga_event["event_id"], "alice", "key-1", qty(2))
+    assert again.replayed and again.booking.booking_id == first.booking_id
+    assert counts(catalog, ga_event)["held"] == 2
+
+
+def test_same_key_other_body_is_rejected(bookings, ga_event):
+    bookings.create_booking(ga_event["event_id"], "alice", "key-1", qty(2))
+    with pytest.raises(IdempotencyKeyReused):
+        bookings.create_booking(ga_event["event_id"], "alice", "key-1", qty(3))
+
+
+def test_keys_are_scoped_per_customer(bookings, ga_event):
+    a = bookings.create_booking(ga_event["event_id"], "alice", "same", qty(1)).booking
+    b = bookings.create_booking(ga_event["event_id"], "bob", "same", qty(1)).booking
+    assert a.booking_id != b.booking_id
+
+
+def test_replay_still_works_after_sell_out(bookings, ga_event):
+    first = bookings.create_booking(ga_event["event_id"], "alice", "key-1", qty(10)).booking
+    assert bookings.create_booking(ga_event["event_id"], "alice", "key-1", qty(10)).booking.booking_id == first.booking_id
+
+
+def test_sold_out_answers_without_any_write(bookings, store, ga_event):
+    bookings.create_booking(ga_event["event_id"], "alice", "k1", qty(9))
+    with mock.patch.object(store.client, "transact_write_items", wraps=store.client.transact_write_items) as writes:
+        with pytest.raises(SoldOut) as err:
+            bookings.create_booking(ga_event["event_id"], "bob", "k2", qty(2))
+    assert err.value.details == {"available": 1}
+    assert writes.call_count == 0
+
+
+def test_last_places_come_from_several_pools(bookings, catalog, store):
+    from tests.unit.conftest import event_request
+
+    event = catalog.create_event(event_request(capacity=60))  # two pools of 30
+    bookings.create_booking(event["event_id"], "a", "k1", qty(10))
+    bookings.create_booking(event["event_id"], "b", "k2", qty(10))
+    bookings.create_booking(event["event_id"], "c", "k3", qty(10))
+    bookings.create_booking(event["event_id"], "d", "k4", qty(10))
+    bookings.create_booking(event["event_id"], "e", "k5", qty(10))
+    left = counts(catalog, event)["available"]
+    assert left == 10
+    last = bookings.create_booking(event["event_id"], "f", "k6", qty(10)).booking
+    assert sum(n for _, n in last.places.pools) == 10
+    assert counts(catalog, event) == {"available": 0, "held": 60, "sold": 0}
+
+
+@pytest.mark.parametrize("body, code", [
+    ({"quantity": 0}, "invalid_quantity"),
+    ({"quantity": -1}, "invalid_quantity"),
+    ({"quantity": 11}, "invalid_quantity"),
+    ({"quantity": 10**12}, "invalid_quantity"),
+    ({"seats": ["A-1"]}, "seats_not_supported"),
+])
+def test_bad_general_admission_requests(bookings, ga_event, body, code):
+    with pytest.raises(InvalidRequest) as err:
+        bookings.create_booking(ga_event["event_id"], "alice", "k", BookingIn(**body))
+    assert err.value.code == code
+
+
+def test_unknown_event(bookings):
+    with pytest.raises(NotFound) as err:
+        bookings.create_booking("nope", "alice", "k", qty(1))
+    assert err.value.code == "event_not_found"
+
+
+def test_seats_are_held_by_id_and_never_twice(bookings, catalog, seated_event):
+    event_id = seated_event["event_id"]
+    first = bookings.create_booking(event_id, "alice", "k1", BookingIn(seats=["A-1", "A-2"])).booking
+    assert first.places.units == ("A-1", "A-2")
+    with pytest.raises(SeatsUnavailable) as err:
+        bookings.create_booking(event_id, "bob", "k2", BookingIn(seats=["A-2", "A-3"]))
+    assert err.value.details["unavailable"] == ["A-2"]
+    assert err.value.details["available"] == ["A-3", "A-4"]
+    assert counts(catalog, seated_event) == {"available": 2, "held": 2, "sold": 0}
+
+
+@pytest.mark.parametrize("seats, code", [
+    (["A-1", "A-1"], "duplicate_seats"),
+    (["Z-9"], "unknown_seats"),
+    ([], "invalid_quantity"),
+])
+def test_bad_seat_requests(bookings, seated_event, seats, code):
+    with pytest.raises(InvalidRequest) as err:
+        bookings.create_booking(seated_event["event_id"], "alice", "k", BookingIn(seats=seats))
+    assert err.value.code == code
+
+
+def test_quantity_on_a_seat_map_is_refused(bookings, seated_event):
+    with pytest.raises(InvalidRequest) as err:
+        bookings.create_booking(seated_event["event_id"], "alice", "k", qty(1))
+    assert err.value.code == "seats_required"
+
+
+def test_expiry_waits_for_the_deadline_then_releases(bookings, catalog, ga_event, clock):
+    booking = bookings.create_booking(ga_event["event_id"], "alice", "k", qty(4)).booking
+    assert bookings.expire(booking.booking_id)["outcome"] == "not_yet"
+    clock.advance(600)
+    assert bookings.expire(booking.booking_id)["outcome"] == "expired"
+    assert bookings.expire(booking.booking_id)["outcome"] == "noop_expired"
+    assert counts(catalog, ga_event) == {"available": 10, "held": 0, "sold": 0}
+    journal = bookings.view(booking.booking_id, "alice")["journal"]
+    assert [(e["action"], e["actor"], e["to_status"]) for e in journal] == [
+        ("hold_created", "customer", "HELD"), ("hold_expired", "timer", "EXPIRED")]
+
+
+def test_cancel_releases_at_once_and_repeats_harmlessly(bookings, catalog, seated_event):
+    booking = bookings.create_booking(seated_event["event_id"], "alice", "k", BookingIn(seats=["A-3"])).booking
+    assert bookings.cancel(booking.booking_id, "alice").status is BookingStatus.CANCELLED
+    assert bookings.cancel(booking.booking_id, "alice").status is BookingStatus.CANCELLED
+    assert counts(catalog, seated_event) == {"available": 4, "held": 0, "sold": 0}
+    assert len(bookings.view(booking.booking_id, "alice")["journal"]) == 2
+
+
+def test_only_the_owner_reads_or_cancels(bookings, ga_event):
+    booking = bookings.create_booking(ga_event["event_id"], "alice", "k", qty(1)).booking
+    with pytest.raises(Forbidden):
+        bookings.view(booking.booking_id, "mallory")
+    with pytest.raises(Forbidden):
+        bookings.cancel(booking.booking_id, "mallory")
+
+
+def test_expired_booking_cannot_be_cancelled(bookings, ga_event, clock):
+    booking = bookings.create_booking(ga_event["event_id"], "alice", "k", qty(1)).booking
+    clock.advance(601)
+    bookings.expire(booking.booking_id)
+    with pytest.raises(Conflict) as err:
+        bookings.cancel(booking.booking_id, "alice")
+    assert err.value.code == "not_cancellable"
