@@ -56,3 +56,11 @@ def payments():
     from .services.payments import PaymentService
 
     return PaymentService(store(), provider(), system_clock, bookings(), settings().payment_return_url)
+
+
+def reset() -> None:
+    """Forget every cached collaborator and the settings (tests change the environment)."""
+    from .config import settings as cached_settings
+
+    for factory in (store, provider, scheduler, payment_events_queue, catalog, bookings, payments, cached_settings):
+        factory.cache_clear()

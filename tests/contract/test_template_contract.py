@@ -1,0 +1,74 @@
+"""The template, the state machines, the handlers and the sample events agree with each other."""
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.support.handlers import REPO, call, load_event, load_handler
+from tests.support.template import template
+
+RESOURCES = template()["Resources"]
+FUNCTIONS = {name: r["Properties"] for name, r in RESOURCES.items() if r["Type"] == "AWS::Serverless::Function"}
+MACHINES = {name: r["Properties"] for name, r in RESOURCES.items() if r["Type"] == "AWS::Serverless::StateMachine"}
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_every_function_has_its_handler(name):
+    props = FUNCTIONS[name]
+    folder = Path(props["CodeUri"]).name
+    module_name, function_name = props["Handler"].split(".")
+    assert (REPO / props["CodeUri"] / f"{module_name}.py").is_file()
+    assert callable(getattr(load_handler(folder), function_name))
+
+
+@pytest.mark.parametrize("name", sorted(MACHINES))
+def test_state_machine_placeholders_and_substitutions_match(name):
+    props = MACHINES[name]
+    text = (REPO / props["DefinitionUri"]).read_text()
+    json.loads(text)
+    placeholders = set(re.findall(r"\$\{(\w+)\}", text))
+    assert placeholders == set(props.get("DefinitionSubstitutions", {}))
+    assert "arn:aws:lambda" not in text, "no literal function ARNs in a definition"
+
+
+def test_api_routes_are_explicit_and_served():
+    routes = []
+    for name, props in FUNCTIONS.items():
+        for event in (props.get("Events") or {}).values():
+            if event["Type"] == "Api":
+                routes.append((Path(props["CodeUri"]).name, event["Properties"]["Method"].upper(), event["Properties"]["Path"]))
+    assert routes, "the template declares API routes"
+    for folder, method, path in routes:
+        assert "proxy+" not in path
+        concrete = re.sub(r"\{(\w+)\}", "x", path)
+        event = {"resource": path, "path": concrete, "httpMethod": method, "headers": {}, "multiValueHeaders": {},
+                 "pathParameters": dict.fromkeys(re.findall(r"\{(\w+)\}", path), "x"), "body": None,
+                 "requestContext": {"requestId": "r", "identity": {"sourceIp": "192.0.2.1"}}}
+        status, body = call(folder, event)
+        assert not (status == 404 and body["error"]["code"] == "route_not_found"), (folder, method, path)
+
+
+def test_layer_requirements_match_the_project_pins():
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    pinned = set(pyproject["project"]["dependencies"])
+    layer = {line.strip() for line in (REPO / "layers/holdfast/requirements.txt").read_text().splitlines()
+             if line.strip() and not line.startswith("#")}
+    assert layer == pinned
+
+
+@pytest.mark.parametrize("path", sorted(p.name for p in (REPO / "events").glob("*.json")))
+def test_sample_events_parse(path):
+    from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent, DynamoDBStreamEvent, SQSEvent
+
+    event = load_event(path)
+    if "httpMethod" in event:
+        parsed = APIGatewayProxyEvent(event)
+        assert parsed.http_method in ("GET", "POST") and parsed.request_context.identity.source_ip
+    elif event.get("Records", [{}])[0].get("eventSource") == "aws:sqs":
+        assert json.loads(next(iter(SQSEvent(event).records)).body)["object_id"]
+    elif "Records" in event:
+        assert next(iter(DynamoDBStreamEvent(event).records)).dynamodb.new_image["type"]
+    else:
+        assert event["booking_id"] and event["hold_expires_at"]

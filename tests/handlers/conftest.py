@@ -1,0 +1,47 @@
+"""Handlers on moto with the template's environment: table, queue, secret, state machine."""
+from __future__ import annotations
+
+import json
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from holdfast import wiring
+from tests.support.template import create_bookings_table
+
+REGION = "eu-central-1"
+
+
+@pytest.fixture
+def handler_env(monkeypatch):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    with mock_aws():
+        dynamodb = boto3.client("dynamodb", region_name=REGION)
+        create_bookings_table(dynamodb, "handler-bookings")
+        sqs = boto3.client("sqs", region_name=REGION)
+        queue = sqs.create_queue(QueueName="handler-events.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+        secrets = boto3.client("secretsmanager", region_name=REGION)
+        secrets.create_secret(Name="handler/provider", SecretString=json.dumps(
+            {"secret_key": "unused-in-these-tests", "organizer_api_key": "organizer-test-key"}))
+        sfn = boto3.client("stepfunctions", region_name=REGION)
+        machine = sfn.create_state_machine(
+            name="hold-expiry", roleArn="arn:aws:iam::123456789012:role/sfn",
+            definition=json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}}),
+        )["stateMachineArn"]
+        env = {
+            "BOOKINGS_TABLE_NAME": "handler-bookings", "PAYMENT_EVENTS_QUEUE_URL": queue,
+            "PROVIDER_SECRET_NAME": "handler/provider", "PROVIDER_API_URL": "http://127.0.0.1:9/v3",
+            "PROVIDER_SHOP_ID": "100500", "CUSTOMER_IDENTITY_SOURCE": "header",
+            "HOLD_EXPIRY_STATE_MACHINE_ARN": machine, "ALLOWED_WEBHOOK_NETWORKS": "185.71.76.0/27,127.0.0.1/32",
+            "POWERTOOLS_TRACE_DISABLED": "true", "POWERTOOLS_LOG_LEVEL": "WARNING",
+        }
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        wiring.reset()
+        from aws_lambda_powertools.utilities import parameters
+        parameters.clear_caches()
+        yield {"queue_url": queue, "sqs": sqs, "sfn": sfn, "machine": machine}
+        wiring.reset()
