@@ -1,0 +1,303 @@
+"""API Gateway (REST, Lambda proxy integration) stand-in: a ThreadingHTTPServer serving exactly the
+routes of the template's APIs and invoking the real handlers in-process."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import re
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from .runtime import LocalFunction, run_function
+
+LOG = logging.getLogger("devstack.aws.apigw")
+
+MAX_BODY_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
+ANY_METHOD = "ANY"
+
+
+@dataclass
+class Route:
+    resource: str  # path template, e.g. /events/{event_id}/bookings
+    method: str  # upper case, or ANY
+    function: LocalFunction
+    api_id: str
+    stage: str
+    pattern: re.Pattern[str]
+    specificity: tuple[int, int]
+
+
+def compile_route(resource: str) -> tuple[re.Pattern[str], tuple[int, int]]:
+    parts = []
+    literal_segments = 0
+    for segment in resource.strip("/").split("/") if resource != "/" else []:
+        greedy = re.fullmatch(r"\{(\w+)\+\}", segment)
+        param = re.fullmatch(r"\{(\w+)\}", segment)
+        if greedy:
+            parts.append(f"(?P<{greedy.group(1)}>.+)")
+        elif param:
+            parts.append(f"(?P<{param.group(1)}>[^/]+)")
+        else:
+            parts.append(re.escape(segment))
+            literal_segments += 1
+    regex = "^/" + "/".join(parts) + "/?$" if parts else "^/$"
+    greedy_count = resource.count("+}")
+    return re.compile(regex), (literal_segments, -greedy_count)
+
+
+def routes_from_template(cfn: dict[str, Any], functions_by_logical: dict[str, LocalFunction],
+                         api_ids: dict[str, str], stages: dict[str, str]) -> list[Route]:
+    """Routes from every AWS::ApiGateway::RestApi Body (the SAM translator puts each `Api` event
+    there, with an aws_proxy integration whose uri names the function)."""
+    routes = []
+    for logical_id, resource in cfn.get("Resources", {}).items():
+        if resource.get("Type") != "AWS::ApiGateway::RestApi":
+            continue
+        body = (resource.get("Properties") or {}).get("Body") or {}
+        for path, methods in (body.get("paths") or {}).items():
+            for method, spec in methods.items():
+                integration = (spec or {}).get("x-amazon-apigateway-integration") or {}
+                if integration.get("type") != "aws_proxy":
+                    continue
+                uri = integration.get("uri")
+                text = json.dumps(uri)
+                match = re.search(r"\$\{(\w+)\.Arn\}", text)
+                if not match or match.group(1) not in functions_by_logical:
+                    LOG.warning("route %s %s: integration target not found (%s)", method, path, text)
+                    continue
+                verb = ANY_METHOD if method == "x-amazon-apigateway-any-method" else method.upper()
+                pattern, specificity = compile_route(path)
+                routes.append(Route(path, verb, functions_by_logical[match.group(1)],
+                                    api_ids.get(logical_id, logical_id), stages.get(logical_id, "Prod"),
+                                    pattern, specificity))
+    # literal segments beat parameters, parameters beat greedy ones (as API Gateway matches)
+    routes.sort(key=lambda r: r.specificity, reverse=True)
+    return routes
+
+
+def _json_response(handler: BaseHTTPRequestHandler, status: int, payload: dict[str, Any],
+                   extra_headers: dict[str, str] | None = None) -> None:
+    data = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.send_header("x-amzn-RequestId", str(uuid.uuid4()))
+    for key, value in (extra_headers or {}).items():
+        handler.send_header(key, value)
+    handler.end_headers()
+    if handler.command != "HEAD":
+        handler.wfile.write(data)
+
+
+class ApiGatewayServer:
+    def __init__(self, routes: list[Route], host: str = "127.0.0.1", port: int = 3000,
+                 account_id: str = "123456789012"):
+        self.routes = routes
+        self.account_id = account_id
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, fmt: str, *args: Any) -> None:
+                LOG.debug("%s - %s", self.address_string(), fmt % args)
+
+            def _handle(self) -> None:
+                server.handle(self)
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _handle
+
+        self.httpd = ThreadingHTTPServer((host, port), Handler)
+        self.httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self.httpd.server_address[1])
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.1},
+                                        name="apigw", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        if self._thread:
+            self._thread.join(5)
+
+    # ------------------------------------------------------------------------------------------
+    def handle(self, request: BaseHTTPRequestHandler) -> None:
+        started = time.time()
+        split = urlsplit(request.path)
+        path = unquote(split.path) or "/"
+        method = request.command.upper()
+
+        length_header = request.headers.get("Content-Length")
+        chunked = "chunked" in (request.headers.get("Transfer-Encoding") or "").lower()
+        if length_header is not None and int(length_header) > MAX_BODY_BYTES:
+            self._drain(request, int(length_header))
+            request.close_connection = True
+            _json_response(request, 413, {"message": "Request Too Long"})
+            return
+        if chunked:
+            body_bytes = self._read_chunked(request)
+            if body_bytes is None:
+                request.close_connection = True
+                _json_response(request, 413, {"message": "Request Too Long"})
+                return
+        else:
+            body_bytes = request.rfile.read(int(length_header)) if length_header else b""
+
+        candidates = [r for r in self.routes if r.pattern.match(path)]
+        if not candidates:
+            _json_response(request, 404, {
+                "message": "Missing Authentication Token",
+                "error": {"code": "route_not_found", "message": f"no route for {method} {path}"}})
+            return
+        route = next((r for r in candidates if r.method in (method, ANY_METHOD)), None)
+        if route is None:
+            allowed = sorted({r.method for r in candidates if r.pattern.match(path)})
+            _json_response(request, 405, {
+                "message": "Method Not Allowed",
+                "error": {"code": "method_not_allowed", "message": f"{method} is not allowed on {path}"}},
+                {"Allow": ", ".join(allowed)})
+            return
+
+        event = self._event(request, route, path, split.query, body_bytes, started)
+        result, error = run_function(route.function, event)
+        if error is not None:
+            LOG.error("%s %s -> %s raised %s: %s\n%s", method, path, route.function.function_name,
+                      error["errorType"], error["errorMessage"], "".join(error["stackTrace"]))
+            _json_response(request, 502, {"message": "Internal server error"})
+            return
+        self._respond(request, route, result)
+
+    @staticmethod
+    def _drain(request: BaseHTTPRequestHandler, length: int) -> None:
+        # read (and drop) a refused body of sane size, so the client sees the 413 instead of a reset
+        if length > 8 * MAX_BODY_BYTES:
+            return
+        remaining = length
+        while remaining > 0:
+            chunk = request.rfile.read(min(remaining, 1 << 20))
+            if not chunk:
+                break
+            remaining -= len(chunk)
+
+    @staticmethod
+    def _read_chunked(request: BaseHTTPRequestHandler) -> bytes | None:
+        data = bytearray()
+        while True:
+            size_line = request.rfile.readline().strip()
+            size = int(size_line.split(b";")[0] or b"0", 16)
+            if size == 0:
+                request.rfile.readline()
+                return bytes(data)
+            data += request.rfile.read(size)
+            request.rfile.readline()
+            if len(data) > MAX_BODY_BYTES:
+                return None
+
+    def _event(self, request: BaseHTTPRequestHandler, route: Route, path: str, query: str,
+               body: bytes, started: float) -> dict[str, Any]:
+        headers: dict[str, str] = {}
+        multi_headers: dict[str, list[str]] = {}
+        for name, value in request.headers.items():
+            headers[name] = value  # the last value wins, as in API Gateway
+            multi_headers.setdefault(name, []).append(value)
+        query_single: dict[str, str] = {}
+        query_multi: dict[str, list[str]] = {}
+        for name, value in parse_qsl(query, keep_blank_values=True):
+            query_single[name] = value
+            query_multi.setdefault(name, []).append(value)
+        match = route.pattern.match(path)
+        path_params = {k: v for k, v in (match.groupdict() if match else {}).items()}
+        request_id = str(uuid.uuid4())
+        peer = request.client_address[0]
+        try:
+            text_body: str | None = body.decode("utf-8") if body else None
+            is_b64 = False
+        except UnicodeDecodeError:
+            text_body, is_b64 = base64.b64encode(body).decode(), True
+        host = request.headers.get("Host", "")
+        return {
+            "resource": route.resource,
+            "path": path,
+            "httpMethod": request.command.upper(),
+            "headers": headers or None,
+            "multiValueHeaders": multi_headers or None,
+            "queryStringParameters": query_single or None,
+            "multiValueQueryStringParameters": query_multi or None,
+            "pathParameters": path_params or None,
+            "stageVariables": None,
+            "requestContext": {
+                "resourceId": route.resource,
+                "resourcePath": route.resource,
+                "httpMethod": request.command.upper(),
+                "extendedRequestId": request_id,
+                "requestTime": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(started)),
+                "path": f"/{route.stage}{path}",
+                "accountId": self.account_id,
+                "protocol": request.request_version,
+                "stage": route.stage,
+                "domainPrefix": host.split(".")[0].split(":")[0],
+                "requestTimeEpoch": int(started * 1000),
+                "requestId": request_id,
+                "identity": {
+                    "cognitoIdentityPoolId": None, "accountId": None, "cognitoIdentityId": None,
+                    "caller": None, "sourceIp": peer, "principalOrgId": None, "accessKey": None,
+                    "cognitoAuthenticationType": None, "cognitoAuthenticationProvider": None,
+                    "userArn": None, "userAgent": request.headers.get("User-Agent"), "user": None,
+                },
+                "domainName": host,
+                "apiId": route.api_id,
+            },
+            "body": text_body,
+            "isBase64Encoded": is_b64,
+        }
+
+    def _respond(self, request: BaseHTTPRequestHandler, route: Route, result: Any) -> None:
+        if not isinstance(result, dict) or "statusCode" not in result:
+            LOG.error("%s returned a malformed proxy response: %r", route.function.function_name, result)
+            _json_response(request, 502, {"message": "Internal server error"})
+            return
+        try:
+            status = int(result["statusCode"])
+            body = result.get("body")
+            if body is None:
+                data = b""
+            elif result.get("isBase64Encoded"):
+                data = base64.b64decode(body)
+            else:
+                data = str(body).encode("utf-8")
+            header_pairs: list[tuple[str, str]] = []
+            multi = result.get("multiValueHeaders") or {}
+            for name, value in (result.get("headers") or {}).items():
+                if name not in multi:
+                    header_pairs.append((name, str(value)))
+            for name, values in multi.items():
+                header_pairs.extend((name, str(v)) for v in values)
+        except (TypeError, ValueError) as exc:
+            LOG.error("%s returned a malformed proxy response: %s", route.function.function_name, exc)
+            _json_response(request, 502, {"message": "Internal server error"})
+            return
+        request.send_response(status)
+        skip = {"content-length", "transfer-encoding", "connection"}
+        for name, value in header_pairs:
+            if name.lower() not in skip:
+                request.send_header(name, value)
+        if not any(n.lower() == "content-type" for n, _ in header_pairs):
+            request.send_header("Content-Type", "application/json")
+        request.send_header("Content-Length", str(len(data)))
+        request.send_header("x-amzn-RequestId", str(uuid.uuid4()))
+        request.end_headers()
+        if request.command != "HEAD":
+            request.wfile.write(data)

@@ -1,0 +1,444 @@
+"""Event-source pollers that behave like Lambda's: asynchronous, batching, filtering, partial batch
+failures, retries. moto's own delivery (inside SendMessage / the table write) is never used: the
+mappings are not created in moto at all.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import json
+import logging
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from .runtime import LocalFunction, run_function
+
+LOG = logging.getLogger("devstack.aws.pollers")
+
+
+# --------------------------------------------------------------------------------------------
+# Event filtering (the subset of EventBridge patterns Lambda accepts in FilterCriteria)
+# --------------------------------------------------------------------------------------------
+
+
+def _match_rule(rule: Any, value: Any, present: bool) -> bool:
+    if isinstance(rule, dict):
+        (op, arg), = rule.items()
+        if op == "exists":
+            return present == bool(arg)
+        if not present:
+            return False
+        if op == "prefix":
+            return isinstance(value, str) and value.startswith(arg)
+        if op == "suffix":
+            return isinstance(value, str) and value.endswith(arg)
+        if op == "equals-ignore-case":
+            return isinstance(value, str) and value.lower() == str(arg).lower()
+        if op == "anything-but":
+            if isinstance(arg, dict):
+                return not _match_rule(arg, value, present)
+            options = arg if isinstance(arg, list) else [arg]
+            return value not in options
+        if op == "numeric":
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                return False
+            checks = {"<": float.__lt__, "<=": float.__le__, "=": float.__eq__,
+                      ">": float.__gt__, ">=": float.__ge__}
+            for i in range(0, len(arg), 2):
+                if not checks[arg[i]](float(value), float(arg[i + 1])):
+                    return False
+            return True
+        raise ValueError(f"unsupported filter operator: {op}")
+    return present and value == rule
+
+
+def matches_pattern(pattern: dict[str, Any], event: Any) -> bool:
+    """True when `event` matches `pattern` (all keys must match; a list means any of its rules)."""
+    if not isinstance(event, dict):
+        return False
+    for key, rule in pattern.items():
+        present = key in event
+        value = event.get(key)
+        if isinstance(rule, dict):
+            if not present or not isinstance(value, dict):
+                return False
+            if not matches_pattern(rule, value):
+                return False
+            continue
+        if not isinstance(rule, list):
+            raise ValueError(f"filter values must be lists: {key}")
+        values = value if isinstance(value, list) else [value]
+        if not any(_match_rule(r, v, present) for r in rule for v in values):
+            return False
+    return True
+
+
+def record_passes(filters: list[dict[str, Any]], record: dict[str, Any]) -> bool:
+    if not filters:
+        return True
+    return any(matches_pattern(f, record) for f in filters)
+
+
+def parse_filters(mapping: dict[str, Any]) -> list[dict[str, Any]]:
+    criteria = mapping.get("FilterCriteria") or {}
+    return [json.loads(f["Pattern"]) for f in criteria.get("Filters", []) if f.get("Pattern")]
+
+
+# --------------------------------------------------------------------------------------------
+# Base poller
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class PollerStats:
+    invocations: int = 0
+    records: int = 0
+    failures: int = 0
+    filtered_out: int = 0
+    sent_to_destination: int = 0
+
+
+class _Poller:
+    kind = "poller"
+
+    def __init__(self, *, uuid_: str, function: LocalFunction, client: Any, region: str,
+                 mapping: dict[str, Any], poll_interval: float = 0.1):
+        self.uuid = uuid_
+        self.function = function
+        self.client = client
+        self.region = region
+        self.mapping = mapping
+        self.poll_interval = poll_interval
+        self.batch_size = int(mapping.get("BatchSize") or 10)
+        self.report_failures = "ReportBatchItemFailures" in (mapping.get("FunctionResponseTypes") or [])
+        self.filters = parse_filters(mapping)
+        self.enabled = mapping.get("Enabled", True) not in (False, "false", "False")
+        self.stats = PollerStats()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if not self.enabled:
+            return
+        self._thread = threading.Thread(target=self._run, name=f"{self.kind}-{self.function.logical_id}",
+                                        daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                busy = self.poll_once()
+            except Exception:  # noqa: BLE001 - a poller never dies, like Lambda's
+                if self._stop.is_set():
+                    break
+                LOG.exception("%s for %s failed; retrying", self.kind, self.function.function_name)
+                busy = False
+            if not busy:
+                self._stop.wait(self.poll_interval)
+
+    def poll_once(self) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _invoke(self, event: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
+        self.stats.invocations += 1
+        return run_function(self.function, event)
+
+    def _failed_ids(self, result: Any, error: Any, all_ids: list[str]) -> list[str]:
+        """Identifiers to retry: all on an error, or those reported in batchItemFailures."""
+        if error is not None:
+            return list(all_ids)
+        if not self.report_failures or not isinstance(result, dict):
+            return []
+        failures = result.get("batchItemFailures")
+        if failures is None:
+            return []
+        if not isinstance(failures, list):
+            return list(all_ids)
+        failed = []
+        for item in failures:
+            ident = item.get("itemIdentifier") if isinstance(item, dict) else None
+            if not ident or ident not in all_ids:
+                # Lambda treats a malformed or unknown identifier as a failure of the whole batch
+                return list(all_ids)
+            failed.append(ident)
+        return failed
+
+
+# --------------------------------------------------------------------------------------------
+# SQS
+# --------------------------------------------------------------------------------------------
+
+
+class SqsPoller(_Poller):
+    kind = "sqs-poller"
+
+    def __init__(self, *, queue_url: str, queue_arn: str, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.queue_url = queue_url
+        self.queue_arn = queue_arn
+
+    def _record(self, message: dict[str, Any]) -> dict[str, Any]:
+        attributes = dict(message.get("Attributes") or {})
+        message_attributes = {}
+        for name, attr in (message.get("MessageAttributes") or {}).items():
+            converted: dict[str, Any] = {
+                "stringListValues": [], "binaryListValues": [], "dataType": attr.get("DataType")}
+            if "StringValue" in attr:
+                converted["stringValue"] = attr["StringValue"]
+            if "BinaryValue" in attr:
+                converted["binaryValue"] = base64.b64encode(attr["BinaryValue"]).decode()
+            message_attributes[name] = converted
+        body = message.get("Body", "")
+        return {
+            "messageId": message["MessageId"],
+            "receiptHandle": message["ReceiptHandle"],
+            "body": body,
+            "attributes": attributes,
+            "messageAttributes": message_attributes,
+            "md5OfBody": message.get("MD5OfBody") or hashlib.md5(body.encode()).hexdigest(),  # noqa: S324
+            "eventSource": "aws:sqs",
+            "eventSourceARN": self.queue_arn,
+            "awsRegion": self.region,
+        }
+
+    def _filter_view(self, record: dict[str, Any]) -> dict[str, Any]:
+        view = dict(record)
+        try:
+            view["body"] = json.loads(record["body"])
+        except (TypeError, ValueError):
+            pass
+        return view
+
+    def poll_once(self) -> bool:
+        messages: list[dict[str, Any]] = []
+        while len(messages) < self.batch_size and not self._stop.is_set():
+            response = self.client.receive_message(
+                QueueUrl=self.queue_url,
+                MaxNumberOfMessages=min(10, self.batch_size - len(messages)),
+                WaitTimeSeconds=0,
+                MessageSystemAttributeNames=["All"],
+                MessageAttributeNames=["All"],
+            )
+            received = response.get("Messages") or []
+            messages.extend(received)
+            if len(received) < 10:
+                break
+        if not messages:
+            return False
+        records = [self._record(m) for m in messages]
+        to_delete: list[dict[str, Any]] = []
+        batch = []
+        for record in records:
+            if record_passes(self.filters, self._filter_view(record)):
+                batch.append(record)
+            else:  # filtered-out messages are deleted, as Lambda does
+                self.stats.filtered_out += 1
+                to_delete.append(record)
+        if batch:
+            self.stats.records += len(batch)
+            result, error = self._invoke({"Records": batch})
+            failed = set(self._failed_ids(result, error, [r["messageId"] for r in batch]))
+            self.stats.failures += len(failed)
+            to_delete.extend(r for r in batch if r["messageId"] not in failed)
+            if failed:
+                LOG.info("%s: %d of %d records failed; they return after the visibility timeout",
+                         self.function.function_name, len(failed), len(batch))
+        for start in range(0, len(to_delete), 10):
+            chunk = to_delete[start:start + 10]
+            self.client.delete_message_batch(
+                QueueUrl=self.queue_url,
+                Entries=[{"Id": str(i), "ReceiptHandle": r["receiptHandle"]} for i, r in enumerate(chunk)],
+            )
+        return True
+
+
+# --------------------------------------------------------------------------------------------
+# DynamoDB Streams
+# --------------------------------------------------------------------------------------------
+
+
+def _wire_attribute_value(value: Any) -> Any:
+    """boto3 decodes B / BS to bytes; Lambda's event carries them base64-encoded, as on the wire."""
+    if isinstance(value, dict):
+        out = {}
+        for key, inner in value.items():
+            if key == "B" and isinstance(inner, (bytes, bytearray)):
+                out[key] = base64.b64encode(inner).decode()
+            elif key == "BS":
+                out[key] = [base64.b64encode(b).decode() if isinstance(b, (bytes, bytearray)) else b
+                            for b in inner]
+            else:
+                out[key] = _wire_attribute_value(inner)
+        return out
+    if isinstance(value, list):
+        return [_wire_attribute_value(v) for v in value]
+    return value
+
+
+@dataclass
+class _ShardState:
+    shard_id: str
+    iterator: str | None
+    pending: list[dict[str, Any]] = field(default_factory=list)
+    attempts: int = 0
+
+
+class DynamoDbStreamPoller(_Poller):
+    kind = "ddb-stream-poller"
+
+    def __init__(self, *, stream_arn: str, streams_client: Any, sqs_client: Any = None,
+                 retry_backoff: float = 0.2, **kwargs: Any):
+        super().__init__(client=streams_client, **kwargs)
+        self.stream_arn = stream_arn
+        self.sqs = sqs_client
+        self.starting_position = self.mapping.get("StartingPosition", "LATEST")
+        self.max_retries = int(self.mapping.get("MaximumRetryAttempts", -1))
+        self.bisect = bool(self.mapping.get("BisectBatchOnFunctionError", False))
+        destination = ((self.mapping.get("DestinationConfig") or {}).get("OnFailure") or {})
+        self.on_failure_arn: str | None = destination.get("Destination")
+        self.retry_backoff = retry_backoff
+        self._shards: dict[str, _ShardState] = {}
+        self._retry_at = 0.0
+        self._ready = threading.Event()
+
+    def wait_ready(self, timeout: float = 5.0) -> bool:
+        return self._ready.wait(timeout)
+
+    def _discover(self) -> None:
+        description = self.client.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]
+        for shard in description.get("Shards", []):
+            sid = shard["ShardId"]
+            if sid not in self._shards:
+                iterator = self.client.get_shard_iterator(
+                    StreamArn=self.stream_arn, ShardId=sid,
+                    ShardIteratorType=self.starting_position)["ShardIterator"]
+                self._shards[sid] = _ShardState(sid, iterator)
+        self._ready.set()
+
+    def _record(self, raw: dict[str, Any]) -> dict[str, Any]:
+        record = dict(raw)
+        ddb = dict(record.get("dynamodb") or {})
+        created = ddb.get("ApproximateCreationDateTime")
+        if isinstance(created, dt.datetime):
+            ddb["ApproximateCreationDateTime"] = int(created.timestamp())
+        for image in ("Keys", "NewImage", "OldImage"):
+            if image in ddb:
+                ddb[image] = _wire_attribute_value(ddb[image])
+        record["dynamodb"] = ddb
+        record["awsRegion"] = self.region
+        record["eventSourceARN"] = self.stream_arn
+        return record
+
+    def _forget_iterator(self, iterator: str) -> None:
+        # moto keeps every iterator it hands out; a poller asking 10 times a second would leak.
+        try:
+            from moto.dynamodbstreams.models import dynamodbstreams_backends
+
+            for account in list(dynamodbstreams_backends.keys()):
+                backend = dynamodbstreams_backends[account].get(self.region)
+                if backend is not None:
+                    backend.shard_iterators.pop(iterator, None)
+        except Exception:  # noqa: BLE001 - best effort only
+            pass
+
+    def poll_once(self) -> bool:
+        if not self._ready.is_set() or not self._shards:
+            self._discover()
+        busy = False
+        for state in self._shards.values():
+            if not state.pending and state.iterator:
+                response = self.client.get_records(ShardIterator=state.iterator, Limit=1000)
+                self._forget_iterator(state.iterator)
+                state.iterator = response.get("NextShardIterator")
+                records = [self._record(r) for r in response.get("Records", [])]
+                kept = [r for r in records if record_passes(self.filters, r)]
+                self.stats.filtered_out += len(records) - len(kept)
+                state.pending.extend(kept)
+            if state.pending:
+                if time.monotonic() < self._retry_at:
+                    continue
+                busy = self._deliver(state) or busy
+        return busy
+
+    def _deliver(self, state: _ShardState) -> bool:
+        batch = state.pending[: self.batch_size]
+        self.stats.records += len(batch)
+        result, error = self._invoke({"Records": batch})
+        ids = [r["dynamodb"]["SequenceNumber"] for r in batch]
+        failed = self._failed_ids(result, error, ids)
+        if not failed:
+            del state.pending[: len(batch)]
+            state.attempts = 0
+            return True
+        self.stats.failures += 1
+        # checkpoint: everything before the lowest failed sequence number is done
+        lowest = min(int(s) for s in failed)
+        done = sum(1 for s in ids if int(s) < lowest)
+        del state.pending[:done]
+        state.attempts += 1
+        if self.max_retries >= 0 and state.attempts > self.max_retries:
+            dropped = state.pending[: len(batch) - done]
+            del state.pending[: len(batch) - done]
+            state.attempts = 0
+            self._send_to_destination(state, dropped, error)
+            return True
+        if error is not None and self.bisect and len(batch) - done > 1:
+            # Lambda splits the failing batch and retries the halves; delivering the first half
+            # next time is what a smaller batch size does.
+            self.batch_size = max(1, (len(batch) - done) // 2)
+        self._retry_at = time.monotonic() + self.retry_backoff * min(state.attempts, 5)
+        return False
+
+    def _send_to_destination(self, state: _ShardState, records: list[dict[str, Any]], error: Any) -> None:
+        self.batch_size = int(self.mapping.get("BatchSize") or 10)
+        if not records:
+            return
+        LOG.warning("%s: giving up on %d stream records after %d retries",
+                    self.function.function_name, len(records), self.max_retries)
+        if not self.on_failure_arn or self.sqs is None:
+            return
+        now = dt.datetime.now(dt.timezone.utc)
+        first = records[0]["dynamodb"]
+        last = records[-1]["dynamodb"]
+        message = {
+            "requestContext": {
+                "requestId": str(uuid.uuid4()),
+                "functionArn": self.function.arn,
+                "condition": "RetryAttemptsExhausted",
+                "approximateInvokeCount": self.max_retries + 1,
+            },
+            "responseContext": {
+                "statusCode": 200,
+                "executedVersion": "$LATEST",
+                "functionError": "Unhandled" if error is not None else None,
+            },
+            "version": "1.0",
+            "timestamp": now.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "DDBStreamBatchInfo": {
+                "shardId": state.shard_id,
+                "startSequenceNumber": first["SequenceNumber"],
+                "endSequenceNumber": last["SequenceNumber"],
+                "approximateArrivalOfFirstRecord": first.get("ApproximateCreationDateTime"),
+                "approximateArrivalOfLastRecord": last.get("ApproximateCreationDateTime"),
+                "batchSize": len(records),
+                "streamArn": self.stream_arn,
+            },
+        }
+        name = self.on_failure_arn.rsplit(":", 1)[-1]
+        account = self.on_failure_arn.split(":")[4]
+        url = self.sqs.get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)["QueueUrl"]
+        kwargs: dict[str, Any] = {}
+        if name.endswith(".fifo"):
+            kwargs = {"MessageGroupId": state.shard_id, "MessageDeduplicationId": str(uuid.uuid4())}
+        self.sqs.send_message(QueueUrl=url, MessageBody=json.dumps(message, default=str), **kwargs)
+        self.stats.sent_to_destination += len(records)

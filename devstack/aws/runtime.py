@@ -1,0 +1,279 @@
+"""In-process Lambda runtime and the moto 5.2.5 patches the local stack relies on.
+
+Every hook here touches moto internals, which is why moto is pinned to an exact version:
+
+* `moto.awslambda.models.LambdaFunction._invoke_lambda` -> `_invoke_in_process`: runs the real
+  handler of a registered function in this process (moto would start a Docker container).
+* `moto.core.responses.BaseResponse.call_action` -> serialised per service for DynamoDB (with
+  DynamoDB Streams, which reads the same tables) and SQS, so conditional writes are atomic.
+  Never Lambda or Step Functions: an in-process handler calls back over HTTP and would deadlock.
+* `moto.sqs.models.Queue.wait_for_messages` -> releases the SQS lock while a long poll waits, so
+  one `WaitTimeSeconds=20` receive does not stall every other SQS call.
+* `WaitFunction._wait_interval` and the Retrier's `time.sleep` -> scaled by `wait_scale`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import os
+import sys
+import threading
+import time
+import traceback
+import types
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+LOG = logging.getLogger("devstack.aws")
+
+SERIALISED_SERVICES = {"dynamodb": "dynamodb", "dynamodbstreams": "dynamodb", "sqs": "sqs"}
+_SERVICE_LOCKS = {"dynamodb": threading.Lock(), "sqs": threading.Lock()}
+_lock_owner = threading.local()
+
+_patch_lock = threading.Lock()
+_patched = False
+
+
+# --------------------------------------------------------------------------------------------
+# Lambda context and handler registry
+# --------------------------------------------------------------------------------------------
+
+
+class LambdaContext:
+    """The attributes and method of the Python runtime's context object that handlers use."""
+
+    def __init__(self, function: "LocalFunction", request_id: str | None = None):
+        self.function_name = function.function_name
+        self.function_version = "$LATEST"
+        self.invoked_function_arn = function.arn
+        self.memory_limit_in_mb = int(function.memory_size)
+        self.aws_request_id = request_id or str(uuid.uuid4())
+        self.log_group_name = f"/aws/lambda/{function.function_name}"
+        day = time.strftime("%Y/%m/%d", time.gmtime())
+        self.log_stream_name = f"{day}/[$LATEST]{uuid.uuid4().hex}"
+        self.identity = None
+        self.client_context = None
+        self._deadline = time.monotonic() + float(function.timeout)
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
+@dataclass
+class LocalFunction:
+    logical_id: str
+    function_name: str
+    arn: str
+    code_dir: Path
+    handler: str
+    timeout: int = 3
+    memory_size: int = 128
+    environment: dict[str, str] = field(default_factory=dict)
+    import_environment: dict[str, str] = field(default_factory=dict)
+    _callable: Any = None
+    _load_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def module_name(self) -> str:
+        safe = "".join(c if c.isalnum() else "_" for c in self.logical_id)
+        return f"_devstack_lambda_{safe}_{self.handler.rsplit('.', 1)[0].replace('.', '_')}"
+
+    def load(self) -> Any:
+        """Import the handler module once, under a module name of its own (every function's file
+        is `app.py`), with its code directory first on sys.path during the import (as /var/task)."""
+        if self._callable is not None:
+            return self._callable
+        with self._load_lock, _IMPORT_LOCK:
+            if self._callable is not None:
+                return self._callable
+            module_path, _, attribute = self.handler.rpartition(".")
+            source = self.code_dir / (module_path.replace(".", "/") + ".py")
+            if not source.is_file():
+                raise ImportError(f"handler module not found: {source}")
+            saved_env = {k: os.environ.get(k) for k in self.import_environment}
+            os.environ.update(self.import_environment)
+            sys.path.insert(0, str(self.code_dir))
+            try:
+                spec = importlib.util.spec_from_file_location(self.module_name, source)
+                assert spec and spec.loader
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[self.module_name] = module
+                try:
+                    spec.loader.exec_module(module)
+                except BaseException:
+                    sys.modules.pop(self.module_name, None)
+                    raise
+            finally:
+                try:
+                    sys.path.remove(str(self.code_dir))
+                except ValueError:
+                    pass
+                for key, value in saved_env.items():
+                    if value is None:
+                        os.environ.pop(key, None)
+                    else:
+                        os.environ[key] = value
+            self._callable = getattr(module, attribute)
+            return self._callable
+
+    def invoke(self, event: Any, request_id: str | None = None) -> Any:
+        """Call the handler; exceptions propagate (callers shape them)."""
+        handler = self.load()
+        return handler(event, LambdaContext(self, request_id))
+
+
+_IMPORT_LOCK = threading.RLock()
+_REGISTRY: dict[str, LocalFunction] = {}  # function name and ARN -> function
+
+
+def register_functions(functions: list[LocalFunction]) -> None:
+    _REGISTRY.clear()
+    for fn in functions:
+        _REGISTRY[fn.function_name] = fn
+        _REGISTRY[fn.arn] = fn
+
+
+def clear_functions() -> None:
+    _REGISTRY.clear()
+
+
+def lambda_error(exc: BaseException) -> dict[str, Any]:
+    """The payload the Python runtime returns for an unhandled exception."""
+    return {
+        "errorMessage": str(exc),
+        "errorType": type(exc).__name__,
+        "requestId": "",
+        "stackTrace": traceback.format_tb(exc.__traceback__),
+    }
+
+
+def run_function(fn: LocalFunction, event: Any) -> tuple[Any, dict[str, Any] | None]:
+    """(result, None) on success, (None, error payload) on an unhandled exception."""
+    request_id = str(uuid.uuid4())
+    try:
+        result = fn.invoke(event, request_id)
+    except Exception as exc:  # noqa: BLE001 - shaped like Lambda's error
+        LOG.warning("function %s raised %s: %s", fn.function_name, type(exc).__name__, exc,
+                    exc_info=LOG.isEnabledFor(logging.DEBUG))
+        error = lambda_error(exc)
+        error["requestId"] = request_id
+        return None, error
+    return result, None
+
+
+def _invoke_in_process(self: Any, event: Any = None) -> tuple[str, bool, str]:
+    """Replacement for LambdaFunction._invoke_lambda: (payload, errored, logs)."""
+    fn = _REGISTRY.get(self.function_name) or _REGISTRY.get(getattr(self, "function_arn", ""))
+    if fn is None:
+        payload = {"errorType": "Runtime.ImportModuleError",
+                   "errorMessage": f"no local code registered for {self.function_name}"}
+        return json.dumps(payload), True, ""
+    if isinstance(event, (str, bytes)):
+        try:
+            event = json.loads(event) if event else {}
+        except ValueError:
+            pass
+    elif event is None:
+        event = {}
+    result, error = run_function(fn, event)
+    if error is not None:
+        return json.dumps(error), True, f"{error['errorType']}: {error['errorMessage']}"
+    try:
+        return json.dumps(result), False, ""
+    except (TypeError, ValueError) as exc:
+        payload = {"errorType": "Runtime.MarshalError",
+                   "errorMessage": f"Unable to marshal response: {exc}"}
+        return json.dumps(payload), True, ""
+
+
+# --------------------------------------------------------------------------------------------
+# Patches
+# --------------------------------------------------------------------------------------------
+
+
+class _WaitScale:
+    value = 1.0
+
+
+def set_wait_scale(scale: float) -> None:
+    if scale < 0:
+        raise ValueError("wait_scale must be >= 0")
+    _WaitScale.value = float(scale)
+
+
+def install_patches() -> None:
+    """Install the moto hooks once per process (idempotent)."""
+    global _patched
+    with _patch_lock:
+        if _patched:
+            return
+        _install()
+        _patched = True
+
+
+def _install() -> None:
+    from moto.awslambda.models import LambdaFunction
+    from moto.core.responses import BaseResponse
+    from moto.sqs.models import Queue
+    from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
+    from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import (
+        WaitFunction,
+    )
+
+    LambdaFunction._invoke_lambda = _invoke_in_process
+
+    original_call_action = BaseResponse.call_action
+
+    def serialised_call_action(self: Any) -> Any:
+        key = SERIALISED_SERVICES.get(getattr(self, "service_name", None) or "")
+        if key is None or getattr(_lock_owner, key, False):
+            return original_call_action(self)
+        lock = _SERVICE_LOCKS[key]
+        with lock:
+            setattr(_lock_owner, key, True)
+            try:
+                return original_call_action(self)
+            finally:
+                setattr(_lock_owner, key, False)
+
+    BaseResponse.call_action = serialised_call_action
+
+    original_wait_for_messages = Queue.wait_for_messages
+
+    def wait_without_lock(self: Any, timeout: Any) -> Any:
+        if not getattr(_lock_owner, "sqs", False):
+            return original_wait_for_messages(self, timeout)
+        lock = _SERVICE_LOCKS["sqs"]
+        _lock_owner.sqs = False
+        lock.release()
+        try:
+            # the condition moto waits on is notified under no lock of ours: poll briefly instead
+            time.sleep(min(float(timeout), 0.05))
+        finally:
+            lock.acquire()
+            _lock_owner.sqs = True
+
+    Queue.wait_for_messages = wait_without_lock
+
+    original_wait_interval = WaitFunction._wait_interval
+
+    def scaled_wait_interval(self: Any, env: Any, wait_seconds: Any) -> Any:
+        scale = _WaitScale.value
+        if scale == 1.0:
+            return original_wait_interval(self, env, wait_seconds)
+        scaled = float(wait_seconds) * scale
+        if scaled > 0:
+            env.program_state_event.wait(scaled)
+        return None
+
+    WaitFunction._wait_interval = scaled_wait_interval
+
+    def scaled_sleep(seconds: float) -> None:
+        time.sleep(max(0.0, float(seconds) * _WaitScale.value))
+
+    retrier_decl.time = types.SimpleNamespace(sleep=scaled_sleep, time=time.time,
+                                              monotonic=time.monotonic)

@@ -1,0 +1,611 @@
+"""LocalStack: the whole template running on one embedded moto server plus an API Gateway stand-in,
+event-source pollers and in-process Lambda functions. A development tool, never deployed.
+
+    from devstack.aws import LocalStack
+
+    with LocalStack(repo_root=".", aws_port=0, api_port=0, wait_scale=0.01) as stack:
+        table = stack.resources["BookingsTable"]
+        requests.post(f"{stack.api_url}/events", json={...})
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import sys
+import threading
+import time
+import urllib.request
+import uuid
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from . import runtime
+from .apigw import ApiGatewayServer, routes_from_template
+from .pollers import DynamoDbStreamPoller, SqsPoller, _Poller
+from .runtime import LocalFunction
+from .template import (
+    Resolver,
+    creation_order,
+    load_template,
+    prepare_sam_template,
+    resolve_parameters,
+    sam_transform,
+)
+
+LOG = logging.getLogger("devstack.aws")
+
+ACCOUNT_ID = "123456789012"  # moto's default account
+DEFAULT_REGION = "eu-central-1"
+DUMMY_CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+}
+# Local-only provider credentials; the payment sandbox accepts exactly these. Never real values.
+LOCAL_PROVIDER_SECRET = {
+    "secret_key": "sandbox_secret_local_only",
+    "organizer_api_key": "local-organizer-key",
+}
+
+
+def local_parameters(api_url: str) -> dict[str, Any]:
+    """Parameter overrides for running template.yaml on this machine (template defaults otherwise)."""
+    return {
+        "ProviderApiUrl": "http://127.0.0.1:8090/v3",
+        "ProviderShopId": "100500",
+        "AllowedWebhookNetworks": "127.0.0.1/32",
+        "CustomerIdentitySource": "header",
+        "PaymentReturnUrl": f"{api_url}/bookings",
+        "DefaultHoldTtlSeconds": "600",
+    }
+
+
+def _tiny_zip() -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("README.txt", "The local stack runs this function's code in-process from CodeUri.\n")
+    return buffer.getvalue()
+
+
+def _quiet_moto_server_class() -> Any:
+    from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+    from moto.moto_server.werkzeug_app import (
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
+    from werkzeug.serving import make_server
+
+    class QuietRequestHandler(MotoRequestHandler):
+        def log(self, type: str, message: str, *args: Any) -> None:  # noqa: A002 - werkzeug's name
+            LOG.debug("moto: " + message, *args)
+
+    class QuietMotoServer(ThreadedMotoServer):
+        """ThreadedMotoServer whose request log goes to our logger at DEBUG, not to stderr."""
+
+        def _server_entry(self) -> None:
+            app = DomainDispatcherApplication(create_backend_app)
+            self._server = make_server(self._ip_address, self._port, app, True,
+                                       request_handler=QuietRequestHandler)
+            self._server_ready_event.set()
+            self._server.serve_forever(poll_interval=0.1)
+
+    return QuietMotoServer
+
+
+def _QuietMotoServer(**kwargs: Any) -> Any:  # noqa: N802 - behaves as a class
+    return _quiet_moto_server_class()(**kwargs)
+
+
+class LocalStack:
+    """The template deployed on an embedded AWS emulator. One active instance per process (moto's
+    state and the handlers' environment variables are process-wide)."""
+
+    _active_lock = threading.Lock()
+    _active: "LocalStack | None" = None
+
+    def __init__(
+        self,
+        repo_root: str | os.PathLike[str] = ".",
+        host: str = "127.0.0.1",
+        aws_port: int = 4566,
+        api_port: int = 3000,
+        parameters: dict[str, Any] | None = None,
+        wait_scale: float = 1.0,
+        *,
+        template: str = "template.yaml",
+        region: str = DEFAULT_REGION,
+        stack_name: str = "holdfast",
+        secrets: dict[str, Any] | None = None,
+        poll_interval: float = 0.1,
+        logger: logging.Logger | None = None,
+    ):
+        self.repo_root = Path(repo_root).resolve()
+        self.template_path = (self.repo_root / template).resolve()
+        self.host = host
+        self.region = region
+        self.stack_name = stack_name
+        self.wait_scale = float(wait_scale)
+        self.poll_interval = poll_interval
+        self.logger = logger or LOG
+        self._requested_aws_port = aws_port
+        self._requested_api_port = api_port
+        self._parameter_overrides = dict(parameters or {})
+        self._secrets_override = secrets
+
+        self.aws_endpoint: str = ""
+        self.api_url: str = ""
+        self.parameters: dict[str, Any] = {}
+        self.resources: dict[str, Any] = {}  # logical id -> what Ref returns (name, URL, ARN)
+        self.attributes: dict[str, dict[str, Any]] = {}  # logical id -> Fn::GetAtt values
+        self.resource_types: dict[str, str] = {}
+        self.outputs: dict[str, Any] = {}
+        self.functions: dict[str, LocalFunction] = {}  # logical id -> function
+        self.pollers: dict[str, _Poller] = {}  # mapping logical id -> poller
+        self.environment: dict[str, str] = {}  # what was set process-wide
+        self.cfn_template: dict[str, Any] = {}
+        self.secrets: dict[str, str] = {}  # secret name -> ARN
+        self._code_dirs: dict[str, Path] = {}
+        self._mappings: dict[str, dict[str, Any]] = {}
+
+        self._moto: Any = None
+        self._api: ApiGatewayServer | None = None
+        self._saved_env: dict[str, str | None] = {}
+        self._added_sys_path: list[str] = []
+        self._session_lock = threading.Lock()
+        self._started = False
+        self._saved_config: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------------------------------
+    # lifecycle
+    # ------------------------------------------------------------------------------------------
+    def __enter__(self) -> "LocalStack":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def start(self) -> "LocalStack":
+        with LocalStack._active_lock:
+            if LocalStack._active is not None:
+                raise RuntimeError("another LocalStack is running in this process; stop it first")
+            LocalStack._active = self
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _start(self) -> None:
+        t0 = time.monotonic()
+        runtime.install_patches()
+        runtime.set_wait_scale(self.wait_scale)
+        self._started = True
+
+        # the API server binds first: its URL is a parameter value (PaymentReturnUrl)
+        self._api = ApiGatewayServer([], self.host, self._requested_api_port, ACCOUNT_ID)
+        self.api_url = f"http://{self.host}:{self._api.port}"
+
+        self._start_moto()
+        self._set_process_environment()
+        self._deploy()
+        self._start_pollers()
+        self._api.start()
+        self.logger.info("local stack up in %.2fs: AWS %s, API %s, %d resources",
+                         time.monotonic() - t0, self.aws_endpoint, self.api_url, len(self.resources))
+
+    def stop(self) -> None:
+        try:
+            for poller in self.pollers.values():
+                poller.stop()
+            if self._api is not None:
+                self._api.stop()
+                self._api = None
+            if self._moto is not None:
+                self._moto.stop()
+                self._moto = None
+            if self._started:
+                self._reset_moto()
+                runtime.clear_functions()
+                runtime.set_wait_scale(1.0)
+                self._restore_config()
+                for name in [m for m in sys.modules if m.startswith("_devstack_lambda_")]:
+                    del sys.modules[name]
+                for entry in self._added_sys_path:
+                    if entry in sys.path:
+                        sys.path.remove(entry)
+                self._added_sys_path.clear()
+                self._restore_environment()
+                self._started = False
+        finally:
+            with LocalStack._active_lock:
+                if LocalStack._active is self:
+                    LocalStack._active = None
+
+    # ------------------------------------------------------------------------------------------
+    # helpers for callers
+    # ------------------------------------------------------------------------------------------
+    def boto3_client(self, service: str, **kwargs: Any) -> Any:
+        """A boto3 client for `service` pointed at the emulator (thread-safe to use)."""
+        import boto3
+
+        with self._session_lock:
+            session = boto3.session.Session(
+                aws_access_key_id=DUMMY_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+                aws_secret_access_key=DUMMY_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+                aws_session_token=DUMMY_CREDENTIALS["AWS_SESSION_TOKEN"],
+                region_name=self.region,
+            )
+            kwargs.setdefault("endpoint_url", self.aws_endpoint)
+            return session.client(service, **kwargs)
+
+    def invoke(self, logical_id: str, event: Any) -> Any:
+        """Run a function's handler in-process with `event` (raises what the handler raises)."""
+        return self.functions[logical_id].invoke(event)
+
+    # ------------------------------------------------------------------------------------------
+    # moto server
+    # ------------------------------------------------------------------------------------------
+    def _start_moto(self) -> None:
+        self._reset_moto()
+        # port 0: the OS picks a free port at bind time (no race); MOTO_PORT follows below
+        self._moto = _QuietMotoServer(ip_address=self.host, port=self._requested_aws_port, verbose=False)
+        self._moto.start()
+        host, port = self._moto.get_host_and_port()
+        self.aws_endpoint = f"http://{self.host}:{port}"
+        # moto's Step Functions and Lambda internals call back to localhost:$MOTO_PORT
+        self._setenv("MOTO_PORT", str(port))
+        self._setenv("MOTO_HOST", self.host)
+        from moto.core.config import default_user_config
+
+        self._saved_config = {
+            "stepfunctions": dict(default_user_config.get("stepfunctions", {})),
+            "lambda": dict(default_user_config.get("lambda", {})),
+        }
+        config = {"stepfunctions": {"execute_state_machine": True}}
+        request = urllib.request.Request(
+            f"{self.aws_endpoint}/moto-api/config", data=json.dumps(config).encode(), method="POST",
+            headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - local only
+            response.read()
+
+    def _restore_config(self) -> None:
+        if not self._saved_config:
+            return
+        from moto.core.config import default_user_config
+
+        for key, value in self._saved_config.items():
+            default_user_config[key] = value  # type: ignore[literal-required]
+        self._saved_config = {}
+
+    @staticmethod
+    def _reset_moto() -> None:
+        from moto.moto_api._internal.models import moto_api_backend
+
+        moto_api_backend.reset()
+
+    # ------------------------------------------------------------------------------------------
+    # environment
+    # ------------------------------------------------------------------------------------------
+    def _setenv(self, key: str, value: str) -> None:
+        if key not in self._saved_env:
+            self._saved_env[key] = os.environ.get(key)
+        os.environ[key] = value
+        self.environment[key] = value
+
+    def _restore_environment(self) -> None:
+        for key, value in self._saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        self._saved_env.clear()
+
+    def _set_process_environment(self) -> None:
+        self._setenv("AWS_ENDPOINT_URL", self.aws_endpoint)
+        self._setenv("AWS_DEFAULT_REGION", self.region)
+        self._setenv("AWS_REGION", self.region)
+        for key, value in DUMMY_CREDENTIALS.items():
+            self._setenv(key, value)
+        # a profile or a per-service endpoint from the developer's shell would win over ours
+        for key in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL_DYNAMODB",
+                    "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_SFN", "AWS_ENDPOINT_URL_SECRETS_MANAGER",
+                    "AWS_ENDPOINT_URL_LAMBDA"):
+            if key in os.environ:
+                self._saved_env.setdefault(key, os.environ[key])
+                del os.environ[key]
+
+    # ------------------------------------------------------------------------------------------
+    # deployment
+    # ------------------------------------------------------------------------------------------
+    def _deploy(self) -> None:
+        sam = load_template(self.template_path)
+        overrides = {**local_parameters(self.api_url), **self._parameter_overrides}
+        declared = sam.get("Parameters") or {}
+        overrides = {k: v for k, v in overrides.items() if k in declared}
+        self.parameters = resolve_parameters(sam, overrides)
+        pseudo = {
+            "AWS::Region": self.region,
+            "AWS::AccountId": ACCOUNT_ID,
+            "AWS::Partition": "aws",
+            "AWS::StackName": self.stack_name,
+            "AWS::StackId": f"arn:aws:cloudformation:{self.region}:{ACCOUNT_ID}:stack/"
+                            f"{self.stack_name}/{uuid.uuid4()}",
+            "AWS::URLSuffix": "amazonaws.com",
+            "AWS::NotificationARNs": [],
+        }
+        prepared, code_dirs = prepare_sam_template(sam, self.repo_root)
+        if "Transform" in sam:
+            cfn = sam_transform(prepared, {**self.parameters, **pseudo}, self.region)
+        else:
+            cfn = prepared
+        self.cfn_template = cfn
+        self._code_dirs = code_dirs
+        resolver = Resolver(self.parameters, pseudo, cfn.get("Conditions"), cfn.get("Mappings"))
+        self._resolver = resolver
+
+        clients: dict[str, Any] = {}
+
+        def client(name: str) -> Any:
+            if name not in clients:
+                clients[name] = self.boto3_client(name)
+            return clients[name]
+
+        self._clients = client
+        resources = cfn.get("Resources") or {}
+        for logical_id in creation_order(resources):
+            resource = resources[logical_id]
+            condition = resource.get("Condition")
+            if condition and not resolver.condition(condition):
+                continue
+            rtype = resource["Type"]
+            props = resolver.resolve(resource.get("Properties") or {})
+            creator = getattr(self, "_create_" + rtype.replace("::", "_").replace("AWS_", "", 1), None)
+            if creator is None:
+                self.logger.debug("not emulated, recorded only: %s (%s)", logical_id, rtype)
+                ref, attrs = logical_id, {}
+            else:
+                ref, attrs = creator(logical_id, props)
+            resolver.refs[logical_id] = ref
+            resolver.attributes[logical_id] = attrs
+            self.resources[logical_id] = ref
+            self.attributes[logical_id] = attrs
+            self.resource_types[logical_id] = rtype
+
+        # SAM-level aliases (the translator suffixes layer ids with a content hash)
+        for logical_id, rtype in list(self.resource_types.items()):
+            if rtype == "AWS::Lambda::LayerVersion":
+                key = (resources[logical_id].get("Properties") or {}).get("Content", {}).get("S3Key", "")
+                alias = key.rsplit(".zip", 1)[0]
+                if alias and alias not in self.resources:
+                    self.resources[alias] = self.resources[logical_id]
+                    self.attributes[alias] = self.attributes[logical_id]
+
+        for name, output in (cfn.get("Outputs") or {}).items():
+            try:
+                self.outputs[name] = resolver.resolve(output.get("Value"))
+            except Exception as exc:  # noqa: BLE001
+                self.logger.debug("output %s not resolvable locally: %s", name, exc)
+
+        self._configure_functions()
+        self._create_secrets()
+        stages = {}
+        for logical_id, rtype in self.resource_types.items():
+            if rtype == "AWS::ApiGateway::Stage":
+                props = resolver.resolve(resources[logical_id].get("Properties") or {})
+                api = (resources[logical_id].get("Properties") or {}).get("RestApiId", {})
+                if isinstance(api, dict) and "Ref" in api:
+                    stages[api["Ref"]] = props.get("StageName", "Prod")
+        api_ids = {lid: ref for lid, ref in self.resources.items()
+                   if self.resource_types.get(lid) == "AWS::ApiGateway::RestApi"}
+        assert self._api is not None
+        self._api.routes = routes_from_template(cfn, self.functions, api_ids, stages)
+
+    # -- per resource type ---------------------------------------------------------------------
+    def _physical_name(self, logical_id: str, limit: int = 64, suffix: str = "") -> str:
+        name = f"{self.stack_name}-{logical_id}"
+        return name[: limit - len(suffix)] + suffix
+
+    def _create_DynamoDB_Table(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        ddb = self._clients("dynamodb")
+        name = p.get("TableName") or self._physical_name(logical_id, 255)
+        args: dict[str, Any] = {
+            "TableName": name,
+            "AttributeDefinitions": p["AttributeDefinitions"],
+            "KeySchema": p["KeySchema"],
+            "BillingMode": p.get("BillingMode", "PROVISIONED"),
+        }
+        if args["BillingMode"] == "PROVISIONED":
+            args["ProvisionedThroughput"] = {k: int(v) for k, v in p["ProvisionedThroughput"].items()}
+        for key in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
+            if p.get(key):
+                args[key] = p[key]
+        stream = p.get("StreamSpecification")
+        if stream:
+            args["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": stream["StreamViewType"]}
+        if p.get("SSESpecification"):
+            args["SSESpecification"] = {"Enabled": bool(p["SSESpecification"].get("SSEEnabled"))}
+        description = ddb.create_table(**args)["TableDescription"]
+        ttl = p.get("TimeToLiveSpecification")
+        if ttl and str(ttl.get("Enabled")).lower() == "true":
+            ddb.update_time_to_live(TableName=name, TimeToLiveSpecification={
+                "AttributeName": ttl["AttributeName"], "Enabled": True})
+        pitr = p.get("PointInTimeRecoverySpecification") or {}
+        if str(pitr.get("PointInTimeRecoveryEnabled")).lower() == "true":
+            ddb.update_continuous_backups(TableName=name, PointInTimeRecoverySpecification={
+                "PointInTimeRecoveryEnabled": True})
+        attrs = {"Arn": description["TableArn"]}
+        if description.get("LatestStreamArn"):
+            attrs["StreamArn"] = description["LatestStreamArn"]
+        return name, attrs
+
+    _SQS_ATTRIBUTES = ("DelaySeconds", "MaximumMessageSize", "MessageRetentionPeriod",
+                       "ReceiveMessageWaitTimeSeconds", "VisibilityTimeout", "FifoQueue",
+                       "ContentBasedDeduplication", "DeduplicationScope", "FifoThroughputLimit",
+                       "KmsMasterKeyId", "KmsDataKeyReusePeriodSeconds", "SqsManagedSseEnabled")
+
+    def _create_SQS_Queue(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        sqs = self._clients("sqs")
+        fifo = str(p.get("FifoQueue", "false")).lower() == "true"
+        name = p.get("QueueName") or self._physical_name(logical_id, 80, ".fifo" if fifo else "")
+        attributes = {}
+        for key in self._SQS_ATTRIBUTES:
+            if key in p:
+                value = p[key]
+                attributes[key] = str(value).lower() if isinstance(value, bool) else str(value)
+        for key in ("RedrivePolicy", "RedriveAllowPolicy"):
+            if key in p:
+                attributes[key] = p[key] if isinstance(p[key], str) else json.dumps(p[key])
+        url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
+        arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        return url, {"Arn": arn, "QueueName": name, "QueueUrl": url}
+
+    def _create_IAM_Role(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        iam = self._clients("iam")
+        name = p.get("RoleName") or self._physical_name(logical_id, 64)
+        document = p.get("AssumeRolePolicyDocument") or {}
+        role = iam.create_role(RoleName=name, Path=p.get("Path", "/"),
+                               AssumeRolePolicyDocument=document if isinstance(document, str)
+                               else json.dumps(document))["Role"]
+        # Policies are not enforced by moto (nor here): recorded only.
+        return name, {"Arn": role["Arn"], "RoleId": role["RoleId"]}
+
+    def _create_Lambda_LayerVersion(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        code_key = (p.get("Content") or {}).get("S3Key", "")
+        sam_id = code_key.rsplit(".zip", 1)[0]
+        code_dir = self._code_dirs.get(sam_id)
+        if code_dir is not None:
+            # what `sam build` puts under /opt/python: the layer's ContentUri (and python/ inside it)
+            for entry in (code_dir / "python", code_dir):
+                if entry.is_dir() and str(entry) not in sys.path:
+                    sys.path.insert(0, str(entry))
+                    self._added_sys_path.append(str(entry))
+        layer = self._clients("lambda").publish_layer_version(
+            LayerName=p.get("LayerName") or self._physical_name(sam_id or logical_id, 64),
+            Description=p.get("Description", ""), Content={"ZipFile": _tiny_zip()},
+            CompatibleRuntimes=p.get("CompatibleRuntimes", []))
+        return layer["LayerVersionArn"], {}
+
+    def _create_Lambda_Function(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        lam = self._clients("lambda")
+        name = p.get("FunctionName") or self._physical_name(logical_id, 64)
+        env = {k: str(v) for k, v in ((p.get("Environment") or {}).get("Variables") or {}).items()}
+        code_key = (p.get("Code") or {}).get("S3Key", "")
+        code_dir = self._code_dirs.get(code_key.rsplit(".zip", 1)[0])
+        args: dict[str, Any] = {
+            "FunctionName": name, "Runtime": p.get("Runtime", "python3.12"), "Role": p["Role"],
+            "Handler": p.get("Handler", "app.lambda_handler"), "Code": {"ZipFile": _tiny_zip()},
+            "Timeout": int(p.get("Timeout", 3)), "MemorySize": int(p.get("MemorySize", 128)),
+            "Description": p.get("Description", ""), "Environment": {"Variables": env},
+        }
+        if p.get("Architectures"):
+            args["Architectures"] = p["Architectures"]
+        if p.get("Layers"):
+            args["Layers"] = p["Layers"]
+        arn = lam.create_function(**args)["FunctionArn"]
+        if code_dir is not None:
+            self.functions[logical_id] = LocalFunction(
+                logical_id=logical_id, function_name=name, arn=arn, code_dir=code_dir,
+                handler=args["Handler"], timeout=args["Timeout"], memory_size=args["MemorySize"],
+                environment=env)
+        else:
+            self.logger.warning("function %s has no local CodeUri; invocations will fail", logical_id)
+        return name, {"Arn": arn}
+
+    def _create_Lambda_EventSourceMapping(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        # Not created in moto: moto would deliver synchronously inside SendMessage / the write.
+        mapping_id = str(uuid.uuid4())
+        self._mappings[logical_id] = {**p, "UUID": mapping_id}
+        return mapping_id, {"Id": mapping_id}
+
+    def _create_StepFunctions_StateMachine(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        if "DefinitionString" in p:
+            definition = p["DefinitionString"]
+        elif "Definition" in p:
+            definition = json.dumps(p["Definition"])
+        else:
+            raise ValueError(f"{logical_id}: DefinitionS3Location is not supported locally")
+        for key, value in (p.get("DefinitionSubstitutions") or {}).items():
+            definition = definition.replace("${" + key + "}", str(value))
+        name = p.get("StateMachineName") or self._physical_name(logical_id, 80)
+        arn = self._clients("stepfunctions").create_state_machine(
+            name=name, definition=definition, roleArn=p["RoleArn"],
+            type=p.get("StateMachineType", "STANDARD"))["stateMachineArn"]
+        return arn, {"Arn": arn, "Name": name}
+
+    def _create_ApiGateway_RestApi(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        # only the id exists locally: the routes are served by the API Gateway stand-in
+        return uuid.uuid4().hex[:10], {"RootResourceId": uuid.uuid4().hex[:10]}
+
+    def _create_ApiGateway_Stage(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        return p.get("StageName", "Prod"), {}
+
+    # -- functions, environment, secrets ----------------------------------------------------------
+    def _configure_functions(self) -> None:
+        values: dict[str, set[str]] = {}
+        for fn in self.functions.values():
+            for key, value in fn.environment.items():
+                values.setdefault(key, set()).add(value)
+        for key, found in sorted(values.items()):
+            if len(found) == 1:
+                self._setenv(key, next(iter(found)))
+            else:
+                self.logger.debug("%s differs between functions: set while each handler is imported", key)
+        for fn in self.functions.values():
+            fn.import_environment = {k: v for k, v in fn.environment.items() if len(values[k]) > 1}
+        runtime.register_functions(list(self.functions.values()))
+
+    def _create_secrets(self) -> None:
+        wanted: dict[str, Any]
+        if self._secrets_override is not None:
+            wanted = dict(self._secrets_override)
+        elif "ProviderSecretName" in self.parameters:
+            wanted = {self.parameters["ProviderSecretName"]: LOCAL_PROVIDER_SECRET}
+        else:
+            wanted = {}
+        if not wanted:
+            return
+        sm = self._clients("secretsmanager")
+        for name, value in wanted.items():
+            text = value if isinstance(value, str) else json.dumps(value)
+            self.secrets[name] = sm.create_secret(Name=name, SecretString=text)["ARN"]
+
+    def _start_pollers(self) -> None:
+        for logical_id, mapping in self._mappings.items():
+            fn = self._function_for(mapping.get("FunctionName", ""))
+            if fn is None:
+                self.logger.warning("event source mapping %s: unknown function %s", logical_id,
+                                    mapping.get("FunctionName"))
+                continue
+            source = mapping.get("EventSourceArn", "")
+            common = {"uuid_": mapping["UUID"], "function": fn, "region": self.region,
+                      "mapping": mapping, "poll_interval": self.poll_interval}
+            if source.startswith("arn:aws:sqs:"):
+                queue_name = source.rsplit(":", 1)[-1]
+                sqs = self.boto3_client("sqs")
+                url = sqs.get_queue_url(QueueName=queue_name)["QueueUrl"]
+                poller: _Poller = SqsPoller(queue_url=url, queue_arn=source, client=sqs, **common)
+            elif source.startswith("arn:aws:dynamodb:") and "/stream/" in source:
+                poller = DynamoDbStreamPoller(stream_arn=source, streams_client=self.boto3_client(
+                    "dynamodbstreams"), sqs_client=self.boto3_client("sqs"), **common)
+            else:
+                self.logger.warning("event source mapping %s: source %s not emulated", logical_id, source)
+                continue
+            self.pollers[logical_id] = poller
+            poller.start()
+        for poller in self.pollers.values():
+            if isinstance(poller, DynamoDbStreamPoller):
+                poller.wait_ready(10)
+
+    def _function_for(self, reference: str) -> LocalFunction | None:
+        for fn in self.functions.values():
+            if reference in (fn.function_name, fn.arn, fn.logical_id) or reference.endswith(
+                    ":function:" + fn.function_name):
+                return fn
+        return None
