@@ -28,7 +28,7 @@ from botocore.exceptions import ClientError
 from ..domain.booking import Booking, JournalEntry, Payment, PaymentMode
 from ..domain.inventory import InventoryKind, Move, Places, Pool
 from ..domain.money import Money
-from ..domain.statuses import HOLDING, BookingStatus
+from ..domain.statuses import BookingStatus
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -264,6 +264,40 @@ class BookingStore:
         offset = 3 if outbox is not None else 2
         raise PlacesTaken(self._failed_places(places or after.places, reasons[offset:]))
 
+    def due_bookings(self, before: str, limit: int = 100) -> list[str]:
+        """Booking ids whose due time is before ``before``, oldest first, across the index buckets."""
+        found: list[tuple[str, str]] = []
+        for bucket in range(DUE_BUCKETS):
+            answer = self.client.query(
+                TableName=self.table, IndexName="gsi1",
+                KeyConditionExpression="gsi1pk = :bucket AND gsi1sk < :before",
+                ExpressionAttributeValues=_attrs({":bucket": f"DUE#{bucket}", ":before": before}),
+                Limit=limit,
+            )
+            for item in answer.get("Items", []):
+                plain = _plain(item)
+                found.append((plain["gsi1sk"], plain["pk"].removeprefix("BOOKING#")))
+        return [booking_id for _, booking_id in sorted(found)[:limit]]
+
+    def list_reviews(self) -> list[Booking]:
+        """Bookings waiting for an operator: they sit under one key of the index while in review."""
+        items = self._query_index("REVIEW", "gsi1", "gsi1pk")
+        bookings = [self.get_booking(item["pk"].removeprefix("BOOKING#")) for item in items]
+        return [booking for booking in bookings if booking is not None]
+
+    def _query_index(self, key: str, index: str, attribute: str) -> list[dict[str, Any]]:
+        kwargs: dict[str, Any] = {
+            "TableName": self.table, "IndexName": index, "KeyConditionExpression": f"{attribute} = :key",
+            "ExpressionAttributeValues": _attrs({":key": key}),
+        }
+        items: list[dict[str, Any]] = []
+        while True:
+            answer = self.client.query(**kwargs)
+            items.extend(_plain(item) for item in answer.get("Items", []))
+            if "LastEvaluatedKey" not in answer:
+                return items
+            kwargs["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
+
     # ------------------------------------------------------------------------------ notifications
 
     def record_notification(self, customer_id: str, dedup_id: str, notification: dict[str, Any]) -> bool:
@@ -384,19 +418,16 @@ def booking_item(booking: Booking) -> dict[str, Any]:
         item["payment"] = booking.payment.as_dict()
     if booking.review:
         item["review"] = dict(booking.review)
-    # Holding bookings sit in the due index until released, so a sweeper can find a hold whose
-    # expiry execution never started; later stages put bookings with unsettled payments there too.
-    due_at = booking_due_at(booking)
-    if due_at:
+    # Bookings sit in the due index while a hold runs or a payment is unsettled, so the sweeper
+    # finds any whose timer or reconciliation execution never started or died.
+    due_at = booking.due_at
+    if booking.status is BookingStatus.MANUAL_REVIEW:
+        item["gsi1pk"] = "REVIEW"
+        item["gsi1sk"] = f"{booking.updated_at}#{booking.booking_id}"
+    elif due_at:
         item["gsi1pk"] = due_bucket(booking.booking_id)
         item["gsi1sk"] = f"{due_at}#{booking.booking_id}"
     return item
-
-
-def booking_due_at(booking: Booking) -> str | None:
-    if booking.status in HOLDING:
-        return booking.hold_expires_at
-    return None
 
 
 def booking_from_item(item: dict[str, Any]) -> Booking:
@@ -411,7 +442,8 @@ def booking_from_item(item: dict[str, Any]) -> Booking:
         amount=Money.parse(item["amount"], item["currency"]), payment_mode=PaymentMode(item["payment_mode"]),
         hold_expires_at=item["hold_expires_at"], created_at=item["created_at"], updated_at=item["updated_at"],
         version=_int(item["version"]),
-        payment=Payment(**{key: value for key, value in payment.items()}) if payment else None,
+        payment=Payment(**{key: (_int(value) if key == "checks" else value) for key, value in payment.items()})
+        if payment else None,
         places_secured=bool(item.get("places_secured")),
         review=dict(item["review"]) if item.get("review") else None,
     )

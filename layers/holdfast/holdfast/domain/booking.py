@@ -22,8 +22,10 @@ class Payment:
     """Our record of the one provider payment a booking may have.
 
     ``state`` is ours: CREATING (stored before the provider call), UNKNOWN (the call's outcome was
-    lost), CREATED (the provider answered), REJECTED (the provider refused it).
+    lost), CREATED (the provider answered), REJECTED (the provider refused it), NOT_CREATED
+    (reconciliation found that no payment exists at the provider).
     ``provider_status`` is the provider's: pending, waiting_for_capture, succeeded, canceled.
+    ``next_check_at`` is when reconciliation looks at it next; None once nothing is left to learn.
     """
 
     idempotence_key: str
@@ -35,9 +37,16 @@ class Payment:
     capture_key: str | None = None
     paid_at: str | None = None
     refund: dict[str, Any] | None = None
+    requested_at: str | None = None
+    next_check_at: str | None = None
+    checks: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {key: value for key, value in self.__dict__.items() if value is not None}
+
+    @property
+    def final_at_provider(self) -> bool:
+        return self.provider_status in ("succeeded", "canceled") or self.state in ("REJECTED", "NOT_CREATED")
 
 
 @dataclass(frozen=True)
@@ -64,6 +73,25 @@ class Booking:
     @property
     def released(self) -> bool:
         return self.status in RELEASED
+
+    @property
+    def settled(self) -> bool:
+        """Nothing about this booking's money is still unknown or owed."""
+        if self.status in (BookingStatus.MANUAL_REVIEW, BookingStatus.REFUNDED):
+            return True
+        if self.status is BookingStatus.REFUND_PENDING or self.places_secured:
+            return False
+        return self.payment is None or self.payment.final_at_provider
+
+    @property
+    def due_at(self) -> str | None:
+        """When a timer or reconciliation must next look at this booking (the due index key)."""
+        moments = []
+        if self.status in HOLDING:
+            moments.append(self.hold_expires_at)
+        if self.payment is not None and self.payment.next_check_at and not self.settled:
+            moments.append(self.payment.next_check_at)
+        return min(moments) if moments else None
 
 
 @dataclass(frozen=True)

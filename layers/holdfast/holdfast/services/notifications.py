@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..adapters.dynamo import BookingStore
+from ..faults import crash_point
 
 MESSAGES = {
     "booking.held": "Your places are held until {hold_expires_at}. Pay before then to keep them.",
@@ -22,6 +23,7 @@ def record_outbox_event(store: BookingStore, image: dict[str, Any]) -> bool:
     kind = str(image.get("type", ""))
     text = MESSAGES.get(kind, "Your booking changed.").format_map({"hold_expires_at": image.get("hold_expires_at", "")})
     dedup = f"{image['booking_id']}#{int(image['version']):06d}"
+    crash_point("outbox.before_publish")
     return store.record_notification(str(image["customer_id"]), dedup, {
         "type": kind, "booking_id": image["booking_id"], "status": image.get("status"), "at": image.get("at"),
         "channel": "record", "message": text,

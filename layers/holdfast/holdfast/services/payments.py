@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any
+from typing import Any, Callable
 
 from ..adapters.dynamo import BookingStore, PlacesTaken, StaleBooking
 from ..adapters.provider import ProviderNotFound, ProviderOutcomeUnknown, ProviderRejected, YooKassaProvider
@@ -18,6 +18,7 @@ from ..domain.booking import Booking, Payment, PaymentMode, Verdict, judge_payme
 from ..domain.errors import Conflict, PaymentProviderUnavailable, RequestInProgress, TooBusy
 from ..domain.inventory import InventoryKind, Move, Places, plan_counted
 from ..domain.statuses import BookingStatus, can_move
+from ..faults import crash_point
 from ..observability import logger
 from . import transitions
 from .bookings import BookingService
@@ -48,7 +49,10 @@ def refund_key(payment_id: str, reason: str) -> str:
 
 class PaymentService:
     def __init__(self, store: BookingStore, provider: YooKassaProvider, clock: Clock, bookings: BookingService,
-                 return_url: str) -> None:
+                 return_url: str, first_check_seconds: int = 30,
+                 start_reconciliation: Callable[[str, str, int], Any] | None = None) -> None:
+        self.first_check_seconds = first_check_seconds
+        self.start_reconciliation = start_reconciliation
         self.store = store
         self.provider = provider
         self.clock = clock
@@ -74,7 +78,9 @@ class PaymentService:
                         action="payment_requested", decision="attempt stored before calling the provider",
                         ids={"idempotence_key": payment_key(booking_id), "request_key": request_key},
                         payment=Payment(idempotence_key=payment_key(booking_id), state="CREATING",
-                                        lease_until=iso(now + timedelta(seconds=CREATE_LEASE_SECONDS))),
+                                        lease_until=iso(now + timedelta(seconds=CREATE_LEASE_SECONDS)),
+                                        requested_at=iso(now),
+                                        next_check_at=iso(now + timedelta(seconds=self.first_check_seconds))),
                     )
                 elif booking.status is BookingStatus.PAYMENT_PENDING and payment is not None:
                     if payment.state == "CREATING" and payment.lease_until and now < parse_iso(payment.lease_until):
@@ -92,21 +98,38 @@ class PaymentService:
                                    status=booking.status.value)
             except StaleBooking:
                 continue
+            self._watch(booking)
             return self._create_at_provider(booking)
         raise TooBusy()
 
-    def _create_at_provider(self, booking: Booking) -> Booking:
-        payment = booking.payment
-        assert payment is not None
+    def _watch(self, booking: Booking) -> None:
+        """Start the booking's reconciliation before the provider call, so that a crash anywhere
+        after storing the attempt is still followed up (the sweeper covers a failed start)."""
+        crash_point("payment.after_storing_attempt")
+        if self.start_reconciliation is None:
+            return
         try:
-            answer = self.provider.create_payment(
-                amount=booking.amount.as_dict(),
-                description=f"Holdfast booking {booking.booking_id}",
-                metadata={"booking_id": booking.booking_id, "event_id": booking.event_id},
-                capture=booking.payment_mode is PaymentMode.ONE_STAGE,
-                return_url=self.return_url,
-                idempotence_key=payment.idempotence_key,
-            )
+            self.start_reconciliation(booking.booking_id, "initial", self.first_check_seconds)
+        except Exception:  # noqa: BLE001 - the due index and the sweeper restart it
+            logger.exception("could not start reconciliation", extra={"booking_id": booking.booking_id})
+
+    def request_creation(self, booking: Booking) -> dict[str, Any]:
+        """The provider call that creates the booking's payment. Always the same body and key for a
+        booking, so any repeat (a retry, reconciliation) returns the one payment."""
+        assert booking.payment is not None
+        return self.provider.create_payment(
+            amount=booking.amount.as_dict(),
+            description=f"Holdfast booking {booking.booking_id}",
+            metadata={"booking_id": booking.booking_id, "event_id": booking.event_id},
+            capture=booking.payment_mode is PaymentMode.ONE_STAGE,
+            return_url=self.return_url,
+            idempotence_key=booking.payment.idempotence_key,
+        )
+
+    def _create_at_provider(self, booking: Booking) -> Booking:
+        crash_point("payment.before_provider_call")
+        try:
+            answer = self.request_creation(booking)
         except ProviderOutcomeUnknown as exc:
             self._note(booking, action="payment_outcome_unknown", decision=f"{exc}; will retry with the same key",
                        payment_change={"state": "UNKNOWN", "lease_until": None})
@@ -119,9 +142,10 @@ class PaymentService:
                          decision=f"provider refused the payment ({exc.code}); places released", move=Move.RELEASE,
                          payment_change={"state": "REJECTED", "lease_until": None})
             raise Conflict("The payment provider refused this payment.", code="payment_rejected") from None
-        return self._record_created(booking, answer)
+        crash_point("payment.after_provider_call")
+        return self.record_created(booking, answer)
 
-    def _record_created(self, booking: Booking, answer: dict[str, Any]) -> Booking:
+    def record_created(self, booking: Booking, answer: dict[str, Any]) -> Booking:
         change = {
             "state": "CREATED", "payment_id": answer["id"], "provider_status": answer.get("status"),
             "confirmation_url": (answer.get("confirmation") or {}).get("confirmation_url"), "lease_until": None,
@@ -158,7 +182,7 @@ class PaymentService:
         if verdict is Verdict.IGNORE:
             return reason
         if verdict is Verdict.REVIEW:
-            self._to_review(booking, reason, actor, ids, booking.payment or seen)
+            self.open_review(booking, reason, actor, ids, booking.payment or seen)
             return reason
         if verdict is Verdict.CONFIRM:
             transitions.apply(self.store, booking, now, status=BookingStatus.CONFIRMED, actor=actor,
@@ -216,7 +240,7 @@ class PaymentService:
         now = self.clock()
         ids = {"payment_id": paid["id"]}
         two_stage = paid.get("status") == "waiting_for_capture"
-        places = self._replan(booking)
+        places = self.replan(booking)
         if places is not None:
             try:
                 if two_stage:
@@ -243,15 +267,14 @@ class PaymentService:
                               decision="places resold; authorisation cancelled, no money moved", ids=ids, payment=seen)
             return "authorisation_cancelled"
         if paid_before(paid, parse_iso(booking.hold_expires_at)):
-            self._to_review(booking, "paid_in_time_places_resold", actor, ids, seen)
+            self.open_review(booking, "paid_in_time_places_resold", actor, ids, seen)
             return "manual_review"
         booking = transitions.apply(self.store, booking, now, status=BookingStatus.REFUND_PENDING, actor=actor,
                                     action="late_payment_refund_started", decision="paid after release; places resold",
-                                    ids=ids, payment=replace(seen, refund={"reason": "late", "key": refund_key(paid["id"], "late"),
-                                                                           "status": "requested"}))
+                                    ids=ids, payment=self.with_refund(seen, "late"))
         return self.refund(booking, actor)
 
-    def _replan(self, booking: Booking) -> Places | None:
+    def replan(self, booking: Booking) -> Places | None:
         """The same places again (seats), or the same quantity anywhere (general admission)."""
         if booking.places.kind is InventoryKind.NAMED:
             units = self.store.read_units(booking.event_id, booking.places.units)
@@ -271,14 +294,20 @@ class PaymentService:
             self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor=actor,
             action="cancelled_after_payment", decision="places released; refund to follow", move=Move.UNSELL,
             ids={"payment_id": payment.payment_id},
-            payment=replace(payment, refund={"reason": "cancel", "key": refund_key(payment.payment_id, "cancel"),
-                                             "status": "requested"}),
+            payment=self.with_refund(payment, "cancel"),
         )
         try:
             self.refund(booking, actor)
         except PaymentOutcomeUnknown:
             logger.warning("refund outcome unknown; reconciliation will settle it", extra={"booking_id": booking.booking_id})
         return self.store.get_booking(booking.booking_id) or booking
+
+    def with_refund(self, payment: Payment, reason: str) -> Payment:
+        """The payment record with a refund requested: its key (derived from the payment and the
+        reason) is stored before the provider is called, and reconciliation is due if it fails."""
+        assert payment.payment_id
+        return replace(payment, refund={"reason": reason, "key": refund_key(payment.payment_id, reason), "status": "requested"},
+                       next_check_at=iso(self.clock() + timedelta(seconds=self.first_check_seconds)))
 
     def refund(self, booking: Booking, actor: str) -> str:
         """Ask the provider for the booking's refund with its stored key; record what it answered."""
@@ -291,7 +320,7 @@ class PaymentService:
         except ProviderOutcomeUnknown as exc:
             raise PaymentOutcomeUnknown(f"refund of {payment.payment_id}: {exc}") from None
         except ProviderRejected as exc:
-            self._to_review(booking, f"refund_rejected_{exc.code}", actor, {"payment_id": payment.payment_id}, payment)
+            self.open_review(booking, f"refund_rejected_{exc.code}", actor, {"payment_id": payment.payment_id}, payment)
             return "manual_review"
         return self.record_refund(booking, answer, actor)
 
@@ -305,7 +334,7 @@ class PaymentService:
                 if refund.get("status") == "succeeded" and booking.status is BookingStatus.REFUND_PENDING:
                     transitions.apply(self.store, booking, self.clock(), status=BookingStatus.REFUNDED, actor=actor,
                                       action="refund_succeeded", decision="money returned", ids=ids,
-                                      payment=replace(payment, refund=state))
+                                      payment=replace(payment, refund=state, next_check_at=None))
                     return "refunded"
                 if payment.refund == state:
                     return f"refund_{refund.get('status')}"
@@ -330,7 +359,9 @@ class PaymentService:
 
     # ----------------------------------------------------------------------------------- helpers
 
-    def _to_review(self, booking: Booking, reason: str, actor: str, ids: dict[str, str], payment: Payment) -> None:
+    def open_review(self, booking: Booking, reason: str, actor: str, ids: dict[str, str],
+                    payment: Payment | None = None) -> None:
+        payment = payment or booking.payment
         if booking.status is BookingStatus.MANUAL_REVIEW:
             return
         if not can_move(booking.status, BookingStatus.MANUAL_REVIEW):

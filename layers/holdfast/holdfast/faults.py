@@ -1,0 +1,38 @@
+"""Named crash points for fault-injection tests.
+
+``HOLDFAST_CRASH_POINTS`` (a comma-separated list of point names, each optionally ``name:N`` to
+crash only the first N times) makes the code raise ``InjectedCrash`` at those points. It is set
+only by tests; unset, every call is a dictionary lookup and nothing else.
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+_lock = threading.Lock()
+_fired: dict[str, int] = {}
+
+
+class InjectedCrash(RuntimeError):
+    """A crash a test asked for, standing for the process dying at this point."""
+
+
+def crash_point(name: str) -> None:
+    spec = os.environ.get("HOLDFAST_CRASH_POINTS")
+    if not spec:
+        return
+    for entry in spec.split(","):
+        point, _, times = entry.strip().partition(":")
+        if point != name:
+            continue
+        with _lock:
+            fired = _fired.get(name, 0)
+            if times and fired >= int(times):
+                return
+            _fired[name] = fired + 1
+        raise InjectedCrash(name)
+
+
+def reset_crash_counts() -> None:
+    with _lock:
+        _fired.clear()

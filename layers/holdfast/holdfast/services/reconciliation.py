@@ -1,0 +1,197 @@
+"""Reconciliation: find out what happened to payments and refunds whose outcome we do not know.
+
+Two different losses, two paths:
+
+- lost response: we stored the attempt but never learned the payment id (timeout, 500, dropped
+  connection, a crash after the call). While the provider still keeps idempotence keys the create
+  call is repeated with the same key and body, which returns the one payment; after that window the
+  payment is looked up by its metadata (booking id) in a created_at range around the attempt.
+- lost notification: the payment id is known but no final notification came. It is fetched with
+  GET and applied by the very code the webhook consumer uses (PaymentService.apply_provider_payment).
+
+Each check answers when to look again; the state machine waits that long. At the limit (24 hours
+after the attempt by default, the provider's notification window) an authorised payment is
+cancelled at the provider, an unpaid booking ends PAYMENT_FAILED, and a booking whose provider
+could not be reached at all goes to MANUAL_REVIEW.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+from ..adapters.dynamo import BookingStore, StaleBooking
+from ..adapters.provider import ProviderOutcomeUnknown, ProviderRejected, YooKassaProvider
+from ..clock import Clock, iso, parse_iso
+from ..domain.booking import Booking
+from ..domain.inventory import Move
+from ..domain.statuses import BookingStatus
+from ..observability import logger
+from . import transitions
+from .payments import PaymentOutcomeUnknown, PaymentService, void_key
+
+DEFAULT_SCHEDULE = (30, 60, 120, 300, 900, 1800, 3600)
+ATTEMPTS = 5
+
+
+class ReconciliationService:
+    def __init__(self, store: BookingStore, provider: YooKassaProvider, payments: PaymentService, clock: Clock,
+                 schedule_seconds: tuple[int, ...] = DEFAULT_SCHEDULE, limit_seconds: int = 24 * 3600,
+                 key_retention_seconds: int = 24 * 3600) -> None:
+        self.store = store
+        self.provider = provider
+        self.payments = payments
+        self.clock = clock
+        self.schedule = schedule_seconds
+        self.limit = limit_seconds
+        self.key_retention = key_retention_seconds
+
+    def check(self, booking_id: str) -> dict[str, Any]:
+        """One look at a booking's payment. Returns ``outcome`` (settled | pending) and
+        ``wait_seconds`` until the next look."""
+        booking = self.store.get_booking(booking_id)
+        if booking is None or booking.settled:
+            return self._answer(booking_id, "settled", 0, booking)
+        reachable = True
+        try:
+            self._learn(booking)
+        except (ProviderOutcomeUnknown, PaymentOutcomeUnknown) as exc:
+            reachable = False
+            logger.warning("reconciliation could not settle the payment yet", extra={"booking_id": booking_id,
+                                                                                       "reason": str(exc)[:120]})
+        booking = self.store.get_booking(booking_id)
+        assert booking is not None
+        if booking.settled:
+            return self._answer(booking_id, "settled", 0, booking)
+        started = parse_iso((booking.payment.requested_at if booking.payment else None) or booking.created_at)
+        if self.clock() - started >= timedelta(seconds=self.limit):
+            self._give_up(booking, reachable)
+            return self._answer(booking_id, "settled", 0, self.store.get_booking(booking_id))
+        return self._schedule_next(booking)
+
+    # ---------------------------------------------------------------------------------- learning
+
+    def _learn(self, booking: Booking) -> None:
+        payment = booking.payment
+        if payment is None:
+            return
+        if booking.status is BookingStatus.REFUND_PENDING and payment.refund:
+            refund_id = payment.refund.get("refund_id")
+            if refund_id and payment.refund.get("status") == "pending":
+                self.payments.record_refund(booking, self.provider.get_refund(refund_id), "reconciler")
+            else:
+                self.payments.refund(booking, "reconciler")
+            return
+        if not payment.payment_id:
+            answer = self._find_lost_payment(booking)
+            if answer is None:
+                return
+            booking = self.payments.record_created(booking, answer)
+            payment = booking.payment
+            assert payment is not None and payment.payment_id
+        self.payments.apply_provider_payment(self.provider.get_payment(payment.payment_id), actor="reconciler")
+
+    def _find_lost_payment(self, booking: Booking) -> dict[str, Any] | None:
+        payment = booking.payment
+        assert payment is not None
+        requested = parse_iso(payment.requested_at or booking.created_at)
+        if booking.holds_places and self.clock() - requested < timedelta(seconds=self.key_retention):
+            # The provider still knows the key: the same request returns the payment, or creates it
+            # now if the first call never got through (the customer can still pay: the hold stands).
+            try:
+                return self.payments.request_creation(booking)
+            except ProviderRejected:
+                return None
+        found = self.provider.find_payments(
+            created_gte=iso(requested - timedelta(minutes=5)), created_lte=iso(requested + timedelta(hours=1)),
+            metadata={"booking_id": booking.booking_id},
+        )
+        if not found:
+            self._note(booking, "payment_not_found_at_provider", "no payment exists for this attempt",
+                       replace(payment, state="NOT_CREATED", next_check_at=None, lease_until=None))
+            return None
+        return sorted(found, key=lambda item: item.get("created_at", ""))[0]
+
+    # ----------------------------------------------------------------------------------- the end
+
+    def _give_up(self, booking: Booking, reachable: bool) -> None:
+        payment = booking.payment
+        assert payment is not None
+        now = self.clock()
+        ids = {"payment_id": payment.payment_id or ""}
+        if booking.status is BookingStatus.REFUND_PENDING or not reachable:
+            reason = "refund_not_confirmed" if booking.status is BookingStatus.REFUND_PENDING else "provider_unreachable"
+            self.payments.open_review(booking, reason, "reconciler", ids)
+            return
+        if payment.provider_status == "waiting_for_capture" and payment.payment_id:
+            try:
+                self.provider.cancel_payment(payment.payment_id, void_key(booking.booking_id))
+            except (ProviderRejected, ProviderOutcomeUnknown):
+                self.payments.open_review(booking, "authorisation_not_cancelled", "reconciler", ids)
+                return
+        done = replace(payment, next_check_at=None)
+        for _ in range(ATTEMPTS):
+            try:
+                if booking.holds_places:
+                    transitions.apply(self.store, booking, now, status=BookingStatus.PAYMENT_FAILED, actor="reconciler",
+                                      action="reconciliation_limit_reached", ids=ids, move=Move.RELEASE,
+                                      decision="no final payment within the limit; places released", payment=done,
+                                      places_secured=False)
+                else:
+                    transitions.apply(self.store, booking, now, actor="reconciler", action="reconciliation_limit_reached",
+                                      ids=ids, decision="no final payment within the limit; stopped checking", payment=done)
+                return
+            except StaleBooking:
+                booking = self.store.get_booking(booking.booking_id) or booking
+
+    def _schedule_next(self, booking: Booking) -> dict[str, Any]:
+        payment = booking.payment
+        assert payment is not None
+        wait = self.schedule[min(payment.checks, len(self.schedule) - 1)]
+        next_at = iso(self.clock() + timedelta(seconds=wait))
+        self._note(booking, "reconciliation_check", f"outcome still unknown; next check in {wait}s",
+                   replace(payment, next_check_at=next_at, checks=payment.checks + 1))
+        return self._answer(booking.booking_id, "pending", wait, booking)
+
+    def _note(self, booking: Booking, action: str, decision: str, payment) -> None:  # noqa: ANN001
+        for _ in range(ATTEMPTS):
+            try:
+                transitions.apply(self.store, booking, self.clock(), actor="reconciler", action=action,
+                                  decision=decision, payment=payment)
+                return
+            except StaleBooking:
+                fresh = self.store.get_booking(booking.booking_id)
+                if fresh is None or fresh.settled:
+                    return
+                booking = fresh
+                payment = replace(payment, **{k: getattr(fresh.payment, k) for k in ("payment_id", "provider_status",
+                                                                                       "refund", "state")})
+
+    @staticmethod
+    def _answer(booking_id: str, outcome: str, wait: int, booking: Booking | None) -> dict[str, Any]:
+        return {"booking_id": booking_id, "outcome": outcome, "wait_seconds": wait,
+                "status": booking.status.value if booking else "missing"}
+
+
+def sweep(store: BookingStore, clock: Clock, expire, start_reconciliation, grace_seconds: int = 60,  # noqa: ANN001
+          limit: int = 100) -> dict[str, int]:
+    """Find bookings whose timer or reconciliation is overdue (the execution never started, or died)
+    and act: expire overdue holds directly, (re)start reconciliation for unsettled payments.
+    Execution names derive from the booking and its due time, so a repeated sweep starts nothing twice."""
+    now = clock()
+    overdue = iso(now - timedelta(seconds=grace_seconds))
+    counts = {"expired": 0, "reconciling": 0, "skipped": 0}
+    for booking_id in store.due_bookings(overdue, limit):
+        booking = store.get_booking(booking_id)
+        if booking is None:
+            continue
+        if booking.holds_places and booking.hold_expires_at < overdue and not booking.places_secured:
+            if expire(booking_id).get("outcome") == "expired":
+                counts["expired"] += 1
+                continue
+        if booking.payment is not None and not booking.settled and (booking.payment.next_check_at or "") < overdue:
+            start_reconciliation(booking_id, f"sweep-{booking.payment.checks}")
+            counts["reconciling"] += 1
+            continue
+        counts["skipped"] += 1
+    return counts

@@ -1,0 +1,149 @@
+"""Reconciliation and manual review on the real store with the in-memory provider."""
+import pytest
+
+from holdfast.domain.errors import Conflict
+from holdfast.domain.statuses import BookingStatus
+from holdfast.schemas import BookingIn
+from holdfast.services.payments import PaymentProviderUnavailable
+from holdfast.services.reconciliation import ReconciliationService, sweep
+from holdfast.services.reviews import ReviewService
+
+
+@pytest.fixture
+def reconciler(store, provider, payments, clock):
+    return ReconciliationService(store, provider, payments, clock, schedule_seconds=(30, 60, 3600),
+                                 limit_seconds=24 * 3600, key_retention_seconds=24 * 3600)
+
+
+@pytest.fixture
+def reviews(store, payments, clock):
+    return ReviewService(store, payments, clock)
+
+
+def hold(bookings, event, customer="alice", key="k", n=2):
+    return bookings.create_booking(event["event_id"], customer, key, BookingIn(quantity=n)).booking
+
+
+def status(store, booking):
+    return store.get_booking(booking.booking_id).status
+
+
+def test_lost_notification_is_found_by_polling(bookings, payments, provider, reconciler, store, ga_event):
+    booking = hold(bookings, ga_event)
+    payment_id = payments.start_payment(booking.booking_id, "alice", "p").payment.payment_id
+    assert reconciler.check(booking.booking_id) == {"booking_id": booking.booking_id, "outcome": "pending",
+                                                     "wait_seconds": 30, "status": "PAYMENT_PENDING"}
+    assert reconciler.check(booking.booking_id)["wait_seconds"] == 60
+    provider.pay(payment_id)  # the notification is lost: nobody calls apply_provider_payment
+    assert reconciler.check(booking.booking_id)["outcome"] == "settled"
+    assert status(store, booking) is BookingStatus.CONFIRMED
+    journal = bookings.view(booking.booking_id, "alice")["journal"]
+    assert journal[-1]["actor"] == "reconciler" and journal[-1]["action"] == "payment_succeeded"
+
+
+def test_lost_create_response_within_the_key_window_repeats_the_call(bookings, payments, provider, reconciler, store, ga_event):
+    booking = hold(bookings, ga_event)
+    provider.fail("create_payment", "after")
+    with pytest.raises(PaymentProviderUnavailable):
+        payments.start_payment(booking.booking_id, "alice", "p")
+    assert reconciler.check(booking.booking_id)["outcome"] == "pending"
+    assert len(provider.payments_for(booking.booking_id)) == 1
+    assert store.get_booking(booking.booking_id).payment.payment_id == provider.payments_for(booking.booking_id)[0]["id"]
+
+
+def test_lost_create_response_after_the_key_window_is_found_by_metadata(bookings, payments, provider, reconciler,
+                                                                        store, ga_event, clock):
+    booking = hold(bookings, ga_event)
+    provider.fail("create_payment", "after")
+    with pytest.raises(PaymentProviderUnavailable):
+        payments.start_payment(booking.booking_id, "alice", "p")
+    provider.keys.clear()  # the provider forgot the key
+    clock.advance(25 * 3600)
+    found = []
+    provider.find_payments = lambda **kw: found.append(kw) or provider.payments_for(kw["metadata"]["booking_id"])
+    reconciler.check(booking.booking_id)
+    assert found and found[0]["metadata"] == {"booking_id": booking.booking_id}
+    assert len(provider.payments_for(booking.booking_id)) == 1
+    assert store.get_booking(booking.booking_id).payment.payment_id
+
+
+def test_payment_that_never_completes_fails_at_the_limit(bookings, payments, provider, reconciler, store, catalog,
+                                                         ga_event, clock):
+    booking = hold(bookings, ga_event)
+    payments.start_payment(booking.booking_id, "alice", "p")
+    clock.advance(300)
+    assert reconciler.check(booking.booking_id)["outcome"] == "pending"
+    clock.advance(24 * 3600)
+    assert reconciler.check(booking.booking_id)["outcome"] == "settled"
+    assert status(store, booking) is BookingStatus.PAYMENT_FAILED
+    assert catalog.get_event(ga_event["event_id"])["counts"]["held"] == 0
+
+
+def test_unreachable_provider_at_the_limit_goes_to_review(bookings, payments, provider, reconciler, store, ga_event, clock):
+    booking = hold(bookings, ga_event)
+    payments.start_payment(booking.booking_id, "alice", "p")
+    clock.advance(25 * 3600)
+    provider.fail("get_payment", "before")
+    assert reconciler.check(booking.booking_id)["outcome"] == "settled"
+    stored = store.get_booking(booking.booking_id)
+    assert stored.status is BookingStatus.MANUAL_REVIEW and stored.review["reason"] == "provider_unreachable"
+
+
+def test_refund_with_unknown_outcome_is_retried_once_at_the_provider(bookings, payments, provider, reconciler, store,
+                                                                     ga_event):
+    booking = hold(bookings, ga_event)
+    payment_id = payments.start_payment(booking.booking_id, "alice", "p").payment.payment_id
+    provider.pay(payment_id)
+    payments.apply_provider_payment(provider.get_payment(payment_id))
+    provider.fail("create_refund", "after")
+    assert bookings.cancel(booking.booking_id, "alice", refund=payments.cancel_confirmed).status is BookingStatus.REFUND_PENDING
+    assert reconciler.check(booking.booking_id)["outcome"] == "settled"
+    assert status(store, booking) is BookingStatus.REFUNDED
+    assert len(provider.refunds_for(payment_id)) == 1
+
+
+def test_sweeper_expires_overdue_holds_and_restarts_reconciliation(bookings, payments, store, ga_event, clock):
+    stale_hold = hold(bookings, ga_event, key="a", n=1)
+    paying = hold(bookings, ga_event, customer="bob", key="b", n=1)
+    payments.start_payment(paying.booking_id, "bob", "p")
+    started = []
+    clock.advance(200)
+    assert sweep(store, clock, bookings.expire, lambda b, tag: started.append((b, tag))) == \
+        {"expired": 0, "reconciling": 1, "skipped": 0}
+    clock.advance(600)
+    result = sweep(store, clock, bookings.expire, lambda b, tag: started.append((b, tag)))
+    assert result["expired"] == 2
+    assert status(store, stale_hold) is BookingStatus.EXPIRED
+    assert started[0] == (paying.booking_id, "sweep-0")
+
+
+def test_operator_refunds_a_review(bookings, payments, provider, reviews, store, ga_event, clock):
+    booking = hold(bookings, ga_event)
+    payment_id = payments.start_payment(booking.booking_id, "alice", "p").payment.payment_id
+    provider.pay(payment_id, at="2030-01-01T12:09:00.000Z")
+    clock.advance(601)
+    bookings.expire(booking.booking_id)
+    hold(bookings, ga_event, customer="bob", key="b", n=10)
+    payments.apply_provider_payment(provider.get_payment(payment_id))
+    assert [r["booking_id"] for r in reviews.open_reviews()] == [booking.booking_id]
+    with pytest.raises(Conflict) as err:
+        reviews.resolve(booking.booking_id, "confirm", "olga", "try to seat")
+    assert err.value.code == "places_unavailable"
+    resolved = reviews.resolve(booking.booking_id, "refund", "olga", "customer asked for money back")
+    assert resolved["status"] == "REFUNDED"
+    assert reviews.resolve(booking.booking_id, "refund", "olga", "again")["status"] == "REFUNDED"
+    assert reviews.open_reviews() == []
+    assert len(provider.refunds_for(payment_id)) == 1
+    entry = [e for e in bookings.view(booking.booking_id, "alice")["journal"] if e["actor"] == "operator"][0]
+    assert entry["ids"]["operator"] == "olga" and "money back" in entry["decision"]
+
+
+def test_operator_confirms_when_places_are_free(bookings, payments, provider, reviews, store, catalog, ga_event, clock):
+    booking = hold(bookings, ga_event)
+    payment_id = payments.start_payment(booking.booking_id, "alice", "p").payment.payment_id
+    provider.pay(payment_id)
+    provider.payments[payment_id]["amount"] = {"value": "3000.00", "currency": "USD"}
+    payments.apply_provider_payment(provider.get_payment(payment_id))
+    assert status(store, booking) is BookingStatus.MANUAL_REVIEW
+    assert reviews.resolve(booking.booking_id, "confirm", "olga", "currency checked by phone")["status"] == "CONFIRMED"
+    assert catalog.get_event(ga_event["event_id"])["counts"] == {"available": 8, "held": 0, "sold": 2}
