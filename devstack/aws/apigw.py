@@ -114,7 +114,10 @@ class ApiGatewayServer:
 
             do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _handle
 
-        self.httpd = ThreadingHTTPServer((host, port), Handler)
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 256  # the default backlog of 5 refuses bursts a real endpoint absorbs
+
+        self.httpd = Server((host, port), Handler)
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -128,7 +131,8 @@ class ApiGatewayServer:
         self._thread.start()
 
     def stop(self) -> None:
-        self.httpd.shutdown()
+        if self._thread is not None:  # shutdown() waits for serve_forever: only call it once started
+            self.httpd.shutdown()
         self.httpd.server_close()
         if self._thread:
             self._thread.join(5)

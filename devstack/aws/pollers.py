@@ -10,6 +10,7 @@ import datetime as dt
 import hashlib
 import json
 import logging
+import re
 import threading
 import time
 import uuid
@@ -442,3 +443,48 @@ class DynamoDbStreamPoller(_Poller):
             kwargs = {"MessageGroupId": state.shard_id, "MessageDeduplicationId": str(uuid.uuid4())}
         self.sqs.send_message(QueueUrl=url, MessageBody=json.dumps(message, default=str), **kwargs)
         self.stats.sent_to_destination += len(records)
+
+
+# --------------------------------------------------------------------------------------------
+# EventBridge schedules
+# --------------------------------------------------------------------------------------------
+
+_RATE = re.compile(r"^rate\((\d+)\s+(minute|minutes|hour|hours|day|days)\)$")
+_UNIT_SECONDS = {"minute": 60, "minutes": 60, "hour": 3600, "hours": 3600, "day": 86400, "days": 86400}
+
+
+def rate_seconds(expression: str) -> float | None:
+    """Seconds between runs of a ``rate(...)`` schedule; None for cron expressions (not emulated)."""
+    match = _RATE.match(expression.strip())
+    if not match:
+        return None
+    return int(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+
+
+class ScheduleInvoker(_Poller):
+    """Invokes a function on a rule's ``rate(...)`` schedule with a Scheduled Event, as
+    EventBridge does. The first run happens one interval after start."""
+
+    kind = "schedule"
+
+    def __init__(self, *, rule_arn: str, interval_seconds: float, **kwargs: Any):
+        super().__init__(client=None, **kwargs)
+        self.rule_arn = rule_arn
+        self.interval = interval_seconds
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.poll_once()
+            except Exception:  # noqa: BLE001 - a schedule never dies
+                LOG.exception("scheduled run of %s failed", self.function.function_name)
+
+    def poll_once(self) -> bool:
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        event = {"version": "0", "id": str(uuid.uuid4()), "detail-type": "Scheduled Event", "source": "aws.events",
+                 "account": self.rule_arn.split(":")[4], "time": now, "region": self.region,
+                 "resources": [self.rule_arn], "detail": {}}
+        _, error = self._invoke(event)
+        if error is not None:
+            self.stats.failures += 1
+        return True

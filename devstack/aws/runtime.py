@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import transactions
+
 LOG = logging.getLogger("devstack.aws")
 
 SERIALISED_SERVICES = {"dynamodb": "dynamodb", "dynamodbstreams": "dynamodb", "sqs": "sqs"}
@@ -74,8 +76,7 @@ class LocalFunction:
     memory_size: int = 128
     environment: dict[str, str] = field(default_factory=dict)
     import_environment: dict[str, str] = field(default_factory=dict)
-    _callable: Any = None
-    _load_lock: threading.Lock = field(default_factory=threading.Lock)
+    _handler: Any = None
 
     @property
     def module_name(self) -> str:
@@ -83,29 +84,29 @@ class LocalFunction:
         return f"_devstack_lambda_{safe}_{self.handler.rsplit('.', 1)[0].replace('.', '_')}"
 
     def load(self) -> Any:
-        """Import the handler module once, under a module name of its own (every function's file
-        is `app.py`), with its code directory first on sys.path during the import (as /var/task)."""
-        if self._callable is not None:
-            return self._callable
-        with self._load_lock, _IMPORT_LOCK:
-            if self._callable is not None:
-                return self._callable
+        """The handler, its module imported once (the cold start) under a module name of its own
+        (every function's file is `app.py`), with its code directory first on sys.path during the
+        import (as /var/task)."""
+        with _IMPORT_LOCK:
+            if self._handler is not None:
+                return self._handler
             module_path, _, attribute = self.handler.rpartition(".")
             source = self.code_dir / (module_path.replace(".", "/") + ".py")
             if not source.is_file():
                 raise ImportError(f"handler module not found: {source}")
+            name = self.module_name
             saved_env = {k: os.environ.get(k) for k in self.import_environment}
             os.environ.update(self.import_environment)
             sys.path.insert(0, str(self.code_dir))
             try:
-                spec = importlib.util.spec_from_file_location(self.module_name, source)
+                spec = importlib.util.spec_from_file_location(name, source)
                 assert spec and spec.loader
                 module = importlib.util.module_from_spec(spec)
-                sys.modules[self.module_name] = module
+                sys.modules[name] = module
                 try:
                     spec.loader.exec_module(module)
                 except BaseException:
-                    sys.modules.pop(self.module_name, None)
+                    sys.modules.pop(name, None)
                     raise
             finally:
                 try:
@@ -117,15 +118,25 @@ class LocalFunction:
                         os.environ.pop(key, None)
                     else:
                         os.environ[key] = value
-            self._callable = getattr(module, attribute)
-            return self._callable
+            self._handler = getattr(module, attribute)
+            return self._handler
 
     def invoke(self, event: Any, request_id: str | None = None) -> Any:
-        """Call the handler; exceptions propagate (callers shape them)."""
+        """Call the handler; exceptions propagate (callers shape them).
+
+        Invocations run one at a time, across all functions. Lambda gives every concurrent
+        invocation an interpreter of its own; here they share one, and libraries keep
+        per-invocation state in globals (Powertools' API resolver puts the current event on a
+        class attribute, its Logger keeps the invocation's keys), so two invocations at once would
+        read each other's requests. No handler waits for another invocation (Step Functions and
+        the pollers call in on threads of their own), so one lock cannot deadlock.
+        """
         handler = self.load()
-        return handler(event, LambdaContext(self, request_id))
+        with _INVOCATION_LOCK:
+            return handler(event, LambdaContext(self, request_id))
 
 
+_INVOCATION_LOCK = threading.Lock()
 _IMPORT_LOCK = threading.RLock()
 _REGISTRY: dict[str, LocalFunction] = {}  # function name and ARN -> function
 
@@ -225,6 +236,7 @@ def _install() -> None:
     )
 
     LambdaFunction._invoke_lambda = _invoke_in_process
+    transactions.install()
 
     original_call_action = BaseResponse.call_action
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from . import runtime
 from .apigw import ApiGatewayServer, routes_from_template
-from .pollers import DynamoDbStreamPoller, SqsPoller, _Poller
+from .pollers import DynamoDbStreamPoller, ScheduleInvoker, SqsPoller, _Poller, rate_seconds
 from .runtime import LocalFunction
 from .template import (
     Resolver,
@@ -151,6 +151,7 @@ class LocalStack:
         self.secrets: dict[str, str] = {}  # secret name -> ARN
         self._code_dirs: dict[str, Path] = {}
         self._mappings: dict[str, dict[str, Any]] = {}
+        self._schedules: dict[str, dict[str, Any]] = {}
 
         self._moto: Any = None
         self._api: ApiGatewayServer | None = None
@@ -466,6 +467,22 @@ class LocalStack:
         arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
         return url, {"Arn": arn, "QueueName": name, "QueueUrl": url}
 
+    def _create_Events_Rule(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        events = self._clients("events")
+        name = p.get("Name") or self._physical_name(logical_id, 64)
+        kwargs: dict[str, Any] = {"Name": name, "State": p.get("State", "ENABLED")}
+        for key in ("ScheduleExpression", "Description"):
+            if p.get(key):
+                kwargs[key] = p[key]
+        if p.get("EventPattern"):
+            kwargs["EventPattern"] = p["EventPattern"] if isinstance(p["EventPattern"], str) else json.dumps(p["EventPattern"])
+        arn = events.put_rule(**kwargs)["RuleArn"]
+        if p.get("ScheduleExpression"):
+            for target in p.get("Targets") or []:
+                self._schedules[logical_id] = {"rule_arn": arn, "expression": p["ScheduleExpression"],
+                                               "target": target.get("Arn", "")}
+        return name, {"Arn": arn}
+
     def _create_IAM_Role(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         iam = self._clients("iam")
         name = p.get("RoleName") or self._physical_name(logical_id, 64)
@@ -599,6 +616,16 @@ class LocalStack:
                 continue
             self.pollers[logical_id] = poller
             poller.start()
+        for logical_id, schedule in self._schedules.items():
+            fn = self._function_for(schedule["target"])
+            interval = rate_seconds(schedule["expression"])
+            if fn is None or interval is None:
+                self.logger.warning("schedule %s (%s) not emulated", logical_id, schedule["expression"])
+                continue
+            self.pollers[logical_id] = ScheduleInvoker(
+                rule_arn=schedule["rule_arn"], interval_seconds=interval, uuid_=logical_id, function=fn,
+                region=self.region, mapping={}, poll_interval=self.poll_interval)
+            self.pollers[logical_id].start()
         for poller in self.pollers.values():
             if isinstance(poller, DynamoDbStreamPoller):
                 poller.wait_ready(10)
