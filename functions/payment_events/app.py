@@ -6,6 +6,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from holdfast import wiring
 from holdfast.adapters.provider import ProviderNotFound
+from holdfast.faults import crash_point
 from holdfast.observability import logger, tracer
 
 processor = BatchProcessor(event_type=EventType.SQS)
@@ -23,6 +24,7 @@ def handle_record(record: SQSRecord) -> None:
     except ProviderNotFound:
         # A forged or foreign notification: nothing by that id exists at the provider.
         outcome = "not_found_at_provider"
+    crash_point("consumer.after_applying")
     logger.info("notification applied", extra={"event": message["event"], "object_id": message["object_id"],
                                                 "outcome": outcome})
 

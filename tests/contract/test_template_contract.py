@@ -70,5 +70,7 @@ def test_sample_events_parse(path):
         assert json.loads(next(iter(SQSEvent(event).records)).body)["object_id"]
     elif "Records" in event:
         assert next(iter(DynamoDBStreamEvent(event).records)).dynamodb.new_image["type"]
+    elif event.get("detail-type") == "Scheduled Event":
+        assert event["source"] == "aws.events"
     else:
-        assert event["booking_id"] and event["hold_expires_at"]
+        assert event["booking_id"] and ("hold_expires_at" in event or "wait_seconds" in event)

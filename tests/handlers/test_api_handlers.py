@@ -127,3 +127,26 @@ def test_unknown_route_is_404(handler_env):
     event["resource"] = event["path"] = "/nowhere"
     status, body = call("events_api", event)
     assert (status, body["error"]["code"]) == (404, "route_not_found")
+
+
+def test_admin_endpoints_need_the_organizer_key_and_validate(handler_env):
+    status, body = call("admin_api", api_event("list_reviews.json", headers={"X-Api-Key": "nope"}))
+    assert (status, body["error"]["code"]) == (401, "unauthorized")
+    status, body = call("admin_api", api_event("list_reviews.json", headers=ORGANIZER))
+    assert (status, body) == (200, {"reviews": []})
+    status, body = call("admin_api", api_event("resolve_review.json", headers=ORGANIZER,
+                                               body={"action": "explode", "operator": "o", "note": "n"}))
+    assert (status, body["error"]["code"]) == (400, "validation_error")
+    status, body = call("admin_api", api_event("resolve_review.json", headers=ORGANIZER))
+    assert (status, body["error"]["code"]) == (404, "booking_not_found")
+    status, body = call("admin_api", api_event("get_booking_journal.json", headers=ORGANIZER))
+    assert (status, body["error"]["code"]) == (404, "booking_not_found")
+
+
+def test_admin_sees_any_booking_with_its_journal(handler_env):
+    event = create_event(capacity=2)
+    booking = book(event["event_id"])[1]
+    status, body = call("admin_api", api_event("get_booking_journal.json", headers=ORGANIZER,
+                                               path_params={"booking_id": booking["booking_id"]}))
+    assert status == 200 and body["customer_id"] == "customer-42"
+    assert [entry["action"] for entry in body["journal"]] == ["hold_created"]

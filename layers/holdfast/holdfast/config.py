@@ -23,7 +23,21 @@ class Settings(BaseModel):
     payment_return_url: str = "https://example.com/bookings"
     payment_events_queue_url: str = ""
     hold_expiry_state_machine_arn: str = ""
+    reconciliation_state_machine_arn: str = ""
+    reconcile_schedule_seconds: tuple[int, ...] = (30, 60, 120, 300, 900, 1800, 3600)
+    reconcile_limit_seconds: int = Field(default=86_400, ge=1)
+    provider_key_retention_seconds: int = Field(default=86_400, ge=1)
+    sweep_grace_seconds: int = Field(default=60, ge=0)
     allowed_webhook_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
+
+    @field_validator("reconcile_schedule_seconds", mode="before")
+    @classmethod
+    def _parse_schedule(cls, value):
+        if isinstance(value, str):
+            value = [int(part) for part in value.split(",") if part.strip()]
+        if not value or any(int(part) < 0 for part in value):
+            raise ValueError("a comma-separated list of non-negative seconds")
+        return tuple(int(part) for part in value)
 
     @field_validator("allowed_webhook_networks", mode="before")
     @classmethod
@@ -45,6 +59,11 @@ _ENV_NAMES = {
     "payment_events_queue_url": "PAYMENT_EVENTS_QUEUE_URL",
     "hold_expiry_state_machine_arn": "HOLD_EXPIRY_STATE_MACHINE_ARN",
     "allowed_webhook_networks": "ALLOWED_WEBHOOK_NETWORKS",
+    "reconciliation_state_machine_arn": "RECONCILIATION_STATE_MACHINE_ARN",
+    "reconcile_schedule_seconds": "RECONCILE_SCHEDULE_SECONDS",
+    "reconcile_limit_seconds": "RECONCILE_LIMIT_SECONDS",
+    "provider_key_retention_seconds": "PROVIDER_KEY_RETENTION_SECONDS",
+    "sweep_grace_seconds": "SWEEP_GRACE_SECONDS",
 }
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import functools
 
-from .adapters.aws import HoldExpiryScheduler, PaymentEventsQueue, read_secret
+from .adapters.aws import HoldExpiryScheduler, PaymentEventsQueue, ReconciliationStarter, read_secret
 from .adapters.dynamo import BookingStore
 from .adapters.provider import YooKassaProvider
 from .clock import system_clock
@@ -52,15 +52,44 @@ def bookings():
 
 
 @functools.cache
+def reconciliation_starter() -> ReconciliationStarter | None:
+    arn = settings().reconciliation_state_machine_arn
+    return ReconciliationStarter(arn) if arn else None
+
+
+@functools.cache
 def payments():
     from .services.payments import PaymentService
 
-    return PaymentService(store(), provider(), system_clock, bookings(), settings().payment_return_url)
+    config = settings()
+    starter = reconciliation_starter()
+    return PaymentService(store(), provider(), system_clock, bookings(), config.payment_return_url,
+                          first_check_seconds=config.reconcile_schedule_seconds[0],
+                          start_reconciliation=starter.start if starter else None)
+
+
+@functools.cache
+def reconciliation():
+    from .services.reconciliation import ReconciliationService
+
+    config = settings()
+    return ReconciliationService(store(), provider(), payments(), system_clock,
+                                 schedule_seconds=config.reconcile_schedule_seconds,
+                                 limit_seconds=config.reconcile_limit_seconds,
+                                 key_retention_seconds=config.provider_key_retention_seconds)
+
+
+@functools.cache
+def reviews():
+    from .services.reviews import ReviewService
+
+    return ReviewService(store(), payments(), system_clock)
 
 
 def reset() -> None:
     """Forget every cached collaborator and the settings (tests change the environment)."""
     from .config import settings as cached_settings
 
-    for factory in (store, provider, scheduler, payment_events_queue, catalog, bookings, payments, cached_settings):
+    for factory in (store, provider, scheduler, payment_events_queue, catalog, bookings, reconciliation_starter,
+                    payments, reconciliation, reviews, cached_settings):
         factory.cache_clear()

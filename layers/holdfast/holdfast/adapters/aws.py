@@ -32,6 +32,28 @@ class HoldExpiryScheduler:
             raise
 
 
+class ReconciliationStarter:
+    """Starts a reconciliation execution for a booking; the name (booking and a tag) makes a
+    repeated start with the same tag a no-op."""
+
+    def __init__(self, state_machine_arn: str, client: Any | None = None) -> None:
+        self.arn = state_machine_arn
+        self.client = client or boto3.client("stepfunctions")
+
+    def start(self, booking_id: str, tag: str, wait_seconds: int = 0) -> bool:
+        try:
+            self.client.start_execution(
+                stateMachineArn=self.arn,
+                name=f"pay-{booking_id}-{tag}"[:80],
+                input=json.dumps({"booking_id": booking_id, "wait_seconds": int(wait_seconds)}),
+            )
+            return True
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ExecutionAlreadyExists":
+                return False
+            raise
+
+
 class PaymentEventsQueue:
     """The FIFO queue between the webhook and the consumer: grouped by payment, de-duplicated by
     (event, object id, status) so a redelivered notification within five minutes is dropped."""

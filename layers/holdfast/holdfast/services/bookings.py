@@ -70,7 +70,15 @@ class BookingService:
             return replay
 
         for attempt in range(HOLD_ATTEMPTS):
-            places = self._plan(event, wanted)
+            try:
+                places = self._plan(event, wanted)
+            except (SoldOut, SeatsUnavailable):
+                # A repeat whose original is still in flight may find the places gone because the
+                # original took them: look once more before refusing.
+                replay = self._replay(customer_id, idempotency_key, fingerprint)
+                if replay is not None:
+                    return replay
+                raise
             now = self.clock()
             booking = Booking(
                 booking_id=str(uuid.uuid4()), event_id=event_id, customer_id=customer_id, status=BookingStatus.HELD,

@@ -102,14 +102,15 @@ class PaymentService:
             return self._create_at_provider(booking)
         raise TooBusy()
 
-    def _watch(self, booking: Booking) -> None:
-        """Start the booking's reconciliation before the provider call, so that a crash anywhere
-        after storing the attempt is still followed up (the sweeper covers a failed start)."""
+    def _watch(self, booking: Booking, tag: str = "initial") -> None:
+        """Start the booking's reconciliation before a provider call whose outcome we may not learn
+        (create, refund), so a crash anywhere after the stored attempt is still followed up. The
+        execution name carries the tag: a repeat starts nothing new; the sweeper covers a failed start."""
         crash_point("payment.after_storing_attempt")
         if self.start_reconciliation is None:
             return
         try:
-            self.start_reconciliation(booking.booking_id, "initial", self.first_check_seconds)
+            self.start_reconciliation(booking.booking_id, tag, self.first_check_seconds)
         except Exception:  # noqa: BLE001 - the due index and the sweeper restart it
             logger.exception("could not start reconciliation", extra={"booking_id": booking.booking_id})
 
@@ -145,13 +146,14 @@ class PaymentService:
         crash_point("payment.after_provider_call")
         return self.record_created(booking, answer)
 
-    def record_created(self, booking: Booking, answer: dict[str, Any]) -> Booking:
+    def record_created(self, booking: Booking, answer: dict[str, Any], action: str = "payment_created",
+                       decision: str = "provider payment created") -> Booking:
         change = {
             "state": "CREATED", "payment_id": answer["id"], "provider_status": answer.get("status"),
             "confirmation_url": (answer.get("confirmation") or {}).get("confirmation_url"), "lease_until": None,
         }
-        return self._note(booking, action="payment_created", decision="provider payment created",
-                          ids={"payment_id": answer["id"]}, payment_change=change)
+        return self._note(booking, action=action, decision=decision, ids={"payment_id": answer["id"]},
+                          payment_change=change)
 
     # ------------------------------------------------------------------------------------- apply
 
@@ -313,6 +315,7 @@ class PaymentService:
         """Ask the provider for the booking's refund with its stored key; record what it answered."""
         payment = booking.payment
         assert payment is not None and payment.refund is not None and payment.payment_id
+        self._watch(booking, f"refund-{payment.refund['reason']}")
         try:
             answer = self.provider.create_refund(payment.payment_id, booking.amount.as_dict(),
                                                  f"Holdfast booking {booking.booking_id}: {payment.refund['reason']}",

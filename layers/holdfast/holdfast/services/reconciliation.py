@@ -83,15 +83,17 @@ class ReconciliationService:
                 self.payments.refund(booking, "reconciler")
             return
         if not payment.payment_id:
-            answer = self._find_lost_payment(booking)
-            if answer is None:
+            found = self._find_lost_payment(booking)
+            if found is None:
                 return
-            booking = self.payments.record_created(booking, answer)
+            answer, how = found
+            booking = self.payments.record_created(booking, answer, action=f"payment_found_{how}",
+                                                   decision="lost create response settled by reconciliation")
             payment = booking.payment
             assert payment is not None and payment.payment_id
         self.payments.apply_provider_payment(self.provider.get_payment(payment.payment_id), actor="reconciler")
 
-    def _find_lost_payment(self, booking: Booking) -> dict[str, Any] | None:
+    def _find_lost_payment(self, booking: Booking) -> tuple[dict[str, Any], str] | None:
         payment = booking.payment
         assert payment is not None
         requested = parse_iso(payment.requested_at or booking.created_at)
@@ -99,7 +101,7 @@ class ReconciliationService:
             # The provider still knows the key: the same request returns the payment, or creates it
             # now if the first call never got through (the customer can still pay: the hold stands).
             try:
-                return self.payments.request_creation(booking)
+                return self.payments.request_creation(booking), "by_same_key"
             except ProviderRejected:
                 return None
         found = self.provider.find_payments(
@@ -110,7 +112,7 @@ class ReconciliationService:
             self._note(booking, "payment_not_found_at_provider", "no payment exists for this attempt",
                        replace(payment, state="NOT_CREATED", next_check_at=None, lease_until=None))
             return None
-        return sorted(found, key=lambda item: item.get("created_at", ""))[0]
+        return sorted(found, key=lambda item: item.get("created_at", ""))[0], "by_metadata"
 
     # ----------------------------------------------------------------------------------- the end
 

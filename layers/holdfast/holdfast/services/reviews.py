@@ -24,6 +24,13 @@ class ReviewService:
     def open_reviews(self) -> list[dict[str, Any]]:
         return [describe(booking) for booking in self.store.list_reviews()]
 
+    def booking_with_journal(self, booking_id: str) -> dict[str, Any]:
+        """Any booking with its whole journal, for operators (no ownership check: organizer only)."""
+        booking, journal = self.store.get_booking_with_journal(booking_id)
+        if booking is None:
+            raise NotFound(f"No booking {booking_id}.", code="booking_not_found")
+        return describe(booking) | {"customer_id": booking.customer_id, "journal": [e.as_dict() for e in journal]}
+
     def resolve(self, booking_id: str, action: str, operator: str, note: str) -> dict[str, Any]:
         """Apply an operator's decision. Repeating a decision already taken returns the booking."""
         if action not in ACTIONS:

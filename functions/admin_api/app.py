@@ -1,0 +1,44 @@
+"""Operator endpoints: bookings in manual review, and the decision taken on each."""
+from pydantic import BaseModel, ConfigDict, Field
+
+from holdfast import wiring
+from holdfast.http import json_response, make_resolver, parse_body, require_organizer
+from holdfast.observability import logger, tracer
+
+app = make_resolver()
+
+
+class ResolveIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    action: str = Field(pattern="^(refund|confirm|close)$")
+    operator: str = Field(min_length=1, max_length=100)
+    note: str = Field(min_length=1, max_length=1000)
+
+
+@app.get("/admin/reviews")
+@tracer.capture_method
+def list_reviews():
+    require_organizer(app, wiring.organizer_api_key)
+    return json_response(200, {"reviews": wiring.reviews().open_reviews()})
+
+
+@app.post("/admin/reviews/<booking_id>/resolve")
+@tracer.capture_method
+def resolve_review(booking_id: str):
+    require_organizer(app, wiring.organizer_api_key)
+    request = parse_body(app, ResolveIn)
+    return json_response(200, wiring.reviews().resolve(booking_id, request.action, request.operator, request.note))
+
+
+@app.get("/admin/bookings/<booking_id>")
+@tracer.capture_method
+def get_booking_journal(booking_id: str):
+    require_organizer(app, wiring.organizer_api_key)
+    return json_response(200, wiring.reviews().booking_with_journal(booking_id))
+
+
+@logger.inject_lambda_context(correlation_id_path="requestContext.requestId")
+@tracer.capture_lambda_handler
+def lambda_handler(event, context):
+    return app.resolve(event, context)

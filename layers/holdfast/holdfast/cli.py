@@ -1,0 +1,84 @@
+"""holdfast-admin: the operators' terminal tool, over the admin API.
+
+  python -m holdfast.cli reviews                         bookings waiting for a decision
+  python -m holdfast.cli show BOOKING_ID                 a booking and its whole journal
+  python -m holdfast.cli resolve BOOKING_ID ACTION --operator NAME --note TEXT
+                                                         ACTION: refund | confirm | close
+
+The API base URL comes from --api or HOLDFAST_API_URL (default http://127.0.0.1:3000), the
+organizer key from --key or HOLDFAST_ORGANIZER_KEY (default: the local development key).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+from typing import Any
+
+LOCAL_KEY = "local-organizer-key"
+
+
+def _call(api: str, key: str, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(api.rstrip("/") + path, data=data, method=method,
+                                     headers={"X-Api-Key": key, "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, json.loads(answer.read() or b"null")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")
+
+
+def _print_journal(booking: dict[str, Any]) -> None:
+    print(f"booking {booking['booking_id']}  {booking['status']}  {booking['amount']['value']} "
+          f"{booking['amount']['currency']}  places {booking['places']}")
+    if booking.get("review"):
+        print(f"  review: {booking['review']['reason']}: {booking['review']['next_step']}")
+    for entry in booking.get("journal", []):
+        ids = " ".join(f"{k}={v}" for k, v in entry["ids"].items() if k != "booking_id" and v)
+        print(f"  {entry['at']}  {entry['actor']:<10} {entry['action']:<32} "
+              f"{entry['from_status'] or '-':>15} -> {entry['to_status']:<15} {entry['decision']}  {ids}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="holdfast-admin", description="Operate manual reviews and read journals.")
+    parser.add_argument("--api", default=os.environ.get("HOLDFAST_API_URL", "http://127.0.0.1:3000"))
+    parser.add_argument("--key", default=os.environ.get("HOLDFAST_ORGANIZER_KEY", LOCAL_KEY))
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("reviews", help="list bookings in manual review")
+    show = commands.add_parser("show", help="show a booking and its journal")
+    show.add_argument("booking_id")
+    resolve = commands.add_parser("resolve", help="decide a review")
+    resolve.add_argument("booking_id")
+    resolve.add_argument("action", choices=["refund", "confirm", "close"])
+    resolve.add_argument("--operator", required=True)
+    resolve.add_argument("--note", required=True)
+    args = parser.parse_args(argv)
+
+    if args.command == "reviews":
+        status, body = _call(args.api, args.key, "GET", "/admin/reviews")
+        if status == 200:
+            for booking in body["reviews"]:
+                print(f"{booking['booking_id']}  {booking['updated_at']}  {booking['review']['reason']}")
+            print(f"{len(body['reviews'])} booking(s) in review")
+    elif args.command == "show":
+        status, body = _call(args.api, args.key, "GET", f"/admin/bookings/{args.booking_id}")
+        if status == 200:
+            _print_journal(body)
+    else:
+        status, body = _call(args.api, args.key, "POST", f"/admin/reviews/{args.booking_id}/resolve",
+                             {"action": args.action, "operator": args.operator, "note": args.note})
+        if status == 200:
+            print(f"{body['booking_id']} is now {body['status']}")
+    if status != 200:
+        error = (body or {}).get("error", {}) if isinstance(body, dict) else {}
+        print(f"error {status}: {error.get('code', '')} {error.get('message', body)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

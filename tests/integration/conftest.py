@@ -1,0 +1,59 @@
+"""The whole system on loopback: the embedded AWS stack deployed from template.yaml, the API on
+its own port, and the payment sandbox with its webhooks aimed at the API.
+
+Timings are shortened through configuration only (the template's parameters): reconciliation
+checks every second or two and gives up after LIMIT seconds; the provider's key window is
+KEY_WINDOW seconds of our clock. Everything else is the deployed code path.
+"""
+from __future__ import annotations
+
+import pytest
+
+from devstack.aws import LocalStack
+from devstack.paysandbox import SandboxControl, SandboxServer
+from tests.support.api import BookingApi
+from tests.support.handlers import REPO
+
+LIMIT = 15
+KEY_WINDOW = 4
+
+
+@pytest.fixture(scope="session")
+def system():
+    from aws_lambda_powertools.utilities import parameters
+
+    from holdfast import wiring
+
+    with SandboxServer(host="127.0.0.1", port=0) as sandbox:
+        stack = LocalStack(str(REPO), aws_port=0, api_port=0, parameters={
+            "ProviderApiUrl": sandbox.base_url,
+            "ReconcileScheduleSeconds": "1,1,2",
+            "ReconcileLimitSeconds": str(LIMIT),
+            "ProviderKeyRetentionSeconds": str(KEY_WINDOW),
+            "ProviderTimeoutSeconds": "3",
+            "SweepGraceSeconds": "1",
+        })
+        stack.start()
+        try:
+            wiring.reset()
+            parameters.clear_caches()
+            control = SandboxControl(sandbox.control_url)
+            control.set_webhooks([stack.api_url + "/webhooks/payments"])
+            yield {"stack": stack, "sandbox": sandbox, "control": control, "api": BookingApi(stack.api_url)}
+        finally:
+            stack.stop()
+            wiring.reset()
+
+
+@pytest.fixture
+def api(system):
+    return system["api"]
+
+
+@pytest.fixture
+def sandbox(system):
+    control = system["control"]
+    control.clear_faults()
+    yield control
+    control.clear_faults()
+    control.release()  # nothing held back leaks into the next test

@@ -1,0 +1,214 @@
+"""Issue-4 paths end to end, driven through the sandbox's fault knobs and the real reconciliation
+state machine. Timings are shortened by configuration only (see conftest: LIMIT, KEY_WINDOW)."""
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from holdfast import faults, wiring
+from tests.integration.conftest import KEY_WINDOW, LIMIT
+
+pytestmark = pytest.mark.integration
+
+
+def customer() -> str:
+    return f"cust-{uuid.uuid4().hex[:10]}"
+
+
+def actions(booking):
+    return [entry["action"] for entry in booking["journal"]]
+
+
+def booked_and_paying(api, event, who, n=1):
+    booking = api.book(event["event_id"], who, {"quantity": n}).json()
+    answer = api.pay(booking["booking_id"], who)
+    assert answer.status_code == 201, answer.text
+    return booking["booking_id"], answer.json()["payment_id"]
+
+
+def test_payment_after_expiry_with_the_places_still_free_is_confirmed(api, sandbox):
+    event = api.create_event(capacity=2, hold_ttl_seconds=4)
+    who = customer()
+    booking_id, payment_id = booked_and_paying(api, event, who)
+    api.wait_status(booking_id, who, "EXPIRED", timeout=15)
+    time.sleep(1)
+    sandbox.pay(payment_id)
+    confirmed = api.wait_status(booking_id, who, "CONFIRMED")
+    assert "late_payment_places_retaken" in actions(confirmed)
+    assert api.counts(event["event_id"]) == {"available": 1, "held": 0, "sold": 1}
+
+
+def test_payment_after_expiry_and_resale_is_refunded_once(api, sandbox):
+    event = api.create_event(capacity=1, hold_ttl_seconds=4)
+    who, rival = customer(), customer()
+    booking_id, payment_id = booked_and_paying(api, event, who)
+    api.wait_status(booking_id, who, "EXPIRED", timeout=15)
+    assert api.book(event["event_id"], rival).status_code == 201  # the place is resold
+    sandbox.pay(payment_id)
+    refunded = api.wait_status(booking_id, who, "REFUNDED")
+    assert actions(refunded)[-2:] == ["late_payment_refund_started", "refund_succeeded"]
+    assert len(sandbox.refunds(payment_id)) == 1
+    assert api.counts(event["event_id"]) == {"available": 0, "held": 1, "sold": 0}
+
+
+def test_two_stage_authorisation_after_resale_is_cancelled(api, sandbox):
+    event = api.create_event(capacity=1, hold_ttl_seconds=4, payment_mode="two_stage")
+    who, rival = customer(), customer()
+    booking_id, payment_id = booked_and_paying(api, event, who)
+    api.wait_status(booking_id, who, "EXPIRED", timeout=15)
+    assert api.book(event["event_id"], rival).status_code == 201
+    sandbox.pay(payment_id)
+    api.wait_for(booking_id, who, lambda b: "late_authorisation_cancelled" in actions(b), what="authorisation cancelled")
+    assert sandbox.payment(payment_id)["status"] == "canceled"
+    assert sandbox.refunds(payment_id) == []
+    assert api.booking(booking_id, who)["status"] == "EXPIRED"
+
+
+def test_duplicated_and_reordered_notifications_confirm_once(api, sandbox):
+    event = api.create_event(capacity=2)
+    who = customer()
+    booking_id, payment_id = booked_and_paying(api, event, who)
+    sandbox.add_fault("duplicate", count=4, match={"object_id": payment_id})
+    sandbox.add_fault("hold", times=5, match={"object_id": payment_id})
+    sandbox.pay(payment_id)
+    time.sleep(0.5)
+    assert sandbox.release(order="lifo", object_id=payment_id) >= 1
+    confirmed = api.wait_status(booking_id, who, "CONFIRMED")
+    time.sleep(1.5)  # every copy has been consumed by now
+    assert actions(api.booking(booking_id, who)).count("payment_succeeded") == 1
+    assert actions(confirmed).count("payment_succeeded") == 1
+
+
+def test_notification_dropped_forever_is_settled_by_reconciliation(api, sandbox):
+    event = api.create_event(capacity=2)
+    who = customer()
+    booking_id, payment_id = booked_and_paying(api, event, who)
+    sandbox.add_fault("drop_forever", match={"object_id": payment_id})
+    sandbox.pay(payment_id)
+    confirmed = api.wait_status(booking_id, who, "CONFIRMED", timeout=LIMIT)
+    assert confirmed["journal"][-1]["actor"] == "reconciler"
+    assert all(d["outcome"] != "delivered" for d in sandbox.deliveries(object_id=payment_id))
+
+
+def test_pending_payment_that_never_completes_fails_at_the_limit(api, sandbox):
+    event = api.create_event(capacity=2)  # the hold (600 s) outlives the reconciliation limit here
+    who = customer()
+    booking_id, _ = booked_and_paying(api, event, who)
+    failed = api.wait_status(booking_id, who, "PAYMENT_FAILED", timeout=LIMIT + 15)
+    assert actions(failed)[-1] == "reconciliation_limit_reached"
+    assert api.counts(event["event_id"])["held"] == 0
+
+
+def test_lost_create_response_older_than_the_key_window_is_found_by_metadata(api, sandbox):
+    event = api.create_event(capacity=2)
+    who = customer()
+    booking = api.book(event["event_id"], who).json()
+    sandbox.add_fault("drop_response_after", route="POST /v3/payments", times=1)
+    # While our key window lasts, repeats with the same key fail too; after it, only a lookup helps.
+    sandbox.add_fault("error_500_before", route="POST /v3/payments", times=50)
+    assert api.pay(booking["booking_id"], who).status_code == 503
+    found = api.wait_for(booking["booking_id"], who, lambda b: "payment_found_by_metadata" in actions(b),
+                         timeout=KEY_WINDOW + 10, what="the payment found by metadata")
+    assert len(sandbox.find_payments(booking_id=booking["booking_id"])) == 1
+    assert found["payment"]["payment_id"] == sandbox.find_payments(booking_id=booking["booking_id"])[0]["id"]
+
+
+def test_refund_that_times_out_is_retried_into_one_refund(api, sandbox):
+    event = api.create_event(capacity=2)
+    who = customer()
+    booking_id, payment_id = booked_and_paying(api, event, who)
+    sandbox.pay(payment_id)
+    api.wait_status(booking_id, who, "CONFIRMED")
+    sandbox.add_fault("drop_response_after", route="POST /v3/refunds", times=1)
+    sandbox.add_fault("drop_forever", match={"event": "refund.succeeded"})  # only a retry can tell us
+    cancelled = api.cancel(booking_id, who)
+    assert cancelled.status_code == 200 and cancelled.json()["status"] == "REFUND_PENDING"
+    assert api.counts(event["event_id"]) == {"available": 2, "held": 0, "sold": 0}
+    refunded = api.wait_status(booking_id, who, "REFUNDED", timeout=LIMIT)
+    assert refunded["journal"][-1]["actor"] == "reconciler"
+    assert len(sandbox.refunds(payment_id)) == 1
+
+
+def test_forged_notification_changes_nothing(api, sandbox):
+    event = api.create_event(capacity=2)
+    who = customer()
+    booking_id, payment_id = booked_and_paying(api, event, who)
+    sandbox.forge(payment_id, "payment.succeeded")  # says succeeded; GET says pending
+    time.sleep(2)
+    booking = api.booking(booking_id, who)
+    assert booking["status"] == "PAYMENT_PENDING"
+    assert "payment_succeeded" not in actions(booking)
+
+
+@pytest.fixture
+def crash(monkeypatch):
+    def arm(points: str) -> None:
+        faults.reset_crash_counts()
+        monkeypatch.setenv("HOLDFAST_CRASH_POINTS", points)
+    yield arm
+    faults.reset_crash_counts()
+
+
+def test_crash_before_calling_the_provider_is_recovered_by_the_sweeper(api, sandbox, system, crash):
+    event = api.create_event(capacity=2)
+    who = customer()
+    booking = api.book(event["event_id"], who).json()
+    crash("payment.after_storing_attempt:1")
+    crashed = api.pay(booking["booking_id"], who)
+    assert crashed.status_code == 500
+    assert sandbox.find_payments(booking_id=booking["booking_id"]) == []
+    time.sleep(2)  # past the first check time and the sweeper's grace
+    system["stack"].invoke("SweepDueFunction", {"detail-type": "Scheduled Event", "source": "aws.events"})
+    found = api.wait_for(booking["booking_id"], who, lambda b: b["payment"] and b["payment"]["payment_id"],
+                         what="the payment created by reconciliation")
+    assert "payment_found_by_same_key" in actions(found)
+    assert len(sandbox.find_payments(booking_id=booking["booking_id"])) == 1
+
+
+def test_crash_after_storing_the_outcome_still_notifies_once(api, sandbox, crash, system):
+    event = api.create_event(capacity=2)
+    who = customer()
+    booking_id, payment_id = booked_and_paying(api, event, who)
+    crash("consumer.after_applying:1,outbox.before_publish:1")
+    sandbox.pay(payment_id)
+    api.wait_status(booking_id, who, "CONFIRMED")
+    store = wiring.store()
+    deadline = time.monotonic() + 10
+    while not any(n["type"] == "booking.confirmed" for n in store.list_notifications(who)):
+        assert time.monotonic() < deadline, ("the confirmation never went out", store.list_notifications(who),
+                                             system["stack"].pollers["OutboxRelayFunctionOutboxStream"].stats)
+        time.sleep(0.1)
+    time.sleep(1)
+    assert [n["type"] for n in store.list_notifications(who)].count("booking.confirmed") == 1
+
+
+def test_paid_in_time_but_reported_after_resale_goes_to_an_operator(api, sandbox, system, capsys):
+    from holdfast import cli
+
+    event = api.create_event(capacity=1, hold_ttl_seconds=4)
+    who, rival = customer(), customer()
+    booking_id, payment_id = booked_and_paying(api, event, who)
+    sandbox.add_fault("hold", times=1, match={"object_id": payment_id})
+    # Reconciliation must not learn it either until the place is resold: its GETs fail meanwhile.
+    sandbox.add_fault("error_500_before", route="GET /v3/payments/{id}", times=1000)
+    sandbox.pay(payment_id)  # paid in time; the notification is held back
+    api.wait_status(booking_id, who, "EXPIRED", timeout=15)
+    assert api.book(event["event_id"], rival).status_code == 201
+    sandbox.clear_faults()
+    sandbox.release(object_id=payment_id)
+    review = api.wait_status(booking_id, who, "MANUAL_REVIEW")
+    assert review["review"]["reason"] == "paid_in_time_places_resold"
+    assert "refund" in review["review"]["next_step"]
+    base = ["--api", system["stack"].api_url]
+    assert cli.main(base + ["reviews"]) == 0
+    assert booking_id in capsys.readouterr().out
+    assert cli.main(base + ["resolve", booking_id, "confirm", "--operator", "olga", "--note", "try"]) == 1
+    assert "places_unavailable" in capsys.readouterr().err
+    assert cli.main(base + ["resolve", booking_id, "refund", "--operator", "olga", "--note", "money back"]) == 0
+    assert api.booking(booking_id, who)["status"] == "REFUNDED"
+    assert len(sandbox.refunds(payment_id)) == 1
+    assert cli.main(base + ["show", booking_id]) == 0
+    shown = capsys.readouterr().out
+    assert "review_refund_started" in shown and "olga" in shown

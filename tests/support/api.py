@@ -1,0 +1,80 @@
+"""A small client for the booking API as a customer, an organizer or an operator would call it."""
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from typing import Any, Callable
+
+import requests
+
+ORGANIZER_KEY = "local-organizer-key"
+
+
+class BookingApi:
+    def __init__(self, base_url: str, organizer_key: str = ORGANIZER_KEY, timeout: float = 30) -> None:
+        self.base = base_url.rstrip("/")
+        self.organizer_key = organizer_key
+        self.timeout = timeout
+        self._local = threading.local()
+
+    @property
+    def http(self) -> requests.Session:
+        """One session per thread: requests' sessions are not meant to be shared across threads."""
+        session = getattr(self._local, "session", None)
+        if session is None:
+            session = self._local.session = requests.Session()
+        return session
+
+    def request(self, method: str, path: str, *, customer: str | None = None, key: str | None = None,
+                organizer: bool = False, **kwargs: Any) -> requests.Response:
+        headers = dict(kwargs.pop("headers", {}) or {})
+        if customer:
+            headers["X-Customer-Id"] = customer
+        if key:
+            headers["Idempotency-Key"] = key
+        if organizer:
+            headers["X-Api-Key"] = self.organizer_key
+        return self.http.request(method, self.base + path, headers=headers, timeout=self.timeout, **kwargs)
+
+    def create_event(self, **overrides: Any) -> dict[str, Any]:
+        body = {"name": "Integration night", "venue": "Hall", "city": "Moscow", "category": "club",
+                "starts_at": "2031-01-01T20:00:00Z", "price": {"value": "1000.00", "currency": "RUB"}, "capacity": 10}
+        body.update(overrides)
+        body = {k: v for k, v in body.items() if v is not None}
+        answer = self.request("POST", "/events", organizer=True, json=body)
+        assert answer.status_code == 201, answer.text
+        return answer.json()
+
+    def counts(self, event_id: str) -> dict[str, int]:
+        return self.request("GET", f"/events/{event_id}").json()["counts"]
+
+    def book(self, event_id: str, customer: str, body: dict[str, Any] | None = None, key: str | None = None) -> requests.Response:
+        return self.request("POST", f"/events/{event_id}/bookings", customer=customer, key=key or str(uuid.uuid4()),
+                            json=body or {"quantity": 1})
+
+    def pay(self, booking_id: str, customer: str, key: str | None = None) -> requests.Response:
+        return self.request("POST", f"/bookings/{booking_id}/payment", customer=customer, key=key or str(uuid.uuid4()))
+
+    def booking(self, booking_id: str, customer: str) -> dict[str, Any]:
+        answer = self.request("GET", f"/bookings/{booking_id}", customer=customer)
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+    def cancel(self, booking_id: str, customer: str) -> requests.Response:
+        return self.request("POST", f"/bookings/{booking_id}/cancel", customer=customer)
+
+    def wait_for(self, booking_id: str, customer: str, predicate: Callable[[dict[str, Any]], bool],
+                 timeout: float = 20.0, what: str = "condition") -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            booking = self.booking(booking_id, customer)
+            if predicate(booking):
+                return booking
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; booking is {booking['status']}: "
+                                     f"{[e['action'] for e in booking['journal']]}")
+            time.sleep(0.1)
+
+    def wait_status(self, booking_id: str, customer: str, status: str, timeout: float = 20.0) -> dict[str, Any]:
+        return self.wait_for(booking_id, customer, lambda b: b["status"] == status, timeout, f"status {status}")
