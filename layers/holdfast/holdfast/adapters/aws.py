@@ -10,6 +10,17 @@ from aws_lambda_powertools.utilities import parameters
 from botocore.exceptions import ClientError
 
 
+def start_once(client: Any, state_machine_arn: str, name: str, payload: dict[str, Any]) -> bool:
+    """Start a named execution; False if one of that name exists already (so a repeat is a no-op)."""
+    try:
+        client.start_execution(stateMachineArn=state_machine_arn, name=name[:80], input=json.dumps(payload))
+        return True
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == "ExecutionAlreadyExists":
+            return False
+        raise
+
+
 class HoldExpiryScheduler:
     """Starts the one hold-expiry execution of a booking; its name makes a repeat harmless."""
 
@@ -18,18 +29,8 @@ class HoldExpiryScheduler:
         self.client = client or boto3.client("stepfunctions")
 
     def schedule(self, booking_id: str, hold_expires_at: str) -> bool:
-        """True if an execution was started now, False if one already existed."""
-        try:
-            self.client.start_execution(
-                stateMachineArn=self.arn,
-                name=f"hold-{booking_id}",
-                input=json.dumps({"booking_id": booking_id, "hold_expires_at": hold_expires_at}),
-            )
-            return True
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ExecutionAlreadyExists":
-                return False
-            raise
+        return start_once(self.client, self.arn, f"hold-{booking_id}",
+                          {"booking_id": booking_id, "hold_expires_at": hold_expires_at})
 
 
 class ReconciliationStarter:
@@ -41,17 +42,8 @@ class ReconciliationStarter:
         self.client = client or boto3.client("stepfunctions")
 
     def start(self, booking_id: str, tag: str, wait_seconds: int = 0) -> bool:
-        try:
-            self.client.start_execution(
-                stateMachineArn=self.arn,
-                name=f"pay-{booking_id}-{tag}"[:80],
-                input=json.dumps({"booking_id": booking_id, "wait_seconds": int(wait_seconds)}),
-            )
-            return True
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ExecutionAlreadyExists":
-                return False
-            raise
+        return start_once(self.client, self.arn, f"pay-{booking_id}-{tag}",
+                          {"booking_id": booking_id, "wait_seconds": int(wait_seconds)})
 
 
 class PaymentEventsQueue:

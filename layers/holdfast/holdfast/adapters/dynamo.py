@@ -176,13 +176,17 @@ class BookingStore:
             kwargs["ProjectionExpression"] = projection
         if names:
             kwargs["ExpressionAttributeNames"] = names
+        return self._query_all(kwargs)
+
+    def _query_all(self, kwargs: dict[str, Any]) -> list[dict[str, Any]]:
+        """Every page of a query, as plain items."""
         items: list[dict[str, Any]] = []
         while True:
             answer = self.client.query(**kwargs)
             items.extend(_plain(item) for item in answer.get("Items", []))
             if "LastEvaluatedKey" not in answer:
                 return items
-            kwargs["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
+            kwargs = {**kwargs, "ExclusiveStartKey": answer["LastEvaluatedKey"]}
 
     # --------------------------------------------------------------------------------- bookings
 
@@ -286,17 +290,10 @@ class BookingStore:
         return [booking for booking in bookings if booking is not None]
 
     def _query_index(self, key: str, index: str, attribute: str) -> list[dict[str, Any]]:
-        kwargs: dict[str, Any] = {
+        return self._query_all({
             "TableName": self.table, "IndexName": index, "KeyConditionExpression": f"{attribute} = :key",
             "ExpressionAttributeValues": _attrs({":key": key}),
-        }
-        items: list[dict[str, Any]] = []
-        while True:
-            answer = self.client.query(**kwargs)
-            items.extend(_plain(item) for item in answer.get("Items", []))
-            if "LastEvaluatedKey" not in answer:
-                return items
-            kwargs["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
+        })
 
     # ------------------------------------------------------------------------------ notifications
 
@@ -316,6 +313,79 @@ class BookingStore:
 
     def list_notifications(self, customer_id: str) -> list[dict[str, Any]]:
         return self._query_prefix(f"CUSTOMER#{customer_id}", "NOTE#")
+
+    # ---------------------------------------------------------------------- catalog (listing)
+
+    def update_event_listing(self, event_id: str, expected_version: int, changes: dict[str, Any],
+                             drop_index: list[tuple[str, str]], put_index: list[dict[str, Any]]) -> None:
+        """Change the event's descriptive fields and its index items in one transaction,
+        conditioned on the event's ``catalog_version`` (absent counts as 0)."""
+        names = {f"#f{i}": key for i, key in enumerate(changes)}
+        values = {f":v{i}": value for i, value in enumerate(changes.values())}
+        values[":expected"] = expected_version
+        sets = ", ".join(f"#f{i} = :v{i}" for i in range(len(changes)))
+        names["#cv"] = "catalog_version"
+        items: list[dict] = [{"Update": {
+            "TableName": self.table, "Key": _attrs({"pk": f"EVENT#{event_id}", "sk": "META"}),
+            "UpdateExpression": f"SET {sets}" if sets else "SET #cv = #cv",
+            "ConditionExpression": "attribute_exists(pk) AND (#cv = :expected OR "
+                                   "(attribute_not_exists(#cv) AND :expected = :zero))",
+            "ExpressionAttributeNames": names, "ExpressionAttributeValues": _attrs({**values, ":zero": 0}),
+        }}]
+        put_keys = {(item["pk"], item["sk"]) for item in put_index}
+        items += [{"Delete": {"TableName": self.table, "Key": _attrs({"pk": pk, "sk": sk})}}
+                  for pk, sk in drop_index if (pk, sk) not in put_keys]
+        items += [{"Put": {"TableName": self.table, "Item": _attrs(item)}} for item in put_index]
+        reasons = self._transact(items)
+        if reasons is None:
+            return
+        if reasons[0] == "ConditionalCheckFailed":
+            raise StaleBooking(event_id)
+        raise TransientStoreError("transaction conflict")
+
+    def query_listing(self, pk: str, lower: str, upper: str, limit: int, start: dict[str, str] | None,
+                      filter_expression: str | None = None, filter_values: dict[str, Any] | None = None,
+                      filter_names: dict[str, str] | None = None) -> tuple[list[dict[str, Any]], bool]:
+        """Up to ``limit`` index items of one partition with ``lower <= sk < upper``, after the
+        filter, starting after ``start``; and whether more may follow. Eventually consistent."""
+        kwargs: dict[str, Any] = {
+            "TableName": self.table,
+            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :lower AND :upper",
+            "ExpressionAttributeValues": _attrs({":pk": pk, ":lower": lower, ":upper": upper, **(filter_values or {})}),
+        }
+        if filter_expression:
+            kwargs["FilterExpression"] = filter_expression
+        if filter_names:
+            kwargs["ExpressionAttributeNames"] = filter_names
+        if start:
+            kwargs["ExclusiveStartKey"] = _attrs(start)
+        found: list[dict[str, Any]] = []
+        while True:
+            kwargs["Limit"] = max(limit - len(found), 1) if not filter_expression else max(limit * 2, 10)
+            answer = self.client.query(**kwargs)
+            for item in answer.get("Items", []):
+                found.append(_plain(item))
+                if len(found) == limit:
+                    return found, True
+            if "LastEvaluatedKey" not in answer:
+                return found, False
+            kwargs["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
+
+    def seat_states(self, event_id: str) -> dict[str, str]:
+        """Every seat of an event and its state, eventually consistent (the public seat map)."""
+        kwargs: dict[str, Any] = {
+            "TableName": self.table, "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+            "ExpressionAttributeValues": _attrs({":pk": f"EVENT#{event_id}", ":prefix": "UNIT#"}),
+            "ProjectionExpression": "sk, #state", "ExpressionAttributeNames": {"#state": "state"},
+        }
+        states: dict[str, str] = {}
+        while True:
+            answer = self.client.query(**kwargs)
+            for item in answer.get("Items", []):
+                states[item["sk"]["S"].removeprefix("UNIT#")] = item["state"]["S"]
+            if "LastEvaluatedKey" not in answer:
+                return states
+            kwargs = {**kwargs, "ExclusiveStartKey": answer["LastEvaluatedKey"]}
 
     # ---------------------------------------------------------------------------------- helpers
 

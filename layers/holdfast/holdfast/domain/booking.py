@@ -1,7 +1,7 @@
 """The booking aggregate, its journal, and the pure decision of what a provider payment means for it."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -9,7 +9,7 @@ from typing import Any
 from ..clock import parse_iso
 from .inventory import InventoryKind, Places
 from .money import Money
-from .statuses import HOLDING, RELEASED, BookingStatus, can_move
+from .statuses import HOLDING, BookingStatus, can_move
 
 
 class PaymentMode(StrEnum):
@@ -69,10 +69,6 @@ class Booking:
     @property
     def holds_places(self) -> bool:
         return self.status in HOLDING
-
-    @property
-    def released(self) -> bool:
-        return self.status in RELEASED
 
     @property
     def settled(self) -> bool:
@@ -180,12 +176,7 @@ def paid_before(provider_payment: dict[str, Any], deadline: datetime) -> bool:
     return parse_iso(moment) < deadline
 
 
-def with_status(booking: Booking, status: BookingStatus, **changes: Any) -> Booking:
-    check_transition(booking, status)
-    return replace(booking, status=status, **changes)
-
-
 __all__ = [
     "Booking", "BookingStatus", "InventoryKind", "JournalEntry", "Money", "Payment", "PaymentMode",
-    "PaymentVerdict", "Places", "Verdict", "check_transition", "judge_payment", "paid_before", "with_status",
+    "PaymentVerdict", "Places", "Verdict", "check_transition", "judge_payment", "paid_before",
 ]

@@ -41,7 +41,3 @@ TRANSITIONS: dict[BookingStatus, frozenset[BookingStatus]] = {
 
 def can_move(source: BookingStatus, target: BookingStatus) -> bool:
     return target in TRANSITIONS[source]
-
-
-def sources_of(target: BookingStatus) -> frozenset[BookingStatus]:
-    return frozenset(source for source, targets in TRANSITIONS.items() if target in targets)

@@ -1,0 +1,62 @@
+"""Catalog listing and text search as DynamoDB access patterns (no scans).
+
+A published event is copied into a handful of small index items, each a partition that one
+request can ``Query`` with the date range as the sort key condition:
+
+  pk                                 sk                        serves
+  LIST#ALL                           <starts_at>#<event_id>    no filter
+  LIST#CITY#<city>                   <starts_at>#<event_id>    ?city=
+  LIST#CAT#<category>                <starts_at>#<event_id>    ?category=
+  LIST#CITY#<city>#CAT#<category>    <starts_at>#<event_id>    ?city=&category=
+  WORD#<token>                       <starts_at>#<event_id>    ?q= (first token; the rest filtered)
+
+Tokens are the case-folded words of the name and venue (Unicode-aware, so Cyrillic works;
+``ё`` is folded to ``е`` the way Russian readers expect).
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+MAX_TOKENS = 20
+MIN_TOKEN_LENGTH = 2
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def normalise(text: str) -> str:
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return folded.replace("ё", "е")
+
+
+def tokens(*texts: str) -> list[str]:
+    """The distinct searchable words of ``texts``, in order of first appearance, at most MAX_TOKENS."""
+    seen: list[str] = []
+    for text in texts:
+        for word in _WORD.findall(normalise(text or "")):
+            word = word.strip("_")
+            if len(word) >= MIN_TOKEN_LENGTH and word not in seen:
+                seen.append(word)
+    return seen[:MAX_TOKENS]
+
+
+def list_partition(city: str | None, category: str | None) -> str:
+    if city and category:
+        return f"LIST#CITY#{normalise(city)}#CAT#{normalise(category)}"
+    if city:
+        return f"LIST#CITY#{normalise(city)}"
+    if category:
+        return f"LIST#CAT#{normalise(category)}"
+    return "LIST#ALL"
+
+
+def index_partitions(event: dict) -> list[str]:
+    """Every index partition a published event appears in."""
+    city, category = event["city"], event["category"]
+    parts = [list_partition(None, None), list_partition(city, None), list_partition(None, category),
+             list_partition(city, category)]
+    parts.extend(f"WORD#{token}" for token in tokens(event["name"], event["venue"]))
+    return parts
+
+
+def sort_key(event: dict) -> str:
+    return f"{event['starts_at']}#{event['event_id']}"

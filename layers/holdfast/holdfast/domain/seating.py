@@ -1,0 +1,93 @@
+"""Best available seats: a pure choice over a seat map's current states.
+
+Seat ids created from rows are ``<row>-<n>``. The choice prefers, in order:
+
+1. ``n`` adjacent seats in one row (consecutive numbers, all available);
+2. placements that leave no single orphan seat between the new booking and a taken seat or the
+   row's end (a lone seat nobody buying two can use);
+3. front rows (rows in their natural order: A before B, 2 before 10);
+4. the middle of the free run.
+
+When no row has ``n`` adjacent seats, the seats come from as few rows as possible (largest runs
+first), and when fewer than ``n`` seats are available in total there is no choice (None).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_SEAT = re.compile(r"^(?P<row>.+)-(?P<number>\d+)$")
+
+
+@dataclass(frozen=True)
+class Run:
+    row: str
+    start: int          # first seat number of the run of available seats
+    length: int
+
+
+def _natural(text: str) -> tuple:
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
+
+
+def parse_seat(seat_id: str) -> tuple[str, int] | None:
+    match = _SEAT.match(seat_id)
+    return (match["row"], int(match["number"])) if match else None
+
+
+def runs(states: dict[str, str]) -> list[Run]:
+    """Maximal runs of consecutively numbered available seats in each row."""
+    rows: dict[str, dict[int, str]] = {}
+    for seat_id, state in states.items():
+        parsed = parse_seat(seat_id)
+        if parsed:
+            rows.setdefault(parsed[0], {})[parsed[1]] = state
+    found: list[Run] = []
+    for row in sorted(rows, key=_natural):
+        seats = rows[row]
+        number, last = min(seats), max(seats)
+        while number <= last:
+            if seats.get(number) != "available":
+                number += 1
+                continue
+            start = number
+            while seats.get(number) == "available":
+                number += 1
+            found.append(Run(row, start, number - start))
+    return found
+
+
+def choose_best_available(states: dict[str, str], quantity: int) -> tuple[str, ...] | None:
+    """Pick ``quantity`` seats from ``{seat_id: state}`` (see the module doc), or None if too few."""
+    if quantity < 1:
+        raise ValueError("quantity must be positive")
+    all_runs = runs(states)
+    row_rank = {row: index for index, row in enumerate(dict.fromkeys(run.row for run in all_runs))}
+    best: tuple | None = None
+    for run in all_runs:
+        if run.length < quantity:
+            continue
+        centre = run.start + (run.length - quantity) / 2
+        for offset in range(run.length - quantity + 1):
+            left_gap, right_gap = offset, run.length - quantity - offset
+            orphans = (left_gap == 1) + (right_gap == 1)
+            first = run.start + offset
+            score = (orphans, row_rank[run.row], abs(first - centre), first)
+            if best is None or score < best[0]:
+                best = (score, run.row, first)
+    if best is not None:
+        _, row, first = best
+        return tuple(f"{row}-{number}" for number in range(first, first + quantity))
+    available = [seat for seat, state in states.items() if state == "available"]
+    if len(available) < quantity:
+        return None
+    chosen: list[str] = []
+    for run in sorted(all_runs, key=lambda r: (-r.length, row_rank[r.row], r.start)):
+        take = min(run.length, quantity - len(chosen))
+        chosen.extend(f"{run.row}-{number}" for number in range(run.start, run.start + take))
+        if len(chosen) == quantity:
+            return tuple(chosen)
+    # Seats whose ids are not <row>-<n> are used last, in id order.
+    rest = sorted(seat for seat in available if parse_seat(seat) is None)
+    chosen.extend(rest[:quantity - len(chosen)])
+    return tuple(chosen) if len(chosen) == quantity else None
