@@ -79,12 +79,62 @@ class EventIn(_Strict):
 class BookingIn(_Strict):
     quantity: int | None = Field(default=None)
     seats: list[str] | None = Field(default=None)
+    #: On a seated event, ``{"quantity": n, "best_available": true}`` lets the engine pick the seats.
+    best_available: bool = False
 
     @model_validator(mode="after")
     def _one_form(self) -> "BookingIn":
         if (self.quantity is None) == (self.seats is None):
             raise ValueError("give either quantity or seats")
+        if self.best_available and self.quantity is None:
+            raise ValueError("best_available goes with a quantity, not with named seats")
         return self
+
+
+class EventPatchIn(_Strict):
+    """What an organizer may change on an existing event: its description, not its inventory or price."""
+
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    venue: str | None = Field(default=None, min_length=1, max_length=200)
+    city: str | None = Field(default=None, min_length=1, max_length=100)
+    category: str | None = Field(default=None, min_length=1, max_length=50)
+    starts_at: datetime | None = None
+
+    @field_validator("starts_at")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            raise ValueError("starts_at needs a time zone (for example 2027-05-01T19:00:00Z)")
+        return value
+
+    @model_validator(mode="after")
+    def _something(self) -> "EventPatchIn":
+        if not self.model_fields_set:
+            raise ValueError("give at least one field to change")
+        if any(getattr(self, name) is None for name in self.model_fields_set):
+            raise ValueError("fields cannot be set to null")
+        return self
+
+
+class EventListQuery(_Strict):
+    """Query string of GET /events."""
+
+    city: str | None = Field(default=None, min_length=1, max_length=100)
+    category: str | None = Field(default=None, min_length=1, max_length=50)
+    q: str | None = Field(default=None, min_length=1, max_length=200)
+    date_from: datetime | None = Field(default=None, alias="from")
+    date_to: datetime | None = Field(default=None, alias="to")
+    limit: int = Field(default=20, ge=1, le=100)
+    cursor: str | None = Field(default=None, max_length=2000)
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, populate_by_name=True)
+
+    @field_validator("date_from", "date_to")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            raise ValueError("dates need a time zone (for example 2027-05-01T00:00:00Z)")
+        return value
 
 
 class NotificationIn(BaseModel):

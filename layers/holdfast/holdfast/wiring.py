@@ -86,10 +86,17 @@ def reviews():
     return ReviewService(store(), payments(), system_clock)
 
 
+@functools.cache
+def listing():
+    from .services.listing import ListingService
+
+    return ListingService(store(), system_clock)
+
+
 def reset() -> None:
     """Forget every cached collaborator and the settings (tests change the environment)."""
     from .config import settings as cached_settings
 
     for factory in (store, provider, scheduler, payment_events_queue, catalog, bookings, reconciliation_starter,
-                    payments, reconciliation, reviews, cached_settings):
+                    payments, reconciliation, reviews, listing, cached_settings):
         factory.cache_clear()

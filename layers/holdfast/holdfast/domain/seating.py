@@ -13,6 +13,7 @@ first), and when fewer than ``n`` seats are available in total there is no choic
 """
 from __future__ import annotations
 
+import random
 import re
 from dataclasses import dataclass
 
@@ -26,7 +27,7 @@ class Run:
     length: int
 
 
-def _natural(text: str) -> tuple:
+def natural_key(text: str) -> tuple:
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
 
 
@@ -43,7 +44,7 @@ def runs(states: dict[str, str]) -> list[Run]:
         if parsed:
             rows.setdefault(parsed[0], {})[parsed[1]] = state
     found: list[Run] = []
-    for row in sorted(rows, key=_natural):
+    for row in sorted(rows, key=natural_key):
         seats = rows[row]
         number, last = min(seats), max(seats)
         while number <= last:
@@ -57,13 +58,19 @@ def runs(states: dict[str, str]) -> list[Run]:
     return found
 
 
-def choose_best_available(states: dict[str, str], quantity: int) -> tuple[str, ...] | None:
-    """Pick ``quantity`` seats from ``{seat_id: state}`` (see the module doc), or None if too few."""
+def choose_best_available(states: dict[str, str], quantity: int, rng: random.Random | None = None,
+                          among: int = 1) -> tuple[str, ...] | None:
+    """Pick ``quantity`` seats from ``{seat_id: state}`` (see the module doc), or None if too few.
+
+    With ``among`` > 1 the choice is drawn at random from the ``among`` best placements: a hold
+    that lost its seats to a concurrent one retries with a wider choice instead of colliding with
+    everyone else on the single best block again.
+    """
     if quantity < 1:
         raise ValueError("quantity must be positive")
     all_runs = runs(states)
     row_rank = {row: index for index, row in enumerate(dict.fromkeys(run.row for run in all_runs))}
-    best: tuple | None = None
+    candidates: list[tuple[tuple, str, int]] = []
     for run in all_runs:
         if run.length < quantity:
             continue
@@ -72,11 +79,15 @@ def choose_best_available(states: dict[str, str], quantity: int) -> tuple[str, .
             left_gap, right_gap = offset, run.length - quantity - offset
             orphans = (left_gap == 1) + (right_gap == 1)
             first = run.start + offset
-            score = (orphans, row_rank[run.row], abs(first - centre), first)
-            if best is None or score < best[0]:
-                best = (score, run.row, first)
-    if best is not None:
-        _, row, first = best
+            candidates.append(((orphans, row_rank[run.row], abs(first - centre), first), run.row, first))
+    if candidates:
+        candidates.sort()
+        if among > 1:
+            best_orphans = candidates[0][0][0]
+            pool = [c for c in candidates if c[0][0] == best_orphans][:among]
+            _, row, first = (rng or random).choice(pool)
+        else:
+            _, row, first = candidates[0]
         return tuple(f"{row}-{number}" for number in range(first, first + quantity))
     available = [seat for seat, state in states.items() if state == "available"]
     if len(available) < quantity:

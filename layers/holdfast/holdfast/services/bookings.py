@@ -33,6 +33,7 @@ from ..domain.errors import (
 )
 from ..domain.inventory import InventoryKind, Move, Places, plan_counted
 from ..domain.money import Money
+from ..domain.seating import choose_best_available
 from ..domain.statuses import BookingStatus
 from ..observability import logger
 from ..schemas import BookingIn
@@ -71,7 +72,7 @@ class BookingService:
 
         for attempt in range(HOLD_ATTEMPTS):
             try:
-                places = self._plan(event, wanted)
+                places = self._plan(event, wanted, attempt)
             except (SoldOut, SeatsUnavailable):
                 # A repeat whose original is still in flight may find the places gone because the
                 # original took them: look once more before refusing.
@@ -144,6 +145,10 @@ class BookingService:
             if request.quantity is None or request.quantity < 1 or request.quantity > limit:
                 raise InvalidRequest(f"quantity must be between 1 and {limit}.", code="invalid_quantity", max=limit)
             return {"quantity": request.quantity}
+        if request.best_available:
+            if request.quantity is None or request.quantity < 1 or request.quantity > limit:
+                raise InvalidRequest(f"quantity must be between 1 and {limit}.", code="invalid_quantity", max=limit)
+            return {"best_available": request.quantity}
         if request.seats is None:
             raise InvalidRequest("This event has a seat map; name the seats.", code="seats_required")
         seats = request.seats
@@ -154,7 +159,7 @@ class BookingService:
             raise InvalidRequest("The same seat is named twice.", code="duplicate_seats", seats=duplicates)
         return {"seats": list(seats)}
 
-    def _plan(self, event: dict[str, Any], wanted: dict[str, Any]) -> Places:
+    def _plan(self, event: dict[str, Any], wanted: dict[str, Any], attempt: int = 0) -> Places:
         event_id = event["event_id"]
         if "quantity" in wanted:
             pools = self.store.read_pools(event_id)
@@ -162,6 +167,14 @@ class BookingService:
             if plan is None:
                 raise SoldOut(available=sum(pool.available for pool in pools))
             return Places(InventoryKind.COUNTED, wanted["quantity"], pools=plan)
+        if "best_available" in wanted:
+            # Chosen from a consistent read; the hold's conditional seat moves still decide, and a
+            # conflict comes back here to choose again.
+            states = {unit["sk"].removeprefix("UNIT#"): unit["state"] for unit in self.store.list_units(event_id)}
+            chosen = choose_best_available(states, wanted["best_available"], self.rng, among=4 ** attempt)
+            if chosen is None:
+                raise SoldOut(available=sum(1 for state in states.values() if state == "available"))
+            return Places(InventoryKind.NAMED, len(chosen), units=chosen)
         seats = wanted["seats"]
         units = self.store.read_units(event_id, seats)
         unknown = [seat for seat in seats if seat not in units]

@@ -1,0 +1,165 @@
+"""The public catalog: listing and search of published events, the organizer's edit and publish,
+and the live seat map. Everything here is served by key queries on index items (see
+``holdfast.domain.search``); nothing scans the table.
+
+Publishing is a catalog flag: an event created with ``POST /events`` is bookable at once by its id
+(the existing contract: organizers share the link, and presales work before the public listing),
+but it appears in ``GET /events`` only after ``POST /events/{id}/publish``.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import time
+from typing import Any
+
+from ..adapters.dynamo import BookingStore, StaleBooking, TransientStoreError
+from ..clock import Clock, iso
+from ..domain import search
+from ..domain.errors import InvalidRequest, NotFound, TooBusy
+from ..domain.inventory import InventoryKind
+from ..domain.seating import natural_key
+from ..schemas import EventListQuery, EventPatchIn
+
+UPDATE_ATTEMPTS = 5
+SEAT_MAP_CACHE_SECONDS = 1.0
+SEAT_MAP_CACHE_EVENTS = 500
+
+
+class ListingService:
+    def __init__(self, store: BookingStore, clock: Clock) -> None:
+        self.store = store
+        self.clock = clock
+        self._seat_maps: dict[str, tuple[float, dict[str, Any]]] = {}
+
+    # ------------------------------------------------------------------------------ organizer
+
+    def publish(self, event_id: str) -> dict[str, Any]:
+        """List the event. Publishing a published event changes nothing."""
+        return self._change(event_id, lambda event: {} if event.get("published") else {
+            "published": True, "published_at": iso(self.clock())})
+
+    def update(self, event_id: str, patch: EventPatchIn) -> dict[str, Any]:
+        changes = patch.model_dump(exclude_unset=True)
+        if "starts_at" in changes:
+            changes["starts_at"] = iso(changes["starts_at"])
+        return self._change(event_id, lambda event: {k: v for k, v in changes.items() if event.get(k) != v})
+
+    def _change(self, event_id: str, decide) -> dict[str, Any]:
+        for _ in range(UPDATE_ATTEMPTS):
+            event = self._read(event_id)
+            changes = decide(event)
+            if not changes:
+                return self.view(event)
+            version = int(event.get("catalog_version") or 0)
+            after = {**event, **changes, "catalog_version": version + 1}
+            drop = [(pk, search.sort_key(event)) for pk in search.index_partitions(event)] if event.get("published") else []
+            put = [self.index_item(after, pk) for pk in search.index_partitions(after)] if after.get("published") else []
+            try:
+                self.store.update_event_listing(event_id, version, {**changes, "catalog_version": version + 1}, drop, put)
+            except (StaleBooking, TransientStoreError):
+                continue
+            return self.view(after)
+        raise TooBusy()
+
+    def _read(self, event_id: str) -> dict[str, Any]:
+        event = self.store.get_event(event_id)
+        if event is None:
+            raise NotFound(f"No event {event_id}.", code="event_not_found")
+        return event
+
+    @staticmethod
+    def index_item(event: dict[str, Any], pk: str) -> dict[str, Any]:
+        return {
+            "pk": pk, "sk": search.sort_key(event), "event_id": event["event_id"], "name": event["name"],
+            "venue": event["venue"], "city": event["city"], "category": event["category"],
+            "starts_at": event["starts_at"], "price": event["price"], "currency": event["currency"],
+            "inventory_kind": event["inventory_kind"],
+            "city_key": search.normalise(event["city"]), "category_key": search.normalise(event["category"]),
+            "tokens": search.tokens(event["name"], event["venue"]) or ["-"],
+        }
+
+    @staticmethod
+    def view(event: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "event_id": event["event_id"], "name": event["name"], "venue": event["venue"], "city": event["city"],
+            "category": event["category"], "starts_at": event["starts_at"],
+            "price": {"value": event["price"], "currency": event["currency"]},
+            "inventory": "seated" if event["inventory_kind"] == InventoryKind.NAMED else "general_admission",
+            "published": bool(event.get("published")),
+        }
+
+    # --------------------------------------------------------------------------------- public
+
+    def list_events(self, query: EventListQuery) -> dict[str, Any]:
+        lower = iso(query.date_from) if query.date_from else iso(self.clock())
+        upper = (iso(query.date_to) if query.date_to else "9999") + "~"
+        if lower > upper:
+            raise InvalidRequest("'from' is after 'to'.", code="invalid_date_range")
+        words = search.tokens(query.q) if query.q else []
+        if query.q and not words:
+            raise InvalidRequest("The search text has no words to look for.", code="invalid_query")
+        filters: list[str] = []
+        values: dict[str, Any] = {}
+        names: dict[str, str] = {}
+        if words:
+            # The longest word is usually the rarest: its partition is the one read.
+            words = sorted(words, key=lambda word: (-len(word), word))
+            partition = f"WORD#{words[0]}"
+            for index, word in enumerate(words[1:]):
+                filters.append(f"contains(#tokens, :w{index})")
+                values[f":w{index}"] = word
+                names["#tokens"] = "tokens"
+            if query.city:
+                filters.append("city_key = :city")
+                values[":city"] = search.normalise(query.city)
+            if query.category:
+                filters.append("category_key = :category")
+                values[":category"] = search.normalise(query.category)
+        else:
+            partition = search.list_partition(query.city, query.category)
+        start = self._decode_cursor(query.cursor, partition) if query.cursor else None
+        items, more = self.store.query_listing(
+            partition, lower, upper, query.limit, start, " AND ".join(filters) or None, values or None, names or None)
+        events = [self.view(item | {"published": True}) for item in items]
+        cursor = self._encode_cursor(partition, items[-1]["sk"]) if more and items else None
+        return {"events": events, "next_cursor": cursor}
+
+    @staticmethod
+    def _encode_cursor(partition: str, sort_key: str) -> str:
+        raw = json.dumps({"p": partition, "s": sort_key}, separators=(",", ":")).encode()
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    @staticmethod
+    def _decode_cursor(cursor: str, partition: str) -> dict[str, str]:
+        try:
+            raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+            data = json.loads(raw)
+            if not isinstance(data, dict) or data.get("p") != partition or not isinstance(data.get("s"), str):
+                raise ValueError
+        except (ValueError, binascii.Error, UnicodeDecodeError):
+            raise InvalidRequest("The cursor does not belong to this query; start again without it.",
+                                 code="invalid_cursor") from None
+        return {"pk": partition, "sk": data["s"]}
+
+    def seat_map(self, event_id: str) -> dict[str, Any]:
+        """Every seat and its state (no booking or customer data). Cached for a second per
+        container: thousands of viewers polling every second cost one query a second here."""
+        cached = self._seat_maps.get(event_id)
+        now = time.monotonic()
+        if cached and now - cached[0] < SEAT_MAP_CACHE_SECONDS:
+            return cached[1]
+        event = self._read(event_id)
+        if event["inventory_kind"] != InventoryKind.NAMED:
+            raise InvalidRequest("This event has no seat map.", code="seats_not_supported")
+        states = self.store.seat_states(event_id)
+        counts = {"available": 0, "held": 0, "sold": 0}
+        for state in states.values():
+            counts[state] = counts.get(state, 0) + 1
+        seats = [{"seat": seat, "state": states[seat]} for seat in sorted(states, key=natural_key)]
+        answer = {"event_id": event_id, "counts": counts, "seats": seats}
+        if len(self._seat_maps) >= SEAT_MAP_CACHE_EVENTS:
+            self._seat_maps.clear()
+        self._seat_maps[event_id] = (now, answer)
+        return answer

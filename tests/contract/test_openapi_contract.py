@@ -1,0 +1,102 @@
+"""docs/openapi.yaml describes exactly the API the template deploys, and is a valid OpenAPI document."""
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+
+from tests.support.handlers import REPO
+from tests.support.template import template
+
+OPENAPI_PATH = REPO / "docs" / "openapi.yaml"
+#: Event routes outside /admin that need the organizer key (their handlers call require_organizer).
+ORGANIZER_EVENT_ROUTES = {("post", "/events"), ("patch", "/events/{event_id}"), ("post", "/events/{event_id}/publish")}
+HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+
+def openapi() -> dict:
+    return yaml.safe_load(OPENAPI_PATH.read_text())
+
+
+def template_routes() -> set[tuple[str, str]]:
+    routes = set()
+    for resource in template()["Resources"].values():
+        if resource.get("Type") != "AWS::Serverless::Function":
+            continue
+        for event in ((resource.get("Properties") or {}).get("Events") or {}).values():
+            if event.get("Type") == "Api":
+                props = event["Properties"]
+                routes.add((props["Method"].lower(), props["Path"]))
+    return routes
+
+
+def document_routes(document: dict) -> set[tuple[str, str]]:
+    return {(method.lower(), path) for path, item in document["paths"].items()
+            for method in item if method.lower() in HTTP_METHODS}
+
+
+def test_the_template_declares_routes():
+    assert len(template_routes()) >= 10
+
+
+def test_every_template_route_is_documented():
+    missing = template_routes() - document_routes(openapi())
+    assert not missing, f"routes in template.yaml but not in docs/openapi.yaml: {sorted(missing)}"
+
+
+def test_every_documented_operation_is_a_template_route():
+    extra = document_routes(openapi()) - template_routes()
+    assert not extra, f"operations in docs/openapi.yaml that template.yaml does not route: {sorted(extra)}"
+
+
+def test_the_document_is_valid_openapi():
+    from openapi_spec_validator import validate
+
+    validate(openapi())
+
+
+def test_schemathesis_loads_every_operation():
+    import schemathesis
+
+    schema = schemathesis.openapi.from_path(OPENAPI_PATH)
+    loaded = {(result.ok().method.lower(), result.ok().path) for result in schema.get_all_operations()}
+    assert loaded == template_routes()
+
+
+@pytest.mark.parametrize("method,path", sorted(template_routes()))
+def test_path_parameters_are_declared_and_required(method, path):
+    operation = openapi()["paths"][path][method]
+    document = openapi()
+    declared = set()
+    for parameter in operation.get("parameters", []):
+        if "$ref" in parameter:
+            parameter = document["components"]["parameters"][parameter["$ref"].rsplit("/", 1)[1]]
+        if parameter["in"] == "path":
+            assert parameter["required"] is True
+            declared.add(parameter["name"])
+    assert declared == set(re.findall(r"\{(\w+)\}", path))
+
+
+def test_every_operation_documents_its_errors_with_the_envelope():
+    document = openapi()
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            errors = [status for status in operation["responses"] if status.startswith(("4", "5"))]
+            assert errors, f"{method.upper()} {path} documents no error response"
+            assert not any(status.startswith("5") and status != "503" for status in errors)
+            successes = [status for status in operation["responses"] if status.startswith("2")]
+            assert len(successes) == 1, f"{method.upper()} {path}"
+
+
+def test_organizer_routes_require_the_api_key_and_customer_routes_the_customer():
+    document = openapi()
+    assert document["components"]["securitySchemes"]["organizerKey"] == {
+        **document["components"]["securitySchemes"]["organizerKey"], "type": "apiKey", "in": "header", "name": "X-Api-Key"}
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            refs = {p.get("$ref", "").rsplit("/", 1)[-1] for p in operation.get("parameters", [])}
+            organizer = path.startswith("/admin/") or (method, path) in ORGANIZER_EVENT_ROUTES
+            assert (operation.get("security") == [{"organizerKey": []}]) is organizer, f"{method} {path}"
+            customer = path.startswith("/bookings/") or path.endswith("/bookings")
+            assert ("CustomerId" in refs) is customer, f"{method} {path}"
