@@ -12,12 +12,14 @@ STAMP := $(VENV)/.installed
 PYTHON312 ?= $(shell command -v python3.12 2>/dev/null)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv test test-unit lint run sandbox clean
+.PHONY: help venv test lint run sandbox bench notebook notebook-html clean
 
 help:
 	@echo "make run      start the whole system locally (AWS emulator, API, payment sandbox, demo event)"
 	@echo "make test     install everything and run the linters and the test suite"
 	@echo "make sandbox  start only the YooKassa-compatible payment sandbox on 127.0.0.1:8090"
+	@echo "make bench    the load test (300 attempts/s for 60 s on loopback) and the per-operation cost profile"
+	@echo "make notebook execute docs/design.ipynb in place (make notebook-html also renders docs/design.html)"
 	@echo "make clean    remove the virtualenv and caches"
 
 $(STAMP): pyproject.toml
@@ -51,6 +53,12 @@ run: $(STAMP)
 
 sandbox: $(STAMP)
 	@$(PY) -m devstack.paysandbox
+
+notebook: $(STAMP)
+	@$(PY) docs/build_notebook.py
+
+notebook-html: $(STAMP)
+	@$(PY) docs/build_notebook.py --html
 
 clean:
 	rm -rf $(VENV) .devstack .pytest_cache .hypothesis build .aws-sam

@@ -147,3 +147,25 @@ def test_operator_confirms_when_places_are_free(bookings, payments, provider, re
     assert status(store, booking) is BookingStatus.MANUAL_REVIEW
     assert reviews.resolve(booking.booking_id, "confirm", "olga", "currency checked by phone")["status"] == "CONFIRMED"
     assert catalog.get_event(ga_event["event_id"])["counts"] == {"available": 8, "held": 0, "sold": 2}
+
+
+def test_second_payment_for_a_confirmed_booking_reaches_the_operators(bookings, payments, provider, reviews, store,
+                                                                      ga_event):
+    booking = hold(bookings, ga_event)
+    payment_id = payments.start_payment(booking.booking_id, "alice", "p").payment.payment_id
+    provider.pay(payment_id)
+    payments.apply_provider_payment(provider.get_payment(payment_id))
+    stray = provider.create_payment(amount={"value": "3000.00", "currency": "RUB"}, description="x",
+                                    metadata={"booking_id": booking.booking_id}, capture=True, return_url="r",
+                                    idempotence_key="someone-else")
+    provider.pay(stray["id"])
+    assert payments.apply_provider_payment(provider.get_payment(stray["id"])) == "second_payment_for_booking"
+    listed = reviews.open_reviews()
+    assert [(r["booking_id"], r["status"], r["review"]["reason"]) for r in listed] == [
+        (booking.booking_id, "CONFIRMED", "second_payment_for_booking")]
+    with pytest.raises(Conflict) as err:
+        reviews.resolve(booking.booking_id, "refund", "olga", "refund the stray one")
+    assert err.value.code == "review_close_only"
+    assert reviews.resolve(booking.booking_id, "close", "olga", "stray payment refunded in the dashboard")["status"] == \
+        "CONFIRMED"
+    assert reviews.open_reviews() == []

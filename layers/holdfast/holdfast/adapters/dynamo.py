@@ -491,7 +491,7 @@ def booking_item(booking: Booking) -> dict[str, Any]:
     # Bookings sit in the due index while a hold runs or a payment is unsettled, so the sweeper
     # finds any whose timer or reconciliation execution never started or died.
     due_at = booking.due_at
-    if booking.status is BookingStatus.MANUAL_REVIEW:
+    if booking.status is BookingStatus.MANUAL_REVIEW or booking.review:
         item["gsi1pk"] = "REVIEW"
         item["gsi1sk"] = f"{booking.updated_at}#{booking.booking_id}"
     elif due_at:

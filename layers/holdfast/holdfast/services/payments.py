@@ -147,13 +147,13 @@ class PaymentService:
         return self.record_created(booking, answer)
 
     def record_created(self, booking: Booking, answer: dict[str, Any], action: str = "payment_created",
-                       decision: str = "provider payment created") -> Booking:
+                       decision: str = "provider payment created", actor: str = "system") -> Booking:
         change = {
             "state": "CREATED", "payment_id": answer["id"], "provider_status": answer.get("status"),
             "confirmation_url": (answer.get("confirmation") or {}).get("confirmation_url"), "lease_until": None,
         }
         return self._note(booking, action=action, decision=decision, ids={"payment_id": answer["id"]},
-                          payment_change=change)
+                          payment_change=change, actor=actor)
 
     # ------------------------------------------------------------------------------------- apply
 
@@ -367,20 +367,22 @@ class PaymentService:
         payment = payment or booking.payment
         if booking.status is BookingStatus.MANUAL_REVIEW:
             return
+        review = {"reason": reason,
+                  "next_step": REVIEW_NEXT_STEPS.get(reason.split("_rejected_")[0], REVIEW_NEXT_STEPS["default"])}
         if not can_move(booking.status, BookingStatus.MANUAL_REVIEW):
-            # e.g. a second payment for a confirmed booking: the booking stands; the journal and the
-            # review list carry the problem.
-            transitions.apply(self.store, booking, self.clock(), actor=actor, action="manual_review_needed",
-                              decision=reason, ids=ids)
+            # e.g. a second payment for a confirmed booking: the booking stands, and carries the open
+            # review, which puts it on the operators' list (GET /admin/reviews).
+            if booking.review != review:
+                transitions.apply(self.store, booking, self.clock(), actor=actor, action="manual_review_opened",
+                                  decision=reason, ids=ids, review=review)
             return
-        move = Move.RELEASE if booking.holds_places else (Move.UNSELL if booking.status is BookingStatus.CONFIRMED else None)
+        move = Move.RELEASE if booking.holds_places else None
         transitions.apply(self.store, booking, self.clock(), status=BookingStatus.MANUAL_REVIEW, actor=actor,
                           action="manual_review_opened", decision=reason, ids=ids, move=move, payment=payment,
-                          places_secured=False, review={"reason": reason, "next_step": REVIEW_NEXT_STEPS.get(
-                              reason.split("_rejected_")[0], REVIEW_NEXT_STEPS["default"])})
+                          places_secured=False, review=review)
 
     def _note(self, booking: Booking, *, action: str, decision: str, ids: dict[str, str] | None = None,
-              payment_change: dict[str, Any]) -> Booking:
+              payment_change: dict[str, Any], actor: str = "system") -> Booking:
         """Record a change to the payment record that does not move the booking's status."""
         for _ in range(ATTEMPTS):
             assert booking.payment is not None
@@ -388,7 +390,7 @@ class PaymentService:
                     and booking.payment.state == "CREATED":
                 return booking  # someone (a notification) recorded it first
             try:
-                return transitions.apply(self.store, booking, self.clock(), actor="system", action=action,
+                return transitions.apply(self.store, booking, self.clock(), actor=actor, action=action,
                                          decision=decision, ids=ids, payment=replace(booking.payment, **payment_change))
             except StaleBooking:
                 booking = self.store.get_booking(booking.booking_id) or booking

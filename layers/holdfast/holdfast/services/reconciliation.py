@@ -88,7 +88,8 @@ class ReconciliationService:
                 return
             answer, how = found
             booking = self.payments.record_created(booking, answer, action=f"payment_found_{how}",
-                                                   decision="lost create response settled by reconciliation")
+                                                   decision="lost create response settled by reconciliation",
+                                                   actor="reconciler")
             payment = booking.payment
             assert payment is not None and payment.payment_id
         self.payments.apply_provider_payment(self.provider.get_payment(payment.payment_id), actor="reconciler")

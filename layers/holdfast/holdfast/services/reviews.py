@@ -40,12 +40,21 @@ class ReviewService:
             raise NotFound(f"No booking {booking_id}.", code="booking_not_found")
         done = {"refund": (BookingStatus.REFUND_PENDING, BookingStatus.REFUNDED), "confirm": (BookingStatus.CONFIRMED,),
                 "close": (BookingStatus.PAYMENT_FAILED,)}[action]
-        if booking.status in done:
+        if booking.status in done and not booking.review:
             return describe(booking)
-        if booking.status is not BookingStatus.MANUAL_REVIEW:
-            raise Conflict(f"The booking is {booking.status.value}, not in review.", code="not_in_review")
         ids = {"operator": operator, "payment_id": (booking.payment.payment_id if booking.payment else None) or ""}
         decision = f"{operator}: {note}"[:500]
+        if booking.review and booking.status is not BookingStatus.MANUAL_REVIEW:
+            # An open review on a booking that stands (a second payment for a confirmed booking):
+            # the operator settles the stray payment at the provider, then closes the review here.
+            if action != "close":
+                raise Conflict(f"The booking is {booking.status.value} and stands; settle the issue and close "
+                               "the review.", code="review_close_only")
+            transitions.apply(self.store, booking, self.clock(), actor="operator", action="review_closed",
+                              decision=decision, ids=ids, review=None)
+            return describe(self.store.get_booking(booking_id) or booking)
+        if booking.status is not BookingStatus.MANUAL_REVIEW:
+            raise Conflict(f"The booking is {booking.status.value}, not in review.", code="not_in_review")
         try:
             if action == "confirm":
                 places = self.payments.replan(booking)
