@@ -7,6 +7,7 @@ import re
 from typing import Any, Callable
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from pydantic import BaseModel, ValidationError
 
 from .config import settings
@@ -32,8 +33,21 @@ def json_response(status: int, body: Any, headers: dict[str, str] | None = None)
                     headers=headers or {})
 
 
+_PATH_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def _path_ids_are_ids(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response:
+    """Every id in a path is ours (a UUID): anything else cannot exist, so it is a 404 before any
+    lookup. DynamoDB would reject an oversized key with a ValidationException instead."""
+    for value in (app.current_event.path_parameters or {}).values():
+        if not _PATH_ID.match(value or ""):
+            return error_response(404, "not_found", "No such resource.")
+    return next_middleware(app)
+
+
 def make_resolver() -> APIGatewayRestResolver:
     app = APIGatewayRestResolver()
+    app.use(middlewares=[_path_ids_are_ids])
 
     @app.exception_handler(BookingError)
     def _booking_error(exc: BookingError) -> Response:

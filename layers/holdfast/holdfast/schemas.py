@@ -2,14 +2,27 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
-from typing import Literal
+from datetime import datetime, timezone
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 SEAT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,15}$")
 MAX_SEATS_PER_EVENT = 5_000
 MAX_CAPACITY = 100_000
+
+
+def _event_time(value: datetime) -> datetime:
+    """A moment with a time zone, in UTC, within years 2000-2199 (anything else is a typo, and
+    some extremes cannot even be converted to UTC)."""
+    if value.tzinfo is None:
+        raise ValueError("needs a time zone (for example 2027-05-01T19:00:00Z)")
+    if not 2000 <= value.year <= 2199 or not 2000 <= (value - value.utcoffset()).year <= 2199:
+        raise ValueError("must be between the years 2000 and 2199")
+    return value.astimezone(timezone.utc)
+
+
+EventTime = Annotated[datetime, AfterValidator(_event_time)]
 
 
 class _Strict(BaseModel):
@@ -54,20 +67,13 @@ class EventIn(_Strict):
     venue: str = Field(min_length=1, max_length=200)
     city: str = Field(min_length=1, max_length=100)
     category: str = Field(min_length=1, max_length=50)
-    starts_at: datetime
+    starts_at: EventTime
     price: PriceIn
     capacity: int | None = Field(default=None, ge=1, le=MAX_CAPACITY)
     seat_map: SeatMapIn | None = None
     hold_ttl_seconds: int | None = Field(default=None, ge=1, le=86_400)
     payment_mode: Literal["one_stage", "two_stage"] = "one_stage"
     max_per_booking: int = Field(default=10, ge=1, le=50)
-
-    @field_validator("starts_at")
-    @classmethod
-    def _aware(cls, value: datetime) -> datetime:
-        if value.tzinfo is None:
-            raise ValueError("starts_at needs a time zone (for example 2027-05-01T19:00:00Z)")
-        return value
 
     @model_validator(mode="after")
     def _one_inventory(self) -> "EventIn":
@@ -98,14 +104,7 @@ class EventPatchIn(_Strict):
     venue: str | None = Field(default=None, min_length=1, max_length=200)
     city: str | None = Field(default=None, min_length=1, max_length=100)
     category: str | None = Field(default=None, min_length=1, max_length=50)
-    starts_at: datetime | None = None
-
-    @field_validator("starts_at")
-    @classmethod
-    def _aware(cls, value: datetime | None) -> datetime | None:
-        if value is not None and value.tzinfo is None:
-            raise ValueError("starts_at needs a time zone (for example 2027-05-01T19:00:00Z)")
-        return value
+    starts_at: EventTime | None = None
 
     @model_validator(mode="after")
     def _something(self) -> "EventPatchIn":
@@ -122,19 +121,12 @@ class EventListQuery(_Strict):
     city: str | None = Field(default=None, min_length=1, max_length=100)
     category: str | None = Field(default=None, min_length=1, max_length=50)
     q: str | None = Field(default=None, min_length=1, max_length=200)
-    date_from: datetime | None = Field(default=None, alias="from")
-    date_to: datetime | None = Field(default=None, alias="to")
+    date_from: EventTime | None = Field(default=None, alias="from")
+    date_to: EventTime | None = Field(default=None, alias="to")
     limit: int = Field(default=20, ge=1, le=100)
     cursor: str | None = Field(default=None, max_length=2000)
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, populate_by_name=True)
-
-    @field_validator("date_from", "date_to")
-    @classmethod
-    def _aware(cls, value: datetime | None) -> datetime | None:
-        if value is not None and value.tzinfo is None:
-            raise ValueError("dates need a time zone (for example 2027-05-01T00:00:00Z)")
-        return value
 
 
 class NotificationIn(BaseModel):

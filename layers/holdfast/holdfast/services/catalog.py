@@ -6,7 +6,7 @@ from typing import Any
 
 from ..adapters.dynamo import BookingStore, ItemExists
 from ..clock import Clock, iso
-from ..domain.errors import Conflict, NotFound
+from ..domain.errors import IdempotencyKeyReused, NotFound
 from ..domain.inventory import InventoryKind, pool_sizes, seat_ids_from_rows
 from ..domain.money import Money
 from ..schemas import EventIn
@@ -48,7 +48,7 @@ class CatalogService:
         except ItemExists:
             existing = self.store.get_event(event_id)
             if existing is None or any(existing.get(k) != event[k] for k in event if k not in ("created_at",)):
-                raise Conflict("This Idempotency-Key already created a different event.", code="idempotency_key_reused") from None
+                raise IdempotencyKeyReused() from None
             event = existing
         return self.describe(event)
 
