@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed
 PYTHON312 ?= $(shell command -v python3.12 2>/dev/null)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv test lint run sandbox bench notebook notebook-html clean
+.PHONY: help venv test lint run sandbox bench bench-profile notebook notebook-html clean
 
 help:
 	@echo "make run      start the whole system locally (AWS emulator, API, payment sandbox, demo event)"
@@ -53,6 +53,12 @@ run: $(STAMP)
 
 sandbox: $(STAMP)
 	@$(PY) -m devstack.paysandbox
+
+bench: $(STAMP)
+	@$(PY) -m devstack.bench
+
+bench-profile: $(STAMP)
+	@$(PY) -m devstack.bench --profile
 
 notebook: $(STAMP)
 	@$(PY) docs/build_notebook.py
