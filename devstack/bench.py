@@ -1,0 +1,719 @@
+"""`make bench`: an open-loop load test of the booking path, on this machine.
+
+By default it starts the payment sandbox and the embedded AWS stack in a child process on free
+ports (as `make run` does, with the server side instrumented), or it targets a running `make run`
+with `--api URL --sandbox-control URL` (client-side figures only).
+
+It creates one general-admission event, then schedules booking attempts at a fixed offered rate
+whatever the answers (open loop: an arrival is never delayed by a slow response; latency is
+measured from the scheduled time as well as from the send time, so queueing is not hidden).
+A share of the attempts are retries that repeat an earlier attempt's Idempotency-Key. Each new
+hold is paid (POST /bookings/{id}/payment, then the sandbox's `pay` as the customer), and at the
+end it waits, bounded, for the confirmations. Results go to bench-results/ as JSON and PNG.
+
+`python -m devstack.bench --profile` measures the per-operation cost instead (devstack/costs.py).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import random
+import statistics
+import sys
+import threading
+import time
+import uuid
+from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+ORGANIZER_KEY = "local-organizer-key"
+HOLD_ENDPOINT = "POST /events/{id}/bookings"
+PAY_ENDPOINT = "POST /bookings/{id}/payment"
+SANDBOX_PAY = "sandbox POST /payments/{id}/pay"
+GET_BOOKING = "GET /bookings/{id}"
+
+
+def _paths() -> None:
+    for entry in (str(REPO), str(REPO / "layers" / "holdfast")):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+
+
+# ----------------------------------------------------------------------------------------------
+# Server-side instrumentation (runs where the stack runs)
+# ----------------------------------------------------------------------------------------------
+
+
+class Instrumentation:
+    """Wraps every in-process Lambda invocation and every botocore API call.
+
+    Per invocation it records: the function, the API route (for proxy events), the time spent
+    waiting for the stack's one-invocation-at-a-time lock, the handler's wall time, the handler
+    thread's CPU time (`time.thread_time()`: moto serves requests on its own threads, so the
+    emulator's work is not in it), and the AWS calls made from the handler's thread with their
+    wall time. Calls made outside any invocation (pollers, the bench itself) are counted apart.
+    """
+
+    def __init__(self, capacity_hook: Any = None) -> None:
+        self.local = threading.local()
+        self.records: list[dict[str, Any]] = []
+        self.outside: Counter[str] = Counter()
+        self.lock = threading.Lock()
+        self.capacity_hook = capacity_hook  # (service, op, params, response) -> (wcu, rcu)
+        self.t0 = time.monotonic()
+
+    def install(self) -> None:
+        import botocore.client
+        import requests
+
+        from devstack.aws import runtime
+
+        instr = self
+        original_call = botocore.client.BaseClient._make_api_call
+
+        def make_api_call(client: Any, operation_name: str, api_params: dict[str, Any]) -> Any:
+            rec = getattr(instr.local, "rec", None)
+            service = client.meta.service_model.service_name
+            if rec is None or getattr(instr.local, "suppress", False):
+                if rec is None:
+                    with instr.lock:
+                        instr.outside[f"{service}:{operation_name}"] += 1
+                return original_call(client, operation_name, api_params)
+            w0, c0 = time.perf_counter(), time.thread_time()
+            response = None
+            try:
+                response = original_call(client, operation_name, api_params)
+                return response
+            finally:
+                call = {"service": service, "op": operation_name,
+                        "wall": time.perf_counter() - w0, "cpu": time.thread_time() - c0}
+                if instr.capacity_hook is not None and service == "dynamodb":
+                    instr.local.suppress = True
+                    s0, sc0 = time.perf_counter(), time.thread_time()
+                    try:
+                        call["wcu"], call["rcu"], call["iwcu"] = instr.capacity_hook(operation_name, api_params, response)
+                    except Exception:  # noqa: BLE001 - a meter failure must not fail the handler
+                        call["wcu"] = call["rcu"] = call["iwcu"] = 0.0
+                    finally:
+                        instr.local.suppress = False
+                        rec["excluded_wall"] += time.perf_counter() - s0
+                        rec["excluded_cpu"] += time.thread_time() - sc0
+                rec["calls"].append(call)
+
+        botocore.client.BaseClient._make_api_call = make_api_call
+
+        original_send = requests.Session.send
+
+        def send(session: Any, request: Any, **kwargs: Any) -> Any:
+            rec = getattr(instr.local, "rec", None)
+            if rec is None:
+                return original_send(session, request, **kwargs)
+            w0 = time.perf_counter()
+            try:
+                return original_send(session, request, **kwargs)
+            finally:
+                rec["calls"].append({"service": "provider", "op": f"{request.method} {request.path_url.split('?')[0]}",
+                                     "wall": time.perf_counter() - w0, "cpu": 0.0})
+
+        requests.Session.send = send
+
+        def invoke(fn: Any, event: Any, request_id: str | None = None) -> Any:
+            handler = fn.load()
+            route = None
+            if isinstance(event, dict) and "httpMethod" in event and "resource" in event:
+                route = f"{event['httpMethod']} {event['resource']}"
+            rec: dict[str, Any] = {"function": fn.logical_id, "route": route, "calls": [],
+                                   "excluded_wall": 0.0, "excluded_cpu": 0.0,
+                                   "memory_mb": int(fn.memory_size)}
+            queued = time.perf_counter()
+            with runtime._INVOCATION_LOCK:
+                w0, c0 = time.perf_counter(), time.thread_time()
+                rec["start"] = time.monotonic() - instr.t0
+                rec["lock_wait"] = w0 - queued
+                instr.local.rec = rec
+                status: Any = "error"
+                try:
+                    result = handler(event, runtime.LambdaContext(fn, request_id))
+                    status = result.get("statusCode", "ok") if isinstance(result, dict) else "ok"
+                    return result
+                finally:
+                    instr.local.rec = None
+                    rec["wall"] = time.perf_counter() - w0 - rec["excluded_wall"]
+                    rec["cpu"] = time.thread_time() - c0 - rec["excluded_cpu"]
+                    rec["status"] = status
+                    with instr.lock:
+                        instr.records.append(rec)
+
+        runtime.LocalFunction.invoke = invoke
+
+    def snapshot(self) -> dict[str, Any]:
+        with self.lock:
+            return {"records": list(self.records), "outside": dict(self.outside),
+                    "elapsed": time.monotonic() - self.t0}
+
+
+def _quiet_disconnects() -> None:
+    """A client that timed out has closed its socket: the servers' replies then fail with a broken
+    pipe, which socketserver prints as a traceback. Count those instead; print anything else."""
+    import socketserver
+
+    original = socketserver.BaseServer.handle_error
+    counter = Counter()
+
+    def handle_error(server: Any, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, (BrokenPipeError, ConnectionResetError)):
+            counter[type(error).__name__] += 1
+            return
+        original(server, request, client_address)
+
+    socketserver.BaseServer.handle_error = handle_error
+
+
+def _stack_process(conn: Any, options: dict[str, Any]) -> None:
+    """Child process: sandbox + instrumented local stack; answers 'stats' and 'stop' on the pipe."""
+    _paths()
+    import logging
+
+    logging.disable(logging.WARNING)
+    from devstack.aws import LocalStack
+    from devstack.paysandbox import SandboxControl, SandboxServer
+
+    instr = Instrumentation()
+    instr.install()
+    _quiet_disconnects()
+    sandbox = SandboxServer(host="127.0.0.1", port=0)
+    sandbox.start()
+    stack = LocalStack(str(REPO), aws_port=0, api_port=0, parameters={"ProviderApiUrl": sandbox.base_url})
+    try:
+        stack.start()
+        SandboxControl(sandbox.control_url).set_webhooks([stack.api_url + "/webhooks/payments"])
+        conn.send({"api": stack.api_url, "control": sandbox.control_url})
+        while True:
+            message = conn.recv()
+            if message == "stats":
+                conn.send(instr.snapshot())
+            elif message == "reset":
+                with instr.lock:
+                    instr.records.clear()
+                    instr.outside.clear()
+                    instr.t0 = time.monotonic()
+                conn.send("ok")
+            else:
+                break
+    finally:
+        stack.stop()
+        sandbox.stop()
+        conn.send("stopped")
+
+
+class LocalTarget:
+    """The stack in a child process, so that the load generator does not share its interpreter."""
+
+    def __init__(self) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=_stack_process, args=(child, {}), daemon=True)
+
+    def start(self, timeout: float = 90) -> dict[str, str]:
+        self.process.start()
+        if not self.conn.poll(timeout):
+            self.stop()
+            raise RuntimeError("the local stack did not start in time")
+        return self.conn.recv()
+
+    def call(self, message: str, timeout: float = 60) -> Any:
+        self.conn.send(message)
+        if not self.conn.poll(timeout):
+            raise RuntimeError(f"the stack process did not answer {message!r}")
+        return self.conn.recv()
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            try:
+                self.conn.send("stop")
+                self.conn.poll(30) and self.conn.recv()
+            except (OSError, EOFError):
+                pass
+            self.process.join(15)
+            if self.process.is_alive():
+                self.process.terminate()
+                self.process.join(5)
+
+
+# ----------------------------------------------------------------------------------------------
+# The load generator
+# ----------------------------------------------------------------------------------------------
+
+
+def percentiles(values: list[float]) -> dict[str, float | int | None]:
+    if not values:
+        return {"n": 0, "p50": None, "p95": None, "p99": None, "max": None}
+    ordered = sorted(values)
+
+    def pick(q: float) -> float:
+        return round(ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))] * 1000, 1)
+
+    return {"n": len(ordered), "p50": pick(0.50), "p95": pick(0.95), "p99": pick(0.99),
+            "max": round(ordered[-1] * 1000, 1)}
+
+
+class LoadRun:
+    def __init__(self, api: str, control: str, args: argparse.Namespace) -> None:
+        import requests
+
+        from devstack.paysandbox import SandboxControl
+
+        self.requests = requests
+        self.api = api.rstrip("/")
+        self.control = SandboxControl(control, timeout=args.timeout)
+        self.args = args
+        self.local = threading.local()
+        self.lock = threading.Lock()
+        self.attempts: list[dict[str, Any]] = []
+        self.payments: list[dict[str, Any]] = []
+        self.run_id = uuid.uuid4().hex[:8]
+
+    @property
+    def http(self) -> Any:
+        session = getattr(self.local, "session", None)
+        if session is None:
+            session = self.local.session = self.requests.Session()
+            adapter = self.requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=4, max_retries=0)
+            session.mount("http://", adapter)
+        return session
+
+    def create_event(self) -> dict[str, Any]:
+        body = {"name": f"Bench night {self.run_id}", "venue": "Bench hall", "city": "Moscow", "category": "club",
+                "starts_at": "2031-06-01T20:00:00Z", "price": {"value": "1000.00", "currency": "RUB"},
+                "capacity": self.args.capacity, "hold_ttl_seconds": self.args.hold_seconds,
+                "payment_mode": "one_stage"}
+        answer = self.http.post(self.api + "/events", json=body, timeout=30,
+                                headers={"X-Api-Key": ORGANIZER_KEY, "Idempotency-Key": f"bench-{self.run_id}"})
+        answer.raise_for_status()
+        return answer.json()
+
+    # -- one attempt --------------------------------------------------------------------------
+    def attempt(self, index: int, scheduled: float, customer: str, key: str, original: int | None) -> None:
+        row: dict[str, Any] = {"i": index, "key": key, "customer": customer, "retry_of": original,
+                               "scheduled": scheduled, "sent": None, "done": None, "status": None,
+                               "outcome": None, "booking_id": None, "replayed": None}
+        try:
+            now = time.monotonic()
+            if now - scheduled > self.args.timeout:
+                row["outcome"] = "timeout_client_backlog"  # waited longer than the timeout for a free worker
+                return
+            row["sent"] = now
+            try:
+                answer = self.http.post(f"{self.api}/events/{self.event_id}/bookings",
+                                        json={"quantity": self.args.quantity}, timeout=self.args.timeout,
+                                        headers={"X-Customer-Id": customer, "Idempotency-Key": key})
+            except self.requests.Timeout:
+                row["outcome"] = "timeout"
+                return
+            except self.requests.RequestException as exc:
+                row["outcome"] = "connection_error"
+                row["error"] = type(exc).__name__
+                return
+            row["done"] = time.monotonic()
+            row["status"] = answer.status_code
+            code = None
+            try:
+                payload = answer.json()
+            except ValueError:
+                payload = {}
+            if answer.status_code == 201:
+                row["booking_id"] = payload.get("booking_id")
+                row["replayed"] = answer.headers.get("Idempotent-Replayed") == "true"
+                row["outcome"] = "201_replayed" if row["replayed"] else "201_new"
+            elif answer.status_code >= 500:
+                row["outcome"] = "5xx"
+            elif answer.status_code == 429:
+                row["outcome"] = "429"
+            else:
+                code = (payload.get("error") or {}).get("code") if isinstance(payload, dict) else None
+                row["outcome"] = "409_sold_out" if (answer.status_code == 409 and code == "sold_out") else "other_4xx"
+                row["code"] = code
+        finally:
+            with self.lock:
+                self.attempts.append(row)
+            if row["outcome"] == "201_new" and row["booking_id"]:
+                self.pay_pool.submit(self.pay, row["booking_id"], customer)
+
+    def pay(self, booking_id: str, customer: str) -> None:
+        row: dict[str, Any] = {"booking_id": booking_id, "customer": customer, "start_status": None,
+                               "start_latency": None, "pay_latency": None, "paid": False}
+        try:
+            t0 = time.monotonic()
+            answer = self.http.post(f"{self.api}/bookings/{booking_id}/payment", timeout=self.args.timeout,
+                                    headers={"X-Customer-Id": customer, "Idempotency-Key": f"pay-{booking_id}"})
+            row["start_latency"] = time.monotonic() - t0
+            row["start_status"] = answer.status_code
+            if answer.status_code != 201:
+                return
+            payment_id = answer.json()["payment_id"]
+            t1 = time.monotonic()
+            self.control.pay(payment_id)
+            row["pay_latency"] = time.monotonic() - t1
+            row["paid"] = True
+        except Exception as exc:  # noqa: BLE001 - recorded, the run goes on
+            row["error"] = f"{type(exc).__name__}: {exc}"[:200]
+        finally:
+            with self.lock:
+                self.payments.append(row)
+
+    # -- the run ------------------------------------------------------------------------------
+    def run(self) -> dict[str, Any]:
+        args = self.args
+        rng = random.Random(args.seed)
+        event = self.create_event()
+        self.event_id = event["event_id"]
+        total = int(round(args.rate * args.duration))
+        self.pool = ThreadPoolExecutor(max_workers=args.workers, thread_name_prefix="attempt")
+        self.pay_pool = ThreadPoolExecutor(max_workers=max(4, args.workers // 8), thread_name_prefix="pay")
+        originals: list[tuple[int, str, str]] = []
+        start = time.monotonic() + 0.2
+        self.start = start
+        lag_max = 0.0
+        for index in range(total):
+            scheduled = start + index / args.rate
+            delay = scheduled - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            else:
+                lag_max = max(lag_max, -delay)
+            if originals and rng.random() < args.retry_share:
+                # a client retry: repeats one of the originals of the last two seconds
+                window = max(1, int(args.rate * 2))
+                original, customer, key = originals[rng.randrange(max(0, len(originals) - window), len(originals))]
+                self.pool.submit(self.attempt, index, scheduled, customer, key, original)
+            else:
+                customer, key = f"bench-{self.run_id}-c{index}", f"bench-{self.run_id}-k{index}"
+                originals.append((index, customer, key))
+                self.pool.submit(self.attempt, index, scheduled, customer, key, None)
+        offered_end = time.monotonic()
+        self.pool.shutdown(wait=True)  # bounded: every attempt ends by its timeout
+        load_end = time.monotonic()
+        self.pay_pool.shutdown(wait=True)
+        pay_end = time.monotonic()
+        confirmation = self.wait_for_confirmations()
+        return self.summarise(total, start, offered_end, load_end, pay_end, lag_max, confirmation)
+
+    def wait_for_confirmations(self) -> dict[str, Any]:
+        paid = [p for p in self.payments if p["paid"]]
+        deadline = time.monotonic() + self.args.confirm_timeout
+        t0 = time.monotonic()
+        counts: dict[str, int] = {}
+        expected = len(paid) * self.args.quantity
+        while True:
+            try:
+                counts = self.http.get(f"{self.api}/events/{self.event_id}", timeout=60).json()["counts"]
+            except Exception:  # noqa: BLE001
+                counts = counts or {}
+            if counts.get("sold", 0) >= expected or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        waited = time.monotonic() - t0
+        # the bookings themselves, a few at a time (bounded by the number of holds)
+        statuses: Counter[str] = Counter()
+        latencies: list[float] = []
+
+        def fetch(row: dict[str, Any]) -> None:
+            t = time.monotonic()
+            try:
+                answer = self.http.get(f"{self.api}/bookings/{row['booking_id']}", timeout=30,
+                                       headers={"X-Customer-Id": row["customer"]})
+                status = answer.json().get("status", f"http_{answer.status_code}")
+            except Exception as exc:  # noqa: BLE001
+                status = f"error_{type(exc).__name__}"
+            with self.lock:
+                statuses[status] += 1
+                latencies.append(time.monotonic() - t)
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(fetch, [a for a in self.attempts if a["outcome"] == "201_new"]))
+        return {"counts": counts, "waited_s": round(waited, 2), "paid": len(paid),
+                "booking_statuses": dict(statuses), "get_latencies": latencies}
+
+    def summarise(self, total: int, start: float, offered_end: float, load_end: float, pay_end: float,
+                  lag_max: float, confirmation: dict[str, Any]) -> dict[str, Any]:
+        args = self.args
+        attempts = sorted(self.attempts, key=lambda a: a["i"])
+        outcomes = Counter(a["outcome"] for a in attempts)
+        for name in ("201_new", "201_replayed", "409_sold_out", "429", "other_4xx", "5xx", "timeout",
+                     "timeout_client_backlog", "connection_error"):
+            outcomes.setdefault(name, 0)
+        seconds = int(math.ceil(max(args.duration, (load_end - start)))) + 1
+        offered = [0] * seconds
+        achieved = [0] * seconds
+        for a in attempts:
+            offered[min(seconds - 1, int(a["scheduled"] - start))] += 1
+            if a["done"] is not None:
+                achieved[min(seconds - 1, max(0, int(a["done"] - start)))] += 1
+        answered = [a for a in attempts if a["done"] is not None]
+        achieved_rate = len(answered) / max(1e-9, (max(a["done"] for a in answered) - start)) if answered else 0.0
+
+        latency = {
+            HOLD_ENDPOINT + " (from send)": percentiles([a["done"] - a["sent"] for a in answered]),
+            HOLD_ENDPOINT + " (from schedule)": percentiles([a["done"] - a["scheduled"] for a in answered]),
+            PAY_ENDPOINT: percentiles([p["start_latency"] for p in self.payments if p["start_latency"] is not None]),
+            SANDBOX_PAY: percentiles([p["pay_latency"] for p in self.payments if p["pay_latency"] is not None]),
+            GET_BOOKING: percentiles(confirmation.pop("get_latencies")),
+        }
+        by_outcome_latency = {name: percentiles([a["done"] - a["sent"] for a in answered if a["outcome"] == name])
+                              for name in ("201_new", "201_replayed", "409_sold_out")}
+
+        # correctness: one booking per idempotency key, replays answer the original's booking
+        by_key: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for a in attempts:
+            by_key[a["key"]].append(a)
+        replay_mismatches = 0
+        keys_with_two_new = 0
+        for rows in by_key.values():
+            ids = {a["booking_id"] for a in rows if a["booking_id"]}
+            replay_mismatches += max(0, len(ids) - 1)
+            keys_with_two_new += sum(1 for a in rows if a["outcome"] == "201_new") > 1
+        new_ids = {a["booking_id"] for a in attempts if a["outcome"] == "201_new"}
+        counts = confirmation["counts"]
+        held_sold = counts.get("held", 0) + counts.get("sold", 0)
+        booked_places = len(new_ids) * args.quantity
+        oversold = max(0, held_sold - args.capacity, booked_places - args.capacity)
+        statuses = confirmation["booking_statuses"]
+        confirmed = statuses.get("CONFIRMED", 0)
+        payments_started = sum(1 for p in self.payments if p["start_status"] == 201)
+        result = {
+            "config": {"api": self.api, "rate": args.rate, "duration_s": args.duration, "capacity": args.capacity,
+                       "quantity": args.quantity, "retry_share": args.retry_share, "workers": args.workers,
+                       "timeout_s": args.timeout, "seed": args.seed, "event_id": self.event_id},
+            "attempts": total,
+            "offered_rate": args.rate,
+            "achieved_rate": round(achieved_rate, 2),
+            "scheduler_max_lag_s": round(lag_max, 3),
+            "durations_s": {"offered": round(offered_end - start, 2), "until_last_answer": round(load_end - start, 2),
+                            "payments_drained": round(pay_end - start, 2),
+                            "confirmation_wait": confirmation["waited_s"]},
+            "rates_per_second": {"offered": offered, "achieved": achieved},
+            "outcomes": dict(outcomes),
+            "latency_ms": latency,
+            "hold_latency_by_outcome_ms": by_outcome_latency,
+            "payments": {"started": payments_started, "paid_in_sandbox": confirmation["paid"],
+                         "start_failures": Counter(str(p["start_status"]) for p in self.payments
+                                                   if p["start_status"] != 201)},
+            "confirmed": confirmed,
+            "booking_statuses": statuses,
+            "event_counts": counts,
+            "correctness": {"new_bookings": len(new_ids), "booked_places": booked_places,
+                            "held_plus_sold": held_sold, "capacity": args.capacity,
+                            "oversold_places": oversold, "replay_mismatches": replay_mismatches,
+                            "keys_with_two_new_bookings": keys_with_two_new,
+                            "counts_consistent": counts.get("available", 0) + held_sold == args.capacity},
+        }
+        result["payments"]["start_failures"] = dict(result["payments"]["start_failures"])
+        return result
+
+
+# ----------------------------------------------------------------------------------------------
+# Where the time goes (server side, local target only)
+# ----------------------------------------------------------------------------------------------
+
+
+def server_breakdown(snapshot: dict[str, Any], window: float) -> dict[str, Any]:
+    records = snapshot["records"]
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for rec in records:
+        groups[rec["route"] or rec["function"]].append(rec)
+    per: dict[str, Any] = {}
+    busy = 0.0
+    for name, recs in sorted(groups.items(), key=lambda kv: -sum(r["wall"] for r in kv[1])):
+        walls = [r["wall"] for r in recs]
+        aws = [sum(c["wall"] for c in r["calls"] if c["service"] != "provider") for r in recs]
+        provider = [sum(c["wall"] for c in r["calls"] if c["service"] == "provider") for r in recs]
+        cpus = [r["cpu"] for r in recs]
+        busy += sum(walls)
+        per[name] = {
+            "invocations": len(recs),
+            "handler_wall_ms_median": round(statistics.median(walls) * 1000, 1),
+            "handler_cpu_ms_median": round(statistics.median(cpus) * 1000, 1),
+            "aws_calls_per_invocation": round(statistics.mean(len([c for c in r["calls"] if c["service"] != "provider"])
+                                                              for r in recs), 2),
+            "aws_call_wall_ms_median": round(statistics.median(aws) * 1000, 1),
+            "provider_wall_ms_median": round(statistics.median(provider) * 1000, 1),
+            "lock_wait_ms_median": round(statistics.median(r["lock_wait"] for r in recs) * 1000, 1),
+            "lock_wait_ms_p95": percentiles([r["lock_wait"] for r in recs])["p95"],
+            "busy_share_of_run": round(sum(walls) / max(window, 1e-9), 3),
+        }
+    return {"by_route": per, "invocation_lock_busy_share": round(busy / max(window, 1e-9), 3),
+            "window_s": round(window, 1), "calls_outside_handlers": snapshot["outside"]}
+
+
+def explain(result: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    offered, achieved = result["offered_rate"], result["achieved_rate"]
+    if achieved < 0.95 * offered:
+        lines.append(f"SHORTFALL: offered {offered}/s, achieved {achieved}/s answered "
+                     f"({achieved / offered:.0%}). This machine's emulator cannot sustain the offered rate.")
+    server = result.get("server")
+    if server:
+        hold = server["by_route"].get("POST /events/{event_id}/bookings")
+        lines.append(f"The stack runs one Lambda invocation at a time: the invocation lock was busy "
+                     f"{server['invocation_lock_busy_share']:.0%} of the run, so its ceiling is about "
+                     f"1 / (handler time) per second.")
+        if hold:
+            ceiling = 1000 / hold["handler_wall_ms_median"] if hold["handler_wall_ms_median"] else float("inf")
+            lines.append(f"A hold attempt (median over {hold['invocations']}): {hold['handler_wall_ms_median']} ms in the "
+                         f"handler, of which {hold['aws_call_wall_ms_median']} ms waiting on emulator calls "
+                         f"({hold['aws_calls_per_invocation']} calls) and {hold['handler_cpu_ms_median']} ms handler-thread "
+                         f"CPU; it waited {hold['lock_wait_ms_median']} ms (p95 {hold['lock_wait_ms_p95']} ms) for the "
+                         f"invocation lock. Ceiling about {ceiling:.0f} holds/s on this machine.")
+    elif achieved < 0.95 * offered:
+        lines.append("Server-side breakdown is only available when the bench starts the stack itself.")
+    return lines
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(13, 9))
+    rates = result["rates_per_second"]
+    ax = axes[0][0]
+    ax.plot(range(len(rates["offered"])), rates["offered"], label="offered (scheduled)")
+    ax.plot(range(len(rates["achieved"])), rates["achieved"], label="achieved (answered)")
+    ax.set_xlabel("second of run")
+    ax.set_ylabel("booking attempts / s")
+    ax.set_title("Offered vs achieved rate")
+    ax.legend()
+
+    ax = axes[0][1]
+    names = [n for n, v in result["latency_ms"].items() if v["n"]]
+    xs = range(len(names))
+    for offset, q in ((-0.25, "p50"), (0, "p95"), (0.25, "p99")):
+        ax.bar([x + offset for x in xs], [result["latency_ms"][n][q] for n in names], width=0.25, label=q)
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels([n.replace(" (", "\n(").replace("sandbox ", "sandbox\n") for n in names], fontsize=7)
+    ax.set_ylabel("ms")
+    ax.set_yscale("log")
+    ax.set_title("Latency per endpoint")
+    ax.legend()
+
+    ax = axes[1][0]
+    outcomes = {k: v for k, v in result["outcomes"].items() if v}
+    ax.bar(list(outcomes), list(outcomes.values()))
+    ax.set_title(f"Outcomes (confirmed {result['confirmed']}, oversold {result['correctness']['oversold_places']})")
+    ax.tick_params(axis="x", labelrotation=30, labelsize=7)
+
+    ax = axes[1][1]
+    server = result.get("server")
+    if server:
+        routes = list(server["by_route"])[:6]
+        parts = [("aws_call_wall_ms_median", "emulator calls"), ("handler_cpu_ms_median", "handler CPU"),
+                 ("provider_wall_ms_median", "provider HTTP")]
+        bottom = [0.0] * len(routes)
+        for key, label in parts:
+            values = [server["by_route"][r][key] for r in routes]
+            ax.bar(range(len(routes)), values, bottom=bottom, label=label)
+            bottom = [b + v for b, v in zip(bottom, values)]
+        ax.set_xticks(range(len(routes)))
+        ax.set_xticklabels([r.replace("Function", "").replace(" /", "\n/") for r in routes], fontsize=7)
+        ax.set_ylabel("median ms per invocation")
+        ax.set_title("Server side: where a handler's time goes")
+        ax.legend(fontsize=7)
+    else:
+        ax.text(0.5, 0.5, "server-side breakdown: local target only", ha="center")
+        ax.axis("off")
+    fig.suptitle(f"Holdfast bench: {result['offered_rate']}/s offered for {result['config']['duration_s']} s, "
+                 f"capacity {result['config']['capacity']}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rate", type=float, default=300.0, help="offered booking attempts per second")
+    parser.add_argument("--duration", type=float, default=60.0, help="seconds of offered load")
+    parser.add_argument("--capacity", type=int, default=500, help="places in the event")
+    parser.add_argument("--quantity", type=int, default=1, help="places per booking attempt")
+    parser.add_argument("--retry-share", type=float, default=0.2, help="share of attempts that repeat a key")
+    parser.add_argument("--hold-seconds", type=int, default=3600, help="hold time (no expiry during the run)")
+    parser.add_argument("--workers", type=int, default=256, help="client threads (bounded)")
+    parser.add_argument("--timeout", type=float, default=10.0, help="per-request timeout, seconds")
+    parser.add_argument("--confirm-timeout", type=float, default=120.0, help="bounded wait for confirmations")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--api", help="target a running stack (make run) instead of starting one")
+    parser.add_argument("--sandbox-control", help="the sandbox control URL, with --api")
+    parser.add_argument("--out", default=str(REPO / "bench-results"), help="directory for the JSON and PNG")
+    parser.add_argument("--profile", action="store_true", help="per-operation cost instead (devstack/costs.py)")
+    parser.add_argument("--samples", type=int, default=10, help="with --profile: samples per operation")
+    args = parser.parse_args(argv)
+    if bool(args.api) != bool(args.sandbox_control):
+        parser.error("--api and --sandbox-control go together")
+    if not 0 <= args.retry_share < 1:
+        parser.error("--retry-share must be in [0, 1)")
+    return args
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    _paths()
+    target = None
+    if args.api:
+        api, control = args.api, args.sandbox_control
+    else:
+        print("==> starting the payment sandbox and the local stack (child process)", flush=True)
+        target = LocalTarget()
+        urls = target.start()
+        api, control = urls["api"], urls["control"]
+    try:
+        print(f"==> {args.rate:g} attempts/s for {args.duration:g} s against {api} "
+              f"(capacity {args.capacity}, retries {args.retry_share:.0%})", flush=True)
+        if target:
+            target.call("reset")
+        load = LoadRun(api, control, args)
+        t0 = time.monotonic()
+        result = load.run()
+        if target:
+            snapshot = target.call("stats")
+            result["server"] = server_breakdown(snapshot, time.monotonic() - t0)
+        result["where_the_time_goes"] = explain(result)
+        result["machine"] = {"cpus": multiprocessing.cpu_count(), "python": sys.version.split()[0],
+                             "target": "remote (--api)" if args.api else "local stack in a child process"}
+        return result
+    finally:
+        if target:
+            target.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.profile:
+        _paths()
+        from devstack import costs
+
+        return costs.main(args)
+    result = run(args)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    json_path, png_path = out / f"bench-{stamp}.json", out / f"bench-{stamp}.png"
+    json_path.write_text(json.dumps(result, indent=2, default=str))
+    plot(result, png_path)
+    result["files"] = {"json": str(json_path), "png": str(png_path)}
+    json_path.write_text(json.dumps(result, indent=2, default=str))
+    print(json.dumps({k: result[k] for k in ("attempts", "offered_rate", "achieved_rate", "outcomes", "confirmed",
+                                            "correctness", "latency_ms", "durations_s")}, indent=2))
+    for line in result["where_the_time_goes"]:
+        print(line)
+    print(f"==> wrote {json_path} and {png_path}")
+    ok = result["correctness"]["oversold_places"] == 0 and result["correctness"]["replay_mismatches"] == 0
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
