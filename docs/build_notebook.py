@@ -1,0 +1,1029 @@
+"""Build docs/design.ipynb from the cells below, execute it against the real local system, save it.
+
+    .venv/bin/python docs/build_notebook.py            # build, execute in place (with outputs)
+    .venv/bin/python docs/build_notebook.py --html     # the same, then render docs/design.html
+    .venv/bin/python docs/build_notebook.py --no-execute --out /tmp/x.ipynb   # only write the cells
+
+The notebook starts its own embedded AWS stack and payment sandbox inside the kernel (loopback
+only, ephemeral ports) and drives them; every table and check below is computed from that run.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK = ROOT / "docs" / "design.ipynb"
+HTML = ROOT / "docs" / "design.html"
+CELL_TIMEOUT = 120
+
+CELLS: list[tuple[str, str]] = []
+
+
+def md(text: str) -> None:
+    CELLS.append(("md", text.strip("\n")))
+
+
+def code(text: str) -> None:
+    CELLS.append(("code", text.strip("\n")))
+
+
+# ================================================================================================
+md(r"""
+# Holdfast: the design, as executable evidence
+
+This notebook is the design record of Holdfast's booking and payment flow. Nothing below is drawn by
+hand: the state diagram is drawn from `holdfast.domain.statuses.TRANSITIONS`, every trace is produced
+by driving the real system (the template deployed on the embedded AWS stack, the real handlers,
+queue, state machines, and the YooKassa-compatible payment sandbox) from this kernel, and every
+invariant is asserted on those traces. If the code changes behaviour, re-running the notebook
+changes the tables or fails an assertion.
+
+Rebuild: `make notebook` (executes in place), `make notebook-html` (also renders `docs/design.html`).
+`make test` executes a copy (`tests/docs/test_design_notebook.py`) and fails on any error.
+
+Contents: 1. the system under test · 2. state machines (diagrams and transition table) ·
+3. traces · 4. invariants, each checked on the traces · 5. late payments: the options compared ·
+6. what we assume about the provider, and what happens when it is wrong.
+""")
+
+md(r"""
+## 1. The system under test
+
+One sandbox and one local stack for the whole notebook. Timings are shortened **only through the
+template's parameters**, the way the integration tests do it: holds of 3-4 s (per event,
+`hold_ttl_seconds`), reconciliation checks after 1, 1, 2, 2... s (instead of 30 s, 1, 2, 5, 15, 30
+min, hourly), a reconciliation limit of 8 s (instead of 24 h) and a provider key window of 4 s
+(instead of 24 h). Everything else is the deployed code path.
+""")
+
+code(r"""
+import html, json, os, sys, time, uuid
+from collections import Counter, defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path.cwd().resolve()
+while not (ROOT / "template.yaml").exists():
+    if ROOT.parent == ROOT:
+        raise RuntimeError("run the notebook from inside the Holdfast repository")
+    ROOT = ROOT.parent
+os.chdir(ROOT)
+for entry in (str(ROOT), str(ROOT / "layers" / "holdfast")):
+    if entry not in sys.path:
+        sys.path.insert(0, entry)
+os.environ.pop("HOLDFAST_CRASH_POINTS", None)
+
+from IPython.display import HTML, Markdown, display
+
+from aws_lambda_powertools.utilities import parameters
+from devstack.aws import LocalStack
+from devstack.paysandbox import SandboxControl, SandboxServer
+from holdfast import faults, wiring
+from holdfast.domain.statuses import HOLDING, OCCUPYING, RELEASED, SOLD, TRANSITIONS, BookingStatus
+from tests.support.api import BookingApi
+
+LIMIT, KEY_WINDOW = 8, 4
+STARTED = time.monotonic()
+sandbox_server = SandboxServer(host="127.0.0.1", port=0)
+sandbox_server.start()
+stack = LocalStack(str(ROOT), aws_port=0, api_port=0, parameters={
+    "ProviderApiUrl": sandbox_server.base_url,
+    "ReconcileScheduleSeconds": "1,1,2",
+    "ReconcileLimitSeconds": str(LIMIT),
+    "ProviderKeyRetentionSeconds": str(KEY_WINDOW),
+    "ProviderTimeoutSeconds": "3",
+    "SweepGraceSeconds": "1",
+    "LogLevel": "ERROR",
+})
+stack.start()
+wiring.reset()
+parameters.clear_caches()
+sandbox = SandboxControl(sandbox_server.control_url)
+sandbox.set_webhooks([stack.api_url + "/webhooks/payments"])
+api = BookingApi(stack.api_url)
+print(f"API {stack.api_url}  sandbox {sandbox_server.base_url}  up in {time.monotonic() - STARTED:.1f} s")
+""")
+
+code(r"""
+# Bookkeeping for the checks in section 4: every event, booking and trace made below.
+EVENTS: dict[str, dict] = {}          # event_id -> event as created
+BOOKINGS: dict[str, dict] = {}        # booking_id -> {"customer", "event_id", "trace"}
+TRACES: dict[str, "Trace"] = {}
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse(moment: str) -> datetime:
+    return datetime.fromisoformat(moment.replace("Z", "+00:00"))
+
+
+def short(value: str) -> str:
+    return value[:8] if isinstance(value, str) and len(value) > 20 else value
+
+
+class Trace:
+    # One scenario: the steps the notebook takes (as customer, provider page, operator...), the
+    # bookings' journals (GET /bookings/{id}) and the sandbox's delivery log, merged by time.
+    def __init__(self, name: str):
+        self.name, self.t0, self.steps, self.bookings, self.payments = name, now_iso(), [], [], []
+        TRACES[name] = self
+
+    def step(self, actor: str, text: str) -> None:
+        self.steps.append({"at": now_iso(), "actor": actor, "event": text})
+
+    def event(self, **overrides) -> dict:
+        event = api.create_event(**overrides)
+        EVENTS[event["event_id"]] = event
+        return event
+
+    def book(self, event: dict, who: str, quantity: int = 1, key: str | None = None) -> dict:
+        answer = api.book(event["event_id"], who, {"quantity": quantity}, key=key)
+        self.step(who, f"POST /events/…/bookings → {answer.status_code} {answer.json().get('status') or answer.json()['error']['code']}")
+        if answer.status_code == 201:
+            booking_id = answer.json()["booking_id"]
+            if booking_id not in BOOKINGS:
+                BOOKINGS[booking_id] = {"customer": who, "event_id": event["event_id"], "trace": self.name}
+                self.bookings.append(booking_id)
+        return answer
+
+    def pay(self, booking_id: str, who: str, key: str | None = None):
+        answer = api.pay(booking_id, who, key=key)
+        body = answer.json()
+        self.step(who, f"POST /bookings/…/payment → {answer.status_code} "
+                       f"{body.get('status') or body['error']['code']} {short(body.get('payment_id') or '')}")
+        if answer.status_code == 201 and body["payment_id"] not in self.payments:
+            self.payments.append(body["payment_id"])
+        return answer
+
+    def provider(self, text: str) -> None:
+        self.step("provider (sandbox)", text)
+
+    def rows(self) -> list[dict]:
+        rows = [dict(step, source="step") for step in self.steps]
+        for booking_id in self.bookings:
+            who = BOOKINGS[booking_id]["customer"]
+            booking = api.booking(booking_id, who)
+            pid = (booking.get("payment") or {}).get("payment_id")
+            if pid and pid not in self.payments:
+                self.payments.append(pid)
+            for entry in booking["journal"]:
+                ids = {k: short(v) for k, v in entry["ids"].items() if k not in ("booking_id", "event_id")}
+                rows.append({"at": entry["at"], "actor": entry["actor"], "event": entry["action"],
+                             "before": entry["from_status"] or "∅", "after": entry["to_status"],
+                             "journal": f"{entry['decision']} {ids if ids else ''}".strip(),
+                             "booking": short(booking_id), "source": "journal"})
+        shift = parse(sandbox.clock()["now"]) - datetime.now(timezone.utc)  # non-zero once the sandbox clock moved
+        for pid in self.payments:
+            for d in sandbox.deliveries(object_id=pid):
+                at = parse(d["at"])
+                if abs(shift.total_seconds()) > 60 and at - datetime.now(timezone.utc) > shift / 2:
+                    at -= shift  # shown in real time; the sandbox's own clock runs ahead by `shift`
+                rows.append({"at": at.isoformat(timespec="milliseconds").replace("+00:00", "Z"), "actor": "provider → webhook",
+                             "event": f"{d['event']} attempt {d['attempt']}" + (f" copy {d['copy']}" if d["copy"] else "")
+                                      + (" (forged)" if d["forged"] else ""),
+                             "journal": f"delivery {d['outcome']}" + (f", HTTP {d['status_code']}" if d["status_code"] else ""),
+                             "source": "delivery"})
+        return sorted(rows, key=lambda r: (r["at"], r["source"] != "step"))
+
+    def show(self) -> None:
+        t0 = parse(self.t0)
+        head = ["t (s)", "actor", "event", "booking", "state before → after", "journal entry / delivery outcome"]
+        body = []
+        for r in self.rows():
+            state = f"{r['before']} → {r['after']}" if "after" in r else ""
+            body.append([f"{(parse(r['at']) - t0).total_seconds():+.2f}", r["actor"], r["event"], r.get("booking", ""),
+                         state, r.get("journal", "")])
+        table(head, body, caption=f"Trace: {self.name}")
+
+
+def table(head: list[str], body: list[list], caption: str = "") -> None:
+    cells = "".join(f"<th style='text-align:left'>{html.escape(str(h))}</th>" for h in head)
+    rows = "".join("<tr>" + "".join(f"<td style='text-align:left'>{html.escape(str(c))}</td>" for c in row) + "</tr>"
+                   for row in body)
+    title = f"<caption style='text-align:left'><b>{html.escape(caption)}</b></caption>" if caption else ""
+    display(HTML(f"<table style='font-size:85%'>{title}<tr>{cells}</tr>{rows}</table>"))
+
+
+def actions(booking: dict) -> list[str]:
+    return [entry["action"] for entry in booking["journal"]]
+
+
+def customer() -> str:
+    return f"cust-{uuid.uuid4().hex[:8]}"
+
+
+def wait_until(predicate, timeout: float = 15, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+""")
+
+# ================================================================================================
+md(r"""
+## 2. State machines
+
+### 2.1 The booking
+
+Drawn from `TRANSITIONS` itself (nodes are `BookingStatus`, arrows are the allowed moves). Colour
+says what the status does to capacity, from the sets in the same module: **HOLDING** (`HELD`,
+`PAYMENT_PENDING`: the places count against capacity until the hold is released), **SOLD**
+(`CONFIRMED`), **RELEASED** (every other status: the places are back in the pool).
+""")
+
+code(r"""
+import math
+import matplotlib.pyplot as plt
+from matplotlib.patches import FancyArrowPatch
+
+# Preferred positions; a status added to the enum later still gets drawn (on a circle at the edge).
+PLACE = {"HELD": (0, 2), "PAYMENT_PENDING": (3, 2), "CONFIRMED": (6, 2), "CANCELLED": (0, 0.2),
+         "EXPIRED": (2, 0), "PAYMENT_FAILED": (4, 0.2), "MANUAL_REVIEW": (6, 0), "REFUND_PENDING": (8.5, 1.3),
+         "REFUNDED": (8.5, -0.3)}
+
+
+def draw_machine(ax, nodes, edges, place, colour, title):
+    for i, node in enumerate(nodes):
+        if node not in place:
+            angle = 2 * math.pi * i / len(nodes)
+            place[node] = (4 + 5 * math.cos(angle), 1 + 3 * math.sin(angle))
+    for source, target in edges:
+        (x1, y1), (x2, y2) = place[source], place[target]
+        curve = 0.25 if (target, source) in edges else 0.08
+        ax.add_patch(FancyArrowPatch((x1, y1), (x2, y2), connectionstyle=f"arc3,rad={curve}", arrowstyle="-|>",
+                                     mutation_scale=14, shrinkA=28, shrinkB=28, lw=1, color="#555"))
+    for node in nodes:
+        x, y = place[node]
+        ax.text(x, y, node, ha="center", va="center", fontsize=8,
+                bbox=dict(boxstyle="round,pad=0.5", fc=colour(node), ec="#333"))
+    xs = [p[0] for p in place.values()]; ys = [p[1] for p in place.values()]
+    ax.set_xlim(min(xs) - 1.3, max(xs) + 1.3); ax.set_ylim(min(ys) - 0.8, max(ys) + 0.8)
+    ax.set_title(title); ax.axis("off")
+
+
+booking_edges = {(s.value, t.value) for s, targets in TRANSITIONS.items() for t in targets}
+booking_colour = lambda n: "#ffe08a" if n in HOLDING else "#9fdf9f" if n in SOLD else "#d0d7e5"
+fig, ax = plt.subplots(figsize=(12, 5))
+draw_machine(ax, [s.value for s in BookingStatus], booking_edges, dict(PLACE), booking_colour,
+             "Booking statuses (TRANSITIONS): yellow = HOLDING, green = SOLD, blue-grey = RELEASED")
+plt.show()
+print(f"{len(BookingStatus)} statuses, {len(booking_edges)} transitions;",
+      "terminal:", [s.value for s, t in TRANSITIONS.items() if not t])
+""")
+
+md(r"""
+### 2.2 The payment
+
+The provider's payment has its own lifecycle (YooKassa's statuses), and our record of the attempt
+(`Payment.state` in `holdfast/domain/booking.py`) has another. The code keeps no transition table
+for them, so they are declared here, and section 4 checks the declaration against every payment
+the sandbox reports during the traces.
+""")
+
+code(r"""
+PROVIDER_PAYMENT = {  # the provider's statuses; `succeeded` and `canceled` are final
+    "pending": {"waiting_for_capture", "succeeded", "canceled"},
+    "waiting_for_capture": {"succeeded", "canceled"},
+    "succeeded": set(), "canceled": set(),
+}
+OUR_ATTEMPT = {  # Payment.state: stored before the provider call, then what we learned
+    "CREATING": {"CREATED", "UNKNOWN", "REJECTED"},
+    "UNKNOWN": {"CREATED", "NOT_CREATED", "CREATING"},
+    "CREATED": set(), "REJECTED": set(), "NOT_CREATED": set(),
+}
+fig, (left, right) = plt.subplots(1, 2, figsize=(12, 3.6))
+draw_machine(left, list(PROVIDER_PAYMENT), {(s, t) for s, ts in PROVIDER_PAYMENT.items() for t in ts},
+             {"pending": (0, 1), "waiting_for_capture": (3, 2), "succeeded": (6, 1), "canceled": (3, 0)},
+             lambda n: "#9fdf9f" if n == "succeeded" else "#ffe08a" if n != "canceled" else "#d0d7e5",
+             "Provider payment (money moves only at `succeeded`)")
+draw_machine(right, list(OUR_ATTEMPT), {(s, t) for s, ts in OUR_ATTEMPT.items() for t in ts},
+             {"CREATING": (0, 1), "UNKNOWN": (3, 2), "CREATED": (6, 1), "REJECTED": (3, 0), "NOT_CREATED": (6, 2.6)},
+             lambda n: "#ffe08a" if n in ("CREATING", "UNKNOWN") else "#d0d7e5",
+             "Our record of the attempt (Payment.state)")
+plt.show()
+""")
+
+md(r"""
+### 2.3 Every transition
+
+Initiators: **customer** (API), **provider** (a notification, always re-read with `GET` before it
+is applied), **timer** (the `HoldExpiry` execution per hold, with the sweeper as its backup),
+**reconciler** (the `Reconciliation` execution and the sweeper), **operator** (`/admin/reviews`).
+Every row is one DynamoDB transaction that writes the booking (conditioned on the `version` it read),
+the place move (conditioned on the counters or the seat), the journal entry and the outbox item. The
+provider call is never inside it. The cell after the table asserts that the table and `TRANSITIONS`
+name exactly the same moves, so neither can change alone.
+""")
+
+code(r"""
+RELEASED_FROM = ("EXPIRED", "CANCELLED", "PAYMENT_FAILED")
+T = []  # (from, to, action, initiator, condition checked, data stored, idempotency key, a repeat)
+T.append(("∅", "HELD", "hold_created", "customer", "quantity/seats valid; HOLD move: available ≥ n (or seat available)",
+          "booking, places, hold_expires_at, journal #1, outbox, IDEM record", "Idempotency-Key header (IDEM#customer#key, 24 h)",
+          "same key+body: the same booking, 201 Idempotent-Replayed; other body: 422"))
+T.append(("HELD", "PAYMENT_PENDING", "payment_requested", "customer", "HELD and before hold_expires_at",
+          "payment attempt CREATING, idempotence key, requested_at, next check", "hf-pay-<booking> at the provider",
+          "returns the one payment; an unknown attempt is re-sent with the same key (payment_retried)"))
+for source in ("HELD", "PAYMENT_PENDING"):
+    T.append((source, "CONFIRMED", "payment_succeeded", "provider / reconciler", "GET says succeeded, amount matches, booking holds places",
+              "payment id and status, SELL move", "SQS dedup id = event+object+status; the booking version",
+              "judge_payment → already_confirmed: nothing written"))
+    T.append((source, "EXPIRED", "hold_expired", "timer (sweeper as backup)", "holds places, now ≥ hold_expires_at, places not secured",
+              "RELEASE move", "execution name hold-<booking>", "noop_expired: nothing written"))
+    T.append((source, "CANCELLED", "cancelled_by_customer", "customer", "holds places, no capture in flight",
+              "RELEASE move", "the booking version", "returns the booking as it is"))
+T.append(("PAYMENT_PENDING", "CONFIRMED", "payment_captured (two-stage)", "provider / reconciler",
+          "waiting_for_capture, places pinned first (places_secured_for_capture)", "capture key, SELL move",
+          "hf-cap-<booking>", "the provider returns the same capture"))
+T.append(("PAYMENT_PENDING", "PAYMENT_FAILED", "payment_canceled / payment_rejected / reconciliation_limit_reached",
+          "provider / customer / reconciler", "GET says canceled; or a 4xx on create; or the limit passed with nothing final",
+          "RELEASE move (an authorisation is cancelled first)", "hf-void-<booking> for the cancel",
+          "booking no longer holds places: ignored"))
+T.append(("PAYMENT_PENDING", "MANUAL_REVIEW", "manual_review_opened", "provider / reconciler",
+          "amount mismatch, a second payment, provider unreachable at the limit", "review reason, next step, RELEASE move",
+          "the booking version", "already in review: nothing written"))
+T.append(("CONFIRMED", "REFUND_PENDING", "cancelled_after_payment", "customer", "CONFIRMED",
+          "UNSELL move, refund record with its key (before the call)", "rf-<payment>-cancel", "returns the booking as it is"))
+for source in RELEASED_FROM:
+    T.append((source, "CONFIRMED", "late_payment_places_retaken", "provider / reconciler",
+              "one-stage succeeded after release; RETAKE move: the same places still available", "RETAKE move, payment",
+              "the booking version", "already_confirmed"))
+    T.append((source, "PAYMENT_PENDING", "late_authorisation_places_retaken", "provider / reconciler",
+              "two-stage waiting_for_capture after release; HOLD move succeeds", "HOLD move, places_secured",
+              "hf-cap-<booking> next", "capture continues as above"))
+    T.append((source, "REFUND_PENDING", "late_payment_refund_started", "provider / reconciler",
+              "succeeded after the deadline, places gone", "refund record with its key (before the call)",
+              "rf-<payment>-late", "the provider returns the one refund"))
+    T.append((source, "MANUAL_REVIEW", "manual_review_opened (paid_in_time_places_resold)", "provider / reconciler",
+              "captured_at < hold_expires_at, places gone", "review reason, next step", "the booking version",
+              "already in review: nothing written"))
+T.append(("REFUND_PENDING", "REFUNDED", "refund_succeeded", "provider / reconciler", "refund succeeded at the provider",
+          "refund id and status", "rf-<payment>-<reason>", "the same refund comes back; nothing written"))
+T.append(("REFUND_PENDING", "MANUAL_REVIEW", "refund_canceled / manual_review_opened (refund_not_confirmed)",
+          "provider / reconciler", "the provider refused the refund, or still unknown at the limit", "review reason",
+          "the booking version", "already in review"))
+T.append(("MANUAL_REVIEW", "CONFIRMED", "review_confirmed", "operator", "RETAKE move succeeds", "operator, note, RETAKE",
+          "the booking version", "409 not_in_review"))
+T.append(("MANUAL_REVIEW", "REFUND_PENDING", "review_refund_started", "operator", "a succeeded payment", "operator, note, refund key",
+          "rf-<payment>-review", "409 not_in_review"))
+T.append(("MANUAL_REVIEW", "PAYMENT_FAILED", "review_closed", "operator", "nothing owed", "operator, note", "the booking version",
+          "409 not_in_review"))
+table(["from", "to", "action (journal)", "initiator", "condition checked", "data stored", "idempotency key", "a repeat"],
+      [list(row) for row in T], caption="Booking transitions")
+table(["from = to", "action", "initiator", "what it records"], [
+    ["PAYMENT_PENDING", "payment_created / payment_found_by_same_key / payment_found_by_metadata", "system / reconciler", "the provider's payment id"],
+    ["PAYMENT_PENDING", "payment_outcome_unknown / payment_retried", "system / customer", "the call's answer was lost; same key next time"],
+    ["PAYMENT_PENDING", "reconciliation_check / payment_not_found_at_provider", "reconciler", "the next check time, or NOT_CREATED"],
+    ["PAYMENT_PENDING", "places_secured_for_capture", "provider / reconciler", "places pinned before a capture"],
+    ["EXPIRED, CANCELLED, PAYMENT_FAILED", "late_authorisation_cancelled", "provider / reconciler", "authorisation voided (hf-void-<booking>)"],
+], caption="Journal entries that do not change the status")
+
+table_pairs = {(f, t) for f, t, *_ in T if f != "∅"}
+assert table_pairs == booking_edges, ("table and TRANSITIONS differ", table_pairs ^ booking_edges)
+print(f"OK: the table covers exactly the {len(booking_edges)} transitions of TRANSITIONS")
+""")
+
+# ================================================================================================
+md(r"""
+## 3. Traces
+
+Each trace drives the API as the customer would, and the sandbox as the customer's bank or the
+provider would (pay on the payment page, faults on the provider's API or its notifications). The
+table merges three sources by time: the notebook's own steps (what was called, and the answer), the
+bookings' journals from `GET /bookings/{id}`, and the sandbox's delivery log of notifications.
+`t` is seconds since the trace started.
+
+### 3.1 The happy path (and repeats of the customer's requests)
+""")
+
+code(r"""
+tr = Trace("happy path")
+ev = tr.event(capacity=3, hold_ttl_seconds=4)
+alice = customer()
+first = tr.book(ev, alice, 2, key="alice-hold-1")
+again = tr.book(ev, alice, 2, key="alice-hold-1")             # a double click: same key, same body
+clash = tr.book(ev, alice, 1, key="alice-hold-1")             # same key, another body
+booking_id = first.json()["booking_id"]
+pay1 = tr.pay(booking_id, alice, key="alice-pay-1")
+pay2 = tr.pay(booking_id, alice, key="alice-pay-2")            # another tab: still one payment
+payment_id = pay1.json()["payment_id"]
+sandbox.pay(payment_id); tr.provider("customer presses Pay on the payment page: succeeded")
+api.wait_status(booking_id, alice, "CONFIRMED")
+tr.show()
+assert again.json()["booking_id"] == booking_id and again.headers.get("Idempotent-Replayed") == "true"
+assert clash.status_code == 422 and clash.json()["error"]["code"] == "idempotency_key_reused"
+assert pay2.json()["payment_id"] == payment_id and len(sandbox.find_payments(booking_id=booking_id)) == 1
+print("counts:", api.counts(ev["event_id"]))
+""")
+
+md(r"""
+### 3.2 Duplicated and reordered notifications
+
+The sandbox sends four extra copies of `payment.succeeded`, holds them all back, then releases them
+newest first. The webhook answers 200 to each; the FIFO queue and the consumer's `GET` plus
+`judge_payment` make the confirmation happen once.
+""")
+
+code(r"""
+tr = Trace("duplicate notifications")
+ev = tr.event(capacity=2)
+bob = customer()
+booking_id = tr.book(ev, bob).json()["booking_id"]
+payment_id = tr.pay(booking_id, bob).json()["payment_id"]
+sandbox.add_fault("duplicate", count=4, match={"object_id": payment_id})
+sandbox.add_fault("hold", times=5, match={"object_id": payment_id})
+sandbox.pay(payment_id); tr.provider("paid; 1 + 4 copies of the notification held back")
+time.sleep(0.5)
+released = sandbox.release(order="lifo", object_id=payment_id); tr.provider(f"{released} held notifications released, newest first")
+api.wait_status(booking_id, bob, "CONFIRMED")
+wait_until(lambda: len([d for d in sandbox.deliveries(object_id=payment_id) if d["outcome"] == "delivered"]) >= 5,
+           what="five deliveries")
+time.sleep(1.0)
+sandbox.clear_faults()
+tr.show()
+final = api.booking(booking_id, bob)
+assert actions(final).count("payment_succeeded") == 1
+print("payment_succeeded entries:", actions(final).count("payment_succeeded"), "| counts:", api.counts(ev["event_id"]))
+""")
+
+md(r"""
+### 3.3 A late payment, the places still free
+
+The hold (3 s) runs out, the timer releases the place (`EXPIRED`), then the customer pays. The
+place is still free, so it is taken again by one conditional move (`RETAKE`) and the booking is
+confirmed.
+""")
+
+code(r"""
+tr = Trace("late payment, place still free")
+ev = tr.event(capacity=2, hold_ttl_seconds=3)
+carol = customer()
+booking_id = tr.book(ev, carol).json()["booking_id"]
+payment_id = tr.pay(booking_id, carol).json()["payment_id"]
+api.wait_status(booking_id, carol, "EXPIRED", timeout=15)
+tr.step("notebook", f"counts after expiry: {api.counts(ev['event_id'])}")
+sandbox.pay(payment_id); tr.provider("customer pays after the hold ran out: succeeded")
+done = api.wait_status(booking_id, carol, "CONFIRMED")
+tr.show()
+assert "late_payment_places_retaken" in actions(done)
+assert api.counts(ev["event_id"]) == {"available": 1, "held": 0, "sold": 1}
+""")
+
+md(r"""
+### 3.4 A late payment after resale: one-stage (refund) and two-stage (authorisation cancelled)
+
+Capacity 1. The hold runs out, a rival books the place, then the first customer's payment
+completes. One-stage: the money was taken after the deadline, so it goes back (`rf-<payment>-late`).
+Two-stage: the payment only reached `waiting_for_capture`, so the authorisation is cancelled and no
+money moves at all.
+""")
+
+code(r"""
+tr = Trace("late payment after resale, one-stage")
+ev = tr.event(capacity=1, hold_ttl_seconds=3)
+dave, rival = customer(), customer()
+booking_id = tr.book(ev, dave).json()["booking_id"]
+payment_id = tr.pay(booking_id, dave).json()["payment_id"]
+api.wait_status(booking_id, dave, "EXPIRED", timeout=15)
+assert tr.book(ev, rival).status_code == 201
+sandbox.pay(payment_id); tr.provider("customer pays after the place was resold: succeeded")
+done = api.wait_status(booking_id, dave, "REFUNDED")
+tr.show()
+LATE_ONE_STAGE = payment_id
+refunds = sandbox.refunds(payment_id)
+paid = sandbox.payment(payment_id)
+assert len(refunds) == 1 and actions(done)[-2:] == ["late_payment_refund_started", "refund_succeeded"]
+print(f"paid {paid['amount']['value']}, shop received {paid.get('income_amount', {}).get('value')} after the provider's fee, "
+      f"refunded {refunds[0]['amount']['value']}; counts {api.counts(ev['event_id'])}")
+""")
+
+code(r"""
+tr = Trace("late payment after resale, two-stage")
+ev = tr.event(capacity=1, hold_ttl_seconds=3, payment_mode="two_stage")
+erin, rival = customer(), customer()
+booking_id = tr.book(ev, erin).json()["booking_id"]
+payment_id = tr.pay(booking_id, erin).json()["payment_id"]
+api.wait_status(booking_id, erin, "EXPIRED", timeout=15)
+assert tr.book(ev, rival).status_code == 201
+sandbox.pay(payment_id); tr.provider("customer authorises after the place was resold: waiting_for_capture")
+api.wait_for(booking_id, erin, lambda b: "late_authorisation_cancelled" in actions(b), what="authorisation cancelled")
+wait_until(lambda: sandbox.deliveries(object_id=payment_id, event="payment.canceled"), what="the canceled notification")
+time.sleep(0.5)
+tr.show()
+assert sandbox.payment(payment_id)["status"] == "canceled" and sandbox.refunds(payment_id) == []
+assert api.booking(booking_id, erin)["status"] == "EXPIRED"
+print("provider status:", sandbox.payment(payment_id)["status"], "| refunds:", sandbox.refunds(payment_id))
+""")
+
+md(r"""
+### 3.5 A lost create-payment response
+
+The provider creates the payment but the connection drops before its answer reaches us
+(`drop_response_after`). The customer gets 503; the attempt stays `PAYMENT_PENDING` with no payment
+id. Reconciliation, one second later and still inside the provider's key window, repeats the create
+call with the same key `hf-pay-<booking>` and body: the provider returns the payment it already made,
+not a second one.
+""")
+
+code(r"""
+tr = Trace("lost create-payment response")
+ev = tr.event(capacity=2)
+frank = customer()
+booking_id = tr.book(ev, frank).json()["booking_id"]
+sandbox.add_fault("drop_response_after", route="POST /v3/payments", times=1)
+tr.provider("fault armed: the next create is performed, its response dropped")
+assert tr.pay(booking_id, frank).status_code == 503
+found = api.wait_for(booking_id, frank, lambda b: (b.get("payment") or {}).get("payment_id"), what="payment id")
+sandbox.pay(found["payment"]["payment_id"]); tr.provider("customer pays the one payment")
+api.wait_status(booking_id, frank, "CONFIRMED")
+tr.show()
+assert "payment_found_by_same_key" in actions(api.booking(booking_id, frank))
+assert len(sandbox.find_payments(booking_id=booking_id)) == 1
+print("payments at the provider for this booking:", len(sandbox.find_payments(booking_id=booking_id)))
+""")
+
+md(r"""
+### 3.6 A notification lost forever: the reconciliation schedule and its limit
+
+The sandbox drops every notification for the payment (`drop_forever`). Reconciliation, started when
+the attempt was stored, checks on its schedule (here 1, 1, 2, 2... s; deployed 30 s, 1, 2, 5, 15,
+30 min, then hourly) and learns the outcome by `GET`, through the same `judge_payment` as the webhook
+path. The second booking's payment is never completed: at the limit (here 8 s after the attempt;
+deployed 24 h, the provider's notification window) reconciliation gives up, the booking ends
+`PAYMENT_FAILED` and its place is released. A success reported after that would be a late payment
+(3.3/3.4).
+""")
+
+code(r"""
+tr = Trace("notification lost forever; the limit")
+ev = tr.event(capacity=3)            # default hold (600 s) outlives the 8 s limit
+gina, hank = customer(), customer()
+paid_id = tr.book(ev, gina).json()["booking_id"]
+pending_id = tr.book(ev, hank).json()["booking_id"]
+payment_id = tr.pay(paid_id, gina).json()["payment_id"]
+sandbox.add_fault("drop_forever", match={"object_id": payment_id})
+time.sleep(1.5)
+sandbox.pay(payment_id); tr.provider("paid; every notification for it will be dropped")
+tr.pay(pending_id, hank)             # hank never pays
+done = api.wait_status(paid_id, gina, "CONFIRMED", timeout=LIMIT + 5)
+failed = api.wait_status(pending_id, hank, "PAYMENT_FAILED", timeout=LIMIT + 15)
+sandbox.clear_faults()
+tr.show()
+assert done["journal"][-1]["actor"] == "reconciler"
+assert all(d["outcome"] != "delivered" for d in sandbox.deliveries(object_id=payment_id))
+assert actions(failed)[-1] == "reconciliation_limit_reached" and api.counts(ev["event_id"])["held"] == 0
+checks = [e["at"] for e in failed["journal"] if e["action"] == "reconciliation_check"]
+gaps = [round((parse(b) - parse(a)).total_seconds(), 1) for a, b in zip(checks, checks[1:])]
+print("hank: checks at", len(checks), "moments, gaps (s):", gaps, "| limit reached after",
+      round((parse(failed["journal"][-1]["at"]) - parse(failed["journal"][1]["at"])).total_seconds(), 1), "s")
+""")
+
+md(r"""
+### 3.7 A crash between storing the payment and sending the confirmation
+
+The handlers run in this kernel, so `HOLDFAST_CRASH_POINTS` in `os.environ` arms the crash points
+of `holdfast/faults.py`. First the consumer dies right after it stored `CONFIRMED`
+(`consumer.after_applying`), and the outbox relay dies before publishing (`outbox.before_publish`).
+The queue redelivers the notification (now a no-op: `already_confirmed`) and the stream retries the
+outbox record: the customer gets exactly one confirmation, because the confirmation is an outbox
+item written in the same transaction as the status change.
+
+Then a crash between storing the attempt and calling the provider (`payment.after_storing_attempt`):
+the customer gets 500, no payment exists, and the sweeper restarts reconciliation, which creates the
+payment with the stored key.
+""")
+
+code(r"""
+tr = Trace("crash after storing the outcome")
+ev = tr.event(capacity=2)
+ivan = customer()
+booking_id = tr.book(ev, ivan).json()["booking_id"]
+payment_id = tr.pay(booking_id, ivan).json()["payment_id"]
+faults.reset_crash_counts()
+os.environ["HOLDFAST_CRASH_POINTS"] = "consumer.after_applying:1,outbox.before_publish:1"
+from holdfast.observability import logger
+quiet_from = logger.log_level
+logger.setLevel("CRITICAL")  # the injected crashes are logged at ERROR with a traceback; not shown here
+tr.step("notebook", "crash points armed: consumer.after_applying:1, outbox.before_publish:1")
+try:
+    sandbox.pay(payment_id); tr.provider("paid")
+    api.wait_status(booking_id, ivan, "CONFIRMED")
+    store = wiring.store()
+    wait_until(lambda: any(n["type"] == "booking.confirmed" for n in store.list_notifications(ivan)), timeout=20,
+               what="the confirmation")
+    time.sleep(1.0)
+finally:
+    os.environ.pop("HOLDFAST_CRASH_POINTS", None)
+    logger.setLevel(quiet_from)
+tr.show()
+print("crash points fired:", dict(faults._fired))
+assert faults._fired.get("consumer.after_applying") == 1 and faults._fired.get("outbox.before_publish") == 1
+notes = store.list_notifications(ivan)
+table(["customer notification", "status", "at"], [[n["type"], n["status"], n["at"]] for n in notes],
+      caption="What the customer was told (outbox relay, once per booking version)")
+assert [n["type"] for n in notes].count("booking.confirmed") == 1
+assert actions(api.booking(booking_id, ivan)).count("payment_succeeded") == 1
+""")
+
+code(r"""
+tr = Trace("crash before calling the provider")
+ev = tr.event(capacity=2)
+judy = customer()
+booking_id = tr.book(ev, judy).json()["booking_id"]
+faults.reset_crash_counts()
+os.environ["HOLDFAST_CRASH_POINTS"] = "payment.after_storing_attempt:1"
+quiet_from = logger.log_level
+logger.setLevel("CRITICAL")
+try:
+    crashed = tr.pay(booking_id, judy)
+finally:
+    os.environ.pop("HOLDFAST_CRASH_POINTS", None)
+    logger.setLevel(quiet_from)
+assert crashed.status_code == 500 and sandbox.find_payments(booking_id=booking_id) == []
+time.sleep(2)
+tr.step("scheduler", "SweepDueFunction runs (EventBridge rate(1 minute) in AWS)")
+stack.invoke("SweepDueFunction", {"detail-type": "Scheduled Event", "source": "aws.events"})
+found = api.wait_for(booking_id, judy, lambda b: (b.get("payment") or {}).get("payment_id"), what="the payment")
+sandbox.pay(found["payment"]["payment_id"]); tr.provider("customer pays")
+api.wait_status(booking_id, judy, "CONFIRMED")
+tr.show()
+assert len(sandbox.find_payments(booking_id=booking_id)) == 1
+""")
+
+md(r"""
+### 3.8 A refund retried after a timeout
+
+A confirmed customer cancels. The refund is recorded with its key (`rf-<payment>-cancel`) before the
+call; the provider performs it but the answer is lost, and the `refund.succeeded` notification is
+dropped too. The booking stays `REFUND_PENDING` (the places are already back on sale); reconciliation
+repeats the refund with the same key, the provider returns the one refund, and the booking ends
+`REFUNDED`. The compensation is a new journal entry; the history before it is untouched.
+""")
+
+code(r"""
+tr = Trace("refund retried after a timeout")
+ev = tr.event(capacity=2)
+kate = customer()
+booking_id = tr.book(ev, kate).json()["booking_id"]
+payment_id = tr.pay(booking_id, kate).json()["payment_id"]
+sandbox.pay(payment_id); tr.provider("paid")
+api.wait_status(booking_id, kate, "CONFIRMED")
+sandbox.add_fault("drop_response_after", route="POST /v3/refunds", times=1)
+sandbox.add_fault("drop_forever", match={"event": "refund.succeeded"})
+tr.provider("faults armed: the refund's answer and its notification will be lost")
+cancelled = api.cancel(booking_id, kate)
+tr.step(kate, f"POST /bookings/…/cancel → {cancelled.status_code} {cancelled.json()['status']}")
+assert cancelled.json()["status"] == "REFUND_PENDING"
+done = api.wait_status(booking_id, kate, "REFUNDED", timeout=LIMIT + 5)
+sandbox.clear_faults()
+tr.show()
+assert done["journal"][-1]["actor"] == "reconciler" and len(sandbox.refunds(payment_id)) == 1
+print("refunds at the provider:", [(r["id"][:8], r["status"], r["amount"]["value"]) for r in sandbox.refunds(payment_id)])
+""")
+
+# ================================================================================================
+md(r"""
+## 4. Invariants, each checked on the traces above
+
+The checks read the final state through the public API (`GET /bookings/{id}`, `GET /events/{id}`),
+the provider's side through the sandbox, and, where the API does not show it, the table itself.
+They cover every booking created in section 3 (and section 6, once it has run: the last cell
+re-runs them all).
+""")
+
+code(r"""
+store = wiring.store()
+FINAL = {}
+def refresh() -> None:
+    for booking_id, info in BOOKINGS.items():
+        FINAL[booking_id] = api.booking(booking_id, info["customer"])
+refresh()
+print(f"{len(BOOKINGS)} bookings over {len(EVENTS)} events and {len(TRACES)} traces;",
+      dict(Counter(b["status"] for b in FINAL.values())))
+""")
+
+md(r"""
+**Which statuses count toward capacity.** `HOLDING = {HELD, PAYMENT_PENDING}` and
+`SOLD = {CONFIRMED}` take places; together they are `OCCUPYING`. Every other status is `RELEASED`:
+`EXPIRED, CANCELLED, PAYMENT_FAILED, REFUND_PENDING, REFUNDED, MANUAL_REVIEW`. A hold keeps counting
+after its deadline until the timer writes `EXPIRED`: a deadline alone releases nothing.
+
+**I1 No oversell.** For every event, the places of its `OCCUPYING` bookings add up to at most its
+capacity.
+
+**I2 The counters are the bookings.** For every event, `available + held + sold == capacity`, no
+counter is negative, `held` = the places of its `HOLDING` bookings and `sold` = the places of its
+`CONFIRMED` bookings.
+""")
+
+code(r"""
+def check_capacity() -> list[str]:
+    lines = []
+    for event_id, event in EVENTS.items():
+        mine = [FINAL[b] for b, info in BOOKINGS.items() if info["event_id"] == event_id]
+        held = sum(b["places"]["quantity"] for b in mine if b["status"] in HOLDING)
+        sold = sum(b["places"]["quantity"] for b in mine if b["status"] in SOLD)
+        counts = api.counts(event_id)
+        assert held + sold <= event["capacity"], ("I1 oversold", event_id, held, sold)
+        assert min(counts.values()) >= 0 and sum(counts.values()) == event["capacity"], ("I2", event_id, counts)
+        assert (counts["held"], counts["sold"]) == (held, sold), ("I2 counters differ from bookings", event_id, counts)
+        lines.append(f"capacity {event['capacity']}: {counts} = bookings held {held}, sold {sold}")
+    return lines
+for line in check_capacity():
+    print("OK", line)
+""")
+
+md(r"""
+**Released** means: the transaction that moved the booking into a `RELEASED` status also moved its
+places back to `available` (`RELEASE` or `UNSELL`). Conversely a released booking gives nothing
+back twice, and takes places again only by a conditional move (`RETAKE`, or `HOLD` for a two-stage
+authorisation) that fails when they are gone. On the journals: each entry into a released status
+comes from an occupying one or another released one; each way back to `OCCUPYING` starts from a
+released status only through a late payment or an operator (the actions in 2.3); and the counters
+above already match the bookings, so no release was lost or doubled.
+""")
+
+code(r"""
+BACK = {"late_payment_places_retaken", "late_authorisation_places_retaken", "review_confirmed"}
+moves = Counter()
+for booking_id, booking in FINAL.items():
+    for entry in booking["journal"]:
+        before, after = entry["from_status"], entry["to_status"]
+        if before is None or before == after:
+            continue
+        if before in RELEASED and after in OCCUPYING:
+            assert entry["action"] in BACK, ("places taken back outside RETAKE/HOLD", booking_id, entry)
+            moves["released → occupying (conditional retake)"] += 1
+        elif before in OCCUPYING and after in RELEASED:
+            moves["occupying → released (places returned)"] += 1
+print("OK", dict(moves))
+""")
+
+md(r"""
+**I4 Statuses move only along `TRANSITIONS`, and I5 every change is journalled.** In every journal
+the first entry goes from nothing to `HELD`, each entry starts where the previous one ended, each
+status change is in `TRANSITIONS`, the last entry's status is the booking's status, and the stored
+`version` equals the number of entries (read from the table, `BOOKING#<id>`).
+""")
+
+code(r"""
+for booking_id, booking in FINAL.items():
+    journal = booking["journal"]
+    assert journal[0]["from_status"] is None and journal[0]["to_status"] == "HELD", booking_id
+    for previous, entry in zip(journal, journal[1:]):
+        assert entry["from_status"] == previous["to_status"], (booking_id, previous, entry)
+        if entry["from_status"] != entry["to_status"]:
+            assert BookingStatus(entry["to_status"]) in TRANSITIONS[BookingStatus(entry["from_status"])], (booking_id, entry)
+    assert journal[-1]["to_status"] == booking["status"], booking_id
+    assert store.get_booking(booking_id).version == len(journal), booking_id
+seen = Counter((e["from_status"], e["to_status"]) for b in FINAL.values() for e in b["journal"]
+               if e["from_status"] and e["from_status"] != e["to_status"])
+print(f"OK: {sum(len(b['journal']) for b in FINAL.values())} journal entries; transitions exercised:",
+      f"{len(seen)} of {len(booking_edges)}")
+""")
+
+md(r"""
+**I6 The money rule.** "Money taken" means a provider payment in `succeeded`; an authorisation
+(`waiting_for_capture`) takes no money. For each payment p of a booking b (`metadata.booking_id`):
+p is refunded at most once; once settled exactly one of these holds: b is `CONFIRMED` on p and p has
+no refund; or p is refunded once and b is `REFUNDED`; or p has no refund and b is `MANUAL_REVIEW`
+(an operator owns it). A payment that is not `succeeded` has no refund, and no authorisation is left
+in `waiting_for_capture`. A second payment for one booking must not be silently kept (section 6).
+""")
+
+code(r"""
+def check_money() -> Counter:
+    outcome = Counter()
+    for booking_id, booking in FINAL.items():
+        for p in sandbox.find_payments(booking_id=booking_id):
+            refunds = [r for r in sandbox.refunds(p["id"]) if r["status"] == "succeeded"]
+            assert len(refunds) <= 1, ("refunded twice", p["id"])
+            assert p["status"] != "waiting_for_capture", ("authorisation left open", p["id"])
+            if p["status"] != "succeeded":
+                assert not refunds
+                outcome[f"{p['status']}: no money taken"] += 1
+                continue
+            mine = (booking.get("payment") or {}).get("payment_id") == p["id"]
+            if booking["status"] == "CONFIRMED" and mine and not refunds:
+                outcome["succeeded → CONFIRMED, no refund"] += 1
+            elif booking["status"] == "REFUNDED" and len(refunds) == 1:
+                outcome["succeeded → REFUNDED once"] += 1
+            elif booking["status"] == "MANUAL_REVIEW" and not refunds:
+                outcome["succeeded → MANUAL_REVIEW (operator)"] += 1
+            else:
+                raise AssertionError(("money rule broken", booking_id, booking["status"], p["id"], len(refunds)))
+    return outcome
+print("OK", dict(check_money()))
+""")
+
+md(r"""
+**I7 Idempotency** (shown in 3.1): the same customer, key and body return the same booking; the same
+key with another body is refused; every payment request for a booking returns its one payment.
+**I8 One winner when expiry races confirmation**: no booking was confirmed twice, and no paid booking
+was both confirmed and expired by the same payment without the late path in between.
+""")
+
+code(r"""
+CONFIRMING = {"payment_succeeded", "payment_captured", "late_payment_places_retaken", "review_confirmed"}
+for booking_id, booking in FINAL.items():
+    acts = actions(booking)
+    assert sum(a in CONFIRMING for a in acts) <= 1, ("confirmed twice", booking_id, acts)
+    succeeded = [p for p in sandbox.find_payments(booking_id=booking_id) if p["status"] == "succeeded"]
+    assert len(succeeded) <= 1 or booking["status"] == "MANUAL_REVIEW", booking_id
+happy = TRACES["happy path"]
+assert len(happy.bookings) == 1, "three POSTs with one key made more than one booking"
+print("OK: every booking confirmed at most once; at most one payment taken per booking (or an operator owns it)")
+""")
+
+md(r"""
+The payment lifecycle declared in 2.2 against what the provider did: each payment's notifications,
+in order of the status they report, follow `PROVIDER_PAYMENT`.
+""")
+
+code(r"""
+observed = Counter()
+for booking_id in BOOKINGS:
+    for p in sandbox.find_payments(booking_id=booking_id):
+        path = ["pending"]
+        for d in sorted(sandbox.deliveries(object_id=p["id"]), key=lambda d: d["at"]):
+            status = d["event"].split(".", 1)[1]
+            if d["event"].startswith("payment.") and not d["forged"] and status != path[-1]:
+                path.append(status)
+        if p["status"] != path[-1]:
+            path.append(p["status"])
+        for a, b in zip(path, path[1:]):
+            assert b in PROVIDER_PAYMENT[a], (p["id"], path)
+            observed[(a, b)] += 1
+print("OK, provider transitions seen:", dict(observed))
+""")
+
+# ================================================================================================
+md(r"""
+## 5. Late payments: the options compared
+
+A late payment is one that the provider completes after the booking's places were released. Four
+ways to handle it, on the criteria that matter to the club, its customers and its operators:
+
+| option | money moved | customer experience | operator load | overselling risk | provider fees |
+|---|---|---|---|---|---|
+| **A. Always refund automatically** | charge, then refund: two movements | "paid, then refunded" even when a seat was free: a lost sale and a bad surprise | none | none | the acquiring fee of the charge is usually not returned on a refund (the sandbox models it: `income_amount` < `amount`, 3.1/3.4) |
+| **B. Take the places again if free, otherwise refund** | one charge; a refund only when resold | the seat is kept whenever possible; otherwise the money returns without asking | none | none, if the retake is a conditional move (it is: `RETAKE` fails when the places are gone) | fee lost only in the resold case |
+| **C. Manual review of every late payment** | nothing until an operator acts | waits for a person; an explicit status and next step | one case per late payment: at 300 attempts/s, too many | none if the operator's confirm is also conditional | as A or B, later |
+| **D. Two-stage capture (authorise, pin places, capture)** | an authorisation; money moves only once the places are pinned; a late authorisation is cancelled, nothing to refund | the customer sees a hold on the card that disappears | none | none: capture happens only after places are pinned | no charge, so usually no fee on a cancelled authorisation; but authorisations expire (7 days) and not every method supports them |
+
+**The choice** (see `docs/payments-that-go-wrong.md`): **B for one-stage events, D where the
+organiser enables two-stage payments, and C only for the narrow case where the customer was not
+late**: paid before `hold_expires_at` (provider's `captured_at`) but the notification arrived after
+the places were resold (`paid_in_time_places_resold`). Why:
+
+* B keeps every sale that can be kept, never oversells (the retake is the same conditional move as a
+  hold), and needs no people; the money goes back automatically only to a customer who really was late.
+* D removes the refund (and its fee) from the late path altogether; it is per event because it
+  changes what the customer sees at the bank and the organiser's settlement.
+* C for "paid in time": an automatic refund would tell a customer who did nothing wrong that they
+  were too late. An operator can offer other seats or the money back (`refund`, `confirm` if places
+  can be retaken, `close`), and the customer sees the reason and next step on the booking. It is rare
+  (the notification had to be late *and* the place resold), so the operator load stays small.
+* A was rejected for the lost sales and fees; C-for-everything for the operator load.
+
+The traces show B (3.3 retake, 3.4 refund) and D (3.4 two-stage). The review path is exercised by
+`tests/integration/test_payments_that_go_wrong.py::test_paid_in_time_but_reported_after_resale_goes_to_an_operator`.
+""")
+
+# ================================================================================================
+md(r"""
+## 6. What we assume about the provider, and what happens when it is wrong
+
+| assumption (YooKassa) | where the design relies on it | parameter |
+|---|---|---|
+| an `Idempotence-Key` is kept **24 h** | a lost create response is settled by repeating the create with `hf-pay-<booking>`; a refund by repeating `rf-<payment>-<reason>` | `ProviderKeyRetentionSeconds` (86400) |
+| notifications are retried for **24 h** | reconciliation's limit is the same 24 h: past it we stop waiting | `ReconcileLimitSeconds` (86400) |
+| the payment is readable by `GET` and listable by `metadata` | reconciliation learns outcomes without notifications | - |
+
+**6.1 Notifications stop for good.** Shown in 3.6: with every notification dropped, reconciliation
+still finds the outcome by `GET`; only latency suffers.
+
+**6.2 The provider forgets a key sooner than we assume.** Below, the create response is lost; then
+the sandbox's clock is moved 25 h ahead (its key store forgets `hf-pay-<booking>`; the pending payment
+also expires there). Our own clock says we are still inside the key window, so reconciliation
+repeats the create with the same key, and the provider, having forgotten it, makes a **second**
+payment. The table shows what the system does with that.
+""")
+
+code(r"""
+tr = Trace("provider forgot the idempotence key")
+ev = tr.event(capacity=2)
+leo = customer()
+booking_id = tr.book(ev, leo).json()["booking_id"]
+sandbox.add_fault("drop_response_after", route="POST /v3/payments", times=1)
+# The first payment's `canceled` notification is held back, to be delivered after the repeat.
+sandbox.add_fault("hold", times=10, match={"event": "payment.canceled"})
+assert tr.pay(booking_id, leo).status_code == 503
+sandbox.advance(25 * 3600)
+tr.provider("sandbox clock +25 h: the key store forgets hf-pay-<booking>; the first payment expires (notice held)")
+found = api.wait_for(booking_id, leo, lambda b: (b.get("payment") or {}).get("payment_id"), timeout=10,
+                     what="a payment id")
+second = found["payment"]["payment_id"]
+sandbox.pay(second); tr.provider(f"customer pays the payment it was shown ({short(second)})")
+api.wait_status(booking_id, leo, "CONFIRMED")
+released = sandbox.release(); tr.provider(f"{released} held payment.canceled notification(s) released, the first payment's among them")
+time.sleep(2)
+tr.show()
+final = api.booking(booking_id, leo)
+at_provider = sandbox.find_payments(booking_id=booking_id)
+table(["payment", "status", "created_at (sandbox clock)", "the booking's payment?"],
+      [[p["id"][:8], p["status"], p["created_at"], p["id"] == second] for p in at_provider],
+      caption="Payments at the provider for this one booking")
+print("booking:", final["status"], "| last journal entry:", final["journal"][-1]["action"], final["journal"][-1]["decision"],
+      "| payments at the provider:", len(at_provider))
+reviews = api.request("GET", "/admin/reviews", organizer=True)
+print("listed in GET /admin/reviews (the operators' list):", booking_id in reviews.text)
+assert len(at_provider) == 2, "the provider was expected to make a second payment once it forgot the key"
+assert sum(p["status"] == "succeeded" for p in at_provider) == 1
+""")
+
+md(r"""
+Reading the result: with a provider that keeps its promise (24 h), the repeat in 3.5 returned the
+one payment. With a provider that forgets early, a repeat makes a second payment, and the design's
+answer is that nothing relies on the key alone: every payment carries `metadata.booking_id`, the
+consumer and the reconciler judge every payment they see against the booking's recorded payment id,
+and a payment the booking does not know is a `second_payment_for_booking` case for an operator
+(`judge_payment` in `holdfast/domain/booking.py`) rather than a second confirmation. The checks of
+section 4, re-run below over every booking including this one, assert that no money was taken
+twice without an operator owning it.
+
+Note what the run shows: the booking was already `CONFIRMED` on the second payment, so the
+`second_payment_for_booking` finding is a journal entry (`manual_review_needed`) and the booking
+stays `CONFIRMED`; the cell prints whether that finding also reached the operators' list
+(`GET /admin/reviews`). Here the stray payment had expired unpaid, so no money was at stake; had the
+customer paid both, the operators' list is where the second charge would have to surface.
+""")
+
+code(r"""
+refresh()
+for line in check_capacity():
+    pass
+print("OK capacity;", "money:", dict(check_money()))
+stack.stop()
+sandbox_server.stop()
+wiring.reset()
+print(f"whole notebook: {time.monotonic() - STARTED:.0f} s of system time")
+""")
+
+
+# ================================================================================================
+def build() -> nbformat.NotebookNode:
+    nb = new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    for kind, text in CELLS:
+        nb.cells.append(new_markdown_cell(text) if kind == "md" else new_code_cell(text))
+    return nb
+
+
+def execute(nb: nbformat.NotebookNode, timeout: int = CELL_TIMEOUT, kernel_name: str = "python3") -> None:
+    from nbclient import NotebookClient
+
+    NotebookClient(nb, timeout=timeout, kernel_name=kernel_name,
+                   resources={"metadata": {"path": str(ROOT)}}).execute()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=NOTEBOOK)
+    parser.add_argument("--no-execute", action="store_true")
+    parser.add_argument("--html", action="store_true", help="also render docs/design.html")
+    args = parser.parse_args(argv)
+    nb = build()
+    if not args.no_execute:
+        started = time.monotonic()
+        try:
+            execute(nb)
+        except Exception:
+            nbformat.write(nb, args.out)  # keep what ran, to see where it failed
+            raise
+        print(f"executed in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    nbformat.write(nb, args.out)
+    if args.html:
+        from nbconvert import HTMLExporter
+
+        body, _ = HTMLExporter().from_notebook_node(nb)
+        HTML.write_text(body, encoding="utf-8")
+        print(f"wrote {HTML} ({len(body) // 1024} KiB)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
