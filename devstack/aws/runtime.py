@@ -32,7 +32,8 @@ from . import transactions
 
 LOG = logging.getLogger("devstack.aws")
 
-SERIALISED_SERVICES = {"dynamodb": "dynamodb", "dynamodbstreams": "dynamodb", "sqs": "sqs"}
+# EventBridge shares the SQS lock: moto's PutEvents writes straight into the target queues.
+SERIALISED_SERVICES = {"dynamodb": "dynamodb", "dynamodbstreams": "dynamodb", "sqs": "sqs", "events": "sqs"}
 _SERVICE_LOCKS = {"dynamodb": threading.Lock(), "sqs": threading.Lock()}
 _lock_owner = threading.local()
 

@@ -49,6 +49,8 @@ DUMMY_CREDENTIALS = {
 LOCAL_PROVIDER_SECRET = {
     "secret_key": "sandbox_secret_local_only",
     "organizer_api_key": "local-organizer-key",
+    # HMAC-SHA256 key of waiting-room admission tokens (holdfast.domain.admission).
+    "admission_token_key": "local-admission-token-key-not-secret",
 }
 
 
@@ -476,12 +478,38 @@ class LocalStack:
                 kwargs[key] = p[key]
         if p.get("EventPattern"):
             kwargs["EventPattern"] = p["EventPattern"] if isinstance(p["EventPattern"], str) else json.dumps(p["EventPattern"])
+        if p.get("EventBusName"):
+            kwargs["EventBusName"] = p["EventBusName"]
         arn = events.put_rule(**kwargs)["RuleArn"]
+        if p.get("EventPattern"):
+            # A pattern rule's targets are real in moto: PutEvents on the bus delivers matching
+            # events to SQS queues itself (Lambda targets would need Docker; use a queue instead).
+            targets = [{"Id": t.get("Id") or f"target{i}", "Arn": t["Arn"]}
+                       for i, t in enumerate(p.get("Targets") or []) if ":sqs:" in t.get("Arn", "")]
+            skipped = [t.get("Arn") for t in p.get("Targets") or [] if ":sqs:" not in t.get("Arn", "")]
+            if skipped:
+                self.logger.warning("rule %s: only SQS targets are emulated; not delivering to %s", logical_id, skipped)
+            if targets:
+                bus = {"EventBusName": p["EventBusName"]} if p.get("EventBusName") else {}
+                events.put_targets(Rule=name, Targets=targets, **bus)
         if p.get("ScheduleExpression"):
             for target in p.get("Targets") or []:
                 self._schedules[logical_id] = {"rule_arn": arn, "expression": p["ScheduleExpression"],
                                                "target": target.get("Arn", "")}
         return name, {"Arn": arn}
+
+    def _create_Events_EventBus(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        name = p.get("Name") or self._physical_name(logical_id, 256)
+        arn = self._clients("events").create_event_bus(Name=name)["EventBusArn"]
+        return name, {"Arn": arn, "Name": name}
+
+    def _create_SQS_QueuePolicy(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        sqs = self._clients("sqs")
+        document = p.get("PolicyDocument") or {}
+        for url in p.get("Queues") or []:
+            sqs.set_queue_attributes(QueueUrl=url, Attributes={
+                "Policy": document if isinstance(document, str) else json.dumps(document)})
+        return logical_id, {}
 
     def _create_IAM_Role(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         iam = self._clients("iam")

@@ -1,6 +1,6 @@
 """Bookings API: hold places, pay for them, read and cancel a booking."""
 from holdfast import wiring
-from holdfast.http import customer_id, idempotency_key, json_response, make_resolver, parse_body
+from holdfast.http import customer_id, header, idempotency_key, json_response, make_resolver, parse_body
 from holdfast.observability import logger, tracer
 from holdfast.schemas import BookingIn
 from holdfast.services.bookings import describe
@@ -12,6 +12,8 @@ app = make_resolver()
 @tracer.capture_method
 def create_booking(event_id: str):
     customer, key = customer_id(app), idempotency_key(app)
+    wiring.rate_limiter().take("booking", customer)
+    wiring.waiting_room().check_admission(event_id, customer, header(app, "X-Admission-Token"))
     result = wiring.bookings().create_booking(event_id, customer, key, parse_body(app, BookingIn))
     return json_response(201, describe(result.booking), {"Idempotent-Replayed": str(result.replayed).lower()})
 
@@ -26,6 +28,7 @@ def get_booking(booking_id: str):
 @tracer.capture_method
 def start_payment(booking_id: str):
     customer, key = customer_id(app), idempotency_key(app)
+    wiring.rate_limiter().take("booking", customer)
     booking = wiring.payments().start_payment(booking_id, customer, key)
     payment = booking.payment
     return json_response(201, {
@@ -38,6 +41,7 @@ def start_payment(booking_id: str):
 @tracer.capture_method
 def cancel_booking(booking_id: str):
     customer = customer_id(app)
+    wiring.rate_limiter().take("booking", customer)
     booking = wiring.bookings().cancel(booking_id, customer, refund=lambda b: wiring.payments().cancel_confirmed(b))
     return json_response(200, describe(booking))
 

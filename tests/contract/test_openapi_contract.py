@@ -98,5 +98,5 @@ def test_organizer_routes_require_the_api_key_and_customer_routes_the_customer()
             refs = {p.get("$ref", "").rsplit("/", 1)[-1] for p in operation.get("parameters", [])}
             organizer = path.startswith("/admin/") or (method, path) in ORGANIZER_EVENT_ROUTES
             assert (operation.get("security") == [{"organizerKey": []}]) is organizer, f"{method} {path}"
-            customer = path.startswith("/bookings/") or path.endswith("/bookings")
+            customer = path.startswith("/bookings/") or path.endswith(("/bookings", "/queue", "/waitlist"))
             assert ("CustomerId" in refs) is customer, f"{method} {path}"

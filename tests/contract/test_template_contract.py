@@ -65,12 +65,18 @@ def test_sample_events_parse(path):
     event = load_event(path)
     if "httpMethod" in event:
         parsed = APIGatewayProxyEvent(event)
-        assert parsed.http_method in ("GET", "POST") and parsed.request_context.identity.source_ip
+        assert parsed.http_method in ("GET", "POST", "DELETE") and parsed.request_context.identity.source_ip
     elif event.get("Records", [{}])[0].get("eventSource") == "aws:sqs":
-        assert json.loads(next(iter(SQSEvent(event).records)).body)["object_id"]
+        body = json.loads(next(iter(SQSEvent(event).records)).body)
+        if "detail" in body:  # an EventBridge event delivered by the notifications rule
+            assert body["source"] == "holdfast.bookings" and body["detail"]["type"] == body["detail-type"]
+        else:
+            assert body["object_id"]
     elif "Records" in event:
         assert next(iter(DynamoDBStreamEvent(event).records)).dynamodb.new_image["type"]
     elif event.get("detail-type") == "Scheduled Event":
         assert event["source"] == "aws.events"
+    elif "remind_booking_id" in event:  # the hold reminder state machine's task input
+        assert event["remind_booking_id"]
     else:
         assert event["booking_id"] and ("hold_expires_at" in event or "wait_seconds" in event)

@@ -32,6 +32,7 @@ def system():
             "ProviderKeyRetentionSeconds": str(KEY_WINDOW),
             "ProviderTimeoutSeconds": "3",
             "SweepGraceSeconds": "1",
+            "WaitlistOfferSeconds": "3",
         })
         stack.start()
         try:

@@ -4,6 +4,8 @@
   python -m holdfast.cli show BOOKING_ID                 a booking and its whole journal
   python -m holdfast.cli resolve BOOKING_ID ACTION --operator NAME --note TEXT
                                                          ACTION: refund | confirm | close
+  python -m holdfast.cli notifications CUSTOMER          the notifications sent to a customer
+                                                         (read from the table: --table, --endpoint)
 
 The API base URL comes from --api or HOLDFAST_API_URL (default http://127.0.0.1:3000), the
 organizer key from --key or HOLDFAST_ORGANIZER_KEY (default: the local development key).
@@ -43,6 +45,23 @@ def _print_journal(booking: dict[str, Any]) -> None:
               f"{entry['from_status'] or '-':>15} -> {entry['to_status']:<15} {entry['decision']}  {ids}")
 
 
+def _notifications(customer: str, table: str, endpoint: str) -> int:
+    import boto3
+
+    from .adapters.dynamo import BookingStore
+
+    options = {"endpoint_url": endpoint} if endpoint else {}
+    if endpoint and "127.0.0.1" in endpoint and not os.environ.get("AWS_ACCESS_KEY_ID"):
+        options.update(aws_access_key_id="testing", aws_secret_access_key="testing")
+    client = boto3.client("dynamodb", region_name=os.environ.get("AWS_DEFAULT_REGION", "eu-central-1"), **options)
+    notes = sorted(BookingStore(table, client).list_notifications(customer), key=lambda n: str(n.get("at") or ""))
+    for note in notes:
+        print(f"{note.get('at') or '-':<25} {note['type']:<24} {note.get('channel', 'record'):<7} "
+              f"{note['booking_id']}  {note.get('subject') or note.get('message', '')}")
+    print(f"{len(notes)} notification(s) for {customer}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="holdfast-admin", description="Operate manual reviews and read journals.")
     parser.add_argument("--api", default=os.environ.get("HOLDFAST_API_URL", "http://127.0.0.1:3000"))
@@ -56,8 +75,15 @@ def main(argv: list[str] | None = None) -> int:
     resolve.add_argument("action", choices=["refund", "confirm", "close"])
     resolve.add_argument("--operator", required=True)
     resolve.add_argument("--note", required=True)
+    notes = commands.add_parser("notifications", help="list a customer's notifications (the local sink)")
+    notes.add_argument("customer")
+    notes.add_argument("--table", default=os.environ.get("BOOKINGS_TABLE_NAME", "holdfast-BookingsTable"))
+    notes.add_argument("--endpoint", default=os.environ.get("AWS_ENDPOINT_URL", "http://127.0.0.1:4566"),
+                       help="DynamoDB endpoint (the local stack's by default; '' for AWS itself)")
     args = parser.parse_args(argv)
 
+    if args.command == "notifications":
+        return _notifications(args.customer, args.table, args.endpoint)
     if args.command == "reviews":
         status, body = _call(args.api, args.key, "GET", "/admin/reviews")
         if status == 200:

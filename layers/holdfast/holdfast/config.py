@@ -29,6 +29,18 @@ class Settings(BaseModel):
     provider_key_retention_seconds: int = Field(default=86_400, ge=1)
     sweep_grace_seconds: int = Field(default=60, ge=0)
     allowed_webhook_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
+    # Surge control (docs/catalog-waitlist-surge.md): waiting room rate, token life, per-customer limits.
+    waiting_room_admit_per_second: float = Field(default=5.0, gt=0, le=10_000)
+    admission_token_ttl_seconds: int = Field(default=300, ge=10, le=3600)
+    booking_rate_per_minute: int = Field(default=30, ge=0)
+    booking_rate_burst: int = Field(default=10, ge=1)
+    queue_rate_per_minute: int = Field(default=120, ge=0)
+    queue_rate_burst: int = Field(default=30, ge=1)
+    waitlist_offer_seconds: int = Field(default=900, ge=1, le=86_400)
+    notifications_bus_name: str = ""
+    notifications_sender: str = ""
+    hold_reminder_seconds: int = Field(default=120, ge=0, le=86_400)
+    hold_reminder_state_machine_arn: str = ""
 
     @field_validator("reconcile_schedule_seconds", mode="before")
     @classmethod
@@ -64,6 +76,17 @@ _ENV_NAMES = {
     "reconcile_limit_seconds": "RECONCILE_LIMIT_SECONDS",
     "provider_key_retention_seconds": "PROVIDER_KEY_RETENTION_SECONDS",
     "sweep_grace_seconds": "SWEEP_GRACE_SECONDS",
+    "waiting_room_admit_per_second": "WAITING_ROOM_ADMIT_PER_SECOND",
+    "admission_token_ttl_seconds": "ADMISSION_TOKEN_TTL_SECONDS",
+    "booking_rate_per_minute": "BOOKING_RATE_PER_MINUTE",
+    "booking_rate_burst": "BOOKING_RATE_BURST",
+    "queue_rate_per_minute": "QUEUE_RATE_PER_MINUTE",
+    "queue_rate_burst": "QUEUE_RATE_BURST",
+    "waitlist_offer_seconds": "WAITLIST_OFFER_SECONDS",
+    "notifications_bus_name": "NOTIFICATIONS_BUS_NAME",
+    "notifications_sender": "NOTIFICATIONS_SENDER",
+    "hold_reminder_seconds": "HOLD_REMINDER_SECONDS",
+    "hold_reminder_state_machine_arn": "HOLD_REMINDER_STATE_MACHINE_ARN",
 }
 
 

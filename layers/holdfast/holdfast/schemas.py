@@ -74,6 +74,8 @@ class EventIn(_Strict):
     hold_ttl_seconds: int | None = Field(default=None, ge=1, le=86_400)
     payment_mode: Literal["one_stage", "two_stage"] = "one_stage"
     max_per_booking: int = Field(default=10, ge=1, le=50)
+    #: A high-demand sale: booking needs an admission token from the waiting room.
+    high_demand: bool = False
 
     @model_validator(mode="after")
     def _one_inventory(self) -> "EventIn":
@@ -105,6 +107,8 @@ class EventPatchIn(_Strict):
     city: str | None = Field(default=None, min_length=1, max_length=100)
     category: str | None = Field(default=None, min_length=1, max_length=50)
     starts_at: EventTime | None = None
+    #: Sell through the virtual waiting room (POST /events/{id}/queue, admission tokens).
+    high_demand: bool | None = None
 
     @model_validator(mode="after")
     def _something(self) -> "EventPatchIn":
@@ -149,3 +153,9 @@ class NotificationObjectIn(BaseModel):
 
 
 NotificationIn.model_rebuild()
+
+
+class WaitlistIn(_Strict):
+    """Body of POST /events/{id}/waitlist: how many places the customer wants when one is offered."""
+
+    quantity: int = Field(default=1)

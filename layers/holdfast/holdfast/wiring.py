@@ -93,10 +93,75 @@ def listing():
     return ListingService(store(), system_clock)
 
 
+@functools.cache
+def waitlist():
+    from .services.waitlist import WaitlistService
+
+    return WaitlistService(store(), bookings(), system_clock, settings().waitlist_offer_seconds)
+
+
+@functools.cache
+def surge_store():
+    from .adapters.surge import SurgeStore
+
+    return SurgeStore(settings().bookings_table_name, store().client)
+
+
+def admission_token_key() -> bytes:
+    """The HMAC key of admission tokens (``admission_token_key`` in the shared secret)."""
+    key = read_secret(settings().provider_secret_name).get("admission_token_key") or ""
+    if len(key) < 16:
+        raise RuntimeError("the secret has no admission_token_key (16+ characters)")
+    return key.encode()
+
+
+@functools.cache
+def waiting_room():
+    from .services.admission import WaitingRoomService
+
+    config = settings()
+    return WaitingRoomService(store(), surge_store(), system_clock, admission_token_key,
+                              admit_per_second=config.waiting_room_admit_per_second,
+                              token_ttl_seconds=config.admission_token_ttl_seconds)
+
+
+@functools.cache
+def rate_limiter():
+    from .domain.admission import RateRule
+    from .services.admission import RateLimiter
+
+    config = settings()
+    return RateLimiter(surge_store(), system_clock, {
+        "booking": RateRule(config.booking_rate_per_minute, config.booking_rate_burst),
+        "queue": RateRule(config.queue_rate_per_minute, config.queue_rate_burst),
+    })
+
+
+SURGE_FACTORIES = (surge_store, waiting_room, rate_limiter)
+
+
+@functools.cache
+def notifications_bus():
+    from .adapters.aws import NotificationsBus
+
+    name = settings().notifications_bus_name
+    return NotificationsBus(name) if name else None
+
+
+@functools.cache
+def email_sender():
+    from .adapters.aws import SesEmailSender
+
+    sender = settings().notifications_sender
+    return SesEmailSender(sender) if sender else None
+
+
 def reset() -> None:
     """Forget every cached collaborator and the settings (tests change the environment)."""
     from .config import settings as cached_settings
 
     for factory in (store, provider, scheduler, payment_events_queue, catalog, bookings, reconciliation_starter,
-                    payments, reconciliation, reviews, listing, cached_settings):
+                    payments, reconciliation, reviews, listing, waitlist, notifications_bus, email_sender, cached_settings):
+        factory.cache_clear()
+    for factory in SURGE_FACTORIES:
         factory.cache_clear()

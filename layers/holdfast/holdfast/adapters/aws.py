@@ -71,3 +71,33 @@ def read_secret(name: str) -> dict[str, str]:
     if not isinstance(value, dict):
         raise RuntimeError(f"secret {name} must be a JSON object")
     return value
+
+
+class NotificationsBus:
+    """PutEvents to the notifications bus; a failed entry raises so the stream record is retried
+    (the notifier de-duplicates, so a repeat costs nothing)."""
+
+    def __init__(self, bus_name: str, client: Any | None = None) -> None:
+        self.name = bus_name
+        self.client = client or boto3.client("events")
+
+    def publish(self, entry: dict[str, Any]) -> None:
+        answer = self.client.put_events(Entries=[entry])
+        if answer.get("FailedEntryCount"):
+            raise RuntimeError(f"PutEvents failed: {answer.get('Entries')}")
+
+
+class SesEmailSender:
+    """Sends a plain-text email through SES v2 from a verified identity."""
+
+    def __init__(self, sender: str, client: Any | None = None) -> None:
+        self.sender = sender
+        self.client = client or boto3.client("sesv2")
+
+    def send(self, to: str, subject: str, body: str) -> str:
+        answer = self.client.send_email(
+            FromEmailAddress=self.sender, Destination={"ToAddresses": [to]},
+            Content={"Simple": {"Subject": {"Data": subject, "Charset": "UTF-8"},
+                                "Body": {"Text": {"Data": body, "Charset": "UTF-8"}}}},
+        )
+        return str(answer.get("MessageId", ""))

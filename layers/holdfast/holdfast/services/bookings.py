@@ -62,9 +62,24 @@ class BookingService:
     # ------------------------------------------------------------------------------------ create
 
     def create_booking(self, event_id: str, customer_id: str, idempotency_key: str, request: BookingIn) -> HoldResult:
+        return self._hold(event_id, customer_id, idempotency_key, request)
+
+    def hold_for_customer(self, event_id: str, customer_id: str, idempotency_key: str, request: BookingIn, *,
+                          hold_seconds: int, outbox_type: str, actor: str, extra: dict[str, str] | None = None
+                          ) -> HoldResult:
+        """A hold made on a customer's behalf (a waitlist offer): the same conditional moves and
+        one transaction as ``create_booking``, with its own window and outbox event type. The
+        caller's deterministic ``idempotency_key`` makes a repeat return the same booking."""
+        return self._hold(event_id, customer_id, idempotency_key, request, hold_seconds=hold_seconds,
+                          outbox_type=outbox_type, actor=actor, extra=extra)
+
+    def _hold(self, event_id: str, customer_id: str, idempotency_key: str, request: BookingIn, *,
+              hold_seconds: int | None = None, outbox_type: str = "booking.held", actor: str = "customer",
+              extra: dict[str, str] | None = None) -> HoldResult:
         event = self._event(event_id)
         wanted = self._validate_request(event, request)
         fingerprint = _fingerprint({"event_id": event_id, **wanted})
+        ttl = int(hold_seconds if hold_seconds is not None else event["hold_ttl_seconds"])
 
         replay = self._replay(customer_id, idempotency_key, fingerprint)
         if replay is not None:
@@ -86,18 +101,20 @@ class BookingService:
                 places=places,
                 amount=Money.parse(event["price"], event["currency"]).times(places.quantity),
                 payment_mode=PaymentMode(event["payment_mode"]),
-                hold_expires_at=iso(now + timedelta(seconds=int(event["hold_ttl_seconds"]))),
+                hold_expires_at=iso(now + timedelta(seconds=ttl)),
                 created_at=iso(now), updated_at=iso(now), version=1,
             )
             journal = JournalEntry(
-                at=iso(now), action="hold_created", actor="customer", from_status=None, to_status="HELD",
+                at=iso(now), action="hold_created", actor=actor, from_status=None, to_status="HELD",
                 decision=f"{places.quantity} place(s) held until {booking.hold_expires_at}",
-                ids={"booking_id": booking.booking_id, "event_id": event_id, "idempotency_key": idempotency_key},
+                ids={"booking_id": booking.booking_id, "event_id": event_id, "idempotency_key": idempotency_key,
+                     **(extra or {})},
             )
             record = IdempotencyRecord(customer_id, idempotency_key, "booking", fingerprint, booking.booking_id)
             try:
-                self.store.create_hold(booking, journal, {"type": "booking.held", "at": iso(now),
-                                                          "hold_expires_at": booking.hold_expires_at}, record)
+                self.store.create_hold(booking, journal, {"type": outbox_type, "at": iso(now),
+                                                          "hold_expires_at": booking.hold_expires_at,
+                                                          **(extra or {})}, record)
             except DuplicateRequest:
                 replay = self._replay(customer_id, idempotency_key, fingerprint)
                 if replay is None:

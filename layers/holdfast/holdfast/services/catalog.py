@@ -41,6 +41,7 @@ class CatalogService:
             "inventory_kind": kind.value, "capacity": capacity,
             "hold_ttl_seconds": request.hold_ttl_seconds or self.default_hold_ttl,
             "payment_mode": request.payment_mode, "max_per_booking": request.max_per_booking,
+            "high_demand": request.high_demand,
             "created_at": iso(self.clock()),
         }
         try:
@@ -67,6 +68,7 @@ class CatalogService:
             "inventory": "seated" if event["inventory_kind"] == InventoryKind.NAMED else "general_admission",
             "capacity": int(event["capacity"]), "hold_ttl_seconds": int(event["hold_ttl_seconds"]),
             "payment_mode": event["payment_mode"], "max_per_booking": int(event["max_per_booking"]),
+            "high_demand": bool(event.get("high_demand", False)),
             "counts": counts,
         }
 

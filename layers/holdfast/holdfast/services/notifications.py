@@ -1,30 +1,93 @@
-"""Customer notifications from outbox events. The outbox item's key (booking and version) is the
-de-duplication id, so a change produces one notification however often it is delivered."""
+"""Customer notifications.
+
+The outbox relay publishes every outbox event to the notifications bus (EventBridge); a rule
+sends them to an SQS queue and ``NotifierFunction`` turns each into one notification. The
+de-duplication id is the outbox item's key (booking and version; ``<booking>#reminder`` for the
+payment reminder): the conditional ``record_notification`` put lets exactly one delivery through,
+however often the stream, the bus or the queue repeat it. The recorded item is the local sink
+(``python -m holdfast.cli notifications <customer>``); with a sender configured the same text
+also goes out by email through SES. Texts are ``holdfast/templates/<kind>.txt`` (a ``Subject:``
+line, a blank line, the body).
+"""
 from __future__ import annotations
 
-from typing import Any
+import functools
+import json
+from importlib import resources
+from typing import Any, Protocol
 
 from ..adapters.dynamo import BookingStore
-from ..faults import crash_point
+from ..observability import logger
 
-MESSAGES = {
-    "booking.held": "Your places are held until {hold_expires_at}. Pay before then to keep them.",
-    "booking.confirmed": "Your booking is confirmed.",
-    "booking.expired": "Your hold ran out before payment arrived; the places were released.",
-    "booking.cancelled": "Your booking was cancelled.",
-    "booking.payment_failed": "Your payment did not go through; the places were released.",
-    "booking.refund_pending": "We are refunding your payment.",
-    "booking.refunded": "Your payment was refunded.",
-    "booking.manual_review": "Our team is looking at your booking and will contact you.",
-}
+SOURCE = "holdfast.bookings"
+#: Every kind a customer hears about, and the template each uses.
+KINDS = ("booking.held", "booking.hold_expiring", "booking.confirmed", "booking.expired", "booking.cancelled",
+         "booking.payment_failed", "booking.refund_pending", "booking.refunded", "booking.manual_review",
+         "waitlist.offer")
+
+
+class EmailSender(Protocol):
+    def send(self, to: str, subject: str, body: str) -> str: ...
+
+
+@functools.cache
+def template(kind: str) -> tuple[str, str]:
+    name = f"{kind}.txt" if kind in KINDS else "booking.changed.txt"
+    try:
+        text = resources.files("holdfast").joinpath("templates", name).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = "Subject: Your booking changed\n\nBooking {booking_id} is now {status}.\n"
+    head, _, body = text.partition("\n\n")
+    return head.removeprefix("Subject:").strip(), body
+
+
+def render(kind: str, values: dict[str, Any]) -> tuple[str, str]:
+    subject, body = template(kind)
+    fields = {"booking_id": "", "hold_expires_at": "", "status": "", **{k: str(v) for k, v in values.items()}}
+    return subject.format_map(fields), body.format_map(fields)
+
+
+def dedup_id(detail: dict[str, Any]) -> str:
+    if detail.get("type") == "booking.hold_expiring":
+        return f"{detail['booking_id']}#reminder"
+    return f"{detail['booking_id']}#{int(detail['version']):06d}"
+
+
+def notify(store: BookingStore, detail: dict[str, Any], sender: EmailSender | None = None) -> bool:
+    """One notification for one change: recorded once (False for a repeat), then emailed when a
+    sender is configured and the customer id is an address. If the email fails, the record is
+    taken back and the error raised, so the queue's redelivery tries again."""
+    kind = str(detail.get("type", ""))
+    subject, body = render(kind, detail)
+    dedup = dedup_id(detail)
+    customer = str(detail["customer_id"])
+    recorded = store.record_notification(customer, dedup, {
+        "type": kind, "booking_id": detail["booking_id"], "status": detail.get("status"), "at": detail.get("at"),
+        "channel": "email" if sender is not None and "@" in customer else "record", "subject": subject,
+        "message": body.strip(),
+    })
+    if not recorded or sender is None or "@" not in customer:
+        return recorded
+    try:
+        sender.send(customer, subject, body)
+    except Exception:
+        store.forget_notification(customer, dedup)
+        raise
+    return True
 
 
 def record_outbox_event(store: BookingStore, image: dict[str, Any]) -> bool:
-    kind = str(image.get("type", ""))
-    text = MESSAGES.get(kind, "Your booking changed.").format_map({"hold_expires_at": image.get("hold_expires_at", "")})
-    dedup = f"{image['booking_id']}#{int(image['version']):06d}"
-    crash_point("outbox.before_publish")
-    return store.record_notification(str(image["customer_id"]), dedup, {
-        "type": kind, "booking_id": image["booking_id"], "status": image.get("status"), "at": image.get("at"),
-        "channel": "record", "message": text,
-    })
+    """Without a bus (a relay configured without NOTIFICATIONS_BUS_NAME) the relay notifies itself."""
+    return notify(store, image)
+
+
+def bus_entry(bus_name: str, image: dict[str, Any]) -> dict[str, Any]:
+    detail = {key: (int(value) if key == "version" else value) for key, value in image.items()
+              if key not in ("pk", "sk", "ttl")}
+    return {"EventBusName": bus_name, "Source": SOURCE, "DetailType": str(image.get("type", "booking.changed")),
+            "Detail": json.dumps(detail, default=str)}
+
+
+def log_sent(detail: dict[str, Any], recorded: bool) -> None:
+    logger.info("notification", extra={"type": detail.get("type"), "booking_id": detail.get("booking_id"),
+                                       "sent": recorded})

@@ -1,0 +1,49 @@
+"""Notifier: the notifications service's consumer.
+
+* SQS batches from the notifications queue (the bus's rule target): each message is an
+  EventBridge event whose detail is one outbox event; it becomes one notification (recorded once,
+  emailed through SES when configured). Failed messages return to the queue (partial batch).
+* ``{"remind_booking_id": ...}`` from the hold reminder state machine: if the hold is still
+  unpaid, the "your hold ends soon" reminder, once.
+"""
+import json
+
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+from holdfast import wiring
+from holdfast.domain.statuses import BookingStatus
+from holdfast.observability import logger, tracer
+from holdfast.services.notifications import log_sent, notify
+
+processor = BatchProcessor(event_type=EventType.SQS)
+
+
+@tracer.capture_method
+def handle_record(record: SQSRecord) -> None:
+    envelope = json.loads(record.body)
+    detail = envelope.get("detail") or {}
+    if not detail.get("booking_id") or not detail.get("customer_id"):
+        logger.warning("not a booking change; dropped", extra={"detail_type": envelope.get("detail-type")})
+        return
+    log_sent(detail, notify(wiring.store(), detail, wiring.email_sender()))
+
+
+def remind(booking_id: str) -> dict:
+    booking = wiring.store().get_booking(booking_id)
+    if booking is None or booking.status is not BookingStatus.HELD:
+        return {"booking_id": booking_id, "reminded": False}
+    detail = {"type": "booking.hold_expiring", "booking_id": booking_id, "customer_id": booking.customer_id,
+              "event_id": booking.event_id, "status": booking.status.value, "hold_expires_at": booking.hold_expires_at,
+              "version": booking.version}
+    sent = notify(wiring.store(), detail, wiring.email_sender())
+    log_sent(detail, sent)
+    return {"booking_id": booking_id, "reminded": sent}
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+def lambda_handler(event, context):
+    if "remind_booking_id" in event:
+        return remind(str(event["remind_booking_id"]))
+    return process_partial_response(event=event, record_handler=handle_record, processor=processor, context=context)

@@ -1,0 +1,41 @@
+"""Waitlist API: join a sold-out event's waitlist, see one's place in it, leave it."""
+from holdfast import wiring
+from holdfast.http import customer_id, json_response, make_resolver, parse_body
+from holdfast.observability import logger, tracer
+from holdfast.schemas import WaitlistIn
+
+app = make_resolver()
+
+
+@app.post("/events/<event_id>/waitlist")
+@tracer.capture_method
+def join_waitlist(event_id: str):
+    customer = customer_id(app)
+    entry, created = wiring.waitlist().join(event_id, customer, parse_body(app, WaitlistIn).quantity)
+    if created:
+        # Places may be free right now (a release raced the sell-out): offer them at once. The
+        # relay does the same on every release, so a failure here only delays the offer.
+        try:
+            wiring.waitlist().advance(event_id)
+            entry = wiring.waitlist().status(event_id, customer)
+        except Exception:  # noqa: BLE001
+            logger.exception("waitlist advance after join failed", extra={"event_id": event_id})
+    return json_response(200, {**entry, "joined_now": created})
+
+
+@app.get("/events/<event_id>/waitlist")
+@tracer.capture_method
+def get_waitlist_entry(event_id: str):
+    return json_response(200, wiring.waitlist().status(event_id, customer_id(app)))
+
+
+@app.delete("/events/<event_id>/waitlist")
+@tracer.capture_method
+def leave_waitlist(event_id: str):
+    return json_response(200, wiring.waitlist().leave(event_id, customer_id(app)))
+
+
+@logger.inject_lambda_context(correlation_id_path="requestContext.requestId")
+@tracer.capture_lambda_handler
+def lambda_handler(event, context):
+    return app.resolve(event, context)

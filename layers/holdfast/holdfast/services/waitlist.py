@@ -1,0 +1,165 @@
+"""The waitlist: customers queue for a sold-out event; when places come back, the first in line
+gets an offer that is a real hold (a HELD booking made through BookingService, with its own
+window and its own expiry execution).
+
+Entries are ordered by join time and entry id (first come, first served) in the event's
+``WAITLIST#<event>`` partition. Taking the head is a conditional transaction (the queue item is
+deleted and a PENDING offer written), so two relays running at once cannot offer one entry twice.
+The hold's idempotency key is ``waitlist-offer-<entry id>``: a redelivered outbox event, or a
+relay that crashed between the claim and the hold, finishes the same offer instead of making a
+second one. See docs/catalog-waitlist-surge.md.
+"""
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from ..adapters.dynamo import BookingStore
+from ..clock import Clock, iso
+from ..domain.errors import Conflict, InvalidRequest, NotFound, SeatsUnavailable, SoldOut, TooBusy
+from ..domain.inventory import InventoryKind
+from ..domain.statuses import OCCUPYING, BookingStatus
+from ..observability import logger
+from ..schemas import BookingIn
+from .bookings import BookingService
+
+#: Entry states in which the customer may join again (their earlier turn is over).
+REJOINABLE = ("PASSED", "DONE", "SKIPPED")
+#: How many offers one call of ``advance`` makes at most (a large release is served over several).
+MAX_STEPS = 25
+OFFER_TYPE = "waitlist.offer"
+
+
+class WaitlistService:
+    def __init__(self, store: BookingStore, bookings: BookingService, clock: Clock, offer_seconds: int = 900) -> None:
+        self.store = store
+        self.bookings = bookings
+        self.clock = clock
+        self.offer_seconds = offer_seconds
+
+    # ------------------------------------------------------------------------------- customer
+
+    def join(self, event_id: str, customer_id: str, quantity: int) -> tuple[dict[str, Any], bool]:
+        """Put the customer in line; joining again while on the list returns the same entry."""
+        event = self.store.get_event(event_id)
+        if event is None:
+            raise NotFound(f"No event {event_id}.", code="event_not_found")
+        limit = int(event["max_per_booking"])
+        if quantity < 1 or quantity > limit:
+            raise InvalidRequest(f"quantity must be between 1 and {limit}.", code="invalid_quantity", max=limit)
+        for _ in range(3):
+            existing = self.store.waitlist_entry(event_id, customer_id)
+            if existing is not None and existing["state"] not in REJOINABLE:
+                return self._describe(event_id, existing), False
+            now = iso(self.clock())
+            entry_id = uuid.uuid4().hex
+            entry = {"entry_id": entry_id, "customer_id": customer_id, "quantity": quantity, "joined_at": now,
+                     "queue_sk": f"Q#{now}#{entry_id}", "state": "WAITING"}
+            if self.store.waitlist_join(event_id, entry, REJOINABLE):
+                return self._describe(event_id, entry), True
+        raise TooBusy()
+
+    def status(self, event_id: str, customer_id: str) -> dict[str, Any]:
+        entry = self.store.waitlist_entry(event_id, customer_id)
+        if entry is None:
+            raise NotFound("You are not on this event's waitlist.", code="not_on_waitlist")
+        return self._describe(event_id, entry)
+
+    def leave(self, event_id: str, customer_id: str) -> dict[str, Any]:
+        entry = self.store.waitlist_entry(event_id, customer_id)
+        if entry is None or entry["state"] in REJOINABLE:
+            raise NotFound("You are not on this event's waitlist.", code="not_on_waitlist")
+        if entry["state"] != "WAITING":
+            raise Conflict("An offer is being made or stands for you; cancel its booking instead.",
+                           code="offer_pending", booking_id=entry.get("booking_id"))
+        if not self.store.waitlist_leave(event_id, customer_id, entry):
+            raise Conflict("Your turn came while you were leaving; look at the waitlist again.", code="offer_pending")
+        return {"event_id": event_id, "entry_id": entry["entry_id"], "state": "LEFT"}
+
+    def _describe(self, event_id: str, entry: dict[str, Any]) -> dict[str, Any]:
+        view: dict[str, Any] = {"event_id": event_id, "entry_id": entry["entry_id"], "state": entry["state"],
+                                "quantity": int(entry["quantity"]), "joined_at": entry["joined_at"], "position": None}
+        if entry["state"] == "WAITING":
+            view["position"] = self.store.waitlist_position(event_id, entry["queue_sk"]) or None
+        if entry.get("booking_id"):
+            view["offer"] = {"booking_id": entry["booking_id"], "hold_expires_at": entry.get("hold_expires_at")}
+        return view
+
+    # ---------------------------------------------------------------------------------- offers
+
+    def advance(self, event_id: str) -> list[str]:
+        """Offer freed places to the first in line, as far as they go. Called by the outbox relay
+        for every change that released places (and after a join). Safe to run twice at once and
+        to repeat: returns the booking ids of the offers this call made or completed."""
+        made: list[str] = []
+        for _ in range(MAX_STEPS):
+            offers = self.store.waitlist_offers(event_id)
+            self._close_finished(event_id, offers)
+            pending = sorted((o for o in offers if o["state"] == "PENDING"), key=lambda o: o["queue_sk"])
+            if pending:
+                # An offer claimed (here or by a relay that crashed) but without its hold yet comes
+                # first, in queue order, so a later entry can never overtake it.
+                booking_id = self._complete(event_id, pending[0])
+                if booking_id is None:
+                    return made
+                made.append(booking_id)
+                continue
+            head = self.store.waitlist_head(event_id)
+            if head is None:
+                return made
+            reason = self._skip_reason(event_id, head["customer_id"])
+            if reason:
+                self.store.waitlist_skip(event_id, head, reason)
+                continue
+            if self._available(event_id) < int(head["quantity"]):
+                return made  # first come, first served: the head waits for enough places
+            self.store.waitlist_claim(event_id, head, iso(self.clock()))
+            # Won or lost, the next round finishes whichever PENDING offer is first in line.
+        return made
+
+    def _complete(self, event_id: str, offer: dict[str, Any]) -> str | None:
+        """Make the hold of a PENDING offer; None when the places are not there (back in line)."""
+        event = self.store.get_event(event_id)
+        quantity = int(offer["quantity"])
+        request = (BookingIn(quantity=quantity, best_available=True)
+                   if event and event["inventory_kind"] == InventoryKind.NAMED else BookingIn(quantity=quantity))
+        try:
+            result = self.bookings.hold_for_customer(
+                event_id, offer["customer_id"], f"waitlist-offer-{offer['entry_id']}", request,
+                hold_seconds=self.offer_seconds, outbox_type=OFFER_TYPE, actor="waitlist",
+                extra={"waitlist_entry": offer["entry_id"]},
+            )
+        except (SoldOut, SeatsUnavailable):
+            self.store.waitlist_unclaim(event_id, offer)
+            return None
+        booking = result.booking
+        self.store.waitlist_offered(event_id, offer, booking.booking_id, booking.hold_expires_at)
+        logger.info("waitlist offer", extra={"event_id": event_id, "entry_id": offer["entry_id"],
+                                              "booking_id": booking.booking_id, "replayed": result.replayed})
+        return booking.booking_id
+
+    def _close_finished(self, event_id: str, offers: list[dict[str, Any]]) -> None:
+        for offer in offers:
+            if offer["state"] != "OFFERED":
+                continue
+            booking = self.store.get_booking(offer["booking_id"])
+            if booking is None or booking.status in OCCUPYING and booking.status is not BookingStatus.CONFIRMED:
+                continue
+            state = "DONE" if booking.status is BookingStatus.CONFIRMED else "PASSED"
+            if self.store.waitlist_close(event_id, offer, state):
+                offer["state"] = state
+
+    def _skip_reason(self, event_id: str, customer_id: str) -> str | None:
+        for booking_id in self.store.customer_booking_ids(customer_id, event_id):
+            booking = self.store.get_booking(booking_id)
+            if booking is not None and booking.status in OCCUPYING:
+                return f"already_has_places:{booking_id}"
+        return None
+
+    def _available(self, event_id: str) -> int:
+        event = self.store.get_event(event_id)
+        if event is None:
+            return 0
+        if event["inventory_kind"] == InventoryKind.COUNTED:
+            return sum(pool.available for pool in self.store.read_pools(event_id))
+        return sum(1 for unit in self.store.list_units(event_id) if unit["state"] == "available")

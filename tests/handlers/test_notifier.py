@@ -1,0 +1,35 @@
+"""The notifier's two entry points on the sample events: a queued bus event (once, however often
+it arrives) and the hold reminder (only while the hold is unpaid)."""
+from __future__ import annotations
+
+from holdfast import wiring
+from tests.support.handlers import api_event, call, load_event
+
+
+def test_a_queued_change_is_recorded_once(handler_env):
+    event = load_event("notification_sqs.json")
+    for _ in range(2):
+        assert call("notifier", event)[1] == {"batchItemFailures": []}
+    notes = wiring.store().list_notifications("customer-42")
+    assert [(n["type"], n["channel"]) for n in notes] == [("booking.confirmed", "record")]
+    assert notes[0]["subject"] == "Your booking is confirmed"
+
+
+def test_a_malformed_message_fails_alone(handler_env):
+    event = load_event("notification_sqs.json")
+    bad = dict(event["Records"][0], messageId="bad", body="not json")
+    status, result = call("notifier", {"Records": [event["Records"][0], bad]})
+    assert result == {"batchItemFailures": [{"itemIdentifier": "bad"}]}
+
+
+def test_reminder_only_for_an_unpaid_hold(handler_env):
+    created = call("events_api", api_event("create_event.json", headers={"X-Api-Key": "organizer-test-key"}))[1]
+    status, booking = call("bookings_api", api_event(
+        "create_booking.json", path_params={"event_id": created["event_id"]}, body={"quantity": 1},
+        headers={"Idempotency-Key": "r-1", "X-Customer-Id": "rem-1"}))
+    assert status == 201
+    reminder = {"remind_booking_id": booking["booking_id"]}
+    assert call("notifier", reminder)[1] == {"booking_id": booking["booking_id"], "reminded": True}
+    assert call("notifier", reminder)[1]["reminded"] is False
+    assert [n["type"] for n in wiring.store().list_notifications("rem-1")] == ["booking.hold_expiring"]
+    assert call("notifier", load_event("hold_reminder.json"))[1]["reminded"] is False  # no such booking

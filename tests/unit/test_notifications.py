@@ -1,0 +1,94 @@
+"""The notifications service: every kind has a template; one notification per change however often
+it is delivered; SES only when configured; a failed email is taken back so a redelivery retries."""
+from __future__ import annotations
+
+import json
+
+import boto3
+import pytest
+
+from holdfast.adapters.aws import NotificationsBus, SesEmailSender
+from holdfast.services.notifications import KINDS, bus_entry, notify, render
+
+
+def detail(**overrides):
+    return {"type": "booking.held", "booking_id": "b-1", "customer_id": "ann@example.com", "event_id": "e-1",
+            "status": "HELD", "version": 1, "at": "2030-01-01T12:00:00.000Z",
+            "hold_expires_at": "2030-01-01T12:10:00.000Z"} | overrides
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_kind_has_a_template_with_its_values(kind):
+    subject, body = render(kind, detail(type=kind))
+    assert subject and "b-1" in body and "{" not in subject + body
+
+
+class Recorder:
+    def __init__(self, fail=False):
+        self.sent, self.fail = [], fail
+
+    def send(self, to, subject, body):
+        if self.fail:
+            raise RuntimeError("SES is down")
+        self.sent.append((to, subject))
+        return "m-1"
+
+
+def test_one_notification_per_change_even_when_delivered_twice(store):
+    sender = Recorder()
+    assert notify(store, detail(), sender) is True
+    assert notify(store, detail(), sender) is False
+    assert notify(store, detail(type="booking.confirmed", status="CONFIRMED", version=2), sender) is True
+    notes = store.list_notifications("ann@example.com")
+    assert [n["type"] for n in notes] == ["booking.held", "booking.confirmed"]
+    assert [to for to, _ in sender.sent] == ["ann@example.com"] * 2 and notes[0]["channel"] == "email"
+
+
+def test_without_a_sender_or_an_address_it_is_only_recorded(store):
+    assert notify(store, detail(customer_id="customer-42"), Recorder()) is True
+    assert store.list_notifications("customer-42")[0]["channel"] == "record"
+    assert notify(store, detail(booking_id="b-2")) is True
+
+
+def test_a_failed_email_is_taken_back_for_the_retry(store):
+    with pytest.raises(RuntimeError):
+        notify(store, detail(), Recorder(fail=True))
+    assert store.list_notifications("ann@example.com") == []
+    sender = Recorder()
+    assert notify(store, detail(), sender) is True and len(sender.sent) == 1
+
+
+def test_reminders_are_once_per_booking(store):
+    assert notify(store, detail(type="booking.hold_expiring", version=1)) is True
+    assert notify(store, detail(type="booking.hold_expiring", version=2)) is False
+
+
+def test_ses_adapter_sends_through_sesv2(aws):
+    ses = boto3.client("sesv2", region_name="eu-central-1")
+    ses.create_email_identity(EmailIdentity="tickets@example.com")
+    assert SesEmailSender("tickets@example.com", ses).send("ann@example.com", "Subject", "Body")
+
+
+def test_bus_publishes_the_outbox_event_as_its_detail(aws):
+    events = boto3.client("events", region_name="eu-central-1")
+    sqs = boto3.client("sqs", region_name="eu-central-1")
+    events.create_event_bus(Name="notes")
+    url = sqs.create_queue(QueueName="notes")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    events.put_rule(Name="all", EventBusName="notes", EventPattern=json.dumps({"source": ["holdfast.bookings"]}))
+    events.put_targets(Rule="all", EventBusName="notes", Targets=[{"Id": "q", "Arn": arn}])
+    image = {"pk": "BOOKING#b-1", "sk": "OUTBOX#000001", "ttl": 1, **detail()}
+    NotificationsBus("notes", events).publish(bus_entry("notes", image))
+    [message] = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1)["Messages"]
+    body = json.loads(message["Body"])
+    assert body["detail-type"] == "booking.held" and body["detail"] == detail()
+
+
+def test_cli_lists_a_customers_notifications(store, capsys, monkeypatch):
+    from holdfast import cli
+
+    notify(store, detail())
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    assert cli.main(["notifications", "ann@example.com", "--table", store.table, "--endpoint", ""]) == 0
+    out = capsys.readouterr().out
+    assert "booking.held" in out and "1 notification(s) for ann@example.com" in out
