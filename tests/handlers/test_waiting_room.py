@@ -175,6 +175,9 @@ def atomic_aws_calls(monkeypatch):
     that: threads interleave between calls, never inside one (as on the local stack)."""
     from botocore.client import BaseClient
 
+    from devstack.aws import transactions
+
+    transactions.install()  # moto's own transactions copy the whole table per item
     original, lock = BaseClient._make_api_call, threading.Lock()
 
     def atomic(self, operation, params):
