@@ -156,16 +156,13 @@ class BookingService:
 
     def _validate_request(self, event: dict[str, Any], request: BookingIn) -> dict[str, Any]:
         limit = int(event["max_per_booking"])
-        if event["inventory_kind"] == InventoryKind.COUNTED:
-            if request.seats is not None:
-                raise InvalidRequest("This event has no seat map; ask for a quantity.", code="seats_not_supported")
+        counted = event["inventory_kind"] == InventoryKind.COUNTED
+        if counted and request.seats is not None:
+            raise InvalidRequest("This event has no seat map; ask for a quantity.", code="seats_not_supported")
+        if counted or request.best_available:
             if request.quantity is None or request.quantity < 1 or request.quantity > limit:
                 raise InvalidRequest(f"quantity must be between 1 and {limit}.", code="invalid_quantity", max=limit)
-            return {"quantity": request.quantity}
-        if request.best_available:
-            if request.quantity is None or request.quantity < 1 or request.quantity > limit:
-                raise InvalidRequest(f"quantity must be between 1 and {limit}.", code="invalid_quantity", max=limit)
-            return {"best_available": request.quantity}
+            return {"quantity" if counted else "best_available": request.quantity}
         if request.seats is None:
             raise InvalidRequest("This event has a seat map; name the seats.", code="seats_required")
         seats = request.seats
