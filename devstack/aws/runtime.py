@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import transactions
+from . import queries, transactions
 
 LOG = logging.getLogger("devstack.aws")
 
@@ -238,6 +238,7 @@ def _install() -> None:
 
     LambdaFunction._invoke_lambda = _invoke_in_process
     transactions.install()
+    queries.install()
 
     original_call_action = BaseResponse.call_action
 

@@ -77,9 +77,10 @@ SERIALISED = _SerialisedDynamoDB()
 def _install_single_snapshot() -> None:
     """moto's transactions copy whole tables; the local stack's DynamoDB-semantics replacement
     (devstack/aws/transactions.py) checks every condition first and copies only touched items."""
-    from devstack.aws import transactions
+    from devstack.aws import queries, transactions
 
     transactions.install()
+    queries.install()
 
 
 @pytest.fixture(scope="session")
