@@ -33,6 +33,8 @@ def system():
             "ProviderTimeoutSeconds": "3",
             "SweepGraceSeconds": "1",
             "WaitlistOfferSeconds": "3",
+            "QueueRatePerMinute": "20",   # one join or poll every 3 s, two at once: so that a
+            "QueueRateBurst": "2",        # customer sending four joins together is limited
         })
         stack.start()
         try:
