@@ -20,6 +20,7 @@ import json
 import math
 import multiprocessing
 import random
+import re
 import statistics
 import sys
 import threading
@@ -36,6 +37,7 @@ HOLD_ENDPOINT = "POST /events/{id}/bookings"
 PAY_ENDPOINT = "POST /bookings/{id}/payment"
 SANDBOX_PAY = "sandbox POST /payments/{id}/pay"
 GET_BOOKING = "GET /bookings/{id}"
+PROVIDER_ID = re.compile(r"/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def _paths() -> None:
@@ -117,7 +119,8 @@ class Instrumentation:
             try:
                 return original_send(session, request, **kwargs)
             finally:
-                rec["calls"].append({"service": "provider", "op": f"{request.method} {request.path_url.split('?')[0]}",
+                path = PROVIDER_ID.sub("/{id}", request.path_url.split("?")[0])  # one row per route, not per payment
+                rec["calls"].append({"service": "provider", "op": f"{request.method} {path}",
                                      "wall": time.perf_counter() - w0, "cpu": 0.0})
 
         requests.Session.send = send
