@@ -36,6 +36,8 @@ def remind(booking_id: str) -> dict:
     detail = {"type": "booking.hold_expiring", "booking_id": booking_id, "customer_id": booking.customer_id,
               "event_id": booking.event_id, "status": booking.status.value, "hold_expires_at": booking.hold_expires_at,
               "version": booking.version}
+    if booking.contact_email:
+        detail["contact_email"] = booking.contact_email
     sent = notify(wiring.store(), detail, wiring.email_sender())
     log_sent(detail, sent)
     return {"booking_id": booking_id, "reminded": sent}

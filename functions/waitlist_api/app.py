@@ -11,7 +11,8 @@ app = make_resolver()
 @tracer.capture_method
 def join_waitlist(event_id: str):
     customer = customer_id(app)
-    entry, created = wiring.waitlist().join(event_id, customer, parse_body(app, WaitlistIn).quantity)
+    body = parse_body(app, WaitlistIn)
+    entry, created = wiring.waitlist().join(event_id, customer, body.quantity, body.contact_email)
     if created:
         # Places may be free right now (a release raced the sell-out): offer them at once. The
         # relay does the same on every release, so a failure here only delays the offer.

@@ -90,6 +90,8 @@ def test_sold_out_says_what_is_left(handler_env):
     ({"body": {"quantity": "two"}}, 400, "validation_error"),
     ({"body": {"quantity": 1, "seats": ["A-1"]}}, 400, "validation_error"),
     ({"body": {"seats": ["A-1"]}}, 400, "seats_not_supported"),
+    ({"body": {"quantity": 1, "contact_email": "not-an-address"}}, 400, "validation_error"),
+    ({"body": {"quantity": 1, "contact_email": 42}}, 400, "validation_error"),
     ({"raw_body": json.dumps({"quantity": 1, "pad": "x" * 70_000})}, 413, "body_too_large"),
     ({"drop_headers": ("Idempotency-Key",)}, 400, "idempotency_key_missing"),
     ({"headers": {"Idempotency-Key": "bad key with spaces"}}, 400, "idempotency_key_invalid"),

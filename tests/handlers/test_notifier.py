@@ -2,6 +2,8 @@
 it arrives) and the hold reminder (only while the hold is unpaid)."""
 from __future__ import annotations
 
+import functools
+
 from holdfast import wiring
 from tests.support.handlers import api_event, call, load_event
 
@@ -33,3 +35,24 @@ def test_reminder_only_for_an_unpaid_hold(handler_env):
     assert call("notifier", reminder)[1]["reminded"] is False
     assert [n["type"] for n in wiring.store().list_notifications("rem-1")] == ["booking.hold_expiring"]
     assert call("notifier", load_event("hold_reminder.json"))[1]["reminded"] is False  # no such booking
+
+
+def test_the_reminder_goes_to_the_booking_s_contact_address(handler_env, monkeypatch):
+    sent = []
+
+    class Outbox:
+        def send(self, to, subject, body):
+            sent.append((to, subject))
+            return "m-1"
+
+    # A cached factory, like the real one (wiring.reset() clears every factory's cache).
+    monkeypatch.setattr(wiring, "email_sender", functools.cache(Outbox))
+    created = call("events_api", api_event("create_event.json", headers={"X-Api-Key": "organizer-test-key"}))[1]
+    status, booking = call("bookings_api", api_event(
+        "create_booking.json", path_params={"event_id": created["event_id"]},
+        body={"quantity": 1, "contact_email": "rem@example.org"},
+        headers={"Idempotency-Key": "r-2", "X-Customer-Id": "rem-2"}))
+    assert status == 201
+    assert call("notifier", {"remind_booking_id": booking["booking_id"]})[1]["reminded"] is True
+    assert [to for to, _ in sent] == ["rem@example.org"]
+    assert wiring.store().list_notifications("rem-2")[0]["channel"] == "email"

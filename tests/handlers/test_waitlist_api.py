@@ -40,11 +40,14 @@ def stream_record(image):
 def test_join_read_repeat_and_leave(handler_env):
     event = create_event(capacity=2)
     eid = event["event_id"]
-    status, entry = waitlist("join_waitlist.json", eid, "ann", {"quantity": 2})
+    status, entry = waitlist("join_waitlist.json", eid, "ann", {"quantity": 2, "contact_email": "ann@example.org"})
     # Places were free: the join was served at once with an offer (a real hold).
     assert status == 200 and entry["joined_now"] and entry["state"] == "OFFERED" and entry["position"] is None
     status, mine = waitlist("get_waitlist_entry.json", eid, "ann")
     assert status == 200 and mine["state"] == "OFFERED" and mine["offer"]["booking_id"]
+    status, offered = call("bookings_api", api_event("get_booking.json", headers={"X-Customer-Id": "ann"},
+                                                     path_params={"booking_id": mine["offer"]["booking_id"]}))
+    assert status == 200 and offered["contact_email"] == "ann@example.org"
     status, counts = call("events_api", api_event("get_event.json", path_params={"event_id": eid}))
     assert counts["counts"] == {"available": 0, "held": 2, "sold": 0}
     status, ben = waitlist("join_waitlist.json", eid, "ben", {"quantity": 1})
@@ -65,6 +68,8 @@ def test_validation_and_unknown_event(handler_env):
     assert status == 400 and err["error"]["code"] == "invalid_quantity"
     status, err = waitlist("join_waitlist.json", event["event_id"], "ann", {"quantity": 1, "extra": 1})
     assert status == 400 and err["error"]["code"] == "validation_error"
+    status, err = waitlist("join_waitlist.json", event["event_id"], "ann", {"quantity": 1, "contact_email": "ann"})
+    assert status == 400 and err["error"]["details"]["problems"][0]["field"] == "contact_email"
     status, err = waitlist("join_waitlist.json", "no-such-event", "ann", {"quantity": 1})
     assert status == 404 and err["error"]["code"] == "event_not_found"
     status, err = call("waitlist_api", api_event("get_waitlist_entry.json", path_params={"event_id": event["event_id"]},

@@ -50,6 +50,29 @@ def test_same_key_other_body_is_rejected(bookings, ga_event):
         bookings.create_booking(ga_event["event_id"], "alice", "key-1", qty(3))
 
 
+def test_the_contact_address_is_kept_shown_and_part_of_the_request(bookings, store, ga_event):
+    request = BookingIn(quantity=1, contact_email="Ann.Lee@Example.ORG")
+    booking = bookings.create_booking(ga_event["event_id"], "alice", "key-1", request).booking
+    assert booking.contact_email == "Ann.Lee@example.org"  # the domain is case-insensitive, the name is not
+    assert bookings.view(booking.booking_id, "alice")["contact_email"] == "Ann.Lee@example.org"
+    assert store.get_booking(booking.booking_id).contact_email == "Ann.Lee@example.org"
+    [outbox] = store._query_prefix(f"BOOKING#{booking.booking_id}", "OUTBOX#")
+    assert outbox["contact_email"] == "Ann.Lee@example.org"
+    assert bookings.create_booking(ga_event["event_id"], "alice", "key-1", request).replayed
+    with pytest.raises(IdempotencyKeyReused):  # the same key with another address is another request
+        bookings.create_booking(ga_event["event_id"], "alice", "key-1",
+                                BookingIn(quantity=1, contact_email="other@example.org"))
+    plain = bookings.create_booking(ga_event["event_id"], "alice", "key-2", qty(1)).booking
+    assert plain.contact_email is None and "contact_email" not in bookings.view(plain.booking_id, "alice")
+
+
+@pytest.mark.parametrize("address", ["no-at-sign", "two@@example.org", "a@b", "a b@example.org", "<a@example.org>",
+                                     "a@example.org,b@example.org", "x" * 65 + "@example.org", ""])
+def test_a_malformed_contact_address_is_refused(address):
+    with pytest.raises(ValueError, match="contact_email"):
+        BookingIn(quantity=1, contact_email=address)
+
+
 def test_keys_are_scoped_per_customer(bookings, ga_event):
     a = bookings.create_booking(ga_event["event_id"], "alice", "same", qty(1)).booking
     b = bookings.create_booking(ga_event["event_id"], "bob", "same", qty(1)).booking

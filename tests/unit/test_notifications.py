@@ -92,3 +92,12 @@ def test_cli_lists_a_customers_notifications(store, capsys, monkeypatch):
     assert cli.main(["notifications", "ann@example.com", "--table", store.table, "--endpoint", ""]) == 0
     out = capsys.readouterr().out
     assert "booking.held" in out and "1 notification(s) for ann@example.com" in out
+
+
+def test_the_contact_address_wins_over_the_customer_id(store):
+    sender = Recorder()
+    assert notify(store, detail(customer_id="customer-7", contact_email="seven@example.org"), sender) is True
+    assert notify(store, detail(booking_id="b-2", contact_email="second@example.org"), sender) is True
+    assert [to for to, _ in sender.sent] == ["seven@example.org", "second@example.org"]
+    # Recorded under the customer (the sink is per customer), marked as emailed.
+    assert store.list_notifications("customer-7")[0]["channel"] == "email"

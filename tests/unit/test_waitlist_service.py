@@ -214,3 +214,14 @@ def test_two_relays_at_once_offer_each_entry_once(waitlist, bookings, small_even
     assert offered == {"ann", "ben"}
     assert counts(catalog, small_event) == {"available": 0, "held": 2, "sold": 0}
     assert waitlist.status(small_event["event_id"], "cat")["position"] == 1
+
+
+def test_the_offer_carries_the_contact_address_given_on_joining(waitlist, bookings, small_event, clock, store):
+    held = sell_out(bookings, small_event)
+    waitlist.join(small_event["event_id"], "ann", 1, contact_email="ann@example.org")
+    clock.advance(601)
+    bookings.expire(held.booking_id)
+    [offer_id] = waitlist.advance(small_event["event_id"])
+    assert store.get_booking(offer_id).contact_email == "ann@example.org"
+    [outbox] = [item for item in store._query_prefix(f"BOOKING#{offer_id}", "OUTBOX#")]
+    assert outbox["contact_email"] == "ann@example.org" and outbox["type"] == "waitlist.offer"

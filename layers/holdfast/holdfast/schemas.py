@@ -24,6 +24,20 @@ def _event_time(value: datetime) -> datetime:
 
 EventTime = Annotated[datetime, AfterValidator(_event_time)]
 
+#: Where the customer's notifications go by email: one address, checked for shape only (the
+#: mail system is the judge of whether it exists). Lower-cased domain, at most 254 characters.
+EMAIL = re.compile(r"^[^@\s\x00-\x1f<>,;]{1,64}@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$")
+
+
+def _email(value: str) -> str:
+    if len(value) > 254 or not EMAIL.match(value):
+        raise ValueError("is not an email address (name@example.com)")
+    local, _, domain = value.rpartition("@")
+    return f"{local}@{domain.lower()}"
+
+
+ContactEmail = Annotated[str, AfterValidator(_email)]
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
@@ -89,6 +103,8 @@ class BookingIn(_Strict):
     seats: list[str] | None = Field(default=None)
     #: On a seated event, ``{"quantity": n, "best_available": true}`` lets the engine pick the seats.
     best_available: bool = False
+    #: Where this booking's notifications are emailed (held, reminder, confirmed, refunded, ...).
+    contact_email: ContactEmail | None = None
 
     @model_validator(mode="after")
     def _one_form(self) -> "BookingIn":
@@ -159,3 +175,5 @@ class WaitlistIn(_Strict):
     """Body of POST /events/{id}/waitlist: how many places the customer wants when one is offered."""
 
     quantity: int = Field(default=1)
+    #: Where the offer (and the offered hold's later notifications) are emailed.
+    contact_email: ContactEmail | None = None

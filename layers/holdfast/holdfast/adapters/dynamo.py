@@ -568,6 +568,7 @@ class BookingStore:
             "pk": f"BOOKING#{booking.booking_id}", "sk": f"OUTBOX#{booking.version:06d}",
             "booking_id": booking.booking_id, "event_id": booking.event_id, "customer_id": booking.customer_id,
             "status": booking.status.value, "version": booking.version,
+            **({"contact_email": booking.contact_email} if booking.contact_email else {}),
             "ttl": int(time.time()) + OUTBOX_RETENTION_SECONDS, **event,
         })}}
 
@@ -657,6 +658,8 @@ def booking_item(booking: Booking) -> dict[str, Any]:
         item["payment"] = booking.payment.as_dict()
     if booking.review:
         item["review"] = dict(booking.review)
+    if booking.contact_email:
+        item["contact_email"] = booking.contact_email
     # Bookings sit in the due index while a hold runs or a payment is unsettled, so the sweeper
     # finds any whose timer or reconciliation execution never started or died.
     due_at = booking.due_at
@@ -685,4 +688,5 @@ def booking_from_item(item: dict[str, Any]) -> Booking:
         if payment else None,
         places_secured=bool(item.get("places_secured")),
         review=dict(item["review"]) if item.get("review") else None,
+        contact_email=item.get("contact_email"),
     )

@@ -65,6 +65,7 @@ class Booking:
     payment: Payment | None = None
     places_secured: bool = False   # two-stage: places pinned for a capture in flight; expiry must wait
     review: dict[str, str] | None = None
+    contact_email: str | None = None   # where notifications are emailed; never logged
 
     @property
     def holds_places(self) -> bool:

@@ -78,7 +78,9 @@ class BookingService:
               extra: dict[str, str] | None = None) -> HoldResult:
         event = self._event(event_id)
         wanted = self._validate_request(event, request)
-        fingerprint = _fingerprint({"event_id": event_id, **wanted})
+        # The address is part of the request: the same key with another address is another request.
+        contact = {"contact_email": request.contact_email} if request.contact_email else {}
+        fingerprint = _fingerprint({"event_id": event_id, **wanted, **contact})
         ttl = int(hold_seconds if hold_seconds is not None else event["hold_ttl_seconds"])
 
         replay = self._replay(customer_id, idempotency_key, fingerprint)
@@ -102,7 +104,7 @@ class BookingService:
                 amount=Money.parse(event["price"], event["currency"]).times(places.quantity),
                 payment_mode=PaymentMode(event["payment_mode"]),
                 hold_expires_at=iso(now + timedelta(seconds=ttl)),
-                created_at=iso(now), updated_at=iso(now), version=1,
+                created_at=iso(now), updated_at=iso(now), version=1, contact_email=request.contact_email,
             )
             journal = JournalEntry(
                 at=iso(now), action="hold_created", actor=actor, from_status=None, to_status="HELD",
@@ -300,6 +302,8 @@ def describe(booking: Booking) -> dict[str, Any]:
     }
     if booking.review:
         view["review"] = dict(booking.review)
+    if booking.contact_email:
+        view["contact_email"] = booking.contact_email
     return view
 
 

@@ -53,23 +53,34 @@ def dedup_id(detail: dict[str, Any]) -> str:
     return f"{detail['booking_id']}#{int(detail['version']):06d}"
 
 
+def recipient(detail: dict[str, Any]) -> str | None:
+    """The booking's contact address (given when booking or joining the waitlist); failing that,
+    the customer id when the identity provider uses email addresses as ids; else nobody."""
+    contact = detail.get("contact_email")
+    if contact:
+        return str(contact)
+    customer = str(detail.get("customer_id", ""))
+    return customer if "@" in customer else None
+
+
 def notify(store: BookingStore, detail: dict[str, Any], sender: EmailSender | None = None) -> bool:
     """One notification for one change: recorded once (False for a repeat), then emailed when a
-    sender is configured and the customer id is an address. If the email fails, the record is
+    sender is configured and the booking has an address. If the email fails, the record is
     taken back and the error raised, so the queue's redelivery tries again."""
     kind = str(detail.get("type", ""))
     subject, body = render(kind, detail)
     dedup = dedup_id(detail)
     customer = str(detail["customer_id"])
+    to = recipient(detail) if sender is not None else None
     recorded = store.record_notification(customer, dedup, {
         "type": kind, "booking_id": detail["booking_id"], "status": detail.get("status"), "at": detail.get("at"),
-        "channel": "email" if sender is not None and "@" in customer else "record", "subject": subject,
+        "channel": "email" if to else "record", "subject": subject,
         "message": body.strip(),
     })
-    if not recorded or sender is None or "@" not in customer:
+    if not recorded or to is None or sender is None:
         return recorded
     try:
-        sender.send(customer, subject, body)
+        sender.send(to, subject, body)
     except Exception:
         store.forget_notification(customer, dedup)
         raise

@@ -39,8 +39,10 @@ class WaitlistService:
 
     # ------------------------------------------------------------------------------- customer
 
-    def join(self, event_id: str, customer_id: str, quantity: int) -> tuple[dict[str, Any], bool]:
-        """Put the customer in line; joining again while on the list returns the same entry."""
+    def join(self, event_id: str, customer_id: str, quantity: int,
+             contact_email: str | None = None) -> tuple[dict[str, Any], bool]:
+        """Put the customer in line; joining again while on the list returns the same entry.
+        ``contact_email`` is kept on the entry and given to the offer's hold, for its emails."""
         event = self.store.get_event(event_id)
         if event is None:
             raise NotFound(f"No event {event_id}.", code="event_not_found")
@@ -55,6 +57,8 @@ class WaitlistService:
             entry_id = uuid.uuid4().hex
             entry = {"entry_id": entry_id, "customer_id": customer_id, "quantity": quantity, "joined_at": now,
                      "queue_sk": f"Q#{now}#{entry_id}", "state": "WAITING"}
+            if contact_email:
+                entry["contact_email"] = contact_email
             if self.store.waitlist_join(event_id, entry, REJOINABLE):
                 return self._describe(event_id, entry), True
         raise TooBusy()
@@ -121,8 +125,10 @@ class WaitlistService:
         """Make the hold of a PENDING offer; None when the places are not there (back in line)."""
         event = self.store.get_event(event_id)
         quantity = int(offer["quantity"])
-        request = (BookingIn(quantity=quantity, best_available=True)
-                   if event and event["inventory_kind"] == InventoryKind.NAMED else BookingIn(quantity=quantity))
+        entry = self.store.waitlist_entry(event_id, offer["customer_id"]) or {}
+        contact = entry.get("contact_email") if entry.get("entry_id") == offer["entry_id"] else None
+        request = BookingIn(quantity=quantity, contact_email=contact,
+                            best_available=bool(event and event["inventory_kind"] == InventoryKind.NAMED))
         try:
             result = self.bookings.hold_for_customer(
                 event_id, offer["customer_id"], f"waitlist-offer-{offer['entry_id']}", request,
