@@ -35,6 +35,7 @@ def system():
             "WaitlistOfferSeconds": "3",
             "QueueRatePerMinute": "20",   # one join or poll every 3 s, two at once: so that a
             "QueueRateBurst": "2",        # customer sending four joins together is limited
+            "HoldReminderSeconds": "2",   # holds of 4 s or more get their reminder 2 s before the end
         })
         stack.start()
         try:

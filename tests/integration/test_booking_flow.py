@@ -163,3 +163,31 @@ def test_cancel_returns_places_at_once(api):
     cancelled = api.cancel(booking["booking_id"], jo)
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "CANCELLED"
     assert api.counts(event["event_id"]) == {"available": 2, "held": 0, "sold": 0}
+
+
+def test_an_unpaid_hold_is_reminded_once_before_it_expires(api, system):
+    from holdfast import wiring
+
+    event = api.create_event(capacity=1, hold_ttl_seconds=5)
+    carol = new_customer()
+    booking = api.book(event["event_id"], carol, {"quantity": 1, "contact_email": "carol@example.org"}).json()
+    assert booking["contact_email"] == "carol@example.org"
+    api.wait_status(booking["booking_id"], carol, "EXPIRED", timeout=20)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        notes = wiring.store().list_notifications(carol)
+        if "booking.expired" in [n["type"] for n in notes]:
+            break
+        time.sleep(0.1)
+    kinds = [n["type"] for n in sorted(notes, key=lambda n: n["at"] or "")]
+    assert kinds.count("booking.hold_expiring") == 1, kinds
+    reminder = next(n for n in notes if n["type"] == "booking.hold_expiring")
+    assert booking["hold_expires_at"] in reminder["message"]  # the deadline, told in advance
+    # A hold that was paid for in time gets no reminder.
+    dave = new_customer()
+    paid = api.book(event["event_id"], dave, {"quantity": 1}).json()
+    payment = api.pay(paid["booking_id"], dave).json()
+    system["control"].pay(payment["payment_id"])
+    api.wait_status(paid["booking_id"], dave, "CONFIRMED")
+    time.sleep(4)
+    assert "booking.hold_expiring" not in [n["type"] for n in wiring.store().list_notifications(dave)]
