@@ -1,11 +1,20 @@
-"""Outbox relay: each booking change event streamed from the table is published to the
-notifications bus (the notifier records and sends it once, however often it is delivered), a new
+"""Outbox relay: the booking change events streamed from the table are published to the
+notifications bus (the notifier records and sends each once, however often it is delivered), a new
 hold gets its payment reminder execution, and every change that gave places back offers them to
-the event's waitlist."""
-from datetime import timedelta
+the event's waitlist.
 
-from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
-from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
+A batch is handled as a batch: the events go out in PutEvents calls of up to ten entries, and
+each event's waitlist is looked at once however many of its bookings changed. A record that could
+not be handled is reported alone (``batchItemFailures``): the stream delivers it and the records
+after it again, and every step is safe to repeat (the notifier de-duplicates, executions are
+named, waitlist offers have deterministic keys)."""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from datetime import timedelta
+from typing import Any
+
+from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBStreamEvent
 
 from holdfast import wiring
 from holdfast.clock import iso, parse_iso, system_clock
@@ -15,41 +24,88 @@ from holdfast.faults import crash_point
 from holdfast.observability import logger, tracer
 from holdfast.services.notifications import bus_entry, record_outbox_event
 
-processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
+PUT_EVENTS_LIMIT = 10  # entries per PutEvents call
 
 
 @tracer.capture_method
-def handle_record(record: DynamoDBRecord) -> None:
-    image = record.dynamodb.new_image if record.dynamodb else None
-    if not image:
-        return
-    crash_point("outbox.before_publish")
+def relay(changes: list[tuple[str, dict[str, Any]]]) -> set[str]:
+    """Handle (sequence number, outbox image) pairs; return the sequence numbers that failed."""
+    failed: set[str] = set()
+    ready = []
+    for sequence, image in changes:
+        try:
+            crash_point("outbox.before_publish")
+        except Exception:  # noqa: BLE001 - reported for this record only
+            logger.exception("outbox record failed before publishing", extra={"sequence": sequence})
+            failed.add(sequence)
+            continue
+        ready.append((sequence, image))
+    failed |= publish(ready)
+    for sequence, image in ready:
+        if image.get("status") == "HELD" and image.get("hold_expires_at"):
+            try:
+                schedule_reminder(image)
+            except Exception:  # noqa: BLE001
+                logger.exception("reminder not scheduled", extra={"booking_id": image.get("booking_id")})
+                failed.add(sequence)
+    failed |= offer_released_places(ready)
+    return failed
+
+
+def publish(changes: list[tuple[str, dict[str, Any]]]) -> set[str]:
     bus = wiring.notifications_bus()
-    if bus is not None:
-        bus.publish(bus_entry(bus.name, image))
-    else:
-        record_outbox_event(wiring.store(), image)
-    if image.get("status") == "HELD" and image.get("hold_expires_at"):
-        schedule_reminder(image)
-    offers = []
-    if image.get("status") not in HOLDING and image.get("event_id"):
-        # Expired, cancelled, failed, refunded: places may be free. Also closes paid offers (DONE).
-        # Repeats are harmless: the offer's hold has a deterministic idempotency key.
-        offers = wiring.waitlist().advance(str(image["event_id"]))
-    logger.info("outbox event", extra={"type": image.get("type"), "published": bus is not None,
-                                       "waitlist_offers": offers})
+    failed: set[str] = set()
+    if bus is None:  # no bus configured: the relay records the notifications itself
+        for sequence, image in changes:
+            try:
+                record_outbox_event(wiring.store(), image)
+            except Exception:  # noqa: BLE001
+                logger.exception("notification not recorded", extra={"booking_id": image.get("booking_id")})
+                failed.add(sequence)
+        return failed
+    for start in range(0, len(changes), PUT_EVENTS_LIMIT):
+        chunk = changes[start:start + PUT_EVENTS_LIMIT]
+        try:
+            rejected = bus.publish_many([bus_entry(bus.name, image) for _, image in chunk])
+        except Exception:  # noqa: BLE001 - the whole call failed: every record in it is retried
+            logger.exception("PutEvents failed", extra={"entries": len(chunk)})
+            rejected = list(range(len(chunk)))
+        failed.update(chunk[i][0] for i in rejected)
+    return failed
 
 
-def schedule_reminder(image: dict) -> None:
+def offer_released_places(changes: list[tuple[str, dict[str, Any]]]) -> set[str]:
+    """Expired, cancelled, failed, refunded (or any change out of a holding state): places may be
+    free, and a paid offer is done. Each event's waitlist is advanced once for the whole batch; if
+    that fails, every record of the event is retried."""
+    by_event: dict[str, list[str]] = defaultdict(list)
+    for sequence, image in changes:
+        if image.get("status") not in HOLDING and image.get("event_id"):
+            by_event[str(image["event_id"])].append(sequence)
+    failed: set[str] = set()
+    for event_id, sequences in by_event.items():
+        try:
+            offers = wiring.waitlist().advance(event_id)
+        except Exception:  # noqa: BLE001
+            logger.exception("waitlist not advanced", extra={"event_id": event_id})
+            failed.update(sequences)
+            continue
+        if offers:
+            logger.info("waitlist offers", extra={"event_id": event_id, "offers": offers})
+    return failed
+
+
+def schedule_reminder(image: dict[str, Any]) -> None:
     config = settings()
     if not config.hold_reminder_state_machine_arn or config.hold_reminder_seconds <= 0:
         return
     remind_at = parse_iso(str(image["hold_expires_at"])) - timedelta(seconds=config.hold_reminder_seconds)
     if remind_at <= system_clock():
         return  # a hold shorter than the reminder window gets no reminder
+    import boto3
+
     from holdfast.adapters.aws import start_once
 
-    import boto3
     start_once(boto3.client("stepfunctions"), config.hold_reminder_state_machine_arn,
                f"remind-{image['booking_id']}", {"booking_id": image["booking_id"], "remind_at": iso(remind_at)})
 
@@ -57,4 +113,12 @@ def schedule_reminder(image: dict) -> None:
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 def lambda_handler(event, context):
-    return process_partial_response(event=event, record_handler=handle_record, processor=processor, context=context)
+    changes = []
+    for record in DynamoDBStreamEvent(event).records:
+        image = record.dynamodb.new_image if record.dynamodb else None
+        if image:
+            changes.append((record.dynamodb.sequence_number, image))
+    failed = relay(changes)
+    logger.info("outbox batch", extra={"records": len(changes), "failed": len(failed),
+                                       "types": dict(Counter(str(image.get("type")) for _, image in changes))})
+    return {"batchItemFailures": [{"itemIdentifier": sequence} for sequence, _ in changes if sequence in failed]}

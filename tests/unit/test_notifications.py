@@ -78,10 +78,32 @@ def test_bus_publishes_the_outbox_event_as_its_detail(aws):
     events.put_rule(Name="all", EventBusName="notes", EventPattern=json.dumps({"source": ["holdfast.bookings"]}))
     events.put_targets(Rule="all", EventBusName="notes", Targets=[{"Id": "q", "Arn": arn}])
     image = {"pk": "BOOKING#b-1", "sk": "OUTBOX#000001", "ttl": 1, **detail()}
-    NotificationsBus("notes", events).publish(bus_entry("notes", image))
+    bus = NotificationsBus("notes", events)
+    assert bus.publish_many([bus_entry("notes", image)]) == []
     [message] = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1)["Messages"]
     body = json.loads(message["Body"])
     assert body["detail-type"] == "booking.held" and body["detail"] == detail()
+    with pytest.raises(ValueError):
+        bus.publish_many([bus_entry("notes", image)] * 11)
+
+
+class RejectingEvents:
+    """PutEvents that rejects the entries at the given positions, as EventBridge reports it."""
+
+    def __init__(self, rejected):
+        self.rejected, self.calls = set(rejected), []
+
+    def put_events(self, Entries):  # noqa: N803 - boto3's argument name
+        self.calls.append(len(Entries))
+        results = [{"ErrorCode": "InternalFailure", "ErrorMessage": "try again"} if i in self.rejected
+                   else {"EventId": f"e-{i}"} for i in range(len(Entries))]
+        return {"FailedEntryCount": len(self.rejected & set(range(len(Entries)))), "Entries": results}
+
+
+def test_bus_reports_which_entries_were_rejected():
+    entries = [bus_entry("notes", {**detail(), "booking_id": f"b-{i}"}) for i in range(4)]
+    assert NotificationsBus("notes", RejectingEvents({1, 3})).publish_many(entries) == [1, 3]
+    assert NotificationsBus("notes", RejectingEvents(set())).publish_many(entries) == []
 
 
 def test_cli_lists_a_customers_notifications(store, capsys, monkeypatch):

@@ -9,6 +9,8 @@ import boto3
 from aws_lambda_powertools.utilities import parameters
 from botocore.exceptions import ClientError
 
+from ..observability import logger
+
 
 def start_once(client: Any, state_machine_arn: str, name: str, payload: dict[str, Any]) -> bool:
     """Start a named execution; False if one of that name exists already (so a repeat is a no-op)."""
@@ -74,17 +76,28 @@ def read_secret(name: str) -> dict[str, str]:
 
 
 class NotificationsBus:
-    """PutEvents to the notifications bus; a failed entry raises so the stream record is retried
-    (the notifier de-duplicates, so a repeat costs nothing)."""
+    """PutEvents to the notifications bus. A rejected entry is reported so that its stream record
+    is retried (the notifier de-duplicates, so a repeat costs nothing)."""
+
+    MAX_ENTRIES = 10  # PutEvents' limit per call
 
     def __init__(self, bus_name: str, client: Any | None = None) -> None:
         self.name = bus_name
         self.client = client or boto3.client("events")
 
-    def publish(self, entry: dict[str, Any]) -> None:
-        answer = self.client.put_events(Entries=[entry])
-        if answer.get("FailedEntryCount"):
-            raise RuntimeError(f"PutEvents failed: {answer.get('Entries')}")
+    def publish_many(self, entries: list[dict[str, Any]]) -> list[int]:
+        """Send up to ten entries in one call; return the positions of those the bus rejected."""
+        if len(entries) > self.MAX_ENTRIES:
+            raise ValueError(f"at most {self.MAX_ENTRIES} entries per PutEvents call")
+        if not entries:
+            return []
+        answer = self.client.put_events(Entries=entries)
+        if not answer.get("FailedEntryCount"):
+            return []
+        rejected = [i for i, result in enumerate(answer.get("Entries") or []) if result.get("ErrorCode")]
+        logger.warning("PutEvents rejected entries", extra={
+            "rejected": len(rejected), "codes": sorted({answer["Entries"][i]["ErrorCode"] for i in rejected})})
+        return rejected or list(range(len(entries)))
 
 
 class SesEmailSender:
