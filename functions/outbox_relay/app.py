@@ -1,24 +1,21 @@
 """Outbox relay: the booking change events streamed from the table are published to the
-notifications bus (the notifier records and sends each once, however often it is delivered), a new
-hold gets its payment reminder execution, and every change that gave places back offers them to
-the event's waitlist.
+notifications bus (the notifier records and sends each once, however often it is delivered), and
+every change that gave places back offers them to the event's waitlist. (A hold's payment reminder
+is sent by its own expiry execution.)
 
 A batch is handled as a batch: the events go out in PutEvents calls of up to ten entries, and
 each event's waitlist is looked at once however many of its bookings changed. A record that could
 not be handled is reported alone (``batchItemFailures``): the stream delivers it and the records
-after it again, and every step is safe to repeat (the notifier de-duplicates, executions are
-named, waitlist offers have deterministic keys)."""
+after it again, and every step is safe to repeat (the notifier de-duplicates, the waitlist
+offers have deterministic keys)."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from datetime import timedelta
 from typing import Any
 
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBStreamEvent
 
 from holdfast import wiring
-from holdfast.clock import iso, parse_iso, system_clock
-from holdfast.config import settings
 from holdfast.domain.statuses import HOLDING
 from holdfast.faults import crash_point
 from holdfast.observability import logger, tracer
@@ -41,13 +38,6 @@ def relay(changes: list[tuple[str, dict[str, Any]]]) -> set[str]:
             continue
         ready.append((sequence, image))
     failed |= publish(ready)
-    for sequence, image in ready:
-        if image.get("status") == "HELD" and image.get("hold_expires_at"):
-            try:
-                schedule_reminder(image)
-            except Exception:  # noqa: BLE001
-                logger.exception("reminder not scheduled", extra={"booking_id": image.get("booking_id")})
-                failed.add(sequence)
     failed |= offer_released_places(ready)
     return failed
 
@@ -93,21 +83,6 @@ def offer_released_places(changes: list[tuple[str, dict[str, Any]]]) -> set[str]
         if offers:
             logger.info("waitlist offers", extra={"event_id": event_id, "offers": offers})
     return failed
-
-
-def schedule_reminder(image: dict[str, Any]) -> None:
-    config = settings()
-    if not config.hold_reminder_state_machine_arn or config.hold_reminder_seconds <= 0:
-        return
-    remind_at = parse_iso(str(image["hold_expires_at"])) - timedelta(seconds=config.hold_reminder_seconds)
-    if remind_at <= system_clock():
-        return  # a hold shorter than the reminder window gets no reminder
-    import boto3
-
-    from holdfast.adapters.aws import start_once
-
-    start_once(boto3.client("stepfunctions"), config.hold_reminder_state_machine_arn,
-               f"remind-{image['booking_id']}", {"booking_id": image["booking_id"], "remind_at": iso(remind_at)})
 
 
 @logger.inject_lambda_context

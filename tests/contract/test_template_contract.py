@@ -76,7 +76,7 @@ def test_sample_events_parse(path):
         assert next(iter(DynamoDBStreamEvent(event).records)).dynamodb.new_image["type"]
     elif event.get("detail-type") == "Scheduled Event":
         assert event["source"] == "aws.events"
-    elif "remind_booking_id" in event:  # the hold reminder state machine's task input
+    elif "remind_booking_id" in event:  # the hold expiry state machine's reminder task input
         assert event["remind_booking_id"]
     else:
         assert event["booking_id"] and ("hold_expires_at" in event or "wait_seconds" in event)

@@ -96,7 +96,22 @@ def test_hold_expiry_state_machine_executes_and_reaches_its_task(real_stack):
     assert eventually(finished, timeout=60) in ("SUCCEEDED", "FAILED")
     history = sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
     entered = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
-    assert entered[:2] == ["WaitUntilHoldExpires", "ExpireHold"]
+    assert entered[:3] == ["ReminderWanted", "WaitUntilHoldExpires", "ExpireHold"]  # no remind_at: no reminder
     scheduled = [json.loads(e["taskScheduledEventDetails"]["parameters"]) for e in history
                  if e["type"] == "TaskScheduled"]
     assert scheduled and scheduled[0]["FunctionName"] == function_arn
+
+    # With remind_at, the same execution first asks the notifier for the reminder, then expires.
+    booking_id = f"bk-{uuid.uuid4()}"
+    arn = sfn.start_execution(
+        stateMachineArn=real_stack.resources["HoldExpiryStateMachine"], name=f"bk-{uuid.uuid4()}",
+        input=json.dumps({"booking_id": booking_id, "hold_expires_at": past, "remind_at": past}))["executionArn"]
+    assert eventually(finished, timeout=60) in ("SUCCEEDED", "FAILED")
+    history = sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
+    entered = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
+    assert entered[:5] == ["ReminderWanted", "WaitUntilReminder", "RemindCustomer", "WaitUntilHoldExpires",
+                           "ExpireHold"]
+    scheduled = [json.loads(e["taskScheduledEventDetails"]["parameters"]) for e in history
+                 if e["type"] == "TaskScheduled"]
+    assert scheduled[0]["FunctionName"] == real_stack.attributes["NotifierFunction"]["Arn"]
+    assert scheduled[0]["Payload"] == {"remind_booking_id": booking_id}

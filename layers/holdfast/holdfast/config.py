@@ -40,7 +40,6 @@ class Settings(BaseModel):
     notifications_bus_name: str = ""
     notifications_sender: str = ""
     hold_reminder_seconds: int = Field(default=120, ge=0, le=86_400)
-    hold_reminder_state_machine_arn: str = ""
 
     @field_validator("reconcile_schedule_seconds", mode="before")
     @classmethod
@@ -86,7 +85,6 @@ _ENV_NAMES = {
     "notifications_bus_name": "NOTIFICATIONS_BUS_NAME",
     "notifications_sender": "NOTIFICATIONS_SENDER",
     "hold_reminder_seconds": "HOLD_REMINDER_SECONDS",
-    "hold_reminder_state_machine_arn": "HOLD_REMINDER_STATE_MACHINE_ARN",
 }
 
 

@@ -24,7 +24,8 @@ def provider() -> YooKassaProvider:
 
 @functools.cache
 def scheduler() -> HoldExpiryScheduler:
-    return HoldExpiryScheduler(settings().hold_expiry_state_machine_arn)
+    return HoldExpiryScheduler(settings().hold_expiry_state_machine_arn,
+                               reminder_seconds=settings().hold_reminder_seconds)
 
 
 @functools.cache

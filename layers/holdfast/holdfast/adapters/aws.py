@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import timedelta
 from typing import Any
 
 import boto3
 from aws_lambda_powertools.utilities import parameters
 from botocore.exceptions import ClientError
 
+from ..clock import Clock, iso, parse_iso, system_clock
 from ..observability import logger
 
 
@@ -24,15 +26,24 @@ def start_once(client: Any, state_machine_arn: str, name: str, payload: dict[str
 
 
 class HoldExpiryScheduler:
-    """Starts the one hold-expiry execution of a booking; its name makes a repeat harmless."""
+    """Starts the one execution of a hold; its name makes a repeat harmless. The execution reminds
+    the customer ``reminder_seconds`` before the deadline (when that moment is still ahead), then
+    expires the hold if it is unpaid: one execution per hold for both."""
 
-    def __init__(self, state_machine_arn: str, client: Any | None = None) -> None:
+    def __init__(self, state_machine_arn: str, client: Any | None = None, *, reminder_seconds: int = 0,
+                 clock: Clock = system_clock) -> None:
         self.arn = state_machine_arn
         self.client = client or boto3.client("stepfunctions")
+        self.reminder_seconds = reminder_seconds
+        self.clock = clock
 
     def schedule(self, booking_id: str, hold_expires_at: str) -> bool:
-        return start_once(self.client, self.arn, f"hold-{booking_id}",
-                          {"booking_id": booking_id, "hold_expires_at": hold_expires_at})
+        payload = {"booking_id": booking_id, "hold_expires_at": hold_expires_at}
+        if self.reminder_seconds > 0:
+            remind_at = parse_iso(hold_expires_at) - timedelta(seconds=self.reminder_seconds)
+            if remind_at > self.clock():  # a hold shorter than the reminder window gets no reminder
+                payload["remind_at"] = iso(remind_at)
+        return start_once(self.client, self.arn, f"hold-{booking_id}", payload)
 
 
 class ReconciliationStarter:
