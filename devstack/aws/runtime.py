@@ -138,6 +138,7 @@ class LocalFunction:
 
 
 _INVOCATION_LOCK = threading.Lock()
+_choice_variable = threading.local()
 _IMPORT_LOCK = threading.RLock()
 _REGISTRY: dict[str, LocalFunction] = {}  # function name and ARN -> function
 
@@ -285,6 +286,25 @@ def _install() -> None:
         return None
 
     WaitFunction._wait_interval = scaled_wait_interval
+
+    # A Choice rule's Variable that is missing from the input is not an error (`IsPresent` tests
+    # exactly that, and the interpreter turns it into a "no such variable" value), but the path
+    # lookup inside logs an ERROR before the Variable catches it. Quiet that log while a Choice
+    # Variable is evaluated, and only then.
+    from moto.stepfunctions.parser.asl.component.state.choice.comparison.variable import Variable
+
+    sample_variable = Variable._eval_body
+
+    def quiet_variable(self: Any, env: Any) -> Any:
+        _choice_variable.active = True
+        try:
+            return sample_variable(self, env)
+        finally:
+            _choice_variable.active = False
+
+    Variable._eval_body = quiet_variable
+    logging.getLogger("moto.stepfunctions.parser.asl.component.eval_component").addFilter(
+        lambda record: not getattr(_choice_variable, "active", False))
 
     def scaled_sleep(seconds: float) -> None:
         time.sleep(max(0.0, float(seconds) * _WaitScale.value))

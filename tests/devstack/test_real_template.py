@@ -76,7 +76,7 @@ def test_environment_and_secret_are_local(real_stack):
     assert json.loads(secret["SecretString"]) == LOCAL_PROVIDER_SECRET
 
 
-def test_hold_expiry_state_machine_executes_and_reaches_its_task(real_stack):
+def test_hold_expiry_state_machine_executes_and_reaches_its_task(real_stack, caplog):
     sfn = real_stack.boto3_client("stepfunctions")
     described = sfn.describe_state_machine(stateMachineArn=real_stack.resources["HoldExpiryStateMachine"])
     definition = json.loads(described["definition"])
@@ -97,6 +97,8 @@ def test_hold_expiry_state_machine_executes_and_reaches_its_task(real_stack):
     history = sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
     entered = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
     assert entered[:3] == ["ReminderWanted", "WaitUntilHoldExpires", "ExpireHold"]  # no remind_at: no reminder
+    # A missing remind_at is what IsPresent tests: the interpreter's lookup must not log it as an error.
+    assert not [r for r in caplog.records if "NoSuchJsonPath" in r.getMessage()]
     scheduled = [json.loads(e["taskScheduledEventDetails"]["parameters"]) for e in history
                  if e["type"] == "TaskScheduled"]
     assert scheduled and scheduled[0]["FunctionName"] == function_arn
