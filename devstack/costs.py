@@ -47,7 +47,19 @@ PRICES = {
 # Assumptions to turn local timings into AWS durations (the emulator's latency is not AWS's).
 AWS_CALL_MS = 6.0        # one in-region DynamoDB / SQS / Step Functions call from Lambda
 PROVIDER_CALL_MS = 250.0  # one call to the payment provider's API over the internet
-TRANSITIONS_PER_EXECUTION = 4  # Wait, Task, Choice, Succeed on the normal path of both state machines
+# State transitions on an execution's normal path. Reconciliation: Wait, Task, Choice, Succeed.
+# Hold expiry: Choice, Wait, Task, Choice, Succeed; with a reminder also a Wait and a Task first.
+TRANSITIONS_PER_EXECUTION = 4
+TRANSITIONS_HOLD = 5
+TRANSITIONS_HOLD_WITH_REMINDER = 7
+
+
+def execution_transitions(call: dict[str, Any]) -> int:
+    if call.get("with_reminder"):
+        return TRANSITIONS_HOLD_WITH_REMINDER
+    if str(call.get("execution_name", "")).startswith("hold-"):
+        return TRANSITIONS_HOLD
+    return TRANSITIONS_PER_EXECUTION
 SQS_CONSUMER_REQUESTS_PER_MESSAGE = 2  # the event source mapping's ReceiveMessage + DeleteMessage (batch of 1)
 
 
@@ -232,7 +244,6 @@ def summarise_op(samples: list[list[dict[str, Any]]]) -> dict[str, Any]:
         calls = [c for r in records for c in r["calls"]]
         api = sum(1 for r in records if r["route"])
         sqs_sends = sum(1 for c in calls if c["service"] == "sqs" and c["op"].startswith("SendMessage"))
-        sfn_starts = sum(1 for c in calls if c["service"] == "stepfunctions" and c["op"] == "StartExecution")
         aws_calls = [c for c in calls if c["service"] != "provider"]
         gb_s = 0.0
         for r in records:
@@ -251,7 +262,8 @@ def summarise_op(samples: list[list[dict[str, Any]]]) -> dict[str, Any]:
             "wru": sum(c.get("wcu", 0) + c.get("iwcu", 0) for c in calls),
             "rru": sum(c.get("rcu", 0) for c in calls),
             "sqs_requests": sum(1 for c in calls if c["service"] == "sqs") + sqs_sends * SQS_CONSUMER_REQUESTS_PER_MESSAGE,
-            "sfn_transitions": sfn_starts * TRANSITIONS_PER_EXECUTION,
+            "sfn_transitions": sum(execution_transitions(c) for c in calls
+                                   if c["service"] == "stepfunctions" and c["op"] == "StartExecution"),
             "provider_calls": sum(1 for c in calls if c["service"] == "provider"),
             "handler_cpu_ms": sum(r["cpu"] for r in records) * 1000,
             "handler_wall_ms": sum(r["wall"] for r in records) * 1000,
@@ -374,7 +386,9 @@ def report(samples: int) -> dict[str, Any]:
         breakdown["sqs"] += op["sqs_requests"] * p["sqs_fifo_per_million_requests"] / 1e6
         breakdown["step_functions"] += op["sfn_transitions"] * p["step_functions_standard_per_1000_transitions"] / 1e3
     return {"prices": PRICES, "assumptions": {"aws_call_ms": AWS_CALL_MS, "provider_call_ms": PROVIDER_CALL_MS,
-                                              "transitions_per_execution": TRANSITIONS_PER_EXECUTION,
+                                              "transitions_per_execution": {
+                                                  "reconciliation": TRANSITIONS_PER_EXECUTION, "hold": TRANSITIONS_HOLD,
+                                                  "hold_with_reminder": TRANSITIONS_HOLD_WITH_REMINDER},
                                               "sqs_consumer_requests_per_message": SQS_CONSUMER_REQUESTS_PER_MESSAGE,
                                               "capacity": "computed from item sizes (moto's ConsumedCapacity is a constant)"},
             "operations": ops, "usd_per_operation": per_op_cost,
