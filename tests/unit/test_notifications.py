@@ -8,7 +8,7 @@ import boto3
 import pytest
 
 from holdfast.adapters.aws import NotificationsBus, SesEmailSender
-from holdfast.services.notifications import KINDS, bus_entry, notify, render
+from holdfast.services.notifications import KINDS, NotificationNotSent, bus_entry, notify, render
 
 
 def detail(**overrides):
@@ -28,8 +28,8 @@ class Recorder:
         self.sent, self.fail = [], fail
 
     def send(self, to, subject, body):
-        if self.fail:
-            raise RuntimeError("SES is down")
+        if self.fail:  # as SES words it for an unverified recipient in a sandboxed account
+            raise RuntimeError(f"Email address is not verified. The following identities failed the check: {to}")
         self.sent.append((to, subject))
         return "m-1"
 
@@ -51,8 +51,11 @@ def test_without_a_sender_or_an_address_it_is_only_recorded(store):
 
 
 def test_a_failed_email_is_taken_back_for_the_retry(store):
-    with pytest.raises(RuntimeError):
+    with pytest.raises(NotificationNotSent) as failed:
         notify(store, detail(), Recorder(fail=True))
+    # What reaches the logs names the booking and the error, not the address or SES's words.
+    assert "b-1" in str(failed.value) and "ann@example.com" not in str(failed.value)
+    assert failed.value.__cause__ is None and failed.value.__suppress_context__
     assert store.list_notifications("ann@example.com") == []
     sender = Recorder()
     assert notify(store, detail(), sender) is True and len(sender.sent) == 1

@@ -81,10 +81,17 @@ def notify(store: BookingStore, detail: dict[str, Any], sender: EmailSender | No
         return recorded
     try:
         sender.send(to, subject, body)
-    except Exception:
+    except Exception as exc:
         store.forget_notification(customer, dedup)
-        raise
+        # SES quotes the address in some errors (an unverified identity): keep it out of the logs.
+        code = (getattr(exc, "response", None) or {}).get("Error", {}).get("Code") or type(exc).__name__
+        raise NotificationNotSent(f"email for booking {detail['booking_id']} not sent ({code}); "
+                                  "the queue will retry") from None
     return True
+
+
+class NotificationNotSent(RuntimeError):
+    """The email failed; the message carries the error code, never the address."""
 
 
 def record_outbox_event(store: BookingStore, image: dict[str, Any]) -> bool:
