@@ -11,10 +11,8 @@ import uuid
 
 import pytest
 
-from devstack.aws import LocalStack
-from devstack.paysandbox import SandboxControl, SandboxServer
 from tests.support.api import BookingApi
-from tests.support.handlers import REPO
+from tests.support.system import local_system
 
 FUZZ_CUSTOMER = "fuzz-customer"
 OTHER_CUSTOMER = "fuzz-other"
@@ -22,25 +20,9 @@ OTHER_CUSTOMER = "fuzz-other"
 
 @pytest.fixture(scope="module")
 def live():
-    from aws_lambda_powertools.utilities import parameters
-
-    from holdfast import wiring
-
-    with SandboxServer(host="127.0.0.1", port=0) as sandbox:
-        stack = LocalStack(str(REPO), aws_port=0, api_port=0, parameters={
-            "ProviderApiUrl": sandbox.base_url,
-            "ProviderTimeoutSeconds": "3",
-        })
-        stack.start()
-        try:
-            wiring.reset()
-            parameters.clear_caches()
-            SandboxControl(sandbox.control_url).set_webhooks([stack.api_url + "/webhooks/payments"])
-            api = BookingApi(stack.api_url)
-            yield {"base_url": stack.api_url, "api": api, "ids": _seed(api)}
-        finally:
-            stack.stop()
-            wiring.reset()
+    with local_system(ProviderTimeoutSeconds="3") as running:
+        api = running["api"]
+        yield {"base_url": running["stack"].api_url, "api": api, "ids": _seed(api)}
 
 
 def _seed(api: BookingApi) -> dict[str, list[str]]:

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from devstack.aws import LocalStack
-from devstack.paysandbox import SandboxControl, SandboxServer
-from tests.support.api import BookingApi
-from tests.support.handlers import REPO
+from tests.support.system import local_system
 
 LIMIT = 15
 KEY_WINDOW = 4
@@ -20,33 +17,18 @@ KEY_WINDOW = 4
 
 @pytest.fixture(scope="session")
 def system():
-    from aws_lambda_powertools.utilities import parameters
-
-    from holdfast import wiring
-
-    with SandboxServer(host="127.0.0.1", port=0) as sandbox:
-        stack = LocalStack(str(REPO), aws_port=0, api_port=0, parameters={
-            "ProviderApiUrl": sandbox.base_url,
-            "ReconcileScheduleSeconds": "1,1,2",
-            "ReconcileLimitSeconds": str(LIMIT),
-            "ProviderKeyRetentionSeconds": str(KEY_WINDOW),
-            "ProviderTimeoutSeconds": "3",
-            "SweepGraceSeconds": "1",
-            "WaitlistOfferSeconds": "3",
-            "QueueRatePerMinute": "20",   # one join or poll every 3 s, two at once: so that a
-            "QueueRateBurst": "2",        # customer sending four joins together is limited
-            "HoldReminderSeconds": "2",   # holds of 4 s or more get their reminder 2 s before the end
-        })
-        stack.start()
-        try:
-            wiring.reset()
-            parameters.clear_caches()
-            control = SandboxControl(sandbox.control_url)
-            control.set_webhooks([stack.api_url + "/webhooks/payments"])
-            yield {"stack": stack, "sandbox": sandbox, "control": control, "api": BookingApi(stack.api_url)}
-        finally:
-            stack.stop()
-            wiring.reset()
+    with local_system(
+        ReconcileScheduleSeconds="1,1,2",
+        ReconcileLimitSeconds=str(LIMIT),
+        ProviderKeyRetentionSeconds=str(KEY_WINDOW),
+        ProviderTimeoutSeconds="3",
+        SweepGraceSeconds="1",
+        WaitlistOfferSeconds="3",
+        QueueRatePerMinute="20",   # one join or poll every 3 s, two at once: so that a
+        QueueRateBurst="2",        # customer sending four joins together is limited
+        HoldReminderSeconds="2",   # holds of 4 s or more get their reminder 2 s before the end
+    ) as running:
+        yield running
 
 
 @pytest.fixture

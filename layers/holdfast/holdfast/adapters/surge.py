@@ -127,35 +127,30 @@ class SurgeStore:
         key = _attrs({"pk": f"RATE#{scope}#{customer_id}", "sk": "GCRA"})
         ttl = now_ms // 1000 + RATE_RETENTION_SECONDS
         for _ in range(4):
-            try:
-                self.client.update_item(
-                    TableName=self.table, Key=key, UpdateExpression="SET tat = :fresh, #ttl = :ttl",
-                    ConditionExpression="attribute_not_exists(tat) OR tat < :now",
-                    ExpressionAttributeNames={"#ttl": "ttl"},
-                    ExpressionAttributeValues=_attrs({":fresh": now_ms + interval_ms, ":now": now_ms, ":ttl": ttl}),
-                    ReturnValuesOnConditionCheckFailure="ALL_OLD",
-                )
-                return None
-            except ClientError as exc:
-                if _code(exc) != "ConditionalCheckFailedException":
-                    raise
-                tat = int(_plain(exc.response.get("Item") or {}).get("tat", now_ms))
-            if tat > ceiling_ms:
-                return tat
-            try:
-                self.client.update_item(
-                    TableName=self.table, Key=key, UpdateExpression="SET tat = tat + :interval, #ttl = :ttl",
-                    ConditionExpression="tat BETWEEN :now AND :ceiling",
-                    ExpressionAttributeNames={"#ttl": "ttl"},
-                    ExpressionAttributeValues=_attrs({":interval": interval_ms, ":now": now_ms,
-                                                      ":ceiling": ceiling_ms, ":ttl": ttl}),
-                    ReturnValuesOnConditionCheckFailure="ALL_OLD",
-                )
-                return None
-            except ClientError as exc:
-                if _code(exc) != "ConditionalCheckFailedException":
-                    raise
-                tat = int(_plain(exc.response.get("Item") or {}).get("tat", now_ms))
+            for update, condition, values in (
+                ("SET tat = :fresh, #ttl = :ttl", "attribute_not_exists(tat) OR tat < :now",
+                 {":fresh": now_ms + interval_ms, ":now": now_ms, ":ttl": ttl}),
+                ("SET tat = tat + :interval, #ttl = :ttl", "tat BETWEEN :now AND :ceiling",
+                 {":interval": interval_ms, ":now": now_ms, ":ceiling": ceiling_ms, ":ttl": ttl}),
+            ):
+                tat = self._rate_write(key, update, condition, values, now_ms)
+                if tat is None:
+                    return None
                 if tat > ceiling_ms:
                     return tat
         return ceiling_ms + interval_ms
+
+    def _rate_write(self, key: dict[str, Any], update: str, condition: str, values: dict[str, Any],
+                    now_ms: int) -> int | None:
+        """One conditional write of the limiter's item: None when it took, else the stored ``tat``."""
+        try:
+            self.client.update_item(
+                TableName=self.table, Key=key, UpdateExpression=update, ConditionExpression=condition,
+                ExpressionAttributeNames={"#ttl": "ttl"}, ExpressionAttributeValues=_attrs(values),
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+            return None
+        except ClientError as exc:
+            if _code(exc) != "ConditionalCheckFailedException":
+                raise
+            return int(_plain(exc.response.get("Item") or {}).get("tat", now_ms))
