@@ -22,6 +22,7 @@ class FakeProvider:
         self.keys: dict[str, tuple[Any, dict[str, Any]]] = {}
         self.faults: dict[str, list[str]] = {}
         self.calls: list[tuple[str, str]] = []
+        self.refund_status = "succeeded"   # "pending": new refunds wait, as YooKassa's may
         self._clock = itertools.count()
 
     def fail(self, operation: str, *modes: str) -> None:
@@ -98,7 +99,7 @@ class FakeProvider:
             if payment["status"] != "succeeded" or refunded + Decimal(amount["value"]) > Decimal(payment["amount"]["value"]):
                 raise ProviderRejected("invalid_request", "refund not possible", 400)
             refund_id = str(uuid.uuid4())
-            self.refunds[refund_id] = {"id": refund_id, "payment_id": payment_id, "status": "succeeded",
+            self.refunds[refund_id] = {"id": refund_id, "payment_id": payment_id, "status": self.refund_status,
                                        "amount": dict(amount), "created_at": self._now()}
             return dict(self.refunds[refund_id])
 
@@ -133,6 +134,11 @@ class FakeProvider:
     def _now(self) -> str:
         return f"2030-01-01T00:00:{next(self._clock) % 60:02d}.000Z"
 
-    @staticmethod
-    def _public(payment: dict[str, Any]) -> dict[str, Any]:
-        return {key: value for key, value in payment.items() if key != "capture"}
+    def _public(self, payment: dict[str, Any]) -> dict[str, Any]:
+        public = {key: value for key, value in payment.items() if key != "capture"}
+        if payment["status"] == "succeeded":
+            # Like the provider: what succeeded refunds gave back, in the payment's currency.
+            back = sum((Decimal(r["amount"]["value"]) for r in self.refunds.values()
+                        if r["payment_id"] == payment["id"] and r["status"] == "succeeded"), Decimal("0"))
+            public["refunded_amount"] = {"value": f"{back:.2f}", "currency": payment["amount"]["currency"]}
+        return public

@@ -7,9 +7,9 @@ from enum import StrEnum
 from typing import Any
 
 from ..clock import parse_iso
-from .inventory import InventoryKind, Places
+from .inventory import InventoryKind, Move, Places
 from .money import Money
-from .statuses import HOLDING, BookingStatus, can_move
+from .statuses import HOLDING, SOLD, BookingStatus, can_move
 
 
 class PaymentMode(StrEnum):
@@ -109,13 +109,30 @@ class JournalEntry:
 
 
 class IllegalTransition(Exception):
-    def __init__(self, source: BookingStatus, target: BookingStatus) -> None:
-        super().__init__(f"a booking cannot move from {source} to {target}")
+    def __init__(self, source: BookingStatus, target: BookingStatus, detail: str = "") -> None:
+        super().__init__(f"a booking cannot move from {source} to {target}{detail}")
 
 
-def check_transition(booking: Booking, target: BookingStatus) -> None:
+def _places_state(status: BookingStatus) -> str:
+    return "held" if status in HOLDING else "sold" if status in SOLD else "available"
+
+
+def implied_move(source: BookingStatus, target: BookingStatus) -> Move | None:
+    """The one inventory move a status change implies; None when the places stay where they are.
+
+    Deriving it from the statuses means a caller acting on an old read (a second CONFIRMED ->
+    CONFIRMED with SELL) cannot move places twice."""
+    states = (_places_state(source), _places_state(target))
+    if states[0] == states[1]:
+        return None
+    return next(move for move in Move if move.value == states)
+
+
+def check_transition(booking: Booking, target: BookingStatus, move: Move | None = None) -> None:
     if booking.status != target and not can_move(booking.status, target):
         raise IllegalTransition(booking.status, target)
+    if move is not implied_move(booking.status, target):
+        raise IllegalTransition(booking.status, target, f" with the move {move.name if move else None}")
 
 
 class Verdict(StrEnum):
@@ -179,5 +196,5 @@ def paid_before(provider_payment: dict[str, Any], deadline: datetime) -> bool:
 
 __all__ = [
     "Booking", "BookingStatus", "InventoryKind", "JournalEntry", "Money", "Payment", "PaymentMode",
-    "PaymentVerdict", "Places", "Verdict", "check_transition", "judge_payment", "paid_before",
+    "PaymentVerdict", "Places", "Verdict", "check_transition", "implied_move", "judge_payment", "paid_before",
 ]

@@ -187,9 +187,10 @@ class PaymentService:
             self.open_review(booking, reason, actor, ids, booking.payment or seen)
             return reason
         if verdict is Verdict.CONFIRM:
-            transitions.apply(self.store, booking, now, status=BookingStatus.CONFIRMED, actor=actor,
-                              action="payment_succeeded", decision="paid while held; places sold", ids=ids,
-                              move=Move.SELL, payment=seen)
+            action, decision = (("payment_captured", "captured after the places were secured; places sold")
+                                if booking.places_secured else ("payment_succeeded", "paid while held; places sold"))
+            transitions.apply(self.store, booking, now, status=BookingStatus.CONFIRMED, actor=actor, action=action,
+                              decision=decision, ids=ids, move=Move.SELL, payment=seen, places_secured=False)
             return "confirmed"
         if verdict is Verdict.RELEASE_FAILED:
             detail = (paid.get("cancellation_details") or {}).get("reason", "unknown")
@@ -215,27 +216,18 @@ class PaymentService:
                        confirmation_url=base.confirmation_url or (paid.get("confirmation") or {}).get("confirmation_url"))
 
     def _capture(self, booking: Booking, paid: dict[str, Any], actor: str) -> str:
+        """Capture the authorisation, then act on what the provider now reports, judged against the
+        booking as it is now: someone (reconciliation, a duplicate notification) may have confirmed
+        or released it while the capture was in flight, and its move must not be made twice."""
         try:
             captured = self.provider.capture_payment(paid["id"], booking.amount.as_dict(), capture_key(booking.booking_id))
         except ProviderOutcomeUnknown as exc:
             raise PaymentOutcomeUnknown(f"capture of {paid['id']}: {exc}") from None
         except ProviderRejected:
             captured = self.provider.get_payment(paid["id"])
-        if captured.get("status") == "succeeded":
-            current = self.store.get_booking(booking.booking_id) or booking
-            transitions.apply(self.store, current, self.clock(), status=BookingStatus.CONFIRMED, actor=actor,
-                              action="payment_captured", decision="captured after the places were secured; places sold",
-                              ids={"payment_id": paid["id"]}, move=Move.SELL,
-                              payment=self._payment_seen(current, captured), places_secured=False)
-            return "confirmed"
-        if captured.get("status") == "canceled":
-            current = self.store.get_booking(booking.booking_id) or booking
-            transitions.apply(self.store, current, self.clock(), status=BookingStatus.PAYMENT_FAILED, actor=actor,
-                              action="payment_canceled", decision="authorisation cancelled before capture; places released",
-                              ids={"payment_id": paid["id"]}, move=Move.RELEASE,
-                              payment=self._payment_seen(current, captured), places_secured=False)
-            return "payment_failed"
-        raise PaymentOutcomeUnknown(f"capture of {paid['id']} left it {captured.get('status')}")
+        if captured.get("status") not in ("succeeded", "canceled"):
+            raise PaymentOutcomeUnknown(f"capture of {paid['id']} left it {captured.get('status')}")
+        return self.apply_provider_payment(captured, actor)
 
     def _late_payment(self, booking: Booking, paid: dict[str, Any], actor: str, seen: Payment) -> str:
         """A payment that succeeded (or was authorised) after the booking's places were released."""

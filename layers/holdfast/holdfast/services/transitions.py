@@ -33,7 +33,7 @@ def apply(store: BookingStore, booking: Booking, now, *, status: BookingStatus |
     inventory move's condition failed; nothing is written in either case.
     """
     target = status or booking.status
-    check_transition(booking, target)
+    check_transition(booking, target, move)
     at = iso(now)
     after = replace(booking, status=target, version=booking.version + 1, updated_at=at, **changes)
     if places is not None:
