@@ -328,7 +328,6 @@ name exactly the same moves, so neither can change alone.
 """)
 
 code(r"""
-RELEASED_FROM = ("EXPIRED", "CANCELLED", "PAYMENT_FAILED")
 T = []  # (from, to, action, initiator, condition checked, data stored, idempotency key, a repeat)
 T.append(("∅", "HELD", "hold_created", "customer", "quantity/seats valid; HOLD move: available ≥ n (or seat available)",
           "booking, places, hold_expires_at, journal #1, outbox, IDEM record", "Idempotency-Key header (IDEM#customer#key, 24 h)",
@@ -356,7 +355,7 @@ T.append(("PAYMENT_PENDING", "MANUAL_REVIEW", "manual_review_opened", "provider 
           "the booking version", "already in review: nothing written"))
 T.append(("CONFIRMED", "REFUND_PENDING", "cancelled_after_payment", "customer", "CONFIRMED",
           "UNSELL move, refund record with its key (before the call)", "rf-<payment>-cancel", "returns the booking as it is"))
-for source in RELEASED_FROM:
+for source in ("EXPIRED", "PAYMENT_FAILED"):
     T.append((source, "CONFIRMED", "late_payment_places_retaken", "provider / reconciler",
               "one-stage succeeded after release; RETAKE move: the same places still available", "RETAKE move, payment",
               "the booking version", "already_confirmed"))
@@ -369,17 +368,30 @@ for source in RELEASED_FROM:
     T.append((source, "MANUAL_REVIEW", "manual_review_opened (paid_in_time_places_resold)", "provider / reconciler",
               "captured_at < hold_expires_at, places gone", "review reason, next step", "the booking version",
               "already in review: nothing written"))
+T.append(("CANCELLED", "REFUND_PENDING", "payment_after_cancel_refund_started", "provider / reconciler",
+          "one-stage succeeded after the customer cancelled (the open page was still paid)",
+          "refund record with its key and requested_at (before the call)", "rf-<payment>-cancelled",
+          "the provider returns the one refund"))
+T.append(("CANCELLED", "MANUAL_REVIEW", "manual_review_opened", "provider / reconciler",
+          "amount mismatch or a second payment for a cancelled booking", "review reason, next step",
+          "the booking version", "already in review: nothing written"))
 T.append(("REFUND_PENDING", "REFUNDED", "refund_succeeded", "provider / reconciler", "refund succeeded at the provider",
           "refund id and status", "rf-<payment>-<reason>", "the same refund comes back; nothing written"))
 T.append(("REFUND_PENDING", "MANUAL_REVIEW", "refund_canceled / manual_review_opened (refund_not_confirmed)",
           "provider / reconciler", "the provider refused the refund, or still unknown at the limit", "review reason",
           "the booking version", "already in review"))
-T.append(("MANUAL_REVIEW", "CONFIRMED", "review_confirmed", "operator", "RETAKE move succeeds", "operator, note, RETAKE",
-          "the booking version", "409 not_in_review"))
-T.append(("MANUAL_REVIEW", "REFUND_PENDING", "review_refund_started", "operator", "a succeeded payment", "operator, note, refund key",
-          "rf-<payment>-review", "409 not_in_review"))
-T.append(("MANUAL_REVIEW", "PAYMENT_FAILED", "review_closed", "operator", "nothing owed", "operator, note", "the booking version",
-          "409 not_in_review"))
+T.append(("MANUAL_REVIEW", "CONFIRMED", "review_confirmed", "operator",
+          "GET at resolve time: money captured and not refunded (an authorisation is captured first); RETAKE move succeeds",
+          "operator, note, RETAKE", "the booking version; hf-cap-op-<booking> for a capture", "409 not_in_review"))
+T.append(("MANUAL_REVIEW", "REFUND_PENDING", "review_refund_started", "operator",
+          "GET at resolve time: succeeded, nothing refunded, no refund of ours in flight",
+          "operator, note, refund key, requested_at", "rf-<payment>-review<version>", "409 not_in_review"))
+T.append(("MANUAL_REVIEW", "PAYMENT_FAILED", "review_closed", "operator",
+          "GET at resolve time: nothing owed (no payment, pending or canceled; an authorisation is voided first)",
+          "operator, note", "the booking version; hf-void-op-<booking> for a void", "409 not_in_review"))
+T.append(("MANUAL_REVIEW", "REFUNDED", "refund_succeeded / review_closed", "provider / reconciler / operator",
+          "our refund (same payment, same refund id) succeeded for the whole amount; or GET shows it all refunded",
+          "refund id and status", "rf-<payment>-<reason>", "nothing written"))
 table(["from", "to", "action (journal)", "initiator", "condition checked", "data stored", "idempotency key", "a repeat"],
       [list(row) for row in T], caption="Booking transitions")
 table(["from = to", "action", "initiator", "what it records"], [
@@ -387,7 +399,8 @@ table(["from = to", "action", "initiator", "what it records"], [
     ["PAYMENT_PENDING", "payment_outcome_unknown / payment_retried", "system / customer", "the call's answer was lost; same key next time"],
     ["PAYMENT_PENDING", "reconciliation_check / payment_not_found_at_provider", "reconciler", "the next check time, or NOT_CREATED"],
     ["PAYMENT_PENDING", "places_secured_for_capture", "provider / reconciler", "places pinned before a capture"],
-    ["EXPIRED, CANCELLED, PAYMENT_FAILED", "late_authorisation_cancelled", "provider / reconciler", "authorisation voided (hf-void-<booking>)"],
+    ["EXPIRED, PAYMENT_FAILED", "late_authorisation_cancelled", "provider / reconciler", "authorisation voided (hf-void-<booking>)"],
+    ["CANCELLED", "authorisation_voided", "customer / provider / reconciler", "authorisation voided (hf-void-<booking>)"],
 ], caption="Journal entries that do not change the status")
 
 table_pairs = {(f, t) for f, t, *_ in T if f != "∅"}

@@ -42,7 +42,8 @@ def start_payment(booking_id: str):
 def cancel_booking(booking_id: str):
     customer = customer_id(app)
     wiring.rate_limiter().take("booking", customer)
-    booking = wiring.bookings().cancel(booking_id, customer, refund=lambda b: wiring.payments().cancel_confirmed(b))
+    booking = wiring.bookings().cancel(booking_id, customer, refund=lambda b: wiring.payments().cancel_confirmed(b),
+                                       void=lambda b: wiring.payments().void_after_cancel(b))
     return json_response(200, describe(booking))
 
 

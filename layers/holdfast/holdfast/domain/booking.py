@@ -141,6 +141,7 @@ class Verdict(StrEnum):
     SECURE_AND_CAPTURE = "secure_and_capture"  # two-stage, places held: pin them, then capture
     RELEASE_FAILED = "release_failed"    # provider cancelled the payment: release the places
     LATE_RETAKE = "late_retake"          # paid after release: take the places again if free
+    GIVE_BACK = "give_back"              # paid after the customer cancelled: void or refund, never resell
     REVIEW = "review"                    # an operator has to look
 
 
@@ -172,7 +173,9 @@ def judge_payment(booking: Booking, provider_payment: dict[str, Any], mode: Paym
             return PaymentVerdict(Verdict.REVIEW, "unexpected_authorisation")
         if booking.holds_places:
             return PaymentVerdict(Verdict.SECURE_AND_CAPTURE, "authorised_while_held")
-        if booking.status in (BookingStatus.EXPIRED, BookingStatus.CANCELLED, BookingStatus.PAYMENT_FAILED):
+        if booking.status is BookingStatus.CANCELLED:
+            return PaymentVerdict(Verdict.GIVE_BACK, "authorised_after_customer_cancelled")
+        if booking.status in (BookingStatus.EXPIRED, BookingStatus.PAYMENT_FAILED):
             return PaymentVerdict(Verdict.LATE_RETAKE, "authorised_after_release")
         return PaymentVerdict(Verdict.IGNORE, "authorisation_for_closed_booking")
     if status == "succeeded":
@@ -180,7 +183,10 @@ def judge_payment(booking: Booking, provider_payment: dict[str, Any], mode: Paym
             return PaymentVerdict(Verdict.CONFIRM, "paid_while_held")
         if booking.status is BookingStatus.CONFIRMED:
             return PaymentVerdict(Verdict.IGNORE, "already_confirmed")
-        if booking.status in (BookingStatus.EXPIRED, BookingStatus.CANCELLED, BookingStatus.PAYMENT_FAILED):
+        # The customer gave the booking up: their money is not taken for it after all.
+        if booking.status is BookingStatus.CANCELLED:
+            return PaymentVerdict(Verdict.GIVE_BACK, "paid_after_customer_cancelled")
+        if booking.status in (BookingStatus.EXPIRED, BookingStatus.PAYMENT_FAILED):
             return PaymentVerdict(Verdict.LATE_RETAKE, "paid_after_release")
         return PaymentVerdict(Verdict.IGNORE, f"payment_known_to_{booking.status.value.lower()}_booking")
     return PaymentVerdict(Verdict.REVIEW, "unknown_provider_status")

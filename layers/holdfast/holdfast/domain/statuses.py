@@ -31,11 +31,13 @@ TRANSITIONS: dict[BookingStatus, frozenset[BookingStatus]] = {
     # A payment reported after the places were released: taken again (one-stage: CONFIRMED;
     # two-stage: PAYMENT_PENDING with the places pinned until the capture), refunded, or reviewed.
     _S.EXPIRED: frozenset({_S.CONFIRMED, _S.PAYMENT_PENDING, _S.REFUND_PENDING, _S.MANUAL_REVIEW}),
-    _S.CANCELLED: frozenset({_S.CONFIRMED, _S.PAYMENT_PENDING, _S.REFUND_PENDING, _S.MANUAL_REVIEW}),
+    # The customer gave the booking up: a payment that arrives anyway is given back, never resold.
+    _S.CANCELLED: frozenset({_S.REFUND_PENDING, _S.MANUAL_REVIEW}),
     _S.PAYMENT_FAILED: frozenset({_S.CONFIRMED, _S.PAYMENT_PENDING, _S.REFUND_PENDING, _S.MANUAL_REVIEW}),
     _S.REFUND_PENDING: frozenset({_S.REFUNDED, _S.MANUAL_REVIEW}),
     _S.REFUNDED: frozenset(),
-    _S.MANUAL_REVIEW: frozenset({_S.CONFIRMED, _S.REFUND_PENDING, _S.PAYMENT_FAILED}),
+    # REFUNDED: a refund asked for before the review succeeded after all (the money went back).
+    _S.MANUAL_REVIEW: frozenset({_S.CONFIRMED, _S.REFUND_PENDING, _S.REFUNDED, _S.PAYMENT_FAILED}),
 }
 
 

@@ -235,8 +235,10 @@ class BookingService:
 
     # ---------------------------------------------------------------------------- release paths
 
-    def cancel(self, booking_id: str, customer_id: str, refund: Callable[[Booking], Booking] | None = None) -> Booking:
-        """The customer gives the places up. Repeating a cancellation returns the booking as it is."""
+    def cancel(self, booking_id: str, customer_id: str, refund: Callable[[Booking], Booking] | None = None,
+               void: Callable[[Booking], Booking] | None = None) -> Booking:
+        """The customer gives the places up. Repeating a cancellation returns the booking as it is.
+        ``void`` then cancels an open payment at the provider where it can (see PaymentService)."""
         for _ in range(HOLD_ATTEMPTS):
             booking = self.owned(booking_id, customer_id)
             if booking.status in (BookingStatus.CANCELLED, BookingStatus.REFUND_PENDING, BookingStatus.REFUNDED):
@@ -249,12 +251,13 @@ class BookingService:
             if booking.places_secured:
                 raise Conflict("The payment is being captured right now; try again in a moment.", code="payment_in_progress")
             try:
-                return transitions.apply(
+                cancelled = transitions.apply(
                     self.store, booking, self.clock(), status=BookingStatus.CANCELLED, actor="customer",
                     action="cancelled_by_customer", decision="places released", move=Move.RELEASE,
                 )
             except StaleBooking:
                 continue
+            return void(cancelled) if void is not None and cancelled.payment is not None else cancelled
         raise TooBusy()
 
     def expire(self, booking_id: str) -> dict[str, str]:

@@ -22,32 +22,14 @@ from ..faults import crash_point
 from ..observability import logger
 from . import transitions
 from .bookings import BookingService
+from .provider_keys import PaymentOutcomeUnknown, capture_key, payment_key, refund_key, void_key
+from .refunds import RefundsMixin
 
 ATTEMPTS = 6
 CREATE_LEASE_SECONDS = 30
 
 
-class PaymentOutcomeUnknown(Exception):
-    """A provider call's outcome is unknown; the caller (queue, state machine) retries later."""
-
-
-def payment_key(booking_id: str) -> str:
-    return f"hf-pay-{booking_id}"
-
-
-def capture_key(booking_id: str) -> str:
-    return f"hf-cap-{booking_id}"
-
-
-def void_key(booking_id: str) -> str:
-    return f"hf-void-{booking_id}"
-
-
-def refund_key(payment_id: str, reason: str) -> str:
-    return f"rf-{payment_id}-{reason}"[:64]
-
-
-class PaymentService:
+class PaymentService(RefundsMixin):
     def __init__(self, store: BookingStore, provider: YooKassaProvider, clock: Clock, bookings: BookingService,
                  return_url: str, first_check_seconds: int = 30,
                  start_reconciliation: Callable[[str, str, int], Any] | None = None) -> None:
@@ -207,6 +189,8 @@ class PaymentService:
             return self._capture(booking, paid, actor)
         if verdict is Verdict.LATE_RETAKE:
             return self._late_payment(booking, paid, actor, seen)
+        if verdict is Verdict.GIVE_BACK:
+            return self.give_back(booking, paid, actor, seen)
         raise AssertionError(verdict)
 
     def _payment_seen(self, booking: Booking, paid: dict[str, Any]) -> Payment:
@@ -277,80 +261,6 @@ class PaymentService:
             return None
         plan = plan_counted(self.store.read_pools(booking.event_id), booking.places.quantity)
         return Places(InventoryKind.COUNTED, booking.places.quantity, pools=plan) if plan else None
-
-    # ------------------------------------------------------------------------------------ refund
-
-    def cancel_confirmed(self, booking: Booking, actor: str = "customer") -> Booking:
-        """A confirmed booking given up: places back at once, then the money back."""
-        payment = booking.payment
-        assert payment is not None and payment.payment_id
-        booking = transitions.apply(
-            self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor=actor,
-            action="cancelled_after_payment", decision="places released; refund to follow", move=Move.UNSELL,
-            ids={"payment_id": payment.payment_id},
-            payment=self.with_refund(payment, "cancel"),
-        )
-        try:
-            self.refund(booking, actor)
-        except PaymentOutcomeUnknown:
-            logger.warning("refund outcome unknown; reconciliation will settle it", extra={"booking_id": booking.booking_id})
-        return self.store.get_booking(booking.booking_id) or booking
-
-    def with_refund(self, payment: Payment, reason: str) -> Payment:
-        """The payment record with a refund requested: its key (derived from the payment and the
-        reason) is stored before the provider is called, and reconciliation is due if it fails."""
-        assert payment.payment_id
-        return replace(payment, refund={"reason": reason, "key": refund_key(payment.payment_id, reason), "status": "requested"},
-                       next_check_at=iso(self.clock() + timedelta(seconds=self.first_check_seconds)))
-
-    def refund(self, booking: Booking, actor: str) -> str:
-        """Ask the provider for the booking's refund with its stored key; record what it answered."""
-        payment = booking.payment
-        assert payment is not None and payment.refund is not None and payment.payment_id
-        self._watch(booking, f"refund-{payment.refund['reason']}")
-        try:
-            answer = self.provider.create_refund(payment.payment_id, booking.amount.as_dict(),
-                                                 f"Holdfast booking {booking.booking_id}: {payment.refund['reason']}",
-                                                 payment.refund["key"])
-        except ProviderOutcomeUnknown as exc:
-            raise PaymentOutcomeUnknown(f"refund of {payment.payment_id}: {exc}") from None
-        except ProviderRejected as exc:
-            self.open_review(booking, f"refund_rejected_{exc.code}", actor, {"payment_id": payment.payment_id}, payment)
-            return "manual_review"
-        return self.record_refund(booking, answer, actor)
-
-    def record_refund(self, booking: Booking, refund: dict[str, Any], actor: str) -> str:
-        for _ in range(ATTEMPTS):
-            payment = booking.payment
-            assert payment is not None
-            state = dict(payment.refund or {}) | {"refund_id": refund["id"], "status": refund.get("status")}
-            ids = {"payment_id": payment.payment_id or "", "refund_id": refund["id"]}
-            try:
-                if refund.get("status") == "succeeded" and booking.status is BookingStatus.REFUND_PENDING:
-                    transitions.apply(self.store, booking, self.clock(), status=BookingStatus.REFUNDED, actor=actor,
-                                      action="refund_succeeded", decision="money returned", ids=ids,
-                                      payment=replace(payment, refund=state, next_check_at=None))
-                    return "refunded"
-                if payment.refund == state:
-                    return f"refund_{refund.get('status')}"
-                transitions.apply(self.store, booking, self.clock(), actor=actor, action=f"refund_{refund.get('status')}",
-                                  decision="refund recorded", ids=ids, payment=replace(payment, refund=state))
-                return f"refund_{refund.get('status')}"
-            except StaleBooking:
-                booking = self.store.get_booking(booking.booking_id) or booking
-        raise PaymentOutcomeUnknown("booking kept changing while recording its refund")
-
-    def apply_provider_refund(self, refund: dict[str, Any], actor: str = "provider") -> str:
-        try:
-            paid = self.provider.get_payment(refund["payment_id"])
-        except ProviderNotFound:
-            return "unknown_payment"
-        booking_id = (paid.get("metadata") or {}).get("booking_id")
-        booking = self.store.get_booking(booking_id) if booking_id else None
-        if booking is None or booking.payment is None or not booking.payment.refund:
-            logger.warning("refund for a booking without a refund record", extra={"refund_id": refund.get("id")})
-            return "unknown_refund"
-        return self.record_refund(booking, refund, actor)
 
     # ----------------------------------------------------------------------------------- helpers
 

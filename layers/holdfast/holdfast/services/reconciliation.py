@@ -28,7 +28,8 @@ from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
 from ..observability import logger
 from . import transitions
-from .payments import PaymentOutcomeUnknown, PaymentService, void_key
+from .payments import PaymentService
+from .provider_keys import PaymentOutcomeUnknown, void_key
 
 DEFAULT_SCHEDULE = (30, 60, 120, 300, 900, 1800, 3600)
 ATTEMPTS = 5
@@ -63,7 +64,7 @@ class ReconciliationService:
         assert booking is not None
         if booking.settled:
             return self._answer(booking_id, "settled", 0, booking)
-        started = parse_iso((booking.payment.requested_at if booking.payment else None) or booking.created_at)
+        started = parse_iso(_requested_at(booking))
         if self.clock() - started >= timedelta(seconds=self.limit):
             self._give_up(booking, reachable)
             return self._answer(booking_id, "settled", 0, self.store.get_booking(booking_id))
@@ -174,6 +175,15 @@ class ReconciliationService:
     def _answer(booking_id: str, outcome: str, wait: int, booking: Booking | None) -> dict[str, Any]:
         return {"booking_id": booking_id, "outcome": outcome, "wait_seconds": wait,
                 "status": booking.status.value if booking else "missing"}
+
+
+def _requested_at(booking: Booking) -> str:
+    """When the money question reconciliation is following was asked: a refund's own request
+    (it may come days after the payment), else the payment attempt."""
+    payment = booking.payment
+    if payment is not None and booking.status is BookingStatus.REFUND_PENDING and (payment.refund or {}).get("requested_at"):
+        return payment.refund["requested_at"]
+    return (payment.requested_at if payment else None) or booking.created_at
 
 
 def sweep(store: BookingStore, clock: Clock, expire, start_reconciliation, grace_seconds: int = 60,  # noqa: ANN001

@@ -5,12 +5,16 @@ from typing import Any
 
 from ..adapters.dynamo import BookingStore, PlacesTaken, StaleBooking
 from ..clock import Clock
-from ..domain.errors import Conflict, InvalidRequest, NotFound
+from ..adapters.provider import ProviderOutcomeUnknown, ProviderRejected
+from ..domain.booking import Booking
+from ..domain.errors import Conflict, InvalidRequest, NotFound, PaymentProviderUnavailable
 from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
 from . import transitions
 from .bookings import describe
-from .payments import PaymentOutcomeUnknown, PaymentService
+from .payments import PaymentService
+from .provider_keys import PaymentOutcomeUnknown, operator_key
+from .review_money import RETRY_AFTER, ProviderMoney, look_up, refund_in_flight
 
 ACTIONS = ("refund", "confirm", "close")
 
@@ -39,7 +43,7 @@ class ReviewService:
         if booking is None:
             raise NotFound(f"No booking {booking_id}.", code="booking_not_found")
         done = {"refund": (BookingStatus.REFUND_PENDING, BookingStatus.REFUNDED), "confirm": (BookingStatus.CONFIRMED,),
-                "close": (BookingStatus.PAYMENT_FAILED,)}[action]
+                "close": (BookingStatus.PAYMENT_FAILED, BookingStatus.REFUNDED)}[action]
         if booking.status in done and not booking.review:
             return describe(booking)
         ids = {"operator": operator, "payment_id": (booking.payment.payment_id if booking.payment else None) or ""}
@@ -55,31 +59,95 @@ class ReviewService:
             return describe(self.store.get_booking(booking_id) or booking)
         if booking.status is not BookingStatus.MANUAL_REVIEW:
             raise Conflict(f"The booking is {booking.status.value}, not in review.", code="not_in_review")
+        money = look_up(self.payments.provider, booking)
         try:
             if action == "confirm":
-                places = self.payments.replan(booking)
-                if places is None:
-                    raise Conflict("The places are no longer free; refund instead.", code="places_unavailable")
-                transitions.apply(self.store, booking, self.clock(), status=BookingStatus.CONFIRMED, actor="operator",
-                                  action="review_confirmed", decision=decision, ids=ids, move=Move.RETAKE, places=places,
-                                  review=None)
+                self._confirm(booking, money, ids, decision)
             elif action == "close":
-                transitions.apply(self.store, booking, self.clock(), status=BookingStatus.PAYMENT_FAILED,
-                                  actor="operator", action="review_closed", decision=decision, ids=ids, review=None)
+                self._close(booking, money, ids, decision)
             else:
-                payment = booking.payment
-                if payment is None or not payment.payment_id:
-                    raise Conflict("There is no payment to refund; close the review instead.", code="nothing_to_refund")
-                booking = transitions.apply(
-                    self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor="operator",
-                    action="review_refund_started", decision=decision, ids=ids, review=None,
-                    payment=self.payments.with_refund(payment, "review"))
-                try:
-                    self.payments.refund(booking, "operator")
-                except PaymentOutcomeUnknown:
-                    pass  # REFUND_PENDING is due for reconciliation, which repeats it with the same key
+                self._refund(booking, money, ids, decision)
         except PlacesTaken:
             raise Conflict("The places were just taken; refund instead.", code="places_unavailable") from None
         except StaleBooking:
             raise Conflict("The booking changed meanwhile; look again.", code="booking_changed") from None
         return describe(self.store.get_booking(booking_id) or booking)
+
+    # ------------------------------------------------------------- decisions against the money
+
+    def _confirm(self, booking: Booking, money: ProviderMoney, ids: dict[str, str], decision: str) -> None:
+        if refund_in_flight(booking):
+            raise Conflict("A refund of this payment is under way; the booking cannot be confirmed.",
+                           code="refund_in_flight")
+        if money.status == "succeeded" and not money.captured:
+            raise Conflict("The payment was refunded; the booking cannot be confirmed.", code="payment_refunded")
+        if money.status not in ("succeeded", "waiting_for_capture"):
+            raise Conflict("No money was captured for this booking; close the review instead.",
+                           code="payment_not_captured", payment_status=money.status or "none")
+        places = self.payments.replan(booking)
+        if places is None:
+            raise Conflict("The places are no longer free; refund instead.", code="places_unavailable")
+        paid = money.payment
+        assert paid is not None
+        if money.status == "waiting_for_capture":
+            # Take the money before selling the places: a booking is never CONFIRMED on an authorisation.
+            paid = self._provider_call(lambda: self.payments.provider.capture_payment(
+                paid["id"], paid["amount"], operator_key("cap", booking.booking_id)), paid["id"])
+            if paid.get("status") != "succeeded":
+                raise Conflict("The authorisation could not be captured; close the review instead.",
+                               code="payment_not_captured", payment_status=paid.get("status"))
+        transitions.apply(self.store, booking, self.clock(), status=BookingStatus.CONFIRMED, actor="operator",
+                          action="review_confirmed", decision=decision, ids=ids | {"payment_id": paid["id"]},
+                          move=Move.RETAKE, places=places, review=None,
+                          payment=self.payments._payment_seen(booking, paid))
+
+    def _close(self, booking: Booking, money: ProviderMoney, ids: dict[str, str], decision: str) -> None:
+        if money.fully_refunded:
+            transitions.apply(self.store, booking, self.clock(), status=BookingStatus.REFUNDED, actor="operator",
+                              action="review_closed", decision=decision, ids=ids, review=None,
+                              payment=self.payments._payment_seen(booking, money.payment))
+            return
+        if refund_in_flight(booking):
+            raise Conflict("A refund of this payment is under way; wait for it.", code="refund_in_flight")
+        if money.status == "succeeded":
+            raise Conflict("The customer paid and was not refunded; refund or confirm instead.", code="payment_owed")
+        if money.status == "waiting_for_capture":
+            paid = money.payment
+            assert paid is not None
+            voided = self._provider_call(lambda: self.payments.provider.cancel_payment(
+                paid["id"], operator_key("void", booking.booking_id)), paid["id"])
+            if voided.get("status") != "canceled":
+                raise Conflict("The authorisation could not be cancelled; look again.", code="payment_owed",
+                               payment_status=voided.get("status"))
+        transitions.apply(self.store, booking, self.clock(), status=BookingStatus.PAYMENT_FAILED, actor="operator",
+                          action="review_closed", decision=decision, ids=ids, review=None)
+
+    def _refund(self, booking: Booking, money: ProviderMoney, ids: dict[str, str], decision: str) -> None:
+        if money.status != "succeeded":
+            raise Conflict("There is no captured payment to refund; close the review instead.",
+                           code="nothing_to_refund", payment_status=money.status or "none")
+        if money.refunded > 0:
+            raise Conflict("Money already went back for this payment; close the review.", code="refund_exists")
+        if refund_in_flight(booking):
+            raise Conflict("A refund of this payment is under way; wait for it.", code="refund_in_flight")
+        seen = self.payments._payment_seen(booking, money.payment)
+        booking = transitions.apply(
+            self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor="operator",
+            action="review_refund_started", decision=decision, ids=ids, review=None,
+            payment=self.payments.with_refund(seen, "review", attempt=str(booking.version)))
+        try:
+            self.payments.refund(booking, "operator")
+        except PaymentOutcomeUnknown:
+            pass  # REFUND_PENDING is due for reconciliation, which repeats it with the same key
+
+    def _provider_call(self, call, payment_id: str) -> dict[str, Any]:  # noqa: ANN001
+        """A capture or void for an operator. A refusal is answered by what the payment now is (it
+        may have been captured or cancelled meanwhile); no answer at all is a 503 to retry."""
+        try:
+            try:
+                return call()
+            except ProviderRejected:
+                return self.payments.provider.get_payment(payment_id)
+        except ProviderOutcomeUnknown:
+            raise PaymentProviderUnavailable("The payment provider did not answer; try again shortly.",
+                                             retry_after=RETRY_AFTER) from None

@@ -1,0 +1,170 @@
+"""Money going back: refunds of confirmed or late payments, and payments the customer no longer wants.
+
+Part of PaymentService (a mixin, so callers keep one service): it relies on the service's store,
+provider, clock, ``_watch``, ``_note`` and ``open_review``.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+from ..adapters.dynamo import StaleBooking
+from ..adapters.provider import ProviderNotFound, ProviderOutcomeUnknown, ProviderRejected
+from ..clock import iso
+from ..domain.booking import Booking, Payment
+from ..domain.inventory import Move
+from ..domain.statuses import BookingStatus
+from ..observability import logger
+from . import transitions
+from .provider_keys import PaymentOutcomeUnknown, refund_key, void_key
+
+ATTEMPTS = 6
+#: Refund states in which money may still be on its way back: no second refund may be sent.
+IN_FLIGHT = ("requested", "pending")
+
+
+def refund_mismatch(payment: Payment | None, refund: dict[str, Any]) -> str | None:
+    """Why ``refund`` is not the refund this payment record asked for (None: it is).
+
+    A booking may see refunds of a stray second payment, or one made in the provider's dashboard;
+    only the refund of our payment, and the one we stored once we learned its id, settles it."""
+    if payment is None or not payment.payment_id or refund.get("payment_id") != payment.payment_id:
+        return "refund_of_another_payment"
+    stored = (payment.refund or {}).get("refund_id")
+    if stored and stored != refund.get("id"):
+        return "refund_not_ours"
+    return None
+
+
+class RefundsMixin:
+    def cancel_confirmed(self, booking: Booking, actor: str = "customer") -> Booking:
+        """A confirmed booking given up: places back at once, then the money back."""
+        payment = booking.payment
+        assert payment is not None and payment.payment_id
+        booking = transitions.apply(
+            self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor=actor,
+            action="cancelled_after_payment", decision="places released; refund to follow", move=Move.UNSELL,
+            ids={"payment_id": payment.payment_id},
+            payment=self.with_refund(payment, "cancel"),
+        )
+        try:
+            self.refund(booking, actor)
+        except PaymentOutcomeUnknown:
+            logger.warning("refund outcome unknown; reconciliation will settle it", extra={"booking_id": booking.booking_id})
+        return self.store.get_booking(booking.booking_id) or booking
+
+    def with_refund(self, payment: Payment, reason: str, attempt: str = "") -> Payment:
+        """The payment record with a refund requested: its key (derived from the payment, the
+        reason and, for an operator's retry after a refused refund, the attempt) is stored before
+        the provider is called, with the moment of the request, from which reconciliation's limit runs."""
+        assert payment.payment_id
+        now = self.clock()
+        refund = {"reason": reason, "key": refund_key(payment.payment_id, reason + attempt), "status": "requested",
+                  "requested_at": iso(now)}
+        return replace(payment, refund=refund, next_check_at=iso(now + timedelta(seconds=self.first_check_seconds)))
+
+    def refund(self, booking: Booking, actor: str) -> str:
+        """Ask the provider for the booking's refund with its stored key; record what it answered."""
+        payment = booking.payment
+        assert payment is not None and payment.refund is not None and payment.payment_id
+        self._watch(booking, f"refund-{payment.refund['reason']}")
+        try:
+            answer = self.provider.create_refund(payment.payment_id, booking.amount.as_dict(),
+                                                 f"Holdfast booking {booking.booking_id}: {payment.refund['reason']}",
+                                                 payment.refund["key"])
+        except ProviderOutcomeUnknown as exc:
+            raise PaymentOutcomeUnknown(f"refund of {payment.payment_id}: {exc}") from None
+        except ProviderRejected as exc:
+            # Marked refused, so that an operator may send a new one (under a new key).
+            refused = replace(payment, refund={**payment.refund, "status": "rejected"})
+            self.open_review(booking, f"refund_rejected_{exc.code}", actor, {"payment_id": payment.payment_id}, refused)
+            return "manual_review"
+        return self.record_refund(booking, answer, actor)
+
+    def record_refund(self, booking: Booking, refund: dict[str, Any], actor: str) -> str:
+        for _ in range(ATTEMPTS):
+            payment = booking.payment
+            assert payment is not None
+            mismatch = refund_mismatch(payment, refund)
+            if mismatch:
+                logger.warning("refund does not match the booking's refund", extra={
+                    "booking_id": booking.booking_id, "refund_id": refund.get("id"), "reason": mismatch})
+                return mismatch
+            state = dict(payment.refund or {}) | {"refund_id": refund["id"], "status": refund.get("status")}
+            ids = {"payment_id": payment.payment_id or "", "refund_id": refund["id"]}
+            try:
+                # In review too: the money went back, whoever was waiting for it.
+                if refund.get("status") == "succeeded" and booking.amount.matches(refund.get("amount") or {}) \
+                        and booking.status in (BookingStatus.REFUND_PENDING, BookingStatus.MANUAL_REVIEW):
+                    transitions.apply(self.store, booking, self.clock(), status=BookingStatus.REFUNDED, actor=actor,
+                                      action="refund_succeeded", decision="money returned", ids=ids,
+                                      payment=replace(payment, refund=state, next_check_at=None), review=None)
+                    return "refunded"
+                if payment.refund == state:
+                    return f"refund_{refund.get('status')}"
+                transitions.apply(self.store, booking, self.clock(), actor=actor, action=f"refund_{refund.get('status')}",
+                                  decision="refund recorded", ids=ids, payment=replace(payment, refund=state))
+                return f"refund_{refund.get('status')}"
+            except StaleBooking:
+                booking = self.store.get_booking(booking.booking_id) or booking
+        raise PaymentOutcomeUnknown("booking kept changing while recording its refund")
+
+    def apply_provider_refund(self, refund: dict[str, Any], actor: str = "provider") -> str:
+        try:
+            paid = self.provider.get_payment(refund["payment_id"])
+        except ProviderNotFound:
+            return "unknown_payment"
+        booking_id = (paid.get("metadata") or {}).get("booking_id")
+        booking = self.store.get_booking(booking_id) if booking_id else None
+        if booking is None or booking.payment is None or not booking.payment.refund:
+            logger.warning("refund for a booking without a refund record", extra={"refund_id": refund.get("id")})
+            return "unknown_refund"
+        return self.record_refund(booking, refund, actor)
+
+    # ---------------------------------------------------------------------- the customer cancelled
+
+    def void_after_cancel(self, booking: Booking) -> Booking:
+        """Right after a customer cancelled a booking with an open payment: cancel an authorisation
+        at the provider. A pending payment cannot be cancelled through the API (the customer may
+        still pay on the open page); the booking's CANCELLED status remembers the customer's wish,
+        and a payment that arrives later is given back (``give_back``)."""
+        payment = booking.payment
+        if payment is None or not payment.payment_id:
+            return booking
+        try:
+            paid = self.provider.get_payment(payment.payment_id)
+            if paid.get("status") != "waiting_for_capture":
+                return booking
+            voided = self.provider.cancel_payment(payment.payment_id, void_key(booking.booking_id))
+        except (ProviderOutcomeUnknown, ProviderRejected) as exc:
+            # The notification or reconciliation that follows judges it against CANCELLED: give_back.
+            logger.warning("could not void the payment of a cancelled booking", extra={
+                "booking_id": booking.booking_id, "reason": str(exc)[:120]})
+            return booking
+        return self._note(booking, action="authorisation_voided", actor="customer", ids={"payment_id": voided["id"]},
+                          decision="cancelled by the customer; authorisation cancelled, no money moved",
+                          payment_change={"provider_status": voided.get("status")})
+
+    def give_back(self, booking: Booking, paid: dict[str, Any], actor: str, seen: Payment) -> str:
+        """Money arrived for a booking the customer cancelled: never sell it again; void an
+        authorisation, refund a payment."""
+        ids = {"payment_id": paid["id"]}
+        if paid.get("status") == "waiting_for_capture":
+            try:
+                voided = self.provider.cancel_payment(paid["id"], void_key(booking.booking_id))
+            except ProviderOutcomeUnknown as exc:
+                raise PaymentOutcomeUnknown(f"cancel of {paid['id']}: {exc}") from None
+            except ProviderRejected:
+                voided = self.provider.get_payment(paid["id"])
+            if voided.get("status") != "canceled":
+                raise PaymentOutcomeUnknown(f"cancel of {paid['id']} left it {voided.get('status')}")
+            transitions.apply(self.store, booking, self.clock(), actor=actor, action="authorisation_voided",
+                              decision="authorised after the customer cancelled; authorisation cancelled, no money moved",
+                              ids=ids, payment=replace(seen, provider_status="canceled", next_check_at=None))
+            return "authorisation_cancelled"
+        booking = transitions.apply(self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor=actor,
+                                    action="payment_after_cancel_refund_started",
+                                    decision="paid after the customer cancelled; money goes back", ids=ids,
+                                    payment=self.with_refund(seen, "cancelled"))
+        return self.refund(booking, actor)

@@ -1,0 +1,72 @@
+"""What the provider says about a reviewed booking's money, read at the moment an operator decides.
+
+An operator's decision must rest on the money as it is, not on what the booking last recorded:
+"confirm" needs captured money, "close" needs nothing owed, "refund" needs money not already
+going back. Our record can be a day old (the review may exist because the provider could not be
+reached), so the payment is fetched again every time.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from ..adapters.provider import ProviderOutcomeUnknown, YooKassaProvider
+from ..clock import iso, parse_iso
+from ..domain.booking import Booking
+from ..domain.errors import PaymentProviderUnavailable
+from .refunds import IN_FLIGHT
+
+#: Seconds an operator waits before trying again when the provider cannot be reached.
+RETRY_AFTER = 5
+
+
+@dataclass(frozen=True)
+class ProviderMoney:
+    payment: dict[str, Any] | None   # as the provider reports it; None: no payment exists there
+
+    @property
+    def status(self) -> str | None:
+        return self.payment.get("status") if self.payment else None
+
+    @property
+    def refunded(self) -> Decimal:
+        try:
+            return Decimal(((self.payment or {}).get("refunded_amount") or {}).get("value") or "0")
+        except InvalidOperation:
+            return Decimal("0")
+
+    @property
+    def fully_refunded(self) -> bool:
+        paid = Decimal(((self.payment or {}).get("amount") or {}).get("value") or "0")
+        return self.status == "succeeded" and paid > 0 and self.refunded >= paid
+
+    @property
+    def captured(self) -> bool:
+        """Money taken and none of it given back."""
+        return self.status == "succeeded" and self.refunded == 0
+
+
+def refund_in_flight(booking: Booking) -> bool:
+    refund = booking.payment.refund if booking.payment else None
+    return bool(refund) and refund.get("status") in IN_FLIGHT
+
+
+def look_up(provider: YooKassaProvider, booking: Booking) -> ProviderMoney:
+    """The booking's payment as the provider has it now. A payment whose creation never answered
+    is looked for by its metadata, as reconciliation does. Unreachable provider: 503, retry later."""
+    payment = booking.payment
+    try:
+        if payment is not None and payment.payment_id:
+            return ProviderMoney(provider.get_payment(payment.payment_id))
+        if payment is None or payment.state in ("REJECTED", "NOT_CREATED"):
+            return ProviderMoney(None)
+        requested = parse_iso(payment.requested_at or booking.created_at)
+        found = provider.find_payments(created_gte=iso(requested - timedelta(minutes=5)),
+                                       created_lte=iso(requested + timedelta(hours=1)),
+                                       metadata={"booking_id": booking.booking_id})
+    except ProviderOutcomeUnknown:
+        raise PaymentProviderUnavailable("The payment provider did not answer; nothing was changed. Try again shortly.",
+                                         retry_after=RETRY_AFTER) from None
+    return ProviderMoney(sorted(found, key=lambda item: item.get("created_at", ""))[0] if found else None)
