@@ -105,6 +105,12 @@ class FakeProvider:
 
         return self._idempotent("create_refund", idempotence_key, (payment_id, tuple(amount.items())), effect)
 
+    def list_refunds(self, payment_id):
+        self.calls.append(("list_refunds", payment_id))
+        if self._fault("list_refunds"):
+            raise ProviderOutcomeUnknown("injected list failure")
+        return [dict(r) for r in self.refunds_for(payment_id)]
+
     def get_refund(self, refund_id):
         if refund_id not in self.refunds:
             raise ProviderNotFound("not_found", "", 404)

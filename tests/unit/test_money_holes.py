@@ -160,11 +160,15 @@ def test_refund_requested_a_day_after_payment_gets_its_own_day(bookings, payment
     assert len(provider.refunds_for(payment_id)) == 1
 
 
-def _refund_in_review(bookings, payments, provider, reconciler, store, event, clock, happened: bool):
+def _refund_in_review(bookings, payments, provider, reconciler, store, event, clock, first_call: str):
     """A cancelled booking whose refund nobody could confirm for a day: it waits for an operator.
-    ``happened``: the first refund call reached the provider (its answer was lost)."""
+    ``first_call``: "lost" (never reached the provider), "answer_lost" (the refund happened, its
+    answer was lost) or "pending" (the provider accepted it and has not finished it)."""
     booking, payment_id = _confirmed(bookings, payments, provider, event)
-    provider.fail("create_refund", "after" if happened else "before")
+    if first_call == "pending":
+        provider.refund_status = "pending"
+    else:
+        provider.fail("create_refund", "after" if first_call == "answer_lost" else "before")
     bookings.cancel(booking.booking_id, "alice", refund=payments.cancel_confirmed)
     provider.fail("create_refund", *["before"] * 5)
     clock.advance(24 * 3600 + 1)
@@ -177,7 +181,8 @@ def _refund_in_review(bookings, payments, provider, reconciler, store, event, cl
 
 def test_a_succeeded_refund_settles_a_booking_in_review(bookings, payments, provider, reconciler, store, ga_event,
                                                         clock):
-    booking, payment_id = _refund_in_review(bookings, payments, provider, reconciler, store, ga_event, clock, True)
+    booking, payment_id = _refund_in_review(bookings, payments, provider, reconciler, store, ga_event, clock,
+                                            "answer_lost")
     [refund] = provider.refunds_for(payment_id)
     assert payments.apply_provider_refund(provider.get_refund(refund["id"])) == "refunded"
     after = stored(store, booking)
@@ -186,23 +191,37 @@ def test_a_succeeded_refund_settles_a_booking_in_review(bookings, payments, prov
 
 def test_operator_refund_refuses_while_a_refund_is_in_flight(bookings, payments, provider, reconciler, reviews,
                                                              store, ga_event, clock):
-    booking, payment_id = _refund_in_review(bookings, payments, provider, reconciler, store, ga_event, clock, False)
+    booking, payment_id = _refund_in_review(bookings, payments, provider, reconciler, store, ga_event, clock, "pending")
     calls = len(provider.calls)
-    with pytest.raises(Conflict) as err:
-        reviews.resolve(booking.booking_id, "refund", "olga", "send it again")
-    assert err.value.code == "refund_in_flight"
+    for action in ("refund", "close", "confirm"):
+        with pytest.raises(Conflict) as err:
+            reviews.resolve(booking.booking_id, action, "olga", "send it again")
+        assert err.value.code == "refund_in_flight"
     assert [op for op, _ in provider.calls[calls:] if op == "create_refund"] == []
     assert stored(store, booking).status is BookingStatus.MANUAL_REVIEW
+    [refund] = provider.refunds_for(payment_id)
+    refund["status"] = "succeeded"   # the provider finishes it: the booking settles by itself
+    assert payments.apply_provider_refund(provider.get_refund(refund["id"])) == "refunded"
+    assert stored(store, booking).status is BookingStatus.REFUNDED
 
 
 def test_operator_refund_when_the_money_already_went_back_sends_nothing(bookings, payments, provider, reconciler,
                                                                        reviews, store, ga_event, clock):
-    booking, payment_id = _refund_in_review(bookings, payments, provider, reconciler, store, ga_event, clock, True)
+    booking, payment_id = _refund_in_review(bookings, payments, provider, reconciler, store, ga_event, clock,
+                                            "answer_lost")
     calls = len(provider.calls)
     with pytest.raises(Conflict) as err:
         reviews.resolve(booking.booking_id, "refund", "olga", "send it again")
     assert err.value.code == "refund_exists"
     assert [op for op, _ in provider.calls[calls:] if op == "create_refund"] == []
+    assert reviews.resolve(booking.booking_id, "close", "olga", "money went back")["status"] == "REFUNDED"
+    assert len(provider.refunds_for(payment_id)) == 1
+
+
+def test_operator_refund_of_a_refund_that_never_reached_the_provider(bookings, payments, provider, reconciler,
+                                                                     reviews, store, ga_event, clock):
+    booking, payment_id = _refund_in_review(bookings, payments, provider, reconciler, store, ga_event, clock, "lost")
+    assert reviews.resolve(booking.booking_id, "refund", "olga", "send it")["status"] == "REFUNDED"
     assert len(provider.refunds_for(payment_id)) == 1
 
 

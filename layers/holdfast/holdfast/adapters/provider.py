@@ -132,6 +132,18 @@ class YooKassaProvider:
     def get_refund(self, refund_id: str) -> dict[str, Any]:
         return self._call(lambda: Refund.find_one(refund_id))
 
+    def list_refunds(self, payment_id: str) -> list[dict[str, Any]]:
+        """Every refund of one payment, whatever its status (list API pages)."""
+        found: list[dict[str, Any]] = []
+        params: dict[str, Any] = {"payment_id": payment_id, "limit": 100}
+        while True:
+            page = self._call(lambda: Refund.list(params))
+            found.extend(dict(item) for item in page.get("items", []))
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return found
+            params = {**params, "cursor": cursor}
+
     # ----------------------------------------------------------------------------------- mapping
 
     @staticmethod

@@ -16,7 +16,6 @@ from ..adapters.provider import ProviderOutcomeUnknown, YooKassaProvider
 from ..clock import iso, parse_iso
 from ..domain.booking import Booking
 from ..domain.errors import PaymentProviderUnavailable
-from .refunds import IN_FLIGHT
 
 #: Seconds an operator waits before trying again when the provider cannot be reached.
 RETRY_AFTER = 5
@@ -25,6 +24,12 @@ RETRY_AFTER = 5
 @dataclass(frozen=True)
 class ProviderMoney:
     payment: dict[str, Any] | None   # as the provider reports it; None: no payment exists there
+    refunds: tuple[dict[str, Any], ...] = ()   # every refund of a succeeded payment
+
+    @property
+    def refund_pending(self) -> bool:
+        """A refund the provider has accepted and not finished: no second one may be sent."""
+        return any(refund.get("status") == "pending" for refund in self.refunds)
 
     @property
     def status(self) -> str | None:
@@ -48,25 +53,27 @@ class ProviderMoney:
         return self.status == "succeeded" and self.refunded == 0
 
 
-def refund_in_flight(booking: Booking) -> bool:
-    refund = booking.payment.refund if booking.payment else None
-    return bool(refund) and refund.get("status") in IN_FLIGHT
-
-
 def look_up(provider: YooKassaProvider, booking: Booking) -> ProviderMoney:
     """The booking's payment as the provider has it now. A payment whose creation never answered
     is looked for by its metadata, as reconciliation does. Unreachable provider: 503, retry later."""
     payment = booking.payment
     try:
         if payment is not None and payment.payment_id:
-            return ProviderMoney(provider.get_payment(payment.payment_id))
-        if payment is None or payment.state in ("REJECTED", "NOT_CREATED"):
+            paid = provider.get_payment(payment.payment_id)
+        elif payment is None or payment.state in ("REJECTED", "NOT_CREATED"):
             return ProviderMoney(None)
-        requested = parse_iso(payment.requested_at or booking.created_at)
-        found = provider.find_payments(created_gte=iso(requested - timedelta(minutes=5)),
-                                       created_lte=iso(requested + timedelta(hours=1)),
-                                       metadata={"booking_id": booking.booking_id})
+        else:
+            requested = parse_iso(payment.requested_at or booking.created_at)
+            found = provider.find_payments(created_gte=iso(requested - timedelta(minutes=5)),
+                                           created_lte=iso(requested + timedelta(hours=1)),
+                                           metadata={"booking_id": booking.booking_id})
+            if not found:
+                return ProviderMoney(None)
+            paid = sorted(found, key=lambda item: item.get("created_at", ""))[0]
+        # Our refund record may say "requested" for a call that never arrived, or miss one that
+        # did: the provider's own list of refunds decides whether money is on its way back.
+        refunds = tuple(provider.list_refunds(paid["id"])) if paid.get("status") == "succeeded" else ()
     except ProviderOutcomeUnknown:
         raise PaymentProviderUnavailable("The payment provider did not answer; nothing was changed. Try again shortly.",
                                          retry_after=RETRY_AFTER) from None
-    return ProviderMoney(sorted(found, key=lambda item: item.get("created_at", ""))[0] if found else None)
+    return ProviderMoney(paid, refunds)

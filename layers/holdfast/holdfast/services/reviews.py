@@ -14,7 +14,7 @@ from . import transitions
 from .bookings import describe
 from .payments import PaymentService
 from .provider_keys import PaymentOutcomeUnknown, operator_key
-from .review_money import RETRY_AFTER, ProviderMoney, look_up, refund_in_flight
+from .review_money import RETRY_AFTER, ProviderMoney, look_up
 
 ACTIONS = ("refund", "confirm", "close")
 
@@ -76,7 +76,7 @@ class ReviewService:
     # ------------------------------------------------------------- decisions against the money
 
     def _confirm(self, booking: Booking, money: ProviderMoney, ids: dict[str, str], decision: str) -> None:
-        if refund_in_flight(booking):
+        if money.refund_pending:
             raise Conflict("A refund of this payment is under way; the booking cannot be confirmed.",
                            code="refund_in_flight")
         if money.status == "succeeded" and not money.captured:
@@ -107,7 +107,7 @@ class ReviewService:
                               action="review_closed", decision=decision, ids=ids, review=None,
                               payment=self.payments._payment_seen(booking, money.payment))
             return
-        if refund_in_flight(booking):
+        if money.refund_pending:
             raise Conflict("A refund of this payment is under way; wait for it.", code="refund_in_flight")
         if money.status == "succeeded":
             raise Conflict("The customer paid and was not refunded; refund or confirm instead.", code="payment_owed")
@@ -128,7 +128,7 @@ class ReviewService:
                            code="nothing_to_refund", payment_status=money.status or "none")
         if money.refunded > 0:
             raise Conflict("Money already went back for this payment; close the review.", code="refund_exists")
-        if refund_in_flight(booking):
+        if money.refund_pending:
             raise Conflict("A refund of this payment is under way; wait for it.", code="refund_in_flight")
         seen = self.payments._payment_seen(booking, money.payment)
         booking = transitions.apply(
