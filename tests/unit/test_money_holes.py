@@ -391,3 +391,25 @@ def test_payment_after_expiry_still_takes_the_places_again(bookings, payments, p
     bookings.expire(booking.booking_id)
     provider.pay(payment_id)
     assert payments.apply_provider_payment(provider.get_payment(payment_id)) == "confirmed_late"
+
+
+# ------------------------------------------------------------------ the limit acts on a fresh read too
+
+def test_limit_reached_while_the_payment_succeeds_keeps_the_confirmation(bookings, payments, provider, reconciler,
+                                                                        store, catalog, ga_event, clock):
+    booking, payment_id = paying(bookings, payments, ga_event)
+    clock.advance(25 * 3600)
+    real_save = store.save
+
+    def paid_just_before_the_limit_is_written(before, after, entry, **kwargs):
+        if entry.action == "reconciliation_limit_reached" and not provider.payments[payment_id]["status"] == "succeeded":
+            provider.pay(payment_id)
+            payments.apply_provider_payment(provider.get_payment(payment_id))   # the notification wins
+        return real_save(before, after, entry, **kwargs)
+
+    store.save = paid_just_before_the_limit_is_written
+    reconciler.check(booking.booking_id)
+    after = stored(store, booking)
+    assert after.status is BookingStatus.CONFIRMED and after.payment.provider_status == "succeeded"
+    assert actions(store, booking)[-1] == "payment_succeeded"
+    assert counts(catalog, ga_event) == {"available": 8, "held": 0, "sold": 2}

@@ -257,7 +257,13 @@ class BookingService:
                 )
             except StaleBooking:
                 continue
-            return void(cancelled) if void is not None and cancelled.payment is not None else cancelled
+            if void is None or cancelled.payment is None:
+                return cancelled
+            try:
+                return void(cancelled)
+            except Exception:  # noqa: BLE001 - the cancellation stands; a later payment is given back anyway
+                logger.exception("could not void the payment of a cancelled booking", extra={"booking_id": booking_id})
+                return cancelled
         raise TooBusy()
 
     def expire(self, booking_id: str) -> dict[str, str]:

@@ -133,8 +133,9 @@ class ReconciliationService:
             except (ProviderRejected, ProviderOutcomeUnknown):
                 self.payments.open_review(booking, "authorisation_not_cancelled", "reconciler", ids)
                 return
-        done = replace(payment, next_check_at=None)
         for _ in range(ATTEMPTS):
+            assert booking.payment is not None
+            done = replace(booking.payment, next_check_at=None)
             try:
                 if booking.holds_places:
                     transitions.apply(self.store, booking, now, status=BookingStatus.PAYMENT_FAILED, actor="reconciler",
@@ -146,7 +147,11 @@ class ReconciliationService:
                                       ids=ids, decision="no final payment within the limit; stopped checking", payment=done)
                 return
             except StaleBooking:
-                booking = self.store.get_booking(booking.booking_id) or booking
+                # Judge again on what is there now: a payment settled meanwhile ends the follow-up.
+                fresh = self.store.get_booking(booking.booking_id)
+                if fresh is None or fresh.settled:
+                    return
+                booking = fresh
 
     def _schedule_next(self, booking: Booking) -> dict[str, Any]:
         payment = booking.payment
