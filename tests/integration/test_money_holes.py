@@ -1,4 +1,4 @@
-"""Issue 11, findings 3, 9, 10 over HTTP: the whole local system, the sandbox's fault knobs and
+"""Issue 11, findings 3, 8, 9, 10 over HTTP: the whole local system, the sandbox's fault knobs and
 the real reconciliation state machine (timings shortened by configuration, see conftest).
 
 Finding 2 (a capture raced by a reconciliation check) has no test here: the local stack runs one
@@ -11,6 +11,7 @@ import uuid
 
 import pytest
 
+from holdfast import wiring
 from tests.integration.conftest import LIMIT
 
 pytestmark = pytest.mark.integration
@@ -118,3 +119,34 @@ def test_operator_decisions_follow_the_money_at_the_provider(api, sandbox):
     confirmed = resolve(api, booking_id, "confirm")
     assert confirmed.status_code == 200 and confirmed.json()["status"] == "CONFIRMED"
     assert api.counts(event["event_id"]) == {"available": 1, "held": 0, "sold": 1}
+
+
+# ---------------------------------------------------------------- 8: a refund of another payment
+
+def test_refund_of_a_stray_second_payment_does_not_settle_the_booking(api, sandbox):
+    event = api.create_event(capacity=2)
+    who = customer()
+    booking_id, payment_id = booked_and_paying(api, event, who)
+    sandbox.pay(payment_id)
+    api.wait_status(booking_id, who, "CONFIRMED")
+    # Someone pays the same booking a second time (another page, another key), and it is refunded
+    # in the provider's dashboard; that refund's notification is held back for now.
+    provider = wiring.provider()
+    stray = provider.create_payment(amount={"value": "1000.00", "currency": "RUB"}, description="stray",
+                                    metadata={"booking_id": booking_id}, capture=True,
+                                    return_url="http://127.0.0.1/done", idempotence_key=f"stray-{booking_id}")
+    sandbox.pay(stray["id"])
+    api.wait_for(booking_id, who, lambda b: (b.get("review") or {}).get("reason") == "second_payment_for_booking",
+                 what="the stray payment reaching the operators")
+    sandbox.add_fault("hold", times=1, match={"event": "refund.succeeded", "object_id": stray["id"]})
+    provider.create_refund(stray["id"], {"value": "1000.00", "currency": "RUB"}, "dashboard", f"stray-rf-{booking_id}")
+    # The customer cancels; our own refund cannot get through for now.
+    sandbox.add_fault("error_500_before", route="POST /v3/refunds", times=1000)
+    assert api.cancel(booking_id, who).json()["status"] == "REFUND_PENDING"
+    assert sandbox.release(object_id=stray["id"]) == 1
+    time.sleep(1.5)   # the stray refund's notification has been consumed by now
+    assert api.booking(booking_id, who)["status"] == "REFUND_PENDING"
+    sandbox.clear_faults()
+    refunded = api.wait_status(booking_id, who, "REFUNDED", timeout=LIMIT)
+    assert refunded["payment"]["refund"]["refund_id"] == sandbox.refunds(payment_id)[0]["id"]
+    assert len(sandbox.refunds(payment_id)) == 1
