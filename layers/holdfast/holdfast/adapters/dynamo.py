@@ -17,6 +17,7 @@ version it read: two writers racing on one booking (expiry and confirmation, say
 """
 from __future__ import annotations
 
+import random
 import time
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -615,23 +616,48 @@ class BookingStore:
         return [label for label, reason in zip(labels, reasons) if reason == "ConditionalCheckFailed"]
 
     def _transact(self, items: list[dict]) -> list[str] | None:
-        """Run a transaction; None on success, else the per-item cancellation reason codes."""
-        try:
-            self.client.transact_write_items(TransactItems=items)
-            return None
-        except ClientError as exc:
-            code = _code(exc)
-            if code == "TransactionCanceledException":
-                reasons = [reason.get("Code", "None") for reason in exc.response.get("CancellationReasons", [])]
-                if not reasons:
-                    raise TransientStoreError("transaction cancelled without reasons") from None
-                if any(reason in ("ThrottlingError", "ProvisionedThroughputExceeded") for reason in reasons):
-                    raise TransientStoreError("throttled") from None
-                return reasons
-            if code in ("TransactionConflictException", "ThrottlingException",
-                        "ProvisionedThroughputExceededException", "TransactionInProgressException"):
-                raise TransientStoreError(code) from None
-            raise
+        """Run a transaction; None on success, else the per-item cancellation reason codes.
+
+        A transaction cancelled by a conflict or throttling wrote nothing, and sending the same
+        items again re-checks every condition: so it is repeated here, a few times with jittered
+        pauses, before the caller hears of it (TransientStoreError, or reasons naming the conflict)."""
+        for attempt in range(TRANSACT_ATTEMPTS):
+            last = attempt == TRANSACT_ATTEMPTS - 1
+            try:
+                self.client.transact_write_items(TransactItems=items)
+                return None
+            except ClientError as exc:
+                code = _code(exc)
+                if code == "TransactionCanceledException":
+                    reasons = [reason.get("Code", "None") for reason in exc.response.get("CancellationReasons", [])]
+                    transient = not reasons or any(reason in _TRANSIENT_REASONS for reason in reasons)
+                    if transient and not last:
+                        _pause(attempt)
+                        continue
+                    if not reasons:
+                        raise TransientStoreError("transaction cancelled without reasons") from None
+                    if any(reason in ("ThrottlingError", "ProvisionedThroughputExceeded") for reason in reasons):
+                        raise TransientStoreError("throttled") from None
+                    return reasons
+                if code in ("TransactionConflictException", "ThrottlingException",
+                            "ProvisionedThroughputExceededException", "TransactionInProgressException"):
+                    if not last:
+                        _pause(attempt)
+                        continue
+                    raise TransientStoreError(code) from None
+                raise
+        raise AssertionError("unreachable")
+
+
+#: Cancellation reasons after which the very same transaction may succeed.
+_TRANSIENT_REASONS = ("TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded")
+#: Tries of one transaction; the services' own loops (re-read, decide again) sit above this.
+TRANSACT_ATTEMPTS = 3
+
+
+def _pause(attempt: int) -> None:
+    """Full jitter, so writers that collided once do not collide again in step."""
+    time.sleep(random.uniform(0, 0.01 * 2 ** attempt))
 
 
 def _code(exc: ClientError) -> str:

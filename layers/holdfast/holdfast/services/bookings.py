@@ -21,6 +21,7 @@ from ..adapters.dynamo import (
 from ..clock import Clock, iso, parse_iso
 from ..domain.booking import Booking, JournalEntry, PaymentMode
 from ..domain.errors import (
+    Busy,
     Conflict,
     Forbidden,
     IdempotencyKeyReused,
@@ -237,12 +238,18 @@ class BookingService:
 
     def cancel(self, booking_id: str, customer_id: str, refund: Callable[[Booking], Booking] | None = None) -> Booking:
         """The customer gives the places up. Repeating a cancellation returns the booking as it is."""
-        for _ in range(HOLD_ATTEMPTS):
+        for attempt in range(HOLD_ATTEMPTS):
             booking = self.owned(booking_id, customer_id)
             if booking.status in (BookingStatus.CANCELLED, BookingStatus.REFUND_PENDING, BookingStatus.REFUNDED):
                 return booking
             if booking.status is BookingStatus.CONFIRMED and refund is not None:
-                return refund(booking)
+                try:
+                    return refund(booking)
+                except (StaleBooking, TransientStoreError):
+                    # A second click (or a notification) wrote first; nothing of ours was written:
+                    # read again, and a cancellation that won is answered as done.
+                    pause(attempt, self.rng)
+                    continue
             if not booking.holds_places:
                 raise Conflict(f"A {booking.status.value} booking cannot be cancelled.", code="not_cancellable",
                                status=booking.status.value)
@@ -253,9 +260,10 @@ class BookingService:
                     self.store, booking, self.clock(), status=BookingStatus.CANCELLED, actor="customer",
                     action="cancelled_by_customer", decision="places released", move=Move.RELEASE,
                 )
-            except StaleBooking:
+            except (StaleBooking, TransientStoreError):
+                pause(attempt, self.rng)
                 continue
-        raise TooBusy()
+        raise Busy()
 
     def expire(self, booking_id: str) -> dict[str, str]:
         """Timer: end an unpaid hold whose time is up. Anything else is a no-op."""
@@ -305,6 +313,11 @@ def describe(booking: Booking) -> dict[str, Any]:
     if booking.contact_email:
         view["contact_email"] = booking.contact_email
     return view
+
+
+def pause(attempt: int, rng: random.Random | None = None) -> None:
+    """Jittered, growing pause before deciding again after a collision (bounded by the caller's loop)."""
+    time.sleep((rng or random).uniform(0, 0.01 * 2 ** min(attempt, 5)))
 
 
 def _fingerprint(value: dict[str, Any]) -> str:

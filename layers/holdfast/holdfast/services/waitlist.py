@@ -14,14 +14,14 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from ..adapters.dynamo import BookingStore
+from ..adapters.dynamo import BookingStore, TransientStoreError
 from ..clock import Clock, iso
-from ..domain.errors import Conflict, InvalidRequest, NotFound, SeatsUnavailable, SoldOut, TooBusy
+from ..domain.errors import Busy, Conflict, InvalidRequest, NotFound, SeatsUnavailable, SoldOut
 from ..domain.inventory import InventoryKind
 from ..domain.statuses import OCCUPYING, BookingStatus
 from ..observability import logger
 from ..schemas import BookingIn
-from .bookings import BookingService
+from .bookings import BookingService, pause
 
 #: Entry states in which the customer may join again (their earlier turn is over).
 REJOINABLE = ("PASSED", "DONE", "SKIPPED")
@@ -49,7 +49,7 @@ class WaitlistService:
         limit = int(event["max_per_booking"])
         if quantity < 1 or quantity > limit:
             raise InvalidRequest(f"quantity must be between 1 and {limit}.", code="invalid_quantity", max=limit)
-        for _ in range(3):
+        for attempt in range(3):
             existing = self.store.waitlist_entry(event_id, customer_id)
             if existing is not None and existing["state"] not in REJOINABLE:
                 return self._describe(event_id, existing), False
@@ -59,9 +59,12 @@ class WaitlistService:
                      "queue_sk": f"Q#{now}#{entry_id}", "state": "WAITING"}
             if contact_email:
                 entry["contact_email"] = contact_email
-            if self.store.waitlist_join(event_id, entry, REJOINABLE):
-                return self._describe(event_id, entry), True
-        raise TooBusy()
+            try:
+                if self.store.waitlist_join(event_id, entry, REJOINABLE):
+                    return self._describe(event_id, entry), True
+            except TransientStoreError:
+                pause(attempt)  # nothing was written; look at the entry again
+        raise Busy()
 
     def status(self, event_id: str, customer_id: str) -> dict[str, Any]:
         entry = self.store.waitlist_entry(event_id, customer_id)
