@@ -94,10 +94,18 @@ class IdempotencyRecord:
     scope: str
     fingerprint: str
     result_id: str
+    #: Made by the system on the customer's behalf (a waitlist offer): kept apart from the keys
+    #: customers send, so a customer can never pre-empt or replay a system request's key.
+    system: bool = False
 
     @property
     def pk(self) -> str:
-        return f"IDEM#{self.customer_id}#{self.key}"
+        return idempotency_pk(self.customer_id, self.key, self.system)
+
+
+def idempotency_pk(customer_id: str, key: str, system: bool = False) -> str:
+    # Customer ids and keys cannot contain "#", and no customer request writes the SYSIDEM prefix.
+    return f"{'SYSIDEM' if system else 'IDEM'}#{customer_id}#{key}"
 
 
 class BookingStore:
@@ -225,9 +233,10 @@ class BookingStore:
         items = self._query_prefix(f"CUSTOMER#{customer_id}", f"EVENT#{event_id}#BOOKING#")
         return [item["booking_id"] for item in items]
 
-    def get_idempotency(self, customer_id: str, key: str, scope: str) -> dict[str, Any] | None:
+    def get_idempotency(self, customer_id: str, key: str, scope: str, system: bool = False) -> dict[str, Any] | None:
         answer = self.client.get_item(
-            TableName=self.table, Key=_attrs({"pk": f"IDEM#{customer_id}#{key}", "sk": scope}), ConsistentRead=True
+            TableName=self.table, Key=_attrs({"pk": idempotency_pk(customer_id, key, system), "sk": scope}),
+            ConsistentRead=True,
         )
         item = answer.get("Item")
         return _plain(item) if item else None
@@ -462,6 +471,26 @@ class BookingStore:
             {"Delete": {"TableName": self.table, "Key": _attrs({"pk": pk, "sk": head["sk"]}),
                         "ConditionExpression": "attribute_exists(pk)"}},
             self._waitlist_marker_update(pk, head["customer_id"], head["entry_id"],
+                                         {"state": "SKIPPED", "reason": reason}),
+        ])
+
+    def waitlist_offer_failed(self, event_id: str, offer: dict[str, Any], failures: int) -> bool:
+        """Count a failed attempt at a PENDING offer's hold (it stays first in line for now)."""
+        return self._transact_all([
+            {"Update": {"TableName": self.table, "Key": _attrs({"pk": f"WAITLIST#{event_id}", "sk": offer["sk"]}),
+                        "UpdateExpression": "SET failures = :failures", "ConditionExpression": "#state = :pending",
+                        "ExpressionAttributeNames": {"#state": "state"},
+                        "ExpressionAttributeValues": _attrs({":failures": failures, ":pending": "PENDING"})}},
+        ])
+
+    def waitlist_drop_offer(self, event_id: str, offer: dict[str, Any], reason: str) -> bool:
+        """A PENDING offer that cannot be made: it leaves the line, its entry SKIPPED with the reason."""
+        pk = f"WAITLIST#{event_id}"
+        return self._transact_all([
+            {"Delete": {"TableName": self.table, "Key": _attrs({"pk": pk, "sk": offer["sk"]}),
+                        "ConditionExpression": "#state = :pending", "ExpressionAttributeNames": {"#state": "state"},
+                        "ExpressionAttributeValues": _attrs({":pending": "PENDING"})}},
+            self._waitlist_marker_update(pk, offer["customer_id"], offer["entry_id"],
                                          {"state": "SKIPPED", "reason": reason}),
         ])
 

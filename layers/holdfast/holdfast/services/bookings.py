@@ -72,11 +72,11 @@ class BookingService:
         one transaction as ``create_booking``, with its own window and outbox event type. The
         caller's deterministic ``idempotency_key`` makes a repeat return the same booking."""
         return self._hold(event_id, customer_id, idempotency_key, request, hold_seconds=hold_seconds,
-                          outbox_type=outbox_type, actor=actor, extra=extra)
+                          outbox_type=outbox_type, actor=actor, extra=extra, system_key=True)
 
     def _hold(self, event_id: str, customer_id: str, idempotency_key: str, request: BookingIn, *,
               hold_seconds: int | None = None, outbox_type: str = "booking.held", actor: str = "customer",
-              extra: dict[str, str] | None = None) -> HoldResult:
+              extra: dict[str, str] | None = None, system_key: bool = False) -> HoldResult:
         event = self._event(event_id)
         wanted = self._validate_request(event, request)
         # The address is part of the request: the same key with another address is another request.
@@ -84,7 +84,7 @@ class BookingService:
         fingerprint = _fingerprint({"event_id": event_id, **wanted, **contact})
         ttl = int(hold_seconds if hold_seconds is not None else event["hold_ttl_seconds"])
 
-        replay = self._replay(customer_id, idempotency_key, fingerprint)
+        replay = self._replay(customer_id, idempotency_key, fingerprint, system_key)
         if replay is not None:
             return replay
 
@@ -94,7 +94,7 @@ class BookingService:
             except (SoldOut, SeatsUnavailable):
                 # A repeat whose original is still in flight may find the places gone because the
                 # original took them: look once more before refusing.
-                replay = self._replay(customer_id, idempotency_key, fingerprint)
+                replay = self._replay(customer_id, idempotency_key, fingerprint, system_key)
                 if replay is not None:
                     return replay
                 raise
@@ -113,13 +113,14 @@ class BookingService:
                 ids={"booking_id": booking.booking_id, "event_id": event_id, "idempotency_key": idempotency_key,
                      **(extra or {})},
             )
-            record = IdempotencyRecord(customer_id, idempotency_key, "booking", fingerprint, booking.booking_id)
+            record = IdempotencyRecord(customer_id, idempotency_key, "booking", fingerprint, booking.booking_id,
+                                       system=system_key)
             try:
                 self.store.create_hold(booking, journal, {"type": outbox_type, "at": iso(now),
                                                           "hold_expires_at": booking.hold_expires_at,
                                                           **(extra or {})}, record)
             except DuplicateRequest:
-                replay = self._replay(customer_id, idempotency_key, fingerprint)
+                replay = self._replay(customer_id, idempotency_key, fingerprint, system_key)
                 if replay is None:
                     raise RequestInProgress() from None
                 return replay
@@ -127,7 +128,7 @@ class BookingService:
                 # Someone took these places between our read and our write; read again and re-plan.
                 continue
             except TransientStoreError:
-                replay = self._replay(customer_id, idempotency_key, fingerprint)
+                replay = self._replay(customer_id, idempotency_key, fingerprint, system_key)
                 if replay is not None:
                     return replay
                 if attempt == HOLD_ATTEMPTS - 1:
@@ -138,8 +139,8 @@ class BookingService:
             return HoldResult(booking, replayed=False)
         raise TooBusy()
 
-    def _replay(self, customer_id: str, key: str, fingerprint: str) -> HoldResult | None:
-        record = self.store.get_idempotency(customer_id, key, "booking")
+    def _replay(self, customer_id: str, key: str, fingerprint: str, system: bool = False) -> HoldResult | None:
+        record = self.store.get_idempotency(customer_id, key, "booking", system)
         if record is None:
             return None
         if record["fingerprint"] != fingerprint:
