@@ -739,7 +739,7 @@ def booking_from_item(item: dict[str, Any]) -> Booking:
         amount=Money.parse(item["amount"], item["currency"]), payment_mode=PaymentMode(item["payment_mode"]),
         hold_expires_at=item["hold_expires_at"], created_at=item["created_at"], updated_at=item["updated_at"],
         version=_int(item["version"]),
-        payment=Payment(**{key: (_int(value) if key == "checks" else value) for key, value in payment.items()})
+        payment=Payment(**{key: (_int(value) if key in ("checks", "restarts") else value) for key, value in payment.items()})
         if payment else None,
         places_secured=bool(item.get("places_secured")),
         review=dict(item["review"]) if item.get("review") else None,
