@@ -1,5 +1,11 @@
 """Holes found in review (issue 11), over HTTP on the local stack: a double-click on cancel of a
-paid booking, and a customer who sends a waitlist offer's key for a booking of their own."""
+paid booking, and a customer who sends a waitlist offer's key for a booking of their own.
+
+The local stack runs one Lambda invocation at a time (devstack/aws/runtime.py), so parallel
+cancels reach the service one after the other here: that test guards the contract (200 for the
+repeat, never 5xx). The interleaving itself is driven on the atomic stores with real threads in
+tests/correctness/test_concurrent_writes.py, and with injected conflicts in
+tests/handlers/test_store_errors.py."""
 from __future__ import annotations
 
 import threading
