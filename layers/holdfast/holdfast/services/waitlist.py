@@ -9,7 +9,8 @@ The hold's idempotency key is ``waitlist-offer-<entry id>``, in the system's own
 sending that key writes a different record): a redelivered outbox event, or a relay that crashed
 between the claim and the hold, finishes the same offer instead of making a second one. An offer
 that cannot be made (for a reason that will not pass, or after a few unexplained failures) is
-dropped with its reason on the entry, and the next in line is offered the places. See docs/catalog-waitlist-surge.md.
+dropped with its reason on the entry, and the next in line is offered the places.
+See docs/catalog-waitlist-surge.md.
 """
 from __future__ import annotations
 
