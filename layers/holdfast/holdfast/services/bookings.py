@@ -247,8 +247,9 @@ class BookingService:
                 try:
                     return refund(booking)
                 except (StaleBooking, TransientStoreError):
-                    # A second click (or a notification) wrote first; nothing of ours was written:
-                    # read again, and a cancellation that won is answered as done.
+                    # A second click (or a notification) wrote first, or the store stayed busy:
+                    # read again and decide from what stands; a cancellation that won (ours or
+                    # the other click's) is answered as done, and its refund is reconciled.
                     pause(attempt, self.rng)
                     continue
             if not booking.holds_places:
