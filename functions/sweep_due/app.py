@@ -1,9 +1,15 @@
-"""Scheduled sweeper: expire holds and restart reconciliation whose timer or execution is overdue."""
+"""Scheduled sweeper: expire holds and restart reconciliation whose timer or execution is overdue;
+hand a booking whose reconciliation keeps dying to an operator."""
 from holdfast import wiring
 from holdfast.clock import system_clock
 from holdfast.config import settings
 from holdfast.observability import logger, tracer
-from holdfast.services.reconciliation import sweep
+from holdfast.services.sweeper import sweep
+
+
+def give_up(booking, reason):
+    payment_id = (booking.payment.payment_id if booking.payment else None) or ""
+    wiring.payments().open_review(booking, reason, "sweeper", {"payment_id": payment_id})
 
 
 @logger.inject_lambda_context
@@ -12,6 +18,6 @@ def lambda_handler(event, context):
     starter = wiring.reconciliation_starter()
     result = sweep(wiring.store(), system_clock, wiring.bookings().expire,
                    (lambda booking_id, tag: starter.start(booking_id, tag)) if starter else (lambda *_: None),
-                   grace_seconds=settings().sweep_grace_seconds)
+                   give_up=give_up, grace_seconds=settings().sweep_grace_seconds)
     logger.info("sweep", extra=result)
     return result

@@ -108,13 +108,14 @@ def test_sweeper_expires_overdue_holds_and_restarts_reconciliation(bookings, pay
     payments.start_payment(paying.booking_id, "bob", "p")
     started = []
     clock.advance(200)
-    assert sweep(store, clock, bookings.expire, lambda b, tag: started.append((b, tag))) == \
-        {"expired": 0, "reconciling": 1, "skipped": 0}
+    never = pytest.fail  # nothing here keeps failing
+    assert sweep(store, clock, bookings.expire, lambda b, tag: started.append((b, tag)), give_up=never) == \
+        {"expired": 0, "reconciling": 1, "skipped": 0, "failed": 0, "gave_up": 0}
     clock.advance(600)
-    result = sweep(store, clock, bookings.expire, lambda b, tag: started.append((b, tag)))
+    result = sweep(store, clock, bookings.expire, lambda b, tag: started.append((b, tag)), give_up=never)
     assert result["expired"] == 2
     assert status(store, stale_hold) is BookingStatus.EXPIRED
-    assert started[0] == (paying.booking_id, "sweep-0")
+    assert started[0] == (paying.booking_id, "sweep-0-1")
 
 
 def test_operator_refunds_a_review(bookings, payments, provider, reviews, store, ga_event, clock):

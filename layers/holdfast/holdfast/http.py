@@ -10,7 +10,9 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from pydantic import BaseModel, ValidationError
 
+from .adapters.dynamo import DuplicateRequest, ItemExists, PlacesTaken, StaleBooking, StoreError
 from .config import settings
+from .domain.booking import IllegalTransition
 from .domain.errors import BookingError, InvalidRequest, Unauthorized
 from .observability import logger
 
@@ -55,6 +57,17 @@ def make_resolver() -> APIGatewayRestResolver:
         details = {key: value for key, value in exc.details.items() if key != "retry_after"} or None
         return error_response(exc.status, exc.code, exc.message, details, headers)
 
+    @app.exception_handler(StoreError)
+    def _store_error(exc: StoreError) -> Response:
+        status, code, message, retry_after = store_error_answer(exc)
+        headers = {"Retry-After": str(retry_after)} if retry_after else None
+        return error_response(status, code, message, None, headers)
+
+    @app.exception_handler(IllegalTransition)
+    def _illegal_transition(_exc: IllegalTransition) -> Response:
+        # A decision taken on a booking that another request moved meanwhile: nothing was written.
+        return error_response(409, "booking_changed", "The booking changed meanwhile; read it again.")
+
     @app.exception_handler(ValidationError)
     def _validation_error(exc: ValidationError) -> Response:
         problems = [
@@ -73,6 +86,20 @@ def make_resolver() -> APIGatewayRestResolver:
         return error_response(404, "route_not_found", "No such endpoint.")
 
     return app
+
+
+def store_error_answer(exc: StoreError) -> tuple[int, str, str, int | None]:
+    """(status, code, message, Retry-After) for a storage outcome no service turned into a decision.
+    Every one of them means nothing was written, so each is a 4xx the client can act on."""
+    if isinstance(exc, StaleBooking):
+        return 409, "booking_changed", "The booking changed meanwhile; read it again.", None
+    if isinstance(exc, PlacesTaken):
+        return 409, "places_unavailable", "The places were just taken by someone else.", None
+    if isinstance(exc, (DuplicateRequest, ItemExists)):
+        return 409, "request_in_progress", "The same request is being carried out right now; retry shortly.", None
+    # TransientStoreError (a conflict or throttling that outlasted the retries), or any other
+    # storage outcome: nothing was written, and the same request later may well succeed.
+    return 429, "busy", "Too many changes at once here; nothing was changed. Retry in a second.", 1
 
 
 def parse_body(app: APIGatewayRestResolver, model: type[BaseModel]) -> Any:

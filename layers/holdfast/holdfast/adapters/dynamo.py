@@ -17,6 +17,7 @@ version it read: two writers racing on one booking (expiry and confirmation, say
 """
 from __future__ import annotations
 
+import random
 import time
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -93,10 +94,18 @@ class IdempotencyRecord:
     scope: str
     fingerprint: str
     result_id: str
+    #: Made by the system on the customer's behalf (a waitlist offer): kept apart from the keys
+    #: customers send, so a customer can never pre-empt or replay a system request's key.
+    system: bool = False
 
     @property
     def pk(self) -> str:
-        return f"IDEM#{self.customer_id}#{self.key}"
+        return idempotency_pk(self.customer_id, self.key, self.system)
+
+
+def idempotency_pk(customer_id: str, key: str, system: bool = False) -> str:
+    # Customer ids and keys cannot contain "#", and no customer request writes the SYSIDEM prefix.
+    return f"{'SYSIDEM' if system else 'IDEM'}#{customer_id}#{key}"
 
 
 class BookingStore:
@@ -224,9 +233,10 @@ class BookingStore:
         items = self._query_prefix(f"CUSTOMER#{customer_id}", f"EVENT#{event_id}#BOOKING#")
         return [item["booking_id"] for item in items]
 
-    def get_idempotency(self, customer_id: str, key: str, scope: str) -> dict[str, Any] | None:
+    def get_idempotency(self, customer_id: str, key: str, scope: str, system: bool = False) -> dict[str, Any] | None:
         answer = self.client.get_item(
-            TableName=self.table, Key=_attrs({"pk": f"IDEM#{customer_id}#{key}", "sk": scope}), ConsistentRead=True
+            TableName=self.table, Key=_attrs({"pk": idempotency_pk(customer_id, key, system), "sk": scope}),
+            ConsistentRead=True,
         )
         item = answer.get("Item")
         return _plain(item) if item else None
@@ -464,6 +474,26 @@ class BookingStore:
                                          {"state": "SKIPPED", "reason": reason}),
         ])
 
+    def waitlist_offer_failed(self, event_id: str, offer: dict[str, Any], failures: int) -> bool:
+        """Count a failed attempt at a PENDING offer's hold (it stays first in line for now)."""
+        return self._transact_all([
+            {"Update": {"TableName": self.table, "Key": _attrs({"pk": f"WAITLIST#{event_id}", "sk": offer["sk"]}),
+                        "UpdateExpression": "SET failures = :failures", "ConditionExpression": "#state = :pending",
+                        "ExpressionAttributeNames": {"#state": "state"},
+                        "ExpressionAttributeValues": _attrs({":failures": failures, ":pending": "PENDING"})}},
+        ])
+
+    def waitlist_drop_offer(self, event_id: str, offer: dict[str, Any], reason: str) -> bool:
+        """A PENDING offer that cannot be made: it leaves the line, its entry SKIPPED with the reason."""
+        pk = f"WAITLIST#{event_id}"
+        return self._transact_all([
+            {"Delete": {"TableName": self.table, "Key": _attrs({"pk": pk, "sk": offer["sk"]}),
+                        "ConditionExpression": "#state = :pending", "ExpressionAttributeNames": {"#state": "state"},
+                        "ExpressionAttributeValues": _attrs({":pending": "PENDING"})}},
+            self._waitlist_marker_update(pk, offer["customer_id"], offer["entry_id"],
+                                         {"state": "SKIPPED", "reason": reason}),
+        ])
+
     def _waitlist_marker_update(self, pk: str, customer_id: str, entry_id: str, changes: dict[str, Any]) -> dict:
         names = {f"#f{i}": key for i, key in enumerate(changes)}
         values = {f":v{i}": value for i, value in enumerate(changes.values())}
@@ -615,23 +645,48 @@ class BookingStore:
         return [label for label, reason in zip(labels, reasons) if reason == "ConditionalCheckFailed"]
 
     def _transact(self, items: list[dict]) -> list[str] | None:
-        """Run a transaction; None on success, else the per-item cancellation reason codes."""
-        try:
-            self.client.transact_write_items(TransactItems=items)
-            return None
-        except ClientError as exc:
-            code = _code(exc)
-            if code == "TransactionCanceledException":
-                reasons = [reason.get("Code", "None") for reason in exc.response.get("CancellationReasons", [])]
-                if not reasons:
-                    raise TransientStoreError("transaction cancelled without reasons") from None
-                if any(reason in ("ThrottlingError", "ProvisionedThroughputExceeded") for reason in reasons):
-                    raise TransientStoreError("throttled") from None
-                return reasons
-            if code in ("TransactionConflictException", "ThrottlingException",
-                        "ProvisionedThroughputExceededException", "TransactionInProgressException"):
-                raise TransientStoreError(code) from None
-            raise
+        """Run a transaction; None on success, else the per-item cancellation reason codes.
+
+        A transaction cancelled by a conflict or throttling wrote nothing, and sending the same
+        items again re-checks every condition: so it is repeated here, a few times with jittered
+        pauses, before the caller hears of it (TransientStoreError, or reasons naming the conflict)."""
+        for attempt in range(TRANSACT_ATTEMPTS):
+            last = attempt == TRANSACT_ATTEMPTS - 1
+            try:
+                self.client.transact_write_items(TransactItems=items)
+                return None
+            except ClientError as exc:
+                code = _code(exc)
+                if code == "TransactionCanceledException":
+                    reasons = [reason.get("Code", "None") for reason in exc.response.get("CancellationReasons", [])]
+                    transient = not reasons or any(reason in _TRANSIENT_REASONS for reason in reasons)
+                    if transient and not last:
+                        _pause(attempt)
+                        continue
+                    if not reasons:
+                        raise TransientStoreError("transaction cancelled without reasons") from None
+                    if any(reason in ("ThrottlingError", "ProvisionedThroughputExceeded") for reason in reasons):
+                        raise TransientStoreError("throttled") from None
+                    return reasons
+                if code in ("TransactionConflictException", "ThrottlingException",
+                            "ProvisionedThroughputExceededException", "TransactionInProgressException"):
+                    if not last:
+                        _pause(attempt)
+                        continue
+                    raise TransientStoreError(code) from None
+                raise
+        raise AssertionError("unreachable")
+
+
+#: Cancellation reasons after which the very same transaction may succeed.
+_TRANSIENT_REASONS = ("TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded")
+#: Tries of one transaction; the services' own loops (re-read, decide again) sit above this.
+TRANSACT_ATTEMPTS = 3
+
+
+def _pause(attempt: int) -> None:
+    """Full jitter, so writers that collided once do not collide again in step."""
+    time.sleep(random.uniform(0, 0.01 * 2 ** attempt))
 
 
 def _code(exc: ClientError) -> str:
@@ -684,7 +739,7 @@ def booking_from_item(item: dict[str, Any]) -> Booking:
         amount=Money.parse(item["amount"], item["currency"]), payment_mode=PaymentMode(item["payment_mode"]),
         hold_expires_at=item["hold_expires_at"], created_at=item["created_at"], updated_at=item["updated_at"],
         version=_int(item["version"]),
-        payment=Payment(**{key: (_int(value) if key == "checks" else value) for key, value in payment.items()})
+        payment=Payment(**{key: (_int(value) if key in ("checks", "restarts") else value) for key, value in payment.items()})
         if payment else None,
         places_secured=bool(item.get("places_secured")),
         review=dict(item["review"]) if item.get("review") else None,

@@ -26,6 +26,8 @@ class Payment:
     (reconciliation found that no payment exists at the provider).
     ``provider_status`` is the provider's: pending, waiting_for_capture, succeeded, canceled.
     ``next_check_at`` is when reconciliation looks at it next; None once nothing is left to learn.
+    ``restarts`` counts the sweeper's restarts of a reconciliation whose execution died; a check that
+    completes sets it back to 0, and too many in a row send the booking to manual review.
     """
 
     idempotence_key: str
@@ -40,6 +42,7 @@ class Payment:
     requested_at: str | None = None
     next_check_at: str | None = None
     checks: int = 0
+    restarts: int = 0   # sweeper restarts of reconciliation since a check last completed
 
     def as_dict(self) -> dict[str, Any]:
         return {key: value for key, value in self.__dict__.items() if value is not None}

@@ -101,3 +101,13 @@ class PaymentProviderUnavailable(BookingError):
 
     status = 503
     code = "payment_provider_unavailable"
+
+
+class Busy(BookingError):
+    """Writes to the same booking or list kept colliding past the retries; the request changed nothing."""
+
+    status = 429
+    code = "busy"
+
+    def __init__(self) -> None:
+        super().__init__("Too many changes at once here; nothing was changed. Retry in a second.", retry_after=1)

@@ -21,6 +21,7 @@ from ..adapters.dynamo import (
 from ..clock import Clock, iso, parse_iso
 from ..domain.booking import Booking, JournalEntry, PaymentMode
 from ..domain.errors import (
+    Busy,
     Conflict,
     Forbidden,
     IdempotencyKeyReused,
@@ -71,11 +72,11 @@ class BookingService:
         one transaction as ``create_booking``, with its own window and outbox event type. The
         caller's deterministic ``idempotency_key`` makes a repeat return the same booking."""
         return self._hold(event_id, customer_id, idempotency_key, request, hold_seconds=hold_seconds,
-                          outbox_type=outbox_type, actor=actor, extra=extra)
+                          outbox_type=outbox_type, actor=actor, extra=extra, system_key=True)
 
     def _hold(self, event_id: str, customer_id: str, idempotency_key: str, request: BookingIn, *,
               hold_seconds: int | None = None, outbox_type: str = "booking.held", actor: str = "customer",
-              extra: dict[str, str] | None = None) -> HoldResult:
+              extra: dict[str, str] | None = None, system_key: bool = False) -> HoldResult:
         event = self._event(event_id)
         wanted = self._validate_request(event, request)
         # The address is part of the request: the same key with another address is another request.
@@ -83,7 +84,7 @@ class BookingService:
         fingerprint = _fingerprint({"event_id": event_id, **wanted, **contact})
         ttl = int(hold_seconds if hold_seconds is not None else event["hold_ttl_seconds"])
 
-        replay = self._replay(customer_id, idempotency_key, fingerprint)
+        replay = self._replay(customer_id, idempotency_key, fingerprint, system_key)
         if replay is not None:
             return replay
 
@@ -93,7 +94,7 @@ class BookingService:
             except (SoldOut, SeatsUnavailable):
                 # A repeat whose original is still in flight may find the places gone because the
                 # original took them: look once more before refusing.
-                replay = self._replay(customer_id, idempotency_key, fingerprint)
+                replay = self._replay(customer_id, idempotency_key, fingerprint, system_key)
                 if replay is not None:
                     return replay
                 raise
@@ -112,13 +113,14 @@ class BookingService:
                 ids={"booking_id": booking.booking_id, "event_id": event_id, "idempotency_key": idempotency_key,
                      **(extra or {})},
             )
-            record = IdempotencyRecord(customer_id, idempotency_key, "booking", fingerprint, booking.booking_id)
+            record = IdempotencyRecord(customer_id, idempotency_key, "booking", fingerprint, booking.booking_id,
+                                       system=system_key)
             try:
                 self.store.create_hold(booking, journal, {"type": outbox_type, "at": iso(now),
                                                           "hold_expires_at": booking.hold_expires_at,
                                                           **(extra or {})}, record)
             except DuplicateRequest:
-                replay = self._replay(customer_id, idempotency_key, fingerprint)
+                replay = self._replay(customer_id, idempotency_key, fingerprint, system_key)
                 if replay is None:
                     raise RequestInProgress() from None
                 return replay
@@ -126,7 +128,7 @@ class BookingService:
                 # Someone took these places between our read and our write; read again and re-plan.
                 continue
             except TransientStoreError:
-                replay = self._replay(customer_id, idempotency_key, fingerprint)
+                replay = self._replay(customer_id, idempotency_key, fingerprint, system_key)
                 if replay is not None:
                     return replay
                 if attempt == HOLD_ATTEMPTS - 1:
@@ -137,8 +139,8 @@ class BookingService:
             return HoldResult(booking, replayed=False)
         raise TooBusy()
 
-    def _replay(self, customer_id: str, key: str, fingerprint: str) -> HoldResult | None:
-        record = self.store.get_idempotency(customer_id, key, "booking")
+    def _replay(self, customer_id: str, key: str, fingerprint: str, system: bool = False) -> HoldResult | None:
+        record = self.store.get_idempotency(customer_id, key, "booking", system)
         if record is None:
             return None
         if record["fingerprint"] != fingerprint:
@@ -239,12 +241,19 @@ class BookingService:
                void: Callable[[Booking], Booking] | None = None) -> Booking:
         """The customer gives the places up. Repeating a cancellation returns the booking as it is.
         ``void`` then cancels an open payment at the provider where it can (see PaymentService)."""
-        for _ in range(HOLD_ATTEMPTS):
+        for attempt in range(HOLD_ATTEMPTS):
             booking = self.owned(booking_id, customer_id)
             if booking.status in (BookingStatus.CANCELLED, BookingStatus.REFUND_PENDING, BookingStatus.REFUNDED):
                 return booking
             if booking.status is BookingStatus.CONFIRMED and refund is not None:
-                return refund(booking)
+                try:
+                    return refund(booking)
+                except (StaleBooking, TransientStoreError):
+                    # A second click (or a notification) wrote first, or the store stayed busy:
+                    # read again and decide from what stands; a cancellation that won (ours or
+                    # the other click's) is answered as done, and its refund is reconciled.
+                    pause(attempt, self.rng)
+                    continue
             if not booking.holds_places:
                 raise Conflict(f"A {booking.status.value} booking cannot be cancelled.", code="not_cancellable",
                                status=booking.status.value)
@@ -255,7 +264,8 @@ class BookingService:
                     self.store, booking, self.clock(), status=BookingStatus.CANCELLED, actor="customer",
                     action="cancelled_by_customer", decision="places released", move=Move.RELEASE,
                 )
-            except StaleBooking:
+            except (StaleBooking, TransientStoreError):
+                pause(attempt, self.rng)
                 continue
             if void is None or cancelled.payment is None:
                 return cancelled
@@ -264,7 +274,7 @@ class BookingService:
             except Exception:  # noqa: BLE001 - the cancellation stands; a later payment is given back anyway
                 logger.exception("could not void the payment of a cancelled booking", extra={"booking_id": booking_id})
                 return cancelled
-        raise TooBusy()
+        raise Busy()
 
     def expire(self, booking_id: str) -> dict[str, str]:
         """Timer: end an unpaid hold whose time is up. Anything else is a no-op."""
@@ -314,6 +324,11 @@ def describe(booking: Booking) -> dict[str, Any]:
     if booking.contact_email:
         view["contact_email"] = booking.contact_email
     return view
+
+
+def pause(attempt: int, rng: random.Random | None = None) -> None:
+    """Jittered, growing pause before deciding again after a collision (bounded by the caller's loop)."""
+    time.sleep((rng or random).uniform(0, 0.01 * 2 ** min(attempt, 5)))
 
 
 def _fingerprint(value: dict[str, Any]) -> str:

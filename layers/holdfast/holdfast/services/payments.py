@@ -11,17 +11,17 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any, Callable
 
-from ..adapters.dynamo import BookingStore, PlacesTaken, StaleBooking
+from ..adapters.dynamo import BookingStore, PlacesTaken, StaleBooking, TransientStoreError
 from ..adapters.provider import ProviderNotFound, ProviderOutcomeUnknown, ProviderRejected, YooKassaProvider
 from ..clock import Clock, iso, parse_iso
 from ..domain.booking import Booking, Payment, PaymentMode, Verdict, judge_payment, paid_before
-from ..domain.errors import Conflict, PaymentProviderUnavailable, RequestInProgress, TooBusy
+from ..domain.errors import Busy, Conflict, PaymentProviderUnavailable, RequestInProgress, TooBusy
 from ..domain.inventory import InventoryKind, Move, Places, plan_counted
 from ..domain.statuses import BookingStatus, can_move
 from ..faults import crash_point
 from ..observability import logger
 from . import transitions
-from .bookings import BookingService
+from .bookings import BookingService, pause
 from .provider_keys import PaymentOutcomeUnknown, capture_key, payment_key, refund_key, void_key
 from .refunds import RefundsMixin
 
@@ -45,7 +45,7 @@ class PaymentService(RefundsMixin):
 
     def start_payment(self, booking_id: str, customer_id: str, request_key: str) -> Booking:
         """Create (or return) the booking's provider payment. Amount and currency are the booking's."""
-        for _ in range(ATTEMPTS):
+        for attempt in range(ATTEMPTS):
             booking = self.bookings.owned(booking_id, customer_id)
             now = self.clock()
             payment = booking.payment
@@ -78,11 +78,13 @@ class PaymentService(RefundsMixin):
                 else:
                     raise Conflict(f"A {booking.status.value} booking cannot be paid.", code="not_payable",
                                    status=booking.status.value)
-            except StaleBooking:
+            except (StaleBooking, TransientStoreError):
+                # Nothing was written (the provider was not called yet): read again and decide.
+                pause(attempt)
                 continue
             self._watch(booking)
             return self._create_at_provider(booking)
-        raise TooBusy()
+        raise Busy()
 
     def _watch(self, booking: Booking, tag: str = "initial") -> None:
         """Start the booking's reconciliation before a provider call whose outcome we may not learn

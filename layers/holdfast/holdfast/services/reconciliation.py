@@ -30,6 +30,7 @@ from ..observability import logger
 from . import transitions
 from .payments import PaymentService
 from .provider_keys import PaymentOutcomeUnknown, void_key
+from .sweeper import sweep  # noqa: F401 - the sweeper lived here; kept importable from here
 
 DEFAULT_SCHEDULE = (30, 60, 120, 300, 900, 1800, 3600)
 ATTEMPTS = 5
@@ -159,7 +160,7 @@ class ReconciliationService:
         wait = self.schedule[min(payment.checks, len(self.schedule) - 1)]
         next_at = iso(self.clock() + timedelta(seconds=wait))
         self._note(booking, "reconciliation_check", f"outcome still unknown; next check in {wait}s",
-                   replace(payment, next_check_at=next_at, checks=payment.checks + 1))
+                   replace(payment, next_check_at=next_at, checks=payment.checks + 1, restarts=0))
         return self._answer(booking.booking_id, "pending", wait, booking)
 
     def _note(self, booking: Booking, action: str, decision: str, payment) -> None:  # noqa: ANN001
@@ -190,26 +191,3 @@ def _requested_at(booking: Booking) -> str:
         return payment.refund["requested_at"]
     return (payment.requested_at if payment else None) or booking.created_at
 
-
-def sweep(store: BookingStore, clock: Clock, expire, start_reconciliation, grace_seconds: int = 60,  # noqa: ANN001
-          limit: int = 100) -> dict[str, int]:
-    """Find bookings whose timer or reconciliation is overdue (the execution never started, or died)
-    and act: expire overdue holds directly, (re)start reconciliation for unsettled payments.
-    Execution names derive from the booking and its due time, so a repeated sweep starts nothing twice."""
-    now = clock()
-    overdue = iso(now - timedelta(seconds=grace_seconds))
-    counts = {"expired": 0, "reconciling": 0, "skipped": 0}
-    for booking_id in store.due_bookings(overdue, limit):
-        booking = store.get_booking(booking_id)
-        if booking is None:
-            continue
-        if booking.holds_places and booking.hold_expires_at < overdue and not booking.places_secured:
-            if expire(booking_id).get("outcome") == "expired":
-                counts["expired"] += 1
-                continue
-        if booking.payment is not None and not booking.settled and (booking.payment.next_check_at or "") < overdue:
-            start_reconciliation(booking_id, f"sweep-{booking.payment.checks}")
-            counts["reconciling"] += 1
-            continue
-        counts["skipped"] += 1
-    return counts

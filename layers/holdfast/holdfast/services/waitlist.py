@@ -5,28 +5,43 @@ window and its own expiry execution).
 Entries are ordered by join time and entry id (first come, first served) in the event's
 ``WAITLIST#<event>`` partition. Taking the head is a conditional transaction (the queue item is
 deleted and a PENDING offer written), so two relays running at once cannot offer one entry twice.
-The hold's idempotency key is ``waitlist-offer-<entry id>``: a redelivered outbox event, or a
-relay that crashed between the claim and the hold, finishes the same offer instead of making a
-second one. See docs/catalog-waitlist-surge.md.
+The hold's idempotency key is ``waitlist-offer-<entry id>``, in the system's own scope (a customer
+sending that key writes a different record): a redelivered outbox event, or a relay that crashed
+between the claim and the hold, finishes the same offer instead of making a second one. An offer
+that cannot be made (for a reason that will not pass, or after a few unexplained failures) is
+dropped with its reason on the entry, and the next in line is offered the places.
+See docs/catalog-waitlist-surge.md.
 """
 from __future__ import annotations
 
 import uuid
 from typing import Any
 
-from ..adapters.dynamo import BookingStore
+from ..adapters.dynamo import BookingStore, StoreError, TransientStoreError
 from ..clock import Clock, iso
-from ..domain.errors import Conflict, InvalidRequest, NotFound, SeatsUnavailable, SoldOut, TooBusy
+from ..domain.errors import (
+    BookingError,
+    Busy,
+    Conflict,
+    InvalidRequest,
+    NotFound,
+    RequestInProgress,
+    SeatsUnavailable,
+    SoldOut,
+    TooBusy,
+)
 from ..domain.inventory import InventoryKind
 from ..domain.statuses import OCCUPYING, BookingStatus
 from ..observability import logger
 from ..schemas import BookingIn
-from .bookings import BookingService
+from .bookings import BookingService, pause
 
 #: Entry states in which the customer may join again (their earlier turn is over).
 REJOINABLE = ("PASSED", "DONE", "SKIPPED")
 #: How many offers one call of ``advance`` makes at most (a large release is served over several).
 MAX_STEPS = 25
+#: Failed attempts at one offer's hold, for reasons not known to be permanent, before it is skipped.
+MAX_OFFER_FAILURES = 3
 OFFER_TYPE = "waitlist.offer"
 
 
@@ -49,7 +64,7 @@ class WaitlistService:
         limit = int(event["max_per_booking"])
         if quantity < 1 or quantity > limit:
             raise InvalidRequest(f"quantity must be between 1 and {limit}.", code="invalid_quantity", max=limit)
-        for _ in range(3):
+        for attempt in range(3):
             existing = self.store.waitlist_entry(event_id, customer_id)
             if existing is not None and existing["state"] not in REJOINABLE:
                 return self._describe(event_id, existing), False
@@ -59,9 +74,12 @@ class WaitlistService:
                      "queue_sk": f"Q#{now}#{entry_id}", "state": "WAITING"}
             if contact_email:
                 entry["contact_email"] = contact_email
-            if self.store.waitlist_join(event_id, entry, REJOINABLE):
-                return self._describe(event_id, entry), True
-        raise TooBusy()
+            try:
+                if self.store.waitlist_join(event_id, entry, REJOINABLE):
+                    return self._describe(event_id, entry), True
+            except TransientStoreError:
+                pause(attempt)  # nothing was written; look at the entry again
+        raise Busy()
 
     def status(self, event_id: str, customer_id: str) -> dict[str, Any]:
         entry = self.store.waitlist_entry(event_id, customer_id)
@@ -85,6 +103,8 @@ class WaitlistService:
                                 "quantity": int(entry["quantity"]), "joined_at": entry["joined_at"], "position": None}
         if entry["state"] == "WAITING":
             view["position"] = self.store.waitlist_position(event_id, entry["queue_sk"]) or None
+        if entry["state"] == "SKIPPED" and entry.get("reason"):
+            view["reason"] = entry["reason"]
         if entry.get("booking_id"):
             view["offer"] = {"booking_id": entry["booking_id"], "hold_expires_at": entry.get("hold_expires_at")}
         return view
@@ -106,7 +126,8 @@ class WaitlistService:
                 booking_id = self._complete(event_id, pending[0])
                 if booking_id is None:
                     return made
-                made.append(booking_id)
+                if booking_id:  # "" when the offer could not be made and the entry was skipped
+                    made.append(booking_id)
                 continue
             head = self.store.waitlist_head(event_id)
             if head is None:
@@ -122,7 +143,8 @@ class WaitlistService:
         return made
 
     def _complete(self, event_id: str, offer: dict[str, Any]) -> str | None:
-        """Make the hold of a PENDING offer; None when the places are not there (back in line)."""
+        """Make the hold of a PENDING offer; None when the places are not there (back in line), ""
+        when the offer cannot be made for this entry (skipped, the next in line goes on)."""
         event = self.store.get_event(event_id)
         quantity = int(offer["quantity"])
         entry = self.store.waitlist_entry(event_id, offer["customer_id"]) or {}
@@ -138,11 +160,32 @@ class WaitlistService:
         except (SoldOut, SeatsUnavailable):
             self.store.waitlist_unclaim(event_id, offer)
             return None
+        except (StoreError, TooBusy, Busy, RequestInProgress):
+            raise  # contention: the relay's redelivery tries again
+        except BookingError as exc:
+            # The same request would fail the same way every time (the event changed, say): holding
+            # the line for it would stop everyone behind.
+            self._drop(event_id, offer, f"offer_failed:{exc.code}")
+            return ""
+        except Exception as exc:
+            # Unknown: may pass (the relay retries), but only so often before the next in line goes on.
+            failures = int(offer.get("failures", 0)) + 1
+            if failures < MAX_OFFER_FAILURES:
+                self.store.waitlist_offer_failed(event_id, offer, failures)
+                raise
+            logger.exception("waitlist offer kept failing", extra={"event_id": event_id, "entry_id": offer["entry_id"]})
+            self._drop(event_id, offer, f"offer_failed:{type(exc).__name__}")
+            return ""
         booking = result.booking
         self.store.waitlist_offered(event_id, offer, booking.booking_id, booking.hold_expires_at)
         logger.info("waitlist offer", extra={"event_id": event_id, "entry_id": offer["entry_id"],
                                               "booking_id": booking.booking_id, "replayed": result.replayed})
         return booking.booking_id
+
+    def _drop(self, event_id: str, offer: dict[str, Any], reason: str) -> None:
+        logger.warning("waitlist entry skipped: its offer cannot be made",
+                       extra={"event_id": event_id, "entry_id": offer["entry_id"], "reason": reason})
+        self.store.waitlist_drop_offer(event_id, offer, reason)
 
     def _close_finished(self, event_id: str, offers: list[dict[str, Any]]) -> None:
         for offer in offers:

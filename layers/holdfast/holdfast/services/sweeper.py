@@ -1,0 +1,83 @@
+"""The sweeper: bookings whose timer or reconciliation is overdue (the execution never started,
+or died) are acted on here, each on its own.
+
+- An overdue hold is expired directly.
+- An unsettled payment whose check is overdue gets a new reconciliation execution. Every restart
+  is recorded on the booking first (a conditional write, so two sweeps cannot both restart it) and
+  names its execution after the check count and the restart number: Step Functions never lets a
+  name be used twice, even after that execution has ended, so each restart needs a fresh one.
+  The booking's next look moves back by a growing pause, so a booking that keeps failing does not
+  sit at the head of the due index that the sweeper reads from.
+- After MAX_RESTARTS restarts without a check completing in between, the sweeper gives up visibly:
+  the booking goes to manual review with the reason ``reconciliation_stuck`` (or carries that
+  open review when it cannot change status), which takes it out of the due index.
+
+One booking that raises is logged and counted as ``failed``; the others are still handled.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any, Callable
+
+from ..adapters.dynamo import BookingStore, StaleBooking
+from ..clock import Clock, iso
+from ..domain.booking import Booking
+from ..observability import logger
+from . import transitions
+
+#: Restarts of a booking's reconciliation, with no check completing in between, before giving up.
+MAX_RESTARTS = 5
+STUCK_REASON = "reconciliation_stuck"
+
+
+def sweep(store: BookingStore, clock: Clock, expire: Callable[[str], dict[str, Any]],
+          start_reconciliation: Callable[[str, str], Any], *, give_up: Callable[[Booking, str], Any],
+          grace_seconds: int = 60, limit: int = 100, max_restarts: int = MAX_RESTARTS) -> dict[str, int]:
+    """One pass over the ``limit`` most overdue bookings. Returns how many were expired, restarted
+    (reconciling), given up, left alone (skipped) and failed."""
+    overdue = iso(clock() - timedelta(seconds=grace_seconds))
+    counts = {"expired": 0, "reconciling": 0, "skipped": 0, "failed": 0, "gave_up": 0}
+    for booking_id in store.due_bookings(overdue, limit):
+        try:
+            outcome = _sweep_one(store, clock, booking_id, overdue, expire, start_reconciliation, give_up,
+                                 grace_seconds, max_restarts)
+        except Exception:  # noqa: BLE001 - isolated: the rest of the sweep goes on, the next one retries
+            logger.exception("sweep could not handle a booking", extra={"booking_id": booking_id})
+            outcome = "failed"
+        counts[outcome] += 1
+    return counts
+
+
+def _sweep_one(store: BookingStore, clock: Clock, booking_id: str, overdue: str, expire, start_reconciliation,  # noqa: ANN001
+               give_up, grace_seconds: int, max_restarts: int) -> str:
+    booking = store.get_booking(booking_id)
+    if booking is None:
+        return "skipped"
+    if booking.holds_places and booking.hold_expires_at < overdue and not booking.places_secured:
+        if expire(booking_id).get("outcome") == "expired":
+            return "expired"
+    payment = booking.payment
+    if payment is None or booking.settled or (payment.next_check_at or "") >= overdue:
+        return "skipped"
+    restart = payment.restarts + 1
+    if restart > max_restarts:
+        logger.warning("reconciliation gave up after restarts", extra={"booking_id": booking_id,
+                                                                       "restarts": payment.restarts})
+        give_up(booking, STUCK_REASON)
+        return "gave_up"
+    # Recorded before starting: the conditional write makes this sweep the only one to use the
+    # name, and the pushed-back due time lets the restarted execution run before anyone looks again.
+    now = clock()
+    pause = grace_seconds * 2 ** (restart - 1)
+    try:
+        transitions.apply(
+            store, booking, now, actor="sweeper", action="reconciliation_restarted",
+            decision=f"no check since {payment.next_check_at}; reconciliation restarted "
+                     f"({restart} of {max_restarts})",
+            payment=replace(payment, restarts=restart, next_check_at=iso(now + timedelta(seconds=pause))),
+        )
+    except StaleBooking:
+        return "skipped"   # it changed meanwhile (a check ran, a notification came): look next time
+    start_reconciliation(booking_id, f"sweep-{payment.checks}-{restart}")
+    return "reconciling"
