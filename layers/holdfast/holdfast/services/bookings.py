@@ -32,6 +32,7 @@ from ..domain.errors import (
     TooBusy,
 )
 from ..domain.inventory import InventoryKind, Move, Places, plan_counted
+from ..domain.journal import customer_view
 from ..domain.money import Money
 from ..domain.seating import choose_best_available
 from ..domain.statuses import BookingStatus
@@ -231,7 +232,8 @@ class BookingService:
             raise NotFound(f"No booking {booking_id}.", code="booking_not_found")
         if booking.customer_id != customer_id:
             raise Forbidden("This booking belongs to another customer.")
-        return describe(booking) | {"journal": [entry.as_dict() for entry in journal]}
+        # Operators' notes and internal checks stay out of the customer's view (domain/journal.py).
+        return describe(booking) | {"journal": customer_view(journal)}
 
     # ---------------------------------------------------------------------------- release paths
 
