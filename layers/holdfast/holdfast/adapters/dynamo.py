@@ -37,6 +37,7 @@ _deserializer = TypeDeserializer()
 DUE_BUCKETS = 8
 IDEMPOTENCY_RETENTION_SECONDS = 24 * 3600
 OUTBOX_RETENTION_SECONDS = 7 * 24 * 3600
+MAX_SORT_KEY_BYTES = 1024
 
 
 def _ser(value: Any) -> dict:
@@ -128,7 +129,9 @@ class BookingStore:
         ]
 
     def read_units(self, event_id: str, unit_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-        keys = [{"pk": f"EVENT#{event_id}", "sk": f"UNIT#{unit}"} for unit in unit_ids]
+        # A seat id too long for a sort key cannot exist; DynamoDB would refuse the whole read.
+        keys = [{"pk": f"EVENT#{event_id}", "sk": f"UNIT#{unit}"} for unit in unit_ids
+                if len(f"UNIT#{unit}".encode()) <= MAX_SORT_KEY_BYTES]
         found: dict[str, dict[str, Any]] = {}
         for start in range(0, len(keys), 100):
             pending = {self.table: {"Keys": [_attrs(key) for key in keys[start:start + 100]], "ConsistentRead": True}}
