@@ -3,6 +3,7 @@ by themselves: event-creation retries (1), inputs that answered 500 (6), sparse 
 and the per-customer hold limit (13)."""
 from __future__ import annotations
 
+import base64
 import json
 import uuid
 
@@ -52,3 +53,34 @@ def test_best_available_on_a_sparse_seat_map(api):
     answer = api.book(event["event_id"], "sparse-a", {"quantity": 2, "best_available": True})
     assert answer.status_code == 201, answer.text
     assert sorted(answer.json()["places"]["seats"]) == ["A-1", "A-99999999999999"]
+
+
+def test_bad_inputs_are_400_with_a_code_over_http(api):
+    event = api.create_event(capacity=None, seat_map={"rows": [{"name": "A", "seats": 3}]})
+    deep = "[" * 20_000 + "]" * 20_000
+    for method, path, extra in (("POST", "/events", {"organizer": True}),
+                                ("POST", f"/events/{event['event_id']}/bookings", {"customer": "deep-c", "key": "d1"}),
+                                ("POST", f"/events/{event['event_id']}/waitlist", {"customer": "deep-c"})):
+        answer = api.request(method, path, data=deep, headers={"Content-Type": "application/json"}, **extra)
+        assert answer.status_code == 400 and answer.json()["error"]["code"] == "body_too_deep", (path, answer.text)
+    long_seat = api.book(event["event_id"], "long-seat", {"seats": ["A-1", "A" * 1100]})
+    assert long_seat.status_code == 400 and long_seat.json()["error"]["code"] == "validation_error"
+    for params in ({"city": "\ufdfa" * 100}, {"q": "\u3300" * 200}):
+        answer = api.request("GET", "/events", params=params)
+        assert answer.status_code == 400 and answer.json()["error"]["code"] == "query_too_long", answer.text
+    cursor = base64.urlsafe_b64encode(json.dumps({"p": "LIST#ALL", "s": "0000#x"}).encode()).decode()
+    answer = api.request("GET", "/events", params={"cursor": cursor})
+    assert answer.status_code == 400 and answer.json()["error"]["code"] == "invalid_cursor"
+
+
+def test_the_hold_limit_over_http(api):
+    event = api.create_event(capacity=20, max_holds_per_customer=2)
+    assert api.request("GET", f"/events/{event['event_id']}").json()["max_holds_per_customer"] == 2
+    first, second = (api.book(event["event_id"], "capped", {"quantity": 1}) for _ in range(2))
+    assert first.status_code == second.status_code == 201
+    third = api.book(event["event_id"], "capped", {"quantity": 1})
+    assert third.status_code == 409 and third.json()["error"] == {
+        "code": "hold_limit_reached", "message": third.json()["error"]["message"], "details": {"limit": 2}}
+    assert api.cancel(first.json()["booking_id"], "capped").status_code == 200
+    assert api.book(event["event_id"], "capped", {"quantity": 1}).status_code == 201
+    assert api.counts(event["event_id"]) == {"available": 18, "held": 2, "sold": 0}

@@ -104,6 +104,9 @@ class EventIn(_Strict):
     hold_ttl_seconds: int | None = Field(default=None, ge=1, le=86_400)
     payment_mode: Literal["one_stage", "two_stage"] = "one_stage"
     max_per_booking: int = Field(default=10, ge=1, le=50)
+    #: Active holds (HELD or PAYMENT_PENDING bookings) one customer may have for this event at once;
+    #: unset means DEFAULT_HOLDS_PER_CUSTOMER (holdfast.domain.booking).
+    max_holds_per_customer: int | None = Field(default=None, ge=1, le=100)
     #: A high-demand sale: booking needs an admission token from the waiting room.
     high_demand: bool = False
 

@@ -30,6 +30,7 @@ from ..domain.booking import Booking, JournalEntry, Payment, PaymentMode
 from ..domain.inventory import InventoryKind, Move, Places, Pool
 from ..domain.money import Money
 from ..domain.statuses import BookingStatus
+from . import hold_limits
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -86,6 +87,10 @@ class DuplicateRequest(StoreError):
 
 class ItemExists(StoreError):
     pass
+
+
+class HoldLimitReached(StoreError):
+    """The customer already has as many active holds for the event as it allows; nothing written."""
 
 
 @dataclass(frozen=True)
@@ -171,9 +176,12 @@ class BookingStore:
 
     # --------------------------------------------------------------------------------- bookings
 
-    def create_hold(self, booking: Booking, journal: JournalEntry, outbox: dict[str, Any], idempotency: IdempotencyRecord) -> None:
+    def create_hold(self, booking: Booking, journal: JournalEntry, outbox: dict[str, Any], idempotency: IdempotencyRecord,
+                    hold_limit: int | None = None) -> None:
         """Take the places, write the booking, its first journal entry, its outbox event and the
-        idempotency record: all in one transaction, or nothing."""
+        idempotency record, and count the hold against the customer's limit for the event (when
+        the booking is ``counted_hold``; ``hold_limit`` None counts without a cap): all in one
+        transaction, or nothing."""
         items = [
             {"Put": {"TableName": self.table, "Item": _attrs({
                 "pk": idempotency.pk, "sk": idempotency.scope, "fingerprint": idempotency.fingerprint,
@@ -191,11 +199,15 @@ class BookingStore:
                 "booking_id": booking.booking_id, "created_at": booking.created_at,
             })}},
         ]
+        if booking.counted_hold:
+            items.append(hold_limits.take_slot(self.table, _attrs, booking.customer_id, booking.event_id, hold_limit))
         reasons = self._transact(items)
         if reasons is None:
             return
         if reasons[0] == "ConditionalCheckFailed":
             raise DuplicateRequest(idempotency.pk)
+        if booking.counted_hold and hold_limit is not None and reasons[-1] == "ConditionalCheckFailed":
+            raise HoldLimitReached(booking.customer_id)
         if "TransactionConflict" in reasons:
             raise TransientStoreError("transaction conflict")
         raise PlacesTaken(self._failed_places(booking.places, reasons[4:]))
@@ -250,6 +262,9 @@ class BookingStore:
             items.append(self._outbox_put(after, outbox))
         if move is not None:
             items.extend(self._inventory_updates(after.event_id, after.booking_id, places or after.places, move))
+        if before.counted_hold and before.holds_places and not after.holds_places:
+            # Leaving HELD/PAYMENT_PENDING frees the customer's slot in this same transaction.
+            items.append(hold_limits.release_slot(self.table, _attrs, before.customer_id, before.event_id))
         reasons = self._transact(items)
         if reasons is None:
             return
@@ -641,6 +656,8 @@ def booking_item(booking: Booking) -> dict[str, Any]:
         item["review"] = dict(booking.review)
     if booking.contact_email:
         item["contact_email"] = booking.contact_email
+    if booking.counted_hold and booking.holds_places:
+        item["counted_hold"] = True
     # Bookings sit in the due index while a hold runs or a payment is unsettled, so the sweeper
     # finds any whose timer or reconciliation execution never started or died.
     due_at = booking.due_at
@@ -670,4 +687,5 @@ def booking_from_item(item: dict[str, Any]) -> Booking:
         places_secured=bool(item.get("places_secured")),
         review=dict(item["review"]) if item.get("review") else None,
         contact_email=item.get("contact_email"),
+        counted_hold=bool(item.get("counted_hold")),
     )

@@ -4,11 +4,13 @@ The journal is the operators' record: it carries operator names and notes, revie
 internal checks. A customer sees:
 
 - every status change (they must be able to tell why their booking is where it is), and
-- entries of their own requests and of their payment at the provider (actors ``customer``,
-  ``system``, ``provider``, ``timer``, ``waitlist``), except internal retry notes.
+- entries about their own requests and their payment (created, captured, cancelled, refunded),
+  whichever path recorded them: the webhook consumer and reconciliation decide alike and race,
+  so what is shown never depends on which of them won.
 
-Journal-only entries of operators and the reconciler (review notes, checks that changed nothing)
-are not shown. Where an operator or a review decision is shown, its text is replaced by a fixed
+Journal-only entries of operators (review notes) and internal bookkeeping (reconciliation's
+scheduled checks, retries of an unanswered provider call, a review opened on a booking that
+stands) are not shown. Where an operator or a review decision is shown, its text is replaced by a fixed
 sentence: what an operator writes is never meant for the customer. Ids are reduced to the ones
 that name the customer's own things.
 """
@@ -18,9 +20,9 @@ from typing import Any, Iterable
 
 from .booking import JournalEntry
 
-CUSTOMER_FACING_ACTORS = frozenset({"customer", "system", "provider", "timer", "waitlist"})
-#: Notes about our own retries and doubts: nothing the customer can act on.
-INTERNAL_ACTIONS = frozenset({"payment_outcome_unknown", "manual_review_opened"})
+#: Notes about our own retries, checks and doubts: nothing the customer can act on.
+INTERNAL_ACTIONS = frozenset({"payment_outcome_unknown", "manual_review_opened", "reconciliation_check",
+                              "reconciliation_limit_reached"})
 PUBLIC_IDS = frozenset({"booking_id", "event_id", "idempotency_key", "request_key", "payment_id", "refund_id",
                         "waitlist_entry"})
 #: Fixed wording for entries whose recorded decision is internal.
@@ -36,7 +38,7 @@ DEFAULT_PUBLIC_DECISION = "checked by our team"
 def customer_facing(entry: JournalEntry) -> bool:
     if entry.from_status != entry.to_status:
         return True
-    return entry.actor in CUSTOMER_FACING_ACTORS and entry.action not in INTERNAL_ACTIONS
+    return entry.actor != "operator" and entry.action not in INTERNAL_ACTIONS
 
 
 def customer_view(entries: Iterable[JournalEntry]) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..adapters.dynamo import BookingStore, ItemExists, TransientStoreError
 from ..clock import Clock, iso
+from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
 from ..domain.errors import IdempotencyKeyReused, NotFound, TooBusy
 from ..domain.inventory import InventoryKind, pool_sizes, seat_ids_from_rows
 from ..domain.money import Money
@@ -44,6 +45,7 @@ class CatalogService:
             "hold_ttl_seconds": request.hold_ttl_seconds or self.default_hold_ttl,
             "payment_mode": request.payment_mode, "max_per_booking": request.max_per_booking,
             "high_demand": request.high_demand,
+            "max_holds_per_customer": request.max_holds_per_customer or DEFAULT_HOLDS_PER_CUSTOMER,
             "created_at": iso(self.clock()),
         }
         # The whole request, inventory included: the same key with other seats is another request.
@@ -81,6 +83,7 @@ class CatalogService:
             "capacity": int(event["capacity"]), "hold_ttl_seconds": int(event["hold_ttl_seconds"]),
             "payment_mode": event["payment_mode"], "max_per_booking": int(event["max_per_booking"]),
             "high_demand": bool(event.get("high_demand", False)),
+            "max_holds_per_customer": int(event.get("max_holds_per_customer") or DEFAULT_HOLDS_PER_CUSTOMER),
             "counts": counts,
         }
 
