@@ -72,7 +72,7 @@ def test_an_oversized_seat_id_is_400(handler_env):
 
 @pytest.mark.parametrize("query", [
     {"city": EXPANDS * 100}, {"category": EXPANDS * 50}, {"city": EXPANDS * 60, "category": EXPANDS * 40},
-    {"q": EXPANDS * 200}, {"q": "\u3300" * 200},   # one katakana word of 2,400 bytes
+    {"q": "\u3300" * 200},   # one katakana word of 2,400 bytes (U+FDFA expands to short words: a search)
 ])
 def test_filters_that_normalise_past_the_key_limit_are_400(handler_env, query):
     response = listing(query)
@@ -103,3 +103,9 @@ def test_a_cursor_outside_its_query_range_is_400(handler_env, sort_key):
                         "cursor": cursor("LIST#ALL", sort_key)})
     answer = json.loads(response["body"])
     assert response["statusCode"] == 400 and answer["error"]["code"] == "invalid_cursor", answer
+
+
+def test_a_long_query_of_short_words_is_still_a_search(handler_env):
+    # 200 CJK characters with spaces: 600 bytes in all, but each word is short.
+    response = listing({"q": " ".join(["\u6f14\u5531\u4f1a"] * 50)[:200]})
+    assert response["statusCode"] == 200, response["body"]

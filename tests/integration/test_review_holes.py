@@ -84,3 +84,31 @@ def test_the_hold_limit_over_http(api):
     assert api.cancel(first.json()["booking_id"], "capped").status_code == 200
     assert api.book(event["event_id"], "capped", {"quantity": 1}).status_code == 201
     assert api.counts(event["event_id"]) == {"available": 18, "held": 2, "sold": 0}
+
+
+def test_operator_notes_stay_out_of_the_customers_view(api, sandbox):
+    """Finding 12 over HTTP: a booking paid in time but reported after its place was resold goes
+    to an operator, whose refund decision carries a note; the customer sees the refund, not it."""
+    from .test_payments_that_go_wrong import booked_and_paying, customer
+
+    event = api.create_event(capacity=1, hold_ttl_seconds=4)
+    who, rival = customer(), customer()
+    booking_id, payment_id = booked_and_paying(api, event, who)
+    sandbox.add_fault("hold", times=1, match={"object_id": payment_id})
+    sandbox.add_fault("error_500_before", route="GET /v3/payments/{id}", times=1000)
+    sandbox.pay(payment_id)
+    api.wait_status(booking_id, who, "EXPIRED", timeout=15)
+    assert api.book(event["event_id"], rival).status_code == 201
+    sandbox.clear_faults()
+    sandbox.release(object_id=payment_id)
+    api.wait_status(booking_id, who, "MANUAL_REVIEW")
+    note = "card holder is on the chargeback watch list"
+    resolved = api.request("POST", f"/admin/reviews/{booking_id}/resolve", organizer=True,
+                           json={"action": "refund", "operator": "olga.k", "note": note})
+    assert resolved.status_code == 200, resolved.text
+    final = api.wait_status(booking_id, who, "REFUNDED")
+    shown = json.dumps(final["journal"])
+    assert note not in shown and "olga.k" not in shown and "paid_in_time_places_resold" not in shown
+    assert [e["to_status"] for e in final["journal"]][-3:] == ["MANUAL_REVIEW", "REFUND_PENDING", "REFUNDED"]
+    admin = api.request("GET", f"/admin/bookings/{booking_id}", organizer=True).json()
+    assert any(note in e["decision"] and e["ids"].get("operator") == "olga.k" for e in admin["journal"])

@@ -37,6 +37,12 @@ def fits_key(text: str) -> bool:
     return len(normalise(text).encode()) <= MAX_KEY_PART_BYTES
 
 
+def words_fit(text: str) -> bool:
+    """Whether every word of ``text``, normalised, is short enough to be a key (``q`` reads one
+    word's partition; a long text of short words is fine)."""
+    return all(len(word.encode()) <= MAX_KEY_PART_BYTES for word in _WORD.findall(normalise(text)))
+
+
 def tokens(*texts: str) -> list[str]:
     """The distinct searchable words of ``texts``, in order of first appearance, at most MAX_TOKENS.
     A word too long for a key (MAX_KEY_PART_BYTES) is not searchable."""

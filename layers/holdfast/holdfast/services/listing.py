@@ -98,8 +98,9 @@ class ListingService:
         upper = (iso(query.date_to) if query.date_to else "9999") + "~"
         if lower > upper:
             raise InvalidRequest("'from' is after 'to'.", code="invalid_date_range")
-        for name, value in (("city", query.city), ("category", query.category), ("q", query.q)):
-            if value and not search.fits_key(value):
+        for name, value, fits in (("city", query.city, search.fits_key), ("category", query.category, search.fits_key),
+                                  ("q", query.q, search.words_fit)):
+            if value and not fits(value):
                 raise InvalidRequest(f"'{name}' is too long once normalised.", code="query_too_long", field=name,
                                      max_bytes=search.MAX_KEY_PART_BYTES)
         words = search.tokens(query.q) if query.q else []
