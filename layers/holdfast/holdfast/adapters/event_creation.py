@@ -34,7 +34,11 @@ def create_event(store: "BookingStore", event: dict[str, Any], pool_sizes: list[
 
     event_id = event["event_id"]
     event_pk = f"EVENT#{event_id}"
-    if store.get_event(event_id) is not None:
+    # A consistent read: a replay that missed a just-written META would redo every step (harmlessly,
+    # each write conditional, but thousands of them for a big seat map).
+    meta = store.client.get_item(TableName=store.table, Key=_attrs({"pk": event_pk, "sk": "META"}),
+                                 ConsistentRead=True, ProjectionExpression="pk")
+    if "Item" in meta:
         raise ItemExists(event_id)
     try:
         store.client.put_item(
@@ -59,8 +63,11 @@ def create_event(store: "BookingStore", event: dict[str, Any], pool_sizes: list[
             continue
         if "ConditionalCheckFailed" not in reasons:
             raise TransientStoreError("transaction conflict while creating an event")
-        # Part of this chunk exists (an earlier attempt wrote it): add the missing items one by one.
-        for item in chunk:
+        # Some items exist (an earlier attempt, or a concurrent one with the same body, wrote them):
+        # write the others one by one, each still conditional.
+        for item, reason in zip(chunk, reasons):
+            if reason == "ConditionalCheckFailed":
+                continue
             try:
                 store.client.put_item(**_put_new(store.table, item, _attrs)["Put"])
             except ClientError as exc:
