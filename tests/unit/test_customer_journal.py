@@ -55,3 +55,28 @@ def test_a_review_note_that_changes_nothing_is_not_shown(bookings, payments, pro
                                               "payment_succeeded"]
     admin = reviews.booking_with_journal(booking.booking_id)["journal"]
     assert [e["action"] for e in admin][-2:] == ["manual_review_opened", "review_closed"]
+
+
+def entry(action, actor, source, target, decision="d", **ids):
+    from holdfast.domain.booking import JournalEntry
+    return JournalEntry(at="t", action=action, actor=actor, from_status=source, to_status=target,
+                        decision=decision, ids={"booking_id": "b", **ids})
+
+
+def test_the_rule_is_by_action_and_status_not_by_which_path_won():
+    from holdfast.domain.journal import customer_view
+
+    entries = [
+        entry("hold_created", "customer", None, "HELD", idempotency_key="k"),
+        entry("payment_outcome_unknown", "system", "HELD", "HELD", "ReadTimeout at 10.0.0.7"),
+        entry("reconciliation_check", "reconciler", "PAYMENT_PENDING", "PAYMENT_PENDING", "next check in 30s"),
+        entry("late_authorisation_cancelled", "reconciler", "EXPIRED", "EXPIRED", "places resold", payment_id="p"),
+        entry("manual_review_opened", "provider", "PAYMENT_PENDING", "MANUAL_REVIEW", "amount_mismatch USD"),
+        entry("review_closed", "operator", "CONFIRMED", "CONFIRMED", "olga: stray refunded", operator="olga"),
+        entry("review_confirmed", "operator", "MANUAL_REVIEW", "CONFIRMED", "olga: called the bank", operator="olga"),
+    ]
+    shown = customer_view(entries)
+    assert [e["action"] for e in shown] == ["hold_created", "late_authorisation_cancelled", "manual_review_opened",
+                                            "review_confirmed"]
+    assert shown[1]["decision"] == "places resold" and shown[1]["ids"] == {"booking_id": "b", "payment_id": "p"}
+    assert "USD" not in shown[2]["decision"] and "olga" not in json.dumps(shown)
