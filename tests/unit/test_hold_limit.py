@@ -64,3 +64,17 @@ def test_a_failed_payment_frees_its_slot(catalog, bookings, payments, provider, 
     assert store.get_booking(booking.booking_id).status.value == "PAYMENT_FAILED"
     assert active_holds(store, "alice", event_id) == 0
     hold(bookings, event_id, "k2")
+
+
+def test_a_waitlist_offer_counts_but_is_never_refused(catalog, bookings, store, clock):
+    event_id = catalog.create_event(event_request(capacity=10, max_holds_per_customer=1))["event_id"]
+    own = hold(bookings, event_id, "k")
+    offer = bookings.hold_for_customer(event_id, "alice", "waitlist-offer-e1", BookingIn(quantity=1), hold_seconds=300,
+                                       outbox_type="waitlist.offered", actor="waitlist").booking
+    assert active_holds(store, "alice", event_id) == 2
+    with pytest.raises(Conflict):
+        hold(bookings, event_id, "k2")
+    clock.advance(301)
+    bookings.expire(offer.booking_id)
+    bookings.cancel(own.booking_id, "alice")
+    assert active_holds(store, "alice", event_id) == 0
