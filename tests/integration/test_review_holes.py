@@ -60,9 +60,13 @@ def test_bad_inputs_are_400_with_a_code_over_http(api):
     deep = "[" * 20_000 + "]" * 20_000
     for method, path, extra in (("POST", "/events", {"organizer": True}),
                                 ("POST", f"/events/{event['event_id']}/bookings", {"customer": "deep-c", "key": "d1"}),
-                                ("POST", f"/events/{event['event_id']}/waitlist", {"customer": "deep-c"})):
+                                ("POST", f"/events/{event['event_id']}/waitlist", {"customer": "deep-c"}),
+                                ("PATCH", f"/events/{event['event_id']}", {"organizer": True}),
+                                ("POST", f"/admin/reviews/{uuid.uuid4()}/resolve", {"organizer": True})):
         answer = api.request(method, path, data=deep, headers={"Content-Type": "application/json"}, **extra)
         assert answer.status_code == 400 and answer.json()["error"]["code"] == "body_too_deep", (path, answer.text)
+    answer = api.request("POST", "/webhooks/payments", data='{"type": "notification", "object": ' + deep + "}")
+    assert answer.status_code == 400 and answer.json()["error"]["code"] == "malformed_notification", answer.text
     long_seat = api.book(event["event_id"], "long-seat", {"seats": ["A-1", "A" * 1100]})
     assert long_seat.status_code == 400 and long_seat.json()["error"]["code"] == "validation_error"
     for params in ({"city": "\ufdfa" * 100}, {"q": "\u3300" * 200}):
