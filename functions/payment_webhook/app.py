@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from holdfast import wiring
 from holdfast.config import settings
-from holdfast.http import MAX_BODY_BYTES, error_response, json_response, make_resolver, source_ip
+from holdfast.http import MAX_BODY_BYTES, error_response, json_response, make_resolver, source_ip, too_deep
 from holdfast.observability import logger, tracer
 from holdfast.schemas import NotificationIn
 
@@ -35,8 +35,10 @@ def receive_notification():
     if len(raw.encode()) > MAX_BODY_BYTES:
         return error_response(413, "body_too_large", "The notification is too large.")
     try:
+        if too_deep(raw):
+            raise ValueError("nested too deep")
         notification = NotificationIn.model_validate(json.loads(raw))
-    except (ValueError, ValidationError):
+    except (ValueError, ValidationError, RecursionError):
         return error_response(400, "malformed_notification", "Not a provider notification.")
     obj = notification.object
     payment_id = obj.payment_id if notification.event.startswith("refund.") and obj.payment_id else obj.id

@@ -17,6 +17,9 @@ from .domain.errors import BookingError, InvalidRequest, Unauthorized
 from .observability import logger
 
 MAX_BODY_BYTES = 64 * 1024
+#: No request of ours nests deeper than a few levels; anything deeper is refused before it is read
+#: (Python's parser raises RecursionError near 1,000 levels, and 64 KiB of '[' is 65,536).
+MAX_BODY_DEPTH = 32
 _CUSTOMER_ID = re.compile(r"^[A-Za-z0-9._:@|+-]{1,128}$")
 _IDEMPOTENCY_KEY = re.compile(r"^[A-Za-z0-9._:~+/=-]{1,128}$")
 
@@ -108,6 +111,9 @@ def parse_body(app: APIGatewayRestResolver, model: type[BaseModel]) -> Any:
         raise InvalidRequest("Send the body as plain JSON.", code="malformed_json")
     if len(raw.encode()) > MAX_BODY_BYTES:
         raise BookingErrorTooLarge()
+    if too_deep(raw):
+        raise InvalidRequest(f"The body nests deeper than {MAX_BODY_DEPTH} levels.", code="body_too_deep",
+                             max_depth=MAX_BODY_DEPTH)
     try:
         data = json.loads(raw) if raw.strip() else None
     except (json.JSONDecodeError, UnicodeDecodeError):
@@ -115,6 +121,30 @@ def parse_body(app: APIGatewayRestResolver, model: type[BaseModel]) -> Any:
     if not isinstance(data, dict):
         raise InvalidRequest("The body must be a JSON object.", code="malformed_json")
     return model.model_validate(data)
+
+
+def too_deep(raw: str, limit: int = MAX_BODY_DEPTH) -> bool:
+    """Whether JSON text opens more than ``limit`` arrays or objects at once, counted on the text
+    itself (brackets inside strings skipped) so that no parser ever recurses that deep."""
+    depth = 0
+    in_string = escaped = False
+    for char in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False
 
 
 class BookingErrorTooLarge(BookingError):

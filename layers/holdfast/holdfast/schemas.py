@@ -7,9 +7,12 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from .domain.search import MAX_KEY_PART_BYTES, fits_key
+
 SEAT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,15}$")
 MAX_SEATS_PER_EVENT = 5_000
 MAX_CAPACITY = 100_000
+MAX_SEATS_PER_BOOKING = 50   # the highest max_per_booking an event may set
 
 
 def _event_time(value: datetime) -> datetime:
@@ -23,6 +26,19 @@ def _event_time(value: datetime) -> datetime:
 
 
 EventTime = Annotated[datetime, AfterValidator(_event_time)]
+
+
+def _key_part(value: str) -> str:
+    """City and category become parts of listing keys after Unicode normalisation, which can make
+    a short text long (one U+FDFA is 18 characters): bound the normalised form, not the raw one."""
+    if not fits_key(value):
+        raise ValueError(f"is longer than {MAX_KEY_PART_BYTES} bytes once normalised")
+    return value
+
+
+KeyPart = Annotated[str, AfterValidator(_key_part)]
+#: A seat id as a seat map may define it (see SeatMapIn); anything else cannot exist.
+SeatId = Annotated[str, Field(min_length=1, max_length=16, pattern=SEAT_ID.pattern)]
 
 #: Where the customer's notifications go by email: one address, checked for shape only (the
 #: mail system is the judge of whether it exists). Lower-cased domain, at most 254 characters.
@@ -79,8 +95,8 @@ class SeatMapIn(_Strict):
 class EventIn(_Strict):
     name: str = Field(min_length=1, max_length=200)
     venue: str = Field(min_length=1, max_length=200)
-    city: str = Field(min_length=1, max_length=100)
-    category: str = Field(min_length=1, max_length=50)
+    city: KeyPart = Field(min_length=1, max_length=100)
+    category: KeyPart = Field(min_length=1, max_length=50)
     starts_at: EventTime
     price: PriceIn
     capacity: int | None = Field(default=None, ge=1, le=MAX_CAPACITY)
@@ -88,6 +104,9 @@ class EventIn(_Strict):
     hold_ttl_seconds: int | None = Field(default=None, ge=1, le=86_400)
     payment_mode: Literal["one_stage", "two_stage"] = "one_stage"
     max_per_booking: int = Field(default=10, ge=1, le=50)
+    #: Active holds (HELD or PAYMENT_PENDING bookings) one customer may have for this event at once;
+    #: unset means DEFAULT_HOLDS_PER_CUSTOMER (holdfast.domain.booking).
+    max_holds_per_customer: int | None = Field(default=None, ge=1, le=100)
     #: A high-demand sale: booking needs an admission token from the waiting room.
     high_demand: bool = False
 
@@ -100,7 +119,7 @@ class EventIn(_Strict):
 
 class BookingIn(_Strict):
     quantity: int | None = Field(default=None)
-    seats: list[str] | None = Field(default=None)
+    seats: list[SeatId] | None = Field(default=None, max_length=MAX_SEATS_PER_BOOKING)
     #: On a seated event, ``{"quantity": n, "best_available": true}`` lets the engine pick the seats.
     best_available: bool = False
     #: Where this booking's notifications are emailed (held, reminder, confirmed, refunded, ...).
@@ -120,8 +139,8 @@ class EventPatchIn(_Strict):
 
     name: str | None = Field(default=None, min_length=1, max_length=200)
     venue: str | None = Field(default=None, min_length=1, max_length=200)
-    city: str | None = Field(default=None, min_length=1, max_length=100)
-    category: str | None = Field(default=None, min_length=1, max_length=50)
+    city: KeyPart | None = Field(default=None, min_length=1, max_length=100)
+    category: KeyPart | None = Field(default=None, min_length=1, max_length=50)
     starts_at: EventTime | None = None
     #: Sell through the virtual waiting room (POST /events/{id}/queue, admission tokens).
     high_demand: bool | None = None

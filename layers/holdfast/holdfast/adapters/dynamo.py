@@ -4,6 +4,7 @@ Item layout (single table, see docs/data-model.md):
 
   pk                      sk               what
   EVENT#<event_id>        META             the event (price, kind, hold time, payment mode)
+  EVENT#<event_id>        CREATION         which request body created the event (its fingerprint)
   EVENT#<event_id>        POOL#<nn>        a counted-inventory shard: capacity/available/held/sold
   EVENT#<event_id>        UNIT#<seat_id>   a named unit (seat): state, booking_id
   BOOKING#<booking_id>    META             the booking, its payment record, version
@@ -30,6 +31,7 @@ from ..domain.booking import Booking, JournalEntry, Payment, PaymentMode
 from ..domain.inventory import InventoryKind, Move, Places, Pool
 from ..domain.money import Money
 from ..domain.statuses import BookingStatus
+from . import hold_limits
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -37,6 +39,7 @@ _deserializer = TypeDeserializer()
 DUE_BUCKETS = 8
 IDEMPOTENCY_RETENTION_SECONDS = 24 * 3600
 OUTBOX_RETENTION_SECONDS = 7 * 24 * 3600
+MAX_SORT_KEY_BYTES = 1024
 
 
 def _ser(value: Any) -> dict:
@@ -87,6 +90,10 @@ class ItemExists(StoreError):
     pass
 
 
+class HoldLimitReached(StoreError):
+    """The customer already has as many active holds for the event as it allows; nothing written."""
+
+
 @dataclass(frozen=True)
 class IdempotencyRecord:
     customer_id: str
@@ -115,36 +122,13 @@ class BookingStore:
 
     # ----------------------------------------------------------------------------------- events
 
-    def put_event(self, event: dict[str, Any], pool_sizes: list[int] | None, unit_ids: list[str] | None) -> None:
-        """Write the inventory items first, the event item last: an event is visible only when whole."""
-        event_pk = f"EVENT#{event['event_id']}"
-        items: list[dict[str, Any]] = []
-        for index, size in enumerate(pool_sizes or []):
-            items.append({"pk": event_pk, "sk": f"POOL#{index:03d}", "capacity": size, "available": size, "held": 0, "sold": 0})
-        for unit in unit_ids or []:
-            items.append({"pk": event_pk, "sk": f"UNIT#{unit}", "state": "available"})
-        for start in range(0, len(items), 25):
-            self._batch_write(items[start:start + 25])
-        try:
-            self.client.put_item(
-                TableName=self.table,
-                Item=_attrs({"pk": event_pk, "sk": "META", **event}),
-                ConditionExpression="attribute_not_exists(pk)",
-            )
-        except ClientError as exc:
-            if _code(exc) == "ConditionalCheckFailedException":
-                raise ItemExists(event["event_id"]) from None
-            raise
+    def put_event(self, event: dict[str, Any], pool_sizes: list[int] | None, unit_ids: list[str] | None,
+                  fingerprint: str) -> None:
+        """Create the event with its inventory; ItemExists if the id is taken (by this request's
+        earlier attempt or another body). Never overwrites an existing item: see event_creation."""
+        from .event_creation import create_event
 
-    def _batch_write(self, items: list[dict[str, Any]]) -> None:
-        requests = [{"PutRequest": {"Item": _attrs(item)}} for item in items]
-        delay = 0.05
-        while requests:
-            answer = self.client.batch_write_item(RequestItems={self.table: requests})
-            requests = answer.get("UnprocessedItems", {}).get(self.table, [])
-            if requests:
-                time.sleep(delay)
-                delay = min(delay * 2, 1.0)
+        create_event(self, event, pool_sizes, unit_ids, fingerprint)
 
     def get_event(self, event_id: str) -> dict[str, Any] | None:
         answer = self.client.get_item(TableName=self.table, Key=_attrs({"pk": f"EVENT#{event_id}", "sk": "META"}))
@@ -159,7 +143,9 @@ class BookingStore:
         ]
 
     def read_units(self, event_id: str, unit_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-        keys = [{"pk": f"EVENT#{event_id}", "sk": f"UNIT#{unit}"} for unit in unit_ids]
+        # A seat id too long for a sort key cannot exist; DynamoDB would refuse the whole read.
+        keys = [{"pk": f"EVENT#{event_id}", "sk": f"UNIT#{unit}"} for unit in unit_ids
+                if len(f"UNIT#{unit}".encode()) <= MAX_SORT_KEY_BYTES]
         found: dict[str, dict[str, Any]] = {}
         for start in range(0, len(keys), 100):
             pending = {self.table: {"Keys": [_attrs(key) for key in keys[start:start + 100]], "ConsistentRead": True}}
@@ -199,9 +185,12 @@ class BookingStore:
 
     # --------------------------------------------------------------------------------- bookings
 
-    def create_hold(self, booking: Booking, journal: JournalEntry, outbox: dict[str, Any], idempotency: IdempotencyRecord) -> None:
+    def create_hold(self, booking: Booking, journal: JournalEntry, outbox: dict[str, Any], idempotency: IdempotencyRecord,
+                    hold_limit: int | None = None) -> None:
         """Take the places, write the booking, its first journal entry, its outbox event and the
-        idempotency record: all in one transaction, or nothing."""
+        idempotency record, and count the hold against the customer's limit for the event (when
+        the booking is ``counted_hold``; ``hold_limit`` None counts without a cap): all in one
+        transaction, or nothing."""
         items = [
             {"Put": {"TableName": self.table, "Item": _attrs({
                 "pk": idempotency.pk, "sk": idempotency.scope, "fingerprint": idempotency.fingerprint,
@@ -219,11 +208,15 @@ class BookingStore:
                 "booking_id": booking.booking_id, "created_at": booking.created_at,
             })}},
         ]
+        if booking.counted_hold:
+            items.append(hold_limits.take_slot(self.table, _attrs, booking.customer_id, booking.event_id, hold_limit))
         reasons = self._transact(items)
         if reasons is None:
             return
         if reasons[0] == "ConditionalCheckFailed":
             raise DuplicateRequest(idempotency.pk)
+        if booking.counted_hold and hold_limit is not None and reasons[-1] == "ConditionalCheckFailed":
+            raise HoldLimitReached(booking.customer_id)
         if "TransactionConflict" in reasons:
             raise TransientStoreError("transaction conflict")
         raise PlacesTaken(self._failed_places(booking.places, reasons[4:]))
@@ -279,6 +272,9 @@ class BookingStore:
             items.append(self._outbox_put(after, outbox))
         if move is not None:
             items.extend(self._inventory_updates(after.event_id, after.booking_id, places or after.places, move))
+        if before.counted_hold and before.holds_places and not after.holds_places:
+            # Leaving HELD/PAYMENT_PENDING frees the customer's slot in this same transaction.
+            items.append(hold_limits.release_slot(self.table, _attrs, before.customer_id, before.event_id))
         reasons = self._transact(items)
         if reasons is None:
             return
@@ -715,6 +711,8 @@ def booking_item(booking: Booking) -> dict[str, Any]:
         item["review"] = dict(booking.review)
     if booking.contact_email:
         item["contact_email"] = booking.contact_email
+    if booking.counted_hold and booking.holds_places:
+        item["counted_hold"] = True
     # Bookings sit in the due index while a hold runs or a payment is unsettled, so the sweeper
     # finds any whose timer or reconciliation execution never started or died.
     due_at = booking.due_at
@@ -744,4 +742,5 @@ def booking_from_item(item: dict[str, Any]) -> Booking:
         places_secured=bool(item.get("places_secured")),
         review=dict(item["review"]) if item.get("review") else None,
         contact_email=item.get("contact_email"),
+        counted_hold=bool(item.get("counted_hold")),
     )

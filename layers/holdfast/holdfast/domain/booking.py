@@ -12,6 +12,12 @@ from .money import Money
 from .statuses import HOLDING, SOLD, BookingStatus, can_move
 
 
+#: Active holds (bookings in HELD or PAYMENT_PENDING) one customer may have for one event, unless
+#: the event sets ``max_holds_per_customer``: enough for a customer who books for others in
+#: several goes, too few for one account to sit on a high-demand sale.
+DEFAULT_HOLDS_PER_CUSTOMER = 4
+
+
 class PaymentMode(StrEnum):
     ONE_STAGE = "one_stage"   # capture: true, the provider takes the money at once
     TWO_STAGE = "two_stage"   # capture: false, money authorised; captured once the places are secured
@@ -69,6 +75,7 @@ class Booking:
     places_secured: bool = False   # two-stage: places pinned for a capture in flight; expiry must wait
     review: dict[str, str] | None = None
     contact_email: str | None = None   # where notifications are emailed; never logged
+    counted_hold: bool = False   # occupies a slot of the customer's hold limit (adapters/hold_limits.py)
 
     @property
     def holds_places(self) -> bool:

@@ -20,6 +20,10 @@ import unicodedata
 
 MAX_TOKENS = 20
 MIN_TOKEN_LENGTH = 2
+#: The most UTF-8 bytes one normalised city, category or word may take in a key. NFKC can turn
+#: one character into 18 (U+FDFA), so a length limit on the raw text does not bound the key;
+#: with two such parts and the prefixes a partition key stays far below DynamoDB's 2,048 bytes.
+MAX_KEY_PART_BYTES = 512
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -28,13 +32,25 @@ def normalise(text: str) -> str:
     return folded.replace("ё", "е")
 
 
+def fits_key(text: str) -> bool:
+    """Whether ``text``, normalised, is short enough to be part of an index key."""
+    return len(normalise(text).encode()) <= MAX_KEY_PART_BYTES
+
+
+def words_fit(text: str) -> bool:
+    """Whether every word of ``text``, normalised, is short enough to be a key (``q`` reads one
+    word's partition; a long text of short words is fine)."""
+    return all(len(word.encode()) <= MAX_KEY_PART_BYTES for word in _WORD.findall(normalise(text)))
+
+
 def tokens(*texts: str) -> list[str]:
-    """The distinct searchable words of ``texts``, in order of first appearance, at most MAX_TOKENS."""
+    """The distinct searchable words of ``texts``, in order of first appearance, at most MAX_TOKENS.
+    A word too long for a key (MAX_KEY_PART_BYTES) is not searchable."""
     seen: list[str] = []
     for text in texts:
         for word in _WORD.findall(normalise(text or "")):
             word = word.strip("_")
-            if len(word) >= MIN_TOKEN_LENGTH and word not in seen:
+            if MIN_TOKEN_LENGTH <= len(word) and len(word.encode()) <= MAX_KEY_PART_BYTES and word not in seen:
                 seen.append(word)
     return seen[:MAX_TOKENS]
 

@@ -25,6 +25,8 @@ class Run:
     row: str
     start: int          # first seat number of the run of available seats
     length: int
+    #: The seat ids as the organizer wrote them ("A-07" stays "A-07", not "A-7").
+    seats: tuple[str, ...] = ()
 
 
 def natural_key(text: str) -> tuple:
@@ -37,25 +39,34 @@ def parse_seat(seat_id: str) -> tuple[str, int] | None:
 
 
 def runs(states: dict[str, str]) -> list[Run]:
-    """Maximal runs of consecutively numbered available seats in each row."""
-    rows: dict[str, dict[int, str]] = {}
+    """Maximal runs of consecutively numbered available seats in each row.
+
+    Walks the seats that exist in number order: a map with seats 1 and 10**14 costs two steps,
+    not 10**14 (numbers are the organizer's and may be sparse).
+    """
+    rows: dict[str, list[tuple[int, str, str]]] = {}
     for seat_id, state in states.items():
         parsed = parse_seat(seat_id)
         if parsed:
-            rows.setdefault(parsed[0], {})[parsed[1]] = state
+            rows.setdefault(parsed[0], []).append((parsed[1], seat_id, state))
     found: list[Run] = []
     for row in sorted(rows, key=natural_key):
-        seats = rows[row]
-        number, last = min(seats), max(seats)
-        while number <= last:
-            if seats.get(number) != "available":
-                number += 1
-                continue
-            start = number
-            while seats.get(number) == "available":
-                number += 1
-            found.append(Run(row, start, number - start))
+        current: list[tuple[int, str]] = []
+        for number, seat_id, state in sorted(rows[row]):
+            # Two ids with one number ("A-1", "A-01") are not neighbours: the second starts anew.
+            adjacent = bool(current) and number == current[-1][0] + 1
+            if current and (state != "available" or not adjacent):
+                found.append(_run(row, current))
+                current = []
+            if state == "available":
+                current.append((number, seat_id))
+        if current:
+            found.append(_run(row, current))
     return found
+
+
+def _run(row: str, seats: list[tuple[int, str]]) -> Run:
+    return Run(row, seats[0][0], len(seats), tuple(seat_id for _, seat_id in seats))
 
 
 def choose_best_available(states: dict[str, str], quantity: int, rng: random.Random | None = None,
@@ -79,23 +90,23 @@ def choose_best_available(states: dict[str, str], quantity: int, rng: random.Ran
             left_gap, right_gap = offset, run.length - quantity - offset
             orphans = (left_gap == 1) + (right_gap == 1)
             first = run.start + offset
-            candidates.append(((orphans, row_rank[run.row], abs(first - centre), first), run.row, first))
+            candidates.append(((orphans, row_rank[run.row], abs(first - centre), first), run, offset))
     if candidates:
-        candidates.sort()
+        candidates.sort(key=lambda candidate: candidate[0])
         if among > 1:
             best_orphans = candidates[0][0][0]
             pool = [c for c in candidates if c[0][0] == best_orphans][:among]
-            _, row, first = (rng or random).choice(pool)
+            _, run, offset = (rng or random).choice(pool)
         else:
-            _, row, first = candidates[0]
-        return tuple(f"{row}-{number}" for number in range(first, first + quantity))
+            _, run, offset = candidates[0]
+        return run.seats[offset:offset + quantity]
     available = [seat for seat, state in states.items() if state == "available"]
     if len(available) < quantity:
         return None
     chosen: list[str] = []
     for run in sorted(all_runs, key=lambda r: (-r.length, row_rank[r.row], r.start)):
         take = min(run.length, quantity - len(chosen))
-        chosen.extend(f"{run.row}-{number}" for number in range(run.start, run.start + take))
+        chosen.extend(run.seats[:take])
         if len(chosen) == quantity:
             return tuple(chosen)
     # Seats whose ids are not <row>-<n> are used last, in id order.

@@ -13,13 +13,14 @@ from typing import Any, Callable
 from ..adapters.dynamo import (
     BookingStore,
     DuplicateRequest,
+    HoldLimitReached,
     IdempotencyRecord,
     PlacesTaken,
     StaleBooking,
     TransientStoreError,
 )
 from ..clock import Clock, iso, parse_iso
-from ..domain.booking import Booking, JournalEntry, PaymentMode
+from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER, Booking, JournalEntry, PaymentMode
 from ..domain.errors import (
     Busy,
     Conflict,
@@ -33,6 +34,7 @@ from ..domain.errors import (
     TooBusy,
 )
 from ..domain.inventory import InventoryKind, Move, Places, plan_counted
+from ..domain.journal import customer_view
 from ..domain.money import Money
 from ..domain.seating import choose_best_available
 from ..domain.statuses import BookingStatus
@@ -83,6 +85,9 @@ class BookingService:
         contact = {"contact_email": request.contact_email} if request.contact_email else {}
         fingerprint = _fingerprint({"event_id": event_id, **wanted, **contact})
         ttl = int(hold_seconds if hold_seconds is not None else event["hold_ttl_seconds"])
+        # A waitlist offer counts against the customer's holds but is not refused by the cap: the
+        # customer queued for exactly this hold.
+        limit = None if hold_seconds is not None else hold_limit(event)
 
         replay = self._replay(customer_id, idempotency_key, fingerprint, system_key)
         if replay is not None:
@@ -106,6 +111,7 @@ class BookingService:
                 payment_mode=PaymentMode(event["payment_mode"]),
                 hold_expires_at=iso(now + timedelta(seconds=ttl)),
                 created_at=iso(now), updated_at=iso(now), version=1, contact_email=request.contact_email,
+                counted_hold=True,
             )
             journal = JournalEntry(
                 at=iso(now), action="hold_created", actor=actor, from_status=None, to_status="HELD",
@@ -118,7 +124,10 @@ class BookingService:
             try:
                 self.store.create_hold(booking, journal, {"type": outbox_type, "at": iso(now),
                                                           "hold_expires_at": booking.hold_expires_at,
-                                                          **(extra or {})}, record)
+                                                          **(extra or {})}, record, hold_limit=limit)
+            except HoldLimitReached:
+                raise Conflict(f"You already hold places in {limit} booking(s) for this event; pay for or cancel "
+                               "one first.", code="hold_limit_reached", limit=limit) from None
             except DuplicateRequest:
                 replay = self._replay(customer_id, idempotency_key, fingerprint, system_key)
                 if replay is None:
@@ -233,7 +242,8 @@ class BookingService:
             raise NotFound(f"No booking {booking_id}.", code="booking_not_found")
         if booking.customer_id != customer_id:
             raise Forbidden("This booking belongs to another customer.")
-        return describe(booking) | {"journal": [entry.as_dict() for entry in journal]}
+        # Operators' notes and internal checks stay out of the customer's view (domain/journal.py).
+        return describe(booking) | {"journal": customer_view(journal)}
 
     # ---------------------------------------------------------------------------- release paths
 
@@ -301,6 +311,10 @@ class BookingService:
             except StaleBooking:
                 continue
         raise TransientStoreError("booking kept changing while expiring it")
+
+
+def hold_limit(event: dict[str, Any]) -> int:
+    return int(event.get("max_holds_per_customer") or DEFAULT_HOLDS_PER_CUSTOMER)
 
 
 def describe(booking: Booking) -> dict[str, Any]:

@@ -1,12 +1,15 @@
 """Events: created by an organizer, read by everyone with live counts of their places."""
 from __future__ import annotations
 
+import hashlib
+import json
 import uuid
 from typing import Any
 
-from ..adapters.dynamo import BookingStore, ItemExists
+from ..adapters.dynamo import BookingStore, ItemExists, TransientStoreError
 from ..clock import Clock, iso
-from ..domain.errors import IdempotencyKeyReused, NotFound
+from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
+from ..domain.errors import IdempotencyKeyReused, NotFound, TooBusy
 from ..domain.inventory import InventoryKind, pool_sizes, seat_ids_from_rows
 from ..domain.money import Money
 from ..schemas import EventIn
@@ -24,7 +27,7 @@ class CatalogService:
         """Create an event. With an Idempotency-Key the event id is derived from it, so a repeat
         returns the event created the first time instead of a second event."""
         price = Money.parse(request.price.value, request.price.currency.upper())
-        event_id = str(uuid.uuid5(EVENT_NAMESPACE, idempotency_key)) if idempotency_key else str(uuid.uuid4())
+        event_id = self._event_id(idempotency_key)
         if request.seat_map is not None:
             if request.seat_map.rows is not None:
                 units = seat_ids_from_rows([(row.name, row.seats) for row in request.seat_map.rows])
@@ -42,16 +45,27 @@ class CatalogService:
             "hold_ttl_seconds": request.hold_ttl_seconds or self.default_hold_ttl,
             "payment_mode": request.payment_mode, "max_per_booking": request.max_per_booking,
             "high_demand": request.high_demand,
+            "max_holds_per_customer": request.max_holds_per_customer or DEFAULT_HOLDS_PER_CUSTOMER,
             "created_at": iso(self.clock()),
         }
+        # The whole request, inventory included: the same key with other seats is another request.
+        fingerprint = _fingerprint({key: value for key, value in event.items() if key != "created_at"}, pools, units)
         try:
-            self.store.put_event(event, pools, units)
+            self.store.put_event(event, pools, units, fingerprint)
         except ItemExists:
             existing = self.store.get_event(event_id)
-            if existing is None or any(existing.get(k) != event[k] for k in event if k not in ("created_at",)):
+            if existing is None or not _same_request(existing, event, fingerprint):
                 raise IdempotencyKeyReused() from None
             event = existing
+        except TransientStoreError:
+            # Nothing is visible until the event is whole; the retry completes what was written.
+            raise TooBusy() from None
         return self.describe(event)
+
+    @staticmethod
+    def _event_id(idempotency_key: str | None) -> str:
+        """With an Idempotency-Key the event id is derived from it: a retry addresses the same event."""
+        return str(uuid.uuid5(EVENT_NAMESPACE, idempotency_key)) if idempotency_key else str(uuid.uuid4())
 
     def get_event(self, event_id: str) -> dict[str, Any]:
         event = self.store.get_event(event_id)
@@ -69,6 +83,7 @@ class CatalogService:
             "capacity": int(event["capacity"]), "hold_ttl_seconds": int(event["hold_ttl_seconds"]),
             "payment_mode": event["payment_mode"], "max_per_booking": int(event["max_per_booking"]),
             "high_demand": bool(event.get("high_demand", False)),
+            "max_holds_per_customer": int(event.get("max_holds_per_customer") or DEFAULT_HOLDS_PER_CUSTOMER),
             "counts": counts,
         }
 
@@ -84,3 +99,15 @@ class CatalogService:
             "held": sum(pool.held for pool in pools),
             "sold": sum(pool.sold for pool in pools),
         }
+
+
+def _fingerprint(event: dict[str, Any], pools: list[int] | None, units: list[str] | None) -> str:
+    data = {"event": event, "pools": pools, "units": units}
+    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
+
+
+def _same_request(existing: dict[str, Any], event: dict[str, Any], fingerprint: str) -> bool:
+    if "creation_fingerprint" in existing:
+        return existing["creation_fingerprint"] == fingerprint
+    # Events created before fingerprints were stored: compare the event's own fields.
+    return all(existing.get(key) == value for key, value in event.items() if key != "created_at")

@@ -25,6 +25,7 @@ from ..schemas import EventListQuery, EventPatchIn
 UPDATE_ATTEMPTS = 5
 SEAT_MAP_CACHE_SECONDS = 1.0
 SEAT_MAP_CACHE_EVENTS = 500
+MAX_SORT_KEY_BYTES = 1024   # DynamoDB's limit for a sort key
 
 
 class ListingService:
@@ -97,6 +98,11 @@ class ListingService:
         upper = (iso(query.date_to) if query.date_to else "9999") + "~"
         if lower > upper:
             raise InvalidRequest("'from' is after 'to'.", code="invalid_date_range")
+        for name, value, fits in (("city", query.city, search.fits_key), ("category", query.category, search.fits_key),
+                                  ("q", query.q, search.words_fit)):
+            if value and not fits(value):
+                raise InvalidRequest(f"'{name}' is too long once normalised.", code="query_too_long", field=name,
+                                     max_bytes=search.MAX_KEY_PART_BYTES)
         words = search.tokens(query.q) if query.q else []
         if query.q and not words:
             raise InvalidRequest("The search text has no words to look for.", code="invalid_query")
@@ -119,7 +125,7 @@ class ListingService:
                 values[":category"] = search.normalise(query.category)
         else:
             partition = search.list_partition(query.city, query.category)
-        start = self._decode_cursor(query.cursor, partition) if query.cursor else None
+        start = self._decode_cursor(query.cursor, partition, lower, upper) if query.cursor else None
         items, more = self.store.query_listing(
             partition, lower, upper, query.limit, start, " AND ".join(filters) or None, values or None, names or None)
         events = [self.view(item | {"published": True}) for item in items]
@@ -132,11 +138,15 @@ class ListingService:
         return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
     @staticmethod
-    def _decode_cursor(cursor: str, partition: str) -> dict[str, str]:
+    def _decode_cursor(cursor: str, partition: str, lower: str, upper: str) -> dict[str, str]:
+        """The start key a cursor names. DynamoDB refuses (ValidationException) a start key outside
+        the query's sort key range, so a cursor from another date range is this query's 400."""
         try:
             raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
             data = json.loads(raw)
             if not isinstance(data, dict) or data.get("p") != partition or not isinstance(data.get("s"), str):
+                raise ValueError
+            if not lower <= data["s"] <= upper or len(data["s"].encode()) > MAX_SORT_KEY_BYTES:
                 raise ValueError
         except (ValueError, binascii.Error, UnicodeDecodeError):
             raise InvalidRequest("The cursor does not belong to this query; start again without it.",

@@ -1,0 +1,89 @@
+"""Writing a new event so that no retry can ever reset it.
+
+An event's id comes from the organizer's Idempotency-Key, so a retry (or the same key with
+another body) addresses the same items as the live event. The order below makes that harmless:
+
+1. ``META`` already there: stop, nothing is written (the caller compares and replays or refuses).
+2. A ``CREATION`` item claims the id for this request's fingerprint (event fields, pool sizes,
+   seat ids). Only a request with the same fingerprint may go on, so another body never writes a
+   single pool or seat, even when it races the first request.
+3. Pools and seats, each ``attribute_not_exists``, in transactions of at most 100 items
+   (DynamoDB's limit; a seat map holds up to 5,000). An item that exists is never overwritten:
+   a retry that resumes a creation stopped half-way adds only what is missing. Nothing can have
+   touched those items yet: holds read ``META`` first, and it does not exist until step 4.
+4. ``META`` last, conditional: the event becomes visible only with all of its inventory.
+
+Why not one transaction with ``META``: 100 items would cap a seat map at 99 seats. Why not
+``META`` first: a creation that stops half-way would be a bookable event with part of its seats.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import ClientError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .dynamo import BookingStore
+
+TRANSACTION_LIMIT = 100
+
+
+def create_event(store: "BookingStore", event: dict[str, Any], pool_sizes: list[int] | None,
+                 unit_ids: list[str] | None, fingerprint: str) -> None:
+    from .dynamo import ItemExists, TransientStoreError, _attrs, _code
+
+    event_id = event["event_id"]
+    event_pk = f"EVENT#{event_id}"
+    # A consistent read: a replay that missed a just-written META would redo every step (harmlessly,
+    # each write conditional, but thousands of them for a big seat map).
+    meta = store.client.get_item(TableName=store.table, Key=_attrs({"pk": event_pk, "sk": "META"}),
+                                 ConsistentRead=True, ProjectionExpression="pk")
+    if "Item" in meta:
+        raise ItemExists(event_id)
+    try:
+        store.client.put_item(
+            TableName=store.table,
+            Item=_attrs({"pk": event_pk, "sk": "CREATION", "fingerprint": fingerprint, "created_at": event["created_at"]}),
+            ConditionExpression="attribute_not_exists(pk) OR fingerprint = :fingerprint",
+            ExpressionAttributeValues=_attrs({":fingerprint": fingerprint}),
+        )
+    except ClientError as exc:
+        if _code(exc) == "ConditionalCheckFailedException":
+            raise ItemExists(event_id) from None
+        raise
+    items: list[dict[str, Any]] = []
+    for index, size in enumerate(pool_sizes or []):
+        items.append({"pk": event_pk, "sk": f"POOL#{index:03d}", "capacity": size, "available": size, "held": 0, "sold": 0})
+    for unit in unit_ids or []:
+        items.append({"pk": event_pk, "sk": f"UNIT#{unit}", "state": "available"})
+    for start in range(0, len(items), TRANSACTION_LIMIT):
+        chunk = items[start:start + TRANSACTION_LIMIT]
+        reasons = store._transact([_put_new(store.table, item, _attrs) for item in chunk])
+        if reasons is None:
+            continue
+        if "ConditionalCheckFailed" not in reasons:
+            raise TransientStoreError("transaction conflict while creating an event")
+        # Some items exist (an earlier attempt, or a concurrent one with the same body, wrote them):
+        # write the others one by one, each still conditional.
+        for item, reason in zip(chunk, reasons):
+            if reason == "ConditionalCheckFailed":
+                continue
+            try:
+                store.client.put_item(**_put_new(store.table, item, _attrs)["Put"])
+            except ClientError as exc:
+                if _code(exc) != "ConditionalCheckFailedException":
+                    raise
+    try:
+        store.client.put_item(
+            TableName=store.table,
+            Item=_attrs({"pk": event_pk, "sk": "META", **event, "creation_fingerprint": fingerprint}),
+            ConditionExpression="attribute_not_exists(pk)",
+        )
+    except ClientError as exc:
+        if _code(exc) == "ConditionalCheckFailedException":
+            raise ItemExists(event_id) from None
+        raise
+
+
+def _put_new(table: str, item: dict[str, Any], attrs) -> dict[str, Any]:
+    return {"Put": {"TableName": table, "Item": attrs(item), "ConditionExpression": "attribute_not_exists(pk)"}}

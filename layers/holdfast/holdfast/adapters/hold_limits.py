@@ -1,0 +1,46 @@
+"""The per-customer, per-event count of active holds (finding 13 of issue 11).
+
+One item per customer and event, ``CUSTOMER#<customer> / HOLDS#EVENT#<event_id>``, whose
+``active`` counts the customer's bookings for the event that hold places. It changes only inside
+the booking's own transactions, so it cannot drift from the bookings:
+
+- ``create_hold`` adds one, conditioned on ``active < limit`` (a waitlist offer adds one without
+  the condition: the customer queued for it, and it still counts against their own holds);
+- ``save`` takes one away in the transaction that moves a counted booking out of HELD or
+  PAYMENT_PENDING (expiry, cancellation, failed payment, confirmation, review).
+
+A booking carries ``counted_hold`` while it occupies a slot; bookings from before the counter
+existed carry none and release nothing. A late payment that takes released places again is not
+counted: the money is already there and the capture follows at once.
+
+Each helper returns one TransactWriteItems entry; the callers put it LAST so the cancellation
+reasons of the entries before it keep their positions.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+
+def counter_key(customer_id: str, event_id: str) -> dict[str, str]:
+    return {"pk": f"CUSTOMER#{customer_id}", "sk": f"HOLDS#EVENT#{event_id}"}
+
+
+def take_slot(table: str, attrs: Callable[[dict], dict], customer_id: str, event_id: str,
+              limit: int | None) -> dict[str, Any]:
+    update: dict[str, Any] = {
+        "TableName": table, "Key": attrs(counter_key(customer_id, event_id)),
+        "UpdateExpression": "ADD active :one",
+        "ExpressionAttributeValues": attrs({":one": 1}),
+    }
+    if limit is not None:
+        update["ConditionExpression"] = "attribute_not_exists(active) OR active < :limit"
+        update["ExpressionAttributeValues"] = attrs({":one": 1, ":limit": limit})
+    return {"Update": update}
+
+
+def release_slot(table: str, attrs: Callable[[dict], dict], customer_id: str, event_id: str) -> dict[str, Any]:
+    return {"Update": {
+        "TableName": table, "Key": attrs(counter_key(customer_id, event_id)),
+        "UpdateExpression": "ADD active :minus_one",
+        "ExpressionAttributeValues": attrs({":minus_one": -1}),
+    }}
