@@ -1,0 +1,132 @@
+"""What AWS would run: the functions as `sam build` builds them, in interpreters that hold only
+what Lambda's python3.12 runtime holds, invoked with every sample event against the local stack.
+
+The rest of the suite imports the functions from the source tree inside the dev venv, which has
+every package; a dependency the layer lacks (aws-xray-sdk, once) passes there and fails every
+function on AWS at import. Here it fails the test.
+"""
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.parity import build
+from tests.parity.lambda_env import LambdaEnvironment
+from tests.support.handlers import REPO
+from tests.support.system import local_system
+from tests.support.template import template
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
+
+SAMPLE_EVENT_ID = "7d1f3c2a-7c55-4f0c-9a59-3f4b7f0b2b11"
+SAMPLE_WAITLIST_EVENT_ID = "7d1c2a4e-5b3f-4c8e-9a10-2f4b6c8d0e12"
+SAMPLE_BOOKING_ID = "0b6a6d7e-2f0f-4d7e-8a8e-6f1e0b9c4a21"
+SAMPLE_PAYMENT_ID = "2f9a3c4e-000f-5000-9000-1b2c3d4e5f60"
+
+# Step Functions task payloads: which function each machine's task hands them to
+TASK_EVENTS = {"expire_hold.json": "ExpireHoldFunction", "hold_reminder.json": "NotifierFunction",
+               "reconcile_payment.json": "ReconcilePaymentFunction"}
+
+
+def _functions() -> dict[str, dict[str, Any]]:
+    return {name: r["Properties"] for name, r in template()["Resources"].items()
+            if r["Type"] == "AWS::Serverless::Function"}
+
+
+def function_for(event_file: str, stack: Any) -> str:
+    """The function a sample event belongs to, found from the template's event sources."""
+    if event_file in TASK_EVENTS:
+        return TASK_EVENTS[event_file]
+    event = json.loads((REPO / "events" / event_file).read_text())
+    owners = []
+    for name, props in _functions().items():
+        for source in (props.get("Events") or {}).values():
+            kind, p = source["Type"], source.get("Properties") or {}
+            if kind == "Api" and "httpMethod" in event:
+                if (p["Method"].upper(), p["Path"]) == (event["httpMethod"], event["resource"]):
+                    owners.append(name)
+            elif kind in ("SQS", "DynamoDB") and "Records" in event:
+                logical = (p.get("Queue") or p.get("Stream"))["Fn::GetAtt"][0]
+                arn = event["Records"][0]["eventSourceARN"]
+                if kind == "SQS" and arn.rsplit(":", 1)[-1] == stack.attributes[logical]["QueueName"]:
+                    owners.append(name)
+                if kind == "DynamoDB" and arn.split(":table/")[-1].split("/")[0] == stack.resources[logical]:
+                    owners.append(name)
+            elif kind == "Schedule" and event.get("detail-type") == "Scheduled Event":
+                owners.append(name)
+    assert len(owners) == 1, f"{event_file}: owned by {owners or 'no function'}"
+    return owners[0]
+
+
+@pytest.fixture(scope="module")
+def built() -> Path:
+    started = time.monotonic()
+    path = build.build()
+    print(f"\nsam build ({build.host_architecture()}): {time.monotonic() - started:.1f}s -> {path}")
+    return path
+
+
+@pytest.fixture(scope="module")
+def runtime_sdk() -> Path:
+    return build.runtime_sdk()
+
+
+@pytest.fixture(scope="module")
+def xray_daemon():
+    """Where the X-Ray SDK sends its segments on Lambda (a UDP daemon); counts what arrives."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.setblocking(False)
+    yield sock
+    sock.close()
+
+
+def _drain(sock: socket.socket) -> int:
+    count = 0
+    while True:
+        try:
+            sock.recv(65536)
+        except BlockingIOError:
+            return count
+        count += 1
+
+
+@pytest.fixture(scope="module")
+def parity_system():
+    default_networks = template()["Parameters"]["AllowedWebhookNetworks"]["Default"]
+    with local_system(AllowedWebhookNetworks=default_networks) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def environments(parity_system, built, runtime_sdk, xray_daemon, tmp_path_factory):
+    stack = parity_system["stack"]
+    logs = tmp_path_factory.mktemp("lambda-logs")
+    layer = built / "HoldfastLayer" / "python"
+    envs = {lid: LambdaEnvironment(fn, stack, built / lid, layer, runtime_sdk,
+                                   xray_daemon.getsockname()[1], logs / f"{lid}.log")
+            for lid, fn in stack.functions.items()}
+    try:
+        yield envs
+    finally:
+        for env in envs.values():
+            env.close()
+
+
+def test_every_function_imports_from_the_build_alone(environments, built, runtime_sdk):
+    failures = {}
+    for lid, env in environments.items():
+        init = env.ready()
+        if not init["ready"]:
+            failures[lid] = f"{init['errorType']}: {init['errorMessage']}"
+            continue
+        allowed = (str(built / lid), str(built / "HoldfastLayer" / "python"), str(runtime_sdk))
+        for name, where in init["modules"].items():
+            assert where and where.startswith(allowed), f"{lid}: {name} came from {where}"
+    assert not failures, "functions that fail at import on Lambda:\n" + "\n".join(
+        f"  {lid}: {error}" for lid, error in sorted(failures.items()))
