@@ -130,3 +130,93 @@ def test_every_function_imports_from_the_build_alone(environments, built, runtim
             assert where and where.startswith(allowed), f"{lid}: {name} came from {where}"
     assert not failures, "functions that fail at import on Lambda:\n" + "\n".join(
         f"  {lid}: {error}" for lid, error in sorted(failures.items()))
+
+
+# The sample events in the order a customer's story runs, with what each must answer. Sample ids
+# are swapped for the ones this run creates. API answers: (status, error code or None).
+SCENARIO: list[tuple[str, Any]] = [
+    ("create_event.json", (201, None)),
+    ("create_seated_event.json", (201, None)),
+    ("get_event.json", (200, None)),
+    ("publish_event.json", (200, None)),
+    ("list_events.json", (200, None)),
+    ("get_seat_map.json", (200, None)),
+    ("create_seat_booking.json", (201, None)),
+    ("create_booking.json", (201, None)),
+    ("get_booking.json", (200, None)),
+    ("start_payment.json", (201, None)),              # the sandbox provider creates the payment
+    ("payment_notification.json", (200, None)),       # from YooKassa's network: queued
+    ("payment_events_sqs.json", {"batchItemFailures": []}),
+    ("get_booking_journal.json", (200, None)),
+    ("list_reviews.json", (200, None)),
+    ("resolve_review.json", (409, "not_in_review")),
+    ("join_queue.json", (200, None)),                 # not a high-demand sale: no queue needed
+    ("queue_status.json", (200, None)),
+    ("join_waitlist.json", (200, None)),              # places are free: the entry is skipped
+    ("get_waitlist_entry.json", (200, None)),
+    ("leave_waitlist.json", (404, "not_on_waitlist")),
+    ("outbox_stream.json", {"batchItemFailures": []}),
+    ("notification_sqs.json", {"batchItemFailures": []}),
+    ("hold_reminder.json", {"reminded": False}),      # the hold is far from its end
+    ("reconcile_payment.json", {"outcome": "pending", "status": "PAYMENT_PENDING"}),
+    ("expire_hold.json", {"outcome": "not_yet"}),
+    ("cancel_booking.json", (200, None)),
+    ("sweep_due.json", {"expired": 0, "reconciling": 0, "skipped": 0}),
+]
+
+
+# which answers carry the ids the later sample events use
+CREATES = {"create_event.json": ("event", "event_id"), "create_seated_event.json": ("seated_event", "event_id"),
+           "create_booking.json": ("booking", "booking_id"), "start_payment.json": ("payment", "payment_id")}
+
+
+def _dig(body: Any, path: str) -> str:
+    for part in path.split("."):
+        body = body[part]
+    return body
+
+
+def _substituted(event_file: str, ids: dict[str, str]) -> Any:
+    text = (REPO / "events" / event_file).read_text()
+    seated = event_file in ("get_seat_map.json", "create_seat_booking.json")
+    swaps = {SAMPLE_EVENT_ID: ids.get("seated_event" if seated else "event"),
+             SAMPLE_WAITLIST_EVENT_ID: ids.get("event"), SAMPLE_BOOKING_ID: ids.get("booking"),
+             SAMPLE_PAYMENT_ID: ids.get("payment")}
+    for sample, real in swaps.items():
+        if real:
+            text = text.replace(sample, real)
+    return json.loads(text)
+
+
+def test_every_function_answers_its_sample_events(environments, parity_system, xray_daemon):
+    stack = parity_system["stack"]
+    for env in environments.values():
+        assert env.ready()["ready"], f"{env.logical_id} does not import: {env.ready()}"
+    samples = sorted(p.name for p in (REPO / "events").glob("*.json"))
+    assert sorted(f for f, _ in SCENARIO) == samples, "every sample event is in the scenario, once"
+    ids: dict[str, str] = {}
+    answered: dict[str, list[str]] = {lid: [] for lid in environments}
+    _drain(xray_daemon)
+    for event_file, expected in SCENARIO:
+        lid = function_for(event_file, stack)
+        answer = environments[lid].invoke(_substituted(event_file, ids))
+        assert "errorType" not in answer, (f"{event_file} -> {lid}: {answer['errorType']}: "
+                                           f"{answer['errorMessage']}\n{answer.get('trace', '')}")
+        result = answer["result"]
+        answered[lid].append(event_file)
+        body = json.loads(result["body"]) if isinstance(result, dict) and result.get("body") else None
+        if isinstance(expected, tuple):
+            status, code = expected
+            assert (result["statusCode"], (body or {}).get("error", {}).get("code")) == (status, code), (
+                f"{event_file} -> {lid}: {json.dumps(result)[:600]}")
+            assert result["multiValueHeaders"]["Content-Type"] == ["application/json"]
+        else:
+            assert {k: result.get(k) for k in expected} == expected, f"{event_file} -> {lid}: {result}"
+        if event_file in CREATES:
+            ids[CREATES[event_file][0]] = _dig(body, CREATES[event_file][1])
+    assert ids["booking"] in json.dumps(_substituted("get_booking.json", ids))
+    assert not [lid for lid, files in answered.items() if not files], f"functions without a sample event: {answered}"
+    time.sleep(0.2)
+    segments = _drain(xray_daemon)
+    print(f"\nX-Ray segments sent to the daemon address: {segments}")
+    assert segments >= len(SCENARIO), "Tracer ran as on Lambda and sent a segment per invocation"
