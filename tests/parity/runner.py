@@ -74,7 +74,8 @@ def main():
               ("boto3", "botocore", "aws_xray_sdk", "aws_lambda_powertools", "pydantic", "yookassa",
                "holdfast") if name in sys.modules}
     protocol.write(json.dumps({"ready": True, "init_seconds": time.monotonic() - started,
-                               "sys_path": sys.path, "botocore": botocore_file, "modules": loaded}) + "\n")
+                               "sys_path": sys.path, "botocore": botocore_file, "modules": loaded,
+                               "calls": list(calls)}, default=str) + "\n")
     timeout_s = float(setup["timeout"])
     for line in sys.stdin:
         event = json.loads(line)

@@ -17,6 +17,7 @@ import pytest
 
 from tests.parity import build
 from tests.parity.lambda_env import LambdaEnvironment
+from tests.support import iam
 from tests.support.handlers import REPO
 from tests.support.system import local_system
 from tests.support.template import template
@@ -195,6 +196,7 @@ def test_every_function_answers_its_sample_events(environments, parity_system, x
     samples = sorted(p.name for p in (REPO / "events").glob("*.json"))
     assert sorted(f for f, _ in SCENARIO) == samples, "every sample event is in the scenario, once"
     ids: dict[str, str] = {}
+    calls = [{**c, "function": lid} for lid, env in environments.items() for c in env.ready()["calls"]]
     answered: dict[str, list[str]] = {lid: [] for lid in environments}
     _drain(xray_daemon)
     for event_file, expected in SCENARIO:
@@ -202,6 +204,7 @@ def test_every_function_answers_its_sample_events(environments, parity_system, x
         answer = environments[lid].invoke(_substituted(event_file, ids))
         assert "errorType" not in answer, (f"{event_file} -> {lid}: {answer['errorType']}: "
                                            f"{answer['errorMessage']}\n{answer.get('trace', '')}")
+        calls.extend({**c, "function": lid} for c in answer["calls"])
         result = answer["result"]
         answered[lid].append(event_file)
         body = json.loads(result["body"]) if isinstance(result, dict) and result.get("body") else None
@@ -220,3 +223,11 @@ def test_every_function_answers_its_sample_events(environments, parity_system, x
     segments = _drain(xray_daemon)
     print(f"\nX-Ray segments sent to the daemon address: {segments}")
     assert segments >= len(SCENARIO), "Tracer ran as on Lambda and sent a segment per invocation"
+    # moto enforces no IAM: hold every call the built functions made to their roles
+    verdict = iam.check(calls, stack)
+    performed = sorted({(c["function"], c["service"], c["action"]) for c in calls})
+    print(f"\n{len(calls)} AWS calls by the built functions; (function, service, action) performed:")
+    for row in performed:
+        print("  ", *row)
+    assert {lid for lid, _, _ in performed} == set(environments), "every function reached AWS"
+    assert not verdict.denied, "AccessDenied on AWS:\n" + "\n".join(verdict.denied)
