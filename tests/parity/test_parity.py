@@ -231,3 +231,30 @@ def test_every_function_answers_its_sample_events(environments, parity_system, x
         print("  ", *row)
     assert {lid for lid, _, _ in performed} == set(environments), "every function reached AWS"
     assert not verdict.denied, "AccessDenied on AWS:\n" + "\n".join(verdict.denied)
+
+
+def test_the_roles_deny_what_the_template_does_not_grant(parity_system):
+    """The check reads the real roles: grants the template makes pass, others are AccessDenied."""
+    stack = parity_system["stack"]
+    machines = {lid: stack.resources[lid] for lid in ("HoldExpiryStateMachine", "ReconciliationStateMachine")}
+
+    def call(function: str, service: str, action: str, **params: Any) -> dict[str, Any]:
+        return {"function": function, "service": service, "action": action, "params": params}
+
+    granted = [
+        call("BookingsApiFunction", "states", "StartExecution", stateMachineArn=machines["HoldExpiryStateMachine"]),
+        call("SweepDueFunction", "states", "StartExecution", stateMachineArn=machines["ReconciliationStateMachine"]),
+        call("BookingsApiFunction", "secretsmanager", "GetSecretValue", SecretId="holdfast/provider"),
+        call("PaymentWebhookFunction", "sqs", "SendMessage", QueueUrl=stack.resources["PaymentEventsQueue"]),
+        call("OutboxRelayFunction", "events", "PutEvents", Entries=[{"EventBusName": stack.resources["NotificationsBus"]}]),
+    ]
+    assert iam.check(granted, stack).denied == []
+    refused = [
+        call("SweepDueFunction", "states", "StartExecution", stateMachineArn=machines["HoldExpiryStateMachine"]),
+        call("BookingsApiFunction", "states", "DescribeExecution",
+             executionArn=machines["HoldExpiryStateMachine"].replace(":stateMachine:", ":execution:") + ":b-1"),
+        call("PaymentWebhookFunction", "secretsmanager", "GetSecretValue", SecretId="holdfast/provider"),
+        call("ExpireHoldFunction", "dynamodb", "DeleteTable", TableName=stack.resources["BookingsTable"]),
+        call("NotifierFunction", "sqs", "SendMessage", QueueUrl=stack.resources["PaymentEventsQueue"]),
+    ]
+    assert len(iam.check(refused, stack).denied) == len(refused)
