@@ -99,7 +99,8 @@ def build(architecture: str | None = None) -> Path:
     if (target / "build" / "template.yaml").is_file():
         return target / "build"
     CACHE.mkdir(parents=True, exist_ok=True)
-    for old in CACHE.glob("sam-build-*"):
+    # keep a couple of earlier builds (checkouts sharing .devstack may be on other commits)
+    for old in sorted(CACHE.glob("sam-build-*"), key=lambda p: p.stat().st_mtime)[:-2]:
         shutil.rmtree(old, ignore_errors=True)
     staging = CACHE / f"staging-{key}"
     shutil.rmtree(staging, ignore_errors=True)
@@ -109,7 +110,10 @@ def build(architecture: str | None = None) -> Path:
                    "--build-dir", str(staging / "build"), "--parallel")
     if done.returncode != 0:
         raise AssertionError(f"sam build failed ({done.returncode}):\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
-    staging.rename(target)
+    if target.exists():  # built meanwhile by another run on the same sources
+        shutil.rmtree(staging, ignore_errors=True)
+    else:
+        staging.rename(target)
     return target / "build"
 
 
