@@ -45,7 +45,7 @@ venv: $(STAMP)
 
 $(SAM_STAMP): pyproject.toml $(STAMP)
 	@echo "==> creating $(SAM_VENV) for the SAM CLI"
-	@test -x $(SAM_VENV)/bin/python || $(PYTHON312) -m venv $(SAM_VENV)
+	@test -x $(SAM_VENV)/bin/python || $(PY) -m venv $(SAM_VENV)
 	@$(SAM_VENV)/bin/python -m pip install --quiet --upgrade pip
 	@$(SAM_VENV)/bin/python -m pip install --quiet $$($(PY) -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["sam"]))')
 	@touch $(SAM_STAMP)
