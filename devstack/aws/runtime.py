@@ -10,6 +10,8 @@ Every hook here touches moto internals, which is why moto is pinned to an exact 
 * `moto.sqs.models.Queue.wait_for_messages` -> releases the SQS lock while a long poll waits, so
   one `WaitTimeSeconds=20` receive does not stall every other SQS call.
 * `WaitFunction._wait_interval` and the Retrier's `time.sleep` -> scaled by `wait_scale`.
+* `botocore.client.BaseClient._make_api_call` -> records every AWS call a function makes
+  (devstack/aws/calls.py), because moto enforces no IAM: tests check them against the roles.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import queries, transactions
+from . import calls, queries, transactions
+from .calls import CURRENT_FUNCTION as _CURRENT_FUNCTION
 
 LOG = logging.getLogger("devstack.aws")
 
@@ -96,6 +99,7 @@ class LocalFunction:
             if not source.is_file():
                 raise ImportError(f"handler module not found: {source}")
             name = self.module_name
+            token = _CURRENT_FUNCTION.set(self.logical_id)  # calls made at import are the function's too
             saved_env = {k: os.environ.get(k) for k in self.import_environment}
             os.environ.update(self.import_environment)
             sys.path.insert(0, str(self.code_dir))
@@ -119,6 +123,7 @@ class LocalFunction:
                         os.environ.pop(key, None)
                     else:
                         os.environ[key] = value
+                _CURRENT_FUNCTION.reset(token)
             self._handler = getattr(module, attribute)
             return self._handler
 
@@ -134,7 +139,11 @@ class LocalFunction:
         """
         handler = self.load()
         with _INVOCATION_LOCK:
-            return handler(event, LambdaContext(self, request_id))
+            token = _CURRENT_FUNCTION.set(self.logical_id)
+            try:
+                return handler(event, LambdaContext(self, request_id))
+            finally:
+                _CURRENT_FUNCTION.reset(token)
 
 
 _INVOCATION_LOCK = threading.Lock()
@@ -238,6 +247,7 @@ def _install() -> None:
     )
 
     LambdaFunction._invoke_lambda = _invoke_in_process
+    calls.install()
     transactions.install()
     queries.install()
 

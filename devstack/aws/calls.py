@@ -1,0 +1,62 @@
+"""The AWS calls each function makes on the local stack, recorded because moto enforces no IAM.
+
+`LocalFunction` sets CURRENT_FUNCTION around an invocation (and the import: calls made at cold
+start are the function's too); the wrapper on botocore's `BaseClient._make_api_call` records
+(function, IAM service prefix, action, the parameters that name resources). tests/support/iam.py
+checks the record against each function's role. A thread a handler starts itself would not carry
+the context variable (no handler starts one).
+"""
+from __future__ import annotations
+
+import contextvars
+import json
+import threading
+from typing import Any
+
+CURRENT_FUNCTION: contextvars.ContextVar[str | None] = contextvars.ContextVar("devstack_function", default=None)
+
+# the request parameters that name the resource an action is authorised on
+_RESOURCE_PARAMS = ("TableName", "IndexName", "QueueUrl", "QueueName", "stateMachineArn", "executionArn",
+                    "SecretId", "FromEmailAddress", "FunctionName", "Name", "EventBusName")
+_calls_lock = threading.Lock()
+_CALLS: dict[tuple[str, str, str, str], int] = {}  # (function, service, action, params JSON) -> count
+
+
+def resource_params(params: dict[str, Any]) -> dict[str, Any]:
+    """The part of a request that IAM authorises on (tables, queues, machines, secrets, buses)."""
+    kept: dict[str, Any] = {k: params[k] for k in _RESOURCE_PARAMS if isinstance(params.get(k), str)}
+    if "TransactItems" in params:
+        kept["TransactItems"] = [{kind: {"TableName": body.get("TableName")} for kind, body in item.items()}
+                                 for item in params["TransactItems"]]
+    if isinstance(params.get("RequestItems"), dict):
+        kept["RequestItems"] = {table: {} for table in params["RequestItems"]}
+    if isinstance(params.get("Entries"), list):
+        kept["Entries"] = [{"EventBusName": e.get("EventBusName", "default")} for e in params["Entries"]]
+    return kept
+
+
+def recorded_calls(clear: bool = False) -> list[dict[str, Any]]:
+    """What functions asked of AWS since the last clear: function, service, action, params, count."""
+    with _calls_lock:
+        calls = [{"function": f, "service": s, "action": a, "params": json.loads(p), "count": n}
+                 for (f, s, a, p), n in _CALLS.items()]
+        if clear:
+            _CALLS.clear()
+    return calls
+
+
+def install() -> None:
+    import botocore.client
+
+    original = botocore.client.BaseClient._make_api_call
+
+    def recording_call(client: Any, operation_name: str, api_params: dict[str, Any]) -> Any:
+        function = CURRENT_FUNCTION.get()
+        if function is not None:
+            key = (function, client.meta.service_model.signing_name, operation_name,
+                   json.dumps(resource_params(api_params), sort_keys=True, default=str))
+            with _calls_lock:
+                _CALLS[key] = _CALLS.get(key, 0) + 1
+        return original(client, operation_name, api_params)
+
+    botocore.client.BaseClient._make_api_call = recording_call

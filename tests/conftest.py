@@ -1,0 +1,63 @@
+"""Session-wide: every local stack's functions are held to their IAM roles.
+
+moto enforces no IAM. When a LocalStack stops, the AWS calls its functions made (recorded by
+devstack/aws/calls.py) are checked against each function's role as SAM translates template.yaml;
+an action the role does not allow fails the test that stopped the stack (an error at teardown),
+naming function, action and resource. Grants no function exercised in any stack are reported at
+the end of the run (least privilege), not failed: a short test run exercises only some paths.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from devstack.aws import LocalStack
+from devstack.aws import calls as aws_calls
+from tests.support import iam
+
+_checks: dict[str, int] = defaultdict(int)                        # template -> stacks checked
+_unused: dict[str, dict[tuple[str, str], int]] = defaultdict(lambda: defaultdict(int))
+_calls_checked: dict[str, int] = defaultdict(int)
+
+
+def check_stack_calls(stack: LocalStack, recorded: list[dict]) -> list[str]:
+    """Denied calls of one stack's functions; remembers unused grants for the summary."""
+    verdict = iam.check(recorded, stack)
+    template = str(stack.template_path)
+    _checks[template] += 1
+    _calls_checked[template] += sum(c.get("count", 1) for c in recorded)
+    for function, grants in verdict.unused.items():
+        for grant in grants:
+            _unused[template][(function, grant)] += 1
+    return verdict.denied
+
+
+def pytest_configure(config):
+    if getattr(LocalStack, "_iam_checked", False):
+        return
+    original_start, original_stop = LocalStack._start, LocalStack.stop
+
+    def start(self):
+        aws_calls.recorded_calls(clear=True)
+        return original_start(self)
+
+    def stop(self):
+        running = self._started and bool(self.cfn_template)
+        original_stop(self)
+        recorded = aws_calls.recorded_calls(clear=True)
+        if running:
+            denied = check_stack_calls(self, recorded)
+            assert not denied, ("functions made AWS calls their roles do not allow (AccessDenied on AWS):\n"
+                                + "\n".join(f"  {d}" for d in denied))
+
+    LocalStack._start, LocalStack.stop, LocalStack._iam_checked = start, stop, True
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _checks:
+        return
+    terminalreporter.section("IAM: grants no function used (least privilege report)")
+    for template, checks in _checks.items():
+        terminalreporter.write_line(f"{template}: {checks} stack(s), {_calls_checked[template]} AWS calls checked")
+        unused = sorted(key for key, count in _unused[template].items() if count == checks)
+        for function, grant in unused:
+            terminalreporter.write_line(f"  {function}: {grant}")

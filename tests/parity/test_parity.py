@@ -1,0 +1,260 @@
+"""What AWS would run: the functions as `sam build` builds them, in interpreters that hold only
+what Lambda's python3.12 runtime holds, invoked with every sample event against the local stack.
+
+The rest of the suite imports the functions from the source tree inside the dev venv, which has
+every package; a dependency the layer lacks (aws-xray-sdk, once) passes there and fails every
+function on AWS at import. Here it fails the test.
+"""
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.parity import build
+from tests.parity.lambda_env import LambdaEnvironment
+from tests.support import iam
+from tests.support.handlers import REPO
+from tests.support.system import local_system
+from tests.support.template import template
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
+
+SAMPLE_EVENT_ID = "7d1f3c2a-7c55-4f0c-9a59-3f4b7f0b2b11"
+SAMPLE_WAITLIST_EVENT_ID = "7d1c2a4e-5b3f-4c8e-9a10-2f4b6c8d0e12"
+SAMPLE_BOOKING_ID = "0b6a6d7e-2f0f-4d7e-8a8e-6f1e0b9c4a21"
+SAMPLE_PAYMENT_ID = "2f9a3c4e-000f-5000-9000-1b2c3d4e5f60"
+
+# Step Functions task payloads: which function each machine's task hands them to
+TASK_EVENTS = {"expire_hold.json": "ExpireHoldFunction", "hold_reminder.json": "NotifierFunction",
+               "reconcile_payment.json": "ReconcilePaymentFunction"}
+
+
+def _functions() -> dict[str, dict[str, Any]]:
+    return {name: r["Properties"] for name, r in template()["Resources"].items()
+            if r["Type"] == "AWS::Serverless::Function"}
+
+
+def function_for(event_file: str, stack: Any) -> str:
+    """The function a sample event belongs to, found from the template's event sources."""
+    if event_file in TASK_EVENTS:
+        return TASK_EVENTS[event_file]
+    event = json.loads((REPO / "events" / event_file).read_text())
+    owners = []
+    for name, props in _functions().items():
+        for source in (props.get("Events") or {}).values():
+            kind, p = source["Type"], source.get("Properties") or {}
+            if kind == "Api" and "httpMethod" in event:
+                if (p["Method"].upper(), p["Path"]) == (event["httpMethod"], event["resource"]):
+                    owners.append(name)
+            elif kind in ("SQS", "DynamoDB") and "Records" in event:
+                logical = (p.get("Queue") or p.get("Stream"))["Fn::GetAtt"][0]
+                arn = event["Records"][0]["eventSourceARN"]
+                if kind == "SQS" and arn.rsplit(":", 1)[-1] == stack.attributes[logical]["QueueName"]:
+                    owners.append(name)
+                if kind == "DynamoDB" and arn.split(":table/")[-1].split("/")[0] == stack.resources[logical]:
+                    owners.append(name)
+            elif kind == "Schedule" and event.get("detail-type") == "Scheduled Event":
+                owners.append(name)
+    assert len(owners) == 1, f"{event_file}: owned by {owners or 'no function'}"
+    return owners[0]
+
+
+@pytest.fixture(scope="module")
+def built() -> Path:
+    started = time.monotonic()
+    path = build.build()
+    print(f"\nsam build ({build.host_architecture()}): {time.monotonic() - started:.1f}s -> {path}")
+    return path
+
+
+@pytest.fixture(scope="module")
+def runtime_sdk() -> Path:
+    return build.runtime_sdk()
+
+
+@pytest.fixture(scope="module")
+def xray_daemon():
+    """Where the X-Ray SDK sends its segments on Lambda (a UDP daemon); counts what arrives."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.setblocking(False)
+    yield sock
+    sock.close()
+
+
+def _drain(sock: socket.socket) -> int:
+    count = 0
+    while True:
+        try:
+            sock.recv(65536)
+        except BlockingIOError:
+            return count
+        count += 1
+
+
+@pytest.fixture(scope="module")
+def parity_system():
+    default_networks = template()["Parameters"]["AllowedWebhookNetworks"]["Default"]
+    with local_system(AllowedWebhookNetworks=default_networks) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def environments(parity_system, built, runtime_sdk, xray_daemon, tmp_path_factory):
+    stack = parity_system["stack"]
+    logs = tmp_path_factory.mktemp("lambda-logs")
+    layer = built / "HoldfastLayer" / "python"
+    envs = {lid: LambdaEnvironment(fn, stack, built / lid, layer, runtime_sdk,
+                                   xray_daemon.getsockname()[1], logs / f"{lid}.log")
+            for lid, fn in stack.functions.items()}
+    try:
+        yield envs
+    finally:
+        for env in envs.values():
+            env.close()
+
+
+def test_every_function_imports_from_the_build_alone(environments, built, runtime_sdk):
+    failures = {}
+    for lid, env in environments.items():
+        init = env.ready()
+        if not init["ready"]:
+            failures[lid] = f"{init['errorType']}: {init['errorMessage']}"
+            continue
+        allowed = (str(built / lid), str(built / "HoldfastLayer" / "python"), str(runtime_sdk))
+        for name, where in init["modules"].items():
+            assert where and where.startswith(allowed), f"{lid}: {name} came from {where}"
+    assert not failures, "functions that fail at import on Lambda:\n" + "\n".join(
+        f"  {lid}: {error}" for lid, error in sorted(failures.items()))
+
+
+# The sample events in the order a customer's story runs, with what each must answer. Sample ids
+# are swapped for the ones this run creates. API answers: (status, error code or None).
+SCENARIO: list[tuple[str, Any]] = [
+    ("create_event.json", (201, None)),
+    ("create_seated_event.json", (201, None)),
+    ("get_event.json", (200, None)),
+    ("publish_event.json", (200, None)),
+    ("list_events.json", (200, None)),
+    ("get_seat_map.json", (200, None)),
+    ("create_seat_booking.json", (201, None)),
+    ("create_booking.json", (201, None)),
+    ("get_booking.json", (200, None)),
+    ("start_payment.json", (201, None)),              # the sandbox provider creates the payment
+    ("payment_notification.json", (200, None)),       # from YooKassa's network: queued
+    ("payment_events_sqs.json", {"batchItemFailures": []}),
+    ("get_booking_journal.json", (200, None)),
+    ("list_reviews.json", (200, None)),
+    ("resolve_review.json", (409, "not_in_review")),
+    ("join_queue.json", (200, None)),                 # not a high-demand sale: no queue needed
+    ("queue_status.json", (200, None)),
+    ("join_waitlist.json", (200, None)),              # places are free: the entry is skipped
+    ("get_waitlist_entry.json", (200, None)),
+    ("leave_waitlist.json", (404, "not_on_waitlist")),
+    ("outbox_stream.json", {"batchItemFailures": []}),
+    ("notification_sqs.json", {"batchItemFailures": []}),
+    ("hold_reminder.json", {"reminded": False}),      # the hold is far from its end
+    ("reconcile_payment.json", {"outcome": "pending", "status": "PAYMENT_PENDING"}),
+    ("expire_hold.json", {"outcome": "not_yet"}),
+    ("cancel_booking.json", (200, None)),
+    ("sweep_due.json", {"expired": 0, "reconciling": 0, "skipped": 0}),
+]
+
+
+# which answers carry the ids the later sample events use
+CREATES = {"create_event.json": ("event", "event_id"), "create_seated_event.json": ("seated_event", "event_id"),
+           "create_booking.json": ("booking", "booking_id"), "start_payment.json": ("payment", "payment_id")}
+
+
+def _dig(body: Any, path: str) -> str:
+    for part in path.split("."):
+        body = body[part]
+    return body
+
+
+def _substituted(event_file: str, ids: dict[str, str]) -> Any:
+    text = (REPO / "events" / event_file).read_text()
+    seated = event_file in ("get_seat_map.json", "create_seat_booking.json")
+    swaps = {SAMPLE_EVENT_ID: ids.get("seated_event" if seated else "event"),
+             SAMPLE_WAITLIST_EVENT_ID: ids.get("event"), SAMPLE_BOOKING_ID: ids.get("booking"),
+             SAMPLE_PAYMENT_ID: ids.get("payment")}
+    for sample, real in swaps.items():
+        if real:
+            text = text.replace(sample, real)
+    return json.loads(text)
+
+
+def test_every_function_answers_its_sample_events(environments, parity_system, xray_daemon):
+    stack = parity_system["stack"]
+    for env in environments.values():
+        assert env.ready()["ready"], f"{env.logical_id} does not import: {env.ready()}"
+    samples = sorted(p.name for p in (REPO / "events").glob("*.json"))
+    assert sorted(f for f, _ in SCENARIO) == samples, "every sample event is in the scenario, once"
+    ids: dict[str, str] = {}
+    calls = [{**c, "function": lid} for lid, env in environments.items() for c in env.ready()["calls"]]
+    answered: dict[str, list[str]] = {lid: [] for lid in environments}
+    _drain(xray_daemon)
+    for event_file, expected in SCENARIO:
+        lid = function_for(event_file, stack)
+        answer = environments[lid].invoke(_substituted(event_file, ids))
+        assert "errorType" not in answer, (f"{event_file} -> {lid}: {answer['errorType']}: "
+                                           f"{answer['errorMessage']}\n{answer.get('trace', '')}")
+        calls.extend({**c, "function": lid} for c in answer["calls"])
+        result = answer["result"]
+        answered[lid].append(event_file)
+        body = json.loads(result["body"]) if isinstance(result, dict) and result.get("body") else None
+        if isinstance(expected, tuple):
+            status, code = expected
+            assert (result["statusCode"], (body or {}).get("error", {}).get("code")) == (status, code), (
+                f"{event_file} -> {lid}: {json.dumps(result)[:600]}")
+            assert result["multiValueHeaders"]["Content-Type"] == ["application/json"]
+        else:
+            assert {k: result.get(k) for k in expected} == expected, f"{event_file} -> {lid}: {result}"
+        if event_file in CREATES:
+            ids[CREATES[event_file][0]] = _dig(body, CREATES[event_file][1])
+    assert ids["booking"] in json.dumps(_substituted("get_booking.json", ids))
+    assert not [lid for lid, files in answered.items() if not files], f"functions without a sample event: {answered}"
+    time.sleep(0.2)
+    segments = _drain(xray_daemon)
+    print(f"\nX-Ray segments sent to the daemon address: {segments}")
+    assert segments >= len(SCENARIO), "Tracer ran as on Lambda and sent a segment per invocation"
+    # moto enforces no IAM: hold every call the built functions made to their roles
+    verdict = iam.check(calls, stack)
+    performed = sorted({(c["function"], c["service"], c["action"]) for c in calls})
+    print(f"\n{len(calls)} AWS calls by the built functions; (function, service, action) performed:")
+    for row in performed:
+        print("  ", *row)
+    assert {lid for lid, _, _ in performed} == set(environments), "every function reached AWS"
+    assert not verdict.denied, "AccessDenied on AWS:\n" + "\n".join(verdict.denied)
+
+
+def test_the_roles_deny_what_the_template_does_not_grant(parity_system):
+    """The check reads the real roles: grants the template makes pass, others are AccessDenied."""
+    stack = parity_system["stack"]
+    machines = {lid: stack.resources[lid] for lid in ("HoldExpiryStateMachine", "ReconciliationStateMachine")}
+
+    def call(function: str, service: str, action: str, **params: Any) -> dict[str, Any]:
+        return {"function": function, "service": service, "action": action, "params": params}
+
+    granted = [
+        call("BookingsApiFunction", "states", "StartExecution", stateMachineArn=machines["HoldExpiryStateMachine"]),
+        call("SweepDueFunction", "states", "StartExecution", stateMachineArn=machines["ReconciliationStateMachine"]),
+        call("BookingsApiFunction", "secretsmanager", "GetSecretValue", SecretId="holdfast/provider"),
+        call("PaymentWebhookFunction", "sqs", "SendMessage", QueueUrl=stack.resources["PaymentEventsQueue"]),
+        call("OutboxRelayFunction", "events", "PutEvents", Entries=[{"EventBusName": stack.resources["NotificationsBus"]}]),
+    ]
+    assert iam.check(granted, stack).denied == []
+    refused = [
+        call("SweepDueFunction", "states", "StartExecution", stateMachineArn=machines["HoldExpiryStateMachine"]),
+        call("BookingsApiFunction", "states", "DescribeExecution",
+             executionArn=machines["HoldExpiryStateMachine"].replace(":stateMachine:", ":execution:") + ":b-1"),
+        call("PaymentWebhookFunction", "secretsmanager", "GetSecretValue", SecretId="holdfast/provider"),
+        call("ExpireHoldFunction", "dynamodb", "DeleteTable", TableName=stack.resources["BookingsTable"]),
+        call("NotifierFunction", "sqs", "SendMessage", QueueUrl=stack.resources["PaymentEventsQueue"]),
+    ]
+    assert len(iam.check(refused, stack).denied) == len(refused)
