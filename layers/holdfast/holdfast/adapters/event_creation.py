@@ -22,16 +22,16 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from .codec import ItemExists, TransientStoreError, _attrs, _code, put_new
+
 if TYPE_CHECKING:  # pragma: no cover
-    from .dynamo import BookingStore
+    from .codec import Table
 
 TRANSACTION_LIMIT = 100
 
 
-def create_event(store: "BookingStore", event: dict[str, Any], pool_sizes: list[int] | None,
+def create_event(store: "Table", event: dict[str, Any], pool_sizes: list[int] | None,
                  unit_ids: list[str] | None, fingerprint: str) -> None:
-    from .dynamo import ItemExists, TransientStoreError, _attrs, _code
-
     event_id = event["event_id"]
     event_pk = f"EVENT#{event_id}"
     # A consistent read: a replay that missed a just-written META would redo every step (harmlessly,
@@ -58,18 +58,18 @@ def create_event(store: "BookingStore", event: dict[str, Any], pool_sizes: list[
         items.append({"pk": event_pk, "sk": f"UNIT#{unit}", "state": "available"})
     for start in range(0, len(items), TRANSACTION_LIMIT):
         chunk = items[start:start + TRANSACTION_LIMIT]
-        reasons = store._transact([_put_new(store.table, item, _attrs) for item in chunk])
-        if reasons is None:
+        cancelled = store._transact([(item["sk"], put_new(store.table, item)) for item in chunk])
+        if cancelled is None:
             continue
-        if "ConditionalCheckFailed" not in reasons:
+        if not cancelled.any_failed:
             raise TransientStoreError("transaction conflict while creating an event")
         # Some items exist (an earlier attempt, or a concurrent one with the same body, wrote them):
         # write the others one by one, each still conditional.
-        for item, reason in zip(chunk, reasons):
-            if reason == "ConditionalCheckFailed":
+        for item in chunk:
+            if cancelled.failed(item["sk"]):
                 continue
             try:
-                store.client.put_item(**_put_new(store.table, item, _attrs)["Put"])
+                store.client.put_item(**put_new(store.table, item)["Put"])
             except ClientError as exc:
                 if _code(exc) != "ConditionalCheckFailedException":
                     raise
@@ -84,6 +84,3 @@ def create_event(store: "BookingStore", event: dict[str, Any], pool_sizes: list[
             raise ItemExists(event_id) from None
         raise
 
-
-def _put_new(table: str, item: dict[str, Any], attrs) -> dict[str, Any]:
-    return {"Put": {"TableName": table, "Item": attrs(item), "ConditionExpression": "attribute_not_exists(pk)"}}

@@ -13,8 +13,8 @@ A booking carries ``counted_hold`` while it occupies a slot; bookings from befor
 existed carry none and release nothing. A late payment that takes released places again is not
 counted: the money is already there and the capture follows at once.
 
-Each helper returns one TransactWriteItems entry; the callers put it LAST so the cancellation
-reasons of the entries before it keep their positions.
+Each helper returns one TransactWriteItems entry; the callers label it ``hold_limit``, so a
+cancellation says whether the cap was the reason.
 """
 from __future__ import annotations
 

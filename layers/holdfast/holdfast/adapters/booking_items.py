@@ -1,0 +1,98 @@
+"""A booking as a stored item, and back; the idempotency record's key.
+
+  BOOKING#<booking_id>    META             the booking, its payment record, version
+  IDEM#<customer>#<key>   <scope>          idempotency record of a customer request
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..domain.booking import Booking, Payment, PaymentMode
+from ..domain.inventory import InventoryKind, Places
+from ..domain.money import Money
+from ..domain.statuses import BookingStatus
+from .codec import _int
+
+DUE_BUCKETS = 8
+
+
+def due_bucket(booking_id: str) -> str:
+    return f"DUE#{sum(booking_id.encode()) % DUE_BUCKETS}"
+
+
+@dataclass(frozen=True)
+class IdempotencyRecord:
+    customer_id: str
+    key: str
+    scope: str
+    fingerprint: str
+    result_id: str
+    #: Made by the system on the customer's behalf (a waitlist offer): kept apart from the keys
+    #: customers send, so a customer can never pre-empt or replay a system request's key.
+    system: bool = False
+
+    @property
+    def pk(self) -> str:
+        return idempotency_pk(self.customer_id, self.key, self.system)
+
+
+def idempotency_pk(customer_id: str, key: str, system: bool = False) -> str:
+    # Customer ids and keys cannot contain "#", and no customer request writes the SYSIDEM prefix.
+    return f"{'SYSIDEM' if system else 'IDEM'}#{customer_id}#{key}"
+
+
+
+def booking_item(booking: Booking) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "pk": f"BOOKING#{booking.booking_id}", "sk": "META",
+        "booking_id": booking.booking_id, "event_id": booking.event_id, "customer_id": booking.customer_id,
+        "status": booking.status.value, "inventory_kind": booking.places.kind.value,
+        "quantity": booking.places.quantity, "amount": booking.amount.text, "currency": booking.amount.currency,
+        "payment_mode": booking.payment_mode.value, "hold_expires_at": booking.hold_expires_at,
+        "created_at": booking.created_at, "updated_at": booking.updated_at, "version": booking.version,
+        "places_secured": booking.places_secured,
+    }
+    if booking.places.pools:
+        item["pools"] = {pool: count for pool, count in booking.places.pools}
+    if booking.places.units:
+        item["units"] = list(booking.places.units)
+    if booking.payment is not None:
+        item["payment"] = booking.payment.as_dict()
+    if booking.review:
+        item["review"] = dict(booking.review)
+    if booking.contact_email:
+        item["contact_email"] = booking.contact_email
+    if booking.counted_hold and booking.holds_places:
+        item["counted_hold"] = True
+    # Bookings sit in the due index while a hold runs or a payment is unsettled, so the sweeper
+    # finds any whose timer or reconciliation execution never started or died.
+    due_at = booking.due_at
+    if booking.status is BookingStatus.MANUAL_REVIEW or booking.review:
+        item["gsi1pk"] = "REVIEW"
+        item["gsi1sk"] = f"{booking.updated_at}#{booking.booking_id}"
+    elif due_at:
+        item["gsi1pk"] = due_bucket(booking.booking_id)
+        item["gsi1sk"] = f"{due_at}#{booking.booking_id}"
+    return item
+
+
+def booking_from_item(item: dict[str, Any]) -> Booking:
+    kind = InventoryKind(item["inventory_kind"])
+    pools = tuple(sorted((pool, _int(count)) for pool, count in (item.get("pools") or {}).items()))
+    units = tuple(item.get("units") or ())
+    payment = item.get("payment")
+    return Booking(
+        booking_id=item["booking_id"], event_id=item["event_id"], customer_id=item["customer_id"],
+        status=BookingStatus(item["status"]),
+        places=Places(kind=kind, quantity=_int(item["quantity"]), pools=pools, units=units),
+        amount=Money.parse(item["amount"], item["currency"]), payment_mode=PaymentMode(item["payment_mode"]),
+        hold_expires_at=item["hold_expires_at"], created_at=item["created_at"], updated_at=item["updated_at"],
+        version=_int(item["version"]),
+        payment=Payment(**{key: (_int(value) if key in ("checks", "restarts") else value) for key, value in payment.items()})
+        if payment else None,
+        places_secured=bool(item.get("places_secured")),
+        review=dict(item["review"]) if item.get("review") else None,
+        contact_email=item.get("contact_email"),
+        counted_hold=bool(item.get("counted_hold")),
+    )

@@ -1,0 +1,183 @@
+"""Bookings storage: the booking, its journal, its outbox, idempotency records and the
+customer's markers, always written with the booking's claims in one labelled transaction.
+
+  BOOKING#<booking_id>    META             the booking, its payment record, version
+  BOOKING#<booking_id>    JOURNAL#<ver>    what happened at that version, written with the change
+  BOOKING#<booking_id>    OUTBOX#<ver>     a change event for the relay (streamed, then expired)
+  IDEM#<customer>#<key>   <scope>          idempotency record of a customer request
+  CUSTOMER#<customer>     NOTE#<...>       a notification recorded for the customer
+
+The booking's ``version`` grows by one with every write, and every write is conditioned on the
+version it read: two writers racing on one booking (expiry and confirmation, say) cannot both win.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from ..domain.booking import Booking, JournalEntry
+from ..domain.inventory import Move, Places
+from . import hold_limits
+from .booking_items import DUE_BUCKETS, IdempotencyRecord, booking_from_item, booking_item, idempotency_pk
+from .codec import (DuplicateRequest, HoldLimitReached, Labelled, PlacesTaken, StaleBooking, Table,
+                    TransientStoreError, _attrs, _code, _plain)
+from .inventory_store import CLAIM, claim_items
+
+IDEMPOTENCY_RETENTION_SECONDS = 24 * 3600
+OUTBOX_RETENTION_SECONDS = 7 * 24 * 3600
+
+
+class BookingRecords(Table):
+    def create_hold(self, booking: Booking, journal: JournalEntry, outbox: dict[str, Any], idempotency: IdempotencyRecord,
+                    hold_limit: int | None = None) -> None:
+        """Take the places, write the booking, its first journal entry, its outbox event and the
+        idempotency record, and count the hold against the customer's limit for the event (when
+        the booking is ``counted_hold``; ``hold_limit`` None counts without a cap): all in one
+        transaction, or nothing."""
+        items: list[Labelled] = [
+            ("idempotency", {"Put": {"TableName": self.table, "Item": _attrs({
+                "pk": idempotency.pk, "sk": idempotency.scope, "fingerprint": idempotency.fingerprint,
+                "result_id": idempotency.result_id, "ttl": int(time.time()) + IDEMPOTENCY_RETENTION_SECONDS,
+            }), "ConditionExpression": "attribute_not_exists(pk)"}}),
+            ("booking", {"Put": {"TableName": self.table, "Item": _attrs(booking_item(booking)),
+                                 "ConditionExpression": "attribute_not_exists(pk)"}}),
+            self._journal_put(booking, journal),
+            self._outbox_put(booking, outbox),
+            *claim_items(self.table, booking.event_id, booking.booking_id, booking.places, Move.HOLD),
+            # The customer-and-event lookup the waitlist uses to skip a customer who already holds
+            # or owns places for the event.
+            ("customer_marker", {"Put": {"TableName": self.table, "Item": _attrs({
+                "pk": f"CUSTOMER#{booking.customer_id}", "sk": f"EVENT#{booking.event_id}#BOOKING#{booking.booking_id}",
+                "booking_id": booking.booking_id, "created_at": booking.created_at,
+            })}}),
+        ]
+        if booking.counted_hold:
+            items.append(("hold_limit", hold_limits.take_slot(self.table, _attrs, booking.customer_id, booking.event_id,
+                                                              hold_limit)))
+        cancelled = self._transact(items)
+        if cancelled is None:
+            return
+        if cancelled.failed("idempotency"):
+            raise DuplicateRequest(idempotency.pk)
+        if cancelled.failed("hold_limit"):
+            raise HoldLimitReached(booking.customer_id)
+        if cancelled.conflict:
+            raise TransientStoreError("transaction conflict")
+        raise PlacesTaken(cancelled.failed_under(CLAIM))
+
+    def customer_booking_ids(self, customer_id: str, event_id: str) -> list[str]:
+        """Ids of the bookings a customer made for an event (markers written in the hold transaction)."""
+        items = self._query_prefix(f"CUSTOMER#{customer_id}", f"EVENT#{event_id}#BOOKING#")
+        return [item["booking_id"] for item in items]
+
+    def get_idempotency(self, customer_id: str, key: str, scope: str, system: bool = False) -> dict[str, Any] | None:
+        return self._get(idempotency_pk(customer_id, key, system), scope)
+
+    def get_booking(self, booking_id: str) -> Booking | None:
+        item = self._get(f"BOOKING#{booking_id}", "META")
+        return booking_from_item(item) if item else None
+
+    def get_booking_with_journal(self, booking_id: str) -> tuple[Booking | None, list[JournalEntry]]:
+        items = self._query_prefix(f"BOOKING#{booking_id}", "")
+        booking = None
+        journal: list[JournalEntry] = []
+        for item in items:
+            if item["sk"] == "META":
+                booking = booking_from_item(item)
+            elif item["sk"].startswith("JOURNAL#"):
+                journal.append(JournalEntry(
+                    at=item["at"], action=item["action"], actor=item["actor"], from_status=item.get("from_status"),
+                    to_status=item["to_status"], decision=item["decision"], ids=dict(item.get("ids") or {}),
+                ))
+        return booking, journal
+
+    def save(self, before: Booking, after: Booking, journal: JournalEntry, outbox: dict[str, Any] | None = None,
+             move: Move | None = None, places: Places | None = None) -> None:
+        """Write ``after`` over ``before`` (conditioned on ``before.version``), with its journal
+        entry, its outbox event and the inventory move, in one transaction."""
+        if after.version != before.version + 1:
+            raise ValueError("a saved booking must be exactly one version ahead of the one read")
+        items: list[Labelled] = [
+            ("booking", {"Put": {"TableName": self.table, "Item": _attrs(booking_item(after)),
+                                 "ConditionExpression": "#version = :expected",
+                                 "ExpressionAttributeNames": {"#version": "version"},
+                                 "ExpressionAttributeValues": _attrs({":expected": before.version})}}),
+            self._journal_put(after, journal),
+        ]
+        if outbox is not None:
+            items.append(self._outbox_put(after, outbox))
+        if move is not None:
+            items.extend(claim_items(self.table, after.event_id, after.booking_id, places or after.places, move))
+        if before.counted_hold and before.holds_places and not after.holds_places:
+            # Leaving HELD/PAYMENT_PENDING frees the customer's slot in this same transaction.
+            items.append(("hold_limit", hold_limits.release_slot(self.table, _attrs, before.customer_id,
+                                                                 before.event_id)))
+        cancelled = self._transact(items)
+        if cancelled is None:
+            return
+        if cancelled.failed("booking"):
+            raise StaleBooking(after.booking_id)
+        if cancelled.conflict:
+            raise TransientStoreError("transaction conflict")
+        raise PlacesTaken(cancelled.failed_under(CLAIM))
+
+    def due_bookings(self, before: str, limit: int = 100) -> list[str]:
+        """Booking ids whose due time is before ``before``, oldest first, across the index buckets."""
+        found: list[tuple[str, str]] = []
+        for bucket in range(DUE_BUCKETS):
+            answer = self.client.query(
+                TableName=self.table, IndexName="gsi1",
+                KeyConditionExpression="gsi1pk = :bucket AND gsi1sk < :before",
+                ExpressionAttributeValues=_attrs({":bucket": f"DUE#{bucket}", ":before": before}),
+                Limit=limit,
+            )
+            for item in answer.get("Items", []):
+                plain = _plain(item)
+                found.append((plain["gsi1sk"], plain["pk"].removeprefix("BOOKING#")))
+        return [booking_id for _, booking_id in sorted(found)[:limit]]
+
+    def list_reviews(self) -> list[Booking]:
+        """Bookings waiting for an operator: they sit under one key of the index while in review."""
+        items = self._query_index("REVIEW", "gsi1", "gsi1pk")
+        bookings = [self.get_booking(item["pk"].removeprefix("BOOKING#")) for item in items]
+        return [booking for booking in bookings if booking is not None]
+
+    # ------------------------------------------------------------------------------ notifications
+
+    def record_notification(self, customer_id: str, dedup_id: str, notification: dict[str, Any]) -> bool:
+        """Record one customer notification; False if this dedup id was recorded before."""
+        try:
+            self.client.put_item(
+                TableName=self.table,
+                Item=_attrs({"pk": f"CUSTOMER#{customer_id}", "sk": f"NOTE#{dedup_id}", **notification}),
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+            return True
+        except ClientError as exc:
+            if _code(exc) == "ConditionalCheckFailedException":
+                return False
+            raise
+
+    def forget_notification(self, customer_id: str, dedup_id: str) -> None:
+        """Take a recorded notification back (its email could not be sent; the redelivery retries)."""
+        self.client.delete_item(TableName=self.table,
+                                Key=_attrs({"pk": f"CUSTOMER#{customer_id}", "sk": f"NOTE#{dedup_id}"}))
+
+    def list_notifications(self, customer_id: str) -> list[dict[str, Any]]:
+        return self._query_prefix(f"CUSTOMER#{customer_id}", "NOTE#")
+
+    def _journal_put(self, booking: Booking, entry: JournalEntry) -> Labelled:
+        return ("journal", {"Put": {"TableName": self.table, "Item": _attrs({
+            "pk": f"BOOKING#{booking.booking_id}", "sk": f"JOURNAL#{booking.version:06d}", **entry.as_dict(),
+        }), "ConditionExpression": "attribute_not_exists(pk)"}})
+
+    def _outbox_put(self, booking: Booking, event: dict[str, Any]) -> Labelled:
+        return ("outbox", {"Put": {"TableName": self.table, "Item": _attrs({
+            "pk": f"BOOKING#{booking.booking_id}", "sk": f"OUTBOX#{booking.version:06d}",
+            "booking_id": booking.booking_id, "event_id": booking.event_id, "customer_id": booking.customer_id,
+            "status": booking.status.value, "version": booking.version,
+            **({"contact_email": booking.contact_email} if booking.contact_email else {}),
+            "ttl": int(time.time()) + OUTBOX_RETENTION_SECONDS, **event,
+        })}})

@@ -1,0 +1,203 @@
+"""The storage codec every aggregate's store shares: attribute (de)serialisation, the storage
+errors callers branch on, and a transaction whose items carry labels.
+
+A cancelled transaction is reported label by label (``Cancelled``), so a caller asks "did the
+claim on pool 003 fail?" instead of counting item positions: adding an item to a transaction can
+never shift the meaning of another item's failure.
+"""
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+MAX_SORT_KEY_BYTES = 1024
+#: Cancellation reasons after which the very same transaction may succeed.
+_TRANSIENT_REASONS = ("TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded")
+#: Tries of one transaction; the services' own loops (re-read, decide again) sit above this.
+TRANSACT_ATTEMPTS = 3
+CONDITION_FAILED = "ConditionalCheckFailed"
+
+
+def _ser(value: Any) -> dict:
+    return _serializer.serialize(value)
+
+
+def _attrs(values: dict[str, Any]) -> dict[str, dict]:
+    return {key: _ser(value) for key, value in values.items()}
+
+
+def _plain(item: dict[str, dict]) -> dict[str, Any]:
+    return {key: _deserializer.deserialize(value) for key, value in item.items()}
+
+
+def _int(value: Any) -> int:
+    return int(value) if value is not None else 0
+
+
+def _code(exc: ClientError) -> str:
+    return exc.response.get("Error", {}).get("Code", "")
+
+
+class StoreError(Exception):
+    """Base of the storage outcomes callers branch on."""
+
+
+class TransientStoreError(StoreError):
+    """Throttling or a transaction conflict: nothing was written; retrying is safe."""
+
+
+class StaleBooking(StoreError):
+    """The booking changed since it was read; re-read and decide again."""
+
+
+class PlacesTaken(StoreError):
+    """A claim's conditional write failed: the places are not (or no longer) there."""
+
+    def __init__(self, failed: list[str]) -> None:
+        super().__init__(f"places not available: {failed}")
+        self.failed = failed
+
+
+class DuplicateRequest(StoreError):
+    """The idempotency record exists: the request was already carried out."""
+
+
+class ItemExists(StoreError):
+    pass
+
+
+class HoldLimitReached(StoreError):
+    """The customer already has as many active holds for the event as it allows; nothing written."""
+
+
+#: One transaction item and the label its failure is reported under.
+Labelled = tuple[str, dict]
+
+
+@dataclass(frozen=True)
+class Cancelled:
+    """Why a transaction was cancelled, by item label."""
+
+    reasons: dict[str, str]
+
+    def failed(self, label: str) -> bool:
+        return self.reasons.get(label) == CONDITION_FAILED
+
+    def failed_under(self, prefix: str) -> list[str]:
+        """Labels starting with ``prefix`` whose condition failed, the prefix removed, in order."""
+        return [label.removeprefix(prefix) for label, reason in self.reasons.items()
+                if label.startswith(prefix) and reason == CONDITION_FAILED]
+
+    @property
+    def any_failed(self) -> bool:
+        return CONDITION_FAILED in self.reasons.values()
+
+    @property
+    def conflict(self) -> bool:
+        return "TransactionConflict" in self.reasons.values()
+
+
+def put_new(table: str, item: dict[str, Any]) -> dict[str, Any]:
+    return {"Put": {"TableName": table, "Item": _attrs(item), "ConditionExpression": "attribute_not_exists(pk)"}}
+
+
+class Table:
+    """One DynamoDB table and the few read and write shapes every aggregate uses."""
+
+    def __init__(self, table_name: str, client: Any | None = None) -> None:
+        self.table = table_name
+        self.client = client or boto3.client("dynamodb")
+
+    def _get(self, pk: str, sk: str, consistent: bool = True) -> dict[str, Any] | None:
+        answer = self.client.get_item(TableName=self.table, Key=_attrs({"pk": pk, "sk": sk}), ConsistentRead=consistent)
+        item = answer.get("Item")
+        return _plain(item) if item else None
+
+    def _query_prefix(self, pk: str, prefix: str, projection: str | None = None, names: dict | None = None) -> list[dict[str, Any]]:
+        kwargs: dict[str, Any] = {
+            "TableName": self.table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)" if prefix else "pk = :pk",
+            "ExpressionAttributeValues": _attrs({":pk": pk, ":prefix": prefix} if prefix else {":pk": pk}),
+            "ConsistentRead": True,
+        }
+        if projection:
+            kwargs["ProjectionExpression"] = projection
+        if names:
+            kwargs["ExpressionAttributeNames"] = names
+        return self._query_all(kwargs)
+
+    def _query_all(self, kwargs: dict[str, Any]) -> list[dict[str, Any]]:
+        """Every page of a query, as plain items."""
+        items: list[dict[str, Any]] = []
+        while True:
+            answer = self.client.query(**kwargs)
+            items.extend(_plain(item) for item in answer.get("Items", []))
+            if "LastEvaluatedKey" not in answer:
+                return items
+            kwargs = {**kwargs, "ExclusiveStartKey": answer["LastEvaluatedKey"]}
+
+    def _query_index(self, key: str, index: str, attribute: str) -> list[dict[str, Any]]:
+        return self._query_all({
+            "TableName": self.table, "IndexName": index, "KeyConditionExpression": f"{attribute} = :key",
+            "ExpressionAttributeValues": _attrs({":key": key}),
+        })
+
+    def _transact_all(self, items: list[Labelled]) -> bool:
+        """True when the transaction was written, False when a condition failed (nothing written)."""
+        cancelled = self._transact(items)
+        if cancelled is None:
+            return True
+        if cancelled.any_failed:
+            return False
+        raise TransientStoreError("transaction conflict")
+
+    def _transact(self, items: list[Labelled]) -> Cancelled | None:
+        """Run a labelled transaction; None on success, else the cancellation reasons by label.
+
+        A transaction cancelled by a conflict or throttling wrote nothing, and sending the same
+        items again re-checks every condition: so it is repeated here, a few times with jittered
+        pauses, before the caller hears of it (TransientStoreError, or reasons naming the conflict)."""
+        labels = [label for label, _ in items]
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"transaction labels must be unique: {labels}")
+        request = [item for _, item in items]
+        for attempt in range(TRANSACT_ATTEMPTS):
+            last = attempt == TRANSACT_ATTEMPTS - 1
+            try:
+                self.client.transact_write_items(TransactItems=request)
+                return None
+            except ClientError as exc:
+                code = _code(exc)
+                if code == "TransactionCanceledException":
+                    reasons = [reason.get("Code", "None") for reason in exc.response.get("CancellationReasons", [])]
+                    transient = not reasons or any(reason in _TRANSIENT_REASONS for reason in reasons)
+                    if transient and not last:
+                        _pause(attempt)
+                        continue
+                    if not reasons:
+                        raise TransientStoreError("transaction cancelled without reasons") from None
+                    if any(reason in ("ThrottlingError", "ProvisionedThroughputExceeded") for reason in reasons):
+                        raise TransientStoreError("throttled") from None
+                    return Cancelled(dict(zip(labels, reasons)))
+                if code in ("TransactionConflictException", "ThrottlingException",
+                            "ProvisionedThroughputExceededException", "TransactionInProgressException"):
+                    if not last:
+                        _pause(attempt)
+                        continue
+                    raise TransientStoreError(code) from None
+                raise
+        raise AssertionError("unreachable")
+
+
+def _pause(attempt: int) -> None:
+    """Full jitter, so writers that collided once do not collide again in step."""
+    time.sleep(random.uniform(0, 0.01 * 2 ** attempt))

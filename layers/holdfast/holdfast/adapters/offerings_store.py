@@ -1,0 +1,83 @@
+"""Offerings (events) and their catalog listing.
+
+  EVENT#<event_id>  META       the event (price, kind, hold time, payment mode)
+  EVENT#<event_id>  CREATION   which request body created the event (its fingerprint)
+
+The listing's index items are written with the event's descriptive fields, in one transaction
+conditioned on the event's ``catalog_version`` (services/listing.py).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .codec import StaleBooking, Table, TransientStoreError, _attrs, _plain
+
+
+class OfferingStore(Table):
+    def put_event(self, event: dict[str, Any], pool_sizes: list[int] | None, unit_ids: list[str] | None,
+                  fingerprint: str) -> None:
+        """Create the event with its inventory; ItemExists if the id is taken (by this request's
+        earlier attempt or another body). Never overwrites an existing item: see event_creation."""
+        from .event_creation import create_event
+
+        create_event(self, event, pool_sizes, unit_ids, fingerprint)
+
+    def get_event(self, event_id: str) -> dict[str, Any] | None:
+        return self._get(f"EVENT#{event_id}", "META", consistent=False)
+
+    def update_event_listing(self, event_id: str, expected_version: int, changes: dict[str, Any],
+                             drop_index: list[tuple[str, str]], put_index: list[dict[str, Any]]) -> None:
+        """Change the event's descriptive fields and its index items in one transaction,
+        conditioned on the event's ``catalog_version`` (absent counts as 0)."""
+        names = {f"#f{i}": key for i, key in enumerate(changes)}
+        values = {f":v{i}": value for i, value in enumerate(changes.values())}
+        values[":expected"] = expected_version
+        sets = ", ".join(f"#f{i} = :v{i}" for i in range(len(changes)))
+        names["#cv"] = "catalog_version"
+        items: list = [("event", {"Update": {
+            "TableName": self.table, "Key": _attrs({"pk": f"EVENT#{event_id}", "sk": "META"}),
+            "UpdateExpression": f"SET {sets}" if sets else "SET #cv = #cv",
+            "ConditionExpression": "attribute_exists(pk) AND (#cv = :expected OR "
+                                   "(attribute_not_exists(#cv) AND :expected = :zero))",
+            "ExpressionAttributeNames": names, "ExpressionAttributeValues": _attrs({**values, ":zero": 0}),
+        }})]
+        put_keys = {(item["pk"], item["sk"]) for item in put_index}
+        items += [(f"drop:{pk}/{sk}", {"Delete": {"TableName": self.table, "Key": _attrs({"pk": pk, "sk": sk})}})
+                  for pk, sk in drop_index if (pk, sk) not in put_keys]
+        items += [(f"put:{item['pk']}/{item['sk']}", {"Put": {"TableName": self.table, "Item": _attrs(item)}})
+                  for item in put_index]
+        cancelled = self._transact(items)
+        if cancelled is None:
+            return
+        if cancelled.failed("event"):
+            raise StaleBooking(event_id)
+        raise TransientStoreError("transaction conflict")
+
+    def query_listing(self, pk: str, lower: str, upper: str, limit: int, start: dict[str, str] | None,
+                      filter_expression: str | None = None, filter_values: dict[str, Any] | None = None,
+                      filter_names: dict[str, str] | None = None) -> tuple[list[dict[str, Any]], bool]:
+        """Up to ``limit`` index items of one partition with ``lower <= sk < upper``, after the
+        filter, starting after ``start``; and whether more may follow. Eventually consistent."""
+        kwargs: dict[str, Any] = {
+            "TableName": self.table,
+            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :lower AND :upper",
+            "ExpressionAttributeValues": _attrs({":pk": pk, ":lower": lower, ":upper": upper, **(filter_values or {})}),
+        }
+        if filter_expression:
+            kwargs["FilterExpression"] = filter_expression
+        if filter_names:
+            kwargs["ExpressionAttributeNames"] = filter_names
+        if start:
+            kwargs["ExclusiveStartKey"] = _attrs(start)
+        found: list[dict[str, Any]] = []
+        while True:
+            kwargs["Limit"] = max(limit - len(found), 1) if not filter_expression else max(limit * 2, 10)
+            answer = self.client.query(**kwargs)
+            for item in answer.get("Items", []):
+                found.append(_plain(item))
+                if len(found) == limit:
+                    return found, True
+            if "LastEvaluatedKey" not in answer:
+                return found, False
+            kwargs["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
+
