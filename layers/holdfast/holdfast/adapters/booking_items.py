@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..domain.booking import Booking, Payment, PaymentMode
-from ..domain.inventory import InventoryKind, Places
+from ..domain.inventory import Places
 from ..domain.money import Money
 from ..domain.statuses import BookingStatus
 from .codec import _int
@@ -47,7 +47,7 @@ def booking_item(booking: Booking) -> dict[str, Any]:
     item: dict[str, Any] = {
         "pk": f"BOOKING#{booking.booking_id}", "sk": "META",
         "booking_id": booking.booking_id, "event_id": booking.event_id, "customer_id": booking.customer_id,
-        "status": booking.status.value, "inventory_kind": booking.places.kind.value,
+        "status": booking.status.value, "inventory_kind": str(booking.places.kind),
         "quantity": booking.places.quantity, "amount": booking.amount.text, "currency": booking.amount.currency,
         "payment_mode": booking.payment_mode.value, "hold_expires_at": booking.hold_expires_at,
         "created_at": booking.created_at, "updated_at": booking.updated_at, "version": booking.version,
@@ -78,7 +78,7 @@ def booking_item(booking: Booking) -> dict[str, Any]:
 
 
 def booking_from_item(item: dict[str, Any]) -> Booking:
-    kind = InventoryKind(item["inventory_kind"])
+    kind = str(item["inventory_kind"])
     pools = tuple(sorted((pool, _int(count)) for pool, count in (item.get("pools") or {}).items()))
     units = tuple(item.get("units") or ())
     payment = item.get("payment")

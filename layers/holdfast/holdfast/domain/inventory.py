@@ -52,17 +52,14 @@ class Pool:
 
 @dataclass(frozen=True)
 class Places:
-    """What a booking occupies: counts per pool (counted) or unit ids (named)."""
+    """What a booking occupies, whatever its kind: counts taken from counters (``pools``) and
+    named units (``units``). Each entry is one claim on one inventory item. ``kind`` is the name of
+    the inventory kind that planned them (holdfast/kinds), stored with the booking."""
 
-    kind: InventoryKind
+    kind: str
     quantity: int
     pools: tuple[tuple[str, int], ...] = ()
     units: tuple[str, ...] = ()
-
-    def as_dict(self) -> dict:
-        if self.kind is InventoryKind.NAMED:
-            return {"kind": self.kind.value, "quantity": self.quantity, "seats": list(self.units)}
-        return {"kind": self.kind.value, "quantity": self.quantity}
 
 
 def pool_sizes(capacity: int, per_pool: int = 25, max_pools: int = 40) -> list[int]:

@@ -18,12 +18,12 @@ from typing import Any, Callable
 
 from botocore.exceptions import ClientError
 
+from .. import kinds
 from ..adapters.dynamo import BookingStore
 from ..adapters.surge import SurgeStore
 from ..clock import Clock, iso
 from ..domain import admission
 from ..domain.errors import NotFound
-from ..domain.inventory import InventoryKind
 from ..observability import logger
 
 EVENT_CACHE_SECONDS = 2.0
@@ -164,11 +164,8 @@ class WaitingRoomService:
     def _places(self, event: dict[str, Any]) -> tuple[int, int]:
         """(available, held) of the event, at most a second old."""
         def load() -> tuple[int, int]:
-            if event["inventory_kind"] == InventoryKind.NAMED:
-                states = list(self.store.seat_states(event["event_id"]).values())
-                return states.count("available"), states.count("held")
-            pools = self.store.read_pools(event["event_id"])
-            return sum(pool.available for pool in pools), sum(pool.held for pool in pools)
+            counts = kinds.of_event(event).counts(self.store, event["event_id"], consistent=False)
+            return counts["available"], counts["held"]
         return self._availability.get(event["event_id"], load)
 
     def _event_or_none(self, event_id: str) -> dict[str, Any] | None:

@@ -26,24 +26,21 @@ from ..domain.errors import (
     Conflict,
     Forbidden,
     IdempotencyKeyReused,
-    InvalidRequest,
     NotFound,
     RequestInProgress,
     SeatsUnavailable,
     SoldOut,
     TooBusy,
 )
-from ..domain.inventory import InventoryKind, Move, Places, plan_counted
+from ..domain.inventory import Move
 from ..domain.journal import customer_view
-from ..domain.money import Money
-from ..domain.seating import choose_best_available
 from ..domain.statuses import BookingStatus
 from ..observability import logger
 from ..schemas import BookingIn
+from .. import kinds
 from . import transitions
 
 HOLD_ATTEMPTS = 6
-AVAILABLE_SEATS_SHOWN = 50
 
 
 @dataclass(frozen=True)
@@ -80,7 +77,8 @@ class BookingService:
               hold_seconds: int | None = None, outbox_type: str = "booking.held", actor: str = "customer",
               extra: dict[str, str] | None = None, system_key: bool = False) -> HoldResult:
         event = self._event(event_id)
-        wanted = self._validate_request(event, request)
+        kind = kinds.of_event(event)
+        wanted = kind.validate(event, request)
         # The address is part of the request: the same key with another address is another request.
         contact = {"contact_email": request.contact_email} if request.contact_email else {}
         fingerprint = _fingerprint({"event_id": event_id, **wanted, **contact})
@@ -95,7 +93,7 @@ class BookingService:
 
         for attempt in range(HOLD_ATTEMPTS):
             try:
-                places = self._plan(event, wanted, attempt)
+                places = kind.plan(self.store, event, wanted, self.rng, attempt)
             except (SoldOut, SeatsUnavailable):
                 # A repeat whose original is still in flight may find the places gone because the
                 # original took them: look once more before refusing.
@@ -107,7 +105,7 @@ class BookingService:
             booking = Booking(
                 booking_id=str(uuid.uuid4()), event_id=event_id, customer_id=customer_id, status=BookingStatus.HELD,
                 places=places,
-                amount=Money.parse(event["price"], event["currency"]).times(places.quantity),
+                amount=kind.price(event, places),
                 payment_mode=PaymentMode(event["payment_mode"]),
                 hold_expires_at=iso(now + timedelta(seconds=ttl)),
                 created_at=iso(now), updated_at=iso(now), version=1, contact_email=request.contact_email,
@@ -166,52 +164,6 @@ class BookingService:
             self.schedule_expiry(booking.booking_id, booking.hold_expires_at)
         except Exception:  # noqa: BLE001 - the hold stands; the due-hold sweeper expires it instead
             logger.exception("could not start the hold expiry execution", extra={"booking_id": booking.booking_id})
-
-    def _validate_request(self, event: dict[str, Any], request: BookingIn) -> dict[str, Any]:
-        limit = int(event["max_per_booking"])
-        counted = event["inventory_kind"] == InventoryKind.COUNTED
-        if counted and request.seats is not None:
-            raise InvalidRequest("This event has no seat map; ask for a quantity.", code="seats_not_supported")
-        if counted or request.best_available:
-            if request.quantity is None or request.quantity < 1 or request.quantity > limit:
-                raise InvalidRequest(f"quantity must be between 1 and {limit}.", code="invalid_quantity", max=limit)
-            return {"quantity" if counted else "best_available": request.quantity}
-        if request.seats is None:
-            raise InvalidRequest("This event has a seat map; name the seats.", code="seats_required")
-        seats = request.seats
-        if not seats or len(seats) > limit:
-            raise InvalidRequest(f"Between 1 and {limit} seats may be booked at once.", code="invalid_quantity", max=limit)
-        if len(set(seats)) != len(seats):
-            duplicates = sorted({seat for seat in seats if seats.count(seat) > 1})
-            raise InvalidRequest("The same seat is named twice.", code="duplicate_seats", seats=duplicates)
-        return {"seats": list(seats)}
-
-    def _plan(self, event: dict[str, Any], wanted: dict[str, Any], attempt: int = 0) -> Places:
-        event_id = event["event_id"]
-        if "quantity" in wanted:
-            pools = self.store.read_pools(event_id)
-            plan = plan_counted(pools, wanted["quantity"], self.rng)
-            if plan is None:
-                raise SoldOut(available=sum(pool.available for pool in pools))
-            return Places(InventoryKind.COUNTED, wanted["quantity"], pools=plan)
-        if "best_available" in wanted:
-            # Chosen from a consistent read; the hold's conditional seat moves still decide, and a
-            # conflict comes back here to choose again.
-            states = {unit["sk"].removeprefix("UNIT#"): unit["state"] for unit in self.store.list_units(event_id)}
-            chosen = choose_best_available(states, wanted["best_available"], self.rng, among=4 ** attempt)
-            if chosen is None:
-                raise SoldOut(available=sum(1 for state in states.values() if state == "available"))
-            return Places(InventoryKind.NAMED, len(chosen), units=chosen)
-        seats = wanted["seats"]
-        units = self.store.read_units(event_id, seats)
-        unknown = [seat for seat in seats if seat not in units]
-        if unknown:
-            raise InvalidRequest("These seats do not exist at this event.", code="unknown_seats", seats=unknown)
-        taken = [seat for seat in seats if units[seat]["state"] != "available"]
-        if taken:
-            free = [unit["sk"].removeprefix("UNIT#") for unit in self.store.list_units(event_id) if unit["state"] == "available"]
-            raise SeatsUnavailable(taken, free[:AVAILABLE_SEATS_SHOWN], len(free))
-        return Places(InventoryKind.NAMED, len(seats), units=tuple(seats))
 
     def _event(self, event_id: str) -> dict[str, Any]:
         cached = self._events.get(event_id)
@@ -329,7 +281,7 @@ def describe(booking: Booking) -> dict[str, Any]:
             payment["refund"] = {key: booking.payment.refund.get(key) for key in ("refund_id", "status", "reason")}
     view: dict[str, Any] = {
         "booking_id": booking.booking_id, "event_id": booking.event_id, "status": booking.status.value,
-        "places": booking.places.as_dict(), "amount": booking.amount.as_dict(),
+        "places": kinds.of_booking(booking).describe_places(booking.places), "amount": booking.amount.as_dict(),
         "payment_mode": booking.payment_mode.value, "hold_expires_at": booking.hold_expires_at,
         "created_at": booking.created_at, "updated_at": booking.updated_at, "payment": payment,
     }

@@ -6,11 +6,11 @@ import json
 import uuid
 from typing import Any
 
+from .. import kinds
 from ..adapters.dynamo import BookingStore, ItemExists, TransientStoreError
 from ..clock import Clock, iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
 from ..domain.errors import IdempotencyKeyReused, NotFound, TooBusy
-from ..domain.inventory import InventoryKind, pool_sizes, seat_ids_from_rows
 from ..domain.money import Money
 from ..schemas import EventIn
 
@@ -28,20 +28,14 @@ class CatalogService:
         returns the event created the first time instead of a second event."""
         price = Money.parse(request.price.value, request.price.currency.upper())
         event_id = self._event_id(idempotency_key)
-        if request.seat_map is not None:
-            if request.seat_map.rows is not None:
-                units = seat_ids_from_rows([(row.name, row.seats) for row in request.seat_map.rows])
-            else:
-                units = list(request.seat_map.seat_ids or [])
-            kind, capacity, pools = InventoryKind.NAMED, len(units), None
-        else:
-            kind, capacity, units = InventoryKind.COUNTED, int(request.capacity or 0), None
-            pools = pool_sizes(capacity)
+        kind = kinds.for_request(request)
+        inventory = kind.inventory(request)
+        capacity, pools, units = inventory.capacity, inventory.pool_sizes, inventory.unit_ids
         event = {
             "event_id": event_id,
             "name": request.name, "venue": request.venue, "city": request.city, "category": request.category,
             "starts_at": iso(request.starts_at), "price": price.text, "currency": price.currency,
-            "inventory_kind": kind.value, "capacity": capacity,
+            "inventory_kind": kind.name, "capacity": capacity,
             "hold_ttl_seconds": request.hold_ttl_seconds or self.default_hold_ttl,
             "payment_mode": request.payment_mode, "max_per_booking": request.max_per_booking,
             "high_demand": request.high_demand,
@@ -79,7 +73,7 @@ class CatalogService:
             "event_id": event["event_id"], "name": event["name"], "venue": event["venue"], "city": event["city"],
             "category": event["category"], "starts_at": event["starts_at"],
             "price": {"value": event["price"], "currency": event["currency"]},
-            "inventory": "seated" if event["inventory_kind"] == InventoryKind.NAMED else "general_admission",
+            "inventory": kinds.of_event(event).label,
             "capacity": int(event["capacity"]), "hold_ttl_seconds": int(event["hold_ttl_seconds"]),
             "payment_mode": event["payment_mode"], "max_per_booking": int(event["max_per_booking"]),
             "high_demand": bool(event.get("high_demand", False)),
@@ -88,17 +82,7 @@ class CatalogService:
         }
 
     def counts(self, event: dict[str, Any]) -> dict[str, int]:
-        if event["inventory_kind"] == InventoryKind.NAMED:
-            totals = {"available": 0, "held": 0, "sold": 0}
-            for unit in self.store.list_units(event["event_id"]):
-                totals[unit["state"]] += 1
-            return totals
-        pools = self.store.read_pools(event["event_id"])
-        return {
-            "available": sum(pool.available for pool in pools),
-            "held": sum(pool.held for pool in pools),
-            "sold": sum(pool.sold for pool in pools),
-        }
+        return kinds.of_event(event).counts(self.store, event["event_id"])
 
 
 def _fingerprint(event: dict[str, Any], pools: list[int] | None, units: list[str] | None) -> str:

@@ -14,11 +14,11 @@ import json
 import time
 from typing import Any
 
+from .. import kinds
 from ..adapters.dynamo import BookingStore, StaleBooking, TransientStoreError
 from ..clock import Clock, iso
 from ..domain import search
 from ..domain.errors import InvalidRequest, NotFound, TooBusy
-from ..domain.inventory import InventoryKind
 from ..domain.seating import natural_key
 from ..schemas import EventListQuery, EventPatchIn
 
@@ -87,7 +87,7 @@ class ListingService:
             "event_id": event["event_id"], "name": event["name"], "venue": event["venue"], "city": event["city"],
             "category": event["category"], "starts_at": event["starts_at"],
             "price": {"value": event["price"], "currency": event["currency"]},
-            "inventory": "seated" if event["inventory_kind"] == InventoryKind.NAMED else "general_admission",
+            "inventory": kinds.of_event(event).label,
             "published": bool(event.get("published")),
         }
 
@@ -161,9 +161,9 @@ class ListingService:
         if cached and now - cached[0] < SEAT_MAP_CACHE_SECONDS:
             return cached[1]
         event = self._read(event_id)
-        if event["inventory_kind"] != InventoryKind.NAMED:
+        states = kinds.of_event(event).unit_states(self.store, event_id)
+        if states is None:
             raise InvalidRequest("This event has no seat map.", code="seats_not_supported")
-        states = self.store.seat_states(event_id)
         counts = {"available": 0, "held": 0, "sold": 0}
         for state in states.values():
             counts[state] = counts.get(state, 0) + 1

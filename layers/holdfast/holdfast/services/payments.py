@@ -16,10 +16,11 @@ from ..adapters.provider import ProviderNotFound, ProviderOutcomeUnknown, Provid
 from ..clock import Clock, iso, parse_iso
 from ..domain.booking import Booking, Payment, PaymentMode, Verdict, judge_payment, paid_before
 from ..domain.errors import Busy, Conflict, PaymentProviderUnavailable, RequestInProgress, TooBusy
-from ..domain.inventory import InventoryKind, Move, Places, plan_counted
+from ..domain.inventory import Move, Places
 from ..domain.statuses import BookingStatus, can_move
 from ..faults import crash_point
 from ..observability import logger
+from .. import kinds
 from . import transitions
 from .bookings import BookingService, pause
 from .provider_keys import PaymentOutcomeUnknown, capture_key, payment_key, refund_key, void_key
@@ -255,14 +256,8 @@ class PaymentService(RefundsMixin):
         return self.refund(booking, actor)
 
     def replan(self, booking: Booking) -> Places | None:
-        """The same places again (seats), or the same quantity anywhere (general admission)."""
-        if booking.places.kind is InventoryKind.NAMED:
-            units = self.store.read_units(booking.event_id, booking.places.units)
-            if all(units.get(unit, {}).get("state") == "available" for unit in booking.places.units):
-                return booking.places
-            return None
-        plan = plan_counted(self.store.read_pools(booking.event_id), booking.places.quantity)
-        return Places(InventoryKind.COUNTED, booking.places.quantity, pools=plan) if plan else None
+        """Places for a late payment, as the booking's inventory kind re-plans them (or None)."""
+        return kinds.of_booking(booking).replan(self.store, booking)
 
     # ----------------------------------------------------------------------------------- helpers
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from .. import kinds
 from ..adapters.dynamo import BookingStore, StoreError, TransientStoreError
 from ..clock import Clock, iso
 from ..domain.errors import (
@@ -30,7 +31,6 @@ from ..domain.errors import (
     SoldOut,
     TooBusy,
 )
-from ..domain.inventory import InventoryKind
 from ..domain.statuses import OCCUPYING, BookingStatus
 from ..observability import logger
 from ..schemas import BookingIn
@@ -149,8 +149,8 @@ class WaitlistService:
         quantity = int(offer["quantity"])
         entry = self.store.waitlist_entry(event_id, offer["customer_id"]) or {}
         contact = entry.get("contact_email") if entry.get("entry_id") == offer["entry_id"] else None
-        request = BookingIn(quantity=quantity, contact_email=contact,
-                            best_available=bool(event and event["inventory_kind"] == InventoryKind.NAMED))
+        wanted = kinds.of_event(event).waitlist_request(quantity) if event else {"quantity": quantity}
+        request = BookingIn(**wanted, contact_email=contact)
         try:
             result = self.bookings.hold_for_customer(
                 event_id, offer["customer_id"], f"waitlist-offer-{offer['entry_id']}", request,
@@ -209,6 +209,4 @@ class WaitlistService:
         event = self.store.get_event(event_id)
         if event is None:
             return 0
-        if event["inventory_kind"] == InventoryKind.COUNTED:
-            return sum(pool.available for pool in self.store.read_pools(event_id))
-        return sum(1 for unit in self.store.list_units(event_id) if unit["state"] == "available")
+        return kinds.of_event(event).counts(self.store, event_id)["available"]

@@ -1,0 +1,66 @@
+"""Inventory kinds: each kind of inventory is one plug-in behind the ``Kind`` interface, chosen
+from this registry by the stored ``inventory_kind`` of an offering or a booking's places.
+
+The services, the store and the handlers never branch on the kind: they ask the registry for the
+offering's kind and call it (see docs/inventory-kinds.md for how to add one).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..domain.booking import Booking
+from ..domain.inventory import Places
+from .base import Inventory, InventoryReads, Kind
+
+_KINDS: dict[str, Kind] = {}
+
+
+def register(kind: Kind) -> Kind:
+    """Add a kind (a test's toy kind, or a new product); its ``name`` is what offerings store."""
+    _KINDS[kind.name] = kind
+    return kind
+
+
+def unregister(name: str) -> None:
+    _KINDS.pop(name, None)
+
+
+def named(name: str) -> Kind:
+    try:
+        return _KINDS[name]
+    except KeyError:
+        raise LookupError(f"no inventory kind {name!r} is registered") from None
+
+
+def of_event(event: dict[str, Any]) -> Kind:
+    return named(str(event["inventory_kind"]))
+
+
+def of_places(places: Places) -> Kind:
+    return named(str(places.kind))
+
+
+def of_booking(booking: Booking) -> Kind:
+    return of_places(booking.places)
+
+
+def for_request(request: Any) -> Kind:
+    """The kind an offering's creation request asks for: the first registered kind accepting it."""
+    for kind in reversed(list(_KINDS.values())):  # the latest registered is asked first
+        if kind.accepts(request):
+            return kind
+    raise LookupError("no inventory kind accepts this offering")
+
+
+def _register_builtins() -> None:
+    from .general_admission import GeneralAdmission
+    from .seat_map import SeatMap
+
+    register(SeatMap())
+    register(GeneralAdmission())
+
+
+_register_builtins()
+
+__all__ = ["Inventory", "InventoryReads", "Kind", "register", "unregister", "named", "of_event", "of_places",
+           "of_booking", "for_request"]

@@ -1,0 +1,99 @@
+"""The interface every inventory kind implements, and the inventory reads it may use.
+
+A kind decides everything that differs between products; the engine around it (holds, payments,
+expiry, reconciliation, waitlist, journal, outbox) is the same for all of them. What a booking
+occupies is ``Places``: counts taken from counters (``pools``) and/or named units (``units``); the
+store turns them into claims, one conditional change per item, whatever the kind.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any, Iterable, Protocol
+
+from ..domain.booking import Booking
+from ..domain.inventory import Places, Pool
+from ..domain.money import Money
+
+
+class InventoryReads(Protocol):
+    """The inventory port a kind reads through (adapters/inventory_store.py implements it)."""
+
+    def read_pools(self, event_id: str) -> list[Pool]: ...
+
+    def read_units(self, event_id: str, unit_ids: Iterable[str]) -> dict[str, dict[str, Any]]: ...
+
+    def list_units(self, event_id: str) -> list[dict[str, Any]]: ...
+
+    def seat_states(self, event_id: str) -> dict[str, str]: ...
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """What creating an offering writes: its capacity, counter sizes and unit ids."""
+
+    capacity: int
+    pool_sizes: list[int] | None = None
+    unit_ids: list[str] | None = None
+
+
+class Kind:
+    """One inventory kind. Subclasses set ``name`` (stored) and ``label`` (the public
+    ``inventory`` field) and implement the methods below."""
+
+    name: str = ""
+    label: str = ""
+
+    # ------------------------------------------------------------------------ creation
+    def accepts(self, request: Any) -> bool:
+        """Whether an offering's creation request is for this kind."""
+        raise NotImplementedError
+
+    def inventory(self, request: Any) -> Inventory:
+        raise NotImplementedError
+
+    # --------------------------------------------------------------------------- holds
+    def validate(self, event: dict[str, Any], request: Any) -> dict[str, Any]:
+        """What the customer wants, checked (InvalidRequest otherwise): the request's fingerprint
+        and the input of ``plan``."""
+        raise NotImplementedError
+
+    def plan(self, store: InventoryReads, event: dict[str, Any], wanted: dict[str, Any], rng: random.Random,
+             attempt: int) -> Places:
+        """The places to claim, best first, from a fresh read (SoldOut/SeatsUnavailable otherwise).
+        ``attempt`` grows each time a plan's claims lost a race, so a kind may widen its choice."""
+        raise NotImplementedError
+
+    def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None) -> Places | None:
+        """Places for a late payment whose hold was released, or None when they are gone."""
+        raise NotImplementedError
+
+    def price(self, event: dict[str, Any], places: Places) -> Money:
+        """What the places actually allocated cost."""
+        return Money.parse(event["price"], event["currency"]).times(places.quantity)
+
+    # ---------------------------------------------------------------------- availability
+    def counts(self, store: InventoryReads, event_id: str, consistent: bool = True) -> dict[str, int]:
+        """available / held / sold over the whole offering."""
+        raise NotImplementedError
+
+    def unit_states(self, store: InventoryReads, event_id: str) -> dict[str, str] | None:
+        """Every named unit and its state (a seat map), or None for a kind without one."""
+        return None
+
+    def describe_places(self, places: Places) -> dict[str, Any]:
+        return {"kind": str(places.kind), "quantity": places.quantity}
+
+    def waitlist_request(self, quantity: int) -> dict[str, Any]:
+        """The hold request a waitlist offer of ``quantity`` places makes for a customer."""
+        return {"quantity": quantity}
+
+
+def checked_quantity(event: dict[str, Any], quantity: int | None) -> int:
+    """A requested count of places within the offering's per-booking limit (InvalidRequest otherwise)."""
+    from ..domain.errors import InvalidRequest
+
+    limit = int(event["max_per_booking"])
+    if quantity is None or quantity < 1 or quantity > limit:
+        raise InvalidRequest(f"quantity must be between 1 and {limit}.", code="invalid_quantity", max=limit)
+    return quantity

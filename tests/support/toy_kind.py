@@ -1,0 +1,67 @@
+"""A toy inventory kind, written in a test: standing zones with fallback and zone prices.
+
+An offering of this kind (created with category ``zoned``) has two zones, each one counter: the
+FRONT (``POOL#000``, half the capacity, double price) and the BACK (``POOL#001``, the rest). A
+customer asks for a quantity; the plan takes it all from the FRONT if it has room, else all from
+the BACK (the fallback), never split across zones. A late payment is re-planned in the same zone
+only, since that is what the customer paid for. It is the worked example of docs/inventory-kinds.md.
+"""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from holdfast import kinds
+from holdfast.domain.booking import Booking
+from holdfast.domain.errors import SoldOut
+from holdfast.domain.inventory import Places, Pool
+from holdfast.domain.money import Money
+from holdfast.kinds.base import Inventory, InventoryReads, Kind, checked_quantity
+
+FRONT, BACK = "POOL#000", "POOL#001"
+ZONE_PRICE_FACTOR = {FRONT: 2, BACK: 1}
+
+
+class StandingZones(Kind):
+    name = "toy_zones"
+    label = "standing_zones"
+
+    def accepts(self, request: Any) -> bool:
+        return getattr(request, "seat_map", None) is None and getattr(request, "category", "") == "zoned"
+
+    def inventory(self, request: Any) -> Inventory:
+        capacity = int(request.capacity or 0)
+        front = capacity // 2
+        return Inventory(capacity=capacity, pool_sizes=[front, capacity - front])
+
+    def validate(self, event: dict[str, Any], request: Any) -> dict[str, Any]:
+        return {"quantity": checked_quantity(event, request.quantity)}
+
+    def plan(self, store: InventoryReads, event: dict[str, Any], wanted: dict[str, Any], rng: random.Random,
+             attempt: int) -> Places:
+        zones = {pool.pool_id: pool for pool in store.read_pools(event["event_id"])}
+        for zone in (FRONT, BACK):                       # best first, then the fallback
+            if zones[zone].available >= wanted["quantity"]:
+                return Places(self.name, wanted["quantity"], pools=((zone, wanted["quantity"]),))
+        raise SoldOut(available=sum(pool.available for pool in zones.values()))
+
+    def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None) -> Places | None:
+        [(zone, count)] = booking.places.pools
+        pools: dict[str, Pool] = {pool.pool_id: pool for pool in store.read_pools(booking.event_id)}
+        return booking.places if pools[zone].available >= count else None
+
+    def price(self, event: dict[str, Any], places: Places) -> Money:
+        [(zone, count)] = places.pools                   # a plan never splits across zones
+        return Money.parse(event["price"], event["currency"]).times(count * ZONE_PRICE_FACTOR[zone])
+
+    def counts(self, store: InventoryReads, event_id: str, consistent: bool = True) -> dict[str, int]:
+        pools = store.read_pools(event_id)
+        return {state: sum(getattr(pool, state) for pool in pools) for state in ("available", "held", "sold")}
+
+    def describe_places(self, places: Places) -> dict[str, Any]:
+        return {**super().describe_places(places), "zone": "front" if places.pools[0][0] == FRONT else "back"}
+
+
+def register() -> StandingZones:
+    """Register the toy kind (idempotent); tests unregister it with ``kinds.unregister``."""
+    return kinds.register(StandingZones())  # type: ignore[return-value]
