@@ -17,7 +17,6 @@ from boto3.dynamodb.types import TypeDeserializer
 
 from holdfast.adapters.dynamo import booking_from_item
 from holdfast.domain.booking import Booking, JournalEntry
-from holdfast.domain.inventory import InventoryKind
 from holdfast.domain.statuses import HOLDING, OCCUPYING, RELEASED, SOLD, TRANSITIONS, BookingStatus
 from holdfast.schemas import EventIn
 
@@ -176,7 +175,7 @@ def check_capacity(snap: Snapshot, event_id: str) -> None:
     occupying = sum(b.places.quantity for b in bookings if b.status in OCCUPYING)
     # I1: confirmed + unreleased holds never exceed capacity.
     assert occupying <= capacity, f"I1 oversold: {occupying} places occupied of {capacity}"
-    if event["inventory_kind"] == InventoryKind.COUNTED:
+    if snap.pools.get(event_id):
         held: Counter[str] = Counter()
         sold: Counter[str] = Counter()
         for booking in bookings:

@@ -24,6 +24,7 @@ from holdfast.services.payments import PaymentOutcomeUnknown, PaymentService
 from tests.support.fake_provider import FakeProvider
 
 from .helpers import LockedProvider, ManualClock, actions, check_invariants, event_request, snapshot
+from .kind_cases import CASES, inventory_total
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -92,19 +93,20 @@ def pools_total(snap: Any, event_id: str) -> dict[str, int]:
 
 # --------------------------------------------------------------------- last places, general admission
 
-def test_last_places_go_to_exactly_that_many_customers(store_backend):
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_last_places_go_to_exactly_that_many_customers(store_backend, case):
     clock = ManualClock()
     services = Services(store_backend, clock)
-    event = services.catalog.create_event(event_request(capacity=100, max_per_booking=10))   # 4 pools of 25
+    event = services.catalog.create_event(case.event(100, max_per_booking=10))   # e.g. 4 pools of 25
     event_id = event["event_id"]
     setup = services.bookings()
     for index in range(9):
-        setup.create_booking(event_id, f"early-{index}", "k", BookingIn(quantity=10))
-    setup.create_booking(event_id, "early-9", "k", BookingIn(quantity=5))
-    assert pools_total(snapshot(store_backend.client, store_backend.table), event_id) == \
+        setup.create_booking(event_id, f"early-{index}", "k", case.ask(10))
+    setup.create_booking(event_id, "early-9", "k", case.ask(5))
+    assert inventory_total(snapshot(store_backend.client, store_backend.table), event_id) == \
         {"available": 5, "held": 95, "sold": 0}
 
-    outcomes = run_pool(lambda n: attempt(services.bookings(), event_id, f"late-{n}", "k", BookingIn(quantity=1)),
+    outcomes = run_pool(lambda n: attempt(services.bookings(), event_id, f"late-{n}", "k", case.ask(1)),
                         range(32), threads=32)
 
     kinds = Counter(outcome[0] for outcome in outcomes)
@@ -112,7 +114,7 @@ def test_last_places_go_to_exactly_that_many_customers(store_backend):
     assert kinds["held"] + kinds["sold_out"] + kinds["too_busy"] == 32
     snap = snapshot(store_backend.client, store_backend.table)
     check_invariants(snap)
-    counts = pools_total(snap, event_id)
+    counts = inventory_total(snap, event_id)
     # Every place a request did not get is still there: nothing lost, nothing sold twice.
     assert counts == {"available": 5 - kinds["held"], "held": 95 + kinds["held"], "sold": 0}
     if kinds["too_busy"] == 0:

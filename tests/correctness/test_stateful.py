@@ -38,6 +38,7 @@ from tests.support.fake_provider import FakeProvider
 from tests.support.template import create_bookings_table
 
 from .helpers import ManualClock, check_invariants, event_request, snapshot_in_process
+from .kind_cases import CASES  # noqa: F401 - registers the toy kind
 
 TABLE = "stateful-bookings"
 #: What the runs exercised, over all examples (printed and checked by test_stateful_runs_cover).
@@ -82,6 +83,10 @@ def check_money(snap: Any, provider: FakeProvider, settled: bool) -> None:
 
 
 class BookingMachine(RuleBasedStateMachine):
+    #: Extra fields of the quantity-sold offerings ("ga", "two_stage"): none for general admission;
+    #: the toy kind's machine below sells them as standing zones (tests/support/toy_kind.py).
+    COUNTED: dict[str, Any] = {}
+
     def __init__(self) -> None:
         super().__init__()
         self.mock = mock_aws()
@@ -95,11 +100,12 @@ class BookingMachine(RuleBasedStateMachine):
         self.bookings = BookingService(self.store, self.clock)
         self.payments = PaymentService(self.store, self.provider, self.clock, self.bookings, "http://127.0.0.1:3000/done")
         self.events = {
-            "ga": self.catalog.create_event(event_request(capacity=4, max_per_booking=3), "ga")["event_id"],
+            "ga": self.catalog.create_event(event_request(capacity=4, max_per_booking=3, **self.COUNTED),
+                                            "ga")["event_id"],
             "seats": self.catalog.create_event(event_request(
                 capacity=None, seat_map={"seat_ids": list(SEATS)}, max_per_booking=3), "seats")["event_id"],
             "two_stage": self.catalog.create_event(event_request(
-                capacity=3, max_per_booking=3, payment_mode="two_stage"), "two")["event_id"],
+                capacity=3, max_per_booking=3, payment_mode="two_stage", **self.COUNTED), "two")["event_id"],
         }
         self.known: list[tuple[str, str]] = []          # (booking_id, customer)
         self.requests: dict[tuple[str, str], tuple[Any, str]] = {}   # (customer, key) -> (body, booking_id)
@@ -300,11 +306,20 @@ def _region() -> None:
     os.environ.setdefault("AWS_DEFAULT_REGION", "eu-central-1")
 
 
-TestBookingMachine = BookingMachine.TestCase
-TestBookingMachine.settings = settings(
+class ToyKindMachine(BookingMachine):
+    """The same rules and invariants, on the toy inventory kind registered by kind_cases."""
+
+    COUNTED = {"category": "zoned"}
+
+
+MACHINE_SETTINGS = settings(
     max_examples=int(os.environ.get("HOLDFAST_STATEFUL_EXAMPLES", "30")), stateful_step_count=30, deadline=None,
     derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
+TestBookingMachine = BookingMachine.TestCase
+TestBookingMachine.settings = MACHINE_SETTINGS
+TestToyKindMachine = ToyKindMachine.TestCase
+TestToyKindMachine.settings = MACHINE_SETTINGS
 
 
 def test_stateful_runs_cover_the_interesting_paths() -> None:

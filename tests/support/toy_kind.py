@@ -1,7 +1,8 @@
 """A toy inventory kind, written in a test: standing zones with fallback and zone prices.
 
 An offering of this kind (created with category ``zoned``) has two zones, each one counter: the
-FRONT (``POOL#000``, half the capacity, double price) and the BACK (``POOL#001``, the rest). A
+FRONT (``POOL#000``, two thirds of the capacity rounded up, double price) and the BACK
+(``POOL#001``, the rest). A
 customer asks for a quantity; the plan takes it all from the FRONT if it has room, else all from
 the BACK (the fallback), never split across zones. A late payment is re-planned in the same zone
 only, since that is what the customer paid for. It is the worked example of docs/inventory-kinds.md.
@@ -15,6 +16,7 @@ from holdfast import kinds
 from holdfast.domain.booking import Booking
 from holdfast.domain.errors import SoldOut
 from holdfast.domain.inventory import Places, Pool
+from holdfast.domain.lifecycle import ExtraState
 from holdfast.domain.money import Money
 from holdfast.kinds.base import Inventory, InventoryReads, Kind, checked_quantity
 
@@ -25,13 +27,22 @@ ZONE_PRICE_FACTOR = {FRONT: 2, BACK: 1}
 class StandingZones(Kind):
     name = "toy_zones"
     label = "standing_zones"
+    # After CONFIRMED: a gate admits the holder (places stay sold) and sees them leave; the timer
+    # marks a no-show, whose places go back on sale.
+    extra_states = (
+        ExtraState("ADMITTED", after=frozenset({"CONFIRMED"}), actors=frozenset({"gate"}),
+                   notify="booking.admitted"),
+        ExtraState("LEFT", after=frozenset({"ADMITTED"}), actors=frozenset({"gate"})),
+        ExtraState("NO_SHOW", after=frozenset({"CONFIRMED"}), actors=frozenset({"timer"}), places="available",
+                   notify="booking.no_show"),
+    )
 
     def accepts(self, request: Any) -> bool:
         return getattr(request, "seat_map", None) is None and getattr(request, "category", "") == "zoned"
 
     def inventory(self, request: Any) -> Inventory:
         capacity = int(request.capacity or 0)
-        front = capacity // 2
+        front = capacity - capacity // 3
         return Inventory(capacity=capacity, pool_sizes=[front, capacity - front])
 
     def validate(self, event: dict[str, Any], request: Any) -> dict[str, Any]:

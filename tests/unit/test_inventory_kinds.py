@@ -14,7 +14,7 @@ from .conftest import event_request
 @pytest.fixture
 def zoned(catalog):
     toy_kind.register()
-    yield catalog.create_event(event_request(capacity=4, category="zoned", max_per_booking=2))
+    yield catalog.create_event(event_request(capacity=6, category="zoned", max_per_booking=2))
     kinds.unregister(toy_kind.StandingZones.name)
 
 
@@ -27,13 +27,14 @@ def test_the_registry_chooses_the_kind_from_the_request_and_the_stored_name(zone
 
 def test_a_toy_kind_plans_best_first_falls_back_and_prices_what_it_allocated(zoned, bookings, catalog):
     event_id = zoned["event_id"]
-    front = bookings.create_booking(event_id, "ann", "k1", BookingIn(quantity=2)).booking
+    front = bookings.create_booking(event_id, "ann", "k1", BookingIn(quantity=2)).booking   # front: 4 places
     assert front.places.pools == ((toy_kind.FRONT, 2),) and front.amount.text == "6000.00"   # 2 x 1500 x 2
-    back = bookings.create_booking(event_id, "bob", "k1", BookingIn(quantity=1)).booking
+    bookings.create_booking(event_id, "bob", "k1", BookingIn(quantity=2))
+    back = bookings.create_booking(event_id, "cat", "k1", BookingIn(quantity=1)).booking     # front full
     assert back.places.pools == ((toy_kind.BACK, 1),) and back.amount.text == "1500.00"
     with pytest.raises(SoldOut):
-        bookings.create_booking(event_id, "cat", "k1", BookingIn(quantity=2))             # 1 left, no splitting
-    assert catalog.get_event(event_id)["counts"] == {"available": 1, "held": 3, "sold": 0}
+        bookings.create_booking(event_id, "dan", "k1", BookingIn(quantity=2))             # 1 left in the back
+    assert catalog.get_event(event_id)["counts"] == {"available": 1, "held": 5, "sold": 0}
     assert bookings.view(front.booking_id, "ann")["places"] == {"kind": "toy_zones", "quantity": 2, "zone": "front"}
 
 
@@ -44,5 +45,6 @@ def test_a_late_payment_is_replanned_by_the_bookings_kind(zoned, bookings, payme
     bookings.expire(held.booking_id)
     expired = bookings.store.get_booking(held.booking_id)
     assert payments.replan(expired) == held.places                        # the front is free again
-    bookings.create_booking(event_id, "bob", "k1", BookingIn(quantity=2))  # takes the front
+    bookings.create_booking(event_id, "bob", "k1", BookingIn(quantity=2))  # the front has 2 left
+    bookings.create_booking(event_id, "cat", "k1", BookingIn(quantity=2))  # now none
     assert payments.replan(expired) is None                               # the back is not what was paid for

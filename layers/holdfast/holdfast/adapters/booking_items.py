@@ -11,6 +11,7 @@ from typing import Any
 from ..domain.booking import Booking, Payment, PaymentMode
 from ..domain.inventory import Places
 from ..domain.money import Money
+from ..domain import lifecycle
 from ..domain.statuses import BookingStatus
 from .codec import _int
 
@@ -84,7 +85,7 @@ def booking_from_item(item: dict[str, Any]) -> Booking:
     payment = item.get("payment")
     return Booking(
         booking_id=item["booking_id"], event_id=item["event_id"], customer_id=item["customer_id"],
-        status=BookingStatus(item["status"]),
+        status=lifecycle.status_of(item["status"]),
         places=Places(kind=kind, quantity=_int(item["quantity"]), pools=pools, units=units),
         amount=Money.parse(item["amount"], item["currency"]), payment_mode=PaymentMode(item["payment_mode"]),
         hold_expires_at=item["hold_expires_at"], created_at=item["created_at"], updated_at=item["updated_at"],

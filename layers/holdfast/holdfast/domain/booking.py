@@ -9,6 +9,7 @@ from typing import Any
 from ..clock import parse_iso
 from .inventory import InventoryKind, Move, Places
 from .money import Money
+from . import lifecycle
 from .statuses import HOLDING, SOLD, BookingStatus, can_move
 
 
@@ -124,6 +125,9 @@ class IllegalTransition(Exception):
 
 
 def _places_state(status: BookingStatus) -> str:
+    declared = lifecycle.places_state(status)
+    if declared is not None:
+        return declared
     return "held" if status in HOLDING else "sold" if status in SOLD else "available"
 
 
@@ -139,7 +143,8 @@ def implied_move(source: BookingStatus, target: BookingStatus) -> Move | None:
 
 
 def check_transition(booking: Booking, target: BookingStatus, move: Move | None = None) -> None:
-    if booking.status != target and not can_move(booking.status, target):
+    if booking.status != target and not can_move(booking.status, target) \
+            and not lifecycle.allows(str(booking.places.kind), booking.status, target):
         raise IllegalTransition(booking.status, target)
     if move is not implied_move(booking.status, target):
         raise IllegalTransition(booking.status, target, f" with the move {move.name if move else None}")

@@ -42,4 +42,4 @@ TRANSITIONS: dict[BookingStatus, frozenset[BookingStatus]] = {
 
 
 def can_move(source: BookingStatus, target: BookingStatus) -> bool:
-    return target in TRANSITIONS[source]
+    return target in TRANSITIONS.get(source, frozenset())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..domain import lifecycle
 from ..domain.booking import Booking
 from ..domain.inventory import Places
 from .base import Inventory, InventoryReads, Kind
@@ -17,12 +18,14 @@ _KINDS: dict[str, Kind] = {}
 
 def register(kind: Kind) -> Kind:
     """Add a kind (a test's toy kind, or a new product); its ``name`` is what offerings store."""
+    lifecycle.declare(kind.name, kind.extra_states)
     _KINDS[kind.name] = kind
     return kind
 
 
 def unregister(name: str) -> None:
     _KINDS.pop(name, None)
+    lifecycle.withdraw(name)
 
 
 def named(name: str) -> Kind:

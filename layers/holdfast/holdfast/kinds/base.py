@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Protocol
 
 from ..domain.booking import Booking
+from ..domain.lifecycle import ExtraState
 from ..domain.inventory import Places, Pool
 from ..domain.money import Money
 
@@ -43,6 +44,8 @@ class Kind:
 
     name: str = ""
     label: str = ""
+    #: States after CONFIRMED this kind adds to the booking lifecycle (domain/lifecycle.py).
+    extra_states: tuple[ExtraState, ...] = ()
 
     # ------------------------------------------------------------------------ creation
     def accepts(self, request: Any) -> bool:

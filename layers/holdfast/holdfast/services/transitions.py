@@ -7,7 +7,8 @@ from typing import Any
 
 from ..adapters.dynamo import BookingStore
 from ..clock import iso
-from ..domain.booking import Booking, JournalEntry, check_transition
+from ..domain import lifecycle
+from ..domain.booking import Booking, IllegalTransition, JournalEntry, check_transition, implied_move
 from ..domain.inventory import Move, Places
 from ..domain.statuses import BookingStatus
 
@@ -43,7 +44,20 @@ def apply(store: BookingStore, booking: Booking, now, *, status: BookingStatus |
         decision=decision, ids={"booking_id": booking.booking_id, **(ids or {})},
     )
     outbox = None
-    if target != booking.status and target in NOTIFIED:
-        outbox = {"type": NOTIFIED[target], "at": at, "reason": decision}
+    notify = NOTIFIED.get(target) or getattr(lifecycle.declared(target), "notify", None)
+    if target != booking.status and notify:
+        outbox = {"type": notify, "at": at, "reason": decision}
     store.save(booking, after, entry, outbox=outbox, move=move, places=places)
     return after
+
+
+def advance(store: BookingStore, booking: Booking, now, target: str, *, actor: str, action: str,
+            decision: str, ids: dict[str, str] | None = None) -> Booking:
+    """Move a booking into a state its inventory kind declared (domain/lifecycle.py), if the kind
+    lets ``actor`` do so from the booking's status; its places follow the state (kept sold, or
+    released). Same version check, journal and outbox as every other change."""
+    if not lifecycle.allows(str(booking.places.kind), booking.status, target, actor):
+        raise IllegalTransition(booking.status, target, f" by {actor}")
+    status = lifecycle.status_of(str(target))
+    return apply(store, booking, now, status=status, actor=actor, action=action, decision=decision, ids=ids,
+                 move=implied_move(booking.status, status))

@@ -1,0 +1,89 @@
+"""Lifecycles that inventory kinds extend: after CONFIRMED, a kind may declare more states
+(parking: CHECKED_IN, NO_SHOW, COMPLETED) and who moves bookings into them.
+
+A declared state is a booking status like the built-in ones: the same item, version, journal and
+outbox (services/transitions.py), and its places are either still ``sold`` or back ``available``
+(then the move into it is the same claims moved, UNSELL). Only bookings of the declaring kind may
+enter it, only from the states it names, and only by the actors it names.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .statuses import SOLD, BookingStatus
+
+
+class KindStatus(str):
+    """A status declared by an inventory kind; reads like a BookingStatus member."""
+
+    @property
+    def value(self) -> str:
+        return str(self)
+
+    @property
+    def name(self) -> str:
+        return str(self)
+
+
+@dataclass(frozen=True)
+class ExtraState:
+    status: str
+    after: frozenset[str]                  # the statuses a booking may enter it from
+    actors: frozenset[str]                 # who may move a booking into it
+    places: str = "sold"                   # "sold": kept; "available": released into the inventory
+    notify: str | None = None              # the outbox event customers hear about, if any
+
+
+#: status -> (declaring kind, state)
+_DECLARED: dict[str, tuple[str, ExtraState]] = {}
+
+
+def declare(kind_name: str, states: tuple[ExtraState, ...]) -> None:
+    for state in states:
+        if state.status in BookingStatus.__members__:
+            raise ValueError(f"{state.status} is a built-in status")
+        owner = _DECLARED.get(state.status)
+        if owner is not None and owner[0] != kind_name:
+            raise ValueError(f"{state.status} is already declared by the kind {owner[0]}")
+        if state.places not in ("sold", "available"):
+            raise ValueError("a declared state's places are 'sold' or 'available'")
+        _DECLARED[state.status] = (kind_name, state)
+
+
+def withdraw(kind_name: str) -> None:
+    for status in [status for status, (owner, _) in _DECLARED.items() if owner == kind_name]:
+        del _DECLARED[status]
+
+
+def status_of(name: str) -> BookingStatus | KindStatus:
+    if name in BookingStatus.__members__:
+        return BookingStatus(name)
+    if name in _DECLARED:
+        return KindStatus(name)
+    raise ValueError(f"unknown booking status {name!r}")
+
+
+def declared(status: str) -> ExtraState | None:
+    entry = _DECLARED.get(str(status))
+    return entry[1] if entry else None
+
+
+def allows(kind_name: str, source: str, target: str, actor: str | None = None) -> bool:
+    """Whether a booking of ``kind_name`` may move from ``source`` into the declared ``target``."""
+    entry = _DECLARED.get(str(target))
+    if entry is None or entry[0] != kind_name:
+        return False
+    owner, state = entry
+    return str(source) in state.after and (actor is None or actor in state.actors)
+
+
+def places_state(status: str) -> str | None:
+    """"sold" or "available" for a declared status; None for a built-in one."""
+    state = declared(status)
+    return state.places if state else None
+
+
+def occupies(status: str) -> bool:
+    """Whether a booking in ``status`` keeps its places sold (built-in or declared)."""
+    state = declared(status)
+    return state.places == "sold" if state else status in SOLD

@@ -1,0 +1,63 @@
+"""Kinds extend the lifecycle after CONFIRMED: the toy kind's ADMITTED / LEFT / NO_SHOW states are
+booking statuses in the same item, journal and outbox; places follow the declared state."""
+import pytest
+
+from holdfast import kinds
+from holdfast.domain import lifecycle
+from holdfast.domain.booking import IllegalTransition
+from holdfast.schemas import BookingIn
+from holdfast.services import transitions
+from tests.support import toy_kind
+
+from .conftest import event_request
+
+
+@pytest.fixture
+def zoned(catalog):
+    toy_kind.register()
+    yield catalog.create_event(event_request(capacity=6, category="zoned", max_per_booking=2))["event_id"]
+    kinds.unregister(toy_kind.StandingZones.name)
+
+
+def confirmed(bookings, payments, provider, event_id, customer):
+    booking = bookings.create_booking(event_id, customer, "k", BookingIn(quantity=2)).booking
+    payment_id = payments.start_payment(booking.booking_id, customer, "p").payment.payment_id
+    provider.pay(payment_id)
+    payments.apply_provider_payment(provider.get_payment(payment_id))
+    return bookings.store.get_booking(booking.booking_id)
+
+
+def test_declared_states_are_statuses_with_journal_outbox_and_places(zoned, bookings, payments, provider, store,
+                                                                      catalog, clock):
+    ann = confirmed(bookings, payments, provider, zoned, "ann")
+    admitted = transitions.advance(store, ann, clock(), "ADMITTED", actor="gate", action="entered", decision="gate 1")
+    left = transitions.advance(store, admitted, clock(), "LEFT", actor="gate", action="exited", decision="gate 2")
+    stored, journal = store.get_booking_with_journal(ann.booking_id)
+    assert stored.status == "LEFT" and stored.version == left.version
+    assert [entry.to_status for entry in journal][-2:] == ["ADMITTED", "LEFT"]
+    outbox = [item["type"] for item in store._query_prefix(f"BOOKING#{ann.booking_id}", "OUTBOX#")]
+    assert "booking.admitted" in outbox
+    assert catalog.get_event(zoned)["counts"] == {"available": 4, "held": 0, "sold": 2}   # still sold
+
+    bob = confirmed(bookings, payments, provider, zoned, "bob")
+    transitions.advance(store, bob, clock(), "NO_SHOW", actor="timer", action="no_show", decision="not entered")
+    assert catalog.get_event(zoned)["counts"] == {"available": 4, "held": 0, "sold": 2}   # bob's went back
+    assert bookings.view(bob.booking_id, "bob")["status"] == "NO_SHOW"
+
+
+def test_only_the_declared_moves_by_the_declared_actors_of_the_declaring_kind(zoned, bookings, payments, provider,
+                                                                               store, catalog, clock):
+    ann = confirmed(bookings, payments, provider, zoned, "ann")
+    with pytest.raises(IllegalTransition):
+        transitions.advance(store, ann, clock(), "ADMITTED", actor="customer", action="x", decision="x")
+    with pytest.raises(IllegalTransition):
+        transitions.advance(store, ann, clock(), "LEFT", actor="gate", action="x", decision="x")   # not admitted
+    held = bookings.create_booking(zoned, "cat", "k", BookingIn(quantity=1)).booking
+    with pytest.raises(IllegalTransition):
+        transitions.advance(store, held, clock(), "ADMITTED", actor="gate", action="x", decision="x")  # unpaid
+    general = catalog.create_event(event_request(capacity=4))["event_id"]
+    other = confirmed(bookings, payments, provider, general, "dan")
+    with pytest.raises(IllegalTransition):
+        transitions.advance(store, other, clock(), "ADMITTED", actor="gate", action="x", decision="x")  # other kind
+    with pytest.raises(ValueError):
+        lifecycle.declare("another_kind", (toy_kind.StandingZones.extra_states[0],))
