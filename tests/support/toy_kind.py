@@ -74,5 +74,5 @@ class StandingZones(Kind):
 
 
 def register() -> StandingZones:
-    """Register the toy kind (idempotent); tests unregister it with ``kinds.unregister``."""
+    """Register the toy kind (idempotent; it stays registered for the session)."""
     return kinds.register(StandingZones())  # type: ignore[return-value]
