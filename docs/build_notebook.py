@@ -226,7 +226,8 @@ md(r"""
 Each trace drives the API as the customer would, and the sandbox as the customer's bank or the
 provider would (pay on the payment page, faults on the provider's API or its notifications). The
 table merges three sources by time: the notebook's own steps (what was called, and the answer), the
-bookings' journals from `GET /bookings/{id}`, and the sandbox's delivery log of notifications.
+bookings' whole journals from the organizer's `GET /admin/bookings/{id}` (the customer's view leaves
+out the reconciler's internal checks), and the sandbox's delivery log of notifications.
 `t` is seconds since the trace started; a request is placed at the moment it was sent.
 
 Each trace is drawn twice from those rows (`devstack/design/sequence.py`): as a sequence diagram, one
@@ -415,7 +416,7 @@ display(HTML(tr.html()))
 assert done["journal"][-1]["actor"] == "reconciler"
 assert all(d["outcome"] != "delivered" for d in sandbox.deliveries(object_id=payment_id))
 assert actions(failed)[-1] == "reconciliation_limit_reached" and api.counts(ev["event_id"])["held"] == 0
-checks = [e["at"] for e in failed["journal"] if e["action"] == "reconciliation_check"]
+checks = [e["at"] for e in record.full(pending_id)["journal"] if e["action"] == "reconciliation_check"]
 gaps = [round((parse(b) - parse(a)).total_seconds(), 1) for a, b in zip(checks, checks[1:])]
 print("hank: checks at", len(checks), "moments, gaps (s):", gaps, "| limit reached after",
       round((parse(failed["journal"][-1]["at"]) - parse(failed["journal"][1]["at"])).total_seconds(), 1), "s")

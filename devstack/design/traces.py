@@ -30,7 +30,7 @@ def table_html(head: list[str], body: list[list], caption: str = "") -> str:
     cells = "".join(f"<th style='{CELL}'>{html.escape(str(h))}</th>" for h in head)
     rows = "".join("<tr>" + "".join(f"<td style='{CELL}'>{html.escape(str(c))}</td>" for c in row) + "</tr>"
                    for row in body)
-    title = f"<caption style='text-align:left'><b>{html.escape(caption)}</b></caption>" if caption else ""
+    title = f"<caption style='text-align:left;white-space:nowrap'><b>{html.escape(caption)}</b></caption>" if caption else ""
     return (f"<div style='{TABLE_BOX}'><table style='font-size:85%;border-collapse:collapse'>{title}"
             f"<tr>{cells}</tr>{rows}</table></div>")
 
@@ -44,6 +44,13 @@ class Record:
         self.bookings: dict[str, dict] = {}   # booking_id -> {"customer", "event_id", "trace"}
         self.traces: dict[str, Trace] = {}
 
+    def full(self, booking_id: str) -> dict:
+        """The organizer's view of a booking: every journal entry, the reconciler's checks included
+        (the customer's view leaves internal checks and operators' notes out)."""
+        answer = self.api.request("GET", f"/admin/bookings/{booking_id}", organizer=True)
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
     def trace(self, name: str) -> "Trace":
         self.traces[name] = Trace(self, name)
         return self.traces[name]
@@ -51,7 +58,7 @@ class Record:
 
 class Trace:
     """One scenario: the steps the notebook takes (as customer, provider page, operator...), the
-    bookings' journals (GET /bookings/{id}) and the sandbox's delivery log, merged by time."""
+    bookings' whole journals (GET /admin/bookings/{id}) and the sandbox's delivery log, merged by time."""
 
     def __init__(self, record: Record, name: str):
         self.record, self.name = record, name
@@ -93,10 +100,10 @@ class Trace:
         self.step("provider (sandbox)", text)
 
     def rows(self) -> list[dict]:
-        api, sandbox = self.record.api, self.record.sandbox
+        sandbox = self.record.sandbox
         rows = [dict(step, source="step") for step in self.steps]
         for booking_id in self.bookings:
-            booking = api.booking(booking_id, self.record.bookings[booking_id]["customer"])
+            booking = self.record.full(booking_id)
             pid = (booking.get("payment") or {}).get("payment_id")
             if pid and pid not in self.payments:
                 self.payments.append(pid)
