@@ -90,7 +90,8 @@ def state_diagram(transitions: Mapping, moves: Iterable[Move], title: str,
     moves = list(moves)
     missing, extra = uncovered(transitions, moves)
     if missing or extra:
-        raise ValueError(f"moves and transitions differ: unexplained {sorted(missing)}, not allowed {sorted(extra)}")
+        raise ValueError(f"moves and transitions differ: unexplained {sorted(missing)}, "
+                         f"not allowed {sorted(extra)}")
     by_edge: dict[tuple[str, str], list[Move]] = {}
     for m in moves:
         by_edge.setdefault((m.source, m.target), []).append(m)

@@ -41,12 +41,13 @@ def arrows(rows: Iterable[dict], t0_seconds=lambda row: 0.0, several_bookings: b
             change = (f"{row['before']} → {row['after']}" if row["before"] != row["after"]
                       else f"stays {row['after']}")
             who = f"[{row['booking']}] " if several_bookings else ""
-            drawn.append(Arrow(at, lane, "booking record", (f"{who}{row['event']}: {change}", row.get("decision", "")),
-                               "#7a4b00" if row["before"] != row["after"] else "#666666"))
+            colour = "#7a4b00" if row["before"] != row["after"] else "#666666"
+            text = (f"{who}{row['event']}: {change}", row.get("decision", ""))
+            drawn.append(Arrow(at, lane, "booking record", text, colour))
         elif row["source"] == "delivery":
             delivered = "delivered" in row["journal"] and "undelivered" not in row["journal"]
-            drawn.append(Arrow(at, "provider", "queue / consumer", (f"webhook: {row['event']}", row["journal"]),
-                               "#D55E00", dashed=not delivered))
+            text = (f"webhook: {row['event']}", row["journal"])
+            drawn.append(Arrow(at, "provider", "queue / consumer", text, "#D55E00", dashed=not delivered))
         elif row["actor"].startswith("cust"):
             who = f"{row['actor']}: " if several_bookings else ""
             drawn.append(Arrow(at, "customer", "API", (who + row["event"],), "#0072B2"))
@@ -100,7 +101,8 @@ def svg(drawn: list[Arrow], title: str = "") -> str:
         dash = ' stroke-dasharray="5,3"' if arrow.dashed else ""
         if span:
             body.append(f'<line x1="{x1:.0f}" y1="{y_arrow:.0f}" x2="{x2:.0f}" y2="{y_arrow:.0f}" '
-                        f'stroke="{arrow.colour}" stroke-width="1.6"{dash} marker-end="url(#{_marker(arrow.colour)})"/>')
+                        f'stroke="{arrow.colour}" stroke-width="1.6"{dash} '
+                        f'marker-end="url(#{_marker(arrow.colour)})"/>')
         else:
             body.append(f'<circle cx="{x1:.0f}" cy="{y_arrow:.0f}" r="4" fill="{arrow.colour}"/>')
         y = y_arrow + PAD + LINE
@@ -110,7 +112,8 @@ def svg(drawn: list[Arrow], title: str = "") -> str:
         x = _x(lane)
         head.append(f'<line x1="{x:.0f}" y1="{TOP}" x2="{x:.0f}" y2="{height - 4}" stroke="#c8c8c8" '
                     f'stroke-width="1"/>')
-        head.append(f'<rect x="{x - LANE_GAP / 2 + 6:.0f}" y="{TOP - 24}" width="{LANE_GAP - 12}" height="22" '
+        head.append(f'<rect x="{x - LANE_GAP / 2 + 6:.0f}" y="{TOP - 24}" width="{LANE_GAP - 12}" '
+                    f'height="22" '
                     f'rx="4" fill="#eef1f6" stroke="#9aa5b8"/>')
         head.append(f'<text x="{x:.0f}" y="{TOP - 9}" text-anchor="middle" font-weight="bold">'
                     f'{html.escape(lane)}</text>')
@@ -121,7 +124,8 @@ def svg(drawn: list[Arrow], title: str = "") -> str:
     caption = (f'<text x="6" y="14" font-weight="bold" font-size="13">{html.escape(title)}</text>'
                if title else "")
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
-            f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="Helvetica, Arial, sans-serif" font-size="11" '
+            f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="Helvetica, Arial, sans-serif" '
+            'font-size="11" '
             f'style="max-width:100%;height:auto">'
             f'<defs>{markers}'
             '<style>.halo{paint-order:stroke;stroke:#ffffff;stroke-width:3px;stroke-linejoin:round}</style>'

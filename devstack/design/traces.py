@@ -23,14 +23,16 @@ def short(value):
 
 # Tables wrap their cells and scroll sideways inside their own box rather than widen the page.
 TABLE_BOX = "overflow-x:auto;max-width:100%;margin:0.4em 0"
-CELL = "text-align:left;vertical-align:top;white-space:normal;overflow-wrap:break-word;max-width:26em;padding:2px 6px"
+CELL = ("text-align:left;vertical-align:top;white-space:normal;overflow-wrap:break-word;max-width:26em;"
+        "padding:2px 6px")
 
 
 def table_html(head: list[str], body: list[list], caption: str = "") -> str:
     cells = "".join(f"<th style='{CELL}'>{html.escape(str(h))}</th>" for h in head)
     rows = "".join("<tr>" + "".join(f"<td style='{CELL}'>{html.escape(str(c))}</td>" for c in row) + "</tr>"
                    for row in body)
-    title = f"<caption style='text-align:left;white-space:nowrap'><b>{html.escape(caption)}</b></caption>" if caption else ""
+    title = (f"<caption style='text-align:left;white-space:nowrap'><b>{html.escape(caption)}</b></caption>"
+             if caption else "")
     return (f"<div style='{TABLE_BOX}'><table style='font-size:85%;border-collapse:collapse'>{title}"
             f"<tr>{cells}</tr>{rows}</table></div>")
 
@@ -76,12 +78,13 @@ class Trace:
         sent = now_iso()  # the request is drawn when it was sent, before what it caused
         answer = self.record.api.book(event["event_id"], who, {"quantity": quantity}, key=key)
         body = answer.json()
-        self.step(who, f"POST /events/…/bookings → {answer.status_code} {body.get('status') or body['error']['code']}",
-                  at=sent)
+        outcome = body.get("status") or body["error"]["code"]
+        self.step(who, f"POST /events/…/bookings → {answer.status_code} {outcome}", at=sent)
         if answer.status_code == 201:
             booking_id = body["booking_id"]
             if booking_id not in self.record.bookings:
-                self.record.bookings[booking_id] = {"customer": who, "event_id": event["event_id"], "trace": self.name}
+                self.record.bookings[booking_id] = {"customer": who, "event_id": event["event_id"],
+                                                    "trace": self.name}
                 self.bookings.append(booking_id)
         return answer
 
@@ -89,9 +92,8 @@ class Trace:
         sent = now_iso()
         answer = self.record.api.pay(booking_id, who, key=key)
         body = answer.json()
-        self.step(who, f"POST /bookings/…/payment → {answer.status_code} "
-                       f"{body.get('status') or body['error']['code']} {short(body.get('payment_id') or '')}".strip(),
-                  at=sent)
+        outcome = f"{body.get('status') or body['error']['code']} {short(body.get('payment_id') or '')}"
+        self.step(who, f"POST /bookings/…/payment → {answer.status_code} {outcome}".strip(), at=sent)
         if answer.status_code == 201 and body["payment_id"] not in self.payments:
             self.payments.append(body["payment_id"])
         return answer
@@ -114,7 +116,8 @@ class Trace:
                              "decision": entry["decision"],
                              "journal": f"{entry['decision']} {ids if ids else ''}".strip(),
                              "booking": short(booking_id), "source": "journal"})
-        shift = parse(sandbox.clock()["now"]) - datetime.now(timezone.utc)  # non-zero once the sandbox clock moved
+        # non-zero once the sandbox's clock was moved
+        shift = parse(sandbox.clock()["now"]) - datetime.now(timezone.utc)
         for pid in self.payments:
             for d in sandbox.deliveries(object_id=pid):
                 at = parse(d["at"])
@@ -122,9 +125,11 @@ class Trace:
                     at -= shift  # shown in real time; the sandbox's own clock runs ahead by `shift`
                 rows.append({"at": at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
                              "actor": "provider → webhook",
-                             "event": f"{d['event']} attempt {d['attempt']}" + (f" copy {d['copy']}" if d["copy"] else "")
+                             "event": f"{d['event']} attempt {d['attempt']}"
+                                      + (f" copy {d['copy']}" if d["copy"] else "")
                                       + (" (forged)" if d["forged"] else ""),
-                             "journal": f"delivery {d['outcome']}" + (f", HTTP {d['status_code']}" if d["status_code"] else ""),
+                             "journal": f"delivery {d['outcome']}"
+                                        + (f", HTTP {d['status_code']}" if d["status_code"] else ""),
                              "source": "delivery"})
         return sorted(rows, key=lambda r: (r["at"], r["source"] != "step"))
 
@@ -132,9 +137,11 @@ class Trace:
         return (parse(row["at"]) - parse(self.t0)).total_seconds()
 
     def timeline(self, rows: list[dict]) -> str:
-        head = ["t (s)", "actor", "event", "booking", "state before → after", "journal entry / delivery outcome"]
+        head = ["t (s)", "actor", "event", "booking", "state before → after",
+                "journal entry / delivery outcome"]
         body = [[f"{self.seconds(r):+.2f}", r["actor"], r["event"], r.get("booking", ""),
-                 f"{r['before']} → {r['after']}" if "after" in r else "", r.get("journal", "")] for r in rows]
+                 f"{r['before']} → {r['after']}" if "after" in r else "", r.get("journal", "")]
+                for r in rows]
         return table_html(head, body, caption=f"Trace: {self.name}, timeline")
 
     def diagram(self, rows: list[dict]) -> str:
