@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 import uuid
 from collections import Counter
 from datetime import timedelta
@@ -200,7 +201,16 @@ def deterministic_uuids(rng: random.Random) -> Callable[[], None]:
     """Make ``uuid.uuid4`` follow ``rng`` (booking ids, payment ids), so a history replays exactly
     from its seed. Returns the undo."""
     original = uuid.uuid4
-    uuid.uuid4 = lambda: uuid.UUID(int=rng.getrandbits(128), version=4)  # type: ignore[assignment]
+
+    def uuid4() -> uuid.UUID:
+        # Only the system's and the model's own ids: botocore and moto draw request ids too, and
+        # how many they draw depends on the client in use.
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if caller.startswith(("holdfast", "tests.")):
+            return uuid.UUID(int=rng.getrandbits(128), version=4)
+        return original()
+
+    uuid.uuid4 = uuid4  # type: ignore[assignment]
 
     def undo() -> None:
         uuid.uuid4 = original  # type: ignore[assignment]
@@ -235,6 +245,7 @@ class BookingModel:
         self.entries: dict[str, str] = {}                # customer -> waitlist entry id (event "ga")
         self.poisoned: set[str] = set()                  # bookings whose reconciliation fails
         self.counter = 0
+        self.notes: list[str] = []                       # operators' notes, never for customers' eyes
         self.intent = ""                                 # what the running operation is about to do
         self.log: Counter[str] = Counter()
         self.trace: list[str] = []
@@ -622,6 +633,27 @@ class BookingModel:
         self.note(f"reconcile {booking_id[:8]} fault={fault} -> {outcome if isinstance(outcome, str) else outcome['outcome']}")
         self.log["reconciled"] += 1
 
+    def provider_outage(self, d: Draw) -> None:
+        """The provider cannot be reached for a day; reconciliation checks a booking at the end of
+        it and gives up to review (the operators' queue then has work: findings 3 and 9)."""
+        unsettled = self._bookings_in(where=lambda b: b.payment is not None and not b.settled)
+        if not unsettled:
+            return
+        booking_id, _ = d.choice(unsettled)
+        self.intent = f"{booking_id[:8]} after a day without the provider"
+        self.clock.advance(DAY + 3600)
+        for operation in ("get_payment", "create_payment", "create_refund", "get_refund", "cancel_payment"):
+            self.provider.fail(operation, "before")
+        try:
+            outcome = self._consume("reconciliation check", lambda: self.reconciliation.check(booking_id))
+        finally:
+            for operation in ("get_payment", "create_payment", "create_refund", "get_refund", "cancel_payment"):
+                self.provider.faults.pop(operation, None)
+        booking = self.store.get_booking(booking_id)
+        self.note(f"provider_outage a day, then check {booking_id[:8]} -> "
+                  f"{outcome if isinstance(outcome, str) else outcome['outcome']}, now {booking.status if booking else None}")
+        self.log["provider_outage"] += 1
+
     def run_executions(self, d: Draw) -> None:
         """Every running reconciliation execution takes one step (its task: one check). A poisoned
         booking's check fails, and the execution with it (after its retries)."""
@@ -697,7 +729,7 @@ class BookingModel:
         self.log[f"expire:{outcome}"] += 1
 
     def time_passes(self, d: Draw) -> None:
-        seconds = d.choice([30, 299, 601])
+        seconds = d.choice([30, 299, 601, 30, 299, 601, DAY + 3600])   # now and then a day: limits run out
         self.clock.advance(seconds)
         self.note(f"time +{seconds}s")
 
@@ -732,10 +764,20 @@ class BookingModel:
                 f"R2 operator closed booking {booking_id} as PAYMENT_FAILED while its payment is succeeded and unrefunded"
             assert payment["status"] != "waiting_for_capture", \
                 f"R2 operator closed booking {booking_id} leaving its authorisation hanging"
-        view, _ = self._call(customer, "GET booking", lambda: self.bookings.view(booking_id, customer))
-        assert view is None or note not in json.dumps(view, default=str), \
-            f"R4 the operator's note on {booking_id} is shown to the customer in GET /bookings/{{id}}"
+        self.notes.append(note)
         self.log[f"resolve:{action}:{'ok' if error is None else error.code}"] += 1
+
+    def customer_reads_booking(self, d: Draw) -> None:
+        """GET /bookings/{id} as its customer: never shows an operator's note (finding 12)."""
+        if not self.known:
+            return
+        booking_id, customer = d.choice(self._bookings_in(where=lambda b: b.version > 1) or self.known)
+        view, error = self._call(customer, "GET booking", lambda: self.bookings.view(booking_id, customer))
+        assert error is None, f"R4 the customer cannot read their booking {booking_id}: {error!r}"
+        text = json.dumps(view, default=str)
+        leaked = [note for note in self.notes if note in text]
+        assert not leaked, f"R4 operator note(s) {leaked} on {booking_id} shown to the customer in GET /bookings/{{id}}"
+        self.log["customer_reads"] += 1
 
     # ------------------------------------------------------------------------------- waitlist
 
@@ -822,8 +864,8 @@ OPERATIONS: dict[str, int] = {
     "create": 8, "repeat_request": 1, "start_payment": 6, "customer_acts_at_provider": 3, "cancel": 2,
     "double_click_cancel": 1, "cancel_while_paying": 1, "refund_long_after": 1, "organizer_retries_event": 1,
     "deliver": 6, "capture_meets_reconciliation": 2, "deliver_refund": 1, "stray_payment_refunded": 1,
-    "retry_refund": 1, "reconcile": 2, "run_executions": 1, "sweeper": 1, "expiry_fires": 2, "time_passes": 2,
-    "operator_resolves": 2, "waitlist_join": 1, "colliding_key_booking": 1, "waitlist_advance": 1,
+    "retry_refund": 1, "reconcile": 2, "provider_outage": 1, "run_executions": 1, "sweeper": 1, "expiry_fires": 2, "time_passes": 2,
+    "operator_resolves": 2, "customer_reads_booking": 1, "waitlist_join": 1, "colliding_key_booking": 1, "waitlist_advance": 1,
 }
 
 

@@ -60,7 +60,7 @@ def _setup(use_boto3: bool) -> None:
         _client = DirectDynamoDB()
 
 
-def run_history(seed: int, steps: int, client: Any = None, skip: tuple[str, ...] = ()
+def run_history(seed: int, steps: int, client: Any = None, skip: tuple[str, ...] = (), keep_table: bool = False
                 ) -> tuple[str | None, list[str], Counter[str]]:
     """One history; returns (the first violation or None, the story, what it exercised)."""
     from tests.correctness.model import OPERATIONS, BookingModel, RandomDraw, deterministic_uuids
@@ -102,7 +102,8 @@ def run_history(seed: int, steps: int, client: Any = None, skip: tuple[str, ...]
     finally:
         undo()
         try:
-            client.delete_table(TableName=table)
+            if not keep_table:
+                client.delete_table(TableName=table)
         except Exception:  # noqa: BLE001 - the table may not exist if setup failed
             pass
 
@@ -122,18 +123,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--every", type=int, default=500, help="progress line every N histories")
     parser.add_argument("--show", type=int, default=3, help="print the whole story of the first N violations")
     parser.add_argument("--skip", default="", help="comma-separated operations to leave out (to look past one finding)")
+    parser.add_argument("--only", default="", help="comma-separated operations to run, leaving out all others")
     parser.add_argument("--boto3", action="store_true", help="boto3 over mock_aws instead of the direct client")
     args = parser.parse_args(argv)
     from tests.correctness.model import OPERATIONS
     base = args.seed if args.seed is not None else int(time.time()) % 1_000_000_000
-    print(f"proof: {args.histories} histories x {args.steps} steps, base seed {base}, {args.workers} worker(s), "
-          f"{'boto3/mock_aws' if args.boto3 else 'moto direct'}{', without ' + args.skip if args.skip else ''}",
-          flush=True)
-    batch = 20 if args.histories >= 200 else 1
     skip = tuple(name for name in args.skip.split(",") if name)
-    unknown = [name for name in skip if name not in OPERATIONS]
+    only = [name for name in args.only.split(",") if name]
+    unknown = [name for name in skip + tuple(only) if name not in OPERATIONS]
     if unknown:
         parser.error(f"unknown operations {unknown}; known: {', '.join(OPERATIONS)}")
+    if only:
+        skip += tuple(name for name in OPERATIONS if name not in only)
+    subset = f", only {args.only}" if only else f", without {args.skip}" if skip else ""
+    print(f"proof: {args.histories} histories x {args.steps} steps, base seed {base}, {args.workers} worker(s), "
+          f"{'boto3/mock_aws' if args.boto3 else 'moto direct'}{subset}", flush=True)
+    batch = 20 if args.histories >= 200 else 1
     chunks = [(list(range(base + start, base + min(start + batch, args.histories))), args.steps, skip)
               for start in range(0, args.histories, batch)]
     started = time.monotonic()
