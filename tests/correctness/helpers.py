@@ -74,6 +74,10 @@ class LockedProvider:
 
 # ------------------------------------------------------------------------- moto without botocore
 
+WRITING_OPERATIONS = frozenset({"put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item",
+                                "create_table", "delete_table", "update_table"})
+
+
 class DirectDynamoDB:
     """A DynamoDB client with boto3's call shape that hands each request straight to moto's own
     DynamoDB request handler (the code behind ``mock_aws`` and the moto server), skipping botocore's
@@ -95,6 +99,7 @@ class DirectDynamoDB:
         self._handler = DynamoHandler()
         self._handler.current_account = DEFAULT_ACCOUNT_ID
         self._handler.region = region
+        self.writes = 0   # how many writing calls so far: a snapshot is still current if none came since
 
     def __getattr__(self, operation: str) -> Any:
         action = getattr(self._handler, operation)
@@ -103,6 +108,8 @@ class DirectDynamoDB:
             from moto.core.exceptions import JsonRESTError
 
             handler = self._handler
+            if operation in WRITING_OPERATIONS:
+                self.writes += 1
             handler.body = handler.params = json.loads(json.dumps(params))
             try:
                 result = action()
