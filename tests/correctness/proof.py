@@ -41,7 +41,7 @@ def _setup(use_boto3: bool) -> None:
     os.environ.pop("HOLDFAST_CRASH_POINTS", None)
     import logging
 
-    logging.disable(logging.WARNING)   # the services log every fault the model injects
+    logging.disable(logging.ERROR)   # the services log every fault the model injects
     from moto import mock_aws
 
     from devstack.aws import queries, transactions
