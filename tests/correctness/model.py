@@ -91,8 +91,8 @@ class ProviderBroken(Exception):
 class ModelProvider(FakeProvider):
     """The in-memory provider with the model's clock and three more abilities:
 
-    - ``on_capture = (when, act)`` runs ``act`` once, ``before`` or ``after`` the next capture takes
-      effect: another actor (a reconciliation check) steps in while the consumer captures;
+    - ``on_capture = (before, after)`` runs those once, just before and just after the next capture
+      takes effect: another actor (a reconciliation check) steps in while the consumer captures;
     - ``broken`` makes every call raise ProviderBroken (a poisoned reconciliation);
     - it logs a refund asked for money already returned (``second_refunds``, the money rule M5).
     """
@@ -100,7 +100,7 @@ class ModelProvider(FakeProvider):
     def __init__(self, clock: ManualClock) -> None:
         super().__init__()
         self.clock = clock
-        self.on_capture: tuple[str, Callable[[], Any]] | None = None
+        self.on_capture: tuple[Callable[[], Any] | None, Callable[[], Any] | None] | None = None
         self.broken = False
         self.second_refunds: list[tuple[str, str]] = []
 
@@ -121,14 +121,15 @@ class ModelProvider(FakeProvider):
 
     def capture_payment(self, payment_id, amount, idempotence_key):  # noqa: ANN001 - FakeProvider's signature
         self._guard("capture_payment")
-        hook, self.on_capture = self.on_capture, None
-        if hook and hook[0] == "before":
-            hook[1]()
+        before, after = self.on_capture or (None, None)
+        self.on_capture = None
+        if before is not None:
+            before()
         try:
             return super().capture_payment(payment_id, amount, idempotence_key)
         finally:
-            if hook and hook[0] == "after":
-                hook[1]()
+            if after is not None:
+                after()
 
     def cancel_payment(self, payment_id, idempotence_key):  # noqa: ANN001
         self._guard("cancel_payment")
@@ -577,12 +578,16 @@ class BookingModel:
         meanwhile: list[Any] = []
         self.intent = f"{payment_id[:8]} of {booking_id[:8]}: check {when} capture, lapse={lapse}"
 
-        def step_in() -> None:
-            if lapse:
-                self.provider.lapse(payment_id)
+        def check() -> None:
             meanwhile.append(self._consume("reconciliation check", lambda: self.reconciliation.check(booking_id)))
 
-        self.provider.on_capture = (when, step_in)
+        def before() -> None:
+            if lapse and self.provider.payments[payment_id]["status"] == "waiting_for_capture":
+                self.provider.lapse(payment_id)   # an authorisation can only run out before its capture
+            if when == "before":
+                check()
+
+        self.provider.on_capture = (before, check if when == "after" else None)
         try:
             outcome = self._consume("payment consumer", lambda: self.payments.apply_provider_payment(
                 self.provider.get_payment(payment_id)))
