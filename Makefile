@@ -20,7 +20,7 @@ help:
 	@echo "make sandbox  start only the YooKassa-compatible payment sandbox on 127.0.0.1:8090"
 	@echo "make bench    the load test (300 attempts/s for 60 s on loopback) and the per-operation cost profile"
 	@echo "make proof    10,000 randomized histories of the whole model with faults, invariants after every step"
-	@echo "              (SEED=n HISTORIES=1 replays one history; HISTORIES, STEPS, WORKERS, PROOF_SECONDS)"
+	@echo "              (SEED=n HISTORIES=1 replays one history; HISTORIES, STEPS, WORKERS, PROOF_SECONDS, ONLY, SKIP)"
 	@echo "make notebook execute docs/design.ipynb in place (make notebook-html also renders docs/design.html)"
 	@echo "make clean    remove the virtualenv and caches"
 
@@ -68,7 +68,7 @@ WORKERS ?= 2
 PROOF_SECONDS ?= 3600
 proof: $(STAMP)
 	@$(PY) -m tests.correctness.proof --histories $(HISTORIES) --steps $(STEPS) --workers $(WORKERS) \
-		--max-seconds $(PROOF_SECONDS) $(if $(SEED),--seed $(SEED))
+		--max-seconds $(PROOF_SECONDS) $(if $(SEED),--seed $(SEED)) $(if $(ONLY),--only $(ONLY)) $(if $(SKIP),--skip $(SKIP))
 
 notebook: $(STAMP)
 	@$(PY) docs/build_notebook.py

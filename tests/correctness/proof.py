@@ -139,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"proof: {args.histories} histories x {args.steps} steps, base seed {base}, {args.workers} worker(s), "
           f"{'boto3/mock_aws' if args.boto3 else 'moto direct'}{subset}", flush=True)
     batch = 20 if args.histories >= 200 else 1
+    replay = (f" STEPS={args.steps}" if args.steps != 25 else "") + (f" ONLY={args.only}" if args.only else "") + \
+        (f" SKIP={args.skip}" if args.skip else "")
     chunks = [(list(range(base + start, base + min(start + batch, args.histories))), args.steps, skip)
               for start in range(0, args.histories, batch)]
     started = time.monotonic()
@@ -161,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 violations.append((seed, violation))
                 kinds[violation.split(" ", 1)[0]] += 1
-                print(f"VIOLATION seed={seed}: {violation}\n  replay: make proof SEED={seed} HISTORIES=1", flush=True)
+                print(f"VIOLATION seed={seed}: {violation}\n  replay: make proof SEED={seed} HISTORIES=1{replay}", flush=True)
                 if shown < args.show and not single:
                     shown += 1
                     print("\n".join(f"    {line}" for line in story[-30:]), flush=True)
