@@ -724,8 +724,8 @@ class BookingModel:
                 continue
             if booking.holds_places and booking.hold_expires_at < overdue and not booking.places_secured:
                 continue   # the sweep expires it first; the next sweep reconciles it
-            if (booking.payment.next_check_at or "") < overdue:
-                owed.append(booking_id)
+            if booking.payment.next_check_at and booking.payment.next_check_at < overdue:
+                owed.append(booking_id)   # in the due index, its check overdue (None: nothing left to ask)
         try:
             counts = self.run_sweep()
         except Exception as exc:  # noqa: BLE001
