@@ -138,7 +138,8 @@ class ModelProvider(FakeProvider):
     def create_refund(self, payment_id, amount, description, idempotence_key):  # noqa: ANN001
         self._guard("create_refund")
         payment = self.payments.get(payment_id)
-        if payment is not None and idempotence_key not in self.keys and self.refunds_for(payment_id):
+        reaches = (self.faults.get("create_refund") or [None])[0] != "before"   # a "before" fault: never arrived
+        if reaches and payment is not None and idempotence_key not in self.keys and self.refunds_for(payment_id):
             self.second_refunds.append((payment_id, idempotence_key))
         return super().create_refund(payment_id, amount, description, idempotence_key)
 
