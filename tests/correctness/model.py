@@ -858,6 +858,21 @@ class BookingModel:
         self.note(f"waitlist_advance -> {len(made)} offer(s)")
         self.log["waitlist_advance"] += 1
 
+    def applicable(self, name: str) -> bool:
+        """Whether an operation can do anything now (cheap: no table reads). The hypothesis machine
+        uses it as a precondition, so its steps go to operations that act."""
+        needs = {
+            "repeat_request": self.requests, "start_payment": self.known, "cancel": self.known,
+            "double_click_cancel": self.known, "expiry_fires": self.known, "customer_reads_booking": self.known,
+            "cancel_while_paying": self.provider.payments, "refund_long_after": self.provider.payments,
+            "customer_acts_at_provider": self.provider.payments, "deliver": self.provider.payments,
+            "capture_meets_reconciliation": self.provider.payments, "stray_payment_refunded": self.provider.payments,
+            "retry_refund": self.provider.payments, "reconcile": self.provider.payments,
+            "provider_outage": self.provider.payments, "operator_resolves": self.provider.payments,
+            "deliver_refund": self.provider.refunds, "colliding_key_booking": self.entries,
+        }
+        return bool(needs.get(name, True))
+
     # ---------------------------------------------------------------------------- the checks
 
     def snapshot(self) -> Any:
