@@ -439,7 +439,7 @@ def actions(snap: Snapshot, booking_id: str) -> list[str]:
 
 
 __all__ = [
-    "DirectDynamoDB", "HOLDING", "LockedProvider", "ManualClock", "OCCUPYING", "RELEASED", "SOLD", "Snapshot", "actions",
-    "check_booking", "check_capacity", "check_invariants", "check_money", "in_review", "own_payment_ids", "check_journal", "event_request", "snapshot", "snapshot_in_process",
-    "snapshot_of", "status_path",
+    "DirectDynamoDB", "HOLDING", "LockedProvider", "ManualClock", "OCCUPYING", "RELEASED", "SOLD", "Snapshot",
+    "actions", "check_booking", "check_capacity", "check_invariants", "check_journal", "check_money",
+    "event_request", "in_review", "own_payment_ids", "snapshot", "snapshot_in_process", "snapshot_of", "status_path",
 ]
