@@ -85,7 +85,7 @@ def run_history(seed: int, steps: int, client: Any = None, skip: tuple[str, ...]
             getattr(model, name)(draw)
             model.check()
             story.extend(f"{index:02d} {line}" for line in model.trace[before:])
-        before = len(model.trace)
+        before, model.intent = len(model.trace), ""
         step = "settle: every notification, reconciliation and refund retry, no faults"
         story.append(f"-- {step}")
         model.settle()
