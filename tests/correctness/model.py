@@ -42,7 +42,9 @@ from holdfast.services.waitlist import WaitlistService
 from tests.support.fake_provider import FakeProvider
 from tests.support.template import template
 
-from .helpers import ManualClock, check_invariants, check_money, in_review, own_payment_ids, snapshot_in_process
+from .helpers import (
+    ManualClock, check_invariants, check_money, in_review, own_payment_ids, snapshot_in_process,
+)
 
 T = TypeVar("T")
 S = BookingStatus
@@ -51,6 +53,8 @@ KEYS = ("k1", "k2", "k3")
 SEATS = ("A-1", "A-2", "A-3", "A-4")
 EVENTS = ("ga", "seats", "two_stage")
 DAY = 24 * 3600
+#: The provider calls a day-long outage fails.
+OUTAGE = ("get_payment", "create_payment", "create_refund", "get_refund", "cancel_payment")
 #: The organizer's event bodies and keys, and another body under the same key (a conflicting retry).
 EVENT_BODIES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "ga": ("ga", {"capacity": 4, "max_per_booking": 3}, {"capacity": 5, "max_per_booking": 3}),
@@ -138,8 +142,9 @@ class ModelProvider(FakeProvider):
     def create_refund(self, payment_id, amount, description, idempotence_key):  # noqa: ANN001
         self._guard("create_refund")
         payment = self.payments.get(payment_id)
-        reaches = (self.faults.get("create_refund") or [None])[0] != "before"   # a "before" fault: never arrived
-        if reaches and payment is not None and idempotence_key not in self.keys and self.refunds_for(payment_id):
+        reaches = (self.faults.get("create_refund") or [None])[0] != "before"   # "before": it never arrived
+        if reaches and payment is not None and idempotence_key not in self.keys \
+                and self.refunds_for(payment_id):
             self.second_refunds.append((payment_id, idempotence_key))
         return super().create_refund(payment_id, amount, description, idempotence_key)
 
@@ -147,7 +152,8 @@ class ModelProvider(FakeProvider):
         self._guard("get_refund")
         return super().get_refund(refund_id)
 
-    def find_payments(self, *, created_gte: str, created_lte: str, metadata: dict[str, str]) -> list[dict[str, Any]]:
+    def find_payments(self, *, created_gte: str, created_lte: str,
+                      metadata: dict[str, str]) -> list[dict[str, Any]]:
         self._guard("find_payments")
         return [self._public(p) for p in self.payments.values()
                 if created_gte <= p["created_at"] <= created_lte
@@ -155,8 +161,8 @@ class ModelProvider(FakeProvider):
 
     def lapse(self, payment_id: str) -> None:
         """The authorisation runs out at the provider before the shop captured it."""
-        self.payments[payment_id].update(status="canceled",
-                                         cancellation_details={"party": "yoo_money", "reason": "expired_on_capture"})
+        self.payments[payment_id].update(
+            status="canceled", cancellation_details={"party": "yoo_money", "reason": "expired_on_capture"})
 
 
 class ModelStore(BookingStore):
@@ -184,7 +190,8 @@ class Executions:
     def start(self, booking_id: str, tag: str, wait_seconds: int = 0) -> bool:
         if self.fail_start == booking_id:
             self.fail_start = None
-            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "injected"}}, "StartExecution")
+            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "injected"}},
+                              "StartExecution")
         name = f"pay-{booking_id}-{tag}"[:80]
         if name in self.state:
             return False
@@ -241,7 +248,8 @@ class BookingModel:
         self.catalog = CatalogService(self.store, self.clock, 600)
         self.bookings = BookingService(self.store, self.clock, rng=random.Random(seed))
         self.payments = PaymentService(self.store, self.provider, self.clock, self.bookings,
-                                       "http://127.0.0.1:3000/done", start_reconciliation=self.executions.start)
+                                       "http://127.0.0.1:3000/done",
+                                       start_reconciliation=self.executions.start)
         self.reconciliation = ReconciliationService(self.store, self.provider, self.payments, self.clock)
         self.reviews = ReviewService(self.store, self.payments, self.clock)
         self.waitlist = WaitlistService(self.store, self.bookings, self.clock)
@@ -282,7 +290,8 @@ class BookingModel:
         except Exception as exc:  # noqa: BLE001 - that is the point: anything else is a 5xx
             raise AssertionError(f"X1 {who}: {what} answered 5xx ({type(exc).__name__}: {exc})") from exc
 
-    def _consume(self, what: str, call: Callable[[], T], expected: tuple[type[BaseException], ...] = ()) -> T | str:
+    def _consume(self, what: str, call: Callable[[], T],
+                 expected: tuple[type[BaseException], ...] = ()) -> T | str:
         """A queue consumer, reconciliation task or relay: an outcome-unknown or a transient store
         error means "retry later"; anything else is a crash of a background worker."""
         try:
@@ -318,7 +327,8 @@ class BookingModel:
         """POST /bookings/{id}/cancel as functions/bookings_api wires it: a confirmed booking is
         refunded; an open payment is voided where the code offers that (``void``)."""
         extra = {}
-        if "void" in inspect.signature(self.bookings.cancel).parameters and hasattr(self.payments, "void_after_cancel"):
+        if "void" in inspect.signature(self.bookings.cancel).parameters \
+                and hasattr(self.payments, "void_after_cancel"):
             extra["void"] = self.payments.void_after_cancel
         return self.bookings.cancel(booking_id, customer, refund=self.payments.cancel_confirmed, **extra)
 
@@ -350,10 +360,13 @@ class BookingModel:
         fingerprint = (event, tuple(seats) if event == "seats" else quantity)
         earlier = self.requests.get((customer, key))
         result, error = self._call(customer, "POST bookings",
-                                   lambda: self.bookings.create_booking(self.events[event], customer, key, body))
-        self.note(f"create {customer} {key} {fingerprint} -> {type(error).__name__ if error else result.booking.booking_id[:8]}")
+                                   lambda: self.bookings.create_booking(self.events[event], customer, key,
+                                                                        body))
+        outcome = type(error).__name__ if error else result.booking.booking_id[:8]
+        self.note(f"create {customer} {key} {fingerprint} -> {outcome}")
         if isinstance(error, IdempotencyKeyReused):
-            assert earlier is not None and earlier[0] != fingerprint, "I7 key reuse reported for a new or same body"
+            assert earlier is not None and earlier[0] != fingerprint, \
+                "I7 key reuse reported for a new or same body"
             self.log["key_reused"] += 1
             return
         if isinstance(error, (SoldOut, SeatsUnavailable)):
@@ -382,7 +395,8 @@ class BookingModel:
         (event, what), booking_id = self.requests[(customer, key)]
         body = BookingIn(seats=list(what)) if event == "seats" else BookingIn(quantity=what)
         result, error = self._call(customer, "POST bookings (repeat)",
-                                   lambda: self.bookings.create_booking(self.events[event], customer, key, body))
+                                   lambda: self.bookings.create_booking(self.events[event], customer, key,
+                                                                        body))
         self.note(f"repeat {customer} {key} -> {type(error).__name__ if error else 'replayed'}")
         assert error is None and result.replayed and result.booking.booking_id == booking_id, \
             f"I7 a repeat of {customer}/{key} was not a replay of {booking_id[:8]}: {error!r}"
@@ -397,10 +411,12 @@ class BookingModel:
         if fault:
             self.provider.fail("create_payment", fault)
         try:
-            booking, error = self._call(customer, "POST payment", lambda: self.payments.start_payment(booking_id, customer, "pay"))
+            booking, error = self._call(customer, "POST payment",
+                                        lambda: self.payments.start_payment(booking_id, customer, "pay"))
         finally:
             self.provider.faults.pop("create_payment", None)
-        self.note(f"start_payment {booking_id[:8]} fault={fault} -> {type(error).__name__ if error else 'ok'}")
+        self.note(f"start_payment {booking_id[:8]} fault={fault} -> "
+                  f"{type(error).__name__ if error else 'ok'}")
         if error is not None:
             self.log["payment_not_started"] += 1
             return
@@ -440,7 +456,8 @@ class BookingModel:
             _, error = self._call(customer, "POST cancel", lambda: self.customer_cancel(booking_id, customer))
         finally:
             self.provider.faults.pop("create_refund", None)
-        self.note(f"cancel {booking_id[:8]} refund_fault={fault} -> {type(error).__name__ if error else 'ok'}")
+        self.note(f"cancel {booking_id[:8]} refund_fault={fault} -> "
+                  f"{type(error).__name__ if error else 'ok'}")
         self.log["not_cancellable" if error else "cancelled"] += 1
 
     def double_click_cancel(self, d: Draw) -> None:
@@ -464,7 +481,8 @@ class BookingModel:
 
     def cancel_while_paying(self, d: Draw) -> None:
         """The customer cancels while the payment page is open, then pays on it anyway (finding 10)."""
-        open_ = self._bookings_in({S.PAYMENT_PENDING}, lambda b: (self._own_payment(b.booking_id) or {}).get("status") == "pending")
+        open_ = self._bookings_in(
+            {S.PAYMENT_PENDING}, lambda b: (self._own_payment(b.booking_id) or {}).get("status") == "pending")
         if not open_:
             return
         booking_id, customer = d.choice(open_)
@@ -501,13 +519,15 @@ class BookingModel:
         finally:
             self.provider.faults.pop("create_refund", None)
         booking = self.store.get_booking(booking_id)
-        self.note(f"refund_long_after {booking_id[:8]} (+25 h) cancel_fault={cancel_fault} check_fault={check_fault}"
-                  f" -> {type(error).__name__ if error else 'ok'}, check {outcome if isinstance(outcome, str) else outcome['outcome']}"
+        checked = outcome if isinstance(outcome, str) else outcome["outcome"]
+        self.note(f"refund_long_after {booking_id[:8]} (+25 h) cancel_fault={cancel_fault} "
+                  f"check_fault={check_fault}"
+                  f" -> {type(error).__name__ if error else 'ok'}, check {checked}"
                   f", now {booking.status if booking else None}")
         assert booking is None or booking.status is not S.MANUAL_REVIEW \
             or (booking.review or {}).get("reason") != "refund_not_confirmed", \
-            f"R3 booking {booking_id}: refund requested just now was given up to review (the 24 h limit must run " \
-            f"from the refund request, not from the payment)"
+            f"R3 booking {booking_id}: refund requested just now was given up to review " \
+            f"(the 24 h limit must run from the refund request, not from the payment)"
         self.log["refund_long_after"] += 1
 
     # -------------------------------------------------------------------------- the organizer
@@ -519,14 +539,16 @@ class BookingModel:
         key, body, other = EVENT_BODIES[name]
         self.intent = f"event {name}, {'same' if same else 'other'} body"
         result, error = self._call("organizer", "POST /events (retry)",
-                                   lambda: self.catalog.create_event(self._event_in(body if same else other), key))
+                                   lambda: self.catalog.create_event(
+                                       self._event_in(body if same else other), key))
         self.note(f"organizer retries event {name} with the {'same' if same else 'other'} body"
                   f" -> {type(error).__name__ if error else 'replayed'}")
         if same:
             assert error is None and result["event_id"] == self.events[name], \
                 f"E1 a replay of POST /events answered {error!r}"
         else:
-            assert isinstance(error, IdempotencyKeyReused), f"E2 another body under the event's key answered {error or result}"
+            assert isinstance(error, IdempotencyKeyReused), \
+                f"E2 another body under the event's key answered {error or result}"
         self.log["event_retried"] += 1
 
     # ------------------------------------------------------------------------- provider -> us
@@ -546,7 +568,8 @@ class BookingModel:
             self.seen.append(answer)
         capture_fault = d.choice([None, None, "after"])
         refund_fault = d.choice([None, None, "before", "after"])
-        self.intent = f"{answer['id'][:8]} ({answer['status']}) capture_fault={capture_fault} refund_fault={refund_fault}"
+        self.intent = f"{answer['id'][:8]} ({answer['status']}) " \
+            f"capture_fault={capture_fault} refund_fault={refund_fault}"
         for operation, fault in (("capture_payment", capture_fault), ("create_refund", refund_fault)):
             if fault:
                 self.provider.fail(operation, fault)
@@ -580,7 +603,8 @@ class BookingModel:
         self.intent = f"{payment_id[:8]} of {booking_id[:8]}: check {when} capture, lapse={lapse}"
 
         def check() -> None:
-            meanwhile.append(self._consume("reconciliation check", lambda: self.reconciliation.check(booking_id)))
+            meanwhile.append(self._consume("reconciliation check",
+                                           lambda: self.reconciliation.check(booking_id)))
 
         def before() -> None:
             if lapse and self.provider.payments[payment_id]["status"] == "waiting_for_capture":
@@ -595,7 +619,8 @@ class BookingModel:
         finally:
             self.provider.on_capture = None
         checked = [m if isinstance(m, str) else m["outcome"] for m in meanwhile]
-        self.note(f"capture_meets_reconciliation {payment_id[:8]} check {when} capture{' (authorisation lapses)' if lapse else ''}"
+        lapses = " (authorisation lapses)" if lapse else ""
+        self.note(f"capture_meets_reconciliation {payment_id[:8]} check {when} capture{lapses}"
                   f" -> consumer {outcome}, check {checked or 'did not run'}")
         self.log["capture_meets_reconciliation"] += 1
 
@@ -626,9 +651,11 @@ class BookingModel:
         self.provider.pay(stray["id"], at=iso(self.clock()))
         refund = self.provider.create_refund(stray["id"], booking.amount.as_dict(), "operator: stray payment",
                                              f"stray-refund-{self.counter}")
-        self.intent = f"stray {stray['id'][:8]} for {booking_id[:8]} ({booking.status}), refund {refund['id'][:8]}"
+        self.intent = f"stray {stray['id'][:8]} for {booking_id[:8]} ({booking.status}), " \
+            f"refund {refund['id'][:8]}"
         outcome = self._consume("refund consumer", lambda: self.payments.apply_provider_refund(dict(refund)))
-        self.note(f"stray payment {stray['id'][:8]} for {booking_id[:8]} ({booking.status}) refunded at the provider"
+        self.note(f"stray payment {stray['id'][:8]} for {booking_id[:8]} ({booking.status}) refunded "
+                  f"at the provider"
                   f" -> notification {outcome}")
         self.log["stray_refund"] += 1
 
@@ -663,7 +690,8 @@ class BookingModel:
             outcome = self._consume("reconciliation check", lambda: self.reconciliation.check(booking_id))
         finally:
             self.provider.faults.pop(fault, None) if fault else None
-        self.note(f"reconcile {booking_id[:8]} fault={fault} -> {outcome if isinstance(outcome, str) else outcome['outcome']}")
+        self.note(f"reconcile {booking_id[:8]} fault={fault} -> "
+                  f"{outcome if isinstance(outcome, str) else outcome['outcome']}")
         self.log["reconciled"] += 1
 
     def provider_outage(self, d: Draw) -> None:
@@ -675,16 +703,17 @@ class BookingModel:
         booking_id, _ = d.choice(unsettled)
         self.intent = f"{booking_id[:8]} after a day without the provider"
         self.clock.advance(DAY + 3600)
-        for operation in ("get_payment", "create_payment", "create_refund", "get_refund", "cancel_payment"):
+        for operation in OUTAGE:
             self.provider.fail(operation, "before")
         try:
             outcome = self._consume("reconciliation check", lambda: self.reconciliation.check(booking_id))
         finally:
-            for operation in ("get_payment", "create_payment", "create_refund", "get_refund", "cancel_payment"):
+            for operation in OUTAGE:
                 self.provider.faults.pop(operation, None)
         booking = self.store.get_booking(booking_id)
         self.note(f"provider_outage a day, then check {booking_id[:8]} -> "
-                  f"{outcome if isinstance(outcome, str) else outcome['outcome']}, now {booking.status if booking else None}")
+                  f"{outcome if isinstance(outcome, str) else outcome['outcome']}, "
+                  f"now {booking.status if booking else None}")
         self.log["provider_outage"] += 1
 
     def run_executions(self, d: Draw) -> None:
@@ -695,7 +724,8 @@ class BookingModel:
             booking_id = self.executions.booking[name]
             self.provider.broken = booking_id in self.poisoned
             try:
-                outcome = self._consume("reconciliation execution", lambda: self.reconciliation.check(booking_id),
+                outcome = self._consume("reconciliation execution",
+                                        lambda: self.reconciliation.check(booking_id),
                                         expected=(ProviderBroken,))
             finally:
                 self.provider.broken = False
@@ -730,18 +760,21 @@ class BookingModel:
         try:
             counts = self.run_sweep()
         except Exception as exc:  # noqa: BLE001
-            raise AssertionError(f"SW1 the sweep stopped at one booking's failure ({type(exc).__name__}: {exc}); "
-                                 f"every other due booking was left unswept") from exc
+            raise AssertionError(f"SW1 the sweep stopped at one booking's failure ({type(exc).__name__}: "
+                                 f"{exc}); every other due booking was left unswept") from exc
         finally:
             self.executions.fail_start = None
-        self.note(f"sweeper poisoned={[b[:8] for b in self.poisoned]} throttled={throttled and throttled[:8]} -> {counts}")
+        self.note(f"sweeper poisoned={[b[:8] for b in self.poisoned]} throttled={throttled and throttled[:8]}"
+                  f" -> {counts}")
         for booking_id in owed:
             booking = self.store.get_booking(booking_id)
             if booking is None or booking.settled or in_review(booking):
                 continue
             assert self.executions.running_for(booking_id), \
-                f"SW2 booking {booking_id} is overdue and unsettled ({booking.status}, {booking.payment.checks} checks) " \
-                f"but no reconciliation execution runs for it after the sweep (a closed execution's name was reused?)"
+                f"SW2 booking {booking_id} is overdue and unsettled ({booking.status}, " \
+                f"{booking.payment.checks} checks) but no reconciliation execution runs for it after the " \
+                f"sweep " \
+                f"(a closed execution's name was reused?)"
         self.log["swept"] += 1
 
     # --------------------------------------------------------------------------------- time
@@ -790,11 +823,13 @@ class BookingModel:
             self.provider.faults.pop("capture_payment", None)
         booking = self.store.get_booking(booking_id)
         payment = self._own_payment(booking_id)
-        self.note(f"operator {action} {booking_id[:8]} fault={fault} -> {getattr(error, 'code', None) or booking.status}")
+        self.note(f"operator {action} {booking_id[:8]} fault={fault} -> "
+                  f"{getattr(error, 'code', None) or booking.status}")
         if error is None and action == "close" and booking.status is S.PAYMENT_FAILED and payment is not None:
             refunded = self.provider.refunds_for(payment["id"])
             assert not (payment["status"] == "succeeded" and not refunded), \
-                f"R2 operator closed booking {booking_id} as PAYMENT_FAILED while its payment is succeeded and unrefunded"
+                f"R2 operator closed booking {booking_id} as PAYMENT_FAILED while its payment is succeeded " \
+                f"and unrefunded"
             assert payment["status"] != "waiting_for_capture", \
                 f"R2 operator closed booking {booking_id} leaving its authorisation hanging"
         self.notes.append(note)
@@ -809,7 +844,8 @@ class BookingModel:
         assert error is None, f"R4 the customer cannot read their booking {booking_id}: {error!r}"
         text = json.dumps(view, default=str)
         leaked = [note for note in self.notes if note in text]
-        assert not leaked, f"R4 operator note(s) {leaked} on {booking_id} shown to the customer in GET /bookings/{{id}}"
+        assert not leaked, \
+            f"R4 operator note(s) {leaked} on {booking_id} shown to the customer in GET /bookings/{{id}}"
         self.log["customer_reads"] += 1
 
     # ------------------------------------------------------------------------------- waitlist
@@ -820,7 +856,8 @@ class BookingModel:
                                    lambda: self.waitlist.join(self.events["ga"], customer, quantity))
         if result is not None:
             self.entries[customer] = result[0]["entry_id"]
-        self.note(f"waitlist_join {customer} x{quantity} -> {type(error).__name__ if error else result[0]['state']}")
+        self.note(f"waitlist_join {customer} x{quantity} -> "
+                  f"{type(error).__name__ if error else result[0]['state']}")
         self.log["waitlist_join"] += 1
 
     def colliding_key_booking(self, d: Draw) -> None:
@@ -834,7 +871,8 @@ class BookingModel:
             self.events[event], customer, key, BookingIn(quantity=quantity)))
         if result is not None:
             self._remember(result.booking.booking_id, customer)
-        self.note(f"colliding_key {customer} {key[:24]} {event} x{quantity} -> {type(error).__name__ if error else 'booked'}")
+        self.note(f"colliding_key {customer} {key[:24]} {event} x{quantity} -> "
+                  f"{type(error).__name__ if error else 'booked'}")
         self.log["colliding_key"] += 1
 
     def waitlist_advance(self, d: Draw) -> None:
@@ -863,10 +901,12 @@ class BookingModel:
         uses it as a precondition, so its steps go to operations that act."""
         needs = {
             "repeat_request": self.requests, "start_payment": self.known, "cancel": self.known,
-            "double_click_cancel": self.known, "expiry_fires": self.known, "customer_reads_booking": self.known,
+            "double_click_cancel": self.known, "expiry_fires": self.known,
+            "customer_reads_booking": self.known,
             "cancel_while_paying": self.provider.payments, "refund_long_after": self.provider.payments,
             "customer_acts_at_provider": self.provider.payments, "deliver": self.provider.payments,
-            "capture_meets_reconciliation": self.provider.payments, "stray_payment_refunded": self.provider.payments,
+            "capture_meets_reconciliation": self.provider.payments,
+            "stray_payment_refunded": self.provider.payments,
             "retry_refund": self.provider.payments, "reconcile": self.provider.payments,
             "provider_outage": self.provider.payments, "operator_resolves": self.provider.payments,
             "deliver_refund": self.provider.refunds, "colliding_key_booking": self.entries,
@@ -902,7 +942,8 @@ class BookingModel:
                 self._consume("payment consumer (drain)", lambda: self.payments.apply_provider_payment(
                     self.provider.get_payment(payment_id), actor="reconciler"))
             for refund in list(self.provider.refunds.values()):
-                self._consume("refund consumer (drain)", lambda: self.payments.apply_provider_refund(dict(refund)))
+                self._consume("refund consumer (drain)",
+                              lambda: self.payments.apply_provider_refund(dict(refund)))
             for booking_id, _ in self.known:
                 booking = self.store.get_booking(booking_id)
                 if booking is not None and booking.payment is not None and not booking.settled:
@@ -920,8 +961,9 @@ OPERATIONS: dict[str, int] = {
     "create": 8, "repeat_request": 1, "start_payment": 6, "customer_acts_at_provider": 3, "cancel": 2,
     "double_click_cancel": 1, "cancel_while_paying": 1, "refund_long_after": 1, "organizer_retries_event": 1,
     "deliver": 6, "capture_meets_reconciliation": 2, "deliver_refund": 1, "stray_payment_refunded": 1,
-    "retry_refund": 1, "reconcile": 2, "provider_outage": 1, "run_executions": 1, "sweeper": 1, "expiry_fires": 2, "time_passes": 2,
-    "operator_resolves": 2, "customer_reads_booking": 1, "waitlist_join": 1, "colliding_key_booking": 1, "waitlist_advance": 1,
+    "retry_refund": 1, "reconcile": 2, "provider_outage": 1, "run_executions": 1, "sweeper": 1,
+    "expiry_fires": 2, "time_passes": 2, "operator_resolves": 2, "customer_reads_booking": 1, "waitlist_join": 1,
+    "colliding_key_booking": 1, "waitlist_advance": 1,
 }
 
 

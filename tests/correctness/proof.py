@@ -60,8 +60,8 @@ def _setup(use_boto3: bool) -> None:
         _client = DirectDynamoDB()
 
 
-def run_history(seed: int, steps: int, client: Any = None, skip: tuple[str, ...] = (), keep_table: bool = False
-                ) -> tuple[str | None, list[str], Counter[str]]:
+def run_history(seed: int, steps: int, client: Any = None, skip: tuple[str, ...] = (),
+                keep_table: bool = False) -> tuple[str | None, list[str], Counter[str]]:
     """One history; returns (the first violation or None, the story, what it exercised)."""
     from tests.correctness.model import OPERATIONS, BookingModel, RandomDraw, deterministic_uuids
 
@@ -93,7 +93,8 @@ def run_history(seed: int, steps: int, client: Any = None, skip: tuple[str, ...]
     except Exception as exc:  # noqa: BLE001 - a violation, or a model bug: reported, never hidden
         if model is not None:
             story.extend(f"   {line}" for line in model.trace[before:])
-        story.append(f"!! failed in: {step}{': ' + model.intent if model is not None and model.intent else ''}")
+        intent = model.intent if model is not None else ""
+        story.append(f"!! failed in: {step}{': ' + intent if intent else ''}")
         if os.environ.get("PROOF_TRACEBACK"):
             story.append(traceback.format_exc())
         message = str(exc).splitlines()[0] if isinstance(exc, AssertionError) else \
@@ -108,7 +109,8 @@ def run_history(seed: int, steps: int, client: Any = None, skip: tuple[str, ...]
             pass
 
 
-def _batch(args: tuple[list[int], int, tuple[str, ...]]) -> list[tuple[int, str | None, list[str], Counter[str]]]:
+def _batch(args: tuple[list[int], int, tuple[str, ...]]
+           ) -> list[tuple[int, str | None, list[str], Counter[str]]]:
     seeds, steps, skip = args
     return [(seed, *run_history(seed, steps, skip=skip)) for seed in seeds]
 
@@ -122,8 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-seconds", type=float, default=3600, help="stop starting histories after this")
     parser.add_argument("--every", type=int, default=500, help="progress line every N histories")
     parser.add_argument("--show", type=int, default=3, help="print the whole story of the first N violations")
-    parser.add_argument("--skip", default="", help="comma-separated operations to leave out (to look past one finding)")
-    parser.add_argument("--only", default="", help="comma-separated operations to run, leaving out all others")
+    parser.add_argument("--skip", default="", help="operations to leave out, comma-separated (to look past a finding)")
+    parser.add_argument("--only", default="", help="operations to run, comma-separated, leaving out all others")
     parser.add_argument("--boto3", action="store_true", help="boto3 over mock_aws instead of the direct client")
     args = parser.parse_args(argv)
     from tests.correctness.model import OPERATIONS
@@ -163,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 violations.append((seed, violation))
                 kinds[violation.split(" ", 1)[0]] += 1
-                print(f"VIOLATION seed={seed}: {violation}\n  replay: make proof SEED={seed} HISTORIES=1{replay}", flush=True)
+                print(f"VIOLATION seed={seed}: {violation}\n  replay: make proof SEED={seed} HISTORIES=1{replay}",
+                      flush=True)
                 if shown < args.show and not single:
                     shown += 1
                     print("\n".join(f"    {line}" for line in story[-30:]), flush=True)

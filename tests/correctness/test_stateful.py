@@ -47,7 +47,8 @@ class DataDraw:
         return self.data.draw(st.integers(low, high))
 
     def subset(self, options: Sequence[T], low: int, high: int) -> list[T]:
-        return self.data.draw(st.lists(st.sampled_from(list(options)), min_size=low, max_size=high, unique=True))
+        return self.data.draw(st.lists(st.sampled_from(list(options)), min_size=low, max_size=high,
+                                       unique=True))
 
 
 class BookingMachine(RuleBasedStateMachine):
@@ -146,7 +147,8 @@ def test_proof_slice(base: int) -> None:
             reached.update(log)
             if violation:
                 failures.append(f"seed={seed}: {violation}\n" + "\n".join(f"    {line}" for line in story[-12:]))
-    assert not failures, f"{len(failures)} of {count} histories broke an invariant; first:\n" + "\n".join(failures[:3])
+    assert not failures, \
+        f"{len(failures)} of {count} histories broke an invariant; first:\n" + "\n".join(failures[:3])
     missed = [outcome for outcome in proof.OPERATIONS_REACHED if not reached[outcome]]
     assert not missed, f"the slice never reached {missed}: {sorted(reached.items())}"
 
