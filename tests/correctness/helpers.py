@@ -222,6 +222,27 @@ def check_invariants(snap: Snapshot) -> None:
     for booking in snap.bookings.values():
         check_journal(snap, booking)
         check_booking(snap, booking)
+    check_hold_cap(snap)
+
+
+#: The per-customer cap of active holds when the event sets none (issue 11, finding 13).
+DEFAULT_HOLDS_PER_CUSTOMER = 4
+
+
+def check_hold_cap(snap: Snapshot) -> None:
+    """H1: per event, a customer's own active holds (HELD or PAYMENT_PENDING bookings they made;
+    waitlist offers are the system's and not refused) never exceed the event's
+    ``max_holds_per_customer`` (default 4)."""
+    holds: Counter[tuple[str, str]] = Counter()
+    for booking in snap.bookings.values():
+        entries = snap.journals.get(booking.booking_id) or []
+        if booking.status in HOLDING and entries and entries[0][1].actor == "customer":
+            holds[(booking.event_id, booking.customer_id)] += 1
+    for (event_id, customer_id), count in holds.items():
+        event = snap.events.get(event_id) or {}
+        limit = int(event.get("max_holds_per_customer") or DEFAULT_HOLDS_PER_CUSTOMER)
+        assert count <= limit, f"H1 customer {customer_id} holds {count} active bookings for event {event_id}, " \
+            f"more than the cap of {limit}"
 
 
 def check_booking(snap: Snapshot, booking: Booking) -> None:
@@ -440,6 +461,6 @@ def actions(snap: Snapshot, booking_id: str) -> list[str]:
 
 __all__ = [
     "DirectDynamoDB", "HOLDING", "LockedProvider", "ManualClock", "OCCUPYING", "RELEASED", "SOLD", "Snapshot",
-    "actions", "check_booking", "check_capacity", "check_invariants", "check_journal", "check_money",
+    "actions", "check_booking", "check_capacity", "check_hold_cap", "check_invariants", "check_journal", "check_money",
     "event_request", "in_review", "own_payment_ids", "snapshot", "snapshot_in_process", "snapshot_of", "status_path",
 ]

@@ -62,6 +62,9 @@ EVENT_BODIES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
               {"capacity": None, "seat_map": {"seat_ids": [*SEATS, "A-5"]}, "max_per_booking": 3}),
     "two_stage": ("two", {"capacity": 3, "max_per_booking": 3, "payment_mode": "two_stage"},
                   {"capacity": 2, "max_per_booking": 2, "payment_mode": "two_stage"}),
+    # Roomy enough for one customer to try to sit on many holds (finding 13); only customer_hoards
+    # books here, so the small events above keep their contention.
+    "big": ("big", {"capacity": 12, "max_per_booking": 1}, {"capacity": 13, "max_per_booking": 1}),
 }
 
 
@@ -444,6 +447,22 @@ class BookingModel:
             self.provider.decline(payment_id)
         self.note(f"customer {'pays' if pays else 'declines'} {payment_id[:8]} at the provider")
         self.log["paid" if pays else "declined"] += 1
+
+    def customer_hoards(self, d: Draw) -> None:
+        """One customer takes one place after another on a roomy event, each under a new key
+        (finding 13: the per-customer cap of active holds, checked by H1)."""
+        customer, attempts = d.choice(CUSTOMERS), d.integer(3, 7)
+        self.counter += 1
+        self.intent = f"{customer} tries {attempts} holds"
+        answers = []
+        for index in range(attempts):
+            result, error = self._call(customer, "POST bookings", lambda: self.bookings.create_booking(
+                self.events["big"], customer, f"hoard-{self.counter}-{index}", BookingIn(quantity=1)))
+            if result is not None:
+                self._remember(result.booking.booking_id, customer)
+            answers.append(getattr(error, "code", None) or "held")
+        self.note(f"customer_hoards {customer} x{attempts} -> {answers}")
+        self.log["hoarded"] += 1
 
     def cancel(self, d: Draw) -> None:
         if not self.known:
@@ -963,6 +982,7 @@ OPERATIONS: dict[str, int] = {
     "deliver": 6, "capture_meets_reconciliation": 2, "deliver_refund": 1, "stray_payment_refunded": 1,
     "retry_refund": 1, "reconcile": 2, "provider_outage": 1, "run_executions": 1, "sweeper": 1,
     "expiry_fires": 2, "time_passes": 2, "operator_resolves": 2, "customer_reads_booking": 1, "waitlist_join": 1,
+    "customer_hoards": 1,
     "colliding_key_booking": 1, "waitlist_advance": 1,
 }
 
