@@ -17,13 +17,15 @@ SAM_STAMP := $(SAM_VENV)/.installed
 PYTHON312 ?= $(shell command -v python3.12 2>/dev/null)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv sam-venv parity-build graphviz test lint run sandbox bench bench-profile notebook notebook-html clean
+.PHONY: help venv sam-venv parity-build graphviz test lint run sandbox bench bench-profile proof notebook notebook-html clean
 
 help:
 	@echo "make run      start the whole system locally (AWS emulator, API, payment sandbox, demo event)"
 	@echo "make test     install everything and run the linters and the test suite"
 	@echo "make sandbox  start only the YooKassa-compatible payment sandbox on 127.0.0.1:8090"
 	@echo "make bench    the load test (300 attempts/s for 60 s on loopback) and the per-operation cost profile"
+	@echo "make proof    10,000 randomized histories of the whole model with faults, invariants after every step"
+	@echo "              (SEED=n HISTORIES=1 replays one history; HISTORIES, STEPS, WORKERS, PROOF_SECONDS, ONLY, SKIP)"
 	@echo "make notebook execute docs/design.ipynb in place (make notebook-html also renders docs/design.html)"
 	@echo "make clean    remove the virtualenv and caches"
 
@@ -93,6 +95,14 @@ bench: $(STAMP)
 
 bench-profile: $(STAMP)
 	@$(PY) -m devstack.bench --profile
+
+HISTORIES ?= 10000
+STEPS ?= 25
+WORKERS ?= 2
+PROOF_SECONDS ?= 3600
+proof: $(STAMP)
+	@$(PY) -m tests.correctness.proof --histories $(HISTORIES) --steps $(STEPS) --workers $(WORKERS) \
+		--max-seconds $(PROOF_SECONDS) $(if $(SEED),--seed $(SEED)) $(if $(ONLY),--only $(ONLY)) $(if $(SKIP),--skip $(SKIP))
 
 notebook: $(STAMP) graphviz
 	@$(PY) docs/build_notebook.py
