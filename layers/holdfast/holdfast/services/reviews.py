@@ -81,6 +81,9 @@ class ReviewService:
                            code="refund_in_flight")
         if money.status == "succeeded" and not money.captured:
             raise Conflict("The payment was refunded; the booking cannot be confirmed.", code="payment_refunded")
+        if booking.customer_gave_up:
+            raise Conflict("The customer cancelled this booking; refund the payment or close the review.",
+                           code="customer_cancelled")
         if money.status not in ("succeeded", "waiting_for_capture"):
             raise Conflict("No money was captured for this booking; close the review instead.",
                            code="payment_not_captured", payment_status=money.status or "none")
