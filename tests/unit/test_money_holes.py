@@ -10,20 +10,7 @@ from holdfast.domain.inventory import Move
 from holdfast.domain.statuses import BookingStatus
 from holdfast.schemas import BookingIn
 from holdfast.services import transitions
-from holdfast.services.reconciliation import ReconciliationService
-from holdfast.services.reviews import ReviewService
 from tests.unit.conftest import event_request
-
-
-@pytest.fixture
-def reconciler(store, provider, payments, clock):
-    return ReconciliationService(store, provider, payments, clock, schedule_seconds=(30, 60, 3600),
-                                 limit_seconds=24 * 3600, key_retention_seconds=24 * 3600)
-
-
-@pytest.fixture
-def reviews(store, payments, clock):
-    return ReviewService(store, payments, clock)
 
 
 @pytest.fixture
