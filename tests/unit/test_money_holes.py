@@ -203,6 +203,9 @@ def test_operator_refund_when_the_money_already_went_back_sends_nothing(bookings
     assert [op for op, _ in provider.calls[calls:] if op == "create_refund"] == []
     assert reviews.resolve(booking.booking_id, "close", "olga", "money went back")["status"] == "REFUNDED"
     assert len(provider.refunds_for(payment_id)) == 1
+    # REFUNDED names the refund that carried the money back (make proof's M3), not just a status.
+    recorded = stored(store, booking).payment.refund
+    assert recorded["refund_id"] == provider.refunds_for(payment_id)[0]["id"] and recorded["status"] == "succeeded"
 
 
 def test_operator_refund_of_a_refund_that_never_reached_the_provider(bookings, payments, provider, reconciler,

@@ -1,6 +1,7 @@
 """Manual review: the bookings an operator must decide, and the three decisions they can take."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..adapters.dynamo import BookingStore, PlacesTaken, StaleBooking
@@ -106,9 +107,14 @@ class ReviewService:
 
     def _close(self, booking: Booking, money: ProviderMoney, ids: dict[str, str], decision: str) -> None:
         if money.fully_refunded:
+            seen = self.payments._payment_seen(booking, money.payment)
+            back = money.succeeded_refund((seen.refund or {}).get("refund_id"))
+            if back is None:   # the amount says refunded, the list has no finished refund yet
+                raise Conflict("A refund of this payment is under way; wait for it.", code="refund_in_flight")
+            refund = dict(seen.refund or {}) | {"refund_id": back["id"], "status": "succeeded"}
             transitions.apply(self.store, booking, self.clock(), status=BookingStatus.REFUNDED, actor="operator",
-                              action="review_closed", decision=decision, ids=ids, review=None,
-                              payment=self.payments._payment_seen(booking, money.payment))
+                              action="review_closed", decision=decision, ids=ids | {"refund_id": back["id"]},
+                              review=None, payment=replace(seen, refund=refund, next_check_at=None))
             return
         if money.refund_pending:
             raise Conflict("A refund of this payment is under way; wait for it.", code="refund_in_flight")
