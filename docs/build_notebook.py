@@ -23,13 +23,20 @@ HTML = ROOT / "docs" / "design.html"
 CELL_TIMEOUT = 120
 
 CELLS: list[tuple[str, str]] = []
+#: Indexes into CELLS of the code cells whose code the HTML page shows: the invariant checks, which
+#: are the claims themselves. Every other cell's code (setup, helpers, scenario scripts) is plumbing
+#: to a reader: the page shows only its output, the notebook keeps it all.
+SHOWN: set[int] = set()
+HIDE_INPUT = "hide-input"
 
 
 def md(text: str) -> None:
     CELLS.append(("md", text.strip("\n")))
 
 
-def code(text: str) -> None:
+def code(text: str, shown: bool = False) -> None:
+    if shown:
+        SHOWN.add(len(CELLS))
     CELLS.append(("code", text.strip("\n")))
 
 
@@ -38,11 +45,12 @@ md(r"""
 # Holdfast: the design, as executable evidence
 
 This notebook is the design record of Holdfast's booking and payment flow. Nothing below is drawn by
-hand: the state diagram is drawn from `holdfast.domain.statuses.TRANSITIONS`, every trace is produced
+hand: the state diagrams are drawn from `holdfast.domain.statuses.TRANSITIONS`, every trace is produced
 by driving the real system (the template deployed on the embedded AWS stack, the real handlers,
 queue, state machines, and the YooKassa-compatible payment sandbox) from this kernel, and every
 invariant is asserted on those traces. If the code changes behaviour, re-running the notebook
-changes the tables or fails an assertion.
+changes the tables or fails an assertion. The helpers that record and draw live in `devstack/design/`
+(local tooling, not deployed); the HTML page shows the code only of the invariant checks.
 
 Rebuild: `make notebook` (executes in place), `make notebook-html` (also renders `docs/design.html`).
 `make test` executes a copy (`tests/docs/test_design_notebook.py`) and fails on any error.
@@ -63,9 +71,8 @@ min, hourly), a reconciliation limit of 8 s (instead of 24 h) and a provider key
 """)
 
 code(r"""
-import html, json, os, sys, time, uuid
-from collections import Counter, defaultdict
-from datetime import datetime, timezone
+import os, sys, time, uuid
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path.cwd().resolve()
@@ -83,6 +90,7 @@ from IPython.display import HTML, Markdown, display
 
 from aws_lambda_powertools.utilities import parameters
 from devstack.aws import LocalStack
+from devstack.design import booking as booking_lifecycle, lifecycle, traces
 from devstack.paysandbox import SandboxControl, SandboxServer
 from holdfast import faults, wiring
 from holdfast.domain.statuses import HOLDING, OCCUPYING, RELEASED, SOLD, TRANSITIONS, BookingStatus
@@ -102,6 +110,8 @@ stack = LocalStack(str(ROOT), aws_port=0, api_port=0, parameters={
     "LogLevel": "ERROR",
 })
 stack.start()
+from holdfast.observability import logger
+logger.setLevel("WARNING")  # the handlers' INFO lines are the stack's own log, not this record's evidence
 wiring.reset()
 parameters.clear_caches()
 sandbox = SandboxControl(sandbox_server.control_url)
@@ -112,104 +122,14 @@ print(f"API {stack.api_url}  sandbox {sandbox_server.base_url}  up in {time.mono
 
 code(r"""
 # Bookkeeping for the checks in section 4: every event, booking and trace made below.
-EVENTS: dict[str, dict] = {}          # event_id -> event as created
-BOOKINGS: dict[str, dict] = {}        # booking_id -> {"customer", "event_id", "trace"}
-TRACES: dict[str, "Trace"] = {}
-
-
-def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def parse(moment: str) -> datetime:
-    return datetime.fromisoformat(moment.replace("Z", "+00:00"))
-
-
-def short(value: str) -> str:
-    return value[:8] if isinstance(value, str) and len(value) > 20 else value
-
-
-class Trace:
-    # One scenario: the steps the notebook takes (as customer, provider page, operator...), the
-    # bookings' journals (GET /bookings/{id}) and the sandbox's delivery log, merged by time.
-    def __init__(self, name: str):
-        self.name, self.t0, self.steps, self.bookings, self.payments = name, now_iso(), [], [], []
-        TRACES[name] = self
-
-    def step(self, actor: str, text: str) -> None:
-        self.steps.append({"at": now_iso(), "actor": actor, "event": text})
-
-    def event(self, **overrides) -> dict:
-        event = api.create_event(**overrides)
-        EVENTS[event["event_id"]] = event
-        return event
-
-    def book(self, event: dict, who: str, quantity: int = 1, key: str | None = None) -> dict:
-        answer = api.book(event["event_id"], who, {"quantity": quantity}, key=key)
-        self.step(who, f"POST /events/…/bookings → {answer.status_code} {answer.json().get('status') or answer.json()['error']['code']}")
-        if answer.status_code == 201:
-            booking_id = answer.json()["booking_id"]
-            if booking_id not in BOOKINGS:
-                BOOKINGS[booking_id] = {"customer": who, "event_id": event["event_id"], "trace": self.name}
-                self.bookings.append(booking_id)
-        return answer
-
-    def pay(self, booking_id: str, who: str, key: str | None = None):
-        answer = api.pay(booking_id, who, key=key)
-        body = answer.json()
-        self.step(who, f"POST /bookings/…/payment → {answer.status_code} "
-                       f"{body.get('status') or body['error']['code']} {short(body.get('payment_id') or '')}")
-        if answer.status_code == 201 and body["payment_id"] not in self.payments:
-            self.payments.append(body["payment_id"])
-        return answer
-
-    def provider(self, text: str) -> None:
-        self.step("provider (sandbox)", text)
-
-    def rows(self) -> list[dict]:
-        rows = [dict(step, source="step") for step in self.steps]
-        for booking_id in self.bookings:
-            who = BOOKINGS[booking_id]["customer"]
-            booking = api.booking(booking_id, who)
-            pid = (booking.get("payment") or {}).get("payment_id")
-            if pid and pid not in self.payments:
-                self.payments.append(pid)
-            for entry in booking["journal"]:
-                ids = {k: short(v) for k, v in entry["ids"].items() if k not in ("booking_id", "event_id")}
-                rows.append({"at": entry["at"], "actor": entry["actor"], "event": entry["action"],
-                             "before": entry["from_status"] or "∅", "after": entry["to_status"],
-                             "journal": f"{entry['decision']} {ids if ids else ''}".strip(),
-                             "booking": short(booking_id), "source": "journal"})
-        shift = parse(sandbox.clock()["now"]) - datetime.now(timezone.utc)  # non-zero once the sandbox clock moved
-        for pid in self.payments:
-            for d in sandbox.deliveries(object_id=pid):
-                at = parse(d["at"])
-                if abs(shift.total_seconds()) > 60 and at - datetime.now(timezone.utc) > shift / 2:
-                    at -= shift  # shown in real time; the sandbox's own clock runs ahead by `shift`
-                rows.append({"at": at.isoformat(timespec="milliseconds").replace("+00:00", "Z"), "actor": "provider → webhook",
-                             "event": f"{d['event']} attempt {d['attempt']}" + (f" copy {d['copy']}" if d["copy"] else "")
-                                      + (" (forged)" if d["forged"] else ""),
-                             "journal": f"delivery {d['outcome']}" + (f", HTTP {d['status_code']}" if d["status_code"] else ""),
-                             "source": "delivery"})
-        return sorted(rows, key=lambda r: (r["at"], r["source"] != "step"))
-
-    def show(self) -> None:
-        t0 = parse(self.t0)
-        head = ["t (s)", "actor", "event", "booking", "state before → after", "journal entry / delivery outcome"]
-        body = []
-        for r in self.rows():
-            state = f"{r['before']} → {r['after']}" if "after" in r else ""
-            body.append([f"{(parse(r['at']) - t0).total_seconds():+.2f}", r["actor"], r["event"], r.get("booking", ""),
-                         state, r.get("journal", "")])
-        table(head, body, caption=f"Trace: {self.name}")
+record = traces.Record(api, sandbox)
+EVENTS, BOOKINGS, TRACES = record.events, record.bookings, record.traces
+Trace = record.trace
+now_iso, parse, short = traces.now_iso, traces.parse, traces.short
 
 
 def table(head: list[str], body: list[list], caption: str = "") -> None:
-    cells = "".join(f"<th style='text-align:left'>{html.escape(str(h))}</th>" for h in head)
-    rows = "".join("<tr>" + "".join(f"<td style='text-align:left'>{html.escape(str(c))}</td>" for c in row) + "</tr>"
-                   for row in body)
-    title = f"<caption style='text-align:left'><b>{html.escape(caption)}</b></caption>" if caption else ""
-    display(HTML(f"<table style='font-size:85%'>{title}<tr>{cells}</tr>{rows}</table>"))
+    display(HTML(traces.table_html(head, body, caption)))
 
 
 def actions(booking: dict) -> list[str]:
@@ -237,48 +157,26 @@ md(r"""
 
 ### 2.1 The booking
 
-Drawn from `TRANSITIONS` itself (nodes are `BookingStatus`, arrows are the allowed moves). Colour
-says what the status does to capacity, from the sets in the same module: **HOLDING** (`HELD`,
-`PAYMENT_PENDING`: the places count against capacity until the hold is released), **SOLD**
-(`CONFIRMED`), **RELEASED** (every other status: the places are back in the pool).
+Drawn from `TRANSITIONS` itself and laid out by Graphviz (`devstack/design/lifecycle.py`): every
+allowed move is one arrow, labelled with the journal action(s) that make it, and coloured by who
+moves it: **customer** (API), **provider** (a notification, re-read with `GET` before it is applied),
+**timer** (the `HoldExpiry` execution, the sweeper as its backup), **reconciler** (the
+`Reconciliation` execution and the sweeper), **operator** (`/admin/reviews`). An arrow in several
+colours can be moved by any of them (most provider outcomes are also learned by the reconciler's
+`GET`). The boxes group the statuses by what they do to capacity, from the sets in the same module:
+**HOLDING** (`HELD`, `PAYMENT_PENDING`: the places count against capacity until the hold is released),
+**SOLD** (`CONFIRMED`), **RELEASED** (every other status: the places are back in the pool). The
+labels and initiators come from the transition table of 2.3, and drawing fails if that table and
+`TRANSITIONS` disagree.
 """)
 
 code(r"""
-import math
-import matplotlib.pyplot as plt
-from matplotlib.patches import FancyArrowPatch
-
-# Preferred positions; a status added to the enum later still gets drawn (on a circle at the edge).
-PLACE = {"HELD": (0, 2), "PAYMENT_PENDING": (3, 2), "CONFIRMED": (6, 2), "CANCELLED": (0, 0.2),
-         "EXPIRED": (2, 0), "PAYMENT_FAILED": (4, 0.2), "MANUAL_REVIEW": (6, 0), "REFUND_PENDING": (8.5, 1.3),
-         "REFUNDED": (8.5, -0.3)}
-
-
-def draw_machine(ax, nodes, edges, place, colour, title):
-    for i, node in enumerate(nodes):
-        if node not in place:
-            angle = 2 * math.pi * i / len(nodes)
-            place[node] = (4 + 5 * math.cos(angle), 1 + 3 * math.sin(angle))
-    for source, target in edges:
-        (x1, y1), (x2, y2) = place[source], place[target]
-        curve = 0.25 if (target, source) in edges else 0.08
-        ax.add_patch(FancyArrowPatch((x1, y1), (x2, y2), connectionstyle=f"arc3,rad={curve}", arrowstyle="-|>",
-                                     mutation_scale=14, shrinkA=28, shrinkB=28, lw=1, color="#555"))
-    for node in nodes:
-        x, y = place[node]
-        ax.text(x, y, node, ha="center", va="center", fontsize=8,
-                bbox=dict(boxstyle="round,pad=0.5", fc=colour(node), ec="#333"))
-    xs = [p[0] for p in place.values()]; ys = [p[1] for p in place.values()]
-    ax.set_xlim(min(xs) - 1.3, max(xs) + 1.3); ax.set_ylim(min(ys) - 0.8, max(ys) + 0.8)
-    ax.set_title(title); ax.axis("off")
-
-
-booking_edges = {(s.value, t.value) for s, targets in TRANSITIONS.items() for t in targets}
-booking_colour = lambda n: "#ffe08a" if n in HOLDING else "#9fdf9f" if n in SOLD else "#d0d7e5"
-fig, ax = plt.subplots(figsize=(12, 5))
-draw_machine(ax, [s.value for s in BookingStatus], booking_edges, dict(PLACE), booking_colour,
-             "Booking statuses (TRANSITIONS): yellow = HOLDING, green = SOLD, blue-grey = RELEASED")
-plt.show()
+booking_edges = lifecycle.edges(TRANSITIONS)
+display(lifecycle.state_diagram(
+    TRANSITIONS, booking_lifecycle.BOOKING_MOVES, "Booking statuses (TRANSITIONS)",
+    groups={"HOLDING": HOLDING, "SOLD": SOLD, "RELEASED": RELEASED},
+    group_colours={"HOLDING": "#fff3c4", "SOLD": "#d9f2d9", "RELEASED": "#e6eaf2"},
+    ranks=[[BookingStatus.EXPIRED, BookingStatus.CANCELLED, BookingStatus.CONFIRMED]]))
 print(f"{len(BookingStatus)} statuses, {len(booking_edges)} transitions;",
       "terminal:", [s.value for s, t in TRANSITIONS.items() if not t])
 """)
@@ -288,123 +186,36 @@ md(r"""
 
 The provider's payment has its own lifecycle (YooKassa's statuses), and our record of the attempt
 (`Payment.state` in `holdfast/domain/booking.py`) has another. The code keeps no transition table
-for them, so they are declared here, and section 4 checks the declaration against every payment
-the sandbox reports during the traces.
+for them, so they are declared in `devstack/design/booking.py`, and section 4 checks the provider's
+against every payment the sandbox reports during the traces.
 """)
 
 code(r"""
-PROVIDER_PAYMENT = {  # the provider's statuses; `succeeded` and `canceled` are final
-    "pending": {"waiting_for_capture", "succeeded", "canceled"},
-    "waiting_for_capture": {"succeeded", "canceled"},
-    "succeeded": set(), "canceled": set(),
-}
-OUR_ATTEMPT = {  # Payment.state: stored before the provider call, then what we learned
-    "CREATING": {"CREATED", "UNKNOWN", "REJECTED"},
-    "UNKNOWN": {"CREATED", "NOT_CREATED", "CREATING"},
-    "CREATED": set(), "REJECTED": set(), "NOT_CREATED": set(),
-}
-fig, (left, right) = plt.subplots(1, 2, figsize=(12, 3.6))
-draw_machine(left, list(PROVIDER_PAYMENT), {(s, t) for s, ts in PROVIDER_PAYMENT.items() for t in ts},
-             {"pending": (0, 1), "waiting_for_capture": (3, 2), "succeeded": (6, 1), "canceled": (3, 0)},
-             lambda n: "#9fdf9f" if n == "succeeded" else "#ffe08a" if n != "canceled" else "#d0d7e5",
-             "Provider payment (money moves only at `succeeded`)")
-draw_machine(right, list(OUR_ATTEMPT), {(s, t) for s, ts in OUR_ATTEMPT.items() for t in ts},
-             {"CREATING": (0, 1), "UNKNOWN": (3, 2), "CREATED": (6, 1), "REJECTED": (3, 0), "NOT_CREATED": (6, 2.6)},
-             lambda n: "#ffe08a" if n in ("CREATING", "UNKNOWN") else "#d0d7e5",
-             "Our record of the attempt (Payment.state)")
-plt.show()
+PROVIDER_PAYMENT, OUR_ATTEMPT = booking_lifecycle.PROVIDER_PAYMENT, booking_lifecycle.OUR_ATTEMPT
+display(lifecycle.state_diagram(PROVIDER_PAYMENT, booking_lifecycle.PROVIDER_PAYMENT_MOVES,
+                                "Provider payment (money moves only at succeeded)",
+                                groups={"final": ["succeeded", "canceled"]}))
+display(lifecycle.state_diagram(OUR_ATTEMPT, booking_lifecycle.OUR_ATTEMPT_MOVES, "Our record of the attempt (Payment.state)",
+                                groups={"settled": ["CREATED", "REJECTED", "NOT_CREATED"]}))
 """)
 
 md(r"""
 ### 2.3 Every transition
 
-Initiators: **customer** (API), **provider** (a notification, always re-read with `GET` before it
-is applied), **timer** (the `HoldExpiry` execution per hold, with the sweeper as its backup),
-**reconciler** (the `Reconciliation` execution and the sweeper), **operator** (`/admin/reviews`).
-Every row is one DynamoDB transaction that writes the booking (conditioned on the `version` it read),
+The initiators are those of 2.1. Every row is one DynamoDB transaction that writes the booking (conditioned on the `version` it read),
 the place move (conditioned on the counters or the seat), the journal entry and the outbox item. The
 provider call is never inside it. The cell after the table asserts that the table and `TRANSITIONS`
 name exactly the same moves, so neither can change alone.
 """)
 
 code(r"""
-T = []  # (from, to, action, initiator, condition checked, data stored, idempotency key, a repeat)
-T.append(("∅", "HELD", "hold_created", "customer", "quantity/seats valid; HOLD move: available ≥ n (or seat available)",
-          "booking, places, hold_expires_at, journal #1, outbox, IDEM record", "Idempotency-Key header (IDEM#customer#key, 24 h)",
-          "same key+body: the same booking, 201 Idempotent-Replayed; other body: 422"))
-T.append(("HELD", "PAYMENT_PENDING", "payment_requested", "customer", "HELD and before hold_expires_at",
-          "payment attempt CREATING, idempotence key, requested_at, next check", "hf-pay-<booking> at the provider",
-          "returns the one payment; an unknown attempt is re-sent with the same key (payment_retried)"))
-for source in ("HELD", "PAYMENT_PENDING"):
-    T.append((source, "CONFIRMED", "payment_succeeded", "provider / reconciler", "GET says succeeded, amount matches, booking holds places",
-              "payment id and status, SELL move", "SQS dedup id = event+object+status; the booking version",
-              "judge_payment → already_confirmed: nothing written"))
-    T.append((source, "EXPIRED", "hold_expired", "timer (sweeper as backup)", "holds places, now ≥ hold_expires_at, places not secured",
-              "RELEASE move", "execution name hold-<booking>", "noop_expired: nothing written"))
-    T.append((source, "CANCELLED", "cancelled_by_customer", "customer", "holds places, no capture in flight",
-              "RELEASE move", "the booking version", "returns the booking as it is"))
-T.append(("PAYMENT_PENDING", "CONFIRMED", "payment_captured (two-stage)", "provider / reconciler",
-          "waiting_for_capture, places pinned first (places_secured_for_capture)", "capture key, SELL move",
-          "hf-cap-<booking>", "the provider returns the same capture"))
-T.append(("PAYMENT_PENDING", "PAYMENT_FAILED", "payment_canceled / payment_rejected / reconciliation_limit_reached",
-          "provider / customer / reconciler", "GET says canceled; or a 4xx on create; or the limit passed with nothing final",
-          "RELEASE move (an authorisation is cancelled first)", "hf-void-<booking> for the cancel",
-          "booking no longer holds places: ignored"))
-T.append(("PAYMENT_PENDING", "MANUAL_REVIEW", "manual_review_opened", "provider / reconciler",
-          "amount mismatch, a second payment, provider unreachable at the limit", "review reason, next step, RELEASE move",
-          "the booking version", "already in review: nothing written"))
-T.append(("CONFIRMED", "REFUND_PENDING", "cancelled_after_payment", "customer", "CONFIRMED",
-          "UNSELL move, refund record with its key (before the call)", "rf-<payment>-cancel", "returns the booking as it is"))
-for source in ("EXPIRED", "PAYMENT_FAILED"):
-    T.append((source, "CONFIRMED", "late_payment_places_retaken", "provider / reconciler",
-              "one-stage succeeded after release; RETAKE move: the same places still available", "RETAKE move, payment",
-              "the booking version", "already_confirmed"))
-    T.append((source, "PAYMENT_PENDING", "late_authorisation_places_retaken", "provider / reconciler",
-              "two-stage waiting_for_capture after release; HOLD move succeeds", "HOLD move, places_secured",
-              "hf-cap-<booking> next", "capture continues as above"))
-    T.append((source, "REFUND_PENDING", "late_payment_refund_started", "provider / reconciler",
-              "succeeded after the deadline, places gone", "refund record with its key (before the call)",
-              "rf-<payment>-late", "the provider returns the one refund"))
-    T.append((source, "MANUAL_REVIEW", "manual_review_opened (paid_in_time_places_resold)", "provider / reconciler",
-              "captured_at < hold_expires_at, places gone", "review reason, next step", "the booking version",
-              "already in review: nothing written"))
-T.append(("CANCELLED", "REFUND_PENDING", "payment_after_cancel_refund_started", "provider / reconciler",
-          "one-stage succeeded after the customer cancelled (the open page was still paid)",
-          "refund record with its key and requested_at (before the call)", "rf-<payment>-cancelled",
-          "the provider returns the one refund"))
-T.append(("CANCELLED", "MANUAL_REVIEW", "manual_review_opened", "provider / reconciler",
-          "amount mismatch or a second payment for a cancelled booking", "review reason, next step",
-          "the booking version", "already in review: nothing written"))
-T.append(("REFUND_PENDING", "REFUNDED", "refund_succeeded", "provider / reconciler", "refund succeeded at the provider",
-          "refund id and status", "rf-<payment>-<reason>", "the same refund comes back; nothing written"))
-T.append(("REFUND_PENDING", "MANUAL_REVIEW", "refund_canceled / manual_review_opened (refund_not_confirmed)",
-          "provider / reconciler", "the provider refused the refund, or still unknown at the limit", "review reason",
-          "the booking version", "already in review"))
-T.append(("MANUAL_REVIEW", "CONFIRMED", "review_confirmed", "operator",
-          "GET at resolve time: money captured and not refunded (an authorisation is captured first); RETAKE move succeeds",
-          "operator, note, RETAKE", "the booking version; hf-cap-op-<booking> for a capture", "409 not_in_review"))
-T.append(("MANUAL_REVIEW", "REFUND_PENDING", "review_refund_started", "operator",
-          "GET at resolve time: succeeded, nothing refunded, no refund of ours in flight",
-          "operator, note, refund key, requested_at", "rf-<payment>-review<version>", "409 not_in_review"))
-T.append(("MANUAL_REVIEW", "PAYMENT_FAILED", "review_closed", "operator",
-          "GET at resolve time: nothing owed (no payment, pending or canceled; an authorisation is voided first)",
-          "operator, note", "the booking version; hf-void-op-<booking> for a void", "409 not_in_review"))
-T.append(("MANUAL_REVIEW", "REFUNDED", "refund_succeeded / review_closed", "provider / reconciler / operator",
-          "our refund (same payment, same refund id) succeeded for the whole amount; or GET shows it all refunded",
-          "refund id and status", "rf-<payment>-<reason>", "nothing written"))
+T = booking_lifecycle.BOOKING_MOVES
 table(["from", "to", "action (journal)", "initiator", "condition checked", "data stored", "idempotency key", "a repeat"],
-      [list(row) for row in T], caption="Booking transitions")
-table(["from = to", "action", "initiator", "what it records"], [
-    ["PAYMENT_PENDING", "payment_created / payment_found_by_same_key / payment_found_by_metadata", "system / reconciler", "the provider's payment id"],
-    ["PAYMENT_PENDING", "payment_outcome_unknown / payment_retried", "system / customer", "the call's answer was lost; same key next time"],
-    ["PAYMENT_PENDING", "reconciliation_check / payment_not_found_at_provider", "reconciler", "the next check time, or NOT_CREATED"],
-    ["PAYMENT_PENDING", "places_secured_for_capture", "provider / reconciler", "places pinned before a capture"],
-    ["EXPIRED, PAYMENT_FAILED", "late_authorisation_cancelled", "provider / reconciler", "authorisation voided (hf-void-<booking>)"],
-    ["CANCELLED", "authorisation_voided", "customer / provider / reconciler", "authorisation voided (hf-void-<booking>)"],
-], caption="Journal entries that do not change the status")
-
-table_pairs = {(f, t) for f, t, *_ in T if f != "∅"}
-assert table_pairs == booking_edges, ("table and TRANSITIONS differ", table_pairs ^ booking_edges)
+      [[m.source, m.target, m.action, m.initiator, m.condition, m.stored, m.key, m.repeat] for m in T],
+      caption="Booking transitions")
+table(["from = to", "action", "initiator", "what it records"], [list(row) for row in booking_lifecycle.SAME_STATUS],
+      caption="Journal entries that do not change the status")
+assert lifecycle.uncovered(TRANSITIONS, T) == (set(), set()), ("table and TRANSITIONS differ", lifecycle.uncovered(TRANSITIONS, T))
 print(f"OK: the table covers exactly the {len(booking_edges)} transitions of TRANSITIONS")
 """)
 
@@ -415,8 +226,16 @@ md(r"""
 Each trace drives the API as the customer would, and the sandbox as the customer's bank or the
 provider would (pay on the payment page, faults on the provider's API or its notifications). The
 table merges three sources by time: the notebook's own steps (what was called, and the answer), the
-bookings' journals from `GET /bookings/{id}`, and the sandbox's delivery log of notifications.
-`t` is seconds since the trace started.
+bookings' whole journals from the organizer's `GET /admin/bookings/{id}` (the customer's view leaves
+out the reconciler's internal checks), and the sandbox's delivery log of notifications.
+`t` is seconds since the trace started; a request is placed at the moment it was sent.
+
+Each trace is drawn twice from those rows (`devstack/design/sequence.py`): as a sequence diagram, one
+lane per participant (customer, API, the booking record the journal is written to, the queue and its
+consumer, the hold timer, the reconciler, the provider), time down the page, each arrow carrying
+what was asked or decided (a journal arrow: action, status change, and the decision in the entry);
+and as the timeline table beside it. Dashed arrows: the customer on the provider's payment page,
+or a notification the provider did not deliver (held back, dropped).
 
 ### 3.1 The happy path (and repeats of the customer's requests)
 """)
@@ -434,7 +253,7 @@ pay2 = tr.pay(booking_id, alice, key="alice-pay-2")            # another tab: st
 payment_id = pay1.json()["payment_id"]
 sandbox.pay(payment_id); tr.provider("customer presses Pay on the payment page: succeeded")
 api.wait_status(booking_id, alice, "CONFIRMED")
-tr.show()
+display(HTML(tr.html()))
 assert again.json()["booking_id"] == booking_id and again.headers.get("Idempotent-Replayed") == "true"
 assert clash.status_code == 422 and clash.json()["error"]["code"] == "idempotency_key_reused"
 assert pay2.json()["payment_id"] == payment_id and len(sandbox.find_payments(booking_id=booking_id)) == 1
@@ -465,7 +284,7 @@ wait_until(lambda: len([d for d in sandbox.deliveries(object_id=payment_id) if d
            what="five deliveries")
 time.sleep(1.0)
 sandbox.clear_faults()
-tr.show()
+display(HTML(tr.html()))
 final = api.booking(booking_id, bob)
 assert actions(final).count("payment_succeeded") == 1
 print("payment_succeeded entries:", actions(final).count("payment_succeeded"), "| counts:", api.counts(ev["event_id"]))
@@ -489,7 +308,7 @@ api.wait_status(booking_id, carol, "EXPIRED", timeout=15)
 tr.step("notebook", f"counts after expiry: {api.counts(ev['event_id'])}")
 sandbox.pay(payment_id); tr.provider("customer pays after the hold ran out: succeeded")
 done = api.wait_status(booking_id, carol, "CONFIRMED")
-tr.show()
+display(HTML(tr.html()))
 assert "late_payment_places_retaken" in actions(done)
 assert api.counts(ev["event_id"]) == {"available": 1, "held": 0, "sold": 1}
 """)
@@ -513,7 +332,7 @@ api.wait_status(booking_id, dave, "EXPIRED", timeout=15)
 assert tr.book(ev, rival).status_code == 201
 sandbox.pay(payment_id); tr.provider("customer pays after the place was resold: succeeded")
 done = api.wait_status(booking_id, dave, "REFUNDED")
-tr.show()
+display(HTML(tr.html()))
 LATE_ONE_STAGE = payment_id
 refunds = sandbox.refunds(payment_id)
 paid = sandbox.payment(payment_id)
@@ -534,7 +353,7 @@ sandbox.pay(payment_id); tr.provider("customer authorises after the place was re
 api.wait_for(booking_id, erin, lambda b: "late_authorisation_cancelled" in actions(b), what="authorisation cancelled")
 wait_until(lambda: sandbox.deliveries(object_id=payment_id, event="payment.canceled"), what="the canceled notification")
 time.sleep(0.5)
-tr.show()
+display(HTML(tr.html()))
 assert sandbox.payment(payment_id)["status"] == "canceled" and sandbox.refunds(payment_id) == []
 assert api.booking(booking_id, erin)["status"] == "EXPIRED"
 print("provider status:", sandbox.payment(payment_id)["status"], "| refunds:", sandbox.refunds(payment_id))
@@ -561,7 +380,7 @@ assert tr.pay(booking_id, frank).status_code == 503
 found = api.wait_for(booking_id, frank, lambda b: (b.get("payment") or {}).get("payment_id"), what="payment id")
 sandbox.pay(found["payment"]["payment_id"]); tr.provider("customer pays the one payment")
 api.wait_status(booking_id, frank, "CONFIRMED")
-tr.show()
+display(HTML(tr.html()))
 assert "payment_found_by_same_key" in actions(api.booking(booking_id, frank))
 assert len(sandbox.find_payments(booking_id=booking_id)) == 1
 print("payments at the provider for this booking:", len(sandbox.find_payments(booking_id=booking_id)))
@@ -593,11 +412,11 @@ tr.pay(pending_id, hank)             # hank never pays
 done = api.wait_status(paid_id, gina, "CONFIRMED", timeout=LIMIT + 5)
 failed = api.wait_status(pending_id, hank, "PAYMENT_FAILED", timeout=LIMIT + 15)
 sandbox.clear_faults()
-tr.show()
+display(HTML(tr.html()))
 assert done["journal"][-1]["actor"] == "reconciler"
 assert all(d["outcome"] != "delivered" for d in sandbox.deliveries(object_id=payment_id))
 assert actions(failed)[-1] == "reconciliation_limit_reached" and api.counts(ev["event_id"])["held"] == 0
-checks = [e["at"] for e in failed["journal"] if e["action"] == "reconciliation_check"]
+checks = [e["at"] for e in record.full(pending_id)["journal"] if e["action"] == "reconciliation_check"]
 gaps = [round((parse(b) - parse(a)).total_seconds(), 1) for a, b in zip(checks, checks[1:])]
 print("hank: checks at", len(checks), "moments, gaps (s):", gaps, "| limit reached after",
       round((parse(failed["journal"][-1]["at"]) - parse(failed["journal"][1]["at"])).total_seconds(), 1), "s")
@@ -626,7 +445,6 @@ booking_id = tr.book(ev, ivan).json()["booking_id"]
 payment_id = tr.pay(booking_id, ivan).json()["payment_id"]
 faults.reset_crash_counts()
 os.environ["HOLDFAST_CRASH_POINTS"] = "consumer.after_applying:1,outbox.before_publish:1"
-from holdfast.observability import logger
 quiet_from = logger.log_level
 logger.setLevel("CRITICAL")  # the injected crashes are logged at ERROR with a traceback; not shown here
 tr.step("notebook", "crash points armed: consumer.after_applying:1, outbox.before_publish:1")
@@ -640,7 +458,7 @@ try:
 finally:
     os.environ.pop("HOLDFAST_CRASH_POINTS", None)
     logger.setLevel(quiet_from)
-tr.show()
+display(HTML(tr.html()))
 print("crash points fired:", dict(faults._fired))
 assert faults._fired.get("consumer.after_applying") == 1 and faults._fired.get("outbox.before_publish") == 1
 notes = store.list_notifications(ivan)
@@ -671,7 +489,7 @@ stack.invoke("SweepDueFunction", {"detail-type": "Scheduled Event", "source": "a
 found = api.wait_for(booking_id, judy, lambda b: (b.get("payment") or {}).get("payment_id"), what="the payment")
 sandbox.pay(found["payment"]["payment_id"]); tr.provider("customer pays")
 api.wait_status(booking_id, judy, "CONFIRMED")
-tr.show()
+display(HTML(tr.html()))
 assert len(sandbox.find_payments(booking_id=booking_id)) == 1
 """)
 
@@ -701,7 +519,7 @@ tr.step(kate, f"POST /bookings/…/cancel → {cancelled.status_code} {cancelled
 assert cancelled.json()["status"] == "REFUND_PENDING"
 done = api.wait_status(booking_id, kate, "REFUNDED", timeout=LIMIT + 5)
 sandbox.clear_faults()
-tr.show()
+display(HTML(tr.html()))
 assert done["journal"][-1]["actor"] == "reconciler" and len(sandbox.refunds(payment_id)) == 1
 print("refunds at the provider:", [(r["id"][:8], r["status"], r["amount"]["value"]) for r in sandbox.refunds(payment_id)])
 """)
@@ -760,7 +578,7 @@ def check_capacity() -> list[str]:
     return lines
 for line in check_capacity():
     print("OK", line)
-""")
+""", shown=True)
 
 md(r"""
 **Released** means: the transaction that moved the booking into a `RELEASED` status also moved its
@@ -786,7 +604,7 @@ for booking_id, booking in FINAL.items():
         elif before in OCCUPYING and after in RELEASED:
             moves["occupying → released (places returned)"] += 1
 print("OK", dict(moves))
-""")
+""", shown=True)
 
 md(r"""
 **I4 Statuses move only along `TRANSITIONS`, and I5 every change is journalled.** In every journal
@@ -809,7 +627,7 @@ seen = Counter((e["from_status"], e["to_status"]) for b in FINAL.values() for e 
                if e["from_status"] and e["from_status"] != e["to_status"])
 print(f"OK: {sum(len(b['journal']) for b in FINAL.values())} journal entries; transitions exercised:",
       f"{len(seen)} of {len(booking_edges)}")
-""")
+""", shown=True)
 
 md(r"""
 **I6 The money rule.** "Money taken" means a provider payment in `succeeded`; an authorisation
@@ -843,7 +661,7 @@ def check_money() -> Counter:
                 raise AssertionError(("money rule broken", booking_id, booking["status"], p["id"], len(refunds)))
     return outcome
 print("OK", dict(check_money()))
-""")
+""", shown=True)
 
 md(r"""
 **I7 Idempotency** (shown in 3.1): the same customer, key and body return the same booking; the same
@@ -862,7 +680,7 @@ for booking_id, booking in FINAL.items():
 happy = TRACES["happy path"]
 assert len(happy.bookings) == 1, "three POSTs with one key made more than one booking"
 print("OK: every booking confirmed at most once; at most one payment taken per booking (or an operator owns it)")
-""")
+""", shown=True)
 
 md(r"""
 The payment lifecycle declared in 2.2 against what the provider did: each payment's notifications,
@@ -884,7 +702,7 @@ for booking_id in BOOKINGS:
             assert b in PROVIDER_PAYMENT[a], (p["id"], path)
             observed[(a, b)] += 1
 print("OK, provider transitions seen:", dict(observed))
-""")
+""", shown=True)
 
 # ================================================================================================
 md(r"""
@@ -957,7 +775,7 @@ sandbox.pay(second); tr.provider(f"customer pays the payment it was shown ({shor
 api.wait_status(booking_id, leo, "CONFIRMED")
 released = sandbox.release(); tr.provider(f"{released} held payment.canceled notification(s) released, the first payment's among them")
 time.sleep(2)
-tr.show()
+display(HTML(tr.html()))
 final = api.booking(booking_id, leo)
 at_provider = sandbox.find_payments(booking_id=booking_id)
 table(["payment", "status", "created_at (sandbox clock)", "the booking's payment?"],
@@ -1005,9 +823,35 @@ def build() -> nbformat.NotebookNode:
     nb = new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
-    for kind, text in CELLS:
-        nb.cells.append(new_markdown_cell(text) if kind == "md" else new_code_cell(text))
+    for index, (kind, text) in enumerate(CELLS):
+        cell = new_markdown_cell(text) if kind == "md" else new_code_cell(text)
+        if kind == "code" and index not in SHOWN:
+            cell.metadata["tags"] = [HIDE_INPUT]
+        nb.cells.append(cell)
     return nb
+
+
+# Wide tables scroll inside their own box and long words wrap; diagrams shrink to the page.
+PAGE_CSS = """
+<style>
+.jp-RenderedHTMLCommon table { display: block; max-width: 100%; overflow-x: auto; }
+.jp-RenderedHTMLCommon td, .jp-RenderedHTMLCommon th { white-space: normal; overflow-wrap: break-word; vertical-align: top; }
+.jp-RenderedHTMLCommon svg, .jp-RenderedSVG svg, .jp-OutputArea-output img { max-width: 100%; height: auto; }
+.jp-OutputArea-output pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+</style>
+"""
+
+
+def render_html(nb: nbformat.NotebookNode) -> str:
+    """The page a reader opens: outputs and prose, the code only of the cells in SHOWN."""
+    from nbconvert import HTMLExporter
+    from traitlets.config import Config
+
+    config = Config()
+    config.TagRemovePreprocessor.enabled = True
+    config.TagRemovePreprocessor.remove_input_tags = {HIDE_INPUT}
+    body, _ = HTMLExporter(config=config).from_notebook_node(nb)
+    return body.replace("</head>", PAGE_CSS + "</head>", 1)
 
 
 def execute(nb: nbformat.NotebookNode, timeout: int = CELL_TIMEOUT, kernel_name: str = "python3") -> None:
@@ -1022,7 +866,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=NOTEBOOK)
     parser.add_argument("--no-execute", action="store_true")
     parser.add_argument("--html", action="store_true", help="also render docs/design.html")
+    parser.add_argument("--html-only", action="store_true",
+                        help="only render docs/design.html from the executed notebook as it is")
     args = parser.parse_args(argv)
+    if args.html_only:
+        HTML.write_text(render_html(nbformat.read(NOTEBOOK, as_version=4)), encoding="utf-8")
+        return 0
     nb = build()
     if not args.no_execute:
         started = time.monotonic()
@@ -1034,9 +883,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"executed in {time.monotonic() - started:.0f} s", file=sys.stderr)
     nbformat.write(nb, args.out)
     if args.html:
-        from nbconvert import HTMLExporter
-
-        body, _ = HTMLExporter().from_notebook_node(nb)
+        body = render_html(nb)
         HTML.write_text(body, encoding="utf-8")
         print(f"wrote {HTML} ({len(body) // 1024} KiB)", file=sys.stderr)
     return 0

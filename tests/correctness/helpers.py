@@ -6,6 +6,7 @@ and compares the inventory items (pool counters, seat units) with the bookings a
 """
 from __future__ import annotations
 
+import json
 import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer
+from botocore.exceptions import ClientError
 
 from holdfast.adapters.dynamo import booking_from_item
 from holdfast.domain.booking import Booking, JournalEntry
@@ -67,6 +69,58 @@ class LockedProvider:
                 return attribute(*args, **kwargs)
 
         return locked
+
+
+# ------------------------------------------------------------------------- moto without botocore
+
+WRITING_OPERATIONS = frozenset({"put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item",
+                                "create_table", "delete_table", "update_table"})
+
+
+class DirectDynamoDB:
+    """A DynamoDB client with boto3's call shape that hands each request straight to moto's own
+    DynamoDB request handler (the code behind ``mock_aws`` and the moto server), skipping botocore's
+    signing, HTTP round trip and response parsing: about 100 times less overhead per call.
+
+    Same backend, same conditions, same transaction semantics (and the devstack's transaction
+    replacement when installed). Requests and answers go through JSON, as on the wire, so nothing
+    is shared with moto's items by reference. Errors come back as botocore ``ClientError`` with the
+    code and extra fields (``CancellationReasons``) where boto3 puts them. What it does not do is
+    botocore's client-side parameter validation, so ``test_direct_client_matches_boto3`` replays
+    histories on both clients and requires identical results. Single-threaded use only (moto's
+    in-process backend is exact only there).
+    """
+
+    def __init__(self, region: str = "eu-central-1") -> None:
+        from moto.core import DEFAULT_ACCOUNT_ID
+        from moto.dynamodb.responses import DynamoHandler
+
+        self._handler = DynamoHandler()
+        self._handler.current_account = DEFAULT_ACCOUNT_ID
+        self._handler.region = region
+        self.writes = 0   # how many writing calls so far: a snapshot is still current if none came since
+
+    def __getattr__(self, operation: str) -> Any:
+        action = getattr(self._handler, operation)
+
+        def call(**params: Any) -> dict[str, Any]:
+            from moto.core.exceptions import JsonRESTError
+
+            handler = self._handler
+            if operation in WRITING_OPERATIONS:
+                self.writes += 1
+            handler.body = handler.params = json.loads(json.dumps(params))
+            try:
+                result = action()
+            except JsonRESTError as exc:
+                body = json.loads(exc.description) if exc.description.startswith("{") else {}
+                code = (body.get("__type") or exc.error_type).rsplit("#", 1)[-1]
+                message = body.get("message") or body.get("Message") or exc.message
+                extra = {key: value for key, value in body.items() if key not in ("__type", "message", "Message")}
+                raise ClientError({"Error": {"Code": code, "Message": message}, **extra}, operation) from None
+            return json.loads(json.dumps(result.result if hasattr(result, "result") else result, default=str))
+
+        return call
 
 
 # ------------------------------------------------------------------------------------ snapshot
@@ -161,11 +215,50 @@ def snapshot_of(items: Any) -> Snapshot:
 # ---------------------------------------------------------------------------------- invariants
 
 def check_invariants(snap: Snapshot) -> None:
-    """Raise AssertionError naming the first broken invariant (docs/invariants.md, I1-I5)."""
+    """Raise AssertionError naming the first broken invariant (docs/invariants.md, I1-I5, I9, I10)."""
     for event_id in snap.events:
         check_capacity(snap, event_id)
     for booking in snap.bookings.values():
         check_journal(snap, booking)
+        check_booking(snap, booking)
+    check_hold_cap(snap)
+
+
+#: The per-customer cap of active holds when the event sets none (issue 11, finding 13).
+DEFAULT_HOLDS_PER_CUSTOMER = 4
+
+
+def check_hold_cap(snap: Snapshot) -> None:
+    """H1: per event, a customer's own active holds (HELD or PAYMENT_PENDING bookings they made;
+    waitlist offers are the system's and not refused) never exceed the event's
+    ``max_holds_per_customer`` (default 4)."""
+    holds: Counter[tuple[str, str]] = Counter()
+    for booking in snap.bookings.values():
+        entries = snap.journals.get(booking.booking_id) or []
+        if booking.status in HOLDING and entries and entries[0][1].actor == "customer":
+            holds[(booking.event_id, booking.customer_id)] += 1
+    for (event_id, customer_id), count in holds.items():
+        event = snap.events.get(event_id) or {}
+        limit = int(event.get("max_holds_per_customer") or DEFAULT_HOLDS_PER_CUSTOMER)
+        assert count <= limit, f"H1 customer {customer_id} holds {count} active bookings for event {event_id}, " \
+            f"more than the cap of {limit}"
+
+
+def check_booking(snap: Snapshot, booking: Booking) -> None:
+    """I9: a customer's own cancellation is final: once the customer cancelled, no later entry
+    makes the booking CONFIRMED (a payment that still arrives is refunded or voided).
+    I10: places are pinned for a capture (``places_secured``) only while the booking holds them;
+    a confirmation or a release clears the pin in the same write."""
+    cancelled_at = None
+    for version, entry in snap.journals.get(booking.booking_id, []):
+        if entry.actor == "customer" and entry.to_status == BookingStatus.CANCELLED.value \
+                and entry.from_status != BookingStatus.CANCELLED.value:
+            cancelled_at = version
+        elif cancelled_at is not None and entry.to_status == BookingStatus.CONFIRMED.value:
+            raise AssertionError(f"I9 booking {booking.booking_id} was cancelled by its customer (v{cancelled_at}) "
+                                 f"and then confirmed (v{version}: {entry.action}, {entry.decision!r})")
+    assert not booking.places_secured or booking.status in HOLDING, \
+        f"I10 booking {booking.booking_id} is {booking.status} with places_secured still set"
 
 
 def check_capacity(snap: Snapshot, event_id: str) -> None:
@@ -176,6 +269,7 @@ def check_capacity(snap: Snapshot, event_id: str) -> None:
     # I1: confirmed + unreleased holds never exceed capacity.
     assert occupying <= capacity, f"I1 oversold: {occupying} places occupied of {capacity}"
     if snap.pools.get(event_id):
+        assert not snap.units.get(event_id), f"I2 counted event {event_id} has seat items {sorted(snap.units[event_id])[:3]}"
         held: Counter[str] = Counter()
         sold: Counter[str] = Counter()
         for booking in bookings:
@@ -195,13 +289,14 @@ def check_capacity(snap: Snapshot, event_id: str) -> None:
         assert set(held) | set(sold) <= set(snap.pools[event_id]), "I2 booking names an unknown pool"
         return
     # Named units: I3, one seat in at most one unreleased booking, and the unit says which.
+    assert not snap.pools.get(event_id), f"I3 seated event {event_id} has pool items {sorted(snap.pools[event_id])}"
     owners: dict[str, list[Booking]] = defaultdict(list)
     for booking in bookings:
         if booking.status in OCCUPYING:
             for unit in booking.places.units:
                 owners[unit].append(booking)
     units = snap.units[event_id]
-    assert len(units) == capacity
+    assert len(units) == capacity, f"I3 seated event {event_id} has {len(units)} seat items for capacity {capacity}"
     for unit_id, unit in units.items():
         mine = owners.get(unit_id, [])
         assert len(mine) <= 1, f"I3 seat {unit_id} in {len(mine)} unreleased bookings"
@@ -232,6 +327,124 @@ def check_journal(snap: Snapshot, booking: Booking) -> None:
     assert previous == booking.status.value, f"I5 last journal status {previous} != {booking.status}"
 
 
+# ---------------------------------------------------------------------------------- money (I6)
+
+#: Statuses in which the booking's own payment may be refunded at the provider.
+REFUND_STATUSES = (BookingStatus.REFUNDED, BookingStatus.REFUND_PENDING)
+
+
+def _value(amount: dict[str, Any]) -> Decimal:
+    return Decimal(str(amount["value"]))
+
+
+def own_payment_ids(snap: Snapshot, provider: Any) -> dict[str, str]:
+    """Each booking's own payment at the provider: the one created under the booking's payment key
+    (``hf-pay-<booking>``, the provider's record of who asked), else the id the booking recorded.
+    Any other payment naming the booking in its metadata is a stray (a second payment)."""
+    own: dict[str, str] = {}
+    for key, (_, answer) in getattr(provider, "keys", {}).items():
+        if key.startswith("hf-pay-") and isinstance(answer, dict) and answer.get("id"):
+            own[key.removeprefix("hf-pay-")] = answer["id"]
+    for booking in snap.bookings.values():
+        if booking.booking_id not in own and booking.payment is not None and booking.payment.payment_id:
+            own[booking.booking_id] = booking.payment.payment_id
+    return own
+
+
+def in_review(booking: Booking) -> bool:
+    return booking.status is BookingStatus.MANUAL_REVIEW or bool(booking.review)
+
+
+def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
+    """The money rule (docs/invariants.md, I6), against the provider's own records.
+
+    Always, after every step:
+      M1 each payment is refunded at most once, and never by more than was paid; in total the
+         refunds never exceed the money taken.
+      M2 no booking is CONFIRMED without captured money: its own payment is ``succeeded`` at the
+         provider, unrefunded, and the booking records that payment.
+      M3 no booking is REFUNDED without a succeeded refund of its own payment, the one it recorded.
+      M4 if a booking's own payment is refunded, the booking is REFUNDED or REFUND_PENDING (the
+         refund's answer was lost), or MANUAL_REVIEW (reconciliation gave the refund up after its
+         limit, or a review opened while the answer was lost); S1 requires REFUNDED once settled.
+      M5 no refund is asked for a payment whose money was already returned (a second refund under
+         another key); needs the model's provider, which logs such requests.
+    Once settled (every payment and refund notification delivered, every unsettled booking
+    reconciled, every pending refund retried, no faults):
+      S1 every succeeded payment is exactly one of: the own payment of a CONFIRMED booking,
+         unrefunded; refunded exactly once, and if it is the booking's own the booking is REFUNDED;
+         unrefunded with its booking in MANUAL_REVIEW, or (a stray second payment) with an open
+         review on a booking that stands.
+      S2 no authorisation is left in ``waiting_for_capture`` unless its booking is in review.
+      S3 no booking is left REFUND_PENDING.
+    The mid-flight states the "always" forms allow (REFUND_PENDING with a refund made, a succeeded
+    payment whose booking is still EXPIRED or CANCELLED) are exactly the ones a delivery or a
+    retry settles; S1-S3 say that they do.
+    """
+    own = own_payment_ids(snap, provider)
+    owner_of = {payment_id: booking_id for booking_id, payment_id in own.items()}
+    taken = Decimal("0")
+    returned = Decimal("0")
+    for payment in provider.payments.values():
+        payment_id = payment["id"]
+        refunds = provider.refunds_for(payment_id)
+        refunded = sum((_value(r["amount"]) for r in refunds if r.get("status") == "succeeded"), Decimal("0"))
+        paid = _value(payment["amount"]) if payment["status"] == "succeeded" else Decimal("0")
+        taken += paid
+        returned += refunded
+        assert len(refunds) <= 1, f"M1 payment {payment_id} refunded {len(refunds)} times"
+        assert refunded <= paid, f"M1 payment {payment_id}: refunded {refunded} of {paid} taken ({payment['status']})"
+        booking_id = payment["metadata"]["booking_id"]
+        booking = snap.bookings.get(booking_id)
+        assert booking is not None, f"M0 payment {payment_id} names no booking ({booking_id})"
+        is_own = owner_of.get(payment_id) == booking_id
+        if is_own and refunds:
+            # In review mid-flight: reconciliation gave the refund up after its limit, or a review
+            # opened (a stray payment) while the refund's answer was lost; S1 says how it settles.
+            gave_up = booking.status is BookingStatus.MANUAL_REVIEW
+            assert booking.status in REFUND_STATUSES or gave_up, \
+                f"M4 payment {payment_id} refunded but its booking is {booking.status}" \
+                f" (review: {(booking.review or {}).get('reason')})"
+        if not settled:
+            continue
+        if payment["status"] == "succeeded":
+            outcomes = {
+                "confirmed": is_own and booking.status is BookingStatus.CONFIRMED and not refunds,
+                "refunded": len(refunds) == 1 and refunded == paid and (not is_own or booking.status is BookingStatus.REFUNDED),
+                "in review": not refunds and (booking.status is BookingStatus.MANUAL_REVIEW
+                                              or not is_own and in_review(booking)),
+            }
+            assert list(outcomes.values()).count(True) == 1, \
+                f"S1 succeeded payment {payment_id} ({'own' if is_own else 'stray'}) of booking {booking_id}: " \
+                f"booking {booking.status}, {len(refunds)} refund(s), review {(booking.review or {}).get('reason')}; " \
+                f"matches {[name for name, ok in outcomes.items() if ok] or 'none'} of confirmed/refunded/in review"
+        if payment["status"] == "waiting_for_capture":
+            assert in_review(booking), f"S2 authorisation {payment_id} left hanging, booking {booking.status}"
+    assert returned <= taken, f"M1 refunded {returned} in total, more than the {taken} taken"
+    for booking in snap.bookings.values():
+        payment_id = own.get(booking.booking_id)
+        payment = provider.payments.get(payment_id) if payment_id else None
+        refunds = provider.refunds_for(payment_id) if payment_id else []
+        if booking.status is BookingStatus.CONFIRMED:
+            recorded = booking.payment.payment_id if booking.payment else None
+            assert payment is not None and recorded == payment_id, \
+                f"M2 booking {booking.booking_id} CONFIRMED on payment {recorded}, its own payment is {payment_id}"
+            assert payment["status"] == "succeeded" and not refunds, \
+                f"M2 booking {booking.booking_id} CONFIRMED but its payment is {payment['status']}" \
+                f" with {len(refunds)} refund(s)"
+        if booking.status is BookingStatus.REFUNDED:
+            recorded = (booking.payment.refund or {}).get("refund_id") if booking.payment else None
+            succeeded = [r["id"] for r in refunds if r.get("status") == "succeeded"]
+            assert succeeded, f"M3 booking {booking.booking_id} REFUNDED but its payment {payment_id} has no refund"
+            assert recorded in succeeded, \
+                f"M3 booking {booking.booking_id} REFUNDED by refund {recorded}, not a refund of its payment {succeeded}"
+        if settled:
+            assert booking.status is not BookingStatus.REFUND_PENDING, \
+                f"S3 booking {booking.booking_id} still REFUND_PENDING after every retry"
+    for payment_id, key in getattr(provider, "second_refunds", []):
+        raise AssertionError(f"M5 a second refund (key {key}) was asked for payment {payment_id}, already refunded")
+
+
 def status_path(snap: Snapshot, booking_id: str) -> list[str]:
     """The booking's statuses in order, repeats collapsed (HELD, PAYMENT_PENDING, ...)."""
     path: list[str] = []
@@ -246,7 +459,7 @@ def actions(snap: Snapshot, booking_id: str) -> list[str]:
 
 
 __all__ = [
-    "HOLDING", "LockedProvider", "ManualClock", "OCCUPYING", "RELEASED", "SOLD", "Snapshot", "actions",
-    "check_capacity", "check_invariants", "check_journal", "event_request", "snapshot", "snapshot_in_process",
-    "snapshot_of", "status_path",
+    "DirectDynamoDB", "HOLDING", "LockedProvider", "ManualClock", "OCCUPYING", "RELEASED", "SOLD", "Snapshot",
+    "actions", "check_booking", "check_capacity", "check_hold_cap", "check_invariants", "check_journal", "check_money",
+    "event_request", "in_review", "own_payment_ids", "snapshot", "snapshot_in_process", "snapshot_of", "status_path",
 ]

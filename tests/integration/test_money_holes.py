@@ -7,29 +7,14 @@ reconciler cannot interleave over HTTP; tests/unit/test_money_holes.py interleav
 from __future__ import annotations
 
 import time
-import uuid
 
 import pytest
 
 from holdfast import wiring
 from tests.integration.conftest import LIMIT
+from tests.support.flows import actions, booked_and_paying, customer
 
 pytestmark = pytest.mark.integration
-
-
-def customer() -> str:
-    return f"cust-{uuid.uuid4().hex[:10]}"
-
-
-def actions(booking):
-    return [entry["action"] for entry in booking["journal"]]
-
-
-def booked_and_paying(api, event, who, n=1):
-    booking = api.book(event["event_id"], who, {"quantity": n}).json()
-    answer = api.pay(booking["booking_id"], who)
-    assert answer.status_code == 201, answer.text
-    return booking["booking_id"], answer.json()["payment_id"]
 
 
 def resolve(api, booking_id, action, note="checked"):

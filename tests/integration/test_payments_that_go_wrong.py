@@ -3,29 +3,14 @@ state machine. Timings are shortened by configuration only (see conftest: LIMIT,
 from __future__ import annotations
 
 import time
-import uuid
 
 import pytest
 
 from holdfast import faults, wiring
 from tests.integration.conftest import KEY_WINDOW, LIMIT
+from tests.support.flows import actions, booked_and_paying, customer
 
 pytestmark = pytest.mark.integration
-
-
-def customer() -> str:
-    return f"cust-{uuid.uuid4().hex[:10]}"
-
-
-def actions(booking):
-    return [entry["action"] for entry in booking["journal"]]
-
-
-def booked_and_paying(api, event, who, n=1):
-    booking = api.book(event["event_id"], who, {"quantity": n}).json()
-    answer = api.pay(booking["booking_id"], who)
-    assert answer.status_code == 201, answer.text
-    return booking["booking_id"], answer.json()["payment_id"]
 
 
 def test_payment_after_expiry_with_the_places_still_free_is_confirmed(api, sandbox):

@@ -15,6 +15,8 @@ from holdfast.schemas import EventIn
 from holdfast.services.bookings import BookingService
 from holdfast.services.catalog import CatalogService
 from holdfast.services.payments import PaymentService
+from holdfast.services.reconciliation import ReconciliationService
+from holdfast.services.reviews import ReviewService
 from tests.support.fake_provider import FakeProvider
 from tests.support.template import create_bookings_table
 
@@ -91,3 +93,14 @@ def ga_event(catalog):
 @pytest.fixture
 def seated_event(catalog):
     return catalog.create_event(event_request(capacity=None, seat_map={"rows": [{"name": "A", "seats": 4}]}))
+
+
+@pytest.fixture
+def reconciler(store, provider, payments, clock):
+    return ReconciliationService(store, provider, payments, clock, schedule_seconds=(30, 60, 3600),
+                                 limit_seconds=24 * 3600, key_retention_seconds=24 * 3600)
+
+
+@pytest.fixture
+def reviews(store, payments, clock):
+    return ReviewService(store, payments, clock)

@@ -82,3 +82,25 @@ def test_judge_payment_sends_mismatches_to_review():
     other = {"id": "p2", "status": "succeeded", "amount": {"value": "200.00", "currency": "RUB"}}
     verdict = judge_payment(_booking(BookingStatus.PAYMENT_PENDING, payment_id="p1"), other, PaymentMode.ONE_STAGE)
     assert verdict.reason == "second_payment_for_booking"
+
+
+@pytest.mark.parametrize("status", [BookingStatus.REFUND_PENDING, BookingStatus.REFUNDED, BookingStatus.MANUAL_REVIEW])
+def test_a_cancelled_booking_already_on_a_money_path_is_not_given_back_twice(status):
+    """The customer's cancellation is remembered past CANCELLED, but a booking whose refund is under
+    way (or that an operator owns) must not start a second give-back for the same payment."""
+    from dataclasses import replace
+
+    booking = replace(_booking(status), cancelled_by_customer=True)
+    for provider_status in ("succeeded", "waiting_for_capture"):
+        verdict = judge_payment(booking, {"id": "p1", "status": provider_status,
+                                          "amount": {"value": "200.00", "currency": "RUB"}}, PaymentMode.TWO_STAGE)
+        assert verdict.verdict is not Verdict.GIVE_BACK, (status, provider_status)
+
+
+def test_payment_after_a_customer_cancellation_is_given_back_from_payment_failed():
+    from dataclasses import replace
+
+    booking = replace(_booking(BookingStatus.PAYMENT_FAILED), cancelled_by_customer=True)
+    verdict = judge_payment(booking, {"id": "p1", "status": "succeeded",
+                                      "amount": {"value": "200.00", "currency": "RUB"}}, PaymentMode.ONE_STAGE)
+    assert verdict.verdict is Verdict.GIVE_BACK

@@ -10,20 +10,7 @@ from holdfast.domain.inventory import Move
 from holdfast.domain.statuses import BookingStatus
 from holdfast.schemas import BookingIn
 from holdfast.services import transitions
-from holdfast.services.reconciliation import ReconciliationService
-from holdfast.services.reviews import ReviewService
 from tests.unit.conftest import event_request
-
-
-@pytest.fixture
-def reconciler(store, provider, payments, clock):
-    return ReconciliationService(store, provider, payments, clock, schedule_seconds=(30, 60, 3600),
-                                 limit_seconds=24 * 3600, key_retention_seconds=24 * 3600)
-
-
-@pytest.fixture
-def reviews(store, payments, clock):
-    return ReviewService(store, payments, clock)
 
 
 @pytest.fixture
@@ -216,6 +203,9 @@ def test_operator_refund_when_the_money_already_went_back_sends_nothing(bookings
     assert [op for op, _ in provider.calls[calls:] if op == "create_refund"] == []
     assert reviews.resolve(booking.booking_id, "close", "olga", "money went back")["status"] == "REFUNDED"
     assert len(provider.refunds_for(payment_id)) == 1
+    # REFUNDED names the refund that carried the money back (make proof's M3), not just a status.
+    recorded = stored(store, booking).payment.refund
+    assert recorded["refund_id"] == provider.refunds_for(payment_id)[0]["id"] and recorded["status"] == "succeeded"
 
 
 def test_operator_refund_of_a_refund_that_never_reached_the_provider(bookings, payments, provider, reconciler,
@@ -413,3 +403,42 @@ def test_limit_reached_while_the_payment_succeeds_keeps_the_confirmation(booking
     assert after.status is BookingStatus.CONFIRMED and after.payment.provider_status == "succeeded"
     assert actions(store, booking)[-1] == "payment_succeeded"
     assert counts(catalog, ga_event) == {"available": 8, "held": 0, "sold": 2}
+
+
+# ------------------------------------------------------------------ a customer's cancellation survives a review
+
+def _cancelled_then_reviewed(bookings, payments, provider, reconciler, store, event, clock):
+    """The customer cancels while paying, the provider is unreachable when the later payment is
+    given back, and reconciliation hands the booking to an operator (the proof's seed 901931)."""
+    booking, payment_id = paying(bookings, payments, event)
+    bookings.cancel(booking.booking_id, "alice", void=payments.void_after_cancel)
+    assert stored(store, booking).status is BookingStatus.CANCELLED
+    clock.advance(25 * 3600)
+    provider.fail("get_payment", "before")
+    reconciler.check(booking.booking_id)
+    assert stored(store, booking).status is BookingStatus.MANUAL_REVIEW
+    return booking, payment_id
+
+
+def test_operator_cannot_confirm_a_booking_its_customer_cancelled(bookings, payments, provider, reconciler, reviews,
+                                                                  store, catalog, two_stage_event, clock):
+    booking, payment_id = _cancelled_then_reviewed(bookings, payments, provider, reconciler, store, two_stage_event,
+                                                   clock)
+    provider.pay(payment_id)   # authorised on the page the customer left open
+    with pytest.raises(Conflict) as err:
+        reviews.resolve(booking.booking_id, "confirm", "olga", "seat them")
+    assert err.value.code == "customer_cancelled"
+    assert provider.payments[payment_id]["status"] == "waiting_for_capture"   # nothing captured
+    assert counts(catalog, two_stage_event) == {"available": 10, "held": 0, "sold": 0}
+
+
+def test_a_late_authorisation_after_a_closed_review_of_a_cancelled_booking_is_voided(
+        bookings, payments, provider, reconciler, reviews, store, catalog, two_stage_event, clock):
+    booking, payment_id = _cancelled_then_reviewed(bookings, payments, provider, reconciler, store, two_stage_event,
+                                                   clock)
+    assert reviews.resolve(booking.booking_id, "close", "olga", "nothing paid")["status"] == "PAYMENT_FAILED"
+    provider.pay(payment_id)   # the customer still authorises on the open page
+    payments.apply_provider_payment(provider.get_payment(payment_id))
+    assert provider.payments[payment_id]["status"] == "canceled"
+    assert stored(store, booking).status is BookingStatus.PAYMENT_FAILED
+    assert counts(catalog, two_stage_event) == {"available": 10, "held": 0, "sold": 0}

@@ -5,19 +5,7 @@ from holdfast.domain.errors import Conflict
 from holdfast.domain.statuses import BookingStatus
 from holdfast.schemas import BookingIn
 from holdfast.services.payments import PaymentProviderUnavailable
-from holdfast.services.reconciliation import ReconciliationService, sweep
-from holdfast.services.reviews import ReviewService
-
-
-@pytest.fixture
-def reconciler(store, provider, payments, clock):
-    return ReconciliationService(store, provider, payments, clock, schedule_seconds=(30, 60, 3600),
-                                 limit_seconds=24 * 3600, key_retention_seconds=24 * 3600)
-
-
-@pytest.fixture
-def reviews(store, payments, clock):
-    return ReviewService(store, payments, clock)
+from holdfast.services.reconciliation import sweep
 
 
 def hold(bookings, event, customer="alice", key="k", n=2):

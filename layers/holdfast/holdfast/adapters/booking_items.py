@@ -64,6 +64,8 @@ def booking_item(booking: Booking) -> dict[str, Any]:
         item["review"] = dict(booking.review)
     if booking.contact_email:
         item["contact_email"] = booking.contact_email
+    if booking.cancelled_by_customer:
+        item["cancelled_by_customer"] = True
     if booking.counted_hold and booking.holds_places:
         item["counted_hold"] = True
     # Bookings sit in the due index while a hold runs or a payment is unsettled, so the sweeper
@@ -96,4 +98,5 @@ def booking_from_item(item: dict[str, Any]) -> Booking:
         review=dict(item["review"]) if item.get("review") else None,
         contact_email=item.get("contact_email"),
         counted_hold=bool(item.get("counted_hold")),
+        cancelled_by_customer=bool(item.get("cancelled_by_customer")),
     )

@@ -77,6 +77,15 @@ class Booking:
     review: dict[str, str] | None = None
     contact_email: str | None = None   # where notifications are emailed; never logged
     counted_hold: bool = False   # occupies a slot of the customer's hold limit (adapters/hold_limits.py)
+    #: The customer gave the booking up. Final whatever happens next (a review, a late payment):
+    #: money that still arrives goes back, and no path confirms the booking again.
+    cancelled_by_customer: bool = False
+
+    @property
+    def customer_gave_up(self) -> bool:
+        """The customer cancelled it (CANCELLED can only be reached by the customer; the flag keeps
+        that fact once a review or a late payment moves the booking on)."""
+        return self.cancelled_by_customer or self.status is BookingStatus.CANCELLED
 
     @property
     def holds_places(self) -> bool:
@@ -150,6 +159,11 @@ def check_transition(booking: Booking, target: BookingStatus, move: Move | None 
         raise IllegalTransition(booking.status, target, f" with the move {move.name if move else None}")
 
 
+#: Released with no money taken: a payment that arrives now is late (retaken, or given back when the
+#: customer gave the booking up). Any other released status already has its money path.
+RELEASED_UNPAID = frozenset({BookingStatus.EXPIRED, BookingStatus.CANCELLED, BookingStatus.PAYMENT_FAILED})
+
+
 class Verdict(StrEnum):
     IGNORE = "ignore"                    # nothing to do: duplicate, stale, not final, not ours
     CONFIRM = "confirm"                  # paid while the places are held: sell them
@@ -188,7 +202,7 @@ def judge_payment(booking: Booking, provider_payment: dict[str, Any], mode: Paym
             return PaymentVerdict(Verdict.REVIEW, "unexpected_authorisation")
         if booking.holds_places:
             return PaymentVerdict(Verdict.SECURE_AND_CAPTURE, "authorised_while_held")
-        if booking.status is BookingStatus.CANCELLED:
+        if booking.customer_gave_up and booking.status in RELEASED_UNPAID:
             return PaymentVerdict(Verdict.GIVE_BACK, "authorised_after_customer_cancelled")
         if booking.status in (BookingStatus.EXPIRED, BookingStatus.PAYMENT_FAILED):
             return PaymentVerdict(Verdict.LATE_RETAKE, "authorised_after_release")
@@ -199,7 +213,7 @@ def judge_payment(booking: Booking, provider_payment: dict[str, Any], mode: Paym
         if booking.status is BookingStatus.CONFIRMED:
             return PaymentVerdict(Verdict.IGNORE, "already_confirmed")
         # The customer gave the booking up: their money is not taken for it after all.
-        if booking.status is BookingStatus.CANCELLED:
+        if booking.customer_gave_up and booking.status in RELEASED_UNPAID:
             return PaymentVerdict(Verdict.GIVE_BACK, "paid_after_customer_cancelled")
         if booking.status in (BookingStatus.EXPIRED, BookingStatus.PAYMENT_FAILED):
             return PaymentVerdict(Verdict.LATE_RETAKE, "paid_after_release")

@@ -225,6 +225,7 @@ class BookingService:
                 cancelled = transitions.apply(
                     self.store, booking, self.clock(), status=BookingStatus.CANCELLED, actor="customer",
                     action="cancelled_by_customer", decision="places released", move=Move.RELEASE,
+                    cancelled_by_customer=True,
                 )
             except (StaleBooking, TransientStoreError):
                 pause(attempt, self.rng)

@@ -46,7 +46,7 @@ class RefundsMixin:
             self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor=actor,
             action="cancelled_after_payment", decision="places released; refund to follow", move=Move.UNSELL,
             ids={"payment_id": payment.payment_id},
-            payment=self.with_refund(payment, "cancel"),
+            payment=self.with_refund(payment, "cancel"), cancelled_by_customer=True,
         )
         try:
             self.refund(booking, actor)

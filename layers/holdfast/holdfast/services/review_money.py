@@ -47,6 +47,11 @@ class ProviderMoney:
         paid = Decimal(((self.payment or {}).get("amount") or {}).get("value") or "0")
         return self.status == "succeeded" and paid > 0 and self.refunded >= paid
 
+    def succeeded_refund(self, preferred_id: str | None = None) -> dict[str, Any] | None:
+        """A finished refund of the payment: the one we recorded if it finished, else any."""
+        done = [refund for refund in self.refunds if refund.get("status") == "succeeded"]
+        return next((refund for refund in done if refund.get("id") == preferred_id), done[0] if done else None)
+
     @property
     def captured(self) -> bool:
         """Money taken and none of it given back."""

@@ -1,6 +1,7 @@
 """Manual review: the bookings an operator must decide, and the three decisions they can take."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..adapters.dynamo import BookingStore, PlacesTaken, StaleBooking
@@ -81,6 +82,9 @@ class ReviewService:
                            code="refund_in_flight")
         if money.status == "succeeded" and not money.captured:
             raise Conflict("The payment was refunded; the booking cannot be confirmed.", code="payment_refunded")
+        if booking.customer_gave_up:
+            raise Conflict("The customer cancelled this booking; refund the payment or close the review.",
+                           code="customer_cancelled")
         if money.status not in ("succeeded", "waiting_for_capture"):
             raise Conflict("No money was captured for this booking; close the review instead.",
                            code="payment_not_captured", payment_status=money.status or "none")
@@ -103,9 +107,14 @@ class ReviewService:
 
     def _close(self, booking: Booking, money: ProviderMoney, ids: dict[str, str], decision: str) -> None:
         if money.fully_refunded:
+            seen = self.payments._payment_seen(booking, money.payment)
+            back = money.succeeded_refund((seen.refund or {}).get("refund_id"))
+            if back is None:   # the amount says refunded, the list has no finished refund yet
+                raise Conflict("A refund of this payment is under way; wait for it.", code="refund_in_flight")
+            refund = dict(seen.refund or {}) | {"refund_id": back["id"], "status": "succeeded"}
             transitions.apply(self.store, booking, self.clock(), status=BookingStatus.REFUNDED, actor="operator",
-                              action="review_closed", decision=decision, ids=ids, review=None,
-                              payment=self.payments._payment_seen(booking, money.payment))
+                              action="review_closed", decision=decision, ids=ids | {"refund_id": back["id"]},
+                              review=None, payment=replace(seen, refund=refund, next_check_at=None))
             return
         if money.refund_pending:
             raise Conflict("A refund of this payment is under way; wait for it.", code="refund_in_flight")

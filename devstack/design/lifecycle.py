@@ -1,0 +1,144 @@
+"""State diagrams of a lifecycle, laid out by Graphviz from its transition table.
+
+A lifecycle is given as its transition table (status -> statuses it may move to), the moves that
+explain each transition (action and initiator, the rows of the notebook's transition table) and
+optional groups of statuses drawn as clusters. A new lifecycle (parking's CHECKED_IN, NO_SHOW,
+COMPLETED...) only calls `state_diagram` with its own table.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import graphviz
+
+START = "∅"
+
+#: One colour per initiator, chosen to stay apart for the common colour-vision deficiencies.
+INITIATOR_COLOURS: dict[str, str] = {
+    "customer": "#0072B2",
+    "provider": "#D55E00",
+    "timer": "#009E73",
+    "reconciler": "#CC79A7",
+    "operator": "#7B3294",
+    "system": "#555555",
+}
+
+
+@dataclass(frozen=True)
+class Move:
+    source: str
+    target: str
+    action: str
+    initiator: str           # as the table says it: "provider / reconciler", "timer (sweeper as backup)"
+    condition: str = ""
+    stored: str = ""
+    key: str = ""
+    repeat: str = ""
+
+    @property
+    def initiators(self) -> tuple[str, ...]:
+        return tuple(part.strip().split(" ")[0] for part in self.initiator.split("/"))
+
+    def __post_init__(self) -> None:
+        unknown = [name for name in self.initiators if name not in INITIATOR_COLOURS]
+        if unknown:
+            raise ValueError(f"unknown initiator {unknown} in {self.source} -> {self.target}")
+
+
+def edges(transitions: Mapping) -> set[tuple[str, str]]:
+    return {(str(source), str(target)) for source, targets in transitions.items() for target in targets}
+
+
+def uncovered(transitions: Mapping, moves: Iterable[Move]) -> tuple[set, set]:
+    """(transitions no move explains, moves that are not transitions); both empty when they agree."""
+    explained = {(m.source, m.target) for m in moves if m.source != START}
+    table = edges(transitions)
+    return table - explained, explained - table
+
+
+def _fold(text: str, width: int = 22) -> list[str]:
+    # Long snake_case actions are broken after an underscore so labels do not widen the layout.
+    lines, line = [], ""
+    for word in text.replace(" (", "\n(").split("\n"):
+        for piece in [p + "_" for p in word.split("_")[:-1]] + [word.split("_")[-1]]:
+            if line and len(line) + len(piece) > width:
+                lines.append(line)
+                line = ""
+            line += piece
+        lines.append(line)
+        line = ""
+    return [ln.strip() for ln in lines if ln.strip()]
+
+
+def _label(actions: list[str]) -> str:
+    # One action per line; composite actions were written "a / b" in the table.
+    parts: list[str] = []
+    for action in actions:
+        parts.extend(part for part in action.split(" / ") if part not in parts)
+    return "\n".join(line for part in parts for line in _fold(part))
+
+
+def state_diagram(transitions: Mapping, moves: Iterable[Move], title: str,
+                  groups: Mapping[str, Iterable] | None = None,
+                  group_colours: Mapping[str, str] | None = None,
+                  ranks: Iterable[Iterable] = ()) -> graphviz.Digraph:
+    """The lifecycle as a Graphviz digraph: every transition once, labelled with its actions and
+    drawn in the colours of its initiators (several initiators: parallel strokes), the groups as
+    clusters, and a legend of the initiators that appear. `ranks`: statuses to put on one level,
+    a hint to the layout only."""
+    moves = list(moves)
+    missing, extra = uncovered(transitions, moves)
+    if missing or extra:
+        raise ValueError(f"moves and transitions differ: unexplained {sorted(missing)}, "
+                         f"not allowed {sorted(extra)}")
+    by_edge: dict[tuple[str, str], list[Move]] = {}
+    for m in moves:
+        by_edge.setdefault((m.source, m.target), []).append(m)
+
+    graph = graphviz.Digraph(name=title)
+    graph.attr(label=title, labelloc="t", fontsize="16", fontname="Helvetica", rankdir="TB",
+               nodesep="0.3", ranksep="0.9", newrank="true", splines="spline", pad="0.2")
+    graph.attr("node", shape="box", style="rounded,filled", fontname="Helvetica", fontsize="12",
+               fillcolor="white", margin="0.15,0.08")
+    graph.attr("edge", fontname="Helvetica", fontsize="11", arrowsize="0.7", penwidth="1.4")
+
+    grouped: set[str] = set()
+    for name, members in (groups or {}).items():
+        members = sorted(str(m) for m in members)
+        fill = (group_colours or {}).get(name, "#f2f2f2")
+        with graph.subgraph(name=f"cluster_{name}") as cluster:
+            cluster.attr(label=name, style="rounded,filled", fillcolor=fill, color="#999999", fontsize="13",
+                         fontname="Helvetica-Bold")
+            for member in members:
+                cluster.node(member)
+                grouped.add(member)
+    for status in transitions:
+        if str(status) not in grouped:
+            graph.node(str(status))
+    if any(source == START for source, _ in by_edge):
+        graph.node(START, shape="circle", style="filled", fillcolor="black", label="", width="0.18")
+
+    used: set[str] = set()
+    for (source, target), explained in sorted(by_edge.items()):
+        initiators = list(dict.fromkeys(i for m in explained for i in m.initiators))
+        used.update(initiators)
+        colours = [INITIATOR_COLOURS[i] for i in initiators]
+        # Several initiators: the edge is split into equal segments, one per initiator.
+        share = f"{1 / len(colours):.3f}"
+        colour = colours[0] if len(colours) == 1 else ":".join(f"{c};{share}" for c in colours)
+        graph.edge(source, target, label=_label([m.action for m in explained]), color=colour,
+                   fontcolor=colours[0])
+
+    for rank in ranks or ():
+        with graph.subgraph() as same:
+            same.attr(rank="same")
+            for status in rank:
+                same.node(str(status))
+    names = [name for name in INITIATOR_COLOURS if name in used]
+    cells = "".join(f'<TD><FONT COLOR="{INITIATOR_COLOURS[n]}">&#9632; {n}</FONT></TD>' for n in names)
+    graph.node("legend", shape="plaintext", style="", fontsize="11",
+               label=f'<<TABLE BORDER="0" CELLSPACING="6"><TR><TD>edge colour = initiator; a multi-coloured '
+                     f'edge: any of them</TD></TR><TR><TD><TABLE BORDER="0" CELLSPACING="8"><TR>{cells}</TR>'
+                     f'</TABLE></TD></TR></TABLE>>')
+    return graph

@@ -1,0 +1,156 @@
+"""Recording the notebook's traces: the steps it takes, merged by time with the bookings' journals
+(read back over the HTTP API) and the payment sandbox's delivery log; shown as a sequence diagram
+beside a timeline table."""
+from __future__ import annotations
+
+import html
+from datetime import datetime, timezone
+
+from devstack.design import sequence
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse(moment: str) -> datetime:
+    return datetime.fromisoformat(moment.replace("Z", "+00:00"))
+
+
+def short(value):
+    return value[:8] if isinstance(value, str) and len(value) > 20 else value
+
+
+# Tables wrap their cells and scroll sideways inside their own box rather than widen the page.
+TABLE_BOX = "overflow-x:auto;max-width:100%;margin:0.4em 0"
+CELL = ("text-align:left;vertical-align:top;white-space:normal;overflow-wrap:break-word;max-width:26em;"
+        "padding:2px 6px")
+
+
+def table_html(head: list[str], body: list[list], caption: str = "") -> str:
+    cells = "".join(f"<th style='{CELL}'>{html.escape(str(h))}</th>" for h in head)
+    rows = "".join("<tr>" + "".join(f"<td style='{CELL}'>{html.escape(str(c))}</td>" for c in row) + "</tr>"
+                   for row in body)
+    title = (f"<caption style='text-align:left;white-space:nowrap'><b>{html.escape(caption)}</b></caption>"
+             if caption else "")
+    return (f"<div style='{TABLE_BOX}'><table style='font-size:85%;border-collapse:collapse'>{title}"
+            f"<tr>{cells}</tr>{rows}</table></div>")
+
+
+class Record:
+    """Every event, booking and trace the notebook made, for the invariant checks at the end."""
+
+    def __init__(self, api, sandbox):
+        self.api, self.sandbox = api, sandbox
+        self.events: dict[str, dict] = {}
+        self.bookings: dict[str, dict] = {}   # booking_id -> {"customer", "event_id", "trace"}
+        self.traces: dict[str, Trace] = {}
+
+    def full(self, booking_id: str) -> dict:
+        """The organizer's view of a booking: every journal entry, the reconciler's checks included
+        (the customer's view leaves internal checks and operators' notes out)."""
+        answer = self.api.request("GET", f"/admin/bookings/{booking_id}", organizer=True)
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+    def trace(self, name: str) -> "Trace":
+        self.traces[name] = Trace(self, name)
+        return self.traces[name]
+
+
+class Trace:
+    """One scenario: the steps the notebook takes (as customer, provider page, operator...), the
+    bookings' whole journals (GET /admin/bookings/{id}) and the sandbox's delivery log, merged by time."""
+
+    def __init__(self, record: Record, name: str):
+        self.record, self.name = record, name
+        self.t0, self.steps, self.bookings, self.payments = now_iso(), [], [], []
+
+    def step(self, actor: str, text: str, at: str | None = None) -> None:
+        self.steps.append({"at": at or now_iso(), "actor": actor, "event": text})
+
+    def event(self, **overrides) -> dict:
+        event = self.record.api.create_event(**overrides)
+        self.record.events[event["event_id"]] = event
+        return event
+
+    def book(self, event: dict, who: str, quantity: int = 1, key: str | None = None):
+        sent = now_iso()  # the request is drawn when it was sent, before what it caused
+        answer = self.record.api.book(event["event_id"], who, {"quantity": quantity}, key=key)
+        body = answer.json()
+        outcome = body.get("status") or body["error"]["code"]
+        self.step(who, f"POST /events/…/bookings → {answer.status_code} {outcome}", at=sent)
+        if answer.status_code == 201:
+            booking_id = body["booking_id"]
+            if booking_id not in self.record.bookings:
+                self.record.bookings[booking_id] = {"customer": who, "event_id": event["event_id"],
+                                                    "trace": self.name}
+                self.bookings.append(booking_id)
+        return answer
+
+    def pay(self, booking_id: str, who: str, key: str | None = None):
+        sent = now_iso()
+        answer = self.record.api.pay(booking_id, who, key=key)
+        body = answer.json()
+        outcome = f"{body.get('status') or body['error']['code']} {short(body.get('payment_id') or '')}"
+        self.step(who, f"POST /bookings/…/payment → {answer.status_code} {outcome}".strip(), at=sent)
+        if answer.status_code == 201 and body["payment_id"] not in self.payments:
+            self.payments.append(body["payment_id"])
+        return answer
+
+    def provider(self, text: str) -> None:
+        self.step("provider (sandbox)", text)
+
+    def rows(self) -> list[dict]:
+        sandbox = self.record.sandbox
+        rows = [dict(step, source="step") for step in self.steps]
+        for booking_id in self.bookings:
+            booking = self.record.full(booking_id)
+            pid = (booking.get("payment") or {}).get("payment_id")
+            if pid and pid not in self.payments:
+                self.payments.append(pid)
+            for entry in booking["journal"]:
+                ids = {k: short(v) for k, v in entry["ids"].items() if k not in ("booking_id", "event_id")}
+                rows.append({"at": entry["at"], "actor": entry["actor"], "event": entry["action"],
+                             "before": entry["from_status"] or "∅", "after": entry["to_status"],
+                             "decision": entry["decision"],
+                             "journal": f"{entry['decision']} {ids if ids else ''}".strip(),
+                             "booking": short(booking_id), "source": "journal"})
+        # non-zero once the sandbox's clock was moved
+        shift = parse(sandbox.clock()["now"]) - datetime.now(timezone.utc)
+        for pid in self.payments:
+            for d in sandbox.deliveries(object_id=pid):
+                at = parse(d["at"])
+                if abs(shift.total_seconds()) > 60 and at - datetime.now(timezone.utc) > shift / 2:
+                    at -= shift  # shown in real time; the sandbox's own clock runs ahead by `shift`
+                rows.append({"at": at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                             "actor": "provider → webhook",
+                             "event": f"{d['event']} attempt {d['attempt']}"
+                                      + (f" copy {d['copy']}" if d["copy"] else "")
+                                      + (" (forged)" if d["forged"] else ""),
+                             "journal": f"delivery {d['outcome']}"
+                                        + (f", HTTP {d['status_code']}" if d["status_code"] else ""),
+                             "source": "delivery"})
+        return sorted(rows, key=lambda r: (r["at"], r["source"] != "step"))
+
+    def seconds(self, row: dict) -> float:
+        return (parse(row["at"]) - parse(self.t0)).total_seconds()
+
+    def timeline(self, rows: list[dict]) -> str:
+        head = ["t (s)", "actor", "event", "booking", "state before → after",
+                "journal entry / delivery outcome"]
+        body = [[f"{self.seconds(r):+.2f}", r["actor"], r["event"], r.get("booking", ""),
+                 f"{r['before']} → {r['after']}" if "after" in r else "", r.get("journal", "")]
+                for r in rows]
+        return table_html(head, body, caption=f"Trace: {self.name}, timeline")
+
+    def diagram(self, rows: list[dict]) -> str:
+        drawn = sequence.arrows(rows, self.seconds, several_bookings=len(self.bookings) > 1)
+        return sequence.svg(drawn, title=f"Trace: {self.name}, sequence")
+
+    def html(self) -> str:
+        rows = self.rows()
+        # Side by side where the page is wide enough; the table goes under the diagram otherwise.
+        return ("<div style='display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start'>"
+                f"<div style='flex:1 1 640px;min-width:0'>{self.diagram(rows)}</div>"
+                f"<div style='flex:1 1 520px;min-width:0'>{self.timeline(rows)}</div></div>")

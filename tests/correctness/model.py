@@ -1,0 +1,991 @@
+"""The booking system as one model: every operation a customer, the organizer, the provider, a
+timer, the queue consumer, reconciliation, the sweeper or an operator can perform, run against the
+real services on moto in-process, with a controllable clock and an in-memory provider that injects
+faults and lets one actor step in while another is half way (a capture in flight, a write about to
+land).
+
+Two drivers share it: the hypothesis state machine in ``test_stateful.py`` (shrinks a failure to a
+short story) and the seeded random walker in ``proof.py`` (``make proof``: thousands of histories,
+each reproducible from its seed). Every operation draws its arguments from a ``Draw`` so that both
+drivers run the same rules. After every operation the invariants of docs/invariants.md are checked
+against the table and the provider's own records; ``settle`` ends a history by delivering whatever
+is outstanding and checks the settled money rule.
+
+Failures are AssertionErrors whose message starts with the rule's code (I1-I10, M1-M5, S1-S3,
+E1-E2, R2-R4, W1-W2, SW1-SW2, X1-X2), so a report names what broke.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import random
+import sys
+import uuid
+from collections import Counter
+from datetime import timedelta
+from typing import Any, Callable, Protocol, Sequence, TypeVar
+
+from botocore.exceptions import ClientError
+
+from holdfast.adapters.dynamo import BookingStore, TransientStoreError
+from holdfast.adapters.provider import ProviderOutcomeUnknown, ProviderRejected
+from holdfast.clock import iso, parse_iso
+from holdfast.domain.errors import BookingError, IdempotencyKeyReused, SeatsUnavailable, SoldOut
+from holdfast.domain.statuses import BookingStatus
+from holdfast.schemas import BookingIn
+from holdfast.services.bookings import BookingService
+from holdfast.services.catalog import CatalogService
+from holdfast.services.payments import PaymentOutcomeUnknown, PaymentService
+from holdfast.services.reconciliation import ReconciliationService
+from holdfast.services.reviews import ReviewService
+from holdfast.services.waitlist import WaitlistService
+from tests.support.fake_provider import FakeProvider
+from tests.support.template import template
+
+from .helpers import (
+    ManualClock, check_invariants, check_money, in_review, own_payment_ids, snapshot_in_process,
+)
+
+T = TypeVar("T")
+S = BookingStatus
+CUSTOMERS = ("ann", "bob", "cat")
+KEYS = ("k1", "k2", "k3")
+SEATS = ("A-1", "A-2", "A-3", "A-4")
+EVENTS = ("ga", "seats", "two_stage")
+DAY = 24 * 3600
+#: The provider calls a day-long outage fails.
+OUTAGE = ("get_payment", "create_payment", "create_refund", "get_refund", "cancel_payment")
+#: The organizer's event bodies and keys, and another body under the same key (a conflicting retry).
+EVENT_BODIES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
+    "ga": ("ga", {"capacity": 4, "max_per_booking": 3}, {"capacity": 5, "max_per_booking": 3}),
+    "seats": ("seats", {"capacity": None, "seat_map": {"seat_ids": list(SEATS)}, "max_per_booking": 3},
+              {"capacity": None, "seat_map": {"seat_ids": [*SEATS, "A-5"]}, "max_per_booking": 3}),
+    "two_stage": ("two", {"capacity": 3, "max_per_booking": 3, "payment_mode": "two_stage"},
+                  {"capacity": 2, "max_per_booking": 2, "payment_mode": "two_stage"}),
+    # Roomy enough for one customer to try to sit on many holds (finding 13); only customer_hoards
+    # books here, so the small events above keep their contention.
+    "big": ("big", {"capacity": 12, "max_per_booking": 1}, {"capacity": 13, "max_per_booking": 1}),
+}
+
+
+class Draw(Protocol):
+    def choice(self, options: Sequence[T]) -> T: ...
+    def integer(self, low: int, high: int) -> int: ...
+    def subset(self, options: Sequence[T], low: int, high: int) -> list[T]: ...
+
+
+class RandomDraw:
+    """Draws from a seeded ``random.Random``: the walker's source of choices."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+
+    def choice(self, options: Sequence[T]) -> T:
+        return options[self.rng.randrange(len(options))]
+
+    def integer(self, low: int, high: int) -> int:
+        return self.rng.randint(low, high)
+
+    def subset(self, options: Sequence[T], low: int, high: int) -> list[T]:
+        return self.rng.sample(list(options), self.rng.randint(low, high))
+
+
+class ProviderBroken(Exception):
+    """The provider answered something the adapter cannot read (a rotated secret, an HTML page):
+    not an outcome-unknown the code expects, so whatever called it fails."""
+
+
+class ModelProvider(FakeProvider):
+    """The in-memory provider with the model's clock and three more abilities:
+
+    - ``on_capture = (before, after)`` runs those once, just before and just after the next capture
+      takes effect: another actor (a reconciliation check) steps in while the consumer captures;
+    - ``broken`` makes every call raise ProviderBroken (a poisoned reconciliation);
+    - it logs a refund asked for money already returned (``second_refunds``, the money rule M5).
+    """
+
+    def __init__(self, clock: ManualClock) -> None:
+        super().__init__()
+        self.clock = clock
+        self.on_capture: tuple[Callable[[], Any] | None, Callable[[], Any] | None] | None = None
+        self.broken = False
+        self.second_refunds: list[tuple[str, str]] = []
+
+    def _now(self) -> str:
+        return iso(self.clock())
+
+    def _guard(self, operation: str) -> None:
+        if self.broken:
+            raise ProviderBroken(f"injected: unreadable answer to {operation}")
+
+    def create_payment(self, **kwargs: Any) -> dict[str, Any]:
+        self._guard("create_payment")
+        return super().create_payment(**kwargs)
+
+    def get_payment(self, payment_id: str) -> dict[str, Any]:
+        self._guard("get_payment")
+        return super().get_payment(payment_id)
+
+    def capture_payment(self, payment_id, amount, idempotence_key):  # noqa: ANN001 - FakeProvider's signature
+        self._guard("capture_payment")
+        before, after = self.on_capture or (None, None)
+        self.on_capture = None
+        if before is not None:
+            before()
+        try:
+            return super().capture_payment(payment_id, amount, idempotence_key)
+        finally:
+            if after is not None:
+                after()
+
+    def cancel_payment(self, payment_id, idempotence_key):  # noqa: ANN001
+        self._guard("cancel_payment")
+        return super().cancel_payment(payment_id, idempotence_key)
+
+    def create_refund(self, payment_id, amount, description, idempotence_key):  # noqa: ANN001
+        self._guard("create_refund")
+        payment = self.payments.get(payment_id)
+        reaches = (self.faults.get("create_refund") or [None])[0] != "before"   # "before": it never arrived
+        if reaches and payment is not None and idempotence_key not in self.keys \
+                and self.refunds_for(payment_id):
+            self.second_refunds.append((payment_id, idempotence_key))
+        return super().create_refund(payment_id, amount, description, idempotence_key)
+
+    def get_refund(self, refund_id):  # noqa: ANN001
+        self._guard("get_refund")
+        return super().get_refund(refund_id)
+
+    def find_payments(self, *, created_gte: str, created_lte: str,
+                      metadata: dict[str, str]) -> list[dict[str, Any]]:
+        self._guard("find_payments")
+        return [self._public(p) for p in self.payments.values()
+                if created_gte <= p["created_at"] <= created_lte
+                and all((p.get("metadata") or {}).get(k) == v for k, v in metadata.items())]
+
+    def lapse(self, payment_id: str) -> None:
+        """The authorisation runs out at the provider before the shop captured it."""
+        self.payments[payment_id].update(
+            status="canceled", cancellation_details={"party": "yoo_money", "reason": "expired_on_capture"})
+
+
+class ModelStore(BookingStore):
+    """The real adapter, with one seam: ``before_save`` runs once just before the next booking
+    write, standing for another request whose write lands first (a double click)."""
+
+    before_save: Callable[[], Any] | None = None
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        hook, self.before_save = self.before_save, None
+        if hook is not None:
+            hook()
+        super().save(*args, **kwargs)
+
+
+class Executions:
+    """Step Functions, as far as reconciliation needs it: named executions (a name is never
+    reused, closed or not: AWS's rule), each running the reconcile task until it settles or fails."""
+
+    def __init__(self) -> None:
+        self.state: dict[str, str] = {}
+        self.booking: dict[str, str] = {}
+        self.fail_start: str | None = None   # a booking whose next start is throttled
+
+    def start(self, booking_id: str, tag: str, wait_seconds: int = 0) -> bool:
+        if self.fail_start == booking_id:
+            self.fail_start = None
+            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "injected"}},
+                              "StartExecution")
+        name = f"pay-{booking_id}-{tag}"[:80]
+        if name in self.state:
+            return False
+        self.state[name] = "RUNNING"
+        self.booking[name] = booking_id
+        return True
+
+    def running(self) -> list[str]:
+        return [name for name, state in self.state.items() if state == "RUNNING"]
+
+    def running_for(self, booking_id: str) -> bool:
+        return any(self.booking[name] == booking_id for name in self.running())
+
+
+def deterministic_uuids(rng: random.Random) -> Callable[[], None]:
+    """Make ``uuid.uuid4`` follow ``rng`` (booking ids, payment ids), so a history replays exactly
+    from its seed. Returns the undo."""
+    original = uuid.uuid4
+
+    def uuid4() -> uuid.UUID:
+        # Only the system's and the model's own ids: botocore and moto draw request ids too, and
+        # how many they draw depends on the client in use.
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if caller.startswith(("holdfast", "tests.")):
+            return uuid.UUID(int=rng.getrandbits(128), version=4)
+        return original()
+
+    uuid.uuid4 = uuid4  # type: ignore[assignment]
+
+    def undo() -> None:
+        uuid.uuid4 = original  # type: ignore[assignment]
+
+    return undo
+
+
+class BookingModel:
+    """One history: a fresh table, three events, three customers, and the operations below."""
+
+    def __init__(self, client: Any, table: str, seed: int = 0) -> None:
+        self.client = client
+        self.table = table
+        # The template's keys and indexes, without its stream: the stream feeds the outbox relay,
+        # which the model does not run, and moto would copy every write into it (a fifth of a
+        # history's time).
+        props = template()["Resources"]["BookingsTable"]["Properties"]
+        client.create_table(TableName=table, BillingMode=props["BillingMode"], KeySchema=props["KeySchema"],
+                            AttributeDefinitions=props["AttributeDefinitions"],
+                            GlobalSecondaryIndexes=props["GlobalSecondaryIndexes"])
+        self._snap: tuple[int, Any] | None = None
+        self.store = ModelStore(table, client)
+        self.clock = ManualClock()
+        self.provider = ModelProvider(self.clock)
+        self.executions = Executions()
+        self.catalog = CatalogService(self.store, self.clock, 600)
+        self.bookings = BookingService(self.store, self.clock, rng=random.Random(seed))
+        self.payments = PaymentService(self.store, self.provider, self.clock, self.bookings,
+                                       "http://127.0.0.1:3000/done",
+                                       start_reconciliation=self.executions.start)
+        self.reconciliation = ReconciliationService(self.store, self.provider, self.payments, self.clock)
+        self.reviews = ReviewService(self.store, self.payments, self.clock)
+        self.waitlist = WaitlistService(self.store, self.bookings, self.clock)
+        self.events: dict[str, str] = {}
+        for name, (key, body, _) in EVENT_BODIES.items():
+            self.events[name] = self.catalog.create_event(self._event_in(body), key)["event_id"]
+        self.known: list[tuple[str, str]] = []          # (booking_id, customer), in creation order
+        self.requests: dict[tuple[str, str], tuple[Any, str]] = {}
+        self.seen: list[dict[str, Any]] = []             # provider answers fetched earlier (stale copies)
+        self.entries: dict[str, str] = {}                # customer -> waitlist entry id (event "ga")
+        self.poisoned: set[str] = set()                  # bookings whose reconciliation fails
+        self.counter = 0
+        self.notes: list[str] = []                       # operators' notes, never for customers' eyes
+        self.intent = ""                                 # what the running operation is about to do
+        self.log: Counter[str] = Counter()
+        self.trace: list[str] = []
+
+    @staticmethod
+    def _event_in(body: dict[str, Any]) -> Any:
+        from .helpers import event_request
+
+        return event_request(**body)
+
+    # ------------------------------------------------------------------------------- plumbing
+
+    def note(self, text: str) -> None:
+        self.trace.append(text)
+
+    def _call(self, who: str, what: str, call: Callable[[], T]) -> tuple[T | None, BookingError | None]:
+        """A request over HTTP: it may answer any 4xx (or 503/429 with Retry-After: BookingError),
+        never a 5xx (any other exception)."""
+        try:
+            return call(), None
+        except BookingError as exc:
+            return None, exc
+        except AssertionError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - that is the point: anything else is a 5xx
+            raise AssertionError(f"X1 {who}: {what} answered 5xx ({type(exc).__name__}: {exc})") from exc
+
+    def _consume(self, what: str, call: Callable[[], T],
+                 expected: tuple[type[BaseException], ...] = ()) -> T | str:
+        """A queue consumer, reconciliation task or relay: an outcome-unknown or a transient store
+        error means "retry later"; anything else is a crash of a background worker."""
+        try:
+            return call()
+        except (PaymentOutcomeUnknown, TransientStoreError) as exc:
+            return f"retry_later:{type(exc).__name__}"
+        except expected as exc:
+            return f"failed:{type(exc).__name__}"
+        except AssertionError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise AssertionError(f"X2 {what} crashed ({type(exc).__name__}: {exc})") from exc
+
+    def _bookings_in(self, statuses: set[BookingStatus] | None = None,
+                     where: Callable[[Any], bool] | None = None) -> list[tuple[str, str]]:
+        found = []
+        for entry in self.known:
+            booking = self.store.get_booking(entry[0])
+            if booking is None:
+                continue
+            if (statuses is None or booking.status in statuses) and (where is None or where(booking)):
+                found.append(entry)
+        return found
+
+    def _prefer(self, statuses: set[BookingStatus]) -> list[tuple[str, str]]:
+        return self._bookings_in(statuses) or self.known
+
+    def _own_payment(self, booking_id: str) -> dict[str, Any] | None:
+        answer = self.provider.keys.get(f"hf-pay-{booking_id}")
+        return self.provider.payments.get(answer[1]["id"]) if answer else None
+
+    def customer_cancel(self, booking_id: str, customer: str) -> Any:
+        """POST /bookings/{id}/cancel as functions/bookings_api wires it: a confirmed booking is
+        refunded; an open payment is voided where the code offers that (``void``)."""
+        extra = {}
+        if "void" in inspect.signature(self.bookings.cancel).parameters \
+                and hasattr(self.payments, "void_after_cancel"):
+            extra["void"] = self.payments.void_after_cancel
+        return self.bookings.cancel(booking_id, customer, refund=self.payments.cancel_confirmed, **extra)
+
+    def run_sweep(self) -> dict[str, int]:
+        """The scheduled sweeper as functions/sweep_due wires it (it moved to services/sweeper.py
+        and gained a visible give-up in the fix for finding 7; either version runs)."""
+        try:
+            from holdfast.services.sweeper import sweep
+        except ImportError:
+            from holdfast.services.reconciliation import sweep
+        extra = {}
+        if "give_up" in inspect.signature(sweep).parameters:
+            def give_up(booking: Any, reason: str) -> None:
+                payment_id = (booking.payment.payment_id if booking.payment else None) or ""
+                self.payments.open_review(booking, reason, "sweeper", {"payment_id": payment_id})
+            extra["give_up"] = give_up
+        return sweep(self.store, self.clock, self.bookings.expire, self.executions.start, **extra)
+
+    def _remember(self, booking_id: str, customer: str) -> None:
+        if all(known != booking_id for known, _ in self.known):
+            self.known.append((booking_id, customer))
+
+    # ---------------------------------------------------------------------------- customers
+
+    def create(self, d: Draw) -> None:
+        event, customer, key = d.choice(EVENTS), d.choice(CUSTOMERS), d.choice(KEYS)
+        quantity, seats = d.integer(1, 3), d.subset(SEATS, 1, 3)
+        body = BookingIn(seats=seats) if event == "seats" else BookingIn(quantity=quantity)
+        fingerprint = (event, tuple(seats) if event == "seats" else quantity)
+        earlier = self.requests.get((customer, key))
+        result, error = self._call(customer, "POST bookings",
+                                   lambda: self.bookings.create_booking(self.events[event], customer, key,
+                                                                        body))
+        outcome = type(error).__name__ if error else result.booking.booking_id[:8]
+        self.note(f"create {customer} {key} {fingerprint} -> {outcome}")
+        if isinstance(error, IdempotencyKeyReused):
+            assert earlier is not None and earlier[0] != fingerprint, \
+                "I7 key reuse reported for a new or same body"
+            self.log["key_reused"] += 1
+            return
+        if isinstance(error, (SoldOut, SeatsUnavailable)):
+            assert earlier is None or earlier[0] == fingerprint and earlier[1] == "", "I7 refused a replay"
+            self.log["refused"] += 1
+            return
+        if error is not None:
+            self.log[f"create:{error.code}"] += 1
+            return
+        booking = result.booking
+        if earlier is not None and earlier[1]:
+            assert earlier[0] == fingerprint, "I7 a different body under a used key made a booking"
+            assert result.replayed and booking.booking_id == earlier[1], "I7 a repeat made a second booking"
+            self.log["replayed"] += 1
+            return
+        assert not result.replayed, "I7 a first request was answered as a replay"
+        self.requests[(customer, key)] = (fingerprint, booking.booking_id)
+        self._remember(booking.booking_id, customer)
+        self.log["created"] += 1
+
+    def repeat_request(self, d: Draw) -> None:
+        """A client that lost the answer sends the very same request again, at any later time."""
+        if not self.requests:
+            return
+        customer, key = d.choice(list(self.requests))
+        (event, what), booking_id = self.requests[(customer, key)]
+        body = BookingIn(seats=list(what)) if event == "seats" else BookingIn(quantity=what)
+        result, error = self._call(customer, "POST bookings (repeat)",
+                                   lambda: self.bookings.create_booking(self.events[event], customer, key,
+                                                                        body))
+        self.note(f"repeat {customer} {key} -> {type(error).__name__ if error else 'replayed'}")
+        assert error is None and result.replayed and result.booking.booking_id == booking_id, \
+            f"I7 a repeat of {customer}/{key} was not a replay of {booking_id[:8]}: {error!r}"
+        self.log["replayed"] += 1
+
+    def start_payment(self, d: Draw) -> None:
+        if not self.known:
+            return
+        booking_id, customer = d.choice(self._prefer({S.HELD, S.PAYMENT_PENDING}))
+        fault = d.choice([None, None, "before", "after"])
+        then = d.choice(["leaves", "pays", "pays", "declines"])
+        if fault:
+            self.provider.fail("create_payment", fault)
+        try:
+            booking, error = self._call(customer, "POST payment",
+                                        lambda: self.payments.start_payment(booking_id, customer, "pay"))
+        finally:
+            self.provider.faults.pop("create_payment", None)
+        self.note(f"start_payment {booking_id[:8]} fault={fault} -> "
+                  f"{type(error).__name__ if error else 'ok'}")
+        if error is not None:
+            self.log["payment_not_started"] += 1
+            return
+        self.log["payment_started"] += 1
+        payment_id = booking.payment.payment_id if booking.payment else None
+        if payment_id and self.provider.payments[payment_id]["status"] == "pending" and then != "leaves":
+            if then == "pays":
+                self.provider.pay(payment_id, at=iso(self.clock()))
+            else:
+                self.provider.decline(payment_id)
+            self.note(f"  customer {then} on the page")
+            self.log[then] += 1
+
+    def customer_acts_at_provider(self, d: Draw) -> None:
+        if not self.provider.payments:
+            return
+        pending = [p for p, v in self.provider.payments.items() if v["status"] == "pending"]
+        payment_id = d.choice(pending or list(self.provider.payments))
+        pays = d.choice([True, True, True, False])
+        if self.provider.payments[payment_id]["status"] != "pending":
+            return
+        if pays:
+            self.provider.pay(payment_id, at=iso(self.clock()))
+        else:
+            self.provider.decline(payment_id)
+        self.note(f"customer {'pays' if pays else 'declines'} {payment_id[:8]} at the provider")
+        self.log["paid" if pays else "declined"] += 1
+
+    def customer_hoards(self, d: Draw) -> None:
+        """One customer takes one place after another on a roomy event, each under a new key
+        (finding 13: the per-customer cap of active holds, checked by H1)."""
+        customer, attempts = d.choice(CUSTOMERS), d.integer(3, 7)
+        self.counter += 1
+        self.intent = f"{customer} tries {attempts} holds"
+        answers = []
+        for index in range(attempts):
+            result, error = self._call(customer, "POST bookings", lambda: self.bookings.create_booking(
+                self.events["big"], customer, f"hoard-{self.counter}-{index}", BookingIn(quantity=1)))
+            if result is not None:
+                self._remember(result.booking.booking_id, customer)
+            answers.append(getattr(error, "code", None) or "held")
+        self.note(f"customer_hoards {customer} x{attempts} -> {answers}")
+        self.log["hoarded"] += 1
+
+    def cancel(self, d: Draw) -> None:
+        if not self.known:
+            return
+        booking_id, customer = d.choice(self.known)
+        fault = d.choice([None, None, "before", "after"])
+        if fault:
+            self.provider.fail("create_refund", fault)
+        try:
+            _, error = self._call(customer, "POST cancel", lambda: self.customer_cancel(booking_id, customer))
+        finally:
+            self.provider.faults.pop("create_refund", None)
+        self.note(f"cancel {booking_id[:8]} refund_fault={fault} -> "
+                  f"{type(error).__name__ if error else 'ok'}")
+        self.log["not_cancellable" if error else "cancelled"] += 1
+
+    def double_click_cancel(self, d: Draw) -> None:
+        """Two cancel requests for one booking, the second's write landing while the first is
+        between its read and its write (finding 5)."""
+        if not self.known:
+            return
+        booking_id, customer = d.choice(self._prefer({S.CONFIRMED, S.HELD, S.PAYMENT_PENDING}))
+
+        def cancel() -> Any:
+            return self.customer_cancel(booking_id, customer)
+
+        self.store.before_save = lambda: self._call(customer, "POST cancel (second click)", cancel)
+        self.intent = f"{booking_id[:8]}"
+        try:
+            _, error = self._call(customer, "POST cancel (first click)", cancel)
+        finally:
+            self.store.before_save = None
+        self.note(f"double_click_cancel {booking_id[:8]} -> {type(error).__name__ if error else 'ok'}")
+        self.log["double_click_cancel"] += 1
+
+    def cancel_while_paying(self, d: Draw) -> None:
+        """The customer cancels while the payment page is open, then pays on it anyway (finding 10)."""
+        open_ = self._bookings_in(
+            {S.PAYMENT_PENDING}, lambda b: (self._own_payment(b.booking_id) or {}).get("status") == "pending")
+        if not open_:
+            return
+        booking_id, customer = d.choice(open_)
+        self.intent = f"{booking_id[:8]}"
+        _, error = self._call(customer, "POST cancel", lambda: self.customer_cancel(booking_id, customer))
+        payment = self._own_payment(booking_id)
+        paid = payment is not None and payment["status"] == "pending"
+        if paid:
+            self.provider.pay(payment["id"], at=iso(self.clock()))
+        self.note(f"cancel_while_paying {booking_id[:8]} -> {type(error).__name__ if error else 'cancelled'}"
+                  f"{', then pays on the open page' if paid else ''}")
+        self.log["cancel_while_paying"] += 1
+
+    def refund_long_after(self, d: Draw) -> None:
+        """A day after confirmation the customer cancels; the refund's answer may be lost, and a
+        reconciliation check follows at once (finding 3)."""
+        confirmed = self._bookings_in({S.CONFIRMED})
+        if not confirmed:
+            return
+        booking_id, customer = d.choice(confirmed)
+        cancel_fault, check_fault = d.choice([None, "before", "after"]), d.choice([None, "before", "after"])
+        self.intent = f"{booking_id[:8]} +25 h, cancel_fault={cancel_fault}, check_fault={check_fault}"
+        self.clock.advance(DAY + 3600)
+        if cancel_fault:
+            self.provider.fail("create_refund", cancel_fault)
+        try:
+            _, error = self._call(customer, "POST cancel", lambda: self.customer_cancel(booking_id, customer))
+        finally:
+            self.provider.faults.pop("create_refund", None)
+        if check_fault:
+            self.provider.fail("create_refund", check_fault)
+        try:
+            outcome = self._consume("reconciliation check", lambda: self.reconciliation.check(booking_id))
+        finally:
+            self.provider.faults.pop("create_refund", None)
+        booking = self.store.get_booking(booking_id)
+        checked = outcome if isinstance(outcome, str) else outcome["outcome"]
+        self.note(f"refund_long_after {booking_id[:8]} (+25 h) cancel_fault={cancel_fault} "
+                  f"check_fault={check_fault}"
+                  f" -> {type(error).__name__ if error else 'ok'}, check {checked}"
+                  f", now {booking.status if booking else None}")
+        assert booking is None or booking.status is not S.MANUAL_REVIEW \
+            or (booking.review or {}).get("reason") != "refund_not_confirmed", \
+            f"R3 booking {booking_id}: refund requested just now was given up to review " \
+            f"(the 24 h limit must run from the refund request, not from the payment)"
+        self.log["refund_long_after"] += 1
+
+    # -------------------------------------------------------------------------- the organizer
+
+    def organizer_retries_event(self, d: Draw) -> None:
+        """POST /events again under the same Idempotency-Key, same body or another (finding 1)."""
+        name = d.choice(EVENTS)
+        same = d.choice([True, False])
+        key, body, other = EVENT_BODIES[name]
+        self.intent = f"event {name}, {'same' if same else 'other'} body"
+        result, error = self._call("organizer", "POST /events (retry)",
+                                   lambda: self.catalog.create_event(
+                                       self._event_in(body if same else other), key))
+        self.note(f"organizer retries event {name} with the {'same' if same else 'other'} body"
+                  f" -> {type(error).__name__ if error else 'replayed'}")
+        if same:
+            assert error is None and result["event_id"] == self.events[name], \
+                f"E1 a replay of POST /events answered {error!r}"
+        else:
+            assert isinstance(error, IdempotencyKeyReused), \
+                f"E2 another body under the event's key answered {error or result}"
+        self.log["event_retried"] += 1
+
+    # ------------------------------------------------------------------------- provider -> us
+
+    def deliver(self, d: Draw) -> None:
+        """A notification handler: GET the payment, then act on it. A stale delivery is a handler
+        that fetched earlier and was slow to act (reordering, duplicates, late delivery)."""
+        if not self.provider.payments:
+            return
+        stale = d.choice([False, True])
+        if stale and self.seen:
+            answer = d.choice(self.seen)
+        else:
+            final = [p for p, v in self.provider.payments.items() if v["status"] != "pending"]
+            choices = final if final and d.integer(0, 3) else list(self.provider.payments)
+            answer = self.provider.get_payment(d.choice(choices))
+            self.seen.append(answer)
+        capture_fault = d.choice([None, None, "after"])
+        refund_fault = d.choice([None, None, "before", "after"])
+        self.intent = f"{answer['id'][:8]} ({answer['status']}) " \
+            f"capture_fault={capture_fault} refund_fault={refund_fault}"
+        for operation, fault in (("capture_payment", capture_fault), ("create_refund", refund_fault)):
+            if fault:
+                self.provider.fail(operation, fault)
+        try:
+            outcome = self._consume("payment consumer", lambda: self.payments.apply_provider_payment(answer))
+        finally:
+            self.provider.faults.pop("capture_payment", None)
+            self.provider.faults.pop("create_refund", None)
+        self.note(f"deliver {answer['id'][:8]} ({answer['status']}{', stale' if stale else ''}) -> {outcome}")
+        self.log[f"deliver:{outcome}"] += 1
+
+    def capture_meets_reconciliation(self, d: Draw) -> None:
+        """Two-stage: the consumer pins the places and captures; a reconciliation check of the same
+        booking runs just before or just after the capture takes effect, and the authorisation may
+        lapse at the provider meanwhile (finding 2)."""
+        authorised = [p for p, v in self.provider.payments.items() if v["status"] == "waiting_for_capture"]
+        if not authorised:
+            # Make the situation: a customer authorises an open two-stage payment now.
+            authorised = [p for p, v in self.provider.payments.items()
+                          if v["status"] == "pending" and not v["capture"]]
+            if not authorised:
+                return
+            payment_id = d.choice(authorised)
+            self.provider.pay(payment_id, at=iso(self.clock()))
+            self.note(f"customer authorises {payment_id[:8]} at the provider")
+        else:
+            payment_id = d.choice(authorised)
+        when, lapse = d.choice(["before", "after"]), d.integer(0, 2) == 0
+        booking_id = self.provider.payments[payment_id]["metadata"]["booking_id"]
+        meanwhile: list[Any] = []
+        self.intent = f"{payment_id[:8]} of {booking_id[:8]}: check {when} capture, lapse={lapse}"
+
+        def check() -> None:
+            meanwhile.append(self._consume("reconciliation check",
+                                           lambda: self.reconciliation.check(booking_id)))
+
+        def before() -> None:
+            if lapse and self.provider.payments[payment_id]["status"] == "waiting_for_capture":
+                self.provider.lapse(payment_id)   # an authorisation can only run out before its capture
+            if when == "before":
+                check()
+
+        self.provider.on_capture = (before, check if when == "after" else None)
+        try:
+            outcome = self._consume("payment consumer", lambda: self.payments.apply_provider_payment(
+                self.provider.get_payment(payment_id)))
+        finally:
+            self.provider.on_capture = None
+        checked = [m if isinstance(m, str) else m["outcome"] for m in meanwhile]
+        lapses = " (authorisation lapses)" if lapse else ""
+        self.note(f"capture_meets_reconciliation {payment_id[:8]} check {when} capture{lapses}"
+                  f" -> consumer {outcome}, check {checked or 'did not run'}")
+        self.log["capture_meets_reconciliation"] += 1
+
+    def deliver_refund(self, d: Draw) -> None:
+        """A refund.succeeded notification (again, or late)."""
+        if not self.provider.refunds:
+            return
+        refund = d.choice(list(self.provider.refunds.values()))
+        outcome = self._consume("refund consumer", lambda: self.payments.apply_provider_refund(dict(refund)))
+        self.note(f"deliver refund {refund['id'][:8]} of {refund['payment_id'][:8]} -> {outcome}")
+        self.log["deliver_refund"] += 1
+
+    def stray_payment_refunded(self, d: Draw) -> None:
+        """A second payment for one booking (the provider forgot the key after 24 h and a retry
+        created another), refunded by the operator at the provider; its refund notification
+        arrives (finding 8)."""
+        candidates = self._bookings_in({S.REFUND_PENDING}) or self._bookings_in(
+            {S.CONFIRMED, S.REFUNDED, S.MANUAL_REVIEW})
+        if not candidates:
+            return
+        booking_id, _ = d.choice(candidates)
+        booking = self.store.get_booking(booking_id)
+        self.counter += 1
+        stray = self.provider.create_payment(
+            amount=booking.amount.as_dict(), description=f"Holdfast booking {booking_id}",
+            metadata={"booking_id": booking_id, "event_id": booking.event_id}, capture=True,
+            return_url="http://127.0.0.1:3000/done", idempotence_key=f"stray-{self.counter}")
+        self.provider.pay(stray["id"], at=iso(self.clock()))
+        refund = self.provider.create_refund(stray["id"], booking.amount.as_dict(), "operator: stray payment",
+                                             f"stray-refund-{self.counter}")
+        self.intent = f"stray {stray['id'][:8]} for {booking_id[:8]} ({booking.status}), " \
+            f"refund {refund['id'][:8]}"
+        outcome = self._consume("refund consumer", lambda: self.payments.apply_provider_refund(dict(refund)))
+        self.note(f"stray payment {stray['id'][:8]} for {booking_id[:8]} ({booking.status}) refunded "
+                  f"at the provider"
+                  f" -> notification {outcome}")
+        self.log["stray_refund"] += 1
+
+    def retry_refund(self, d: Draw) -> None:
+        pending = self._bookings_in({S.REFUND_PENDING})
+        if not pending:
+            return
+        booking_id, _ = d.choice(pending)
+        fault = d.choice([None, "before", "after"])
+        booking = self.store.get_booking(booking_id)
+        if fault:
+            self.provider.fail("create_refund", fault)
+        try:
+            outcome = self._consume("refund retry", lambda: self.payments.refund(booking, "reconciler"))
+        finally:
+            self.provider.faults.pop("create_refund", None)
+        self.note(f"retry_refund {booking_id[:8]} fault={fault} -> {outcome}")
+        self.log[f"refund:{outcome}"] += 1
+
+    # ---------------------------------------------------------- reconciliation and the sweeper
+
+    def reconcile(self, d: Draw) -> None:
+        """One reconciliation check, at any moment, possibly with the provider failing."""
+        unsettled = self._bookings_in(where=lambda b: b.payment is not None and not b.settled)
+        if not unsettled:
+            return
+        booking_id, _ = d.choice(unsettled)
+        fault = d.choice([None, None, "get_payment", "create_refund", "create_payment"])
+        if fault:
+            self.provider.fail(fault, d.choice(["before", "after"]) if fault != "get_payment" else "before")
+        try:
+            outcome = self._consume("reconciliation check", lambda: self.reconciliation.check(booking_id))
+        finally:
+            self.provider.faults.pop(fault, None) if fault else None
+        self.note(f"reconcile {booking_id[:8]} fault={fault} -> "
+                  f"{outcome if isinstance(outcome, str) else outcome['outcome']}")
+        self.log["reconciled"] += 1
+
+    def provider_outage(self, d: Draw) -> None:
+        """The provider cannot be reached for a day; reconciliation checks a booking at the end of
+        it and gives up to review (the operators' queue then has work: findings 3 and 9)."""
+        unsettled = self._bookings_in(where=lambda b: b.payment is not None and not b.settled)
+        if not unsettled:
+            return
+        booking_id, _ = d.choice(unsettled)
+        self.intent = f"{booking_id[:8]} after a day without the provider"
+        self.clock.advance(DAY + 3600)
+        for operation in OUTAGE:
+            self.provider.fail(operation, "before")
+        try:
+            outcome = self._consume("reconciliation check", lambda: self.reconciliation.check(booking_id))
+        finally:
+            for operation in OUTAGE:
+                self.provider.faults.pop(operation, None)
+        booking = self.store.get_booking(booking_id)
+        self.note(f"provider_outage a day, then check {booking_id[:8]} -> "
+                  f"{outcome if isinstance(outcome, str) else outcome['outcome']}, "
+                  f"now {booking.status if booking else None}")
+        self.log["provider_outage"] += 1
+
+    def run_executions(self, d: Draw) -> None:
+        """Every running reconciliation execution takes one step (its task: one check). A poisoned
+        booking's check fails, and the execution with it (after its retries)."""
+        ran = []
+        for name in self.executions.running():
+            booking_id = self.executions.booking[name]
+            self.provider.broken = booking_id in self.poisoned
+            try:
+                outcome = self._consume("reconciliation execution",
+                                        lambda: self.reconciliation.check(booking_id),
+                                        expected=(ProviderBroken,))
+            finally:
+                self.provider.broken = False
+            if isinstance(outcome, str):
+                self.executions.state[name] = "FAILED"
+            elif outcome["outcome"] == "settled":
+                self.executions.state[name] = "SUCCEEDED"
+            ran.append(f"{name[4:12]}:{self.executions.state[name]}")
+        self.note(f"run_executions -> {ran}")
+        self.log["executions_run"] += 1
+
+    def sweeper(self, d: Draw) -> None:
+        """The scheduled sweeper, possibly with one booking whose reconciliation keeps failing
+        (poisoned) and one whose execution start is throttled (finding 7)."""
+        unsettled = self._bookings_in(where=lambda b: b.payment is not None and not b.settled)
+        if unsettled and d.integer(0, 2) == 0:
+            self.poisoned.add(d.choice(unsettled)[0])
+        throttled = d.choice(unsettled)[0] if unsettled and d.integer(0, 3) == 0 else None
+        self.executions.fail_start = throttled
+        self.intent = f"poisoned={[b[:8] for b in self.poisoned]} throttled={throttled and throttled[:8]}"
+        now = self.clock()
+        overdue = iso(now - timedelta(seconds=60))
+        owed = []
+        for booking_id, _ in self.known:
+            booking = self.store.get_booking(booking_id)
+            if booking is None or booking.payment is None or booking.settled or booking_id == throttled:
+                continue
+            if booking.holds_places and booking.hold_expires_at < overdue and not booking.places_secured:
+                continue   # the sweep expires it first; the next sweep reconciles it
+            if booking.payment.next_check_at and booking.payment.next_check_at < overdue:
+                owed.append(booking_id)   # in the due index, its check overdue (None: nothing left to ask)
+        try:
+            counts = self.run_sweep()
+        except Exception as exc:  # noqa: BLE001
+            raise AssertionError(f"SW1 the sweep stopped at one booking's failure ({type(exc).__name__}: "
+                                 f"{exc}); every other due booking was left unswept") from exc
+        finally:
+            self.executions.fail_start = None
+        self.note(f"sweeper poisoned={[b[:8] for b in self.poisoned]} throttled={throttled and throttled[:8]}"
+                  f" -> {counts}")
+        for booking_id in owed:
+            booking = self.store.get_booking(booking_id)
+            if booking is None or booking.settled or in_review(booking):
+                continue
+            assert self.executions.running_for(booking_id), \
+                f"SW2 booking {booking_id} is overdue and unsettled ({booking.status}, " \
+                f"{booking.payment.checks} checks) but no reconciliation execution runs for it after the " \
+                f"sweep " \
+                f"(a closed execution's name was reused?)"
+        self.log["swept"] += 1
+
+    # --------------------------------------------------------------------------------- time
+
+    def expiry_fires(self, d: Draw) -> None:
+        """The hold's timer: early (a no-op) or late (the clock first runs past the deadline)."""
+        if not self.known:
+            return
+        booking_id, _ = d.choice(self._prefer({S.HELD, S.PAYMENT_PENDING}))
+        late = d.choice([False, True])
+        booking = self.store.get_booking(booking_id)
+        if late and booking is not None:
+            overdue = (parse_iso(booking.hold_expires_at) - self.clock()).total_seconds() + 1
+            if overdue > 0:
+                self.clock.advance(overdue)
+        outcome = self._consume("expiry task", lambda: self.bookings.expire(booking_id)["outcome"])
+        self.note(f"expiry {booking_id[:8]} late={late} -> {outcome}")
+        self.log[f"expire:{outcome}"] += 1
+
+    def time_passes(self, d: Draw) -> None:
+        seconds = d.choice([30, 299, 601, 30, 299, 601, DAY + 3600])   # now and then a day: limits run out
+        self.clock.advance(seconds)
+        self.note(f"time +{seconds}s")
+
+    # ------------------------------------------------------------------------------ operators
+
+    def operator_resolves(self, d: Draw) -> None:
+        """An operator decides a booking in review: refund, confirm or close (findings 3, 9, 12)."""
+        reviewed = self._bookings_in(where=in_review)
+        if not reviewed:
+            return
+        booking_id, customer = d.choice(reviewed)
+        action = d.choice(["refund", "confirm", "close"])
+        fault = d.choice([None, None, "before", "after"])
+        self.counter += 1
+        note = f"operator-note-{self.counter}"
+        self.intent = f"{action} {booking_id[:8]} fault={fault}"
+        if fault:
+            self.provider.fail("create_refund", fault)
+            self.provider.fail("capture_payment", fault)
+        try:
+            result, error = self._call("operator", f"resolve {action}",
+                                       lambda: self.reviews.resolve(booking_id, action, "op", note))
+        finally:
+            self.provider.faults.pop("create_refund", None)
+            self.provider.faults.pop("capture_payment", None)
+        booking = self.store.get_booking(booking_id)
+        payment = self._own_payment(booking_id)
+        self.note(f"operator {action} {booking_id[:8]} fault={fault} -> "
+                  f"{getattr(error, 'code', None) or booking.status}")
+        if error is None and action == "close" and booking.status is S.PAYMENT_FAILED and payment is not None:
+            refunded = self.provider.refunds_for(payment["id"])
+            assert not (payment["status"] == "succeeded" and not refunded), \
+                f"R2 operator closed booking {booking_id} as PAYMENT_FAILED while its payment is succeeded " \
+                f"and unrefunded"
+            assert payment["status"] != "waiting_for_capture", \
+                f"R2 operator closed booking {booking_id} leaving its authorisation hanging"
+        self.notes.append(note)
+        self.log[f"resolve:{action}:{'ok' if error is None else error.code}"] += 1
+
+    def customer_reads_booking(self, d: Draw) -> None:
+        """GET /bookings/{id} as its customer: never shows an operator's note (finding 12)."""
+        if not self.known:
+            return
+        booking_id, customer = d.choice(self._bookings_in(where=lambda b: b.version > 1) or self.known)
+        view, error = self._call(customer, "GET booking", lambda: self.bookings.view(booking_id, customer))
+        assert error is None, f"R4 the customer cannot read their booking {booking_id}: {error!r}"
+        text = json.dumps(view, default=str)
+        leaked = [note for note in self.notes if note in text]
+        assert not leaked, \
+            f"R4 operator note(s) {leaked} on {booking_id} shown to the customer in GET /bookings/{{id}}"
+        self.log["customer_reads"] += 1
+
+    # ------------------------------------------------------------------------------- waitlist
+
+    def waitlist_join(self, d: Draw) -> None:
+        customer, quantity = d.choice(CUSTOMERS), d.integer(1, 3)
+        result, error = self._call(customer, "POST waitlist",
+                                   lambda: self.waitlist.join(self.events["ga"], customer, quantity))
+        if result is not None:
+            self.entries[customer] = result[0]["entry_id"]
+        self.note(f"waitlist_join {customer} x{quantity} -> "
+                  f"{type(error).__name__ if error else result[0]['state']}")
+        self.log["waitlist_join"] += 1
+
+    def colliding_key_booking(self, d: Draw) -> None:
+        """A customer books with ``waitlist-offer-<their entry id>`` as their own key (finding 4)."""
+        if not self.entries:
+            return
+        customer = d.choice(list(self.entries))
+        event, quantity = d.choice(["ga", "two_stage"]), d.integer(1, 3)
+        key = f"waitlist-offer-{self.entries[customer]}"
+        result, error = self._call(customer, "POST bookings", lambda: self.bookings.create_booking(
+            self.events[event], customer, key, BookingIn(quantity=quantity)))
+        if result is not None:
+            self._remember(result.booking.booking_id, customer)
+        self.note(f"colliding_key {customer} {key[:24]} {event} x{quantity} -> "
+                  f"{type(error).__name__ if error else 'booked'}")
+        self.log["colliding_key"] += 1
+
+    def waitlist_advance(self, d: Draw) -> None:
+        """The outbox relay offers released places to the waitlist (findings 4: never stuck)."""
+        event_id = self.events["ga"]
+        try:
+            made = self.waitlist.advance(event_id)
+        except Exception as exc:  # noqa: BLE001
+            raise AssertionError(f"W1 the waitlist stopped: advance raised {type(exc).__name__} ({exc}); "
+                                 f"nobody behind this entry is ever offered places") from exc
+        for booking_id in made:
+            booking = self.store.get_booking(booking_id)
+            if booking is not None:
+                self._remember(booking_id, booking.customer_id)
+        pending = [o for o in self.store.waitlist_offers(event_id) if o["state"] == "PENDING"]
+        assert not pending, f"W2 offers left PENDING after advance: {[o['entry_id'] for o in pending]}"
+        head = self.store.waitlist_head(event_id)
+        available = sum(pool.available for pool in self.store.read_pools(event_id))
+        assert head is None or int(head["quantity"]) > available, \
+            f"W2 the waitlist head wants {head['quantity']} and {available} are free, but advance stopped"
+        self.note(f"waitlist_advance -> {len(made)} offer(s)")
+        self.log["waitlist_advance"] += 1
+
+    def applicable(self, name: str) -> bool:
+        """Whether an operation can do anything now (cheap: no table reads). The hypothesis machine
+        uses it as a precondition, so its steps go to operations that act."""
+        needs = {
+            "repeat_request": self.requests, "start_payment": self.known, "cancel": self.known,
+            "double_click_cancel": self.known, "expiry_fires": self.known,
+            "customer_reads_booking": self.known,
+            "cancel_while_paying": self.provider.payments, "refund_long_after": self.provider.payments,
+            "customer_acts_at_provider": self.provider.payments, "deliver": self.provider.payments,
+            "capture_meets_reconciliation": self.provider.payments,
+            "stray_payment_refunded": self.provider.payments,
+            "retry_refund": self.provider.payments, "reconcile": self.provider.payments,
+            "provider_outage": self.provider.payments, "operator_resolves": self.provider.payments,
+            "deliver_refund": self.provider.refunds, "colliding_key_booking": self.entries,
+        }
+        return bool(needs.get(name, True))
+
+    # ---------------------------------------------------------------------------- the checks
+
+    def snapshot(self) -> Any:
+        """The table as it is now; re-read only if something was written since (the direct client
+        counts its writing calls; any other client is read every time)."""
+        writes = getattr(self.client, "writes", None)
+        if writes is None or self._snap is None or self._snap[0] != writes:
+            self._snap = (writes, snapshot_in_process(self.table))
+        return self._snap[1]
+
+    def check(self) -> None:
+        snap = self.snapshot()
+        check_invariants(snap)
+        check_money(snap, self.provider, settled=False)
+
+    def settle(self) -> None:
+        """Everything outstanding finally happens, without faults: every payment's and refund's
+        notification (a GET now), every unsettled booking reconciled, every pending refund
+        retried, until nothing changes; then the settled money rule must hold."""
+        self.provider.faults.clear()
+        self.provider.broken = False
+        self.provider.on_capture = None
+        self.store.before_save = None
+        self.poisoned.clear()
+        for _ in range(4):
+            for payment_id in list(self.provider.payments):
+                self._consume("payment consumer (drain)", lambda: self.payments.apply_provider_payment(
+                    self.provider.get_payment(payment_id), actor="reconciler"))
+            for refund in list(self.provider.refunds.values()):
+                self._consume("refund consumer (drain)",
+                              lambda: self.payments.apply_provider_refund(dict(refund)))
+            for booking_id, _ in self.known:
+                booking = self.store.get_booking(booking_id)
+                if booking is not None and booking.payment is not None and not booking.settled:
+                    self._consume("reconciliation (drain)", lambda: self.reconciliation.check(booking_id))
+                booking = self.store.get_booking(booking_id)
+                if booking is not None and booking.status is S.REFUND_PENDING:
+                    self._consume("refund retry (drain)", lambda: self.payments.refund(booking, "reconciler"))
+        snap = snapshot_in_process(self.table)
+        check_invariants(snap)
+        check_money(snap, self.provider, settled=True)
+
+
+#: Every operation, with its weight for the random walker (the hypothesis machine runs them all).
+OPERATIONS: dict[str, int] = {
+    "create": 8, "repeat_request": 1, "start_payment": 6, "customer_acts_at_provider": 3, "cancel": 2,
+    "double_click_cancel": 1, "cancel_while_paying": 1, "refund_long_after": 1, "organizer_retries_event": 1,
+    "deliver": 6, "capture_meets_reconciliation": 2, "deliver_refund": 1, "stray_payment_refunded": 1,
+    "retry_refund": 1, "reconcile": 2, "provider_outage": 1, "run_executions": 1, "sweeper": 1,
+    "expiry_fires": 2, "time_passes": 2, "operator_resolves": 2, "customer_reads_booking": 1, "waitlist_join": 1,
+    "customer_hoards": 1,
+    "colliding_key_booking": 1, "waitlist_advance": 1,
+}
+
+
+__all__ = ["BookingModel", "Draw", "Executions", "ModelProvider", "ModelStore", "OPERATIONS", "RandomDraw",
+           "deterministic_uuids", "own_payment_ids"]

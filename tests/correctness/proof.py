@@ -1,0 +1,203 @@
+"""``make proof``: run many randomized histories of the booking model with faults and report every
+violation of the invariants (docs/invariants.md), each with the seed that replays it.
+
+A history is a fresh table, three events and ``--steps`` operations drawn (weighted) from
+``model.OPERATIONS`` by a ``random.Random(seed)``, checked after every step, then settled and
+checked again. History k of a run uses seed ``base + k``; ``--seed X --histories 1`` (or
+``make proof SEED=X HISTORIES=1``) replays exactly that history and prints its whole story
+(``PROOF_TRACEBACK=1`` adds the traceback).
+
+The store is moto's DynamoDB backend in-process (single-threaded, where moto is exact), reached
+through ``helpers.DirectDynamoDB`` (the real adapter code, moto's request handler, no HTTP);
+``--boto3`` uses boto3 over ``mock_aws`` instead, about three times slower. Histories run in
+``--workers`` processes. Development tool only, never deployed.
+"""
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import random
+import secrets
+import sys
+import time
+import traceback
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+for entry in (str(ROOT / "layers" / "holdfast"), str(ROOT)):
+    if entry not in sys.path:
+        sys.path.insert(0, entry)
+
+_client: Any = None
+
+
+def _setup(use_boto3: bool) -> None:
+    """Per worker process: fake credentials, moto in-process, the devstack's transaction code."""
+    global _client
+    os.environ.update({"AWS_DEFAULT_REGION": "eu-central-1", "AWS_ACCESS_KEY_ID": "testing",
+                       "AWS_SECRET_ACCESS_KEY": "testing"})
+    os.environ.pop("HOLDFAST_CRASH_POINTS", None)
+    import logging
+
+    logging.disable(logging.ERROR)   # the services log every fault the model injects
+    from moto import mock_aws
+
+    from devstack.aws import queries, transactions
+
+    mock = mock_aws()
+    mock.start()
+    transactions.install()
+    queries.install()
+    if use_boto3:
+        import boto3
+
+        _client = boto3.client("dynamodb", region_name="eu-central-1")
+    else:
+        from tests.correctness.helpers import DirectDynamoDB
+
+        _client = DirectDynamoDB()
+
+
+def run_history(seed: int, steps: int, client: Any = None, skip: tuple[str, ...] = (),
+                keep_table: bool = False) -> tuple[str | None, list[str], Counter[str]]:
+    """One history; returns (the first violation or None, the story, what it exercised)."""
+    from tests.correctness.model import OPERATIONS, BookingModel, RandomDraw, deterministic_uuids
+
+    client = client or _client
+    rng = random.Random(seed)
+    undo = deterministic_uuids(random.Random(seed * 7919 + 1))
+    table = f"proof-{seed}"
+    model: Any = None
+    names = [name for name in OPERATIONS if name not in skip]
+    weights = [OPERATIONS[name] for name in names]
+    story: list[str] = []
+    before, step = 0, "setup"
+    try:
+        model = BookingModel(client, table, seed)
+        draw = RandomDraw(rng)
+        for index in range(steps):
+            name = rng.choices(names, weights)[0]
+            before = len(model.trace)
+            step = f"{index:02d} {name}"
+            model.intent = ""
+            getattr(model, name)(draw)
+            model.check()
+            story.extend(f"{index:02d} {line}" for line in model.trace[before:])
+        before, model.intent = len(model.trace), ""
+        step = "settle: every notification, reconciliation and refund retry, no faults"
+        story.append(f"-- {step}")
+        model.settle()
+        return None, story, model.log
+    except Exception as exc:  # noqa: BLE001 - a violation, or a model bug: reported, never hidden
+        if model is not None:
+            story.extend(f"   {line}" for line in model.trace[before:])
+        intent = model.intent if model is not None else ""
+        story.append(f"!! failed in: {step}{': ' + intent if intent else ''}")
+        if os.environ.get("PROOF_TRACEBACK"):
+            story.append(traceback.format_exc())
+        message = str(exc).splitlines()[0] if isinstance(exc, AssertionError) else \
+            f"X0 the model itself failed: {type(exc).__name__}: {exc}"
+        return message, story, model.log if model else Counter()
+    finally:
+        undo()
+        try:
+            if not keep_table:
+                client.delete_table(TableName=table)
+        except Exception:  # noqa: BLE001 - the table may not exist if setup failed
+            pass
+
+
+def _batch(args: tuple[list[int], int, tuple[str, ...]]
+           ) -> list[tuple[int, str | None, list[str], Counter[str]]]:
+    seeds, steps, skip = args
+    return [(seed, *run_history(seed, steps, skip=skip)) for seed in seeds]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="make proof", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--histories", type=int, default=10_000)
+    parser.add_argument("--steps", type=int, default=25, help="operations per history")
+    parser.add_argument("--seed", type=int, default=None, help="base seed (default: a random one, printed)")
+    parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--max-seconds", type=float, default=3600, help="stop starting histories after this")
+    parser.add_argument("--every", type=int, default=500, help="progress line every N histories")
+    parser.add_argument("--show", type=int, default=3, help="print the whole story of the first N violations")
+    parser.add_argument("--skip", default="", help="operations to leave out, comma-separated (to look past a finding)")
+    parser.add_argument("--only", default="", help="operations to run, comma-separated, leaving out all others")
+    parser.add_argument("--boto3", action="store_true", help="boto3 over mock_aws instead of the direct client")
+    args = parser.parse_args(argv)
+    from tests.correctness.model import OPERATIONS
+    # A clock-derived base made runs started minutes apart share most of their seeds (base + k).
+    base = args.seed if args.seed is not None else secrets.randbelow(1_000_000_000)
+    skip = tuple(name for name in args.skip.split(",") if name)
+    only = [name for name in args.only.split(",") if name]
+    unknown = [name for name in skip + tuple(only) if name not in OPERATIONS]
+    if unknown:
+        parser.error(f"unknown operations {unknown}; known: {', '.join(OPERATIONS)}")
+    if only:
+        skip += tuple(name for name in OPERATIONS if name not in only)
+    subset = f", only {args.only}" if only else f", without {args.skip}" if skip else ""
+    print(f"proof: {args.histories} histories x {args.steps} steps, base seed {base}, {args.workers} worker(s), "
+          f"{'boto3/mock_aws' if args.boto3 else 'moto direct'}{subset}", flush=True)
+    batch = 20 if args.histories >= 200 else 1
+    replay = (f" STEPS={args.steps}" if args.steps != 25 else "") + (f" ONLY={args.only}" if args.only else "") + \
+        (f" SKIP={args.skip}" if args.skip else "")
+    chunks = [(list(range(base + start, base + min(start + batch, args.histories))), args.steps, skip)
+              for start in range(0, args.histories, batch)]
+    started = time.monotonic()
+    done, shown = 0, 0
+    violations: list[tuple[int, str]] = []
+    kinds: Counter[str] = Counter()
+    coverage: Counter[str] = Counter()
+    next_report = args.every
+    single = args.histories == 1
+    context = multiprocessing.get_context("fork")
+    with context.Pool(args.workers, initializer=_setup, initargs=(args.boto3,)) as pool:
+        results = pool.imap_unordered(_batch, chunks)
+        for outcome in results:
+            for seed, violation, story, log in outcome:
+                done += 1
+                coverage.update(log)
+                if single:
+                    print("\n".join(story))
+                if violation is None:
+                    continue
+                violations.append((seed, violation))
+                kinds[violation.split(" ", 1)[0]] += 1
+                print(f"VIOLATION seed={seed}: {violation}\n  replay: make proof SEED={seed} HISTORIES=1{replay}",
+                      flush=True)
+                if shown < args.show and not single:
+                    shown += 1
+                    print("\n".join(f"    {line}" for line in story[-30:]), flush=True)
+            elapsed = time.monotonic() - started
+            if done >= next_report:
+                next_report += args.every
+                print(f"  {done} histories, {elapsed:.0f} s, {done / elapsed:.1f} histories/s, "
+                      f"{len(violations)} violation(s)", flush=True)
+            if elapsed > args.max_seconds and done < args.histories:
+                print(f"  time bound of {args.max_seconds:.0f} s reached; stopping", flush=True)
+                pool.terminate()
+                break
+    elapsed = time.monotonic() - started
+    if kinds:
+        print("violations by rule: " + ", ".join(f"{kind} x{count}" for kind, count in sorted(kinds.items())))
+    quiet = [name for name in OPERATIONS_REACHED if not coverage.get(name)]
+    print(f"exercised: {sum(coverage.values())} operations; never reached: {quiet or 'none'}")
+    print(f"proof: {done} histories, {done * args.steps} steps, {len(violations)} violation(s), {elapsed:.0f} s, "
+          f"{done / max(elapsed, 1e-9):.1f} histories/s, base seed {base}")
+    return 1 if violations or done < args.histories else 0
+
+
+#: Outcomes every long run must reach, or the proof proves less than it claims.
+OPERATIONS_REACHED = ("created", "replayed", "payment_started", "deliver:confirmed", "cancelled",
+                      "capture_meets_reconciliation", "refund_long_after", "event_retried", "swept",
+                      "executions_run", "waitlist_advance", "colliding_key", "stray_refund", "double_click_cancel",
+                      "hoarded",
+                      "cancel_while_paying")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

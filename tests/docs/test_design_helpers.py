@@ -1,0 +1,130 @@
+"""The design notebook's helpers (devstack/design): the diagrams say what TRANSITIONS says, traces
+become sequence diagrams, and the HTML page hides the plumbing."""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from devstack.design import booking, lifecycle, sequence, traces
+from holdfast.domain.statuses import HOLDING, RELEASED, SOLD, TRANSITIONS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _laid_out(graph) -> dict:
+    """What Graphviz made of the graph (its json output): the test reads the layout engine's view,
+    not the DOT text."""
+    return json.loads(graph.pipe(format="json"))
+
+
+def _edges(graph) -> dict[tuple[str, str], dict]:
+    laid = _laid_out(graph)
+    names = {o["_gvid"]: o["name"] for o in laid["objects"]}
+    return {(names[e["tail"]], names[e["head"]]): e for e in laid.get("edges", [])
+            if not names[e["tail"]].startswith("legend")}
+
+
+def _booking_diagram():
+    return lifecycle.state_diagram(TRANSITIONS, booking.BOOKING_MOVES, "Booking statuses",
+                                   groups={"HOLDING": HOLDING, "SOLD": SOLD, "RELEASED": RELEASED})
+
+
+def test_every_transition_is_one_labelled_edge_in_its_initiators_colours():
+    drawn = _edges(_booking_diagram())
+    assert set(drawn) - {(lifecycle.START, "HELD")} == lifecycle.edges(TRANSITIONS)
+    assert len(drawn) == len(lifecycle.edges(TRANSITIONS)) + 1, "one edge per transition"
+    for (source, target), edge in drawn.items():
+        label = edge.get("label", "").replace("\\n", "").replace("\n", "")
+        explained = [m for m in booking.BOOKING_MOVES if (m.source, m.target) == (source, target)]
+        for move in explained:
+            assert move.action.split(" ")[0] in label, (source, target, label)
+        for initiator in {i for m in explained for i in m.initiators}:
+            assert lifecycle.INITIATOR_COLOURS[initiator] in edge["color"], (source, target, initiator)
+
+
+def test_capacity_groups_are_clusters_holding_their_statuses():
+    laid = _laid_out(_booking_diagram())
+    names = {o["_gvid"]: o["name"] for o in laid["objects"]}
+    clusters = {o["name"]: {names[n] for n in o.get("nodes", [])} for o in laid["objects"]
+                if o["name"].startswith("cluster_")}
+    for name, members in {"HOLDING": HOLDING, "SOLD": SOLD, "RELEASED": RELEASED}.items():
+        assert clusters[f"cluster_{name}"] == {m.value for m in members}, name
+
+
+def test_a_transition_nobody_explains_stops_the_drawing():
+    widened = dict(TRANSITIONS) | {"NO_SHOW": frozenset()}
+    widened["HELD"] = TRANSITIONS["HELD"] | {"NO_SHOW"}
+    with pytest.raises(ValueError, match="NO_SHOW"):
+        lifecycle.state_diagram(widened, booking.BOOKING_MOVES, "with an unexplained move")
+
+
+def test_another_lifecycle_is_drawn_by_passing_its_own_table():
+    parking = {"RESERVED": {"CHECKED_IN", "NO_SHOW"}, "CHECKED_IN": {"COMPLETED"}, "NO_SHOW": set(), "COMPLETED": set()}
+    moves = [lifecycle.Move("RESERVED", "CHECKED_IN", "entered", "customer"),
+             lifecycle.Move("RESERVED", "NO_SHOW", "no_show", "timer"),
+             lifecycle.Move("CHECKED_IN", "COMPLETED", "paid_at_exit", "customer / provider")]
+    drawn = _edges(lifecycle.state_diagram(parking, moves, "Parking"))
+    assert set(drawn) == lifecycle.edges(parking)
+    assert drawn[("RESERVED", "CHECKED_IN")]["label"] == "entered"
+
+
+def test_an_initiator_without_a_colour_is_refused():
+    with pytest.raises(ValueError, match="unknown initiator"):
+        lifecycle.Move("HELD", "EXPIRED", "hold_expired", "cron")
+
+
+def test_payment_lifecycles_are_explained_edge_for_edge():
+    assert lifecycle.uncovered(booking.PROVIDER_PAYMENT, booking.PROVIDER_PAYMENT_MOVES) == (set(), set())
+    assert lifecycle.uncovered(booking.OUR_ATTEMPT, booking.OUR_ATTEMPT_MOVES) == (set(), set())
+
+
+ROWS = [
+    {"at": "t0", "source": "step", "actor": "cust-1234", "event": "POST /events/…/bookings → 201 HELD"},
+    {"at": "t1", "source": "journal", "actor": "customer", "event": "hold_created", "before": "∅", "after": "HELD",
+     "decision": "1 place(s) held", "booking": "b1"},
+    {"at": "t2", "source": "step", "actor": "provider (sandbox)", "event": "customer pays: succeeded"},
+    {"at": "t3", "source": "delivery", "actor": "provider → webhook", "event": "payment.succeeded attempt 1",
+     "journal": "delivery dropped"},
+    {"at": "t4", "source": "journal", "actor": "reconciler", "event": "payment_succeeded", "before": "HELD",
+     "after": "CONFIRMED", "decision": "paid while held", "booking": "b1"},
+    {"at": "t5", "source": "journal", "actor": "timer", "event": "hold_expired", "before": "HELD",
+     "after": "EXPIRED", "decision": "unpaid at the deadline", "booking": "b2"},
+]
+
+
+def test_a_trace_becomes_arrows_between_the_lanes_that_acted():
+    drawn = sequence.arrows(ROWS, lambda row: float(row["at"][1:]))
+    assert [(a.source, a.target) for a in drawn] == [
+        ("customer", "API"), ("API", "booking record"), ("customer", "provider"),
+        ("provider", "queue / consumer"), ("reconciler", "booking record"), ("timer", "booking record")]
+    assert drawn[3].dashed, "an undelivered notification is drawn dashed"
+    assert drawn[4].lines == ("payment_succeeded: HELD → CONFIRMED", "paid while held")
+    assert [a.at for a in drawn] == [0, 1, 2, 3, 4, 5]
+
+
+def test_the_sequence_svg_has_every_lane_and_every_decision():
+    picture = sequence.svg(sequence.arrows(ROWS, lambda row: float(row["at"][1:])), title="t")
+    for lane in sequence.LANES:
+        assert f">{lane}</text>" in picture
+    for text in ("hold_created: ∅ → HELD", "paid while held", "unpaid at the deadline", "delivery dropped"):
+        assert text in picture
+    assert "<script" not in picture and "http://" not in picture.replace("http://www.w3.org/2000/svg", "")
+
+
+def test_tables_scroll_in_their_own_box_and_escape_their_cells():
+    box = traces.table_html(["a"], [["<b>x</b>"]], caption="c")
+    assert box.startswith("<div style='overflow-x:auto") and "&lt;b&gt;x&lt;/b&gt;" in box
+
+
+def test_the_html_page_shows_outputs_and_only_the_invariant_checks_code():
+    spec = importlib.util.spec_from_file_location("holdfast_design_notebook_html", ROOT / "docs" / "build_notebook.py")
+    builder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builder)
+    page = builder.render_html(builder.build())
+    # The code is syntax-highlighted on the page, so identifiers are looked for, not whole lines.
+    assert "wait_until" not in page and "sandbox_server" not in page and "booking_lifecycle" not in page
+    assert "check_money" in page and "check_capacity" in page
+    assert "overflow-x: auto" in page
