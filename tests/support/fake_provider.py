@@ -117,6 +117,13 @@ class FakeProvider:
         return dict(self.refunds[refund_id])
 
     # customer actions
+    def paid_stray(self, booking_id: str, value: str = "3000.00") -> dict[str, Any]:
+        """A second payment for a booking, made outside our flow (another tab, a dashboard) and paid."""
+        stray = self.create_payment(amount={"value": value, "currency": "RUB"}, description="x",
+                                    metadata={"booking_id": booking_id}, capture=True, return_url="r",
+                                    idempotence_key=f"someone-else-{booking_id}")
+        return self.pay(stray["id"])
+
     def pay(self, payment_id: str, at: str | None = None) -> dict[str, Any]:
         payment = self.payments[payment_id]
         assert payment["status"] == "pending"

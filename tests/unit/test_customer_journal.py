@@ -42,10 +42,7 @@ def test_a_review_note_that_changes_nothing_is_not_shown(bookings, payments, pro
     payment_id = payments.start_payment(booking.booking_id, "alice", "p").payment.payment_id
     provider.pay(payment_id)
     payments.apply_provider_payment(provider.get_payment(payment_id))
-    stray = provider.create_payment(amount={"value": "3000.00", "currency": "RUB"}, description="x",
-                                    metadata={"booking_id": booking.booking_id}, capture=True, return_url="r",
-                                    idempotence_key="someone-else")
-    provider.pay(stray["id"])
+    stray = provider.paid_stray(booking.booking_id)
     payments.apply_provider_payment(provider.get_payment(stray["id"]))
     reviews.resolve(booking.booking_id, "close", "olga.k", SECRET_NOTE)
 

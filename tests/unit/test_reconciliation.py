@@ -147,10 +147,7 @@ def test_second_payment_for_a_confirmed_booking_reaches_the_operators(bookings, 
     payment_id = payments.start_payment(booking.booking_id, "alice", "p").payment.payment_id
     provider.pay(payment_id)
     payments.apply_provider_payment(provider.get_payment(payment_id))
-    stray = provider.create_payment(amount={"value": "3000.00", "currency": "RUB"}, description="x",
-                                    metadata={"booking_id": booking.booking_id}, capture=True, return_url="r",
-                                    idempotence_key="someone-else")
-    provider.pay(stray["id"])
+    stray = provider.paid_stray(booking.booking_id)
     assert payments.apply_provider_payment(provider.get_payment(stray["id"])) == "second_payment_for_booking"
     listed = reviews.open_reviews()
     assert [(r["booking_id"], r["status"], r["review"]["reason"]) for r in listed] == [
