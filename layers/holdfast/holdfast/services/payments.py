@@ -17,6 +17,7 @@ from ..clock import Clock, iso, parse_iso
 from ..domain.booking import Booking, Payment, PaymentMode, Verdict, judge_payment, paid_before
 from ..domain.errors import Busy, Conflict, PaymentProviderUnavailable, RequestInProgress, TooBusy
 from ..domain.inventory import Move, Places
+from ..domain.review_steps import next_step
 from ..domain.statuses import BookingStatus, can_move
 from ..faults import crash_point
 from ..observability import logger
@@ -267,7 +268,7 @@ class PaymentService(RefundsMixin):
         if booking.status is BookingStatus.MANUAL_REVIEW:
             return
         review = {"reason": reason,
-                  "next_step": REVIEW_NEXT_STEPS.get(reason.split("_rejected_")[0], REVIEW_NEXT_STEPS["default"])}
+                  "next_step": next_step(reason)}
         if not can_move(booking.status, BookingStatus.MANUAL_REVIEW):
             # e.g. a second payment for a confirmed booking: the booking stands, and carries the open
             # review, which puts it on the operators' list (GET /admin/reviews).
@@ -303,14 +304,3 @@ class PaymentService(RefundsMixin):
                               decision=decision, move=move, payment=replace(booking.payment, **payment_change))
         except StaleBooking:
             logger.warning("booking changed while recording a rejected payment", extra={"booking_id": booking.booking_id})
-
-
-REVIEW_NEXT_STEPS = {
-    "paid_in_time_places_resold": "You paid in time but your places were released before we heard from the payment "
-                                  "provider. Our team will offer you other places or a full refund within one working day.",
-    "amount_mismatch": "The amount paid does not match your booking. Our team will check it and contact you; "
-                       "no further payment is needed.",
-    "second_payment_for_booking": "We received a second payment for this booking. Our team will refund the extra payment.",
-    "refund": "Your refund could not be completed automatically. Our team will complete it within one working day.",
-    "default": "Our team is checking this booking and will contact you within one working day.",
-}

@@ -1,0 +1,19 @@
+"""What a customer is told will happen next while their booking waits for an operator, by the
+reason the review was opened (shown with the booking as ``review.next_step``)."""
+from __future__ import annotations
+
+REVIEW_NEXT_STEPS = {
+    "paid_in_time_places_resold": "You paid in time but your places were released before we heard from the payment "
+                                  "provider. Our team will offer you other places or a full refund within one working day.",
+    "amount_mismatch": "The amount paid does not match your booking. Our team will check it and contact you; "
+                       "no further payment is needed.",
+    "second_payment_for_booking": "We received a second payment for this booking. Our team will refund the extra payment.",
+    "refund": "Your refund could not be completed automatically. Our team will complete it within one working day.",
+    "default": "Our team is checking this booking and will contact you within one working day.",
+}
+
+
+def next_step(reason: str) -> str:
+    """The sentence for a review reason; a rejected refund (``refund_rejected_<code>``) reads as
+    ``refund``, and any reason without its own sentence gets the default."""
+    return REVIEW_NEXT_STEPS.get(reason.split("_rejected_")[0], REVIEW_NEXT_STEPS["default"])
