@@ -61,7 +61,8 @@ def local_parameters(api_url: str) -> dict[str, Any]:
         "ProviderShopId": "100500",
         "AllowedWebhookNetworks": "127.0.0.1/32",
         "CustomerIdentitySource": "header",
-        "PaymentReturnUrl": f"{api_url}/bookings",
+        # the booking page of web/, which the API stand-in serves on the same origin
+        "PaymentReturnUrl": f"{api_url}/booking.html?id={{booking_id}}",
         "DefaultHoldTtlSeconds": "600",
     }
 
@@ -192,7 +193,9 @@ class LocalStack:
         self._started = True
 
         # the API server binds first: its URL is a parameter value (PaymentReturnUrl)
-        self._api = ApiGatewayServer([], self.host, self._requested_api_port, ACCOUNT_ID)
+        web = self.repo_root / "web"
+        self._api = ApiGatewayServer([], self.host, self._requested_api_port, ACCOUNT_ID,
+                                     static_dir=web if web.is_dir() else None)
         self.api_url = f"http://{self.host}:{self._api.port}"
 
         self._start_moto()
