@@ -20,7 +20,12 @@
   let booking = null;
   let ticker = null;
 
-  function sentence(text) { return text ? text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?]$/.test(text) ? "" : ".") : ""; }
+  // The journal's own words, with its UTC timestamps shown in the reader's time
+  function sentence(text) {
+    if (!text) return "";
+    text = text.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z/g, (iso) => when(iso));
+    return text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?]$/.test(text) ? "" : ".");
+  }
 
   function render() {
     const [heading, tone] = HEADINGS[booking.status] || [booking.status, "wait"];

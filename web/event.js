@@ -172,6 +172,7 @@
   function renderWaitlist(entry) {
     onWaitlist = ["WAITING", "OFFERING", "OFFERED"].includes(entry.state);
     $("waitlist-join").classList.toggle("hidden", onWaitlist);
+    $("waitlist-n-label").classList.toggle("hidden", onWaitlist);
     $("waitlist-leave").classList.toggle("hidden", entry.state !== "WAITING");
     const text = $("waitlist-text");
     if (entry.state === "WAITING") {
@@ -212,6 +213,7 @@
       onWaitlist = false;
       $("waitlist-text").textContent = "You left the waitlist.";
       $("waitlist-join").classList.remove("hidden");
+      $("waitlist-n-label").classList.remove("hidden");
       $("waitlist-leave").classList.add("hidden");
     } catch (error) { showError("waitlist-error", error); }
   });

@@ -140,7 +140,7 @@
     const card = el("article", { class: "card review", "data-booking": booking.booking_id },
       el("h3", { text: `${REASONS[review.reason] || review.reason || "Needs a decision"}` }),
       el("p", {}, `Booking ${booking.booking_id}: ${places}, ${money(booking.amount)}. `,
-        `Payment ${payment.payment_id || "none"} is ${payment.status || "unknown"}`,
+        payment.payment_id ? `Payment ${payment.payment_id}: ${payment.status || "outcome unknown"}` : "No payment",
         payment.refund ? `; refund ${payment.refund.status}` : "", "."),
       review.next_step ? el("p", { class: "muted", text: `The customer is told: ${review.next_step}` }) : null,
       el("details", {}, el("summary", { text: "Journal" }), journal),

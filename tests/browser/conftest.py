@@ -88,9 +88,9 @@ def shots(tmp_path_factory):
         folder = REPO / folder
     folder.mkdir(parents=True, exist_ok=True)
 
-    def shoot(page, name: str) -> Path:
+    def shoot(page, name: str, full_page: bool = False) -> Path:
         path = folder / f"{name}.png"
-        page.screenshot(path=str(path))
+        page.screenshot(path=str(path), full_page=full_page)
         return path
 
     return shoot

@@ -37,7 +37,7 @@ def test_pick_two_seats_hold_pay_and_see_them_sold_on_another_map(site, customer
     alice.keyboard.press("Enter")
     expect(seat(alice, "B-5")).to_have_attribute("aria-pressed", "true")
     expect(alice.locator("#picked")).to_contain_text("B-4, B-5")
-    shots(alice, "event-seat-map")
+    shots(alice, "event-seat-map", full_page=True)
     alice.get_by_role("button", name="Hold", exact=True).click()
 
     expect(alice).to_have_url(re.compile(r"/booking\.html\?id="))
@@ -56,7 +56,7 @@ def test_pick_two_seats_hold_pay_and_see_them_sold_on_another_map(site, customer
     expect(alice.locator("#places")).to_have_text("Seats B-4, B-5")
     expect(alice.locator("#amount")).to_contain_text("2,000")
     expect(alice.locator("#journal")).to_contain_text("Paid while held; places sold")
-    shots(alice, "booking-confirmed")
+    shots(alice, "booking-confirmed", full_page=True)
 
     bob.goto(f"/event.html?id={event['event_id']}")
     for sold in ("B-4", "B-5"):
@@ -112,6 +112,11 @@ def test_two_customers_race_for_one_seat_one_wins_the_other_is_told(site, custom
     expect(seat(loser, "A-2")).to_have_attribute("data-state", "held")
     expect(seat(loser, "A-2")).to_have_attribute("aria-pressed", "false")
 
+    loser.get_by_label("Best available").fill("1")       # let the engine choose instead
+    loser.get_by_role("button", name="Hold the best 1").click()
+    expect(loser.locator("#status")).to_have_attribute("data-status", "HELD")
+    expect(loser.locator("#places")).to_have_text(re.compile(r"^Seats A-(1|3)$"))
+
 
 def test_sold_out_join_the_waitlist_see_the_position_then_the_offer(site, customer_page, shots):
     api = site["api"]
@@ -152,6 +157,7 @@ def test_operator_creates_an_event_and_resolves_a_review(site, customer_page, sh
     form.get_by_role("button", name="Create event").click()
     expect(page.locator("#create-result")).to_contain_text('Created "Operator\'s own night" with 8 places and published it')
     expect(page.locator("#sales tr", has_text="Operator's own night")).to_contain_text("8")
+    shots(page, "operator-create-and-sales")
     listed = api.request("GET", "/events", params={"city": "Kazan"}).json()["events"]
     assert [e["name"] for e in listed] == ["Operator's own night"]
 
