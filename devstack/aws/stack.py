@@ -371,13 +371,14 @@ class LocalStack:
             if condition and not resolver.condition(condition):
                 continue
             rtype = resource["Type"]
-            props = resolver.resolve(resource.get("Properties") or {})
             creator = getattr(self, "_create_" + rtype.replace("::", "_").replace("AWS_", "", 1), None)
             if creator is None:
+                # not resolved either: such a resource (the web pages' CloudFront distribution)
+                # may name attributes of others that exist only on AWS
                 self.logger.debug("not emulated, recorded only: %s (%s)", logical_id, rtype)
                 ref, attrs = logical_id, {}
             else:
-                ref, attrs = creator(logical_id, props)
+                ref, attrs = creator(logical_id, resolver.resolve(resource.get("Properties") or {}))
             resolver.refs[logical_id] = ref
             resolver.attributes[logical_id] = attrs
             self.resources[logical_id] = ref
