@@ -18,6 +18,7 @@ const Holdfast = (() => {
       ? error.message
       : (status >= 500 ? "The booking service had a problem. Please try again in a moment."
                        : `The request was refused (status ${status}).`);
+    text = text.charAt(0).toUpperCase() + text.slice(1);
     if (!/[.!?]$/.test(text)) text += ".";
     if (retryAfter) text += ` Please try again in ${retryAfter} second${retryAfter === "1" ? "" : "s"}.`;
     return text;

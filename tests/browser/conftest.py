@@ -29,7 +29,8 @@ SCREENSHOTS_ENV = "HOLDFAST_SCREENSHOTS"
 
 
 def chromium_path() -> str:
-    found = os.environ.get("HOLDFAST_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    found = (os.environ.get("HOLDFAST_CHROMIUM") or shutil.which("chromium")
+             or shutil.which("chromium-browser"))
     if not found or not Path(found).exists():
         pytest.fail(f"no Chromium found. {HOW_TO_GET_A_BROWSER}", pytrace=False)
     return found
@@ -69,7 +70,8 @@ def customer_page(browser, site):
     contexts = []
 
     def open_page(name: str, width: int = 1000, height: int = 720):
-        context = browser.new_context(base_url=site["stack"].api_url, viewport={"width": width, "height": height})
+        context = browser.new_context(base_url=site["stack"].api_url,
+                                      viewport={"width": width, "height": height})
         context.set_default_timeout(15_000)
         context.add_init_script(f"localStorage.setItem('holdfast.customer', {name!r});")
         contexts.append(context)

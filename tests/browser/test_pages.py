@@ -24,7 +24,7 @@ def seat(page, seat_id):
 def test_pick_two_seats_hold_pay_and_see_them_sold_on_another_map(site, customer_page, shots):
     api = site["api"]
     event = published(api, name="Quartet evening", venue="Small hall", category="concert", capacity=None,
-                      seat_map={"rows": [{"name": "A", "seats": 8}, {"name": "B", "seats": 8}, {"name": "C", "seats": 8}]})
+                      seat_map={"rows": [{"name": row, "seats": 8} for row in "ABC"]})
     alice, bob = customer_page(customer()), customer_page(customer())
 
     alice.goto("/")
@@ -84,7 +84,8 @@ def test_a_short_hold_runs_out_and_the_page_says_what_happened(site, customer_pa
 
 
 def test_two_customers_race_for_one_seat_one_wins_the_other_is_told(site, customer_page):
-    event = published(site["api"], name="Last seat", capacity=None, seat_map={"rows": [{"name": "A", "seats": 3}]})
+    event = published(site["api"], name="Last seat", capacity=None,
+                      seat_map={"rows": [{"name": "A", "seats": 3}]})
     first, second = customer_page(customer()), customer_page(customer())
     for page in (first, second):
         page.goto(f"/event.html?id={event['event_id']}")
@@ -155,7 +156,8 @@ def test_operator_creates_an_event_and_resolves_a_review(site, customer_page, sh
     form.get_by_label("Starts", exact=True).fill("2031-06-01T19:30")
     form.get_by_label("Rows, as name:seats").fill("A:4, B:4")
     form.get_by_role("button", name="Create event").click()
-    expect(page.locator("#create-result")).to_contain_text('Created "Operator\'s own night" with 8 places and published it')
+    expect(page.locator("#create-result")).to_contain_text(
+        'Created "Operator\'s own night" with 8 places and published it')
     expect(page.locator("#sales tr", has_text="Operator's own night")).to_contain_text("8")
     shots(page, "operator-create-and-sales")
     listed = api.request("GET", "/events", params={"city": "Kazan"}).json()["events"]
@@ -177,7 +179,7 @@ def test_operator_creates_an_event_and_resolves_a_review(site, customer_page, sh
     api.wait_status(booking_id, who, "MANUAL_REVIEW")
 
     card = page.locator(f'article[data-booking="{booking_id}"]')
-    expect(card).to_contain_text("Paid in time, but the places were resolved".replace("resolved", "resold"))
+    expect(card).to_contain_text("Paid in time, but the places were resold")
     expect(card).to_contain_text("succeeded")
     card.locator("summary").click()
     expect(card.locator(".journal")).to_contain_text("manual review opened")

@@ -227,7 +227,8 @@ def test_return_url_names_the_booking_so_the_customer_comes_back_to_its_page(boo
     sent = []
     create = provider.create_payment
     provider.create_payment = lambda **kwargs: sent.append(kwargs["return_url"]) or create(**kwargs)
-    payments = PaymentService(store, provider, clock, bookings, "https://site.example/booking.html?id={booking_id}")
+    payments = PaymentService(store, provider, clock, bookings,
+                              "https://site.example/booking.html?id={booking_id}")
     booking = hold(bookings, ga_event)
     payments.start_payment(booking.booking_id, "alice", "pay-1")
     assert sent == [f"https://site.example/booking.html?id={booking.booking_id}"]
