@@ -58,10 +58,14 @@ def test_pick_two_seats_hold_pay_and_see_them_sold_on_another_map(site, customer
     expect(alice.locator("#journal")).to_contain_text("Paid while held; places sold")
     shots(alice, "booking-confirmed", full_page=True)
 
+    seat_answers = []
+    bob.on("response", lambda r: "/seats" in r.url and seat_answers.append(r.status))
     bob.goto(f"/event.html?id={event['event_id']}")
     for sold in ("B-4", "B-5"):
         expect(seat(bob, sold)).to_have_attribute("data-state", "sold")
         expect(seat(bob, sold)).to_be_disabled()
+    bob.wait_for_timeout(2500)      # the map is polled every second with If-None-Match
+    assert seat_answers[0] == 200 and 304 in seat_answers, seat_answers
     alice.goto(f"/event.html?id={event['event_id']}")
     expect(seat(alice, "B-4")).to_have_attribute("data-state", "mine")
     expect(alice.locator("#sold")).to_have_text("2")
@@ -195,3 +199,16 @@ def test_operator_creates_an_event_and_resolves_a_review(site, customer_page, sh
     admin = api.request("GET", f"/admin/bookings/{booking_id}", organizer=True).json()
     assert any(e["ids"].get("operator") == "olga" and "refund agreed by phone" in e["decision"]
                for e in admin["journal"])
+
+
+def test_a_high_demand_sale_goes_through_the_waiting_room(site, customer_page):
+    event = published(site["api"], name="Big sale", capacity=50, high_demand=True)
+    page = customer_page(customer())
+    page.goto(f"/event.html?id={event['event_id']}")
+    expect(page.locator("#room-text")).to_contain_text("Join the queue")
+    expect(page.locator("#buy")).to_be_hidden()          # no booking without admission
+    page.get_by_role("button", name="Join the queue").click()
+    expect(page.locator("#room-text")).to_contain_text("It is your turn", timeout=10_000)
+    page.get_by_label("Tickets").fill("2")
+    page.get_by_role("button", name="Hold", exact=True).click()   # carries the admission token
+    expect(page.locator("#status")).to_have_attribute("data-status", "HELD")
