@@ -5,9 +5,17 @@ from __future__ import annotations
 import re
 import time
 
-from playwright.sync_api import expect
+import pytest
 
+from tests.browser.conftest import HOW_TO_GET_A_BROWSER
 from tests.support.flows import booked_and_paying, customer
+
+try:
+    from playwright.sync_api import expect
+except ImportError:
+    pytest.fail(f"Playwright for Python is not installed. {HOW_TO_GET_A_BROWSER}", pytrace=False)
+
+pytestmark = pytest.mark.integration
 
 
 def published(api, **fields):
