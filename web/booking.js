@@ -86,10 +86,16 @@
     }
   }
 
+  // only ever to a web page: the provider's payment page is http(s)
+  function goToProvider(url) {
+    if (!/^https?:\/\//i.test(url || "")) throw new Error("The payment page could not be opened. Please try again.");
+    location.href = url;
+  }
+
   $("pay").addEventListener("click", async () => {
     showError("action-error", null);
     if (booking.payment && booking.payment.confirmation_url && booking.payment.status === "pending") {
-      location.href = booking.payment.confirmation_url;
+      try { goToProvider(booking.payment.confirmation_url); } catch (error) { showError("action-error", error); }
       return;
     }
     // one key per booking in this tab: a retry after an unanswered call never makes a second payment
@@ -99,7 +105,7 @@
     $("pay").disabled = true;
     try {
       const answer = await api("POST", `/bookings/${encodeURIComponent(bookingId)}/payment`, { key });
-      location.href = answer.confirmation_url;
+      goToProvider(answer.confirmation_url);
     } catch (error) {
       showError("action-error", error);
       refresh();
