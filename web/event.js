@@ -150,6 +150,14 @@
       location.href = `booking.html?id=${encodeURIComponent(booking.booking_id)}`;
     } catch (error) {
       showError("hold-error", error);
+      if (/^admission_/.test(error.code)) {
+        // the turn lapsed or belongs to another name: queue again
+        admissionToken = null;
+        sessionStorage.removeItem(`holdfast.admission.${eventId}`);
+        $("room-join").classList.remove("hidden");
+        $("room-text").textContent = "Join the queue again to get a new turn.";
+        renderCounts(event.counts);
+      }
       if (error.code === "seats_unavailable" || error.code === "sold_out") {
         seatsEtag = null;
         await Promise.all([refreshSeats(), refreshEvent()]);
