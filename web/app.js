@@ -36,7 +36,8 @@ const Holdfast = (() => {
   function identityHeaders() {
     if (config.identity === "authorizer") {
       const token = sessionStorage.getItem(TOKEN_KEY);
-      return token ? { Authorization: `Bearer ${token}` } : {};
+      // the REST API's Cognito user pool authorizer reads the token itself from Authorization
+      return token ? { Authorization: token } : {};
     }
     const name = customer();
     return name ? { "X-Customer-Id": name } : {};

@@ -3,7 +3,7 @@
 window.HOLDFAST_CONFIG = {
   apiBase: "",
   // "header": the customer types a name, sent as X-Customer-Id (local stack only).
-  // "authorizer": the customer signs in; the page sends the sign-in's ID token as Authorization.
+  // "authorizer": the customer signs in; the page sends the sign-in's ID token in Authorization.
   identity: "header",
   signInUrl: "",
 };
