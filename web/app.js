@@ -20,6 +20,11 @@ const Holdfast = (() => {
                        : `The request was refused (status ${status}).`);
     text = text.charAt(0).toUpperCase() + text.slice(1);
     if (!/[.!?]$/.test(text)) text += ".";
+    // a validation error names each field and what is wrong with it
+    const problems = error && error.details && Array.isArray(error.details.problems) ? error.details.problems : [];
+    if (problems.length) {
+      text += " " + problems.slice(0, 4).map((p) => `${String(p.field).replace(/\.(\d+)\./g, " $1 ").replace(/[._]/g, " ")}: ${p.problem}.`).join(" ");
+    }
     if (retryAfter) text += ` Please try again in ${retryAfter} second${retryAfter === "1" ? "" : "s"}.`;
     return text;
   }

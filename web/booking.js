@@ -81,7 +81,8 @@
       render();
       return !FINAL.has(booking.status);
     } catch (error) {
-      showError("error", error);
+      const anonymous = error.status === 401 && Holdfast.config.identity === "header" && !Holdfast.customer();
+      showError("error", anonymous ? "Type your name at the top of the page to see your booking." : error);
       return error.status !== 404 && error.status !== 403;
     }
   }
