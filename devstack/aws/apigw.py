@@ -6,12 +6,14 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import mimetypes
 import re
 import threading
 import time
 import uuid
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -98,9 +100,12 @@ def _json_response(handler: BaseHTTPRequestHandler, status: int, payload: dict[s
 
 class ApiGatewayServer:
     def __init__(self, routes: list[Route], host: str = "127.0.0.1", port: int = 3000,
-                 account_id: str = "123456789012"):
+                 account_id: str = "123456789012", static_dir: str | Path | None = None):
         self.routes = routes
         self.account_id = account_id
+        # The web pages (web/), served same-origin as on AWS, where CloudFront puts the site and
+        # the API under one host: a path that no API route matches may name a page file.
+        self.static_dir = Path(static_dir).resolve() if static_dir else None
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -161,6 +166,8 @@ class ApiGatewayServer:
             body_bytes = request.rfile.read(int(length_header)) if length_header else b""
 
         candidates = [r for r in self.routes if r.pattern.match(path)]
+        if not candidates and method in ("GET", "HEAD") and self._serve_static(request, path):
+            return
         if not candidates:
             _json_response(request, 404, {
                 "message": "Missing Authentication Token",
@@ -183,6 +190,27 @@ class ApiGatewayServer:
             _json_response(request, 502, {"message": "Internal server error"})
             return
         self._respond(request, route, result)
+
+    def _serve_static(self, request: BaseHTTPRequestHandler, path: str) -> bool:
+        if self.static_dir is None:
+            return False
+        relative = "index.html" if path == "/" else path.lstrip("/")
+        target = (self.static_dir / relative).resolve()
+        if not target.is_file() or not target.is_relative_to(self.static_dir):
+            return False
+        data = target.read_bytes()
+        kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+        if kind.startswith("text/") or kind in ("application/javascript", "text/javascript"):
+            kind += "; charset=utf-8"
+        request.send_response(200)
+        request.send_header("Content-Type", kind)
+        request.send_header("Content-Length", str(len(data)))
+        request.send_header("Cache-Control", "no-cache")
+        request.send_header("X-Content-Type-Options", "nosniff")
+        request.end_headers()
+        if request.command != "HEAD":
+            request.wfile.write(data)
+        return True
 
     @staticmethod
     def _drain(request: BaseHTTPRequestHandler, length: int) -> None:

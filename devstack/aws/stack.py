@@ -61,7 +61,8 @@ def local_parameters(api_url: str) -> dict[str, Any]:
         "ProviderShopId": "100500",
         "AllowedWebhookNetworks": "127.0.0.1/32",
         "CustomerIdentitySource": "header",
-        "PaymentReturnUrl": f"{api_url}/bookings",
+        # the booking page of web/, which the API stand-in serves on the same origin
+        "PaymentReturnUrl": f"{api_url}/booking.html?id={{booking_id}}",
         "DefaultHoldTtlSeconds": "600",
     }
 
@@ -192,7 +193,9 @@ class LocalStack:
         self._started = True
 
         # the API server binds first: its URL is a parameter value (PaymentReturnUrl)
-        self._api = ApiGatewayServer([], self.host, self._requested_api_port, ACCOUNT_ID)
+        web = self.repo_root / "web"
+        self._api = ApiGatewayServer([], self.host, self._requested_api_port, ACCOUNT_ID,
+                                     static_dir=web if web.is_dir() else None)
         self.api_url = f"http://{self.host}:{self._api.port}"
 
         self._start_moto()
@@ -368,13 +371,14 @@ class LocalStack:
             if condition and not resolver.condition(condition):
                 continue
             rtype = resource["Type"]
-            props = resolver.resolve(resource.get("Properties") or {})
             creator = getattr(self, "_create_" + rtype.replace("::", "_").replace("AWS_", "", 1), None)
             if creator is None:
+                # not resolved either: such a resource (the web pages' CloudFront distribution)
+                # may name attributes of others that exist only on AWS
                 self.logger.debug("not emulated, recorded only: %s (%s)", logical_id, rtype)
                 ref, attrs = logical_id, {}
             else:
-                ref, attrs = creator(logical_id, props)
+                ref, attrs = creator(logical_id, resolver.resolve(resource.get("Properties") or {}))
             resolver.refs[logical_id] = ref
             resolver.attributes[logical_id] = attrs
             self.resources[logical_id] = ref

@@ -69,7 +69,7 @@ def test_environment_and_secret_are_local(real_stack):
     assert env["PROVIDER_SHOP_ID"] == "100500"
     assert env["ALLOWED_WEBHOOK_NETWORKS"] == "127.0.0.1/32"
     assert env["CUSTOMER_IDENTITY_SOURCE"] == "header"
-    assert env["PAYMENT_RETURN_URL"] == f"{real_stack.api_url}/bookings"
+    assert env["PAYMENT_RETURN_URL"] == f"{real_stack.api_url}/booking.html?id={{booking_id}}"
     assert "POWERTOOLS_SERVICE_NAME" not in env  # differs per function
     assert real_stack.functions["BookingsApiFunction"].import_environment == {"POWERTOOLS_SERVICE_NAME": "bookings"}
     secret = real_stack.boto3_client("secretsmanager").get_secret_value(SecretId="holdfast/provider")

@@ -74,3 +74,33 @@ def test_parameters_and_order_of_the_real_template():
         resolve_parameters(template, {"ProviderShopId": "1", "CustomerIdentitySource": "cookie"})
     order = creation_order(template["Resources"])
     assert order.index("PaymentEventsDeadLetterQueue") < order.index("PaymentEventsQueue")
+
+
+def test_the_api_stand_in_serves_the_web_pages_only_where_no_route_matches(tmp_path):
+    import http.client
+
+    from devstack.aws.apigw import ApiGatewayServer
+
+    web = tmp_path / "web"
+    web.mkdir()
+    (web / "index.html").write_text("<h1>home</h1>")
+    (web / "app.js").write_text("let x = 1;")
+    (tmp_path / "secret.txt").write_text("outside the folder")
+    server = ApiGatewayServer([], port=0, static_dir=web)
+    server.start()
+    try:
+        def get(path, method="GET"):
+            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+            connection.request(method, path)
+            answer = connection.getresponse()
+            return answer.status, answer.getheader("Content-Type"), answer.read()
+
+        assert get("/") == (200, "text/html; charset=utf-8", b"<h1>home</h1>")
+        status, kind, body = get("/app.js")
+        assert status == 200 and "javascript" in kind and body == b"let x = 1;"
+        for outside in ("/../secret.txt", "/%2e%2e/secret.txt", "/nope.html"):
+            status, kind, body = get(outside)
+            assert status == 404 and json.loads(body)["error"]["code"] == "route_not_found", outside
+        assert get("/index.html", "POST")[0] == 404      # pages are read-only
+    finally:
+        server.stop()

@@ -218,3 +218,17 @@ def test_amount_mismatch_goes_to_review_and_releases(bookings, payments, provide
     assert payments.apply_provider_payment(provider.get_payment(payment_id)) == "amount_mismatch"
     assert bookings.view(booking.booking_id, "alice")["status"] == "MANUAL_REVIEW"
     assert counts(catalog, ga_event)["held"] == 0
+
+
+def test_return_url_names_the_booking_so_the_customer_comes_back_to_its_page(bookings, store, provider, clock,
+                                                                              ga_event):
+    from holdfast.services.payments import PaymentService
+
+    sent = []
+    create = provider.create_payment
+    provider.create_payment = lambda **kwargs: sent.append(kwargs["return_url"]) or create(**kwargs)
+    payments = PaymentService(store, provider, clock, bookings,
+                              "https://site.example/booking.html?id={booking_id}")
+    booking = hold(bookings, ga_event)
+    payments.start_payment(booking.booking_id, "alice", "pay-1")
+    assert sent == [f"https://site.example/booking.html?id={booking.booking_id}"]

@@ -109,7 +109,8 @@ class PaymentService(RefundsMixin):
             description=f"Holdfast booking {booking.booking_id}",
             metadata={"booking_id": booking.booking_id, "event_id": booking.event_id},
             capture=booking.payment_mode is PaymentMode.ONE_STAGE,
-            return_url=self.return_url,
+            # `{booking_id}` in the configured URL brings the customer back to that booking's page
+            return_url=self.return_url.replace("{booking_id}", booking.booking_id),
             idempotence_key=booking.payment.idempotence_key,
         )
 

@@ -1,0 +1,224 @@
+"""The customer and operator pages in Chromium against the local stack: what a person sees and
+does, end to end. Each test creates its own event, so they share one stack and one browser."""
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from tests.browser.conftest import HOW_TO_GET_A_BROWSER
+from tests.support.flows import booked_and_paying, customer
+
+try:
+    from playwright.sync_api import expect
+except ImportError:
+    pytest.fail(f"Playwright for Python is not installed. {HOW_TO_GET_A_BROWSER}", pytrace=False)
+
+pytestmark = pytest.mark.integration
+
+
+def published(api, **fields):
+    event = api.create_event(**fields)
+    answer = api.request("POST", f"/events/{event['event_id']}/publish", organizer=True)
+    assert answer.status_code == 200, answer.text
+    return event
+
+
+def seat(page, seat_id):
+    return page.locator(f'.seat[data-seat="{seat_id}"]')
+
+
+def test_pick_two_seats_hold_pay_and_see_them_sold_on_another_map(site, customer_page, shots):
+    api = site["api"]
+    event = published(api, name="Quartet evening", venue="Small hall", category="concert", capacity=None,
+                      seat_map={"rows": [{"name": row, "seats": 8} for row in "ABC"]})
+    alice, bob = customer_page(customer()), customer_page(customer())
+
+    alice.goto("/")
+    expect(alice.get_by_role("link", name=re.compile("Quartet evening"))).to_be_visible()
+    shots(alice, "catalog")
+    alice.get_by_role("link", name=re.compile("Quartet evening")).click()
+    expect(seat(alice, "B-4")).to_have_attribute("data-state", "available")
+    seat(alice, "B-4").click()
+    seat(alice, "B-5").focus()              # the second seat by keyboard
+    alice.keyboard.press("Enter")
+    expect(seat(alice, "B-5")).to_have_attribute("aria-pressed", "true")
+    expect(alice.locator("#picked")).to_contain_text("B-4, B-5")
+    shots(alice, "event-seat-map", full_page=True)
+    alice.get_by_role("button", name="Hold", exact=True).click()
+
+    expect(alice).to_have_url(re.compile(r"/booking\.html\?id="))
+    expect(alice.locator("#status")).to_have_attribute("data-status", "HELD")
+    expect(alice.locator("#countdown")).to_have_text(re.compile(r"^(9|10):\d\d$"))
+    expect(alice.locator("#after")).to_contain_text("go back on sale")
+    shots(alice, "booking-held")
+    booking_url = alice.url
+
+    alice.get_by_role("button", name="Pay").click()
+    expect(alice).to_have_url(re.compile(r"/checkout/"))       # the sandbox's payment page
+    alice.get_by_role("button", name="Pay").click()
+    expect(alice).to_have_url(booking_url)                     # back through return_url
+    expect(alice.locator("#status")).to_have_attribute("data-status", "CONFIRMED")
+    expect(alice.locator("#status")).to_have_text("Paid and confirmed")
+    expect(alice.locator("#places")).to_have_text("Seats B-4, B-5")
+    expect(alice.locator("#amount")).to_contain_text("2,000")
+    expect(alice.locator("#journal")).to_contain_text("Paid while held; places sold")
+    shots(alice, "booking-confirmed", full_page=True)
+
+    seat_answers = []
+    bob.on("response", lambda r: "/seats" in r.url and seat_answers.append(r.status))
+    bob.goto(f"/event.html?id={event['event_id']}")
+    for sold in ("B-4", "B-5"):
+        expect(seat(bob, sold)).to_have_attribute("data-state", "sold")
+        expect(seat(bob, sold)).to_be_disabled()
+    deadline = time.monotonic() + 5     # the map is polled every second with If-None-Match
+    while 304 not in seat_answers and time.monotonic() < deadline:
+        bob.wait_for_timeout(200)
+    assert seat_answers[0] == 200 and 304 in seat_answers, seat_answers
+    alice.goto(f"/event.html?id={event['event_id']}")
+    expect(seat(alice, "B-4")).to_have_attribute("data-state", "mine")
+    expect(alice.locator("#sold")).to_have_text("2")
+
+
+def test_a_short_hold_runs_out_and_the_page_says_what_happened(site, customer_page, shots):
+    event = published(site["api"], name="Short hold night", capacity=5, hold_ttl_seconds=3)
+    page = customer_page(customer(), width=390, height=760)     # a phone-sized screen
+    page.goto(f"/event.html?id={event['event_id']}")
+    page.get_by_label("Tickets").fill("2")
+    page.get_by_role("button", name="Hold", exact=True).click()
+    expect(page.locator("#countdown")).to_have_text(re.compile(r"^0:0[0-3]$"))
+    shots(page, "phone-booking-held")
+    expect(page.locator("#status")).to_have_attribute("data-status", "EXPIRED", timeout=15_000)
+    expect(page.locator("#status")).to_have_text("Your hold ran out: nothing was charged")
+    expect(page.locator("#explain")).to_have_text("Unpaid at the deadline; places released.")
+    expect(page.locator("#pay")).to_be_hidden()
+    shots(page, "phone-booking-expired")
+    assert site["api"].counts(event["event_id"]) == {"available": 5, "held": 0, "sold": 0}
+
+
+def test_two_customers_race_for_one_seat_one_wins_the_other_is_told(site, customer_page):
+    event = published(site["api"], name="Last seat", capacity=None,
+                      seat_map={"rows": [{"name": "A", "seats": 3}]})
+    first, second = customer_page(customer()), customer_page(customer())
+    for page in (first, second):
+        page.goto(f"/event.html?id={event['event_id']}")
+        seat(page, "A-2").click()
+        expect(seat(page, "A-2")).to_have_attribute("aria-pressed", "true")
+    # both press Hold before either answer is back
+    first.locator("#hold").dispatch_event("click")
+    second.locator("#hold").dispatch_event("click")
+
+    def outcome(page):
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if "/booking.html" in page.url:
+                return "won"
+            if page.locator("#hold-error").is_visible():
+                return "told"
+            page.wait_for_timeout(50)
+        raise AssertionError(f"neither a booking nor an error on {page.url}")
+
+    results = {outcome(first): first, outcome(second): second}
+    assert set(results) == {"won", "told"}, results
+    loser = results["told"]
+    expect(loser.locator("#hold-error")).to_contain_text("taken or held by someone else.")
+    expect(loser.locator("#hold-error")).not_to_contain_text("{")
+    expect(seat(loser, "A-2")).to_have_attribute("data-state", "held")
+    expect(seat(loser, "A-2")).to_have_attribute("aria-pressed", "false")
+
+    loser.get_by_label("Best available").fill("1")       # let the engine choose instead
+    loser.get_by_role("button", name="Hold the best 1").click()
+    expect(loser.locator("#status")).to_have_attribute("data-status", "HELD")
+    expect(loser.locator("#places")).to_have_text(re.compile(r"^Seats A-(1|3)$"))
+
+
+def test_sold_out_join_the_waitlist_see_the_position_then_the_offer(site, customer_page, shots):
+    api = site["api"]
+    event = published(api, name="Tiny room", capacity=1)
+    rival = customer()
+    taken = api.book(event["event_id"], rival, {"quantity": 1})
+    assert taken.status_code == 201, taken.text
+
+    page = customer_page(customer())
+    page.goto(f"/event.html?id={event['event_id']}")
+    expect(page.get_by_role("heading", name="Sold out")).to_be_visible()
+    expect(page.locator("#buy")).to_be_hidden()
+    page.get_by_role("button", name="Join the waitlist").click()
+    expect(page.locator("#waitlist-text")).to_contain_text("You are number 1 on the waitlist")
+    shots(page, "waitlist-position")
+
+    assert api.cancel(taken.json()["booking_id"], rival).status_code == 200
+    expect(page.locator("#waitlist-text")).to_contain_text("Your turn came", timeout=15_000)
+    page.get_by_role("link", name="Pay for them on your booking page").click()
+    expect(page.locator("#status")).to_have_attribute("data-status", "HELD")
+    expect(page.locator("#places")).to_have_text("1 place(s)")
+
+
+def test_operator_creates_an_event_and_resolves_a_review(site, customer_page, shots):
+    api, sandbox = site["api"], site["control"]
+    page = customer_page("operator-olga")
+    page.goto("/operator.html")
+    page.get_by_label("Organizer key").fill("local-organizer-key")
+    page.get_by_label("Your name").fill("olga")
+    page.get_by_role("button", name="Use").click()
+
+    form = page.locator("#create")
+    form.get_by_label("Name", exact=True).fill("Operator's own night")
+    form.get_by_label("Venue", exact=True).fill("Cellar")
+    form.get_by_label("City", exact=True).fill("Kazan")
+    form.get_by_label("Starts", exact=True).fill("2031-06-01T19:30")
+    form.get_by_label("Rows, as name:seats").fill("A:4, B:4")
+    form.get_by_role("button", name="Create event").click()
+    expect(page.locator("#create-result")).to_contain_text(
+        'Created "Operator\'s own night" with 8 places and published it')
+    expect(page.locator("#sales tr", has_text="Operator's own night")).to_contain_text("8")
+    shots(page, "operator-create-and-sales")
+    listed = api.request("GET", "/events", params={"city": "Kazan"}).json()["events"]
+    assert [e["name"] for e in listed] == ["Operator's own night"]
+
+    # a booking paid in time but reported after its place was resold: a case for an operator
+    event = api.create_event(capacity=1, hold_ttl_seconds=3)
+    who, rival = customer(), customer()
+    booking_id, payment_id = booked_and_paying(api, event, who)
+    sandbox.add_fault("hold", times=1, match={"object_id": payment_id})
+    sandbox.add_fault("error_500_before", route="GET /v3/payments/{id}", times=1000)
+    try:
+        sandbox.pay(payment_id)
+        api.wait_status(booking_id, who, "EXPIRED", timeout=15)
+        assert api.book(event["event_id"], rival).status_code == 201
+    finally:
+        sandbox.clear_faults()
+    sandbox.release(object_id=payment_id)
+    api.wait_status(booking_id, who, "MANUAL_REVIEW")
+
+    card = page.locator(f'article[data-booking="{booking_id}"]')
+    expect(card).to_contain_text("Paid in time, but the places were resold")
+    expect(card).to_contain_text("succeeded")
+    card.locator("summary").click()
+    expect(card.locator(".journal")).to_contain_text("manual review opened")
+    card.get_by_label("Decision").select_option("refund")
+    card.get_by_label("Note").fill("paid in time; refund agreed by phone")
+    shots(page, "operator-review")
+    card.get_by_role("button", name="Record decision").click()
+    expect(card.locator(".notice")).to_contain_text("Done: the booking is now refund")
+    expect(card.locator(".journal")).to_contain_text("olga")
+
+    final = api.wait_status(booking_id, who, "REFUNDED")
+    assert "olga" not in str(final["journal"])
+    admin = api.request("GET", f"/admin/bookings/{booking_id}", organizer=True).json()
+    assert any(e["ids"].get("operator") == "olga" and "refund agreed by phone" in e["decision"]
+               for e in admin["journal"])
+
+
+def test_a_high_demand_sale_goes_through_the_waiting_room(site, customer_page):
+    event = published(site["api"], name="Big sale", capacity=50, high_demand=True)
+    page = customer_page(customer())
+    page.goto(f"/event.html?id={event['event_id']}")
+    expect(page.locator("#room-text")).to_contain_text("Join the queue")
+    expect(page.locator("#buy")).to_be_hidden()          # no booking without admission
+    page.get_by_role("button", name="Join the queue").click()
+    expect(page.locator("#room-text")).to_contain_text("It is your turn", timeout=10_000)
+    page.get_by_label("Tickets").fill("2")
+    page.get_by_role("button", name="Hold", exact=True).click()   # carries the admission token
+    expect(page.locator("#status")).to_have_attribute("data-status", "HELD")

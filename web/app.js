@@ -1,0 +1,181 @@
+// Holdfast pages: what every page shares. No framework, no third-party code.
+"use strict";
+
+const Holdfast = (() => {
+  const config = Object.assign({ apiBase: "", identity: "header", signInUrl: "" }, window.HOLDFAST_CONFIG || {});
+  const NAME_KEY = "holdfast.customer";
+  const TOKEN_KEY = "holdfast.idToken";
+
+  function customer() { return (localStorage.getItem(NAME_KEY) || "").trim(); }
+
+  function setCustomer(name) { localStorage.setItem(NAME_KEY, name.trim()); }
+
+  // The sentence shown for a failed call: the API's own message (its errors are written for
+  // people), with what to do about a wait; never the raw body.
+  function sentence(status, body, retryAfter) {
+    const error = body && body.error;
+    let text = error && typeof error.message === "string" && error.message
+      ? error.message
+      : (status >= 500 ? "The booking service had a problem. Please try again in a moment."
+                       : `The request was refused (status ${status}).`);
+    text = text.charAt(0).toUpperCase() + text.slice(1);
+    if (!/[.!?]$/.test(text)) text += ".";
+    // a validation error names each field and what is wrong with it
+    const problems = error && error.details && Array.isArray(error.details.problems) ? error.details.problems : [];
+    if (problems.length) {
+      text += " " + problems.slice(0, 4).map((p) => `${String(p.field).replace(/\.(\d+)\./g, " $1 ").replace(/[._]/g, " ")}: ${p.problem}.`).join(" ");
+    }
+    if (retryAfter) text += ` Please try again in ${retryAfter} second${retryAfter === "1" ? "" : "s"}.`;
+    return text;
+  }
+
+  class ApiError extends Error {
+    constructor(status, body, retryAfter) {
+      super(sentence(status, body, retryAfter));
+      this.status = status;
+      this.code = body && body.error ? body.error.code : "";
+      this.details = body && body.error ? body.error.details : undefined;
+    }
+  }
+
+  function identityHeaders() {
+    if (config.identity === "authorizer") {
+      const token = sessionStorage.getItem(TOKEN_KEY);
+      // the REST API's Cognito user pool authorizer reads the token itself from Authorization
+      return token ? { Authorization: token } : {};
+    }
+    const name = customer();
+    return name ? { "X-Customer-Id": name } : {};
+  }
+
+  function newKey() {
+    if (crypto.randomUUID) return crypto.randomUUID();
+    return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+  }
+
+  // One call to the API. Options: body, key (Idempotency-Key), organizerKey, headers, etag.
+  async function api(method, path, options = {}) {
+    const headers = Object.assign({}, identityHeaders(), options.headers || {});
+    if (options.body !== undefined) headers["Content-Type"] = "application/json";
+    if (options.key) headers["Idempotency-Key"] = options.key;
+    if (options.organizerKey) headers["X-Api-Key"] = options.organizerKey;
+    if (options.etag) headers["If-None-Match"] = options.etag;
+    let answer;
+    try {
+      answer = await fetch(config.apiBase + path, {
+        method, headers, cache: "no-store",
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      });
+    } catch (_) {
+      throw new ApiError(0, { error: { message: "Could not reach the booking service. Check your connection and try again." } });
+    }
+    if (answer.status === 304) return { notModified: true, etag: options.etag };
+    let body = null;
+    try { body = await answer.json(); } catch (_) { body = null; }
+    if (!answer.ok) throw new ApiError(answer.status, body, answer.headers.get("Retry-After"));
+    if (body && typeof body === "object" && !Array.isArray(body)) {
+      Object.defineProperty(body, "etag", { value: answer.headers.get("ETag"), enumerable: false });
+    }
+    return body;
+  }
+
+  function el(tag, attrs = {}, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs)) {
+      if (value === undefined || value === null || value === false) continue;
+      if (name === "class") node.className = value;
+      else if (name === "text") node.textContent = value;
+      else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+      else node.setAttribute(name, value === true ? "" : value);
+    }
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  function showError(target, error) {
+    const box = typeof target === "string" ? document.getElementById(target) : target;
+    if (!box) return;
+    if (!error) { box.textContent = ""; box.classList.add("hidden"); return; }
+    box.textContent = error instanceof Error ? error.message : String(error);
+    box.classList.remove("hidden");
+  }
+
+  function money(amount) {
+    if (!amount) return "";
+    const value = Number(amount.value);
+    try {
+      return new Intl.NumberFormat(undefined, { style: "currency", currency: amount.currency }).format(value);
+    } catch (_) { return `${amount.value} ${amount.currency}`; }
+  }
+
+  function when(iso) {
+    if (!iso) return "";
+    const date = new Date(iso);
+    return isNaN(date) ? iso : date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+  }
+
+  function param(name) { return new URLSearchParams(location.search).get(name); }
+
+  // Bookings this browser made, per event, so the map can colour the customer's own seats.
+  function rememberBooking(eventId, bookingId) {
+    const all = JSON.parse(localStorage.getItem("holdfast.bookings") || "{}");
+    const key = `${customer()}|${eventId}`;
+    all[key] = Array.from(new Set([...(all[key] || []), bookingId])).slice(-20);
+    localStorage.setItem("holdfast.bookings", JSON.stringify(all));
+  }
+
+  function rememberedBookings(eventId) {
+    const all = JSON.parse(localStorage.getItem("holdfast.bookings") || "{}");
+    return all[`${customer()}|${eventId}`] || [];
+  }
+
+  // The header's identity box: a typed name locally, the sign-in on AWS.
+  function identityBox() {
+    const box = document.getElementById("who");
+    if (!box) return;
+    if (config.identity === "authorizer") {
+      const signedIn = Boolean(sessionStorage.getItem(TOKEN_KEY));
+      box.append(signedIn ? el("span", { text: "Signed in" })
+        : el("a", { href: config.signInUrl || "#", text: "Sign in" }));
+      return;
+    }
+    const input = el("input", { id: "customer-name", "aria-label": "Your name", placeholder: "Your name",
+                                value: customer(), autocomplete: "nickname" });
+    const save = el("button", { type: "button", class: "secondary", text: "Use" });
+    const apply = () => { setCustomer(input.value); document.dispatchEvent(new CustomEvent("holdfast:identity")); };
+    save.addEventListener("click", apply);
+    input.addEventListener("keydown", (e) => { if (e.key === "Enter") apply(); });
+    box.append(el("label", { for: "customer-name", class: "muted", text: "You are" }), input, save);
+  }
+
+  // Sign-in handoff on AWS: the sign-in page returns with #id_token=... (an OAuth implicit or
+  // hosted-UI redirect); keep the token for this tab only.
+  function takeToken() {
+    const match = /(?:^|[#&])id_token=([^&]+)/.exec(location.hash);
+    if (match) {
+      sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
+      history.replaceState(null, "", location.pathname + location.search);
+    }
+  }
+
+  // Repeats fn every `ms` while the page is visible; fn returning false stops it.
+  function every(ms, fn) {
+    let timer = null, stopped = false;
+    const tick = async () => {
+      if (stopped) return;
+      let again = true;
+      try { again = (await fn()) !== false; } catch (_) { again = true; }
+      if (again && !stopped) timer = setTimeout(tick, ms);
+    };
+    tick();
+    return () => { stopped = true; clearTimeout(timer); };
+  }
+
+  document.addEventListener("DOMContentLoaded", () => { takeToken(); identityBox(); });
+
+  return { config, api, ApiError, el, showError, money, when, param, customer, newKey, every,
+           rememberBooking, rememberedBookings };
+})();

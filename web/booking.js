@@ -1,0 +1,133 @@
+"use strict";
+(() => {
+  const { api, el, showError, money, when, param, newKey, every } = Holdfast;
+  const bookingId = param("id");
+  const $ = (id) => document.getElementById(id);
+  // Short headings only; the explanation under each is the API's own customer-facing text (the
+  // journal's decision and, in review, review.next_step).
+  const HEADINGS = {
+    HELD: ["Held for you: pay to keep your places", "wait"],
+    PAYMENT_PENDING: ["Waiting for your payment", "wait"],
+    CONFIRMED: ["Paid and confirmed", "good"],
+    EXPIRED: ["Your hold ran out: nothing was charged", "bad"],
+    CANCELLED: ["Cancelled", "bad"],
+    PAYMENT_FAILED: ["The payment did not go through: nothing was charged", "bad"],
+    REFUND_PENDING: ["Your money is being refunded", "wait"],
+    REFUNDED: ["Refunded", "good"],
+    MANUAL_REVIEW: ["Our team is checking your booking", "wait"],
+  };
+  const FINAL = new Set(["CONFIRMED", "EXPIRED", "CANCELLED", "PAYMENT_FAILED", "REFUNDED"]);
+  let booking = null;
+  let ticker = null;
+
+  // The journal's own words, with its UTC timestamps shown in the reader's time
+  function sentence(text) {
+    if (!text) return "";
+    text = text.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z/g, (iso) => when(iso));
+    return text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?]$/.test(text) ? "" : ".");
+  }
+
+  function render() {
+    const [heading, tone] = HEADINGS[booking.status] || [booking.status, "wait"];
+    const status = $("status");
+    status.textContent = heading;
+    status.className = `status ${tone}`;
+    status.dataset.status = booking.status;
+    const changes = booking.journal.filter((e) => e.from_status !== e.to_status);
+    const last = changes[changes.length - 1];
+    $("explain").textContent = last ? sentence(last.decision) : "";
+    const next = booking.status === "MANUAL_REVIEW" && booking.review && booking.review.next_step;
+    $("next").textContent = next || "";
+    $("next").classList.toggle("hidden", !next);
+
+    const places = booking.places.seats ? `Seats ${booking.places.seats.join(", ")}` : `${booking.places.quantity} place(s)`;
+    $("places").textContent = places;
+    $("amount").textContent = money(booking.amount);
+    const payment = booking.payment;
+    $("payment").textContent = !payment ? "Not started"
+      : ({ pending: "Started, not paid yet", waiting_for_capture: "Authorised", succeeded: "Paid", canceled: "Cancelled, nothing charged" }[payment.status] || "Being checked");
+    $("booking-id").textContent = booking.booking_id;
+    $("event-link").href = `event.html?id=${encodeURIComponent(booking.event_id)}`;
+    $("event-link").classList.remove("hidden");
+
+    const holding = booking.status === "HELD" || booking.status === "PAYMENT_PENDING";
+    $("hold").classList.toggle("hidden", !holding || !booking.hold_expires_at);
+    $("after").textContent = "When the time runs out the places go back on sale and nothing is charged. A payment that arrives too late is given back.";
+    $("pay").classList.toggle("hidden", !holding);
+    $("pay").textContent = payment && payment.confirmation_url ? "Continue to payment" : "Pay";
+    $("cancel").classList.toggle("hidden", !(holding || booking.status === "CONFIRMED"));
+    $("cancel").textContent = booking.status === "CONFIRMED" ? "Cancel and get a refund" : "Give the places up";
+
+    const journal = $("journal");
+    journal.replaceChildren(...booking.journal.map((entry) => el("li", {},
+      el("time", { datetime: entry.at, text: when(entry.at) }), sentence(entry.decision))));
+    tick();
+  }
+
+  function tick() {
+    if (!booking || !booking.hold_expires_at) return;
+    const left = Math.max(0, Math.floor((Date.parse(booking.hold_expires_at) - Date.now()) / 1000));
+    const minutes = Math.floor(left / 60), seconds = left % 60;
+    $("countdown").textContent = left > 0 ? `${minutes}:${String(seconds).padStart(2, "0")}` : "0:00";
+    if (left === 0 && (booking.status === "HELD" || booking.status === "PAYMENT_PENDING")) {
+      $("after").textContent = "Time is up: the places are being released. If your payment went through in time, your booking is still confirmed.";
+    }
+  }
+
+  async function refresh() {
+    try {
+      booking = await api("GET", `/bookings/${encodeURIComponent(bookingId)}`);
+      showError("error", null);
+      render();
+      return !FINAL.has(booking.status);
+    } catch (error) {
+      const anonymous = error.status === 401 && Holdfast.config.identity === "header" && !Holdfast.customer();
+      showError("error", anonymous ? "Type your name at the top of the page to see your booking." : error);
+      return error.status !== 404 && error.status !== 403;
+    }
+  }
+
+  // only ever to a web page: the provider's payment page is http(s)
+  function goToProvider(url) {
+    if (!/^https?:\/\//i.test(url || "")) throw new Error("The payment page could not be opened. Please try again.");
+    location.href = url;
+  }
+
+  $("pay").addEventListener("click", async () => {
+    showError("action-error", null);
+    if (booking.payment && booking.payment.confirmation_url && booking.payment.status === "pending") {
+      try { goToProvider(booking.payment.confirmation_url); } catch (error) { showError("action-error", error); }
+      return;
+    }
+    // one key per booking in this tab: a retry after an unanswered call never makes a second payment
+    const keyName = `holdfast.pay.${bookingId}`;
+    const key = sessionStorage.getItem(keyName) || newKey();
+    sessionStorage.setItem(keyName, key);
+    $("pay").disabled = true;
+    try {
+      const answer = await api("POST", `/bookings/${encodeURIComponent(bookingId)}/payment`, { key });
+      goToProvider(answer.confirmation_url);
+    } catch (error) {
+      showError("action-error", error);
+      refresh();
+    } finally { $("pay").disabled = false; }
+  });
+
+  $("cancel").addEventListener("click", async () => {
+    showError("action-error", null);
+    const refund = booking.status === "CONFIRMED";
+    if (!confirm(refund ? "Cancel this booking? Your payment will be refunded." : "Give these places up?")) return;
+    try {
+      booking = Object.assign(await api("POST", `/bookings/${encodeURIComponent(bookingId)}/cancel`), { journal: booking.journal });
+      render();
+      poll();
+    } catch (error) { showError("action-error", error); }
+  });
+
+  let stop = null;
+  function poll() { if (stop) stop(); stop = every(1000, refresh); }
+
+  if (!bookingId) showError("error", "This page needs a booking: open it from the event page after holding places.");
+  else { poll(); ticker = setInterval(tick, 250); }
+  document.addEventListener("holdfast:identity", poll);
+})();

@@ -1,0 +1,9 @@
+// Deployment settings of the pages. Locally the API is served on the same origin (apiBase "").
+// On AWS the deploy step rewrites this file: see README "Web pages".
+window.HOLDFAST_CONFIG = {
+  apiBase: "",
+  // "header": the customer types a name, sent as X-Customer-Id (local stack only).
+  // "authorizer": the customer signs in; the page sends the sign-in's ID token in Authorization.
+  identity: "header",
+  signInUrl: "",
+};
