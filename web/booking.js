@@ -52,7 +52,7 @@
 
     const holding = booking.status === "HELD" || booking.status === "PAYMENT_PENDING";
     $("hold").classList.toggle("hidden", !holding || !booking.hold_expires_at);
-    $("after").textContent = "When the time runs out the places go back on sale and nothing is charged. A payment that arrives too late is given back.";
+    $("after").textContent = "When the time runs out the places go back on sale and nothing is charged. If your payment still arrives after that, you get the places back while they are free; otherwise the money is refunded.";
     $("pay").classList.toggle("hidden", !holding);
     $("pay").textContent = payment && payment.confirmation_url ? "Continue to payment" : "Pay";
     $("cancel").classList.toggle("hidden", !(holding || booking.status === "CONFIRMED"));
