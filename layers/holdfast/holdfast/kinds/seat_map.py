@@ -89,4 +89,4 @@ class SeatMap(Kind):
 
     @staticmethod
     def _consistent_states(store: InventoryReads, event_id: str) -> dict[str, str]:
-        return {unit["sk"].removeprefix("UNIT#"): unit["state"] for unit in store.list_units(event_id)}
+        return {unit["unit"]: unit["state"] for unit in store.list_units(event_id)}
