@@ -69,6 +69,9 @@ class StandingZones(Kind):
         pools = store.read_pools(event_id)
         return {state: sum(getattr(pool, state) for pool in pools) for state in ("available", "held", "sold")}
 
+    def largest_hold(self, store: InventoryReads, event_id: str) -> int:
+        return max((pool.available for pool in store.read_pools(event_id)), default=0)  # never split
+
     def describe_places(self, places: Places) -> dict[str, Any]:
         return {**super().describe_places(places), "zone": "front" if places.pools[0][0] == FRONT else "back"}
 

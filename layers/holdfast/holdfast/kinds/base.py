@@ -24,7 +24,9 @@ class InventoryReads(Protocol):
 
     def read_units(self, event_id: str, unit_ids: Iterable[str]) -> dict[str, dict[str, Any]]: ...
 
-    def list_units(self, event_id: str) -> list[dict[str, Any]]: ...
+    def list_units(self, event_id: str) -> list[dict[str, Any]]:
+        """Every unit as ``{"unit": id, "state": state}``, consistent, in unit order."""
+        ...
 
     def seat_states(self, event_id: str) -> dict[str, str]: ...
 
@@ -79,6 +81,11 @@ class Kind:
     def counts(self, store: InventoryReads, event_id: str, consistent: bool = True) -> dict[str, int]:
         """available / held / sold over the whole offering."""
         raise NotImplementedError
+
+    def largest_hold(self, store: InventoryReads, event_id: str) -> int:
+        """The most places one hold can take now (a waitlist offers its head no more). Default:
+        every available place, for kinds whose plan may combine counters or scattered units."""
+        return self.counts(store, event_id)["available"]
 
     def unit_states(self, store: InventoryReads, event_id: str) -> dict[str, str] | None:
         """Every named unit and its state (a seat map), or None for a kind without one."""

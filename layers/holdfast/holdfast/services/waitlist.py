@@ -209,4 +209,4 @@ class WaitlistService:
         event = self.store.get_event(event_id)
         if event is None:
             return 0
-        return kinds.of_event(event).counts(self.store, event_id)["available"]
+        return kinds.of_event(event).largest_hold(self.store, event_id)
