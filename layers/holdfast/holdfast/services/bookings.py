@@ -34,7 +34,8 @@ from ..domain.errors import (
 from ..domain.journal import customer_view
 from ..domain.statuses import BookingStatus
 from ..observability import logger
-from ..schemas import BookingIn
+from ..domain.commands import HoldPlaces
+from ..domain.offering import Offering
 from .. import kinds
 from .releases import HOLD_ATTEMPTS, ReleasesMixin, pause
 
@@ -55,24 +56,27 @@ class BookingService(ReleasesMixin):
         self.clock = clock
         self.schedule_expiry = schedule_expiry
         self.rng = rng or random.Random()
-        self._events: dict[str, tuple[float, dict[str, Any]]] = {}
+        self._events: dict[str, tuple[float, Offering]] = {}
         self._event_cache_seconds = event_cache_seconds
 
     # ------------------------------------------------------------------------------------ create
 
-    def create_booking(self, event_id: str, customer_id: str, idempotency_key: str, request: BookingIn) -> HoldResult:
-        return self._hold(event_id, customer_id, idempotency_key, request)
+    def create_booking(self, event_id: str, customer_id: str, idempotency_key: str, request: HoldPlaces | Any
+                       ) -> HoldResult:
+        """Hold places for a customer. ``request`` is a ``HoldPlaces`` command (an API model is
+        still converted here, for callers that have not moved over)."""
+        return self._hold(event_id, customer_id, idempotency_key, HoldPlaces.of(request))
 
-    def hold_for_customer(self, event_id: str, customer_id: str, idempotency_key: str, request: BookingIn, *,
+    def hold_for_customer(self, event_id: str, customer_id: str, idempotency_key: str, request: HoldPlaces, *,
                           hold_seconds: int, outbox_type: str, actor: str, extra: dict[str, str] | None = None
                           ) -> HoldResult:
         """A hold made on a customer's behalf (a waitlist offer): the same conditional moves and
         one transaction as ``create_booking``, with its own window and outbox event type. The
         caller's deterministic ``idempotency_key`` makes a repeat return the same booking."""
-        return self._hold(event_id, customer_id, idempotency_key, request, hold_seconds=hold_seconds,
+        return self._hold(event_id, customer_id, idempotency_key, HoldPlaces.of(request), hold_seconds=hold_seconds,
                           outbox_type=outbox_type, actor=actor, extra=extra, system_key=True)
 
-    def _hold(self, event_id: str, customer_id: str, idempotency_key: str, request: BookingIn, *,
+    def _hold(self, event_id: str, customer_id: str, idempotency_key: str, request: HoldPlaces, *,
               hold_seconds: int | None = None, outbox_type: str = "booking.held", actor: str = "customer",
               extra: dict[str, str] | None = None, system_key: bool = False) -> HoldResult:
         event = self._event(event_id)
@@ -81,7 +85,7 @@ class BookingService(ReleasesMixin):
         # The address is part of the request: the same key with another address is another request.
         contact = {"contact_email": request.contact_email} if request.contact_email else {}
         fingerprint = _fingerprint({"event_id": event_id, **wanted, **contact})
-        ttl = int(hold_seconds if hold_seconds is not None else event["hold_ttl_seconds"])
+        ttl = int(hold_seconds if hold_seconds is not None else event.hold_ttl_seconds)
         # A waitlist offer counts against the customer's holds but is not refused by the cap: the
         # customer queued for exactly this hold.
         limit = None if hold_seconds is not None else hold_limit(event)
@@ -105,7 +109,7 @@ class BookingService(ReleasesMixin):
                 booking_id=str(uuid.uuid4()), event_id=event_id, customer_id=customer_id, status=BookingStatus.HELD,
                 places=places,
                 amount=kind.price(event, places),
-                payment_mode=PaymentMode(event["payment_mode"]),
+                payment_mode=PaymentMode(event.payment_mode),
                 hold_expires_at=iso(now + timedelta(seconds=ttl)),
                 created_at=iso(now), updated_at=iso(now), version=1, contact_email=request.contact_email,
                 counted_hold=True,
@@ -164,14 +168,15 @@ class BookingService(ReleasesMixin):
         except Exception:  # noqa: BLE001 - the hold stands; the due-hold sweeper expires it instead
             logger.exception("could not start the hold expiry execution", extra={"booking_id": booking.booking_id})
 
-    def _event(self, event_id: str) -> dict[str, Any]:
+    def _event(self, event_id: str) -> Offering:
         cached = self._events.get(event_id)
         now = time.monotonic()
         if cached and now - cached[0] < self._event_cache_seconds:
             return cached[1]
-        event = self.store.get_event(event_id)
-        if event is None:
+        item = self.store.get_event(event_id)
+        if item is None:
             raise NotFound(f"No event {event_id}.", code="event_not_found")
+        event = kinds.offering(item)
         self._events[event_id] = (now, event)
         return event
 
@@ -197,7 +202,7 @@ class BookingService(ReleasesMixin):
         return describe(booking) | {"journal": customer_view(journal)}
 
 
-def hold_limit(event: dict[str, Any]) -> int:
+def hold_limit(event: Offering | dict[str, Any]) -> int:
     return int(event.get("max_holds_per_customer") or DEFAULT_HOLDS_PER_CUSTOMER)
 
 
