@@ -18,6 +18,7 @@ from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
 from holdfast.adapters.dynamo import booking_from_item
+from holdfast.adapters.inventory_store import inventory_entry
 from holdfast.domain.booking import Booking, JournalEntry
 from holdfast.domain.statuses import HOLDING, OCCUPYING, RELEASED, SOLD, TRANSITIONS, BookingStatus
 from holdfast.schemas import EventIn
@@ -197,14 +198,14 @@ def snapshot_of(items: Any) -> Snapshot:
                 snap.journals[booking_id].append((int(sk.removeprefix("JOURNAL#")), JournalEntry(
                     at=item["at"], action=item["action"], actor=item["actor"], from_status=item.get("from_status"),
                     to_status=item["to_status"], decision=item["decision"], ids=dict(item.get("ids") or {}))))
-        elif pk.startswith("EVENT#"):
-            event_id = pk.removeprefix("EVENT#")
-            if sk == "META":
-                snap.events[event_id] = item
-            elif sk.startswith("POOL#"):
-                snap.pools[event_id][sk] = {k: int(item[k]) for k in ("capacity", "available", "held", "sold")}
-            elif sk.startswith("UNIT#"):
-                snap.units[event_id][sk.removeprefix("UNIT#")] = item
+        elif (entry := inventory_entry(item)) is not None:
+            event_id, shape, item_id = entry
+            if shape == "pool":
+                snap.pools[event_id][item_id] = {k: int(item[k]) for k in ("capacity", "available", "held", "sold")}
+            else:
+                snap.units[event_id][item_id] = item
+        elif pk.startswith("EVENT#") and sk == "META":
+            snap.events[pk.removeprefix("EVENT#")] = item
         elif pk.startswith("IDEM#"):
             snap.idempotency[pk] = item
     for entries in snap.journals.values():

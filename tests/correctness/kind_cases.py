@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from holdfast.schemas import BookingIn, EventIn
 from tests.support import toy_kind
@@ -18,20 +18,36 @@ from .helpers import Snapshot, event_request
 toy_kind.register()
 
 
+def _largest_pool(snap: Snapshot, event_id: str) -> int:
+    return max((pool["available"] for pool in snap.pools.get(event_id, {}).values()), default=0)
+
+
 @dataclass(frozen=True)
 class KindCase:
     name: str
     event_fields: dict[str, Any] = field(default_factory=dict)
     ask_fields: dict[str, Any] = field(default_factory=dict)
     seated: bool = False
+    #: The most places one hold can take now, from the table (None: every available place, as
+    #: when a plan may combine counters or scattered seats). The waitlist rule W2 uses it.
+    largest: Callable[[Snapshot, str], int] | None = None
 
-    def event(self, places: int, **overrides: Any) -> EventIn:
+    def body(self, places: int, **overrides: Any) -> dict[str, Any]:
+        """The fields of an offering of this kind with ``places`` places (event_request's input)."""
         inventory = ({"capacity": None, "seat_map": {"seat_ids": [f"S-{n}" for n in range(1, places + 1)]}}
                      if self.seated else {"capacity": places})
-        return event_request(**inventory, **self.event_fields, **overrides)
+        return {**inventory, **self.event_fields, **overrides}
+
+    def event(self, places: int, **overrides: Any) -> EventIn:
+        return event_request(**self.body(places, **overrides))
 
     def ask(self, quantity: int) -> BookingIn:
         return BookingIn(quantity=quantity, **self.ask_fields)
+
+    def largest_holdable(self, snap: Snapshot, event_id: str) -> int:
+        if self.largest is not None:
+            return self.largest(snap, event_id)
+        return inventory_total(snap, event_id)["available"]
 
     def __str__(self) -> str:
         return self.name
@@ -40,8 +56,10 @@ class KindCase:
 CASES = [
     KindCase("general_admission"),
     KindCase("seat_map", ask_fields={"best_available": True}, seated=True),
-    KindCase("toy_zones", event_fields={"category": "zoned"}),
+    # A hold takes its whole quantity from one zone: the largest zone's room is all one hold can get.
+    KindCase("toy_zones", event_fields={"category": "zoned"}, largest=_largest_pool),
 ]
+BY_NAME = {case.name: case for case in CASES}
 
 
 def inventory_total(snap: Snapshot, event_id: str) -> dict[str, int]:

@@ -26,6 +26,7 @@ from moto import mock_aws
 
 from . import proof
 from .helpers import DirectDynamoDB, snapshot_in_process
+from .kind_cases import CASES, KindCase
 from .model import OPERATIONS, BookingModel, deterministic_uuids
 
 T = TypeVar("T")
@@ -52,13 +53,16 @@ class DataDraw:
 
 
 class BookingMachine(RuleBasedStateMachine):
+    #: The inventory kind its offerings are of (one machine class per kind, below).
+    KIND: KindCase = CASES[0]
+
     def __init__(self) -> None:
         super().__init__()
         self.mock = mock_aws()
         self.mock.start()
         # Ids follow a fixed seed, so hypothesis replays (and shrinks) a story exactly.
         self.undo_uuids = deterministic_uuids(random.Random(0))
-        self.model = BookingModel(DirectDynamoDB(), TABLE, seed=0)
+        self.model = BookingModel(DirectDynamoDB(), TABLE, seed=0, kind=self.KIND)
 
     def teardown(self) -> None:
         try:
@@ -107,9 +111,11 @@ def _region() -> None:
     os.environ.setdefault("AWS_DEFAULT_REGION", "eu-central-1")
 
 
-TestBookingMachine = BookingMachine.TestCase
-TestBookingMachine.settings = settings(
-    max_examples=int(os.environ.get("HOLDFAST_STATEFUL_EXAMPLES", "60")), stateful_step_count=30, deadline=None,
+#: Examples per inventory kind: small in the default run (three kinds share its time),
+#: HOLDFAST_STATEFUL_EXAMPLES=500 or so for a long run (``make proof`` runs the walker instead).
+EXAMPLES_PER_KIND = int(os.environ.get("HOLDFAST_STATEFUL_EXAMPLES", "20"))
+STATEFUL_SETTINGS = settings(
+    max_examples=EXAMPLES_PER_KIND, stateful_step_count=30, deadline=None,
     derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     # Shrinking a story of this model can take minutes; the notes already tell the whole story.
     # HOLDFAST_STATEFUL_SHRINK=1 turns it on for a shorter one.
@@ -119,12 +125,24 @@ TestBookingMachine.settings = settings(
 )
 
 
+def machine_for(case: KindCase) -> type[BookingMachine]:
+    """The same machine, rules and checks, on offerings of one inventory kind."""
+    machine = type(f"BookingMachine_{case.name}", (BookingMachine,), {"KIND": case})
+    machine.TestCase.settings = STATEFUL_SETTINGS
+    return machine
+
+
+# One test class per kind (pytest collects them by name): the invariant suite runs once per kind.
+for _case in CASES:
+    globals()[f"TestBookingMachine_{_case.name}"] = machine_for(_case).TestCase
+
+
 def test_stateful_runs_cover_the_interesting_paths() -> None:
     """The machine above is only evidence if it reached the paths that matter; runs after it."""
     if not COVERAGE:
         pytest.skip("the state machine did not run in this session")
     print(sorted(COVERAGE.items()))
-    # Hypothesis explores unevenly; the outcomes below it reaches at 60 examples. The proof slice
+    # Hypothesis explores unevenly; the outcomes below it reaches at 20 examples per kind. The proof slice
     # below checks the full list (proof.OPERATIONS_REACHED) over its own histories.
     for outcome in ("created", "replayed", "key_reused", "refused", "payment_started", "expire:expired",
                     "cancelled", "event_retried", "executions_run", "swept", "waitlist_advance", "provider_outage"):

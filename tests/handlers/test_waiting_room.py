@@ -14,6 +14,8 @@ import boto3
 import pytest
 
 from holdfast import wiring
+from holdfast.adapters.codec import _attrs
+from holdfast.adapters.inventory_store import pool_key
 from tests.support.handlers import FakeLambdaContext, api_event, call, load_handler
 
 ORGANIZER = {"X-Api-Key": "organizer-test-key"}
@@ -141,7 +143,7 @@ def test_sold_out_event_closes_the_queue(surge_env):
     # Once nothing is available or held, the answer is final.
     store = wiring.store()
     pool = store.read_pools(event_id)[0]
-    store.client.update_item(TableName=store.table, Key={"pk": {"S": f"EVENT#{event_id}"}, "sk": {"S": pool.pool_id}},
+    store.client.update_item(TableName=store.table, Key=_attrs(pool_key(event_id, pool.pool_id)),
                              UpdateExpression="SET held = :z, sold = :one",
                              ExpressionAttributeValues={":z": {"N": "0"}, ":one": {"N": "1"}})
     wiring.waiting_room()._availability.items.clear()
@@ -297,7 +299,7 @@ def test_burst_of_arrivals_at_service_level(surge_env, atomic_aws_calls):
     # Every place is held: the queue pauses. Once they are all paid (sold), every poll is final.
     store = wiring.store()
     for pool in store.read_pools(event_id):
-        store.client.update_item(TableName=store.table, Key={"pk": {"S": f"EVENT#{event_id}"}, "sk": {"S": pool.pool_id}},
+        store.client.update_item(TableName=store.table, Key=_attrs(pool_key(event_id, pool.pool_id)),
                                  UpdateExpression="SET held = :z, sold = :n",
                                  ExpressionAttributeValues={":z": {"N": "0"}, ":n": {"N": str(pool.held + pool.sold)}})
     room._availability.items.clear()

@@ -12,21 +12,31 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 from holdfast import kinds
 from holdfast.domain.booking import Booking
+from holdfast.domain.commands import HoldPlaces
 from holdfast.domain.errors import SoldOut
 from holdfast.domain.inventory import Places, Pool
 from holdfast.domain.lifecycle import ExtraState
 from holdfast.domain.money import Money
+from holdfast.domain.offering import Offering
 from holdfast.kinds.base import Inventory, InventoryReads, Kind, checked_quantity
 
 FRONT, BACK = "POOL#000", "POOL#001"
-ZONE_PRICE_FACTOR = {FRONT: 2, BACK: 1}
+
+
+class ZoneSettings(BaseModel):
+    """The kind's own offering settings: stored with the offering, parsed back by the kind."""
+
+    front_price_factor: int = Field(default=2, ge=1)
 
 
 class StandingZones(Kind):
     name = "toy_zones"
     label = "standing_zones"
+    settings_model = ZoneSettings
     # After CONFIRMED: a gate admits the holder (places stay sold) and sees them leave; the timer
     # marks a no-show, whose places go back on sale.
     extra_states = (
@@ -45,12 +55,12 @@ class StandingZones(Kind):
         front = capacity - capacity // 3
         return Inventory(capacity=capacity, pool_sizes=[front, capacity - front])
 
-    def validate(self, event: dict[str, Any], request: Any) -> dict[str, Any]:
+    def validate(self, event: Offering, request: HoldPlaces) -> dict[str, Any]:
         return {"quantity": checked_quantity(event, request.quantity)}
 
-    def plan(self, store: InventoryReads, event: dict[str, Any], wanted: dict[str, Any], rng: random.Random,
+    def plan(self, store: InventoryReads, event: Offering, wanted: dict[str, Any], rng: random.Random,
              attempt: int) -> Places:
-        zones = {pool.pool_id: pool for pool in store.read_pools(event["event_id"])}
+        zones = {pool.pool_id: pool for pool in store.read_pools(event.event_id)}
         for zone in (FRONT, BACK):                       # best first, then the fallback
             if zones[zone].available >= wanted["quantity"]:
                 return Places(self.name, wanted["quantity"], pools=((zone, wanted["quantity"]),))
@@ -61,13 +71,17 @@ class StandingZones(Kind):
         pools: dict[str, Pool] = {pool.pool_id: pool for pool in store.read_pools(booking.event_id)}
         return booking.places if pools[zone].available >= count else None
 
-    def price(self, event: dict[str, Any], places: Places) -> Money:
+    def price(self, event: Offering, places: Places) -> Money:
         [(zone, count)] = places.pools                   # a plan never splits across zones
-        return Money.parse(event["price"], event["currency"]).times(count * ZONE_PRICE_FACTOR[zone])
+        factor = event.settings.front_price_factor if zone == FRONT else 1
+        return Money.parse(event.price, event.currency).times(count * factor)
 
     def counts(self, store: InventoryReads, event_id: str, consistent: bool = True) -> dict[str, int]:
         pools = store.read_pools(event_id)
         return {state: sum(getattr(pool, state) for pool in pools) for state in ("available", "held", "sold")}
+
+    def largest_hold(self, store: InventoryReads, event_id: str) -> int:
+        return max((pool.available for pool in store.read_pools(event_id)), default=0)  # never split
 
     def describe_places(self, places: Places) -> dict[str, Any]:
         return {**super().describe_places(places), "zone": "front" if places.pools[0][0] == FRONT else "back"}

@@ -3,6 +3,7 @@ conflicting body never writes inventory; inventory is created only with the even
 creation that stopped half-way is completed by its retry without touching what exists."""
 import pytest
 
+from holdfast.adapters.inventory_store import inventory_entry
 from holdfast.domain.errors import IdempotencyKeyReused
 from holdfast.schemas import BookingIn
 
@@ -10,10 +11,9 @@ from .conftest import event_request
 
 
 def inventory(store, event_id):
-    """Every inventory item of the event as written (pools and seats), straight from the table."""
-    items = store._query_prefix(f"EVENT#{event_id}", "")
-    return {item["sk"]: {k: v for k, v in item.items() if k not in ("pk", "sk")} for item in items
-            if item["sk"].startswith(("POOL#", "UNIT#"))}
+    """Every inventory item of the event as written (pools and seats), by ("pool"|"unit", id)."""
+    return {inventory_entry(item)[1:]: {k: v for k, v in item.items() if k not in ("pk", "sk", "event_id")}
+            for item in store.inventory_items(event_id)}
 
 
 def sell(bookings, payments, provider, event_id, customer, body):
@@ -44,7 +44,7 @@ def test_retry_of_a_seated_event_keeps_sold_seats_and_adds_none(catalog, booking
     event = catalog.create_event(event_request(capacity=None, seat_map=seat_map), "organizer-key-2")
     sell(bookings, payments, provider, event["event_id"], "alice", BookingIn(seats=["A-1", "A-2"]))
     before = inventory(store, event["event_id"])
-    assert before["UNIT#A-1"]["state"] == "sold"
+    assert before[("unit", "A-1")]["state"] == "sold"
 
     assert catalog.create_event(event_request(capacity=None, seat_map=seat_map), "organizer-key-2")["counts"] == \
         {"available": 2, "held": 0, "sold": 2}
@@ -89,7 +89,7 @@ def test_a_creation_stopped_half_way_is_invisible_and_its_retry_completes_it(cat
     with pytest.raises(IdempotencyKeyReused):           # another body cannot take the key over
         catalog.create_event(event_request(capacity=None, seat_map={"rows": [{"name": "Z", "seats": 3}]}),
                              "organizer-key-3")
-    assert not any(sk.startswith("UNIT#Z-") for sk in inventory(store, event_id))
+    assert not any(item_id.startswith("Z-") for _, item_id in inventory(store, event_id))
     created = catalog.create_event(body, "organizer-key-3")
     assert created["event_id"] == event_id and created["counts"] == {"available": 300, "held": 0, "sold": 0}
     assert len(inventory(store, event_id)) == 300

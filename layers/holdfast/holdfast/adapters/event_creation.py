@@ -7,8 +7,9 @@ another body) addresses the same items as the live event. The order below makes 
 2. A ``CREATION`` item claims the id for this request's fingerprint (event fields, pool sizes,
    seat ids). Only a request with the same fingerprint may go on, so another body never writes a
    single pool or seat, even when it races the first request.
-3. Pools and seats, each ``attribute_not_exists``, in transactions of at most 100 items
-   (DynamoDB's limit; a seat map holds up to 5,000). An item that exists is never overwritten:
+3. The inventory layout, pools and seats (their keys: inventory_store.py), each
+   ``attribute_not_exists``, in transactions of at most 100 items (DynamoDB's limit; a seat map
+   holds up to 5,000). An item that exists is never overwritten:
    a retry that resumes a creation stopped half-way adds only what is missing. Nothing can have
    touched those items yet: holds read ``META`` first, and it does not exist until step 4.
 4. ``META`` last, conditional: the event becomes visible only with all of its inventory.
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from .codec import ItemExists, TransientStoreError, _attrs, _code, put_new
+from .inventory_store import inventory_items
 
 if TYPE_CHECKING:  # pragma: no cover
     from .codec import Table
@@ -51,11 +53,7 @@ def create_event(store: "Table", event: dict[str, Any], pool_sizes: list[int] | 
         if _code(exc) == "ConditionalCheckFailedException":
             raise ItemExists(event_id) from None
         raise
-    items: list[dict[str, Any]] = []
-    for index, size in enumerate(pool_sizes or []):
-        items.append({"pk": event_pk, "sk": f"POOL#{index:03d}", "capacity": size, "available": size, "held": 0, "sold": 0})
-    for unit in unit_ids or []:
-        items.append({"pk": event_pk, "sk": f"UNIT#{unit}", "state": "available"})
+    items = inventory_items(event_id, pool_sizes, unit_ids)
     for start in range(0, len(items), TRANSACTION_LIMIT):
         chunk = items[start:start + TRANSACTION_LIMIT]
         cancelled = store._transact([(item["sk"], put_new(store.table, item)) for item in chunk])

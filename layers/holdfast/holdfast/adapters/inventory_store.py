@@ -1,35 +1,104 @@
-"""Inventory storage: the items claims change (pool shards and named units) and their reads.
+"""Inventory storage: the items claims change (pool shards and named units), their keys and reads.
 
-  EVENT#<event_id>  POOL#<nn>        a counted-inventory shard: capacity/available/held/sold
-  EVENT#<event_id>  UNIT#<seat_id>   a named unit (seat): state, booking_id
+Every inventory key is made here and nowhere else. One sale's writes must not all land on one
+partition, so no claim item shares the offering's ``EVENT#<event_id>`` partition (its ``META``):
 
-A claim is one conditional change to one of these items; ``claim_items`` turns what a booking
-occupies and a move into labelled transaction items (``claim:<pool or unit id>``), so that a
-cancelled transaction names the claims that failed.
+  EVENT#<event_id>                 INVENTORY     the layout: how many pools the offering has
+  INV#<event_id>#POOL#<nnn>        POOL#<nnn>    a counted-inventory shard, its own partition:
+                                                 capacity/available/held/sold
+  INV#<event_id>#U<kk>             UNIT#<unit>   a named unit (seat): state, booking_id; ``kk`` is
+                                                 a stable hash of the unit id modulo UNIT_PARTITIONS
+
+Every pool and unit item also carries ``event_id``. The reads follow the keys: the pools are one
+consistent read of the layout and one batch get; the units are one query per unit partition (or a
+batch get of the named ones). Nothing scans.
+
+A claim is one conditional change to one of these items; ``claim_items`` turns a booking's claims
+and a move into labelled transaction items (``claim:<label>``), so that a cancelled transaction
+names the claims that failed.
 """
 from __future__ import annotations
 
+import zlib
 from typing import Any, Iterable
 
+from ..domain.claims import Claim, CounterClaim, UnitClaim, claims_of
 from ..domain.inventory import Move, Places, Pool
 from .codec import MAX_SORT_KEY_BYTES, Labelled, Table, _attrs, _int, _plain
 
 CLAIM = "claim:"
+#: The partitions one offering's units are spread over. Part of the key format: changing it moves
+#: every existing unit to another key, so it needs a migration (docs/performance.md).
+UNIT_PARTITIONS = 8
+LAYOUT_SK = "INVENTORY"
+UNIT_PREFIX = "UNIT#"
 
 
-def claim_items(table: str, event_id: str, booking_id: str, places: Places, move: Move) -> list[Labelled]:
-    """One labelled conditional update per claim: n taken from a pool, or one named unit."""
-    event_pk = f"EVENT#{event_id}"
-    items: list[Labelled] = [(CLAIM + pool_id, counter_claim(table, event_pk, pool_id, count, move))
-                             for pool_id, count in places.pools]
-    items += [(CLAIM + unit, unit_claim(table, event_pk, unit, booking_id, move)) for unit in places.units]
+def pool_id(index: int) -> str:
+    return f"POOL#{index:03d}"
+
+
+def pool_key(event_id: str, pool: str) -> dict[str, str]:
+    return {"pk": f"INV#{event_id}#{pool}", "sk": pool}
+
+
+def unit_partition(unit: str) -> int:
+    """Which of UNIT_PARTITIONS a unit lives in: crc32, stable across processes and versions
+    (Python's own ``hash`` of a str is salted per process)."""
+    return zlib.crc32(unit.encode()) % UNIT_PARTITIONS
+
+
+def unit_partition_pk(event_id: str, partition: int) -> str:
+    return f"INV#{event_id}#U{partition:02d}"
+
+
+def unit_key(event_id: str, unit: str) -> dict[str, str]:
+    return {"pk": unit_partition_pk(event_id, unit_partition(unit)), "sk": UNIT_PREFIX + unit}
+
+
+def layout_key(event_id: str) -> dict[str, str]:
+    return {"pk": f"EVENT#{event_id}", "sk": LAYOUT_SK}
+
+
+def inventory_items(event_id: str, pool_sizes: list[int] | None, unit_ids: list[str] | None) -> list[dict[str, Any]]:
+    """What creating an offering writes for its inventory: the layout, every pool and every unit."""
+    items: list[dict[str, Any]] = [{**layout_key(event_id), "pools": len(pool_sizes or [])}]
+    for index, size in enumerate(pool_sizes or []):
+        items.append({**pool_key(event_id, pool_id(index)), "event_id": event_id,
+                      "capacity": size, "available": size, "held": 0, "sold": 0})
+    for unit in unit_ids or []:
+        items.append({**unit_key(event_id, unit), "event_id": event_id, "state": "available"})
     return items
 
 
-def counter_claim(table: str, pk: str, sk: str, count: int, move: Move) -> dict:
+def inventory_entry(item: dict[str, Any]) -> tuple[str, str, str] | None:
+    """``(event_id, "pool" | "unit", pool or unit id)`` for a stored pool or unit item, else None."""
+    if not str(item.get("pk", "")).startswith("INV#"):
+        return None
+    sk = item["sk"]
+    if sk.startswith(UNIT_PREFIX):
+        return item["event_id"], "unit", sk.removeprefix(UNIT_PREFIX)
+    return item["event_id"], "pool", sk
+
+
+def claim_items(table: str, event_id: str, booking_id: str, places: Places, move: Move) -> list[Labelled]:
+    """One labelled conditional update per claim of the places (domain/claims.py)."""
+    return [(CLAIM + claim.label, render(table, event_id, booking_id, claim, move)) for claim in claims_of(places)]
+
+
+def render(table: str, event_id: str, booking_id: str, claim: Claim, move: Move) -> dict:
+    """A claim as one conditional update of its item (one branch per claim shape)."""
+    if isinstance(claim, CounterClaim):
+        return counter_claim(table, pool_key(event_id, claim.item), claim.count, move)
+    if isinstance(claim, UnitClaim):
+        return unit_claim(table, unit_key(event_id, claim.item), booking_id, move)
+    raise TypeError(f"no storage for {type(claim).__name__}")
+
+
+def counter_claim(table: str, key: dict[str, str], count: int, move: Move) -> dict:
     return {"Update": {
         "TableName": table,
-        "Key": _attrs({"pk": pk, "sk": sk}),
+        "Key": _attrs(key),
         "UpdateExpression": "SET #src = #src - :n, #dst = #dst + :n",
         "ConditionExpression": "#src >= :n",
         "ExpressionAttributeNames": {"#src": move.source, "#dst": move.target},
@@ -37,7 +106,7 @@ def counter_claim(table: str, pk: str, sk: str, count: int, move: Move) -> dict:
     }}
 
 
-def unit_claim(table: str, pk: str, unit: str, booking_id: str, move: Move) -> dict:
+def unit_claim(table: str, key: dict[str, str], booking_id: str, move: Move) -> dict:
     values: dict[str, Any] = {":src": move.source, ":dst": move.target}
     if move.source == "available":
         condition = "#state = :src"
@@ -52,7 +121,7 @@ def unit_claim(table: str, pk: str, unit: str, booking_id: str, move: Move) -> d
         values[":booking"] = booking_id
     return {"Update": {
         "TableName": table,
-        "Key": _attrs({"pk": pk, "sk": f"UNIT#{unit}"}),
+        "Key": _attrs(key),
         "UpdateExpression": expression,
         "ConditionExpression": f"attribute_exists(pk) AND {condition}",
         "ExpressionAttributeNames": {"#state": "state"},
@@ -62,7 +131,9 @@ def unit_claim(table: str, pk: str, unit: str, booking_id: str, move: Move) -> d
 
 class InventoryStore(Table):
     def read_pools(self, event_id: str) -> list[Pool]:
-        items = self._query_prefix(f"EVENT#{event_id}", "POOL#")
+        layout = self._get(**layout_key(event_id), consistent=True)
+        keys = [pool_key(event_id, pool_id(index)) for index in range(_int(layout and layout.get("pools")))]
+        items = sorted(self._batch_get(keys).values(), key=lambda item: item["sk"])
         return [
             Pool(item["sk"], _int(item["capacity"]), _int(item["available"]), _int(item["held"]), _int(item["sold"]))
             for item in items
@@ -70,35 +141,45 @@ class InventoryStore(Table):
 
     def read_units(self, event_id: str, unit_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         # A seat id too long for a sort key cannot exist; DynamoDB would refuse the whole read.
-        keys = [{"pk": f"EVENT#{event_id}", "sk": f"UNIT#{unit}"} for unit in unit_ids
-                if len(f"UNIT#{unit}".encode()) <= MAX_SORT_KEY_BYTES]
-        found: dict[str, dict[str, Any]] = {}
+        keys = [unit_key(event_id, unit) for unit in unit_ids
+                if len((UNIT_PREFIX + unit).encode()) <= MAX_SORT_KEY_BYTES]
+        return {sk.removeprefix(UNIT_PREFIX): item for (_, sk), item in self._batch_get(keys).items()}
+
+    def list_units(self, event_id: str) -> list[dict[str, Any]]:
+        """Every unit of an offering (``unit`` and ``state``), from consistent reads, in unit order."""
+        return self._units(event_id, consistent=True)
+
+    def seat_states(self, event_id: str) -> dict[str, str]:
+        """Every seat of an event and its state, eventually consistent (the public seat map)."""
+        return {unit["unit"]: unit["state"] for unit in self._units(event_id, consistent=False)}
+
+    def inventory_items(self, event_id: str) -> list[dict[str, Any]]:
+        """Every pool and unit item of an offering as stored (operators' and tests' view)."""
+        pools = [pool_key(event_id, pool.pool_id) for pool in self.read_pools(event_id)]
+        units = [unit_key(event_id, unit["unit"]) for unit in self.list_units(event_id)]
+        return list(self._batch_get(pools + units).values())
+
+    def _units(self, event_id: str, consistent: bool) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        for partition in range(UNIT_PARTITIONS):
+            found += self._query_all({
+                "TableName": self.table, "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+                "ExpressionAttributeValues": _attrs({":pk": unit_partition_pk(event_id, partition), ":prefix": UNIT_PREFIX}),
+                "ProjectionExpression": "sk, #state", "ExpressionAttributeNames": {"#state": "state"},
+                "ConsistentRead": consistent,
+            })
+        found.sort(key=lambda item: item["sk"])
+        return [{"unit": item["sk"].removeprefix(UNIT_PREFIX), "sk": item["sk"], "state": item["state"]} for item in found]
+
+    def _batch_get(self, keys: list[dict[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
+        """The items of ``keys`` that exist, by (pk, sk), strongly consistent, 100 keys a request."""
+        found: dict[tuple[str, str], dict[str, Any]] = {}
         for start in range(0, len(keys), 100):
             pending = {self.table: {"Keys": [_attrs(key) for key in keys[start:start + 100]], "ConsistentRead": True}}
             while pending:
                 answer = self.client.batch_get_item(RequestItems=pending)
                 for item in answer.get("Responses", {}).get(self.table, []):
                     plain = _plain(item)
-                    found[plain["sk"].removeprefix("UNIT#")] = plain
+                    found[(plain["pk"], plain["sk"])] = plain
                 pending = answer.get("UnprocessedKeys") or {}
         return found
-
-    def list_units(self, event_id: str) -> list[dict[str, Any]]:
-        return self._query_prefix(f"EVENT#{event_id}", "UNIT#", projection="sk, #state", names={"#state": "state"})
-
-    def seat_states(self, event_id: str) -> dict[str, str]:
-        """Every seat of an event and its state, eventually consistent (the public seat map)."""
-        kwargs: dict[str, Any] = {
-            "TableName": self.table, "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
-            "ExpressionAttributeValues": _attrs({":pk": f"EVENT#{event_id}", ":prefix": "UNIT#"}),
-            "ProjectionExpression": "sk, #state", "ExpressionAttributeNames": {"#state": "state"},
-        }
-        states: dict[str, str] = {}
-        while True:
-            answer = self.client.query(**kwargs)
-            for item in answer.get("Items", []):
-                states[item["sk"]["S"].removeprefix("UNIT#")] = item["state"]["S"]
-            if "LastEvaluatedKey" not in answer:
-                return states
-            kwargs = {**kwargs, "ExclusiveStartKey": answer["LastEvaluatedKey"]}
-

@@ -11,6 +11,7 @@ from typing import Any
 from ..domain import lifecycle
 from ..domain.booking import Booking
 from ..domain.inventory import Places
+from ..domain.offering import Offering
 from .base import Inventory, InventoryReads, Kind
 
 _KINDS: dict[str, Kind] = {}
@@ -35,8 +36,16 @@ def named(name: str) -> Kind:
         raise LookupError(f"no inventory kind {name!r} is registered") from None
 
 
-def of_event(event: dict[str, Any]) -> Kind:
+def of_event(event: Offering | dict[str, Any]) -> Kind:
     return named(str(event["inventory_kind"]))
+
+
+def offering(item: dict[str, Any]) -> Offering:
+    """A stored offering as the typed model, its settings parsed by its kind's ``settings_model``."""
+    kind = of_event(item)
+    raw = item.get("settings")
+    settings = kind.settings_model.model_validate(raw or {}) if kind.settings_model is not None else None
+    return Offering.model_validate({**item, "settings": settings})
 
 
 def of_places(places: Places) -> Kind:
@@ -65,5 +74,5 @@ def _register_builtins() -> None:
 
 _register_builtins()
 
-__all__ = ["Inventory", "InventoryReads", "Kind", "register", "unregister", "named", "of_event", "of_places",
-           "of_booking", "for_request"]
+__all__ = ["Inventory", "InventoryReads", "Kind", "Offering", "register", "unregister", "named", "of_event",
+           "offering", "of_places", "of_booking", "for_request"]

@@ -11,10 +11,14 @@ import random
 from dataclasses import dataclass
 from typing import Any, Iterable, Protocol
 
+from pydantic import BaseModel
+
 from ..domain.booking import Booking
+from ..domain.commands import HoldPlaces
 from ..domain.lifecycle import ExtraState
 from ..domain.inventory import Places, Pool
 from ..domain.money import Money
+from ..domain.offering import Offering
 
 
 class InventoryReads(Protocol):
@@ -24,7 +28,9 @@ class InventoryReads(Protocol):
 
     def read_units(self, event_id: str, unit_ids: Iterable[str]) -> dict[str, dict[str, Any]]: ...
 
-    def list_units(self, event_id: str) -> list[dict[str, Any]]: ...
+    def list_units(self, event_id: str) -> list[dict[str, Any]]:
+        """Every unit as ``{"unit": id, "state": state}``, consistent, in unit order."""
+        ...
 
     def seat_states(self, event_id: str) -> dict[str, str]: ...
 
@@ -46,6 +52,9 @@ class Kind:
     label: str = ""
     #: States after CONFIRMED this kind adds to the booking lifecycle (domain/lifecycle.py).
     extra_states: tuple[ExtraState, ...] = ()
+    #: The kind's own offering settings (a pydantic model), or None. Its fields are taken from the
+    #: creation request, stored with the offering, and parsed back into ``Offering.settings``.
+    settings_model: type[BaseModel] | None = None
 
     # ------------------------------------------------------------------------ creation
     def accepts(self, request: Any) -> bool:
@@ -55,13 +64,21 @@ class Kind:
     def inventory(self, request: Any) -> Inventory:
         raise NotImplementedError
 
+    def settings_of(self, request: Any) -> dict[str, Any] | None:
+        """The stored form of the kind's settings for a creation request (None without a model)."""
+        if self.settings_model is None:
+            return None
+        names = self.settings_model.model_fields
+        picked = {name: getattr(request, name) for name in names if getattr(request, name, None) is not None}
+        return self.settings_model.model_validate(picked).model_dump(mode="json")
+
     # --------------------------------------------------------------------------- holds
-    def validate(self, event: dict[str, Any], request: Any) -> dict[str, Any]:
+    def validate(self, event: Offering, request: HoldPlaces) -> dict[str, Any]:
         """What the customer wants, checked (InvalidRequest otherwise): the request's fingerprint
         and the input of ``plan``."""
         raise NotImplementedError
 
-    def plan(self, store: InventoryReads, event: dict[str, Any], wanted: dict[str, Any], rng: random.Random,
+    def plan(self, store: InventoryReads, event: Offering, wanted: dict[str, Any], rng: random.Random,
              attempt: int) -> Places:
         """The places to claim, best first, from a fresh read (SoldOut/SeatsUnavailable otherwise).
         ``attempt`` grows each time a plan's claims lost a race, so a kind may widen its choice."""
@@ -71,14 +88,19 @@ class Kind:
         """Places for a late payment whose hold was released, or None when they are gone."""
         raise NotImplementedError
 
-    def price(self, event: dict[str, Any], places: Places) -> Money:
+    def price(self, event: Offering, places: Places) -> Money:
         """What the places actually allocated cost."""
-        return Money.parse(event["price"], event["currency"]).times(places.quantity)
+        return Money.parse(event.price, event.currency).times(places.quantity)
 
     # ---------------------------------------------------------------------- availability
     def counts(self, store: InventoryReads, event_id: str, consistent: bool = True) -> dict[str, int]:
         """available / held / sold over the whole offering."""
         raise NotImplementedError
+
+    def largest_hold(self, store: InventoryReads, event_id: str) -> int:
+        """The most places one hold can take now (a waitlist offers its head no more). Default:
+        every available place, for kinds whose plan may combine counters or scattered units."""
+        return self.counts(store, event_id)["available"]
 
     def unit_states(self, store: InventoryReads, event_id: str) -> dict[str, str] | None:
         """Every named unit and its state (a seat map), or None for a kind without one."""
@@ -92,7 +114,7 @@ class Kind:
         return {"quantity": quantity}
 
 
-def checked_quantity(event: dict[str, Any], quantity: int | None) -> int:
+def checked_quantity(event: Offering | dict[str, Any], quantity: int | None) -> int:
     """A requested count of places within the offering's per-booking limit (InvalidRequest otherwise)."""
     from ..domain.errors import InvalidRequest
 

@@ -9,8 +9,10 @@ import random
 from typing import Any
 
 from ..domain.booking import Booking
+from ..domain.commands import HoldPlaces
 from ..domain.errors import InvalidRequest, SoldOut
 from ..domain.inventory import InventoryKind, Places, plan_counted, pool_sizes
+from ..domain.offering import Offering
 from .base import Inventory, InventoryReads, Kind, checked_quantity
 
 
@@ -25,14 +27,14 @@ class GeneralAdmission(Kind):
         capacity = int(request.capacity or 0)
         return Inventory(capacity=capacity, pool_sizes=pool_sizes(capacity))
 
-    def validate(self, event: dict[str, Any], request: Any) -> dict[str, Any]:
+    def validate(self, event: Offering, request: HoldPlaces) -> dict[str, Any]:
         if request.seats is not None:
             raise InvalidRequest("This event has no seat map; ask for a quantity.", code="seats_not_supported")
         return {"quantity": checked_quantity(event, request.quantity)}
 
-    def plan(self, store: InventoryReads, event: dict[str, Any], wanted: dict[str, Any], rng: random.Random,
+    def plan(self, store: InventoryReads, event: Offering, wanted: dict[str, Any], rng: random.Random,
              attempt: int) -> Places:
-        pools = store.read_pools(event["event_id"])
+        pools = store.read_pools(event.event_id)
         plan = plan_counted(pools, wanted["quantity"], rng)
         if plan is None:
             raise SoldOut(available=sum(pool.available for pool in pools))

@@ -5,8 +5,10 @@ import random
 from typing import Any
 
 from ..domain.booking import Booking
+from ..domain.commands import HoldPlaces
 from ..domain.errors import InvalidRequest, SeatsUnavailable, SoldOut
 from ..domain.inventory import InventoryKind, Places, seat_ids_from_rows
+from ..domain.offering import Offering
 from ..domain.seating import choose_best_available
 from .base import Inventory, InventoryReads, Kind, checked_quantity
 
@@ -28,12 +30,12 @@ class SeatMap(Kind):
             units = list(seat_map.seat_ids or [])
         return Inventory(capacity=len(units), unit_ids=units)
 
-    def validate(self, event: dict[str, Any], request: Any) -> dict[str, Any]:
+    def validate(self, event: Offering, request: HoldPlaces) -> dict[str, Any]:
         if request.best_available:
             return {"best_available": checked_quantity(event, request.quantity)}
         if request.seats is None:
             raise InvalidRequest("This event has a seat map; name the seats.", code="seats_required")
-        limit = int(event["max_per_booking"])
+        limit = event.max_per_booking
         seats = request.seats
         if not seats or len(seats) > limit:
             raise InvalidRequest(f"Between 1 and {limit} seats may be booked at once.", code="invalid_quantity", max=limit)
@@ -42,9 +44,9 @@ class SeatMap(Kind):
             raise InvalidRequest("The same seat is named twice.", code="duplicate_seats", seats=duplicates)
         return {"seats": list(seats)}
 
-    def plan(self, store: InventoryReads, event: dict[str, Any], wanted: dict[str, Any], rng: random.Random,
+    def plan(self, store: InventoryReads, event: Offering, wanted: dict[str, Any], rng: random.Random,
              attempt: int) -> Places:
-        event_id = event["event_id"]
+        event_id = event.event_id
         if "best_available" in wanted:
             # Chosen from a consistent read; the hold's conditional seat claims still decide, and a
             # lost race comes back here to choose again, among more candidates.
@@ -89,4 +91,4 @@ class SeatMap(Kind):
 
     @staticmethod
     def _consistent_states(store: InventoryReads, event_id: str) -> dict[str, str]:
-        return {unit["sk"].removeprefix("UNIT#"): unit["state"] for unit in store.list_units(event_id)}
+        return {unit["unit"]: unit["state"] for unit in store.list_units(event_id)}

@@ -1,4 +1,5 @@
-"""Holds: take places for a customer atomically, let them go on expiry or cancellation."""
+"""Holds: take places for a customer atomically (the release paths, expiry and cancellation, are
+in releases.py), and the booking as its customer sees it."""
 from __future__ import annotations
 
 import hashlib
@@ -16,13 +17,11 @@ from ..adapters.dynamo import (
     HoldLimitReached,
     IdempotencyRecord,
     PlacesTaken,
-    StaleBooking,
     TransientStoreError,
 )
-from ..clock import Clock, iso, parse_iso
+from ..clock import Clock, iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER, Booking, JournalEntry, PaymentMode
 from ..domain.errors import (
-    Busy,
     Conflict,
     Forbidden,
     IdempotencyKeyReused,
@@ -32,15 +31,16 @@ from ..domain.errors import (
     SoldOut,
     TooBusy,
 )
-from ..domain.inventory import Move
 from ..domain.journal import customer_view
 from ..domain.statuses import BookingStatus
 from ..observability import logger
-from ..schemas import BookingIn
+from ..domain.commands import HoldPlaces
+from ..domain.offering import Offering
 from .. import kinds
-from . import transitions
+from .releases import HOLD_ATTEMPTS, ReleasesMixin, pause
 
-HOLD_ATTEMPTS = 6
+__all__ = ["BookingService", "HoldResult", "HOLD_ATTEMPTS", "describe", "hold_limit", "pause"]
+
 
 
 @dataclass(frozen=True)
@@ -49,31 +49,34 @@ class HoldResult:
     replayed: bool
 
 
-class BookingService:
+class BookingService(ReleasesMixin):
     def __init__(self, store: BookingStore, clock: Clock, schedule_expiry: Callable[[str, str], Any] | None = None,
                  rng: random.Random | None = None, event_cache_seconds: float = 30.0) -> None:
         self.store = store
         self.clock = clock
         self.schedule_expiry = schedule_expiry
         self.rng = rng or random.Random()
-        self._events: dict[str, tuple[float, dict[str, Any]]] = {}
+        self._events: dict[str, tuple[float, Offering]] = {}
         self._event_cache_seconds = event_cache_seconds
 
     # ------------------------------------------------------------------------------------ create
 
-    def create_booking(self, event_id: str, customer_id: str, idempotency_key: str, request: BookingIn) -> HoldResult:
-        return self._hold(event_id, customer_id, idempotency_key, request)
+    def create_booking(self, event_id: str, customer_id: str, idempotency_key: str, request: HoldPlaces | Any
+                       ) -> HoldResult:
+        """Hold places for a customer. ``request`` is a ``HoldPlaces`` command (an API model is
+        still converted here, for callers that have not moved over)."""
+        return self._hold(event_id, customer_id, idempotency_key, HoldPlaces.of(request))
 
-    def hold_for_customer(self, event_id: str, customer_id: str, idempotency_key: str, request: BookingIn, *,
+    def hold_for_customer(self, event_id: str, customer_id: str, idempotency_key: str, request: HoldPlaces, *,
                           hold_seconds: int, outbox_type: str, actor: str, extra: dict[str, str] | None = None
                           ) -> HoldResult:
         """A hold made on a customer's behalf (a waitlist offer): the same conditional moves and
         one transaction as ``create_booking``, with its own window and outbox event type. The
         caller's deterministic ``idempotency_key`` makes a repeat return the same booking."""
-        return self._hold(event_id, customer_id, idempotency_key, request, hold_seconds=hold_seconds,
+        return self._hold(event_id, customer_id, idempotency_key, HoldPlaces.of(request), hold_seconds=hold_seconds,
                           outbox_type=outbox_type, actor=actor, extra=extra, system_key=True)
 
-    def _hold(self, event_id: str, customer_id: str, idempotency_key: str, request: BookingIn, *,
+    def _hold(self, event_id: str, customer_id: str, idempotency_key: str, request: HoldPlaces, *,
               hold_seconds: int | None = None, outbox_type: str = "booking.held", actor: str = "customer",
               extra: dict[str, str] | None = None, system_key: bool = False) -> HoldResult:
         event = self._event(event_id)
@@ -82,7 +85,7 @@ class BookingService:
         # The address is part of the request: the same key with another address is another request.
         contact = {"contact_email": request.contact_email} if request.contact_email else {}
         fingerprint = _fingerprint({"event_id": event_id, **wanted, **contact})
-        ttl = int(hold_seconds if hold_seconds is not None else event["hold_ttl_seconds"])
+        ttl = int(hold_seconds if hold_seconds is not None else event.hold_ttl_seconds)
         # A waitlist offer counts against the customer's holds but is not refused by the cap: the
         # customer queued for exactly this hold.
         limit = None if hold_seconds is not None else hold_limit(event)
@@ -106,7 +109,7 @@ class BookingService:
                 booking_id=str(uuid.uuid4()), event_id=event_id, customer_id=customer_id, status=BookingStatus.HELD,
                 places=places,
                 amount=kind.price(event, places),
-                payment_mode=PaymentMode(event["payment_mode"]),
+                payment_mode=PaymentMode(event.payment_mode),
                 hold_expires_at=iso(now + timedelta(seconds=ttl)),
                 created_at=iso(now), updated_at=iso(now), version=1, contact_email=request.contact_email,
                 counted_hold=True,
@@ -165,14 +168,15 @@ class BookingService:
         except Exception:  # noqa: BLE001 - the hold stands; the due-hold sweeper expires it instead
             logger.exception("could not start the hold expiry execution", extra={"booking_id": booking.booking_id})
 
-    def _event(self, event_id: str) -> dict[str, Any]:
+    def _event(self, event_id: str) -> Offering:
         cached = self._events.get(event_id)
         now = time.monotonic()
         if cached and now - cached[0] < self._event_cache_seconds:
             return cached[1]
-        event = self.store.get_event(event_id)
-        if event is None:
+        item = self.store.get_event(event_id)
+        if item is None:
             raise NotFound(f"No event {event_id}.", code="event_not_found")
+        event = kinds.offering(item)
         self._events[event_id] = (now, event)
         return event
 
@@ -197,76 +201,8 @@ class BookingService:
         # Operators' notes and internal checks stay out of the customer's view (domain/journal.py).
         return describe(booking) | {"journal": customer_view(journal)}
 
-    # ---------------------------------------------------------------------------- release paths
 
-    def cancel(self, booking_id: str, customer_id: str, refund: Callable[[Booking], Booking] | None = None,
-               void: Callable[[Booking], Booking] | None = None) -> Booking:
-        """The customer gives the places up. Repeating a cancellation returns the booking as it is.
-        ``void`` then cancels an open payment at the provider where it can (see PaymentService)."""
-        for attempt in range(HOLD_ATTEMPTS):
-            booking = self.owned(booking_id, customer_id)
-            if booking.status in (BookingStatus.CANCELLED, BookingStatus.REFUND_PENDING, BookingStatus.REFUNDED):
-                return booking
-            if booking.status is BookingStatus.CONFIRMED and refund is not None:
-                try:
-                    return refund(booking)
-                except (StaleBooking, TransientStoreError):
-                    # A second click (or a notification) wrote first, or the store stayed busy:
-                    # read again and decide from what stands; a cancellation that won (ours or
-                    # the other click's) is answered as done, and its refund is reconciled.
-                    pause(attempt, self.rng)
-                    continue
-            if not booking.holds_places:
-                raise Conflict(f"A {booking.status.value} booking cannot be cancelled.", code="not_cancellable",
-                               status=booking.status.value)
-            if booking.places_secured:
-                raise Conflict("The payment is being captured right now; try again in a moment.", code="payment_in_progress")
-            try:
-                cancelled = transitions.apply(
-                    self.store, booking, self.clock(), status=BookingStatus.CANCELLED, actor="customer",
-                    action="cancelled_by_customer", decision="places released", move=Move.RELEASE,
-                    cancelled_by_customer=True,
-                )
-            except (StaleBooking, TransientStoreError):
-                pause(attempt, self.rng)
-                continue
-            if void is None or cancelled.payment is None:
-                return cancelled
-            try:
-                return void(cancelled)
-            except Exception:  # noqa: BLE001 - the cancellation stands; a later payment is given back anyway
-                logger.exception("could not void the payment of a cancelled booking", extra={"booking_id": booking_id})
-                return cancelled
-        raise Busy()
-
-    def expire(self, booking_id: str) -> dict[str, str]:
-        """Timer: end an unpaid hold whose time is up. Anything else is a no-op."""
-        for _ in range(HOLD_ATTEMPTS):
-            booking = self.store.get_booking(booking_id)
-            if booking is None:
-                return {"booking_id": booking_id, "outcome": "missing", "hold_expires_at": ""}
-            now = self.clock()
-            if not booking.holds_places:
-                return {"booking_id": booking_id, "outcome": f"noop_{booking.status.value.lower()}",
-                        "hold_expires_at": booking.hold_expires_at}
-            deadline = parse_iso(booking.hold_expires_at)
-            if now < deadline:
-                return {"booking_id": booking_id, "outcome": "not_yet", "hold_expires_at": booking.hold_expires_at}
-            if booking.places_secured:
-                # A capture is in flight for an authorised payment; look again shortly.
-                return {"booking_id": booking_id, "outcome": "not_yet", "hold_expires_at": iso(now + timedelta(seconds=60))}
-            try:
-                transitions.apply(
-                    self.store, booking, now, status=BookingStatus.EXPIRED, actor="timer", action="hold_expired",
-                    decision="unpaid at the deadline; places released", move=Move.RELEASE,
-                )
-                return {"booking_id": booking_id, "outcome": "expired", "hold_expires_at": booking.hold_expires_at}
-            except StaleBooking:
-                continue
-        raise TransientStoreError("booking kept changing while expiring it")
-
-
-def hold_limit(event: dict[str, Any]) -> int:
+def hold_limit(event: Offering | dict[str, Any]) -> int:
     return int(event.get("max_holds_per_customer") or DEFAULT_HOLDS_PER_CUSTOMER)
 
 
@@ -291,11 +227,6 @@ def describe(booking: Booking) -> dict[str, Any]:
     if booking.contact_email:
         view["contact_email"] = booking.contact_email
     return view
-
-
-def pause(attempt: int, rng: random.Random | None = None) -> None:
-    """Jittered, growing pause before deciding again after a collision (bounded by the caller's loop)."""
-    time.sleep((rng or random).uniform(0, 0.01 * 2 ** min(attempt, 5)))
 
 
 def _fingerprint(value: dict[str, Any]) -> str:

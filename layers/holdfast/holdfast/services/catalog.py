@@ -42,6 +42,9 @@ class CatalogService:
             "max_holds_per_customer": request.max_holds_per_customer or DEFAULT_HOLDS_PER_CUSTOMER,
             "created_at": iso(self.clock()),
         }
+        settings = kind.settings_of(request)
+        if settings is not None:
+            event["settings"] = settings
         # The whole request, inventory included: the same key with other seats is another request.
         fingerprint = _fingerprint({key: value for key, value in event.items() if key != "created_at"}, pools, units)
         try:

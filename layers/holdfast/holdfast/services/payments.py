@@ -15,23 +15,23 @@ from ..adapters.dynamo import BookingStore, PlacesTaken, StaleBooking, Transient
 from ..adapters.provider import ProviderNotFound, ProviderOutcomeUnknown, ProviderRejected, YooKassaProvider
 from ..clock import Clock, iso, parse_iso
 from ..domain.booking import Booking, Payment, PaymentMode, Verdict, judge_payment, paid_before
-from ..domain.errors import Busy, Conflict, PaymentProviderUnavailable, RequestInProgress, TooBusy
+from ..domain.errors import Busy, Conflict, PaymentProviderUnavailable, RequestInProgress
 from ..domain.inventory import Move, Places
-from ..domain.review_steps import next_step
-from ..domain.statuses import BookingStatus, can_move
+from ..domain.statuses import BookingStatus
 from ..faults import crash_point
 from ..observability import logger
 from .. import kinds
 from . import transitions
 from .bookings import BookingService, pause
 from .provider_keys import PaymentOutcomeUnknown, capture_key, payment_key, refund_key, void_key
+from .payment_records import PaymentRecordsMixin
 from .refunds import RefundsMixin
 
 ATTEMPTS = 6
 CREATE_LEASE_SECONDS = 30
 
 
-class PaymentService(RefundsMixin):
+class PaymentService(PaymentRecordsMixin, RefundsMixin):
     def __init__(self, store: BookingStore, provider: YooKassaProvider, clock: Clock, bookings: BookingService,
                  return_url: str, first_check_seconds: int = 30,
                  start_reconciliation: Callable[[str, str, int], Any] | None = None) -> None:
@@ -260,48 +260,3 @@ class PaymentService(RefundsMixin):
     def replan(self, booking: Booking) -> Places | None:
         """Places for a late payment, as the booking's inventory kind re-plans them (or None)."""
         return kinds.of_booking(booking).replan(self.store, booking)
-
-    # ----------------------------------------------------------------------------------- helpers
-
-    def open_review(self, booking: Booking, reason: str, actor: str, ids: dict[str, str],
-                    payment: Payment | None = None) -> None:
-        payment = payment or booking.payment
-        if booking.status is BookingStatus.MANUAL_REVIEW:
-            return
-        review = {"reason": reason,
-                  "next_step": next_step(reason)}
-        if not can_move(booking.status, BookingStatus.MANUAL_REVIEW):
-            # e.g. a second payment for a confirmed booking: the booking stands, and carries the open
-            # review, which puts it on the operators' list (GET /admin/reviews).
-            if booking.review != review:
-                transitions.apply(self.store, booking, self.clock(), actor=actor, action="manual_review_opened",
-                                  decision=reason, ids=ids, review=review)
-            return
-        move = Move.RELEASE if booking.holds_places else None
-        transitions.apply(self.store, booking, self.clock(), status=BookingStatus.MANUAL_REVIEW, actor=actor,
-                          action="manual_review_opened", decision=reason, ids=ids, move=move, payment=payment,
-                          places_secured=False, review=review)
-
-    def _note(self, booking: Booking, *, action: str, decision: str, ids: dict[str, str] | None = None,
-              payment_change: dict[str, Any], actor: str = "system") -> Booking:
-        """Record a change to the payment record that does not move the booking's status."""
-        for _ in range(ATTEMPTS):
-            assert booking.payment is not None
-            if booking.payment.payment_id and payment_change.get("payment_id") == booking.payment.payment_id \
-                    and booking.payment.state == "CREATED":
-                return booking  # someone (a notification) recorded it first
-            try:
-                return transitions.apply(self.store, booking, self.clock(), actor=actor, action=action,
-                                         decision=decision, ids=ids, payment=replace(booking.payment, **payment_change))
-            except StaleBooking:
-                booking = self.store.get_booking(booking.booking_id) or booking
-        raise TooBusy()
-
-    def _settle(self, booking: Booking, status: BookingStatus, *, action: str, decision: str, move: Move,
-                payment_change: dict[str, Any]) -> None:
-        assert booking.payment is not None
-        try:
-            transitions.apply(self.store, booking, self.clock(), status=status, actor="provider", action=action,
-                              decision=decision, move=move, payment=replace(booking.payment, **payment_change))
-        except StaleBooking:
-            logger.warning("booking changed while recording a rejected payment", extra={"booking_id": booking.booking_id})

@@ -33,7 +33,7 @@ from ..domain.errors import (
 )
 from ..domain.statuses import OCCUPYING, BookingStatus
 from ..observability import logger
-from ..schemas import BookingIn
+from ..domain.commands import HoldPlaces
 from .bookings import BookingService, pause
 
 #: Entry states in which the customer may join again (their earlier turn is over).
@@ -150,7 +150,7 @@ class WaitlistService:
         entry = self.store.waitlist_entry(event_id, offer["customer_id"]) or {}
         contact = entry.get("contact_email") if entry.get("entry_id") == offer["entry_id"] else None
         wanted = kinds.of_event(event).waitlist_request(quantity) if event else {"quantity": quantity}
-        request = BookingIn(**wanted, contact_email=contact)
+        request = HoldPlaces.of({**wanted, "contact_email": contact})
         try:
             result = self.bookings.hold_for_customer(
                 event_id, offer["customer_id"], f"waitlist-offer-{offer['entry_id']}", request,
@@ -209,4 +209,4 @@ class WaitlistService:
         event = self.store.get_event(event_id)
         if event is None:
             return 0
-        return kinds.of_event(event).counts(self.store, event_id)["available"]
+        return kinds.of_event(event).largest_hold(self.store, event_id)

@@ -1,0 +1,47 @@
+"""Claims: what a booking takes, as one conditional change per inventory item.
+
+``Places`` (domain/inventory.py) is what a kind plans and a booking stores; ``claims_of`` is the
+one place it becomes claims. Each claim shape is a frozen dataclass with a ``label`` that names it
+in a transaction (a failed claim comes back by that label, never by position); storage renders
+each shape as one conditional update (adapters/inventory_store.py: ``render``). A new shape is one
+more class here, one more line in ``claims_of`` and one more branch in ``render``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from .inventory import Places
+
+
+@dataclass(frozen=True)
+class CounterClaim:
+    """Take ``count`` from a counter item (a pool shard)."""
+
+    item: str
+    count: int
+
+    @property
+    def label(self) -> str:
+        return self.item
+
+
+@dataclass(frozen=True)
+class UnitClaim:
+    """Take one named unit (a seat)."""
+
+    item: str
+
+    @property
+    def label(self) -> str:
+        return self.item
+
+
+Claim = Union[CounterClaim, UnitClaim]
+
+
+def claims_of(places: Places) -> list[Claim]:
+    """Every claim the places make, counters first, in the order the kind planned them."""
+    claims: list[Claim] = [CounterClaim(item, count) for item, count in places.pools]
+    claims += [UnitClaim(unit) for unit in places.units]
+    return claims

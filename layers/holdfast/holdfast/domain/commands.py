@@ -1,0 +1,45 @@
+"""Commands: what a caller asks a service to do, independent of the API's request models.
+
+The HTTP handlers build them from the validated request bodies (schemas.py); the waitlist builds
+them for its offers. A service never sees an API model (``HoldPlaces.of`` converts one at the
+service's edge while callers move over)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+#: The request fields every kind may read; anything else a kind adds travels in ``details``.
+_COMMON = ("quantity", "seats", "best_available", "contact_email")
+
+
+@dataclass(frozen=True)
+class HoldPlaces:
+    """Take places for a customer: a quantity, named seats, or a quantity the engine places.
+    Fields a kind adds to the booking request (a time range, a vehicle type) are in ``details``
+    and read as attributes too, so a new kind needs no change here."""
+
+    quantity: int | None = None
+    seats: tuple[str, ...] | None = None
+    best_available: bool = False
+    contact_email: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called for names that are not fields: a kind's own request fields.
+        if name.startswith("__") or name == "details":
+            raise AttributeError(name)
+        try:
+            return self.details[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    @classmethod
+    def of(cls, request: Any) -> "HoldPlaces":
+        """The command for a request (an API model, a plain mapping, or already a command)."""
+        if isinstance(request, cls):
+            return request
+        values = dict(request) if isinstance(request, Mapping) else request.model_dump()
+        seats = values.get("seats")
+        return cls(quantity=values.get("quantity"), seats=tuple(seats) if seats is not None else None,
+                   best_available=bool(values.get("best_available")), contact_email=values.get("contact_email"),
+                   details={key: value for key, value in values.items() if key not in _COMMON})

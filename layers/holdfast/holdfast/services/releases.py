@@ -1,0 +1,107 @@
+"""Release paths of a hold: the customer cancels, or the timer expires it.
+
+Split from services/bookings.py (where holds are made): both end a booking that holds places
+through the same status table and move (``transitions.apply`` with ``Move.RELEASE``), and decide
+again from a fresh read after every collision. ``BookingService`` inherits them unchanged.
+"""
+from __future__ import annotations
+
+import random
+import time
+from datetime import timedelta
+from typing import TYPE_CHECKING, Callable
+
+from ..adapters.dynamo import StaleBooking, TransientStoreError
+from ..clock import Clock, iso, parse_iso
+from ..domain.booking import Booking
+from ..domain.errors import Busy, Conflict
+from ..domain.inventory import Move
+from ..domain.statuses import BookingStatus
+from ..observability import logger
+from . import transitions
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..adapters.dynamo import BookingStore
+
+#: Decisions a release (and a hold) makes again after a collision before answering "busy".
+HOLD_ATTEMPTS = 6
+
+
+class ReleasesMixin:
+    store: "BookingStore"
+    clock: Clock
+    rng: random.Random
+
+    def owned(self, booking_id: str, customer_id: str) -> Booking:  # pragma: no cover - BookingService's
+        raise NotImplementedError
+
+    def cancel(self, booking_id: str, customer_id: str, refund: Callable[[Booking], Booking] | None = None,
+               void: Callable[[Booking], Booking] | None = None) -> Booking:
+        """The customer gives the places up. Repeating a cancellation returns the booking as it is.
+        ``void`` then cancels an open payment at the provider where it can (see PaymentService)."""
+        for attempt in range(HOLD_ATTEMPTS):
+            booking = self.owned(booking_id, customer_id)
+            if booking.status in (BookingStatus.CANCELLED, BookingStatus.REFUND_PENDING, BookingStatus.REFUNDED):
+                return booking
+            if booking.status is BookingStatus.CONFIRMED and refund is not None:
+                try:
+                    return refund(booking)
+                except (StaleBooking, TransientStoreError):
+                    # A second click (or a notification) wrote first, or the store stayed busy:
+                    # read again and decide from what stands; a cancellation that won (ours or
+                    # the other click's) is answered as done, and its refund is reconciled.
+                    pause(attempt, self.rng)
+                    continue
+            if not booking.holds_places:
+                raise Conflict(f"A {booking.status.value} booking cannot be cancelled.", code="not_cancellable",
+                               status=booking.status.value)
+            if booking.places_secured:
+                raise Conflict("The payment is being captured right now; try again in a moment.", code="payment_in_progress")
+            try:
+                cancelled = transitions.apply(
+                    self.store, booking, self.clock(), status=BookingStatus.CANCELLED, actor="customer",
+                    action="cancelled_by_customer", decision="places released", move=Move.RELEASE,
+                    cancelled_by_customer=True,
+                )
+            except (StaleBooking, TransientStoreError):
+                pause(attempt, self.rng)
+                continue
+            if void is None or cancelled.payment is None:
+                return cancelled
+            try:
+                return void(cancelled)
+            except Exception:  # noqa: BLE001 - the cancellation stands; a later payment is given back anyway
+                logger.exception("could not void the payment of a cancelled booking", extra={"booking_id": booking_id})
+                return cancelled
+        raise Busy()
+
+    def expire(self, booking_id: str) -> dict[str, str]:
+        """Timer: end an unpaid hold whose time is up. Anything else is a no-op."""
+        for _ in range(HOLD_ATTEMPTS):
+            booking = self.store.get_booking(booking_id)
+            if booking is None:
+                return {"booking_id": booking_id, "outcome": "missing", "hold_expires_at": ""}
+            now = self.clock()
+            if not booking.holds_places:
+                return {"booking_id": booking_id, "outcome": f"noop_{booking.status.value.lower()}",
+                        "hold_expires_at": booking.hold_expires_at}
+            deadline = parse_iso(booking.hold_expires_at)
+            if now < deadline:
+                return {"booking_id": booking_id, "outcome": "not_yet", "hold_expires_at": booking.hold_expires_at}
+            if booking.places_secured:
+                # A capture is in flight for an authorised payment; look again shortly.
+                return {"booking_id": booking_id, "outcome": "not_yet", "hold_expires_at": iso(now + timedelta(seconds=60))}
+            try:
+                transitions.apply(
+                    self.store, booking, now, status=BookingStatus.EXPIRED, actor="timer", action="hold_expired",
+                    decision="unpaid at the deadline; places released", move=Move.RELEASE,
+                )
+                return {"booking_id": booking_id, "outcome": "expired", "hold_expires_at": booking.hold_expires_at}
+            except StaleBooking:
+                continue
+        raise TransientStoreError("booking kept changing while expiring it")
+
+
+def pause(attempt: int, rng: random.Random | None = None) -> None:
+    """Jittered, growing pause before deciding again after a collision (bounded by the caller's loop)."""
+    time.sleep((rng or random).uniform(0, 0.01 * 2 ** min(attempt, 5)))
