@@ -2,6 +2,7 @@
 
   EVENT#<event_id>  POOL#<nn>        a counted-inventory shard: capacity/available/held/sold
   EVENT#<event_id>  UNIT#<seat_id>   a named unit (seat): state, booking_id
+  RES#<resource>#<day>  G#<HH:MM>    a time granule of a resource (granule_claims.py)
 
 A claim is one conditional change to one of these items; ``claim_items`` turns what a booking
 occupies and a move into labelled transaction items (``claim:<pool or unit id>``), so that a
@@ -12,17 +13,21 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ..domain.inventory import Move, Places, Pool
+from .granule_claims import granule_claim, granule_label
 from .codec import MAX_SORT_KEY_BYTES, Labelled, Table, _attrs, _int, _plain
 
 CLAIM = "claim:"
 
 
 def claim_items(table: str, event_id: str, booking_id: str, places: Places, move: Move) -> list[Labelled]:
-    """One labelled conditional update per claim: n taken from a pool, or one named unit."""
+    """One labelled conditional update per claim: n taken from a pool, one named unit, or one
+    time granule of a resource."""
     event_pk = f"EVENT#{event_id}"
     items: list[Labelled] = [(CLAIM + pool_id, counter_claim(table, event_pk, pool_id, count, move))
                              for pool_id, count in places.pools]
     items += [(CLAIM + unit, unit_claim(table, event_pk, unit, booking_id, move)) for unit in places.units]
+    items += [(CLAIM + granule_label(granule), granule_claim(table, granule, booking_id, move))
+              for granule in places.granules]
     return items
 
 
