@@ -2,7 +2,7 @@
 
 Starts the payment sandbox, the embedded AWS stack deployed from template.yaml (API on
 127.0.0.1:3000, AWS endpoint on 127.0.0.1:4566), aims the sandbox's webhooks at the API, creates
-a demo event and prints a walkthrough. Ctrl-C stops everything.
+a demo event, a demo resource with two appointment services, and prints a walkthrough. Ctrl-C stops everything.
 """
 from __future__ import annotations
 
@@ -54,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
             "starts_at": "2031-05-01T20:00:00Z", "price": {"value": "1500.00", "currency": "RUB"},
             "capacity": args.capacity, "hold_ttl_seconds": args.hold_seconds, "payment_mode": "one_stage",
         }, {"X-Api-Key": ORGANIZER_KEY, "Idempotency-Key": f"demo-{int(time.time())}"})
+        print("==> creating the demo resource and services", flush=True)
+        from devstack import demo_appointments
+
+        appointments = demo_appointments.create(stack.api_url, _post, ORGANIZER_KEY)
     except Exception:
         stack.stop()
         sandbox.stop()
@@ -75,6 +79,7 @@ Walkthrough (another terminal):
   open the confirmation_url it returns and press Pay, then:
   curl -s {api}/bookings/<booking_id> -H 'X-Customer-Id: alice'     # CONFIRMED, with its journal
 
+{appointments}
 Organizer key: {ORGANIZER_KEY} (local only). Ctrl-C stops everything.
 """, flush=True)
 
