@@ -213,3 +213,26 @@ def test_day_slots_follow_the_local_wall_clock_across_a_daylight_saving_change()
     # The UTC length of each slot is its duration even when the wall clock jumps.
     for slot in day_slots(date(2030, 3, 31), berlin, hours, 60, 60):
         assert (slot.ends_at - slot.starts_at).total_seconds() == 3600
+
+
+def test_a_late_payment_retakes_a_free_time_and_never_one_resold(appointments, room, bookings, payments, provider,
+                                                                  clock):
+    hire = service(appointments, room, name="Hall hire", mode="private", capacity=None, payment_mode="one_stage")
+    late = book(appointments, hire, room, "alice", "10:00")
+    payment_id = payments.start_payment(late.booking_id, "alice", "p").payment.payment_id
+    clock.advance(601)
+    assert bookings.expire(late.booking_id)["outcome"] == "expired"
+    assert free_at(appointments, hire, "10:00") == 1
+    provider.pay(payment_id)
+    assert payments.apply_provider_payment(provider.get_payment(payment_id)) == "confirmed_late"   # RETAKE
+    assert free_at(appointments, hire, "10:00") == 0
+    # Another hold expires, someone else takes its time, then its payment arrives: not restored.
+    second = book(appointments, hire, room, "bob", "12:00")
+    second_payment = payments.start_payment(second.booking_id, "bob", "p").payment.payment_id
+    clock.advance(601)
+    assert bookings.expire(second.booking_id)["outcome"] == "expired"
+    book(appointments, hire, room, "carol", "12:00")
+    provider.pay(second_payment)
+    assert not payments.apply_provider_payment(provider.get_payment(second_payment)).startswith("confirmed")
+    assert bookings.view(second.booking_id, "bob")["status"] in ("REFUND_PENDING", "REFUNDED", "MANUAL_REVIEW")
+    assert free_at(appointments, hire, "12:00") == 0
