@@ -3,16 +3,16 @@ DynamoDB Local), through the real services: the first seat of a group session an
 booking of the same resource and time have exactly one winner, overlapping private bookings never
 both win, and a session never sells more seats than it has.
 
-After every race the resource's granule items are read back and checked against the bookings
-(``check_granules``): each granule is used by at most one session, its counters add up, and they
-equal the seats the unreleased bookings claim there.
+After every race the whole table is read back and every invariant checked, the granules' among
+them (helpers.check_granules): each granule is used by at most one session, its counters add up
+within the session's capacity, and they equal the seats the unreleased bookings claim there.
 """
 from __future__ import annotations
 
 import os
 import random
 import threading
-from collections import Counter, defaultdict
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date, timedelta
 from typing import Any
@@ -21,11 +21,10 @@ import pytest
 
 from holdfast.appointment_schemas import ResourceIn, ServiceIn, SlotBookingIn
 from holdfast.domain.errors import RequestInProgress, SlotUnavailable, TooBusy
-from holdfast.domain.statuses import HOLDING, OCCUPYING
 from holdfast.services.appointments import AppointmentService
 from holdfast.services.bookings import BookingService
 
-from .helpers import ManualClock, snapshot
+from .helpers import ManualClock, check_invariants, snapshot
 from .test_concurrency import run_pool
 
 pytestmark = pytest.mark.timeout(240)
@@ -79,51 +78,9 @@ def slot_start(round_number: int, minute: int = 0) -> str:
     return f"{day}T{round_number % 24:02d}:{minute:02d}:00Z"
 
 
-def granule_items(backend: Any) -> dict[tuple[str, str], dict[str, Any]]:
-    from boto3.dynamodb.types import TypeDeserializer
-
-    plain = TypeDeserializer()
-    items: dict[tuple[str, str], dict[str, Any]] = {}
-    kwargs: dict[str, Any] = {"TableName": backend.table, "ConsistentRead": True,
-                              "FilterExpression": "begins_with(pk, :res)", "ExpressionAttributeValues": {":res": {"S": "RES#"}}}
-    while True:
-        answer = backend.client.scan(**kwargs)
-        for raw in answer.get("Items", []):
-            item = {key: plain.deserialize(value) for key, value in raw.items()}
-            resource, day = item["pk"].removeprefix("RES#").rsplit("#", 1)
-            items[(resource, f"{day}T{item['sk'].removeprefix('G#')}")] = item
-        if "LastEvaluatedKey" not in answer:
-            return items
-        kwargs["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
-
-
 def check_granules(backend: Any) -> None:
-    """G1 a granule is used by one session at a time; G2 its counters add up and stay within the
-    session's capacity; G3 they equal the seats the unreleased bookings claim on it."""
-    snap = snapshot(backend.client, backend.table)
-    claimed: dict[tuple[str, str], dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
-    for booking in snap.bookings.values():
-        if booking.status not in OCCUPYING:
-            continue
-        state = "held" if booking.status in HOLDING else "sold"
-        for granule in booking.places.granules:
-            session = granule.session or f"B#{booking.booking_id}"
-            claimed[(granule.resource_id, granule.at)][session][state] += granule.seats
-            assert granule.seats <= granule.capacity
-    items = granule_items(backend)
-    for key, sessions in claimed.items():
-        assert len(sessions) == 1, f"G1 granule {key} used by {len(sessions)} sessions at once: {dict(sessions)}"
-    for key, item in items.items():
-        taken, held, sold = (int(item.get(name, 0)) for name in ("taken", "held", "sold"))
-        assert min(taken, held, sold) >= 0 and taken == held + sold, f"G2 granule {key}: {item}"
-        sessions = claimed.get(key, {})
-        if taken == 0:
-            assert not sessions, f"G3 granule {key} is free but claimed by {dict(sessions)}"
-            continue
-        [(session, counts)] = sessions.items()
-        assert item["session"] == session, f"G3 granule {key} names {item['session']}, bookings {session}"
-        assert (held, sold) == (counts["held"], counts["sold"]), f"G3 granule {key}: {item} vs {dict(counts)}"
-    assert set(claimed) <= set(items), "G3 a booking claims a granule that has no item"
+    """Every invariant, the granules' G1-G3 among them (helpers.check_granules), on the table read back."""
+    check_invariants(snapshot(backend.client, backend.table))
 
 
 # AWS's own emulator only: 50 rounds on the serialised moto server too would double the run for

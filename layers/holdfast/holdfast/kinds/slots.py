@@ -91,7 +91,7 @@ class Slots(Kind):
         granules = booking.places.granules
         first = granules[0]
         days = sorted({granule.at[:10] for granule in granules})
-        items = store.read_granules(first.resource_id, days)  # type: ignore[attr-defined]
+        items = store.read_granules(first.resource_id, days)
         slot = Slot(parse_granule_key(first.at), parse_granule_key(granules[-1].at) + GRANULE)
         left = seats_left(items, slot, first.session or None, first.capacity)
         return booking.places if left >= first.seats else None
@@ -158,7 +158,7 @@ class Slots(Kind):
     @staticmethod
     def _granules(store: InventoryReads, event: dict[str, Any], resource_id: str, day: date) -> dict[str, dict[str, Any]]:
         tz = zone(event["resources"][resource_id]["timezone"])
-        return store.read_granules(resource_id, [str(d) for d in utc_days(day, tz)])  # type: ignore[attr-defined]
+        return store.read_granules(resource_id, [str(d) for d in utc_days(day, tz)])
 
     def _nearby(self, store: InventoryReads, event: dict[str, Any], wanted: Slot, quantity: int,
                 resource_id: str) -> list[dict[str, Any]]:
