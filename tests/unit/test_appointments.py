@@ -236,3 +236,16 @@ def test_a_late_payment_retakes_a_free_time_and_never_one_resold(appointments, r
     assert not payments.apply_provider_payment(provider.get_payment(second_payment)).startswith("confirmed")
     assert bookings.view(second.booking_id, "bob")["status"] in ("REFUND_PENDING", "REFUNDED", "MANUAL_REVIEW")
     assert free_at(appointments, hire, "12:00") == 0
+
+
+def test_a_service_has_no_waitlist_and_no_entry_is_written(appointments, room, store, bookings, clock):
+    from holdfast.services.waitlist import WaitlistService
+
+    yoga = service(appointments, room)
+    waitlist = WaitlistService(store, bookings, clock)
+    with pytest.raises(InvalidRequest) as refused:
+        waitlist.join(yoga["service_id"], "alice", 1)
+    assert refused.value.code == "waitlist_not_supported"
+    # An entry would make every later release of the service's times fail the relay's advance.
+    assert store.waitlist_entry(yoga["service_id"], "alice") is None
+    assert waitlist.advance(yoga["service_id"]) == []
