@@ -210,9 +210,13 @@ def test_day_slots_follow_the_local_wall_clock_across_a_daylight_saving_change()
     starts = [slot.starts_at.astimezone(berlin).strftime("%H:%M") for slot in
               day_slots(date(2030, 3, 31), berlin, hours, 60, 60)]
     assert starts == ["01:00", "03:00"]
-    # The UTC length of each slot is its duration even when the wall clock jumps.
-    for slot in day_slots(date(2030, 3, 31), berlin, hours, 60, 60):
-        assert (slot.ends_at - slot.starts_at).total_seconds() == 3600
+    # The UTC length of each slot is its duration even when the wall clock jumps, in spring and in
+    # autumn (2030-10-27: 02:00-03:00 local happens twice; the first one is offered).
+    for day in (date(2030, 3, 31), date(2030, 10, 27)):
+        for slot in day_slots(day, berlin, hours, 60, 60):
+            assert (slot.ends_at - slot.starts_at).total_seconds() == 3600, (day, slot)
+    autumn = [slot.starts_at.strftime("%H:%M") for slot in day_slots(date(2030, 10, 27), berlin, hours, 60, 60)]
+    assert autumn == ["23:00", "00:00", "02:00"]   # UTC: 01:00 CEST, 02:00 CEST, 03:00 CET
 
 
 def test_a_late_payment_retakes_a_free_time_and_never_one_resold(appointments, room, bookings, payments, provider,

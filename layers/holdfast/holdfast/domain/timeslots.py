@@ -94,8 +94,10 @@ def day_slots(day: date, tz: ZoneInfo, hours: OpeningHours, duration_minutes: in
     while start + duration_minutes <= hours.close_minute:
         local = _local(day, start, tz)
         if local is not None:
-            end = local + timedelta(minutes=duration_minutes)
-            slots.append(Slot(local.astimezone(timezone.utc), end.astimezone(timezone.utc)))
+            # The duration is elapsed time: aware arithmetic in one zone would count wall-clock
+            # minutes and make a slot across the autumn change an hour longer.
+            start_utc = local.astimezone(timezone.utc)
+            slots.append(Slot(start_utc, start_utc + timedelta(minutes=duration_minutes)))
         start += step_minutes
     return slots
 
