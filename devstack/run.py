@@ -2,7 +2,7 @@
 
 Starts the payment sandbox, the embedded AWS stack deployed from template.yaml (API on
 127.0.0.1:3000, AWS endpoint on 127.0.0.1:4566), aims the sandbox's webhooks at the API, creates
-a demo event and prints a walkthrough. Ctrl-C stops everything.
+a demo event, a demo resource with two appointment services, and prints a walkthrough. Ctrl-C stops everything.
 """
 from __future__ import annotations
 
@@ -63,6 +63,10 @@ def main(argv: list[str] | None = None) -> int:
         }, {**organizer, "Idempotency-Key": f"demo-seated-{int(time.time())}"})
         for listed in (event, seated):  # the web pages' catalog shows published events
             _post(f"{stack.api_url}/events/{listed['event_id']}/publish", {}, organizer)
+        print("==> creating the demo resource and services", flush=True)
+        from devstack import demo_appointments
+
+        appointments = demo_appointments.create(stack.api_url, _post, ORGANIZER_KEY)
     except Exception:
         stack.stop()
         sandbox.stop()
@@ -86,6 +90,7 @@ Walkthrough (another terminal):
   open the confirmation_url it returns and press Pay, then:
   curl -s {api}/bookings/<booking_id> -H 'X-Customer-Id: alice'     # CONFIRMED, with its journal
 
+{appointments}
 Organizer key: {ORGANIZER_KEY} (local only). Ctrl-C stops everything.
 """, flush=True)
 

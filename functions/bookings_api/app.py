@@ -2,6 +2,7 @@
 from holdfast import wiring
 from holdfast.http import customer_id, header, idempotency_key, json_response, make_resolver, parse_body
 from holdfast.observability import logger, tracer
+from holdfast.appointment_schemas import SlotBookingIn
 from holdfast.domain.commands import HoldPlaces
 from holdfast.schemas import BookingIn
 from holdfast.services.bookings import describe
@@ -17,6 +18,15 @@ def create_booking(event_id: str):
     wiring.waiting_room().check_admission(event_id, customer, header(app, "X-Admission-Token"))
     result = wiring.bookings().create_booking(event_id, customer, key,
                                                 HoldPlaces.of(parse_body(app, BookingIn)))
+    return json_response(201, describe(result.booking), {"Idempotent-Replayed": str(result.replayed).lower()})
+
+
+@app.post("/services/<service_id>/bookings")
+@tracer.capture_method
+def book_service(service_id: str):
+    customer, key = customer_id(app), idempotency_key(app)
+    wiring.rate_limiter().take("booking", customer)
+    result = wiring.appointments().book(service_id, customer, key, parse_body(app, SlotBookingIn))
     return json_response(201, describe(result.booking), {"Idempotent-Replayed": str(result.replayed).lower()})
 
 

@@ -1,7 +1,9 @@
-"""Events API: organizers create events; anyone reads one with its live counts."""
+"""Events API: organizers create events, resources and appointment services; anyone reads an
+event with its live counts, or a service's free times on a day."""
 from holdfast import wiring
 from holdfast.http import header, json_response, make_resolver, parse_body, require_organizer
 from holdfast.observability import logger, tracer
+from holdfast.appointment_schemas import ResourceIn, ServiceIn
 from holdfast.schemas import EventIn
 
 app = make_resolver()
@@ -20,6 +22,28 @@ def create_event():
 @tracer.capture_method
 def get_event(event_id: str):
     return json_response(200, wiring.catalog().get_event(event_id))
+
+
+@app.post("/resources")
+@tracer.capture_method
+def create_resource():
+    require_organizer(app, wiring.organizer_api_key)
+    request = parse_body(app, ResourceIn)
+    return json_response(201, wiring.appointments().create_resource(request, header(app, "Idempotency-Key")))
+
+
+@app.post("/services")
+@tracer.capture_method
+def create_service():
+    require_organizer(app, wiring.organizer_api_key)
+    request = parse_body(app, ServiceIn)
+    return json_response(201, wiring.appointments().create_service(request, header(app, "Idempotency-Key")))
+
+
+@app.get("/services/<service_id>/availability")
+@tracer.capture_method
+def service_availability(service_id: str):
+    return json_response(200, wiring.appointments().availability(service_id, app.current_event.get_query_string_value("date")))
 
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")

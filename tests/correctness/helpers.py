@@ -136,12 +136,16 @@ class Snapshot:
     units: dict[str, dict[str, dict[str, Any]]] = field(default_factory=lambda: defaultdict(dict))
     events: dict[str, dict[str, Any]] = field(default_factory=dict)
     idempotency: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Time granules of resources (appointment slots), by (resource id, "YYYY-MM-DDTHH:MM").
+    granules: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
     def of_event(self, event_id: str) -> list[Booking]:
         return [b for b in self.bookings.values() if b.event_id == event_id]
 
     def counts(self, event_id: str) -> dict[str, int]:
         totals = {"available": 0, "held": 0, "sold": 0}
+        if (self.events.get(event_id) or {}).get("inventory_kind") == "slots":
+            return self._session_counts(event_id)
         if self.pools.get(event_id):
             for pool in self.pools[event_id].values():
                 for key in totals:
@@ -149,6 +153,25 @@ class Snapshot:
         else:
             for unit in self.units.get(event_id, {}).values():
                 totals[unit["state"]] += 1
+        return totals
+
+
+    def _session_counts(self, event_id: str) -> dict[str, int]:
+        """A group service's seats summed over its sessions that have granule items; every granule
+        of a session carries the same counters (checked here), so one stands for the session."""
+        capacity = int(self.events[event_id]["capacity"])
+        sessions: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for item in self.granules.values():
+            if str(item.get("session", "")).startswith(f"S#{event_id}#"):
+                sessions[item["session"]].append(item)
+        totals = {"available": 0, "held": 0, "sold": 0}
+        for session, items in sessions.items():
+            states = {(int(i.get("held", 0)), int(i.get("sold", 0))) for i in items}
+            assert len(states) == 1, f"session {session} has granules with different counters: {states}"
+            [(held, sold)] = states
+            totals["held"] += held
+            totals["sold"] += sold
+            totals["available"] += capacity - held - sold
         return totals
 
 
@@ -208,6 +231,9 @@ def snapshot_of(items: Any) -> Snapshot:
             snap.events[pk.removeprefix("EVENT#")] = item
         elif pk.startswith("IDEM#"):
             snap.idempotency[pk] = item
+        elif pk.startswith("RES#"):
+            resource, day = pk.removeprefix("RES#").rsplit("#", 1)
+            snap.granules[(resource, f"{day}T{sk.removeprefix('G#')}")] = item
     for entries in snap.journals.values():
         entries.sort(key=lambda pair: pair[0])
     return snap
@@ -218,7 +244,10 @@ def snapshot_of(items: Any) -> Snapshot:
 def check_invariants(snap: Snapshot) -> None:
     """Raise AssertionError naming the first broken invariant (docs/invariants.md, I1-I5, I9, I10)."""
     for event_id in snap.events:
+        if snap.events[event_id].get("inventory_kind") == "slots":
+            continue   # a service's places are the granules of its resources: check_granules
         check_capacity(snap, event_id)
+    check_granules(snap)
     for booking in snap.bookings.values():
         check_journal(snap, booking)
         check_booking(snap, booking)
@@ -243,6 +272,36 @@ def check_hold_cap(snap: Snapshot) -> None:
         limit = int(event.get("max_holds_per_customer") or DEFAULT_HOLDS_PER_CUSTOMER)
         assert count <= limit, f"H1 customer {customer_id} holds {count} active bookings for event {event_id}, " \
             f"more than the cap of {limit}"
+
+
+def check_granules(snap: Snapshot) -> None:
+    """Appointment slots (docs/appointments.md): G1 a granule of a resource is used by one session
+    at a time (no resource used by two parties at once); G2 its counters add up and never pass the
+    session's capacity; G3 they equal the seats the unreleased bookings claim on it."""
+    claimed: dict[tuple[str, str], dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+    capacity: dict[tuple[str, str], int] = {}
+    for booking in snap.bookings.values():
+        if booking.status not in OCCUPYING:
+            continue
+        state = "held" if booking.status in HOLDING else "sold"
+        for granule in booking.places.granules:
+            key = (granule.resource_id, granule.at)
+            claimed[key][granule.session or f"B#{booking.booking_id}"][state] += granule.seats
+            capacity[key] = granule.capacity
+    for key, sessions in claimed.items():
+        assert len(sessions) == 1, f"G1 granule {key} used by {len(sessions)} sessions at once: {dict(sessions)}"
+        assert key in snap.granules, f"G3 bookings claim granule {key}, which has no item"
+    for key, item in snap.granules.items():
+        taken, held, sold = (int(item.get(name, 0)) for name in ("taken", "held", "sold"))
+        assert min(taken, held, sold) >= 0 and taken == held + sold, f"G2 granule {key}: {item}"
+        sessions = claimed.get(key, {})
+        if taken == 0:
+            assert not sessions, f"G3 granule {key} is free but claimed by {dict(sessions)}"
+            continue
+        assert taken <= capacity.get(key, 0), f"G2 granule {key}: {taken} seats taken of {capacity.get(key)}"
+        [(session, counts)] = sessions.items()
+        assert item["session"] == session, f"G3 granule {key} names {item['session']}, bookings {session}"
+        assert (held, sold) == (counts["held"], counts["sold"]), f"G3 granule {key}: {item} vs {dict(counts)}"
 
 
 def check_booking(snap: Snapshot, booking: Booking) -> None:
@@ -461,6 +520,6 @@ def actions(snap: Snapshot, booking_id: str) -> list[str]:
 
 __all__ = [
     "DirectDynamoDB", "HOLDING", "LockedProvider", "ManualClock", "OCCUPYING", "RELEASED", "SOLD", "Snapshot",
-    "actions", "check_booking", "check_capacity", "check_hold_cap", "check_invariants", "check_journal", "check_money",
+    "actions", "check_booking", "check_capacity", "check_granules", "check_hold_cap", "check_invariants", "check_journal", "check_money",
     "event_request", "in_review", "own_payment_ids", "snapshot", "snapshot_in_process", "snapshot_of", "status_path",
 ]

@@ -2,7 +2,7 @@
 violation of the invariants (docs/invariants.md), each with the seed that replays it.
 
 A history is a fresh table, four events of one inventory kind (the seed picks it, from
-kind_cases.CASES) and ``--steps`` operations drawn (weighted) from
+kind_cases.MODEL_CASES) and ``--steps`` operations drawn (weighted) from
 ``model.OPERATIONS`` by a ``random.Random(seed)``, checked after every step, then settled and
 checked again. History k of a run uses seed ``base + k``; ``--seed X --histories 1`` (or
 ``make proof SEED=X HISTORIES=1``) replays exactly that history and prints its whole story
@@ -65,7 +65,7 @@ def _setup(use_boto3: bool) -> None:
 def run_history(seed: int, steps: int, client: Any = None, skip: tuple[str, ...] = (),
                 keep_table: bool = False) -> tuple[str | None, list[str], Counter[str]]:
     """One history; returns (the first violation or None, the story, what it exercised)."""
-    from tests.correctness.kind_cases import CASES
+    from tests.correctness.kind_cases import MODEL_CASES
     from tests.correctness.model import OPERATIONS, BookingModel, RandomDraw, deterministic_uuids
 
     client = client or _client
@@ -79,7 +79,7 @@ def run_history(seed: int, steps: int, client: Any = None, skip: tuple[str, ...]
     before, step = 0, "setup"
     try:
         # The seed also picks the inventory kind under test, so every kind gets its share of a run.
-        kind = CASES[seed % len(CASES)]
+        kind = MODEL_CASES[seed % len(MODEL_CASES)]
         story.append(f"-- inventory kind {kind.name}")
         model = BookingModel(client, table, seed, kind=kind)
         draw = RandomDraw(rng)

@@ -97,8 +97,7 @@ def pools_total(snap: Any, event_id: str) -> dict[str, int]:
 def test_last_places_go_to_exactly_that_many_customers(store_backend, case):
     clock = ManualClock()
     services = Services(store_backend, clock)
-    event = services.catalog.create_event(case.event(100, max_per_booking=10))   # e.g. 4 pools of 25
-    event_id = event["event_id"]
+    event_id = case.create(services.catalog, 100, max_per_booking=10)   # e.g. 4 pools of 25
     setup = services.bookings()
     for index in range(9):
         setup.create_booking(event_id, f"early-{index}", "k", case.ask(10))

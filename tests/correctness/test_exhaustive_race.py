@@ -94,7 +94,7 @@ class World:
         self.catalog = CatalogService(store, self.clock, 600)
         self.bookings = BookingService(store, self.clock)
         self.payments = PaymentService(store, self.provider, self.clock, self.bookings, "http://127.0.0.1:3000/done")
-        self.event_id = self.catalog.create_event(case.event(2))["event_id"]
+        self.event_id = case.create(self.catalog, 2)
         self.booking_id = self.bookings.create_booking(self.event_id, "alice", "a", case.ask(2)).booking.booking_id
         self.payment_id = self.payments.start_payment(self.booking_id, "alice", "pay").payment.payment_id
         self.provider.fail("create_refund", "after")           # the first refund's answer is lost

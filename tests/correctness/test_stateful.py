@@ -26,7 +26,7 @@ from moto import mock_aws
 
 from . import proof
 from .helpers import DirectDynamoDB, snapshot_in_process
-from .kind_cases import CASES, KindCase
+from .kind_cases import MODEL_CASES, KindCase
 from .model import OPERATIONS, BookingModel, deterministic_uuids
 
 T = TypeVar("T")
@@ -54,7 +54,7 @@ class DataDraw:
 
 class BookingMachine(RuleBasedStateMachine):
     #: The inventory kind its offerings are of (one machine class per kind, below).
-    KIND: KindCase = CASES[0]
+    KIND: KindCase = MODEL_CASES[0]
 
     def __init__(self) -> None:
         super().__init__()
@@ -133,7 +133,7 @@ def machine_for(case: KindCase) -> type[BookingMachine]:
 
 
 # One test class per kind (pytest collects them by name): the invariant suite runs once per kind.
-for _case in CASES:
+for _case in MODEL_CASES:
     globals()[f"TestBookingMachine_{_case.name}"] = machine_for(_case).TestCase
 
 

@@ -39,4 +39,8 @@ def _seed(api: BookingApi) -> dict[str, list[str]]:
     assert paid.status_code == 201, paid.text
     foreign = api.book(counted, OTHER_CUSTOMER, {"quantity": 1}, key=str(uuid.uuid4()))
     assert foreign.status_code == 201, foreign.text
-    return {"event_id": [counted, seated], "booking_id": bookings + [foreign.json()["booking_id"]]}
+    room = api.create_resource(name="Fuzz hall")["resource_id"]
+    services = [api.create_service([room], name="Fuzz group")["service_id"],
+                api.create_service([room], name="Fuzz private", mode="private", capacity=None)["service_id"]]
+    return {"event_id": [counted, seated], "booking_id": bookings + [foreign.json()["booking_id"]],
+            "service_id": services}

@@ -110,7 +110,7 @@ def test_every_answer_is_documented_and_no_server_error(case, live):
 MUST_SUCCEED = {
     "POST /events": 201, "GET /events/{event_id}": 200, "POST /events/{event_id}/bookings": 201,
     "GET /bookings/{booking_id}": 200, "GET /admin/reviews": 200, "GET /admin/bookings/{booking_id}": 200,
-    "POST /webhooks/payments": 200,
+    "POST /webhooks/payments": 200, "POST /resources": 201, "GET /services/{service_id}/availability": 200,
 }
 
 
@@ -153,13 +153,21 @@ EDGE_CASES = {
     "patch_starts_at_year_1_east_of_utc": ("PATCH", "/events/{event_id}", {"event_id": "counted"}, "organizer",
                                            {"starts_at": "0001-01-01T00:00:00+05:00"}),
     "listing_from_year_1_east_of_utc": ("GET", "/events?from=0001-01-01T00:00:00%2B05:00", {}, None, None),
+    "availability_on_year_9999": ("GET", "/services/{service_id}/availability?date=9999-12-31",
+                                  {"service_id": "group"}, None, None),
+    "slot_starts_at_year_1_east_of_utc": ("POST", "/services/{service_id}/bookings", {"service_id": "group"}, "customer",
+                                          {"starts_at": "0001-01-01T00:00:00+05:00", "resource_id": "r"}),
+    "resource_in_a_zone_path": ("POST", "/resources", {}, "organizer",
+                                {"name": "x", "timezone": "../../etc/passwd", "opening_hours": {"open": "09:00", "close": "18:00"}}),
 }
 
 @pytest.mark.parametrize("name", sorted(EDGE_CASES))
 def test_edge_input_is_answered_as_documented(name, live):
     method, template, params, who, body = EDGE_CASES[name]
     counted, seated = live["ids"]["event_id"]
-    params = {key: {"counted": counted, "seated": seated}.get(value, value) for key, value in params.items()}
+    group = live["ids"]["service_id"][0]
+    params = {key: {"counted": counted, "seated": seated, "group": group}.get(value, value)
+              for key, value in params.items()}
     headers = {"Content-Type": "application/json"}
     if who == "organizer":
         headers["X-Api-Key"] = ORGANIZER_KEY

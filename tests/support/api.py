@@ -46,6 +46,29 @@ class BookingApi:
         assert answer.status_code == 201, answer.text
         return answer.json()
 
+    def create_resource(self, **overrides: Any) -> dict[str, Any]:
+        body = {"name": "Hall A", "timezone": "Europe/Moscow", "opening_hours": {"open": "09:00", "close": "21:00"}}
+        answer = self.request("POST", "/resources", organizer=True, json=body | overrides)
+        assert answer.status_code == 201, answer.text
+        return answer.json()
+
+    def create_service(self, resource_ids: list[str], **overrides: Any) -> dict[str, Any]:
+        body = {"name": "Yoga", "mode": "group", "capacity": 3, "duration_minutes": 60, "resource_ids": resource_ids,
+                "price": {"value": "700.00", "currency": "RUB"}}
+        body = {k: v for k, v in (body | overrides).items() if v is not None}
+        answer = self.request("POST", "/services", organizer=True, json=body)
+        assert answer.status_code == 201, answer.text
+        return answer.json()
+
+    def availability(self, service_id: str, day: str) -> list[dict[str, Any]]:
+        answer = self.request("GET", f"/services/{service_id}/availability", params={"date": day})
+        assert answer.status_code == 200, answer.text
+        return answer.json()["slots"]
+
+    def book_slot(self, service_id: str, customer: str, body: dict[str, Any], key: str | None = None) -> requests.Response:
+        return self.request("POST", f"/services/{service_id}/bookings", customer=customer, key=key or str(uuid.uuid4()),
+                            json=body)
+
     def counts(self, event_id: str) -> dict[str, int]:
         return self.request("GET", f"/events/{event_id}").json()["counts"]
 

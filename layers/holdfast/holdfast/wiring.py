@@ -53,6 +53,13 @@ def bookings():
 
 
 @functools.cache
+def appointments():
+    from .services.appointments import AppointmentService
+
+    return AppointmentService(store(), system_clock, bookings(), settings().default_hold_ttl_seconds)
+
+
+@functools.cache
 def reconciliation_starter() -> ReconciliationStarter | None:
     arn = settings().reconciliation_state_machine_arn
     return ReconciliationStarter(arn) if arn else None
@@ -161,7 +168,8 @@ def reset() -> None:
     """Forget every cached collaborator and the settings (tests change the environment)."""
     from .config import settings as cached_settings
 
-    for factory in (store, provider, scheduler, payment_events_queue, catalog, bookings, reconciliation_starter,
+    for factory in (store, provider, scheduler, payment_events_queue, catalog, bookings, appointments,
+                    reconciliation_starter,
                     payments, reconciliation, reviews, listing, waitlist, notifications_bus, email_sender, cached_settings):
         factory.cache_clear()
     for factory in SURGE_FACTORIES:

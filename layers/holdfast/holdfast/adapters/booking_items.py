@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..domain.booking import Booking, Payment, PaymentMode
-from ..domain.inventory import Places
+from ..domain.inventory import Granule, Places
 from ..domain.money import Money
 from ..domain import lifecycle
 from ..domain.statuses import BookingStatus
@@ -58,6 +58,8 @@ def booking_item(booking: Booking) -> dict[str, Any]:
         item["pools"] = {pool: count for pool, count in booking.places.pools}
     if booking.places.units:
         item["units"] = list(booking.places.units)
+    if booking.places.granules:
+        item["granules"] = [dict(granule.__dict__) for granule in booking.places.granules]
     if booking.payment is not None:
         item["payment"] = booking.payment.as_dict()
     if booking.review:
@@ -84,11 +86,14 @@ def booking_from_item(item: dict[str, Any]) -> Booking:
     kind = str(item["inventory_kind"])
     pools = tuple(sorted((pool, _int(count)) for pool, count in (item.get("pools") or {}).items()))
     units = tuple(item.get("units") or ())
+    granules = tuple(Granule(resource_id=g["resource_id"], at=g["at"], seats=_int(g["seats"]), session=g["session"],
+                             capacity=_int(g["capacity"])) for g in item.get("granules") or ())
     payment = item.get("payment")
     return Booking(
         booking_id=item["booking_id"], event_id=item["event_id"], customer_id=item["customer_id"],
         status=lifecycle.status_of(item["status"]),
-        places=Places(kind=kind, quantity=_int(item["quantity"]), pools=pools, units=units),
+        places=Places(kind=kind, quantity=_int(item["quantity"]), pools=pools, units=units,
+                      granules=granules),
         amount=Money.parse(item["amount"], item["currency"]), payment_mode=PaymentMode(item["payment_mode"]),
         hold_expires_at=item["hold_expires_at"], created_at=item["created_at"], updated_at=item["updated_at"],
         version=_int(item["version"]),

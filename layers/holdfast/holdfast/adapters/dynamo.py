@@ -7,6 +7,7 @@ labelled transaction):
   inventory_store.py  the items claims change (pool shards, named units) and their reads
   offerings_store.py  events (offerings) and their catalog listing
   waitlist_store.py   the waitlist of each event
+  resources_store.py  resources of appointment services, reads of their time granules
 
 ``BookingStore`` is the whole table seen through all of them, for callers that need several
 aggregates (the services); see docs/data-model.md for the item layout.
@@ -21,6 +22,7 @@ from .codec import (MAX_SORT_KEY_BYTES, TRANSACT_ATTEMPTS, Cancelled, DuplicateR
                     _plain, _ser)
 from .inventory_store import InventoryStore
 from .offerings_store import OfferingStore
+from .resources_store import ResourceStore
 from .waitlist_store import WaitlistStore
 
 __all__ = [
@@ -32,5 +34,5 @@ __all__ = [
 ]
 
 
-class BookingStore(BookingRecords, InventoryStore, OfferingStore, WaitlistStore):
+class BookingStore(BookingRecords, InventoryStore, OfferingStore, WaitlistStore, ResourceStore):
     """The single table through every aggregate's store (they share one client and table name)."""

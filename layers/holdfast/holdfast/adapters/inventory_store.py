@@ -8,6 +8,8 @@ partition, so no claim item shares the offering's ``EVENT#<event_id>`` partition
                                                  capacity/available/held/sold
   INV#<event_id>#U<kk>             UNIT#<unit>   a named unit (seat): state, booking_id; ``kk`` is
                                                  a stable hash of the unit id modulo UNIT_PARTITIONS
+  RES#<resource>#<day>             G#<HH:MM>     a time granule of a resource, shared by every
+                                                 service on it (granule_claims.py)
 
 Every pool and unit item also carries ``event_id``. The reads follow the keys: the pools are one
 consistent read of the layout and one batch get; the units are one query per unit partition (or a
@@ -22,8 +24,9 @@ from __future__ import annotations
 import zlib
 from typing import Any, Iterable
 
-from ..domain.claims import Claim, CounterClaim, UnitClaim, claims_of
+from ..domain.claims import Claim, CounterClaim, GranuleClaim, UnitClaim, claims_of
 from ..domain.inventory import Move, Places, Pool
+from .granule_claims import granule_claim
 from .codec import MAX_SORT_KEY_BYTES, Labelled, Table, _attrs, _int, _plain
 
 CLAIM = "claim:"
@@ -92,6 +95,8 @@ def render(table: str, event_id: str, booking_id: str, claim: Claim, move: Move)
         return counter_claim(table, pool_key(event_id, claim.item), claim.count, move)
     if isinstance(claim, UnitClaim):
         return unit_claim(table, unit_key(event_id, claim.item), booking_id, move)
+    if isinstance(claim, GranuleClaim):
+        return granule_claim(table, claim.granule, booking_id, move)
     raise TypeError(f"no storage for {type(claim).__name__}")
 
 

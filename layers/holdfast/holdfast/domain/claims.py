@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
-from .inventory import Places
+from .inventory import Granule, Places
 
 
 @dataclass(frozen=True)
@@ -37,11 +37,24 @@ class UnitClaim:
         return self.item
 
 
-Claim = Union[CounterClaim, UnitClaim]
+@dataclass(frozen=True)
+class GranuleClaim:
+    """Take a resource for one time granule: the whole of it, or seats of a group session on it
+    (adapters/granule_claims.py says how the two exclude each other)."""
+
+    granule: Granule
+
+    @property
+    def label(self) -> str:
+        return f"{self.granule.resource_id}/{self.granule.at}"
+
+
+Claim = Union[CounterClaim, UnitClaim, GranuleClaim]
 
 
 def claims_of(places: Places) -> list[Claim]:
     """Every claim the places make, counters first, in the order the kind planned them."""
     claims: list[Claim] = [CounterClaim(item, count) for item, count in places.pools]
     claims += [UnitClaim(unit) for unit in places.units]
+    claims += [GranuleClaim(granule) for granule in places.granules]
     return claims

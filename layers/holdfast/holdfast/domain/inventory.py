@@ -51,15 +51,31 @@ class Pool:
 
 
 @dataclass(frozen=True)
+class Granule:
+    """One time granule of a resource a booking claims (domain/timeslots.py): the whole resource
+    (``session`` empty: the booking itself is the session, capacity 1), or ``seats`` of a group
+    session named ``session`` (service and start) that has ``capacity`` seats. Every granule of a
+    resource is one item, whatever service uses it, so private and group bookings compete on it."""
+
+    resource_id: str
+    at: str               # the granule's UTC start, "YYYY-MM-DDTHH:MM"
+    seats: int = 1
+    session: str = ""
+    capacity: int = 1
+
+
+@dataclass(frozen=True)
 class Places:
-    """What a booking occupies, whatever its kind: counts taken from counters (``pools``) and
-    named units (``units``). Each entry is one claim on one inventory item. ``kind`` is the name of
-    the inventory kind that planned them (holdfast/kinds), stored with the booking."""
+    """What a booking occupies, whatever its kind: counts taken from counters (``pools``), named
+    units (``units``) and time granules of resources (``granules``). Each entry is one claim on one
+    inventory item. ``kind`` is the name of the inventory kind that planned them (holdfast/kinds),
+    stored with the booking."""
 
     kind: str
     quantity: int
     pools: tuple[tuple[str, int], ...] = ()
     units: tuple[str, ...] = ()
+    granules: tuple[Granule, ...] = ()
 
 
 def pool_sizes(capacity: int, per_pool: int = 25, max_pools: int = 40) -> list[int]:

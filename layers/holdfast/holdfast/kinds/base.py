@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Iterable, Protocol
 
 from pydantic import BaseModel
@@ -33,6 +34,8 @@ class InventoryReads(Protocol):
         ...
 
     def seat_states(self, event_id: str) -> dict[str, str]: ...
+
+    def read_granules(self, resource_id: str, utc_days: Iterable[str]) -> dict[str, dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,10 @@ class Kind:
         """What the customer wants, checked (InvalidRequest otherwise): the request's fingerprint
         and the input of ``plan``."""
         raise NotImplementedError
+
+    def check_time(self, event: Offering, wanted: dict[str, Any], now: datetime) -> None:
+        """Refuse what the moment makes impossible (an appointment that has already begun). Asked
+        after a repeated request was answered from its first result, so a replay never fails here."""
 
     def plan(self, store: InventoryReads, event: Offering, wanted: dict[str, Any], rng: random.Random,
              attempt: int) -> Places:

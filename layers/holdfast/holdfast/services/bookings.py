@@ -93,6 +93,7 @@ class BookingService(ReleasesMixin):
         replay = self._replay(customer_id, idempotency_key, fingerprint, system_key)
         if replay is not None:
             return replay
+        kind.check_time(event, wanted, self.clock())
 
         for attempt in range(HOLD_ATTEMPTS):
             try:

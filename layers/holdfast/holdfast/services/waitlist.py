@@ -64,6 +64,9 @@ class WaitlistService:
         limit = int(event["max_per_booking"])
         if quantity < 1 or quantity > limit:
             raise InvalidRequest(f"quantity must be between 1 and {limit}.", code="invalid_quantity", max=limit)
+        # The offer this entry would get, asked now: a kind that cannot make one (appointment
+        # slots) refuses before an entry exists that every later release would trip over.
+        kinds.of_event(event).waitlist_request(quantity)
         for attempt in range(3):
             existing = self.store.waitlist_entry(event_id, customer_id)
             if existing is not None and existing["state"] not in REJOINABLE:

@@ -1,0 +1,41 @@
+"""Resources (rooms, halls, specialists) and reads of their time granules.
+
+  RESOURCE#<resource_id>  META   the resource: name, time zone, opening hours
+
+Granule items and their claims are in granule_claims.py; services are offerings (offerings_store.py).
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from botocore.exceptions import ClientError
+
+from .codec import ItemExists, Table, _code, put_new
+from .granule_claims import day_partition
+
+
+class ResourceStore(Table):
+    def put_resource(self, resource: dict[str, Any]) -> None:
+        """Write a new resource; ItemExists if its id is taken (a repeat of the same request)."""
+        try:
+            self.client.put_item(**put_new(self.table, {"pk": f"RESOURCE#{resource['resource_id']}", "sk": "META",
+                                                        **resource})["Put"])
+        except ClientError as exc:
+            if _code(exc) == "ConditionalCheckFailedException":
+                raise ItemExists(resource["resource_id"]) from None
+            raise
+
+    def get_resource(self, resource_id: str) -> dict[str, Any] | None:
+        item = self._get(f"RESOURCE#{resource_id}", "META")
+        if item is None:
+            return None
+        return {key: value for key, value in item.items() if key not in ("pk", "sk")}
+
+    def read_granules(self, resource_id: str, utc_days: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """Every claimed granule of a resource on the given UTC days, by "YYYY-MM-DDTHH:MM"
+        (consistent reads: a plan made from them is checked by its claims anyway)."""
+        found: dict[str, dict[str, Any]] = {}
+        for day in utc_days:
+            for item in self._query_prefix(day_partition(resource_id, day), "G#"):
+                found[f"{day}T{item['sk'].removeprefix('G#')}"] = item
+        return found

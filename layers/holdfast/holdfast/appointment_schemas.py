@@ -1,0 +1,112 @@
+"""Request models of appointment services: resources, services (and their ``SlotsSettings``, the
+settings the ``slots`` inventory kind stores on the offering) and bookings of a time."""
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from .domain.timeslots import GRANULE_MINUTES, MAX_DURATION_MINUTES, OpeningHours, TimeError, zone
+from .schemas import ContactEmail, EventTime, PriceIn, _Strict
+
+#: A resource id as the API hands it out (a UUID); anything else cannot exist.
+RESOURCE_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+MAX_RESOURCES_PER_SERVICE = 20
+MAX_SESSION_CAPACITY = 1_000
+
+
+class OpeningHoursIn(_Strict):
+    open: str = Field(min_length=4, max_length=5)
+    close: str = Field(min_length=4, max_length=5)
+
+    @model_validator(mode="after")
+    def _parse(self) -> "OpeningHoursIn":
+        try:
+            OpeningHours.parse(self.open, self.close)
+        except TimeError as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
+    def hours(self) -> OpeningHours:
+        return OpeningHours.parse(self.open, self.close)
+
+
+class ResourceIn(_Strict):
+    name: str = Field(min_length=1, max_length=200)
+    timezone: str = Field(min_length=1, max_length=64)
+    opening_hours: OpeningHoursIn
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            zone(value)
+        except TimeError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+
+def _whole_granules(value: int | None) -> int | None:
+    if value is not None and value % GRANULE_MINUTES:
+        raise ValueError(f"must be a multiple of {GRANULE_MINUTES} minutes")
+    return value
+
+
+class SlotsSettings(_Strict):
+    """The settings of a service (an offering of the ``slots`` inventory kind): how it uses its
+    resources and sells its times."""
+
+    mode: Literal["group", "private"]
+    duration_minutes: int = Field(ge=GRANULE_MINUTES, le=MAX_DURATION_MINUTES)
+    #: Seats of one group session; a private service takes the whole resource and has none.
+    capacity: int | None = Field(default=None, ge=1, le=MAX_SESSION_CAPACITY)
+    #: The resources the service can take place on; a booking names one of them.
+    resource_ids: list[str] = Field(min_length=1, max_length=MAX_RESOURCES_PER_SERVICE)
+    #: Minutes between two slot starts; the duration unless set.
+    step_minutes: int | None = Field(default=None, ge=GRANULE_MINUTES, le=24 * 60)
+    hold_ttl_seconds: int | None = Field(default=None, ge=1, le=86_400)
+    payment_mode: Literal["one_stage", "two_stage"] = "two_stage"
+
+    _durations = field_validator("duration_minutes", "step_minutes")(_whole_granules)
+
+    @field_validator("resource_ids")
+    @classmethod
+    def _ids(cls, value: list[str]) -> list[str]:
+        bad = [item for item in value if not re.match(RESOURCE_ID_PATTERN, item)]
+        if bad:
+            raise ValueError(f"not resource ids: {bad[:5]}")
+        return value
+
+    @model_validator(mode="after")
+    def _capacity_by_mode(self) -> "SlotsSettings":
+        if self.mode == "group" and self.capacity is None:
+            raise ValueError("a group service needs a capacity (seats per session)")
+        if self.mode == "private" and self.capacity is not None:
+            raise ValueError("a private service takes the whole resource: leave capacity out")
+        return self
+
+    @property
+    def step(self) -> int:
+        return self.step_minutes or self.duration_minutes
+
+    @property
+    def seats(self) -> int:
+        return self.capacity if self.mode == "group" and self.capacity else 1
+
+
+class ServiceIn(SlotsSettings):
+    name: str = Field(min_length=1, max_length=200)
+    price: PriceIn
+    max_holds_per_customer: int | None = Field(default=None, ge=1, le=100)
+
+    def settings(self) -> SlotsSettings:
+        return SlotsSettings.model_validate(self.model_dump(include=set(SlotsSettings.model_fields)))
+
+
+class SlotBookingIn(_Strict):
+    starts_at: EventTime
+    resource_id: str = Field(min_length=1, max_length=64, pattern=RESOURCE_ID_PATTERN)
+    #: Seats of a group session (default 1); a private booking takes the whole resource and has none.
+    quantity: int | None = None
+    contact_email: ContactEmail | None = None

@@ -1,0 +1,141 @@
+"""Appointment services: resources and services created by an organizer, a day's availability,
+and bookings of a time, which are held through the same hold path as event places
+(BookingService; the ``slots`` inventory kind decides what a time claims)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from datetime import date
+from typing import Any
+
+from .. import kinds
+from ..adapters.dynamo import BookingStore, ItemExists, TransientStoreError
+from ..appointment_schemas import ResourceIn, ServiceIn, SlotBookingIn
+from ..clock import Clock, iso
+from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
+from ..domain.commands import HoldPlaces
+from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy
+from ..domain.money import Money
+from ..kinds.slots import Slots
+from .bookings import BookingService, HoldResult
+
+RESOURCE_NAMESPACE = uuid.UUID("0f6f3b0e-1c55-4d4e-8a8e-7b1f0d2a6c11")
+SERVICE_NAMESPACE = uuid.UUID("6a0d8f51-93b4-4b52-9a3f-4e0f6c7d2b90")
+
+
+class AppointmentService:
+    def __init__(self, store: BookingStore, clock: Clock, bookings: BookingService, default_hold_ttl_seconds: int) -> None:
+        self.store = store
+        self.clock = clock
+        self.bookings = bookings
+        self.default_hold_ttl = default_hold_ttl_seconds
+
+    # ------------------------------------------------------------------------- resources
+    def create_resource(self, request: ResourceIn, idempotency_key: str | None = None) -> dict[str, Any]:
+        """A resource; with an Idempotency-Key its id comes from the key, so a repeat returns it."""
+        fields = {"name": request.name, "timezone": request.timezone,
+                  "open": request.opening_hours.open, "close": request.opening_hours.close}
+        resource = {"resource_id": _id(RESOURCE_NAMESPACE, idempotency_key), **fields,
+                    "fingerprint": _fingerprint(fields), "created_at": iso(self.clock())}
+        try:
+            self.store.put_resource(resource)
+        except ItemExists:
+            existing = self.store.get_resource(resource["resource_id"])
+            if existing is None or existing.get("fingerprint") != resource["fingerprint"]:
+                raise IdempotencyKeyReused() from None
+            resource = existing
+        return describe_resource(resource)
+
+    # -------------------------------------------------------------------------- services
+    def create_service(self, request: ServiceIn, idempotency_key: str | None = None) -> dict[str, Any]:
+        settings = request.settings()
+        if len(set(settings.resource_ids)) != len(settings.resource_ids):
+            raise InvalidRequest("A resource is named twice in resource_ids.", code="duplicate_resources")
+        resources: dict[str, dict[str, str]] = {}
+        for resource_id in settings.resource_ids:
+            resource = self.store.get_resource(resource_id)
+            if resource is None:
+                raise InvalidRequest(f"No resource {resource_id}.", code="unknown_resource", resource_id=resource_id)
+            hours = Slots.hours(resource)
+            if settings.duration_minutes > hours.close_minute - hours.open_minute:
+                raise InvalidRequest(f"The service is longer than resource {resource_id} is open.",
+                                     code="duration_exceeds_opening_hours", resource_id=resource_id)
+            resources[resource_id] = {key: resource[key] for key in ("timezone", "open", "close")}
+        price = Money.parse(request.price.value, request.price.currency.upper())
+        kind = kinds.for_request(settings)
+        created = iso(self.clock())
+        event = {
+            "event_id": _id(SERVICE_NAMESPACE, idempotency_key), "name": request.name,
+            # An offering's descriptive fields, so that every reader of offerings finds them.
+            "venue": "", "city": "", "category": "service", "starts_at": created,
+            "price": price.text, "currency": price.currency, "inventory_kind": kind.name,
+            "capacity": settings.seats, "max_per_booking": settings.seats,
+            "hold_ttl_seconds": settings.hold_ttl_seconds or self.default_hold_ttl,
+            "payment_mode": settings.payment_mode, "high_demand": False,
+            "max_holds_per_customer": request.max_holds_per_customer or DEFAULT_HOLDS_PER_CUSTOMER,
+            "settings": settings.model_dump(), "resources": resources, "created_at": created,
+        }
+        fingerprint = _fingerprint({key: value for key, value in event.items() if key not in ("created_at", "starts_at")})
+        try:
+            self.store.put_event(event, None, None, fingerprint)
+        except ItemExists:
+            existing = self.store.get_event(event["event_id"])
+            if existing is None or existing.get("creation_fingerprint") != fingerprint:
+                raise IdempotencyKeyReused() from None
+            event = existing
+        except TransientStoreError:
+            raise TooBusy() from None
+        return describe_service(event)
+
+    def service(self, service_id: str) -> dict[str, Any]:
+        event = self.store.get_event(service_id)
+        if event is None or not isinstance(kinds.of_event(event), Slots):
+            raise NotFound(f"No service {service_id}.", code="service_not_found")
+        return event
+
+    def availability(self, service_id: str, day_text: str | None) -> dict[str, Any]:
+        event = self.service(service_id)
+        day = _date(day_text)
+        slots = kinds.of_event(event).availability(self.store, event, day, self.clock())  # type: ignore[attr-defined]
+        return {"service_id": service_id, "date": day.isoformat(), "mode": Slots.settings(event).mode, "slots": slots}
+
+    def book(self, service_id: str, customer_id: str, idempotency_key: str, request: SlotBookingIn) -> HoldResult:
+        """A hold on a time, through the one hold path every offering uses."""
+        self.service(service_id)
+        return self.bookings.create_booking(service_id, customer_id, idempotency_key, HoldPlaces.of(request))
+
+
+def describe_resource(resource: dict[str, Any]) -> dict[str, Any]:
+    return {"resource_id": resource["resource_id"], "name": resource["name"], "timezone": resource["timezone"],
+            "opening_hours": {"open": resource["open"], "close": resource["close"]}}
+
+
+def describe_service(event: dict[str, Any]) -> dict[str, Any]:
+    settings = Slots.settings(event)
+    return {
+        "service_id": event["event_id"], "name": event["name"], "mode": settings.mode,
+        "duration_minutes": settings.duration_minutes, "step_minutes": settings.step,
+        "capacity": settings.capacity, "resource_ids": settings.resource_ids,
+        "price": {"value": event["price"], "currency": event["currency"]},
+        "hold_ttl_seconds": int(event["hold_ttl_seconds"]), "payment_mode": event["payment_mode"],
+        "max_holds_per_customer": int(event["max_holds_per_customer"]),
+    }
+
+
+def _date(text: str | None) -> date:
+    try:
+        day = date.fromisoformat(text or "")
+        if len(text or "") != 10 or not 2000 <= day.year <= 2199:
+            raise ValueError
+        return day
+    except ValueError:
+        raise InvalidRequest("date must be a day YYYY-MM-DD.", code="invalid_date") from None
+
+
+def _id(namespace: uuid.UUID, key: str | None) -> str:
+    return str(uuid.uuid5(namespace, key)) if key else str(uuid.uuid4())
+
+
+def _fingerprint(value: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
