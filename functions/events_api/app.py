@@ -1,7 +1,7 @@
 """Events API: organizers create events; anyone reads one with its live counts."""
 from holdfast import wiring
 from holdfast.http import header, json_response, make_resolver, parse_body, require_organizer
-from holdfast.observability import logger, tracer
+from holdfast.observability import log_metrics, logger, tracer
 from holdfast.schemas import EventIn
 
 app = make_resolver()
@@ -24,5 +24,6 @@ def get_event(event_id: str):
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")
 @tracer.capture_lambda_handler
+@log_metrics
 def lambda_handler(event, context):
     return app.resolve(event, context)

@@ -1,10 +1,11 @@
 """Hold expiry task: called by the state machine once the hold's time is up."""
 from holdfast import wiring
-from holdfast.observability import logger, tracer
+from holdfast.observability import log_metrics, logger, tracer
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
+@log_metrics
 def lambda_handler(event, context):
     result = wiring.bookings().expire(event["booking_id"])
     logger.info("hold expiry", extra=result)

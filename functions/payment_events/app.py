@@ -7,7 +7,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from holdfast import wiring
 from holdfast.adapters.provider import ProviderNotFound
 from holdfast.faults import crash_point
-from holdfast.observability import logger, tracer
+from holdfast.observability import log_metrics, logger, tracer
 
 processor = BatchProcessor(event_type=EventType.SQS)
 
@@ -31,5 +31,6 @@ def handle_record(record: SQSRecord) -> None:
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
+@log_metrics
 def lambda_handler(event, context):
     return process_partial_response(event=event, record_handler=handle_record, processor=processor, context=context)

@@ -1,0 +1,71 @@
+"""Business metrics on the handlers' real paths: each invocation prints one EMF line (Powertools
+Metrics) with what it did, in one namespace under one dimension."""
+from __future__ import annotations
+
+import json
+import time
+
+from holdfast import observability
+from tests.handlers.test_api_handlers import book, create_event
+from tests.support.handlers import api_event, call, load_event
+
+
+def emf_lines(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{") and '"_aws"' in line]
+
+
+def values(capsys) -> dict[str, list[float]]:
+    """Every metric value printed since the last call, by metric name."""
+    found: dict[str, list[float]] = {}
+    for record in emf_lines(capsys.readouterr().out):
+        for directive in record["_aws"]["CloudWatchMetrics"]:
+            assert directive["Namespace"] == "Holdfast"
+            assert directive["Dimensions"] == [["service"]]
+            for metric in directive["Metrics"]:
+                value = record[metric["Name"]]
+                found.setdefault(metric["Name"], []).extend(value if isinstance(value, list) else [value])
+    return found
+
+
+def test_a_hold_and_a_sold_out_answer_are_counted(handler_env, capsys):
+    event = create_event(capacity=2)
+    capsys.readouterr()
+    status, _ = book(event["event_id"], {"quantity": 2}, key="m-1")
+    assert status == 201
+    assert values(capsys) == {"HoldsMade": [1.0]}
+    status, answer = book(event["event_id"], {"quantity": 1}, key="m-2", customer="customer-43")
+    assert status == 409 and answer["error"]["code"] == "sold_out"
+    assert values(capsys) == {"SoldOutAnswers": [1.0]}
+    # a repeat of the first request holds nothing new and counts nothing
+    assert book(event["event_id"], {"quantity": 2}, key="m-1")[0] == 201
+    assert values(capsys) == {}
+
+
+def test_a_notification_from_another_network_is_counted(handler_env, capsys):
+    status, _ = call("payment_webhook", api_event("payment_notification.json", source_ip="203.0.113.9"))
+    assert status == 403
+    assert values(capsys) == {"WebhooksRefused": [1.0]}
+    status, _ = call("payment_webhook", api_event("payment_notification.json"))
+    assert status == 200
+    assert values(capsys) == {}
+
+
+def test_the_expiry_task_reports_how_late_it_released_the_hold(handler_env, capsys):
+    event = create_event(capacity=2, hold_ttl_seconds=1)
+    status, booking = book(event["event_id"], {"quantity": 1}, key="lag-1")
+    assert status == 201
+    time.sleep(1.3)
+    capsys.readouterr()
+    result = call("expire_hold", {**load_event("expire_hold.json"), "booking_id": booking["booking_id"]})[1]
+    assert result["outcome"] == "expired"
+    found = values(capsys)
+    assert found["HoldsExpired"] == [1.0]
+    [lag] = found["ExpiryLagSeconds"]
+    assert 0.2 <= lag < 5
+
+
+def test_counts_made_outside_an_invocation_are_not_printed_by_the_next_one(handler_env, capsys):
+    observability.count(observability.HOLDS_MADE, 5)   # e.g. a service called directly by a test
+    status, _ = call("payment_webhook", api_event("payment_notification.json", source_ip="203.0.113.9"))
+    assert status == 403
+    assert values(capsys) == {"WebhooksRefused": [1.0]}
