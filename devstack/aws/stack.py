@@ -23,7 +23,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from . import runtime
+from . import emf, runtime
 from .apigw import ApiGatewayServer, routes_from_template
 from .pollers import DynamoDbStreamPoller, ScheduleInvoker, SqsPoller, _Poller, rate_seconds
 from .runtime import LocalFunction
@@ -196,6 +196,7 @@ class LocalStack:
         self.api_url = f"http://{self.host}:{self._api.port}"
 
         self._start_moto()
+        emf.install(self.region, runtime._SERVICE_LOCKS["logs"])
         self._set_process_environment()
         self._deploy()
         self._start_pollers()
@@ -214,6 +215,7 @@ class LocalStack:
                 self._moto.stop()
                 self._moto = None
             if self._started:
+                emf.uninstall()
                 self._reset_moto()
                 runtime.clear_functions()
                 runtime.set_wait_scale(1.0)
