@@ -7,6 +7,7 @@ from holdfast.observability import log_metrics, logger, tracer
 @tracer.capture_lambda_handler
 @log_metrics
 def lambda_handler(event, context):
+    logger.set_correlation_id(str(event.get("booking_id", "")))
     result = wiring.bookings().expire(event["booking_id"])
     logger.info("hold expiry", extra=result)
     return result

@@ -15,6 +15,8 @@ processor = BatchProcessor(event_type=EventType.SQS)
 @tracer.capture_method
 def handle_record(record: SQSRecord) -> None:
     message = json.loads(record.body)
+    # the payment is what ties this record's log lines to the webhook's and to the booking's
+    logger.set_correlation_id(message.get("payment_id") or message["object_id"])
     provider, payments = wiring.provider(), wiring.payments()
     try:
         if message["event"].startswith("refund."):

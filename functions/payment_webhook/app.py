@@ -45,7 +45,8 @@ def receive_notification():
     payment_id = obj.payment_id if notification.event.startswith("refund.") and obj.payment_id else obj.id
     dedup = wiring.payment_events_queue().enqueue(event=notification.event, object_id=obj.id, status=obj.status,
                                                   payment_id=payment_id)
-    logger.info("notification queued", extra={"event": notification.event, "object_id": obj.id, "dedup": dedup[:12]})
+    logger.info("notification queued", extra={"event": notification.event, "object_id": obj.id, "payment_id": payment_id,
+                                              "dedup": dedup[:12]})
     return json_response(200, {"queued": True})
 
 

@@ -8,6 +8,7 @@ from holdfast.observability import log_metrics, logger, tracer
 @tracer.capture_lambda_handler
 @log_metrics
 def lambda_handler(event, context):
+    logger.set_correlation_id(str(event.get("booking_id", "")))
     crash_point("reconcile.before_check")
     result = wiring.reconciliation().check(event["booking_id"])
     logger.info("reconciliation check", extra=result)

@@ -69,3 +69,17 @@ def test_counts_made_outside_an_invocation_are_not_printed_by_the_next_one(handl
     status, _ = call("payment_webhook", api_event("payment_notification.json", source_ip="203.0.113.9"))
     assert status == 403
     assert values(capsys) == {"WebhooksRefused": [1.0]}
+
+
+def test_each_booking_write_is_logged_with_its_ids_and_nothing_else(handler_env, caplog):
+    event = create_event(capacity=2)
+    observability.logger.setLevel("INFO")
+    try:
+        status, booking = book(event["event_id"], {"quantity": 1, "contact_email": "ann@example.com"}, key="log-1")
+    finally:
+        observability.logger.setLevel("WARNING")
+    assert status == 201
+    [record] = [r for r in caplog.records if r.getMessage() == "booking written"]
+    assert {k: getattr(record, k) for k in ("booking_id", "event_id", "action", "to_status")} == {
+        "booking_id": booking["booking_id"], "event_id": event["event_id"], "action": "hold_created", "to_status": "HELD"}
+    assert "ann@example.com" not in json.dumps(vars(record), default=str)
