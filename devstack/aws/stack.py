@@ -61,6 +61,7 @@ def local_parameters(api_url: str) -> dict[str, Any]:
         "ProviderShopId": "100500",
         "AllowedWebhookNetworks": "127.0.0.1/32",
         "CustomerIdentitySource": "header",
+        "DeploymentKind": "local",
         "PaymentReturnUrl": f"{api_url}/bookings",
         "DefaultHoldTtlSeconds": "600",
     }
@@ -589,6 +590,14 @@ class LocalStack:
     def _create_ApiGateway_RestApi(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         # only the id exists locally: the routes are served by the API Gateway stand-in
         return uuid.uuid4().hex[:10], {"RootResourceId": uuid.uuid4().hex[:10]}
+
+    def _create_Cognito_UserPool(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        # Not emulated: the local stack names customers by X-Customer-Id (DeploymentKind=local).
+        # Only the identifiers exist, for the authorizer the template puts in front of the API.
+        pool_id = f"{self.region}_{uuid.uuid4().hex[:9]}"
+        arn = f"arn:aws:cognito-idp:{self.region}:{ACCOUNT_ID}:userpool/{pool_id}"
+        provider = f"cognito-idp.{self.region}.amazonaws.com/{pool_id}"
+        return pool_id, {"Arn": arn, "ProviderName": provider, "ProviderURL": f"https://{provider}"}
 
     def _create_ApiGateway_Stage(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         return p.get("StageName", "Prod"), {}

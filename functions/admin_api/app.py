@@ -5,6 +5,8 @@ from holdfast import wiring
 from holdfast.http import json_response, make_resolver, parse_body, require_organizer
 from holdfast.observability import log_metrics, logger, tracer
 
+wiring.cold_start(secret=True)
+
 app = make_resolver()
 
 

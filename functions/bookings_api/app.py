@@ -5,6 +5,8 @@ from holdfast.observability import log_metrics, logger, tracer
 from holdfast.schemas import BookingIn
 from holdfast.services.bookings import describe
 
+wiring.cold_start(secret=True)
+
 app = make_resolver()
 
 

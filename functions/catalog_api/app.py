@@ -10,6 +10,8 @@ from holdfast.http import header, json_response, make_resolver, parse_body, requ
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.schemas import EventListQuery, EventPatchIn
 
+wiring.cold_start(secret=True)
+
 app = make_resolver()
 
 LISTING_MAX_AGE = 30

@@ -4,6 +4,8 @@ from holdfast.http import header, json_response, make_resolver, parse_body, requ
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.schemas import EventIn
 
+wiring.cold_start(secret=True)
+
 app = make_resolver()
 
 

@@ -2,6 +2,8 @@
 from holdfast import wiring
 from holdfast.observability import log_metrics, logger, tracer
 
+wiring.cold_start()
+
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler

@@ -16,6 +16,8 @@ from holdfast.domain.statuses import BookingStatus
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services.notifications import log_sent, notify
 
+wiring.cold_start()
+
 processor = BatchProcessor(event_type=EventType.SQS)
 
 

@@ -21,6 +21,8 @@ from holdfast.faults import crash_point
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services.notifications import bus_entry, record_outbox_event
 
+wiring.cold_start()
+
 PUT_EVENTS_LIMIT = 10  # entries per PutEvents call
 
 

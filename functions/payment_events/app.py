@@ -9,6 +9,8 @@ from holdfast.adapters.provider import ProviderNotFound
 from holdfast.faults import crash_point
 from holdfast.observability import log_metrics, logger, tracer
 
+wiring.cold_start(secret=True)
+
 processor = BatchProcessor(event_type=EventType.SQS)
 
 

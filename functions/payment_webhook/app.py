@@ -13,6 +13,8 @@ from holdfast.http import MAX_BODY_BYTES, error_response, json_response, make_re
 from holdfast.observability import WEBHOOKS_REFUSED, count, log_metrics, logger, tracer
 from holdfast.schemas import NotificationIn
 
+wiring.cold_start()
+
 app = make_resolver()
 
 

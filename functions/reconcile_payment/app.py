@@ -3,6 +3,8 @@ from holdfast import wiring
 from holdfast.faults import crash_point
 from holdfast.observability import log_metrics, logger, tracer
 
+wiring.cold_start(secret=True)
+
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler

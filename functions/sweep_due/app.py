@@ -6,6 +6,8 @@ from holdfast.config import settings
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services.sweeper import sweep
 
+wiring.cold_start()
+
 
 def give_up(booking, reason):
     payment_id = (booking.payment.payment_id if booking.payment else None) or ""

@@ -3,6 +3,8 @@ from holdfast import wiring
 from holdfast.http import customer_id, json_response, make_resolver
 from holdfast.observability import log_metrics, logger, tracer
 
+wiring.cold_start(secret=True)
+
 app = make_resolver()
 
 

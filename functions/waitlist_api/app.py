@@ -4,6 +4,8 @@ from holdfast.http import customer_id, json_response, make_resolver, parse_body
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.schemas import WaitlistIn
 
+wiring.cold_start()
+
 app = make_resolver()
 
 

@@ -1,5 +1,6 @@
-"""The template watches the system: alarms on what must wake someone, a dashboard of the sale, and
-both read the metrics holdfast/observability.py emits (same namespace, names and dimension)."""
+"""The template runs in production: alarms on what must wake someone and a dashboard of the sale,
+both reading the metrics holdfast/observability.py emits (same namespace, names and dimension); and
+the customer routes behind the user pool authorizer, the others explicitly open."""
 from __future__ import annotations
 
 import json
@@ -83,3 +84,45 @@ def test_tracing_is_on_for_functions_api_and_state_machines():
     for name, resource in RESOURCES.items():
         if resource["Type"] == "AWS::Serverless::StateMachine":
             assert resource["Properties"]["Tracing"] == {"Enabled": True}, name
+
+
+def _route_callers():
+    """(METHOD, path) -> what the route's handler calls to know its caller: customer_id,
+    require_organizer, or neither (public), read from the function sources."""
+    import ast
+
+    from tests.support.handlers import REPO
+
+    found = {}
+    for source in (REPO / "functions").glob("*/app.py"):
+        for node in ast.parse(source.read_text()).body:
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            called = {n.func.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+            for decorator in node.decorator_list:
+                if isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Attribute) \
+                        and getattr(decorator.func.value, "id", "") == "app":
+                    path = re.sub(r"<(\w+)>", r"{\1}", decorator.args[0].value)
+                    kind = "customer" if "customer_id" in called else "organizer" if "require_organizer" in called \
+                        else "public"
+                    found[(decorator.func.attr.upper(), path)] = kind
+    return found
+
+
+def test_customer_routes_need_the_user_pool_and_the_rest_say_none():
+    auth = RESOURCES["BookingApi"]["Properties"]["Auth"]
+    assert auth["DefaultAuthorizer"] == "CustomerUserPool"
+    assert auth["Authorizers"]["CustomerUserPool"]["UserPoolArn"] == {"Fn::GetAtt": ["CustomerUserPool", "Arn"]}
+    assert RESOURCES["CustomerUserPool"]["Type"] == "AWS::Cognito::UserPool"
+    callers = _route_callers()
+    routes = {(e["Properties"]["Method"].upper(), e["Properties"]["Path"]): e["Properties"].get("Auth")
+              for name in FUNCTIONS for e in (RESOURCES[name]["Properties"].get("Events") or {}).values()
+              if e["Type"] == "Api"}
+    assert set(routes) == set(callers)
+    for route, route_auth in routes.items():
+        if callers[route] == "customer":
+            assert route_auth is None, f"{route} must keep the default (user pool) authorizer"
+        else:
+            assert route_auth == {"Authorizer": "NONE"}, f"{route} ({callers[route]}) is not for signed-in customers"
+    assert callers[("POST", "/webhooks/payments")] == "public" and callers[("GET", "/events")] == "public"
+    assert sum(kind == "customer" for kind in callers.values()) >= 9
