@@ -126,3 +126,17 @@ def test_customer_routes_need_the_user_pool_and_the_rest_say_none():
             assert route_auth == {"Authorizer": "NONE"}, f"{route} ({callers[route]}) is not for signed-in customers"
     assert callers[("POST", "/webhooks/payments")] == "public" and callers[("GET", "/events")] == "public"
     assert sum(kind == "customer" for kind in callers.values()) >= 9
+
+
+def test_the_readme_lists_every_field_of_the_provider_secret():
+    import json as _json
+
+    from holdfast.wiring import SECRET_FIELDS
+    from tests.support.handlers import REPO
+
+    readme = (REPO / "README.md").read_text()
+    listed = set(re.findall(r"^\| `(\w+)` \| ", readme.split("The provider secret is one JSON object", 1)[1]
+                            .split("\n\n", 2)[1], re.MULTILINE))
+    assert listed == set(SECRET_FIELDS)
+    command = re.search(r"--secret-string '([^']+)'", readme)
+    assert command and set(_json.loads(command.group(1))) == set(SECRET_FIELDS)
