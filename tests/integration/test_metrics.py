@@ -60,7 +60,7 @@ def post_from(api_url: str, source: str, path: str, body: dict) -> int:
 
 def test_a_sale_is_counted_as_it_happens(api, sandbox, system, capsys):
     metrics = Metrics(system["stack"])
-    event = api.create_event(capacity=1, hold_ttl_seconds=3)
+    event = api.create_event(capacity=1, hold_ttl_seconds=5)
     who = customer()
     booking_id, payment_id = booked_and_paying(api, event, who)
     refused = api.book(event["event_id"], customer())
