@@ -104,12 +104,12 @@ class _embedded_stack:  # noqa: N801 - a context manager used like a function
     def __enter__(self) -> Any:
         import logging
 
-        from devstack.aws import LocalStack
+        from devstack.aws import EmbeddedStack
         from devstack.paysandbox import SandboxServer
 
         logging.basicConfig(level=logging.WARNING)
         sandbox = self._exit.enter_context(SandboxServer(host="127.0.0.1", port=0))
-        stack = LocalStack(str(REPO), aws_port=0, api_port=0, stack_name=self.stack_name,
+        stack = EmbeddedStack(str(REPO), aws_port=0, api_port=0, stack_name=self.stack_name,
                            parameters={"ProviderApiUrl": sandbox.base_url})
         stack.start()
         self._exit.callback(stack.stop)

@@ -1,9 +1,9 @@
-"""LocalStack: the whole template running on one embedded moto server plus an API Gateway stand-in,
+"""EmbeddedStack: the whole template running on one embedded moto server plus an API Gateway stand-in,
 event-source pollers and in-process Lambda functions. A development tool, never deployed.
 
-    from devstack.aws import LocalStack
+    from devstack.aws import EmbeddedStack
 
-    with LocalStack(repo_root=".", aws_port=0, api_port=0, wait_scale=0.01) as stack:
+    with EmbeddedStack(repo_root=".", aws_port=0, api_port=0, wait_scale=0.01) as stack:
         table = stack.resources["BookingsTable"]
         requests.post(f"{stack.api_url}/events", json={...})
 """
@@ -104,12 +104,12 @@ def _QuietMotoServer(**kwargs: Any) -> Any:  # noqa: N802 - behaves as a class
     return _quiet_moto_server_class()(**kwargs)
 
 
-class LocalStack:
+class EmbeddedStack:
     """The template deployed on an embedded AWS emulator. One active instance per process (moto's
     state and the handlers' environment variables are process-wide)."""
 
     _active_lock = threading.Lock()
-    _active: "LocalStack | None" = None
+    _active: "EmbeddedStack | None" = None
 
     def __init__(
         self,
@@ -167,18 +167,18 @@ class LocalStack:
     # ------------------------------------------------------------------------------------------
     # lifecycle
     # ------------------------------------------------------------------------------------------
-    def __enter__(self) -> "LocalStack":
+    def __enter__(self) -> "EmbeddedStack":
         self.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
 
-    def start(self) -> "LocalStack":
-        with LocalStack._active_lock:
-            if LocalStack._active is not None:
-                raise RuntimeError("another LocalStack is running in this process; stop it first")
-            LocalStack._active = self
+    def start(self) -> "EmbeddedStack":
+        with EmbeddedStack._active_lock:
+            if EmbeddedStack._active is not None:
+                raise RuntimeError("another EmbeddedStack is running in this process; stop it first")
+            EmbeddedStack._active = self
         try:
             self._start()
         except BaseException:
@@ -230,9 +230,9 @@ class LocalStack:
                 self._restore_environment()
                 self._started = False
         finally:
-            with LocalStack._active_lock:
-                if LocalStack._active is self:
-                    LocalStack._active = None
+            with EmbeddedStack._active_lock:
+                if EmbeddedStack._active is self:
+                    EmbeddedStack._active = None
 
     # ------------------------------------------------------------------------------------------
     # helpers for callers
@@ -675,3 +675,8 @@ class LocalStack:
                     ":function:" + fn.function_name):
                 return fn
         return None
+
+
+#: The class's first name, which read like the LocalStack product; kept only so that code written
+#: against it keeps working until it is renamed too.
+LocalStack = EmbeddedStack
