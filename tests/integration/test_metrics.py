@@ -94,3 +94,31 @@ def test_a_sale_is_counted_as_it_happens(api, sandbox, system, capsys):
     printed = json.loads(capsys.readouterr().out)
     assert printed["WebhooksRefused"]["sum"] >= 1 and printed["HoldsMade"]["unit"] == "Count"
     assert printed["ExpiryLagSeconds"]["unit"] == "Seconds"
+
+
+def test_waitlist_offers_and_waiting_room_admissions_are_counted(api, sandbox, system):
+    metrics = Metrics(system["stack"])
+    event = api.create_event(capacity=1)
+    eid = event["event_id"]
+    owner, waiting = customer(), customer()
+    held = api.book(eid, owner).json()
+    assert api.request("POST", f"/events/{eid}/waitlist", customer=waiting, json={"quantity": 1}).status_code == 200
+    assert api.cancel(held["booking_id"], owner).status_code == 200
+    assert metrics.wait("WaitlistOffersMade", 1) == 1
+    offer = api.request("GET", f"/events/{eid}/waitlist", customer=waiting).json()["offer"]
+    paying = api.pay(offer["booking_id"], waiting)
+    assert paying.status_code == 201, paying.text
+    sandbox.pay(paying.json()["payment_id"])
+    api.wait_status(offer["booking_id"], waiting, "CONFIRMED")
+    assert metrics.wait("WaitlistOffersTaken", 1) == 1
+    assert metrics.delta("HoldsMade") == 1  # the owner's; the offer is counted as an offer
+
+    surge = api.create_event(capacity=5, high_demand=True)["event_id"]
+    who = customer()
+    answer = api.request("POST", f"/events/{surge}/queue", customer=who)
+    deadline = time.monotonic() + 20
+    while answer.status_code == 429 or answer.json()["status"] != "admitted":
+        assert time.monotonic() < deadline, answer.text
+        time.sleep(float(answer.headers.get("Retry-After", 1)))  # the queue routes are rate limited here
+        answer = api.request("GET", f"/events/{surge}/queue", customer=who)
+    assert metrics.wait("WaitingRoomAdmissions", 1) == 1
