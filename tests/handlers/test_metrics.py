@@ -83,3 +83,26 @@ def test_each_booking_write_is_logged_with_its_ids_and_nothing_else(handler_env,
     assert {k: getattr(record, k) for k in ("booking_id", "event_id", "action", "to_status")} == {
         "booking_id": booking["booking_id"], "event_id": event["event_id"], "action": "hold_created", "to_status": "HELD"}
     assert "ann@example.com" not in json.dumps(vars(record), default=str)
+
+
+def test_a_transaction_cancelled_by_a_conflict_is_counted_with_its_retry():
+    from botocore.exceptions import ClientError
+
+    from holdfast.adapters.codec import Table
+
+    class Conflicting:
+        """A DynamoDB client whose first transaction collides with another writer's."""
+        calls = 0
+
+        def transact_write_items(self, **_):
+            Conflicting.calls += 1
+            if Conflicting.calls == 1:
+                raise ClientError({"Error": {"Code": "TransactionCanceledException"},
+                                   "CancellationReasons": [{"Code": "TransactionConflict"}, {"Code": "None"}]},
+                                  "TransactWriteItems")
+
+    table = Table("t", Conflicting())
+    observability.discard()
+    assert table._transact([("a", {"Put": {}}), ("b", {"Put": {}})]) is None
+    assert observability.pending() == {"TransactionConflicts": 1, "TransactionRetries": 1}
+    observability.discard()
