@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
 from holdfast import observability
 from tests.handlers.test_api_handlers import book, create_event
 from tests.support.handlers import api_event, call, load_event
@@ -105,4 +107,37 @@ def test_a_transaction_cancelled_by_a_conflict_is_counted_with_its_retry():
     observability.discard()
     assert table._transact([("a", {"Put": {}}), ("b", {"Put": {}})]) is None
     assert observability.pending() == {"TransactionConflicts": 1, "TransactionRetries": 1}
+    observability.discard()
+
+
+@pytest.mark.parametrize("change, counted", [
+    (dict(action="late_payment_refund_started", to="REFUND_PENDING"), {"LatePaymentsRefunded": 1}),
+    (dict(action="late_authorisation_cancelled"), {"LatePaymentsRefunded": 1}),
+    (dict(action="manual_review_opened", to="MANUAL_REVIEW", review="paid_in_time_places_resold"),
+     {"ReviewsOpened": 1, "LatePaymentsToReview": 1}),
+    (dict(action="manual_review_opened", to="MANUAL_REVIEW", review="provider_unreachable", actor="reconciler"),
+     {"ReviewsOpened": 1, "ReconciliationGiveUps": 1}),
+    (dict(action="reconciliation_limit_reached", to="PAYMENT_FAILED", actor="reconciler"),
+     {"ReconciliationGiveUps": 1, "PaymentsFailed": 1}),
+    (dict(action="review_confirmed", before_review="paid_in_time_places_resold", to="CONFIRMED", actor="operator"),
+     {"ReviewsResolved": 1, "Confirmations": 1}),
+    (dict(action="payment_outcome_unknown"), {"PaymentOutcomesUnknown": 1}),
+    (dict(action="reconciliation_check"), {}),
+])
+def test_what_each_kind_of_booking_write_counts(change, counted):
+    from types import SimpleNamespace as Obj
+
+    from holdfast.domain.statuses import BookingStatus
+
+    def booking(status, review):
+        return Obj(booking_id="b", event_id="e", version=2, payment=None, hold_expires_at="2030-01-01T00:00:00Z",
+                   status=BookingStatus(status), review={"reason": review} if review else None)
+
+    before = booking("PAYMENT_PENDING" if change.get("to") != "CONFIRMED" else "MANUAL_REVIEW",
+                     change.get("before_review"))
+    after = booking(change.get("to", before.status.value), change.get("review"))
+    entry = Obj(action=change["action"], actor=change.get("actor", "provider"), at="2030-01-01T00:00:05Z")
+    observability.discard()
+    observability.booking_written(before, after, entry)
+    assert observability.pending() == counted
     observability.discard()
