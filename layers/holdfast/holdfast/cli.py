@@ -74,8 +74,14 @@ def _metrics(stack: str, endpoint: str, minutes: float, as_json: bool) -> int:
 
     from .metrics_report import collect, render
 
+    from botocore.exceptions import BotoCoreError, ClientError
+
     since = int((time.time() - minutes * 60) * 1000)
-    summaries = collect(_aws_client("logs", endpoint), stack, since)
+    try:
+        summaries = collect(_aws_client("logs", endpoint), stack, since)
+    except (BotoCoreError, ClientError) as exc:
+        print(f"cannot read the log groups /aws/lambda/{stack}-* at {endpoint or 'AWS'}: {exc}", file=sys.stderr)
+        return 1
     if as_json:
         print(json.dumps({name: s.as_dict() for name, s in sorted(summaries.items())}, indent=2))
     else:
