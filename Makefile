@@ -17,12 +17,14 @@ SAM_STAMP := $(SAM_VENV)/.installed
 PYTHON312 ?= $(shell command -v python3.12 2>/dev/null)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv sam-venv parity-build graphviz chromium test lint run sandbox bench bench-profile proof notebook notebook-html screenshots clean
+.PHONY: help venv sam-venv parity-build graphviz chromium test lint run sandbox invoke bench bench-profile proof notebook notebook-html screenshots clean
 
 help:
 	@echo "make run      start the whole system locally (AWS emulator, API, payment sandbox, demo event)"
 	@echo "make test     install everything and run the linters and the test suite"
 	@echo "make sandbox  start only the YooKassa-compatible payment sandbox on 127.0.0.1:8090"
+	@echo "make invoke FUNCTION=BookingsApiFunction EVENT=events/create_booking.json"
+	@echo "              run one function with one event on the local stack (make run's, or one started for it)"
 	@echo "make bench    the load test (300 attempts/s for 60 s on loopback) and the per-operation cost profile"
 	@echo "make proof    10,000 randomized histories of the whole model with faults, invariants after every step"
 	@echo "              (SEED=n HISTORIES=1 replays one history; HISTORIES, STEPS, WORKERS, PROOF_SECONDS, ONLY, SKIP)"
@@ -105,6 +107,11 @@ run: $(STAMP)
 
 sandbox: $(STAMP)
 	@$(PY) -m devstack.paysandbox
+
+# like `sam local invoke -e $(EVENT) $(FUNCTION)`, without Docker (devstack/invoke.py)
+invoke: $(STAMP)
+	@test -n "$(FUNCTION)" -a -n "$(EVENT)" || { echo "usage: make invoke FUNCTION=<logical id> EVENT=<events/file.json> [ENDPOINT=url]"; exit 2; }
+	@PYTHONPATH=layers/holdfast $(PY) -m devstack.invoke $(FUNCTION) $(EVENT) $(if $(ENDPOINT),--endpoint $(ENDPOINT))
 
 bench: $(STAMP)
 	@$(PY) -m devstack.bench

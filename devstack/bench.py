@@ -188,7 +188,7 @@ def _stack_process(conn: Any, options: dict[str, Any]) -> None:
     import logging
 
     logging.disable(logging.WARNING)
-    from devstack.aws import LocalStack
+    from devstack.aws import EmbeddedStack
     from devstack.paysandbox import SandboxControl, SandboxServer
 
     instr = Instrumentation()
@@ -196,7 +196,7 @@ def _stack_process(conn: Any, options: dict[str, Any]) -> None:
     _quiet_disconnects()
     sandbox = SandboxServer(host="127.0.0.1", port=0)
     sandbox.start()
-    stack = LocalStack(str(REPO), aws_port=0, api_port=0, parameters={"ProviderApiUrl": sandbox.base_url})
+    stack = EmbeddedStack(str(REPO), aws_port=0, api_port=0, parameters={"ProviderApiUrl": sandbox.base_url})
     try:
         stack.start()
         SandboxControl(sandbox.control_url).set_webhooks([stack.api_url + "/webhooks/payments"])

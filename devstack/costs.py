@@ -297,7 +297,7 @@ def profile(samples: int) -> dict[str, Any]:
     import logging
 
     logging.disable(logging.WARNING)
-    from devstack.aws import LocalStack
+    from devstack.aws import EmbeddedStack
     from devstack.bench import Instrumentation
     from devstack.paysandbox import SandboxControl, SandboxServer
     from tests.support.api import BookingApi
@@ -305,7 +305,7 @@ def profile(samples: int) -> dict[str, Any]:
     instr = Instrumentation(capacity_hook=CapacityMeter())
     instr.install()
     with SandboxServer(host="127.0.0.1", port=0) as sandbox:
-        stack = LocalStack(str(REPO), aws_port=0, api_port=0, parameters={
+        stack = EmbeddedStack(str(REPO), aws_port=0, api_port=0, parameters={
             "ProviderApiUrl": sandbox.base_url, "ReconcileScheduleSeconds": "2,3600",
             "SweepSchedule": "rate(1 hour)"})
         stack.start()

@@ -36,14 +36,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     sys.path[:0] = [str(REPO / "layers" / "holdfast"), str(REPO)]
-    from devstack.aws import LocalStack
+    from devstack.aws import EmbeddedStack
     from devstack.paysandbox import SandboxControl, SandboxServer
 
     print("==> starting the payment sandbox", flush=True)
     sandbox = SandboxServer(host="127.0.0.1", port=args.sandbox_port)
     sandbox.start()
     print("==> deploying template.yaml onto the embedded AWS stack", flush=True)
-    stack = LocalStack(str(REPO), aws_port=args.aws_port, api_port=args.api_port,
+    stack = EmbeddedStack(str(REPO), aws_port=args.aws_port, api_port=args.api_port,
                        parameters={"ProviderApiUrl": sandbox.base_url})
     try:
         stack.start()

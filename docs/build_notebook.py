@@ -89,7 +89,7 @@ os.environ.pop("HOLDFAST_CRASH_POINTS", None)
 from IPython.display import HTML, Markdown, display
 
 from aws_lambda_powertools.utilities import parameters
-from devstack.aws import LocalStack
+from devstack.aws import EmbeddedStack
 from devstack.design import booking as booking_lifecycle, lifecycle, traces
 from devstack.paysandbox import SandboxControl, SandboxServer
 from holdfast import faults, wiring
@@ -100,7 +100,7 @@ LIMIT, KEY_WINDOW = 8, 4
 STARTED = time.monotonic()
 sandbox_server = SandboxServer(host="127.0.0.1", port=0)
 sandbox_server.start()
-stack = LocalStack(str(ROOT), aws_port=0, api_port=0, parameters={
+stack = EmbeddedStack(str(ROOT), aws_port=0, api_port=0, parameters={
     "ProviderApiUrl": sandbox_server.base_url,
     "ReconcileScheduleSeconds": "1,1,2",
     "ReconcileLimitSeconds": str(LIMIT),

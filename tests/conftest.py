@@ -1,6 +1,6 @@
 """Session-wide: every local stack's functions are held to their IAM roles.
 
-moto enforces no IAM. When a LocalStack stops, the AWS calls its functions made (recorded by
+moto enforces no IAM. When a EmbeddedStack stops, the AWS calls its functions made (recorded by
 devstack/aws/calls.py) are checked against each function's role as SAM translates template.yaml;
 an action the role does not allow fails the test that stopped the stack (an error at teardown),
 naming function, action and resource. Grants no function exercised in any stack are reported at
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from devstack.aws import LocalStack
+from devstack.aws import EmbeddedStack
 from devstack.aws import calls as aws_calls
 from tests.support import iam
 
@@ -19,7 +19,7 @@ _unused: dict[str, dict[tuple[str, str], int]] = defaultdict(lambda: defaultdict
 _calls_checked: dict[str, int] = defaultdict(int)
 
 
-def check_stack_calls(stack: LocalStack, recorded: list[dict]) -> list[str]:
+def check_stack_calls(stack: EmbeddedStack, recorded: list[dict]) -> list[str]:
     """Denied calls of one stack's functions; remembers unused grants for the summary."""
     verdict = iam.check(recorded, stack)
     template = str(stack.template_path)
@@ -32,9 +32,9 @@ def check_stack_calls(stack: LocalStack, recorded: list[dict]) -> list[str]:
 
 
 def pytest_configure(config):
-    if getattr(LocalStack, "_iam_checked", False):
+    if getattr(EmbeddedStack, "_iam_checked", False):
         return
-    original_start, original_stop = LocalStack._start, LocalStack.stop
+    original_start, original_stop = EmbeddedStack._start, EmbeddedStack.stop
 
     def start(self):
         aws_calls.recorded_calls(clear=True)
@@ -49,7 +49,7 @@ def pytest_configure(config):
             assert not denied, ("functions made AWS calls their roles do not allow (AccessDenied on AWS):\n"
                                 + "\n".join(f"  {d}" for d in denied))
 
-    LocalStack._start, LocalStack.stop, LocalStack._iam_checked = start, stop, True
+    EmbeddedStack._start, EmbeddedStack.stop, EmbeddedStack._iam_checked = start, stop, True
 
 
 def pytest_terminal_summary(terminalreporter):

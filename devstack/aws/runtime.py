@@ -10,6 +10,8 @@ Every hook here touches moto internals, which is why moto is pinned to an exact 
 * `moto.sqs.models.Queue.wait_for_messages` -> releases the SQS lock while a long poll waits, so
   one `WaitTimeSeconds=20` receive does not stall every other SQS call.
 * `WaitFunction._wait_interval` and the Retrier's `time.sleep` -> scaled by `wait_scale`.
+* stdout during an invocation -> its EMF lines also go to the function's log group in moto's
+  CloudWatch Logs (devstack/aws/emf.py), where Lambda would put them.
 * `botocore.client.BaseClient._make_api_call` -> records every AWS call a function makes
   (devstack/aws/calls.py), because moto enforces no IAM: tests check them against the roles.
 """
@@ -30,14 +32,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import calls, queries, transactions
+from . import calls, emf, queries, transactions
 from .calls import CURRENT_FUNCTION as _CURRENT_FUNCTION
 
 LOG = logging.getLogger("devstack.aws")
 
 # EventBridge shares the SQS lock: moto's PutEvents writes straight into the target queues.
-SERIALISED_SERVICES = {"dynamodb": "dynamodb", "dynamodbstreams": "dynamodb", "sqs": "sqs", "events": "sqs"}
-_SERVICE_LOCKS = {"dynamodb": threading.Lock(), "sqs": threading.Lock()}
+# CloudWatch Logs has its own: the functions' EMF lines are written into its backend directly (emf.py).
+SERIALISED_SERVICES = {"dynamodb": "dynamodb", "dynamodbstreams": "dynamodb", "sqs": "sqs", "events": "sqs",
+                       "logs": "logs"}
+_SERVICE_LOCKS = {"dynamodb": threading.Lock(), "sqs": threading.Lock(), "logs": threading.Lock()}
 _lock_owner = threading.local()
 
 _patch_lock = threading.Lock()
@@ -141,7 +145,8 @@ class LocalFunction:
         with _INVOCATION_LOCK:
             token = _CURRENT_FUNCTION.set(self.logical_id)
             try:
-                return handler(event, LambdaContext(self, request_id))
+                with emf.captured(self.function_name):
+                    return handler(event, LambdaContext(self, request_id))
             finally:
                 _CURRENT_FUNCTION.reset(token)
 

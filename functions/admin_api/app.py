@@ -3,7 +3,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from holdfast import wiring
 from holdfast.http import json_response, make_resolver, parse_body, require_organizer
-from holdfast.observability import logger, tracer
+from holdfast.observability import log_metrics, logger, tracer
+
+wiring.cold_start(secret=True)
 
 app = make_resolver()
 
@@ -40,5 +42,6 @@ def get_booking_journal(booking_id: str):
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")
 @tracer.capture_lambda_handler
+@log_metrics
 def lambda_handler(event, context):
     return app.resolve(event, context)

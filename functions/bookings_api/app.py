@@ -1,11 +1,13 @@
 """Bookings API: hold places, pay for them, read and cancel a booking."""
 from holdfast import wiring
 from holdfast.http import customer_id, header, idempotency_key, json_response, make_resolver, parse_body
-from holdfast.observability import logger, tracer
+from holdfast.observability import log_metrics, logger, tracer
 from holdfast.appointment_schemas import SlotBookingIn
 from holdfast.domain.commands import HoldPlaces
 from holdfast.schemas import BookingIn
 from holdfast.services.bookings import describe
+
+wiring.cold_start(secret=True)
 
 app = make_resolver()
 
@@ -61,5 +63,6 @@ def cancel_booking(booking_id: str):
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")
 @tracer.capture_lambda_handler
+@log_metrics
 def lambda_handler(event, context):
     return app.resolve(event, context)

@@ -7,8 +7,10 @@ from aws_lambda_powertools.event_handler import Response
 
 from holdfast import wiring
 from holdfast.http import header, json_response, make_resolver, parse_body, require_organizer
-from holdfast.observability import logger, tracer
+from holdfast.observability import log_metrics, logger, tracer
 from holdfast.schemas import EventListQuery, EventPatchIn
+
+wiring.cold_start(secret=True)
 
 app = make_resolver()
 
@@ -57,5 +59,6 @@ def publish_event(event_id: str):
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")
 @tracer.capture_lambda_handler
+@log_metrics
 def lambda_handler(event, context):
     return app.resolve(event, context)

@@ -2,9 +2,11 @@
 event with its live counts, or a service's free times on a day."""
 from holdfast import wiring
 from holdfast.http import header, json_response, make_resolver, parse_body, require_organizer
-from holdfast.observability import logger, tracer
+from holdfast.observability import log_metrics, logger, tracer
 from holdfast.appointment_schemas import ResourceIn, ServiceIn
 from holdfast.schemas import EventIn
+
+wiring.cold_start(secret=True)
 
 app = make_resolver()
 
@@ -48,5 +50,6 @@ def service_availability(service_id: str):
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")
 @tracer.capture_lambda_handler
+@log_metrics
 def lambda_handler(event, context):
     return app.resolve(event, context)

@@ -13,8 +13,10 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from holdfast import wiring
 from holdfast.domain.statuses import BookingStatus
-from holdfast.observability import logger, tracer
+from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services.notifications import log_sent, notify
+
+wiring.cold_start()
 
 processor = BatchProcessor(event_type=EventType.SQS)
 
@@ -45,6 +47,7 @@ def remind(booking_id: str) -> dict:
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
+@log_metrics
 def lambda_handler(event, context):
     if "remind_booking_id" in event:
         return remind(str(event["remind_booking_id"]))

@@ -18,8 +18,10 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 from holdfast import wiring
 from holdfast.domain.statuses import HOLDING
 from holdfast.faults import crash_point
-from holdfast.observability import logger, tracer
+from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services.notifications import bus_entry, record_outbox_event
+
+wiring.cold_start()
 
 PUT_EVENTS_LIMIT = 10  # entries per PutEvents call
 
@@ -87,6 +89,7 @@ def offer_released_places(changes: list[tuple[str, dict[str, Any]]]) -> set[str]
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
+@log_metrics
 def lambda_handler(event, context):
     changes = []
     for record in DynamoDBStreamEvent(event).records:

@@ -7,7 +7,9 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from holdfast import wiring
 from holdfast.adapters.provider import ProviderNotFound
 from holdfast.faults import crash_point
-from holdfast.observability import logger, tracer
+from holdfast.observability import log_metrics, logger, tracer
+
+wiring.cold_start(secret=True)
 
 processor = BatchProcessor(event_type=EventType.SQS)
 
@@ -15,6 +17,8 @@ processor = BatchProcessor(event_type=EventType.SQS)
 @tracer.capture_method
 def handle_record(record: SQSRecord) -> None:
     message = json.loads(record.body)
+    # the payment is what ties this record's log lines to the webhook's and to the booking's
+    logger.set_correlation_id(message.get("payment_id") or message["object_id"])
     provider, payments = wiring.provider(), wiring.payments()
     try:
         if message["event"].startswith("refund."):
@@ -31,5 +35,6 @@ def handle_record(record: SQSRecord) -> None:
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
+@log_metrics
 def lambda_handler(event, context):
     return process_partial_response(event=event, record_handler=handle_record, processor=processor, context=context)

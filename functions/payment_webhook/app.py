@@ -10,8 +10,10 @@ from pydantic import ValidationError
 from holdfast import wiring
 from holdfast.config import settings
 from holdfast.http import MAX_BODY_BYTES, error_response, json_response, make_resolver, source_ip, too_deep
-from holdfast.observability import logger, tracer
+from holdfast.observability import WEBHOOKS_REFUSED, count, log_metrics, logger, tracer
 from holdfast.schemas import NotificationIn
+
+wiring.cold_start()
 
 app = make_resolver()
 
@@ -30,6 +32,7 @@ def receive_notification():
     sender = source_ip(app)
     if not _allowed(sender):
         logger.warning("notification from a network that is not allowed", extra={"source_ip": sender})
+        count(WEBHOOKS_REFUSED)
         return error_response(403, "sender_not_allowed", "Notifications are accepted only from the provider's networks.")
     raw = app.current_event.body or ""
     if len(raw.encode()) > MAX_BODY_BYTES:
@@ -44,11 +47,13 @@ def receive_notification():
     payment_id = obj.payment_id if notification.event.startswith("refund.") and obj.payment_id else obj.id
     dedup = wiring.payment_events_queue().enqueue(event=notification.event, object_id=obj.id, status=obj.status,
                                                   payment_id=payment_id)
-    logger.info("notification queued", extra={"event": notification.event, "object_id": obj.id, "dedup": dedup[:12]})
+    logger.info("notification queued", extra={"event": notification.event, "object_id": obj.id, "payment_id": payment_id,
+                                              "dedup": dedup[:12]})
     return json_response(200, {"queued": True})
 
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")
 @tracer.capture_lambda_handler
+@log_metrics
 def lambda_handler(event, context):
     return app.resolve(event, context)

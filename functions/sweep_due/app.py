@@ -3,8 +3,10 @@ hand a booking whose reconciliation keeps dying to an operator."""
 from holdfast import wiring
 from holdfast.clock import system_clock
 from holdfast.config import settings
-from holdfast.observability import logger, tracer
+from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services.sweeper import sweep
+
+wiring.cold_start()
 
 
 def give_up(booking, reason):
@@ -14,6 +16,7 @@ def give_up(booking, reason):
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
+@log_metrics
 def lambda_handler(event, context):
     starter = wiring.reconciliation_starter()
     result = sweep(wiring.store(), system_clock, wiring.bookings().expire,

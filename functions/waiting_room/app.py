@@ -1,7 +1,9 @@
 """Waiting room of high-demand events: join the queue, poll for a position or an admission token."""
 from holdfast import wiring
 from holdfast.http import customer_id, json_response, make_resolver
-from holdfast.observability import logger, tracer
+from holdfast.observability import log_metrics, logger, tracer
+
+wiring.cold_start(secret=True)
 
 app = make_resolver()
 
@@ -24,5 +26,6 @@ def queue_status(event_id: str):
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")
 @tracer.capture_lambda_handler
+@log_metrics
 def lambda_handler(event, context):
     return app.resolve(event, context)

@@ -1,8 +1,10 @@
 """Waitlist API: join a sold-out event's waitlist, see one's place in it, leave it."""
 from holdfast import wiring
 from holdfast.http import customer_id, json_response, make_resolver, parse_body
-from holdfast.observability import logger, tracer
+from holdfast.observability import log_metrics, logger, tracer
 from holdfast.schemas import WaitlistIn
+
+wiring.cold_start()
 
 app = make_resolver()
 
@@ -38,5 +40,6 @@ def leave_waitlist(event_id: str):
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")
 @tracer.capture_lambda_handler
+@log_metrics
 def lambda_handler(event, context):
     return app.resolve(event, context)

@@ -1,5 +1,5 @@
 """Fixtures for the local stack's self-tests: each stack is started once per module (moto's state
-is process-wide, so only one LocalStack runs at a time)."""
+is process-wide, so only one EmbeddedStack runs at a time)."""
 
 from __future__ import annotations
 
@@ -7,19 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from devstack.aws import LocalStack
+from devstack.aws import EmbeddedStack
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def start_stub_stack() -> LocalStack:
-    return LocalStack(repo_root=FIXTURES, aws_port=0, api_port=0, wait_scale=0.0001,
+def start_stub_stack() -> EmbeddedStack:
+    return EmbeddedStack(repo_root=FIXTURES, aws_port=0, api_port=0, wait_scale=0.0001,
                       stack_name="stub", poll_interval=0.05).start()
 
 
-def start_real_stack() -> LocalStack:
-    return LocalStack(repo_root=REPO_ROOT, aws_port=0, api_port=0, wait_scale=0.0001).start()
+def start_real_stack() -> EmbeddedStack:
+    return EmbeddedStack(repo_root=REPO_ROOT, aws_port=0, api_port=0, wait_scale=0.0001).start()
 
 
 @pytest.fixture(scope="module")

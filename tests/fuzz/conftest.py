@@ -1,7 +1,7 @@
 """The whole local system for the fuzz run: the embedded AWS stack deployed from template.yaml and the
 payment sandbox, both on loopback ports chosen by the OS.
 
-Module scope on purpose: only one LocalStack may live in a process at a time, and the integration
+Module scope on purpose: only one EmbeddedStack may live in a process at a time, and the integration
 suite's session-scoped ``system`` would otherwise outlive this one when both run in one session.
 The sandbox stays up (no fault knobs), so the payment route has no reason to answer 503.
 """

@@ -25,7 +25,8 @@ def handler_env(monkeypatch):
         queue = sqs.create_queue(QueueName="handler-events.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
         secrets = boto3.client("secretsmanager", region_name=REGION)
         secrets.create_secret(Name="handler/provider", SecretString=json.dumps(
-            {"secret_key": "unused-in-these-tests", "organizer_api_key": "organizer-test-key"}))
+            {"secret_key": "unused-in-these-tests", "organizer_api_key": "organizer-test-key",
+             "admission_token_key": "handler-admission-key-0123456789"}))
         sfn = boto3.client("stepfunctions", region_name=REGION)
         machine = sfn.create_state_machine(
             name="hold-expiry", roleArn="arn:aws:iam::123456789012:role/sfn",
@@ -35,6 +36,7 @@ def handler_env(monkeypatch):
             "BOOKINGS_TABLE_NAME": "handler-bookings", "PAYMENT_EVENTS_QUEUE_URL": queue,
             "PROVIDER_SECRET_NAME": "handler/provider", "PROVIDER_API_URL": "http://127.0.0.1:9/v3",
             "PROVIDER_SHOP_ID": "100500", "CUSTOMER_IDENTITY_SOURCE": "header",
+            "HOLDFAST_DEPLOYMENT": "local",
             "HOLD_EXPIRY_STATE_MACHINE_ARN": machine, "ALLOWED_WEBHOOK_NETWORKS": "185.71.76.0/27,127.0.0.1/32",
             "POWERTOOLS_TRACE_DISABLED": "true", "POWERTOOLS_LOG_LEVEL": "WARNING",
         }

@@ -1,5 +1,5 @@
 """The parity tests run first in a session: they deploy a local stack of their own (module scope),
-and only one LocalStack may live in a process, while the integration suite's session-scoped stack
+and only one EmbeddedStack may live in a process, while the integration suite's session-scoped stack
 lives until the session ends. Run first, the parity stack is gone before that one starts."""
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from devstack.aws import LocalStack
+from devstack.aws import EmbeddedStack
 from devstack.paysandbox import SandboxControl, SandboxServer
 from tests.support.api import BookingApi
 from tests.support.handlers import REPO
@@ -20,7 +20,7 @@ def local_system(**template_parameters: str) -> Iterator[dict[str, Any]]:
     from holdfast import wiring
 
     with SandboxServer(host="127.0.0.1", port=0) as sandbox:
-        stack = LocalStack(str(REPO), aws_port=0, api_port=0,
+        stack = EmbeddedStack(str(REPO), aws_port=0, api_port=0,
                            parameters={"ProviderApiUrl": sandbox.base_url, **template_parameters})
         stack.start()
         try:

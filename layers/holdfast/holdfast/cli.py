@@ -6,6 +6,9 @@
                                                          ACTION: refund | confirm | close
   python -m holdfast.cli notifications CUSTOMER          the notifications sent to a customer
                                                          (read from the table: --table, --endpoint)
+  python -m holdfast.cli metrics [--minutes N] [--json]  the sale's business metrics: the EMF lines
+                                                         in the functions' log groups, summed
+                                                         (--stack, --endpoint; see docs/local-stack.md)
 
 The API base URL comes from --api or HOLDFAST_API_URL (default http://127.0.0.1:3000), the
 organizer key from --key or HOLDFAST_ORGANIZER_KEY (default: the local development key).
@@ -46,19 +49,43 @@ def _print_journal(booking: dict[str, Any]) -> None:
 
 
 def _notifications(customer: str, table: str, endpoint: str) -> int:
-    import boto3
-
     from .adapters.dynamo import BookingStore
 
-    options = {"endpoint_url": endpoint} if endpoint else {}
-    if endpoint and "127.0.0.1" in endpoint and not os.environ.get("AWS_ACCESS_KEY_ID"):
-        options.update(aws_access_key_id="testing", aws_secret_access_key="testing")
-    client = boto3.client("dynamodb", region_name=os.environ.get("AWS_DEFAULT_REGION", "eu-central-1"), **options)
+    client = _aws_client("dynamodb", endpoint)
     notes = sorted(BookingStore(table, client).list_notifications(customer), key=lambda n: str(n.get("at") or ""))
     for note in notes:
         print(f"{note.get('at') or '-':<25} {note['type']:<24} {note.get('channel', 'record'):<7} "
               f"{note['booking_id']}  {note.get('subject') or note.get('message', '')}")
     print(f"{len(notes)} notification(s) for {customer}")
+    return 0
+
+
+def _aws_client(service: str, endpoint: str):  # noqa: ANN202
+    import boto3
+
+    options = {"endpoint_url": endpoint} if endpoint else {}
+    if endpoint and "127.0.0.1" in endpoint and not os.environ.get("AWS_ACCESS_KEY_ID"):
+        options.update(aws_access_key_id="testing", aws_secret_access_key="testing")
+    return boto3.client(service, region_name=os.environ.get("AWS_DEFAULT_REGION", "eu-central-1"), **options)
+
+
+def _metrics(stack: str, endpoint: str, minutes: float, as_json: bool) -> int:
+    import time
+
+    from .metrics_report import collect, render
+
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    since = int((time.time() - minutes * 60) * 1000)
+    try:
+        summaries = collect(_aws_client("logs", endpoint), stack, since)
+    except (BotoCoreError, ClientError) as exc:
+        print(f"cannot read the log groups /aws/lambda/{stack}-* at {endpoint or 'AWS'}: {exc}", file=sys.stderr)
+        return 1
+    if as_json:
+        print(json.dumps({name: s.as_dict() for name, s in sorted(summaries.items())}, indent=2))
+    else:
+        print(render(summaries))
     return 0
 
 
@@ -80,7 +107,17 @@ def main(argv: list[str] | None = None) -> int:
     notes.add_argument("--table", default=os.environ.get("BOOKINGS_TABLE_NAME", "holdfast-BookingsTable"))
     notes.add_argument("--endpoint", default=os.environ.get("AWS_ENDPOINT_URL", "http://127.0.0.1:4566"),
                        help="DynamoDB endpoint (the local stack's by default; '' for AWS itself)")
+    emitted = commands.add_parser("metrics", help="the business metrics the functions emitted (EMF in their logs)")
+    emitted.add_argument("--stack", default=os.environ.get("HOLDFAST_STACK_NAME", "holdfast"),
+                         help="stack name: log groups /aws/lambda/<stack>-*")
+    emitted.add_argument("--minutes", type=float, default=60.0, help="how far back to look")
+    emitted.add_argument("--json", action="store_true", help="sum, samples and max of each metric as JSON")
+    emitted.add_argument("--endpoint", default=os.environ.get("AWS_ENDPOINT_URL", "http://127.0.0.1:4566"),
+                         help="CloudWatch Logs endpoint (the local stack's by default; '' for AWS itself)")
     args = parser.parse_args(argv)
+
+    if args.command == "metrics":
+        return _metrics(args.stack, args.endpoint, args.minutes, args.json)
 
     if args.command == "notifications":
         return _notifications(args.customer, args.table, args.endpoint)

@@ -9,7 +9,7 @@ import functools
 import ipaddress
 import os
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 
 class Settings(BaseModel):
@@ -20,6 +20,8 @@ class Settings(BaseModel):
     provider_timeout_seconds: float = Field(default=8.0, gt=0, le=60)
     default_hold_ttl_seconds: int = Field(default=600, ge=1, le=86_400)
     customer_identity_source: str = Field(default="authorizer", pattern="^(authorizer|header)$")
+    #: ``local`` only where the whole stack is a development one (the template's DeploymentKind).
+    deployment: str = Field(default="aws", pattern="^(aws|local)$")
     payment_return_url: str = "https://example.com/bookings"
     payment_events_queue_url: str = ""
     hold_expiry_state_machine_arn: str = ""
@@ -40,6 +42,15 @@ class Settings(BaseModel):
     notifications_bus_name: str = ""
     notifications_sender: str = ""
     hold_reminder_seconds: int = Field(default=120, ge=0, le=86_400)
+
+    @model_validator(mode="after")
+    def _header_identity_only_locally(self):
+        # X-Customer-Id is whatever the caller writes: trusting it anywhere reachable would let
+        # anyone act as any customer, so it takes an explicit statement that this stack is local.
+        if self.customer_identity_source == "header" and self.deployment != "local":
+            raise ValueError("CUSTOMER_IDENTITY_SOURCE=header trusts any caller's X-Customer-Id and is refused "
+                             "unless HOLDFAST_DEPLOYMENT=local (template parameter DeploymentKind=local)")
+        return self
 
     @field_validator("reconcile_schedule_seconds", mode="before")
     @classmethod
@@ -66,6 +77,7 @@ _ENV_NAMES = {
     "provider_timeout_seconds": "PROVIDER_TIMEOUT_SECONDS",
     "default_hold_ttl_seconds": "DEFAULT_HOLD_TTL_SECONDS",
     "customer_identity_source": "CUSTOMER_IDENTITY_SOURCE",
+    "deployment": "HOLDFAST_DEPLOYMENT",
     "payment_return_url": "PAYMENT_RETURN_URL",
     "payment_events_queue_url": "PAYMENT_EVENTS_QUEUE_URL",
     "hold_expiry_state_machine_arn": "HOLD_EXPIRY_STATE_MACHINE_ARN",
@@ -99,7 +111,8 @@ def load_settings(environ: dict[str, str] | None = None) -> Settings:
         return Settings(**values)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{_ENV_NAMES.get(str(err['loc'][0]), err['loc'][0])}: {err['msg']}" for err in exc.errors()
+            f"{_ENV_NAMES.get(str(err['loc'][0]), err['loc'][0])}: {err['msg']}" if err["loc"] else err["msg"]
+            for err in exc.errors()
         )
         raise ConfigurationError(f"invalid function configuration: {problems}") from None
 

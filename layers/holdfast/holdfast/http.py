@@ -14,7 +14,7 @@ from .adapters.dynamo import DuplicateRequest, ItemExists, PlacesTaken, StaleBoo
 from .config import settings
 from .domain.booking import IllegalTransition
 from .domain.errors import BookingError, InvalidRequest, Unauthorized
-from .observability import logger
+from .observability import answered, logger
 
 MAX_BODY_BYTES = 64 * 1024
 #: No request of ours nests deeper than a few levels; anything deeper is refused before it is read
@@ -58,17 +58,20 @@ def make_resolver() -> APIGatewayRestResolver:
     def _booking_error(exc: BookingError) -> Response:
         headers = {"Retry-After": str(exc.details["retry_after"])} if "retry_after" in exc.details else None
         details = {key: value for key, value in exc.details.items() if key != "retry_after"} or None
+        answered(exc.code)
         return error_response(exc.status, exc.code, exc.message, details, headers)
 
     @app.exception_handler(StoreError)
     def _store_error(exc: StoreError) -> Response:
         status, code, message, retry_after = store_error_answer(exc)
+        answered(code)
         headers = {"Retry-After": str(retry_after)} if retry_after else None
         return error_response(status, code, message, None, headers)
 
     @app.exception_handler(IllegalTransition)
     def _illegal_transition(_exc: IllegalTransition) -> Response:
         # A decision taken on a booking that another request moved meanwhile: nothing was written.
+        answered("booking_changed")
         return error_response(409, "booking_changed", "The booking changed meanwhile; read it again.")
 
     @app.exception_handler(ValidationError)

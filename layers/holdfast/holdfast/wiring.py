@@ -7,7 +7,41 @@ from .adapters.aws import HoldExpiryScheduler, PaymentEventsQueue, Reconciliatio
 from .adapters.dynamo import BookingStore
 from .adapters.provider import YooKassaProvider
 from .clock import system_clock
-from .config import settings
+from .config import ConfigurationError, load_settings, settings
+from .observability import logger
+
+#: Every field of the provider secret (README, "Configuration"); each function that reads the
+#: secret refuses to start without all of them.
+SECRET_FIELDS = {
+    "secret_key": 1,             # the provider shop's secret key
+    "organizer_api_key": 16,     # what organizers send as X-Api-Key
+    "admission_token_key": 16,   # HMAC-SHA256 key of waiting-room admission tokens
+}
+
+
+def provider_secret() -> dict[str, str]:
+    """The shared secret, checked for every field (read through a five-minute cache)."""
+    name = settings().provider_secret_name
+    secret = read_secret(name)
+    missing = [field for field, least in SECRET_FIELDS.items()
+               if not isinstance(secret.get(field), str) or len(secret[field]) < least]
+    if missing:
+        raise ConfigurationError(f"secret {name} lacks {', '.join(missing)} (or has it shorter than "
+                                 f"{', '.join(str(SECRET_FIELDS[f]) for f in missing)} characters)")
+    return secret
+
+
+def cold_start(*, secret: bool = False) -> None:
+    """Called when a function's module is imported: its configuration (and, for the functions that
+    read it, the secret) is checked once, so a misconfigured function fails its start with one
+    clear log line instead of answering every request with a 500."""
+    try:
+        load_settings()  # not the cached settings(): the local stack imports functions with their own variables
+        if secret:
+            provider_secret()
+    except ConfigurationError as exc:
+        logger.error("refusing to start: %s", exc)
+        raise
 
 
 @functools.cache
@@ -18,7 +52,7 @@ def store() -> BookingStore:
 @functools.cache
 def provider() -> YooKassaProvider:
     config = settings()
-    secret = read_secret(config.provider_secret_name)
+    secret = provider_secret()
     return YooKassaProvider(config.provider_api_url, config.provider_shop_id, secret["secret_key"], config.provider_timeout_seconds)
 
 
@@ -34,7 +68,7 @@ def payment_events_queue() -> PaymentEventsQueue:
 
 
 def organizer_api_key() -> str:
-    return read_secret(settings().provider_secret_name)["organizer_api_key"]
+    return provider_secret()["organizer_api_key"]
 
 
 @functools.cache
@@ -117,10 +151,7 @@ def surge_store():
 
 def admission_token_key() -> bytes:
     """The HMAC key of admission tokens (``admission_token_key`` in the shared secret)."""
-    key = read_secret(settings().provider_secret_name).get("admission_token_key") or ""
-    if len(key) < 16:
-        raise RuntimeError("the secret has no admission_token_key (16+ characters)")
-    return key.encode()
+    return provider_secret()["admission_token_key"].encode()
 
 
 @functools.cache

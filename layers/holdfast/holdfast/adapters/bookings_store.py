@@ -19,6 +19,7 @@ from botocore.exceptions import ClientError
 
 from ..domain.booking import Booking, JournalEntry
 from ..domain.inventory import Move, Places
+from ..observability import booking_written
 from . import hold_limits
 from .booking_items import DUE_BUCKETS, IdempotencyRecord, booking_from_item, booking_item, idempotency_pk
 from .codec import (DuplicateRequest, HoldLimitReached, Labelled, PlacesTaken, StaleBooking, Table,
@@ -58,6 +59,7 @@ class BookingRecords(Table):
                                                               hold_limit)))
         cancelled = self._transact(items)
         if cancelled is None:
+            booking_written(None, booking, journal)
             return
         if cancelled.failed("idempotency"):
             raise DuplicateRequest(idempotency.pk)
@@ -116,6 +118,7 @@ class BookingRecords(Table):
                                                                  before.event_id)))
         cancelled = self._transact(items)
         if cancelled is None:
+            booking_written(before, after, journal)
             return
         if cancelled.failed("booking"):
             raise StaleBooking(after.booking_id)

@@ -16,6 +16,8 @@ import boto3
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
+from ..observability import TRANSACTION_CONFLICTS, TRANSACTION_RETRIES, count
+
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 
@@ -180,7 +182,10 @@ class Table:
                 if code == "TransactionCanceledException":
                     reasons = [reason.get("Code", "None") for reason in exc.response.get("CancellationReasons", [])]
                     transient = not reasons or any(reason in _TRANSIENT_REASONS for reason in reasons)
+                    if transient:
+                        count(TRANSACTION_CONFLICTS)
                     if transient and not last:
+                        count(TRANSACTION_RETRIES)
                         _pause(attempt)
                         continue
                     if not reasons:
@@ -190,7 +195,9 @@ class Table:
                     return Cancelled(dict(zip(labels, reasons)))
                 if code in ("TransactionConflictException", "ThrottlingException",
                             "ProvisionedThroughputExceededException", "TransactionInProgressException"):
+                    count(TRANSACTION_CONFLICTS)
                     if not last:
+                        count(TRANSACTION_RETRIES)
                         _pause(attempt)
                         continue
                     raise TransientStoreError(code) from None

@@ -18,6 +18,7 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 
+from ..observability import WAITING_ROOM_ADMISSIONS, count
 from .dynamo import _attrs, _code, _plain
 
 ENTRY_RETENTION_SECONDS = 2 * 24 * 3600
@@ -102,6 +103,7 @@ class SurgeStore:
                 ExpressionAttributeValues=_attrs({":now": now_ms, ":seq": seq}),
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
+            count(WAITING_ROOM_ADMISSIONS)
             return now_ms
         except ClientError as exc:
             if _code(exc) != "ConditionalCheckFailedException":

@@ -32,7 +32,7 @@ from ..domain.errors import (
     TooBusy,
 )
 from ..domain.statuses import OCCUPYING, BookingStatus
-from ..observability import logger
+from ..observability import WAITLIST_OFFERS_TAKEN, count, logger
 from ..domain.commands import HoldPlaces
 from .bookings import BookingService, pause
 
@@ -200,6 +200,8 @@ class WaitlistService:
             state = "DONE" if booking.status is BookingStatus.CONFIRMED else "PASSED"
             if self.store.waitlist_close(event_id, offer, state):
                 offer["state"] = state
+                if state == "DONE":
+                    count(WAITLIST_OFFERS_TAKEN)
 
     def _skip_reason(self, event_id: str, customer_id: str) -> str | None:
         for booking_id in self.store.customer_booking_ids(customer_id, event_id):
