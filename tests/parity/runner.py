@@ -60,6 +60,11 @@ def main():
     # Lambda's order: the function (/var/task), the layer (/opt/python), the runtime's packages
     # (/var/runtime), then the standard library.
     sys.path[:0] = [setup["task_root"], setup["layer_python"], setup["runtime_sdk"]]
+    # AWS does not promise a system time-zone database in the runtime image: zone names must
+    # resolve from what the build ships (the layer's tzdata), so this host's one is hidden.
+    import zoneinfo
+
+    zoneinfo.reset_tzpath(to=[])
     calls = []
     started = time.monotonic()
     try:
