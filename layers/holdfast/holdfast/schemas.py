@@ -5,7 +5,7 @@ import re
 from datetime import datetime, timezone
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .domain.search import MAX_KEY_PART_BYTES, fits_key
 
@@ -102,13 +102,21 @@ class EventIn(_Strict):
     capacity: int | None = Field(default=None, ge=1, le=MAX_CAPACITY)
     seat_map: SeatMapIn | None = None
     hold_ttl_seconds: int | None = Field(default=None, ge=1, le=86_400)
-    payment_mode: Literal["one_stage", "two_stage"] = "one_stage"
+    #: Unset: the inventory kind's default (``Kind.payment_mode``; one_stage for events).
+    payment_mode: Literal["one_stage", "two_stage"] | None = None
     max_per_booking: int = Field(default=10, ge=1, le=50)
     #: Active holds (HELD or PAYMENT_PENDING bookings) one customer may have for this event at once;
     #: unset means DEFAULT_HOLDS_PER_CUSTOMER (holdfast.domain.booking).
     max_holds_per_customer: int | None = Field(default=None, ge=1, le=100)
     #: A high-demand sale: booking needs an admission token from the waiting room.
     high_demand: bool = False
+
+    @field_validator("payment_mode", mode="before")
+    @classmethod
+    def _mode_given(cls, value):  # noqa: ANN001, ANN206 - runs only on a value the request sent
+        if value is None:
+            raise ValueError("payment_mode is one_stage or two_stage; leave it out for the kind's default")
+        return value
 
     @model_validator(mode="after")
     def _one_inventory(self) -> "EventIn":
