@@ -125,6 +125,40 @@ class EventIn(_Strict):
         return self
 
 
+#: The fields a kind reads from a chosen alternative (e.g. starts_at and resource_id): a few flat values.
+MAX_CHOICE_FIELDS = 8
+_CHOICE_FIELD = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+
+
+def _flat_choice(fields: dict) -> dict:
+    if len(fields) > MAX_CHOICE_FIELDS:
+        raise ValueError(f"an alternative is named by at most {MAX_CHOICE_FIELDS} fields")
+    for name, value in fields.items():
+        if not _CHOICE_FIELD.match(name):
+            raise ValueError("an alternative's field names are lower-case words")
+        if isinstance(value, bool) or not isinstance(value, (str, int)) or len(str(value)) > 100:
+            raise ValueError(f"{name} must be a short string or an integer")
+    return fields
+
+
+class ResolutionIn(BaseModel):
+    """A conflict case decided by its customer: ``{"choice": "refund"}``, or
+    ``{"choice": "alternative", ...}`` with the fields of one of the offered alternatives."""
+
+    model_config = ConfigDict(extra="allow", str_strip_whitespace=True)
+
+    choice: Literal["alternative", "refund"]
+
+    @model_validator(mode="after")
+    def _fields_flat(self) -> "ResolutionIn":
+        _flat_choice(dict(self.model_extra or {}))
+        return self
+
+    @property
+    def fields(self) -> dict:
+        return dict(self.model_extra or {})
+
+
 class BookingIn(_Strict):
     quantity: int | None = Field(default=None)
     seats: list[SeatId] | None = Field(default=None, max_length=MAX_SEATS_PER_BOOKING)
