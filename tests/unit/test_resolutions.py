@@ -9,6 +9,7 @@ from holdfast.domain.statuses import BookingStatus
 from holdfast.schemas import BookingIn
 from holdfast.services.resolutions import ResolutionService
 from holdfast.services.sweeper import sweep
+from tests.correctness.helpers import check_invariants, check_money, snapshot_in_process
 from tests.support import toy_windows
 
 from .conftest import event_request
@@ -37,6 +38,13 @@ def late_story(bookings, payments, provider, clock, event, n=2):
     clock.advance(60)
     provider.pay(payment_id)
     return ann, bob, payment_id
+
+
+def check(provider, settled=False):
+    """The whole table and the provider's records against docs/invariants.md (I1-I10, money M/S)."""
+    snap = snapshot_in_process("unit-bookings")
+    check_invariants(snap)
+    check_money(snap, provider, settled)
 
 
 def counts(store, event_id):
@@ -68,6 +76,7 @@ def test_late_authorisation_with_the_window_taken_opens_a_case_and_keeps_the_aut
     assert entry.ids["hold_expires_at"] == ann.hold_expires_at
     assert bookings.store.get_booking(bob.booking_id).status is BookingStatus.HELD   # never restored over Bob
     assert [b.booking_id for b in store.list_reviews()] == [ann.booking_id]
+    check(provider, settled=True)     # S2: an authorisation may wait only while its booking is in review
 
 
 def test_choosing_an_alternative_pins_it_then_captures_the_same_payment_once(
@@ -81,6 +90,7 @@ def test_choosing_an_alternative_pins_it_then_captures_the_same_payment_once(
     pinned = store.get_booking(ann.booking_id)
     assert pinned.status is BookingStatus.PAYMENT_PENDING and pinned.places_secured
     assert counts(store, event["event_id"])["POOL#002"] == (0, 2, 0)   # held for Ann before any capture
+    check(provider)
     view = resolutions.choose(ann.booking_id, "ann", "r1", "alternative", {"window": "13:00"})   # retry, same key
     assert view["status"] == "CONFIRMED" and view["places"]["window"] == "13:00"
     assert [key for op, key in provider.calls if op == "capture_payment"] == [f"hf-cap-{ann.booking_id}"] * 2
@@ -93,6 +103,7 @@ def test_choosing_an_alternative_pins_it_then_captures_the_same_payment_once(
     assert closed.value.code == "resolution_closed"
     with pytest.raises(IdempotencyKeyReused):
         resolutions.choose(ann.booking_id, "ann", "r1", "alternative", {"window": "12:30"})
+    check(provider, settled=True)
 
 
 def test_one_stage_alternative_is_confirmed_with_the_captured_payment(
@@ -105,6 +116,7 @@ def test_one_stage_alternative_is_confirmed_with_the_captured_payment(
     assert view["status"] == "CONFIRMED" and view["places"]["window"] == "12:30"
     assert counts(store, event["event_id"]) == {"POOL#000": (0, 2, 0), "POOL#001": (0, 0, 2), "POOL#002": (2, 0, 0)}
     assert not provider.refunds_for(payment_id) and len(provider.payments_for(ann.booking_id)) == 1
+    check(provider, settled=True)
 
 
 @pytest.mark.parametrize("mode", ["one_stage", "two_stage"])
@@ -121,6 +133,7 @@ def test_refund_choice_gives_the_money_back_once(bookings, payments, provider, c
         assert view["status"] == again["status"] == "REFUNDED"
         assert len(provider.refunds_for(payment_id)) == 1
     assert counts(store, event["event_id"])["POOL#000"] == (0, 2, 0)    # Bob's hold untouched
+    check(provider, settled=True)
 
 
 def test_bad_choices_are_refused_without_writing(bookings, payments, provider, catalog, clock, store, resolutions):
@@ -157,6 +170,7 @@ def test_nobody_choosing_by_the_deadline_gives_the_money_back_from_the_sweeper(
     assert run()["lapsed"] == 0
     [*_, entry] = store.get_booking_with_journal(ann.booking_id)[1]
     assert entry.action == "refund_succeeded"
+    check(provider, settled=True)
 
 
 def test_an_operator_decides_a_case_from_the_reviews(bookings, payments, provider, catalog, clock, store, reviews):
