@@ -79,6 +79,14 @@ def test_late_authorisation_with_the_window_taken_opens_a_case_and_keeps_the_aut
     check(provider, settled=True)     # S2: an authorisation may wait only while its booking is in review
 
 
+def test_the_deadline_falls_before_the_authorisation_would_lapse(bookings, payments, provider, catalog, clock):
+    event = windowed(catalog)
+    ann, _, payment_id = late_story(bookings, payments, provider, clock, event)
+    provider.payments[payment_id]["expires_at"] = "2030-01-01T18:00:00.000Z"   # sooner than the 24 h window
+    payments.apply_provider_payment(provider.get_payment(payment_id))
+    assert bookings.view(ann.booking_id, "ann")["resolution"]["respond_by"] == "2030-01-01T17:00:00.000Z"
+
+
 def test_choosing_an_alternative_pins_it_then_captures_the_same_payment_once(
         bookings, payments, provider, catalog, clock, store, resolutions):
     event = windowed(catalog)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from ..clock import iso
+from ..clock import iso, parse_iso
 from ..domain.booking import Booking, Payment
 from ..domain.review_steps import next_step
 from ..domain.statuses import BookingStatus
@@ -30,6 +30,8 @@ MAX_ALTERNATIVES = 5
 #: well before the provider lets an authorisation lapse by itself (days, for bank cards).
 DEFAULT_WINDOW_SECONDS = 24 * 3600
 DEFAULT_OPERATOR = "on-call"
+#: How long before the provider would let an authorisation lapse a case's deadline falls at the latest.
+AUTHORISATION_MARGIN = timedelta(hours=1)
 
 
 class ConflictCasesMixin:
@@ -46,8 +48,12 @@ class ConflictCasesMixin:
         if not options:
             return None
         now = self.clock()
-        respond_by = iso(now + timedelta(seconds=self.resolution_window_seconds))
         authorised = paid.get("status") == "waiting_for_capture"
+        deadline = now + timedelta(seconds=self.resolution_window_seconds)
+        if authorised and paid.get("expires_at"):
+            # The choice must come while the authorisation can still be captured.
+            deadline = min(deadline, parse_iso(paid["expires_at"]) - AUTHORISATION_MARGIN)
+        respond_by = iso(max(deadline, now))
         money = "authorisation kept, nothing captured" if authorised else "payment kept"
         transitions.apply(
             self.store, booking, now, status=BookingStatus.MANUAL_REVIEW, actor=actor, action="conflict_case_opened",
