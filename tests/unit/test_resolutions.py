@@ -2,6 +2,8 @@
 kind that offers them (tests/support/toy_windows.py): the case is opened with the money kept, the
 customer (or an operator, or the deadline) decides, the booking moves with the SAME payment or the
 money goes back once. Kinds without alternatives keep today's behaviour."""
+import json
+
 import pytest
 
 from holdfast.domain.errors import Conflict, IdempotencyKeyReused, PaymentProviderUnavailable
@@ -190,6 +192,8 @@ def test_an_operator_decides_a_case_from_the_reviews(bookings, payments, provide
     view = reviews.resolve(ann.booking_id, "alternative", "olga", "customer phoned", choice={"window": "12:30"})
     assert view["status"] == "CONFIRMED" and view["resolution"]["decision"]["by"] == "operator"
     assert provider.payments[payment_id]["status"] == "succeeded"
+    assert "customer phoned" not in json.dumps(bookings.view(ann.booking_id, "ann"))    # notes stay internal
+    assert "customer phoned" in json.dumps(reviews.booking_with_journal(ann.booking_id))
 
 
 def test_kinds_without_alternatives_keep_todays_behaviour(bookings, payments, provider, catalog, clock):

@@ -116,7 +116,7 @@ class ResolutionService:
             if payment.provider_status == "waiting_for_capture":
                 pinned = transitions.apply(
                     self.store, booking, self.clock(), status=BookingStatus.PAYMENT_PENDING, actor=actor,
-                    action="alternative_chosen", decision=f"moved to {fields}; places pinned, capturing the same payment",
+                    action="alternative_chosen", decision=_said(decision, f"moved to {fields}; places pinned, capturing the same payment"),
                     ids=ids, move=Move.HOLD, places=places, places_secured=True, review=None, resolution=chosen,
                     payment=replace(payment, capture_key=capture_key(booking.booking_id)))
                 self.payments._watch(pinned, "resolution")
@@ -124,7 +124,7 @@ class ResolutionService:
                 return
             transitions.apply(
                 self.store, booking, self.clock(), status=BookingStatus.CONFIRMED, actor=actor,
-                action="alternative_chosen", decision=f"moved to {fields}; confirmed with the same payment",
+                action="alternative_chosen", decision=_said(decision, f"moved to {fields}; confirmed with the same payment"),
                 ids=ids, move=Move.RETAKE, places=places, review=None, resolution=chosen)
         except PlacesTaken:
             raise Conflict("That alternative was just taken; choose another or a refund.",
@@ -145,13 +145,13 @@ class ResolutionService:
                                payment_status=voided.get("status"))
             transitions.apply(
                 self.store, booking, self.clock(), status=BookingStatus.PAYMENT_FAILED, actor=actor,
-                action="authorisation_cancelled", decision=f"{why}; authorisation cancelled, no money taken",
+                action="authorisation_cancelled", decision=_said(decision, f"{why}; authorisation cancelled, no money taken"),
                 ids=ids, review=None, resolution=chosen,
                 payment=replace(payment, provider_status="canceled", next_check_at=None))
             return
         refunding = transitions.apply(
             self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor=actor,
-            action="resolution_refund_started", decision=f"{why}; the payment is refunded", ids=ids, review=None,
+            action="resolution_refund_started", decision=_said(decision, f"{why}; the payment is refunded"), ids=ids, review=None,
             resolution=chosen, payment=self.payments.with_refund(payment, "resolution"))
         try:
             self.payments.refund(refunding, actor)
@@ -198,3 +198,9 @@ class ResolutionService:
         except ProviderOutcomeUnknown:
             raise PaymentProviderUnavailable("The payment provider did not answer; retry with the same "
                                              "Idempotency-Key.", retry_after=RETRY_AFTER) from None
+
+
+def _said(decision: dict[str, Any], text: str) -> str:
+    """The journal's decision text, with an operator's note (the customer's journal view replaces
+    an operator's entries with a fixed sentence, and the booking view leaves the note out)."""
+    return f"{text}; {decision['note']}" if decision.get("note") else text
