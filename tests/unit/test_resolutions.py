@@ -146,6 +146,19 @@ def test_refund_choice_gives_the_money_back_once(bookings, payments, provider, c
     check(provider, settled=True)
 
 
+def test_a_stale_authorisation_after_the_case_was_decided_does_not_reopen_it(
+        bookings, payments, provider, catalog, clock, store, resolutions):
+    event = windowed(catalog)
+    ann, _, payment_id = late_story(bookings, payments, provider, clock, event)
+    stale = provider.get_payment(payment_id)                        # waiting_for_capture, read before...
+    payments.apply_provider_payment(stale)
+    resolutions.choose(ann.booking_id, "ann", "r1", "refund", {})   # ...the case was decided: voided
+    assert payments.apply_provider_payment(stale) != "conflict_case_opened"   # a slow consumer's copy
+    booking = store.get_booking(ann.booking_id)
+    assert booking.status is BookingStatus.PAYMENT_FAILED and booking.resolution["decision"]["choice"] == "refund"
+    check(provider, settled=True)
+
+
 def test_bad_choices_are_refused_without_writing(bookings, payments, provider, catalog, clock, store, resolutions):
     event = windowed(catalog)
     ann, _, payment_id = late_story(bookings, payments, provider, clock, event)

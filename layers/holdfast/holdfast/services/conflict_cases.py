@@ -40,7 +40,10 @@ class ConflictCasesMixin:
 
     def offer_alternatives(self, booking: Booking, paid: dict[str, Any], actor: str, seen: Payment) -> str | None:
         """Open the case if the booking's kind offers alternatives; None when it offers none (the
-        caller then gives the money back, as for any kind without alternatives)."""
+        caller then gives the money back, as for any kind without alternatives). A booking gets one
+        case: a stale copy of the payment arriving after its case was decided is not a new case."""
+        if booking.resolution:
+            return None
         event = self.store.get_event(booking.event_id)
         if event is None:
             return None
