@@ -1,7 +1,7 @@
 """The conflict-case routes on their sample events: the customer's POST /bookings/{id}/resolution
 and the operator's alternative in /admin/reviews. A late payment opens the case through the real
 services with an in-memory provider in place of the unreachable one."""
-import json
+import time
 
 import pytest
 
@@ -38,8 +38,7 @@ def open_case(provider, mode="one_stage"):
         "max_per_booking": 2, "payment_mode": mode, "hold_ttl_seconds": 1}))
     ann = wiring.bookings().create_booking(event["event_id"], "ann", "a", BookingIn(quantity=2)).booking
     payment_id = wiring.payments().start_payment(ann.booking_id, "ann", "p").payment.payment_id
-    import time
-    time.sleep(1.1)
+    time.sleep(1.1)   # the hold of 1 s lapses (the handlers run on the real clock)
     assert wiring.bookings().expire(ann.booking_id)["outcome"] == "expired"
     wiring.bookings().create_booking(event["event_id"], "bob", "b", BookingIn(quantity=2))
     provider.pay(payment_id)
