@@ -1,9 +1,11 @@
 """Operator endpoints: bookings in manual review, and the decision taken on each."""
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from typing import Annotated
 
 from holdfast import wiring
 from holdfast.http import json_response, make_resolver, parse_body, require_organizer
 from holdfast.observability import log_metrics, logger, tracer
+from holdfast.schemas import _flat_choice
 
 wiring.cold_start(secret=True)
 
@@ -13,9 +15,11 @@ app = make_resolver()
 class ResolveIn(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    action: str = Field(pattern="^(refund|confirm|close)$")
+    action: str = Field(pattern="^(refund|confirm|close|alternative)$")
     operator: str = Field(min_length=1, max_length=100)
     note: str = Field(min_length=1, max_length=1000)
+    #: With ``alternative``: the fields of one of the case's offered alternatives.
+    choice: Annotated[dict[str, str | int], AfterValidator(_flat_choice)] | None = None
 
 
 @app.get("/admin/reviews")
@@ -30,7 +34,8 @@ def list_reviews():
 def resolve_review(booking_id: str):
     require_organizer(app, wiring.organizer_api_key)
     request = parse_body(app, ResolveIn)
-    return json_response(200, wiring.reviews().resolve(booking_id, request.action, request.operator, request.note))
+    return json_response(200, wiring.reviews().resolve(booking_id, request.action, request.operator, request.note,
+                                                              choice=request.choice))
 
 
 @app.get("/admin/bookings/<booking_id>")

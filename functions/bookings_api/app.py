@@ -1,10 +1,10 @@
-"""Bookings API: hold places, pay for them, read and cancel a booking."""
+"""Bookings API: hold places, pay for them, read and cancel a booking, decide its conflict case."""
 from holdfast import wiring
 from holdfast.http import customer_id, header, idempotency_key, json_response, make_resolver, parse_body
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.appointment_schemas import SlotBookingIn
 from holdfast.domain.commands import HoldPlaces
-from holdfast.schemas import BookingIn
+from holdfast.schemas import BookingIn, ResolutionIn
 from holdfast.services.bookings import describe
 
 wiring.cold_start(secret=True)
@@ -59,6 +59,15 @@ def cancel_booking(booking_id: str):
     booking = wiring.bookings().cancel(booking_id, customer, refund=lambda b: wiring.payments().cancel_confirmed(b),
                                        void=lambda b: wiring.payments().void_after_cancel(b))
     return json_response(200, describe(booking))
+
+
+@app.post("/bookings/<booking_id>/resolution")
+@tracer.capture_method
+def resolve_conflict(booking_id: str):
+    customer, key = customer_id(app), idempotency_key(app)
+    wiring.rate_limiter().take("booking", customer)
+    request = parse_body(app, ResolutionIn)
+    return json_response(200, wiring.resolutions().choose(booking_id, customer, key, request.choice, request.fields))
 
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")

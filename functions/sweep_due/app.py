@@ -1,5 +1,6 @@
 """Scheduled sweeper: expire holds and restart reconciliation whose timer or execution is overdue;
-hand a booking whose reconciliation keeps dying to an operator."""
+hand a booking whose reconciliation keeps dying to an operator; give the money back on conflict
+cases nobody decided by their deadline."""
 from holdfast import wiring
 from holdfast.clock import system_clock
 from holdfast.config import settings
@@ -21,6 +22,7 @@ def lambda_handler(event, context):
     starter = wiring.reconciliation_starter()
     result = sweep(wiring.store(), system_clock, wiring.bookings().expire,
                    (lambda booking_id, tag: starter.start(booking_id, tag)) if starter else (lambda *_: None),
-                   give_up=give_up, grace_seconds=settings().sweep_grace_seconds)
+                   give_up=give_up, grace_seconds=settings().sweep_grace_seconds,
+                   lapse_resolution=lambda booking: wiring.resolutions().lapse(booking))
     logger.info("sweep", extra=result)
     return result

@@ -39,6 +39,7 @@ from holdfast.services.payments import PaymentOutcomeUnknown, PaymentService
 from holdfast.services.reconciliation import ReconciliationService
 from holdfast.services.reviews import ReviewService
 from holdfast.services.waitlist import WaitlistService
+from tests.support import toy_windows
 from tests.support.fake_provider import FakeProvider
 from tests.support.template import template
 
@@ -54,7 +55,7 @@ KEYS = ("k1", "k2", "k3")
 SEATS = ("A-1", "A-2", "A-3", "A-4")
 #: "ga" is the offering of the kind under test (the name is the model's history: general
 #: admission was its first kind); "seats" always names its seats on a seat map.
-EVENTS = ("ga", "seats", "two_stage")
+EVENTS = ("ga", "seats", "two_stage", "windows")
 DAY = 24 * 3600
 #: The provider calls a day-long outage fails.
 OUTAGE = ("get_payment", "create_payment", "create_refund", "get_refund", "cancel_payment")
@@ -69,6 +70,11 @@ def event_bodies(kind: KindCase) -> dict[str, tuple[str, dict[str, Any], dict[st
                   {"capacity": None, "seat_map": {"seat_ids": [*SEATS, "A-5"]}, "max_per_booking": 3}),
         "two_stage": ("two", kind.body(3, max_per_booking=3, payment_mode="two_stage"),
                       kind.body(2, max_per_booking=2, payment_mode="two_stage")),
+        # The toy entry-windows kind (tests/support/toy_windows.py) whatever the kind under test:
+        # two-stage by the kind's default, and a late payment whose window was resold opens a
+        # conflict case with the other windows.
+        "windows": ("win", {"capacity": 2, "max_per_booking": 2, "category": "windowed"},
+                    {"capacity": 3, "max_per_booking": 2, "category": "windowed"}),
         # Roomy enough for one customer to try to sit on many holds (finding 13); only customer_hoards
         # books here, so the small events above keep their contention.
         "big": ("big", kind.body(12, max_per_booking=1), kind.body(13, max_per_booking=1)),
@@ -265,6 +271,12 @@ class BookingModel:
                                        start_reconciliation=self.executions.start)
         self.reconciliation = ReconciliationService(self.store, self.provider, self.payments, self.clock)
         self.reviews = ReviewService(self.store, self.payments, self.clock)
+        try:   # conflict cases (issue 13); the model still runs on code without them
+            from holdfast.services.resolutions import ResolutionService
+            self.resolutions: Any = ResolutionService(self.store, self.payments, self.clock)
+        except ImportError:
+            self.resolutions = None
+        toy_windows.register()
         self.waitlist = WaitlistService(self.store, self.bookings, self.clock)
         self.events: dict[str, str] = {}
         for name, (key, body, _) in self.bodies.items():
@@ -358,6 +370,8 @@ class BookingModel:
                 payment_id = (booking.payment.payment_id if booking.payment else None) or ""
                 self.payments.open_review(booking, reason, "sweeper", {"payment_id": payment_id})
             extra["give_up"] = give_up
+        if self.resolutions is not None and "lapse_resolution" in inspect.signature(sweep).parameters:
+            extra["lapse_resolution"] = self.resolutions.lapse
         return sweep(self.store, self.clock, self.bookings.expire, self.executions.start, **extra)
 
     def _remember(self, booking_id: str, customer: str) -> None:
@@ -864,6 +878,77 @@ class BookingModel:
         self.notes.append(note)
         self.log[f"resolve:{action}:{'ok' if error is None else error.code}"] += 1
 
+    def window_resold(self, d: Draw) -> None:
+        """Seed 003's story on the entry windows: a hold being paid lapses (12:10), a rival books
+        (12:11; the earliest window with room, often the one just released), and the customer's
+        payment goes through at the provider (12:12); a later delivery or check finds it late."""
+        paying = self._bookings_in({S.HELD, S.PAYMENT_PENDING}, where=lambda b: b.event_id == self.events["windows"]
+                                   and b.payment is not None and bool(b.payment.payment_id))
+        if not paying or d.integer(0, 2) == 0:
+            customer = d.choice(CUSTOMERS)
+            self.counter += 1
+            made, error = self._call(customer, "POST bookings", lambda: self.bookings.create_booking(
+                self.events["windows"], customer, f"story-{self.counter}", BookingIn(quantity=d.integer(1, 2))))
+            if made is None:
+                self.note(f"window_resold: {customer} could not book ({type(error).__name__})")
+                return
+            self._remember(made.booking.booking_id, customer)
+            started, error = self._call(customer, "POST payment", lambda: self.payments.start_payment(
+                made.booking.booking_id, customer, f"story-pay-{self.counter}"))
+            if started is None:
+                self.note(f"window_resold: {customer} could not start paying ({type(error).__name__})")
+                return
+            paying = [(made.booking.booking_id, customer)]
+        booking_id, customer = d.choice(paying)
+        booking = self.store.get_booking(booking_id)
+        overdue = (parse_iso(booking.hold_expires_at) - self.clock()).total_seconds() + 1
+        if overdue > 0:
+            self.clock.advance(overdue)
+        expired = self._consume("expiry task", lambda: self.bookings.expire(booking_id)["outcome"])
+        rival = d.choice([c for c in CUSTOMERS if c != customer])
+        self.counter += 1
+        result, error = self._call(rival, "POST bookings", lambda: self.bookings.create_booking(
+            self.events["windows"], rival, f"rival-{self.counter}", BookingIn(quantity=booking.places.quantity)))
+        if result is not None:
+            self._remember(result.booking.booking_id, rival)
+        payment_id = booking.payment.payment_id
+        if self.provider.payments[payment_id]["status"] == "pending":
+            self.provider.pay(payment_id, at=iso(self.clock()))
+        self.note(f"window_resold {booking_id[:8]} expiry={expired} rival {rival} -> "
+                  f"{type(error).__name__ if error else result.booking.places.pools}; paid")
+        self.log["window_resold"] += 1
+
+    def customer_resolves(self, d: Draw) -> None:
+        """The customer decides a conflict case (POST /bookings/{id}/resolution): an offered window,
+        one not offered, or the money back, under one of their keys, with the capture, cancel or
+        refund answer possibly lost. A case is decided once (R5); the money rule does the rest."""
+        cases = self._bookings_in(where=lambda b: bool(getattr(b, "resolution", None)))
+        if not cases or self.resolutions is None:
+            return
+        booking_id, customer = d.choice(cases)
+        case = self.store.get_booking(booking_id).resolution
+        offered = [option["window"] for option in case.get("alternatives") or []]
+        choice = d.choice(["alternative", "alternative", "refund"])
+        fields = {"window": d.choice(offered + ["12:00"])} if choice == "alternative" else {}
+        key, fault = d.choice(KEYS), d.choice([None, None, "before", "after"])
+        self.intent = f"{booking_id[:8]} {choice} {fields} key={key} fault={fault}"
+        for operation in ("capture_payment", "cancel_payment", "create_refund"):
+            if fault:
+                self.provider.fail(operation, fault)
+        try:
+            view, error = self._call(customer, "POST resolution", lambda: self.resolutions.choose(
+                booking_id, customer, key, choice, fields))
+        finally:
+            for operation in ("capture_payment", "cancel_payment", "create_refund"):
+                self.provider.faults.pop(operation, None)
+        after = self.store.get_booking(booking_id)
+        decided = (after.resolution or {}).get("decision")
+        if decided and (case.get("decision") or {}) not in ({}, decided):
+            raise AssertionError(f"R5 conflict case {booking_id} decided twice: {case['decision']} then {decided}")
+        self.note(f"customer resolves {booking_id[:8]} {choice} {fields} {key} fault={fault} -> "
+                  f"{getattr(error, 'code', None) or view['status']}")
+        self.log[f"resolution:{choice}:{'ok' if error is None else error.code}"] += 1
+
     def customer_reads_booking(self, d: Draw) -> None:
         """GET /bookings/{id} as its customer: never shows an operator's note (finding 12)."""
         if not self.known:
@@ -941,6 +1026,7 @@ class BookingModel:
             "retry_refund": self.provider.payments, "reconcile": self.provider.payments,
             "provider_outage": self.provider.payments, "operator_resolves": self.provider.payments,
             "deliver_refund": self.provider.refunds, "colliding_key_booking": self.entries,
+            "customer_resolves": self.provider.payments, "window_resold": self.provider.payments,
         }
         return bool(needs.get(name, True))
 
@@ -994,10 +1080,15 @@ OPERATIONS: dict[str, int] = {
     "deliver": 6, "capture_meets_reconciliation": 2, "deliver_refund": 1, "stray_payment_refunded": 1,
     "retry_refund": 1, "reconcile": 2, "provider_outage": 1, "run_executions": 1, "sweeper": 1,
     "expiry_fires": 2, "time_passes": 2, "operator_resolves": 2, "customer_reads_booking": 1, "waitlist_join": 1,
+    "customer_resolves": 2, "window_resold": 2,
     "customer_hoards": 1,
     "colliding_key_booking": 1, "waitlist_advance": 1,
 }
+#: Operations only ``make proof`` runs (the seeded walker's long run): the late-payment conflict
+#: case on the entry windows, staged in one step. The default suite checks each step of a case
+#: against the same invariants in tests/unit/test_resolutions.py, at a fraction of the time.
+PROOF_ONLY = ("window_resold", "customer_resolves")
 
 
-__all__ = ["BookingModel", "Draw", "Executions", "ModelProvider", "ModelStore", "OPERATIONS", "RandomDraw",
+__all__ = ["BookingModel", "Draw", "Executions", "ModelProvider", "ModelStore", "OPERATIONS", "PROOF_ONLY", "RandomDraw",
            "deterministic_uuids", "own_payment_ids"]

@@ -13,6 +13,7 @@ from tests.support.system import local_system
 
 LIMIT = 15
 KEY_WINDOW = 4
+RESOLUTION_WINDOW = 3
 
 
 @pytest.fixture(scope="session")
@@ -27,6 +28,7 @@ def system():
         QueueRatePerMinute="20",   # one join or poll every 3 s, two at once: so that a
         QueueRateBurst="2",        # customer sending four joins together is limited
         HoldReminderSeconds="2",   # holds of 4 s or more get their reminder 2 s before the end
+        ResolutionWindowSeconds=str(RESOLUTION_WINDOW),   # conflict cases lapse quickly
     ) as running:
         yield running
 

@@ -161,6 +161,7 @@ SCENARIO: list[tuple[str, Any]] = [
     ("hold_reminder.json", {"reminded": False}),      # the hold is far from its end
     ("reconcile_payment.json", {"outcome": "pending", "status": "PAYMENT_PENDING"}),
     ("expire_hold.json", {"outcome": "not_yet"}),
+    ("resolve_conflict.json", (409, "no_resolution")),   # the sample booking has no conflict case
     ("cancel_booking.json", (200, None)),
     ("sweep_due.json", {"expired": 0, "reconciling": 0, "skipped": 0}),
 ]

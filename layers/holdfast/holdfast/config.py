@@ -30,6 +30,9 @@ class Settings(BaseModel):
     reconcile_limit_seconds: int = Field(default=86_400, ge=1)
     provider_key_retention_seconds: int = Field(default=86_400, ge=1)
     sweep_grace_seconds: int = Field(default=60, ge=0)
+    # Conflict cases (services/conflict_cases.py): how long the customer has to choose, who owns them.
+    resolution_window_seconds: int = Field(default=86_400, ge=1)
+    resolution_operator: str = Field(default="on-call", min_length=1, max_length=100)
     allowed_webhook_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
     # Surge control (docs/catalog-waitlist-surge.md): waiting room rate, token life, per-customer limits.
     waiting_room_admit_per_second: float = Field(default=5.0, gt=0, le=10_000)
@@ -87,6 +90,8 @@ _ENV_NAMES = {
     "reconcile_limit_seconds": "RECONCILE_LIMIT_SECONDS",
     "provider_key_retention_seconds": "PROVIDER_KEY_RETENTION_SECONDS",
     "sweep_grace_seconds": "SWEEP_GRACE_SECONDS",
+    "resolution_window_seconds": "RESOLUTION_WINDOW_SECONDS",
+    "resolution_operator": "RESOLUTION_OPERATOR",
     "waiting_room_admit_per_second": "WAITING_ROOM_ADMIT_PER_SECOND",
     "admission_token_ttl_seconds": "ADMISSION_TOKEN_TTL_SECONDS",
     "booking_rate_per_minute": "BOOKING_RATE_PER_MINUTE",

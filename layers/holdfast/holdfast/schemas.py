@@ -5,7 +5,7 @@ import re
 from datetime import datetime, timezone
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .domain.search import MAX_KEY_PART_BYTES, fits_key
 
@@ -102,7 +102,8 @@ class EventIn(_Strict):
     capacity: int | None = Field(default=None, ge=1, le=MAX_CAPACITY)
     seat_map: SeatMapIn | None = None
     hold_ttl_seconds: int | None = Field(default=None, ge=1, le=86_400)
-    payment_mode: Literal["one_stage", "two_stage"] = "one_stage"
+    #: Unset: the inventory kind's default (``Kind.payment_mode``; one_stage for events).
+    payment_mode: Literal["one_stage", "two_stage"] | None = None
     max_per_booking: int = Field(default=10, ge=1, le=50)
     #: Active holds (HELD or PAYMENT_PENDING bookings) one customer may have for this event at once;
     #: unset means DEFAULT_HOLDS_PER_CUSTOMER (holdfast.domain.booking).
@@ -110,11 +111,52 @@ class EventIn(_Strict):
     #: A high-demand sale: booking needs an admission token from the waiting room.
     high_demand: bool = False
 
+    @field_validator("payment_mode", mode="before")
+    @classmethod
+    def _mode_given(cls, value):  # noqa: ANN001, ANN206 - runs only on a value the request sent
+        if value is None:
+            raise ValueError("payment_mode is one_stage or two_stage; leave it out for the kind's default")
+        return value
+
     @model_validator(mode="after")
     def _one_inventory(self) -> "EventIn":
         if (self.capacity is None) == (self.seat_map is None):
             raise ValueError("give either capacity (general admission) or seat_map")
         return self
+
+
+#: The fields a kind reads from a chosen alternative (e.g. starts_at and resource_id): a few flat values.
+MAX_CHOICE_FIELDS = 8
+_CHOICE_FIELD = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+
+
+def _flat_choice(fields: dict) -> dict:
+    if len(fields) > MAX_CHOICE_FIELDS:
+        raise ValueError(f"an alternative is named by at most {MAX_CHOICE_FIELDS} fields")
+    for name, value in fields.items():
+        if not _CHOICE_FIELD.match(name):
+            raise ValueError("an alternative's field names are lower-case words")
+        if isinstance(value, bool) or not isinstance(value, (str, int)) or len(str(value)) > 100:
+            raise ValueError(f"{name} must be a short string or an integer")
+    return fields
+
+
+class ResolutionIn(BaseModel):
+    """A conflict case decided by its customer: ``{"choice": "refund"}``, or
+    ``{"choice": "alternative", ...}`` with the fields of one of the offered alternatives."""
+
+    model_config = ConfigDict(extra="allow", str_strip_whitespace=True)
+
+    choice: Literal["alternative", "refund"]
+
+    @model_validator(mode="after")
+    def _fields_flat(self) -> "ResolutionIn":
+        _flat_choice(dict(self.model_extra or {}))
+        return self
+
+    @property
+    def fields(self) -> dict:
+        return dict(self.model_extra or {})
 
 
 class BookingIn(_Strict):

@@ -107,7 +107,16 @@ def payments():
     starter = reconciliation_starter()
     return PaymentService(store(), provider(), system_clock, bookings(), config.payment_return_url,
                           first_check_seconds=config.reconcile_schedule_seconds[0],
-                          start_reconciliation=starter.start if starter else None)
+                          start_reconciliation=starter.start if starter else None,
+                          resolution_window_seconds=config.resolution_window_seconds,
+                          resolution_operator=config.resolution_operator)
+
+
+@functools.cache
+def resolutions():
+    from .services.resolutions import ResolutionService
+
+    return ResolutionService(store(), payments(), system_clock)
 
 
 @functools.cache
@@ -201,7 +210,7 @@ def reset() -> None:
 
     for factory in (store, provider, scheduler, payment_events_queue, catalog, bookings, appointments,
                     reconciliation_starter,
-                    payments, reconciliation, reviews, listing, waitlist, notifications_bus, email_sender, cached_settings):
+                    payments, resolutions, reconciliation, reviews, listing, waitlist, notifications_bus, email_sender, cached_settings):
         factory.cache_clear()
     for factory in SURGE_FACTORIES:
         factory.cache_clear()

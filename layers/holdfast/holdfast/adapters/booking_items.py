@@ -66,6 +66,8 @@ def booking_item(booking: Booking) -> dict[str, Any]:
         item["review"] = dict(booking.review)
     if booking.contact_email:
         item["contact_email"] = booking.contact_email
+    if booking.resolution:
+        item["resolution"] = booking.resolution
     if booking.cancelled_by_customer:
         item["cancelled_by_customer"] = True
     if booking.counted_hold and booking.holds_places:
@@ -104,4 +106,16 @@ def booking_from_item(item: dict[str, Any]) -> Booking:
         contact_email=item.get("contact_email"),
         counted_hold=bool(item.get("counted_hold")),
         cancelled_by_customer=bool(item.get("cancelled_by_customer")),
+        resolution=_numbers(item["resolution"]) if item.get("resolution") else None,
     )
+
+
+def _numbers(value: Any) -> Any:
+    """A stored nested value with DynamoDB's decimals back as ints (a kind's alternatives count places)."""
+    if isinstance(value, dict):
+        return {key: _numbers(inner) for key, inner in value.items()}
+    if isinstance(value, list):
+        return [_numbers(inner) for inner in value]
+    if type(value).__name__ == "Decimal":
+        return int(value) if value == int(value) else float(value)
+    return value

@@ -80,6 +80,15 @@ class Booking:
     #: The customer gave the booking up. Final whatever happens next (a review, a late payment):
     #: money that still arrives goes back, and no path confirms the booking again.
     cancelled_by_customer: bool = False
+    #: A conflict case (late payment, places gone, the kind offered alternatives): ``reason``,
+    #: ``alternatives``, ``respond_by``, ``operator``, and ``decision`` once someone chose
+    #: (services/resolutions.py). Kept after the case is decided, as the record of what was offered.
+    resolution: dict[str, Any] | None = None
+
+    @property
+    def resolution_open(self) -> bool:
+        return bool(self.resolution) and "decision" not in self.resolution \
+            and self.status is BookingStatus.MANUAL_REVIEW
 
     @property
     def customer_gave_up(self) -> bool:

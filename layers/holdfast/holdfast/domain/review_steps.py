@@ -5,6 +5,9 @@ from __future__ import annotations
 REVIEW_NEXT_STEPS = {
     "paid_in_time_places_resold": "You paid in time but your places were released before we heard from the payment "
                                   "provider. Our team will offer you other places or a full refund within one working day.",
+    "places_taken_alternatives_offered": "Your payment arrived after your hold ended and the places went to someone "
+                                         "else. Choose one of the alternatives listed with your booking, or ask for "
+                                         "your money back; if you do not choose in time, it is returned.",
     "amount_mismatch": "The amount paid does not match your booking. Our team will check it and contact you; "
                        "no further payment is needed.",
     "second_payment_for_booking": "We received a second payment for this booking. Our team will refund the extra payment.",

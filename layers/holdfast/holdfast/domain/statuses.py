@@ -37,7 +37,10 @@ TRANSITIONS: dict[BookingStatus, frozenset[BookingStatus]] = {
     _S.REFUND_PENDING: frozenset({_S.REFUNDED, _S.MANUAL_REVIEW}),
     _S.REFUNDED: frozenset(),
     # REFUNDED: a refund asked for before the review succeeded after all (the money went back).
-    _S.MANUAL_REVIEW: frozenset({_S.CONFIRMED, _S.REFUND_PENDING, _S.REFUNDED, _S.PAYMENT_FAILED}),
+    # PAYMENT_PENDING: a conflict case's chosen alternative, paid two-stage: its places are pinned
+    # until the one authorisation is captured (services/resolutions.py).
+    _S.MANUAL_REVIEW: frozenset({_S.CONFIRMED, _S.PAYMENT_PENDING, _S.REFUND_PENDING, _S.REFUNDED,
+                                 _S.PAYMENT_FAILED}),
 }
 
 

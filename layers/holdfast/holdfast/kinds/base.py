@@ -59,6 +59,11 @@ class Kind:
     #: creation request, stored with the offering, and parsed back into ``Offering.settings``.
     settings_model: type[BaseModel] | None = None
 
+    #: How an offering of this kind is paid when its creation request does not say: ``one_stage``
+    #: (the provider takes the money at once) or ``two_stage`` (authorised, captured once the places
+    #: are secured). Appointments default to two-stage: a slot is more often lost to a race.
+    payment_mode: str = "one_stage"
+
     # ------------------------------------------------------------------------ creation
     def accepts(self, request: Any) -> bool:
         """Whether an offering's creation request is for this kind."""
@@ -94,6 +99,22 @@ class Kind:
     def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None) -> Places | None:
         """Places for a late payment whose hold was released, or None when they are gone."""
         raise NotImplementedError
+
+    def alternatives(self, store: InventoryReads, event: Offering, booking: Booking) -> list[dict[str, Any]]:
+        """Free options, nearest first and in the kind's own terms (e.g. ``starts_at`` and
+        ``resource_id``), for a late payment whose places are gone. Each must cost what the booking
+        costs: the customer moves to one with the same payment. ``[]`` (the default) means the kind
+        offers none, and the late payment is given back as before."""
+        return []
+
+    def plan_choice(self, store: InventoryReads, event: Offering, booking: Booking,
+                    choice: dict[str, Any]) -> Places:
+        """The places of an alternative the customer (or an operator) chose, from a fresh read:
+        ``InvalidRequest`` for fields the kind does not understand, ``SeatsUnavailable``/``SoldOut``
+        when it is no longer free. Only called for a kind that offered alternatives."""
+        from ..domain.errors import InvalidRequest
+
+        raise InvalidRequest("This booking's inventory offers no alternatives.", code="no_alternatives")
 
     def price(self, event: Offering, places: Places) -> Money:
         """What the places actually allocated cost."""

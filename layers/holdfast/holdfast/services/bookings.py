@@ -225,9 +225,24 @@ def describe(booking: Booking) -> dict[str, Any]:
     }
     if booking.review:
         view["review"] = dict(booking.review)
+    if booking.resolution:
+        view["resolution"] = resolution_view(booking)
     if booking.contact_email:
         view["contact_email"] = booking.contact_email
     return view
+
+
+def resolution_view(booking: Booking) -> dict[str, Any]:
+    """The conflict case as its customer sees it: what was offered, until when, who is responsible,
+    and, once decided, what was chosen (never the request key it was chosen with, nor an
+    operator's note: operators see it in the journal)."""
+    case = dict(booking.resolution or {})
+    decision = case.pop("decision", None)
+    view = {"open": booking.resolution_open, **case}
+    if decision:
+        view["decision"] = {key: value for key, value in decision.items() if key not in ("key", "note")}
+    return view
+
 
 
 def _fingerprint(value: dict[str, Any]) -> str:

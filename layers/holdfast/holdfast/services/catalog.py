@@ -37,7 +37,7 @@ class CatalogService:
             "starts_at": iso(request.starts_at), "price": price.text, "currency": price.currency,
             "inventory_kind": kind.name, "capacity": capacity,
             "hold_ttl_seconds": request.hold_ttl_seconds or self.default_hold_ttl,
-            "payment_mode": request.payment_mode, "max_per_booking": request.max_per_booking,
+            "payment_mode": request.payment_mode or kind.payment_mode, "max_per_booking": request.max_per_booking,
             "high_demand": request.high_demand,
             "max_holds_per_customer": request.max_holds_per_customer or DEFAULT_HOLDS_PER_CUSTOMER,
             "created_at": iso(self.clock()),

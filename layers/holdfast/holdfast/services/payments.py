@@ -24,6 +24,7 @@ from .. import kinds
 from . import transitions
 from .bookings import BookingService, pause
 from .provider_keys import PaymentOutcomeUnknown, capture_key, payment_key, refund_key, void_key
+from .conflict_cases import ConflictCasesMixin
 from .payment_records import PaymentRecordsMixin
 from .refunds import RefundsMixin
 
@@ -31,10 +32,13 @@ ATTEMPTS = 6
 CREATE_LEASE_SECONDS = 30
 
 
-class PaymentService(PaymentRecordsMixin, RefundsMixin):
+class PaymentService(PaymentRecordsMixin, RefundsMixin, ConflictCasesMixin):
     def __init__(self, store: BookingStore, provider: YooKassaProvider, clock: Clock, bookings: BookingService,
                  return_url: str, first_check_seconds: int = 30,
-                 start_reconciliation: Callable[[str, str, int], Any] | None = None) -> None:
+                 start_reconciliation: Callable[[str, str, int], Any] | None = None,
+                 resolution_window_seconds: int | None = None, resolution_operator: str | None = None) -> None:
+        self.resolution_window_seconds = resolution_window_seconds or self.resolution_window_seconds
+        self.resolution_operator = resolution_operator or self.resolution_operator
         self.first_check_seconds = first_check_seconds
         self.start_reconciliation = start_reconciliation
         self.store = store
@@ -239,6 +243,10 @@ class PaymentService(PaymentRecordsMixin, RefundsMixin):
                 return "confirmed_late"
             except PlacesTaken:
                 pass
+        # Gone: a kind that can offer other places opens a case for the customer to choose.
+        opened = self.offer_alternatives(booking, paid, actor, seen)
+        if opened:
+            return opened
         if two_stage:
             try:
                 self.provider.cancel_payment(paid["id"], void_key(booking.booking_id))

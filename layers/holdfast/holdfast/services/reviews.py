@@ -8,16 +8,17 @@ from ..adapters.dynamo import BookingStore, PlacesTaken, StaleBooking
 from ..clock import Clock
 from ..adapters.provider import ProviderOutcomeUnknown, ProviderRejected
 from ..domain.booking import Booking
-from ..domain.errors import Conflict, InvalidRequest, NotFound, PaymentProviderUnavailable
+from ..domain.errors import Conflict, IdempotencyKeyReused, InvalidRequest, NotFound, PaymentProviderUnavailable
 from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
 from . import transitions
 from .bookings import describe
+from .resolutions import ResolutionService
 from .payments import PaymentService
 from .provider_keys import PaymentOutcomeUnknown, operator_key
 from .review_money import RETRY_AFTER, ProviderMoney, look_up
 
-ACTIONS = ("refund", "confirm", "close")
+ACTIONS = ("refund", "confirm", "close", "alternative")
 
 
 class ReviewService:
@@ -25,6 +26,7 @@ class ReviewService:
         self.store = store
         self.payments = payments
         self.clock = clock
+        self.resolutions = ResolutionService(store, payments, clock)
 
     def open_reviews(self) -> list[dict[str, Any]]:
         return [describe(booking) for booking in self.store.list_reviews()]
@@ -36,13 +38,21 @@ class ReviewService:
             raise NotFound(f"No booking {booking_id}.", code="booking_not_found")
         return describe(booking) | {"customer_id": booking.customer_id, "journal": [e.as_dict() for e in journal]}
 
-    def resolve(self, booking_id: str, action: str, operator: str, note: str) -> dict[str, Any]:
+    def resolve(self, booking_id: str, action: str, operator: str, note: str,
+                choice: dict[str, Any] | None = None) -> dict[str, Any]:
         """Apply an operator's decision. Repeating a decision already taken returns the booking."""
         if action not in ACTIONS:
             raise InvalidRequest(f"action must be one of {', '.join(ACTIONS)}.", code="invalid_action")
         booking = self.store.get_booking(booking_id)
         if booking is None:
             raise NotFound(f"No booking {booking_id}.", code="booking_not_found")
+        if action == "alternative" or (action == "refund" and booking.resolution):
+            # A conflict case: the operator decides it as its customer would (one decision wins).
+            try:
+                return self.resolutions.decide(booking, action, choice or {}, actor="operator",
+                                               key="operator", note=f"{operator}: {note}")
+            except IdempotencyKeyReused:
+                raise Conflict("This case was already decided otherwise.", code="resolution_closed") from None
         done = {"refund": (BookingStatus.REFUND_PENDING, BookingStatus.REFUNDED), "confirm": (BookingStatus.CONFIRMED,),
                 "close": (BookingStatus.PAYMENT_FAILED, BookingStatus.REFUNDED)}[action]
         if booking.status in done and not booking.review:

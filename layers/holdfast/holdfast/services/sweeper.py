@@ -8,6 +8,9 @@ or died) are acted on here, each on its own.
   name be used twice, even after that execution has ended, so each restart needs a fresh one.
   The booking's next look moves back by a growing pause, so a booking that keeps failing does not
   sit at the head of the due index that the sweeper reads from.
+- A conflict case nobody decided by its ``respond_by`` (services/resolutions.py) is handed to
+  ``lapse_resolution``, which gives the money back. Cases sit in the review list, not the due
+  index, and are few: each pass reads that list.
 - After MAX_RESTARTS restarts without a check completing in between, the sweeper gives up visibly:
   the booking goes to manual review with the reason ``reconciliation_stuck`` (or carries that
   open review when it cannot change status), which takes it out of the due index.
@@ -33,9 +36,11 @@ STUCK_REASON = "reconciliation_stuck"
 
 def sweep(store: BookingStore, clock: Clock, expire: Callable[[str], dict[str, Any]],
           start_reconciliation: Callable[[str, str], Any], *, give_up: Callable[[Booking, str], Any],
-          grace_seconds: int = 60, limit: int = 100, max_restarts: int = MAX_RESTARTS) -> dict[str, int]:
+          grace_seconds: int = 60, limit: int = 100, max_restarts: int = MAX_RESTARTS,
+          lapse_resolution: Callable[[Booking], str] | None = None) -> dict[str, int]:
     """One pass over the ``limit`` most overdue bookings. Returns how many were expired, restarted
-    (reconciling), given up, left alone (skipped) and failed."""
+    (reconciling), given up, left alone (skipped) and failed, and with ``lapse_resolution`` how many
+    conflict cases lapsed."""
     overdue = iso(clock() - timedelta(seconds=grace_seconds))
     counts = {"expired": 0, "reconciling": 0, "skipped": 0, "failed": 0, "gave_up": 0}
     for booking_id in store.due_bookings(overdue, limit):
@@ -46,7 +51,22 @@ def sweep(store: BookingStore, clock: Clock, expire: Callable[[str], dict[str, A
             logger.exception("sweep could not handle a booking", extra={"booking_id": booking_id})
             outcome = "failed"
         counts[outcome] += 1
+    if lapse_resolution is not None:
+        counts["lapsed"] = _lapse_cases(store, clock, lapse_resolution, counts)
     return counts
+
+
+def _lapse_cases(store: BookingStore, clock: Clock, lapse: Callable[[Booking], str], counts: dict[str, int]) -> int:
+    now, lapsed = iso(clock()), 0
+    for booking in store.list_reviews():
+        if not booking.resolution_open or booking.resolution["respond_by"] > now:
+            continue
+        try:
+            lapsed += lapse(booking) == "lapsed"
+        except Exception:  # noqa: BLE001 - isolated like the due bookings; the next sweep retries
+            logger.exception("sweep could not lapse a conflict case", extra={"booking_id": booking.booking_id})
+            counts["failed"] += 1
+    return lapsed
 
 
 def _sweep_one(store: BookingStore, clock: Clock, booking_id: str, overdue: str, expire, start_reconciliation,  # noqa: ANN001
