@@ -1,8 +1,9 @@
-"""Events API: organizers create events; anyone reads one with its live counts."""
+"""Events API: organizers create events and cancel them; anyone reads one with its live counts."""
 from holdfast import wiring
-from holdfast.http import header, json_response, make_resolver, parse_body, require_organizer
+from holdfast.http import header, idempotency_key, json_response, make_resolver, parse_body, require_organizer
 from holdfast.observability import logger, tracer
-from holdfast.schemas import EventIn
+from holdfast.schemas import EventCancelIn, EventIn
+from holdfast.services.event_cancellation import validate_reason
 
 app = make_resolver()
 
@@ -20,6 +21,23 @@ def create_event():
 @tracer.capture_method
 def get_event(event_id: str):
     return json_response(200, wiring.catalog().get_event(event_id))
+
+
+@app.post("/events/<event_id>/cancel")
+@tracer.capture_method
+def cancel_event(event_id: str):
+    require_organizer(app, wiring.organizer_api_key)
+    key = idempotency_key(app)
+    reason = validate_reason(parse_body(app, EventCancelIn).reason)
+    progress, replayed = wiring.event_cancellation().cancel(event_id, key, reason)
+    return json_response(202, progress, {"Idempotent-Replayed": "true"} if replayed else None)
+
+
+@app.get("/events/<event_id>/cancellation")
+@tracer.capture_method
+def get_cancellation(event_id: str):
+    require_organizer(app, wiring.organizer_api_key)
+    return json_response(200, wiring.event_cancellation().progress(event_id))
 
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")

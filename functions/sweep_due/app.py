@@ -1,5 +1,6 @@
 """Scheduled sweeper: expire holds and restart reconciliation whose timer or execution is overdue;
-hand a booking whose reconciliation keeps dying to an operator."""
+hand a booking whose reconciliation keeps dying to an operator; resume an event cancellation
+whose job execution ended without finishing."""
 from holdfast import wiring
 from holdfast.clock import system_clock
 from holdfast.config import settings
@@ -19,5 +20,7 @@ def lambda_handler(event, context):
     result = sweep(wiring.store(), system_clock, wiring.bookings().expire,
                    (lambda booking_id, tag: starter.start(booking_id, tag)) if starter else (lambda *_: None),
                    give_up=give_up, grace_seconds=settings().sweep_grace_seconds)
+    if settings().event_cancellation_state_machine_arn:
+        result["cancellations"] = wiring.event_cancellation().resume_all()
     logger.info("sweep", extra=result)
     return result

@@ -154,6 +154,12 @@ class EventPatchIn(_Strict):
         return self
 
 
+class EventCancelIn(_Strict):
+    """POST /events/{id}/cancel: why the event is cancelled (written into every booking's journal)."""
+
+    reason: str = Field(min_length=1, max_length=500)
+
+
 class EventListQuery(_Strict):
     """Query string of GET /events."""
 

@@ -66,6 +66,8 @@ def booking_item(booking: Booking) -> dict[str, Any]:
         item["contact_email"] = booking.contact_email
     if booking.cancelled_by_customer:
         item["cancelled_by_customer"] = True
+    if booking.event_cancelled:
+        item["event_cancelled"] = True
     if booking.counted_hold and booking.holds_places:
         item["counted_hold"] = True
     # Bookings sit in the due index while a hold runs or a payment is unsettled, so the sweeper
@@ -99,4 +101,5 @@ def booking_from_item(item: dict[str, Any]) -> Booking:
         contact_email=item.get("contact_email"),
         counted_hold=bool(item.get("counted_hold")),
         cancelled_by_customer=bool(item.get("cancelled_by_customer")),
+        event_cancelled=bool(item.get("event_cancelled")),
     )

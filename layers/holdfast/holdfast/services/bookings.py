@@ -24,6 +24,7 @@ from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER, Booking, JournalEntry, 
 from ..domain.errors import (
     Busy,
     Conflict,
+    EventCancelled,
     Forbidden,
     IdempotencyKeyReused,
     NotFound,
@@ -77,6 +78,9 @@ class BookingService:
               hold_seconds: int | None = None, outbox_type: str = "booking.held", actor: str = "customer",
               extra: dict[str, str] | None = None, system_key: bool = False) -> HoldResult:
         event = self._event(event_id)
+        # Never from the cached event: a cancellation stops sales at once.
+        if self.store.event_cancelled(event_id):
+            raise EventCancelled(event_id)
         kind = kinds.of_event(event)
         wanted = kind.validate(event, request)
         # The address is part of the request: the same key with another address is another request.

@@ -64,11 +64,14 @@ class RefundsMixin:
                   "requested_at": iso(now)}
         return replace(payment, refund=refund, next_check_at=iso(now + timedelta(seconds=self.first_check_seconds)))
 
-    def refund(self, booking: Booking, actor: str) -> str:
-        """Ask the provider for the booking's refund with its stored key; record what it answered."""
+    def refund(self, booking: Booking, actor: str, watch: bool = True) -> str:
+        """Ask the provider for the booking's refund with its stored key; record what it answered.
+        ``watch=False``: the caller retries itself and starts reconciliation only for a lost answer
+        (the bulk refunds of a cancelled event, which would otherwise start one execution each)."""
         payment = booking.payment
         assert payment is not None and payment.refund is not None and payment.payment_id
-        self._watch(booking, f"refund-{payment.refund['reason']}")
+        if watch:
+            self._watch(booking, f"refund-{payment.refund['reason']}")
         try:
             answer = self.provider.create_refund(payment.payment_id, booking.amount.as_dict(),
                                                  f"Holdfast booking {booking.booking_id}: {payment.refund['reason']}",
@@ -124,7 +127,7 @@ class RefundsMixin:
 
     # ---------------------------------------------------------------------- the customer cancelled
 
-    def void_after_cancel(self, booking: Booking) -> Booking:
+    def void_after_cancel(self, booking: Booking, actor: str = "customer") -> Booking:
         """Right after a customer cancelled a booking with an open payment: cancel an authorisation
         at the provider. A pending payment cannot be cancelled through the API (the customer may
         still pay on the open page); the booking's CANCELLED status remembers the customer's wish,
@@ -142,13 +145,15 @@ class RefundsMixin:
             logger.warning("could not void the payment of a cancelled booking", extra={
                 "booking_id": booking.booking_id, "reason": str(exc)[:120]})
             return booking
-        return self._note(booking, action="authorisation_voided", actor="customer", ids={"payment_id": voided["id"]},
-                          decision="cancelled by the customer; authorisation cancelled, no money moved",
+        who = "the customer" if actor == "customer" else "the event's cancellation"
+        return self._note(booking, action="authorisation_voided", actor=actor, ids={"payment_id": voided["id"]},
+                          decision=f"cancelled by {who}; authorisation cancelled, no money moved",
                           payment_change={"provider_status": voided.get("status")})
 
-    def give_back(self, booking: Booking, paid: dict[str, Any], actor: str, seen: Payment) -> str:
-        """Money arrived for a booking the customer cancelled: never sell it again; void an
-        authorisation, refund a payment."""
+    def give_back(self, booking: Booking, paid: dict[str, Any], actor: str, seen: Payment,
+                  reason: str = "cancelled") -> str:
+        """Money arrived for a booking the customer (or the organizer, with the event) cancelled:
+        never sell it again; void an authorisation, refund a payment."""
         ids = {"payment_id": paid["id"]}
         if paid.get("status") == "waiting_for_capture":
             try:
@@ -163,8 +168,9 @@ class RefundsMixin:
                               decision="authorised after the customer cancelled; authorisation cancelled, no money moved",
                               ids=ids, payment=replace(seen, provider_status="canceled", next_check_at=None))
             return "authorisation_cancelled"
+        who = "the event was cancelled" if reason == "event_cancelled" else "the customer cancelled"
         booking = transitions.apply(self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor=actor,
                                     action="payment_after_cancel_refund_started",
-                                    decision="paid after the customer cancelled; money goes back", ids=ids,
-                                    payment=self.with_refund(seen, "cancelled"))
+                                    decision=f"paid after {who}; money goes back", ids=ids,
+                                    payment=self.with_refund(seen, reason))
         return self.refund(booking, actor)
