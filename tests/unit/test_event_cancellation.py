@@ -174,3 +174,11 @@ def test_waitlist_refuses_and_offers_nothing_for_a_cancelled_event(cancellation,
     with pytest.raises(EventCancelled):
         waitlist.join(ga_event["event_id"], "bob", 1)
     assert waitlist.advance(ga_event["event_id"]) == []
+
+
+def test_a_repeat_of_a_hold_made_before_the_cancellation_is_still_its_replay(cancellation, bookings, ga_event):
+    """Found by the model (make proof SEED=1251): the repeat answered event_cancelled instead."""
+    first = hold(bookings, ga_event, "alice")
+    cancellation.cancel(ga_event["event_id"], "c-1", "storm")
+    again = bookings.create_booking(ga_event["event_id"], "alice", "k-alice", BookingIn(quantity=1))
+    assert again.replayed and again.booking.booking_id == first.booking_id

@@ -78,9 +78,6 @@ class BookingService:
               hold_seconds: int | None = None, outbox_type: str = "booking.held", actor: str = "customer",
               extra: dict[str, str] | None = None, system_key: bool = False) -> HoldResult:
         event = self._event(event_id)
-        # Never from the cached event: a cancellation stops sales at once.
-        if self.store.event_cancelled(event_id):
-            raise EventCancelled(event_id)
         kind = kinds.of_event(event)
         wanted = kind.validate(event, request)
         # The address is part of the request: the same key with another address is another request.
@@ -94,6 +91,10 @@ class BookingService:
         replay = self._replay(customer_id, idempotency_key, fingerprint, system_key)
         if replay is not None:
             return replay
+        # Never from the cached event: a cancellation stops sales at once (a repeat of a request
+        # made before it is still answered with its booking, above).
+        if self.store.event_cancelled(event_id):
+            raise EventCancelled(event_id)
 
         for attempt in range(HOLD_ATTEMPTS):
             try:

@@ -32,8 +32,9 @@ ATTEMPTS = 6
 REFUND_REASON = "event_cancelled"
 
 
-class CaptureInFlight(Exception):
-    """A two-stage payment of this hold is being captured; the step is retried once it settles."""
+class CaptureInFlight(TransientStoreError):
+    """A two-stage payment of this hold is being captured: nothing was written, and the step is
+    retried (the state machine's Retry names this class) once the capture has settled it."""
 
 
 class CancellationJob:
