@@ -144,6 +144,8 @@ class EventPatchIn(_Strict):
     starts_at: EventTime | None = None
     #: Sell through the virtual waiting room (POST /events/{id}/queue, admission tokens).
     high_demand: bool | None = None
+    #: After a change of start time, how long customers may cancel with a full refund (0: no window).
+    change_refund_hours: int | None = Field(default=None, ge=0, le=720)
 
     @model_validator(mode="after")
     def _something(self) -> "EventPatchIn":

@@ -21,6 +21,7 @@ from ..adapters.dynamo import (
 )
 from ..clock import Clock, iso, parse_iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER, Booking, JournalEntry, PaymentMode
+from ..domain.event_changes import change_refund_until
 from ..domain.errors import (
     Busy,
     Conflict,
@@ -200,7 +201,12 @@ class BookingService:
         if booking.customer_id != customer_id:
             raise Forbidden("This booking belongs to another customer.")
         # Operators' notes and internal checks stay out of the customer's view (domain/journal.py).
-        return describe(booking) | {"journal": customer_view(journal)}
+        view = describe(booking) | {"journal": customer_view(journal)}
+        if booking.status is BookingStatus.CONFIRMED:
+            until = change_refund_until(self.store.get_event(booking.event_id), self.clock())
+            if until:   # the start time changed: cancelling now refunds in full
+                view["change_refund_until"] = until
+        return view
 
     # ---------------------------------------------------------------------------- release paths
 

@@ -13,6 +13,7 @@ from ..adapters.dynamo import StaleBooking
 from ..adapters.provider import ProviderNotFound, ProviderOutcomeUnknown, ProviderRejected
 from ..clock import iso
 from ..domain.booking import Booking, Payment
+from ..domain.event_changes import change_refund_until
 from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
 from ..observability import logger
@@ -42,11 +43,17 @@ class RefundsMixin:
         """A confirmed booking given up: places back at once, then the money back."""
         payment = booking.payment
         assert payment is not None and payment.payment_id
+        # Within the window after a change of the event's start time, the journal says why.
+        changed = change_refund_until(self.store.get_event(booking.event_id), self.clock())
+        action, decision, reason = (
+            ("cancelled_after_time_change", f"the start time changed; cancelled within the refund window "
+                                            f"(until {changed}): places released, full refund to follow", "time_changed")
+            if changed else ("cancelled_after_payment", "places released; refund to follow", "cancel"))
         booking = transitions.apply(
             self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor=actor,
-            action="cancelled_after_payment", decision="places released; refund to follow", move=Move.UNSELL,
+            action=action, decision=decision, move=Move.UNSELL,
             ids={"payment_id": payment.payment_id},
-            payment=self.with_refund(payment, "cancel"), cancelled_by_customer=True,
+            payment=self.with_refund(payment, reason), cancelled_by_customer=True,
         )
         try:
             self.refund(booking, actor)
