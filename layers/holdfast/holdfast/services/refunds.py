@@ -16,6 +16,7 @@ from ..domain.booking import Booking, Payment
 from ..domain.event_changes import change_refund_until
 from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
+from ..faults import crash_point
 from ..observability import logger
 from . import transitions
 from .provider_keys import PaymentOutcomeUnknown, refund_key, void_key
@@ -90,6 +91,7 @@ class RefundsMixin:
             refused = replace(payment, refund={**payment.refund, "status": "rejected"})
             self.open_review(booking, f"refund_rejected_{exc.code}", actor, {"payment_id": payment.payment_id}, refused)
             return "manual_review"
+        crash_point("refund.after_provider_call")   # the money went back; nothing recorded yet
         return self.record_refund(booking, answer, actor)
 
     def record_refund(self, booking: Booking, refund: dict[str, Any], actor: str) -> str:
