@@ -94,6 +94,11 @@ def assert_refunded_once(api, sandbox, paid):
 def assert_holds_released(api, event_id, holds, unpaid):
     for who, booking_id, *_ in holds + unpaid:
         booking = api.booking(booking_id, who)
+        if booking["status"] == "PAYMENT_FAILED":
+            # A pending payment the job reached late: reconciliation's short test limit (15 s)
+            # ended it first, with its places released all the same.
+            assert (booking_id, who) in [(b, w) for w, b, _ in unpaid], actions(booking)
+            continue
         assert booking["status"] == "CANCELLED"
         assert "event_cancelled_hold_released" in actions(booking)
     assert api.counts(event_id) == {"available": PAID + HOLDS + PENDING + 5, "held": 0, "sold": 0}
@@ -146,7 +151,8 @@ def test_cancel_event_refunds_every_paid_booking_once(api, sandbox, system, caps
     view = wait_finished(api, event_id)
     assert view["summary"]["refunded"] == PAID and view["summary"]["open"] == 0
     assert view["attempt"] == (2 if crash == "execution" else 1)
-    assert view["counts"]["holds_released"] == HOLDS + PENDING
+    counts = view["counts"]
+    assert counts["holds_released"] + counts["closed_unpaid"] == HOLDS + PENDING and counts["holds_open"] == 0
     assert_refunded_once(api, sandbox, paid)
     assert_holds_released(api, event_id, holds, unpaid)
     booking_id, (who, _) = next(iter(paid.items()))
