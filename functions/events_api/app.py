@@ -1,10 +1,11 @@
-"""Events API: organizers create events, resources and appointment services; anyone reads an
-event with its live counts, or a service's free times on a day."""
+"""Events API: organizers create events (and cancel them), resources and appointment services;
+anyone reads an event with its live counts, or a service's free times on a day."""
 from holdfast import wiring
-from holdfast.http import header, json_response, make_resolver, parse_body, require_organizer
+from holdfast.http import header, idempotency_key, json_response, make_resolver, parse_body, require_organizer
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.appointment_schemas import ResourceIn, ServiceIn
-from holdfast.schemas import EventIn
+from holdfast.schemas import EventCancelIn, EventIn
+from holdfast.services.event_cancellation import validate_reason
 
 wiring.cold_start(secret=True)
 
@@ -46,6 +47,23 @@ def create_service():
 @tracer.capture_method
 def service_availability(service_id: str):
     return json_response(200, wiring.appointments().availability(service_id, app.current_event.get_query_string_value("date")))
+
+
+@app.post("/events/<event_id>/cancel")
+@tracer.capture_method
+def cancel_event(event_id: str):
+    require_organizer(app, wiring.organizer_api_key)
+    key = idempotency_key(app)
+    reason = validate_reason(parse_body(app, EventCancelIn).reason)
+    progress, replayed = wiring.event_cancellation().cancel(event_id, key, reason)
+    return json_response(202, progress, {"Idempotent-Replayed": "true"} if replayed else None)
+
+
+@app.get("/events/<event_id>/cancellation")
+@tracer.capture_method
+def get_cancellation(event_id: str):
+    require_organizer(app, wiring.organizer_api_key)
+    return json_response(200, wiring.event_cancellation().progress(event_id))
 
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")

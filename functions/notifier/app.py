@@ -3,6 +3,8 @@
 * SQS batches from the notifications queue (the bus's rule target): each message is an
   EventBridge event whose detail is one outbox event; it becomes one notification (recorded once,
   emailed through SES when configured). Failed messages return to the queue (partial batch).
+  An ``event.changed`` detail (a change of start time or venue) becomes one notification for each
+  customer holding places of the event (services/event_announcements.py).
 * ``{"remind_booking_id": ...}`` from the hold reminder state machine: if the hold is still
   unpaid, the "your hold ends soon" reminder, once.
 """
@@ -14,6 +16,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from holdfast import wiring
 from holdfast.domain.statuses import BookingStatus
 from holdfast.observability import log_metrics, logger, tracer
+from holdfast.services.event_announcements import announce
 from holdfast.services.notifications import log_sent, notify
 
 wiring.cold_start()
@@ -25,6 +28,10 @@ processor = BatchProcessor(event_type=EventType.SQS)
 def handle_record(record: SQSRecord) -> None:
     envelope = json.loads(record.body)
     detail = envelope.get("detail") or {}
+    if detail.get("type") == "event.changed" and detail.get("event_id"):
+        sent = announce(wiring.store(), detail, wiring.email_sender())
+        logger.info("event change announced", extra={"event_id": detail["event_id"], "notified": sent})
+        return
     if not detail.get("booking_id") or not detail.get("customer_id"):
         logger.warning("not a booking change; dropped", extra={"detail_type": envelope.get("detail-type")})
         return

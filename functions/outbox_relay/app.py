@@ -72,7 +72,8 @@ def offer_released_places(changes: list[tuple[str, dict[str, Any]]]) -> set[str]
     that fails, every record of the event is retried."""
     by_event: dict[str, list[str]] = defaultdict(list)
     for sequence, image in changes:
-        if image.get("status") not in HOLDING and image.get("event_id"):
+        # (an event's own announcements, event.changed, carry no booking and free no places)
+        if image.get("booking_id") and image.get("status") not in HOLDING and image.get("event_id"):
             by_event[str(image["event_id"])].append(sequence)
     failed: set[str] = set()
     for event_id, sequences in by_event.items():

@@ -1,6 +1,7 @@
 """Scheduled sweeper: expire holds and restart reconciliation whose timer or execution is overdue;
 hand a booking whose reconciliation keeps dying to an operator; give the money back on conflict
-cases nobody decided by their deadline."""
+cases nobody decided by their deadline; resume an event cancellation whose job execution ended
+without finishing."""
 from holdfast import wiring
 from holdfast.clock import system_clock
 from holdfast.config import settings
@@ -24,5 +25,7 @@ def lambda_handler(event, context):
                    (lambda booking_id, tag: starter.start(booking_id, tag)) if starter else (lambda *_: None),
                    give_up=give_up, grace_seconds=settings().sweep_grace_seconds,
                    lapse_resolution=lambda booking: wiring.resolutions().lapse(booking))
+    if settings().event_cancellation_state_machine_arn:
+        result["cancellations"] = wiring.event_cancellation().resume_all()
     logger.info("sweep", extra=result)
     return result

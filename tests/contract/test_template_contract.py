@@ -84,5 +84,7 @@ def test_sample_events_parse(path):
         assert event["source"] == "aws.events"
     elif "remind_booking_id" in event:  # the hold expiry state machine's reminder task input
         assert event["remind_booking_id"]
+    elif "step" in event:  # the event cancellation state machine's task input
+        assert event["step"] in ("list", "settle", "finish") and event["event_id"] and event["reason"]
     else:
         assert event["booking_id"] and ("hold_expires_at" in event or "wait_seconds" in event)

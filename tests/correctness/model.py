@@ -12,7 +12,7 @@ against the table and the provider's own records; ``settle`` ends a history by d
 is outstanding and checks the settled money rule.
 
 Failures are AssertionErrors whose message starts with the rule's code (I1-I10, M1-M5, S1-S3,
-E1-E2, R2-R4, W1-W2, SW1-SW2, X1-X2), so a report names what broke.
+E1-E2, R2-R4, W1-W2, SW1-SW2, X1-X2, C1-C2), so a report names what broke.
 """
 from __future__ import annotations
 
@@ -34,7 +34,9 @@ from holdfast.domain.errors import BookingError, IdempotencyKeyReused, SeatsUnav
 from holdfast.domain.statuses import BookingStatus
 from holdfast.schemas import BookingIn
 from holdfast.services.bookings import BookingService
+from holdfast.services.cancellation_job import CancellationJob
 from holdfast.services.catalog import CatalogService
+from holdfast.services.event_cancellation import EventCancellationService
 from holdfast.services.payments import PaymentOutcomeUnknown, PaymentService
 from holdfast.services.reconciliation import ReconciliationService
 from holdfast.services.reviews import ReviewService
@@ -278,6 +280,10 @@ class BookingModel:
             self.resolutions = None
         toy_windows.register()
         self.waitlist = WaitlistService(self.store, self.bookings, self.clock)
+        # Event cancellation (issue 18): the job's steps are run by the model, not an execution.
+        self.event_cancellation = EventCancellationService(self.store, self.clock, None)
+        self.cancellation_job = CancellationJob(self.store, self.payments, self.clock, page_size=2)
+        self.cancelled_events: dict[str, set[str]] = {}  # event id -> bookings CONFIRMED when it was cancelled
         self.events: dict[str, str] = {}
         for name, (key, body, _) in self.bodies.items():
             self.events[name] = self.catalog.create_event(self._event_in(body), key)["event_id"]
@@ -1012,6 +1018,68 @@ class BookingModel:
         self.note(f"waitlist_advance -> {len(made)} offer(s)")
         self.log["waitlist_advance"] += 1
 
+    # ------------------------------------------------------------------ event cancellation (18)
+
+    def organizer_cancels_event(self, d: Draw) -> None:
+        """The organizer cancels an event (the waitlist's "ga" keeps selling); the job then runs
+        part way, as if its execution died after a random number of steps."""
+        name = d.choice(["seats", "two_stage"])
+        event_id = self.events[name]
+        confirmed = {b for b, _ in self._bookings_in({S.CONFIRMED}, lambda b: b.event_id == event_id)}
+        _, error = self._call("organizer", "POST cancel event",
+                              lambda: self.event_cancellation.cancel(event_id, f"cancel-{name}", "storm"))
+        if error is None:
+            self.cancelled_events.setdefault(event_id, confirmed)
+        self._run_cancellation_job(event_id, steps=d.integer(0, 6))
+        self.note(f"organizer_cancels_event {name} -> {type(error).__name__ if error else 'ok'}")
+        self.log["event_cancelled"] += 1
+
+    def cancellation_job_runs(self, d: Draw) -> None:
+        """A cancelled event's job runs (again: a resumed execution) to its end or part way."""
+        if not self.cancelled_events:
+            return
+        event_id = d.choice(sorted(self.cancelled_events))
+        self._run_cancellation_job(event_id, steps=d.choice([3, 100]))
+        self.log["cancellation_job_run"] += 1
+
+    def _run_cancellation_job(self, event_id: str, steps: int) -> None:
+        """The state machine's loop: pages, one settle per booking (retried on a lost answer, as
+        the Map's Retry does), finish; stopped after ``steps`` settles (a dead execution)."""
+        passes, after = 1, ""
+        while steps > 0:
+            page = self._consume("cancellation job list", lambda: self.cancellation_job.list_page(event_id, after))
+            if isinstance(page, str):
+                return
+            for booking_id in page["bookings"]:
+                if steps <= 0:
+                    return
+                steps -= 1
+                outcome = self._consume("cancellation job settle", lambda: self.cancellation_job.settle(
+                    event_id, booking_id, "storm"))
+                self.note(f"  cancel job settle {booking_id[:8]} -> {outcome}")
+            after = page["after"]
+            if page["more"]:
+                continue
+            result = self._consume("cancellation job finish", lambda: self.cancellation_job.finish(event_id, passes))
+            if isinstance(result, str) or result["done"]:
+                return
+            passes, after = result["pass"], ""
+
+    def check_cancelled_events(self, settled: bool) -> None:
+        """C1 no booking of a cancelled event becomes CONFIRMED after the cancellation; C2 once the
+        job has run and everything settled, none stays CONFIRMED and none is left holding places."""
+        for event_id, confirmed_before in self.cancelled_events.items():
+            for booking_id, _ in self.known:
+                booking = self.store.get_booking(booking_id)
+                if booking is None or booking.event_id != event_id:
+                    continue
+                if booking.status is S.CONFIRMED:
+                    assert booking_id in confirmed_before, \
+                        f"C1 booking {booking_id} of a cancelled event was confirmed after the cancellation"
+                    assert not settled, f"C2 booking {booking_id} of a cancelled event kept its money"
+                assert not (settled and booking.holds_places), \
+                    f"C2 booking {booking_id} of a cancelled event still holds places ({booking.status})"
+
     def applicable(self, name: str) -> bool:
         """Whether an operation can do anything now (cheap: no table reads). The hypothesis machine
         uses it as a precondition, so its steps go to operations that act."""
@@ -1027,6 +1095,7 @@ class BookingModel:
             "provider_outage": self.provider.payments, "operator_resolves": self.provider.payments,
             "deliver_refund": self.provider.refunds, "colliding_key_booking": self.entries,
             "customer_resolves": self.provider.payments, "window_resold": self.provider.payments,
+            "cancellation_job_runs": self.cancelled_events,
         }
         return bool(needs.get(name, True))
 
@@ -1044,6 +1113,7 @@ class BookingModel:
         snap = self.snapshot()
         check_invariants(snap)
         check_money(snap, self.provider, settled=False)
+        self.check_cancelled_events(settled=False)
 
     def settle(self) -> None:
         """Everything outstanding finally happens, without faults: every payment's and refund's
@@ -1055,6 +1125,8 @@ class BookingModel:
         self.store.before_save = None
         self.poisoned.clear()
         for _ in range(4):
+            for event_id in sorted(self.cancelled_events):   # a durable job runs to its end
+                self._run_cancellation_job(event_id, steps=10_000)
             for payment_id in list(self.provider.payments):
                 self._consume("payment consumer (drain)", lambda: self.payments.apply_provider_payment(
                     self.provider.get_payment(payment_id), actor="reconciler"))
@@ -1071,6 +1143,7 @@ class BookingModel:
         snap = snapshot_in_process(self.table)
         check_invariants(snap)
         check_money(snap, self.provider, settled=True)
+        self.check_cancelled_events(settled=True)
 
 
 #: Every operation, with its weight for the random walker (the hypothesis machine runs them all).
@@ -1083,6 +1156,7 @@ OPERATIONS: dict[str, int] = {
     "customer_resolves": 2, "window_resold": 2,
     "customer_hoards": 1,
     "colliding_key_booking": 1, "waitlist_advance": 1,
+    "organizer_cancels_event": 1, "cancellation_job_runs": 1,
 }
 #: Operations only ``make proof`` runs (the seeded walker's long run): the late-payment conflict
 #: case on the entry windows, staged in one step. The default suite checks each step of a case

@@ -31,7 +31,8 @@ SAMPLE_PAYMENT_ID = "2f9a3c4e-000f-5000-9000-1b2c3d4e5f60"
 
 # Step Functions task payloads: which function each machine's task hands them to
 TASK_EVENTS = {"expire_hold.json": "ExpireHoldFunction", "hold_reminder.json": "NotifierFunction",
-               "reconcile_payment.json": "ReconcilePaymentFunction"}
+               "reconcile_payment.json": "ReconcilePaymentFunction",
+               "event_cancellation_task.json": "CancelEventFunction"}
 
 
 def _functions() -> dict[str, dict[str, Any]]:
@@ -163,6 +164,9 @@ SCENARIO: list[tuple[str, Any]] = [
     ("expire_hold.json", {"outcome": "not_yet"}),
     ("resolve_conflict.json", (409, "no_resolution")),   # the sample booking has no conflict case
     ("cancel_booking.json", (200, None)),
+    ("cancel_event.json", (202, None)),               # the organizer cancels the event last
+    ("get_event_cancellation.json", (200, None)),
+    ("event_cancellation_task.json", {"outcome": "nothing_cancelled"}),   # the customer cancelled it first
     ("sweep_due.json", {"expired": 0, "reconciling": 0, "skipped": 0}),
 ]
 

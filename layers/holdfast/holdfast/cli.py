@@ -4,6 +4,7 @@
   python -m holdfast.cli show BOOKING_ID                 a booking and its whole journal
   python -m holdfast.cli resolve BOOKING_ID ACTION --operator NAME --note TEXT
                                                          ACTION: refund | confirm | close
+  python -m holdfast.cli cancellation EVENT_ID           an event cancellation's progress, then its summary
   python -m holdfast.cli notifications CUSTOMER          the notifications sent to a customer
                                                          (read from the table: --table, --endpoint)
   python -m holdfast.cli metrics [--minutes N] [--json]  the sale's business metrics: the EMF lines
@@ -46,6 +47,21 @@ def _print_journal(booking: dict[str, Any]) -> None:
         ids = " ".join(f"{k}={v}" for k, v in entry["ids"].items() if k != "booking_id" and v)
         print(f"  {entry['at']}  {entry['actor']:<10} {entry['action']:<32} "
               f"{entry['from_status'] or '-':>15} -> {entry['to_status']:<15} {entry['decision']}  {ids}")
+
+
+def _print_cancellation(view: dict[str, Any]) -> None:
+    counts = view.get("summary") or view["counts"]
+    print(f"event {view['event_id']} cancelled {view['cancelled_at']}: {view['reason']}")
+    print(f"  job {view['state']} (execution {view['attempt']})"
+          + (f", finished {view['finished_at']}" if view.get("finished_at") else ""))
+    for label, key in (("bookings", "bookings"), ("holds still open", "holds_open"),
+                       ("holds released", "holds_released"), ("to refund", "to_refund"), ("refunding", "refunding"),
+                       ("refunded", "refunded"), ("refunds failed", "failed"), ("in review", "in_review")):
+        print(f"  {label:<17} {counts.get(key, 0)}")
+    for reason, count in sorted((counts.get("failed_reasons") or {}).items()):
+        print(f"    failed: {reason} x{count}")
+    for failure in counts.get("failures") or []:
+        print(f"    {failure['booking_id']}  {failure['why']}")
 
 
 def _notifications(customer: str, table: str, endpoint: str) -> int:
@@ -102,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     resolve.add_argument("action", choices=["refund", "confirm", "close"])
     resolve.add_argument("--operator", required=True)
     resolve.add_argument("--note", required=True)
+    cancellation = commands.add_parser("cancellation", help="an event cancellation's progress and summary")
+    cancellation.add_argument("event_id")
     notes = commands.add_parser("notifications", help="list a customer's notifications (the local sink)")
     notes.add_argument("customer")
     notes.add_argument("--table", default=os.environ.get("BOOKINGS_TABLE_NAME", "holdfast-BookingsTable"))
@@ -127,6 +145,10 @@ def main(argv: list[str] | None = None) -> int:
             for booking in body["reviews"]:
                 print(f"{booking['booking_id']}  {booking['updated_at']}  {booking['review']['reason']}")
             print(f"{len(body['reviews'])} booking(s) in review")
+    elif args.command == "cancellation":
+        status, body = _call(args.api, args.key, "GET", f"/events/{args.event_id}/cancellation")
+        if status == 200:
+            _print_cancellation(body)
     elif args.command == "show":
         status, body = _call(args.api, args.key, "GET", f"/admin/bookings/{args.booking_id}")
         if status == 200:

@@ -26,6 +26,7 @@ class Settings(BaseModel):
     payment_events_queue_url: str = ""
     hold_expiry_state_machine_arn: str = ""
     reconciliation_state_machine_arn: str = ""
+    event_cancellation_state_machine_arn: str = ""
     reconcile_schedule_seconds: tuple[int, ...] = (30, 60, 120, 300, 900, 1800, 3600)
     reconcile_limit_seconds: int = Field(default=86_400, ge=1)
     provider_key_retention_seconds: int = Field(default=86_400, ge=1)
@@ -86,6 +87,7 @@ _ENV_NAMES = {
     "hold_expiry_state_machine_arn": "HOLD_EXPIRY_STATE_MACHINE_ARN",
     "allowed_webhook_networks": "ALLOWED_WEBHOOK_NETWORKS",
     "reconciliation_state_machine_arn": "RECONCILIATION_STATE_MACHINE_ARN",
+    "event_cancellation_state_machine_arn": "EVENT_CANCELLATION_STATE_MACHINE_ARN",
     "reconcile_schedule_seconds": "RECONCILE_SCHEDULE_SECONDS",
     "reconcile_limit_seconds": "RECONCILE_LIMIT_SECONDS",
     "provider_key_retention_seconds": "PROVIDER_KEY_RETENTION_SECONDS",

@@ -186,6 +186,8 @@ class EventPatchIn(_Strict):
     starts_at: EventTime | None = None
     #: Sell through the virtual waiting room (POST /events/{id}/queue, admission tokens).
     high_demand: bool | None = None
+    #: After a change of start time, how long customers may cancel with a full refund (0: no window).
+    change_refund_hours: int | None = Field(default=None, ge=0, le=720)
 
     @model_validator(mode="after")
     def _something(self) -> "EventPatchIn":
@@ -194,6 +196,12 @@ class EventPatchIn(_Strict):
         if any(getattr(self, name) is None for name in self.model_fields_set):
             raise ValueError("fields cannot be set to null")
         return self
+
+
+class EventCancelIn(_Strict):
+    """POST /events/{id}/cancel: why the event is cancelled (written into every booking's journal)."""
+
+    reason: str = Field(min_length=1, max_length=500)
 
 
 class EventListQuery(_Strict):

@@ -189,6 +189,25 @@ SURGE_FACTORIES = (surge_store, waiting_room, rate_limiter)
 
 
 @functools.cache
+def event_cancellation():
+    from .adapters.aws import CancellationJobs
+    from .services.event_cancellation import EventCancellationService
+
+    arn = settings().event_cancellation_state_machine_arn
+    return EventCancellationService(store(), system_clock, CancellationJobs(arn) if arn else None)
+
+
+@functools.cache
+def cancellation_job():
+    from .services.cancellation_job import CancellationJob
+
+    return CancellationJob(store(), payments(), system_clock)
+
+
+CANCELLATION_FACTORIES = (event_cancellation, cancellation_job)
+
+
+@functools.cache
 def notifications_bus():
     from .adapters.aws import NotificationsBus
 
@@ -212,5 +231,5 @@ def reset() -> None:
                     reconciliation_starter,
                     payments, resolutions, reconciliation, reviews, listing, waitlist, notifications_bus, email_sender, cached_settings):
         factory.cache_clear()
-    for factory in SURGE_FACTORIES:
+    for factory in SURGE_FACTORIES + CANCELLATION_FACTORIES:
         factory.cache_clear()

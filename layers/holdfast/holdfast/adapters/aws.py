@@ -59,6 +59,33 @@ class ReconciliationStarter:
                           {"booking_id": booking_id, "wait_seconds": int(wait_seconds)})
 
 
+class CancellationJobs:
+    """The executions of event cancellation jobs: ``cancel-<event>-<n>``, one name per attempt, so a
+    repeated start is a no-op and a resumed job gets a name of its own."""
+
+    def __init__(self, state_machine_arn: str, client: Any | None = None) -> None:
+        self.arn = state_machine_arn
+        self.client = client or boto3.client("stepfunctions")
+
+    @staticmethod
+    def name(event_id: str, attempt: int) -> str:
+        return f"cancel-{event_id}-{attempt}"
+
+    def start(self, event_id: str, attempt: int, reason: str) -> bool:
+        return start_once(self.client, self.arn, self.name(event_id, attempt),
+                          {"event_id": event_id, "reason": reason, "after": "", "pass": 1})
+
+    def state(self, event_id: str, attempt: int) -> str | None:
+        """RUNNING, SUCCEEDED, FAILED, TIMED_OUT or ABORTED; None if it was never started."""
+        execution = self.arn.replace(":stateMachine:", ":execution:", 1) + ":" + self.name(event_id, attempt)[:80]
+        try:
+            return str(self.client.describe_execution(executionArn=execution)["status"])
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ExecutionDoesNotExist":
+                return None
+            raise
+
+
 class PaymentEventsQueue:
     """The FIFO queue between the webhook and the consumer: grouped by payment, de-duplicated by
     (event, object id, status) so a redelivered notification within five minutes is dropped."""

@@ -70,6 +70,8 @@ def booking_item(booking: Booking) -> dict[str, Any]:
         item["resolution"] = booking.resolution
     if booking.cancelled_by_customer:
         item["cancelled_by_customer"] = True
+    if booking.event_cancelled:
+        item["event_cancelled"] = True
     if booking.counted_hold and booking.holds_places:
         item["counted_hold"] = True
     # Bookings sit in the due index while a hold runs or a payment is unsettled, so the sweeper
@@ -107,6 +109,7 @@ def booking_from_item(item: dict[str, Any]) -> Booking:
         counted_hold=bool(item.get("counted_hold")),
         cancelled_by_customer=bool(item.get("cancelled_by_customer")),
         resolution=_numbers(item["resolution"]) if item.get("resolution") else None,
+        event_cancelled=bool(item.get("event_cancelled")),
     )
 
 

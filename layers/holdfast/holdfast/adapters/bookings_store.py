@@ -24,6 +24,7 @@ from . import hold_limits
 from .booking_items import DUE_BUCKETS, IdempotencyRecord, booking_from_item, booking_item, idempotency_pk
 from .codec import (DuplicateRequest, HoldLimitReached, Labelled, PlacesTaken, StaleBooking, Table,
                     TransientStoreError, _attrs, _code, _plain)
+from .cancellation_store import event_index_put
 from .inventory_store import CLAIM, claim_items
 
 IDEMPOTENCY_RETENTION_SECONDS = 24 * 3600
@@ -53,6 +54,8 @@ class BookingRecords(Table):
                 "pk": f"CUSTOMER#{booking.customer_id}", "sk": f"EVENT#{booking.event_id}#BOOKING#{booking.booking_id}",
                 "booking_id": booking.booking_id, "created_at": booking.created_at,
             })}}),
+            # The event's own list of its bookings: what an event cancellation walks.
+            event_index_put(self.table, booking.event_id, booking.booking_id),
         ]
         if booking.counted_hold:
             items.append(("hold_limit", hold_limits.take_slot(self.table, _attrs, booking.customer_id, booking.event_id,

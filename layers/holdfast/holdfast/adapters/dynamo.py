@@ -8,6 +8,7 @@ labelled transaction):
   offerings_store.py  events (offerings) and their catalog listing
   waitlist_store.py   the waitlist of each event
   resources_store.py  resources of appointment services, reads of their time granules
+  cancellation_store.py  an event's cancellation, its bulk job's record, the event's booking index
 
 ``BookingStore`` is the whole table seen through all of them, for callers that need several
 aggregates (the services); see docs/data-model.md for the item layout.
@@ -17,6 +18,7 @@ from __future__ import annotations
 from .booking_items import (DUE_BUCKETS, IdempotencyRecord, booking_from_item, booking_item, due_bucket,
                             idempotency_pk)
 from .bookings_store import IDEMPOTENCY_RETENTION_SECONDS, OUTBOX_RETENTION_SECONDS, BookingRecords
+from .cancellation_store import CancellationStore
 from .codec import (MAX_SORT_KEY_BYTES, TRANSACT_ATTEMPTS, Cancelled, DuplicateRequest, HoldLimitReached,
                     ItemExists, PlacesTaken, StaleBooking, StoreError, TransientStoreError, _attrs, _code, _int,
                     _plain, _ser)
@@ -34,5 +36,5 @@ __all__ = [
 ]
 
 
-class BookingStore(BookingRecords, InventoryStore, OfferingStore, WaitlistStore, ResourceStore):
+class BookingStore(BookingRecords, InventoryStore, OfferingStore, WaitlistStore, ResourceStore, CancellationStore):
     """The single table through every aggregate's store (they share one client and table name)."""

@@ -2,15 +2,19 @@
 
   EVENT#<event_id>  META       the event (price, kind, hold time, payment mode)
   EVENT#<event_id>  CREATION   which request body created the event (its fingerprint)
+  EVENT#<event_id>  OUTBOX#<v>  a change of start time or venue to announce (streamed, then expired)
 
 The listing's index items are written with the event's descriptive fields, in one transaction
 conditioned on the event's ``catalog_version`` (services/listing.py).
 """
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from .codec import StaleBooking, Table, TransientStoreError, _attrs, _plain
+
+OUTBOX_RETENTION_SECONDS = 7 * 24 * 3600
 
 
 class OfferingStore(Table):
@@ -26,9 +30,11 @@ class OfferingStore(Table):
         return self._get(f"EVENT#{event_id}", "META", consistent=False)
 
     def update_event_listing(self, event_id: str, expected_version: int, changes: dict[str, Any],
-                             drop_index: list[tuple[str, str]], put_index: list[dict[str, Any]]) -> None:
+                             drop_index: list[tuple[str, str]], put_index: list[dict[str, Any]],
+                             outbox: dict[str, Any] | None = None) -> None:
         """Change the event's descriptive fields and its index items in one transaction,
-        conditioned on the event's ``catalog_version`` (absent counts as 0)."""
+        conditioned on the event's ``catalog_version`` (absent counts as 0); with ``outbox``, the
+        change's announcement (``EVENT#<id>``/``OUTBOX#<version>``, streamed to the relay) too."""
         names = {f"#f{i}": key for i, key in enumerate(changes)}
         values = {f":v{i}": value for i, value in enumerate(changes.values())}
         values[":expected"] = expected_version
@@ -46,6 +52,10 @@ class OfferingStore(Table):
                   for pk, sk in drop_index if (pk, sk) not in put_keys]
         items += [(f"put:{item['pk']}/{item['sk']}", {"Put": {"TableName": self.table, "Item": _attrs(item)}})
                   for item in put_index]
+        if outbox is not None:
+            items.append(("outbox", {"Put": {"TableName": self.table, "Item": _attrs({
+                "pk": f"EVENT#{event_id}", "sk": f"OUTBOX#{int(outbox['version']):06d}",
+                "ttl": int(time.time()) + OUTBOX_RETENTION_SECONDS, **outbox})}}))
         cancelled = self._transact(items)
         if cancelled is None:
             return

@@ -90,11 +90,15 @@ class Booking:
         return bool(self.resolution) and "decision" not in self.resolution \
             and self.status is BookingStatus.MANUAL_REVIEW
 
+    #: The organizer cancelled the booking's event: as final as the customer's own cancellation.
+    event_cancelled: bool = False
+
     @property
     def customer_gave_up(self) -> bool:
-        """The customer cancelled it (CANCELLED can only be reached by the customer; the flag keeps
-        that fact once a review or a late payment moves the booking on)."""
-        return self.cancelled_by_customer or self.status is BookingStatus.CANCELLED
+        """The booking was given up: by the customer (CANCELLED is reached only by the customer's
+        cancel or the event's), or with its event. The flags keep that fact once a review or a
+        late payment moves the booking on: money that arrives goes back, nothing confirms it."""
+        return self.cancelled_by_customer or self.event_cancelled or self.status is BookingStatus.CANCELLED
 
     @property
     def holds_places(self) -> bool:
@@ -180,6 +184,7 @@ class Verdict(StrEnum):
     RELEASE_FAILED = "release_failed"    # provider cancelled the payment: release the places
     LATE_RETAKE = "late_retake"          # paid after release: take the places again if free
     GIVE_BACK = "give_back"              # paid after the customer cancelled: void or refund, never resell
+    RELEASE_AND_GIVE_BACK = "release_and_give_back"  # paid while held for a cancelled event: release, then give back
     REVIEW = "review"                    # an operator has to look
 
 
@@ -189,11 +194,24 @@ class PaymentVerdict:
     reason: str
 
 
-def judge_payment(booking: Booking, provider_payment: dict[str, Any], mode: PaymentMode) -> PaymentVerdict:
+def judge_payment(booking: Booking, provider_payment: dict[str, Any], mode: PaymentMode,
+                  event_cancelled: bool = False) -> PaymentVerdict:
     """Decide what a payment, as the provider reports it on GET, means for its booking.
 
     The same function serves the webhook consumer and reconciliation, so both paths decide alike.
+    A payment for an event the organizer cancelled never sells places: it is given back.
     """
+    verdict = _judge(booking, provider_payment, mode)
+    if not (event_cancelled or booking.event_cancelled):
+        return verdict
+    if verdict.verdict in (Verdict.CONFIRM, Verdict.SECURE_AND_CAPTURE):
+        return PaymentVerdict(Verdict.RELEASE_AND_GIVE_BACK, "paid_for_cancelled_event")
+    if verdict.verdict is Verdict.LATE_RETAKE:
+        return PaymentVerdict(Verdict.GIVE_BACK, "paid_after_event_cancelled")
+    return verdict
+
+
+def _judge(booking: Booking, provider_payment: dict[str, Any], mode: PaymentMode) -> PaymentVerdict:
     status = provider_payment.get("status")
     ours = booking.payment
     if ours is not None and ours.payment_id and ours.payment_id != provider_payment.get("id"):

@@ -119,3 +119,9 @@ class Busy(BookingError):
 
     def __init__(self) -> None:
         super().__init__("Too many changes at once here; nothing was changed. Retry in a second.", retry_after=1)
+
+
+class EventCancelled(Conflict):
+    def __init__(self, event_id: str) -> None:
+        super().__init__("The organizer cancelled this event; nothing more is sold for it.", code="event_cancelled",
+                         event_id=event_id)

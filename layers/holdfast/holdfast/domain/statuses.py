@@ -9,7 +9,7 @@ class BookingStatus(StrEnum):
     PAYMENT_PENDING = "PAYMENT_PENDING"  # a provider payment exists or its creation is in flight
     CONFIRMED = "CONFIRMED"              # paid; places sold
     EXPIRED = "EXPIRED"                  # hold lapsed unpaid; places released
-    CANCELLED = "CANCELLED"              # the customer gave the places up before paying
+    CANCELLED = "CANCELLED"              # given up before paying: by the customer, or with its cancelled event
     PAYMENT_FAILED = "PAYMENT_FAILED"    # the provider cancelled the payment; places released
     REFUND_PENDING = "REFUND_PENDING"    # money must go back; places are not held
     REFUNDED = "REFUNDED"                # money went back; places are not held

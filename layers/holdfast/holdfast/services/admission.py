@@ -23,7 +23,7 @@ from ..adapters.dynamo import BookingStore
 from ..adapters.surge import SurgeStore
 from ..clock import Clock, iso
 from ..domain import admission
-from ..domain.errors import NotFound
+from ..domain.errors import EventCancelled, NotFound
 from ..observability import logger
 
 EVENT_CACHE_SECONDS = 2.0
@@ -84,6 +84,8 @@ class WaitingRoomService:
         """Take a place in the queue. Idempotent: a customer who has a place (waiting, or admitted
         and still within the token's lifetime) keeps it; only a lapsed admission takes a new one."""
         event = self._event(event_id)
+        if self.store.event_cancelled(event_id):
+            raise EventCancelled(event_id)
         if not event.get("high_demand"):
             return self._not_required(event_id)
         now_ms = _ms(self.clock)
@@ -106,6 +108,8 @@ class WaitingRoomService:
         event = self._event(event_id)
         if not event.get("high_demand"):
             return self._not_required(event_id)
+        if self.store.event_cancelled(event_id):
+            raise EventCancelled(event_id)
         available, held = self._places(event)
         if available == 0 and held == 0:  # final, whoever asks: no read of the entry needed
             return self._sold_out(event_id, None)

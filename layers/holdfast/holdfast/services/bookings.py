@@ -21,8 +21,10 @@ from ..adapters.dynamo import (
 )
 from ..clock import Clock, iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER, Booking, JournalEntry, PaymentMode
+from ..domain.event_changes import change_refund_until
 from ..domain.errors import (
     Conflict,
+    EventCancelled,
     Forbidden,
     IdempotencyKeyReused,
     NotFound,
@@ -93,6 +95,10 @@ class BookingService(ReleasesMixin):
         replay = self._replay(customer_id, idempotency_key, fingerprint, system_key)
         if replay is not None:
             return replay
+        # Never from the cached event: a cancellation stops sales at once (a repeat of a request
+        # made before it is still answered with its booking, above).
+        if self.store.event_cancelled(event_id):
+            raise EventCancelled(event_id)
         kind.check_time(event, wanted, self.clock())
 
         for attempt in range(HOLD_ATTEMPTS):
@@ -200,7 +206,12 @@ class BookingService(ReleasesMixin):
         if booking.customer_id != customer_id:
             raise Forbidden("This booking belongs to another customer.")
         # Operators' notes and internal checks stay out of the customer's view (domain/journal.py).
-        return describe(booking) | {"journal": customer_view(journal)}
+        view = describe(booking) | {"journal": customer_view(journal)}
+        if booking.status is BookingStatus.CONFIRMED:
+            until = change_refund_until(self.store.get_event(booking.event_id), self.clock())
+            if until:   # the start time changed: cancelling now refunds in full
+                view["change_refund_until"] = until
+        return view
 
 
 def hold_limit(event: Offering | dict[str, Any]) -> int:

@@ -18,6 +18,7 @@ from .. import kinds
 from ..adapters.dynamo import BookingStore, StaleBooking, TransientStoreError
 from ..clock import Clock, iso
 from ..domain import search
+from ..domain.event_changes import announced_changes, refund_window
 from ..domain.errors import InvalidRequest, NotFound, TooBusy
 from ..domain.seating import natural_key
 from ..schemas import EventListQuery, EventPatchIn
@@ -42,23 +43,34 @@ class ListingService:
             "published": True, "published_at": iso(self.clock())})
 
     def update(self, event_id: str, patch: EventPatchIn) -> dict[str, Any]:
+        """Change the event. A change of start time or venue is announced (``event.changed``, with
+        before and after) in the same transaction; the same values again change and announce nothing."""
         changes = patch.model_dump(exclude_unset=True)
         if "starts_at" in changes:
             changes["starts_at"] = iso(changes["starts_at"])
-        return self._change(event_id, lambda event: {k: v for k, v in changes.items() if event.get(k) != v})
+        return self._change(event_id, lambda event: {k: v for k, v in changes.items() if event.get(k) != v},
+                            announce=True)
 
-    def _change(self, event_id: str, decide) -> dict[str, Any]:
+    def _change(self, event_id: str, decide, announce: bool = False) -> dict[str, Any]:
         for _ in range(UPDATE_ATTEMPTS):
             event = self._read(event_id)
             changes = decide(event)
             if not changes:
                 return self.view(event)
+            now = self.clock()
+            announced = announced_changes(event, changes) if announce else {}
+            changes = {**changes, **refund_window(event, changes, now)} if announced else changes
             version = int(event.get("catalog_version") or 0)
             after = {**event, **changes, "catalog_version": version + 1}
             drop = [(pk, search.sort_key(event)) for pk in search.index_partitions(event)] if event.get("published") else []
             put = [self.index_item(after, pk) for pk in search.index_partitions(after)] if after.get("published") else []
+            outbox = {"type": "event.changed", "event_id": event_id, "version": version + 1, "at": iso(now),
+                      "name": event["name"], "changes": announced,
+                      **({"change_refund_until": changes["change_refund_until"]}
+                         if "change_refund_until" in changes else {})} if announced else None
             try:
-                self.store.update_event_listing(event_id, version, {**changes, "catalog_version": version + 1}, drop, put)
+                self.store.update_event_listing(event_id, version, {**changes, "catalog_version": version + 1}, drop, put,
+                                                outbox=outbox)
             except (StaleBooking, TransientStoreError):
                 continue
             return self.view(after)

@@ -23,7 +23,7 @@ SOURCE = "holdfast.bookings"
 #: Every kind a customer hears about, and the template each uses.
 KINDS = ("booking.held", "booking.hold_expiring", "booking.confirmed", "booking.expired", "booking.cancelled",
          "booking.payment_failed", "booking.refund_pending", "booking.refunded", "booking.manual_review",
-         "waitlist.offer")
+         "waitlist.offer", "event.changed")
 
 
 class EmailSender(Protocol):
@@ -50,6 +50,8 @@ def render(kind: str, values: dict[str, Any]) -> tuple[str, str]:
 def dedup_id(detail: dict[str, Any]) -> str:
     if detail.get("type") == "booking.hold_expiring":
         return f"{detail['booking_id']}#reminder"
+    if detail.get("type") == "event.changed":   # once per customer and change, not per booking
+        return f"event-{detail['event_id']}#{int(detail['version']):06d}"
     return f"{detail['booking_id']}#{int(detail['version']):06d}"
 
 
@@ -96,6 +98,10 @@ class NotificationNotSent(RuntimeError):
 
 def record_outbox_event(store: BookingStore, image: dict[str, Any]) -> bool:
     """Without a bus (a relay configured without NOTIFICATIONS_BUS_NAME) the relay notifies itself."""
+    if image.get("type") == "event.changed":
+        from .event_announcements import announce
+
+        return announce(store, image) > 0
     return notify(store, image)
 
 

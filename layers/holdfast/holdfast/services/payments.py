@@ -161,7 +161,8 @@ class PaymentService(PaymentRecordsMixin, RefundsMixin, ConflictCasesMixin):
             if booking is None:
                 logger.warning("payment for an unknown booking", extra={"payment_id": payment_id})
                 return "unknown_booking"
-            verdict = judge_payment(booking, provider_payment, booking.payment_mode)
+            verdict = judge_payment(booking, provider_payment, booking.payment_mode,
+                                    event_cancelled=self.store.event_cancelled(booking.event_id))
             try:
                 return self._act(booking, provider_payment, verdict.verdict, verdict.reason, actor)
             except StaleBooking:
@@ -199,8 +200,23 @@ class PaymentService(PaymentRecordsMixin, RefundsMixin, ConflictCasesMixin):
         if verdict is Verdict.LATE_RETAKE:
             return self._late_payment(booking, paid, actor, seen)
         if verdict is Verdict.GIVE_BACK:
-            return self.give_back(booking, paid, actor, seen)
+            reason = "event_cancelled" if reason == "paid_after_event_cancelled" or booking.event_cancelled else "cancelled"
+            return self.give_back(booking, paid, actor, seen, reason)
+        if verdict is Verdict.RELEASE_AND_GIVE_BACK:
+            released = self.release_for_cancelled_event(booking, actor, ids, seen)
+            return self.give_back(released, paid, actor, replace(seen, capture_key=released.payment.capture_key
+                                                                 if released.payment else None), "event_cancelled")
         raise AssertionError(verdict)
+
+    def release_for_cancelled_event(self, booking: Booking, actor: str, ids: dict[str, str] | None = None,
+                                    payment: Payment | None = None, reason: str = "") -> Booking:
+        """A hold of a cancelled event ends CANCELLED with its places back. Its payment, if any ever
+        succeeds, is given back (``give_back``), never taken (StaleBooking: decide again)."""
+        decision = "event cancelled" + (f" ({reason})" if reason else "") + "; places released"
+        return transitions.apply(self.store, booking, self.clock(), status=BookingStatus.CANCELLED, actor=actor,
+                                 action="event_cancelled_hold_released", decision=decision, ids=ids,
+                                 move=Move.RELEASE, payment=payment or booking.payment, places_secured=False,
+                                 event_cancelled=True)
 
     def _payment_seen(self, booking: Booking, paid: dict[str, Any]) -> Payment:
         base = booking.payment or Payment(idempotence_key=payment_key(booking.booking_id), state="CREATED")

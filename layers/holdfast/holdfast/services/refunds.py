@@ -13,8 +13,10 @@ from ..adapters.dynamo import StaleBooking
 from ..adapters.provider import ProviderNotFound, ProviderOutcomeUnknown, ProviderRejected
 from ..clock import iso
 from ..domain.booking import Booking, Payment
+from ..domain.event_changes import change_refund_until
 from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
+from ..faults import crash_point
 from ..observability import logger
 from . import transitions
 from .provider_keys import PaymentOutcomeUnknown, refund_key, void_key
@@ -42,11 +44,17 @@ class RefundsMixin:
         """A confirmed booking given up: places back at once, then the money back."""
         payment = booking.payment
         assert payment is not None and payment.payment_id
+        # Within the window after a change of the event's start time, the journal says why.
+        changed = change_refund_until(self.store.get_event(booking.event_id), self.clock())
+        action, decision, reason = (
+            ("cancelled_after_time_change", f"the start time changed; cancelled within the refund window "
+                                            f"(until {changed}): places released, full refund to follow", "time_changed")
+            if changed else ("cancelled_after_payment", "places released; refund to follow", "cancel"))
         booking = transitions.apply(
             self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor=actor,
-            action="cancelled_after_payment", decision="places released; refund to follow", move=Move.UNSELL,
+            action=action, decision=decision, move=Move.UNSELL,
             ids={"payment_id": payment.payment_id},
-            payment=self.with_refund(payment, "cancel"), cancelled_by_customer=True,
+            payment=self.with_refund(payment, reason), cancelled_by_customer=True,
         )
         try:
             self.refund(booking, actor)
@@ -64,11 +72,14 @@ class RefundsMixin:
                   "requested_at": iso(now)}
         return replace(payment, refund=refund, next_check_at=iso(now + timedelta(seconds=self.first_check_seconds)))
 
-    def refund(self, booking: Booking, actor: str) -> str:
-        """Ask the provider for the booking's refund with its stored key; record what it answered."""
+    def refund(self, booking: Booking, actor: str, watch: bool = True) -> str:
+        """Ask the provider for the booking's refund with its stored key; record what it answered.
+        ``watch=False``: the caller retries itself and starts reconciliation only for a lost answer
+        (the bulk refunds of a cancelled event, which would otherwise start one execution each)."""
         payment = booking.payment
         assert payment is not None and payment.refund is not None and payment.payment_id
-        self._watch(booking, f"refund-{payment.refund['reason']}")
+        if watch:
+            self._watch(booking, f"refund-{payment.refund['reason']}")
         try:
             answer = self.provider.create_refund(payment.payment_id, booking.amount.as_dict(),
                                                  f"Holdfast booking {booking.booking_id}: {payment.refund['reason']}",
@@ -80,6 +91,7 @@ class RefundsMixin:
             refused = replace(payment, refund={**payment.refund, "status": "rejected"})
             self.open_review(booking, f"refund_rejected_{exc.code}", actor, {"payment_id": payment.payment_id}, refused)
             return "manual_review"
+        crash_point("refund.after_provider_call")   # the money went back; nothing recorded yet
         return self.record_refund(booking, answer, actor)
 
     def record_refund(self, booking: Booking, refund: dict[str, Any], actor: str) -> str:
@@ -124,7 +136,7 @@ class RefundsMixin:
 
     # ---------------------------------------------------------------------- the customer cancelled
 
-    def void_after_cancel(self, booking: Booking) -> Booking:
+    def void_after_cancel(self, booking: Booking, actor: str = "customer") -> Booking:
         """Right after a customer cancelled a booking with an open payment: cancel an authorisation
         at the provider. A pending payment cannot be cancelled through the API (the customer may
         still pay on the open page); the booking's CANCELLED status remembers the customer's wish,
@@ -142,13 +154,15 @@ class RefundsMixin:
             logger.warning("could not void the payment of a cancelled booking", extra={
                 "booking_id": booking.booking_id, "reason": str(exc)[:120]})
             return booking
-        return self._note(booking, action="authorisation_voided", actor="customer", ids={"payment_id": voided["id"]},
-                          decision="cancelled by the customer; authorisation cancelled, no money moved",
+        who = "the customer" if actor == "customer" else "the event's cancellation"
+        return self._note(booking, action="authorisation_voided", actor=actor, ids={"payment_id": voided["id"]},
+                          decision=f"cancelled by {who}; authorisation cancelled, no money moved",
                           payment_change={"provider_status": voided.get("status")})
 
-    def give_back(self, booking: Booking, paid: dict[str, Any], actor: str, seen: Payment) -> str:
-        """Money arrived for a booking the customer cancelled: never sell it again; void an
-        authorisation, refund a payment."""
+    def give_back(self, booking: Booking, paid: dict[str, Any], actor: str, seen: Payment,
+                  reason: str = "cancelled") -> str:
+        """Money arrived for a booking the customer (or the organizer, with the event) cancelled:
+        never sell it again; void an authorisation, refund a payment."""
         ids = {"payment_id": paid["id"]}
         if paid.get("status") == "waiting_for_capture":
             try:
@@ -163,8 +177,9 @@ class RefundsMixin:
                               decision="authorised after the customer cancelled; authorisation cancelled, no money moved",
                               ids=ids, payment=replace(seen, provider_status="canceled", next_check_at=None))
             return "authorisation_cancelled"
+        who = "the event was cancelled" if reason == "event_cancelled" else "the customer cancelled"
         booking = transitions.apply(self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor=actor,
                                     action="payment_after_cancel_refund_started",
-                                    decision="paid after the customer cancelled; money goes back", ids=ids,
-                                    payment=self.with_refund(seen, "cancelled"))
+                                    decision=f"paid after {who}; money goes back", ids=ids,
+                                    payment=self.with_refund(seen, reason))
         return self.refund(booking, actor)

@@ -101,13 +101,13 @@ class ResolutionService:
         event = self.store.get_event(booking.event_id)
         if event is None:
             raise Conflict("That alternative was just taken; choose another or a refund.", code="alternative_unavailable")
-        kind = kinds.of_booking(booking)
+        kind, offering = kinds.of_booking(booking), kinds.offering(event)
         try:
-            places = kind.plan_choice(self.store, kinds.offering(event), booking, fields)
+            places = kind.plan_choice(self.store, offering, booking, fields)
         except (SoldOut, SeatsUnavailable):
             raise Conflict("That alternative was just taken; choose another or a refund.",
                            code="alternative_unavailable") from None
-        if event is None or kind.price(event, places) != booking.amount:
+        if kind.price(offering, places) != booking.amount:
             raise Conflict("That alternative costs a different amount; choose another or a refund.",
                            code="alternative_price_differs")
         payment = booking.payment

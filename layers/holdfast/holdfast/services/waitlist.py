@@ -24,6 +24,7 @@ from ..domain.errors import (
     BookingError,
     Busy,
     Conflict,
+    EventCancelled,
     InvalidRequest,
     NotFound,
     RequestInProgress,
@@ -61,6 +62,8 @@ class WaitlistService:
         event = self.store.get_event(event_id)
         if event is None:
             raise NotFound(f"No event {event_id}.", code="event_not_found")
+        if event.get("cancelled_at") or self.store.event_cancelled(event_id):
+            raise EventCancelled(event_id)
         limit = int(event["max_per_booking"])
         if quantity < 1 or quantity > limit:
             raise InvalidRequest(f"quantity must be between 1 and {limit}.", code="invalid_quantity", max=limit)
@@ -119,6 +122,8 @@ class WaitlistService:
         for every change that released places (and after a join). Safe to run twice at once and
         to repeat: returns the booking ids of the offers this call made or completed."""
         made: list[str] = []
+        if self.store.event_cancelled(event_id):
+            return made  # nothing is offered for a cancelled event; its holds are being released
         for _ in range(MAX_STEPS):
             offers = self.store.waitlist_offers(event_id)
             self._close_finished(event_id, offers)

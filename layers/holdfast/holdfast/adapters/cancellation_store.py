@@ -1,0 +1,142 @@
+"""An event's cancellation: the flag that stops its sales, the bulk job's record, and the index
+of the event's bookings the job walks.
+
+  EVENT#<event_id>              META        the event; once cancelled: cancelled_at, cancel_reason,
+                                            cancel_attempt (the job's execution number), and
+                                            cancel_summary when the job has finished
+  EVENTBOOKINGS#<event>#<n>     <booking>   one item per booking, written in the hold's transaction
+  SYSIDEM#organizer#<key>       event_cancel  the organizer's Idempotency-Key of the cancel request
+
+The index is sharded (n = 0..7 by the booking id) so the holds of a busy sale do not all write one
+partition. While its job has not finished, the event sits under ``CANCELLING`` in gsi1, where the
+sweeper finds a job whose execution died.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from ..domain.booking import Booking
+from .booking_items import booking_from_item
+from .codec import Labelled, StoreError, Table, TransientStoreError, _attrs, _code, _plain
+
+EVENT_INDEX_SHARDS = 8
+CANCELLING = "CANCELLING"
+IDEMPOTENCY_RETENTION_SECONDS = 24 * 3600
+
+
+class EventNotFound(StoreError):
+    pass
+
+
+class AlreadyCancelled(StoreError):
+    pass
+
+
+class KeyUsed(StoreError):
+    """The organizer's Idempotency-Key already names a cancel request."""
+
+
+def event_index_pk(event_id: str, booking_id: str) -> str:
+    return f"EVENTBOOKINGS#{event_id}#{sum(booking_id.encode()) % EVENT_INDEX_SHARDS}"
+
+
+def event_index_put(table: str, event_id: str, booking_id: str) -> Labelled:
+    return ("event_index", {"Put": {"TableName": table, "Item": _attrs({
+        "pk": event_index_pk(event_id, booking_id), "sk": booking_id, "booking_id": booking_id})}})
+
+
+class CancellationStore(Table):
+    def event_cancelled(self, event_id: str) -> bool:
+        """A strongly consistent look at the flag alone (never the cached event)."""
+        answer = self.client.get_item(TableName=self.table, Key=_attrs({"pk": f"EVENT#{event_id}", "sk": "META"}),
+                                      ConsistentRead=True, ProjectionExpression="cancelled_at")
+        return "cancelled_at" in (answer.get("Item") or {})
+
+    def mark_event_cancelled(self, event_id: str, reason: str, key: str, fingerprint: str, at: str) -> None:
+        """Cancel the event and store the request's key, in one transaction. Raises KeyUsed (the key
+        was used before), AlreadyCancelled or EventNotFound; nothing is written then."""
+        items: list[Labelled] = [
+            ("idempotency", {"Put": {"TableName": self.table, "Item": _attrs({
+                "pk": f"SYSIDEM#organizer#{key}", "sk": "event_cancel", "fingerprint": fingerprint,
+                "result_id": event_id, "ttl": int(time.time()) + IDEMPOTENCY_RETENTION_SECONDS,
+            }), "ConditionExpression": "attribute_not_exists(pk)"}}),
+            ("event", {"Update": {
+                "TableName": self.table, "Key": _attrs({"pk": f"EVENT#{event_id}", "sk": "META"}),
+                "UpdateExpression": "SET cancelled_at = :at, cancel_reason = :reason, cancel_attempt = :one, "
+                                    "gsi1pk = :cancelling, gsi1sk = :event",
+                "ConditionExpression": "attribute_exists(pk) AND attribute_not_exists(cancelled_at)",
+                "ExpressionAttributeValues": _attrs({":at": at, ":reason": reason, ":one": 1,
+                                                     ":cancelling": CANCELLING, ":event": event_id}),
+            }}),
+        ]
+        cancelled = self._transact(items)
+        if cancelled is None:
+            return
+        if cancelled.failed("idempotency"):
+            raise KeyUsed(key)
+        if cancelled.failed("event"):
+            if self._get(f"EVENT#{event_id}", "META") is None:
+                raise EventNotFound(event_id)
+            raise AlreadyCancelled(event_id)
+        raise StoreError(f"event cancel transaction cancelled: {cancelled.reasons}")
+
+    def cancel_request(self, key: str) -> dict[str, Any] | None:
+        return self._get(f"SYSIDEM#organizer#{key}", "event_cancel")
+
+    def next_cancel_attempt(self, event_id: str, expected: int) -> bool:
+        """Move the job to its next execution number; False if someone else already did."""
+        return self._update_event(event_id, "SET cancel_attempt = :next",
+                                  "cancel_attempt = :expected AND attribute_not_exists(cancel_summary)",
+                                  {":next": expected + 1, ":expected": expected})
+
+    def finish_cancellation(self, event_id: str, summary: dict[str, Any], at: str) -> bool:
+        """Store the job's summary (once) and take the event out of the sweeper's list."""
+        return self._update_event(event_id, "SET cancel_summary = :summary, cancel_finished_at = :at "
+                                            "REMOVE gsi1pk, gsi1sk",
+                                  "attribute_exists(cancelled_at) AND attribute_not_exists(cancel_summary)",
+                                  {":summary": summary, ":at": at})
+
+    def cancelling_events(self) -> list[str]:
+        return [item["gsi1sk"] for item in self._query_index(CANCELLING, "gsi1", "gsi1pk")]
+
+    def event_booking_ids(self, event_id: str) -> list[str]:
+        """Every booking of the event, in a stable order (shard, then id)."""
+        ids: list[str] = []
+        for shard in range(EVENT_INDEX_SHARDS):
+            ids += [item["sk"] for item in self._query_prefix(f"EVENTBOOKINGS#{event_id}#{shard}", "",
+                                                              projection="sk")]
+        return ids
+
+    def get_bookings(self, booking_ids: list[str]) -> list[Booking]:
+        """The bookings, read 100 at a time (BatchGetItem), strongly consistent."""
+        found: list[Booking] = []
+        for start in range(0, len(booking_ids), 100):
+            keys = [_attrs({"pk": f"BOOKING#{booking_id}", "sk": "META"}) for booking_id in booking_ids[start:start + 100]]
+            request = {self.table: {"Keys": keys, "ConsistentRead": True}}
+            for attempt in range(8):
+                answer = self.client.batch_get_item(RequestItems=request)
+                found += [booking_from_item(_plain(item)) for item in answer.get("Responses", {}).get(self.table, [])]
+                request = answer.get("UnprocessedKeys") or {}
+                if not request:
+                    break
+                time.sleep(0.01 * 2 ** attempt)
+            else:
+                raise TransientStoreError("bookings left unread after retries")
+        return found
+
+    def _update_event(self, event_id: str, update: str, condition: str, values: dict[str, Any]) -> bool:
+        try:
+            self.client.update_item(TableName=self.table, Key=_attrs({"pk": f"EVENT#{event_id}", "sk": "META"}),
+                                    UpdateExpression=update, ConditionExpression=condition,
+                                    ExpressionAttributeValues=_attrs(values))
+            return True
+        except ClientError as exc:
+            if _code(exc) == "ConditionalCheckFailedException":
+                return False
+            raise
+
+
+__all__ = ["AlreadyCancelled", "CancellationStore", "EventNotFound", "KeyUsed"]

@@ -1,0 +1,117 @@
+"""The steps of an event's cancellation job, each a task of ``statemachines/cancel_event.asl.json``:
+
+- ``list``: one page of the event's bookings (the Map's items) after a cursor;
+- ``settle``: one booking (a Map iteration): a hold is released and its open payment voided where
+  the provider allows; a paid booking is moved to REFUND_PENDING with the reason in its journal and
+  refunded under the key stored before the call; a refund in flight is asked again with its key;
+- ``finish``: while open bookings remain, another pass; then the summary, stored once.
+
+Every step reads the booking and decides from what it finds, so a retried step, a page listed
+twice or a whole execution started again does nothing twice: the provider sees one refund key per
+payment, and the booking's version guards every write.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..adapters.dynamo import BookingStore, StaleBooking, TransientStoreError
+from ..adapters.provider import ProviderOutcomeUnknown
+from ..clock import Clock, iso
+from ..domain.booking import Booking
+from ..domain.cancellation import is_open, tally
+from ..domain.inventory import Move
+from ..domain.statuses import HOLDING, BookingStatus
+from ..faults import crash_point
+from . import transitions
+from .payments import PaymentService
+from .provider_keys import PaymentOutcomeUnknown
+
+PAGE_SIZE = 100
+MAX_PASSES = 3
+ATTEMPTS = 6
+REFUND_REASON = "event_cancelled"
+
+
+class CaptureInFlight(TransientStoreError):
+    """A two-stage payment of this hold is being captured: nothing was written, and the step is
+    retried (the state machine's Retry names this class) once the capture has settled it."""
+
+
+class CancellationJob:
+    def __init__(self, store: BookingStore, payments: PaymentService, clock: Clock, page_size: int = PAGE_SIZE) -> None:
+        self.store = store
+        self.payments = payments
+        self.clock = clock
+        self.page_size = page_size
+
+    def list_page(self, event_id: str, after: str = "") -> dict[str, Any]:
+        keys = sorted(self.store.event_booking_ids(event_id))
+        page = [key for key in keys if key > after][:self.page_size]
+        more = bool(page) and page[-1] != keys[-1]
+        return {"bookings": page, "after": page[-1] if page else after, "more": more}
+
+    def settle(self, event_id: str, booking_id: str, reason: str) -> str:
+        for _ in range(ATTEMPTS):
+            booking = self.store.get_booking(booking_id)
+            if booking is None or booking.event_id != event_id:
+                return "not_found"
+            try:
+                return self._settle(booking, reason)
+            except StaleBooking:
+                continue  # a notification or the customer moved it: decide again on what stands
+        raise TransientStoreError(f"booking {booking_id} kept changing")
+
+    def _settle(self, booking: Booking, reason: str) -> str:
+        if booking.status in HOLDING:
+            if booking.places_secured:
+                raise CaptureInFlight(booking.booking_id)
+            released = self.payments.release_for_cancelled_event(booking, "organizer", reason=reason)
+            if released.payment is not None and released.payment.payment_id:
+                self.payments.void_after_cancel(released, actor="organizer")
+            return "hold_released"
+        if booking.status is BookingStatus.CONFIRMED and booking.payment is not None and booking.payment.payment_id:
+            payment = booking.payment
+            booking = transitions.apply(
+                self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor="organizer",
+                action="event_cancelled_refund_started", move=Move.UNSELL,
+                decision=f"event cancelled ({reason}); places released, money goes back",
+                ids={"payment_id": payment.payment_id}, payment=self.payments.with_refund(payment, REFUND_REASON),
+                event_cancelled=True)
+            return self._refund(booking)
+        if booking.status is BookingStatus.REFUND_PENDING and booking.payment is not None and booking.payment.refund:
+            return self._refund(booking)
+        return f"nothing_{str(booking.status).lower()}"
+
+    def _refund(self, booking: Booking) -> str:
+        """The stored key goes to the provider again until an answer is recorded: a lost answer
+        (500 after the effect, a dropped connection) is retried by the state machine with backoff,
+        and reconciliation is started so it is settled even if the job gives up on it."""
+        payment = booking.payment
+        assert payment is not None and payment.refund is not None
+        crash_point("event_cancel.before_refund")
+        try:
+            if payment.refund.get("refund_id") and payment.refund.get("status") == "pending":
+                try:
+                    refund = self.payments.provider.get_refund(payment.refund["refund_id"])
+                except ProviderOutcomeUnknown as exc:
+                    raise PaymentOutcomeUnknown(str(exc)) from None
+                outcome = self.payments.record_refund(booking, refund, "organizer")
+            else:
+                outcome = self.payments.refund(booking, "organizer", watch=False)
+        except PaymentOutcomeUnknown:
+            self.payments._watch(booking, f"refund-{payment.refund['reason']}")
+            raise
+        if outcome not in ("refunded", "manual_review"):
+            self.payments._watch(booking, f"refund-{payment.refund['reason']}")
+        return outcome
+
+    def finish(self, event_id: str, passes: int) -> dict[str, Any]:
+        """Another pass while bookings are still open (a hold written as the sale stopped, a refund
+        whose answer was lost beyond the step's retries); then the summary, stored once."""
+        bookings = self.store.get_bookings(self.store.event_booking_ids(event_id))
+        if any(is_open(booking) for booking in bookings) and passes < MAX_PASSES:
+            return {"done": False, "pass": passes + 1}
+        summary = tally(bookings)
+        summary["passes"] = passes
+        self.store.finish_cancellation(event_id, summary, iso(self.clock()))
+        return {"done": True, "pass": passes, "open": summary["open"]}

@@ -1,0 +1,47 @@
+"""An ``event.changed`` announcement (a change of start time or venue) turned into one notification
+per customer holding places of the event: a CONFIRMED booking or an open hold (HELD,
+PAYMENT_PENDING). The notifier runs it for each delivery of the announcement; the de-duplication id
+is the event and the change's version, recorded under the customer, so a customer with several
+bookings hears once per change, and a redelivery (or a crash half way through) notifies nobody twice.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..adapters.dynamo import BookingStore
+from ..domain.event_changes import summary_text
+from ..domain.statuses import HOLDING, BookingStatus
+from .notifications import EmailSender, notify
+
+#: Whose places a change concerns.
+CONCERNED = frozenset(HOLDING | {BookingStatus.CONFIRMED})
+
+
+def announce(store: BookingStore, detail: dict[str, Any], sender: EmailSender | None = None) -> int:
+    """Notify every concerned customer once; returns how many were notified by this call."""
+    event_id = str(detail["event_id"])
+    bookings = store.get_bookings(store.event_booking_ids(event_id))
+    by_customer: dict[str, Any] = {}
+    for booking in sorted(bookings, key=lambda b: b.created_at):
+        if booking.status in CONCERNED:
+            by_customer.setdefault(booking.customer_id, booking)
+    text = summary_text(detail.get("changes") or {})
+    sent = 0
+    for customer_id, booking in by_customer.items():
+        personal = {
+            "type": "event.changed", "event_id": event_id, "version": int(detail["version"]), "at": detail.get("at"),
+            "booking_id": booking.booking_id, "customer_id": customer_id, "status": booking.status.value,
+            "name": detail.get("name", ""), "what_changed": text,
+            "refund_note": _refund_note(detail, booking.status),
+        }
+        if booking.contact_email:
+            personal["contact_email"] = booking.contact_email
+        sent += notify(store, personal, sender)
+    return sent
+
+
+def _refund_note(detail: dict[str, Any], status: BookingStatus) -> str:
+    until = detail.get("change_refund_until")
+    if not until or status is not BookingStatus.CONFIRMED:
+        return ""
+    return f"If you cannot come, you may cancel your booking with a full refund until {until}."

@@ -1,0 +1,68 @@
+"""Issue 18: a change of start time or venue is announced once, in the transaction that makes it,
+and each customer holding places hears it once; after a change of time a confirmed booking may be
+cancelled with a full refund within the organizer's window. Real store (moto)."""
+from holdfast.schemas import BookingIn, EventPatchIn
+from holdfast.services.event_announcements import announce
+from holdfast.services.listing import ListingService
+
+
+def outbox(store, event_id):
+    return store._query_prefix(f"EVENT#{event_id}", "OUTBOX#")
+
+
+def hold(bookings, event, customer, key):
+    return bookings.create_booking(event["event_id"], customer, key, BookingIn(quantity=1)).booking
+
+
+def test_only_a_real_change_of_time_or_venue_is_announced(store, clock, ga_event):
+    listing = ListingService(store, clock)
+    event_id = ga_event["event_id"]
+    listing.update(event_id, EventPatchIn(name="New name"))
+    assert outbox(store, event_id) == []
+    listing.update(event_id, EventPatchIn(starts_at="2030-02-02T20:00:00Z", change_refund_hours=24))
+    listing.update(event_id, EventPatchIn(starts_at="2030-02-02T20:00:00Z"))   # the same again
+    listing.update(event_id, EventPatchIn(venue="Hall"))                       # unchanged venue
+    [announcement] = outbox(store, event_id)
+    assert announcement["type"] == "event.changed"
+    assert announcement["changes"] == {"starts_at": {"before": "2030-02-01T20:00:00.000Z",
+                                                     "after": "2030-02-02T20:00:00.000Z"}}
+    assert announcement["change_refund_until"] == "2030-01-02T12:00:00.000Z"
+    listing.update(event_id, EventPatchIn(venue="Arena"))
+    assert [a["changes"].keys() for a in outbox(store, event_id)][-1] == {"venue"}
+
+
+def test_each_customer_holding_places_hears_once(store, clock, bookings, payments, provider, ga_event):
+    paid = hold(bookings, ga_event, "paid", "k1")
+    payment_id = payments.start_payment(paid.booking_id, "paid", "p").payment.payment_id
+    provider.pay(payment_id)
+    payments.apply_provider_payment(provider.get_payment(payment_id))
+    hold(bookings, ga_event, "twice", "k2")
+    hold(bookings, ga_event, "twice", "k3")
+    gone = hold(bookings, ga_event, "gone", "k4")
+    bookings.cancel(gone.booking_id, "gone")
+    detail = {"type": "event.changed", "event_id": ga_event["event_id"], "version": 1, "name": "Club night",
+              "at": "2030-01-01T12:00:00.000Z", "change_refund_until": "2030-01-04T12:00:00.000Z",
+              "changes": {"venue": {"before": "Hall", "after": "Arena"}}}
+    assert announce(store, detail) == 2
+    assert announce(store, detail) == 0   # a redelivery notifies nobody
+    heard = {who: [n for n in store.list_notifications(who) if n["type"] == "event.changed"]
+             for who in ("paid", "twice", "gone")}
+    assert [len(heard[who]) for who in ("paid", "twice", "gone")] == [1, 1, 0]
+    assert "venue: Hall -> Arena" in heard["paid"][0]["message"]
+    assert "full refund" in heard["paid"][0]["message"] and "full refund" not in heard["twice"][0]["message"]
+
+
+def test_cancelling_within_the_window_after_a_time_change_is_recorded_as_such(store, clock, bookings, payments,
+                                                                             provider, ga_event):
+    booking = hold(bookings, ga_event, "alice", "k1")
+    payment_id = payments.start_payment(booking.booking_id, "alice", "p").payment.payment_id
+    provider.pay(payment_id)
+    payments.apply_provider_payment(provider.get_payment(payment_id))
+    assert "change_refund_until" not in bookings.view(booking.booking_id, "alice")
+    ListingService(store, clock).update(ga_event["event_id"], EventPatchIn(starts_at="2030-02-03T20:00:00Z"))
+    assert bookings.view(booking.booking_id, "alice")["change_refund_until"] == "2030-01-04T12:00:00.000Z"
+    bookings.cancel(booking.booking_id, "alice", refund=payments.cancel_confirmed)
+    view = bookings.view(booking.booking_id, "alice")
+    assert view["status"] == "REFUNDED"
+    assert "cancelled_after_time_change" in [e["action"] for e in view["journal"]]
+    assert len(provider.refunds_for(payment_id)) == 1
