@@ -41,6 +41,13 @@ from .kind_cases import CASES, KindCase
 
 STEPS = "PNDECR"
 TABLE = "race-bookings"
+#: ``make test`` walks every ordering for general admission (whose outcome table is pinned below)
+#: and, for each other kind, the orderings that start with two of the six steps, a different two
+#: per kind, so together they start from every step at a third of the cost; every walked ordering
+#: is still compared with ``expected``. ``make proof`` (HOLDFAST_RACE_ORDERINGS=all) walks all 720
+#: for every kind.
+ALL_ORDERINGS = os.environ.get("HOLDFAST_RACE_ORDERINGS") == "all"
+FIRST_STEPS = {"seat_map": "PN", "toy_zones": "DE", "slots": "CR"}
 
 
 def expected(order: str) -> tuple[str, str, str, int]:
@@ -171,8 +178,9 @@ def restore(world: World, saved: tuple) -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_every_ordering_of_expiry_payment_and_resale_ends_in_a_documented_outcome(client, case):
-    """All 720 orderings, walked as a tree: each prefix runs once and its state is restored for
-    the next branch (1,956 step executions instead of 4,320, same states)."""
+    """The orderings (all 720, or a third for kinds other than general admission in ``make test``),
+    walked as a tree: each prefix runs once and its state is restored for the next branch (1,956
+    step executions instead of 4,320 for all of them, same states)."""
     table: Counter[tuple[str, str, str, int]] = Counter()
     mismatches = []
     create_bookings_table(client, TABLE)
@@ -211,12 +219,23 @@ def test_every_ordering_of_expiry_payment_and_resale_ends_in_a_documented_outcom
             check_invariants(snapshot_in_process(TABLE))
             explore(prefix + name, remaining[:index] + remaining[index + 1:])
 
-    explore("", STEPS)
+    firsts = STEPS if ALL_ORDERINGS or case.name not in FIRST_STEPS else FIRST_STEPS[case.name]
+    saved = checkpoint(world)
+    for index, name in enumerate(STEPS):
+        if name not in firsts:
+            continue
+        restore(world, saved)
+        world.step(name)
+        check_invariants(snapshot_in_process(TABLE))
+        explore(name, STEPS[:index] + STEPS[index + 1:])
 
     print("\nordering outcomes (status after the steps, competitor, status after reconciliation, refunds): count")
     for outcome, count in sorted(table.items()):
         print(f"  {outcome}: {count}")
     assert not mismatches, f"{len(mismatches)} orderings differ from the model, e.g. {mismatches[:5]}"
+    assert sum(table.values()) == len(firsts) * len(list(itertools.permutations(STEPS[1:])))
+    if len(firsts) < len(STEPS):
+        return
     assert sum(table.values()) == len(list(itertools.permutations(STEPS))) == 720
     assert table == {
         ("CONFIRMED", "sold_out", "CONFIRMED", 0): 336,
