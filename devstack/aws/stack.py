@@ -23,7 +23,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from . import emf, runtime
+from . import emf, runtime, sale_metrics
 from .apigw import ApiGatewayServer, routes_from_template
 from .clients import EdgeSession
 from .pollers import DynamoDbStreamPoller, ScheduleInvoker, SqsPoller, _Poller, rate_seconds
@@ -204,6 +204,9 @@ class EmbeddedStack:
         self._set_process_environment()
         self._deploy()
         self._start_pollers()
+        metrics = sale_metrics.for_stack(self)
+        if metrics is not None:
+            self._api.local_endpoints[sale_metrics.PATH] = metrics
         self._api.start()
         self.logger.info("local stack up in %.2fs: AWS %s, API %s, %d resources",
                          time.monotonic() - t0, self.aws_endpoint, self.api_url, len(self.resources))
