@@ -35,12 +35,12 @@ def function_name(function: str, stack: str) -> str:
 
 
 def lambda_client(endpoint: str, region: str) -> Any:
-    import boto3
     from botocore.config import Config
 
-    return boto3.client("lambda", endpoint_url=endpoint, region_name=region, aws_access_key_id="testing",
-                        aws_secret_access_key="testing",
-                        config=Config(connect_timeout=2, read_timeout=120, retries={"max_attempts": 1}))
+    from devstack.aws.clients import edge_client
+
+    return edge_client(endpoint, "lambda", region,
+                       config=Config(connect_timeout=2, read_timeout=120, retries={"max_attempts": 1}))
 
 
 def answers(client: Any, name: str) -> bool:

@@ -6,4 +6,7 @@ window.HOLDFAST_CONFIG = {
   // "authorizer": the customer signs in; the page sends the sign-in's ID token in Authorization.
   identity: "header",
   signInUrl: "",
+  // The operator page's sale metrics: on AWS the stack's SaleDashboardUrl output (the page links
+  // it); empty locally, where the page reads them from the local stack's /_local/metrics.
+  metricsDashboardUrl: "",
 };

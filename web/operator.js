@@ -18,6 +18,7 @@
     sessionStorage.setItem("holdfast.organizerKey", $("org-key").value.trim());
     localStorage.setItem("holdfast.operator", $("operator").value.trim());
     refreshReviews();
+    refreshMetrics();
   });
   $("kind").addEventListener("change", () => {
     const seated = $("kind").value === "seated";
@@ -100,6 +101,43 @@
     $("sales").replaceChildren(...rows);
   }
 
+  // ---------------------------------------------------------------- sale metrics
+  // On AWS they are CloudWatch metrics: the page links the stack's dashboard (config
+  // metricsDashboardUrl). Locally the API stand-in answers GET /_local/metrics with what
+  // `python -m holdfast.cli metrics` prints; there is no such route on AWS (README "Web pages").
+  const METRICS = [
+    ["Holds made", (m) => sum(m, "HoldsMade")],
+    ["Sold-out answers", (m) => sum(m, "SoldOutAnswers")],
+    ["Confirmations", (m) => sum(m, "Confirmations")],
+    ["Late payments: places taken again", (m) => sum(m, "LatePaymentsRetaken")],
+    ["Late payments: refunded", (m) => sum(m, "LatePaymentsRefunded")],
+    ["Late payments: to review", (m) => sum(m, "LatePaymentsToReview")],
+    ["Reviews opened / resolved", (m) => `${sum(m, "ReviewsOpened")} / ${sum(m, "ReviewsResolved")}`],
+    ["Holds released at their deadline", (m) => sum(m, "HoldsExpired")],
+    ["Expiry lag, worst", (m) => (m.ExpiryLagSeconds && m.ExpiryLagSeconds.samples
+      ? `${m.ExpiryLagSeconds.max.toFixed(1)} s (average ${(m.ExpiryLagSeconds.sum / m.ExpiryLagSeconds.samples).toFixed(1)} s)` : "-")],
+  ];
+  function sum(metrics, name) { return metrics[name] ? metrics[name].sum : 0; }
+
+  const dashboard = (window.HOLDFAST_CONFIG || {}).metricsDashboardUrl;
+  if (dashboard) {
+    $("metrics-dashboard-link").href = dashboard;
+    $("metrics-dashboard").classList.remove("hidden");
+    $("metrics-where").textContent = "Holds, sold-out answers, confirmations, late payments, reviews and expiry lag are CloudWatch metrics of the deployment.";
+  }
+
+  async function refreshMetrics() {
+    if (dashboard || !key()) return;
+    try {
+      const { metrics } = await api("GET", "/_local/metrics?minutes=60", { organizerKey: key() });
+      showError("metrics-error", null);
+      $("metrics").replaceChildren(...METRICS.map(([label, value]) =>
+        el("tr", {}, el("td", { text: label }), el("td", { "data-label": "Last hour", text: String(value(metrics)) }))));
+      $("metrics-table").classList.remove("hidden");
+      $("metrics-where").textContent = "From the local stack's logs, as python -m holdfast.cli metrics reads them.";
+    } catch (error) { showError("metrics-error", error); }
+  }
+
   // ---------------------------------------------------------------- reviews
   const shown = new Map();   // booking id -> card
 
@@ -178,4 +216,5 @@
 
   every(2000, refreshSales);
   every(3000, refreshReviews);
+  every(5000, refreshMetrics);
 })();

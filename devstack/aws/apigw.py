@@ -14,8 +14,8 @@ import uuid
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from typing import Any, Callable
+from urllib.parse import parse_qs, parse_qsl, unquote, urlsplit
 
 from .runtime import LocalFunction, run_function
 
@@ -106,6 +106,9 @@ class ApiGatewayServer:
         # The web pages (web/), served same-origin as on AWS, where CloudFront puts the site and
         # the API under one host: a path that no API route matches may name a page file.
         self.static_dir = Path(static_dir).resolve() if static_dir else None
+        # Development-only reads beside the pages (path -> answer(headers, query) -> (status, body));
+        # nothing in template.yaml declares them, so they never exist on AWS.
+        self.local_endpoints: dict[str, Callable[[Any, dict[str, list[str]]], tuple[int, Any]]] = {}
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -165,6 +168,15 @@ class ApiGatewayServer:
         else:
             body_bytes = request.rfile.read(int(length_header)) if length_header else b""
 
+        local = self.local_endpoints.get(path)
+        if local is not None and method in ("GET", "HEAD"):
+            try:
+                status, payload = local(request.headers, parse_qs(split.query))
+            except Exception:  # noqa: BLE001 - a development read must not take the server's thread down
+                LOG.exception("%s %s failed", method, path)
+                status, payload = 502, {"message": "Internal server error"}
+            _json_response(request, status, payload, {"Cache-Control": "no-store"})
+            return
         candidates = [r for r in self.routes if r.pattern.match(path)]
         if not candidates and method in ("GET", "HEAD") and self._serve_static(request, path):
             return

@@ -23,8 +23,9 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from . import emf, runtime
+from . import emf, runtime, sale_metrics
 from .apigw import ApiGatewayServer, routes_from_template
+from .clients import EdgeSession
 from .pollers import DynamoDbStreamPoller, ScheduleInvoker, SqsPoller, _Poller, rate_seconds
 from .runtime import LocalFunction
 from .template import (
@@ -161,7 +162,6 @@ class EmbeddedStack:
         self._api: ApiGatewayServer | None = None
         self._saved_env: dict[str, str | None] = {}
         self._added_sys_path: list[str] = []
-        self._session_lock = threading.Lock()
         self._started = False
         self._saved_config: dict[str, Any] = {}
 
@@ -204,6 +204,9 @@ class EmbeddedStack:
         self._set_process_environment()
         self._deploy()
         self._start_pollers()
+        metrics = sale_metrics.for_stack(self)
+        if metrics is not None:
+            self._api.local_endpoints[sale_metrics.PATH] = metrics
         self._api.start()
         self.logger.info("local stack up in %.2fs: AWS %s, API %s, %d resources",
                          time.monotonic() - t0, self.aws_endpoint, self.api_url, len(self.resources))
@@ -241,18 +244,14 @@ class EmbeddedStack:
     # helpers for callers
     # ------------------------------------------------------------------------------------------
     def boto3_client(self, service: str, **kwargs: Any) -> Any:
-        """A boto3 client for `service` pointed at the emulator (thread-safe to use)."""
-        import boto3
+        """A boto3 client for `service` pointed at the emulator (thread-safe to use), made by a
+        localstack_client session for this stack's edge endpoint (see devstack/aws/clients.py)."""
+        return self.session().client(service, **kwargs)
 
-        with self._session_lock:
-            session = boto3.session.Session(
-                aws_access_key_id=DUMMY_CREDENTIALS["AWS_ACCESS_KEY_ID"],
-                aws_secret_access_key=DUMMY_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-                aws_session_token=DUMMY_CREDENTIALS["AWS_SESSION_TOKEN"],
-                region_name=self.region,
-            )
-            kwargs.setdefault("endpoint_url", self.aws_endpoint)
-            return session.client(service, **kwargs)
+    def session(self) -> EdgeSession:
+        """A `localstack_client` session for this stack's edge endpoint (its `.client` and
+        `.resource` reach this stack even while another stack's AWS_ENDPOINT_URL is set)."""
+        return EdgeSession(self.aws_endpoint, self.region)
 
     def invoke(self, logical_id: str, event: Any) -> Any:
         """Run a function's handler in-process with `event` (raises what the handler raises)."""
@@ -679,8 +678,3 @@ class EmbeddedStack:
                     ":function:" + fn.function_name):
                 return fn
         return None
-
-
-#: The class's first name, which read like the LocalStack product; kept only so that code written
-#: against it keeps working until it is renamed too.
-LocalStack = EmbeddedStack

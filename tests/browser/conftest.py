@@ -4,7 +4,7 @@ one local stack for the whole module, which the API stand-in serves same-origin 
 Never a browser download: Playwright is pointed at the system's Chromium (`/usr/bin/chromium`,
 or HOLDFAST_CHROMIUM). `make test` installs Debian's `chromium` package when it is missing.
 
-The directory sorts before tests/integration on purpose: only one LocalStack may live in a
+The directory sorts before tests/integration on purpose: only one EmbeddedStack may live in a
 process, and the integration suite's session-scoped stack would outlive a later module's.
 """
 from __future__ import annotations

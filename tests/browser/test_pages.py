@@ -210,6 +210,15 @@ def test_operator_creates_an_event_and_resolves_a_review(site, customer_page, sh
     assert any(e["ids"].get("operator") == "olga" and "refund agreed by phone" in e["decision"]
                for e in admin["journal"])
 
+    # the sale's metrics, read from the local stack's logs as `holdfast.cli metrics` reads them:
+    # this case counted as a late payment sent to review, a review opened and resolved
+    metrics = page.locator("#metrics")
+    expect(metrics.locator("tr", has_text="Late payments: to review")).to_contain_text(
+        re.compile(r"review\s*[1-9]"), timeout=15_000)
+    expect(metrics.locator("tr", has_text="Reviews opened / resolved")).to_contain_text(
+        re.compile(r"[1-9]\d* / [1-9]"), timeout=15_000)
+    expect(metrics.locator("tr", has_text="Holds made")).not_to_contain_text(re.compile(r"made\s*0$"))
+
 
 def test_a_high_demand_sale_goes_through_the_waiting_room(site, customer_page):
     event = published(site["api"], name="Big sale", capacity=50, high_demand=True)

@@ -21,11 +21,7 @@ pytestmark = pytest.mark.timeout(120)
 
 
 def _table(stack):
-    import boto3
-
-    resource = boto3.resource("dynamodb", endpoint_url=stack.aws_endpoint, region_name=stack.region,
-                              aws_access_key_id="testing", aws_secret_access_key="testing")
-    return resource.Table(stack.resources["CounterTable"])
+    return stack.session().resource("dynamodb").Table(stack.resources["CounterTable"])
 
 
 def _items(stack, pk):
@@ -335,3 +331,16 @@ def test_stream_poller_retries_then_sends_failure_to_destination(stub_stack):
     assert int(info["endSequenceNumber"]) - int(info["startSequenceNumber"]) == info["batchSize"] - 1
     assert info["streamArn"] == stub_stack.attributes["CounterTable"]["StreamArn"]
     assert not [i for i in _items(stub_stack, "SEEN") if i["sk"] == f"SEEN#OUTBOX#{tag}-poison"]
+
+
+def test_the_stacks_clients_come_from_a_localstack_client_session_for_its_own_port(stub_stack, monkeypatch):
+    from localstack_client.session import Session
+
+    made: list[str] = []
+    original = Session.client
+    monkeypatch.setattr(Session, "client", lambda self, name, **kw: made.append(name) or original(self, name, **kw))
+    # another stack's endpoint in the environment (tests run several stacks in one process)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
+    tables = stub_stack.boto3_client("dynamodb").list_tables()["TableNames"]
+    assert stub_stack.resources["CounterTable"] in tables
+    assert made == ["dynamodb"]

@@ -95,6 +95,23 @@ def test_a_sale_is_counted_as_it_happens(api, sandbox, system, capsys):
     assert printed["WebhooksRefused"]["sum"] >= 1 and printed["HoldsMade"]["unit"] == "Count"
     assert printed["ExpiryLagSeconds"]["unit"] == "Seconds"
 
+    # the operator page's local read beside the pages: the same numbers, to the organizer only
+    page_read = api.request("GET", "/_local/metrics?minutes=5", organizer=True)
+    assert page_read.status_code == 200, page_read.text
+    shown = page_read.json()["metrics"]
+    for name in ("HoldsMade", "SoldOutAnswers", "Confirmations", "LatePaymentsRetaken", "WebhooksRefused"):
+        assert shown[name]["sum"] >= printed[name]["sum"], name
+    assert shown["ExpiryLagSeconds"]["max"] >= printed["ExpiryLagSeconds"]["max"]
+
+
+def test_the_local_metrics_read_is_the_organizers_and_checks_its_window(api):
+    assert api.request("GET", "/_local/metrics").json()["error"]["code"] == "unauthorized"
+    assert api.request("GET", "/_local/metrics", headers={"X-Api-Key": "wrong"}).status_code == 401
+    for bad in ("0", "-5", "nan", "many", "100000000"):
+        answer = api.request("GET", f"/_local/metrics?minutes={bad}", organizer=True)
+        assert (answer.status_code, answer.json()["error"]["code"]) == (400, "minutes_invalid"), bad
+    assert api.request("POST", "/_local/metrics", organizer=True).status_code == 404
+
 
 def test_waitlist_offers_and_waiting_room_admissions_are_counted(api, sandbox, system):
     metrics = Metrics(system["stack"])

@@ -77,12 +77,24 @@ def _notifications(customer: str, table: str, endpoint: str) -> int:
 
 
 def _aws_client(service: str, endpoint: str):  # noqa: ANN202
+    """A client for AWS itself (no endpoint: boto3's own credentials and endpoints), or for the
+    local stack at a loopback endpoint through the repository's localstack_client helper. The
+    layer ships this module but not that helper, so from a deployed copy a local endpoint falls
+    back to plain boto3 with dummy credentials."""
     import boto3
+    from urllib.parse import urlsplit
 
-    options = {"endpoint_url": endpoint} if endpoint else {}
-    if endpoint and "127.0.0.1" in endpoint and not os.environ.get("AWS_ACCESS_KEY_ID"):
-        options.update(aws_access_key_id="testing", aws_secret_access_key="testing")
-    return boto3.client(service, region_name=os.environ.get("AWS_DEFAULT_REGION", "eu-central-1"), **options)
+    region = os.environ.get("AWS_DEFAULT_REGION", "eu-central-1")
+    if not endpoint:
+        return boto3.client(service, region_name=region)
+    if urlsplit(endpoint).hostname in ("127.0.0.1", "localhost", "::1"):
+        try:
+            from devstack.aws.clients import edge_client
+        except ImportError:
+            return boto3.client(service, region_name=region, endpoint_url=endpoint,
+                                aws_access_key_id="testing", aws_secret_access_key="testing")
+        return edge_client(endpoint, service, region)
+    return boto3.client(service, region_name=region, endpoint_url=endpoint)
 
 
 def _metrics(stack: str, endpoint: str, minutes: float, as_json: bool) -> int:
