@@ -350,3 +350,23 @@ def test_a_late_payment_with_the_whole_day_taken_is_given_back_as_before(
     provider.pay(payment_id)
     assert payments.apply_provider_payment(provider.get_payment(payment_id)) != "conflict_case_opened"
     assert "resolution" not in bookings.view(alice.booking_id, "alice")
+
+
+def test_a_held_booking_says_until_when_it_is_held_and_what_happens_after(appointments, room, bookings, payments,
+                                                                          catalog):
+    from holdfast.schemas import BookingIn
+
+    from .conftest import event_request
+
+    hire = service(appointments, room, name="Hall hire", mode="private", capacity=None)
+    slot = book(appointments, hire, room, "alice", "10:00")
+    event = catalog.create_event(event_request())
+    seat = bookings.create_booking(event["event_id"], "bob", "b1", BookingIn(quantity=1)).booking
+    for booking_id, who in ((slot.booking_id, "alice"), (seat.booking_id, "bob")):   # every kind, the same place
+        view = bookings.view(booking_id, who)
+        assert view["hold_expires_at"] in view["hold_next_step"] and "released" in view["hold_next_step"]
+    payments.start_payment(slot.booking_id, "alice", "p")
+    assert bookings.view(slot.booking_id, "alice")["status"] == "PAYMENT_PENDING"
+    assert "hold_next_step" in bookings.view(slot.booking_id, "alice")        # still only held while paying
+    bookings.cancel(seat.booking_id, "bob")
+    assert "hold_next_step" not in bookings.view(seat.booking_id, "bob")
