@@ -29,6 +29,7 @@ def late_story(api, sandbox):
     meeting = api.create_service([hall], name="Meeting", mode="private", capacity=None)
     assert api.book_slot(meeting["service_id"], other, {"starts_at": at("11:00"), "resource_id": hall}).status_code == 201
     held = api.book_slot(hire["service_id"], who, slot).json()
+    assert held["hold_expires_at"] in held["hold_next_step"] and "released" in held["hold_next_step"]
     booking_id = held["booking_id"]
     payment_id = api.pay(booking_id, who).json()["payment_id"]
     api.wait_status(booking_id, who, "EXPIRED", timeout=15)                                   # 12:10
