@@ -340,15 +340,18 @@ def test_a_group_case_offers_only_sessions_with_room_for_the_whole_booking(
 
 
 def test_a_late_payment_with_the_whole_day_taken_is_given_back_as_before(
-        appointments, room, bookings, payments, provider, clock):
-    hire = service(appointments, room, name="Hall hire", mode="private", capacity=None, duration_minutes=720)
-    alice = book(appointments, hire, room, "alice", "09:00")
+        appointments, bookings, payments, provider, clock):
+    small = appointments.create_resource(ResourceIn.model_validate(
+        {"name": "Booth", "timezone": "Europe/Moscow", "opening_hours": {"open": "09:00", "close": "11:00"}}))
+    hire = service(appointments, small, name="Booth hire", mode="private", capacity=None)
+    book(appointments, hire, small, "dan", "10:00")          # the day's only other time
+    alice = book(appointments, hire, small, "alice", "09:00")
     payment_id = payments.start_payment(alice.booking_id, "alice", "p").payment.payment_id
     clock.advance(601)
     bookings.expire(alice.booking_id)
-    book(appointments, hire, room, "bob", "09:00")
+    book(appointments, hire, small, "bob", "09:00")
     provider.pay(payment_id)
-    assert payments.apply_provider_payment(provider.get_payment(payment_id)) != "conflict_case_opened"
+    assert payments.apply_provider_payment(provider.get_payment(payment_id)) == "authorisation_cancelled"
     assert "resolution" not in bookings.view(alice.booking_id, "alice")
 
 
