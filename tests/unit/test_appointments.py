@@ -8,7 +8,7 @@ from datetime import date, datetime, timezone
 import pytest
 
 from holdfast.appointment_schemas import ResourceIn, ServiceIn, SlotBookingIn
-from holdfast.domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, SlotUnavailable
+from holdfast.domain.errors import Conflict, IdempotencyKeyReused, InvalidRequest, NotFound, SlotUnavailable
 from holdfast.domain.timeslots import GRANULE_MINUTES, OpeningHours, day_slots, zone
 from holdfast.services.appointments import AppointmentService
 
@@ -253,3 +253,123 @@ def test_a_service_has_no_waitlist_and_no_entry_is_written(appointments, room, s
     # An entry would make every later release of the service's times fail the relay's advance.
     assert store.waitlist_entry(yoga["service_id"], "alice") is None
     assert waitlist.advance(yoga["service_id"]) == []
+
+
+# ---------------------------------------------------------------- a late payment's alternatives (seed 003)
+
+def utc(at):
+    return datetime.fromisoformat(f"{DAY}T{at}:00{MSK}").astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def late_case(appointments, svc, room, bookings, payments, provider, clock, quantity=None, rival_quantity=None):
+    """12:00 Alice holds 10:00 and starts paying; 12:10 the hold lapses; 12:11 Bob books 10:00;
+    12:12 Alice's authorisation is reported."""
+    alice = book(appointments, svc, room, "alice", "10:00", quantity=quantity)
+    payment_id = payments.start_payment(alice.booking_id, "alice", "p").payment.payment_id
+    clock.advance(601)
+    assert bookings.expire(alice.booking_id)["outcome"] == "expired"
+    clock.advance(60)
+    book(appointments, svc, room, "bob", "10:00", quantity=rival_quantity)
+    clock.advance(60)
+    provider.pay(payment_id)
+    assert payments.apply_provider_payment(provider.get_payment(payment_id)) == "conflict_case_opened"
+    return alice, payment_id
+
+
+@pytest.fixture
+def resolutions(store, payments, clock):
+    from holdfast.services.resolutions import ResolutionService
+
+    return ResolutionService(store, payments, clock)
+
+
+def test_a_late_authorisation_is_offered_the_nearest_free_times_and_moves_with_the_same_payment(
+        appointments, room, bookings, payments, provider, clock, resolutions):
+    hire = service(appointments, room, name="Hall hire", mode="private", capacity=None)
+    book(appointments, hire, room, "dan", "11:00")            # the nearest time after is taken too
+    alice, payment_id = late_case(appointments, hire, room, bookings, payments, provider, clock)
+    assert provider.payments[payment_id]["status"] == "waiting_for_capture"
+    case = bookings.view(alice.booking_id, "alice")["resolution"]
+    assert [(a["starts_at"], a["resource_id"]) for a in case["alternatives"]] == [
+        (utc(at), room["resource_id"]) for at in ("09:00", "12:00", "13:00", "14:00", "15:00")]
+    assert all(a["available"] == 1 for a in case["alternatives"])
+    chosen = {"starts_at": utc("12:00"), "resource_id": room["resource_id"]}
+    view = resolutions.choose(alice.booking_id, "alice", "r1", "alternative", chosen)
+    assert view["status"] == "CONFIRMED" and view["places"]["starts_at"] == utc("12:00")
+    assert view["amount"] == {"value": "700.00", "currency": "RUB"}
+    assert provider.payments[payment_id]["status"] == "succeeded"
+    assert provider.payments_for(alice.booking_id) == [provider.payments[payment_id]]   # never a second payment
+    assert [op for op, _ in provider.calls].count("capture_payment") == 1
+    assert free_at(appointments, hire, "12:00") == 0 and free_at(appointments, hire, "10:00") == 0
+
+
+def test_a_group_case_offers_only_sessions_with_room_for_the_whole_booking(
+        appointments, room, bookings, payments, provider, clock, resolutions, store):
+    from holdfast import kinds
+
+    yoga = service(appointments, room)
+    book(appointments, yoga, room, "dan", "11:00", quantity=2)     # one seat left at 11:00: too few for two
+    alice, _ = late_case(appointments, yoga, room, bookings, payments, provider, clock, quantity=2, rival_quantity=2)
+    case = bookings.view(alice.booking_id, "alice")["resolution"]
+    assert [a["starts_at"] for a in case["alternatives"]][:2] == [utc("09:00"), utc("12:00")]
+    assert all(a["available"] == 3 for a in case["alternatives"])
+    booking = store.get_booking(alice.booking_id)
+    kind, offering = kinds.of_booking(booking), kinds.offering(store.get_event(yoga["service_id"]))
+    # A time the service does not offer, or no time at all, is a bad request; a full one is taken.
+    for fields, code in (({"starts_at": f"{DAY}T10:15:00{MSK}", "resource_id": room["resource_id"]}, "slot_not_offered"),
+                         ({"resource_id": room["resource_id"]}, "invalid_alternative"),
+                         ({"starts_at": utc("12:00"), "resource_id": "nope"}, "unknown_resource")):
+        with pytest.raises(InvalidRequest) as refused:
+            kind.plan_choice(store, offering, booking, fields)
+        assert refused.value.code == code
+    with pytest.raises(SlotUnavailable):
+        kind.plan_choice(store, offering, booking, {"starts_at": utc("11:00"), "resource_id": room["resource_id"]})
+    places = kind.plan_choice(store, offering, booking, {"starts_at": utc("12:00"), "resource_id": room["resource_id"]})
+    assert places.quantity == 2 and kind.price(offering, places) == booking.amount
+    # Someone takes the chosen session meanwhile: the customer is told, and may choose again.
+    book(appointments, yoga, room, "erin", "09:00", quantity=2)
+    with pytest.raises(Conflict) as gone:
+        resolutions.choose(alice.booking_id, "alice", "r1", "alternative",
+                           {"starts_at": utc("09:00"), "resource_id": room["resource_id"]})
+    assert gone.value.code == "alternative_unavailable"
+    assert store.get_booking(alice.booking_id).status.value == "MANUAL_REVIEW"
+    view = resolutions.choose(alice.booking_id, "alice", "r2", "alternative",
+                              {"starts_at": utc("12:00"), "resource_id": room["resource_id"]})
+    assert view["status"] == "CONFIRMED" and view["places"]["starts_at"] == utc("12:00")
+    assert free_at(appointments, yoga, "12:00") == 1
+
+
+def test_a_late_payment_with_the_whole_day_taken_is_given_back_as_before(
+        appointments, bookings, payments, provider, clock):
+    small = appointments.create_resource(ResourceIn.model_validate(
+        {"name": "Booth", "timezone": "Europe/Moscow", "opening_hours": {"open": "09:00", "close": "11:00"}}))
+    hire = service(appointments, small, name="Booth hire", mode="private", capacity=None)
+    book(appointments, hire, small, "dan", "10:00")          # the day's only other time
+    alice = book(appointments, hire, small, "alice", "09:00")
+    payment_id = payments.start_payment(alice.booking_id, "alice", "p").payment.payment_id
+    clock.advance(601)
+    bookings.expire(alice.booking_id)
+    book(appointments, hire, small, "bob", "09:00")
+    provider.pay(payment_id)
+    assert payments.apply_provider_payment(provider.get_payment(payment_id)) == "authorisation_cancelled"
+    assert "resolution" not in bookings.view(alice.booking_id, "alice")
+
+
+def test_a_held_booking_says_until_when_it_is_held_and_what_happens_after(appointments, room, bookings, payments,
+                                                                          catalog):
+    from holdfast.schemas import BookingIn
+
+    from .conftest import event_request
+
+    hire = service(appointments, room, name="Hall hire", mode="private", capacity=None)
+    slot = book(appointments, hire, room, "alice", "10:00")
+    event = catalog.create_event(event_request())
+    seat = bookings.create_booking(event["event_id"], "bob", "b1", BookingIn(quantity=1)).booking
+    for booking_id, who in ((slot.booking_id, "alice"), (seat.booking_id, "bob")):   # every kind, the same place
+        view = bookings.view(booking_id, who)
+        assert view["hold_expires_at"] in view["hold_next_step"] and "released" in view["hold_next_step"]
+    payments.start_payment(slot.booking_id, "alice", "p")
+    assert bookings.view(slot.booking_id, "alice")["status"] == "PAYMENT_PENDING"
+    assert "hold_next_step" in bookings.view(slot.booking_id, "alice")        # still only held while paying
+    bookings.cancel(seat.booking_id, "bob")
+    assert "hold_next_step" not in bookings.view(seat.booking_id, "bob")

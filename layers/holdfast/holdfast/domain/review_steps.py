@@ -1,5 +1,6 @@
-"""What a customer is told will happen next while their booking waits for an operator, by the
-reason the review was opened (shown with the booking as ``review.next_step``)."""
+"""What a customer is told will happen next: while their booking waits for an operator, by the
+reason the review was opened (shown with the booking as ``review.next_step``), and while it is
+only held (``hold_next_step``)."""
 from __future__ import annotations
 
 REVIEW_NEXT_STEPS = {
@@ -20,3 +21,11 @@ def next_step(reason: str) -> str:
     """The sentence for a review reason; a rejected refund (``refund_rejected_<code>``) reads as
     ``refund``, and any reason without its own sentence gets the default."""
     return REVIEW_NEXT_STEPS.get(reason.split("_rejected_")[0], REVIEW_NEXT_STEPS["default"])
+
+
+def hold_next_step(hold_expires_at: str) -> str:
+    """Until when a hold lasts and what its end means, the same for every inventory kind (the late
+    payment's outcomes are services/payments.py's and services/conflict_cases.py's)."""
+    return (f"Your places are held until {hold_expires_at}. Pay before then to confirm the booking; after that "
+            "they are released to other customers. A payment that reaches us later confirms the booking if the "
+            "places are still free; otherwise you are offered other places where there are any, or your money back.")

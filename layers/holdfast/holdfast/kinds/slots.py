@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 from datetime import date, datetime, timedelta, timezone
+from types import SimpleNamespace
 from typing import Any
 
 from ..appointment_schemas import SlotsSettings
@@ -96,6 +97,34 @@ class Slots(Kind):
         slot = Slot(parse_granule_key(first.at), parse_granule_key(granules[-1].at) + GRANULE)
         left = seats_left(items, slot, first.session or None, first.capacity)
         return booking.places if left >= first.seats else None
+
+    # ------------------------------------------------------- a late payment's conflict case
+    def alternatives(self, store: InventoryReads, event: dict[str, Any], booking: Booking) -> list[dict[str, Any]]:
+        """The nearest free times of the same service for the booking's quantity: every slot of a
+        service costs the same, so each costs what the booking costs."""
+        granules = booking.places.granules
+        first = granules[0]
+        slot = Slot(parse_granule_key(first.at), parse_granule_key(granules[-1].at) + GRANULE)
+        nearby = self._nearby(store, event, slot, booking.places.quantity, first.resource_id)
+        return [{"starts_at": free["starts_at"], "resource_id": free["resource_id"], "ends_at": free["ends_at"],
+                 "available": free["available"]} for free in nearby]
+
+    def plan_choice(self, store: InventoryReads, event: dict[str, Any], booking: Booking,
+                    choice: dict[str, Any]) -> Places:
+        """The chosen time, checked like a new booking's (validate, check_time) and planned from a
+        fresh read (plan: SlotUnavailable when it went meanwhile)."""
+        try:
+            starts_at = parse_iso(str(choice["starts_at"]))
+            resource_id = str(choice["resource_id"])
+        except (KeyError, ValueError):
+            raise InvalidRequest("Choose an alternative by its starts_at and resource_id.",
+                                 code="invalid_alternative") from None
+        private = self.settings(event).mode == "private"
+        request = SimpleNamespace(starts_at=starts_at, resource_id=resource_id,
+                                  quantity=None if private else booking.places.quantity)
+        wanted = self.validate(event, request)
+        self.check_time(event, wanted, system_clock())
+        return self.plan(store, event, wanted, random.Random(), 0)
 
     # ---------------------------------------------------------------------- availability
     def counts(self, store: InventoryReads, event_id: str, consistent: bool = True) -> dict[str, int]:

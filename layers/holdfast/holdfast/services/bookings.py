@@ -34,7 +34,8 @@ from ..domain.errors import (
     TooBusy,
 )
 from ..domain.journal import customer_view
-from ..domain.statuses import BookingStatus
+from ..domain.review_steps import hold_next_step
+from ..domain.statuses import HOLDING, BookingStatus
 from ..observability import logger
 from ..domain.commands import HoldPlaces
 from ..domain.offering import Offering
@@ -234,6 +235,8 @@ def describe(booking: Booking) -> dict[str, Any]:
         "payment_mode": booking.payment_mode.value, "hold_expires_at": booking.hold_expires_at,
         "created_at": booking.created_at, "updated_at": booking.updated_at, "payment": payment,
     }
+    if booking.status in HOLDING and not booking.places_secured:
+        view["hold_next_step"] = hold_next_step(booking.hold_expires_at)
     if booking.review:
         view["review"] = dict(booking.review)
     if booking.resolution:
