@@ -20,7 +20,9 @@ OTHER_CUSTOMER = "fuzz-other"
 
 @pytest.fixture(scope="module")
 def live():
-    with local_system(ProviderTimeoutSeconds="3") as running:
+    # The per-customer limiter stays on, wide enough that the fuzz customer's requests over every
+    # booking route (five share its bucket) do not drain it before the hold route's turn comes.
+    with local_system(ProviderTimeoutSeconds="3", BookingRatePerMinute="3000", BookingRateBurst="1000") as running:
         api = running["api"]
         yield {"base_url": running["stack"].api_url, "api": api, "ids": _seed(api)}
 
@@ -42,5 +44,8 @@ def _seed(api: BookingApi) -> dict[str, list[str]]:
     room = api.create_resource(name="Fuzz hall")["resource_id"]
     services = [api.create_service([room], name="Fuzz group")["service_id"],
                 api.create_service([room], name="Fuzz private", mode="private", capacity=None)["service_id"]]
+    # Cancelling an event ends its sale for good: the cancel route gets events of its own, so the
+    # hold route still finds the two above selling whatever order the operations run in.
+    doomed = [api.create_event(name=f"Fuzz cancellable {n}", capacity=10)["event_id"] for n in (1, 2)]
     return {"event_id": [counted, seated], "booking_id": bookings + [foreign.json()["booking_id"]],
-            "service_id": services}
+            "service_id": services, "cancellable_event_id": doomed}

@@ -60,8 +60,11 @@ def _organizer(operation) -> bool:
 def _steer(case, path_choice: int, header_choice: int):
     operation = case.operation
     if path_choice and case.path_parameters:
+        pool = {name: REAL_IDS.get(name) for name in case.path_parameters}
+        if operation.path == "/events/{event_id}/cancel":
+            pool["event_id"] = REAL_IDS.get("cancellable_event_id")
         case.path_parameters = {
-            name: (REAL_IDS[name][path_choice % len(REAL_IDS[name])] if REAL_IDS.get(name) else value)
+            name: (pool[name][path_choice % len(pool[name])] if pool[name] else value)
             for name, value in case.path_parameters.items()
         }
     if header_choice:

@@ -28,6 +28,8 @@ SAMPLE_EVENT_ID = "7d1f3c2a-7c55-4f0c-9a59-3f4b7f0b2b11"
 SAMPLE_WAITLIST_EVENT_ID = "7d1c2a4e-5b3f-4c8e-9a10-2f4b6c8d0e12"
 SAMPLE_BOOKING_ID = "0b6a6d7e-2f0f-4d7e-8a8e-6f1e0b9c4a21"
 SAMPLE_PAYMENT_ID = "2f9a3c4e-000f-5000-9000-1b2c3d4e5f60"
+SAMPLE_RESOURCE_ID = "5c1f7e2a-3b4d-4e6f-8a9b-0c1d2e3f4a5b"
+SAMPLE_SERVICE_ID = "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b"
 
 # Step Functions task payloads: which function each machine's task hands them to
 TASK_EVENTS = {"expire_hold.json": "ExpireHoldFunction", "hold_reminder.json": "NotifierFunction",
@@ -146,6 +148,10 @@ SCENARIO: list[tuple[str, Any]] = [
     ("create_seat_booking.json", (201, None)),
     ("create_booking.json", (201, None)),
     ("get_booking.json", (200, None)),
+    ("create_resource.json", (201, None)),            # its zone resolves from the layer's tzdata
+    ("create_service.json", (201, None)),
+    ("get_service_availability.json", (200, None)),
+    ("create_service_booking.json", (201, None)),
     ("start_payment.json", (201, None)),              # the sandbox provider creates the payment
     ("payment_notification.json", (200, None)),       # from YooKassa's network: queued
     ("payment_events_sqs.json", {"batchItemFailures": []}),
@@ -173,7 +179,8 @@ SCENARIO: list[tuple[str, Any]] = [
 
 # which answers carry the ids the later sample events use
 CREATES = {"create_event.json": ("event", "event_id"), "create_seated_event.json": ("seated_event", "event_id"),
-           "create_booking.json": ("booking", "booking_id"), "start_payment.json": ("payment", "payment_id")}
+           "create_booking.json": ("booking", "booking_id"), "start_payment.json": ("payment", "payment_id"),
+           "create_resource.json": ("resource", "resource_id"), "create_service.json": ("service", "service_id")}
 
 
 def _dig(body: Any, path: str) -> str:
@@ -187,7 +194,8 @@ def _substituted(event_file: str, ids: dict[str, str]) -> Any:
     seated = event_file in ("get_seat_map.json", "create_seat_booking.json")
     swaps = {SAMPLE_EVENT_ID: ids.get("seated_event" if seated else "event"),
              SAMPLE_WAITLIST_EVENT_ID: ids.get("event"), SAMPLE_BOOKING_ID: ids.get("booking"),
-             SAMPLE_PAYMENT_ID: ids.get("payment")}
+             SAMPLE_PAYMENT_ID: ids.get("payment"), SAMPLE_RESOURCE_ID: ids.get("resource"),
+             SAMPLE_SERVICE_ID: ids.get("service")}
     for sample, real in swaps.items():
         if real:
             text = text.replace(sample, real)
