@@ -40,14 +40,20 @@
     $("next").textContent = next || "";
     $("next").classList.toggle("hidden", !next);
 
-    const places = booking.places.seats ? `Seats ${booking.places.seats.join(", ")}` : `${booking.places.quantity} place(s)`;
+    const slot = booking.places.starts_at;    // an appointment: its time, in the reader's clock
+    const places = booking.places.seats ? `Seats ${booking.places.seats.join(", ")}`
+      : slot ? `${when(slot)} to ${new Date(booking.places.ends_at).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })}${booking.places.mode === "group" ? `, ${booking.places.quantity} seat(s)` : ""}`
+      : `${booking.places.quantity} place(s)`;
     $("places").textContent = places;
     $("amount").textContent = money(booking.amount);
     const payment = booking.payment;
     $("payment").textContent = !payment ? "Not started"
       : ({ pending: "Started, not paid yet", waiting_for_capture: "Authorised", succeeded: "Paid", canceled: "Cancelled, nothing charged" }[payment.status] || "Being checked");
     $("booking-id").textContent = booking.booking_id;
-    $("event-link").href = `event.html?id=${encodeURIComponent(booking.event_id)}`;
+    $("event-link").href = slot
+      ? `service.html?id=${encodeURIComponent(booking.event_id)}&date=${booking.places.starts_at.slice(0, 10)}`
+      : `event.html?id=${encodeURIComponent(booking.event_id)}`;
+    $("event-link").textContent = slot ? "Back to the times" : "Back to the event";
     $("event-link").classList.remove("hidden");
 
     const holding = booking.status === "HELD" || booking.status === "PAYMENT_PENDING";
