@@ -21,8 +21,8 @@
   // The API gives UTC instants; people book on the resource's own wall clock.
   function clock(iso, zone) {
     try {
-      return new Date(iso).toLocaleTimeString(undefined, { timeZone: zone, hour: "2-digit", minute: "2-digit" });
-    } catch (_) { return new Date(iso).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" }); }
+      return new Date(iso).toLocaleTimeString(undefined, { timeZone: zone, hour: "numeric", minute: "2-digit" });
+    } catch (_) { return new Date(iso).toLocaleTimeString(undefined, { hour: "numeric", minute: "2-digit" }); }
   }
 
   function zoneOf(slot) { return (answer && answer.timezones && answer.timezones[slot.resource_id]) || undefined; }
@@ -54,7 +54,8 @@
         type: "button", class: "slot", "data-start": slot.starts_at, "data-resource": slot.resource_id,
         "aria-pressed": same(slot, picked) ? "true" : "false", disabled: slot.available < seats(),
         "aria-label": `${span(slot)}, ${left(slot)}`, onclick: () => pick(slot),
-      }, el("strong", { text: span(slot) }), el("span", { text: left(slot) })));
+      }, el("strong", { text: clock(slot.starts_at, zoneOf(slot)) }),
+         el("span", { text: `to ${clock(slot.ends_at, zoneOf(slot))} · ${left(slot)}` })));
       return el("div", {}, resources.length > 1 ? el("h3", { text: `Room ${resource}` }) : null,
                 el("div", { class: "slotgrid" }, buttons));
     });
