@@ -64,11 +64,75 @@
     $("cancel").classList.toggle("hidden", !(holding || booking.status === "CONFIRMED"));
     $("cancel").textContent = booking.status === "CONFIRMED" ? "Cancel and get a refund" : "Give the places up";
 
+    renderCase();
+
     const journal = $("journal");
     journal.replaceChildren(...booking.journal.map((entry) => el("li", {},
       el("time", { datetime: entry.at, text: when(entry.at) }), sentence(entry.decision))));
     tick();
   }
+
+  // A late payment whose places went to someone else: the kind's alternatives (its own fields,
+  // e.g. starts_at and resource_id, or a window) and the money back. Rebuilt only when the case
+  // changes, so the once-a-second refresh never takes the keyboard focus off a button.
+  let shownCase = "";
+  function renderCase() {
+    const resolution = booking.resolution;
+    const open = Boolean(resolution && resolution.open && booking.status === "MANUAL_REVIEW");
+    $("case").classList.toggle("hidden", !open);
+    if (!open) { shownCase = ""; return; }
+    $("status").textContent = "Your places went to someone else: choose what happens";
+    const signature = JSON.stringify(resolution.alternatives || []) + resolution.respond_by;
+    if (signature === shownCase) return;
+    shownCase = signature;
+    const options = resolution.alternatives || [];
+    $("case-text").textContent = (options.length
+      ? "Your payment arrived after your hold ended, and your places had gone to someone else. Take one of these instead, with the same payment and nothing more to pay, or have your money back."
+      : "Your payment arrived after your hold ended, and your places had gone to someone else.")
+      + ` If you choose nothing by ${when(resolution.respond_by)}, your money comes back by itself.`;
+    $("alternatives").replaceChildren(...options.map((option) => el("button", {
+      type: "button", text: describeOption(option), onclick: () => decide(alternativeFields(option)),
+    })));
+  }
+
+  // what identifies an alternative: every field but its current count of free places
+  function alternativeFields(option) {
+    const fields = {};
+    for (const [name, value] of Object.entries(option)) if (name !== "available") fields[name] = value;
+    return fields;
+  }
+
+  function describeOption(option) {
+    const fields = alternativeFields(option);
+    const text = fields.starts_at ? when(fields.starts_at)
+      : Object.entries(fields).filter(([name]) => name !== "resource_id")
+        .map(([name, value]) => `${name.replace(/_/g, " ")} ${value}`).join(", ");
+    return text.charAt(0).toUpperCase() + text.slice(1);
+  }
+
+  async function decide(fields) {
+    showError("action-error", null);
+    const body = fields ? Object.assign({ choice: "alternative" }, fields) : { choice: "refund" };
+    // one key per booking and choice in this tab: a retry after a lost answer repeats, never doubles
+    const keyName = `holdfast.resolve.${bookingId}.${JSON.stringify(body)}`;
+    const key = sessionStorage.getItem(keyName) || newKey();
+    sessionStorage.setItem(keyName, key);
+    for (const button of $("case").querySelectorAll("button")) button.disabled = true;
+    try {
+      booking = Object.assign(await api("POST", `/bookings/${encodeURIComponent(bookingId)}/resolution`, { body, key }),
+                              { journal: booking.journal });
+      render();
+      poll();
+    } catch (error) {
+      showError("action-error", error);
+      shownCase = "";
+      refresh();
+    } finally {
+      for (const button of $("case").querySelectorAll("button")) button.disabled = false;
+    }
+  }
+
+  $("refund").addEventListener("click", () => decide(null));
 
   function tick() {
     if (!booking || !booking.hold_expires_at) return;

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from tests.browser.conftest import HOW_TO_GET_A_BROWSER
+from tests.support import toy_windows
 from tests.support.flows import booked_and_paying, customer
 
 try:
@@ -288,3 +289,31 @@ def test_pick_a_time_on_the_day_view_told_it_went_take_a_nearby_one_and_pay(site
         "href", f"service.html?id={hire['service_id']}&date=2031-03-10")
     [taken] = [s for s in api.availability(hire["service_id"], "2031-03-10") if s["starts_at"] == "2031-03-10T09:30:00.000Z"]
     assert taken["available"] == 0
+
+
+def test_a_late_payment_whose_places_went_is_moved_to_an_offered_alternative(site, customer_page, shots):
+    """The conflict case on the booking page: the kind's alternatives as buttons (the toy
+    entry-windows kind of tests/support, registered in this process where the stack runs)."""
+    api, sandbox = site["api"], site["control"]
+    toy_windows.register()
+    event = api.create_event(category="windowed", capacity=1, hold_ttl_seconds=2)
+    who = customer()
+    booking_id, payment_id = booked_and_paying(api, event, who)
+    api.wait_status(booking_id, who, "EXPIRED", timeout=15)
+    assert api.book(event["event_id"], customer()).status_code == 201     # someone takes the 12:00 window
+    sandbox.pay(payment_id)
+    api.wait_status(booking_id, who, "MANUAL_REVIEW")
+
+    page = customer_page(who)
+    page.goto(f"/booking.html?id={booking_id}")
+    expect(page.locator("#status")).to_have_text("Your places went to someone else: choose what happens")
+    expect(page.locator("#case-text")).to_contain_text("your money comes back by itself")
+    expect(page.get_by_role("button", name="Give me my money back")).to_be_visible()
+    choices = page.get_by_role("group", name="Other times you can have").get_by_role("button")
+    expect(choices).to_have_text(["Window 12:30", "Window 13:00"])
+    shots(page, "booking-late-payment-choices")
+    choices.first.click()
+    expect(page.locator("#status")).to_have_attribute("data-status", "CONFIRMED")
+    expect(page.locator("#case")).to_be_hidden()
+    assert api.booking(booking_id, who)["places"]["window"] == "12:30"
+    assert sandbox.payment(payment_id)["status"] == "succeeded"
