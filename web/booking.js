@@ -82,13 +82,14 @@
     $("case").classList.toggle("hidden", !open);
     if (!open) { shownCase = ""; return; }
     $("status").textContent = "Your places went to someone else: choose what happens";
+    $("explain").textContent = "";     // the journal below keeps the record; next_step explains
     const signature = JSON.stringify(resolution.alternatives || []) + resolution.respond_by;
     if (signature === shownCase) return;
     shownCase = signature;
     const options = resolution.alternatives || [];
+    // review.next_step above already says what happened; this says what each button does
     $("case-text").textContent = (options.length
-      ? "Your payment arrived after your hold ended, and your places had gone to someone else. Take one of these instead, with the same payment and nothing more to pay, or have your money back."
-      : "Your payment arrived after your hold ended, and your places had gone to someone else.")
+      ? "Take one of these instead, with the same payment and nothing more to pay, or have your money back." : "")
       + ` If you choose nothing by ${when(resolution.respond_by)}, your money comes back by itself.`;
     $("alternatives").replaceChildren(...options.map((option) => el("button", {
       type: "button", text: describeOption(option), onclick: () => decide(alternativeFields(option)),
