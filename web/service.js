@@ -82,11 +82,15 @@
 
   async function load() {
     if (!serviceId) { showError("error", "This page needs a service: open it from the link the organizer gave you."); return; }
+    const asked = day;
     try {
-      answer = await api("GET", `/services/${encodeURIComponent(serviceId)}/availability?date=${encodeURIComponent(day)}`);
+      const read = await api("GET", `/services/${encodeURIComponent(serviceId)}/availability?date=${encodeURIComponent(asked)}`);
+      // a slow answer for a day the customer has already left must not replace the new day's
+      if (asked !== day) return;
+      answer = read;
       showError("error", null);
       render();
-    } catch (error) { showError("error", error); }
+    } catch (error) { if (asked === day) showError("error", error); }
   }
 
   // Read on arrival, on each day change and after a refused hold; not polled, so a time the
