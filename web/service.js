@@ -33,7 +33,7 @@
 
   function left(slot) {
     if (answer.mode === "private") return slot.available > 0 ? "Free" : "Taken";
-    return slot.available > 0 ? `${slot.available} seat${slot.available === 1 ? "" : "s"} left` : "Full";
+    return slot.available > 0 ? `${slot.available} seat${slot.available === 1 ? "" : "s"} left` : "No seats left";
   }
 
   const same = (a, b) => a && b && a.starts_at === b.starts_at && a.resource_id === b.resource_id;

@@ -290,6 +290,14 @@ def test_pick_a_time_on_the_day_view_told_it_went_take_a_nearby_one_and_pay(site
     [taken] = [s for s in api.availability(hire["service_id"], "2031-03-10") if s["starts_at"] == "2031-03-10T09:30:00.000Z"]
     assert taken["available"] == 0
 
+    # the group class on the same hall: seats left per session, none where the hire now is
+    page.goto(f"/service.html?id={yoga['service_id']}&date=2031-03-10")
+    expect(slot(page, "07:00")).to_contain_text(re.compile(r"10:00.*6 seats left"))
+    expect(slot(page, "08:00")).to_contain_text(re.compile(r"11:00.*No seats left"))   # the hall is hired
+    expect(slot(page, "08:00")).to_be_disabled()
+    page.get_by_role("spinbutton", name="Seats").fill("7")
+    expect(slot(page, "07:00")).to_be_disabled()                   # 7 seats do not fit in 6
+
 
 def test_a_late_payment_whose_places_went_is_moved_to_an_offered_alternative(site, customer_page, shots):
     """The conflict case on the booking page: the kind's alternatives as buttons (the toy
