@@ -38,4 +38,5 @@ Appointments: resource {room} ({ZONE}, 09:00-21:00)
   curl -s -X POST {api}/services/{hsid}/bookings -H 'X-Customer-Id: bob' -H 'Idempotency-Key: hire-1' \\
        -d '{{"starts_at": "{day}T10:30:00+03:00", "resource_id": "{room}"}}'   # 409: the class uses the hall
   then pay, read and cancel with the /bookings/<booking_id> lines above.
+  In a browser: {api}/index.html?services={ysid},{hsid}  (or {api}/service.html?id={ysid}&date={day})
 """

@@ -40,14 +40,20 @@
     $("next").textContent = next || "";
     $("next").classList.toggle("hidden", !next);
 
-    const places = booking.places.seats ? `Seats ${booking.places.seats.join(", ")}` : `${booking.places.quantity} place(s)`;
+    const slot = booking.places.starts_at;    // an appointment: its time, in the reader's clock
+    const places = booking.places.seats ? `Seats ${booking.places.seats.join(", ")}`
+      : slot ? `${when(slot)} to ${new Date(booking.places.ends_at).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })}${booking.places.mode === "group" ? `, ${booking.places.quantity} seat(s)` : ""}`
+      : `${booking.places.quantity} place(s)`;
     $("places").textContent = places;
     $("amount").textContent = money(booking.amount);
     const payment = booking.payment;
     $("payment").textContent = !payment ? "Not started"
       : ({ pending: "Started, not paid yet", waiting_for_capture: "Authorised", succeeded: "Paid", canceled: "Cancelled, nothing charged" }[payment.status] || "Being checked");
     $("booking-id").textContent = booking.booking_id;
-    $("event-link").href = `event.html?id=${encodeURIComponent(booking.event_id)}`;
+    $("event-link").href = slot
+      ? `service.html?id=${encodeURIComponent(booking.event_id)}&date=${booking.places.starts_at.slice(0, 10)}`
+      : `event.html?id=${encodeURIComponent(booking.event_id)}`;
+    $("event-link").textContent = slot ? "Back to the times" : "Back to the event";
     $("event-link").classList.remove("hidden");
 
     const holding = booking.status === "HELD" || booking.status === "PAYMENT_PENDING";
@@ -58,11 +64,76 @@
     $("cancel").classList.toggle("hidden", !(holding || booking.status === "CONFIRMED"));
     $("cancel").textContent = booking.status === "CONFIRMED" ? "Cancel and get a refund" : "Give the places up";
 
+    renderCase();
+
     const journal = $("journal");
     journal.replaceChildren(...booking.journal.map((entry) => el("li", {},
       el("time", { datetime: entry.at, text: when(entry.at) }), sentence(entry.decision))));
     tick();
   }
+
+  // A late payment whose places went to someone else: the kind's alternatives (its own fields,
+  // e.g. starts_at and resource_id, or a window) and the money back. Rebuilt only when the case
+  // changes, so the once-a-second refresh never takes the keyboard focus off a button.
+  let shownCase = "";
+  function renderCase() {
+    const resolution = booking.resolution;
+    const open = Boolean(resolution && resolution.open && booking.status === "MANUAL_REVIEW");
+    $("case").classList.toggle("hidden", !open);
+    if (!open) { shownCase = ""; return; }
+    $("status").textContent = "Your places went to someone else: choose what happens";
+    $("explain").textContent = "";     // the journal below keeps the record; next_step explains
+    const signature = JSON.stringify(resolution.alternatives || []) + resolution.respond_by;
+    if (signature === shownCase) return;
+    shownCase = signature;
+    const options = resolution.alternatives || [];
+    // review.next_step above already says what happened; this says what each button does
+    $("case-text").textContent = (options.length
+      ? "Take one of these instead, with the same payment and nothing more to pay, or have your money back." : "")
+      + ` If you choose nothing by ${when(resolution.respond_by)}, your money comes back by itself.`;
+    $("alternatives").replaceChildren(...options.map((option) => el("button", {
+      type: "button", text: describeOption(option), onclick: () => decide(alternativeFields(option)),
+    })));
+  }
+
+  // what identifies an alternative: every field but its current count of free places
+  function alternativeFields(option) {
+    const fields = {};
+    for (const [name, value] of Object.entries(option)) if (name !== "available") fields[name] = value;
+    return fields;
+  }
+
+  function describeOption(option) {
+    const fields = alternativeFields(option);
+    const text = fields.starts_at ? when(fields.starts_at)
+      : Object.entries(fields).filter(([name]) => name !== "resource_id")
+        .map(([name, value]) => `${name.replace(/_/g, " ")} ${value}`).join(", ");
+    return text.charAt(0).toUpperCase() + text.slice(1);
+  }
+
+  async function decide(fields) {
+    showError("action-error", null);
+    const body = fields ? Object.assign({ choice: "alternative" }, fields) : { choice: "refund" };
+    // one key per booking and choice in this tab: a retry after a lost answer repeats, never doubles
+    const keyName = `holdfast.resolve.${bookingId}.${JSON.stringify(body)}`;
+    const key = sessionStorage.getItem(keyName) || newKey();
+    sessionStorage.setItem(keyName, key);
+    for (const button of $("case").querySelectorAll("button")) button.disabled = true;
+    try {
+      booking = Object.assign(await api("POST", `/bookings/${encodeURIComponent(bookingId)}/resolution`, { body, key }),
+                              { journal: booking.journal });
+      render();
+      poll();
+    } catch (error) {
+      showError("action-error", error);
+      shownCase = "";
+      refresh();
+    } finally {
+      for (const button of $("case").querySelectorAll("button")) button.disabled = false;
+    }
+  }
+
+  $("refund").addEventListener("click", () => decide(null));
 
   function tick() {
     if (!booking || !booking.hold_expires_at) return;

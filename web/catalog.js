@@ -36,7 +36,28 @@
     } catch (error) { showError("error", error); }
   }
 
+  // Appointment services are not in the catalog (there is no listing of them): an organizer's link
+  // names them, `index.html?services=<id>,<id>` (as `make run` prints), and each is named by its
+  // own availability answer.
+  async function services() {
+    const ids = (Holdfast.param("services") || "").split(",").map((id) => id.trim()).filter(Boolean).slice(0, 10);
+    if (!ids.length) return;
+    const box = document.getElementById("services");
+    const day = new Date().toISOString().slice(0, 10);
+    for (const id of ids) {
+      try {
+        const service = await api("GET", `/services/${encodeURIComponent(id)}/availability?date=${day}`);
+        const kind = service.mode === "group" ? "group session" : "private hire";
+        box.append(el("li", {}, el("a", { href: `service.html?id=${encodeURIComponent(id)}` },
+          el("strong", { text: service.name }), el("br"),
+          el("span", { class: "muted", text: `${kind} · ${money(service.price)}` }))));
+      } catch (error) { showError("error", error); }
+    }
+    document.getElementById("services-card").classList.toggle("hidden", box.children.length === 0);
+  }
+
   form.addEventListener("submit", (e) => { e.preventDefault(); cursor = null; load(false); });
   more.addEventListener("click", () => load(true));
   load(false);
+  services();
 })();

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from tests.browser.conftest import HOW_TO_GET_A_BROWSER
+from tests.support import toy_windows
 from tests.support.flows import booked_and_paying, customer
 
 try:
@@ -231,3 +232,105 @@ def test_a_high_demand_sale_goes_through_the_waiting_room(site, customer_page):
     page.get_by_label("Tickets").fill("2")
     page.get_by_role("button", name="Hold", exact=True).click()   # carries the admission token
     expect(page.locator("#status")).to_have_attribute("data-status", "HELD")
+
+
+def slot(page, hhmm_utc):
+    return page.locator(f'.slot[data-start="2031-03-10T{hhmm_utc}:00.000Z"]')
+
+
+def test_pick_a_time_on_the_day_view_told_it_went_take_a_nearby_one_and_pay(site, customer_page, shots):
+    api = site["api"]
+    hall = api.create_resource(name="Studio hall")["resource_id"]
+    yoga = api.create_service([hall], name="Morning yoga", capacity=8)
+    hire = api.create_service([hall], name="Hall hire", mode="private", capacity=None, duration_minutes=90,
+                              step_minutes=30, price={"value": "5000.00", "currency": "RUB"})
+    # a class at 10:00-11:00 Moscow: the hall is not free for a hire overlapping it
+    held = api.book_slot(yoga["service_id"], customer(), {"starts_at": "2031-03-10T10:00:00+03:00",
+                                                          "resource_id": hall, "quantity": 2})
+    assert held.status_code == 201, held.text
+
+    page = customer_page(customer(), width=390, height=900)      # a phone-sized screen
+    page.goto(f"/index.html?services={hire['service_id']},{yoga['service_id']}")
+    page.get_by_role("link", name=re.compile("Hall hire")).click()
+    expect(page).to_have_url(re.compile(r"/service\.html\?id="))
+    page.get_by_label("Day", exact=True).fill("2031-03-10")
+    page.get_by_label("Day", exact=True).dispatch_event("change")
+    expect(page.locator("#name")).to_have_text("Hall hire")
+    expect(page.locator("#about")).to_contain_text("Europe/Moscow")
+    expect(slot(page, "07:00")).to_contain_text(re.compile(r"10:00.*Taken"))     # 10:00 Moscow
+    expect(slot(page, "07:00")).to_be_disabled()
+    expect(slot(page, "08:00")).to_contain_text(re.compile(r"11:00.*Free"))
+    page.get_by_role("button", name="Next day").click()
+    expect(page.locator("#day")).to_have_value("2031-03-11")
+    expect(slot(page, "07:00")).to_be_hidden()
+    page.get_by_role("button", name="Previous day").click()
+    expect(slot(page, "08:00")).to_be_enabled()
+
+    slot(page, "08:00").focus()                  # by keyboard
+    page.keyboard.press("Enter")
+    expect(slot(page, "08:00")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator("#picked")).to_contain_text("11:00")
+    # someone else takes that very time first
+    rival = api.book_slot(hire["service_id"], customer(), {"starts_at": "2031-03-10T11:00:00+03:00",
+                                                           "resource_id": hall})
+    assert rival.status_code == 201, rival.text
+    page.get_by_role("button", name="Hold", exact=True).click()
+    expect(page.locator("#hold-error")).to_be_visible()
+    expect(page.locator("#hold-error")).not_to_contain_text("{")
+    expect(slot(page, "08:00")).to_contain_text("Taken")
+    nearest = page.locator("#nearby-times button").first
+    expect(nearest).to_have_text(re.compile(r"12:30"))      # the next free start after 11:00-12:30
+    shots(page, "appointment-day-view")     # the phone screen as seen: the hold bar stays in view
+    nearest.click()
+    expect(slot(page, "09:30")).to_have_attribute("aria-pressed", "true")
+    page.get_by_role("button", name="Hold", exact=True).click()
+
+    expect(page).to_have_url(re.compile(r"/booking\.html\?id="))
+    expect(page.locator("#status")).to_have_attribute("data-status", "HELD")
+    expect(page.locator("#amount")).to_contain_text("5,000")
+    booking_url = page.url
+    page.get_by_role("button", name="Pay").click()
+    expect(page).to_have_url(re.compile(r"/checkout/"))
+    page.get_by_role("button", name="Pay").click()
+    expect(page).to_have_url(booking_url)
+    expect(page.locator("#status")).to_have_attribute("data-status", "CONFIRMED")
+    expect(page.get_by_role("link", name="Back to the times")).to_have_attribute(
+        "href", f"service.html?id={hire['service_id']}&date=2031-03-10")
+    [taken] = [s for s in api.availability(hire["service_id"], "2031-03-10") if s["starts_at"] == "2031-03-10T09:30:00.000Z"]
+    assert taken["available"] == 0
+
+    # the group class on the same hall: seats left per session, none where the hire now is
+    page.goto(f"/service.html?id={yoga['service_id']}&date=2031-03-10")
+    expect(slot(page, "07:00")).to_contain_text(re.compile(r"10:00.*6 seats left"))
+    expect(slot(page, "08:00")).to_contain_text(re.compile(r"11:00.*No seats left"))   # the hall is hired
+    expect(slot(page, "08:00")).to_be_disabled()
+    page.get_by_role("spinbutton", name="Seats").fill("7")
+    expect(slot(page, "07:00")).to_be_disabled()                   # 7 seats do not fit in 6
+
+
+def test_a_late_payment_whose_places_went_is_moved_to_an_offered_alternative(site, customer_page, shots):
+    """The conflict case on the booking page: the kind's alternatives as buttons (the toy
+    entry-windows kind of tests/support, registered in this process where the stack runs)."""
+    api, sandbox = site["api"], site["control"]
+    toy_windows.register()
+    event = api.create_event(category="windowed", capacity=1, hold_ttl_seconds=2)
+    who = customer()
+    booking_id, payment_id = booked_and_paying(api, event, who)
+    api.wait_status(booking_id, who, "EXPIRED", timeout=15)
+    assert api.book(event["event_id"], customer()).status_code == 201     # someone takes the 12:00 window
+    sandbox.pay(payment_id)
+    api.wait_status(booking_id, who, "MANUAL_REVIEW")
+
+    page = customer_page(who)
+    page.goto(f"/booking.html?id={booking_id}")
+    expect(page.locator("#status")).to_have_text("Your places went to someone else: choose what happens")
+    expect(page.locator("#case-text")).to_contain_text("your money comes back by itself")
+    expect(page.get_by_role("button", name="Give me my money back")).to_be_visible()
+    choices = page.get_by_role("group", name="Other times you can have").get_by_role("button")
+    expect(choices).to_have_text(["Window 12:30", "Window 13:00"])
+    shots(page, "booking-late-payment-choices")
+    choices.first.click()
+    expect(page.locator("#status")).to_have_attribute("data-status", "CONFIRMED")
+    expect(page.locator("#case")).to_be_hidden()
+    assert api.booking(booking_id, who)["places"]["window"] == "12:30"
+    assert sandbox.payment(payment_id)["status"] == "succeeded"

@@ -98,7 +98,12 @@ class AppointmentService:
         event = self.service(service_id)
         day = _date(day_text)
         slots = kinds.of_event(event).availability(self.store, event, day, self.clock())  # type: ignore[attr-defined]
-        return {"service_id": service_id, "date": day.isoformat(), "mode": Slots.settings(event).mode, "slots": slots}
+        # name, price and each resource's zone let a page show the day on the resource's clock
+        # without a second read (there is no GET of a service)
+        return {"service_id": service_id, "name": event["name"], "date": day.isoformat(),
+                "mode": Slots.settings(event).mode,
+                "price": {"value": event["price"], "currency": event["currency"]},
+                "timezones": {rid: res["timezone"] for rid, res in event["resources"].items()}, "slots": slots}
 
     def book(self, service_id: str, customer_id: str, idempotency_key: str, request: SlotBookingIn) -> HoldResult:
         """A hold on a time, through the one hold path every offering uses."""
