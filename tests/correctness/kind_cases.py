@@ -31,6 +31,9 @@ class KindCase:
     #: The most places one hold can take now, from the table (None: every available place, as
     #: when a plan may combine counters or scattered seats). The waitlist rule W2 uses it.
     largest: Callable[[Snapshot, str], int] | None = None
+    #: Whether a late payment whose places were resold is offered other places (a conflict case)
+    #: rather than given back: ``Kind.alternatives`` finds some for this case's offering.
+    offers_alternatives: bool = False
 
     def body(self, places: int, **overrides: Any) -> dict[str, Any]:
         """The fields of an offering of this kind with ``places`` places (event_request's input)."""
@@ -102,7 +105,7 @@ CASES = [
     KindCase("seat_map", ask_fields={"best_available": True}, seated=True),
     # A hold takes its whole quantity from one zone: the largest zone's room is all one hold can get.
     KindCase("toy_zones", event_fields={"category": "zoned"}, largest=_largest_pool),
-    SlotsCase("slots"),
+    SlotsCase("slots", offers_alternatives=True),
 ]
 BY_NAME = {case.name: case for case in CASES}
 #: The kinds the hypothesis machine (model.py) runs on: it creates its offerings from ``body``

@@ -50,8 +50,10 @@ ALL_ORDERINGS = os.environ.get("HOLDFAST_RACE_ORDERINGS") == "all"
 FIRST_STEPS = {"seat_map": "PN", "toy_zones": "DE", "slots": "CR"}
 
 
-def expected(order: str) -> tuple[str, str, str, int]:
-    """(status after the six steps, competitor's answer, status after reconciliation, refunds)."""
+def expected(order: str, offers_alternatives: bool = False) -> tuple[str, str, str, int]:
+    """(status after the six steps, competitor's answer, status after reconciliation, refunds).
+    A kind that offers alternatives (appointment slots: other free times) opens a conflict case
+    for a late payment whose places were resold, where the others refund it."""
     at = {step: order.index(step) for step in STEPS}
     timer_effective = at["E"] > at["D"]                      # an expiry before the deadline is a no-op
     notified_after_payment = at["N"] > at["P"]               # a notification before paying is ignored
@@ -65,8 +67,8 @@ def expected(order: str) -> tuple[str, str, str, int]:
     def late_outcome(refund_retried: bool) -> str:
         if not competitor_won:
             return "CONFIRMED"                                   # places still free: taken again
-        if paid_in_time:
-            return "MANUAL_REVIEW"                               # paid in time, places resold
+        if paid_in_time or offers_alternatives:
+            return "MANUAL_REVIEW"                               # paid in time, or a case offering other times
         return "REFUNDED" if refund_retried else "REFUND_PENDING"
 
     if confirmed_in_time:
@@ -195,8 +197,9 @@ def test_every_ordering_of_expiry_payment_and_resale_ends_in_a_documented_outcom
         refunds = len(world.provider.refunds_for(world.payment_id))
         observed = (before, competitor, after, refunds)
         table[observed] += 1
-        if observed != expected(order):
-            mismatches.append((order, observed, expected(order)))
+        predicted = expected(order, case.offers_alternatives)
+        if observed != predicted:
+            mismatches.append((order, observed, predicted))
         # Money: the payment succeeded; it ends sold, refunded once, or with an operator.
         booking = snap.bookings[world.booking_id]
         assert (after, refunds) in (("CONFIRMED", 0), ("REFUNDED", 1), ("MANUAL_REVIEW", 0)), (order, observed)
@@ -237,6 +240,8 @@ def test_every_ordering_of_expiry_payment_and_resale_ends_in_a_documented_outcom
     if len(firsts) < len(STEPS):
         return
     assert sum(table.values()) == len(list(itertools.permutations(STEPS))) == 720
+    if case.offers_alternatives:
+        return   # the refunds of the table below are conflict cases there, each checked above
     assert table == {
         ("CONFIRMED", "sold_out", "CONFIRMED", 0): 336,
         ("PAYMENT_PENDING", "sold_out", "CONFIRMED", 0): 180,
