@@ -80,7 +80,11 @@ def _worker_main(conn: Any, fn: Any, environ: dict[str, str], sys_path: list[str
     timings: list[tuple[str, str, float]] = []
     original = botocore.client.BaseClient._make_api_call
 
+    sample: dict[str, Any] = {}  # one TransactWriteItems request, for the bench's bare-transaction shape
+
     def timed_call(client: Any, operation: str, params: dict[str, Any]) -> Any:
+        if operation == "TransactWriteItems" and "tx" not in sample:
+            sample["tx"] = params
         t0 = time.perf_counter()
         try:
             return original(client, operation, params)
@@ -119,6 +123,8 @@ def _worker_main(conn: Any, fn: Any, environ: dict[str, str], sys_path: list[str
             sys.stdout = previous
         answer = {"result": result, "error": error, "emf": tee.records, "calls": calls.recorded_calls(clear=True),
                   "wall": time.perf_counter() - w0, "cpu": time.process_time() - c0, "aws": list(timings)}
+        if sample.get("tx") is not None:
+            answer["tx"], sample["tx"] = sample["tx"], None  # sent once per worker
         try:
             conn.send(answer)
         except Exception as exc:  # noqa: BLE001 - an answer that does not pickle is Lambda's marshal error
@@ -158,6 +164,7 @@ class WorkerPool:
         self._cond = threading.Condition()
         self._closed = False
         self.records: list[InvocationRecord] = []
+        self.transactions: dict[str, Any] = {}  # route -> one TransactWriteItems request it made
         self.cold_starts: list[float] = []
         self.throttles = 0
         self.timeouts = 0
@@ -274,6 +281,8 @@ class WorkerPool:
                                   error["errorType"] if error else (result.get("statusCode", "ok")
                                                                      if isinstance(result, dict) else "ok"))
         with self._cond:
+            if answer.get("tx") is not None and route is not None:
+                self.transactions.setdefault(route, answer["tx"])
             self.records.append(record)
             if len(self.records) > 100_000:  # bounded: a long `make run` keeps the recent ones
                 del self.records[:50_000]
