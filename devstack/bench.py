@@ -616,6 +616,14 @@ class LoadRun:
 # ----------------------------------------------------------------------------------------------
 
 
+def _by_op(recs: list[dict[str, Any]]) -> dict[str, list[float]]:
+    ops: dict[str, list[float]] = defaultdict(list)
+    for rec in recs:
+        for call in rec["calls"]:
+            ops[f"{call['service']}:{call['op']}"].append(call["wall"])
+    return ops
+
+
 def server_breakdown(snapshot: dict[str, Any], window: float) -> dict[str, Any]:
     records = snapshot["records"]
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -640,6 +648,7 @@ def server_breakdown(snapshot: dict[str, Any], window: float) -> dict[str, Any]:
             "lock_wait_ms_median": round(statistics.median(r["lock_wait"] for r in recs) * 1000, 1),
             "lock_wait_ms_p95": percentiles([r["lock_wait"] for r in recs])["p95"],
             "busy_share_of_run": round(sum(walls) / max(window, 1e-9), 3),
+            "aws_op_ms_median": {op: round(statistics.median(ws) * 1000, 1) for op, ws in sorted(_by_op(recs).items())},
         }
     return {"by_route": per, "invocation_lock_busy_share": round(busy / max(window, 1e-9), 3),
             "window_s": round(window, 1), "calls_outside_handlers": snapshot["outside"]}

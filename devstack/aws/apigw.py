@@ -115,8 +115,10 @@ class ApiGatewayServer:
         # the stage's and methods' throttling (MethodSettings), set by the stack once deployed
         self.throttle: StageThrottle | None = None
         self.integration_timeout = INTEGRATION_TIMEOUT_S
-        # how long a request waits for a free worker of its function before Lambda throttles it
-        self.lambda_queue_wait = 1.0
+        # how long a request waits for a free worker of its function before it is throttled: Lambda
+        # itself does not queue, but a few local workers stand in for its many environments, and
+        # one finishing a few hundred ms later is not overload
+        self.lambda_queue_wait = 0.25
         server = self
 
         class Handler(BaseHTTPRequestHandler):

@@ -118,3 +118,20 @@ def test_a_function_at_its_concurrency_is_throttled_and_a_slow_answer_times_out(
         assert time.monotonic() - started < 5
     finally:
         fn.pool.concurrency, stack._api.lambda_queue_wait, stack._api.integration_timeout = saved
+
+
+def test_a_method_setting_replaces_the_stage_default_and_refills_at_its_rate():
+    now = [0.0]
+    throttle = StageThrottle([
+        {"ResourcePath": "/*", "HttpMethod": "*", "ThrottlingRateLimit": 1000, "ThrottlingBurstLimit": 2000},
+        {"ResourcePath": "/~1events~1{event_id}~1bookings", "HttpMethod": "POST", "ThrottlingRateLimit": 300,
+         "ThrottlingBurstLimit": 600}], clock=lambda: now[0])
+    route = "/events/{event_id}/bookings"
+    assert throttle.limits(route, "post") == (300.0, 600.0)
+    assert throttle.limits(route, "GET") == (1000.0, 2000.0)
+    assert [throttle.take(route, "POST") for _ in range(600)] == [None] * 600  # the burst
+    wait = throttle.take(route, "POST")
+    assert wait is not None and abs(wait - 1 / 300) < 1e-9
+    now[0] += 0.1  # 30 tokens back, not more
+    assert [throttle.take(route, "POST") for _ in range(31)].count(None) == 30
+    assert throttle.take(route, "GET") is None  # another method's bucket is its own
