@@ -78,6 +78,7 @@ def test_two_cancels_of_one_booking_overlap_and_release_the_place_once(worker_sy
         a, b = cancels
         if a.pid != b.pid and a.started < b.ended and b.started < a.ended:
             overlapped += 1
+            break  # seen: the attempts before it were checked just the same
     assert overlapped, "no two cancels ever ran at the same time"
 
 
