@@ -223,7 +223,7 @@ def _stack_process(conn: Any, options: dict[str, Any]) -> None:
     sandbox.start()
     stack = EmbeddedStack(str(REPO), aws_port=0, api_port=0, parameters={"ProviderApiUrl": sandbox.base_url},
                           lambda_workers=workers, default_concurrency=options.get("concurrency"),
-                          dynamodb=options.get("dynamodb", "local"))
+                          dynamodb=options.get("dynamodb", "local"), worker_output=False)
     t0 = time.monotonic()
     try:
         stack.start()

@@ -143,6 +143,7 @@ class EmbeddedStack:
         concurrency: dict[str, int] | None = None,
         dynamodb: str = "moto",
         api_throttling: bool = True,
+        worker_output: bool = True,
     ):
         self.repo_root = Path(repo_root).resolve()
         self.template_path = (self.repo_root / template).resolve()
@@ -167,6 +168,7 @@ class EmbeddedStack:
         self.dynamodb_endpoint: str = ""  # DynamoDB Local's, when dynamodb="local"
         self._dynamodb_local: Any = None
         self.api_throttling = api_throttling
+        self.worker_output = worker_output  # False: what handlers in workers print is dropped (the bench)
 
         self.aws_endpoint: str = ""
         self.api_url: str = ""
@@ -676,14 +678,16 @@ class EmbeddedStack:
         if self.lambda_workers:
             from .workers import DEFAULT_CONCURRENCY, WorkerPool
 
-            environ = dict(os.environ)  # the stack's endpoint, region and credentials; each adds its own
+            # the stack's endpoint, region and credentials, not the union of the functions' variables:
+            # each worker gets its own function's, so a variable the template forgot is missing as on AWS
+            environ = {k: v for k, v in os.environ.items() if k not in values}
             default = self.default_concurrency or DEFAULT_CONCURRENCY
             for fn in self.functions.values():
                 limit = self.concurrency_overrides.get(fn.logical_id) or fn.reserved_concurrency or default
                 if fn.reserved_concurrency is not None:
                     limit = min(limit, fn.reserved_concurrency)
                 fn.pool = WorkerPool(fn, limit, environ, list(self._added_sys_path) + [str(self.repo_root)],
-                                     on_answer=_record_worker_answer)
+                                     on_answer=_record_worker_answer, quiet=not self.worker_output)
 
     def _create_secrets(self) -> None:
         wanted: dict[str, Any]

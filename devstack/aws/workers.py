@@ -40,6 +40,17 @@ LOG = logging.getLogger("devstack.aws")
 DEFAULT_CONCURRENCY = 2
 
 
+class _Discard:
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+_DEVNULL = _Discard()
+
+
 class Throttled(Exception):
     """No worker became free within the caller's wait (Lambda: TooManyRequestsException)."""
 
@@ -64,13 +75,18 @@ class InvocationRecord:
 # ------------------------------------------------------------------------------------------------
 
 
-def _worker_main(conn: Any, fn: Any, environ: dict[str, str], sys_path: list[str]) -> None:
-    """One execution environment: import the handler once, then one invocation per message."""
+def _worker_main(conn: Any, fn: Any, environ: dict[str, str], sys_path: list[str], quiet: bool = False) -> None:
+    """One execution environment: import the handler once, then one invocation per message.
+    `quiet`: what the handler prints is dropped (its EMF lines are still kept)."""
     os.environ.clear()
     os.environ.update(environ)
     for entry in reversed(sys_path):
         if entry not in sys.path:
             sys.path.insert(0, entry)
+    if quiet:
+        import logging as _logging
+
+        _logging.disable(_logging.WARNING)  # Powertools' Logger writes through logging, outside invocations too
     import botocore.client
 
     from devstack.aws import calls, emf
@@ -110,7 +126,7 @@ def _worker_main(conn: Any, fn: Any, environ: dict[str, str], sys_path: list[str
             break
         event, request_id = message
         timings.clear()
-        tee = emf._Tee(sys.stdout)
+        tee = emf._Tee(_DEVNULL if quiet else sys.stdout)
         previous, sys.stdout = sys.stdout, tee
         w0, c0 = time.perf_counter(), time.process_time()
         result = error = None
@@ -153,8 +169,9 @@ class WorkerPool:
     _context = multiprocessing.get_context("spawn")
 
     def __init__(self, fn: Any, concurrency: int, environ: dict[str, str], sys_path: list[str],
-                 on_answer: Any = None) -> None:
+                 on_answer: Any = None, quiet: bool = False) -> None:
         self.fn = fn
+        self.quiet = quiet
         self.concurrency = max(1, int(concurrency))
         self.environ = dict(environ)
         self.sys_path = list(sys_path)
@@ -175,12 +192,16 @@ class WorkerPool:
         environ = {**self.environ, **env}
         parent, child = self._context.Pipe()
         spec = _spec(self.fn)
-        process = self._context.Process(target=_worker_main, args=(child, spec, environ, self.sys_path),
+        process = self._context.Process(target=_worker_main, args=(child, spec, environ, self.sys_path, self.quiet),
                                         name=f"lambda-{self.fn.logical_id}", daemon=True)
         process.start()
         child.close()
-        hello = parent.recv() if parent.poll(120) else {"init_error": {
-            "errorType": "Runtime.InitTimeout", "errorMessage": "the worker did not start in 120 s"}}
+        try:
+            hello = parent.recv() if parent.poll(120) else {"init_error": {
+                "errorType": "Runtime.InitTimeout", "errorMessage": "the worker did not start in 120 s"}}
+        except (EOFError, OSError):
+            hello = {"init_error": {"errorType": "Runtime.ExitError",
+                                    "errorMessage": f"the worker exited while starting ({process.exitcode})"}}
         if "init_error" in hello:
             process.kill()
             process.join(5)
