@@ -392,8 +392,14 @@ class LoadRun:
                                "start_latency": None, "pay_latency": None, "paid": False}
         try:
             t0 = time.monotonic()
-            answer = self.http.post(f"{self.api}/bookings/{booking_id}/payment", timeout=self.args.timeout,
-                                    headers={"X-Customer-Id": customer, "Idempotency-Key": f"pay-{booking_id}"})
+            while True:
+                answer = self.http.post(f"{self.api}/bookings/{booking_id}/payment", timeout=self.args.timeout,
+                                        headers={"X-Customer-Id": customer, "Idempotency-Key": f"pay-{booking_id}"})
+                # a customer told 429 comes back after Retry-After (same key), for a bounded while
+                if answer.status_code != 429 or time.monotonic() - t0 > self.args.pay_retry_seconds:
+                    break
+                row["throttled"] = row.get("throttled", 0) + 1
+                time.sleep(float(answer.headers.get("Retry-After", "1")) * (1 + random.random()))
             row["start_latency"] = time.monotonic() - t0
             row["start_status"] = answer.status_code
             if answer.status_code != 201:
@@ -762,6 +768,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--in-process", action="store_true",
                         help="run the handlers in the stack's process, one at a time (the old local stack)")
     parser.add_argument("--moto-dynamodb", action="store_true", help="DynamoDB on moto instead of DynamoDB Local")
+    parser.add_argument("--pay-retry-seconds", type=float, default=60.0,
+                        help="how long a payment start told 429 keeps retrying after Retry-After")
     parser.add_argument("--bare-seconds", type=float, default=10.0,
                         help="seconds of bare DynamoDB Local transactions after the load (0: skip)")
     parser.add_argument("--confirm-timeout", type=float, default=120.0, help="bounded wait for confirmations")
