@@ -37,6 +37,7 @@ HOLD_ENDPOINT = "POST /events/{id}/bookings"
 PAY_ENDPOINT = "POST /bookings/{id}/payment"
 SANDBOX_PAY = "sandbox POST /payments/{id}/pay"
 GET_BOOKING = "GET /bookings/{id}"
+HOLD_ROUTE = "POST /events/{event_id}/bookings"
 PROVIDER_ID = re.compile(r"/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
@@ -182,8 +183,29 @@ def _quiet_disconnects() -> None:
     socketserver.BaseServer.handle_error = handle_error
 
 
+def _pool_snapshot(stack: Any, t0: float) -> dict[str, Any]:
+    """Per-invocation records of the functions' worker pools, in the Instrumentation's shape."""
+    records = []
+    pools = {}
+    for logical_id, fn in stack.functions.items():
+        if fn.pool is None:
+            continue
+        pools[logical_id] = fn.pool.stats()
+        with fn.pool._cond:
+            taken = [r for r in fn.pool.records if r.started >= t0]
+        for r in taken:
+            records.append({"function": r.function, "route": r.route, "status": r.status, "pid": r.pid, "cold": r.cold,
+                            "start": r.started - t0, "lock_wait": r.started - r.queued, "wall": r.wall, "cpu": r.cpu,
+                            "calls": [{"service": svc, "op": op, "wall": wall, "cpu": 0.0} for svc, op, wall in r.aws_calls]})
+    return {"records": records, "outside": {}, "elapsed": time.monotonic() - t0, "pools": pools}
+
+
 def _stack_process(conn: Any, options: dict[str, Any]) -> None:
-    """Child process: sandbox + instrumented local stack; answers 'stats' and 'stop' on the pipe."""
+    """Child process: sandbox + local stack; answers 'stats', 'reset', 'sample' and 'stop' on the pipe.
+
+    With worker processes (the default) each function runs in execution environments of its own
+    and the pools record every invocation; in-process (`--in-process`), the Instrumentation
+    wraps the one-at-a-time invocations instead."""
     _paths()
     import logging
 
@@ -191,26 +213,38 @@ def _stack_process(conn: Any, options: dict[str, Any]) -> None:
     from devstack.aws import EmbeddedStack
     from devstack.paysandbox import SandboxControl, SandboxServer
 
-    instr = Instrumentation()
-    instr.install()
+    workers = options.get("workers", True)
+    instr = None
+    if not workers:
+        instr = Instrumentation()
+        instr.install()
     _quiet_disconnects()
     sandbox = SandboxServer(host="127.0.0.1", port=0)
     sandbox.start()
-    stack = EmbeddedStack(str(REPO), aws_port=0, api_port=0, parameters={"ProviderApiUrl": sandbox.base_url})
+    stack = EmbeddedStack(str(REPO), aws_port=0, api_port=0, parameters={"ProviderApiUrl": sandbox.base_url},
+                          lambda_workers=workers, default_concurrency=options.get("concurrency"),
+                          dynamodb=options.get("dynamodb", "local"), worker_output=False)
+    t0 = time.monotonic()
     try:
         stack.start()
         SandboxControl(sandbox.control_url).set_webhooks([stack.api_url + "/webhooks/payments"])
-        conn.send({"api": stack.api_url, "control": sandbox.control_url})
+        conn.send({"api": stack.api_url, "control": sandbox.control_url, "dynamodb": stack.dynamodb_endpoint})
         while True:
             message = conn.recv()
             if message == "stats":
-                conn.send(instr.snapshot())
+                conn.send(instr.snapshot() if instr else _pool_snapshot(stack, t0))
             elif message == "reset":
-                with instr.lock:
-                    instr.records.clear()
-                    instr.outside.clear()
-                    instr.t0 = time.monotonic()
+                if instr:
+                    with instr.lock:
+                        instr.records.clear()
+                        instr.outside.clear()
+                        instr.t0 = time.monotonic()
+                t0 = time.monotonic()
                 conn.send("ok")
+            elif message == "sample":
+                fn = stack.functions.get("BookingsApiFunction")
+                conn.send({"transaction": (fn.pool.transactions.get(HOLD_ROUTE) if fn and fn.pool else None),
+                           "workers": fn.pool.concurrency if fn and fn.pool else 1})
             else:
                 break
     finally:
@@ -222,12 +256,13 @@ def _stack_process(conn: Any, options: dict[str, Any]) -> None:
 class LocalTarget:
     """The stack in a child process, so that the load generator does not share its interpreter."""
 
-    def __init__(self) -> None:
+    def __init__(self, options: dict[str, Any] | None = None) -> None:
         ctx = multiprocessing.get_context("spawn")
         self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=_stack_process, args=(child, {}), daemon=True)
+        # not a daemon: its Lambda workers are child processes of its own
+        self.process = ctx.Process(target=_stack_process, args=(child, options or {}), daemon=False)
 
-    def start(self, timeout: float = 90) -> dict[str, str]:
+    def start(self, timeout: float = 180) -> dict[str, str]:
         self.process.start()
         if not self.conn.poll(timeout):
             self.stop()
@@ -357,8 +392,14 @@ class LoadRun:
                                "start_latency": None, "pay_latency": None, "paid": False}
         try:
             t0 = time.monotonic()
-            answer = self.http.post(f"{self.api}/bookings/{booking_id}/payment", timeout=self.args.timeout,
-                                    headers={"X-Customer-Id": customer, "Idempotency-Key": f"pay-{booking_id}"})
+            while True:
+                answer = self.http.post(f"{self.api}/bookings/{booking_id}/payment", timeout=self.args.timeout,
+                                        headers={"X-Customer-Id": customer, "Idempotency-Key": f"pay-{booking_id}"})
+                # a customer told 429 comes back after Retry-After (same key), for a bounded while
+                if answer.status_code != 429 or time.monotonic() - t0 > self.args.pay_retry_seconds:
+                    break
+                row["throttled"] = row.get("throttled", 0) + 1
+                time.sleep(float(answer.headers.get("Retry-After", "1")) * (1 + random.random()))
             row["start_latency"] = time.monotonic() - t0
             row["start_status"] = answer.status_code
             if answer.status_code != 201:
@@ -387,6 +428,8 @@ class LoadRun:
         start = time.monotonic() + 0.2
         self.start = start
         lag_max = 0.0
+        self.progress_stop = threading.Event()
+        threading.Thread(target=self.progress, args=(start, total), name="progress", daemon=True).start()
         for index in range(total):
             scheduled = start + index / args.rate
             delay = scheduled - time.monotonic()
@@ -405,11 +448,44 @@ class LoadRun:
                 self.pool.submit(self.attempt, index, scheduled, customer, key, None)
         offered_end = time.monotonic()
         self.pool.shutdown(wait=True)  # bounded: every attempt ends by its timeout
+        self.progress_stop.set()
         load_end = time.monotonic()
         self.pay_pool.shutdown(wait=True)
         pay_end = time.monotonic()
         confirmation = self.wait_for_confirmations()
         return self.summarise(total, start, offered_end, load_end, pay_end, lag_max, confirmation)
+
+    def warm_up(self, workers: int) -> None:
+        """Start the hold function's execution environments before the clock runs (each cold start
+        takes seconds on a busy 2-core machine; AWS would start them in parallel, elsewhere)."""
+        print(f"==> warming {workers} execution environments of the hold function", flush=True)
+        barrier = threading.Barrier(workers)
+
+        def one(_: int) -> int:
+            barrier.wait()
+            return self.http.get(f"{self.api}/bookings/{uuid.uuid4()}", timeout=120,
+                                 headers={"X-Customer-Id": "bench-warm-up"}).status_code
+
+        for _ in range(2):
+            with ThreadPoolExecutor(max_workers=workers) as warm:
+                list(warm.map(one, range(workers)))
+
+    def progress(self, start: float, total: int, every: float = 5.0) -> None:
+        """A line every few seconds: offered so far, answered, the status mix and the last window's latency."""
+        seen = 0
+        while not self.progress_stop.wait(every):
+            with self.lock:
+                rows = list(self.attempts)
+            now = time.monotonic()
+            offered = min(total, int((now - start) * self.args.rate))
+            mix = Counter(r["outcome"] for r in rows)
+            window = sorted(r["done"] - r["sent"] for r in rows[seen:] if r["done"] is not None)
+            seen = len(rows)
+            p = percentiles(window)
+            print(f"  [{now - start:5.1f}s] offered {offered:6d}  answered {len(rows):6d}  "
+                  f"201 {mix['201_new'] + mix['201_replayed']:5d}  409 {mix['409_sold_out']:5d}  429 {mix['429']:5d}  "
+                  f"5xx {mix['5xx']:3d}  timeouts {mix['timeout'] + mix['timeout_client_backlog']:3d}  "
+                  f"latency p50 {p['p50']} p95 {p['p95']} ms", flush=True)
 
     def wait_for_confirmations(self) -> dict[str, Any]:
         paid = [p for p in self.payments if p["paid"]]
@@ -462,6 +538,18 @@ class LoadRun:
             offered[min(seconds - 1, int(a["scheduled"] - start))] += 1
             if a["done"] is not None:
                 achieved[min(seconds - 1, max(0, int(a["done"] - start)))] += 1
+        mix_names = ("201_new", "201_replayed", "409_sold_out", "429", "other_4xx", "5xx")
+        mix = {name: [0] * seconds for name in mix_names + ("timeout",)}
+        by_second: list[list[float]] = [[] for _ in range(seconds)]
+        for a in attempts:
+            if a["done"] is not None:
+                second = min(seconds - 1, max(0, int(a["done"] - start)))
+                by_second[second].append(a["done"] - a["sent"])
+                if a["outcome"] in mix:
+                    mix[a["outcome"]][second] += 1
+            elif a["outcome"] in ("timeout", "timeout_client_backlog", "connection_error"):
+                mix["timeout"][min(seconds - 1, int(a["scheduled"] - start))] += 1
+        latency_over_time = {q: [percentiles(v)[q] for v in by_second] for q in ("p50", "p95", "p99")}
         answered = [a for a in attempts if a["done"] is not None]
         achieved_rate = len(answered) / max(1e-9, (max(a["done"] for a in answered) - start)) if answered else 0.0
 
@@ -493,7 +581,11 @@ class LoadRun:
         statuses = confirmation["booking_statuses"]
         confirmed = statuses.get("CONFIRMED", 0)
         payments_started = sum(1 for p in self.payments if p["start_status"] == 201)
+        window = max(1e-9, max((a["done"] for a in answered), default=start) - start)
+        served = sum(1 for a in answered if a["outcome"] in ("201_new", "201_replayed", "409_sold_out"))
         result = {
+            "served_per_second": round(served / window, 1),
+            "new_holds_per_second": round(len([a for a in answered if a["outcome"] == "201_new"]) / window, 1),
             "config": {"api": self.api, "rate": args.rate, "duration_s": args.duration, "capacity": args.capacity,
                        "quantity": args.quantity, "retry_share": args.retry_share, "workers": args.workers,
                        "timeout_s": args.timeout, "seed": args.seed, "event_id": self.event_id},
@@ -504,7 +596,8 @@ class LoadRun:
             "durations_s": {"offered": round(offered_end - start, 2), "until_last_answer": round(load_end - start, 2),
                             "payments_drained": round(pay_end - start, 2),
                             "confirmation_wait": confirmation["waited_s"]},
-            "rates_per_second": {"offered": offered, "achieved": achieved},
+            "rates_per_second": {"offered": offered, "achieved": achieved, "status_mix": mix,
+                                 "latency_ms": latency_over_time},
             "outcomes": dict(outcomes),
             "latency_ms": latency,
             "hold_latency_by_outcome_ms": by_outcome_latency,
@@ -527,6 +620,14 @@ class LoadRun:
 # ----------------------------------------------------------------------------------------------
 # Where the time goes (server side, local target only)
 # ----------------------------------------------------------------------------------------------
+
+
+def _by_op(recs: list[dict[str, Any]]) -> dict[str, list[float]]:
+    ops: dict[str, list[float]] = defaultdict(list)
+    for rec in recs:
+        for call in rec["calls"]:
+            ops[f"{call['service']}:{call['op']}"].append(call["wall"])
+    return ops
 
 
 def server_breakdown(snapshot: dict[str, Any], window: float) -> dict[str, Any]:
@@ -553,6 +654,7 @@ def server_breakdown(snapshot: dict[str, Any], window: float) -> dict[str, Any]:
             "lock_wait_ms_median": round(statistics.median(r["lock_wait"] for r in recs) * 1000, 1),
             "lock_wait_ms_p95": percentiles([r["lock_wait"] for r in recs])["p95"],
             "busy_share_of_run": round(sum(walls) / max(window, 1e-9), 3),
+            "aws_op_ms_median": {op: round(statistics.median(ws) * 1000, 1) for op, ws in sorted(_by_op(recs).items())},
         }
     return {"by_route": per, "invocation_lock_busy_share": round(busy / max(window, 1e-9), 3),
             "window_s": round(window, 1), "calls_outside_handlers": snapshot["outside"]}
@@ -567,16 +669,28 @@ def explain(result: dict[str, Any]) -> list[str]:
     server = result.get("server")
     if server:
         hold = server["by_route"].get("POST /events/{event_id}/bookings")
-        lines.append(f"The stack runs one Lambda invocation at a time: the invocation lock was busy "
-                     f"{server['invocation_lock_busy_share']:.0%} of the run, so its ceiling is about "
-                     f"1 / (handler time) per second.")
+        pools = server.get("pools") or {}
+        if pools:
+            busy = {name: p for name, p in pools.items() if p["invocations"]}
+            lines.append("Functions run in worker processes: " + ", ".join(
+                f"{name} {p['workers']}/{p['concurrency']} workers ({p['cold_starts']} cold starts, "
+                f"{p['throttles']} throttled)" for name, p in busy.items()))
+            wait = "waited for a free worker"
+        else:
+            lines.append(f"The stack runs one Lambda invocation at a time: the invocation lock was busy "
+                         f"{server['invocation_lock_busy_share']:.0%} of the run, so its ceiling is about "
+                         f"1 / (handler time) per second.")
+            wait = "waited for the invocation lock"
         if hold:
-            ceiling = 1000 / hold["handler_wall_ms_median"] if hold["handler_wall_ms_median"] else float("inf")
             lines.append(f"A hold attempt (median over {hold['invocations']}): {hold['handler_wall_ms_median']} ms in the "
                          f"handler, of which {hold['aws_call_wall_ms_median']} ms waiting on emulator calls "
-                         f"({hold['aws_calls_per_invocation']} calls) and {hold['handler_cpu_ms_median']} ms handler-thread "
-                         f"CPU; it waited {hold['lock_wait_ms_median']} ms (p95 {hold['lock_wait_ms_p95']} ms) for the "
-                         f"invocation lock. Ceiling about {ceiling:.0f} holds/s on this machine.")
+                         f"({hold['aws_calls_per_invocation']} calls) and {hold['handler_cpu_ms_median']} ms CPU; it "
+                         f"{wait} {hold['lock_wait_ms_median']} ms (p95 {hold['lock_wait_ms_p95']} ms).")
+    if result.get("bare_transactions"):
+        bare = result["bare_transactions"]
+        lines.append(f"Bare DynamoDB Local transactions of the hold's shape ({', '.join(bare['shape'])}) from "
+                     f"{bare['clients']} clients: {bare['per_second']}/s; served attempts/s to that: "
+                     f"{result['ratio_to_bare']}.")
     elif achieved < 0.95 * offered:
         lines.append("Server-side breakdown is only available when the bench starts the stack itself.")
     return lines
@@ -590,51 +704,48 @@ def plot(result: dict[str, Any], path: Path) -> None:
 
     fig, axes = plt.subplots(2, 2, figsize=(13, 9))
     rates = result["rates_per_second"]
+    seconds = list(range(len(rates["offered"])))
     ax = axes[0][0]
-    ax.plot(range(len(rates["offered"])), rates["offered"], label="offered (scheduled)")
-    ax.plot(range(len(rates["achieved"])), rates["achieved"], label="achieved (answered)")
+    ax.plot(seconds, rates["offered"], label="offered (scheduled)")
+    ax.plot(seconds, rates["achieved"], label="answered")
     ax.set_xlabel("second of run")
     ax.set_ylabel("booking attempts / s")
-    ax.set_title("Offered vs achieved rate")
+    ax.set_title("Offered vs answered per second")
     ax.legend()
 
     ax = axes[0][1]
-    names = [n for n, v in result["latency_ms"].items() if v["n"]]
-    xs = range(len(names))
-    for offset, q in ((-0.25, "p50"), (0, "p95"), (0.25, "p99")):
-        ax.bar([x + offset for x in xs], [result["latency_ms"][n][q] for n in names], width=0.25, label=q)
-    ax.set_xticks(list(xs))
-    ax.set_xticklabels([n.replace(" (", "\n(").replace("sandbox ", "sandbox\n") for n in names], fontsize=7)
-    ax.set_ylabel("ms")
-    ax.set_yscale("log")
-    ax.set_title("Latency per endpoint")
-    ax.legend()
+    bottom = [0] * len(seconds)
+    for name, values in rates["status_mix"].items():
+        if any(values):
+            ax.bar(seconds, values, bottom=bottom, label=name, width=1.0)
+            bottom = [b + v for b, v in zip(bottom, values)]
+    ax.set_xlabel("second of run (by answer)")
+    ax.set_ylabel("answers / s")
+    ax.set_title("Status mix over time")
+    ax.legend(fontsize=7)
 
     ax = axes[1][0]
-    outcomes = {k: v for k, v in result["outcomes"].items() if v}
-    ax.bar(list(outcomes), list(outcomes.values()))
-    ax.set_title(f"Outcomes (confirmed {result['confirmed']}, oversold {result['correctness']['oversold_places']})")
-    ax.tick_params(axis="x", labelrotation=30, labelsize=7)
+    for q, values in rates["latency_ms"].items():
+        ax.plot(seconds, [v if v is not None else float("nan") for v in values], label=q)
+    ax.set_xlabel("second of run (by answer)")
+    ax.set_ylabel("ms from send")
+    ax.set_yscale("log")
+    ax.set_title("Hold latency percentiles over time")
+    ax.legend()
 
     ax = axes[1][1]
-    server = result.get("server")
-    if server:
-        routes = list(server["by_route"])[:6]
-        parts = [("aws_call_wall_ms_median", "emulator calls"), ("handler_cpu_ms_median", "handler CPU"),
-                 ("provider_wall_ms_median", "provider HTTP")]
-        bottom = [0.0] * len(routes)
-        for key, label in parts:
-            values = [server["by_route"][r][key] for r in routes]
-            ax.bar(range(len(routes)), values, bottom=bottom, label=label)
-            bottom = [b + v for b, v in zip(bottom, values)]
-        ax.set_xticks(range(len(routes)))
-        ax.set_xticklabels([r.replace("Function", "").replace(" /", "\n/") for r in routes], fontsize=7)
-        ax.set_ylabel("median ms per invocation")
-        ax.set_title("Server side: where a handler's time goes")
-        ax.legend(fontsize=7)
-    else:
-        ax.text(0.5, 0.5, "server-side breakdown: local target only", ha="center")
-        ax.axis("off")
+    ax.axis("off")
+    bare = result.get("bare_transactions") or {}
+    c = result["correctness"]
+    lines = [f"attempts {result['attempts']}, answered {sum(rates['achieved'])}",
+             f"served (201/409) {result['served_per_second']}/s, new holds {result['new_holds_per_second']}/s",
+             f"outcomes: " + ", ".join(f"{k} {v}" for k, v in result["outcomes"].items() if v),
+             f"oversold {c['oversold_places']}, replay mismatches {c['replay_mismatches']}",
+             f"paid {result['payments']['paid_in_sandbox']}, confirmed {result['confirmed']}"]
+    if bare:
+        lines.append(f"bare DynamoDB Local transactions ({bare['clients']} clients): {bare['per_second']}/s")
+        lines.append(f"served / bare = {result.get('ratio_to_bare')}")
+    ax.text(0.02, 0.95, "\n".join(lines), va="top", family="monospace", fontsize=9)
     fig.suptitle(f"Holdfast bench: {result['offered_rate']}/s offered for {result['config']['duration_s']} s, "
                  f"capacity {result['config']['capacity']}")
     fig.tight_layout()
@@ -651,7 +762,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--retry-share", type=float, default=0.2, help="share of attempts that repeat a key")
     parser.add_argument("--hold-seconds", type=int, default=3600, help="hold time (no expiry during the run)")
     parser.add_argument("--workers", type=int, default=256, help="client threads (bounded)")
-    parser.add_argument("--timeout", type=float, default=10.0, help="per-request timeout, seconds")
+    parser.add_argument("--timeout", type=float, default=30.0,
+                        help="per-request timeout, seconds (API Gateway answers 504 at 29)")
+    parser.add_argument("--concurrency", type=int, default=4, help="worker processes per function")
+    parser.add_argument("--in-process", action="store_true",
+                        help="run the handlers in the stack's process, one at a time (the old local stack)")
+    parser.add_argument("--moto-dynamodb", action="store_true", help="DynamoDB on moto instead of DynamoDB Local")
+    parser.add_argument("--pay-retry-seconds", type=float, default=60.0,
+                        help="how long a payment start told 429 keeps retrying after Retry-After")
+    parser.add_argument("--bare-seconds", type=float, default=10.0,
+                        help="seconds of bare DynamoDB Local transactions after the load (0: skip)")
     parser.add_argument("--confirm-timeout", type=float, default=120.0, help="bounded wait for confirmations")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--api", help="target a running stack (make run) instead of starting one")
@@ -674,20 +794,35 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         api, control = args.api, args.sandbox_control
     else:
         print("==> starting the payment sandbox and the local stack (child process)", flush=True)
-        target = LocalTarget()
+        target = LocalTarget({"workers": not args.in_process, "concurrency": args.concurrency,
+                              "dynamodb": "moto" if args.moto_dynamodb else "local"})
         urls = target.start()
         api, control = urls["api"], urls["control"]
     try:
         print(f"==> {args.rate:g} attempts/s for {args.duration:g} s against {api} "
               f"(capacity {args.capacity}, retries {args.retry_share:.0%})", flush=True)
+        load = LoadRun(api, control, args)
+        if target and not args.in_process:
+            load.warm_up(args.concurrency)
         if target:
             target.call("reset")
-        load = LoadRun(api, control, args)
         t0 = time.monotonic()
         result = load.run()
         if target:
             snapshot = target.call("stats")
             result["server"] = server_breakdown(snapshot, time.monotonic() - t0)
+            result["server"]["pools"] = snapshot.get("pools", {})
+            if urls.get("dynamodb") and args.bare_seconds > 0:
+                from devstack import bench_bare
+
+                sample = target.call("sample")
+                print(f"==> bare DynamoDB Local transactions of the hold's shape, {sample['workers']} clients, "
+                      f"{args.bare_seconds:g} s", flush=True)
+                bare = bench_bare.measure(urls["dynamodb"], sample["transaction"], sample["workers"],
+                                          args.bare_seconds)
+                result["bare_transactions"] = bare
+                result["ratio_to_bare"] = round(result["served_per_second"] / bare["per_second"], 2) \
+                    if bare["per_second"] else None
         result["where_the_time_goes"] = explain(result)
         result["machine"] = {"cpus": multiprocessing.cpu_count(), "python": sys.version.split()[0],
                              "target": "remote (--api)" if args.api else "local stack in a child process"}
@@ -713,12 +848,21 @@ def main(argv: list[str] | None = None) -> int:
     plot(result, png_path)
     result["files"] = {"json": str(json_path), "png": str(png_path)}
     json_path.write_text(json.dumps(result, indent=2, default=str))
-    print(json.dumps({k: result[k] for k in ("attempts", "offered_rate", "achieved_rate", "outcomes", "confirmed",
-                                            "correctness", "latency_ms", "durations_s")}, indent=2))
+    print(json.dumps({k: result.get(k) for k in ("attempts", "offered_rate", "achieved_rate", "served_per_second",
+                                                "new_holds_per_second", "bare_transactions", "ratio_to_bare",
+                                                "outcomes", "confirmed", "payments", "correctness", "latency_ms",
+                                                "durations_s")}, indent=2, default=str))
     for line in result["where_the_time_goes"]:
         print(line)
     print(f"==> wrote {json_path} and {png_path}")
-    ok = result["correctness"]["oversold_places"] == 0 and result["correctness"]["replay_mismatches"] == 0
+    c, o = result["correctness"], result["outcomes"]
+    ok = c["oversold_places"] == 0 and c["replay_mismatches"] == 0
+    unanswered = o["5xx"] + o["timeout"] + o["timeout_client_backlog"] + o["connection_error"]
+    print(f"==> {'PASS' if ok and not unanswered else 'FAIL'}: oversold {c['oversold_places']}, replay mismatches "
+          f"{c['replay_mismatches']}, 5xx {o['5xx']}, timeouts {o['timeout'] + o['timeout_client_backlog']}, "
+          f"connection errors {o['connection_error']}; paid {result['payments']['paid_in_sandbox']}, "
+          f"confirmed {result['confirmed']}")
+    ok = ok and not unanswered
     return 0 if ok else 1
 
 

@@ -1,7 +1,8 @@
 """`make run`: the whole system on this machine, offline.
 
 Starts the payment sandbox, the embedded AWS stack deployed from template.yaml (API on
-127.0.0.1:3000, AWS endpoint on 127.0.0.1:4566), aims the sandbox's webhooks at the API, creates
+127.0.0.1:3000, AWS endpoint on 127.0.0.1:4566, DynamoDB Local on a free port, each function in
+worker processes of its own), aims the sandbox's webhooks at the API, creates
 a demo event, a demo resource with two appointment services, and prints a walkthrough. Ctrl-C stops everything.
 """
 from __future__ import annotations
@@ -33,6 +34,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sandbox-port", type=int, default=8090)
     parser.add_argument("--capacity", type=int, default=500, help="places in the demo event")
     parser.add_argument("--hold-seconds", type=int, default=600, help="hold time of the demo event")
+    parser.add_argument("--concurrency", type=int, default=4,
+                        help="worker processes per function (a function's ReservedConcurrentExecutions caps it)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="run every handler in this process, one invocation at a time (as the tests do)")
+    parser.add_argument("--moto-dynamodb", action="store_true",
+                        help="serve DynamoDB from moto (serialised) instead of DynamoDB Local")
     args = parser.parse_args(argv)
 
     sys.path[:0] = [str(REPO / "layers" / "holdfast"), str(REPO)]
@@ -44,7 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     sandbox.start()
     print("==> deploying template.yaml onto the embedded AWS stack", flush=True)
     stack = EmbeddedStack(str(REPO), aws_port=args.aws_port, api_port=args.api_port,
-                       parameters={"ProviderApiUrl": sandbox.base_url})
+                          parameters={"ProviderApiUrl": sandbox.base_url},
+                          lambda_workers=not args.in_process, default_concurrency=args.concurrency,
+                          dynamodb="moto" if args.moto_dynamodb else "local")
     try:
         stack.start()
         SandboxControl(sandbox.control_url).set_webhooks([stack.api_url + "/webhooks/payments"])
@@ -78,6 +87,8 @@ Holdfast is running.
   web pages          {api}/   (customers; the operator page is {api}/operator.html)
   booking API        {api}
   AWS endpoint       {stack.aws_endpoint}   (AWS_ENDPOINT_URL for boto3 / the aws CLI)
+  DynamoDB           {stack.dynamodb_endpoint or stack.aws_endpoint}   ({'DynamoDB Local, AWS_ENDPOINT_URL_DYNAMODB' if stack.dynamodb_endpoint else 'moto'})
+  Lambda             {'worker processes, up to ' + str(args.concurrency) + ' per function' if not args.in_process else 'in-process, one invocation at a time'}
   payment sandbox    {sandbox.base_url}   (control API {sandbox.control_url})
   demo events        {eid}: {args.capacity} places, {args.hold_seconds}s holds
                      {seated['event_id']}: a seat map of 6 rows of 12

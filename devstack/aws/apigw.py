@@ -18,10 +18,13 @@ from typing import Any, Callable
 from urllib.parse import parse_qs, parse_qsl, unquote, urlsplit
 
 from .runtime import LocalFunction, run_function
+from .throttling import StageThrottle
+from .workers import Throttled
 
 LOG = logging.getLogger("devstack.aws.apigw")
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
+INTEGRATION_TIMEOUT_S = 29.0  # API Gateway's maximum integration timeout (REST APIs)
 ANY_METHOD = "ANY"
 
 
@@ -109,6 +112,13 @@ class ApiGatewayServer:
         # Development-only reads beside the pages (path -> answer(headers, query) -> (status, body));
         # nothing in template.yaml declares them, so they never exist on AWS.
         self.local_endpoints: dict[str, Callable[[Any, dict[str, list[str]]], tuple[int, Any]]] = {}
+        # the stage's and methods' throttling (MethodSettings), set by the stack once deployed
+        self.throttle: StageThrottle | None = None
+        self.integration_timeout = INTEGRATION_TIMEOUT_S
+        # how long a request waits for a free worker of its function before it is throttled: Lambda
+        # itself does not queue, but a few local workers stand in for its many environments, and
+        # one finishing a few hundred ms later is not overload
+        self.lambda_queue_wait = 0.25
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -194,8 +204,31 @@ class ApiGatewayServer:
                 {"Allow": ", ".join(allowed)})
             return
 
+        if self.throttle is not None:
+            wait = self.throttle.take(route.resource, method)
+            if wait is not None:
+                _json_response(request, 429, {"message": "Too Many Requests"},
+                               {"Retry-After": str(max(1, int(wait + 0.999))),
+                                "x-amzn-ErrorType": "TooManyRequestsException"})
+                return
         event = self._event(request, route, path, split.query, body_bytes, started)
-        result, error = run_function(route.function, event)
+        remaining = self.integration_timeout - (time.time() - started)
+        try:
+            result, error = run_function(route.function, event, max_wait=min(self.lambda_queue_wait, remaining),
+                                         answer_within=remaining, route=f"{method} {route.resource}")
+        except Throttled:
+            # Lambda throttles a synchronous call over the function's concurrency. AWS's REST API
+            # answers that 500 unless a gateway response maps it; locally it is a 429 (see
+            # docs/local-stack.md): this machine's few workers stand in for Lambda's scaling, and
+            # running out of them is overload to shed, not a server fault.
+            _json_response(request, 429, {"message": "Too Many Requests", "error": {
+                "code": "function_throttled", "message": f"{route.function.function_name} is at its concurrency"}},
+                {"Retry-After": "1", "x-amzn-ErrorType": "TooManyRequestsException"})
+            return
+        except TimeoutError:
+            _json_response(request, 504, {"message": "Endpoint request timed out"},
+                           {"x-amzn-ErrorType": "IntegrationTimeout"})
+            return
         if error is not None:
             LOG.error("%s %s -> %s raised %s: %s\n%s", method, path, route.function.function_name,
                       error["errorType"], error["errorMessage"], "".join(error["stackTrace"]))

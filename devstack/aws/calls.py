@@ -45,6 +45,15 @@ def recorded_calls(clear: bool = False) -> list[dict[str, Any]]:
     return calls
 
 
+def merge(calls: list[dict[str, Any]]) -> None:
+    """Add what a worker process recorded (devstack/aws/workers.py) to this process's record."""
+    with _calls_lock:
+        for call in calls:
+            key = (call["function"], call["service"], call["action"], json.dumps(call["params"], sort_keys=True,
+                                                                                  default=str))
+            _CALLS[key] = _CALLS.get(key, 0) + call["count"]
+
+
 def install() -> None:
     import botocore.client
 

@@ -31,13 +31,14 @@ class EdgeSession(Session):
     one; so the endpoint this session was made for is pinned for every service it knows.
     """
 
-    def __init__(self, endpoint: str, region: str) -> None:
+    def __init__(self, endpoint: str, region: str, overrides: dict[str, str] | None = None) -> None:
         parts = urlsplit(endpoint)
         if parts.scheme not in ("http", "https") or not parts.port:
             raise ValueError(f"an edge endpoint is scheme://host:port, not {endpoint!r}")
         super().__init__(region_name=region, localstack_host=parts.netloc, **LOCAL_CREDENTIALS)
         self.endpoint = f"{parts.scheme}://{parts.netloc}"
         self._service_endpoint_mapping = dict.fromkeys(self._service_endpoint_mapping, self.endpoint)
+        self._service_endpoint_mapping.update(overrides or {})  # e.g. DynamoDB at DynamoDB Local
 
     def client(self, service_name: str, **kwargs: Any) -> Any:
         with _CLIENT_LOCK:

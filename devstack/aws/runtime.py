@@ -84,6 +84,8 @@ class LocalFunction:
     memory_size: int = 128
     environment: dict[str, str] = field(default_factory=dict)
     import_environment: dict[str, str] = field(default_factory=dict)
+    reserved_concurrency: int | None = None  # the template's ReservedConcurrentExecutions
+    pool: Any = None  # a workers.WorkerPool when the stack runs functions in worker processes
     _handler: Any = None
 
     @property
@@ -141,6 +143,11 @@ class LocalFunction:
         read each other's requests. No handler waits for another invocation (Step Functions and
         the pollers call in on threads of their own), so one lock cannot deadlock.
         """
+        if self.pool is not None:
+            result, error = run_function(self, event, request_id)
+            if error is not None:
+                raise InvocationError(error)
+            return result
         handler = self.load()
         with _INVOCATION_LOCK:
             token = _CURRENT_FUNCTION.set(self.logical_id)
@@ -178,9 +185,29 @@ def lambda_error(exc: BaseException) -> dict[str, Any]:
     }
 
 
-def run_function(fn: LocalFunction, event: Any) -> tuple[Any, dict[str, Any] | None]:
-    """(result, None) on success, (None, error payload) on an unhandled exception."""
-    request_id = str(uuid.uuid4())
+class InvocationError(Exception):
+    """A worker process's handler failed: carries Lambda's error payload (errorType is the class name)."""
+
+    def __init__(self, payload: dict[str, Any]) -> None:
+        super().__init__(f"{payload.get('errorType')}: {payload.get('errorMessage')}")
+        self.payload = payload
+
+
+def run_function(fn: LocalFunction, event: Any, request_id: str | None = None, *, max_wait: float | None = None,
+                 answer_within: float | None = None, route: str | None = None) -> tuple[Any, dict[str, Any] | None]:
+    """(result, None) on success, (None, error payload) on an unhandled exception.
+
+    With worker processes, `max_wait` bounds the wait for a free worker (past it: workers.Throttled)
+    and `answer_within` the wait for the answer (past it: TimeoutError); in-process, both are ignored."""
+    request_id = request_id or str(uuid.uuid4())
+    if fn.pool is not None:
+        from .workers import WorkerInitError
+
+        try:
+            return fn.pool.invoke(event, request_id, max_wait=max_wait, answer_within=answer_within, route=route)
+        except WorkerInitError as exc:
+            LOG.warning("function %s failed to start: %s", fn.function_name, exc)
+            return None, {**exc.payload, "requestId": request_id}
     try:
         result = fn.invoke(event, request_id)
     except Exception as exc:  # noqa: BLE001 - shaped like Lambda's error

@@ -25,6 +25,7 @@ from typing import Any
 
 from . import emf, runtime, sale_metrics
 from .apigw import ApiGatewayServer, routes_from_template
+from .throttling import StageThrottle
 from .clients import EdgeSession
 from .pollers import DynamoDbStreamPoller, ScheduleInvoker, SqsPoller, _Poller, rate_seconds
 from .runtime import LocalFunction
@@ -106,6 +107,15 @@ def _QuietMotoServer(**kwargs: Any) -> Any:  # noqa: N802 - behaves as a class
     return _quiet_moto_server_class()(**kwargs)
 
 
+def _record_worker_answer(fn: LocalFunction, answer: dict[str, Any]) -> None:
+    from . import calls
+
+    if answer.get("calls"):
+        calls.merge(answer["calls"])
+    if answer.get("emf"):
+        emf.keep(fn.function_name, answer["emf"])
+
+
 class EmbeddedStack:
     """The template deployed on an embedded AWS emulator. One active instance per process (moto's
     state and the handlers' environment variables are process-wide)."""
@@ -128,6 +138,12 @@ class EmbeddedStack:
         secrets: dict[str, Any] | None = None,
         poll_interval: float = 0.1,
         logger: logging.Logger | None = None,
+        lambda_workers: bool = False,
+        default_concurrency: int | None = None,
+        concurrency: dict[str, int] | None = None,
+        dynamodb: str = "moto",
+        api_throttling: bool = True,
+        worker_output: bool = True,
     ):
         self.repo_root = Path(repo_root).resolve()
         self.template_path = (self.repo_root / template).resolve()
@@ -141,6 +157,18 @@ class EmbeddedStack:
         self._requested_api_port = api_port
         self._parameter_overrides = dict(parameters or {})
         self._secrets_override = secrets
+        # Lambda like Lambda: a pool of worker processes per function (devstack/aws/workers.py);
+        # False runs every handler in this process, one invocation at a time (the tests' default)
+        self.lambda_workers = bool(lambda_workers)
+        self.default_concurrency = default_concurrency
+        self.concurrency_overrides = dict(concurrency or {})
+        if dynamodb not in ("moto", "local"):
+            raise ValueError("dynamodb is 'moto' or 'local' (DynamoDB Local, devstack/dynamodb_local.py)")
+        self.dynamodb = dynamodb
+        self.dynamodb_endpoint: str = ""  # DynamoDB Local's, when dynamodb="local"
+        self._dynamodb_local: Any = None
+        self.api_throttling = api_throttling
+        self.worker_output = worker_output  # False: what handlers in workers print is dropped (the bench)
 
         self.aws_endpoint: str = ""
         self.api_url: str = ""
@@ -200,6 +228,11 @@ class EmbeddedStack:
         self.api_url = f"http://{self.host}:{self._api.port}"
 
         self._start_moto()
+        if self.dynamodb == "local":
+            from devstack.dynamodb_local import DynamoDBLocal
+
+            self._dynamodb_local = DynamoDBLocal(quiet=True).start()
+            self.dynamodb_endpoint = self._dynamodb_local.endpoint
         emf.install(self.region, runtime._SERVICE_LOCKS["logs"])
         self._set_process_environment()
         self._deploy()
@@ -218,6 +251,13 @@ class EmbeddedStack:
             if self._api is not None:
                 self._api.stop()
                 self._api = None
+            for fn in self.functions.values():
+                if fn.pool is not None:
+                    fn.pool.close()
+                    fn.pool = None
+            if self._dynamodb_local is not None:
+                self._dynamodb_local.stop()
+                self._dynamodb_local = None
             if self._moto is not None:
                 self._moto.stop()
                 self._moto = None
@@ -250,8 +290,11 @@ class EmbeddedStack:
 
     def session(self) -> EdgeSession:
         """A `localstack_client` session for this stack's edge endpoint (its `.client` and
-        `.resource` reach this stack even while another stack's AWS_ENDPOINT_URL is set)."""
-        return EdgeSession(self.aws_endpoint, self.region)
+        `.resource` reach this stack even while another stack's AWS_ENDPOINT_URL is set; DynamoDB
+        and its streams reach DynamoDB Local when the stack uses it)."""
+        overrides = {"dynamodb": self.dynamodb_endpoint, "dynamodbstreams": self.dynamodb_endpoint} \
+            if self.dynamodb_endpoint else None
+        return EdgeSession(self.aws_endpoint, self.region, overrides)
 
     def invoke(self, logical_id: str, event: Any) -> Any:
         """Run a function's handler in-process with `event` (raises what the handler raises)."""
@@ -322,10 +365,14 @@ class EmbeddedStack:
         for key, value in DUMMY_CREDENTIALS.items():
             self._setenv(key, value)
         # a profile or a per-service endpoint from the developer's shell would win over ours
+        if self.dynamodb_endpoint:
+            # per-service endpoints win over AWS_ENDPOINT_URL: DynamoDB and its streams go to DynamoDB Local
+            self._setenv("AWS_ENDPOINT_URL_DYNAMODB", self.dynamodb_endpoint)
+            self._setenv("AWS_ENDPOINT_URL_DYNAMODB_STREAMS", self.dynamodb_endpoint)
         for key in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL_DYNAMODB",
                     "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_SFN", "AWS_ENDPOINT_URL_SECRETS_MANAGER",
                     "AWS_ENDPOINT_URL_LAMBDA"):
-            if key in os.environ:
+            if key in os.environ and key not in self.environment:
                 self._saved_env.setdefault(key, os.environ[key])
                 del os.environ[key]
 
@@ -405,16 +452,20 @@ class EmbeddedStack:
         self._configure_functions()
         self._create_secrets()
         stages = {}
+        method_settings: list[dict[str, Any]] = []
         for logical_id, rtype in self.resource_types.items():
             if rtype == "AWS::ApiGateway::Stage":
                 props = resolver.resolve(resources[logical_id].get("Properties") or {})
                 api = (resources[logical_id].get("Properties") or {}).get("RestApiId", {})
                 if isinstance(api, dict) and "Ref" in api:
                     stages[api["Ref"]] = props.get("StageName", "Prod")
+                method_settings += props.get("MethodSettings") or []
         api_ids = {lid: ref for lid, ref in self.resources.items()
                    if self.resource_types.get(lid) == "AWS::ApiGateway::RestApi"}
         assert self._api is not None
         self._api.routes = routes_from_template(cfn, self.functions, api_ids, stages)
+        if self.api_throttling and method_settings:
+            self._api.throttle = StageThrottle(method_settings)
 
     # -- per resource type ---------------------------------------------------------------------
     def _physical_name(self, logical_id: str, limit: int = 64, suffix: str = "") -> str:
@@ -446,10 +497,14 @@ class EmbeddedStack:
             ddb.update_time_to_live(TableName=name, TimeToLiveSpecification={
                 "AttributeName": ttl["AttributeName"], "Enabled": True})
         pitr = p.get("PointInTimeRecoverySpecification") or {}
-        if str(pitr.get("PointInTimeRecoveryEnabled")).lower() == "true":
+        # DynamoDB Local has no backups (UnknownOperationException): nothing to recover locally anyway
+        if str(pitr.get("PointInTimeRecoveryEnabled")).lower() == "true" and self.dynamodb == "moto":
             ddb.update_continuous_backups(TableName=name, PointInTimeRecoverySpecification={
                 "PointInTimeRecoveryEnabled": True})
-        attrs = {"Arn": description["TableArn"]}
+        # DynamoDB Local names its tables in a region and account of its own: the template's
+        # policies and variables keep the stack's (the stream ARN is DynamoDB Local's, the pollers read it)
+        attrs = {"Arn": f"arn:aws:dynamodb:{self.region}:{ACCOUNT_ID}:table/{name}"
+                 if self.dynamodb == "local" else description["TableArn"]}
         if description.get("LatestStreamArn"):
             attrs["StreamArn"] = description["LatestStreamArn"]
         return name, attrs
@@ -564,7 +619,8 @@ class EmbeddedStack:
             self.functions[logical_id] = LocalFunction(
                 logical_id=logical_id, function_name=name, arn=arn, code_dir=code_dir,
                 handler=args["Handler"], timeout=args["Timeout"], memory_size=args["MemorySize"],
-                environment=env)
+                environment=env, reserved_concurrency=int(p["ReservedConcurrentExecutions"])
+                if p.get("ReservedConcurrentExecutions") is not None else None)
         else:
             self.logger.warning("function %s has no local CodeUri; invocations will fail", logical_id)
         return name, {"Arn": arn}
@@ -619,6 +675,19 @@ class EmbeddedStack:
         for fn in self.functions.values():
             fn.import_environment = {k: v for k, v in fn.environment.items() if len(values[k]) > 1}
         runtime.register_functions(list(self.functions.values()))
+        if self.lambda_workers:
+            from .workers import DEFAULT_CONCURRENCY, WorkerPool
+
+            # the stack's endpoint, region and credentials, not the union of the functions' variables:
+            # each worker gets its own function's, so a variable the template forgot is missing as on AWS
+            environ = {k: v for k, v in os.environ.items() if k not in values}
+            default = self.default_concurrency or DEFAULT_CONCURRENCY
+            for fn in self.functions.values():
+                limit = self.concurrency_overrides.get(fn.logical_id) or fn.reserved_concurrency or default
+                if fn.reserved_concurrency is not None:
+                    limit = min(limit, fn.reserved_concurrency)
+                fn.pool = WorkerPool(fn, limit, environ, list(self._added_sys_path) + [str(self.repo_root)],
+                                     on_answer=_record_worker_answer, quiet=not self.worker_output)
 
     def _create_secrets(self) -> None:
         wanted: dict[str, Any]
