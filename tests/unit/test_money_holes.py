@@ -442,3 +442,22 @@ def test_a_late_authorisation_after_a_closed_review_of_a_cancelled_booking_is_vo
     assert provider.payments[payment_id]["status"] == "canceled"
     assert stored(store, booking).status is BookingStatus.PAYMENT_FAILED
     assert counts(catalog, two_stage_event) == {"available": 10, "held": 0, "sold": 0}
+
+
+# ------------------------------------------------------------------ an operator refunds what was paid
+
+@pytest.mark.parametrize("paid", ["1.00", "9999.00"], ids=["paid_less", "paid_more"])
+def test_operator_refund_of_an_amount_mismatch_returns_what_the_provider_took(bookings, payments, provider, reviews,
+                                                                              store, ga_event, paid):
+    """A payment whose amount differs from the booking's goes to review; the refund an operator
+    sends is the money the provider actually took, not the booking's price (less: the provider
+    refuses a refund above the payment; more: the customer would get only part of it back)."""
+    booking, payment_id = paying(bookings, payments, ga_event)
+    assert booking.amount.text not in ("1.00", "9999.00")
+    provider.pay(payment_id)
+    provider.payments[payment_id]["amount"] = {"value": paid, "currency": "RUB"}
+    assert payments.apply_provider_payment(provider.get_payment(payment_id)) == "amount_mismatch"
+    assert reviews.resolve(booking.booking_id, "refund", "olga", "wrong amount paid")["status"] == "REFUNDED"
+    [refund] = provider.refunds_for(payment_id)
+    assert refund["amount"] == {"value": paid, "currency": "RUB"}
+    assert stored(store, booking).payment.refund["refund_id"] == refund["id"]

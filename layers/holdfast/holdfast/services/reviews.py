@@ -153,7 +153,8 @@ class ReviewService:
         booking = transitions.apply(
             self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor="operator",
             action="review_refund_started", decision=decision, ids=ids, review=None,
-            payment=self.payments.with_refund(seen, "review", attempt=str(booking.version)))
+            payment=self.payments.with_refund(seen, "review", attempt=str(booking.version),
+                                              amount=(money.payment or {}).get("amount")))
         try:
             self.payments.refund(booking, "operator")
         except PaymentOutcomeUnknown:
