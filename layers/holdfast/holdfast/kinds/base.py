@@ -91,16 +91,18 @@ class Kind:
         after a repeated request was answered from its first result, so a replay never fails here."""
 
     def plan(self, store: InventoryReads, event: Offering, wanted: dict[str, Any], rng: random.Random,
-             attempt: int) -> Places:
+             attempt: int, *, now: datetime) -> Places:
         """The places to claim, best first, from a fresh read (SoldOut/SeatsUnavailable otherwise).
-        ``attempt`` grows each time a plan's claims lost a race, so a kind may widen its choice."""
+        ``attempt`` grows each time a plan's claims lost a race, so a kind may widen its choice.
+        ``now`` is the service's clock (a kind has none of its own): what has begun, what is near."""
         raise NotImplementedError
 
     def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None) -> Places | None:
         """Places for a late payment whose hold was released, or None when they are gone."""
         raise NotImplementedError
 
-    def alternatives(self, store: InventoryReads, event: Offering, booking: Booking) -> list[dict[str, Any]]:
+    def alternatives(self, store: InventoryReads, event: Offering, booking: Booking, *,
+                     now: datetime) -> list[dict[str, Any]]:
         """Free options, nearest first and in the kind's own terms (e.g. ``starts_at`` and
         ``resource_id``), for a late payment whose places are gone. Each must cost what the booking
         costs: the customer moves to one with the same payment. ``[]`` (the default) means the kind
@@ -108,7 +110,7 @@ class Kind:
         return []
 
     def plan_choice(self, store: InventoryReads, event: Offering, booking: Booking,
-                    choice: dict[str, Any]) -> Places:
+                    choice: dict[str, Any], *, now: datetime) -> Places:
         """The places of an alternative the customer (or an operator) chose, from a fresh read:
         ``InvalidRequest`` for fields the kind does not understand, ``SeatsUnavailable``/``SoldOut``
         when it is no longer free. Only called for a kind that offered alternatives."""

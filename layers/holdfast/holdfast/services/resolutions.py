@@ -103,7 +103,7 @@ class ResolutionService:
             raise Conflict("That alternative was just taken; choose another or a refund.", code="alternative_unavailable")
         kind, offering = kinds.of_booking(booking), kinds.offering(event)
         try:
-            places = kind.plan_choice(self.store, offering, booking, fields)
+            places = kind.plan_choice(self.store, offering, booking, fields, now=self.clock())
         except (SoldOut, SeatsUnavailable):
             raise Conflict("That alternative was just taken; choose another or a refund.",
                            code="alternative_unavailable") from None
