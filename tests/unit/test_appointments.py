@@ -399,3 +399,23 @@ def test_alternatives_and_a_choice_are_judged_by_the_services_clock_not_the_mach
         resolutions.choose(alice.booking_id, "alice", "r1", "alternative",
                            {"starts_at": utc("11:00"), "resource_id": room["resource_id"]})
     assert begun.value.code == "slot_in_past"
+
+
+def test_a_chosen_time_written_in_another_utc_offset_is_the_offered_time(
+        appointments, room, bookings, payments, provider, clock, resolutions):
+    """The case lists times in UTC; a customer's page may send the same instant in local time."""
+    hire = service(appointments, room, name="Hall hire", mode="private", capacity=None)
+    alice, payment_id = late_case(appointments, hire, room, bookings, payments, provider, clock)
+    # A time that is not among those offered stays refused, however it is written (10:00 is Bob's).
+    with pytest.raises(Conflict) as refused:
+        resolutions.choose(alice.booking_id, "alice", "r0", "alternative",
+                           {"starts_at": f"{DAY}T07:00:00Z", "resource_id": room["resource_id"]})
+    assert refused.value.code == "not_an_offered_alternative"
+    local = {"starts_at": f"{DAY}T12:00:00+03:00", "resource_id": room["resource_id"]}
+    view = resolutions.choose(alice.booking_id, "alice", "r1", "alternative", local)
+    assert view["status"] == "CONFIRMED" and view["places"]["starts_at"] == utc("12:00")
+    # The same choice again under the same key, written in UTC this time: answered with the booking.
+    again = resolutions.choose(alice.booking_id, "alice", "r1", "alternative",
+                               {"starts_at": utc("12:00"), "resource_id": room["resource_id"]})
+    assert again["status"] == "CONFIRMED"
+    assert [op for op, _ in provider.calls].count("capture_payment") == 1

@@ -118,6 +118,13 @@ class Kind:
 
         raise InvalidRequest("This booking's inventory offers no alternatives.", code="no_alternatives")
 
+    def normalise_choice(self, choice: dict[str, Any]) -> dict[str, Any]:
+        """A chosen alternative in the form the kind writes its offers in, so that a choice is
+        compared with the offered ones by meaning, not spelling (slots: one instant written in
+        another UTC offset is the same time). Default: as given. Never raises: what cannot be
+        read is left as it is, and fails the comparison or ``plan_choice``."""
+        return dict(choice)
+
     def price(self, event: Offering, places: Places) -> Money:
         """What the places actually allocated cost."""
         return Money.parse(event.price, event.currency).times(places.quantity)

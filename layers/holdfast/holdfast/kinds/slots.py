@@ -127,6 +127,15 @@ class Slots(Kind):
         self.check_time(event, wanted, now)
         return self.plan(store, event, wanted, random.Random(), 0, now=now)
 
+    def normalise_choice(self, choice: dict[str, Any]) -> dict[str, Any]:
+        """``starts_at`` as the UTC instant the offers are written in."""
+        normal = dict(choice)
+        try:
+            normal["starts_at"] = iso(parse_iso(str(choice["starts_at"])))
+        except (KeyError, ValueError):
+            pass
+        return normal
+
     # ---------------------------------------------------------------------- availability
     def counts(self, store: InventoryReads, event_id: str, consistent: bool = True) -> dict[str, int]:
         raise InvalidRequest("An appointment service has places per time: see "
