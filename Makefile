@@ -28,6 +28,7 @@ help:
 	@echo "make bench    the load test (300 attempts/s for 60 s on loopback) and the per-operation cost profile"
 	@echo "make proof    10,000 randomized histories of the whole model with faults, invariants after every step;"
 	@echo "              then an event cancellation at full size (200 paid bookings, 30 holds, 10 pending payments)"
+	@echo "              and the waiting room's burst of 3,000 arrivals"
 	@echo "              (SEED=n HISTORIES=1 replays one history; HISTORIES, STEPS, WORKERS, PROOF_SECONDS, ONLY, SKIP)"
 	@echo "make notebook execute docs/design.ipynb in place (make notebook-html also renders docs/design.html)"
 	@echo "make screenshots  the browser tests, leaving screenshots of the web pages in docs/screenshots/"
@@ -131,6 +132,8 @@ proof: $(STAMP)
 	@HOLDFAST_RACE_ORDERINGS=all $(PY) -m pytest tests/correctness/test_exhaustive_race.py -q -p no:randomly --timeout 3600
 	@# issue 18 at the issue's size: 200 paid bookings, 30 holds, 10 pending payments (about 10 minutes)
 	@HOLDFAST_CANCEL_SCALE=full $(PY) -m pytest tests/integration/test_event_cancellation.py -q -p no:randomly --timeout 1800
+	@# the waiting room's burst at 3,000 arrivals (make test fires 200 through the same code; about 2 minutes)
+	@HOLDFAST_BURST_SCALE=full $(PY) -m pytest tests/integration/test_waiting_room_burst.py -q -p no:randomly --timeout 900
 
 notebook: $(STAMP) graphviz
 	@$(PY) docs/build_notebook.py

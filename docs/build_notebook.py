@@ -89,7 +89,7 @@ os.environ.pop("HOLDFAST_CRASH_POINTS", None)
 from IPython.display import HTML, Markdown, display
 
 from aws_lambda_powertools.utilities import parameters
-from devstack.aws import EmbeddedStack
+from devstack.aws import EmbeddedStack, emf
 from devstack.design import booking as booking_lifecycle, lifecycle, traces
 from devstack.paysandbox import SandboxControl, SandboxServer
 from holdfast import faults, wiring
@@ -112,6 +112,7 @@ stack = EmbeddedStack(str(ROOT), aws_port=0, api_port=0, parameters={
 stack.start()
 from holdfast.observability import logger
 logger.setLevel("WARNING")  # the handlers' INFO lines are the stack's own log, not this record's evidence
+emf.set_echo(False)         # their metric lines too (kept in the local CloudWatch Logs)
 wiring.reset()
 parameters.clear_caches()
 sandbox = SandboxControl(sandbox_server.control_url)
@@ -179,6 +180,33 @@ display(lifecycle.state_diagram(
     ranks=[[BookingStatus.EXPIRED, BookingStatus.CANCELLED, BookingStatus.CONFIRMED]]))
 print(f"{len(BookingStatus)} statuses, {len(booking_edges)} transitions;",
       "terminal:", [s.value for s, t in TRANSITIONS.items() if not t])
+""")
+
+md(r"""
+**States an inventory kind adds after `CONFIRMED`.** A kind may declare more statuses
+(`Kind.extra_states`, registered through `holdfast.domain.lifecycle.declare`: parking's
+`CHECKED_IN`, `NO_SHOW`, `COMPLETED`), who may move a booking into each, and whether its places
+stay sold or go back on sale. One diagram per kind is drawn from those declarations
+(`lifecycle.declared_lifecycles`), so a new kind's states appear here without code of their own.
+While no deployed kind declares any, the test suite's toy kind (`tests/support/toy_kind.py`:
+a gate admits the holder and sees them leave, the timer marks a no-show) stands in, and says so.
+""")
+
+code(r"""
+from holdfast.domain import lifecycle as declared_states
+from tests.support import toy_kind
+
+kind_lifecycles = lifecycle.declared_lifecycles()
+shown_kinds = "deployed kinds"
+if not kind_lifecycles:
+    toy_kind.register()
+    kind_lifecycles = lifecycle.declared_lifecycles()
+    shown_kinds = "no deployed kind declares states yet: the test suite's toy kind"
+for found in kind_lifecycles:
+    display(lifecycle.state_diagram(found.transitions, found.moves, f"After CONFIRMED: kind {found.kind}",
+                                    groups=found.groups,
+                                    group_colours={"SOLD": "#d9f2d9", "RELEASED": "#e6eaf2"}))
+print(f"{shown_kinds}:", {found.kind: sorted(set(found.transitions) - {"CONFIRMED"}) for found in kind_lifecycles})
 """)
 
 md(r"""
@@ -524,6 +552,55 @@ assert done["journal"][-1]["actor"] == "reconciler" and len(sandbox.refunds(paym
 print("refunds at the provider:", [(r["id"][:8], r["status"], r["amount"]["value"]) for r in sandbox.refunds(payment_id)])
 """)
 
+md(r"""
+### 3.9 An appointment: the time resold, another time chosen (seed 003)
+
+The story of requirement 003: the hold of a time ends at "12:10", another customer takes the same
+time and confirms it at "12:11", and at "12:12" the first customer's payment (two-stage, an
+authorisation) is reported. The first booking is never restored over the second: the money is
+kept (nothing captured) and a conflict case offers the nearest free times of the service, with a
+deadline and an operator. The customer chooses another time: its places are pinned first, then the
+same authorisation is captured once, and the booking is confirmed at the new time. Here the hold
+lasts 3 s, so "12:10" is 3 s after the hold.
+""")
+
+code(r"""
+from datetime import datetime, timedelta, timezone
+
+tr = Trace("appointment: the time resold, another time chosen")
+hire = tr.service(name="Hall hire", mode="private", capacity=None, hold_ttl_seconds=3)
+DAY = (datetime.now(timezone.utc) + timedelta(days=2)).date().isoformat()
+ten = f"{DAY}T10:00:00+03:00"
+olga, pavel = customer(), customer()
+booking_id = tr.book_slot(hire, olga, ten).json()["booking_id"]
+payment_id = tr.pay(booking_id, olga).json()["payment_id"]
+api.wait_status(booking_id, olga, "EXPIRED", timeout=15)                                   # "12:10"
+rival_id = tr.book_slot(hire, pavel, ten).json()["booking_id"]                              # "12:11"
+rival_payment = tr.pay(rival_id, pavel).json()["payment_id"]
+sandbox.pay(rival_payment); tr.provider("customer (the rival) authorises on the payment page")
+api.wait_status(rival_id, pavel, "CONFIRMED")
+sandbox.pay(payment_id); tr.provider("customer (the first) authorises after the time was resold")   # "12:12"
+case = api.wait_status(booking_id, olga, "MANUAL_REVIEW")
+offered = case["resolution"]["alternatives"]
+def local(moment: str) -> str:   # the hall's wall clock (Europe/Moscow, UTC+3): what the customer reads
+    return parse(moment).astimezone(timezone(timedelta(hours=3))).strftime("%H:%M")
+
+
+tr.step("notebook", "offered (local): " + ", ".join(local(a["starts_at"]) for a in offered))
+chosen = offered[0]
+moved = tr.choose(booking_id, olga, {"choice": "alternative", "starts_at": chosen["starts_at"],
+                                     "resource_id": chosen["resource_id"]})
+done = api.wait_status(booking_id, olga, "CONFIRMED")
+time.sleep(0.5)
+display(HTML(tr.html()))
+SLOT_STORY = {"first": booking_id, "rival": rival_id, "payment": payment_id, "chosen": chosen["starts_at"]}
+assert moved.status_code == 200 and done["places"]["starts_at"] == chosen["starts_at"] != ten
+assert api.booking(rival_id, pavel)["places"]["starts_at"] == parse(ten).astimezone(timezone.utc).isoformat(
+    timespec="milliseconds").replace("+00:00", "Z")
+print("offered (local):", [local(a["starts_at"]) for a in offered], "| chosen:", local(chosen["starts_at"]),
+      "| the first booking's journal:", actions(done)[-3:])
+""")
+
 # ================================================================================================
 md(r"""
 ## 4. Invariants, each checked on the traces above
@@ -591,7 +668,8 @@ above already match the bookings, so no release was lost or doubled.
 """)
 
 code(r"""
-BACK = {"late_payment_places_retaken", "late_authorisation_places_retaken", "review_confirmed"}
+BACK = {"late_payment_places_retaken", "late_authorisation_places_retaken", "review_confirmed", "review_places_pinned",
+        "alternative_chosen"}
 moves = Counter()
 for booking_id, booking in FINAL.items():
     for entry in booking["journal"]:
@@ -702,6 +780,45 @@ for booking_id in BOOKINGS:
             assert b in PROVIDER_PAYMENT[a], (p["id"], path)
             observed[(a, b)] += 1
 print("OK, provider transitions seen:", dict(observed))
+""", shown=True)
+
+md(r"""
+**A1 One time of a resource, one booking** (the appointment of 3.9): the bookings of an
+appointment service that hold or own their time never overlap on one resource. **A2 The conflict
+case keeps the customer's one payment**: the first booking was not restored over the rival's (the
+rival's journal has no entry after its confirmation), it moved to an offered time, the provider
+holds exactly one payment for it, captured once and never refunded, and no second payment was made.
+""")
+
+code(r"""
+def check_slots() -> list[str]:
+    lines = []
+    slot_bookings = {b: FINAL[b] for b, info in BOOKINGS.items() if info.get("service")}
+    by_resource = {}
+    for booking_id, booking in slot_bookings.items():
+        if booking["status"] in OCCUPYING:
+            places = booking["places"]
+            by_resource.setdefault(places["resource_id"], []).append((places["starts_at"], places["ends_at"], booking_id))
+    for resource, spans in by_resource.items():
+        spans.sort()
+        for (_, end, first), (start, _, second) in zip(spans, spans[1:]):
+            assert end <= start, ("A1 one time booked twice", resource, first, second)
+        lines.append(f"resource {resource[:8]}: {len(spans)} bookings, none overlapping")
+    return lines
+
+
+for line in check_slots():
+    print("OK A1", line)
+first, rival = FINAL[SLOT_STORY["first"]], FINAL[SLOT_STORY["rival"]]
+assert actions(rival)[-1] == "payment_captured" and rival["status"] == "CONFIRMED", "A2 the rival was touched"
+assert first["status"] == "CONFIRMED" and first["places"]["starts_at"] == SLOT_STORY["chosen"]
+assert first["resolution"]["decision"]["choice"] == "alternative"
+assert SLOT_STORY["chosen"] in [a["starts_at"] for a in first["resolution"]["alternatives"]]
+paid = sandbox.find_payments(booking_id=SLOT_STORY["first"])
+assert [p["id"] for p in paid] == [SLOT_STORY["payment"]] and paid[0]["status"] == "succeeded"
+assert sandbox.refunds(SLOT_STORY["payment"]) == []
+assert actions(first).count("payment_captured") == 1
+print("OK A2: moved to", SLOT_STORY["chosen"], "with its one payment, captured once, nothing refunded")
 """, shown=True)
 
 # ================================================================================================

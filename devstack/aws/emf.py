@@ -27,6 +27,7 @@ STREAM = "local/[$LATEST]in-process"
 class _Sink:
     region: str | None = None
     lock: threading.Lock | None = None
+    echo: bool = True
 
 
 def install(region: str, lock: threading.Lock) -> None:
@@ -38,6 +39,13 @@ def uninstall() -> None:
     _Sink.region = None
 
 
+def set_echo(echo: bool) -> None:
+    """Whether EMF lines also reach this process's stdout (Lambda's log has them beside the rest).
+    The design notebook turns it off: in a cell's output they are noise, not evidence; they are
+    still kept in the local CloudWatch Logs."""
+    _Sink.echo = echo
+
+
 class _Tee(io.TextIOBase):
     """Writes through to the real stdout and keeps every complete line that is an EMF record."""
 
@@ -47,12 +55,15 @@ class _Tee(io.TextIOBase):
         self.records: list[tuple[int, str]] = []
 
     def write(self, text: str) -> int:
-        self.target.write(text)
+        if _Sink.echo:
+            self.target.write(text)
         self.partial += text
         *lines, self.partial = self.partial.split("\n")
         for line in lines:
             if line.startswith("{") and '"_aws"' in line:
                 self.records.append((int(time.time() * 1000), line))
+            elif not _Sink.echo and line:
+                self.target.write(line + "\n")   # only the metric lines are held back
         return len(text)
 
     def flush(self) -> None:

@@ -2,8 +2,9 @@
 
 A lifecycle is given as its transition table (status -> statuses it may move to), the moves that
 explain each transition (action and initiator, the rows of the notebook's transition table) and
-optional groups of statuses drawn as clusters. A new lifecycle (parking's CHECKED_IN, NO_SHOW,
-COMPLETED...) only calls `state_diagram` with its own table.
+optional groups of statuses drawn as clusters. The states an inventory kind adds after CONFIRMED
+(parking's CHECKED_IN, NO_SHOW, COMPLETED...) are read from what the kind declared
+(`holdfast.domain.lifecycle.declare`) by `declared_lifecycles`: one diagram per kind, no code per kind.
 """
 from __future__ import annotations
 
@@ -23,6 +24,16 @@ INITIATOR_COLOURS: dict[str, str] = {
     "operator": "#7B3294",
     "system": "#555555",
 }
+#: Colours for actors a kind names in its declared states (a gate, a device...), in order of first use.
+MORE_COLOURS = ("#E69F00", "#56B4E9", "#999933", "#882255", "#117733")
+
+
+def initiator_colour(name: str) -> str:
+    """The colour of an initiator; an actor first named by a kind's declared states gets the next free one."""
+    if name not in INITIATOR_COLOURS:
+        extra = [c for c in MORE_COLOURS if c not in INITIATOR_COLOURS.values()]
+        INITIATOR_COLOURS[name] = extra[0] if extra else "#555555"
+    return INITIATOR_COLOURS[name]
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,45 @@ class Move:
         unknown = [name for name in self.initiators if name not in INITIATOR_COLOURS]
         if unknown:
             raise ValueError(f"unknown initiator {unknown} in {self.source} -> {self.target}")
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    """What a kind adds after CONFIRMED, in the shape `state_diagram` draws."""
+
+    kind: str
+    transitions: dict[str, set[str]]
+    moves: list[Move]
+    groups: dict[str, list[str]]
+
+
+def declared_lifecycles(declarations: Mapping[str, Iterable] | None = None) -> list[Lifecycle]:
+    """One lifecycle per inventory kind that declared states (`holdfast.domain.lifecycle`): from
+    CONFIRMED through the kind's states, each move labelled by who may make it and what happens to
+    the places, the states grouped by whether the places stay sold or go back on sale."""
+    if declarations is None:
+        from holdfast.domain import lifecycle as declared
+
+        declarations = declared.declarations()
+    found = []
+    for kind, states in sorted(declarations.items()):
+        states = list(states)
+        transitions: dict[str, set[str]] = {"CONFIRMED": set()}
+        moves = []
+        for state in states:
+            transitions.setdefault(state.status, set())
+            for source in sorted(state.after):
+                transitions.setdefault(source, set()).add(state.status)
+                actors = sorted(state.actors)
+                for actor in actors:
+                    initiator_colour(actor)
+                places = "places stay sold" if state.places == "sold" else "places back on sale"
+                moves.append(Move(source, state.status, f"advance ({places})", " / ".join(actors)))
+        sold = ["CONFIRMED"] + [s.status for s in states if s.places == "sold"]
+        released = [s.status for s in states if s.places != "sold"]
+        groups = {"SOLD": sold, **({"RELEASED": released} if released else {})}
+        found.append(Lifecycle(kind, transitions, moves, groups))
+    return found
 
 
 def edges(transitions: Mapping) -> set[tuple[str, str]]:

@@ -88,6 +88,37 @@ class Trace:
                 self.bookings.append(booking_id)
         return answer
 
+    def service(self, **overrides) -> dict:
+        """An appointment service on a hall of its own (the API's defaults: Europe/Moscow, 09-21)."""
+        hall = self.record.api.create_resource()
+        service = self.record.api.create_service([hall["resource_id"]], **overrides)
+        return service | {"resource_id": hall["resource_id"]}
+
+    def book_slot(self, service: dict, who: str, starts_at: str, key: str | None = None):
+        sent = now_iso()
+        answer = self.record.api.book_slot(service["service_id"], who,
+                                           {"starts_at": starts_at, "resource_id": service["resource_id"]}, key=key)
+        body = answer.json()
+        outcome = body.get("status") or body["error"]["code"]
+        self.step(who, f"POST /services/…/bookings {starts_at[11:16]} local → {answer.status_code} {outcome}", at=sent)
+        if answer.status_code == 201 and body["booking_id"] not in self.record.bookings:
+            self.record.bookings[body["booking_id"]] = {"customer": who, "event_id": service["service_id"],
+                                                        "trace": self.name, "service": True}
+            self.bookings.append(body["booking_id"])
+        return answer
+
+    def choose(self, booking_id: str, who: str, body: dict, key: str | None = None):
+        """The customer's decision of a conflict case (POST /bookings/{id}/resolution)."""
+        sent = now_iso()
+        answer = self.record.api.request("POST", f"/bookings/{booking_id}/resolution", customer=who,
+                                         key=key or f"choice-{booking_id}", json=body)
+        view = answer.json()
+        outcome = view.get("status") or view["error"]["code"]
+        when = body.get("starts_at", "")
+        what = body["choice"] + (f" {when[11:16]} {'UTC' if when.endswith('Z') else 'local'}" if when else "")
+        self.step(who, f"POST /bookings/…/resolution ({what}) → {answer.status_code} {outcome}", at=sent)
+        return answer
+
     def pay(self, booking_id: str, who: str, key: str | None = None):
         sent = now_iso()
         answer = self.record.api.pay(booking_id, who, key=key)

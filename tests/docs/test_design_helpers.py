@@ -128,3 +128,27 @@ def test_the_html_page_shows_outputs_and_only_the_invariant_checks_code():
     assert "wait_until" not in page and "sandbox_server" not in page and "booking_lifecycle" not in page
     assert "check_money" in page and "check_capacity" in page
     assert "overflow-x: auto" in page
+
+
+def test_a_kind_that_declares_states_gets_its_own_lifecycle_diagram_without_code_of_its_own():
+    from holdfast.domain import lifecycle as declared
+    from tests.support import toy_kind
+
+    toy_kind.register()
+    drawn = {found.kind: found for found in lifecycle.declared_lifecycles()}
+    toy = drawn["toy_zones"]
+    assert {state.status for state in declared.declarations()["toy_zones"]} <= set(toy.transitions)
+    diagram = lifecycle.state_diagram(toy.transitions, toy.moves, "toy", groups=toy.groups)
+    edges = _edges(diagram)
+    assert set(edges) == {("CONFIRMED", "ADMITTED"), ("ADMITTED", "LEFT"), ("CONFIRMED", "NO_SHOW")}
+    assert all(edge.get("label") for edge in edges.values())
+    # An actor the engine does not know (the toy's gate) is drawn in a colour of its own.
+    assert edges[("CONFIRMED", "ADMITTED")]["color"] == lifecycle.INITIATOR_COLOURS["gate"] \
+        not in {lifecycle.INITIATOR_COLOURS[name] for name in ("customer", "provider", "timer", "operator")}
+    assert toy.groups == {"SOLD": ["CONFIRMED", "ADMITTED", "LEFT"], "RELEASED": ["NO_SHOW"]}
+    # A kind's states appear by declaring them: a made-up kind is drawn the same way.
+    made_up = lifecycle.declared_lifecycles({"parking": (
+        declared.ExtraState("CHECKED_IN", frozenset({"CONFIRMED"}), frozenset({"gate"})),
+        declared.ExtraState("COMPLETED", frozenset({"CHECKED_IN"}), frozenset({"gate"})),
+        declared.ExtraState("NO_SHOW", frozenset({"CONFIRMED"}), frozenset({"timer"}), places="available"))})
+    assert set(made_up[0].transitions) == {"CONFIRMED", "CHECKED_IN", "COMPLETED", "NO_SHOW"}

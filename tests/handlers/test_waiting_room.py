@@ -20,7 +20,7 @@ from tests.support.handlers import FakeLambdaContext, api_event, call, load_hand
 
 ORGANIZER = {"X-Api-Key": "organizer-test-key"}
 TOKEN_KEY = "handler-admission-key-0123456789"
-# The 3,000-arrival burst runs over HTTP on the local stack (tests/integration/
+# The burst of arrivals (3,000 under make proof) runs over HTTP on the local stack (tests/integration/
 # test_waiting_room_burst.py); this one races the services themselves on threads, smaller.
 BURST_PATIENT, BURST_IMPATIENT = 400, 50
 

@@ -10,6 +10,7 @@ only, since that is what the customer paid for. It is the worked example of docs
 from __future__ import annotations
 
 import random
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -59,7 +60,7 @@ class StandingZones(Kind):
         return {"quantity": checked_quantity(event, request.quantity)}
 
     def plan(self, store: InventoryReads, event: Offering, wanted: dict[str, Any], rng: random.Random,
-             attempt: int) -> Places:
+             attempt: int, *, now: datetime) -> Places:
         zones = {pool.pool_id: pool for pool in store.read_pools(event.event_id)}
         for zone in (FRONT, BACK):                       # best first, then the fallback
             if zones[zone].available >= wanted["quantity"]:

@@ -10,6 +10,7 @@ hooks an appointment kind implements with times and resources (docs/inventory-ki
 from __future__ import annotations
 
 import random
+from datetime import datetime
 from typing import Any
 
 from holdfast import kinds
@@ -41,7 +42,7 @@ class EntryWindows(Kind):
         return {pool.pool_id: pool.available for pool in store.read_pools(event_id)}
 
     def plan(self, store: InventoryReads, event: dict[str, Any], wanted: dict[str, Any], rng: random.Random,
-             attempt: int) -> Places:
+             attempt: int, *, now: datetime) -> Places:
         free = self._free(store, event["event_id"])
         for window in ORDER:
             if free[window] >= wanted["quantity"]:
@@ -52,7 +53,8 @@ class EntryWindows(Kind):
         [(window, count)] = booking.places.pools
         return booking.places if self._free(store, booking.event_id)[window] >= count else None
 
-    def alternatives(self, store: InventoryReads, event: dict[str, Any], booking: Booking) -> list[dict[str, Any]]:
+    def alternatives(self, store: InventoryReads, event: dict[str, Any], booking: Booking, *,
+                     now: datetime) -> list[dict[str, Any]]:
         [(window, count)] = booking.places.pools
         free = self._free(store, booking.event_id)
         others = [w for w in ORDER if w != window and free[w] >= count]
@@ -60,7 +62,7 @@ class EntryWindows(Kind):
         return [{"window": WINDOWS[w], "available": free[w]} for w in others]
 
     def plan_choice(self, store: InventoryReads, event: dict[str, Any], booking: Booking,
-                    choice: dict[str, Any]) -> Places:
+                    choice: dict[str, Any], *, now: datetime) -> Places:
         by_label = {label: pool for pool, label in WINDOWS.items()}
         window = by_label.get(choice.get("window"))
         if window is None:

@@ -320,11 +320,13 @@ def test_a_group_case_offers_only_sessions_with_room_for_the_whole_booking(
                          ({"resource_id": room["resource_id"]}, "invalid_alternative"),
                          ({"starts_at": utc("12:00"), "resource_id": "nope"}, "unknown_resource")):
         with pytest.raises(InvalidRequest) as refused:
-            kind.plan_choice(store, offering, booking, fields)
+            kind.plan_choice(store, offering, booking, fields, now=clock())
         assert refused.value.code == code
     with pytest.raises(SlotUnavailable):
-        kind.plan_choice(store, offering, booking, {"starts_at": utc("11:00"), "resource_id": room["resource_id"]})
-    places = kind.plan_choice(store, offering, booking, {"starts_at": utc("12:00"), "resource_id": room["resource_id"]})
+        kind.plan_choice(store, offering, booking, {"starts_at": utc("11:00"), "resource_id": room["resource_id"]},
+                         now=clock())
+    places = kind.plan_choice(store, offering, booking, {"starts_at": utc("12:00"), "resource_id": room["resource_id"]},
+                              now=clock())
     assert places.quantity == 2 and kind.price(offering, places) == booking.amount
     # Someone takes the chosen session meanwhile: the customer is told, and may choose again.
     book(appointments, yoga, room, "erin", "09:00", quantity=2)
@@ -373,3 +375,47 @@ def test_a_held_booking_says_until_when_it_is_held_and_what_happens_after(appoin
     assert "hold_next_step" in bookings.view(slot.booking_id, "alice")        # still only held while paying
     bookings.cancel(seat.booking_id, "bob")
     assert "hold_next_step" not in bookings.view(seat.booking_id, "bob")
+
+
+def test_alternatives_and_a_choice_are_judged_by_the_services_clock_not_the_machines(
+        appointments, room, bookings, payments, provider, clock, resolutions):
+    """The kind has no clock: the service's is passed in. Here the service's clock stands on the
+    booked day itself (years after this machine's), so a time of that morning has begun for the
+    service although the machine's clock says it is years away."""
+    clock.now = datetime.fromisoformat(f"{DAY}T09:30:00{MSK}")
+    hire = service(appointments, room, name="Hall hire", mode="private", capacity=None)
+    alice, _ = late_case(appointments, hire, room, bookings, payments, provider, clock)   # now 09:42
+    case = bookings.view(alice.booking_id, "alice")["resolution"]
+    starts = [a["starts_at"] for a in case["alternatives"]]
+    assert starts == [utc(at) for at in ("11:00", "12:00", "13:00", "14:00", "15:00")]   # 09:00 has begun
+    # A new booking refused for a taken time is offered nearby times that have not begun either.
+    clock.now = datetime.fromisoformat(f"{DAY}T11:30:00{MSK}")
+    book(appointments, hire, room, "frank", "12:00")
+    with pytest.raises(SlotUnavailable) as refused:
+        book(appointments, hire, room, "erin", "12:00")
+    assert min(n["starts_at"] for n in refused.value.details["nearby"]) == utc("13:00")
+    # Choosing an offered time that has begun meanwhile is refused like a new booking of it.
+    with pytest.raises(InvalidRequest) as begun:
+        resolutions.choose(alice.booking_id, "alice", "r1", "alternative",
+                           {"starts_at": utc("11:00"), "resource_id": room["resource_id"]})
+    assert begun.value.code == "slot_in_past"
+
+
+def test_a_chosen_time_written_in_another_utc_offset_is_the_offered_time(
+        appointments, room, bookings, payments, provider, clock, resolutions):
+    """The case lists times in UTC; a customer's page may send the same instant in local time."""
+    hire = service(appointments, room, name="Hall hire", mode="private", capacity=None)
+    alice, payment_id = late_case(appointments, hire, room, bookings, payments, provider, clock)
+    # A time that is not among those offered stays refused, however it is written (10:00 is Bob's).
+    with pytest.raises(Conflict) as refused:
+        resolutions.choose(alice.booking_id, "alice", "r0", "alternative",
+                           {"starts_at": f"{DAY}T07:00:00Z", "resource_id": room["resource_id"]})
+    assert refused.value.code == "not_an_offered_alternative"
+    local = {"starts_at": f"{DAY}T12:00:00+03:00", "resource_id": room["resource_id"]}
+    view = resolutions.choose(alice.booking_id, "alice", "r1", "alternative", local)
+    assert view["status"] == "CONFIRMED" and view["places"]["starts_at"] == utc("12:00")
+    # The same choice again under the same key, written in UTC this time: answered with the booking.
+    again = resolutions.choose(alice.booking_id, "alice", "r1", "alternative",
+                               {"starts_at": utc("12:00"), "resource_id": room["resource_id"]})
+    assert again["status"] == "CONFIRMED"
+    assert [op for op, _ in provider.calls].count("capture_payment") == 1

@@ -49,3 +49,19 @@ def test_a_late_payment_is_replanned_by_the_bookings_kind(zoned, bookings, payme
     bookings.create_booking(event_id, "bob", "k1", BookingIn(quantity=2))  # the front has 2 left
     bookings.create_booking(event_id, "cat", "k1", BookingIn(quantity=2))  # now none
     assert payments.replan(expired) is None                               # the back is not what was paid for
+
+
+def test_a_kind_whose_plan_takes_no_clock_is_refused_when_registered():
+    from holdfast import kinds
+    from holdfast.kinds.general_admission import GeneralAdmission
+
+    class Clockless(GeneralAdmission):
+        name = "clockless"
+
+        def plan(self, store, event, wanted, rng, attempt):  # noqa: ANN001 - the old signature
+            raise AssertionError("never called")
+
+    with pytest.raises(TypeError, match="now="):
+        kinds.register(Clockless())
+    with pytest.raises(LookupError):
+        kinds.named("clockless")

@@ -442,3 +442,96 @@ def test_a_late_authorisation_after_a_closed_review_of_a_cancelled_booking_is_vo
     assert provider.payments[payment_id]["status"] == "canceled"
     assert stored(store, booking).status is BookingStatus.PAYMENT_FAILED
     assert counts(catalog, two_stage_event) == {"available": 10, "held": 0, "sold": 0}
+
+
+# ------------------------------------------------------------------ an operator refunds what was paid
+
+@pytest.mark.parametrize("paid", ["1.00", "9999.00"], ids=["paid_less", "paid_more"])
+def test_operator_refund_of_an_amount_mismatch_returns_what_the_provider_took(bookings, payments, provider, reviews,
+                                                                              store, ga_event, paid):
+    """A payment whose amount differs from the booking's goes to review; the refund an operator
+    sends is the money the provider actually took, not the booking's price (less: the provider
+    refuses a refund above the payment; more: the customer would get only part of it back)."""
+    booking, payment_id = paying(bookings, payments, ga_event)
+    assert booking.amount.text not in ("1.00", "9999.00")
+    provider.pay(payment_id)
+    provider.payments[payment_id]["amount"] = {"value": paid, "currency": "RUB"}
+    assert payments.apply_provider_payment(provider.get_payment(payment_id)) == "amount_mismatch"
+    assert reviews.resolve(booking.booking_id, "refund", "olga", "wrong amount paid")["status"] == "REFUNDED"
+    [refund] = provider.refunds_for(payment_id)
+    assert refund["amount"] == {"value": paid, "currency": "RUB"}
+    assert stored(store, booking).payment.refund["refund_id"] == refund["id"]
+
+
+# ------------------------------------------------------------------ an operator's confirm: places first, then money
+
+def _authorised_review(bookings, payments, provider, reconciler, store, event, clock):
+    booking, payment_id = _unreachable_review(bookings, payments, provider, reconciler, store, event, clock)
+    provider.pay(payment_id)   # authorised, not captured
+    return booking, payment_id
+
+
+def _sell_out_after_replan(payments, bookings, catalog, event):
+    """The fault: between the operator's look at the places and taking them, others take them all."""
+    real = payments.replan
+
+    def replan_then_lose_the_race(booking):
+        places = real(booking)
+        n = 0
+        while counts(catalog, event)["available"]:
+            n += 1
+            hold(bookings, event, customer=f"rival-{n}", key=f"r-{n}", n=min(2, counts(catalog, event)["available"]))
+        return places
+
+    payments.replan = replan_then_lose_the_race
+
+
+def test_operator_confirm_that_loses_the_places_captures_nothing(bookings, payments, provider, reconciler, reviews,
+                                                                 store, catalog, two_stage_event, clock):
+    booking, payment_id = _authorised_review(bookings, payments, provider, reconciler, store, two_stage_event, clock)
+    _sell_out_after_replan(payments, bookings, catalog, two_stage_event)
+    with pytest.raises(Conflict) as err:
+        reviews.resolve(booking.booking_id, "confirm", "olga", "seat them")
+    assert err.value.code == "places_unavailable"
+    assert provider.payments[payment_id]["status"] == "waiting_for_capture"   # no money taken for nothing
+    assert stored(store, booking).status is BookingStatus.MANUAL_REVIEW
+    assert counts(catalog, two_stage_event) == {"available": 0, "held": 10, "sold": 0}
+    # The operator can still close it: the authorisation is cancelled, nothing was ever taken.
+    assert reviews.resolve(booking.booking_id, "close", "olga", "no places")["status"] == "PAYMENT_FAILED"
+    assert provider.payments[payment_id]["status"] == "canceled"
+
+
+def test_operator_confirm_whose_capture_answer_is_lost_finishes_on_a_retry(bookings, payments, provider, reconciler,
+                                                                          reviews, store, catalog, two_stage_event,
+                                                                          clock):
+    booking, payment_id = _authorised_review(bookings, payments, provider, reconciler, store, two_stage_event, clock)
+    provider.fail("capture_payment", "after")          # captured at the provider, the answer lost
+    with pytest.raises(PaymentProviderUnavailable):
+        reviews.resolve(booking.booking_id, "confirm", "olga", "seat them")
+    pinned = stored(store, booking)
+    assert pinned.status is BookingStatus.PAYMENT_PENDING and pinned.places_secured
+    assert counts(catalog, two_stage_event) == {"available": 8, "held": 2, "sold": 0}
+    assert reviews.resolve(booking.booking_id, "confirm", "olga", "again")["status"] == "CONFIRMED"
+    assert counts(catalog, two_stage_event) == {"available": 8, "held": 0, "sold": 2}
+    keys = {key for op, key in provider.calls if op == "capture_payment"}
+    assert len(keys) == 1 and provider.payments[payment_id]["status"] == "succeeded"
+
+
+def test_operator_confirm_of_a_lapsed_authorisation_gives_the_places_back(bookings, payments, provider, reconciler,
+                                                                          reviews, store, catalog, two_stage_event,
+                                                                          clock):
+    booking, payment_id = _authorised_review(bookings, payments, provider, reconciler, store, two_stage_event, clock)
+    real = provider.capture_payment
+
+    def lapsed(payment_id, amount, key):           # the bank let the authorisation lapse meanwhile
+        provider.payments[payment_id]["status"] = "canceled"
+        return real(payment_id, amount, key)
+
+    provider.capture_payment = lapsed
+    with pytest.raises(Conflict) as err:
+        reviews.resolve(booking.booking_id, "confirm", "olga", "seat them")
+    assert err.value.code == "payment_not_captured"
+    after = stored(store, booking)
+    assert after.status is BookingStatus.MANUAL_REVIEW and after.review["reason"] == "provider_unreachable"
+    assert counts(catalog, two_stage_event) == {"available": 10, "held": 0, "sold": 0}
+    assert reviews.resolve(booking.booking_id, "close", "olga", "lapsed")["status"] == "PAYMENT_FAILED"

@@ -10,6 +10,10 @@
   python -m holdfast.cli metrics [--minutes N] [--json]  the sale's business metrics: the EMF lines
                                                          in the functions' log groups, summed
                                                          (--stack, --endpoint; see docs/local-stack.md)
+  python -m holdfast.cli backfill-event-index [--page-size N] [--start KEY]
+                                                         write the event-booking index entries that
+                                                         bookings older than it lack (idempotent,
+                                                         paged, resumable; --table, --endpoint)
 
 The API base URL comes from --api or HOLDFAST_API_URL (default http://127.0.0.1:3000), the
 organizer key from --key or HOLDFAST_ORGANIZER_KEY (default: the local development key).
@@ -117,6 +121,15 @@ def _metrics(stack: str, endpoint: str, minutes: float, as_json: bool) -> int:
     return 0
 
 
+def _backfill(table: str, endpoint: str, page_size: int, start: str | None, max_pages: int | None) -> int:
+    from .event_index_backfill import backfill
+
+    done = backfill(_aws_client("dynamodb", endpoint), table, page_size, json.loads(start) if start else None,
+                    report=lambda progress: print(progress.line(), flush=True), max_pages=max_pages)
+    print(f"{done.written} index entries written, {done.present} already present, {done.bookings} bookings seen")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="holdfast-admin", description="Operate manual reviews and read journals.")
     parser.add_argument("--api", default=os.environ.get("HOLDFAST_API_URL", "http://127.0.0.1:3000"))
@@ -144,7 +157,18 @@ def main(argv: list[str] | None = None) -> int:
     emitted.add_argument("--json", action="store_true", help="sum, samples and max of each metric as JSON")
     emitted.add_argument("--endpoint", default=os.environ.get("AWS_ENDPOINT_URL", "http://127.0.0.1:4566"),
                          help="CloudWatch Logs endpoint (the local stack's by default; '' for AWS itself)")
+    backfill = commands.add_parser("backfill-event-index",
+                                   help="write the event-booking index entries of bookings older than the index")
+    backfill.add_argument("--table", default=os.environ.get("BOOKINGS_TABLE_NAME", "holdfast-BookingsTable"))
+    backfill.add_argument("--endpoint", default=os.environ.get("AWS_ENDPOINT_URL", "http://127.0.0.1:4566"),
+                          help="DynamoDB endpoint (the local stack's by default; '' for AWS itself)")
+    backfill.add_argument("--page-size", type=int, default=100, help="items read per Scan call")
+    backfill.add_argument("--start", help="resume from this key (printed after every page)")
+    backfill.add_argument("--max-pages", type=int, help="stop after this many pages (resume with --start)")
     args = parser.parse_args(argv)
+
+    if args.command == "backfill-event-index":
+        return _backfill(args.table, args.endpoint, args.page_size, args.start, args.max_pages)
 
     if args.command == "metrics":
         return _metrics(args.stack, args.endpoint, args.minutes, args.json)

@@ -29,6 +29,8 @@ PUBLIC_IDS = frozenset({"booking_id", "event_id", "idempotency_key", "request_ke
 PUBLIC_DECISIONS = {
     "manual_review_opened": "our team is checking this booking's payment by hand",
     "review_confirmed": "checked by our team; booking confirmed",
+    "review_places_pinned": "checked by our team; places secured, taking the payment",
+    "review_capture_failed": "checked by our team; the payment could not be taken",
     "review_closed": "checked by our team; booking closed",
     "review_refund_started": "checked by our team; the money is being returned",
 }

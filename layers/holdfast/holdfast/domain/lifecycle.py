@@ -50,6 +50,15 @@ def declare(kind_name: str, states: tuple[ExtraState, ...]) -> None:
         _DECLARED[state.status] = (kind_name, state)
 
 
+def declarations() -> dict[str, tuple[ExtraState, ...]]:
+    """Every declared state by the kind that declared it (the design notebook draws one lifecycle
+    per kind from these, so a new kind's states appear there without code of their own)."""
+    found: dict[str, list[ExtraState]] = {}
+    for owner, state in _DECLARED.values():
+        found.setdefault(owner, []).append(state)
+    return {owner: tuple(states) for owner, states in found.items()}
+
+
 def withdraw(kind_name: str) -> None:
     for status in [status for status, (owner, _) in _DECLARED.items() if owner == kind_name]:
         del _DECLARED[status]

@@ -6,6 +6,7 @@ offering's kind and call it (see docs/inventory-kinds.md for how to add one).
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from ..domain import lifecycle
@@ -17,8 +18,16 @@ from .base import Inventory, InventoryReads, Kind
 _KINDS: dict[str, Kind] = {}
 
 
+#: Kind methods the engine calls with the service's clock as ``now=`` (a kind has no clock).
+TIMED = ("plan", "alternatives", "plan_choice")
+
+
 def register(kind: Kind) -> Kind:
     """Add a kind (a test's toy kind, or a new product); its ``name`` is what offerings store."""
+    for method in TIMED:
+        # Refused here, at import, rather than as a TypeError on a customer's first hold.
+        if "now" not in inspect.signature(getattr(kind, method)).parameters:
+            raise TypeError(f"{type(kind).__name__}.{method} must accept now= (the service's clock); see kinds/base.py")
     lifecycle.declare(kind.name, kind.extra_states)
     _KINDS[kind.name] = kind
     return kind

@@ -91,16 +91,18 @@ class Kind:
         after a repeated request was answered from its first result, so a replay never fails here."""
 
     def plan(self, store: InventoryReads, event: Offering, wanted: dict[str, Any], rng: random.Random,
-             attempt: int) -> Places:
+             attempt: int, *, now: datetime) -> Places:
         """The places to claim, best first, from a fresh read (SoldOut/SeatsUnavailable otherwise).
-        ``attempt`` grows each time a plan's claims lost a race, so a kind may widen its choice."""
+        ``attempt`` grows each time a plan's claims lost a race, so a kind may widen its choice.
+        ``now`` is the service's clock (a kind has none of its own): what has begun, what is near."""
         raise NotImplementedError
 
     def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None) -> Places | None:
         """Places for a late payment whose hold was released, or None when they are gone."""
         raise NotImplementedError
 
-    def alternatives(self, store: InventoryReads, event: Offering, booking: Booking) -> list[dict[str, Any]]:
+    def alternatives(self, store: InventoryReads, event: Offering, booking: Booking, *,
+                     now: datetime) -> list[dict[str, Any]]:
         """Free options, nearest first and in the kind's own terms (e.g. ``starts_at`` and
         ``resource_id``), for a late payment whose places are gone. Each must cost what the booking
         costs: the customer moves to one with the same payment. ``[]`` (the default) means the kind
@@ -108,13 +110,20 @@ class Kind:
         return []
 
     def plan_choice(self, store: InventoryReads, event: Offering, booking: Booking,
-                    choice: dict[str, Any]) -> Places:
+                    choice: dict[str, Any], *, now: datetime) -> Places:
         """The places of an alternative the customer (or an operator) chose, from a fresh read:
         ``InvalidRequest`` for fields the kind does not understand, ``SeatsUnavailable``/``SoldOut``
         when it is no longer free. Only called for a kind that offered alternatives."""
         from ..domain.errors import InvalidRequest
 
         raise InvalidRequest("This booking's inventory offers no alternatives.", code="no_alternatives")
+
+    def normalise_choice(self, choice: dict[str, Any]) -> dict[str, Any]:
+        """A chosen alternative in the form the kind writes its offers in, so that a choice is
+        compared with the offered ones by meaning, not spelling (slots: one instant written in
+        another UTC offset is the same time). Default: as given. Never raises: what cannot be
+        read is left as it is, and fails the comparison or ``plan_choice``."""
+        return dict(choice)
 
     def price(self, event: Offering, places: Places) -> Money:
         """What the places actually allocated cost."""

@@ -6,6 +6,7 @@ a hold claims ``n`` from one pool (or, near sold-out, from several), see domain/
 from __future__ import annotations
 
 import random
+from datetime import datetime
 from typing import Any
 
 from ..domain.booking import Booking
@@ -33,7 +34,7 @@ class GeneralAdmission(Kind):
         return {"quantity": checked_quantity(event, request.quantity)}
 
     def plan(self, store: InventoryReads, event: Offering, wanted: dict[str, Any], rng: random.Random,
-             attempt: int) -> Places:
+             attempt: int, *, now: datetime) -> Places:
         pools = store.read_pools(event.event_id)
         plan = plan_counted(pools, wanted["quantity"], rng)
         if plan is None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import random
+from datetime import datetime
 from typing import Any
 
 from ..domain.booking import Booking
@@ -45,7 +46,7 @@ class SeatMap(Kind):
         return {"seats": list(seats)}
 
     def plan(self, store: InventoryReads, event: Offering, wanted: dict[str, Any], rng: random.Random,
-             attempt: int) -> Places:
+             attempt: int, *, now: datetime) -> Places:
         event_id = event.event_id
         if "best_available" in wanted:
             # Chosen from a consistent read; the hold's conditional seat claims still decide, and a

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from ..appointment_schemas import SlotsSettings
-from ..clock import iso, parse_iso, system_clock
+from ..clock import iso, parse_iso
 from ..domain.booking import Booking
 from ..domain.errors import InvalidRequest, SlotUnavailable
 from ..domain.inventory import Granule, Places
@@ -76,7 +76,7 @@ class Slots(Kind):
             raise InvalidRequest("This time has already begun.", code="slot_in_past")
 
     def plan(self, store: InventoryReads, event: dict[str, Any], wanted: dict[str, Any], rng: random.Random,
-             attempt: int) -> Places:
+             attempt: int, *, now: datetime) -> Places:
         settings = self.settings(event)
         resource_id, quantity = wanted["resource_id"], wanted["quantity"]
         start = parse_iso(wanted["starts_at"])
@@ -86,7 +86,7 @@ class Slots(Kind):
         left = seats_left(items, slot, session, settings.seats)
         if left >= quantity:
             return self._places(resource_id, slot, session, quantity, settings.seats)
-        raise SlotUnavailable(available=left, nearby=self._nearby(store, event, slot, quantity, resource_id))
+        raise SlotUnavailable(available=left, nearby=self._nearby(store, event, slot, quantity, resource_id, now))
 
     def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None) -> Places | None:
         """The very same time, if it can be taken again (a late payment)."""
@@ -99,18 +99,19 @@ class Slots(Kind):
         return booking.places if left >= first.seats else None
 
     # ------------------------------------------------------- a late payment's conflict case
-    def alternatives(self, store: InventoryReads, event: dict[str, Any], booking: Booking) -> list[dict[str, Any]]:
+    def alternatives(self, store: InventoryReads, event: dict[str, Any], booking: Booking, *,
+                     now: datetime) -> list[dict[str, Any]]:
         """The nearest free times of the same service for the booking's quantity: every slot of a
         service costs the same, so each costs what the booking costs."""
         granules = booking.places.granules
         first = granules[0]
         slot = Slot(parse_granule_key(first.at), parse_granule_key(granules[-1].at) + GRANULE)
-        nearby = self._nearby(store, event, slot, booking.places.quantity, first.resource_id)
+        nearby = self._nearby(store, event, slot, booking.places.quantity, first.resource_id, now)
         return [{"starts_at": free["starts_at"], "resource_id": free["resource_id"], "ends_at": free["ends_at"],
                  "available": free["available"]} for free in nearby]
 
     def plan_choice(self, store: InventoryReads, event: dict[str, Any], booking: Booking,
-                    choice: dict[str, Any]) -> Places:
+                    choice: dict[str, Any], *, now: datetime) -> Places:
         """The chosen time, checked like a new booking's (validate, check_time) and planned from a
         fresh read (plan: SlotUnavailable when it went meanwhile)."""
         try:
@@ -123,8 +124,17 @@ class Slots(Kind):
         request = SimpleNamespace(starts_at=starts_at, resource_id=resource_id,
                                   quantity=None if private else booking.places.quantity)
         wanted = self.validate(event, request)
-        self.check_time(event, wanted, system_clock())
-        return self.plan(store, event, wanted, random.Random(), 0)
+        self.check_time(event, wanted, now)
+        return self.plan(store, event, wanted, random.Random(), 0, now=now)
+
+    def normalise_choice(self, choice: dict[str, Any]) -> dict[str, Any]:
+        """``starts_at`` as the UTC instant the offers are written in."""
+        normal = dict(choice)
+        try:
+            normal["starts_at"] = iso(parse_iso(str(choice["starts_at"])))
+        except (KeyError, ValueError):
+            pass
+        return normal
 
     # ---------------------------------------------------------------------- availability
     def counts(self, store: InventoryReads, event_id: str, consistent: bool = True) -> dict[str, int]:
@@ -193,10 +203,11 @@ class Slots(Kind):
         return store.read_granules(resource_id, [str(d) for d in utc_days(day, tz)])
 
     def _nearby(self, store: InventoryReads, event: dict[str, Any], wanted: Slot, quantity: int,
-                resource_id: str) -> list[dict[str, Any]]:
-        """Free times of the same local day on the service's resources, nearest first."""
+                resource_id: str, now: datetime) -> list[dict[str, Any]]:
+        """Free times of the same local day on the service's resources that have not begun by
+        ``now`` (the service's clock), nearest first."""
         day = local_day(wanted.starts_at, zone(event["resources"][resource_id]["timezone"]))
-        free = [slot for slot in self.availability(store, event, day, system_clock()) if slot["available"] >= quantity]
+        free = [slot for slot in self.availability(store, event, day, now) if slot["available"] >= quantity]
         free.sort(key=lambda slot: abs((parse_iso(slot["starts_at"]) - wanted.starts_at).total_seconds()))
         return free[:NEARBY_SHOWN]
 

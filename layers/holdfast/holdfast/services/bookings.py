@@ -104,7 +104,7 @@ class BookingService(ReleasesMixin):
 
         for attempt in range(HOLD_ATTEMPTS):
             try:
-                places = kind.plan(self.store, event, wanted, self.rng, attempt)
+                places = kind.plan(self.store, event, wanted, self.rng, attempt, now=self.clock())
             except (SoldOut, SeatsUnavailable):
                 # A repeat whose original is still in flight may find the places gone because the
                 # original took them: look once more before refusing.

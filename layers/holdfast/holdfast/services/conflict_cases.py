@@ -47,7 +47,8 @@ class ConflictCasesMixin:
         event = self.store.get_event(booking.event_id)
         if event is None:
             return None
-        options = kinds.of_booking(booking).alternatives(self.store, kinds.offering(event), booking)[:MAX_ALTERNATIVES]
+        options = kinds.of_booking(booking).alternatives(self.store, kinds.offering(event), booking,
+                                                         now=self.clock())[:MAX_ALTERNATIVES]
         if not options:
             return None
         now = self.clock()

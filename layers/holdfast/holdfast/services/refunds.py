@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ..adapters.dynamo import StaleBooking
@@ -14,6 +15,7 @@ from ..adapters.provider import ProviderNotFound, ProviderOutcomeUnknown, Provid
 from ..clock import iso
 from ..domain.booking import Booking, Payment
 from ..domain.event_changes import change_refund_until
+from ..domain.money import Money
 from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
 from ..faults import crash_point
@@ -39,6 +41,19 @@ def refund_mismatch(payment: Payment | None, refund: dict[str, Any]) -> str | No
     return None
 
 
+def refund_amount(booking: Booking) -> dict[str, str]:
+    """What the booking's refund gives back: the amount stored with the refund, else its price."""
+    stored = ((booking.payment.refund if booking.payment else None) or {}).get("amount")
+    return dict(stored) if stored else booking.amount.as_dict()
+
+
+def _same_amount(seen: Any, wanted: dict[str, str]) -> bool:
+    try:
+        return Money(Decimal(str(wanted["value"])), wanted["currency"]).matches(seen or {})
+    except (KeyError, InvalidOperation):
+        return False
+
+
 class RefundsMixin:
     def cancel_confirmed(self, booking: Booking, actor: str = "customer") -> Booking:
         """A confirmed booking given up: places back at once, then the money back."""
@@ -62,14 +77,20 @@ class RefundsMixin:
             logger.warning("refund outcome unknown; reconciliation will settle it", extra={"booking_id": booking.booking_id})
         return self.store.get_booking(booking.booking_id) or booking
 
-    def with_refund(self, payment: Payment, reason: str, attempt: str = "") -> Payment:
+    def with_refund(self, payment: Payment, reason: str, attempt: str = "",
+                    amount: dict[str, str] | None = None) -> Payment:
         """The payment record with a refund requested: its key (derived from the payment, the
         reason and, for an operator's retry after a refused refund, the attempt) is stored before
-        the provider is called, with the moment of the request, from which reconciliation's limit runs."""
+        the provider is called, with the moment of the request, from which reconciliation's limit runs.
+        ``amount``: what to give back when it is not the booking's price (a payment whose amount
+        did not match the booking is refunded what the provider took); stored, so every repeat of
+        the call sends the same body under the same key."""
         assert payment.payment_id
         now = self.clock()
         refund = {"reason": reason, "key": refund_key(payment.payment_id, reason + attempt), "status": "requested",
                   "requested_at": iso(now)}
+        if amount is not None:
+            refund["amount"] = {"value": str(amount["value"]), "currency": str(amount["currency"])}
         return replace(payment, refund=refund, next_check_at=iso(now + timedelta(seconds=self.first_check_seconds)))
 
     def refund(self, booking: Booking, actor: str, watch: bool = True) -> str:
@@ -81,7 +102,7 @@ class RefundsMixin:
         if watch:
             self._watch(booking, f"refund-{payment.refund['reason']}")
         try:
-            answer = self.provider.create_refund(payment.payment_id, booking.amount.as_dict(),
+            answer = self.provider.create_refund(payment.payment_id, refund_amount(booking),
                                                  f"Holdfast booking {booking.booking_id}: {payment.refund['reason']}",
                                                  payment.refund["key"])
         except ProviderOutcomeUnknown as exc:
@@ -107,7 +128,7 @@ class RefundsMixin:
             ids = {"payment_id": payment.payment_id or "", "refund_id": refund["id"]}
             try:
                 # In review too: the money went back, whoever was waiting for it.
-                if refund.get("status") == "succeeded" and booking.amount.matches(refund.get("amount") or {}) \
+                if refund.get("status") == "succeeded" and _same_amount(refund.get("amount"), refund_amount(booking)) \
                         and booking.status in (BookingStatus.REFUND_PENDING, BookingStatus.MANUAL_REVIEW):
                     transitions.apply(self.store, booking, self.clock(), status=BookingStatus.REFUNDED, actor=actor,
                                       action="refund_succeeded", decision="money returned", ids=ids,

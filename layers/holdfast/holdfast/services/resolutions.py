@@ -73,6 +73,8 @@ class ResolutionService:
         case = booking.resolution
         if not case:
             raise Conflict("This booking has no conflict case to resolve.", code="no_resolution")
+        if choice == "alternative":
+            fields = kinds.of_booking(booking).normalise_choice(fields)
         decided = case.get("decision")
         if decided:
             return self._repeat(booking, decided, choice, fields, key)
@@ -95,15 +97,16 @@ class ResolutionService:
 
     def _move(self, booking: Booking, case: dict[str, Any], decision: dict[str, Any], actor: str) -> None:
         fields = decision["fields"]
-        if not any(all(option.get(name) == value for name, value in fields.items())
-                   for option in case.get("alternatives") or []) or not fields:
+        kind = kinds.of_booking(booking)
+        offered = [kind.normalise_choice(option) for option in case.get("alternatives") or []]
+        if not fields or not any(all(option.get(name) == value for name, value in fields.items()) for option in offered):
             raise Conflict("Choose one of the alternatives listed with the booking.", code="not_an_offered_alternative")
         event = self.store.get_event(booking.event_id)
         if event is None:
             raise Conflict("That alternative was just taken; choose another or a refund.", code="alternative_unavailable")
-        kind, offering = kinds.of_booking(booking), kinds.offering(event)
+        offering = kinds.offering(event)
         try:
-            places = kind.plan_choice(self.store, offering, booking, fields)
+            places = kind.plan_choice(self.store, offering, booking, fields, now=self.clock())
         except (SoldOut, SeatsUnavailable):
             raise Conflict("That alternative was just taken; choose another or a refund.",
                            code="alternative_unavailable") from None

@@ -68,6 +68,10 @@ class ReviewService:
             transitions.apply(self.store, booking, self.clock(), actor="operator", action="review_closed",
                               decision=decision, ids=ids, review=None)
             return describe(self.store.get_booking(booking_id) or booking)
+        if action == "confirm" and self._pinned_by_operator(booking):
+            # A confirm whose capture went unanswered: the same capture again, same key.
+            self._capture_pinned(booking, ids, decision, dict(booking.review or {}))
+            return describe(self.store.get_booking(booking_id) or booking)
         if booking.status is not BookingStatus.MANUAL_REVIEW:
             raise Conflict(f"The booking is {booking.status.value}, not in review.", code="not_in_review")
         money = look_up(self.payments.provider, booking)
@@ -104,16 +108,62 @@ class ReviewService:
         paid = money.payment
         assert paid is not None
         if money.status == "waiting_for_capture":
-            # Take the money before selling the places: a booking is never CONFIRMED on an authorisation.
-            paid = self._provider_call(lambda: self.payments.provider.capture_payment(
-                paid["id"], paid["amount"], operator_key("cap", booking.booking_id)), paid["id"])
-            if paid.get("status") != "succeeded":
-                raise Conflict("The authorisation could not be captured; close the review instead.",
-                               code="payment_not_captured", payment_status=paid.get("status"))
+            # Places first, then the money: pinned by a conditional move (PlacesTaken: 409 and
+            # nothing captured), captured, then sold. A capture is never made for places we lack.
+            review = dict(booking.review or {})
+            pinned = transitions.apply(
+                self.store, booking, self.clock(), status=BookingStatus.PAYMENT_PENDING, actor="operator",
+                action="review_places_pinned", decision=f"{decision}; places pinned, capturing",
+                ids=ids | {"payment_id": paid["id"]}, move=Move.HOLD, places=places, places_secured=True,
+                review=None, payment=replace(self.payments._payment_seen(booking, paid),
+                                             capture_key=operator_key("cap", booking.booking_id)))
+            # Reconciliation follows a capture whose answer is lost (or a crash right here).
+            self.payments._watch(pinned, "review")
+            self._capture_pinned(pinned, ids, decision, review, paid.get("amount"))
+            return
         transitions.apply(self.store, booking, self.clock(), status=BookingStatus.CONFIRMED, actor="operator",
                           action="review_confirmed", decision=decision, ids=ids | {"payment_id": paid["id"]},
                           move=Move.RETAKE, places=places, review=None,
                           payment=self.payments._payment_seen(booking, paid))
+
+    @staticmethod
+    def _pinned_by_operator(booking: Booking) -> bool:
+        return booking.status is BookingStatus.PAYMENT_PENDING and booking.places_secured \
+            and booking.payment is not None and booking.payment.capture_key == operator_key("cap", booking.booking_id)
+
+    def _capture_pinned(self, pinned: Booking, ids: dict[str, str], decision: str, review: dict[str, Any],
+                        amount: dict[str, str] | None = None) -> None:
+        """Capture the authorisation of places an operator pinned, then sell them; an authorisation
+        that can no longer be captured gives the places back and reopens the review."""
+        payment = pinned.payment
+        assert payment is not None and payment.payment_id
+        payment_id = payment.payment_id
+        if amount is None:
+            amount = self.payments.provider.get_payment(payment_id).get("amount") or pinned.amount.as_dict()
+        paid = self._provider_call(lambda: self.payments.provider.capture_payment(
+            payment_id, amount, operator_key("cap", pinned.booking_id)), payment_id)
+        ids = ids | {"payment_id": payment_id}
+        try:
+            if paid.get("status") == "succeeded":
+                transitions.apply(self.store, pinned, self.clock(), status=BookingStatus.CONFIRMED, actor="operator",
+                                  action="review_confirmed", decision=decision, ids=ids, move=Move.SELL,
+                                  places_secured=False, review=None, payment=self.payments._payment_seen(pinned, paid))
+                return
+            if paid.get("status") != "canceled":
+                raise PaymentProviderUnavailable("The capture has not finished; try again shortly.",
+                                                 retry_after=RETRY_AFTER)
+            transitions.apply(self.store, pinned, self.clock(), status=BookingStatus.MANUAL_REVIEW, actor="operator",
+                              action="review_capture_failed", decision=f"{decision}; authorisation {paid.get('status')}, "
+                              "places released", ids=ids, move=Move.RELEASE, places_secured=False,
+                              review=review or None, payment=self.payments._payment_seen(pinned, paid))
+        except StaleBooking:
+            # A notification or reconciliation applied the capture first: confirmed is confirmed.
+            now = self.store.get_booking(pinned.booking_id)
+            if now is not None and now.status is BookingStatus.CONFIRMED:
+                return
+            raise
+        raise Conflict("The authorisation could not be captured; close the review instead.",
+                       code="payment_not_captured", payment_status=paid.get("status"))
 
     def _close(self, booking: Booking, money: ProviderMoney, ids: dict[str, str], decision: str) -> None:
         if money.fully_refunded:
@@ -153,7 +203,8 @@ class ReviewService:
         booking = transitions.apply(
             self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor="operator",
             action="review_refund_started", decision=decision, ids=ids, review=None,
-            payment=self.payments.with_refund(seen, "review", attempt=str(booking.version)))
+            payment=self.payments.with_refund(seen, "review", attempt=str(booking.version),
+                                              amount=(money.payment or {}).get("amount")))
         try:
             self.payments.refund(booking, "operator")
         except PaymentOutcomeUnknown:

@@ -1,0 +1,57 @@
+"""Bookings written before the event's booking index (issue 18) get their index entries from a
+backfill: paged, idempotent, resumable, and it prints its progress."""
+from __future__ import annotations
+
+import boto3
+
+from holdfast import cli
+from holdfast.adapters.cancellation_store import EVENT_INDEX_SHARDS
+from holdfast.event_index_backfill import backfill
+from holdfast.schemas import BookingIn
+
+TABLE = "unit-bookings"
+
+
+def _old_bookings(bookings, event, n):
+    """n bookings whose index entries are gone, as if written before the index existed."""
+    client = boto3.client("dynamodb", region_name="eu-central-1")
+    made = [bookings.create_booking(event["event_id"], f"c{i}", f"k{i}", BookingIn(quantity=1)).booking.booking_id
+            for i in range(n)]
+    for shard in range(EVENT_INDEX_SHARDS):
+        pk = f"EVENTBOOKINGS#{event['event_id']}#{shard}"
+        for item in client.query(TableName=TABLE, KeyConditionExpression="pk = :pk",
+                                 ExpressionAttributeValues={":pk": {"S": pk}})["Items"]:
+            client.delete_item(TableName=TABLE, Key={"pk": item["pk"], "sk": item["sk"]})
+    return client, made
+
+
+def test_backfill_writes_each_missing_entry_once_and_resumes(bookings, catalog, store):
+    from tests.unit.conftest import event_request
+
+    event = catalog.create_event(event_request(capacity=10, max_per_booking=1, max_holds_per_customer=1))
+    client, made = _old_bookings(bookings, event, 5)
+    assert store.event_booking_ids(event["event_id"]) == []
+    seen = []
+    first = backfill(client, TABLE, page_size=3, report=seen.append, max_pages=1)   # stopped after a page
+    assert first.next_start is not None and first.pages == 1
+    done = backfill(client, TABLE, page_size=3, start=first.next_start, report=seen.append)
+    assert done.next_start is None
+    assert sorted(store.event_booking_ids(event["event_id"])) == sorted(made)
+    assert first.written + done.written == 5 and first.present + done.present == 0
+    again = backfill(client, TABLE, page_size=3)                                      # idempotent
+    assert again.written == 0 and again.present == 5 and again.bookings == 5
+    assert sorted(store.event_booking_ids(event["event_id"])) == sorted(made)
+    # Entries the hold wrote itself are left alone (counted as present, not written twice).
+    newer = bookings.create_booking(event["event_id"], "late", "kl", BookingIn(quantity=1)).booking.booking_id
+    assert backfill(client, TABLE).present == 6 and newer in store.event_booking_ids(event["event_id"])
+
+
+def test_the_command_prints_its_progress_page_by_page(bookings, catalog, capsys):
+    from tests.unit.conftest import event_request
+
+    event = catalog.create_event(event_request(capacity=10, max_per_booking=1, max_holds_per_customer=1))
+    _old_bookings(bookings, event, 3)
+    assert cli.main(["backfill-event-index", "--table", TABLE, "--endpoint", "", "--page-size", "2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("page 1: ") and "resume with --start" in out[0]
+    assert out[-2].endswith("; done") and out[-1] == "3 index entries written, 0 already present, 3 bookings seen"
