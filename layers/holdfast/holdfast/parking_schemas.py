@@ -49,8 +49,6 @@ class ParkingSettings(_Strict):
     default_stay_minutes: int = 240
     early_entry_minutes: int = 15
     allow_offline_temporary_tickets: bool = False
-    refund_no_show: bool = False
-    refund_on_cancel: bool = True
 
     def by_id(self) -> dict[str, SpaceIn]:
         return {space.space_id: space for space in self.spaces}
@@ -66,8 +64,6 @@ class LotIn(_Strict):
     default_stay_minutes: int = Field(default=240, ge=30, le=1440)
     early_entry_minutes: int = Field(default=15, ge=0, le=240)
     allow_offline_temporary_tickets: bool = False
-    refund_no_show: bool = False
-    refund_on_cancel: bool = True
 
     @field_validator("timezone")
     @classmethod
@@ -92,8 +88,7 @@ class LotIn(_Strict):
             spaces=self.spaces, timezone=self.timezone, hourly=hourly.text, daily_cap=cap,
             grace_minutes=self.tariff.grace_minutes, no_show_grace_seconds=self.no_show_grace_seconds,
             default_stay_minutes=self.default_stay_minutes, early_entry_minutes=self.early_entry_minutes,
-            allow_offline_temporary_tickets=self.allow_offline_temporary_tickets,
-            refund_no_show=self.refund_no_show, refund_on_cancel=self.refund_on_cancel)
+            allow_offline_temporary_tickets=self.allow_offline_temporary_tickets)
 
 
 class ReservationIn(_Strict):
