@@ -149,6 +149,8 @@ class Snapshot:
         totals = {"available": 0, "held": 0, "sold": 0}
         if (self.events.get(event_id) or {}).get("inventory_kind") == "slots":
             return self._session_counts(event_id)
+        if (self.events.get(event_id) or {}).get("inventory_kind") == "parking":
+            return self._space_counts(event_id)
         if self.pools.get(event_id):
             for pool in self.pools[event_id].values():
                 for key in totals:
@@ -158,6 +160,17 @@ class Snapshot:
                 totals[unit["state"]] += 1
         return totals
 
+
+    def _space_counts(self, event_id: str) -> dict[str, int]:
+        """A lot's spaces by state over every window claimed: held or sold where any of a space's
+        granules is, available otherwise."""
+        totals = {"available": 0, "held": 0, "sold": 0}
+        for space in self.events[event_id]["settings"]["spaces"]:
+            items = [item for (resource, _), item in self.granules.items() if resource == f"{event_id}|{space['space_id']}"]
+            state = ("held" if any(int(i.get("held", 0)) for i in items)
+                     else "sold" if any(int(i.get("sold", 0)) for i in items) else "available")
+            totals[state] += 1
+        return totals
 
     def _session_counts(self, event_id: str) -> dict[str, int]:
         """A group service's seats summed over its sessions that have granule items; every granule
