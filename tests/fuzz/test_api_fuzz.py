@@ -116,7 +116,7 @@ MUST_SUCCEED = {
     "POST /events": 201, "GET /events/{event_id}": 200, "POST /events/{event_id}/bookings": 201,
     "GET /bookings/{booking_id}": 200, "GET /admin/reviews": 200, "GET /admin/bookings/{booking_id}": 200,
     "POST /webhooks/payments": 200, "POST /resources": 201, "GET /services/{service_id}/availability": 200,
-    "POST /lots": 201, "GET /lots/{lot_id}": 200, "GET /lots/{lot_id}/gates/{gate_id}/config": 200,
+    "GET /lots/{lot_id}": 200, "POST /lots/{lot_id}/reservations": 201, "GET /lots/{lot_id}/gates/{gate_id}/config": 200,
     "POST /lots/{lot_id}/gates/{gate_id}/entry": 200,
 }
 
