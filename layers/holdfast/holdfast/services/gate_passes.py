@@ -176,13 +176,19 @@ class GatePasses:
 
     def _ask_payment(self, ticket: dict[str, Any], due: Money) -> dict[str, Any]:
         payment = ticket.get("exit_payment")
-        if payment and not payment.get("paid") and payment.get("amount") == due.text and payment.get("confirmation_url"):
-            return _owed(due, payment["confirmation_url"])
-        number = int(payment["number"]) + 1 if payment else 1
-        key = f"hf-exit-{ticket['ticket_id']}-{number}"
-        record = {"idempotence_key": key, "number": number, "amount": due.text, "currency": due.currency}
-        if not self.store.set_exit_payment(ticket["ticket_id"], record, payment):
-            raise StaleBooking(ticket["ticket_id"])
+        if payment and not payment.get("paid") and payment.get("amount") == due.text:
+            if payment.get("confirmation_url"):
+                return _owed(due, payment["confirmation_url"])
+            record = {key: payment[key] for key in ("idempotence_key", "number", "amount", "currency")}
+        else:
+            # The key is stored before the call: a lost answer is asked again under the same key,
+            # so the provider never makes a second payment for the same amount.
+            number = int(payment["number"]) + 1 if payment else 1
+            record = {"idempotence_key": f"hf-exit-{ticket['ticket_id']}-{number}", "number": number,
+                      "amount": due.text, "currency": due.currency}
+            if not self.store.set_exit_payment(ticket["ticket_id"], record, payment):
+                raise StaleBooking(ticket["ticket_id"])
+        key = record["idempotence_key"]
         created = self.provider().create_payment(
             amount=due.as_dict(), description=f"Parking exit, ticket {ticket['ticket_id']}",
             metadata={"ticket_id": ticket["ticket_id"], "lot_id": ticket["lot_id"]}, capture=True,
