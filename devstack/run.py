@@ -2,8 +2,9 @@
 
 Starts the payment sandbox, the embedded AWS stack deployed from template.yaml (API on
 127.0.0.1:3000, AWS endpoint on 127.0.0.1:4566, DynamoDB Local on a free port, each function in
-worker processes of its own), aims the sandbox's webhooks at the API, creates
-a demo event, a demo resource with two appointment services, and prints a walkthrough. Ctrl-C stops everything.
+worker processes of its own), aims the sandbox's webhooks at the API, creates a demo event, a
+demo resource with two appointment services, a demo parking lot with a gate, and prints a
+walkthrough. Ctrl-C stops everything.
 """
 from __future__ import annotations
 
@@ -76,6 +77,10 @@ def main(argv: list[str] | None = None) -> int:
         from devstack import demo_appointments
 
         appointments = demo_appointments.create(stack.api_url, _post, ORGANIZER_KEY)
+        print("==> creating the demo parking lot and its gate", flush=True)
+        from devstack import demo_parking
+
+        parking = demo_parking.create(stack.api_url, _post, ORGANIZER_KEY)
     except Exception:
         stack.stop()
         sandbox.stop()
@@ -101,7 +106,7 @@ Walkthrough (another terminal):
   open the confirmation_url it returns and press Pay, then:
   curl -s {api}/bookings/<booking_id> -H 'X-Customer-Id: alice'     # CONFIRMED, with its journal
 
-{appointments}
+{appointments}{parking}
 Organizer key: {ORGANIZER_KEY} (local only). Ctrl-C stops everything.
 """, flush=True)
 

@@ -125,6 +125,14 @@ class Kind:
         read is left as it is, and fails the comparison or ``plan_choice``."""
         return dict(choice)
 
+    def booking_details(self, event: Offering, wanted: dict[str, Any], places: Places) -> dict[str, Any] | None:
+        """What the booking keeps of the request beyond its places (``Booking.kind_details``)."""
+        return None
+
+    def view_extras(self, booking: Booking, credentials: Any) -> dict[str, Any]:
+        """More of the booking's view made with ``credentials`` (wiring's per-kind keys); none by default."""
+        return {}
+
     def price(self, event: Offering, places: Places) -> Money:
         """What the places actually allocated cost."""
         return Money.parse(event.price, event.currency).times(places.quantity)
