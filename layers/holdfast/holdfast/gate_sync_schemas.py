@@ -1,0 +1,70 @@
+"""The body of ``POST /lots/{lot_id}/gates/{gate_id}/sync``: a batch of a gate's queued passes.
+
+Each pass is what the gate saw and did while it could not reach the backend (or could not hear
+its answer): the sequence number the gate gave it, the pass's own event_id, entry or exit, when,
+and how the vehicle identified itself.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+MAX_EVENTS_PER_SYNC = 100
+#: Identifiers a gate makes up itself (event ids, local ticket ids): short and key-safe.
+GATE_ID_TEXT = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"
+
+
+def _pass_time(value: datetime) -> datetime:
+    if value.tzinfo is None:
+        raise ValueError("needs a time zone (for example 2027-05-01T19:00:00Z)")
+    if not 2000 <= value.year <= 2199:
+        raise ValueError("must be between the years 2000 and 2199")
+    return value.astimezone(timezone.utc)
+
+
+PassTime = Annotated[datetime, AfterValidator(_pass_time)]
+GateText = Annotated[str, Field(pattern=GATE_ID_TEXT)]
+
+
+class GatePassIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    seq: int = Field(ge=1, le=10**12 - 1)
+    event_id: GateText
+    kind: Literal["entry", "exit"]
+    at: PassTime
+    token: str | None = Field(default=None, min_length=1, max_length=2048)
+    plate: str | None = Field(default=None, min_length=1, max_length=16, pattern=r"^[A-Za-z0-9 -]+$")
+    ticket_id: GateText | None = None
+    local_ticket_id: GateText | None = None
+
+    @model_validator(mode="after")
+    def _identified(self) -> "GatePassIn":
+        if self.kind == "entry" and (self.token is None) == (self.plate is None):
+            raise ValueError("an entry carries exactly one of token or plate")
+        if self.kind == "exit" and not (self.ticket_id or self.local_ticket_id or self.plate):
+            raise ValueError("an exit carries ticket_id, local_ticket_id or plate")
+        return self
+
+    def as_event(self) -> dict[str, Any]:
+        """The pass as the applier and the held copy see it (``at`` as ISO text, no empty fields)."""
+        body = self.model_dump(exclude_none=True)
+        body["at"] = self.at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return body
+
+
+class GateSyncIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    events: list[GatePassIn] = Field(min_length=1, max_length=MAX_EVENTS_PER_SYNC)
+
+    @model_validator(mode="after")
+    def _distinct(self) -> "GateSyncIn":
+        if len({event.seq for event in self.events}) != len(self.events):
+            raise ValueError("each seq appears once in a batch")
+        if len({event.event_id for event in self.events}) != len(self.events):
+            raise ValueError("each event_id appears once in a batch")
+        return self
+
