@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
 
 from .backend import Backend, Refused, Unreachable
@@ -20,6 +20,7 @@ from .offline import Decision, OfflineRules
 from .tokens import b64url_decode
 
 SYNC_BATCH = 50
+DEFAULT_CACHE_TTL_SECONDS = 300
 EVENT_FIELDS = ("token", "plate", "ticket_id", "local_ticket_id")
 
 
@@ -133,8 +134,11 @@ class Gate:
 
     # ------------------------------------------------------------------ config
     def refresh(self) -> dict[str, Any]:
+        now = self.clock()
         config = self.backend.config()
-        self.journal.replace_cache(config, _iso(self.clock()))
+        # the backend says how long its subscription list may be trusted; without that, 5 minutes
+        until = config.get("subscriptions_valid_until") or _iso(now + timedelta(seconds=DEFAULT_CACHE_TTL_SECONDS))
+        self.journal.replace_cache(config, _iso(now), until)
         return {"refreshed": True, "subscriptions": len(config.get("subscriptions", [])),
                 "tokens": len(config.get("tokens", []))}
 

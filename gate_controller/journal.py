@@ -142,12 +142,20 @@ class Journal:
             self.put(db, "expected_seq", expected_seq)
 
     # ----------------------------------------------------------------- cache
-    def replace_cache(self, config: dict[str, Any], fetched_at: str) -> None:
+    def replace_cache(self, config: dict[str, Any], fetched_at: str, valid_until: str) -> None:
+        """``config`` as GET .../config answers it; the cache is trusted from ``fetched_at`` until
+        ``valid_until``; the lot's key and policy are kept until the next refresh replaces them."""
+        policy = config.get("policy") or {}
         with self.write() as db:
-            for key in ("public_key", "kid", "policy"):
-                if config.get(key) is not None:
+            for key in ("public_key", "kid"):
+                if config.get(key):
                     self.put(db, key, config[key])
+            self.put(db, "policy", {
+                "offline_tickets": bool(policy.get("allow_offline_temporary_tickets", False)),
+                "early_entry_minutes": int(config.get("early_entry_minutes", 15)),
+            })
             self.put(db, "config_fetched_at", fetched_at)
+            self.put(db, "cache_valid_until", valid_until)
             db.execute("DELETE FROM subscriptions")
             db.executemany("INSERT OR REPLACE INTO subscriptions VALUES (?, ?, ?)",
                            [(s["plate"], s["valid_from"], s["valid_to"]) for s in config.get("subscriptions", [])])

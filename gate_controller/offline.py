@@ -18,7 +18,7 @@ from typing import Any
 from .journal import Journal
 from .tokens import parse_time, verify
 
-DEFAULT_POLICY = {"offline_tickets": False, "early_entry_minutes": 15, "cache_ttl_seconds": 900}
+DEFAULT_POLICY = {"offline_tickets": False, "early_entry_minutes": 15}
 
 
 @dataclass
@@ -35,9 +35,8 @@ class OfflineRules:
         self.policy = {**DEFAULT_POLICY, **(journal.get("policy") or {})}
 
     def cache_fresh(self) -> bool:
-        fetched = self.journal.get("config_fetched_at")
-        ttl = timedelta(seconds=int(self.policy["cache_ttl_seconds"]))
-        return fetched is not None and parse_time(fetched) <= self.now < parse_time(fetched) + ttl
+        fetched, until = self.journal.get("config_fetched_at"), self.journal.get("cache_valid_until")
+        return fetched is not None and until is not None and parse_time(fetched) <= self.now < parse_time(until)
 
     def entry(self, token: str | None, plate: str | None) -> Decision:
         if token is not None:

@@ -18,7 +18,7 @@ from holdfast.services.gate_sync import GateSync
 from tests.support.fake_gate_applier import FakeApplier
 from tests.support.fake_gate_backend import FakeGateBackend
 from tests.support.parking_tokens import LotKey
-from tests.support.template import create_bookings_table
+from tests.support.template import REPO, create_bookings_table  # noqa: F401 (REPO: the CLI test runs from it)
 
 LOT, GATE, KEY = "lot-7", "gate-north", "gate-secret-key"
 CONFLICT_PLATE = "K777KK"
@@ -79,12 +79,13 @@ def gate(backend, journal_path, clock) -> Iterator[Gate]:
 
 
 def config(lot_key: LotKey, clock: Clock, *, offline_tickets: bool, subscriptions: list[str] = ()) -> dict:
+    """GET .../config as parking-core's backend answers it."""
     day = timedelta(days=1)
     iso = lambda moment: moment.isoformat().replace("+00:00", "Z")  # noqa: E731
     return {
-        "lot_id": LOT, "gate_id": GATE, "public_key": lot_key.public_b64, "kid": lot_key.kid,
-        "policy": {"offline_tickets": offline_tickets, "early_entry_minutes": 15, "cache_ttl_seconds": 600},
-        "subscriptions": [{"plate": plate, "valid_from": iso(clock.now - day), "valid_to": iso(clock.now + day)}
-                          for plate in subscriptions],
-        "tokens": [],
+        "lot_id": LOT, "gate_id": GATE, "public_key": lot_key.public_b64, "kid": lot_key.kid, "alg": "Ed25519",
+        "early_entry_minutes": 15, "policy": {"allow_offline_temporary_tickets": offline_tickets},
+        "subscriptions": [{"subscription_id": f"sub-{plate}", "plate": plate, "valid_from": iso(clock.now - day),
+                           "valid_to": iso(clock.now + day)} for plate in subscriptions],
+        "subscriptions_valid_until": iso(clock.now + timedelta(seconds=600)),
     }
