@@ -15,7 +15,12 @@ from typing import Any
 
 
 class Unreachable(Exception):
-    """No usable answer: connection refused or reset, a timeout, or a server error."""
+    """No usable answer: connection refused or reset, a timeout, or a server error.
+    ``maybe_heard``: the request may have reached the backend (all but a refused connection)."""
+
+    def __init__(self, detail: str, maybe_heard: bool = True) -> None:
+        super().__init__(detail)
+        self.maybe_heard = maybe_heard
 
 
 class Refused(Exception):
@@ -54,7 +59,8 @@ class Backend:
                 raise Unreachable(f"server error {exc.code}") from None
             raise Refused(exc.code, *_error(exc)) from None
         except (OSError, http.client.HTTPException, json.JSONDecodeError) as exc:   # refused, reset, timeout
-            raise Unreachable(str(exc)) from None
+            refused = isinstance(getattr(exc, "reason", exc), ConnectionRefusedError)
+            raise Unreachable(str(exc), maybe_heard=not refused) from None
 
 
 def _error(exc: urllib.error.HTTPError) -> tuple[str, str]:

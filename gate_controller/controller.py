@@ -64,9 +64,9 @@ class Gate:
         except Refused as exc:
             self.journal.decide(event_id, {"mode": "online", "opened": 0, "reason": exc.code}, queue=False)
             return {"event_id": event_id, "open": False, "mode": "online", "reason": exc.code}
-        except Unreachable:
-            return self._decide_offline(event_id, record, offline_rule(OfflineRules(self.journal, self.lot_id,
-                                                                                     self.gate_id, now)))
+        except Unreachable as exc:
+            rules = OfflineRules(self.journal, self.lot_id, self.gate_id, now)
+            return self._decide_offline(event_id, offline_rule(rules), exc.maybe_heard)
         opened = bool(answer.get("gate_open") if kind == "entry" else answer.get("exit_granted"))
         self.journal.decide(event_id, {"mode": "online", "opened": int(opened), "answer": json.dumps(answer),
                                        "reason": answer.get("reason"), "ticket_id": answer.get("ticket_id")
@@ -74,10 +74,11 @@ class Gate:
                                        record.get("basis", "plate")}, queue=False)
         return {"event_id": event_id, "open": opened, "mode": "online", **answer}
 
-    def _decide_offline(self, event_id: str, record: dict[str, Any], decision: Decision) -> dict[str, Any]:
+    def _decide_offline(self, event_id: str, decision: Decision, maybe_heard: bool) -> dict[str, Any]:
         if not decision.open:
-            # "uncertain": the backend may have heard this pass before the connection failed
-            self.journal.decide(event_id, {"mode": "refused", "opened": 0, "reason": decision.reason}, queue=False)
+            # uncertain: the backend may have applied the pass the gate now refuses (README)
+            self.journal.decide(event_id, {"mode": "refused", "opened": 0, "reason": decision.reason,
+                                           "uncertain": int(maybe_heard)}, queue=False)
             return {"event_id": event_id, "open": False, "mode": "offline", "reason": decision.reason}
         changes = {"mode": "offline", "opened": 1, "basis": decision.basis, **decision.fields}
         seq = self.journal.decide(event_id, changes, queue=True)
@@ -150,7 +151,7 @@ class Gate:
             "lot_id": self.lot_id, "gate_id": self.gate_id, "last_seq": self.journal.get("last_seq", 0),
             "expected_seq": expected, "unsent": sum(1 for p in passes if p["seq"] and p["seq"] >= expected),
             "conflicts": [{"seq": p["seq"], **json.loads(p["conflict"])} for p in passes if p["conflict"]],
-            "uncertain": sum(1 for p in passes if p["mode"] in ("calling", "refused")),
+            "uncertain": sum(1 for p in passes if p["mode"] == "calling" or p["uncertain"]),
             "cache_fresh": rules.cache_fresh(), "has_lot_key": bool(self.journal.get("public_key")),
             "policy": rules.policy,
         }

@@ -28,6 +28,7 @@ CREATE TABLE IF NOT EXISTS passes (
     valid_to TEXT,
     mode TEXT NOT NULL,
     opened INTEGER NOT NULL DEFAULT 0,
+    uncertain INTEGER NOT NULL DEFAULT 0,
     reason TEXT,
     answer TEXT,
     sync_status TEXT,
@@ -37,7 +38,7 @@ CREATE TABLE IF NOT EXISTS subscriptions (plate TEXT PRIMARY KEY, valid_from TEX
 CREATE TABLE IF NOT EXISTS tokens (booking_id TEXT PRIMARY KEY, plate TEXT, valid_from TEXT, valid_to TEXT, token TEXT);
 """
 PASS_FIELDS = ("event_id", "seq", "kind", "at", "token", "plate", "ticket_id", "local_ticket_id", "booking_id",
-               "basis", "valid_to", "mode", "opened", "reason", "answer", "sync_status", "conflict")
+               "basis", "valid_to", "mode", "opened", "uncertain", "reason", "answer", "sync_status", "conflict")
 
 
 class Journal:

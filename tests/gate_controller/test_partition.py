@@ -146,3 +146,24 @@ def test_gate_journal_survives_a_restart_between_writing_and_sending(backend, ap
     assert again.sync()["sent"] == 0                          # nothing left, nothing resent
     assert sync_effects(applier, backend) == [q["event_id"] for q in queued] + [second.passes()[-1]["event_id"]]
     second.close()
+
+
+def test_gate_decides_offline_when_the_backend_hangs_and_counts_a_refusal_as_uncertain(backend, journal_path, lot_key,
+                                                                                       clock):
+    import socket
+
+    from gate_controller.backend import Backend
+    backend.config = config(lot_key, clock, offline_tickets=False)
+    journal = Journal(journal_path)
+    Gate(journal, Backend(backend.url, LOT, GATE, "gate-secret-key"), LOT, GATE, clock).refresh()
+    with socket.socket() as hole:                 # accepts connections, never answers
+        hole.bind(("127.0.0.1", 0))
+        hole.listen(8)
+        hung = Gate(journal, Backend(f"http://127.0.0.1:{hole.getsockname()[1]}", LOT, GATE, "k", timeout=0.3),
+                    LOT, GATE, clock)
+        admitted = hung.entry(token=window_token(lot_key, clock))
+        refused = hung.entry(plate="H000HH")
+    assert (admitted["open"], admitted["mode"], admitted["seq"]) == (True, "offline", 1)
+    assert refused["open"] is False
+    assert hung.status()["uncertain"] == 1     # the backend may have let H000HH in; the gate did not
+    journal.close()
