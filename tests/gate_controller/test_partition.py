@@ -78,6 +78,18 @@ def test_gate_partition_admits_queues_and_syncs_in_order(gate, backend, applier,
                        "token": token}
     assert sent[2]["local_ticket_id"] == admitted[2]["local_ticket_id"] and sent[2]["plate"] == "X555XX"
 
+    # a second partition; this time the answer arrives and says where to resend from
+    backend.stop()
+    later = [gate.entry(plate=plate) for plate in ("M601MM", "M702MM", "M803MM")]
+    backend.start()
+    backend.drop = {7}
+    assert gate.sync()["expected_seq"] == 9
+    requests = [[e["seq"] for e in body["events"]] for action, body in backend.requests if action == "sync"]
+    assert requests[-2:] == [[6, 7, 8], [7, 8]]
+    assert backend.sync_answers[-2]["expected_seq"] == 7
+    assert [item["status"] for item in backend.sync_answers[-2]["results"]] == ["applied", "held"]
+    assert sync_effects(applier, backend) == [o["event_id"] for o in admitted + later]
+
     # the local ticket now has the backend's ticket: the online exit names it
     leaving = gate.exit(ticket=admitted[2]["local_ticket_id"])
     assert leaving["open"] is True and leaving["mode"] == "online"
