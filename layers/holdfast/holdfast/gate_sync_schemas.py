@@ -42,9 +42,10 @@ class GatePassIn(BaseModel):
 
     @model_validator(mode="after")
     def _identified(self) -> "GatePassIn":
-        if self.kind == "entry" and (self.token is None) == (self.plate is None):
+        direction = self.kind   # a pass's direction, not an inventory kind
+        if direction == "entry" and (self.token is None) == (self.plate is None):
             raise ValueError("an entry carries exactly one of token or plate")
-        if self.kind == "exit" and not (self.ticket_id or self.local_ticket_id or self.plate):
+        if direction == "exit" and not (self.ticket_id or self.local_ticket_id or self.plate):
             raise ValueError("an exit carries ticket_id, local_ticket_id or plate")
         return self
 
