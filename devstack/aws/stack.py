@@ -53,6 +53,8 @@ LOCAL_PROVIDER_SECRET = {
     # HMAC-SHA256 key of waiting-room admission tokens (holdfast.domain.admission).
     "admission_token_key": "local-admission-token-key-not-secret",
 }
+#: The parking entry-token master seed of the local stack (every lot's key is derived from it).
+LOCAL_PARKING_KEY_SECRET = {"master_seed": "local-parking-master-seed-not-secret"}
 
 
 def local_parameters(api_url: str) -> dict[str, Any]:
@@ -626,6 +628,8 @@ class EmbeddedStack:
             wanted = dict(self._secrets_override)
         elif "ProviderSecretName" in self.parameters:
             wanted = {self.parameters["ProviderSecretName"]: LOCAL_PROVIDER_SECRET}
+            if "ParkingKeySecretName" in self.parameters:
+                wanted[self.parameters["ParkingKeySecretName"]] = LOCAL_PARKING_KEY_SECRET
         else:
             wanted = {}
         if not wanted:

@@ -13,7 +13,8 @@ OPENAPI_PATH = REPO / "docs" / "openapi.yaml"
 #: Event routes outside /admin that need the organizer key (their handlers call require_organizer).
 ORGANIZER_EVENT_ROUTES = {("post", "/events"), ("patch", "/events/{event_id}"), ("post", "/events/{event_id}/publish"),
                           ("post", "/resources"), ("post", "/services"),
-                          ("post", "/events/{event_id}/cancel"), ("get", "/events/{event_id}/cancellation")}
+                          ("post", "/events/{event_id}/cancel"), ("get", "/events/{event_id}/cancellation"),
+                          ("post", "/lots"), ("post", "/lots/{lot_id}/gates"), ("post", "/lots/{lot_id}/subscriptions")}
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
 
@@ -100,5 +101,5 @@ def test_organizer_routes_require_the_api_key_and_customer_routes_the_customer()
             refs = {p.get("$ref", "").rsplit("/", 1)[-1] for p in operation.get("parameters", [])}
             organizer = path.startswith("/admin/") or (method, path) in ORGANIZER_EVENT_ROUTES
             assert (operation.get("security") == [{"organizerKey": []}]) is organizer, f"{method} {path}"
-            customer = path.startswith("/bookings/") or path.endswith(("/bookings", "/queue", "/waitlist"))
+            customer = path.startswith("/bookings/") or path.endswith(("/bookings", "/queue", "/waitlist", "/reservations"))
             assert ("CustomerId" in refs) is customer, f"{method} {path}"

@@ -43,7 +43,7 @@ class StandingZones(Kind):
         ExtraState("ADMITTED", after=frozenset({"CONFIRMED"}), actors=frozenset({"gate"}),
                    notify="booking.admitted"),
         ExtraState("LEFT", after=frozenset({"ADMITTED"}), actors=frozenset({"gate"})),
-        ExtraState("NO_SHOW", after=frozenset({"CONFIRMED"}), actors=frozenset({"timer"}), places="available",
+        ExtraState("MISSED", after=frozenset({"CONFIRMED"}), actors=frozenset({"timer"}), places="available",
                    notify="booking.no_show"),
     )
 

@@ -1,4 +1,4 @@
-"""Kinds extend the lifecycle after CONFIRMED: the toy kind's ADMITTED / LEFT / NO_SHOW states are
+"""Kinds extend the lifecycle after CONFIRMED: the toy kind's ADMITTED / LEFT / MISSED states are
 booking statuses in the same item, journal and outbox; places follow the declared state."""
 import pytest
 
@@ -40,9 +40,9 @@ def test_declared_states_are_statuses_with_journal_outbox_and_places(zoned, book
     assert catalog.get_event(zoned)["counts"] == {"available": 4, "held": 0, "sold": 2}   # still sold
 
     bob = confirmed(bookings, payments, provider, zoned, "bob")
-    transitions.advance(store, bob, clock(), "NO_SHOW", actor="timer", action="no_show", decision="not entered")
+    transitions.advance(store, bob, clock(), "MISSED", actor="timer", action="no_show", decision="not entered")
     assert catalog.get_event(zoned)["counts"] == {"available": 4, "held": 0, "sold": 2}   # bob's went back
-    assert bookings.view(bob.booking_id, "bob")["status"] == "NO_SHOW"
+    assert bookings.view(bob.booking_id, "bob")["status"] == "MISSED"
 
 
 def test_only_the_declared_moves_by_the_declared_actors_of_the_declaring_kind(zoned, bookings, payments, provider,

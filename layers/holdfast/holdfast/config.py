@@ -46,6 +46,8 @@ class Settings(BaseModel):
     notifications_bus_name: str = ""
     notifications_sender: str = ""
     hold_reminder_seconds: int = Field(default=120, ge=0, le=86_400)
+    #: Secrets Manager secret holding ``master_seed``, from which every lot's entry-token key is derived.
+    parking_key_secret_name: str = ""
 
     @model_validator(mode="after")
     def _header_identity_only_locally(self):
@@ -104,6 +106,7 @@ _ENV_NAMES = {
     "notifications_bus_name": "NOTIFICATIONS_BUS_NAME",
     "notifications_sender": "NOTIFICATIONS_SENDER",
     "hold_reminder_seconds": "HOLD_REMINDER_SECONDS",
+    "parking_key_secret_name": "PARKING_KEY_SECRET_NAME",
 }
 
 

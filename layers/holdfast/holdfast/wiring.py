@@ -83,7 +83,42 @@ def bookings():
     from .services.bookings import BookingService
 
     arn = settings().hold_expiry_state_machine_arn
-    return BookingService(store(), system_clock, scheduler().schedule if arn else None)
+    return BookingService(store(), system_clock, scheduler().schedule if arn else None,
+                          view_extras=booking_view_extras)
+
+
+def booking_view_extras(booking) -> dict:  # noqa: ANN001
+    """What a booking's kind adds to its view; a parking kind signs the entry token with the lot keys."""
+    from . import kinds
+
+    return kinds.of_booking(booking).view_extras(booking, parking_keys if settings().parking_key_secret_name else None)
+
+
+def parking_keys():
+    """Every lot's Ed25519 key, derived from the master seed (read through the five-minute cache)."""
+    from .parking_tokens import LotKeys
+
+    name = settings().parking_key_secret_name
+    if not name:
+        raise ConfigurationError("PARKING_KEY_SECRET_NAME is not set: parking needs the entry-token master seed")
+    seed = read_secret(name).get("master_seed")
+    if not isinstance(seed, str) or len(seed) < 16:
+        raise ConfigurationError(f"secret {name} lacks master_seed (16+ characters)")
+    return LotKeys(seed.encode())
+
+
+@functools.cache
+def parking():
+    from .services.parking import ParkingService
+
+    return ParkingService(store(), system_clock, bookings(), settings().default_hold_ttl_seconds, parking_keys)
+
+
+@functools.cache
+def gate_passes():
+    from .services.gate_passes import GatePasses
+
+    return GatePasses(store(), system_clock, parking(), provider, settings().payment_return_url)
 
 
 @functools.cache
@@ -227,7 +262,8 @@ def reset() -> None:
     """Forget every cached collaborator and the settings (tests change the environment)."""
     from .config import settings as cached_settings
 
-    for factory in (store, provider, scheduler, payment_events_queue, catalog, bookings, appointments,
+    for factory in (store, provider, scheduler, payment_events_queue, catalog, bookings, appointments, parking,
+                    gate_passes,
                     reconciliation_starter,
                     payments, resolutions, reconciliation, reviews, listing, waitlist, notifications_bus, email_sender, cached_settings):
         factory.cache_clear()

@@ -72,6 +72,8 @@ def booking_item(booking: Booking) -> dict[str, Any]:
         item["cancelled_by_customer"] = True
     if booking.event_cancelled:
         item["event_cancelled"] = True
+    if booking.kind_details:
+        item["kind_details"] = dict(booking.kind_details)
     if booking.counted_hold and booking.holds_places:
         item["counted_hold"] = True
     # Bookings sit in the due index while a hold runs or a payment is unsettled, so the sweeper
@@ -110,6 +112,7 @@ def booking_from_item(item: dict[str, Any]) -> Booking:
         cancelled_by_customer=bool(item.get("cancelled_by_customer")),
         resolution=_numbers(item["resolution"]) if item.get("resolution") else None,
         event_cancelled=bool(item.get("event_cancelled")),
+        kind_details=_numbers(item["kind_details"]) if item.get("kind_details") else None,
     )
 
 

@@ -99,9 +99,10 @@ class BookingRecords(Table):
         return booking, journal
 
     def save(self, before: Booking, after: Booking, journal: JournalEntry, outbox: dict[str, Any] | None = None,
-             move: Move | None = None, places: Places | None = None) -> None:
+             move: Move | None = None, places: Places | None = None, extra: list[Labelled] | None = None) -> None:
         """Write ``after`` over ``before`` (conditioned on ``before.version``), with its journal
-        entry, its outbox event and the inventory move, in one transaction."""
+        entry, its outbox event, the inventory move and any ``extra`` labelled items of the same
+        change (a parking ticket and its gate pass), in one transaction."""
         if after.version != before.version + 1:
             raise ValueError("a saved booking must be exactly one version ahead of the one read")
         items: list[Labelled] = [
@@ -115,6 +116,7 @@ class BookingRecords(Table):
             items.append(self._outbox_put(after, outbox))
         if move is not None:
             items.extend(claim_items(self.table, after.event_id, after.booking_id, places or after.places, move))
+        items.extend(extra or ())
         if before.counted_hold and before.holds_places and not after.holds_places:
             # Leaving HELD/PAYMENT_PENDING frees the customer's slot in this same transaction.
             items.append(("hold_limit", hold_limits.release_slot(self.table, _attrs, before.customer_id,
@@ -125,6 +127,8 @@ class BookingRecords(Table):
             return
         if cancelled.failed("booking"):
             raise StaleBooking(after.booking_id)
+        if any(cancelled.failed(label) for label, _ in extra or ()):
+            raise StaleBooking(after.booking_id)   # the ticket or pass moved meanwhile: read again
         if cancelled.conflict:
             raise TransientStoreError("transaction conflict")
         raise PlacesTaken(cancelled.failed_under(CLAIM))

@@ -9,6 +9,7 @@ labelled transaction):
   waitlist_store.py   the waitlist of each event
   resources_store.py  resources of appointment services, reads of their time granules
   cancellation_store.py  an event's cancellation, its bulk job's record, the event's booking index
+  parking_store.py    parking lots' granules, gates, tickets, gate passes, subscriptions
 
 ``BookingStore`` is the whole table seen through all of them, for callers that need several
 aggregates (the services); see docs/data-model.md for the item layout.
@@ -24,6 +25,7 @@ from .codec import (MAX_SORT_KEY_BYTES, TRANSACT_ATTEMPTS, Cancelled, DuplicateR
                     _plain, _ser)
 from .inventory_store import InventoryStore
 from .offerings_store import OfferingStore
+from .parking_store import ParkingStore
 from .resources_store import ResourceStore
 from .waitlist_store import WaitlistStore
 
@@ -36,5 +38,6 @@ __all__ = [
 ]
 
 
-class BookingStore(BookingRecords, InventoryStore, OfferingStore, WaitlistStore, ResourceStore, CancellationStore):
+class BookingStore(BookingRecords, InventoryStore, OfferingStore, WaitlistStore, ResourceStore, CancellationStore,
+                   ParkingStore):
     """The single table through every aggregate's store (they share one client and table name)."""

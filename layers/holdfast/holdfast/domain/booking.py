@@ -92,6 +92,18 @@ class Booking:
 
     #: The organizer cancelled the booking's event: as final as the customer's own cancellation.
     event_cancelled: bool = False
+    #: What the inventory kind keeps about the request beyond its places (a parking plate, vehicle
+    #: type), from ``Kind.booking_details``. ``timer_at`` with ``timer_state`` asks the sweeper to
+    #: move a CONFIRMED booking into that declared state at that moment (parking: NO_SHOW).
+    kind_details: dict[str, Any] | None = None
+
+    @property
+    def timer(self) -> tuple[str, str] | None:
+        """(when, declared state) of a kind's timer that is still pending, or None."""
+        details = self.kind_details or {}
+        if self.status is BookingStatus.CONFIRMED and details.get("timer_at") and details.get("timer_state"):
+            return str(details["timer_at"]), str(details["timer_state"])
+        return None
 
     @property
     def customer_gave_up(self) -> bool:
@@ -121,6 +133,8 @@ class Booking:
             moments.append(self.hold_expires_at)
         if self.payment is not None and self.payment.next_check_at and not self.settled:
             moments.append(self.payment.next_check_at)
+        if self.timer is not None:
+            moments.append(self.timer[0])
         return min(moments) if moments else None
 
 

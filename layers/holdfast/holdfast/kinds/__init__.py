@@ -67,10 +67,12 @@ def for_request(request: Any) -> Kind:
 def _register_builtins() -> None:
     from .general_admission import GeneralAdmission
     from .seat_map import SeatMap
+    from .parking import Parking
     from .slots import Slots
 
     register(SeatMap())
     register(GeneralAdmission())
+    register(Parking())
     register(Slots())   # asked first: it accepts only a service's request, never an event's
 
 

@@ -116,6 +116,14 @@ class Kind:
 
         raise InvalidRequest("This booking's inventory offers no alternatives.", code="no_alternatives")
 
+    def booking_details(self, event: Offering, wanted: dict[str, Any], places: Places) -> dict[str, Any] | None:
+        """What the booking keeps of the request beyond its places (``Booking.kind_details``)."""
+        return None
+
+    def view_extras(self, booking: Booking, credentials: Any) -> dict[str, Any]:
+        """More of the booking's view made with ``credentials`` (wiring's per-kind keys); none by default."""
+        return {}
+
     def price(self, event: Offering, places: Places) -> Money:
         """What the places actually allocated cost."""
         return Money.parse(event.price, event.currency).times(places.quantity)

@@ -54,8 +54,11 @@ class HoldResult:
 
 class BookingService(ReleasesMixin):
     def __init__(self, store: BookingStore, clock: Clock, schedule_expiry: Callable[[str, str], Any] | None = None,
-                 rng: random.Random | None = None, event_cache_seconds: float = 30.0) -> None:
+                 rng: random.Random | None = None, event_cache_seconds: float = 30.0,
+                 view_extras: Callable[[Booking], dict[str, Any]] | None = None) -> None:
         self.store = store
+        #: More of a booking's view its kind adds with a credential (a parking entry token).
+        self.view_extras = view_extras
         self.clock = clock
         self.schedule_expiry = schedule_expiry
         self.rng = rng or random.Random()
@@ -120,7 +123,7 @@ class BookingService(ReleasesMixin):
                 payment_mode=PaymentMode(event.payment_mode),
                 hold_expires_at=iso(now + timedelta(seconds=ttl)),
                 created_at=iso(now), updated_at=iso(now), version=1, contact_email=request.contact_email,
-                counted_hold=True,
+                counted_hold=True, kind_details=kind.booking_details(event, wanted, places),
             )
             journal = JournalEntry(
                 at=iso(now), action="hold_created", actor=actor, from_status=None, to_status="HELD",
@@ -208,6 +211,8 @@ class BookingService(ReleasesMixin):
             raise Forbidden("This booking belongs to another customer.")
         # Operators' notes and internal checks stay out of the customer's view (domain/journal.py).
         view = describe(booking) | {"journal": customer_view(journal)}
+        if self.view_extras is not None:
+            view |= self.view_extras(booking)
         if booking.status is BookingStatus.CONFIRMED:
             until = change_refund_until(self.store.get_event(booking.event_id), self.clock())
             if until:   # the start time changed: cancelling now refunds in full

@@ -11,6 +11,10 @@ or died) are acted on here, each on its own.
 - A conflict case nobody decided by its ``respond_by`` (services/resolutions.py) is handed to
   ``lapse_resolution``, which gives the money back. Cases sit in the review list, not the due
   index, and are few: each pass reads that list.
+- A confirmed booking whose kind set a timer (``Booking.timer``: parking's NO_SHOW at the window's
+  start plus the lot's grace) is moved into the timer's declared state by the ``timer`` actor
+  (services/transitions.py: advance), its places following that state. The sweeper is this
+  timer's only clock: it acts within one sweep interval plus ``grace_seconds`` of the moment.
 - After MAX_RESTARTS restarts without a check completing in between, the sweeper gives up visibly:
   the booking goes to manual review with the reason ``reconciliation_stuck`` (or carries that
   open review when it cannot change status), which takes it out of the due index.
@@ -50,7 +54,7 @@ def sweep(store: BookingStore, clock: Clock, expire: Callable[[str], dict[str, A
         except Exception:  # noqa: BLE001 - isolated: the rest of the sweep goes on, the next one retries
             logger.exception("sweep could not handle a booking", extra={"booking_id": booking_id})
             outcome = "failed"
-        counts[outcome] += 1
+        counts[outcome] = counts.get(outcome, 0) + 1   # "timers" appears once a kind's timer fired
     if lapse_resolution is not None:
         counts["lapsed"] = _lapse_cases(store, clock, lapse_resolution, counts)
     return counts
@@ -77,6 +81,13 @@ def _sweep_one(store: BookingStore, clock: Clock, booking_id: str, overdue: str,
     if booking.holds_places and booking.hold_expires_at < overdue and not booking.places_secured:
         if expire(booking_id).get("outcome") == "expired":
             return "expired"
+    if booking.timer is not None and booking.timer[0] < overdue:
+        try:
+            transitions.advance(store, booking, clock(), booking.timer[1], actor="timer", action="timer_fired",
+                                decision=f"not entered by {booking.timer[0]}")
+        except StaleBooking:
+            return "skipped"   # checked in (or cancelled) meanwhile: nothing is due any more
+        return "timers"
     payment = booking.payment
     if payment is None or booking.settled or (payment.next_check_at or "") >= overdue:
         return "skipped"

@@ -27,7 +27,7 @@ NOTIFIED = {
 
 def apply(store: BookingStore, booking: Booking, now, *, status: BookingStatus | None = None, actor: str,
           action: str, decision: str, ids: dict[str, str] | None = None, move: Move | None = None,
-          places: Places | None = None, **changes: Any) -> Booking:
+          places: Places | None = None, extra: list | None = None, **changes: Any) -> Booking:
     """Save ``booking`` moved to ``status`` (or kept in its status, for a journalled change).
 
     Raises StaleBooking when someone else wrote the booking first, and PlacesTaken when the
@@ -47,12 +47,15 @@ def apply(store: BookingStore, booking: Booking, now, *, status: BookingStatus |
     notify = NOTIFIED.get(target) or getattr(lifecycle.declared(target), "notify", None)
     if target != booking.status and notify:
         outbox = {"type": notify, "at": at, "reason": decision}
-    store.save(booking, after, entry, outbox=outbox, move=move, places=places)
+    if extra:
+        store.save(booking, after, entry, outbox=outbox, move=move, places=places, extra=extra)
+    else:
+        store.save(booking, after, entry, outbox=outbox, move=move, places=places)
     return after
 
 
 def advance(store: BookingStore, booking: Booking, now, target: str, *, actor: str, action: str,
-            decision: str, ids: dict[str, str] | None = None) -> Booking:
+            decision: str, ids: dict[str, str] | None = None, extra: list | None = None, **changes: Any) -> Booking:
     """Move a booking into a state its inventory kind declared (domain/lifecycle.py), if the kind
     lets ``actor`` do so from the booking's status; its places follow the state (kept sold, or
     released). Same version check, journal and outbox as every other change."""
@@ -60,4 +63,4 @@ def advance(store: BookingStore, booking: Booking, now, target: str, *, actor: s
         raise IllegalTransition(booking.status, target, f" by {actor}")
     status = lifecycle.status_of(str(target))
     return apply(store, booking, now, status=status, actor=actor, action=action, decision=decision, ids=ids,
-                 move=implied_move(booking.status, status))
+                 move=implied_move(booking.status, status), extra=extra, **changes)

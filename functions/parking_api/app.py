@@ -1,0 +1,83 @@
+"""Parking API: organizers create lots, gates and subscriptions; customers reserve a space (then
+pay, read and cancel through /bookings); gates read their configuration and pass cars in and out."""
+from holdfast import wiring
+from holdfast.clock import system_clock
+from holdfast.http import customer_id, header, idempotency_key, json_response, make_resolver, parse_body, require_organizer
+from holdfast.observability import log_metrics, logger, tracer
+from holdfast.parking_schemas import GateIn, GatePassIn, LotIn, ReservationIn, SubscriptionIn
+from holdfast.services.bookings import describe
+from holdfast.services.gate_passes import apply_pass
+
+wiring.cold_start(secret=True)
+
+app = make_resolver()
+
+
+@app.post("/lots")
+@tracer.capture_method
+def create_lot():
+    require_organizer(app, wiring.organizer_api_key)
+    request = parse_body(app, LotIn)
+    return json_response(201, wiring.parking().create_lot(request, header(app, "Idempotency-Key")))
+
+
+@app.get("/lots/<lot_id>")
+@tracer.capture_method
+def get_lot(lot_id: str):
+    return json_response(200, wiring.parking().get_lot(lot_id))
+
+
+@app.post("/lots/<lot_id>/reservations")
+@tracer.capture_method
+def reserve(lot_id: str):
+    customer, key = customer_id(app), idempotency_key(app)
+    wiring.rate_limiter().take("booking", customer)
+    result = wiring.parking().reserve(lot_id, customer, key, parse_body(app, ReservationIn))
+    view = describe(result.booking) | wiring.booking_view_extras(result.booking)
+    return json_response(201, view, {"Idempotent-Replayed": str(result.replayed).lower()})
+
+
+@app.post("/lots/<lot_id>/gates")
+@tracer.capture_method
+def create_gate(lot_id: str):
+    require_organizer(app, wiring.organizer_api_key)
+    return json_response(201, wiring.parking().create_gate(lot_id, parse_body(app, GateIn)))
+
+
+@app.get("/lots/<lot_id>/gates/<gate_id>/config")
+@tracer.capture_method
+def gate_config(lot_id: str, gate_id: str):
+    return json_response(200, wiring.parking().gate_config(lot_id, gate_id, header(app, "X-Gate-Key")))
+
+
+@app.post("/lots/<lot_id>/gates/<gate_id>/entry")
+@tracer.capture_method
+def gate_entry(lot_id: str, gate_id: str):
+    return _pass(lot_id, gate_id, "entry")
+
+
+@app.post("/lots/<lot_id>/gates/<gate_id>/exit")
+@tracer.capture_method
+def gate_exit(lot_id: str, gate_id: str):
+    return _pass(lot_id, gate_id, "exit")
+
+
+@app.post("/lots/<lot_id>/subscriptions")
+@tracer.capture_method
+def create_subscription(lot_id: str):
+    require_organizer(app, wiring.organizer_api_key)
+    return json_response(201, wiring.parking().create_subscription(lot_id, parse_body(app, SubscriptionIn)))
+
+
+def _pass(lot_id: str, gate_id: str, kind: str):
+    wiring.parking().gate(lot_id, gate_id, header(app, "X-Gate-Key"))
+    body = parse_body(app, GatePassIn)
+    event = {"kind": kind, **body.model_dump(exclude_none=True)}
+    return json_response(200, apply_pass(lot_id, gate_id, event, at=system_clock(), offline=False))
+
+
+@logger.inject_lambda_context(correlation_id_path="requestContext.requestId")
+@tracer.capture_lambda_handler
+@log_metrics
+def lambda_handler(event, context):
+    return app.resolve(event, context)

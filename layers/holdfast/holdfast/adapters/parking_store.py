@@ -1,0 +1,139 @@
+"""Parking items: the lot's granules, gates, tickets, gate passes and subscriptions.
+
+  PARK#<lot>#<YYYY-MM-DD>   G#<HH:MM>#<space>   a space's time granule (granule_claims.py; the
+                                                resource id "<lot>|<space>"), sorted by time so a
+                                                window of the whole lot is one range query a day
+  LOT#<lot>                 GATE#<gate>         a gate: name, sha256 of its key
+  LOT#<lot>                 SUB#<plate>#<id>    a subscription: plate, valid_from, valid_to
+  LOT#<lot>                 OPEN#<plate>        the open ticket of a plate (one car inside per plate)
+  TICKET#<ticket>           META                a ticket: space, plate, entry, booking or own claims, exit payment
+  TICKET#<ticket>           OUTBOX#<n>          vehicle.exited of a drive-up ticket (a booking's goes on its own outbox)
+  PASS#<lot>#<event_id>     META                a gate pass applied, with the answer given (a repeat gets it back)
+
+The open-ticket items of a lot are its occupancy: one query. A pass record, the ticket change and
+the places' move are always one transaction (written with the booking's change when there is one).
+"""
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Iterable
+
+from .codec import Labelled, Table, _attrs, put_new
+
+OUTBOX_RETENTION_SECONDS = 7 * 86_400
+
+
+class ParkingStore(Table):
+    def read_lot_granules(self, lot_id: str, start: str, end: str) -> dict[tuple[str, str], dict[str, Any]]:
+        """Claimed granules of every space of a lot in [start, end) ("YYYY-MM-DDTHH:MM" keys), by
+        (space, granule); consistent reads, one range query per UTC day."""
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        for day in _days(start, end):
+            low = f"G#{start[11:16]}" if day == start[:10] else "G#"
+            high = f"G#{end[11:16]}" if day == end[:10] else "G#~"
+            items = self._query_all({
+                "TableName": self.table, "ConsistentRead": True,
+                "KeyConditionExpression": "pk = :pk AND sk BETWEEN :low AND :high",
+                "ExpressionAttributeValues": _attrs({":pk": f"PARK#{lot_id}#{day}", ":low": low, ":high": high}),
+            })
+            for item in items:
+                _, at, space = item["sk"].split("#", 2)
+                key = f"{day}T{at}"
+                if start <= key < end:
+                    found[(space, key)] = item
+        return found
+
+    # ------------------------------------------------------------------------------- gates
+    def put_gate(self, lot_id: str, gate: dict[str, Any]) -> None:
+        self.client.put_item(**put_new(self.table, {"pk": f"LOT#{lot_id}", "sk": f"GATE#{gate['gate_id']}", **gate})["Put"])
+
+    def get_gate(self, lot_id: str, gate_id: str) -> dict[str, Any] | None:
+        return self._get(f"LOT#{lot_id}", f"GATE#{gate_id}")
+
+    # ----------------------------------------------------------------------- subscriptions
+    def put_subscription(self, lot_id: str, subscription: dict[str, Any]) -> None:
+        sk = f"SUB#{subscription['plate']}#{subscription['subscription_id']}"
+        self.client.put_item(TableName=self.table, Item=_attrs({"pk": f"LOT#{lot_id}", "sk": sk, **subscription}))
+
+    def subscriptions(self, lot_id: str, plate: str | None = None) -> list[dict[str, Any]]:
+        return self._query_prefix(f"LOT#{lot_id}", f"SUB#{plate}#" if plate else "SUB#")
+
+    # ----------------------------------------------------------------------------- tickets
+    def get_ticket(self, ticket_id: str) -> dict[str, Any] | None:
+        return self._get(f"TICKET#{ticket_id}", "META")
+
+    def open_ticket_of(self, lot_id: str, plate: str) -> dict[str, Any] | None:
+        item = self._get(f"LOT#{lot_id}", f"OPEN#{plate}")
+        return self.get_ticket(item["ticket_id"]) if item else None
+
+    def open_tickets(self, lot_id: str) -> list[dict[str, Any]]:
+        return self._query_prefix(f"LOT#{lot_id}", "OPEN#")
+
+    def get_pass(self, lot_id: str, event_id: str) -> dict[str, Any] | None:
+        item = self._get(f"PASS#{lot_id}#{event_id}", "META")
+        return json.loads(item["answer"]) if item else None
+
+    def pass_put(self, lot_id: str, gate_id: str, event_id: str, answer: dict[str, Any], at: str) -> Labelled:
+        return ("pass", put_new(self.table, {"pk": f"PASS#{lot_id}#{event_id}", "sk": "META", "gate_id": gate_id,
+                                             "at": at, "answer": json.dumps(answer, sort_keys=True)}))
+
+    def ticket_open(self, ticket: dict[str, Any]) -> list[Labelled]:
+        """The ticket and its plate's open marker, both new (a plate already inside fails ``open``)."""
+        return [("ticket", put_new(self.table, {"pk": f"TICKET#{ticket['ticket_id']}", "sk": "META", **ticket})),
+                ("open", put_new(self.table, {"pk": f"LOT#{ticket['lot_id']}", "sk": f"OPEN#{ticket['plate']}",
+                                              "ticket_id": ticket["ticket_id"], "space_id": ticket["space_id"],
+                                              "space_type": ticket["space_type"]}))]
+
+    def ticket_close(self, ticket: dict[str, Any], exited_at: str, charge: str) -> list[Labelled]:
+        """Close an open ticket and drop its plate's marker: conditioned on it being open, so two exits
+        racing close it (and release its space) once."""
+        return [
+            ("ticket", {"Update": {
+                "TableName": self.table, "Key": _attrs({"pk": f"TICKET#{ticket['ticket_id']}", "sk": "META"}),
+                "UpdateExpression": "SET #status = :closed, exited_at = :at, charge = :charge",
+                "ConditionExpression": "#status = :open", "ExpressionAttributeNames": {"#status": "status"},
+                "ExpressionAttributeValues": _attrs({":closed": "CLOSED", ":open": "OPEN", ":at": exited_at,
+                                                     ":charge": charge})}}),
+            ("open", {"Delete": {
+                "TableName": self.table, "Key": _attrs({"pk": f"LOT#{ticket['lot_id']}", "sk": f"OPEN#{ticket['plate']}"}),
+                "ConditionExpression": "ticket_id = :ticket",
+                "ExpressionAttributeValues": _attrs({":ticket": ticket["ticket_id"]})}}),
+        ]
+
+    def ticket_outbox(self, ticket: dict[str, Any], event: dict[str, Any]) -> Labelled:
+        return ("outbox", put_new(self.table, {
+            "pk": f"TICKET#{ticket['ticket_id']}", "sk": "OUTBOX#000001", "ticket_id": ticket["ticket_id"],
+            "event_id": ticket["lot_id"], "customer_id": ticket.get("customer_id") or "drive-up",
+            "ttl": int(time.time()) + OUTBOX_RETENTION_SECONDS, **event}))
+
+    def set_exit_payment(self, ticket_id: str, payment: dict[str, Any], expected: dict[str, Any] | None) -> bool:
+        """Record the ticket's exit payment, if the one stored is still ``expected`` (None: none yet)."""
+        names = {"#payment": "exit_payment"}
+        if expected is None:
+            condition, values = "attribute_not_exists(#payment)", {}
+        else:
+            condition, values = "#payment.idempotence_key = :key", {":key": expected["idempotence_key"]}
+        try:
+            self.client.update_item(
+                TableName=self.table, Key=_attrs({"pk": f"TICKET#{ticket_id}", "sk": "META"}),
+                UpdateExpression="SET #payment = :payment", ConditionExpression=condition,
+                ExpressionAttributeNames=names, ExpressionAttributeValues=_attrs({":payment": payment, **values}))
+        except self.client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+    def write(self, items: list[Labelled]) -> bool:
+        """One transaction; False when a condition failed (nothing written)."""
+        return self._transact_all(items)
+
+
+def _days(start: str, end: str) -> Iterable[str]:
+    from datetime import date, timedelta
+
+    day, last = date.fromisoformat(start[:10]), date.fromisoformat(end[:10])
+    if end[11:16] == "00:00" and last > day:
+        last -= timedelta(days=1)
+    while day <= last:
+        yield day.isoformat()
+        day += timedelta(days=1)

@@ -1,0 +1,98 @@
+"""Parking rules without I/O: vehicle types and their fallback order, the time granules a window
+claims, and the tariff (hourly rate, daily cap, grace minutes) in exact decimal money.
+
+Time is cut into 30-minute granules on the UTC clock (``GRANULE``). A reservation's window must
+start and end on a granule boundary, so two windows that only touch share no granule and both
+succeed, while overlapping ones share at least one and exclude each other. The longest window is
+24 hours (48 granules): with the booking's own items it stays far below DynamoDB's 100 items per
+transaction.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from decimal import ROUND_HALF_UP, Decimal
+
+from .money import Money
+
+GRANULE = timedelta(minutes=30)
+MAX_WINDOW = timedelta(hours=24)
+TYPES = ("COMPACT", "REGULAR", "LARGE", "HANDICAP")
+
+#: The space types a vehicle fits, best first (a permit puts HANDICAP in front: see ``fallback``).
+FITS = {"COMPACT": ("COMPACT", "REGULAR", "LARGE"), "REGULAR": ("REGULAR", "LARGE"), "LARGE": ("LARGE",)}
+_CENT = Decimal("0.01")
+
+
+def fallback(vehicle_type: str, permit: bool) -> tuple[str, ...]:
+    """The space types a vehicle may take, in the order they are tried."""
+    order = FITS[vehicle_type]
+    return ("HANDICAP", *order) if permit else order
+
+
+def on_granule(moment: datetime) -> bool:
+    moment = moment.astimezone(timezone.utc)
+    return moment.second == 0 and moment.microsecond == 0 and moment.minute % 30 == 0
+
+
+def floor_granule(moment: datetime) -> datetime:
+    moment = moment.astimezone(timezone.utc)
+    return moment.replace(minute=moment.minute - moment.minute % 30, second=0, microsecond=0)
+
+
+def ceil_granule(moment: datetime) -> datetime:
+    floor = floor_granule(moment)
+    return floor if floor == moment.astimezone(timezone.utc) else floor + GRANULE
+
+
+def granule_key(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M")
+
+
+def parse_granule(key: str) -> datetime:
+    return datetime.strptime(key, "%Y-%m-%dT%H:%M").replace(tzinfo=timezone.utc)
+
+
+def window_granules(start: datetime, end: datetime) -> list[str]:
+    keys, moment = [], start
+    while moment < end:
+        keys.append(granule_key(moment))
+        moment += GRANULE
+    return keys
+
+
+def utc_days(start: datetime, end: datetime) -> list[str]:
+    days, day = [], start.astimezone(timezone.utc).date()
+    last = (end - timedelta(microseconds=1)).astimezone(timezone.utc).date()
+    while day <= last:
+        days.append(day.isoformat())
+        day += timedelta(days=1)
+    return days
+
+
+def tariff(hourly: Money, daily_cap: Money | None, minutes: int) -> Decimal:
+    """What ``minutes`` of parking cost: every started hour at the hourly rate, each started
+    24-hour period at most the daily cap. 0 minutes cost nothing."""
+    if minutes <= 0:
+        return Decimal("0.00")
+    days, rest = divmod(minutes, 24 * 60)
+    full_day = hourly.value * 24
+    if daily_cap is not None:
+        full_day = min(full_day, daily_cap.value)
+    partial = hourly.value * -(-rest // 60)
+    if daily_cap is not None:
+        partial = min(partial, daily_cap.value)
+    return (full_day * days + partial).quantize(_CENT, rounding=ROUND_HALF_UP)
+
+
+def stay_minutes(entered: datetime, left: datetime, grace_minutes: int) -> int:
+    """Billable minutes of a stay: the lot's grace minutes are not charged (a stay within them is free)."""
+    minutes = int((left - entered).total_seconds() // 60)
+    return max(0, minutes - grace_minutes)
+
+
+def amount_due(charge: Decimal, prepaid: Decimal) -> Decimal:
+    return max(Decimal("0.00"), (charge - prepaid).quantize(_CENT))
+
+
+def normalise_plate(plate: str) -> str:
+    return "".join(plate.split()).upper()

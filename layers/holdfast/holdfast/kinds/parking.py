@@ -1,0 +1,177 @@
+"""Parking spaces: a lot (an offering of this kind) has typed spaces; a reservation takes the best
+free space for its whole time window, falling back by type.
+
+A space is a resource whose time granules (30 minutes, domain/parking.py) are claimed like an
+appointment's whole-resource booking (adapters/granule_claims.py): the resource id
+``<lot>|<space>`` keeps a lot's granules in one partition a day, so a plan reads the window of
+every space with one range query a day. Overlapping windows share a granule and exclude each other
+atomically; touching windows share none. A plan that loses a race is re-planned from a fresh read
+by the hold path and takes the next candidate in the same fallback order.
+"""
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..clock import iso, parse_iso
+from ..domain import parking as rules
+from ..domain.booking import Booking
+from ..domain.errors import Conflict, InvalidRequest, SoldOut
+from ..domain.inventory import Granule, Places
+from ..domain.lifecycle import ExtraState
+from ..domain.money import Money
+from ..parking_schemas import ParkingSettings
+from .base import Inventory, InventoryReads, Kind
+
+CHECKED_IN, COMPLETED, NO_SHOW = "CHECKED_IN", "COMPLETED", "NO_SHOW"
+
+
+class NoSpaceAvailable(SoldOut):
+    def __init__(self, tried: tuple[str, ...]) -> None:
+        Conflict.__init__(self, "No space that fits this vehicle is free for the whole window.",
+                          code="no_space_available", tried=list(tried))
+
+
+class Parking(Kind):
+    name = "parking"
+    label = "parking_spaces"
+    settings_model = ParkingSettings
+    extra_states = (
+        ExtraState(CHECKED_IN, frozenset({"CONFIRMED"}), frozenset({"gate"}), "sold", "vehicle.entered"),
+        ExtraState(COMPLETED, frozenset({CHECKED_IN}), frozenset({"gate"}), "available", "vehicle.exited"),
+        ExtraState(NO_SHOW, frozenset({"CONFIRMED"}), frozenset({"timer"}), "available", "booking.no_show"),
+    )
+
+    def accepts(self, request: Any) -> bool:
+        return isinstance(request, ParkingSettings)
+
+    def inventory(self, request: Any) -> Inventory:
+        return Inventory(capacity=len(request.spaces))   # granule items appear with their first claim
+
+    # --------------------------------------------------------------------------- holds
+    def validate(self, event: Any, request: Any) -> dict[str, Any]:
+        if getattr(request, "vehicle_type", None) is None or getattr(request, "window_from", None) is None:
+            raise InvalidRequest("This is a parking lot: reserve with POST /lots/{lot_id}/reservations.",
+                                 code="reservation_required")
+        start, end = _moment(request.window_from), _moment(request.window_to)
+        check_window(start, end)
+        return {"vehicle_type": request.vehicle_type, "plate": rules.normalise_plate(request.plate),
+                "from": iso(start), "to": iso(end), "permit": bool(request.handicap_permit)}
+
+    def check_time(self, event: Any, wanted: dict[str, Any], now: datetime) -> None:
+        if parse_iso(wanted["from"]) < rules.floor_granule(now):
+            raise InvalidRequest("The window has already begun; start it at the current half hour or later.",
+                                 code="window_in_past")
+
+    def plan(self, store: InventoryReads, event: Any, wanted: dict[str, Any], rng: random.Random,
+             attempt: int) -> Places:
+        start, end = parse_iso(wanted["from"]), parse_iso(wanted["to"])
+        settings = self.settings(event)
+        space = allocate(store, event["event_id"], settings, wanted["vehicle_type"], wanted["permit"], start, end)
+        if space is None:
+            raise NoSpaceAvailable(rules.fallback(wanted["vehicle_type"], wanted["permit"]))
+        return self.places(event["event_id"], space.space_id, start, end)
+
+    def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None) -> Places | None:
+        """The same space for the same window, if it is still free (a late payment)."""
+        granules = booking.places.granules
+        lot_id, space_id = granules[0].resource_id.split("|", 1)
+        items = store.read_lot_granules(lot_id, granules[0].at, rules.granule_key(  # type: ignore[attr-defined]
+            rules.parse_granule(granules[-1].at) + rules.GRANULE))
+        taken = any(int(items.get((space_id, g.at), {}).get("taken", 0)) for g in granules)
+        return None if taken else booking.places
+
+    def places(self, lot_id: str, space_id: str, start: datetime, end: datetime) -> Places:
+        granules = tuple(Granule(f"{lot_id}|{space_id}", key) for key in rules.window_granules(start, end))
+        return Places(self.name, 1, granules=granules)
+
+    def booking_details(self, event: Any, wanted: dict[str, Any], places: Places) -> dict[str, Any]:
+        settings = self.settings(event)
+        space_id = places.granules[0].resource_id.split("|", 1)[1]
+        no_show_at = parse_iso(wanted["from"]) + timedelta(seconds=settings.no_show_grace_seconds)
+        return {"plate": wanted["plate"], "vehicle_type": wanted["vehicle_type"], "permit": wanted["permit"],
+                "space_id": space_id, "space_type": settings.by_id()[space_id].type,
+                "from": wanted["from"], "to": wanted["to"],
+                "timer_at": iso(no_show_at), "timer_state": NO_SHOW}
+
+    def view_extras(self, booking: Booking, credentials: Any) -> dict[str, Any]:
+        details = booking.kind_details or {}
+        view = {key: details[key] for key in ("space_id", "space_type", "plate", "vehicle_type", "from", "to")
+                if key in details}
+        if str(booking.status) in ("CONFIRMED", CHECKED_IN) and credentials is not None:
+            view["entry_token"] = credentials().entry_token(booking.event_id, booking.booking_id, details)
+        return view
+
+    def price(self, event: Any, places: Places) -> Money:
+        settings = self.settings(event)
+        hourly = Money.parse(settings.hourly, event["currency"])
+        cap = Money.parse(settings.daily_cap, event["currency"]) if settings.daily_cap else None
+        minutes = len(places.granules) * int(rules.GRANULE.total_seconds() // 60)
+        return Money(rules.tariff(hourly, cap, minutes), event["currency"])
+
+    # ---------------------------------------------------------------------- availability
+    def counts(self, store: InventoryReads, event_id: str, consistent: bool = True) -> dict[str, int]:
+        raise InvalidRequest("A parking lot has places per time: see GET /lots/{lot_id}.", code="lot_counts_by_type")
+
+    def describe_places(self, places: Places) -> dict[str, Any]:
+        view = super().describe_places(places)
+        if places.granules:
+            view["space_id"] = places.granules[0].resource_id.split("|", 1)[1]
+            view["from"] = iso(rules.parse_granule(places.granules[0].at))
+            view["to"] = iso(rules.parse_granule(places.granules[-1].at) + rules.GRANULE)
+        return view
+
+    def waitlist_request(self, quantity: int) -> dict[str, Any]:
+        raise InvalidRequest("Parking lots have no waitlist.", code="waitlist_not_supported")
+
+    @staticmethod
+    def settings(event: Any) -> ParkingSettings:
+        settings = event["settings"]
+        return settings if isinstance(settings, ParkingSettings) else ParkingSettings.model_validate(settings)
+
+
+def check_window(start: datetime, end: datetime) -> None:
+    if not (rules.on_granule(start) and rules.on_granule(end)):
+        raise InvalidRequest("from and to must be on a half hour (e.g. 10:00 or 10:30, UTC offsets allowed).",
+                             code="window_not_on_granule", granule_minutes=30)
+    if end <= start:
+        raise InvalidRequest("to must be after from.", code="invalid_window")
+    if end - start > rules.MAX_WINDOW:
+        raise InvalidRequest("A reservation lasts at most 24 hours.", code="window_too_long", max_hours=24)
+
+
+def allocate(store: Any, lot_id: str, settings: ParkingSettings, vehicle_type: str, permit: bool,
+             start: datetime, end: datetime):
+    """The best space free for all of [start, end): the first type of the fallback order that has
+    one, and within a type the lowest priority, then the space id. None when nothing fits."""
+    items = store.read_lot_granules(lot_id, rules.granule_key(start), rules.granule_key(end))
+    busy = {space for (space, _), item in items.items() if int(item.get("taken", 0))}
+    for space_type in rules.fallback(vehicle_type, permit):
+        free = [s for s in settings.spaces if s.type == space_type and s.space_id not in busy]
+        if free:
+            return min(free, key=lambda s: (s.priority, s.space_id))
+    return None
+
+
+def space_states(store: Any, lot_id: str, settings: ParkingSettings, now: datetime) -> dict[str, str]:
+    """Every space's state now: available, held (a reservation being paid), reserved, occupied."""
+    start = rules.floor_granule(now)
+    items = store.read_lot_granules(lot_id, rules.granule_key(start), rules.granule_key(start + rules.GRANULE))
+    occupied = {ticket["space_id"] for ticket in store.open_tickets(lot_id)}
+    states = {}
+    for space in settings.spaces:
+        item = items.get((space.space_id, rules.granule_key(start))) or {}
+        if space.space_id in occupied:
+            states[space.space_id] = "occupied"
+        elif int(item.get("held", 0)):
+            states[space.space_id] = "held"
+        elif int(item.get("sold", 0)):
+            states[space.space_id] = "reserved"
+        else:
+            states[space.space_id] = "available"
+    return states
+
+
+def _moment(value: Any) -> datetime:
+    return value if isinstance(value, datetime) else parse_iso(str(value))

@@ -1,0 +1,131 @@
+"""Request models of parking: lots (and ``ParkingSettings``, what the ``parking`` inventory kind
+stores on the offering), reservations, gates, gate passes and subscriptions."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from .domain.money import Money
+from .domain.timeslots import TimeError, zone
+from .schemas import EventTime, PriceIn, _Strict
+
+ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+PLATE_PATTERN = r"^[A-Za-z0-9 \-]{2,16}$"
+MAX_SPACES = 500
+SpaceType = Literal["COMPACT", "REGULAR", "LARGE", "HANDICAP"]
+VehicleType = Literal["COMPACT", "REGULAR", "LARGE"]
+
+
+class SpaceIn(_Strict):
+    space_id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")
+    type: SpaceType
+    zone: str = Field(default="", max_length=32)
+    priority: int = Field(default=100, ge=0, le=1_000_000)
+
+
+class TariffIn(_Strict):
+    hourly: PriceIn
+    daily_cap: str | int | float | None = None
+    grace_minutes: int = Field(default=0, ge=0, le=240)
+
+    @model_validator(mode="after")
+    def _money(self) -> "TariffIn":
+        hourly = Money.parse(self.hourly.value, self.hourly.currency.upper())
+        if self.daily_cap is not None:
+            Money.parse(self.daily_cap, hourly.currency)
+        return self
+
+
+class ParkingSettings(_Strict):
+    """A lot's settings (the offering's, for the ``parking`` kind)."""
+
+    spaces: list[SpaceIn] = Field(min_length=1, max_length=MAX_SPACES)
+    timezone: str = "UTC"
+    hourly: str
+    daily_cap: str | None = None
+    grace_minutes: int = 0
+    no_show_grace_seconds: int = 900
+    default_stay_minutes: int = 240
+    early_entry_minutes: int = 15
+    allow_offline_temporary_tickets: bool = False
+
+    def by_id(self) -> dict[str, SpaceIn]:
+        return {space.space_id: space for space in self.spaces}
+
+
+class LotIn(_Strict):
+    name: str = Field(min_length=1, max_length=200)
+    timezone: str = Field(default="UTC", min_length=1, max_length=64)
+    spaces: list[SpaceIn] = Field(min_length=1, max_length=MAX_SPACES)
+    tariff: TariffIn
+    hold_ttl_seconds: int | None = Field(default=None, ge=1, le=86_400)
+    no_show_grace_seconds: int = Field(default=900, ge=0, le=86_400)
+    default_stay_minutes: int = Field(default=240, ge=30, le=1440)
+    early_entry_minutes: int = Field(default=15, ge=0, le=240)
+    allow_offline_temporary_tickets: bool = False
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            zone(value)
+        except TimeError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("default_stay_minutes")
+    @classmethod
+    def _whole_granules(cls, value: int) -> int:
+        if value % 30:
+            raise ValueError("must be a multiple of 30 minutes")
+        return value
+
+    def settings(self) -> ParkingSettings:
+        hourly = Money.parse(self.tariff.hourly.value, self.tariff.hourly.currency.upper())
+        cap = Money.parse(self.tariff.daily_cap, hourly.currency).text if self.tariff.daily_cap is not None else None
+        return ParkingSettings(
+            spaces=self.spaces, timezone=self.timezone, hourly=hourly.text, daily_cap=cap,
+            grace_minutes=self.tariff.grace_minutes, no_show_grace_seconds=self.no_show_grace_seconds,
+            default_stay_minutes=self.default_stay_minutes, early_entry_minutes=self.early_entry_minutes,
+            allow_offline_temporary_tickets=self.allow_offline_temporary_tickets)
+
+
+class ReservationIn(_Strict):
+    vehicle_type: VehicleType
+    plate: str = Field(pattern=PLATE_PATTERN)
+    from_: EventTime = Field(alias="from")
+    to: EventTime
+    handicap_permit: bool = False
+    contact_email: str | None = Field(default=None, max_length=254)
+
+    model_config = {**_Strict.model_config, "populate_by_name": True}
+
+    def command(self) -> dict:
+        return {"vehicle_type": self.vehicle_type, "plate": self.plate, "window_from": self.from_,
+                "window_to": self.to, "handicap_permit": self.handicap_permit, "contact_email": self.contact_email}
+
+
+class GateIn(_Strict):
+    name: str = Field(min_length=1, max_length=100)
+
+
+class GatePassIn(_Strict):
+    """An online entry or exit: a pass id, and a token, a plate or a ticket."""
+
+    event_id: str = Field(pattern=r"^[A-Za-z0-9_.:-]{1,100}$")
+    token: str | None = Field(default=None, min_length=10, max_length=2000)
+    plate: str | None = Field(default=None, pattern=PLATE_PATTERN)
+    ticket_id: str | None = Field(default=None, pattern=ID_PATTERN)
+
+
+class SubscriptionIn(_Strict):
+    plate: str = Field(pattern=PLATE_PATTERN)
+    valid_from: EventTime
+    valid_to: EventTime
+
+    @model_validator(mode="after")
+    def _order(self) -> "SubscriptionIn":
+        if self.valid_to <= self.valid_from:
+            raise ValueError("valid_to must be after valid_from")
+        return self

@@ -1,0 +1,156 @@
+"""Parking lots: created by an organizer with typed spaces and a tariff; reservations held through
+the one hold path every offering uses (the ``parking`` kind decides the space); gates registered
+with a key shown once; subscriptions of plates. Passes through gates are services/gate_passes.py."""
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import uuid
+from collections import Counter
+from datetime import timedelta
+from typing import Any, Callable
+
+from .. import kinds
+from ..adapters.dynamo import BookingStore, ItemExists, TransientStoreError
+from ..clock import Clock, iso
+from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
+from ..domain.commands import HoldPlaces
+from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy, Unauthorized
+from ..domain.money import Money
+from ..domain.parking import TYPES, normalise_plate
+from ..kinds.parking import Parking, space_states
+from ..parking_schemas import GateIn, LotIn, ReservationIn, SubscriptionIn
+from ..parking_tokens import LotKeys, gate_key_hash
+from .bookings import BookingService, HoldResult
+
+LOT_NAMESPACE = uuid.UUID("3b1c8a52-7f0e-4d6b-9a41-2c5e8f7d1a63")
+#: How long a gate may keep the subscriptions it read before reading them again.
+SUBSCRIPTIONS_TTL_SECONDS = 300
+
+
+class GateUnauthorized(Unauthorized):
+    code = "gate_unauthorized"
+
+
+class ParkingService:
+    def __init__(self, store: BookingStore, clock: Clock, bookings: BookingService, default_hold_ttl_seconds: int,
+                 keys: Callable[[], LotKeys]) -> None:
+        self.store = store
+        self.clock = clock
+        self.bookings = bookings
+        self.default_hold_ttl = default_hold_ttl_seconds
+        self.keys = keys
+
+    # ------------------------------------------------------------------------------ lots
+    def create_lot(self, request: LotIn, idempotency_key: str | None = None) -> dict[str, Any]:
+        settings = request.settings()
+        ids = [space.space_id for space in settings.spaces]
+        if len(set(ids)) != len(ids):
+            raise InvalidRequest("A space_id appears twice.", code="duplicate_spaces")
+        hourly = Money.parse(settings.hourly, request.tariff.hourly.currency.upper())
+        kind = kinds.for_request(settings)
+        created = iso(self.clock())
+        lot_id = str(uuid.uuid5(LOT_NAMESPACE, idempotency_key)) if idempotency_key else str(uuid.uuid4())
+        event = {
+            "event_id": lot_id, "name": request.name, "venue": "", "city": "", "category": "parking",
+            "starts_at": created, "price": hourly.text, "currency": hourly.currency, "inventory_kind": kind.name,
+            "capacity": len(ids), "max_per_booking": 1,
+            "hold_ttl_seconds": request.hold_ttl_seconds or self.default_hold_ttl, "payment_mode": kind.payment_mode,
+            "high_demand": False, "max_holds_per_customer": DEFAULT_HOLDS_PER_CUSTOMER,
+            "settings": settings.model_dump(), "created_at": created,
+        }
+        fingerprint = _fingerprint({k: v for k, v in event.items() if k not in ("created_at", "starts_at")})
+        try:
+            self.store.put_event(event, None, None, fingerprint)
+        except ItemExists:
+            existing = self.store.get_event(lot_id)
+            if existing is None or existing.get("creation_fingerprint") != fingerprint:
+                raise IdempotencyKeyReused() from None
+            event = existing
+        except TransientStoreError:
+            raise TooBusy() from None
+        return self.describe_lot(event)
+
+    def lot(self, lot_id: str) -> dict[str, Any]:
+        event = self.store.get_event(lot_id)
+        if event is None or not isinstance(kinds.of_event(event), Parking):
+            raise NotFound(f"No lot {lot_id}.", code="lot_not_found")
+        return event
+
+    def get_lot(self, lot_id: str) -> dict[str, Any]:
+        event = self.lot(lot_id)
+        settings = Parking.settings(event)
+        states = space_states(self.store, lot_id, settings, self.clock())
+        counts = {t: {"total": 0, "available": 0, "held": 0, "reserved": 0, "occupied": 0}
+                  for t in TYPES}
+        for space in settings.spaces:
+            counts[space.type]["total"] += 1
+            counts[space.type][states[space.space_id]] += 1
+        return self.describe_lot(event) | {"counts": counts, "occupied": Counter(states.values())["occupied"]}
+
+    def describe_lot(self, event: dict[str, Any]) -> dict[str, Any]:
+        settings = Parking.settings(event)
+        return {
+            "lot_id": event["event_id"], "name": event["name"], "timezone": settings.timezone,
+            "spaces": [space.model_dump() for space in settings.spaces],
+            "tariff": {"hourly": {"value": event["price"], "currency": event["currency"]},
+                       "daily_cap": settings.daily_cap, "grace_minutes": settings.grace_minutes},
+            "hold_ttl_seconds": int(event["hold_ttl_seconds"]), "no_show_grace_seconds": settings.no_show_grace_seconds,
+            "default_stay_minutes": settings.default_stay_minutes,
+            "allow_offline_temporary_tickets": settings.allow_offline_temporary_tickets,
+            "public_key": self.keys().public_key(event["event_id"]),
+        }
+
+    # ---------------------------------------------------------------------- reservations
+    def reserve(self, lot_id: str, customer_id: str, idempotency_key: str, request: ReservationIn) -> HoldResult:
+        self.lot(lot_id)
+        return self.bookings.create_booking(lot_id, customer_id, idempotency_key, HoldPlaces.of(request.command()))
+
+    # ----------------------------------------------------------------------------- gates
+    def create_gate(self, lot_id: str, request: GateIn) -> dict[str, Any]:
+        self.lot(lot_id)
+        gate_id, key = str(uuid.uuid4()), "gk_" + secrets.token_urlsafe(32)
+        self.store.put_gate(lot_id, {"gate_id": gate_id, "name": request.name, "key_sha256": gate_key_hash(key),
+                                     "created_at": iso(self.clock())})
+        return {"gate_id": gate_id, "lot_id": lot_id, "name": request.name, "gate_key": key,
+                **self.keys().public_key(lot_id)}
+
+    def gate(self, lot_id: str, gate_id: str, key: str | None) -> dict[str, Any]:
+        """The gate, if ``key`` is its key (401 otherwise, the same for an unknown gate)."""
+        gate = self.store.get_gate(lot_id, gate_id) if key else None
+        if gate is None or not secrets.compare_digest(gate["key_sha256"], gate_key_hash(key or "")):
+            raise GateUnauthorized("The gate key is missing or wrong.")
+        return gate
+
+    def gate_config(self, lot_id: str, gate_id: str, key: str | None) -> dict[str, Any]:
+        self.gate(lot_id, gate_id, key)
+        event = self.lot(lot_id)
+        settings = Parking.settings(event)
+        now = self.clock()
+        return {"lot_id": lot_id, "gate_id": gate_id, **self.keys().public_key(lot_id),
+                "early_entry_minutes": settings.early_entry_minutes,
+                "policy": {"allow_offline_temporary_tickets": settings.allow_offline_temporary_tickets},
+                "subscriptions": self.active_subscriptions(lot_id),
+                "subscriptions_valid_until": iso(now + timedelta(seconds=SUBSCRIPTIONS_TTL_SECONDS))}
+
+    # --------------------------------------------------------------------- subscriptions
+    def create_subscription(self, lot_id: str, request: SubscriptionIn) -> dict[str, Any]:
+        self.lot(lot_id)
+        subscription = {"subscription_id": str(uuid.uuid4()), "plate": normalise_plate(request.plate),
+                        "valid_from": iso(request.valid_from), "valid_to": iso(request.valid_to)}
+        self.store.put_subscription(lot_id, subscription)
+        return {"lot_id": lot_id, **subscription}
+
+    def active_subscriptions_at(self, lot_id: str, plate: str, at) -> list[dict[str, str]]:  # noqa: ANN001
+        moment = iso(at)
+        return [sub for sub in self.store.subscriptions(lot_id, plate) if sub["valid_from"] <= moment < sub["valid_to"]]
+
+    def active_subscriptions(self, lot_id: str, plate: str | None = None) -> list[dict[str, str]]:
+        now = iso(self.clock())
+        return [{key: sub[key] for key in ("subscription_id", "plate", "valid_from", "valid_to")}
+                for sub in self.store.subscriptions(lot_id, plate) if sub["valid_from"] <= now < sub["valid_to"]]
+
+
+def _fingerprint(value: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()

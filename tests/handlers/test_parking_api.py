@@ -1,0 +1,103 @@
+"""The parking routes on their sample events: lots, reservations, gates (config, entry, exit) and
+subscriptions, with the errors a caller can act on."""
+import json
+
+import boto3
+import pytest
+
+from holdfast import wiring
+from tests.support.handlers import api_event, call
+
+ORGANIZER = {"X-Api-Key": "organizer-test-key"}
+
+
+@pytest.fixture
+def parking_env(handler_env, monkeypatch):
+    boto3.client("secretsmanager", region_name="eu-central-1").create_secret(
+        Name="handler/parking", SecretString=json.dumps({"master_seed": "handler-parking-master-seed"}))
+    monkeypatch.setenv("PARKING_KEY_SECRET_NAME", "handler/parking")
+    wiring.reset()
+    return handler_env
+
+
+def body_of(name):
+    return json.loads(api_event(name)["body"])
+
+
+def create_lot(key="lot-1", **overrides):
+    body = body_of("create_lot.json") | overrides
+    return call("parking_api", api_event("create_lot.json", headers=ORGANIZER | {"Idempotency-Key": key}, body=body))
+
+
+def reserve(lot_id, key, **overrides):
+    body = body_of("create_reservation.json") | overrides
+    return call("parking_api", api_event("create_reservation.json", path_params={"lot_id": lot_id}, body=body,
+                                         headers={"Idempotency-Key": key, "X-Customer-Id": f"customer-{key}"}))
+
+
+def gate_call(name, lot_id, gate_id, key, body=...):
+    return call("parking_api", api_event(name, path_params={"lot_id": lot_id, "gate_id": gate_id}, body=body,
+                                         headers={"X-Gate-Key": key}))
+
+
+def test_a_lot_is_created_once_per_key_and_shows_counts_per_type(parking_env):
+    status, lot = create_lot()
+    assert status == 201 and lot["public_key"]["alg"] == "Ed25519" and len(lot["spaces"]) == 5
+    assert create_lot() == (201, lot)
+    assert create_lot(name="Other")[1]["error"]["code"] == "idempotency_key_reused"
+    status, view = call("parking_api", api_event("get_lot.json", path_params={"lot_id": lot["lot_id"]}))
+    assert status == 200 and view["counts"]["REGULAR"] == {"total": 2, "available": 2, "held": 0, "reserved": 0,
+                                                           "occupied": 0}
+
+
+@pytest.mark.parametrize("change, code", [
+    ({"spaces": [{"space_id": "A", "type": "REGULAR"}, {"space_id": "A", "type": "LARGE"}]}, "duplicate_spaces"),
+    ({"spaces": [{"space_id": "A", "type": "BUS"}]}, "validation_error"),
+    ({"tariff": {"hourly": {"value": "-1", "currency": "RUB"}}}, "invalid_amount"),
+    ({"timezone": "Mars/Olympus"}, "validation_error"),
+])
+def test_a_bad_lot_is_a_clear_400(parking_env, change, code):
+    status, body = create_lot(key=f"bad-{code}-{len(json.dumps(change))}", **change)
+    assert (status, body["error"]["code"]) == (400, code)
+
+
+def test_organizer_routes_need_the_key(parking_env):
+    status, body = call("parking_api", api_event("create_lot.json", drop_headers=("X-Api-Key",)))
+    assert (status, body["error"]["code"]) == (401, "unauthorized")
+
+
+def test_a_reservation_takes_the_best_space_and_a_full_window_is_409(parking_env):
+    lot = create_lot()[1]
+    status, booking = reserve(lot["lot_id"], "r1")
+    assert status == 201 and booking["status"] == "HELD" and booking["space_id"] == "C1"
+    assert booking["space_type"] == "COMPACT" and booking["amount"] == {"value": "300.00", "currency": "RUB"}
+    assert reserve(lot["lot_id"], "r2", vehicle_type="LARGE")[1]["space_id"] == "L1"
+    status, refused = reserve(lot["lot_id"], "r3", vehicle_type="LARGE")
+    assert (status, refused["error"]["code"]) == (409, "no_space_available")
+    status, off = reserve(lot["lot_id"], "r4", to="2031-05-01T12:10:00Z")
+    assert (status, off["error"]["code"]) == (400, "window_not_on_granule")
+    status, missing = reserve("0" * 36, "r5")
+    assert (status, missing["error"]["code"]) == (404, "lot_not_found")
+
+
+def test_a_gate_is_registered_with_a_key_shown_once_and_passes_cars(parking_env):
+    lot = create_lot()[1]
+    status, gate = call("parking_api", api_event("create_gate.json", path_params={"lot_id": lot["lot_id"]},
+                                                 headers=ORGANIZER))
+    assert status == 201 and gate["gate_key"].startswith("gk_")
+    lot_id, gate_id, key = lot["lot_id"], gate["gate_id"], gate["gate_key"]
+    status, config = gate_call("get_gate_config.json", lot_id, gate_id, key)
+    assert status == 200 and config["public_key"] == lot["public_key"]["public_key"]
+    assert config["policy"] == {"allow_offline_temporary_tickets": True}
+    assert gate_call("get_gate_config.json", lot_id, gate_id, "gk_wrong")[0] == 401
+    status, entered = gate_call("gate_entry.json", lot_id, gate_id, key)
+    assert status == 200 and entered["gate_open"] is True and entered["space_id"]
+    assert gate_call("gate_entry.json", lot_id, gate_id, key) == (200, entered)   # same event_id
+    status, left = gate_call("gate_exit.json", lot_id, gate_id, key)   # within the grace minutes: free
+    assert status == 200 and left["exit_granted"] is True
+    status, bad = gate_call("gate_entry.json", lot_id, gate_id, key, body={"event_id": "x"})
+    assert (status, bad["error"]["code"]) == (400, "token_or_plate_required")
+    status, sub = call("parking_api", api_event("create_subscription.json", path_params={"lot_id": lot_id},
+                                                headers=ORGANIZER))
+    assert status == 201 and sub["plate"] == "E777KX77"
+    assert gate_call("get_gate_config.json", lot_id, gate_id, key)[1]["subscriptions"][0]["plate"] == "E777KX77"

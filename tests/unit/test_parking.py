@@ -1,0 +1,186 @@
+"""Parking on moto in-process: lots with typed spaces, allocation with fallback over time windows,
+the tariff, reservations through the one hold path and payment, entry tokens, gate passes (token,
+drive-up, subscriptions) with repeats, exits with and without money owed, and the NO_SHOW timer."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from holdfast.domain.errors import Conflict, InvalidRequest
+from holdfast.parking_schemas import GateIn, LotIn, ReservationIn, SubscriptionIn
+from holdfast.parking_tokens import LotKeys, unb64, verify
+from holdfast.services.bookings import BookingService
+from holdfast.services.gate_passes import GatePasses
+from holdfast.services.parking import ParkingService
+from holdfast.services.sweeper import sweep
+
+KEYS = LotKeys(b"unit-test-parking-master-seed")
+SPACES = [{"space_id": "C1", "type": "COMPACT", "priority": 1}, {"space_id": "R1", "type": "REGULAR", "priority": 1},
+          {"space_id": "R2", "type": "REGULAR", "priority": 0}, {"space_id": "L1", "type": "LARGE"},
+          {"space_id": "H1", "type": "HANDICAP"}]
+DAY = "2030-01-02"
+
+
+@pytest.fixture
+def view_bookings(store, clock, scheduled):
+    from holdfast import kinds
+
+    return BookingService(store, clock, lambda booking_id, at: scheduled.append((booking_id, at)),
+                          view_extras=lambda b: kinds.of_booking(b).view_extras(b, lambda: KEYS))
+
+
+@pytest.fixture
+def parking(store, clock, view_bookings):
+    return ParkingService(store, clock, view_bookings, 600, lambda: KEYS)
+
+
+@pytest.fixture
+def gates(store, clock, parking, provider):
+    return GatePasses(store, clock, parking, lambda: provider, "http://127.0.0.1:3000/booking.html?id={booking_id}")
+
+
+def make_lot(parking, spaces=SPACES, **overrides):
+    body = {"name": "Central", "spaces": spaces, "tariff": {"hourly": {"value": "100.00", "currency": "RUB"},
+                                                           "daily_cap": "1000.00", "grace_minutes": 10},
+            "no_show_grace_seconds": 900} | overrides
+    return parking.create_lot(LotIn.model_validate(body))
+
+
+def reserve(parking, lot, vehicle="REGULAR", start="10:00", end="12:00", permit=False, customer="alice", key=None,
+            plate="A123BC77"):
+    body = {"vehicle_type": vehicle, "plate": plate, "from": f"{DAY}T{start}:00Z", "to": f"{DAY}T{end}:00Z",
+            "handicap_permit": permit}
+    return parking.reserve(lot["lot_id"], customer, key or f"{customer}-{vehicle}-{start}-{permit}-{plate}",
+                           ReservationIn.model_validate(body)).booking
+
+
+def confirm(payments, provider, booking):
+    payment_id = payments.start_payment(booking.booking_id, booking.customer_id, "pay-" + booking.booking_id).payment.payment_id
+    provider.pay(payment_id)
+    assert payments.apply_provider_payment(provider.get_payment(payment_id)) == "confirmed"
+
+
+def test_allocation_falls_back_by_type_and_keeps_handicap_for_permits(parking):
+    lot = make_lot(parking)
+    taken = [reserve(parking, lot, "COMPACT", plate=f"P{n}", customer=f"c{n}").kind_details["space_id"] for n in range(4)]
+    # compact: COMPACT, then REGULAR by priority (R2 before R1), then LARGE; never HANDICAP without a permit
+    assert taken == ["C1", "R2", "R1", "L1"]
+    with pytest.raises(Conflict) as refused:
+        reserve(parking, lot, "COMPACT", plate="X1", customer="x1")
+    assert refused.value.code == "no_space_available"
+    assert reserve(parking, lot, "LARGE", permit=True, plate="X2", customer="x2").kind_details["space_id"] == "H1"
+
+
+def test_every_vehicle_type_and_permit_gets_its_first_choice_on_an_empty_lot(parking):
+    lot = make_lot(parking)
+    expected = {("COMPACT", False): "C1", ("REGULAR", False): "R2", ("LARGE", False): "L1",
+                ("COMPACT", True): "H1", ("REGULAR", True): "H1", ("LARGE", True): "H1"}
+    for index, ((vehicle, permit), space) in enumerate(expected.items()):
+        start = f"{index:02d}:00"
+        end = f"{index:02d}:30"
+        booking = reserve(parking, lot, vehicle, start, end, permit=permit, customer=f"c{index}")
+        assert booking.kind_details["space_id"] == space, (vehicle, permit)
+
+
+def test_touching_windows_share_a_space_and_overlapping_ones_do_not(parking):
+    lot = make_lot(parking, spaces=[{"space_id": "L1", "type": "LARGE"}])
+    reserve(parking, lot, "LARGE", "10:00", "12:00", plate="A1")
+    assert reserve(parking, lot, "LARGE", "12:00", "13:00", plate="A2").kind_details["space_id"] == "L1"
+    assert reserve(parking, lot, "LARGE", "08:00", "10:00", plate="A3").kind_details["space_id"] == "L1"
+    with pytest.raises(Conflict):
+        reserve(parking, lot, "LARGE", "11:30", "12:30", plate="A4")
+
+
+def test_the_price_is_the_hourly_tariff_capped_per_day(parking):
+    lot = make_lot(parking)
+    assert reserve(parking, lot, "REGULAR", "10:00", "11:30").amount.text == "200.00"   # two started hours
+    day = reserve(parking, lot, "LARGE", "00:00", "23:30")
+    assert day.amount.text == "1000.00"   # 24 hours would be 2400: the daily cap
+
+
+def test_windows_off_the_half_hour_or_too_long_are_refused(parking):
+    lot = make_lot(parking)
+    with pytest.raises(InvalidRequest) as off:
+        reserve(parking, lot, start="10:15")
+    assert off.value.code == "window_not_on_granule"
+    with pytest.raises(InvalidRequest) as past:
+        parking.reserve(lot["lot_id"], "a", "k", ReservationIn.model_validate(
+            {"vehicle_type": "REGULAR", "plate": "A1", "from": "2029-12-31T10:00:00Z", "to": "2029-12-31T11:00:00Z"}))
+    assert past.value.code == "window_in_past"
+
+
+def test_a_confirmed_reservation_carries_a_token_the_lot_key_verifies(parking, view_bookings, payments, provider):
+    lot = make_lot(parking)
+    booking = reserve(parking, lot)
+    assert "entry_token" not in view_bookings.view(booking.booking_id, "alice")
+    confirm(payments, provider, booking)
+    view = view_bookings.view(booking.booking_id, "alice")
+    payload = verify(view["entry_token"], unb64(lot["public_key"]["public_key"]), lot["lot_id"])
+    assert payload["bk"] == booking.booking_id and payload["space"] == "R2" and payload["plate"] == "A123BC77"
+    assert payload["kid"] == lot["public_key"]["kid"]
+
+
+def test_entry_by_token_then_exit_inside_the_window_each_repeat_answered_alike(parking, gates, payments, provider,
+                                                                                 clock, store):
+    lot = make_lot(parking)
+    booking = reserve(parking, lot)
+    confirm(payments, provider, booking)
+    token = parking.bookings.view(booking.booking_id, "alice")["entry_token"]
+    gate = parking.create_gate(lot["lot_id"], GateIn(name="North"))
+    clock.now = clock.now.replace(day=2, hour=9, minute=50)
+    entry = {"kind": "entry", "event_id": "e-1", "token": token}
+    opened = gates.apply(lot["lot_id"], gate["gate_id"], entry, at=clock(), offline=False)
+    assert opened["gate_open"] is True and opened["space_id"] == "R2"
+    assert gates.apply(lot["lot_id"], gate["gate_id"], entry, at=clock(), offline=False) == opened
+    again = gates.apply(lot["lot_id"], gate["gate_id"], {**entry, "event_id": "e-2"}, at=clock(), offline=False)
+    assert again["gate_open"] is False and again["reason"] == "already_inside"
+    assert parking.get_lot(lot["lot_id"])["occupied"] == 1
+    clock.now = clock.now.replace(hour=12, minute=5)   # 2h15m inside, 10 grace minutes: 2h05m -> 3 hours
+    exit_ = {"kind": "exit", "event_id": "x-1", "ticket_id": opened["ticket_id"]}
+    owed = gates.apply(lot["lot_id"], gate["gate_id"], exit_, at=clock(), offline=False)
+    assert owed["exit_granted"] is False and owed["amount_due"] == {"value": "100.00", "currency": "RUB"}
+    assert gates.apply(lot["lot_id"], gate["gate_id"], exit_, at=clock(), offline=False) == owed
+    [payment] = [p for p in provider.payments.values() if p["metadata"].get("ticket_id") == opened["ticket_id"]]
+    assert payment["amount"]["value"] == "100.00"
+    provider.pay(payment["id"])
+    granted = gates.apply(lot["lot_id"], gate["gate_id"], {**exit_, "event_id": "x-2"}, at=clock(), offline=False)
+    assert granted["exit_granted"] is True
+    assert store.get_booking(booking.booking_id).status == "COMPLETED"
+    twice = gates.apply(lot["lot_id"], gate["gate_id"], {**exit_, "event_id": "x-3"}, at=clock(), offline=False)
+    assert twice == {**granted, "reason": "already_exited"}
+    assert parking.get_lot(lot["lot_id"])["occupied"] == 0
+
+
+def test_a_drive_up_gets_a_space_and_pays_at_exit_and_a_subscriber_pays_nothing(parking, gates, clock, provider):
+    lot = make_lot(parking, spaces=[{"space_id": "R1", "type": "REGULAR"}, {"space_id": "L1", "type": "LARGE"}])
+    gate = parking.create_gate(lot["lot_id"], GateIn(name="South"))
+    parking.create_subscription(lot["lot_id"], SubscriptionIn.model_validate(
+        {"plate": "sub 1", "valid_from": "2029-01-01T00:00:00Z", "valid_to": "2031-01-01T00:00:00Z"}))
+    lot_id, gate_id = lot["lot_id"], gate["gate_id"]
+    first = gates.apply(lot_id, gate_id, {"kind": "entry", "event_id": "d-1", "plate": "X 1"}, at=clock(), offline=False)
+    sub = gates.apply(lot_id, gate_id, {"kind": "entry", "event_id": "d-2", "plate": "SUB1"}, at=clock(), offline=False)
+    full = gates.apply(lot_id, gate_id, {"kind": "entry", "event_id": "d-3", "plate": "X3"}, at=clock(), offline=False)
+    assert (first["space_id"], sub["space_id"]) == ("R1", "L1")
+    assert full == {"gate_open": False, "ticket_id": None, "space_id": None, "reason": "lot_full"}
+    clock.now += timedelta(minutes=65)
+    assert gates.apply(lot_id, gate_id, {"kind": "exit", "event_id": "s-x", "plate": "sub1"}, at=clock(),
+                       offline=False)["exit_granted"] is True
+    owed = gates.apply(lot_id, gate_id, {"kind": "exit", "event_id": "d-x", "plate": "X1"}, at=clock(), offline=False)
+    assert owed["amount_due"]["value"] == "100.00"   # 65 minutes less 10 of grace: one started hour
+    provider.pay(next(p["id"] for p in provider.payments.values() if p["metadata"]["ticket_id"] == first["ticket_id"]))
+    assert gates.apply(lot_id, gate_id, {"kind": "exit", "event_id": "d-x2", "plate": "X1"}, at=clock(),
+                       offline=False)["exit_granted"] is True
+    assert parking.get_lot(lot_id)["counts"]["REGULAR"]["available"] == 1
+
+
+def test_a_reservation_not_entered_by_its_grace_becomes_no_show_and_frees_the_space(parking, payments, provider,
+                                                                                       clock, store):
+    lot = make_lot(parking, spaces=[{"space_id": "R1", "type": "REGULAR"}])
+    booking = reserve(parking, lot, "REGULAR", "10:00", "14:00")
+    confirm(payments, provider, booking)
+    clock.now = clock.now.replace(day=2, hour=10, minute=20)   # grace 15 minutes + the sweeper's 60 s
+    counts = sweep(store, clock, expire=lambda _: {}, start_reconciliation=lambda *_: None, give_up=lambda *_: None)
+    assert store.get_booking(booking.booking_id).status == "NO_SHOW"
+    assert counts["timers"] == 1
+    assert reserve(parking, lot, "REGULAR", "11:00", "12:00", customer="bob").kind_details["space_id"] == "R1"
