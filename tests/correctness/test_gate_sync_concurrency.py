@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from holdfast.adapters.gate_sync_store import GateSyncStore
-from holdfast.gate_sync_schemas import GatePassIn
+from holdfast.gate_sync_schemas import SyncPassIn
 from holdfast.services.gate_sync import GateSync
 from tests.support.fake_gate_applier import FakeApplier
 
@@ -21,11 +21,11 @@ LOT, GATE = "lot-c", "gate-c"
 PASSES = 16
 
 
-def gate_pass(seq: int) -> GatePassIn:
+def gate_pass(seq: int) -> SyncPassIn:
     kind = "exit" if seq % 5 == 0 else "entry"
     body: dict[str, Any] = {"seq": seq, "event_id": f"ev{seq}", "kind": kind, "at": "2030-01-01T12:00:00Z"}
     body.update({"plate": f"P{seq}"} if kind == "entry" else {"local_ticket_id": f"L{seq}"})
-    return GatePassIn.model_validate(body)
+    return SyncPassIn.model_validate(body)
 
 
 def batches(seqs: list[int], size: int) -> list[list[int]]:

@@ -6,15 +6,15 @@ from pydantic import ValidationError
 
 from holdfast.adapters.gate_sync_store import GateSyncStore
 from holdfast.domain.errors import InvalidRequest
-from holdfast.gate_sync_schemas import GatePassIn, GateSyncIn
+from holdfast.gate_sync_schemas import SyncPassIn, GateSyncIn
 from holdfast.services.gate_sync import GateSync
 from tests.support.fake_gate_applier import FakeApplier
 
 LOT, GATE = "lot1", "gate1"
 
 
-def passes(*seqs: int, prefix: str = "ev", plate: str = "A123BC") -> list[GatePassIn]:
-    return [GatePassIn(seq=seq, event_id=f"{prefix}{seq}", kind="entry", at="2030-01-01T12:00:00Z", plate=plate)
+def passes(*seqs: int, prefix: str = "ev", plate: str = "A123BC") -> list[SyncPassIn]:
+    return [SyncPassIn(seq=seq, event_id=f"{prefix}{seq}", kind="entry", at="2030-01-01T12:00:00Z", plate=plate)
             for seq in seqs]
 
 

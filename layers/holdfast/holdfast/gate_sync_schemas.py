@@ -11,9 +11,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from .parking_schemas import ID_PATTERN, PLATE_PATTERN
+
 MAX_EVENTS_PER_SYNC = 100
-#: Identifiers a gate makes up itself (event ids, local ticket ids): short and key-safe.
-GATE_ID_TEXT = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"
+#: The online gate routes' event id, so a pass keeps its id whichever way it reaches the backend.
+EVENT_ID = r"^[A-Za-z0-9_.:-]{1,100}$"
 
 
 def _pass_time(value: datetime) -> datetime:
@@ -25,23 +27,23 @@ def _pass_time(value: datetime) -> datetime:
 
 
 PassTime = Annotated[datetime, AfterValidator(_pass_time)]
-GateText = Annotated[str, Field(pattern=GATE_ID_TEXT)]
+TicketId = Annotated[str, Field(pattern=ID_PATTERN)]
 
 
-class GatePassIn(BaseModel):
+class SyncPassIn(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
     seq: int = Field(ge=1, le=10**12 - 1)
-    event_id: GateText
+    event_id: str = Field(pattern=EVENT_ID)
     kind: Literal["entry", "exit"]
     at: PassTime
-    token: str | None = Field(default=None, min_length=1, max_length=2048)
-    plate: str | None = Field(default=None, min_length=1, max_length=16, pattern=r"^[A-Za-z0-9 -]+$")
-    ticket_id: GateText | None = None
-    local_ticket_id: GateText | None = None
+    token: str | None = Field(default=None, min_length=10, max_length=2000)
+    plate: str | None = Field(default=None, pattern=PLATE_PATTERN)
+    ticket_id: TicketId | None = None
+    local_ticket_id: TicketId | None = None
 
     @model_validator(mode="after")
-    def _identified(self) -> "GatePassIn":
+    def _identified(self) -> "SyncPassIn":
         direction = self.kind   # a pass's direction, not an inventory kind
         if direction == "entry" and (self.token is None) == (self.plate is None):
             raise ValueError("an entry carries exactly one of token or plate")
@@ -59,7 +61,7 @@ class GatePassIn(BaseModel):
 class GateSyncIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    events: list[GatePassIn] = Field(min_length=1, max_length=MAX_EVENTS_PER_SYNC)
+    events: list[SyncPassIn] = Field(min_length=1, max_length=MAX_EVENTS_PER_SYNC)
 
     @model_validator(mode="after")
     def _distinct(self) -> "GateSyncIn":

@@ -24,7 +24,7 @@ from typing import Any, Callable
 from ..adapters.gate_sync_store import GateSyncStore
 from ..clock import parse_iso
 from ..domain.errors import BookingError
-from ..gate_sync_schemas import GatePassIn
+from ..gate_sync_schemas import SyncPassIn
 
 #: apply_pass(lot_id, gate_id, event, *, at, offline) -> answer
 Applier = Callable[..., dict[str, Any]]
@@ -40,7 +40,7 @@ class GateSync:
         self.store = store
         self.apply_pass = apply_pass
 
-    def sync(self, lot_id: str, gate_id: str, passes: list[GatePassIn]) -> dict[str, Any]:
+    def sync(self, lot_id: str, gate_id: str, passes: list[SyncPassIn]) -> dict[str, Any]:
         batch = {item.seq: item.as_event() for item in passes}
         run = _Run(lot_id, gate_id, batch)
         cursor = self._drain(run)
