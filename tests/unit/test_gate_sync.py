@@ -136,3 +136,17 @@ def test_gate_sync_gates_are_sequenced_apart(gate_sync):
 def test_gate_sync_body_rejects_malformed_batches(body):
     with pytest.raises(ValidationError):
         GateSyncIn.model_validate(body)
+
+
+def test_gate_sync_flags_a_pass_the_backend_refuses_after_the_gate_let_it_through(gate_store):
+    def full_lot(lot_id, gate_id, event, *, at, offline):
+        if event["kind"] == "entry":
+            return {"gate_open": False, "ticket_id": None, "space_id": None, "reason": "lot_full"}
+        return {"exit_granted": False, "amount_due": {"value": "150.00", "currency": "RUB"},
+                "confirmation_url": "http://x", "reason": "payment_required"}
+
+    leaving = SyncPassIn(seq=2, event_id="ev2", kind="exit", at="2030-01-01T12:30:00Z", plate="A123BC")
+    answer = GateSync(gate_store, full_lot).sync(LOT, GATE, passes(1) + [leaving])
+    assert [item["conflict"] for item in answer["results"]] == [
+        {"type": "refused_after_pass", "reason": "lot_full", "needs_review": True},
+        {"type": "refused_after_pass", "reason": "payment_required", "needs_review": True}]

@@ -15,7 +15,8 @@ Statuses per pass: ``applied`` (recorded by this request), ``duplicate`` (record
 answer again), ``held`` (waiting for a gap), ``failed`` (the applier refused it for good: recorded,
 so the gate is never blocked by it), ``rejected`` (``seq_taken``: another event has that number).
 An applier answer carrying ``conflict`` (a space the offline gate admitted a car to was taken
-meanwhile; the applier moved the ticket or opened a review) is repeated at the pass's top level.
+meanwhile; the applier moved the ticket or opened a review) is repeated at the pass's top level;
+so is an answer that refuses a pass the gate already let through (``refused_after_pass``).
 """
 from __future__ import annotations
 
@@ -110,9 +111,21 @@ class GateSync:
         if "error" in result:
             return {**answer, "status": "failed", "result": result}
         answer.update(status=status, result=result)
-        if result.get("conflict"):
-            answer["conflict"] = result["conflict"]
+        conflict = result.get("conflict") or _refused_after_pass(run.batch[seq]["kind"], result)
+        if conflict:
+            answer["conflict"] = conflict
         return answer
+
+
+def _refused_after_pass(direction: str, result: dict[str, Any]) -> dict[str, Any] | None:
+    """A synced pass already happened: the gate opened for it. If the backend now says it would
+    not have (no space left for an offline drive-up, a token it no longer honours, an exit it
+    would charge for), the car is where the backend thinks it is not: a conflict for someone to
+    look at, even when the applier did not name one itself."""
+    opened = result.get("gate_open") if direction == "entry" else result.get("exit_granted")
+    if opened is False:
+        return {"type": "refused_after_pass", "reason": result.get("reason"), "needs_review": True}
+    return None
 
 
 class _Run:
