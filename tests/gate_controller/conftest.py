@@ -40,18 +40,27 @@ def applier() -> FakeApplier:
     return FakeApplier(conflicting_plates=(CONFLICT_PLATE,))
 
 
-@pytest.fixture
-def backend(applier) -> Iterator[FakeGateBackend]:
+@pytest.fixture(scope="module")
+def dynamodb() -> Iterator[object]:
+    """One in-process table per module (creating it is most of a test's setup); emptied per test."""
     os.environ.setdefault("AWS_DEFAULT_REGION", "eu-central-1")
     with mock_aws():
         client = boto3.client("dynamodb", region_name="eu-central-1")
         create_bookings_table(client, "gate-bookings")
-        fake = FakeGateBackend(LOT, GATE, KEY, GateSync(GateSyncStore("gate-bookings", client), applier), applier)
-        fake.start()
-        try:
-            yield fake
-        finally:
-            fake.stop()
+        yield client
+
+
+@pytest.fixture
+def backend(applier, dynamodb) -> Iterator[FakeGateBackend]:
+    for page in dynamodb.get_paginator("scan").paginate(TableName="gate-bookings", ProjectionExpression="pk, sk"):
+        for key in page["Items"]:
+            dynamodb.delete_item(TableName="gate-bookings", Key=key)
+    fake = FakeGateBackend(LOT, GATE, KEY, GateSync(GateSyncStore("gate-bookings", dynamodb), applier), applier)
+    fake.start()
+    try:
+        yield fake
+    finally:
+        fake.stop()
 
 
 @pytest.fixture
