@@ -174,6 +174,7 @@ SCENARIO: list[tuple[str, Any]] = [
     ("get_event_cancellation.json", (200, None)),
     ("event_cancellation_task.json", {"outcome": "nothing_cancelled"}),   # the customer cancelled it first
     ("sweep_due.json", {"expired": 0, "reconciling": 0, "skipped": 0}),
+    ("gate_sync.json", (401, "gate_unauthorized")),     # the sample gate is not registered on this stack
 ]
 
 
