@@ -39,3 +39,23 @@ def test_gate_cli_queues_offline_and_syncs_after_a_restart(backend, applier, lot
     code, summary = run(backend.url, key_file, db, "sync")
     assert (code, summary["sent"], summary["expected_seq"], summary["unsent"]) == (0, 1, 2, 0)
     assert applier.effects == [admitted["event_id"]]
+
+
+def test_gate_cli_run_keeps_the_cache_fresh_and_the_queue_empty(backend, applier, lot_key, clock, tmp_path, capsys):
+    from gate_controller.cli import main
+
+    key_file, db = tmp_path / "gate.key", str(tmp_path / "gate.sqlite3")
+    key_file.write_text(KEY)
+    backend.config = config(lot_key, clock, offline_tickets=True)
+    journal = Journal(db)
+    Gate(journal, Backend(backend.url, LOT, GATE, KEY), LOT, GATE).refresh()
+    backend.stop()
+    queued = Gate(journal, Backend(backend.url, LOT, GATE, KEY), LOT, GATE).entry(plate="Q100QQ")
+    journal.close()
+    backend.start()
+    common = ["--api", backend.url, "--lot", LOT, "--gate", GATE, "--key-file", str(key_file), "--db", db]
+    assert main(common + ["run", "--iterations", "2", "--interval", "0"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [sorted(line)[0] for line in lines] == ["conflicts", "refreshed", "conflicts", "refreshed"]
+    assert (lines[0]["sent"], lines[2]["sent"]) == (1, 0)
+    assert applier.effects == [queued["event_id"]]
