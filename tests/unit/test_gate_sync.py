@@ -150,3 +150,21 @@ def test_gate_sync_flags_a_pass_the_backend_refuses_after_the_gate_let_it_throug
     assert [item["conflict"] for item in answer["results"]] == [
         {"type": "refused_after_pass", "reason": "lot_full", "needs_review": True},
         {"type": "refused_after_pass", "reason": "payment_required", "needs_review": True}]
+
+
+def test_gate_sync_does_not_record_an_appliers_busy_answer(gate_store):
+    tries = []
+
+    def busy_once(lot_id, gate_id, event, *, at, offline):
+        tries.append(event["seq"])
+        if event["seq"] == 2 and tries.count(2) <= 2:   # busy on this request's two tries
+            return {"gate_open": False, "ticket_id": None, "space_id": None, "reason": "busy"}
+        return {"gate_open": True, "ticket_id": f"T{event['seq']}", "space_id": "S", "reason": None}
+
+    service = GateSync(gate_store, busy_once)
+    first = service.sync(LOT, GATE, passes(1, 2, 3))
+    assert first["expected_seq"] == 2
+    assert [(item["status"], item.get("reason")) for item in first["results"]] == [
+        ("applied", None), ("held", "busy_retry_later"), ("held", "waiting_for_earlier_seq")]
+    second = service.sync(LOT, GATE, passes(2, 3))
+    assert second["expected_seq"] == 4 and second["results"][0]["result"]["ticket_id"] == "T2"

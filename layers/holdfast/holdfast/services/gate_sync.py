@@ -12,7 +12,7 @@ moves the cursor, the other reads the recorded answer. A number is applied only 
 before it was recorded, so the order holds whoever wins.
 
 Statuses per pass: ``applied`` (recorded by this request), ``duplicate`` (recorded before, the same
-answer again), ``held`` (waiting for a gap), ``failed`` (the applier refused it for good: recorded,
+answer again), ``held`` (waiting for a gap, or the applier was busy: sent again later), ``failed`` (the applier refused it for good: recorded,
 so the gate is never blocked by it), ``rejected`` (``seq_taken``: another event has that number).
 An applier answer carrying ``conflict`` (a space the offline gate admitted a car to was taken
 meanwhile; the applier moved the ticket or opened a review) is repeated at the pass's top level;
@@ -34,6 +34,9 @@ Applier = Callable[..., dict[str, Any]]
 #: the gate resends from ``expected_seq`` for the rest.
 MAX_APPLIED_PER_SYNC = 200
 HELD_PAGE = 100
+#: Answers the applier gives without recording them (it gave up on a race it may win next
+#: time): never recorded here either, the pass waits for the gate's next sync.
+RETRY_REASONS = frozenset({"busy"})
 
 
 class GateSync:
@@ -69,6 +72,9 @@ class GateSync:
                 return seq
             result = self._apply(run, event)
             budget -= 1
+            if result.get("reason") in RETRY_REASONS:
+                run.retry.add(seq)
+                return seq
             if self.store.advance(run.lot_id, run.gate_id, seq, event["event_id"], result):
                 run.applied[seq] = {"event_id": event["event_id"], "result": result}
                 seq += 1
@@ -99,7 +105,8 @@ class GateSync:
         if seq in run.rejected:
             return {**answer, "status": "rejected", "reason": "seq_taken"}
         if seq >= cursor:
-            return {**answer, "status": "held", "reason": "waiting_for_earlier_seq"}
+            reason = "busy_retry_later" if seq in run.retry else "waiting_for_earlier_seq"
+            return {**answer, "status": "held", "reason": reason}
         record, status = run.applied.get(seq), "applied"
         if record is None:
             record, status = self.store.done(run.lot_id, run.gate_id, seq), "duplicate"
@@ -135,3 +142,4 @@ class _Run:
         self.lot_id, self.gate_id, self.batch = lot_id, gate_id, batch
         self.applied: dict[int, dict[str, Any]] = {}
         self.rejected: set[int] = set()
+        self.retry: set[int] = set()
