@@ -152,6 +152,9 @@ class Gate:
             "expected_seq": expected, "unsent": sum(1 for p in passes if p["seq"] and p["seq"] >= expected),
             "conflicts": [{"seq": p["seq"], **json.loads(p["conflict"])} for p in passes if p["conflict"]],
             "uncertain": sum(1 for p in passes if p["mode"] == "calling" or p["uncertain"]),
+            # passes the backend will not apply: refused for good, or their number was another's
+            "not_applied": [{"seq": p["seq"], "status": p["sync_status"]} for p in passes
+                            if p["sync_status"] in ("failed", "rejected")],
             "cache_fresh": rules.cache_fresh(), "has_lot_key": bool(self.journal.get("public_key")),
             "policy": rules.policy,
         }
