@@ -168,3 +168,42 @@ def test_gate_sync_does_not_record_an_appliers_busy_answer(gate_store):
         ("applied", None), ("held", "busy_retry_later"), ("held", "waiting_for_earlier_seq")]
     second = service.sync(LOT, GATE, passes(2, 3))
     assert second["expected_seq"] == 4 and second["results"][0]["result"]["ticket_id"] == "T2"
+
+
+# ------------------------------------------------------------------ any order of deliveries
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+PASS_COUNT = 6
+deliveries = st.lists(st.lists(st.integers(1, PASS_COUNT), min_size=1, max_size=5, unique=True), min_size=1,
+                      max_size=5)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(plan=deliveries)
+def test_gate_sync_any_deliveries_apply_in_order_once_and_the_cursor_is_the_first_never_delivered(gate_store, plan):
+    """Batches arrive in any order, any subset, with repeats; then the gate resends from
+    expected_seq until done. After every delivery the cursor is the smallest number never
+    delivered, every pass below it is applied with its recorded answer, and at the end every pass
+    took effect once, in order."""
+    import uuid
+
+    from devstack.aws import queries, transactions
+    transactions.install()     # moto's transactions otherwise copy the whole table each time
+    queries.install()
+    gate, applier = f"gate-{uuid.uuid4().hex[:8]}", FakeApplier()
+    service, delivered = GateSync(gate_store, applier), set()
+    for batch in plan:
+        answer = service.sync(LOT, gate, passes(*batch))
+        delivered |= set(batch)
+        first_missing = min(set(range(1, PASS_COUNT + 2)) - delivered)
+        assert answer["expected_seq"] == first_missing
+        for item in answer["results"]:
+            expected = ("applied", "duplicate") if item["seq"] < first_missing else ("held",)
+            assert item["status"] in expected, (batch, item)
+            if item["seq"] < first_missing:
+                assert item["result"] == applier.answers[item["event_id"]]
+    while (expected_seq := gate_store.expected_seq(LOT, gate)) <= PASS_COUNT:
+        service.sync(LOT, gate, passes(*range(expected_seq, PASS_COUNT + 1)))
+    assert applier.effects == [f"ev{seq}" for seq in range(1, PASS_COUNT + 1)]
+    assert applier.out_of_order == [] and gate_store.held_from(LOT, gate, 1, 100) == {}
