@@ -9,6 +9,7 @@ offline car came in when the lot had no space left for it.
 """
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -42,7 +43,13 @@ def make_lot(api) -> dict:
 
 
 def paid_reservation(api, sandbox, lot_id: str, plate: str) -> dict:
+    """A reservation from the current half hour; just before the next one begins, wait for it
+    (a window whose start is already a half hour back is refused as begun)."""
     now = datetime.now(timezone.utc)
+    to_next = 1800 - (now.minute % 30 * 60 + now.second)
+    if to_next < 15:
+        time.sleep(to_next + 1)
+        now = datetime.now(timezone.utc)
     start = now.replace(minute=now.minute - now.minute % 30, second=0, microsecond=0)
     who = customer()
     booking = created(api.request("POST", f"/lots/{lot_id}/reservations", customer=who, key=customer(), json={
