@@ -68,10 +68,11 @@ class Gate:
             rules = OfflineRules(self.journal, self.lot_id, self.gate_id, now)
             return self._decide_offline(event_id, offline_rule(rules), exc.maybe_heard)
         opened = bool(answer.get("gate_open") if kind == "entry" else answer.get("exit_granted"))
-        self.journal.decide(event_id, {"mode": "online", "opened": int(opened), "answer": json.dumps(answer),
-                                       "reason": answer.get("reason"), "ticket_id": answer.get("ticket_id")
-                                       or record.get("ticket_id"), "basis": "token" if "token" in request else
-                                       record.get("basis", "plate")}, queue=False)
+        self.journal.decide(event_id, {
+            "mode": "online", "opened": int(opened), "answer": json.dumps(answer), "reason": answer.get("reason"),
+            "ticket_id": answer.get("ticket_id") or record.get("ticket_id"),
+            "basis": "token" if "token" in request else "plate",
+        }, queue=False)
         return {"event_id": event_id, "open": opened, "mode": "online", **answer}
 
     def _decide_offline(self, event_id: str, decision: Decision, maybe_heard: bool) -> dict[str, Any]:
