@@ -2,7 +2,8 @@
 
 Starts the payment sandbox, the embedded AWS stack deployed from template.yaml (API on
 127.0.0.1:3000, AWS endpoint on 127.0.0.1:4566), aims the sandbox's webhooks at the API, creates
-a demo event, a demo resource with two appointment services, and prints a walkthrough. Ctrl-C stops everything.
+a demo event, a demo resource with two appointment services, a demo parking lot with a gate, and
+prints a walkthrough. Ctrl-C stops everything.
 """
 from __future__ import annotations
 
@@ -67,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
         from devstack import demo_appointments
 
         appointments = demo_appointments.create(stack.api_url, _post, ORGANIZER_KEY)
+        print("==> creating the demo parking lot and its gate", flush=True)
+        from devstack import demo_parking
+
+        parking = demo_parking.create(stack.api_url, _post, ORGANIZER_KEY)
     except Exception:
         stack.stop()
         sandbox.stop()
@@ -90,7 +95,7 @@ Walkthrough (another terminal):
   open the confirmation_url it returns and press Pay, then:
   curl -s {api}/bookings/<booking_id> -H 'X-Customer-Id: alice'     # CONFIRMED, with its journal
 
-{appointments}
+{appointments}{parking}
 Organizer key: {ORGANIZER_KEY} (local only). Ctrl-C stops everything.
 """, flush=True)
 

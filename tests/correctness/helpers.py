@@ -20,6 +20,7 @@ from botocore.exceptions import ClientError
 from holdfast.adapters.dynamo import booking_from_item
 from holdfast.adapters.inventory_store import inventory_entry
 from holdfast.domain.booking import Booking, JournalEntry
+from holdfast.domain import lifecycle
 from holdfast.domain.statuses import HOLDING, OCCUPYING, RELEASED, SOLD, TRANSITIONS, BookingStatus
 from holdfast.schemas import EventIn
 
@@ -138,6 +139,8 @@ class Snapshot:
     idempotency: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: Time granules of resources (appointment slots), by (resource id, "YYYY-MM-DDTHH:MM").
     granules: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    #: Parking tickets by id (a drive-up's own granule claims; a reservation's ride on its booking).
+    tickets: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def of_event(self, event_id: str) -> list[Booking]:
         return [b for b in self.bookings.values() if b.event_id == event_id]
@@ -146,6 +149,8 @@ class Snapshot:
         totals = {"available": 0, "held": 0, "sold": 0}
         if (self.events.get(event_id) or {}).get("inventory_kind") == "slots":
             return self._session_counts(event_id)
+        if (self.events.get(event_id) or {}).get("inventory_kind") == "parking":
+            return self._space_counts(event_id)
         if self.pools.get(event_id):
             for pool in self.pools[event_id].values():
                 for key in totals:
@@ -155,6 +160,17 @@ class Snapshot:
                 totals[unit["state"]] += 1
         return totals
 
+
+    def _space_counts(self, event_id: str) -> dict[str, int]:
+        """A lot's spaces by state over every window claimed: held or sold where any of a space's
+        granules is, available otherwise."""
+        totals = {"available": 0, "held": 0, "sold": 0}
+        for space in self.events[event_id]["settings"]["spaces"]:
+            items = [item for (resource, _), item in self.granules.items() if resource == f"{event_id}|{space['space_id']}"]
+            state = ("held" if any(int(i.get("held", 0)) for i in items)
+                     else "sold" if any(int(i.get("sold", 0)) for i in items) else "available")
+            totals[state] += 1
+        return totals
 
     def _session_counts(self, event_id: str) -> dict[str, int]:
         """A group service's seats summed over its sessions that have granule items; every granule
@@ -234,6 +250,12 @@ def snapshot_of(items: Any) -> Snapshot:
         elif pk.startswith("RES#"):
             resource, day = pk.removeprefix("RES#").rsplit("#", 1)
             snap.granules[(resource, f"{day}T{sk.removeprefix('G#')}")] = item
+        elif pk.startswith("PARK#"):   # a lot's spaces share its day partition: "G#<HH:MM>#<space>"
+            lot, day = pk.removeprefix("PARK#").rsplit("#", 1)
+            _, at, space = sk.split("#", 2)
+            snap.granules[(f"{lot}|{space}", f"{day}T{at}")] = item
+        elif pk.startswith("TICKET#") and sk == "META":
+            snap.tickets[pk.removeprefix("TICKET#")] = item
     for entries in snap.journals.values():
         entries.sort(key=lambda pair: pair[0])
     return snap
@@ -244,10 +266,11 @@ def snapshot_of(items: Any) -> Snapshot:
 def check_invariants(snap: Snapshot) -> None:
     """Raise AssertionError naming the first broken invariant (docs/invariants.md, I1-I5, I9, I10)."""
     for event_id in snap.events:
-        if snap.events[event_id].get("inventory_kind") == "slots":
-            continue   # a service's places are the granules of its resources: check_granules
+        if snap.events[event_id].get("inventory_kind") in ("slots", "parking"):
+            continue   # places are time granules (of resources, of spaces): check_granules
         check_capacity(snap, event_id)
     check_granules(snap)
+    check_parking(snap)
     for booking in snap.bookings.values():
         check_journal(snap, booking)
         check_booking(snap, booking)
@@ -281,13 +304,19 @@ def check_granules(snap: Snapshot) -> None:
     claimed: dict[tuple[str, str], dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
     capacity: dict[tuple[str, str], int] = {}
     for booking in snap.bookings.values():
-        if booking.status not in OCCUPYING:
+        if booking.status not in OCCUPYING and not lifecycle.occupies(booking.status):
             continue
         state = "held" if booking.status in HOLDING else "sold"
         for granule in booking.places.granules:
             key = (granule.resource_id, granule.at)
             claimed[key][granule.session or f"B#{booking.booking_id}"][state] += granule.seats
             capacity[key] = granule.capacity
+    for ticket_id, ticket in snap.tickets.items():   # a drive-up's space, sold to the ticket while open
+        if ticket["status"] == "OPEN":
+            for at in ticket.get("granules") or ():
+                key = (f"{ticket['lot_id']}|{ticket['space_id']}", at)
+                claimed[key][f"B#{ticket_id}"]["sold"] += 1
+                capacity[key] = 1
     for key, sessions in claimed.items():
         assert len(sessions) == 1, f"G1 granule {key} used by {len(sessions)} sessions at once: {dict(sessions)}"
         assert key in snap.granules, f"G3 bookings claim granule {key}, which has no item"
@@ -302,6 +331,33 @@ def check_granules(snap: Snapshot) -> None:
         [(session, counts)] = sessions.items()
         assert item["session"] == session, f"G3 granule {key} names {item['session']}, bookings {session}"
         assert (held, sold) == (counts["held"], counts["sold"]), f"G3 granule {key}: {item} vs {dict(counts)}"
+
+
+def check_parking(snap: Snapshot) -> None:
+    """Parking (docs/parking.md): P1 no space is in two unreleased reservations or open tickets
+    whose windows overlap; P2 occupancy is never negative and a space holds at most one open
+    ticket, a plate at most one per lot."""
+    owners: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for booking in snap.bookings.values():
+        if str(booking.places.kind) == "parking" and (booking.status in OCCUPYING or lifecycle.occupies(booking.status)):
+            for granule in booking.places.granules:
+                owners[(granule.resource_id, granule.at)].add(booking.booking_id)
+    inside: Counter[tuple[str, str]] = Counter()
+    plates: Counter[tuple[str, str]] = Counter()
+    for ticket_id, ticket in snap.tickets.items():
+        if ticket["status"] != "OPEN":
+            continue
+        inside[(ticket["lot_id"], ticket["space_id"])] += 1
+        plates[(ticket["lot_id"], ticket["plate"])] += 1
+        for at in ticket.get("granules") or ():
+            owners[(f"{ticket['lot_id']}|{ticket['space_id']}", at)].add(ticket_id)
+    for key, holders in owners.items():
+        assert len(holders) == 1, f"P1 space granule {key} given to {sorted(holders)}"
+    assert all(count == 1 for count in inside.values()), f"P2 a space holds two open tickets: {inside}"
+    assert all(count == 1 for count in plates.values()), f"P2 a plate is inside twice: {plates}"
+    for key, item in snap.granules.items():
+        if "|" in key[0]:
+            assert min(int(item.get(name, 0)) for name in ("taken", "held", "sold")) >= 0, f"P2 negative: {key} {item}"
 
 
 def check_booking(snap: Snapshot, booking: Booking) -> None:
@@ -520,6 +576,6 @@ def actions(snap: Snapshot, booking_id: str) -> list[str]:
 
 __all__ = [
     "DirectDynamoDB", "HOLDING", "LockedProvider", "ManualClock", "OCCUPYING", "RELEASED", "SOLD", "Snapshot",
-    "actions", "check_booking", "check_capacity", "check_granules", "check_hold_cap", "check_invariants", "check_journal", "check_money",
+    "actions", "check_booking", "check_capacity", "check_granules", "check_parking", "check_hold_cap", "check_invariants", "check_journal", "check_money",
     "event_request", "in_review", "own_payment_ids", "snapshot", "snapshot_in_process", "snapshot_of", "status_path",
 ]

@@ -34,6 +34,8 @@ class KindCase:
     #: Whether a late payment whose places were resold is offered other places (a conflict case)
     #: rather than given back: ``Kind.alternatives`` finds some for this case's offering.
     offers_alternatives: bool = False
+    #: The places a hold of ``ask(2)`` takes, when the kind decides it (a parking space: 1).
+    held_places: int = 2
 
     def body(self, places: int, **overrides: Any) -> dict[str, Any]:
         """The fields of an offering of this kind with ``places`` places (event_request's input)."""
@@ -100,6 +102,34 @@ def slot_hall() -> str:
     return str(uuid.uuid5(RESOURCE_NAMESPACE, SLOT_HALL_KEY))
 
 
+@dataclass(frozen=True)
+class ParkingCase(KindCase):
+    """Parking: a lot whose one LARGE space is the whole inventory, reserved for one window. A
+    reservation always takes one space, whatever ``quantity`` says, so the races that count
+    places (last places, the hypothesis machine) do not fit it; the exhaustive race does: its
+    hold takes the lot, and the competitor's asks for the same space and window."""
+
+    def create(self, catalog: Any, places: int, **overrides: Any) -> str:
+        from holdfast.parking_schemas import LotIn
+        from holdfast.parking_tokens import LotKeys
+        from holdfast.services.bookings import BookingService
+        from holdfast.services.parking import ParkingService
+
+        parking = ParkingService(catalog.store, catalog.clock, BookingService(catalog.store, catalog.clock), 600,
+                                 lambda: LotKeys(b"kind-case-parking-master-seed"))
+        body = {"name": "Lot", "spaces": [{"space_id": "L1", "type": "LARGE"}], "hold_ttl_seconds": 600,
+                "tariff": {"hourly": {"value": "1500.00", "currency": "RUB"}}}
+        return parking.create_lot(LotIn.model_validate(body))["lot_id"]
+
+    def ask(self, quantity: int) -> Any:
+        from holdfast.parking_schemas import ReservationIn
+
+        return ReservationIn.model_validate({"vehicle_type": "LARGE", "plate": "A123BC77", **PARKING_WINDOW}).command()
+
+
+PARKING_WINDOW = {"from": "2030-01-02T10:00:00Z", "to": "2030-01-02T11:00:00Z"}
+
+
 CASES = [
     KindCase("general_admission"),
     KindCase("seat_map", ask_fields={"best_available": True}, seated=True),
@@ -112,6 +142,8 @@ BY_NAME = {case.name: case for case in CASES}
 #: through the catalog, which appointment services (created through their own service) do not
 #: share; the slots kind runs the exhaustive and last-places races and the granule checks.
 MODEL_CASES = [case for case in CASES if not isinstance(case, SlotsCase)]
+#: Kinds only the exhaustive race runs on (see ParkingCase).
+RACE_ONLY_CASES = [ParkingCase("parking", held_places=1)]
 
 
 def inventory_total(snap: Snapshot, event_id: str) -> dict[str, int]:

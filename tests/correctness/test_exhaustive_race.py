@@ -37,17 +37,18 @@ from tests.support.fake_provider import FakeProvider
 from tests.support.template import create_bookings_table
 
 from .helpers import ManualClock, check_invariants, snapshot_in_process
-from .kind_cases import CASES, KindCase
+from .kind_cases import CASES, RACE_ONLY_CASES, KindCase
 
 STEPS = "PNDECR"
 TABLE = "race-bookings"
 #: ``make test`` walks every ordering for general admission (whose outcome table is pinned below)
 #: and, for each other kind, the orderings that start with two of the six steps, a different two
-#: per kind, so together they start from every step at a third of the cost; every walked ordering
-#: is still compared with ``expected``. ``make proof`` (HOLDFAST_RACE_ORDERINGS=all) walks all 720
+#: per kind, so together they start from every step at a third of the cost (parking, the latest,
+#: walks the 120 that start with the deadline passing); every walked ordering is still compared
+#: with ``expected``. ``make proof`` (HOLDFAST_RACE_ORDERINGS=all) walks all 720
 #: for every kind.
 ALL_ORDERINGS = os.environ.get("HOLDFAST_RACE_ORDERINGS") == "all"
-FIRST_STEPS = {"seat_map": "PN", "toy_zones": "DE", "slots": "CR"}
+FIRST_STEPS = {"seat_map": "PN", "toy_zones": "DE", "slots": "CR", "parking": "D"}
 
 
 def expected(order: str, offers_alternatives: bool = False) -> tuple[str, str, str, int]:
@@ -178,7 +179,7 @@ def restore(world: World, saved: tuple) -> None:
     world.competitor = competitor
 
 
-@pytest.mark.parametrize("case", CASES, ids=str)
+@pytest.mark.parametrize("case", CASES + RACE_ONLY_CASES, ids=str)
 def test_every_ordering_of_expiry_payment_and_resale_ends_in_a_documented_outcome(client, case):
     """The orderings (all 720, or a third for kinds other than general admission in ``make test``),
     walked as a tree: each prefix runs once and its state is restored for the next branch (1,956
@@ -206,8 +207,9 @@ def test_every_ordering_of_expiry_payment_and_resale_ends_in_a_documented_outcom
         if after == "CONFIRMED":
             assert booking.payment is not None and booking.payment.payment_id == world.payment_id
         sold = snap.counts(world.event_id)
-        occupied_by = {"alice": 2 if after == "CONFIRMED" else 0, "bob": 2 if competitor == "held" else 0}
-        assert sold == {"available": 2 - sum(occupied_by.values()), "held": occupied_by["bob"],
+        places = case.held_places   # what one hold takes; the offering has exactly that many
+        occupied_by = {"alice": places if after == "CONFIRMED" else 0, "bob": places if competitor == "held" else 0}
+        assert sold == {"available": places - sum(occupied_by.values()), "held": occupied_by["bob"],
                         "sold": occupied_by["alice"]}, (order, sold)
 
     def explore(prefix: str, remaining: str) -> None:

@@ -9,6 +9,7 @@ transaction.
 """
 from __future__ import annotations
 
+import math
 from datetime import datetime, timedelta, timezone
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -85,8 +86,9 @@ def tariff(hourly: Money, daily_cap: Money | None, minutes: int) -> Decimal:
 
 
 def stay_minutes(entered: datetime, left: datetime, grace_minutes: int) -> int:
-    """Billable minutes of a stay: the lot's grace minutes are not charged (a stay within them is free)."""
-    minutes = int((left - entered).total_seconds() // 60)
+    """Billable minutes of a stay, every started minute counted, less the lot's grace minutes (a
+    stay within them is free)."""
+    minutes = math.ceil((left - entered).total_seconds() / 60)
     return max(0, minutes - grace_minutes)
 
 

@@ -1,0 +1,171 @@
+"""Parking end to end over HTTP on the local stack: the fallback table (every vehicle type with
+and without a permit), overlapping and touching windows, a burst of 50 reservations for 10 spaces,
+a reservation paid on the sandbox and driven through a gate (entry and exit, each repeated), a
+drive-up car that pays at the exit, and a reservation nobody used becoming NO_SHOW by the timer.
+(The stack runs one Lambda invocation at a time: the burst's races are tests/correctness's.)"""
+from __future__ import annotations
+
+import concurrent.futures as futures
+import time
+import uuid
+from collections import Counter
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from tests.support.flows import customer
+
+pytestmark = pytest.mark.integration
+
+TYPES = [{"space_id": "C1", "type": "COMPACT"}, {"space_id": "R1", "type": "REGULAR"},
+         {"space_id": "L1", "type": "LARGE"}, {"space_id": "H1", "type": "HANDICAP"}]
+FALLBACK = {("COMPACT", False): ["COMPACT", "REGULAR", "LARGE"], ("REGULAR", False): ["REGULAR", "LARGE"],
+            ("LARGE", False): ["LARGE"], ("COMPACT", True): ["HANDICAP", "COMPACT", "REGULAR", "LARGE"],
+            ("REGULAR", True): ["HANDICAP", "REGULAR", "LARGE"], ("LARGE", True): ["HANDICAP", "LARGE"]}
+
+
+def create_lot(api, spaces=TYPES, **overrides):
+    body = {"name": "Lot", "spaces": spaces, "tariff": {"hourly": {"value": "100.00", "currency": "RUB"},
+                                                       "daily_cap": "900.00", "grace_minutes": 10}, **overrides}
+    answer = api.request("POST", "/lots", organizer=True, json=body)
+    assert answer.status_code == 201, answer.text
+    return answer.json()
+
+
+def reserve(api, lot_id, vehicle, start, end, permit=False, who=None, plate="A123BC77"):
+    body = {"vehicle_type": vehicle, "plate": plate, "from": start, "to": end, "handicap_permit": permit}
+    return api.request("POST", f"/lots/{lot_id}/reservations", customer=who or customer(), key=str(uuid.uuid4()),
+                       json=body)
+
+
+def gate(api, lot_id):
+    answer = api.request("POST", f"/lots/{lot_id}/gates", organizer=True, json={"name": "Main"})
+    assert answer.status_code == 201, answer.text
+    return answer.json()
+
+
+def pass_(api, lot_id, gate_, direction, **body):
+    answer = api.request("POST", f"/lots/{lot_id}/gates/{gate_['gate_id']}/{direction}",
+                         headers={"X-Gate-Key": gate_["gate_key"]}, json=body)
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def lot_view(api, lot_id):
+    return api.request("GET", f"/lots/{lot_id}").json()
+
+
+def now_window(hours=2):
+    start = datetime.now(timezone.utc).replace(second=0, microsecond=0)
+    start = start.replace(minute=start.minute - start.minute % 30)
+    return start.isoformat().replace("+00:00", "Z"), (start + timedelta(hours=hours)).isoformat().replace("+00:00", "Z")
+
+
+def paid(api, sandbox, booking, who):
+    payment = api.pay(booking["booking_id"], who)
+    assert payment.status_code == 201, payment.text
+    sandbox.pay(payment.json()["payment_id"])
+    return api.wait_status(booking["booking_id"], who, "CONFIRMED")
+
+
+def test_the_fallback_table_every_vehicle_type_with_and_without_a_permit(api):
+    lot = create_lot(api)
+    for hour, ((vehicle, permit), order) in enumerate(FALLBACK.items()):
+        window = (f"2031-06-01T{hour:02d}:00:00Z", f"2031-06-01T{hour:02d}:30:00Z")
+        got = []
+        for _ in order:
+            answer = reserve(api, lot["lot_id"], vehicle, *window, permit=permit)
+            assert answer.status_code == 201, (vehicle, permit, answer.text)
+            got.append(answer.json()["space_type"])
+        assert got == order, (vehicle, permit)
+        refused = reserve(api, lot["lot_id"], vehicle, *window, permit=permit)
+        assert refused.status_code == 409 and refused.json()["error"]["code"] == "no_space_available"
+        assert refused.json()["error"]["details"]["tried"] == order
+
+
+def test_overlapping_windows_exclude_each_other_and_touching_ones_do_not(api):
+    lot = create_lot(api, spaces=[{"space_id": "L1", "type": "LARGE"}])
+    first = reserve(api, lot["lot_id"], "LARGE", "2031-06-02T10:00:00Z", "2031-06-02T12:00:00Z")
+    assert first.status_code == 201 and first.json()["amount"] == {"value": "200.00", "currency": "RUB"}
+    assert reserve(api, lot["lot_id"], "LARGE", "2031-06-02T11:30:00Z", "2031-06-02T13:00:00Z").status_code == 409
+    assert reserve(api, lot["lot_id"], "LARGE", "2031-06-02T09:00:00+03:00", "2031-06-02T13:00:00+03:00").status_code == 201
+    assert reserve(api, lot["lot_id"], "LARGE", "2031-06-02T12:00:00Z", "2031-06-02T13:00:00Z").status_code == 201
+    off = reserve(api, lot["lot_id"], "LARGE", "2031-06-02T14:10:00Z", "2031-06-02T15:00:00Z")
+    assert off.status_code == 400 and off.json()["error"]["code"] == "window_not_on_granule"
+
+
+def test_fifty_reservations_for_ten_mixed_spaces_give_each_space_once(api):
+    spaces = ([{"space_id": f"C{n}", "type": "COMPACT"} for n in range(3)] + [{"space_id": f"R{n}", "type": "REGULAR"}
+              for n in range(3)] + [{"space_id": f"L{n}", "type": "LARGE"} for n in range(2)]
+              + [{"space_id": f"H{n}", "type": "HANDICAP"} for n in range(2)])
+    lot = create_lot(api, spaces=spaces)
+    asks = [(["COMPACT", "REGULAR", "LARGE"][n % 3], n % 5 == 0) for n in range(50)]
+    with futures.ThreadPoolExecutor(10) as pool:
+        answers = list(pool.map(lambda ask: reserve(api, lot["lot_id"], ask[0], "2031-06-03T10:00:00Z",
+                                                    "2031-06-03T12:00:00Z", permit=ask[1]), asks))
+    statuses = Counter(answer.status_code for answer in answers)
+    given = [answer.json()["space_id"] for answer in answers if answer.status_code == 201]
+    assert statuses == {201: 10, 409: 40}, [a.text for a in answers if a.status_code not in (201, 409)]
+    assert sorted(given) == sorted(space["space_id"] for space in spaces)
+    assert {a.json()["error"]["code"] for a in answers if a.status_code == 409} == {"no_space_available"}
+
+
+def test_a_paid_reservation_enters_and_leaves_once_each_repeat_answered_alike(api, sandbox, system):
+    lot = create_lot(api, spaces=[{"space_id": "R1", "type": "REGULAR"}, {"space_id": "R2", "type": "REGULAR"}])
+    gate_, who = gate(api, lot["lot_id"]), customer()
+    held = reserve(api, lot["lot_id"], "REGULAR", *now_window(), who=who).json()
+    confirmed = paid(api, sandbox, held, who)
+    token = confirmed["entry_token"]
+    config = api.request("GET", f"/lots/{lot['lot_id']}/gates/{gate_['gate_id']}/config",
+                         headers={"X-Gate-Key": gate_["gate_key"]}).json()
+    assert config["kid"] == lot["public_key"]["kid"] and lot_view(api, lot["lot_id"])["counts"]["REGULAR"]["reserved"] == 1
+    entered = pass_(api, lot["lot_id"], gate_, "entry", event_id="in-1", token=token)
+    assert entered["gate_open"] is True and entered["space_id"] == held["space_id"]
+    assert pass_(api, lot["lot_id"], gate_, "entry", event_id="in-1", token=token) == entered
+    assert pass_(api, lot["lot_id"], gate_, "entry", event_id="in-2", token=token)["reason"] == "already_inside"
+    assert api.booking(held["booking_id"], who)["status"] == "CHECKED_IN"
+    assert lot_view(api, lot["lot_id"])["counts"]["REGULAR"]["occupied"] == 1
+    left = pass_(api, lot["lot_id"], gate_, "exit", event_id="out-1", ticket_id=entered["ticket_id"])
+    assert left["exit_granted"] is True   # a stay within the prepaid window and the grace minutes
+    assert pass_(api, lot["lot_id"], gate_, "exit", event_id="out-1", ticket_id=entered["ticket_id"]) == left
+    again = pass_(api, lot["lot_id"], gate_, "exit", event_id="out-2", ticket_id=entered["ticket_id"])
+    assert again["exit_granted"] is True and again["reason"] == "already_exited"
+    done = api.booking(held["booking_id"], who)
+    assert done["status"] == "COMPLETED" and done["journal"][-1]["action"] == "vehicle_exited"
+    counts = lot_view(api, lot["lot_id"])["counts"]["REGULAR"]
+    assert counts["occupied"] == 0 and counts["available"] == 2   # released once: R1 free, R2 untouched
+
+
+def test_a_drive_up_car_gets_a_space_and_pays_what_it_owes_at_the_exit(api, sandbox):
+    lot = create_lot(api, spaces=[{"space_id": "R1", "type": "REGULAR"}],
+                     tariff={"hourly": {"value": "120.00", "currency": "RUB"}, "grace_minutes": 0})
+    gate_ = gate(api, lot["lot_id"])
+    entered = pass_(api, lot["lot_id"], gate_, "entry", event_id="d-in", plate="X 777 XX")
+    assert entered["gate_open"] is True and entered["space_id"] == "R1"
+    full = pass_(api, lot["lot_id"], gate_, "entry", event_id="d-in-2", plate="Y111YY")
+    assert full["gate_open"] is False and full["reason"] == "lot_full"
+    owed = pass_(api, lot["lot_id"], gate_, "exit", event_id="d-out", plate="X777XX")
+    assert owed["exit_granted"] is False and owed["amount_due"] == {"value": "120.00", "currency": "RUB"}
+    assert pass_(api, lot["lot_id"], gate_, "exit", event_id="d-out", plate="X777XX") == owed
+    [payment] = sandbox.payments(ticket_id=entered["ticket_id"])
+    assert payment["amount"]["value"] == "120.00" and owed["confirmation_url"]
+    sandbox.pay(payment["id"])
+    granted = pass_(api, lot["lot_id"], gate_, "exit", event_id="d-out-2", ticket_id=entered["ticket_id"])
+    assert granted["exit_granted"] is True
+    assert len(sandbox.payments(ticket_id=entered["ticket_id"])) == 1
+    assert pass_(api, lot["lot_id"], gate_, "entry", event_id="d-in-3", plate="Y111YY")["gate_open"] is True
+
+
+def test_a_reservation_nobody_used_becomes_no_show_by_the_timer_and_frees_the_space(api, sandbox, system):
+    lot = create_lot(api, spaces=[{"space_id": "R1", "type": "REGULAR"}], no_show_grace_seconds=0)
+    who = customer()
+    start, end = now_window()
+    held = reserve(api, lot["lot_id"], "REGULAR", start, end, who=who).json()
+    paid(api, sandbox, held, who)
+    assert reserve(api, lot["lot_id"], "REGULAR", start, end).status_code == 409
+    time.sleep(1.2)   # past the moment and the sweeper's one-second grace (SweepGraceSeconds)
+    system["stack"].invoke("SweepDueFunction", {"detail-type": "Scheduled Event", "source": "aws.events"})
+    gone = api.booking(held["booking_id"], who)
+    assert gone["status"] == "NO_SHOW" and gone["journal"][-1]["actor"] == "timer"
+    assert gone["payment"]["status"] == "succeeded" and "refund" not in gone["payment"]   # no refund by default
+    assert reserve(api, lot["lot_id"], "REGULAR", start, end).status_code == 201
