@@ -20,6 +20,8 @@ from .offline import Decision, OfflineRules
 from .tokens import b64url_decode
 
 SYNC_BATCH = 50
+#: The API refuses bodies over 64 KiB (413): a batch is cut to stay well below that.
+MAX_SYNC_BODY_BYTES = 48 * 1024
 DEFAULT_CACHE_TTL_SECONDS = 300
 EVENT_FIELDS = ("token", "plate", "ticket_id", "local_ticket_id")
 
@@ -114,7 +116,7 @@ class Gate:
                 break
             if rows[0]["seq"] != expected:
                 raise SyncStuck(f"the backend expects seq {expected}, which this gate does not have")
-            answer = self.backend.sync([_event(row) for row in rows])
+            answer = self.backend.sync(fitting_batch([_event(row) for row in rows]))
             self.journal.record_sync(answer["results"], int(answer["expected_seq"]))
             sent += len(rows)
             conflicts += [item for item in answer["results"] if item.get("conflict")]
@@ -159,6 +161,17 @@ class Gate:
             "cache_fresh": rules.cache_fresh(), "has_lot_key": bool(self.journal.get("public_key")),
             "policy": rules.policy,
         }
+
+
+def fitting_batch(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The longest prefix of ``events`` whose sync body stays under MAX_SYNC_BODY_BYTES (at least one)."""
+    size, kept = len('{"events": []}'), []
+    for event in events:
+        size += len(json.dumps(event).encode()) + 2
+        if kept and size > MAX_SYNC_BODY_BYTES:
+            break
+        kept.append(event)
+    return kept
 
 
 class SyncStuck(Exception):

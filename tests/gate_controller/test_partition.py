@@ -179,3 +179,14 @@ def test_gate_decides_offline_when_the_backend_hangs_and_counts_a_refusal_as_unc
     assert refused["open"] is False
     assert hung.status()["uncertain"] == 1     # the backend may have let H000HH in; the gate did not
     journal.close()
+
+
+def test_gate_sync_batches_stay_under_the_apis_body_limit():
+    from gate_controller.controller import MAX_SYNC_BODY_BYTES, fitting_batch
+
+    events = [{"seq": n, "event_id": f"e{n}", "kind": "entry", "at": "2030-01-01T00:00:00Z", "token": "t" * 1990}
+              for n in range(1, 51)]
+    batch = fitting_batch(events)
+    assert 1 < len(batch) < 50 and batch == events[:len(batch)]
+    assert len(json.dumps({"events": batch}).encode()) <= MAX_SYNC_BODY_BYTES
+    assert len(json.dumps({"events": events[:len(batch) + 1]}).encode()) > MAX_SYNC_BODY_BYTES
