@@ -47,5 +47,11 @@ def _seed(api: BookingApi) -> dict[str, list[str]]:
     # Cancelling an event ends its sale for good: the cancel route gets events of its own, so the
     # hold route still finds the two above selling whatever order the operations run in.
     doomed = [api.create_event(name=f"Fuzz cancellable {n}", capacity=10)["event_id"] for n in (1, 2)]
+    lot = api.request("POST", "/lots", organizer=True, json={
+        "name": "Fuzz lot", "spaces": [{"space_id": f"S{n}", "type": t} for n, t in
+                                       enumerate(["COMPACT", "REGULAR", "LARGE", "HANDICAP"] * 5)],
+        "tariff": {"hourly": {"value": "100.00", "currency": "RUB"}}}).json()["lot_id"]
+    gate = api.request("POST", f"/lots/{lot}/gates", organizer=True, json={"name": "Fuzz gate"}).json()
     return {"event_id": [counted, seated], "booking_id": bookings + [foreign.json()["booking_id"]],
-            "service_id": services, "cancellable_event_id": doomed}
+            "service_id": services, "cancellable_event_id": doomed, "lot_id": [lot], "gate_id": [gate["gate_id"]],
+            "gate_key": [gate["gate_key"]]}

@@ -76,6 +76,8 @@ def _steer(case, path_choice: int, header_choice: int):
             headers["Idempotency-Key"] = f"fuzz-{uuid.uuid4()}"
         if _organizer(operation):
             headers["X-Api-Key"] = ORGANIZER_KEY
+        if "x-gate-key" in declared and REAL_IDS.get("gate_key"):
+            headers["X-Gate-Key"] = REAL_IDS["gate_key"][0]
         case.headers = headers
     return case
 
@@ -114,6 +116,8 @@ MUST_SUCCEED = {
     "POST /events": 201, "GET /events/{event_id}": 200, "POST /events/{event_id}/bookings": 201,
     "GET /bookings/{booking_id}": 200, "GET /admin/reviews": 200, "GET /admin/bookings/{booking_id}": 200,
     "POST /webhooks/payments": 200, "POST /resources": 201, "GET /services/{service_id}/availability": 200,
+    "GET /lots/{lot_id}": 200, "POST /lots/{lot_id}/reservations": 201, "GET /lots/{lot_id}/gates/{gate_id}/config": 200,
+    "POST /lots/{lot_id}/gates/{gate_id}/entry": 200,
 }
 
 

@@ -30,6 +30,9 @@ SAMPLE_BOOKING_ID = "0b6a6d7e-2f0f-4d7e-8a8e-6f1e0b9c4a21"
 SAMPLE_PAYMENT_ID = "2f9a3c4e-000f-5000-9000-1b2c3d4e5f60"
 SAMPLE_RESOURCE_ID = "5c1f7e2a-3b4d-4e6f-8a9b-0c1d2e3f4a5b"
 SAMPLE_SERVICE_ID = "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b"
+SAMPLE_LOT_ID = "4a7e2c1d-8b3f-4d5e-9f60-1a2b3c4d5e6f"
+SAMPLE_GATE_ID = "6b8f3d2e-9c4a-4e6f-8a71-2b3c4d5e6f70"
+SAMPLE_GATE_KEY = "gk_sample-gate-key-replaced-by-the-real-one"
 
 # Step Functions task payloads: which function each machine's task hands them to
 TASK_EVENTS = {"expire_hold.json": "ExpireHoldFunction", "hold_reminder.json": "NotifierFunction",
@@ -152,6 +155,14 @@ SCENARIO: list[tuple[str, Any]] = [
     ("create_service.json", (201, None)),
     ("get_service_availability.json", (200, None)),
     ("create_service_booking.json", (201, None)),
+    ("create_lot.json", (201, None)),                  # the lot's public key derives from the parking secret
+    ("get_lot.json", (200, None)),
+    ("create_reservation.json", (201, None)),
+    ("create_gate.json", (201, None)),
+    ("create_subscription.json", (201, None)),
+    ("get_gate_config.json", (200, None)),
+    ("gate_entry.json", (200, None)),                  # a drive-up car takes a space
+    ("gate_exit.json", (200, None)),                   # within the grace minutes: nothing owed
     ("start_payment.json", (201, None)),              # the sandbox provider creates the payment
     ("payment_notification.json", (200, None)),       # from YooKassa's network: queued
     ("payment_events_sqs.json", {"batchItemFailures": []}),
@@ -181,7 +192,9 @@ SCENARIO: list[tuple[str, Any]] = [
 # which answers carry the ids the later sample events use
 CREATES = {"create_event.json": ("event", "event_id"), "create_seated_event.json": ("seated_event", "event_id"),
            "create_booking.json": ("booking", "booking_id"), "start_payment.json": ("payment", "payment_id"),
-           "create_resource.json": ("resource", "resource_id"), "create_service.json": ("service", "service_id")}
+           "create_resource.json": ("resource", "resource_id"), "create_service.json": ("service", "service_id"),
+           "create_lot.json": ("lot", "lot_id"), "create_gate.json": ("gate", "gate_id"),
+           "create_gate.json#key": ("gate_key", "gate_key")}
 
 
 def _dig(body: Any, path: str) -> str:
@@ -196,7 +209,8 @@ def _substituted(event_file: str, ids: dict[str, str]) -> Any:
     swaps = {SAMPLE_EVENT_ID: ids.get("seated_event" if seated else "event"),
              SAMPLE_WAITLIST_EVENT_ID: ids.get("event"), SAMPLE_BOOKING_ID: ids.get("booking"),
              SAMPLE_PAYMENT_ID: ids.get("payment"), SAMPLE_RESOURCE_ID: ids.get("resource"),
-             SAMPLE_SERVICE_ID: ids.get("service")}
+             SAMPLE_SERVICE_ID: ids.get("service"), SAMPLE_LOT_ID: ids.get("lot"), SAMPLE_GATE_ID: ids.get("gate"),
+             SAMPLE_GATE_KEY: ids.get("gate_key")}
     for sample, real in swaps.items():
         if real:
             text = text.replace(sample, real)
@@ -229,8 +243,9 @@ def test_every_function_answers_its_sample_events(environments, parity_system, x
             assert result["multiValueHeaders"]["Content-Type"] == ["application/json"]
         else:
             assert {k: result.get(k) for k in expected} == expected, f"{event_file} -> {lid}: {result}"
-        if event_file in CREATES:
-            ids[CREATES[event_file][0]] = _dig(body, CREATES[event_file][1])
+        for created, (name, path) in CREATES.items():
+            if created.split("#")[0] == event_file:
+                ids[name] = _dig(body, path)
     assert ids["booking"] in json.dumps(_substituted("get_booking.json", ids))
     assert not [lid for lid, files in answered.items() if not files], f"functions without a sample event: {answered}"
     time.sleep(0.2)

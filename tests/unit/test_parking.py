@@ -184,3 +184,14 @@ def test_a_reservation_not_entered_by_its_grace_becomes_no_show_and_frees_the_sp
     assert store.get_booking(booking.booking_id).status == "NO_SHOW"
     assert counts["timers"] == 1
     assert reserve(parking, lot, "REGULAR", "11:00", "12:00", customer="bob").kind_details["space_id"] == "R1"
+
+
+def test_an_entry_and_an_exit_with_the_same_event_id_are_two_passes(parking, gates, clock):
+    # found by the API fuzzer: the exit was answered with the entry's stored answer
+    lot = make_lot(parking, spaces=[{"space_id": "R1", "type": "REGULAR"}])
+    gate = parking.create_gate(lot["lot_id"], GateIn(name="West"))
+    entered = gates.apply(lot["lot_id"], gate["gate_id"], {"kind": "entry", "event_id": "0", "plate": "Q1"},
+                          at=clock(), offline=False)
+    left = gates.apply(lot["lot_id"], gate["gate_id"], {"kind": "exit", "event_id": "0", "plate": "Q1"},
+                       at=clock(), offline=False)
+    assert entered["gate_open"] is True and left["exit_granted"] is True

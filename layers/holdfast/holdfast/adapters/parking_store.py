@@ -8,7 +8,8 @@
   LOT#<lot>                 OPEN#<plate>        the open ticket of a plate (one car inside per plate)
   TICKET#<ticket>           META                a ticket: space, plate, entry, booking or own claims, exit payment
   TICKET#<ticket>           OUTBOX#<n>          vehicle.exited of a drive-up ticket (a booking's goes on its own outbox)
-  PASS#<lot>#<event_id>     META                a gate pass applied, with the answer given (a repeat gets it back)
+  PASS#<lot>#<event_id>     entry | exit        a gate pass applied, with the answer given (a repeat gets it back;
+                                                the same id at the other direction is another pass)
 
 The open-ticket items of a lot are its occupancy: one query. A pass record, the ticket change and
 the places' move are always one transaction (written with the booking's change when there is one).
@@ -70,12 +71,13 @@ class ParkingStore(Table):
     def open_tickets(self, lot_id: str) -> list[dict[str, Any]]:
         return self._query_prefix(f"LOT#{lot_id}", "OPEN#")
 
-    def get_pass(self, lot_id: str, event_id: str) -> dict[str, Any] | None:
-        item = self._get(f"PASS#{lot_id}#{event_id}", "META")
+    def get_pass(self, lot_id: str, event_id: str, direction: str) -> dict[str, Any] | None:
+        item = self._get(f"PASS#{lot_id}#{event_id}", direction)
         return json.loads(item["answer"]) if item else None
 
     def pass_put(self, lot_id: str, gate_id: str, event_id: str, answer: dict[str, Any], at: str) -> Labelled:
-        return ("pass", put_new(self.table, {"pk": f"PASS#{lot_id}#{event_id}", "sk": "META", "gate_id": gate_id,
+        direction = "entry" if "gate_open" in answer else "exit"
+        return ("pass", put_new(self.table, {"pk": f"PASS#{lot_id}#{event_id}", "sk": direction, "gate_id": gate_id,
                                              "at": at, "answer": json.dumps(answer, sort_keys=True)}))
 
     def ticket_open(self, ticket: dict[str, Any]) -> list[Labelled]:

@@ -50,19 +50,20 @@ class GatePasses:
 
     def apply(self, lot_id: str, gate_id: str, event: dict[str, Any], *, at: datetime, offline: bool) -> dict[str, Any]:
         event_id = str(event["event_id"])
+        direction = "exit" if event.get("kind") == "exit" else "entry"
         lot = self.parking.lot(lot_id)
         for _ in range(ATTEMPTS):
-            done = self.store.get_pass(lot_id, event_id)
+            done = self.store.get_pass(lot_id, event_id, direction)
             if done is not None:
                 return done
             try:
-                if event.get("kind", "entry") == "entry":
+                if direction == "entry":
                     return self._entry(lot, gate_id, event_id, event, at, offline)
                 return self._exit(lot, gate_id, event_id, event, at)
             except StaleBooking:
                 continue   # the booking, ticket or pass moved meanwhile: read everything again
-        done = self.store.get_pass(lot_id, event_id)
-        return done if done is not None else _refused("entry" if event.get("kind", "entry") == "entry" else "exit", "busy")
+        done = self.store.get_pass(lot_id, event_id, direction)
+        return done if done is not None else _refused(direction, "busy")
 
     # ------------------------------------------------------------------------------ entry
     def _entry(self, lot: dict[str, Any], gate_id: str, event_id: str, event: dict[str, Any], at: datetime,
@@ -201,7 +202,7 @@ class GatePasses:
     def _record(self, lot_id: str, gate_id: str, event_id: str, at: datetime, answer: dict[str, Any]) -> dict[str, Any]:
         """An answer that changes nothing, kept so that a repeat of the pass gets it back."""
         if not self.store.write([self.store.pass_put(lot_id, gate_id, event_id, answer, iso(at))]):
-            return self.store.get_pass(lot_id, event_id) or answer
+            return self.store.get_pass(lot_id, event_id, "entry" if "gate_open" in answer else "exit") or answer
         return answer
 
 
