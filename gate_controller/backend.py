@@ -1,7 +1,7 @@
 """The gate's HTTP client for the backend's gate routes (standard library only).
 
 Every failure is sorted into one of two kinds, because the gate acts differently on each:
-``Unreachable`` (no connection, a timeout, a 5xx: the backend may or may not have acted, so the
+``Unreachable`` (no connection, a timeout, a 5xx or 429: the backend may or may not have acted, so the
 gate decides offline and reports the pass later under the same event_id) and ``Refused`` (a 4xx:
 the backend heard the pass and said no, for a reason the gate can show).
 """
@@ -57,6 +57,8 @@ class Backend:
         except urllib.error.HTTPError as exc:
             if exc.code >= 500:
                 raise Unreachable(f"server error {exc.code}") from None
+            if exc.code == 429:   # throttled or busy: nothing was done, as good as unreachable for now
+                raise Unreachable("too busy (429)", maybe_heard=False) from None
             raise Refused(exc.code, *_error(exc)) from None
         except (OSError, http.client.HTTPException, json.JSONDecodeError) as exc:   # refused, reset, timeout
             refused = isinstance(getattr(exc, "reason", exc), ConnectionRefusedError)

@@ -207,3 +207,19 @@ def test_gate_sync_any_deliveries_apply_in_order_once_and_the_cursor_is_the_firs
         service.sync(LOT, gate, passes(*range(expected_seq, PASS_COUNT + 1)))
     assert applier.effects == [f"ev{seq}" for seq in range(1, PASS_COUNT + 1)]
     assert applier.out_of_order == [] and gate_store.held_from(LOT, gate, 1, 100) == {}
+
+
+@pytest.mark.parametrize("error", ["provider_away", "busy"])
+def test_gate_sync_records_nothing_when_the_pass_code_fails_for_now(gate_store, error):
+    from holdfast.domain.errors import Busy, PaymentProviderUnavailable
+
+    transient = Busy() if error == "busy" else PaymentProviderUnavailable("The provider cannot be reached.")
+
+    def provider_away(lot_id, gate_id, event, *, at, offline):
+        if event["seq"] == 2:
+            raise transient
+        return {"gate_open": True, "ticket_id": "T1", "space_id": "S", "reason": None}
+
+    with pytest.raises(type(transient)):
+        GateSync(gate_store, provider_away).sync(LOT, GATE, passes(1, 2, 3))
+    assert gate_store.expected_seq(LOT, GATE) == 2 and gate_store.done(LOT, GATE, 2) is None

@@ -97,6 +97,8 @@ class GateSync:
         try:
             return dict(self.apply_pass(run.lot_id, run.gate_id, event, at=parse_iso(event["at"]), offline=True))
         except BookingError as exc:
+            if exc.status >= 500 or exc.status == 429:
+                raise    # busy, or the provider is away: nothing recorded, the gate sends it again
             return {"error": {"code": exc.code, "message": exc.message}}
 
     def _answer(self, run: "_Run", seq: int, cursor: int) -> dict[str, Any]:
