@@ -195,3 +195,21 @@ def test_an_entry_and_an_exit_with_the_same_event_id_are_two_passes(parking, gat
     left = gates.apply(lot["lot_id"], gate["gate_id"], {"kind": "exit", "event_id": "0", "plate": "Q1"},
                        at=clock(), offline=False)
     assert entered["gate_open"] is True and left["exit_granted"] is True
+
+
+def test_an_exit_payment_whose_answer_was_lost_is_asked_again_under_the_same_key(parking, gates, clock, provider):
+    from holdfast.domain.errors import PaymentProviderUnavailable
+
+    lot = make_lot(parking, spaces=[{"space_id": "R1", "type": "REGULAR"}])
+    gate = parking.create_gate(lot["lot_id"], GateIn(name="East"))
+    entered = gates.apply(lot["lot_id"], gate["gate_id"], {"kind": "entry", "event_id": "i", "plate": "Z1"},
+                          at=clock(), offline=False)
+    clock.now += timedelta(minutes=90)
+    provider.fail("create_payment", "after")   # the provider made the payment; its answer was lost
+    with pytest.raises(PaymentProviderUnavailable):   # 503: try the exit again
+        gates.apply(lot["lot_id"], gate["gate_id"], {"kind": "exit", "event_id": "o1", "plate": "Z1"},
+                    at=clock(), offline=False)
+    owed = gates.apply(lot["lot_id"], gate["gate_id"], {"kind": "exit", "event_id": "o2", "plate": "Z1"},
+                       at=clock(), offline=False)
+    assert owed["amount_due"]["value"] == "200.00" and owed["confirmation_url"]
+    assert len([p for p in provider.payments.values() if p["metadata"]["ticket_id"] == entered["ticket_id"]]) == 1

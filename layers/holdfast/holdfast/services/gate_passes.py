@@ -18,7 +18,8 @@ from ..adapters.dynamo import BookingStore, StaleBooking
 from ..adapters.granule_claims import granule_claim
 from ..clock import Clock, iso, parse_iso
 from ..domain import parking as rules
-from ..domain.errors import InvalidRequest
+from ..adapters.provider import ProviderError
+from ..domain.errors import InvalidRequest, PaymentProviderUnavailable
 from ..domain.inventory import Move
 from ..domain.money import Money
 from ..kinds.parking import CHECKED_IN, COMPLETED, Parking, allocate
@@ -167,7 +168,11 @@ class GatePasses:
         payment = ticket.get("exit_payment")
         if not payment or payment.get("paid") or not payment.get("payment_id"):
             return payment
-        found = self.provider().get_payment(payment["payment_id"])
+        try:
+            found = self.provider().get_payment(payment["payment_id"])
+        except ProviderError:
+            raise PaymentProviderUnavailable("The payment provider cannot be reached; try the exit again.",
+                                             retry_after=5) from None
         if found.get("status") == "succeeded" and Money.parse(payment["amount"], payment["currency"]).matches(found.get("amount") or {}):
             settled = {**payment, "paid": True}
             if self.store.set_exit_payment(ticket["ticket_id"], settled, payment):
@@ -176,17 +181,28 @@ class GatePasses:
 
     def _ask_payment(self, ticket: dict[str, Any], due: Money) -> dict[str, Any]:
         payment = ticket.get("exit_payment")
-        if payment and not payment.get("paid") and payment.get("amount") == due.text and payment.get("confirmation_url"):
-            return _owed(due, payment["confirmation_url"])
-        number = int(payment["number"]) + 1 if payment else 1
-        key = f"hf-exit-{ticket['ticket_id']}-{number}"
-        record = {"idempotence_key": key, "number": number, "amount": due.text, "currency": due.currency}
-        if not self.store.set_exit_payment(ticket["ticket_id"], record, payment):
-            raise StaleBooking(ticket["ticket_id"])
-        created = self.provider().create_payment(
-            amount=due.as_dict(), description=f"Parking exit, ticket {ticket['ticket_id']}",
-            metadata={"ticket_id": ticket["ticket_id"], "lot_id": ticket["lot_id"]}, capture=True,
-            return_url=self.return_url.replace("{booking_id}", ticket.get("booking_id") or ""), idempotence_key=key)
+        if payment and not payment.get("paid") and payment.get("amount") == due.text:
+            if payment.get("confirmation_url"):
+                return _owed(due, payment["confirmation_url"])
+            record = {key: payment[key] for key in ("idempotence_key", "number", "amount", "currency")}
+        else:
+            # The key is stored before the call: a lost answer is asked again under the same key,
+            # so the provider never makes a second payment for the same amount.
+            number = int(payment["number"]) + 1 if payment else 1
+            record = {"idempotence_key": f"hf-exit-{ticket['ticket_id']}-{number}", "number": number,
+                      "amount": due.text, "currency": due.currency}
+            if not self.store.set_exit_payment(ticket["ticket_id"], record, payment):
+                raise StaleBooking(ticket["ticket_id"])
+        key = record["idempotence_key"]
+        try:
+            created = self.provider().create_payment(
+                amount=due.as_dict(), description=f"Parking exit, ticket {ticket['ticket_id']}",
+                metadata={"ticket_id": ticket["ticket_id"], "lot_id": ticket["lot_id"]}, capture=True,
+                return_url=self.return_url.replace("{booking_id}", ticket.get("booking_id") or ""), idempotence_key=key)
+        except ProviderError:
+            # the key is stored: the next exit asks again under it (a lost answer made no second payment)
+            raise PaymentProviderUnavailable("The payment provider cannot be reached; try the exit again.",
+                                             retry_after=5) from None
         url = (created.get("confirmation") or {}).get("confirmation_url")
         self.store.set_exit_payment(ticket["ticket_id"], {**record, "payment_id": created["id"], "confirmation_url": url},
                                     record)
