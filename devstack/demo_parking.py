@@ -42,4 +42,8 @@ Parking: lot {lid} (2 compact, 3 regular, 1 large, 1 handicap; 150 RUB/h, 1200 R
   curl -s -X POST {gates}/entry -H 'X-Gate-Key: {key}' -d '{{"event_id": "in-2", "plate": "X777XX"}}'
   curl -s -X POST {gates}/exit -H 'X-Gate-Key: {key}' -d '{{"event_id": "out-2", "plate": "X777XX"}}'
   curl -s {gates}/config -H 'X-Gate-Key: {key}'                         # what the gate keeps for offline mode
+  the gate's own program, which keeps working offline (gate_controller/README.md):
+  echo '{key}' > gate.key
+  .venv/bin/python -m gate_controller --api {api} --lot {lid} --gate {gid} --key-file gate.key refresh
+  .venv/bin/python -m gate_controller --api {api} --lot {lid} --gate {gid} --key-file gate.key entry --plate Y888YY
 """

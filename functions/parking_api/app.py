@@ -1,7 +1,8 @@
 """Parking API: organizers create lots, gates and subscriptions; customers reserve a space (then
-pay, read and cancel through /bookings); gates read their configuration and pass cars in and out."""
+pay, read and cancel through /bookings); gates read their configuration, pass cars in and out, and report the passes they made offline."""
 from holdfast import wiring
 from holdfast.clock import system_clock
+from holdfast.gate_sync_schemas import GateSyncIn
 from holdfast.http import customer_id, header, idempotency_key, json_response, make_resolver, parse_body, require_organizer
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.parking_schemas import GateIn, GatePassIn, LotIn, ReservationIn, SubscriptionIn
@@ -60,6 +61,14 @@ def gate_entry(lot_id: str, gate_id: str):
 @tracer.capture_method
 def gate_exit(lot_id: str, gate_id: str):
     return _pass(lot_id, gate_id, "exit")
+
+
+@app.post("/lots/<lot_id>/gates/<gate_id>/sync")
+@tracer.capture_method
+def gate_sync(lot_id: str, gate_id: str):
+    wiring.parking().gate(lot_id, gate_id, header(app, "X-Gate-Key"))
+    body = parse_body(app, GateSyncIn)
+    return json_response(200, wiring.gate_sync().sync(lot_id, gate_id, body.events))
 
 
 @app.post("/lots/<lot_id>/subscriptions")

@@ -163,6 +163,7 @@ SCENARIO: list[tuple[str, Any]] = [
     ("get_gate_config.json", (200, None)),
     ("gate_entry.json", (200, None)),                  # a drive-up car takes a space
     ("gate_exit.json", (200, None)),                   # within the grace minutes: nothing owed
+    ("gate_sync.json", (200, None)),                   # two offline passes, applied in the gate's order
     ("start_payment.json", (201, None)),              # the sandbox provider creates the payment
     ("payment_notification.json", (200, None)),       # from YooKassa's network: queued
     ("payment_events_sqs.json", {"batchItemFailures": []}),

@@ -122,6 +122,15 @@ def gate_passes():
 
 
 @functools.cache
+def gate_sync():
+    from .adapters.gate_sync_store import GateSyncStore
+    from .services.gate_passes import apply_pass
+    from .services.gate_sync import GateSync
+
+    return GateSync(GateSyncStore(store().table, store().client), apply_pass)
+
+
+@functools.cache
 def appointments():
     from .services.appointments import AppointmentService
 
@@ -263,7 +272,7 @@ def reset() -> None:
     from .config import settings as cached_settings
 
     for factory in (store, provider, scheduler, payment_events_queue, catalog, bookings, appointments, parking,
-                    gate_passes,
+                    gate_passes, gate_sync,
                     reconciliation_starter,
                     payments, resolutions, reconciliation, reviews, listing, waitlist, notifications_bus, email_sender, cached_settings):
         factory.cache_clear()

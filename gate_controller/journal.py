@@ -1,0 +1,173 @@
+"""The gate's durable memory: one SQLite file in WAL mode with full synchronous commits.
+
+- ``passes``: every pass the gate decided, written (and committed) before the barrier moves. A
+  pass the backend has not seen gets the gate's next sequence number in the same transaction;
+  the counter lives in ``meta`` and only ever grows, so a number is never given twice, even
+  after a crash or a pass that was refused.
+- ``meta``: the counter, the backend's ``expected_seq`` (from where the gate resends), the
+  lot's public key and policy, when the cache was refreshed.
+- ``subscriptions``, ``tokens``: the cache of the lot's active subscriptions and recently
+  confirmed reservations, replaced whole on each refresh and trusted only while fresh.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS passes (
+    event_id TEXT PRIMARY KEY,
+    seq INTEGER UNIQUE,
+    kind TEXT NOT NULL,
+    at TEXT NOT NULL,
+    token TEXT, plate TEXT, ticket_id TEXT, local_ticket_id TEXT, booking_id TEXT,
+    basis TEXT,
+    valid_to TEXT,
+    mode TEXT NOT NULL,
+    opened INTEGER NOT NULL DEFAULT 0,
+    uncertain INTEGER NOT NULL DEFAULT 0,
+    reason TEXT,
+    answer TEXT,
+    sync_status TEXT,
+    conflict TEXT
+);
+CREATE TABLE IF NOT EXISTS subscriptions (plate TEXT PRIMARY KEY, valid_from TEXT NOT NULL, valid_to TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tokens (booking_id TEXT PRIMARY KEY, plate TEXT, valid_from TEXT, valid_to TEXT, token TEXT);
+"""
+PASS_FIELDS = ("event_id", "seq", "kind", "at", "token", "plate", "ticket_id", "local_ticket_id", "booking_id",
+               "basis", "valid_to", "mode", "opened", "uncertain", "reason", "answer", "sync_status", "conflict")
+
+
+class Journal:
+    def __init__(self, path: str) -> None:
+        # autocommit off by hand: every write below is an explicit BEGIN IMMEDIATE ... COMMIT
+        self.db = sqlite3.connect(path, isolation_level=None, timeout=30)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One transaction that takes the write lock at once, so two processes of the same gate
+        (a pass and the background sync) never both read the same counter value."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # ------------------------------------------------------------------ meta
+    def get(self, key: str, default: Any = None) -> Any:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return json.loads(row["value"]) if row else default
+
+    @staticmethod
+    def put(db: sqlite3.Connection, key: str, value: Any) -> None:
+        db.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                   (key, json.dumps(value)))
+
+    # ---------------------------------------------------------------- passes
+    def begin_pass(self, record: dict[str, Any]) -> None:
+        """The pass exists before the backend is asked: a crash mid-call leaves it on record."""
+        with self.write() as db:
+            self._insert(db, {**record, "mode": "calling"})
+
+    def decide(self, event_id: str, changes: dict[str, Any], *, queue: bool) -> int | None:
+        """Store the decision; with ``queue``, give the pass the next sequence number (same commit)."""
+        with self.write() as db:
+            seq = None
+            if queue:
+                seq = self.get("last_seq", 0) + 1
+                self.put(db, "last_seq", seq)
+                changes = {**changes, "seq": seq}
+            assignments = ", ".join(f"{name} = ?" for name in changes)
+            db.execute(f"UPDATE passes SET {assignments} WHERE event_id = ?", (*changes.values(), event_id))
+            return seq
+
+    @staticmethod
+    def _insert(db: sqlite3.Connection, record: dict[str, Any]) -> None:
+        names = [name for name in PASS_FIELDS if name in record]
+        db.execute(f"INSERT INTO passes ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})",
+                   [record[name] for name in names])
+
+    def pass_(self, event_id: str) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT * FROM passes WHERE event_id = ?", (event_id,)).fetchone()
+        return dict(row) if row else None
+
+    def unsent(self, from_seq: int, limit: int) -> list[dict[str, Any]]:
+        rows = self.db.execute("SELECT * FROM passes WHERE seq >= ? ORDER BY seq LIMIT ?", (from_seq, limit))
+        return [dict(row) for row in rows]
+
+    def passes(self) -> list[dict[str, Any]]:
+        return [dict(row) for row in self.db.execute("SELECT * FROM passes ORDER BY rowid")]
+
+    def last_entry(self, where: str, value: str) -> dict[str, Any] | None:
+        """The latest opened entry matching ``where`` (a column name) = value."""
+        assert where in ("booking_id", "plate", "ticket_id", "local_ticket_id")
+        row = self.db.execute(f"SELECT * FROM passes WHERE kind = 'entry' AND opened = 1 AND {where} = ? "
+                              "ORDER BY rowid DESC LIMIT 1", (value,)).fetchone()
+        return dict(row) if row else None
+
+    def exited_after(self, entry: dict[str, Any]) -> bool:
+        """Has an exit opened for the vehicle of ``entry`` since it came in?"""
+        keys = [(name, entry[name]) for name in ("ticket_id", "local_ticket_id", "plate") if entry.get(name)]
+        where = " OR ".join(f"{name} = ?" for name, _ in keys)
+        row = self.db.execute(
+            f"SELECT 1 FROM passes WHERE kind = 'exit' AND opened = 1 AND rowid > "
+            f"(SELECT rowid FROM passes WHERE event_id = ?) AND ({where}) LIMIT 1",
+            (entry["event_id"], *[value for _, value in keys])).fetchone()
+        return row is not None
+
+    def record_sync(self, results: list[dict[str, Any]], expected_seq: int) -> None:
+        with self.write() as db:
+            for item in results:
+                if item["status"] == "held":
+                    continue
+                result = item.get("result")
+                ticket_id = result.get("ticket_id") if isinstance(result, dict) else None
+                db.execute(
+                    "UPDATE passes SET sync_status = ?, answer = ?, conflict = ?, "
+                    "ticket_id = COALESCE(ticket_id, ?) WHERE seq = ? AND event_id = ?",
+                    (item["status"], json.dumps(result) if result is not None else None,
+                     json.dumps(item["conflict"]) if item.get("conflict") else None, ticket_id,
+                     item["seq"], item["event_id"]))
+            self.put(db, "expected_seq", expected_seq)
+
+    # ----------------------------------------------------------------- cache
+    def replace_cache(self, config: dict[str, Any], fetched_at: str, valid_until: str) -> None:
+        """``config`` as GET .../config answers it; the cache is trusted from ``fetched_at`` until
+        ``valid_until``; the lot's key and policy are kept until the next refresh replaces them."""
+        policy = config.get("policy") or {}
+        with self.write() as db:
+            for key in ("public_key", "kid"):
+                if config.get(key):
+                    self.put(db, key, config[key])
+            self.put(db, "policy", {
+                "offline_tickets": bool(policy.get("allow_offline_temporary_tickets", False)),
+                "early_entry_minutes": int(config.get("early_entry_minutes", 15)),
+            })
+            self.put(db, "config_fetched_at", fetched_at)
+            self.put(db, "cache_valid_until", valid_until)
+            db.execute("DELETE FROM subscriptions")
+            db.executemany("INSERT OR REPLACE INTO subscriptions VALUES (?, ?, ?)",
+                           [(s["plate"], s["valid_from"], s["valid_to"]) for s in config.get("subscriptions", [])])
+            db.execute("DELETE FROM tokens")
+            db.executemany("INSERT OR REPLACE INTO tokens VALUES (?, ?, ?, ?, ?)",
+                           [(t["booking_id"], t.get("plate"), t.get("from"), t.get("to"), t.get("token"))
+                            for t in config.get("tokens", [])])
+
+    def subscription(self, plate: str) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT * FROM subscriptions WHERE plate = ?", (plate,)).fetchone()
+        return dict(row) if row else None
+
+    def cached_tokens(self, plate: str) -> list[dict[str, Any]]:
+        return [dict(row) for row in self.db.execute("SELECT * FROM tokens WHERE plate = ?", (plate,))]

@@ -1,0 +1,89 @@
+"""What the gate may do on its own while the backend cannot be reached.
+
+Entry opens only for: a token that verifies with the lot's public key (this lot, inside its
+window, not already used to come in); a plate with an active subscription or a recently
+confirmed reservation in the cache, and only while the cache is fresh (its TTL is short on
+purpose: a cancelled subscription must stop working soon); an unknown vehicle only when the
+lot's policy allows a local temporary ticket. Exit opens only for a vehicle that has nothing to
+pay at the gate (a subscription, or a reservation inside its window); anything that may owe money
+waits for the connection. Everything else is refused with a reason.
+"""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from .journal import Journal
+from .tokens import parse_time, verify
+
+DEFAULT_POLICY = {"offline_tickets": False, "early_entry_minutes": 15}
+
+
+@dataclass
+class Decision:
+    open: bool
+    reason: str | None = None
+    basis: str | None = None
+    fields: dict[str, Any] = field(default_factory=dict)   # what the queued pass carries
+
+
+class OfflineRules:
+    def __init__(self, journal: Journal, lot_id: str, gate_id: str, now: datetime) -> None:
+        self.journal, self.lot_id, self.gate_id, self.now = journal, lot_id, gate_id, now
+        self.policy = {**DEFAULT_POLICY, **(journal.get("policy") or {})}
+
+    def cache_fresh(self) -> bool:
+        fetched, until = self.journal.get("config_fetched_at"), self.journal.get("cache_valid_until")
+        return fetched is not None and until is not None and parse_time(fetched) <= self.now < parse_time(until)
+
+    def entry(self, token: str | None, plate: str | None) -> Decision:
+        if token is not None:
+            return self._entry_by_token(token)
+        assert plate is not None
+        if self._inside("plate", plate):
+            return Decision(False, "already_inside")
+        if self.cache_fresh():
+            subscription = self.journal.subscription(plate)
+            if subscription and parse_time(subscription["valid_from"]) <= self.now < parse_time(subscription["valid_to"]):
+                return Decision(True, basis="subscription", fields={"valid_to": subscription["valid_to"]})
+            for cached in self.journal.cached_tokens(plate):
+                decision = self._entry_by_token(cached["token"]) if cached.get("token") else None
+                if decision is not None and decision.open:
+                    return decision
+        if self.policy.get("offline_tickets"):
+            local_ticket = f"L-{uuid.uuid4().hex[:16]}"
+            return Decision(True, basis="local_ticket", fields={"local_ticket_id": local_ticket})
+        return Decision(False, "offline_unknown_vehicle")
+
+    def _entry_by_token(self, token: str) -> Decision:
+        public_key = self.journal.get("public_key")
+        if not public_key:
+            return Decision(False, "no_lot_key")
+        early = timedelta(minutes=int(self.policy["early_entry_minutes"]))
+        verdict = verify(token, public_key, self.lot_id, self.now, early)
+        if not verdict.ok or verdict.payload is None:
+            return Decision(False, verdict.reason)
+        booking_id = verdict.payload["bk"]
+        if self._inside("booking_id", booking_id):
+            return Decision(False, "token_already_used")
+        return Decision(True, basis="token", fields={"token": token, "booking_id": booking_id,
+                                                      "plate": verdict.payload.get("plate"),
+                                                      "valid_to": verdict.payload["to"]})
+
+    def _inside(self, where: str, value: str) -> bool:
+        entry = self.journal.last_entry(where, value)
+        return entry is not None and not self.journal.exited_after(entry)
+
+    def exit(self, entry: dict[str, Any] | None) -> Decision:
+        if entry is None:
+            return Decision(False, "offline_unknown_vehicle")
+        subscription = self.journal.subscription(entry["plate"]) if entry.get("plate") else None
+        if entry["basis"] == "subscription" or (
+                subscription and self.cache_fresh()
+                and parse_time(subscription["valid_from"]) <= self.now < parse_time(subscription["valid_to"])):
+            return Decision(True, basis="subscription")
+        if entry["basis"] == "token" and entry.get("valid_to") and self.now < parse_time(entry["valid_to"]):
+            return Decision(True, basis="token")
+        return Decision(False, "offline_payment_needs_connection")

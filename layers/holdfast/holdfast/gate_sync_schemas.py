@@ -1,0 +1,73 @@
+"""The body of ``POST /lots/{lot_id}/gates/{gate_id}/sync``: a batch of a gate's queued passes.
+
+Each pass is what the gate saw and did while it could not reach the backend (or could not hear
+its answer): the sequence number the gate gave it, the pass's own event_id, entry or exit, when,
+and how the vehicle identified itself.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from .parking_schemas import ID_PATTERN, PLATE_PATTERN
+
+MAX_EVENTS_PER_SYNC = 100
+#: The online gate routes' event id, so a pass keeps its id whichever way it reaches the backend.
+EVENT_ID = r"^[A-Za-z0-9_.:-]{1,100}$"
+
+
+def _pass_time(value: datetime) -> datetime:
+    if value.tzinfo is None:
+        raise ValueError("needs a time zone (for example 2027-05-01T19:00:00Z)")
+    if not 2000 <= value.year <= 2199:
+        raise ValueError("must be between the years 2000 and 2199")
+    return value.astimezone(timezone.utc)
+
+
+PassTime = Annotated[datetime, AfterValidator(_pass_time)]
+TicketId = Annotated[str, Field(pattern=ID_PATTERN)]
+
+
+class SyncPassIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    seq: int = Field(ge=1, le=10**12 - 1)
+    event_id: str = Field(pattern=EVENT_ID)
+    kind: Literal["entry", "exit"]
+    at: PassTime
+    token: str | None = Field(default=None, min_length=10, max_length=2000)
+    plate: str | None = Field(default=None, pattern=PLATE_PATTERN)
+    ticket_id: TicketId | None = None
+    local_ticket_id: TicketId | None = None
+
+    @model_validator(mode="after")
+    def _identified(self) -> "SyncPassIn":
+        direction = self.kind   # a pass's direction, not an inventory kind
+        if direction == "entry" and (self.token is None) == (self.plate is None):
+            raise ValueError("an entry carries exactly one of token or plate")
+        if direction == "exit" and not (self.ticket_id or self.local_ticket_id or self.plate):
+            raise ValueError("an exit carries ticket_id, local_ticket_id or plate")
+        return self
+
+    def as_event(self) -> dict[str, Any]:
+        """The pass as the applier and the held copy see it (``at`` as ISO text, no empty fields)."""
+        body = self.model_dump(exclude_none=True)
+        body["at"] = self.at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return body
+
+
+class GateSyncIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    events: list[SyncPassIn] = Field(min_length=1, max_length=MAX_EVENTS_PER_SYNC)
+
+    @model_validator(mode="after")
+    def _distinct(self) -> "GateSyncIn":
+        if len({event.seq for event in self.events}) != len(self.events):
+            raise ValueError("each seq appears once in a batch")
+        if len({event.event_id for event in self.events}) != len(self.events):
+            raise ValueError("each event_id appears once in a batch")
+        return self
+
