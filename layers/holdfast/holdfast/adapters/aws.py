@@ -11,6 +11,7 @@ from aws_lambda_powertools.utilities import parameters
 from botocore.exceptions import ClientError
 
 from ..clock import Clock, iso, parse_iso, system_clock
+from .expiry_buckets import bucket_of, execution_name
 from ..observability import logger
 
 
@@ -26,9 +27,14 @@ def start_once(client: Any, state_machine_arn: str, name: str, payload: dict[str
 
 
 class HoldExpiryScheduler:
-    """Starts the one execution of a hold; its name makes a repeat harmless. The execution reminds
-    the customer ``reminder_seconds`` before the deadline (when that moment is still ahead), then
-    expires the hold if it is unpaid: one execution per hold for both."""
+    """Starts the one execution of a hold's expiry bucket (adapters/expiry_buckets.py): one per
+    offering and bucket, whatever the number of holds in it. Its name is deterministic, so a
+    second start anywhere is refused as ``ExecutionAlreadyExists`` (success: it runs), and each
+    container remembers the buckets it started, so a busy container calls Step Functions about
+    once per bucket. The execution reminds the unpaid holds of the bucket ``reminder_seconds``
+    before the bucket's end (when that moment is still ahead), then expires them."""
+
+    REMEMBERED = 10_000
 
     def __init__(self, state_machine_arn: str, client: Any | None = None, *, reminder_seconds: int = 0,
                  clock: Clock = system_clock) -> None:
@@ -36,14 +42,24 @@ class HoldExpiryScheduler:
         self.client = client or boto3.client("stepfunctions")
         self.reminder_seconds = reminder_seconds
         self.clock = clock
+        self.started: set[tuple[str, str]] = set()
 
-    def schedule(self, booking_id: str, hold_expires_at: str) -> bool:
-        payload = {"booking_id": booking_id, "hold_expires_at": hold_expires_at}
+    def schedule(self, event_id: str, hold_expires_at: str) -> bool:
+        """True when Step Functions was asked (the execution started, or was found running or
+        ended: either way it is there); False when this container had already asked."""
+        bucket = bucket_of(hold_expires_at)
+        if (event_id, bucket) in self.started:
+            return False
+        payload = {"event_id": event_id, "bucket": bucket}
         if self.reminder_seconds > 0:
-            remind_at = parse_iso(hold_expires_at) - timedelta(seconds=self.reminder_seconds)
+            remind_at = parse_iso(bucket) - timedelta(seconds=self.reminder_seconds)
             if remind_at > self.clock():  # a hold shorter than the reminder window gets no reminder
                 payload["remind_at"] = iso(remind_at)
-        return start_once(self.client, self.arn, f"hold-{booking_id}", payload)
+        start_once(self.client, self.arn, execution_name(event_id, bucket), payload)
+        if len(self.started) >= self.REMEMBERED:
+            self.started.clear()
+        self.started.add((event_id, bucket))
+        return True
 
 
 class ReconciliationStarter:

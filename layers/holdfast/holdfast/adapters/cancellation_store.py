@@ -20,6 +20,7 @@ from botocore.exceptions import ClientError
 
 from ..domain.booking import Booking
 from .booking_items import booking_from_item
+from .sale_gate import close_gates
 from .codec import Labelled, StoreError, Table, TransientStoreError, _attrs, _code, _plain
 
 EVENT_INDEX_SHARDS = 8
@@ -71,6 +72,8 @@ class CancellationStore(Table):
                 "ExpressionAttributeValues": _attrs({":at": at, ":reason": reason, ":one": 1,
                                                      ":cancelling": CANCELLING, ":event": event_id}),
             }}),
+            # The copies every hold transaction checks (sale_gate.py), closed in the same write.
+            *close_gates(self.table, event_id, at),
         ]
         cancelled = self._transact(items)
         if cancelled is None:
