@@ -83,3 +83,19 @@ def test_one_start_per_bucket_whatever_the_holds_and_containers(sfn, monkeypatch
     assert first.schedule("e-1", "2030-01-01T12:10:05.001Z") is True    # the next bucket
     executions = client.list_executions(stateMachineArn=arn)["executions"]
     assert len(executions) == 3
+
+
+def test_first_reconciliation_checks_share_one_execution_per_bucket(sfn, monkeypatch):
+    from holdfast.adapters.aws import ReconciliationBuckets, ReconciliationStarter
+
+    client, arn = sfn
+    calls = []
+    original = client.start_execution
+    monkeypatch.setattr(client, "start_execution", lambda **kw: calls.append(kw) or original(**kw))
+    buckets = ReconciliationBuckets(ReconciliationStarter(arn, client), clock=lambda: NOW)
+    for n in range(20):   # twenty payments started in the same moment: their first checks share a bucket
+        buckets.start(f"b-{n}", "initial", 2)
+    assert [c["name"] for c in calls] == ["rec-20300101T120005"]
+    assert json.loads(calls[0]["input"]) == {"bucket": "2030-01-01T12:00:05.000Z", "wait_seconds": 5}
+    buckets.start("b-1", "refund-cancelled", 2)   # any other watch: the booking's own execution
+    assert calls[-1]["name"] == "pay-b-1-refund-cancelled"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from datetime import timedelta
 from typing import Any
 
@@ -11,7 +12,7 @@ from aws_lambda_powertools.utilities import parameters
 from botocore.exceptions import ClientError
 
 from ..clock import Clock, iso, parse_iso, system_clock
-from .expiry_buckets import bucket_of, execution_name
+from .expiry_buckets import bucket_of, bucket_stamp, execution_name
 from ..observability import logger
 
 
@@ -73,6 +74,36 @@ class ReconciliationStarter:
     def start(self, booking_id: str, tag: str, wait_seconds: int = 0) -> bool:
         return start_once(self.client, self.arn, f"pay-{booking_id}-{tag}",
                           {"booking_id": booking_id, "wait_seconds": int(wait_seconds)})
+
+
+class ReconciliationBuckets:
+    """The first check of every new payment, batched: one execution per ``BUCKET_SECONDS`` bucket
+    of first-check times (``rec-<bucket>``) checks every payment due in it (the ``DUE#`` index),
+    and only a payment still unsettled then gets an execution of its own for the later checks.
+    Any other watch (a refund, a sweeper restart) starts its own execution as before. Each
+    container asks Step Functions once per bucket."""
+
+    REMEMBERED = 10_000
+
+    def __init__(self, starter: ReconciliationStarter, clock: Clock = system_clock) -> None:
+        self.starter = starter
+        self.clock = clock
+        self.started: set[str] = set()
+
+    def start(self, booking_id: str, tag: str, wait_seconds: int = 0) -> bool:
+        if tag != "initial":
+            return self.starter.start(booking_id, tag, wait_seconds)
+        now = self.clock()
+        bucket = bucket_of(iso(now + timedelta(seconds=int(wait_seconds))))
+        if bucket in self.started:
+            return False
+        wait = max(0, math.ceil((parse_iso(bucket) - now).total_seconds()))
+        start_once(self.starter.client, self.starter.arn, "rec-" + bucket_stamp(bucket),
+                   {"bucket": bucket, "wait_seconds": wait})
+        if len(self.started) >= self.REMEMBERED:
+            self.started.clear()
+        self.started.add(bucket)
+        return True
 
 
 class CancellationJobs:

@@ -48,14 +48,35 @@ def index_put(table: str, event_id: str, booking_id: str, hold_expires_at: str) 
         "booking_id": booking_id, "ttl": ttl})}})
 
 
+def bucket_stamp(bucket: str) -> str:
+    """``20300101T121005`` for ``2030-01-01T12:10:05.000Z``: a bucket as part of a name."""
+    return re.sub(r"[^0-9T]", "", bucket)[:15]
+
+
 def execution_name(event_id: str, bucket: str) -> str:
     """Deterministic, so every container that starts it starts the same one (at most 80 chars)."""
-    stamp = re.sub(r"[^0-9T]", "", bucket)[:15]
+    stamp = bucket_stamp(bucket)
     name = event_id if _NAME_SAFE.match(event_id) else hashlib.sha256(event_id.encode()).hexdigest()[:32]
     return f"exp-{name}-{stamp}"
 
 
 class ExpiryIndex(Table):
+    def due_in_bucket(self, bucket: str) -> list[str]:
+        """Bookings whose next look (gsi1 ``DUE#``: a hold's deadline or a payment's next check)
+        falls in the bucket ending at ``bucket``: one query per due shard."""
+        from .booking_items import DUE_BUCKETS
+
+        start = iso(parse_iso(bucket) - timedelta(seconds=BUCKET_SECONDS))
+        ids: list[str] = []
+        for shard in range(DUE_BUCKETS):
+            ids += [item["pk"].removeprefix("BOOKING#") for item in self._query_all({
+                "TableName": self.table, "IndexName": "gsi1",
+                "KeyConditionExpression": "gsi1pk = :due AND gsi1sk BETWEEN :start AND :end",
+                "ExpressionAttributeValues": _attrs({":due": f"DUE#{shard}", ":start": start + "#",
+                                                     ":end": bucket + "#~"}),
+            })]
+        return sorted(set(ids))
+
     def bucket_booking_ids(self, event_id: str, bucket: str) -> list[str]:
         """Every hold due in the bucket: one query per shard (per bucket, not per hold)."""
         ids: list[str] = []

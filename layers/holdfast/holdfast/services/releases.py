@@ -27,8 +27,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: Decisions a release (and a hold) makes again after a collision before answering "busy".
 HOLD_ATTEMPTS = 6
-#: Holds of one bucket expired at once by its task (each one GetItem and one transaction).
-BUCKET_WORKERS = 8
+#: Holds of one bucket expired at once by its task (each one GetItem and one transaction): 15,000
+#: holds (a 5 s bucket at 3,000/s) take ~6 s at ~12 ms each.
+BUCKET_WORKERS = 32
 
 
 class ReleasesMixin:
