@@ -134,9 +134,9 @@ def unit_claim(table: str, key: dict[str, str], booking_id: str, move: Move) -> 
     }}
 
 
-#: Pool counts by (table, event): the layout never changes once the event exists, so a container
-#: reads it once (a missing layout, an event still being created, is not remembered).
-_LAYOUTS: dict[tuple[str, str], int] = {}
+#: Pool counts kept per store (one store per container): the layout never changes once the event
+#: exists, so a container reads it once (a missing layout, an event still being created, is not
+#: remembered).
 _LAYOUTS_KEPT = 2000
 
 
@@ -148,14 +148,15 @@ def pools_of(items: Iterable[dict[str, Any]]) -> list[Pool]:
 class InventoryStore(Table):
     def pool_keys(self, event_id: str) -> list[dict[str, str]]:
         """The keys of the event's pools, from the layout read once per container."""
-        count = _LAYOUTS.get((self.table, event_id))
+        layouts: dict[str, int] = self.__dict__.setdefault("_layouts", {})
+        count = layouts.get(event_id)
         if count is None:
             layout = self._get(**layout_key(event_id), consistent=True)
             count = _int(layout and layout.get("pools"))
             if layout is not None:
-                if len(_LAYOUTS) >= _LAYOUTS_KEPT:
-                    _LAYOUTS.clear()
-                _LAYOUTS[(self.table, event_id)] = count
+                if len(layouts) >= _LAYOUTS_KEPT:
+                    layouts.clear()
+                layouts[event_id] = count
         return [pool_key(event_id, pool_id(index)) for index in range(count)]
 
     def read_pools(self, event_id: str) -> list[Pool]:

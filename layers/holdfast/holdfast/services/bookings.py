@@ -68,7 +68,8 @@ class HoldResult:
 
 
 class BookingService(ReleasesMixin):
-    def __init__(self, store: BookingStore, clock: Clock, schedule_expiry: Callable[[str, str], Any] | None = None,  # (event, hold_expires_at)
+    def __init__(self, store: BookingStore, clock: Clock,
+                 schedule_expiry: Callable[[str, str], Any] | None = None,   # (event id, hold_expires_at)
                  rng: random.Random | None = None, event_cache_seconds: float | None = None,
                  snapshot_seconds: float = SNAPSHOT_SECONDS) -> None:
         self.store = store
