@@ -104,6 +104,7 @@ class Instrumentation:
                     s0, sc0 = time.perf_counter(), time.thread_time()
                     try:
                         call["wcu"], call["rcu"], call["iwcu"] = instr.capacity_hook(operation_name, api_params, response)
+                        call["keys"] = getattr(instr.capacity_hook, "keys_of_last", lambda: None)()
                     except Exception:  # noqa: BLE001 - a meter failure must not fail the handler
                         call["wcu"] = call["rcu"] = call["iwcu"] = 0.0
                     finally:

@@ -57,9 +57,21 @@ TRANSITIONS_HOLD_WITH_REMINDER = 7
 def execution_transitions(call: dict[str, Any]) -> int:
     if call.get("with_reminder"):
         return TRANSITIONS_HOLD_WITH_REMINDER
-    if str(call.get("execution_name", "")).startswith("hold-"):
+    if str(call.get("execution_name", "")).startswith(("hold-", "exp-")):
         return TRANSITIONS_HOLD
     return TRANSITIONS_PER_EXECUTION
+
+
+def shared_execution(call: dict[str, Any]) -> bool:
+    """An execution per time bucket (hold expiry per offering, first reconciliation checks), shared
+    by every booking of its bucket; ``hold-``/``pay-`` executions are one booking's own."""
+    return str(call.get("execution_name", "")).startswith(("exp-", "rec-"))
+
+
+SEED_HOLDS_PER_SECOND = 300
+STARTEXECUTION_QUOTA = {"eu-central-1 (and every region but the three large ones)": {"bucket": 800, "refill": 150},
+                        "us-east-1, us-west-2, eu-west-1": {"bucket": 1300, "refill": 300}}
+# Step Functions developer guide, "Quotas related to API action throttling", standard workflows.
 SQS_CONSUMER_REQUESTS_PER_MESSAGE = 2  # the event source mapping's ReceiveMessage + DeleteMessage (batch of 1)
 
 
@@ -95,10 +107,22 @@ def item_size(item: dict[str, Any] | None) -> int:
 
 
 class CapacityMeter:
-    """(operation, params, response) -> (write units, read units, index write units)."""
+    """(operation, params, response) -> (write units, read units, index write units); the units of
+    the last call on this thread by partition key are kept for ``keys_of_last`` (the hot-key table)."""
 
     def __init__(self) -> None:
         self._client = None
+        import threading
+
+        self._local = threading.local()
+
+    def keys_of_last(self) -> list[tuple[str, str, float]] | None:
+        """[(pk, "r" | "w", units)] of the last metered call on this thread."""
+        return getattr(self._local, "keys", None)
+
+    def _key(self, pk: Any, kind: str, units: float) -> None:
+        value = pk.get("S") if isinstance(pk, dict) else pk
+        self._local.keys.append((str(value), kind, units))
 
     @property
     def client(self) -> Any:
@@ -125,24 +149,32 @@ class CapacityMeter:
         return factor * max(1, math.ceil(size / 4096)) * (1.0 if consistent else 0.5)
 
     def __call__(self, op: str, params: dict[str, Any], response: Any) -> tuple[float, float, float]:
+        self._local.keys = []
         wcu = rcu = iwcu = 0.0
         response = response or {}
         consistent = bool(params.get("ConsistentRead"))
         if op == "GetItem":
             rcu = self._read(item_size(response.get("Item")), consistent)
+            self._key(params["Key"]["pk"], "r", rcu)
         elif op == "Query" or op == "Scan":
             rcu = self._read(sum(item_size(i) for i in response.get("Items", [])), consistent)
+            if op == "Query" and "IndexName" not in params:
+                self._key(next(iter(params.get("ExpressionAttributeValues", {}).values()), {}), "r", rcu)
         elif op == "BatchGetItem":
             for table, items in (response.get("Responses") or {}).items():
                 c = bool(params["RequestItems"].get(table, {}).get("ConsistentRead"))
                 rcu += sum(self._read(item_size(i), c) for i in items) or self._read(0, c)
+                for i in items:
+                    self._key(i["pk"], "r", self._read(item_size(i), c))
         elif op == "TransactGetItems":
             for entry in response.get("Responses", []):
                 rcu += self._read(item_size(entry.get("Item")), True, 2.0)
         elif op == "PutItem":
             wcu, iwcu = self._write(params["TableName"], {}, params["Item"], 1)
+            self._key(params["Item"]["pk"], "w", wcu)
         elif op in ("UpdateItem", "DeleteItem"):
             wcu, iwcu = self._write(params["TableName"], params["Key"], None if op == "UpdateItem" else {}, 1)
+            self._key(params["Key"]["pk"], "w", wcu)
         elif op == "TransactWriteItems":
             for entry in params["TransactItems"]:
                 (kind, spec), = entry.items()
@@ -152,11 +184,15 @@ class CapacityMeter:
                     w, i = self._write(spec["TableName"], spec["Key"], None, 2)
                 elif kind == "Delete":
                     w, i = self._write(spec["TableName"], spec["Key"], {}, 2)
-                else:  # ConditionCheck
-                    rcu += self._read(item_size(self._current(spec["TableName"], spec["Key"])), True, 2.0)
+                else:  # ConditionCheck: charged as a transactional read, and counted as a write below too
+                    r = self._read(item_size(self._current(spec["TableName"], spec["Key"])), True, 2.0)
+                    rcu += r
+                    self._key(spec["Key"]["pk"], "r", r)
+                    self._key(spec["Key"]["pk"], "w?", 2.0)   # if AWS charged it as a write (worst case)
                     continue
                 wcu += w
                 iwcu += i
+                self._key((spec.get("Item") or spec["Key"])["pk"], "w", w)
         elif op == "BatchWriteItem":
             for table, requests in params["RequestItems"].items():
                 for request in requests:
@@ -233,6 +269,91 @@ class Profiler:
         return [r for r in self.instr.records[self.mark:] if r["function"] != "SweepDueFunction"]
 
 
+# ----------------------------------------------------------------------------------------------
+# Hot partition keys: counted units per key, scaled to one offering's peak
+# ----------------------------------------------------------------------------------------------
+
+PEAK_HOLDS_PER_SECOND = 3000          # 10x the seed's 300 attempts/s, all on one offering
+KEYLOAD_HOLDS = 120                   # holds counted key by key in the profile
+PARTITION_LIMITS = {"r": 3000.0, "w": 1000.0}   # DynamoDB's per-partition read/write units per second
+# Key classes: (pattern, class label, how the load spreads: a number of shards, "offering" for one
+# key per offering, "request" for keys new with each request or per customer).
+import re as _re  # noqa: E402
+
+KEY_CLASSES = [
+    (_re.compile(r"^INV#.+#POOL#\d+$"), "INV#<event>#POOL#<n> (pool)", "pools"),
+    (_re.compile(r"^INV#.+#U\d+$"), "INV#<event>#U<kk> (seats)", 8),
+    (_re.compile(r"^GATE#.+#\d+$"), "GATE#<event>#<nn> (sale gate)", "gate"),
+    (_re.compile(r"^EXPIRY#.+#.+#\d+$"), "EXPIRY#<event>#<bucket>#<nn>", "expiry"),
+    (_re.compile(r"^EVENTBOOKINGS#.+#\d+$"), "EVENTBOOKINGS#<event>#<n>", "event_index"),
+    (_re.compile(r"^EVENT#"), "EVENT#<event> (META, layout)", 1),
+    (_re.compile(r"^WAITLIST#"), "WAITLIST#<event>", 1),
+    (_re.compile(r"^QUEUE#"), "QUEUE#<event>", 1),
+    (_re.compile(r"^(BOOKING|IDEM|SYSIDEM|CUSTOMER|RATE)#"), "per booking / customer", "request"),
+]
+
+
+def key_class(pk: str) -> tuple[str, Any]:
+    for pattern, label, spread in KEY_CLASSES:
+        if pattern.match(pk):
+            return label, spread
+    return pk, 1
+
+
+def hot_keys(records: list[dict[str, Any]], holds: int, seconds: float, pools: int) -> dict[str, Any]:
+    """Units per key class per hold (counted), and what each key of the class takes at
+    PEAK_HOLDS_PER_SECOND on one offering. Pool reads are the availability snapshot's refresh,
+    at most once a second per container: they scale with containers, not with holds."""
+    from holdfast.adapters.cancellation_store import EVENT_INDEX_SHARDS
+    from holdfast.adapters.expiry_buckets import EXPIRY_SHARDS
+    from holdfast.adapters.sale_gate import GATE_SHARDS
+
+    spreads = {"pools": pools, "gate": GATE_SHARDS, "expiry": EXPIRY_SHARDS, "event_index": EVENT_INDEX_SHARDS}
+    units: dict[tuple[str, str], float] = defaultdict(float)
+    keys: dict[str, set[str]] = defaultdict(set)
+    pool_read_calls = 0
+    hold_records = [r for r in records if r["route"] == "POST /events/{event_id}/bookings"]
+    for record in records:
+        for call in record["calls"]:
+            found = call.get("keys") or []
+            if call["op"] == "BatchGetItem" and any(key_class(pk)[1] == "pools" for pk, _, _ in found):
+                pool_read_calls += 1
+            for pk, kind, amount in found:
+                label, _ = key_class(pk)
+                units[(label, kind)] += amount
+                keys[label].add(pk)
+    # Containers at the peak: concurrency = rate x a hold's duration on AWS (CPU + 6 ms per AWS call).
+    hold_ms = statistics.median(r["cpu"] * 1000 + AWS_CALL_MS * sum(1 for c in r["calls"] if c["service"] != "provider")
+                                for r in hold_records) if hold_records else 40.0
+    containers = math.ceil(PEAK_HOLDS_PER_SECOND * hold_ms / 1000)
+    rows = []
+    for (label, kind), total in sorted(units.items()):
+        spread = next((s for _, l, s in KEY_CLASSES if l == label), 1)
+        shards = spreads.get(spread, spread) if not isinstance(spread, int) else spread
+        per_hold = total / holds
+        row = {"class": label, "kind": {"r": "read", "w": "write", "w?": "write (ConditionCheck, if charged so)"}[kind],
+               "units_per_hold": round(per_hold, 4), "keys_seen": len(keys[label]), "keys": shards}
+        if shards == "request":
+            row["per_key_per_second"] = None
+            row["note"] = "new key per request, or one per customer: not driven by the offering's rate"
+        elif spread == "pools" and kind == "r":
+            # snapshot refreshes: per container at most 1/s, each reading every pool once
+            per_refresh = total / max(1, pool_read_calls) / max(1, shards)
+            row["per_key_per_second"] = round(containers * per_refresh, 1)
+            row["note"] = f"snapshot refresh: {containers} containers x 1/s x {per_refresh:.2f} units"
+        else:
+            row["per_key_per_second"] = round(per_hold * PEAK_HOLDS_PER_SECOND / shards, 1)
+        if row["per_key_per_second"] is not None:
+            limit = PARTITION_LIMITS["r" if kind == "r" else "w"]
+            row["share_of_partition_limit"] = round(row["per_key_per_second"] / limit, 3)
+        rows.append(row)
+    hottest = max((row for row in rows if row.get("share_of_partition_limit") is not None),
+                  key=lambda row: row["share_of_partition_limit"], default=None)
+    return {"holds": holds, "seconds": round(seconds, 1), "peak_holds_per_second": PEAK_HOLDS_PER_SECOND,
+            "hold_ms_on_aws_estimate": round(hold_ms, 1), "containers_at_peak": containers, "pools": pools,
+            "snapshot_refreshes_seen": pool_read_calls, "classes": rows, "hottest": hottest}
+
+
 def _has(function: str) -> Any:
     return lambda records: any(r["function"] == function for r in records)
 
@@ -264,6 +385,9 @@ def summarise_op(samples: list[list[dict[str, Any]]]) -> dict[str, Any]:
             "sqs_requests": sum(1 for c in calls if c["service"] == "sqs") + sqs_sends * SQS_CONSUMER_REQUESTS_PER_MESSAGE,
             "sfn_transitions": sum(execution_transitions(c) for c in calls
                                    if c["service"] == "stepfunctions" and c["op"] == "StartExecution"),
+            "sfn_shared_transitions": sum(execution_transitions(c) for c in calls if c["service"] == "stepfunctions"
+                                          and c["op"] == "StartExecution" and shared_execution(c)),
+            "start_executions": sum(1 for c in calls if c["service"] == "stepfunctions" and c["op"] == "StartExecution"),
             "provider_calls": sum(1 for c in calls if c["service"] == "provider"),
             "handler_cpu_ms": sum(r["cpu"] for r in records) * 1000,
             "handler_wall_ms": sum(r["wall"] for r in records) * 1000,
@@ -356,6 +480,17 @@ def profile(samples: int) -> dict[str, Any]:
                 prof.quiet()
                 ops["hold expiry (timer, task, outbox)"].append(prof.window(
                     lambda: None, until=_has("ExpireHoldFunction")))
+            # Hot keys: many holds on one offering, every unit counted by partition key.
+            keyload = api.create_event(capacity=500, hold_ttl_seconds=3600)["event_id"]
+            prof.quiet()
+            prof.mark = len(instr.records)
+            started_at = time.monotonic()
+            for n in range(KEYLOAD_HOLDS):
+                answer = api.book(keyload, f"keyload-{n}")
+                assert answer.status_code == 201, answer.text
+            keyload_seconds = time.monotonic() - started_at
+            prof.quiet()
+            keyload_records = list(instr.records[prof.mark:])
             ops["sweeper run (fixed, per schedule tick)"].append(
                 prof.window(lambda: stack.invoke("SweepDueFunction", {})))
             ops["sweeper run (fixed, per schedule tick)"][-1] = [
@@ -364,11 +499,45 @@ def profile(samples: int) -> dict[str, Any]:
                     "memory_mb": 256}]
         finally:
             stack.stop()
-    return {name: summarise_op(samples_) for name, samples_ in ops.items()}
+    summary = {name: summarise_op(samples_) for name, samples_ in ops.items()}
+    summary["_hot_keys"] = hot_keys(keyload_records, KEYLOAD_HOLDS, keyload_seconds, pools=20)
+    return summary
+
+
+def at_load(ops: dict[str, Any], per_op_cost: dict[str, float], booking: list[str]) -> dict[str, Any]:
+    """The same completed booking at the seed's rate, 300 holds/s on one offering (each hold paid):
+    an execution per time bucket is shared by the bookings of its bucket, and each container asks
+    Step Functions once per bucket."""
+    from holdfast.adapters.expiry_buckets import BUCKET_SECONDS
+
+    per_bucket = SEED_HOLDS_PER_SECOND * BUCKET_SECONDS
+    price_transition = PRICES["step_functions_standard_per_1000_transitions"] / 1e3
+    usd = 0.0
+    for name in booking:
+        op = ops[name]
+        saved = op["sfn_shared_transitions"] * (1 - 1 / per_bucket) * price_transition
+        usd += per_op_cost[name] - saved
+
+    def containers(name: str, route_ms: float) -> int:
+        return math.ceil(SEED_HOLDS_PER_SECOND * route_ms / 1000)
+
+    hold_ms = ops["hold (new, 201)"]["handler_cpu_ms"] + AWS_CALL_MS * ops["hold (new, 201)"]["aws_calls"]
+    pay_ms = (ops["payment start"]["handler_cpu_ms"] + AWS_CALL_MS * ops["payment start"]["aws_calls"]
+              + PROVIDER_CALL_MS * ops["payment start"]["provider_calls"])
+    starts = {"hold expiry (per offering and bucket, once per container)": containers("hold", hold_ms) / BUCKET_SECONDS,
+              "first reconciliation checks (per bucket, once per container)": containers("pay", pay_ms) / BUCKET_SECONDS}
+    total = sum(starts.values())
+    return {"holds_per_second": SEED_HOLDS_PER_SECOND, "bucket_seconds": BUCKET_SECONDS, "bookings_per_bucket": per_bucket,
+            "usd_per_1000_completed_bookings": round(usd * 1000, 4),
+            "start_execution_per_second": {k: round(v, 1) for k, v in starts.items()},
+            "start_execution_per_second_total": round(total, 1),
+            "start_execution_quota": STARTEXECUTION_QUOTA,
+            "share_of_smallest_refill": round(total / 150, 3)}
 
 
 def report(samples: int) -> dict[str, Any]:
     ops = profile(samples)
+    keys = ops.pop("_hot_keys")
     print("==> cold starts (import of each functions/*/app.py in a fresh interpreter, median of 5)", flush=True)
     cold = cold_starts()
     per_op_cost = {name: price(op) for name, op in ops.items()}
@@ -394,7 +563,7 @@ def report(samples: int) -> dict[str, Any]:
             "operations": ops, "usd_per_operation": per_op_cost,
             "usd_per_1000_completed_bookings": round(per_booking * 1000, 4),
             "usd_per_1000_completed_bookings_by_service": {k: round(v * 1000, 4) for k, v in breakdown.items()},
-            "cold_start_import_ms": cold}
+            "cold_start_import_ms": cold, "hot_keys": keys, "at_load": at_load(ops, per_op_cost, booking)}
 
 
 def print_table(result: dict[str, Any]) -> None:
@@ -412,8 +581,31 @@ def print_table(result: dict[str, Any]) -> None:
     print()
     print(f"USD per 1,000 completed bookings (hold + payment start + confirmation + reconciliation check): "
           f"{result['usd_per_1000_completed_bookings']}  by service: {result['usd_per_1000_completed_bookings_by_service']}")
+    load = result["at_load"]
+    print(f"At the seed's rate ({load['holds_per_second']} holds/s on one offering, every hold paid; "
+          f"{load['bookings_per_bucket']} bookings share a {load['bucket_seconds']} s bucket's executions): "
+          f"USD per 1,000 completed bookings {load['usd_per_1000_completed_bookings']}")
+    print(f"StartExecution per second at that rate: {load['start_execution_per_second']} = "
+          f"{load['start_execution_per_second_total']}/s, {load['share_of_smallest_refill']:.0%} of the 150/s refill "
+          f"(eu-central-1; 300/s in the three large regions)")
     print(f"prices: {result['prices']}")
     print(f"cold start imports (ms, median): {result['cold_start_import_ms']}")
+    keys = result["hot_keys"]
+    print()
+    print(f"Hot partition keys: {keys['holds']} holds on one offering ({keys['pools']} pools) counted key by key, "
+          f"scaled to {keys['peak_holds_per_second']} holds/s ({keys['containers_at_peak']} containers at "
+          f"~{keys['hold_ms_on_aws_estimate']} ms a hold)")
+    print(f"  {'key class':40}{'units':>22}{'per hold':>10}{'keys':>8}{'per key /s':>12}{'of limit':>10}")
+    for row in keys["classes"]:
+        per_key = row["per_key_per_second"]
+        share = row.get("share_of_partition_limit")
+        print(f"  {row['class']:40}{row['kind']:>22}{row['units_per_hold']:>10.3f}{str(row['keys']):>8}"
+              f"{'-' if per_key is None else per_key:>12}{'-' if share is None else f'{share:.0%}':>10}"
+              + (f"  ({row['note']})" if row.get("note") else ""))
+    hottest = keys["hottest"]
+    if hottest:
+        print(f"  hottest key: {hottest['class']} ({hottest['kind']}), {hottest['share_of_partition_limit']:.0%} "
+              f"of its partition's limit")
 
 
 def main(args: Any) -> int:

@@ -5,8 +5,9 @@
   emailed through SES when configured). Failed messages return to the queue (partial batch).
   An ``event.changed`` detail (a change of start time or venue) becomes one notification for each
   customer holding places of the event (services/event_announcements.py).
-* ``{"remind_booking_id": ...}`` from the hold reminder state machine: if the hold is still
-  unpaid, the "your hold ends soon" reminder, once.
+* ``{"remind_bucket": {"event_id", "bucket"}}`` from the hold expiry state machine: for each hold
+  of the bucket still unpaid, the "your hold ends soon" reminder, once (``{"remind_booking_id"}``:
+  one hold, for executions started before buckets existed).
 """
 import json
 
@@ -58,4 +59,8 @@ def remind(booking_id: str) -> dict:
 def lambda_handler(event, context):
     if "remind_booking_id" in event:
         return remind(str(event["remind_booking_id"]))
+    if "remind_bucket" in event:   # the hold expiry bucket's reminder step: every unpaid hold of it
+        bucket = event["remind_bucket"]
+        ids = wiring.store().bucket_booking_ids(str(bucket["event_id"]), str(bucket["bucket"]))
+        return {"reminded": sum(1 for booking_id in ids if remind(booking_id)["reminded"])}
     return process_partial_response(event=event, record_handler=handle_record, processor=processor, context=context)

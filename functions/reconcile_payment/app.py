@@ -1,4 +1,5 @@
-"""Reconciliation task: one check of a booking's payment or refund against the provider."""
+"""Reconciliation task: one check of a booking's payment or refund against the provider, or the
+first check of every payment due in a time bucket."""
 from holdfast import wiring
 from holdfast.faults import crash_point
 from holdfast.observability import log_metrics, logger, tracer
@@ -10,8 +11,14 @@ wiring.cold_start(secret=True)
 @tracer.capture_lambda_handler
 @log_metrics
 def lambda_handler(event, context):
+    if event.get("bucket"):   # the first check of every payment due in a bucket (adapters/aws.py)
+        logger.set_correlation_id(f"rec/{event['bucket']}")
+        starter = wiring.reconciliation_starter()
+        result = wiring.reconciliation().check_bucket(str(event["bucket"]), starter.start if starter else None)
+        logger.info("reconciliation bucket", extra=result)
+        return result
     logger.set_correlation_id(str(event.get("booking_id", "")))
     crash_point("reconcile.before_check")
-    result = wiring.reconciliation().check(event["booking_id"])
+    result = {**wiring.reconciliation().check(event["booking_id"]), "bucket": ""}
     logger.info("reconciliation check", extra=result)
     return result

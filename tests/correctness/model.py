@@ -267,7 +267,10 @@ class BookingModel:
         self.provider = ModelProvider(self.clock)
         self.executions = Executions()
         self.catalog = CatalogService(self.store, self.clock, 600)
-        self.bookings = BookingService(self.store, self.clock, rng=random.Random(seed))
+        # No availability snapshot: a seeded history must tell the same story however fast the
+        # client is (a snapshot's age is wall-clock time); tests/correctness/test_stale_snapshot.py
+        # covers what a snapshot may do.
+        self.bookings = BookingService(self.store, self.clock, rng=random.Random(seed), snapshot_seconds=0)
         self.payments = PaymentService(self.store, self.provider, self.clock, self.bookings,
                                        "http://127.0.0.1:3000/done",
                                        start_reconciliation=self.executions.start)

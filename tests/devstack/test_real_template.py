@@ -81,13 +81,13 @@ def test_hold_expiry_state_machine_executes_and_reaches_its_task(real_stack, cap
     sfn = real_stack.boto3_client("stepfunctions")
     described = sfn.describe_state_machine(stateMachineArn=real_stack.resources["HoldExpiryStateMachine"])
     definition = json.loads(described["definition"])
-    function_arn = definition["States"]["ExpireHold"]["Parameters"]["FunctionName"]
+    function_arn = definition["States"]["ExpireBucket"]["Parameters"]["FunctionName"]
     assert function_arn == real_stack.attributes["ExpireHoldFunction"]["Arn"]
 
     past = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
     arn = sfn.start_execution(
         stateMachineArn=real_stack.resources["HoldExpiryStateMachine"], name=f"bk-{uuid.uuid4()}",
-        input=json.dumps({"booking_id": f"bk-{uuid.uuid4()}", "hold_expires_at": past}))["executionArn"]
+        input=json.dumps({"event_id": f"ev-{uuid.uuid4()}", "bucket": past}))["executionArn"]
 
     def finished():
         status = sfn.describe_execution(executionArn=arn)["status"]
@@ -97,24 +97,24 @@ def test_hold_expiry_state_machine_executes_and_reaches_its_task(real_stack, cap
     assert eventually(finished, timeout=60) in ("SUCCEEDED", "FAILED")
     history = sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
     entered = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
-    assert entered[:3] == ["ReminderWanted", "WaitUntilHoldExpires", "ExpireHold"]  # no remind_at: no reminder
+    assert entered[:3] == ["ReminderWanted", "WaitUntilBucketEnds", "ExpireBucket"]  # no remind_at: no reminder
     # A missing remind_at is what IsPresent tests: the interpreter's lookup must not log it as an error.
     assert not [r for r in caplog.records if "NoSuchJsonPath" in r.getMessage()]
     scheduled = [json.loads(e["taskScheduledEventDetails"]["parameters"]) for e in history
                  if e["type"] == "TaskScheduled"]
     assert scheduled and scheduled[0]["FunctionName"] == function_arn
 
-    # With remind_at, the same execution first asks the notifier for the reminder, then expires.
-    booking_id = f"bk-{uuid.uuid4()}"
+    # With remind_at, the same execution first asks the notifier for the bucket's reminders, then expires.
+    event_id = f"ev-{uuid.uuid4()}"
     arn = sfn.start_execution(
         stateMachineArn=real_stack.resources["HoldExpiryStateMachine"], name=f"bk-{uuid.uuid4()}",
-        input=json.dumps({"booking_id": booking_id, "hold_expires_at": past, "remind_at": past}))["executionArn"]
+        input=json.dumps({"event_id": event_id, "bucket": past, "remind_at": past}))["executionArn"]
     assert eventually(finished, timeout=60) in ("SUCCEEDED", "FAILED")
     history = sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
     entered = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
-    assert entered[:5] == ["ReminderWanted", "WaitUntilReminder", "RemindCustomer", "WaitUntilHoldExpires",
-                           "ExpireHold"]
+    assert entered[:5] == ["ReminderWanted", "WaitUntilReminder", "RemindBucket", "WaitUntilBucketEnds",
+                           "ExpireBucket"]
     scheduled = [json.loads(e["taskScheduledEventDetails"]["parameters"]) for e in history
                  if e["type"] == "TaskScheduled"]
     assert scheduled[0]["FunctionName"] == real_stack.attributes["NotifierFunction"]["Arn"]
-    assert scheduled[0]["Payload"] == {"remind_booking_id": booking_id}
+    assert scheduled[0]["Payload"] == {"remind_bucket": {"event_id": event_id, "bucket": past}}

@@ -3,6 +3,7 @@ import json
 
 import pytest
 
+from holdfast.adapters.expiry_buckets import bucket_of, execution_name
 from tests.support.handlers import api_event, call
 
 ORGANIZER = {"X-Api-Key": "organizer-test-key"}
@@ -70,7 +71,7 @@ def test_booking_round_trip_and_repeat(handler_env):
                                                      headers={"X-Customer-Id": "someone-else"}))
     assert status == 403
     executions = handler_env["sfn"].list_executions(stateMachineArn=handler_env["machine"])["executions"]
-    assert [e["name"] for e in executions] == [f"hold-{booking['booking_id']}"]
+    assert [e["name"] for e in executions] == [execution_name(event["event_id"], bucket_of(booking["hold_expires_at"]))]
 
 
 def test_sold_out_says_what_is_left(handler_env):

@@ -8,6 +8,8 @@ import uuid
 import pytest
 import requests
 
+from holdfast.adapters.expiry_buckets import bucket_of, execution_name
+
 pytestmark = pytest.mark.integration
 
 
@@ -54,7 +56,7 @@ def test_hold_expires_through_the_state_machine(api, system):
     assert api.counts(event["event_id"]) == {"available": 3, "held": 0, "sold": 0}
     sfn = system["stack"].boto3_client("stepfunctions")
     execution = sfn.describe_execution(executionArn=system["stack"].resources["HoldExpiryStateMachine"].replace(
-        ":stateMachine:", ":execution:") + f":hold-{booking['booking_id']}")
+        ":stateMachine:", ":execution:") + ":" + execution_name(event["event_id"], bucket_of(booking["hold_expires_at"])))
     assert execution["status"] == "SUCCEEDED"
 
 

@@ -32,7 +32,7 @@ def test_hold_takes_places_and_schedules_expiry(bookings, catalog, ga_event, sch
     assert booking.amount.as_dict() == {"value": "4500.00", "currency": "RUB"}
     assert booking.hold_expires_at == "2030-01-01T12:10:00.000Z"
     assert counts(catalog, ga_event) == {"available": 7, "held": 3, "sold": 0}
-    assert scheduled == [(booking.booking_id, booking.hold_expires_at)]
+    assert scheduled == [(ga_event["event_id"], booking.hold_expires_at)]   # the bucket: offering and deadline
     view = bookings.view(booking.booking_id, "alice")
     assert [entry["action"] for entry in view["journal"]] == ["hold_created"]
 

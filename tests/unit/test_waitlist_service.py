@@ -83,7 +83,7 @@ def test_expiry_offers_a_real_hold_that_passes_on_when_not_taken(waitlist, booki
     offer = store.get_booking(offer_id)
     assert offer.customer_id == "ann" and offer.status is BookingStatus.HELD and offer.places.quantity == 2
     assert offer.hold_expires_at == "2030-01-01T12:25:02.000Z"  # its own 900-second window
-    assert scheduled[-1] == (offer_id, offer.hold_expires_at)  # its own expiry execution
+    assert scheduled[-1] == (small_event["event_id"], offer.hold_expires_at)  # its expiry bucket is scheduled
     assert counts(catalog, small_event) == {"available": 0, "held": 2, "sold": 0}  # nobody else sees them
     ann = waitlist.status(small_event["event_id"], "ann")
     assert ann["state"] == "OFFERED" and ann["offer"]["booking_id"] == offer_id

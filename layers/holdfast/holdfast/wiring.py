@@ -144,11 +144,19 @@ def reconciliation_starter() -> ReconciliationStarter | None:
 
 
 @functools.cache
+def reconciliation_buckets():
+    from .adapters.aws import ReconciliationBuckets
+
+    starter = reconciliation_starter()
+    return ReconciliationBuckets(starter) if starter else None
+
+
+@functools.cache
 def payments():
     from .services.payments import PaymentService
 
     config = settings()
-    starter = reconciliation_starter()
+    starter = reconciliation_buckets()   # a payment's first check is batched per time bucket
     return PaymentService(store(), provider(), system_clock, bookings(), config.payment_return_url,
                           first_check_seconds=config.reconcile_schedule_seconds[0],
                           start_reconciliation=starter.start if starter else None,
@@ -273,7 +281,7 @@ def reset() -> None:
 
     for factory in (store, provider, scheduler, payment_events_queue, catalog, bookings, appointments, parking,
                     gate_passes, gate_sync,
-                    reconciliation_starter,
+                    reconciliation_starter, reconciliation_buckets,
                     payments, resolutions, reconciliation, reviews, listing, waitlist, notifications_bus, email_sender, cached_settings):
         factory.cache_clear()
     for factory in SURGE_FACTORIES + CANCELLATION_FACTORIES:

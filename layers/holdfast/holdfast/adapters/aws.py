@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from datetime import timedelta
 from typing import Any
 
@@ -11,6 +12,7 @@ from aws_lambda_powertools.utilities import parameters
 from botocore.exceptions import ClientError
 
 from ..clock import Clock, iso, parse_iso, system_clock
+from .expiry_buckets import bucket_of, bucket_stamp, execution_name
 from ..observability import logger
 
 
@@ -26,9 +28,14 @@ def start_once(client: Any, state_machine_arn: str, name: str, payload: dict[str
 
 
 class HoldExpiryScheduler:
-    """Starts the one execution of a hold; its name makes a repeat harmless. The execution reminds
-    the customer ``reminder_seconds`` before the deadline (when that moment is still ahead), then
-    expires the hold if it is unpaid: one execution per hold for both."""
+    """Starts the one execution of a hold's expiry bucket (adapters/expiry_buckets.py): one per
+    offering and bucket, whatever the number of holds in it. Its name is deterministic, so a
+    second start anywhere is refused as ``ExecutionAlreadyExists`` (success: it runs), and each
+    container remembers the buckets it started, so a busy container calls Step Functions about
+    once per bucket. The execution reminds the unpaid holds of the bucket ``reminder_seconds``
+    before the bucket's end (when that moment is still ahead), then expires them."""
+
+    REMEMBERED = 10_000
 
     def __init__(self, state_machine_arn: str, client: Any | None = None, *, reminder_seconds: int = 0,
                  clock: Clock = system_clock) -> None:
@@ -36,14 +43,24 @@ class HoldExpiryScheduler:
         self.client = client or boto3.client("stepfunctions")
         self.reminder_seconds = reminder_seconds
         self.clock = clock
+        self.started: set[tuple[str, str]] = set()
 
-    def schedule(self, booking_id: str, hold_expires_at: str) -> bool:
-        payload = {"booking_id": booking_id, "hold_expires_at": hold_expires_at}
+    def schedule(self, event_id: str, hold_expires_at: str) -> bool:
+        """True when Step Functions was asked (the execution started, or was found running or
+        ended: either way it is there); False when this container had already asked."""
+        bucket = bucket_of(hold_expires_at)
+        if (event_id, bucket) in self.started:
+            return False
+        payload = {"event_id": event_id, "bucket": bucket}
         if self.reminder_seconds > 0:
-            remind_at = parse_iso(hold_expires_at) - timedelta(seconds=self.reminder_seconds)
+            remind_at = parse_iso(bucket) - timedelta(seconds=self.reminder_seconds)
             if remind_at > self.clock():  # a hold shorter than the reminder window gets no reminder
                 payload["remind_at"] = iso(remind_at)
-        return start_once(self.client, self.arn, f"hold-{booking_id}", payload)
+        start_once(self.client, self.arn, execution_name(event_id, bucket), payload)
+        if len(self.started) >= self.REMEMBERED:
+            self.started.clear()
+        self.started.add((event_id, bucket))
+        return True
 
 
 class ReconciliationStarter:
@@ -57,6 +74,36 @@ class ReconciliationStarter:
     def start(self, booking_id: str, tag: str, wait_seconds: int = 0) -> bool:
         return start_once(self.client, self.arn, f"pay-{booking_id}-{tag}",
                           {"booking_id": booking_id, "wait_seconds": int(wait_seconds)})
+
+
+class ReconciliationBuckets:
+    """The first check of every new payment, batched: one execution per ``BUCKET_SECONDS`` bucket
+    of first-check times (``rec-<bucket>``) checks every payment due in it (the ``DUE#`` index),
+    and only a payment still unsettled then gets an execution of its own for the later checks.
+    Any other watch (a refund, a sweeper restart) starts its own execution as before. Each
+    container asks Step Functions once per bucket."""
+
+    REMEMBERED = 10_000
+
+    def __init__(self, starter: ReconciliationStarter, clock: Clock = system_clock) -> None:
+        self.starter = starter
+        self.clock = clock
+        self.started: set[str] = set()
+
+    def start(self, booking_id: str, tag: str, wait_seconds: int = 0) -> bool:
+        if tag != "initial":
+            return self.starter.start(booking_id, tag, wait_seconds)
+        now = self.clock()
+        bucket = bucket_of(iso(now + timedelta(seconds=int(wait_seconds))))
+        if bucket in self.started:
+            return False
+        wait = max(0, math.ceil((parse_iso(bucket) - now).total_seconds()))
+        start_once(self.starter.client, self.starter.arn, "rec-" + bucket_stamp(bucket),
+                   {"bucket": bucket, "wait_seconds": wait})
+        if len(self.started) >= self.REMEMBERED:
+            self.started.clear()
+        self.started.add(bucket)
+        return True
 
 
 class CancellationJobs:

@@ -22,8 +22,10 @@ from ..domain.inventory import Move, Places
 from ..observability import booking_written
 from . import hold_limits
 from .booking_items import DUE_BUCKETS, IdempotencyRecord, booking_from_item, booking_item, idempotency_pk
-from .codec import (DuplicateRequest, HoldLimitReached, Labelled, PlacesTaken, StaleBooking, Table,
+from .codec import (DuplicateRequest, HoldLimitReached, Labelled, PlacesTaken, SalesStopped, StaleBooking, Table,
                     TransientStoreError, _attrs, _code, _plain)
+from .expiry_buckets import index_put as expiry_index_put
+from .sale_gate import GATE, gate_check
 from .cancellation_store import event_index_put
 from .inventory_store import CLAIM, claim_items
 
@@ -56,6 +58,11 @@ class BookingRecords(Table):
             })}}),
             # The event's own list of its bookings: what an event cancellation walks.
             event_index_put(self.table, booking.event_id, booking.booking_id),
+            # A cancellation closes every gate shard in its own transaction: this hold commits
+            # before it (and is in the index above for the job) or not at all.
+            gate_check(self.table, booking.event_id, booking.booking_id),
+            # The hold's place in its expiry bucket, which one execution per bucket walks.
+            expiry_index_put(self.table, booking.event_id, booking.booking_id, booking.hold_expires_at),
         ]
         if booking.counted_hold:
             items.append(("hold_limit", hold_limits.take_slot(self.table, _attrs, booking.customer_id, booking.event_id,
@@ -66,6 +73,8 @@ class BookingRecords(Table):
             return
         if cancelled.failed("idempotency"):
             raise DuplicateRequest(idempotency.pk)
+        if cancelled.failed(GATE):
+            raise SalesStopped(booking.event_id)
         if cancelled.failed("hold_limit"):
             raise HoldLimitReached(booking.customer_id)
         if cancelled.conflict:

@@ -77,6 +77,10 @@ class ItemExists(StoreError):
     pass
 
 
+class SalesStopped(StoreError):
+    """The event's sale gate is closed (it was cancelled): the hold wrote nothing (sale_gate.py)."""
+
+
 class HoldLimitReached(StoreError):
     """The customer already has as many active holds for the event as it allows; nothing written."""
 

@@ -21,8 +21,9 @@ from .booking_items import (DUE_BUCKETS, IdempotencyRecord, booking_from_item, b
 from .bookings_store import IDEMPOTENCY_RETENTION_SECONDS, OUTBOX_RETENTION_SECONDS, BookingRecords
 from .cancellation_store import CancellationStore
 from .codec import (MAX_SORT_KEY_BYTES, TRANSACT_ATTEMPTS, Cancelled, DuplicateRequest, HoldLimitReached,
-                    ItemExists, PlacesTaken, StaleBooking, StoreError, TransientStoreError, _attrs, _code, _int,
+                    ItemExists, PlacesTaken, SalesStopped, StaleBooking, StoreError, TransientStoreError, _attrs, _code, _int,
                     _plain, _ser)
+from .expiry_buckets import ExpiryIndex
 from .inventory_store import InventoryStore
 from .offerings_store import OfferingStore
 from .parking_store import ParkingStore
@@ -32,12 +33,12 @@ from .waitlist_store import WaitlistStore
 __all__ = [
     "BookingStore", "BookingRecords", "InventoryStore", "OfferingStore", "WaitlistStore", "Cancelled",
     "StoreError", "TransientStoreError", "StaleBooking", "PlacesTaken", "DuplicateRequest", "ItemExists",
-    "HoldLimitReached", "IdempotencyRecord", "idempotency_pk", "booking_item", "booking_from_item", "due_bucket",
+    "HoldLimitReached", "SalesStopped", "IdempotencyRecord", "idempotency_pk", "booking_item", "booking_from_item", "due_bucket",
     "DUE_BUCKETS", "IDEMPOTENCY_RETENTION_SECONDS", "OUTBOX_RETENTION_SECONDS", "MAX_SORT_KEY_BYTES",
     "TRANSACT_ATTEMPTS", "_attrs", "_code", "_int", "_plain", "_ser",
 ]
 
 
 class BookingStore(BookingRecords, InventoryStore, OfferingStore, WaitlistStore, ResourceStore, CancellationStore,
-                   ParkingStore):
+                   ParkingStore, ExpiryIndex):
     """The single table through every aggregate's store (they share one client and table name)."""

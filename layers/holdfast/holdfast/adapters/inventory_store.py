@@ -134,15 +134,37 @@ def unit_claim(table: str, key: dict[str, str], booking_id: str, move: Move) -> 
     }}
 
 
+#: Pool counts kept per store (one store per container): the layout never changes once the event
+#: exists, so a container reads it once (a missing layout, an event still being created, is not
+#: remembered).
+_LAYOUTS_KEPT = 2000
+
+
+def pools_of(items: Iterable[dict[str, Any]]) -> list[Pool]:
+    return [Pool(item["sk"], _int(item["capacity"]), _int(item["available"]), _int(item["held"]), _int(item["sold"]))
+            for item in sorted(items, key=lambda item: item["sk"])]
+
+
 class InventoryStore(Table):
+    def pool_keys(self, event_id: str) -> list[dict[str, str]]:
+        """The keys of the event's pools, from the layout read once per container."""
+        layouts: dict[str, int] = self.__dict__.setdefault("_layouts", {})
+        count = layouts.get(event_id)
+        if count is None:
+            layout = self._get(**layout_key(event_id), consistent=True)
+            count = _int(layout and layout.get("pools"))
+            if layout is not None:
+                if len(layouts) >= _LAYOUTS_KEPT:
+                    layouts.clear()
+                layouts[event_id] = count
+        return [pool_key(event_id, pool_id(index)) for index in range(count)]
+
     def read_pools(self, event_id: str) -> list[Pool]:
-        layout = self._get(**layout_key(event_id), consistent=True)
-        keys = [pool_key(event_id, pool_id(index)) for index in range(_int(layout and layout.get("pools")))]
-        items = sorted(self._batch_get(keys).values(), key=lambda item: item["sk"])
-        return [
-            Pool(item["sk"], _int(item["capacity"]), _int(item["available"]), _int(item["held"]), _int(item["sold"]))
-            for item in items
-        ]
+        return pools_of(self._batch_get(self.pool_keys(event_id)).values())
+
+    def batch_get(self, keys: list[dict[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
+        """The items of ``keys`` that exist, by (pk, sk), strongly consistent (one call per 100 keys)."""
+        return self._batch_get(keys)
 
     def read_units(self, event_id: str, unit_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         # A seat id too long for a sort key cannot exist; DynamoDB would refuse the whole read.

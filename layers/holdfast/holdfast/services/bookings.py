@@ -17,20 +17,22 @@ from ..adapters.dynamo import (
     HoldLimitReached,
     IdempotencyRecord,
     PlacesTaken,
+    SalesStopped,
     TransientStoreError,
+    idempotency_pk,
 )
+from ..adapters.sale_gate import GATE_SHARDS, gate_key
 from ..clock import Clock, iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER, Booking, JournalEntry, PaymentMode
 from ..domain.event_changes import change_refund_until
 from ..domain.errors import (
+    BookingError,
     Conflict,
     EventCancelled,
     Forbidden,
     IdempotencyKeyReused,
     NotFound,
     RequestInProgress,
-    SeatsUnavailable,
-    SoldOut,
     TooBusy,
 )
 from ..domain.journal import customer_view
@@ -40,10 +42,23 @@ from ..observability import logger
 from ..domain.commands import HoldPlaces
 from ..domain.offering import Offering
 from .. import kinds
+from .hold_reads import SNAPSHOT_SECONDS, HoldReads, Snapshots
 from .releases import HOLD_ATTEMPTS, ReleasesMixin, pause
+
+OFFERINGS_KEPT = 500
 
 __all__ = ["BookingService", "HoldResult", "HOLD_ATTEMPTS", "describe", "hold_limit", "pause"]
 
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What a hold attempt looks for besides inventory: its own idempotency record, and a shard
+    of the event's sale gate."""
+
+    record_key: dict[str, str]
+    gate: dict[str, str]
+    fingerprint: str
 
 
 @dataclass(frozen=True)
@@ -53,8 +68,10 @@ class HoldResult:
 
 
 class BookingService(ReleasesMixin):
-    def __init__(self, store: BookingStore, clock: Clock, schedule_expiry: Callable[[str, str], Any] | None = None,
-                 rng: random.Random | None = None, event_cache_seconds: float = 30.0,
+    def __init__(self, store: BookingStore, clock: Clock,
+                 schedule_expiry: Callable[[str, str], Any] | None = None,   # (event id, hold_expires_at)
+                 rng: random.Random | None = None, event_cache_seconds: float | None = None,
+                 snapshot_seconds: float = SNAPSHOT_SECONDS,
                  view_extras: Callable[[Booking], dict[str, Any]] | None = None) -> None:
         self.store = store
         #: More of a booking's view its kind adds with a credential (a parking entry token).
@@ -64,6 +81,7 @@ class BookingService(ReleasesMixin):
         self.rng = rng or random.Random()
         self._events: dict[str, tuple[float, Offering]] = {}
         self._event_cache_seconds = event_cache_seconds
+        self._snapshots = Snapshots(snapshot_seconds)
 
     # ------------------------------------------------------------------------------------ create
 
@@ -85,6 +103,8 @@ class BookingService(ReleasesMixin):
     def _hold(self, event_id: str, customer_id: str, idempotency_key: str, request: HoldPlaces, *,
               hold_seconds: int | None = None, outbox_type: str = "booking.held", actor: str = "customer",
               extra: dict[str, str] | None = None, system_key: bool = False) -> HoldResult:
+        """At most one read, the transaction and at most one call that schedules the expiry on
+        the normal path (services/hold_reads.py says which read and why)."""
         event = self._event(event_id)
         kind = kinds.of_event(event)
         wanted = kind.validate(event, request)
@@ -95,26 +115,34 @@ class BookingService(ReleasesMixin):
         # A waitlist offer counts against the customer's holds but is not refused by the cap: the
         # customer queued for exactly this hold.
         limit = None if hold_seconds is not None else hold_limit(event)
-
-        replay = self._replay(customer_id, idempotency_key, fingerprint, system_key)
-        if replay is not None:
-            return replay
-        # Never from the cached event: a cancellation stops sales at once (a repeat of a request
-        # made before it is still answered with its booking, above).
-        if self.store.event_cancelled(event_id):
-            raise EventCancelled(event_id)
-        kind.check_time(event, wanted, self.clock())
+        record_key = {"pk": idempotency_pk(customer_id, idempotency_key, system_key), "sk": "booking"}
+        seen = Seen(record_key, gate_key(event_id, self.rng.randrange(GATE_SHARDS)), fingerprint)
 
         for attempt in range(HOLD_ATTEMPTS):
+            # A hold the system makes for a customer (a waitlist offer of places just released)
+            # never plans from a snapshot.
+            reads = HoldReads(self.store, self._snapshots, [seen.record_key, seen.gate],
+                              fresh=attempt > 0 or hold_seconds is not None)
             try:
-                places = kind.plan(self.store, event, wanted, self.rng, attempt, now=self.clock())
-            except (SoldOut, SeatsUnavailable):
-                # A repeat whose original is still in flight may find the places gone because the
-                # original took them: look once more before refusing.
-                replay = self._replay(customer_id, idempotency_key, fingerprint, system_key)
+                if event_id in self._snapshots.cancelled:
+                    raise EventCancelled(event_id)
+                kind.check_time(event, wanted, self.clock())
+                places = kind.plan(reads, event, wanted, self.rng, attempt, now=self.clock())
+            except BookingError:
+                # A repeat is answered from its first result even when the places are gone now
+                # (perhaps to that very request), the event was cancelled meanwhile or the time
+                # has begun; a cancelled event says so rather than "sold out".
+                replay = self._seen_replay(reads, seen)
                 if replay is not None:
                     return replay
+                if reads.extra(seen.gate) is not None:
+                    self._snapshots.cancelled.add(event_id)
+                    raise EventCancelled(event_id) from None
                 raise
+            if reads.extras_read():   # the kind's read brought them: a repeat needs no transaction
+                replay = self._seen_replay(reads, seen)
+                if replay is not None:
+                    return replay
             now = self.clock()
             booking = Booking(
                 booking_id=str(uuid.uuid4()), event_id=event_id, customer_id=customer_id, status=BookingStatus.HELD,
@@ -145,8 +173,16 @@ class BookingService(ReleasesMixin):
                 if replay is None:
                     raise RequestInProgress() from None
                 return replay
+            except SalesStopped:
+                self._snapshots.cancelled.add(event_id)
+                replay = self._replay(customer_id, idempotency_key, fingerprint, system_key)
+                if replay is not None:
+                    return replay
+                raise EventCancelled(event_id) from None
             except PlacesTaken:
-                # Someone took these places between our read and our write; read again and re-plan.
+                # The places went between our read (or our snapshot) and our write: plan again
+                # from a fresh read.
+                self._snapshots.drop(event_id)
                 continue
             except TransientStoreError:
                 replay = self._replay(customer_id, idempotency_key, fingerprint, system_key)
@@ -156,9 +192,21 @@ class BookingService(ReleasesMixin):
                     raise RequestInProgress() from None
                 time.sleep(self.rng.uniform(0.005, 0.02 * (attempt + 1)))
                 continue
+            self._snapshots.took(event_id, places)
             self._schedule(booking)
             return HoldResult(booking, replayed=False)
         raise TooBusy()
+
+    def _seen_replay(self, reads: HoldReads, seen: "Seen") -> HoldResult | None:
+        record = reads.extra(seen.record_key)
+        if record is None:
+            return None
+        if record["fingerprint"] != seen.fingerprint:
+            raise IdempotencyKeyReused()
+        booking = self.store.get_booking(record["result_id"])
+        if booking is None:  # the record is written with the booking, so this cannot happen
+            raise RequestInProgress()
+        return HoldResult(booking, replayed=True)
 
     def _replay(self, customer_id: str, key: str, fingerprint: str, system: bool = False) -> HoldResult | None:
         record = self.store.get_idempotency(customer_id, key, "booking", system)
@@ -175,19 +223,24 @@ class BookingService(ReleasesMixin):
         if self.schedule_expiry is None:
             return
         try:
-            self.schedule_expiry(booking.booking_id, booking.hold_expires_at)
+            self.schedule_expiry(booking.event_id, booking.hold_expires_at)
         except Exception:  # noqa: BLE001 - the hold stands; the due-hold sweeper expires it instead
-            logger.exception("could not start the hold expiry execution", extra={"booking_id": booking.booking_id})
+            logger.exception("could not start the hold's expiry bucket", extra={"booking_id": booking.booking_id})
 
     def _event(self, event_id: str) -> Offering:
+        """The offering as a hold needs it. What a hold reads of it (kind, price, limits, hold
+        time, payment mode) never changes once created, so a container reads it once; its
+        cancellation is not taken from here but enforced by the hold's transaction."""
         cached = self._events.get(event_id)
         now = time.monotonic()
-        if cached and now - cached[0] < self._event_cache_seconds:
+        if cached and (self._event_cache_seconds is None or now - cached[0] < self._event_cache_seconds):
             return cached[1]
         item = self.store.get_event(event_id)
         if item is None:
             raise NotFound(f"No event {event_id}.", code="event_not_found")
         event = kinds.offering(item)
+        if len(self._events) >= OFFERINGS_KEPT:
+            self._events.clear()
         self._events[event_id] = (now, event)
         return event
 

@@ -16,9 +16,10 @@ could not be reached at all goes to MANUAL_REVIEW.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any
+from typing import Any, Callable
 
 from ..adapters.dynamo import BookingStore, StaleBooking
 from ..adapters.provider import ProviderOutcomeUnknown, ProviderRejected, YooKassaProvider
@@ -26,6 +27,7 @@ from ..clock import Clock, iso, parse_iso
 from ..domain.booking import Booking
 from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
+from ..faults import crash_point
 from ..observability import logger
 from . import transitions
 from .payments import PaymentService
@@ -70,6 +72,34 @@ class ReconciliationService:
             self._give_up(booking, reachable)
             return self._answer(booking_id, "settled", 0, self.store.get_booking(booking_id))
         return self._schedule_next(booking)
+
+    def check_bucket(self, bucket: str, follow_up: Callable[[str, str, int], Any] | None) -> dict[str, Any]:
+        """The first check of every payment due in a bucket (adapters/aws.py ReconciliationBuckets):
+        each one checked as ``check`` does; one still unsettled gets its own execution for the later
+        checks (``follow_up``). Holds in the bucket are the expiry's, not looked at here. A booking
+        that fails is left to the sweeper, whose due index still holds it."""
+        end = parse_iso(bucket)
+        now = self.clock()
+        if now < end:   # the wait woke early: wait the rest
+            return {"booking_id": "", "bucket": bucket, "outcome": "pending", "status": "",
+                    "wait_seconds": max(1, math.ceil((end - now).total_seconds()))}
+        checked = followed = 0
+        for booking_id in self.store.due_in_bucket(bucket):
+            booking = self.store.get_booking(booking_id)
+            payment = booking.payment if booking else None
+            if payment is None or booking.settled or not payment.next_check_at or payment.next_check_at > bucket:
+                continue
+            try:
+                crash_point("reconcile.before_check")   # the same fault as the one-booking task's
+                result = self.check(booking_id)
+                checked += 1
+                if result["outcome"] != "settled" and follow_up is not None:
+                    follow_up(booking_id, "initial", int(result["wait_seconds"]))
+                    followed += 1
+            except Exception:  # noqa: BLE001 - one payment must not stop the bucket; the sweeper has it
+                logger.exception("bucket check failed for a booking", extra={"booking_id": booking_id})
+        return {"booking_id": "", "bucket": bucket, "outcome": "settled", "status": "", "wait_seconds": 0,
+                "checked": checked, "followed_up": followed}
 
     # ---------------------------------------------------------------------------------- learning
 

@@ -1,0 +1,47 @@
+"""The sale gate: an event's cancellation, enforced inside every hold transaction.
+
+  GATE#<event_id>#<nn>       GATE   ``cancelled_at`` once the event is cancelled (nn = 00..31)
+
+A hold's transaction carries a ``ConditionCheck`` that its gate shard has no ``cancelled_at``;
+the cancellation writes ``cancelled_at`` on every shard in the very transaction that sets the
+event's flag. DynamoDB serialises the two transactions on the shard the hold checks, so a hold
+either commits before the cancellation (and its ``EVENTBOOKINGS#`` entry, written in the same
+transaction, is there when the cancellation job lists the event's bookings, which it does only
+after the flag is set) or fails its check and writes nothing. A missing shard (an event created
+before the gate existed, or never cancelled) passes the check.
+
+The shard is chosen by the booking id, so no single item is read by every hold: at 3,000 holds/s
+on one event each shard sees ~94 checks a second (docs/performance.md).
+"""
+from __future__ import annotations
+
+import zlib
+
+from .codec import Labelled, _attrs
+
+GATE_SHARDS = 32
+GATE = "sale_gate"
+
+
+def gate_key(event_id: str, shard: int) -> dict[str, str]:
+    return {"pk": f"GATE#{event_id}#{shard:02d}", "sk": "GATE"}
+
+
+def gate_shard(booking_id: str) -> int:
+    return zlib.crc32(booking_id.encode()) % GATE_SHARDS
+
+
+def gate_check(table: str, event_id: str, booking_id: str) -> Labelled:
+    return (GATE, {"ConditionCheck": {
+        "TableName": table, "Key": _attrs(gate_key(event_id, gate_shard(booking_id))),
+        "ConditionExpression": "attribute_not_exists(cancelled_at)",
+    }})
+
+
+def close_gates(table: str, event_id: str, at: str) -> list[Labelled]:
+    """Every shard's ``cancelled_at``, for the cancellation's own transaction."""
+    return [(f"{GATE}:{shard:02d}", {"Update": {
+        "TableName": table, "Key": _attrs(gate_key(event_id, shard)),
+        "UpdateExpression": "SET cancelled_at = :at, event_id = :event",
+        "ExpressionAttributeValues": _attrs({":at": at, ":event": event_id}),
+    }}) for shard in range(GATE_SHARDS)]

@@ -1,0 +1,73 @@
+"""The AWS calls of a hold on its real request path (functions/bookings_api over moto), counted by
+wrapping botocore's one entry point for every API call. Issue 15: a hold makes at most the
+transaction, one read and one call that schedules its expiry; a sold-out answer writes nothing and
+reads at most once. A call added to either path fails here."""
+from __future__ import annotations
+
+import json
+import uuid
+from collections import Counter
+
+import pytest
+
+from tests.support.handlers import api_event, call
+
+ORGANIZER = {"X-Api-Key": "organizer-test-key"}
+READS = {"GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems"}
+WRITES = {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
+
+
+@pytest.fixture
+def counted(handler_env, monkeypatch):
+    from botocore.client import BaseClient
+
+    calls: list[str] = []
+    original = BaseClient._make_api_call
+
+    def counting(client, operation, params):
+        calls.append(operation)
+        return original(client, operation, params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", counting)
+    return calls
+
+
+def create_event(capacity):
+    body = json.loads(api_event("create_event.json")["body"]) | {"capacity": capacity}
+    status, created = call("events_api", api_event("create_event.json", headers=ORGANIZER | {
+        "Idempotency-Key": "calls-" + uuid.uuid4().hex}, body=body))
+    assert status == 201, created
+    return created["event_id"]
+
+
+def hold(event_id, customer, calls):
+    calls.clear()
+    status, answer = call("bookings_api", api_event("create_booking.json", path_params={"event_id": event_id},
+                                                      headers={"X-Customer-Id": customer,
+                                                               "Idempotency-Key": "k-" + uuid.uuid4().hex},
+                                                      body={"quantity": 1}))
+    return status, answer, Counter(calls)
+
+
+def test_a_hold_makes_at_most_a_read_the_transaction_and_one_scheduling_call(counted):
+    event_id = create_event(capacity=100)
+    status, _, _ = hold(event_id, "warm-up", counted)     # a new container reads the offering once
+    assert status == 201
+    for n in range(3):
+        status, answer, calls = hold(event_id, f"customer-{n}", counted)
+        assert status == 201, answer
+        assert calls["TransactWriteItems"] == 1, calls
+        assert sum(calls[op] for op in READS) <= 1, calls
+        assert calls["StartExecution"] <= 1, calls
+        assert sum(calls.values()) <= 3, f"a hold made {dict(calls)}"
+        assert set(calls) <= {"TransactWriteItems", "BatchGetItem", "StartExecution"}, calls
+
+
+def test_a_sold_out_answer_writes_nothing_and_reads_at_most_once(counted):
+    event_id = create_event(capacity=1)
+    assert hold(event_id, "first", counted)[0] == 201
+    for n in range(3):
+        status, answer, calls = hold(event_id, f"late-{n}", counted)
+        assert status == 409 and answer["error"]["code"] == "sold_out", answer
+        assert not set(calls) & WRITES, f"a sold-out answer wrote: {dict(calls)}"
+        assert sum(calls[op] for op in READS) <= 1 and sum(calls.values()) <= 1, f"a sold-out answer made {dict(calls)}"
