@@ -25,6 +25,7 @@ cached (Lambda caches nothing it is not shipped, see docs/performance.md).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import subprocess
@@ -35,7 +36,7 @@ from collections import defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Iterator
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINE = "boto3"
@@ -95,7 +96,7 @@ def functions() -> dict[str, dict[str, Any]]:
     return found
 
 
-class _SecretsStandIn(BaseHTTPRequestHandler):
+class SecretsStandIn(BaseHTTPRequestHandler):
     """Answers GetSecretValue (the only call a cold start makes) with a well-formed secret."""
 
     SECRET = {"secret_key": "coldstart-secret", "organizer_api_key": "o" * 32, "admission_token_key": "a" * 32}
@@ -113,6 +114,18 @@ class _SecretsStandIn(BaseHTTPRequestHandler):
 
     def log_message(self, *_: Any) -> None:
         pass
+
+
+@contextlib.contextmanager
+def secrets_stand_in() -> Iterator[str]:
+    """A loopback Secrets Manager endpoint for the cold starts that read the secret."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), SecretsStandIn)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def lambda_variables(logical_id: str, spec: dict[str, Any], task_root: Path, endpoint: str) -> dict[str, str]:
@@ -194,10 +207,7 @@ def measure(layout: Layout, repeats: int, only: list[str] | None, worst: int) ->
     specs = functions()
     if only:
         specs = {k: v for k, v in specs.items() if k in only or v["dir"] in only}
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _SecretsStandIn)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    endpoint = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
+    with secrets_stand_in() as endpoint:
         targets = {BASELINE: (BASELINE, None, lambda_variables("Baseline", next(iter(specs.values())), REPO, endpoint))}
         for logical_id, spec in specs.items():
             root = layout.task_root(logical_id, spec)
@@ -218,8 +228,6 @@ def measure(layout: Layout, repeats: int, only: list[str] | None, worst: int) ->
         for name in [BASELINE, *ranked[:worst]]:
             module, root, env = targets[name]
             attributed[name] = by_package(probe(layout, module, root, env, importtime=True)[2])
-    finally:
-        server.shutdown()
     return {
         "layout": layout.described, "repeats": repeats, "python": sys.version.split()[0],
         "boto3_ms": round(base, 1),

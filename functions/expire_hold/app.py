@@ -1,6 +1,7 @@
 """Hold expiry task: called by the state machine once the hold's time is up."""
 from holdfast import wiring
 from holdfast.observability import log_metrics, logger, tracer
+from holdfast.services import bookings as _bookings  # noqa: F401 - every invocation expires through it: loaded at init
 
 wiring.cold_start()
 
