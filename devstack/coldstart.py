@@ -19,17 +19,23 @@ placeholders) plus what Lambda sets, so Powertools behaves as on Lambda. The sec
 functions that check it at start is answered by a loopback stand-in for Secrets Manager
 (AWS_ENDPOINT_URL): it is part of the cold start, its network time is not.
 
-Every target is imported once before the timed runs, so each is measured with its bytecode
-cached (Lambda caches nothing it is not shipped, see docs/performance.md).
+Bytecode (`--bytecode`): `sam build` ships no `.pyc` files (not for the layer's packages, not for
+boto3 in it), and Lambda's /opt and /var/task are read-only, so on Lambda every module is compiled
+from source at every cold start. ``none`` (the default for the build layout) measures that: the
+probes neither read nor write a bytecode cache (`-B -X pycache_prefix=<empty directory>`).
+``cached`` (the default for the source layout) measures imports from cached bytecode, what a build
+that shipped it would see; every target is imported once first to write it.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
 import json
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import defaultdict
@@ -143,8 +149,9 @@ def lambda_variables(logical_id: str, spec: dict[str, Any], task_root: Path, end
 
 
 class Layout:
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
+    def __init__(self, kind: str, bytecode: str) -> None:
+        self.kind, self.bytecode = kind, bytecode
+        self.no_cache = tempfile.mkdtemp(prefix="coldstart-nopyc-")  # stays empty: -B writes nothing
         if kind == "build":
             from tests.parity import build
 
@@ -167,7 +174,8 @@ class Layout:
 
     def flags(self) -> list[str]:
         # -S: no site-packages (Lambda's interpreter has none beyond its paths); -I: no PYTHON*
-        return ["-S", "-I"] if self.kind == "build" else ["-I"]
+        isolation = ["-S", "-I"] if self.kind == "build" else ["-I"]
+        return isolation + (["-B", "-X", f"pycache_prefix={self.no_cache}"] if self.bytecode == "none" else [])
 
 
 def probe(layout: Layout, module: str, task_root: Path | None, env: dict[str, str],
@@ -229,7 +237,7 @@ def measure(layout: Layout, repeats: int, only: list[str] | None, worst: int) ->
             module, root, env = targets[name]
             attributed[name] = by_package(probe(layout, module, root, env, importtime=True)[2])
     return {
-        "layout": layout.described, "repeats": repeats, "python": sys.version.split()[0],
+        "layout": layout.described, "bytecode": layout.bytecode, "repeats": repeats, "python": sys.version.split()[0],
         "boto3_ms": round(base, 1),
         "functions": {lid: {"median_ms": round(medians[lid], 1), "ratio": round(medians[lid] / base, 2),
                             "runs_ms": [round(t * 1000, 1) for t in times[lid]], "loads": loaded[lid]}
@@ -242,7 +250,8 @@ def measure(layout: Layout, repeats: int, only: list[str] | None, worst: int) ->
 
 def print_report(result: dict[str, Any], target: float, top: int) -> None:
     print(f"layout: {result['layout']}")
-    print(f"median of {result['repeats']} fresh interpreters each, interleaved; python {result['python']}")
+    print(f"bytecode: {result['bytecode']}; median of {result['repeats']} fresh interpreters each, interleaved; "
+          f"python {result['python']}")
     print(f"\n{'':28}{'import ms':>10}{'x boto3':>9}  heavy packages loaded")
     print(f"{'import boto3 alone':28}{result['boto3_ms']:>10.1f}{1.0:>9.2f}")
     for lid, row in result["functions"].items():
@@ -265,6 +274,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="make bench-coldstart", description=__doc__.split("\n\n")[0])
     parser.add_argument("--layout", choices=("auto", "build", "source"), default="auto",
                         help="auto: the sam build when the SAM CLI venv exists, else the source tree")
+    parser.add_argument("--bytecode", choices=("none", "cached"),
+                        help="none: compile every module at every start, as Lambda does with what sam build "
+                             "ships (default for the build layout); cached: from .pyc (default for source)")
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--only", nargs="*", help="logical ids or function folders")
     parser.add_argument("--worst", type=int, default=4, help="how many of the slowest get the importtime breakdown")
@@ -276,8 +288,11 @@ def main(argv: list[str] | None = None) -> int:
     kind = args.layout
     if kind == "auto":
         kind = "build" if (REPO / ".venv-sam" / "bin" / "sam").exists() else "source"
-    layout = Layout(kind)
-    result = measure(layout, args.repeats, args.only, args.worst)
+    layout = Layout(kind, args.bytecode or ("none" if kind == "build" else "cached"))
+    try:
+        result = measure(layout, args.repeats, args.only, args.worst)
+    finally:
+        shutil.rmtree(layout.no_cache, ignore_errors=True)
     print_report(result, args.target, args.top)
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"coldstart-{time.strftime('%Y%m%d-%H%M%S')}.json"

@@ -24,12 +24,22 @@ _FORKING_PROBE = r"""
 import importlib, json, os, sys
 import boto3, botocore.client, aws_lambda_powertools, pydantic
 sys.path.insert(0, os.path.join(sys.argv[1], "layers", "holdfast"))
-for line in sys.stdin:
-    job = json.loads(line)
-    read, write = os.pipe()
+jobs, running, out = [json.loads(line) for line in sys.stdin], {}, sys.argv[2]
+
+
+def reap():
+    pid, _ = os.wait()
+    name, path = running.pop(pid)
+    with open(path) as got:
+        print(json.dumps({"name": name, **json.load(got)}), flush=True)
+
+
+for number, job in enumerate(jobs):
+    if len(running) >= 2:  # two at a time: the machine's cores
+        reap()
+    path = os.path.join(out, f"{number}.json")
     pid = os.fork()
     if pid == 0:
-        os.close(read)
         os.environ.clear()
         os.environ.update(job["env"])
         sys.path.insert(0, job["task_root"])
@@ -39,14 +49,12 @@ for line in sys.stdin:
             answer = {"modules": sorted(sys.modules)}
         except BaseException as exc:
             answer = {"error": f"{type(exc).__name__}: {exc}"}
-        with os.fdopen(write, "w") as out:
-            out.write(json.dumps(answer))
+        with open(path, "w") as result:
+            json.dump(answer, result)
         os._exit(0)
-    os.close(write)
-    with os.fdopen(read) as got:
-        answer = got.read()
-    os.waitpid(pid, 0)
-    print(json.dumps({"name": job["name"], **json.loads(answer)}), flush=True)
+    running[pid] = (job["name"], path)
+while running:
+    reap()
 """
 
 SDK = ("yookassa", "requests", "holdfast.adapters.yookassa_sdk")
@@ -59,7 +67,7 @@ def _event_sources(props: dict) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def loaded() -> dict[str, set[str]]:
+def loaded(tmp_path_factory) -> dict[str, set[str]]:
     specs = functions()
     jobs = []
     with secrets_stand_in() as endpoint:
@@ -71,7 +79,8 @@ def loaded() -> dict[str, set[str]]:
         lid = "ExpireHoldFunction"
         jobs.append({**next(j for j in jobs if j["name"] == lid), "name": "xray-sdk",
                      "env": {**next(j for j in jobs if j["name"] == lid)["env"], "HOLDFAST_XRAY_SDK": "true"}})
-        done = subprocess.run([sys.executable, "-I", "-c", _FORKING_PROBE, str(REPO)],
+        out = tmp_path_factory.mktemp("cold-imports")
+        done = subprocess.run([sys.executable, "-I", "-c", _FORKING_PROBE, str(REPO), str(out)],
                               input="".join(json.dumps(job) + "\n" for job in jobs), capture_output=True,
                               text=True, timeout=120, check=False)
     answers = [json.loads(line) for line in done.stdout.splitlines() if line.startswith('{"name"')]
