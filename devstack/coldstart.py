@@ -4,7 +4,8 @@ For each function in template.yaml, a fresh interpreter imports the function's h
 (its cold start as Lambda runs it: module code included, so the configuration and secret check
 of `wiring.cold_start` too), and another fresh interpreter imports boto3 alone. Every target is
 run `--repeats` times, interleaved round-robin so that the machine's noise falls on all of them
-alike; the medians and the ratio to boto3 are printed, then, for the worst functions, where the
+alike; the medians of the import's CPU time (the interpreter's own, so other load on the machine
+does not count; the wall time is printed too) and the ratio to boto3 are printed, then, for the worst functions, where the
 time goes (`python -X importtime`, self time summed per top-level package).
 
 Layouts (`--layout`):
@@ -53,10 +54,10 @@ WATCHED = ("aws_xray_sdk", "pydantic", "yookassa", "requests", "aws_lambda_power
 _PROBE = r"""
 import importlib, json, sys, time
 sys.path[:0] = json.loads(sys.argv[1])
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 importlib.import_module(sys.argv[2])
-elapsed = time.perf_counter() - started
-print("\n@@coldstart " + json.dumps({"seconds": elapsed, "modules": sorted(sys.modules)}), flush=True)
+elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+print("\n@@coldstart " + json.dumps({"seconds": elapsed, "cpu": cpu, "modules": sorted(sys.modules)}), flush=True)
 """
 
 
@@ -149,14 +150,14 @@ def lambda_variables(logical_id: str, spec: dict[str, Any], task_root: Path, end
 
 
 class Layout:
-    def __init__(self, kind: str, bytecode: str) -> None:
+    def __init__(self, kind: str, bytecode: str, build_dir: Path | None = None) -> None:
         self.kind, self.bytecode = kind, bytecode
         self.no_cache = tempfile.mkdtemp(prefix="coldstart-nopyc-")  # stays empty: -B writes nothing
         if kind == "build":
             from tests.parity import build
 
             started = time.monotonic()
-            self.root = build.build()
+            self.root = build_dir or build.build()
             self.sdk = build.runtime_sdk()
             self.described = f"sam build output {self.root} ({time.monotonic() - started:.0f} s to build or find)"
         else:
@@ -179,8 +180,8 @@ class Layout:
 
 
 def probe(layout: Layout, module: str, task_root: Path | None, env: dict[str, str],
-          importtime: bool = False) -> tuple[float, list[str], str]:
-    """(seconds to import `module`, the modules loaded, -X importtime's report or "")."""
+          importtime: bool = False) -> tuple[dict[str, float], list[str], str]:
+    """({"cpu", "wall"} seconds to import `module`, the modules loaded, -X importtime's report or "")."""
     command = [sys.executable, *layout.flags(), *(["-X", "importtime"] if importtime else []),
                "-c", _PROBE, json.dumps(layout.sys_path(task_root)), module]
     done = subprocess.run(command, env=env, cwd=str(task_root or REPO), capture_output=True, text=True, timeout=120)
@@ -189,7 +190,7 @@ def probe(layout: Layout, module: str, task_root: Path | None, env: dict[str, st
         raise RuntimeError(f"importing {module} from {task_root} failed ({done.returncode}):\n"
                            f"{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
     answer = json.loads(marker[-1].removeprefix("@@coldstart "))
-    return answer["seconds"], answer["modules"], done.stderr if importtime else ""
+    return {"cpu": answer["cpu"], "wall": answer["seconds"]}, answer["modules"], done.stderr if importtime else ""
 
 
 def by_package(report: str) -> dict[str, float]:
@@ -222,12 +223,15 @@ def measure(layout: Layout, repeats: int, only: list[str] | None, worst: int) ->
             targets[logical_id] = (spec["handler_module"], root, lambda_variables(logical_id, spec, root, endpoint))
         loaded = {name: watched(probe(layout, module, root, env)[1]) for name, (module, root, env) in targets.items()}
         times: dict[str, list[float]] = {name: [] for name in targets}
+        walls: dict[str, list[float]] = {name: [] for name in targets}
         order = list(targets)
         for round_ in range(repeats):
             shift = round_ % len(order)  # who goes first changes every round
             for name in order[shift:] + order[:shift]:
                 module, root, env = targets[name]
-                times[name].append(probe(layout, module, root, env)[0])
+                took = probe(layout, module, root, env)[0]
+                times[name].append(took["cpu"])
+                walls[name].append(took["wall"])
             print(f"  round {round_ + 1}/{repeats}", file=sys.stderr, flush=True)
         medians = {name: statistics.median(values) * 1000 for name, values in times.items()}
         base = medians[BASELINE]
@@ -240,9 +244,11 @@ def measure(layout: Layout, repeats: int, only: list[str] | None, worst: int) ->
         "layout": layout.described, "bytecode": layout.bytecode, "repeats": repeats, "python": sys.version.split()[0],
         "boto3_ms": round(base, 1),
         "functions": {lid: {"median_ms": round(medians[lid], 1), "ratio": round(medians[lid] / base, 2),
-                            "runs_ms": [round(t * 1000, 1) for t in times[lid]], "loads": loaded[lid]}
+                            "runs_ms": [round(t * 1000, 1) for t in times[lid]],
+                            "wall_median_ms": round(statistics.median(walls[lid]) * 1000, 1), "loads": loaded[lid]}
                       for lid in ranked},
         "boto3_runs_ms": [round(t * 1000, 1) for t in times[BASELINE]],
+        "boto3_wall_median_ms": round(statistics.median(walls[BASELINE]) * 1000, 1),
         "importtime_ms_by_package": {name: dict(sorted(packages.items(), key=lambda kv: -kv[1]))
                                      for name, packages in attributed.items()},
     }
@@ -252,11 +258,12 @@ def print_report(result: dict[str, Any], target: float, top: int) -> None:
     print(f"layout: {result['layout']}")
     print(f"bytecode: {result['bytecode']}; median of {result['repeats']} fresh interpreters each, interleaved; "
           f"python {result['python']}")
-    print(f"\n{'':28}{'import ms':>10}{'x boto3':>9}  heavy packages loaded")
-    print(f"{'import boto3 alone':28}{result['boto3_ms']:>10.1f}{1.0:>9.2f}")
+    print(f"\n{'':28}{'CPU ms':>8}{'x boto3':>9}{'wall ms':>9}  heavy packages loaded")
+    print(f"{'import boto3 alone':28}{result['boto3_ms']:>8.1f}{1.0:>9.2f}{result['boto3_wall_median_ms']:>9.1f}")
     for lid, row in result["functions"].items():
         flag = "  OVER" if row["ratio"] > target else ""
-        print(f"{lid:28}{row['median_ms']:>10.1f}{row['ratio']:>9.2f}  {', '.join(row['loads']) or '-'}{flag}")
+        print(f"{lid:28}{row['median_ms']:>8.1f}{row['ratio']:>9.2f}{row['wall_median_ms']:>9.1f}  "
+              f"{', '.join(row['loads']) or '-'}{flag}")
     baseline = result["importtime_ms_by_package"].get(BASELINE, {})
     print(f"\nwhere the time goes (-X importtime, self ms per top-level package; beyond boto3's own):")
     for name, packages in result["importtime_ms_by_package"].items():
@@ -277,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bytecode", choices=("none", "cached"),
                         help="none: compile every module at every start, as Lambda does with what sam build "
                              "ships (default for the build layout); cached: from .pyc (default for source)")
+    parser.add_argument("--build-dir", type=Path,
+                        help="a sam build output to measure (default: build the sources, cached like the parity test)")
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--only", nargs="*", help="logical ids or function folders")
     parser.add_argument("--worst", type=int, default=4, help="how many of the slowest get the importtime breakdown")
@@ -288,7 +297,9 @@ def main(argv: list[str] | None = None) -> int:
     kind = args.layout
     if kind == "auto":
         kind = "build" if (REPO / ".venv-sam" / "bin" / "sam").exists() else "source"
-    layout = Layout(kind, args.bytecode or ("none" if kind == "build" else "cached"))
+    if args.build_dir:
+        kind = "build"
+    layout = Layout(kind, args.bytecode or ("none" if kind == "build" else "cached"), args.build_dir)
     try:
         result = measure(layout, args.repeats, args.only, args.worst)
     finally:
