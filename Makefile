@@ -17,7 +17,7 @@ SAM_STAMP := $(SAM_VENV)/.installed
 PYTHON312 ?= $(shell command -v python3.12 2>/dev/null)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv sam-venv parity-build graphviz chromium test lint run sandbox invoke bench bench-profile proof notebook notebook-html screenshots clean
+.PHONY: help venv sam-venv parity-build graphviz chromium test lint run sandbox invoke bench bench-profile bench-coldstart proof notebook notebook-html screenshots clean
 
 help:
 	@echo "make run      start the whole system locally (AWS emulator, API, payment sandbox, demo event)"
@@ -26,6 +26,7 @@ help:
 	@echo "make invoke FUNCTION=BookingsApiFunction EVENT=events/create_booking.json"
 	@echo "              run one function with one event on the local stack (make run's, or one started for it)"
 	@echo "make bench    the load test (300 attempts/s for 60 s on loopback) and the per-operation cost profile"
+	@echo "make bench-coldstart  each function's cold start import next to import boto3 alone (ratio, top importers)"
 	@echo "make proof    10,000 randomized histories of the whole model with faults, invariants after every step;"
 	@echo "              then an event cancellation at full size (200 paid bookings, 30 holds, 10 pending payments)"
 	@echo "              and the waiting room's burst of 3,000 arrivals"
@@ -120,6 +121,11 @@ bench: $(STAMP)
 
 bench-profile: $(STAMP)
 	@$(PY) -m devstack.bench --profile
+
+# each function's cold start (the import of its handler module, as `sam build` packages it) next to
+# `import boto3` alone, in one run (devstack/coldstart.py; LAYOUT=source skips the build)
+bench-coldstart: $(STAMP) $(SAM_STAMP)
+	@$(PY) -m devstack.coldstart $(if $(LAYOUT),--layout $(LAYOUT))
 
 HISTORIES ?= 10000
 STEPS ?= 25

@@ -6,6 +6,7 @@ from holdfast import wiring
 from holdfast.http import json_response, make_resolver, parse_body, require_organizer
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.schemas import _flat_choice
+from holdfast.services import reviews as _reviews  # noqa: F401 - every route uses it: loaded at init
 
 wiring.cold_start(secret=True)
 

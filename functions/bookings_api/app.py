@@ -6,6 +6,7 @@ from holdfast.appointment_schemas import SlotBookingIn
 from holdfast.domain.commands import HoldPlaces
 from holdfast.schemas import BookingIn, ResolutionIn
 from holdfast.services.bookings import describe
+from holdfast.services import admission as _admission  # noqa: F401 - every change is rate limited: loaded at init
 
 wiring.cold_start(secret=True)
 

@@ -9,6 +9,7 @@ from holdfast import wiring
 from holdfast.http import header, json_response, make_resolver, parse_body, require_organizer
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.schemas import EventListQuery, EventPatchIn
+from holdfast.services import listing as _listing  # noqa: F401 - every route uses it: loaded at init
 
 wiring.cold_start(secret=True)
 

@@ -6,6 +6,7 @@ from holdfast.observability import log_metrics, logger, tracer
 from holdfast.appointment_schemas import ResourceIn, ServiceIn
 from holdfast.schemas import EventCancelIn, EventIn
 from holdfast.services.event_cancellation import validate_reason
+from holdfast.services import catalog as _catalog  # noqa: F401 - the event routes use it: loaded at init
 
 wiring.cold_start(secret=True)
 

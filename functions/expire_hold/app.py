@@ -3,6 +3,7 @@ bucket's end has passed (``event_id`` and ``bucket``), or one hold (``booking_id
 started before buckets existed)."""
 from holdfast import wiring
 from holdfast.observability import log_metrics, logger, tracer
+from holdfast.services import bookings as _bookings  # noqa: F401 - every invocation expires through it: loaded at init
 
 wiring.cold_start()
 

@@ -6,7 +6,9 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from holdfast import wiring
 from holdfast.adapters.provider import ProviderNotFound
+from holdfast.adapters import yookassa_sdk as _sdk  # noqa: F401 - every record is fetched from the provider: loaded at init
 from holdfast.faults import crash_point
+from holdfast.services import payments as _payments  # noqa: F401 - and applied by it
 from holdfast.observability import log_metrics, logger, tracer
 
 wiring.cold_start(secret=True)

@@ -3,6 +3,7 @@ first check of every payment due in a time bucket."""
 from holdfast import wiring
 from holdfast.faults import crash_point
 from holdfast.observability import log_metrics, logger, tracer
+from holdfast.services import reconciliation as _reconciliation  # noqa: F401 - every check uses it: loaded at init
 
 wiring.cold_start(secret=True)
 

@@ -2,6 +2,7 @@
 from holdfast import wiring
 from holdfast.http import customer_id, json_response, make_resolver
 from holdfast.observability import log_metrics, logger, tracer
+from holdfast.services import admission as _admission  # noqa: F401 - every route uses it: loaded at init
 
 wiring.cold_start(secret=True)
 

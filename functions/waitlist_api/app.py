@@ -3,6 +3,7 @@ from holdfast import wiring
 from holdfast.http import customer_id, json_response, make_resolver, parse_body
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.schemas import WaitlistIn
+from holdfast.services import waitlist as _waitlist  # noqa: F401 - every route uses it: loaded at init
 
 wiring.cold_start()
 

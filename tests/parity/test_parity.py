@@ -11,6 +11,7 @@ import json
 import socket
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -135,6 +136,8 @@ def test_every_function_imports_from_the_build_alone(environments, built, runtim
         allowed = (str(built / lid), str(built / "HoldfastLayer" / "python"), str(runtime_sdk))
         for name, where in init["modules"].items():
             assert where and where.startswith(allowed), f"{lid}: {name} came from {where}"
+        # XRaySdkTracing defaults to false: no function pays for the SDK at its cold start
+        assert "aws_xray_sdk" not in init["modules"], f"{lid} imported the X-Ray SDK"
     assert not failures, "functions that fail at import on Lambda:\n" + "\n".join(
         f"  {lid}: {error}" for lid, error in sorted(failures.items()))
 
@@ -251,7 +254,9 @@ def test_every_function_answers_its_sample_events(environments, parity_system, x
     time.sleep(0.2)
     segments = _drain(xray_daemon)
     print(f"\nX-Ray segments sent to the daemon address: {segments}")
-    assert segments >= len(SCENARIO), "Tracer ran as on Lambda and sent a segment per invocation"
+    # without the SDK (XRaySdkTracing=false) Lambda's active tracing records the invocations; the
+    # functions send nothing themselves (the SDK's own run: the test below)
+    assert segments == 0, "a function sent segments without XRaySdkTracing=true"
     # moto enforces no IAM: hold every call the built functions made to their roles
     verdict = iam.check(calls, stack)
     performed = sorted({(c["function"], c["service"], c["action"]) for c in calls})
@@ -260,6 +265,30 @@ def test_every_function_answers_its_sample_events(environments, parity_system, x
         print("  ", *row)
     assert {lid for lid, _, _ in performed} == set(environments), "every function reached AWS"
     assert not verdict.denied, "AccessDenied on AWS:\n" + "\n".join(verdict.denied)
+
+
+def test_the_xray_sdk_tracer_runs_from_the_build_when_asked(parity_system, built, runtime_sdk, xray_daemon,
+                                                            tmp_path):
+    """XRaySdkTracing=true: Powertools' Tracer and the X-Ray SDK come from the layer and send a
+    segment per invocation to the daemon address, as on Lambda."""
+    stack = parity_system["stack"]
+    fn = stack.functions["SweepDueFunction"]
+    asked = SimpleNamespace(**{name: getattr(fn, name) for name in
+                               ("function_name", "memory_size", "handler", "arn", "timeout", "logical_id")},
+                            environment={**fn.environment, "HOLDFAST_XRAY_SDK": "true"})
+    env = LambdaEnvironment(asked, stack, built / "SweepDueFunction", built / "HoldfastLayer" / "python",
+                            runtime_sdk, xray_daemon.getsockname()[1], tmp_path / "sweep-xray.log")
+    try:
+        init = env.ready()
+        assert init["ready"], init
+        assert init["modules"].get("aws_xray_sdk", "").startswith(str(built / "HoldfastLayer" / "python"))
+        _drain(xray_daemon)
+        answer = env.invoke(_substituted("sweep_due.json", {}))
+        assert "errorType" not in answer, answer
+        time.sleep(0.2)
+        assert _drain(xray_daemon) >= 1, "Tracer sent the invocation's segment"
+    finally:
+        env.close()
 
 
 def test_the_roles_deny_what_the_template_does_not_grant(parity_system):

@@ -1,6 +1,8 @@
 """Issue 11, findings 2, 3, 8, 9, 10: money moved twice, refunds settled against the wrong refund or
 timed from the wrong moment, operator decisions blind to the provider, and customer cancellations
 that the customer still pays for. Real store (moto), in-memory provider."""
+import random
+
 import pytest
 
 from holdfast.adapters.provider import ProviderRejected
@@ -10,6 +12,7 @@ from holdfast.domain.inventory import Move
 from holdfast.domain.statuses import BookingStatus
 from holdfast.schemas import BookingIn
 from holdfast.services import transitions
+from holdfast.services.bookings import BookingService
 from tests.unit.conftest import event_request
 
 
@@ -472,15 +475,17 @@ def _authorised_review(bookings, payments, provider, reconciler, store, event, c
 
 
 def _sell_out_after_replan(payments, bookings, catalog, event):
-    """The fault: between the operator's look at the places and taking them, others take them all."""
+    """The fault: between the operator's look at the places and taking them, others take them all.
+    The others are other containers: they read the table, not this container's availability snapshot."""
     real = payments.replan
+    others = BookingService(bookings.store, bookings.clock, rng=random.Random(11), snapshot_seconds=0)
 
     def replan_then_lose_the_race(booking):
         places = real(booking)
         n = 0
         while counts(catalog, event)["available"]:
             n += 1
-            hold(bookings, event, customer=f"rival-{n}", key=f"r-{n}", n=min(2, counts(catalog, event)["available"]))
+            hold(others, event, customer=f"rival-{n}", key=f"r-{n}", n=min(2, counts(catalog, event)["available"]))
         return places
 
     payments.replan = replan_then_lose_the_race

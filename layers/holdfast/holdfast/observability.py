@@ -27,11 +27,35 @@ from collections import Counter
 from datetime import datetime
 from typing import Any, Callable
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 logger = Logger()
-tracer = Tracer()
+
+
+class SdkTracer:
+    """Powertools' Tracer, built only where the X-Ray SDK is wanted (``HOLDFAST_XRAY_SDK=true``,
+    the template's XRaySdkTracing parameter). The SDK and its patching of botocore and requests
+    cost every cold start more than boto3's own import, and Lambda's active tracing already
+    records each invocation without it (docs/performance.md, "Cold start"). Without it the
+    decorators hand the function back untouched."""
+
+    def __init__(self) -> None:
+        self.enabled = os.environ.get("HOLDFAST_XRAY_SDK", "false").strip().lower() == "true"
+        self._tracer: Any = None
+        if self.enabled:
+            from aws_lambda_powertools.tracing import Tracer
+
+            self._tracer = Tracer()
+
+    def capture_method(self, method: Callable[..., Any]) -> Callable[..., Any]:
+        return self._tracer.capture_method(method) if self._tracer else method
+
+    def capture_lambda_handler(self, handler: Callable[..., Any]) -> Callable[..., Any]:
+        return self._tracer.capture_lambda_handler(handler) if self._tracer else handler
+
+
+tracer = SdkTracer()
 
 NAMESPACE = "Holdfast"
 

@@ -1,14 +1,24 @@
-"""Builds the collaborators of the services from the process settings, once per cold start."""
+"""Builds the collaborators of the services from the process settings, once per cold start.
+
+Every factory imports what it builds when it is first called, never at the top of this module: a
+function imports this module, and it must load only what its own handler calls (the store, the
+provider SDK, a service and its kinds), not what any function might (docs/performance.md,
+"Cold start"; tests/contract/test_cold_imports.py holds each function to it). A new factory
+follows the same pattern: ``@functools.cache``, imports inside, listed in ``reset``.
+"""
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
-from .adapters.aws import HoldExpiryScheduler, PaymentEventsQueue, ReconciliationStarter, read_secret
-from .adapters.dynamo import BookingStore
-from .adapters.provider import YooKassaProvider
 from .clock import system_clock
 from .config import ConfigurationError, load_settings, settings
 from .observability import logger
+
+if TYPE_CHECKING:
+    from .adapters.aws import HoldExpiryScheduler, PaymentEventsQueue, ReconciliationStarter
+    from .adapters.dynamo import BookingStore
+    from .adapters.provider import YooKassaProvider
 
 #: Every field of the provider secret (README, "Configuration"); each function that reads the
 #: secret refuses to start without all of them.
@@ -21,6 +31,8 @@ SECRET_FIELDS = {
 
 def provider_secret() -> dict[str, str]:
     """The shared secret, checked for every field (read through a five-minute cache)."""
+    from .adapters.aws import read_secret
+
     name = settings().provider_secret_name
     secret = read_secret(name)
     missing = [field for field, least in SECRET_FIELDS.items()
@@ -46,11 +58,15 @@ def cold_start(*, secret: bool = False) -> None:
 
 @functools.cache
 def store() -> BookingStore:
+    from .adapters.dynamo import BookingStore
+
     return BookingStore(settings().bookings_table_name)
 
 
 @functools.cache
 def provider() -> YooKassaProvider:
+    from .adapters.provider import YooKassaProvider
+
     config = settings()
     secret = provider_secret()
     return YooKassaProvider(config.provider_api_url, config.provider_shop_id, secret["secret_key"], config.provider_timeout_seconds)
@@ -58,12 +74,16 @@ def provider() -> YooKassaProvider:
 
 @functools.cache
 def scheduler() -> HoldExpiryScheduler:
+    from .adapters.aws import HoldExpiryScheduler
+
     return HoldExpiryScheduler(settings().hold_expiry_state_machine_arn,
                                reminder_seconds=settings().hold_reminder_seconds)
 
 
 @functools.cache
 def payment_events_queue() -> PaymentEventsQueue:
+    from .adapters.aws import PaymentEventsQueue
+
     return PaymentEventsQueue(settings().payment_events_queue_url)
 
 
@@ -96,6 +116,7 @@ def booking_view_extras(booking) -> dict:  # noqa: ANN001
 
 def parking_keys():
     """Every lot's Ed25519 key, derived from the master seed (read through the five-minute cache)."""
+    from .adapters.aws import read_secret
     from .parking_tokens import LotKeys
 
     name = settings().parking_key_secret_name
@@ -139,6 +160,8 @@ def appointments():
 
 @functools.cache
 def reconciliation_starter() -> ReconciliationStarter | None:
+    from .adapters.aws import ReconciliationStarter
+
     arn = settings().reconciliation_state_machine_arn
     return ReconciliationStarter(arn) if arn else None
 

@@ -8,7 +8,6 @@ from datetime import timedelta
 from typing import Any
 
 import boto3
-from aws_lambda_powertools.utilities import parameters
 from botocore.exceptions import ClientError
 
 from ..clock import Clock, iso, parse_iso, system_clock
@@ -154,6 +153,8 @@ class PaymentEventsQueue:
 
 def read_secret(name: str) -> dict[str, str]:
     """The JSON secret shared by the functions, cached for five minutes per process."""
+    from aws_lambda_powertools.utilities import parameters
+
     value = parameters.get_secret(name, transform="json", max_age=300)
     if not isinstance(value, dict):
         raise RuntimeError(f"secret {name} must be a JSON object")

@@ -1,0 +1,317 @@
+"""make bench-coldstart: the import of every function's handler module next to `import boto3`.
+
+For each function in template.yaml, a fresh interpreter imports the function's handler module
+(its cold start as Lambda runs it: module code included, so the configuration and secret check
+of `wiring.cold_start` too), and another fresh interpreter imports boto3 alone. Every target is
+run `--repeats` times, interleaved round-robin so that the machine's noise falls on all of them
+alike; the medians of the import's CPU time (the interpreter's own, so other load on the machine
+does not count; the wall time is printed too) and the ratio to boto3 are printed, then, for the worst functions, where the
+time goes (`python -X importtime`, self time summed per top-level package).
+
+Layouts (`--layout`):
+
+* ``build`` (default when the SAM CLI venv exists): what `sam build` packages, the way Lambda
+  lays it out and the parity test runs it: `python -S -I`, sys.path = the built function, the
+  built layer's python/ and the runtime's own boto3 (tests/parity/build.py builds and caches it).
+* ``source``: functions/<name>/ and layers/holdfast/ on sys.path in the dev venv.
+
+The environment is the function's own, from the template (parameter defaults, resources named by
+placeholders) plus what Lambda sets, so Powertools behaves as on Lambda. The secret read of the
+functions that check it at start is answered by a loopback stand-in for Secrets Manager
+(AWS_ENDPOINT_URL): it is part of the cold start, its network time is not.
+
+Bytecode (`--bytecode`): `sam build` ships no `.pyc` files (not for the layer's packages, not for
+boto3 in it), and Lambda's /opt and /var/task are read-only, so on Lambda every module is compiled
+from source at every cold start. ``none`` (the default for the build layout) measures that: the
+probes neither read nor write a bytecode cache (`-B -X pycache_prefix=<empty directory>`).
+``cached`` (the default for the source layout) measures imports from cached bytecode, what a build
+that shipped it would see; every target is imported once first to write it.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Iterator
+
+REPO = Path(__file__).resolve().parents[1]
+BASELINE = "boto3"
+#: Packages worth naming when a function loads them (the heavy ones of the layer).
+WATCHED = ("aws_xray_sdk", "pydantic", "yookassa", "requests", "aws_lambda_powertools.event_handler",
+           "aws_lambda_powertools.utilities.parameters", "aws_lambda_powertools.utilities.batch")
+
+_PROBE = r"""
+import importlib, json, sys, time
+sys.path[:0] = json.loads(sys.argv[1])
+started, cpu = time.perf_counter(), time.process_time()
+importlib.import_module(sys.argv[2])
+elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+print("\n@@coldstart " + json.dumps({"seconds": elapsed, "cpu": cpu, "modules": sorted(sys.modules)}), flush=True)
+"""
+
+
+# ----------------------------------------------------------------------------------- environment
+
+
+def functions() -> dict[str, dict[str, Any]]:
+    """logical id -> {"dir", "handler_module", "memory", "variables"} for every function."""
+    from devstack.aws.template import Resolver, Unresolvable, load_template, resolve_parameters
+
+    template = load_template(REPO / "template.yaml")
+
+    class Placeholders(Resolver):
+        # resources are not created here: a name that says what it stands for is enough
+        def ref(self, name: str) -> Any:
+            try:
+                return super().ref(name)
+            except Unresolvable:
+                return f"holdfast-{name}"
+
+        def get_att(self, logical_id: str, attribute: str) -> Any:
+            return f"holdfast-{logical_id}-{attribute}"
+
+    resolver = Placeholders(resolve_parameters(template, {"ProviderShopId": "100500"}),
+                            {"AWS::Region": "eu-central-1", "AWS::AccountId": "123456789012",
+                             "AWS::StackName": "holdfast", "AWS::Partition": "aws", "AWS::URLSuffix": "amazonaws.com"},
+                            template.get("Conditions"), template.get("Mappings"))
+    defaults = template["Globals"]["Function"]
+    shared = (defaults.get("Environment") or {}).get("Variables") or {}
+    found = {}
+    for logical_id, resource in template["Resources"].items():
+        if resource["Type"] != "AWS::Serverless::Function":
+            continue
+        props = resource["Properties"]
+        own = (props.get("Environment") or {}).get("Variables") or {}
+        variables = {k: resolver.resolve(v) for k, v in {**shared, **own}.items()}
+        found[logical_id] = {
+            "dir": str(props["CodeUri"]).rstrip("/").split("/")[-1],
+            "handler_module": props["Handler"].rpartition(".")[0],
+            "memory": props.get("MemorySize", defaults.get("MemorySize", 128)),
+            "variables": {k: str(v) for k, v in variables.items()},
+        }
+    return found
+
+
+class SecretsStandIn(BaseHTTPRequestHandler):
+    """Answers GetSecretValue (the only call a cold start makes) with a well-formed secret."""
+
+    SECRET = {"secret_key": "coldstart-secret", "organizer_api_key": "o" * 32, "admission_token_key": "a" * 32}
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        name = str(request.get("SecretId", "secret"))
+        body = json.dumps({"ARN": f"arn:aws:secretsmanager:eu-central-1:123456789012:secret:{name}",
+                           "Name": name, "VersionId": "1", "SecretString": json.dumps(self.SECRET)}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-amz-json-1.1")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def secrets_stand_in() -> Iterator[str]:
+    """A loopback Secrets Manager endpoint for the cold starts that read the secret."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), SecretsStandIn)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def lambda_variables(logical_id: str, spec: dict[str, Any], task_root: Path, endpoint: str) -> dict[str, str]:
+    from tests.parity.lambda_env import lambda_environment
+
+    fn = SimpleNamespace(function_name=f"holdfast-{logical_id}", memory_size=spec["memory"], handler=f"{spec['handler_module']}.lambda_handler",
+                         arn=f"arn:aws:lambda:eu-central-1:123456789012:function:holdfast-{logical_id}",
+                         environment=spec["variables"])
+    env = lambda_environment(fn, SimpleNamespace(region="eu-central-1", aws_endpoint=endpoint), xray_port=9)
+    env["LAMBDA_TASK_ROOT"] = str(task_root)
+    return env
+
+
+# ----------------------------------------------------------------------------------- layouts
+
+
+class Layout:
+    def __init__(self, kind: str, bytecode: str, build_dir: Path | None = None) -> None:
+        self.kind, self.bytecode = kind, bytecode
+        self.no_cache = tempfile.mkdtemp(prefix="coldstart-nopyc-")  # stays empty: -B writes nothing
+        if kind == "build":
+            from tests.parity import build
+
+            started = time.monotonic()
+            self.root = build_dir or build.build()
+            self.sdk = build.runtime_sdk()
+            self.described = f"sam build output {self.root} ({time.monotonic() - started:.0f} s to build or find)"
+        else:
+            self.described = f"source tree {REPO} in {sys.prefix}"
+
+    def task_root(self, logical_id: str, spec: dict[str, Any]) -> Path:
+        return self.root / logical_id if self.kind == "build" else REPO / "functions" / spec["dir"]
+
+    def sys_path(self, task_root: Path | None) -> list[str]:
+        if self.kind == "build":
+            found = [str(self.root / "HoldfastLayer" / "python"), str(self.sdk)]
+        else:
+            found = [str(REPO / "layers" / "holdfast")]
+        return ([str(task_root)] if task_root else []) + found
+
+    def flags(self) -> list[str]:
+        # -S: no site-packages (Lambda's interpreter has none beyond its paths); -I: no PYTHON*
+        isolation = ["-S", "-I"] if self.kind == "build" else ["-I"]
+        return isolation + (["-B", "-X", f"pycache_prefix={self.no_cache}"] if self.bytecode == "none" else [])
+
+
+def probe(layout: Layout, module: str, task_root: Path | None, env: dict[str, str],
+          importtime: bool = False) -> tuple[dict[str, float], list[str], str]:
+    """({"cpu", "wall"} seconds to import `module`, the modules loaded, -X importtime's report or "")."""
+    command = [sys.executable, *layout.flags(), *(["-X", "importtime"] if importtime else []),
+               "-c", _PROBE, json.dumps(layout.sys_path(task_root)), module]
+    done = subprocess.run(command, env=env, cwd=str(task_root or REPO), capture_output=True, text=True, timeout=120)
+    marker = [line for line in done.stdout.splitlines() if line.startswith("@@coldstart ")]
+    if done.returncode != 0 or not marker:
+        raise RuntimeError(f"importing {module} from {task_root} failed ({done.returncode}):\n"
+                           f"{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+    answer = json.loads(marker[-1].removeprefix("@@coldstart "))
+    return {"cpu": answer["cpu"], "wall": answer["seconds"]}, answer["modules"], done.stderr if importtime else ""
+
+
+def by_package(report: str) -> dict[str, float]:
+    """-X importtime's self times (µs) summed per top-level package, in ms."""
+    totals: dict[str, float] = defaultdict(float)
+    for line in report.splitlines():
+        if not line.startswith("import time:") or "self [us]" in line:
+            continue
+        self_us, _cumulative, name = (part.strip() for part in line.removeprefix("import time:").split("|"))
+        totals[name.split(".")[0]] += int(self_us) / 1000
+    return dict(totals)
+
+
+def watched(modules: list[str]) -> list[str]:
+    loaded = set(modules)
+    return [name for name in WATCHED if name in loaded]
+
+
+# ----------------------------------------------------------------------------------- the run
+
+
+def measure(layout: Layout, repeats: int, only: list[str] | None, worst: int) -> dict[str, Any]:
+    specs = functions()
+    if only:
+        specs = {k: v for k, v in specs.items() if k in only or v["dir"] in only}
+    with secrets_stand_in() as endpoint:
+        targets = {BASELINE: (BASELINE, None, lambda_variables("Baseline", next(iter(specs.values())), REPO, endpoint))}
+        for logical_id, spec in specs.items():
+            root = layout.task_root(logical_id, spec)
+            targets[logical_id] = (spec["handler_module"], root, lambda_variables(logical_id, spec, root, endpoint))
+        loaded = {name: watched(probe(layout, module, root, env)[1]) for name, (module, root, env) in targets.items()}
+        times: dict[str, list[float]] = {name: [] for name in targets}
+        walls: dict[str, list[float]] = {name: [] for name in targets}
+        order = list(targets)
+        for round_ in range(repeats):
+            shift = round_ % len(order)  # who goes first changes every round
+            for name in order[shift:] + order[:shift]:
+                module, root, env = targets[name]
+                took = probe(layout, module, root, env)[0]
+                times[name].append(took["cpu"])
+                walls[name].append(took["wall"])
+            print(f"  round {round_ + 1}/{repeats}", file=sys.stderr, flush=True)
+        medians = {name: statistics.median(values) * 1000 for name, values in times.items()}
+        base = medians[BASELINE]
+        ranked = sorted(specs, key=lambda lid: medians[lid], reverse=True)
+        attributed = {}
+        for name in [BASELINE, *ranked[:worst]]:
+            module, root, env = targets[name]
+            attributed[name] = by_package(probe(layout, module, root, env, importtime=True)[2])
+    return {
+        "layout": layout.described, "bytecode": layout.bytecode, "repeats": repeats, "python": sys.version.split()[0],
+        "boto3_ms": round(base, 1),
+        "functions": {lid: {"median_ms": round(medians[lid], 1), "ratio": round(medians[lid] / base, 2),
+                            "runs_ms": [round(t * 1000, 1) for t in times[lid]],
+                            "wall_median_ms": round(statistics.median(walls[lid]) * 1000, 1), "loads": loaded[lid]}
+                      for lid in ranked},
+        "boto3_runs_ms": [round(t * 1000, 1) for t in times[BASELINE]],
+        "boto3_wall_median_ms": round(statistics.median(walls[BASELINE]) * 1000, 1),
+        "importtime_ms_by_package": {name: dict(sorted(packages.items(), key=lambda kv: -kv[1]))
+                                     for name, packages in attributed.items()},
+    }
+
+
+def print_report(result: dict[str, Any], target: float, top: int) -> None:
+    print(f"layout: {result['layout']}")
+    print(f"bytecode: {result['bytecode']}; median of {result['repeats']} fresh interpreters each, interleaved; "
+          f"python {result['python']}")
+    print(f"\n{'':28}{'CPU ms':>8}{'x boto3':>9}{'wall ms':>9}  heavy packages loaded")
+    print(f"{'import boto3 alone':28}{result['boto3_ms']:>8.1f}{1.0:>9.2f}{result['boto3_wall_median_ms']:>9.1f}")
+    for lid, row in result["functions"].items():
+        flag = "  OVER" if row["ratio"] > target else ""
+        print(f"{lid:28}{row['median_ms']:>8.1f}{row['ratio']:>9.2f}{row['wall_median_ms']:>9.1f}  "
+              f"{', '.join(row['loads']) or '-'}{flag}")
+    baseline = result["importtime_ms_by_package"].get(BASELINE, {})
+    print(f"\nwhere the time goes (-X importtime, self ms per top-level package; beyond boto3's own):")
+    for name, packages in result["importtime_ms_by_package"].items():
+        if name == BASELINE:
+            print(f"  {name}: " + ", ".join(f"{p} {ms:.0f}" for p, ms in list(packages.items())[:top]))
+            continue
+        extra = {p: ms - baseline.get(p, 0.0) for p, ms in packages.items()}
+        ranked = sorted(extra.items(), key=lambda kv: -kv[1])[:top]
+        print(f"  {name}: " + ", ".join(f"{p} {ms:+.0f}" for p, ms in ranked))
+    over = [lid for lid, row in result["functions"].items() if row["ratio"] > target]
+    print(f"\ntarget <= {target}x boto3: " + ("met by every function" if not over else f"over: {', '.join(over)}"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="make bench-coldstart", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--layout", choices=("auto", "build", "source"), default="auto",
+                        help="auto: the sam build when the SAM CLI venv exists, else the source tree")
+    parser.add_argument("--bytecode", choices=("none", "cached"),
+                        help="none: compile every module at every start, as Lambda does with what sam build "
+                             "ships (default for the build layout); cached: from .pyc (default for source)")
+    parser.add_argument("--build-dir", type=Path,
+                        help="a sam build output to measure (default: build the sources, cached like the parity test)")
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--only", nargs="*", help="logical ids or function folders")
+    parser.add_argument("--worst", type=int, default=4, help="how many of the slowest get the importtime breakdown")
+    parser.add_argument("--top", type=int, default=6, help="packages named per breakdown")
+    parser.add_argument("--target", type=float, default=1.5, help="ratio to boto3 that counts as met")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a function is over the target")
+    parser.add_argument("--out", type=Path, default=REPO / "bench-results")
+    args = parser.parse_args(argv)
+    kind = args.layout
+    if kind == "auto":
+        kind = "build" if (REPO / ".venv-sam" / "bin" / "sam").exists() else "source"
+    if args.build_dir:
+        kind = "build"
+    layout = Layout(kind, args.bytecode or ("none" if kind == "build" else "cached"), args.build_dir)
+    try:
+        result = measure(layout, args.repeats, args.only, args.worst)
+    finally:
+        shutil.rmtree(layout.no_cache, ignore_errors=True)
+    print_report(result, args.target, args.top)
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"coldstart-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    path.write_text(json.dumps(result, indent=2))
+    print(f"results: {path}")
+    over = any(row["ratio"] > args.target for row in result["functions"].values())
+    return 1 if args.check and over else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""Each function's cold start imports what the function uses and not what others do (issue 15).
+
+Every handler module is imported in an interpreter of its own, with the function's environment
+from the template (devstack/coldstart.py builds it; the secret read at start is answered on
+loopback), and the modules it loaded are held against what the function needs. Modules, not
+milliseconds: `make bench-coldstart` measures the time, this only keeps the heavy packages off
+the functions that do not use them. To keep it quick, one interpreter loads what every function
+loads anyway (boto3, Powertools' logger, pydantic for the settings) and forks a child per function.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from devstack.coldstart import functions, lambda_variables, secrets_stand_in
+from tests.support.handlers import REPO
+from tests.support.template import template
+
+# Preloaded in the parent: every function needs them (boto3, the logger, the settings' pydantic).
+_FORKING_PROBE = r"""
+import importlib, json, os, sys
+import boto3, botocore.client, aws_lambda_powertools, pydantic
+sys.path.insert(0, os.path.join(sys.argv[1], "layers", "holdfast"))
+jobs, running, out = [json.loads(line) for line in sys.stdin], {}, sys.argv[2]
+
+
+def reap():
+    pid, _ = os.wait()
+    name, path = running.pop(pid)
+    with open(path) as got:
+        print(json.dumps({"name": name, **json.load(got)}), flush=True)
+
+
+for number, job in enumerate(jobs):
+    if len(running) >= 2:  # two at a time: the machine's cores
+        reap()
+    path = os.path.join(out, f"{number}.json")
+    pid = os.fork()
+    if pid == 0:
+        os.environ.clear()
+        os.environ.update(job["env"])
+        sys.path.insert(0, job["task_root"])
+        os.chdir(job["task_root"])
+        try:
+            importlib.import_module(job["module"])
+            answer = {"modules": sorted(sys.modules)}
+        except BaseException as exc:
+            answer = {"error": f"{type(exc).__name__}: {exc}"}
+        with open(path, "w") as result:
+            json.dump(answer, result)
+        os._exit(0)
+    running[pid] = (job["name"], path)
+while running:
+    reap()
+"""
+
+SDK = ("yookassa", "requests", "holdfast.adapters.yookassa_sdk")
+#: Functions that call the provider on every invocation, so load its SDK at init.
+CALL_THE_PROVIDER_ALWAYS = {"PaymentEventsFunction"}
+
+
+def _event_sources(props: dict) -> set[str]:
+    return {source["Type"] for source in (props.get("Events") or {}).values()}
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory) -> dict[str, set[str]]:
+    specs = functions()
+    jobs = []
+    with secrets_stand_in() as endpoint:
+        for lid, spec in specs.items():
+            root = REPO / "functions" / spec["dir"]
+            env = lambda_variables(lid, spec, root, endpoint)
+            jobs.append({"name": lid, "module": spec["handler_module"], "task_root": str(root), "env": env})
+        # the opt-in X-Ray SDK tracer, on one function
+        lid = "ExpireHoldFunction"
+        jobs.append({**next(j for j in jobs if j["name"] == lid), "name": "xray-sdk",
+                     "env": {**next(j for j in jobs if j["name"] == lid)["env"], "HOLDFAST_XRAY_SDK": "true"}})
+        out = tmp_path_factory.mktemp("cold-imports")
+        done = subprocess.run([sys.executable, "-I", "-c", _FORKING_PROBE, str(REPO), str(out)],
+                              input="".join(json.dumps(job) + "\n" for job in jobs), capture_output=True,
+                              text=True, timeout=120, check=False)
+    answers = [json.loads(line) for line in done.stdout.splitlines() if line.startswith('{"name"')]
+    assert len(answers) == len(jobs), f"probe failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    failed = {a["name"]: a["error"] for a in answers if "error" in a}
+    assert not failed, f"handler modules that do not import: {failed}"
+    return {a["name"]: set(a["modules"]) for a in answers}
+
+
+def _functions() -> dict[str, dict]:
+    return {lid: r["Properties"] for lid, r in template()["Resources"].items()
+            if r["Type"] == "AWS::Serverless::Function"}
+
+
+def test_no_function_loads_the_xray_sdk_unless_asked(loaded):
+    carrying = sorted(lid for lid in _functions() if "aws_xray_sdk" in loaded[lid])
+    assert carrying == [], "the X-Ray SDK is imported at the cold start of " + ", ".join(carrying)
+    assert "aws_xray_sdk.core" in loaded["xray-sdk"], "HOLDFAST_XRAY_SDK=true builds Powertools' Tracer"
+
+
+def test_only_functions_that_always_call_the_provider_load_its_sdk(loaded):
+    carrying = {lid for lid in _functions() if any(name in loaded[lid] for name in SDK)}
+    assert carrying == CALL_THE_PROVIDER_ALWAYS, (
+        f"the provider SDK loads at the cold start of {sorted(carrying - CALL_THE_PROVIDER_ALWAYS)}; "
+        f"missing from {sorted(CALL_THE_PROVIDER_ALWAYS - carrying)}")
+
+
+def test_each_function_loads_only_the_event_machinery_of_its_own_sources(loaded):
+    for lid, props in _functions().items():
+        sources = _event_sources(props)
+        modules = loaded[lid]
+        assert ("aws_lambda_powertools.event_handler" in modules) == ("Api" in sources), lid
+        assert ("aws_lambda_powertools.utilities.batch" in modules) == ("SQS" in sources), lid
+
+
+def test_only_functions_that_check_the_secret_at_start_load_the_secret_reader(loaded):
+    for lid, props in _functions().items():
+        code = (REPO / props["CodeUri"] / "app.py").read_text()
+        reads = "cold_start(secret=True)" in code
+        assert ("aws_lambda_powertools.utilities.parameters" in loaded[lid]) == reads, lid
+
+
+def test_services_load_only_where_used(loaded):
+    # the payment service (and its refunds, conflict cases) only where a route or step uses it on
+    # every invocation; the hold path, catalog, waiting room and waitlist routes never load it
+    never_payments = {"CatalogApiFunction", "WaitingRoomFunction", "WaitlistApiFunction", "PaymentWebhookFunction",
+                      "ExpireHoldFunction", "NotifierFunction", "OutboxRelayFunction", "BookingsApiFunction",
+                      "EventsApiFunction", "SweepDueFunction"}
+    carrying = sorted(lid for lid in never_payments if "holdfast.services.payments" in loaded[lid])
+    assert carrying == [], f"the payment service loads at the cold start of {carrying}"
+    assert "holdfast.services.bookings" not in loaded["PaymentWebhookFunction"]
