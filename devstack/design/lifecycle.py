@@ -88,7 +88,8 @@ def declared_lifecycles(declarations: Mapping[str, Iterable] | None = None) -> l
                 for actor in actors:
                     initiator_colour(actor)
                 places = "places stay sold" if state.places == "sold" else "places back on sale"
-                moves.append(Move(source, state.status, f"advance ({places})", " / ".join(actors)))
+                # what the move announces (its outbox event) names it better than the generic advance
+                moves.append(Move(source, state.status, f"{state.notify or 'advance'} ({places})", " / ".join(actors)))
         sold = ["CONFIRMED"] + [s.status for s in states if s.places == "sold"]
         released = [s.status for s in states if s.places != "sold"]
         groups = {"SOLD": sold, **({"RELEASED": released} if released else {})}

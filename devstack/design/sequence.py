@@ -12,9 +12,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 LANES = ("customer", "API", "booking record", "queue / consumer", "timer", "reconciler", "provider")
+#: A lane drawn only in the traces that use it (a parking gate's passes), right of the customer.
+OPTIONAL_LANES = {"gate": 1}
 
 #: Journal actors and the lane whose code wrote the entry.
-JOURNAL_LANE = {"customer": "API", "system": "API", "operator": "API", "waitlist": "API",
+JOURNAL_LANE = {"customer": "API", "system": "API", "operator": "API", "waitlist": "API", "gate": "API",
                 "provider": "queue / consumer", "timer": "timer", "reconciler": "reconciler",
                 "sweeper": "reconciler"}
 
@@ -48,6 +50,8 @@ def arrows(rows: Iterable[dict], t0_seconds=lambda row: 0.0, several_bookings: b
             delivered = "delivered" in row["journal"] and "undelivered" not in row["journal"]
             text = (f"webhook: {row['event']}", row["journal"])
             drawn.append(Arrow(at, "provider", "queue / consumer", text, "#D55E00", dashed=not delivered))
+        elif row["actor"].startswith("gate"):
+            drawn.append(Arrow(at, "gate", "API", (row["event"],), "#E69F00"))
         elif row["actor"].startswith("cust"):
             who = f"{row['actor']}: " if several_bookings else ""
             drawn.append(Arrow(at, "customer", "API", (who + row["event"],), "#0072B2"))
@@ -67,8 +71,18 @@ def _marker(colour: str) -> str:
     return "seq-head-" + colour.lstrip("#")
 
 
-def _x(lane: str) -> float:
-    return LEFT + LANE_GAP * (LANES.index(lane) + 0.5)
+def lanes_of(drawn: list[Arrow]) -> tuple[str, ...]:
+    """The standard lanes, and an optional one where an arrow starts or ends on it."""
+    lanes = list(LANES)
+    used = {a.source for a in drawn} | {a.target for a in drawn}
+    for lane, index in sorted(OPTIONAL_LANES.items(), key=lambda item: item[1]):
+        if lane in used:
+            lanes.insert(index, lane)
+    return tuple(lanes)
+
+
+def _x(lane: str, lanes: tuple[str, ...] = LANES) -> float:
+    return LEFT + LANE_GAP * (lanes.index(lane) + 0.5)
 
 
 def _wrap(lines: tuple[str, ...], width_px: float) -> list[tuple[str, bool]]:
@@ -81,11 +95,12 @@ def _wrap(lines: tuple[str, ...], width_px: float) -> list[tuple[str, bool]]:
 
 
 def svg(drawn: list[Arrow], title: str = "") -> str:
-    width = LEFT + LANE_GAP * len(LANES) + 10
+    lanes = lanes_of(drawn)
+    width = LEFT + LANE_GAP * len(lanes) + 10
     body: list[str] = []
     y = TOP + 18
     for arrow in drawn:
-        x1, x2 = _x(arrow.source), _x(arrow.target)
+        x1, x2 = _x(arrow.source, lanes), _x(arrow.target, lanes)
         span = abs(x2 - x1)
         text_width = max(span, 2 * LANE_GAP) if span else 1.6 * LANE_GAP
         lines = _wrap(arrow.lines, text_width)
@@ -108,8 +123,8 @@ def svg(drawn: list[Arrow], title: str = "") -> str:
         y = y_arrow + PAD + LINE
     height = y + 6
     head = []
-    for lane in LANES:
-        x = _x(lane)
+    for lane in lanes:
+        x = _x(lane, lanes)
         head.append(f'<line x1="{x:.0f}" y1="{TOP}" x2="{x:.0f}" y2="{height - 4}" stroke="#c8c8c8" '
                     f'stroke-width="1"/>')
         head.append(f'<rect x="{x - LANE_GAP / 2 + 6:.0f}" y="{TOP - 24}" width="{LANE_GAP - 12}" '
