@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+import html
+
 import graphviz
 
 START = "∅"
@@ -130,14 +132,22 @@ def _label(actions: list[str]) -> str:
     return "\n".join(line for part in parts for line in _fold(part))
 
 
+def _darker(colour: str, factor: float = 0.75) -> str:
+    # A label's text in the edge's hue but darker: the lighter initiator colours (a gate's amber)
+    # are fine as strokes and faint as 11px text on white.
+    red, green, blue = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    return "#" + "".join(f"{int(c * factor):02x}" for c in (red, green, blue))
+
+
 def state_diagram(transitions: Mapping, moves: Iterable[Move], title: str,
                   groups: Mapping[str, Iterable] | None = None,
                   group_colours: Mapping[str, str] | None = None,
-                  ranks: Iterable[Iterable] = ()) -> graphviz.Digraph:
+                  ranks: Iterable[Iterable] = (), label_boxes: bool = False) -> graphviz.Digraph:
     """The lifecycle as a Graphviz digraph: every transition once, labelled with its actions and
     drawn in the colours of its initiators (several initiators: parallel strokes), the groups as
     clusters, and a legend of the initiators that appear. `ranks`: statuses to put on one level,
-    a hint to the layout only."""
+    a hint to the layout only. `label_boxes`: each edge label on a white box, so it stays readable
+    where the layout puts it across a cluster's border or another edge."""
     moves = list(moves)
     missing, extra = uncovered(transitions, moves)
     if missing or extra:
@@ -178,8 +188,12 @@ def state_diagram(transitions: Mapping, moves: Iterable[Move], title: str,
         # Several initiators: the edge is split into equal segments, one per initiator.
         share = f"{1 / len(colours):.3f}"
         colour = colours[0] if len(colours) == 1 else ":".join(f"{c};{share}" for c in colours)
-        graph.edge(source, target, label=_label([m.action for m in explained]), color=colour,
-                   fontcolor=colours[0])
+        text = _label([m.action for m in explained])
+        if label_boxes:
+            lines = "<BR/>".join(html.escape(line) for line in text.split("\n"))
+            text = (f'<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2" BGCOLOR="white">'
+                    f'<TR><TD><FONT COLOR="{_darker(colours[0])}">{lines}</FONT></TD></TR></TABLE>>')
+        graph.edge(source, target, label=text, color=colour, fontcolor=colours[0])
 
     for rank in ranks or ():
         with graph.subgraph() as same:

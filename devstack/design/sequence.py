@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 LANES = ("customer", "API", "booking record", "queue / consumer", "timer", "reconciler", "provider")
-#: A lane drawn only in the traces that use it (a parking gate's passes), right of the customer.
+#: A lane only parking's traces use (its gate's passes), placed right of the customer.
 OPTIONAL_LANES = {"gate": 1}
 
 #: Journal actors and the lane whose code wrote the entry.
@@ -72,13 +72,17 @@ def _marker(colour: str) -> str:
 
 
 def lanes_of(drawn: list[Arrow]) -> tuple[str, ...]:
-    """The standard lanes, and an optional one where an arrow starts or ends on it."""
+    """The lanes some arrow starts or ends on, in the usual order (the customer's always): a lane
+    nobody used would only narrow the others, and the page scales a wide picture down."""
+    used = {a.source for a in drawn} | {a.target for a in drawn} | {"customer"}
     lanes = list(LANES)
-    used = {a.source for a in drawn} | {a.target for a in drawn}
     for lane, index in sorted(OPTIONAL_LANES.items(), key=lambda item: item[1]):
-        if lane in used:
-            lanes.insert(index, lane)
-    return tuple(lanes)
+        lanes.insert(index, lane)
+    return tuple(lane for lane in lanes if lane in used)
+
+
+def width_of(drawn: list[Arrow]) -> int:
+    return LEFT + LANE_GAP * len(lanes_of(drawn)) + 10
 
 
 def _x(lane: str, lanes: tuple[str, ...] = LANES) -> float:
@@ -96,7 +100,7 @@ def _wrap(lines: tuple[str, ...], width_px: float) -> list[tuple[str, bool]]:
 
 def svg(drawn: list[Arrow], title: str = "") -> str:
     lanes = lanes_of(drawn)
-    width = LEFT + LANE_GAP * len(lanes) + 10
+    width = width_of(drawn)
     body: list[str] = []
     y = TOP + 18
     for arrow in drawn:

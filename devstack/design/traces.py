@@ -221,13 +221,16 @@ class Trace:
                 for r in rows]
         return table_html(head, body, caption=f"Trace: {self.name}, timeline")
 
-    def diagram(self, rows: list[dict]) -> str:
+    def diagram(self, rows: list[dict]) -> tuple[str, int]:
         drawn = sequence.arrows(rows, self.seconds, several_bookings=len(self.bookings) > 1)
-        return sequence.svg(drawn, title=f"Trace: {self.name}, sequence")
+        return sequence.svg(drawn, title=f"Trace: {self.name}, sequence"), sequence.width_of(drawn)
 
     def html(self) -> str:
         rows = self.rows()
-        # Side by side where the page is wide enough; the table goes under the diagram otherwise.
+        picture, width = self.diagram(rows)
+        # Side by side where the page has room for the diagram at its own size and the table;
+        # otherwise the table goes under it, so the diagram's 11px text is never scaled down to
+        # fit beside the table.
         return ("<div style='display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start'>"
-                f"<div style='flex:1 1 640px;min-width:0'>{self.diagram(rows)}</div>"
+                f"<div style='flex:1 1 {width}px;max-width:{width}px;min-width:0'>{picture}</div>"
                 f"<div style='flex:1 1 520px;min-width:0'>{self.timeline(rows)}</div></div>")
