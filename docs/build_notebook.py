@@ -602,7 +602,8 @@ md(r"""
 ### 3.10 Parking: reserved, entered with the token, overstayed, paid at the exit (issue 14)
 
 A one-space lot (100.00 RUB an hour, 10 grace minutes, `docs/parking.md`). The customer reserves
-the current half hour and the next, pays (`CONFIRMED`, the booking's view now carries `entry_token`), and the
+the current half hour and the next (100.00: one started hour), pays (`CONFIRMED`, the booking's view now
+carries `entry_token`), and the
 car enters through the gate with its token over HTTP (`CHECKED_IN`; a ticket is opened on the
 space). The car then **stays past `to`**: the exits are made by the exit route's own code
 (`gate_passes.apply_pass`, the function the route and the gate sync call) at the gate's clock
@@ -645,7 +646,7 @@ confirmed = api.wait_status(parking_id, car, "CONFIRMED")
 lot_counts("reserved, paid")
 entered = tr.gate_pass(lot, gate, "entry", {"event_id": "in-1", "token": confirmed["entry_token"]})
 lot_counts("inside")
-refused = tr.reserve(lot, rival_car, {**asked, "plate": "B 456 CD 77"}, key="rival")
+refused = tr.reserve(lot, rival_car, {**asked, "plate": "B 456 CD 77"}, key="rival", note="a second car: ")
 out_at = parse(window["to"]) + timedelta(minutes=80)           # 80 minutes past `to` by the gate's clock
 owed = tr.gate_pass(lot, gate, "exit", {"event_id": "out-1", "ticket_id": entered["ticket_id"]}, at=out_at)
 lot_counts("at the exit, owing")

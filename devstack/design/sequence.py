@@ -20,6 +20,9 @@ JOURNAL_LANE = {"customer": "API", "system": "API", "operator": "API", "waitlist
                 "provider": "queue / consumer", "timer": "timer", "reconciler": "reconciler",
                 "sweeper": "reconciler"}
 
+#: The gate's amber (its colour in the lifecycle diagrams), darkened: the bold label is in it.
+GATE_COLOUR = "#A86F00"
+
 LANE_GAP, LEFT, TOP, LINE, PAD, CHAR = 150, 70, 46, 13, 9, 6.1
 
 
@@ -51,7 +54,7 @@ def arrows(rows: Iterable[dict], t0_seconds=lambda row: 0.0, several_bookings: b
             text = (f"webhook: {row['event']}", row["journal"])
             drawn.append(Arrow(at, "provider", "queue / consumer", text, "#D55E00", dashed=not delivered))
         elif row["actor"].startswith("gate"):
-            drawn.append(Arrow(at, "gate", "API", (row["event"],), "#E69F00"))
+            drawn.append(Arrow(at, "gate", "API", (row["event"],), GATE_COLOUR))
         elif row["actor"].startswith("cust"):
             who = f"{row['actor']}: " if several_bookings else ""
             drawn.append(Arrow(at, "customer", "API", (who + row["event"],), "#0072B2"))

@@ -130,7 +130,7 @@ class Trace:
             self.payments.append(body["payment_id"])
         return answer
 
-    def reserve(self, lot: dict, who: str, body: dict, key: str | None = None):
+    def reserve(self, lot: dict, who: str, body: dict, key: str | None = None, note: str = ""):
         """A parking reservation (POST /lots/{id}/reservations); kept apart from the event bookings
         of section 4's I1-I8, its lifecycle goes on past CONFIRMED (CHECKED_IN, COMPLETED)."""
         sent = now_iso()
@@ -139,7 +139,7 @@ class Trace:
         view = answer.json()
         outcome = view.get("status") or view["error"]["code"]
         window = f"{body['from'][11:16]}-{body['to'][11:16]} UTC"
-        self.step(who, f"POST /lots/…/reservations {window} → {answer.status_code} {outcome}"
+        self.step(who, f"{note}POST /lots/…/reservations {window} → {answer.status_code} {outcome}"
                        + (f" space {view['space_id']} {view['amount']['value']}" if answer.status_code == 201 else ""),
                   at=sent)
         if answer.status_code == 201 and view["booking_id"] not in self.record.parking:
@@ -167,12 +167,13 @@ class Trace:
             outcome = (f"gate_open, ticket {short(result['ticket_id'])}, space {result['space_id']}"
                        if result["gate_open"] else f"refused: {result['reason']}")
         elif result["exit_granted"]:
-            outcome = "exit_granted" + (f" ({result['reason']})" if result["reason"] else "")
+            outcome = "granted" + (f" ({result['reason']})" if result["reason"] else "")
         else:
             due = result["amount_due"]
-            outcome = (f"exit_granted false, amount_due {due['value']} {due['currency']}, confirmation_url"
+            outcome = (f"owes {due['value']} {due['currency']}: exit_granted false, amount_due, confirmation_url"
                        if due else f"refused: {result['reason']}")
-        self.step("gate", f"{how} {outcome} [{body['event_id']}, by {what}]", at=sent)
+        repeat = "repeat: " if any(f"[{body['event_id']}," in step["event"] for step in self.steps) else ""
+        self.step("gate", f"{repeat}{how} {outcome} [{body['event_id']}, by {what}]", at=sent)
         return result
 
     def provider(self, text: str) -> None:
