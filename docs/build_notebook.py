@@ -201,7 +201,7 @@ kind_lifecycles = lifecycle.declared_lifecycles()
 assert "parking" in {found.kind for found in kind_lifecycles}, "parking declares CHECKED_IN, NO_SHOW, COMPLETED"
 for found in kind_lifecycles:
     display(lifecycle.state_diagram(found.transitions, found.moves, f"After CONFIRMED: kind {found.kind}",
-                                    groups=found.groups, label_boxes=True,
+                                    groups=found.groups, label_boxes=True, group_labels_at="b",
                                     group_colours={"SOLD": "#d9f2d9", "RELEASED": "#e6eaf2"}))
 print("declared by deployed kinds:", {found.kind: sorted(set(found.transitions) - {"CONFIRMED"}) for found in kind_lifecycles})
 """)

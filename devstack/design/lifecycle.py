@@ -142,12 +142,14 @@ def _darker(colour: str, factor: float = 0.75) -> str:
 def state_diagram(transitions: Mapping, moves: Iterable[Move], title: str,
                   groups: Mapping[str, Iterable] | None = None,
                   group_colours: Mapping[str, str] | None = None,
-                  ranks: Iterable[Iterable] = (), label_boxes: bool = False) -> graphviz.Digraph:
+                  ranks: Iterable[Iterable] = (), label_boxes: bool = False,
+                  group_labels_at: str = "t") -> graphviz.Digraph:
     """The lifecycle as a Graphviz digraph: every transition once, labelled with its actions and
     drawn in the colours of its initiators (several initiators: parallel strokes), the groups as
     clusters, and a legend of the initiators that appear. `ranks`: statuses to put on one level,
     a hint to the layout only. `label_boxes`: each edge label on a white box, so it stays readable
-    where the layout puts it across a cluster's border or another edge."""
+    where the layout puts it across a cluster's border or another edge. `group_labels_at`: "b" puts
+    the clusters' names at their bottom, clear of the edges that come in from above."""
     moves = list(moves)
     missing, extra = uncovered(transitions, moves)
     if missing or extra:
@@ -170,7 +172,7 @@ def state_diagram(transitions: Mapping, moves: Iterable[Move], title: str,
         fill = (group_colours or {}).get(name, "#f2f2f2")
         with graph.subgraph(name=f"cluster_{name}") as cluster:
             cluster.attr(label=name, style="rounded,filled", fillcolor=fill, color="#999999", fontsize="13",
-                         fontname="Helvetica-Bold")
+                         fontname="Helvetica-Bold", labelloc=group_labels_at)
             for member in members:
                 cluster.node(member)
                 grouped.add(member)
@@ -201,7 +203,8 @@ def state_diagram(transitions: Mapping, moves: Iterable[Move], title: str,
             for status in rank:
                 same.node(str(status))
     names = [name for name in INITIATOR_COLOURS if name in used]
-    cells = "".join(f'<TD><FONT COLOR="{INITIATOR_COLOURS[n]}">&#9632; {n}</FONT></TD>' for n in names)
+    cells = "".join(f'<TD><FONT COLOR="{INITIATOR_COLOURS[n]}">&#9632;</FONT> '
+                    f'<FONT COLOR="{_darker(INITIATOR_COLOURS[n])}">{n}</FONT></TD>' for n in names)
     graph.node("legend", shape="plaintext", style="", fontsize="11",
                label=f'<<TABLE BORDER="0" CELLSPACING="6"><TR><TD>edge colour = initiator; a multi-coloured '
                      f'edge: any of them</TD></TR><TR><TD><TABLE BORDER="0" CELLSPACING="8"><TR>{cells}</TR>'
