@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+import html
+
 import graphviz
 
 START = "∅"
@@ -88,7 +90,8 @@ def declared_lifecycles(declarations: Mapping[str, Iterable] | None = None) -> l
                 for actor in actors:
                     initiator_colour(actor)
                 places = "places stay sold" if state.places == "sold" else "places back on sale"
-                moves.append(Move(source, state.status, f"advance ({places})", " / ".join(actors)))
+                # what the move announces (its outbox event) names it better than the generic advance
+                moves.append(Move(source, state.status, f"{state.notify or 'advance'} ({places})", " / ".join(actors)))
         sold = ["CONFIRMED"] + [s.status for s in states if s.places == "sold"]
         released = [s.status for s in states if s.places != "sold"]
         groups = {"SOLD": sold, **({"RELEASED": released} if released else {})}
@@ -129,14 +132,24 @@ def _label(actions: list[str]) -> str:
     return "\n".join(line for part in parts for line in _fold(part))
 
 
+def _darker(colour: str, factor: float = 0.75) -> str:
+    # A label's text in the edge's hue but darker: the lighter initiator colours (a gate's amber)
+    # are fine as strokes and faint as 11px text on white.
+    red, green, blue = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    return "#" + "".join(f"{int(c * factor):02x}" for c in (red, green, blue))
+
+
 def state_diagram(transitions: Mapping, moves: Iterable[Move], title: str,
                   groups: Mapping[str, Iterable] | None = None,
                   group_colours: Mapping[str, str] | None = None,
-                  ranks: Iterable[Iterable] = ()) -> graphviz.Digraph:
+                  ranks: Iterable[Iterable] = (), label_boxes: bool = False,
+                  group_labels_at: str = "t") -> graphviz.Digraph:
     """The lifecycle as a Graphviz digraph: every transition once, labelled with its actions and
     drawn in the colours of its initiators (several initiators: parallel strokes), the groups as
     clusters, and a legend of the initiators that appear. `ranks`: statuses to put on one level,
-    a hint to the layout only."""
+    a hint to the layout only. `label_boxes`: each edge label on a white box, so it stays readable
+    where the layout puts it across a cluster's border or another edge. `group_labels_at`: "b" puts
+    the clusters' names at their bottom, clear of the edges that come in from above."""
     moves = list(moves)
     missing, extra = uncovered(transitions, moves)
     if missing or extra:
@@ -159,7 +172,7 @@ def state_diagram(transitions: Mapping, moves: Iterable[Move], title: str,
         fill = (group_colours or {}).get(name, "#f2f2f2")
         with graph.subgraph(name=f"cluster_{name}") as cluster:
             cluster.attr(label=name, style="rounded,filled", fillcolor=fill, color="#999999", fontsize="13",
-                         fontname="Helvetica-Bold")
+                         fontname="Helvetica-Bold", labelloc=group_labels_at)
             for member in members:
                 cluster.node(member)
                 grouped.add(member)
@@ -177,8 +190,12 @@ def state_diagram(transitions: Mapping, moves: Iterable[Move], title: str,
         # Several initiators: the edge is split into equal segments, one per initiator.
         share = f"{1 / len(colours):.3f}"
         colour = colours[0] if len(colours) == 1 else ":".join(f"{c};{share}" for c in colours)
-        graph.edge(source, target, label=_label([m.action for m in explained]), color=colour,
-                   fontcolor=colours[0])
+        text = _label([m.action for m in explained])
+        if label_boxes:
+            lines = "<BR/>".join(html.escape(line) for line in text.split("\n"))
+            text = (f'<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2" BGCOLOR="white">'
+                    f'<TR><TD><FONT COLOR="{_darker(colours[0])}">{lines}</FONT></TD></TR></TABLE>>')
+        graph.edge(source, target, label=text, color=colour, fontcolor=colours[0])
 
     for rank in ranks or ():
         with graph.subgraph() as same:
@@ -186,7 +203,8 @@ def state_diagram(transitions: Mapping, moves: Iterable[Move], title: str,
             for status in rank:
                 same.node(str(status))
     names = [name for name in INITIATOR_COLOURS if name in used]
-    cells = "".join(f'<TD><FONT COLOR="{INITIATOR_COLOURS[n]}">&#9632; {n}</FONT></TD>' for n in names)
+    cells = "".join(f'<TD><FONT COLOR="{INITIATOR_COLOURS[n]}">&#9632;</FONT> '
+                    f'<FONT COLOR="{_darker(INITIATOR_COLOURS[n])}">{n}</FONT></TD>' for n in names)
     graph.node("legend", shape="plaintext", style="", fontsize="11",
                label=f'<<TABLE BORDER="0" CELLSPACING="6"><TR><TD>edge colour = initiator; a multi-coloured '
                      f'edge: any of them</TD></TR><TR><TD><TABLE BORDER="0" CELLSPACING="8"><TR>{cells}</TR>'

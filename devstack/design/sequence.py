@@ -12,11 +12,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 LANES = ("customer", "API", "booking record", "queue / consumer", "timer", "reconciler", "provider")
+#: A lane only parking's traces use (its gate's passes), placed right of the customer.
+OPTIONAL_LANES = {"gate": 1}
 
 #: Journal actors and the lane whose code wrote the entry.
-JOURNAL_LANE = {"customer": "API", "system": "API", "operator": "API", "waitlist": "API",
+JOURNAL_LANE = {"customer": "API", "system": "API", "operator": "API", "waitlist": "API", "gate": "API",
                 "provider": "queue / consumer", "timer": "timer", "reconciler": "reconciler",
                 "sweeper": "reconciler"}
+
+#: The gate's amber (its colour in the lifecycle diagrams), darkened: the bold label is in it.
+GATE_COLOUR = "#A86F00"
 
 LANE_GAP, LEFT, TOP, LINE, PAD, CHAR = 150, 70, 46, 13, 9, 6.1
 
@@ -48,6 +53,8 @@ def arrows(rows: Iterable[dict], t0_seconds=lambda row: 0.0, several_bookings: b
             delivered = "delivered" in row["journal"] and "undelivered" not in row["journal"]
             text = (f"webhook: {row['event']}", row["journal"])
             drawn.append(Arrow(at, "provider", "queue / consumer", text, "#D55E00", dashed=not delivered))
+        elif row["actor"].startswith("gate"):
+            drawn.append(Arrow(at, "gate", "API", (row["event"],), GATE_COLOUR))
         elif row["actor"].startswith("cust"):
             who = f"{row['actor']}: " if several_bookings else ""
             drawn.append(Arrow(at, "customer", "API", (who + row["event"],), "#0072B2"))
@@ -67,8 +74,22 @@ def _marker(colour: str) -> str:
     return "seq-head-" + colour.lstrip("#")
 
 
-def _x(lane: str) -> float:
-    return LEFT + LANE_GAP * (LANES.index(lane) + 0.5)
+def lanes_of(drawn: list[Arrow]) -> tuple[str, ...]:
+    """The lanes some arrow starts or ends on, in the usual order (the customer's always): a lane
+    nobody used would only narrow the others, and the page scales a wide picture down."""
+    used = {a.source for a in drawn} | {a.target for a in drawn} | {"customer"}
+    lanes = list(LANES)
+    for lane, index in sorted(OPTIONAL_LANES.items(), key=lambda item: item[1]):
+        lanes.insert(index, lane)
+    return tuple(lane for lane in lanes if lane in used)
+
+
+def width_of(drawn: list[Arrow]) -> int:
+    return LEFT + LANE_GAP * len(lanes_of(drawn)) + 10
+
+
+def _x(lane: str, lanes: tuple[str, ...] = LANES) -> float:
+    return LEFT + LANE_GAP * (lanes.index(lane) + 0.5)
 
 
 def _wrap(lines: tuple[str, ...], width_px: float) -> list[tuple[str, bool]]:
@@ -81,11 +102,12 @@ def _wrap(lines: tuple[str, ...], width_px: float) -> list[tuple[str, bool]]:
 
 
 def svg(drawn: list[Arrow], title: str = "") -> str:
-    width = LEFT + LANE_GAP * len(LANES) + 10
+    lanes = lanes_of(drawn)
+    width = width_of(drawn)
     body: list[str] = []
     y = TOP + 18
     for arrow in drawn:
-        x1, x2 = _x(arrow.source), _x(arrow.target)
+        x1, x2 = _x(arrow.source, lanes), _x(arrow.target, lanes)
         span = abs(x2 - x1)
         text_width = max(span, 2 * LANE_GAP) if span else 1.6 * LANE_GAP
         lines = _wrap(arrow.lines, text_width)
@@ -108,8 +130,8 @@ def svg(drawn: list[Arrow], title: str = "") -> str:
         y = y_arrow + PAD + LINE
     height = y + 6
     head = []
-    for lane in LANES:
-        x = _x(lane)
+    for lane in lanes:
+        x = _x(lane, lanes)
         head.append(f'<line x1="{x:.0f}" y1="{TOP}" x2="{x:.0f}" y2="{height - 4}" stroke="#c8c8c8" '
                     f'stroke-width="1"/>')
         head.append(f'<rect x="{x - LANE_GAP / 2 + 6:.0f}" y="{TOP - 24}" width="{LANE_GAP - 12}" '

@@ -45,6 +45,7 @@ class Record:
         self.events: dict[str, dict] = {}
         self.bookings: dict[str, dict] = {}   # booking_id -> {"customer", "event_id", "trace"}
         self.traces: dict[str, Trace] = {}
+        self.parking: dict[str, dict] = {}    # parking reservations: booking_id -> {"customer", "lot_id", "trace"}
 
     def full(self, booking_id: str) -> dict:
         """The organizer's view of a booking: every journal entry, the reconciler's checks included
@@ -129,6 +130,52 @@ class Trace:
             self.payments.append(body["payment_id"])
         return answer
 
+    def reserve(self, lot: dict, who: str, body: dict, key: str | None = None, note: str = ""):
+        """A parking reservation (POST /lots/{id}/reservations); kept apart from the event bookings
+        of section 4's I1-I8, its lifecycle goes on past CONFIRMED (CHECKED_IN, COMPLETED)."""
+        sent = now_iso()
+        answer = self.record.api.request("POST", f"/lots/{lot['lot_id']}/reservations", customer=who,
+                                         key=key or f"reserve-{who}", json=body)
+        view = answer.json()
+        outcome = view.get("status") or view["error"]["code"]
+        window = f"{body['from'][11:16]}-{body['to'][11:16]} UTC"
+        self.step(who, f"{note}POST /lots/…/reservations {window} → {answer.status_code} {outcome}"
+                       + (f" space {view['space_id']} {view['amount']['value']}" if answer.status_code == 201 else ""),
+                  at=sent)
+        if answer.status_code == 201 and view["booking_id"] not in self.record.parking:
+            self.record.parking[view["booking_id"]] = {"customer": who, "lot_id": lot["lot_id"], "trace": self.name}
+            self.bookings.append(view["booking_id"])
+        return answer
+
+    def gate_pass(self, lot: dict, gate: dict, direction: str, body: dict, at: datetime | None = None) -> dict:
+        """A pass through a lot's gate: over HTTP (the gate route, at the system's clock) or, with
+        `at`, through the same code (`gate_passes.apply_pass`, what the route calls) at the gate's
+        clock moved forward, so an overstay of an hour takes no hour."""
+        sent = now_iso()
+        if at is None:
+            answer = self.record.api.request("POST", f"/lots/{lot['lot_id']}/gates/{gate['gate_id']}/{direction}",
+                                             headers={"X-Gate-Key": gate["gate_key"]}, json=body)
+            assert answer.status_code == 200, answer.text
+            result, how = answer.json(), f"POST /lots/…/gates/…/{direction} → 200"
+        else:
+            from holdfast.services.gate_passes import apply_pass
+
+            result = apply_pass(lot["lot_id"], gate["gate_id"], {**body, "kind": direction}, at=at, offline=False)
+            how = f"{direction} at gate clock {at.strftime('%H:%M')} UTC →"
+        what = "token" if "token" in body else "ticket" if "ticket_id" in body else "plate"
+        if direction == "entry":
+            outcome = (f"gate_open, ticket {short(result['ticket_id'])}, space {result['space_id']}"
+                       if result["gate_open"] else f"refused: {result['reason']}")
+        elif result["exit_granted"]:
+            outcome = "granted" + (f" ({result['reason']})" if result["reason"] else "")
+        else:
+            due = result["amount_due"]
+            outcome = (f"owes {due['value']} {due['currency']}: exit_granted false, amount_due, confirmation_url"
+                       if due else f"refused: {result['reason']}")
+        repeat = "repeat: " if any(f"[{body['event_id']}," in step["event"] for step in self.steps) else ""
+        self.step("gate", f"{repeat}{how} {outcome} [{body['event_id']}, by {what}]", at=sent)
+        return result
+
     def provider(self, text: str) -> None:
         self.step("provider (sandbox)", text)
 
@@ -175,13 +222,16 @@ class Trace:
                 for r in rows]
         return table_html(head, body, caption=f"Trace: {self.name}, timeline")
 
-    def diagram(self, rows: list[dict]) -> str:
+    def diagram(self, rows: list[dict]) -> tuple[str, int]:
         drawn = sequence.arrows(rows, self.seconds, several_bookings=len(self.bookings) > 1)
-        return sequence.svg(drawn, title=f"Trace: {self.name}, sequence")
+        return sequence.svg(drawn, title=f"Trace: {self.name}, sequence"), sequence.width_of(drawn)
 
     def html(self) -> str:
         rows = self.rows()
-        # Side by side where the page is wide enough; the table goes under the diagram otherwise.
+        picture, width = self.diagram(rows)
+        # Side by side where the page has room for the diagram at its own size and the table;
+        # otherwise the table goes under it, so the diagram's 11px text is never scaled down to
+        # fit beside the table.
         return ("<div style='display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start'>"
-                f"<div style='flex:1 1 640px;min-width:0'>{self.diagram(rows)}</div>"
+                f"<div style='flex:1 1 {width}px;max-width:{width}px;min-width:0'>{picture}</div>"
                 f"<div style='flex:1 1 520px;min-width:0'>{self.timeline(rows)}</div></div>")

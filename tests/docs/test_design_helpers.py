@@ -140,15 +140,54 @@ def test_a_kind_that_declares_states_gets_its_own_lifecycle_diagram_without_code
     assert {state.status for state in declared.declarations()["toy_zones"]} <= set(toy.transitions)
     diagram = lifecycle.state_diagram(toy.transitions, toy.moves, "toy", groups=toy.groups)
     edges = _edges(diagram)
-    assert set(edges) == {("CONFIRMED", "ADMITTED"), ("ADMITTED", "LEFT"), ("CONFIRMED", "NO_SHOW")}
+    assert set(edges) == {("CONFIRMED", "ADMITTED"), ("ADMITTED", "LEFT"), ("CONFIRMED", "MISSED")}
     assert all(edge.get("label") for edge in edges.values())
     # An actor the engine does not know (the toy's gate) is drawn in a colour of its own.
     assert edges[("CONFIRMED", "ADMITTED")]["color"] == lifecycle.INITIATOR_COLOURS["gate"] \
         not in {lifecycle.INITIATOR_COLOURS[name] for name in ("customer", "provider", "timer", "operator")}
-    assert toy.groups == {"SOLD": ["CONFIRMED", "ADMITTED", "LEFT"], "RELEASED": ["NO_SHOW"]}
+    assert toy.groups == {"SOLD": ["CONFIRMED", "ADMITTED", "LEFT"], "RELEASED": ["MISSED"]}
     # A kind's states appear by declaring them: a made-up kind is drawn the same way.
     made_up = lifecycle.declared_lifecycles({"parking": (
         declared.ExtraState("CHECKED_IN", frozenset({"CONFIRMED"}), frozenset({"gate"})),
         declared.ExtraState("COMPLETED", frozenset({"CHECKED_IN"}), frozenset({"gate"})),
         declared.ExtraState("NO_SHOW", frozenset({"CONFIRMED"}), frozenset({"timer"}), places="available"))})
     assert set(made_up[0].transitions) == {"CONFIRMED", "CHECKED_IN", "COMPLETED", "NO_SHOW"}
+
+
+def test_the_parking_kind_draws_its_declared_lifecycle_named_by_what_each_move_announces():
+    import holdfast.kinds  # noqa: F401 - registering the deployed kinds declares their states
+
+    parking = {found.kind: found for found in lifecycle.declared_lifecycles()}["parking"]
+    diagram = lifecycle.state_diagram(parking.transitions, parking.moves, "parking", groups=parking.groups,
+                                      label_boxes=True)
+    edges = _edges(diagram)
+    assert set(edges) == {("CONFIRMED", "CHECKED_IN"), ("CHECKED_IN", "COMPLETED"), ("CONFIRMED", "NO_SHOW")}
+    for (source, target), (event, initiator) in {("CONFIRMED", "CHECKED_IN"): ("vehicle.entered", "gate"),
+                                                 ("CHECKED_IN", "COMPLETED"): ("vehicle.exited", "gate"),
+                                                 ("CONFIRMED", "NO_SHOW"): ("booking.no_show", "timer")}.items():
+        edge = edges[(source, target)]
+        assert event in edge["label"] and 'BGCOLOR="white"' in edge["label"], edge["label"]
+        assert edge["color"] == lifecycle.INITIATOR_COLOURS[initiator]
+    laid = _laid_out(diagram)
+    names = {o["_gvid"]: o["name"] for o in laid["objects"]}
+    clusters = {o["name"]: {names[n] for n in o.get("nodes", [])} for o in laid["objects"]
+                if o["name"].startswith("cluster_")}
+    assert clusters == {"cluster_SOLD": {"CONFIRMED", "CHECKED_IN"}, "cluster_RELEASED": {"COMPLETED", "NO_SHOW"}}
+
+
+GATE_ROWS = [
+    {"at": "t0", "source": "step", "actor": "gate", "event": "POST /lots/…/gates/…/entry → 200 gate_open"},
+    {"at": "t1", "source": "journal", "actor": "gate", "event": "vehicle_entered", "before": "CONFIRMED",
+     "after": "CHECKED_IN", "decision": "entered through gate g1", "booking": "b1"},
+]
+
+
+def test_a_gate_pass_gets_a_lane_of_its_own_and_unused_lanes_are_left_out():
+    drawn = sequence.arrows(GATE_ROWS, lambda row: float(row["at"][1:]))
+    assert [(a.source, a.target) for a in drawn] == [("gate", "API"), ("API", "booking record")]
+    assert sequence.lanes_of(drawn) == ("customer", "gate", "API", "booking record")
+    picture = sequence.svg(drawn)
+    assert ">gate</text>" in picture and ">reconciler</text>" not in picture
+    assert f'width="{sequence.width_of(drawn)}"' in picture
+    # the event traces, which have no gate, keep every lane they use and get no gate lane
+    assert "gate" not in sequence.lanes_of(sequence.arrows(ROWS, lambda row: float(row["at"][1:])))
