@@ -213,3 +213,33 @@ def test_an_exit_payment_whose_answer_was_lost_is_asked_again_under_the_same_key
                        at=clock(), offline=False)
     assert owed["amount_due"]["value"] == "200.00" and owed["confirmation_url"]
     assert len([p for p in provider.payments.values() if p["metadata"]["ticket_id"] == entered["ticket_id"]]) == 1
+
+
+def test_an_offline_entry_applied_late_onto_a_taken_lot_moves_or_opens_a_review(parking, gates, payments, provider,
+                                                                               clock, store):
+    # the gate let two cars in at 10:00 while offline; by the sync at 11:00 the window they were
+    # recorded for is taken (R1 by a reservation until 11:00, L1 until 14:00)
+    lot = make_lot(parking, spaces=[{"space_id": "R1", "type": "REGULAR"}, {"space_id": "L1", "type": "LARGE"}])
+    gate = parking.create_gate(lot["lot_id"], GateIn(name="North"))
+    confirm(payments, provider, reserve(parking, lot, "REGULAR", "10:00", "11:00", customer="bob", plate="B1"))
+    confirm(payments, provider, reserve(parking, lot, "LARGE", "10:00", "14:00", customer="carol", plate="C1"))
+    clock.now = clock.now.replace(day=2, hour=11, minute=0)
+    lot_id, gate_id, at = lot["lot_id"], gate["gate_id"], clock.now.replace(hour=10)
+    first = {"kind": "entry", "event_id": "off-1", "plate": "OFF1", "local_ticket_id": "L-1"}
+    moved = gates.apply(lot_id, gate_id, first, at=at, offline=True)
+    assert (moved["gate_open"], moved["space_id"]) == (True, "R1")   # free from now on, a fitting type
+    assert moved["conflict"] == {"type": "space_taken", "resolution": "moved", "space_id": "R1", "needs_review": False}
+    assert store.get_ticket(moved["ticket_id"])["entered_at"] == "2030-01-02T10:00:00.000Z"   # charged from entry
+
+    second = {"kind": "entry", "event_id": "off-2", "plate": "OFF2", "local_ticket_id": "L-2"}
+    review = gates.apply(lot_id, gate_id, second, at=at, offline=True)
+    assert (review["gate_open"], review["reason"]) == (False, "lot_full")
+    assert review["conflict"]["resolution"] == "review" and review["conflict"]["needs_review"] is True
+    assert gates.apply(lot_id, gate_id, second, at=at, offline=True) == review      # a repeat opens nothing more
+    cases = store.list_gate_cases()
+    assert [(c["case_id"], c["lot_id"], c["gate_id"], c["event_id"], c["plate"], c["reason"]) for c in cases] == \
+        [(review["conflict"]["case_id"], lot_id, gate_id, "off-2", "OFF2", "lot_full")]
+    # the same refusal on a gate that is online opened nothing: the gate stayed shut
+    online = gates.apply(lot_id, gate_id, {**second, "event_id": "on-3"}, at=clock(), offline=False)
+    assert online["reason"] == "lot_full" and "conflict" not in online
+    assert len(store.list_gate_cases()) == 1
