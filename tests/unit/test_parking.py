@@ -243,3 +243,50 @@ def test_an_offline_entry_applied_late_onto_a_taken_lot_moves_or_opens_a_review(
     online = gates.apply(lot_id, gate_id, {**second, "event_id": "on-3"}, at=clock(), offline=False)
     assert online["reason"] == "lot_full" and "conflict" not in online
     assert len(store.list_gate_cases()) == 1
+
+
+def _refunds(provider, store, booking):
+    payment_id = store.get_booking(booking.booking_id).payment.payment_id
+    return [(r["amount"]["value"], r["status"]) for r in provider.refunds_for(payment_id)]
+
+
+def test_the_lot_policy_decides_the_refund_of_a_no_show_and_of_a_cancellation(parking, view_bookings, payments,
+                                                                              provider, clock, store):
+    def no_show_sweep():
+        return sweep(store, clock, expire=lambda _: {}, start_reconciliation=lambda *_: None, give_up=lambda *_: None,
+                     refund_timer=payments.refund_after_timer)
+
+    def cancel(booking):
+        return view_bookings.cancel(booking.booking_id, booking.customer_id, refund=payments.cancel_confirmed)
+
+    spaces = [{"space_id": "R1", "type": "REGULAR"}, {"space_id": "R2", "type": "REGULAR"}]
+    kept = make_lot(parking, spaces=spaces)                        # the defaults: no-show keeps, cancel refunds
+    assert kept["policy"] == {"refund_no_show": False, "cancel_refund": "full", "cancel_refund_until_minutes_before": 0}
+    generous = make_lot(parking, spaces=spaces, policy={"refund_no_show": True, "cancel_refund_until_minutes_before": 120})
+    strict = make_lot(parking, spaces=spaces, policy={"cancel_refund": "none"})
+    bookings = {}
+    for name, lot in (("kept", kept), ("generous", generous), ("strict", strict)):
+        for who, start in (("ann", "10:00"), ("ben", "09:00")):
+            bookings[name, who] = reserve(parking, lot, "REGULAR", start, "14:00", customer=who, key=f"{name}-{who}")
+            confirm(payments, provider, bookings[name, who])
+
+    clock.now = clock.now.replace(day=2, hour=8, minute=30)          # 90 minutes before 10:00
+    assert cancel(bookings["kept", "ann"]).status == "REFUNDED" and _refunds(provider, store, bookings["kept", "ann"]) == \
+        [("400.00", "succeeded")]
+    late = cancel(bookings["generous", "ann"])                      # inside the 120 minutes: nothing back
+    assert late.status == "CANCELLED_NO_REFUND" and _refunds(provider, store, late) == []
+    assert cancel(bookings["generous", "ann"]).status == "CANCELLED_NO_REFUND"      # a repeat changes nothing
+    assert cancel(bookings["strict", "ann"]).status == "CANCELLED_NO_REFUND"
+    assert reserve(parking, strict, "REGULAR", "10:00", "12:00", customer="cat").kind_details["space_id"]
+
+    clock.now = clock.now.replace(hour=9, minute=20)                 # ben never came by 09:15
+    swept = no_show_sweep()
+    assert swept["timers"] == 3, swept
+    assert store.get_booking(bookings["kept", "ben"].booking_id).status == "NO_SHOW"
+    assert store.get_booking(bookings["strict", "ben"].booking_id).status == "NO_SHOW"
+    assert _refunds(provider, store, bookings["kept", "ben"]) == _refunds(provider, store, bookings["strict", "ben"]) == []
+    refunded = store.get_booking(bookings["generous", "ben"].booking_id)
+    assert refunded.status == "REFUNDED" and _refunds(provider, store, refunded) == [("500.00", "succeeded")]
+    assert [e.action for e in store.get_booking_with_journal(refunded.booking_id)[1]][-2:] == \
+        ["no_show_refund", "refund_succeeded"]
+    assert no_show_sweep().get("timers", 0) == 0 and len(_refunds(provider, store, refunded)) == 1   # once

@@ -41,7 +41,8 @@ class ReleasesMixin:
         ``void`` then cancels an open payment at the provider where it can (see PaymentService)."""
         for attempt in range(HOLD_ATTEMPTS):
             booking = self.owned(booking_id, customer_id)
-            if booking.status in (BookingStatus.CANCELLED, BookingStatus.REFUND_PENDING, BookingStatus.REFUNDED):
+            if booking.status in (BookingStatus.CANCELLED, BookingStatus.REFUND_PENDING, BookingStatus.REFUNDED) \
+                    or _given_up(booking):
                 return booking
             if booking.status is BookingStatus.CONFIRMED and refund is not None:
                 try:
@@ -100,6 +101,14 @@ class ReleasesMixin:
             except StaleBooking:
                 continue
         raise TransientStoreError("booking kept changing while expiring it")
+
+
+def _given_up(booking: Booking) -> bool:
+    """Cancelled into a kind's own state (parking's CANCELLED_NO_REFUND): a repeat changes nothing."""
+    from ..domain import lifecycle
+
+    state = lifecycle.declared(str(booking.status))
+    return state is not None and "customer" in state.actors and state.places == "available"
 
 
 def pause(attempt: int, rng: random.Random | None = None) -> None:
