@@ -15,6 +15,7 @@ from ..adapters.dynamo import StaleBooking, TransientStoreError
 from ..clock import Clock, iso, parse_iso
 from ..domain.booking import Booking
 from ..domain.errors import Busy, Conflict
+from ..domain.lifecycle import given_up_into_kind_state
 from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
 from ..observability import logger
@@ -42,7 +43,7 @@ class ReleasesMixin:
         for attempt in range(HOLD_ATTEMPTS):
             booking = self.owned(booking_id, customer_id)
             if booking.status in (BookingStatus.CANCELLED, BookingStatus.REFUND_PENDING, BookingStatus.REFUNDED) \
-                    or _given_up(booking):
+                    or given_up_into_kind_state(booking):
                 return booking
             if booking.status is BookingStatus.CONFIRMED and refund is not None:
                 try:
@@ -101,14 +102,6 @@ class ReleasesMixin:
             except StaleBooking:
                 continue
         raise TransientStoreError("booking kept changing while expiring it")
-
-
-def _given_up(booking: Booking) -> bool:
-    """Cancelled into a kind's own state (parking's CANCELLED_NO_REFUND): a repeat changes nothing."""
-    from ..domain import lifecycle
-
-    state = lifecycle.declared(str(booking.status))
-    return state is not None and "customer" in state.actors and state.places == "available"
 
 
 def pause(attempt: int, rng: random.Random | None = None) -> None:
