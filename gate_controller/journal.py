@@ -8,6 +8,9 @@
   lot's public key and policy, when the cache was refreshed.
 - ``subscriptions``, ``tokens``: the cache of the lot's active subscriptions and recently
   confirmed reservations, replaced whole on each refresh and trusted only while fresh.
+
+Plates and tokens never reach the file in clear: they are sealed under the gate's key and found
+by a keyed hash (``plate_tag``); see sealing.py. Rows come back from here opened.
 """
 from __future__ import annotations
 
@@ -16,6 +19,10 @@ import sqlite3
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from .sealing import KeyUnusable, Sealer, load_key
+
+__all__ = ["Journal", "KeyUnusable"]
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS passes (
@@ -23,7 +30,7 @@ CREATE TABLE IF NOT EXISTS passes (
     seq INTEGER UNIQUE,
     kind TEXT NOT NULL,
     at TEXT NOT NULL,
-    token TEXT, plate TEXT, ticket_id TEXT, local_ticket_id TEXT, booking_id TEXT,
+    token TEXT, plate TEXT, plate_tag TEXT, ticket_id TEXT, local_ticket_id TEXT, booking_id TEXT,
     basis TEXT,
     valid_to TEXT,
     mode TEXT NOT NULL,
@@ -34,15 +41,18 @@ CREATE TABLE IF NOT EXISTS passes (
     sync_status TEXT,
     conflict TEXT
 );
-CREATE TABLE IF NOT EXISTS subscriptions (plate TEXT PRIMARY KEY, valid_from TEXT NOT NULL, valid_to TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS tokens (booking_id TEXT PRIMARY KEY, plate TEXT, valid_from TEXT, valid_to TEXT, token TEXT);
+CREATE TABLE IF NOT EXISTS subscriptions (plate_tag TEXT PRIMARY KEY, plate TEXT NOT NULL, valid_from TEXT NOT NULL,
+                                          valid_to TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tokens (booking_id TEXT PRIMARY KEY, plate_tag TEXT, plate TEXT, valid_from TEXT,
+                                   valid_to TEXT, token TEXT);
 """
-PASS_FIELDS = ("event_id", "seq", "kind", "at", "token", "plate", "ticket_id", "local_ticket_id", "booking_id",
+PASS_FIELDS = ("event_id", "seq", "kind", "at", "token", "plate", "plate_tag", "ticket_id", "local_ticket_id", "booking_id",
                "basis", "valid_to", "mode", "opened", "uncertain", "reason", "answer", "sync_status", "conflict")
 
 
 class Journal:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, key: bytes | None = None) -> None:
+        self.sealer = Sealer(key if key is not None else load_key(path))
         # autocommit off by hand: every write below is an explicit BEGIN IMMEDIATE ... COMMIT
         self.db = sqlite3.connect(path, isolation_level=None, timeout=30)
         self.db.row_factory = sqlite3.Row
@@ -89,37 +99,42 @@ class Journal:
                 seq = self.get("last_seq", 0) + 1
                 self.put(db, "last_seq", seq)
                 changes = {**changes, "seq": seq}
+            changes = self._sealed(changes)
             assignments = ", ".join(f"{name} = ?" for name in changes)
             db.execute(f"UPDATE passes SET {assignments} WHERE event_id = ?", (*changes.values(), event_id))
             return seq
 
-    @staticmethod
-    def _insert(db: sqlite3.Connection, record: dict[str, Any]) -> None:
+    def _insert(self, db: sqlite3.Connection, record: dict[str, Any]) -> None:
+        record = self._sealed(record)
         names = [name for name in PASS_FIELDS if name in record]
         db.execute(f"INSERT INTO passes ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})",
                    [record[name] for name in names])
 
     def pass_(self, event_id: str) -> dict[str, Any] | None:
         row = self.db.execute("SELECT * FROM passes WHERE event_id = ?", (event_id,)).fetchone()
-        return dict(row) if row else None
+        return self._opened(row) if row else None
 
     def unsent(self, from_seq: int, limit: int) -> list[dict[str, Any]]:
         rows = self.db.execute("SELECT * FROM passes WHERE seq >= ? ORDER BY seq LIMIT ?", (from_seq, limit))
-        return [dict(row) for row in rows]
+        return [self._opened(row) for row in rows]
 
     def passes(self) -> list[dict[str, Any]]:
-        return [dict(row) for row in self.db.execute("SELECT * FROM passes ORDER BY rowid")]
+        return [self._opened(row) for row in self.db.execute("SELECT * FROM passes ORDER BY rowid")]
 
     def last_entry(self, where: str, value: str) -> dict[str, Any] | None:
         """The latest opened entry matching ``where`` (a column name) = value."""
         assert where in ("booking_id", "plate", "ticket_id", "local_ticket_id")
+        if where == "plate":
+            where, value = "plate_tag", self.sealer.tag(value)
         row = self.db.execute(f"SELECT * FROM passes WHERE kind = 'entry' AND opened = 1 AND {where} = ? "
                               "ORDER BY rowid DESC LIMIT 1", (value,)).fetchone()
-        return dict(row) if row else None
+        return self._opened(row) if row else None
 
     def exited_after(self, entry: dict[str, Any]) -> bool:
         """Has an exit opened for the vehicle of ``entry`` since it came in?"""
-        keys = [(name, entry[name]) for name in ("ticket_id", "local_ticket_id", "plate") if entry.get(name)]
+        keys = [(name, entry[name]) for name in ("ticket_id", "local_ticket_id") if entry.get(name)]
+        if entry.get("plate"):
+            keys.append(("plate_tag", self.sealer.tag(entry["plate"])))
         where = " OR ".join(f"{name} = ?" for name, _ in keys)
         row = self.db.execute(
             f"SELECT 1 FROM passes WHERE kind = 'exit' AND opened = 1 AND rowid > "
@@ -158,16 +173,38 @@ class Journal:
             self.put(db, "config_fetched_at", fetched_at)
             self.put(db, "cache_valid_until", valid_until)
             db.execute("DELETE FROM subscriptions")
-            db.executemany("INSERT OR REPLACE INTO subscriptions VALUES (?, ?, ?)",
-                           [(s["plate"], s["valid_from"], s["valid_to"]) for s in config.get("subscriptions", [])])
+            seal, tag = self.sealer.seal, self.sealer.tag
+            db.executemany("INSERT OR REPLACE INTO subscriptions VALUES (?, ?, ?, ?)",
+                           [(tag(s["plate"]), seal("plate", s["plate"]), s["valid_from"], s["valid_to"])
+                            for s in config.get("subscriptions", [])])
             db.execute("DELETE FROM tokens")
-            db.executemany("INSERT OR REPLACE INTO tokens VALUES (?, ?, ?, ?, ?)",
-                           [(t["booking_id"], t.get("plate"), t.get("from"), t.get("to"), t.get("token"))
-                            for t in config.get("tokens", [])])
+            db.executemany("INSERT OR REPLACE INTO tokens VALUES (?, ?, ?, ?, ?, ?)",
+                           [(t["booking_id"], tag(t.get("plate")), seal("plate", t.get("plate")), t.get("from"),
+                             t.get("to"), seal("token", t.get("token"))) for t in config.get("tokens", [])])
 
     def subscription(self, plate: str) -> dict[str, Any] | None:
-        row = self.db.execute("SELECT * FROM subscriptions WHERE plate = ?", (plate,)).fetchone()
-        return dict(row) if row else None
+        row = self.db.execute("SELECT * FROM subscriptions WHERE plate_tag = ?", (self.sealer.tag(plate),)).fetchone()
+        return self._opened(row) if row else None
 
     def cached_tokens(self, plate: str) -> list[dict[str, Any]]:
-        return [dict(row) for row in self.db.execute("SELECT * FROM tokens WHERE plate = ?", (plate,))]
+        rows = self.db.execute("SELECT * FROM tokens WHERE plate_tag = ?", (self.sealer.tag(plate),))
+        return [self._opened(row) for row in rows]
+
+    # --------------------------------------------------------------- sealing
+    def _sealed(self, record: dict[str, Any]) -> dict[str, Any]:
+        """The record as stored: plate and token sealed, the plate's keyed hash beside it."""
+        out = dict(record)
+        if "plate" in out:
+            out["plate_tag"] = self.sealer.tag(out["plate"])
+            out["plate"] = self.sealer.seal("plate", out["plate"])
+        if "token" in out:
+            out["token"] = self.sealer.seal("token", out["token"])
+        return out
+
+    def _opened(self, row: sqlite3.Row) -> dict[str, Any]:
+        out = dict(row)
+        out.pop("plate_tag", None)
+        for column in ("plate", "token"):
+            if column in out:
+                out[column] = self.sealer.open(column, out[column])
+        return out

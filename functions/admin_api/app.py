@@ -27,7 +27,8 @@ class ResolveIn(BaseModel):
 @tracer.capture_method
 def list_reviews():
     require_organizer(app, wiring.organizer_api_key)
-    return json_response(200, {"reviews": wiring.reviews().open_reviews()})
+    service = wiring.reviews()
+    return json_response(200, {"reviews": service.open_reviews(), "gate_cases": service.store.list_gate_cases()})
 
 
 @app.post("/admin/reviews/<booking_id>/resolve")

@@ -136,7 +136,7 @@ def test_admin_endpoints_need_the_organizer_key_and_validate(handler_env):
     status, body = call("admin_api", api_event("list_reviews.json", headers={"X-Api-Key": "nope"}))
     assert (status, body["error"]["code"]) == (401, "unauthorized")
     status, body = call("admin_api", api_event("list_reviews.json", headers=ORGANIZER))
-    assert (status, body) == (200, {"reviews": []})
+    assert (status, body) == (200, {"reviews": [], "gate_cases": []})
     status, body = call("admin_api", api_event("resolve_review.json", headers=ORGANIZER,
                                                body={"action": "explode", "operator": "o", "note": "n"}))
     assert (status, body["error"]["code"]) == (400, "validation_error")

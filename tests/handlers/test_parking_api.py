@@ -45,6 +45,9 @@ def test_a_lot_is_created_once_per_key_and_shows_counts_per_type(parking_env):
     assert status == 201 and lot["public_key"]["alg"] == "Ed25519" and len(lot["spaces"]) == 5
     assert create_lot() == (201, lot)
     assert create_lot(name="Other")[1]["error"]["code"] == "idempotency_key_reused"
+    assert lot["policy"] == {"refund_no_show": False, "cancel_refund": "full", "cancel_refund_until_minutes_before": 0}
+    policy = {"refund_no_show": True, "cancel_refund": "full", "cancel_refund_until_minutes_before": 60}
+    assert create_lot(key="lot-policy", policy=policy)[1]["policy"] == policy
     status, view = call("parking_api", api_event("get_lot.json", path_params={"lot_id": lot["lot_id"]}))
     assert status == 200 and view["counts"]["REGULAR"] == {"total": 2, "available": 2, "held": 0, "reserved": 0,
                                                            "occupied": 0}
@@ -55,6 +58,9 @@ def test_a_lot_is_created_once_per_key_and_shows_counts_per_type(parking_env):
     ({"spaces": [{"space_id": "A", "type": "BUS"}]}, "validation_error"),
     ({"tariff": {"hourly": {"value": "-1", "currency": "RUB"}}}, "invalid_amount"),
     ({"timezone": "Mars/Olympus"}, "validation_error"),
+    ({"policy": {"cancel_refund": "half"}}, "validation_error"),
+    ({"policy": {"cancel_refund_until_minutes_before": -5}}, "validation_error"),
+    ({"policy": {"refund_everything": True}}, "validation_error"),
 ])
 def test_a_bad_lot_is_a_clear_400(parking_env, change, code):
     status, body = create_lot(key=f"bad-{code}-{len(json.dumps(change))}", **change)

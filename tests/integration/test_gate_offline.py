@@ -5,7 +5,7 @@ Cut off, it admits a paid reservation by its signed token and a subscriber by th
 and gives two unknown cars local tickets; meanwhile a second gate, online, lets a drive-up take a
 space. When the relay heals, the first sync loses its middle pass and its answer; the second
 sync repeats the first two passes (duplicates), fills the gap and reports a conflict: the last
-offline car came in when the lot had no space left for it.
+offline car came in when the lot had no space left for it, a case an operator finds in /admin/reviews.
 """
 from __future__ import annotations
 
@@ -112,13 +112,16 @@ def test_gate_controller_through_a_partition_on_the_local_stack(api, sandbox, tm
     assert (token_pass["gate_open"], token_pass["space_id"]) == (True, "R1")
     assert (subscriber["gate_open"], subscriber["space_id"]) == (True, "R3")
     assert (car_x["gate_open"], car_x["space_id"]) == (True, "L1")   # in order: X before Y took the last space
-    # no space was left for Y: the pass code refuses it (lot_full), or names the conflict itself
-    # (a review) once it resolves such cases; either way the sync answer carries the conflict
-    assert car_y.get("conflict") or car_y["reason"] == "lot_full"
+    # no space was left for Y, then or now: the pass code refuses it and, the car being inside,
+    # opens a case for an operator, named in the sync answer and listed with the reviews
+    assert (car_y["gate_open"], car_y["reason"]) == (False, "lot_full")
     assert [c["seq"] for c in summary["conflicts"]] == [4]
-    assert summary["conflicts"][0]["conflict"] == (car_y.get("conflict") or
-                                                   {"type": "refused_after_pass", "reason": "lot_full",
-                                                    "needs_review": True})
+    conflict = summary["conflicts"][0]["conflict"]
+    assert conflict == car_y["conflict"] and (conflict["resolution"], conflict["needs_review"]) == ("review", True)
+    cases = created(api.request("GET", "/admin/reviews", organizer=True), 200)["gate_cases"]
+    mine = [c for c in cases if c["case_id"] == conflict["case_id"]]
+    assert [(c["lot_id"], c["gate_id"], c["plate"], c["reason"]) for c in mine] == \
+        [(lot_id, north["gate_id"], "Y666YY", "lot_full")]
     assert gate.status()["conflicts"][0]["seq"] == 4
 
     assert api.booking(reservation["booking_id"], reservation["customer"])["status"] == "CHECKED_IN"

@@ -1,7 +1,8 @@
 """Parking end to end over HTTP on the local stack: the fallback table (every vehicle type with
 and without a permit), overlapping and touching windows, a burst of 50 reservations for 10 spaces,
 a reservation paid on the sandbox and driven through a gate (entry and exit, each repeated), a
-drive-up car that pays at the exit, and a reservation nobody used becoming NO_SHOW by the timer.
+drive-up car that pays at the exit, and a reservation nobody used becoming NO_SHOW by the timer
+(refunded on a lot whose policy says so; a cancellation its policy does not refund).
 (The stack runs one Lambda invocation at a time: the burst's races are tests/correctness's.)"""
 from __future__ import annotations
 
@@ -158,10 +159,20 @@ def test_a_drive_up_car_gets_a_space_and_pays_what_it_owes_at_the_exit(api, sand
 
 def test_a_reservation_nobody_used_becomes_no_show_by_the_timer_and_frees_the_space(api, sandbox, system):
     lot = create_lot(api, spaces=[{"space_id": "R1", "type": "REGULAR"}], no_show_grace_seconds=0)
-    who = customer()
+    # a second lot whose policy refunds a no-show and keeps the money of a cancellation
+    kind = create_lot(api, spaces=[{"space_id": "R1", "type": "REGULAR"}, {"space_id": "R2", "type": "REGULAR"}],
+                      no_show_grace_seconds=0, policy={"refund_no_show": True, "cancel_refund": "none"})
+    who, other, third = customer(), customer(), customer()
     start, end = now_window()
     held = reserve(api, lot["lot_id"], "REGULAR", start, end, who=who).json()
     paid(api, sandbox, held, who)
+    refundable = reserve(api, kind["lot_id"], "REGULAR", start, end, who=other).json()
+    paid(api, sandbox, refundable, other)
+    kept = reserve(api, kind["lot_id"], "REGULAR", start, end, who=third).json()
+    paid(api, sandbox, kept, third)
+    cancelled = api.cancel(kept["booking_id"], third)
+    assert cancelled.status_code == 200 and cancelled.json()["status"] == "CANCELLED_NO_REFUND", cancelled.text
+    assert "refund" not in api.booking(kept["booking_id"], third)["payment"]
     assert reserve(api, lot["lot_id"], "REGULAR", start, end).status_code == 409
     time.sleep(1.2)   # past the moment and the sweeper's one-second grace (SweepGraceSeconds)
     system["stack"].invoke("SweepDueFunction", {"detail-type": "Scheduled Event", "source": "aws.events"})
@@ -169,3 +180,6 @@ def test_a_reservation_nobody_used_becomes_no_show_by_the_timer_and_frees_the_sp
     assert gone["status"] == "NO_SHOW" and gone["journal"][-1]["actor"] == "timer"
     assert gone["payment"]["status"] == "succeeded" and "refund" not in gone["payment"]   # no refund by default
     assert reserve(api, lot["lot_id"], "REGULAR", start, end).status_code == 201
+    back = api.wait_status(refundable["booking_id"], other, "REFUNDED")        # the policy refunds the no-show
+    assert [e["action"] for e in back["journal"] if e["actor"] == "timer"][0] == "no_show_refund"
+    assert back["payment"]["refund"]["status"] == "succeeded"

@@ -213,3 +213,82 @@ def test_an_exit_payment_whose_answer_was_lost_is_asked_again_under_the_same_key
                        at=clock(), offline=False)
     assert owed["amount_due"]["value"] == "200.00" and owed["confirmation_url"]
     assert len([p for p in provider.payments.values() if p["metadata"]["ticket_id"] == entered["ticket_id"]]) == 1
+
+
+def test_an_offline_entry_applied_late_onto_a_taken_lot_moves_or_opens_a_review(parking, gates, payments, provider,
+                                                                               clock, store):
+    # the gate let two cars in at 10:00 while offline; by the sync at 11:00 the window they were
+    # recorded for is taken (R1 by a reservation until 11:00, L1 until 14:00)
+    lot = make_lot(parking, spaces=[{"space_id": "R1", "type": "REGULAR"}, {"space_id": "L1", "type": "LARGE"}])
+    gate = parking.create_gate(lot["lot_id"], GateIn(name="North"))
+    confirm(payments, provider, reserve(parking, lot, "REGULAR", "10:00", "11:00", customer="bob", plate="B1"))
+    confirm(payments, provider, reserve(parking, lot, "LARGE", "10:00", "14:00", customer="carol", plate="C1"))
+    clock.now = clock.now.replace(day=2, hour=11, minute=0)
+    lot_id, gate_id, at = lot["lot_id"], gate["gate_id"], clock.now.replace(hour=10)
+    first = {"kind": "entry", "event_id": "off-1", "plate": "OFF1", "local_ticket_id": "L-1"}
+    moved = gates.apply(lot_id, gate_id, first, at=at, offline=True)
+    assert (moved["gate_open"], moved["space_id"]) == (True, "R1")   # free from now on, a fitting type
+    assert moved["conflict"] == {"type": "space_taken", "resolution": "moved", "space_id": "R1", "needs_review": False}
+    assert store.get_ticket(moved["ticket_id"])["entered_at"] == "2030-01-02T10:00:00.000Z"   # charged from entry
+
+    second = {"kind": "entry", "event_id": "off-2", "plate": "OFF2", "local_ticket_id": "L-2"}
+    review = gates.apply(lot_id, gate_id, second, at=at, offline=True)
+    assert (review["gate_open"], review["reason"]) == (False, "lot_full")
+    assert review["conflict"]["resolution"] == "review" and review["conflict"]["needs_review"] is True
+    assert gates.apply(lot_id, gate_id, second, at=at, offline=True) == review      # a repeat opens nothing more
+    cases = store.list_gate_cases()
+    assert [(c["case_id"], c["lot_id"], c["gate_id"], c["event_id"], c["plate"], c["reason"]) for c in cases] == \
+        [(review["conflict"]["case_id"], lot_id, gate_id, "off-2", "OFF2", "lot_full")]
+    # the same refusal on a gate that is online opened nothing: the gate stayed shut
+    online = gates.apply(lot_id, gate_id, {**second, "event_id": "on-3"}, at=clock(), offline=False)
+    assert online["reason"] == "lot_full" and "conflict" not in online
+    assert len(store.list_gate_cases()) == 1
+
+
+def _refunds(provider, store, booking):
+    payment_id = store.get_booking(booking.booking_id).payment.payment_id
+    return [(r["amount"]["value"], r["status"]) for r in provider.refunds_for(payment_id)]
+
+
+def test_the_lot_policy_decides_the_refund_of_a_no_show_and_of_a_cancellation(parking, view_bookings, payments,
+                                                                              provider, clock, store):
+    def no_show_sweep():
+        return sweep(store, clock, expire=lambda _: {}, start_reconciliation=lambda *_: None, give_up=lambda *_: None,
+                     refund_timer=payments.refund_after_timer)
+
+    def cancel(booking):
+        return view_bookings.cancel(booking.booking_id, booking.customer_id, refund=payments.cancel_confirmed)
+
+    spaces = [{"space_id": "R1", "type": "REGULAR"}, {"space_id": "R2", "type": "REGULAR"}]
+    kept = make_lot(parking, spaces=spaces)                        # the defaults: no-show keeps, cancel refunds
+    assert kept["policy"] == {"refund_no_show": False, "cancel_refund": "full", "cancel_refund_until_minutes_before": 0}
+    generous = make_lot(parking, spaces=spaces, policy={"refund_no_show": True, "cancel_refund_until_minutes_before": 120})
+    strict = make_lot(parking, spaces=spaces, policy={"cancel_refund": "none"})
+    bookings = {}
+    # short windows: moto copies the table on every transaction, so fewer granules run faster
+    plan = (("kept", kept, "ann", "10:00", "11:30"), ("kept", kept, "ben", "09:00", "10:00"),
+            ("generous", generous, "ann", "10:00", "11:30"), ("generous", generous, "ben", "09:00", "10:00"),
+            ("strict", strict, "ann", "10:00", "11:30"))
+    for name, lot, who, start, end in plan:
+        bookings[name, who] = reserve(parking, lot, "REGULAR", start, end, customer=who, key=f"{name}-{who}")
+        confirm(payments, provider, bookings[name, who])
+
+    clock.now = clock.now.replace(day=2, hour=8, minute=30)          # 90 minutes before 10:00
+    assert cancel(bookings["kept", "ann"]).status == "REFUNDED" and _refunds(provider, store, bookings["kept", "ann"]) == \
+        [("200.00", "succeeded")]
+    late = cancel(bookings["generous", "ann"])                      # inside the 120 minutes: nothing back
+    assert late.status == "CANCELLED_NO_REFUND" and _refunds(provider, store, late) == []
+    assert cancel(bookings["generous", "ann"]).status == "CANCELLED_NO_REFUND"      # a repeat changes nothing
+    assert cancel(bookings["strict", "ann"]).status == "CANCELLED_NO_REFUND"
+    assert _refunds(provider, store, bookings["strict", "ann"]) == []
+
+    clock.now = clock.now.replace(hour=9, minute=20)                 # ben never came by 09:15
+    swept = no_show_sweep()
+    assert swept["timers"] == 2, swept
+    assert store.get_booking(bookings["kept", "ben"].booking_id).status == "NO_SHOW"
+    assert _refunds(provider, store, bookings["kept", "ben"]) == []
+    refunded = store.get_booking(bookings["generous", "ben"].booking_id)
+    assert refunded.status == "REFUNDED" and _refunds(provider, store, refunded) == [("100.00", "succeeded")]
+    assert [e.action for e in store.get_booking_with_journal(refunded.booking_id)[1]][-2:] == \
+        ["no_show_refund", "refund_succeeded"]
+    assert no_show_sweep().get("timers", 0) == 0 and len(_refunds(provider, store, refunded)) == 1   # once

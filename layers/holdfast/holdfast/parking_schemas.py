@@ -37,6 +37,16 @@ class TariffIn(_Strict):
         return self
 
 
+class PolicyIn(_Strict):
+    """What a lot gives back. A no-show keeps nothing unless ``refund_no_show``; a confirmed
+    reservation cancelled gets ``cancel_refund`` ("full" or "none"), and "full" only until
+    ``cancel_refund_until_minutes_before`` the window's start (0: until it starts)."""
+
+    refund_no_show: bool = False
+    cancel_refund: Literal["full", "none"] = "full"
+    cancel_refund_until_minutes_before: int = Field(default=0, ge=0, le=43_200)
+
+
 class ParkingSettings(_Strict):
     """A lot's settings (the offering's, for the ``parking`` kind)."""
 
@@ -49,6 +59,7 @@ class ParkingSettings(_Strict):
     default_stay_minutes: int = 240
     early_entry_minutes: int = 15
     allow_offline_temporary_tickets: bool = False
+    policy: PolicyIn = Field(default_factory=PolicyIn)
 
     def by_id(self) -> dict[str, SpaceIn]:
         return {space.space_id: space for space in self.spaces}
@@ -64,6 +75,7 @@ class LotIn(_Strict):
     default_stay_minutes: int = Field(default=240, ge=30, le=1440)
     early_entry_minutes: int = Field(default=15, ge=0, le=240)
     allow_offline_temporary_tickets: bool = False
+    policy: PolicyIn = Field(default_factory=PolicyIn)
 
     @field_validator("timezone")
     @classmethod
@@ -88,7 +100,7 @@ class LotIn(_Strict):
             spaces=self.spaces, timezone=self.timezone, hourly=hourly.text, daily_cap=cap,
             grace_minutes=self.tariff.grace_minutes, no_show_grace_seconds=self.no_show_grace_seconds,
             default_stay_minutes=self.default_stay_minutes, early_entry_minutes=self.early_entry_minutes,
-            allow_offline_temporary_tickets=self.allow_offline_temporary_tickets)
+            allow_offline_temporary_tickets=self.allow_offline_temporary_tickets, policy=self.policy)
 
 
 class ReservationIn(_Strict):

@@ -80,6 +80,17 @@ class ParkingStore(Table):
         return ("pass", put_new(self.table, {"pk": f"PASS#{lot_id}#{event_id}", "sk": direction, "gate_id": gate_id,
                                              "at": at, "answer": json.dumps(answer, sort_keys=True)}))
 
+    def gate_case_put(self, case: dict[str, Any]) -> Labelled:
+        """A pass an offline gate let through that the backend cannot place: kept for an operator,
+        under one key of gsi1 while open (as bookings in review are)."""
+        return ("case", put_new(self.table, {"pk": f"GATECASE#{case['case_id']}", "sk": "META", **case,
+                                             "gsi1pk": "GATECASE", "gsi1sk": f"{case['opened_at']}#{case['case_id']}"}))
+
+    def list_gate_cases(self) -> list[dict[str, Any]]:
+        keys = sorted(self._query_index("GATECASE", "gsi1", "gsi1pk"), key=lambda item: item["gsi1sk"])
+        cases = [self._get(key["pk"], "META") for key in keys]   # the index keeps keys only
+        return [{k: v for k, v in case.items() if k not in ("pk", "sk", "gsi1pk", "gsi1sk")} for case in cases if case]
+
     def ticket_open(self, ticket: dict[str, Any]) -> list[Labelled]:
         """The ticket and its plate's open marker, both new (a plate already inside fails ``open``)."""
         return [("ticket", put_new(self.table, {"pk": f"TICKET#{ticket['ticket_id']}", "sk": "META", **ticket})),

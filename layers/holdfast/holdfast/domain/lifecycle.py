@@ -96,3 +96,10 @@ def occupies(status: str) -> bool:
     """Whether a booking in ``status`` keeps its places sold (built-in or declared)."""
     state = declared(status)
     return state.places == "sold" if state else status in SOLD
+
+
+def given_up_into_kind_state(booking) -> bool:  # noqa: ANN001 - a Booking (domain/booking.py imports this module)
+    """Cancelled by its customer into a kind's own state (parking's CANCELLED_NO_REFUND): a
+    repeated cancel answers it as it is."""
+    state = declared(str(booking.status))
+    return state is not None and "customer" in state.actors and state.places == "available"

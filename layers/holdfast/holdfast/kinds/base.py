@@ -129,6 +129,15 @@ class Kind:
         """What the booking keeps of the request beyond its places (``Booking.kind_details``)."""
         return None
 
+    def cancel_without_refund(self, event: Offering, booking: Booking, now: datetime) -> str | None:
+        """The declared state a confirmed booking given up by its customer enters when the
+        offering's policy gives nothing back (None: the money goes back, REFUND_PENDING)."""
+        return None
+
+    def refund_on_timer(self, event: Offering, booking: Booking) -> bool:
+        """Whether the kind's timer gives the money back instead of entering its state."""
+        return False
+
     def view_extras(self, booking: Booking, credentials: Any) -> dict[str, Any]:
         """More of the booking's view made with ``credentials`` (wiring's per-kind keys); none by default."""
         return {}

@@ -25,6 +25,8 @@ from ..parking_schemas import ParkingSettings
 from .base import Inventory, InventoryReads, Kind
 
 CHECKED_IN, COMPLETED, NO_SHOW = "CHECKED_IN", "COMPLETED", "NO_SHOW"
+#: A confirmed reservation the customer gave up when the lot's policy gives nothing back.
+CANCELLED_NO_REFUND = "CANCELLED_NO_REFUND"
 
 
 class NoSpaceAvailable(SoldOut):
@@ -41,6 +43,8 @@ class Parking(Kind):
         ExtraState(CHECKED_IN, frozenset({"CONFIRMED"}), frozenset({"gate"}), "sold", "vehicle.entered"),
         ExtraState(COMPLETED, frozenset({CHECKED_IN}), frozenset({"gate"}), "available", "vehicle.exited"),
         ExtraState(NO_SHOW, frozenset({"CONFIRMED"}), frozenset({"timer"}), "available", "booking.no_show"),
+        ExtraState(CANCELLED_NO_REFUND, frozenset({"CONFIRMED"}), frozenset({"customer"}), "available",
+                   "booking.cancelled"),
     )
 
     def accepts(self, request: Any) -> bool:
@@ -94,6 +98,16 @@ class Parking(Kind):
                 "space_id": space_id, "space_type": settings.by_id()[space_id].type,
                 "from": wanted["from"], "to": wanted["to"],
                 "timer_at": iso(no_show_at), "timer_state": NO_SHOW}
+
+    def cancel_without_refund(self, event: Any, booking: Booking, now: datetime) -> str | None:
+        policy = self.settings(event).policy
+        start = parse_iso((booking.kind_details or {})["from"])
+        if policy.cancel_refund == "none" or now > start - timedelta(minutes=policy.cancel_refund_until_minutes_before):
+            return CANCELLED_NO_REFUND
+        return None
+
+    def refund_on_timer(self, event: Any, booking: Booking) -> bool:
+        return self.settings(event).policy.refund_no_show
 
     def view_extras(self, booking: Booking, credentials: Any) -> dict[str, Any]:
         details = booking.kind_details or {}

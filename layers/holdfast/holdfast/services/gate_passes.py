@@ -71,47 +71,60 @@ class GatePasses:
                offline: bool) -> dict[str, Any]:
         lot_id, settings = lot["event_id"], Parking.settings(lot)
         if event.get("token"):
-            return self._entry_by_token(lot, gate_id, event_id, str(event["token"]), at)
+            return self._entry_by_token(lot, gate_id, event_id, str(event["token"]), at, offline)
         if not event.get("plate"):
             raise InvalidRequest("An entry needs a token or a plate.", code="token_or_plate_required")
         plate = rules.normalise_plate(str(event["plate"]))
+        refuse = self._refuser(lot_id, gate_id, event_id, at, offline, {"basis": "plate", "plate": plate})
         if self.store.open_ticket_of(lot_id, plate) is not None:
-            return self._record(lot_id, gate_id, event_id, at, _refused("entry", "already_inside"))
+            return refuse("already_inside")
         subscriber = bool(self.parking.active_subscriptions_at(lot_id, plate, at))
         start = rules.floor_granule(at)
         end = start + timedelta(minutes=settings.default_stay_minutes)
         space = allocate(self.store, lot_id, settings, DRIVE_UP_VEHICLE, False, start, end)
+        conflict = None
+        if space is None and offline and rules.floor_granule(self.clock()) > start:
+            # The car went in while the gate was offline and its recorded window is taken now: it
+            # is given a space free from now on, by the same fallback, if there is one.
+            start = rules.floor_granule(self.clock())
+            end = start + timedelta(minutes=settings.default_stay_minutes)
+            space = allocate(self.store, lot_id, settings, DRIVE_UP_VEHICLE, False, start, end)
+            if space is not None:
+                conflict = {"type": "space_taken", "resolution": "moved", "space_id": space.space_id,
+                            "needs_review": False}
         if space is None:
-            return self._record(lot_id, gate_id, event_id, at, _refused("entry", "lot_full"))
+            return refuse("lot_full")
         local = event.get("local_ticket_id")
         ticket_id = str(uuid.uuid5(TICKETS, f"{lot_id}/{local or event_id}"))
         places = kinds.named("parking").places(lot_id, space.space_id, start, end)  # type: ignore[attr-defined]
         ticket = self._ticket(lot, ticket_id, space, plate, at, gate_id, event_id,
                               subscription=subscriber, granules=[g.at for g in places.granules])
-        answer = _opened(ticket)
+        answer = _opened(ticket) | ({"conflict": conflict} if conflict else {})
         items = [(f"claim:{g.at}", granule_claim(self.store.table, g, ticket_id, Move.RETAKE)) for g in places.granules]
         items += self.store.ticket_open(ticket) + [self.store.pass_put(lot_id, gate_id, event_id, answer, iso(at))]
         if not self.store.write(items):
             raise StaleBooking(ticket_id)   # the space went meanwhile (or the pass was applied): again
         return answer
 
-    def _entry_by_token(self, lot: dict[str, Any], gate_id: str, event_id: str, token: str, at: datetime) -> dict[str, Any]:
+    def _entry_by_token(self, lot: dict[str, Any], gate_id: str, event_id: str, token: str, at: datetime,
+                        offline: bool) -> dict[str, Any]:
         lot_id, settings = lot["event_id"], Parking.settings(lot)
+        refuse = self._refuser(lot_id, gate_id, event_id, at, offline, {"basis": "token"})
         try:
             payload = verify(token, self.parking.keys().public_raw(lot_id), lot_id)
         except TokenInvalid as exc:
-            return self._record(lot_id, gate_id, event_id, at, _refused("entry", exc.reason))
+            return refuse(exc.reason)
         if not in_window(payload, at, settings.early_entry_minutes):
-            return self._record(lot_id, gate_id, event_id, at, _refused("entry", "outside_window"))
+            return refuse("outside_window")
         booking = self.store.get_booking(payload["bk"])
         if booking is None or booking.event_id != lot_id:
-            return self._record(lot_id, gate_id, event_id, at, _refused("entry", "reservation_not_found"))
+            return refuse("reservation_not_found")
         if str(booking.status) != "CONFIRMED":
             reason = "already_inside" if str(booking.status) == CHECKED_IN else "reservation_not_active"
-            return self._record(lot_id, gate_id, event_id, at, _refused("entry", reason))
+            return refuse(reason, booking_id=booking.booking_id)
         details = booking.kind_details or {}
         if self.store.open_ticket_of(lot_id, details["plate"]) is not None:
-            return self._record(lot_id, gate_id, event_id, at, _refused("entry", "already_inside"))
+            return refuse("already_inside", booking_id=booking.booking_id, plate=details["plate"])
         space = Parking.settings(lot).by_id()[details["space_id"]]
         ticket_id = str(uuid.uuid5(TICKETS, f"{lot_id}/booking/{booking.booking_id}"))
         ticket = self._ticket(lot, ticket_id, space, details["plate"], at, gate_id, event_id,
@@ -214,6 +227,26 @@ class GatePasses:
         return {"ticket_id": ticket_id, "lot_id": lot["event_id"], "space_id": space.space_id, "space_type": space.type,
                 "plate": plate, "entered_at": iso(at), "status": "OPEN", "gate_id": gate_id, "entry_event_id": event_id,
                 **{key: value for key, value in more.items() if value not in (None, False)}}
+
+    def _refuser(self, lot_id: str, gate_id: str, event_id: str, at: datetime, offline: bool,
+                 known: dict[str, Any]) -> Callable[..., dict[str, Any]]:
+        """Refuses an entry. Online the gate stays shut; offline the car is already inside, so the
+        refusal opens a case for an operator (GET /admin/reviews), written with the pass record so
+        that a repeated sync neither loses nor doubles it."""
+        def refuse(reason: str, **more: Any) -> dict[str, Any]:
+            answer = _refused("entry", reason)
+            if not offline:
+                return self._record(lot_id, gate_id, event_id, at, answer)
+            case_id = str(uuid.uuid5(TICKETS, f"{lot_id}/case/{event_id}"))
+            answer["conflict"] = {"type": "refused_after_pass", "reason": reason, "resolution": "review",
+                                  "case_id": case_id, "needs_review": True}
+            case = {"case_id": case_id, "lot_id": lot_id, "gate_id": gate_id, "event_id": event_id, "at": iso(at),
+                    "reason": reason, "status": "OPEN", "opened_at": iso(self.clock()), **known, **more}
+            items = [self.store.gate_case_put(case), self.store.pass_put(lot_id, gate_id, event_id, answer, iso(at))]
+            if not self.store.write(items):
+                raise StaleBooking(case_id)   # applied meanwhile: the stored answer is read again
+            return answer
+        return refuse
 
     def _record(self, lot_id: str, gate_id: str, event_id: str, at: datetime, answer: dict[str, Any]) -> dict[str, Any]:
         """An answer that changes nothing, kept so that a repeat of the pass gets it back."""

@@ -15,7 +15,7 @@ Statuses per pass: ``applied`` (recorded by this request), ``duplicate`` (record
 answer again), ``held`` (waiting for a gap, or the applier was busy: sent again later), ``failed`` (the applier refused it for good: recorded,
 so the gate is never blocked by it), ``rejected`` (``seq_taken``: another event has that number).
 An applier answer carrying ``conflict`` (a space the offline gate admitted a car to was taken
-meanwhile; the applier moved the ticket or opened a review) is repeated at the pass's top level;
+meanwhile: the applier moved the ticket, or opened a gate case for an operator) is repeated at the pass's top level;
 so is an answer that refuses a pass the gate already let through (``refused_after_pass``).
 """
 from __future__ import annotations

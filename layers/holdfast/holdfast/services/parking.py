@@ -99,6 +99,7 @@ class ParkingService:
             "hold_ttl_seconds": int(event["hold_ttl_seconds"]), "no_show_grace_seconds": settings.no_show_grace_seconds,
             "default_stay_minutes": settings.default_stay_minutes,
             "allow_offline_temporary_tickets": settings.allow_offline_temporary_tickets,
+            "policy": settings.policy.model_dump(),
             "public_key": self.keys().public_key(event["event_id"]),
         }
 

@@ -56,9 +56,18 @@ def _same_amount(seen: Any, wanted: dict[str, str]) -> bool:
 
 class RefundsMixin:
     def cancel_confirmed(self, booking: Booking, actor: str = "customer") -> Booking:
-        """A confirmed booking given up: places back at once, then the money back."""
+        """A confirmed booking given up: places back at once, then the money back (unless the
+        offering's policy keeps it: the booking's kind names the state it enters then)."""
         payment = booking.payment
         assert payment is not None and payment.payment_id
+        from .. import kinds   # only the kinds' policy hooks: read once the booking is in hand
+
+        event = self.store.get_event(booking.event_id)
+        kept = kinds.of_booking(booking).cancel_without_refund(event, booking, self.clock()) if event else None
+        if kept is not None:
+            return transitions.advance(self.store, booking, self.clock(), kept, actor=actor,
+                                       action="cancelled_without_refund",
+                                       decision="places released; the policy gives no refund now")
         # Within the window after a change of the event's start time, the journal says why.
         changed = change_refund_until(self.store.get_event(booking.event_id), self.clock())
         action, decision, reason = (
@@ -76,6 +85,29 @@ class RefundsMixin:
         except PaymentOutcomeUnknown:
             logger.warning("refund outcome unknown; reconciliation will settle it", extra={"booking_id": booking.booking_id})
         return self.store.get_booking(booking.booking_id) or booking
+
+    def refund_after_timer(self, booking: Booking) -> bool:
+        """A kind's timer came due on a confirmed booking: when the offering's policy gives the
+        money back then (parking: a refunded no-show), places back and the refund, as a cancel
+        gives it; False when the timer should enter the kind's state instead."""
+        from .. import kinds
+
+        event = self.store.get_event(booking.event_id)
+        if event is None or booking.timer is None or not kinds.of_booking(booking).refund_on_timer(event, booking):
+            return False
+        payment = booking.payment
+        assert payment is not None and payment.payment_id
+        booking = transitions.apply(
+            self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor="timer",
+            action=f"{booking.timer[1].lower()}_refund", decision=f"not entered by {booking.timer[0]}; the policy "
+                                                                    "refunds it: places released, refund to follow",
+            move=Move.UNSELL, ids={"payment_id": payment.payment_id},
+            payment=self.with_refund(payment, booking.timer[1].lower()))
+        try:
+            self.refund(booking, "timer")
+        except PaymentOutcomeUnknown:
+            logger.warning("refund outcome unknown; reconciliation will settle it", extra={"booking_id": booking.booking_id})
+        return True
 
     def with_refund(self, payment: Payment, reason: str, attempt: str = "",
                     amount: dict[str, str] | None = None) -> Payment:

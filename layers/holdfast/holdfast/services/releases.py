@@ -16,6 +16,7 @@ from ..adapters.dynamo import StaleBooking, TransientStoreError
 from ..clock import Clock, iso, parse_iso
 from ..domain.booking import Booking
 from ..domain.errors import Busy, Conflict
+from ..domain.lifecycle import given_up_into_kind_state
 from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
 from ..observability import logger
@@ -47,7 +48,8 @@ class ReleasesMixin:
         ``void`` then cancels an open payment at the provider where it can (see PaymentService)."""
         for attempt in range(HOLD_ATTEMPTS):
             booking = self.owned(booking_id, customer_id)
-            if booking.status in (BookingStatus.CANCELLED, BookingStatus.REFUND_PENDING, BookingStatus.REFUNDED):
+            if booking.status in (BookingStatus.CANCELLED, BookingStatus.REFUND_PENDING, BookingStatus.REFUNDED) \
+                    or given_up_into_kind_state(booking):
                 return booking
             if booking.status is BookingStatus.CONFIRMED and refund is not None:
                 try:

@@ -41,7 +41,8 @@ STUCK_REASON = "reconciliation_stuck"
 def sweep(store: BookingStore, clock: Clock, expire: Callable[[str], dict[str, Any]],
           start_reconciliation: Callable[[str, str], Any], *, give_up: Callable[[Booking, str], Any],
           grace_seconds: int = 60, limit: int = 100, max_restarts: int = MAX_RESTARTS,
-          lapse_resolution: Callable[[Booking], str] | None = None) -> dict[str, int]:
+          lapse_resolution: Callable[[Booking], str] | None = None,
+          refund_timer: Callable[[Booking], bool] | None = None) -> dict[str, int]:
     """One pass over the ``limit`` most overdue bookings. Returns how many were expired, restarted
     (reconciling), given up, left alone (skipped) and failed, and with ``lapse_resolution`` how many
     conflict cases lapsed."""
@@ -50,7 +51,7 @@ def sweep(store: BookingStore, clock: Clock, expire: Callable[[str], dict[str, A
     for booking_id in store.due_bookings(overdue, limit):
         try:
             outcome = _sweep_one(store, clock, booking_id, overdue, expire, start_reconciliation, give_up,
-                                 grace_seconds, max_restarts)
+                                 grace_seconds, max_restarts, refund_timer)
         except Exception:  # noqa: BLE001 - isolated: the rest of the sweep goes on, the next one retries
             logger.exception("sweep could not handle a booking", extra={"booking_id": booking_id})
             outcome = "failed"
@@ -74,7 +75,7 @@ def _lapse_cases(store: BookingStore, clock: Clock, lapse: Callable[[Booking], s
 
 
 def _sweep_one(store: BookingStore, clock: Clock, booking_id: str, overdue: str, expire, start_reconciliation,  # noqa: ANN001
-               give_up, grace_seconds: int, max_restarts: int) -> str:
+               give_up, grace_seconds: int, max_restarts: int, refund_timer=None) -> str:  # noqa: ANN001
     booking = store.get_booking(booking_id)
     if booking is None:
         return "skipped"
@@ -83,8 +84,10 @@ def _sweep_one(store: BookingStore, clock: Clock, booking_id: str, overdue: str,
             return "expired"
     if booking.timer is not None and booking.timer[0] < overdue:
         try:
-            transitions.advance(store, booking, clock(), booking.timer[1], actor="timer", action="timer_fired",
-                                decision=f"not entered by {booking.timer[0]}")
+            # the offering's policy may give the money back instead (a refunded no-show)
+            if refund_timer is None or not refund_timer(booking):
+                transitions.advance(store, booking, clock(), booking.timer[1], actor="timer", action="timer_fired",
+                                    decision=f"not entered by {booking.timer[0]}")
         except StaleBooking:
             return "skipped"   # checked in (or cancelled) meanwhile: nothing is due any more
         return "timers"
