@@ -19,6 +19,7 @@ import argparse
 import json
 import math
 import multiprocessing
+import os
 import random
 import re
 import statistics
@@ -201,6 +202,25 @@ def _pool_snapshot(stack: Any, t0: float) -> dict[str, Any]:
     return {"records": records, "outside": {}, "elapsed": time.monotonic() - t0, "pools": pools}
 
 
+def _process_split(stack: Any, since: dict[str, Any] | None) -> dict[str, Any]:
+    """CPU seconds of the stack process, each function's workers and DynamoDB Local (since `since`)."""
+    from devstack.sampler import process_cpu
+
+    groups: dict[str, list[int]] = {"stack process": [os.getpid()]}
+    for logical_id, fn in stack.functions.items():
+        if fn.pool is not None:
+            groups[f"workers {logical_id}"] = [p.pid for p in multiprocessing.active_children()
+                                               if p.name == f"lambda-{logical_id}"]
+    ddb = getattr(stack, "_dynamodb_local", None)
+    proc = getattr(ddb, "process", None)
+    if proc is not None:
+        groups["DynamoDB Local (java)"] = [proc.pid]
+    now = {name: sum(process_cpu(pids).values()) for name, pids in groups.items()}
+    if since is None:
+        return now
+    return {name: round(value - since.get(name, 0.0), 1) for name, value in now.items()}
+
+
 def _stack_process(conn: Any, options: dict[str, Any]) -> None:
     """Child process: sandbox + local stack; answers 'stats', 'reset', 'sample' and 'stop' on the pipe.
 
@@ -226,6 +246,7 @@ def _stack_process(conn: Any, options: dict[str, Any]) -> None:
                           lambda_workers=workers, default_concurrency=options.get("concurrency"),
                           dynamodb=options.get("dynamodb", "local"), worker_output=False)
     t0 = time.monotonic()
+    sampler = None
     try:
         stack.start()
         SandboxControl(sandbox.control_url).set_webhooks([stack.api_url + "/webhooks/payments"])
@@ -233,7 +254,12 @@ def _stack_process(conn: Any, options: dict[str, Any]) -> None:
         while True:
             message = conn.recv()
             if message == "stats":
-                conn.send(instr.snapshot() if instr else _pool_snapshot(stack, t0))
+                snapshot = instr.snapshot() if instr else _pool_snapshot(stack, t0)
+                if sampler is not None:
+                    snapshot["stack_cpu"] = sampler.stop()
+                    snapshot["stack_cpu"]["processes"] = _process_split(stack, cpu0)
+                    sampler = None
+                conn.send(snapshot)
             elif message == "reset":
                 if instr:
                     with instr.lock:
@@ -241,6 +267,12 @@ def _stack_process(conn: Any, options: dict[str, Any]) -> None:
                         instr.outside.clear()
                         instr.t0 = time.monotonic()
                 t0 = time.monotonic()
+                if options.get("sample_stack"):
+                    from devstack.sampler import CpuSampler
+
+                    sampler = CpuSampler()
+                    sampler.start()
+                    cpu0 = _process_split(stack, None)
                 conn.send("ok")
             elif message == "sample":
                 fn = stack.functions.get("BookingsApiFunction")
@@ -778,6 +810,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--api", help="target a running stack (make run) instead of starting one")
     parser.add_argument("--sandbox-control", help="the sandbox control URL, with --api")
     parser.add_argument("--out", default=str(REPO / "bench-results"), help="directory for the JSON and PNG")
+    parser.add_argument("--sample-stack", action="store_true",
+                        help="CPU-sample the stack process's threads during the load (devstack/sampler.py)")
     parser.add_argument("--profile", action="store_true", help="per-operation cost instead (devstack/costs.py)")
     parser.add_argument("--samples", type=int, default=10, help="with --profile: samples per operation")
     args = parser.parse_args(argv)
@@ -796,7 +830,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     else:
         print("==> starting the payment sandbox and the local stack (child process)", flush=True)
         target = LocalTarget({"workers": not args.in_process, "concurrency": args.concurrency,
-                              "dynamodb": "moto" if args.moto_dynamodb else "local"})
+                              "dynamodb": "moto" if args.moto_dynamodb else "local",
+                              "sample_stack": args.sample_stack})
         urls = target.start()
         api, control = urls["api"], urls["control"]
     try:
@@ -813,6 +848,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             snapshot = target.call("stats")
             result["server"] = server_breakdown(snapshot, time.monotonic() - t0)
             result["server"]["pools"] = snapshot.get("pools", {})
+            if snapshot.get("stack_cpu"):
+                result["stack_cpu"] = snapshot["stack_cpu"]
             if urls.get("dynamodb") and args.bare_seconds > 0:
                 from devstack import bench_bare
 
