@@ -28,6 +28,11 @@ def _label(frame: Any) -> str:
     return f"{path}:{code.co_name}"
 
 
+def _thread_cpu_clock(tid: int) -> int:
+    # Linux's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED): (~tid << 3) | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED
+    return ((~tid) << 3) | 4 | 2
+
+
 class CpuSampler:
     def __init__(self, interval: float = 0.02, depth: int = 40) -> None:
         self.interval, self.depth = interval, depth
@@ -53,23 +58,24 @@ class CpuSampler:
 
     def _run(self) -> None:
         me = threading.get_ident()
-        names = {}
         while not self._stop.wait(self.interval):
             self.samples += 1
-            if self.samples % 50 == 1:
-                names = {t.ident: t.name for t in threading.enumerate()}
+            threads = {t.ident: t for t in threading.enumerate()}
             for ident, frame in sys._current_frames().items():
-                if ident == me:
+                thread = threads.get(ident)
+                if ident == me or thread is None or thread.native_id is None:
                     continue
                 try:
-                    cpu = time.clock_gettime(time.pthread_getcpuclockid(ident))
-                except (OSError, ValueError):
+                    # the kernel's clock id of a thread, from its tid: a thread that ended meanwhile
+                    # is an EINVAL here (pthread_getcpuclockid would read its freed pthread_t: a crash)
+                    cpu = time.clock_gettime(_thread_cpu_clock(thread.native_id))
+                except OSError:
                     continue
                 used = cpu - self._last.get(ident, cpu)
                 self._last[ident] = cpu
                 if used <= 0:
                     continue
-                name = names.get(ident, "?").split("-")[0].rstrip("0123456789 (")
+                name = thread.name.split("-")[0].rstrip("0123456789 (")
                 self.threads_cpu[name] += used
                 self.self_cpu[_label(frame)] += used
                 seen = set()
