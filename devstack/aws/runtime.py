@@ -12,6 +12,7 @@ Every hook here touches moto internals, which is why moto is pinned to an exact 
 * `WaitFunction._wait_interval` and the Retrier's `time.sleep` -> scaled by `wait_scale`.
 * stdout during an invocation -> its EMF lines also go to the function's log group in moto's
   CloudWatch Logs (devstack/aws/emf.py), where Lambda would put them.
+* moto_speedups.py -> repeated work moto does per request (JSONPath, SQS clock, ASL parse).
 * `botocore.client.BaseClient._make_api_call` -> records every AWS call a function makes
   (devstack/aws/calls.py), because moto enforces no IAM: tests check them against the roles.
 """
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import calls, emf, queries, transactions
+from . import calls, emf, moto_speedups, queries, transactions
 from .calls import CURRENT_FUNCTION as _CURRENT_FUNCTION
 
 LOG = logging.getLogger("devstack.aws")
@@ -282,6 +283,7 @@ def _install() -> None:
     calls.install()
     transactions.install()
     queries.install()
+    moto_speedups.install()
 
     original_call_action = BaseResponse.call_action
 

@@ -18,7 +18,7 @@ def test_bench_smoke(tmp_path):
     # runs what make bench runs (worker processes, DynamoDB Local), small: one environment per function,
     # no yardstick; it costs ~30 s more on this machine (cold starts, DynamoDB Local, 429 retries).
     workers = os.environ.get("HOLDFAST_BENCH_SMOKE") == "workers"
-    mode = ["--concurrency", "1"] if workers else ["--in-process", "--moto-dynamodb"]
+    mode = ["--concurrency", "1", "--hold-concurrency", "1"] if workers else ["--in-process", "--moto-dynamodb"]
     code = bench.main(["--rate", "20", "--duration", "3", "--capacity", "30", "--workers", "32",
                        "--timeout", "20", "--confirm-timeout", "30", "--bare-seconds", "0", *mode,
                        "--out", str(tmp_path)])
