@@ -471,6 +471,12 @@ def in_review(booking: Booking) -> bool:
     return booking.status is BookingStatus.MANUAL_REVIEW or bool(booking.review)
 
 
+def kept_after_confirmation(booking: Booking) -> bool:
+    """CONFIRMED, or a state a kind declares after it that keeps the places sold or was reached
+    with the money kept (every declared state is entered from CONFIRMED or a later one)."""
+    return booking.status is BookingStatus.CONFIRMED or lifecycle.declared(str(booking.status)) is not None
+
+
 def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
     """The money rule (docs/invariants.md, I6), against the provider's own records.
 
@@ -525,7 +531,9 @@ def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
             continue
         if payment["status"] == "succeeded":
             outcomes = {
-                "confirmed": is_own and booking.status is BookingStatus.CONFIRMED and not refunds,
+                # A kind's states after CONFIRMED (parking: CHECKED_IN, COMPLETED, a no-show the
+                # lot keeps) keep the money as CONFIRMED does, unless a refund moved it back.
+                "confirmed": is_own and kept_after_confirmation(booking) and not refunds,
                 "refunded": len(refunds) == 1 and refunded == paid and (not is_own or booking.status is BookingStatus.REFUNDED),
                 "in review": not refunds and (booking.status is BookingStatus.MANUAL_REVIEW
                                               or not is_own and in_review(booking)),

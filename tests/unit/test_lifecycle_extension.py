@@ -4,6 +4,7 @@ import pytest
 
 from holdfast.domain import lifecycle
 from holdfast.domain.booking import IllegalTransition
+from holdfast.domain.statuses import BookingStatus
 from holdfast.schemas import BookingIn
 from holdfast.services import transitions
 from tests.support import toy_kind
@@ -61,3 +62,21 @@ def test_only_the_declared_moves_by_the_declared_actors_of_the_declaring_kind(zo
         transitions.advance(store, other, clock(), "ADMITTED", actor="gate", action="x", decision="x")  # other kind
     with pytest.raises(ValueError):
         lifecycle.declare("another_kind", (toy_kind.StandingZones.extra_states[0],))
+
+
+def test_the_money_invariant_counts_a_declared_state_after_confirmation_as_money_kept():
+    """S1 (tests/correctness/helpers.py) once knew only CONFIRMED as the place a kept payment can
+    rest; a parking booking that entered and left (COMPLETED) keeps its money the same way."""
+    from holdfast import kinds  # noqa: F401 - registers the parking kind and its states
+    from holdfast.domain.lifecycle import status_of
+    from tests.correctness.helpers import kept_after_confirmation
+
+    class Row:
+        def __init__(self, status):
+            self.status = status
+
+    assert kept_after_confirmation(Row(status_of("COMPLETED")))
+    assert kept_after_confirmation(Row(status_of("CHECKED_IN")))
+    assert kept_after_confirmation(Row(BookingStatus.CONFIRMED))
+    assert not kept_after_confirmation(Row(BookingStatus.REFUNDED))
+    assert not kept_after_confirmation(Row(BookingStatus.EXPIRED))
