@@ -161,10 +161,12 @@ def test_the_parking_kind_draws_its_declared_lifecycle_named_by_what_each_move_a
     diagram = lifecycle.state_diagram(parking.transitions, parking.moves, "parking", groups=parking.groups,
                                       label_boxes=True)
     edges = _edges(diagram)
-    assert set(edges) == {("CONFIRMED", "CHECKED_IN"), ("CHECKED_IN", "COMPLETED"), ("CONFIRMED", "NO_SHOW")}
-    for (source, target), (event, initiator) in {("CONFIRMED", "CHECKED_IN"): ("vehicle.entered", "gate"),
-                                                 ("CHECKED_IN", "COMPLETED"): ("vehicle.exited", "gate"),
-                                                 ("CONFIRMED", "NO_SHOW"): ("booking.no_show", "timer")}.items():
+    moves = {("CONFIRMED", "CHECKED_IN"): ("vehicle.entered", "gate"),
+             ("CHECKED_IN", "COMPLETED"): ("vehicle.exited", "gate"),
+             ("CONFIRMED", "NO_SHOW"): ("booking.no_show", "timer"),
+             ("CONFIRMED", "CANCELLED_NO_REFUND"): ("booking.cancelled", "customer")}   # a lot that keeps the money
+    assert set(edges) == set(moves)
+    for (source, target), (event, initiator) in moves.items():
         edge = edges[(source, target)]
         assert event in edge["label"] and 'BGCOLOR="white"' in edge["label"], edge["label"]
         assert edge["color"] == lifecycle.INITIATOR_COLOURS[initiator]
@@ -172,7 +174,7 @@ def test_the_parking_kind_draws_its_declared_lifecycle_named_by_what_each_move_a
     names = {o["_gvid"]: o["name"] for o in laid["objects"]}
     clusters = {o["name"]: {names[n] for n in o.get("nodes", [])} for o in laid["objects"]
                 if o["name"].startswith("cluster_")}
-    assert clusters == {"cluster_SOLD": {"CONFIRMED", "CHECKED_IN"}, "cluster_RELEASED": {"COMPLETED", "NO_SHOW"}}
+    assert clusters == {"cluster_SOLD": {"CONFIRMED", "CHECKED_IN"}, "cluster_RELEASED": {"COMPLETED", "NO_SHOW", "CANCELLED_NO_REFUND"}}
 
 
 GATE_ROWS = [
