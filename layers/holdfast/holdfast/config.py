@@ -32,13 +32,13 @@ def _text(least: int = 0, most: int | None = None, pattern: str | None = None) -
     return check
 
 
-def _number(kind: type, *, gt: float | None = None, ge: float | None = None, le: float | None = None):
+def _number(as_type: type, *, gt: float | None = None, ge: float | None = None, le: float | None = None):
     def check(value: Any):
         try:
-            number = kind(value.strip() if isinstance(value, str) else value)
+            number = as_type(value.strip() if isinstance(value, str) else value)
         except (TypeError, ValueError):
-            raise ValueError(f"Input should be a valid {'integer' if kind is int else 'number'}") from None
-        if kind is float and not math.isfinite(number):
+            raise ValueError(f"Input should be a valid {'integer' if as_type is int else 'number'}") from None
+        if as_type is float and not math.isfinite(number):
             raise ValueError("Input should be a finite number")
         if gt is not None and not number > gt:
             raise ValueError(f"Input should be greater than {gt}")
