@@ -3,10 +3,8 @@ publish. Reads answer with Cache-Control and an ETag; If-None-Match gives 304.""
 import hashlib
 import json
 
-from aws_lambda_powertools.event_handler import Response
-
 from holdfast import wiring
-from holdfast.http import header, json_response, make_resolver, parse_body, require_organizer
+from holdfast.http import Response, header, json_response, make_resolver, parse_body, require_organizer
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.schemas import EventListQuery, EventPatchIn
 from holdfast.services import listing as _listing  # noqa: F401 - every route uses it: loaded at init

@@ -43,7 +43,7 @@ def handler_env(monkeypatch):
         for key, value in env.items():
             monkeypatch.setenv(key, value)
         wiring.reset()
-        from aws_lambda_powertools.utilities import parameters
-        parameters.clear_caches()
+        from holdfast.adapters.aws import clear_secret_cache
+        clear_secret_cache()
         yield {"queue_url": queue, "sqs": sqs, "sfn": sfn, "machine": machine}
         wiring.reset()

@@ -7,7 +7,7 @@ import sys
 import uuid
 
 import pytest
-from aws_lambda_powertools.utilities import parameters
+from holdfast.adapters.aws import clear_secret_cache
 
 from holdfast import wiring
 from holdfast.config import ConfigurationError, load_settings
@@ -83,7 +83,7 @@ def test_a_secret_without_every_field_stops_the_cold_start_not_a_request(handler
 
     boto3.client("secretsmanager", region_name="eu-central-1").put_secret_value(
         SecretId="handler/provider", SecretString='{"secret_key": "s", "organizer_api_key": "organizer-test-key"}')
-    parameters.clear_caches()
+    clear_secret_cache()
     with pytest.raises(ConfigurationError, match="admission_token_key"):
         cold_start("bookings_api")
     assert any("refusing to start" in r.getMessage() and "admission_token_key" in r.getMessage()

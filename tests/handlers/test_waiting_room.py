@@ -27,13 +27,13 @@ BURST_PATIENT, BURST_IMPATIENT = 400, 50
 
 @pytest.fixture
 def surge_env(handler_env, monkeypatch):
-    from aws_lambda_powertools.utilities import parameters
+    from holdfast.adapters.aws import clear_secret_cache
 
     secrets = boto3.client("secretsmanager", region_name="eu-central-1")
     secrets.put_secret_value(SecretId="handler/provider", SecretString=json.dumps(
         {"secret_key": "unused-in-these-tests", "organizer_api_key": "organizer-test-key",
          "admission_token_key": TOKEN_KEY}))
-    parameters.clear_caches()
+    clear_secret_cache()
 
     def configure(**env):
         for key, value in env.items():

@@ -15,8 +15,6 @@ from tests.support.handlers import REPO
 def local_system(**template_parameters: str) -> Iterator[dict[str, Any]]:
     """Start both on OS-chosen ports; the template's parameters (beyond the sandbox's URL) shorten
     timings through configuration only. Only one stack may run in a process at a time."""
-    from aws_lambda_powertools.utilities import parameters
-
     from holdfast import wiring
 
     with SandboxServer(host="127.0.0.1", port=0) as sandbox:
@@ -25,7 +23,8 @@ def local_system(**template_parameters: str) -> Iterator[dict[str, Any]]:
         stack.start()
         try:
             wiring.reset()
-            parameters.clear_caches()
+            from holdfast.adapters.aws import clear_secret_cache
+            clear_secret_cache()
             control = SandboxControl(sandbox.control_url)
             control.set_webhooks([stack.api_url + "/webhooks/payments"])
             yield {"stack": stack, "sandbox": sandbox, "control": control, "api": BookingApi(stack.api_url)}

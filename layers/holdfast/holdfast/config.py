@@ -9,70 +9,157 @@ import functools
 import ipaddress
 import os
 
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+import math
+import re
+from dataclasses import dataclass, fields
+from typing import Any, Callable
+
+# A frozen dataclass with its own checks rather than a pydantic model: every function reads its
+# settings at the cold start, and building the model (and importing pydantic where nothing else
+# needs it yet) was a measurable share of it (docs/performance.md, "Cold start").
 
 
-class Settings(BaseModel):
-    bookings_table_name: str = Field(min_length=3)
+def _text(least: int = 0, most: int | None = None, pattern: str | None = None) -> Callable[[Any], str]:
+    def check(value: Any) -> str:
+        value = str(value)
+        if len(value) < least:
+            raise ValueError(f"String should have at least {least} characters")
+        if most is not None and len(value) > most:
+            raise ValueError(f"String should have at most {most} characters")
+        if pattern is not None and not re.search(pattern, value):
+            raise ValueError(f"String should match pattern '{pattern}'")
+        return value
+    return check
+
+
+def _number(as_type: type, *, gt: float | None = None, ge: float | None = None, le: float | None = None):
+    def check(value: Any):
+        try:
+            number = as_type(value.strip() if isinstance(value, str) else value)
+        except (TypeError, ValueError):
+            raise ValueError(f"Input should be a valid {'integer' if as_type is int else 'number'}") from None
+        if as_type is float and not math.isfinite(number):
+            raise ValueError("Input should be a finite number")
+        if gt is not None and not number > gt:
+            raise ValueError(f"Input should be greater than {gt}")
+        if ge is not None and not number >= ge:
+            raise ValueError(f"Input should be greater than or equal to {ge}")
+        if le is not None and not number <= le:
+            raise ValueError(f"Input should be less than or equal to {le}")
+        return number
+    return check
+
+
+def _schedule(value: Any) -> tuple[int, ...]:
+    if isinstance(value, str):
+        try:
+            value = [int(part) for part in value.split(",") if part.strip()]
+        except ValueError:
+            raise ValueError("a comma-separated list of non-negative seconds") from None
+    if not value or any(int(part) < 0 for part in value):
+        raise ValueError("a comma-separated list of non-negative seconds")
+    return tuple(int(part) for part in value)
+
+
+def _networks(value: Any) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    return tuple(ipaddress.ip_network(part, strict=False) for part in value)
+
+
+_CHECKS: dict[str, Callable[[Any], Any]] = {
+    "bookings_table_name": _text(3),
+    "provider_api_url": _text(), "provider_shop_id": _text(), "provider_secret_name": _text(),
+    "provider_timeout_seconds": _number(float, gt=0, le=60),
+    "default_hold_ttl_seconds": _number(int, ge=1, le=86_400),
+    "customer_identity_source": _text(pattern="^(authorizer|header)$"),
+    "deployment": _text(pattern="^(aws|local)$"),
+    "payment_return_url": _text(), "payment_events_queue_url": _text(),
+    "hold_expiry_state_machine_arn": _text(), "reconciliation_state_machine_arn": _text(),
+    "event_cancellation_state_machine_arn": _text(),
+    "reconcile_schedule_seconds": _schedule,
+    "reconcile_limit_seconds": _number(int, ge=1),
+    "provider_key_retention_seconds": _number(int, ge=1),
+    "sweep_grace_seconds": _number(int, ge=0),
+    "resolution_window_seconds": _number(int, ge=1),
+    "resolution_operator": _text(1, 100),
+    "allowed_webhook_networks": _networks,
+    "waiting_room_admit_per_second": _number(float, gt=0, le=10_000),
+    "admission_token_ttl_seconds": _number(int, ge=10, le=3600),
+    "booking_rate_per_minute": _number(int, ge=0),
+    "booking_rate_burst": _number(int, ge=1),
+    "queue_rate_per_minute": _number(int, ge=0),
+    "queue_rate_burst": _number(int, ge=1),
+    "waitlist_offer_seconds": _number(int, ge=1, le=86_400),
+    "notifications_bus_name": _text(), "notifications_sender": _text(),
+    "hold_reminder_seconds": _number(int, ge=0, le=86_400),
+    "parking_key_secret_name": _text(),
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    bookings_table_name: str
     provider_api_url: str = "https://api.yookassa.ru/v3"
     provider_shop_id: str = ""
     provider_secret_name: str = "holdfast/provider"
-    provider_timeout_seconds: float = Field(default=8.0, gt=0, le=60)
-    default_hold_ttl_seconds: int = Field(default=600, ge=1, le=86_400)
-    customer_identity_source: str = Field(default="authorizer", pattern="^(authorizer|header)$")
+    provider_timeout_seconds: float = 8.0
+    default_hold_ttl_seconds: int = 600
+    customer_identity_source: str = "authorizer"
     #: ``local`` only where the whole stack is a development one (the template's DeploymentKind).
-    deployment: str = Field(default="aws", pattern="^(aws|local)$")
+    deployment: str = "aws"
     payment_return_url: str = "https://example.com/bookings"
     payment_events_queue_url: str = ""
     hold_expiry_state_machine_arn: str = ""
     reconciliation_state_machine_arn: str = ""
     event_cancellation_state_machine_arn: str = ""
     reconcile_schedule_seconds: tuple[int, ...] = (30, 60, 120, 300, 900, 1800, 3600)
-    reconcile_limit_seconds: int = Field(default=86_400, ge=1)
-    provider_key_retention_seconds: int = Field(default=86_400, ge=1)
-    sweep_grace_seconds: int = Field(default=60, ge=0)
+    reconcile_limit_seconds: int = 86_400
+    provider_key_retention_seconds: int = 86_400
+    sweep_grace_seconds: int = 60
     # Conflict cases (services/conflict_cases.py): how long the customer has to choose, who owns them.
-    resolution_window_seconds: int = Field(default=86_400, ge=1)
-    resolution_operator: str = Field(default="on-call", min_length=1, max_length=100)
+    resolution_window_seconds: int = 86_400
+    resolution_operator: str = "on-call"
     allowed_webhook_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
     # Surge control (docs/catalog-waitlist-surge.md): waiting room rate, token life, per-customer limits.
-    waiting_room_admit_per_second: float = Field(default=5.0, gt=0, le=10_000)
-    admission_token_ttl_seconds: int = Field(default=300, ge=10, le=3600)
-    booking_rate_per_minute: int = Field(default=30, ge=0)
-    booking_rate_burst: int = Field(default=10, ge=1)
-    queue_rate_per_minute: int = Field(default=120, ge=0)
-    queue_rate_burst: int = Field(default=30, ge=1)
-    waitlist_offer_seconds: int = Field(default=900, ge=1, le=86_400)
+    waiting_room_admit_per_second: float = 5.0
+    admission_token_ttl_seconds: int = 300
+    booking_rate_per_minute: int = 30
+    booking_rate_burst: int = 10
+    queue_rate_per_minute: int = 120
+    queue_rate_burst: int = 30
+    waitlist_offer_seconds: int = 900
     notifications_bus_name: str = ""
     notifications_sender: str = ""
-    hold_reminder_seconds: int = Field(default=120, ge=0, le=86_400)
+    hold_reminder_seconds: int = 120
     #: Secrets Manager secret holding ``master_seed``, from which every lot's entry-token key is derived.
     parking_key_secret_name: str = ""
 
-    @model_validator(mode="after")
-    def _header_identity_only_locally(self):
-        # X-Customer-Id is whatever the caller writes: trusting it anywhere reachable would let
-        # anyone act as any customer, so it takes an explicit statement that this stack is local.
-        if self.customer_identity_source == "header" and self.deployment != "local":
-            raise ValueError("CUSTOMER_IDENTITY_SOURCE=header trusts any caller's X-Customer-Id and is refused "
-                             "unless HOLDFAST_DEPLOYMENT=local (template parameter DeploymentKind=local)")
-        return self
-
-    @field_validator("reconcile_schedule_seconds", mode="before")
     @classmethod
-    def _parse_schedule(cls, value):
-        if isinstance(value, str):
-            value = [int(part) for part in value.split(",") if part.strip()]
-        if not value or any(int(part) < 0 for part in value):
-            raise ValueError("a comma-separated list of non-negative seconds")
-        return tuple(int(part) for part in value)
-
-    @field_validator("allowed_webhook_networks", mode="before")
-    @classmethod
-    def _parse_networks(cls, value):
-        if isinstance(value, str):
-            value = [part.strip() for part in value.split(",") if part.strip()]
-        return tuple(ipaddress.ip_network(part, strict=False) for part in value)
+    def checked(cls, values: dict[str, Any]) -> "Settings":
+        """Every given value checked and converted; all problems at once, each named by its field."""
+        problems: list[tuple[str | None, str]] = []
+        converted: dict[str, Any] = {}
+        for field in fields(cls):
+            if field.name not in values:
+                if field.name == "bookings_table_name":
+                    problems.append((field.name, "Field required"))
+                continue
+            try:
+                converted[field.name] = _CHECKS[field.name](values[field.name])
+            except ValueError as exc:
+                problems.append((field.name, str(exc)))
+        if not problems:
+            settings = cls(**converted)
+            # X-Customer-Id is whatever the caller writes: trusting it anywhere reachable would let
+            # anyone act as any customer, so it takes an explicit statement that this stack is local.
+            if settings.customer_identity_source == "header" and settings.deployment != "local":
+                problems.append((None, "CUSTOMER_IDENTITY_SOURCE=header trusts any caller's X-Customer-Id and is "
+                                       "refused unless HOLDFAST_DEPLOYMENT=local (template parameter DeploymentKind=local)"))
+            else:
+                return settings
+        raise ConfigurationError("invalid function configuration: " + "; ".join(
+            f"{_ENV_NAMES.get(field, field)}: {message}" if field else message for field, message in problems))
 
 
 _ENV_NAMES = {
@@ -116,15 +203,7 @@ class ConfigurationError(RuntimeError):
 
 def load_settings(environ: dict[str, str] | None = None) -> Settings:
     environ = os.environ if environ is None else environ
-    values = {field: environ[name] for field, name in _ENV_NAMES.items() if name in environ}
-    try:
-        return Settings(**values)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{_ENV_NAMES.get(str(err['loc'][0]), err['loc'][0])}: {err['msg']}" if err["loc"] else err["msg"]
-            for err in exc.errors()
-        )
-        raise ConfigurationError(f"invalid function configuration: {problems}") from None
+    return Settings.checked({field: environ[name] for field, name in _ENV_NAMES.items() if name in environ})
 
 
 @functools.cache

@@ -6,8 +6,6 @@ import json
 import re
 from typing import Any, Callable
 
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
-from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from pydantic import BaseModel, ValidationError
 
 from .adapters.dynamo import DuplicateRequest, ItemExists, PlacesTaken, StaleBooking, StoreError
@@ -15,6 +13,11 @@ from .config import settings
 from .domain.booking import IllegalTransition
 from .domain.errors import BookingError, InvalidRequest, Unauthorized
 from .observability import answered, logger
+from .resolver import Response, RestResolver
+
+#: The name the handlers' signatures use (once Powertools' class; see resolver.py).
+APIGatewayRestResolver = RestResolver
+NextMiddleware = Callable[[RestResolver], Response]
 
 MAX_BODY_BYTES = 64 * 1024
 #: No request of ours nests deeper than a few levels; anything deeper is refused before it is read
@@ -51,7 +54,7 @@ def _path_ids_are_ids(app: APIGatewayRestResolver, next_middleware: NextMiddlewa
 
 
 def make_resolver() -> APIGatewayRestResolver:
-    app = APIGatewayRestResolver()
+    app = RestResolver()
     app.use(middlewares=[_path_ids_are_ids])
 
     @app.exception_handler(BookingError)

@@ -309,3 +309,6 @@ def reset() -> None:
         factory.cache_clear()
     for factory in SURGE_FACTORIES + CANCELLATION_FACTORIES:
         factory.cache_clear()
+    from .adapters.aws import clear_secret_cache
+
+    clear_secret_cache()
