@@ -88,7 +88,6 @@ os.environ.pop("HOLDFAST_CRASH_POINTS", None)
 
 from IPython.display import HTML, Markdown, display
 
-from aws_lambda_powertools.utilities import parameters
 from devstack.aws import EmbeddedStack, emf
 from devstack.design import booking as booking_lifecycle, lifecycle, traces
 from devstack.paysandbox import SandboxControl, SandboxServer
@@ -115,8 +114,7 @@ stack.start()
 from holdfast.observability import logger
 logger.setLevel("WARNING")  # the handlers' INFO lines are the stack's own log, not this record's evidence
 emf.set_echo(False)         # their metric lines too (kept in the local CloudWatch Logs)
-wiring.reset()
-parameters.clear_caches()
+wiring.reset()   # also forgets the secret cache
 sandbox = SandboxControl(sandbox_server.control_url)
 sandbox.set_webhooks([stack.api_url + "/webhooks/payments"])
 api = BookingApi(stack.api_url)
