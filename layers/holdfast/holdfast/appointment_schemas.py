@@ -3,12 +3,24 @@ settings the ``slots`` inventory kind stores on the offering) and bookings of a 
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from .domain.timeslots import GRANULE_MINUTES, MAX_DURATION_MINUTES, OpeningHours, TimeError, zone
 from .schemas import ContactEmail, EventTime, PriceIn, _Strict
+
+
+def known_zone(value: str) -> str:
+    """An IANA zone name the build's zone database knows (a resource's, a lot's)."""
+    try:
+        zone(value)
+    except TimeError as exc:
+        raise ValueError(str(exc)) from None
+    return value
+
+
+ZoneName = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(known_zone)]
 
 #: A resource id as the API hands it out (a UUID); anything else cannot exist.
 RESOURCE_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
@@ -34,17 +46,9 @@ class OpeningHoursIn(_Strict):
 
 class ResourceIn(_Strict):
     name: str = Field(min_length=1, max_length=200)
-    timezone: str = Field(min_length=1, max_length=64)
+    timezone: ZoneName
     opening_hours: OpeningHoursIn
 
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str) -> str:
-        try:
-            zone(value)
-        except TimeError as exc:
-            raise ValueError(str(exc)) from None
-        return value
 
 
 def _whole_granules(value: int | None) -> int | None:

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from .domain.money import Money
-from .domain.timeslots import TimeError, zone
+from .appointment_schemas import ZoneName
 from .schemas import EventTime, PriceIn, _Strict
 
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
@@ -67,7 +67,7 @@ class ParkingSettings(_Strict):
 
 class LotIn(_Strict):
     name: str = Field(min_length=1, max_length=200)
-    timezone: str = Field(default="UTC", min_length=1, max_length=64)
+    timezone: ZoneName = "UTC"
     spaces: list[SpaceIn] = Field(min_length=1, max_length=MAX_SPACES)
     tariff: TariffIn
     hold_ttl_seconds: int | None = Field(default=None, ge=1, le=86_400)
@@ -77,14 +77,6 @@ class LotIn(_Strict):
     allow_offline_temporary_tickets: bool = False
     policy: PolicyIn = Field(default_factory=PolicyIn)
 
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str) -> str:
-        try:
-            zone(value)
-        except TimeError as exc:
-            raise ValueError(str(exc)) from None
-        return value
 
     @field_validator("default_stay_minutes")
     @classmethod
