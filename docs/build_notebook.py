@@ -66,7 +66,7 @@ md(r"""
 One sandbox and one local stack for the whole notebook. Timings are shortened **only through the
 template's parameters**, the way the integration tests do it: holds of 3-4 s (per event,
 `hold_ttl_seconds`), reconciliation checks after 1, 1, 2, 2... s (instead of 30 s, 1, 2, 5, 15, 30
-min, hourly), a reconciliation limit of 8 s (instead of 24 h) and a provider key window of 4 s
+min, hourly), a reconciliation limit of 8 s (instead of 24 h) and a provider key window of 12 s
 (instead of 24 h). Everything else is the deployed code path.
 """)
 

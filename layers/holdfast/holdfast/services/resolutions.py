@@ -117,11 +117,13 @@ class ResolutionService:
         assert payment is not None and payment.payment_id
         ids = {"payment_id": payment.payment_id, "choice": "alternative", "by": actor}
         chosen = dict(case) | {"decision": decision}
+        # The journal says where the booking went in words, not as a dict: "starts_at 2026-12-03T06:00:00.000Z".
+        moved = ", ".join(f"{name} {value}" for name, value in sorted(fields.items()) if name != "resource_id")
         try:
             if payment.provider_status == "waiting_for_capture":
                 pinned = transitions.apply(
                     self.store, booking, self.clock(), status=BookingStatus.PAYMENT_PENDING, actor=actor,
-                    action="alternative_chosen", decision=_said(decision, f"moved to {fields}; places pinned, capturing the same payment"),
+                    action="alternative_chosen", decision=_said(decision, f"moved to {moved or 'the chosen alternative'}; places pinned, capturing the same payment"),
                     ids=ids, move=Move.HOLD, places=places, places_secured=True, review=None, resolution=chosen,
                     payment=replace(payment, capture_key=capture_key(booking.booking_id)))
                 self.payments._watch(pinned, "resolution")
@@ -129,7 +131,7 @@ class ResolutionService:
                 return
             transitions.apply(
                 self.store, booking, self.clock(), status=BookingStatus.CONFIRMED, actor=actor,
-                action="alternative_chosen", decision=_said(decision, f"moved to {fields}; confirmed with the same payment"),
+                action="alternative_chosen", decision=_said(decision, f"moved to {moved or 'the chosen alternative'}; confirmed with the same payment"),
                 ids=ids, move=Move.RETAKE, places=places, review=None, resolution=chosen)
         except PlacesTaken:
             raise Conflict("That alternative was just taken; choose another or a refund.",
