@@ -52,10 +52,13 @@ def site():
 @pytest.fixture(scope="module")
 def browser():
     try:
-        from playwright.sync_api import sync_playwright
+        from playwright.sync_api import expect, sync_playwright
     except ImportError:
         pytest.fail(f"Playwright for Python is not installed. {HOW_TO_GET_A_BROWSER}", pytrace=False)
     executable = chromium_path()
+    # Assertions wait as long as actions do: on a loaded 2-core machine a function's first cold start
+    # in the stack can take longer than expect's 5 s default before the page has anything to show.
+    expect.set_options(timeout=15_000)
     with sync_playwright() as playwright:
         # --no-sandbox: Chromium refuses its sandbox when run as root (as in CI here)
         launched = playwright.chromium.launch(executable_path=executable, headless=True,
