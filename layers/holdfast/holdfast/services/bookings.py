@@ -36,12 +36,12 @@ from ..domain.errors import (
     TooBusy,
 )
 from ..domain.journal import customer_view
-from ..domain.review_steps import hold_next_step
-from ..domain.statuses import HOLDING, BookingStatus
+from ..domain.statuses import BookingStatus
 from ..observability import logger
 from ..domain.commands import HoldPlaces
 from ..domain.offering import Offering
 from .. import kinds
+from .booking_views import describe, resolution_view  # noqa: F401 - the views' old home, still imported from here
 from .hold_reads import SNAPSHOT_SECONDS, HoldReads, Snapshots
 from .releases import HOLD_ATTEMPTS, ReleasesMixin, pause
 
@@ -275,46 +275,6 @@ class BookingService(ReleasesMixin):
 
 def hold_limit(event: Offering | dict[str, Any]) -> int:
     return int(event.get("max_holds_per_customer") or DEFAULT_HOLDS_PER_CUSTOMER)
-
-
-def describe(booking: Booking) -> dict[str, Any]:
-    payment = None
-    if booking.payment is not None:
-        payment = {
-            "payment_id": booking.payment.payment_id,
-            "status": booking.payment.provider_status or ("unknown" if booking.payment.state != "CREATED" else None),
-            "confirmation_url": booking.payment.confirmation_url,
-        }
-        if booking.payment.refund:
-            payment["refund"] = {key: booking.payment.refund.get(key) for key in ("refund_id", "status", "reason")}
-    view: dict[str, Any] = {
-        "booking_id": booking.booking_id, "event_id": booking.event_id, "status": booking.status.value,
-        "places": kinds.of_booking(booking).describe_places(booking.places), "amount": booking.amount.as_dict(),
-        "payment_mode": booking.payment_mode.value, "hold_expires_at": booking.hold_expires_at,
-        "created_at": booking.created_at, "updated_at": booking.updated_at, "payment": payment,
-    }
-    if booking.status in HOLDING and not booking.places_secured:
-        view["hold_next_step"] = hold_next_step(booking.hold_expires_at)
-    if booking.review:
-        view["review"] = dict(booking.review)
-    if booking.resolution:
-        view["resolution"] = resolution_view(booking)
-    if booking.contact_email:
-        view["contact_email"] = booking.contact_email
-    return view
-
-
-def resolution_view(booking: Booking) -> dict[str, Any]:
-    """The conflict case as its customer sees it: what was offered, until when, who is responsible,
-    and, once decided, what was chosen (never the request key it was chosen with, nor an
-    operator's note: operators see it in the journal)."""
-    case = dict(booking.resolution or {})
-    decision = case.pop("decision", None)
-    view = {"open": booking.resolution_open, **case}
-    if decision:
-        view["decision"] = {key: value for key, value in decision.items() if key not in ("key", "note")}
-    return view
-
 
 
 def _fingerprint(value: dict[str, Any]) -> str:
