@@ -151,3 +151,27 @@ def test_an_operator_resolves_a_gate_case_once_and_journalled(gates, lot_gate, c
     with pytest.raises(NotFound) as missing:
         cases.resolve("0" * 36, "dismissed", "ops", "x")
     assert missing.value.code == "gate_case_not_found"
+
+
+def test_an_exit_payment_paid_while_the_exit_closes_the_ticket_is_counted_not_lost(gates, lot_gate, clock, provider,
+                                                                                    payments, store, monkeypatch):
+    start = clock()
+    ticket = pass_(gates, lot_gate, "entry", "in", start, plate="E5")["ticket_id"]
+    pass_(gates, lot_gate, "exit", "out-1", start + timedelta(minutes=65), plate="E5")       # asks 100
+    later = start + timedelta(minutes=125)
+    pass_(gates, lot_gate, "exit", "out-2", later, plate="E5")                               # asks 200
+    older, newer = exit_payments(provider, ticket)
+    provider.pay(newer["id"])
+    settled = gates.exit_payments.settled
+
+    def read_then_race(ticket_item):
+        records = settled(ticket_item)   # the exit has read the older one as unpaid...
+        if not provider.payments[older["id"]]["paid"]:
+            provider.pay(older["id"])        # ...when its notification is recorded, before the exit closes
+            assert notify(payments, provider, older["id"]) == "exit_payment_paid"
+        return records
+
+    monkeypatch.setattr(gates.exit_payments, "settled", read_then_race)
+    assert pass_(gates, lot_gate, "exit", "out-3", later, plate="E5")["exit_granted"] is True
+    [case] = store.list_gate_cases()
+    assert (case["reason"], case["amount"]["value"]) == ("exit_overpaid", "100.00")
