@@ -46,6 +46,7 @@ def test_offline_refusals_open_cases_an_operator_resolves_once(parking_env):
     status, body = resolve(future_case["case_id"])                                        # not for an entry
     assert (status, body["error"]["code"]) == (400, "resolution_not_allowed")
     assert resolve("0" * 36)[1]["error"]["code"] == "gate_case_not_found"
+    assert resolve("x" * 3000)[0] == 404 and resolve("not-a-case")[1]["error"]["code"] == "gate_case_not_found"
     assert resolve(future_case["case_id"], note="")[1]["error"]["code"] == "validation_error"
     status, body = call("admin_api", api_event("resolve_gate_case.json", path_params={"case_id": "x"}))
     assert status == 401

@@ -18,6 +18,7 @@ The same resolution again answers the case as it is; another one on a resolved c
 """
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any
 
@@ -33,7 +34,8 @@ RESOLUTIONS = {
     "exit": ("paid_on_site", "waived", "dismissed"),
     "payment": ("refunded", "applied_to_debt", "dismissed"),
 }
-ALL_RESOLUTIONS = tuple(sorted({r for allowed in RESOLUTIONS.values() for r in allowed}))
+#: A case id is a uuid5; anything else names no case (and never reaches the table as a key).
+CASE_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def case_id(lot_id: str, *parts: str) -> str:
@@ -63,7 +65,7 @@ class GateCases:
 
     def resolve(self, identity: str, resolution: str, operator: str, note: str) -> dict[str, Any]:
         for _ in range(2):
-            case = self.store.get_gate_case(identity)
+            case = self.store.get_gate_case(identity) if CASE_ID.fullmatch(identity) else None
             if case is None:
                 raise NotFound(f"No gate case {identity}.", code="gate_case_not_found")
             if case["status"] != "OPEN":
