@@ -152,8 +152,7 @@ class GatePasses:
         if ticket is None and event.get("plate"):
             ticket = self.store.open_ticket_of(lot_id, rules.normalise_plate(str(event["plate"])))
         if ticket is None:
-            known = {"basis": "exit", "plate": event.get("plate"), "ticket_id": event.get("ticket_id")}
-            return self._refuser(lot_id, gate_id, event_id, at, offline, known, "exit")("ticket_not_found")
+            return self._refuser(lot_id, gate_id, event_id, at, offline, _named(event), "exit")("ticket_not_found")
         if ticket["status"] != "OPEN":
             return self._record(lot_id, gate_id, event_id, at, _granted("already_exited"))
         currency = lot["currency"]
@@ -216,10 +215,9 @@ class GatePasses:
                                                       "gate's clock.",
             "details": {"at": iso(at), "server_time": iso(now),
                         "max_skew_seconds": int(self.max_clock_skew.total_seconds())}}}
-        known = {key: event.get(key) for key in ("plate", "ticket_id", "local_ticket_id")}
+        basis = ("token" if event.get("token") else "plate") if direction == "entry" else None
         return self._record_case(lot_id, gate_id, event_id, at, direction, answer, "pass_time_in_future",
-                                 {"basis": ("token" if event.get("token") else "plate") if direction == "entry"
-                                  else None, **known})
+                                 {"basis": basis, **_named(event)})
 
     # ------------------------------------------------------------------------------ parts
     def _ticket(self, lot: dict[str, Any], ticket_id: str, space: Any, plate: str, at: datetime, gate_id: str,
@@ -268,6 +266,11 @@ def _granule(lot_id: str, ticket: dict[str, Any], at_key: str):
     from ..domain.inventory import Granule
 
     return Granule(f"{lot_id}|{ticket['space_id']}", at_key)
+
+
+def _named(event: dict[str, Any]) -> dict[str, Any]:
+    """How a pass named its car, for a case about it."""
+    return {key: event.get(key) for key in ("plate", "ticket_id", "local_ticket_id")}
 
 
 def _opened(ticket: dict[str, Any]) -> dict[str, Any]:
