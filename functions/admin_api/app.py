@@ -1,4 +1,4 @@
-"""Operator endpoints: bookings in manual review, and the decision taken on each."""
+"""Operator endpoints: bookings in manual review and parking gate cases, and the decision taken on each."""
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from typing import Annotated
 
@@ -23,12 +23,28 @@ class ResolveIn(BaseModel):
     choice: Annotated[dict[str, str | int], AfterValidator(_flat_choice)] | None = None
 
 
+class GateCaseResolveIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    #: One of the case type's resolutions (holdfast/services/gate_cases.py: RESOLUTIONS).
+    resolution: str = Field(pattern="^[a-z_]{1,40}$")
+    operator: str = Field(min_length=1, max_length=100)
+    note: str = Field(min_length=1, max_length=1000)
+
+
 @app.get("/admin/reviews")
 @tracer.capture_method
 def list_reviews():
     require_organizer(app, wiring.organizer_api_key)
-    service = wiring.reviews()
-    return json_response(200, {"reviews": service.open_reviews(), "gate_cases": service.store.list_gate_cases()})
+    return json_response(200, {"reviews": wiring.reviews().open_reviews(), "gate_cases": wiring.gate_cases().open_cases()})
+
+
+@app.post("/admin/gate-cases/<case_id>/resolve")
+@tracer.capture_method
+def resolve_gate_case(case_id: str):
+    require_organizer(app, wiring.organizer_api_key)
+    request = parse_body(app, GateCaseResolveIn)
+    return json_response(200, wiring.gate_cases().resolve(case_id, request.resolution, request.operator, request.note))
 
 
 @app.post("/admin/reviews/<booking_id>/resolve")

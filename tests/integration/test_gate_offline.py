@@ -5,7 +5,8 @@ Cut off, it admits a paid reservation by its signed token and a subscriber by th
 and gives two unknown cars local tickets; meanwhile a second gate, online, lets a drive-up take a
 space. When the relay heals, the first sync loses its middle pass and its answer; the second
 sync repeats the first two passes (duplicates), fills the gap and reports a conflict: the last
-offline car came in when the lot had no space left for it, a case an operator finds in /admin/reviews.
+offline car came in when the lot had no space left for it, a case an operator finds in /admin/reviews
+and closes.
 """
 from __future__ import annotations
 
@@ -123,6 +124,16 @@ def test_gate_controller_through_a_partition_on_the_local_stack(api, sandbox, tm
     assert [(c["lot_id"], c["gate_id"], c["plate"], c["reason"]) for c in mine] == \
         [(lot_id, north["gate_id"], "Y666YY", "lot_full")]
     assert gate.status()["conflicts"][0]["seq"] == 4
+    # an operator deals with the car at the lot and closes the case, once
+    resolve = f"/admin/gate-cases/{conflict['case_id']}/resolve"
+    decision = {"resolution": "charged_on_site", "operator": "olga", "note": "Y666YY paid the attendant"}
+    closed = created(api.request("POST", resolve, organizer=True, json=decision), 200)
+    assert (closed["status"], closed["journal"][-1]["action"]) == ("RESOLVED", "gate_case_resolved")
+    assert created(api.request("POST", resolve, organizer=True, json=decision), 200) == closed
+    other = api.request("POST", resolve, organizer=True, json={**decision, "resolution": "dismissed"})
+    assert (other.status_code, other.json()["error"]["code"]) == (409, "case_already_resolved")
+    cases = created(api.request("GET", "/admin/reviews", organizer=True), 200)["gate_cases"]
+    assert conflict["case_id"] not in [c["case_id"] for c in cases]
 
     assert api.booking(reservation["booking_id"], reservation["customer"])["status"] == "CHECKED_IN"
     counts = created(api.request("GET", f"/lots/{lot_id}"), 200)["counts"]

@@ -173,6 +173,7 @@ SCENARIO: list[tuple[str, Any]] = [
     ("get_booking_journal.json", (200, None)),
     ("list_reviews.json", (200, None)),
     ("resolve_review.json", (409, "not_in_review")),
+    ("resolve_gate_case.json", (404, "gate_case_not_found")),   # no gate case by the sample's id
     ("join_queue.json", (200, None)),                 # not a high-demand sale: no queue needed
     ("queue_status.json", (200, None)),
     ("join_waitlist.json", (200, None)),              # places are free: the entry is skipped

@@ -94,6 +94,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "notifications_bus_name": _text(), "notifications_sender": _text(),
     "hold_reminder_seconds": _number(int, ge=0, le=86_400),
     "parking_key_secret_name": _text(),
+    "gate_clock_skew_seconds": _number(int, ge=0, le=86_400),
 }
 
 
@@ -134,6 +135,8 @@ class Settings:
     hold_reminder_seconds: int = 120
     #: Secrets Manager secret holding ``master_seed``, from which every lot's entry-token key is derived.
     parking_key_secret_name: str = ""
+    #: How far ahead of this clock a gate's offline pass may be dated (services/gate_passes.py).
+    gate_clock_skew_seconds: int = 120
 
     @classmethod
     def checked(cls, values: dict[str, Any]) -> "Settings":
@@ -194,6 +197,7 @@ _ENV_NAMES = {
     "notifications_sender": "NOTIFICATIONS_SENDER",
     "hold_reminder_seconds": "HOLD_REMINDER_SECONDS",
     "parking_key_secret_name": "PARKING_KEY_SECRET_NAME",
+    "gate_clock_skew_seconds": "GATE_CLOCK_SKEW_SECONDS",
 }
 
 

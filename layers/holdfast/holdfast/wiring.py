@@ -139,7 +139,15 @@ def parking():
 def gate_passes():
     from .services.gate_passes import GatePasses
 
-    return GatePasses(store(), system_clock, parking(), provider, settings().payment_return_url)
+    return GatePasses(store(), system_clock, parking(), provider, settings().payment_return_url,
+                      max_clock_skew_seconds=settings().gate_clock_skew_seconds)
+
+
+@functools.cache
+def gate_cases():
+    from .services.gate_cases import GateCases
+
+    return GateCases(store(), system_clock)
 
 
 @functools.cache
@@ -303,7 +311,7 @@ def reset() -> None:
     from .config import settings as cached_settings
 
     for factory in (store, provider, scheduler, payment_events_queue, catalog, bookings, appointments, parking,
-                    gate_passes, gate_sync,
+                    gate_passes, gate_sync, gate_cases,
                     reconciliation_starter, reconciliation_buckets,
                     payments, resolutions, reconciliation, reviews, listing, waitlist, notifications_bus, email_sender, cached_settings):
         factory.cache_clear()

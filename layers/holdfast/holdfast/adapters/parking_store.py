@@ -6,8 +6,10 @@
   LOT#<lot>                 GATE#<gate>         a gate: name, sha256 of its key
   LOT#<lot>                 SUB#<plate>#<id>    a subscription: plate, valid_from, valid_to
   LOT#<lot>                 OPEN#<plate>        the open ticket of a plate (one car inside per plate)
-  TICKET#<ticket>           META                a ticket: space, plate, entry, booking or own claims, exit payment
+  TICKET#<ticket>           META                a ticket: space, plate, entry, booking or own claims
+  TICKET#<ticket>           EXITPAY#<n:04d>     the ticket's n-th exit payment: key, amount, payment id, state
   TICKET#<ticket>           OUTBOX#<n>          vehicle.exited of a drive-up ticket (a booking's goes on its own outbox)
+  GATECASE#<case>           META                a gate case for an operator (gsi1 "GATECASE" while OPEN), its journal
   PASS#<lot>#<event_id>     entry | exit        a gate pass applied, with the answer given (a repeat gets it back;
                                                 the same id at the other direction is another pass)
 
@@ -23,6 +25,7 @@ from typing import Any, Iterable
 from .codec import Labelled, Table, _attrs, put_new
 
 OUTBOX_RETENTION_SECONDS = 7 * 86_400
+_KEYS = ("pk", "sk", "gsi1pk", "gsi1sk")
 
 
 class ParkingStore(Table):
@@ -75,21 +78,43 @@ class ParkingStore(Table):
         item = self._get(f"PASS#{lot_id}#{event_id}", direction)
         return json.loads(item["answer"]) if item else None
 
-    def pass_put(self, lot_id: str, gate_id: str, event_id: str, answer: dict[str, Any], at: str) -> Labelled:
-        direction = "entry" if "gate_open" in answer else "exit"
+    def pass_put(self, lot_id: str, gate_id: str, event_id: str, answer: dict[str, Any], at: str,
+                 direction: str | None = None) -> Labelled:
+        direction = direction or ("entry" if "gate_open" in answer else "exit")
         return ("pass", put_new(self.table, {"pk": f"PASS#{lot_id}#{event_id}", "sk": direction, "gate_id": gate_id,
                                              "at": at, "answer": json.dumps(answer, sort_keys=True)}))
 
     def gate_case_put(self, case: dict[str, Any]) -> Labelled:
-        """A pass an offline gate let through that the backend cannot place: kept for an operator,
-        under one key of gsi1 while open (as bookings in review are)."""
+        """A case for an operator (a pass an offline gate let through that the backend cannot place,
+        money that came in beyond what a ticket owed), under one key of gsi1 while open (as bookings
+        in review are). Put once: its id is derived from what opened it."""
         return ("case", put_new(self.table, {"pk": f"GATECASE#{case['case_id']}", "sk": "META", **case,
                                              "gsi1pk": "GATECASE", "gsi1sk": f"{case['opened_at']}#{case['case_id']}"}))
+
+    def get_gate_case(self, case_id: str) -> dict[str, Any] | None:
+        case = self._get(f"GATECASE#{case_id}", "META")
+        return {k: v for k, v in case.items() if k not in _KEYS} if case else None
+
+    def gate_case_resolve(self, case_id: str, resolution: dict[str, Any], entry: dict[str, Any]) -> bool:
+        """Close an OPEN case with ``resolution`` and a journal entry; it leaves the open list. False
+        when it is no longer open (nothing written)."""
+        try:
+            self.client.update_item(
+                TableName=self.table, Key=_attrs({"pk": f"GATECASE#{case_id}", "sk": "META"}),
+                UpdateExpression="SET #status = :resolved, resolution = :resolution, "
+                                 "journal = list_append(if_not_exists(journal, :empty), :entry) REMOVE gsi1pk, gsi1sk",
+                ConditionExpression="#status = :open", ExpressionAttributeNames={"#status": "status"},
+                ExpressionAttributeValues=_attrs({":resolved": "RESOLVED", ":open": "OPEN", ":resolution": resolution,
+                                                  ":entry": [entry], ":empty": []}))
+        except self.client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
 
     def list_gate_cases(self) -> list[dict[str, Any]]:
         keys = sorted(self._query_index("GATECASE", "gsi1", "gsi1pk"), key=lambda item: item["gsi1sk"])
         cases = [self._get(key["pk"], "META") for key in keys]   # the index keeps keys only
-        return [{k: v for k, v in case.items() if k not in ("pk", "sk", "gsi1pk", "gsi1sk")} for case in cases if case]
+        return [{k: v for k, v in case.items() if k not in _KEYS} for case in cases
+                if case and case.get("status") == "OPEN"]
 
     def ticket_open(self, ticket: dict[str, Any]) -> list[Labelled]:
         """The ticket and its plate's open marker, both new (a plate already inside fails ``open``)."""
@@ -98,16 +123,19 @@ class ParkingStore(Table):
                                               "ticket_id": ticket["ticket_id"], "space_id": ticket["space_id"],
                                               "space_type": ticket["space_type"]}))]
 
-    def ticket_close(self, ticket: dict[str, Any], exited_at: str, charge: str) -> list[Labelled]:
+    def ticket_close(self, ticket: dict[str, Any], exited_at: str, charge: str, unpaid: str | None = None) -> list[Labelled]:
         """Close an open ticket and drop its plate's marker: conditioned on it being open, so two exits
-        racing close it (and release its space) once."""
+        racing close it (and release its space) once. ``unpaid``: what the car left owing (an offline exit)."""
+        values = {":closed": "CLOSED", ":open": "OPEN", ":at": exited_at, ":charge": charge}
+        if unpaid is not None:
+            values[":unpaid"] = unpaid
         return [
             ("ticket", {"Update": {
                 "TableName": self.table, "Key": _attrs({"pk": f"TICKET#{ticket['ticket_id']}", "sk": "META"}),
-                "UpdateExpression": "SET #status = :closed, exited_at = :at, charge = :charge",
+                "UpdateExpression": "SET #status = :closed, exited_at = :at, charge = :charge"
+                                    + (", unpaid = :unpaid" if unpaid is not None else ""),
                 "ConditionExpression": "#status = :open", "ExpressionAttributeNames": {"#status": "status"},
-                "ExpressionAttributeValues": _attrs({":closed": "CLOSED", ":open": "OPEN", ":at": exited_at,
-                                                     ":charge": charge})}}),
+                "ExpressionAttributeValues": _attrs(values)}}),
             ("open", {"Delete": {
                 "TableName": self.table, "Key": _attrs({"pk": f"LOT#{ticket['lot_id']}", "sk": f"OPEN#{ticket['plate']}"}),
                 "ConditionExpression": "ticket_id = :ticket",
@@ -120,25 +148,49 @@ class ParkingStore(Table):
             "event_id": ticket["lot_id"], "customer_id": ticket.get("customer_id") or "drive-up",
             "ttl": int(time.time()) + OUTBOX_RETENTION_SECONDS, **event}))
 
-    def set_exit_payment(self, ticket_id: str, payment: dict[str, Any], expected: dict[str, Any] | None) -> bool:
-        """Record the ticket's exit payment, if the one stored is still ``expected`` (None: none yet)."""
-        names = {"#payment": "exit_payment"}
-        if expected is None:
-            condition, values = "attribute_not_exists(#payment)", {}
-        else:
-            condition, values = "#payment.idempotence_key = :key", {":key": expected["idempotence_key"]}
-        try:
-            self.client.update_item(
-                TableName=self.table, Key=_attrs({"pk": f"TICKET#{ticket_id}", "sk": "META"}),
-                UpdateExpression="SET #payment = :payment", ConditionExpression=condition,
-                ExpressionAttributeNames=names, ExpressionAttributeValues=_attrs({":payment": payment, **values}))
-        except self.client.exceptions.ConditionalCheckFailedException:
-            return False
-        return True
+    # ----------------------------------------------------------------------- exit payments
+    def exit_payments(self, ticket_id: str) -> list[dict[str, Any]]:
+        """Every exit payment of a ticket, by number."""
+        items = self._query_prefix(f"TICKET#{ticket_id}", "EXITPAY#")
+        return sorted(({k: v for k, v in item.items() if k not in _KEYS} for item in items),
+                      key=lambda record: int(record["number"]))
+
+    def exit_payment_put(self, ticket_id: str, record: dict[str, Any]) -> Labelled:
+        """A new exit payment, stored with its key before the provider is called (each number once)."""
+        return (f"exitpay:{record['number']}", put_new(self.table, {"pk": f"TICKET#{ticket_id}",
+                                                                    "sk": _pay_sk(record["number"]), **record}))
+
+    def exit_payment_change(self, ticket_id: str, number: int, changes: dict[str, Any], state: str) -> Labelled:
+        """Change an exit payment, if it is still in ``state``."""
+        names = {"#state": "state", **{f"#f{n}": key for n, key in enumerate(changes)}}
+        values = {":was": state, **{f":v{n}": value for n, value in enumerate(changes.values())}}
+        return (f"exitpay:{number}", {"Update": {
+            "TableName": self.table, "Key": _attrs({"pk": f"TICKET#{ticket_id}", "sk": _pay_sk(number)}),
+            "UpdateExpression": "SET " + ", ".join(f"#f{n} = :v{n}" for n in range(len(changes))),
+            "ConditionExpression": "#state = :was", "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": _attrs(values)}})
+
+    def exit_payment_not_paid(self, ticket_id: str, number: int) -> Labelled:
+        """That an exit payment the exit did not count is still not paid (a notification that marked
+        it paid meanwhile makes the exit count it again)."""
+        return (f"exitpay:{number}", {"ConditionCheck": {
+            "TableName": self.table, "Key": _attrs({"pk": f"TICKET#{ticket_id}", "sk": _pay_sk(number)}),
+            "ConditionExpression": "#state <> :paid", "ExpressionAttributeNames": {"#state": "state"},
+            "ExpressionAttributeValues": _attrs({":paid": "paid"})}})
+
+    def ticket_status_is(self, ticket_id: str, status: str) -> Labelled:
+        return ("ticket", {"ConditionCheck": {
+            "TableName": self.table, "Key": _attrs({"pk": f"TICKET#{ticket_id}", "sk": "META"}),
+            "ConditionExpression": "#status = :status", "ExpressionAttributeNames": {"#status": "status"},
+            "ExpressionAttributeValues": _attrs({":status": status})}})
 
     def write(self, items: list[Labelled]) -> bool:
         """One transaction; False when a condition failed (nothing written)."""
         return self._transact_all(items)
+
+
+def _pay_sk(number: int) -> str:
+    return f"EXITPAY#{int(number):04d}"
 
 
 def _days(start: str, end: str) -> Iterable[str]:

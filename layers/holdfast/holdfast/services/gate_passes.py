@@ -18,17 +18,19 @@ from ..adapters.dynamo import BookingStore, StaleBooking
 from ..adapters.granule_claims import granule_claim
 from ..clock import Clock, iso, parse_iso
 from ..domain import parking as rules
-from ..adapters.provider import ProviderError
-from ..domain.errors import InvalidRequest, PaymentProviderUnavailable
+from ..domain.errors import InvalidRequest
 from ..domain.inventory import Move
 from ..domain.money import Money
 from ..kinds.parking import CHECKED_IN, COMPLETED, Parking, allocate
 from ..parking_tokens import TokenInvalid, in_window, verify
-from . import transitions
+from . import exit_payments, gate_cases, transitions
+from .exit_payments import ExitPayments
 from .parking import ParkingService
 
-TICKETS = uuid.UUID("8d7a1f0c-52b3-4e9a-b6d1-0f4c3a2e9b57")
+TICKETS = gate_cases.NAMESPACE
 ATTEMPTS = 3
+#: How far ahead of the backend's clock an offline pass's ``at`` may be (GATE_CLOCK_SKEW_SECONDS).
+DEFAULT_MAX_CLOCK_SKEW_SECONDS = 120
 #: What a drive-up car is taken for: a plate camera cannot tell a vehicle's size.
 DRIVE_UP_VEHICLE = "REGULAR"
 
@@ -42,12 +44,12 @@ def apply_pass(lot_id: str, gate_id: str, event: dict[str, Any], *, at: datetime
 
 class GatePasses:
     def __init__(self, store: BookingStore, clock: Clock, parking: ParkingService, provider: Callable[[], Any],
-                 return_url: str) -> None:
+                 return_url: str, max_clock_skew_seconds: int = DEFAULT_MAX_CLOCK_SKEW_SECONDS) -> None:
         self.store = store
         self.clock = clock
         self.parking = parking
-        self.provider = provider
-        self.return_url = return_url
+        self.exit_payments = ExitPayments(store, clock, provider, return_url)
+        self.max_clock_skew = timedelta(seconds=max_clock_skew_seconds)
 
     def apply(self, lot_id: str, gate_id: str, event: dict[str, Any], *, at: datetime, offline: bool) -> dict[str, Any]:
         event_id = str(event["event_id"])
@@ -58,9 +60,11 @@ class GatePasses:
             if done is not None:
                 return done
             try:
+                if offline and at > self.clock() + self.max_clock_skew:
+                    return self._from_the_future(lot_id, gate_id, event_id, event, at, direction)
                 if direction == "entry":
                     return self._entry(lot, gate_id, event_id, event, at, offline)
-                return self._exit(lot, gate_id, event_id, event, at)
+                return self._exit(lot, gate_id, event_id, event, at, offline)
             except StaleBooking:
                 continue   # the booking, ticket or pass moved meanwhile: read everything again
         done = self.store.get_pass(lot_id, event_id, direction)
@@ -137,16 +141,18 @@ class GatePasses:
         return answer
 
     # ------------------------------------------------------------------------------- exit
-    def _exit(self, lot: dict[str, Any], gate_id: str, event_id: str, event: dict[str, Any], at: datetime) -> dict[str, Any]:
+    def _exit(self, lot: dict[str, Any], gate_id: str, event_id: str, event: dict[str, Any], at: datetime,
+              offline: bool) -> dict[str, Any]:
         lot_id, settings = lot["event_id"], Parking.settings(lot)
         ticket = None
-        if event.get("ticket_id"):
-            ticket = self.store.get_ticket(str(event["ticket_id"]))
+        if event.get("ticket_id") or event.get("local_ticket_id"):
+            wanted = event.get("ticket_id") or str(uuid.uuid5(TICKETS, f"{lot_id}/{event['local_ticket_id']}"))
+            ticket = self.store.get_ticket(str(wanted))
             ticket = ticket if ticket and ticket["lot_id"] == lot_id else None
-        elif event.get("plate"):
+        if ticket is None and event.get("plate"):
             ticket = self.store.open_ticket_of(lot_id, rules.normalise_plate(str(event["plate"])))
         if ticket is None:
-            return self._record(lot_id, gate_id, event_id, at, _refused("exit", "ticket_not_found"))
+            return self._refuser(lot_id, gate_id, event_id, at, offline, _named(event), "exit")("ticket_not_found")
         if ticket["status"] != "OPEN":
             return self._record(lot_id, gate_id, event_id, at, _granted("already_exited"))
         currency = lot["currency"]
@@ -154,18 +160,40 @@ class GatePasses:
         cap = Money.parse(settings.daily_cap, currency) if settings.daily_cap else None
         minutes = rules.stay_minutes(parse_iso(ticket["entered_at"]), at, settings.grace_minutes)
         charge = Decimal("0.00") if ticket.get("subscription") else rules.tariff(hourly, cap, minutes)
-        payment = self._settle_exit_payment(ticket)
-        paid = Decimal(ticket.get("prepaid") or "0") + Decimal(payment["amount"] if payment and payment.get("paid") else "0")
-        due = rules.amount_due(charge, paid)
+        records = self.exit_payments.settled(ticket)
+        prepaid, paid = Decimal(ticket.get("prepaid") or "0"), exit_payments.paid_total(records)
+        due = rules.amount_due(charge, prepaid + paid)
+        # every exit payment not counted here must still be unpaid when the ticket closes
+        extra = [self.store.exit_payment_not_paid(ticket["ticket_id"], int(r["number"]))
+                 for r in records if r["state"] != "paid"]
+        if due > 0 and not offline:
+            url = self.exit_payments.ask(ticket, Money(due, currency), records)
+            return self._record(lot_id, gate_id, event_id, at, _owed(Money(due, currency), url))
         if due > 0:
-            return self._record(lot_id, gate_id, event_id, at, self._ask_payment(ticket, Money(due, currency)))
-        answer = _granted(None)
-        extra = self.store.ticket_close(ticket, iso(at), f"{charge:.2f}") + \
-            [self.store.pass_put(lot_id, gate_id, event_id, answer, iso(at))]
+            # the offline gate let the car out owing money: the ticket closes (the space is free)
+            # with what it left unpaid, and a case goes to an operator
+            answer = _owed(Money(due, currency), None)
+            case = self._case(lot_id, gate_id, event_id, at, "exit", "payment_required", ticket_id=ticket["ticket_id"],
+                              plate=ticket["plate"], booking_id=ticket.get("booking_id"),
+                              amount_due=answer["amount_due"])
+            answer["conflict"] = gate_cases.conflict_of(case)
+            extra.append(self.store.gate_case_put(case))
+        else:
+            answer = _granted(None)
+            over = min(paid, prepaid + paid - charge)
+            if over > 0:   # exit payments beyond the charge: an operator gives the rest back
+                extra.append(self.store.gate_case_put(gate_cases.new_case(
+                    gate_cases.case_id(lot_id, "overpaid", ticket["ticket_id"]), "payment", lot_id, "exit_overpaid",
+                    iso(self.clock()), "gate", ticket_id=ticket["ticket_id"], plate=ticket["plate"],
+                    amount={"value": f"{over:.2f}", "currency": currency},
+                    payment_ids=[r["payment_id"] for r in records if r["state"] == "paid"])))
+        extra += self.store.ticket_close(ticket, iso(at), f"{charge:.2f}", f"{due:.2f}" if due > 0 else None) + \
+            [self.store.pass_put(lot_id, gate_id, event_id, answer, iso(at), "exit")]
         if ticket.get("booking_id"):
             booking = self.store.get_booking(ticket["booking_id"])
             transitions.advance(self.store, booking, self.clock(), COMPLETED, actor="gate", action="vehicle_exited",
-                                decision=f"left through gate {gate_id}; charged {charge:.2f}",
+                                decision=f"left through gate {gate_id}; charged {charge:.2f}"
+                                         + (f"; left owing {due:.2f}" if due > 0 else ""),
                                 ids={"ticket_id": ticket["ticket_id"], "gate_id": gate_id}, extra=extra)
             return answer
         claims = [(f"claim:{at_key}", granule_claim(self.store.table, _granule(lot_id, ticket, at_key),
@@ -176,50 +204,20 @@ class GatePasses:
             raise StaleBooking(ticket["ticket_id"])
         return answer
 
-    def _settle_exit_payment(self, ticket: dict[str, Any]) -> dict[str, Any] | None:
-        """The ticket's exit payment, marked paid once the provider says it succeeded."""
-        payment = ticket.get("exit_payment")
-        if not payment or payment.get("paid") or not payment.get("payment_id"):
-            return payment
-        try:
-            found = self.provider().get_payment(payment["payment_id"])
-        except ProviderError:
-            raise PaymentProviderUnavailable("The payment provider cannot be reached; try the exit again.",
-                                             retry_after=5) from None
-        if found.get("status") == "succeeded" and Money.parse(payment["amount"], payment["currency"]).matches(found.get("amount") or {}):
-            settled = {**payment, "paid": True}
-            if self.store.set_exit_payment(ticket["ticket_id"], settled, payment):
-                return settled
-        return payment
-
-    def _ask_payment(self, ticket: dict[str, Any], due: Money) -> dict[str, Any]:
-        payment = ticket.get("exit_payment")
-        if payment and not payment.get("paid") and payment.get("amount") == due.text:
-            if payment.get("confirmation_url"):
-                return _owed(due, payment["confirmation_url"])
-            record = {key: payment[key] for key in ("idempotence_key", "number", "amount", "currency")}
-        else:
-            # The key is stored before the call: a lost answer is asked again under the same key,
-            # so the provider never makes a second payment for the same amount.
-            number = int(payment["number"]) + 1 if payment else 1
-            record = {"idempotence_key": f"hf-exit-{ticket['ticket_id']}-{number}", "number": number,
-                      "amount": due.text, "currency": due.currency}
-            if not self.store.set_exit_payment(ticket["ticket_id"], record, payment):
-                raise StaleBooking(ticket["ticket_id"])
-        key = record["idempotence_key"]
-        try:
-            created = self.provider().create_payment(
-                amount=due.as_dict(), description=f"Parking exit, ticket {ticket['ticket_id']}",
-                metadata={"ticket_id": ticket["ticket_id"], "lot_id": ticket["lot_id"]}, capture=True,
-                return_url=self.return_url.replace("{booking_id}", ticket.get("booking_id") or ""), idempotence_key=key)
-        except ProviderError:
-            # the key is stored: the next exit asks again under it (a lost answer made no second payment)
-            raise PaymentProviderUnavailable("The payment provider cannot be reached; try the exit again.",
-                                             retry_after=5) from None
-        url = (created.get("confirmation") or {}).get("confirmation_url")
-        self.store.set_exit_payment(ticket["ticket_id"], {**record, "payment_id": created["id"], "confirmation_url": url},
-                                    record)
-        return _owed(due, url)
+    def _from_the_future(self, lot_id: str, gate_id: str, event_id: str, event: dict[str, Any], at: datetime,
+                         direction: str) -> dict[str, Any]:
+        """An offline pass dated ahead of the backend's clock by more than the allowed skew (a gate
+        whose clock is wrong): refused for good and recorded, so the gate's sequence moves on (the
+        sync reports it ``failed``); the car did pass, so a case goes to an operator."""
+        now = self.clock()
+        answer: dict[str, Any] = {"error": {
+            "code": "pass_time_in_future", "message": "The pass is dated ahead of the server's clock; check the "
+                                                      "gate's clock.",
+            "details": {"at": iso(at), "server_time": iso(now),
+                        "max_skew_seconds": int(self.max_clock_skew.total_seconds())}}}
+        basis = ("token" if event.get("token") else "plate") if direction == "entry" else None
+        return self._record_case(lot_id, gate_id, event_id, at, direction, answer, "pass_time_in_future",
+                                 {"basis": basis, **_named(event)})
 
     # ------------------------------------------------------------------------------ parts
     def _ticket(self, lot: dict[str, Any], ticket_id: str, space: Any, plate: str, at: datetime, gate_id: str,
@@ -229,24 +227,33 @@ class GatePasses:
                 **{key: value for key, value in more.items() if value not in (None, False)}}
 
     def _refuser(self, lot_id: str, gate_id: str, event_id: str, at: datetime, offline: bool,
-                 known: dict[str, Any]) -> Callable[..., dict[str, Any]]:
-        """Refuses an entry. Online the gate stays shut; offline the car is already inside, so the
+                 known: dict[str, Any], direction: str = "entry") -> Callable[..., dict[str, Any]]:
+        """Refuses a pass. Online the gate stays shut; offline the car has already passed, so the
         refusal opens a case for an operator (GET /admin/reviews), written with the pass record so
         that a repeated sync neither loses nor doubles it."""
         def refuse(reason: str, **more: Any) -> dict[str, Any]:
-            answer = _refused("entry", reason)
+            answer = _refused(direction, reason)
             if not offline:
                 return self._record(lot_id, gate_id, event_id, at, answer)
-            case_id = str(uuid.uuid5(TICKETS, f"{lot_id}/case/{event_id}"))
-            answer["conflict"] = {"type": "refused_after_pass", "reason": reason, "resolution": "review",
-                                  "case_id": case_id, "needs_review": True}
-            case = {"case_id": case_id, "lot_id": lot_id, "gate_id": gate_id, "event_id": event_id, "at": iso(at),
-                    "reason": reason, "status": "OPEN", "opened_at": iso(self.clock()), **known, **more}
-            items = [self.store.gate_case_put(case), self.store.pass_put(lot_id, gate_id, event_id, answer, iso(at))]
-            if not self.store.write(items):
-                raise StaleBooking(case_id)   # applied meanwhile: the stored answer is read again
-            return answer
+            return self._record_case(lot_id, gate_id, event_id, at, direction, answer, reason, {**known, **more})
         return refuse
+
+    def _case(self, lot_id: str, gate_id: str, event_id: str, at: datetime, direction: str, reason: str,
+              **known: Any) -> dict[str, Any]:
+        # an entry's case id is the one cases had before exits had them
+        parts = (event_id,) if direction == "entry" else (direction, event_id)
+        return gate_cases.new_case(gate_cases.case_id(lot_id, *parts), direction, lot_id, reason, iso(self.clock()),
+                                   "gate_sync", gate_id=gate_id, event_id=event_id, at=iso(at), **known)
+
+    def _record_case(self, lot_id: str, gate_id: str, event_id: str, at: datetime, direction: str,
+                     answer: dict[str, Any], reason: str, known: dict[str, Any]) -> dict[str, Any]:
+        case = self._case(lot_id, gate_id, event_id, at, direction, reason, **known)
+        answer["conflict"] = gate_cases.conflict_of(case)
+        items = [self.store.gate_case_put(case), self.store.pass_put(lot_id, gate_id, event_id, answer, iso(at),
+                                                                     direction)]
+        if not self.store.write(items):
+            raise StaleBooking(case["case_id"])   # applied meanwhile: the stored answer is read again
+        return answer
 
     def _record(self, lot_id: str, gate_id: str, event_id: str, at: datetime, answer: dict[str, Any]) -> dict[str, Any]:
         """An answer that changes nothing, kept so that a repeat of the pass gets it back."""
@@ -259,6 +266,11 @@ def _granule(lot_id: str, ticket: dict[str, Any], at_key: str):
     from ..domain.inventory import Granule
 
     return Granule(f"{lot_id}|{ticket['space_id']}", at_key)
+
+
+def _named(event: dict[str, Any]) -> dict[str, Any]:
+    """How a pass named its car, for a case about it."""
+    return {key: event.get(key) for key in ("plate", "ticket_id", "local_ticket_id")}
 
 
 def _opened(ticket: dict[str, Any]) -> dict[str, Any]:

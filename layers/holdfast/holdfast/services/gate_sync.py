@@ -16,7 +16,9 @@ answer again), ``held`` (waiting for a gap, or the applier was busy: sent again 
 so the gate is never blocked by it), ``rejected`` (``seq_taken``: another event has that number).
 An applier answer carrying ``conflict`` (a space the offline gate admitted a car to was taken
 meanwhile: the applier moved the ticket, or opened a gate case for an operator) is repeated at the pass's top level;
-so is an answer that refuses a pass the gate already let through (``refused_after_pass``).
+so is an answer that refuses a pass the gate already let through (``refused_after_pass``), and a
+``failed`` one's (a pass dated ahead of the backend's clock: the applier records it, failed for good,
+with a gate case, so the cursor moves on).
 """
 from __future__ import annotations
 
@@ -117,9 +119,7 @@ class GateSync:
         if record["event_id"] != event_id:
             return {**answer, "status": "rejected", "reason": "seq_taken"}
         result = record["result"]
-        if "error" in result:
-            return {**answer, "status": "failed", "result": result}
-        answer.update(status=status, result=result)
+        answer.update(status="failed" if "error" in result else status, result=result)
         conflict = result.get("conflict") or _refused_after_pass(run.batch[seq]["kind"], result)
         if conflict:
             answer["conflict"] = conflict
@@ -130,7 +130,10 @@ def _refused_after_pass(direction: str, result: dict[str, Any]) -> dict[str, Any
     """A synced pass already happened: the gate opened for it. If the backend now says it would
     not have (no space left for an offline drive-up, a token it no longer honours, an exit it
     would charge for), the car is where the backend thinks it is not: a conflict for someone to
-    look at, even when the applier did not name one itself."""
+    look at, even when the applier did not name one itself (the real one names it, with the gate
+    case it opened)."""
+    if "error" in result:
+        return None
     opened = result.get("gate_open") if direction == "entry" else result.get("exit_granted")
     if opened is False:
         return {"type": "refused_after_pass", "reason": result.get("reason"), "needs_review": True}

@@ -154,7 +154,13 @@ class PaymentService(PaymentRecordsMixin, RefundsMixin, ConflictCasesMixin):
         Returns what was done, for logs and tests. Raises PaymentOutcomeUnknown when a provider call
         it needed (capture, cancel, refund) has an unknown outcome; a repeat is safe.
         """
-        booking_id = (provider_payment.get("metadata") or {}).get("booking_id")
+        metadata = provider_payment.get("metadata") or {}
+        booking_id = metadata.get("booking_id")
+        if not booking_id and metadata.get("ticket_id"):
+            # a parking ticket's exit payment: recorded on its ticket (services/exit_payments.py)
+            from .exit_payments import record_provider_payment
+
+            return record_provider_payment(self.store, self.clock, provider_payment)
         payment_id = provider_payment.get("id", "")
         for _ in range(ATTEMPTS):
             booking = self.store.get_booking(booking_id) if booking_id else None

@@ -1,0 +1,147 @@
+"""A parking ticket's exit payments: asked at the exit gate, recorded from the provider's
+notifications, every one of them counted.
+
+Each payment is its own item (``TICKET#<t> EXITPAY#<n>``, adapters/parking_store.py), written
+with its idempotence key (``hf-exit-<ticket>-<n>``) before the provider is called, in state
+``asked``; then ``created`` (the provider's id and confirmation URL), and ``paid`` or ``canceled``
+once the provider says so. More can come due while one is pending (the stay goes on): a new
+payment is asked for the new amount and the older one stays tracked, so a customer who pays it
+after all has it counted (paid exit payments add up) and never loses it.
+
+Who records the outcome: the payment-events consumer on the provider's notification
+(``record_provider_payment``, through PaymentService.apply_provider_payment: the payment carries
+``ticket_id``, ``lot_id`` and ``exit_payment``, its number, in its metadata), or the next exit,
+which asks the provider only about payments still ``created``.
+
+Money beyond what a ticket owed is never dropped: the exit that closes a ticket paid more than
+its charge, or a payment that succeeds after the ticket closed, opens a ``payment`` gate case
+(services/gate_cases.py) for an operator, in the same transaction that counts it.
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Callable
+
+from ..adapters.dynamo import BookingStore, StaleBooking
+from ..adapters.provider import ProviderError
+from ..clock import Clock, iso
+from ..domain.errors import PaymentProviderUnavailable
+from ..domain.money import Money
+from ..observability import logger
+from .gate_cases import case_id, new_case
+
+ATTEMPTS = 4
+PENDING = ("asked", "created")
+
+
+def provider_state(record: dict[str, Any], found: dict[str, Any]) -> str | None:
+    """``paid``, ``canceled`` or None (not final, or not the amount this payment asked for)."""
+    if found.get("status") == "canceled":
+        return "canceled"
+    if found.get("status") == "succeeded":
+        if Money.parse(record["amount"], record["currency"]).matches(found.get("amount") or {}):
+            return "paid"
+        logger.warning("exit payment succeeded for another amount", extra={"payment_id": found.get("id")})
+    return None
+
+
+def paid_total(records: list[dict[str, Any]]) -> Decimal:
+    return sum((Decimal(r["amount"]) for r in records if r["state"] == "paid"), Decimal("0.00"))
+
+
+class ExitPayments:
+    def __init__(self, store: BookingStore, clock: Clock, provider: Callable[[], Any], return_url: str) -> None:
+        self.store = store
+        self.clock = clock
+        self.provider = provider
+        self.return_url = return_url
+
+    def settled(self, ticket: dict[str, Any]) -> list[dict[str, Any]]:
+        """Every exit payment of the ticket; the provider is asked only about those still ``created``
+        (a notification has usually recorded the outcome first)."""
+        return [self._look_up(ticket, r) if r["state"] == "created" else r
+                for r in self.store.exit_payments(ticket["ticket_id"])]
+
+    def _look_up(self, ticket: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+        try:
+            found = self.provider().get_payment(record["payment_id"])
+        except ProviderError:
+            raise PaymentProviderUnavailable("The payment provider cannot be reached; try the exit again.",
+                                             retry_after=5) from None
+        state = provider_state(record, found)
+        if state is None:
+            return record
+        change = self.store.exit_payment_change(ticket["ticket_id"], int(record["number"]), {"state": state}, "created")
+        if not self.store.write([change]):
+            raise StaleBooking(ticket["ticket_id"])   # recorded meanwhile: read again
+        return {**record, "state": state}
+
+    def ask(self, ticket: dict[str, Any], due: Money, records: list[dict[str, Any]]) -> str | None:
+        """The confirmation URL of a payment of ``due`` for the ticket: the latest one if it is
+        still pending for that amount, else a new one (the earlier ones stay tracked)."""
+        ticket_id = ticket["ticket_id"]
+        latest = records[-1] if records else None
+        if latest and latest["state"] in PENDING and latest["amount"] == due.text:
+            if latest.get("confirmation_url"):
+                return latest["confirmation_url"]
+            record = latest   # the answer was lost: asked again under the same key, no second payment
+        else:
+            number = int(latest["number"]) + 1 if latest else 1
+            record = {"number": number, "idempotence_key": f"hf-exit-{ticket_id}-{number}", "amount": due.text,
+                      "currency": due.currency, "state": "asked", "asked_at": iso(self.clock())}
+            if not self.store.write([self.store.exit_payment_put(ticket_id, record)]):
+                raise StaleBooking(ticket_id)
+        try:
+            created = self.provider().create_payment(
+                amount=due.as_dict(), description=f"Parking exit, ticket {ticket_id}",
+                metadata={"ticket_id": ticket_id, "lot_id": ticket["lot_id"], "exit_payment": str(record["number"])},
+                capture=True, return_url=self.return_url.replace("{booking_id}", ticket.get("booking_id") or ""),
+                idempotence_key=record["idempotence_key"])
+        except ProviderError:
+            # the key is stored: the next exit asks again under it (a lost answer made no second payment)
+            raise PaymentProviderUnavailable("The payment provider cannot be reached; try the exit again.",
+                                             retry_after=5) from None
+        url = (created.get("confirmation") or {}).get("confirmation_url")
+        self.store.write([self.store.exit_payment_change(
+            ticket_id, int(record["number"]), {"payment_id": created["id"], "confirmation_url": url, "state": "created"},
+            "asked")])   # a notification that recorded it first has said more: nothing to add
+        return url
+
+
+def record_provider_payment(store: BookingStore, clock: Clock, paid: dict[str, Any]) -> str:
+    """Record an exit payment as fetched from the provider on its ticket (the payment-events path).
+    Returns what was done, for the log line and the tests."""
+    meta = paid.get("metadata") or {}
+    ticket_id, payment_id = meta.get("ticket_id"), paid.get("id", "")
+    for _ in range(ATTEMPTS):
+        ticket = store.get_ticket(ticket_id) if ticket_id else None
+        if ticket is None or ticket["lot_id"] != meta.get("lot_id"):
+            logger.warning("exit payment for an unknown ticket", extra={"payment_id": payment_id})
+            return "unknown_ticket"
+        records = store.exit_payments(ticket_id)
+        record = next((r for r in records if r.get("payment_id") == payment_id), None) or next(
+            (r for r in records if str(r["number"]) == str(meta.get("exit_payment")) and not r.get("payment_id")), None)
+        if record is None:
+            logger.warning("exit payment not recorded on its ticket", extra={"payment_id": payment_id})
+            return "unknown_exit_payment"
+        state = provider_state(record, paid)
+        if state is None or record["state"] not in PENDING:
+            return "exit_payment_unchanged"
+        number = int(record["number"])
+        items = [store.exit_payment_change(ticket_id, number, {"state": state, "payment_id": payment_id},
+                                           record["state"])]
+        outcome = "exit_payment_" + state
+        if state == "paid" and ticket["status"] != "OPEN":
+            # the car has left and its exit counted without this money: an operator gives it back
+            # or sets it against what the ticket left unpaid
+            items.append(store.gate_case_put(new_case(
+                case_id(ticket["lot_id"], "payment", payment_id), "payment", ticket["lot_id"], "paid_after_exit",
+                iso(clock()), "provider", ticket_id=ticket_id, plate=ticket["plate"], payment_id=payment_id,
+                amount={"value": record["amount"], "currency": record["currency"]}, unpaid=ticket.get("unpaid"))))
+            outcome = "exit_payment_after_exit_review"
+        items.append(store.ticket_status_is(ticket_id, ticket["status"]))
+        if store.write(items):
+            logger.info("exit payment recorded", extra={"payment_id": payment_id, "ticket_id": ticket_id,
+                                                        "outcome": outcome})
+            return outcome
+    raise StaleBooking(ticket_id or "")

@@ -1,0 +1,54 @@
+"""Gate cases through the handlers: a gate's sync (the parking function) reports an offline exit
+the backend refuses and a pass dated ahead of the server's clock, each opening a case; the admin
+function lists them with the reviews and resolves them on its sample event, once."""
+from datetime import datetime, timedelta, timezone
+
+from tests.handlers.test_gate_sync_api import registered_gate
+from tests.handlers.test_parking_api import ORGANIZER, gate_call, parking_env  # noqa: F401
+from tests.support.handlers import api_event, call
+
+
+def iso(moment):
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def resolve(case_id, **body):
+    event = api_event("resolve_gate_case.json", path_params={"case_id": case_id}, headers=ORGANIZER,
+                      **({"body": {"resolution": "paid_on_site", "operator": "olga", "note": "cash"} | body}))
+    return call("admin_api", event)
+
+
+def test_offline_refusals_open_cases_an_operator_resolves_once(parking_env):
+    lot_id, gate_id, key = registered_gate()
+    now = datetime.now(timezone.utc)
+    passes = [{"seq": 1, "event_id": "c-1", "kind": "entry", "at": iso(now - timedelta(hours=3)), "plate": "K1"},
+              {"seq": 2, "event_id": "c-2", "kind": "exit", "at": iso(now), "plate": "K1"},
+              {"seq": 3, "event_id": "c-3", "kind": "entry", "at": iso(now + timedelta(hours=1)), "plate": "K2"}]
+    status, synced = gate_call("gate_sync.json", lot_id, gate_id, key, body={"events": passes})
+    assert status == 200 and synced["expected_seq"] == 4
+    entered, left, ahead = synced["results"]
+    assert entered["status"] == "applied" and left["status"] == "applied"
+    assert (left["result"]["reason"], left["conflict"]["resolution"]) == ("payment_required", "review")
+    assert (ahead["status"], ahead["result"]["error"]["code"]) == ("failed", "pass_time_in_future")
+
+    status, listed = call("admin_api", api_event("list_reviews.json", headers=ORGANIZER))
+    cases = {c["case_id"]: c for c in listed["gate_cases"]}
+    exit_case, future_case = cases[left["conflict"]["case_id"]], cases[ahead["conflict"]["case_id"]]
+    assert (exit_case["case_type"], exit_case["plate"], exit_case["amount_due"]["value"]) == ("exit", "K1", "450.00")
+    assert (future_case["case_type"], future_case["reason"]) == ("entry", "pass_time_in_future")
+
+    status, done = resolve(exit_case["case_id"])
+    assert status == 200 and done["status"] == "RESOLVED" and done["journal"][-1]["action"] == "gate_case_resolved"
+    assert resolve(exit_case["case_id"]) == (200, done)                                   # a repeat
+    status, body = resolve(exit_case["case_id"], resolution="waived")
+    assert (status, body["error"]["code"], body["error"]["details"]["resolution"]) == \
+        (409, "case_already_resolved", "paid_on_site")
+    status, body = resolve(future_case["case_id"])                                        # not for an entry
+    assert (status, body["error"]["code"]) == (400, "resolution_not_allowed")
+    assert resolve("0" * 36)[1]["error"]["code"] == "gate_case_not_found"
+    assert resolve("x" * 3000)[0] == 404 and resolve("not-a-case")[1]["error"]["code"] == "gate_case_not_found"
+    assert resolve(future_case["case_id"], note="")[1]["error"]["code"] == "validation_error"
+    status, body = call("admin_api", api_event("resolve_gate_case.json", path_params={"case_id": "x"}))
+    assert status == 401
+    status, listed = call("admin_api", api_event("list_reviews.json", headers=ORGANIZER))
+    assert [c["case_id"] for c in listed["gate_cases"]] == [future_case["case_id"]]

@@ -1,0 +1,177 @@
+"""Parking's loose ends on moto in-process: every exit payment of a ticket counted (one paid late
+too, money beyond the charge to an operator), the provider's notification of an exit payment
+recorded on its ticket, offline exits the backend refuses and passes dated ahead of its clock
+opening gate cases, and an operator resolving a case."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from holdfast.adapters.gate_sync_store import GateSyncStore
+from holdfast.domain.errors import Conflict, InvalidRequest, NotFound
+from holdfast.gate_sync_schemas import SyncPassIn
+from holdfast.parking_schemas import GateIn
+from holdfast.services.gate_cases import GateCases
+from holdfast.services.gate_sync import GateSync
+from tests.unit.test_parking import gates, make_lot, parking, view_bookings  # noqa: F401 - fixtures
+
+ONE_SPACE = [{"space_id": "R1", "type": "REGULAR"}]
+
+
+@pytest.fixture
+def lot_gate(parking):
+    lot = make_lot(parking, spaces=ONE_SPACE)
+    return lot["lot_id"], parking.create_gate(lot["lot_id"], GateIn(name="Main"))["gate_id"]
+
+
+def pass_(gates, lot_gate, kind, event_id, at, offline=False, **body):
+    return gates.apply(*lot_gate, {"kind": kind, "event_id": event_id, **body}, at=at, offline=offline)
+
+
+def exit_payments(provider, ticket_id):
+    return [p for p in provider.payments.values() if p["metadata"].get("ticket_id") == ticket_id]
+
+
+def notify(payments, provider, payment_id):
+    """The payment-events path: the payment as fetched from the provider, applied."""
+    return payments.apply_provider_payment(provider.get_payment(payment_id))
+
+
+def test_every_exit_payment_counts_and_money_beyond_the_charge_goes_to_an_operator(gates, lot_gate, clock, provider,
+                                                                                    payments, store):
+    start = clock()
+    ticket = pass_(gates, lot_gate, "entry", "in", start, plate="A1")["ticket_id"]
+    first = pass_(gates, lot_gate, "exit", "out-1", start + timedelta(minutes=65), plate="A1")
+    assert first["amount_due"]["value"] == "100.00"                  # one started hour (10 grace minutes)
+    later = start + timedelta(minutes=125)
+    second = pass_(gates, lot_gate, "exit", "out-2", later, plate="A1")
+    assert second["amount_due"]["value"] == "200.00"                 # more came due: a new payment
+    older, newer = exit_payments(provider, ticket)
+    provider.pay(older["id"])                                        # the customer pays the older one after all
+    assert notify(payments, provider, older["id"]) == "exit_payment_paid"
+    third = pass_(gates, lot_gate, "exit", "out-3", later, plate="A1")
+    assert third["amount_due"]["value"] == "100.00"                  # it counted: 200 - 100
+    provider.pay(newer["id"])                                        # and the 200 one too: 300 for 200 owed
+    granted = pass_(gates, lot_gate, "exit", "out-4", later, plate="A1")
+    assert granted["exit_granted"] is True and store.get_ticket(ticket)["status"] == "CLOSED"
+    [case] = store.list_gate_cases()
+    assert (case["case_type"], case["reason"], case["amount"]) == ("payment", "exit_overpaid",
+                                                                   {"value": "100.00", "currency": "RUB"})
+    assert sorted(case["payment_ids"]) == sorted([older["id"], newer["id"]])
+    # the third payment (100, asked at out-3) paid after the car left: not lost either
+    last = next(p for p in exit_payments(provider, ticket) if p["id"] not in (older["id"], newer["id"]))
+    provider.pay(last["id"])
+    assert notify(payments, provider, last["id"]) == "exit_payment_after_exit_review"
+    assert notify(payments, provider, last["id"]) == "exit_payment_unchanged"      # a repeated notification
+    cases = store.list_gate_cases()
+    assert [(c["reason"], c["payment_id"]) for c in cases if c["reason"] == "paid_after_exit"] == \
+        [("paid_after_exit", last["id"])]
+
+
+def test_an_exit_payment_notification_is_recorded_on_its_ticket_so_the_exit_asks_nobody(gates, lot_gate, clock,
+                                                                                       provider, payments, store):
+    ticket = pass_(gates, lot_gate, "entry", "in", clock(), plate="B2")["ticket_id"]
+    clock.now += timedelta(minutes=90)
+    assert pass_(gates, lot_gate, "exit", "out-1", clock(), plate="B2")["exit_granted"] is False
+    [payment] = exit_payments(provider, ticket)
+    assert payment["metadata"]["exit_payment"] == "1"
+    provider.pay(payment["id"])
+    assert notify(payments, provider, payment["id"]) == "exit_payment_paid"       # not "unknown_booking"
+    assert [r["state"] for r in store.exit_payments(ticket)] == ["paid"]
+    asked = len(provider.calls)
+    provider.fail("get_payment", "before")                          # the provider is away now: not needed
+    assert pass_(gates, lot_gate, "exit", "out-2", clock(), plate="B2")["exit_granted"] is True
+    assert ("get_payment", payment["id"]) not in provider.calls[asked:] and provider.faults["get_payment"]
+    provider.faults.clear()
+    forged = {**provider.get_payment(payment["id"]), "metadata": {"ticket_id": "nope", "lot_id": lot_gate[0]}}
+    assert payments.apply_provider_payment(forged) == "unknown_ticket"
+
+
+def test_an_offline_exit_the_backend_refuses_opens_a_case_and_frees_the_space(gates, lot_gate, clock, provider,
+                                                                               parking, store):
+    lot_id, gate_id = lot_gate
+    ticket = pass_(gates, lot_gate, "entry", "in", clock(), plate="C3")["ticket_id"]
+    clock.now += timedelta(minutes=150)
+    gone = pass_(gates, lot_gate, "exit", "off-out", clock() - timedelta(minutes=30), offline=True, plate="C3")
+    assert (gone["exit_granted"], gone["reason"], gone["amount_due"]["value"]) == (False, "payment_required", "200.00")
+    assert gone["conflict"]["needs_review"] is True and gone["confirmation_url"] is None
+    assert pass_(gates, lot_gate, "exit", "off-out", clock(), offline=True, plate="C3") == gone   # a repeat
+    assert exit_payments(provider, ticket) == []                    # nobody is at the gate to pay
+    closed = store.get_ticket(ticket)
+    assert (closed["status"], closed["unpaid"]) == ("CLOSED", "200.00")
+    assert parking.get_lot(lot_id)["occupied"] == 0                 # the car is gone: so is its space
+    unknown = pass_(gates, lot_gate, "exit", "off-out-2", clock(), offline=True, plate="Z9")
+    assert (unknown["reason"], unknown["conflict"]["reason"]) == ("ticket_not_found", "ticket_not_found")
+    cases = {c["case_id"]: c for c in store.list_gate_cases()}
+    assert sorted((c["case_type"], c["reason"], c.get("ticket_id") or "", c["plate"]) for c in cases.values()) == \
+        [("exit", "payment_required", ticket, "C3"), ("exit", "ticket_not_found", "", "Z9")]
+    assert cases[gone["conflict"]["case_id"]]["amount_due"] == {"value": "200.00", "currency": "RUB"}
+
+
+def test_a_pass_dated_ahead_of_the_server_clock_fails_for_good_and_opens_a_case(gates, lot_gate, clock, store):
+    lot_id, gate_id = lot_gate
+    sync = GateSync(GateSyncStore(store.table, store.client), gates.apply)
+
+    def sent(seq, at, plate):
+        return SyncPassIn(seq=seq, event_id=f"ev{seq}", kind="entry", at=at, plate=plate)
+
+    ahead = clock() + timedelta(minutes=10)
+    answer = sync.sync(lot_id, gate_id, [sent(1, ahead, "F1"), sent(2, clock() + timedelta(seconds=60), "F2")])
+    assert answer["expected_seq"] == 3                               # the sequence moves on
+    future, fine = answer["results"]
+    assert (future["status"], future["result"]["error"]["code"]) == ("failed", "pass_time_in_future")
+    assert future["result"]["error"]["details"]["max_skew_seconds"] == 120
+    assert future["conflict"]["reason"] == "pass_time_in_future"    # the car did pass: an operator looks
+    assert fine["status"] == "applied" and fine["result"]["gate_open"] is True   # inside the skew
+    again = sync.sync(lot_id, gate_id, [sent(1, ahead, "F1")])
+    assert again["results"][0]["status"] == "failed" and again["results"][0]["result"] == future["result"]
+    assert [(c["case_type"], c["reason"], c["plate"]) for c in store.list_gate_cases()] == \
+        [("entry", "pass_time_in_future", "F1")]
+
+
+def test_an_operator_resolves_a_gate_case_once_and_journalled(gates, lot_gate, clock, store):
+    pass_(gates, lot_gate, "entry", "in", clock(), plate="D1")
+    refused = pass_(gates, lot_gate, "entry", "in-2", clock(), offline=True, plate="D2")   # lot_full
+    identity = refused["conflict"]["case_id"]
+    cases = GateCases(store, clock)
+    with pytest.raises(InvalidRequest) as wrong:
+        cases.resolve(identity, "waived", "ops", "not for an entry")
+    assert wrong.value.code == "resolution_not_allowed" and "vehicle_left" in wrong.value.details["allowed"]
+    clock.now += timedelta(minutes=5)
+    done = cases.resolve(identity, "vehicle_left", "ops-anna", "asked to leave at 12:05")
+    assert (done["status"], done["resolution"]["resolution"], done["resolution"]["operator"]) == \
+        ("RESOLVED", "vehicle_left", "ops-anna")
+    assert [e["action"] for e in done["journal"]] == ["gate_case_opened", "gate_case_resolved"]
+    assert cases.open_cases() == []
+    assert cases.resolve(identity, "vehicle_left", "ops-bob", "again") == done          # a repeat: as it is
+    with pytest.raises(Conflict) as other:
+        cases.resolve(identity, "dismissed", "ops-bob", "changed my mind")
+    assert other.value.code == "case_already_resolved"
+    with pytest.raises(NotFound) as missing:
+        cases.resolve("0" * 36, "dismissed", "ops", "x")
+    assert missing.value.code == "gate_case_not_found"
+
+
+def test_an_exit_payment_paid_while_the_exit_closes_the_ticket_is_counted_not_lost(gates, lot_gate, clock, provider,
+                                                                                    payments, store, monkeypatch):
+    start = clock()
+    ticket = pass_(gates, lot_gate, "entry", "in", start, plate="E5")["ticket_id"]
+    pass_(gates, lot_gate, "exit", "out-1", start + timedelta(minutes=65), plate="E5")       # asks 100
+    later = start + timedelta(minutes=125)
+    pass_(gates, lot_gate, "exit", "out-2", later, plate="E5")                               # asks 200
+    older, newer = exit_payments(provider, ticket)
+    provider.pay(newer["id"])
+    settled = gates.exit_payments.settled
+
+    def read_then_race(ticket_item):
+        records = settled(ticket_item)   # the exit has read the older one as unpaid...
+        if not provider.payments[older["id"]]["paid"]:
+            provider.pay(older["id"])        # ...when its notification is recorded, before the exit closes
+            assert notify(payments, provider, older["id"]) == "exit_payment_paid"
+        return records
+
+    monkeypatch.setattr(gates.exit_payments, "settled", read_then_race)
+    assert pass_(gates, lot_gate, "exit", "out-3", later, plate="E5")["exit_granted"] is True
+    [case] = store.list_gate_cases()
+    assert (case["reason"], case["amount"]["value"]) == ("exit_overpaid", "100.00")
