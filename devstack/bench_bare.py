@@ -20,7 +20,10 @@ change, as they do from hold to hold:
 
 What the figure includes: each client's botocore work (build, serialise, sign, HTTP on a kept-alive
 connection, parse) and DynamoDB Local's; nothing else runs in those processes. A cancelled or
-conflicting transaction is counted apart (`failed`), not in the rate.
+conflicting transaction is counted apart (`failed`), not in the rate. The clock starts when every
+client process has started (importing boto3 in 16 processes takes many seconds on a loaded 2-core
+machine; a fixed start once left some clients no time at all) and has sent for `WARM_UP_SECONDS`
+more (DynamoDB Local's JIT for transactions).
 """
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ from typing import Any
 
 TABLE = "bench-bare-transactions"
 GATE_SHARDS = 32
+WARM_UP_SECONDS = 3.0
 #: the default shape when no hold was sampled: a pool update, the records, a gate check
 DEFAULT_SAMPLE = {"TransactItems": [
     {"Update": {"TableName": "t", "Key": {"pk": {"S": "INV#e#p0"}, "sk": {"S": "p0"}},
@@ -106,15 +110,18 @@ def _seed(client: Any, items: list[dict[str, Any]], run: str, hot_items: int) ->
         client.put_item(TableName=TABLE, Item=_hot_key(run, "gate", n))
 
 
-def _client_loop(endpoint: str, items: list[dict[str, Any]], run: str, hot_items: int, start_at: float,
-                 seconds: float, queue: Any) -> None:
+def _client_loop(endpoint: str, items: list[dict[str, Any]], run: str, hot_items: int, seconds: float,
+                 ready: Any, go: Any, queue: Any) -> None:
     client = _client(endpoint)
-    client.describe_table(TableName=TABLE)  # connected before the clock starts
-    while time.time() < start_at:
-        time.sleep(0.005)
+    ready.put(1)
+    while not go.is_set():  # warming up (DynamoDB Local's JIT, the connection) until all are: not counted
+        try:
+            client.transact_write_items(TransactItems=_transaction(items, run, hot_items))
+        except Exception:  # noqa: BLE001 - the warm-up only
+            time.sleep(0.01)
     done = failed = 0
-    end = start_at + seconds
-    while time.time() < end:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
         try:
             client.transact_write_items(TransactItems=_transaction(items, run, hot_items))
             done += 1
@@ -139,12 +146,15 @@ def measure(endpoint: str, sample: dict[str, Any] | None, clients: int, seconds:
     run = uuid.uuid4().hex[:8]
     _seed(client, items, run, hot_items)
     ctx = multiprocessing.get_context("spawn")
-    queue = ctx.Queue()
-    start_at = time.time() + 3.0  # every client process imported and connected before the clock starts
-    procs = [ctx.Process(target=_client_loop, args=(endpoint, items, run, hot_items, start_at, seconds, queue),
+    ready, go, queue = ctx.Queue(), ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_client_loop, args=(endpoint, items, run, hot_items, seconds, ready, go, queue),
                          daemon=True) for _ in range(max(1, clients))]
     for proc in procs:
         proc.start()
+    for _ in procs:  # each imported boto3 and made its client (seconds each on a loaded machine)
+        ready.get(timeout=180)
+    time.sleep(WARM_UP_SECONDS)
+    go.set()  # every client counts for the same `seconds` from here
     results = [queue.get(timeout=seconds + 60) for _ in procs]
     for proc in procs:
         proc.join(10)
