@@ -708,9 +708,13 @@ def server_breakdown(snapshot: dict[str, Any], window: float) -> dict[str, Any]:
             "lock_wait_ms_p95": percentiles([r["lock_wait"] for r in recs])["p95"],
             "busy_share_of_run": round(sum(walls) / max(window, 1e-9), 3),
             "aws_op_ms_median": {op: round(statistics.median(ws) * 1000, 1) for op, ws in sorted(_by_op(recs).items())},
+            "aws_op_calls": {op: len(ws) for op, ws in sorted(_by_op(recs).items())},
         }
+    # every DynamoDB request the functions made (the hold's transaction is one kind among them)
+    dynamodb = Counter(call["op"] for rec in records for call in rec["calls"] if call["service"] == "dynamodb")
     return {"by_route": per, "invocation_lock_busy_share": round(busy / max(window, 1e-9), 3),
-            "window_s": round(window, 1), "calls_outside_handlers": snapshot["outside"]}
+            "window_s": round(window, 1), "calls_outside_handlers": snapshot["outside"],
+            "dynamodb_requests": dict(dynamodb.most_common())}
 
 
 def explain(result: dict[str, Any]) -> list[str]:
@@ -739,6 +743,14 @@ def explain(result: dict[str, Any]) -> list[str]:
                          f"handler, of which {hold['aws_call_wall_ms_median']} ms waiting on emulator calls "
                          f"({hold['aws_calls_per_invocation']} calls) and {hold['handler_cpu_ms_median']} ms CPU; it "
                          f"{wait} {hold['lock_wait_ms_median']} ms (p95 {hold['lock_wait_ms_p95']} ms).")
+    requests = (server or {}).get("dynamodb_requests")
+    holds = result["outcomes"]["201_new"]
+    if requests and holds:
+        total, tx = sum(requests.values()), requests.get("TransactWriteItems", 0)
+        lines.append(f"DynamoDB requests from the functions during the run: {total} ({tx} transactions), "
+                     f"{total / holds:.1f} per new hold ({tx / holds:.1f} transactions); the holds' own "
+                     f"transactions are {holds / max(tx, 1):.0%} of the transactions: the rest (payments, "
+                     f"confirmations, outbox, reconciliation, reads) shares DynamoDB Local with them.")
     if result.get("bare_transactions"):
         bare = result["bare_transactions"]
         lines.append(f"Bare DynamoDB Local transactions of the hold's shape ({', '.join(bare['shape'])}) from "
@@ -871,8 +883,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             bare_runs.append(_bare(target, urls["dynamodb"], args, "before the load"))
         if target:
             target.call("reset")
-        t0 = time.monotonic()
+        t0, cpu0 = time.monotonic(), time.process_time()
         result = load.run()
+        result["load_generator_cpu_s"] = round(time.process_time() - cpu0, 1)  # this process: clients, payments
         if target:
             snapshot = target.call("stats")
             result["server"] = server_breakdown(snapshot, time.monotonic() - t0)
