@@ -708,9 +708,13 @@ def server_breakdown(snapshot: dict[str, Any], window: float) -> dict[str, Any]:
             "lock_wait_ms_p95": percentiles([r["lock_wait"] for r in recs])["p95"],
             "busy_share_of_run": round(sum(walls) / max(window, 1e-9), 3),
             "aws_op_ms_median": {op: round(statistics.median(ws) * 1000, 1) for op, ws in sorted(_by_op(recs).items())},
+            "aws_op_calls": {op: len(ws) for op, ws in sorted(_by_op(recs).items())},
         }
+    # every DynamoDB request the functions made (the hold's transaction is one kind among them)
+    dynamodb = Counter(call["op"] for rec in records for call in rec["calls"] if call["service"] == "dynamodb")
     return {"by_route": per, "invocation_lock_busy_share": round(busy / max(window, 1e-9), 3),
-            "window_s": round(window, 1), "calls_outside_handlers": snapshot["outside"]}
+            "window_s": round(window, 1), "calls_outside_handlers": snapshot["outside"],
+            "dynamodb_requests": dict(dynamodb.most_common())}
 
 
 def explain(result: dict[str, Any]) -> list[str]:
@@ -739,11 +743,21 @@ def explain(result: dict[str, Any]) -> list[str]:
                          f"handler, of which {hold['aws_call_wall_ms_median']} ms waiting on emulator calls "
                          f"({hold['aws_calls_per_invocation']} calls) and {hold['handler_cpu_ms_median']} ms CPU; it "
                          f"{wait} {hold['lock_wait_ms_median']} ms (p95 {hold['lock_wait_ms_p95']} ms).")
+    requests = (server or {}).get("dynamodb_requests")
+    holds = result["outcomes"]["201_new"]
+    if requests and holds:
+        total, tx = sum(requests.values()), requests.get("TransactWriteItems", 0)
+        lines.append(f"DynamoDB requests from the functions during the run: {total} ({tx} transactions), "
+                     f"{total / holds:.1f} per new hold ({tx / holds:.1f} transactions); the holds' own "
+                     f"transactions are {holds / max(tx, 1):.0%} of the transactions: the rest (payments, "
+                     f"confirmations, outbox, reconciliation, reads) shares DynamoDB Local with them.")
     if result.get("bare_transactions"):
         bare = result["bare_transactions"]
         lines.append(f"Bare DynamoDB Local transactions of the hold's shape ({', '.join(bare['shape'])}) from "
-                     f"{bare['clients']} clients: {bare['per_second']}/s; served attempts/s to that: "
-                     f"{result['ratio_to_bare']}.")
+                     f"{bare['clients']} clients, {bare['hot_items']} pool counters: {bare['per_second']}/s (mean of "
+                     + ", ".join(f"{r['per_second']} {r['when']}" for r in bare.get("runs", [])) +
+                     f"); served attempts/s to that: {result['ratio_to_bare']}, new holds/s: "
+                     f"{result.get('holds_ratio_to_bare')}.")
     elif achieved < 0.95 * offered:
         lines.append("Server-side breakdown is only available when the bench starts the stack itself.")
     return lines
@@ -797,7 +811,8 @@ def plot(result: dict[str, Any], path: Path) -> None:
              f"paid {result['payments']['paid_in_sandbox']}, confirmed {result['confirmed']}"]
     if bare:
         lines.append(f"bare DynamoDB Local transactions ({bare['clients']} clients): {bare['per_second']}/s")
-        lines.append(f"served / bare = {result.get('ratio_to_bare')}")
+        lines.append(f"served / bare = {result.get('ratio_to_bare')}, new holds / bare = "
+                     f"{result.get('holds_ratio_to_bare')}")
     ax.text(0.02, 0.95, "\n".join(lines), va="top", family="monospace", fontsize=9)
     fig.suptitle(f"Holdfast bench: {result['offered_rate']}/s offered for {result['config']['duration_s']} s, "
                  f"capacity {result['config']['capacity']}")
@@ -826,7 +841,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--pay-retry-seconds", type=float, default=60.0,
                         help="how long a payment start told 429 keeps retrying after Retry-After")
     parser.add_argument("--bare-seconds", type=float, default=10.0,
-                        help="seconds of bare DynamoDB Local transactions after the load (0: skip)")
+                        help="seconds of bare DynamoDB Local transactions before and after the load (0: skip)")
     parser.add_argument("--confirm-timeout", type=float, default=120.0, help="bounded wait for confirmations")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--api", help="target a running stack (make run) instead of starting one")
@@ -863,27 +878,30 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         load = LoadRun(api, control, args)
         if target and not args.in_process:
             load.warm_up(args.hold_concurrency or args.concurrency)
+        bare_runs: list[dict[str, Any]] = []
+        if target and urls.get("dynamodb") and args.bare_seconds > 0:
+            bare_runs.append(_bare(target, urls["dynamodb"], args, "before the load"))
         if target:
             target.call("reset")
-        t0 = time.monotonic()
+        t0, cpu0 = time.monotonic(), time.process_time()
         result = load.run()
+        result["load_generator_cpu_s"] = round(time.process_time() - cpu0, 1)  # this process: clients, payments
         if target:
             snapshot = target.call("stats")
             result["server"] = server_breakdown(snapshot, time.monotonic() - t0)
             result["server"]["pools"] = snapshot.get("pools", {})
             if snapshot.get("stack_cpu"):
                 result["stack_cpu"] = snapshot["stack_cpu"]
-            if urls.get("dynamodb") and args.bare_seconds > 0:
-                from devstack import bench_bare
-
-                sample = target.call("sample")
-                print(f"==> bare DynamoDB Local transactions of the hold's shape, {sample['workers']} clients, "
-                      f"{args.bare_seconds:g} s", flush=True)
-                bare = bench_bare.measure(urls["dynamodb"], sample["transaction"], sample["workers"],
-                                          args.bare_seconds)
-                result["bare_transactions"] = bare
-                result["ratio_to_bare"] = round(result["served_per_second"] / bare["per_second"], 2) \
-                    if bare["per_second"] else None
+            if bare_runs:
+                bare_runs.append(_bare(target, urls["dynamodb"], args, "after the load"))
+                result["bare_transactions"] = bare = dict(bare_runs[-1])
+                # the mean of the two, so neither moment's load on a shared machine decides alone
+                bare["per_second"] = round(sum(r["per_second"] for r in bare_runs) / len(bare_runs), 1)
+                bare["runs"] = [{"when": r["when"], "per_second": r["per_second"], "failed": r["failed"]}
+                                for r in bare_runs]
+                if bare["per_second"]:
+                    result["ratio_to_bare"] = round(result["served_per_second"] / bare["per_second"], 2)
+                    result["holds_ratio_to_bare"] = round(result["new_holds_per_second"] / bare["per_second"], 2)
         result["where_the_time_goes"] = explain(result)
         result["machine"] = {"cpus": multiprocessing.cpu_count(), "python": sys.version.split()[0],
                              "target": "remote (--api)" if args.api else "local stack in a child process"}
@@ -891,6 +909,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         if target:
             target.stop()
+
+
+def _bare(target: "LocalTarget", endpoint: str, args: argparse.Namespace, when: str) -> dict[str, Any]:
+    """Bare transactions of the sampled hold's shape (devstack/bench_bare.py), as many pools as the event."""
+    from devstack import bench_bare
+    from holdfast.domain.inventory import pool_sizes
+
+    sample = target.call("sample")
+    print(f"==> bare DynamoDB Local transactions of the hold's shape, {sample['workers']} clients, "
+          f"{args.bare_seconds:g} s, {when}", flush=True)
+    bare = bench_bare.measure(endpoint, sample["transaction"], sample["workers"], args.bare_seconds,
+                              hot_items=len(pool_sizes(args.capacity)))
+    print(f"    {bare['per_second']}/s ({bare['failed']} failed)", flush=True)
+    return {**bare, "when": when}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -911,6 +943,7 @@ def main(argv: list[str] | None = None) -> int:
     json_path.write_text(json.dumps(result, indent=2, default=str))
     print(json.dumps({k: result.get(k) for k in ("attempts", "offered_rate", "achieved_rate", "served_per_second",
                                                 "new_holds_per_second", "bare_transactions", "ratio_to_bare",
+                                                "holds_ratio_to_bare",
                                                 "outcomes", "confirmed", "payments", "correctness", "latency_ms",
                                                 "durations_s")}, indent=2, default=str))
     for line in result["where_the_time_goes"]:

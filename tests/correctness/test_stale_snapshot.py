@@ -38,3 +38,36 @@ def test_a_stale_snapshot_makes_a_transaction_fail_never_a_wrong_success(store_b
     check_invariants(snap)
     assert snap.counts(event_id) == {"available": 0, "held": 50, "sold": 0}
     assert not [b for b in snap.of_event(event_id) if b.customer_id == "late"]
+
+
+def test_an_older_snapshot_only_chooses_where_to_try_and_a_refusal_on_it_is_read_again(store_backend):
+    """Past a second (and up to 5), a snapshot that shows room plans without a read; what it
+    cannot place is not refused on its word: the service reads afresh (here: room for the 2)."""
+    from holdfast.domain.inventory import Pool
+
+    clock = ManualClock()
+    services = Services(store_backend, clock)
+    event_id = services.catalog.create_event(event_request(capacity=20, max_per_booking=10))["event_id"]
+    seller = BookingService(services.store, clock, rng=random.Random(3))
+    ticks = [0.0]
+    seller._snapshots.now = lambda: ticks[0]
+    reads, writes = [], []
+    real_read, real_write = services.store.batch_get, services.store.create_hold
+    services.store.batch_get = lambda *a, **k: reads.append(1) or real_read(*a, **k)
+    services.store.create_hold = lambda *a, **k: writes.append(1) or real_write(*a, **k)
+    seller.create_booking(event_id, "a", "k-a", BookingIn(quantity=1))
+    assert (len(reads), len(writes)) == (1, 1)
+    ticks[0] = 3.0                                   # older than a second, younger than five
+    seller.create_booking(event_id, "b", "k-b", BookingIn(quantity=1))
+    assert (len(reads), len(writes)) == (1, 2)       # planned on the older snapshot: the transaction only
+    pools = seller._snapshots.items[("pools", event_id)][1]
+    seller._snapshots.items[("pools", event_id)] = (0.0, [Pool(p.pool_id, p.capacity, min(p.available, 1), 0, 0)
+                                                          for p in pools[:1]])   # a wrong old view: 1 place
+    seller.create_booking(event_id, "c", "k-c", BookingIn(quantity=2))
+    assert (len(reads), len(writes)) == (2, 3)       # its "sold out" was not answered: read, then held
+    ticks[0] = 10.0                                  # too old even to choose: read first
+    seller.create_booking(event_id, "d", "k-d", BookingIn(quantity=1))
+    assert (len(reads), len(writes)) == (3, 4)
+    snap = snapshot(store_backend.client, store_backend.table)
+    check_invariants(snap)
+    assert snap.counts(event_id) == {"available": 15, "held": 5, "sold": 0}

@@ -129,6 +129,8 @@ class BookingService(ReleasesMixin):
                 kind.check_time(event, wanted, self.clock())
                 places = kind.plan(reads, event, wanted, self.rng, attempt, now=self.clock())
             except BookingError:
+                if reads.planned_on_old:   # refused on an older snapshot: only a fresh read may refuse
+                    continue
                 # A repeat is answered from its first result even when the places are gone now
                 # (perhaps to that very request), the event was cancelled meanwhile or the time
                 # has begun; a cancelled event says so rather than "sold out".

@@ -3,10 +3,14 @@
 A kind plans through ``HoldReads`` (the ``InventoryReads`` port) instead of the store:
 
 - the event's pools (and a seat map's unit states) come from a per-container availability
-  snapshot at most ``SNAPSHOT_SECONDS`` old, so a busy sale does not read every pool on every
-  hold. The snapshot only chooses what the transaction asks for: its claims are conditional, so a
-  stale snapshot can make a transaction fail (the service then plans again from a fresh read, and
-  drops the snapshot), never succeed wrongly. A sold-out answer from it is at most that old;
+  snapshot, so a busy sale does not read every pool on every hold. The snapshot only chooses what
+  the transaction asks for: its claims are conditional, so a stale snapshot can make a transaction
+  fail (the service then plans again from a fresh read, and drops the snapshot), never succeed
+  wrongly. Two ages: a snapshot at most ``SNAPSHOT_SECONDS`` old is used as it is, a refusal
+  (sold out) included; an older one, up to ``plan_seconds`` (5x that), only to choose where to
+  try while it still shows room (``planned_on_old``): a refusal planned on it is never answered,
+  the service plans again from a fresh read. So a container that keeps selling reads its pools
+  every few seconds, not every second, and a sold-out answer is still at most a second old;
 - a read the kind does make (the pools when the snapshot is old, the seats a customer named) is
   one ``BatchGetItem`` that also carries the request's idempotency record and one shard of the
   event's sale gate, so a repeat and a cancelled event are recognised without another call;
@@ -23,21 +27,25 @@ from ..adapters.inventory_store import MAX_SORT_KEY_BYTES, UNIT_PREFIX, pools_of
 from ..domain.inventory import Places, Pool
 
 SNAPSHOT_SECONDS = 1.0
+#: how much older than ``seconds`` a snapshot may be to choose where to try (never to refuse)
+PLAN_AGE_FACTOR = 5.0
 SNAPSHOTS_KEPT = 500
 
 
 class Snapshots:
     """Per-container availability snapshots, by event, each used for at most ``seconds``."""
 
-    def __init__(self, seconds: float = SNAPSHOT_SECONDS, now: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, seconds: float = SNAPSHOT_SECONDS, now: Callable[[], float] = time.monotonic,
+                 plan_seconds: float | None = None) -> None:
         self.seconds = seconds
+        self.plan_seconds = seconds * PLAN_AGE_FACTOR if plan_seconds is None else max(seconds, plan_seconds)
         self.now = now
         self.items: dict[tuple[str, str], tuple[float, Any]] = {}
         self.cancelled: set[str] = set()   # a cancellation is for good: remembered without a limit of age
 
-    def get(self, what: str, event_id: str) -> Any:
+    def get(self, what: str, event_id: str, max_age: float | None = None) -> Any:
         hit = self.items.get((what, event_id))
-        if hit is None or self.now() - hit[0] >= self.seconds:
+        if hit is None or self.now() - hit[0] >= (self.seconds if max_age is None else max_age):
             return None
         return hit[1]
 
@@ -74,11 +82,25 @@ class HoldReads:
         self.snapshots = snapshots
         self.extra_keys = extra_keys
         self.fresh = fresh
+        #: whether a plan came from a snapshot older than ``snapshots.seconds`` (it may not refuse)
+        self.planned_on_old = False
         self._extras: dict[tuple[str, str], dict[str, Any]] | None = None
+
+    def _cached(self, what: str, event_id: str, has_room: Callable[[Any], bool]) -> Any:
+        if self.fresh:
+            return None
+        cached = self.snapshots.get(what, event_id)
+        if cached is not None:
+            return cached
+        older = self.snapshots.get(what, event_id, self.snapshots.plan_seconds)
+        if older is not None and has_room(older):
+            self.planned_on_old = True
+            return older
+        return None
 
     # ------------------------------------------------------------------ InventoryReads
     def read_pools(self, event_id: str) -> list[Pool]:
-        cached = None if self.fresh else self.snapshots.get("pools", event_id)
+        cached = self._cached("pools", event_id, lambda pools: any(pool.available > 0 for pool in pools))
         if cached is not None:
             return cached
         pools = pools_of(self._batch(self.store.pool_keys(event_id)).values())
@@ -91,7 +113,7 @@ class HoldReads:
         return {sk.removeprefix(UNIT_PREFIX): item for (_, sk), item in self._batch(keys).items()}
 
     def list_units(self, event_id: str) -> list[dict[str, Any]]:
-        cached = None if self.fresh else self.snapshots.get("units", event_id)
+        cached = self._cached("units", event_id, lambda units: any(u.get("state") == "available" for u in units))
         if cached is not None:
             return cached
         units = self.store.list_units(event_id)
