@@ -57,8 +57,52 @@ sys.path[:0] = json.loads(sys.argv[1])
 started, cpu = time.perf_counter(), time.process_time()
 importlib.import_module(sys.argv[2])
 elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
-print("\n@@coldstart " + json.dumps({"seconds": elapsed, "cpu": cpu, "modules": sorted(sys.modules)}), flush=True)
+first = time.process_time()
+for spec in json.loads(sys.argv[3]):  # --first-call: build the request model, validate the sample
+    for place in spec["at"]:
+        module, _, name = place.partition(":")
+        try:
+            model = getattr(importlib.import_module(module), name)
+            break
+        except (ImportError, AttributeError):
+            continue
+    else:
+        raise LookupError(f"none of {spec['at']} exists")
+    model.model_validate(spec["input"])
+first = time.process_time() - first
+print("\n@@coldstart " + json.dumps({"seconds": elapsed, "cpu": cpu, "first_cpu": first, "modules": sorted(sys.modules)}),
+      flush=True)
 """
+
+#: ``--first-call``: the work a function's main route does on its first invocation that its import
+#: no longer does (issue 15): importing pydantic and building the request model it validates, here
+#: run on the body of the route's sample event. ``at``: where the model lives (this tree, main's).
+#: What is not listed has nothing deferred to its first call beyond the lazy wiring of every
+#: function (services and clients built by their first use, the same before and after); the
+#: functions that read an offering of a kind with settings (slots, parking) load pydantic and the
+#: kind's settings model on their first such read (see docs/performance.md).
+FIRST_CALL: dict[str, dict[str, Any]] = {
+    "BookingsApiFunction": {"route": "a hold, POST /events/{id}/bookings", "event": "create_booking.json",
+                            "at": ["holdfast.schemas:BookingIn"]},
+    "EventsApiFunction": {"route": "POST /events", "event": "create_event.json", "at": ["holdfast.schemas:EventIn"]},
+    "CatalogApiFunction": {"route": "the listing, GET /events", "event": "list_events.json", "query": True,
+                           "at": ["holdfast.schemas:EventListQuery"]},
+    "WaitlistApiFunction": {"route": "POST /events/{id}/waitlist", "event": "join_waitlist.json",
+                            "at": ["holdfast.schemas:WaitlistIn"]},
+    "AdminApiFunction": {"route": "POST /admin/reviews/{id}/resolve", "event": "resolve_review.json",
+                         "at": ["holdfast.schemas:ResolveIn", "app:ResolveIn"]},
+    "ParkingApiFunction": {"route": "POST /lots/{id}/reservations", "event": "create_reservation.json",
+                           "at": ["holdfast.parking_schemas:ReservationIn"]},
+}
+
+
+def first_call_specs(logical_id: str) -> list[dict[str, Any]]:
+    spec = FIRST_CALL.get(logical_id)
+    if spec is None:
+        return []
+    event = json.loads((REPO / "events" / spec["event"]).read_text())
+    given = event.get("queryStringParameters") if spec.get("query") else json.loads(event["body"])
+    return [{"at": spec["at"], "input": given}]
 
 
 # ----------------------------------------------------------------------------------- environment
@@ -180,17 +224,19 @@ class Layout:
 
 
 def probe(layout: Layout, module: str, task_root: Path | None, env: dict[str, str],
-          importtime: bool = False) -> tuple[dict[str, float], list[str], str]:
-    """({"cpu", "wall"} seconds to import `module`, the modules loaded, -X importtime's report or "")."""
+          importtime: bool = False, first_call: list[dict[str, Any]] | None = None) -> tuple[dict[str, float], list[str], str]:
+    """({"cpu", "wall", "first_cpu"} seconds to import `module` and then to do `first_call`'s
+    validations, the modules loaded, -X importtime's report or "")."""
     command = [sys.executable, *layout.flags(), *(["-X", "importtime"] if importtime else []),
-               "-c", _PROBE, json.dumps(layout.sys_path(task_root)), module]
+               "-c", _PROBE, json.dumps(layout.sys_path(task_root)), module, json.dumps(first_call or [])]
     done = subprocess.run(command, env=env, cwd=str(task_root or REPO), capture_output=True, text=True, timeout=120)
     marker = [line for line in done.stdout.splitlines() if line.startswith("@@coldstart ")]
     if done.returncode != 0 or not marker:
         raise RuntimeError(f"importing {module} from {task_root} failed ({done.returncode}):\n"
                            f"{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
     answer = json.loads(marker[-1].removeprefix("@@coldstart "))
-    return {"cpu": answer["cpu"], "wall": answer["seconds"]}, answer["modules"], done.stderr if importtime else ""
+    took = {"cpu": answer["cpu"], "wall": answer["seconds"], "first_cpu": answer["first_cpu"]}
+    return took, answer["modules"], done.stderr if importtime else ""
 
 
 def by_package(report: str) -> dict[str, float]:
@@ -212,7 +258,7 @@ def watched(modules: list[str]) -> list[str]:
 # ----------------------------------------------------------------------------------- the run
 
 
-def measure(layout: Layout, repeats: int, only: list[str] | None, worst: int) -> dict[str, Any]:
+def measure(layout: Layout, repeats: int, only: list[str] | None, worst: int, first_call: bool = False) -> dict[str, Any]:
     specs = functions()
     if only:
         specs = {k: v for k, v in specs.items() if k in only or v["dir"] in only}
@@ -224,16 +270,20 @@ def measure(layout: Layout, repeats: int, only: list[str] | None, worst: int) ->
         loaded = {name: watched(probe(layout, module, root, env)[1]) for name, (module, root, env) in targets.items()}
         times: dict[str, list[float]] = {name: [] for name in targets}
         walls: dict[str, list[float]] = {name: [] for name in targets}
+        firsts: dict[str, list[float]] = {name: [] for name in targets}
+        calls = {name: first_call_specs(name) if first_call else [] for name in targets}
         order = list(targets)
         for round_ in range(repeats):
             shift = round_ % len(order)  # who goes first changes every round
             for name in order[shift:] + order[:shift]:
                 module, root, env = targets[name]
-                took = probe(layout, module, root, env)[0]
+                took = probe(layout, module, root, env, first_call=calls[name])[0]
                 times[name].append(took["cpu"])
                 walls[name].append(took["wall"])
+                firsts[name].append(took["cpu"] + took["first_cpu"])
             print(f"  round {round_ + 1}/{repeats}", file=sys.stderr, flush=True)
         medians = {name: statistics.median(values) * 1000 for name, values in times.items()}
+        with_first = {name: statistics.median(values) * 1000 for name, values in firsts.items()}
         base = medians[BASELINE]
         ranked = sorted(specs, key=lambda lid: medians[lid], reverse=True)
         attributed = {}
@@ -245,13 +295,22 @@ def measure(layout: Layout, repeats: int, only: list[str] | None, worst: int) ->
         "boto3_ms": round(base, 1),
         "functions": {lid: {"median_ms": round(medians[lid], 1), "ratio": round(medians[lid] / base, 2),
                             "runs_ms": [round(t * 1000, 1) for t in times[lid]],
-                            "wall_median_ms": round(statistics.median(walls[lid]) * 1000, 1), "loads": loaded[lid]}
+                            "wall_median_ms": round(statistics.median(walls[lid]) * 1000, 1), "loads": loaded[lid],
+                            **({"first_call": FIRST_CALL[lid]["route"],
+                                "with_first_call_ms": round(with_first[lid], 1),
+                                "with_first_call_ratio": round(with_first[lid] / base, 2)} if calls[lid] else {})}
                       for lid in ranked},
+        "first_call": first_call,
         "boto3_runs_ms": [round(t * 1000, 1) for t in times[BASELINE]],
         "boto3_wall_median_ms": round(statistics.median(walls[BASELINE]) * 1000, 1),
         "importtime_ms_by_package": {name: dict(sorted(packages.items(), key=lambda kv: -kv[1]))
                                      for name, packages in attributed.items()},
     }
+
+
+def honest_ratio(row: dict[str, Any]) -> float:
+    """The ratio a function is judged by: with its first call's deferred work when measured."""
+    return row.get("with_first_call_ratio", row["ratio"])
 
 
 def print_report(result: dict[str, Any], target: float, top: int) -> None:
@@ -261,9 +320,14 @@ def print_report(result: dict[str, Any], target: float, top: int) -> None:
     print(f"\n{'':28}{'CPU ms':>8}{'x boto3':>9}{'wall ms':>9}  heavy packages loaded")
     print(f"{'import boto3 alone':28}{result['boto3_ms']:>8.1f}{1.0:>9.2f}{result['boto3_wall_median_ms']:>9.1f}")
     for lid, row in result["functions"].items():
-        flag = "  OVER" if row["ratio"] > target else ""
+        flag = "  OVER" if honest_ratio(row) > target else ""
         print(f"{lid:28}{row['median_ms']:>8.1f}{row['ratio']:>9.2f}{row['wall_median_ms']:>9.1f}  "
               f"{', '.join(row['loads']) or '-'}{flag}")
+    firsts = {lid: row for lid, row in result["functions"].items() if "first_call" in row}
+    if firsts:
+        print("\nimport + what the first call of the main route adds (pydantic, its request model; --first-call):")
+        for lid, row in firsts.items():
+            print(f"{lid:28}{row['with_first_call_ms']:>8.1f}{row['with_first_call_ratio']:>9.2f}  {row['first_call']}")
     baseline = result["importtime_ms_by_package"].get(BASELINE, {})
     print(f"\nwhere the time goes (-X importtime, self ms per top-level package; beyond boto3's own):")
     for name, packages in result["importtime_ms_by_package"].items():
@@ -273,8 +337,9 @@ def print_report(result: dict[str, Any], target: float, top: int) -> None:
         extra = {p: ms - baseline.get(p, 0.0) for p, ms in packages.items()}
         ranked = sorted(extra.items(), key=lambda kv: -kv[1])[:top]
         print(f"  {name}: " + ", ".join(f"{p} {ms:+.0f}" for p, ms in ranked))
-    over = [lid for lid, row in result["functions"].items() if row["ratio"] > target]
-    print(f"\ntarget <= {target}x boto3: " + ("met by every function" if not over else f"over: {', '.join(over)}"))
+    over = [lid for lid, row in result["functions"].items() if honest_ratio(row) > target]
+    measured = "import + first call where measured" if firsts else "import only (--first-call adds the deferred work)"
+    print(f"\ntarget <= {target}x boto3 ({measured}): " + ("met by every function" if not over else f"over: {', '.join(over)}"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -292,6 +357,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=6, help="packages named per breakdown")
     parser.add_argument("--target", type=float, default=1.5, help="ratio to boto3 that counts as met")
     parser.add_argument("--check", action="store_true", help="exit 1 when a function is over the target")
+    parser.add_argument("--first-call", action="store_true",
+                        help="also time, after each import, what the function's main route defers to its first "
+                             "call (pydantic and its request model, FIRST_CALL); judged by import + that")
     parser.add_argument("--out", type=Path, default=REPO / "bench-results")
     args = parser.parse_args(argv)
     kind = args.layout
@@ -301,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         kind = "build"
     layout = Layout(kind, args.bytecode or ("none" if kind == "build" else "cached"), args.build_dir)
     try:
-        result = measure(layout, args.repeats, args.only, args.worst)
+        result = measure(layout, args.repeats, args.only, args.worst, args.first_call)
     finally:
         shutil.rmtree(layout.no_cache, ignore_errors=True)
     print_report(result, args.target, args.top)
@@ -309,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     path = args.out / f"coldstart-{time.strftime('%Y%m%d-%H%M%S')}.json"
     path.write_text(json.dumps(result, indent=2))
     print(f"results: {path}")
-    over = any(row["ratio"] > args.target for row in result["functions"].values())
+    over = any(honest_ratio(row) > args.target for row in result["functions"].values())
     return 1 if args.check and over else 0
 
 
