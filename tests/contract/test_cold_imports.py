@@ -11,13 +11,14 @@ they are ``defer_build``, built on first validation).
 """
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
 
 import pytest
 
-from devstack.coldstart import functions, lambda_variables, secrets_stand_in
+from devstack.coldstart_env import FIRST_CALL, first_call_specs, functions, lambda_variables, secrets_stand_in
 from tests.support.handlers import REPO
 from tests.support.template import template
 
@@ -179,3 +180,13 @@ def test_no_request_model_is_built_at_import(loaded):
     # so a function pays only for the models its requests use
     built = {lid: sorted(m for m in loaded[lid] if m.startswith("built:")) for lid in _functions()}
     assert {lid: models for lid, models in built.items() if models} == {}
+
+
+def test_the_first_call_the_bench_times_is_each_route_s_own_model_on_its_sample_event():
+    # devstack/coldstart.py --first-call builds these models and validates the sample bodies: the
+    # deferred work of each API function's main route, kept honest by failing when one moves
+    assert set(FIRST_CALL) <= set(_functions())
+    for lid in FIRST_CALL:
+        (spec,) = first_call_specs(lid)
+        module, _, name = spec["at"][0].partition(":")
+        getattr(importlib.import_module(module), name).model_validate(spec["input"])
