@@ -122,10 +122,11 @@ bench: $(STAMP)
 bench-profile: $(STAMP)
 	@$(PY) -m devstack.bench --profile
 
-# each function's cold start (the import of its handler module, as `sam build` packages it) next to
-# `import boto3` alone, in one run (devstack/coldstart.py; LAYOUT=source skips the build)
+# each function's cold start (the import of its handler module, as `sam build` packages it, plus what
+# its main route defers to its first call) next to `import boto3` alone, in one run
+# (devstack/coldstart.py; LAYOUT=source skips the build)
 bench-coldstart: $(STAMP) $(SAM_STAMP)
-	@$(PY) -m devstack.coldstart $(if $(LAYOUT),--layout $(LAYOUT))
+	@$(PY) -m devstack.coldstart --first-call $(if $(LAYOUT),--layout $(LAYOUT))
 
 HISTORIES ?= 10000
 STEPS ?= 25

@@ -1,35 +1,12 @@
 """Operator endpoints: bookings in manual review and parking gate cases, and the decision taken on each."""
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
-from typing import Annotated
-
 from holdfast import wiring
 from holdfast.http import json_response, make_resolver, parse_body, require_organizer
 from holdfast.observability import log_metrics, logger, tracer
-from holdfast.schemas import _flat_choice
 from holdfast.services import reviews as _reviews  # noqa: F401 - every route uses it: loaded at init
 
 wiring.cold_start(secret=True)
 
 app = make_resolver()
-
-
-class ResolveIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
-
-    action: str = Field(pattern="^(refund|confirm|close|alternative)$")
-    operator: str = Field(min_length=1, max_length=100)
-    note: str = Field(min_length=1, max_length=1000)
-    #: With ``alternative``: the fields of one of the case's offered alternatives.
-    choice: Annotated[dict[str, str | int], AfterValidator(_flat_choice)] | None = None
-
-
-class GateCaseResolveIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
-
-    #: One of the case type's resolutions (holdfast/services/gate_cases.py: RESOLUTIONS).
-    resolution: str = Field(pattern="^[a-z_]{1,40}$")
-    operator: str = Field(min_length=1, max_length=100)
-    note: str = Field(min_length=1, max_length=1000)
 
 
 @app.get("/admin/reviews")
@@ -43,6 +20,8 @@ def list_reviews():
 @tracer.capture_method
 def resolve_gate_case(case_id: str):
     require_organizer(app, wiring.organizer_api_key)
+    from holdfast.schemas import GateCaseResolveIn   # only the resolving routes validate a body
+
     request = parse_body(app, GateCaseResolveIn)
     return json_response(200, wiring.gate_cases().resolve(case_id, request.resolution, request.operator, request.note))
 
@@ -51,6 +30,8 @@ def resolve_gate_case(case_id: str):
 @tracer.capture_method
 def resolve_review(booking_id: str):
     require_organizer(app, wiring.organizer_api_key)
+    from holdfast.schemas import ResolveIn   # only the resolving routes validate a body: the others never load pydantic
+
     request = parse_body(app, ResolveIn)
     return json_response(200, wiring.reviews().resolve(booking_id, request.action, request.operator, request.note,
                                                               choice=request.choice))

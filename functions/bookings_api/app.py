@@ -2,20 +2,21 @@
 from holdfast import wiring
 from holdfast.http import customer_id, header, idempotency_key, json_response, make_resolver, parse_body
 from holdfast.observability import log_metrics, logger, tracer
-from holdfast.appointment_schemas import SlotBookingIn
 from holdfast.domain.commands import HoldPlaces
-from holdfast.schemas import BookingIn, ResolutionIn
 from holdfast.services.bookings import describe
 from holdfast.services import admission as _admission  # noqa: F401 - every change is rate limited: loaded at init
 
 wiring.cold_start(secret=True)
 
 app = make_resolver()
+# A route that validates a body imports its request model: the others never load pydantic.
 
 
 @app.post("/events/<event_id>/bookings")
 @tracer.capture_method
 def create_booking(event_id: str):
+    from holdfast.schemas import BookingIn
+
     # No per-request write of a rate limiter here: the per-customer cap on holds is a condition in
     # the hold's own transaction, and floods meet API Gateway's throttling and the waiting room.
     customer, key = customer_id(app), idempotency_key(app)
@@ -28,6 +29,8 @@ def create_booking(event_id: str):
 @app.post("/services/<service_id>/bookings")
 @tracer.capture_method
 def book_service(service_id: str):
+    from holdfast.appointment_schemas import SlotBookingIn
+
     customer, key = customer_id(app), idempotency_key(app)   # a hold: no limiter write (above)
     result = wiring.appointments().book(service_id, customer, key, parse_body(app, SlotBookingIn))
     return json_response(201, describe(result.booking), {"Idempotent-Replayed": str(result.replayed).lower()})
@@ -65,6 +68,8 @@ def cancel_booking(booking_id: str):
 @app.post("/bookings/<booking_id>/resolution")
 @tracer.capture_method
 def resolve_conflict(booking_id: str):
+    from holdfast.schemas import ResolutionIn
+
     customer, key = customer_id(app), idempotency_key(app)
     wiring.rate_limiter().take("booking", customer)
     request = parse_body(app, ResolutionIn)

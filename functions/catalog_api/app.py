@@ -6,12 +6,12 @@ import json
 from holdfast import wiring
 from holdfast.http import Response, header, json_response, make_resolver, parse_body, require_organizer
 from holdfast.observability import log_metrics, logger, tracer
-from holdfast.schemas import EventListQuery, EventPatchIn
 from holdfast.services import listing as _listing  # noqa: F401 - every route uses it: loaded at init
 
 wiring.cold_start(secret=True)
 
 app = make_resolver()
+# A route that validates its input imports its request model: the others never load pydantic.
 
 LISTING_MAX_AGE = 30
 SEAT_MAP_MAX_AGE = 1
@@ -32,6 +32,8 @@ def cached_json(body, max_age: int) -> Response:
 @tracer.capture_method
 def list_events():
     params = app.current_event.query_string_parameters or {}
+    from holdfast.schemas import EventListQuery
+
     query = EventListQuery.model_validate(params)
     return cached_json(wiring.listing().list_events(query), LISTING_MAX_AGE)
 
@@ -46,6 +48,8 @@ def seat_map(event_id: str):
 @tracer.capture_method
 def update_event(event_id: str):
     require_organizer(app, wiring.organizer_api_key)
+    from holdfast.schemas import EventPatchIn
+
     return json_response(200, wiring.listing().update(event_id, parse_body(app, EventPatchIn)))
 
 

@@ -3,20 +3,21 @@ anyone reads an event with its live counts, or a service's free times on a day."
 from holdfast import wiring
 from holdfast.http import header, idempotency_key, json_response, make_resolver, parse_body, require_organizer
 from holdfast.observability import log_metrics, logger, tracer
-from holdfast.appointment_schemas import ResourceIn, ServiceIn
-from holdfast.schemas import EventCancelIn, EventIn
 from holdfast.services.event_cancellation import validate_reason
 from holdfast.services import catalog as _catalog  # noqa: F401 - the event routes use it: loaded at init
 
 wiring.cold_start(secret=True)
 
 app = make_resolver()
+# A route that validates a body imports its request model: the others never load pydantic.
 
 
 @app.post("/events")
 @tracer.capture_method
 def create_event():
     require_organizer(app, wiring.organizer_api_key)
+    from holdfast.schemas import EventIn
+
     request = parse_body(app, EventIn)
     key = header(app, "Idempotency-Key")
     return json_response(201, wiring.catalog().create_event(request, key))
@@ -32,6 +33,8 @@ def get_event(event_id: str):
 @tracer.capture_method
 def create_resource():
     require_organizer(app, wiring.organizer_api_key)
+    from holdfast.appointment_schemas import ResourceIn
+
     request = parse_body(app, ResourceIn)
     return json_response(201, wiring.appointments().create_resource(request, header(app, "Idempotency-Key")))
 
@@ -40,6 +43,8 @@ def create_resource():
 @tracer.capture_method
 def create_service():
     require_organizer(app, wiring.organizer_api_key)
+    from holdfast.appointment_schemas import ServiceIn
+
     request = parse_body(app, ServiceIn)
     return json_response(201, wiring.appointments().create_service(request, header(app, "Idempotency-Key")))
 
@@ -54,6 +59,8 @@ def service_availability(service_id: str):
 @tracer.capture_method
 def cancel_event(event_id: str):
     require_organizer(app, wiring.organizer_api_key)
+    from holdfast.schemas import EventCancelIn
+
     key = idempotency_key(app)
     reason = validate_reason(parse_body(app, EventCancelIn).reason)
     progress, replayed = wiring.event_cancellation().cancel(event_id, key, reason)

@@ -11,22 +11,19 @@
 """
 import json
 
-from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
-from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from holdfast import wiring
 from holdfast.domain.statuses import BookingStatus
 from holdfast.observability import log_metrics, logger, tracer
+from holdfast.sqs_batch import SqsMessage, process_batch
 from holdfast.services.event_announcements import announce
 from holdfast.services.notifications import log_sent, notify
 
 wiring.cold_start()
 
-processor = BatchProcessor(event_type=EventType.SQS)
-
 
 @tracer.capture_method
-def handle_record(record: SQSRecord) -> None:
+def handle_record(record: SqsMessage) -> None:
     envelope = json.loads(record.body)
     detail = envelope.get("detail") or {}
     if detail.get("type") == "event.changed" and detail.get("event_id"):
@@ -63,4 +60,4 @@ def lambda_handler(event, context):
         bucket = event["remind_bucket"]
         ids = wiring.store().bucket_booking_ids(str(bucket["event_id"]), str(bucket["bucket"]))
         return {"reminded": sum(1 for booking_id in ids if remind(booking_id)["reminded"])}
-    return process_partial_response(event=event, record_handler=handle_record, processor=processor, context=context)
+    return process_batch(event, handle_record)

@@ -1,8 +1,6 @@
 """Queued provider notifications: fetch each object from the provider, then apply it."""
 import json
 
-from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
-from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from holdfast import wiring
 from holdfast.adapters.provider import ProviderNotFound
@@ -10,14 +8,13 @@ from holdfast.adapters import yookassa_sdk as _sdk  # noqa: F401 - every record 
 from holdfast.faults import crash_point
 from holdfast.services import payments as _payments  # noqa: F401 - and applied by it
 from holdfast.observability import log_metrics, logger, tracer
+from holdfast.sqs_batch import SqsMessage, process_batch
 
 wiring.cold_start(secret=True)
 
-processor = BatchProcessor(event_type=EventType.SQS)
-
 
 @tracer.capture_method
-def handle_record(record: SQSRecord) -> None:
+def handle_record(record: SqsMessage) -> None:
     message = json.loads(record.body)
     # the payment is what ties this record's log lines to the webhook's and to the booking's
     logger.set_correlation_id(message.get("payment_id") or message["object_id"])
@@ -39,4 +36,4 @@ def handle_record(record: SQSRecord) -> None:
 @tracer.capture_lambda_handler
 @log_metrics
 def lambda_handler(event, context):
-    return process_partial_response(event=event, record_handler=handle_record, processor=processor, context=context)
+    return process_batch(event, handle_record)

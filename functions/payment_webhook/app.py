@@ -5,13 +5,11 @@ The body is only a hint; the consumer fetches the payment from the provider befo
 import ipaddress
 import json
 
-from pydantic import ValidationError
-
 from holdfast import wiring
 from holdfast.config import settings
 from holdfast.http import MAX_BODY_BYTES, error_response, json_response, make_resolver, source_ip, too_deep
 from holdfast.observability import WEBHOOKS_REFUSED, count, log_metrics, logger, tracer
-from holdfast.schemas import NotificationIn
+from holdfast.provider_notification import parse_notification
 
 wiring.cold_start()
 
@@ -40,15 +38,14 @@ def receive_notification():
     try:
         if too_deep(raw):
             raise ValueError("nested too deep")
-        notification = NotificationIn.model_validate(json.loads(raw))
-    except (ValueError, ValidationError, RecursionError):
+        notification = parse_notification(json.loads(raw))
+    except (ValueError, RecursionError):
         return error_response(400, "malformed_notification", "Not a provider notification.")
-    obj = notification.object
-    payment_id = obj.payment_id if notification.event.startswith("refund.") and obj.payment_id else obj.id
-    dedup = wiring.payment_events_queue().enqueue(event=notification.event, object_id=obj.id, status=obj.status,
-                                                  payment_id=payment_id)
-    logger.info("notification queued", extra={"event": notification.event, "object_id": obj.id, "payment_id": payment_id,
-                                              "dedup": dedup[:12]})
+    payment_id = notification.about_payment
+    dedup = wiring.payment_events_queue().enqueue(event=notification.event, object_id=notification.object_id,
+                                                  status=notification.status, payment_id=payment_id)
+    logger.info("notification queued", extra={"event": notification.event, "object_id": notification.object_id,
+                                              "payment_id": payment_id, "dedup": dedup[:12]})
     return json_response(200, {"queued": True})
 
 

@@ -2,17 +2,19 @@
 from holdfast import wiring
 from holdfast.http import customer_id, json_response, make_resolver, parse_body
 from holdfast.observability import log_metrics, logger, tracer
-from holdfast.schemas import WaitlistIn
 from holdfast.services import waitlist as _waitlist  # noqa: F401 - every route uses it: loaded at init
 
 wiring.cold_start()
 
 app = make_resolver()
+# A route that validates a body imports its request model: the others never load pydantic.
 
 
 @app.post("/events/<event_id>/waitlist")
 @tracer.capture_method
 def join_waitlist(event_id: str):
+    from holdfast.schemas import WaitlistIn
+
     customer = customer_id(app)
     body = parse_body(app, WaitlistIn)
     entry, created = wiring.waitlist().join(event_id, customer, body.quantity, body.contact_email)

@@ -5,26 +5,42 @@ from the template (devstack/coldstart.py builds it; the secret read at start is 
 loopback), and the modules it loaded are held against what the function needs. Modules, not
 milliseconds: `make bench-coldstart` measures the time, this only keeps the heavy packages off
 the functions that do not use them. To keep it quick, one interpreter loads what every function
-loads anyway (boto3, Powertools' logger, pydantic for the settings) and forks a child per function.
+loads anyway (boto3, Powertools' logger) and forks a child per function. Each child also reports
+which of the project's pydantic models have their validator built (none should be at import:
+they are ``defer_build``, built on first validation).
 """
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
 
 import pytest
 
-from devstack.coldstart import functions, lambda_variables, secrets_stand_in
+from devstack.coldstart_env import FIRST_CALL, first_call_specs, functions, lambda_variables, secrets_stand_in
 from tests.support.handlers import REPO
 from tests.support.template import template
 
-# Preloaded in the parent: every function needs them (boto3, the logger, the settings' pydantic).
+# Preloaded in the parent: every function needs them (boto3, the logger); pydantic is not.
 _FORKING_PROBE = r"""
 import importlib, json, os, sys
-import boto3, botocore.client, aws_lambda_powertools, pydantic
+import boto3, botocore.client, aws_lambda_powertools
 sys.path.insert(0, os.path.join(sys.argv[1], "layers", "holdfast"))
 jobs, running, out = [json.loads(line) for line in sys.stdin], {}, sys.argv[2]
+
+
+def built_models():
+    # the project's models (the layer's, a handler's) whose core schema and validator exist
+    if "pydantic" not in sys.modules:
+        return []
+    found, todo = [], [sys.modules["pydantic"].BaseModel]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            todo.append(sub)
+            if sub.__module__.startswith(("holdfast", "app")) and sub.__dict__.get("__pydantic_complete__"):
+                found.append(f"{sub.__module__}.{sub.__qualname__}")
+    return sorted(set(found))
 
 
 def reap():
@@ -46,7 +62,7 @@ for number, job in enumerate(jobs):
         os.chdir(job["task_root"])
         try:
             importlib.import_module(job["module"])
-            answer = {"modules": sorted(sys.modules)}
+            answer = {"modules": sorted(sys.modules), "built": built_models()}
         except BaseException as exc:
             answer = {"error": f"{type(exc).__name__}: {exc}"}
         with open(path, "w") as result:
@@ -87,7 +103,7 @@ def loaded(tmp_path_factory) -> dict[str, set[str]]:
     assert len(answers) == len(jobs), f"probe failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
     failed = {a["name"]: a["error"] for a in answers if "error" in a}
     assert not failed, f"handler modules that do not import: {failed}"
-    return {a["name"]: set(a["modules"]) for a in answers}
+    return {a["name"]: set(a["modules"]) | {f"built:{model}" for model in a["built"]} for a in answers}
 
 
 def _functions() -> dict[str, dict]:
@@ -115,10 +131,12 @@ def test_each_function_loads_only_the_event_machinery_of_its_own_sources(loaded)
         # the API functions route with holdfast.resolver: Powertools' event_handler package imports
         # every resolver it ships (AppSync's with asyncio) and every event data class
         assert "aws_lambda_powertools.event_handler" not in modules, lid
-        if "Api" in sources:  # (Powertools' batch utility, for SQS sources, still brings asyncio)
-            assert "asyncio" not in modules, lid
+        # the SQS consumers' partial batch failure is holdfast.sqs_batch: Powertools' batch
+        # utility brought its event data classes and asyncio
+        assert "aws_lambda_powertools.utilities.batch" not in modules, lid
+        assert "asyncio" not in modules, lid
         assert ("holdfast.resolver" in modules) == ("Api" in sources), lid
-        assert ("aws_lambda_powertools.utilities.batch" in modules) == ("SQS" in sources), lid
+        assert ("holdfast.sqs_batch" in modules) == ("SQS" in sources), lid
 
 
 def test_no_function_loads_powertools_parameters_for_its_secret(loaded):
@@ -137,3 +155,38 @@ def test_services_load_only_where_used(loaded):
     carrying = sorted(lid for lid in never_payments if "holdfast.services.payments" in loaded[lid])
     assert carrying == [], f"the payment service loads at the cold start of {carrying}"
     assert "holdfast.services.bookings" not in loaded["PaymentWebhookFunction"]
+
+
+#: Functions that import pydantic at init (the others load it, if ever, on the first request that
+#: validates a body, or on the first read of an offering whose kind has a settings model).
+PYDANTIC_AT_INIT = {
+    "ParkingApiFunction",   # its gate sync schemas are imported at module level (parking's handler)
+}
+
+
+def test_pydantic_loads_at_init_only_where_listed(loaded):
+    carrying = {lid for lid in _functions() if "pydantic" in loaded[lid]}
+    assert carrying == PYDANTIC_AT_INIT, (
+        f"pydantic loads at the cold start of {sorted(carrying - PYDANTIC_AT_INIT)}; "
+        f"no longer at that of {sorted(PYDANTIC_AT_INIT - carrying)}: update the list")
+    # what used to bring it everywhere: the offering's model, the kinds' settings, every request model
+    for lid in _functions():
+        for module in ("holdfast.schemas", "holdfast.appointment_schemas", "holdfast.parking_schemas"):
+            assert module not in loaded[lid] or lid in PYDANTIC_AT_INIT, (lid, module)
+
+
+def test_no_request_model_is_built_at_import(loaded):
+    # every model of the layer is defer_build: its validator is built on its first validation,
+    # so a function pays only for the models its requests use
+    built = {lid: sorted(m for m in loaded[lid] if m.startswith("built:")) for lid in _functions()}
+    assert {lid: models for lid, models in built.items() if models} == {}
+
+
+def test_the_first_call_the_bench_times_is_each_route_s_own_model_on_its_sample_event():
+    # devstack/coldstart.py --first-call builds these models and validates the sample bodies: the
+    # deferred work of each API function's main route, kept honest by failing when one moves
+    assert set(FIRST_CALL) <= set(_functions())
+    for lid in FIRST_CALL:
+        (spec,) = first_call_specs(lid)
+        module, _, name = spec["at"][0].partition(":")
+        getattr(importlib.import_module(module), name).model_validate(spec["input"])

@@ -31,7 +31,7 @@ TicketId = Annotated[str, Field(pattern=ID_PATTERN)]
 
 
 class SyncPassIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, defer_build=True)
 
     seq: int = Field(ge=1, le=10**12 - 1)
     event_id: str = Field(pattern=EVENT_ID)
@@ -59,7 +59,7 @@ class SyncPassIn(BaseModel):
 
 
 class GateSyncIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     events: list[SyncPassIn] = Field(min_length=1, max_length=MAX_EVENTS_PER_SYNC)
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 import hmac
 import json
 import re
-from typing import Any, Callable
-
-from pydantic import BaseModel, ValidationError
+import sys
+from typing import TYPE_CHECKING, Any, Callable
 
 from .adapters.dynamo import DuplicateRequest, ItemExists, PlacesTaken, StaleBooking, StoreError
 from .config import settings
@@ -14,6 +13,9 @@ from .domain.booking import IllegalTransition
 from .domain.errors import BookingError, InvalidRequest, Unauthorized
 from .observability import answered, logger
 from .resolver import Response, RestResolver
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
 
 #: The name the handlers' signatures use (once Powertools' class; see resolver.py).
 APIGatewayRestResolver = RestResolver
@@ -77,13 +79,13 @@ def make_resolver() -> APIGatewayRestResolver:
         answered("booking_changed")
         return error_response(409, "booking_changed", "The booking changed meanwhile; read it again.")
 
-    @app.exception_handler(ValidationError)
-    def _validation_error(exc: ValidationError) -> Response:
-        problems = [
-            {"field": ".".join(str(part) for part in err["loc"]) or "body", "problem": err["msg"]}
-            for err in exc.errors(include_url=False, include_input=False)
-        ]
-        return error_response(400, "validation_error", "The request body is not valid.", {"problems": problems[:20]})
+    @app.exception_handler(ValueError)
+    def _value_error(exc: ValueError) -> Response:
+        # pydantic's ValidationError is a ValueError; told apart here without importing pydantic,
+        # which a function that never validates a body does not load (issue 15)
+        if _is_validation_error(exc):
+            return validation_error_response(exc)
+        return _unexpected(exc)
 
     @app.exception_handler(Exception)
     def _unexpected(exc: Exception) -> Response:
@@ -95,6 +97,19 @@ def make_resolver() -> APIGatewayRestResolver:
         return error_response(404, "route_not_found", "No such endpoint.")
 
     return app
+
+
+def _is_validation_error(exc: BaseException) -> bool:
+    core = sys.modules.get("pydantic_core")   # a ValidationError exists only once pydantic is loaded
+    return core is not None and isinstance(exc, core.ValidationError)
+
+
+def validation_error_response(exc: ValidationError) -> Response:
+    problems = [
+        {"field": ".".join(str(part) for part in err["loc"]) or "body", "problem": err["msg"]}
+        for err in exc.errors(include_url=False, include_input=False)
+    ]
+    return error_response(400, "validation_error", "The request body is not valid.", {"problems": problems[:20]})
 
 
 def store_error_answer(exc: StoreError) -> tuple[int, str, str, int | None]:

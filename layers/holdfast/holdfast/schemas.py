@@ -56,7 +56,7 @@ ContactEmail = Annotated[str, AfterValidator(_email)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, defer_build=True)
 
 
 class PriceIn(_Strict):
@@ -145,7 +145,7 @@ class ResolutionIn(BaseModel):
     """A conflict case decided by its customer: ``{"choice": "refund"}``, or
     ``{"choice": "alternative", ...}`` with the fields of one of the offered alternatives."""
 
-    model_config = ConfigDict(extra="allow", str_strip_whitespace=True)
+    model_config = ConfigDict(extra="allow", str_strip_whitespace=True, defer_build=True)
 
     choice: Literal["alternative", "refund"]
 
@@ -157,6 +157,29 @@ class ResolutionIn(BaseModel):
     @property
     def fields(self) -> dict:
         return dict(self.model_extra or {})
+
+
+class ResolveIn(BaseModel):
+    """An operator's decision on a booking in manual review (POST /admin/reviews/{id}/resolve)."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, defer_build=True)
+
+    action: str = Field(pattern="^(refund|confirm|close|alternative)$")
+    operator: str = Field(min_length=1, max_length=100)
+    note: str = Field(min_length=1, max_length=1000)
+    #: With ``alternative``: the fields of one of the case's offered alternatives.
+    choice: Annotated[dict[str, str | int], AfterValidator(_flat_choice)] | None = None
+
+
+class GateCaseResolveIn(BaseModel):
+    """An operator's resolution of a parking gate case (POST /admin/gate-cases/{id}/resolve)."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, defer_build=True)
+
+    #: One of the case type's resolutions (holdfast/services/gate_cases.py: RESOLUTIONS).
+    resolution: str = Field(pattern="^[a-z_]{1,40}$")
+    operator: str = Field(min_length=1, max_length=100)
+    note: str = Field(min_length=1, max_length=1000)
 
 
 class BookingIn(_Strict):
@@ -215,29 +238,7 @@ class EventListQuery(_Strict):
     limit: int = Field(default=20, ge=1, le=100)
     cursor: str | None = Field(default=None, max_length=2000)
 
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, populate_by_name=True)
-
-
-class NotificationIn(BaseModel):
-    """The parts of a provider notification we read. The body is only a hint: the payment is
-    fetched from the provider before anything is acted on."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    type: Literal["notification"]
-    event: str = Field(min_length=1, max_length=64, pattern=r"^[a-z_]+\.[a-z_]+$")
-    object: "NotificationObjectIn"
-
-
-class NotificationObjectIn(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
-    status: str = Field(min_length=1, max_length=32, pattern=r"^[a-z_]+$")
-    payment_id: str | None = Field(default=None, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
-
-
-NotificationIn.model_rebuild()
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, populate_by_name=True, defer_build=True)
 
 
 class WaitlistIn(_Strict):

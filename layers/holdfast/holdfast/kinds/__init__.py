@@ -53,8 +53,8 @@ def offering(item: dict[str, Any]) -> Offering:
     """A stored offering as the typed model, its settings parsed by its kind's ``settings_model``."""
     kind = of_event(item)
     raw = item.get("settings")
-    settings = kind.settings_model.model_validate(raw or {}) if kind.settings_model is not None else None
-    return Offering.model_validate({**item, "settings": settings})
+    model = kind.settings_model
+    return Offering.of(item, model.model_validate(raw or {}) if model is not None else None)
 
 
 def of_places(places: Places) -> Kind:

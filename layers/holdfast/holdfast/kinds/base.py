@@ -10,9 +10,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Iterable, Protocol
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
 from ..domain.booking import Booking
 from ..domain.commands import HoldPlaces
@@ -20,6 +18,9 @@ from ..domain.lifecycle import ExtraState
 from ..domain.inventory import Places, Pool
 from ..domain.money import Money
 from ..domain.offering import Offering
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 class InventoryReads(Protocol):
@@ -57,6 +58,8 @@ class Kind:
     extra_states: tuple[ExtraState, ...] = ()
     #: The kind's own offering settings (a pydantic model), or None. Its fields are taken from the
     #: creation request, stored with the offering, and parsed back into ``Offering.settings``.
+    #: A kind may make it a property that imports its model, so that the functions that never
+    #: read such an offering do not import pydantic for it (the built-in kinds do).
     settings_model: type[BaseModel] | None = None
 
     #: How an offering of this kind is paid when its creation request does not say: ``one_stage``

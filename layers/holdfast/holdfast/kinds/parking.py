@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..clock import iso, parse_iso
 from ..domain import parking as rules
@@ -21,8 +21,10 @@ from ..domain.errors import Conflict, InvalidRequest, SoldOut
 from ..domain.inventory import Granule, Places
 from ..domain.lifecycle import ExtraState
 from ..domain.money import Money
-from ..parking_schemas import ParkingSettings
 from .base import Inventory, InventoryReads, Kind
+
+if TYPE_CHECKING:
+    from ..parking_schemas import ParkingSettings
 
 CHECKED_IN, COMPLETED, NO_SHOW = "CHECKED_IN", "COMPLETED", "NO_SHOW"
 #: A confirmed reservation the customer gave up when the lot's policy gives nothing back.
@@ -38,7 +40,6 @@ class NoSpaceAvailable(SoldOut):
 class Parking(Kind):
     name = "parking"
     label = "parking_spaces"
-    settings_model = ParkingSettings
     extra_states = (
         ExtraState(CHECKED_IN, frozenset({"CONFIRMED"}), frozenset({"gate"}), "sold", "vehicle.entered"),
         ExtraState(COMPLETED, frozenset({CHECKED_IN}), frozenset({"gate"}), "available", "vehicle.exited"),
@@ -47,8 +48,15 @@ class Parking(Kind):
                    "booking.cancelled"),
     )
 
+    @property
+    def settings_model(self) -> type[ParkingSettings]:
+        # imported on first use: the functions that never read such an offering skip pydantic
+        from ..parking_schemas import ParkingSettings
+
+        return ParkingSettings
+
     def accepts(self, request: Any) -> bool:
-        return isinstance(request, ParkingSettings)
+        return isinstance(request, self.settings_model)
 
     def inventory(self, request: Any) -> Inventory:
         return Inventory(capacity=len(request.spaces))   # granule items appear with their first claim
@@ -141,6 +149,8 @@ class Parking(Kind):
 
     @staticmethod
     def settings(event: Any) -> ParkingSettings:
+        from ..parking_schemas import ParkingSettings
+
         settings = event["settings"]
         return settings if isinstance(settings, ParkingSettings) else ParkingSettings.model_validate(settings)
 

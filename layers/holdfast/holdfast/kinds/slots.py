@@ -12,9 +12,8 @@ from __future__ import annotations
 import random
 from datetime import date, datetime, timedelta, timezone
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..appointment_schemas import SlotsSettings
 from ..clock import iso, parse_iso
 from ..domain.booking import Booking
 from ..domain.errors import InvalidRequest, SlotUnavailable
@@ -23,6 +22,9 @@ from ..domain.timeslots import (GRANULE, OpeningHours, Slot, day_slots, granule_
                                 utc_days, zone)
 from .base import Inventory, InventoryReads, Kind
 
+if TYPE_CHECKING:
+    from ..appointment_schemas import SlotsSettings
+
 #: How many free times a refused booking is offered instead.
 NEARBY_SHOWN = 5
 
@@ -30,11 +32,17 @@ NEARBY_SHOWN = 5
 class Slots(Kind):
     name = "slots"
     label = "appointment_slots"
-    settings_model = SlotsSettings
+
+    @property
+    def settings_model(self) -> type[SlotsSettings]:
+        # imported on first use: the functions that never read such an offering skip pydantic
+        from ..appointment_schemas import SlotsSettings
+
+        return SlotsSettings
 
     # ------------------------------------------------------------------------ creation
     def accepts(self, request: Any) -> bool:
-        return isinstance(request, SlotsSettings)
+        return isinstance(request, self.settings_model)
 
     def inventory(self, request: Any) -> Inventory:
         # Nothing is written up front: a granule's item appears with its first claim.
@@ -173,6 +181,8 @@ class Slots(Kind):
     # ----------------------------------------------------------------------------- parts
     @staticmethod
     def settings(event: dict[str, Any]) -> SlotsSettings:
+        from ..appointment_schemas import SlotsSettings
+
         settings = event["settings"]
         # An Offering carries them parsed already; a stored item (the catalog's readers) as a dict.
         return settings if isinstance(settings, SlotsSettings) else SlotsSettings.model_validate(settings)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import kinds
 from ..adapters.dynamo import BookingStore, ItemExists, TransientStoreError
@@ -12,7 +12,9 @@ from ..clock import Clock, iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
 from ..domain.errors import IdempotencyKeyReused, NotFound, TooBusy
 from ..domain.money import Money
-from ..schemas import EventIn
+
+if TYPE_CHECKING:
+    from ..schemas import EventIn   # the request type only: reading an event needs no pydantic
 
 EVENT_NAMESPACE = uuid.UUID("5a8f0b8e-4a8c-4d5e-9a55-2f1b7d1c9e01")
 

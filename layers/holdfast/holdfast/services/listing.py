@@ -12,7 +12,7 @@ import base64
 import binascii
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import kinds
 from ..adapters.dynamo import BookingStore, StaleBooking, TransientStoreError
@@ -21,7 +21,9 @@ from ..domain import search
 from ..domain.event_changes import announced_changes, refund_window
 from ..domain.errors import InvalidRequest, NotFound, TooBusy
 from ..domain.seating import natural_key
-from ..schemas import EventListQuery, EventPatchIn
+
+if TYPE_CHECKING:
+    from ..schemas import EventListQuery, EventPatchIn   # the request types only
 
 UPDATE_ATTEMPTS = 5
 SEAT_MAP_CACHE_SECONDS = 1.0

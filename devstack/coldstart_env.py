@@ -1,0 +1,130 @@
+"""What each function of `make bench-coldstart` runs with: the template's functions and their
+environment as Lambda sets it, the loopback Secrets Manager stand-in for the secret read at start,
+and (`--first-call`) what each function's main route defers to its first invocation."""
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Iterator
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+#: ``--first-call``: the work a function's main route does on its first invocation that its import
+#: no longer does (issue 15): importing pydantic and building the request model it validates, here
+#: run on the body of the route's sample event. ``at``: where the model lives (this tree, main's).
+#: What is not listed has nothing deferred to its first call beyond the lazy wiring of every
+#: function (services and clients built by their first use, the same before and after); the
+#: functions that read an offering of a kind with settings (slots, parking) load pydantic and the
+#: kind's settings model on their first such read (see docs/performance.md).
+FIRST_CALL: dict[str, dict[str, Any]] = {
+    "BookingsApiFunction": {"route": "a hold, POST /events/{id}/bookings", "event": "create_booking.json",
+                            "at": ["holdfast.schemas:BookingIn"]},
+    "EventsApiFunction": {"route": "POST /events", "event": "create_event.json", "at": ["holdfast.schemas:EventIn"]},
+    "CatalogApiFunction": {"route": "the listing, GET /events", "event": "list_events.json", "query": True,
+                           "at": ["holdfast.schemas:EventListQuery"]},
+    "WaitlistApiFunction": {"route": "POST /events/{id}/waitlist", "event": "join_waitlist.json",
+                            "at": ["holdfast.schemas:WaitlistIn"]},
+    "AdminApiFunction": {"route": "POST /admin/reviews/{id}/resolve", "event": "resolve_review.json",
+                         "at": ["holdfast.schemas:ResolveIn", "app:ResolveIn"]},
+    "ParkingApiFunction": {"route": "POST /lots/{id}/reservations", "event": "create_reservation.json",
+                           "at": ["holdfast.parking_schemas:ReservationIn"]},
+}
+
+
+def first_call_specs(logical_id: str) -> list[dict[str, Any]]:
+    spec = FIRST_CALL.get(logical_id)
+    if spec is None:
+        return []
+    event = json.loads((REPO / "events" / spec["event"]).read_text())
+    given = event.get("queryStringParameters") if spec.get("query") else json.loads(event["body"])
+    return [{"at": spec["at"], "input": given}]
+
+
+# ----------------------------------------------------------------------------------- environment
+
+
+def functions() -> dict[str, dict[str, Any]]:
+    """logical id -> {"dir", "handler_module", "memory", "variables"} for every function."""
+    from devstack.aws.template import Resolver, Unresolvable, load_template, resolve_parameters
+
+    template = load_template(REPO / "template.yaml")
+
+    class Placeholders(Resolver):
+        # resources are not created here: a name that says what it stands for is enough
+        def ref(self, name: str) -> Any:
+            try:
+                return super().ref(name)
+            except Unresolvable:
+                return f"holdfast-{name}"
+
+        def get_att(self, logical_id: str, attribute: str) -> Any:
+            return f"holdfast-{logical_id}-{attribute}"
+
+    resolver = Placeholders(resolve_parameters(template, {"ProviderShopId": "100500"}),
+                            {"AWS::Region": "eu-central-1", "AWS::AccountId": "123456789012",
+                             "AWS::StackName": "holdfast", "AWS::Partition": "aws", "AWS::URLSuffix": "amazonaws.com"},
+                            template.get("Conditions"), template.get("Mappings"))
+    defaults = template["Globals"]["Function"]
+    shared = (defaults.get("Environment") or {}).get("Variables") or {}
+    found = {}
+    for logical_id, resource in template["Resources"].items():
+        if resource["Type"] != "AWS::Serverless::Function":
+            continue
+        props = resource["Properties"]
+        own = (props.get("Environment") or {}).get("Variables") or {}
+        variables = {k: resolver.resolve(v) for k, v in {**shared, **own}.items()}
+        found[logical_id] = {
+            "dir": str(props["CodeUri"]).rstrip("/").split("/")[-1],
+            "handler_module": props["Handler"].rpartition(".")[0],
+            "memory": props.get("MemorySize", defaults.get("MemorySize", 128)),
+            "variables": {k: str(v) for k, v in variables.items()},
+        }
+    return found
+
+
+class SecretsStandIn(BaseHTTPRequestHandler):
+    """Answers GetSecretValue (the only call a cold start makes) with a well-formed secret."""
+
+    SECRET = {"secret_key": "coldstart-secret", "organizer_api_key": "o" * 32, "admission_token_key": "a" * 32}
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        name = str(request.get("SecretId", "secret"))
+        body = json.dumps({"ARN": f"arn:aws:secretsmanager:eu-central-1:123456789012:secret:{name}",
+                           "Name": name, "VersionId": "1", "SecretString": json.dumps(self.SECRET)}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-amz-json-1.1")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def secrets_stand_in() -> Iterator[str]:
+    """A loopback Secrets Manager endpoint for the cold starts that read the secret."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), SecretsStandIn)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def lambda_variables(logical_id: str, spec: dict[str, Any], task_root: Path, endpoint: str) -> dict[str, str]:
+    from tests.parity.lambda_env import lambda_environment
+
+    fn = SimpleNamespace(function_name=f"holdfast-{logical_id}", memory_size=spec["memory"], handler=f"{spec['handler_module']}.lambda_handler",
+                         arn=f"arn:aws:lambda:eu-central-1:123456789012:function:holdfast-{logical_id}",
+                         environment=spec["variables"])
+    env = lambda_environment(fn, SimpleNamespace(region="eu-central-1", aws_endpoint=endpoint), xray_port=9)
+    env["LAMBDA_TASK_ROOT"] = str(task_root)
+    return env

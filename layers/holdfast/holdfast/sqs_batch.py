@@ -1,0 +1,50 @@
+"""SQS batches with partial failure (``batchItemFailures``), without Powertools' batch utility.
+
+Both SQS consumers (the payment events, the notifier) used ``BatchProcessor`` and
+``process_partial_response``, which cost their cold start the batch package, its event data
+classes and ``asyncio`` (~0.1x of boto3's import, issue 15) for a loop this short. The semantics
+are Powertools' for SQS: every record is tried; the ones that raised are reported by message id
+and return to the queue; when every record of a batch failed, the batch fails as a whole
+(``BatchFailed``), so Lambda retries it and the queue's redrive policy counts it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from .observability import logger
+
+
+@dataclass(frozen=True)
+class SqsMessage:
+    """One record of an SQS event: what the consumers read of it."""
+
+    message_id: str
+    body: str
+
+    @classmethod
+    def of(cls, record: Mapping[str, Any]) -> "SqsMessage":
+        return cls(str(record["messageId"]), str(record.get("body") or ""))
+
+
+class BatchFailed(Exception):
+    """Every record of the batch failed: Lambda retries the whole batch."""
+
+
+def process_batch(event: Mapping[str, Any], handle: Callable[[SqsMessage], Any]) -> dict[str, list[dict[str, str]]]:
+    """``handle`` each record of an SQS event in order; ``{"batchItemFailures": [...]}`` names
+    the records it raised on (their ids), and a batch where all of them raised fails whole."""
+    records = list(event.get("Records") or [])
+    failed: list[dict[str, str]] = []
+    errors: list[str] = []
+    for record in records:
+        message_id = str(record.get("messageId", ""))
+        try:
+            handle(SqsMessage.of(record))
+        except Exception as exc:  # noqa: BLE001 - the record goes back to the queue; the others go on
+            logger.exception("an SQS record failed; it returns to the queue", extra={"message_id": message_id})
+            failed.append({"itemIdentifier": message_id})
+            errors.append(type(exc).__name__)
+    if records and len(failed) == len(records):
+        raise BatchFailed(f"all {len(records)} records of the batch failed: {', '.join(sorted(set(errors)))}")
+    return {"batchItemFailures": failed}
