@@ -140,6 +140,8 @@ proof: $(STAMP)
 	@HOLDFAST_CANCEL_SCALE=full $(PY) -m pytest tests/integration/test_event_cancellation.py -q -p no:randomly --timeout 1800
 	@# the waiting room's burst at 3,000 arrivals (make test fires 200 through the same code; about 2 minutes)
 	@HOLDFAST_BURST_SCALE=full $(PY) -m pytest tests/integration/test_waiting_room_burst.py -q -p no:randomly --timeout 900
+	@# and the services' own burst on threads at 600 arrivals (make test races 300)
+	@HOLDFAST_BURST_SCALE=full $(PY) -m pytest tests/handlers/test_waiting_room.py -q -p no:randomly -k burst --timeout 900
 
 notebook: $(STAMP) graphviz
 	@$(PY) docs/build_notebook.py
