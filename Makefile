@@ -135,12 +135,14 @@ PROOF_SECONDS ?= 3600
 proof: $(STAMP)
 	@$(PY) -m tests.correctness.proof --histories $(HISTORIES) --steps $(STEPS) --workers $(WORKERS) \
 		--max-seconds $(PROOF_SECONDS) $(if $(SEED),--seed $(SEED)) $(if $(ONLY),--only $(ONLY)) $(if $(SKIP),--skip $(SKIP))
-	@# every ordering of the exhaustive race for every inventory kind (make test walks a third of them for the kinds other than general admission)
+	@# every ordering of the exhaustive race for every inventory kind (make test walks those starting with one or two of the steps, a different one per kind)
 	@HOLDFAST_RACE_ORDERINGS=all $(PY) -m pytest tests/correctness/test_exhaustive_race.py -q -p no:randomly --timeout 3600
 	@# issue 18 at the issue's size: 200 paid bookings, 30 holds, 10 pending payments (about 10 minutes)
 	@HOLDFAST_CANCEL_SCALE=full $(PY) -m pytest tests/integration/test_event_cancellation.py -q -p no:randomly --timeout 1800
 	@# the waiting room's burst at 3,000 arrivals (make test fires 200 through the same code; about 2 minutes)
 	@HOLDFAST_BURST_SCALE=full $(PY) -m pytest tests/integration/test_waiting_room_burst.py -q -p no:randomly --timeout 900
+	@# and the services' own burst on threads at 600 arrivals (make test races 300)
+	@HOLDFAST_BURST_SCALE=full $(PY) -m pytest tests/handlers/test_waiting_room.py -q -p no:randomly -k burst --timeout 900
 
 notebook: $(STAMP) graphviz
 	@$(PY) docs/build_notebook.py

@@ -25,6 +25,7 @@ def lambda_handler(event, context):
     result = sweep(wiring.store(), system_clock, wiring.bookings().expire,
                    (lambda booking_id, tag: starter.start(booking_id, tag)) if starter else (lambda *_: None),
                    give_up=give_up, grace_seconds=settings().sweep_grace_seconds,
+                   max_restarts=settings().sweep_max_restarts,
                    lapse_resolution=lambda booking: wiring.resolutions().lapse(booking),
                    refund_timer=lambda booking: wiring.payments().refund_after_timer(booking))
     if settings().event_cancellation_state_machine_arn:

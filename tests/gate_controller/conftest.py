@@ -1,4 +1,4 @@
-"""The gate controller against a fake backend on 127.0.0.1 (tests/support/fake_gate_backend.py),
+"""The gate controller against a fake backend on 127.0.0.1 (tests/support/gate_stub.py),
 whose sync runs the real sequencing service on moto's in-process DynamoDB."""
 from __future__ import annotations
 
@@ -16,11 +16,15 @@ from gate_controller.journal import Journal
 from holdfast.adapters.gate_sync_store import GateSyncStore
 from holdfast.services.gate_sync import GateSync
 from tests.support.fake_gate_applier import FakeApplier
-from tests.support.fake_gate_backend import FakeGateBackend
+from tests.support.gate_stub import FakeGateBackend
 from tests.support.parking_tokens import LotKey
 from tests.support.template import REPO, create_bookings_table  # noqa: F401 (REPO: the CLI test runs from it)
 
 LOT, GATE, KEY = "lot-7", "gate-north", "gate-secret-key"
+#: How long the gate waits for the fake backend. A partition is a refused connection and a lost
+#: answer a closed one, both immediate; only a slow answer waits this long (a loaded CI machine
+#: answered the first sync after more than 1 s once).
+TIMEOUT = 10.0
 CONFLICT_PLATE = "K777KK"
 
 
@@ -82,7 +86,7 @@ def journal_path(tmp_path) -> str:
 def gate(backend, journal_path, clock) -> Iterator[Gate]:
     journal = Journal(journal_path)
     try:
-        yield Gate(journal, Backend(backend.url, LOT, GATE, KEY, timeout=1.0), LOT, GATE, clock)
+        yield Gate(journal, Backend(backend.url, LOT, GATE, KEY, timeout=TIMEOUT), LOT, GATE, clock)
     finally:
         journal.close()
 

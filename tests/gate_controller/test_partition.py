@@ -10,7 +10,7 @@ import pytest
 from gate_controller.backend import Unreachable
 from gate_controller.controller import Gate
 from gate_controller.journal import Journal
-from tests.gate_controller.conftest import CONFLICT_PLATE, GATE, LOT, config
+from tests.gate_controller.conftest import CONFLICT_PLATE, GATE, LOT, TIMEOUT, config
 
 
 def iso(moment) -> str:
@@ -141,7 +141,7 @@ def test_gate_journal_survives_a_restart_between_writing_and_sending(backend, ap
     from gate_controller.backend import Backend
     backend.config = config(lot_key, clock, offline_tickets=True)
     first = Journal(journal_path)
-    gate = Gate(first, Backend(backend.url, LOT, GATE, "gate-secret-key", timeout=1.0), LOT, GATE, clock)
+    gate = Gate(first, Backend(backend.url, LOT, GATE, "gate-secret-key", timeout=TIMEOUT), LOT, GATE, clock)
     gate.refresh()
     backend.stop()
     queued = [gate.entry(plate="R111RR"), gate.entry(plate="R222RR")]
@@ -149,7 +149,7 @@ def test_gate_journal_survives_a_restart_between_writing_and_sending(backend, ap
 
     backend.start()
     second = Journal(journal_path)
-    again = Gate(second, Backend(backend.url, LOT, GATE, "gate-secret-key", timeout=1.0), LOT, GATE, clock)
+    again = Gate(second, Backend(backend.url, LOT, GATE, "gate-secret-key", timeout=TIMEOUT), LOT, GATE, clock)
     assert again.status()["unsent"] == 2
     backend.stop()
     assert again.entry(plate="R333RR")["seq"] == 3          # the counter went on from the journal

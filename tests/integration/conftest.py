@@ -14,6 +14,9 @@ from tests.support.system import local_system
 LIMIT = 15
 KEY_WINDOW = 4
 RESOLUTION_WINDOW = 3
+#: Restarts before the sweeper hands a stuck reconciliation to an operator (the default is 5): each
+#: restart waits SweepGraceSeconds x 2^(n-1) of real time, 31 s for five at a one-second grace.
+SWEEP_RESTARTS = 3
 
 
 @pytest.fixture(scope="session")
@@ -24,6 +27,7 @@ def system():
         ProviderKeyRetentionSeconds=str(KEY_WINDOW),
         ProviderTimeoutSeconds="3",
         SweepGraceSeconds="1",
+        SweepMaxRestarts=str(SWEEP_RESTARTS),
         WaitlistOfferSeconds="3",
         QueueRatePerMinute="20",   # one join or poll every 3 s, two at once: so that a
         QueueRateBurst="2",        # customer sending four joins together is limited

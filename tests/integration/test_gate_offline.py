@@ -1,6 +1,6 @@
 """The gate controller program against the whole local system, through a partition.
 
-The controller reaches the API only through a relay the test cuts (tests/support/gate_proxy.py).
+The controller reaches the API only through a relay the test cuts (tests/support/gate_stub.py).
 Cut off, it admits a paid reservation by its signed token and a subscriber by the cached list,
 and gives two unknown cars local tickets; meanwhile a second gate, online, lets a drive-up take a
 space. When the relay heals, the first sync loses its middle pass and its answer; the second
@@ -19,7 +19,7 @@ from gate_controller.backend import Backend, Unreachable
 from gate_controller.controller import Gate
 from gate_controller.journal import Journal
 from tests.support.flows import customer
-from tests.support.gate_proxy import GateProxy
+from tests.support.gate_stub import GateProxy
 
 pytestmark = pytest.mark.integration
 
@@ -102,7 +102,7 @@ def test_gate_controller_through_a_partition_on_the_local_stack(api, sandbox, tm
         proxy.stop()
 
     assert proxy.synced == [[1, 2, 4], [1, 2, 3, 4]]
-    first, second = proxy.answers
+    first, second = proxy.sync_answers
     assert first["expected_seq"] == 3 and [r["status"] for r in first["results"]] == ["applied", "applied", "held"]
     assert [(r["seq"], r["status"]) for r in second["results"]] == [(1, "duplicate"), (2, "duplicate"), (3, "applied"),
                                                                   (4, "applied")]

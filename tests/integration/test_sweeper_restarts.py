@@ -1,6 +1,7 @@
 """The sweeper on the local stack (finding 7 of issue 11): a booking whose reconciliation check
 dies every time is restarted by the deployed SweepDueFunction under a fresh execution name each
-time, a bounded number of times, then goes to manual review and leaves the due index.
+time, a bounded number of times (the template's SweepMaxRestarts, 3 here: each restart waits
+SweepGraceSeconds x 2^(n-1) of real time), then goes to manual review and leaves the due index.
 
 The check is made to die with the `reconcile.before_check` crash point; the state machine's retry
 pauses (10 s, 30 s, 90 s before an execution gives up) are compressed by the local stack's wait
@@ -14,7 +15,7 @@ import pytest
 
 from devstack.aws import runtime
 from holdfast import faults, wiring
-from holdfast.services.sweeper import MAX_RESTARTS
+from tests.integration.conftest import SWEEP_RESTARTS as MAX_RESTARTS
 
 pytestmark = pytest.mark.integration
 

@@ -17,6 +17,7 @@ def test_values_are_converted_and_defaults_kept():
     assert settings.reconcile_schedule_seconds == (5, 10, 20)
     assert settings.allowed_webhook_networks == (ipaddress.ip_network("185.71.76.0/27"), ipaddress.ip_network("::1"))
     assert settings.queue_rate_burst == 30 and settings.customer_identity_source == "authorizer"
+    assert settings.sweep_max_restarts == 5 and load_settings({**BASE, "SWEEP_MAX_RESTARTS": "3"}).sweep_max_restarts == 3
 
 
 @pytest.mark.parametrize(("variable", "value"), [
@@ -24,7 +25,7 @@ def test_values_are_converted_and_defaults_kept():
     ("DEFAULT_HOLD_TTL_SECONDS", "ten"), ("DEFAULT_HOLD_TTL_SECONDS", "0"), ("ADMISSION_TOKEN_TTL_SECONDS", "9"),
     ("CUSTOMER_IDENTITY_SOURCE", "cookie"), ("HOLDFAST_DEPLOYMENT", "staging"), ("RESOLUTION_OPERATOR", ""),
     ("RECONCILE_SCHEDULE_SECONDS", "30,-1"), ("RECONCILE_SCHEDULE_SECONDS", ""), ("ALLOWED_WEBHOOK_NETWORKS", "nowhere"),
-    ("BOOKING_RATE_BURST", "0"), ("BOOKINGS_TABLE_NAME", "ab"),
+    ("BOOKING_RATE_BURST", "0"), ("BOOKINGS_TABLE_NAME", "ab"), ("SWEEP_MAX_RESTARTS", "0"),
 ])
 def test_a_malformed_variable_is_named(variable, value):
     with pytest.raises(ConfigurationError, match=f"invalid function configuration: .*{variable}"):

@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from holdfast.adapters.dynamo import BookingStore
-from holdfast.domain.errors import InvalidRequest, NotFound, SoldOut
+from holdfast.domain.errors import InvalidRequest, NotFound, SoldOut, TooBusy
 from holdfast.schemas import BookingIn, EventListQuery, EventPatchIn
 from holdfast.services.bookings import BookingService
 from holdfast.services.listing import ListingService
@@ -147,18 +147,34 @@ class SerialClient:
 
 
 def test_best_available_under_concurrency_never_double_sells(catalog, store, clock):
+    """20 customers ask for 2 best-available seats of 30 at once (8 threads). A hold that loses its
+    seats to a concurrent one chooses again; one that loses every attempt answers TooBusy (429, retry
+    after a second, nothing reserved), which a client retries with the same key, as told. Sold out
+    is answered only once fewer than 2 seats are left (a pair that finds no two adjacent seats gets
+    two apart), so every seat is sold: 15 holds, 5 sold out, no seat in two of them."""
     event = catalog.create_event(event_request(capacity=None, seat_map={"rows": [{"name": r, "seats": 10} for r in "ABC"]}))
     shared = BookingStore(store.table, SerialClient(store.client))
     service = BookingService(shared, clock, None, rng=random.Random(1))
+    busy = []
 
     def attempt(i):
-        try:
-            return service.create_booking(event["event_id"], f"c{i}", f"k{i}", BookingIn(quantity=2, best_available=True)).booking
-        except SoldOut:
-            return None
+        for _ in range(5):
+            try:
+                return service.create_booking(event["event_id"], f"c{i}", f"k{i}", BookingIn(quantity=2, best_available=True)).booking
+            except SoldOut as exc:
+                return exc
+            except TooBusy as exc:
+                assert exc.status == 429 and exc.details["retry_after"] == 1   # retryable: nothing was reserved
+                busy.append(i)
+        raise AssertionError(f"c{i} was told to retry five times")
     with ThreadPoolExecutor(8) as pool:
-        results = [booking for booking in pool.map(attempt, range(20)) if booking is not None]
+        answers = list(pool.map(attempt, range(20)))
+    results = [answer for answer in answers if not isinstance(answer, SoldOut)]
+    refused = [answer for answer in answers if isinstance(answer, SoldOut)]
     seats = [seat for booking in results for seat in booking.places.units]
-    assert len(results) == 15 and len(seats) == len(set(seats)) == 30
+    assert all(len(booking.places.units) == 2 for booking in results)
+    assert len(seats) == len(set(seats)), "a seat held twice"
+    assert len(results) == 15 and len(refused) == 5 and len(seats) == 30, (len(results), len(refused), busy)
+    assert all(answer.details["available"] < 2 for answer in refused)
     states = store.seat_states(event["event_id"])
-    assert sorted(s for s, st in states.items() if st == "held") == sorted(seats)
+    assert sorted(s for s, st in states.items() if st == "held") == sorted(seats)   # each in exactly one booking

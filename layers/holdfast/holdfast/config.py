@@ -81,6 +81,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "reconcile_limit_seconds": _number(int, ge=1),
     "provider_key_retention_seconds": _number(int, ge=1),
     "sweep_grace_seconds": _number(int, ge=0),
+    "sweep_max_restarts": _number(int, ge=1),
     "resolution_window_seconds": _number(int, ge=1),
     "resolution_operator": _text(1, 100),
     "allowed_webhook_networks": _networks,
@@ -118,6 +119,7 @@ class Settings:
     reconcile_limit_seconds: int = 86_400
     provider_key_retention_seconds: int = 86_400
     sweep_grace_seconds: int = 60
+    sweep_max_restarts: int = 5   # services/sweeper.py's MAX_RESTARTS
     # Conflict cases (services/conflict_cases.py): how long the customer has to choose, who owns them.
     resolution_window_seconds: int = 86_400
     resolution_operator: str = "on-call"
@@ -184,6 +186,7 @@ _ENV_NAMES = {
     "reconcile_limit_seconds": "RECONCILE_LIMIT_SECONDS",
     "provider_key_retention_seconds": "PROVIDER_KEY_RETENTION_SECONDS",
     "sweep_grace_seconds": "SWEEP_GRACE_SECONDS",
+    "sweep_max_restarts": "SWEEP_MAX_RESTARTS",
     "resolution_window_seconds": "RESOLUTION_WINDOW_SECONDS",
     "resolution_operator": "RESOLUTION_OPERATOR",
     "waiting_room_admit_per_second": "WAITING_ROOM_ADMIT_PER_SECOND",

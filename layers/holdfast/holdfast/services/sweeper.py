@@ -33,7 +33,8 @@ from ..domain.booking import Booking
 from ..observability import logger
 from . import transitions
 
-#: Restarts of a booking's reconciliation, with no check completing in between, before giving up.
+#: Restarts of a booking's reconciliation, with no check completing in between, before giving up
+#: (the default; the template's SweepMaxRestarts sets it).
 MAX_RESTARTS = 5
 STUCK_REASON = "reconciliation_stuck"
 
