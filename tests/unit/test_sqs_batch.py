@@ -36,3 +36,12 @@ def test_a_batch_where_every_record_failed_fails_whole():
     with pytest.raises(BatchFailed, match="all 2 records"):
         process_batch(_event("bad", "bad"), _handler(seen))
     assert seen == ["m0", "m1"]
+
+
+def test_a_fifo_group_stops_at_its_failed_record_and_other_groups_go_on():
+    records = [{"messageId": f"m{n}", "body": body, "attributes": {"MessageGroupId": group}}
+               for n, (group, body) in enumerate([("a", "ok"), ("a", "bad"), ("b", "ok"), ("a", "ok"), ("b", "ok")])]
+    seen: list[str] = []
+    assert process_batch({"Records": records}, _handler(seen)) == {
+        "batchItemFailures": [{"itemIdentifier": "m1"}, {"itemIdentifier": "m3"}]}
+    assert seen == ["m0", "m1", "m2", "m4"]   # m3 waits behind m1, in its group's order

@@ -114,51 +114,6 @@ def booking_view_extras(booking) -> dict:  # noqa: ANN001
     return kinds.of_booking(booking).view_extras(booking, parking_keys if settings().parking_key_secret_name else None)
 
 
-def parking_keys():
-    """Every lot's Ed25519 key, derived from the master seed (read through the five-minute cache)."""
-    from .adapters.aws import read_secret
-    from .parking_tokens import LotKeys
-
-    name = settings().parking_key_secret_name
-    if not name:
-        raise ConfigurationError("PARKING_KEY_SECRET_NAME is not set: parking needs the entry-token master seed")
-    seed = read_secret(name).get("master_seed")
-    if not isinstance(seed, str) or len(seed) < 16:
-        raise ConfigurationError(f"secret {name} lacks master_seed (16+ characters)")
-    return LotKeys(seed.encode())
-
-
-@functools.cache
-def parking():
-    from .services.parking import ParkingService
-
-    return ParkingService(store(), system_clock, bookings(), settings().default_hold_ttl_seconds, parking_keys)
-
-
-@functools.cache
-def gate_passes():
-    from .services.gate_passes import GatePasses
-
-    return GatePasses(store(), system_clock, parking(), provider, settings().payment_return_url,
-                      max_clock_skew_seconds=settings().gate_clock_skew_seconds)
-
-
-@functools.cache
-def gate_cases():
-    from .services.gate_cases import GateCases
-
-    return GateCases(store(), system_clock)
-
-
-@functools.cache
-def gate_sync():
-    from .adapters.gate_sync_store import GateSyncStore
-    from .services.gate_passes import apply_pass
-    from .services.gate_sync import GateSync
-
-    return GateSync(GateSyncStore(store().table, store().client), apply_pass)
-
-
 @functools.cache
 def appointments():
     from .services.appointments import AppointmentService
@@ -304,6 +259,11 @@ def email_sender():
 
     sender = settings().notifications_sender
     return SesEmailSender(sender) if sender else None
+
+
+# The parking family (lots, gate passes, gate cases, gate sync) is built in wiring_parking.py; its
+# factories are this module's names too, so handlers and tests reach every factory here.
+from .wiring_parking import gate_cases, gate_passes, gate_sync, parking, parking_keys  # noqa: E402
 
 
 def reset() -> None:
