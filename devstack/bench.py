@@ -202,15 +202,19 @@ def _pool_snapshot(stack: Any, t0: float) -> dict[str, Any]:
         for r in taken:
             records.append({"function": r.function, "route": r.route, "status": r.status, "pid": r.pid, "cold": r.cold,
                             "start": r.started - t0, "lock_wait": r.started - r.queued, "wall": r.wall, "cpu": r.cpu,
+                            "occupied": r.ended - r.started,
                             "calls": [{"service": svc, "op": op, "wall": wall, "cpu": 0.0} for svc, op, wall in r.aws_calls]})
     return {"records": records, "outside": {}, "elapsed": time.monotonic() - t0, "pools": pools}
 
 
-def _process_split(stack: Any, since: dict[str, Any] | None) -> dict[str, Any]:
-    """CPU seconds of the stack process, each function's workers and DynamoDB Local (since `since`)."""
+def _process_split(stack: Any, since: dict[str, Any] | None, sandbox: Any = None) -> dict[str, Any]:
+    """CPU seconds of the stack process, each function's workers, DynamoDB Local and the payment
+    sandbox when it runs apart (since `since`)."""
     from devstack.sampler import process_cpu
 
     groups: dict[str, list[int]] = {"stack process": [os.getpid()]}
+    if getattr(sandbox, "pid", None):
+        groups["payment sandbox"] = [sandbox.pid]
     for logical_id, fn in stack.functions.items():
         if fn.pool is not None:
             groups[f"workers {logical_id}"] = [p.pid for p in multiprocessing.active_children()
@@ -244,7 +248,14 @@ def _stack_process(conn: Any, options: dict[str, Any]) -> None:
         instr = Instrumentation()
         instr.install()
     _quiet_disconnects()
-    sandbox = SandboxServer(host="127.0.0.1", port=0)
+    if options.get("sandbox_in_stack"):
+        sandbox = SandboxServer(host="127.0.0.1", port=0)
+    else:
+        # a provider of its own: in the stack's process its threads would wait on that process's
+        # interpreter lock (devstack/paysandbox/process.py); it delivers several notifications at once
+        from devstack.paysandbox.process import SandboxProcess
+
+        sandbox = SandboxProcess(webhook_workers=options.get("webhook_workers", 4))
     sandbox.start()
     stack = EmbeddedStack(str(REPO), aws_port=0, api_port=0, parameters={"ProviderApiUrl": sandbox.base_url},
                           lambda_workers=workers, default_concurrency=options.get("concurrency"),
@@ -263,7 +274,7 @@ def _stack_process(conn: Any, options: dict[str, Any]) -> None:
                 snapshot = instr.snapshot() if instr else _pool_snapshot(stack, t0)
                 if sampler is not None:
                     snapshot["stack_cpu"] = sampler.stop()
-                    snapshot["stack_cpu"]["processes"] = _process_split(stack, cpu0)
+                    snapshot["stack_cpu"]["processes"] = _process_split(stack, cpu0, sandbox)
                     sampler = None
                 conn.send(snapshot)
             elif message == "reset":
@@ -278,7 +289,7 @@ def _stack_process(conn: Any, options: dict[str, Any]) -> None:
 
                     sampler = CpuSampler()
                     sampler.start()
-                    cpu0 = _process_split(stack, None)
+                    cpu0 = _process_split(stack, None, sandbox)
                 conn.send("ok")
             elif message == "sample":
                 fn = stack.functions.get("BookingsApiFunction")
@@ -423,8 +434,13 @@ class LoadRun:
         finally:
             with self.lock:
                 self.attempts.append(row)
-            if row["outcome"] == "201_new" and row["booking_id"]:
+            if row["outcome"] == "201_new" and row["booking_id"] and self.pays(row["booking_id"]):
                 self.pay_pool.submit(self.pay, row["booking_id"], customer)
+
+    def pays(self, booking_id: str) -> bool:
+        """Whether this hold's customer goes on to pay (`--pay-share`, decided by the booking id)."""
+        share = self.args.pay_share
+        return share >= 1 or (share > 0 and uuid.UUID(booking_id).int % 1000 < share * 1000)
 
     def pay(self, booking_id: str, customer: str) -> None:
         row: dict[str, Any] = {"booking_id": booking_id, "customer": customer, "start_status": None,
@@ -707,6 +723,11 @@ def server_breakdown(snapshot: dict[str, Any], window: float) -> dict[str, Any]:
             "lock_wait_ms_median": round(statistics.median(r["lock_wait"] for r in recs) * 1000, 1),
             "lock_wait_ms_p95": percentiles([r["lock_wait"] for r in recs])["p95"],
             "busy_share_of_run": round(sum(walls) / max(window, 1e-9), 3),
+            # from taking an environment to giving it back, as the stack's pool saw it: the handler
+            # plus the hand-over both ways (pipe, pickling, the stack process's turn to read it)
+            **({"environment_ms_median": round(statistics.median(r["occupied"] for r in recs) * 1000, 1),
+                "environment_busy_share_of_run": round(sum(r["occupied"] for r in recs) / max(window, 1e-9), 3)}
+               if all("occupied" in r for r in recs) else {}),
             "aws_op_ms_median": {op: round(statistics.median(ws) * 1000, 1) for op, ws in sorted(_by_op(recs).items())},
             "aws_op_calls": {op: len(ws) for op, ws in sorted(_by_op(recs).items())},
         }
@@ -838,6 +859,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--in-process", action="store_true",
                         help="run the handlers in the stack's process, one at a time (the old local stack)")
     parser.add_argument("--moto-dynamodb", action="store_true", help="DynamoDB on moto instead of DynamoDB Local")
+    parser.add_argument("--sandbox-in-stack", action="store_true",
+                        help="run the payment sandbox in the stack's process (before issue 15's last round) "
+                             "instead of a process of its own")
+    parser.add_argument("--webhook-workers", type=int, default=4,
+                        help="notifications the sandbox delivers at once (its own process only)")
+    parser.add_argument("--pay-share", type=float, default=1.0,
+                        help="share of new holds whose customer pays (the rest let the hold lapse)")
     parser.add_argument("--pay-retry-seconds", type=float, default=60.0,
                         help="how long a payment start told 429 keeps retrying after Retry-After")
     parser.add_argument("--bare-seconds", type=float, default=10.0,
@@ -869,6 +897,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         target = LocalTarget({"workers": not args.in_process, "concurrency": args.concurrency,
                               "dynamodb": "moto" if args.moto_dynamodb else "local",
                               "hold_concurrency": args.hold_concurrency,
+                              "sandbox_in_stack": args.sandbox_in_stack, "webhook_workers": args.webhook_workers,
                               "sample_stack": args.sample_stack})
         urls = target.start()
         api, control = urls["api"], urls["control"]

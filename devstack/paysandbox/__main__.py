@@ -31,6 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--idempotence-ttl-seconds", type=float, default=86400)
     p.add_argument("--redelivery-window-seconds", type=float, default=86400)
     p.add_argument("--redelivery-base-seconds", type=float, default=10)
+    p.add_argument("--webhook-workers", type=int, default=1,
+                   help="notifications delivered at once (default 1: one at a time, in due order)")
     p.add_argument("--fault-seed", type=int, default=0)
     p.add_argument("--log-level", default="INFO")
     return p
@@ -48,7 +50,8 @@ def main(argv=None) -> int:
         idempotence_ttl_seconds=args.idempotence_ttl_seconds,
         redelivery_window_seconds=args.redelivery_window_seconds,
         redelivery_base_seconds=args.redelivery_base_seconds,
-        webhook_source_address=args.webhook_source_address, fault_seed=args.fault_seed)
+        webhook_source_address=args.webhook_source_address, fault_seed=args.fault_seed,
+        webhook_workers=args.webhook_workers)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     server.start()

@@ -1,7 +1,9 @@
 """Webhook notifications: a background worker that delivers, logs and redelivers.
 
 Never called inside API request handling: the API thread only enqueues. Network I/O happens on
-the worker thread without the state lock held.
+the worker threads without the state lock held. One worker (the default) delivers one notification
+at a time, in due order; more workers (`workers`) deliver several at once, as a real provider does
+under load, so their arrival order is no longer the queue's.
 """
 from __future__ import annotations
 
@@ -66,7 +68,10 @@ def forge_object(obj: dict, event: str, now_iso: str) -> dict:
 class Notifier:
     def __init__(self, lock, clock, faults: FaultRegistry, *, urls=(), source_address="127.0.0.1",
                  timeout: float = 5.0, window_seconds: float = 86400, base_seconds: float = 10,
-                 max_interval_seconds: float = 3600):
+                 max_interval_seconds: float = 3600, workers: int = 1):
+        if workers < 1:
+            raise ValueError("at least one webhook worker is required")
+        self.workers = int(workers)
         self.lock = lock
         self.cond = threading.Condition(lock)
         self.clock = clock
@@ -78,7 +83,7 @@ class Notifier:
         self.base_seconds = base_seconds
         self.max_interval_seconds = max_interval_seconds
         self.generation = 0
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
         self._stopping = False
         self._in_flight = 0
         clock.add_listener(self.wake)
@@ -214,15 +219,18 @@ class Notifier:
     # -- worker --------------------------------------------------------------------------------
     def start(self) -> None:
         self._stopping = False
-        self._thread = threading.Thread(target=self._run, name="paysandbox-webhooks", daemon=True)
-        self._thread.start()
+        self._threads = [threading.Thread(target=self._run, name=f"paysandbox-webhooks-{n}", daemon=True)
+                         for n in range(self.workers)]
+        for thread in self._threads:
+            thread.start()
 
     def stop(self) -> None:
         with self.cond:
             self._stopping = True
             self.cond.notify_all()
-        if self._thread:
-            self._thread.join(timeout=self.timeout + 2)
+        for thread in self._threads:
+            thread.join(timeout=self.timeout + 2)
+        self._threads = []
 
     def _run(self) -> None:
         while True:

@@ -89,7 +89,7 @@ class SandboxServer:
                  redelivery_max_interval_seconds: float = 3600,
                  webhook_source_address: str = "127.0.0.1", webhook_timeout: float = 5.0,
                  fault_seed: int = 0, fee_percent: str = "3.5", idempotence_wait_seconds: float = 30,
-                 tick_interval: float = 0.05):
+                 tick_interval: float = 0.05, webhook_workers: int = 1):
         if isinstance(secret_keys, str):
             secret_keys = [secret_keys]
         if not secret_keys:
@@ -111,7 +111,8 @@ class SandboxServer:
                                  source_address=webhook_source_address, timeout=webhook_timeout,
                                  window_seconds=redelivery_window_seconds,
                                  base_seconds=redelivery_base_seconds,
-                                 max_interval_seconds=redelivery_max_interval_seconds)
+                                 max_interval_seconds=redelivery_max_interval_seconds,
+                                 workers=webhook_workers)
         self.idempotence_wait_seconds = idempotence_wait_seconds
         self.tick_interval = tick_interval
         self.cert_path: str | None = None

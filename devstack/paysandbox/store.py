@@ -7,6 +7,7 @@ that the caller hands to the notifier after the lock is released.
 from __future__ import annotations
 
 import base64
+import heapq
 import json
 import threading
 from dataclasses import dataclass, field
@@ -87,6 +88,9 @@ class Store:
             self.payments: dict[str, Payment] = {}
             self.refunds: dict[str, Refund] = {}
             self.keys: dict[tuple[str, str], IdempotenceRecord] = {}
+            # (deadline, seq, payment id) for every deadline a payment was given: tick() pops only
+            # what is due instead of scanning every payment on every request
+            self._deadlines: list[tuple[datetime, int, str]] = []
             self._seq = 0
 
     def _next_seq(self) -> int:
@@ -147,17 +151,50 @@ class Store:
         """Apply every expiry that is due on the sandbox clock; forget old idempotence keys."""
         with self.lock:
             now = self.clock.now()
+            due: dict[str, Payment] = {}
+            later: list[tuple[datetime, int, str]] = []
+            while self._deadlines and self._deadlines[0][0] <= now:
+                _, seq, payment_id = heapq.heappop(self._deadlines)
+                p = self.payments.get(payment_id)
+                deadline = self._deadline(p) if p is not None else None
+                if deadline is None:
+                    continue  # paid, captured or canceled since: nothing left to expire
+                if deadline <= now:
+                    due[p.id] = p
+                else:  # a deadline moved since it was queued: wait for the current one
+                    later.append((deadline, seq, payment_id))
+            for entry in later:
+                heapq.heappush(self._deadlines, entry)
             events: list[Event] = []
-            for p in self.payments.values():
-                if p.status == "pending" and now >= p.pending_deadline:
+            for p in sorted(due.values(), key=lambda p: p.seq):  # creation order, as a scan gave
+                if p.status == "pending":
                     events += self._cancel(p, "yoo_money", "expired_on_confirmation")
-                elif p.status == "waiting_for_capture" and p.expires_at and now >= p.expires_at:
+                else:
                     events += self._cancel(p, "yoo_money", "expired_on_capture")
-            stale = [k for k, rec in self.keys.items()
-                     if rec.done.is_set() and now - rec.created_at >= self.idempotence_ttl]
+            # keys are kept in the order they were made: the old ones are at the front
+            stale = []
+            for k, rec in self.keys.items():
+                if now - rec.created_at < self.idempotence_ttl:
+                    break
+                if rec.done.is_set():
+                    stale.append(k)
             for k in stale:
                 del self.keys[k]
             return events
+
+    @staticmethod
+    def _deadline(p: Payment) -> datetime | None:
+        """When the sandbox cancels the payment by itself, if it still can."""
+        if p.status == "pending":
+            return p.pending_deadline
+        if p.status == "waiting_for_capture":
+            return p.expires_at
+        return None
+
+    def _track_deadline(self, p: Payment) -> None:
+        deadline = self._deadline(p)
+        if deadline is not None:
+            heapq.heappush(self._deadlines, (deadline, p.seq, p.id))
 
     # -- idempotence -----------------------------------------------------------------------
     def idem_begin(self, key: str, fingerprint: str):
@@ -236,6 +273,7 @@ class Store:
                         metadata=metadata, return_url=return_url,
                         confirmation=confirmation is not None, merchant_customer_id=mcid)
             self.payments[p.id] = p
+            self._track_deadline(p)
             return self.render_payment(p)
 
     def _cancel(self, p: Payment, party: str, reason: str) -> list[Event]:
@@ -266,6 +304,7 @@ class Store:
                 return self.render_payment(p), [("payment.succeeded", self.render_payment(p))]
             p.status = "waiting_for_capture"
             p.expires_at = now + self.capture_expiry
+            self._track_deadline(p)
             return self.render_payment(p), [("payment.waiting_for_capture", self.render_payment(p))]
 
     def customer_declines(self, payment_id: str, reason: str | None = None,
