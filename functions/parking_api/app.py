@@ -1,22 +1,22 @@
 """Parking API: organizers create lots, gates and subscriptions; customers reserve a space (then
 pay, read and cancel through /bookings); gates read their configuration, pass cars in and out, and report the passes they made offline."""
 from holdfast import wiring
-from holdfast.clock import system_clock
-from holdfast.gate_sync_schemas import GateSyncIn
 from holdfast.http import customer_id, header, idempotency_key, json_response, make_resolver, parse_body, require_organizer
 from holdfast.observability import log_metrics, logger, tracer
-from holdfast.parking_schemas import GateIn, GatePassIn, LotIn, ReservationIn, SubscriptionIn
 from holdfast.services.bookings import describe
-from holdfast.services.gate_passes import apply_pass
 
 wiring.cold_start(secret=True)
 
 app = make_resolver()
+# Each route imports the request model it validates and the service it alone uses (a reservation
+# never loads the gates' pass and sync code, nor the token signing it does not do).
 
 
 @app.post("/lots")
 @tracer.capture_method
 def create_lot():
+    from holdfast.parking_schemas import LotIn
+
     require_organizer(app, wiring.organizer_api_key)
     request = parse_body(app, LotIn)
     return json_response(201, wiring.parking().create_lot(request, header(app, "Idempotency-Key")))
@@ -31,6 +31,8 @@ def get_lot(lot_id: str):
 @app.post("/lots/<lot_id>/reservations")
 @tracer.capture_method
 def reserve(lot_id: str):
+    from holdfast.parking_schemas import ReservationIn
+
     customer, key = customer_id(app), idempotency_key(app)
     # No limiter write here, like every hold route: API Gateway's throttling and the per-customer
     # hold cap inside the hold transaction are the flood control (docs/performance.md).
@@ -42,6 +44,8 @@ def reserve(lot_id: str):
 @app.post("/lots/<lot_id>/gates")
 @tracer.capture_method
 def create_gate(lot_id: str):
+    from holdfast.parking_schemas import GateIn
+
     require_organizer(app, wiring.organizer_api_key)
     return json_response(201, wiring.parking().create_gate(lot_id, parse_body(app, GateIn)))
 
@@ -67,6 +71,8 @@ def gate_exit(lot_id: str, gate_id: str):
 @app.post("/lots/<lot_id>/gates/<gate_id>/sync")
 @tracer.capture_method
 def gate_sync(lot_id: str, gate_id: str):
+    from holdfast.gate_sync_schemas import GateSyncIn
+
     wiring.parking().gate(lot_id, gate_id, header(app, "X-Gate-Key"))
     body = parse_body(app, GateSyncIn)
     return json_response(200, wiring.gate_sync().sync(lot_id, gate_id, body.events))
@@ -75,11 +81,17 @@ def gate_sync(lot_id: str, gate_id: str):
 @app.post("/lots/<lot_id>/subscriptions")
 @tracer.capture_method
 def create_subscription(lot_id: str):
+    from holdfast.parking_schemas import SubscriptionIn
+
     require_organizer(app, wiring.organizer_api_key)
     return json_response(201, wiring.parking().create_subscription(lot_id, parse_body(app, SubscriptionIn)))
 
 
 def _pass(lot_id: str, gate_id: str, kind: str):
+    from holdfast.clock import system_clock
+    from holdfast.parking_schemas import GatePassIn
+    from holdfast.services.gate_passes import apply_pass
+
     wiring.parking().gate(lot_id, gate_id, header(app, "X-Gate-Key"))
     body = parse_body(app, GatePassIn)
     event = {"kind": kind, **body.model_dump(exclude_none=True)}

@@ -14,15 +14,15 @@ import base64
 import hashlib
 import json
 from datetime import datetime
-from typing import Any
-
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from typing import TYPE_CHECKING, Any
 
 from .clock import parse_iso
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+# `cryptography` (~50 ms of a cold start) is imported by the calls that sign, derive or verify:
+# a gate key's hash and most of the parking API's routes never need it.
 
 
 class TokenInvalid(Exception):
@@ -52,11 +52,17 @@ class LotKeys:
         self._seed = master_seed
 
     def private_key(self, lot_id: str) -> Ed25519PrivateKey:
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+        from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
         raw = HKDF(algorithm=hashes.SHA256(), length=32, salt=None,
                    info=f"holdfast-lot-key:{lot_id}".encode()).derive(self._seed)
         return Ed25519PrivateKey.from_private_bytes(raw)
 
     def public_raw(self, lot_id: str) -> bytes:
+        from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
         return self.private_key(lot_id).public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
 
     def public_key(self, lot_id: str) -> dict[str, str]:
@@ -77,6 +83,9 @@ def kid_of(public_raw: bytes) -> str:
 
 def verify(token: str, public_raw: bytes, lot_id: str) -> dict[str, Any]:
     """The token's payload, if it is well formed, signed by the lot's key and for this lot."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     try:
         payload_text, signature_text = token.split(".")
         data, signature = unb64(payload_text), unb64(signature_text)

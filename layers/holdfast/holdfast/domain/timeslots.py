@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # zoneinfo (and the sysconfig it reads its paths from) loads on the first zone asked for
+    from zoneinfo import ZoneInfo
 
 GRANULE_MINUTES = 15
 #: A session longer than this would need more granule claims than one DynamoDB transaction holds
@@ -27,6 +30,8 @@ class TimeError(ValueError):
 
 
 def zone(name: str) -> ZoneInfo:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, TypeError):
