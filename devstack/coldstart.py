@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import statistics
 import subprocess
@@ -84,7 +85,9 @@ print("\n@@coldstart " + json.dumps({"seconds": elapsed, "cpu": cpu, "first_cpu"
 class Layout:
     def __init__(self, kind: str, bytecode: str, build_dir: Path | None = None) -> None:
         self.kind, self.bytecode = kind, bytecode
-        self.no_cache = tempfile.mkdtemp(prefix="coldstart-nopyc-")  # stays empty: -B writes nothing
+        # none: stays empty (-B writes nothing); cached: the run's own bytecode cache, never beside
+        # the sources (which, in the build layout, are the parity test's cached sam build)
+        self.no_cache = tempfile.mkdtemp(prefix="coldstart-pyc-")
         if kind == "build":
             from tests.parity import build
 
@@ -108,22 +111,35 @@ class Layout:
     def flags(self) -> list[str]:
         # -S: no site-packages (Lambda's interpreter has none beyond its paths); -I: no PYTHON*
         isolation = ["-S", "-I"] if self.kind == "build" else ["-I"]
-        return isolation + (["-B", "-X", f"pycache_prefix={self.no_cache}"] if self.bytecode == "none" else [])
+        return isolation + (["-B"] if self.bytecode == "none" else []) + ["-X", f"pycache_prefix={self.no_cache}"]
+
+
+_COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 
 
 def probe(layout: Layout, module: str, task_root: Path | None, env: dict[str, str],
-          importtime: bool = False, first_call: list[dict[str, Any]] | None = None) -> tuple[dict[str, float], list[str], str]:
+          importtime: bool = False, first_call: list[dict[str, Any]] | None = None,
+          instructions: bool = False) -> tuple[dict[str, float], list[str], str]:
     """({"cpu", "wall", "first_cpu"} seconds to import `module` and then to do `first_call`'s
-    validations, the modules loaded, -X importtime's report or "")."""
+    validations, the modules loaded, -X importtime's report or ""). With `instructions`, the
+    interpreter runs under callgrind and "instructions" is every instruction the process ran."""
     command = [sys.executable, *layout.flags(), *(["-X", "importtime"] if importtime else []),
                "-c", _PROBE, json.dumps(layout.sys_path(task_root)), module, json.dumps(first_call or [])]
-    done = subprocess.run(command, env=env, cwd=str(task_root or REPO), capture_output=True, text=True, timeout=120)
+    if instructions:
+        command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command]
+    done = subprocess.run(command, env=env, cwd=str(task_root or REPO), capture_output=True, text=True,
+                          timeout=1800 if instructions else 120)
     marker = [line for line in done.stdout.splitlines() if line.startswith("@@coldstart ")]
     if done.returncode != 0 or not marker:
         raise RuntimeError(f"importing {module} from {task_root} failed ({done.returncode}):\n"
                            f"{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
     answer = json.loads(marker[-1].removeprefix("@@coldstart "))
     took = {"cpu": answer["cpu"], "wall": answer["seconds"], "first_cpu": answer["first_cpu"]}
+    if instructions:
+        counted = _COLLECTED.findall(done.stderr)
+        if not counted:
+            raise RuntimeError(f"callgrind printed no instruction count for {module}:\n{done.stderr[-2000:]}")
+        took["instructions"] = int(counted[-1])
     return took, answer["modules"], done.stderr if importtime else ""
 
 
@@ -248,6 +264,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-call", action="store_true",
                         help="also time, after each import, what the function's main route defers to its first "
                              "call (pydantic and its request model, FIRST_CALL); judged by import + that")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count each cold start's instructions under valgrind's callgrind instead of timing it: "
+                             "one run, repeatable whatever the machine's load (~10 minutes; devstack/coldstart_count.py)")
     parser.add_argument("--out", type=Path, default=REPO / "bench-results")
     args = parser.parse_args(argv)
     kind = args.layout
@@ -256,6 +275,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.build_dir:
         kind = "build"
     layout = Layout(kind, args.bytecode or ("none" if kind == "build" else "cached"), args.build_dir)
+    if args.instructions:
+        from devstack import coldstart_count
+
+        try:
+            counted = coldstart_count.measure(layout, args.only, args.first_call)
+        finally:
+            shutil.rmtree(layout.no_cache, ignore_errors=True)
+        over = coldstart_count.print_report(counted, args.target)
+        args.out.mkdir(parents=True, exist_ok=True)
+        path = args.out / f"coldstart-instructions-{time.strftime('%Y%m%d-%H%M%S')}.json"
+        path.write_text(json.dumps(counted, indent=2))
+        print(f"results: {path}")
+        return 1 if args.check and over else 0
     try:
         result = measure(layout, args.repeats, args.only, args.worst, args.first_call)
     finally:
