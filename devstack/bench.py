@@ -648,9 +648,16 @@ class LoadRun:
         payments_started = sum(1 for p in self.payments if p["start_status"] == 201)
         window = max(1e-9, max((a["done"] for a in answered), default=start) - start)
         served = sum(1 for a in answered if a["outcome"] in ("201_new", "201_replayed", "409_sold_out"))
+        new_holds = [a for a in answered if a["outcome"] == "201_new"]
+        # Holds can only be made while places last: once the event answers sold out, the rate of new
+        # holds is over the time until the last one (on 500 places a sale is over in seconds).
+        sold_out = any(a["outcome"] == "409_sold_out" for a in answered)
+        holds_window = max(1e-9, max(a["done"] for a in new_holds) - start) if (sold_out and new_holds) else window
         result = {
             "served_per_second": round(served / window, 1),
-            "new_holds_per_second": round(len([a for a in answered if a["outcome"] == "201_new"]) / window, 1),
+            "new_holds_per_second": round(len(new_holds) / holds_window, 1),
+            "new_holds_window_s": round(holds_window, 2),
+            "sold_out": sold_out,
             "config": {"api": self.api, "rate": args.rate, "duration_s": args.duration, "capacity": args.capacity,
                        "quantity": args.quantity, "retry_share": args.retry_share, "workers": args.workers,
                        "timeout_s": args.timeout, "seed": args.seed, "event_id": self.event_id},
@@ -773,8 +780,9 @@ def explain(result: dict[str, Any]) -> list[str]:
         lines.append(f"Bare DynamoDB Local transactions of the hold's shape ({', '.join(bare['shape'])}) from "
                      f"{bare['clients']} clients, {bare['hot_items']} pool counters: {bare['per_second']}/s (mean of "
                      + ", ".join(f"{r['per_second']} {r['when']}" for r in bare.get("runs", [])) +
-                     f"); served attempts/s to that: {result['ratio_to_bare']}, new holds/s: "
-                     f"{result.get('holds_ratio_to_bare')}.")
+                     f"); served attempts/s to that: {result['ratio_to_bare']}, new holds/s"
+                     + (f" (over the {result['new_holds_window_s']} s the places lasted)" if result.get("sold_out") else "")
+                     + f": {result.get('holds_ratio_to_bare')}.")
     elif achieved < 0.95 * offered:
         lines.append("Server-side breakdown is only available when the bench starts the stack itself.")
     return lines
@@ -822,7 +830,8 @@ def plot(result: dict[str, Any], path: Path) -> None:
     bare = result.get("bare_transactions") or {}
     c = result["correctness"]
     lines = [f"attempts {result['attempts']}, answered {sum(rates['achieved'])}",
-             f"served (201/409) {result['served_per_second']}/s, new holds {result['new_holds_per_second']}/s",
+             f"served (201/409) {result['served_per_second']}/s, new holds {result['new_holds_per_second']}/s"
+             + (f" (while places lasted, {result.get('new_holds_window_s')} s)" if result.get("sold_out") else ""),
              f"outcomes: " + ", ".join(f"{k} {v}" for k, v in result["outcomes"].items() if v),
              f"oversold {c['oversold_places']}, replay mismatches {c['replay_mismatches']}",
              f"paid {result['payments']['paid_in_sandbox']}, confirmed {result['confirmed']}"]
