@@ -253,9 +253,11 @@ def test_pick_a_time_on_the_day_view_told_it_went_take_a_nearby_one_and_pay(site
     page.goto(f"/index.html?services={hire['service_id']},{yoga['service_id']}")
     page.get_by_role("link", name=re.compile("Hall hire")).click()
     expect(page).to_have_url(re.compile(r"/service\.html\?id="))
+    # the page has read the service (its script runs and listens): a day picked before that would
+    # change the field with nobody listening, and the day view would stay on today
+    expect(page.locator("#name")).to_have_text("Hall hire")
     page.get_by_label("Day", exact=True).fill("2031-03-10")
     page.get_by_label("Day", exact=True).dispatch_event("change")
-    expect(page.locator("#name")).to_have_text("Hall hire")
     expect(page.locator("#about")).to_contain_text("Europe/Moscow")
     expect(slot(page, "07:00")).to_contain_text(re.compile(r"10:00.*Taken"))     # 10:00 Moscow
     expect(slot(page, "07:00")).to_be_disabled()
