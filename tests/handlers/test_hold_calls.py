@@ -5,6 +5,7 @@ reads at most once. A call added to either path fails here."""
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 from collections import Counter
 
@@ -23,9 +24,13 @@ def counted(handler_env, monkeypatch):
 
     calls: list[str] = []
     original = BaseClient._make_api_call
+    handler_thread = threading.get_ident()  # the handler runs in the test's thread
 
     def counting(client, operation, params):
-        calls.append(operation)
+        # only the request path's own calls: an execution another test started (moto runs Step
+        # Functions on threads of its own) may wake and invoke its Lambda task in the meantime
+        if threading.get_ident() == handler_thread:
+            calls.append(operation)
         return original(client, operation, params)
 
     monkeypatch.setattr(BaseClient, "_make_api_call", counting)
