@@ -364,7 +364,6 @@ class LoadRun:
         self.control_url = control.rstrip("/")
         self._http = bench_client.LeanHttp()  # cheap per request: the clients share the cores with the stack
         self.args = args
-        self.local = threading.local()
         self.lock = threading.Lock()
         self.attempts: list[dict[str, Any]] = []
         self.payments: list[dict[str, Any]] = []

@@ -87,7 +87,7 @@ class Layout:
         self.kind, self.bytecode = kind, bytecode
         # none: stays empty (-B writes nothing); cached: the run's own bytecode cache, never beside
         # the sources (which, in the build layout, are the parity test's cached sam build)
-        self.no_cache = tempfile.mkdtemp(prefix="coldstart-pyc-")
+        self.pycache_dir = tempfile.mkdtemp(prefix="coldstart-pyc-")
         if kind == "build":
             from tests.parity import build
 
@@ -111,7 +111,7 @@ class Layout:
     def flags(self) -> list[str]:
         # -S: no site-packages (Lambda's interpreter has none beyond its paths); -I: no PYTHON*
         isolation = ["-S", "-I"] if self.kind == "build" else ["-I"]
-        return isolation + (["-B"] if self.bytecode == "none" else []) + ["-X", f"pycache_prefix={self.no_cache}"]
+        return isolation + (["-B"] if self.bytecode == "none" else []) + ["-X", f"pycache_prefix={self.pycache_dir}"]
 
 
 _COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
@@ -281,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             counted = coldstart_count.measure(layout, args.only, args.first_call)
         finally:
-            shutil.rmtree(layout.no_cache, ignore_errors=True)
+            shutil.rmtree(layout.pycache_dir, ignore_errors=True)
         over = coldstart_count.print_report(counted, args.target)
         args.out.mkdir(parents=True, exist_ok=True)
         path = args.out / f"coldstart-instructions-{time.strftime('%Y%m%d-%H%M%S')}.json"
@@ -291,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = measure(layout, args.repeats, args.only, args.worst, args.first_call)
     finally:
-        shutil.rmtree(layout.no_cache, ignore_errors=True)
+        shutil.rmtree(layout.pycache_dir, ignore_errors=True)
     print_report(result, args.target, args.top)
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"coldstart-{time.strftime('%Y%m%d-%H%M%S')}.json"
