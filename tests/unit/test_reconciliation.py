@@ -158,3 +158,23 @@ def test_second_payment_for_a_confirmed_booking_reaches_the_operators(bookings, 
     assert reviews.resolve(booking.booking_id, "close", "olga", "stray payment refunded in the dashboard")["status"] == \
         "CONFIRMED"
     assert reviews.open_reviews() == []
+
+
+def test_the_bucket_s_first_check_reads_a_due_booking_once_before_asking_the_provider(
+        bookings, payments, provider, reconciler, store, ga_event, clock, monkeypatch):
+    from holdfast.adapters.expiry_buckets import bucket_of
+    from holdfast.clock import parse_iso
+
+    booking = hold(bookings, ga_event)
+    payment_id = payments.start_payment(booking.booking_id, "alice", "p").payment.payment_id
+    provider.pay(payment_id)  # the notification is lost
+    bucket = bucket_of(store.get_booking(booking.booking_id).payment.next_check_at)
+    clock.advance((parse_iso(bucket) - clock()).total_seconds() + 1)
+    reads, reads_at_provider = [], []
+    read, fetch = store.get_booking, provider.get_payment
+    monkeypatch.setattr(store, "get_booking", lambda *a, **k: reads.append(a[0]) or read(*a, **k))
+    monkeypatch.setattr(provider, "get_payment", lambda *a, **k: reads_at_provider.append(len(reads)) or fetch(*a, **k))
+    result = reconciler.check_bucket(bucket, follow_up=None)
+    assert result["checked"] == 1 and result["followed_up"] == 0
+    assert reads_at_provider == [1]   # the bucket's read serves the check (it read it twice before)
+    assert status(store, booking) is BookingStatus.CONFIRMED

@@ -50,10 +50,13 @@ class ReconciliationService:
         self.limit = limit_seconds
         self.key_retention = key_retention_seconds
 
-    def check(self, booking_id: str) -> dict[str, Any]:
+    def check(self, booking_id: str, booking: Booking | None = None) -> dict[str, Any]:
         """One look at a booking's payment. Returns ``outcome`` (settled | pending) and
-        ``wait_seconds`` until the next look."""
-        booking = self.store.get_booking(booking_id)
+        ``wait_seconds`` until the next look. ``booking`` is the copy a caller has just read
+        (the bucket's check), so it is not read twice; it is read again after the provider's
+        answer is applied either way."""
+        if booking is None:
+            booking = self.store.get_booking(booking_id)
         if booking is None or booking.settled:
             return self._answer(booking_id, "settled", 0, booking)
         reachable = True
@@ -91,7 +94,7 @@ class ReconciliationService:
                 continue
             try:
                 crash_point("reconcile.before_check")   # the same fault as the one-booking task's
-                result = self.check(booking_id)
+                result = self.check(booking_id, booking)
                 checked += 1
                 if result["outcome"] != "settled" and follow_up is not None:
                     follow_up(booking_id, "initial", int(result["wait_seconds"]))
