@@ -1,4 +1,4 @@
-"""Three moto 5.2.5 costs that the stack's process paid per request under the bench's load.
+"""Four moto 5.2.5 costs that the stack's process paid per request under the bench's load.
 
 Found with `python -m devstack.bench --sample-stack` (devstack/sampler.py), each repeated work
 whose result cannot differ between calls:
@@ -9,6 +9,12 @@ whose result cannot differ between calls:
 * **SQS clock reads.** Every message's `visible`/`delayed` check, and the queue attributes a FIFO
   send computes three times (counts over all its messages), read the clock through naive
   `datetime` arithmetic. `time.time()` gives the same milliseconds since the epoch.
+* **SQS queue attributes.** `Queue.attributes` builds every attribute at once, the three
+  approximate message counts included (each a pass over every message in the queue), and moto
+  reads it for one flag on every send (`ContentBasedDeduplication`: once per send to a standard
+  queue, four times to a FIFO one), and three times per name in `GetQueueAttributes`. With a
+  backlog in the notifications queue that was 6.5 CPU-s of a 60 s bench. The attributes are now
+  a read-only mapping that computes each value when it is read, as the same `getattr` moto used.
 * **Step Functions definitions.** Each execution lexes and parses its state machine's ASL again
   (ANTLR, 10-100 ms of CPU). The parse tree of a definition text is kept; the evaluation
   components are still built fresh for each execution (they are where an execution's state
@@ -17,8 +23,10 @@ whose result cannot differ between calls:
 from __future__ import annotations
 
 import functools
+import json
 import threading
 import time
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 _ASL_TREES: dict[str, Any] = {}
@@ -29,6 +37,7 @@ _ASL_KEEP = 32  # state machine definitions of one template: a few
 def install() -> None:
     _cache_jsonpath()
     _fast_sqs_clock()
+    _lazy_sqs_attributes()
     _cache_asl_trees()
 
 
@@ -54,6 +63,55 @@ def _fast_sqs_clock() -> None:
 
     unix_time_millis._devstack_fast = True  # type: ignore[attr-defined]
     sqs_models.unix_time_millis = unix_time_millis
+
+
+class QueueAttributes(Mapping):
+    """What moto's `Queue.attributes` returns, each value computed when it is read: the same
+    names in the same order, booleans as "true"/"false", the two policies as moto renders them."""
+
+    __slots__ = ("_queue", "_names")
+
+    def __init__(self, queue: Any) -> None:
+        self._queue = queue
+        names = list(queue.BASE_ATTRIBUTES)
+        if queue.fifo_queue:
+            names += queue.FIFO_ATTRIBUTES
+        if queue.kms_master_key_id:
+            names += queue.KMS_ATTRIBUTES
+        self._names = dict.fromkeys(names)
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._names:
+            raise KeyError(name)
+        from moto.core.utils import camelcase_to_underscores
+
+        queue = self._queue
+        if name == "Policy" and queue.policy:
+            return queue.policy
+        if name == "RedrivePolicy" and queue.redrive_policy:
+            return json.dumps(queue.redrive_policy)
+        value = getattr(queue, camelcase_to_underscores(name))
+        return str(value).lower() if isinstance(value, bool) else value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+
+def _lazy_sqs_attributes() -> None:
+    import moto.sqs.models as sqs_models
+
+    queue_class = sqs_models.Queue
+    if getattr(queue_class, "_devstack_lazy_attributes", False):
+        return
+    queue_class._devstack_eager_attributes = queue_class.attributes   # moto's own, for the tests
+    queue_class.attributes = property(QueueAttributes)  # type: ignore[assignment]
+    queue_class._devstack_lazy_attributes = True
 
 
 def _cache_asl_trees() -> None:

@@ -3,6 +3,7 @@ and nothing else: each test counts the expensive step, then checks the result is
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -68,3 +69,64 @@ def test_sqs_clock_is_the_same_epoch_milliseconds():
     moment = datetime.datetime(2026, 12, 1, 8, 0, 0)
     assert fast(moment) == unix_time_millis(moment)
     assert abs(fast() / 1000.0 - time.time()) < 0.05
+
+
+@pytest.fixture
+def sqs():
+    import boto3
+    from moto import mock_aws
+
+    with mock_aws():
+        yield boto3.client("sqs", region_name="eu-central-1", aws_access_key_id="test", aws_secret_access_key="test")
+
+
+def _queue(url: str):
+    from moto.sqs.models import sqs_backends
+
+    return sqs_backends["123456789012"]["eu-central-1"].get_queue(url.rsplit("/", 1)[-1])
+
+
+def test_queue_attributes_read_as_moto_builds_them(sqs):
+    from moto.sqs.models import Queue
+
+    dlq = sqs.create_queue(QueueName="dead.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    fifo = sqs.create_queue(QueueName="events.fifo", Attributes={
+        "FifoQueue": "true", "ContentBasedDeduplication": "true",
+        "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 5})})["QueueUrl"]
+    plain = sqs.create_queue(QueueName="plain", Attributes={"VisibilityTimeout": "180"})["QueueUrl"]
+    for n in range(3):
+        sqs.send_message(QueueUrl=fifo, MessageBody=f"m{n}", MessageGroupId="g")
+        sqs.send_message(QueueUrl=plain, MessageBody=f"m{n}", DelaySeconds=n)
+    sqs.receive_message(QueueUrl=plain, MaxNumberOfMessages=1)
+    for url in (dlq, fifo, plain):
+        queue = _queue(url)
+        lazy = queue.attributes
+        assert list(lazy) == list(Queue._devstack_eager_attributes.fget(queue))
+        assert dict(lazy) == Queue._devstack_eager_attributes.fget(queue)
+    counts = sqs.get_queue_attributes(QueueUrl=plain, AttributeNames=["All"])["Attributes"]
+    assert (counts["ApproximateNumberOfMessages"], counts["ApproximateNumberOfMessagesDelayed"],
+            counts["ApproximateNumberOfMessagesNotVisible"]) == ("0", "2", "1")
+    assert json.loads(sqs.get_queue_attributes(QueueUrl=fifo, AttributeNames=["RedrivePolicy"])
+                      ["Attributes"]["RedrivePolicy"])["maxReceiveCount"] == 5
+
+
+def test_a_send_no_longer_counts_the_queue_s_messages(sqs, monkeypatch):
+    from moto.sqs.models import Queue
+
+    counted = []
+    for name in ("approximate_number_of_messages", "approximate_number_of_messages_delayed",
+                 "approximate_number_of_messages_not_visible"):
+        real = getattr(Queue, name)
+        monkeypatch.setattr(Queue, name, property(lambda q, real=real, name=name: counted.append(name) or real.fget(q)))
+    fifo = sqs.create_queue(QueueName="webhooks.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    plain = sqs.create_queue(QueueName="notifications")["QueueUrl"]
+    for n in range(20):
+        sqs.send_message(QueueUrl=plain, MessageBody=f"m{n}")
+        sqs.send_message(QueueUrl=fifo, MessageBody="same", MessageGroupId="g", MessageDeduplicationId="d")
+    assert counted == []
+    received = sqs.receive_message(QueueUrl=fifo, MaxNumberOfMessages=10)["Messages"]
+    assert len(received) == 1   # the FIFO queue still drops the repeated deduplication id
+    assert sqs.get_queue_attributes(QueueUrl=plain, AttributeNames=["ApproximateNumberOfMessages"])[
+        "Attributes"] == {"ApproximateNumberOfMessages": "20"}
+    assert counted   # asked for, the count is computed
