@@ -181,12 +181,64 @@ class _Poller:
 
 
 class SqsPoller(_Poller):
+    """Reads the queue and hands batches to the function, up to ``max_batches`` at once.
+
+    Lambda processes several batches of one SQS mapping at the same time (five at the start on a
+    standard queue, one per active message group on a FIFO queue, at most the mapping's
+    ``ScalingConfig.MaximumConcurrency`` and the function's concurrency). One thread receives;
+    each received batch runs on a thread of its own while the next is read. FIFO order holds
+    because the queue hands out no message of a group that has one in flight (moto does this as
+    SQS does). ``max_batches=1`` is one batch after another."""
+
     kind = "sqs-poller"
 
-    def __init__(self, *, queue_url: str, queue_arn: str, **kwargs: Any):
+    def __init__(self, *, queue_url: str, queue_arn: str, max_batches: int = 1, **kwargs: Any):
         super().__init__(**kwargs)
         self.queue_url = queue_url
         self.queue_arn = queue_arn
+        scaling = (self.mapping.get("ScalingConfig") or {}).get("MaximumConcurrency")
+        self.max_batches = max(1, min(int(max_batches), int(scaling)) if scaling else int(max_batches))
+        self._slots = threading.BoundedSemaphore(self.max_batches)
+        self.in_flight_peak = 0
+        self._in_flight = 0
+        self._count_lock = threading.Lock()
+
+    def _run(self) -> None:
+        if self.max_batches == 1:
+            super()._run()
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(self.max_batches, thread_name_prefix=f"sqs-batch-{self.function.logical_id}") as pool:
+            while not self._stop.is_set():
+                if not self._slots.acquire(timeout=self.poll_interval):
+                    continue
+                try:
+                    messages = self._receive()
+                except Exception:  # noqa: BLE001 - a poller never dies, like Lambda's
+                    self._slots.release()
+                    if not self._stop.is_set():
+                        LOG.exception("%s for %s failed; retrying", self.kind, self.function.function_name)
+                        self._stop.wait(self.poll_interval)
+                    continue
+                if not messages:
+                    self._slots.release()
+                    self._stop.wait(self.poll_interval)
+                    continue
+                with self._count_lock:
+                    self._in_flight += 1
+                    self.in_flight_peak = max(self.in_flight_peak, self._in_flight)
+                pool.submit(self._run_batch, messages)
+
+    def _run_batch(self, messages: list[dict[str, Any]]) -> None:
+        try:
+            self._process(messages)
+        except Exception:  # noqa: BLE001 - the batch's messages return after the visibility timeout
+            LOG.exception("%s for %s failed on a batch", self.kind, self.function.function_name)
+        finally:
+            with self._count_lock:
+                self._in_flight -= 1
+            self._slots.release()
 
     def _record(self, message: dict[str, Any]) -> dict[str, Any]:
         attributes = dict(message.get("Attributes") or {})
@@ -221,6 +273,14 @@ class SqsPoller(_Poller):
         return view
 
     def poll_once(self) -> bool:
+        """One receive and, if it got messages, their batch, in the calling thread."""
+        messages = self._receive()
+        if not messages:
+            return False
+        self._process(messages)
+        return True
+
+    def _receive(self) -> list[dict[str, Any]]:
         messages: list[dict[str, Any]] = []
         while len(messages) < self.batch_size and not self._stop.is_set():
             response = self.client.receive_message(
@@ -234,8 +294,9 @@ class SqsPoller(_Poller):
             messages.extend(received)
             if len(received) < 10:
                 break
-        if not messages:
-            return False
+        return messages
+
+    def _process(self, messages: list[dict[str, Any]]) -> None:
         records = [self._record(m) for m in messages]
         to_delete: list[dict[str, Any]] = []
         batch = []
@@ -260,7 +321,6 @@ class SqsPoller(_Poller):
                 QueueUrl=self.queue_url,
                 Entries=[{"Id": str(i), "ReceiptHandle": r["receiptHandle"]} for i, r in enumerate(chunk)],
             )
-        return True
 
 
 # --------------------------------------------------------------------------------------------

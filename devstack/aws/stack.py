@@ -722,7 +722,10 @@ class EmbeddedStack:
                 queue_name = source.rsplit(":", 1)[-1]
                 sqs = self.boto3_client("sqs")
                 url = sqs.get_queue_url(QueueName=queue_name)["QueueUrl"]
-                poller: _Poller = SqsPoller(queue_url=url, queue_arn=source, client=sqs, **common)
+                # as many batches at once as the function has environments (one at a time in-process)
+                batches = fn.pool.concurrency if fn.pool is not None else 1
+                poller: _Poller = SqsPoller(queue_url=url, queue_arn=source, client=sqs, max_batches=batches,
+                                            **common)
             elif source.startswith("arn:aws:dynamodb:") and "/stream/" in source:
                 poller = DynamoDbStreamPoller(stream_arn=source, streams_client=self.boto3_client(
                     "dynamodbstreams"), sqs_client=self.boto3_client("sqs"), **common)
