@@ -328,22 +328,31 @@ class SqsPoller(_Poller):
 # --------------------------------------------------------------------------------------------
 
 
-def _wire_attribute_value(value: Any) -> Any:
-    """boto3 decodes B / BS to bytes; Lambda's event carries them base64-encoded, as on the wire."""
-    if isinstance(value, dict):
-        out = {}
-        for key, inner in value.items():
-            if key == "B" and isinstance(inner, (bytes, bytearray)):
-                out[key] = base64.b64encode(inner).decode()
-            elif key == "BS":
-                out[key] = [base64.b64encode(b).decode() if isinstance(b, (bytes, bytearray)) else b
-                            for b in inner]
-            else:
-                out[key] = _wire_attribute_value(inner)
-        return out
-    if isinstance(value, list):
-        return [_wire_attribute_value(v) for v in value]
-    return value
+def answer_as_json(client: Any, operation: str) -> None:
+    """Make ``client`` answer ``operation`` with the response's JSON as it came, unparsed.
+
+    A stream record's images in botocore's parse become Python values (bytes, a datetime) that the
+    poller had to turn back into the wire form Lambda's event carries; under the bench that parse
+    and its undoing were the largest share of the stream pollers' CPU. A ``before-call`` handler
+    (botocore's hook for answering a call itself) sends the request the client built and signed,
+    and loads the JSON: the images stay as DynamoDB wrote them. An error answer still goes through
+    botocore's parser, so the client raises the same exception as before."""
+    from botocore import parsers
+
+    service_id = client.meta.service_model.service_id.hyphenize()
+    errors = parsers.create_parser(client.meta.service_model.protocol)
+
+    def answer(model: Any, params: dict[str, Any], **_: Any) -> tuple[Any, dict[str, Any]]:
+        endpoint = client._endpoint   # noqa: SLF001 - the client's own connection pool and signer
+        response = endpoint.http_session.send(endpoint.create_request(params, model))
+        if response.status_code >= 300:
+            return response, errors.parse({"headers": response.headers, "status_code": response.status_code,
+                                           "body": response.content}, model.output_shape)
+        parsed = json.loads(response.content or b"{}")
+        parsed["ResponseMetadata"] = {"HTTPStatusCode": response.status_code, "HTTPHeaders": dict(response.headers)}
+        return response, parsed
+
+    client.meta.events.register(f"before-call.{service_id}.{operation}", answer)
 
 
 @dataclass
@@ -360,6 +369,7 @@ class DynamoDbStreamPoller(_Poller):
     def __init__(self, *, stream_arn: str, streams_client: Any, sqs_client: Any = None,
                  retry_backoff: float = 0.2, **kwargs: Any):
         super().__init__(client=streams_client, **kwargs)
+        answer_as_json(streams_client, "GetRecords")   # records in the wire form, as Lambda's event has them
         self.stream_arn = stream_arn
         self.sqs = sqs_client
         self.starting_position = self.mapping.get("StartingPosition", "LATEST")
@@ -389,12 +399,10 @@ class DynamoDbStreamPoller(_Poller):
     def _record(self, raw: dict[str, Any]) -> dict[str, Any]:
         record = dict(raw)
         ddb = dict(record.get("dynamodb") or {})
+        # the answer's JSON as it came (answer_as_json): images already in the event's wire form
         created = ddb.get("ApproximateCreationDateTime")
-        if isinstance(created, dt.datetime):
-            ddb["ApproximateCreationDateTime"] = int(created.timestamp())
-        for image in ("Keys", "NewImage", "OldImage"):
-            if image in ddb:
-                ddb[image] = _wire_attribute_value(ddb[image])
+        if isinstance(created, float):   # epoch seconds; Lambda's event has whole ones
+            ddb["ApproximateCreationDateTime"] = int(created)
         record["dynamodb"] = ddb
         record["awsRegion"] = self.region
         record["eventSourceARN"] = self.stream_arn

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import threading
@@ -303,6 +304,16 @@ def test_stream_poller_filters_by_event_name_and_key_prefix(stub_stack):
     assert [(i["sk"], i["event_name"]) for i in seen] == [(f"SEEN#OUTBOX#{tag}", "INSERT")]
     assert seen[0]["arn"] == stub_stack.attributes["CounterTable"]["StreamArn"]
     assert stub_stack.pollers["StreamReaderFunctionOutbox"].stats.filtered_out >= 2
+
+
+def test_stream_records_reach_the_function_in_the_wire_form(stub_stack):
+    ddb = stub_stack.boto3_client("dynamodb")
+    tag = uuid.uuid4().hex[:8]
+    ddb.put_item(TableName=stub_stack.resources["CounterTable"],
+                 Item={"pk": {"S": "E"}, "sk": {"S": f"OUTBOX#{tag}-blob"}, "blob": {"B": b"\x00\xffbin"}})
+    seen = eventually(lambda: [i for i in _items(stub_stack, "SEEN") if i["sk"] == f"SEEN#OUTBOX#{tag}-blob"])
+    assert seen[0]["blob"] == base64.b64encode(b"\x00\xffbin").decode()
+    assert seen[0]["created_type"] == "int"
 
 
 def test_stream_poller_retries_then_sends_failure_to_destination(stub_stack):
