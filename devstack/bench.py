@@ -291,6 +291,12 @@ def _stack_process(conn: Any, options: dict[str, Any]) -> None:
                     sampler.start()
                     cpu0 = _process_split(stack, None, sandbox)
                 conn.send("ok")
+            elif message == "dynamodb_cpu":
+                ddb = getattr(stack, "_dynamodb_local", None)
+                proc = getattr(ddb, "process", None)
+                from devstack.sampler import process_cpu
+
+                conn.send(sum(process_cpu([proc.pid]).values()) if proc is not None else None)
             elif message == "sample":
                 fn = stack.functions.get("BookingsApiFunction")
                 conn.send({"transaction": (fn.pool.transactions.get(HOLD_ROUTE) if fn and fn.pool else None),
@@ -740,6 +746,22 @@ def server_breakdown(snapshot: dict[str, Any], window: float) -> dict[str, Any]:
             "dynamodb_requests": dict(dynamodb.most_common())}
 
 
+def cpu_per_new_hold(result: dict[str, Any]) -> dict[str, float] | None:
+    """Milliseconds of CPU per new hold in each process group over the run (the stack's process,
+    each function's environments, DynamoDB Local, the sandbox, the load generator), largest first.
+    Unlike a rate, it does not move with what else the machine runs; with the bare transaction's
+    own figure it says what share of a hold's cost is the transaction."""
+    processes = (result.get("stack_cpu") or {}).get("processes")
+    holds = result["outcomes"]["201_new"]
+    if not processes or not holds:
+        return None
+    groups = {name.removeprefix("workers "): cpu for name, cpu in processes.items() if cpu}
+    groups["load generator"] = result.get("load_generator_cpu_s", 0.0)
+    split = {name: round(cpu * 1000 / holds, 2) for name, cpu in sorted(groups.items(), key=lambda kv: -kv[1])}
+    split["total"] = round(sum(groups.values()) * 1000 / holds, 2)
+    return split
+
+
 def explain(result: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     offered, achieved = result["offered_rate"], result["achieved_rate"]
@@ -782,6 +804,15 @@ def explain(result: dict[str, Any]) -> list[str]:
                      f"); served attempts/s to that: {result['ratio_to_bare']}, new holds/s"
                      + (f" (over the {result['new_holds_window_s']} s the places lasted)" if result.get("sold_out") else "")
                      + f": {result.get('holds_ratio_to_bare')}.")
+    split = result.get("cpu_ms_per_new_hold")
+    if split:
+        top = ", ".join(f"{name} {ms}" for name, ms in list(split.items())[:6] if name != "total")
+        line = f"CPU per new hold, all processes: {split['total']} ms ({top}, ...)"
+        bare_cpu = result.get("cpu_ms_per_bare_transaction")
+        if bare_cpu:
+            line += (f"; a bare transaction costs {bare_cpu['total']} ms (DynamoDB Local {bare_cpu['DynamoDB Local']}, "
+                     f"its client {bare_cpu['clients']}): {result['cpu_ratio_to_bare']} of a hold's")
+        lines.append(line + ".")
     elif achieved < 0.95 * offered:
         lines.append("Server-side breakdown is only available when the bench starts the stack itself.")
     return lines
@@ -935,6 +966,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 if bare["per_second"]:
                     result["ratio_to_bare"] = round(result["served_per_second"] / bare["per_second"], 2)
                     result["holds_ratio_to_bare"] = round(result["new_holds_per_second"] / bare["per_second"], 2)
+        split = cpu_per_new_hold(result)
+        if split:
+            result["cpu_ms_per_new_hold"] = split
+            bare_cpu = [r.get("cpu_ms_per_transaction") for r in bare_runs if r.get("cpu_ms_per_transaction")]
+            if bare_cpu:
+                result["cpu_ms_per_bare_transaction"] = {
+                    key: round(statistics.median(c[key] for c in bare_cpu), 2) for key in bare_cpu[0]}
+                result["cpu_ratio_to_bare"] = round(result["cpu_ms_per_bare_transaction"]["total"] / split["total"], 2)
         result["where_the_time_goes"] = explain(result)
         result["machine"] = {"cpus": multiprocessing.cpu_count(), "python": sys.version.split()[0],
                              "target": "remote (--api)" if args.api else "local stack in a child process"}
@@ -952,8 +991,10 @@ def _bare(target: "LocalTarget", endpoint: str, args: argparse.Namespace, when: 
     sample = target.call("sample")
     print(f"==> bare DynamoDB Local transactions of the hold's shape, {sample['workers']} clients, "
           f"{args.bare_seconds:g} s, {when}", flush=True)
+    probe = target.call("dynamodb_cpu")
     bare = bench_bare.measure(endpoint, sample["transaction"], sample["workers"], args.bare_seconds,
-                              hot_items=len(pool_sizes(args.capacity)))
+                              hot_items=len(pool_sizes(args.capacity)),
+                              server_cpu=(lambda: target.call("dynamodb_cpu")) if probe is not None else None)
     print(f"    {bare['per_second']}/s ({bare['failed']} failed)", flush=True)
     return {**bare, "when": when}
 

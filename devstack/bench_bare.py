@@ -32,7 +32,7 @@ import multiprocessing
 import random
 import time
 import uuid
-from typing import Any
+from typing import Any, Callable
 
 TABLE = "bench-bare-transactions"
 GATE_SHARDS = 32
@@ -120,6 +120,7 @@ def _client_loop(endpoint: str, items: list[dict[str, Any]], run: str, hot_items
         except Exception:  # noqa: BLE001 - the warm-up only
             time.sleep(0.01)
     done = failed = 0
+    cpu0 = time.process_time()
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         try:
@@ -127,12 +128,15 @@ def _client_loop(endpoint: str, items: list[dict[str, Any]], run: str, hot_items
             done += 1
         except Exception:  # noqa: BLE001 - counted apart: a conflict on a shared counter
             failed += 1
-    queue.put((done, failed))
+    queue.put((done, failed, time.process_time() - cpu0))
 
 
 def measure(endpoint: str, sample: dict[str, Any] | None, clients: int, seconds: float = 10.0,
-            hot_items: int = 20) -> dict[str, Any]:
-    """Transactions per second of the sample's shape from `clients` processes for `seconds`."""
+            hot_items: int = 20, server_cpu: Callable[[], float] | None = None) -> dict[str, Any]:
+    """Transactions per second of the sample's shape from `clients` processes for `seconds`.
+
+    With ``server_cpu`` (DynamoDB Local's CPU seconds so far), also what a transaction costs the
+    machine: the server's CPU over the counted seconds and the clients' own, per transaction."""
     items = shape(sample or DEFAULT_SAMPLE)
     client = _client(endpoint)
     try:
@@ -154,11 +158,19 @@ def measure(endpoint: str, sample: dict[str, Any] | None, clients: int, seconds:
     for _ in procs:  # each imported boto3 and made its client (seconds each on a loaded machine)
         ready.get(timeout=180)
     time.sleep(WARM_UP_SECONDS)
+    server0 = server_cpu() if server_cpu else None
     go.set()  # every client counts for the same `seconds` from here
     results = [queue.get(timeout=seconds + 60) for _ in procs]
+    server_s = server_cpu() - server0 if server_cpu and server0 is not None else None
     for proc in procs:
         proc.join(10)
     done = sum(r[0] for r in results)
-    return {"clients": len(procs), "seconds": seconds, "transactions": done, "failed": sum(r[1] for r in results),
-            "per_second": round(done / seconds, 1), "hot_items": hot_items,
-            "shape": [f"{i['op']}({i['role']})" if i["role"] != "fresh" else i["op"] for i in items]}
+    answer = {"clients": len(procs), "seconds": seconds, "transactions": done, "failed": sum(r[1] for r in results),
+              "per_second": round(done / seconds, 1), "hot_items": hot_items,
+              "shape": [f"{i['op']}({i['role']})" if i["role"] != "fresh" else i["op"] for i in items]}
+    if server_s is not None and done:
+        clients_s = sum(r[2] for r in results)
+        answer["cpu_ms_per_transaction"] = {"DynamoDB Local": round(server_s * 1000 / done, 2),
+                                            "clients": round(clients_s * 1000 / done, 2),
+                                            "total": round((server_s + clients_s) * 1000 / done, 2)}
+    return answer
