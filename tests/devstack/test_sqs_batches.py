@@ -88,10 +88,15 @@ def _drain(poller: Recorder, sqs: Any, url: str, expected: int, timeout: float =
     assert (left["ApproximateNumberOfMessages"], left["ApproximateNumberOfMessagesNotVisible"]) == ("0", "0")
 
 
-def test_a_standard_queue_s_batches_run_side_by_side_each_message_once(sqs):
-    url = sqs.create_queue(QueueName="notifications")["QueueUrl"]
-    for n in range(24):
+def _standard_queue(sqs: Any, name: str, messages: int) -> str:
+    url = sqs.create_queue(QueueName=name)["QueueUrl"]
+    for n in range(messages):
         sqs.send_message(QueueUrl=url, MessageBody=f"m{n:02d}")
+    return url
+
+
+def test_a_standard_queue_s_batches_run_side_by_side_each_message_once(sqs):
+    url = _standard_queue(sqs, "notifications", 24)
     poller = _poller(sqs, url, batches=4)
     _drain(poller, sqs, url, 24)
     assert sorted(poller.order["-"]) == [f"m{n:02d}" for n in range(24)]
@@ -113,9 +118,7 @@ def test_a_fifo_group_stays_in_order_and_one_at_a_time_while_groups_overlap(sqs)
 
 
 def test_the_mapping_s_maximum_concurrency_caps_the_batches(sqs):
-    url = sqs.create_queue(QueueName="capped")["QueueUrl"]
-    for n in range(12):
-        sqs.send_message(QueueUrl=url, MessageBody=f"m{n}")
+    url = _standard_queue(sqs, "capped", 12)
     poller = _poller(sqs, url, batches=4, ScalingConfig={"MaximumConcurrency": 2})
     assert poller.max_batches == 2
     _drain(poller, sqs, url, 12)
@@ -123,9 +126,7 @@ def test_the_mapping_s_maximum_concurrency_caps_the_batches(sqs):
 
 
 def test_one_batch_at_a_time_when_asked(sqs):
-    url = sqs.create_queue(QueueName="serial")["QueueUrl"]
-    for n in range(6):
-        sqs.send_message(QueueUrl=url, MessageBody=f"m{n}")
+    url = _standard_queue(sqs, "serial", 6)
     poller = _poller(sqs, url, batches=1)
     _drain(poller, sqs, url, 6)
     assert poller.peak == 1 and len(poller.order["-"]) == 6
