@@ -26,6 +26,7 @@ atomic under concurrency.
 from __future__ import annotations
 
 import argparse
+import atexit
 import shutil
 import signal
 import socket
@@ -162,6 +163,9 @@ class DynamoDBLocal:
             _say(f"starting on {self.endpoint}")
         self.process = subprocess.Popen(command, cwd=jar.parent, stdout=self._log, stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL, start_new_session=True)
+        # its own session keeps a Ctrl-C in the terminal from reaching it, so an interpreter that
+        # ends without stop() (an exception in a script, a test helper that failed) stops it here
+        atexit.register(self.stop)
         try:
             self._wait_ready()
         except BaseException:
@@ -207,6 +211,7 @@ class DynamoDBLocal:
         return self._log.read().decode(errors="replace")[-4000:]
 
     def stop(self) -> None:
+        atexit.unregister(self.stop)
         process, self.process = self.process, None
         if process is not None and process.poll() is None:
             process.terminate()
