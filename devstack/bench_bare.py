@@ -132,11 +132,12 @@ def _client_loop(endpoint: str, items: list[dict[str, Any]], run: str, hot_items
 
 
 def measure(endpoint: str, sample: dict[str, Any] | None, clients: int, seconds: float = 10.0,
-            hot_items: int = 20, server_cpu: Callable[[], float] | None = None) -> dict[str, Any]:
+            hot_items: int = 20, server_cpu: Callable[[], float | None] | None = None) -> dict[str, Any]:
     """Transactions per second of the sample's shape from `clients` processes for `seconds`.
 
-    With ``server_cpu`` (DynamoDB Local's CPU seconds so far), also what a transaction costs the
-    machine: the server's CPU over the counted seconds and the clients' own, per transaction."""
+    With ``server_cpu`` (DynamoDB Local's CPU seconds so far, None when its process is not known),
+    also what a transaction costs the machine: the server's CPU over the counted seconds and the
+    clients' own, per transaction."""
     items = shape(sample or DEFAULT_SAMPLE)
     client = _client(endpoint)
     try:
@@ -161,7 +162,8 @@ def measure(endpoint: str, sample: dict[str, Any] | None, clients: int, seconds:
     server0 = server_cpu() if server_cpu else None
     go.set()  # every client counts for the same `seconds` from here
     results = [queue.get(timeout=seconds + 60) for _ in procs]
-    server_s = server_cpu() - server0 if server_cpu and server0 is not None else None
+    server1 = server_cpu() if server0 is not None else None
+    server_s = server1 - server0 if server0 is not None and server1 is not None else None
     for proc in procs:
         proc.join(10)
     done = sum(r[0] for r in results)
