@@ -10,8 +10,10 @@
   TICKET#<ticket>           EXITPAY#<n:04d>     the ticket's n-th exit payment: key, amount, payment id, state
   TICKET#<ticket>           OUTBOX#<n>          vehicle.exited of a drive-up ticket (a booking's goes on its own outbox)
   GATECASE#<case>           META                a gate case for an operator (gsi1 "GATECASE" while OPEN), its journal
-  PASS#<lot>#<event_id>     entry | exit        a gate pass applied, with the answer given (a repeat gets it back;
-                                                the same id at the other direction is another pass)
+  PASS#<lot>#<gate>#<event_id>  entry | exit    a gate pass applied, with the answer given, whether the gate
+                                                was online, and a digest of how it named the car (a repeat
+                                                gets the answer back; the same id at the other direction, or
+                                                at another gate, is another pass)
 
 The open-ticket items of a lot are its occupancy: one query. A pass record, the ticket change and
 the places' move are always one transaction (written with the booking's change when there is one).
@@ -74,15 +76,29 @@ class ParkingStore(Table):
     def open_tickets(self, lot_id: str) -> list[dict[str, Any]]:
         return self._query_prefix(f"LOT#{lot_id}", "OPEN#")
 
-    def get_pass(self, lot_id: str, event_id: str, direction: str) -> dict[str, Any] | None:
-        item = self._get(f"PASS#{lot_id}#{event_id}", direction)
-        return json.loads(item["answer"]) if item else None
+    def get_pass(self, lot_id: str, gate_id: str, event_id: str, direction: str) -> dict[str, Any] | None:
+        """``{"answer", "mode", "body"}`` of a recorded pass (mode and body are missing on records
+        written before they were kept), or None."""
+        item = self._get(_pass_pk(lot_id, gate_id, event_id), direction)
+        if item is None:
+            return None
+        return {"answer": json.loads(item["answer"]), "mode": item.get("mode"),
+                "body": json.loads(item["body"]) if item.get("body") else None}
 
     def pass_put(self, lot_id: str, gate_id: str, event_id: str, answer: dict[str, Any], at: str,
-                 direction: str | None = None) -> Labelled:
+                 direction: str | None = None, *, offline: bool = False, body: dict[str, str] | None = None,
+                 replacing_online: bool = False) -> Labelled:
+        """The pass record, new; or, with ``replacing_online``, in place of the answer given online
+        (conditioned on that one still being there: one sync replaces it, a second reads the new one)."""
         direction = direction or ("entry" if "gate_open" in answer else "exit")
-        return ("pass", put_new(self.table, {"pk": f"PASS#{lot_id}#{event_id}", "sk": direction, "gate_id": gate_id,
-                                             "at": at, "answer": json.dumps(answer, sort_keys=True)}))
+        item = {"pk": _pass_pk(lot_id, gate_id, event_id), "sk": direction, "gate_id": gate_id, "at": at,
+                "mode": "offline" if offline else "online", "answer": json.dumps(answer, sort_keys=True),
+                **({"body": json.dumps(body, sort_keys=True)} if body is not None else {})}
+        if not replacing_online:
+            return ("pass", put_new(self.table, item))
+        return ("pass", {"Put": {"TableName": self.table, "Item": _attrs(item), "ConditionExpression": "#mode = :online",
+                                 "ExpressionAttributeNames": {"#mode": "mode"},
+                                 "ExpressionAttributeValues": _attrs({":online": "online"})}})
 
     def gate_case_put(self, case: dict[str, Any]) -> Labelled:
         """A case for an operator (a pass an offline gate let through that the backend cannot place,
@@ -187,6 +203,10 @@ class ParkingStore(Table):
     def write(self, items: list[Labelled]) -> bool:
         """One transaction; False when a condition failed (nothing written)."""
         return self._transact_all(items)
+
+
+def _pass_pk(lot_id: str, gate_id: str, event_id: str) -> str:
+    return f"PASS#{lot_id}#{gate_id}#{event_id}"
 
 
 def _pay_sk(number: int) -> str:
