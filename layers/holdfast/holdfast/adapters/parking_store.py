@@ -50,6 +50,24 @@ class ParkingStore(Table):
                     found[(space, key)] = item
         return found
 
+    def sold_sessions(self, lot_id: str, start: str, end: str) -> set[str]:
+        """Who holds a sold granule of the lot in [start, end): ``B#<id>`` of a confirmed (or checked
+        in) reservation or of a ticket. The same range queries as ``read_lot_granules``, eventually
+        consistent (a gate's cache, not a decision) and only the three attributes needed."""
+        sessions: set[str] = set()
+        for day in _days(start, end):
+            low = f"G#{start[11:16]}" if day == start[:10] else "G#"
+            high = f"G#{end[11:16]}" if day == end[:10] else "G#~"
+            items = self._query_all({
+                "TableName": self.table, "ConsistentRead": False,
+                "KeyConditionExpression": "pk = :pk AND sk BETWEEN :low AND :high",
+                "ProjectionExpression": "sk, #session, sold", "ExpressionAttributeNames": {"#session": "session"},
+                "ExpressionAttributeValues": _attrs({":pk": f"PARK#{lot_id}#{day}", ":low": low, ":high": high}),
+            })
+            sessions |= {item["session"] for item in items
+                         if int(item.get("sold", 0)) and f"{day}T{item['sk'][2:7]}" < end and item.get("session")}
+        return sessions
+
     # ------------------------------------------------------------------------------- gates
     def put_gate(self, lot_id: str, gate: dict[str, Any]) -> None:
         self.client.put_item(**put_new(self.table, {"pk": f"LOT#{lot_id}", "sk": f"GATE#{gate['gate_id']}", **gate})["Put"])
