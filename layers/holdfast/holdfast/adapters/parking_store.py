@@ -24,7 +24,7 @@ import json
 import time
 from typing import Any, Iterable
 
-from .codec import Labelled, Table, _attrs, put_new
+from .codec import Labelled, Table, _attrs, _plain, put_new
 
 OUTBOX_RETENTION_SECONDS = 7 * 86_400
 _KEYS = ("pk", "sk", "gsi1pk", "gsi1sk")
@@ -67,6 +67,21 @@ class ParkingStore(Table):
             sessions |= {item["session"] for item in items
                          if int(item.get("sold", 0)) and f"{day}T{item['sk'][2:7]}" < end and item.get("session")}
         return sessions
+
+    def reservation_summaries(self, booking_ids: list[str]) -> list[dict[str, Any]]:
+        """``booking_id``, ``event_id``, ``status`` and ``kind_details`` of these bookings (those
+        that exist), by key, 100 a request, eventually consistent (for a gate's cache)."""
+        found: list[dict[str, Any]] = []
+        for start in range(0, len(booking_ids), 100):
+            pending: dict[str, Any] = {self.table: {
+                "Keys": [_attrs({"pk": f"BOOKING#{booking_id}", "sk": "META"}) for booking_id in booking_ids[start:start + 100]],
+                "ProjectionExpression": "booking_id, event_id, #status, kind_details",
+                "ExpressionAttributeNames": {"#status": "status"}}}
+            while pending:
+                answer = self.client.batch_get_item(RequestItems=pending)
+                found += [_plain(item) for item in answer.get("Responses", {}).get(self.table, [])]
+                pending = answer.get("UnprocessedKeys") or {}
+        return found
 
     # ------------------------------------------------------------------------------- gates
     def put_gate(self, lot_id: str, gate: dict[str, Any]) -> None:

@@ -151,10 +151,10 @@ class ParkingService:
                    if session.startswith("B#")}
         holders -= {ticket["ticket_id"] for ticket in self.store.open_tickets(lot_id)}   # drive-ups inside
         found = []
-        for booking in self.store.get_bookings(sorted(holders)):
-            details = booking.kind_details or {}
-            if booking.event_id == lot_id and str(booking.status) == "CONFIRMED" and details.get("to", "") > iso(now):
-                found.append({"booking_id": booking.booking_id, "plate": details["plate"],
+        for booking in self.store.reservation_summaries(sorted(holders)):
+            details = booking.get("kind_details") or {}
+            if booking["event_id"] == lot_id and booking["status"] == "CONFIRMED" and details.get("to", "") > iso(now):
+                found.append({"booking_id": booking["booking_id"], "plate": details["plate"],
                               "space_id": details["space_id"], "from": details["from"], "to": details["to"]})
         return sorted(found, key=lambda r: (r["from"], r["booking_id"]))
 
