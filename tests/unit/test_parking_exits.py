@@ -266,3 +266,18 @@ def test_an_offline_exit_the_backend_had_refused_online_is_applied_at_sync_and_n
     back = gates.apply(lot["lot_id"], gate_id, {"kind": "entry", "event_id": "in-2", "plate": "R7"}, at=clock(),
                        offline=False)
     assert back["gate_open"] is True
+
+
+def test_an_offline_entry_the_backend_had_refused_online_opens_a_case_at_sync(gates, lot_gate, clock, store):
+    lot_id, gate_id = lot_gate
+    pass_(gates, lot_gate, "entry", "first", clock(), plate="K1")                   # the one space is taken
+    refused = pass_(gates, lot_gate, "entry", "second", clock(), plate="K2")
+    assert (refused["gate_open"], refused["reason"]) == (False, "lot_full")
+    # the gate had timed out and let K2 in offline (say, as a subscriber it had cached)
+    sync = GateSync(GateSyncStore(store.table, store.client), gates.apply)
+    [result] = sync.sync(lot_id, gate_id, [SyncPassIn(seq=1, event_id="second", kind="entry", at=clock(),
+                                                      plate="K2")])["results"]
+    assert result["status"] == "applied" and result["result"]["reason"] == "lot_full"
+    [case] = store.list_gate_cases()
+    assert (case["case_type"], case["reason"], case["plate"], case["case_id"]) == (
+        "entry", "lot_full", "K2", result["conflict"]["case_id"])
