@@ -39,7 +39,7 @@ def parser() -> argparse.ArgumentParser:
     who.add_argument("--ticket")
     who.add_argument("--plate")
     commands.add_parser("sync", help="send queued passes in order")
-    commands.add_parser("refresh", help="fetch the lot key, policy, subscriptions and confirmed tokens")
+    commands.add_parser("refresh", help="fetch the lot key, policy, subscriptions and the coming confirmed reservations")
     commands.add_parser("status", help="what the gate knows and what it still has to send")
     run = commands.add_parser("run", help="keep syncing and refreshing in the background")
     run.add_argument("--interval", type=float, default=10.0)

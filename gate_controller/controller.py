@@ -144,7 +144,7 @@ class Gate:
         until = config.get("subscriptions_valid_until") or _iso(now + timedelta(seconds=DEFAULT_CACHE_TTL_SECONDS))
         self.journal.replace_cache(config, _iso(now), until)
         return {"refreshed": True, "subscriptions": len(config.get("subscriptions", [])),
-                "tokens": len(config.get("tokens", []))}
+                "reservations": len(config.get("reservations", []))}
 
     def status(self) -> dict[str, Any]:
         passes = self.journal.passes()
@@ -182,6 +182,8 @@ def _event(row: dict[str, Any]) -> dict[str, Any]:
     event = {"seq": row["seq"], "event_id": row["event_id"], "kind": row["kind"], "at": row["at"]}
     if row["kind"] == "entry":
         event.update({"token": row["token"]} if row["token"] else {"plate": row["plate"]})
+        if row["basis"] == "reservation":   # the backend checks that reservation in
+            event["booking_id"] = row["booking_id"]
         if row["local_ticket_id"]:
             event["local_ticket_id"] = row["local_ticket_id"]
     else:

@@ -6,8 +6,10 @@
   after a crash or a pass that was refused.
 - ``meta``: the counter, the backend's ``expected_seq`` (from where the gate resends), the
   lot's public key and policy, when the cache was refreshed.
-- ``subscriptions``, ``tokens``: the cache of the lot's active subscriptions and recently
-  confirmed reservations, replaced whole on each refresh and trusted only while fresh.
+- ``subscriptions``, ``reservations``: the cache of the lot's active subscriptions and of the
+  confirmed reservations of the coming hours (plate, window, space, booking id), replaced whole on
+  each refresh; subscriptions are trusted only while the cache is fresh, reservations until the
+  backend's ``reservations_valid_until`` and each only inside its window.
 
 Plates and tokens never reach the file in clear: they are sealed under the gate's key and found
 by a keyed hash (``plate_tag``); see sealing.py. Rows come back from here opened.
@@ -43,8 +45,11 @@ CREATE TABLE IF NOT EXISTS passes (
 );
 CREATE TABLE IF NOT EXISTS subscriptions (plate_tag TEXT PRIMARY KEY, plate TEXT NOT NULL, valid_from TEXT NOT NULL,
                                           valid_to TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS tokens (booking_id TEXT PRIMARY KEY, plate_tag TEXT, plate TEXT, valid_from TEXT,
-                                   valid_to TEXT, token TEXT);
+CREATE TABLE IF NOT EXISTS reservations (booking_id TEXT PRIMARY KEY, plate_tag TEXT NOT NULL, plate TEXT NOT NULL,
+                                         space_id TEXT, valid_from TEXT NOT NULL, valid_to TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS reservations_by_plate ON reservations (plate_tag);
+-- a cache of tokens the backend never sent (journals of earlier versions)
+DROP TABLE IF EXISTS tokens;
 """
 PASS_FIELDS = ("event_id", "seq", "kind", "at", "token", "plate", "plate_tag", "ticket_id", "local_ticket_id", "booking_id",
                "basis", "valid_to", "mode", "opened", "uncertain", "reason", "answer", "sync_status", "conflict")
@@ -172,22 +177,25 @@ class Journal:
             })
             self.put(db, "config_fetched_at", fetched_at)
             self.put(db, "cache_valid_until", valid_until)
+            # without the backend's word, reservations are trusted no longer than subscriptions
+            self.put(db, "reservations_valid_until", config.get("reservations_valid_until") or valid_until)
             db.execute("DELETE FROM subscriptions")
             seal, tag = self.sealer.seal, self.sealer.tag
             db.executemany("INSERT OR REPLACE INTO subscriptions VALUES (?, ?, ?, ?)",
                            [(tag(s["plate"]), seal("plate", s["plate"]), s["valid_from"], s["valid_to"])
                             for s in config.get("subscriptions", [])])
-            db.execute("DELETE FROM tokens")
-            db.executemany("INSERT OR REPLACE INTO tokens VALUES (?, ?, ?, ?, ?, ?)",
-                           [(t["booking_id"], tag(t.get("plate")), seal("plate", t.get("plate")), t.get("from"),
-                             t.get("to"), seal("token", t.get("token"))) for t in config.get("tokens", [])])
+            db.execute("DELETE FROM reservations")
+            db.executemany("INSERT OR REPLACE INTO reservations VALUES (?, ?, ?, ?, ?, ?)",
+                           [(r["booking_id"], tag(r["plate"]), seal("plate", r["plate"]), r.get("space_id"), r["from"],
+                             r["to"]) for r in config.get("reservations", [])])
 
     def subscription(self, plate: str) -> dict[str, Any] | None:
         row = self.db.execute("SELECT * FROM subscriptions WHERE plate_tag = ?", (self.sealer.tag(plate),)).fetchone()
         return self._opened(row) if row else None
 
-    def cached_tokens(self, plate: str) -> list[dict[str, Any]]:
-        rows = self.db.execute("SELECT * FROM tokens WHERE plate_tag = ?", (self.sealer.tag(plate),))
+    def cached_reservations(self, plate: str) -> list[dict[str, Any]]:
+        rows = self.db.execute("SELECT * FROM reservations WHERE plate_tag = ? ORDER BY valid_from",
+                               (self.sealer.tag(plate),))
         return [self._opened(row) for row in rows]
 
     # --------------------------------------------------------------- sealing

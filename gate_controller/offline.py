@@ -1,10 +1,12 @@
 """What the gate may do on its own while the backend cannot be reached.
 
 Entry opens only for: a token that verifies with the lot's public key (this lot, inside its
-window, not already used to come in); a plate with an active subscription or a recently
-confirmed reservation in the cache, and only while the cache is fresh (its TTL is short on
-purpose: a cancelled subscription must stop working soon); an unknown vehicle only when the
-lot's policy allows a local temporary ticket. Exit opens only for a vehicle that has nothing to
+window, not already used to come in); a plate with an active subscription, only while the cache
+is fresh (its TTL is short on purpose: a cancelled subscription must stop working soon); a plate
+of a cached confirmed reservation, inside its window (early entry included), while the backend's
+list of them is valid (as long as a token of it would verify, at most a few hours) and not
+already used to come in; an unknown vehicle only when the lot's policy allows a local temporary
+ticket. Exit opens only for a vehicle that has nothing to
 pay at the gate (a subscription, or a reservation inside its window); anything that may owe money
 waits for the connection. Everything else is refused with a reason.
 """
@@ -48,10 +50,9 @@ class OfflineRules:
             subscription = self.journal.subscription(plate)
             if subscription and parse_time(subscription["valid_from"]) <= self.now < parse_time(subscription["valid_to"]):
                 return Decision(True, basis="subscription", fields={"valid_to": subscription["valid_to"]})
-            for cached in self.journal.cached_tokens(plate):
-                decision = self._entry_by_token(cached["token"]) if cached.get("token") else None
-                if decision is not None and decision.open:
-                    return decision
+        reservation = self._reservation(plate)
+        if reservation is not None:
+            return reservation
         if self.policy.get("offline_tickets"):
             local_ticket = f"L-{uuid.uuid4().hex[:16]}"
             return Decision(True, basis="local_ticket", fields={"local_ticket_id": local_ticket})
@@ -72,6 +73,21 @@ class OfflineRules:
                                                       "plate": verdict.payload.get("plate"),
                                                       "valid_to": verdict.payload["to"]})
 
+    def _reservation(self, plate: str) -> Decision | None:
+        """A cached reservation of this plate that admits it now, or None."""
+        until = self.journal.get("reservations_valid_until")
+        if until is None or self.now >= parse_time(until):
+            return None
+        early = timedelta(minutes=int(self.policy["early_entry_minutes"]))
+        for cached in self.journal.cached_reservations(plate):
+            if not parse_time(cached["valid_from"]) - early <= self.now < parse_time(cached["valid_to"]):
+                continue
+            if self.journal.last_entry("booking_id", cached["booking_id"]) is not None:
+                continue   # a reservation admits one entry (the backend completes it at the exit)
+            return Decision(True, basis="reservation", fields={"booking_id": cached["booking_id"],
+                                                                "valid_to": cached["valid_to"]})
+        return None
+
     def _inside(self, where: str, value: str) -> bool:
         entry = self.journal.last_entry(where, value)
         return entry is not None and not self.journal.exited_after(entry)
@@ -84,6 +100,7 @@ class OfflineRules:
                 subscription and self.cache_fresh()
                 and parse_time(subscription["valid_from"]) <= self.now < parse_time(subscription["valid_to"])):
             return Decision(True, basis="subscription")
-        if entry["basis"] == "token" and entry.get("valid_to") and self.now < parse_time(entry["valid_to"]):
-            return Decision(True, basis="token")
+        if entry["basis"] in ("token", "reservation") and entry.get("valid_to") and \
+                self.now < parse_time(entry["valid_to"]):
+            return Decision(True, basis=entry["basis"])
         return Decision(False, "offline_payment_needs_connection")

@@ -1,4 +1,4 @@
-"""The gate's SQLite file at rest: plates and tokens are sealed (AES-GCM under a key the gate
+"""The gate's SQLite file at rest: plates (of passes, subscriptions and cached reservations) and tokens are sealed (AES-GCM under a key the gate
 keeps outside the file); lookups by plate go through a keyed hash, so the file alone tells nothing."""
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ TOKEN = "eyJiayI6ImJvb2tpbmctNDIifQ.c2lnbmF0dXJlLW9mLXRoZS1sb3Q"
 def _fill(journal: Journal) -> None:
     journal.replace_cache({"public_key": "pk", "kid": "k1", "subscriptions": [
         {"plate": "S123SS", "valid_from": "2030-01-01T00:00:00Z", "valid_to": "2030-02-01T00:00:00Z"}],
-        "tokens": [{"booking_id": "b-42", "plate": "T456TT", "from": "2030-01-01T10:00:00Z",
-                    "to": "2030-01-01T12:00:00Z", "token": TOKEN}]}, "2030-01-01T09:00:00Z", "2030-01-01T09:05:00Z")
+        "reservations": [{"booking_id": "b-42", "plate": "T456TT", "space_id": "R1", "from": "2030-01-01T10:00:00Z",
+                          "to": "2030-01-01T12:00:00Z"}]}, "2030-01-01T09:00:00Z", "2030-01-01T09:05:00Z")
     journal.begin_pass({"event_id": "e-1", "kind": "entry", "at": "2030-01-01T09:01:00Z", "plate": "P789PP"})
     journal.decide("e-1", {"mode": "offline", "opened": 1, "basis": "local_ticket", "local_ticket_id": "L-1"},
                    queue=True)
@@ -45,7 +45,7 @@ def test_the_sqlite_file_holds_no_plate_or_token_in_clear_and_the_gate_still_rea
 
     again = Journal(str(path))                          # the key file the gate keeps next to it
     assert again.subscription("S123SS")["plate"] == "S123SS"
-    assert [t["token"] for t in again.cached_tokens("T456TT")] == [TOKEN]
+    assert [r["booking_id"] for r in again.cached_reservations("T456TT")] == ["b-42"]
     assert again.last_entry("plate", "P789PP")["local_ticket_id"] == "L-1"
     assert [(row["seq"], row["plate"], row["token"]) for row in again.unsent(1, 10)] == \
         [(1, "P789PP", None), (2, "T456TT", TOKEN)]

@@ -148,7 +148,7 @@ def test_entry_by_token_then_exit_inside_the_window_each_repeat_answered_alike(p
     assert granted["exit_granted"] is True
     assert store.get_booking(booking.booking_id).status == "COMPLETED"
     twice = gates.apply(lot["lot_id"], gate["gate_id"], {**exit_, "event_id": "x-3"}, at=clock(), offline=False)
-    assert twice == {**granted, "reason": "already_exited"}
+    assert twice == {**granted, "exit_granted": False, "reason": "ticket_closed"}   # the ticket served its car
     assert parking.get_lot(lot["lot_id"])["occupied"] == 0
 
 
@@ -292,3 +292,41 @@ def test_the_lot_policy_decides_the_refund_of_a_no_show_and_of_a_cancellation(pa
     assert [e.action for e in store.get_booking_with_journal(refunded.booking_id)[1]][-2:] == \
         ["no_show_refund", "refund_succeeded"]
     assert no_show_sweep().get("timers", 0) == 0 and len(_refunds(provider, store, refunded)) == 1   # once
+
+
+def test_a_gates_configuration_lists_the_coming_confirmed_reservations_and_an_offline_plate_entry_checks_one_in(
+        parking, gates, payments, provider, clock, store):
+    from holdfast.adapters.gate_sync_store import GateSyncStore
+    from holdfast.gate_sync_schemas import SyncPassIn
+    from holdfast.services.gate_sync import GateSync
+
+    lot = make_lot(parking, spaces=[{"space_id": f"R{n}", "type": "REGULAR"} for n in range(1, 4)])
+    gate = parking.create_gate(lot["lot_id"], GateIn(name="North"))
+    lot_id, gate_id, key = lot["lot_id"], gate["gate_id"], gate["gate_key"]
+    coming = reserve(parking, lot, "REGULAR", "10:00", "12:00", customer="bob", plate="b 1")
+    confirm(payments, provider, coming)
+    confirm(payments, provider, reserve(parking, lot, "REGULAR", "12:00", "13:00", customer="carol", plate="C1"))
+    reserve(parking, lot, "REGULAR", "09:30", "10:30", customer="dave", plate="D1")          # held, not paid
+    clock.now = clock.now.replace(day=2, hour=9, minute=0)
+    gates.apply(lot_id, gate_id, {"kind": "entry", "event_id": "drive", "plate": "E1"}, at=clock(), offline=False)
+
+    config = parking.gate_config(lot_id, gate_id, key)
+    # 09:00 + 2 hours ahead + 15 minutes' early entry: bob's 10:00 is listed, carol's 12:00 not yet;
+    # nothing about the customer goes to the gate
+    assert config["reservations"] == [{"booking_id": coming.booking_id, "plate": "B1", "space_id": "R1",
+                                       "from": f"{DAY}T10:00:00.000Z", "to": f"{DAY}T12:00:00.000Z"}]
+    assert config["reservations_valid_until"] == f"{DAY}T11:00:00.000Z"
+
+    sync = GateSync(GateSyncStore(store.table, store.client), gates.apply)
+    at = clock.now.replace(minute=50)                               # inside the early entry
+    clock.now = at.replace(hour=10, minute=5)                       # the gate syncs after it came back
+    admitted = SyncPassIn(seq=1, event_id="in", kind="entry", at=at, plate="B1", booking_id=coming.booking_id)
+    forged = SyncPassIn(seq=2, event_id="in-2", kind="entry", at=at, plate="Z9", booking_id=coming.booking_id)
+    first, second = sync.sync(lot_id, gate_id, [admitted, forged])["results"]
+    assert (first["status"], first["result"]["gate_open"], first["result"]["space_id"]) == ("applied", True, "R1")
+    assert store.get_booking(coming.booking_id).status == "CHECKED_IN"
+    assert store.get_ticket(first["result"]["ticket_id"])["booking_id"] == coming.booking_id
+    assert (second["result"]["reason"], second["conflict"]["reason"]) == ("reservation_not_found",
+                                                                          "reservation_not_found")
+    later = parking.gate_config(lot_id, gate_id, key)["reservations"]
+    assert [r["plate"] for r in later] == ["C1"]            # bob is inside: no longer listed; carol's is coming

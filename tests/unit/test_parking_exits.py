@@ -175,3 +175,109 @@ def test_an_exit_payment_paid_while_the_exit_closes_the_ticket_is_counted_not_lo
     assert pass_(gates, lot_gate, "exit", "out-3", later, plate="E5")["exit_granted"] is True
     [case] = store.list_gate_cases()
     assert (case["reason"], case["amount"]["value"]) == ("exit_overpaid", "100.00")
+
+
+def test_a_new_pass_on_a_closed_ticket_is_refused_and_counted_and_its_own_repeat_is_not(gates, lot_gate, clock,
+                                                                                      store):
+    from holdfast import observability
+
+    ticket = pass_(gates, lot_gate, "entry", "in", clock(), plate="H1")["ticket_id"]
+    clock.now += timedelta(minutes=5)                              # inside the grace minutes: free
+    left = pass_(gates, lot_gate, "exit", "out", clock(), ticket_id=ticket)
+    assert left["exit_granted"] is True and store.get_ticket(ticket)["status"] == "CLOSED"
+    closed_at = store.get_ticket(ticket)["exited_at"]
+    observability.discard()
+    clock.now += timedelta(hours=3)                                # another car shows the old ticket
+    reused = pass_(gates, lot_gate, "exit", "out-again", clock(), ticket_id=ticket)
+    assert (reused["exit_granted"], reused["reason"], reused["amount_due"]) == (False, "ticket_closed", None)
+    assert pass_(gates, lot_gate, "exit", "out-again", clock(), ticket_id=ticket) == reused   # a repeat
+    assert pass_(gates, lot_gate, "exit", "out", clock(), ticket_id=ticket) == left            # the first pass's
+    assert observability.pending() == {"ClosedTicketPasses": 1}
+    # an offline gate that let a car out on it: refused too, and the car's leaving goes to an operator
+    gone = pass_(gates, lot_gate, "exit", "off-out", clock(), offline=True, ticket_id=ticket)
+    assert (gone["exit_granted"], gone["reason"], gone["conflict"]["reason"]) == (False, "ticket_closed",
+                                                                                  "ticket_closed")
+    [case] = store.list_gate_cases()
+    assert (case["case_type"], case["reason"], case["ticket_id"]) == ("exit", "ticket_closed", ticket)
+    assert store.get_ticket(ticket)["exited_at"] == closed_at                  # closed once, not again
+
+
+def test_gates_of_one_lot_each_have_their_own_pass_ids_and_a_reused_id_is_refused(parking, gates, clock, store):
+    lot = make_lot(parking, spaces=[{"space_id": "R1", "type": "REGULAR"}, {"space_id": "R2", "type": "REGULAR"}])
+    north = parking.create_gate(lot["lot_id"], GateIn(name="North"))["gate_id"]
+    south = parking.create_gate(lot["lot_id"], GateIn(name="South"))["gate_id"]
+
+    def entry(gate_id, plate, offline=False):
+        return gates.apply(lot["lot_id"], gate_id, {"kind": "entry", "event_id": "17", "plate": plate}, at=clock(),
+                           offline=offline)
+
+    first, second = entry(north, "N1"), entry(south, "S1")         # both gates number their passes alike
+    assert first["gate_open"] is True and second["gate_open"] is True
+    assert first["ticket_id"] != second["ticket_id"] and first["space_id"] != second["space_id"]
+    assert store.open_ticket_of(lot["lot_id"], "S1")["ticket_id"] == second["ticket_id"]
+    assert entry(north, "n 1") == first                            # the same pass again (the plate as written)
+    for offline in (False, True):
+        with pytest.raises(Conflict) as reused:
+            entry(north, "X9", offline)                            # the id again, another car
+        assert (reused.value.status, reused.value.code) == (409, "pass_id_reused")
+    assert store.open_ticket_of(lot["lot_id"], "X9") is None
+    sync = GateSync(GateSyncStore(store.table, store.client), gates.apply)
+    answer = sync.sync(lot["lot_id"], north, [SyncPassIn(seq=1, event_id="17", kind="entry", at=clock(), plate="Q1")])
+    assert answer["results"][0]["status"] == "failed"
+    assert answer["results"][0]["result"]["error"]["code"] == "pass_id_reused" and answer["expected_seq"] == 2
+
+
+def test_an_offline_exit_the_backend_had_refused_online_is_applied_at_sync_and_nothing_stays_stuck(
+        parking, gates, payments, provider, clock, store):
+    # the gate asked online, the backend asked the provider for the overstay and answered
+    # payment_required; the gate had timed out, let the car out offline and queued the same id
+    from tests.unit.test_parking import confirm, reserve
+
+    lot = make_lot(parking, spaces=ONE_SPACE)
+    gate_id = parking.create_gate(lot["lot_id"], GateIn(name="Main"))["gate_id"]
+    booking = reserve(parking, lot, "REGULAR", "10:00", "11:00", plate="R7")
+    confirm(payments, provider, booking)
+    token = parking.bookings.view(booking.booking_id, "alice")["entry_token"]
+    clock.now = clock.now.replace(day=2, hour=10, minute=0)
+    entered = gates.apply(lot["lot_id"], gate_id, {"kind": "entry", "event_id": "in", "token": token}, at=clock(),
+                          offline=False)
+    clock.now = clock.now.replace(hour=12, minute=30)
+    exit_ = {"kind": "exit", "event_id": "out", "ticket_id": entered["ticket_id"]}
+    online = gates.apply(lot["lot_id"], gate_id, exit_, at=clock(), offline=False)
+    assert (online["exit_granted"], online["reason"]) == (False, "payment_required")
+
+    sync = GateSync(GateSyncStore(store.table, store.client), gates.apply)
+    queued = SyncPassIn(seq=1, event_id="out", kind="exit", at=clock(), ticket_id=entered["ticket_id"], plate="R7")
+    [result] = sync.sync(lot["lot_id"], gate_id, [queued])["results"]
+    assert result["status"] == "applied" and result["result"]["amount_due"]["value"] == "200.00"
+    assert result["conflict"]["reason"] == "payment_required" and result["conflict"]["case_id"]
+    ticket = store.get_ticket(entered["ticket_id"])
+    assert (ticket["status"], ticket["unpaid"]) == ("CLOSED", "200.00")
+    assert store.get_booking(booking.booking_id).status == "COMPLETED"
+    [case] = store.list_gate_cases()
+    assert (case["case_type"], case["reason"], case["case_id"]) == ("exit", "payment_required",
+                                                                    result["conflict"]["case_id"])
+    # a resent batch and the online route's own repeat both get the reconciled answer; nothing twice
+    [again] = sync.sync(lot["lot_id"], gate_id, [queued])["results"]
+    assert (again["status"], again["result"]) == ("duplicate", result["result"])
+    assert gates.apply(lot["lot_id"], gate_id, exit_, at=clock(), offline=False) == result["result"]
+    assert len(store.list_gate_cases()) == 1
+    # the plate is free to come again
+    back = gates.apply(lot["lot_id"], gate_id, {"kind": "entry", "event_id": "in-2", "plate": "R7"}, at=clock(),
+                       offline=False)
+    assert back["gate_open"] is True
+
+
+def test_an_offline_entry_the_backend_had_refused_online_opens_a_case_at_sync(gates, lot_gate, clock, store):
+    lot_id, gate_id = lot_gate
+    pass_(gates, lot_gate, "entry", "first", clock(), plate="K1")                   # the one space is taken
+    refused = pass_(gates, lot_gate, "entry", "second", clock(), plate="K2")
+    assert (refused["gate_open"], refused["reason"]) == (False, "lot_full")
+    # the gate had timed out and let K2 in offline (say, as a subscriber it had cached)
+    sync = GateSync(GateSyncStore(store.table, store.client), gates.apply)
+    [result] = sync.sync(lot_id, gate_id, [SyncPassIn(seq=1, event_id="second", kind="entry", at=clock(),
+                                                      plate="K2")])["results"]
+    assert result["status"] == "applied" and result["result"]["reason"] == "lot_full"
+    [case] = store.list_gate_cases()
+    assert (case["case_type"], case["reason"], case["plate"], case["case_id"]) == (
+        "entry", "lot_full", "K2", result["conflict"]["case_id"])

@@ -2,7 +2,7 @@
 
 Each pass is what the gate saw and did while it could not reach the backend (or could not hear
 its answer): the sequence number the gate gave it, the pass's own event_id, entry or exit, when,
-and how the vehicle identified itself.
+and how the vehicle identified itself (a plate admitted as a cached reservation's also names it).
 """
 from __future__ import annotations
 
@@ -41,12 +41,16 @@ class SyncPassIn(BaseModel):
     plate: str | None = Field(default=None, pattern=PLATE_PATTERN)
     ticket_id: TicketId | None = None
     local_ticket_id: TicketId | None = None
+    #: the reservation (from the gate's configuration) an offline gate let this plate in for
+    booking_id: TicketId | None = None
 
     @model_validator(mode="after")
     def _identified(self) -> "SyncPassIn":
         direction = self.kind   # a pass's direction, not an inventory kind
         if direction == "entry" and (self.token is None) == (self.plate is None):
             raise ValueError("an entry carries exactly one of token or plate")
+        if self.booking_id is not None and (direction != "entry" or self.plate is None):
+            raise ValueError("booking_id goes with an entry by plate")
         if direction == "exit" and not (self.ticket_id or self.local_ticket_id or self.plate):
             raise ValueError("an exit carries ticket_id, local_ticket_id or plate")
         return self

@@ -10,8 +10,10 @@
   TICKET#<ticket>           EXITPAY#<n:04d>     the ticket's n-th exit payment: key, amount, payment id, state
   TICKET#<ticket>           OUTBOX#<n>          vehicle.exited of a drive-up ticket (a booking's goes on its own outbox)
   GATECASE#<case>           META                a gate case for an operator (gsi1 "GATECASE" while OPEN), its journal
-  PASS#<lot>#<event_id>     entry | exit        a gate pass applied, with the answer given (a repeat gets it back;
-                                                the same id at the other direction is another pass)
+  PASS#<lot>#<gate>#<event_id>  entry | exit    a gate pass applied, with the answer given, whether the gate
+                                                was online, and a digest of how it named the car (a repeat
+                                                gets the answer back; the same id at the other direction, or
+                                                at another gate, is another pass)
 
 The open-ticket items of a lot are its occupancy: one query. A pass record, the ticket change and
 the places' move are always one transaction (written with the booking's change when there is one).
@@ -22,7 +24,7 @@ import json
 import time
 from typing import Any, Iterable
 
-from .codec import Labelled, Table, _attrs, put_new
+from .codec import Labelled, Table, _attrs, _plain, put_new
 
 OUTBOX_RETENTION_SECONDS = 7 * 86_400
 _KEYS = ("pk", "sk", "gsi1pk", "gsi1sk")
@@ -46,6 +48,39 @@ class ParkingStore(Table):
                 key = f"{day}T{at}"
                 if start <= key < end:
                     found[(space, key)] = item
+        return found
+
+    def sold_sessions(self, lot_id: str, start: str, end: str) -> set[str]:
+        """Who holds a sold granule of the lot in [start, end): ``B#<id>`` of a confirmed (or checked
+        in) reservation or of a ticket. The same range queries as ``read_lot_granules``, eventually
+        consistent (a gate's cache, not a decision) and only the three attributes needed."""
+        sessions: set[str] = set()
+        for day in _days(start, end):
+            low = f"G#{start[11:16]}" if day == start[:10] else "G#"
+            high = f"G#{end[11:16]}" if day == end[:10] else "G#~"
+            items = self._query_all({
+                "TableName": self.table, "ConsistentRead": False,
+                "KeyConditionExpression": "pk = :pk AND sk BETWEEN :low AND :high",
+                "ProjectionExpression": "sk, #session, sold", "ExpressionAttributeNames": {"#session": "session"},
+                "ExpressionAttributeValues": _attrs({":pk": f"PARK#{lot_id}#{day}", ":low": low, ":high": high}),
+            })
+            sessions |= {item["session"] for item in items
+                         if int(item.get("sold", 0)) and f"{day}T{item['sk'][2:7]}" < end and item.get("session")}
+        return sessions
+
+    def reservation_summaries(self, booking_ids: list[str]) -> list[dict[str, Any]]:
+        """``booking_id``, ``event_id``, ``status`` and ``kind_details`` of these bookings (those
+        that exist), by key, 100 a request, eventually consistent (for a gate's cache)."""
+        found: list[dict[str, Any]] = []
+        for start in range(0, len(booking_ids), 100):
+            pending: dict[str, Any] = {self.table: {
+                "Keys": [_attrs({"pk": f"BOOKING#{booking_id}", "sk": "META"}) for booking_id in booking_ids[start:start + 100]],
+                "ProjectionExpression": "booking_id, event_id, #status, kind_details",
+                "ExpressionAttributeNames": {"#status": "status"}}}
+            while pending:
+                answer = self.client.batch_get_item(RequestItems=pending)
+                found += [_plain(item) for item in answer.get("Responses", {}).get(self.table, [])]
+                pending = answer.get("UnprocessedKeys") or {}
         return found
 
     # ------------------------------------------------------------------------------- gates
@@ -74,15 +109,29 @@ class ParkingStore(Table):
     def open_tickets(self, lot_id: str) -> list[dict[str, Any]]:
         return self._query_prefix(f"LOT#{lot_id}", "OPEN#")
 
-    def get_pass(self, lot_id: str, event_id: str, direction: str) -> dict[str, Any] | None:
-        item = self._get(f"PASS#{lot_id}#{event_id}", direction)
-        return json.loads(item["answer"]) if item else None
+    def get_pass(self, lot_id: str, gate_id: str, event_id: str, direction: str) -> dict[str, Any] | None:
+        """``{"answer", "mode", "body"}`` of a recorded pass (mode and body are missing on records
+        written before they were kept), or None."""
+        item = self._get(_pass_pk(lot_id, gate_id, event_id), direction)
+        if item is None:
+            return None
+        return {"answer": json.loads(item["answer"]), "mode": item.get("mode"),
+                "body": json.loads(item["body"]) if item.get("body") else None}
 
     def pass_put(self, lot_id: str, gate_id: str, event_id: str, answer: dict[str, Any], at: str,
-                 direction: str | None = None) -> Labelled:
+                 direction: str | None = None, *, offline: bool = False, body: dict[str, str] | None = None,
+                 replacing_online: bool = False) -> Labelled:
+        """The pass record, new; or, with ``replacing_online``, in place of the answer given online
+        (conditioned on that one still being there: one sync replaces it, a second reads the new one)."""
         direction = direction or ("entry" if "gate_open" in answer else "exit")
-        return ("pass", put_new(self.table, {"pk": f"PASS#{lot_id}#{event_id}", "sk": direction, "gate_id": gate_id,
-                                             "at": at, "answer": json.dumps(answer, sort_keys=True)}))
+        item = {"pk": _pass_pk(lot_id, gate_id, event_id), "sk": direction, "gate_id": gate_id, "at": at,
+                "mode": "offline" if offline else "online", "answer": json.dumps(answer, sort_keys=True),
+                **({"body": json.dumps(body, sort_keys=True)} if body is not None else {})}
+        if not replacing_online:
+            return ("pass", put_new(self.table, item))
+        return ("pass", {"Put": {"TableName": self.table, "Item": _attrs(item), "ConditionExpression": "#mode = :online",
+                                 "ExpressionAttributeNames": {"#mode": "mode"},
+                                 "ExpressionAttributeValues": _attrs({":online": "online"})}})
 
     def gate_case_put(self, case: dict[str, Any]) -> Labelled:
         """A case for an operator (a pass an offline gate let through that the backend cannot place,
@@ -187,6 +236,10 @@ class ParkingStore(Table):
     def write(self, items: list[Labelled]) -> bool:
         """One transaction; False when a condition failed (nothing written)."""
         return self._transact_all(items)
+
+
+def _pass_pk(lot_id: str, gate_id: str, event_id: str) -> str:
+    return f"PASS#{lot_id}#{gate_id}#{event_id}"
 
 
 def _pay_sk(number: int) -> str:

@@ -3,12 +3,22 @@ plate) and exits (a ticket, or the plate of a car inside), each applied once per
 
 Every pass that changes something is one transaction: the pass record (its answer), the ticket,
 the places' move and, for a reservation, the booking's status change with its journal and outbox.
-A repeated ``event_id`` gets the stored answer back and changes nothing; a second exit of a closed
-ticket is conditioned away (the ticket must be OPEN), so a space is released once.
+A pass is a gate's: its record is keyed by lot, gate and ``event_id``. A repeat (the same gate,
+id and direction, naming the car the same way) gets the stored answer back and changes nothing; the
+same id naming another car is refused (409 ``pass_id_reused``). A new pass on a closed ticket is
+refused (``ticket_closed``, counted) and the close is conditioned on the ticket being OPEN, so a
+space is released once.
+
+An offline pass whose id the backend had already answered online with a refusal (the gate's call
+timed out, the gate decided offline and queued the same id) is not answered with that refusal: the
+gate opened, so the pass is applied as the offline pass it is, in place of the online answer, and
+whatever the backend still refuses opens a gate case like any offline refusal.
 """
 from __future__ import annotations
 
+import hashlib
 import uuid
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, Callable
@@ -18,10 +28,11 @@ from ..adapters.dynamo import BookingStore, StaleBooking
 from ..adapters.granule_claims import granule_claim
 from ..clock import Clock, iso, parse_iso
 from ..domain import parking as rules
-from ..domain.errors import InvalidRequest
+from ..domain.errors import Conflict, InvalidRequest
 from ..domain.inventory import Move
 from ..domain.money import Money
 from ..kinds.parking import CHECKED_IN, COMPLETED, Parking, allocate
+from ..observability import CLOSED_TICKET_PASSES, count, logger
 from ..parking_tokens import TokenInvalid, in_window, verify
 from . import exit_payments, gate_cases, transitions
 from .exit_payments import ExitPayments
@@ -33,6 +44,30 @@ ATTEMPTS = 3
 DEFAULT_MAX_CLOCK_SKEW_SECONDS = 120
 #: What a drive-up car is taken for: a plate camera cannot tell a vehicle's size.
 DRIVE_UP_VEHICLE = "REGULAR"
+#: How a pass names its car; a repeat of an id must name it the same way (fields both carry).
+NAMING_FIELDS = ("token", "plate", "ticket_id", "local_ticket_id", "booking_id")
+
+
+class PassIdReused(Conflict):
+    """The same gate sent an event_id again naming another vehicle (its passes are numbered wrong)."""
+
+    def __init__(self, event_id: str) -> None:
+        super().__init__("This pass id was used for another vehicle at this gate; give each pass its own event_id.",
+                         code="pass_id_reused", event_id=event_id)
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One gate pass being applied: who sent it, when, whether the gate was offline, and the
+    online answer it replaces (a queued pass the backend had refused while the gate timed out)."""
+
+    lot_id: str
+    gate_id: str
+    event_id: str
+    at: datetime
+    offline: bool
+    body: dict[str, str]
+    replaces_online: bool = False
 
 
 def apply_pass(lot_id: str, gate_id: str, event: dict[str, Any], *, at: datetime, offline: bool) -> dict[str, Any]:
@@ -52,34 +87,46 @@ class GatePasses:
         self.max_clock_skew = timedelta(seconds=max_clock_skew_seconds)
 
     def apply(self, lot_id: str, gate_id: str, event: dict[str, Any], *, at: datetime, offline: bool) -> dict[str, Any]:
-        event_id = str(event["event_id"])
         direction = "exit" if event.get("kind") == "exit" else "entry"
+        call = Pass(lot_id, gate_id, str(event["event_id"]), at, offline, naming(event))
         lot = self.parking.lot(lot_id)
         for _ in range(ATTEMPTS):
-            done = self.store.get_pass(lot_id, event_id, direction)
+            done = self.store.get_pass(lot_id, gate_id, call.event_id, direction)
             if done is not None:
-                return done
+                if _names_another_car(done.get("body"), call.body):
+                    raise PassIdReused(call.event_id)
+                if not (offline and _refused_online(done)):
+                    return done["answer"]
+                # the gate opened after all: what it did replaces what the backend answered
+                call = replace(call, replaces_online=True)
             try:
                 if offline and at > self.clock() + self.max_clock_skew:
-                    return self._from_the_future(lot_id, gate_id, event_id, event, at, direction)
+                    return self._from_the_future(call, event, direction)
                 if direction == "entry":
-                    return self._entry(lot, gate_id, event_id, event, at, offline)
-                return self._exit(lot, gate_id, event_id, event, at, offline)
+                    return self._entry(lot, call, event)
+                return self._exit(lot, call, event)
             except StaleBooking:
                 continue   # the booking, ticket or pass moved meanwhile: read everything again
-        done = self.store.get_pass(lot_id, event_id, direction)
-        return done if done is not None else _refused(direction, "busy")
+        done = self.store.get_pass(lot_id, gate_id, call.event_id, direction)
+        if done is not None and not (offline and _refused_online(done)):
+            return done["answer"]
+        return _refused(direction, "busy")
+
+    def _pass_put(self, call: Pass, answer: dict[str, Any], direction: str | None = None):  # noqa: ANN202
+        return self.store.pass_put(call.lot_id, call.gate_id, call.event_id, answer, iso(call.at), direction,
+                                   offline=call.offline, body=call.body, replacing_online=call.replaces_online)
 
     # ------------------------------------------------------------------------------ entry
-    def _entry(self, lot: dict[str, Any], gate_id: str, event_id: str, event: dict[str, Any], at: datetime,
-               offline: bool) -> dict[str, Any]:
-        lot_id, settings = lot["event_id"], Parking.settings(lot)
+    def _entry(self, lot: dict[str, Any], call: Pass, event: dict[str, Any]) -> dict[str, Any]:
+        lot_id, settings, at = lot["event_id"], Parking.settings(lot), call.at
         if event.get("token"):
-            return self._entry_by_token(lot, gate_id, event_id, str(event["token"]), at, offline)
+            return self._entry_by_token(lot, call, str(event["token"]))
         if not event.get("plate"):
             raise InvalidRequest("An entry needs a token or a plate.", code="token_or_plate_required")
         plate = rules.normalise_plate(str(event["plate"]))
-        refuse = self._refuser(lot_id, gate_id, event_id, at, offline, {"basis": "plate", "plate": plate})
+        if event.get("booking_id"):
+            return self._entry_by_reservation(lot, call, plate, str(event["booking_id"]))
+        refuse = self._refuser(call, {"basis": "plate", "plate": plate})
         if self.store.open_ticket_of(lot_id, plate) is not None:
             return refuse("already_inside")
         subscriber = bool(self.parking.active_subscriptions_at(lot_id, plate, at))
@@ -87,7 +134,7 @@ class GatePasses:
         end = start + timedelta(minutes=settings.default_stay_minutes)
         space = allocate(self.store, lot_id, settings, DRIVE_UP_VEHICLE, False, start, end)
         conflict = None
-        if space is None and offline and rules.floor_granule(self.clock()) > start:
+        if space is None and call.offline and rules.floor_granule(self.clock()) > start:
             # The car went in while the gate was offline and its recorded window is taken now: it
             # is given a space free from now on, by the same fallback, if there is one.
             start = rules.floor_granule(self.clock())
@@ -99,30 +146,49 @@ class GatePasses:
         if space is None:
             return refuse("lot_full")
         local = event.get("local_ticket_id")
-        ticket_id = str(uuid.uuid5(TICKETS, f"{lot_id}/{local or event_id}"))
+        # a local ticket id is the gate's own (random, and shown at another gate's exit); an event
+        # id is only unique at its gate
+        ticket_id = str(uuid.uuid5(TICKETS, f"{lot_id}/{local}" if local else f"{lot_id}/{call.gate_id}/{call.event_id}"))
         places = kinds.named("parking").places(lot_id, space.space_id, start, end)  # type: ignore[attr-defined]
-        ticket = self._ticket(lot, ticket_id, space, plate, at, gate_id, event_id,
-                              subscription=subscriber, granules=[g.at for g in places.granules])
+        ticket = self._ticket(lot, ticket_id, space, plate, call, subscription=subscriber,
+                              granules=[g.at for g in places.granules])
         answer = _opened(ticket) | ({"conflict": conflict} if conflict else {})
         items = [(f"claim:{g.at}", granule_claim(self.store.table, g, ticket_id, Move.RETAKE)) for g in places.granules]
-        items += self.store.ticket_open(ticket) + [self.store.pass_put(lot_id, gate_id, event_id, answer, iso(at))]
+        items += self.store.ticket_open(ticket) + [self._pass_put(call, answer)]
         if not self.store.write(items):
             raise StaleBooking(ticket_id)   # the space went meanwhile (or the pass was applied): again
         return answer
 
-    def _entry_by_token(self, lot: dict[str, Any], gate_id: str, event_id: str, token: str, at: datetime,
-                        offline: bool) -> dict[str, Any]:
+    def _entry_by_token(self, lot: dict[str, Any], call: Pass, token: str) -> dict[str, Any]:
         lot_id, settings = lot["event_id"], Parking.settings(lot)
-        refuse = self._refuser(lot_id, gate_id, event_id, at, offline, {"basis": "token"})
+        refuse = self._refuser(call, {"basis": "token"})
         try:
             payload = verify(token, self.parking.keys().public_raw(lot_id), lot_id)
         except TokenInvalid as exc:
             return refuse(exc.reason)
-        if not in_window(payload, at, settings.early_entry_minutes):
+        if not in_window(payload, call.at, settings.early_entry_minutes):
             return refuse("outside_window")
         booking = self.store.get_booking(payload["bk"])
         if booking is None or booking.event_id != lot_id:
             return refuse("reservation_not_found")
+        return self._check_in(lot, call, booking, refuse)
+
+    def _entry_by_reservation(self, lot: dict[str, Any], call: Pass, plate: str, booking_id: str) -> dict[str, Any]:
+        """A plate an offline gate let in as the holder of a reservation it had cached (the gate
+        configuration lists them): that reservation is checked in, as a token would have been."""
+        refuse = self._refuser(call, {"basis": "reservation", "plate": plate, "booking_id": booking_id})
+        booking = self.store.get_booking(booking_id)
+        details = (booking.kind_details or {}) if booking is not None else {}
+        if booking is None or booking.event_id != lot["event_id"] or details.get("plate") != plate:
+            return refuse("reservation_not_found")
+        window = {"from": details["from"], "to": details["to"]}
+        if not in_window(window, call.at, Parking.settings(lot).early_entry_minutes):
+            return refuse("outside_window")
+        return self._check_in(lot, call, booking, refuse)
+
+    def _check_in(self, lot: dict[str, Any], call: Pass, booking: Any, refuse: Callable[..., dict[str, Any]]
+                  ) -> dict[str, Any]:
+        lot_id, gate_id = lot["event_id"], call.gate_id
         if str(booking.status) != "CONFIRMED":
             reason = "already_inside" if str(booking.status) == CHECKED_IN else "reservation_not_active"
             return refuse(reason, booking_id=booking.booking_id)
@@ -131,19 +197,18 @@ class GatePasses:
             return refuse("already_inside", booking_id=booking.booking_id, plate=details["plate"])
         space = Parking.settings(lot).by_id()[details["space_id"]]
         ticket_id = str(uuid.uuid5(TICKETS, f"{lot_id}/booking/{booking.booking_id}"))
-        ticket = self._ticket(lot, ticket_id, space, details["plate"], at, gate_id, event_id,
-                              booking_id=booking.booking_id, prepaid=booking.amount.text, customer_id=booking.customer_id)
+        ticket = self._ticket(lot, ticket_id, space, details["plate"], call, booking_id=booking.booking_id,
+                              prepaid=booking.amount.text, customer_id=booking.customer_id)
         answer = _opened(ticket)
-        extra = self.store.ticket_open(ticket) + [self.store.pass_put(lot_id, gate_id, event_id, answer, iso(at))]
+        extra = self.store.ticket_open(ticket) + [self._pass_put(call, answer)]
         transitions.advance(self.store, booking, self.clock(), CHECKED_IN, actor="gate", action="vehicle_entered",
                             decision=f"entered through gate {gate_id} onto space {space.space_id}",
                             ids={"ticket_id": ticket_id, "gate_id": gate_id}, extra=extra)
         return answer
 
     # ------------------------------------------------------------------------------- exit
-    def _exit(self, lot: dict[str, Any], gate_id: str, event_id: str, event: dict[str, Any], at: datetime,
-              offline: bool) -> dict[str, Any]:
-        lot_id, settings = lot["event_id"], Parking.settings(lot)
+    def _exit(self, lot: dict[str, Any], call: Pass, event: dict[str, Any]) -> dict[str, Any]:
+        lot_id, settings, at, gate_id = lot["event_id"], Parking.settings(lot), call.at, call.gate_id
         ticket = None
         if event.get("ticket_id") or event.get("local_ticket_id"):
             wanted = event.get("ticket_id") or str(uuid.uuid5(TICKETS, f"{lot_id}/{event['local_ticket_id']}"))
@@ -152,9 +217,15 @@ class GatePasses:
         if ticket is None and event.get("plate"):
             ticket = self.store.open_ticket_of(lot_id, rules.normalise_plate(str(event["plate"])))
         if ticket is None:
-            return self._refuser(lot_id, gate_id, event_id, at, offline, _named(event), "exit")("ticket_not_found")
+            return self._refuser(call, _named(event), "exit")("ticket_not_found")
         if ticket["status"] != "OPEN":
-            return self._record(lot_id, gate_id, event_id, at, _granted("already_exited"))
+            # its car left once: a new pass showing it is another car, or the same one again for
+            # free (a repeat of the pass that closed it has that pass's id, answered above)
+            count(CLOSED_TICKET_PASSES)
+            logger.warning("exit pass on a closed ticket", extra={"lot_id": lot_id, "gate_id": gate_id,
+                                                                   "event_id": call.event_id,
+                                                                   "ticket_id": ticket["ticket_id"]})
+            return self._refuser(call, {**_named(event), "ticket_id": ticket["ticket_id"]}, "exit")("ticket_closed")
         currency = lot["currency"]
         hourly = Money.parse(settings.hourly, currency)
         cap = Money.parse(settings.daily_cap, currency) if settings.daily_cap else None
@@ -166,14 +237,14 @@ class GatePasses:
         # every exit payment not counted here must still be unpaid when the ticket closes
         extra = [self.store.exit_payment_not_paid(ticket["ticket_id"], int(r["number"]))
                  for r in records if r["state"] != "paid"]
-        if due > 0 and not offline:
+        if due > 0 and not call.offline:
             url = self.exit_payments.ask(ticket, Money(due, currency), records)
-            return self._record(lot_id, gate_id, event_id, at, _owed(Money(due, currency), url))
+            return self._record(call, _owed(Money(due, currency), url))
         if due > 0:
             # the offline gate let the car out owing money: the ticket closes (the space is free)
             # with what it left unpaid, and a case goes to an operator
             answer = _owed(Money(due, currency), None)
-            case = self._case(lot_id, gate_id, event_id, at, "exit", "payment_required", ticket_id=ticket["ticket_id"],
+            case = self._case(call, "exit", "payment_required", ticket_id=ticket["ticket_id"],
                               plate=ticket["plate"], booking_id=ticket.get("booking_id"),
                               amount_due=answer["amount_due"])
             answer["conflict"] = gate_cases.conflict_of(case)
@@ -188,7 +259,7 @@ class GatePasses:
                     amount={"value": f"{over:.2f}", "currency": currency},
                     payment_ids=[r["payment_id"] for r in records if r["state"] == "paid"])))
         extra += self.store.ticket_close(ticket, iso(at), f"{charge:.2f}", f"{due:.2f}" if due > 0 else None) + \
-            [self.store.pass_put(lot_id, gate_id, event_id, answer, iso(at), "exit")]
+            [self._pass_put(call, answer, "exit")]
         if ticket.get("booking_id"):
             booking = self.store.get_booking(ticket["booking_id"])
             transitions.advance(self.store, booking, self.clock(), COMPLETED, actor="gate", action="vehicle_exited",
@@ -204,8 +275,7 @@ class GatePasses:
             raise StaleBooking(ticket["ticket_id"])
         return answer
 
-    def _from_the_future(self, lot_id: str, gate_id: str, event_id: str, event: dict[str, Any], at: datetime,
-                         direction: str) -> dict[str, Any]:
+    def _from_the_future(self, call: Pass, event: dict[str, Any], direction: str) -> dict[str, Any]:
         """An offline pass dated ahead of the backend's clock by more than the allowed skew (a gate
         whose clock is wrong): refused for good and recorded, so the gate's sequence moves on (the
         sync reports it ``failed``); the car did pass, so a case goes to an operator."""
@@ -213,52 +283,49 @@ class GatePasses:
         answer: dict[str, Any] = {"error": {
             "code": "pass_time_in_future", "message": "The pass is dated ahead of the server's clock; check the "
                                                       "gate's clock.",
-            "details": {"at": iso(at), "server_time": iso(now),
+            "details": {"at": iso(call.at), "server_time": iso(now),
                         "max_skew_seconds": int(self.max_clock_skew.total_seconds())}}}
         basis = ("token" if event.get("token") else "plate") if direction == "entry" else None
-        return self._record_case(lot_id, gate_id, event_id, at, direction, answer, "pass_time_in_future",
-                                 {"basis": basis, **_named(event)})
+        return self._record_case(call, direction, answer, "pass_time_in_future", {"basis": basis, **_named(event)})
 
     # ------------------------------------------------------------------------------ parts
-    def _ticket(self, lot: dict[str, Any], ticket_id: str, space: Any, plate: str, at: datetime, gate_id: str,
-                event_id: str, **more: Any) -> dict[str, Any]:
+    def _ticket(self, lot: dict[str, Any], ticket_id: str, space: Any, plate: str, call: Pass,
+                **more: Any) -> dict[str, Any]:
         return {"ticket_id": ticket_id, "lot_id": lot["event_id"], "space_id": space.space_id, "space_type": space.type,
-                "plate": plate, "entered_at": iso(at), "status": "OPEN", "gate_id": gate_id, "entry_event_id": event_id,
+                "plate": plate, "entered_at": iso(call.at), "status": "OPEN", "gate_id": call.gate_id,
+                "entry_event_id": call.event_id,
                 **{key: value for key, value in more.items() if value not in (None, False)}}
 
-    def _refuser(self, lot_id: str, gate_id: str, event_id: str, at: datetime, offline: bool,
-                 known: dict[str, Any], direction: str = "entry") -> Callable[..., dict[str, Any]]:
+    def _refuser(self, call: Pass, known: dict[str, Any], direction: str = "entry") -> Callable[..., dict[str, Any]]:
         """Refuses a pass. Online the gate stays shut; offline the car has already passed, so the
         refusal opens a case for an operator (GET /admin/reviews), written with the pass record so
         that a repeated sync neither loses nor doubles it."""
         def refuse(reason: str, **more: Any) -> dict[str, Any]:
             answer = _refused(direction, reason)
-            if not offline:
-                return self._record(lot_id, gate_id, event_id, at, answer)
-            return self._record_case(lot_id, gate_id, event_id, at, direction, answer, reason, {**known, **more})
+            if not call.offline:
+                return self._record(call, answer)
+            return self._record_case(call, direction, answer, reason, {**known, **more})
         return refuse
 
-    def _case(self, lot_id: str, gate_id: str, event_id: str, at: datetime, direction: str, reason: str,
-              **known: Any) -> dict[str, Any]:
-        # an entry's case id is the one cases had before exits had them
-        parts = (event_id,) if direction == "entry" else (direction, event_id)
-        return gate_cases.new_case(gate_cases.case_id(lot_id, *parts), direction, lot_id, reason, iso(self.clock()),
-                                   "gate_sync", gate_id=gate_id, event_id=event_id, at=iso(at), **known)
+    def _case(self, call: Pass, direction: str, reason: str, **known: Any) -> dict[str, Any]:
+        # event ids are unique per gate only: two gates' passes never share a case
+        case_id = gate_cases.case_id(call.lot_id, direction, call.gate_id, call.event_id)
+        return gate_cases.new_case(case_id, direction, call.lot_id, reason, iso(self.clock()), "gate_sync",
+                                   gate_id=call.gate_id, event_id=call.event_id, at=iso(call.at), **known)
 
-    def _record_case(self, lot_id: str, gate_id: str, event_id: str, at: datetime, direction: str,
-                     answer: dict[str, Any], reason: str, known: dict[str, Any]) -> dict[str, Any]:
-        case = self._case(lot_id, gate_id, event_id, at, direction, reason, **known)
+    def _record_case(self, call: Pass, direction: str, answer: dict[str, Any], reason: str,
+                     known: dict[str, Any]) -> dict[str, Any]:
+        case = self._case(call, direction, reason, **known)
         answer["conflict"] = gate_cases.conflict_of(case)
-        items = [self.store.gate_case_put(case), self.store.pass_put(lot_id, gate_id, event_id, answer, iso(at),
-                                                                     direction)]
+        items = [self.store.gate_case_put(case), self._pass_put(call, answer, direction)]
         if not self.store.write(items):
             raise StaleBooking(case["case_id"])   # applied meanwhile: the stored answer is read again
         return answer
 
-    def _record(self, lot_id: str, gate_id: str, event_id: str, at: datetime, answer: dict[str, Any]) -> dict[str, Any]:
+    def _record(self, call: Pass, answer: dict[str, Any]) -> dict[str, Any]:
         """An answer that changes nothing, kept so that a repeat of the pass gets it back."""
-        if not self.store.write([self.store.pass_put(lot_id, gate_id, event_id, answer, iso(at))]):
-            return self.store.get_pass(lot_id, event_id, "entry" if "gate_open" in answer else "exit") or answer
+        if not self.store.write([self._pass_put(call, answer)]):
+            raise StaleBooking(call.event_id)   # recorded meanwhile: the stored answer is read again
         return answer
 
 
@@ -289,3 +356,24 @@ def _granted(reason: str | None) -> dict[str, Any]:
 
 def _owed(due: Money, url: str | None) -> dict[str, Any]:
     return {"exit_granted": False, "amount_due": due.as_dict(), "confirmation_url": url, "reason": "payment_required"}
+
+
+def naming(event: dict[str, Any]) -> dict[str, str]:
+    """How a pass names its car, as digests (a token is a credential and is not stored)."""
+    def value(name: str) -> str:
+        raw = str(event[name])
+        return rules.normalise_plate(raw) if name == "plate" else raw
+    return {name: hashlib.sha256(value(name).encode()).hexdigest()[:16] for name in NAMING_FIELDS if event.get(name)}
+
+
+def _names_another_car(stored: dict[str, str] | None, sent: dict[str, str]) -> bool:
+    """A repeat may carry more than the first sending (the gate's queued copy adds the plate it
+    knows): it names another car only where both name it and differ."""
+    return stored is not None and any(stored[name] != sent[name] for name in stored.keys() & sent.keys())
+
+
+def _refused_online(done: dict[str, Any]) -> bool:
+    """A pass answered online with the gate kept shut (a refusal, or money to pay first)."""
+    answer = done["answer"]
+    opened = answer.get("gate_open", answer.get("exit_granted"))
+    return done.get("mode") == "online" and opened is False

@@ -8,7 +8,7 @@ import json
 import secrets
 import uuid
 from collections import Counter
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Callable
 
 from .. import kinds
@@ -18,7 +18,7 @@ from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
 from ..domain.commands import HoldPlaces
 from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy, Unauthorized
 from ..domain.money import Money
-from ..domain.parking import TYPES, normalise_plate
+from ..domain.parking import TYPES, ceil_granule, floor_granule, granule_key, normalise_plate
 from ..kinds.parking import Parking, space_states
 from ..parking_schemas import GateIn, LotIn, ReservationIn, SubscriptionIn
 from ..parking_tokens import LotKeys, gate_key_hash
@@ -27,6 +27,9 @@ from .bookings import BookingService, HoldResult
 LOT_NAMESPACE = uuid.UUID("3b1c8a52-7f0e-4d6b-9a41-2c5e8f7d1a63")
 #: How long a gate may keep the subscriptions it read before reading them again.
 SUBSCRIPTIONS_TTL_SECONDS = 300
+#: How far ahead a gate's configuration lists confirmed reservations (and how long the gate may
+#: admit their plates offline from that list).
+RESERVATIONS_AHEAD = timedelta(hours=2)
 
 
 class GateUnauthorized(Unauthorized):
@@ -133,7 +136,27 @@ class ParkingService:
                 "early_entry_minutes": settings.early_entry_minutes,
                 "policy": {"allow_offline_temporary_tickets": settings.allow_offline_temporary_tickets},
                 "subscriptions": self.active_subscriptions(lot_id),
-                "subscriptions_valid_until": iso(now + timedelta(seconds=SUBSCRIPTIONS_TTL_SECONDS))}
+                "subscriptions_valid_until": iso(now + timedelta(seconds=SUBSCRIPTIONS_TTL_SECONDS)),
+                "reservations": self.coming_reservations(lot_id, now, settings.early_entry_minutes),
+                "reservations_valid_until": iso(now + RESERVATIONS_AHEAD)}
+
+    def coming_reservations(self, lot_id: str, now: datetime, early_entry_minutes: int) -> list[dict[str, str]]:
+        """Confirmed reservations whose window (with early entry) meets the next RESERVATIONS_AHEAD,
+        for a gate to admit by plate while offline: plate, window, space, booking id, nothing about
+        the customer. Found through the lot's granules (who holds each sold one), not a scan: one
+        query per UTC day of the horizon, then the bookings by key."""
+        start = floor_granule(now)
+        end = ceil_granule(now + RESERVATIONS_AHEAD + timedelta(minutes=early_entry_minutes))
+        holders = {session[2:] for session in self.store.sold_sessions(lot_id, granule_key(start), granule_key(end))
+                   if session.startswith("B#")}
+        holders -= {ticket["ticket_id"] for ticket in self.store.open_tickets(lot_id)}   # drive-ups inside
+        found = []
+        for booking in self.store.reservation_summaries(sorted(holders)):
+            details = booking.get("kind_details") or {}
+            if booking["event_id"] == lot_id and booking["status"] == "CONFIRMED" and details.get("to", "") > iso(now):
+                found.append({"booking_id": booking["booking_id"], "plate": details["plate"],
+                              "space_id": details["space_id"], "from": details["from"], "to": details["to"]})
+        return sorted(found, key=lambda r: (r["from"], r["booking_id"]))
 
     # --------------------------------------------------------------------- subscriptions
     def create_subscription(self, lot_id: str, request: SubscriptionIn) -> dict[str, Any]:
