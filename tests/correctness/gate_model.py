@@ -170,6 +170,8 @@ class GateWorld:
         self.gate_sync = GateSync(GateSyncStore(table, client), self._applier)
         self.trace: list[str] = []
         self.intent = ""
+        self.log: Counter[str] = Counter()   # what the history exercised (outcomes, not only operations)
+        self._last_fault: str | None = None
         self._undo_ids = self._deterministic_gate_ids()
         self.lot_id = self.parking.create_lot(LotIn.model_validate(LOT_BODY), f"gate-model-{table}")["lot_id"]
         start = clock()
@@ -255,7 +257,13 @@ class GateWorld:
         fault = d.choice([None, None, None, "down", "lost"])
         if fault:
             self.backends[gate].faults[what] = fault
+        self._last_fault = fault
         return fault
+
+    def _faulted(self, gate: str) -> str:
+        """The fault the last pass met, for its line of the story (then forgotten)."""
+        fault, self._last_fault = self._last_fault, None
+        return f" [{fault}]" if fault else ""
 
     def _record_sent(self, gate: str, kind: str, car: Car, result: dict[str, Any], ticket_id: str | None) -> None:
         """Remember the pass the gate sent online (its body as the backend got it) and the answer
@@ -272,7 +280,7 @@ class GateWorld:
         if not free:
             return
         car = d.choice(free)
-        start = rules.floor_granule(self.clock()) + timedelta(minutes=30 * d.integer(0, 4))
+        start = rules.floor_granule(self.clock()) + timedelta(minutes=30 * d.integer(0, 3))
         window = {"vehicle_type": car.vehicle, "plate": car.plate, "from": iso(start),
                   "to": iso(start + timedelta(minutes=60 * d.integer(1, 2)))}
         self.counter += 1
@@ -353,7 +361,8 @@ class GateWorld:
             car.inside = car.entered = True
             car.ticket = result.get("ticket_id") or result.get("local_ticket_id") or car.ticket
             car.owed_url = None
-        self.note(f"{car.plate} enters at {gate} ({'token' if token else 'plate'}) -> open={result['open']} "
+        self.log[f"entry:{result['mode']}:{'open' if result['open'] else result.get('reason')}"] += 1
+        self.note(f"{car.plate} enters at {gate} ({'token' if token else 'plate'}){self._faulted(gate)} -> open={result['open']} "
                   f"{result['mode']} {result.get('reason') or result.get('basis') or ''} ticket={str(car.ticket)[:8]}")
         return result
 
@@ -380,6 +389,7 @@ class GateWorld:
             self.backends[gate].faults["exit"] = "lost"
         else:
             self.provider.fail("create_payment", mode)
+        self._last_fault = f"provider {mode}" if mode != "lost" else "lost"
         self.intent = f"{car.plate} exits at {gate}, provider timeout {mode}"
         try:
             self._exit(car, gate, car.ticket)
@@ -413,7 +423,8 @@ class GateWorld:
             car.ticket, car.owed_url = None, None
         elif result.get("confirmation_url"):
             car.owed_url = result["confirmation_url"]
-        self.note(f"{car.plate} exits at {gate} on {str(ticket)[:10] if ticket else 'plate'} -> open={result['open']} "
+        self.log[f"exit:{result['mode']}:{'open' if result['open'] else result.get('reason')}"] += 1
+        self.note(f"{car.plate} exits at {gate} on {str(ticket)[:10] if ticket else 'plate'}{self._faulted(gate)} -> open={result['open']} "
                   f"{result['mode']} {result.get('reason') or result.get('basis') or ''}"
                   f"{' owes ' + str(result['amount_due']) if result.get('amount_due') else ''}")
         return result
@@ -446,6 +457,7 @@ class GateWorld:
         if notify:
             outcome = self._server("exit payment event", lambda: record_provider_payment(
                 self.store, self.clock, self.provider.get_payment(payment_id)))
+        self.log[f"exit_payment:{'paid' if pays else 'declined'}:{outcome}"] += 1
         self.note(f"exit payment {payment_id[:8]} {'paid' if pays else 'declined'} -> {outcome}")
 
     # ------------------------------------------------------------------- pass repeats
@@ -535,6 +547,7 @@ class GateWorld:
             outcome: Any = self.gates[gate].sync()
         except Unreachable as exc:
             outcome = f"unreachable ({exc})"
+        self.log[f"sync:{fault}:{'conflicts' if isinstance(outcome, dict) and outcome['conflicts'] else 'ok'}"] += 1
         self.note(f"sync {gate} fault={fault} -> {outcome}")
 
     def sync_out_of_order(self, d: Any) -> None:
@@ -562,7 +575,7 @@ class GateWorld:
     def time_passes(self, d: Any) -> None:
         """Minutes to hours: windows begin and end, caches go stale, no-shows fall due (the
         sweeper runs the timers)."""
-        seconds = d.choice([60, 600, 1200, 1800, 3600, 3 * 3600])
+        seconds = d.choice([60, 300, 600, 1200, 1800, 3600, 3 * 3600])
         self.clock.advance(seconds)
         counts = self._sweep()
         self.note(f"time +{seconds}s, sweep {counts}")
@@ -617,7 +630,9 @@ class GateWorld:
                 continue
             ticket = open_of.get(car.plate)
             if car.inside and ticket is None and car.plate not in named:
-                raise AssertionError(f"G2 car {car.plate} is inside, but no open ticket and no gate case names it")
+                had = [f"{t['ticket_id'][:8]} {t['status']}" for t in tickets.values() if t["plate"] == car.plate]
+                raise AssertionError(f"G2 car {car.plate} is inside, but no open ticket and no gate case names it "
+                                     f"(its tickets: {had or 'none'})")
             if not car.inside and ticket is not None and car.plate not in named and ticket["ticket_id"] not in named:
                 raise AssertionError(f"G2 car {car.plate} has left, but its ticket {ticket['ticket_id']} is still OPEN "
                                      f"(entered {ticket['entered_at']}) and no gate case names it")
@@ -738,10 +753,10 @@ def play_gate_history(client: Any, table: str, seed: int, steps: int,
             name = rng.choices(names, weights)[0]
             before, step, world.intent = len(world.trace), f"{index:02d} {name}", ""
             getattr(world, name)(draw)
-            ran[name] += 1
+            ran[f"op:{name}"] += 1
             world.check()
             story.extend(f"{index:02d} {line}" for line in world.trace[before:])
-        before, step = len(world.trace), "settle"
+        before, step, world.intent = len(world.trace), "settle", ""
         story.append("-- settle: every gate syncs, every payment delivered, no faults")
         world.settle()
         story.extend(f"   {line}" for line in world.trace[before:])
@@ -753,6 +768,7 @@ def play_gate_history(client: Any, table: str, seed: int, steps: int,
         return str(exc).splitlines()[0], story, ran
     finally:
         if world is not None:
+            ran.update(world.log)
             world.close()
         undo()
         try:
@@ -766,3 +782,49 @@ def run_gate_history(client: Any, table: str, seed: int, steps: int) -> list[str
     followed by the story that led to it."""
     violation, story, _ = play_gate_history(client, table, seed, steps)
     return [] if violation is None else [violation, *story]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Replay gate histories and print each story: ``python -m tests.correctness.gate_model --seed N``."""
+    import argparse
+    import os
+
+    parser = argparse.ArgumentParser(prog="gate_model", description=main.__doc__)
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--histories", type=int, default=1)
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--skip", default="", help="operations to leave out, comma-separated")
+    args = parser.parse_args(argv)
+    os.environ.update({"AWS_DEFAULT_REGION": "eu-central-1", "AWS_ACCESS_KEY_ID": "testing",
+                       "AWS_SECRET_ACCESS_KEY": "testing"})
+    import logging
+
+    logging.disable(logging.ERROR)
+    from moto import mock_aws
+
+    from devstack.aws import queries, transactions
+
+    from .helpers import DirectDynamoDB
+
+    mock = mock_aws()
+    mock.start()
+    transactions.install()
+    queries.install()
+    skip = {name for name in args.skip.split(",") if name}
+    unknown = skip - set(OPERATIONS)
+    if unknown:
+        parser.error(f"unknown operations {sorted(unknown)}")
+    operations = {name: weight for name, weight in OPERATIONS.items() if name not in skip}
+    client, failures = DirectDynamoDB(), 0
+    for seed in range(args.seed, args.seed + args.histories):
+        violation, story, _ = play_gate_history(client, f"gates-{seed}", seed, args.steps, operations)
+        if args.histories == 1:
+            print("\n".join(story))
+        print(f"seed {seed}: {violation or 'ok'}")
+        failures += violation is not None
+    mock.stop()
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
