@@ -752,8 +752,8 @@ def play_gate_history(client: Any, table: str, seed: int, steps: int,
         for index in range(steps):
             name = rng.choices(names, weights)[0]
             before, step, world.intent = len(world.trace), f"{index:02d} {name}", ""
+            ran[f"op:{name}"] += 1   # counted when run, also when it finds a violation
             getattr(world, name)(draw)
-            ran[f"op:{name}"] += 1
             world.check()
             story.extend(f"{index:02d} {line}" for line in world.trace[before:])
         before, step, world.intent = len(world.trace), "settle", ""
