@@ -99,6 +99,7 @@ class Car:
     token: str | None = None
     owed_url: str | None = None
     passes: set[str] = field(default_factory=set)   # ids of the passes made for this car
+    entered_at: str = ""                # when it last went in (the model's clock)
 
 
 @dataclass
@@ -361,6 +362,7 @@ class GateWorld:
         self._record_sent(gate, "entry", car, result)
         if result["open"]:
             car.inside = car.entered = True
+            car.entered_at = iso(self.clock())
             car.ticket = result.get("ticket_id") or result.get("local_ticket_id") or car.ticket
             car.owed_url = None
         self.log[f"entry:{result['mode']}:{'open' if result['open'] else result.get('reason')}"] += 1
@@ -565,6 +567,7 @@ class GateWorld:
             return
         if kind == "entry" and not car.inside:
             car.inside = car.entered = True
+            car.entered_at = iso(self.clock())
             car.ticket = answer.get("ticket_id")
         elif kind == "exit" and car.inside:
             car.inside, car.ticket = False, None
@@ -685,21 +688,30 @@ class GateWorld:
                     f"{len(unsent)} pass(es) from seq {unsent[0]['seq']} never recorded"
 
     def _check_cars(self, tickets: dict[str, dict[str, Any]], cases: list[dict[str, Any]]) -> None:
+        """G2, against the cars' true places. A case accounts for a car when it names the ticket
+        in question, or names the car (plate, reservation, one of its passes) for a pass made since
+        it last went in (so a case about an earlier visit covers nothing now)."""
         open_of = {t["plate"]: t for t in tickets.values() if t["status"] == "OPEN"}
-        named = {value for case in cases
-                 for value in (case.get("plate"), case.get("ticket_id"), case.get("booking_id"), case.get("event_id"))
-                 if value}
+
+        def accounted(car: Car, ticket: dict[str, Any] | None, since: str) -> bool:
+            for case in cases:
+                if ticket is not None and case.get("ticket_id") == ticket["ticket_id"]:
+                    return True
+                names = {case.get("plate"), case.get("booking_id"), case.get("event_id")} - {None}
+                if (car.plate in names or car.booking_id in names or car.passes & names) \
+                        and str(case.get("at") or case.get("opened_at") or "") >= since:
+                    return True
+            return False
+
         for car in self.cars.values():
             if not car.entered:
                 continue
-            if car.passes & named or (car.booking_id and car.booking_id in named):
-                continue   # a case names one of its passes or its reservation
             ticket = open_of.get(car.plate)
-            if car.inside and ticket is None and car.plate not in named:
+            if car.inside and ticket is None and not accounted(car, None, car.entered_at):
                 had = [f"{t['ticket_id'][:8]} {t['status']}" for t in tickets.values() if t["plate"] == car.plate]
                 raise AssertionError(f"G2 car {car.plate} is inside, but no open ticket and no gate case names it "
                                      f"(its tickets: {had or 'none'})")
-            if not car.inside and ticket is not None and car.plate not in named and ticket["ticket_id"] not in named:
+            if not car.inside and ticket is not None and not accounted(car, ticket, ticket["entered_at"]):
                 raise AssertionError(f"G2 car {car.plate} has left, but its ticket {ticket['ticket_id']} is still OPEN "
                                      f"(entered {ticket['entered_at']}) and no gate case names it")
 
