@@ -70,9 +70,8 @@ GATE_CACHE_KEY = bytes(range(32))
 RETURN_URL = "http://127.0.0.1:3000/done"
 LOT_BODY = {
     "name": "Model lot",
-    "spaces": [{"space_id": "R1", "type": "REGULAR", "priority": 1}, {"space_id": "R2", "type": "REGULAR", "priority": 2},
-               {"space_id": "R3", "type": "REGULAR", "priority": 3},
-               {"space_id": "C1", "type": "COMPACT", "priority": 1}, {"space_id": "C2", "type": "COMPACT", "priority": 2}],
+    "spaces": [{"space_id": f"R{n}", "type": "REGULAR", "priority": n} for n in (1, 2, 3)]
+    + [{"space_id": f"C{n}", "type": "COMPACT", "priority": n} for n in (1, 2)],
     # No grace: a reservation holder who came in early and stays to the end of the window owes a
     # started hour, with the entry token still valid (the offline exit opens for it).
     "tariff": {"hourly": {"value": "100.00", "currency": "RUB"}, "grace_minutes": 0},
@@ -175,8 +174,8 @@ class GateWorld:
         self._undo_ids = self._deterministic_gate_ids()
         self.lot_id = self.parking.create_lot(LotIn.model_validate(LOT_BODY), f"gate-model-{table}")["lot_id"]
         start = clock()
-        self.parking.create_subscription(self.lot_id, SubscriptionIn.model_validate(
-            {"plate": "SUB1", "valid_from": iso(start - timedelta(hours=1)), "valid_to": iso(start + timedelta(days=3))}))
+        self.parking.create_subscription(self.lot_id, SubscriptionIn.model_validate({
+            "plate": "SUB1", "valid_from": iso(start - timedelta(hours=1)), "valid_to": iso(start + timedelta(days=3))}))
         self.gate_ids: dict[str, str] = {}
         self.gate_keys: dict[str, str] = {}
         self.backends: dict[str, InProcessBackend] = {}
@@ -207,8 +206,10 @@ class GateWorld:
         """The gate controller draws its pass ids and local ticket ids from ``uuid.uuid4``; here
         they follow the world's rng, so a history replays from its seed."""
         rng = random.Random(self.rng.getrandbits(64))
-        shim = type("DeterministicUuid", (), {"uuid4": staticmethod(lambda: uuid.UUID(int=rng.getrandbits(128), version=4)),
-                                               "UUID": uuid.UUID})
+        def uuid4() -> uuid.UUID:
+            return uuid.UUID(int=rng.getrandbits(128), version=4)
+
+        shim = type("DeterministicUuid", (), {"uuid4": staticmethod(uuid4), "UUID": uuid.UUID})
         saved = (gate_controller_module.uuid, gate_offline_module.uuid)
         gate_controller_module.uuid = shim   # type: ignore[attr-defined]
         gate_offline_module.uuid = shim      # type: ignore[attr-defined]
@@ -238,7 +239,8 @@ class GateWorld:
     def sync_online(self, gate: str, events: list[dict[str, Any]]) -> dict[str, Any]:
         self.parking.gate(self.lot_id, self.gate_ids[gate], self.gate_keys[gate])
         body = GateSyncIn.model_validate({"events": events})
-        return self._server(f"sync of {gate}", lambda: self.gate_sync.sync(self.lot_id, self.gate_ids[gate], body.events))
+        return self._server(f"sync of {gate}",
+                            lambda: self.gate_sync.sync(self.lot_id, self.gate_ids[gate], body.events))
 
     @staticmethod
     def _server(what: str, call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -294,13 +296,17 @@ class GateWorld:
             return
         car.booking_id, car.token = result.booking.booking_id, None
         if then != "holds":
-            booking = self._server("start payment", lambda: self.payments.start_payment(car.booking_id, car.customer, "pay"))
+            booking = self._pay(car)
             payment_id = booking.payment.payment_id
             self.provider.pay(payment_id, at=iso(self.clock()))
             if then == "confirmed":
                 self._deliver_payment(payment_id)
         self.note(f"reserve {car.plate} {window['from'][11:16]}-{window['to'][11:16]} -> "
                   f"{self.store.get_booking(car.booking_id).status}")
+
+    def _pay(self, car: Car) -> Any:
+        """POST /bookings/{id}/payment: the reservation's provider payment."""
+        return self._server("start payment", lambda: self.payments.start_payment(car.booking_id, car.customer, "pay"))
 
     def _active(self, car: Car) -> bool:
         booking = self.store.get_booking(car.booking_id) if car.booking_id else None
@@ -316,7 +322,8 @@ class GateWorld:
         except AssertionError:
             raise
         except Exception as exc:  # noqa: BLE001 - a background worker that crashes
-            raise AssertionError(f"X2 payment consumer crashed on {payment_id} ({type(exc).__name__}: {exc})") from exc
+            raise AssertionError(f"X2 payment consumer crashed on {payment_id} "
+                                 f"({type(exc).__name__}: {exc})") from exc
 
     def deliver_payments(self, d: Any) -> None:
         """The payment-events consumer: every reservation and exit payment the provider settled."""
@@ -366,8 +373,9 @@ class GateWorld:
             car.ticket = result.get("ticket_id") or result.get("local_ticket_id") or car.ticket
             car.owed_url = None
         self.log[f"entry:{result['mode']}:{'open' if result['open'] else result.get('reason')}"] += 1
-        self.note(f"{car.plate} enters at {gate} ({'token' if token else 'plate'}){self._faulted()} -> open={result['open']} "
-                  f"{result['mode']} {result.get('reason') or result.get('basis') or ''} ticket={str(car.ticket)[:8]}")
+        self.note(f"{car.plate} enters at {gate} ({'token' if token else 'plate'}){self._faulted()} -> "
+                  f"open={result['open']} {result['mode']} {result.get('reason') or result.get('basis') or ''} "
+                  f"ticket={str(car.ticket)[:8]}")
         return result
 
     def car_exits(self, d: Any) -> None:
@@ -410,15 +418,17 @@ class GateWorld:
             return
         car, gate = d.choice(free), d.choice(GATES)
         start = rules.floor_granule(self.clock()) + timedelta(minutes=60)
-        window = {"vehicle_type": car.vehicle, "plate": car.plate, "from": iso(start), "to": iso(start + timedelta(hours=1))}
+        window = {"vehicle_type": car.vehicle, "plate": car.plate, "from": iso(start),
+                  "to": iso(start + timedelta(hours=1))}
         self.counter += 1
         try:
-            result = self.parking.reserve(self.lot_id, car.customer, f"res-{self.counter}", ReservationIn.model_validate(window))
+            result = self.parking.reserve(self.lot_id, car.customer, f"res-{self.counter}",
+                                          ReservationIn.model_validate(window))
         except BookingError as exc:
             self.note(f"reserve {car.plate} early/late -> {exc.code}")
             return
         car.booking_id, car.token = result.booking.booking_id, None
-        booking = self._server("start payment", lambda: self.payments.start_payment(car.booking_id, car.customer, "pay"))
+        booking = self._pay(car)
         self.provider.pay(booking.payment.payment_id, at=iso(self.clock()))
         self._deliver_payment(booking.payment.payment_id)
         self.note(f"reserve {car.plate} {window['from'][11:16]}-{window['to'][11:16]}, paid -> "
@@ -472,8 +482,8 @@ class GateWorld:
         elif result.get("confirmation_url"):
             car.owed_url = result["confirmation_url"]
         self.log[f"exit:{result['mode']}:{'open' if result['open'] else result.get('reason')}"] += 1
-        self.note(f"{car.plate} exits at {gate} on {str(ticket)[:10] if ticket else 'plate'}{self._faulted()} -> open={result['open']} "
-                  f"{result['mode']} {result.get('reason') or result.get('basis') or ''}"
+        self.note(f"{car.plate} exits at {gate} on {str(ticket)[:10] if ticket else 'plate'}{self._faulted()} -> "
+                  f"open={result['open']} {result['mode']} {result.get('reason') or result.get('basis') or ''}"
                   f"{' owes ' + str(result['amount_due']) if result.get('amount_due') else ''}")
         return result
 
@@ -486,7 +496,8 @@ class GateWorld:
                                  f"(reason {answer.get('reason')})")
         closings = self.closings.setdefault(ticket["ticket_id"], set())
         closings.add(event_id)
-        assert len(closings) == 1, f"G1 ticket {ticket['ticket_id']} closed by {len(closings)} exit passes {sorted(closings)}"
+        assert len(closings) == 1, \
+            f"G1 ticket {ticket['ticket_id']} closed by {len(closings)} exit passes {sorted(closings)}"
 
     def pays_exit(self, d: Any) -> None:
         """The driver pays what the exit asked for at the provider (or lets it be); the
@@ -526,7 +537,8 @@ class GateWorld:
         except BookingError as exc:
             self.note(f"repeat {event_id[:12]} at {gate} same={same} -> {exc.status} {exc.code}")
             assert not same or stored is None, \
-                f"G5 a repeat of pass {event_id} at {gate} with the same body was refused {exc.code}; first answer {stored}"
+                f"G5 a repeat of pass {event_id} at {gate} with the same body was refused {exc.code}; " \
+                f"first answer {stored}"
             return
         self.note(f"repeat {event_id[:12]} at {gate} same={same} -> {answer}")
         if same and stored is not None:
@@ -712,10 +724,11 @@ class GateWorld:
                 raise AssertionError(f"G2 car {car.plate} is inside, but no open ticket and no gate case names it "
                                      f"(its tickets: {had or 'none'})")
             if not car.inside and ticket is not None and not accounted(car, ticket, ticket["entered_at"]):
-                raise AssertionError(f"G2 car {car.plate} has left, but its ticket {ticket['ticket_id']} is still OPEN "
-                                     f"(entered {ticket['entered_at']}) and no gate case names it")
+                raise AssertionError(f"G2 car {car.plate} has left, but its ticket {ticket['ticket_id']} is "
+                                     f"still OPEN (entered {ticket['entered_at']}) and no gate case names it")
 
-    def _check_exit_money(self, tickets: dict[str, dict[str, Any]], cases: list[dict[str, Any]], settled: bool) -> None:
+    def _check_exit_money(self, tickets: dict[str, dict[str, Any]], cases: list[dict[str, Any]],
+                          settled: bool) -> None:
         in_case: set[str] = set()
         exit_cases: set[str] = set()
         for case in cases:
@@ -731,7 +744,8 @@ class GateWorld:
             paid = [p for p in self.provider.payments.values()
                     if (p.get("metadata") or {}).get("ticket_id") == ticket_id and p["status"] == "succeeded"]
             counted = sum((Decimal(p["amount"]["value"]) for p in paid if p["id"] not in in_case), Decimal("0"))
-            owed = max(Decimal(str(ticket.get("charge") or "0")) - Decimal(str(ticket.get("prepaid") or "0")), Decimal("0"))
+            charge, prepaid = (Decimal(str(ticket.get(name) or "0")) for name in ("charge", "prepaid"))
+            owed = max(charge - prepaid, Decimal("0"))
             if settled:
                 for payment in paid:
                     record = records.get(payment["id"])
@@ -797,7 +811,8 @@ class BookingPayments:
 #: Every operation of the gate world, with its weight for the random walker.
 OPERATIONS: dict[str, int] = {
     "reserve": 3, "deliver_payments": 1, "car_enters": 6, "car_exits": 5, "exit_provider_times_out": 2,
-    "early_and_late_reservation": 1, "exit_on_old_ticket": 1, "pays_exit": 2, "repeat_pass": 2, "other_gate_reuses_id": 1, "sync_gate": 3,
+    "early_and_late_reservation": 1, "exit_on_old_ticket": 1, "pays_exit": 2, "repeat_pass": 2,
+    "other_gate_reuses_id": 1, "sync_gate": 3,
     "sync_out_of_order": 1, "refresh_config": 1, "time_passes": 3,
 }
 

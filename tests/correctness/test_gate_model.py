@@ -31,23 +31,31 @@ def history(seed: int, skip: tuple[str, ...] = (), rule: str | None = None, reas
     return pytest.param(seed, skip, rule, marks=marks, id=f"seed{seed}{'-past3and6' if skip else ''}")
 
 
+F3 = "issue 28 finding 3: a car leaves on another car's closed ticket (already_exited opens the exit)"
+F4_EXIT = "issue 28 finding 4: an exit times out while asking the provider, the gate opens offline on the " \
+    "token; sync applies the stored 'owed' answer: no gate case, the ticket stays OPEN"
+F4_ENTRY = "issue 28 finding 4: a lost lot_full answer, the gate opens offline; sync applies the stale " \
+    "refusal: no gate case, the car is inside with no ticket"
+F6_GATES = "issue 28 finding 6: gate g2's pass id returns gate g1's stored answer and ticket"
+F6_BODY = "issue 28 finding 6: another body under a used pass id gets the stored answer"
+STRANDED = "model finding: an exit whose answer was lost closed the ticket, the gate refused offline; " \
+    "the car is inside with a closed ticket and no case"
+OVERSTAY = "model finding: a drive-up staying past default_stay_minutes has its space given to another " \
+    "car (P2: two open tickets on one space)"
+
 HISTORIES = [
     history(302),
     history(314),
     history(400, PAST_3_AND_6),
     history(404, PAST_3_AND_6),
     history(407, PAST_3_AND_6),
-    history(304, rule="G3", reason="issue 28 finding 3: a car leaves on another car's closed ticket (already_exited opens)"),
-    history(321, rule="G6", reason="issue 28 finding 6: gate g2's pass id returns gate g1's stored answer and ticket"),
-    history(305, rule="G6", reason="issue 28 finding 6: a different body under a used pass id gets the stored answer"),
-    history(500, PAST_3_AND_6, rule="G2", reason="issue 28 finding 4: an exit timed out while asking the provider, the gate "
-                                      "opened offline; sync applies the stored 'owed' answer, no case, ticket OPEN"),
-    history(510, PAST_3_AND_6, rule="G2", reason="issue 28 finding 4: a lost lot_full answer, the gate opened offline; "
-                                      "sync applies the stale refusal, no gate case, the car is nowhere"),
-    history(406, PAST_3_AND_6, rule="G2", reason="model finding: the backend closed the ticket on an exit whose answer was "
-                                      "lost, the gate refused offline; the car is inside with a closed ticket"),
-    history(301, rule="P2", reason="model finding: a drive-up staying past default_stay_minutes has its space given to "
-                        "another car (P2, two open tickets on one space)"),
+    history(304, rule="G3", reason=F3),
+    history(321, rule="G6", reason=F6_GATES),
+    history(305, rule="G6", reason=F6_BODY),
+    history(500, PAST_3_AND_6, rule="G2", reason=F4_EXIT),
+    history(510, PAST_3_AND_6, rule="G2", reason=F4_ENTRY),
+    history(406, PAST_3_AND_6, rule="G2", reason=STRANDED),
+    history(301, rule="P2", reason=OVERSTAY),
 ]
 
 #: What the histories exercised (read by test_every_operation_runs), by seed.
