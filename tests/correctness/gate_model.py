@@ -172,7 +172,7 @@ class GateWorld:
         self.log: Counter[str] = Counter()   # what the history exercised (outcomes, not only operations)
         self._last_fault: str | None = None
         self._undo_ids = self._deterministic_gate_ids()
-        self.lot_id = self.parking.create_lot(LotIn.model_validate(LOT_BODY), f"gate-model-{table}")["lot_id"]
+        self.lot_id = self.parking.create_lot(LotIn.model_validate(LOT_BODY), "gate-model-lot")["lot_id"]
         start = clock()
         self.parking.create_subscription(self.lot_id, SubscriptionIn.model_validate({
             "plate": "SUB1", "valid_from": iso(start - timedelta(hours=1)), "valid_to": iso(start + timedelta(days=3))}))
@@ -455,7 +455,7 @@ class GateWorld:
 
     def exit_on_old_ticket(self, d: Any) -> None:
         """A car inside shows another car's ticket, one the lot already closed (finding 3)."""
-        closed = [t for t in self._tickets() if t["status"] != "OPEN"]
+        closed = [t for t in self._tickets() if t["status"] != "OPEN" and t["lot_id"] == self.lot_id]
         inside = [c for c in self.cars.values() if c.inside]
         if not closed or not inside:
             return
@@ -667,7 +667,8 @@ class GateWorld:
 
     # --------------------------------------------------------------------------- checks
     def _tickets(self) -> list[dict[str, Any]]:
-        return list(snapshot_in_process(self.table).tickets.values())
+        tickets = snapshot_in_process(self.table).tickets
+        return [tickets[ticket_id] for ticket_id in sorted(tickets)]   # in an order the table's layout cannot change
 
     def _cases(self) -> list[dict[str, Any]]:
         return self.store.list_gate_cases()
