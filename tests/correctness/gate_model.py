@@ -19,6 +19,8 @@ a gate opened for it and out when an exit opened. The gate rules compare that wi
   G5 a repeat of a pass (same gate, same id, same body) gets the first answer and changes nothing;
   G6 one gate's pass id never returns another gate's answer, and a different body under a used
      id is not answered with the stored one (finding 6);
+  G8 an offline gate with a fresh configuration admits a confirmed reservation's car by plate
+     as that reservation (finding 11), not as an unknown car;
   G7 money of exit payments: a succeeded exit payment is counted by its ticket's closing exit, or
      named by a ``payment`` gate case; a ticket closed owing money has an ``exit`` gate case; once
      settled every succeeded exit payment is recorded ``paid`` on its ticket.
@@ -45,10 +47,11 @@ from gate_controller import offline as gate_offline_module
 from gate_controller.backend import Refused, Unreachable
 from gate_controller.controller import Gate
 from gate_controller.journal import Journal
+from gate_controller.offline import OfflineRules
 from holdfast import kinds
 from holdfast.adapters.dynamo import BookingStore, TransientStoreError
 from holdfast.adapters.gate_sync_store import GateSyncStore
-from holdfast.clock import iso
+from holdfast.clock import iso, parse_iso
 from holdfast.domain import lifecycle
 from holdfast.domain import parking as rules
 from holdfast.domain.errors import BookingError
@@ -189,6 +192,7 @@ class GateWorld:
             self.journals[name] = Journal(f"{self._dir}/{name}.sqlite", key=GATE_CACHE_KEY)
             self.gates[name] = Gate(self.journals[name], self.backends[name], self.lot_id, created["gate_id"], clock)
             self.gates[name].refresh()
+        self.refreshed_at = {name: clock() for name in GATES}   # when each gate last read its configuration
         self.cars = {plate: Car(plate, kind, vehicle, customer=f"cust-{plate.lower()}")
                      for plate, (kind, vehicle) in CARS.items()}
         self.sent: dict[tuple[str, str], SentPass] = {}      # (gate, event_id) -> the pass sent online
@@ -354,7 +358,8 @@ class GateWorld:
         if not outside:
             return
         car, gate = d.choice(outside), d.choice(GATES)
-        token = self._token(car) if car.kind == "reservation" else None
+        # a reservation holder shows the QR code, or lets the plate camera read the plate
+        token = self._token(car) if car.kind == "reservation" and d.choice([True, True, False]) else None
         fault = self._fault(d, gate, "entry")
         self.intent = f"{car.plate} enters at {gate} ({'token' if token else 'plate'}) fault={fault}"
         self._enter(car, gate, token)
@@ -367,6 +372,8 @@ class GateWorld:
             raise AssertionError(f"X0 gate controller let Unreachable out: {exc}") from exc
         car.passes.add(result["event_id"])
         self._record_sent(gate, "entry", car, result)
+        if result["mode"] == "offline" and token is None and car.kind == "reservation":
+            self._check_offline_plate_entry(car, gate, result)
         if result["open"]:
             car.inside = car.entered = True
             car.entered_at = iso(self.clock())
@@ -377,6 +384,45 @@ class GateWorld:
                   f"open={result['open']} {result['mode']} {result.get('reason') or result.get('basis') or ''} "
                   f"ticket={str(car.ticket)[:8]}")
         return result
+
+    def _check_offline_plate_entry(self, car: Car, gate: str, result: dict[str, Any]) -> None:
+        """G8: an offline gate whose configuration is fresh and was read after a reservation was
+        confirmed, for a window starting within the hour after that read, admits the holder by plate
+        as that reservation, not as an unknown car on a local ticket (issue 28, finding 11)."""
+        booking = self.store.get_booking(car.booking_id) if car.booking_id else None
+        if booking is None or str(booking.status) != "CONFIRMED":
+            return
+        details, now, read = booking.kind_details or {}, self.clock(), self.refreshed_at[gate]
+        early = timedelta(minutes=LOT_BODY["early_entry_minutes"])
+        fresh = OfflineRules(self.journals[gate], self.lot_id, self.gate_ids[gate], now).cache_fresh()
+        if not (fresh and booking.updated_at <= iso(read) and details["from"] <= iso(read + timedelta(hours=1))
+                and details["from"] <= iso(now + early) and iso(now) < details["to"]):
+            return
+        assert result["open"] and result.get("basis") != "local_ticket", \
+            f"G8 offline gate {gate} (configuration read {iso(read)}) did not admit {car.plate} by its reservation " \
+            f"{booking.booking_id} ({details['from']}..{details['to']}): open={result['open']} " \
+            f"basis={result.get('basis')} reason={result.get('reason')}"
+
+    def reservation_by_plate_offline(self, d: Any) -> None:
+        """A reservation holder arrives in its window and the plate camera reads the plate; the
+        gate read its configuration a moment ago (it does every few minutes) and has now lost the
+        backend: its own rules decide."""
+        waiting = [c for c in self.cars.values() if c.kind == "reservation" and not c.inside and c.booking_id
+                   and str(self.store.get_booking(c.booking_id).status) == "CONFIRMED"]
+        if not waiting:
+            return
+        car, gate = d.choice(waiting), d.choice(GATES)
+        details = self.store.get_booking(car.booking_id).kind_details or {}
+        arrive = parse_iso(details["from"]) - timedelta(minutes=5)
+        if arrive > self.clock():
+            self.clock.advance((arrive - self.clock()).total_seconds())
+        if iso(self.clock()) >= details["to"]:
+            return
+        self.gates[gate].refresh()
+        self.refreshed_at[gate] = self.clock()
+        self.backends[gate].faults["entry"] = self._last_fault = "down"
+        self.intent = f"{car.plate} arrives by plate at {gate} offline, window {details['from']}..{details['to']}"
+        self._enter(car, gate, None)
 
     def car_exits(self, d: Any) -> None:
         """A car inside drives to an exit with its ticket (or by plate); down, lost answers."""
@@ -646,6 +692,7 @@ class GateWorld:
     def refresh_config(self, d: Any) -> None:
         gate = d.choice(GATES)
         self.gates[gate].refresh()
+        self.refreshed_at[gate] = self.clock()
         self.note(f"{gate} refreshes its configuration")
 
     # ----------------------------------------------------------------------------- time
@@ -812,7 +859,7 @@ class BookingPayments:
 #: Every operation of the gate world, with its weight for the random walker.
 OPERATIONS: dict[str, int] = {
     "reserve": 3, "deliver_payments": 1, "car_enters": 6, "car_exits": 5, "exit_provider_times_out": 2,
-    "early_and_late_reservation": 1, "exit_on_old_ticket": 1, "pays_exit": 2, "repeat_pass": 2,
+    "early_and_late_reservation": 1, "reservation_by_plate_offline": 1, "exit_on_old_ticket": 1, "pays_exit": 2, "repeat_pass": 2,
     "other_gate_reuses_id": 1, "sync_gate": 3,
     "sync_out_of_order": 1, "refresh_config": 1, "time_passes": 3,
 }
