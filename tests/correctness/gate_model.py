@@ -19,11 +19,11 @@ a gate opened for it and out when an exit opened. The gate rules compare that wi
   G5 a repeat of a pass (same gate, same id, same body) gets the first answer and changes nothing;
   G6 one gate's pass id never returns another gate's answer, and a different body under a used
      id is not answered with the stored one (finding 6);
-  G8 an offline gate with a fresh configuration admits a confirmed reservation's car by plate
-     as that reservation (finding 11), not as an unknown car;
   G7 money of exit payments: a succeeded exit payment is counted by its ticket's closing exit, or
      named by a ``payment`` gate case; a ticket closed owing money has an ``exit`` gate case; once
-     settled every succeeded exit payment is recorded ``paid`` on its ticket.
+     settled every succeeded exit payment is recorded ``paid`` on its ticket;
+  G8 an offline gate with a fresh configuration admits a confirmed reservation's car by plate
+     as that reservation, not as an unknown car (finding 11).
 
 Reservations' own money is the booking money rule (helpers.check_money) over the reservations'
 payments. Failures are AssertionErrors starting with the rule's code.
@@ -370,6 +370,8 @@ class GateWorld:
             result = self.gates[gate].entry(token=token) if token else self.gates[gate].entry(plate=car.plate)
         except Unreachable as exc:
             raise AssertionError(f"X0 gate controller let Unreachable out: {exc}") from exc
+        finally:
+            self.backends[gate].faults.clear()   # a fault the pass never met (its queued sync failed first) ends
         car.passes.add(result["event_id"])
         self._record_sent(gate, "entry", car, result)
         if result["mode"] == "offline" and token is None and car.kind == "reservation":
@@ -517,6 +519,8 @@ class GateWorld:
             result = self.gates[gate].exit(ticket=ticket) if ticket else self.gates[gate].exit(plate=car.plate)
         except Unreachable as exc:
             raise AssertionError(f"X0 gate controller let Unreachable out: {exc}") from exc
+        finally:
+            self.backends[gate].faults.clear()
         answer = self.backends[gate].last
         car.passes.add(result["event_id"])
         self._record_sent(gate, "exit", car, result)
@@ -670,6 +674,8 @@ class GateWorld:
             outcome: Any = self.gates[gate].sync()
         except Unreachable as exc:
             outcome = f"unreachable ({exc})"
+        finally:
+            self.backends[gate].faults.pop("sync", None)   # nothing to send: the fault met nothing
         self.log[f"sync:{fault}:{'conflicts' if isinstance(outcome, dict) and outcome['conflicts'] else 'ok'}"] += 1
         self.note(f"sync {gate} fault={fault} -> {outcome}")
 
