@@ -18,7 +18,7 @@ a gate opened for it and out when an exit opened. The gate rules compare that wi
   G4 once settled, every gate's queue is recorded by the backend (nothing stuck behind a gap);
   G5 a repeat of a pass (same gate, same id, same body) gets the first answer and changes nothing;
   G6 one gate's pass id never returns another gate's answer, and a different body under a used
-     id is not answered with the stored one (finding 6);
+     id never lets a car through on the stored answer (finding 6);
   G7 money of exit payments: a succeeded exit payment is counted by its ticket's closing exit, or
      named by a ``payment`` gate case; a ticket closed owing money has an ``exit`` gate case; once
      settled every succeeded exit payment is recorded ``paid`` on its ticket;
