@@ -1,10 +1,11 @@
 """The gate world (gate_model.py) over a few seeded histories: two real gate controllers, the
 parking services on moto in-process, lost answers, repeats, offline passes and syncs in any order.
 
-Each history must end with no violation of the gate rules (G1-G7), the parking and booking rules
+Each history must end with no violation of the gate rules (G1-G8), the parking and booking rules
 and the money rule of the reservations. The histories that break one on today's code are marked
-with the finding they show (issue 28 findings 3, 4, 6 and 11, and two the model found itself); the marks go when the
-fixes merge (strict: a history that starts passing fails the suite until its mark is removed).
+with the finding they show (issue 28 findings 3, 4, 6 and 11, and two the model found itself); the
+marks go when the fixes merge (strict: a history that starts passing fails the suite until its
+mark is removed, and one that breaks another rule than its mark's fails at once).
 Replay any of them with its story:
 
   PYTHONPATH=layers/holdfast:. .venv/bin/python -m tests.correctness.gate_model --seed N [--skip ops]
