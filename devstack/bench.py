@@ -108,9 +108,8 @@ def _process_split(stack: Any, since: dict[str, Any] | None, sandbox: Any = None
             groups[f"workers {logical_id}"] = [p.pid for p in multiprocessing.active_children()
                                                if p.name == f"lambda-{logical_id}"]
     ddb = getattr(stack, "_dynamodb_local", None)
-    proc = getattr(ddb, "process", None)
-    if proc is not None:
-        groups[DYNAMODB_LOCAL] = [proc.pid]
+    if getattr(ddb, "pid", None):
+        groups[DYNAMODB_LOCAL] = [ddb.pid]
     now = {name: sum(process_cpu(pids).values()) for name, pids in groups.items()}
     if since is None:
         return now
