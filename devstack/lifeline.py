@@ -18,7 +18,8 @@ under a small watchdog (this file run as a script, standard library only):
   come and go) never set it on what they start.
 
 `LinkedProcess` is a `subprocess.Popen` of the watchdog; `served_pid` is the command's own pid.
-Linux only, like the rest of the local stack's process handling.
+On Linux a pidfd tells the watchdog its command ended; elsewhere it looks twice a second, and
+without prctl only the pipe ties the command to the stack.
 """
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ class LinkedProcess(subprocess.Popen):
                              **kwargs)
         except BaseException:
             os.close(self._lifeline)
+            os.close(report_read)
             raise
         finally:
             os.close(lifeline_read)
@@ -90,8 +92,10 @@ def _die_with_the_watchdog() -> None:
     import ctypes
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # the watchdog ignores it; its command need not
-    pr_set_pdeathsig = 1
-    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    prctl = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)  # Linux; elsewhere the pipe alone
+    if prctl is not None:
+        pr_set_pdeathsig = 1
+        prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
 
 
 def _end_group(child: subprocess.Popen) -> int:
@@ -131,12 +135,13 @@ def _watch(lifeline: int, report: int, command: list[str]) -> int:
         return 127
     os.write(report, str(child.pid).encode())
     os.close(report)
+    # Linux says when the command exits through a pidfd; elsewhere the watchdog looks twice a second
+    exited = [os.pidfd_open(child.pid)] if hasattr(os, "pidfd_open") else []
     try:
-        exited = os.pidfd_open(child.pid)
         while True:
-            ready, _, _ = select.select([lifeline, exited], [], [])
-            if exited in ready:
-                code = child.wait()
+            ready, _, _ = select.select([lifeline, *exited], [], [], None if exited else 0.5)
+            if child.poll() is not None:
+                code = child.returncode
                 _sweep(child.pid)
                 break
             if lifeline in ready and not os.read(lifeline, 1):

@@ -136,3 +136,20 @@ def test_make_run_stopped_while_it_starts_leaves_no_process_behind():
     assert any("DynamoDBLocal.jar" in c for c in started), started
     assert any("multiprocessing.spawn" in c for c in started), started
     assert not left
+
+
+WRAPPED = """
+import sys, time
+sys.path[:0] = [{repo!r}]
+from devstack.lifeline import LinkedProcess
+# a wrapper that forks its program instead of exec-ing it, as some `java` launchers do
+wrapper = LinkedProcess(["sh", "-c", "sleep 600 & echo ready; wait"])
+time.sleep(3600)
+"""
+
+
+def test_a_program_behind_a_forking_wrapper_ends_too():
+    started, left = _stop_like_a_supervisor([sys.executable, "-c", WRAPPED.format(repo=str(REPO))], "ready",
+                                            timeout=60)
+    assert any(c.startswith("sleep 600") for c in started), started
+    assert not left
