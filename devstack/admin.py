@@ -8,12 +8,18 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from holdfast import cli
+# run from the repository like `make run` (the deployed package lives in the layer's folder)
+_LAYER = str(Path(__file__).resolve().parents[1] / "layers" / "holdfast")
+if _LAYER not in sys.path:
+    sys.path.insert(0, _LAYER)
 
-from devstack.aws.clients import edge_client
+from holdfast import cli  # noqa: E402
+
+from devstack.aws.clients import edge_client  # noqa: E402
 from devstack.run import ORGANIZER_KEY
 
 #: where `make run` puts the API and the AWS endpoint (devstack/run.py's default ports)
