@@ -164,4 +164,4 @@ screenshots: $(STAMP) chromium
 	@HOLDFAST_SCREENSHOTS=docs/screenshots $(PY) -m pytest tests/browser -q
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) .devstack .pytest_cache .hypothesis build .aws-sam
+	rm -rf $(VENV) $(SAM_VENV) .devstack .pytest_cache .hypothesis build .aws-sam .import_linter_cache .grimp_cache
