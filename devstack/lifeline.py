@@ -128,16 +128,17 @@ def _watch(lifeline: int, report: int, command: list[str]) -> int:
 
     signal.signal(signal.SIGTERM, end)
     signal.signal(signal.SIGHUP, end)
+    child = None
     try:
-        child = subprocess.Popen(command, process_group=0, preexec_fn=_die_with_the_watchdog)
-    except OSError as exc:
-        print(f"lifeline: cannot start {command[0]}: {exc}", file=sys.stderr, flush=True)
-        return 127
-    os.write(report, str(child.pid).encode())
-    os.close(report)
-    # Linux says when the command exits through a pidfd; elsewhere the watchdog looks twice a second
-    exited = [os.pidfd_open(child.pid)] if hasattr(os, "pidfd_open") else []
-    try:
+        try:
+            child = subprocess.Popen(command, process_group=0, preexec_fn=_die_with_the_watchdog)
+        except OSError as exc:
+            print(f"lifeline: cannot start {command[0]}: {exc}", file=sys.stderr, flush=True)
+            return 127
+        os.write(report, str(child.pid).encode())
+        os.close(report)
+        # Linux says when the command exits through a pidfd; elsewhere the watchdog looks twice a second
+        exited = [os.pidfd_open(child.pid)] if hasattr(os, "pidfd_open") else []
         while True:
             ready, _, _ = select.select([lifeline, *exited], [], [], None if exited else 0.5)
             if child.poll() is not None:
@@ -148,6 +149,8 @@ def _watch(lifeline: int, report: int, command: list[str]) -> int:
                 code = _end_group(child)  # the process that started us is gone, or let go
                 break
     except _End:
+        if child is None:  # told to stop before the command started (its parent-death signal ends it)
+            return 128 + signal.SIGTERM
         code = _end_group(child)
     return code if code >= 0 else 128 - code
 
