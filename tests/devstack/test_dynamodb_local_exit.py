@@ -20,7 +20,7 @@ import sys
 sys.path.insert(0, {repo!r})
 from devstack.dynamodb_local import DynamoDBLocal
 local = DynamoDBLocal(quiet=True).start()
-print(local.process.pid, flush=True)
+print(local.pid, flush=True)
 raise SystemExit("ends with an error before stop()")
 """
 

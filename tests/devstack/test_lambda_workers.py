@@ -136,3 +136,22 @@ def test_a_method_setting_replaces_the_stage_default_and_refills_at_its_rate():
     now[0] += 0.1  # 30 tokens back, not more
     assert [throttle.take(route, "POST") for _ in range(31)].count(None) == 30
     assert throttle.take(route, "GET") is None  # another method's bucket is its own
+
+
+def test_a_function_that_fails_to_start_answers_its_init_error(tmp_path):
+    """The pool answers a failed start the way Lambda does (an error payload per invocation),
+    not with an exception the caller has to know about."""
+    from devstack.aws.runtime import LocalFunction, run_function
+    from devstack.aws.workers import WorkerPool
+
+    (tmp_path / "app.py").write_text("raise RuntimeError('no configuration')\n")
+    fn = LocalFunction(logical_id="BrokenFunction", function_name="broken", arn="arn:aws:lambda:::function:broken",
+                       code_dir=tmp_path, handler="app.lambda_handler")
+    fn.pool = WorkerPool(fn, 1, {}, [str(REPO_ROOT)], quiet=True)
+    try:
+        result, error = run_function(fn, {}, "request-1")
+    finally:
+        fn.pool.close()
+    assert result is None
+    assert error["errorType"] == "RuntimeError" and "no configuration" in error["errorMessage"]
+    assert error["requestId"] == "request-1"

@@ -167,10 +167,10 @@ def test_cancel_event_refunds_every_paid_booking_once(api, sandbox, system, caps
 
         assert crash_points._fired.get("refund.after_provider_call") == PAID // 2, "the crashes never happened"
     # the operator's terminal shows the same summary
-    from holdfast import cli
+    from devstack import admin
 
     capsys.readouterr()
-    assert cli.main(["--api", system["stack"].api_url, "cancellation", event_id]) == 0
+    assert admin.main(["--api", system["stack"].api_url, "cancellation", event_id]) == 0
     shown = capsys.readouterr().out
     assert "job finished" in shown and f"refunded          {PAID}" in shown
 

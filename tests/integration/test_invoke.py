@@ -1,6 +1,6 @@
 """`make invoke` (devstack/invoke.py): every sample event in events/ run through the Lambda API of
 the running local stack by its function, with the response as Lambda gives it; and the make
-target itself from a shell, as the README shows it."""
+target itself from a shell, as docs/operations.md shows it."""
 from __future__ import annotations
 
 import json

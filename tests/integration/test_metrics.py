@@ -1,5 +1,5 @@
 """The sale's business metrics over HTTP on the local stack: what the functions emit (EMF lines the
-stack keeps in its emulated CloudWatch Logs) is what `python -m holdfast.cli metrics` reads, with
+stack keeps in its emulated CloudWatch Logs) is what `python -m devstack.admin metrics` (holdfast.cli aimed at the local stack) reads, with
 the values the requests caused.
 
 The stack is shared by the whole integration session and its timers run in the background, so each
@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from holdfast import cli
+from devstack import admin
 from holdfast.metrics_report import collect
 from tests.support.flows import actions, booked_and_paying, customer
 
@@ -90,7 +90,7 @@ def test_a_sale_is_counted_as_it_happens(api, sandbox, system, capsys):
 
     # the operators' tool reads the same totals from the stack's endpoint
     capsys.readouterr()
-    assert cli.main(["metrics", "--endpoint", system["stack"].aws_endpoint, "--minutes", "5", "--json"]) == 0
+    assert admin.main(["metrics", "--endpoint", system["stack"].aws_endpoint, "--minutes", "5", "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["WebhooksRefused"]["sum"] >= 1 and printed["HoldsMade"]["unit"] == "Count"
     assert printed["ExpiryLagSeconds"]["unit"] == "Seconds"

@@ -170,7 +170,7 @@ def test_crash_after_storing_the_outcome_still_notifies_once(api, sandbox, crash
 
 
 def test_paid_in_time_but_reported_after_resale_goes_to_an_operator(api, sandbox, system, capsys):
-    from holdfast import cli
+    from devstack import admin
 
     event = api.create_event(capacity=1, hold_ttl_seconds=4)
     who, rival = customer(), customer()
@@ -187,13 +187,13 @@ def test_paid_in_time_but_reported_after_resale_goes_to_an_operator(api, sandbox
     assert review["review"]["reason"] == "paid_in_time_places_resold"
     assert "refund" in review["review"]["next_step"]
     base = ["--api", system["stack"].api_url]
-    assert cli.main(base + ["reviews"]) == 0
+    assert admin.main(base + ["reviews"]) == 0
     assert booking_id in capsys.readouterr().out
-    assert cli.main(base + ["resolve", booking_id, "confirm", "--operator", "olga", "--note", "try"]) == 1
+    assert admin.main(base + ["resolve", booking_id, "confirm", "--operator", "olga", "--note", "try"]) == 1
     assert "places_unavailable" in capsys.readouterr().err
-    assert cli.main(base + ["resolve", booking_id, "refund", "--operator", "olga", "--note", "money back"]) == 0
+    assert admin.main(base + ["resolve", booking_id, "refund", "--operator", "olga", "--note", "money back"]) == 0
     assert api.booking(booking_id, who)["status"] == "REFUNDED"
     assert len(sandbox.refunds(payment_id)) == 1
-    assert cli.main(base + ["show", booking_id]) == 0
+    assert admin.main(base + ["show", booking_id]) == 0
     shown = capsys.readouterr().out
     assert "review_refund_started" in shown and "olga" in shown

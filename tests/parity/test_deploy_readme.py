@@ -1,5 +1,5 @@
-"""The README's deploy section, checked as far as it runs offline: the same `sam` commands, from
-the SAM CLI the Makefile pins (its own venv, .venv-sam)."""
+"""The deploy steps (docs/deploy.md, which the README links), checked as far as they run offline:
+the same `sam` commands, from the SAM CLI the Makefile pins (its own venv, .venv-sam)."""
 from __future__ import annotations
 
 import re
@@ -17,8 +17,8 @@ NEEDS_AWS = (("aws",), ("sam", "deploy"))
 
 
 def _deploy_commands() -> list[list[str]]:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Deploying to AWS", 1)[1].split("\n## ", 1)[0]
+    guide = (REPO / "docs" / "deploy.md").read_text(encoding="utf-8")
+    section = guide.split("## Deploying to AWS", 1)[1].split("\n## ", 1)[0]
     block = re.search(r"```sh\n(.*?)```", section, re.DOTALL)
     assert block, "the deploy section has a sh block"
     text = block.group(1).replace("\\\n", " ")
@@ -36,7 +36,7 @@ def test_sam_validate_lint_passes_on_the_template():
 
 
 def test_sam_build_builds_every_function_and_the_layer():
-    # the README's `sam build` (for this machine's architecture: the cached build of the parity test)
+    # the guide's `sam build` (for this machine's architecture: the cached build of the parity test)
     built = build.build()
     sam_template = (built / "template.yaml").read_text()
     for name in ("HoldfastLayer", "BookingsApiFunction", "PaymentWebhookFunction", "NotifierFunction"):

@@ -9,14 +9,16 @@
                                                          (read from the table: --table, --endpoint)
   python -m holdfast.cli metrics [--minutes N] [--json]  the sale's business metrics: the EMF lines
                                                          in the functions' log groups, summed
-                                                         (--stack, --endpoint; see docs/local-stack.md)
+                                                         (--stack, --endpoint)
   python -m holdfast.cli backfill-event-index [--page-size N] [--start KEY]
                                                          write the event-booking index entries that
                                                          bookings older than it lack (idempotent,
                                                          paged, resumable; --table, --endpoint)
 
-The API base URL comes from --api or HOLDFAST_API_URL (default http://127.0.0.1:3000), the
-organizer key from --key or HOLDFAST_ORGANIZER_KEY (default: the local development key).
+The API base URL comes from --api or HOLDFAST_API_URL, the organizer key from --key or
+HOLDFAST_ORGANIZER_KEY, the AWS endpoint from --endpoint or AWS_ENDPOINT_URL (none: AWS itself,
+with boto3's own credentials). main() takes other defaults and another client maker, so a tool
+outside the deployed package can aim the same commands elsewhere.
 """
 from __future__ import annotations
 
@@ -26,9 +28,11 @@ import os
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Mapping
 from typing import Any
 
-LOCAL_KEY = "local-organizer-key"
+#: (service, endpoint) -> a boto3 client
+AwsClient = Callable[[str, str], Any]
 
 
 def _call(api: str, key: str, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
@@ -68,10 +72,10 @@ def _print_cancellation(view: dict[str, Any]) -> None:
         print(f"    {failure['booking_id']}  {failure['why']}")
 
 
-def _notifications(customer: str, table: str, endpoint: str) -> int:
+def _notifications(aws_client: AwsClient, customer: str, table: str, endpoint: str) -> int:
     from .adapters.dynamo import BookingStore
 
-    client = _aws_client("dynamodb", endpoint)
+    client = aws_client("dynamodb", endpoint)
     notes = sorted(BookingStore(table, client).list_notifications(customer), key=lambda n: str(n.get("at") or ""))
     for note in notes:
         print(f"{note.get('at') or '-':<25} {note['type']:<24} {note.get('channel', 'record'):<7} "
@@ -80,28 +84,16 @@ def _notifications(customer: str, table: str, endpoint: str) -> int:
     return 0
 
 
-def _aws_client(service: str, endpoint: str):  # noqa: ANN202
-    """A client for AWS itself (no endpoint: boto3's own credentials and endpoints), or for the
-    local stack at a loopback endpoint through the repository's localstack_client helper. The
-    layer ships this module but not that helper, so from a deployed copy a local endpoint falls
-    back to plain boto3 with dummy credentials."""
+def aws_client(service: str, endpoint: str):  # noqa: ANN201
+    """boto3's client with its own credentials: at AWS itself, or at `endpoint` (a VPC endpoint,
+    say) when one is given."""
     import boto3
-    from urllib.parse import urlsplit
 
     region = os.environ.get("AWS_DEFAULT_REGION", "eu-central-1")
-    if not endpoint:
-        return boto3.client(service, region_name=region)
-    if urlsplit(endpoint).hostname in ("127.0.0.1", "localhost", "::1"):
-        try:
-            from devstack.aws.clients import edge_client
-        except ImportError:
-            return boto3.client(service, region_name=region, endpoint_url=endpoint,
-                                aws_access_key_id="testing", aws_secret_access_key="testing")
-        return edge_client(endpoint, service, region)
-    return boto3.client(service, region_name=region, endpoint_url=endpoint)
+    return boto3.client(service, region_name=region, **({"endpoint_url": endpoint} if endpoint else {}))
 
 
-def _metrics(stack: str, endpoint: str, minutes: float, as_json: bool) -> int:
+def _metrics(aws_client: AwsClient, stack: str, endpoint: str, minutes: float, as_json: bool) -> int:
     import time
 
     from .metrics_report import collect, render
@@ -110,7 +102,7 @@ def _metrics(stack: str, endpoint: str, minutes: float, as_json: bool) -> int:
 
     since = int((time.time() - minutes * 60) * 1000)
     try:
-        summaries = collect(_aws_client("logs", endpoint), stack, since)
+        summaries = collect(aws_client("logs", endpoint), stack, since)
     except (BotoCoreError, ClientError) as exc:
         print(f"cannot read the log groups /aws/lambda/{stack}-* at {endpoint or 'AWS'}: {exc}", file=sys.stderr)
         return 1
@@ -121,19 +113,25 @@ def _metrics(stack: str, endpoint: str, minutes: float, as_json: bool) -> int:
     return 0
 
 
-def _backfill(table: str, endpoint: str, page_size: int, start: str | None, max_pages: int | None) -> int:
+def _backfill(aws_client: AwsClient, table: str, endpoint: str, page_size: int, start: str | None,
+              max_pages: int | None) -> int:
     from .event_index_backfill import backfill
 
-    done = backfill(_aws_client("dynamodb", endpoint), table, page_size, json.loads(start) if start else None,
+    done = backfill(aws_client("dynamodb", endpoint), table, page_size, json.loads(start) if start else None,
                     report=lambda progress: print(progress.line(), flush=True), max_pages=max_pages)
     print(f"{done.written} index entries written, {done.present} already present, {done.bookings} bookings seen")
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, defaults: Mapping[str, str] | None = None,
+         clients: AwsClient = aws_client) -> int:
+    """`defaults` (api, key, endpoint) stand where the environment says nothing; `clients` makes
+    the AWS clients. Another entry point aims the same commands elsewhere through them."""
+    defaults = defaults or {}
+    endpoint = os.environ.get("AWS_ENDPOINT_URL", defaults.get("endpoint", ""))
     parser = argparse.ArgumentParser(prog="holdfast-admin", description="Operate manual reviews and read journals.")
-    parser.add_argument("--api", default=os.environ.get("HOLDFAST_API_URL", "http://127.0.0.1:3000"))
-    parser.add_argument("--key", default=os.environ.get("HOLDFAST_ORGANIZER_KEY", LOCAL_KEY))
+    parser.add_argument("--api", default=os.environ.get("HOLDFAST_API_URL", defaults.get("api")))
+    parser.add_argument("--key", default=os.environ.get("HOLDFAST_ORGANIZER_KEY", defaults.get("key")))
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("reviews", help="list bookings in manual review")
     show = commands.add_parser("show", help="show a booking and its journal")
@@ -148,33 +146,35 @@ def main(argv: list[str] | None = None) -> int:
     notes = commands.add_parser("notifications", help="list a customer's notifications (the local sink)")
     notes.add_argument("customer")
     notes.add_argument("--table", default=os.environ.get("BOOKINGS_TABLE_NAME", "holdfast-BookingsTable"))
-    notes.add_argument("--endpoint", default=os.environ.get("AWS_ENDPOINT_URL", "http://127.0.0.1:4566"),
-                       help="DynamoDB endpoint (the local stack's by default; '' for AWS itself)")
+    notes.add_argument("--endpoint", default=endpoint,
+                       help="DynamoDB endpoint ('' for AWS itself)")
     emitted = commands.add_parser("metrics", help="the business metrics the functions emitted (EMF in their logs)")
     emitted.add_argument("--stack", default=os.environ.get("HOLDFAST_STACK_NAME", "holdfast"),
                          help="stack name: log groups /aws/lambda/<stack>-*")
     emitted.add_argument("--minutes", type=float, default=60.0, help="how far back to look")
     emitted.add_argument("--json", action="store_true", help="sum, samples and max of each metric as JSON")
-    emitted.add_argument("--endpoint", default=os.environ.get("AWS_ENDPOINT_URL", "http://127.0.0.1:4566"),
-                         help="CloudWatch Logs endpoint (the local stack's by default; '' for AWS itself)")
+    emitted.add_argument("--endpoint", default=endpoint,
+                         help="CloudWatch Logs endpoint ('' for AWS itself)")
     backfill = commands.add_parser("backfill-event-index",
                                    help="write the event-booking index entries of bookings older than the index")
     backfill.add_argument("--table", default=os.environ.get("BOOKINGS_TABLE_NAME", "holdfast-BookingsTable"))
-    backfill.add_argument("--endpoint", default=os.environ.get("AWS_ENDPOINT_URL", "http://127.0.0.1:4566"),
-                          help="DynamoDB endpoint (the local stack's by default; '' for AWS itself)")
+    backfill.add_argument("--endpoint", default=endpoint,
+                          help="DynamoDB endpoint ('' for AWS itself)")
     backfill.add_argument("--page-size", type=int, default=100, help="items read per Scan call")
     backfill.add_argument("--start", help="resume from this key (printed after every page)")
     backfill.add_argument("--max-pages", type=int, help="stop after this many pages (resume with --start)")
     args = parser.parse_args(argv)
 
     if args.command == "backfill-event-index":
-        return _backfill(args.table, args.endpoint, args.page_size, args.start, args.max_pages)
+        return _backfill(clients, args.table, args.endpoint, args.page_size, args.start, args.max_pages)
 
     if args.command == "metrics":
-        return _metrics(args.stack, args.endpoint, args.minutes, args.json)
+        return _metrics(clients, args.stack, args.endpoint, args.minutes, args.json)
 
     if args.command == "notifications":
-        return _notifications(args.customer, args.table, args.endpoint)
+        return _notifications(clients, args.customer, args.table, args.endpoint)
+    if not args.api or not args.key:
+        parser.error("the admin API needs --api and --key (or HOLDFAST_API_URL and HOLDFAST_ORGANIZER_KEY)")
     if args.command == "reviews":
         status, body = _call(args.api, args.key, "GET", "/admin/reviews")
         if status == 200:
