@@ -258,3 +258,23 @@ def test_an_offer_holds_no_longer_than_the_offering_lets_a_hold(store, bookings,
     [offer_id] = waitlist.advance(event["event_id"])
     offer = store.get_booking(offer_id)
     assert offer.hold_expires_at == "2030-01-01T12:02:00.000Z"   # 120 s, the offering's hold time
+
+
+def test_an_offer_to_a_customer_at_the_hold_cap_is_skipped(store, bookings, clock, catalog, waitlist):
+    # The customer took a hold of their own between the claim of their turn and its hold (a relay
+    # that crashed in between, say): the offer would be one hold past the cap.
+    event = catalog.create_event(event_request(capacity=3, max_holds_per_customer=1))
+    event_id = event["event_id"]
+    held = sell_out(bookings, event, quantity=3)
+    waitlist.join(event_id, "ann", 1)
+    clock.advance(1)
+    waitlist.join(event_id, "ben", 1)
+    bookings.cancel(held.booking_id, "owner")
+    assert store.waitlist_claim(event_id, store.waitlist_head(event_id), "2030-01-01T12:00:01.000Z")
+    own = bookings.create_booking(event_id, "ann", "k-ann", BookingIn(quantity=1)).booking
+    offered = waitlist.advance(event_id)
+    ann = waitlist.status(event_id, "ann")
+    assert ann["state"] == "SKIPPED" and ann["reason"] == "offer_failed:hold_limit_reached"
+    assert [store.get_booking(b).customer_id for b in offered] == ["ben"]   # the line went on
+    mine = [b for b in store.customer_booking_ids("ann", event_id) if store.get_booking(b).status is BookingStatus.HELD]
+    assert mine == [own.booking_id]
