@@ -211,7 +211,9 @@
     showError("waitlist-error", null);
     if (!requireName("waitlist-error")) return;
     try {
-      renderWaitlist(await api("POST", `/events/${encodeURIComponent(eventId)}/waitlist`, { body: { quantity: Number($("waitlist-n").value) } }));
+      // a high-demand event's line is behind its waiting room, as a hold is
+      const headers = admissionToken ? { "X-Admission-Token": admissionToken } : {};
+      renderWaitlist(await api("POST", `/events/${encodeURIComponent(eventId)}/waitlist`, { body: { quantity: Number($("waitlist-n").value) }, headers }));
     } catch (error) { showError("waitlist-error", error); }
   });
   $("waitlist-leave").addEventListener("click", async () => {

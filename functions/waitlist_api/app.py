@@ -1,10 +1,11 @@
 """Waitlist API: join a sold-out event's waitlist, see one's place in it, leave it."""
 from holdfast import wiring
-from holdfast.http import customer_id, json_response, make_resolver, parse_body
+from holdfast.http import customer_id, header, json_response, make_resolver, parse_body
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services import waitlist as _waitlist  # noqa: F401 - every route uses it: loaded at init
 
-wiring.cold_start()
+# The secret holds the admission token key: a join of a high-demand event checks a token.
+wiring.cold_start(secret=True)
 
 app = make_resolver()
 # A route that validates a body imports its request model: the others never load pydantic.
@@ -16,11 +17,15 @@ def join_waitlist(event_id: str):
     from holdfast.schemas import WaitlistIn
 
     customer = customer_id(app)
+    # An offer is a hold: on a high-demand event only an admitted customer may queue for one,
+    # exactly as only an admitted customer may hold (403 admission_required otherwise).
+    wiring.waiting_room().check_admission(event_id, customer, header(app, "X-Admission-Token"))
     body = parse_body(app, WaitlistIn)
     entry, created = wiring.waitlist().join(event_id, customer, body.quantity, body.contact_email)
     if created:
-        # Places may be free right now (a release raced the sell-out): offer them at once. The
-        # relay does the same on every release, so a failure here only delays the offer.
+        # Places released between the join's check and its write found no entry to offer them
+        # to: look again now. The relay does the same on every release, so a failure here only
+        # delays the offer.
         try:
             wiring.waitlist().advance(event_id)
             entry = wiring.waitlist().status(event_id, customer)

@@ -320,3 +320,31 @@ def test_burst_of_arrivals_at_service_level(surge_env, atomic_aws_calls):
     waiting = [c for c, v in final.items() if v == "paused"]
     assert all(room.status(event_id, c)["status"] == "sold_out" for c in waiting)
     print(f"joins {joined_in:.1f} s, total {time.monotonic() - started:.1f} s, admitted {len(admitted)}")
+
+
+def join_waitlist(event_id, customer, token=None):
+    headers = {"X-Customer-Id": customer} | ({"X-Admission-Token": token} if token else {})
+    return raw("waitlist_api", api_event("join_waitlist.json", path_params={"event_id": event_id}, headers=headers,
+                                         body={"quantity": 1}))
+
+
+def test_a_high_demand_waitlist_needs_admission_like_a_hold(surge_env):
+    # An offer is a hold made for the customer: queueing for one skips the waiting room otherwise
+    # (issue 28, finding 5).
+    event_id = create_event(capacity=1)
+    body(queue(event_id, "alice")), body(queue(event_id, "bob"))
+    alice, bob = wait_admitted(event_id, "alice"), wait_admitted(event_id, "bob")
+    assert alice["status"] == bob["status"] == "admitted", (alice, bob)
+    assert book(event_id, "alice", alice["admission_token"])["statusCode"] == 201   # sold out now
+
+    for token, code in [(None, "admission_required"), (alice["admission_token"], "admission_token_mismatch"),
+                        ("nonsense", "admission_token_invalid")]:
+        denied = join_waitlist(event_id, "bob", token)
+        assert denied["statusCode"] == 403 and body(denied)["error"]["code"] == code, body(denied)
+    status = raw("waitlist_api", api_event("get_waitlist_entry.json", path_params={"event_id": event_id},
+                                           headers={"X-Customer-Id": "bob"}))
+    assert status["statusCode"] == 404, "a refused join writes no entry"
+
+    joined = join_waitlist(event_id, "bob", bob["admission_token"])
+    assert joined["statusCode"] == 200 and body(joined)["state"] == "WAITING", body(joined)
+    assert body(join_waitlist(event_id, "bob", bob["admission_token"]))["entry_id"] == body(joined)["entry_id"]

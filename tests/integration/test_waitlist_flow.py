@@ -1,10 +1,16 @@
 """The waitlist over HTTP on the local stack: a sold-out event, two customers in line, a hold
 expires and the first gets an offer (a real hold, with its notification); the offer lapses and
-the second gets it. The stack runs with WaitlistOfferSeconds=3 (see conftest)."""
+the second gets it. The stack runs with WaitlistOfferSeconds=3 (see conftest); an offer holds for
+that long or the offering's own hold time, whichever is shorter.
+
+A line is for places nobody can take now, and on a high-demand sale it is behind the waiting room
+like a hold (issue 28, finding 5)."""
 from __future__ import annotations
 
 import time
 import uuid
+
+from holdfast.clock import parse_iso
 
 import pytest
 
@@ -44,7 +50,8 @@ def test_offers_go_to_the_first_in_line_and_pass_on(api, system):
     assert api.book(eid, f"wl-{uuid.uuid4().hex[:8]}", {"quantity": 1}).status_code == 409
     assert wait_entry(api, eid, second, "WAITING")["position"] == 1
 
-    # The offer lapses (its own 3-second window and expiry execution) -> the second gets one.
+    # The offer lapses (its own 2-second window, the event's hold time, and its own expiry
+    # execution) -> the second gets one.
     api.wait_status(offer["booking_id"], first, "EXPIRED", timeout=20)
     offered_second = wait_entry(api, eid, second, "OFFERED")
     assert api.booking(offered_second["offer"]["booking_id"], second)["places"]["quantity"] == 1
@@ -60,3 +67,52 @@ def test_offers_go_to_the_first_in_line_and_pass_on(api, system):
     # They came the service's way: relay -> NotificationsBus -> rule -> queue -> NotifierFunction.
     notifier = [p for name, p in system["stack"].pollers.items() if name.startswith("NotifierFunction")]
     assert notifier and notifier[0].stats.records > 0
+
+
+def _code(answer):
+    return answer.status_code, answer.json().get("error", {}).get("code")
+
+
+def test_a_line_is_for_a_sold_out_sale_behind_its_waiting_room_and_offers_hold_no_longer(api):
+    # Places free: told to book, nothing held for the customer (it was OFFERED with a hold).
+    plain = api.create_event(capacity=10, max_per_booking=10)["event_id"]
+    who = f"wl-{uuid.uuid4().hex[:8]}"
+    refused = api.request("POST", f"/events/{plain}/waitlist", customer=who, json={"quantity": 10})
+    assert _code(refused) == (409, "places_available"), refused.text
+    assert refused.json()["error"]["details"]["available"] == 10
+    assert api.request("GET", f"/events/{plain}/waitlist", customer=who).status_code == 404
+    assert api.counts(plain) == {"available": 10, "held": 0, "sold": 0}
+
+    # A high-demand sale: no token, no hold, and no line either.
+    surge = api.create_event(capacity=1, high_demand=True)["event_id"]
+    first, second = (f"wl-{uuid.uuid4().hex[:8]}" for _ in range(2))
+    assert _code(api.book(surge, first)) == (403, "admission_required")
+    joined = api.request("POST", f"/events/{surge}/waitlist", customer=first, json={"quantity": 1})
+    assert _code(joined) == (403, "admission_required"), joined.text
+    tokens = {}
+    for who in (first, second):
+        assert api.request("POST", f"/events/{surge}/queue", customer=who).status_code == 200
+    deadline = time.monotonic() + 20
+    while len(tokens) < 2:
+        assert time.monotonic() < deadline, "not admitted"
+        for who in (first, second):
+            status = api.request("GET", f"/events/{surge}/queue", customer=who)
+            if status.status_code == 200 and status.json()["status"] == "admitted":
+                tokens[who] = status.json()["admission_token"]
+        time.sleep(0.2)
+    booked = api.request("POST", f"/events/{surge}/bookings", customer=first, key=str(uuid.uuid4()),
+                         json={"quantity": 1}, headers={"X-Admission-Token": tokens[first]})
+    assert booked.status_code == 201, booked.text
+    admitted = api.request("POST", f"/events/{surge}/waitlist", customer=second, json={"quantity": 1},
+                           headers={"X-Admission-Token": tokens[second]})
+    assert admitted.status_code == 200 and admitted.json()["state"] == "WAITING", admitted.text
+
+    # The offer holds for the event's own 2 s, not the stack's WaitlistOfferSeconds=3.
+    quick = api.create_event(capacity=1, hold_ttl_seconds=2)["event_id"]
+    owner, waiting = (f"wl-{uuid.uuid4().hex[:8]}" for _ in range(2))
+    assert api.book(quick, owner).status_code == 201
+    assert api.request("POST", f"/events/{quick}/waitlist", customer=waiting, json={"quantity": 1}).status_code == 200
+    offered = wait_entry(api, quick, waiting, "OFFERED")
+    offer = api.booking(offered["offer"]["booking_id"], waiting)
+    window = parse_iso(offer["hold_expires_at"]) - parse_iso(offer["created_at"])
+    assert window.total_seconds() == 2, offer

@@ -34,11 +34,18 @@ SAMPLE_SERVICE_ID = "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b"
 SAMPLE_LOT_ID = "4a7e2c1d-8b3f-4d5e-9f60-1a2b3c4d5e6f"
 SAMPLE_GATE_ID = "6b8f3d2e-9c4a-4e6f-8a71-2b3c4d5e6f70"
 SAMPLE_GATE_KEY = "gk_sample-gate-key-replaced-by-the-real-one"
+SAMPLE_BUCKET = "2030-05-01T09:40:00.000Z"
 
 # Step Functions task payloads: which function each machine's task hands them to
 TASK_EVENTS = {"expire_hold.json": "ExpireHoldFunction", "hold_reminder.json": "NotifierFunction",
                "reconcile_payment.json": "ReconcilePaymentFunction",
-               "event_cancellation_task.json": "CancelEventFunction"}
+               "event_cancellation_task.json": "CancelEventFunction",
+               "parking_hold_reminder_bucket.json": "NotifierFunction"}
+#: The notifier's samples that read a lot's bookings, run once for each status the parking kind
+#: declares (issue 28, finding 9): the notifier never imports the kinds, and on Lambda nothing
+#: else loads them into its interpreter.
+PARKING_STATUS_SAMPLES = {"parking_lot_changed_sqs.json": {"batchItemFailures": []},
+                          "parking_hold_reminder_bucket.json": {"reminded": 0}}
 
 
 def _functions() -> dict[str, dict[str, Any]]:
@@ -176,8 +183,8 @@ SCENARIO: list[tuple[str, Any]] = [
     ("resolve_gate_case.json", (404, "gate_case_not_found")),   # no gate case by the sample's id
     ("join_queue.json", (200, None)),                 # not a high-demand sale: no queue needed
     ("queue_status.json", (200, None)),
-    ("join_waitlist.json", (200, None)),              # places are free: the entry is skipped
-    ("get_waitlist_entry.json", (200, None)),
+    ("join_waitlist.json", (409, "places_available")),   # places are free: book them, no line
+    ("get_waitlist_entry.json", (404, "not_on_waitlist")),
     ("leave_waitlist.json", (404, "not_on_waitlist")),
     ("outbox_stream.json", {"batchItemFailures": []}),
     ("notification_sqs.json", {"batchItemFailures": []}),
@@ -198,6 +205,7 @@ CREATES = {"create_event.json": ("event", "event_id"), "create_seated_event.json
            "create_booking.json": ("booking", "booking_id"), "start_payment.json": ("payment", "payment_id"),
            "create_resource.json": ("resource", "resource_id"), "create_service.json": ("service", "service_id"),
            "create_lot.json": ("lot", "lot_id"), "create_gate.json": ("gate", "gate_id"),
+           "create_reservation.json": ("reservation", "booking_id"),
            "create_gate.json#key": ("gate_key", "gate_key")}
 
 
@@ -214,7 +222,7 @@ def _substituted(event_file: str, ids: dict[str, str]) -> Any:
              SAMPLE_WAITLIST_EVENT_ID: ids.get("event"), SAMPLE_BOOKING_ID: ids.get("booking"),
              SAMPLE_PAYMENT_ID: ids.get("payment"), SAMPLE_RESOURCE_ID: ids.get("resource"),
              SAMPLE_SERVICE_ID: ids.get("service"), SAMPLE_LOT_ID: ids.get("lot"), SAMPLE_GATE_ID: ids.get("gate"),
-             SAMPLE_GATE_KEY: ids.get("gate_key")}
+             SAMPLE_GATE_KEY: ids.get("gate_key"), SAMPLE_BUCKET: ids.get("bucket")}
     for sample, real in swaps.items():
         if real:
             text = text.replace(sample, real)
@@ -226,7 +234,8 @@ def test_every_function_answers_its_sample_events(environments, parity_system, x
     for env in environments.values():
         assert env.ready()["ready"], f"{env.logical_id} does not import: {env.ready()}"
     samples = sorted(p.name for p in (REPO / "events").glob("*.json"))
-    assert sorted(f for f, _ in SCENARIO) == samples, "every sample event is in the scenario, once"
+    assert sorted([f for f, _ in SCENARIO] + list(PARKING_STATUS_SAMPLES)) == samples, (
+        "every sample event is in the scenario, once")
     ids: dict[str, str] = {}
     calls = [{**c, "function": lid} for lid, env in environments.items() for c in env.ready()["calls"]]
     answered: dict[str, list[str]] = {lid: [] for lid in environments}
@@ -266,6 +275,49 @@ def test_every_function_answers_its_sample_events(environments, parity_system, x
         print("  ", *row)
     assert {lid for lid, _, _ in performed} == set(environments), "every function reached AWS"
     assert not verdict.denied, "AccessDenied on AWS:\n" + "\n".join(verdict.denied)
+
+
+def test_the_notifier_alone_reads_a_lot_s_bookings_in_every_parking_status(environments):
+    """A lot's change and an expiry bucket's reminders, delivered to the built notifier in its own
+    interpreter while the lot's reservation is in each status the parking kind declares."""
+    from holdfast import kinds, wiring
+    from holdfast.adapters.codec import _attrs
+    from holdfast.adapters.expiry_buckets import bucket_of
+
+    for lid in ("ParkingApiFunction", "NotifierFunction"):
+        assert environments[lid].ready()["ready"], environments[lid].ready()
+    ids: dict[str, str] = {}
+    for event_file in ("create_lot.json", "create_reservation.json"):   # a repeat replays the scenario's
+        lid = "ParkingApiFunction"
+        answer = environments[lid].invoke(_substituted(event_file, ids))
+        assert "errorType" not in answer, answer
+        result = answer["result"]
+        assert result["statusCode"] in (200, 201), result
+        name, path = CREATES[event_file]
+        ids[name] = _dig(json.loads(result["body"]), path)
+    store = wiring.store()
+    booking = store.get_booking(ids["reservation"])
+    ids["booking"], ids["bucket"] = ids["reservation"], bucket_of(booking.hold_expires_at)
+    key = _attrs({"pk": f"BOOKING#{booking.booking_id}", "sk": "META"})
+    statuses = [state.status for state in kinds.named("parking").extra_states]
+    assert {"CHECKED_IN", "NO_SHOW", "COMPLETED", "CANCELLED_NO_REFUND"} <= set(statuses)
+    try:
+        for status in statuses:
+            # the status as the gate, the timer or the customer leaves it (their paths are the
+            # scenario's and the parking suite's; the notifier's reading of it is what is held here)
+            store.client.update_item(TableName=store.table, Key=key, UpdateExpression="SET #s = :s",
+                                     ExpressionAttributeNames={"#s": "status"},
+                                     ExpressionAttributeValues=_attrs({":s": status}))
+            for event_file, expected in PARKING_STATUS_SAMPLES.items():
+                answer = environments["NotifierFunction"].invoke(_substituted(event_file, ids))
+                assert "errorType" not in answer, (f"{event_file} with the reservation {status}: "
+                                                   f"{answer['errorType']}: {answer['errorMessage']}")
+                result = answer["result"]
+                assert {k: result.get(k) for k in expected} == expected, (event_file, status, result)
+    finally:
+        store.client.update_item(TableName=store.table, Key=key, UpdateExpression="SET #s = :s",
+                                 ExpressionAttributeNames={"#s": "status"},
+                                 ExpressionAttributeValues=_attrs({":s": booking.status.value}))
 
 
 def test_the_xray_sdk_tracer_runs_from_the_build_when_asked(parity_system, built, runtime_sdk, xray_daemon,

@@ -66,15 +66,21 @@ def test_a_failed_payment_frees_its_slot(catalog, bookings, payments, provider, 
     hold(bookings, event_id, "k2")
 
 
-def test_a_waitlist_offer_counts_but_is_never_refused(catalog, bookings, store, clock):
+def test_a_waitlist_offer_counts_and_is_refused_at_the_cap(catalog, bookings, store, clock):
+    # Queueing is no way round the cap (issue 28, finding 5): an offer is a hold like any other.
     event_id = catalog.create_event(event_request(capacity=10, max_holds_per_customer=1))["event_id"]
     own = hold(bookings, event_id, "k")
+    with pytest.raises(Conflict) as refused:
+        bookings.hold_for_customer(event_id, "alice", "waitlist-offer-e1", BookingIn(quantity=1), hold_seconds=300,
+                                   outbox_type="waitlist.offered", actor="waitlist")
+    assert refused.value.code == "hold_limit_reached"
+    assert active_holds(store, "alice", event_id) == 1
+    bookings.cancel(own.booking_id, "alice")
     offer = bookings.hold_for_customer(event_id, "alice", "waitlist-offer-e1", BookingIn(quantity=1), hold_seconds=300,
                                        outbox_type="waitlist.offered", actor="waitlist").booking
-    assert active_holds(store, "alice", event_id) == 2
+    assert active_holds(store, "alice", event_id) == 1
     with pytest.raises(Conflict):
         hold(bookings, event_id, "k2")
     clock.advance(301)
     bookings.expire(offer.booking_id)
-    bookings.cancel(own.booking_id, "alice")
     assert active_holds(store, "alice", event_id) == 0

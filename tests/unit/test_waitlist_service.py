@@ -82,7 +82,8 @@ def test_expiry_offers_a_real_hold_that_passes_on_when_not_taken(waitlist, booki
     [offer_id] = waitlist.advance(small_event["event_id"])
     offer = store.get_booking(offer_id)
     assert offer.customer_id == "ann" and offer.status is BookingStatus.HELD and offer.places.quantity == 2
-    assert offer.hold_expires_at == "2030-01-01T12:25:02.000Z"  # its own 900-second window
+    # the offering's own hold time (600 s), never WAITLIST_OFFER_SECONDS' longer 900
+    assert offer.hold_expires_at == "2030-01-01T12:20:02.000Z"
     assert scheduled[-1] == (small_event["event_id"], offer.hold_expires_at)  # its expiry bucket is scheduled
     assert counts(catalog, small_event) == {"available": 0, "held": 2, "sold": 0}  # nobody else sees them
     ann = waitlist.status(small_event["event_id"], "ann")
@@ -225,3 +226,55 @@ def test_the_offer_carries_the_contact_address_given_on_joining(waitlist, bookin
     assert store.get_booking(offer_id).contact_email == "ann@example.org"
     [outbox] = [item for item in store._query_prefix(f"BOOKING#{offer_id}", "OUTBOX#")]
     assert outbox["contact_email"] == "ann@example.org" and outbox["type"] == "waitlist.offer"
+
+
+def test_a_waitlist_is_for_places_nobody_can_take_now(waitlist, bookings, small_event, store):
+    # Joining with places free made the relay hold them for the customer at once, on the
+    # system's path (issue 28, finding 5): the customer books them like anyone else instead.
+    event_id = small_event["event_id"]
+    with pytest.raises(Conflict) as refused:
+        waitlist.join(event_id, "ann", 2)
+    assert refused.value.code == "places_available" and refused.value.details["available"] == 2
+    assert store.waitlist_entry(event_id, "ann") is None and store.waitlist_head(event_id) is None
+    sell_out(bookings, small_event, quantity=1)
+    with pytest.raises(Conflict):
+        waitlist.join(event_id, "ann", 1)
+    entry, created = waitlist.join(event_id, "ann", 2)   # one free, two wanted: sold out for this request
+    assert created and entry["state"] == "WAITING"
+    # A repeat answers the entry it made, even while a place is free.
+    again, created = waitlist.join(event_id, "ann", 2)
+    assert not created and again["entry_id"] == entry["entry_id"]
+
+
+def test_an_offer_holds_no_longer_than_the_offering_lets_a_hold(store, bookings, clock, catalog):
+    event = catalog.create_event(event_request(capacity=1, hold_ttl_seconds=120))
+    held = sell_out(bookings, event, quantity=1)
+    for seconds, window in ((900, 120), (60, 60)):
+        assert WaitlistService(store, bookings, clock, offer_seconds=seconds).offer_window(
+            store.get_event(event["event_id"])) == window
+    waitlist = WaitlistService(store, bookings, clock, offer_seconds=900)
+    waitlist.join(event["event_id"], "ann", 1)
+    bookings.cancel(held.booking_id, "owner")
+    [offer_id] = waitlist.advance(event["event_id"])
+    offer = store.get_booking(offer_id)
+    assert offer.hold_expires_at == "2030-01-01T12:02:00.000Z"   # 120 s, the offering's hold time
+
+
+def test_an_offer_to_a_customer_at_the_hold_cap_is_skipped(store, bookings, clock, catalog, waitlist):
+    # The customer took a hold of their own between the claim of their turn and its hold (a relay
+    # that crashed in between, say): the offer would be one hold past the cap.
+    event = catalog.create_event(event_request(capacity=3, max_holds_per_customer=1))
+    event_id = event["event_id"]
+    held = sell_out(bookings, event, quantity=3)
+    waitlist.join(event_id, "ann", 1)
+    clock.advance(1)
+    waitlist.join(event_id, "ben", 1)
+    bookings.cancel(held.booking_id, "owner")
+    assert store.waitlist_claim(event_id, store.waitlist_head(event_id), "2030-01-01T12:00:01.000Z")
+    own = bookings.create_booking(event_id, "ann", "k-ann", BookingIn(quantity=1)).booking
+    offered = waitlist.advance(event_id)
+    ann = waitlist.status(event_id, "ann")
+    assert ann["state"] == "SKIPPED" and ann["reason"] == "offer_failed:hold_limit_reached"
+    assert [store.get_booking(b).customer_id for b in offered] == ["ben"]   # the line went on
+    mine = [b for b in store.customer_booking_ids("ann", event_id) if store.get_booking(b).status is BookingStatus.HELD]
+    assert mine == [own.booking_id]

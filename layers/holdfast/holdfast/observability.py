@@ -38,7 +38,12 @@ class SdkTracer:
     the template's XRaySdkTracing parameter). The SDK and its patching of botocore and requests
     cost every cold start more than boto3's own import, and Lambda's active tracing already
     records each invocation without it (docs/performance.md, "Cold start"). Without it the
-    decorators hand the function back untouched."""
+    decorators hand the function back untouched.
+
+    With it, neither a return value nor an exception is put into the trace: Powertools' default
+    copies both into the segment's metadata, and ours carry gate keys, entry and admission tokens,
+    payment links and journals, which would then be readable by anyone allowed to read traces.
+    The template's POWERTOOLS_TRACER_CAPTURE_* variables say the same for any other Tracer."""
 
     def __init__(self) -> None:
         self.enabled = os.environ.get("HOLDFAST_XRAY_SDK", "false").strip().lower() == "true"
@@ -49,10 +54,14 @@ class SdkTracer:
             self._tracer = Tracer()
 
     def capture_method(self, method: Callable[..., Any]) -> Callable[..., Any]:
-        return self._tracer.capture_method(method) if self._tracer else method
+        if not self._tracer:
+            return method
+        return self._tracer.capture_method(method, capture_response=False, capture_error=False)
 
     def capture_lambda_handler(self, handler: Callable[..., Any]) -> Callable[..., Any]:
-        return self._tracer.capture_lambda_handler(handler) if self._tracer else handler
+        if not self._tracer:
+            return handler
+        return self._tracer.capture_lambda_handler(handler, capture_response=False, capture_error=False)
 
 
 tracer = SdkTracer()

@@ -8,7 +8,7 @@ from pydantic import Field, field_validator, model_validator
 
 from .domain.money import Money
 from .appointment_schemas import ZoneName
-from .schemas import EventTime, PriceIn, _Strict
+from .schemas import ContactEmail, EventTime, PriceIn, _Strict
 
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 PLATE_PATTERN = r"^[A-Za-z0-9 \-]{2,16}$"
@@ -101,7 +101,7 @@ class ReservationIn(_Strict):
     from_: EventTime = Field(alias="from")
     to: EventTime
     handicap_permit: bool = False
-    contact_email: str | None = Field(default=None, max_length=254)
+    contact_email: ContactEmail | None = None
 
     model_config = {**_Strict.model_config, "populate_by_name": True}
 

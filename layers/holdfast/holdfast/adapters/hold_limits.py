@@ -4,8 +4,8 @@ One item per customer and event, ``CUSTOMER#<customer> / HOLDS#EVENT#<event_id>`
 ``active`` counts the customer's bookings for the event that hold places. It changes only inside
 the booking's own transactions, so it cannot drift from the bookings:
 
-- ``create_hold`` adds one, conditioned on ``active < limit`` (a waitlist offer adds one without
-  the condition: the customer queued for it, and it still counts against their own holds);
+- ``create_hold`` adds one, conditioned on ``active < limit`` (a waitlist offer too: a customer
+  at the cap is skipped, not given one more);
 - ``save`` takes one away in the transaction that moves a counted booking out of HELD or
   PAYMENT_PENDING (expiry, cancellation, failed payment, confirmation, review).
 

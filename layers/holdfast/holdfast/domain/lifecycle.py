@@ -36,6 +36,19 @@ class ExtraState:
 
 #: status -> (declaring kind, state)
 _DECLARED: dict[str, tuple[str, ExtraState]] = {}
+_builtins_declared = False
+
+
+def _complete(status: str | None = None) -> None:
+    """The built-in kinds declare their states when ``holdfast.kinds`` is imported. A function
+    that never imports it (the notifier, the outbox relay, the webhook) still reads bookings in
+    those states, and on Lambda nothing else loads it into that interpreter: load it on the first
+    question about a status that is not built in, not at init (the kinds are light, but no cold
+    start pays for them unasked)."""
+    global _builtins_declared
+    if not _builtins_declared and (status is None or status not in BookingStatus.__members__):
+        _builtins_declared = True
+        from .. import kinds  # noqa: F401 - registering the built-in kinds declares their states
 
 
 def declare(kind_name: str, states: tuple[ExtraState, ...]) -> None:
@@ -53,6 +66,7 @@ def declare(kind_name: str, states: tuple[ExtraState, ...]) -> None:
 def declarations() -> dict[str, tuple[ExtraState, ...]]:
     """Every declared state by the kind that declared it (the design notebook draws one lifecycle
     per kind from these, so a new kind's states appear there without code of their own)."""
+    _complete()
     found: dict[str, list[ExtraState]] = {}
     for owner, state in _DECLARED.values():
         found.setdefault(owner, []).append(state)
@@ -65,6 +79,7 @@ def withdraw(kind_name: str) -> None:
 
 
 def status_of(name: str) -> BookingStatus | KindStatus:
+    _complete(name)
     if name in BookingStatus.__members__:
         return BookingStatus(name)
     if name in _DECLARED:
@@ -73,12 +88,14 @@ def status_of(name: str) -> BookingStatus | KindStatus:
 
 
 def declared(status: str) -> ExtraState | None:
+    _complete(str(status))
     entry = _DECLARED.get(str(status))
     return entry[1] if entry else None
 
 
 def allows(kind_name: str, source: str, target: str, actor: str | None = None) -> bool:
     """Whether a booking of ``kind_name`` may move from ``source`` into the declared ``target``."""
+    _complete(str(target))
     entry = _DECLARED.get(str(target))
     if entry is None or entry[0] != kind_name:
         return False

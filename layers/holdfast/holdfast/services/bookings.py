@@ -112,9 +112,8 @@ class BookingService(ReleasesMixin):
         contact = {"contact_email": request.contact_email} if request.contact_email else {}
         fingerprint = _fingerprint({"event_id": event_id, **wanted, **contact})
         ttl = int(hold_seconds if hold_seconds is not None else event.hold_ttl_seconds)
-        # A waitlist offer counts against the customer's holds but is not refused by the cap: the
-        # customer queued for exactly this hold.
-        limit = None if hold_seconds is not None else hold_limit(event)
+        # A waitlist offer is a hold like any other for the cap: joining a line is no way round it.
+        limit = hold_limit(event)
         record_key = {"pk": idempotency_pk(customer_id, idempotency_key, system_key), "sk": "booking"}
         seen = Seen(record_key, gate_key(event_id, self.rng.randrange(GATE_SHARDS)), fingerprint)
 

@@ -74,6 +74,8 @@ class WaitlistService:
             existing = self.store.waitlist_entry(event_id, customer_id)
             if existing is not None and existing["state"] not in REJOINABLE:
                 return self._describe(event_id, existing), False
+            if attempt == 0:
+                self._refuse_while_free(event, quantity)
             now = iso(self.clock())
             entry_id = uuid.uuid4().hex
             entry = {"entry_id": entry_id, "customer_id": customer_id, "quantity": quantity, "joined_at": now,
@@ -86,6 +88,16 @@ class WaitlistService:
             except TransientStoreError:
                 pause(attempt)  # nothing was written; look at the entry again
         raise Busy()
+
+    def _refuse_while_free(self, event: dict[str, Any], quantity: int) -> None:
+        """A line is for places nobody can take now: with enough free for this request, joining
+        would make the relay hold them for the customer on the system's behalf, past the waiting
+        room and with the offer's window. Such a customer books them like anyone else."""
+        free = kinds.of_event(event).largest_hold(self.store, event["event_id"])
+        if free >= quantity:
+            raise Conflict(f"{free} place(s) are free: book them instead of joining the waitlist.",
+                           code="places_available", available=free,
+                           book=f"/events/{event['event_id']}/bookings")
 
     def status(self, event_id: str, customer_id: str) -> dict[str, Any]:
         entry = self.store.waitlist_entry(event_id, customer_id)
@@ -162,7 +174,7 @@ class WaitlistService:
         try:
             result = self.bookings.hold_for_customer(
                 event_id, offer["customer_id"], f"waitlist-offer-{offer['entry_id']}", request,
-                hold_seconds=self.offer_seconds, outbox_type=OFFER_TYPE, actor="waitlist",
+                hold_seconds=self.offer_window(event), outbox_type=OFFER_TYPE, actor="waitlist",
                 extra={"waitlist_entry": offer["entry_id"]},
             )
         except (SoldOut, SeatsUnavailable):
@@ -189,6 +201,14 @@ class WaitlistService:
         logger.info("waitlist offer", extra={"event_id": event_id, "entry_id": offer["entry_id"],
                                               "booking_id": booking.booking_id, "replayed": result.replayed})
         return booking.booking_id
+
+    def offer_window(self, event: dict[str, Any] | None) -> int:
+        """How long an offer holds: the offering's own hold time, never more (WAITLIST_OFFER_SECONDS
+        only shortens it). A longer window would keep places from everyone else longer than a
+        customer booking them is allowed to."""
+        if event is None or not event.get("hold_ttl_seconds"):
+            return self.offer_seconds
+        return min(self.offer_seconds, int(event["hold_ttl_seconds"]))
 
     def _drop(self, event_id: str, offer: dict[str, Any], reason: str) -> None:
         logger.warning("waitlist entry skipped: its offer cannot be made",
