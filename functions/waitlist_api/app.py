@@ -17,9 +17,9 @@ def join_waitlist(event_id: str):
     from holdfast.schemas import WaitlistIn
 
     customer = customer_id(app)
-    # An offer is a hold: on a high-demand event only an admitted customer may queue for one,
-    # exactly as only an admitted customer may hold (403 admission_required otherwise).
-    wiring.waiting_room().check_admission(event_id, customer, header(app, "X-Admission-Token"))
+    # An offer is a hold: while a high-demand event's queue is open only an admitted customer may
+    # queue for one, exactly as only an admitted customer may hold (403 admission_required).
+    wiring.waiting_room().check_waitlist_admission(event_id, customer, header(app, "X-Admission-Token"))
     body = parse_body(app, WaitlistIn)
     entry, created = wiring.waitlist().join(event_id, customer, body.quantity, body.contact_email)
     if created:

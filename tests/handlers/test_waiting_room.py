@@ -348,3 +348,24 @@ def test_a_high_demand_waitlist_needs_admission_like_a_hold(surge_env):
     joined = join_waitlist(event_id, "bob", bob["admission_token"])
     assert joined["statusCode"] == 200 and body(joined)["state"] == "WAITING", body(joined)
     assert body(join_waitlist(event_id, "bob", bob["admission_token"]))["entry_id"] == body(joined)["entry_id"]
+
+
+def test_a_sold_out_high_demand_event_s_waitlist_needs_no_token_once_its_queue_closed(surge_env):
+    # Every place sold: the queue answers sold_out to newcomers and issues no token, so a token
+    # cannot be asked of them; the waitlist is the only line left (it puts no one ahead of anyone).
+    event_id = create_event(capacity=1)
+    first = wait_admitted(event_id, "first") if body(queue(event_id, "first")) else None
+    assert book(event_id, "first", first["admission_token"])["statusCode"] == 201
+    wiring.waiting_room()._availability.items.clear()
+    denied = join_waitlist(event_id, "late")
+    assert denied["statusCode"] == 403 and body(denied)["error"]["code"] == "admission_required", \
+        "held, not sold: the queue is still open"
+    store = wiring.store()
+    pool = store.read_pools(event_id)[0]
+    store.client.update_item(TableName=store.table, Key=_attrs(pool_key(event_id, pool.pool_id)),
+                             UpdateExpression="SET held = :z, sold = :one",
+                             ExpressionAttributeValues={":z": {"N": "0"}, ":one": {"N": "1"}})
+    wiring.waiting_room()._availability.items.clear()
+    assert body(queue(event_id, "late"))["status"] == "sold_out"
+    joined = join_waitlist(event_id, "late")
+    assert joined["statusCode"] == 200 and body(joined)["state"] == "WAITING", body(joined)

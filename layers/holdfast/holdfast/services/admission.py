@@ -78,6 +78,18 @@ class WaitingRoomService:
             return
         admission.check_token(self.token_key(), token, event_id, customer_id, self.clock().timestamp())
 
+    def check_waitlist_admission(self, event_id: str, customer_id: str, token: str | None) -> None:
+        """A waitlist offer is a hold made for the customer, so while a high-demand event's queue
+        is open (places available or held) joining its waitlist needs the same token as a hold.
+        Once the queue has closed (nothing available or held: every place sold) the waitlist is the
+        only line left and admits no one ahead of anyone: it needs no token."""
+        event = self._event_or_none(event_id)
+        if event is None or not event.get("high_demand"):
+            return
+        if self._places(event) == (0, 0):
+            return
+        admission.check_token(self.token_key(), token, event_id, customer_id, self.clock().timestamp())
+
     # ---------------------------------------------------------------------------------- queue
 
     def join(self, event_id: str, customer_id: str) -> dict[str, Any]:
