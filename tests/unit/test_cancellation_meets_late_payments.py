@@ -126,6 +126,23 @@ def test_a_late_payment_racing_the_cancellation_is_given_back_not_retaken(
     assert len(provider.refunds_for(payment_id)) == 1
 
 
+def test_places_pinned_before_the_cancellation_are_not_captured(
+        bookings, payments, provider, catalog, clock, store, cancellation, monkeypatch):
+    """Two-stage: the authorisation was judged before the cancellation and its places pinned; the
+    capture that follows is not made: the authorisation is voided and the places released."""
+    event = catalog.create_event(event_request(capacity=2, payment_mode="two_stage"))
+    ann = bookings.create_booking(event["event_id"], "ann", "a1", BookingIn(quantity=1)).booking
+    payment_id = payments.start_payment(ann.booking_id, "ann", "p").payment.payment_id
+    provider.pay(payment_id)
+    cancellation.cancel(event["event_id"], "c1", "storm")
+    stale_read(store, monkeypatch)
+    assert payments.apply_provider_payment(provider.get_payment(payment_id)) == "authorisation_cancelled"
+    assert [op for op, _ in provider.calls if op == "capture_payment"] == []
+    assert provider.payments[payment_id]["status"] == "canceled" and not provider.refunds_for(payment_id)
+    after = store.get_booking(ann.booking_id)
+    assert after.status is S.CANCELLED and not after.holds_places and after.event_cancelled
+
+
 def test_an_operator_cannot_confirm_a_review_of_a_cancelled_event_and_it_stays_visible(
         bookings, payments, provider, ga_event, clock, store, reviews, cancellation, job):
     """A plain review (paid in time, places resold) is not settled by the job on its own: it stays
