@@ -19,9 +19,10 @@ def utc(clock: str) -> str:
     return f"{DAY}T{int(hour) - 3:02d}:{minute}:00.000Z"
 
 
-def late_story(api, sandbox):
+def late_story(api, sandbox, **service):
     hall = api.create_resource()["resource_id"]
-    hire = api.create_service([hall], name="Hall hire", mode="private", capacity=None, hold_ttl_seconds=2)
+    hire = api.create_service([hall], **{"name": "Hall hire", "mode": "private", "capacity": None,
+                                         "hold_ttl_seconds": 2} | service)
     who, rival, other = customer(), customer(), customer()
     slot = {"starts_at": at("10:00"), "resource_id": hall}
     # 11:00 is held by another service on the same hall (a long hold), so the nearest free times

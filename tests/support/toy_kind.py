@@ -67,7 +67,8 @@ class StandingZones(Kind):
                 return Places(self.name, wanted["quantity"], pools=((zone, wanted["quantity"]),))
         raise SoldOut(available=sum(pool.available for pool in zones.values()))
 
-    def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None) -> Places | None:
+    def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None, *,
+               now: datetime) -> Places | None:
         [(zone, count)] = booking.places.pools
         pools: dict[str, Pool] = {pool.pool_id: pool for pool in store.read_pools(booking.event_id)}
         return booking.places if pools[zone].available >= count else None

@@ -49,7 +49,8 @@ class EntryWindows(Kind):
                 return Places(self.name, wanted["quantity"], pools=((window, wanted["quantity"]),))
         raise SoldOut(available=max(free.values()))
 
-    def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None) -> Places | None:
+    def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None, *,
+               now: datetime) -> Places | None:
         [(window, count)] = booking.places.pools
         return booking.places if self._free(store, booking.event_id)[window] >= count else None
 

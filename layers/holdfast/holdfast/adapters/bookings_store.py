@@ -125,6 +125,11 @@ class BookingRecords(Table):
             items.append(self._outbox_put(after, outbox))
         if move is not None:
             items.extend(claim_items(self.table, after.event_id, after.booking_id, places or after.places, move))
+            if move.source == "available":
+                # Places taken again after a release (a late payment, a conflict case's alternative,
+                # an operator's confirm) pass the sale gate like a new hold: once the event is
+                # cancelled nothing is taken for it, whoever read the flag before the cancellation.
+                items.append(gate_check(self.table, after.event_id, after.booking_id))
         items.extend(extra or ())
         if before.counted_hold and before.holds_places and not after.holds_places:
             # Leaving HELD/PAYMENT_PENDING frees the customer's slot in this same transaction.
@@ -138,6 +143,8 @@ class BookingRecords(Table):
             raise StaleBooking(after.booking_id)
         if any(cancelled.failed(label) for label, _ in extra or ()):
             raise StaleBooking(after.booking_id)   # the ticket or pass moved meanwhile: read again
+        if cancelled.failed(GATE):
+            raise SalesStopped(after.event_id)
         if cancelled.conflict:
             raise TransientStoreError("transaction conflict")
         raise PlacesTaken(cancelled.failed_under(CLAIM))

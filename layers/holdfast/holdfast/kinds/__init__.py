@@ -19,7 +19,7 @@ _KINDS: dict[str, Kind] = {}
 
 
 #: Kind methods the engine calls with the service's clock as ``now=`` (a kind has no clock).
-TIMED = ("plan", "alternatives", "plan_choice")
+TIMED = ("plan", "replan", "alternatives", "plan_choice")
 
 
 def register(kind: Kind) -> Kind:

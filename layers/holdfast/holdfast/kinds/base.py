@@ -100,9 +100,17 @@ class Kind:
         ``now`` is the service's clock (a kind has none of its own): what has begun, what is near."""
         raise NotImplementedError
 
-    def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None) -> Places | None:
-        """Places for a late payment whose hold was released, or None when they are gone."""
+    def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None, *,
+               now: datetime) -> Places | None:
+        """Places for a late payment whose hold was released, or None when they are gone or
+        ``ended`` says their time is over: a retake never sells what has already begun."""
         raise NotImplementedError
+
+    def ended(self, booking: Booking, now: datetime) -> bool:
+        """Whether, at ``now``, the booking's places are past selling to a late payment (a slot
+        that has begun, a parking window that is over). Such a payment is never retaken or sent
+        to an operator for its places: it gets an alternative in the future or its money back."""
+        return False
 
     def alternatives(self, store: InventoryReads, event: Offering, booking: Booking, *,
                      now: datetime) -> list[dict[str, Any]]:

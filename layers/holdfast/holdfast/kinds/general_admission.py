@@ -41,7 +41,8 @@ class GeneralAdmission(Kind):
             raise SoldOut(available=sum(pool.available for pool in pools))
         return Places(self.name, wanted["quantity"], pools=plan)
 
-    def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None) -> Places | None:
+    def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None, *,
+               now: datetime) -> Places | None:
         """The same quantity from wherever it is available now."""
         plan = plan_counted(store.read_pools(booking.event_id), booking.places.quantity, rng)
         return Places(self.name, booking.places.quantity, pools=plan) if plan else None

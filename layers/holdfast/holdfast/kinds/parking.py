@@ -85,14 +85,21 @@ class Parking(Kind):
             raise NoSpaceAvailable(rules.fallback(wanted["vehicle_type"], wanted["permit"]))
         return self.places(event["event_id"], space.space_id, start, end)
 
-    def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None) -> Places | None:
-        """The same space for the same window, if it is still free (a late payment)."""
+    def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None, *,
+               now: datetime) -> Places | None:
+        """The same space for the same window, if the window has not ended and the space is still
+        free for it (a late payment)."""
+        if self.ended(booking, now):
+            return None
         granules = booking.places.granules
         lot_id, space_id = granules[0].resource_id.split("|", 1)
         items = store.read_lot_granules(lot_id, granules[0].at, rules.granule_key(  # type: ignore[attr-defined]
             rules.parse_granule(granules[-1].at) + rules.GRANULE))
         taken = any(int(items.get((space_id, g.at), {}).get("taken", 0)) for g in granules)
         return None if taken else booking.places
+
+    def ended(self, booking: Booking, now: datetime) -> bool:
+        return rules.parse_granule(booking.places.granules[-1].at) + rules.GRANULE <= now
 
     def places(self, lot_id: str, space_id: str, start: datetime, end: datetime) -> Places:
         granules = tuple(Granule(f"{lot_id}|{space_id}", key) for key in rules.window_granules(start, end))

@@ -67,7 +67,8 @@ class SeatMap(Kind):
             raise SeatsUnavailable(taken, free[:AVAILABLE_SEATS_SHOWN], len(free))
         return Places(self.name, len(seats), units=tuple(seats))
 
-    def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None) -> Places | None:
+    def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None, *,
+               now: datetime) -> Places | None:
         """The very same seats, if every one of them is free again."""
         units = store.read_units(booking.event_id, booking.places.units)
         if all(units.get(unit, {}).get("state") == "available" for unit in booking.places.units):

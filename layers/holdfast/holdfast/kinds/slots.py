@@ -96,8 +96,11 @@ class Slots(Kind):
             return self._places(resource_id, slot, session, quantity, settings.seats)
         raise SlotUnavailable(available=left, nearby=self._nearby(store, event, slot, quantity, resource_id, now))
 
-    def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None) -> Places | None:
-        """The very same time, if it can be taken again (a late payment)."""
+    def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None, *,
+               now: datetime) -> Places | None:
+        """The very same time, if it has not begun and can be taken again (a late payment)."""
+        if self.ended(booking, now):
+            return None
         granules = booking.places.granules
         first = granules[0]
         days = sorted({granule.at[:10] for granule in granules})
@@ -105,6 +108,10 @@ class Slots(Kind):
         slot = Slot(parse_granule_key(first.at), parse_granule_key(granules[-1].at) + GRANULE)
         left = seats_left(items, slot, first.session or None, first.capacity)
         return booking.places if left >= first.seats else None
+
+    def ended(self, booking: Booking, now: datetime) -> bool:
+        # The same rule as a new booking's check_time: a slot that has begun is not sold.
+        return parse_granule_key(booking.places.granules[0].at) <= now
 
     # ------------------------------------------------------- a late payment's conflict case
     def alternatives(self, store: InventoryReads, event: dict[str, Any], booking: Booking, *,

@@ -4,6 +4,9 @@
 - ``settle``: one booking (a Map iteration): a hold is released and its open payment voided where
   the provider allows; a paid booking is moved to REFUND_PENDING with the reason in its journal and
   refunded under the key stored before the call; a refund in flight is asked again with its key;
+  an open conflict case (a late payment waiting for its customer's choice) is closed with its
+  money given back (services/resolutions.py); any other review stays on the operators' list,
+  marked as the cancelled event's, where only a refund or a close is accepted;
 - ``finish``: while open bookings remain, another pass; then the summary, stored once.
 
 Every step reads the booking and decides from what it finds, so a retried step, a page listed
@@ -19,12 +22,14 @@ from ..adapters.provider import ProviderOutcomeUnknown
 from ..clock import Clock, iso
 from ..domain.booking import Booking
 from ..domain.cancellation import is_open, tally
+from ..domain.errors import Conflict, PaymentProviderUnavailable
 from ..domain.inventory import Move
 from ..domain.statuses import HOLDING, BookingStatus
 from ..faults import crash_point
 from . import transitions
 from .payments import PaymentService
 from .provider_keys import PaymentOutcomeUnknown
+from .resolutions import ResolutionService
 
 PAGE_SIZE = 100
 MAX_PASSES = 3
@@ -80,7 +85,32 @@ class CancellationJob:
             return self._refund(booking)
         if booking.status is BookingStatus.REFUND_PENDING and booking.payment is not None and booking.payment.refund:
             return self._refund(booking)
+        if booking.status is BookingStatus.MANUAL_REVIEW:
+            return self._review(booking, reason)
         return f"nothing_{str(booking.status).lower()}"
+
+    def _review(self, booking: Booking, reason: str) -> str:
+        if booking.resolution_open:
+            try:
+                return ResolutionService(self.store, self.payments, self.clock).close_for_cancelled_event(booking)
+            except PaymentProviderUnavailable as exc:
+                raise PaymentOutcomeUnknown(str(exc)) from None   # the step is retried, same void key
+            except Conflict as exc:
+                if exc.code == "booking_changed":
+                    raise StaleBooking(booking.booking_id) from None
+                # The authorisation could not be voided (captured meanwhile): the review stays open.
+                self._mark(booking, reason, f"its conflict case could not be closed ({exc.code})")
+                return "left_in_review"
+        self._mark(booking, reason, "the review stays open for an operator to refund or close")
+        return "left_in_review"
+
+    def _mark(self, booking: Booking, reason: str, why: str) -> None:
+        """A review the job cannot settle by itself: flagged as the cancelled event's (so its
+        booking is never confirmed) and journalled, once; it stays on the operators' list."""
+        if booking.event_cancelled:
+            return
+        transitions.apply(self.store, booking, self.clock(), actor="organizer", action="event_cancelled_review_kept",
+                          decision=f"event cancelled ({reason}); {why}", event_cancelled=True)
 
     def _refund(self, booking: Booking) -> str:
         """The stored key goes to the provider again until an answer is recorded: a lost answer

@@ -11,7 +11,7 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any, Callable
 
-from ..adapters.dynamo import BookingStore, PlacesTaken, StaleBooking, TransientStoreError
+from ..adapters.dynamo import BookingStore, PlacesTaken, SalesStopped, StaleBooking, TransientStoreError
 from ..adapters.provider import ProviderNotFound, ProviderOutcomeUnknown, ProviderRejected, YooKassaProvider
 from ..clock import Clock, iso, parse_iso
 from ..domain.booking import Booking, Payment, PaymentMode, Verdict, judge_payment, paid_before
@@ -171,7 +171,9 @@ class PaymentService(PaymentRecordsMixin, RefundsMixin, ConflictCasesMixin):
                                     event_cancelled=self.store.event_cancelled(booking.event_id))
             try:
                 return self._act(booking, provider_payment, verdict.verdict, verdict.reason, actor)
-            except StaleBooking:
+            except (StaleBooking, SalesStopped):
+                # SalesStopped: the event was cancelled after it was judged; judged again, the
+                # payment is given back.
                 continue
         raise PaymentOutcomeUnknown(f"booking {booking_id} kept changing")
 
@@ -233,7 +235,12 @@ class PaymentService(PaymentRecordsMixin, RefundsMixin, ConflictCasesMixin):
     def _capture(self, booking: Booking, paid: dict[str, Any], actor: str) -> str:
         """Capture the authorisation, then act on what the provider now reports, judged against the
         booking as it is now: someone (reconciliation, a duplicate notification) may have confirmed
-        or released it while the capture was in flight, and its move must not be made twice."""
+        or released it while the capture was in flight, and its move must not be made twice.
+
+        Places pinned before the event was cancelled are not paid for: the cancellation job waits
+        for them (CaptureInFlight), and the authorisation as it stands, judged again, is voided."""
+        if self.store.event_cancelled(booking.event_id):
+            return self.apply_provider_payment(self.provider.get_payment(paid["id"]), actor)
         try:
             captured = self.provider.capture_payment(paid["id"], booking.amount.as_dict(), capture_key(booking.booking_id))
         except ProviderOutcomeUnknown as exc:
@@ -249,7 +256,8 @@ class PaymentService(PaymentRecordsMixin, RefundsMixin, ConflictCasesMixin):
         now = self.clock()
         ids = {"payment_id": paid["id"]}
         two_stage = paid.get("status") == "waiting_for_capture"
-        places = self.replan(booking)
+        kind = kinds.of_booking(booking)
+        places = kind.replan(self.store, booking, now=now)
         if places is not None:
             try:
                 if two_stage:
@@ -269,24 +277,32 @@ class PaymentService(PaymentRecordsMixin, RefundsMixin, ConflictCasesMixin):
         opened = self.offer_alternatives(booking, paid, actor, seen)
         if opened:
             return opened
+        ended = kind.ended(booking, now)
+        why = "its time has passed" if ended else "places resold"
         if two_stage:
             try:
-                self.provider.cancel_payment(paid["id"], void_key(booking.booking_id))
+                voided = self.provider.cancel_payment(paid["id"], void_key(booking.booking_id))
             except ProviderOutcomeUnknown as exc:
                 raise PaymentOutcomeUnknown(f"cancel of {paid['id']}: {exc}") from None
             except ProviderRejected:
-                pass  # already cancelled or captured elsewhere; the next notification tells which
+                voided = self.provider.get_payment(paid["id"])
+            if voided.get("status") != "canceled":
+                # Captured elsewhere meanwhile: judged again as the money it now is.
+                raise PaymentOutcomeUnknown(f"cancel of {paid['id']} left it {voided.get('status')}")
+            # The void is recorded: the booking is settled, and reconciliation stops (no second void).
             transitions.apply(self.store, booking, now, actor=actor, action="late_authorisation_cancelled",
-                              decision="places resold; authorisation cancelled, no money moved", ids=ids, payment=seen)
+                              decision=f"{why}; authorisation cancelled, no money moved", ids=ids,
+                              payment=replace(seen, provider_status="canceled", next_check_at=None))
             return "authorisation_cancelled"
-        if paid_before(paid, parse_iso(booking.hold_expires_at)):
+        if not ended and paid_before(paid, parse_iso(booking.hold_expires_at)):
             self.open_review(booking, "paid_in_time_places_resold", actor, ids, seen)
             return "manual_review"
         booking = transitions.apply(self.store, booking, now, status=BookingStatus.REFUND_PENDING, actor=actor,
-                                    action="late_payment_refund_started", decision="paid after release; places resold",
+                                    action="late_payment_refund_started", decision=f"paid after release; {why}",
                                     ids=ids, payment=self.with_refund(seen, "late"))
         return self.refund(booking, actor)
 
     def replan(self, booking: Booking) -> Places | None:
-        """Places for a late payment, as the booking's inventory kind re-plans them (or None)."""
-        return kinds.of_booking(booking).replan(self.store, booking)
+        """Places for a late payment, as the booking's inventory kind re-plans them now (or None:
+        gone, or their time has passed)."""
+        return kinds.of_booking(booking).replan(self.store, booking, now=self.clock())

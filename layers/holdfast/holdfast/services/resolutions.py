@@ -16,18 +16,23 @@ Money, never a second payment:
 - money back, two-stage: the authorisation is cancelled (nothing was taken) -> PAYMENT_FAILED.
 - money back, one-stage: REFUND_PENDING and the refund under a key derived from the payment, so
   it is refunded once (services/refunds.py).
+
+A case of a cancelled offering is never moved: the event cancellation job gives its money back
+(``close_for_cancelled_event``), and a choice that comes first or later is answered 409
+``event_cancelled`` after the same give-back (same keys: once). The sale gate in the store refuses
+the places of an alternative whose choice raced the cancellation.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any
 
-from ..adapters.dynamo import BookingStore, PlacesTaken, StaleBooking
+from ..adapters.dynamo import BookingStore, PlacesTaken, SalesStopped, StaleBooking
 from ..adapters.provider import ProviderOutcomeUnknown, ProviderRejected
 from ..clock import Clock, iso, parse_iso
 from ..domain.booking import Booking
-from ..domain.errors import (Conflict, IdempotencyKeyReused, InvalidRequest, PaymentProviderUnavailable,
-                             SeatsUnavailable, SoldOut)
+from ..domain.errors import (Conflict, EventCancelled, IdempotencyKeyReused, InvalidRequest,
+                             PaymentProviderUnavailable, SeatsUnavailable, SoldOut)
 from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
 from ..observability import logger
@@ -39,6 +44,7 @@ from .provider_keys import PaymentOutcomeUnknown, capture_key, void_key
 
 CHOICES = ("alternative", "refund")
 RETRY_AFTER = 2
+ATTEMPTS = 6
 
 
 class ResolutionService:
@@ -76,6 +82,11 @@ class ResolutionService:
         if choice == "alternative":
             fields = kinds.of_booking(booking).normalise_choice(fields)
         decided = case.get("decision")
+        if decided and decided.get("key") == key:
+            return self._repeat(booking, decided, choice, fields, key)
+        if booking.event_cancelled or self.store.event_cancelled(booking.event_id):
+            self.close_for_cancelled_event(booking)
+            raise EventCancelled(booking.event_id)
         if decided:
             return self._repeat(booking, decided, choice, fields, key)
         if booking.status is not BookingStatus.MANUAL_REVIEW:
@@ -92,6 +103,26 @@ class ResolutionService:
         except StaleBooking:
             raise Conflict("The booking changed meanwhile; look again.", code="booking_changed") from None
         return describe(self.store.get_booking(booking.booking_id) or booking)
+
+    def close_for_cancelled_event(self, booking: Booking) -> str:
+        """The offering was cancelled while the case was open: its money goes back (void or
+        refund), decided by the organizer, whoever asks first (the cancellation job, or the
+        customer's or an operator's late choice). A case already decided is left as it is."""
+        for _ in range(ATTEMPTS):
+            case = booking.resolution
+            if not booking.resolution_open or not case or booking.status is not BookingStatus.MANUAL_REVIEW:
+                return "case_closed"
+            decision = {"choice": "refund", "fields": {}, "by": "organizer", "at": iso(self.clock()),
+                        "key": f"event-cancelled-{booking.booking_id}"}
+            try:
+                self._give_back(booking, case, decision, "organizer", why="event cancelled")
+                return "case_refunded"
+            except StaleBooking:
+                fresh = self.store.get_booking(booking.booking_id)
+                if fresh is None:
+                    return "case_closed"
+                booking = fresh
+        raise Conflict("The booking changed meanwhile; look again.", code="booking_changed")
 
     # ------------------------------------------------------------------------------- the decisions
 
@@ -136,13 +167,18 @@ class ResolutionService:
         except PlacesTaken:
             raise Conflict("That alternative was just taken; choose another or a refund.",
                            code="alternative_unavailable") from None
+        except SalesStopped:
+            # Cancelled between the check in ``decide`` and this write: nothing was taken.
+            self.close_for_cancelled_event(self.store.get_booking(booking.booking_id) or booking)
+            raise EventCancelled(booking.event_id) from None
 
-    def _give_back(self, booking: Booking, case: dict[str, Any], decision: dict[str, Any], actor: str) -> None:
+    def _give_back(self, booking: Booking, case: dict[str, Any], decision: dict[str, Any], actor: str,
+                   why: str = "") -> None:
         payment = booking.payment
         assert payment is not None and payment.payment_id
         ids = {"payment_id": payment.payment_id, "choice": "refund", "by": actor}
         chosen = dict(case) | {"decision": decision}
-        why = "no choice by the deadline" if actor == "timer" else "money back chosen"
+        why = why or ("no choice by the deadline" if actor == "timer" else "money back chosen")
         if payment.provider_status == "waiting_for_capture":
             voided = self._provider(lambda: self.payments.provider.cancel_payment(
                 payment.payment_id, void_key(booking.booking_id)), payment.payment_id)

@@ -4,11 +4,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..adapters.dynamo import BookingStore, PlacesTaken, StaleBooking
+from ..adapters.dynamo import BookingStore, PlacesTaken, SalesStopped, StaleBooking
 from ..clock import Clock
 from ..adapters.provider import ProviderOutcomeUnknown, ProviderRejected
 from ..domain.booking import Booking
-from ..domain.errors import Conflict, IdempotencyKeyReused, InvalidRequest, NotFound, PaymentProviderUnavailable
+from ..domain.errors import (Conflict, EventCancelled, IdempotencyKeyReused, InvalidRequest, NotFound,
+                             PaymentProviderUnavailable)
 from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
 from . import transitions
@@ -53,6 +54,11 @@ class ReviewService:
                                                key="operator", note=f"{operator}: {note}")
             except IdempotencyKeyReused:
                 raise Conflict("This case was already decided otherwise.", code="resolution_closed") from None
+            except EventCancelled:
+                if action != "refund":
+                    raise
+                # The cancellation gave the money back: what the operator asked for is done.
+                return describe(self.store.get_booking(booking_id) or booking)
         done = {"refund": (BookingStatus.REFUND_PENDING, BookingStatus.REFUNDED), "confirm": (BookingStatus.CONFIRMED,),
                 "close": (BookingStatus.PAYMENT_FAILED, BookingStatus.REFUNDED)}[action]
         if booking.status in done and not booking.review:
@@ -68,6 +74,9 @@ class ReviewService:
             transitions.apply(self.store, booking, self.clock(), actor="operator", action="review_closed",
                               decision=decision, ids=ids, review=None)
             return describe(self.store.get_booking(booking_id) or booking)
+        if action == "confirm" and (booking.event_cancelled or self.store.event_cancelled(booking.event_id)):
+            self._unpin_for_cancelled_event(booking)
+            raise EventCancelled(booking.event_id)
         if action == "confirm" and self._pinned_by_operator(booking):
             # A confirm whose capture went unanswered: the same capture again, same key.
             self._capture_pinned(booking, ids, decision, dict(booking.review or {}))
@@ -84,6 +93,8 @@ class ReviewService:
                 self._refund(booking, money, ids, decision)
         except PlacesTaken:
             raise Conflict("The places were just taken; refund instead.", code="places_unavailable") from None
+        except SalesStopped:
+            raise EventCancelled(booking.event_id) from None   # the pin or retake wrote nothing
         except StaleBooking:
             raise Conflict("The booking changed meanwhile; look again.", code="booking_changed") from None
         return describe(self.store.get_booking(booking_id) or booking)
@@ -125,6 +136,19 @@ class ReviewService:
                           action="review_confirmed", decision=decision, ids=ids | {"payment_id": paid["id"]},
                           move=Move.RETAKE, places=places, review=None,
                           payment=self.payments._payment_seen(booking, paid))
+
+    def _unpin_for_cancelled_event(self, booking: Booking) -> None:
+        """Places an operator pinned before the event was cancelled: the payment as it stands is
+        judged again, which gives it back (void, or refund if it was captured) and frees them."""
+        if not self._pinned_by_operator(booking):
+            return
+        assert booking.payment is not None and booking.payment.payment_id
+        try:
+            self.payments.apply_provider_payment(self.payments.provider.get_payment(booking.payment.payment_id),
+                                                 actor="operator")
+        except (PaymentOutcomeUnknown, ProviderOutcomeUnknown):
+            raise PaymentProviderUnavailable("The payment provider did not answer; try again shortly.",
+                                             retry_after=RETRY_AFTER) from None
 
     @staticmethod
     def _pinned_by_operator(booking: Booking) -> bool:

@@ -30,8 +30,9 @@ def apply(store: BookingStore, booking: Booking, now, *, status: BookingStatus |
           places: Places | None = None, extra: list | None = None, **changes: Any) -> Booking:
     """Save ``booking`` moved to ``status`` (or kept in its status, for a journalled change).
 
-    Raises StaleBooking when someone else wrote the booking first, and PlacesTaken when the
-    inventory move's condition failed; nothing is written in either case.
+    Raises StaleBooking when someone else wrote the booking first, PlacesTaken when the
+    inventory move's condition failed, and SalesStopped when a move that takes places again
+    (HOLD or RETAKE) meets the closed sale gate of a cancelled event; nothing is written then.
     """
     target = status or booking.status
     check_transition(booking, target, move)
