@@ -19,8 +19,10 @@ from botocore.exceptions import ClientError
 
 from holdfast.adapters.dynamo import booking_from_item
 from holdfast.adapters.inventory_store import inventory_entry
+from holdfast.clock import parse_iso
 from holdfast.domain.booking import Booking, JournalEntry
 from holdfast.domain import lifecycle
+from holdfast.domain.timeslots import parse_granule_key
 from holdfast.domain.statuses import HOLDING, OCCUPYING, RELEASED, SOLD, TRANSITIONS, BookingStatus
 from holdfast.schemas import EventIn
 
@@ -282,19 +284,28 @@ DEFAULT_HOLDS_PER_CUSTOMER = 4
 
 
 def check_hold_cap(snap: Snapshot) -> None:
-    """H1: per event, a customer's own active holds (HELD or PAYMENT_PENDING bookings they made;
-    waitlist offers are the system's and not refused) never exceed the event's
-    ``max_holds_per_customer`` (default 4)."""
+    """H1: per event, a customer's active holds (HELD or PAYMENT_PENDING bookings), their own and
+    the waitlist's offers to them together, never exceed the event's ``max_holds_per_customer``
+    (default 4). W3: a waitlist offer is held no longer than the offering holds a customer's own
+    hold (its ``hold_ttl_seconds``)."""
     holds: Counter[tuple[str, str]] = Counter()
     for booking in snap.bookings.values():
         entries = snap.journals.get(booking.booking_id) or []
-        if booking.status in HOLDING and entries and entries[0][1].actor == "customer":
+        first = entries[0][1] if entries else None
+        if booking.status in HOLDING and first is not None and first.actor in ("customer", "waitlist"):
             holds[(booking.event_id, booking.customer_id)] += 1
+        event = snap.events.get(booking.event_id) or {}
+        if first is not None and first.actor == "waitlist" and booking.status is BookingStatus.HELD \
+                and event.get("hold_ttl_seconds"):
+            held_for = (parse_iso(booking.hold_expires_at) - parse_iso(booking.created_at)).total_seconds()
+            assert held_for <= int(event["hold_ttl_seconds"]), \
+                f"W3 waitlist offer {booking.booking_id} held for {held_for:.0f} s, longer than the " \
+                f"offering's hold of {int(event['hold_ttl_seconds'])} s"
     for (event_id, customer_id), count in holds.items():
         event = snap.events.get(event_id) or {}
         limit = int(event.get("max_holds_per_customer") or DEFAULT_HOLDS_PER_CUSTOMER)
-        assert count <= limit, f"H1 customer {customer_id} holds {count} active bookings for event {event_id}, " \
-            f"more than the cap of {limit}"
+        assert count <= limit, f"H1 customer {customer_id} holds {count} active bookings (own and waitlist " \
+            f"offers) for event {event_id}, more than the cap of {limit}"
 
 
 def check_granules(snap: Snapshot) -> None:
@@ -375,6 +386,36 @@ def check_booking(snap: Snapshot, booking: Booking) -> None:
                                  f"and then confirmed (v{version}: {entry.action}, {entry.decision!r})")
     assert not booking.places_secured or booking.status in HOLDING, \
         f"I10 booking {booking.booking_id} is {booking.status} with places_secured still set"
+    check_slot_start(snap, booking)
+
+
+def check_slot_start(snap: Snapshot, booking: Booking) -> None:
+    """T1: an appointment slot is never confirmed once it has begun, unless the booking held those
+    places without a break since before the start (a hold made in time and paid within it). A
+    late payment's retake, a re-hold for a capture and a conflict case's alternative all hold
+    anew, so each must happen before the slot starts."""
+    if booking.places.kind != "slots" or not booking.places.granules:
+        return
+    starts = parse_granule_key(booking.places.granules[0].at)
+    holding_since: datetime | None = None
+    for version, entry in snap.journals.get(booking.booking_id, []):
+        target = BookingStatus(entry.to_status)
+        entered = entry.from_status is None or BookingStatus(entry.from_status) not in HOLDING
+        if target in HOLDING and entered:
+            holding_since = parse_iso(entry.at)
+        elif target is BookingStatus.CONFIRMED and entry.from_status != target.value:
+            at = parse_iso(entry.at)
+            held_before = entry.from_status is not None and BookingStatus(entry.from_status) in HOLDING \
+                and holding_since is not None and holding_since < starts
+            assert at < starts or held_before, \
+                f"T1 booking {booking.booking_id} CONFIRMED at {entry.at} (v{version}: {entry.action}) for a slot " \
+                f"that started at {iso_minute(starts)}, without holding it since before the start"
+        if target not in HOLDING:
+            holding_since = None
+
+
+def iso_minute(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%MZ")
 
 
 def check_capacity(snap: Snapshot, event_id: str) -> None:

@@ -89,6 +89,8 @@ def run_history(seed: int, steps: int, client: Any = None, skip: tuple[str, ...]
             step = f"{index:02d} {name}"
             model.intent = ""
             getattr(model, name)(draw)
+            if len(model.trace) > before:   # it acted (an operation with nothing to act on says nothing)
+                model.log[f"ran:{name}"] += 1
             model.check()
             story.extend(f"{index:02d} {line}" for line in model.trace[before:])
         before, model.intent = len(model.trace), ""
@@ -189,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.monotonic() - started
     if kinds:
         print("violations by rule: " + ", ".join(f"{kind} x{count}" for kind, count in sorted(kinds.items())))
-    quiet = [name for name in OPERATIONS_REACHED if not coverage.get(name)]
+    quiet = [name for name in OPERATIONS_REACHED if not coverage.get(name)] + \
+        [name for name in OPERATIONS if name not in skip and not coverage.get(f"ran:{name}")]
     print(f"exercised: {sum(coverage.values())} operations; never reached: {quiet or 'none'}")
     print(f"proof: {done} histories, {done * args.steps} steps, {len(violations)} violation(s), {elapsed:.0f} s, "
           f"{done / max(elapsed, 1e-9):.1f} histories/s, base seed {base}")
