@@ -1334,10 +1334,10 @@ class BookingModel:
 
     def check(self) -> None:
         snap = self.snapshot()
+        self.check_admission(snap)
         check_invariants(snap)
         check_money(snap, self.provider, settled=False)
         self.check_cancelled_events(settled=False)
-        self.check_admission(snap)
         self.check_voids(snap)
 
     def settle(self) -> None:

@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.monotonic() - started
     if kinds:
         print("violations by rule: " + ", ".join(f"{kind} x{count}" for kind, count in sorted(kinds.items())))
-    quiet = [name for name in OPERATIONS_REACHED if not coverage.get(name)] + \
+    quiet = [] if single else [name for name in OPERATIONS_REACHED if not coverage.get(name)] + \
         [name for name in OPERATIONS if name not in skip and not coverage.get(f"ran:{name}")]
     print(f"exercised: {sum(coverage.values())} operations; never reached: {quiet or 'none'}")
     print(f"proof: {done} histories, {done * args.steps} steps, {len(violations)} violation(s), {elapsed:.0f} s, "
