@@ -390,13 +390,16 @@ def check_booking(snap: Snapshot, booking: Booking) -> None:
 
 
 def check_slot_start(snap: Snapshot, booking: Booking) -> None:
-    """T1: an appointment slot is never confirmed once it has begun, unless the booking held those
-    places without a break since before the start (a hold made in time and paid within it). A
-    late payment's retake, a re-hold for a capture and a conflict case's alternative all hold
-    anew, so each must happen before the slot starts."""
-    if booking.places.kind != "slots" or not booking.places.granules:
+    """T1: an appointment slot is never confirmed once it has begun, nor a parking window once it
+    has ended, unless the booking held those places without a break since before that moment (a
+    hold made in time and paid within it). A late payment's retake, a re-hold for a capture and a
+    conflict case's alternative all hold anew, so each must happen before it."""
+    granules = booking.places.granules
+    if booking.places.kind not in ("slots", "parking") or not granules:
         return
-    starts = parse_granule_key(booking.places.granules[0].at)
+    # A slot may not start in the past; a parking window may begin in the current half hour.
+    starts = parse_granule_key(granules[0].at) if booking.places.kind == "slots" \
+        else parse_granule_key(granules[-1].at) + timedelta(minutes=30)
     holding_since: datetime | None = None
     for version, entry in snap.journals.get(booking.booking_id, []):
         target = BookingStatus(entry.to_status)
@@ -408,8 +411,9 @@ def check_slot_start(snap: Snapshot, booking: Booking) -> None:
             held_before = entry.from_status is not None and BookingStatus(entry.from_status) in HOLDING \
                 and holding_since is not None and holding_since < starts
             assert at < starts or held_before, \
-                f"T1 booking {booking.booking_id} CONFIRMED at {entry.at} (v{version}: {entry.action}) for a slot " \
-                f"that started at {iso_minute(starts)}, without holding it since before the start"
+                f"T1 booking {booking.booking_id} CONFIRMED at {entry.at} (v{version}: {entry.action}) for a " \
+                f"{'slot that started' if booking.places.kind == 'slots' else 'parking window that ended'} at " \
+                f"{iso_minute(starts)}, without holding it since before then"
         if target not in HOLDING:
             holding_since = None
 

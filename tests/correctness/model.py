@@ -53,7 +53,7 @@ from tests.support.template import template
 from .helpers import (
     ManualClock, check_invariants, check_money, in_review, own_payment_ids, snapshot_in_process,
 )
-from .kind_cases import CASES, KindCase, SlotsCase, slot_hall
+from .kind_cases import CASES, PARKING_WINDOW, KindCase, ParkingCase, SlotsCase, slot_hall
 
 T = TypeVar("T")
 S = BookingStatus
@@ -311,6 +311,9 @@ class BookingModel:
         for name, (key, body, _) in self.bodies.items():
             self.events[name] = self.catalog.create_event(self._event_in(body), key)["event_id"]
         self.events["slot"] = SlotsCase("slots").create(self.catalog, SLOT_SEATS)
+        # A lot of one space, reserved for one window (kind_cases.PARKING_WINDOW): only
+        # time_paid_late books it (the gates are another model's).
+        self.events["lot"] = ParkingCase("parking").create(self.catalog, 1)
         self.surge = SurgeStore(table, client)
         self.tokens: dict[str, str] = {}                 # customer -> their latest admission token for "hot"
         self.admitted: dict[str, list[float]] = {}       # customer -> expiry (epoch s) of every token they got
@@ -409,6 +412,8 @@ class BookingModel:
         if event == "slot":
             starts_at, quantity = what
             return SlotBookingIn(starts_at=starts_at, resource_id=slot_hall(), quantity=quantity)
+        if event == "lot":
+            return ParkingCase("parking").ask(1)
         return self.kind.ask(what)
 
     def _book(self, event: str, customer: str, key: str, body: Any, token: str | None = None) -> Any:
@@ -1018,13 +1023,15 @@ class BookingModel:
             else {"starts_at": "2030-01-04T10:00:00Z", "resource_id": slot_hall()}
         return d.choice(offered + [never])
 
-    def slot_paid_late(self, d: Draw) -> None:
-        """A late payment on the appointment service (findings 1, 2): a hold of a time being paid
-        lapses, a rival may take that time, the clock may pass the time's start, and then the
-        customer's payment goes through at the provider and the consumer applies it. A resold
-        time opens a conflict case with the free times of that day (T1: no confirmation once the
-        time has begun, whether a retake or a chosen alternative)."""
-        event_id = self.events["slot"]
+    def time_paid_late(self, d: Draw) -> None:
+        """A late payment for a time (findings 1, 2): a hold of a slot of the appointment service,
+        or of the lot's parking window, being paid lapses; a rival may take that time; the clock
+        may pass the slot's start or the window's end; then the customer's payment goes through at
+        the provider and the consumer applies it. A resold slot opens a conflict case with the
+        free times of that day (T1: no confirmation once the slot has begun or the window ended,
+        whether a retake or a chosen alternative)."""
+        name = d.choice(["slot", "slot", "lot"])
+        event_id = self.events[name]
         paying = self._bookings_in({S.HELD, S.PAYMENT_PENDING}, where=lambda b: b.event_id == event_id
                                    and (self._own_payment(b.booking_id) or {}).get("status") == "pending")
         if not paying or d.integer(0, 2) == 0:
@@ -1032,15 +1039,16 @@ class BookingModel:
             self.counter += 1
             what = (d.choice(SLOT_TIMES), d.integer(1, SLOT_SEATS))
             made, error = self._call(customer, "POST bookings", lambda: self._book(
-                "slot", customer, f"slot-{self.counter}", self._request_body("slot", what)))
+                name, customer, f"slot-{self.counter}", self._request_body(name, what)))
             if made is None:
-                self.note(f"slot_paid_late: {customer} could not book {what} ({getattr(error, 'code', None)})")
+                self.note(f"time_paid_late: {customer} could not book the {name} {what} "
+                          f"({getattr(error, 'code', None)})")
                 return
             self._remember(made.booking.booking_id, customer)
             started, error = self._call(customer, "POST payment", lambda: self.payments.start_payment(
                 made.booking.booking_id, customer, f"slot-pay-{self.counter}"))
             if started is None or (self._own_payment(made.booking.booking_id) or {}).get("status") != "pending":
-                self.note(f"slot_paid_late: {customer} could not start paying ({getattr(error, 'code', None)})")
+                self.note(f"time_paid_late: {customer} could not start paying ({getattr(error, 'code', None)})")
                 return
             paying = [(made.booking.booking_id, customer)]
         booking_id, customer = d.choice(paying)
@@ -1049,14 +1057,16 @@ class BookingModel:
         if overdue > 0:
             self.clock.advance(overdue)
         expired = self._consume("expiry task", lambda: self.bookings.expire(booking_id)["outcome"])
-        starts_at = iso(parse_granule_key(booking.places.granules[0].at))
+        # The moment the time is lost: a slot's start, a parking window's end.
+        starts_at = iso(parse_granule_key(booking.places.granules[0].at)) if name == "slot" \
+            else PARKING_WINDOW["to"]
         rival = d.choice([None, *[c for c in CUSTOMERS if c != customer]])
         taken = "nobody"
         if rival is not None:
             self.counter += 1
             what = (starts_at, d.integer(1, SLOT_SEATS))
             result, error = self._call(rival, "POST bookings", lambda: self._book(
-                "slot", rival, f"rival-{self.counter}", self._request_body("slot", what)))
+                name, rival, f"rival-{self.counter}", self._request_body(name, what)))
             if result is not None:
                 self._remember(result.booking.booking_id, rival)
             taken = f"{rival} x{what[1]}: {getattr(error, 'code', None) or 'held'}"
@@ -1068,12 +1078,12 @@ class BookingModel:
         payment_id = self._own_payment(booking_id)["id"]
         if self.provider.payments[payment_id]["status"] == "pending":
             self.provider.pay(payment_id, at=iso(self.clock()))
-        self.intent = f"{booking_id[:8]} at {starts_at} expiry={expired} rival {taken} begun={begun}"
+        self.intent = f"{name} {booking_id[:8]} lost at {starts_at} expiry={expired} rival {taken} past={begun}"
         outcome = self._consume("payment consumer", lambda: self.payments.apply_provider_payment(
             self.provider.get_payment(payment_id)))
-        self.note(f"slot_paid_late {booking_id[:8]} at {starts_at}: expiry={expired}, rival {taken}, "
-                  f"{'after' if begun else 'before'} the start; paid -> {outcome}")
-        self.log["slot_paid_late"] += 1
+        self.note(f"time_paid_late {name} {booking_id[:8]}, lost at {starts_at}: expiry={expired}, rival {taken}, "
+                  f"{'after' if begun else 'before'} that; paid -> {outcome}")
+        self.log[f"time_paid_late:{name}"] += 1
 
     def clock_to_slot_start(self, d: Draw) -> None:
         """Time runs up to one of the service's morning times: well before it, just before (a hold
@@ -1097,7 +1107,7 @@ class BookingModel:
 
         cases = open_cases()
         if not cases:
-            self.slot_paid_late(d)
+            self.time_paid_late(d)
             cases = open_cases()
         if not cases:
             self.note("late_choice_after_cancel: no conflict case open")
@@ -1409,7 +1419,7 @@ OPERATIONS: dict[str, int] = {
     "customer_hoards": 1,
     "colliding_key_booking": 1, "waitlist_advance": 1,
     "organizer_cancels_event": 1, "cancellation_job_runs": 1,
-    "customer_queues": 1, "slot_paid_late": 1, "clock_to_slot_start": 1, "late_choice_after_cancel": 1,
+    "customer_queues": 1, "time_paid_late": 1, "clock_to_slot_start": 1, "late_choice_after_cancel": 1,
 }
 
 
