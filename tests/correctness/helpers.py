@@ -400,21 +400,19 @@ def check_slot_start(snap: Snapshot, booking: Booking) -> None:
     # A slot may not start in the past; a parking window may begin in the current half hour.
     starts = parse_granule_key(granules[0].at) if booking.places.kind == "slots" \
         else parse_granule_key(granules[-1].at) + timedelta(minutes=30)
+    holding = {status.value for status in HOLDING}   # a kind's own statuses are plain strings here
+    confirmed = BookingStatus.CONFIRMED.value
     holding_since: datetime | None = None
     for version, entry in snap.journals.get(booking.booking_id, []):
-        target = BookingStatus(entry.to_status)
-        entered = entry.from_status is None or BookingStatus(entry.from_status) not in HOLDING
-        if target in HOLDING and entered:
+        if entry.to_status in holding and entry.from_status not in holding:
             holding_since = parse_iso(entry.at)
-        elif target is BookingStatus.CONFIRMED and entry.from_status != target.value:
-            at = parse_iso(entry.at)
-            held_before = entry.from_status is not None and BookingStatus(entry.from_status) in HOLDING \
-                and holding_since is not None and holding_since < starts
-            assert at < starts or held_before, \
+        elif entry.to_status == confirmed and entry.from_status != confirmed:
+            held_before = entry.from_status in holding and holding_since is not None and holding_since < starts
+            assert parse_iso(entry.at) < starts or held_before, \
                 f"T1 booking {booking.booking_id} CONFIRMED at {entry.at} (v{version}: {entry.action}) for a " \
                 f"{'slot that started' if booking.places.kind == 'slots' else 'parking window that ended'} at " \
                 f"{iso_minute(starts)}, without holding it since before then"
-        if target not in HOLDING:
+        if entry.to_status not in holding:
             holding_since = None
 
 
@@ -481,7 +479,13 @@ def check_journal(snap: Snapshot, booking: Booking) -> None:
         assert entry.from_status == previous, f"I5 v{version}: from {entry.from_status}, previous was {previous}"
         if previous is None:
             assert entry.to_status == BookingStatus.HELD.value
+        elif lifecycle.declared(entry.to_status) is not None:
+            # A kind's own status (parking's NO_SHOW, CANCELLED_NO_REFUND): the kind says from where, and who.
+            assert lifecycle.allows(booking.places.kind, previous, entry.to_status, entry.actor), \
+                f"I4 {booking.booking_id}: {previous} -> {entry.to_status} by {entry.actor} is not allowed"
         elif entry.to_status != previous:
+            assert lifecycle.declared(previous) is None, \
+                f"I4 {booking.booking_id}: {previous} -> {entry.to_status} is not allowed (out of a kind's status)"
             source, target = BookingStatus(previous), BookingStatus(entry.to_status)
             assert target in TRANSITIONS[source], f"I4 {booking.booking_id}: {source} -> {target} is not allowed"
         previous = entry.to_status
