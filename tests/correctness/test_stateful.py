@@ -117,7 +117,7 @@ def _region() -> None:
 #: HOLDFAST_STATEFUL_EXAMPLES=500 or so for a long run (``make proof`` runs the walker instead).
 EXAMPLES_PER_KIND = int(os.environ.get("HOLDFAST_STATEFUL_EXAMPLES", "20"))
 STATEFUL_SETTINGS = settings(
-    max_examples=EXAMPLES_PER_KIND, stateful_step_count=30, deadline=None,
+    max_examples=EXAMPLES_PER_KIND, stateful_step_count=25, deadline=None,
     derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     # Shrinking a story of this model can take minutes; the notes already tell the whole story.
     # HOLDFAST_STATEFUL_SHRINK=1 turns it on for a shorter one.
@@ -158,7 +158,7 @@ def test_proof_slice(base: int) -> None:
     """A slice of ``make proof``: the seeded walker's histories (more operations per history than
     hypothesis tends to reach), each replayable with ``make proof SEED=<seed> HISTORIES=1``. Every
     operation of the model must have acted in it at least once: none is left to ``make proof``."""
-    count = int(os.environ.get("HOLDFAST_PROOF_SLICE", "120"))
+    count = int(os.environ.get("HOLDFAST_PROOF_SLICE", "100"))
     reached: Counter[str] = Counter()
     with mock_aws():
         client = DirectDynamoDB()
@@ -178,7 +178,7 @@ def test_proof_slice(base: int) -> None:
 def test_direct_client_matches_boto3() -> None:
     """The direct client (moto's handler without botocore) behaves as boto3 over mock_aws: the same
     seeded histories tell the same story and leave the same table."""
-    for seed in range(7, 12):
+    for seed in range(7, 11):
         results = []
         for client_factory in (lambda: boto3.client("dynamodb", region_name="eu-central-1"), DirectDynamoDB):
             with mock_aws():
