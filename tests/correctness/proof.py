@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=25, help="operations per history")
     parser.add_argument("--seed", type=int, default=None, help="base seed (default: a random one, printed)")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
-    parser.add_argument("--max-seconds", type=float, default=3600, help="stop starting histories after this")
+    parser.add_argument("--max-seconds", type=float, default=7200, help="stop starting histories after this")
     parser.add_argument("--every", type=int, default=500, help="progress line every N histories")
     parser.add_argument("--show", type=int, default=3, help="print the whole story of the first N violations")
     parser.add_argument("--skip", default="", help="operations to leave out, comma-separated (to look past a finding)")
