@@ -11,8 +11,8 @@ drivers run the same rules. After every operation the invariants of docs/invaria
 against the table and the provider's own records; ``settle`` ends a history by delivering whatever
 is outstanding and checks the settled money rule.
 
-Failures are AssertionErrors whose message starts with the rule's code (I1-I10, M1-M5, S1-S3,
-E1-E2, R2-R4, W1-W2, SW1-SW2, X1-X2, C1-C2), so a report names what broke.
+Failures are AssertionErrors whose message starts with the rule's code (I1-I10, M1-M5, S1-S4,
+E1-E2, R2-R4, W1-W3, SW1-SW2, X1-X2, C1-C2, A1, T1, V1, H1), so a report names what broke.
 """
 from __future__ import annotations
 

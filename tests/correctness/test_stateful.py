@@ -8,7 +8,7 @@ After every step the invariants of docs/invariants.md hold (capacity and the exa
 seats, journal, the customer's cancellation, the capture pin, and the money rule as far as it can
 hold mid-flight); at the end every outstanding notification, reconciliation and refund is
 delivered ("settled") and the strict money rule must hold. A failure names its rule (I1-I10,
-M1-M5, S1-S3, E1-E2, R2-R4, W1-W2, SW1-SW2, X1-X2) and hypothesis prints the shrunk story.
+M1-M5, S1-S4, E1-E2, R2-R4, W1-W3, SW1-SW2, X1-X2, C1-C2, A1, T1, V1, H1) and hypothesis prints the shrunk story.
 """
 from __future__ import annotations
 
