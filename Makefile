@@ -141,7 +141,7 @@ bench-coldstart: $(STAMP) $(SAM_STAMP) $(if $(INSTRUCTIONS),valgrind)
 HISTORIES ?= 10000
 STEPS ?= 25
 WORKERS ?= 2
-PROOF_SECONDS ?= 3600
+PROOF_SECONDS ?= 7200
 proof: $(STAMP)
 	@$(PY) -m tests.correctness.proof --histories $(HISTORIES) --steps $(STEPS) --workers $(WORKERS) \
 		--max-seconds $(PROOF_SECONDS) $(if $(SEED),--seed $(SEED)) $(if $(ONLY),--only $(ONLY)) $(if $(SKIP),--skip $(SKIP))

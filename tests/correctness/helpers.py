@@ -19,8 +19,10 @@ from botocore.exceptions import ClientError
 
 from holdfast.adapters.dynamo import booking_from_item
 from holdfast.adapters.inventory_store import inventory_entry
+from holdfast.clock import parse_iso
 from holdfast.domain.booking import Booking, JournalEntry
 from holdfast.domain import lifecycle
+from holdfast.domain.timeslots import parse_granule_key
 from holdfast.domain.statuses import HOLDING, OCCUPYING, RELEASED, SOLD, TRANSITIONS, BookingStatus
 from holdfast.schemas import EventIn
 
@@ -282,19 +284,28 @@ DEFAULT_HOLDS_PER_CUSTOMER = 4
 
 
 def check_hold_cap(snap: Snapshot) -> None:
-    """H1: per event, a customer's own active holds (HELD or PAYMENT_PENDING bookings they made;
-    waitlist offers are the system's and not refused) never exceed the event's
-    ``max_holds_per_customer`` (default 4)."""
+    """H1: per event, a customer's active holds (HELD or PAYMENT_PENDING bookings), their own and
+    the waitlist's offers to them together, never exceed the event's ``max_holds_per_customer``
+    (default 4). W3: a waitlist offer is held no longer than the offering holds a customer's own
+    hold (its ``hold_ttl_seconds``)."""
     holds: Counter[tuple[str, str]] = Counter()
     for booking in snap.bookings.values():
         entries = snap.journals.get(booking.booking_id) or []
-        if booking.status in HOLDING and entries and entries[0][1].actor == "customer":
+        first = entries[0][1] if entries else None
+        if booking.status in HOLDING and first is not None and first.actor in ("customer", "waitlist"):
             holds[(booking.event_id, booking.customer_id)] += 1
+        event = snap.events.get(booking.event_id) or {}
+        if first is not None and first.actor == "waitlist" and booking.status is BookingStatus.HELD \
+                and event.get("hold_ttl_seconds"):
+            held_for = (parse_iso(booking.hold_expires_at) - parse_iso(booking.created_at)).total_seconds()
+            assert held_for <= int(event["hold_ttl_seconds"]), \
+                f"W3 waitlist offer {booking.booking_id} held for {held_for:.0f} s, longer than the " \
+                f"offering's hold of {int(event['hold_ttl_seconds'])} s"
     for (event_id, customer_id), count in holds.items():
         event = snap.events.get(event_id) or {}
         limit = int(event.get("max_holds_per_customer") or DEFAULT_HOLDS_PER_CUSTOMER)
-        assert count <= limit, f"H1 customer {customer_id} holds {count} active bookings for event {event_id}, " \
-            f"more than the cap of {limit}"
+        assert count <= limit, f"H1 customer {customer_id} holds {count} active bookings (own and waitlist " \
+            f"offers) for event {event_id}, more than the cap of {limit}"
 
 
 def check_granules(snap: Snapshot) -> None:
@@ -375,6 +386,38 @@ def check_booking(snap: Snapshot, booking: Booking) -> None:
                                  f"and then confirmed (v{version}: {entry.action}, {entry.decision!r})")
     assert not booking.places_secured or booking.status in HOLDING, \
         f"I10 booking {booking.booking_id} is {booking.status} with places_secured still set"
+    check_slot_start(snap, booking)
+
+
+def check_slot_start(snap: Snapshot, booking: Booking) -> None:
+    """T1: an appointment slot is never confirmed once it has begun, nor a parking window once it
+    has ended, unless the booking held those places without a break since before that moment (a
+    hold made in time and paid within it). A late payment's retake, a re-hold for a capture and a
+    conflict case's alternative all hold anew, so each must happen before it."""
+    granules = booking.places.granules
+    if booking.places.kind not in ("slots", "parking") or not granules:
+        return
+    # A slot may not start in the past; a parking window may begin in the current half hour.
+    starts = parse_granule_key(granules[0].at) if booking.places.kind == "slots" \
+        else parse_granule_key(granules[-1].at) + timedelta(minutes=30)
+    holding = {status.value for status in HOLDING}   # a kind's own statuses are plain strings here
+    confirmed = BookingStatus.CONFIRMED.value
+    holding_since: datetime | None = None
+    for version, entry in snap.journals.get(booking.booking_id, []):
+        if entry.to_status in holding and entry.from_status not in holding:
+            holding_since = parse_iso(entry.at)
+        elif entry.to_status == confirmed and entry.from_status != confirmed:
+            held_before = entry.from_status in holding and holding_since is not None and holding_since < starts
+            assert parse_iso(entry.at) < starts or held_before, \
+                f"T1 booking {booking.booking_id} CONFIRMED at {entry.at} (v{version}: {entry.action}) for a " \
+                f"{'slot that started' if booking.places.kind == 'slots' else 'parking window that ended'} at " \
+                f"{iso_minute(starts)}, without holding it since before then"
+        if entry.to_status not in holding:
+            holding_since = None
+
+
+def iso_minute(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%MZ")
 
 
 def check_capacity(snap: Snapshot, event_id: str) -> None:
@@ -436,7 +479,13 @@ def check_journal(snap: Snapshot, booking: Booking) -> None:
         assert entry.from_status == previous, f"I5 v{version}: from {entry.from_status}, previous was {previous}"
         if previous is None:
             assert entry.to_status == BookingStatus.HELD.value
+        elif lifecycle.declared(entry.to_status) is not None:
+            # A kind's own status (parking's NO_SHOW, CANCELLED_NO_REFUND): the kind says from where, and who.
+            assert lifecycle.allows(booking.places.kind, previous, entry.to_status, entry.actor), \
+                f"I4 {booking.booking_id}: {previous} -> {entry.to_status} by {entry.actor} is not allowed"
         elif entry.to_status != previous:
+            assert lifecycle.declared(previous) is None, \
+                f"I4 {booking.booking_id}: {previous} -> {entry.to_status} is not allowed (out of a kind's status)"
             source, target = BookingStatus(previous), BookingStatus(entry.to_status)
             assert target in TRANSITIONS[source], f"I4 {booking.booking_id}: {source} -> {target} is not allowed"
         previous = entry.to_status
