@@ -30,7 +30,8 @@ help:
 	@echo "              INSTRUCTIONS=1 counts instructions under valgrind: ~10 minutes, the same on any load)"
 	@echo "make proof    10,000 randomized histories of the whole model with faults, invariants after every step;"
 	@echo "              then an event cancellation at full size (200 paid bookings, 30 holds, 10 pending payments)"
-	@echo "              and the waiting room's burst of 3,000 arrivals"
+	@echo "              and the waiting room's burst of 3,000 arrivals; a late payment for a slot that has begun,"
+	@echo "              over HTTP on the real clock (up to 15 minutes)"
 	@echo "              (SEED=n HISTORIES=1 replays one history; HISTORIES, STEPS, WORKERS, PROOF_SECONDS, ONLY, SKIP)"
 	@echo "make notebook execute docs/design.ipynb in place (make notebook-html also renders docs/design.html)"
 	@echo "make screenshots  the browser tests, leaving screenshots of the web pages in docs/screenshots/"
@@ -153,6 +154,9 @@ proof: $(STAMP)
 	@HOLDFAST_BURST_SCALE=full $(PY) -m pytest tests/integration/test_waiting_room_burst.py -q -p no:randomly --timeout 900
 	@# and the services' own burst on threads at 600 arrivals (make test races 300)
 	@HOLDFAST_BURST_SCALE=full $(PY) -m pytest tests/handlers/test_waiting_room.py -q -p no:randomly -k burst --timeout 900
+	@# a late payment for a slot that has begun, over HTTP on the real clock (slots start on quarter
+	@# hours: up to 15 minutes of waiting; make test covers the same rule in tests/unit)
+	@HOLDFAST_WALL_CLOCK=1 $(PY) -m pytest tests/integration/test_cancellation_meets_late_payments.py -q -p no:randomly -k begun --timeout 1500
 
 notebook: $(STAMP) graphviz
 	@$(PY) docs/build_notebook.py
