@@ -479,10 +479,14 @@ def check_journal(snap: Snapshot, booking: Booking) -> None:
         assert entry.from_status == previous, f"I5 v{version}: from {entry.from_status}, previous was {previous}"
         if previous is None:
             assert entry.to_status == BookingStatus.HELD.value
+        elif entry.to_status == previous:
+            # A journalled note (a review opened on a booking that stays, a payment recorded): no
+            # status move, in a built-in status or a kind's own alike.
+            continue
         elif lifecycle.declared(entry.to_status) is not None:
             # A kind's own status (parking's NO_SHOW, CANCELLED_NO_REFUND): the kind says from where, and who.
             assert lifecycle.allows(booking.places.kind, previous, entry.to_status, entry.actor), \
-                f"I4 {booking.booking_id}: {previous} -> {entry.to_status} by {entry.actor} is not allowed"
+                f"I4 {booking.booking_id}: {previous} -> {entry.to_status} by {entry.actor} ({entry.action}) is not allowed"
         elif entry.to_status != previous:
             assert lifecycle.declared(previous) is None, \
                 f"I4 {booking.booking_id}: {previous} -> {entry.to_status} is not allowed (out of a kind's status)"

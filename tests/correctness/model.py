@@ -1177,14 +1177,23 @@ class BookingModel:
         self.log[f"queued:{getattr(error, 'code', None) or view['status']}"] += 1
 
     def waitlist_join(self, d: Draw) -> None:
-        """POST /events/{id}/waitlist as functions/waitlist_api wires it: the join, then (for a new
-        entry) an advance at once, whose failure the route only logs. On the ordinary sale "ga" or
-        the high-demand "hot", by any customer, admitted or not (A1, H1, W3)."""
+        """POST /events/{id}/waitlist as functions/waitlist_api wires it: the waiting room's check
+        of the customer's admission token (a high-demand sale's waitlist needs one while its queue
+        is open), the join, then (for a new entry) an advance at once, whose failure the route only
+        logs. On the ordinary sale "ga" or the high-demand "hot", by any customer, with their
+        latest token or none (A1, H1, W3)."""
         event = d.choice(["ga", "ga", "hot"])
         customer, quantity = d.choice(CUSTOMERS), d.integer(1, 3 if event == "ga" else 2)
+        token = d.choice([self.tokens.get(customer), self.tokens.get(customer), None])
         event_id = self.events[event]
-        result, error = self._call(customer, "POST waitlist",
-                                   lambda: self.waitlist.join(event_id, customer, quantity))
+        if event == "ga" and d.integer(0, 1) == 0:
+            self._crowd(event_id, customer, quantity)
+
+        def join() -> Any:
+            self.waiting_room().check_waitlist_admission(event_id, customer, token)
+            return self.waitlist.join(event_id, customer, quantity)
+
+        result, error = self._call(customer, "POST waitlist", join)
         offered: list[str] = []
         if result is not None:
             if event == "ga":
@@ -1201,6 +1210,24 @@ class BookingModel:
         self.note(f"waitlist_join {event} {customer} x{quantity} -> "
                   f"{type(error).__name__ if error else result[0]['state']}, {len(offered)} offer(s)")
         self.log["waitlist_join"] += 1
+
+    def _crowd(self, event_id: str, customer: str, quantity: int) -> None:
+        """Make the situation a waitlist is for: another customer holds places until fewer than
+        ``quantity`` are free (a join while enough are free is refused, finding 5), so joins that
+        are taken, and the offers and keys that follow them, are reached in a short history."""
+        rival = next(other for other in CUSTOMERS if other != customer)
+        for _ in range(3):
+            free = self.kind.largest_holdable(snapshot_in_process(self.table), event_id)
+            if free < quantity:
+                return
+            self.counter += 1
+            key, want = f"crowd-{self.counter}", min(3, free - quantity + 1)
+            result, error = self._call(rival, "POST bookings", lambda: self.bookings.create_booking(
+                event_id, rival, key, self.kind.ask(want)))
+            self.note(f"  {rival} holds {want} of {free} free -> {type(error).__name__ if error else 'held'}")
+            if result is None:
+                return
+            self._remember(result.booking.booking_id, rival)
 
     def colliding_key_booking(self, d: Draw) -> None:
         """A customer books with ``waitlist-offer-<their entry id>`` as their own key (finding 4)."""

@@ -4,7 +4,7 @@ import pytest
 from holdfast.domain.errors import Conflict
 from holdfast.domain.statuses import BookingStatus
 from holdfast.schemas import BookingIn
-from holdfast.services.payments import PaymentProviderUnavailable
+from holdfast.services.payments import PaymentOutcomeUnknown, PaymentProviderUnavailable
 from holdfast.services.reconciliation import sweep
 
 
@@ -178,3 +178,51 @@ def test_the_bucket_s_first_check_reads_a_due_booking_once_before_asking_the_pro
     assert result["checked"] == 1 and result["followed_up"] == 0
     assert reads_at_provider == [1]   # the bucket's read serves the check (it read it twice before)
     assert status(store, booking) is BookingStatus.CONFIRMED
+
+
+def _authorisation_in_review(bookings, payments, provider, reconciler, store, catalog, clock):
+    """A two-stage booking whose capture never got an answer and whose provider was unreachable at
+    the limit: in review, its payment recorded as an authorisation held."""
+    from tests.unit.conftest import event_request
+
+    event = catalog.create_event(event_request(payment_mode="two_stage"))
+    booking = hold(bookings, event)
+    payment_id = payments.start_payment(booking.booking_id, "alice", "p").payment.payment_id
+    provider.pay(payment_id)
+    provider.fail("capture_payment", "before")
+    with pytest.raises(PaymentOutcomeUnknown):
+        payments.apply_provider_payment(provider.get_payment(payment_id))
+    clock.advance(25 * 3600)
+    provider.fail("get_payment", "before")
+    assert reconciler.check(booking.booking_id)["outcome"] == "settled"
+    stored = store.get_booking(booking.booking_id)
+    assert stored.status is BookingStatus.MANUAL_REVIEW and stored.payment.provider_status == "waiting_for_capture"
+    return booking, payment_id
+
+
+def test_an_authorisation_that_lapses_during_a_review_is_recorded(bookings, payments, provider, reconciler, store,
+                                                                  catalog, clock):
+    booking, payment_id = _authorisation_in_review(bookings, payments, provider, reconciler, store, catalog, clock)
+    provider.payments[payment_id].update(status="canceled", cancellation_details={"party": "yoo_money",
+                                                                                  "reason": "expired_on_capture"})
+    assert payments.apply_provider_payment(provider.get_payment(payment_id)) == "cancelled_payment_recorded"
+    stored = store.get_booking(booking.booking_id)
+    # The void is the provider's: the booking stays in review (the operator closes it), but it no
+    # longer shows money held, and nothing polls it.
+    assert stored.status is BookingStatus.MANUAL_REVIEW
+    assert stored.payment.provider_status == "canceled" and stored.payment.next_check_at is None
+    assert bookings.view(booking.booking_id, "alice")["journal"][-1]["action"] == "payment_cancel_recorded"
+    assert payments.apply_provider_payment(provider.get_payment(payment_id)) == "cancelled_payment_for_closed_booking"
+
+
+def test_an_operator_s_void_is_recorded_and_never_repeated(bookings, payments, provider, reconciler, reviews, store,
+                                                           catalog, clock):
+    booking, payment_id = _authorisation_in_review(bookings, payments, provider, reconciler, store, catalog, clock)
+    assert reviews.resolve(booking.booking_id, "close", "olga", "customer gave up")["status"] == "PAYMENT_FAILED"
+    assert provider.payments[payment_id]["status"] == "canceled"
+    stored = store.get_booking(booking.booking_id)
+    assert stored.payment.provider_status == "canceled" and stored.settled
+    # Reconciliation has nothing left to do: no second void, no review reopened.
+    assert reconciler.check(booking.booking_id)["outcome"] == "settled"
+    assert store.get_booking(booking.booking_id).status is BookingStatus.PAYMENT_FAILED
+    assert [op for op, _ in provider.calls if op == "cancel_payment"] == ["cancel_payment"]

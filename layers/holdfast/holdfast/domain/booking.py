@@ -196,6 +196,7 @@ class Verdict(StrEnum):
     CONFIRM = "confirm"                  # paid while the places are held: sell them
     SECURE_AND_CAPTURE = "secure_and_capture"  # two-stage, places held: pin them, then capture
     RELEASE_FAILED = "release_failed"    # provider cancelled the payment: release the places
+    RECORD_CANCELED = "record_canceled"  # provider cancelled the payment of a released booking: note it, move nothing
     LATE_RETAKE = "late_retake"          # paid after release: take the places again if free
     GIVE_BACK = "give_back"              # paid after the customer cancelled: void or refund, never resell
     RELEASE_AND_GIVE_BACK = "release_and_give_back"  # paid while held for a cancelled event: release, then give back
@@ -237,6 +238,11 @@ def _judge(booking: Booking, provider_payment: dict[str, Any], mode: PaymentMode
     if status == "canceled":
         if booking.holds_places:
             return PaymentVerdict(Verdict.RELEASE_FAILED, "provider_cancelled_payment")
+        if ours is not None and ours.provider_status != "canceled":
+            # The booking is past the places (released, in review, refunding...) but its record
+            # still shows the payment as the provider last told us (often an authorisation held):
+            # the final answer is recorded, or the payment is polled and voided again until the limit.
+            return PaymentVerdict(Verdict.RECORD_CANCELED, "cancelled_payment_recorded")
         return PaymentVerdict(Verdict.IGNORE, "cancelled_payment_for_closed_booking")
     if status == "waiting_for_capture":
         if mode is not PaymentMode.TWO_STAGE:

@@ -198,6 +198,12 @@ class PaymentService(PaymentRecordsMixin, RefundsMixin, ConflictCasesMixin):
                               action="payment_canceled", decision=f"provider cancelled the payment ({detail}); places released",
                               ids=ids, move=Move.RELEASE, payment=seen, places_secured=False)
             return "payment_failed"
+        if verdict is Verdict.RECORD_CANCELED:
+            # Only the payment record changes: the booking's status is not this payment's to move.
+            transitions.apply(self.store, booking, now, actor=actor, action="payment_cancel_recorded",
+                              decision=f"provider reports the payment cancelled; booking stays {booking.status.value}",
+                              ids=ids, payment=replace(seen, next_check_at=None))
+            return reason
         if verdict is Verdict.SECURE_AND_CAPTURE:
             if not booking.places_secured:
                 booking = transitions.apply(self.store, booking, now, actor=actor, action="places_secured_for_capture",

@@ -204,6 +204,7 @@ class ReviewService:
             raise Conflict("A refund of this payment is under way; wait for it.", code="refund_in_flight")
         if money.status == "succeeded":
             raise Conflict("The customer paid and was not refunded; refund or confirm instead.", code="payment_owed")
+        payment = booking.payment
         if money.status == "waiting_for_capture":
             paid = money.payment
             assert paid is not None
@@ -212,8 +213,14 @@ class ReviewService:
             if voided.get("status") != "canceled":
                 raise Conflict("The authorisation could not be cancelled; look again.", code="payment_owed",
                                payment_status=voided.get("status"))
+            # The void is recorded with the close: a record still showing the authorisation held
+            # would be polled to the limit and voided a second time.
+            payment = replace(self.payments._payment_seen(booking, voided), next_check_at=None)
+        elif money.status == "canceled" and payment is not None and money.payment \
+                and money.payment.get("id") == payment.payment_id:
+            payment = replace(self.payments._payment_seen(booking, money.payment), next_check_at=None)
         transitions.apply(self.store, booking, self.clock(), status=BookingStatus.PAYMENT_FAILED, actor="operator",
-                          action="review_closed", decision=decision, ids=ids, review=None)
+                          action="review_closed", decision=decision, ids=ids, review=None, payment=payment)
 
     def _refund(self, booking: Booking, money: ProviderMoney, ids: dict[str, str], decision: str) -> None:
         if money.status != "succeeded":
