@@ -96,6 +96,36 @@ class Journal:
         with self.write() as db:
             self._insert(db, {**record, "mode": "calling"})
 
+    def unanswered_pass(self, kind: str, record: dict[str, Any], since: str) -> dict[str, Any] | None:
+        """The vehicle's latest pass of ``kind`` at this gate, if it was refused offline without
+        the backend's answer (or the gate stopped mid-call) at ``since`` or later; else None.
+        The vehicle is the one ``record`` names (plate, ticket, local ticket or booking)."""
+        keys = [(name, record[name]) for name in ("ticket_id", "local_ticket_id", "booking_id") if record.get(name)]
+        if record.get("plate"):
+            keys.append(("plate_tag", self.sealer.tag(record["plate"])))
+        if not keys:
+            return None
+        where = " OR ".join(f"{name} = ?" for name, _ in keys)
+        row = self.db.execute(f"SELECT * FROM passes WHERE kind = ? AND ({where}) ORDER BY rowid DESC LIMIT 1",
+                              (kind, *[value for _, value in keys])).fetchone()
+        if row is None or row["at"] < since or row["opened"]:
+            return None
+        if not (row["mode"] == "calling" or (row["mode"] == "refused" and row["uncertain"])):
+            return None
+        return self._opened(row)
+
+    def resend_pass(self, event_id: str) -> dict[str, Any]:
+        """An unanswered pass asked again: calling once more. Returns the request it was first sent
+        with (the backend matches a repeat by how it names the vehicle)."""
+        with self.write() as db:
+            db.execute("UPDATE passes SET mode = 'calling', uncertain = 0, reason = NULL WHERE event_id = ?",
+                       (event_id,))
+        row = self.pass_(event_id)
+        assert row is not None
+        if row["kind"] == "entry":
+            return {"token": row["token"]} if row["token"] else {"plate": row["plate"]}
+        return {"ticket_id": row["ticket_id"]} if row["ticket_id"] else {"plate": row["plate"]}
+
     def decide(self, event_id: str, changes: dict[str, Any], *, queue: bool) -> int | None:
         """Store the decision; with ``queue``, give the pass the next sequence number (same commit)."""
         with self.write() as db:

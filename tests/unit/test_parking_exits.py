@@ -193,12 +193,18 @@ def test_a_new_pass_on_a_closed_ticket_is_refused_and_counted_and_its_own_repeat
     assert pass_(gates, lot_gate, "exit", "out-again", clock(), ticket_id=ticket) == reused   # a repeat
     assert pass_(gates, lot_gate, "exit", "out", clock(), ticket_id=ticket) == left            # the first pass's
     assert observability.pending() == {"ClosedTicketPasses": 1}
+    # a car is stuck at the shut barrier (another car, or this ticket's own whose granted exit the
+    # gate never heard): an operator sees it, once for the pass and its repeat
+    [stuck] = store.list_gate_cases()
+    assert (stuck["case_type"], stuck["reason"], stuck["ticket_id"], stuck["plate"], stuck["event_id"]) == \
+        ("exit", "ticket_closed", ticket, "H1", "out-again")
     # an offline gate that let a car out on it: refused too, and the car's leaving goes to an operator
     gone = pass_(gates, lot_gate, "exit", "off-out", clock(), offline=True, ticket_id=ticket)
     assert (gone["exit_granted"], gone["reason"], gone["conflict"]["reason"]) == (False, "ticket_closed",
                                                                                   "ticket_closed")
-    [case] = store.list_gate_cases()
+    case = next(c for c in store.list_gate_cases() if c["event_id"] == "off-out")
     assert (case["case_type"], case["reason"], case["ticket_id"]) == ("exit", "ticket_closed", ticket)
+    assert len(store.list_gate_cases()) == 2
     assert store.get_ticket(ticket)["exited_at"] == closed_at                  # closed once, not again
 
 
@@ -221,6 +227,12 @@ def test_gates_of_one_lot_each_have_their_own_pass_ids_and_a_reused_id_is_refuse
             entry(north, "X9", offline)                            # the id again, another car
         assert (reused.value.status, reused.value.code) == (409, "pass_id_reused")
     assert store.open_ticket_of(lot["lot_id"], "X9") is None
+    # the id again naming a car another way (a ticket, where the first named a plate): nothing says
+    # it is the same car, so it is not answered with the first one's opening
+    with pytest.raises(Conflict) as other_way:
+        gates.apply(lot["lot_id"], north, {"kind": "entry", "event_id": "17", "token": "not-N1s"}, at=clock(),
+                    offline=False)
+    assert other_way.value.code == "pass_id_reused"
     sync = GateSync(GateSyncStore(store.table, store.client), gates.apply)
     answer = sync.sync(lot["lot_id"], north, [SyncPassIn(seq=1, event_id="17", kind="entry", at=clock(), plate="Q1")])
     assert answer["results"][0]["status"] == "failed"

@@ -225,7 +225,18 @@ class GatePasses:
             logger.warning("exit pass on a closed ticket", extra={"lot_id": lot_id, "gate_id": gate_id,
                                                                    "event_id": call.event_id,
                                                                    "ticket_id": ticket["ticket_id"]})
-            return self._refuser(call, {**_named(event), "ticket_id": ticket["ticket_id"]}, "exit")("ticket_closed")
+            known = {**_named(event), "ticket_id": ticket["ticket_id"], "plate": ticket["plate"]}
+            if call.offline:
+                return self._refuser(call, known, "exit")("ticket_closed")
+            # Online the barrier stays shut on a car the lot believes gone: another car on an old
+            # ticket, or the ticket's own car whose exit was granted while the gate never heard it
+            # (at another gate than the one that asked). Either way someone is stuck at the barrier:
+            # an operator sees it.
+            answer = _refused("exit", "ticket_closed")
+            case = self._case(call, "exit", "ticket_closed", **known)
+            if not self.store.write([self.store.gate_case_put(case), self._pass_put(call, answer, "exit")]):
+                raise StaleBooking(case["case_id"])
+            return answer
         currency = lot["currency"]
         hourly = Money.parse(settings.hourly, currency)
         cap = Money.parse(settings.daily_cap, currency) if settings.daily_cap else None
@@ -368,8 +379,13 @@ def naming(event: dict[str, Any]) -> dict[str, str]:
 
 def _names_another_car(stored: dict[str, str] | None, sent: dict[str, str]) -> bool:
     """A repeat may carry more than the first sending (the gate's queued copy adds the plate it
-    knows): it names another car only where both name it and differ."""
-    return stored is not None and any(stored[name] != sent[name] for name in stored.keys() & sent.keys())
+    knows), so it names another car where both name it and differ; and where they share no way of
+    naming it (a ticket first, a plate now), nothing says it is the same car: it is not taken for
+    one (the stored answer may have opened for a ticket another car showed)."""
+    if stored is None:
+        return False
+    shared = stored.keys() & sent.keys()
+    return not shared or any(stored[name] != sent[name] for name in shared)
 
 
 def _refused_online(done: dict[str, Any]) -> bool:
