@@ -24,8 +24,8 @@ SYNC_BATCH = 50
 MAX_SYNC_BODY_BYTES = 48 * 1024
 DEFAULT_CACHE_TTL_SECONDS = 300
 #: How long a pass whose answer never came is resent under its own id when the same vehicle tries
-#: again at this gate (the driver still at the barrier); later it is another visit, a new pass.
-RESEND_SECONDS = 15 * 60
+#: again at this gate (the driver still at the barrier, no pass since); later it is a new pass.
+RESEND_SECONDS = 120
 EVENT_FIELDS = ("token", "plate", "ticket_id", "local_ticket_id")
 
 

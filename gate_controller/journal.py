@@ -97,18 +97,20 @@ class Journal:
             self._insert(db, {**record, "mode": "calling"})
 
     def unanswered_pass(self, kind: str, record: dict[str, Any], since: str) -> dict[str, Any] | None:
-        """The vehicle's latest pass of ``kind`` at this gate, if it was refused offline without
-        the backend's answer (or the gate stopped mid-call) at ``since`` or later; else None.
-        The vehicle is the one ``record`` names (plate, ticket, local ticket or booking)."""
+        """This gate's last pass, if it was of ``kind`` for the vehicle ``record`` names (plate,
+        ticket, local ticket or booking), at ``since`` or later, and refused offline without the
+        backend's answer (or the gate stopped mid-call); else None."""
         keys = [(name, record[name]) for name in ("ticket_id", "local_ticket_id", "booking_id") if record.get(name)]
         if record.get("plate"):
             keys.append(("plate_tag", self.sealer.tag(record["plate"])))
         if not keys:
             return None
         where = " OR ".join(f"{name} = ?" for name, _ in keys)
-        row = self.db.execute(f"SELECT * FROM passes WHERE kind = ? AND ({where}) ORDER BY rowid DESC LIMIT 1",
-                              (kind, *[value for _, value in keys])).fetchone()
-        if row is None or row["at"] < since or row["opened"]:
+        row = self.db.execute("SELECT * FROM passes ORDER BY rowid DESC LIMIT 1").fetchone()
+        if row is None or row["kind"] != kind or row["at"] < since or row["opened"]:
+            return None   # only the gate's last pass: the car may still be at the barrier
+        if self.db.execute(f"SELECT 1 FROM passes WHERE event_id = ? AND ({where})",
+                           (row["event_id"], *[value for _, value in keys])).fetchone() is None:
             return None
         if not (row["mode"] == "calling" or (row["mode"] == "refused" and row["uncertain"])):
             return None

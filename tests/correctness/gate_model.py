@@ -512,7 +512,7 @@ class GateWorld:
         self.intent = f"{car.plate} exits at {gate} on closed ticket {ticket['ticket_id'][:8]} of {ticket['plate']}"
         self._exit(car, gate, ticket["ticket_id"])
 
-    def _exit(self, car: Car, gate: str, ticket: str | None) -> dict[str, Any]:
+    def _exit(self, car: Car, gate: str, ticket: str | None, again: bool = True) -> dict[str, Any]:
         target = self.store.get_ticket(ticket) if ticket and not ticket.startswith("L-") else None
         target = target or self._ticket_of(car)
         self.backends[gate].last, self.backends[gate].last_body = None, None
@@ -542,6 +542,10 @@ class GateWorld:
         self.note(f"{car.plate} exits at {gate} on {str(ticket)[:10] if ticket else 'plate'}{self._faulted()} -> "
                   f"open={result['open']} {result['mode']} {result.get('reason') or result.get('basis') or ''}"
                   f"{' owes ' + str(result['amount_due']) if result.get('amount_due') else ''}")
+        if again and not result["open"] and result["mode"] == "offline" and self.rng.random() < 2 / 3:
+            # the barrier stayed shut without the backend's word: the driver presses again (the
+            # fault is gone), or backs away and tries later
+            return self._exit(car, gate, ticket, again=False)
         return result
 
     def _check_exit_answer(self, gate: str, event_id: str, answer: dict[str, Any], ticket: dict[str, Any],

@@ -77,7 +77,7 @@ def test_a_resent_pass_that_stays_shut_is_judged_again_as_a_new_pass(journal_pat
     gate.journal.close()
 
 
-def test_a_later_visit_is_a_new_pass(journal_path, clock):
+def test_a_later_visit_or_a_pass_between_makes_a_new_pass(journal_path, clock):
     backend = Backend([GRANTED, CLOSED])
     gate = gate_with(backend, journal_path, clock)
     backend.lose = True
@@ -85,4 +85,9 @@ def test_a_later_visit_is_a_new_pass(journal_path, clock):
     clock.advance(seconds=RESEND_SECONDS + 1)
     later = gate.exit(ticket="T-1")
     assert later["event_id"] != first["event_id"] and later["reason"] == "ticket_closed"
+    backend.answers = [GRANTED, {**GRANTED, "ticket_id": "t-2"}, CLOSED]
+    backend.lose = True
+    lost = gate.exit(ticket="T-2")
+    gate.entry(plate="N1")                           # another car passed since: T-2's car left the lane
+    assert gate.exit(ticket="T-2")["event_id"] not in (lost["event_id"],)
     gate.journal.close()

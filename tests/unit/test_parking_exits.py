@@ -293,3 +293,30 @@ def test_an_offline_entry_the_backend_had_refused_online_opens_a_case_at_sync(ga
     [case] = store.list_gate_cases()
     assert (case["case_type"], case["reason"], case["plate"], case["case_id"]) == (
         "entry", "lot_full", "K2", result["conflict"]["case_id"])
+
+
+def test_a_local_ticket_shown_online_at_another_gate_finds_its_synced_ticket(parking, gates, clock, store):
+    lot = make_lot(parking, spaces=ONE_SPACE)
+    north = parking.create_gate(lot["lot_id"], GateIn(name="North"))["gate_id"]
+    south = parking.create_gate(lot["lot_id"], GateIn(name="South"))["gate_id"]
+    # North let the car in offline on its own ticket and has synced it since
+    entered = gates.apply(lot["lot_id"], north, {"kind": "entry", "event_id": "in", "plate": "L1",
+                                                 "local_ticket_id": "L-0123456789abcdef"},
+                          at=clock(), offline=True)
+    clock.now += timedelta(minutes=5)                              # inside the grace minutes: free
+    # South never saw that entry: it sends the printed ticket as it is
+    out = gates.apply(lot["lot_id"], south, {"kind": "exit", "event_id": "out", "ticket_id": "L-0123456789abcdef"},
+                      at=clock(), offline=False)
+    assert out["exit_granted"] is True
+    assert store.get_ticket(entered["ticket_id"])["status"] == "CLOSED"
+
+
+def test_an_online_exit_no_car_inside_matches_leaves_a_case_for_the_car_at_the_barrier(gates, lot_gate, clock,
+                                                                                      store):
+    refused = pass_(gates, lot_gate, "exit", "out", clock(), plate="Z9")
+    assert (refused["exit_granted"], refused["reason"]) == (False, "ticket_not_found")
+    assert "conflict" not in refused
+    assert pass_(gates, lot_gate, "exit", "out", clock(), plate="Z9") == refused        # a repeat: one case
+    [case] = store.list_gate_cases()
+    assert (case["case_type"], case["reason"], case["plate"], case["event_id"]) == ("exit", "ticket_not_found", "Z9",
+                                                                                    "out")

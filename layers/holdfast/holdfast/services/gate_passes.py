@@ -46,6 +46,8 @@ DEFAULT_MAX_CLOCK_SKEW_SECONDS = 120
 DRIVE_UP_VEHICLE = "REGULAR"
 #: How a pass names its car; a repeat of an id must name it the same way (fields both carry).
 NAMING_FIELDS = ("token", "plate", "ticket_id", "local_ticket_id", "booking_id")
+#: How a gate controller's local ticket id begins (gate_controller/offline.py).
+LOCAL_TICKET_PREFIX = "L-"
 
 
 class PassIdReused(Conflict):
@@ -210,14 +212,20 @@ class GatePasses:
     def _exit(self, lot: dict[str, Any], call: Pass, event: dict[str, Any]) -> dict[str, Any]:
         lot_id, settings, at, gate_id = lot["event_id"], Parking.settings(lot), call.at, call.gate_id
         ticket = None
-        if event.get("ticket_id") or event.get("local_ticket_id"):
-            wanted = event.get("ticket_id") or str(uuid.uuid5(TICKETS, f"{lot_id}/{event['local_ticket_id']}"))
-            ticket = self.store.get_ticket(str(wanted))
-            ticket = ticket if ticket and ticket["lot_id"] == lot_id else None
+        # a ticket is the backend's id, or a gate's local one (printed offline, shown at any gate:
+        # once its entry is synced the backend knows it by the id derived from it)
+        shown = [str(event["ticket_id"])] if event.get("ticket_id") else []
+        local = [str(event["local_ticket_id"])] if event.get("local_ticket_id") else \
+            [t for t in shown if t.startswith(LOCAL_TICKET_PREFIX)]
+        for wanted in shown + [str(uuid.uuid5(TICKETS, f"{lot_id}/{t}")) for t in local]:
+            found = self.store.get_ticket(wanted)
+            if found is not None and found["lot_id"] == lot_id:
+                ticket = found
+                break
         if ticket is None and event.get("plate"):
             ticket = self.store.open_ticket_of(lot_id, rules.normalise_plate(str(event["plate"])))
         if ticket is None:
-            return self._refuser(call, _named(event), "exit")("ticket_not_found")
+            return self._refuse_exit(call, "ticket_not_found", _named(event))
         if ticket["status"] != "OPEN":
             # its car left once: a new pass showing it is another car, or the same one again for
             # free (a repeat of the pass that closed it has that pass's id, answered above)
@@ -225,18 +233,8 @@ class GatePasses:
             logger.warning("exit pass on a closed ticket", extra={"lot_id": lot_id, "gate_id": gate_id,
                                                                    "event_id": call.event_id,
                                                                    "ticket_id": ticket["ticket_id"]})
-            known = {**_named(event), "ticket_id": ticket["ticket_id"], "plate": ticket["plate"]}
-            if call.offline:
-                return self._refuser(call, known, "exit")("ticket_closed")
-            # Online the barrier stays shut on a car the lot believes gone: another car on an old
-            # ticket, or the ticket's own car whose exit was granted while the gate never heard it
-            # (at another gate than the one that asked). Either way someone is stuck at the barrier:
-            # an operator sees it.
-            answer = _refused("exit", "ticket_closed")
-            case = self._case(call, "exit", "ticket_closed", **known)
-            if not self.store.write([self.store.gate_case_put(case), self._pass_put(call, answer, "exit")]):
-                raise StaleBooking(case["case_id"])
-            return answer
+            return self._refuse_exit(call, "ticket_closed", {**_named(event), "ticket_id": ticket["ticket_id"],
+                                                             "plate": ticket["plate"]})
         currency = lot["currency"]
         hourly = Money.parse(settings.hourly, currency)
         cap = Money.parse(settings.daily_cap, currency) if settings.daily_cap else None
@@ -284,6 +282,20 @@ class GatePasses:
                                                    "space_id": ticket["space_id"], "charge": f"{charge:.2f}"})
         if not self.store.write(claims + extra + [outbox]):
             raise StaleBooking(ticket["ticket_id"])
+        return answer
+
+    def _refuse_exit(self, call: Pass, reason: str, known: dict[str, Any]) -> dict[str, Any]:
+        """An exit the lot cannot match to a car inside. Offline the car is gone (a case, as any
+        offline refusal). Online a car waits at a shut barrier: another car on an old ticket, a
+        ticket the lot never saw, or the ticket's own car whose granted exit the gate never heard
+        (asking again at another gate). Only a person can tell which, so it is a case too; the
+        answer stays the plain refusal."""
+        if call.offline:
+            return self._refuser(call, known, "exit")(reason)
+        answer = _refused("exit", reason)
+        case = self._case(call, "exit", reason, **known)
+        if not self.store.write([self.store.gate_case_put(case), self._pass_put(call, answer, "exit")]):
+            raise StaleBooking(case["case_id"])   # recorded meanwhile: the stored answer is read again
         return answer
 
     def _from_the_future(self, call: Pass, event: dict[str, Any], direction: str) -> dict[str, Any]:
