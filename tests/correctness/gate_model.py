@@ -365,7 +365,7 @@ class GateWorld:
         self.intent = f"{car.plate} enters at {gate} ({'token' if token else 'plate'}) fault={fault}"
         self._enter(car, gate, token)
 
-    def _enter(self, car: Car, gate: str, token: str | None) -> dict[str, Any]:
+    def _enter(self, car: Car, gate: str, token: str | None, again: bool = True) -> dict[str, Any]:
         self.backends[gate].last, self.backends[gate].last_body = None, None
         try:
             result = self.gates[gate].entry(token=token) if token else self.gates[gate].entry(plate=car.plate)
@@ -386,6 +386,10 @@ class GateWorld:
         self.note(f"{car.plate} enters at {gate} ({'token' if token else 'plate'}){self._faulted()} -> "
                   f"open={result['open']} {result['mode']} {result.get('reason') or result.get('basis') or ''} "
                   f"ticket={str(car.ticket)[:8]}")
+        if again and not result["open"] and result["mode"] == "offline" and self.rng.random() < 2 / 3:
+            # the barrier stayed shut without the backend's word: the driver presses again (the
+            # fault is gone), or drives away
+            return self._enter(car, gate, token, again=False)
         return result
 
     def _check_offline_plate_entry(self, car: Car, gate: str, result: dict[str, Any]) -> None:

@@ -53,13 +53,13 @@ HISTORIES = [
     history(402, PAST_3_AND_6),
     history(407, PAST_3_AND_6),
     history(304),
-    history(313, rule="P2", reason=OVERSTAY),
+    history(313),
     history(309),
-    history(416, PAST_3_AND_6, rule="P2", reason=OVERSTAY),
+    history(416, PAST_3_AND_6),
     history(422, PAST_3_AND_6),
     history(401, PAST_3_AND_6),
     history(408, PAST_3_AND_6),
-    history(300, rule="P2", reason=OVERSTAY),
+    history(300),
 ]
 
 #: What the histories exercised (read by test_every_operation_runs), by seed.

@@ -320,3 +320,20 @@ def test_an_online_exit_no_car_inside_matches_leaves_a_case_for_the_car_at_the_b
     [case] = store.list_gate_cases()
     assert (case["case_type"], case["reason"], case["plate"], case["event_id"]) == ("exit", "ticket_not_found", "Z9",
                                                                                     "out")
+
+
+def test_a_car_staying_past_the_default_stay_keeps_its_space(parking, gates, clock):
+    from tests.unit.test_parking import reserve
+
+    lot = make_lot(parking, spaces=ONE_SPACE, default_stay_minutes=120)
+    lot_gate = (lot["lot_id"], parking.create_gate(lot["lot_id"], GateIn(name="Main"))["gate_id"])
+    clock.now = clock.now.replace(year=2030, month=1, day=2, hour=8, minute=0, second=0, microsecond=0)
+    first = pass_(gates, lot_gate, "entry", "in-1", clock(), plate="O1")
+    assert first["space_id"] == "R1"
+    clock.now = clock.now.replace(hour=11)                          # past the lot's default stay (2 hours)
+    second = pass_(gates, lot_gate, "entry", "in-2", clock(), plate="O2")
+    assert (second["gate_open"], second["reason"]) == (False, "lot_full")
+    with pytest.raises(Conflict) as sold:                           # nor is it sold from now on
+        reserve(parking, lot, start="11:00", end="12:00", plate="O3")
+    assert sold.value.code == "no_space_available"
+    assert pass_(gates, lot_gate, "exit", "out-1", clock(), plate="O1")["reason"] == "payment_required"
