@@ -23,7 +23,9 @@ a gate opened for it and out when an exit opened. The gate rules compare that wi
      named by a ``payment`` gate case; a ticket closed owing money has an ``exit`` gate case; once
      settled every succeeded exit payment is recorded ``paid`` on its ticket;
   G8 an offline gate with a fresh configuration admits a confirmed reservation's car by plate
-     as that reservation, not as an unknown car (finding 11).
+     as that reservation, not as an unknown car (finding 11); so does an online gate, for a
+     reservation whose window (early entry included) covers now (not a drive-up paying by the
+     hour while the reservation goes NO_SHOW keeping its money).
 
 Reservations' own money is the booking money rule (helpers.check_money) over the reservations'
 payments. Failures are AssertionErrors starting with the rule's code.
@@ -367,6 +369,7 @@ class GateWorld:
 
     def _enter(self, car: Car, gate: str, token: str | None, again: bool = True) -> dict[str, Any]:
         self.backends[gate].last, self.backends[gate].last_body = None, None
+        holding = self._reservation_now(car) if token is None else None
         try:
             result = self.gates[gate].entry(token=token) if token else self.gates[gate].entry(plate=car.plate)
         except Unreachable as exc:
@@ -377,6 +380,12 @@ class GateWorld:
         self._record_sent(gate, "entry", car, result)
         if result["mode"] == "offline" and token is None and car.kind == "reservation":
             self._check_offline_plate_entry(car, gate, result)
+        if result["mode"] == "online" and holding is not None and result.get("reason") != "lot_full":
+            ticket = self.store.get_ticket(result["ticket_id"]) if result.get("ticket_id") else None
+            assert ticket is not None and ticket.get("booking_id") == holding, \
+                f"G8 online gate {gate} did not admit {car.plate} by plate on its confirmed reservation {holding} " \
+                f"(window covering now): open={result['open']} reason={result.get('reason')} " \
+                f"ticket's booking={ticket and ticket.get('booking_id')}"
         if result["open"]:
             car.inside = car.entered = True
             car.entered_at = iso(self.clock())
@@ -391,6 +400,15 @@ class GateWorld:
             # fault is gone), or drives away
             return self._enter(car, gate, token, again=False)
         return result
+
+    def _reservation_now(self, car: Car) -> str | None:
+        """The car's confirmed reservation whose window (early entry included) covers now, if any."""
+        booking = self.store.get_booking(car.booking_id) if car.booking_id else None
+        if booking is None or str(booking.status) != "CONFIRMED" or car.inside:
+            return None
+        details, now = booking.kind_details or {}, iso(self.clock())
+        early = timedelta(minutes=LOT_BODY["early_entry_minutes"])
+        return booking.booking_id if iso(parse_iso(details["from"]) - early) <= now < details["to"] else None
 
     def _check_offline_plate_entry(self, car: Car, gate: str, result: dict[str, Any]) -> None:
         """G8: an offline gate whose configuration is fresh and was read after a reservation was

@@ -60,6 +60,8 @@ HISTORIES = [
     history(401, PAST_3_AND_6),
     history(408, PAST_3_AND_6),
     history(300),
+    history(317),   # a reservation holder read by plate online (was a drive-up: G8)
+    history(308),   # a local ticket shown online at the other gate; a car left at a shut exit
 ]
 
 #: What the histories exercised (read by test_every_operation_runs), by seed.

@@ -131,6 +131,13 @@ class GatePasses:
         refuse = self._refuser(call, {"basis": "plate", "plate": plate})
         if self.store.open_ticket_of(lot_id, plate) is not None:
             return refuse("already_inside")
+        # a reservation holder the camera reads comes in on the reservation (paid, and due to go
+        # NO_SHOW otherwise), not as a drive-up paying by the hour
+        booking_id = self.parking.reservation_entering(lot_id, plate, at, settings.early_entry_minutes)
+        if booking_id is not None:
+            booking = self.store.get_booking(booking_id)
+            if booking is not None:
+                return self._check_in(lot, call, booking, refuse)
         subscriber = bool(self.parking.active_subscriptions_at(lot_id, plate, at))
         start = rules.floor_granule(at)
         end = start + timedelta(minutes=settings.default_stay_minutes)
