@@ -125,6 +125,7 @@ class Gate:
         making progress: a pass the backend keeps holding, or a lost connection)."""
         sent = stalled = 0
         conflicts: list[dict[str, Any]] = []
+        self._queue_kept_shut()
         while True:
             expected = int(self.journal.get("expected_seq", 1))
             rows = self.journal.unsent(expected, SYNC_BATCH)
@@ -146,11 +147,15 @@ class Gate:
     def _sync_quietly(self) -> None:
         """Before an online pass: a lost connection shows here (and the pass is decided offline);
         a backend that refuses the batch must not turn this pass into a refusal."""
+        self._queue_kept_shut()
         if self.journal.unsent(int(self.journal.get("expected_seq", 1)), 1):
             try:
                 self.sync()
             except (Refused, SyncStuck):
                 pass
+
+    def _queue_kept_shut(self) -> None:
+        self.journal.queue_kept_shut(_iso(self.clock() - timedelta(seconds=RESEND_SECONDS)))
 
     # ------------------------------------------------------------------ config
     def refresh(self) -> dict[str, Any]:
@@ -204,6 +209,8 @@ def _event(row: dict[str, Any]) -> dict[str, Any]:
             event["local_ticket_id"] = row["local_ticket_id"]
     else:
         event.update({name: row[name] for name in ("ticket_id", "local_ticket_id", "plate") if row[name]})
+    if not row["opened"]:
+        event["gate_opened"] = False   # refused on its own, unanswered: the backend may have let it through
     return event
 
 

@@ -116,6 +116,19 @@ class Journal:
             return None
         return self._opened(row)
 
+    def queue_kept_shut(self, before: str) -> None:
+        """Queue the passes refused without the backend's answer that are no longer resent (older
+        than ``before``, or another pass came since): the backend hears that the barrier stayed
+        shut, in case it had let the car through."""
+        with self.write() as db:
+            last = db.execute("SELECT MAX(rowid) FROM passes").fetchone()[0]
+            rows = db.execute("SELECT rowid, event_id FROM passes WHERE mode = 'refused' AND uncertain = 1 AND "
+                              "seq IS NULL AND (at < ? OR rowid <> ?) ORDER BY rowid", (before, last)).fetchall()
+            for row in rows:
+                seq = self.get("last_seq", 0) + 1
+                self.put(db, "last_seq", seq)
+                db.execute("UPDATE passes SET seq = ? WHERE event_id = ?", (seq, row["event_id"]))
+
     def resend_pass(self, event_id: str) -> dict[str, Any]:
         """An unanswered pass asked again: calling once more. Returns the request it was first sent
         with (the backend matches a repeat by how it names the vehicle)."""

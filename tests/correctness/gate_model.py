@@ -47,7 +47,7 @@ from pydantic import ValidationError
 from gate_controller import controller as gate_controller_module
 from gate_controller import offline as gate_offline_module
 from gate_controller.backend import Refused, Unreachable
-from gate_controller.controller import Gate
+from gate_controller.controller import RESEND_SECONDS, Gate
 from gate_controller.journal import Journal
 from gate_controller.offline import OfflineRules
 from holdfast import kinds
@@ -857,6 +857,9 @@ class GateWorld:
         self.provider.faults.clear()
         for backend in self.backends.values():
             backend.faults.clear()
+        # the drivers who went away from a shut barrier are gone for good: the gate's resend window
+        # passes, and its next sync tells the backend those barriers stayed shut
+        self.clock.advance(RESEND_SECONDS + 1)
         for car in self.cars.values():
             if car.inside and car.waiting is not None:
                 gate, ticket = car.waiting

@@ -62,6 +62,7 @@ HISTORIES = [
     history(300),
     history(317),   # a reservation holder read by plate online (was a drive-up: G8)
     history(308),   # a local ticket shown online at the other gate; a car left at a shut exit
+    history(350),   # an entry opened online, its answer lost, the driver went away: a case at sync
 ]
 
 #: What the histories exercised (read by test_every_operation_runs), by seed.

@@ -91,3 +91,21 @@ def test_a_later_visit_or_a_pass_between_makes_a_new_pass(journal_path, clock):
     gate.entry(plate="N1")                           # another car passed since: T-2's car left the lane
     assert gate.exit(ticket="T-2")["event_id"] not in (lost["event_id"],)
     gate.journal.close()
+
+
+def test_a_pass_kept_shut_unanswered_is_reported_at_sync_once_no_longer_resent(journal_path, clock):
+    opened = {"gate_open": True, "ticket_id": "t-9", "space_id": "R1", "reason": None}
+    backend = Backend([opened])
+    synced: list[dict[str, Any]] = []
+    backend.sync = lambda events: synced.extend(events) or {   # type: ignore[method-assign]
+        "expected_seq": events[-1]["seq"] + 1, "results": [{"seq": e["seq"], "event_id": e["event_id"],
+                                                            "status": "applied", "result": None} for e in events]}
+    gate = gate_with(backend, journal_path, clock)
+    backend.lose = True
+    lost = gate.entry(plate="G1")                    # the backend opened a ticket; the gate kept shut
+    assert lost["open"] is False
+    assert gate.sync()["sent"] == 0                  # the driver may still press again: not yet
+    clock.advance(seconds=RESEND_SECONDS + 1)        # the driver has gone
+    assert gate.sync()["sent"] == 1
+    assert [(e["event_id"], e["plate"], e["gate_opened"]) for e in synced] == [(lost["event_id"], "G1", False)]
+    gate.journal.close()

@@ -337,3 +337,20 @@ def test_a_car_staying_past_the_default_stay_keeps_its_space(parking, gates, clo
         reserve(parking, lot, start="11:00", end="12:00", plate="O3")
     assert sold.value.code == "no_space_available"
     assert pass_(gates, lot_gate, "exit", "out-1", clock(), plate="O1")["reason"] == "payment_required"
+
+
+def test_an_entry_the_backend_opened_while_the_gate_kept_shut_leaves_a_case_naming_the_ticket(gates, lot_gate, clock,
+                                                                                             store):
+    opened = pass_(gates, lot_gate, "entry", "in", clock(), plate="G1")        # the gate never heard it
+    assert opened["gate_open"] is True
+    # its sync: the barrier stayed shut on that pass (the driver went away)
+    kept = pass_(gates, lot_gate, "entry", "in", clock(), offline=True, plate="G1", gate_opened=False)
+    assert kept["conflict"]["reason"] == "gate_kept_shut"
+    assert pass_(gates, lot_gate, "entry", "in", clock(), offline=True, plate="G1", gate_opened=False) == kept
+    [case] = store.list_gate_cases()
+    assert (case["case_type"], case["reason"], case["ticket_id"], case["plate"]) == \
+        ("entry", "gate_kept_shut", opened["ticket_id"], "G1")
+    # a pass the backend never heard: recorded as shut, nothing to settle
+    never = pass_(gates, lot_gate, "entry", "in-2", clock(), offline=True, plate="G2", gate_opened=False)
+    assert (never["gate_open"], never["reason"]) == (False, "gate_kept_shut")
+    assert store.open_ticket_of(lot_gate[0], "G2") is None and len(store.list_gate_cases()) == 1

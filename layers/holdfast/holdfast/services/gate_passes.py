@@ -92,6 +92,8 @@ class GatePasses:
         direction = "exit" if event.get("kind") == "exit" else "entry"
         call = Pass(lot_id, gate_id, str(event["event_id"]), at, offline, naming(event))
         lot = self.parking.lot(lot_id)
+        if offline and event.get("gate_opened") is False:
+            return self._kept_shut(call, direction, event)
         for _ in range(ATTEMPTS):
             done = self.store.get_pass(lot_id, gate_id, call.event_id, direction)
             if done is not None:
@@ -218,19 +220,7 @@ class GatePasses:
     # ------------------------------------------------------------------------------- exit
     def _exit(self, lot: dict[str, Any], call: Pass, event: dict[str, Any]) -> dict[str, Any]:
         lot_id, settings, at, gate_id = lot["event_id"], Parking.settings(lot), call.at, call.gate_id
-        ticket = None
-        # a ticket is the backend's id, or a gate's local one (printed offline, shown at any gate:
-        # once its entry is synced the backend knows it by the id derived from it)
-        shown = [str(event["ticket_id"])] if event.get("ticket_id") else []
-        local = [str(event["local_ticket_id"])] if event.get("local_ticket_id") else \
-            [t for t in shown if t.startswith(LOCAL_TICKET_PREFIX)]
-        for wanted in shown + [str(uuid.uuid5(TICKETS, f"{lot_id}/{t}")) for t in local]:
-            found = self.store.get_ticket(wanted)
-            if found is not None and found["lot_id"] == lot_id:
-                ticket = found
-                break
-        if ticket is None and event.get("plate"):
-            ticket = self.store.open_ticket_of(lot_id, rules.normalise_plate(str(event["plate"])))
+        ticket = self._exit_ticket(lot_id, event)
         if ticket is None:
             return self._refuse_exit(call, "ticket_not_found", _named(event))
         if ticket["status"] != "OPEN":
@@ -290,6 +280,50 @@ class GatePasses:
         if not self.store.write(claims + extra + [outbox]):
             raise StaleBooking(ticket["ticket_id"])
         return answer
+
+    def _kept_shut(self, call: Pass, direction: str, event: dict[str, Any]) -> dict[str, Any]:
+        """A pass the gate refused on its own after its call went unanswered, reported at sync. If
+        the backend had let the car through (an entry that opened a ticket, an exit that closed
+        one), the gate did not: a ticket is open for a car that never came in, or closed on a car
+        still inside. An operator settles it (a case naming the ticket); the ticket is left as it
+        is, since the car may have come back through another pass meanwhile."""
+        for _ in range(ATTEMPTS):
+            done = self.store.get_pass(call.lot_id, call.gate_id, call.event_id, direction)
+            if done is not None and _names_another_car(done.get("body"), call.body):
+                raise PassIdReused(call.event_id)
+            if done is not None:
+                answer = done["answer"]
+                if not (answer.get("gate_open") or answer.get("exit_granted")):
+                    return answer
+                known = _named(event)
+                ticket = self._exit_ticket(call.lot_id, event) if direction == "exit" else \
+                    self.store.get_ticket(answer["ticket_id"])
+                if ticket is not None:
+                    known.update(ticket_id=ticket["ticket_id"], plate=ticket["plate"],
+                                 booking_id=ticket.get("booking_id"))
+                case = self._case(call, direction, "gate_kept_shut", **known)
+                if self.store.get_gate_case(case["case_id"]) is None:   # once: a repeated sync finds it
+                    self.store.write([self.store.gate_case_put(case)])
+                return {**answer, "conflict": gate_cases.conflict_of(case)}
+            answer = _refused(direction, "gate_kept_shut")
+            if self.store.write([self._pass_put(call, answer, direction)]):
+                return answer
+        return _refused(direction, "busy")
+
+    def _exit_ticket(self, lot_id: str, event: dict[str, Any]) -> dict[str, Any] | None:
+        """The ticket an exit names: the backend's id, or a gate's local one (printed offline, shown
+        at any gate: once its entry is synced the backend knows it by the id derived from it), or
+        the plate's open ticket."""
+        shown = [str(event["ticket_id"])] if event.get("ticket_id") else []
+        local = [str(event["local_ticket_id"])] if event.get("local_ticket_id") else \
+            [t for t in shown if t.startswith(LOCAL_TICKET_PREFIX)]
+        for wanted in shown + [str(uuid.uuid5(TICKETS, f"{lot_id}/{t}")) for t in local]:
+            found = self.store.get_ticket(wanted)
+            if found is not None and found["lot_id"] == lot_id:
+                return found
+        if event.get("plate"):
+            return self.store.open_ticket_of(lot_id, rules.normalise_plate(str(event["plate"])))
+        return None
 
     def _refuse_exit(self, call: Pass, reason: str, known: dict[str, Any]) -> dict[str, Any]:
         """An exit the lot cannot match to a car inside. Offline the car is gone (a case, as any
