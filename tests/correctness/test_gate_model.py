@@ -2,10 +2,13 @@
 parking services on moto in-process, lost answers, repeats, offline passes and syncs in any order.
 
 Each history must end with no violation of the gate rules (G1-G8), the parking and booking rules
-and the money rule of the reservations. The histories that break one on today's code are marked
-with the finding they show (issue 28 findings 3, 4, 6 and 11, and two the model found itself); the
-marks go when the fixes merge (strict: a history that starts passing fails the suite until its
-mark is removed, and one that breaks another rule than its mark's fails at once).
+and the money rule of the reservations. A history that breaks one on today's code is marked with
+the rule and the reason (``history(seed, rule=..., reason=...)``, xfail strict: a history that
+starts passing fails the suite until its mark is removed, and one that breaks another rule than
+its mark's fails at once); none is marked today: issue 28's findings 3, 4, 6 and 11 and the holes
+the model found (a car stranded by a lost exit answer, an overstaying drive-up's space given away,
+a reservation holder read by plate taken for a drive-up, a local ticket unknown at the other gate,
+a ticket opened for a car that drove away) are fixed, and the histories that showed them stay.
 Replay any of them with its story:
 
   PYTHONPATH=layers/holdfast:. .venv/bin/python -m tests.correctness.gate_model --seed N [--skip ops]
@@ -31,20 +34,6 @@ def history(seed: int, skip: tuple[str, ...] = (), rule: str | None = None, reas
     marks = [pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason)] if rule else []
     return pytest.param(seed, skip, rule, marks=marks, id=f"seed{seed}{'-past3and6' if skip else ''}")
 
-
-F3 = "issue 28 finding 3: a car leaves on another car's closed ticket (already_exited opens the exit)"
-F4_EXIT = "issue 28 finding 4: an exit times out while asking the provider, the gate opens offline on the " \
-    "token; sync applies the stored 'owed' answer: no gate case, the ticket stays OPEN"
-F4_ENTRY = "issue 28 finding 4: a lost lot_full answer, the gate opens offline; sync applies the stale " \
-    "refusal: no gate case, the car is inside with no ticket"
-F6_GATES = "issue 28 finding 6: one gate's pass id returns the other gate's stored answer and ticket"
-F11 = "issue 28 finding 11: an offline gate with a fresh configuration admits a confirmed reservation's " \
-    "car by plate only as an unknown car (local ticket): the configuration carries no reservations"
-F6_BODY = "issue 28 finding 6: another body under a used pass id gets the stored answer"
-STRANDED = "model finding: an exit whose answer was lost closed the ticket, the gate refused offline; " \
-    "the car is inside with a closed ticket and no case"
-OVERSTAY = "model finding: a drive-up staying past default_stay_minutes has its space given to another " \
-    "car (P2: two open tickets on one space)"
 
 HISTORIES = [
     history(322),
