@@ -296,7 +296,8 @@ class GatePasses:
                 if not (answer.get("gate_open") or answer.get("exit_granted")):
                     return answer
                 known = _named(event)
-                ticket = self._exit_ticket(call.lot_id, event) if direction == "exit" else \
+                # an exit by plate names no ticket now closed (the plate's open one may be a later visit's)
+                ticket = self._exit_ticket(call.lot_id, {**event, "plate": None}) if direction == "exit" else \
                     self.store.get_ticket(answer["ticket_id"])
                 if ticket is not None:
                     known.update(ticket_id=ticket["ticket_id"], plate=ticket["plate"],
