@@ -354,3 +354,13 @@ def test_an_entry_the_backend_opened_while_the_gate_kept_shut_leaves_a_case_nami
     never = pass_(gates, lot_gate, "entry", "in-2", clock(), offline=True, plate="G2", gate_opened=False)
     assert (never["gate_open"], never["reason"]) == (False, "gate_kept_shut")
     assert store.open_ticket_of(lot_gate[0], "G2") is None and len(store.list_gate_cases()) == 1
+
+
+def test_an_exit_refused_online_with_a_case_then_let_out_offline_under_its_id_syncs_once(gates, lot_gate, clock,
+                                                                                           store):
+    refused = pass_(gates, lot_gate, "exit", "out", clock(), plate="U1")      # the gate timed out meanwhile
+    assert refused["reason"] == "ticket_not_found"
+    synced = pass_(gates, lot_gate, "exit", "out", clock(), offline=True, plate="U1")   # it opened offline
+    assert (synced["reason"], synced["conflict"]["reason"]) == ("ticket_not_found", "ticket_not_found")
+    [case] = store.list_gate_cases()
+    assert case["case_id"] == synced["conflict"]["case_id"]

@@ -382,7 +382,10 @@ class GatePasses:
                      known: dict[str, Any]) -> dict[str, Any]:
         case = self._case(call, direction, reason, **known)
         answer["conflict"] = gate_cases.conflict_of(case)
-        items = [self.store.gate_case_put(case), self._pass_put(call, answer, direction)]
+        items = [self._pass_put(call, answer, direction)]
+        # the online refusal this pass replaces may have opened the same case (a car at a shut exit)
+        if not (call.replaces_online and self.store.get_gate_case(case["case_id"]) is not None):
+            items.append(self.store.gate_case_put(case))
         if not self.store.write(items):
             raise StaleBooking(case["case_id"])   # applied meanwhile: the stored answer is read again
         return answer
