@@ -52,6 +52,7 @@ HISTORIES = [
     history(317),   # a reservation holder read by plate online (was a drive-up: G8)
     history(308),   # a local ticket shown online at the other gate; a car left at a shut exit
     history(350),   # an entry opened online, its answer lost, the driver went away: a case at sync
+    history(1069),  # a holder whose space a reservation's car overstays on is put on a free space
 ]
 
 #: What the histories exercised (read by test_every_operation_runs), by seed.

@@ -206,12 +206,29 @@ class GatePasses:
         details = booking.kind_details or {}
         if self.store.open_ticket_of(lot_id, details["plate"]) is not None:
             return refuse("already_inside", booking_id=booking.booking_id, plate=details["plate"])
-        space = Parking.settings(lot).by_id()[details["space_id"]]
+        settings = Parking.settings(lot)
+        space = settings.by_id()[details["space_id"]]
         ticket_id = str(uuid.uuid5(TICKETS, f"{lot_id}/booking/{booking.booking_id}"))
+        claims: list[Any] = []
+        granules = None
+        if space.space_id in {t["space_id"] for t in self.store.open_tickets(lot_id)}:
+            # A car that stayed past its own window is still on the reserved space: the holder is
+            # put on a space free for the rest of its window, which its ticket claims itself (the
+            # reservation keeps its own granules, released when it completes).
+            start = rules.floor_granule(call.at)
+            end = max(parse_iso(details["to"]), start + rules.GRANULE)
+            space = allocate(self.store, lot_id, settings, details["vehicle_type"], bool(details.get("permit")),
+                             start, end)
+            if space is None:
+                return refuse("space_occupied", booking_id=booking.booking_id, plate=details["plate"])
+            places = kinds.named("parking").places(lot_id, space.space_id, start, end)  # type: ignore[attr-defined]
+            granules = [g.at for g in places.granules]
+            claims = [(f"ticket-claim:{g.at}", granule_claim(self.store.table, g, ticket_id, Move.RETAKE))
+                      for g in places.granules]
         ticket = self._ticket(lot, ticket_id, space, details["plate"], call, booking_id=booking.booking_id,
-                              prepaid=booking.amount.text, customer_id=booking.customer_id)
+                              prepaid=booking.amount.text, customer_id=booking.customer_id, granules=granules)
         answer = _opened(ticket)
-        extra = self.store.ticket_open(ticket) + [self._pass_put(call, answer)]
+        extra = claims + self.store.ticket_open(ticket) + [self._pass_put(call, answer)]
         transitions.advance(self.store, booking, self.clock(), CHECKED_IN, actor="gate", action="vehicle_entered",
                             decision=f"entered through gate {gate_id} onto space {space.space_id}",
                             ids={"ticket_id": ticket_id, "gate_id": gate_id}, extra=extra)
@@ -268,6 +285,10 @@ class GatePasses:
             [self._pass_put(call, answer, "exit")]
         if ticket.get("booking_id"):
             booking = self.store.get_booking(ticket["booking_id"])
+            # a holder put on another space (its own was taken) frees that one too
+            extra += [(f"ticket-claim:{at_key}", granule_claim(self.store.table, _granule(lot_id, ticket, at_key),
+                                                               ticket["ticket_id"], Move.UNSELL))
+                      for at_key in ticket.get("granules") or ()]
             transitions.advance(self.store, booking, self.clock(), COMPLETED, actor="gate", action="vehicle_exited",
                                 decision=f"left through gate {gate_id}; charged {charge:.2f}"
                                          + (f"; left owing {due:.2f}" if due > 0 else ""),
