@@ -92,5 +92,5 @@ def test_every_operation_runs(client: Any) -> None:
     assert not missing, f"operations never run: {missing}"
     # and the paths that matter ran, not only the operations' names
     for outcome in ("entry:offline:open", "entry:online:open", "exit:online:open", "exit:online:payment_required",
-                    "sync:lost:ok", "sync:None:ok"):
+                    "sync:lost:ok", "sync:None:ok", "exit:resent:open"):
         assert ran[outcome], f"no history reached {outcome}: {sorted(ran)}"
