@@ -199,6 +199,9 @@ class GateWorld:
         self.cars = {plate: Car(plate, kind, vehicle, customer=f"cust-{plate.lower()}")
                      for plate, (kind, vehicle) in CARS.items()}
         self.sent: dict[tuple[str, str], SentPass] = {}      # (gate, event_id) -> the pass sent online
+        # (gate, event_id) a gate took from the other gate: used once (a second time it is that
+        # gate's own id again, which the backend rightly takes for a retry: repeat_pass's ground)
+        self.borrowed: set[tuple[str, str]] = set()
         self.closings: dict[str, set[str]] = {}              # ticket -> exit pass ids that closed it
         self.counter = 0
 
@@ -676,6 +679,9 @@ class GateWorld:
             return
         (gate, event_id), sent = d.choice(sorted(self.sent.items()))
         other = GATES[1 - GATES.index(gate)]
+        if (other, event_id) in self.borrowed or (other, event_id) in self.sent:
+            return
+        self.borrowed.add((other, event_id))
         record = self.store.get_pass(self.lot_id, self.gate_ids[gate], event_id, sent.kind)
         stored = record and record["answer"]
         candidates = [c for c in self.cars.values() if c.plate != sent.car
