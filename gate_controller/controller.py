@@ -23,6 +23,9 @@ SYNC_BATCH = 50
 #: The API refuses bodies over 64 KiB (413): a batch is cut to stay well below that.
 MAX_SYNC_BODY_BYTES = 48 * 1024
 DEFAULT_CACHE_TTL_SECONDS = 300
+#: How long a pass whose answer never came is resent under its own id when the same vehicle tries
+#: again at this gate (the driver still at the barrier, no pass since); later it is a new pass.
+RESEND_SECONDS = 120
 EVENT_FIELDS = ("token", "plate", "ticket_id", "local_ticket_id")
 
 
@@ -56,10 +59,23 @@ class Gate:
     def _pass(self, kind: str, request: dict[str, Any], offline_rule: Callable[[OfflineRules], Decision],
               known: dict[str, Any]) -> dict[str, Any]:
         now = self.clock()
+        record = {**{k: v for k, v in known.items() if v is not None}, **request, "kind": kind, "at": _iso(now)}
+        unanswered = self.journal.unanswered_pass(kind, record, _iso(now - timedelta(seconds=RESEND_SECONDS)))
+        if unanswered is not None:
+            # The vehicle's last pass here never got its answer (lost, or timed out) and the backend
+            # may have acted on it (an exit that closed the ticket): it is asked again under the same
+            # id, so the backend answers what it decided then instead of judging a new pass on a
+            # ticket that pass closed. What kept the barrier shut then is judged afresh, as a new pass.
+            first_request = self.journal.resend_pass(unanswered["event_id"])
+            outcome = self._ask(kind, unanswered["event_id"], first_request, offline_rule, now)
+            if outcome["open"] or outcome["mode"] != "online":
+                return outcome
         event_id = f"{self.gate_id[:24]}-{uuid.uuid4().hex}"
-        record = {**{k: v for k, v in known.items() if v is not None}, **request,
-                  "event_id": event_id, "kind": kind, "at": _iso(now)}
-        self.journal.begin_pass(record)
+        self.journal.begin_pass({**record, "event_id": event_id})
+        return self._ask(kind, event_id, request, offline_rule, now)
+
+    def _ask(self, kind: str, event_id: str, request: dict[str, Any],
+             offline_rule: Callable[[OfflineRules], Decision], now: datetime) -> dict[str, Any]:
         try:
             self._sync_quietly()     # the backend hears earlier offline passes before this one
             answer = (self.backend.entry if kind == "entry" else self.backend.exit)({"event_id": event_id, **request})
@@ -72,7 +88,7 @@ class Gate:
         opened = bool(answer.get("gate_open") if kind == "entry" else answer.get("exit_granted"))
         self.journal.decide(event_id, {
             "mode": "online", "opened": int(opened), "answer": json.dumps(answer), "reason": answer.get("reason"),
-            "ticket_id": answer.get("ticket_id") or record.get("ticket_id"),
+            "ticket_id": answer.get("ticket_id") or request.get("ticket_id"),
             "basis": "token" if "token" in request else "plate",
         }, queue=False)
         return {"event_id": event_id, "open": opened, "mode": "online", **answer}
@@ -109,6 +125,7 @@ class Gate:
         making progress: a pass the backend keeps holding, or a lost connection)."""
         sent = stalled = 0
         conflicts: list[dict[str, Any]] = []
+        self._queue_kept_shut()
         while True:
             expected = int(self.journal.get("expected_seq", 1))
             rows = self.journal.unsent(expected, SYNC_BATCH)
@@ -130,11 +147,15 @@ class Gate:
     def _sync_quietly(self) -> None:
         """Before an online pass: a lost connection shows here (and the pass is decided offline);
         a backend that refuses the batch must not turn this pass into a refusal."""
+        self._queue_kept_shut()
         if self.journal.unsent(int(self.journal.get("expected_seq", 1)), 1):
             try:
                 self.sync()
             except (Refused, SyncStuck):
                 pass
+
+    def _queue_kept_shut(self) -> None:
+        self.journal.queue_kept_shut(_iso(self.clock() - timedelta(seconds=RESEND_SECONDS)))
 
     # ------------------------------------------------------------------ config
     def refresh(self) -> dict[str, Any]:
@@ -188,6 +209,8 @@ def _event(row: dict[str, Any]) -> dict[str, Any]:
             event["local_ticket_id"] = row["local_ticket_id"]
     else:
         event.update({name: row[name] for name in ("ticket_id", "local_ticket_id", "plate") if row[name]})
+    if not row["opened"]:
+        event["gate_opened"] = False   # refused on its own, unanswered: the backend may have let it through
     return event
 
 

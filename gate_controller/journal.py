@@ -96,6 +96,51 @@ class Journal:
         with self.write() as db:
             self._insert(db, {**record, "mode": "calling"})
 
+    def unanswered_pass(self, kind: str, record: dict[str, Any], since: str) -> dict[str, Any] | None:
+        """This gate's last pass, if it was of ``kind`` for the vehicle ``record`` names (plate,
+        ticket, local ticket or booking), at ``since`` or later, and refused offline without the
+        backend's answer (or the gate stopped mid-call); else None."""
+        keys = [(name, record[name]) for name in ("ticket_id", "local_ticket_id", "booking_id") if record.get(name)]
+        if record.get("plate"):
+            keys.append(("plate_tag", self.sealer.tag(record["plate"])))
+        if not keys:
+            return None
+        where = " OR ".join(f"{name} = ?" for name, _ in keys)
+        row = self.db.execute("SELECT * FROM passes ORDER BY rowid DESC LIMIT 1").fetchone()
+        if row is None or row["kind"] != kind or row["at"] < since or row["opened"]:
+            return None   # only the gate's last pass: the car may still be at the barrier
+        if self.db.execute(f"SELECT 1 FROM passes WHERE event_id = ? AND ({where})",
+                           (row["event_id"], *[value for _, value in keys])).fetchone() is None:
+            return None
+        if not (row["mode"] == "calling" or (row["mode"] == "refused" and row["uncertain"])):
+            return None
+        return self._opened(row)
+
+    def queue_kept_shut(self, before: str) -> None:
+        """Queue the passes refused without the backend's answer that are no longer resent (older
+        than ``before``, or another pass came since): the backend hears that the barrier stayed
+        shut, in case it had let the car through."""
+        with self.write() as db:
+            last = db.execute("SELECT MAX(rowid) FROM passes").fetchone()[0]
+            rows = db.execute("SELECT rowid, event_id FROM passes WHERE mode = 'refused' AND uncertain = 1 AND "
+                              "seq IS NULL AND (at < ? OR rowid <> ?) ORDER BY rowid", (before, last)).fetchall()
+            for row in rows:
+                seq = self.get("last_seq", 0) + 1
+                self.put(db, "last_seq", seq)
+                db.execute("UPDATE passes SET seq = ? WHERE event_id = ?", (seq, row["event_id"]))
+
+    def resend_pass(self, event_id: str) -> dict[str, Any]:
+        """An unanswered pass asked again: calling once more. Returns the request it was first sent
+        with (the backend matches a repeat by how it names the vehicle)."""
+        with self.write() as db:
+            db.execute("UPDATE passes SET mode = 'calling', uncertain = 0, reason = NULL WHERE event_id = ?",
+                       (event_id,))
+        row = self.pass_(event_id)
+        assert row is not None
+        if row["kind"] == "entry":
+            return {"token": row["token"]} if row["token"] else {"plate": row["plate"]}
+        return {"ticket_id": row["ticket_id"]} if row["ticket_id"] else {"plate": row["plate"]}
+
     def decide(self, event_id: str, changes: dict[str, Any], *, queue: bool) -> int | None:
         """Store the decision; with ``queue``, give the pass the next sequence number (same commit)."""
         with self.write() as db:

@@ -45,6 +45,14 @@ class OfflineRules:
             return self._entry_by_token(token)
         assert plate is not None
         if self._inside("plate", plate):
+            # This gate saw it come in and not leave; it may have left through another gate. A
+            # reservation the backend listed after that entry (so it was not inside on it) admits it.
+            entry = self.journal.last_entry("plate", plate)
+            fetched = self.journal.get("config_fetched_at")
+            if entry is not None and fetched is not None and entry["at"] < fetched:
+                reservation = self._reservation(plate)
+                if reservation is not None:
+                    return reservation
             return Decision(False, "already_inside")
         if self.cache_fresh():
             subscription = self.journal.subscription(plate)

@@ -23,7 +23,9 @@ a gate opened for it and out when an exit opened. The gate rules compare that wi
      named by a ``payment`` gate case; a ticket closed owing money has an ``exit`` gate case; once
      settled every succeeded exit payment is recorded ``paid`` on its ticket;
   G8 an offline gate with a fresh configuration admits a confirmed reservation's car by plate
-     as that reservation, not as an unknown car (finding 11).
+     as that reservation, not as an unknown car (finding 11); so does an online gate, for a
+     reservation whose window (early entry included) covers now (not a drive-up paying by the
+     hour while the reservation goes NO_SHOW keeping its money).
 
 Reservations' own money is the booking money rule (helpers.check_money) over the reservations'
 payments. Failures are AssertionErrors starting with the rule's code.
@@ -45,7 +47,7 @@ from pydantic import ValidationError
 from gate_controller import controller as gate_controller_module
 from gate_controller import offline as gate_offline_module
 from gate_controller.backend import Refused, Unreachable
-from gate_controller.controller import Gate
+from gate_controller.controller import RESEND_SECONDS, Gate
 from gate_controller.journal import Journal
 from gate_controller.offline import OfflineRules
 from holdfast import kinds
@@ -102,6 +104,7 @@ class Car:
     owed_url: str | None = None
     passes: set[str] = field(default_factory=set)   # ids of the passes made for this car
     entered_at: str = ""                # when it last went in (the model's clock)
+    waiting: tuple[str, str | None] | None = None   # the exit (gate, ticket shown) that last stayed shut
 
 
 @dataclass
@@ -196,6 +199,9 @@ class GateWorld:
         self.cars = {plate: Car(plate, kind, vehicle, customer=f"cust-{plate.lower()}")
                      for plate, (kind, vehicle) in CARS.items()}
         self.sent: dict[tuple[str, str], SentPass] = {}      # (gate, event_id) -> the pass sent online
+        # (gate, event_id) a gate took from the other gate: used once (a second time it is that
+        # gate's own id again, which the backend rightly takes for a retry: repeat_pass's ground)
+        self.borrowed: set[tuple[str, str]] = set()
         self.closings: dict[str, set[str]] = {}              # ticket -> exit pass ids that closed it
         self.counter = 0
 
@@ -364,8 +370,9 @@ class GateWorld:
         self.intent = f"{car.plate} enters at {gate} ({'token' if token else 'plate'}) fault={fault}"
         self._enter(car, gate, token)
 
-    def _enter(self, car: Car, gate: str, token: str | None) -> dict[str, Any]:
+    def _enter(self, car: Car, gate: str, token: str | None, again: bool = True) -> dict[str, Any]:
         self.backends[gate].last, self.backends[gate].last_body = None, None
+        holding = self._reservation_now(car) if token is None else None
         try:
             result = self.gates[gate].entry(token=token) if token else self.gates[gate].entry(plate=car.plate)
         except Unreachable as exc:
@@ -376,6 +383,12 @@ class GateWorld:
         self._record_sent(gate, "entry", car, result)
         if result["mode"] == "offline" and token is None and car.kind == "reservation":
             self._check_offline_plate_entry(car, gate, result)
+        if result["mode"] == "online" and holding is not None and result.get("reason") != "lot_full":
+            ticket = self.store.get_ticket(result["ticket_id"]) if result.get("ticket_id") else None
+            assert ticket is not None and ticket.get("booking_id") == holding, \
+                f"G8 online gate {gate} did not admit {car.plate} by plate on its confirmed reservation {holding} " \
+                f"(window covering now): open={result['open']} reason={result.get('reason')} " \
+                f"ticket's booking={ticket and ticket.get('booking_id')}"
         if result["open"]:
             car.inside = car.entered = True
             car.entered_at = iso(self.clock())
@@ -385,7 +398,20 @@ class GateWorld:
         self.note(f"{car.plate} enters at {gate} ({'token' if token else 'plate'}){self._faulted()} -> "
                   f"open={result['open']} {result['mode']} {result.get('reason') or result.get('basis') or ''} "
                   f"ticket={str(car.ticket)[:8]}")
+        if again and not result["open"] and result["mode"] == "offline" and self.rng.random() < 2 / 3:
+            # the barrier stayed shut without the backend's word: the driver presses again (the
+            # fault is gone), or drives away
+            return self._enter(car, gate, token, again=False)
         return result
+
+    def _reservation_now(self, car: Car) -> str | None:
+        """The car's confirmed reservation whose window (early entry included) covers now, if any."""
+        booking = self.store.get_booking(car.booking_id) if car.booking_id else None
+        if booking is None or str(booking.status) != "CONFIRMED" or car.inside:
+            return None
+        details, now = booking.kind_details or {}, iso(self.clock())
+        early = timedelta(minutes=LOT_BODY["early_entry_minutes"])
+        return booking.booking_id if iso(parse_iso(details["from"]) - early) <= now < details["to"] else None
 
     def _check_offline_plate_entry(self, car: Car, gate: str, result: dict[str, Any]) -> None:
         """G8: an offline gate whose configuration is fresh and was read after a reservation was
@@ -511,7 +537,7 @@ class GateWorld:
         self.intent = f"{car.plate} exits at {gate} on closed ticket {ticket['ticket_id'][:8]} of {ticket['plate']}"
         self._exit(car, gate, ticket["ticket_id"])
 
-    def _exit(self, car: Car, gate: str, ticket: str | None) -> dict[str, Any]:
+    def _exit(self, car: Car, gate: str, ticket: str | None, again: bool = True) -> dict[str, Any]:
         target = self.store.get_ticket(ticket) if ticket and not ticket.startswith("L-") else None
         target = target or self._ticket_of(car)
         self.backends[gate].last, self.backends[gate].last_body = None, None
@@ -522,10 +548,16 @@ class GateWorld:
         finally:
             self.backends[gate].faults.clear()
         answer = self.backends[gate].last
+        first = self.sent.get((gate, result["event_id"]))
+        if result["event_id"] in car.passes:   # the gate asked again under the id it never heard back
+            self.log[f"exit:resent:{'open' if result['open'] else result.get('reason')}"] += 1
         car.passes.add(result["event_id"])
         self._record_sent(gate, "exit", car, result)
         if answer is not None and target is not None:
-            self._check_exit_answer(gate, result["event_id"], answer, target)
+            # a pass asked again is not a new pass: the ticket it closed the first time opens for it
+            closed_by_it = first is not None and first.answer is not None and _opens(first.answer)
+            self._check_exit_answer(gate, result["event_id"], answer, target, closed_by_it)
+        car.waiting = None if result["open"] else (gate, ticket)
         if result["open"]:
             car.inside = False
             car.ticket, car.owed_url = None, None
@@ -535,12 +567,17 @@ class GateWorld:
         self.note(f"{car.plate} exits at {gate} on {str(ticket)[:10] if ticket else 'plate'}{self._faulted()} -> "
                   f"open={result['open']} {result['mode']} {result.get('reason') or result.get('basis') or ''}"
                   f"{' owes ' + str(result['amount_due']) if result.get('amount_due') else ''}")
+        if again and not result["open"] and result["mode"] == "offline" and self.rng.random() < 2 / 3:
+            # the barrier stayed shut without the backend's word: the driver presses again (the
+            # fault is gone), or backs away and tries later
+            return self._exit(car, gate, ticket, again=False)
         return result
 
-    def _check_exit_answer(self, gate: str, event_id: str, answer: dict[str, Any], ticket: dict[str, Any]) -> None:
+    def _check_exit_answer(self, gate: str, event_id: str, answer: dict[str, Any], ticket: dict[str, Any],
+                           closed_by_it: bool = False) -> None:
         if not answer.get("exit_granted"):
             return
-        if ticket["status"] != "OPEN":
+        if ticket["status"] != "OPEN" and not closed_by_it:
             raise AssertionError(f"G3 a new exit pass {event_id} at {gate} on ticket {ticket['ticket_id']} "
                                  f"(closed at {ticket.get('exited_at')}) opened the exit again "
                                  f"(reason {answer.get('reason')})")
@@ -575,7 +612,8 @@ class GateWorld:
         if not self.sent:
             return
         (gate, event_id), sent = d.choice(sorted(self.sent.items()))
-        stored = self.store.get_pass(self.lot_id, event_id, sent.kind)
+        record = self.store.get_pass(self.lot_id, self.gate_ids[gate], event_id, sent.kind)
+        stored = record and record["answer"]
         same = d.choice([True, True, False])
         body = dict(sent.body) if same else self._other_body(sent, d)
         self.intent = f"repeat {event_id[:12]} at {gate} ({'same' if same else 'other'} body {body})"
@@ -641,7 +679,11 @@ class GateWorld:
             return
         (gate, event_id), sent = d.choice(sorted(self.sent.items()))
         other = GATES[1 - GATES.index(gate)]
-        stored = self.store.get_pass(self.lot_id, event_id, sent.kind)
+        if (other, event_id) in self.borrowed or (other, event_id) in self.sent:
+            return
+        self.borrowed.add((other, event_id))
+        record = self.store.get_pass(self.lot_id, self.gate_ids[gate], event_id, sent.kind)
+        stored = record and record["answer"]
         candidates = [c for c in self.cars.values() if c.plate != sent.car
                       and (c.inside if sent.kind == "exit" else not c.inside)]
         if not candidates:
@@ -814,11 +856,21 @@ class GateWorld:
 
     # --------------------------------------------------------------------------- settle
     def settle(self) -> None:
-        """Everything outstanding happens, no faults: each gate syncs until its queue is recorded
-        (both orders), every settled payment is delivered; then the settled rules."""
+        """Everything outstanding happens, no faults: a driver left at a shut exit tries it again
+        (as drivers do: the gate resends a pass it never heard the answer to), each gate syncs until
+        its queue is recorded (both orders), every settled payment is delivered; then the settled
+        rules."""
         self.provider.faults.clear()
         for backend in self.backends.values():
             backend.faults.clear()
+        # the drivers who went away from a shut barrier are gone for good: the gate's resend window
+        # passes, and its next sync tells the backend those barriers stayed shut
+        self.clock.advance(RESEND_SECONDS + 1)
+        for car in self.cars.values():
+            if car.inside and car.waiting is not None:
+                gate, ticket = car.waiting
+                self.intent = f"{car.plate} tries the shut exit at {gate} again"
+                self._exit(car, gate, ticket)
         for _ in range(3):
             for name in (GATES if self.rng.random() < 0.5 else GATES[::-1]):
                 try:

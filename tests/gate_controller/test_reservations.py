@@ -47,3 +47,17 @@ def test_gate_stops_admitting_cached_reservations_when_the_list_expires(gate, ba
     backend.stop()
     clock.advance(hours=2)
     assert gate.entry(plate="R300RR")["reason"] == "offline_unknown_vehicle"
+
+
+def test_a_car_this_gate_thinks_inside_comes_in_on_a_reservation_listed_since(gate, backend, lot_key, clock):
+    backend.config = config(lot_key, clock, offline_tickets=False)
+    gate.refresh()
+    assert gate.entry(plate="M100MM")["open"] is True         # online: in as a drive-up; out at another gate
+    clock.advance(minutes=5)
+    backend.config = with_reservations(lot_key, clock, ("bk-m", "M100MM", 0, 120))
+    gate.refresh()                                            # the backend lists its reservation since
+    backend.stop()
+    clock.advance(minutes=1)
+    admitted = gate.entry(plate="M100MM")
+    assert (admitted["open"], admitted["basis"], admitted["booking_id"]) == (True, "reservation", "bk-m")
+    assert gate.entry(plate="M100MM")["reason"] == "already_inside"    # and now it is inside on it

@@ -148,3 +148,21 @@ def test_an_offline_gate_lets_a_reservation_holder_in_by_plate(api, sandbox, tmp
     assert (result["status"], result["result"]["gate_open"], result["result"]["space_id"]) == \
         ("applied", True, reservation["space_id"])
     assert api.booking(reservation["booking_id"], reservation["customer"])["status"] == "CHECKED_IN"
+
+
+def test_a_holder_read_by_plate_online_comes_in_on_the_reservation_and_a_closed_ticket_shown_leaves_a_case(
+        api, sandbox):
+    lot_id = make_lot(api)
+    north, south = make_gate(api, lot_id, "North"), make_gate(api, lot_id, "South")
+    reservation = paid_reservation(api, sandbox, lot_id, "P001PP")
+    came = ok(pass_(api, lot_id, north, "entry", event_id="in", plate="P001PP"))      # the camera, no QR code
+    assert (came["gate_open"], came["space_id"]) == (True, reservation["space_id"])
+    assert api.booking(reservation["booking_id"], reservation["customer"])["status"] == "CHECKED_IN"
+    left = ok(pass_(api, lot_id, north, "exit", event_id="out", ticket_id=came["ticket_id"]))
+    assert left["exit_granted"] is True                                # inside its window: prepaid
+    # the same ticket at the other gate (its own car whose answer north lost, or another car)
+    again = ok(pass_(api, lot_id, south, "exit", event_id="out", ticket_id=came["ticket_id"]))
+    assert (again["exit_granted"], again["reason"]) == (False, "ticket_closed")
+    cases = ok(api.request("GET", "/admin/reviews", organizer=True))["gate_cases"]
+    [case] = [c for c in cases if c.get("ticket_id") == came["ticket_id"]]
+    assert (case["reason"], case["plate"], case["gate_id"]) == ("ticket_closed", "P001PP", south["gate_id"])

@@ -330,3 +330,54 @@ def test_a_gates_configuration_lists_the_coming_confirmed_reservations_and_an_of
                                                                           "reservation_not_found")
     later = parking.gate_config(lot_id, gate_id, key)["reservations"]
     assert [r["plate"] for r in later] == ["C1"]            # bob is inside: no longer listed; carol's is coming
+
+
+def test_an_online_entry_by_plate_checks_in_the_holders_reservation(parking, gates, payments, provider, clock, store):
+    lot = make_lot(parking, spaces=[{"space_id": f"R{n}", "type": "REGULAR"} for n in range(1, 3)])
+    gate = parking.create_gate(lot["lot_id"], GateIn(name="North"))
+    lot_id, gate_id = lot["lot_id"], gate["gate_id"]
+    booking = reserve(parking, lot, "REGULAR", "10:00", "12:00", customer="bob", plate="b 1")
+    confirm(payments, provider, booking)
+
+    def entry(event_id, plate):
+        return gates.apply(lot_id, gate_id, {"kind": "entry", "event_id": event_id, "plate": plate}, at=clock(),
+                           offline=False)
+
+    clock.now = clock.now.replace(day=2, hour=9, minute=30)         # before the early entry: a drive-up
+    early = entry("too-early", "B1")
+    assert early["gate_open"] is True and store.get_ticket(early["ticket_id"]).get("booking_id") is None
+    assert gates.apply(lot_id, gate_id, {"kind": "exit", "event_id": "out", "plate": "B1"}, at=clock(),
+                       offline=False)["exit_granted"] is True      # inside the grace minutes
+    clock.now = clock.now.replace(minute=50)                        # inside the early entry
+    came = entry("in", "B 1")
+    assert (came["gate_open"], came["space_id"]) == (True, "R1")
+    ticket = store.get_ticket(came["ticket_id"])
+    assert (ticket["booking_id"], ticket["prepaid"]) == (booking.booking_id, booking.amount.text)
+    assert store.get_booking(booking.booking_id).status == "CHECKED_IN"
+
+
+def test_a_holder_whose_space_a_car_overstays_on_is_put_on_a_free_space(parking, gates, payments, provider, clock,
+                                                                        store):
+    lot = make_lot(parking, spaces=[{"space_id": f"R{n}", "type": "REGULAR"} for n in range(1, 3)])
+    gate_id = parking.create_gate(lot["lot_id"], GateIn(name="North"))["gate_id"]
+    lot_id = lot["lot_id"]
+    first = reserve(parking, lot, "REGULAR", "10:00", "11:00", customer="ann", plate="A1")
+    second = reserve(parking, lot, "REGULAR", "11:00", "12:00", customer="ben", plate="B1")
+    confirm(payments, provider, first)
+    confirm(payments, provider, second)
+    assert first.kind_details["space_id"] == second.kind_details["space_id"] == "R1"   # touching windows
+
+    def pass_(kind, event_id, plate):
+        return gates.apply(lot_id, gate_id, {"kind": kind, "event_id": event_id, "plate": plate}, at=clock(),
+                           offline=False)
+
+    clock.now = clock.now.replace(day=2, hour=10, minute=0)
+    assert pass_("entry", "a-in", "A1")["space_id"] == "R1"
+    clock.now = clock.now.replace(hour=11, minute=5)                # ann is still there
+    came = pass_("entry", "b-in", "B1")
+    assert (came["gate_open"], came["space_id"]) == (True, "R2")
+    spaces = [t["space_id"] for t in store.open_tickets(lot_id)]
+    assert sorted(spaces) == ["R1", "R2"]
+    clock.now = clock.now.replace(minute=50)
+    assert pass_("exit", "b-out", "B1")["exit_granted"] is True    # inside its window: prepaid
+    assert pass_("entry", "c-in", "C1")["space_id"] == "R2"         # R2 is free again

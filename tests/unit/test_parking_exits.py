@@ -193,12 +193,18 @@ def test_a_new_pass_on_a_closed_ticket_is_refused_and_counted_and_its_own_repeat
     assert pass_(gates, lot_gate, "exit", "out-again", clock(), ticket_id=ticket) == reused   # a repeat
     assert pass_(gates, lot_gate, "exit", "out", clock(), ticket_id=ticket) == left            # the first pass's
     assert observability.pending() == {"ClosedTicketPasses": 1}
+    # a car is stuck at the shut barrier (another car, or this ticket's own whose granted exit the
+    # gate never heard): an operator sees it, once for the pass and its repeat
+    [stuck] = store.list_gate_cases()
+    assert (stuck["case_type"], stuck["reason"], stuck["ticket_id"], stuck["plate"], stuck["event_id"]) == \
+        ("exit", "ticket_closed", ticket, "H1", "out-again")
     # an offline gate that let a car out on it: refused too, and the car's leaving goes to an operator
     gone = pass_(gates, lot_gate, "exit", "off-out", clock(), offline=True, ticket_id=ticket)
     assert (gone["exit_granted"], gone["reason"], gone["conflict"]["reason"]) == (False, "ticket_closed",
                                                                                   "ticket_closed")
-    [case] = store.list_gate_cases()
+    case = next(c for c in store.list_gate_cases() if c["event_id"] == "off-out")
     assert (case["case_type"], case["reason"], case["ticket_id"]) == ("exit", "ticket_closed", ticket)
+    assert len(store.list_gate_cases()) == 2
     assert store.get_ticket(ticket)["exited_at"] == closed_at                  # closed once, not again
 
 
@@ -221,6 +227,12 @@ def test_gates_of_one_lot_each_have_their_own_pass_ids_and_a_reused_id_is_refuse
             entry(north, "X9", offline)                            # the id again, another car
         assert (reused.value.status, reused.value.code) == (409, "pass_id_reused")
     assert store.open_ticket_of(lot["lot_id"], "X9") is None
+    # the id again naming a car another way (a ticket, where the first named a plate): nothing says
+    # it is the same car, so it is not answered with the first one's opening
+    with pytest.raises(Conflict) as other_way:
+        gates.apply(lot["lot_id"], north, {"kind": "entry", "event_id": "17", "token": "not-N1s"}, at=clock(),
+                    offline=False)
+    assert other_way.value.code == "pass_id_reused"
     sync = GateSync(GateSyncStore(store.table, store.client), gates.apply)
     answer = sync.sync(lot["lot_id"], north, [SyncPassIn(seq=1, event_id="17", kind="entry", at=clock(), plate="Q1")])
     assert answer["results"][0]["status"] == "failed"
@@ -281,3 +293,74 @@ def test_an_offline_entry_the_backend_had_refused_online_opens_a_case_at_sync(ga
     [case] = store.list_gate_cases()
     assert (case["case_type"], case["reason"], case["plate"], case["case_id"]) == (
         "entry", "lot_full", "K2", result["conflict"]["case_id"])
+
+
+def test_a_local_ticket_shown_online_at_another_gate_finds_its_synced_ticket(parking, gates, clock, store):
+    lot = make_lot(parking, spaces=ONE_SPACE)
+    north = parking.create_gate(lot["lot_id"], GateIn(name="North"))["gate_id"]
+    south = parking.create_gate(lot["lot_id"], GateIn(name="South"))["gate_id"]
+    # North let the car in offline on its own ticket and has synced it since
+    entered = gates.apply(lot["lot_id"], north, {"kind": "entry", "event_id": "in", "plate": "L1",
+                                                 "local_ticket_id": "L-0123456789abcdef"},
+                          at=clock(), offline=True)
+    clock.now += timedelta(minutes=5)                              # inside the grace minutes: free
+    # South never saw that entry: it sends the printed ticket as it is
+    out = gates.apply(lot["lot_id"], south, {"kind": "exit", "event_id": "out", "ticket_id": "L-0123456789abcdef"},
+                      at=clock(), offline=False)
+    assert out["exit_granted"] is True
+    assert store.get_ticket(entered["ticket_id"])["status"] == "CLOSED"
+
+
+def test_an_online_exit_no_car_inside_matches_leaves_a_case_for_the_car_at_the_barrier(gates, lot_gate, clock,
+                                                                                      store):
+    refused = pass_(gates, lot_gate, "exit", "out", clock(), plate="Z9")
+    assert (refused["exit_granted"], refused["reason"]) == (False, "ticket_not_found")
+    assert "conflict" not in refused
+    assert pass_(gates, lot_gate, "exit", "out", clock(), plate="Z9") == refused        # a repeat: one case
+    [case] = store.list_gate_cases()
+    assert (case["case_type"], case["reason"], case["plate"], case["event_id"]) == ("exit", "ticket_not_found", "Z9",
+                                                                                    "out")
+
+
+def test_a_car_staying_past_the_default_stay_keeps_its_space(parking, gates, clock):
+    from tests.unit.test_parking import reserve
+
+    lot = make_lot(parking, spaces=ONE_SPACE, default_stay_minutes=120)
+    lot_gate = (lot["lot_id"], parking.create_gate(lot["lot_id"], GateIn(name="Main"))["gate_id"])
+    clock.now = clock.now.replace(year=2030, month=1, day=2, hour=8, minute=0, second=0, microsecond=0)
+    first = pass_(gates, lot_gate, "entry", "in-1", clock(), plate="O1")
+    assert first["space_id"] == "R1"
+    clock.now = clock.now.replace(hour=11)                          # past the lot's default stay (2 hours)
+    second = pass_(gates, lot_gate, "entry", "in-2", clock(), plate="O2")
+    assert (second["gate_open"], second["reason"]) == (False, "lot_full")
+    with pytest.raises(Conflict) as sold:                           # nor is it sold from now on
+        reserve(parking, lot, start="11:00", end="12:00", plate="O3")
+    assert sold.value.code == "no_space_available"
+    assert pass_(gates, lot_gate, "exit", "out-1", clock(), plate="O1")["reason"] == "payment_required"
+
+
+def test_an_entry_the_backend_opened_while_the_gate_kept_shut_leaves_a_case_naming_the_ticket(gates, lot_gate, clock,
+                                                                                             store):
+    opened = pass_(gates, lot_gate, "entry", "in", clock(), plate="G1")        # the gate never heard it
+    assert opened["gate_open"] is True
+    # its sync: the barrier stayed shut on that pass (the driver went away)
+    kept = pass_(gates, lot_gate, "entry", "in", clock(), offline=True, plate="G1", gate_opened=False)
+    assert kept["conflict"]["reason"] == "gate_kept_shut"
+    assert pass_(gates, lot_gate, "entry", "in", clock(), offline=True, plate="G1", gate_opened=False) == kept
+    [case] = store.list_gate_cases()
+    assert (case["case_type"], case["reason"], case["ticket_id"], case["plate"]) == \
+        ("entry", "gate_kept_shut", opened["ticket_id"], "G1")
+    # a pass the backend never heard: recorded as shut, nothing to settle
+    never = pass_(gates, lot_gate, "entry", "in-2", clock(), offline=True, plate="G2", gate_opened=False)
+    assert (never["gate_open"], never["reason"]) == (False, "gate_kept_shut")
+    assert store.open_ticket_of(lot_gate[0], "G2") is None and len(store.list_gate_cases()) == 1
+
+
+def test_an_exit_refused_online_with_a_case_then_let_out_offline_under_its_id_syncs_once(gates, lot_gate, clock,
+                                                                                           store):
+    refused = pass_(gates, lot_gate, "exit", "out", clock(), plate="U1")      # the gate timed out meanwhile
+    assert refused["reason"] == "ticket_not_found"
+    synced = pass_(gates, lot_gate, "exit", "out", clock(), offline=True, plate="U1")   # it opened offline
+    assert (synced["reason"], synced["conflict"]["reason"]) == ("ticket_not_found", "ticket_not_found")
+    [case] = store.list_gate_cases()
+    assert case["case_id"] == synced["conflict"]["case_id"]

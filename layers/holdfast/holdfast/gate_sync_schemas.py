@@ -43,6 +43,9 @@ class SyncPassIn(BaseModel):
     local_ticket_id: TicketId | None = None
     #: the reservation (from the gate's configuration) an offline gate let this plate in for
     booking_id: TicketId | None = None
+    #: false: the gate kept the barrier shut on this pass without hearing the backend's answer (the
+    #: backend may have acted on it); absent: the gate let the car through
+    gate_opened: Literal[False] | None = None
 
     @model_validator(mode="after")
     def _identified(self) -> "SyncPassIn":

@@ -175,9 +175,14 @@ def check_window(start: datetime, end: datetime) -> None:
 def allocate(store: Any, lot_id: str, settings: ParkingSettings, vehicle_type: str, permit: bool,
              start: datetime, end: datetime):
     """The best space free for all of [start, end): the first type of the fallback order that has
-    one, and within a type the lowest priority, then the space id. None when nothing fits."""
+    one, and within a type the lowest priority, then the space id. None when nothing fits.
+
+    A space with a car in it (an open ticket) is not free, whatever its granules say: a car keeps
+    its space until it leaves, and a drive-up's claim covers only the stay it was taken for (the
+    lot's default), so one that stays longer would otherwise see its space given to the next car."""
     items = store.read_lot_granules(lot_id, rules.granule_key(start), rules.granule_key(end))
     busy = {space for (space, _), item in items.items() if int(item.get("taken", 0))}
+    busy |= {ticket["space_id"] for ticket in store.open_tickets(lot_id)}
     for space_type in rules.fallback(vehicle_type, permit):
         free = [s for s in settings.spaces if s.type == space_type and s.space_id not in busy]
         if free:

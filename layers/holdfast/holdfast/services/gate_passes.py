@@ -46,6 +46,8 @@ DEFAULT_MAX_CLOCK_SKEW_SECONDS = 120
 DRIVE_UP_VEHICLE = "REGULAR"
 #: How a pass names its car; a repeat of an id must name it the same way (fields both carry).
 NAMING_FIELDS = ("token", "plate", "ticket_id", "local_ticket_id", "booking_id")
+#: How a gate controller's local ticket id begins (gate_controller/offline.py).
+LOCAL_TICKET_PREFIX = "L-"
 
 
 class PassIdReused(Conflict):
@@ -90,6 +92,8 @@ class GatePasses:
         direction = "exit" if event.get("kind") == "exit" else "entry"
         call = Pass(lot_id, gate_id, str(event["event_id"]), at, offline, naming(event))
         lot = self.parking.lot(lot_id)
+        if offline and event.get("gate_opened") is False:
+            return self._kept_shut(call, direction, event)
         for _ in range(ATTEMPTS):
             done = self.store.get_pass(lot_id, gate_id, call.event_id, direction)
             if done is not None:
@@ -129,6 +133,13 @@ class GatePasses:
         refuse = self._refuser(call, {"basis": "plate", "plate": plate})
         if self.store.open_ticket_of(lot_id, plate) is not None:
             return refuse("already_inside")
+        # a reservation holder the camera reads comes in on the reservation (paid, and due to go
+        # NO_SHOW otherwise), not as a drive-up paying by the hour
+        booking_id = self.parking.reservation_entering(lot_id, plate, at, settings.early_entry_minutes)
+        if booking_id is not None:
+            booking = self.store.get_booking(booking_id)
+            if booking is not None:
+                return self._check_in(lot, call, booking, refuse)
         subscriber = bool(self.parking.active_subscriptions_at(lot_id, plate, at))
         start = rules.floor_granule(at)
         end = start + timedelta(minutes=settings.default_stay_minutes)
@@ -195,12 +206,29 @@ class GatePasses:
         details = booking.kind_details or {}
         if self.store.open_ticket_of(lot_id, details["plate"]) is not None:
             return refuse("already_inside", booking_id=booking.booking_id, plate=details["plate"])
-        space = Parking.settings(lot).by_id()[details["space_id"]]
+        settings = Parking.settings(lot)
+        space = settings.by_id()[details["space_id"]]
         ticket_id = str(uuid.uuid5(TICKETS, f"{lot_id}/booking/{booking.booking_id}"))
+        claims: list[Any] = []
+        granules = None
+        if space.space_id in {t["space_id"] for t in self.store.open_tickets(lot_id)}:
+            # A car that stayed past its own window is still on the reserved space: the holder is
+            # put on a space free for the rest of its window, which its ticket claims itself (the
+            # reservation keeps its own granules, released when it completes).
+            start = rules.floor_granule(call.at)
+            end = max(parse_iso(details["to"]), start + rules.GRANULE)
+            space = allocate(self.store, lot_id, settings, details["vehicle_type"], bool(details.get("permit")),
+                             start, end)
+            if space is None:
+                return refuse("space_occupied", booking_id=booking.booking_id, plate=details["plate"])
+            places = kinds.named("parking").places(lot_id, space.space_id, start, end)  # type: ignore[attr-defined]
+            granules = [g.at for g in places.granules]
+            claims = [(f"ticket-claim:{g.at}", granule_claim(self.store.table, g, ticket_id, Move.RETAKE))
+                      for g in places.granules]
         ticket = self._ticket(lot, ticket_id, space, details["plate"], call, booking_id=booking.booking_id,
-                              prepaid=booking.amount.text, customer_id=booking.customer_id)
+                              prepaid=booking.amount.text, customer_id=booking.customer_id, granules=granules)
         answer = _opened(ticket)
-        extra = self.store.ticket_open(ticket) + [self._pass_put(call, answer)]
+        extra = claims + self.store.ticket_open(ticket) + [self._pass_put(call, answer)]
         transitions.advance(self.store, booking, self.clock(), CHECKED_IN, actor="gate", action="vehicle_entered",
                             decision=f"entered through gate {gate_id} onto space {space.space_id}",
                             ids={"ticket_id": ticket_id, "gate_id": gate_id}, extra=extra)
@@ -209,15 +237,9 @@ class GatePasses:
     # ------------------------------------------------------------------------------- exit
     def _exit(self, lot: dict[str, Any], call: Pass, event: dict[str, Any]) -> dict[str, Any]:
         lot_id, settings, at, gate_id = lot["event_id"], Parking.settings(lot), call.at, call.gate_id
-        ticket = None
-        if event.get("ticket_id") or event.get("local_ticket_id"):
-            wanted = event.get("ticket_id") or str(uuid.uuid5(TICKETS, f"{lot_id}/{event['local_ticket_id']}"))
-            ticket = self.store.get_ticket(str(wanted))
-            ticket = ticket if ticket and ticket["lot_id"] == lot_id else None
-        if ticket is None and event.get("plate"):
-            ticket = self.store.open_ticket_of(lot_id, rules.normalise_plate(str(event["plate"])))
+        ticket = self._exit_ticket(lot_id, event)
         if ticket is None:
-            return self._refuser(call, _named(event), "exit")("ticket_not_found")
+            return self._refuse_exit(call, "ticket_not_found", _named(event))
         if ticket["status"] != "OPEN":
             # its car left once: a new pass showing it is another car, or the same one again for
             # free (a repeat of the pass that closed it has that pass's id, answered above)
@@ -225,7 +247,8 @@ class GatePasses:
             logger.warning("exit pass on a closed ticket", extra={"lot_id": lot_id, "gate_id": gate_id,
                                                                    "event_id": call.event_id,
                                                                    "ticket_id": ticket["ticket_id"]})
-            return self._refuser(call, {**_named(event), "ticket_id": ticket["ticket_id"]}, "exit")("ticket_closed")
+            return self._refuse_exit(call, "ticket_closed", {**_named(event), "ticket_id": ticket["ticket_id"],
+                                                             "plate": ticket["plate"]})
         currency = lot["currency"]
         hourly = Money.parse(settings.hourly, currency)
         cap = Money.parse(settings.daily_cap, currency) if settings.daily_cap else None
@@ -262,6 +285,10 @@ class GatePasses:
             [self._pass_put(call, answer, "exit")]
         if ticket.get("booking_id"):
             booking = self.store.get_booking(ticket["booking_id"])
+            # a holder put on another space (its own was taken) frees that one too
+            extra += [(f"ticket-claim:{at_key}", granule_claim(self.store.table, _granule(lot_id, ticket, at_key),
+                                                               ticket["ticket_id"], Move.UNSELL))
+                      for at_key in ticket.get("granules") or ()]
             transitions.advance(self.store, booking, self.clock(), COMPLETED, actor="gate", action="vehicle_exited",
                                 decision=f"left through gate {gate_id}; charged {charge:.2f}"
                                          + (f"; left owing {due:.2f}" if due > 0 else ""),
@@ -273,6 +300,65 @@ class GatePasses:
                                                    "space_id": ticket["space_id"], "charge": f"{charge:.2f}"})
         if not self.store.write(claims + extra + [outbox]):
             raise StaleBooking(ticket["ticket_id"])
+        return answer
+
+    def _kept_shut(self, call: Pass, direction: str, event: dict[str, Any]) -> dict[str, Any]:
+        """A pass the gate refused on its own after its call went unanswered, reported at sync. If
+        the backend had let the car through (an entry that opened a ticket, an exit that closed
+        one), the gate did not: a ticket is open for a car that never came in, or closed on a car
+        still inside. An operator settles it (a case naming the ticket); the ticket is left as it
+        is, since the car may have come back through another pass meanwhile."""
+        for _ in range(ATTEMPTS):
+            done = self.store.get_pass(call.lot_id, call.gate_id, call.event_id, direction)
+            if done is not None and _names_another_car(done.get("body"), call.body):
+                raise PassIdReused(call.event_id)
+            if done is not None:
+                answer = done["answer"]
+                if not (answer.get("gate_open") or answer.get("exit_granted")):
+                    return answer
+                known = _named(event)
+                # an exit by plate names no ticket now closed (the plate's open one may be a later visit's)
+                ticket = self._exit_ticket(call.lot_id, {**event, "plate": None}) if direction == "exit" else \
+                    self.store.get_ticket(answer["ticket_id"])
+                if ticket is not None:
+                    known.update(ticket_id=ticket["ticket_id"], plate=ticket["plate"],
+                                 booking_id=ticket.get("booking_id"))
+                case = self._case(call, direction, "gate_kept_shut", **known)
+                if self.store.get_gate_case(case["case_id"]) is None:   # once: a repeated sync finds it
+                    self.store.write([self.store.gate_case_put(case)])
+                return {**answer, "conflict": gate_cases.conflict_of(case)}
+            answer = _refused(direction, "gate_kept_shut")
+            if self.store.write([self._pass_put(call, answer, direction)]):
+                return answer
+        return _refused(direction, "busy")
+
+    def _exit_ticket(self, lot_id: str, event: dict[str, Any]) -> dict[str, Any] | None:
+        """The ticket an exit names: the backend's id, or a gate's local one (printed offline, shown
+        at any gate: once its entry is synced the backend knows it by the id derived from it), or
+        the plate's open ticket."""
+        shown = [str(event["ticket_id"])] if event.get("ticket_id") else []
+        local = [str(event["local_ticket_id"])] if event.get("local_ticket_id") else \
+            [t for t in shown if t.startswith(LOCAL_TICKET_PREFIX)]
+        for wanted in shown + [str(uuid.uuid5(TICKETS, f"{lot_id}/{t}")) for t in local]:
+            found = self.store.get_ticket(wanted)
+            if found is not None and found["lot_id"] == lot_id:
+                return found
+        if event.get("plate"):
+            return self.store.open_ticket_of(lot_id, rules.normalise_plate(str(event["plate"])))
+        return None
+
+    def _refuse_exit(self, call: Pass, reason: str, known: dict[str, Any]) -> dict[str, Any]:
+        """An exit the lot cannot match to a car inside. Offline the car is gone (a case, as any
+        offline refusal). Online a car waits at a shut barrier: another car on an old ticket, a
+        ticket the lot never saw, or the ticket's own car whose granted exit the gate never heard
+        (asking again at another gate). Only a person can tell which, so it is a case too; the
+        answer stays the plain refusal."""
+        if call.offline:
+            return self._refuser(call, known, "exit")(reason)
+        answer = _refused("exit", reason)
+        case = self._case(call, "exit", reason, **known)
+        if not self.store.write([self.store.gate_case_put(case), self._pass_put(call, answer, "exit")]):
+            raise StaleBooking(case["case_id"])   # recorded meanwhile: the stored answer is read again
         return answer
 
     def _from_the_future(self, call: Pass, event: dict[str, Any], direction: str) -> dict[str, Any]:
@@ -317,7 +403,10 @@ class GatePasses:
                      known: dict[str, Any]) -> dict[str, Any]:
         case = self._case(call, direction, reason, **known)
         answer["conflict"] = gate_cases.conflict_of(case)
-        items = [self.store.gate_case_put(case), self._pass_put(call, answer, direction)]
+        items = [self._pass_put(call, answer, direction)]
+        # the online refusal this pass replaces may have opened the same case (a car at a shut exit)
+        if not (call.replaces_online and self.store.get_gate_case(case["case_id"]) is not None):
+            items.append(self.store.gate_case_put(case))
         if not self.store.write(items):
             raise StaleBooking(case["case_id"])   # applied meanwhile: the stored answer is read again
         return answer
@@ -368,8 +457,13 @@ def naming(event: dict[str, Any]) -> dict[str, str]:
 
 def _names_another_car(stored: dict[str, str] | None, sent: dict[str, str]) -> bool:
     """A repeat may carry more than the first sending (the gate's queued copy adds the plate it
-    knows): it names another car only where both name it and differ."""
-    return stored is not None and any(stored[name] != sent[name] for name in stored.keys() & sent.keys())
+    knows), so it names another car where both name it and differ; and where they share no way of
+    naming it (a ticket first, a plate now), nothing says it is the same car: it is not taken for
+    one (the stored answer may have opened for a ticket another car showed)."""
+    if stored is None:
+        return False
+    shared = stored.keys() & sent.keys()
+    return not shared or any(stored[name] != sent[name] for name in shared)
 
 
 def _refused_online(done: dict[str, Any]) -> bool:

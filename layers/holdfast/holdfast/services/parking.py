@@ -13,12 +13,12 @@ from typing import Any, Callable
 
 from .. import kinds
 from ..adapters.dynamo import BookingStore, ItemExists, TransientStoreError
-from ..clock import Clock, iso
+from ..clock import Clock, iso, parse_iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
 from ..domain.commands import HoldPlaces
 from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy, Unauthorized
 from ..domain.money import Money
-from ..domain.parking import TYPES, ceil_granule, floor_granule, granule_key, normalise_plate
+from ..domain.parking import GRANULE, TYPES, ceil_granule, floor_granule, granule_key, normalise_plate
 from ..kinds.parking import Parking, space_states
 from ..parking_schemas import GateIn, LotIn, ReservationIn, SubscriptionIn
 from ..parking_tokens import LotKeys, gate_key_hash
@@ -145,8 +145,22 @@ class ParkingService:
         for a gate to admit by plate while offline: plate, window, space, booking id, nothing about
         the customer. Found through the lot's granules (who holds each sold one), not a scan: one
         query per UTC day of the horizon, then the bookings by key."""
-        start = floor_granule(now)
         end = ceil_granule(now + RESERVATIONS_AHEAD + timedelta(minutes=early_entry_minutes))
+        return self._confirmed_reservations(lot_id, now, end)
+
+    def reservation_entering(self, lot_id: str, plate: str, at: datetime, early_entry_minutes: int
+                             ) -> str | None:
+        """The booking id of this plate's confirmed reservation whose window (early entry included)
+        covers ``at``, or None: a holder the plate camera reads comes in on it (the same lookup
+        as the gate configuration's, over the next granules only)."""
+        early = timedelta(minutes=early_entry_minutes)
+        for found in self._confirmed_reservations(lot_id, at, ceil_granule(at + early) + GRANULE):
+            if found["plate"] == plate and parse_iso(found["from"]) - early <= at < parse_iso(found["to"]):
+                return found["booking_id"]
+        return None
+
+    def _confirmed_reservations(self, lot_id: str, now: datetime, end: datetime) -> list[dict[str, str]]:
+        start = floor_granule(now)
         holders = {session[2:] for session in self.store.sold_sessions(lot_id, granule_key(start), granule_key(end))
                    if session.startswith("B#")}
         holders -= {ticket["ticket_id"] for ticket in self.store.open_tickets(lot_id)}   # drive-ups inside
