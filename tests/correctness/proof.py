@@ -4,7 +4,10 @@ violation of the invariants (docs/invariants.md), each with the seed that replay
 A history is a fresh table, four events of one inventory kind (the seed picks it, from
 kind_cases.MODEL_CASES) and ``--steps`` operations drawn (weighted) from
 ``model.OPERATIONS`` by a ``random.Random(seed)``, checked after every step, then settled and
-checked again. History k of a run uses seed ``base + k``; ``--seed X --histories 1`` (or
+checked again. Every fifth seed (``--gate-every``) is instead a history of the gate world
+(``gate_model.py``: a lot with two real gate controllers, reservations paid through the booking
+path, passes online and offline with lost answers, syncs from both gates, exit payments, time
+passing), checked after every step by its rules G1-G8. History k of a run uses seed ``base + k``; ``--seed X --histories 1`` (or
 ``make proof SEED=X HISTORIES=1``) replays exactly that history and prints its whole story
 (``PROOF_TRACEBACK=1`` adds the traceback).
 
@@ -117,10 +120,34 @@ def run_history(seed: int, steps: int, client: Any = None, skip: tuple[str, ...]
             pass
 
 
-def _batch(args: tuple[list[int], int, tuple[str, ...]]
+def is_gate_history(seed: int, gate_every: int) -> bool:
+    """Every ``gate_every``-th seed is a history of the gate world (tests/correctness/gate_model.py:
+    one lot, two real gate controllers, reservations paid through the booking path, passes online
+    and offline, syncs, exit payments, time); the seed alone decides, so a replay of one seed
+    replays the same world."""
+    return gate_every > 0 and seed % gate_every == 0
+
+
+def run_gate_history(seed: int, steps: int, client: Any = None) -> tuple[str | None, list[str], Counter[str]]:
+    from tests.correctness.gate_model import play_gate_history
+
+    client = client or _client
+    table = f"proof-gate-{seed}"
+    try:
+        violation, story, log = play_gate_history(client, table, seed, steps)
+        return violation, ["-- the gate world", *story], log
+    finally:
+        try:
+            client.delete_table(TableName=table)
+        except Exception:  # noqa: BLE001 - the table may not exist if setup failed
+            pass
+
+
+def _batch(args: tuple[list[int], int, tuple[str, ...], int]
            ) -> list[tuple[int, str | None, list[str], Counter[str]]]:
-    seeds, steps, skip = args
-    return [(seed, *run_history(seed, steps, skip=skip)) for seed in seeds]
+    seeds, steps, skip, gate_every = args
+    return [(seed, *(run_gate_history(seed, steps) if is_gate_history(seed, gate_every)
+                     else run_history(seed, steps, skip=skip))) for seed in seeds]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,7 +162,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip", default="", help="operations to leave out, comma-separated (to look past a finding)")
     parser.add_argument("--only", default="", help="operations to run, comma-separated, leaving out all others")
     parser.add_argument("--boto3", action="store_true", help="boto3 over mock_aws instead of the direct client")
+    parser.add_argument("--gate-every", type=int, default=5,
+                        help="every Nth seed is a gate-world history (0: none; none with --only or --skip)")
     args = parser.parse_args(argv)
+    from tests.correctness.gate_model import OPERATIONS as GATE_OPERATIONS
     from tests.correctness.model import OPERATIONS
     # A clock-derived base made runs started minutes apart share most of their seeds (base + k).
     base = args.seed if args.seed is not None else secrets.randbelow(1_000_000_000)
@@ -146,13 +176,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown operations {unknown}; known: {', '.join(OPERATIONS)}")
     if only:
         skip += tuple(name for name in OPERATIONS if name not in only)
+    gate_every = 0 if skip else args.gate_every
     subset = f", only {args.only}" if only else f", without {args.skip}" if skip else ""
+    gates = f", every {gate_every}th seed the gate world" if gate_every else ""
     print(f"proof: {args.histories} histories x {args.steps} steps, base seed {base}, {args.workers} worker(s), "
-          f"{'boto3/mock_aws' if args.boto3 else 'moto direct'}{subset}", flush=True)
+          f"{'boto3/mock_aws' if args.boto3 else 'moto direct'}{subset}{gates}", flush=True)
     batch = 20 if args.histories >= 200 else 1
     replay = (f" STEPS={args.steps}" if args.steps != 25 else "") + (f" ONLY={args.only}" if args.only else "") + \
         (f" SKIP={args.skip}" if args.skip else "")
-    chunks = [(list(range(base + start, base + min(start + batch, args.histories))), args.steps, skip)
+    chunks = [(list(range(base + start, base + min(start + batch, args.histories))), args.steps, skip, gate_every)
               for start in range(0, args.histories, batch)]
     started = time.monotonic()
     done, shown = 0, 0
@@ -192,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     if kinds:
         print("violations by rule: " + ", ".join(f"{kind} x{count}" for kind, count in sorted(kinds.items())))
     quiet = [] if single else [name for name in OPERATIONS_REACHED if not coverage.get(name)] + \
-        [name for name in OPERATIONS if name not in skip and not coverage.get(f"ran:{name}")]
+        [name for name in OPERATIONS if name not in skip and not coverage.get(f"ran:{name}")] + \
+        [f"gate:{name}" for name in (GATE_OPERATIONS if gate_every else ()) if not coverage.get(f"op:{name}")]
     print(f"exercised: {sum(coverage.values())} operations; never reached: {quiet or 'none'}")
     print(f"proof: {done} histories, {done * args.steps} steps, {len(violations)} violation(s), {elapsed:.0f} s, "
           f"{done / max(elapsed, 1e-9):.1f} histories/s, base seed {base}")
