@@ -381,3 +381,20 @@ def test_a_holder_whose_space_a_car_overstays_on_is_put_on_a_free_space(parking,
     clock.now = clock.now.replace(minute=50)
     assert pass_("exit", "b-out", "B1")["exit_granted"] is True    # inside its window: prepaid
     assert pass_("entry", "c-in", "C1")["space_id"] == "R2"         # R2 is free again
+
+
+def test_a_cancelled_lot_lets_no_drive_up_in_online_and_records_one_a_gate_let_in_offline(parking, gates, clock, store):
+    from holdfast.services.event_cancellation import EventCancellationService
+
+    lot = make_lot(parking, spaces=[{"space_id": "R1", "type": "REGULAR"}, {"space_id": "R2", "type": "REGULAR"}])
+    gate = parking.create_gate(lot["lot_id"], GateIn(name="South"))
+    lot_id, gate_id = lot["lot_id"], gate["gate_id"]
+    EventCancellationService(store, clock, None).cancel(lot_id, "close-the-lot", "flooded")
+    refused = gates.apply(lot_id, gate_id, {"kind": "entry", "event_id": "c-1", "plate": "X 1"}, at=clock(),
+                          offline=False)
+    assert refused == {"gate_open": False, "ticket_id": None, "space_id": None, "reason": "lot_closed"}
+    assert parking.get_lot(lot_id)["counts"]["REGULAR"]["available"] == 2
+    # a car a gate let in while offline is inside: it gets its ticket, so that it can leave and pay
+    inside = gates.apply(lot_id, gate_id, {"kind": "entry", "event_id": "c-2", "plate": "X 2"}, at=clock(),
+                         offline=True)
+    assert inside["gate_open"] is True and inside["ticket_id"]

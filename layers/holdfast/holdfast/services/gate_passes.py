@@ -26,6 +26,7 @@ from typing import Any, Callable
 from .. import kinds
 from ..adapters.dynamo import BookingStore, StaleBooking
 from ..adapters.granule_claims import granule_claim
+from ..adapters.sale_gate import gate_check
 from ..clock import Clock, iso, parse_iso
 from ..domain import parking as rules
 from ..domain.errors import Conflict, InvalidRequest
@@ -140,6 +141,10 @@ class GatePasses:
             booking = self.store.get_booking(booking_id)
             if booking is not None:
                 return self._check_in(lot, call, booking, refuse)
+        if not call.offline and self.store.event_cancelled(lot_id):
+            # A cancelled lot sells nothing more, drive-ups included. A car a gate let in offline
+            # is inside already: its ticket is opened so that it can leave (and pay) like any other.
+            return refuse("lot_closed")
         subscriber = bool(self.parking.active_subscriptions_at(lot_id, plate, at))
         start = rules.floor_granule(at)
         end = start + timedelta(minutes=settings.default_stay_minutes)
@@ -166,6 +171,10 @@ class GatePasses:
         answer = _opened(ticket) | ({"conflict": conflict} if conflict else {})
         items = [(f"claim:{g.at}", granule_claim(self.store.table, g, ticket_id, Move.RETAKE)) for g in places.granules]
         items += self.store.ticket_open(ticket) + [self._pass_put(call, answer)]
+        if not call.offline:
+            # the sale gate, as in every hold: a cancellation between the check above and this
+            # write closes it, and the retry then answers lot_closed
+            items.append(gate_check(self.store.table, lot_id, ticket_id))
         if not self.store.write(items):
             raise StaleBooking(ticket_id)   # the space went meanwhile (or the pass was applied): again
         return answer
