@@ -402,6 +402,7 @@ class GateWorld:
             # the barrier stayed shut without the backend's word: the driver presses again (the
             # fault is gone), or drives away
             return self._enter(car, gate, token, again=False)
+        self.gates[gate].lane_cleared()   # through the barrier or driven away: the loop sees the lane empty
         return result
 
     def _reservation_now(self, car: Car) -> str | None:
@@ -571,6 +572,7 @@ class GateWorld:
             # the barrier stayed shut without the backend's word: the driver presses again (the
             # fault is gone), or backs away and tries later
             return self._exit(car, gate, ticket, again=False)
+        self.gates[gate].lane_cleared()   # out, or backed away: the next car at this barrier is a new pass
         return result
 
     def _check_exit_answer(self, gate: str, event_id: str, answer: dict[str, Any], ticket: dict[str, Any],
