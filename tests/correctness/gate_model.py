@@ -858,15 +858,15 @@ class GateWorld:
 
     # --------------------------------------------------------------------------- settle
     def settle(self) -> None:
-        """Everything outstanding happens, no faults: a driver left at a shut exit tries it again
-        (as drivers do: the gate resends a pass it never heard the answer to), each gate syncs until
+        """Everything outstanding happens, no faults: a driver who backed away from a shut exit comes
+        back to it (a new pass: the lane cleared when it backed away), each gate syncs until
         its queue is recorded (both orders), every settled payment is delivered; then the settled
         rules."""
         self.provider.faults.clear()
         for backend in self.backends.values():
             backend.faults.clear()
-        # the drivers who went away from a shut barrier are gone for good: the gate's resend window
-        # passes, and its next sync tells the backend those barriers stayed shut
+        # the drivers who went away from a shut barrier are gone for good (the gate's resend window
+        # passes too); its next sync tells the backend those barriers stayed shut
         self.clock.advance(RESEND_SECONDS + 1)
         for car in self.cars.values():
             if car.inside and car.waiting is not None:
