@@ -424,7 +424,9 @@ class GateWorld:
         details, now, read = booking.kind_details or {}, self.clock(), self.refreshed_at[gate]
         early = timedelta(minutes=LOT_BODY["early_entry_minutes"])
         fresh = OfflineRules(self.journals[gate], self.lot_id, self.gate_ids[gate], now).cache_fresh()
-        if not (fresh and booking.updated_at <= iso(read) and details["from"] <= iso(read + timedelta(hours=1))
+        # confirmed strictly before the read: at the same instant (the model's clock stands still
+        # between steps) the read may have come first, as the world's first read does
+        if not (fresh and booking.updated_at < iso(read) and details["from"] <= iso(read + timedelta(hours=1))
                 and details["from"] <= iso(now + early) and iso(now) < details["to"]):
             return
         assert result["open"] and result.get("basis") != "local_ticket", \
@@ -447,6 +449,8 @@ class GateWorld:
             self.clock.advance((arrive - self.clock()).total_seconds())
         if iso(self.clock()) >= details["to"]:
             return
+        # a moment passes: the read comes after whatever this gate did at the car's arrival time
+        self.clock.advance(1)
         self.gates[gate].refresh()
         self.refreshed_at[gate] = self.clock()
         self.backends[gate].faults["entry"] = self._last_fault = "down"
