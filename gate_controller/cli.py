@@ -1,7 +1,7 @@
 """Command line of the gate: one command per pass, plus the background duty (``run``).
 
     python -m gate_controller --api http://127.0.0.1:3000 --lot L --gate G --key-file gate.key entry --token T
-    ... entry --plate A123BC | exit --ticket T | exit --plate A123BC | sync | refresh | status | run
+    ... entry --plate A123BC | exit --ticket T | exit --plate A123BC | lane-cleared | sync | refresh | status | run
 
 Each command prints one JSON object. Exit status: 0 done (the barrier opens, for a pass), 2 the
 pass was refused, 3 the backend could not be reached (sync and refresh only), 4 the queue is
@@ -38,6 +38,7 @@ def parser() -> argparse.ArgumentParser:
     who = leaving.add_mutually_exclusive_group(required=True)
     who.add_argument("--ticket")
     who.add_argument("--plate")
+    commands.add_parser("lane-cleared", help="the lane's presence detector: the vehicle at the barrier has left")
     commands.add_parser("sync", help="send queued passes in order")
     commands.add_parser("refresh", help="fetch the lot key, policy, subscriptions and the coming confirmed reservations")
     commands.add_parser("status", help="what the gate knows and what it still has to send")
@@ -63,6 +64,8 @@ def _run(gate: Gate, args: argparse.Namespace) -> int:
         return _pass(gate.entry(token=args.token, plate=args.plate))
     if args.command == "exit":
         return _pass(gate.exit(ticket=args.ticket, plate=args.plate))
+    if args.command == "lane-cleared":
+        return _print(gate.lane_cleared(), 0)
     if args.command == "status":
         return _print(gate.status(), 0)
     if args.command == "run":

@@ -24,7 +24,8 @@ SYNC_BATCH = 50
 MAX_SYNC_BODY_BYTES = 48 * 1024
 DEFAULT_CACHE_TTL_SECONDS = 300
 #: How long a pass whose answer never came is resent under its own id when the same vehicle tries
-#: again at this gate (the driver still at the barrier, no pass since); later it is a new pass.
+#: again at this gate (the driver still at the barrier: no pass since, the lane not cleared); later
+#: it is a new pass.
 RESEND_SECONDS = 120
 EVENT_FIELDS = ("token", "plate", "ticket_id", "local_ticket_id")
 
@@ -73,6 +74,15 @@ class Gate:
         event_id = f"{self.gate_id[:24]}-{uuid.uuid4().hex}"
         self.journal.begin_pass({**record, "event_id": event_id})
         return self._ask(kind, event_id, request, offline_rule, now)
+
+    def lane_cleared(self) -> dict[str, Any]:
+        """The lane's presence detector (induction loop) reports the vehicle at the barrier gone.
+        A pass it left unanswered is not resent from now on, whoever shows the same ticket or plate
+        next: that is another car, or the same one on a later visit, and so a new pass. The
+        unanswered pass is queued at once, for the backend to hear the barrier stayed shut."""
+        self.journal.lane_cleared()
+        self._queue_kept_shut()
+        return {"lane_cleared": True, "unsent": len(self.journal.unsent(int(self.journal.get("expected_seq", 1)), 10**9))}
 
     def _ask(self, kind: str, event_id: str, request: dict[str, Any],
              offline_rule: Callable[[OfflineRules], Decision], now: datetime) -> dict[str, Any]:

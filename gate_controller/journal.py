@@ -106,9 +106,11 @@ class Journal:
         if not keys:
             return None
         where = " OR ".join(f"{name} = ?" for name, _ in keys)
-        row = self.db.execute("SELECT * FROM passes ORDER BY rowid DESC LIMIT 1").fetchone()
+        row = self.db.execute("SELECT rowid, * FROM passes ORDER BY rowid DESC LIMIT 1").fetchone()
         if row is None or row["kind"] != kind or row["at"] < since or row["opened"]:
             return None   # only the gate's last pass: the car may still be at the barrier
+        if row["rowid"] <= self.get("lane_cleared_upto", 0):
+            return None   # the lane's detector saw that car leave: whoever is there now is a new pass
         if self.db.execute(f"SELECT 1 FROM passes WHERE event_id = ? AND ({where})",
                            (row["event_id"], *[value for _, value in keys])).fetchone() is None:
             return None
@@ -118,16 +120,24 @@ class Journal:
 
     def queue_kept_shut(self, before: str) -> None:
         """Queue the passes refused without the backend's answer that are no longer resent (older
-        than ``before``, or another pass came since): the backend hears that the barrier stayed
+        than ``before``, another pass came since, or the lane cleared after it): the backend hears that the barrier stayed
         shut, in case it had let the car through."""
         with self.write() as db:
             last = db.execute("SELECT MAX(rowid) FROM passes").fetchone()[0]
+            cleared = self.get("lane_cleared_upto", 0)
             rows = db.execute("SELECT rowid, event_id FROM passes WHERE mode = 'refused' AND uncertain = 1 AND "
-                              "seq IS NULL AND (at < ? OR rowid <> ?) ORDER BY rowid", (before, last)).fetchall()
+                              "seq IS NULL AND (at < ? OR rowid <> ? OR rowid <= ?) ORDER BY rowid",
+                              (before, last, cleared)).fetchall()
             for row in rows:
                 seq = self.get("last_seq", 0) + 1
                 self.put(db, "last_seq", seq)
                 db.execute("UPDATE passes SET seq = ? WHERE event_id = ?", (seq, row["event_id"]))
+
+    def lane_cleared(self) -> None:
+        """The vehicle at the barrier has left the lane: no pass made so far is resent."""
+        with self.write() as db:
+            last = db.execute("SELECT MAX(rowid) FROM passes").fetchone()[0]
+            self.put(db, "lane_cleared_upto", last or 0)
 
     def resend_pass(self, event_id: str) -> dict[str, Any]:
         """An unanswered pass asked again: calling once more. Returns the request it was first sent

@@ -402,6 +402,7 @@ class GateWorld:
             # the barrier stayed shut without the backend's word: the driver presses again (the
             # fault is gone), or drives away
             return self._enter(car, gate, token, again=False)
+        self.gates[gate].lane_cleared()   # through the barrier or driven away: the loop sees the lane empty
         return result
 
     def _reservation_now(self, car: Car) -> str | None:
@@ -423,7 +424,9 @@ class GateWorld:
         details, now, read = booking.kind_details or {}, self.clock(), self.refreshed_at[gate]
         early = timedelta(minutes=LOT_BODY["early_entry_minutes"])
         fresh = OfflineRules(self.journals[gate], self.lot_id, self.gate_ids[gate], now).cache_fresh()
-        if not (fresh and booking.updated_at <= iso(read) and details["from"] <= iso(read + timedelta(hours=1))
+        # confirmed strictly before the read: at the same instant (the model's clock stands still
+        # between steps) the read may have come first, as the world's first read does
+        if not (fresh and booking.updated_at < iso(read) and details["from"] <= iso(read + timedelta(hours=1))
                 and details["from"] <= iso(now + early) and iso(now) < details["to"]):
             return
         assert result["open"] and result.get("basis") != "local_ticket", \
@@ -446,6 +449,8 @@ class GateWorld:
             self.clock.advance((arrive - self.clock()).total_seconds())
         if iso(self.clock()) >= details["to"]:
             return
+        # a moment passes: the read comes after whatever this gate did at the car's arrival time
+        self.clock.advance(1)
         self.gates[gate].refresh()
         self.refreshed_at[gate] = self.clock()
         self.backends[gate].faults["entry"] = self._last_fault = "down"
@@ -571,6 +576,7 @@ class GateWorld:
             # the barrier stayed shut without the backend's word: the driver presses again (the
             # fault is gone), or backs away and tries later
             return self._exit(car, gate, ticket, again=False)
+        self.gates[gate].lane_cleared()   # out, or backed away: the next car at this barrier is a new pass
         return result
 
     def _check_exit_answer(self, gate: str, event_id: str, answer: dict[str, Any], ticket: dict[str, Any],
@@ -856,15 +862,15 @@ class GateWorld:
 
     # --------------------------------------------------------------------------- settle
     def settle(self) -> None:
-        """Everything outstanding happens, no faults: a driver left at a shut exit tries it again
-        (as drivers do: the gate resends a pass it never heard the answer to), each gate syncs until
+        """Everything outstanding happens, no faults: a driver who backed away from a shut exit comes
+        back to it (a new pass: the lane cleared when it backed away), each gate syncs until
         its queue is recorded (both orders), every settled payment is delivered; then the settled
         rules."""
         self.provider.faults.clear()
         for backend in self.backends.values():
             backend.faults.clear()
-        # the drivers who went away from a shut barrier are gone for good: the gate's resend window
-        # passes, and its next sync tells the backend those barriers stayed shut
+        # the drivers who went away from a shut barrier are gone for good (the gate's resend window
+        # passes too); its next sync tells the backend those barriers stayed shut
         self.clock.advance(RESEND_SECONDS + 1)
         for car in self.cars.values():
             if car.inside and car.waiting is not None:

@@ -3,6 +3,7 @@ tries again at that gate: the backend answers what it decided then (issue 28: a 
 answer was lost closed the ticket, and a new pass on it would be refused ``ticket_closed``)."""
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -108,3 +109,38 @@ def test_a_pass_kept_shut_unanswered_is_reported_at_sync_once_no_longer_resent(j
     assert gate.sync()["sent"] == 1
     assert [(e["event_id"], e["plate"], e["gate_opened"]) for e in backend.synced] == [(lost["event_id"], "G1", False)]
     gate.journal.close()
+
+
+def test_after_the_lane_cleared_another_car_on_the_same_ticket_is_a_new_pass(journal_path, clock):
+    backend = Backend([GRANTED, CLOSED])
+    gate = gate_with(backend, journal_path, clock)
+    backend.lose = True
+    lost = gate.exit(ticket="T-1")                   # car A: the backend closed T-1; the gate never heard
+    assert lost["open"] is False
+    gate.lane_cleared()                              # A backs away: the loop reports the lane empty
+    clock.advance(seconds=30)
+    other = gate.exit(ticket="T-1")                  # car B shows A's ticket, well within RESEND_SECONDS
+    assert (other["open"], other["reason"]) == (False, "ticket_closed")
+    assert other["event_id"] != lost["event_id"] and backend.asked == [lost["event_id"], other["event_id"]]
+    # the backend hears at once that the barrier stayed shut on the lost pass, before B's pass
+    assert [(e["event_id"], e["gate_opened"]) for e in backend.synced] == [(lost["event_id"], False)]
+    gate.journal.close()
+
+
+def test_the_lane_cleared_command_queues_the_unanswered_pass(journal_path, clock, tmp_path, capsys):
+    from gate_controller.cli import main
+
+    backend = Backend([GRANTED])
+    gate = gate_with(backend, journal_path, clock)
+    backend.lose = True
+    lost = gate.exit(ticket="T-1")
+    gate.journal.close()
+    key_file = tmp_path / "gate.key"
+    key_file.write_text("unused: the command asks the backend nothing")
+    common = ["--api", "http://127.0.0.1:9", "--lot", LOT, "--gate", GATE, "--key-file", str(key_file),
+              "--db", journal_path]
+    assert main(common + ["lane-cleared"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"lane_cleared": True, "unsent": 1}
+    journal = Journal(journal_path)
+    assert journal.pass_(lost["event_id"])["seq"] == 1
+    journal.close()
