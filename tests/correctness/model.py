@@ -943,6 +943,15 @@ class BookingModel:
         self.notes.append(note)
         self.log[f"resolve:{action}:{'ok' if error is None else error.code}"] += 1
 
+    def _let_hold_lapse(self, booking_id: str) -> tuple[Any, Any]:
+        """The customer is still on the payment page when the hold runs out: the clock passes its
+        deadline and the expiry task runs. Returns the booking as it was, and the task's outcome."""
+        booking = self.store.get_booking(booking_id)
+        overdue = (parse_iso(booking.hold_expires_at) - self.clock()).total_seconds() + 1
+        if overdue > 0:
+            self.clock.advance(overdue)
+        return booking, self._consume("expiry task", lambda: self.bookings.expire(booking_id)["outcome"])
+
     def window_resold(self, d: Draw) -> None:
         """Seed 003's story on the entry windows: a hold being paid lapses (12:10), a rival books
         (12:11; the earliest window with room, often the one just released), and the customer's
@@ -965,11 +974,7 @@ class BookingModel:
                 return
             paying = [(made.booking.booking_id, customer)]
         booking_id, customer = d.choice(paying)
-        booking = self.store.get_booking(booking_id)
-        overdue = (parse_iso(booking.hold_expires_at) - self.clock()).total_seconds() + 1
-        if overdue > 0:
-            self.clock.advance(overdue)
-        expired = self._consume("expiry task", lambda: self.bookings.expire(booking_id)["outcome"])
+        booking, expired = self._let_hold_lapse(booking_id)
         rival = d.choice([c for c in CUSTOMERS if c != customer])
         self.counter += 1
         result, error = self._call(rival, "POST bookings", lambda: self.bookings.create_booking(
@@ -1052,11 +1057,7 @@ class BookingModel:
                 return
             paying = [(made.booking.booking_id, customer)]
         booking_id, customer = d.choice(paying)
-        booking = self.store.get_booking(booking_id)
-        overdue = (parse_iso(booking.hold_expires_at) - self.clock()).total_seconds() + 1
-        if overdue > 0:
-            self.clock.advance(overdue)
-        expired = self._consume("expiry task", lambda: self.bookings.expire(booking_id)["outcome"])
+        booking, expired = self._let_hold_lapse(booking_id)
         # The moment the time is lost: a slot's start, a parking window's end.
         starts_at = iso(parse_granule_key(booking.places.granules[0].at)) if name == "slot" \
             else PARKING_WINDOW["to"]

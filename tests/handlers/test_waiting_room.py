@@ -140,6 +140,17 @@ def test_high_demand_booking_needs_a_token_bound_to_customer_and_event(surge_env
     assert ok["statusCode"] == 201, body(ok)
 
 
+def sell_the_held_place(event_id):
+    """The one place of a capacity-1 event moves from held to sold, as a payment would leave it,
+    and the waiting room reads the counts afresh."""
+    store = wiring.store()
+    pool = store.read_pools(event_id)[0]
+    store.client.update_item(TableName=store.table, Key=_attrs(pool_key(event_id, pool.pool_id)),
+                             UpdateExpression="SET held = :z, sold = :one",
+                             ExpressionAttributeValues={":z": {"N": "0"}, ":one": {"N": "1"}})
+    wiring.waiting_room()._availability.items.clear()
+
+
 def test_sold_out_event_closes_the_queue(surge_env):
     event_id = create_event(capacity=1)
     token = wait_admitted(event_id, "first") if body(queue(event_id, "first")) else None
@@ -149,12 +160,7 @@ def test_sold_out_event_closes_the_queue(surge_env):
     waiting = body(queue(event_id, "second"))
     assert waiting["status"] == "waiting" and waiting["paused"] is True
     # Once nothing is available or held, the answer is final.
-    store = wiring.store()
-    pool = store.read_pools(event_id)[0]
-    store.client.update_item(TableName=store.table, Key=_attrs(pool_key(event_id, pool.pool_id)),
-                             UpdateExpression="SET held = :z, sold = :one",
-                             ExpressionAttributeValues={":z": {"N": "0"}, ":one": {"N": "1"}})
-    wiring.waiting_room()._availability.items.clear()
+    sell_the_held_place(event_id)
     assert body(queue(event_id, "second", "GET"))["status"] == "sold_out"
     assert body(queue(event_id, "late"))["status"] == "sold_out"
 
@@ -360,12 +366,7 @@ def test_a_sold_out_high_demand_event_s_waitlist_needs_no_token_once_its_queue_c
     denied = join_waitlist(event_id, "late")
     assert denied["statusCode"] == 403 and body(denied)["error"]["code"] == "admission_required", \
         "held, not sold: the queue is still open"
-    store = wiring.store()
-    pool = store.read_pools(event_id)[0]
-    store.client.update_item(TableName=store.table, Key=_attrs(pool_key(event_id, pool.pool_id)),
-                             UpdateExpression="SET held = :z, sold = :one",
-                             ExpressionAttributeValues={":z": {"N": "0"}, ":one": {"N": "1"}})
-    wiring.waiting_room()._availability.items.clear()
+    sell_the_held_place(event_id)
     assert body(queue(event_id, "late"))["status"] == "sold_out"
     joined = join_waitlist(event_id, "late")
     assert joined["statusCode"] == 200 and body(joined)["state"] == "WAITING", body(joined)
