@@ -12,7 +12,7 @@ import pytest
 from tests.support.system import local_system
 
 LIMIT = 15
-KEY_WINDOW = 4
+KEY_WINDOW = 10
 RESOLUTION_WINDOW = 3
 #: Restarts before the sweeper hands a stuck reconciliation to an operator (the default is 5): each
 #: restart waits SweepGraceSeconds x 2^(n-1) of real time, 31 s for five at a one-second grace.
