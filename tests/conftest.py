@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import botocore.loaders
+import botocore.session
+
 from devstack.aws import EmbeddedStack
 from devstack.aws import calls as aws_calls
+from devstack.aws import queries, transactions
 from tests.support import iam
 
 _checks: dict[str, int] = defaultdict(int)                        # template -> stacks checked
@@ -31,7 +35,36 @@ def check_stack_calls(stack: EmbeddedStack, recorded: list[dict]) -> list[str]:
     return verdict.denied
 
 
+def _share_service_models() -> None:
+    """Every botocore session of the test process reads the service models through one loader.
+
+    moto's `mock_aws` replaces boto3's default session on each start, so the first client of each
+    service in each test built a fresh loader and parsed the service's JSON model again: 0.2-0.3 s
+    per client, paid a few times per unit test and several times per handler test (wiring builds
+    a client per service). The models are read-only data; what a session configures (region,
+    credentials, endpoints, event hooks) stays its own.
+    """
+    if getattr(botocore.session.Session, "_holdfast_shared_loader", None) is not None:
+        return
+    loader = botocore.loaders.create_loader()
+    original_init = botocore.session.Session.__init__
+
+    def init(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        self.register_component("data_loader", loader)
+
+    botocore.session.Session.__init__ = init
+    botocore.session.Session._holdfast_shared_loader = loader
+
+
 def pytest_configure(config):
+    _share_service_models()
+    # In-process moto (unit, handler and model tests) gets the local stack's TransactWriteItems and
+    # Query (devstack/aws/transactions.py, queries.py: DynamoDB's semantics, checked against moto's
+    # own in tests/devstack): moto's copies every touched table per transaction item, so a test's
+    # cost grew with the items earlier steps wrote, most of all for parking's per-granule claims.
+    transactions.install()
+    queries.install()
     if getattr(EmbeddedStack, "_iam_checked", False):
         return
     original_start, original_stop = EmbeddedStack._start, EmbeddedStack.stop
