@@ -12,6 +12,9 @@ STAMP := $(VENV)/.installed
 # and `sam validate --lint` from it.
 SAM_VENV := .venv-sam
 SAM_STAMP := $(SAM_VENV)/.installed
+# `make test` shares the suite between this many pytest processes (pytest-xdist; how files are
+# grouped: tests/conftest.py). One per core on the two-core machines it was tuned on.
+TEST_WORKERS ?= 2
 
 # pyenv users: .python-version at the repo root selects 3.12.1, so the python3.12 shim works here.
 PYTHON312 ?= $(shell command -v python3.12 2>/dev/null)
@@ -114,7 +117,7 @@ test: $(STAMP) graphviz chromium lint parity-build
 	@echo "==> pytest"
 	@# bytecode is cached for the suite even where the environment says not to (PYTHONDONTWRITEBYTECODE):
 	@# every Lambda worker process the tests spawn would compile boto3 and moto from source again
-	@PYTHONDONTWRITEBYTECODE= $(PY) -m pytest --durations=30
+	@PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=30
 
 run: $(STAMP)
 	@$(PY) -m devstack.run

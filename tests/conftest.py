@@ -12,6 +12,7 @@ from collections import defaultdict
 
 import botocore.loaders
 import botocore.session
+import pytest
 
 from devstack.aws import EmbeddedStack
 from devstack.aws import calls as aws_calls
@@ -83,6 +84,42 @@ def pytest_configure(config):
                                 + "\n".join(f"  {d}" for d in denied))
 
     EmbeddedStack._start, EmbeddedStack.stop, EmbeddedStack._iam_checked = start, stop, True
+
+
+def pytest_collection_modifyitems(config, items):
+    """How `make test` shares the suite between its two processes (pytest-xdist, `--dist loadgroup`).
+
+    Each file runs whole in one process, so its module fixtures (a stack, a moto server) start
+    once; the files of tests/integration share one stack and run together. A process runs one
+    stack at a time (moto's state and a stack's environment are process-wide): every stack
+    fixture ends with its module or, for tests/integration, its package.
+    """
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        group = "tests/integration" if path.startswith("tests/integration/") else path
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_sessionfinish(session):
+    """A worker process hands its IAM findings to the controller, which prints the summary."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output["iam"] = {"checks": dict(_checks), "calls": dict(_calls_checked),
+                         "unused": {t: [[f, g, n] for (f, g), n in u.items()] for t, u in _unused.items()}}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    found = getattr(node, "workeroutput", {}).get("iam")
+    if not found:
+        return
+    for template, count in found["checks"].items():
+        _checks[template] += count
+    for template, count in found["calls"].items():
+        _calls_checked[template] += count
+    for template, grants in found["unused"].items():
+        for function, grant, count in grants:
+            _unused[template][(function, grant)] += count
 
 
 def pytest_terminal_summary(terminalreporter):

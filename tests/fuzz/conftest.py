@@ -2,7 +2,7 @@
 payment sandbox, both on loopback ports chosen by the OS.
 
 Module scope on purpose: only one EmbeddedStack may live in a process at a time, and the integration
-suite's session-scoped ``system`` would otherwise outlive this one when both run in one session.
+suite's ``system`` (package scope) ends before another folder's stack starts in the same process.
 The sandbox stays up (no fault knobs), so the payment route has no reason to answer 503.
 """
 from __future__ import annotations
