@@ -29,7 +29,8 @@ FALLBACK = {("COMPACT", False): ["COMPACT", "REGULAR", "LARGE"], ("REGULAR", Fal
 
 def create_lot(api, spaces=TYPES, **overrides):
     body = {"name": "Lot", "spaces": spaces, "tariff": {"hourly": {"value": "100.00", "currency": "RUB"},
-                                                       "daily_cap": "900.00", "grace_minutes": 10}, **overrides}
+                                                       "daily_cap": {"value": "900.00", "currency": "RUB"},
+                                                       "grace_minutes": 10}, **overrides}
     answer = api.request("POST", "/lots", organizer=True, json=body)
     assert answer.status_code == 201, answer.text
     return answer.json()
