@@ -18,7 +18,8 @@ def create(api: str, post: Callable[[str, dict, dict], dict], organizer_key: str
     headers = {"X-Api-Key": organizer_key}
     lot = post(api + "/lots", {
         "name": "Demo car park", "timezone": "Europe/Moscow", "spaces": SPACES,
-        "tariff": {"hourly": {"value": "150.00", "currency": "RUB"}, "daily_cap": "1200.00", "grace_minutes": 10},
+        "tariff": {"hourly": {"value": "150.00", "currency": "RUB"}, "daily_cap": {"value": "1200.00", "currency": "RUB"},
+                   "grace_minutes": 10},
         "hold_ttl_seconds": 600, "no_show_grace_seconds": 900, "allow_offline_temporary_tickets": True,
     }, headers | {"Idempotency-Key": f"demo-lot-{run}"})
     lid = lot["lot_id"]

@@ -103,3 +103,35 @@ def test_organizer_routes_require_the_api_key_and_customer_routes_the_customer()
             assert (operation.get("security") == [{"organizerKey": []}]) is organizer, f"{method} {path}"
             customer = path.startswith("/bookings/") or path.endswith(("/bookings", "/queue", "/waitlist", "/reservations"))
             assert ("CustomerId" in refs) is customer, f"{method} {path}"
+
+
+#: Properties that carry an amount, wherever they appear: each is {value, currency} (Money in
+#: answers, PriceIn in requests), never a bare number or string.
+AMOUNT_PROPERTIES = {"price", "amount", "amount_due", "hourly", "daily_cap", "unpaid", "charge", "refunded_amount"}
+MONEY_SCHEMAS = {"#/components/schemas/Money", "#/components/schemas/PriceIn"}
+
+
+def named_properties(node, where=""):
+    """(where, name, schema) of every property declared anywhere in the document."""
+    if isinstance(node, dict):
+        for name, schema in (node.get("properties") or {}).items():
+            yield f"{where}.{name}", name, schema
+        for key, value in node.items():
+            yield from named_properties(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from named_properties(value, f"{where}[{index}]")
+
+
+def is_money(schema: dict) -> bool:
+    if "$ref" in schema:
+        return schema["$ref"] in MONEY_SCHEMAS
+    members = [m for key in ("allOf", "oneOf", "anyOf") for m in schema.get(key, []) if m.get("type") != "null"]
+    return bool(members) and all(is_money(member) for member in members)
+
+
+def test_every_amount_in_the_document_is_value_and_currency():
+    found = [(where, schema) for where, name, schema in named_properties(openapi()) if name in AMOUNT_PROPERTIES]
+    assert {where.rsplit(".", 1)[1] for where, _ in found} >= {"price", "amount", "amount_due", "hourly", "daily_cap"}
+    bare = [where for where, schema in found if not is_money(schema)]
+    assert not bare, f"amounts that are not {{value, currency}}: {bare}"

@@ -43,6 +43,7 @@ def gate_call(name, lot_id, gate_id, key, body=...):
 def test_a_lot_is_created_once_per_key_and_shows_counts_per_type(parking_env):
     status, lot = create_lot()
     assert status == 201 and lot["public_key"]["alg"] == "Ed25519" and len(lot["spaces"]) == 5
+    assert lot["tariff"]["daily_cap"] == {"value": "1200.00", "currency": "RUB"}
     assert create_lot() == (201, lot)
     assert create_lot(name="Other")[1]["error"]["code"] == "idempotency_key_reused"
     assert lot["policy"] == {"refund_no_show": False, "cancel_refund": "full", "cancel_refund_until_minutes_before": 0}
@@ -57,6 +58,9 @@ def test_a_lot_is_created_once_per_key_and_shows_counts_per_type(parking_env):
     ({"spaces": [{"space_id": "A", "type": "REGULAR"}, {"space_id": "A", "type": "LARGE"}]}, "duplicate_spaces"),
     ({"spaces": [{"space_id": "A", "type": "BUS"}]}, "validation_error"),
     ({"tariff": {"hourly": {"value": "-1", "currency": "RUB"}}}, "invalid_amount"),
+    ({"tariff": {"hourly": {"value": "150.00", "currency": "RUB"}, "daily_cap": "1200.00"}}, "money_object_required"),
+    ({"tariff": {"hourly": {"value": "150.00", "currency": "RUB"}, "daily_cap": {"value": "12.00", "currency": "EUR"}}},
+     "currency_mismatch"),
     ({"timezone": "Mars/Olympus"}, "validation_error"),
     ({"policy": {"cancel_refund": "half"}}, "validation_error"),
     ({"policy": {"cancel_refund_until_minutes_before": -5}}, "validation_error"),

@@ -37,7 +37,7 @@ def make_lot(api) -> dict:
     spaces = [{"space_id": s, "type": t, "zone": "A", "priority": p}
               for s, t, p in (("R1", "REGULAR", 1), ("R2", "REGULAR", 2), ("R3", "REGULAR", 3), ("L1", "LARGE", 1))]
     body = {"name": "Offline gate lot", "timezone": "UTC", "spaces": spaces,
-            "tariff": {"hourly": {"value": "150.00", "currency": "RUB"}, "daily_cap": "1200.00", "grace_minutes": 10},
+            "tariff": {"hourly": {"value": "150.00", "currency": "RUB"}, "daily_cap": {"value": "1200.00", "currency": "RUB"}, "grace_minutes": 10},
             "hold_ttl_seconds": 600, "no_show_grace_seconds": 3600, "early_entry_minutes": 60,
             "allow_offline_temporary_tickets": True}
     return created(api.request("POST", "/lots", organizer=True, key=customer(), json=body))

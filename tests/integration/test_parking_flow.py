@@ -1,5 +1,5 @@
-"""Parking end to end over HTTP on the local stack: the fallback table (every vehicle type with
-and without a permit), overlapping and touching windows, a burst of 50 reservations for 10 spaces,
+"""Parking end to end over HTTP on the local stack: a lot's tariff as amounts (as docs/openapi.yaml
+has it; a bare daily cap refused), the fallback table (every vehicle type with and without a permit), overlapping and touching windows, a burst of 50 reservations for 10 spaces,
 a reservation paid on the sandbox and driven through a gate (entry and exit, each repeated; its
 closed ticket shown again opens nothing), a
 drive-up car that pays at the exit (the notification recorded on its ticket by the payment-events
@@ -15,7 +15,11 @@ from collections import Counter
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
+from tests.contract.test_openapi_contract import openapi
 from tests.support.flows import customer
 
 pytestmark = pytest.mark.integration
@@ -29,7 +33,8 @@ FALLBACK = {("COMPACT", False): ["COMPACT", "REGULAR", "LARGE"], ("REGULAR", Fal
 
 def create_lot(api, spaces=TYPES, **overrides):
     body = {"name": "Lot", "spaces": spaces, "tariff": {"hourly": {"value": "100.00", "currency": "RUB"},
-                                                       "daily_cap": "900.00", "grace_minutes": 10}, **overrides}
+                                                       "daily_cap": {"value": "900.00", "currency": "RUB"},
+                                                       "grace_minutes": 10}, **overrides}
     answer = api.request("POST", "/lots", organizer=True, json=body)
     assert answer.status_code == 201, answer.text
     return answer.json()
@@ -84,6 +89,30 @@ def test_the_fallback_table_every_vehicle_type_with_and_without_a_permit(api):
         refused = reserve(api, lot["lot_id"], vehicle, *window, permit=permit)
         assert refused.status_code == 409 and refused.json()["error"]["code"] == "no_space_available"
         assert refused.json()["error"]["details"]["tried"] == order
+
+
+def documented(body, schema):
+    """Check an answer against its schema in docs/openapi.yaml (OpenAPI 3.1 schemas are JSON Schema 2020-12)."""
+    registry = Registry().with_resource("urn:openapi", Resource(contents=openapi(), specification=DRAFT202012))
+    Draft202012Validator({"$ref": f"urn:openapi#/components/schemas/{schema}"}, registry=registry).validate(body)
+
+
+def test_a_lots_tariff_amounts_are_value_and_currency_and_a_bare_cap_is_refused(api):
+    lot = create_lot(api)
+    shown = lot_view(api, lot["lot_id"])
+    assert lot["tariff"] == shown["tariff"] == {"hourly": {"value": "100.00", "currency": "RUB"},
+                                                "daily_cap": {"value": "900.00", "currency": "RUB"},
+                                                "grace_minutes": 10}
+    documented(shown, "LotWithCounts")
+    hourly = {"value": "100.00", "currency": "RUB"}
+    bare = api.request("POST", "/lots", organizer=True, json={
+        "name": "Lot", "spaces": TYPES, "tariff": {"hourly": hourly, "daily_cap": 900}})
+    assert (bare.status_code, bare.json()["error"]["code"], bare.json()["error"]["details"]) == \
+        (400, "money_object_required", {"field": "daily_cap"})
+    mixed = api.request("POST", "/lots", organizer=True, json={
+        "name": "Lot", "spaces": TYPES, "tariff": {"hourly": hourly, "daily_cap": {"value": "9.00", "currency": "EUR"}}})
+    assert (mixed.status_code, mixed.json()["error"]["code"], mixed.json()["error"]["details"]) == \
+        (400, "currency_mismatch", {"field": "daily_cap", "currency": "RUB"})
 
 
 def test_overlapping_windows_exclude_each_other_and_touching_ones_do_not(api):

@@ -42,7 +42,8 @@ def gates(store, clock, parking, provider):
 
 def make_lot(parking, spaces=SPACES, **overrides):
     body = {"name": "Central", "spaces": spaces, "tariff": {"hourly": {"value": "100.00", "currency": "RUB"},
-                                                           "daily_cap": "1000.00", "grace_minutes": 10},
+                                                           "daily_cap": {"value": "1000.00", "currency": "RUB"},
+                                                           "grace_minutes": 10},
             "no_show_grace_seconds": 900} | overrides
     return parking.create_lot(LotIn.model_validate(body))
 
@@ -99,6 +100,18 @@ def test_the_price_is_the_hourly_tariff_capped_per_day(parking):
     assert day.amount.text == "1000.00"   # 24 hours would be 2400: the daily cap
 
 
+def test_a_lot_shows_each_tariff_amount_as_value_and_currency(parking, store):
+    lot = make_lot(parking)
+    tariff = {"hourly": {"value": "100.00", "currency": "RUB"}, "daily_cap": {"value": "1000.00", "currency": "RUB"},
+              "grace_minutes": 10}
+    assert lot["tariff"] == parking.get_lot(lot["lot_id"])["tariff"] == tariff
+    # stored as before (text in the lot's currency), so lots created with a bare daily_cap read the same
+    stored = store.get_event(lot["lot_id"])
+    assert (stored["settings"]["daily_cap"], stored["currency"]) == ("1000.00", "RUB")
+    uncapped = make_lot(parking, tariff={"hourly": {"value": "100.00", "currency": "RUB"}})
+    assert uncapped["tariff"]["daily_cap"] is None
+
+
 def test_windows_off_the_half_hour_or_too_long_are_refused(parking):
     lot = make_lot(parking)
     with pytest.raises(InvalidRequest) as off:
@@ -152,7 +165,8 @@ def test_entry_by_token_then_exit_inside_the_window_each_repeat_answered_alike(p
     assert parking.get_lot(lot["lot_id"])["occupied"] == 0
 
 
-def test_a_drive_up_gets_a_space_and_pays_at_exit_and_a_subscriber_pays_nothing(parking, gates, clock, provider):
+def test_a_drive_up_gets_a_space_and_pays_at_exit_and_a_subscriber_pays_nothing(parking, gates, clock, provider,
+                                                                                  store):
     lot = make_lot(parking, spaces=[{"space_id": "R1", "type": "REGULAR"}, {"space_id": "L1", "type": "LARGE"}])
     gate = parking.create_gate(lot["lot_id"], GateIn(name="South"))
     parking.create_subscription(lot["lot_id"], SubscriptionIn.model_validate(
@@ -172,6 +186,9 @@ def test_a_drive_up_gets_a_space_and_pays_at_exit_and_a_subscriber_pays_nothing(
     assert gates.apply(lot_id, gate_id, {"kind": "exit", "event_id": "d-x2", "plate": "X1"}, at=clock(),
                        offline=False)["exit_granted"] is True
     assert parking.get_lot(lot_id)["counts"]["REGULAR"]["available"] == 1
+    # the bus hears of the drive-up's exit with its charge as an amount, like every amount it hears
+    [exited] = store._query_prefix(f"TICKET#{first['ticket_id']}", "OUTBOX#")
+    assert (exited["type"], exited["charge"]) == ("vehicle.exited", {"value": "100.00", "currency": "RUB"})
 
 
 def test_a_reservation_not_entered_by_its_grace_becomes_no_show_and_frees_the_space(parking, payments, provider,

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .domain.money import Money
+from .domain.errors import InvalidRequest
 from .appointment_schemas import ZoneName
 from .schemas import ContactEmail, EventTime, PriceIn, _Strict
 
@@ -26,14 +26,16 @@ class SpaceIn(_Strict):
 
 class TariffIn(_Strict):
     hourly: PriceIn
-    daily_cap: str | int | float | None = None
+    daily_cap: PriceIn | None = None
     grace_minutes: int = Field(default=0, ge=0, le=240)
 
     @model_validator(mode="after")
     def _money(self) -> "TariffIn":
-        hourly = Money.parse(self.hourly.value, self.hourly.currency.upper())
-        if self.daily_cap is not None:
-            Money.parse(self.daily_cap, hourly.currency)
+        hourly = self.hourly.money()
+        if self.daily_cap is not None and self.daily_cap.money().currency != hourly.currency:
+            # a lot has one currency (its offering's): the cap is stored as an amount in it
+            raise InvalidRequest(f"daily_cap must be in the hourly rate's currency, {hourly.currency}.",
+                                 code="currency_mismatch", field="daily_cap", currency=hourly.currency)
         return self
 
 
@@ -48,7 +50,8 @@ class PolicyIn(_Strict):
 
 
 class ParkingSettings(_Strict):
-    """A lot's settings (the offering's, for the ``parking`` kind)."""
+    """A lot's settings (the offering's, for the ``parking`` kind), as stored. Amounts are text in
+    the offering's ``currency``; the API shows each as ``{value, currency}``."""
 
     spaces: list[SpaceIn] = Field(min_length=1, max_length=MAX_SPACES)
     timezone: str = "UTC"
@@ -86,10 +89,9 @@ class LotIn(_Strict):
         return value
 
     def settings(self) -> ParkingSettings:
-        hourly = Money.parse(self.tariff.hourly.value, self.tariff.hourly.currency.upper())
-        cap = Money.parse(self.tariff.daily_cap, hourly.currency).text if self.tariff.daily_cap is not None else None
+        cap = self.tariff.daily_cap.money().text if self.tariff.daily_cap is not None else None
         return ParkingSettings(
-            spaces=self.spaces, timezone=self.timezone, hourly=hourly.text, daily_cap=cap,
+            spaces=self.spaces, timezone=self.timezone, hourly=self.tariff.hourly.money().text, daily_cap=cap,
             grace_minutes=self.tariff.grace_minutes, no_show_grace_seconds=self.no_show_grace_seconds,
             default_stay_minutes=self.default_stay_minutes, early_entry_minutes=self.early_entry_minutes,
             allow_offline_temporary_tickets=self.allow_offline_temporary_tickets, policy=self.policy)

@@ -137,7 +137,8 @@ def record_provider_payment(store: BookingStore, clock: Clock, paid: dict[str, A
             items.append(store.gate_case_put(new_case(
                 case_id(ticket["lot_id"], "payment", payment_id), "payment", ticket["lot_id"], "paid_after_exit",
                 iso(clock()), "provider", ticket_id=ticket_id, plate=ticket["plate"], payment_id=payment_id,
-                amount={"value": record["amount"], "currency": record["currency"]}, unpaid=ticket.get("unpaid"))))
+                amount={"value": record["amount"], "currency": record["currency"]},
+                unpaid={"value": ticket["unpaid"], "currency": record["currency"]} if ticket.get("unpaid") else None)))
             outcome = "exit_payment_after_exit_review"
         items.append(store.ticket_status_is(ticket_id, ticket["status"]))
         if store.write(items):

@@ -49,6 +49,15 @@ def new_case(identity: str, case_type: str, lot_id: str, reason: str, opened_at:
             "journal": [{"at": opened_at, "actor": actor, "action": "gate_case_opened", "decision": reason}]}
 
 
+def shown(case: dict[str, Any]) -> dict[str, Any]:
+    """The case as the API shows it. Cases opened before every amount was ``{value, currency}``
+    keep ``unpaid`` as bare text in the currency of their ``amount``; they are shown in the one shape."""
+    unpaid, amount = case.get("unpaid"), case.get("amount")
+    if isinstance(unpaid, str) and isinstance(amount, dict):
+        return {**case, "unpaid": {"value": unpaid, "currency": amount["currency"]}}
+    return case
+
+
 def conflict_of(case: dict[str, Any]) -> dict[str, Any]:
     """What a pass's answer (and the gate sync's) says about the case it opened."""
     return {"type": "refused_after_pass", "reason": case["reason"], "resolution": "review",
@@ -61,7 +70,7 @@ class GateCases:
         self.clock = clock
 
     def open_cases(self) -> list[dict[str, Any]]:
-        return self.store.list_gate_cases()
+        return [shown(case) for case in self.store.list_gate_cases()]
 
     def resolve(self, identity: str, resolution: str, operator: str, note: str) -> dict[str, Any]:
         for _ in range(2):
@@ -71,7 +80,7 @@ class GateCases:
             if case["status"] != "OPEN":
                 decided = (case.get("resolution") or {}).get("resolution")
                 if decided == resolution:
-                    return case   # a repeat: the case as it is
+                    return shown(case)   # a repeat: the case as it is
                 raise Conflict(f"This case was already resolved as {decided}.", code="case_already_resolved",
                                resolution=decided)
             allowed = RESOLUTIONS[case.get("case_type", "entry")]
@@ -83,6 +92,6 @@ class GateCases:
             entry = {"at": now, "actor": "operator", "action": "gate_case_resolved",
                      "decision": f"{operator}: {resolution}: {note}"[:500]}
             if self.store.gate_case_resolve(identity, decision, entry):
-                return self.store.get_gate_case(identity) or case
+                return shown(self.store.get_gate_case(identity) or case)
             # resolved meanwhile by someone else: answered as a repeat or a conflict
         raise Conflict("The case changed meanwhile; look again.", code="case_changed")

@@ -306,7 +306,8 @@ class GatePasses:
         claims = [(f"claim:{at_key}", granule_claim(self.store.table, _granule(lot_id, ticket, at_key),
                                                       ticket["ticket_id"], Move.UNSELL)) for at_key in ticket["granules"]]
         outbox = self.store.ticket_outbox(ticket, {"type": "vehicle.exited", "at": iso(at), "status": "COMPLETED",
-                                                   "space_id": ticket["space_id"], "charge": f"{charge:.2f}"})
+                                                   "space_id": ticket["space_id"],
+                                                   "charge": Money(charge, currency).as_dict()})
         if not self.store.write(claims + extra + [outbox]):
             raise StaleBooking(ticket["ticket_id"])
         return answer

@@ -98,7 +98,9 @@ class ParkingService:
             "lot_id": event["event_id"], "name": event["name"], "timezone": settings.timezone,
             "spaces": [space.model_dump() for space in settings.spaces],
             "tariff": {"hourly": {"value": event["price"], "currency": event["currency"]},
-                       "daily_cap": settings.daily_cap, "grace_minutes": settings.grace_minutes},
+                       "daily_cap": {"value": settings.daily_cap, "currency": event["currency"]}
+                       if settings.daily_cap else None,
+                       "grace_minutes": settings.grace_minutes},
             "hold_ttl_seconds": int(event["hold_ttl_seconds"]), "no_show_grace_seconds": settings.no_show_grace_seconds,
             "default_stay_minutes": settings.default_stay_minutes,
             "allow_offline_temporary_tickets": settings.allow_offline_temporary_tickets,
