@@ -79,14 +79,15 @@ class SlotsCase(KindCase):
 
         service = AppointmentService(catalog.store, catalog.clock, BookingService(catalog.store, catalog.clock), 600)
         hall = service.create_resource(ResourceIn.model_validate(
-            {"name": "Hall", "timezone": "UTC", "opening_hours": {"open": "00:00", "close": "24:00"}}), SLOT_HALL_KEY)
+            {"name": "Hall", "timezone": "UTC", "opening_hours": {"open": "00:00", "close": "24:00"}}
+        ).command(), SLOT_HALL_KEY)
         assert hall["resource_id"] == slot_hall()
         # 30 minutes: two granules, so every move is a claim on more than one item, at about
         # the cost of the other kinds in the exhaustive race.
         body = {"name": "Session", "mode": "group", "capacity": places, "duration_minutes": 30,
                 "resource_ids": [hall["resource_id"]], "price": {"value": "1500.00", "currency": "RUB"},
                 "payment_mode": overrides.get("payment_mode", "one_stage"), "hold_ttl_seconds": 600}
-        return service.create_service(ServiceIn.model_validate(body))["service_id"]
+        return service.create_service(ServiceIn.model_validate(body).command())["service_id"]
 
     def ask(self, quantity: int) -> Any:
         from holdfast.appointment_schemas import SlotBookingIn
