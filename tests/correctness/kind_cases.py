@@ -120,7 +120,7 @@ class ParkingCase(KindCase):
                                  lambda: LotKeys(b"kind-case-parking-master-seed"))
         body = {"name": "Lot", "spaces": [{"space_id": "L1", "type": "LARGE"}], "hold_ttl_seconds": 600,
                 "tariff": {"hourly": {"value": "1500.00", "currency": "RUB"}}}
-        return parking.create_lot(LotIn.model_validate(body))["lot_id"]
+        return parking.create_lot(LotIn.model_validate(body).command())["lot_id"]
 
     def ask(self, quantity: int) -> Any:
         from holdfast.parking_schemas import ReservationIn
