@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .domain.search import MAX_KEY_PART_BYTES, fits_key
+from .domain.search import MAX_KEY_PART_BYTES, EventSearch, fits_key
 
 SEAT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,15}$")
 MAX_SEATS_PER_EVENT = 5_000
@@ -220,6 +220,10 @@ class EventPatchIn(_Strict):
             raise ValueError("fields cannot be set to null")
         return self
 
+    def changes(self) -> dict[str, Any]:
+        """The fields the organizer sent, and only those."""
+        return self.model_dump(exclude_unset=True)
+
 
 class EventCancelIn(_Strict):
     """POST /events/{id}/cancel: why the event is cancelled (written into every booking's journal)."""
@@ -239,6 +243,9 @@ class EventListQuery(_Strict):
     cursor: str | None = Field(default=None, max_length=2000)
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, populate_by_name=True, defer_build=True)
+
+    def search(self) -> EventSearch:
+        return EventSearch(**self.model_dump())
 
 
 class WaitlistIn(_Strict):
