@@ -18,7 +18,7 @@ def create_event():
     require_organizer(app, wiring.organizer_api_key)
     from holdfast.schemas import EventIn
 
-    request = parse_body(app, EventIn)
+    request = parse_body(app, EventIn).command()
     key = header(app, "Idempotency-Key")
     return json_response(201, wiring.catalog().create_event(request, key))
 

@@ -10,7 +10,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from holdfast.schemas import BookingIn, EventIn
+from holdfast.domain.commands import CreateEvent
+from holdfast.schemas import BookingIn
 from tests.support import toy_kind
 
 from .helpers import Snapshot, event_request
@@ -43,7 +44,7 @@ class KindCase:
                      if self.seated else {"capacity": places})
         return {**inventory, **self.event_fields, **overrides}
 
-    def event(self, places: int, **overrides: Any) -> EventIn:
+    def event(self, places: int, **overrides: Any) -> CreateEvent:
         return event_request(**self.body(places, **overrides))
 
     def create(self, catalog: Any, places: int, **overrides: Any) -> str:

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .domain.commands import CreateEvent, Price, SeatMap
 from .domain.search import MAX_KEY_PART_BYTES, EventSearch, fits_key
 
 SEAT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,15}$")
@@ -123,6 +124,18 @@ class EventIn(_Strict):
         if (self.capacity is None) == (self.seat_map is None):
             raise ValueError("give either capacity (general admission) or seat_map")
         return self
+
+    def command(self) -> CreateEvent:
+        seat_map = None
+        if self.seat_map is not None:
+            rows = self.seat_map.rows
+            seat_map = SeatMap(rows=tuple((row.name, row.seats) for row in rows) if rows is not None else None,
+                               seat_ids=tuple(self.seat_map.seat_ids) if self.seat_map.seat_ids is not None else None)
+        return CreateEvent(name=self.name, venue=self.venue, city=self.city, category=self.category,
+                           starts_at=self.starts_at, price=Price(self.price.value, self.price.currency),
+                           capacity=self.capacity, seat_map=seat_map, hold_ttl_seconds=self.hold_ttl_seconds,
+                           payment_mode=self.payment_mode, max_per_booking=self.max_per_booking,
+                           max_holds_per_customer=self.max_holds_per_customer, high_demand=self.high_demand)
 
 
 #: The fields a kind reads from a chosen alternative (e.g. starts_at and resource_id): a few flat values.
