@@ -74,8 +74,8 @@ def gate_sync(lot_id: str, gate_id: str):
     from holdfast.gate_sync_schemas import GateSyncIn
 
     wiring.parking().gate(lot_id, gate_id, header(app, "X-Gate-Key"))
-    body = parse_body(app, GateSyncIn)
-    return json_response(200, wiring.gate_sync().sync(lot_id, gate_id, [item.as_event() for item in body.events]))
+    passes = [item.as_event() for item in parse_body(app, GateSyncIn).events]
+    return json_response(200, wiring.gate_sync().sync(lot_id, gate_id, passes))
 
 
 @app.post("/lots/<lot_id>/subscriptions")
