@@ -74,6 +74,7 @@ def declared_lifecycles(declarations: Mapping[str, Iterable] | None = None) -> l
     CONFIRMED through the kind's states, each move labelled by who may make it and what happens to
     the places, the states grouped by whether the places stay sold or go back on sale."""
     if declarations is None:
+        from holdfast import kinds  # noqa: F401 - the built-in kinds declare their states as they register
         from holdfast.domain import lifecycle as declared
 
         declarations = declared.declarations()

@@ -32,7 +32,7 @@ def book_service(service_id: str):
     from holdfast.appointment_schemas import SlotBookingIn
 
     customer, key = customer_id(app), idempotency_key(app)   # a hold: no limiter write (above)
-    result = wiring.appointments().book(service_id, customer, key, parse_body(app, SlotBookingIn))
+    result = wiring.appointments().book(service_id, customer, key, HoldPlaces.of(parse_body(app, SlotBookingIn)))
     return json_response(201, describe(result.booking), {"Idempotent-Replayed": str(result.replayed).lower()})
 
 

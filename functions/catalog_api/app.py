@@ -34,7 +34,7 @@ def list_events():
     params = app.current_event.query_string_parameters or {}
     from holdfast.schemas import EventListQuery
 
-    query = EventListQuery.model_validate(params)
+    query = EventListQuery.model_validate(params).search()
     return cached_json(wiring.listing().list_events(query), LISTING_MAX_AGE)
 
 
@@ -50,7 +50,7 @@ def update_event(event_id: str):
     require_organizer(app, wiring.organizer_api_key)
     from holdfast.schemas import EventPatchIn
 
-    return json_response(200, wiring.listing().update(event_id, parse_body(app, EventPatchIn)))
+    return json_response(200, wiring.listing().update(event_id, parse_body(app, EventPatchIn).changes()))
 
 
 @app.post("/events/<event_id>/publish")

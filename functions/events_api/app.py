@@ -18,7 +18,7 @@ def create_event():
     require_organizer(app, wiring.organizer_api_key)
     from holdfast.schemas import EventIn
 
-    request = parse_body(app, EventIn)
+    request = parse_body(app, EventIn).command()
     key = header(app, "Idempotency-Key")
     return json_response(201, wiring.catalog().create_event(request, key))
 
@@ -35,7 +35,7 @@ def create_resource():
     require_organizer(app, wiring.organizer_api_key)
     from holdfast.appointment_schemas import ResourceIn
 
-    request = parse_body(app, ResourceIn)
+    request = parse_body(app, ResourceIn).command()
     return json_response(201, wiring.appointments().create_resource(request, header(app, "Idempotency-Key")))
 
 
@@ -45,7 +45,7 @@ def create_service():
     require_organizer(app, wiring.organizer_api_key)
     from holdfast.appointment_schemas import ServiceIn
 
-    request = parse_body(app, ServiceIn)
+    request = parse_body(app, ServiceIn).command()
     return json_response(201, wiring.appointments().create_service(request, header(app, "Idempotency-Key")))
 
 

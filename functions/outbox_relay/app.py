@@ -19,7 +19,7 @@ from holdfast import wiring
 from holdfast.domain.statuses import HOLDING
 from holdfast.faults import crash_point
 from holdfast.observability import log_metrics, logger, tracer
-from holdfast.services.notifications import bus_entry, record_outbox_event
+from holdfast.services.notifications import bus_entry, notify
 
 wiring.cold_start()
 
@@ -50,7 +50,7 @@ def publish(changes: list[tuple[str, dict[str, Any]]]) -> set[str]:
     if bus is None:  # no bus configured: the relay records the notifications itself
         for sequence, image in changes:
             try:
-                record_outbox_event(wiring.store(), image)
+                record_notifications(image)
             except Exception:  # noqa: BLE001
                 logger.exception("notification not recorded", extra={"booking_id": image.get("booking_id")})
                 failed.add(sequence)
@@ -64,6 +64,17 @@ def publish(changes: list[tuple[str, dict[str, Any]]]) -> set[str]:
             rejected = list(range(len(chunk)))
         failed.update(chunk[i][0] for i in rejected)
     return failed
+
+
+def record_notifications(image: dict[str, Any]) -> None:
+    """What the notifier would do with the event, done here: an ``event.changed`` fans out to the
+    event's customers, any other change is one notification."""
+    if image.get("type") == "event.changed":
+        from holdfast.services.event_announcements import announce   # a venue change: rare, loaded then
+
+        announce(wiring.store(), image)
+    else:
+        notify(wiring.store(), image)
 
 
 def offer_released_places(changes: list[tuple[str, dict[str, Any]]]) -> set[str]:

@@ -18,7 +18,7 @@ def create_lot():
     from holdfast.parking_schemas import LotIn
 
     require_organizer(app, wiring.organizer_api_key)
-    request = parse_body(app, LotIn)
+    request = parse_body(app, LotIn).command()
     return json_response(201, wiring.parking().create_lot(request, header(app, "Idempotency-Key")))
 
 
@@ -36,7 +36,7 @@ def reserve(lot_id: str):
     customer, key = customer_id(app), idempotency_key(app)
     # No limiter write here, like every hold route: API Gateway's throttling and the per-customer
     # hold cap inside the hold transaction are the flood control (docs/performance.md).
-    result = wiring.parking().reserve(lot_id, customer, key, parse_body(app, ReservationIn))
+    result = wiring.parking().reserve(lot_id, customer, key, parse_body(app, ReservationIn).command())
     view = describe(result.booking) | wiring.booking_view_extras(result.booking)
     return json_response(201, view, {"Idempotent-Replayed": str(result.replayed).lower()})
 
@@ -47,7 +47,7 @@ def create_gate(lot_id: str):
     from holdfast.parking_schemas import GateIn
 
     require_organizer(app, wiring.organizer_api_key)
-    return json_response(201, wiring.parking().create_gate(lot_id, parse_body(app, GateIn)))
+    return json_response(201, wiring.parking().create_gate(lot_id, parse_body(app, GateIn).name))
 
 
 @app.get("/lots/<lot_id>/gates/<gate_id>/config")
@@ -74,8 +74,8 @@ def gate_sync(lot_id: str, gate_id: str):
     from holdfast.gate_sync_schemas import GateSyncIn
 
     wiring.parking().gate(lot_id, gate_id, header(app, "X-Gate-Key"))
-    body = parse_body(app, GateSyncIn)
-    return json_response(200, wiring.gate_sync().sync(lot_id, gate_id, body.events))
+    passes = [item.as_event() for item in parse_body(app, GateSyncIn).events]
+    return json_response(200, wiring.gate_sync().sync(lot_id, gate_id, passes))
 
 
 @app.post("/lots/<lot_id>/subscriptions")
@@ -84,7 +84,8 @@ def create_subscription(lot_id: str):
     from holdfast.parking_schemas import SubscriptionIn
 
     require_organizer(app, wiring.organizer_api_key)
-    return json_response(201, wiring.parking().create_subscription(lot_id, parse_body(app, SubscriptionIn)))
+    request = parse_body(app, SubscriptionIn).command()
+    return json_response(201, wiring.parking().create_subscription(lot_id, request))
 
 
 def _pass(lot_id: str, gate_id: str, kind: str):

@@ -59,7 +59,7 @@ from holdfast.domain import parking as rules
 from holdfast.domain.errors import BookingError
 from holdfast.domain.statuses import BookingStatus, can_move
 from holdfast.gate_sync_schemas import GateSyncIn
-from holdfast.parking_schemas import GateIn, GatePassIn, LotIn, ReservationIn, SubscriptionIn
+from holdfast.parking_schemas import GatePassIn, LotIn, ReservationIn, SubscriptionIn
 from holdfast.parking_tokens import LotKeys
 from holdfast.services.bookings import BookingService
 from holdfast.services.gate_passes import GatePasses
@@ -178,10 +178,10 @@ class GateWorld:
         self.log: Counter[str] = Counter()   # what the history exercised (outcomes, not only operations)
         self._last_fault: str | None = None
         self._undo_ids = self._deterministic_gate_ids()
-        self.lot_id = self.parking.create_lot(LotIn.model_validate(LOT_BODY), "gate-model-lot")["lot_id"]
+        self.lot_id = self.parking.create_lot(LotIn.model_validate(LOT_BODY).command(), "gate-model-lot")["lot_id"]
         start = clock()
         self.parking.create_subscription(self.lot_id, SubscriptionIn.model_validate({
-            "plate": "SUB1", "valid_from": iso(start - timedelta(hours=1)), "valid_to": iso(start + timedelta(days=3))}))
+            "plate": "SUB1", "valid_from": iso(start - timedelta(hours=1)), "valid_to": iso(start + timedelta(days=3))}).command())
         self.gate_ids: dict[str, str] = {}
         self.gate_keys: dict[str, str] = {}
         self.backends: dict[str, InProcessBackend] = {}
@@ -189,7 +189,7 @@ class GateWorld:
         self.journals: dict[str, Journal] = {}
         self._dir = tempfile.mkdtemp(prefix="gate-model-")
         for name in GATES:
-            created = self.parking.create_gate(self.lot_id, GateIn.model_validate({"name": name}))
+            created = self.parking.create_gate(self.lot_id, name)
             self.gate_ids[name], self.gate_keys[name] = created["gate_id"], created["gate_key"]
             self.backends[name] = InProcessBackend(self, name)
             self.journals[name] = Journal(f"{self._dir}/{name}.sqlite", key=GATE_CACHE_KEY)
@@ -250,7 +250,8 @@ class GateWorld:
         self.parking.gate(self.lot_id, self.gate_ids[gate], self.gate_keys[gate])
         body = GateSyncIn.model_validate({"events": events})
         return self._server(f"sync of {gate}",
-                            lambda: self.gate_sync.sync(self.lot_id, self.gate_ids[gate], body.events))
+                            lambda: self.gate_sync.sync(self.lot_id, self.gate_ids[gate],
+                                                        [item.as_event() for item in body.events]))
 
     @staticmethod
     def _server(what: str, call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -300,7 +301,7 @@ class GateWorld:
         then = d.choice(["holds", "pays", "confirmed", "confirmed", "confirmed"])
         self.intent = f"reserve {car.plate} {window['from']}..{window['to']} then {then}"
         try:
-            result = self.parking.reserve(self.lot_id, car.customer, key, ReservationIn.model_validate(window))
+            result = self.parking.reserve(self.lot_id, car.customer, key, ReservationIn.model_validate(window).command())
         except BookingError as exc:
             self.note(f"reserve {car.plate} -> {exc.code}")
             return
@@ -502,7 +503,7 @@ class GateWorld:
         self.counter += 1
         try:
             result = self.parking.reserve(self.lot_id, car.customer, f"res-{self.counter}",
-                                          ReservationIn.model_validate(window))
+                                          ReservationIn.model_validate(window).command())
         except BookingError as exc:
             self.note(f"reserve {car.plate} early/late -> {exc.code}")
             return

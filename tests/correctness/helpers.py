@@ -21,6 +21,7 @@ from holdfast.adapters.dynamo import booking_from_item
 from holdfast.adapters.inventory_store import inventory_entry
 from holdfast.clock import parse_iso
 from holdfast.domain.booking import Booking, JournalEntry
+from holdfast.domain.commands import CreateEvent
 from holdfast.domain import lifecycle
 from holdfast.domain.timeslots import parse_granule_key
 from holdfast.domain.statuses import HOLDING, OCCUPYING, RELEASED, SOLD, TRANSITIONS, BookingStatus
@@ -46,14 +47,14 @@ class ManualClock:
             self._now += timedelta(seconds=seconds)
 
 
-def event_request(**overrides: Any) -> EventIn:
+def event_request(**overrides: Any) -> CreateEvent:
     body: dict[str, Any] = {
         "name": "Club night", "venue": "Hall", "city": "Moscow", "category": "club",
         "starts_at": "2030-02-01T20:00:00Z", "price": {"value": "1500.00", "currency": "RUB"}, "capacity": 10,
         "hold_ttl_seconds": 600,
     }
     body.update(overrides)
-    return EventIn.model_validate(body)
+    return EventIn.model_validate(body).command()
 
 
 class LockedProvider:

@@ -10,7 +10,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from holdfast.schemas import BookingIn, EventIn
+from holdfast.domain.commands import CreateEvent
+from holdfast.schemas import BookingIn
 from tests.support import toy_kind
 
 from .helpers import Snapshot, event_request
@@ -43,7 +44,7 @@ class KindCase:
                      if self.seated else {"capacity": places})
         return {**inventory, **self.event_fields, **overrides}
 
-    def event(self, places: int, **overrides: Any) -> EventIn:
+    def event(self, places: int, **overrides: Any) -> CreateEvent:
         return event_request(**self.body(places, **overrides))
 
     def create(self, catalog: Any, places: int, **overrides: Any) -> str:
@@ -79,14 +80,15 @@ class SlotsCase(KindCase):
 
         service = AppointmentService(catalog.store, catalog.clock, BookingService(catalog.store, catalog.clock), 600)
         hall = service.create_resource(ResourceIn.model_validate(
-            {"name": "Hall", "timezone": "UTC", "opening_hours": {"open": "00:00", "close": "24:00"}}), SLOT_HALL_KEY)
+            {"name": "Hall", "timezone": "UTC", "opening_hours": {"open": "00:00", "close": "24:00"}}
+        ).command(), SLOT_HALL_KEY)
         assert hall["resource_id"] == slot_hall()
         # 30 minutes: two granules, so every move is a claim on more than one item, at about
         # the cost of the other kinds in the exhaustive race.
         body = {"name": "Session", "mode": "group", "capacity": places, "duration_minutes": 30,
                 "resource_ids": [hall["resource_id"]], "price": {"value": "1500.00", "currency": "RUB"},
                 "payment_mode": overrides.get("payment_mode", "one_stage"), "hold_ttl_seconds": 600}
-        return service.create_service(ServiceIn.model_validate(body))["service_id"]
+        return service.create_service(ServiceIn.model_validate(body).command())["service_id"]
 
     def ask(self, quantity: int) -> Any:
         from holdfast.appointment_schemas import SlotBookingIn
@@ -119,7 +121,7 @@ class ParkingCase(KindCase):
                                  lambda: LotKeys(b"kind-case-parking-master-seed"))
         body = {"name": "Lot", "spaces": [{"space_id": "L1", "type": "LARGE"}], "hold_ttl_seconds": 600,
                 "tariff": {"hourly": {"value": "1500.00", "currency": "RUB"}}}
-        return parking.create_lot(LotIn.model_validate(body))["lot_id"]
+        return parking.create_lot(LotIn.model_validate(body).command())["lot_id"]
 
     def ask(self, quantity: int) -> Any:
         from holdfast.parking_schemas import ReservationIn

@@ -21,11 +21,11 @@ LOT, GATE = "lot-c", "gate-c"
 PASSES = 12
 
 
-def gate_pass(seq: int) -> SyncPassIn:
+def gate_pass(seq: int) -> dict[str, Any]:
     kind = "exit" if seq % 5 == 0 else "entry"
     body: dict[str, Any] = {"seq": seq, "event_id": f"ev{seq}", "kind": kind, "at": "2030-01-01T12:00:00Z"}
     body.update({"plate": f"P{seq}"} if kind == "entry" else {"local_ticket_id": f"L{seq}"})
-    return SyncPassIn.model_validate(body)
+    return SyncPassIn.model_validate(body).as_event()
 
 
 def batches(seqs: list[int], size: int) -> list[list[int]]:

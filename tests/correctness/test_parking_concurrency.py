@@ -48,7 +48,7 @@ class Lot:
         self._seeds = iter(range(10_000))
         self._lock = threading.Lock()
         body = {"name": "Race", "spaces": SPACES, "tariff": {"hourly": {"value": "100.00", "currency": "RUB"}}}
-        self.lot_id = self.parking().create_lot(LotIn.model_validate(body))["lot_id"]
+        self.lot_id = self.parking().create_lot(LotIn.model_validate(body).command())["lot_id"]
 
     def parking(self) -> ParkingService:
         local = getattr(self._local, "parking", None)
@@ -63,7 +63,7 @@ class Lot:
         number, vehicle, permit = job
         body = {"vehicle_type": vehicle, "plate": f"P{number:03d}", "handicap_permit": permit, **window}
         try:
-            booking = self.parking().reserve(self.lot_id, f"c{number}", "k", ReservationIn.model_validate(body)).booking
+            booking = self.parking().reserve(self.lot_id, f"c{number}", "k", ReservationIn.model_validate(body).command()).booking
         except NoSpaceAvailable:
             return ("full", vehicle, permit)
         except (TooBusy, RequestInProgress):

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from holdfast.appointment_schemas import ResourceIn, ServiceIn, SlotBookingIn
+from holdfast.domain.commands import HoldPlaces
 from holdfast.domain.errors import RequestInProgress, SlotUnavailable, TooBusy
 from holdfast.services.appointments import AppointmentService
 from holdfast.services.bookings import BookingService
@@ -44,7 +45,7 @@ class Appointments:
         self._lock = threading.Lock()
         self.admin = self.service()
         self.room = self.admin.create_resource(ResourceIn.model_validate(
-            {"name": "Hall", "timezone": "UTC", "opening_hours": {"open": "00:00", "close": "24:00"}}))["resource_id"]
+            {"name": "Hall", "timezone": "UTC", "opening_hours": {"open": "00:00", "close": "24:00"}}).command())["resource_id"]
 
     def service(self) -> AppointmentService:
         local = getattr(self._local, "service", None)
@@ -58,14 +59,15 @@ class Appointments:
     def create(self, **body: Any) -> str:
         body = {"name": "S", "duration_minutes": 60, "resource_ids": [self.room],
                 "price": {"value": "100.00", "currency": "RUB"}, **body}
-        return self.admin.create_service(ServiceIn.model_validate(body))["service_id"]
+        return self.admin.create_service(ServiceIn.model_validate(body).command())["service_id"]
 
     def attempt(self, service_id: str, customer: str, starts_at: str, quantity: int | None = None) -> tuple:
         body: dict[str, Any] = {"starts_at": starts_at, "resource_id": self.room}
         if quantity is not None:
             body["quantity"] = quantity
         try:
-            booking = self.service().book(service_id, customer, "k", SlotBookingIn.model_validate(body)).booking
+            request = HoldPlaces.of(SlotBookingIn.model_validate(body))
+            booking = self.service().book(service_id, customer, "k", request).booking
             return ("held", booking.booking_id)
         except SlotUnavailable:
             return ("taken",)

@@ -109,3 +109,25 @@ def test_without_a_bus_the_relay_records_the_notifications_itself(handler_env, m
     status, result = call("outbox_relay", batch([image(n) for n in range(3)]))
     assert failures(result) == []
     assert [n["type"] for n in wiring.store().list_notifications("c-1")] == ["booking.confirmed"]
+
+
+def test_without_a_bus_an_event_change_reaches_each_customer_holding_places(handler_env, monkeypatch):
+    from tests.support.handlers import api_event
+
+    monkeypatch.setattr(wiring, "waitlist", functools.cache(Waitlist))
+    body = json.loads(load_event("create_event.json")["body"])
+    status, event = call("events_api", api_event("create_event.json", headers={"X-Api-Key": "organizer-test-key"},
+                                                 body=body))
+    assert status == 201, event
+    for customer in ("ann", "bob"):
+        status, _ = call("bookings_api", api_event("create_booking.json", path_params={"event_id": event["event_id"]},
+                                                   body={"quantity": 1},
+                                                   headers={"Idempotency-Key": f"k-{customer}", "X-Customer-Id": customer}))
+        assert status == 201
+    change = {"pk": f"EVENT#{event['event_id']}", "sk": "OUTBOX#000002", "type": "event.changed",
+              "event_id": event["event_id"], "version": 2, "at": "2030-01-01T12:00:00.000Z", "name": body["name"],
+              "changes": {"venue": {"before": "A", "after": "B"}}}
+    status, result = call("outbox_relay", batch([change]))
+    assert failures(result) == []
+    for customer in ("ann", "bob"):
+        assert [n["type"] for n in wiring.store().list_notifications(customer)] == ["event.changed"]

@@ -117,7 +117,7 @@ class FakeGateBackend(GateStub):
             event = {**body, "kind": action}
             return 200, _json(self.applier(self.lot_id, self.gate_id, event, at=datetime.now(timezone.utc),
                                            offline=False))
-        events = GateSyncIn.model_validate({"events": body["events"]}).events
+        events = [item.as_event() for item in GateSyncIn.model_validate({"events": body["events"]}).events]
         return 200, _json(self.sync_service.sync(self.lot_id, self.gate_id, events))
 
 

@@ -11,6 +11,7 @@ import pytest
 from moto import mock_aws
 
 from holdfast.adapters.dynamo import BookingStore
+from holdfast.domain.commands import CreateEvent
 from holdfast.schemas import EventIn
 from holdfast.services.bookings import BookingService
 from holdfast.services.catalog import CatalogService
@@ -76,13 +77,13 @@ def payments(store, provider, clock, bookings):
     return PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done")
 
 
-def event_request(**overrides) -> EventIn:
+def event_request(**overrides) -> CreateEvent:
     body = {
         "name": "Club night", "venue": "Hall", "city": "Moscow", "category": "club",
         "starts_at": "2030-02-01T20:00:00Z", "price": {"value": "1500.00", "currency": "RUB"}, "capacity": 10,
     }
     body.update(overrides)
-    return EventIn.model_validate(body)
+    return EventIn.model_validate(body).command()
 
 
 @pytest.fixture

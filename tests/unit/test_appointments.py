@@ -8,6 +8,7 @@ from datetime import date, datetime, timezone
 import pytest
 
 from holdfast.appointment_schemas import ResourceIn, ServiceIn, SlotBookingIn
+from holdfast.domain.commands import HoldPlaces
 from holdfast.domain.errors import Conflict, IdempotencyKeyReused, InvalidRequest, NotFound, SlotUnavailable
 from holdfast.domain.timeslots import GRANULE_MINUTES, OpeningHours, day_slots, zone
 from holdfast.services.appointments import AppointmentService
@@ -24,7 +25,7 @@ def appointments(store, clock, bookings):
 @pytest.fixture
 def room(appointments):
     return appointments.create_resource(ResourceIn.model_validate(
-        {"name": "Hall A", "timezone": "Europe/Moscow", "opening_hours": {"open": "09:00", "close": "21:00"}}))
+        {"name": "Hall A", "timezone": "Europe/Moscow", "opening_hours": {"open": "09:00", "close": "21:00"}}).command())
 
 
 def service(appointments, room, **overrides):
@@ -32,7 +33,7 @@ def service(appointments, room, **overrides):
             "resource_ids": [room["resource_id"]], "price": {"value": "700.00", "currency": "RUB"}}
     body.update(overrides)
     body = {key: value for key, value in body.items() if value is not None}
-    return appointments.create_service(ServiceIn.model_validate(body))
+    return appointments.create_service(ServiceIn.model_validate(body).command())
 
 
 def book(appointments, svc, room, customer, at, quantity=None, key=None):
@@ -40,7 +41,7 @@ def book(appointments, svc, room, customer, at, quantity=None, key=None):
     if quantity is not None:
         body["quantity"] = quantity
     return appointments.book(svc["service_id"], customer, key or f"{customer}-{at}",
-                             SlotBookingIn.model_validate(body)).booking
+                             HoldPlaces.of(SlotBookingIn.model_validate(body))).booking
 
 
 def free_at(appointments, svc, at):
@@ -155,8 +156,8 @@ def test_private_quantity_unknown_resource_past_time_and_bad_dates_are_refused(a
         book(appointments, hire, room, "alice", "10:00", quantity=1)
     assert refused.value.code == "quantity_not_supported"
     with pytest.raises(InvalidRequest) as refused:
-        appointments.book(hire["service_id"], "alice", "x", SlotBookingIn.model_validate(
-            {"starts_at": f"{DAY}T10:00:00{MSK}", "resource_id": "no-such-room"}))
+        appointments.book(hire["service_id"], "alice", "x", HoldPlaces.of(SlotBookingIn.model_validate(
+            {"starts_at": f"{DAY}T10:00:00{MSK}", "resource_id": "no-such-room"})))
     assert refused.value.code == "unknown_resource"
     clock.now = datetime(2030, 1, 2, 8, 0, tzinfo=timezone.utc)   # 11:00 in Moscow
     with pytest.raises(InvalidRequest) as refused:
@@ -181,7 +182,7 @@ def test_service_creation_checks_its_resources(appointments, room):
         service(appointments, room, resource_ids=["missing"])
     assert refused.value.code == "unknown_resource"
     morning = appointments.create_resource(ResourceIn.model_validate(
-        {"name": "Studio", "timezone": "Europe/Moscow", "opening_hours": {"open": "09:00", "close": "12:00"}}))
+        {"name": "Studio", "timezone": "Europe/Moscow", "opening_hours": {"open": "09:00", "close": "12:00"}}).command())
     with pytest.raises(InvalidRequest) as refused:
         service(appointments, morning, duration_minutes=4 * 60)
     assert refused.value.code == "duration_exceeds_opening_hours"
@@ -189,14 +190,14 @@ def test_service_creation_checks_its_resources(appointments, room):
 
 def test_resource_and_service_with_a_key_are_created_once(appointments):
     body = {"name": "Hall", "timezone": "Asia/Kathmandu", "opening_hours": {"open": "08:45", "close": "12:00"}}
-    first = appointments.create_resource(ResourceIn.model_validate(body), "r-1")
-    assert appointments.create_resource(ResourceIn.model_validate(body), "r-1") == first
+    first = appointments.create_resource(ResourceIn.model_validate(body).command(), "r-1")
+    assert appointments.create_resource(ResourceIn.model_validate(body).command(), "r-1") == first
     with pytest.raises(IdempotencyKeyReused):
-        appointments.create_resource(ResourceIn.model_validate({**body, "name": "Other"}), "r-1")
+        appointments.create_resource(ResourceIn.model_validate({**body, "name": "Other"}).command(), "r-1")
     service_body = {"name": "Talk", "mode": "private", "duration_minutes": 45, "resource_ids": [first["resource_id"]],
                     "price": {"value": "10.00", "currency": "RUB"}}
-    made = appointments.create_service(ServiceIn.model_validate(service_body), "s-1")
-    assert appointments.create_service(ServiceIn.model_validate(service_body), "s-1") == made
+    made = appointments.create_service(ServiceIn.model_validate(service_body).command(), "s-1")
+    assert appointments.create_service(ServiceIn.model_validate(service_body).command(), "s-1") == made
     # Kathmandu is UTC+05:45: local quarter hours are still granule boundaries.
     slots = appointments.availability(made["service_id"], DAY)["slots"]
     assert [s["starts_at"] for s in slots] == ["2030-01-02T03:00:00.000Z", "2030-01-02T03:45:00.000Z",
@@ -344,7 +345,7 @@ def test_a_group_case_offers_only_sessions_with_room_for_the_whole_booking(
 def test_a_late_payment_with_the_whole_day_taken_is_given_back_as_before(
         appointments, bookings, payments, provider, clock):
     small = appointments.create_resource(ResourceIn.model_validate(
-        {"name": "Booth", "timezone": "Europe/Moscow", "opening_hours": {"open": "09:00", "close": "11:00"}}))
+        {"name": "Booth", "timezone": "Europe/Moscow", "opening_hours": {"open": "09:00", "close": "11:00"}}).command())
     hire = service(appointments, small, name="Booth hire", mode="private", capacity=None)
     book(appointments, hire, small, "dan", "10:00")          # the day's only other time
     alice = book(appointments, hire, small, "alice", "09:00")

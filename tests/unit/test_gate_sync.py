@@ -13,9 +13,9 @@ from tests.support.fake_gate_applier import FakeApplier
 LOT, GATE = "lot1", "gate1"
 
 
-def passes(*seqs: int, prefix: str = "ev", plate: str = "A123BC") -> list[SyncPassIn]:
-    return [SyncPassIn(seq=seq, event_id=f"{prefix}{seq}", kind="entry", at="2030-01-01T12:00:00Z", plate=plate)
-            for seq in seqs]
+def passes(*seqs: int, prefix: str = "ev", plate: str = "A123BC") -> list[dict]:
+    return [SyncPassIn(seq=seq, event_id=f"{prefix}{seq}", kind="entry", at="2030-01-01T12:00:00Z",
+                       plate=plate).as_event() for seq in seqs]
 
 
 @pytest.fixture
@@ -145,7 +145,7 @@ def test_gate_sync_flags_a_pass_the_backend_refuses_after_the_gate_let_it_throug
         return {"exit_granted": False, "amount_due": {"value": "150.00", "currency": "RUB"},
                 "confirmation_url": "http://x", "reason": "payment_required"}
 
-    leaving = SyncPassIn(seq=2, event_id="ev2", kind="exit", at="2030-01-01T12:30:00Z", plate="A123BC")
+    leaving = SyncPassIn(seq=2, event_id="ev2", kind="exit", at="2030-01-01T12:30:00Z", plate="A123BC").as_event()
     answer = GateSync(gate_store, full_lot).sync(LOT, GATE, passes(1) + [leaving])
     assert [item["conflict"] for item in answer["results"]] == [
         {"type": "refused_after_pass", "reason": "lot_full", "needs_review": True},

@@ -11,7 +11,6 @@ import pytest
 from holdfast.adapters.gate_sync_store import GateSyncStore
 from holdfast.domain.errors import Conflict, InvalidRequest, NotFound
 from holdfast.gate_sync_schemas import SyncPassIn
-from holdfast.parking_schemas import GateIn
 from holdfast.services.gate_cases import GateCases, case_id, new_case
 from holdfast.services.gate_sync import GateSync
 from tests.unit.test_parking import gates, make_lot, parking, view_bookings  # noqa: F401 - fixtures
@@ -22,7 +21,7 @@ ONE_SPACE = [{"space_id": "R1", "type": "REGULAR"}]
 @pytest.fixture
 def lot_gate(parking):
     lot = make_lot(parking, spaces=ONE_SPACE)
-    return lot["lot_id"], parking.create_gate(lot["lot_id"], GateIn(name="Main"))["gate_id"]
+    return lot["lot_id"], parking.create_gate(lot["lot_id"], "Main")["gate_id"]
 
 
 def pass_(gates, lot_gate, kind, event_id, at, offline=False, **body):
@@ -114,7 +113,7 @@ def test_a_pass_dated_ahead_of_the_server_clock_fails_for_good_and_opens_a_case(
     sync = GateSync(GateSyncStore(store.table, store.client), gates.apply)
 
     def sent(seq, at, plate):
-        return SyncPassIn(seq=seq, event_id=f"ev{seq}", kind="entry", at=at, plate=plate)
+        return SyncPassIn(seq=seq, event_id=f"ev{seq}", kind="entry", at=at, plate=plate).as_event()
 
     ahead = clock() + timedelta(minutes=10)
     answer = sync.sync(lot_id, gate_id, [sent(1, ahead, "F1"), sent(2, clock() + timedelta(seconds=60), "F2")])
@@ -235,8 +234,8 @@ def test_a_new_pass_on_a_closed_ticket_is_refused_and_counted_and_its_own_repeat
 
 def test_gates_of_one_lot_each_have_their_own_pass_ids_and_a_reused_id_is_refused(parking, gates, clock, store):
     lot = make_lot(parking, spaces=[{"space_id": "R1", "type": "REGULAR"}, {"space_id": "R2", "type": "REGULAR"}])
-    north = parking.create_gate(lot["lot_id"], GateIn(name="North"))["gate_id"]
-    south = parking.create_gate(lot["lot_id"], GateIn(name="South"))["gate_id"]
+    north = parking.create_gate(lot["lot_id"], "North")["gate_id"]
+    south = parking.create_gate(lot["lot_id"], "South")["gate_id"]
 
     def entry(gate_id, plate, offline=False):
         return gates.apply(lot["lot_id"], gate_id, {"kind": "entry", "event_id": "17", "plate": plate}, at=clock(),
@@ -259,7 +258,8 @@ def test_gates_of_one_lot_each_have_their_own_pass_ids_and_a_reused_id_is_refuse
                     offline=False)
     assert other_way.value.code == "pass_id_reused"
     sync = GateSync(GateSyncStore(store.table, store.client), gates.apply)
-    answer = sync.sync(lot["lot_id"], north, [SyncPassIn(seq=1, event_id="17", kind="entry", at=clock(), plate="Q1")])
+    answer = sync.sync(lot["lot_id"], north, [SyncPassIn(seq=1, event_id="17", kind="entry", at=clock(),
+                                                               plate="Q1").as_event()])
     assert answer["results"][0]["status"] == "failed"
     assert answer["results"][0]["result"]["error"]["code"] == "pass_id_reused" and answer["expected_seq"] == 2
 
@@ -271,7 +271,7 @@ def test_an_offline_exit_the_backend_had_refused_online_is_applied_at_sync_and_n
     from tests.unit.test_parking import confirm, reserve
 
     lot = make_lot(parking, spaces=ONE_SPACE)
-    gate_id = parking.create_gate(lot["lot_id"], GateIn(name="Main"))["gate_id"]
+    gate_id = parking.create_gate(lot["lot_id"], "Main")["gate_id"]
     booking = reserve(parking, lot, "REGULAR", "10:00", "11:00", plate="R7")
     confirm(payments, provider, booking)
     token = parking.bookings.view(booking.booking_id, "alice")["entry_token"]
@@ -284,7 +284,8 @@ def test_an_offline_exit_the_backend_had_refused_online_is_applied_at_sync_and_n
     assert (online["exit_granted"], online["reason"]) == (False, "payment_required")
 
     sync = GateSync(GateSyncStore(store.table, store.client), gates.apply)
-    queued = SyncPassIn(seq=1, event_id="out", kind="exit", at=clock(), ticket_id=entered["ticket_id"], plate="R7")
+    queued = SyncPassIn(seq=1, event_id="out", kind="exit", at=clock(), ticket_id=entered["ticket_id"],
+                        plate="R7").as_event()
     [result] = sync.sync(lot["lot_id"], gate_id, [queued])["results"]
     assert result["status"] == "applied" and result["result"]["amount_due"]["value"] == "200.00"
     assert result["conflict"]["reason"] == "payment_required" and result["conflict"]["case_id"]
@@ -313,7 +314,7 @@ def test_an_offline_entry_the_backend_had_refused_online_opens_a_case_at_sync(ga
     # the gate had timed out and let K2 in offline (say, as a subscriber it had cached)
     sync = GateSync(GateSyncStore(store.table, store.client), gates.apply)
     [result] = sync.sync(lot_id, gate_id, [SyncPassIn(seq=1, event_id="second", kind="entry", at=clock(),
-                                                      plate="K2")])["results"]
+                                                      plate="K2").as_event()])["results"]
     assert result["status"] == "applied" and result["result"]["reason"] == "lot_full"
     [case] = store.list_gate_cases()
     assert (case["case_type"], case["reason"], case["plate"], case["case_id"]) == (
@@ -322,8 +323,8 @@ def test_an_offline_entry_the_backend_had_refused_online_opens_a_case_at_sync(ga
 
 def test_a_local_ticket_shown_online_at_another_gate_finds_its_synced_ticket(parking, gates, clock, store):
     lot = make_lot(parking, spaces=ONE_SPACE)
-    north = parking.create_gate(lot["lot_id"], GateIn(name="North"))["gate_id"]
-    south = parking.create_gate(lot["lot_id"], GateIn(name="South"))["gate_id"]
+    north = parking.create_gate(lot["lot_id"], "North")["gate_id"]
+    south = parking.create_gate(lot["lot_id"], "South")["gate_id"]
     # North let the car in offline on its own ticket and has synced it since
     entered = gates.apply(lot["lot_id"], north, {"kind": "entry", "event_id": "in", "plate": "L1",
                                                  "local_ticket_id": "L-0123456789abcdef"},
@@ -351,7 +352,7 @@ def test_a_car_staying_past_the_default_stay_keeps_its_space(parking, gates, clo
     from tests.unit.test_parking import reserve
 
     lot = make_lot(parking, spaces=ONE_SPACE, default_stay_minutes=120)
-    lot_gate = (lot["lot_id"], parking.create_gate(lot["lot_id"], GateIn(name="Main"))["gate_id"])
+    lot_gate = (lot["lot_id"], parking.create_gate(lot["lot_id"], "Main")["gate_id"])
     clock.now = clock.now.replace(year=2030, month=1, day=2, hour=8, minute=0, second=0, microsecond=0)
     first = pass_(gates, lot_gate, "entry", "in-1", clock(), plate="O1")
     assert first["space_id"] == "R1"

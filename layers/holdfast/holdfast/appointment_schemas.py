@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
+from .domain.commands import CreateResource, CreateService, Price
 from .domain.timeslots import GRANULE_MINUTES, MAX_DURATION_MINUTES, OpeningHours, TimeError, zone
 from .schemas import ContactEmail, EventTime, PriceIn, _Strict
 
@@ -49,6 +50,9 @@ class ResourceIn(_Strict):
     timezone: ZoneName
     opening_hours: OpeningHoursIn
 
+    def command(self) -> CreateResource:
+        return CreateResource(name=self.name, timezone=self.timezone, opens=self.opening_hours.open,
+                              closes=self.opening_hours.close)
 
 
 def _whole_granules(value: int | None) -> int | None:
@@ -106,6 +110,10 @@ class ServiceIn(SlotsSettings):
 
     def settings(self) -> SlotsSettings:
         return SlotsSettings.model_validate(self.model_dump(include=set(SlotsSettings.model_fields)))
+
+    def command(self) -> CreateService:
+        return CreateService(name=self.name, price=Price(self.price.value, self.price.currency),
+                             settings=self.settings(), max_holds_per_customer=self.max_holds_per_customer)
 
 
 class SlotBookingIn(_Strict):

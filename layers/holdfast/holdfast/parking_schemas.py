@@ -6,7 +6,9 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from .domain.commands import CreateLot, CreateSubscription, HoldPlaces
 from .domain.errors import InvalidRequest
+from .domain.money import Money
 from .appointment_schemas import ZoneName
 from .schemas import ContactEmail, EventTime, PriceIn, _Strict
 
@@ -96,6 +98,10 @@ class LotIn(_Strict):
             default_stay_minutes=self.default_stay_minutes, early_entry_minutes=self.early_entry_minutes,
             allow_offline_temporary_tickets=self.allow_offline_temporary_tickets, policy=self.policy)
 
+    def command(self) -> CreateLot:
+        return CreateLot(name=self.name, settings=self.settings(), currency=self.tariff.hourly.currency.upper(),
+                         hold_ttl_seconds=self.hold_ttl_seconds)
+
 
 class ReservationIn(_Strict):
     vehicle_type: VehicleType
@@ -107,9 +113,10 @@ class ReservationIn(_Strict):
 
     model_config = {**_Strict.model_config, "populate_by_name": True}
 
-    def command(self) -> dict:
-        return {"vehicle_type": self.vehicle_type, "plate": self.plate, "window_from": self.from_,
-                "window_to": self.to, "handicap_permit": self.handicap_permit, "contact_email": self.contact_email}
+    def command(self) -> HoldPlaces:
+        return HoldPlaces.of({"vehicle_type": self.vehicle_type, "plate": self.plate, "window_from": self.from_,
+                              "window_to": self.to, "handicap_permit": self.handicap_permit,
+                              "contact_email": self.contact_email})
 
 
 class GateIn(_Strict):
@@ -135,3 +142,6 @@ class SubscriptionIn(_Strict):
         if self.valid_to <= self.valid_from:
             raise ValueError("valid_to must be after valid_from")
         return self
+
+    def command(self) -> CreateSubscription:
+        return CreateSubscription(plate=self.plate, valid_from=self.valid_from, valid_to=self.valid_to)

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from .domain.commands import CreateEvent, Price, SeatMap
 from .domain.errors import InvalidRequest
 from .domain.money import Money
-from .domain.search import MAX_KEY_PART_BYTES, fits_key
+from .domain.search import MAX_KEY_PART_BYTES, EventSearch, fits_key
 
 SEAT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,15}$")
 MAX_SEATS_PER_EVENT = 5_000
@@ -142,6 +143,18 @@ class EventIn(_Strict):
             raise ValueError("give either capacity (general admission) or seat_map")
         return self
 
+    def command(self) -> CreateEvent:
+        seat_map = None
+        if self.seat_map is not None:
+            rows = self.seat_map.rows
+            seat_map = SeatMap(rows=tuple((row.name, row.seats) for row in rows) if rows is not None else None,
+                               seat_ids=tuple(self.seat_map.seat_ids) if self.seat_map.seat_ids is not None else None)
+        return CreateEvent(name=self.name, venue=self.venue, city=self.city, category=self.category,
+                           starts_at=self.starts_at, price=Price(self.price.value, self.price.currency),
+                           capacity=self.capacity, seat_map=seat_map, hold_ttl_seconds=self.hold_ttl_seconds,
+                           payment_mode=self.payment_mode, max_per_booking=self.max_per_booking,
+                           max_holds_per_customer=self.max_holds_per_customer, high_demand=self.high_demand)
+
 
 #: The fields a kind reads from a chosen alternative (e.g. starts_at and resource_id): a few flat values.
 MAX_CHOICE_FIELDS = 8
@@ -238,6 +251,10 @@ class EventPatchIn(_Strict):
             raise ValueError("fields cannot be set to null")
         return self
 
+    def changes(self) -> dict[str, Any]:
+        """The fields the organizer sent, and only those."""
+        return self.model_dump(exclude_unset=True)
+
 
 class EventCancelIn(_Strict):
     """POST /events/{id}/cancel: why the event is cancelled (written into every booking's journal)."""
@@ -257,6 +274,9 @@ class EventListQuery(_Strict):
     cursor: str | None = Field(default=None, max_length=2000)
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, populate_by_name=True, defer_build=True)
+
+    def search(self) -> EventSearch:
+        return EventSearch(**self.model_dump())
 
 
 class WaitlistIn(_Strict):

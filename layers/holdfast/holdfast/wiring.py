@@ -13,12 +13,22 @@ from typing import TYPE_CHECKING
 
 from .clock import system_clock
 from .config import ConfigurationError, load_settings, settings
+from .domain import lifecycle
 from .observability import logger
 
 if TYPE_CHECKING:
     from .adapters.aws import HoldExpiryScheduler, PaymentEventsQueue, ReconciliationStarter
     from .adapters.dynamo import BookingStore
     from .adapters.provider import YooKassaProvider
+
+
+def _declare_builtin_kinds() -> None:
+    from . import kinds  # noqa: F401 - registering the built-in kinds declares their states
+
+
+# A booking in a kind's own status (parking's CHECKED_IN) is read by functions that never load
+# the kinds: the lifecycle loads them on the first such status.
+lifecycle.declare_kinds_with(_declare_builtin_kinds)
 
 #: Every field of the provider secret (README, "Configuration"); each function that reads the
 #: secret refuses to start without all of them.

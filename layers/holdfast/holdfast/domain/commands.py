@@ -1,11 +1,12 @@
 """Commands: what a caller asks a service to do, independent of the API's request models.
 
 The HTTP handlers build them from the validated request bodies (schemas.py); the waitlist builds
-them for its offers. A service never sees an API model (``HoldPlaces.of`` converts one at the
-service's edge while callers move over)."""
+them for its offers. A service never sees an API model: the request models turn themselves into
+these (``command()``), and ``HoldPlaces.of`` turns a hold request into its command."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Mapping
 
 #: The request fields every kind may read; anything else a kind adds travels in ``details``.
@@ -43,3 +44,81 @@ class HoldPlaces:
         return cls(quantity=values.get("quantity"), seats=tuple(seats) if seats is not None else None,
                    best_available=bool(values.get("best_available")), contact_email=values.get("contact_email"),
                    details={key: value for key, value in values.items() if key not in _COMMON})
+
+
+@dataclass(frozen=True)
+class Price:
+    """A price as asked, not yet parsed: the service parses it (``Money.parse``) where it checks the
+    rest of the request, so a bad amount is refused in the same order as before."""
+
+    value: object
+    currency: str
+
+
+@dataclass(frozen=True)
+class SeatMap:
+    """Named seats: rows of numbered seats (``("A", 20)`` is A1..A20), or the seat ids themselves."""
+
+    rows: tuple[tuple[str, int], ...] | None = None
+    seat_ids: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class CreateEvent:
+    """An event with general admission (``capacity``) or a seat map; the kinds read the two."""
+
+    name: str
+    venue: str
+    city: str
+    category: str
+    starts_at: datetime
+    price: Price
+    capacity: int | None = None
+    seat_map: SeatMap | None = None
+    hold_ttl_seconds: int | None = None
+    payment_mode: str | None = None
+    max_per_booking: int = 10
+    max_holds_per_customer: int | None = None
+    high_demand: bool = False
+
+
+@dataclass(frozen=True)
+class CreateResource:
+    """A room, a person or a machine an appointment takes place on, open every day from
+    ``opens`` to ``closes`` ("HH:MM") on its time zone's clock."""
+
+    name: str
+    timezone: str
+    opens: str
+    closes: str
+
+
+@dataclass(frozen=True)
+class CreateService:
+    """An appointment service. ``settings`` are the ``slots`` kind's, already validated: the
+    registry picks the kind by them and the offering stores them."""
+
+    name: str
+    price: Price
+    settings: Any
+    max_holds_per_customer: int | None = None
+
+
+@dataclass(frozen=True)
+class CreateLot:
+    """A parking lot. ``settings`` are the ``parking`` kind's, already validated (its hourly rate
+    as a bare amount, in ``currency``)."""
+
+    name: str
+    settings: Any
+    currency: str
+    hold_ttl_seconds: int | None = None
+
+
+@dataclass(frozen=True)
+class CreateSubscription:
+    """A plate let in and out of a lot, whatever the reservations, from ``valid_from`` until ``valid_to``."""
+
+    plate: str
+    valid_from: datetime
+    valid_to: datetime

@@ -9,6 +9,7 @@ enter it, only from the states it names, and only by the actors it names.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from .statuses import SOLD, BookingStatus
 
@@ -36,19 +37,26 @@ class ExtraState:
 
 #: status -> (declaring kind, state)
 _DECLARED: dict[str, tuple[str, ExtraState]] = {}
-_builtins_declared = False
+#: Has the kinds' registry declare its states; set by whoever composes the application (wiring).
+_declare_kinds: Callable[[], None] | None = None
+
+
+def declare_kinds_with(load: Callable[[], None]) -> None:
+    """The built-in kinds declare their states when their registry is loaded. A function that
+    never loads it (the notifier, the outbox relay, the webhook) still reads bookings in those
+    states, and on Lambda nothing else loads it into that interpreter: ``load`` is called on the
+    first question about a status that is not built in, not at init (the kinds are light, but no
+    cold start pays for them unasked). The domain knows no kind, so it is handed the loader."""
+    global _declare_kinds
+    _declare_kinds = load
 
 
 def _complete(status: str | None = None) -> None:
-    """The built-in kinds declare their states when ``holdfast.kinds`` is imported. A function
-    that never imports it (the notifier, the outbox relay, the webhook) still reads bookings in
-    those states, and on Lambda nothing else loads it into that interpreter: load it on the first
-    question about a status that is not built in, not at init (the kinds are light, but no cold
-    start pays for them unasked)."""
-    global _builtins_declared
-    if not _builtins_declared and (status is None or status not in BookingStatus.__members__):
-        _builtins_declared = True
-        from .. import kinds  # noqa: F401 - registering the built-in kinds declares their states
+    global _declare_kinds
+    load = _declare_kinds
+    if load is not None and (status is None or status not in BookingStatus.__members__):
+        _declare_kinds = None
+        load()
 
 
 def declare(kind_name: str, states: tuple[ExtraState, ...]) -> None:

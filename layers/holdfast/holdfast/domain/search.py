@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
+from datetime import datetime
 
 MAX_TOKENS = 20
 MIN_TOKEN_LENGTH = 2
@@ -25,6 +27,20 @@ MIN_TOKEN_LENGTH = 2
 #: with two such parts and the prefixes a partition key stays far below DynamoDB's 2,048 bytes.
 MAX_KEY_PART_BYTES = 512
 _WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class EventSearch:
+    """What ``GET /events`` asks: a city, a category, words of the name or venue, a start-time
+    range (from now on unless given), and a page of ``limit`` from ``cursor``."""
+
+    city: str | None = None
+    category: str | None = None
+    q: str | None = None
+    date_from: datetime | None = None
+    date_to: datetime | None = None
+    limit: int = 20
+    cursor: str | None = None
 
 
 def normalise(text: str) -> str:

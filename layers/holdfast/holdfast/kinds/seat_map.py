@@ -26,7 +26,7 @@ class SeatMap(Kind):
     def inventory(self, request: Any) -> Inventory:
         seat_map = request.seat_map
         if seat_map.rows is not None:
-            units = seat_ids_from_rows([(row.name, row.seats) for row in seat_map.rows])
+            units = seat_ids_from_rows(list(seat_map.rows))
         else:
             units = list(seat_map.seat_ids or [])
         return Inventory(capacity=len(units), unit_ids=units)

@@ -11,10 +11,9 @@ from typing import Any
 
 from .. import kinds
 from ..adapters.dynamo import BookingStore, ItemExists, TransientStoreError
-from ..appointment_schemas import ResourceIn, ServiceIn, SlotBookingIn
 from ..clock import Clock, iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
-from ..domain.commands import HoldPlaces
+from ..domain.commands import CreateResource, CreateService, HoldPlaces
 from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy
 from ..domain.money import Money
 from ..kinds.slots import Slots
@@ -32,10 +31,9 @@ class AppointmentService:
         self.default_hold_ttl = default_hold_ttl_seconds
 
     # ------------------------------------------------------------------------- resources
-    def create_resource(self, request: ResourceIn, idempotency_key: str | None = None) -> dict[str, Any]:
+    def create_resource(self, request: CreateResource, idempotency_key: str | None = None) -> dict[str, Any]:
         """A resource; with an Idempotency-Key its id comes from the key, so a repeat returns it."""
-        fields = {"name": request.name, "timezone": request.timezone,
-                  "open": request.opening_hours.open, "close": request.opening_hours.close}
+        fields = {"name": request.name, "timezone": request.timezone, "open": request.opens, "close": request.closes}
         resource = {"resource_id": _id(RESOURCE_NAMESPACE, idempotency_key), **fields,
                     "fingerprint": _fingerprint(fields), "created_at": iso(self.clock())}
         try:
@@ -48,8 +46,8 @@ class AppointmentService:
         return describe_resource(resource)
 
     # -------------------------------------------------------------------------- services
-    def create_service(self, request: ServiceIn, idempotency_key: str | None = None) -> dict[str, Any]:
-        settings = request.settings()
+    def create_service(self, request: CreateService, idempotency_key: str | None = None) -> dict[str, Any]:
+        settings = request.settings
         if len(set(settings.resource_ids)) != len(settings.resource_ids):
             raise InvalidRequest("A resource is named twice in resource_ids.", code="duplicate_resources")
         resources: dict[str, dict[str, str]] = {}
@@ -105,10 +103,10 @@ class AppointmentService:
                 "price": {"value": event["price"], "currency": event["currency"]},
                 "timezones": {rid: res["timezone"] for rid, res in event["resources"].items()}, "slots": slots}
 
-    def book(self, service_id: str, customer_id: str, idempotency_key: str, request: SlotBookingIn) -> HoldResult:
+    def book(self, service_id: str, customer_id: str, idempotency_key: str, request: HoldPlaces) -> HoldResult:
         """A hold on a time, through the one hold path every offering uses."""
         self.service(service_id)
-        return self.bookings.create_booking(service_id, customer_id, idempotency_key, HoldPlaces.of(request))
+        return self.bookings.create_booking(service_id, customer_id, idempotency_key, request)
 
 
 def describe_resource(resource: dict[str, Any]) -> dict[str, Any]:

@@ -4,17 +4,15 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import kinds
 from ..adapters.dynamo import BookingStore, ItemExists, TransientStoreError
 from ..clock import Clock, iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
+from ..domain.commands import CreateEvent
 from ..domain.errors import IdempotencyKeyReused, NotFound, TooBusy
 from ..domain.money import Money
-
-if TYPE_CHECKING:
-    from ..schemas import EventIn   # the request type only: reading an event needs no pydantic
 
 EVENT_NAMESPACE = uuid.UUID("5a8f0b8e-4a8c-4d5e-9a55-2f1b7d1c9e01")
 
@@ -25,7 +23,7 @@ class CatalogService:
         self.clock = clock
         self.default_hold_ttl = default_hold_ttl_seconds
 
-    def create_event(self, request: EventIn, idempotency_key: str | None = None) -> dict[str, Any]:
+    def create_event(self, request: CreateEvent, idempotency_key: str | None = None) -> dict[str, Any]:
         """Create an event. With an Idempotency-Key the event id is derived from it, so a repeat
         returns the event created the first time instead of a second event."""
         price = Money.parse(request.price.value, request.price.currency.upper())

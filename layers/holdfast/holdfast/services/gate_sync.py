@@ -27,7 +27,6 @@ from typing import Any, Callable
 from ..adapters.gate_sync_store import GateSyncStore
 from ..clock import parse_iso
 from ..domain.errors import BookingError
-from ..gate_sync_schemas import SyncPassIn
 
 #: apply_pass(lot_id, gate_id, event, *, at, offline) -> answer
 Applier = Callable[..., dict[str, Any]]
@@ -46,8 +45,9 @@ class GateSync:
         self.store = store
         self.apply_pass = apply_pass
 
-    def sync(self, lot_id: str, gate_id: str, passes: list[SyncPassIn]) -> dict[str, Any]:
-        batch = {item.seq: item.as_event() for item in passes}
+    def sync(self, lot_id: str, gate_id: str, passes: list[dict[str, Any]]) -> dict[str, Any]:
+        """``passes`` as the applier sees them (each with its ``seq``; ``at`` as ISO text)."""
+        batch = {int(item["seq"]): item for item in passes}
         run = _Run(lot_id, gate_id, batch)
         cursor = self._drain(run)
         ahead = [seq for seq in sorted(batch) if seq >= cursor and seq not in run.rejected]

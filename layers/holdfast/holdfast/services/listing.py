@@ -12,18 +12,16 @@ import base64
 import binascii
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Mapping
 
 from .. import kinds
 from ..adapters.dynamo import BookingStore, StaleBooking, TransientStoreError
 from ..clock import Clock, iso
 from ..domain import search
+from ..domain.search import EventSearch
 from ..domain.event_changes import announced_changes, refund_window
 from ..domain.errors import InvalidRequest, NotFound, TooBusy
 from ..domain.seating import natural_key
-
-if TYPE_CHECKING:
-    from ..schemas import EventListQuery, EventPatchIn   # the request types only
 
 UPDATE_ATTEMPTS = 5
 SEAT_MAP_CACHE_SECONDS = 1.0
@@ -44,10 +42,11 @@ class ListingService:
         return self._change(event_id, lambda event: {} if event.get("published") else {
             "published": True, "published_at": iso(self.clock())})
 
-    def update(self, event_id: str, patch: EventPatchIn) -> dict[str, Any]:
-        """Change the event. A change of start time or venue is announced (``event.changed``, with
-        before and after) in the same transaction; the same values again change and announce nothing."""
-        changes = patch.model_dump(exclude_unset=True)
+    def update(self, event_id: str, patch: Mapping[str, Any]) -> dict[str, Any]:
+        """Change the event (``patch``: the fields to change, each with its new value). A change of
+        start time or venue is announced (``event.changed``, with before and after) in the same
+        transaction; the same values again change and announce nothing."""
+        changes = dict(patch)
         if "starts_at" in changes:
             changes["starts_at"] = iso(changes["starts_at"])
         return self._change(event_id, lambda event: {k: v for k, v in changes.items() if event.get(k) != v},
@@ -107,7 +106,7 @@ class ListingService:
 
     # --------------------------------------------------------------------------------- public
 
-    def list_events(self, query: EventListQuery) -> dict[str, Any]:
+    def list_events(self, query: EventSearch) -> dict[str, Any]:
         lower = iso(query.date_from) if query.date_from else iso(self.clock())
         upper = (iso(query.date_to) if query.date_to else "9999") + "~"
         if lower > upper:

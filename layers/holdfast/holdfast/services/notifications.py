@@ -96,15 +96,6 @@ class NotificationNotSent(RuntimeError):
     """The email failed; the message carries the error code, never the address."""
 
 
-def record_outbox_event(store: BookingStore, image: dict[str, Any]) -> bool:
-    """Without a bus (a relay configured without NOTIFICATIONS_BUS_NAME) the relay notifies itself."""
-    if image.get("type") == "event.changed":
-        from .event_announcements import announce
-
-        return announce(store, image) > 0
-    return notify(store, image)
-
-
 def bus_entry(bus_name: str, image: dict[str, Any]) -> dict[str, Any]:
     detail = {key: (int(value) if key == "version" else value) for key, value in image.items()
               if key not in ("pk", "sk", "ttl")}

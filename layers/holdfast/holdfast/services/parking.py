@@ -15,12 +15,11 @@ from .. import kinds
 from ..adapters.dynamo import BookingStore, ItemExists, TransientStoreError
 from ..clock import Clock, iso, parse_iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
-from ..domain.commands import HoldPlaces
+from ..domain.commands import CreateLot, CreateSubscription, HoldPlaces
 from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy, Unauthorized
 from ..domain.money import Money
 from ..domain.parking import GRANULE, TYPES, ceil_granule, floor_granule, granule_key, normalise_plate
 from ..kinds.parking import Parking, space_states
-from ..parking_schemas import GateIn, LotIn, ReservationIn, SubscriptionIn
 from ..parking_tokens import LotKeys, gate_key_hash
 from .bookings import BookingService, HoldResult
 
@@ -46,12 +45,12 @@ class ParkingService:
         self.keys = keys
 
     # ------------------------------------------------------------------------------ lots
-    def create_lot(self, request: LotIn, idempotency_key: str | None = None) -> dict[str, Any]:
-        settings = request.settings()
+    def create_lot(self, request: CreateLot, idempotency_key: str | None = None) -> dict[str, Any]:
+        settings = request.settings
         ids = [space.space_id for space in settings.spaces]
         if len(set(ids)) != len(ids):
             raise InvalidRequest("A space_id appears twice.", code="duplicate_spaces")
-        hourly = Money.parse(settings.hourly, request.tariff.hourly.currency.upper())
+        hourly = Money.parse(settings.hourly, request.currency)
         kind = kinds.for_request(settings)
         created = iso(self.clock())
         lot_id = str(uuid.uuid5(LOT_NAMESPACE, idempotency_key)) if idempotency_key else str(uuid.uuid4())
@@ -109,17 +108,17 @@ class ParkingService:
         }
 
     # ---------------------------------------------------------------------- reservations
-    def reserve(self, lot_id: str, customer_id: str, idempotency_key: str, request: ReservationIn) -> HoldResult:
+    def reserve(self, lot_id: str, customer_id: str, idempotency_key: str, request: HoldPlaces) -> HoldResult:
         self.lot(lot_id)
-        return self.bookings.create_booking(lot_id, customer_id, idempotency_key, HoldPlaces.of(request.command()))
+        return self.bookings.create_booking(lot_id, customer_id, idempotency_key, request)
 
     # ----------------------------------------------------------------------------- gates
-    def create_gate(self, lot_id: str, request: GateIn) -> dict[str, Any]:
+    def create_gate(self, lot_id: str, name: str) -> dict[str, Any]:
         self.lot(lot_id)
         gate_id, key = str(uuid.uuid4()), "gk_" + secrets.token_urlsafe(32)
-        self.store.put_gate(lot_id, {"gate_id": gate_id, "name": request.name, "key_sha256": gate_key_hash(key),
+        self.store.put_gate(lot_id, {"gate_id": gate_id, "name": name, "key_sha256": gate_key_hash(key),
                                      "created_at": iso(self.clock())})
-        return {"gate_id": gate_id, "lot_id": lot_id, "name": request.name, "gate_key": key,
+        return {"gate_id": gate_id, "lot_id": lot_id, "name": name, "gate_key": key,
                 **self.keys().public_key(lot_id)}
 
     def gate(self, lot_id: str, gate_id: str, key: str | None) -> dict[str, Any]:
@@ -175,7 +174,7 @@ class ParkingService:
         return sorted(found, key=lambda r: (r["from"], r["booking_id"]))
 
     # --------------------------------------------------------------------- subscriptions
-    def create_subscription(self, lot_id: str, request: SubscriptionIn) -> dict[str, Any]:
+    def create_subscription(self, lot_id: str, request: CreateSubscription) -> dict[str, Any]:
         self.lot(lot_id)
         subscription = {"subscription_id": str(uuid.uuid4()), "plate": normalise_plate(request.plate),
                         "valid_from": iso(request.valid_from), "valid_to": iso(request.valid_to)}
