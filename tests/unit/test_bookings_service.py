@@ -168,6 +168,30 @@ def test_expiry_waits_for_the_deadline_then_releases(bookings, catalog, ga_event
         ("hold_created", "customer", "HELD"), ("hold_expired", "timer", "EXPIRED")]
 
 
+def test_an_expiry_that_loses_the_race_to_a_cancel_reads_again_and_leaves_it(bookings, catalog, store, ga_event,
+                                                                              clock, monkeypatch):
+    """The timer read the hold; the customer cancelled it before the timer's write landed. The
+    timer's write collides (StaleBooking, nothing written), it reads the booking again and finds
+    nothing left to end: the places come back once, by the cancellation."""
+    booking = bookings.create_booking(ga_event["event_id"], "alice", "k", qty(4)).booking
+    clock.advance(601)
+    real_save, raced = store.save, []
+
+    def cancelled_just_before(before, after, *args, **kwargs):
+        if after.status is BookingStatus.EXPIRED and not raced:
+            raced.append(before.version)
+            bookings.cancel(booking.booking_id, "alice")
+        return real_save(before, after, *args, **kwargs)
+
+    monkeypatch.setattr(store, "save", cancelled_just_before)
+    assert bookings.expire(booking.booking_id)["outcome"] == "noop_cancelled"
+    assert raced == [1]
+    assert store.get_booking(booking.booking_id).status is BookingStatus.CANCELLED
+    assert counts(catalog, ga_event) == {"available": 10, "held": 0, "sold": 0}
+    journal = bookings.view(booking.booking_id, "alice")["journal"]
+    assert [e["action"] for e in journal] == ["hold_created", "cancelled_by_customer"]
+
+
 def test_cancel_releases_at_once_and_repeats_harmlessly(bookings, catalog, seated_event):
     booking = bookings.create_booking(seated_event["event_id"], "alice", "k", BookingIn(seats=["A-3"])).booking
     assert bookings.cancel(booking.booking_id, "alice").status is BookingStatus.CANCELLED

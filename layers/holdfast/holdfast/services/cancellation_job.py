@@ -56,15 +56,12 @@ class CancellationJob:
         return {"bookings": page, "after": page[-1] if page else after, "more": more}
 
     def settle(self, event_id: str, booking_id: str, reason: str) -> str:
-        for _ in range(ATTEMPTS):
-            booking = self.store.get_booking(booking_id)
-            if booking is None or booking.event_id != event_id:
-                return "not_found"
-            try:
-                return self._settle(booking, reason)
-            except StaleBooking:
-                continue  # a notification or the customer moved it: decide again on what stands
-        raise TransientStoreError(f"booking {booking_id} kept changing")
+        # A notification or the customer moved it meanwhile: decide again on what stands.
+        return transitions.decide_again(
+            lambda: self.store.get_booking(booking_id),
+            lambda booking: self._settle(booking, reason) if booking.event_id == event_id else "not_found",
+            attempts=ATTEMPTS, gone=lambda: "not_found",
+            exhausted=TransientStoreError(f"booking {booking_id} kept changing"))
 
     def _settle(self, booking: Booking, reason: str) -> str:
         if booking.status in HOLDING:

@@ -95,27 +95,34 @@ class GatePasses:
         lot = self.parking.lot(lot_id)
         if offline and event.get("gate_opened") is False:
             return self._kept_shut(call, direction, event)
-        for _ in range(ATTEMPTS):
-            done = self.store.get_pass(lot_id, gate_id, call.event_id, direction)
+
+        def read() -> dict[str, Any] | None:
+            return self.store.get_pass(lot_id, gate_id, call.event_id, direction)
+
+        def pass_through(done: dict[str, Any] | None) -> dict[str, Any]:
+            this = call
             if done is not None:
                 if _names_another_car(done.get("body"), call.body):
                     raise PassIdReused(call.event_id)
                 if not (offline and _refused_online(done)):
                     return done["answer"]
                 # the gate opened after all: what it did replaces what the backend answered
-                call = replace(call, replaces_online=True)
-            try:
-                if offline and at > self.clock() + self.max_clock_skew:
-                    return self._from_the_future(call, event, direction)
-                if direction == "entry":
-                    return self._entry(lot, call, event)
-                return self._exit(lot, call, event)
-            except StaleBooking:
-                continue   # the booking, ticket or pass moved meanwhile: read everything again
-        done = self.store.get_pass(lot_id, gate_id, call.event_id, direction)
-        if done is not None and not (offline and _refused_online(done)):
-            return done["answer"]
-        return _refused(direction, "busy")
+                this = replace(call, replaces_online=True)
+            if offline and at > self.clock() + self.max_clock_skew:
+                return self._from_the_future(this, event, direction)
+            if direction == "entry":
+                return self._entry(lot, this, event)
+            return self._exit(lot, this, event)
+
+        def busy() -> dict[str, Any]:
+            done = read()
+            if done is not None and not (offline and _refused_online(done)):
+                return done["answer"]
+            return _refused(direction, "busy")
+
+        # The booking, ticket or pass moved meanwhile (StaleBooking): read everything again. A pass
+        # not recorded yet is the usual case, decided like one that was.
+        return transitions.decide_again(read, pass_through, attempts=ATTEMPTS, exhausted=busy)
 
     def _pass_put(self, call: Pass, answer: dict[str, Any], direction: str | None = None):  # noqa: ANN202
         return self.store.pass_put(call.lot_id, call.gate_id, call.event_id, answer, iso(call.at), direction,

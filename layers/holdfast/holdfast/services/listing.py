@@ -22,6 +22,7 @@ from ..domain.search import EventSearch
 from ..domain.event_changes import announced_changes, refund_window
 from ..domain.errors import InvalidRequest, NotFound, TooBusy
 from ..domain.seating import natural_key
+from . import transitions
 
 UPDATE_ATTEMPTS = 5
 SEAT_MAP_CACHE_SECONDS = 1.0
@@ -53,8 +54,7 @@ class ListingService:
                             announce=True)
 
     def _change(self, event_id: str, decide, announce: bool = False) -> dict[str, Any]:
-        for _ in range(UPDATE_ATTEMPTS):
-            event = self._read(event_id)
+        def write(event: dict[str, Any]) -> dict[str, Any]:
             changes = decide(event)
             if not changes:
                 return self.view(event)
@@ -69,13 +69,12 @@ class ListingService:
                       "name": event["name"], "changes": announced,
                       **({"change_refund_until": changes["change_refund_until"]}
                          if "change_refund_until" in changes else {})} if announced else None
-            try:
-                self.store.update_event_listing(event_id, version, {**changes, "catalog_version": version + 1}, drop, put,
-                                                outbox=outbox)
-            except (StaleBooking, TransientStoreError):
-                continue
+            self.store.update_event_listing(event_id, version, {**changes, "catalog_version": version + 1}, drop, put,
+                                            outbox=outbox)
             return self.view(after)
-        raise TooBusy()
+
+        return transitions.decide_again(lambda: self._read(event_id), write, attempts=UPDATE_ATTEMPTS,
+                                        exhausted=TooBusy(), retry_on=(StaleBooking, TransientStoreError))
 
     def _read(self, event_id: str) -> dict[str, Any]:
         event = self.store.get_event(event_id)

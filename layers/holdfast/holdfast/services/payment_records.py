@@ -52,17 +52,17 @@ class PaymentRecordsMixin:
     def _note(self, booking: Booking, *, action: str, decision: str, ids: dict[str, str] | None = None,
               payment_change: dict[str, Any], actor: str = "system") -> Booking:
         """Record a change to the payment record that does not move the booking's status."""
-        for _ in range(ATTEMPTS):
-            assert booking.payment is not None
-            if booking.payment.payment_id and payment_change.get("payment_id") == booking.payment.payment_id \
-                    and booking.payment.state == "CREATED":
-                return booking  # someone (a notification) recorded it first
-            try:
-                return transitions.apply(self.store, booking, self.clock(), actor=actor, action=action,
-                                         decision=decision, ids=ids, payment=replace(booking.payment, **payment_change))
-            except StaleBooking:
-                booking = self.store.get_booking(booking.booking_id) or booking
-        raise TooBusy()
+        def note(current: Booking) -> Booking:
+            assert current.payment is not None
+            if current.payment.payment_id and payment_change.get("payment_id") == current.payment.payment_id \
+                    and current.payment.state == "CREATED":
+                return current  # someone (a notification) recorded it first
+            return transitions.apply(self.store, current, self.clock(), actor=actor, action=action,
+                                     decision=decision, ids=ids, payment=replace(current.payment, **payment_change))
+
+        # A booking that vanished cannot be written: as busy as one that kept changing.
+        return transitions.decide_again(lambda: self.store.get_booking(booking.booking_id), note, first=booking,
+                                        attempts=ATTEMPTS, gone=TooBusy(), exhausted=TooBusy())
 
     def _settle(self, booking: Booking, status: BookingStatus, *, action: str, decision: str, move: Move,
                 payment_change: dict[str, Any]) -> None:

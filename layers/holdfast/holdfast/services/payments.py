@@ -51,46 +51,46 @@ class PaymentService(PaymentRecordsMixin, RefundsMixin, ConflictCasesMixin):
 
     def start_payment(self, booking_id: str, customer_id: str, request_key: str) -> Booking:
         """Create (or return) the booking's provider payment. Amount and currency are the booking's."""
-        for attempt in range(ATTEMPTS):
-            booking = self.bookings.owned(booking_id, customer_id)
+        def store_attempt(booking: Booking) -> tuple[Booking, bool]:
+            """The booking with its attempt stored (True), or as it stands when it has its payment."""
             now = self.clock()
             payment = booking.payment
             if payment is not None and payment.payment_id:
-                return booking
-            try:
-                if booking.status is BookingStatus.HELD:
-                    if now >= parse_iso(booking.hold_expires_at):
-                        raise Conflict("The hold has lapsed; book again.", code="hold_expired")
-                    booking = transitions.apply(
-                        self.store, booking, now, status=BookingStatus.PAYMENT_PENDING, actor="customer",
-                        action="payment_requested", decision="attempt stored before calling the provider",
-                        ids={"idempotence_key": payment_key(booking_id), "request_key": request_key},
-                        payment=Payment(idempotence_key=payment_key(booking_id), state="CREATING",
-                                        lease_until=iso(now + timedelta(seconds=CREATE_LEASE_SECONDS)),
-                                        requested_at=iso(now),
-                                        next_check_at=iso(now + timedelta(seconds=self.first_check_seconds))),
-                    )
-                elif booking.status is BookingStatus.PAYMENT_PENDING and payment is not None:
-                    if payment.state == "CREATING" and payment.lease_until and now < parse_iso(payment.lease_until):
-                        raise RequestInProgress()
-                    # Outcome of an earlier call unknown (or its caller crashed): ask again, same key.
-                    booking = transitions.apply(
-                        self.store, booking, now, actor="customer", action="payment_retried",
-                        decision="repeating the provider call with the same idempotence key",
-                        ids={"idempotence_key": payment.idempotence_key, "request_key": request_key},
-                        payment=replace(payment, state="CREATING",
-                                        lease_until=iso(now + timedelta(seconds=CREATE_LEASE_SECONDS))),
-                    )
-                else:
-                    raise Conflict(f"A {booking.status.value} booking cannot be paid.", code="not_payable",
-                                   status=booking.status.value)
-            except (StaleBooking, TransientStoreError):
-                # Nothing was written (the provider was not called yet): read again and decide.
-                pause(attempt)
-                continue
-            self._watch(booking)
-            return self._create_at_provider(booking)
-        raise Busy()
+                return booking, False
+            if booking.status is BookingStatus.HELD:
+                if now >= parse_iso(booking.hold_expires_at):
+                    raise Conflict("The hold has lapsed; book again.", code="hold_expired")
+                return transitions.apply(
+                    self.store, booking, now, status=BookingStatus.PAYMENT_PENDING, actor="customer",
+                    action="payment_requested", decision="attempt stored before calling the provider",
+                    ids={"idempotence_key": payment_key(booking_id), "request_key": request_key},
+                    payment=Payment(idempotence_key=payment_key(booking_id), state="CREATING",
+                                    lease_until=iso(now + timedelta(seconds=CREATE_LEASE_SECONDS)),
+                                    requested_at=iso(now),
+                                    next_check_at=iso(now + timedelta(seconds=self.first_check_seconds))),
+                ), True
+            if booking.status is BookingStatus.PAYMENT_PENDING and payment is not None:
+                if payment.state == "CREATING" and payment.lease_until and now < parse_iso(payment.lease_until):
+                    raise RequestInProgress()
+                # Outcome of an earlier call unknown (or its caller crashed): ask again, same key.
+                return transitions.apply(
+                    self.store, booking, now, actor="customer", action="payment_retried",
+                    decision="repeating the provider call with the same idempotence key",
+                    ids={"idempotence_key": payment.idempotence_key, "request_key": request_key},
+                    payment=replace(payment, state="CREATING",
+                                    lease_until=iso(now + timedelta(seconds=CREATE_LEASE_SECONDS))),
+                ), True
+            raise Conflict(f"A {booking.status.value} booking cannot be paid.", code="not_payable",
+                           status=booking.status.value)
+
+        # A collision writes nothing (the provider was not called yet): read again and decide.
+        booking, stored = transitions.decide_again(
+            lambda: self.bookings.owned(booking_id, customer_id), store_attempt, attempts=ATTEMPTS, exhausted=Busy(),
+            retry_on=(StaleBooking, TransientStoreError), pause=pause)
+        if not stored:
+            return booking
+        self._watch(booking)
+        return self._create_at_provider(booking)
 
     def _watch(self, booking: Booking, tag: str = "initial") -> None:
         """Start the booking's reconciliation before a provider call whose outcome we may not learn
@@ -162,20 +162,22 @@ class PaymentService(PaymentRecordsMixin, RefundsMixin, ConflictCasesMixin):
 
             return record_provider_payment(self.store, self.clock, provider_payment)
         payment_id = provider_payment.get("id", "")
-        for _ in range(ATTEMPTS):
-            booking = self.store.get_booking(booking_id) if booking_id else None
-            if booking is None:
-                logger.warning("payment for an unknown booking", extra={"payment_id": payment_id})
-                return "unknown_booking"
+
+        def unknown() -> str:
+            logger.warning("payment for an unknown booking", extra={"payment_id": payment_id})
+            return "unknown_booking"
+
+        def act(booking: Booking) -> str:
             verdict = judge_payment(booking, provider_payment, booking.payment_mode,
                                     event_cancelled=self.store.event_cancelled(booking.event_id))
-            try:
-                return self._act(booking, provider_payment, verdict.verdict, verdict.reason, actor)
-            except (StaleBooking, SalesStopped):
-                # SalesStopped: the event was cancelled after it was judged; judged again, the
-                # payment is given back.
-                continue
-        raise PaymentOutcomeUnknown(f"booking {booking_id} kept changing")
+            return self._act(booking, provider_payment, verdict.verdict, verdict.reason, actor)
+
+        # SalesStopped: the event was cancelled after it was judged; judged again, the payment is
+        # given back.
+        return transitions.decide_again(
+            lambda: self.store.get_booking(booking_id) if booking_id else None, act, attempts=ATTEMPTS,
+            gone=unknown, exhausted=PaymentOutcomeUnknown(f"booking {booking_id} kept changing"),
+            retry_on=(StaleBooking, SalesStopped))
 
     def _act(self, booking: Booking, paid: dict[str, Any], verdict: Verdict, reason: str, actor: str) -> str:
         now = self.clock()

@@ -21,7 +21,7 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any, Callable
 
-from ..adapters.dynamo import BookingStore, StaleBooking
+from ..adapters.dynamo import BookingStore
 from ..adapters.provider import ProviderOutcomeUnknown, ProviderRejected, YooKassaProvider
 from ..clock import Clock, iso, parse_iso
 from ..domain.booking import Booking
@@ -167,25 +167,22 @@ class ReconciliationService:
             except (ProviderRejected, ProviderOutcomeUnknown):
                 self.payments.open_review(booking, "authorisation_not_cancelled", "reconciler", ids)
                 return
-        for _ in range(ATTEMPTS):
-            assert booking.payment is not None
-            done = replace(booking.payment, next_check_at=None)
-            try:
-                if booking.holds_places:
-                    transitions.apply(self.store, booking, now, status=BookingStatus.PAYMENT_FAILED, actor="reconciler",
-                                      action="reconciliation_limit_reached", ids=ids, move=Move.RELEASE,
-                                      decision="no final payment within the limit; places released", payment=done,
-                                      places_secured=False)
-                else:
-                    transitions.apply(self.store, booking, now, actor="reconciler", action="reconciliation_limit_reached",
-                                      ids=ids, decision="no final payment within the limit; stopped checking", payment=done)
+        def stop(current: Booking) -> None:
+            if current.settled:   # settled meanwhile: that ends the follow-up (``check`` passes none settled)
                 return
-            except StaleBooking:
-                # Judge again on what is there now: a payment settled meanwhile ends the follow-up.
-                fresh = self.store.get_booking(booking.booking_id)
-                if fresh is None or fresh.settled:
-                    return
-                booking = fresh
+            assert current.payment is not None
+            done = replace(current.payment, next_check_at=None)
+            if current.holds_places:
+                transitions.apply(self.store, current, now, status=BookingStatus.PAYMENT_FAILED, actor="reconciler",
+                                  action="reconciliation_limit_reached", ids=ids, move=Move.RELEASE,
+                                  decision="no final payment within the limit; places released", payment=done,
+                                  places_secured=False)
+            else:
+                transitions.apply(self.store, current, now, actor="reconciler", action="reconciliation_limit_reached",
+                                  ids=ids, decision="no final payment within the limit; stopped checking", payment=done)
+
+        transitions.decide_again(lambda: self.store.get_booking(booking.booking_id), stop, first=booking,
+                                 attempts=ATTEMPTS, gone=lambda: None, exhausted=lambda: None)
 
     def _schedule_next(self, booking: Booking) -> dict[str, Any]:
         payment = booking.payment
@@ -197,18 +194,19 @@ class ReconciliationService:
         return self._answer(booking.booking_id, "pending", wait, booking)
 
     def _note(self, booking: Booking, action: str, decision: str, payment) -> None:  # noqa: ANN001
-        for _ in range(ATTEMPTS):
-            try:
-                transitions.apply(self.store, booking, self.clock(), actor="reconciler", action=action,
-                                  decision=decision, payment=payment)
+        def note(current: Booking) -> None:
+            if current.settled:   # settled meanwhile: nothing left to note (``check`` passes none settled)
                 return
-            except StaleBooking:
-                fresh = self.store.get_booking(booking.booking_id)
-                if fresh is None or fresh.settled:
-                    return
-                booking = fresh
-                payment = replace(payment, **{k: getattr(fresh.payment, k) for k in ("payment_id", "provider_status",
-                                                                                       "refund", "state")})
+            change = payment
+            if current is not booking:
+                # Read again after a collision: what the other writer recorded about the payment stands.
+                change = replace(payment, **{k: getattr(current.payment, k) for k in ("payment_id", "provider_status",
+                                                                                        "refund", "state")})
+            transitions.apply(self.store, current, self.clock(), actor="reconciler", action=action,
+                              decision=decision, payment=change)
+
+        transitions.decide_again(lambda: self.store.get_booking(booking.booking_id), note, first=booking,
+                                 attempts=ATTEMPTS, gone=lambda: None, exhausted=lambda: None)
 
     @staticmethod
     def _answer(booking_id: str, outcome: str, wait: int, booking: Booking | None) -> dict[str, Any]:

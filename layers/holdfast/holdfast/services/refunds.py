@@ -10,7 +10,6 @@ from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from ..adapters.dynamo import StaleBooking
 from ..adapters.provider import ProviderNotFound, ProviderOutcomeUnknown, ProviderRejected
 from ..clock import iso
 from ..domain.booking import Booking, Payment
@@ -148,32 +147,33 @@ class RefundsMixin:
         return self.record_refund(booking, answer, actor)
 
     def record_refund(self, booking: Booking, refund: dict[str, Any], actor: str) -> str:
-        for _ in range(ATTEMPTS):
-            payment = booking.payment
+        def record(current: Booking) -> str:
+            payment = current.payment
             assert payment is not None
             mismatch = refund_mismatch(payment, refund)
             if mismatch:
                 logger.warning("refund does not match the booking's refund", extra={
-                    "booking_id": booking.booking_id, "refund_id": refund.get("id"), "reason": mismatch})
+                    "booking_id": current.booking_id, "refund_id": refund.get("id"), "reason": mismatch})
                 return mismatch
             state = dict(payment.refund or {}) | {"refund_id": refund["id"], "status": refund.get("status")}
             ids = {"payment_id": payment.payment_id or "", "refund_id": refund["id"]}
-            try:
-                # In review too: the money went back, whoever was waiting for it.
-                if refund.get("status") == "succeeded" and _same_amount(refund.get("amount"), refund_amount(booking)) \
-                        and booking.status in (BookingStatus.REFUND_PENDING, BookingStatus.MANUAL_REVIEW):
-                    transitions.apply(self.store, booking, self.clock(), status=BookingStatus.REFUNDED, actor=actor,
-                                      action="refund_succeeded", decision="money returned", ids=ids,
-                                      payment=replace(payment, refund=state, next_check_at=None), review=None)
-                    return "refunded"
-                if payment.refund == state:
-                    return f"refund_{refund.get('status')}"
-                transitions.apply(self.store, booking, self.clock(), actor=actor, action=f"refund_{refund.get('status')}",
-                                  decision="refund recorded", ids=ids, payment=replace(payment, refund=state))
+            # In review too: the money went back, whoever was waiting for it.
+            if refund.get("status") == "succeeded" and _same_amount(refund.get("amount"), refund_amount(current)) \
+                    and current.status in (BookingStatus.REFUND_PENDING, BookingStatus.MANUAL_REVIEW):
+                transitions.apply(self.store, current, self.clock(), status=BookingStatus.REFUNDED, actor=actor,
+                                  action="refund_succeeded", decision="money returned", ids=ids,
+                                  payment=replace(payment, refund=state, next_check_at=None), review=None)
+                return "refunded"
+            if payment.refund == state:
                 return f"refund_{refund.get('status')}"
-            except StaleBooking:
-                booking = self.store.get_booking(booking.booking_id) or booking
-        raise PaymentOutcomeUnknown("booking kept changing while recording its refund")
+            transitions.apply(self.store, current, self.clock(), actor=actor, action=f"refund_{refund.get('status')}",
+                              decision="refund recorded", ids=ids, payment=replace(payment, refund=state))
+            return f"refund_{refund.get('status')}"
+
+        # A booking that vanished cannot be written: as unknown as one that kept changing.
+        kept_changing = PaymentOutcomeUnknown("booking kept changing while recording its refund")
+        return transitions.decide_again(lambda: self.store.get_booking(booking.booking_id), record, first=booking,
+                                        attempts=ATTEMPTS, gone=kept_changing, exhausted=kept_changing)
 
     def apply_provider_refund(self, refund: dict[str, Any], actor: str = "provider") -> str:
         try:

@@ -46,34 +46,22 @@ class ReleasesMixin:
                void: Callable[[Booking], Booking] | None = None) -> Booking:
         """The customer gives the places up. Repeating a cancellation returns the booking as it is.
         ``void`` then cancels an open payment at the provider where it can (see PaymentService)."""
-        for attempt in range(HOLD_ATTEMPTS):
-            booking = self.owned(booking_id, customer_id)
+        def give_up(booking: Booking) -> Booking:
             if booking.status in (BookingStatus.CANCELLED, BookingStatus.REFUND_PENDING, BookingStatus.REFUNDED) \
                     or given_up_into_kind_state(booking):
                 return booking
             if booking.status is BookingStatus.CONFIRMED and refund is not None:
-                try:
-                    return refund(booking)
-                except (StaleBooking, TransientStoreError):
-                    # A second click (or a notification) wrote first, or the store stayed busy:
-                    # read again and decide from what stands; a cancellation that won (ours or
-                    # the other click's) is answered as done, and its refund is reconciled.
-                    pause(attempt, self.rng)
-                    continue
+                return refund(booking)
             if not booking.holds_places:
                 raise Conflict(f"A {booking.status.value} booking cannot be cancelled.", code="not_cancellable",
                                status=booking.status.value)
             if booking.places_secured:
                 raise Conflict("The payment is being captured right now; try again in a moment.", code="payment_in_progress")
-            try:
-                cancelled = transitions.apply(
-                    self.store, booking, self.clock(), status=BookingStatus.CANCELLED, actor="customer",
-                    action="cancelled_by_customer", decision="places released", move=Move.RELEASE,
-                    cancelled_by_customer=True,
-                )
-            except (StaleBooking, TransientStoreError):
-                pause(attempt, self.rng)
-                continue
+            cancelled = transitions.apply(
+                self.store, booking, self.clock(), status=BookingStatus.CANCELLED, actor="customer",
+                action="cancelled_by_customer", decision="places released", move=Move.RELEASE,
+                cancelled_by_customer=True,
+            )
             self._snapshots.drop(booking.event_id)   # what this container released it sells again at once
             if void is None or cancelled.payment is None:
                 return cancelled
@@ -82,14 +70,17 @@ class ReleasesMixin:
             except Exception:  # noqa: BLE001 - the cancellation stands; a later payment is given back anyway
                 logger.exception("could not void the payment of a cancelled booking", extra={"booking_id": booking_id})
                 return cancelled
-        raise Busy()
+
+        # A second click (or a notification) wrote first, or the store stayed busy: read again and
+        # decide from what stands; a cancellation that won (ours or the other click's) is answered
+        # as done, and its refund is reconciled.
+        return transitions.decide_again(
+            lambda: self.owned(booking_id, customer_id), give_up, attempts=HOLD_ATTEMPTS, exhausted=Busy(),
+            retry_on=(StaleBooking, TransientStoreError), pause=lambda attempt: pause(attempt, self.rng))
 
     def expire(self, booking_id: str) -> dict[str, str]:
         """Timer: end an unpaid hold whose time is up. Anything else is a no-op."""
-        for _ in range(HOLD_ATTEMPTS):
-            booking = self.store.get_booking(booking_id)
-            if booking is None:
-                return {"booking_id": booking_id, "outcome": "missing", "hold_expires_at": ""}
+        def end(booking: Booking) -> dict[str, str]:
             now = self.clock()
             if not booking.holds_places:
                 return {"booking_id": booking_id, "outcome": f"noop_{booking.status.value.lower()}",
@@ -100,16 +91,17 @@ class ReleasesMixin:
             if booking.places_secured:
                 # A capture is in flight for an authorised payment; look again shortly.
                 return {"booking_id": booking_id, "outcome": "not_yet", "hold_expires_at": iso(now + timedelta(seconds=60))}
-            try:
-                transitions.apply(
-                    self.store, booking, now, status=BookingStatus.EXPIRED, actor="timer", action="hold_expired",
-                    decision="unpaid at the deadline; places released", move=Move.RELEASE,
-                )
-                self._snapshots.drop(booking.event_id)
-                return {"booking_id": booking_id, "outcome": "expired", "hold_expires_at": booking.hold_expires_at}
-            except StaleBooking:
-                continue
-        raise TransientStoreError("booking kept changing while expiring it")
+            transitions.apply(
+                self.store, booking, now, status=BookingStatus.EXPIRED, actor="timer", action="hold_expired",
+                decision="unpaid at the deadline; places released", move=Move.RELEASE,
+            )
+            self._snapshots.drop(booking.event_id)
+            return {"booking_id": booking_id, "outcome": "expired", "hold_expires_at": booking.hold_expires_at}
+
+        return transitions.decide_again(
+            lambda: self.store.get_booking(booking_id), end, attempts=HOLD_ATTEMPTS,
+            gone=lambda: {"booking_id": booking_id, "outcome": "missing", "hold_expires_at": ""},
+            exhausted=TransientStoreError("booking kept changing while expiring it"))
 
 
     def expire_bucket(self, event_id: str, bucket: str, workers: int = BUCKET_WORKERS) -> dict[str, Any]:

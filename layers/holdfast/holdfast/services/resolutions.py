@@ -108,21 +108,19 @@ class ResolutionService:
         """The offering was cancelled while the case was open: its money goes back (void or
         refund), decided by the organizer, whoever asks first (the cancellation job, or the
         customer's or an operator's late choice). A case already decided is left as it is."""
-        for _ in range(ATTEMPTS):
-            case = booking.resolution
-            if not booking.resolution_open or not case or booking.status is not BookingStatus.MANUAL_REVIEW:
+        def close(current: Booking) -> str:
+            case = current.resolution
+            if not current.resolution_open or not case or current.status is not BookingStatus.MANUAL_REVIEW:
                 return "case_closed"
             decision = {"choice": "refund", "fields": {}, "by": "organizer", "at": iso(self.clock()),
-                        "key": f"event-cancelled-{booking.booking_id}"}
-            try:
-                self._give_back(booking, case, decision, "organizer", why="event cancelled")
-                return "case_refunded"
-            except StaleBooking:
-                fresh = self.store.get_booking(booking.booking_id)
-                if fresh is None:
-                    return "case_closed"
-                booking = fresh
-        raise Conflict("The booking changed meanwhile; look again.", code="booking_changed")
+                        "key": f"event-cancelled-{current.booking_id}"}
+            self._give_back(current, case, decision, "organizer", why="event cancelled")
+            return "case_refunded"
+
+        return transitions.decide_again(
+            lambda: self.store.get_booking(booking.booking_id), close, first=booking, attempts=ATTEMPTS,
+            gone=lambda: "case_closed",
+            exhausted=Conflict("The booking changed meanwhile; look again.", code="booking_changed"))
 
     # ------------------------------------------------------------------------------- the decisions
 

@@ -1,11 +1,12 @@
 """The one way a booking changes: a new version, its journal entry and outbox event, the places
-moved, all written in one conditional transaction (see BookingStore.save)."""
+moved, all written in one conditional transaction (see BookingStore.save); and the one way a
+writer that lost the version race reads again and decides again (``decide_again``)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable, TypeVar
 
-from ..adapters.dynamo import BookingStore
+from ..adapters.dynamo import BookingStore, StaleBooking
 from ..clock import iso
 from ..domain import lifecycle
 from ..domain.booking import Booking, IllegalTransition, JournalEntry, check_transition, implied_move
@@ -23,6 +24,9 @@ NOTIFIED = {
     BookingStatus.REFUNDED: "booking.refunded",
     BookingStatus.MANUAL_REVIEW: "booking.manual_review",
 }
+
+R = TypeVar("R")
+T = TypeVar("T")
 
 
 def apply(store: BookingStore, booking: Booking, now, *, status: BookingStatus | None = None, actor: str,
@@ -65,3 +69,38 @@ def advance(store: BookingStore, booking: Booking, now, target: str, *, actor: s
     status = lifecycle.status_of(str(target))
     return apply(store, booking, now, status=status, actor=actor, action=action, decision=decision, ids=ids,
                  move=implied_move(booking.status, status), extra=extra, **changes)
+
+
+def decide_again(read: Callable[[], R | None], decide: Callable[[R], T], *, attempts: int,
+                 exhausted: BaseException | Callable[[], T], gone: BaseException | Callable[[], T] | None = None,
+                 first: R | None = None, retry_on: tuple[type[BaseException], ...] = (StaleBooking,),
+                 pause: Callable[[int], None] | None = None) -> T:
+    """Decide on a record as it stands and carry the decision out; when someone else wrote first
+    (``retry_on``, StaleBooking by default: nothing of ours was written), read it again and decide
+    again, at most ``attempts`` times. The one place the read-decide-retry loop is written.
+
+    ``decide`` takes the record and returns the answer; "nothing to do" is just an answer it gives.
+    ``first`` is a copy the caller already holds: the first decision is made on it without a read.
+    ``gone`` is what a read that finds nothing answers; without it ``decide`` is handed ``None``
+    too (a gate pass not recorded yet is the usual case, not a vanished one).
+    ``exhausted`` is the answer once every attempt collided. For both, an exception is raised and
+    a callable is called. ``pause(attempt)`` runs after each collision (the attempt's index).
+    """
+    current = first
+    for attempt in range(attempts):
+        if attempt or current is None:
+            current = read()
+        if current is None and gone is not None:
+            return _answer(gone)
+        try:
+            return decide(current)  # type: ignore[arg-type]  # None only when gone is not given
+        except retry_on:
+            if pause is not None:
+                pause(attempt)
+    return _answer(exhausted)
+
+
+def _answer(outcome: BaseException | Callable[[], T]) -> T:
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return outcome()
