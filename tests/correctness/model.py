@@ -26,14 +26,14 @@ from typing import Any, Callable, Protocol, Sequence, TypeVar
 
 from botocore.exceptions import ClientError
 
-from holdfast.adapters.dynamo import BookingStore, TransientStoreError
-from holdfast.adapters.provider import ProviderOutcomeUnknown, ProviderRejected
+from holdfast.adapters.dynamo import BookingStore
 from holdfast.adapters.surge import SurgeStore
 from holdfast.appointment_schemas import SlotBookingIn
 from holdfast.clock import iso, parse_iso
 from holdfast.domain.timeslots import parse_granule_key
 from holdfast.domain.errors import BookingError, IdempotencyKeyReused, SeatsUnavailable, SoldOut
 from holdfast.domain.statuses import BookingStatus
+from holdfast.ports import ProviderOutcomeUnknown, ProviderRejected, TransientStoreError
 from holdfast.schemas import BookingIn
 from holdfast.services.admission import WaitingRoomService
 from holdfast.services.bookings import BookingService

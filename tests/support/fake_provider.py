@@ -12,7 +12,7 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
-from holdfast.adapters.provider import ProviderNotFound, ProviderOutcomeUnknown, ProviderRejected
+from holdfast.ports import ProviderNotFound, ProviderOutcomeUnknown, ProviderRejected
 
 
 class FakeProvider:

@@ -7,6 +7,8 @@ the ``wiring`` module at call time, so a test that replaces one of them there is
 from __future__ import annotations
 
 import functools
+from datetime import datetime
+from typing import Any
 
 from . import wiring
 
@@ -42,6 +44,13 @@ def gate_passes():
                       max_clock_skew_seconds=wiring.settings().gate_clock_skew_seconds)
 
 
+def apply_gate_pass(lot_id: str, gate_id: str, event: dict[str, Any], *, at: datetime, offline: bool
+                    ) -> dict[str, Any]:
+    """The one entry point for a gate pass (the gate routes and gate sync's applier): the service
+    is looked up per call, so a ``reset()`` between calls is seen."""
+    return gate_passes().apply(lot_id, gate_id, event, at=at, offline=offline)
+
+
 @functools.cache
 def gate_cases():
     from .services.gate_cases import GateCases
@@ -52,7 +61,6 @@ def gate_cases():
 @functools.cache
 def gate_sync():
     from .adapters.gate_sync_store import GateSyncStore
-    from .services.gate_passes import apply_pass
     from .services.gate_sync import GateSync
 
-    return GateSync(GateSyncStore(wiring.store().table, wiring.store().client), apply_pass)
+    return GateSync(GateSyncStore(wiring.store().table, wiring.store().client), apply_gate_pass)

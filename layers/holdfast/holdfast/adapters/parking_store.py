@@ -24,7 +24,11 @@ import json
 import time
 from typing import Any, Iterable
 
-from .codec import Labelled, Table, _attrs, _plain, put_new
+from ..domain.inventory import Granule, Move
+from ..ports import Labelled
+from .codec import Table, _attrs, _plain, put_new
+from .granule_claims import granule_claim
+from .sale_gate import gate_check
 
 OUTBOX_RETENTION_SECONDS = 7 * 86_400
 _KEYS = ("pk", "sk", "gsi1pk", "gsi1sk")
@@ -232,6 +236,14 @@ class ParkingStore(Table):
             "TableName": self.table, "Key": _attrs({"pk": f"TICKET#{ticket_id}", "sk": "META"}),
             "ConditionExpression": "#status = :status", "ExpressionAttributeNames": {"#status": "status"},
             "ExpressionAttributeValues": _attrs({":status": status})}})
+
+    def granule_claim(self, granule: Granule, booking_id: str, move: Move) -> dict[str, Any]:
+        """A space's time granule changed by ``move``, for ``write`` (the caller labels it)."""
+        return granule_claim(self.table, granule, booking_id, move)
+
+    def sale_gate_check(self, event_id: str, booking_id: str) -> Labelled:
+        """The lot (an offering) is not cancelled, checked in the same transaction."""
+        return gate_check(self.table, event_id, booking_id)
 
     def write(self, items: list[Labelled]) -> bool:
         """One transaction; False when a condition failed (nothing written)."""

@@ -15,12 +15,12 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .. import kinds
-from ..adapters.dynamo import BookingStore, StaleBooking, TransientStoreError
-from ..clock import Clock, iso
+from ..clock import iso
 from ..domain import search
 from ..domain.event_changes import announced_changes, refund_window
 from ..domain.errors import InvalidRequest, NotFound, TooBusy
 from ..domain.seating import natural_key
+from ..ports import Clock, Listing, StaleBooking, TransientStoreError
 
 if TYPE_CHECKING:
     from ..schemas import EventListQuery, EventPatchIn   # the request types only
@@ -32,7 +32,7 @@ MAX_SORT_KEY_BYTES = 1024   # DynamoDB's limit for a sort key
 
 
 class ListingService:
-    def __init__(self, store: BookingStore, clock: Clock) -> None:
+    def __init__(self, store: Listing, clock: Clock) -> None:
         self.store = store
         self.clock = clock
         self._seat_maps: dict[str, tuple[float, dict[str, Any]]] = {}

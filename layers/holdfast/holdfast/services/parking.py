@@ -12,8 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any, Callable
 
 from .. import kinds
-from ..adapters.dynamo import BookingStore, ItemExists, TransientStoreError
-from ..clock import Clock, iso, parse_iso
+from ..clock import iso, parse_iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
 from ..domain.commands import HoldPlaces
 from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy, Unauthorized
@@ -22,6 +21,7 @@ from ..domain.parking import GRANULE, TYPES, ceil_granule, floor_granule, granul
 from ..kinds.parking import Parking, space_states
 from ..parking_schemas import GateIn, LotIn, ReservationIn, SubscriptionIn
 from ..parking_tokens import LotKeys, gate_key_hash
+from ..ports import Clock, ItemExists, ParkingStore, TransientStoreError
 from .bookings import BookingService, HoldResult
 
 LOT_NAMESPACE = uuid.UUID("3b1c8a52-7f0e-4d6b-9a41-2c5e8f7d1a63")
@@ -37,7 +37,7 @@ class GateUnauthorized(Unauthorized):
 
 
 class ParkingService:
-    def __init__(self, store: BookingStore, clock: Clock, bookings: BookingService, default_hold_ttl_seconds: int,
+    def __init__(self, store: ParkingStore, clock: Clock, bookings: BookingService, default_hold_ttl_seconds: int,
                  keys: Callable[[], LotKeys]) -> None:
         self.store = store
         self.clock = clock
