@@ -197,9 +197,7 @@ class ModelProvider(FakeProvider):
     def find_payments(self, *, created_gte: str, created_lte: str,
                       metadata: dict[str, str]) -> list[dict[str, Any]]:
         self._guard("find_payments")
-        return [self._public(p) for p in self.payments.values()
-                if created_gte <= p["created_at"] <= created_lte
-                and all((p.get("metadata") or {}).get(k) == v for k, v in metadata.items())]
+        return super().find_payments(created_gte=created_gte, created_lte=created_lte, metadata=metadata)
 
     def lapse(self, payment_id: str) -> None:
         """The authorisation runs out at the provider before the shop captured it."""

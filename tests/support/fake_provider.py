@@ -105,6 +105,12 @@ class FakeProvider:
 
         return self._idempotent("create_refund", idempotence_key, (payment_id, tuple(amount.items())), effect)
 
+    def find_payments(self, *, created_gte: str, created_lte: str,
+                      metadata: dict[str, str]) -> list[dict[str, Any]]:
+        return [self._public(p) for p in self.payments.values()
+                if created_gte <= p["created_at"] <= created_lte
+                and all((p.get("metadata") or {}).get(k) == v for k, v in metadata.items())]
+
     def list_refunds(self, payment_id):
         self.calls.append(("list_refunds", payment_id))
         if self._fault("list_refunds"):
