@@ -54,9 +54,9 @@ class ParkingStore(Table):
                     found[(space, key)] = item
         return found
 
-    def sold_sessions(self, lot_id: str, start: str, end: str) -> set[str]:
-        """Who holds a sold granule of the lot in [start, end): ``B#<id>`` of a confirmed (or checked
-        in) reservation or of a ticket. The same range queries as ``read_lot_granules``, eventually
+    def sold_holders(self, lot_id: str, start: str, end: str) -> set[str]:
+        """Who holds a sold granule of the lot in [start, end): the id of a confirmed (or checked
+        in) reservation or of a ticket (their granules' session is ``B#<id>``). The same range queries as ``read_lot_granules``, eventually
         consistent (a gate's cache, not a decision) and only the three attributes needed."""
         sessions: set[str] = set()
         for day in _days(start, end):
@@ -70,7 +70,7 @@ class ParkingStore(Table):
             })
             sessions |= {item["session"] for item in items
                          if int(item.get("sold", 0)) and f"{day}T{item['sk'][2:7]}" < end and item.get("session")}
-        return sessions
+        return {session.removeprefix("B#") for session in sessions if session.startswith("B#")}
 
     def reservation_summaries(self, booking_ids: list[str]) -> list[dict[str, Any]]:
         """``booking_id``, ``event_id``, ``status`` and ``kind_details`` of these bookings (those

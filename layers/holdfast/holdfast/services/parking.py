@@ -161,8 +161,7 @@ class ParkingService:
 
     def _confirmed_reservations(self, lot_id: str, now: datetime, end: datetime) -> list[dict[str, str]]:
         start = floor_granule(now)
-        holders = {session[2:] for session in self.store.sold_sessions(lot_id, granule_key(start), granule_key(end))
-                   if session.startswith("B#")}
+        holders = self.store.sold_holders(lot_id, granule_key(start), granule_key(end))
         holders -= {ticket["ticket_id"] for ticket in self.store.open_tickets(lot_id)}   # drive-ups inside
         found = []
         for booking in self.store.reservation_summaries(sorted(holders)):

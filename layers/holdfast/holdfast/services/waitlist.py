@@ -79,7 +79,7 @@ class WaitlistService:
             now = iso(self.clock())
             entry_id = uuid.uuid4().hex
             entry = {"entry_id": entry_id, "customer_id": customer_id, "quantity": quantity, "joined_at": now,
-                     "queue_sk": f"Q#{now}#{entry_id}", "state": "WAITING"}
+                     "queue_sk": self.store.waitlist_queue_key(now, entry_id), "state": "WAITING"}
             if contact_email:
                 entry["contact_email"] = contact_email
             try:
