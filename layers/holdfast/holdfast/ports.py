@@ -6,8 +6,9 @@ Protocols structurally and raise the exceptions below, and wiring.py hands the c
 A Protocol names only what one use case calls, so a fake for a service test implements a page, not
 the whole table; a service that needs several composes them (``HoldStore`` below).
 
-Typing only, on purpose: every function imports this module at its cold start, so it loads no
-SDK, no pydantic and no adapter (tests/unit/test_ports.py keeps it so).
+Nothing here does I/O or imports more than typing, dataclasses and datetime: every function
+imports this module at its cold start (through the services and http.py), so it loads no SDK, no
+pydantic and no adapter (tests/unit/test_ports.py keeps it so).
 """
 from __future__ import annotations
 
