@@ -149,7 +149,7 @@ class Trace:
 
     def gate_pass(self, lot: dict, gate: dict, direction: str, body: dict, at: datetime | None = None) -> dict:
         """A pass through a lot's gate: over HTTP (the gate route, at the system's clock) or, with
-        `at`, through the same code (`gate_passes.apply_pass`, what the route calls) at the gate's
+        `at`, through the same code (`wiring.apply_gate_pass`, what the route calls) at the gate's
         clock moved forward, so an overstay of an hour takes no hour."""
         sent = now_iso()
         if at is None:
@@ -158,9 +158,9 @@ class Trace:
             assert answer.status_code == 200, answer.text
             result, how = answer.json(), f"POST /lots/…/gates/…/{direction} → 200"
         else:
-            from holdfast.services.gate_passes import apply_pass
+            from holdfast import wiring
 
-            result = apply_pass(lot["lot_id"], gate["gate_id"], {**body, "kind": direction}, at=at, offline=False)
+            result = wiring.apply_gate_pass(lot["lot_id"], gate["gate_id"], {**body, "kind": direction}, at=at, offline=False)
             how = f"{direction} at gate clock {at.strftime('%H:%M')} UTC →"
         what = "token" if "token" in body else "ticket" if "ticket_id" in body else "plate"
         if direction == "entry":

@@ -91,12 +91,11 @@ def create_subscription(lot_id: str):
 def _pass(lot_id: str, gate_id: str, kind: str):
     from holdfast.clock import system_clock
     from holdfast.parking_schemas import GatePassIn
-    from holdfast.services.gate_passes import apply_pass
 
     wiring.parking().gate(lot_id, gate_id, header(app, "X-Gate-Key"))
     body = parse_body(app, GatePassIn)
     event = {"kind": kind, **body.model_dump(exclude_none=True)}
-    return json_response(200, apply_pass(lot_id, gate_id, event, at=system_clock(), offline=False))
+    return json_response(200, wiring.apply_gate_pass(lot_id, gate_id, event, at=system_clock(), offline=False))
 
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")

@@ -3,7 +3,7 @@ import json
 
 
 from holdfast import wiring
-from holdfast.adapters.provider import ProviderNotFound
+from holdfast.ports import ProviderNotFound
 from holdfast.adapters import yookassa_sdk as _sdk  # noqa: F401 - every record is fetched from the provider: loaded at init
 from holdfast.faults import crash_point
 from holdfast.services import payments as _payments  # noqa: F401 - and applied by it

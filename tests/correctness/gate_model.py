@@ -51,7 +51,7 @@ from gate_controller.controller import RESEND_SECONDS, Gate
 from gate_controller.journal import Journal
 from gate_controller.offline import OfflineRules
 from holdfast import kinds
-from holdfast.adapters.dynamo import BookingStore, TransientStoreError
+from holdfast.adapters.dynamo import BookingStore
 from holdfast.adapters.gate_sync_store import GateSyncStore
 from holdfast.clock import iso, parse_iso
 from holdfast.domain import lifecycle
@@ -61,6 +61,7 @@ from holdfast.domain.statuses import BookingStatus, can_move
 from holdfast.gate_sync_schemas import GateSyncIn
 from holdfast.parking_schemas import GatePassIn, LotIn, ReservationIn, SubscriptionIn
 from holdfast.parking_tokens import LotKeys
+from holdfast.ports import TransientStoreError
 from holdfast.services.bookings import BookingService
 from holdfast.services.gate_passes import GatePasses
 from holdfast.services.gate_sync import GateSync
@@ -236,7 +237,7 @@ class GateWorld:
         return self.passes.apply(lot_id, gate_id, event, at=at, offline=offline)
 
     def apply_online(self, gate: str, kind: str, body: dict[str, Any]) -> dict[str, Any]:
-        """POST .../gates/{gate}/entry|exit as app.py runs it: the key, the body, apply_pass."""
+        """POST .../gates/{gate}/entry|exit as app.py runs it: the key, the body, apply_gate_pass."""
         self.parking.gate(self.lot_id, self.gate_ids[gate], self.gate_keys[gate])
         try:
             request = GatePassIn.model_validate(body)

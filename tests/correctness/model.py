@@ -26,14 +26,14 @@ from typing import Any, Callable, Protocol, Sequence, TypeVar
 
 from botocore.exceptions import ClientError
 
-from holdfast.adapters.dynamo import BookingStore, TransientStoreError
-from holdfast.adapters.provider import ProviderOutcomeUnknown, ProviderRejected
+from holdfast.adapters.dynamo import BookingStore
 from holdfast.adapters.surge import SurgeStore
 from holdfast.appointment_schemas import SlotBookingIn
 from holdfast.clock import iso, parse_iso
 from holdfast.domain.timeslots import parse_granule_key
 from holdfast.domain.errors import BookingError, IdempotencyKeyReused, SeatsUnavailable, SoldOut
 from holdfast.domain.statuses import BookingStatus
+from holdfast.ports import ProviderOutcomeUnknown, ProviderRejected, TransientStoreError
 from holdfast.schemas import BookingIn
 from holdfast.services.admission import WaitingRoomService
 from holdfast.services.bookings import BookingService
@@ -197,9 +197,7 @@ class ModelProvider(FakeProvider):
     def find_payments(self, *, created_gte: str, created_lte: str,
                       metadata: dict[str, str]) -> list[dict[str, Any]]:
         self._guard("find_payments")
-        return [self._public(p) for p in self.payments.values()
-                if created_gte <= p["created_at"] <= created_lte
-                and all((p.get("metadata") or {}).get(k) == v for k, v in metadata.items())]
+        return super().find_payments(created_gte=created_gte, created_lte=created_lte, metadata=metadata)
 
     def lapse(self, payment_id: str) -> None:
         """The authorisation runs out at the provider before the shop captured it."""

@@ -10,7 +10,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from holdfast import wiring
-from holdfast.adapters.dynamo import StaleBooking
+from holdfast.ports import StaleBooking
 from holdfast.services.bookings import BookingService
 from tests.support.handlers import FakeLambdaContext, api_event, call, load_handler
 

@@ -12,7 +12,7 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
-from holdfast.adapters.provider import ProviderNotFound, ProviderOutcomeUnknown, ProviderRejected
+from holdfast.ports import ProviderNotFound, ProviderOutcomeUnknown, ProviderRejected
 
 
 class FakeProvider:
@@ -104,6 +104,12 @@ class FakeProvider:
             return dict(self.refunds[refund_id])
 
         return self._idempotent("create_refund", idempotence_key, (payment_id, tuple(amount.items())), effect)
+
+    def find_payments(self, *, created_gte: str, created_lte: str,
+                      metadata: dict[str, str]) -> list[dict[str, Any]]:
+        return [self._public(p) for p in self.payments.values()
+                if created_gte <= p["created_at"] <= created_lte
+                and all((p.get("metadata") or {}).get(k) == v for k, v in metadata.items())]
 
     def list_refunds(self, payment_id):
         self.calls.append(("list_refunds", payment_id))

@@ -23,7 +23,8 @@ from holdfast.domain.inventory import Places, Pool
 from holdfast.domain.lifecycle import ExtraState
 from holdfast.domain.money import Money
 from holdfast.domain.offering import Offering
-from holdfast.kinds.base import Inventory, InventoryReads, Kind, checked_quantity
+from holdfast.kinds.base import Inventory, Kind, checked_quantity
+from holdfast.ports import InventoryReads
 
 FRONT, BACK = "POOL#000", "POOL#001"
 

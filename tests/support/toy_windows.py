@@ -17,7 +17,8 @@ from holdfast import kinds
 from holdfast.domain.booking import Booking
 from holdfast.domain.errors import InvalidRequest, SoldOut
 from holdfast.domain.inventory import Places
-from holdfast.kinds.base import Inventory, InventoryReads, Kind, checked_quantity
+from holdfast.kinds.base import Inventory, Kind, checked_quantity
+from holdfast.ports import InventoryReads
 
 WINDOWS = {"POOL#000": "12:00", "POOL#001": "12:30", "POOL#002": "13:00"}
 ORDER = list(WINDOWS)

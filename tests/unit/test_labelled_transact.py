@@ -4,7 +4,7 @@ from dataclasses import replace
 import pytest
 
 from holdfast.adapters.codec import Cancelled, put_new
-from holdfast.adapters.dynamo import IdempotencyRecord, PlacesTaken
+from holdfast.ports import IdempotencyRecord, PlacesTaken
 from holdfast.adapters.inventory_store import CLAIM, claim_items
 from holdfast.domain.inventory import InventoryKind, Move, Places
 from holdfast.schemas import BookingIn

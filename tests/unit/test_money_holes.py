@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from holdfast.adapters.provider import ProviderRejected
+from holdfast.ports import ProviderRejected
 from holdfast.domain.booking import IllegalTransition
 from holdfast.domain.errors import Conflict, PaymentProviderUnavailable
 from holdfast.domain.inventory import Move

@@ -7,11 +7,11 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any, Callable
 
-from .adapters.dynamo import DuplicateRequest, ItemExists, PlacesTaken, StaleBooking, StoreError
 from .config import settings
 from .domain.booking import IllegalTransition
 from .domain.errors import BookingError, InvalidRequest, Unauthorized
 from .observability import answered, logger
+from .ports import DuplicateRequest, ItemExists, PlacesTaken, StaleBooking, StoreError
 from .resolver import Response, RestResolver
 
 if TYPE_CHECKING:

@@ -9,7 +9,8 @@ follows the same pattern: ``@functools.cache``, imports inside, listed in ``rese
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from .clock import system_clock
 from .config import ConfigurationError, load_settings, settings
@@ -271,9 +272,57 @@ def email_sender():
     return SesEmailSender(sender) if sender else None
 
 
-# The parking family (lots, gate passes, gate cases, gate sync) is built in wiring_parking.py; its
-# factories are this module's names too, so handlers and tests reach every factory here.
-from .wiring_parking import gate_cases, gate_passes, gate_sync, parking, parking_keys  # noqa: E402
+# ---------------------------------------------------------------- parking (lots, gates, gate sync)
+
+def parking_keys():
+    """Every lot's Ed25519 key, derived from the master seed (read through the five-minute cache)."""
+    from .adapters.aws import read_secret
+    from .parking_tokens import LotKeys
+
+    name = settings().parking_key_secret_name
+    if not name:
+        raise ConfigurationError("PARKING_KEY_SECRET_NAME is not set: parking needs the entry-token master seed")
+    seed = read_secret(name).get("master_seed")
+    if not isinstance(seed, str) or len(seed) < 16:
+        raise ConfigurationError(f"secret {name} lacks master_seed (16+ characters)")
+    return LotKeys(seed.encode())
+
+
+@functools.cache
+def parking():
+    from .services.parking import ParkingService
+
+    return ParkingService(store(), system_clock, bookings(), settings().default_hold_ttl_seconds, parking_keys)
+
+
+@functools.cache
+def gate_passes():
+    from .services.gate_passes import GatePasses
+
+    return GatePasses(store(), system_clock, parking(), provider, settings().payment_return_url,
+                      max_clock_skew_seconds=settings().gate_clock_skew_seconds)
+
+
+def apply_gate_pass(lot_id: str, gate_id: str, event: dict[str, Any], *, at: datetime, offline: bool
+                    ) -> dict[str, Any]:
+    """The one entry point for a gate pass (the gate routes and gate sync's applier): the service
+    is looked up per call, so a ``reset()`` between calls is seen."""
+    return gate_passes().apply(lot_id, gate_id, event, at=at, offline=offline)
+
+
+@functools.cache
+def gate_cases():
+    from .services.gate_cases import GateCases
+
+    return GateCases(store(), system_clock)
+
+
+@functools.cache
+def gate_sync():
+    from .adapters.gate_sync_store import GateSyncStore
+    from .services.gate_sync import GateSync
+
+    return GateSync(GateSyncStore(store().table, store().client), apply_gate_pass)
 
 
 def reset() -> None:

@@ -5,7 +5,6 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ..domain.booking import Booking, Payment, PaymentMode
@@ -20,22 +19,6 @@ DUE_BUCKETS = 8
 
 def due_bucket(booking_id: str) -> str:
     return f"DUE#{sum(booking_id.encode()) % DUE_BUCKETS}"
-
-
-@dataclass(frozen=True)
-class IdempotencyRecord:
-    customer_id: str
-    key: str
-    scope: str
-    fingerprint: str
-    result_id: str
-    #: Made by the system on the customer's behalf (a waitlist offer): kept apart from the keys
-    #: customers send, so a customer can never pre-empt or replay a system request's key.
-    system: bool = False
-
-    @property
-    def pk(self) -> str:
-        return idempotency_pk(self.customer_id, self.key, self.system)
 
 
 def idempotency_pk(customer_id: str, key: str, system: bool = False) -> str:

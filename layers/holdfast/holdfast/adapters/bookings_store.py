@@ -12,6 +12,7 @@ version it read: two writers racing on one booking (expiry and confirmation, say
 """
 from __future__ import annotations
 
+import random
 import time
 from typing import Any
 
@@ -21,11 +22,12 @@ from ..domain.booking import Booking, JournalEntry
 from ..domain.inventory import Move, Places
 from ..observability import booking_written
 from . import hold_limits
-from .booking_items import DUE_BUCKETS, IdempotencyRecord, booking_from_item, booking_item, idempotency_pk
-from .codec import (DuplicateRequest, HoldLimitReached, Labelled, PlacesTaken, SalesStopped, StaleBooking, Table,
-                    TransientStoreError, _attrs, _code, _plain)
+from .booking_items import DUE_BUCKETS, booking_from_item, booking_item, idempotency_pk
+from ..ports import (DuplicateRequest, HoldLimitReached, IdempotencyRecord, Labelled, PlacesTaken, SalesStopped,
+                     StaleBooking, TransientStoreError)
+from .codec import Table, _attrs, _code, _plain
 from .expiry_buckets import index_put as expiry_index_put
-from .sale_gate import GATE, gate_check
+from .sale_gate import GATE, GATE_SHARDS, gate_check, gate_key
 from .cancellation_store import event_index_put
 from .inventory_store import CLAIM, claim_items
 
@@ -40,9 +42,10 @@ class BookingRecords(Table):
         idempotency record, and count the hold against the customer's limit for the event (when
         the booking is ``counted_hold``; ``hold_limit`` None counts without a cap): all in one
         transaction, or nothing."""
+        record_pk = idempotency_pk(idempotency.customer_id, idempotency.key, idempotency.system)
         items: list[Labelled] = [
             ("idempotency", {"Put": {"TableName": self.table, "Item": _attrs({
-                "pk": idempotency.pk, "sk": idempotency.scope, "fingerprint": idempotency.fingerprint,
+                "pk": record_pk, "sk": idempotency.scope, "fingerprint": idempotency.fingerprint,
                 "result_id": idempotency.result_id, "ttl": int(time.time()) + IDEMPOTENCY_RETENTION_SECONDS,
             }), "ConditionExpression": "attribute_not_exists(pk)"}}),
             ("booking", {"Put": {"TableName": self.table, "Item": _attrs(booking_item(booking)),
@@ -72,7 +75,7 @@ class BookingRecords(Table):
             booking_written(None, booking, journal)
             return
         if cancelled.failed("idempotency"):
-            raise DuplicateRequest(idempotency.pk)
+            raise DuplicateRequest(record_pk)
         if cancelled.failed(GATE):
             raise SalesStopped(booking.event_id)
         if cancelled.failed("hold_limit"):
@@ -87,7 +90,15 @@ class BookingRecords(Table):
         return [item["booking_id"] for item in items]
 
     def get_idempotency(self, customer_id: str, key: str, scope: str, system: bool = False) -> dict[str, Any] | None:
-        return self._get(idempotency_pk(customer_id, key, system), scope)
+        return self._get(**self.idempotency_key(customer_id, key, scope, system))
+
+    @staticmethod
+    def idempotency_key(customer_id: str, key: str, scope: str, system: bool = False) -> dict[str, str]:
+        return {"pk": idempotency_pk(customer_id, key, system), "sk": scope}
+
+    @staticmethod
+    def sale_gate_key(event_id: str, rng: random.Random) -> dict[str, str]:
+        return gate_key(event_id, rng.randrange(GATE_SHARDS))
 
     def get_booking(self, booking_id: str) -> Booking | None:
         item = self._get(f"BOOKING#{booking_id}", "META")

@@ -21,25 +21,14 @@ from botocore.exceptions import ClientError
 from ..domain.booking import Booking
 from .booking_items import booking_from_item
 from .sale_gate import close_gates
-from .codec import Labelled, StoreError, Table, TransientStoreError, _attrs, _code, _plain
+from ..ports import AlreadyCancelled, EventNotFound, KeyUsed, Labelled, StoreError, TransientStoreError
+from .codec import Table, _attrs, _code, _plain
 
 #: 16 so that at 3,000 holds/s on one event a shard takes ~375 WCU/s (38 % of a partition's limit;
 #: with 8 it was 75 %). Reads walk every shard, so entries written under 8 are still found.
 EVENT_INDEX_SHARDS = 16
 CANCELLING = "CANCELLING"
 IDEMPOTENCY_RETENTION_SECONDS = 24 * 3600
-
-
-class EventNotFound(StoreError):
-    pass
-
-
-class AlreadyCancelled(StoreError):
-    pass
-
-
-class KeyUsed(StoreError):
-    """The organizer's Idempotency-Key already names a cancel request."""
 
 
 def event_index_pk(event_id: str, booking_id: str) -> str:

@@ -1,5 +1,5 @@
 """The storage codec every aggregate's store shares: attribute (de)serialisation, the storage
-errors callers branch on, and a transaction whose items carry labels.
+errors mapped to the outcomes of holdfast/ports.py, and a transaction whose items carry labels.
 
 A cancelled transaction is reported label by label (``Cancelled``), so a caller asks "did the
 claim on pool 003 fail?" instead of counting item positions: adding an item to a transaction can
@@ -17,6 +17,7 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from ..observability import TRANSACTION_CONFLICTS, TRANSACTION_RETRIES, count
+from ..ports import Labelled, TransientStoreError
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -47,46 +48,6 @@ def _int(value: Any) -> int:
 
 def _code(exc: ClientError) -> str:
     return exc.response.get("Error", {}).get("Code", "")
-
-
-class StoreError(Exception):
-    """Base of the storage outcomes callers branch on."""
-
-
-class TransientStoreError(StoreError):
-    """Throttling or a transaction conflict: nothing was written; retrying is safe."""
-
-
-class StaleBooking(StoreError):
-    """The booking changed since it was read; re-read and decide again."""
-
-
-class PlacesTaken(StoreError):
-    """A claim's conditional write failed: the places are not (or no longer) there."""
-
-    def __init__(self, failed: list[str]) -> None:
-        super().__init__(f"places not available: {failed}")
-        self.failed = failed
-
-
-class DuplicateRequest(StoreError):
-    """The idempotency record exists: the request was already carried out."""
-
-
-class ItemExists(StoreError):
-    pass
-
-
-class SalesStopped(StoreError):
-    """The event's sale gate is closed (it was cancelled): the hold wrote nothing (sale_gate.py)."""
-
-
-class HoldLimitReached(StoreError):
-    """The customer already has as many active holds for the event as it allows; nothing written."""
-
-
-#: One transaction item and the label its failure is reported under.
-Labelled = tuple[str, dict]
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """DynamoDB storage: one table, conditional writes, and every multi-item change in one transaction.
 
-The storage is split by aggregate, over one shared codec (codec.py: serialisation, errors, the
-labelled transaction):
+The storage is split by aggregate, over one shared codec (codec.py: serialisation, the labelled
+transaction; the outcomes it raises are holdfast/ports.py's):
 
   bookings_store.py   bookings, journal, outbox, idempotency, notifications, the due index
   inventory_store.py  the items claims change (pool shards, named units) and their reads
@@ -16,13 +16,10 @@ aggregates (the services); see docs/data-model.md for the item layout.
 """
 from __future__ import annotations
 
-from .booking_items import (DUE_BUCKETS, IdempotencyRecord, booking_from_item, booking_item, due_bucket,
-                            idempotency_pk)
+from .booking_items import DUE_BUCKETS, booking_from_item, booking_item, due_bucket, idempotency_pk
 from .bookings_store import IDEMPOTENCY_RETENTION_SECONDS, OUTBOX_RETENTION_SECONDS, BookingRecords
 from .cancellation_store import CancellationStore
-from .codec import (MAX_SORT_KEY_BYTES, TRANSACT_ATTEMPTS, Cancelled, DuplicateRequest, HoldLimitReached,
-                    ItemExists, PlacesTaken, SalesStopped, StaleBooking, StoreError, TransientStoreError, _attrs, _code, _int,
-                    _plain, _ser)
+from .codec import MAX_SORT_KEY_BYTES, TRANSACT_ATTEMPTS, Cancelled, _attrs, _code, _int, _plain, _ser
 from .expiry_buckets import ExpiryIndex
 from .inventory_store import InventoryStore
 from .offerings_store import OfferingStore
@@ -32,8 +29,7 @@ from .waitlist_store import WaitlistStore
 
 __all__ = [
     "BookingStore", "BookingRecords", "InventoryStore", "OfferingStore", "WaitlistStore", "Cancelled",
-    "StoreError", "TransientStoreError", "StaleBooking", "PlacesTaken", "DuplicateRequest", "ItemExists",
-    "HoldLimitReached", "SalesStopped", "IdempotencyRecord", "idempotency_pk", "booking_item", "booking_from_item", "due_bucket",
+    "idempotency_pk", "booking_item", "booking_from_item", "due_bucket",
     "DUE_BUCKETS", "IDEMPOTENCY_RETENTION_SECONDS", "OUTBOX_RETENTION_SECONDS", "MAX_SORT_KEY_BYTES",
     "TRANSACT_ATTEMPTS", "_attrs", "_code", "_int", "_plain", "_ser",
 ]

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from .codec import ItemExists, TransientStoreError, _attrs, _code, put_new
+from ..ports import ItemExists, TransientStoreError
+from .codec import _attrs, _code, put_new
 from .inventory_store import inventory_items
 
 if TYPE_CHECKING:  # pragma: no cover

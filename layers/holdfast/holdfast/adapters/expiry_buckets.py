@@ -21,7 +21,8 @@ import zlib
 from datetime import datetime, timedelta, timezone
 
 from ..clock import iso, parse_iso
-from .codec import Labelled, Table, _attrs
+from ..ports import Labelled
+from .codec import Table, _attrs
 
 BUCKET_SECONDS = 5
 EXPIRY_SHARDS = 16

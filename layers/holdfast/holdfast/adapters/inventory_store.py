@@ -27,7 +27,8 @@ from typing import Any, Iterable
 from ..domain.claims import Claim, CounterClaim, GranuleClaim, UnitClaim, claims_of
 from ..domain.inventory import Move, Places, Pool
 from .granule_claims import granule_claim
-from .codec import MAX_SORT_KEY_BYTES, Labelled, Table, _attrs, _int, _plain
+from ..ports import Labelled
+from .codec import MAX_SORT_KEY_BYTES, Table, _attrs, _int, _plain
 
 CLAIM = "claim:"
 #: The partitions one offering's units are spread over. Part of the key format: changing it moves
@@ -162,15 +163,28 @@ class InventoryStore(Table):
     def read_pools(self, event_id: str) -> list[Pool]:
         return pools_of(self._batch_get(self.pool_keys(event_id)).values())
 
+    @staticmethod
+    def unit_keys(event_id: str, unit_ids: Iterable[str]) -> list[dict[str, str]]:
+        # A seat id too long for a sort key cannot exist; DynamoDB would refuse the whole read.
+        return [unit_key(event_id, unit) for unit in unit_ids
+                if len((UNIT_PREFIX + unit).encode()) <= MAX_SORT_KEY_BYTES]
+
+    @staticmethod
+    def pools_of(items: Iterable[dict[str, Any]]) -> list[Pool]:
+        """The pools among items read by ``pool_keys`` (``batch_get``), in pool order."""
+        return pools_of(items)
+
+    @staticmethod
+    def units_of(found: dict[tuple[str, str], dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """The units among items read by ``unit_keys`` (``batch_get``), by unit id."""
+        return {sk.removeprefix(UNIT_PREFIX): item for (_, sk), item in found.items()}
+
     def batch_get(self, keys: list[dict[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
         """The items of ``keys`` that exist, by (pk, sk), strongly consistent (one call per 100 keys)."""
         return self._batch_get(keys)
 
     def read_units(self, event_id: str, unit_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-        # A seat id too long for a sort key cannot exist; DynamoDB would refuse the whole read.
-        keys = [unit_key(event_id, unit) for unit in unit_ids
-                if len((UNIT_PREFIX + unit).encode()) <= MAX_SORT_KEY_BYTES]
-        return {sk.removeprefix(UNIT_PREFIX): item for (_, sk), item in self._batch_get(keys).items()}
+        return self.units_of(self._batch_get(self.unit_keys(event_id, unit_ids)))
 
     def list_units(self, event_id: str) -> list[dict[str, Any]]:
         """Every unit of an offering (``unit`` and ``state``), from consistent reads, in unit order."""

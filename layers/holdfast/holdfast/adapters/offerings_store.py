@@ -12,7 +12,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .codec import StaleBooking, Table, TransientStoreError, _attrs, _plain
+from ..ports import StaleBooking, TransientStoreError
+from .codec import Table, _attrs, _plain
 
 OUTBOX_RETENTION_SECONDS = 7 * 24 * 3600
 

@@ -24,7 +24,11 @@ import json
 import time
 from typing import Any, Iterable
 
-from .codec import Labelled, Table, _attrs, _plain, put_new
+from ..domain.inventory import Granule, Move
+from ..ports import Labelled
+from .codec import Table, _attrs, _plain, put_new
+from .granule_claims import granule_claim
+from .sale_gate import gate_check
 
 OUTBOX_RETENTION_SECONDS = 7 * 86_400
 _KEYS = ("pk", "sk", "gsi1pk", "gsi1sk")
@@ -50,9 +54,9 @@ class ParkingStore(Table):
                     found[(space, key)] = item
         return found
 
-    def sold_sessions(self, lot_id: str, start: str, end: str) -> set[str]:
-        """Who holds a sold granule of the lot in [start, end): ``B#<id>`` of a confirmed (or checked
-        in) reservation or of a ticket. The same range queries as ``read_lot_granules``, eventually
+    def sold_holders(self, lot_id: str, start: str, end: str) -> set[str]:
+        """Who holds a sold granule of the lot in [start, end): the id of a confirmed (or checked
+        in) reservation or of a ticket (their granules' session is ``B#<id>``). The same range queries as ``read_lot_granules``, eventually
         consistent (a gate's cache, not a decision) and only the three attributes needed."""
         sessions: set[str] = set()
         for day in _days(start, end):
@@ -66,7 +70,7 @@ class ParkingStore(Table):
             })
             sessions |= {item["session"] for item in items
                          if int(item.get("sold", 0)) and f"{day}T{item['sk'][2:7]}" < end and item.get("session")}
-        return sessions
+        return {session.removeprefix("B#") for session in sessions if session.startswith("B#")}
 
     def reservation_summaries(self, booking_ids: list[str]) -> list[dict[str, Any]]:
         """``booking_id``, ``event_id``, ``status`` and ``kind_details`` of these bookings (those
@@ -232,6 +236,14 @@ class ParkingStore(Table):
             "TableName": self.table, "Key": _attrs({"pk": f"TICKET#{ticket_id}", "sk": "META"}),
             "ConditionExpression": "#status = :status", "ExpressionAttributeNames": {"#status": "status"},
             "ExpressionAttributeValues": _attrs({":status": status})}})
+
+    def granule_claim(self, granule: Granule, booking_id: str, move: Move) -> dict[str, Any]:
+        """A space's time granule changed by ``move``, for ``write`` (the caller labels it)."""
+        return granule_claim(self.table, granule, booking_id, move)
+
+    def sale_gate_check(self, event_id: str, booking_id: str) -> Labelled:
+        """The lot (an offering) is not cancelled, checked in the same transaction."""
+        return gate_check(self.table, event_id, booking_id)
 
     def write(self, items: list[Labelled]) -> bool:
         """One transaction; False when a condition failed (nothing written)."""

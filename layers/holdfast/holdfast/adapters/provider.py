@@ -3,7 +3,7 @@
 - Every call has a socket timeout: the SDK sets none, so a provider that never answers would
   hang the function until Lambda kills it.
 - Every POST carries an explicit idempotence key chosen by the caller and stored before the call.
-- Every failure becomes one of two outcomes the services branch on:
+- Every failure becomes one of two outcomes the services branch on (holdfast/ports.py):
   ``ProviderRejected`` (it did not happen; the provider said no) or ``ProviderOutcomeUnknown``
   (it may have happened: repeat with the same key, or look it up with GET).
 
@@ -15,27 +15,6 @@ from __future__ import annotations
 
 from types import ModuleType
 from typing import Any
-
-
-class ProviderError(Exception):
-    """Base of provider outcomes."""
-
-
-class ProviderRejected(ProviderError):
-    """The provider refused the request; nothing happened there."""
-
-    def __init__(self, code: str, description: str = "", status: int | None = None) -> None:
-        super().__init__(f"{code}: {description}")
-        self.code = code
-        self.status = status
-
-
-class ProviderNotFound(ProviderRejected):
-    pass
-
-
-class ProviderOutcomeUnknown(ProviderError):
-    """Timeout, dropped connection, 5xx, 202 or an unreadable answer: the effect may have happened."""
 
 
 class YooKassaProvider:

@@ -10,7 +10,8 @@ from typing import Any, Iterable
 
 from botocore.exceptions import ClientError
 
-from .codec import ItemExists, Table, _code, put_new
+from ..ports import ItemExists
+from .codec import Table, _code, put_new
 from .granule_claims import day_partition
 
 

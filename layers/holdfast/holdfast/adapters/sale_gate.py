@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import zlib
 
-from .codec import Labelled, _attrs
+from ..ports import Labelled
+from .codec import _attrs
 
 GATE_SHARDS = 32
 GATE = "sale_gate"

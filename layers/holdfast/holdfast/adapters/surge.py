@@ -19,7 +19,8 @@ import boto3
 from botocore.exceptions import ClientError
 
 from ..observability import WAITING_ROOM_ADMISSIONS, count
-from .dynamo import _attrs, _code, _plain
+from ..ports import TransientStoreError
+from .codec import _attrs, _code, _plain
 
 ENTRY_RETENTION_SECONDS = 2 * 24 * 3600
 RATE_RETENTION_SECONDS = 3600
@@ -153,6 +154,8 @@ class SurgeStore:
             )
             return None
         except ClientError as exc:
+            if _code(exc) in ("ThrottlingException", "ProvisionedThroughputExceededException"):
+                raise TransientStoreError(_code(exc)) from None
             if _code(exc) != "ConditionalCheckFailedException":
                 raise
             return int(_plain(exc.response.get("Item") or {}).get("tat", now_ms))

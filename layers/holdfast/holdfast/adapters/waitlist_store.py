@@ -16,6 +16,11 @@ class WaitlistStore(Table):
     def waitlist_entry(self, event_id: str, customer_id: str) -> dict[str, Any] | None:
         return self._get(f"WAITLIST#{event_id}", f"CUST#{customer_id}")
 
+    @staticmethod
+    def waitlist_queue_key(joined_at: str, entry_id: str) -> str:
+        """An entry's place in the line: its sort key, in order of joining."""
+        return f"Q#{joined_at}#{entry_id}"
+
     def waitlist_join(self, event_id: str, entry: dict[str, Any], rejoin_states: tuple[str, ...]) -> bool:
         """Put the customer's entry and its queue item; False when the customer is already on the
         list (in a state other than ``rejoin_states``)."""

@@ -20,7 +20,7 @@ from yookassa.domain.exceptions import (
     UnauthorizedError,
 )
 
-from .provider import ProviderNotFound, ProviderOutcomeUnknown, ProviderRejected
+from ..ports import ProviderNotFound, ProviderOutcomeUnknown, ProviderRejected
 
 _timeouts = threading.local()
 #: The settings the SDK's process-wide configuration was last given (it has no per-client one).

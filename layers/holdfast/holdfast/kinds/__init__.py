@@ -13,7 +13,7 @@ from ..domain import lifecycle
 from ..domain.booking import Booking
 from ..domain.inventory import Places
 from ..domain.offering import Offering
-from .base import Inventory, InventoryReads, Kind
+from .base import Inventory, Kind
 
 _KINDS: dict[str, Kind] = {}
 
@@ -87,5 +87,5 @@ def _register_builtins() -> None:
 
 _register_builtins()
 
-__all__ = ["Inventory", "InventoryReads", "Kind", "Offering", "register", "unregister", "named", "of_event",
+__all__ = ["Inventory", "Kind", "Offering", "register", "unregister", "named", "of_event",
            "offering", "of_places", "of_booking", "for_request"]

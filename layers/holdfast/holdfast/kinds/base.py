@@ -1,4 +1,5 @@
-"""The interface every inventory kind implements, and the inventory reads it may use.
+"""The interface every inventory kind implements (the inventory reads it may use are a port:
+holdfast/ports.py ``InventoryReads``).
 
 A kind decides everything that differs between products; the engine around it (holds, payments,
 expiry, reconciliation, waitlist, journal, outbox) is the same for all of them. What a booking
@@ -10,33 +11,18 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Iterable, Protocol
+from typing import TYPE_CHECKING, Any
 
 from ..domain.booking import Booking
 from ..domain.commands import HoldPlaces
 from ..domain.lifecycle import ExtraState
-from ..domain.inventory import Places, Pool
+from ..domain.inventory import Places
 from ..domain.money import Money
 from ..domain.offering import Offering
+from ..ports import InventoryReads
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
-
-
-class InventoryReads(Protocol):
-    """The inventory port a kind reads through (adapters/inventory_store.py implements it)."""
-
-    def read_pools(self, event_id: str) -> list[Pool]: ...
-
-    def read_units(self, event_id: str, unit_ids: Iterable[str]) -> dict[str, dict[str, Any]]: ...
-
-    def list_units(self, event_id: str) -> list[dict[str, Any]]:
-        """Every unit as ``{"unit": id, "state": state}``, consistent, in unit order."""
-        ...
-
-    def seat_states(self, event_id: str) -> dict[str, str]: ...
-
-    def read_granules(self, resource_id: str, utc_days: Iterable[str]) -> dict[str, dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)

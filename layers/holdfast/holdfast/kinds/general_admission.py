@@ -14,7 +14,8 @@ from ..domain.commands import HoldPlaces
 from ..domain.errors import InvalidRequest, SoldOut
 from ..domain.inventory import InventoryKind, Places, plan_counted, pool_sizes
 from ..domain.offering import Offering
-from .base import Inventory, InventoryReads, Kind, checked_quantity
+from ..ports import InventoryReads
+from .base import Inventory, Kind, checked_quantity
 
 
 class GeneralAdmission(Kind):

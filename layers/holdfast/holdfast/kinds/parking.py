@@ -21,7 +21,8 @@ from ..domain.errors import Conflict, InvalidRequest, SoldOut
 from ..domain.inventory import Granule, Places
 from ..domain.lifecycle import ExtraState
 from ..domain.money import Money
-from .base import Inventory, InventoryReads, Kind
+from ..ports import InventoryReads
+from .base import Inventory, Kind
 
 if TYPE_CHECKING:
     from ..parking_schemas import ParkingSettings

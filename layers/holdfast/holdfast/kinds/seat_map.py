@@ -11,7 +11,8 @@ from ..domain.errors import InvalidRequest, SeatsUnavailable, SoldOut
 from ..domain.inventory import InventoryKind, Places, seat_ids_from_rows
 from ..domain.offering import Offering
 from ..domain.seating import choose_best_available
-from .base import Inventory, InventoryReads, Kind, checked_quantity
+from ..ports import InventoryReads
+from .base import Inventory, Kind, checked_quantity
 
 AVAILABLE_SEATS_SHOWN = 50
 

@@ -20,7 +20,8 @@ from ..domain.errors import InvalidRequest, SlotUnavailable
 from ..domain.inventory import Granule, Places
 from ..domain.timeslots import (GRANULE, OpeningHours, Slot, day_slots, granule_key, local_day, parse_granule_key,
                                 utc_days, zone)
-from .base import Inventory, InventoryReads, Kind
+from ..ports import InventoryReads
+from .base import Inventory, Kind
 
 if TYPE_CHECKING:
     from ..appointment_schemas import SlotsSettings

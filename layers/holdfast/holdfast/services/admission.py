@@ -16,15 +16,12 @@ import time
 from datetime import datetime, timezone
 from typing import Any, Callable
 
-from botocore.exceptions import ClientError
-
 from .. import kinds
-from ..adapters.dynamo import BookingStore
-from ..adapters.surge import SurgeStore
-from ..clock import Clock, iso
+from ..clock import iso
 from ..domain import admission
 from ..domain.errors import EventCancelled, NotFound
 from ..observability import logger
+from ..ports import AdmissionStore, Clock, RateLimits, SurgeQueue, TransientStoreError
 
 EVENT_CACHE_SECONDS = 2.0
 AVAILABILITY_CACHE_SECONDS = 1.0
@@ -56,7 +53,7 @@ class _Ttl:
 
 
 class WaitingRoomService:
-    def __init__(self, store: BookingStore, surge: SurgeStore, clock: Clock, token_key: Callable[[], bytes], *,
+    def __init__(self, store: AdmissionStore, surge: SurgeQueue, clock: Clock, token_key: Callable[[], bytes], *,
                  admit_per_second: float, token_ttl_seconds: int) -> None:
         self.store = store
         self.surge = surge
@@ -210,7 +207,7 @@ class WaitingRoomService:
 class RateLimiter:
     """Per-customer limits by scope (``booking``, ``queue``), kept in the table (GCRA)."""
 
-    def __init__(self, surge: SurgeStore, clock: Clock, rules: dict[str, admission.RateRule]) -> None:
+    def __init__(self, surge: RateLimits, clock: Clock, rules: dict[str, admission.RateRule]) -> None:
         self.surge = surge
         self.clock = clock
         self.rules = rules
@@ -222,10 +219,7 @@ class RateLimiter:
         now_ms = _ms(self.clock)
         try:
             tat = self.surge.rate_take(scope, customer_id, now_ms, rule.interval_ms, rule.ceiling(now_ms))
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") not in ("ThrottlingException",
-                                                                  "ProvisionedThroughputExceededException"):
-                raise
+        except TransientStoreError:
             logger.warning("rate limit store throttled; letting the request through", extra={"scope": scope})
             return
         if tat is not None:

@@ -10,13 +10,13 @@ from datetime import date
 from typing import Any
 
 from .. import kinds
-from ..adapters.dynamo import BookingStore, ItemExists, TransientStoreError
-from ..clock import Clock, iso
+from ..clock import iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
 from ..domain.commands import CreateResource, CreateService, HoldPlaces
 from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy
 from ..domain.money import Money
 from ..kinds.slots import Slots
+from ..ports import AppointmentStore, Clock, ItemExists, TransientStoreError
 from .bookings import BookingService, HoldResult
 
 RESOURCE_NAMESPACE = uuid.UUID("0f6f3b0e-1c55-4d4e-8a8e-7b1f0d2a6c11")
@@ -24,7 +24,7 @@ SERVICE_NAMESPACE = uuid.UUID("6a0d8f51-93b4-4b52-9a3f-4e0f6c7d2b90")
 
 
 class AppointmentService:
-    def __init__(self, store: BookingStore, clock: Clock, bookings: BookingService, default_hold_ttl_seconds: int) -> None:
+    def __init__(self, store: AppointmentStore, clock: Clock, bookings: BookingService, default_hold_ttl_seconds: int) -> None:
         self.store = store
         self.clock = clock
         self.bookings = bookings

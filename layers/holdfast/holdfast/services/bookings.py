@@ -11,18 +11,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Callable
 
-from ..adapters.dynamo import (
-    BookingStore,
-    DuplicateRequest,
-    HoldLimitReached,
-    IdempotencyRecord,
-    PlacesTaken,
-    SalesStopped,
-    TransientStoreError,
-    idempotency_pk,
-)
-from ..adapters.sale_gate import GATE_SHARDS, gate_key
-from ..clock import Clock, iso
+from ..clock import iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER, Booking, JournalEntry, PaymentMode
 from ..domain.event_changes import change_refund_until
 from ..domain.errors import (
@@ -41,6 +30,8 @@ from ..observability import logger
 from ..domain.commands import HoldPlaces
 from ..domain.offering import Offering
 from .. import kinds
+from ..ports import (Clock, DuplicateRequest, HoldLimitReached, HoldStore, IdempotencyRecord, PlacesTaken, SalesStopped,
+                     TransientStoreError)
 from .booking_views import describe, resolution_view  # noqa: F401 - the views' old home, still imported from here
 from .hold_reads import SNAPSHOT_SECONDS, HoldReads, Snapshots
 from .releases import HOLD_ATTEMPTS, ReleasesMixin, pause
@@ -68,7 +59,7 @@ class HoldResult:
 
 
 class BookingService(ReleasesMixin):
-    def __init__(self, store: BookingStore, clock: Clock,
+    def __init__(self, store: HoldStore, clock: Clock,
                  schedule_expiry: Callable[[str, str], Any] | None = None,   # (event id, hold_expires_at)
                  rng: random.Random | None = None, event_cache_seconds: float | None = None,
                  snapshot_seconds: float = SNAPSHOT_SECONDS,
@@ -114,8 +105,8 @@ class BookingService(ReleasesMixin):
         ttl = int(hold_seconds if hold_seconds is not None else event.hold_ttl_seconds)
         # A waitlist offer is a hold like any other for the cap: joining a line is no way round it.
         limit = hold_limit(event)
-        record_key = {"pk": idempotency_pk(customer_id, idempotency_key, system_key), "sk": "booking"}
-        seen = Seen(record_key, gate_key(event_id, self.rng.randrange(GATE_SHARDS)), fingerprint)
+        seen = Seen(self.store.idempotency_key(customer_id, idempotency_key, "booking", system_key),
+                    self.store.sale_gate_key(event_id, self.rng), fingerprint)
 
         for attempt in range(HOLD_ATTEMPTS):
             # A hold the system makes for a customer (a waitlist offer of places just released)

@@ -17,15 +17,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..adapters.dynamo import BookingStore, StaleBooking, TransientStoreError
-from ..adapters.provider import ProviderOutcomeUnknown
-from ..clock import Clock, iso
+from ..clock import iso
 from ..domain.booking import Booking
 from ..domain.cancellation import is_open, tally
 from ..domain.errors import Conflict, PaymentProviderUnavailable
 from ..domain.inventory import Move
 from ..domain.statuses import HOLDING, BookingStatus
 from ..faults import crash_point
+from ..ports import CancellationStore, Clock, ProviderOutcomeUnknown, StaleBooking, TransientStoreError
 from . import transitions
 from .payments import PaymentService
 from .provider_keys import PaymentOutcomeUnknown
@@ -43,7 +42,7 @@ class CaptureInFlight(TransientStoreError):
 
 
 class CancellationJob:
-    def __init__(self, store: BookingStore, payments: PaymentService, clock: Clock, page_size: int = PAGE_SIZE) -> None:
+    def __init__(self, store: CancellationStore, payments: PaymentService, clock: Clock, page_size: int = PAGE_SIZE) -> None:
         self.store = store
         self.payments = payments
         self.clock = clock

@@ -7,18 +7,18 @@ import uuid
 from typing import Any
 
 from .. import kinds
-from ..adapters.dynamo import BookingStore, ItemExists, TransientStoreError
-from ..clock import Clock, iso
+from ..clock import iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
 from ..domain.commands import CreateEvent
 from ..domain.errors import IdempotencyKeyReused, NotFound, TooBusy
 from ..domain.money import Money
+from ..ports import CatalogStore, Clock, ItemExists, TransientStoreError
 
 EVENT_NAMESPACE = uuid.UUID("5a8f0b8e-4a8c-4d5e-9a55-2f1b7d1c9e01")
 
 
 class CatalogService:
-    def __init__(self, store: BookingStore, clock: Clock, default_hold_ttl_seconds: int) -> None:
+    def __init__(self, store: CatalogStore, clock: Clock, default_hold_ttl_seconds: int) -> None:
         self.store = store
         self.clock = clock
         self.default_hold_ttl = default_hold_ttl_seconds

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..adapters.dynamo import BookingStore
 from ..domain.event_changes import summary_text
 from ..domain.statuses import HOLDING, BookingStatus
-from .notifications import EmailSender, notify
+from ..ports import EmailSender, NotificationStore
+from .notifications import notify
 
 #: Whose places a change concerns.
 CONCERNED = frozenset(HOLDING | {BookingStatus.CONFIRMED})
 
 
-def announce(store: BookingStore, detail: dict[str, Any], sender: EmailSender | None = None) -> int:
+def announce(store: NotificationStore, detail: dict[str, Any], sender: EmailSender | None = None) -> int:
     """Notify every concerned customer once; returns how many were notified by this call."""
     event_id = str(detail["event_id"])
     bookings = store.get_bookings(store.event_booking_ids(event_id))

@@ -12,24 +12,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Protocol
+from typing import Any
 
-from ..adapters.cancellation_store import AlreadyCancelled, EventNotFound, KeyUsed
-from ..adapters.dynamo import BookingStore, TransientStoreError
-from ..clock import Clock, iso
+from ..clock import iso
 from ..domain.cancellation import tally
 from ..domain.errors import Busy, IdempotencyKeyReused, InvalidRequest, NotFound
 from ..observability import logger
-
-
-class Jobs(Protocol):
-    def start(self, event_id: str, attempt: int, reason: str) -> bool: ...
-
-    def state(self, event_id: str, attempt: int) -> str | None: ...
+from ..ports import (AlreadyCancelled, CancellationJobs, Clock, EventCancellationStore, EventNotFound, KeyUsed,
+                     TransientStoreError)
 
 
 class EventCancellationService:
-    def __init__(self, store: BookingStore, clock: Clock, jobs: Jobs | None) -> None:
+    def __init__(self, store: EventCancellationStore, clock: Clock, jobs: CancellationJobs | None) -> None:
         self.store = store
         self.clock = clock
         self.jobs = jobs

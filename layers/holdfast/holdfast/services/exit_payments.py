@@ -22,12 +22,11 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Callable
 
-from ..adapters.dynamo import BookingStore, StaleBooking
-from ..adapters.provider import ProviderError
-from ..clock import Clock, iso
+from ..clock import iso
 from ..domain.errors import PaymentProviderUnavailable
 from ..domain.money import Money
 from ..observability import logger
+from ..ports import Clock, ExitPaymentStore, PaymentProvider, ProviderError, StaleBooking
 from .gate_cases import case_id, new_case
 
 ATTEMPTS = 4
@@ -50,7 +49,7 @@ def paid_total(records: list[dict[str, Any]]) -> Decimal:
 
 
 class ExitPayments:
-    def __init__(self, store: BookingStore, clock: Clock, provider: Callable[[], Any], return_url: str) -> None:
+    def __init__(self, store: ExitPaymentStore, clock: Clock, provider: Callable[[], PaymentProvider], return_url: str) -> None:
         self.store = store
         self.clock = clock
         self.provider = provider
@@ -108,7 +107,7 @@ class ExitPayments:
         return url
 
 
-def record_provider_payment(store: BookingStore, clock: Clock, paid: dict[str, Any]) -> str:
+def record_provider_payment(store: ExitPaymentStore, clock: Clock, paid: dict[str, Any]) -> str:
     """Record an exit payment as fetched from the provider on its ticket (the payment-events path).
     Returns what was done, for the log line and the tests."""
     meta = paid.get("metadata") or {}

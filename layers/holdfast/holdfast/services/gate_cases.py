@@ -22,9 +22,9 @@ import re
 import uuid
 from typing import Any
 
-from ..adapters.dynamo import BookingStore
-from ..clock import Clock, iso
+from ..clock import iso
 from ..domain.errors import Conflict, InvalidRequest, NotFound
+from ..ports import Clock, GateCaseItems
 
 #: The id namespace of tickets and cases (gate_passes.py derives ticket ids in it too).
 NAMESPACE = uuid.UUID("8d7a1f0c-52b3-4e9a-b6d1-0f4c3a2e9b57")
@@ -65,7 +65,7 @@ def conflict_of(case: dict[str, Any]) -> dict[str, Any]:
 
 
 class GateCases:
-    def __init__(self, store: BookingStore, clock: Clock) -> None:
+    def __init__(self, store: GateCaseItems, clock: Clock) -> None:
         self.store = store
         self.clock = clock
 

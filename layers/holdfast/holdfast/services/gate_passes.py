@@ -24,10 +24,7 @@ from decimal import Decimal
 from typing import Any, Callable
 
 from .. import kinds
-from ..adapters.dynamo import BookingStore, StaleBooking
-from ..adapters.granule_claims import granule_claim
-from ..adapters.sale_gate import gate_check
-from ..clock import Clock, iso, parse_iso
+from ..clock import iso, parse_iso
 from ..domain import parking as rules
 from ..domain.errors import Conflict, InvalidRequest
 from ..domain.inventory import Move
@@ -35,6 +32,7 @@ from ..domain.money import Money
 from ..kinds.parking import CHECKED_IN, COMPLETED, Parking, allocate
 from ..observability import CLOSED_TICKET_PASSES, count, logger
 from ..parking_tokens import TokenInvalid, in_window, verify
+from ..ports import Clock, GatePassStore, PaymentProvider, StaleBooking
 from . import exit_payments, gate_cases, transitions
 from .exit_payments import ExitPayments
 from .parking import ParkingService
@@ -73,15 +71,8 @@ class Pass:
     replaces_online: bool = False
 
 
-def apply_pass(lot_id: str, gate_id: str, event: dict[str, Any], *, at: datetime, offline: bool) -> dict[str, Any]:
-    """The one entry point for a gate pass (online routes and gate-controller's sync)."""
-    from .. import wiring
-
-    return wiring.gate_passes().apply(lot_id, gate_id, event, at=at, offline=offline)
-
-
 class GatePasses:
-    def __init__(self, store: BookingStore, clock: Clock, parking: ParkingService, provider: Callable[[], Any],
+    def __init__(self, store: GatePassStore, clock: Clock, parking: ParkingService, provider: Callable[[], PaymentProvider],
                  return_url: str, max_clock_skew_seconds: int = DEFAULT_MAX_CLOCK_SKEW_SECONDS) -> None:
         self.store = store
         self.clock = clock
@@ -176,12 +167,12 @@ class GatePasses:
         ticket = self._ticket(lot, ticket_id, space, plate, call, subscription=subscriber,
                               granules=[g.at for g in places.granules])
         answer = _opened(ticket) | ({"conflict": conflict} if conflict else {})
-        items = [(f"claim:{g.at}", granule_claim(self.store.table, g, ticket_id, Move.RETAKE)) for g in places.granules]
+        items = [(f"claim:{g.at}", self.store.granule_claim(g, ticket_id, Move.RETAKE)) for g in places.granules]
         items += self.store.ticket_open(ticket) + [self._pass_put(call, answer)]
         if not call.offline:
             # the sale gate, as in every hold: a cancellation between the check above and this
             # write closes it, and the retry then answers lot_closed
-            items.append(gate_check(self.store.table, lot_id, ticket_id))
+            items.append(self.store.sale_gate_check(lot_id, ticket_id))
         if not self.store.write(items):
             raise StaleBooking(ticket_id)   # the space went meanwhile (or the pass was applied): again
         return answer
@@ -239,7 +230,7 @@ class GatePasses:
                 return refuse("space_occupied", booking_id=booking.booking_id, plate=details["plate"])
             places = kinds.named("parking").places(lot_id, space.space_id, start, end)  # type: ignore[attr-defined]
             granules = [g.at for g in places.granules]
-            claims = [(f"ticket-claim:{g.at}", granule_claim(self.store.table, g, ticket_id, Move.RETAKE))
+            claims = [(f"ticket-claim:{g.at}", self.store.granule_claim(g, ticket_id, Move.RETAKE))
                       for g in places.granules]
         ticket = self._ticket(lot, ticket_id, space, details["plate"], call, booking_id=booking.booking_id,
                               prepaid=booking.amount.text, customer_id=booking.customer_id, granules=granules)
@@ -302,7 +293,7 @@ class GatePasses:
         if ticket.get("booking_id"):
             booking = self.store.get_booking(ticket["booking_id"])
             # a holder put on another space (its own was taken) frees that one too
-            extra += [(f"ticket-claim:{at_key}", granule_claim(self.store.table, _granule(lot_id, ticket, at_key),
+            extra += [(f"ticket-claim:{at_key}", self.store.granule_claim(_granule(lot_id, ticket, at_key),
                                                                ticket["ticket_id"], Move.UNSELL))
                       for at_key in ticket.get("granules") or ()]
             transitions.advance(self.store, booking, self.clock(), COMPLETED, actor="gate", action="vehicle_exited",
@@ -310,7 +301,7 @@ class GatePasses:
                                          + (f"; left owing {due:.2f}" if due > 0 else ""),
                                 ids={"ticket_id": ticket["ticket_id"], "gate_id": gate_id}, extra=extra)
             return answer
-        claims = [(f"claim:{at_key}", granule_claim(self.store.table, _granule(lot_id, ticket, at_key),
+        claims = [(f"claim:{at_key}", self.store.granule_claim(_granule(lot_id, ticket, at_key),
                                                       ticket["ticket_id"], Move.UNSELL)) for at_key in ticket["granules"]]
         outbox = self.store.ticket_outbox(ticket, {"type": "vehicle.exited", "at": iso(at), "status": "COMPLETED",
                                                    "space_id": ticket["space_id"],

@@ -5,7 +5,7 @@ The gate numbers its passes 1, 2, 3, ... The backend keeps, per gate, the next n
 gap is filled (by this batch, a later one or a concurrent one), then applied in order. The answer
 lists every pass of the batch and ``expected_seq``, from which the gate resends.
 
-Each pass goes through the injected applier (``holdfast.services.gate_passes.apply_pass``'s
+Each pass goes through the injected applier (``holdfast.wiring.apply_gate_pass``'s
 signature), which is idempotent on event_id. Two syncs of one gate running at once (a gate that
 timed out and resent) may both call it for the same number; only one records the answer and
 moves the cursor, the other reads the recorded answer. A number is applied only after the one
@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..adapters.gate_sync_store import GateSyncStore
 from ..clock import parse_iso
 from ..domain.errors import BookingError
+from ..ports import GateSyncLedger
 
-#: apply_pass(lot_id, gate_id, event, *, at, offline) -> answer
+#: wiring.apply_gate_pass(lot_id, gate_id, event, *, at, offline) -> answer
 Applier = Callable[..., dict[str, Any]]
 
 #: Passes applied per request at most, so one request stays well inside the function's timeout;
@@ -41,7 +41,7 @@ RETRY_REASONS = frozenset({"busy"})
 
 
 class GateSync:
-    def __init__(self, store: GateSyncStore, apply_pass: Applier) -> None:
+    def __init__(self, store: GateSyncLedger, apply_pass: Applier) -> None:
         self.store = store
         self.apply_pass = apply_pass
 

@@ -23,8 +23,8 @@ import time
 from dataclasses import replace
 from typing import Any, Callable, Iterable
 
-from ..adapters.inventory_store import MAX_SORT_KEY_BYTES, UNIT_PREFIX, pools_of, unit_key
 from ..domain.inventory import Places, Pool
+from ..ports import HoldStore
 
 SNAPSHOT_SECONDS = 1.0
 #: how much older than ``seconds`` a snapshot may be to choose where to try (never to refuse)
@@ -77,7 +77,7 @@ class Snapshots:
 class HoldReads:
     """The inventory reads of one hold attempt (see the module's docstring)."""
 
-    def __init__(self, store: Any, snapshots: Snapshots, extra_keys: list[dict[str, str]], fresh: bool) -> None:
+    def __init__(self, store: HoldStore, snapshots: Snapshots, extra_keys: list[dict[str, str]], fresh: bool) -> None:
         self.store = store
         self.snapshots = snapshots
         self.extra_keys = extra_keys
@@ -103,14 +103,12 @@ class HoldReads:
         cached = self._cached("pools", event_id, lambda pools: any(pool.available > 0 for pool in pools))
         if cached is not None:
             return cached
-        pools = pools_of(self._batch(self.store.pool_keys(event_id)).values())
+        pools = self.store.pools_of(self._batch(self.store.pool_keys(event_id)).values())
         self.snapshots.put("pools", event_id, pools)
         return pools
 
     def read_units(self, event_id: str, unit_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-        keys = [unit_key(event_id, unit) for unit in unit_ids
-                if len((UNIT_PREFIX + unit).encode()) <= MAX_SORT_KEY_BYTES]
-        return {sk.removeprefix(UNIT_PREFIX): item for (_, sk), item in self._batch(keys).items()}
+        return self.store.units_of(self._batch(self.store.unit_keys(event_id, unit_ids)))
 
     def list_units(self, event_id: str) -> list[dict[str, Any]]:
         cached = self._cached("units", event_id, lambda units: any(u.get("state") == "available" for u in units))

@@ -15,13 +15,13 @@ import time
 from typing import Any, Mapping
 
 from .. import kinds
-from ..adapters.dynamo import BookingStore, StaleBooking, TransientStoreError
-from ..clock import Clock, iso
+from ..clock import iso
 from ..domain import search
 from ..domain.search import EventSearch
 from ..domain.event_changes import announced_changes, refund_window
 from ..domain.errors import InvalidRequest, NotFound, TooBusy
 from ..domain.seating import natural_key
+from ..ports import Clock, Listing, StaleBooking, TransientStoreError
 from . import transitions
 
 UPDATE_ATTEMPTS = 5
@@ -31,7 +31,7 @@ MAX_SORT_KEY_BYTES = 1024   # DynamoDB's limit for a sort key
 
 
 class ListingService:
-    def __init__(self, store: BookingStore, clock: Clock) -> None:
+    def __init__(self, store: Listing, clock: Clock) -> None:
         self.store = store
         self.clock = clock
         self._seat_maps: dict[str, tuple[float, dict[str, Any]]] = {}

@@ -14,20 +14,16 @@ from __future__ import annotations
 import functools
 import json
 from importlib import resources
-from typing import Any, Protocol
+from typing import Any
 
-from ..adapters.dynamo import BookingStore
 from ..observability import logger
+from ..ports import EmailSender, NotificationStore
 
 SOURCE = "holdfast.bookings"
 #: Every kind a customer hears about, and the template each uses.
 KINDS = ("booking.held", "booking.hold_expiring", "booking.confirmed", "booking.expired", "booking.cancelled",
          "booking.payment_failed", "booking.refund_pending", "booking.refunded", "booking.manual_review",
          "waitlist.offer", "event.changed")
-
-
-class EmailSender(Protocol):
-    def send(self, to: str, subject: str, body: str) -> str: ...
 
 
 @functools.cache
@@ -65,7 +61,7 @@ def recipient(detail: dict[str, Any]) -> str | None:
     return customer if "@" in customer else None
 
 
-def notify(store: BookingStore, detail: dict[str, Any], sender: EmailSender | None = None) -> bool:
+def notify(store: NotificationStore, detail: dict[str, Any], sender: EmailSender | None = None) -> bool:
     """One notification for one change: recorded once (False for a repeat), then emailed when a
     sender is configured and the booking has an address. If the email fails, the record is
     taken back and the error raised, so the queue's redelivery tries again."""

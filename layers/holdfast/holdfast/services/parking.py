@@ -12,8 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any, Callable
 
 from .. import kinds
-from ..adapters.dynamo import BookingStore, ItemExists, TransientStoreError
-from ..clock import Clock, iso, parse_iso
+from ..clock import iso, parse_iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
 from ..domain.commands import CreateLot, CreateSubscription, HoldPlaces
 from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy, Unauthorized
@@ -21,6 +20,7 @@ from ..domain.money import Money
 from ..domain.parking import GRANULE, TYPES, ceil_granule, floor_granule, granule_key, normalise_plate
 from ..kinds.parking import Parking, space_states
 from ..parking_tokens import LotKeys, gate_key_hash
+from ..ports import Clock, ItemExists, ParkingStore, TransientStoreError
 from .bookings import BookingService, HoldResult
 
 LOT_NAMESPACE = uuid.UUID("3b1c8a52-7f0e-4d6b-9a41-2c5e8f7d1a63")
@@ -36,7 +36,7 @@ class GateUnauthorized(Unauthorized):
 
 
 class ParkingService:
-    def __init__(self, store: BookingStore, clock: Clock, bookings: BookingService, default_hold_ttl_seconds: int,
+    def __init__(self, store: ParkingStore, clock: Clock, bookings: BookingService, default_hold_ttl_seconds: int,
                  keys: Callable[[], LotKeys]) -> None:
         self.store = store
         self.clock = clock
@@ -162,8 +162,7 @@ class ParkingService:
 
     def _confirmed_reservations(self, lot_id: str, now: datetime, end: datetime) -> list[dict[str, str]]:
         start = floor_granule(now)
-        holders = {session[2:] for session in self.store.sold_sessions(lot_id, granule_key(start), granule_key(end))
-                   if session.startswith("B#")}
+        holders = self.store.sold_holders(lot_id, granule_key(start), granule_key(end))
         holders -= {ticket["ticket_id"] for ticket in self.store.open_tickets(lot_id)}   # drive-ups inside
         found = []
         for booking in self.store.reservation_summaries(sorted(holders)):

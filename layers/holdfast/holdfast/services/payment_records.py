@@ -10,24 +10,20 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..adapters.dynamo import StaleBooking
-from ..clock import Clock
 from ..domain.booking import Booking, Payment
 from ..domain.errors import TooBusy
 from ..domain.inventory import Move
 from ..domain.review_steps import next_step
 from ..domain.statuses import BookingStatus, can_move
 from ..observability import logger
+from ..ports import Clock, PaymentStore, StaleBooking
 from . import transitions
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..adapters.dynamo import BookingStore
 
 ATTEMPTS = 6
 
 
 class PaymentRecordsMixin:
-    store: "BookingStore"
+    store: PaymentStore
     clock: Clock
 
     def open_review(self, booking: Booking, reason: str, actor: str, ids: dict[str, str],

@@ -11,9 +11,7 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any, Callable
 
-from ..adapters.dynamo import BookingStore, PlacesTaken, SalesStopped, StaleBooking, TransientStoreError
-from ..adapters.provider import ProviderNotFound, ProviderOutcomeUnknown, ProviderRejected, YooKassaProvider
-from ..clock import Clock, iso, parse_iso
+from ..clock import iso, parse_iso
 from ..domain.booking import Booking, Payment, PaymentMode, Verdict, judge_payment, paid_before
 from ..domain.errors import Busy, Conflict, PaymentProviderUnavailable, RequestInProgress
 from ..domain.inventory import Move, Places
@@ -21,6 +19,8 @@ from ..domain.statuses import BookingStatus
 from ..faults import crash_point
 from ..observability import logger
 from .. import kinds
+from ..ports import (Clock, PaymentProvider, PaymentStore, PlacesTaken, ProviderNotFound,
+                     ProviderOutcomeUnknown, ProviderRejected, SalesStopped, StaleBooking, TransientStoreError)
 from . import transitions
 from .bookings import BookingService, pause
 from .provider_keys import PaymentOutcomeUnknown, capture_key, payment_key, refund_key, void_key
@@ -33,7 +33,7 @@ CREATE_LEASE_SECONDS = 30
 
 
 class PaymentService(PaymentRecordsMixin, RefundsMixin, ConflictCasesMixin):
-    def __init__(self, store: BookingStore, provider: YooKassaProvider, clock: Clock, bookings: BookingService,
+    def __init__(self, store: PaymentStore, provider: PaymentProvider, clock: Clock, bookings: BookingService,
                  return_url: str, first_check_seconds: int = 30,
                  start_reconciliation: Callable[[str, str, int], Any] | None = None,
                  resolution_window_seconds: int | None = None, resolution_operator: str | None = None) -> None:

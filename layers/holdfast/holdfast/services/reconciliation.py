@@ -21,14 +21,14 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any, Callable
 
-from ..adapters.dynamo import BookingStore
-from ..adapters.provider import ProviderOutcomeUnknown, ProviderRejected, YooKassaProvider
-from ..clock import Clock, iso, parse_iso
+from ..clock import iso, parse_iso
 from ..domain.booking import Booking
 from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
 from ..faults import crash_point
 from ..observability import logger
+from ..ports import (Clock, PaymentProvider, PaymentStore, ProviderOutcomeUnknown, ProviderRejected,
+                     StaleBooking)
 from . import transitions
 from .payments import PaymentService
 from .provider_keys import PaymentOutcomeUnknown, void_key
@@ -39,7 +39,7 @@ ATTEMPTS = 5
 
 
 class ReconciliationService:
-    def __init__(self, store: BookingStore, provider: YooKassaProvider, payments: PaymentService, clock: Clock,
+    def __init__(self, store: PaymentStore, provider: PaymentProvider, payments: PaymentService, clock: Clock,
                  schedule_seconds: tuple[int, ...] = DEFAULT_SCHEDULE, limit_seconds: int = 24 * 3600,
                  key_retention_seconds: int = 24 * 3600) -> None:
         self.store = store

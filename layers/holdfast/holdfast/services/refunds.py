@@ -10,7 +10,6 @@ from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from ..adapters.provider import ProviderNotFound, ProviderOutcomeUnknown, ProviderRejected
 from ..clock import iso
 from ..domain.booking import Booking, Payment
 from ..domain.event_changes import change_refund_until
@@ -19,6 +18,7 @@ from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
 from ..faults import crash_point
 from ..observability import logger
+from ..ports import ProviderNotFound, ProviderOutcomeUnknown, ProviderRejected
 from . import transitions
 from .provider_keys import PaymentOutcomeUnknown, refund_key, void_key
 

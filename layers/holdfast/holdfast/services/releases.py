@@ -12,18 +12,17 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..adapters.dynamo import StaleBooking, TransientStoreError
-from ..clock import Clock, iso, parse_iso
+from ..clock import iso, parse_iso
 from ..domain.booking import Booking
 from ..domain.errors import Busy, Conflict
 from ..domain.lifecycle import given_up_into_kind_state
 from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
 from ..observability import logger
+from ..ports import Clock, HoldStore, StaleBooking, TransientStoreError
 from . import transitions
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..adapters.dynamo import BookingStore
     from .hold_reads import Snapshots
 
 #: Decisions a release (and a hold) makes again after a collision before answering "busy".
@@ -34,7 +33,7 @@ BUCKET_WORKERS = 32
 
 
 class ReleasesMixin:
-    store: "BookingStore"
+    store: HoldStore
     clock: Clock
     rng: random.Random
     _snapshots: "Snapshots"

@@ -27,9 +27,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..adapters.dynamo import BookingStore, PlacesTaken, SalesStopped, StaleBooking
-from ..adapters.provider import ProviderOutcomeUnknown, ProviderRejected
-from ..clock import Clock, iso, parse_iso
+from ..clock import iso, parse_iso
 from ..domain.booking import Booking
 from ..domain.errors import (Conflict, EventCancelled, IdempotencyKeyReused, InvalidRequest,
                              PaymentProviderUnavailable, SeatsUnavailable, SoldOut)
@@ -37,6 +35,8 @@ from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
 from ..observability import logger
 from .. import kinds
+from ..ports import (Clock, PaymentStore, PlacesTaken, ProviderOutcomeUnknown, ProviderRejected, SalesStopped,
+                     StaleBooking)
 from . import transitions
 from .bookings import describe
 from .payments import PaymentService
@@ -48,7 +48,7 @@ ATTEMPTS = 6
 
 
 class ResolutionService:
-    def __init__(self, store: BookingStore, payments: PaymentService, clock: Clock) -> None:
+    def __init__(self, store: PaymentStore, payments: PaymentService, clock: Clock) -> None:
         self.store = store
         self.payments = payments
         self.clock = clock

@@ -12,10 +12,10 @@ from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from ..adapters.provider import ProviderOutcomeUnknown, YooKassaProvider
 from ..clock import iso, parse_iso
 from ..domain.booking import Booking
 from ..domain.errors import PaymentProviderUnavailable
+from ..ports import PaymentProvider, ProviderOutcomeUnknown
 
 #: Seconds an operator waits before trying again when the provider cannot be reached.
 RETRY_AFTER = 5
@@ -58,7 +58,7 @@ class ProviderMoney:
         return self.status == "succeeded" and self.refunded == 0
 
 
-def look_up(provider: YooKassaProvider, booking: Booking) -> ProviderMoney:
+def look_up(provider: PaymentProvider, booking: Booking) -> ProviderMoney:
     """The booking's payment as the provider has it now. A payment whose creation never answered
     is looked for by its metadata, as reconciliation does. Unreachable provider: 503, retry later."""
     payment = booking.payment

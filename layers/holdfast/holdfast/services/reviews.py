@@ -4,14 +4,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..adapters.dynamo import BookingStore, PlacesTaken, SalesStopped, StaleBooking
-from ..clock import Clock
-from ..adapters.provider import ProviderOutcomeUnknown, ProviderRejected
 from ..domain.booking import Booking
 from ..domain.errors import (Conflict, EventCancelled, IdempotencyKeyReused, InvalidRequest, NotFound,
                              PaymentProviderUnavailable)
 from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
+from ..ports import (Clock, PaymentStore, PlacesTaken, ProviderOutcomeUnknown, ProviderRejected, SalesStopped,
+                     StaleBooking)
 from . import transitions
 from .bookings import describe
 from .resolutions import ResolutionService
@@ -23,7 +22,7 @@ ACTIONS = ("refund", "confirm", "close", "alternative")
 
 
 class ReviewService:
-    def __init__(self, store: BookingStore, payments: PaymentService, clock: Clock) -> None:
+    def __init__(self, store: PaymentStore, payments: PaymentService, clock: Clock) -> None:
         self.store = store
         self.payments = payments
         self.clock = clock

@@ -27,10 +27,10 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any, Callable
 
-from ..adapters.dynamo import BookingStore, StaleBooking
-from ..clock import Clock, iso
+from ..clock import iso
 from ..domain.booking import Booking
 from ..observability import logger
+from ..ports import Clock, PaymentStore, StaleBooking
 from . import transitions
 
 #: Restarts of a booking's reconciliation, with no check completing in between, before giving up
@@ -39,7 +39,7 @@ MAX_RESTARTS = 5
 STUCK_REASON = "reconciliation_stuck"
 
 
-def sweep(store: BookingStore, clock: Clock, expire: Callable[[str], dict[str, Any]],
+def sweep(store: PaymentStore, clock: Clock, expire: Callable[[str], dict[str, Any]],
           start_reconciliation: Callable[[str, str], Any], *, give_up: Callable[[Booking, str], Any],
           grace_seconds: int = 60, limit: int = 100, max_restarts: int = MAX_RESTARTS,
           lapse_resolution: Callable[[Booking], str] | None = None,
@@ -62,7 +62,7 @@ def sweep(store: BookingStore, clock: Clock, expire: Callable[[str], dict[str, A
     return counts
 
 
-def _lapse_cases(store: BookingStore, clock: Clock, lapse: Callable[[Booking], str], counts: dict[str, int]) -> int:
+def _lapse_cases(store: PaymentStore, clock: Clock, lapse: Callable[[Booking], str], counts: dict[str, int]) -> int:
     now, lapsed = iso(clock()), 0
     for booking in store.list_reviews():
         if not booking.resolution_open or booking.resolution["respond_by"] > now:
@@ -75,7 +75,7 @@ def _lapse_cases(store: BookingStore, clock: Clock, lapse: Callable[[Booking], s
     return lapsed
 
 
-def _sweep_one(store: BookingStore, clock: Clock, booking_id: str, overdue: str, expire, start_reconciliation,  # noqa: ANN001
+def _sweep_one(store: PaymentStore, clock: Clock, booking_id: str, overdue: str, expire, start_reconciliation,  # noqa: ANN001
                give_up, grace_seconds: int, max_restarts: int, refund_timer=None) -> str:  # noqa: ANN001
     booking = store.get_booking(booking_id)
     if booking is None:

@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable, TypeVar
 
-from ..adapters.dynamo import BookingStore, StaleBooking
 from ..clock import iso
 from ..domain import lifecycle
 from ..domain.booking import Booking, IllegalTransition, JournalEntry, check_transition, implied_move
 from ..domain.inventory import Move, Places
 from ..domain.statuses import BookingStatus
+from ..ports import BookingSaves, StaleBooking
 
 #: Status changes that customers hear about; each becomes an outbox event.
 NOTIFIED = {
@@ -29,7 +29,7 @@ R = TypeVar("R")
 T = TypeVar("T")
 
 
-def apply(store: BookingStore, booking: Booking, now, *, status: BookingStatus | None = None, actor: str,
+def apply(store: BookingSaves, booking: Booking, now, *, status: BookingStatus | None = None, actor: str,
           action: str, decision: str, ids: dict[str, str] | None = None, move: Move | None = None,
           places: Places | None = None, extra: list | None = None, **changes: Any) -> Booking:
     """Save ``booking`` moved to ``status`` (or kept in its status, for a journalled change).
@@ -59,7 +59,7 @@ def apply(store: BookingStore, booking: Booking, now, *, status: BookingStatus |
     return after
 
 
-def advance(store: BookingStore, booking: Booking, now, target: str, *, actor: str, action: str,
+def advance(store: BookingSaves, booking: Booking, now, target: str, *, actor: str, action: str,
             decision: str, ids: dict[str, str] | None = None, extra: list | None = None, **changes: Any) -> Booking:
     """Move a booking into a state its inventory kind declared (domain/lifecycle.py), if the kind
     lets ``actor`` do so from the booking's status; its places follow the state (kept sold, or

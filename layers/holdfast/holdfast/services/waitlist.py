@@ -18,8 +18,7 @@ import uuid
 from typing import Any
 
 from .. import kinds
-from ..adapters.dynamo import BookingStore, StoreError, TransientStoreError
-from ..clock import Clock, iso
+from ..clock import iso
 from ..domain.errors import (
     BookingError,
     Busy,
@@ -35,6 +34,7 @@ from ..domain.errors import (
 from ..domain.statuses import OCCUPYING, BookingStatus
 from ..observability import WAITLIST_OFFERS_TAKEN, count, logger
 from ..domain.commands import HoldPlaces
+from ..ports import Clock, StoreError, TransientStoreError, WaitlistStore
 from .bookings import BookingService, pause
 
 #: Entry states in which the customer may join again (their earlier turn is over).
@@ -47,7 +47,7 @@ OFFER_TYPE = "waitlist.offer"
 
 
 class WaitlistService:
-    def __init__(self, store: BookingStore, bookings: BookingService, clock: Clock, offer_seconds: int = 900) -> None:
+    def __init__(self, store: WaitlistStore, bookings: BookingService, clock: Clock, offer_seconds: int = 900) -> None:
         self.store = store
         self.bookings = bookings
         self.clock = clock
@@ -79,7 +79,7 @@ class WaitlistService:
             now = iso(self.clock())
             entry_id = uuid.uuid4().hex
             entry = {"entry_id": entry_id, "customer_id": customer_id, "quantity": quantity, "joined_at": now,
-                     "queue_sk": f"Q#{now}#{entry_id}", "state": "WAITING"}
+                     "queue_sk": self.store.waitlist_queue_key(now, entry_id), "state": "WAITING"}
             if contact_email:
                 entry["contact_email"] = contact_email
             try:

@@ -1,0 +1,515 @@
+"""The engine's ports: what the services need from storage, the payment provider, Step Functions,
+e-mail and time, each as a narrow ``Protocol``, and the outcomes those parts report.
+
+Services import this module, never an adapter: the adapters (holdfast/adapters/) implement these
+Protocols structurally and raise the exceptions below, and wiring.py hands the concrete objects in.
+A Protocol names only what one use case calls, so a fake for a service test implements a page, not
+the whole table; a service that needs several composes them (``HoldStore`` below).
+
+Nothing here does I/O or imports more than typing, dataclasses and datetime: every function
+imports this module at its cold start (through the services and http.py), so it loads no SDK, no
+pydantic and no adapter (tests/unit/test_ports.py keeps it so).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Iterable, Protocol
+
+if TYPE_CHECKING:
+    import random
+
+    from .domain.booking import Booking, JournalEntry
+    from .domain.inventory import Granule, Move, Places, Pool
+
+#: One item of a storage write and the label its failure is reported under. Services get these
+#: from the store's methods and hand them back to ``write``; only the adapter looks inside.
+Labelled = tuple[str, dict[str, Any]]
+
+
+# ==================================================================================== outcomes
+
+class StoreError(Exception):
+    """Base of the storage outcomes callers branch on."""
+
+
+class TransientStoreError(StoreError):
+    """Throttling or a transaction conflict: nothing was written; retrying is safe."""
+
+
+class StaleBooking(StoreError):
+    """The booking changed since it was read; re-read and decide again."""
+
+
+class PlacesTaken(StoreError):
+    """A claim's conditional write failed: the places are not (or no longer) there."""
+
+    def __init__(self, failed: list[str]) -> None:
+        super().__init__(f"places not available: {failed}")
+        self.failed = failed
+
+
+class DuplicateRequest(StoreError):
+    """The idempotency record exists: the request was already carried out."""
+
+
+class ItemExists(StoreError):
+    """A create found its item already there (an event, a resource id taken)."""
+
+
+class SalesStopped(StoreError):
+    """The event's sale gate is closed (it was cancelled): the hold wrote nothing."""
+
+
+class HoldLimitReached(StoreError):
+    """The customer already has as many active holds for the event as it allows; nothing written."""
+
+
+class EventNotFound(StoreError):
+    """The event to cancel does not exist."""
+
+
+class AlreadyCancelled(StoreError):
+    """The event was cancelled before (by another request key)."""
+
+
+class KeyUsed(StoreError):
+    """The organizer's Idempotency-Key already names a cancel request."""
+
+
+class ProviderError(Exception):
+    """Base of the payment provider's outcomes."""
+
+
+class ProviderRejected(ProviderError):
+    """The provider refused the request; nothing happened there."""
+
+    def __init__(self, code: str, description: str = "", status: int | None = None) -> None:
+        super().__init__(f"{code}: {description}")
+        self.code = code
+        self.status = status
+
+
+class ProviderNotFound(ProviderRejected):
+    """The provider has no such payment or refund."""
+
+
+class ProviderOutcomeUnknown(ProviderError):
+    """Timeout, dropped connection, 5xx, 202 or an unreadable answer: the effect may have happened."""
+
+
+# ========================================================================= values the ports take
+
+@dataclass(frozen=True)
+class IdempotencyRecord:
+    """What a hold stores under the customer's Idempotency-Key, in the hold's own transaction."""
+
+    customer_id: str
+    key: str
+    scope: str
+    fingerprint: str
+    result_id: str
+    #: Made by the system on the customer's behalf (a waitlist offer): kept apart from the keys
+    #: customers send, so a customer can never pre-empt or replay a system request's key.
+    system: bool = False
+
+
+# ======================================================================================= time
+
+class Clock(Protocol):
+    """Now, as an aware UTC datetime (clock.system_clock; tests pass a settable one)."""
+
+    def __call__(self) -> datetime: ...
+
+
+# ==================================================================================== storage
+
+class EventReads(Protocol):
+    def get_event(self, event_id: str) -> dict[str, Any] | None: ...
+
+    def event_cancelled(self, event_id: str) -> bool:
+        """A strongly consistent look at the cancellation flag alone (never a cached event)."""
+        ...
+
+
+class BookingReads(Protocol):
+    def get_booking(self, booking_id: str) -> Booking | None: ...
+
+    def get_booking_with_journal(self, booking_id: str) -> tuple[Booking | None, list[JournalEntry]]: ...
+
+    def get_bookings(self, booking_ids: list[str]) -> list[Booking]: ...
+
+
+class BookingSaves(Protocol):
+    """A status change: the booking conditioned on its version, its journal entry, an outbox event,
+    the places' move and any further items, in one transaction (StaleBooking, PlacesTaken,
+    SalesStopped or TransientStoreError when it wrote nothing)."""
+
+    def save(self, before: Booking, after: Booking, journal: JournalEntry, outbox: dict[str, Any] | None = None,
+             move: Move | None = None, places: Places | None = None, extra: list[Labelled] | None = None) -> None: ...
+
+
+class InventoryReads(Protocol):
+    """The inventory a kind reads through (adapters/inventory_store.py implements it)."""
+
+    def read_pools(self, event_id: str) -> list[Pool]: ...
+
+    def read_units(self, event_id: str, unit_ids: Iterable[str]) -> dict[str, dict[str, Any]]: ...
+
+    def list_units(self, event_id: str) -> list[dict[str, Any]]:
+        """Every unit as ``{"unit": id, "state": state}``, consistent, in unit order."""
+        ...
+
+    def seat_states(self, event_id: str) -> dict[str, str]: ...
+
+    def read_granules(self, resource_id: str, utc_days: Iterable[str]) -> dict[str, dict[str, Any]]: ...
+
+
+class InventoryBatch(Protocol):
+    """The hold's one read: the inventory items and the items the hold also needs (its
+    idempotency record, a sale gate shard) in one strongly consistent batch."""
+
+    def pool_keys(self, event_id: str) -> list[dict[str, str]]: ...
+
+    def unit_keys(self, event_id: str, unit_ids: Iterable[str]) -> list[dict[str, str]]: ...
+
+    def batch_get(self, keys: list[dict[str, str]]) -> dict[tuple[str, str], dict[str, Any]]: ...
+
+    def pools_of(self, items: Iterable[dict[str, Any]]) -> list[Pool]: ...
+
+    def units_of(self, found: dict[tuple[str, str], dict[str, Any]]) -> dict[str, dict[str, Any]]: ...
+
+
+class HoldWrites(Protocol):
+    def create_hold(self, booking: Booking, journal: JournalEntry, outbox: dict[str, Any],
+                    idempotency: IdempotencyRecord, hold_limit: int | None = None) -> None: ...
+
+    def get_idempotency(self, customer_id: str, key: str, scope: str, system: bool = False) -> dict[str, Any] | None: ...
+
+    def idempotency_key(self, customer_id: str, key: str, scope: str, system: bool = False) -> dict[str, str]:
+        """Where ``get_idempotency`` looks, for a batched read."""
+        ...
+
+    def sale_gate_key(self, event_id: str, rng: random.Random) -> dict[str, str]:
+        """One shard of the event's sale gate, picked by ``rng`` (its ``cancelled_at`` says the
+        event was cancelled)."""
+        ...
+
+    def customer_booking_ids(self, customer_id: str, event_id: str) -> list[str]: ...
+
+
+class ExpiryIndex(Protocol):
+    def bucket_booking_ids(self, event_id: str, bucket: str) -> list[str]: ...
+
+    def due_in_bucket(self, bucket: str) -> list[str]: ...
+
+    def due_bookings(self, before: str, limit: int = 100) -> list[str]: ...
+
+
+class ReviewQueue(Protocol):
+    def list_reviews(self) -> list[Booking]: ...
+
+
+class LifecycleStore(EventReads, BookingReads, BookingSaves, Protocol):
+    """What every booking lifecycle service uses: read the event and the booking, save a change."""
+
+
+class HoldStore(LifecycleStore, InventoryReads, InventoryBatch, HoldWrites, ExpiryIndex, Protocol):
+    """Holds, their releases and expiry (services/bookings.py, releases.py, hold_reads.py)."""
+
+
+class Catalog(Protocol):
+    def put_event(self, event: dict[str, Any], pool_sizes: list[int] | None, unit_ids: list[str] | None,
+                  fingerprint: str) -> None: ...
+
+    def get_event(self, event_id: str) -> dict[str, Any] | None: ...
+
+    def query_listing(self, pk: str, lower: str, upper: str, limit: int, start: dict[str, str] | None,
+                      filter_expression: str | None = None, filter_values: dict[str, Any] | None = None,
+                      filter_names: dict[str, str] | None = None) -> tuple[list[dict[str, Any]], bool]: ...
+
+    def update_event_listing(self, event_id: str, expected_version: int, changes: dict[str, Any],
+                             drop_index: list[tuple[str, str]], put_index: list[dict[str, Any]],
+                             outbox: dict[str, Any] | None = None) -> None: ...
+
+
+class CatalogStore(Catalog, InventoryReads, Protocol):
+    """Creating and listing offerings (their counts come from the inventory)."""
+
+
+class Resources(Protocol):
+    def put_resource(self, resource: dict[str, Any]) -> None: ...
+
+    def get_resource(self, resource_id: str) -> dict[str, Any] | None: ...
+
+
+class AppointmentStore(Catalog, Resources, InventoryReads, Protocol):
+    """Services and resources of appointments, and their slots' availability."""
+
+
+class Waitlist(Protocol):
+    def waitlist_entry(self, event_id: str, customer_id: str) -> dict[str, Any] | None: ...
+
+    def waitlist_queue_key(self, joined_at: str, entry_id: str) -> str: ...
+
+    def waitlist_join(self, event_id: str, entry: dict[str, Any], rejoin_states: tuple[str, ...]) -> bool: ...
+
+    def waitlist_position(self, event_id: str, queue_sk: str) -> int: ...
+
+    def waitlist_leave(self, event_id: str, customer_id: str, entry: dict[str, Any]) -> bool: ...
+
+    def waitlist_head(self, event_id: str) -> dict[str, Any] | None: ...
+
+    def waitlist_offers(self, event_id: str) -> list[dict[str, Any]]: ...
+
+    def waitlist_claim(self, event_id: str, head: dict[str, Any], at: str) -> bool: ...
+
+    def waitlist_offered(self, event_id: str, offer: dict[str, Any], booking_id: str, hold_expires_at: str) -> bool: ...
+
+    def waitlist_unclaim(self, event_id: str, offer: dict[str, Any]) -> bool: ...
+
+    def waitlist_close(self, event_id: str, offer: dict[str, Any], state: str) -> bool: ...
+
+    def waitlist_skip(self, event_id: str, head: dict[str, Any], reason: str) -> bool: ...
+
+    def waitlist_offer_failed(self, event_id: str, offer: dict[str, Any], failures: int) -> bool: ...
+
+    def waitlist_drop_offer(self, event_id: str, offer: dict[str, Any], reason: str) -> bool: ...
+
+
+class WaitlistStore(LifecycleStore, Waitlist, InventoryReads, HoldWrites, Protocol):
+    """The waitlist offers held places through the hold (services/waitlist.py)."""
+
+
+class EventBookings(Protocol):
+    """The index of an event's bookings, which the cancellation job and announcements walk."""
+
+    def event_booking_ids(self, event_id: str) -> list[str]: ...
+
+    def get_bookings(self, booking_ids: list[str]) -> list[Booking]: ...
+
+
+class Cancellations(EventBookings, Protocol):
+    def mark_event_cancelled(self, event_id: str, reason: str, key: str, fingerprint: str, at: str) -> None:
+        """Raises EventNotFound, AlreadyCancelled or KeyUsed when it changed nothing."""
+        ...
+
+    def cancel_request(self, key: str) -> dict[str, Any] | None: ...
+
+    def next_cancel_attempt(self, event_id: str, expected: int) -> bool: ...
+
+    def finish_cancellation(self, event_id: str, summary: dict[str, Any], at: str) -> bool: ...
+
+    def cancelling_events(self) -> list[str]: ...
+
+
+class Listing(Catalog, EventReads, InventoryReads, Protocol):
+    """The public catalog and seat maps (services/listing.py)."""
+
+
+class NotificationLog(Protocol):
+    def record_notification(self, customer_id: str, dedup_id: str, notification: dict[str, Any]) -> bool: ...
+
+    def forget_notification(self, customer_id: str, dedup_id: str) -> None: ...
+
+
+class NotificationStore(NotificationLog, EventBookings, Protocol):
+    """E-mails sent once per notification, to one booking or to an event's bookings."""
+
+
+class SurgeQueue(Protocol):
+    """The waiting room's numbers (adapters/surge.py)."""
+
+    def queue_state(self, event_id: str) -> dict[str, int]: ...
+
+    def take_number(self, event_id: str, now_ms: int) -> dict[str, int]: ...
+
+    def advance_horizon(self, event_id: str, expected_admitted: int, admitted: int, advanced_at_ms: int) -> bool: ...
+
+    def get_entry(self, event_id: str, customer_id: str) -> dict[str, Any] | None: ...
+
+    def put_entry(self, event_id: str, customer_id: str, seq: int, now_ms: int, replaces_seq: int | None) -> bool: ...
+
+    def mark_admitted(self, event_id: str, customer_id: str, seq: int, now_ms: int) -> int: ...
+
+
+class RateLimits(Protocol):
+    def rate_take(self, scope: str, customer_id: str, now_ms: int, interval_ms: int, ceiling_ms: int) -> int | None:
+        """None when the request is allowed, else the stored arrival time (TransientStoreError when
+        the store throttled)."""
+        ...
+
+
+class AdmissionStore(EventReads, InventoryReads, Protocol):
+    """What the waiting room reads of the event itself."""
+
+
+# ------------------------------------------------------------------------------------- parking
+
+class ParkingLots(Protocol):
+    def sold_holders(self, lot_id: str, start: str, end: str) -> set[str]:
+        """The bookings and tickets holding a sold granule of the lot in [start, end)."""
+        ...
+
+    def read_lot_granules(self, lot_id: str, start: str, end: str) -> dict[tuple[str, str], dict[str, Any]]: ...
+
+    def reservation_summaries(self, booking_ids: list[str]) -> list[dict[str, Any]]: ...
+
+    def put_gate(self, lot_id: str, gate: dict[str, Any]) -> None: ...
+
+    def get_gate(self, lot_id: str, gate_id: str) -> dict[str, Any] | None: ...
+
+    def put_subscription(self, lot_id: str, subscription: dict[str, Any]) -> None: ...
+
+    def subscriptions(self, lot_id: str, plate: str | None = None) -> list[dict[str, Any]]: ...
+
+    def open_tickets(self, lot_id: str) -> list[dict[str, Any]]: ...
+
+
+class ParkingStore(Catalog, ParkingLots, EventReads, InventoryReads, Protocol):
+    """Lots, their gates and subscriptions (services/parking.py)."""
+
+
+class GateCaseItems(Protocol):
+    def gate_case_put(self, case: dict[str, Any]) -> Labelled: ...
+
+    def get_gate_case(self, case_id: str) -> dict[str, Any] | None: ...
+
+    def gate_case_resolve(self, case_id: str, resolution: dict[str, Any], entry: dict[str, Any]) -> bool: ...
+
+    def list_gate_cases(self) -> list[dict[str, Any]]: ...
+
+
+class TicketWrites(Protocol):
+    """A ticket's items for one transaction, and the transaction (False: a condition failed)."""
+
+    def get_ticket(self, ticket_id: str) -> dict[str, Any] | None: ...
+
+    def ticket_status_is(self, ticket_id: str, status: str) -> Labelled: ...
+
+    def write(self, items: list[Labelled]) -> bool: ...
+
+
+class ExitPaymentStore(TicketWrites, Protocol):
+    """Payments at the exit of a lot (services/exit_payments.py)."""
+
+    def exit_payments(self, ticket_id: str) -> list[dict[str, Any]]: ...
+
+    def exit_payment_put(self, ticket_id: str, record: dict[str, Any]) -> Labelled: ...
+
+    def exit_payment_change(self, ticket_id: str, number: int, changes: dict[str, Any], state: str) -> Labelled: ...
+
+    def exit_payment_not_paid(self, ticket_id: str, number: int) -> Labelled: ...
+
+    def gate_case_put(self, case: dict[str, Any]) -> Labelled: ...
+
+
+class PaymentStore(LifecycleStore, InventoryReads, ExpiryIndex, ReviewQueue, ExitPaymentStore, Protocol):
+    """Payments, refunds, reconciliation, reviews and resolutions (they replan places). It still
+    names exit payments: a provider payment may be a parking exit's (services/payments.py)."""
+
+
+class CancellationStore(PaymentStore, Cancellations, Protocol):
+    """An event's cancellation and its bulk job (which resolves each booking as payments do)."""
+
+
+class EventCancellationStore(Cancellations, EventReads, Protocol):
+    """The organizer's cancel request and the sweeper's look for a job that died."""
+
+
+class GatePassStore(LifecycleStore, ExitPaymentStore, GateCaseItems, ParkingLots, InventoryReads, Protocol):
+    """Passes through a lot's gates (services/gate_passes.py)."""
+
+    def get_pass(self, lot_id: str, gate_id: str, event_id: str, direction: str) -> dict[str, Any] | None: ...
+
+    def pass_put(self, lot_id: str, gate_id: str, event_id: str, answer: dict[str, Any], at: str,
+                 direction: str | None = None, *, offline: bool = False, body: dict[str, str] | None = None,
+                 replacing_online: bool = False) -> Labelled: ...
+
+    def open_ticket_of(self, lot_id: str, plate: str) -> dict[str, Any] | None: ...
+
+    def ticket_open(self, ticket: dict[str, Any]) -> list[Labelled]: ...
+
+    def ticket_close(self, ticket: dict[str, Any], exited_at: str, charge: str, unpaid: str | None = None
+                     ) -> list[Labelled]: ...
+
+    def ticket_outbox(self, ticket: dict[str, Any], event: dict[str, Any]) -> Labelled: ...
+
+    def granule_claim(self, granule: Granule, booking_id: str, move: Move) -> dict[str, Any]:
+        """The conditional change of one time granule, for a transaction (label it yourself)."""
+        ...
+
+    def sale_gate_check(self, event_id: str, booking_id: str) -> Labelled:
+        """The check that the event (the lot) is not cancelled, for a transaction."""
+        ...
+
+
+class GateSyncLedger(Protocol):
+    """Each gate's numbered passes, applied in order (adapters/gate_sync_store.py)."""
+
+    def expected_seq(self, lot_id: str, gate_id: str) -> int: ...
+
+    def done(self, lot_id: str, gate_id: str, seq: int) -> dict[str, Any] | None: ...
+
+    def held_from(self, lot_id: str, gate_id: str, seq: int, limit: int) -> dict[int, dict[str, Any]]: ...
+
+    def hold(self, lot_id: str, gate_id: str, event: dict[str, Any]) -> str: ...
+
+    def advance(self, lot_id: str, gate_id: str, seq: int, event_id: str, result: dict[str, Any]) -> bool: ...
+
+
+# ======================================================================== the world outside
+
+class PaymentProvider(Protocol):
+    """A YooKassa-API-v3 provider (adapters/provider.py). Every call ends in an answer,
+    ProviderRejected (nothing happened) or ProviderOutcomeUnknown (repeat with the same key)."""
+
+    def create_payment(self, *, amount: dict[str, str], description: str, metadata: dict[str, str],
+                       capture: bool, return_url: str, idempotence_key: str) -> dict[str, Any]: ...
+
+    def get_payment(self, payment_id: str) -> dict[str, Any]: ...
+
+    def capture_payment(self, payment_id: str, amount: dict[str, str], idempotence_key: str) -> dict[str, Any]: ...
+
+    def cancel_payment(self, payment_id: str, idempotence_key: str) -> dict[str, Any]: ...
+
+    def find_payments(self, *, created_gte: str, created_lte: str, metadata: dict[str, str]) -> list[dict[str, Any]]: ...
+
+    def create_refund(self, payment_id: str, amount: dict[str, str], description: str,
+                      idempotence_key: str) -> dict[str, Any]: ...
+
+    def get_refund(self, refund_id: str) -> dict[str, Any]: ...
+
+    def list_refunds(self, payment_id: str) -> list[dict[str, Any]]: ...
+
+
+class HoldExpiryScheduler(Protocol):
+    """Starts the Step Functions execution that expires a hold's bucket."""
+
+    def schedule(self, event_id: str, hold_expires_at: str) -> bool: ...
+
+
+class ReconciliationStarter(Protocol):
+    """Starts a reconciliation execution; a repeated (booking, tag) is a no-op."""
+
+    def start(self, booking_id: str, tag: str, wait_seconds: int = 0) -> bool: ...
+
+
+class CancellationJobs(Protocol):
+    """The executions of an event's cancellation job, one name per attempt."""
+
+    def start(self, event_id: str, attempt: int, reason: str) -> bool: ...
+
+    def state(self, event_id: str, attempt: int) -> str | None:
+        """RUNNING, SUCCEEDED, FAILED, TIMED_OUT or ABORTED; None if it was never started."""
+        ...
+
+
+class PaymentEventsQueue(Protocol):
+    """The FIFO queue between the provider's webhook and the consumer."""
+
+    def enqueue(self, *, event: str, object_id: str, status: str, payment_id: str) -> str: ...
+
+
+class EmailSender(Protocol):
+    def send(self, to: str, subject: str, body: str) -> str: ...
