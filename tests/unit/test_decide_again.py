@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from holdfast.adapters.dynamo import StaleBooking
+from holdfast.ports import StaleBooking
 from holdfast.domain.errors import Conflict, TooBusy
 from holdfast.schemas import BookingIn
 from holdfast.services import transitions
