@@ -117,7 +117,7 @@ test: $(STAMP) graphviz chromium lint parity-build
 	@echo "==> pytest"
 	@# bytecode is cached for the suite even where the environment says not to (PYTHONDONTWRITEBYTECODE):
 	@# every Lambda worker process the tests spawn would compile boto3 and moto from source again
-	@PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=30
+	@PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -n $(TEST_WORKERS) --durations=30
 
 run: $(STAMP)
 	@$(PY) -m devstack.run
