@@ -20,7 +20,7 @@ TEST_WORKERS ?= 2
 PYTHON312 ?= $(shell command -v python3.12 2>/dev/null)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv sam-venv parity-build graphviz chromium valgrind test lint run sandbox invoke bench bench-profile bench-coldstart proof notebook notebook-html screenshots clean
+.PHONY: help venv sam-venv parity-build graphviz chromium valgrind test lint run sandbox invoke bench bench-profile bench-coldstart proof notebook notebook-html screenshots architecture clean
 
 help:
 	@echo "make run      start the whole system locally (AWS emulator, API, payment sandbox, demo event)"
@@ -39,6 +39,7 @@ help:
 	@echo "              (SEED=n HISTORIES=1 replays one history; HISTORIES, STEPS, WORKERS, PROOF_SECONDS, ONLY, SKIP)"
 	@echo "make notebook execute docs/design.ipynb in place (make notebook-html also renders docs/design.html)"
 	@echo "make screenshots  the browser tests, leaving screenshots of the web pages in docs/screenshots/"
+	@echo "make architecture  redraw docs/architecture.svg, the layers, from the imports (fails on an upward import)"
 	@echo "make clean    remove the virtualenv and caches"
 
 $(STAMP): pyproject.toml
@@ -167,6 +168,11 @@ notebook: $(STAMP) graphviz
 
 notebook-html: $(STAMP) graphviz
 	@$(PY) docs/build_notebook.py --html
+
+# docs/architecture.svg: the import graph of layers/holdfast/holdfast and functions/ folded onto the
+# layers (devstack/architecture.py); tests/docs/test_architecture_picture.py fails when it is stale.
+architecture: $(STAMP) graphviz
+	@$(PY) -m devstack.architecture
 
 screenshots: $(STAMP) chromium
 	@HOLDFAST_SCREENSHOTS=docs/screenshots $(PY) -m pytest tests/browser -q
