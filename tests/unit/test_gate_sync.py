@@ -223,3 +223,15 @@ def test_gate_sync_records_nothing_when_the_pass_code_fails_for_now(gate_store, 
     with pytest.raises(type(transient)):
         GateSync(gate_store, provider_away).sync(LOT, GATE, passes(1, 2, 3))
     assert gate_store.expected_seq(LOT, GATE) == 2 and gate_store.done(LOT, GATE, 2) is None
+
+
+def test_gate_sync_a_store_that_throttles_records_nothing_and_the_resend_applies_once(gate_store, applier):
+    from holdfast.ports import TransientStoreError
+
+    gate_store.fail("advance", TransientStoreError("throttled"))
+    with pytest.raises(TransientStoreError):
+        GateSync(gate_store, applier).sync(LOT, GATE, passes(1, 2))
+    assert gate_store.expected_seq(LOT, GATE) == 1 and gate_store.done(LOT, GATE, 1) is None
+    answer = GateSync(gate_store, applier).sync(LOT, GATE, passes(1, 2))
+    assert answer["expected_seq"] == 3 and statuses(answer) == {1: "applied", 2: "applied"}
+    assert applier.effects == ["ev1", "ev2"]
