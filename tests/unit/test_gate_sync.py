@@ -1,14 +1,17 @@
-"""The backend's per-gate sync sequencing (services/gate_sync.py) on moto's in-process DynamoDB."""
+"""The backend's per-gate sync sequencing (services/gate_sync.py), on the in-memory ledger.
+
+tests/contract/storage/test_gate_sync_ledger.py holds the fake to what the adapter does on moto
+and DynamoDB Local; tests/correctness/test_gate_sync_concurrency.py races real syncs there."""
 from __future__ import annotations
 
 import pytest
 from pydantic import ValidationError
 
-from holdfast.adapters.gate_sync_store import GateSyncStore
 from holdfast.domain.errors import InvalidRequest
 from holdfast.gate_sync_schemas import SyncPassIn, GateSyncIn
 from holdfast.services.gate_sync import GateSync
 from tests.support.fake_gate_applier import FakeApplier
+from tests.support.fakes import FakeGateSyncLedger
 
 LOT, GATE = "lot1", "gate1"
 
@@ -19,8 +22,8 @@ def passes(*seqs: int, prefix: str = "ev", plate: str = "A123BC") -> list[dict]:
 
 
 @pytest.fixture
-def gate_store(store) -> GateSyncStore:
-    return GateSyncStore(store.table, store.client)
+def gate_store() -> FakeGateSyncLedger:
+    return FakeGateSyncLedger()
 
 
 @pytest.fixture
@@ -179,7 +182,7 @@ deliveries = st.lists(st.lists(st.integers(1, PASS_COUNT), min_size=1, max_size=
                       max_size=5)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(plan=deliveries)
 def test_gate_sync_any_deliveries_apply_in_order_once_and_the_cursor_is_the_first_never_delivered(gate_store, plan):
     """Batches arrive in any order, any subset, with repeats; then the gate resends from
@@ -188,9 +191,6 @@ def test_gate_sync_any_deliveries_apply_in_order_once_and_the_cursor_is_the_firs
     took effect once, in order."""
     import uuid
 
-    from devstack.aws import queries, transactions
-    transactions.install()     # moto's transactions otherwise copy the whole table each time
-    queries.install()
     gate, applier = f"gate-{uuid.uuid4().hex[:8]}", FakeApplier()
     service, delivered = GateSync(gate_store, applier), set()
     for batch in plan:
@@ -223,3 +223,15 @@ def test_gate_sync_records_nothing_when_the_pass_code_fails_for_now(gate_store, 
     with pytest.raises(type(transient)):
         GateSync(gate_store, provider_away).sync(LOT, GATE, passes(1, 2, 3))
     assert gate_store.expected_seq(LOT, GATE) == 2 and gate_store.done(LOT, GATE, 2) is None
+
+
+def test_gate_sync_a_store_that_throttles_records_nothing_and_the_resend_applies_once(gate_store, applier):
+    from holdfast.ports import TransientStoreError
+
+    gate_store.fail("advance", TransientStoreError("throttled"))
+    with pytest.raises(TransientStoreError):
+        GateSync(gate_store, applier).sync(LOT, GATE, passes(1, 2))
+    assert gate_store.expected_seq(LOT, GATE) == 1 and gate_store.done(LOT, GATE, 1) is None
+    answer = GateSync(gate_store, applier).sync(LOT, GATE, passes(1, 2))
+    assert answer["expected_seq"] == 3 and statuses(answer) == {1: "applied", 2: "applied"}
+    assert applier.effects == ["ev1", "ev2"]

@@ -1,5 +1,8 @@
 """The notifications service: every kind has a template; one notification per change however often
-it is delivered; SES only when configured; a failed email is taken back so a redelivery retries."""
+it is delivered; SES only when configured; a failed email is taken back so a redelivery retries.
+
+The service runs on the in-memory notification log (tests/contract/storage holds it to the
+adapter on moto and DynamoDB Local); the CLI, SES and the bus on moto."""
 from __future__ import annotations
 
 import json
@@ -9,6 +12,12 @@ import pytest
 
 from holdfast.adapters.aws import NotificationsBus, SesEmailSender
 from holdfast.services.notifications import KINDS, NotificationNotSent, bus_entry, notify, render
+from tests.support.fakes import FakeNotificationLog
+
+
+@pytest.fixture
+def log() -> FakeNotificationLog:
+    return FakeNotificationLog()
 
 
 def detail(**overrides):
@@ -39,36 +48,36 @@ class Recorder:
         return "m-1"
 
 
-def test_one_notification_per_change_even_when_delivered_twice(store):
+def test_one_notification_per_change_even_when_delivered_twice(log):
     sender = Recorder()
-    assert notify(store, detail(), sender) is True
-    assert notify(store, detail(), sender) is False
-    assert notify(store, detail(type="booking.confirmed", status="CONFIRMED", version=2), sender) is True
-    notes = store.list_notifications("ann@example.com")
+    assert notify(log, detail(), sender) is True
+    assert notify(log, detail(), sender) is False
+    assert notify(log, detail(type="booking.confirmed", status="CONFIRMED", version=2), sender) is True
+    notes = log.list_notifications("ann@example.com")
     assert [n["type"] for n in notes] == ["booking.held", "booking.confirmed"]
     assert [to for to, _ in sender.sent] == ["ann@example.com"] * 2 and notes[0]["channel"] == "email"
 
 
-def test_without_a_sender_or_an_address_it_is_only_recorded(store):
-    assert notify(store, detail(customer_id="customer-42"), Recorder()) is True
-    assert store.list_notifications("customer-42")[0]["channel"] == "record"
-    assert notify(store, detail(booking_id="b-2")) is True
+def test_without_a_sender_or_an_address_it_is_only_recorded(log):
+    assert notify(log, detail(customer_id="customer-42"), Recorder()) is True
+    assert log.list_notifications("customer-42")[0]["channel"] == "record"
+    assert notify(log, detail(booking_id="b-2")) is True
 
 
-def test_a_failed_email_is_taken_back_for_the_retry(store):
+def test_a_failed_email_is_taken_back_for_the_retry(log):
     with pytest.raises(NotificationNotSent) as failed:
-        notify(store, detail(), Recorder(fail=True))
+        notify(log, detail(), Recorder(fail=True))
     # What reaches the logs names the booking and the error, not the address or SES's words.
     assert "b-1" in str(failed.value) and "ann@example.com" not in str(failed.value)
     assert failed.value.__cause__ is None and failed.value.__suppress_context__
-    assert store.list_notifications("ann@example.com") == []
+    assert log.list_notifications("ann@example.com") == []
     sender = Recorder()
-    assert notify(store, detail(), sender) is True and len(sender.sent) == 1
+    assert notify(log, detail(), sender) is True and len(sender.sent) == 1
 
 
-def test_reminders_are_once_per_booking(store):
-    assert notify(store, detail(type="booking.hold_expiring", version=1)) is True
-    assert notify(store, detail(type="booking.hold_expiring", version=2)) is False
+def test_reminders_are_once_per_booking(log):
+    assert notify(log, detail(type="booking.hold_expiring", version=1)) is True
+    assert notify(log, detail(type="booking.hold_expiring", version=2)) is False
 
 
 def test_ses_adapter_sends_through_sesv2(aws):
@@ -124,10 +133,10 @@ def test_cli_lists_a_customers_notifications(store, capsys, monkeypatch):
     assert "booking.held" in out and "1 notification(s) for ann@example.com" in out
 
 
-def test_the_contact_address_wins_over_the_customer_id(store):
+def test_the_contact_address_wins_over_the_customer_id(log):
     sender = Recorder()
-    assert notify(store, detail(customer_id="customer-7", contact_email="seven@example.org"), sender) is True
-    assert notify(store, detail(booking_id="b-2", contact_email="second@example.org"), sender) is True
+    assert notify(log, detail(customer_id="customer-7", contact_email="seven@example.org"), sender) is True
+    assert notify(log, detail(booking_id="b-2", contact_email="second@example.org"), sender) is True
     assert [to for to, _ in sender.sent] == ["seven@example.org", "second@example.org"]
     # Recorded under the customer (the sink is per customer), marked as emailed.
-    assert store.list_notifications("customer-7")[0]["channel"] == "email"
+    assert log.list_notifications("customer-7")[0]["channel"] == "email"

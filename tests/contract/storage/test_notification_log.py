@@ -1,0 +1,31 @@
+"""NotificationLog: one delivery per customer and dedup id, taken back when the e-mail failed."""
+from __future__ import annotations
+
+
+def test_a_notification_is_recorded_once(backend, ids):
+    log, ann = backend.notifications, ids("ann")
+    assert log.record_notification(ann, "paid:b1", {"type": "paid", "booking_id": "b1", "count": 2}) is True
+    assert log.record_notification(ann, "paid:b1", {"type": "paid", "booking_id": "b1", "count": 3}) is False
+    assert backend.raw(f"CUSTOMER#{ann}", "NOTE#paid:b1")["count"] == 2      # the first one stays
+    assert log.record_notification(ann, "paid:b2", {"type": "paid"}) is True
+    assert log.record_notification(ids("ben"), "paid:b1", {"type": "paid"}) is True
+
+
+def test_a_forgotten_notification_can_be_recorded_again(backend, ids):
+    log, ann = backend.notifications, ids("ann")
+    log.record_notification(ann, "n1", {"type": "reminder"})
+    log.forget_notification(ann, "n1")
+    assert backend.raw(f"CUSTOMER#{ann}", "NOTE#n1") is None
+    assert log.record_notification(ann, "n1", {"type": "reminder"}) is True
+    log.forget_notification(ann, "never-recorded")                       # nothing to forget: no error
+
+
+def test_a_customers_notifications_list_in_dedup_order_as_stored(backend, ids):
+    """``list_notifications`` is no port member (the CLI reads it), but service tests look with it."""
+    log, ann = backend.notifications, ids("ann")
+    log.record_notification(ann, "b-1#000002", {"type": "booking.confirmed", "version": 2})
+    log.record_notification(ann, "b-1#000001", {"type": "booking.held", "version": 1})
+    log.record_notification(ids("ben"), "b-9#000001", {"type": "booking.held"})
+    assert log.list_notifications(ann) == [
+        {"pk": f"CUSTOMER#{ann}", "sk": "NOTE#b-1#000001", "type": "booking.held", "version": 1},
+        {"pk": f"CUSTOMER#{ann}", "sk": "NOTE#b-1#000002", "type": "booking.confirmed", "version": 2}]
