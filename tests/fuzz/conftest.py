@@ -55,3 +55,17 @@ def _seed(api: BookingApi) -> dict[str, list[str]]:
     return {"event_id": [counted, seated], "booking_id": bookings + [foreign.json()["booking_id"]],
             "service_id": services, "cancellable_event_id": doomed, "lot_id": [lot], "gate_id": [gate["gate_id"]],
             "gate_key": [gate["gate_key"]]}
+
+
+def pytest_collection_modifyitems(items):
+    """One node id per API operation, as the test's name already says (`...[GET /events]`).
+
+    schemathesis 4.32 names each operation's item but leaves pytest 9's structured id without the
+    parameter, so every operation shares one node id. A single process runs them all the same;
+    pytest-xdist schedules by node id (make test runs two processes) and ran only the first.
+    """
+    for item in items:
+        label = getattr(item, "operation_label", None)
+        node_id = getattr(item, "_id", None)
+        if label and node_id is not None and getattr(node_id, "params", "") is None:
+            item._id = node_id.with_params(label)
