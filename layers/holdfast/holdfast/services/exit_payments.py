@@ -28,6 +28,7 @@ from ..domain.money import Money
 from ..observability import logger
 from ..ports import Change, Clock, ExitPaymentStore, PaymentProvider, ProviderError, StaleBooking
 from .gate_cases import case_id, new_case
+from .transitions import decide_again
 
 ATTEMPTS = 4
 PENDING = ("asked", "created")
@@ -113,8 +114,7 @@ def record_provider_payment(store: ExitPaymentStore, clock: Clock, paid: dict[st
     Returns what was done, for the log line and the tests."""
     meta = paid.get("metadata") or {}
     ticket_id, payment_id = meta.get("ticket_id"), paid.get("id", "")
-    for _ in range(ATTEMPTS):
-        ticket = store.get_ticket(ticket_id) if ticket_id else None
+    def record(ticket: dict[str, Any] | None) -> str:
         if ticket is None or ticket["lot_id"] != meta.get("lot_id"):
             logger.warning("exit payment for an unknown ticket", extra={"payment_id": payment_id})
             return "unknown_ticket"
@@ -141,11 +141,11 @@ def record_provider_payment(store: ExitPaymentStore, clock: Clock, paid: dict[st
                 unpaid={"value": ticket["unpaid"], "currency": record["currency"]} if ticket.get("unpaid") else None)))
             outcome = "exit_payment_after_exit_review"
         items.append(store.ticket_status_is(ticket_id, ticket["status"]))
-        try:
-            store.commit(Change(items=tuple(items)))
-        except StaleBooking:
-            continue   # the payment or the ticket moved meanwhile: read both again
+        store.commit(Change(items=tuple(items)))
         logger.info("exit payment recorded", extra={"payment_id": payment_id, "ticket_id": ticket_id,
                                                     "outcome": outcome})
         return outcome
-    raise StaleBooking(ticket_id or "")
+
+    # the payment or the ticket moved meanwhile (StaleBooking): read both again
+    return decide_again(lambda: store.get_ticket(ticket_id) if ticket_id else None, record,
+                        attempts=ATTEMPTS, exhausted=StaleBooking(ticket_id or ""))

@@ -315,8 +315,7 @@ class GatePasses:
         one), the gate did not: a ticket is open for a car that never came in, or closed on a car
         still inside. An operator settles it (a case naming the ticket); the ticket is left as it
         is, since the car may have come back through another pass meanwhile."""
-        for _ in range(ATTEMPTS):
-            done = self.store.get_pass(call.lot_id, call.gate_id, call.event_id, direction)
+        def settle(done: dict[str, Any] | None) -> dict[str, Any]:
             if done is not None and _names_another_car(done.get("body"), call.body):
                 raise PassIdReused(call.event_id)
             if done is not None:
@@ -338,12 +337,15 @@ class GatePasses:
                         pass   # a sync running beside this one wrote it first
                 return {**answer, "conflict": gate_cases.conflict_of(case)}
             answer = _refused(direction, "gate_kept_shut")
-            try:
-                self.store.commit(Change(items=(self._pass_put(call, answer, direction),)))
-            except StaleBooking:
-                continue   # recorded meanwhile: the stored answer is read again
+            self.store.commit(Change(items=(self._pass_put(call, answer, direction),)))
             return answer
-        return _refused(direction, "busy")
+
+        def read() -> dict[str, Any] | None:
+            return self.store.get_pass(call.lot_id, call.gate_id, call.event_id, direction)
+
+        # a pass recorded meanwhile (StaleBooking): the stored answer is read again
+        return transitions.decide_again(read, settle, attempts=ATTEMPTS,
+                                        exhausted=lambda: _refused(direction, "busy"))
 
     def _exit_ticket(self, lot_id: str, event: dict[str, Any]) -> dict[str, Any] | None:
         """The ticket an exit names: the backend's id, or a gate's local one (printed offline, shown
