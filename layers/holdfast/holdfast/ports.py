@@ -121,8 +121,8 @@ class Change:
     ``after`` alone (``before`` None) is a new hold: the booking, its claims (``move`` of
     ``places``, else the booking's own), the idempotency record and the customer's hold slot
     (``hold_limit``: the cap, None to count without one). ``before`` and ``after`` are a change of
-    a booking, conditioned on ``before.version``. Neither is a write of ``items`` alone (a gate
-    pass, an exit payment, a drive-up ticket). ``items`` are the labelled items the store's own
+    a booking, conditioned on ``before.version``. With neither it is a write of ``items`` alone (a
+    gate pass, an exit payment, a drive-up ticket). ``items`` are the labelled items the store's own
     methods built (granules, tickets, gate passes and cases, exit payments), carried unopened.
     """
 
