@@ -33,7 +33,7 @@ from holdfast.clock import iso, parse_iso
 from holdfast.domain.timeslots import parse_granule_key
 from holdfast.domain.errors import BookingError, IdempotencyKeyReused, SeatsUnavailable, SoldOut
 from holdfast.domain.statuses import BookingStatus
-from holdfast.ports import ProviderOutcomeUnknown, ProviderRejected, TransientStoreError
+from holdfast.ports import Change, ProviderOutcomeUnknown, ProviderRejected, TransientStoreError
 from holdfast.schemas import BookingIn
 from holdfast.services.admission import WaitingRoomService
 from holdfast.services.bookings import BookingService
@@ -206,16 +206,17 @@ class ModelProvider(FakeProvider):
 
 
 class ModelStore(BookingStore):
-    """The real adapter, with one seam: ``before_save`` runs once just before the next booking
-    write, standing for another request whose write lands first (a double click)."""
+    """The real adapter, with one seam: ``before_save`` runs once just before the next commit of a
+    change to a booking, standing for another request whose write lands first (a double click)."""
 
     before_save: Callable[[], Any] | None = None
 
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        hook, self.before_save = self.before_save, None
-        if hook is not None:
-            hook()
-        super().save(*args, **kwargs)
+    def commit(self, change: Change) -> None:
+        if change.before is not None:
+            hook, self.before_save = self.before_save, None
+            if hook is not None:
+                hook()
+        super().commit(change)
 
 
 class Executions:

@@ -52,7 +52,7 @@ def test_a_hold_whose_reads_precede_the_cancellation_cannot_commit_after_the_job
     event_id = services.catalog.create_event(event_request(capacity=50))["event_id"]
     cancellation, job = _job(services, clock)
     store = services.store
-    real_create_hold = store.create_hold
+    real_commit = store.commit
     ran = []
 
     def cancel_then_write(*args, **kwargs):
@@ -60,9 +60,9 @@ def test_a_hold_whose_reads_precede_the_cancellation_cannot_commit_after_the_job
             ran.append(True)
             cancellation.cancel(event_id, "organizer-key", "storm")
             _run_job(job, event_id)
-        return real_create_hold(*args, **kwargs)
+        return real_commit(*args, **kwargs)
 
-    store.create_hold = cancel_then_write
+    store.commit = cancel_then_write
     with pytest.raises(EventCancelled):
         services.bookings().create_booking(event_id, "late", "k1", BookingIn(quantity=2))
     snap = snapshot(store_backend.client, store_backend.table)

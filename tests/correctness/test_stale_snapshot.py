@@ -28,8 +28,8 @@ def test_a_stale_snapshot_makes_a_transaction_fail_never_a_wrong_success(store_b
     for n in range(5):
         fresh.create_booking(event_id, f"other-{n}", f"k{n}", BookingIn(quantity=10 if n < 4 else 9))
     writes = []
-    real = services.store.create_hold
-    services.store.create_hold = lambda *a, **k: writes.append(1) or real(*a, **k)
+    real = services.store.commit
+    services.store.commit = lambda *a, **k: writes.append(1) or real(*a, **k)
     with pytest.raises(SoldOut) as refused:
         stale.create_booking(event_id, "late", "k-late", BookingIn(quantity=2))
     assert refused.value.details == {"available": 0}   # from the fresh read after the failed try
@@ -52,9 +52,9 @@ def test_an_older_snapshot_only_chooses_where_to_try_and_a_refusal_on_it_is_read
     ticks = [0.0]
     seller._snapshots.now = lambda: ticks[0]
     reads, writes = [], []
-    real_read, real_write = services.store.batch_get, services.store.create_hold
+    real_read, real_write = services.store.batch_get, services.store.commit
     services.store.batch_get = lambda *a, **k: reads.append(1) or real_read(*a, **k)
-    services.store.create_hold = lambda *a, **k: writes.append(1) or real_write(*a, **k)
+    services.store.commit = lambda *a, **k: writes.append(1) or real_write(*a, **k)
     seller.create_booking(event_id, "a", "k-a", BookingIn(quantity=1))
     assert (len(reads), len(writes)) == (1, 1)
     ticks[0] = 3.0                                   # older than a second, younger than five

@@ -175,15 +175,15 @@ def test_an_expiry_that_loses_the_race_to_a_cancel_reads_again_and_leaves_it(boo
     nothing left to end: the places come back once, by the cancellation."""
     booking = bookings.create_booking(ga_event["event_id"], "alice", "k", qty(4)).booking
     clock.advance(601)
-    real_save, raced = store.save, []
+    real_commit, raced = store.commit, []
 
-    def cancelled_just_before(before, after, *args, **kwargs):
-        if after.status is BookingStatus.EXPIRED and not raced:
-            raced.append(before.version)
+    def cancelled_just_before(change):
+        if change.before and change.after.status is BookingStatus.EXPIRED and not raced:
+            raced.append(change.before.version)
             bookings.cancel(booking.booking_id, "alice")
-        return real_save(before, after, *args, **kwargs)
+        return real_commit(change)
 
-    monkeypatch.setattr(store, "save", cancelled_just_before)
+    monkeypatch.setattr(store, "commit", cancelled_just_before)
     assert bookings.expire(booking.booking_id)["outcome"] == "noop_cancelled"
     assert raced == [1]
     assert store.get_booking(booking.booking_id).status is BookingStatus.CANCELLED

@@ -4,7 +4,7 @@ from dataclasses import replace
 import pytest
 
 from holdfast.adapters.codec import Cancelled, put_new
-from holdfast.ports import IdempotencyRecord, PlacesTaken
+from holdfast.ports import Change, IdempotencyRecord, PlacesTaken
 from holdfast.adapters.inventory_store import CLAIM, claim_items
 from holdfast.domain.inventory import InventoryKind, Move, Places
 from holdfast.schemas import BookingIn
@@ -38,7 +38,8 @@ def test_the_hold_reports_every_seat_taken_by_label(catalog, bookings, store):
     racer = replace(first, booking_id="b-racer", counted_hold=False,
                     places=Places(InventoryKind.NAMED, 3, units=("A-1", "A-2", "A-3")))
     with pytest.raises(PlacesTaken) as err:
-        store.create_hold(racer, journal[0], {"type": "test"}, IdempotencyRecord("carol", "k3", "booking", "f", "b-racer"))
+        store.commit(Change(after=racer, journal=journal[0], outbox={"type": "test"},
+                            idempotency=IdempotencyRecord("carol", "k3", "booking", "f", "b-racer")))
     assert err.value.failed == ["A-1", "A-3"]
     assert store.get_booking("b-racer") is None
 

@@ -392,15 +392,16 @@ def test_limit_reached_while_the_payment_succeeds_keeps_the_confirmation(booking
                                                                         store, catalog, ga_event, clock):
     booking, payment_id = paying(bookings, payments, ga_event)
     clock.advance(25 * 3600)
-    real_save = store.save
+    real_commit = store.commit
 
-    def paid_just_before_the_limit_is_written(before, after, entry, **kwargs):
-        if entry.action == "reconciliation_limit_reached" and not provider.payments[payment_id]["status"] == "succeeded":
+    def paid_just_before_the_limit_is_written(change):
+        action = change.journal.action if change.journal else None
+        if action == "reconciliation_limit_reached" and not provider.payments[payment_id]["status"] == "succeeded":
             provider.pay(payment_id)
             payments.apply_provider_payment(provider.get_payment(payment_id))   # the notification wins
-        return real_save(before, after, entry, **kwargs)
+        return real_commit(change)
 
-    store.save = paid_just_before_the_limit_is_written
+    store.commit = paid_just_before_the_limit_is_written
     reconciler.check(booking.booking_id)
     after = stored(store, booking)
     assert after.status is BookingStatus.CONFIRMED and after.payment.provider_status == "succeeded"

@@ -11,6 +11,7 @@ import pytest
 from holdfast.adapters.gate_sync_store import GateSyncStore
 from holdfast.domain.errors import Conflict, InvalidRequest, NotFound
 from holdfast.gate_sync_schemas import SyncPassIn
+from holdfast.ports import Change
 from holdfast.services.gate_cases import GateCases, case_id, new_case
 from holdfast.services.gate_sync import GateSync
 from tests.unit.test_parking import gates, make_lot, parking, view_bookings  # noqa: F401 - fixtures
@@ -171,7 +172,7 @@ def test_money_paid_after_a_car_left_owing_opens_a_case_whose_amounts_are_value_
     # a case opened before amounts were objects kept unpaid as bare text: shown in the one shape too
     older = new_case(case_id(lot_id, "payment", "older"), "payment", lot_id, "paid_after_exit", "2029-12-31T00:00:00Z",
                      "provider", ticket_id=ticket, amount=hundred, unpaid="100.00")
-    assert store.write([store.gate_case_put(older)])
+    store.commit(Change(items=(store.gate_case_put(older),)))
     shown = {c["case_id"]: c for c in cases.open_cases()}[older["case_id"]]
     assert shown["unpaid"] == hundred
     assert cases.resolve(older["case_id"], "applied_to_debt", "ops", "set against the debt")["unpaid"] == hundred

@@ -11,7 +11,7 @@ at the next invocation's start, so nothing is printed and nothing grows.
 
 Where they are counted (few places, so that new flows are counted without new calls):
 
-* ``booking_written``: every booking write (BookingRecords.create_hold and .save), after it
+* ``booking_written``: every booking write (``BookingRecords.commit`` of a change with a booking), after it
   succeeded: holds, confirmations, payments by outcome, late payments by path, reviews opened and
   resolved, reconciliation give-ups, expiries and their lag. Also one structured log line with the
   ids (never a payload).

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .domain.inventory import Granule, Move, Places, Pool
 
 #: One item of a storage write and the label its failure is reported under. Services get these
-#: from the store's methods and hand them back to ``write``; only the adapter looks inside.
+#: from the store's methods and hand them back in a ``Change``; only the adapter looks inside.
 Labelled = tuple[str, dict[str, Any]]
 
 
@@ -114,6 +114,30 @@ class IdempotencyRecord:
     system: bool = False
 
 
+@dataclass(frozen=True)
+class Change:
+    """Everything one write changes, committed by ``Commits.commit`` in one transaction or not at all.
+
+    ``after`` alone (``before`` None) is a new hold: the booking, its claims (``move`` of
+    ``places``, else the booking's own), the idempotency record and the customer's hold slot
+    (``hold_limit``: the cap, None to count without one). ``before`` and ``after`` are a change of
+    a booking, conditioned on ``before.version``. With neither it is a write of ``items`` alone (a
+    gate pass, an exit payment, a drive-up ticket). ``items`` are the labelled items the store's own
+    methods built (granules, tickets, gate passes and cases, exit payments), carried unopened.
+    """
+
+    before: Booking | None = None
+    after: Booking | None = None
+    journal: JournalEntry | None = None
+    #: The booking's change event for the outbox (the store adds who and which version).
+    outbox: dict[str, Any] | None = None
+    move: Move | None = None
+    places: Places | None = None
+    items: tuple[Labelled, ...] = ()
+    idempotency: IdempotencyRecord | None = None
+    hold_limit: int | None = None
+
+
 # ======================================================================================= time
 
 class Clock(Protocol):
@@ -140,13 +164,19 @@ class BookingReads(Protocol):
     def get_bookings(self, booking_ids: list[str]) -> list[Booking]: ...
 
 
-class BookingSaves(Protocol):
-    """A status change: the booking conditioned on its version, its journal entry, an outbox event,
-    the places' move and any further items, in one transaction (StaleBooking, PlacesTaken,
-    SalesStopped or TransientStoreError when it wrote nothing)."""
+class Commits(Protocol):
+    """The one way to write: a ``Change`` in one transaction. When it writes nothing it says why,
+    from the label of the item whose condition failed: DuplicateRequest (the idempotency record),
+    ItemExists (a new booking's id taken), StaleBooking (the booking's version, or any of the
+    change's ``items``: what it guarded moved since it was read), SalesStopped (the sale gate),
+    HoldLimitReached (the customer's hold slots), PlacesTaken (the claims, by unit), and
+    TransientStoreError for a conflict that outlived the retries."""
 
-    def save(self, before: Booking, after: Booking, journal: JournalEntry, outbox: dict[str, Any] | None = None,
-             move: Move | None = None, places: Places | None = None, extra: list[Labelled] | None = None) -> None: ...
+    def commit(self, change: Change) -> None: ...
+
+
+class BookingSaves(Commits, Protocol):
+    """A status change: ``Change(before, after, ...)``."""
 
 
 class InventoryReads(Protocol):
@@ -180,9 +210,8 @@ class InventoryBatch(Protocol):
     def units_of(self, found: dict[tuple[str, str], dict[str, Any]]) -> dict[str, dict[str, Any]]: ...
 
 
-class HoldWrites(Protocol):
-    def create_hold(self, booking: Booking, journal: JournalEntry, outbox: dict[str, Any],
-                    idempotency: IdempotencyRecord, hold_limit: int | None = None) -> None: ...
+class HoldWrites(Commits, Protocol):
+    """A new hold is ``Change(after=booking, idempotency=..., hold_limit=...)``."""
 
     def get_idempotency(self, customer_id: str, key: str, scope: str, system: bool = False) -> dict[str, Any] | None: ...
 
@@ -380,14 +409,12 @@ class GateCaseItems(Protocol):
     def list_gate_cases(self) -> list[dict[str, Any]]: ...
 
 
-class TicketWrites(Protocol):
-    """A ticket's items for one transaction, and the transaction (False: a condition failed)."""
+class TicketWrites(Commits, Protocol):
+    """A ticket's items, committed as ``Change(items=...)`` (StaleBooking: a condition failed)."""
 
     def get_ticket(self, ticket_id: str) -> dict[str, Any] | None: ...
 
     def ticket_status_is(self, ticket_id: str, status: str) -> Labelled: ...
-
-    def write(self, items: list[Labelled]) -> bool: ...
 
 
 class ExitPaymentStore(TicketWrites, Protocol):

@@ -19,13 +19,13 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from ..domain.booking import Booking, JournalEntry
-from ..domain.inventory import Move, Places
+from ..domain.inventory import Move
 from ..observability import booking_written
 from . import hold_limits
 from .booking_items import DUE_BUCKETS, booking_from_item, booking_item, idempotency_pk
-from ..ports import (DuplicateRequest, HoldLimitReached, IdempotencyRecord, Labelled, PlacesTaken, SalesStopped,
-                     StaleBooking, TransientStoreError)
-from .codec import Table, _attrs, _code, _plain
+from ..ports import (Change, DuplicateRequest, HoldLimitReached, ItemExists, Labelled, PlacesTaken, SalesStopped,
+                     StaleBooking, StoreError, TransientStoreError)
+from .codec import Cancelled, Table, _attrs, _code, _plain
 from .expiry_buckets import index_put as expiry_index_put
 from .sale_gate import GATE, GATE_SHARDS, gate_check, gate_key
 from .cancellation_store import event_index_put
@@ -36,23 +36,42 @@ OUTBOX_RETENTION_SECONDS = 7 * 24 * 3600
 
 
 class BookingRecords(Table):
-    def create_hold(self, booking: Booking, journal: JournalEntry, outbox: dict[str, Any], idempotency: IdempotencyRecord,
-                    hold_limit: int | None = None) -> None:
+    def commit(self, change: Change) -> None:
+        """Write ``change`` in one transaction, or nothing and raise the outcome its cancellation
+        names (ports.Commits)."""
+        if change.after is None:
+            items = list(change.items)
+        elif change.before is None:
+            items = self._hold_items(change)
+        else:
+            items = self._change_items(change)
+        cancelled = self._transact(items)
+        if cancelled is None:
+            if change.after is not None:
+                booking_written(change.before, change.after, change.journal)
+            return
+        raise self._outcome(change, cancelled)
+
+    def _hold_items(self, change: Change) -> list[Labelled]:
         """Take the places, write the booking, its first journal entry, its outbox event and the
         idempotency record, and count the hold against the customer's limit for the event (when
-        the booking is ``counted_hold``; ``hold_limit`` None counts without a cap): all in one
-        transaction, or nothing."""
-        record_pk = idempotency_pk(idempotency.customer_id, idempotency.key, idempotency.system)
+        the booking is ``counted_hold``; ``hold_limit`` None counts without a cap)."""
+        booking, idempotency = change.after, change.idempotency
+        assert booking is not None and change.journal is not None
+        if idempotency is None:
+            raise ValueError("a new hold is written with its idempotency record")
         items: list[Labelled] = [
             ("idempotency", {"Put": {"TableName": self.table, "Item": _attrs({
-                "pk": record_pk, "sk": idempotency.scope, "fingerprint": idempotency.fingerprint,
+                "pk": idempotency_pk(idempotency.customer_id, idempotency.key, idempotency.system),
+                "sk": idempotency.scope, "fingerprint": idempotency.fingerprint,
                 "result_id": idempotency.result_id, "ttl": int(time.time()) + IDEMPOTENCY_RETENTION_SECONDS,
             }), "ConditionExpression": "attribute_not_exists(pk)"}}),
             ("booking", {"Put": {"TableName": self.table, "Item": _attrs(booking_item(booking)),
                                  "ConditionExpression": "attribute_not_exists(pk)"}}),
-            self._journal_put(booking, journal),
-            self._outbox_put(booking, outbox),
-            *claim_items(self.table, booking.event_id, booking.booking_id, booking.places, Move.HOLD),
+            self._journal_put(booking, change.journal),
+            self._outbox_put(booking, change.outbox or {}),
+            *claim_items(self.table, booking.event_id, booking.booking_id, change.places or booking.places,
+                         change.move or Move.HOLD),
             # The customer-and-event lookup the waitlist uses to skip a customer who already holds
             # or owns places for the event.
             ("customer_marker", {"Put": {"TableName": self.table, "Item": _attrs({
@@ -66,23 +85,67 @@ class BookingRecords(Table):
             gate_check(self.table, booking.event_id, booking.booking_id),
             # The hold's place in its expiry bucket, which one execution per bucket walks.
             expiry_index_put(self.table, booking.event_id, booking.booking_id, booking.hold_expires_at),
+            *change.items,
         ]
         if booking.counted_hold:
             items.append(("hold_limit", hold_limits.take_slot(self.table, _attrs, booking.customer_id, booking.event_id,
-                                                              hold_limit)))
-        cancelled = self._transact(items)
-        if cancelled is None:
-            booking_written(None, booking, journal)
-            return
-        if cancelled.failed("idempotency"):
-            raise DuplicateRequest(record_pk)
+                                                              change.hold_limit)))
+        return items
+
+    def _change_items(self, change: Change) -> list[Labelled]:
+        """``after`` over ``before`` (conditioned on ``before.version``), with its journal entry,
+        its outbox event, the inventory move and the change's items (a parking ticket and its gate
+        pass)."""
+        before, after = change.before, change.after
+        assert before is not None and after is not None and change.journal is not None
+        if after.version != before.version + 1:
+            raise ValueError("a saved booking must be exactly one version ahead of the one read")
+        items: list[Labelled] = [
+            ("booking", {"Put": {"TableName": self.table, "Item": _attrs(booking_item(after)),
+                                 "ConditionExpression": "#version = :expected",
+                                 "ExpressionAttributeNames": {"#version": "version"},
+                                 "ExpressionAttributeValues": _attrs({":expected": before.version})}}),
+            self._journal_put(after, change.journal),
+        ]
+        if change.outbox is not None:
+            items.append(self._outbox_put(after, change.outbox))
+        if change.move is not None:
+            items.extend(claim_items(self.table, after.event_id, after.booking_id, change.places or after.places,
+                                     change.move))
+            if change.move.source == "available":
+                # Places taken again after a release (a late payment, a conflict case's alternative,
+                # an operator's confirm) pass the sale gate like a new hold: once the event is
+                # cancelled nothing is taken for it, whoever read the flag before the cancellation.
+                items.append(gate_check(self.table, after.event_id, after.booking_id))
+        items.extend(change.items)
+        if before.counted_hold and before.holds_places and not after.holds_places:
+            # Leaving HELD/PAYMENT_PENDING frees the customer's slot in this same transaction.
+            items.append(("hold_limit", hold_limits.release_slot(self.table, _attrs, before.customer_id,
+                                                                 before.event_id)))
+        return items
+
+    @staticmethod
+    def _outcome(change: Change, cancelled: Cancelled) -> StoreError:
+        """What a cancelled commit wrote nothing for, read from the labels whose condition failed."""
+        booking = change.after
+        if cancelled.failed("idempotency") and change.idempotency is not None:
+            record = change.idempotency
+            return DuplicateRequest(idempotency_pk(record.customer_id, record.key, record.system))
+        if cancelled.failed("booking") and booking is not None:
+            return ItemExists(booking.booking_id) if change.before is None else StaleBooking(booking.booking_id)
+        failed = [label for label, _ in change.items if cancelled.failed(label)]
+        if failed:
+            # a ticket, a pass or an exit payment moved meanwhile: read again
+            return StaleBooking(booking.booking_id if booking is not None else ", ".join(failed))
+        if booking is None:
+            return TransientStoreError("transaction conflict")
         if cancelled.failed(GATE):
-            raise SalesStopped(booking.event_id)
+            return SalesStopped(booking.event_id)
         if cancelled.failed("hold_limit"):
-            raise HoldLimitReached(booking.customer_id)
+            return HoldLimitReached(booking.customer_id)
         if cancelled.conflict:
-            raise TransientStoreError("transaction conflict")
-        raise PlacesTaken(cancelled.failed_under(CLAIM))
+            return TransientStoreError("transaction conflict")
+        return PlacesTaken(cancelled.failed_under(CLAIM))
 
     def customer_booking_ids(self, customer_id: str, event_id: str) -> list[str]:
         """Ids of the bookings a customer made for an event (markers written in the hold transaction)."""
@@ -117,48 +180,6 @@ class BookingRecords(Table):
                     to_status=item["to_status"], decision=item["decision"], ids=dict(item.get("ids") or {}),
                 ))
         return booking, journal
-
-    def save(self, before: Booking, after: Booking, journal: JournalEntry, outbox: dict[str, Any] | None = None,
-             move: Move | None = None, places: Places | None = None, extra: list[Labelled] | None = None) -> None:
-        """Write ``after`` over ``before`` (conditioned on ``before.version``), with its journal
-        entry, its outbox event, the inventory move and any ``extra`` labelled items of the same
-        change (a parking ticket and its gate pass), in one transaction."""
-        if after.version != before.version + 1:
-            raise ValueError("a saved booking must be exactly one version ahead of the one read")
-        items: list[Labelled] = [
-            ("booking", {"Put": {"TableName": self.table, "Item": _attrs(booking_item(after)),
-                                 "ConditionExpression": "#version = :expected",
-                                 "ExpressionAttributeNames": {"#version": "version"},
-                                 "ExpressionAttributeValues": _attrs({":expected": before.version})}}),
-            self._journal_put(after, journal),
-        ]
-        if outbox is not None:
-            items.append(self._outbox_put(after, outbox))
-        if move is not None:
-            items.extend(claim_items(self.table, after.event_id, after.booking_id, places or after.places, move))
-            if move.source == "available":
-                # Places taken again after a release (a late payment, a conflict case's alternative,
-                # an operator's confirm) pass the sale gate like a new hold: once the event is
-                # cancelled nothing is taken for it, whoever read the flag before the cancellation.
-                items.append(gate_check(self.table, after.event_id, after.booking_id))
-        items.extend(extra or ())
-        if before.counted_hold and before.holds_places and not after.holds_places:
-            # Leaving HELD/PAYMENT_PENDING frees the customer's slot in this same transaction.
-            items.append(("hold_limit", hold_limits.release_slot(self.table, _attrs, before.customer_id,
-                                                                 before.event_id)))
-        cancelled = self._transact(items)
-        if cancelled is None:
-            booking_written(before, after, journal)
-            return
-        if cancelled.failed("booking"):
-            raise StaleBooking(after.booking_id)
-        if any(cancelled.failed(label) for label, _ in extra or ()):
-            raise StaleBooking(after.booking_id)   # the ticket or pass moved meanwhile: read again
-        if cancelled.failed(GATE):
-            raise SalesStopped(after.event_id)
-        if cancelled.conflict:
-            raise TransientStoreError("transaction conflict")
-        raise PlacesTaken(cancelled.failed_under(CLAIM))
 
     def due_bookings(self, before: str, limit: int = 100) -> list[str]:
         """Booking ids whose due time is before ``before``, oldest first, across the index buckets."""

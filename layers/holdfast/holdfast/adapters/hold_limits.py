@@ -4,9 +4,9 @@ One item per customer and event, ``CUSTOMER#<customer> / HOLDS#EVENT#<event_id>`
 ``active`` counts the customer's bookings for the event that hold places. It changes only inside
 the booking's own transactions, so it cannot drift from the bookings:
 
-- ``create_hold`` adds one, conditioned on ``active < limit`` (a waitlist offer too: a customer
+- a new hold (``commit`` of a ``Change`` with no ``before``) adds one, conditioned on ``active < limit`` (a waitlist offer too: a customer
   at the cap is skipped, not given one more);
-- ``save`` takes one away in the transaction that moves a counted booking out of HELD or
+- a booking's change takes one away in the transaction that moves a counted booking out of HELD or
   PAYMENT_PENDING (expiry, cancellation, failed payment, confirmation, review).
 
 A booking carries ``counted_hold`` while it occupies a slot; bookings from before the counter

@@ -238,16 +238,12 @@ class ParkingStore(Table):
             "ExpressionAttributeValues": _attrs({":status": status})}})
 
     def granule_claim(self, granule: Granule, booking_id: str, move: Move) -> dict[str, Any]:
-        """A space's time granule changed by ``move``, for ``write`` (the caller labels it)."""
+        """A space's time granule changed by ``move``, for a ``Change``'s items (the caller labels it)."""
         return granule_claim(self.table, granule, booking_id, move)
 
     def sale_gate_check(self, event_id: str, booking_id: str) -> Labelled:
         """The lot (an offering) is not cancelled, checked in the same transaction."""
         return gate_check(self.table, event_id, booking_id)
-
-    def write(self, items: list[Labelled]) -> bool:
-        """One transaction; False when a condition failed (nothing written)."""
-        return self._transact_all(items)
 
 
 def _pass_pk(lot_id: str, gate_id: str, event_id: str) -> str:

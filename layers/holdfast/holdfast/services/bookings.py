@@ -30,8 +30,8 @@ from ..observability import logger
 from ..domain.commands import HoldPlaces
 from ..domain.offering import Offering
 from .. import kinds
-from ..ports import (Clock, DuplicateRequest, HoldLimitReached, HoldStore, IdempotencyRecord, PlacesTaken, SalesStopped,
-                     TransientStoreError)
+from ..ports import (Change, Clock, DuplicateRequest, HoldLimitReached, HoldStore, IdempotencyRecord, PlacesTaken,
+                     SalesStopped, TransientStoreError)
 from .booking_views import describe, resolution_view  # noqa: F401 - the views' old home, still imported from here
 from .hold_reads import SNAPSHOT_SECONDS, HoldReads, Snapshots
 from .releases import HOLD_ATTEMPTS, ReleasesMixin, pause
@@ -154,9 +154,9 @@ class BookingService(ReleasesMixin):
             record = IdempotencyRecord(customer_id, idempotency_key, "booking", fingerprint, booking.booking_id,
                                        system=system_key)
             try:
-                self.store.create_hold(booking, journal, {"type": outbox_type, "at": iso(now),
-                                                          "hold_expires_at": booking.hold_expires_at,
-                                                          **(extra or {})}, record, hold_limit=limit)
+                self.store.commit(Change(after=booking, journal=journal, outbox={
+                    "type": outbox_type, "at": iso(now), "hold_expires_at": booking.hold_expires_at, **(extra or {}),
+                }, idempotency=record, hold_limit=limit))
             except HoldLimitReached:
                 raise Conflict(f"You already hold places in {limit} booking(s) for this event; pay for or cancel "
                                "one first.", code="hold_limit_reached", limit=limit) from None

@@ -26,8 +26,9 @@ from ..clock import iso
 from ..domain.errors import PaymentProviderUnavailable
 from ..domain.money import Money
 from ..observability import logger
-from ..ports import Clock, ExitPaymentStore, PaymentProvider, ProviderError, StaleBooking
+from ..ports import Change, Clock, ExitPaymentStore, PaymentProvider, ProviderError, StaleBooking
 from .gate_cases import case_id, new_case
+from .transitions import decide_again
 
 ATTEMPTS = 4
 PENDING = ("asked", "created")
@@ -71,8 +72,7 @@ class ExitPayments:
         if state is None:
             return record
         change = self.store.exit_payment_change(ticket["ticket_id"], int(record["number"]), {"state": state}, "created")
-        if not self.store.write([change]):
-            raise StaleBooking(ticket["ticket_id"])   # recorded meanwhile: read again
+        self.store.commit(Change(items=(change,)))   # StaleBooking: recorded meanwhile, read again
         return {**record, "state": state}
 
     def ask(self, ticket: dict[str, Any], due: Money, records: list[dict[str, Any]]) -> str | None:
@@ -88,8 +88,7 @@ class ExitPayments:
             number = int(latest["number"]) + 1 if latest else 1
             record = {"number": number, "idempotence_key": f"hf-exit-{ticket_id}-{number}", "amount": due.text,
                       "currency": due.currency, "state": "asked", "asked_at": iso(self.clock())}
-            if not self.store.write([self.store.exit_payment_put(ticket_id, record)]):
-                raise StaleBooking(ticket_id)
+            self.store.commit(Change(items=(self.store.exit_payment_put(ticket_id, record),)))
         try:
             created = self.provider().create_payment(
                 amount=due.as_dict(), description=f"Parking exit, ticket {ticket_id}",
@@ -101,9 +100,12 @@ class ExitPayments:
             raise PaymentProviderUnavailable("The payment provider cannot be reached; try the exit again.",
                                              retry_after=5) from None
         url = (created.get("confirmation") or {}).get("confirmation_url")
-        self.store.write([self.store.exit_payment_change(
-            ticket_id, int(record["number"]), {"payment_id": created["id"], "confirmation_url": url, "state": "created"},
-            "asked")])   # a notification that recorded it first has said more: nothing to add
+        try:
+            self.store.commit(Change(items=(self.store.exit_payment_change(
+                ticket_id, int(record["number"]), {"payment_id": created["id"], "confirmation_url": url,
+                                                   "state": "created"}, "asked"),)))
+        except StaleBooking:
+            pass   # a notification that recorded it first has said more: nothing to add
         return url
 
 
@@ -112,8 +114,7 @@ def record_provider_payment(store: ExitPaymentStore, clock: Clock, paid: dict[st
     Returns what was done, for the log line and the tests."""
     meta = paid.get("metadata") or {}
     ticket_id, payment_id = meta.get("ticket_id"), paid.get("id", "")
-    for _ in range(ATTEMPTS):
-        ticket = store.get_ticket(ticket_id) if ticket_id else None
+    def record(ticket: dict[str, Any] | None) -> str:
         if ticket is None or ticket["lot_id"] != meta.get("lot_id"):
             logger.warning("exit payment for an unknown ticket", extra={"payment_id": payment_id})
             return "unknown_ticket"
@@ -140,8 +141,11 @@ def record_provider_payment(store: ExitPaymentStore, clock: Clock, paid: dict[st
                 unpaid={"value": ticket["unpaid"], "currency": record["currency"]} if ticket.get("unpaid") else None)))
             outcome = "exit_payment_after_exit_review"
         items.append(store.ticket_status_is(ticket_id, ticket["status"]))
-        if store.write(items):
-            logger.info("exit payment recorded", extra={"payment_id": payment_id, "ticket_id": ticket_id,
-                                                        "outcome": outcome})
-            return outcome
-    raise StaleBooking(ticket_id or "")
+        store.commit(Change(items=tuple(items)))
+        logger.info("exit payment recorded", extra={"payment_id": payment_id, "ticket_id": ticket_id,
+                                                    "outcome": outcome})
+        return outcome
+
+    # the payment or the ticket moved meanwhile (StaleBooking): read both again
+    return decide_again(lambda: store.get_ticket(ticket_id) if ticket_id else None, record,
+                        attempts=ATTEMPTS, exhausted=StaleBooking(ticket_id or ""))

@@ -32,7 +32,7 @@ from ..domain.money import Money
 from ..kinds.parking import CHECKED_IN, COMPLETED, Parking, allocate
 from ..observability import CLOSED_TICKET_PASSES, count, logger
 from ..parking_tokens import TokenInvalid, in_window, verify
-from ..ports import Clock, GatePassStore, PaymentProvider, StaleBooking
+from ..ports import Change, Clock, GatePassStore, PaymentProvider, StaleBooking
 from . import exit_payments, gate_cases, transitions
 from .exit_payments import ExitPayments
 from .parking import ParkingService
@@ -173,8 +173,8 @@ class GatePasses:
             # the sale gate, as in every hold: a cancellation between the check above and this
             # write closes it, and the retry then answers lot_closed
             items.append(self.store.sale_gate_check(lot_id, ticket_id))
-        if not self.store.write(items):
-            raise StaleBooking(ticket_id)   # the space went meanwhile (or the pass was applied): again
+        # StaleBooking: the space went meanwhile (or the pass was applied): again
+        self.store.commit(Change(items=tuple(items)))
         return answer
 
     def _entry_by_token(self, lot: dict[str, Any], call: Pass, token: str) -> dict[str, Any]:
@@ -306,8 +306,7 @@ class GatePasses:
         outbox = self.store.ticket_outbox(ticket, {"type": "vehicle.exited", "at": iso(at), "status": "COMPLETED",
                                                    "space_id": ticket["space_id"],
                                                    "charge": Money(charge, currency).as_dict()})
-        if not self.store.write(claims + extra + [outbox]):
-            raise StaleBooking(ticket["ticket_id"])
+        self.store.commit(Change(items=(*claims, *extra, outbox)))
         return answer
 
     def _kept_shut(self, call: Pass, direction: str, event: dict[str, Any]) -> dict[str, Any]:
@@ -316,8 +315,7 @@ class GatePasses:
         one), the gate did not: a ticket is open for a car that never came in, or closed on a car
         still inside. An operator settles it (a case naming the ticket); the ticket is left as it
         is, since the car may have come back through another pass meanwhile."""
-        for _ in range(ATTEMPTS):
-            done = self.store.get_pass(call.lot_id, call.gate_id, call.event_id, direction)
+        def settle(done: dict[str, Any] | None) -> dict[str, Any]:
             if done is not None and _names_another_car(done.get("body"), call.body):
                 raise PassIdReused(call.event_id)
             if done is not None:
@@ -333,12 +331,21 @@ class GatePasses:
                                  booking_id=ticket.get("booking_id"))
                 case = self._case(call, direction, "gate_kept_shut", **known)
                 if self.store.get_gate_case(case["case_id"]) is None:   # once: a repeated sync finds it
-                    self.store.write([self.store.gate_case_put(case)])
+                    try:
+                        self.store.commit(Change(items=(self.store.gate_case_put(case),)))
+                    except StaleBooking:
+                        pass   # a sync running beside this one wrote it first
                 return {**answer, "conflict": gate_cases.conflict_of(case)}
             answer = _refused(direction, "gate_kept_shut")
-            if self.store.write([self._pass_put(call, answer, direction)]):
-                return answer
-        return _refused(direction, "busy")
+            self.store.commit(Change(items=(self._pass_put(call, answer, direction),)))
+            return answer
+
+        def read() -> dict[str, Any] | None:
+            return self.store.get_pass(call.lot_id, call.gate_id, call.event_id, direction)
+
+        # a pass recorded meanwhile (StaleBooking): the stored answer is read again
+        return transitions.decide_again(read, settle, attempts=ATTEMPTS,
+                                        exhausted=lambda: _refused(direction, "busy"))
 
     def _exit_ticket(self, lot_id: str, event: dict[str, Any]) -> dict[str, Any] | None:
         """The ticket an exit names: the backend's id, or a gate's local one (printed offline, shown
@@ -365,8 +372,8 @@ class GatePasses:
             return self._refuser(call, known, "exit")(reason)
         answer = _refused("exit", reason)
         case = self._case(call, "exit", reason, **known)
-        if not self.store.write([self.store.gate_case_put(case), self._pass_put(call, answer, "exit")]):
-            raise StaleBooking(case["case_id"])   # recorded meanwhile: the stored answer is read again
+        # StaleBooking: recorded meanwhile, the stored answer is read again
+        self.store.commit(Change(items=(self.store.gate_case_put(case), self._pass_put(call, answer, "exit"))))
         return answer
 
     def _from_the_future(self, call: Pass, event: dict[str, Any], direction: str) -> dict[str, Any]:
@@ -415,14 +422,13 @@ class GatePasses:
         # the online refusal this pass replaces may have opened the same case (a car at a shut exit)
         if not (call.replaces_online and self.store.get_gate_case(case["case_id"]) is not None):
             items.append(self.store.gate_case_put(case))
-        if not self.store.write(items):
-            raise StaleBooking(case["case_id"])   # applied meanwhile: the stored answer is read again
+        self.store.commit(Change(items=tuple(items)))   # StaleBooking: applied meanwhile, read it again
         return answer
 
     def _record(self, call: Pass, answer: dict[str, Any]) -> dict[str, Any]:
         """An answer that changes nothing, kept so that a repeat of the pass gets it back."""
-        if not self.store.write([self._pass_put(call, answer)]):
-            raise StaleBooking(call.event_id)   # recorded meanwhile: the stored answer is read again
+        # StaleBooking: recorded meanwhile, the stored answer is read again
+        self.store.commit(Change(items=(self._pass_put(call, answer),)))
         return answer
 
 

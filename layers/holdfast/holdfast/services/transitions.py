@@ -11,7 +11,7 @@ from ..domain import lifecycle
 from ..domain.booking import Booking, IllegalTransition, JournalEntry, check_transition, implied_move
 from ..domain.inventory import Move, Places
 from ..domain.statuses import BookingStatus
-from ..ports import BookingSaves, StaleBooking
+from ..ports import BookingSaves, Change, StaleBooking
 
 #: Status changes that customers hear about; each becomes an outbox event.
 NOTIFIED = {
@@ -52,10 +52,8 @@ def apply(store: BookingSaves, booking: Booking, now, *, status: BookingStatus |
     notify = NOTIFIED.get(target) or getattr(lifecycle.declared(target), "notify", None)
     if target != booking.status and notify:
         outbox = {"type": notify, "at": at, "reason": decision}
-    if extra:
-        store.save(booking, after, entry, outbox=outbox, move=move, places=places, extra=extra)
-    else:
-        store.save(booking, after, entry, outbox=outbox, move=move, places=places)
+    store.commit(Change(before=booking, after=after, journal=entry, outbox=outbox, move=move, places=places,
+                        items=tuple(extra or ())))
     return after
 
 
