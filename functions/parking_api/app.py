@@ -3,7 +3,7 @@ pay, read and cancel through /bookings); gates read their configuration, pass ca
 from holdfast import wiring
 from holdfast.http import customer_id, header, idempotency_key, json_response, make_resolver, parse_body, require_organizer
 from holdfast.observability import log_metrics, logger, tracer
-from holdfast.services.bookings import describe
+from holdfast.services.booking_views import describe
 
 wiring.cold_start(secret=True)
 

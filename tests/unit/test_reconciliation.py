@@ -5,7 +5,7 @@ from holdfast.domain.errors import Conflict
 from holdfast.domain.statuses import BookingStatus
 from holdfast.schemas import BookingIn
 from holdfast.services.payments import PaymentOutcomeUnknown, PaymentProviderUnavailable
-from holdfast.services.reconciliation import sweep
+from holdfast.services.sweeper import sweep
 
 
 def hold(bookings, event, customer="alice", key="k", n=2):

@@ -32,13 +32,13 @@ from ..domain.offering import Offering
 from .. import kinds
 from ..ports import (Change, Clock, DuplicateRequest, HoldLimitReached, HoldStore, IdempotencyRecord, PlacesTaken,
                      SalesStopped, TransientStoreError)
-from .booking_views import describe, resolution_view  # noqa: F401 - the views' old home, still imported from here
+from .booking_views import describe
 from .hold_reads import SNAPSHOT_SECONDS, HoldReads, Snapshots
 from .releases import HOLD_ATTEMPTS, ReleasesMixin, pause
 
 OFFERINGS_KEPT = 500
 
-__all__ = ["BookingService", "HoldResult", "HOLD_ATTEMPTS", "describe", "hold_limit", "pause"]
+__all__ = ["BookingService", "HoldResult", "HOLD_ATTEMPTS", "hold_limit", "pause"]
 
 
 

@@ -32,7 +32,6 @@ from ..ports import (Clock, PaymentProvider, PaymentStore, ProviderOutcomeUnknow
 from . import transitions
 from .payments import PaymentService
 from .provider_keys import PaymentOutcomeUnknown, void_key
-from .sweeper import sweep  # noqa: F401 - the sweeper lived here; kept importable from here
 
 DEFAULT_SCHEDULE = (30, 60, 120, 300, 900, 1800, 3600)
 ATTEMPTS = 5

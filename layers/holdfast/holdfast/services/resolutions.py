@@ -38,7 +38,7 @@ from .. import kinds
 from ..ports import (Clock, PaymentStore, PlacesTaken, ProviderOutcomeUnknown, ProviderRejected, SalesStopped,
                      StaleBooking)
 from . import transitions
-from .bookings import describe
+from .booking_views import describe
 from .payments import PaymentService
 from .provider_keys import PaymentOutcomeUnknown, capture_key, void_key
 

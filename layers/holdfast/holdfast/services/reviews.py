@@ -12,7 +12,7 @@ from ..domain.statuses import BookingStatus
 from ..ports import (Clock, PaymentStore, PlacesTaken, ProviderOutcomeUnknown, ProviderRejected, SalesStopped,
                      StaleBooking)
 from . import transitions
-from .bookings import describe
+from .booking_views import describe
 from .resolutions import ResolutionService
 from .payments import PaymentService
 from .provider_keys import PaymentOutcomeUnknown, operator_key
