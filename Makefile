@@ -54,6 +54,9 @@ $(STAMP): pyproject.toml
 	@echo "==> installing pinned dependencies"
 	@$(PY) -m pip install --quiet --upgrade pip
 	@$(PY) -m pip install --quiet ".[dev]"
+	@# the deployed package runs from the tree (layers/holdfast, as the Lambda layer puts it on the
+	@# path): a .pth line lets the venv's tools (lint-imports, a REPL) import it as the tests do
+	@$(PY) -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_paths()["purelib"], "holdfast-tree.pth").write_text(str(pathlib.Path("layers/holdfast").resolve()) + "\n")'
 	@touch $(STAMP)
 
 venv: $(STAMP)
