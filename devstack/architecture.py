@@ -44,24 +44,26 @@ BOXES = (
     Box("functions", 0, "functions/<name>/app.py:\none thin handler per Lambda", ("functions",)),
     Box("tools", 0, "the operators' tools on the table", (
         "holdfast.cli", "holdfast.event_index_backfill", "holdfast.metrics_report")),
-    Box("handler kit", 1, "what the handlers share:\nrouting, errors, SQS batches", (
+    # The products: each package holds its kinds, schemas, services, storage and wiring, uses the
+    # core below and never another product; the core finds them through the registry only.
+    Box("events", 1, "product: event places\n(general admission, seat maps)", ("holdfast.products.events",)),
+    Box("appointments", 1, "product: appointment slots\nof resources", ("holdfast.products.appointments",)),
+    Box("parking", 1, "product: parking spaces,\ngates, passes, exit payments", ("holdfast.products.parking",)),
+    Box("handler kit", 2, "what the handlers share:\nrouting, errors, SQS batches", (
         "holdfast.http", "holdfast.resolver", "holdfast.sqs_batch", "holdfast.provider_notification")),
-    Box("wiring", 1, "builds the services;\nthe only place that picks adapters", ("holdfast.wiring",)),
-    Box("adapters", 1, "DynamoDB, YooKassa, Step Functions,\nSQS: implement the ports",
+    Box("wiring", 2, "builds the core's services;\nthe only place that picks adapters", ("holdfast.wiring",)),
+    Box("adapters", 2, "DynamoDB, YooKassa, Step Functions,\nSQS: implement the ports",
         ("holdfast.adapters",)),
-    Box("services", 2, "use cases; take domain\nvalues and commands", ("holdfast.services",)),
-    Box("kinds", 3, "the inventory kinds\nbehind one registry", ("holdfast.kinds",)),
-    Box("models", 3, "pydantic models: API bodies\nand a kind's settings", (
-        "holdfast.schemas", "holdfast.appointment_schemas", "holdfast.parking_schemas",
-        "holdfast.gate_sync_schemas")),
-    Box("ports", 4, "narrow Protocols and\nthe outcomes; typing only", ("holdfast.ports",)),
-    Box("domain", 4, "pure rules, values\nand commands; no I/O", ("holdfast.domain",)),
-    Box("shared", 5, "leaves every layer may use", (
-        "holdfast.clock", "holdfast.config", "holdfast.faults", "holdfast.observability",
-        "holdfast.parking_tokens")),
+    Box("services", 3, "the core's use cases: hold, pay,\nexpire, reconcile, refund, cancel", ("holdfast.services",)),
+    Box("kinds", 4, "the kind interface and the\nregistry of kinds and products", ("holdfast.kinds",)),
+    Box("models", 4, "pydantic models of the\ncore's API bodies", ("holdfast.schemas",)),
+    Box("ports", 5, "narrow Protocols and\nthe outcomes; typing only", ("holdfast.ports",)),
+    Box("domain", 5, "pure rules, values\nand commands; no I/O", ("holdfast.domain",)),
+    Box("shared", 6, "leaves every layer may use", (
+        "holdfast.clock", "holdfast.config", "holdfast.faults", "holdfast.observability")),
 )
 #: packages that are only directories or hold no code of their own: in no box, and they must import nothing
-ROOTS = ("holdfast", "functions")
+ROOTS = ("holdfast", "functions", "holdfast.products")
 #: boxes whose incoming arrows are drawn faint (imported by almost everyone)
 FAINT = ("shared",)
 #: a box with more modules than this shows their count instead of their names

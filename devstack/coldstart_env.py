@@ -40,7 +40,7 @@ FIRST_CALL: dict[str, dict[str, Any]] = {
     "AdminApiFunction": {"route": "POST /admin/reviews/{id}/resolve", "event": "resolve_review.json",
                          "at": ["holdfast.schemas:ResolveIn", "app:ResolveIn"]},
     "ParkingApiFunction": {"route": "POST /lots/{id}/reservations", "event": "create_reservation.json",
-                           "at": ["holdfast.parking_schemas:ReservationIn"]},
+                           "at": ["holdfast.products.parking.schemas:ReservationIn"]},
 }
 
 

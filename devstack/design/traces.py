@@ -158,7 +158,7 @@ class Trace:
             assert answer.status_code == 200, answer.text
             result, how = answer.json(), f"POST /lots/…/gates/…/{direction} → 200"
         else:
-            from holdfast import wiring
+            from holdfast.products.parking import wiring
 
             result = wiring.apply_gate_pass(lot["lot_id"], gate["gate_id"], {**body, "kind": direction}, at=at, offline=False)
             how = f"{direction} at gate clock {at.strftime('%H:%M')} UTC →"

@@ -1,5 +1,6 @@
 """Operator endpoints: bookings in manual review and parking gate cases, and the decision taken on each."""
 from holdfast import wiring
+from holdfast.products.parking import wiring as parking_wiring
 from holdfast.http import json_response, make_resolver, parse_body, require_organizer
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services import reviews as _reviews  # noqa: F401 - every route uses it: loaded at init
@@ -13,17 +14,17 @@ app = make_resolver()
 @tracer.capture_method
 def list_reviews():
     require_organizer(app, wiring.organizer_api_key)
-    return json_response(200, {"reviews": wiring.reviews().open_reviews(), "gate_cases": wiring.gate_cases().open_cases()})
+    return json_response(200, {"reviews": wiring.reviews().open_reviews(), "gate_cases": parking_wiring.gate_cases().open_cases()})
 
 
 @app.post("/admin/gate-cases/<case_id>/resolve")
 @tracer.capture_method
 def resolve_gate_case(case_id: str):
     require_organizer(app, wiring.organizer_api_key)
-    from holdfast.schemas import GateCaseResolveIn   # only the resolving routes validate a body
+    from holdfast.products.parking.schemas import GateCaseResolveIn   # only the resolving routes validate a body
 
     request = parse_body(app, GateCaseResolveIn)
-    return json_response(200, wiring.gate_cases().resolve(case_id, request.resolution, request.operator, request.note))
+    return json_response(200, parking_wiring.gate_cases().resolve(case_id, request.resolution, request.operator, request.note))
 
 
 @app.post("/admin/reviews/<booking_id>/resolve")

@@ -1,5 +1,6 @@
 """Bookings API: hold places, pay for them, read and cancel a booking, decide its conflict case."""
 from holdfast import wiring
+from holdfast.products.appointments import wiring as appointments_wiring
 from holdfast.http import customer_id, header, idempotency_key, json_response, make_resolver, parse_body
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.domain.commands import HoldPlaces
@@ -29,10 +30,10 @@ def create_booking(event_id: str):
 @app.post("/services/<service_id>/bookings")
 @tracer.capture_method
 def book_service(service_id: str):
-    from holdfast.appointment_schemas import SlotBookingIn
+    from holdfast.products.appointments.schemas import SlotBookingIn
 
     customer, key = customer_id(app), idempotency_key(app)   # a hold: no limiter write (above)
-    result = wiring.appointments().book(service_id, customer, key, HoldPlaces.of(parse_body(app, SlotBookingIn)))
+    result = appointments_wiring.appointments().book(service_id, customer, key, HoldPlaces.of(parse_body(app, SlotBookingIn)))
     return json_response(201, describe(result.booking), {"Idempotent-Replayed": str(result.replayed).lower()})
 
 

@@ -1,6 +1,7 @@
 """Events API: organizers create events (and cancel them), resources and appointment services;
 anyone reads an event with its live counts, or a service's free times on a day."""
 from holdfast import wiring
+from holdfast.products.appointments import wiring as appointments_wiring
 from holdfast.http import header, idempotency_key, json_response, make_resolver, parse_body, require_organizer
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services.event_cancellation import validate_reason
@@ -33,26 +34,26 @@ def get_event(event_id: str):
 @tracer.capture_method
 def create_resource():
     require_organizer(app, wiring.organizer_api_key)
-    from holdfast.appointment_schemas import ResourceIn
+    from holdfast.products.appointments.schemas import ResourceIn
 
     request = parse_body(app, ResourceIn).command()
-    return json_response(201, wiring.appointments().create_resource(request, header(app, "Idempotency-Key")))
+    return json_response(201, appointments_wiring.appointments().create_resource(request, header(app, "Idempotency-Key")))
 
 
 @app.post("/services")
 @tracer.capture_method
 def create_service():
     require_organizer(app, wiring.organizer_api_key)
-    from holdfast.appointment_schemas import ServiceIn
+    from holdfast.products.appointments.schemas import ServiceIn
 
     request = parse_body(app, ServiceIn).command()
-    return json_response(201, wiring.appointments().create_service(request, header(app, "Idempotency-Key")))
+    return json_response(201, appointments_wiring.appointments().create_service(request, header(app, "Idempotency-Key")))
 
 
 @app.get("/services/<service_id>/availability")
 @tracer.capture_method
 def service_availability(service_id: str):
-    return json_response(200, wiring.appointments().availability(service_id, app.current_event.get_query_string_value("date")))
+    return json_response(200, appointments_wiring.appointments().availability(service_id, app.current_event.get_query_string_value("date")))
 
 
 @app.post("/events/<event_id>/cancel")

@@ -1,6 +1,7 @@
 """Parking API: organizers create lots, gates and subscriptions; customers reserve a space (then
 pay, read and cancel through /bookings); gates read their configuration, pass cars in and out, and report the passes they made offline."""
 from holdfast import wiring
+from holdfast.products.parking import wiring as parking_wiring
 from holdfast.http import customer_id, header, idempotency_key, json_response, make_resolver, parse_body, require_organizer
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services.booking_views import describe
@@ -15,28 +16,28 @@ app = make_resolver()
 @app.post("/lots")
 @tracer.capture_method
 def create_lot():
-    from holdfast.parking_schemas import LotIn
+    from holdfast.products.parking.schemas import LotIn
 
     require_organizer(app, wiring.organizer_api_key)
     request = parse_body(app, LotIn).command()
-    return json_response(201, wiring.parking().create_lot(request, header(app, "Idempotency-Key")))
+    return json_response(201, parking_wiring.parking().create_lot(request, header(app, "Idempotency-Key")))
 
 
 @app.get("/lots/<lot_id>")
 @tracer.capture_method
 def get_lot(lot_id: str):
-    return json_response(200, wiring.parking().get_lot(lot_id))
+    return json_response(200, parking_wiring.parking().get_lot(lot_id))
 
 
 @app.post("/lots/<lot_id>/reservations")
 @tracer.capture_method
 def reserve(lot_id: str):
-    from holdfast.parking_schemas import ReservationIn
+    from holdfast.products.parking.schemas import ReservationIn
 
     customer, key = customer_id(app), idempotency_key(app)
     # No limiter write here, like every hold route: API Gateway's throttling and the per-customer
     # hold cap inside the hold transaction are the flood control (docs/performance.md).
-    result = wiring.parking().reserve(lot_id, customer, key, parse_body(app, ReservationIn).command())
+    result = parking_wiring.parking().reserve(lot_id, customer, key, parse_body(app, ReservationIn).command())
     view = describe(result.booking) | wiring.booking_view_extras(result.booking)
     return json_response(201, view, {"Idempotent-Replayed": str(result.replayed).lower()})
 
@@ -44,16 +45,16 @@ def reserve(lot_id: str):
 @app.post("/lots/<lot_id>/gates")
 @tracer.capture_method
 def create_gate(lot_id: str):
-    from holdfast.parking_schemas import GateIn
+    from holdfast.products.parking.schemas import GateIn
 
     require_organizer(app, wiring.organizer_api_key)
-    return json_response(201, wiring.parking().create_gate(lot_id, parse_body(app, GateIn).name))
+    return json_response(201, parking_wiring.parking().create_gate(lot_id, parse_body(app, GateIn).name))
 
 
 @app.get("/lots/<lot_id>/gates/<gate_id>/config")
 @tracer.capture_method
 def gate_config(lot_id: str, gate_id: str):
-    return json_response(200, wiring.parking().gate_config(lot_id, gate_id, header(app, "X-Gate-Key")))
+    return json_response(200, parking_wiring.parking().gate_config(lot_id, gate_id, header(app, "X-Gate-Key")))
 
 
 @app.post("/lots/<lot_id>/gates/<gate_id>/entry")
@@ -71,31 +72,31 @@ def gate_exit(lot_id: str, gate_id: str):
 @app.post("/lots/<lot_id>/gates/<gate_id>/sync")
 @tracer.capture_method
 def gate_sync(lot_id: str, gate_id: str):
-    from holdfast.gate_sync_schemas import GateSyncIn
+    from holdfast.products.parking.gate_sync_schemas import GateSyncIn
 
-    wiring.parking().gate(lot_id, gate_id, header(app, "X-Gate-Key"))
+    parking_wiring.parking().gate(lot_id, gate_id, header(app, "X-Gate-Key"))
     passes = [item.as_event() for item in parse_body(app, GateSyncIn).events]
-    return json_response(200, wiring.gate_sync().sync(lot_id, gate_id, passes))
+    return json_response(200, parking_wiring.gate_sync().sync(lot_id, gate_id, passes))
 
 
 @app.post("/lots/<lot_id>/subscriptions")
 @tracer.capture_method
 def create_subscription(lot_id: str):
-    from holdfast.parking_schemas import SubscriptionIn
+    from holdfast.products.parking.schemas import SubscriptionIn
 
     require_organizer(app, wiring.organizer_api_key)
     request = parse_body(app, SubscriptionIn).command()
-    return json_response(201, wiring.parking().create_subscription(lot_id, request))
+    return json_response(201, parking_wiring.parking().create_subscription(lot_id, request))
 
 
 def _pass(lot_id: str, gate_id: str, kind: str):
     from holdfast.clock import system_clock
-    from holdfast.parking_schemas import GatePassIn
+    from holdfast.products.parking.schemas import GatePassIn
 
-    wiring.parking().gate(lot_id, gate_id, header(app, "X-Gate-Key"))
+    parking_wiring.parking().gate(lot_id, gate_id, header(app, "X-Gate-Key"))
     body = parse_body(app, GatePassIn)
     event = {"kind": kind, **body.model_dump(exclude_none=True)}
-    return json_response(200, wiring.apply_gate_pass(lot_id, gate_id, event, at=system_clock(), offline=False))
+    return json_response(200, parking_wiring.apply_gate_pass(lot_id, gate_id, event, at=system_clock(), offline=False))
 
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")

@@ -169,7 +169,7 @@ def test_pydantic_loads_at_init_only_where_listed(loaded):
         f"no longer at that of {sorted(PYDANTIC_AT_INIT - carrying)}: update the list")
     # what used to bring it everywhere: the offering's model, the kinds' settings, every request model
     for lid in _functions():
-        for module in ("holdfast.schemas", "holdfast.appointment_schemas", "holdfast.parking_schemas"):
+        for module in ("holdfast.schemas", "holdfast.products.appointments.schemas", "holdfast.products.parking.schemas"):
             assert module not in loaded[lid] or lid in PYDANTIC_AT_INIT, (lid, module)
 
 

@@ -52,20 +52,20 @@ from gate_controller.journal import Journal
 from gate_controller.offline import OfflineRules
 from holdfast import kinds
 from holdfast.adapters.dynamo import BookingStore
-from holdfast.adapters.gate_sync_store import GateSyncStore
+from holdfast.products.parking.adapters.gate_sync_store import GateSyncStore
 from holdfast.clock import iso, parse_iso
 from holdfast.domain import lifecycle
-from holdfast.domain import parking as rules
+from holdfast.products.parking import rules
 from holdfast.domain.errors import BookingError
 from holdfast.domain.statuses import BookingStatus, can_move
-from holdfast.gate_sync_schemas import GateSyncIn
-from holdfast.parking_schemas import GatePassIn, LotIn, ReservationIn, SubscriptionIn
-from holdfast.parking_tokens import LotKeys
+from holdfast.products.parking.gate_sync_schemas import GateSyncIn
+from holdfast.products.parking.schemas import GatePassIn, LotIn, ReservationIn, SubscriptionIn
+from holdfast.products.parking.tokens import LotKeys
 from holdfast.ports import TransientStoreError
 from holdfast.services.bookings import BookingService
-from holdfast.services.gate_passes import GatePasses
-from holdfast.services.gate_sync import GateSync
-from holdfast.services.parking import ParkingService
+from holdfast.products.parking.services.gate_passes import GatePasses
+from holdfast.products.parking.services.gate_sync import GateSync
+from holdfast.products.parking.services.lots import ParkingService
 from holdfast.services.payments import PaymentOutcomeUnknown, PaymentService
 from holdfast.services.sweeper import sweep
 

@@ -23,7 +23,7 @@ from holdfast.clock import parse_iso
 from holdfast.domain.booking import Booking, JournalEntry
 from holdfast.domain.commands import CreateEvent
 from holdfast.domain import lifecycle
-from holdfast.domain.timeslots import parse_granule_key
+from holdfast.products.appointments.timeslots import parse_granule_key
 from holdfast.domain.statuses import HOLDING, OCCUPYING, RELEASED, SOLD, TRANSITIONS, BookingStatus
 from holdfast.schemas import EventIn
 

@@ -74,8 +74,8 @@ class SlotsCase(KindCase):
     """Appointment slots: ``places`` seats of one group session, asked for by quantity."""
 
     def create(self, catalog: Any, places: int, **overrides: Any) -> str:
-        from holdfast.appointment_schemas import ResourceIn, ServiceIn
-        from holdfast.services.appointments import AppointmentService
+        from holdfast.products.appointments.schemas import ResourceIn, ServiceIn
+        from holdfast.products.appointments.services import AppointmentService
         from holdfast.services.bookings import BookingService
 
         service = AppointmentService(catalog.store, catalog.clock, BookingService(catalog.store, catalog.clock), 600)
@@ -91,7 +91,7 @@ class SlotsCase(KindCase):
         return service.create_service(ServiceIn.model_validate(body).command())["service_id"]
 
     def ask(self, quantity: int) -> Any:
-        from holdfast.appointment_schemas import SlotBookingIn
+        from holdfast.products.appointments.schemas import SlotBookingIn
 
         return SlotBookingIn(starts_at=SLOT_STARTS_AT, resource_id=slot_hall(), quantity=quantity)
 
@@ -99,7 +99,7 @@ class SlotsCase(KindCase):
 def slot_hall() -> str:
     import uuid
 
-    from holdfast.services.appointments import RESOURCE_NAMESPACE
+    from holdfast.products.appointments.services import RESOURCE_NAMESPACE
 
     return str(uuid.uuid5(RESOURCE_NAMESPACE, SLOT_HALL_KEY))
 
@@ -112,10 +112,10 @@ class ParkingCase(KindCase):
     hold takes the lot, and the competitor's asks for the same space and window."""
 
     def create(self, catalog: Any, places: int, **overrides: Any) -> str:
-        from holdfast.parking_schemas import LotIn
-        from holdfast.parking_tokens import LotKeys
+        from holdfast.products.parking.schemas import LotIn
+        from holdfast.products.parking.tokens import LotKeys
         from holdfast.services.bookings import BookingService
-        from holdfast.services.parking import ParkingService
+        from holdfast.products.parking.services.lots import ParkingService
 
         parking = ParkingService(catalog.store, catalog.clock, BookingService(catalog.store, catalog.clock), 600,
                                  lambda: LotKeys(b"kind-case-parking-master-seed"))
@@ -124,7 +124,7 @@ class ParkingCase(KindCase):
         return parking.create_lot(LotIn.model_validate(body).command())["lot_id"]
 
     def ask(self, quantity: int) -> Any:
-        from holdfast.parking_schemas import ReservationIn
+        from holdfast.products.parking.schemas import ReservationIn
 
         return ReservationIn.model_validate({"vehicle_type": "LARGE", "plate": "A123BC77", **PARKING_WINDOW}).command()
 

@@ -28,9 +28,9 @@ from botocore.exceptions import ClientError
 
 from holdfast.adapters.dynamo import BookingStore
 from holdfast.adapters.surge import SurgeStore
-from holdfast.appointment_schemas import SlotBookingIn
+from holdfast.products.appointments.schemas import SlotBookingIn
 from holdfast.clock import iso, parse_iso
-from holdfast.domain.timeslots import parse_granule_key
+from holdfast.products.appointments.timeslots import parse_granule_key
 from holdfast.domain.errors import BookingError, IdempotencyKeyReused, SeatsUnavailable, SoldOut
 from holdfast.domain.statuses import BookingStatus
 from holdfast.ports import Change, ProviderOutcomeUnknown, ProviderRejected, TransientStoreError

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from holdfast.adapters.gate_sync_store import GateSyncStore
-from holdfast.gate_sync_schemas import SyncPassIn
-from holdfast.services.gate_sync import GateSync
+from holdfast.products.parking.adapters.gate_sync_store import GateSyncStore
+from holdfast.products.parking.gate_sync_schemas import SyncPassIn
+from holdfast.products.parking.services.gate_sync import GateSync
 from tests.support.fake_gate_applier import FakeApplier
 
 LOT, GATE = "lot-c", "gate-c"

@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 
 from holdfast.domain.errors import RequestInProgress, TooBusy
-from holdfast.domain.parking import fallback
-from holdfast.kinds.parking import NoSpaceAvailable
-from holdfast.parking_schemas import LotIn, ReservationIn
-from holdfast.parking_tokens import LotKeys
+from holdfast.products.parking.rules import fallback
+from holdfast.products.parking.kind import NoSpaceAvailable
+from holdfast.products.parking.schemas import LotIn, ReservationIn
+from holdfast.products.parking.tokens import LotKeys
 from holdfast.services.bookings import BookingService
-from holdfast.services.gate_passes import GatePasses
-from holdfast.services.parking import ParkingService
+from holdfast.products.parking.services.gate_passes import GatePasses
+from holdfast.products.parking.services.lots import ParkingService
 
 from .helpers import ManualClock, check_invariants, snapshot
 from .test_concurrency import run_pool

@@ -19,10 +19,11 @@ from typing import Any
 
 import pytest
 
-from holdfast.appointment_schemas import ResourceIn, ServiceIn, SlotBookingIn
+from holdfast.products.appointments.schemas import ResourceIn, ServiceIn, SlotBookingIn
 from holdfast.domain.commands import HoldPlaces
-from holdfast.domain.errors import RequestInProgress, SlotUnavailable, TooBusy
-from holdfast.services.appointments import AppointmentService
+from holdfast.domain.errors import RequestInProgress, TooBusy
+from holdfast.products.appointments.kind import SlotUnavailable
+from holdfast.products.appointments.services import AppointmentService
 from holdfast.services.bookings import BookingService
 
 from .helpers import ManualClock, check_invariants, snapshot

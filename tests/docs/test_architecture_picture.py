@@ -35,11 +35,11 @@ def test_no_layer_imports_a_layer_above_it():
 
 
 def test_moving_a_module_to_another_layer_changes_what_the_picture_must_show():
-    # parking_tokens drawn with the services instead of the shared leaves: the facts differ
+    # the fault points drawn with the services instead of the shared leaves: the facts differ
     moved = tuple(
-        dataclasses.replace(box, holds=tuple(h for h in box.holds if h != "holdfast.parking_tokens"))
+        dataclasses.replace(box, holds=tuple(h for h in box.holds if h != "holdfast.faults"))
         if box.name == "shared" else
-        dataclasses.replace(box, holds=box.holds + ("holdfast.parking_tokens",)) if box.name == "services"
+        dataclasses.replace(box, holds=box.holds + ("holdfast.faults",)) if box.name == "services"
         else box
         for box in BOXES)
     assert read_house(moved).facts() != drawn_facts()

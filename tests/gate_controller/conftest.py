@@ -13,8 +13,8 @@ from moto import mock_aws
 from gate_controller.backend import Backend
 from gate_controller.controller import Gate
 from gate_controller.journal import Journal
-from holdfast.adapters.gate_sync_store import GateSyncStore
-from holdfast.services.gate_sync import GateSync
+from holdfast.products.parking.adapters.gate_sync_store import GateSyncStore
+from holdfast.products.parking.services.gate_sync import GateSync
 from tests.support.fake_gate_applier import FakeApplier
 from tests.support.gate_stub import FakeGateBackend
 from tests.support.parking_tokens import LotKey

@@ -1,11 +1,11 @@
-"""The gate's offline token check against the backend's own signer (holdfast.parking_tokens): a
+"""The gate's offline token check against the backend's own signer (holdfast.products.parking.tokens): a
 token the backend issues verifies at the gate, and the gate refuses what the backend would."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
 from gate_controller.tokens import verify
-from holdfast.parking_tokens import LotKeys
+from holdfast.products.parking.tokens import LotKeys
 
 KEYS = LotKeys(b"gate-test-master-seed-0123456789")
 NOW = datetime(2030, 1, 1, 12, 0, tzinfo=timezone.utc)

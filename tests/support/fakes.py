@@ -139,7 +139,7 @@ class _Fake:
 # ===================================================================================== ports
 
 class FakeGateSyncLedger(_Fake):
-    """``GateSyncLedger`` (adapters/gate_sync_store.py)."""
+    """``GateSyncLedger`` (products/parking/adapters/gate_sync_store.py)."""
 
     DONE_RETENTION_SECONDS = 30 * 24 * 3600
 
@@ -286,7 +286,7 @@ class FakeNotificationLog(_Fake):
 
 
 class FakeResources(_Fake):
-    """``Resources`` (adapters/resources_store.py): a resource is written once."""
+    """``Resources`` (products/appointments/adapters.py): a resource is written once."""
 
     def put_resource(self, resource: dict[str, Any]) -> None:
         self.table.check_fault("put_resource")

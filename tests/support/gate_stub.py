@@ -10,7 +10,7 @@ controller sent them), ``synced`` (the sequence numbers of each sync batch after
 Two ways of answering:
 
 - ``FakeGateBackend`` answers config, entry, exit and sync for one lot and gate itself; sync runs
-  the real sequencing service (services/gate_sync.py) on the store the test gives it;
+  the real sequencing service (products/parking/services/gate_sync.py) on the store the test gives it;
 - ``GateProxy`` relays every request to the local API (the integration tests).
 """
 from __future__ import annotations
@@ -24,8 +24,8 @@ from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from holdfast.gate_sync_schemas import GateSyncIn
-from holdfast.services.gate_sync import GateSync
+from holdfast.products.parking.gate_sync_schemas import GateSyncIn
+from holdfast.products.parking.services.gate_sync import GateSync
 
 ROUTE = re.compile(r"^/lots/(?P<lot>[^/]+)/gates/(?P<gate>[^/]+)/(?P<action>config|entry|exit|sync)$")
 

@@ -7,11 +7,12 @@ from datetime import date, datetime, timezone
 
 import pytest
 
-from holdfast.appointment_schemas import ResourceIn, ServiceIn, SlotBookingIn
+from holdfast.products.appointments.schemas import ResourceIn, ServiceIn, SlotBookingIn
 from holdfast.domain.commands import HoldPlaces
-from holdfast.domain.errors import Conflict, IdempotencyKeyReused, InvalidRequest, NotFound, SlotUnavailable
-from holdfast.domain.timeslots import GRANULE_MINUTES, OpeningHours, day_slots, zone
-from holdfast.services.appointments import AppointmentService
+from holdfast.domain.errors import Conflict, IdempotencyKeyReused, InvalidRequest, NotFound
+from holdfast.products.appointments.kind import SlotUnavailable
+from holdfast.products.appointments.timeslots import GRANULE_MINUTES, OpeningHours, day_slots, zone
+from holdfast.products.appointments.services import AppointmentService
 
 DAY = "2030-01-02"   # the clock stands at 2030-01-01 12:00 UTC
 MSK = "+03:00"

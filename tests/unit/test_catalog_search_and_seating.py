@@ -4,7 +4,8 @@ import random
 import pytest
 
 from holdfast.domain import search
-from holdfast.domain.seating import choose_best_available, natural_key, runs
+from holdfast.domain.inventory import natural_key
+from holdfast.products.events.seating import choose_best_available, runs
 
 
 def row(name, pattern):

@@ -11,8 +11,8 @@ from pydantic import BaseModel, ValidationError
 
 from holdfast import schemas
 
-REQUEST_MODULES = ("holdfast.schemas", "holdfast.appointment_schemas", "holdfast.parking_schemas",
-                   "holdfast.gate_sync_schemas")
+REQUEST_MODULES = ("holdfast.schemas", "holdfast.products.appointments.schemas", "holdfast.products.parking.schemas",
+                   "holdfast.products.parking.gate_sync_schemas")
 
 
 def _models() -> list[type[BaseModel]]:
@@ -53,7 +53,7 @@ def test_every_address_field_uses_the_one_validator(model, field):
 @pytest.mark.parametrize("bad", ["not an address", "name@", "@example.com", "a@b", "a b@example.com",
                                  "x" * 250 + "@example.com", "a@exa mple.com"])
 def test_a_reservation_refuses_what_is_not_an_address(bad):
-    from holdfast.parking_schemas import ReservationIn
+    from holdfast.products.parking.schemas import ReservationIn
 
     body = {"vehicle_type": "REGULAR", "plate": "A123BC77", "from": "2031-06-01T10:00:00Z",
             "to": "2031-06-01T11:00:00Z", "contact_email": bad}
@@ -63,7 +63,7 @@ def test_a_reservation_refuses_what_is_not_an_address(bad):
 
 
 def test_a_reservation_keeps_an_address_as_the_other_routes_do():
-    from holdfast.parking_schemas import ReservationIn
+    from holdfast.products.parking.schemas import ReservationIn
 
     body = {"vehicle_type": "REGULAR", "plate": "A123BC77", "from": "2031-06-01T10:00:00Z",
             "to": "2031-06-01T11:00:00Z", "contact_email": "Anna.K@Example.COM"}

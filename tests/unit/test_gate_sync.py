@@ -1,4 +1,4 @@
-"""The backend's per-gate sync sequencing (services/gate_sync.py), on the in-memory ledger.
+"""The backend's per-gate sync sequencing (products/parking/services/gate_sync.py), on the in-memory ledger.
 
 tests/contract/storage/test_gate_sync_ledger.py holds the fake to what the adapter does on moto
 and DynamoDB Local; tests/correctness/test_gate_sync_concurrency.py races real syncs there."""
@@ -8,8 +8,8 @@ import pytest
 from pydantic import ValidationError
 
 from holdfast.domain.errors import InvalidRequest
-from holdfast.gate_sync_schemas import SyncPassIn, GateSyncIn
-from holdfast.services.gate_sync import GateSync
+from holdfast.products.parking.gate_sync_schemas import SyncPassIn, GateSyncIn
+from holdfast.products.parking.services.gate_sync import GateSync
 from tests.support.fake_gate_applier import FakeApplier
 from tests.support.fakes import FakeGateSyncLedger
 

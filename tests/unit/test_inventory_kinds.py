@@ -53,7 +53,7 @@ def test_a_late_payment_is_replanned_by_the_bookings_kind(zoned, bookings, payme
 
 def test_a_kind_whose_plan_takes_no_clock_is_refused_when_registered():
     from holdfast import kinds
-    from holdfast.kinds.general_admission import GeneralAdmission
+    from holdfast.products.events.general_admission import GeneralAdmission
 
     class Clockless(GeneralAdmission):
         name = "clockless"

@@ -8,11 +8,11 @@ from datetime import timedelta
 import pytest
 
 from holdfast.domain.errors import Conflict, InvalidRequest
-from holdfast.parking_schemas import LotIn, ReservationIn, SubscriptionIn
-from holdfast.parking_tokens import LotKeys, unb64, verify
+from holdfast.products.parking.schemas import LotIn, ReservationIn, SubscriptionIn
+from holdfast.products.parking.tokens import LotKeys, unb64, verify
 from holdfast.services.bookings import BookingService
-from holdfast.services.gate_passes import GatePasses
-from holdfast.services.parking import ParkingService
+from holdfast.products.parking.services.gate_passes import GatePasses
+from holdfast.products.parking.services.lots import ParkingService
 from holdfast.services.sweeper import sweep
 
 KEYS = LotKeys(b"unit-test-parking-master-seed")
@@ -313,9 +313,9 @@ def test_the_lot_policy_decides_the_refund_of_a_no_show_and_of_a_cancellation(pa
 
 def test_a_gates_configuration_lists_the_coming_confirmed_reservations_and_an_offline_plate_entry_checks_one_in(
         parking, gates, payments, provider, clock, store):
-    from holdfast.adapters.gate_sync_store import GateSyncStore
-    from holdfast.gate_sync_schemas import SyncPassIn
-    from holdfast.services.gate_sync import GateSync
+    from holdfast.products.parking.adapters.gate_sync_store import GateSyncStore
+    from holdfast.products.parking.gate_sync_schemas import SyncPassIn
+    from holdfast.products.parking.services.gate_sync import GateSync
 
     lot = make_lot(parking, spaces=[{"space_id": f"R{n}", "type": "REGULAR"} for n in range(1, 4)])
     gate = parking.create_gate(lot["lot_id"], "North")

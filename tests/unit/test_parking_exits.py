@@ -8,12 +8,12 @@ from datetime import timedelta
 
 import pytest
 
-from holdfast.adapters.gate_sync_store import GateSyncStore
+from holdfast.products.parking.adapters.gate_sync_store import GateSyncStore
 from holdfast.domain.errors import Conflict, InvalidRequest, NotFound
-from holdfast.gate_sync_schemas import SyncPassIn
+from holdfast.products.parking.gate_sync_schemas import SyncPassIn
 from holdfast.ports import Change
-from holdfast.services.gate_cases import GateCases, case_id, new_case
-from holdfast.services.gate_sync import GateSync
+from holdfast.products.parking.services.gate_cases import GateCases, case_id, new_case
+from holdfast.products.parking.services.gate_sync import GateSync
 from tests.unit.test_parking import gates, make_lot, parking, view_bookings  # noqa: F401 - fixtures
 
 ONE_SPACE = [{"space_id": "R1", "type": "REGULAR"}]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from holdfast.domain.errors import InvalidRequest
-from holdfast.parking_schemas import LotIn
+from holdfast.products.parking.schemas import LotIn
 
 HOURLY = {"value": "150.00", "currency": "RUB"}
 

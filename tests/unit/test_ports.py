@@ -1,5 +1,6 @@
-"""holdfast/ports.py: loads nothing heavy, and the adapters (and the test fakes that stand for
-them) implement every member of the Protocols the services are written against."""
+"""holdfast/ports.py and the products' own ports modules: the core's load nothing heavy, and the
+adapters (and the test fakes that stand for them) implement every member of the Protocols the
+services are written against: the table's store through its core stores and the products' parts."""
 from __future__ import annotations
 
 import inspect
@@ -11,9 +12,11 @@ import pytest
 from botocore.exceptions import ClientError
 
 from holdfast import ports
+from holdfast.products.appointments import ports as appointment_ports
+from holdfast.products.parking import ports as parking_ports
 from holdfast.adapters import aws
 from holdfast.adapters.dynamo import BookingStore
-from holdfast.adapters.gate_sync_store import GateSyncStore
+from holdfast.products.parking.adapters.gate_sync_store import GateSyncStore
 from holdfast.adapters.provider import YooKassaProvider
 from holdfast.adapters.surge import SurgeStore
 from holdfast.clock import system_clock
@@ -35,9 +38,12 @@ def test_importing_the_ports_loads_no_sdk_no_pydantic_and_no_adapter():
     assert json.loads(answer.stdout) == ["holdfast", "holdfast.ports"]
 
 
+PORT_MODULES = (ports, parking_ports, appointment_ports)
+
+
 def _protocols() -> dict[str, type]:
-    return {name: value for name, value in vars(ports).items()
-            if isinstance(value, type) and getattr(value, "_is_protocol", False) and value.__module__ == ports.__name__}
+    return {name: value for module in PORT_MODULES for name, value in vars(module).items()
+            if isinstance(value, type) and getattr(value, "_is_protocol", False) and value.__module__ == module.__name__}
 
 
 def _members(protocol: type) -> set[str]:
@@ -61,12 +67,13 @@ def test_every_port_has_an_implementation_listed_or_is_storage():
 @pytest.mark.parametrize("name", sorted(_protocols()))
 def test_the_concrete_classes_implement_every_member_with_the_same_parameters(name):
     protocol = _protocols()[name]
-    for concrete in IMPLEMENTED_BY.get(name, (BookingStore,)):
+    # the table's store as wiring builds it: a product's members come from its store part
+    for concrete in IMPLEMENTED_BY.get(name, (BookingStore("bookings", client=object()),)):
         for member in sorted(_members(protocol)):
-            assert hasattr(concrete, member), f"{concrete.__name__} lacks {name}.{member}"
+            assert hasattr(concrete, member), f"{concrete!r} lacks {name}.{member}"
             wanted = [p for p in inspect.signature(getattr(protocol, member)).parameters if p != "self"]
             found = [p for p in inspect.signature(getattr(concrete, member)).parameters if p != "self"]
-            assert found == wanted, f"{concrete.__name__}.{member}{found} is not {name}.{member}{wanted}"
+            assert found == wanted, f"{concrete!r}.{member}{found} is not {name}.{member}{wanted}"
 
 
 def test_the_system_clock_is_a_clock_of_aware_datetimes():

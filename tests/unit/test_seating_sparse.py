@@ -1,7 +1,7 @@
 """Best available on sparse seat maps: the work grows with the seats that exist, never with the
 gaps between their numbers (finding 11 of issue 11).
 
-The bound is structural: a tracer counts the lines executed inside ``holdfast.domain.seating``
+The bound is structural: a tracer counts the lines executed inside ``holdfast.products.events.seating``
 and stops the call as soon as it passes a budget proportional to the number of seats. On the old
 code, which walked every number between a row's lowest and highest seat, the gap below makes the
 count run past the budget within milliseconds instead of looping for years.
@@ -13,8 +13,8 @@ import sys
 
 import pytest
 
-from holdfast.domain import seating
-from holdfast.domain.seating import choose_best_available, runs
+from holdfast.products.events import seating
+from holdfast.products.events.seating import choose_best_available, runs
 
 LINES_PER_SEAT = 60
 

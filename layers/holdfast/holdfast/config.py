@@ -137,7 +137,7 @@ class Settings:
     hold_reminder_seconds: int = 120
     #: Secrets Manager secret holding ``master_seed``, from which every lot's entry-token key is derived.
     parking_key_secret_name: str = ""
-    #: How far ahead of this clock a gate's offline pass may be dated (services/gate_passes.py).
+    #: How far ahead of this clock a gate's offline pass may be dated (products/parking/services/gate_passes.py).
     gate_clock_skew_seconds: int = 120
 
     @classmethod

@@ -17,7 +17,7 @@ Where they are counted (few places, so that new flows are counted without new ca
   ids (never a payload).
 * ``answered``: the HTTP error mapping (holdfast/http.py): sold-out, conflict, busy answers.
 * ``count`` directly: the store's transaction retry loop, the webhook's refusals, the waitlist's
-  closed offers, the waiting room's admissions, the gates' exits refused on a closed ticket.
+  closed offers, the waiting room's admissions, and what a product counts of its own.
 """
 from __future__ import annotations
 
@@ -93,7 +93,6 @@ WEBHOOKS_REFUSED = "WebhooksRefused"            # notifications from a network t
 WAITLIST_OFFERS_MADE = "WaitlistOffersMade"
 WAITLIST_OFFERS_TAKEN = "WaitlistOffersTaken"
 WAITING_ROOM_ADMISSIONS = "WaitingRoomAdmissions"
-CLOSED_TICKET_PASSES = "ClosedTicketPasses"    # a new exit pass showing a ticket whose car already left
 
 SECONDS_METRICS = {EXPIRY_LAG}
 

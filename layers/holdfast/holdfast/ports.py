@@ -266,16 +266,6 @@ class CatalogStore(Catalog, InventoryReads, Protocol):
     """Creating and listing offerings (their counts come from the inventory)."""
 
 
-class Resources(Protocol):
-    def put_resource(self, resource: dict[str, Any]) -> None: ...
-
-    def get_resource(self, resource_id: str) -> dict[str, Any] | None: ...
-
-
-class AppointmentStore(Catalog, Resources, InventoryReads, Protocol):
-    """Services and resources of appointments, and their slots' availability."""
-
-
 class Waitlist(Protocol):
     def waitlist_entry(self, event_id: str, customer_id: str) -> dict[str, Any] | None: ...
 
@@ -373,67 +363,9 @@ class AdmissionStore(EventReads, InventoryReads, Protocol):
     """What the waiting room reads of the event itself."""
 
 
-# ------------------------------------------------------------------------------------- parking
-
-class ParkingLots(Protocol):
-    def sold_holders(self, lot_id: str, start: str, end: str) -> set[str]:
-        """The bookings and tickets holding a sold granule of the lot in [start, end)."""
-        ...
-
-    def read_lot_granules(self, lot_id: str, start: str, end: str) -> dict[tuple[str, str], dict[str, Any]]: ...
-
-    def reservation_summaries(self, booking_ids: list[str]) -> list[dict[str, Any]]: ...
-
-    def put_gate(self, lot_id: str, gate: dict[str, Any]) -> None: ...
-
-    def get_gate(self, lot_id: str, gate_id: str) -> dict[str, Any] | None: ...
-
-    def put_subscription(self, lot_id: str, subscription: dict[str, Any]) -> None: ...
-
-    def subscriptions(self, lot_id: str, plate: str | None = None) -> list[dict[str, Any]]: ...
-
-    def open_tickets(self, lot_id: str) -> list[dict[str, Any]]: ...
-
-
-class ParkingStore(Catalog, ParkingLots, EventReads, InventoryReads, Protocol):
-    """Lots, their gates and subscriptions (services/parking.py)."""
-
-
-class GateCaseItems(Protocol):
-    def gate_case_put(self, case: dict[str, Any]) -> Labelled: ...
-
-    def get_gate_case(self, case_id: str) -> dict[str, Any] | None: ...
-
-    def gate_case_resolve(self, case_id: str, resolution: dict[str, Any], entry: dict[str, Any]) -> bool: ...
-
-    def list_gate_cases(self) -> list[dict[str, Any]]: ...
-
-
-class TicketWrites(Commits, Protocol):
-    """A ticket's items, committed as ``Change(items=...)`` (StaleBooking: a condition failed)."""
-
-    def get_ticket(self, ticket_id: str) -> dict[str, Any] | None: ...
-
-    def ticket_status_is(self, ticket_id: str, status: str) -> Labelled: ...
-
-
-class ExitPaymentStore(TicketWrites, Protocol):
-    """Payments at the exit of a lot (services/exit_payments.py)."""
-
-    def exit_payments(self, ticket_id: str) -> list[dict[str, Any]]: ...
-
-    def exit_payment_put(self, ticket_id: str, record: dict[str, Any]) -> Labelled: ...
-
-    def exit_payment_change(self, ticket_id: str, number: int, changes: dict[str, Any], state: str) -> Labelled: ...
-
-    def exit_payment_not_paid(self, ticket_id: str, number: int) -> Labelled: ...
-
-    def gate_case_put(self, case: dict[str, Any]) -> Labelled: ...
-
-
-class PaymentStore(LifecycleStore, InventoryReads, ExpiryIndex, ReviewQueue, ExitPaymentStore, Protocol):
-    """Payments, refunds, reconciliation, reviews and resolutions (they replan places). It still
-    names exit payments: a provider payment may be a parking exit's (services/payments.py)."""
+class PaymentStore(LifecycleStore, InventoryReads, ExpiryIndex, ReviewQueue, Protocol):
+    """Payments, refunds, reconciliation, reviews and resolutions (they replan places). A payment
+    that is not a booking's goes to its product's handler with this same store (kinds/products.py)."""
 
 
 class CancellationStore(PaymentStore, Cancellations, Protocol):
@@ -442,47 +374,6 @@ class CancellationStore(PaymentStore, Cancellations, Protocol):
 
 class EventCancellationStore(Cancellations, EventReads, Protocol):
     """The organizer's cancel request and the sweeper's look for a job that died."""
-
-
-class GatePassStore(LifecycleStore, ExitPaymentStore, GateCaseItems, ParkingLots, InventoryReads, Protocol):
-    """Passes through a lot's gates (services/gate_passes.py)."""
-
-    def get_pass(self, lot_id: str, gate_id: str, event_id: str, direction: str) -> dict[str, Any] | None: ...
-
-    def pass_put(self, lot_id: str, gate_id: str, event_id: str, answer: dict[str, Any], at: str,
-                 direction: str | None = None, *, offline: bool = False, body: dict[str, str] | None = None,
-                 replacing_online: bool = False) -> Labelled: ...
-
-    def open_ticket_of(self, lot_id: str, plate: str) -> dict[str, Any] | None: ...
-
-    def ticket_open(self, ticket: dict[str, Any]) -> list[Labelled]: ...
-
-    def ticket_close(self, ticket: dict[str, Any], exited_at: str, charge: str, unpaid: str | None = None
-                     ) -> list[Labelled]: ...
-
-    def ticket_outbox(self, ticket: dict[str, Any], event: dict[str, Any]) -> Labelled: ...
-
-    def granule_claim(self, granule: Granule, booking_id: str, move: Move) -> dict[str, Any]:
-        """The conditional change of one time granule, for a transaction (label it yourself)."""
-        ...
-
-    def sale_gate_check(self, event_id: str, booking_id: str) -> Labelled:
-        """The check that the event (the lot) is not cancelled, for a transaction."""
-        ...
-
-
-class GateSyncLedger(Protocol):
-    """Each gate's numbered passes, applied in order (adapters/gate_sync_store.py)."""
-
-    def expected_seq(self, lot_id: str, gate_id: str) -> int: ...
-
-    def done(self, lot_id: str, gate_id: str, seq: int) -> dict[str, Any] | None: ...
-
-    def held_from(self, lot_id: str, gate_id: str, seq: int, limit: int) -> dict[int, dict[str, Any]]: ...
-
-    def hold(self, lot_id: str, gate_id: str, event: dict[str, Any]) -> str: ...
-
-    def advance(self, lot_id: str, gate_id: str, seq: int, event_id: str, result: dict[str, Any]) -> bool: ...
 
 
 # ======================================================================== the world outside

@@ -58,6 +58,20 @@ def _email(value: str) -> str:
 ContactEmail = Annotated[str, AfterValidator(_email)]
 
 
+def known_zone(value: str) -> str:
+    """An IANA zone name the build's zone database knows (a resource's, a lot's)."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError, TypeError):
+        raise ValueError(f"unknown time zone {value!r} (use an IANA name such as Europe/Moscow)") from None
+    return value
+
+
+ZoneName = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(known_zone)]
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, defer_build=True)
 
@@ -200,17 +214,6 @@ class ResolveIn(BaseModel):
     note: str = Field(min_length=1, max_length=1000)
     #: With ``alternative``: the fields of one of the case's offered alternatives.
     choice: Annotated[dict[str, str | int], AfterValidator(_flat_choice)] | None = None
-
-
-class GateCaseResolveIn(BaseModel):
-    """An operator's resolution of a parking gate case (POST /admin/gate-cases/{id}/resolve)."""
-
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, defer_build=True)
-
-    #: One of the case type's resolutions (holdfast/services/gate_cases.py: RESOLUTIONS).
-    resolution: str = Field(pattern="^[a-z_]{1,40}$")
-    operator: str = Field(min_length=1, max_length=100)
-    note: str = Field(min_length=1, max_length=1000)
 
 
 class BookingIn(_Strict):

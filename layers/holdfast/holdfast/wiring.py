@@ -4,7 +4,8 @@ Every factory imports what it builds when it is first called, never at the top o
 function imports this module, and it must load only what its own handler calls (the store, the
 provider SDK, a service and its kinds), not what any function might (docs/performance.md,
 "Cold start"; tests/contract/test_cold_imports.py holds each function to it). A new factory
-follows the same pattern: ``@functools.cache``, imports inside, listed in ``reset``.
+follows the same pattern: ``@cached`` (so ``reset`` forgets it), imports inside. A product builds
+its own services the same way in its package's ``wiring`` module (products/parking/wiring.py).
 """
 from __future__ import annotations
 
@@ -21,6 +22,16 @@ if TYPE_CHECKING:
     from .adapters.aws import HoldExpiryScheduler, PaymentEventsQueue, ReconciliationStarter
     from .adapters.dynamo import BookingStore
     from .adapters.provider import YooKassaProvider
+
+#: Every cached factory, the products' included: ``reset`` clears them all.
+CACHED: list[Any] = []
+
+
+def cached(factory: Any) -> Any:
+    """``functools.cache`` that ``reset`` knows of."""
+    wrapped = functools.cache(factory)
+    CACHED.append(wrapped)
+    return wrapped
 
 
 def _declare_builtin_kinds() -> None:
@@ -67,14 +78,14 @@ def cold_start(*, secret: bool = False) -> None:
         raise
 
 
-@functools.cache
+@cached
 def store() -> BookingStore:
     from .adapters.dynamo import BookingStore
 
     return BookingStore(settings().bookings_table_name)
 
 
-@functools.cache
+@cached
 def provider() -> YooKassaProvider:
     from .adapters.provider import YooKassaProvider
 
@@ -83,7 +94,7 @@ def provider() -> YooKassaProvider:
     return YooKassaProvider(config.provider_api_url, config.provider_shop_id, secret["secret_key"], config.provider_timeout_seconds)
 
 
-@functools.cache
+@cached
 def scheduler() -> HoldExpiryScheduler:
     from .adapters.aws import HoldExpiryScheduler
 
@@ -91,7 +102,7 @@ def scheduler() -> HoldExpiryScheduler:
                                reminder_seconds=settings().hold_reminder_seconds)
 
 
-@functools.cache
+@cached
 def payment_events_queue() -> PaymentEventsQueue:
     from .adapters.aws import PaymentEventsQueue
 
@@ -102,14 +113,14 @@ def organizer_api_key() -> str:
     return provider_secret()["organizer_api_key"]
 
 
-@functools.cache
+@cached
 def catalog():
     from .services.catalog import CatalogService
 
     return CatalogService(store(), system_clock, settings().default_hold_ttl_seconds)
 
 
-@functools.cache
+@cached
 def bookings():
     from .services.bookings import BookingService
 
@@ -119,20 +130,18 @@ def bookings():
 
 
 def booking_view_extras(booking) -> dict:  # noqa: ANN001
-    """What a booking's kind adds to its view; a parking kind signs the entry token with the lot keys."""
+    """What a booking's kind adds to its view, signed with its product's credentials (a parking
+    booking's entry pass: kinds/products.py, ``view_credentials``)."""
     from . import kinds
+    from .kinds import products
 
-    return kinds.of_booking(booking).view_extras(booking, parking_keys if settings().parking_key_secret_name else None)
-
-
-@functools.cache
-def appointments():
-    from .services.appointments import AppointmentService
-
-    return AppointmentService(store(), system_clock, bookings(), settings().default_hold_ttl_seconds)
+    kind = kinds.of_booking(booking)
+    product = products.of_kind(kind.name)
+    reference = product.view_credentials if product else None
+    return kind.view_extras(booking, products.resolve(reference)() if reference else None)
 
 
-@functools.cache
+@cached
 def reconciliation_starter() -> ReconciliationStarter | None:
     from .adapters.aws import ReconciliationStarter
 
@@ -140,7 +149,7 @@ def reconciliation_starter() -> ReconciliationStarter | None:
     return ReconciliationStarter(arn) if arn else None
 
 
-@functools.cache
+@cached
 def reconciliation_buckets():
     from .adapters.aws import ReconciliationBuckets
 
@@ -148,7 +157,7 @@ def reconciliation_buckets():
     return ReconciliationBuckets(starter) if starter else None
 
 
-@functools.cache
+@cached
 def payments():
     from .services.payments import PaymentService
 
@@ -161,14 +170,14 @@ def payments():
                           resolution_operator=config.resolution_operator)
 
 
-@functools.cache
+@cached
 def resolutions():
     from .services.resolutions import ResolutionService
 
     return ResolutionService(store(), payments(), system_clock)
 
 
-@functools.cache
+@cached
 def reconciliation():
     from .services.reconciliation import ReconciliationService
 
@@ -179,28 +188,28 @@ def reconciliation():
                                  key_retention_seconds=config.provider_key_retention_seconds)
 
 
-@functools.cache
+@cached
 def reviews():
     from .services.reviews import ReviewService
 
     return ReviewService(store(), payments(), system_clock)
 
 
-@functools.cache
+@cached
 def listing():
     from .services.listing import ListingService
 
     return ListingService(store(), system_clock)
 
 
-@functools.cache
+@cached
 def waitlist():
     from .services.waitlist import WaitlistService
 
     return WaitlistService(store(), bookings(), system_clock, settings().waitlist_offer_seconds)
 
 
-@functools.cache
+@cached
 def surge_store():
     from .adapters.surge import SurgeStore
 
@@ -212,7 +221,7 @@ def admission_token_key() -> bytes:
     return provider_secret()["admission_token_key"].encode()
 
 
-@functools.cache
+@cached
 def waiting_room():
     from .services.admission import WaitingRoomService
 
@@ -222,7 +231,7 @@ def waiting_room():
                               token_ttl_seconds=config.admission_token_ttl_seconds)
 
 
-@functools.cache
+@cached
 def rate_limiter():
     from .domain.admission import RateRule
     from .services.admission import RateLimiter
@@ -237,7 +246,7 @@ def rate_limiter():
 SURGE_FACTORIES = (surge_store, waiting_room, rate_limiter)
 
 
-@functools.cache
+@cached
 def event_cancellation():
     from .adapters.aws import CancellationJobs
     from .services.event_cancellation import EventCancellationService
@@ -246,7 +255,7 @@ def event_cancellation():
     return EventCancellationService(store(), system_clock, CancellationJobs(arn) if arn else None)
 
 
-@functools.cache
+@cached
 def cancellation_job():
     from .services.cancellation_job import CancellationJob
 
@@ -256,7 +265,7 @@ def cancellation_job():
 CANCELLATION_FACTORIES = (event_cancellation, cancellation_job)
 
 
-@functools.cache
+@cached
 def notifications_bus():
     from .adapters.aws import NotificationsBus
 
@@ -264,7 +273,7 @@ def notifications_bus():
     return NotificationsBus(name) if name else None
 
 
-@functools.cache
+@cached
 def email_sender():
     from .adapters.aws import SesEmailSender
 
@@ -272,70 +281,14 @@ def email_sender():
     return SesEmailSender(sender) if sender else None
 
 
-# ---------------------------------------------------------------- parking (lots, gates, gate sync)
-
-def parking_keys():
-    """Every lot's Ed25519 key, derived from the master seed (read through the five-minute cache)."""
-    from .adapters.aws import read_secret
-    from .parking_tokens import LotKeys
-
-    name = settings().parking_key_secret_name
-    if not name:
-        raise ConfigurationError("PARKING_KEY_SECRET_NAME is not set: parking needs the entry-token master seed")
-    seed = read_secret(name).get("master_seed")
-    if not isinstance(seed, str) or len(seed) < 16:
-        raise ConfigurationError(f"secret {name} lacks master_seed (16+ characters)")
-    return LotKeys(seed.encode())
-
-
-@functools.cache
-def parking():
-    from .services.parking import ParkingService
-
-    return ParkingService(store(), system_clock, bookings(), settings().default_hold_ttl_seconds, parking_keys)
-
-
-@functools.cache
-def gate_passes():
-    from .services.gate_passes import GatePasses
-
-    return GatePasses(store(), system_clock, parking(), provider, settings().payment_return_url,
-                      max_clock_skew_seconds=settings().gate_clock_skew_seconds)
-
-
-def apply_gate_pass(lot_id: str, gate_id: str, event: dict[str, Any], *, at: datetime, offline: bool
-                    ) -> dict[str, Any]:
-    """The one entry point for a gate pass (the gate routes and gate sync's applier): the service
-    is looked up per call, so a ``reset()`` between calls is seen."""
-    return gate_passes().apply(lot_id, gate_id, event, at=at, offline=offline)
-
-
-@functools.cache
-def gate_cases():
-    from .services.gate_cases import GateCases
-
-    return GateCases(store(), system_clock)
-
-
-@functools.cache
-def gate_sync():
-    from .adapters.gate_sync_store import GateSyncStore
-    from .services.gate_sync import GateSync
-
-    return GateSync(GateSyncStore(store().table, store().client), apply_gate_pass)
-
-
 def reset() -> None:
-    """Forget every cached collaborator and the settings (tests change the environment)."""
+    """Forget every cached collaborator (the products' too) and the settings (tests change the
+    environment)."""
     from .config import settings as cached_settings
 
-    for factory in (store, provider, scheduler, payment_events_queue, catalog, bookings, appointments, parking,
-                    gate_passes, gate_sync, gate_cases,
-                    reconciliation_starter, reconciliation_buckets,
-                    payments, resolutions, reconciliation, reviews, listing, waitlist, notifications_bus, email_sender, cached_settings):
+    for factory in CACHED:
         factory.cache_clear()
-    for factory in SURGE_FACTORIES + CANCELLATION_FACTORIES:
-        factory.cache_clear()
+    cached_settings.cache_clear()
     from .adapters.aws import clear_secret_cache
 
     clear_secret_cache()

@@ -21,7 +21,7 @@ from moto import mock_aws
 
 from devstack.dynamodb_local import DynamoDBLocal
 from holdfast.adapters.dynamo import BookingStore
-from holdfast.adapters.gate_sync_store import GateSyncStore
+from holdfast.products.parking.adapters.gate_sync_store import GateSyncStore
 from holdfast.adapters.surge import SurgeStore
 from tests.support import fakes
 from tests.support.template import create_bookings_table

@@ -7,12 +7,14 @@ import inspect
 import pytest
 
 from holdfast import ports
+from holdfast.products.appointments import ports as appointment_ports
+from holdfast.products.parking import ports as parking_ports
 from tests.support import fakes
 
 FAKES = {
-    ports.GateSyncLedger: fakes.FakeGateSyncLedger, ports.RateLimits: fakes.FakeRateLimits,
+    parking_ports.GateSyncLedger: fakes.FakeGateSyncLedger, ports.RateLimits: fakes.FakeRateLimits,
     ports.SurgeQueue: fakes.FakeSurgeQueue, ports.NotificationLog: fakes.FakeNotificationLog,
-    ports.Resources: fakes.FakeResources, ports.Waitlist: fakes.FakeWaitlist,
+    appointment_ports.Resources: fakes.FakeResources, ports.Waitlist: fakes.FakeWaitlist,
 }
 
 

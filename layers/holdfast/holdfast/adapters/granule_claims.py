@@ -31,7 +31,7 @@ from .codec import _attrs
 
 def granule_key(resource_id: str, at: str) -> dict[str, str]:
     # "<lot>|<space>": the spaces of one parking lot share the lot's day partition, so allocation
-    # reads a whole lot's day with one query (adapters/parking_store.py).
+    # reads a whole lot's day with one query (products/parking/adapters/store.py).
     group, grouped, member = resource_id.partition("|")
     if grouped:
         return {"pk": f"PARK#{group}#{at[:10]}", "sk": f"G#{at[11:16]}#{member}"}

@@ -70,14 +70,6 @@ class SeatsUnavailable(Conflict):
         )
 
 
-class SlotUnavailable(SoldOut):
-    """An appointment time that is taken (or has fewer seats left than asked), with free times near it."""
-
-    def __init__(self, available: int, nearby: list[dict[str, Any]]) -> None:
-        Conflict.__init__(self, "This time is not available; the nearest free times are listed.",
-                          code="slot_unavailable", available=available, nearby=nearby)
-
-
 class RequestInProgress(Conflict):
     def __init__(self) -> None:
         super().__init__(

@@ -14,6 +14,7 @@ Every change of places is one of five moves between the states ``available``, ``
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 
@@ -52,7 +53,7 @@ class Pool:
 
 @dataclass(frozen=True)
 class Granule:
-    """One time granule of a resource a booking claims (domain/timeslots.py): the whole resource
+    """One time granule of a resource a booking claims (products/appointments/timeslots.py): the whole resource
     (``session`` empty: the booking itself is the session, capacity 1), or ``seats`` of a group
     session named ``session`` (service and start) that has ``capacity`` seats. Every granule of a
     resource is one item, whatever service uses it, so private and group bookings compete on it."""
@@ -112,3 +113,8 @@ def plan_counted(pools: list[Pool], quantity: int, rng: random.Random | None = N
 
 def seat_ids_from_rows(rows: list[tuple[str, int]]) -> list[str]:
     return [f"{row}-{number}" for row, count in rows for number in range(1, count + 1)]
+
+
+def natural_key(text: str) -> tuple:
+    """Unit ids in the order people read them: A2 before A10."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))

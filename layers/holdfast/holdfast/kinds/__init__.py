@@ -2,7 +2,8 @@
 from this registry by the stored ``inventory_kind`` of an offering or a booking's places.
 
 The services, the store and the handlers never branch on the kind: they ask the registry for the
-offering's kind and call it (see docs/inventory-kinds.md for how to add one).
+offering's kind and call it. The kinds come from the products (kinds/products.py), discovered when
+this package is first imported; docs/architecture.md says how to add one.
 """
 from __future__ import annotations
 
@@ -73,19 +74,10 @@ def for_request(request: Any) -> Kind:
     raise LookupError("no inventory kind accepts this offering")
 
 
-def _register_builtins() -> None:
-    from .general_admission import GeneralAdmission
-    from .seat_map import SeatMap
-    from .parking import Parking
-    from .slots import Slots
+# The products' packages bring their kinds (kinds/products.py); the core names none of them.
+from .products import discover as _discover  # noqa: E402 - the registry above must exist first
 
-    register(SeatMap())
-    register(GeneralAdmission())
-    register(Parking())
-    register(Slots())   # asked first: it accepts only a service's request, never an event's
-
-
-_register_builtins()
+_discover()
 
 __all__ = ["Inventory", "Kind", "Offering", "register", "unregister", "named", "of_event",
            "offering", "of_places", "of_booking", "for_request"]

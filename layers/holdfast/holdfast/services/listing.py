@@ -20,7 +20,7 @@ from ..domain import search
 from ..domain.search import EventSearch
 from ..domain.event_changes import announced_changes, refund_window
 from ..domain.errors import InvalidRequest, NotFound, TooBusy
-from ..domain.seating import natural_key
+from ..domain.inventory import natural_key
 from ..ports import Clock, Listing, StaleBooking, TransientStoreError
 from . import transitions
 

@@ -19,6 +19,7 @@ from ..domain.statuses import BookingStatus
 from ..faults import crash_point
 from ..observability import logger
 from .. import kinds
+from ..kinds import products
 from ..ports import (Clock, PaymentProvider, PaymentStore, PlacesTaken, ProviderNotFound,
                      ProviderOutcomeUnknown, ProviderRejected, SalesStopped, StaleBooking, TransientStoreError)
 from . import transitions
@@ -156,11 +157,11 @@ class PaymentService(PaymentRecordsMixin, RefundsMixin, ConflictCasesMixin):
         """
         metadata = provider_payment.get("metadata") or {}
         booking_id = metadata.get("booking_id")
-        if not booking_id and metadata.get("ticket_id"):
-            # a parking ticket's exit payment: recorded on its ticket (services/exit_payments.py)
-            from .exit_payments import record_provider_payment
-
-            return record_provider_payment(self.store, self.clock, provider_payment)
+        if not booking_id:
+            purpose = products.purpose_of(metadata)
+            if purpose is not None:
+                # not a booking's payment: the product whose purpose it carries records it
+                return products.resolve(purpose)(self.store, self.clock, provider_payment)
         payment_id = provider_payment.get("id", "")
 
         def unknown() -> str:

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from .parking_schemas import ID_PATTERN, PLATE_PATTERN
+from .schemas import ID_PATTERN, PLATE_PATTERN
 
 MAX_EVENTS_PER_SYNC = 100
 #: The online gate routes' event id, so a pass keeps its id whichever way it reaches the backend.

@@ -1,7 +1,7 @@
 """A parking ticket's exit payments: asked at the exit gate, recorded from the provider's
 notifications, every one of them counted.
 
-Each payment is its own item (``TICKET#<t> EXITPAY#<n>``, adapters/parking_store.py), written
+Each payment is its own item (``TICKET#<t> EXITPAY#<n>``, products/parking/adapters/store.py), written
 with its idempotence key (``hf-exit-<ticket>-<n>``) before the provider is called, in state
 ``asked``; then ``created`` (the provider's id and confirmation URL), and ``paid`` or ``canceled``
 once the provider says so. More can come due while one is pending (the stay goes on): a new
@@ -15,20 +15,21 @@ which asks the provider only about payments still ``created``.
 
 Money beyond what a ticket owed is never dropped: the exit that closes a ticket paid more than
 its charge, or a payment that succeeds after the ticket closed, opens a ``payment`` gate case
-(services/gate_cases.py) for an operator, in the same transaction that counts it.
+(products/parking/services/gate_cases.py) for an operator, in the same transaction that counts it.
 """
 from __future__ import annotations
 
 from decimal import Decimal
 from typing import Any, Callable
 
-from ..clock import iso
-from ..domain.errors import PaymentProviderUnavailable
-from ..domain.money import Money
-from ..observability import logger
-from ..ports import Change, Clock, ExitPaymentStore, PaymentProvider, ProviderError, StaleBooking
+from holdfast.clock import iso
+from holdfast.domain.errors import PaymentProviderUnavailable
+from holdfast.domain.money import Money
+from holdfast.observability import logger
+from holdfast.ports import Change, Clock, PaymentProvider, ProviderError, StaleBooking
+from holdfast.services.transitions import decide_again
 from .gate_cases import case_id, new_case
-from .transitions import decide_again
+from ..ports import ExitPaymentStore
 
 ATTEMPTS = 4
 PENDING = ("asked", "created")

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..clock import parse_iso
-from ..domain.errors import BookingError
+from holdfast.clock import parse_iso
+from holdfast.domain.errors import BookingError
 from ..ports import GateSyncLedger
 
 #: wiring.apply_gate_pass(lot_id, gate_id, event, *, at, offline) -> answer

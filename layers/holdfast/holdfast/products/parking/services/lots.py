@@ -1,6 +1,6 @@
 """Parking lots: created by an organizer with typed spaces and a tariff; reservations held through
 the one hold path every offering uses (the ``parking`` kind decides the space); gates registered
-with a key shown once; subscriptions of plates. Passes through gates are services/gate_passes.py."""
+with a key shown once; subscriptions of plates. Passes through gates are products/parking/services/gate_passes.py."""
 from __future__ import annotations
 
 import hashlib
@@ -11,17 +11,19 @@ from collections import Counter
 from datetime import datetime, timedelta
 from typing import Any, Callable
 
-from .. import kinds
-from ..clock import iso, parse_iso
-from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
-from ..domain.commands import CreateLot, CreateSubscription, HoldPlaces
-from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy, Unauthorized
-from ..domain.money import Money
-from ..domain.parking import GRANULE, TYPES, ceil_granule, floor_granule, granule_key, normalise_plate
-from ..kinds.parking import Parking, space_states
-from ..parking_tokens import LotKeys, gate_key_hash
-from ..ports import Clock, ItemExists, ParkingStore, TransientStoreError
-from .bookings import BookingService, HoldResult
+from holdfast import kinds
+from holdfast.clock import iso, parse_iso
+from holdfast.domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
+from holdfast.domain.commands import HoldPlaces
+from holdfast.domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy, Unauthorized
+from holdfast.domain.money import Money
+from holdfast.ports import Clock, ItemExists, TransientStoreError
+from holdfast.services.bookings import BookingService, HoldResult
+from ..rules import GRANULE, TYPES, ceil_granule, floor_granule, granule_key, normalise_plate
+from ..kind import Parking, space_states
+from ..tokens import LotKeys, gate_key_hash
+from ..commands import CreateLot, CreateSubscription
+from ..ports import ParkingStore
 
 LOT_NAMESPACE = uuid.UUID("3b1c8a52-7f0e-4d6b-9a41-2c5e8f7d1a63")
 #: How long a gate may keep the subscriptions it read before reading them again.

@@ -24,11 +24,11 @@ import json
 import time
 from typing import Any, Iterable
 
-from ..domain.inventory import Granule, Move
-from ..ports import Labelled
-from .codec import Table, _attrs, _plain, put_new
-from .granule_claims import granule_claim
-from .sale_gate import gate_check
+from holdfast.domain.inventory import Granule, Move
+from holdfast.ports import Labelled
+from holdfast.adapters.codec import Table, _attrs, _plain, put_new
+from holdfast.adapters.granule_claims import granule_claim
+from holdfast.adapters.sale_gate import gate_check
 
 OUTBOX_RETENTION_SECONDS = 7 * 86_400
 _KEYS = ("pk", "sk", "gsi1pk", "gsi1sk")

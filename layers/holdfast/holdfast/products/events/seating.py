@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import random
 import re
+
+from holdfast.domain.inventory import natural_key
 from dataclasses import dataclass
 
 _SEAT = re.compile(r"^(?P<row>.+)-(?P<number>\d+)$")
@@ -27,10 +29,6 @@ class Run:
     length: int
     #: The seat ids as the organizer wrote them ("A-07" stays "A-07", not "A-7").
     seats: tuple[str, ...] = ()
-
-
-def natural_key(text: str) -> tuple:
-    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
 
 
 def parse_seat(seat_id: str) -> tuple[str, int] | None:

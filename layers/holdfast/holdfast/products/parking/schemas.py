@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .domain.commands import CreateLot, CreateSubscription, HoldPlaces
-from .domain.errors import InvalidRequest
-from .domain.money import Money
-from .appointment_schemas import ZoneName
-from .schemas import ContactEmail, EventTime, PriceIn, _Strict
+from holdfast.domain.commands import HoldPlaces
+from holdfast.domain.errors import InvalidRequest
+from holdfast.domain.money import Money
+from holdfast.schemas import ContactEmail, EventTime, PriceIn, ZoneName, _Strict
+from .commands import CreateLot, CreateSubscription
 
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 PLATE_PATTERN = r"^[A-Za-z0-9 \-]{2,16}$"
@@ -145,3 +145,14 @@ class SubscriptionIn(_Strict):
 
     def command(self) -> CreateSubscription:
         return CreateSubscription(plate=self.plate, valid_from=self.valid_from, valid_to=self.valid_to)
+
+
+class GateCaseResolveIn(BaseModel):
+    """An operator's resolution of a parking gate case (POST /admin/gate-cases/{id}/resolve)."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, defer_build=True)
+
+    #: One of the case type's resolutions (services/gate_cases.py: RESOLUTIONS).
+    resolution: str = Field(pattern="^[a-z_]{1,40}$")
+    operator: str = Field(min_length=1, max_length=100)
+    note: str = Field(min_length=1, max_length=1000)

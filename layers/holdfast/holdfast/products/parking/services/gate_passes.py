@@ -23,21 +23,25 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, Callable
 
-from .. import kinds
-from ..clock import iso, parse_iso
-from ..domain import parking as rules
-from ..domain.errors import Conflict, InvalidRequest
-from ..domain.inventory import Move
-from ..domain.money import Money
-from ..kinds.parking import CHECKED_IN, COMPLETED, Parking, allocate
-from ..observability import CLOSED_TICKET_PASSES, count, logger
-from ..parking_tokens import TokenInvalid, in_window, verify
-from ..ports import Change, Clock, GatePassStore, PaymentProvider, StaleBooking
-from . import exit_payments, gate_cases, transitions
+from holdfast import kinds
+from holdfast.clock import iso, parse_iso
+from holdfast.domain.errors import Conflict, InvalidRequest
+from holdfast.domain.inventory import Move
+from holdfast.domain.money import Money
+from holdfast.observability import count, logger
+from holdfast.ports import Change, Clock, PaymentProvider, StaleBooking
+from holdfast.services import transitions
+from .. import rules
+from ..kind import CHECKED_IN, COMPLETED, Parking, allocate
+from ..tokens import TokenInvalid, in_window, verify
+from . import exit_payments, gate_cases
 from .exit_payments import ExitPayments
-from .parking import ParkingService
+from .lots import ParkingService
+from ..ports import GatePassStore
 
 TICKETS = gate_cases.NAMESPACE
+#: The metric of a new exit pass showing a ticket whose car already left (docs/parking.md).
+CLOSED_TICKET_PASSES = "ClosedTicketPasses"
 ATTEMPTS = 3
 #: How far ahead of the backend's clock an offline pass's ``at`` may be (GATE_CLOCK_SKEW_SECONDS).
 DEFAULT_MAX_CLOCK_SKEW_SECONDS = 120
@@ -433,7 +437,7 @@ class GatePasses:
 
 
 def _granule(lot_id: str, ticket: dict[str, Any], at_key: str):
-    from ..domain.inventory import Granule
+    from holdfast.domain.inventory import Granule
 
     return Granule(f"{lot_id}|{ticket['space_id']}", at_key)
 

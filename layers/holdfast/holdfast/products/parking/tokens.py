@@ -16,7 +16,7 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .clock import parse_iso
+from holdfast.clock import parse_iso
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey

@@ -22,9 +22,10 @@ import re
 import uuid
 from typing import Any
 
-from ..clock import iso
-from ..domain.errors import Conflict, InvalidRequest, NotFound
-from ..ports import Clock, GateCaseItems
+from holdfast.clock import iso
+from holdfast.domain.errors import Conflict, InvalidRequest, NotFound
+from holdfast.ports import Clock
+from ..ports import GateCaseItems
 
 #: The id namespace of tickets and cases (gate_passes.py derives ticket ids in it too).
 NAMESPACE = uuid.UUID("8d7a1f0c-52b3-4e9a-b6d1-0f4c3a2e9b57")

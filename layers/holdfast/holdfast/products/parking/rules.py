@@ -13,7 +13,7 @@ import math
 from datetime import datetime, timedelta, timezone
 from decimal import ROUND_HALF_UP, Decimal
 
-from .money import Money
+from holdfast.domain.money import Money
 
 GRANULE = timedelta(minutes=30)
 MAX_WINDOW = timedelta(hours=24)

@@ -2,7 +2,7 @@
 
 A service (an offering of this kind) is done on one of its resources for ``duration_minutes``,
 starting on its step within the resource's opening hours. A booking claims every time granule of
-the resource its slot covers (domain/timeslots.py, adapters/granule_claims.py): the whole resource
+the resource its slot covers (products/appointments/timeslots.py, adapters/granule_claims.py): the whole resource
 for a private service, or ``quantity`` seats of the group session named by service and start. The
 granules belong to the resource, not the service, so everything booked on one resource competes
 on the same items, in the booking's one transaction.
@@ -14,17 +14,26 @@ from datetime import date, datetime, timedelta, timezone
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from ..clock import iso, parse_iso
-from ..domain.booking import Booking
-from ..domain.errors import InvalidRequest, SlotUnavailable
-from ..domain.inventory import Granule, Places
-from ..domain.timeslots import (GRANULE, OpeningHours, Slot, day_slots, granule_key, local_day, parse_granule_key,
-                                utc_days, zone)
-from ..ports import InventoryReads
-from .base import Inventory, Kind
+from holdfast.clock import iso, parse_iso
+from holdfast.domain.booking import Booking
+from holdfast.domain.errors import Conflict, InvalidRequest, SoldOut
+from holdfast.domain.inventory import Granule, Places
+from holdfast.ports import InventoryReads
+from holdfast.kinds.base import Inventory, Kind
+from .timeslots import (GRANULE, OpeningHours, Slot, day_slots, granule_key, local_day, parse_granule_key,
+                        utc_days, zone)
 
 if TYPE_CHECKING:
-    from ..appointment_schemas import SlotsSettings
+    from .schemas import SlotsSettings
+
+
+class SlotUnavailable(SoldOut):
+    """An appointment time that is taken (or has fewer seats left than asked), with free times near it."""
+
+    def __init__(self, available: int, nearby: list[dict[str, Any]]) -> None:
+        Conflict.__init__(self, "This time is not available; the nearest free times are listed.",
+                          code="slot_unavailable", available=available, nearby=nearby)
+
 
 #: How many free times a refused booking is offered instead.
 NEARBY_SHOWN = 5
@@ -37,7 +46,7 @@ class Slots(Kind):
     @property
     def settings_model(self) -> type[SlotsSettings]:
         # imported on first use: the functions that never read such an offering skip pydantic
-        from ..appointment_schemas import SlotsSettings
+        from .schemas import SlotsSettings
 
         return SlotsSettings
 
@@ -189,7 +198,7 @@ class Slots(Kind):
     # ----------------------------------------------------------------------------- parts
     @staticmethod
     def settings(event: dict[str, Any]) -> SlotsSettings:
-        from ..appointment_schemas import SlotsSettings
+        from .schemas import SlotsSettings
 
         settings = event["settings"]
         # An Offering carries them parsed already; a stored item (the catalog's readers) as a dict.

@@ -7,21 +7,11 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from .domain.commands import CreateResource, CreateService, Price
-from .domain.timeslots import GRANULE_MINUTES, MAX_DURATION_MINUTES, OpeningHours, TimeError, zone
-from .schemas import ContactEmail, EventTime, PriceIn, _Strict
+from holdfast.domain.commands import Price
+from holdfast.schemas import ContactEmail, EventTime, PriceIn, ZoneName, _Strict
+from .commands import CreateResource, CreateService
+from .timeslots import GRANULE_MINUTES, MAX_DURATION_MINUTES, OpeningHours, TimeError
 
-
-def known_zone(value: str) -> str:
-    """An IANA zone name the build's zone database knows (a resource's, a lot's)."""
-    try:
-        zone(value)
-    except TimeError as exc:
-        raise ValueError(str(exc)) from None
-    return value
-
-
-ZoneName = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(known_zone)]
 
 #: A resource id as the API hands it out (a UUID); anything else cannot exist.
 RESOURCE_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"

@@ -5,14 +5,14 @@ import random
 from datetime import datetime
 from typing import Any
 
-from ..domain.booking import Booking
-from ..domain.commands import HoldPlaces
-from ..domain.errors import InvalidRequest, SeatsUnavailable, SoldOut
-from ..domain.inventory import InventoryKind, Places, seat_ids_from_rows
-from ..domain.offering import Offering
-from ..domain.seating import choose_best_available
-from ..ports import InventoryReads
-from .base import Inventory, Kind, checked_quantity
+from holdfast.domain.booking import Booking
+from holdfast.domain.commands import CreateEvent, HoldPlaces
+from holdfast.domain.errors import InvalidRequest, SeatsUnavailable, SoldOut
+from holdfast.domain.inventory import InventoryKind, Places, seat_ids_from_rows
+from holdfast.domain.offering import Offering
+from holdfast.ports import InventoryReads
+from holdfast.kinds.base import Inventory, Kind, checked_quantity
+from .seating import choose_best_available
 
 AVAILABLE_SEATS_SHOWN = 50
 
@@ -22,7 +22,7 @@ class SeatMap(Kind):
     label = "seated"
 
     def accepts(self, request: Any) -> bool:
-        return getattr(request, "seat_map", None) is not None
+        return isinstance(request, CreateEvent) and request.seat_map is not None
 
     def inventory(self, request: Any) -> Inventory:
         seat_map = request.seat_map

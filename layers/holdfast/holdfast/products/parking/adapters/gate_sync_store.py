@@ -18,7 +18,7 @@ import json
 import time
 from typing import Any
 
-from .codec import Table, _attrs, _plain
+from holdfast.adapters.codec import Table, _attrs, _plain
 
 DONE_RETENTION_SECONDS = 30 * 24 * 3600
 

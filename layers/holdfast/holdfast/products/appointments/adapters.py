@@ -10,9 +10,9 @@ from typing import Any, Iterable
 
 from botocore.exceptions import ClientError
 
-from ..ports import ItemExists
-from .codec import Table, _code, put_new
-from .granule_claims import day_partition
+from holdfast.ports import ItemExists
+from holdfast.adapters.codec import Table, _code, put_new
+from holdfast.adapters.granule_claims import day_partition
 
 
 class ResourceStore(Table):

@@ -1,7 +1,7 @@
 """Parking spaces: a lot (an offering of this kind) has typed spaces; a reservation takes the best
 free space for its whole time window, falling back by type.
 
-A space is a resource whose time granules (30 minutes, domain/parking.py) are claimed like an
+A space is a resource whose time granules (30 minutes, products/parking/rules.py) are claimed like an
 appointment's whole-resource booking (adapters/granule_claims.py): the resource id
 ``<lot>|<space>`` keeps a lot's granules in one partition a day, so a plan reads the window of
 every space with one range query a day. Overlapping windows share a granule and exclude each other
@@ -14,18 +14,18 @@ import random
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from ..clock import iso, parse_iso
-from ..domain import parking as rules
-from ..domain.booking import Booking
-from ..domain.errors import Conflict, InvalidRequest, SoldOut
-from ..domain.inventory import Granule, Places
-from ..domain.lifecycle import ExtraState
-from ..domain.money import Money
-from ..ports import InventoryReads
-from .base import Inventory, Kind
+from holdfast.clock import iso, parse_iso
+from holdfast.domain.booking import Booking
+from holdfast.domain.errors import Conflict, InvalidRequest, SoldOut
+from holdfast.domain.inventory import Granule, Places
+from holdfast.domain.lifecycle import ExtraState
+from holdfast.domain.money import Money
+from holdfast.ports import InventoryReads
+from holdfast.kinds.base import Inventory, Kind
+from . import rules
 
 if TYPE_CHECKING:
-    from ..parking_schemas import ParkingSettings
+    from .schemas import ParkingSettings
 
 CHECKED_IN, COMPLETED, NO_SHOW = "CHECKED_IN", "COMPLETED", "NO_SHOW"
 #: A confirmed reservation the customer gave up when the lot's policy gives nothing back.
@@ -52,7 +52,7 @@ class Parking(Kind):
     @property
     def settings_model(self) -> type[ParkingSettings]:
         # imported on first use: the functions that never read such an offering skip pydantic
-        from ..parking_schemas import ParkingSettings
+        from .schemas import ParkingSettings
 
         return ParkingSettings
 
@@ -157,7 +157,7 @@ class Parking(Kind):
 
     @staticmethod
     def settings(event: Any) -> ParkingSettings:
-        from ..parking_schemas import ParkingSettings
+        from .schemas import ParkingSettings
 
         settings = event["settings"]
         return settings if isinstance(settings, ParkingSettings) else ParkingSettings.model_validate(settings)

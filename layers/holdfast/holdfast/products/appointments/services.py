@@ -9,15 +9,16 @@ import uuid
 from datetime import date
 from typing import Any
 
-from .. import kinds
-from ..clock import iso
-from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
-from ..domain.commands import CreateResource, CreateService, HoldPlaces
-from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy
-from ..domain.money import Money
-from ..kinds.slots import Slots
-from ..ports import AppointmentStore, Clock, ItemExists, TransientStoreError
-from .bookings import BookingService, HoldResult
+from holdfast import kinds
+from holdfast.clock import iso
+from holdfast.domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
+from holdfast.domain.commands import HoldPlaces
+from holdfast.domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy
+from holdfast.domain.money import Money
+from holdfast.ports import Clock, ItemExists, TransientStoreError
+from holdfast.services.bookings import BookingService, HoldResult
+from .kind import Slots
+from .ports import AppointmentStore
 
 RESOURCE_NAMESPACE = uuid.UUID("0f6f3b0e-1c55-4d4e-8a8e-7b1f0d2a6c11")
 SERVICE_NAMESPACE = uuid.UUID("6a0d8f51-93b4-4b52-9a3f-4e0f6c7d2b90")

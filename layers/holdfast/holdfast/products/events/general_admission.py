@@ -9,13 +9,13 @@ import random
 from datetime import datetime
 from typing import Any
 
-from ..domain.booking import Booking
-from ..domain.commands import HoldPlaces
-from ..domain.errors import InvalidRequest, SoldOut
-from ..domain.inventory import InventoryKind, Places, plan_counted, pool_sizes
-from ..domain.offering import Offering
-from ..ports import InventoryReads
-from .base import Inventory, Kind, checked_quantity
+from holdfast.domain.booking import Booking
+from holdfast.domain.commands import CreateEvent, HoldPlaces
+from holdfast.domain.errors import InvalidRequest, SoldOut
+from holdfast.domain.inventory import InventoryKind, Places, plan_counted, pool_sizes
+from holdfast.domain.offering import Offering
+from holdfast.ports import InventoryReads
+from holdfast.kinds.base import Inventory, Kind, checked_quantity
 
 
 class GeneralAdmission(Kind):
@@ -23,7 +23,7 @@ class GeneralAdmission(Kind):
     label = "general_admission"
 
     def accepts(self, request: Any) -> bool:
-        return getattr(request, "seat_map", None) is None
+        return isinstance(request, CreateEvent) and request.seat_map is None
 
     def inventory(self, request: Any) -> Inventory:
         capacity = int(request.capacity or 0)

@@ -1,0 +1,102 @@
+"""Products: what the engine sells, each a package that plugs into a core naming none of them.
+
+A product is a package under ``holdfast/products/`` (or, in a test, anywhere) whose ``PRODUCT``
+says what it adds to the core:
+
+- its inventory **kinds** (registered like any kind: the core reaches them through the registry);
+- **payment purposes**: a provider payment that is not a booking's (a parking exit's) is handed,
+  by the metadata key it carries, to the product's handler ``(store, clock, payment) -> str``;
+- **store parts**: adapter classes the table's store is assembled with (wiring builds it), for the
+  items only the product keeps (a lot's gates and tickets, a resource's opening hours);
+- **view credentials**: what its kind's ``view_extras`` signs a booking's view with (an entry pass).
+
+Handlers, store parts and credentials are named ``"module:attribute"`` and imported only when
+wiring first needs them, so discovering the products costs a function's cold start no more than
+importing their kinds. Each product's package registers itself as it is imported; ``discover()``, run when the kinds
+registry is first imported, imports every package under ``holdfast/products/``:
+adding a product adds a package and touches no file of the core or of another product
+(docs/architecture.md, "Adding a product").
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from .base import Kind
+
+
+@dataclass(frozen=True)
+class Product:
+    name: str
+    kinds: tuple[Kind, ...]
+    #: provider payment metadata key -> "module:function" called as (store, clock, payment) -> str
+    payment_purposes: Mapping[str, str] = field(default_factory=dict)
+    #: "module:Class" adapters the table's store is assembled with
+    store_parts: tuple[str, ...] = ()
+    #: "module:function" returning what the kind's ``view_extras`` signs with (None: nothing)
+    view_credentials: str | None = None
+
+
+_PRODUCTS: dict[str, Product] = {}
+
+
+def register_product(product: Product) -> Product:
+    """Add a product and its kinds (a product's package does this as it is imported; a second
+    call with the same product changes nothing)."""
+    from . import register
+
+    if _PRODUCTS.get(product.name) is product:
+        return product
+
+    clash = [key for other in _PRODUCTS.values() if other.name != product.name
+             for key in other.payment_purposes if key in product.payment_purposes]
+    if clash:
+        raise ValueError(f"product {product.name!r}: payment purpose {clash[0]!r} is another product's")
+    for kind in product.kinds:
+        register(kind)
+    _PRODUCTS[product.name] = product
+    return product
+
+
+def unregister_product(name: str) -> None:
+    from . import unregister
+
+    product = _PRODUCTS.pop(name, None)
+    for kind in product.kinds if product else ():
+        unregister(kind.name)
+
+
+def registered() -> tuple[Product, ...]:
+    return tuple(_PRODUCTS.values())
+
+
+def of_kind(kind_name: str) -> Product | None:
+    return next((p for p in _PRODUCTS.values() if any(k.name == kind_name for k in p.kinds)), None)
+
+
+def purpose_of(metadata: Mapping[str, Any]) -> str | None:
+    """The handler of a provider payment that is not a booking's, by the metadata key it carries."""
+    for product in _PRODUCTS.values():
+        for key, handler in product.payment_purposes.items():
+            if metadata.get(key):
+                return handler
+    return None
+
+
+def resolve(reference: str) -> Any:
+    """The attribute a ``"module:attribute"`` reference names, imported now."""
+    module, _, attribute = reference.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def discover(package: str = "holdfast.products") -> None:
+    """Import every product package directly under ``package`` (in name order)."""
+    root = importlib.import_module(package)
+    for info in sorted(pkgutil.iter_modules(root.__path__), key=lambda found: found.name):
+        if not info.ispkg:
+            continue
+        # A package registers itself as it is imported (one imported first, mid-import here, is
+        # registered when its import finishes).
+        importlib.import_module(f"{package}.{info.name}")

@@ -1,0 +1,7 @@
+"""Appointments: slots of a service on its resources' time granules (resources are its own items)."""
+from holdfast.kinds.products import Product, register_product
+
+from .kind import Slots
+
+PRODUCT = register_product(Product(name="appointments", kinds=(Slots(),),
+                  store_parts=("holdfast.products.appointments.adapters:ResourceStore",)))

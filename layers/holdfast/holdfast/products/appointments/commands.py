@@ -1,0 +1,29 @@
+"""What a caller asks the appointments service to do (the request models turn into these)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from holdfast.domain.commands import Price
+
+
+@dataclass(frozen=True)
+class CreateResource:
+    """A room, a person or a machine an appointment takes place on, open every day from
+    ``opens`` to ``closes`` ("HH:MM") on its time zone's clock."""
+
+    name: str
+    timezone: str
+    opens: str
+    closes: str
+
+
+@dataclass(frozen=True)
+class CreateService:
+    """An appointment service. ``settings`` are the ``slots`` kind's, already validated: the
+    registry picks the kind by them and the offering stores them."""
+
+    name: str
+    price: Price
+    settings: Any
+    max_holds_per_customer: int | None = None

@@ -1,0 +1,7 @@
+"""Event places: general admission counted in pool shards, or a seat map of named seats."""
+from holdfast.kinds.products import Product, register_product
+
+from .general_admission import GeneralAdmission
+from .seat_map import SeatMap
+
+PRODUCT = register_product(Product(name="events", kinds=(SeatMap(), GeneralAdmission())))

@@ -1,0 +1,1 @@
+"""Parking's services: lots, gate passes, gate cases, gate sync, exit payments."""

@@ -1,0 +1,68 @@
+"""Builds parking's services (lots, gate passes, gate cases, gate sync) from the core's wiring,
+once per cold start, importing each only when first asked (like holdfast/wiring.py)."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from holdfast.clock import system_clock
+from holdfast.config import ConfigurationError, settings
+from holdfast.wiring import bookings, cached, provider, store
+
+
+def parking_keys():
+    """Every lot's Ed25519 key, derived from the master seed (read through the five-minute cache)."""
+    from holdfast.adapters.aws import read_secret
+
+    from .tokens import LotKeys
+
+    name = settings().parking_key_secret_name
+    if not name:
+        raise ConfigurationError("PARKING_KEY_SECRET_NAME is not set: parking needs the entry-token master seed")
+    seed = read_secret(name).get("master_seed")
+    if not isinstance(seed, str) or len(seed) < 16:
+        raise ConfigurationError(f"secret {name} lacks master_seed (16+ characters)")
+    return LotKeys(seed.encode())
+
+
+def parking_keys_if_configured():
+    """What a parking booking's view signs its entry pass with (the product's view credentials):
+    the key source, or None where this deployment has no parking seed."""
+    return parking_keys if settings().parking_key_secret_name else None
+
+
+@cached
+def parking():
+    from .services.lots import ParkingService
+
+    return ParkingService(store(), system_clock, bookings(), settings().default_hold_ttl_seconds, parking_keys)
+
+
+@cached
+def gate_passes():
+    from .services.gate_passes import GatePasses
+
+    return GatePasses(store(), system_clock, parking(), provider, settings().payment_return_url,
+                      max_clock_skew_seconds=settings().gate_clock_skew_seconds)
+
+
+def apply_gate_pass(lot_id: str, gate_id: str, event: dict[str, Any], *, at: datetime, offline: bool
+                    ) -> dict[str, Any]:
+    """The one entry point for a gate pass (the gate routes and gate sync's applier): the service
+    is looked up per call, so a ``reset()`` between calls is seen."""
+    return gate_passes().apply(lot_id, gate_id, event, at=at, offline=offline)
+
+
+@cached
+def gate_cases():
+    from .services.gate_cases import GateCases
+
+    return GateCases(store(), system_clock)
+
+
+@cached
+def gate_sync():
+    from .adapters.gate_sync_store import GateSyncStore
+    from .services.gate_sync import GateSync
+
+    return GateSync(GateSyncStore(store().table, store().client), apply_gate_pass)
