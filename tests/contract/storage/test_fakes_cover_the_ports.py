@@ -8,11 +8,16 @@ import pytest
 
 from holdfast import ports
 from tests.support import fakes
+from tests.support.fake_store import FakeBookingStore
 
 FAKES = {
     ports.GateSyncLedger: fakes.FakeGateSyncLedger, ports.RateLimits: fakes.FakeRateLimits,
     ports.SurgeQueue: fakes.FakeSurgeQueue, ports.NotificationLog: fakes.FakeNotificationLog,
     ports.Resources: fakes.FakeResources, ports.Waitlist: fakes.FakeWaitlist,
+    # The booking store's ports whole (HoldStore composes most of them); of PaymentStore it lacks
+    # the exit payments' items, of Catalog the listing (tests/support/fake_store.py says why).
+    ports.HoldStore: FakeBookingStore, ports.ReviewQueue: FakeBookingStore,
+    ports.EventCancellationStore: FakeBookingStore,
 }
 
 
