@@ -1,4 +1,4 @@
-"""Holds through the real store: atomic take, idempotent repeats, sold out without writes, expiry."""
+"""Holds through the in-memory store: atomic take, idempotent repeats, sold out without writes, expiry."""
 from unittest import mock
 
 import pytest
@@ -14,6 +14,11 @@ from holdfast.domain.errors import (
 )
 from holdfast.domain.statuses import BookingStatus
 from holdfast.schemas import BookingIn
+
+
+@pytest.fixture
+def store(fake_store):
+    return fake_store
 
 
 def qty(n):
@@ -56,7 +61,7 @@ def test_the_contact_address_is_kept_shown_and_part_of_the_request(bookings, sto
     assert booking.contact_email == "Ann.Lee@example.org"  # the domain is case-insensitive, the name is not
     assert bookings.view(booking.booking_id, "alice")["contact_email"] == "Ann.Lee@example.org"
     assert store.get_booking(booking.booking_id).contact_email == "Ann.Lee@example.org"
-    [outbox] = store._query_prefix(f"BOOKING#{booking.booking_id}", "OUTBOX#")
+    [outbox] = store.table.query(f"BOOKING#{booking.booking_id}", prefix="OUTBOX#")
     assert outbox["contact_email"] == "Ann.Lee@example.org"
     assert bookings.create_booking(ga_event["event_id"], "alice", "key-1", request).replayed
     with pytest.raises(IdempotencyKeyReused):  # the same key with another address is another request
@@ -86,7 +91,7 @@ def test_replay_still_works_after_sell_out(bookings, ga_event):
 
 def test_sold_out_answers_without_any_write(bookings, store, ga_event):
     bookings.create_booking(ga_event["event_id"], "alice", "k1", qty(9))
-    with mock.patch.object(store.client, "transact_write_items", wraps=store.client.transact_write_items) as writes:
+    with mock.patch.object(store, "commit", wraps=store.commit) as writes:
         with pytest.raises(SoldOut) as err:
             bookings.create_booking(ga_event["event_id"], "bob", "k2", qty(2))
     assert err.value.details == {"available": 1}
