@@ -34,7 +34,7 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any, Iterable
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ParamValidationError
 
 from holdfast.adapters.booking_items import booking_from_item, booking_item, idempotency_pk
 from holdfast.adapters.bookings_store import IDEMPOTENCY_RETENTION_SECONDS, OUTBOX_RETENTION_SECONDS
@@ -54,7 +54,7 @@ from holdfast.observability import booking_written
 from holdfast.ports import (AlreadyCancelled, Change, DuplicateRequest, EventNotFound, HoldLimitReached, ItemExists,
                             KeyUsed, Labelled, PlacesTaken, SalesStopped, StaleBooking, StoreError,
                             TransientStoreError)
-from tests.support.fakes import Item, Key, Write, _Fake, _set, absent, always
+from tests.support.fakes import FakeWaitlist, Item, Key, Write, _Fake, _set, absent, always
 
 #: DynamoDB's limit of items in one TransactWriteItems (and keys in one BatchGetItem request).
 TRANSACTION_LIMIT = 100
@@ -190,6 +190,8 @@ class FakeBookingStore(_Fake):
         labels = [write.label for write in writes]
         if len(set(labels)) != len(labels):
             raise ValueError(f"transaction labels must be unique: {labels}")
+        if not writes:      # boto3 refuses it before sending
+            raise ParamValidationError(report="Invalid length for parameter TransactItems, value: 0")
         if len(writes) > TRANSACTION_LIMIT:
             raise validation_error("Member must have length less than or equal to 100", "TransactWriteItems")
         if len({write.key for write in writes}) != len(writes):
@@ -493,6 +495,11 @@ class FakeBookingStore(_Fake):
         self.table.check_fault("event_booking_ids")
         return [item["sk"] for shard in range(EVENT_INDEX_SHARDS)
                 for item in self.table.query(f"EVENTBOOKINGS#{event_id}#{shard}")]
+
+
+class FakeWaitlistStore(FakeBookingStore, FakeWaitlist):
+    """The bookings and the waitlist over one table, as the adapter's ``BookingStore`` keeps them
+    (``WaitlistStore``: the waitlist offers its places through the hold)."""
 
 
 # ================================================================================ the claims

@@ -11,20 +11,15 @@ from holdfast.services.cancellation_job import CancellationJob
 from holdfast.services.event_cancellation import EventCancellationService
 from holdfast.services.provider_keys import PaymentOutcomeUnknown
 from holdfast.services.waitlist import WaitlistService
-from tests.support.fake_store import FakeBookingStore
-from tests.support.fakes import FakeWaitlist
+from tests.support.fake_store import FakeWaitlistStore
 from tests.unit.conftest import event_request
 
 S = BookingStatus
 
 
-class FakeStore(FakeBookingStore, FakeWaitlist):
-    """The bookings and the waitlist over one table, as the adapter keeps them."""
-
-
 @pytest.fixture
 def store():
-    return FakeStore()
+    return FakeWaitlistStore()
 
 
 class FakeJobs:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ParamValidationError
 
 from holdfast.adapters.expiry_buckets import bucket_of
 from holdfast.domain.inventory import Granule, Move, Places
@@ -266,6 +266,11 @@ def test_a_transaction_over_a_hundred_items_is_refused_whole(backend, ids):
         store.commit(new_hold(big))
     assert refused.value.response["Error"]["Code"] == "ValidationException"
     assert nothing_of(backend, big.booking_id) and set(store.seat_states(event).values()) == {"available"}
+
+
+def test_a_change_of_nothing_is_refused_before_it_is_sent(backend):
+    with pytest.raises(ParamValidationError):
+        backend.store.commit(Change())
 
 
 def test_a_number_that_is_not_a_decimal_is_refused_before_anything_is_written(backend, ids):

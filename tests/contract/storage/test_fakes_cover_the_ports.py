@@ -8,7 +8,7 @@ import pytest
 
 from holdfast import ports
 from tests.support import fakes
-from tests.support.fake_store import FakeBookingStore
+from tests.support.fake_store import FakeBookingStore, FakeWaitlistStore
 
 FAKES = {
     ports.GateSyncLedger: fakes.FakeGateSyncLedger, ports.RateLimits: fakes.FakeRateLimits,
@@ -17,7 +17,7 @@ FAKES = {
     # The booking store's ports whole (HoldStore composes most of them); of PaymentStore it lacks
     # the exit payments' items, of Catalog the listing (tests/support/fake_store.py says why).
     ports.HoldStore: FakeBookingStore, ports.ReviewQueue: FakeBookingStore,
-    ports.EventCancellationStore: FakeBookingStore,
+    ports.EventCancellationStore: FakeBookingStore, ports.WaitlistStore: FakeWaitlistStore,
 }
 
 
