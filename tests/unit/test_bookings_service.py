@@ -9,11 +9,14 @@ from holdfast.domain.errors import (
     IdempotencyKeyReused,
     InvalidRequest,
     NotFound,
+    RequestInProgress,
     SeatsUnavailable,
     SoldOut,
 )
 from holdfast.domain.statuses import BookingStatus
+from holdfast.ports import TransientStoreError
 from holdfast.schemas import BookingIn
+from holdfast.services.bookings import HOLD_ATTEMPTS
 
 
 @pytest.fixture
@@ -96,6 +99,23 @@ def test_sold_out_answers_without_any_write(bookings, store, ga_event):
             bookings.create_booking(ga_event["event_id"], "bob", "k2", qty(2))
     assert err.value.details == {"available": 1}
     assert writes.call_count == 0
+
+
+def test_a_write_that_conflicted_is_tried_again_and_holds_once(bookings, catalog, store, ga_event):
+    store.fail("commit", TransientStoreError("transaction conflict"), TransientStoreError("transaction conflict"))
+    with mock.patch.object(store, "commit", wraps=store.commit) as writes:
+        booking = bookings.create_booking(ga_event["event_id"], "alice", "k1", qty(2)).booking
+    assert writes.call_count == 3
+    assert store.get_booking(booking.booking_id).status is BookingStatus.HELD
+    assert counts(catalog, ga_event) == {"available": 8, "held": 2, "sold": 0}
+
+
+def test_a_write_that_keeps_conflicting_is_in_progress_and_holds_nothing(bookings, catalog, store, ga_event):
+    store.fail("commit", *[TransientStoreError("transaction conflict")] * HOLD_ATTEMPTS)
+    with pytest.raises(RequestInProgress):
+        bookings.create_booking(ga_event["event_id"], "alice", "k1", qty(2))
+    assert counts(catalog, ga_event) == {"available": 10, "held": 0, "sold": 0}
+    assert bookings.create_booking(ga_event["event_id"], "alice", "k1", qty(2)).replayed is False
 
 
 def test_last_places_come_from_several_pools(bookings, catalog, store):
