@@ -1,6 +1,6 @@
 """An in-memory booking store: the core's storage ports (holdfast/ports.py) over one ``MemoryTable``,
-for service tests of holds, payments, reconciliation, refunds, reviews, resolutions, event
-cancellations and the sweeper.
+for service tests of holds, payments, reconciliation, refunds, reviews, resolutions, the
+sweeper's decisions and event cancellations.
 
 What is shared with the adapter and what is the fake's own: the *items* are the adapter's. Keys,
 the booking item (with its gsi1 attributes for the due index and the review queue) and the
@@ -20,8 +20,8 @@ TypeError rather than guess what the item meant. The parking stores' other item 
 here: their services stay on the emulators.
 
 Not here either: ``query_listing`` and ``update_event_listing`` (the listing's filter expressions
-are DynamoDB syntax), waitlist, notification and resource items (tests/support/fakes.py has those
-ports; they can share this store's table).
+are DynamoDB syntax). The waitlist, notification and resource ports are tests/support/fakes.py's;
+they share this store's table (``FakeWaitlistStore`` below), as the adapters share theirs.
 
 Test code only: the deployed package (layers/) never imports this module.
 """
