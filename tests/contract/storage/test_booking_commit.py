@@ -278,5 +278,7 @@ def test_a_number_that_is_not_a_decimal_is_refused_before_anything_is_written(ba
     offering(store, event, pools=[2])
     odd = booking(ids("b"), event, counted(1), kind_details={"ratio": 0.5})
     with pytest.raises(TypeError):
-        store.commit(new_hold(odd))
+        store.commit(new_hold(odd, key=ids("k")))
     assert nothing_of(backend, odd.booking_id) and pools(store, event) == [("POOL#000", 2, 0, 0)]
+    assert store.get_idempotency("ann", ids("k"), "booking") is None      # the item before the booking
+    assert hold_counter(backend, "ann", event) is None
