@@ -115,6 +115,18 @@ def test_the_due_index_holds_a_booking_while_a_timer_or_a_check_is_pending(backe
     assert store.bucket_booking_ids(event, bucket_of(early.hold_expires_at)) == sorted([ids("b1"), ids("b3")])
 
 
+def test_a_deadline_on_a_bucket_boundary_is_due_in_both_buckets_it_touches(backend, ids):
+    store, event = backend.store, ids("ev")
+    offering(store, event, pools=[2])
+    edge = booking(ids("b"), event, counted(1), hold_expires_at="2031-03-01T09:00:05.000Z")
+    store.commit(new_hold(edge))
+    assert ids("b") in store.due_in_bucket("2031-03-01T09:00:05.000Z")
+    assert ids("b") in store.due_in_bucket("2031-03-01T09:00:10.000Z")        # BETWEEN includes its start
+    assert ids("b") not in store.due_in_bucket("2031-03-01T09:00:15.000Z")
+    assert store.bucket_booking_ids(event, "2031-03-01T09:00:05.000Z") == [ids("b")]   # its own end
+    assert store.bucket_booking_ids(event, "2031-03-01T09:00:10.000Z") == []
+
+
 def test_due_bookings_stops_at_its_limit_oldest_first(backend, ids):
     store, event = backend.store, ids("ev")
     offering(store, event, pools=[9])
