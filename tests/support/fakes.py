@@ -91,12 +91,18 @@ class MemoryTable:
             failed = [w.label for w in writes if not w.condition(copy.deepcopy(self.items.get(w.key)))]
             if failed:
                 return failed
+            # Every new item is made (and its types checked) before the first is stored: a change
+            # that raises (a float, a missing counter) leaves the table as it was, as DynamoDB does.
+            results: list[tuple[Key, Item | None]] = []
             for write in writes:
                 after = write.change(copy.deepcopy(self.items.get(write.key)))
+                results.append((write.key, None if after is None
+                                else stored({**after, "pk": write.key[0], "sk": write.key[1]})))
+            for key, after in results:
                 if after is None:
-                    self.items.pop(write.key, None)
+                    self.items.pop(key, None)
                 else:
-                    self.items[write.key] = stored({**after, "pk": write.key[0], "sk": write.key[1]})
+                    self.items[key] = after
             return []
 
     def write(self, key: Key, condition: Callable[[Item | None], bool], change: Callable[[Item | None], Item | None]

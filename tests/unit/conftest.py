@@ -1,5 +1,7 @@
-"""Service tests on moto's in-process DynamoDB (single-threaded here, so its writes are exact),
-with a controllable clock and an in-memory provider."""
+"""Service tests with a controllable clock and an in-memory provider, on moto's in-process
+DynamoDB (single-threaded here, so its writes are exact) or, where a module overrides ``store``
+with ``fake_store``, on the in-memory store of tests/support/fake_store.py (held to the adapter by
+tests/contract/storage/)."""
 from __future__ import annotations
 
 import os
@@ -19,6 +21,7 @@ from holdfast.services.payments import PaymentService
 from holdfast.services.reconciliation import ReconciliationService
 from holdfast.services.reviews import ReviewService
 from tests.support.fake_provider import FakeProvider
+from tests.support.fake_store import FakeBookingStore
 from tests.support.template import create_bookings_table
 
 
@@ -45,6 +48,11 @@ def store(aws):
     client = boto3.client("dynamodb", region_name="eu-central-1")
     create_bookings_table(client, "unit-bookings")
     return BookingStore("unit-bookings", client)
+
+
+@pytest.fixture
+def fake_store():
+    return FakeBookingStore()
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Holds through the real store: atomic take, idempotent repeats, sold out without writes, expiry."""
+"""Holds through the in-memory store: atomic take, idempotent repeats, sold out without writes, expiry."""
 from unittest import mock
 
 import pytest
@@ -9,11 +9,19 @@ from holdfast.domain.errors import (
     IdempotencyKeyReused,
     InvalidRequest,
     NotFound,
+    RequestInProgress,
     SeatsUnavailable,
     SoldOut,
 )
 from holdfast.domain.statuses import BookingStatus
+from holdfast.ports import TransientStoreError
 from holdfast.schemas import BookingIn
+from holdfast.services.bookings import HOLD_ATTEMPTS
+
+
+@pytest.fixture
+def store(fake_store):
+    return fake_store
 
 
 def qty(n):
@@ -56,7 +64,7 @@ def test_the_contact_address_is_kept_shown_and_part_of_the_request(bookings, sto
     assert booking.contact_email == "Ann.Lee@example.org"  # the domain is case-insensitive, the name is not
     assert bookings.view(booking.booking_id, "alice")["contact_email"] == "Ann.Lee@example.org"
     assert store.get_booking(booking.booking_id).contact_email == "Ann.Lee@example.org"
-    [outbox] = store._query_prefix(f"BOOKING#{booking.booking_id}", "OUTBOX#")
+    [outbox] = store.table.query(f"BOOKING#{booking.booking_id}", prefix="OUTBOX#")
     assert outbox["contact_email"] == "Ann.Lee@example.org"
     assert bookings.create_booking(ga_event["event_id"], "alice", "key-1", request).replayed
     with pytest.raises(IdempotencyKeyReused):  # the same key with another address is another request
@@ -86,11 +94,28 @@ def test_replay_still_works_after_sell_out(bookings, ga_event):
 
 def test_sold_out_answers_without_any_write(bookings, store, ga_event):
     bookings.create_booking(ga_event["event_id"], "alice", "k1", qty(9))
-    with mock.patch.object(store.client, "transact_write_items", wraps=store.client.transact_write_items) as writes:
+    with mock.patch.object(store, "commit", wraps=store.commit) as writes:
         with pytest.raises(SoldOut) as err:
             bookings.create_booking(ga_event["event_id"], "bob", "k2", qty(2))
     assert err.value.details == {"available": 1}
     assert writes.call_count == 0
+
+
+def test_a_write_that_conflicted_is_tried_again_and_holds_once(bookings, catalog, store, ga_event):
+    store.fail("commit", TransientStoreError("transaction conflict"), TransientStoreError("transaction conflict"))
+    with mock.patch.object(store, "commit", wraps=store.commit) as writes:
+        booking = bookings.create_booking(ga_event["event_id"], "alice", "k1", qty(2)).booking
+    assert writes.call_count == 3
+    assert store.get_booking(booking.booking_id).status is BookingStatus.HELD
+    assert counts(catalog, ga_event) == {"available": 8, "held": 2, "sold": 0}
+
+
+def test_a_write_that_keeps_conflicting_is_in_progress_and_holds_nothing(bookings, catalog, store, ga_event):
+    store.fail("commit", *[TransientStoreError("transaction conflict")] * HOLD_ATTEMPTS)
+    with pytest.raises(RequestInProgress):
+        bookings.create_booking(ga_event["event_id"], "alice", "k1", qty(2))
+    assert counts(catalog, ga_event) == {"available": 10, "held": 0, "sold": 0}
+    assert bookings.create_booking(ga_event["event_id"], "alice", "k1", qty(2)).replayed is False
 
 
 def test_last_places_come_from_several_pools(bookings, catalog, store):

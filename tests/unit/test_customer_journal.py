@@ -3,11 +3,18 @@ the customer's own requests and payments, never an operator's note, name or inte
 The organizer's view keeps every entry as written."""
 import json
 
+import pytest
+
 from holdfast.domain.statuses import BookingStatus
 from holdfast.schemas import BookingIn
 from holdfast.services.reviews import ReviewService
 
 SECRET_NOTE = "fraud suspicion per chargeback desk"
+
+
+@pytest.fixture
+def store(fake_store):
+    return fake_store
 
 
 def test_operator_notes_stay_with_the_operators(bookings, payments, provider, store, ga_event):

@@ -1,6 +1,7 @@
-"""transitions.decide_again, the one read-decide-retry loop, on moto's store: a decision made on
-a copy someone else has already moved collides for real (the version condition fails), and the
-booking is read again and decided again, up to the bound."""
+"""transitions.decide_again, the one read-decide-retry loop, on the in-memory store: a decision
+made on a copy someone else has already moved collides for real (the version condition fails, as
+tests/contract/storage/ shows it does on DynamoDB), and the booking is read again and decided
+again, up to the bound."""
 from __future__ import annotations
 
 import pytest
@@ -9,6 +10,12 @@ from holdfast.ports import StaleBooking
 from holdfast.domain.errors import Conflict, TooBusy
 from holdfast.schemas import BookingIn
 from holdfast.services import transitions
+from tests.support.fakes import always
+
+
+@pytest.fixture
+def store(fake_store):
+    return fake_store
 
 
 @pytest.fixture
@@ -84,8 +91,7 @@ def test_a_booking_that_is_gone_gets_the_gone_answer(store, clock, held):
     def decide(booking):
         decisions.append(booking.version)
         # the booking vanishes while this decision is being written
-        store.client.delete_item(TableName=store.table, Key={"pk": {"S": f"BOOKING#{held.booking_id}"},
-                                                             "sk": {"S": "META"}})
+        store.table.write((f"BOOKING#{held.booking_id}", "META"), always, lambda _: None)
         return note(store, clock, booking)
 
     assert transitions.decide_again(lambda: store.get_booking(held.booking_id), decide, first=stale, attempts=3,

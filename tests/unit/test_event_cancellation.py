@@ -1,6 +1,7 @@
 """Issue 18: an organizer cancels an event. Sales stop at once; the job's steps release every hold
 and refund every paid booking exactly once, whatever is retried or run twice; a payment that
-arrives for the cancelled event is given back, never confirmed. Real store (moto), in-memory provider."""
+arrives for the cancelled event is given back, never confirmed. In-memory store (with the waitlist's
+items in its table) and provider."""
 import pytest
 
 from holdfast.domain.errors import EventCancelled, IdempotencyKeyReused
@@ -10,9 +11,15 @@ from holdfast.services.cancellation_job import CancellationJob
 from holdfast.services.event_cancellation import EventCancellationService
 from holdfast.services.provider_keys import PaymentOutcomeUnknown
 from holdfast.services.waitlist import WaitlistService
+from tests.support.fake_store import FakeWaitlistStore
 from tests.unit.conftest import event_request
 
 S = BookingStatus
+
+
+@pytest.fixture
+def store():
+    return FakeWaitlistStore()
 
 
 class FakeJobs:

@@ -10,10 +10,14 @@ from holdfast.schemas import BookingIn
 from .conftest import event_request
 
 
+@pytest.fixture
+def store(fake_store):
+    return fake_store
+
+
 def active_holds(store, customer, event_id):
-    item = store.client.get_item(TableName=store.table, Key={
-        "pk": {"S": f"CUSTOMER#{customer}"}, "sk": {"S": f"HOLDS#EVENT#{event_id}"}}, ConsistentRead=True).get("Item")
-    return int(item["active"]["N"]) if item else 0
+    item = store.table.get(f"CUSTOMER#{customer}", f"HOLDS#EVENT#{event_id}")
+    return int(item["active"]) if item else 0
 
 
 def hold(bookings, event_id, key, customer="alice", **body):

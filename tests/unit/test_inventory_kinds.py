@@ -12,6 +12,11 @@ from .conftest import event_request
 
 
 @pytest.fixture
+def store(fake_store):
+    return fake_store
+
+
+@pytest.fixture
 def zoned(catalog):
     # Registered for the rest of the session, on purpose: the correctness suite's kind cases use it
     # too, whatever the order the tests run in; it only ever accepts offerings of category "zoned".

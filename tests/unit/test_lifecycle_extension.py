@@ -13,6 +13,11 @@ from .conftest import event_request
 
 
 @pytest.fixture
+def store(fake_store):
+    return fake_store
+
+
+@pytest.fixture
 def zoned(catalog):
     # Registered for the rest of the session, on purpose: the correctness suite's kind cases use it
     # too, whatever the order the tests run in; it only ever accepts offerings of category "zoned".
@@ -36,7 +41,7 @@ def test_declared_states_are_statuses_with_journal_outbox_and_places(zoned, book
     stored, journal = store.get_booking_with_journal(ann.booking_id)
     assert stored.status == "LEFT" and stored.version == left.version
     assert [entry.to_status for entry in journal][-2:] == ["ADMITTED", "LEFT"]
-    outbox = [item["type"] for item in store._query_prefix(f"BOOKING#{ann.booking_id}", "OUTBOX#")]
+    outbox = [item["type"] for item in store.table.query(f"BOOKING#{ann.booking_id}", prefix="OUTBOX#")]
     assert "booking.admitted" in outbox
     assert catalog.get_event(zoned)["counts"] == {"available": 4, "held": 0, "sold": 2}   # still sold
 

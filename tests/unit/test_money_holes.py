@@ -1,6 +1,6 @@
 """Issue 11, findings 2, 3, 8, 9, 10: money moved twice, refunds settled against the wrong refund or
 timed from the wrong moment, operator decisions blind to the provider, and customer cancellations
-that the customer still pays for. Real store (moto), in-memory provider."""
+that the customer still pays for. In-memory store and provider."""
 import random
 
 import pytest
@@ -14,6 +14,11 @@ from holdfast.schemas import BookingIn
 from holdfast.services import transitions
 from holdfast.services.bookings import BookingService
 from tests.unit.conftest import event_request
+
+
+@pytest.fixture
+def store(fake_store):
+    return fake_store
 
 
 @pytest.fixture

@@ -14,6 +14,11 @@ from tests.support import toy_kind
 from .conftest import event_request
 
 
+@pytest.fixture
+def store(fake_store):
+    return fake_store
+
+
 def test_a_stored_offering_reads_back_typed_with_its_kinds_settings(catalog, store):
     toy_kind.register()
     event_id = catalog.create_event(event_request(capacity=6, category="zoned"))["event_id"]

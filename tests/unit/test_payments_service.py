@@ -1,4 +1,4 @@
-"""Payments through the real store and an in-memory provider: one payment per booking, the
+"""Payments through the in-memory store and provider: one payment per booking, the
 webhook/reconciliation verdicts, late payments, capture, refunds that fail and are retried."""
 import pytest
 
@@ -7,6 +7,11 @@ from holdfast.domain.statuses import BookingStatus
 from holdfast.schemas import BookingIn
 from holdfast.services.payments import PaymentOutcomeUnknown
 from tests.unit.conftest import event_request
+
+
+@pytest.fixture
+def store(fake_store):
+    return fake_store
 
 
 def hold(bookings, event, customer="alice", key="k", n=2):

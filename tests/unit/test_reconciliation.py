@@ -1,4 +1,4 @@
-"""Reconciliation and manual review on the real store with the in-memory provider."""
+"""Reconciliation and manual review on the in-memory store and provider."""
 import pytest
 
 from holdfast.domain.errors import Conflict
@@ -6,6 +6,11 @@ from holdfast.domain.statuses import BookingStatus
 from holdfast.schemas import BookingIn
 from holdfast.services.payments import PaymentOutcomeUnknown, PaymentProviderUnavailable
 from holdfast.services.sweeper import sweep
+
+
+@pytest.fixture
+def store(fake_store):
+    return fake_store
 
 
 def hold(bookings, event, customer="alice", key="k", n=2):

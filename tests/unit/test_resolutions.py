@@ -11,10 +11,15 @@ from holdfast.domain.statuses import BookingStatus
 from holdfast.schemas import BookingIn
 from holdfast.services.resolutions import ResolutionService
 from holdfast.services.sweeper import sweep
-from tests.correctness.helpers import check_invariants, check_money, snapshot_in_process
+from tests.correctness.helpers import check_invariants, check_money, snapshot_in_process, snapshot_of
 from tests.support import toy_windows
 
 from .conftest import event_request
+
+
+@pytest.fixture
+def store(fake_store):
+    return fake_store
 
 
 @pytest.fixture
@@ -42,9 +47,10 @@ def late_story(bookings, payments, provider, clock, event, n=2):
     return ann, bob, payment_id
 
 
-def check(provider, settled=False):
-    """The whole table and the provider's records against docs/invariants.md (I1-I10, money M/S)."""
-    snap = snapshot_in_process("unit-bookings")
+def check(provider, settled=False, store=None):
+    """The whole table (``store``'s when it is the in-memory one, else moto's) and the provider's
+    records against docs/invariants.md (I1-I10, money M/S)."""
+    snap = snapshot_of(store.table.items.values()) if store is not None else snapshot_in_process("unit-bookings")
     check_invariants(snap)
     check_money(snap, provider, settled)
 
@@ -78,7 +84,7 @@ def test_late_authorisation_with_the_window_taken_opens_a_case_and_keeps_the_aut
     assert entry.ids["hold_expires_at"] == ann.hold_expires_at
     assert bookings.store.get_booking(bob.booking_id).status is BookingStatus.HELD   # never restored over Bob
     assert [b.booking_id for b in store.list_reviews()] == [ann.booking_id]
-    check(provider, settled=True)     # S2: an authorisation may wait only while its booking is in review
+    check(provider, settled=True, store=store)     # S2: an authorisation may wait only while its booking is in review
 
 
 def test_the_deadline_falls_before_the_authorisation_would_lapse(bookings, payments, provider, catalog, clock):
@@ -100,7 +106,7 @@ def test_choosing_an_alternative_pins_it_then_captures_the_same_payment_once(
     pinned = store.get_booking(ann.booking_id)
     assert pinned.status is BookingStatus.PAYMENT_PENDING and pinned.places_secured
     assert counts(store, event["event_id"])["POOL#002"] == (0, 2, 0)   # held for Ann before any capture
-    check(provider)
+    check(provider, store=store)
     view = resolutions.choose(ann.booking_id, "ann", "r1", "alternative", {"window": "13:00"})   # retry, same key
     assert view["status"] == "CONFIRMED" and view["places"]["window"] == "13:00"
     assert [key for op, key in provider.calls if op == "capture_payment"] == [f"hf-cap-{ann.booking_id}"] * 2
@@ -113,7 +119,7 @@ def test_choosing_an_alternative_pins_it_then_captures_the_same_payment_once(
     assert closed.value.code == "resolution_closed"
     with pytest.raises(IdempotencyKeyReused):
         resolutions.choose(ann.booking_id, "ann", "r1", "alternative", {"window": "12:30"})
-    check(provider, settled=True)
+    check(provider, settled=True, store=store)
 
 
 def test_one_stage_alternative_is_confirmed_with_the_captured_payment(
@@ -126,7 +132,7 @@ def test_one_stage_alternative_is_confirmed_with_the_captured_payment(
     assert view["status"] == "CONFIRMED" and view["places"]["window"] == "12:30"
     assert counts(store, event["event_id"]) == {"POOL#000": (0, 2, 0), "POOL#001": (0, 0, 2), "POOL#002": (2, 0, 0)}
     assert not provider.refunds_for(payment_id) and len(provider.payments_for(ann.booking_id)) == 1
-    check(provider, settled=True)
+    check(provider, settled=True, store=store)
 
 
 @pytest.mark.parametrize("mode", ["one_stage", "two_stage"])
@@ -143,7 +149,7 @@ def test_refund_choice_gives_the_money_back_once(bookings, payments, provider, c
         assert view["status"] == again["status"] == "REFUNDED"
         assert len(provider.refunds_for(payment_id)) == 1
     assert counts(store, event["event_id"])["POOL#000"] == (0, 2, 0)    # Bob's hold untouched
-    check(provider, settled=True)
+    check(provider, settled=True, store=store)
 
 
 def test_a_stale_authorisation_after_the_case_was_decided_does_not_reopen_it(
@@ -156,7 +162,7 @@ def test_a_stale_authorisation_after_the_case_was_decided_does_not_reopen_it(
     assert payments.apply_provider_payment(stale) != "conflict_case_opened"   # a slow consumer's copy
     booking = store.get_booking(ann.booking_id)
     assert booking.status is BookingStatus.PAYMENT_FAILED and booking.resolution["decision"]["choice"] == "refund"
-    check(provider, settled=True)
+    check(provider, settled=True, store=store)
 
 
 def test_bad_choices_are_refused_without_writing(bookings, payments, provider, catalog, clock, store, resolutions):
@@ -193,7 +199,7 @@ def test_nobody_choosing_by_the_deadline_gives_the_money_back_from_the_sweeper(
     assert run()["lapsed"] == 0
     [*_, entry] = store.get_booking_with_journal(ann.booking_id)[1]
     assert entry.action == "refund_succeeded"
-    check(provider, settled=True)
+    check(provider, settled=True, store=store)
 
 
 def test_an_operator_decides_a_case_from_the_reviews(bookings, payments, provider, catalog, clock, store, reviews):

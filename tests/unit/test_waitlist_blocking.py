@@ -10,7 +10,13 @@ from holdfast.domain.statuses import BookingStatus
 from holdfast.schemas import BookingIn
 from holdfast.services.bookings import BookingService
 from holdfast.services.waitlist import MAX_OFFER_FAILURES, WaitlistService
+from tests.support.fake_store import FakeWaitlistStore
 from tests.unit.conftest import event_request
+
+
+@pytest.fixture
+def store():
+    return FakeWaitlistStore()
 
 
 @pytest.fixture

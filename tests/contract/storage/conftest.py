@@ -24,6 +24,7 @@ from holdfast.adapters.dynamo import BookingStore
 from holdfast.products.parking.adapters.gate_sync_store import GateSyncStore
 from holdfast.adapters.surge import SurgeStore
 from tests.support import fakes
+from tests.support.fake_store import FakeBookingStore
 from tests.support.template import create_bookings_table
 
 BACKENDS = ("fake", "moto", "dynamodb_local")
@@ -41,6 +42,9 @@ class Backend:
     notifications: Any
     resources: Any
     waitlist: Any
+    #: The core's booking store: holds and changes (``commit``), booking, event and inventory
+    #: reads, the expiry index, the review queue and cancellations.
+    store: Any
     raw: Callable[[str, str], dict[str, Any] | None]
 
 
@@ -48,7 +52,7 @@ def _fake_backend() -> Backend:
     table = fakes.MemoryTable()
     return Backend("fake", fakes.FakeGateSyncLedger(table), fakes.FakeRateLimits(table), fakes.FakeSurgeQueue(table),
                    fakes.FakeNotificationLog(table), fakes.FakeResources(table), fakes.FakeWaitlist(table),
-                   table.get)
+                   FakeBookingStore(table), table.get)
 
 
 def _adapter_backend(name: str, client: Any, table: str) -> Backend:
@@ -62,7 +66,7 @@ def _adapter_backend(name: str, client: Any, table: str) -> Backend:
                                Key={"pk": {"S": pk}, "sk": {"S": sk}}).get("Item")
         return None if item is None else {k: deserializer.deserialize(v) for k, v in item.items()}
 
-    return Backend(name, GateSyncStore(table, client), surge, surge, store, store, store, raw)
+    return Backend(name, GateSyncStore(table, client), surge, surge, store, store, store, store, raw)
 
 
 @pytest.fixture(scope="package", params=BACKENDS)

@@ -1,0 +1,574 @@
+"""An in-memory booking store: the core's storage ports (holdfast/ports.py) over one ``MemoryTable``,
+for service tests of holds, payments, reconciliation, refunds, reviews, resolutions, the
+sweeper's decisions and event cancellations.
+
+What is shared with the adapter and what is the fake's own: the *items* are the adapter's. Keys,
+the booking item (with its gsi1 attributes for the due index and the review queue) and the
+booking read back from it come from the adapters' pure codec functions, so a fake booking is
+stored exactly as DynamoDB would hold it. The *semantics* are the fake's: each transaction item's
+condition and effect (the booking's version, the claims of pools, units and time granules, the
+sale gate, the hold slot, the idempotency record), all conditions checked before anything is
+written, the outcome named from the failed labels in the adapter's order, and the queries
+(prefixes, the gsi1 index, the expiry shards). tests/contract/storage/ runs the same cases against
+this fake, the adapter on moto and the adapter on DynamoDB Local: that is what keeps them equal.
+
+Labelled items (``ports.Labelled``) a service hands back in ``Change.items`` are opaque to it; the
+adapter's are DynamoDB requests, which only a DynamoDB expression evaluator could apply. So the
+fake builds its own (``sale_gate_check``, ``gate_case_put``): the label and a ``Write`` (key,
+condition, effect) it applies like its own items, and it refuses a raw DynamoDB item with a
+TypeError rather than guess what the item meant. The parking stores' other item builders are not
+here: their services stay on the emulators.
+
+Not here either: ``query_listing`` and ``update_event_listing`` (the listing's filter expressions
+are DynamoDB syntax). The waitlist, notification and resource ports are tests/support/fakes.py's;
+they share this store's table (``FakeWaitlistStore`` below), as the adapters share theirs.
+
+Test code only: the deployed package (layers/) never imports this module.
+"""
+from __future__ import annotations
+
+import random
+import time
+import zlib
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any, Iterable
+
+from botocore.exceptions import ClientError, ParamValidationError
+
+from holdfast.adapters.booking_items import booking_from_item, booking_item, idempotency_pk
+from holdfast.adapters.bookings_store import IDEMPOTENCY_RETENTION_SECONDS, OUTBOX_RETENTION_SECONDS
+from holdfast.adapters.cancellation_store import CANCELLING, EVENT_INDEX_SHARDS, event_index_pk
+from holdfast.adapters.codec import MAX_SORT_KEY_BYTES
+from holdfast.adapters.expiry_buckets import BUCKET_SECONDS, EXPIRY_SHARDS, RETENTION_SECONDS, bucket_of, shard_pk
+from holdfast.adapters.granule_claims import day_partition, granule_key, session_of
+from holdfast.adapters.hold_limits import counter_key
+from holdfast.adapters.inventory_store import (CLAIM, UNIT_PARTITIONS, UNIT_PREFIX, inventory_items, layout_key,
+                                               pool_id, pool_key, pools_of, unit_key, unit_partition_pk)
+from holdfast.adapters.sale_gate import GATE, GATE_SHARDS, gate_key, gate_shard
+from holdfast.clock import iso, parse_iso
+from holdfast.domain.booking import Booking, JournalEntry
+from holdfast.domain.claims import CounterClaim, GranuleClaim, UnitClaim, claims_of
+from holdfast.domain.inventory import Granule, Move, Places, Pool
+from holdfast.observability import booking_written
+from holdfast.ports import (AlreadyCancelled, Change, DuplicateRequest, EventNotFound, HoldLimitReached, ItemExists,
+                            KeyUsed, Labelled, PlacesTaken, SalesStopped, StaleBooking, StoreError,
+                            TransientStoreError)
+from tests.support.fakes import FakeWaitlist, Item, Key, Write, _Fake, _set, absent, always
+
+#: DynamoDB's limit of items in one TransactWriteItems (and keys in one BatchGetItem request).
+TRANSACTION_LIMIT = 100
+
+
+def fake_item(write: Write) -> Labelled:
+    """A labelled item the fake can apply: what its item builders return for a ``Change``."""
+    return (write.label, {"Fake": write})
+
+
+def validation_error(message: str, operation: str) -> ClientError:
+    """What DynamoDB answers a request it refuses to run (the adapter lets it through)."""
+    return ClientError({"Error": {"Code": "ValidationException", "Message": message}}, operation)
+
+
+def _unchanged(item: Item | None) -> Item | None:
+    """A ConditionCheck's effect: none."""
+    return item
+
+
+def _add(name: str, amount: int) -> Any:
+    """``ADD name :amount`` (a missing item or attribute counts from 0)."""
+    return lambda item: {**(item or {}), name: (item or {}).get(name, 0) + amount}
+
+
+def _number_at_least(item: Item | None, name: str, amount: int) -> bool:
+    """``#name >= :amount``: false on a missing item or attribute, or one that is not a number."""
+    return item is not None and isinstance(item.get(name), (int, Decimal)) and item[name] >= amount
+
+
+class FakeBookingStore(_Fake):
+    """``HoldStore``, ``PaymentStore``'s booking part (``LifecycleStore``, ``InventoryReads``,
+    ``ExpiryIndex``, ``ReviewQueue``), ``Cancellations``, ``put_event``/``get_event`` of ``Catalog``,
+    and ``sale_gate_check``/``gate_case_put`` to build extra items (see the module's docstring)."""
+
+    # ------------------------------------------------------------------------------ commit
+
+    def commit(self, change: Change) -> None:
+        self.table.check_fault("commit")
+        if change.after is None:
+            writes = self._opened(change.items)
+        elif change.before is None:
+            writes = self._hold_writes(change)
+        else:
+            writes = self._change_writes(change)
+        failed = self._transact(writes)
+        if not failed:
+            if change.after is not None:
+                booking_written(change.before, change.after, change.journal)
+            return
+        raise self._outcome(change, failed)
+
+    def _hold_writes(self, change: Change) -> list[Write]:
+        booking, record = change.after, change.idempotency
+        assert booking is not None and change.journal is not None
+        if record is None:
+            raise ValueError("a new hold is written with its idempotency record")
+        key = (idempotency_pk(record.customer_id, record.key, record.system), record.scope)
+        idempotency = {"fingerprint": record.fingerprint, "result_id": record.result_id,
+                       "ttl": int(time.time()) + IDEMPOTENCY_RETENTION_SECONDS}
+        bucket = bucket_of(booking.hold_expires_at)
+        expiry = {"booking_id": booking.booking_id,
+                  "ttl": int((parse_iso(bucket) + timedelta(seconds=RETENTION_SECONDS)).timestamp())}
+        writes = [
+            Write("idempotency", key, absent, lambda _: idempotency),
+            Write("booking", _booking_key(booking.booking_id), absent, lambda _: booking_item(booking)),
+            self._journal(booking, change.journal),
+            self._outbox(booking, change.outbox or {}),
+            *self._claims(booking.event_id, booking.booking_id, change.places or booking.places,
+                          change.move or Move.HOLD),
+            Write("customer_marker", (f"CUSTOMER#{booking.customer_id}",
+                                      f"EVENT#{booking.event_id}#BOOKING#{booking.booking_id}"),
+                  always, lambda _: {"booking_id": booking.booking_id, "created_at": booking.created_at}),
+            Write("event_index", (event_index_pk(booking.event_id, booking.booking_id), booking.booking_id),
+                  always, lambda _: {"booking_id": booking.booking_id}),
+            self._gate(booking.event_id, booking.booking_id),
+            Write("expiry_bucket", (shard_pk(booking.event_id, bucket, zlib.crc32(booking.booking_id.encode()) % EXPIRY_SHARDS),
+                                    booking.booking_id), always, lambda _: expiry),
+            *self._opened(change.items),
+        ]
+        if booking.counted_hold:
+            limit = change.hold_limit
+            writes.append(Write("hold_limit", _key(counter_key(booking.customer_id, booking.event_id)),
+                                lambda item: limit is None or item is None or "active" not in item
+                                or item["active"] < limit,
+                                _add("active", 1)))
+        return writes
+
+    def _change_writes(self, change: Change) -> list[Write]:
+        before, after = change.before, change.after
+        assert before is not None and after is not None and change.journal is not None
+        if after.version != before.version + 1:
+            raise ValueError("a saved booking must be exactly one version ahead of the one read")
+        writes = [
+            Write("booking", _booking_key(after.booking_id),
+                  lambda item: item is not None and "version" in item and item["version"] == before.version,
+                  lambda _: booking_item(after)),
+            self._journal(after, change.journal),
+        ]
+        if change.outbox is not None:
+            writes.append(self._outbox(after, change.outbox))
+        if change.move is not None:
+            writes += self._claims(after.event_id, after.booking_id, change.places or after.places, change.move)
+            if change.move.source == "available":
+                writes.append(self._gate(after.event_id, after.booking_id))
+        writes += self._opened(change.items)
+        if before.counted_hold and before.holds_places and not after.holds_places:
+            writes.append(Write("hold_limit", _key(counter_key(before.customer_id, before.event_id)), always,
+                                _add("active", -1)))
+        return writes
+
+    @staticmethod
+    def _outcome(change: Change, failed: list[str]) -> StoreError:
+        """The adapter's order (adapters/bookings_store.py ``_outcome``); the fake never conflicts."""
+        booking = change.after
+        if "idempotency" in failed and change.idempotency is not None:
+            record = change.idempotency
+            return DuplicateRequest(idempotency_pk(record.customer_id, record.key, record.system))
+        if "booking" in failed and booking is not None:
+            return ItemExists(booking.booking_id) if change.before is None else StaleBooking(booking.booking_id)
+        items = [label for label, _ in change.items if label in failed]
+        if items:
+            return StaleBooking(booking.booking_id if booking is not None else ", ".join(items))
+        if booking is None:
+            return TransientStoreError("transaction conflict")
+        if GATE in failed:
+            return SalesStopped(booking.event_id)
+        if "hold_limit" in failed:
+            return HoldLimitReached(booking.customer_id)
+        return PlacesTaken([label.removeprefix(CLAIM) for label in failed if label.startswith(CLAIM)])
+
+    def _transact(self, writes: list[Write]) -> list[str]:
+        labels = [write.label for write in writes]
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"transaction labels must be unique: {labels}")
+        if not writes:      # boto3 refuses it before sending
+            raise ParamValidationError(report="Invalid length for parameter TransactItems, value: 0")
+        if len(writes) > TRANSACTION_LIMIT:
+            raise validation_error("Member must have length less than or equal to 100", "TransactWriteItems")
+        if len({write.key for write in writes}) != len(writes):
+            raise validation_error("Transaction request cannot include multiple operations on one item",
+                                   "TransactWriteItems")
+        return self.table.transact(writes)
+
+    @staticmethod
+    def _opened(items: Iterable[Labelled]) -> list[Write]:
+        writes = []
+        for label, item in items:
+            write = item.get("Fake")
+            if not isinstance(write, Write):
+                raise TypeError(f"the fake store applies only items its own methods built; {label!r} is "
+                                f"{sorted(item)} (a DynamoDB request it cannot evaluate)")
+            writes.append(Write(label, write.key, write.condition, write.change))
+        return writes
+
+    @staticmethod
+    def _journal(booking: Booking, entry: JournalEntry) -> Write:
+        return Write("journal", (f"BOOKING#{booking.booking_id}", f"JOURNAL#{booking.version:06d}"), absent,
+                     lambda _: entry.as_dict())
+
+    @staticmethod
+    def _outbox(booking: Booking, event: dict[str, Any]) -> Write:
+        item = {"booking_id": booking.booking_id, "event_id": booking.event_id, "customer_id": booking.customer_id,
+                "status": booking.status.value, "version": booking.version,
+                **({"contact_email": booking.contact_email} if booking.contact_email else {}),
+                "ttl": int(time.time()) + OUTBOX_RETENTION_SECONDS, **event}
+        return Write("outbox", (f"BOOKING#{booking.booking_id}", f"OUTBOX#{booking.version:06d}"), always,
+                     lambda _: item)
+
+    @staticmethod
+    def _gate(event_id: str, booking_id: str) -> Write:
+        return Write(GATE, _key(gate_key(event_id, gate_shard(booking_id))),
+                     lambda item: item is None or "cancelled_at" not in item, _unchanged)
+
+    def _claims(self, event_id: str, booking_id: str, places: Places, move: Move) -> list[Write]:
+        writes = []
+        for claim in claims_of(places):
+            if isinstance(claim, CounterClaim):
+                write = _counter(_key(pool_key(event_id, claim.item)), claim.count, move)
+            elif isinstance(claim, UnitClaim):
+                write = _unit(_key(unit_key(event_id, claim.item)), booking_id, move)
+            elif isinstance(claim, GranuleClaim):
+                write = _granule(claim.granule, booking_id, move)
+            else:
+                raise TypeError(f"no storage for {type(claim).__name__}")
+            writes.append(Write(CLAIM + claim.label, write.key, write.condition, write.change))
+        return writes
+
+    # ---------------------------------------------------------------- items for a Change
+
+    def sale_gate_check(self, event_id: str, booking_id: str) -> Labelled:
+        return fake_item(self._gate(event_id, booking_id))
+
+    def gate_case_put(self, case: dict[str, Any]) -> Labelled:
+        item = {**case, "gsi1pk": "GATECASE", "gsi1sk": f"{case['opened_at']}#{case['case_id']}"}
+        return fake_item(Write("case", (f"GATECASE#{case['case_id']}", "META"), absent, lambda _: item))
+
+    def get_gate_case(self, case_id: str) -> dict[str, Any] | None:
+        self.table.check_fault("get_gate_case")
+        case = self.table.get(f"GATECASE#{case_id}", "META")
+        return None if case is None else {k: v for k, v in case.items() if k not in ("pk", "sk", "gsi1pk", "gsi1sk")}
+
+    # ----------------------------------------------------------------------- booking reads
+
+    def get_booking(self, booking_id: str) -> Booking | None:
+        self.table.check_fault("get_booking")
+        item = self.table.get(*_booking_key(booking_id))
+        return booking_from_item(item) if item else None
+
+    def get_booking_with_journal(self, booking_id: str) -> tuple[Booking | None, list[JournalEntry]]:
+        self.table.check_fault("get_booking_with_journal")
+        booking, journal = None, []
+        for item in self.table.query(f"BOOKING#{booking_id}"):
+            if item["sk"] == "META":
+                booking = booking_from_item(item)
+            elif item["sk"].startswith("JOURNAL#"):
+                journal.append(JournalEntry(
+                    at=item["at"], action=item["action"], actor=item["actor"], from_status=item.get("from_status"),
+                    to_status=item["to_status"], decision=item["decision"], ids=dict(item.get("ids") or {})))
+        return booking, journal
+
+    def get_bookings(self, booking_ids: list[str]) -> list[Booking]:
+        self.table.check_fault("get_bookings")
+        keys = [{"pk": f"BOOKING#{booking_id}", "sk": "META"} for booking_id in booking_ids]
+        return [booking_from_item(item) for item in self._batch(keys).values()]
+
+    # ------------------------------------------------------------------- events and catalog
+
+    def get_event(self, event_id: str) -> dict[str, Any] | None:
+        self.table.check_fault("get_event")
+        return self.table.get(f"EVENT#{event_id}", "META")
+
+    def event_cancelled(self, event_id: str) -> bool:
+        self.table.check_fault("event_cancelled")
+        return "cancelled_at" in (self.table.get(f"EVENT#{event_id}", "META") or {})
+
+    def put_event(self, event: dict[str, Any], pool_sizes: list[int] | None, unit_ids: list[str] | None,
+                  fingerprint: str) -> None:
+        """adapters/event_creation.py's steps: META there stops it; the CREATION item claims the id
+        for one fingerprint; every inventory item is written only where missing; META last."""
+        self.table.check_fault("put_event")
+        event_id = event["event_id"]
+        event_pk = f"EVENT#{event_id}"
+        if self.table.get(event_pk, "META") is not None:
+            raise ItemExists(event_id)
+        creation = {"fingerprint": fingerprint, "created_at": event["created_at"]}
+        if not self.table.write((event_pk, "CREATION"),
+                                lambda item: item is None or item.get("fingerprint") == fingerprint,
+                                lambda _: creation):
+            raise ItemExists(event_id)
+        for item in inventory_items(event_id, pool_sizes, unit_ids):
+            self.table.write((item["pk"], item["sk"]), absent, lambda _, item=item: item)
+        if not self.table.write((event_pk, "META"), absent,
+                                lambda _: {**event, "creation_fingerprint": fingerprint}):
+            raise ItemExists(event_id)
+
+    # -------------------------------------------------------------------------- inventory
+
+    def pool_keys(self, event_id: str) -> list[dict[str, str]]:
+        self.table.check_fault("pool_keys")
+        layout = self.table.get(*_key(layout_key(event_id)))
+        count = int(layout.get("pools") or 0) if layout else 0
+        return [pool_key(event_id, pool_id(index)) for index in range(count)]
+
+    def read_pools(self, event_id: str) -> list[Pool]:
+        self.table.check_fault("read_pools")
+        return pools_of(self._batch(self.pool_keys(event_id)).values())
+
+    @staticmethod
+    def unit_keys(event_id: str, unit_ids: Iterable[str]) -> list[dict[str, str]]:
+        return [unit_key(event_id, unit) for unit in unit_ids
+                if len((UNIT_PREFIX + unit).encode()) <= MAX_SORT_KEY_BYTES]
+
+    @staticmethod
+    def pools_of(items: Iterable[dict[str, Any]]) -> list[Pool]:
+        return pools_of(items)
+
+    @staticmethod
+    def units_of(found: dict[tuple[str, str], dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        return {sk.removeprefix(UNIT_PREFIX): item for (_, sk), item in found.items()}
+
+    def batch_get(self, keys: list[dict[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
+        self.table.check_fault("batch_get")
+        return self._batch(keys)
+
+    def read_units(self, event_id: str, unit_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        self.table.check_fault("read_units")
+        return self.units_of(self._batch(self.unit_keys(event_id, unit_ids)))
+
+    def list_units(self, event_id: str) -> list[dict[str, Any]]:
+        self.table.check_fault("list_units")
+        return self._units(event_id)
+
+    def seat_states(self, event_id: str) -> dict[str, str]:
+        self.table.check_fault("seat_states")
+        return {unit["unit"]: unit["state"] for unit in self._units(event_id)}
+
+    def read_granules(self, resource_id: str, utc_days: Iterable[str]) -> dict[str, dict[str, Any]]:
+        self.table.check_fault("read_granules")
+        found: dict[str, dict[str, Any]] = {}
+        for day in utc_days:
+            for item in self.table.query(day_partition(resource_id, day), prefix="G#"):
+                found[f"{day}T{item['sk'].removeprefix('G#')}"] = item
+        return found
+
+    def inventory_items(self, event_id: str) -> list[dict[str, Any]]:
+        """Not a port member; the adapter has it too (operators' and tests' view)."""
+        keys = [pool_key(event_id, pool.pool_id) for pool in self.read_pools(event_id)]
+        keys += [unit_key(event_id, unit["unit"]) for unit in self._units(event_id)]
+        return list(self._batch(keys).values())
+
+    def _units(self, event_id: str) -> list[dict[str, Any]]:
+        found = [item for partition in range(UNIT_PARTITIONS)
+                 for item in self.table.query(unit_partition_pk(event_id, partition), prefix=UNIT_PREFIX)]
+        found.sort(key=lambda item: item["sk"])
+        return [{"unit": item["sk"].removeprefix(UNIT_PREFIX), "sk": item["sk"], "state": item["state"]}
+                for item in found]
+
+    def _batch(self, keys: list[dict[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
+        """BatchGetItem: the items that exist, by (pk, sk); DynamoDB refuses a request (of up to
+        100 keys) naming one key twice."""
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        for start in range(0, len(keys), TRANSACTION_LIMIT):
+            chunk = [_key(key) for key in keys[start:start + TRANSACTION_LIMIT]]
+            if len(set(chunk)) != len(chunk):
+                raise validation_error("Provided list of item keys contains duplicates", "BatchGetItem")
+            for key in chunk:
+                item = self.table.get(*key)
+                if item is not None:
+                    found[key] = item
+        return found
+
+    # ------------------------------------------------------------------------ hold writes
+
+    def get_idempotency(self, customer_id: str, key: str, scope: str, system: bool = False) -> dict[str, Any] | None:
+        self.table.check_fault("get_idempotency")
+        return self.table.get(*_key(self.idempotency_key(customer_id, key, scope, system)))
+
+    @staticmethod
+    def idempotency_key(customer_id: str, key: str, scope: str, system: bool = False) -> dict[str, str]:
+        return {"pk": idempotency_pk(customer_id, key, system), "sk": scope}
+
+    @staticmethod
+    def sale_gate_key(event_id: str, rng: random.Random) -> dict[str, str]:
+        return gate_key(event_id, rng.randrange(GATE_SHARDS))
+
+    def customer_booking_ids(self, customer_id: str, event_id: str) -> list[str]:
+        self.table.check_fault("customer_booking_ids")
+        return [item["booking_id"] for item in
+                self.table.query(f"CUSTOMER#{customer_id}", prefix=f"EVENT#{event_id}#BOOKING#")]
+
+    # ----------------------------------------------------------- expiry index and reviews
+
+    def bucket_booking_ids(self, event_id: str, bucket: str) -> list[str]:
+        self.table.check_fault("bucket_booking_ids")
+        return sorted(item["sk"] for shard in range(EXPIRY_SHARDS)
+                      for item in self.table.query(shard_pk(event_id, bucket, shard)))
+
+    def due_in_bucket(self, bucket: str) -> list[str]:
+        self.table.check_fault("due_in_bucket")
+        start = iso(parse_iso(bucket) - timedelta(seconds=BUCKET_SECONDS)) + "#"
+        end = bucket + "#~"
+        return sorted({item["pk"].removeprefix("BOOKING#") for item in self._index_items()
+                       if item["gsi1pk"].startswith("DUE#") and start <= item["gsi1sk"] <= end})
+
+    def due_bookings(self, before: str, limit: int = 100) -> list[str]:
+        self.table.check_fault("due_bookings")
+        found = sorted((item["gsi1sk"], item["pk"].removeprefix("BOOKING#")) for item in self._index_items()
+                       if item["gsi1pk"].startswith("DUE#") and item["gsi1sk"] < before)
+        return [booking_id for _, booking_id in found[:limit]]
+
+    def list_reviews(self) -> list[Booking]:
+        self.table.check_fault("list_reviews")
+        found = [self.get_booking(item["pk"].removeprefix("BOOKING#")) for item in self._index("REVIEW")]
+        return [booking for booking in found if booking is not None]
+
+    def _index_items(self) -> list[Item]:
+        """gsi1: the items that carry both of its keys (a sparse index)."""
+        with self.table.lock:
+            return [dict(item) for item in self.table.items.values()
+                    if isinstance(item.get("gsi1pk"), str) and isinstance(item.get("gsi1sk"), str)]
+
+    def _index(self, key: str) -> list[Item]:
+        return sorted((item for item in self._index_items() if item["gsi1pk"] == key), key=lambda item: item["gsi1sk"])
+
+    # ----------------------------------------------------------------------- cancellations
+
+    def mark_event_cancelled(self, event_id: str, reason: str, key: str, fingerprint: str, at: str) -> None:
+        self.table.check_fault("mark_event_cancelled")
+        request = {"fingerprint": fingerprint, "result_id": event_id,
+                   "ttl": int(time.time()) + IDEMPOTENCY_RETENTION_SECONDS}
+        writes = [
+            Write("idempotency", (f"SYSIDEM#organizer#{key}", "event_cancel"), absent, lambda _: request),
+            Write("event", (f"EVENT#{event_id}", "META"), lambda item: item is not None and "cancelled_at" not in item,
+                  _set({"cancelled_at": at, "cancel_reason": reason, "cancel_attempt": 1,
+                        "gsi1pk": CANCELLING, "gsi1sk": event_id})),
+            *[Write(f"{GATE}:{shard:02d}", _key(gate_key(event_id, shard)), always,
+                    _set({"cancelled_at": at, "event_id": event_id})) for shard in range(GATE_SHARDS)],
+        ]
+        failed = self._transact(writes)
+        if not failed:
+            return
+        if "idempotency" in failed:
+            raise KeyUsed(key)
+        if "event" in failed:
+            if self.table.get(f"EVENT#{event_id}", "META") is None:
+                raise EventNotFound(event_id)
+            raise AlreadyCancelled(event_id)
+        raise StoreError(f"event cancel transaction cancelled: {failed}")
+
+    def cancel_request(self, key: str) -> dict[str, Any] | None:
+        self.table.check_fault("cancel_request")
+        return self.table.get(f"SYSIDEM#organizer#{key}", "event_cancel")
+
+    def next_cancel_attempt(self, event_id: str, expected: int) -> bool:
+        self.table.check_fault("next_cancel_attempt")
+        return self.table.write(
+            (f"EVENT#{event_id}", "META"),
+            lambda item: item is not None and item.get("cancel_attempt") == expected and "cancel_summary" not in item,
+            _set({"cancel_attempt": expected + 1}))
+
+    def finish_cancellation(self, event_id: str, summary: dict[str, Any], at: str) -> bool:
+        self.table.check_fault("finish_cancellation")
+
+        def finish(item: Item | None) -> Item:
+            done = {**(item or {}), "cancel_summary": summary, "cancel_finished_at": at}
+            return {name: value for name, value in done.items() if name not in ("gsi1pk", "gsi1sk")}
+
+        return self.table.write((f"EVENT#{event_id}", "META"),
+                                lambda item: item is not None and "cancelled_at" in item
+                                and "cancel_summary" not in item, finish)
+
+    def cancelling_events(self) -> list[str]:
+        self.table.check_fault("cancelling_events")
+        return [item["gsi1sk"] for item in self._index(CANCELLING)]
+
+    def event_booking_ids(self, event_id: str) -> list[str]:
+        self.table.check_fault("event_booking_ids")
+        return [item["sk"] for shard in range(EVENT_INDEX_SHARDS)
+                for item in self.table.query(f"EVENTBOOKINGS#{event_id}#{shard}")]
+
+
+class FakeWaitlistStore(FakeBookingStore, FakeWaitlist):
+    """The bookings and the waitlist over one table, as the adapter's ``BookingStore`` keeps them
+    (``WaitlistStore``: the waitlist offers its places through the hold)."""
+
+
+# ================================================================================ the claims
+
+def _counter(key: Key, count: int, move: Move) -> Write:
+    """``SET #src = #src - :n, #dst = #dst + :n`` if ``#src >= :n`` (inventory_store.counter_claim)."""
+    source, target = move.source, move.target
+    return Write("", key, lambda item: _number_at_least(item, source, count),
+                 lambda item: {**item, source: item[source] - count, target: item[target] + count})
+
+
+def _unit(key: Key, booking_id: str, move: Move) -> Write:
+    """The unit in ``source`` (and, unless it is free, this booking's) moves to ``target``
+    (inventory_store.unit_claim)."""
+    source, target = move.source, move.target
+
+    def condition(item: Item | None) -> bool:
+        if item is None or item.get("state") != source:
+            return False
+        return source == "available" or item.get("booking_id") == booking_id
+
+    def change(item: Item | None) -> Item:
+        moved = {**(item or {}), "state": target}
+        if target == "available":
+            moved.pop("booking_id", None)
+        else:
+            moved["booking_id"] = booking_id
+        return moved
+
+    return Write("", key, condition, change)
+
+
+def _granule(granule: Granule, booking_id: str, move: Move) -> Write:
+    """A time granule taken when free or this session's with room; given back only by its session
+    (granule_claims.granule_claim)."""
+    session, seats = session_of(granule, booking_id), granule.seats
+    source, target = move.source, move.target
+    key = _key(granule_key(granule.resource_id, granule.at))
+    if source == "available":
+        limit = granule.capacity - seats
+
+        def free_or_ours(item: Item | None) -> bool:
+            if item is None or "taken" not in item or item["taken"] == 0:
+                return True
+            return item.get("session") == session and item["taken"] <= limit
+
+        def take(item: Item | None) -> Item:
+            item = item or {}
+            return {**item, "session": session, "taken": item.get("taken", 0) + seats,
+                    target: item.get(target, 0) + seats}
+
+        return Write("", key, free_or_ours, take)
+
+    def ours(item: Item | None) -> bool:
+        return item is not None and item.get("session") == session and _number_at_least(item, source, seats)
+
+    def give(item: Item | None) -> Item:
+        assert item is not None
+        if target == "available":
+            return {**item, source: item[source] - seats, "taken": item["taken"] - seats}
+        return {**item, source: item[source] - seats, target: item.get(target, 0) + seats}
+
+    return Write("", key, ours, give)
+
+
+def _key(key: dict[str, str]) -> Key:
+    return key["pk"], key["sk"]
+
+
+def _booking_key(booking_id: str) -> Key:
+    return f"BOOKING#{booking_id}", "META"
+
