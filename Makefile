@@ -122,10 +122,10 @@ valgrind:
 # contracts in pyproject.toml (import-linter); tests/contract/test_makefile.py keeps this target
 # and every other one `make test` names alive
 lint: $(STAMP) $(CHECKOV_STAMP)
-	@echo "==> cfn-lint template.yaml"
-	@$(BIN)/cfn-lint template.yaml
-	@echo "==> checkov template.yaml (skips and their reasons: .checkov.yaml)"
-	@$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml --file template.yaml
+	@echo "==> cfn-lint template.yaml edge-web-acl.yaml"
+	@$(BIN)/cfn-lint template.yaml edge-web-acl.yaml
+	@echo "==> checkov template.yaml edge-web-acl.yaml (skips and their reasons: .checkov.yaml)"
+	@$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml --file template.yaml --file edge-web-acl.yaml
 	@echo "==> lint-imports (pyproject.toml [tool.importlinter])"
 	@PYTHONPATH=layers/holdfast $(BIN)/lint-imports
 

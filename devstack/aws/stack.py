@@ -69,6 +69,10 @@ def local_parameters(api_url: str) -> dict[str, Any]:
         # the booking page of web/, which the API stand-in serves on the same origin
         "PaymentReturnUrl": f"{api_url}/booking.html?id={{booking_id}}",
         "DefaultHoldTtlSeconds": "600",
+        # no reservations: locally a function's reserved concurrency sizes its worker pool, and the
+        # template's values would start more processes than this machine (and the bench's settings) want
+        **dict.fromkeys(("PaymentEventsReservedConcurrency", "ExpireHoldReservedConcurrency",
+                         "ReconcilePaymentReservedConcurrency", "CancelEventReservedConcurrency"), "0"),
     }
 
 

@@ -63,8 +63,9 @@ def test_make_test_runs_lint_and_lint_runs_cfn_lint_checkov_and_the_import_contr
         ["make", "-n", "-o", ".venv/.installed", "-o", ".venv-checkov/.installed", "lint"], cwd=REPO,
         capture_output=True, text=True, check=True
     ).stdout
-    assert re.search(r"^\.venv/bin/cfn-lint template\.yaml$", plan, re.M), plan
-    assert re.search(r"^\.venv-checkov/bin/checkov --config-file \.checkov\.yaml --file template\.yaml$", plan, re.M), plan
+    assert re.search(r"^\.venv/bin/cfn-lint template\.yaml edge-web-acl\.yaml$", plan, re.M), plan
+    assert re.search(r"^\.venv-checkov/bin/checkov --config-file \.checkov\.yaml --file template\.yaml "
+                     r"--file edge-web-acl\.yaml$", plan, re.M), plan
     assert re.search(r"^PYTHONPATH=layers/holdfast \.venv/bin/lint-imports$", plan, re.M), plan
 
 
