@@ -27,6 +27,7 @@ from . import emf, runtime, sale_metrics
 from .apigw import ApiGatewayServer, routes_from_template
 from .throttling import StageThrottle
 from .clients import EdgeSession
+from .edge import distribution_page_headers
 from .pollers import DynamoDbStreamPoller, ScheduleInvoker, SqsPoller, _Poller, rate_seconds
 from .runtime import LocalFunction
 from .template import (
@@ -472,6 +473,9 @@ class EmbeddedStack:
         self._api.routes = routes_from_template(cfn, self.functions, api_ids, stages)
         if self.api_throttling and method_settings:
             self._api.throttle = StageThrottle(method_settings)
+        headers = distribution_page_headers(resources, resolver.resolve)
+        if headers:
+            self._api.page_headers = headers
 
     # -- per resource type ---------------------------------------------------------------------
     def _physical_name(self, logical_id: str, limit: int = 64, suffix: str = "") -> str:

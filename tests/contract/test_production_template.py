@@ -223,3 +223,17 @@ def test_the_distribution_takes_the_us_east_1_edge_web_acl():
     assert {rule["Statement"]["RateBasedStatement"]["Limit"]["Ref"] for rule in _rate_rules(acl).values()} \
         == {"ViewerRateLimit", "ViewerSensitiveRateLimit"}
     assert edge["Outputs"]["WebAclArn"]["Value"] == {"Fn::GetAtt": ["EdgeWebAcl", "Arn"]}
+
+
+def test_pages_sign_in_with_the_code_flow_only_and_carry_the_security_headers():
+    client = RESOURCES["CustomerUserPoolClient"]["Properties"]
+    assert client["AllowedOAuthFlows"] == ["code"] and client["AllowedOAuthFlowsUserPoolClient"] is True
+    assert client["GenerateSecret"] is False  # a public client: PKCE is what binds the code to the tab
+    assert client["CallbackURLs"] == [{"Fn::Sub": "https://${WebDistribution.DomainName}/"}]
+    assert RESOURCES["CustomerSignInDomain"]["Properties"]["UserPoolId"] == {"Ref": "CustomerUserPool"}
+    config = RESOURCES["WebDistribution"]["Properties"]["DistributionConfig"]
+    assert config["DefaultCacheBehavior"]["ResponseHeadersPolicyId"] == {"Ref": "WebResponseHeadersPolicy"}
+    security = RESOURCES["WebResponseHeadersPolicy"]["Properties"]["ResponseHeadersPolicyConfig"]["SecurityHeadersConfig"]
+    assert security["StrictTransportSecurity"]["AccessControlMaxAgeSec"] >= 31536000
+    assert "frame-ancestors 'none'" in security["ContentSecurityPolicy"]["ContentSecurityPolicy"]
+    assert "ContentTypeOptions" in security and security["ReferrerPolicy"]["ReferrerPolicy"]

@@ -118,3 +118,28 @@ def test_hold_expiry_state_machine_executes_and_reaches_its_task(real_stack, cap
                  if e["type"] == "TaskScheduled"]
     assert scheduled[0]["FunctionName"] == real_stack.attributes["NotifierFunction"]["Arn"]
     assert scheduled[0]["Payload"] == {"remind_bucket": {"event_id": event_id, "bucket": past}}
+
+
+def test_a_page_carries_the_headers_cloudfront_adds_to_it(real_stack):
+    """The stand-in that serves web/ locally sends what the distribution's response headers policy
+    makes CloudFront send, read from the same resource."""
+    import urllib.request
+
+    resources = template()["Resources"]
+    behaviour = resources["WebDistribution"]["Properties"]["DistributionConfig"]["DefaultCacheBehavior"]
+    policy = resources[behaviour["ResponseHeadersPolicyId"]["Ref"]]["Properties"]["ResponseHeadersPolicyConfig"]
+    security = policy["SecurityHeadersConfig"]
+    hsts = security["StrictTransportSecurity"]
+    expected = {
+        "Strict-Transport-Security": f"max-age={hsts['AccessControlMaxAgeSec']}; includeSubDomains",
+        "Content-Security-Policy": security["ContentSecurityPolicy"]["ContentSecurityPolicy"],
+        "X-Content-Type-Options": "nosniff",
+        "X-Frame-Options": "DENY",
+        "Referrer-Policy": security["ReferrerPolicy"]["ReferrerPolicy"],
+    }
+    assert hsts["IncludeSubdomains"] is True and hsts["Preload"] is False
+    assert "frame-ancestors 'none'" in expected["Content-Security-Policy"]
+    for page in ("/", "/booking.html", "/app.js"):
+        with urllib.request.urlopen(real_stack.api_url + page, timeout=10) as answer:
+            sent = {name: answer.headers[name] for name in expected}
+        assert sent == expected, page
