@@ -32,7 +32,7 @@ def view_bookings(store, clock, scheduled):
 
 @pytest.fixture
 def parking(store, clock, view_bookings):
-    return ParkingService(store, clock, view_bookings, 600, lambda: KEYS)
+    return ParkingService(store, clock, view_bookings, 600, lambda: KEYS, id_salt="tests-deployment-salt")
 
 
 @pytest.fixture

@@ -106,7 +106,7 @@ def organizer_api_key() -> str:
 def catalog():
     from .services.catalog import CatalogService
 
-    return CatalogService(store(), system_clock, settings().default_hold_ttl_seconds)
+    return CatalogService(store(), system_clock, settings().default_hold_ttl_seconds, id_salt())
 
 
 @functools.cache
@@ -129,7 +129,7 @@ def booking_view_extras(booking) -> dict:  # noqa: ANN001
 def appointments():
     from .services.appointments import AppointmentService
 
-    return AppointmentService(store(), system_clock, bookings(), settings().default_hold_ttl_seconds)
+    return AppointmentService(store(), system_clock, bookings(), settings().default_hold_ttl_seconds, id_salt())
 
 
 @functools.cache
@@ -292,7 +292,16 @@ def parking_keys():
 def parking():
     from .services.parking import ParkingService
 
-    return ParkingService(store(), system_clock, bookings(), settings().default_hold_ttl_seconds, parking_keys)
+    return ParkingService(store(), system_clock, bookings(), settings().default_hold_ttl_seconds, parking_keys,
+                          id_salt())
+
+
+def id_salt() -> str:
+    """The salt of the ids organizers' objects get (domain/ids.py); the template always sets it."""
+    salt = settings().id_salt
+    if not salt:
+        raise ConfigurationError("HOLDFAST_ID_SALT is required: ids derived from Idempotency-Keys are keyed with it")
+    return salt
 
 
 @functools.cache

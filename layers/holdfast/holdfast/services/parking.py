@@ -16,6 +16,7 @@ from ..clock import iso, parse_iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
 from ..domain.commands import CreateLot, CreateSubscription, HoldPlaces
 from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy, Unauthorized
+from ..domain.ids import created_id
 from ..domain.money import Money
 from ..domain.parking import GRANULE, TYPES, ceil_granule, floor_granule, granule_key, normalise_plate
 from ..kinds.parking import Parking, space_states
@@ -23,7 +24,6 @@ from ..parking_tokens import LotKeys, gate_key_hash
 from ..ports import Clock, ItemExists, ParkingStore, TransientStoreError
 from .bookings import BookingService, HoldResult
 
-LOT_NAMESPACE = uuid.UUID("3b1c8a52-7f0e-4d6b-9a41-2c5e8f7d1a63")
 #: How long a gate may keep the subscriptions it read before reading them again.
 SUBSCRIPTIONS_TTL_SECONDS = 300
 #: How far ahead a gate's configuration lists confirmed reservations (and how long the gate may
@@ -37,8 +37,9 @@ class GateUnauthorized(Unauthorized):
 
 class ParkingService:
     def __init__(self, store: ParkingStore, clock: Clock, bookings: BookingService, default_hold_ttl_seconds: int,
-                 keys: Callable[[], LotKeys]) -> None:
+                 keys: Callable[[], LotKeys], id_salt: str) -> None:
         self.store = store
+        self.id_salt = id_salt
         self.clock = clock
         self.bookings = bookings
         self.default_hold_ttl = default_hold_ttl_seconds
@@ -53,7 +54,7 @@ class ParkingService:
         hourly = Money.parse(settings.hourly, request.currency)
         kind = kinds.for_request(settings)
         created = iso(self.clock())
-        lot_id = str(uuid.uuid5(LOT_NAMESPACE, idempotency_key)) if idempotency_key else str(uuid.uuid4())
+        lot_id = created_id(self.id_salt, "lot", idempotency_key)
         event = {
             "event_id": lot_id, "name": request.name, "venue": "", "city": "", "category": "parking",
             "starts_at": created, "price": hourly.text, "currency": hourly.currency, "inventory_kind": kind.name,
