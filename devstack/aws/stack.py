@@ -32,6 +32,8 @@ from .pollers import DynamoDbStreamPoller, ScheduleInvoker, SqsPoller, _Poller, 
 from .runtime import LocalFunction
 from .template import (
     Resolver,
+    RulesViolated,
+    broken_rules,
     creation_order,
     load_template,
     prepare_sam_template,
@@ -407,6 +409,10 @@ class EmbeddedStack:
             cfn = sam_transform(prepared, {**self.parameters, **pseudo}, self.region)
         else:
             cfn = prepared
+        # as CloudFormation does: the Rules first, and nothing is created when one is broken
+        broken = broken_rules(cfn, Resolver(self.parameters, pseudo, cfn.get("Conditions"), cfn.get("Mappings")))
+        if broken:
+            raise RulesViolated("the template's Rules refuse these parameters: " + "; ".join(broken))
         self.cfn_template = cfn
         self._code_dirs = code_dirs
         resolver = Resolver(self.parameters, pseudo, cfn.get("Conditions"), cfn.get("Mappings"))

@@ -230,6 +230,7 @@ class Resolver:
             "Fn::Not": lambda a: not self.resolve(a[0]),
             "Fn::And": lambda a: all(self.resolve(x) for x in a),
             "Fn::Or": lambda a: any(self.resolve(x) for x in a),
+            "Fn::Contains": lambda a: str(self.resolve(a[1])) in [str(x) for x in self.resolve(a[0])],
             "Condition": lambda a: self.condition(a),
             "Fn::FindInMap": lambda a: self._mappings[self.resolve(a[0])][self.resolve(a[1])][
                 self.resolve(a[2])
@@ -262,6 +263,24 @@ class Resolver:
             return ",".join(value) if isinstance(value, list) else str(value)
 
         return _SUB_VAR.sub(substitute, text).replace("${!", "${")
+
+
+class RulesViolated(Exception):
+    """The parameter values break the template's Rules: CloudFormation refuses such a deployment
+    before it creates anything, and so does the local stack."""
+
+
+def broken_rules(template: dict[str, Any], resolver: Resolver) -> list[str]:
+    """`rule: AssertDescription` of each assertion of the template's Rules that the parameter values
+    break (a rule whose RuleCondition is false asserts nothing)."""
+    broken = []
+    for name, rule in (template.get("Rules") or {}).items():
+        if "RuleCondition" in rule and not resolver.resolve(rule["RuleCondition"]):
+            continue
+        for assertion in rule.get("Assertions") or []:
+            if not resolver.resolve(assertion["Assert"]):
+                broken.append(f"{name}: {assertion.get('AssertDescription', 'assertion failed')}")
+    return broken
 
 
 #: what an Fn::If resolves to when its chosen branch is AWS::NoValue
