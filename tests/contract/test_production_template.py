@@ -237,3 +237,18 @@ def test_pages_sign_in_with_the_code_flow_only_and_carry_the_security_headers():
     assert security["StrictTransportSecurity"]["AccessControlMaxAgeSec"] >= 31536000
     assert "frame-ancestors 'none'" in security["ContentSecurityPolicy"]["ContentSecurityPolicy"]
     assert "ContentTypeOptions" in security and security["ReferrerPolicy"]["ReferrerPolicy"]
+
+
+def test_the_notifier_may_mail_only_as_the_configured_sender():
+    policies = RESOURCES["NotifierFunction"]["Properties"]["Policies"]
+    [ses] = [p for p in policies if "Fn::If" in p]
+    condition, granted, otherwise = ses["Fn::If"]
+    assert template()["Conditions"][condition] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "NotificationsSender"}, ""]}]}
+    assert otherwise == {"Ref": "AWS::NoValue"}
+    [statement] = granted["Statement"]
+    assert statement["Action"] == ["ses:SendEmail"]
+    assert statement["Resource"][0] == {"Fn::Sub": "arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}"
+                                                   ":identity/${NotificationsSender}"}
+    assert statement["Resource"][1]["Fn::Sub"][0].endswith(":identity/${Domain}")
+    assert all(s.get("Resource") != "*" for name in FUNCTIONS for p in RESOURCES[name]["Properties"]["Policies"]
+               if isinstance(p, dict) and "Statement" in p for s in p["Statement"])

@@ -143,3 +143,25 @@ def test_a_page_carries_the_headers_cloudfront_adds_to_it(real_stack):
         with urllib.request.urlopen(real_stack.api_url + page, timeout=10) as answer:
             sent = {name: answer.headers[name] for name in expected}
         assert sent == expected, page
+
+
+def test_the_catalog_role_reads_the_table_and_can_write_nothing(real_stack):
+    """Least privilege (issue 34): the public catalog's role as SAM translates it, resolved for the
+    stack. No function may scan the table or batch-write it; the catalog reads no secret."""
+    from tests.support import iam
+
+    roles = iam.function_roles(real_stack)
+    table = f"arn:aws:dynamodb:{real_stack.region}:123456789012:table/{real_stack.resources['BookingsTable']}"
+    catalog = roles["CatalogApiFunction"]
+    for action in ("GetItem", "Query", "BatchGetItem"):
+        assert catalog.allows(f"dynamodb:{action}", table), action
+    assert catalog.allows("dynamodb:Query", table + "/index/gsi1")
+    for action in ("PutItem", "UpdateItem", "DeleteItem", "ConditionCheckItem", "BatchWriteItem", "Scan",
+                   "DeleteTable", "UpdateTable"):
+        assert not catalog.allows(f"dynamodb:{action}", table), action
+    provider_secret = real_stack.secrets[real_stack.parameters["ProviderSecretName"]]
+    assert not catalog.allows("secretsmanager:GetSecretValue", provider_secret)
+    for name, role in roles.items():
+        for action in ("Scan", "BatchWriteItem", "DescribeTable", "PartiQLSelect"):
+            assert not role.allows(f"dynamodb:{action}", table), (name, action)
+    assert roles["EventsApiFunction"].allows("dynamodb:PutItem", table)
