@@ -274,6 +274,10 @@ def email_sender():
 
 # ---------------------------------------------------------------- parking (lots, gates, gate sync)
 
+#: The shortest parking master seed accepted (template.yaml ParkingKeySecretName: 32+ random characters).
+MASTER_SEED_LENGTH = 32
+
+
 def parking_keys():
     """Every lot's Ed25519 key, derived from the master seed (read through the five-minute cache)."""
     from .adapters.aws import read_secret
@@ -283,8 +287,9 @@ def parking_keys():
     if not name:
         raise ConfigurationError("PARKING_KEY_SECRET_NAME is not set: parking needs the entry-token master seed")
     seed = read_secret(name).get("master_seed")
-    if not isinstance(seed, str) or len(seed) < 16:
-        raise ConfigurationError(f"secret {name} lacks master_seed (16+ characters)")
+    # every lot's signing key comes from it: as long as the template and docs/deploy.md ask
+    if not isinstance(seed, str) or len(seed) < MASTER_SEED_LENGTH:
+        raise ConfigurationError(f"secret {name} lacks master_seed ({MASTER_SEED_LENGTH}+ characters)")
     return LotKeys(seed.encode())
 
 
