@@ -252,3 +252,10 @@ def test_the_notifier_may_mail_only_as_the_configured_sender():
     assert statement["Resource"][1]["Fn::Sub"][0].endswith(":identity/${Domain}")
     assert all(s.get("Resource") != "*" for name in FUNCTIONS for p in RESOURCES[name]["Properties"]["Policies"]
                if isinstance(p, dict) and "Statement" in p for s in p["Statement"])
+
+
+def test_the_table_keeps_its_records_through_deletes_and_mistakes():
+    table = RESOURCES["BookingsTable"]
+    assert table["DeletionPolicy"] == "Retain" and table["UpdateReplacePolicy"] == "Retain"
+    assert table["Properties"]["DeletionProtectionEnabled"] is True
+    assert table["Properties"]["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
