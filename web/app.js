@@ -191,9 +191,10 @@ const Holdfast = (() => {
     // one use, whatever happens next; and the code leaves the address bar and the history
     sessionStorage.removeItem(SIGN_IN_KEY);
     history.replaceState(null, "", location.pathname);
-    if (!stored || !query.get("code") || query.get("state") !== stored.state) {
+    if (!stored || !query.get("state") || query.get("state") !== stored.state) {
       throw new SignInRefused("This sign-in was not started on this page, so it was refused. Please sign in again.");
     }
+    if (!query.get("code")) throw new SignInRefused("The sign-in was not completed. Please sign in again.");
     let body = null;
     try {
       const answer = await fetch(`${config.signInDomain}/oauth2/token`, {

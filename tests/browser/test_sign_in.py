@@ -144,6 +144,12 @@ def test_a_return_without_the_stored_state_is_refused(signing_in):
     assert hosted.exchanges == [] and _token(page) is None
     assert page.evaluate("sessionStorage.getItem('holdfast.signIn')") is None
 
+    # the tab's own sign-in, given up at the hosted UI: said so, nothing exchanged
+    page.evaluate("sessionStorage.setItem('holdfast.signIn', JSON.stringify({state: 'mine', verifier: 'v', back: '/'}))")
+    page.goto("/?error=access_denied&state=mine")
+    expect(page.locator("#sign-in-error")).to_contain_text("not completed")
+    assert hosted.exchanges == [] and _token(page) is None
+
 
 def test_an_id_token_in_a_link_signs_nobody_in(signing_in):
     from playwright.sync_api import expect
