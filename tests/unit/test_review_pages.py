@@ -2,6 +2,9 @@
 of its bookings, never a read per booking; the cursor walks the whole list once, in order."""
 from __future__ import annotations
 
+import base64
+import json
+
 import pytest
 
 from holdfast.domain.errors import InvalidRequest
@@ -55,12 +58,24 @@ def test_the_review_list_comes_in_pages_each_one_query_and_one_batch_read(catalo
     assert len(store.list_reviews()) == len(waiting) and "get_item" not in counting.calls   # the sweeper's read
 
 
+def review_cursor(**changes):
+    key = {"pk": "BOOKING#x", "sk": "META", "gsi1pk": "REVIEW", "gsi1sk": "2030-01-01T00:00:00.000Z"} | changes
+    return base64.urlsafe_b64encode(json.dumps(key).encode()).decode()
+
+
 @pytest.mark.parametrize("limit, cursor, code", [
     (0, None, "invalid_limit"), (101, None, "invalid_limit"),
     (10, "not-a-cursor", "invalid_cursor"),
     (10, "eyJwayI6ICJFVkVOVCN4In0=", "invalid_cursor"),   # base64 JSON, but not a review list's key
+    # the shape of one, but a start key DynamoDB itself would refuse
+    (10, review_cursor(gsi1sk=""), "invalid_cursor"),
+    (10, review_cursor(gsi1sk="z" * 1025), "invalid_cursor"),
 ])
 def test_a_bad_limit_or_cursor_is_a_400_with_a_code(reviews, limit, cursor, code):
     with pytest.raises(InvalidRequest) as refused:
         reviews.review_page(limit, cursor)
     assert refused.value.code == code
+
+
+def test_a_cursor_of_the_right_shape_is_a_place_in_the_list_not_an_error(reviews):
+    assert reviews.review_page(10, review_cursor()) == {"reviews": [], "next_cursor": None}

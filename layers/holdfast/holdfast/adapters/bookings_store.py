@@ -267,6 +267,10 @@ def _review_cursor_key(cursor: str) -> dict[str, str]:
     except (ValueError, binascii.Error, UnicodeDecodeError):
         raise ValueError("not a review cursor") from None
     if not isinstance(key, dict) or set(key) != {"pk", "sk", "gsi1pk", "gsi1sk"} or key["gsi1pk"] != "REVIEW" \
-            or not all(isinstance(value, str) for value in key.values()):
+            or not all(isinstance(value, str) and value for value in key.values()):
+        raise ValueError("not a review cursor")
+    # what DynamoDB would refuse as a start key (a 400 of ours, not its ValidationException)
+    if not key["pk"].startswith("BOOKING#") or len(key["pk"].encode()) > 2048 \
+            or any(len(key[name].encode()) > 1024 for name in ("sk", "gsi1sk")):
         raise ValueError("not a review cursor")
     return key
