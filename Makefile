@@ -12,6 +12,10 @@ STAMP := $(VENV)/.installed
 # and `sam validate --lint` from it.
 SAM_VENV := .venv-sam
 SAM_STAMP := $(SAM_VENV)/.installed
+# checkov pins boto3 (and packaging, networkx) at versions the dev venv cannot hold beside the
+# layer's pins: like the SAM CLI it gets a venv of its own (pyproject.toml's `checkov` extra).
+CHECKOV_VENV := .venv-checkov
+CHECKOV_STAMP := $(CHECKOV_VENV)/.installed
 # `make test` shares the suite between this many pytest processes (pytest-xdist; how files are
 # grouped: tests/conftest.py). One per core on the two-core machines it was tuned on.
 TEST_WORKERS ?= 2
@@ -70,6 +74,13 @@ $(SAM_STAMP): pyproject.toml $(STAMP)
 
 sam-venv: $(SAM_STAMP)
 
+$(CHECKOV_STAMP): pyproject.toml $(STAMP)
+	@echo "==> creating $(CHECKOV_VENV) for checkov"
+	@test -x $(CHECKOV_VENV)/bin/python || $(PY) -m venv $(CHECKOV_VENV)
+	@$(CHECKOV_VENV)/bin/python -m pip install --quiet --upgrade pip
+	@$(CHECKOV_VENV)/bin/python -m pip install --quiet $$($(PY) -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["checkov"]))')
+	@touch $(CHECKOV_STAMP)
+
 # sam build for this machine's architecture and the Lambda runtime's boto3, both cached in
 # .devstack/parity/ by content hash (a rebuild only after template, functions or layer change)
 parity-build: $(STAMP) $(SAM_STAMP)
@@ -106,12 +117,15 @@ chromium:
 valgrind:
 	$(call apt_tool,valgrind,valgrind,to count cold starts' instructions,Install valgrind with your package manager or run make bench-coldstart without INSTRUCTIONS.)
 
-# the template as CloudFormation checks it (pinned cfn-lint) and the import contracts in
-# pyproject.toml (import-linter); tests/contract/test_makefile.py keeps this target and every
-# other one `make test` names alive
-lint: $(STAMP)
-	@echo "==> cfn-lint template.yaml"
-	@$(BIN)/cfn-lint template.yaml
+# the template as CloudFormation checks it (pinned cfn-lint), as a security scanner reads it
+# (pinned checkov; every check it skips is in .checkov.yaml with the reason) and the import
+# contracts in pyproject.toml (import-linter); tests/contract/test_makefile.py keeps this target
+# and every other one `make test` names alive
+lint: $(STAMP) $(CHECKOV_STAMP)
+	@echo "==> cfn-lint template.yaml edge-web-acl.yaml"
+	@$(BIN)/cfn-lint template.yaml edge-web-acl.yaml
+	@echo "==> checkov template.yaml edge-web-acl.yaml (skips and their reasons: .checkov.yaml)"
+	@$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml --file template.yaml --file edge-web-acl.yaml
 	@echo "==> lint-imports (pyproject.toml [tool.importlinter])"
 	@PYTHONPATH=layers/holdfast $(BIN)/lint-imports
 
@@ -181,4 +195,4 @@ screenshots: $(STAMP) chromium
 	@HOLDFAST_SCREENSHOTS=docs/screenshots $(PY) -m pytest tests/browser -q
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) .devstack .pytest_cache .hypothesis build .aws-sam .import_linter_cache .grimp_cache
+	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) .devstack .pytest_cache .hypothesis build .aws-sam .import_linter_cache .grimp_cache

@@ -8,8 +8,10 @@ the backend heard the pass and said no, for a reason the gate can show).
 from __future__ import annotations
 
 import http.client
+import ipaddress
 import json
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any
 
@@ -29,9 +31,26 @@ class Refused(Exception):
         self.status, self.code, self.message = status, code, message
 
 
+def checked_api_url(api: str) -> str:
+    """The backend's URL, refused unless it is https: the gate key travels in every request, and the
+    lot key and the passes in the answers. Plain http only to this machine (a local stack)."""
+    parts = urllib.parse.urlsplit(api)
+    if parts.scheme == "https" and parts.hostname:
+        return api
+    if parts.scheme == "http" and parts.hostname:
+        host = parts.hostname
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = host == "localhost"
+        if loopback:
+            return api
+    raise ValueError(f"the backend URL must be https:// (plain http only to this machine): {api!r}")
+
+
 class Backend:
     def __init__(self, api: str, lot_id: str, gate_id: str, gate_key: str, timeout: float = 3.0) -> None:
-        self.base = f"{api.rstrip('/')}/lots/{lot_id}/gates/{gate_id}"
+        self.base = f"{checked_api_url(api).rstrip('/')}/lots/{lot_id}/gates/{gate_id}"
         self.gate_key = gate_key
         self.timeout = timeout
 

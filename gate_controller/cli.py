@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .backend import Backend, Refused, Unreachable
-from .controller import Gate, SyncStuck
+from .controller import Gate, LotKeyRefused, SyncStuck
 from .journal import Journal
 
 
@@ -40,7 +40,10 @@ def parser() -> argparse.ArgumentParser:
     who.add_argument("--plate")
     commands.add_parser("lane-cleared", help="the lane's presence detector: the vehicle at the barrier has left")
     commands.add_parser("sync", help="send queued passes in order")
-    commands.add_parser("refresh", help="fetch the lot key, policy, subscriptions and the coming confirmed reservations")
+    refresh = commands.add_parser("refresh", help="fetch the lot key, policy, subscriptions and the coming "
+                                                  "confirmed reservations")
+    refresh.add_argument("--accept-lot-key", metavar="KID",
+                         help="trust this new lot key id (after the lot's key was rotated); the first key is pinned")
     commands.add_parser("status", help="what the gate knows and what it still has to send")
     run = commands.add_parser("run", help="keep syncing and refreshing in the background")
     run.add_argument("--interval", type=float, default=10.0)
@@ -51,7 +54,10 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     journal = Journal(str(args.db or Path(f"gate-{args.lot}-{args.gate}.sqlite3")))
-    backend = Backend(args.api, args.lot, args.gate, args.key_file.read_text().strip(), timeout=args.timeout)
+    try:
+        backend = Backend(args.api, args.lot, args.gate, args.key_file.read_text().strip(), timeout=args.timeout)
+    except ValueError as exc:
+        parser().error(str(exc))
     gate = Gate(journal, backend, args.lot, args.gate)
     try:
         return _run(gate, args)
@@ -77,7 +83,9 @@ def _run(gate: Gate, args: argparse.Namespace) -> int:
             if not args.iterations or rounds < args.iterations:
                 time.sleep(args.interval)
         return 0
-    return _guarded(gate.sync if args.command == "sync" else gate.refresh)
+    if args.command == "refresh":
+        return _guarded(lambda: gate.refresh(accept_kid=args.accept_lot_key))
+    return _guarded(gate.sync)
 
 
 def _guarded(duty: Any) -> int:
@@ -89,6 +97,8 @@ def _guarded(duty: Any) -> int:
         return _print({"error": exc.code, "status": exc.status, "detail": exc.message}, 2)
     except SyncStuck as exc:
         return _print({"error": "sync_stuck", "detail": str(exc)}, 4)
+    except LotKeyRefused as exc:
+        return _print({"error": "lot_key_refused", "detail": str(exc)}, 5)
 
 
 def _pass(outcome: dict[str, Any]) -> int:

@@ -17,7 +17,7 @@ from typing import Any, Callable
 from .backend import Backend, Refused, Unreachable
 from .journal import Journal
 from .offline import Decision, OfflineRules
-from .tokens import b64url_decode
+from .tokens import b64url_decode, key_id
 
 SYNC_BATCH = 50
 #: The API refuses bodies over 64 KiB (413): a batch is cut to stay well below that.
@@ -28,6 +28,10 @@ DEFAULT_CACHE_TTL_SECONDS = 300
 #: it is a new pass.
 RESEND_SECONDS = 120
 EVENT_FIELDS = ("token", "plate", "ticket_id", "local_ticket_id")
+
+
+class LotKeyRefused(Exception):
+    """The backend's answer carries a lot key the gate does not trust (nothing of it is kept)."""
 
 
 def _iso(moment: datetime) -> str:
@@ -168,14 +172,33 @@ class Gate:
         self.journal.queue_kept_shut(_iso(self.clock() - timedelta(seconds=RESEND_SECONDS)))
 
     # ------------------------------------------------------------------ config
-    def refresh(self) -> dict[str, Any]:
+    def refresh(self, accept_kid: str | None = None) -> dict[str, Any]:
+        """Fetch the lot key, policy and lists. The first lot key fetched is pinned: a later answer
+        with another key is refused (whoever answers as the backend could otherwise make the gate
+        trust tokens it signed) unless the operator names the new key's id in ``accept_kid``."""
         now = self.clock()
         config = self.backend.config()
+        self._check_lot_key(config, accept_kid)
         # the backend says how long its subscription list may be trusted; without that, 5 minutes
         until = config.get("subscriptions_valid_until") or _iso(now + timedelta(seconds=DEFAULT_CACHE_TTL_SECONDS))
         self.journal.replace_cache(config, _iso(now), until)
         return {"refreshed": True, "subscriptions": len(config.get("subscriptions", [])),
                 "reservations": len(config.get("reservations", []))}
+
+    def _check_lot_key(self, config: dict[str, Any], accept_kid: str | None) -> None:
+        offered, kid = config.get("public_key"), config.get("kid")
+        if not offered:
+            return
+        try:
+            genuine = kid == key_id(b64url_decode(offered))
+        except (ValueError, TypeError):
+            genuine = False
+        if not genuine:
+            raise LotKeyRefused(f"the lot key offered does not match its id {kid!r}")
+        pinned = self.journal.get("kid")
+        if pinned and kid != pinned and kid != accept_kid:
+            raise LotKeyRefused(f"the backend offers lot key {kid}, this gate trusts {pinned}: if the lot's key "
+                                f"was rotated, refresh with --accept-lot-key {kid}")
 
     def status(self) -> dict[str, Any]:
         passes = self.journal.passes()

@@ -2,9 +2,12 @@
 "use strict";
 
 const Holdfast = (() => {
-  const config = Object.assign({ apiBase: "", identity: "header", signInUrl: "" }, window.HOLDFAST_CONFIG || {});
+  const config = Object.assign({ apiBase: "", identity: "header", signInDomain: "", clientId: "" },
+                               window.HOLDFAST_CONFIG || {});
   const NAME_KEY = "holdfast.customer";
   const TOKEN_KEY = "holdfast.idToken";
+  // the one sign-in this tab has under way: its state, its PKCE verifier, the page to return to
+  const SIGN_IN_KEY = "holdfast.signIn";
 
   function customer() { return (localStorage.getItem(NAME_KEY) || "").trim(); }
 
@@ -133,13 +136,14 @@ const Holdfast = (() => {
   }
 
   // The header's identity box: a typed name locally, the sign-in on AWS.
-  function identityBox() {
+  function identityBox(signInError) {
     const box = document.getElementById("who");
     if (!box) return;
     if (config.identity === "authorizer") {
+      if (signInError) box.append(el("span", { id: "sign-in-error", class: "error", role: "alert", text: signInError.message }));
       const signedIn = Boolean(sessionStorage.getItem(TOKEN_KEY));
       box.append(signedIn ? el("span", { text: "Signed in" })
-        : el("a", { href: config.signInUrl || "#", text: "Sign in" }));
+        : el("button", { type: "button", id: "sign-in", text: "Sign in", onclick: () => signIn() }));
       return;
     }
     const input = el("input", { id: "customer-name", "aria-label": "Your name", placeholder: "Your name",
@@ -151,14 +155,63 @@ const Holdfast = (() => {
     box.append(el("label", { for: "customer-name", class: "muted", text: "You are" }), input, save);
   }
 
-  // Sign-in handoff on AWS: the sign-in page returns with #id_token=... (an OAuth implicit or
-  // hosted-UI redirect); keep the token for this tab only.
-  function takeToken() {
-    const match = /(?:^|[#&])id_token=([^&]+)/.exec(location.hash);
-    if (match) {
-      sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
-      history.replaceState(null, "", location.pathname + location.search);
+  // Sign-in on AWS: the user pool's hosted UI, authorization code flow with PKCE. A token never
+  // travels in a link (a crafted #id_token= link would sign the visitor in as someone else); the
+  // code that comes back is exchanged only if its `state` is the one this tab stored on leaving,
+  // and only together with the verifier that never left the tab.
+  function base64url(bytes) {
+    return btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  }
+
+  function randomText(size) { return base64url(crypto.getRandomValues(new Uint8Array(size))); }
+
+  // the hosted UI returns to the site's root: the user pool client's only callback URL
+  function returnAddress() { return location.origin + "/"; }
+
+  async function signIn() {
+    const state = randomText(24);
+    const verifier = randomText(48);
+    const challenge = base64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
+    sessionStorage.setItem(SIGN_IN_KEY, JSON.stringify({ state, verifier, back: location.pathname + location.search }));
+    const query = new URLSearchParams({
+      response_type: "code", client_id: config.clientId, redirect_uri: returnAddress(), scope: "openid email",
+      state, code_challenge: challenge, code_challenge_method: "S256",
+    });
+    location.assign(`${config.signInDomain}/oauth2/authorize?${query}`);
+  }
+
+  class SignInRefused extends Error {}
+
+  // The return from the hosted UI (?code=&state=, or ?error=). Resolves true when the tab now
+  // holds a token and goes back to the page the sign-in started from.
+  async function finishSignIn() {
+    const query = new URLSearchParams(location.search);
+    if (!query.has("code") && !query.has("state") && !query.has("error")) return false;
+    const stored = JSON.parse(sessionStorage.getItem(SIGN_IN_KEY) || "null");
+    // one use, whatever happens next; and the code leaves the address bar and the history
+    sessionStorage.removeItem(SIGN_IN_KEY);
+    history.replaceState(null, "", location.pathname);
+    if (!stored || !query.get("state") || query.get("state") !== stored.state) {
+      throw new SignInRefused("This sign-in was not started on this page, so it was refused. Please sign in again.");
     }
+    if (!query.get("code")) throw new SignInRefused("The sign-in was not completed. Please sign in again.");
+    let body = null;
+    try {
+      const answer = await fetch(`${config.signInDomain}/oauth2/token`, {
+        method: "POST", cache: "no-store",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ grant_type: "authorization_code", client_id: config.clientId,
+                                    code: query.get("code"), redirect_uri: returnAddress(),
+                                    code_verifier: stored.verifier }),
+      });
+      body = answer.ok ? await answer.json() : null;
+    } catch (_) { body = null; }
+    if (!body || typeof body.id_token !== "string") {
+      throw new SignInRefused("The sign-in could not be completed. Please sign in again.");
+    }
+    sessionStorage.setItem(TOKEN_KEY, body.id_token);
+    location.replace(stored.back || "/");
+    return true;
   }
 
   // Repeats fn every `ms` while the page is visible; fn returning false stops it.
@@ -174,7 +227,15 @@ const Holdfast = (() => {
     return () => { stopped = true; clearTimeout(timer); };
   }
 
-  document.addEventListener("DOMContentLoaded", () => { takeToken(); identityBox(); });
+  document.addEventListener("DOMContentLoaded", async () => {
+    let refused = null;
+    if (config.identity === "authorizer") {
+      try {
+        if (await finishSignIn()) return;
+      } catch (error) { refused = error; }
+    }
+    identityBox(refused);
+  });
 
   return { config, api, ApiError, el, showError, money, when, param, customer, newKey, every,
            rememberBooking, rememberedBookings };

@@ -109,6 +109,8 @@ class ApiGatewayServer:
         # The web pages (web/), served same-origin as on AWS, where CloudFront puts the site and
         # the API under one host: a path that no API route matches may name a page file.
         self.static_dir = Path(static_dir).resolve() if static_dir else None
+        # what CloudFront adds to each page (the template's response headers policy), set by the stack
+        self.page_headers: dict[str, str] = {"X-Content-Type-Options": "nosniff"}
         # Development-only reads beside the pages (path -> answer(headers, query) -> (status, body));
         # nothing in template.yaml declares them, so they never exist on AWS.
         self.local_endpoints: dict[str, Callable[[Any, dict[str, list[str]]], tuple[int, Any]]] = {}
@@ -251,7 +253,8 @@ class ApiGatewayServer:
         request.send_header("Content-Type", kind)
         request.send_header("Content-Length", str(len(data)))
         request.send_header("Cache-Control", "no-cache")
-        request.send_header("X-Content-Type-Options", "nosniff")
+        for name, value in self.page_headers.items():
+            request.send_header(name, value)
         request.end_headers()
         if request.command != "HEAD":
             request.wfile.write(data)

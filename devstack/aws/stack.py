@@ -27,10 +27,13 @@ from . import emf, runtime, sale_metrics
 from .apigw import ApiGatewayServer, routes_from_template
 from .throttling import StageThrottle
 from .clients import EdgeSession
+from .edge import distribution_page_headers
 from .pollers import DynamoDbStreamPoller, ScheduleInvoker, SqsPoller, _Poller, rate_seconds
 from .runtime import LocalFunction
 from .template import (
     Resolver,
+    RulesViolated,
+    broken_rules,
     creation_order,
     load_template,
     prepare_sam_template,
@@ -69,6 +72,10 @@ def local_parameters(api_url: str) -> dict[str, Any]:
         # the booking page of web/, which the API stand-in serves on the same origin
         "PaymentReturnUrl": f"{api_url}/booking.html?id={{booking_id}}",
         "DefaultHoldTtlSeconds": "600",
+        # no reservations: locally a function's reserved concurrency sizes its worker pool, and the
+        # template's values would start more processes than this machine (and the bench's settings) want
+        **dict.fromkeys(("PaymentEventsReservedConcurrency", "ExpireHoldReservedConcurrency",
+                         "ReconcilePaymentReservedConcurrency", "CancelEventReservedConcurrency"), "0"),
     }
 
 
@@ -402,6 +409,10 @@ class EmbeddedStack:
             cfn = sam_transform(prepared, {**self.parameters, **pseudo}, self.region)
         else:
             cfn = prepared
+        # as CloudFormation does: the Rules first, and nothing is created when one is broken
+        broken = broken_rules(cfn, Resolver(self.parameters, pseudo, cfn.get("Conditions"), cfn.get("Mappings")))
+        if broken:
+            raise RulesViolated("the template's Rules refuse these parameters: " + "; ".join(broken))
         self.cfn_template = cfn
         self._code_dirs = code_dirs
         resolver = Resolver(self.parameters, pseudo, cfn.get("Conditions"), cfn.get("Mappings"))
@@ -468,6 +479,9 @@ class EmbeddedStack:
         self._api.routes = routes_from_template(cfn, self.functions, api_ids, stages)
         if self.api_throttling and method_settings:
             self._api.throttle = StageThrottle(method_settings)
+        headers = distribution_page_headers(resources, resolver.resolve)
+        if headers:
+            self._api.page_headers = headers
 
     # -- per resource type ---------------------------------------------------------------------
     def _physical_name(self, logical_id: str, limit: int = 64, suffix: str = "") -> str:

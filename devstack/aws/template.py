@@ -202,7 +202,7 @@ class Resolver:
     # -- evaluation ---------------------------------------------------------------------------
     def resolve(self, value: Any) -> Any:
         if isinstance(value, list):
-            return [self.resolve(v) for v in value if not _is_no_value(v)]
+            return [r for r in (self.resolve(v) for v in value if not _is_no_value(v)) if r is not _NO_VALUE]
         if not isinstance(value, dict):
             return value
         if len(value) == 1:
@@ -210,7 +210,12 @@ class Resolver:
             handler = self._functions().get(key)
             if handler is not None:
                 return handler(arg)
-        return {k: self.resolve(v) for k, v in value.items() if not _is_no_value(v)}
+        return {k: r for k, r in ((k, self.resolve(v)) for k, v in value.items() if not _is_no_value(v))
+                if r is not _NO_VALUE}
+
+    def _branch(self, value: Any) -> Any:
+        # an Fn::If branch of AWS::NoValue removes the property (or list item) holding the Fn::If
+        return _NO_VALUE if _is_no_value(value) else self.resolve(value)
 
     def _functions(self) -> dict[str, Callable[[Any], Any]]:
         return {
@@ -220,11 +225,12 @@ class Resolver:
             "Fn::Join": lambda a: str(self.resolve(a[0])).join(str(x) for x in self.resolve(a[1])),
             "Fn::Select": lambda a: self.resolve(a[1])[int(self.resolve(a[0]))],
             "Fn::Split": lambda a: str(self.resolve(a[1])).split(str(self.resolve(a[0]))),
-            "Fn::If": lambda a: self.resolve(a[1] if self.condition(a[0]) else a[2]),
+            "Fn::If": lambda a: self._branch(a[1] if self.condition(a[0]) else a[2]),
             "Fn::Equals": lambda a: str(self.resolve(a[0])) == str(self.resolve(a[1])),
             "Fn::Not": lambda a: not self.resolve(a[0]),
             "Fn::And": lambda a: all(self.resolve(x) for x in a),
             "Fn::Or": lambda a: any(self.resolve(x) for x in a),
+            "Fn::Contains": lambda a: str(self.resolve(a[1])) in [str(x) for x in self.resolve(a[0])],
             "Condition": lambda a: self.condition(a),
             "Fn::FindInMap": lambda a: self._mappings[self.resolve(a[0])][self.resolve(a[1])][
                 self.resolve(a[2])
@@ -257,6 +263,28 @@ class Resolver:
             return ",".join(value) if isinstance(value, list) else str(value)
 
         return _SUB_VAR.sub(substitute, text).replace("${!", "${")
+
+
+class RulesViolated(Exception):
+    """The parameter values break the template's Rules: CloudFormation refuses such a deployment
+    before it creates anything, and so does the local stack."""
+
+
+def broken_rules(template: dict[str, Any], resolver: Resolver) -> list[str]:
+    """`rule: AssertDescription` of each assertion of the template's Rules that the parameter values
+    break (a rule whose RuleCondition is false asserts nothing)."""
+    broken = []
+    for name, rule in (template.get("Rules") or {}).items():
+        if "RuleCondition" in rule and not resolver.resolve(rule["RuleCondition"]):
+            continue
+        for assertion in rule.get("Assertions") or []:
+            if not resolver.resolve(assertion["Assert"]):
+                broken.append(f"{name}: {assertion.get('AssertDescription', 'assertion failed')}")
+    return broken
+
+
+#: what an Fn::If resolves to when its chosen branch is AWS::NoValue
+_NO_VALUE = object()
 
 
 def _is_no_value(value: Any) -> bool:

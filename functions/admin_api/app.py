@@ -14,7 +14,9 @@ app = make_resolver()
 @tracer.capture_method
 def list_reviews():
     require_organizer(app, wiring.organizer_api_key)
-    return json_response(200, {"reviews": wiring.reviews().open_reviews(), "gate_cases": parking_wiring.gate_cases().open_cases()})
+    query = app.current_event.query_string_parameters or {}
+    page = wiring.reviews().review_page(query.get("limit", _reviews.PAGE_SIZE), query.get("cursor") or None)
+    return json_response(200, {**page, "gate_cases": parking_wiring.gate_cases().open_cases()})
 
 
 @app.post("/admin/gate-cases/<case_id>/resolve")

@@ -1,14 +1,15 @@
-"""Catalog API: the public listing and search, the live seat map, and the organizer's edit and
-publish. Reads answer with Cache-Control and an ETag; If-None-Match gives 304."""
+"""Catalog API: the public listing and search and the live seat map. Reads answer with
+Cache-Control and an ETag; If-None-Match gives 304. It only reads: its role cannot write the table
+and reads no secret (the organizer's edit and publish are in events_api)."""
 import hashlib
 import json
 
 from holdfast import wiring
-from holdfast.http import Response, header, json_response, make_resolver, parse_body, require_organizer
+from holdfast.http import Response, header, make_resolver
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services import listing as _listing  # noqa: F401 - every route uses it: loaded at init
 
-wiring.cold_start(secret=True)
+wiring.cold_start()
 
 app = make_resolver()
 # A route that validates its input imports its request model: the others never load pydantic.
@@ -42,22 +43,6 @@ def list_events():
 @tracer.capture_method
 def seat_map(event_id: str):
     return cached_json(wiring.listing().seat_map(event_id), SEAT_MAP_MAX_AGE)
-
-
-@app.patch("/events/<event_id>")
-@tracer.capture_method
-def update_event(event_id: str):
-    require_organizer(app, wiring.organizer_api_key)
-    from holdfast.schemas import EventPatchIn
-
-    return json_response(200, wiring.listing().update(event_id, parse_body(app, EventPatchIn).changes()))
-
-
-@app.post("/events/<event_id>/publish")
-@tracer.capture_method
-def publish_event(event_id: str):
-    require_organizer(app, wiring.organizer_api_key)
-    return json_response(200, wiring.listing().publish(event_id))
 
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")

@@ -1,5 +1,5 @@
-"""Events API: organizers create events (and cancel them), resources and appointment services;
-anyone reads an event with its live counts, or a service's free times on a day."""
+"""Events API: organizers create events (edit, publish and cancel them), resources and appointment
+services; anyone reads an event with its live counts, or a service's free times on a day."""
 from holdfast import wiring
 from holdfast.products.appointments import wiring as appointments_wiring
 from holdfast.http import header, idempotency_key, json_response, make_resolver, parse_body, require_organizer
@@ -28,6 +28,24 @@ def create_event():
 @tracer.capture_method
 def get_event(event_id: str):
     return json_response(200, wiring.catalog().get_event(event_id))
+
+
+# Edit and publish write the catalog's index items: here with the other organizer writes, so the
+# public catalog's function stays read-only.
+@app.patch("/events/<event_id>")
+@tracer.capture_method
+def update_event(event_id: str):
+    require_organizer(app, wiring.organizer_api_key)
+    from holdfast.schemas import EventPatchIn
+
+    return json_response(200, wiring.listing().update(event_id, parse_body(app, EventPatchIn).changes()))
+
+
+@app.post("/events/<event_id>/publish")
+@tracer.capture_method
+def publish_event(event_id: str):
+    require_organizer(app, wiring.organizer_api_key)
+    return json_response(200, wiring.listing().publish(event_id))
 
 
 @app.post("/resources")

@@ -55,14 +55,17 @@ def test_every_phony_target_and_prerequisite_has_a_rule(variables):
     assert not missing, f"make would skip these silently: {missing}"
 
 
-def test_make_test_runs_lint_and_lint_runs_cfn_lint_and_the_import_contracts():
+def test_make_test_runs_lint_and_lint_runs_cfn_lint_checkov_and_the_import_contracts():
     test_entry = _database()["test"]
     assert "lint" in test_entry["prerequisites"]
     # what `make lint` would run, without running it (the stamp is made up to date by -o)
     plan = subprocess.run(
-        ["make", "-n", "-o", ".venv/.installed", "lint"], cwd=REPO, capture_output=True, text=True, check=True
+        ["make", "-n", "-o", ".venv/.installed", "-o", ".venv-checkov/.installed", "lint"], cwd=REPO,
+        capture_output=True, text=True, check=True
     ).stdout
-    assert re.search(r"^\.venv/bin/cfn-lint template\.yaml$", plan, re.M), plan
+    assert re.search(r"^\.venv/bin/cfn-lint template\.yaml edge-web-acl\.yaml$", plan, re.M), plan
+    assert re.search(r"^\.venv-checkov/bin/checkov --config-file \.checkov\.yaml --file template\.yaml "
+                     r"--file edge-web-acl\.yaml$", plan, re.M), plan
     assert re.search(r"^PYTHONPATH=layers/holdfast \.venv/bin/lint-imports$", plan, re.M), plan
 
 

@@ -140,3 +140,122 @@ def test_the_deploy_guide_lists_every_field_of_the_provider_secret():
     assert listed == set(SECRET_FIELDS)
     command = re.search(r"--secret-string '([^']+)'", guide)
     assert command and set(_json.loads(command.group(1))) == set(SECRET_FIELDS)
+
+
+# --------------------------------------------------------------------------- flood protection (issue 34)
+NEVER_STARVE = {"PaymentEventsFunction": "PaymentEventsReservedConcurrency",
+                "ExpireHoldFunction": "ExpireHoldReservedConcurrency",
+                "ReconcilePaymentFunction": "ReconcilePaymentReservedConcurrency",
+                "CancelEventFunction": "CancelEventReservedConcurrency"}
+
+
+def _resolved(properties: dict, **overrides: str) -> dict:
+    from devstack.aws.template import Resolver, resolve_parameters
+
+    sam = template()
+    parameters = resolve_parameters(sam, {"ProviderShopId": "1", **overrides})
+    return Resolver(parameters, {}, sam["Conditions"]).resolve(properties)
+
+
+def test_workers_that_must_never_starve_reserve_their_concurrency():
+    parameters = template()["Parameters"]
+    for function, parameter in NEVER_STARVE.items():
+        props = {"ReservedConcurrentExecutions": RESOURCES[function]["Properties"]["ReservedConcurrentExecutions"]}
+        assert int(_resolved(props)["ReservedConcurrentExecutions"]) == parameters[parameter]["Default"] > 0, function
+        # 0 reserves none (an account below its unreserved minimum): the property is left out
+        assert "ReservedConcurrentExecutions" not in _resolved(props, **{parameter: "0"}), function
+    # the API functions share the pool: a reservation there would cap a sale while capacity sits idle
+    assert {name for name in FUNCTIONS if "ReservedConcurrentExecutions" in RESOURCES[name]["Properties"]} \
+        == set(NEVER_STARVE)
+
+
+def _rate_rules(acl: dict) -> dict[str, dict]:
+    rules = {rule["Name"]: rule for rule in acl["Properties"]["Rules"]}
+    rated = {name: rule for name, rule in rules.items() if "RateBasedStatement" in rule["Statement"]}
+    for name, rule in rated.items():
+        assert rule["Action"] == {"Block": {"CustomResponse": {"ResponseCode": 429}}}, name
+        assert rule["Statement"]["RateBasedStatement"]["AggregateKeyType"] == "IP", name
+    return rated
+
+
+def test_the_api_stage_sits_behind_a_rate_limiting_web_acl():
+    acl = RESOURCES["ApiWebAcl"]
+    assert acl["Type"] == "AWS::WAFv2::WebACL" and acl["Properties"]["Scope"] == "REGIONAL"
+    rated = _rate_rules(acl)
+    limits = {rule["Statement"]["RateBasedStatement"]["Limit"]["Ref"] for rule in rated.values()}
+    assert limits == {"ApiRateLimitPerIp", "ApiSensitiveRateLimitPerIp"}
+    association = RESOURCES["ApiWebAclAssociation"]["Properties"]
+    assert association["WebACLArn"] == {"Fn::GetAtt": ["ApiWebAcl", "Arn"]}
+    assert association["ResourceArn"]["Fn::Sub"].endswith("/restapis/${BookingApi}/stages/${BookingApi.Stage}")
+    # what the distribution adds to the requests it forwards is what the ACL exempts from the
+    # per-address limits (they were limited per viewer at the edge)
+    api_origin = next(o for o in RESOURCES["WebDistribution"]["Properties"]["DistributionConfig"]["Origins"]
+                      if o["Id"] == "api")
+    [edge_header] = api_origin["OriginCustomHeaders"]
+    exempted = [found["NotStatement"]["Statement"]["ByteMatchStatement"] for rule in rated.values()
+                for found in _walk(rule["Statement"]) if "NotStatement" in found]
+    assert len(exempted) == 2
+    for match in exempted:
+        assert match["FieldToMatch"] == {"SingleHeader": {"Name": edge_header["HeaderName"].lower()}}
+        assert match["SearchString"] == edge_header["HeaderValue"] and match["PositionalConstraint"] == "EXACTLY"
+
+
+def _walk(statement: dict):
+    """Every statement nested in a WAF statement, itself first."""
+    yield statement
+    for value in statement.values():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, dict):
+                yield from _walk(item)
+
+
+def test_the_distribution_takes_the_us_east_1_edge_web_acl():
+    from samtranslator.yaml_helper import yaml_parse
+
+    from tests.support.handlers import REPO
+
+    config = RESOURCES["WebDistribution"]["Properties"]["DistributionConfig"]
+    assert config["WebACLId"] == {"Fn::If": ["HasEdgeWebAcl", {"Ref": "EdgeWebAclArn"}, {"Ref": "AWS::NoValue"}]}
+    assert "us-east-1" in template()["Parameters"]["EdgeWebAclArn"]["AllowedPattern"]
+    edge = yaml_parse((REPO / "edge-web-acl.yaml").read_text())
+    acl = edge["Resources"]["EdgeWebAcl"]
+    assert acl["Properties"]["Scope"] == "CLOUDFRONT"
+    assert {rule["Statement"]["RateBasedStatement"]["Limit"]["Ref"] for rule in _rate_rules(acl).values()} \
+        == {"ViewerRateLimit", "ViewerSensitiveRateLimit"}
+    assert edge["Outputs"]["WebAclArn"]["Value"] == {"Fn::GetAtt": ["EdgeWebAcl", "Arn"]}
+
+
+def test_pages_sign_in_with_the_code_flow_only_and_carry_the_security_headers():
+    client = RESOURCES["CustomerUserPoolClient"]["Properties"]
+    assert client["AllowedOAuthFlows"] == ["code"] and client["AllowedOAuthFlowsUserPoolClient"] is True
+    assert client["GenerateSecret"] is False  # a public client: PKCE is what binds the code to the tab
+    assert client["CallbackURLs"] == [{"Fn::Sub": "https://${WebDistribution.DomainName}/"}]
+    assert RESOURCES["CustomerSignInDomain"]["Properties"]["UserPoolId"] == {"Ref": "CustomerUserPool"}
+    config = RESOURCES["WebDistribution"]["Properties"]["DistributionConfig"]
+    assert config["DefaultCacheBehavior"]["ResponseHeadersPolicyId"] == {"Ref": "WebResponseHeadersPolicy"}
+    security = RESOURCES["WebResponseHeadersPolicy"]["Properties"]["ResponseHeadersPolicyConfig"]["SecurityHeadersConfig"]
+    assert security["StrictTransportSecurity"]["AccessControlMaxAgeSec"] >= 31536000
+    assert "frame-ancestors 'none'" in security["ContentSecurityPolicy"]["ContentSecurityPolicy"]
+    assert "ContentTypeOptions" in security and security["ReferrerPolicy"]["ReferrerPolicy"]
+
+
+def test_the_notifier_may_mail_only_as_the_configured_sender():
+    policies = RESOURCES["NotifierFunction"]["Properties"]["Policies"]
+    [ses] = [p for p in policies if "Fn::If" in p]
+    condition, granted, otherwise = ses["Fn::If"]
+    assert template()["Conditions"][condition] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "NotificationsSender"}, ""]}]}
+    assert otherwise == {"Ref": "AWS::NoValue"}
+    [statement] = granted["Statement"]
+    assert statement["Action"] == ["ses:SendEmail"]
+    assert statement["Resource"][0] == {"Fn::Sub": "arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}"
+                                                   ":identity/${NotificationsSender}"}
+    assert statement["Resource"][1]["Fn::Sub"][0].endswith(":identity/${Domain}")
+    assert all(s.get("Resource") != "*" for name in FUNCTIONS for p in RESOURCES[name]["Properties"]["Policies"]
+               if isinstance(p, dict) and "Statement" in p for s in p["Statement"])
+
+
+def test_the_table_keeps_its_records_through_deletes_and_mistakes():
+    table = RESOURCES["BookingsTable"]
+    assert table["DeletionPolicy"] == "Retain" and table["UpdateReplacePolicy"] == "Retain"
+    assert table["Properties"]["DeletionProtectionEnabled"] is True
+    assert table["Properties"]["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}

@@ -47,3 +47,18 @@ def test_scripts_fetch_nothing_but_the_configured_api():
         assert not re.search(r"""["'`]https?://""", text), script.name
         assert "import(" not in text and "importScripts" not in text, script.name
     assert PAGES, "web/ has pages"
+
+
+def test_the_edge_adds_the_pages_own_policy_and_what_only_a_header_can_say():
+    """CloudFront's Content-Security-Policy header (the template's response headers policy) holds
+    every directive of the pages' <meta> policy, plus frame-ancestors, which a <meta> cannot set."""
+    from tests.support.template import template
+
+    config = template()["Resources"]["WebResponseHeadersPolicy"]["Properties"]["ResponseHeadersPolicyConfig"]
+    header = config["SecurityHeadersConfig"]["ContentSecurityPolicy"]["ContentSecurityPolicy"]
+    directives = {d.strip() for d in header.split(";")}
+    assert "frame-ancestors 'none'" in directives
+    for page in PAGES:
+        parsed = _Refs()
+        parsed.feed(page.read_text(encoding="utf-8"))
+        assert {d.strip() for d in parsed.csp.split(";")} <= directives, page.name

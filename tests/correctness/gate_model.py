@@ -171,7 +171,7 @@ class GateWorld:
         self.bookings = BookingService(self.store, clock, rng=random.Random(rng.getrandbits(32)), snapshot_seconds=0)
         self.payments = PaymentService(self.store, provider, clock, self.bookings, RETURN_URL,
                                        start_reconciliation=lambda booking_id, tag, wait_seconds=0: True)
-        self.parking = ParkingService(self.store, clock, self.bookings, 600, lambda: KEYS)
+        self.parking = ParkingService(self.store, clock, self.bookings, 600, lambda: KEYS, id_salt="tests-deployment-salt")
         self.passes = GatePasses(self.store, clock, self.parking, lambda: provider, RETURN_URL)
         self.gate_sync = GateSync(GateSyncStore(table, client), self._applier)
         self.trace: list[str] = []

@@ -78,7 +78,8 @@ class SlotsCase(KindCase):
         from holdfast.products.appointments.services import AppointmentService
         from holdfast.services.bookings import BookingService
 
-        service = AppointmentService(catalog.store, catalog.clock, BookingService(catalog.store, catalog.clock), 600)
+        service = AppointmentService(catalog.store, catalog.clock, BookingService(catalog.store, catalog.clock), 600,
+                                     id_salt="tests-deployment-salt")
         hall = service.create_resource(ResourceIn.model_validate(
             {"name": "Hall", "timezone": "UTC", "opening_hours": {"open": "00:00", "close": "24:00"}}
         ).command(), SLOT_HALL_KEY)
@@ -97,11 +98,10 @@ class SlotsCase(KindCase):
 
 
 def slot_hall() -> str:
-    import uuid
+    from holdfast.domain.ids import created_id
 
-    from holdfast.products.appointments.services import RESOURCE_NAMESPACE
-
-    return str(uuid.uuid5(RESOURCE_NAMESPACE, SLOT_HALL_KEY))
+    # the id the service gave the hall it created with SLOT_HALL_KEY (the salt the cases pass it)
+    return created_id("tests-deployment-salt", "resource", SLOT_HALL_KEY)
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ class ParkingCase(KindCase):
         from holdfast.products.parking.services.lots import ParkingService
 
         parking = ParkingService(catalog.store, catalog.clock, BookingService(catalog.store, catalog.clock), 600,
-                                 lambda: LotKeys(b"kind-case-parking-master-seed"))
+                                 lambda: LotKeys(b"kind-case-parking-master-seed"), id_salt="tests-deployment-salt")
         body = {"name": "Lot", "spaces": [{"space_id": "L1", "type": "LARGE"}], "hold_ttl_seconds": 600,
                 "tariff": {"hourly": {"value": "1500.00", "currency": "RUB"}}}
         return parking.create_lot(LotIn.model_validate(body).command())["lot_id"]

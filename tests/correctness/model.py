@@ -289,7 +289,7 @@ class BookingModel:
         self.clock = ManualClock()
         self.provider = ModelProvider(self.clock)
         self.executions = Executions()
-        self.catalog = CatalogService(self.store, self.clock, 600)
+        self.catalog = CatalogService(self.store, self.clock, 600, id_salt="tests-deployment-salt")
         # No availability snapshot: a seeded history must tell the same story however fast the
         # client is (a snapshot's age is wall-clock time); tests/correctness/test_stale_snapshot.py
         # covers what a snapshot may do.

@@ -73,7 +73,7 @@ class Services:
     def __init__(self, backend: Any, clock: Any) -> None:
         self.store = backend.store()
         self.clock = clock
-        self.catalog = CatalogService(self.store, clock, 600)
+        self.catalog = CatalogService(self.store, clock, 600, id_salt="tests-deployment-salt")
         self._local = threading.local()
         self._seed = iter(range(10_000))
         self._seed_lock = threading.Lock()

@@ -37,7 +37,7 @@ def test_one_body_wins_and_the_other_writes_nothing(store_backend):
     def create(n):
         body = "A" if n % 2 else "B"
         try:
-            event = CatalogService(services.store, clock, 600).create_event(
+            event = CatalogService(services.store, clock, 600, id_salt="tests-deployment-salt").create_event(
                 event_request(capacity=None, seat_map=MAPS[body]), "race-key")
             return ("created", body, event["event_id"])
         except IdempotencyKeyReused:
@@ -59,7 +59,7 @@ def test_one_body_wins_and_the_other_writes_nothing(store_backend):
     # Retries of the winner racing bookings: no sold or held seat is ever made available again.
     def work(n):
         if n % 3 == 0:
-            CatalogService(services.store, clock, 600).create_event(
+            CatalogService(services.store, clock, 600, id_salt="tests-deployment-salt").create_event(
                 event_request(capacity=None, seat_map=MAPS[winner]), "race-key")
             return ("replayed",)
         try:

@@ -116,7 +116,7 @@ class World:
         self.case = case
         self.clock = ManualClock()
         self.provider = FakeProvider()
-        self.catalog = CatalogService(store, self.clock, 600)
+        self.catalog = CatalogService(store, self.clock, 600, id_salt="tests-deployment-salt")
         # No availability snapshot: the walk restores the table to earlier states (time travel no
         # container sees), and the model predicts each step from the table as it stands. What a
         # snapshot may do (fail a transaction, refuse for at most a second) is

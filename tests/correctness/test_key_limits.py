@@ -58,7 +58,7 @@ def test_cursor_outside_the_range(local_store):
 
 def test_seat_ids_too_long_for_a_key_are_unknown_seats(local_store):
     clock = ManualClock()
-    event = CatalogService(local_store, clock, 600).create_event(
+    event = CatalogService(local_store, clock, 600, id_salt="tests-deployment-salt").create_event(
         event_request(capacity=None, seat_map={"rows": [{"name": "A", "seats": 3}]}))
     long_seat = "A-" + "1" * 1100
     assert local_store.read_units(event["event_id"], ["A-1", long_seat]).keys() == {"A-1"}

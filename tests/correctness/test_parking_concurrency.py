@@ -56,7 +56,7 @@ class Lot:
             with self._lock:
                 seed = next(self._seeds)
             bookings = BookingService(self.store, self.clock, rng=random.Random(seed))
-            local = self._local.parking = ParkingService(self.store, self.clock, bookings, 600, lambda: KEYS)
+            local = self._local.parking = ParkingService(self.store, self.clock, bookings, 600, lambda: KEYS, id_salt="tests-deployment-salt")
         return local
 
     def reserve(self, job: tuple[int, str, bool], window: dict[str, str] = WINDOW) -> tuple:

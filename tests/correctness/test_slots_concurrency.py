@@ -54,7 +54,7 @@ class Appointments:
             with self._lock:
                 seed = next(self._seed)
             bookings = BookingService(self.store, self.clock, rng=random.Random(seed))
-            local = self._local.service = AppointmentService(self.store, self.clock, bookings, 600)
+            local = self._local.service = AppointmentService(self.store, self.clock, bookings, 600, id_salt="tests-deployment-salt")
         return local
 
     def create(self, **body: Any) -> str:

@@ -118,3 +118,50 @@ def test_hold_expiry_state_machine_executes_and_reaches_its_task(real_stack, cap
                  if e["type"] == "TaskScheduled"]
     assert scheduled[0]["FunctionName"] == real_stack.attributes["NotifierFunction"]["Arn"]
     assert scheduled[0]["Payload"] == {"remind_bucket": {"event_id": event_id, "bucket": past}}
+
+
+def test_a_page_carries_the_headers_cloudfront_adds_to_it(real_stack):
+    """The stand-in that serves web/ locally sends what the distribution's response headers policy
+    makes CloudFront send, read from the same resource."""
+    import urllib.request
+
+    resources = template()["Resources"]
+    behaviour = resources["WebDistribution"]["Properties"]["DistributionConfig"]["DefaultCacheBehavior"]
+    policy = resources[behaviour["ResponseHeadersPolicyId"]["Ref"]]["Properties"]["ResponseHeadersPolicyConfig"]
+    security = policy["SecurityHeadersConfig"]
+    hsts = security["StrictTransportSecurity"]
+    expected = {
+        "Strict-Transport-Security": f"max-age={hsts['AccessControlMaxAgeSec']}; includeSubDomains",
+        "Content-Security-Policy": security["ContentSecurityPolicy"]["ContentSecurityPolicy"],
+        "X-Content-Type-Options": "nosniff",
+        "X-Frame-Options": "DENY",
+        "Referrer-Policy": security["ReferrerPolicy"]["ReferrerPolicy"],
+    }
+    assert hsts["IncludeSubdomains"] is True and hsts["Preload"] is False
+    assert "frame-ancestors 'none'" in expected["Content-Security-Policy"]
+    for page in ("/", "/booking.html", "/app.js"):
+        with urllib.request.urlopen(real_stack.api_url + page, timeout=10) as answer:
+            sent = {name: answer.headers[name] for name in expected}
+        assert sent == expected, page
+
+
+def test_the_catalog_role_reads_the_table_and_can_write_nothing(real_stack):
+    """Least privilege (issue 34): the public catalog's role as SAM translates it, resolved for the
+    stack. No function may scan the table or batch-write it; the catalog reads no secret."""
+    from tests.support import iam
+
+    roles = iam.function_roles(real_stack)
+    table = f"arn:aws:dynamodb:{real_stack.region}:123456789012:table/{real_stack.resources['BookingsTable']}"
+    catalog = roles["CatalogApiFunction"]
+    for action in ("GetItem", "Query", "BatchGetItem"):
+        assert catalog.allows(f"dynamodb:{action}", table), action
+    assert catalog.allows("dynamodb:Query", table + "/index/gsi1")
+    for action in ("PutItem", "UpdateItem", "DeleteItem", "ConditionCheckItem", "BatchWriteItem", "Scan",
+                   "DeleteTable", "UpdateTable"):
+        assert not catalog.allows(f"dynamodb:{action}", table), action
+    provider_secret = real_stack.secrets[real_stack.parameters["ProviderSecretName"]]
+    assert not catalog.allows("secretsmanager:GetSecretValue", provider_secret)
+    for name, role in roles.items():
+        for action in ("Scan", "BatchWriteItem", "DescribeTable", "PartiQLSelect"):
+            assert not role.allows(f"dynamodb:{action}", table), (name, action)
+    assert roles["EventsApiFunction"].allows("dynamodb:PutItem", table)

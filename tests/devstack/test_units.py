@@ -63,6 +63,14 @@ def test_resolver_intrinsics():
     assert r.resolve({"List": ["a", {"Ref": "AWS::NoValue"}]}) == {"List": ["a"]}
 
 
+
+def test_an_if_that_chooses_no_value_removes_what_holds_it():
+    r = Resolver({"Reserved": "0"}, {}, {"Reserves": {"Fn::Not": [{"Fn::Equals": [{"Ref": "Reserved"}, "0"]}]}})
+    chosen = {"Fn::If": ["Reserves", {"Ref": "Reserved"}, {"Ref": "AWS::NoValue"}]}
+    assert r.resolve({"Timeout": 60, "ReservedConcurrentExecutions": chosen}) == {"Timeout": 60}
+    assert r.resolve({"List": ["a", chosen]}) == {"List": ["a"]}
+
+
 def test_parameters_and_order_of_the_real_template():
     template = load_template(REPO_ROOT / "template.yaml")
     with pytest.raises(ValueError, match="ProviderShopId"):

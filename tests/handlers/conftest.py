@@ -37,6 +37,7 @@ def handler_env(monkeypatch):
             "PROVIDER_SECRET_NAME": "handler/provider", "PROVIDER_API_URL": "http://127.0.0.1:9/v3",
             "PROVIDER_SHOP_ID": "100500", "CUSTOMER_IDENTITY_SOURCE": "header",
             "HOLDFAST_DEPLOYMENT": "local",
+            "HOLDFAST_ID_SALT": "handler-tests-deployment",
             "HOLD_EXPIRY_STATE_MACHINE_ARN": machine, "ALLOWED_WEBHOOK_NETWORKS": "185.71.76.0/27,127.0.0.1/32",
             "POWERTOOLS_TRACE_DISABLED": "true", "POWERTOOLS_LOG_LEVEL": "WARNING",
         }

@@ -35,7 +35,7 @@ def body_routes(event_id, booking_id="0b6a6d7e-2f0f-4d7e-8a8e-6f1e0b9c4a21"):
     patch_event["requestContext"]["httpMethod"] = "PATCH"
     return [
         ("events_api", api_event("create_event.json", headers=ORGANIZER)),
-        ("catalog_api", patch_event),
+        ("events_api", patch_event),
         ("bookings_api", api_event("create_booking.json", path_params={"event_id": event_id}, headers=CUSTOMER)),
         ("waitlist_api", api_event("join_waitlist.json", path_params={"event_id": event_id}, headers=CUSTOMER)),
         ("admin_api", api_event("resolve_review.json", path_params={"booking_id": booking_id}, headers=ORGANIZER)),

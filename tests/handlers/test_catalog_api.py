@@ -27,7 +27,7 @@ def listing(query=None, headers=None):
 
 
 def publish(event_id, headers=ORGANIZER):
-    return call("catalog_api", api_event("publish_event.json", path_params={"event_id": event_id}, headers=headers))
+    return call("events_api", api_event("publish_event.json", path_params={"event_id": event_id}, headers=headers))
 
 
 def patch(event_id, body, headers=ORGANIZER):
@@ -35,7 +35,7 @@ def patch(event_id, body, headers=ORGANIZER):
     event["resource"] = event["requestContext"]["resourcePath"] = "/events/{event_id}"
     event["path"] = f"/events/{event_id}"
     event["httpMethod"] = event["requestContext"]["httpMethod"] = "PATCH"
-    return call("catalog_api", event)
+    return call("events_api", event)
 
 
 def test_listing_etag_and_304(handler_env):

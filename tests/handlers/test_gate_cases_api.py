@@ -3,9 +3,12 @@ the backend refuses and a pass dated ahead of the server's clock, each opening a
 function lists them with the reviews and resolves them on its sample event, once."""
 from datetime import datetime, timedelta, timezone
 
+from holdfast import wiring
+from holdfast.products.parking import wiring as parking_wiring
 from tests.handlers.test_gate_sync_api import registered_gate
 from tests.handlers.test_parking_api import ORGANIZER, gate_call, parking_env  # noqa: F401
 from tests.support.handlers import api_event, call
+from tests.unit.test_review_pages import CountingClient
 
 
 def iso(moment):
@@ -31,6 +34,15 @@ def test_offline_refusals_open_cases_an_operator_resolves_once(parking_env):
     assert (left["result"]["reason"], left["conflict"]["resolution"]) == ("payment_required", "review")
     assert (ahead["status"], ahead["result"]["error"]["code"]) == ("failed", "pass_time_in_future")
 
+    # the list reads the cases in one batch, not one read each (issue 34)
+    store = wiring.store()
+    client = store.client
+    store.client = counting = CountingClient(client)
+    try:
+        listed_cases = parking_wiring.gate_cases().open_cases()
+    finally:
+        store.client = client
+    assert len(listed_cases) == 2 and "get_item" not in counting.calls and counting.calls.count("batch_get_item") == 1
     status, listed = call("admin_api", api_event("list_reviews.json", headers=ORGANIZER))
     cases = {c["case_id"]: c for c in listed["gate_cases"]}
     exit_case, future_case = cases[left["conflict"]["case_id"]], cases[ahead["conflict"]["case_id"]]

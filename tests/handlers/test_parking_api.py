@@ -6,6 +6,7 @@ import boto3
 import pytest
 
 from holdfast import wiring
+from holdfast.products.parking import wiring as parking_wiring
 from tests.support.handlers import api_event, call
 
 ORGANIZER = {"X-Api-Key": "organizer-test-key"}
@@ -14,7 +15,7 @@ ORGANIZER = {"X-Api-Key": "organizer-test-key"}
 @pytest.fixture
 def parking_env(handler_env, monkeypatch):
     boto3.client("secretsmanager", region_name="eu-central-1").create_secret(
-        Name="handler/parking", SecretString=json.dumps({"master_seed": "handler-parking-master-seed"}))
+        Name="handler/parking", SecretString=json.dumps({"master_seed": "handler-parking-master-seed-0123456789"}))
     monkeypatch.setenv("PARKING_KEY_SECRET_NAME", "handler/parking")
     wiring.reset()
     return handler_env
@@ -111,3 +112,19 @@ def test_a_gate_is_registered_with_a_key_shown_once_and_passes_cars(parking_env)
                                                 headers=ORGANIZER))
     assert status == 201 and sub["plate"] == "E777KX77"
     assert gate_call("get_gate_config.json", lot_id, gate_id, key)[1]["subscriptions"][0]["plate"] == "E777KX77"
+
+
+def test_a_master_seed_shorter_than_32_characters_is_refused(handler_env, monkeypatch):
+    """The template and the deploy guide ask for 32+ random characters; 16 used to pass."""
+    from holdfast import wiring
+    from holdfast.products.parking import wiring as parking_wiring
+    from holdfast.adapters.aws import clear_secret_cache
+    from holdfast.config import ConfigurationError
+
+    boto3.client("secretsmanager", region_name="eu-central-1").create_secret(
+        Name="handler/short-seed", SecretString=json.dumps({"master_seed": "x" * 31}))
+    monkeypatch.setenv("PARKING_KEY_SECRET_NAME", "handler/short-seed")
+    wiring.reset()
+    clear_secret_cache()
+    with pytest.raises(ConfigurationError, match="32"):
+        parking_wiring.parking_keys()

@@ -70,7 +70,7 @@ def create_event(capacity=10, high_demand=True):
         event["resource"] = event["requestContext"]["resourcePath"] = "/events/{event_id}"
         event["path"] = f"/events/{created['event_id']}"
         event["httpMethod"] = event["requestContext"]["httpMethod"] = "PATCH"
-        status, patched = call("catalog_api", event)
+        status, patched = call("events_api", event)
         assert status == 200, patched
         wiring.waiting_room()._events.items.clear()  # the flag was just set; don't wait for the 2 s cache
     return created["event_id"]

@@ -27,6 +27,9 @@ Test code only: the deployed package (layers/) never imports this module.
 """
 from __future__ import annotations
 
+import base64
+import json
+
 import random
 import time
 import zlib
@@ -430,6 +433,27 @@ class FakeBookingStore(_Fake):
         self.table.check_fault("list_reviews")
         found = [self.get_booking(item["pk"].removeprefix("BOOKING#")) for item in self._index("REVIEW")]
         return [booking for booking in found if booking is not None]
+
+    def review_page(self, limit: int, cursor: str | None) -> tuple[list[Booking], str | None]:
+        """As the adapter's: a full page carries a cursor (DynamoDB returns LastEvaluatedKey when
+        the limit is reached, so the next page may be empty); a cursor it did not make is ValueError."""
+        self.table.check_fault("review_page")
+        queue = self._index("REVIEW")
+        start = 0
+        if cursor:
+            try:
+                after = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+                start = 1 + next(i for i, item in enumerate(queue)
+                                 if (item["gsi1sk"], item["pk"]) == (after["gsi1sk"], after["pk"]))
+            except (ValueError, TypeError, KeyError, StopIteration):
+                raise ValueError("not a review page cursor") from None
+        page = queue[start:start + limit]
+        following = None
+        if len(page) == limit:
+            last = page[-1]
+            following = base64.urlsafe_b64encode(json.dumps({"gsi1sk": last["gsi1sk"], "pk": last["pk"]}).encode()).decode()
+        found = [self.get_booking(item["pk"].removeprefix("BOOKING#")) for item in page]
+        return [booking for booking in found if booking is not None], following
 
     def _index_items(self) -> list[Item]:
         """gsi1: the items that carry both of its keys (a sparse index)."""

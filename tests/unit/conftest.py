@@ -72,7 +72,7 @@ def provider():
 
 @pytest.fixture
 def catalog(store, clock):
-    return CatalogService(store, clock, 600)
+    return CatalogService(store, clock, 600, id_salt="tests-deployment-salt")
 
 
 @pytest.fixture

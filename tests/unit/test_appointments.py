@@ -20,7 +20,7 @@ MSK = "+03:00"
 
 @pytest.fixture
 def appointments(store, clock, bookings):
-    return AppointmentService(store, clock, bookings, 600)
+    return AppointmentService(store, clock, bookings, 600, id_salt="tests-deployment-salt")
 
 
 @pytest.fixture

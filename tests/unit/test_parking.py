@@ -32,7 +32,7 @@ def view_bookings(store, clock, scheduled):
 
 @pytest.fixture
 def parking(store, clock, view_bookings):
-    return ParkingService(store, clock, view_bookings, 600, lambda: KEYS)
+    return ParkingService(store, clock, view_bookings, 600, lambda: KEYS, id_salt="tests-deployment-salt")
 
 
 @pytest.fixture
@@ -417,3 +417,24 @@ def test_a_cancelled_lot_lets_no_drive_up_in_online_and_records_one_a_gate_let_i
     inside = gates.apply(lot_id, gate_id, {"kind": "entry", "event_id": "c-2", "plate": "X 2"}, at=clock(),
                          offline=True)
     assert inside["gate_open"] is True and inside["ticket_id"]
+
+
+def test_a_lots_key_is_derived_once_per_container_not_on_every_public_read(monkeypatch):
+    """GET /lots/{id} is public and answers with the lot's key: repeated reads must not each pay
+    the HKDF and Ed25519 derivation (issue 34, finding 2)."""
+    from cryptography.hazmat.primitives.kdf import hkdf
+
+    derived = []
+    real = hkdf.HKDF
+
+    def counting(*args, **kwargs):
+        derived.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(hkdf, "HKDF", counting)
+    keys = LotKeys(b"a-seed-no-other-test-uses-0123456789")
+    first = keys.public_key("lot-cached")
+    assert [keys.public_key("lot-cached") for _ in range(50)] == [first] * 50
+    assert LotKeys(b"a-seed-no-other-test-uses-0123456789").public_key("lot-cached") == first
+    assert len(derived) == 1
+    assert keys.public_key("lot-other") != first and len(derived) == 2

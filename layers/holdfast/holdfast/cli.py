@@ -27,6 +27,7 @@ import json
 import os
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -176,11 +177,18 @@ def main(argv: list[str] | None = None, *, defaults: Mapping[str, str] | None = 
     if not args.api or not args.key:
         parser.error("the admin API needs --api and --key (or HOLDFAST_API_URL and HOLDFAST_ORGANIZER_KEY)")
     if args.command == "reviews":
-        status, body = _call(args.api, args.key, "GET", "/admin/reviews")
-        if status == 200:
+        listed, path = 0, "/admin/reviews"
+        while True:   # the list comes in pages: every page, in order
+            status, body = _call(args.api, args.key, "GET", path)
+            if status != 200:
+                break
             for booking in body["reviews"]:
                 print(f"{booking['booking_id']}  {booking['updated_at']}  {booking['review']['reason']}")
-            print(f"{len(body['reviews'])} booking(s) in review")
+            listed += len(body["reviews"])
+            if not body.get("next_cursor"):
+                print(f"{listed} booking(s) in review")
+                break
+            path = "/admin/reviews?" + urllib.parse.urlencode({"cursor": body["next_cursor"]})
     elif args.command == "cancellation":
         status, body = _call(args.api, args.key, "GET", f"/events/{args.event_id}/cancellation")
         if status == 200:

@@ -96,6 +96,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "hold_reminder_seconds": _number(int, ge=0, le=86_400),
     "parking_key_secret_name": _text(),
     "gate_clock_skew_seconds": _number(int, ge=0, le=86_400),
+    "id_salt": _text(16),
 }
 
 
@@ -139,6 +140,8 @@ class Settings:
     parking_key_secret_name: str = ""
     #: How far ahead of this clock a gate's offline pass may be dated (products/parking/services/gate_passes.py).
     gate_clock_skew_seconds: int = 120
+    #: Keys the ids derived from Idempotency-Keys (domain/ids.py): the template sets the stack's id.
+    id_salt: str = ""
 
     @classmethod
     def checked(cls, values: dict[str, Any]) -> "Settings":
@@ -201,6 +204,7 @@ _ENV_NAMES = {
     "hold_reminder_seconds": "HOLD_REMINDER_SECONDS",
     "parking_key_secret_name": "PARKING_KEY_SECRET_NAME",
     "gate_clock_skew_seconds": "GATE_CLOCK_SKEW_SECONDS",
+    "id_salt": "HOLDFAST_ID_SALT",
 }
 
 

@@ -238,6 +238,11 @@ class ExpiryIndex(Protocol):
 class ReviewQueue(Protocol):
     def list_reviews(self) -> list[Booking]: ...
 
+    def review_page(self, limit: int, cursor: str | None) -> tuple[list[Booking], str | None]:
+        """Up to ``limit`` bookings in review and the opaque cursor of the next page (None: the
+        last); ValueError for a cursor this store did not make."""
+        ...
+
 
 class LifecycleStore(EventReads, BookingReads, BookingSaves, Protocol):
     """What every booking lifecycle service uses: read the event and the booking, save a change."""

@@ -117,7 +117,7 @@ def organizer_api_key() -> str:
 def catalog():
     from .services.catalog import CatalogService
 
-    return CatalogService(store(), system_clock, settings().default_hold_ttl_seconds)
+    return CatalogService(store(), system_clock, settings().default_hold_ttl_seconds, id_salt())
 
 
 @cached
@@ -279,6 +279,14 @@ def email_sender():
 
     sender = settings().notifications_sender
     return SesEmailSender(sender) if sender else None
+
+
+def id_salt() -> str:
+    """The salt of the ids organizers' objects get (domain/ids.py); the template always sets it."""
+    salt = settings().id_salt
+    if not salt:
+        raise ConfigurationError("HOLDFAST_ID_SALT is required: ids derived from Idempotency-Keys are keyed with it")
+    return salt
 
 
 def reset() -> None:

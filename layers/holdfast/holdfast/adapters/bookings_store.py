@@ -12,6 +12,9 @@ version it read: two writers racing on one booking (expiry and confirmation, say
 """
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import random
 import time
 from typing import Any
@@ -199,8 +202,24 @@ class BookingRecords(Table):
     def list_reviews(self) -> list[Booking]:
         """Bookings waiting for an operator: they sit under one key of the index while in review."""
         items = self._query_index("REVIEW", "gsi1", "gsi1pk")
-        bookings = [self.get_booking(item["pk"].removeprefix("BOOKING#")) for item in items]
-        return [booking for booking in bookings if booking is not None]
+        return self._bookings_in_order([item["pk"].removeprefix("BOOKING#") for item in items])
+
+    def review_page(self, limit: int, cursor: str | None) -> tuple[list[Booking], str | None]:
+        request: dict[str, Any] = {
+            "TableName": self.table, "IndexName": "gsi1", "KeyConditionExpression": "gsi1pk = :key",
+            "ExpressionAttributeValues": _attrs({":key": "REVIEW"}), "Limit": limit}
+        if cursor:
+            request["ExclusiveStartKey"] = _attrs(_review_cursor_key(cursor))
+        answer = self.client.query(**request)
+        ids = [_plain(item)["pk"].removeprefix("BOOKING#") for item in answer.get("Items", [])]
+        last = answer.get("LastEvaluatedKey")
+        following = base64.urlsafe_b64encode(json.dumps(_plain(last), sort_keys=True).encode()).decode() if last else None
+        return self._bookings_in_order(ids), following
+
+    def _bookings_in_order(self, booking_ids: list[str]) -> list[Booking]:
+        # one BatchGetItem per hundred, not a GetItem each; a booking gone meanwhile is left out
+        found = {booking.booking_id: booking for booking in self.get_bookings(booking_ids)}
+        return [found[booking_id] for booking_id in booking_ids if booking_id in found]
 
     # ------------------------------------------------------------------------------ notifications
 
@@ -239,3 +258,19 @@ class BookingRecords(Table):
             **({"contact_email": booking.contact_email} if booking.contact_email else {}),
             "ttl": int(time.time()) + OUTBOX_RETENTION_SECONDS, **event,
         })}})
+
+
+def _review_cursor_key(cursor: str) -> dict[str, str]:
+    """The index key a review page's cursor names; ValueError for anything review_page did not make."""
+    try:
+        key = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise ValueError("not a review cursor") from None
+    if not isinstance(key, dict) or set(key) != {"pk", "sk", "gsi1pk", "gsi1sk"} or key["gsi1pk"] != "REVIEW" \
+            or not all(isinstance(value, str) and value for value in key.values()):
+        raise ValueError("not a review cursor")
+    # what DynamoDB would refuse as a start key (a 400 of ours, not its ValidationException)
+    if not key["pk"].startswith("BOOKING#") or len(key["pk"].encode()) > 2048 \
+            or any(len(key[name].encode()) > 1024 for name in ("sk", "gsi1sk")):
+        raise ValueError("not a review cursor")
+    return key

@@ -89,6 +89,19 @@ class Table:
         item = answer.get("Item")
         return _plain(item) if item else None
 
+    def _batch_get(self, keys: list[dict[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
+        """The items of ``keys`` that exist, by (pk, sk), strongly consistent, 100 keys a request."""
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        for start in range(0, len(keys), 100):
+            pending = {self.table: {"Keys": [_attrs(key) for key in keys[start:start + 100]], "ConsistentRead": True}}
+            while pending:
+                answer = self.client.batch_get_item(RequestItems=pending)
+                for item in answer.get("Responses", {}).get(self.table, []):
+                    plain = _plain(item)
+                    found[(plain["pk"], plain["sk"])] = plain
+                pending = answer.get("UnprocessedKeys") or {}
+        return found
+
     def _query_prefix(self, pk: str, prefix: str, projection: str | None = None, names: dict | None = None) -> list[dict[str, Any]]:
         kwargs: dict[str, Any] = {
             "TableName": self.table,

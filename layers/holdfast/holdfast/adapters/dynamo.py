@@ -58,4 +58,6 @@ class BookingStore(BookingRecords, InventoryStore, OfferingStore, WaitlistStore,
             parts = [products.resolve(reference)(self.table, self.client)
                      for product in products.registered() for reference in product.store_parts]
             self.__dict__["_parts"] = parts
+        for part in parts:
+            part.client = self.client   # a client swapped on the store (a test's counting one) is theirs too
         return parts

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import uuid
 from typing import Any
 
 from .. import kinds
@@ -11,17 +10,17 @@ from ..clock import iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
 from ..domain.commands import CreateEvent
 from ..domain.errors import IdempotencyKeyReused, NotFound, TooBusy
+from ..domain.ids import created_id
 from ..domain.money import Money
 from ..ports import CatalogStore, Clock, ItemExists, TransientStoreError
 
-EVENT_NAMESPACE = uuid.UUID("5a8f0b8e-4a8c-4d5e-9a55-2f1b7d1c9e01")
-
 
 class CatalogService:
-    def __init__(self, store: CatalogStore, clock: Clock, default_hold_ttl_seconds: int) -> None:
+    def __init__(self, store: CatalogStore, clock: Clock, default_hold_ttl_seconds: int, id_salt: str) -> None:
         self.store = store
         self.clock = clock
         self.default_hold_ttl = default_hold_ttl_seconds
+        self.id_salt = id_salt
 
     def create_event(self, request: CreateEvent, idempotency_key: str | None = None) -> dict[str, Any]:
         """Create an event. With an Idempotency-Key the event id is derived from it, so a repeat
@@ -59,10 +58,9 @@ class CatalogService:
             raise TooBusy() from None
         return self.describe(event)
 
-    @staticmethod
-    def _event_id(idempotency_key: str | None) -> str:
+    def _event_id(self, idempotency_key: str | None) -> str:
         """With an Idempotency-Key the event id is derived from it: a retry addresses the same event."""
-        return str(uuid.uuid5(EVENT_NAMESPACE, idempotency_key)) if idempotency_key else str(uuid.uuid4())
+        return created_id(self.id_salt, "event", idempotency_key)
 
     def get_event(self, event_id: str) -> dict[str, Any]:
         event = self.store.get_event(event_id)

@@ -19,6 +19,8 @@ from .provider_keys import PaymentOutcomeUnknown, operator_key
 from .review_money import RETRY_AFTER, ProviderMoney, look_up
 
 ACTIONS = ("refund", "confirm", "close", "alternative")
+#: The most bookings one GET /admin/reviews answers (BatchGetItem reads a hundred at a time).
+PAGE_SIZE = 100
 
 
 class ReviewService:
@@ -30,6 +32,21 @@ class ReviewService:
 
     def open_reviews(self) -> list[dict[str, Any]]:
         return [describe(booking) for booking in self.store.list_reviews()]
+
+    def review_page(self, limit: int | str = PAGE_SIZE, cursor: str | None = None) -> dict[str, Any]:
+        """One page of the bookings in review (oldest first) and the cursor of the next page;
+        ``limit`` as the query string gives it."""
+        try:
+            limit = int(limit)
+        except (TypeError, ValueError):
+            raise InvalidRequest("limit must be a whole number.", code="invalid_limit") from None
+        if not 1 <= limit <= PAGE_SIZE:
+            raise InvalidRequest(f"limit must be 1 to {PAGE_SIZE}.", code="invalid_limit")
+        try:
+            bookings, following = self.store.review_page(limit, cursor)
+        except ValueError:
+            raise InvalidRequest("cursor is not one this list gave.", code="invalid_cursor") from None
+        return {"reviews": [describe(booking) for booking in bookings], "next_cursor": following}
 
     def booking_with_journal(self, booking_id: str) -> dict[str, Any]:
         """Any booking with its whole journal, for operators (no ownership check: organizer only)."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import uuid
 from datetime import date
 from typing import Any
 
@@ -14,19 +13,19 @@ from holdfast.clock import iso
 from holdfast.domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
 from holdfast.domain.commands import HoldPlaces
 from holdfast.domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy
+from holdfast.domain.ids import created_id
 from holdfast.domain.money import Money
 from holdfast.ports import Clock, ItemExists, TransientStoreError
 from holdfast.services.bookings import BookingService, HoldResult
 from .kind import Slots
 from .ports import AppointmentStore
 
-RESOURCE_NAMESPACE = uuid.UUID("0f6f3b0e-1c55-4d4e-8a8e-7b1f0d2a6c11")
-SERVICE_NAMESPACE = uuid.UUID("6a0d8f51-93b4-4b52-9a3f-4e0f6c7d2b90")
-
 
 class AppointmentService:
-    def __init__(self, store: AppointmentStore, clock: Clock, bookings: BookingService, default_hold_ttl_seconds: int) -> None:
+    def __init__(self, store: AppointmentStore, clock: Clock, bookings: BookingService, default_hold_ttl_seconds: int,
+                 id_salt: str) -> None:
         self.store = store
+        self.id_salt = id_salt
         self.clock = clock
         self.bookings = bookings
         self.default_hold_ttl = default_hold_ttl_seconds
@@ -35,7 +34,7 @@ class AppointmentService:
     def create_resource(self, request: CreateResource, idempotency_key: str | None = None) -> dict[str, Any]:
         """A resource; with an Idempotency-Key its id comes from the key, so a repeat returns it."""
         fields = {"name": request.name, "timezone": request.timezone, "open": request.opens, "close": request.closes}
-        resource = {"resource_id": _id(RESOURCE_NAMESPACE, idempotency_key), **fields,
+        resource = {"resource_id": created_id(self.id_salt, "resource", idempotency_key), **fields,
                     "fingerprint": _fingerprint(fields), "created_at": iso(self.clock())}
         try:
             self.store.put_resource(resource)
@@ -65,7 +64,7 @@ class AppointmentService:
         kind = kinds.for_request(settings)
         created = iso(self.clock())
         event = {
-            "event_id": _id(SERVICE_NAMESPACE, idempotency_key), "name": request.name,
+            "event_id": created_id(self.id_salt, "service", idempotency_key), "name": request.name,
             # An offering's descriptive fields, so that every reader of offerings finds them.
             "venue": "", "city": "", "category": "service", "starts_at": created,
             "price": price.text, "currency": price.currency, "inventory_kind": kind.name,
@@ -135,10 +134,6 @@ def _date(text: str | None) -> date:
         return day
     except ValueError:
         raise InvalidRequest("date must be a day YYYY-MM-DD.", code="invalid_date") from None
-
-
-def _id(namespace: uuid.UUID, key: str | None) -> str:
-    return str(uuid.uuid5(namespace, key)) if key else str(uuid.uuid4())
 
 
 def _fingerprint(value: dict[str, Any]) -> str:

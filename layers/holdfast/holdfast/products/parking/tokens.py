@@ -11,6 +11,7 @@ raw public key. The format is the contract in the gate controller's brief (docs/
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 from datetime import datetime
@@ -52,13 +53,9 @@ class LotKeys:
         self._seed = master_seed
 
     def private_key(self, lot_id: str) -> Ed25519PrivateKey:
-        from cryptography.hazmat.primitives import hashes
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-        from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-        raw = HKDF(algorithm=hashes.SHA256(), length=32, salt=None,
-                   info=f"holdfast-lot-key:{lot_id}".encode()).derive(self._seed)
-        return Ed25519PrivateKey.from_private_bytes(raw)
+        return Ed25519PrivateKey.from_private_bytes(_lot_key_bytes(self._seed, lot_id))
 
     def public_raw(self, lot_id: str) -> bytes:
         from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
@@ -75,6 +72,16 @@ class LotKeys:
                    "to": details["to"]}
         data = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
         return b64(data) + "." + b64(self.private_key(lot_id).sign(data))
+
+
+# GET /lots/{id} is public and every answer names the lot's key: derived once per container and
+# lot, not on each call (issue 34: a costly value an unauthenticated caller could make us compute)
+@functools.lru_cache(maxsize=1024)
+def _lot_key_bytes(seed: bytes, lot_id: str) -> bytes:
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=f"holdfast-lot-key:{lot_id}".encode()).derive(seed)
 
 
 def kid_of(public_raw: bytes) -> str:

@@ -7,7 +7,10 @@ from typing import Any
 
 from holdfast.clock import system_clock
 from holdfast.config import ConfigurationError, settings
-from holdfast.wiring import bookings, cached, provider, store
+from holdfast.wiring import bookings, cached, id_salt, provider, store
+
+#: The shortest parking master seed accepted (template.yaml ParkingKeySecretName: 32+ random characters).
+MASTER_SEED_LENGTH = 32
 
 
 def parking_keys():
@@ -20,8 +23,9 @@ def parking_keys():
     if not name:
         raise ConfigurationError("PARKING_KEY_SECRET_NAME is not set: parking needs the entry-token master seed")
     seed = read_secret(name).get("master_seed")
-    if not isinstance(seed, str) or len(seed) < 16:
-        raise ConfigurationError(f"secret {name} lacks master_seed (16+ characters)")
+    # every lot's signing key comes from it: as long as the template and docs/deploy.md ask
+    if not isinstance(seed, str) or len(seed) < MASTER_SEED_LENGTH:
+        raise ConfigurationError(f"secret {name} lacks master_seed ({MASTER_SEED_LENGTH}+ characters)")
     return LotKeys(seed.encode())
 
 
@@ -35,7 +39,8 @@ def parking_keys_if_configured():
 def parking():
     from .services.lots import ParkingService
 
-    return ParkingService(store(), system_clock, bookings(), settings().default_hold_ttl_seconds, parking_keys)
+    return ParkingService(store(), system_clock, bookings(), settings().default_hold_ttl_seconds, parking_keys,
+                          id_salt())
 
 
 @cached

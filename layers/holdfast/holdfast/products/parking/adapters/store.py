@@ -165,7 +165,9 @@ class ParkingStore(Table):
 
     def list_gate_cases(self) -> list[dict[str, Any]]:
         keys = sorted(self._query_index("GATECASE", "gsi1", "gsi1pk"), key=lambda item: item["gsi1sk"])
-        cases = [self._get(key["pk"], "META") for key in keys]   # the index keeps keys only
+        # the index keeps keys only: the cases themselves in batches, not one read each
+        found = self._batch_get([{"pk": key["pk"], "sk": "META"} for key in keys])
+        cases = [found.get((key["pk"], "META")) for key in keys]
         return [{k: v for k, v in case.items() if k not in _KEYS} for case in cases
                 if case and case.get("status") == "OPEN"]
 

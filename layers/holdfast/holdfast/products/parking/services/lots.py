@@ -16,6 +16,7 @@ from holdfast.clock import iso, parse_iso
 from holdfast.domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
 from holdfast.domain.commands import HoldPlaces
 from holdfast.domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy, Unauthorized
+from holdfast.domain.ids import created_id
 from holdfast.domain.money import Money
 from holdfast.ports import Clock, ItemExists, TransientStoreError
 from holdfast.services.bookings import BookingService, HoldResult
@@ -25,7 +26,6 @@ from ..tokens import LotKeys, gate_key_hash
 from ..commands import CreateLot, CreateSubscription
 from ..ports import ParkingStore
 
-LOT_NAMESPACE = uuid.UUID("3b1c8a52-7f0e-4d6b-9a41-2c5e8f7d1a63")
 #: How long a gate may keep the subscriptions it read before reading them again.
 SUBSCRIPTIONS_TTL_SECONDS = 300
 #: How far ahead a gate's configuration lists confirmed reservations (and how long the gate may
@@ -39,8 +39,9 @@ class GateUnauthorized(Unauthorized):
 
 class ParkingService:
     def __init__(self, store: ParkingStore, clock: Clock, bookings: BookingService, default_hold_ttl_seconds: int,
-                 keys: Callable[[], LotKeys]) -> None:
+                 keys: Callable[[], LotKeys], id_salt: str) -> None:
         self.store = store
+        self.id_salt = id_salt
         self.clock = clock
         self.bookings = bookings
         self.default_hold_ttl = default_hold_ttl_seconds
@@ -55,7 +56,7 @@ class ParkingService:
         hourly = Money.parse(settings.hourly, request.currency)
         kind = kinds.for_request(settings)
         created = iso(self.clock())
-        lot_id = str(uuid.uuid5(LOT_NAMESPACE, idempotency_key)) if idempotency_key else str(uuid.uuid4())
+        lot_id = created_id(self.id_salt, "lot", idempotency_key)
         event = {
             "event_id": lot_id, "name": request.name, "venue": "", "city": "", "category": "parking",
             "starts_at": created, "price": hourly.text, "currency": hourly.currency, "inventory_kind": kind.name,
