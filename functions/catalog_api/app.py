@@ -47,17 +47,17 @@ def seat_map(event_id: str):
 @app.patch("/events/<event_id>")
 @tracer.capture_method
 def update_event(event_id: str):
-    require_organizer(app, wiring.organizer_api_key)
+    caller = require_organizer(app, wiring.authenticate_organizer)
     from holdfast.schemas import EventPatchIn
 
-    return json_response(200, wiring.listing().update(event_id, parse_body(app, EventPatchIn).changes()))
+    return json_response(200, wiring.listing().update(event_id, parse_body(app, EventPatchIn).changes(), caller))
 
 
 @app.post("/events/<event_id>/publish")
 @tracer.capture_method
 def publish_event(event_id: str):
-    require_organizer(app, wiring.organizer_api_key)
-    return json_response(200, wiring.listing().publish(event_id))
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, wiring.listing().publish(event_id, caller))
 
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")

@@ -17,9 +17,9 @@ app = make_resolver()
 def create_lot():
     from holdfast.parking_schemas import LotIn
 
-    require_organizer(app, wiring.organizer_api_key)
+    caller = require_organizer(app, wiring.authenticate_organizer)
     request = parse_body(app, LotIn).command()
-    return json_response(201, wiring.parking().create_lot(request, header(app, "Idempotency-Key")))
+    return json_response(201, wiring.parking().create_lot(request, header(app, "Idempotency-Key"), caller))
 
 
 @app.get("/lots/<lot_id>")
@@ -46,8 +46,8 @@ def reserve(lot_id: str):
 def create_gate(lot_id: str):
     from holdfast.parking_schemas import GateIn
 
-    require_organizer(app, wiring.organizer_api_key)
-    return json_response(201, wiring.parking().create_gate(lot_id, parse_body(app, GateIn).name))
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(201, wiring.parking().create_gate(lot_id, parse_body(app, GateIn).name, caller))
 
 
 @app.get("/lots/<lot_id>/gates/<gate_id>/config")
@@ -83,9 +83,9 @@ def gate_sync(lot_id: str, gate_id: str):
 def create_subscription(lot_id: str):
     from holdfast.parking_schemas import SubscriptionIn
 
-    require_organizer(app, wiring.organizer_api_key)
+    caller = require_organizer(app, wiring.authenticate_organizer)
     request = parse_body(app, SubscriptionIn).command()
-    return json_response(201, wiring.parking().create_subscription(lot_id, request))
+    return json_response(201, wiring.parking().create_subscription(lot_id, request, caller))
 
 
 def _pass(lot_id: str, gate_id: str, kind: str):

@@ -14,6 +14,7 @@ from holdfast import ports
 from holdfast.adapters import aws
 from holdfast.adapters.dynamo import BookingStore
 from holdfast.adapters.gate_sync_store import GateSyncStore
+from holdfast.adapters.organizers_store import OrganizerStore
 from holdfast.adapters.provider import YooKassaProvider
 from holdfast.adapters.surge import SurgeStore
 from holdfast.clock import system_clock
@@ -47,6 +48,7 @@ def _members(protocol: type) -> set[str]:
 #: Which concrete class wiring hands in for each port.
 IMPLEMENTED_BY: dict[str, tuple[type, ...]] = {
     "SurgeQueue": (SurgeStore,), "RateLimits": (SurgeStore,), "GateSyncLedger": (GateSyncStore,),
+    "OrganizerDirectory": (OrganizerStore,),
     "PaymentProvider": (YooKassaProvider, FakeProvider), "HoldExpiryScheduler": (aws.HoldExpiryScheduler,),
     "ReconciliationStarter": (aws.ReconciliationStarter, aws.ReconciliationBuckets),
     "CancellationJobs": (aws.CancellationJobs,), "PaymentEventsQueue": (aws.PaymentEventsQueue,),

@@ -409,6 +409,10 @@ class GateCaseItems(Protocol):
     def list_gate_cases(self) -> list[dict[str, Any]]: ...
 
 
+class GateCaseStore(GateCaseItems, EventReads, Protocol):
+    """Gate cases as operators see them: each case's lot tells whose case it is."""
+
+
 class TicketWrites(Commits, Protocol):
     """A ticket's items, committed as ``Change(items=...)`` (StaleBooking: a condition failed)."""
 
@@ -483,6 +487,37 @@ class GateSyncLedger(Protocol):
     def hold(self, lot_id: str, gate_id: str, event: dict[str, Any]) -> str: ...
 
     def advance(self, lot_id: str, gate_id: str, seq: int, event_id: str, result: dict[str, Any]) -> bool: ...
+
+
+class OrganizerDirectory(Protocol):
+    """Organizers and their API keys, stored by the keyed hash of each key (never the key)."""
+
+    def put_organizer(self, organizer: dict[str, Any], key: dict[str, Any]) -> None:
+        """The organizer with its first key, together; ItemExists if the id or the key is taken."""
+
+    def get_organizer(self, organizer_id: str) -> dict[str, Any] | None: ...
+
+    def list_organizers(self) -> list[dict[str, Any]]: ...
+
+    def set_organizer_status(self, organizer_id: str, status: str, at: str) -> bool:
+        """False when there is no such organizer."""
+
+    def key_owner(self, key_hash: str) -> dict[str, Any] | None:
+        """``{organizer_id, key_id, key_hash, last_used_at?}`` of a live key (a consistent read)."""
+
+    def organizer_keys(self, organizer_id: str) -> list[dict[str, Any]]:
+        """Each live key's ``key_id``, ``created_at`` and ``last_used_at`` (no hash)."""
+
+    def add_key(self, organizer_id: str, key: dict[str, Any], max_keys: int) -> bool:
+        """False when the organizer already holds ``max_keys`` (nothing written); ItemExists if the
+        key is taken."""
+
+    def delete_key(self, organizer_id: str, key_id: str) -> str:
+        """``deleted``, ``missing`` (no such key of this organizer) or ``last`` (its only key: kept)."""
+
+    def touch_key(self, key_hash: str, at: str, unless_since: str) -> None:
+        """Record ``at`` as the key's last use unless it was used at ``unless_since`` or later;
+        best effort (a lost touch costs a minute of precision, never the request)."""
 
 
 # ======================================================================== the world outside

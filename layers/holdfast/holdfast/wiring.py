@@ -35,7 +35,8 @@ lifecycle.declare_kinds_with(_declare_builtin_kinds)
 #: secret refuses to start without all of them.
 SECRET_FIELDS = {
     "secret_key": 1,             # the provider shop's secret key
-    "organizer_api_key": 16,     # what organizers send as X-Api-Key
+    "platform_api_key": 16,      # what the platform's operators send as X-Api-Key (/admin/organizers)
+    "api_key_hash_key": 16,      # HMAC-SHA256 key under which organizers' API keys are stored
     "admission_token_key": 16,   # HMAC-SHA256 key of waiting-room admission tokens
 }
 
@@ -98,8 +99,25 @@ def payment_events_queue() -> PaymentEventsQueue:
     return PaymentEventsQueue(settings().payment_events_queue_url)
 
 
-def organizer_api_key() -> str:
-    return provider_secret()["organizer_api_key"]
+def platform_api_key() -> str:
+    return provider_secret()["platform_api_key"]
+
+
+def api_key_hash_key() -> bytes:
+    return provider_secret()["api_key_hash_key"].encode()
+
+
+@functools.cache
+def organizers():
+    from .adapters.organizers_store import OrganizerStore
+    from .services.organizers import OrganizerService
+
+    return OrganizerService(OrganizerStore(store().table, store().client), system_clock, api_key_hash_key)
+
+
+def authenticate_organizer(api_key: str | None):  # noqa: ANN201 - a Caller, typed where it is defined
+    """The Caller behind an organizer's X-Api-Key (the handlers' ``require_organizer``)."""
+    return organizers().authenticate(api_key)
 
 
 @functools.cache
@@ -329,7 +347,7 @@ def reset() -> None:
     """Forget every cached collaborator and the settings (tests change the environment)."""
     from .config import settings as cached_settings
 
-    for factory in (store, provider, scheduler, payment_events_queue, catalog, bookings, appointments, parking,
+    for factory in (store, provider, scheduler, payment_events_queue, organizers, catalog, bookings, appointments, parking,
                     gate_passes, gate_sync, gate_cases,
                     reconciliation_starter, reconciliation_buckets,
                     payments, resolutions, reconciliation, reviews, listing, waitlist, notifications_bus, email_sender, cached_settings):

@@ -12,6 +12,7 @@ from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
 from ..domain.commands import CreateEvent
 from ..domain.errors import IdempotencyKeyReused, NotFound, TooBusy
 from ..domain.money import Money
+from ..domain.organizers import Caller
 from ..ports import CatalogStore, Clock, ItemExists, TransientStoreError
 
 EVENT_NAMESPACE = uuid.UUID("5a8f0b8e-4a8c-4d5e-9a55-2f1b7d1c9e01")
@@ -23,11 +24,13 @@ class CatalogService:
         self.clock = clock
         self.default_hold_ttl = default_hold_ttl_seconds
 
-    def create_event(self, request: CreateEvent, idempotency_key: str | None = None) -> dict[str, Any]:
-        """Create an event. With an Idempotency-Key the event id is derived from it, so a repeat
-        returns the event created the first time instead of a second event."""
+    def create_event(self, request: CreateEvent, idempotency_key: str | None = None,
+                     caller: Caller | None = None) -> dict[str, Any]:
+        """Create an event, owned by ``caller``. With an Idempotency-Key the event id is derived
+        from it (scoped to the organizer), so a repeat returns the event created the first time
+        instead of a second event."""
         price = Money.parse(request.price.value, request.price.currency.upper())
-        event_id = self._event_id(idempotency_key)
+        event_id = self._event_id(caller.scoped(idempotency_key) if caller and idempotency_key else idempotency_key)
         kind = kinds.for_request(request)
         inventory = kind.inventory(request)
         capacity, pools, units = inventory.capacity, inventory.pool_sizes, inventory.unit_ids
@@ -42,6 +45,8 @@ class CatalogService:
             "max_holds_per_customer": request.max_holds_per_customer or DEFAULT_HOLDS_PER_CUSTOMER,
             "created_at": iso(self.clock()),
         }
+        if caller is not None:
+            event["organizer_id"] = caller.organizer_id
         settings = kind.settings_of(request)
         if settings is not None:
             event["settings"] = settings

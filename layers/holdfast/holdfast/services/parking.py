@@ -17,6 +17,7 @@ from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
 from ..domain.commands import CreateLot, CreateSubscription, HoldPlaces
 from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy, Unauthorized
 from ..domain.money import Money
+from ..domain.organizers import Caller, require_owner
 from ..domain.parking import GRANULE, TYPES, ceil_granule, floor_granule, granule_key, normalise_plate
 from ..kinds.parking import Parking, space_states
 from ..parking_tokens import LotKeys, gate_key_hash
@@ -45,7 +46,8 @@ class ParkingService:
         self.keys = keys
 
     # ------------------------------------------------------------------------------ lots
-    def create_lot(self, request: CreateLot, idempotency_key: str | None = None) -> dict[str, Any]:
+    def create_lot(self, request: CreateLot, idempotency_key: str | None = None,
+                   caller: Caller | None = None) -> dict[str, Any]:
         settings = request.settings
         ids = [space.space_id for space in settings.spaces]
         if len(set(ids)) != len(ids):
@@ -53,6 +55,8 @@ class ParkingService:
         hourly = Money.parse(settings.hourly, request.currency)
         kind = kinds.for_request(settings)
         created = iso(self.clock())
+        if idempotency_key and caller:
+            idempotency_key = caller.scoped(idempotency_key)
         lot_id = str(uuid.uuid5(LOT_NAMESPACE, idempotency_key)) if idempotency_key else str(uuid.uuid4())
         event = {
             "event_id": lot_id, "name": request.name, "venue": "", "city": "", "category": "parking",
@@ -62,6 +66,8 @@ class ParkingService:
             "high_demand": False, "max_holds_per_customer": DEFAULT_HOLDS_PER_CUSTOMER,
             "settings": settings.model_dump(), "created_at": created,
         }
+        if caller is not None:
+            event["organizer_id"] = caller.organizer_id
         fingerprint = _fingerprint({k: v for k, v in event.items() if k not in ("created_at", "starts_at")})
         try:
             self.store.put_event(event, None, None, fingerprint)
@@ -74,10 +80,12 @@ class ParkingService:
             raise TooBusy() from None
         return self.describe_lot(event)
 
-    def lot(self, lot_id: str) -> dict[str, Any]:
-        event = self.store.get_event(lot_id)
-        if event is None or not isinstance(kinds.of_event(event), Parking):
-            raise NotFound(f"No lot {lot_id}.", code="lot_not_found")
+    def lot(self, lot_id: str, caller: Caller | None = None) -> dict[str, Any]:
+        """The lot; for an organizer, only its own (another's is answered like no lot at all)."""
+        missing = NotFound(f"No lot {lot_id}.", code="lot_not_found")
+        event = require_owner(self.store.get_event(lot_id), caller, missing)
+        if not isinstance(kinds.of_event(event), Parking):
+            raise missing
         return event
 
     def get_lot(self, lot_id: str) -> dict[str, Any]:
@@ -113,11 +121,13 @@ class ParkingService:
         return self.bookings.create_booking(lot_id, customer_id, idempotency_key, request)
 
     # ----------------------------------------------------------------------------- gates
-    def create_gate(self, lot_id: str, name: str) -> dict[str, Any]:
-        self.lot(lot_id)
+    def create_gate(self, lot_id: str, name: str, caller: Caller | None = None) -> dict[str, Any]:
+        event = self.lot(lot_id, caller)
         gate_id, key = str(uuid.uuid4()), "gk_" + secrets.token_urlsafe(32)
-        self.store.put_gate(lot_id, {"gate_id": gate_id, "name": name, "key_sha256": gate_key_hash(key),
-                                     "created_at": iso(self.clock())})
+        gate = {"gate_id": gate_id, "name": name, "key_sha256": gate_key_hash(key), "created_at": iso(self.clock())}
+        if event.get("organizer_id"):
+            gate["organizer_id"] = event["organizer_id"]
+        self.store.put_gate(lot_id, gate)
         return {"gate_id": gate_id, "lot_id": lot_id, "name": name, "gate_key": key,
                 **self.keys().public_key(lot_id)}
 
@@ -173,11 +183,13 @@ class ParkingService:
         return sorted(found, key=lambda r: (r["from"], r["booking_id"]))
 
     # --------------------------------------------------------------------- subscriptions
-    def create_subscription(self, lot_id: str, request: CreateSubscription) -> dict[str, Any]:
-        self.lot(lot_id)
+    def create_subscription(self, lot_id: str, request: CreateSubscription,
+                            caller: Caller | None = None) -> dict[str, Any]:
+        event = self.lot(lot_id, caller)
         subscription = {"subscription_id": str(uuid.uuid4()), "plate": normalise_plate(request.plate),
                         "valid_from": iso(request.valid_from), "valid_to": iso(request.valid_to)}
-        self.store.put_subscription(lot_id, subscription)
+        owner = {"organizer_id": event["organizer_id"]} if event.get("organizer_id") else {}
+        self.store.put_subscription(lot_id, subscription | owner)
         return {"lot_id": lot_id, **subscription}
 
     def active_subscriptions_at(self, lot_id: str, plate: str, at) -> list[dict[str, str]]:  # noqa: ANN001

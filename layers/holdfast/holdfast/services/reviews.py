@@ -8,6 +8,7 @@ from ..domain.booking import Booking
 from ..domain.errors import (Conflict, EventCancelled, IdempotencyKeyReused, InvalidRequest, NotFound,
                              PaymentProviderUnavailable)
 from ..domain.inventory import Move
+from ..domain.organizers import Caller, owned_by
 from ..domain.statuses import BookingStatus
 from ..ports import (Clock, PaymentStore, PlacesTaken, ProviderOutcomeUnknown, ProviderRejected, SalesStopped,
                      StaleBooking)
@@ -28,29 +29,47 @@ class ReviewService:
         self.clock = clock
         self.resolutions = ResolutionService(store, payments, clock)
 
-    def open_reviews(self) -> list[dict[str, Any]]:
-        return [describe(booking) for booking in self.store.list_reviews()]
+    def open_reviews(self, caller: Caller | None = None) -> list[dict[str, Any]]:
+        """Bookings in review; an organizer sees only those of its own events."""
+        owners: dict[str, bool] = {}
 
-    def booking_with_journal(self, booking_id: str) -> dict[str, Any]:
-        """Any booking with its whole journal, for operators (no ownership check: organizer only)."""
+        def mine(booking: Booking) -> bool:
+            if booking.event_id not in owners:
+                owners[booking.event_id] = owned_by(self.store.get_event(booking.event_id), caller)
+            return owners[booking.event_id]
+
+        return [describe(booking) for booking in self.store.list_reviews() if caller is None or mine(booking)]
+
+    def _booking(self, booking_id: str, caller: Caller | None) -> Booking:
+        """The booking, when it is of one of the caller's events; another organizer's is answered
+        like a booking that does not exist."""
+        booking = self.store.get_booking(booking_id)
+        if booking is None or (caller is not None and not owned_by(self.store.get_event(booking.event_id), caller)):
+            raise NotFound(f"No booking {booking_id}.", code="booking_not_found")
+        return booking
+
+    def booking_with_journal(self, booking_id: str, caller: Caller | None = None) -> dict[str, Any]:
+        """A booking of the caller's with its whole journal, for operators."""
+        self._booking(booking_id, caller)
         booking, journal = self.store.get_booking_with_journal(booking_id)
         if booking is None:
             raise NotFound(f"No booking {booking_id}.", code="booking_not_found")
         return describe(booking) | {"customer_id": booking.customer_id, "journal": [e.as_dict() for e in journal]}
 
     def resolve(self, booking_id: str, action: str, operator: str, note: str,
-                choice: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Apply an operator's decision. Repeating a decision already taken returns the booking."""
+                choice: dict[str, Any] | None = None, caller: Caller | None = None) -> dict[str, Any]:
+        """Apply an operator's decision. Repeating a decision already taken returns the booking.
+        The journal records who decided: the operator's name and, for an organizer, which
+        organizer and which of its keys."""
         if action not in ACTIONS:
             raise InvalidRequest(f"action must be one of {', '.join(ACTIONS)}.", code="invalid_action")
-        booking = self.store.get_booking(booking_id)
-        if booking is None:
-            raise NotFound(f"No booking {booking_id}.", code="booking_not_found")
+        booking = self._booking(booking_id, caller)
+        who = caller.journal_ids() if caller else {}
         if action == "alternative" or (action == "refund" and booking.resolution):
             # A conflict case: the operator decides it as its customer would (one decision wins).
             try:
                 return self.resolutions.decide(booking, action, choice or {}, actor="operator",
-                                               key="operator", note=f"{operator}: {note}")
+                                               key="operator", note=f"{operator}: {note}", who=who)
             except IdempotencyKeyReused:
                 raise Conflict("This case was already decided otherwise.", code="resolution_closed") from None
             except EventCancelled:
@@ -62,7 +81,7 @@ class ReviewService:
                 "close": (BookingStatus.PAYMENT_FAILED, BookingStatus.REFUNDED)}[action]
         if booking.status in done and not booking.review:
             return describe(booking)
-        ids = {"operator": operator, "payment_id": (booking.payment.payment_id if booking.payment else None) or ""}
+        ids = {"operator": operator, "payment_id": (booking.payment.payment_id if booking.payment else None) or ""} | who
         decision = f"{operator}: {note}"[:500]
         if booking.review and booking.status is not BookingStatus.MANUAL_REVIEW:
             # An open review on a booking that stands (a second payment for a confirmed booking):

@@ -1,0 +1,132 @@
+"""Ownership (domain/organizers.py): every object an organizer creates records it; another
+organizer's object is answered exactly like one that does not exist; listings show only the
+caller's own; an organizer's Idempotency-Key is its own; the journal names the organizer and key."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from holdfast.appointment_schemas import ResourceIn, ServiceIn
+from holdfast.domain.errors import InvalidRequest, NotFound
+from holdfast.domain.organizers import Caller
+from holdfast.parking_schemas import LotIn, SubscriptionIn
+from holdfast.schemas import BookingIn
+from holdfast.services.appointments import AppointmentService
+from holdfast.services.event_cancellation import EventCancellationService
+from holdfast.services.gate_cases import GateCases
+from holdfast.services.listing import ListingService
+from tests.unit.conftest import event_request
+from tests.unit.test_parking import SPACES, gates, parking, view_bookings  # noqa: F401 - fixtures
+
+ACME = Caller("org-acme", "key_acme1")
+OTHER = Caller("org-other", "key_other1")
+
+
+def not_found_code(call) -> str:
+    with pytest.raises(NotFound) as found:
+        call()
+    return found.value.code
+
+
+def test_the_same_idempotency_key_from_two_organizers_makes_two_events(catalog):
+    first = catalog.create_event(event_request(), "launch-1", ACME)
+    again = catalog.create_event(event_request(), "launch-1", ACME)
+    other = catalog.create_event(event_request(), "launch-1", OTHER)
+    assert again["event_id"] == first["event_id"] != other["event_id"]
+    assert catalog.store.get_event(first["event_id"])["organizer_id"] == "org-acme"
+    assert catalog.store.get_event(other["event_id"])["organizer_id"] == "org-other"
+
+
+def test_another_organizers_event_is_answered_like_a_missing_one(catalog, store, clock):
+    event = catalog.create_event(event_request(), None, ACME)
+    listing = ListingService(store, clock)
+    cancellation = EventCancellationService(store, clock, None)
+    missing = "0b6a6d7e-2f0f-4d7e-8a8e-000000000000"
+    for call in (lambda e: listing.publish(e, OTHER), lambda e: listing.update(e, {"name": "Mine now"}, OTHER),
+                 lambda e: cancellation.cancel(e, "c-1", "stolen", OTHER), lambda e: cancellation.progress(e, OTHER)):
+        assert not_found_code(lambda: call(event["event_id"])) == not_found_code(lambda: call(missing))
+    stored = store.get_event(event["event_id"])
+    assert not stored.get("published") and stored["name"] == "Club night" and not stored.get("cancelled_at")
+    assert listing.publish(event["event_id"], ACME)["published"] is True
+
+
+def test_cancel_keys_are_scoped_to_the_organizer(catalog, store, clock):
+    mine = catalog.create_event(event_request(), None, ACME)
+    theirs = catalog.create_event(event_request(), None, OTHER)
+    cancellation = EventCancellationService(store, clock, None)
+    cancellation.cancel(mine["event_id"], "same-key", "rain", ACME)
+    # the same key for another organizer's own event is its own request, not a reuse of Acme's
+    progress, replayed = cancellation.cancel(theirs["event_id"], "same-key", "rain", OTHER)
+    assert progress["event_id"] == theirs["event_id"] and replayed is False
+
+
+def test_lots_gates_and_subscriptions_belong_to_the_lots_organizer(parking, store):
+    body = {"name": "Central", "spaces": SPACES, "tariff": {"hourly": {"value": "100.00", "currency": "RUB"}}}
+    lot = parking.create_lot(LotIn.model_validate(body).command(), "lot-1", ACME)
+    assert parking.create_lot(LotIn.model_validate(body).command(), "lot-1", OTHER)["lot_id"] != lot["lot_id"]
+    gate = parking.create_gate(lot["lot_id"], "North", ACME)
+    assert store.get_gate(lot["lot_id"], gate["gate_id"])["organizer_id"] == "org-acme"
+    sub = SubscriptionIn.model_validate({"plate": "A1", "valid_from": "2030-01-01T00:00:00Z",
+                                         "valid_to": "2030-02-01T00:00:00Z"}).command()
+    parking.create_subscription(lot["lot_id"], sub, ACME)
+    assert [s["organizer_id"] for s in store.subscriptions(lot["lot_id"])] == ["org-acme"]
+    assert not_found_code(lambda: parking.create_gate(lot["lot_id"], "Mine", OTHER)) == "lot_not_found"
+    assert not_found_code(lambda: parking.create_subscription(lot["lot_id"], sub, OTHER)) == "lot_not_found"
+    assert len(store.subscriptions(lot["lot_id"])) == 1
+
+
+def test_a_service_may_use_only_its_organizers_resources(store, clock, bookings):
+    appointments = AppointmentService(store, clock, bookings, 600)
+    room = ResourceIn.model_validate({"name": "Hall", "timezone": "Europe/Moscow",
+                                      "opening_hours": {"open": "09:00", "close": "21:00"}}).command()
+    mine = appointments.create_resource(room, "room-1", ACME)
+    assert appointments.create_resource(room, "room-1", OTHER)["resource_id"] != mine["resource_id"]
+    assert store.get_resource(mine["resource_id"])["organizer_id"] == "org-acme"
+    service = ServiceIn.model_validate({"name": "Yoga", "mode": "group", "capacity": 3, "duration_minutes": 60,
+                                        "resource_ids": [mine["resource_id"]],
+                                        "price": {"value": "700.00", "currency": "RUB"}}).command()
+    with pytest.raises(InvalidRequest) as refused:
+        appointments.create_service(service, "yoga", OTHER)
+    assert refused.value.code == "unknown_resource"
+    made = appointments.create_service(service, "yoga", ACME)
+    assert store.get_event(made["service_id"])["organizer_id"] == "org-acme"
+
+
+def test_reviews_show_and_let_decide_only_the_organizers_own_and_journal_who(catalog, bookings, payments, provider,
+                                                                            reviews, store):
+    event = catalog.create_event(event_request(), None, ACME)
+    booking = bookings.create_booking(event["event_id"], "alice", "a-1", BookingIn(quantity=1)).booking
+    payment_id = payments.start_payment(booking.booking_id, "alice", "p").payment.payment_id
+    provider.pay(payment_id)
+    provider.payments[payment_id]["amount"] = {"value": "1.00", "currency": "RUB"}
+    assert payments.apply_provider_payment(provider.get_payment(payment_id)) == "amount_mismatch"
+    assert [r["booking_id"] for r in reviews.open_reviews(ACME)] == [booking.booking_id]
+    assert reviews.open_reviews(OTHER) == []
+    missing = "0b6a6d7e-2f0f-4d7e-8a8e-000000000000"
+    for call in (lambda b: reviews.booking_with_journal(b, OTHER),
+                 lambda b: reviews.resolve(b, "refund", "mallory", "mine", caller=OTHER)):
+        assert not_found_code(lambda: call(booking.booking_id)) == not_found_code(lambda: call(missing))
+    assert store.get_booking(booking.booking_id).status.value == "MANUAL_REVIEW"
+    reviews.resolve(booking.booking_id, "refund", "olga", "wrong amount", caller=ACME)
+    journal = reviews.booking_with_journal(booking.booking_id, ACME)["journal"]
+    decided = [e for e in journal if e["action"].startswith("review_")]
+    assert decided and all(e["ids"]["organizer_id"] == "org-acme" and e["ids"]["key_id"] == "key_acme1"
+                           for e in decided)
+
+
+def test_gate_cases_show_and_let_resolve_only_the_lots_organizer(parking, gates, store, clock):  # noqa: F811
+    body = {"name": "Tiny", "spaces": [SPACES[0]], "tariff": {"hourly": {"value": "100.00", "currency": "RUB"}}}
+    lot = parking.create_lot(LotIn.model_validate(body).command(), None, ACME)
+    gate = parking.create_gate(lot["lot_id"], "Main", ACME)
+    at = clock()
+    gates.apply(lot["lot_id"], gate["gate_id"], {"kind": "entry", "event_id": "in-1", "plate": "D1"}, at=at, offline=False)
+    refused = gates.apply(lot["lot_id"], gate["gate_id"], {"kind": "entry", "event_id": "in-2", "plate": "D2"},
+                          at=at + timedelta(seconds=1), offline=True)
+    identity = refused["conflict"]["case_id"]
+    cases = GateCases(store, clock)
+    assert [c["case_id"] for c in cases.open_cases(ACME)] == [identity] and cases.open_cases(OTHER) == []
+    assert not_found_code(lambda: cases.resolve(identity, "vehicle_left", "mallory", "x", OTHER)) == \
+        "gate_case_not_found"
+    done = cases.resolve(identity, "vehicle_left", "anna", "left", ACME)
+    assert done["journal"][-1]["ids"] == {"organizer_id": "org-acme", "key_id": "key_acme1"}
