@@ -130,3 +130,19 @@ def test_gate_cases_show_and_let_resolve_only_the_lots_organizer(parking, gates,
         "gate_case_not_found"
     done = cases.resolve(identity, "vehicle_left", "anna", "left", ACME)
     assert done["journal"][-1]["ids"] == {"organizer_id": "org-acme", "key_id": "key_acme1"}
+
+
+def test_the_cancellation_jobs_journal_names_the_organizer_and_key_that_cancelled(catalog, bookings, payments,
+                                                                                    provider, store, clock):
+    from holdfast.services.cancellation_job import CancellationJob
+    from tests.unit.test_event_cancellation import hold, paid, run_job
+
+    event = catalog.create_event(event_request(), None, ACME)
+    held = hold(bookings, event, "alice")
+    sold, _ = paid(bookings, payments, provider, event, "bob")
+    EventCancellationService(store, clock, None).cancel(event["event_id"], "cancel-1", "storm", ACME)
+    run_job(CancellationJob(store, payments, clock), event["event_id"])
+    for booking_id, action in ((held.booking_id, "event_cancelled_hold_released"),
+                               (sold, "event_cancelled_refund_started")):
+        [entry] = [e for e in store.get_booking_with_journal(booking_id)[1] if e.action == action]
+        assert (entry.ids["organizer_id"], entry.ids["key_id"]) == ("org-acme", "key_acme1")

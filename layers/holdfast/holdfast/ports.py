@@ -319,7 +319,8 @@ class EventBookings(Protocol):
 
 
 class Cancellations(EventBookings, Protocol):
-    def mark_event_cancelled(self, event_id: str, reason: str, key: str, fingerprint: str, at: str) -> None:
+    def mark_event_cancelled(self, event_id: str, reason: str, key: str, fingerprint: str, at: str,
+                             by: dict[str, str] | None = None) -> None:
         """Raises EventNotFound, AlreadyCancelled or KeyUsed when it changed nothing."""
         ...
 

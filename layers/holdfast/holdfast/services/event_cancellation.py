@@ -42,7 +42,8 @@ class EventCancellationService:
         fingerprint = hashlib.sha256(json.dumps([event_id, reason]).encode()).hexdigest()
         replayed = False
         try:
-            self.store.mark_event_cancelled(event_id, reason, key, fingerprint, iso(self.clock()))
+            self.store.mark_event_cancelled(event_id, reason, key, fingerprint, iso(self.clock()),
+                                            by=caller.journal_ids() if caller else None)
         except KeyUsed:
             record = self.store.cancel_request(key)
             if record is None or record["fingerprint"] != fingerprint:
