@@ -3,6 +3,7 @@ pay, read and cancel through /bookings); gates read their configuration, pass ca
 from holdfast import wiring
 from holdfast.http import customer_id, header, idempotency_key, json_response, make_resolver, parse_body, require_organizer
 from holdfast.observability import log_metrics, logger, tracer
+from holdfast.resolver import Response
 from holdfast.services.booking_views import describe
 
 wiring.cold_start(secret=True)
@@ -50,6 +51,21 @@ def create_gate(lot_id: str):
     return json_response(201, wiring.parking().create_gate(lot_id, parse_body(app, GateIn).name, caller))
 
 
+@app.post("/lots/<lot_id>/gates/<gate_id>/key")
+@tracer.capture_method
+def rotate_gate_key(lot_id: str, gate_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, wiring.parking().rotate_gate_key(lot_id, gate_id, caller))
+
+
+@app.delete("/lots/<lot_id>/gates/<gate_id>")
+@tracer.capture_method
+def delete_gate(lot_id: str, gate_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    wiring.parking().delete_gate(lot_id, gate_id, caller)
+    return Response(status_code=204, content_type=None, body="")
+
+
 @app.get("/lots/<lot_id>/gates/<gate_id>/config")
 @tracer.capture_method
 def gate_config(lot_id: str, gate_id: str):
@@ -73,8 +89,13 @@ def gate_exit(lot_id: str, gate_id: str):
 def gate_sync(lot_id: str, gate_id: str):
     from holdfast.gate_sync_schemas import GateSyncIn
 
-    wiring.parking().gate(lot_id, gate_id, header(app, "X-Gate-Key"))
+    gate = wiring.parking().gate(lot_id, gate_id, header(app, "X-Gate-Key"), deleted_too=True)
     passes = [item.as_event() for item in parse_body(app, GateSyncIn).events]
+    if gate.get("deleted_at"):
+        from holdfast.clock import system_clock
+        from holdfast.services.retired_gates import refuse_passes
+
+        return json_response(200, refuse_passes(wiring.store(), system_clock, lot_id, gate_id, passes))
     return json_response(200, wiring.gate_sync().sync(lot_id, gate_id, passes))
 
 

@@ -141,3 +141,40 @@ def test_the_same_idempotency_key_from_both_organizers_makes_two_objects(api, se
         "name": "Hall", "timezone": "Europe/Moscow", "opening_hours": {"open": "09:00", "close": "21:00"}}
     ).json()["resource_id"] for who in (api, second)]
     assert resources[0] != resources[1]
+
+
+def test_a_rotated_or_deleted_gates_old_key_is_401_and_a_deleted_gates_passes_open_cases(api, second):
+    lot = api.request("POST", "/lots", organizer=True, json={
+        "name": "Gated", "spaces": [{"space_id": "C1", "type": "COMPACT"}],
+        "tariff": {"hourly": {"value": "150.00", "currency": "RUB"}}}).json()
+    gate = api.request("POST", f"/lots/{lot['lot_id']}/gates", organizer=True, json={"name": "North"}).json()
+    gates = f"/lots/{lot['lot_id']}/gates/{gate['gate_id']}"
+
+    def config(key):
+        return api.request("GET", gates + "/config", headers={"X-Gate-Key": key}).status_code
+
+    assert second.request("POST", gates + "/key", organizer=True).status_code == 404
+    assert second.request("DELETE", gates, organizer=True).status_code == 404
+    assert config(gate["gate_key"]) == 200
+    rotated = api.request("POST", gates + "/key", organizer=True)
+    assert rotated.status_code == 200
+    new_key = rotated.json()["gate_key"]
+    assert (config(gate["gate_key"]), config(new_key)) == (401, 200)
+    assert api.request("DELETE", gates, organizer=True).status_code == 204
+    assert api.request("DELETE", gates, organizer=True).status_code == 204      # a repeat changes nothing
+    assert config(new_key) == 401
+    entry = api.request("POST", gates + "/entry", headers={"X-Gate-Key": new_key},
+                        json={"event_id": "in-after-delete", "plate": "A1"})
+    assert entry.status_code == 401
+    # what the gate let through offline before it heard: refused at sync, each with a gate case
+    synced = api.request("POST", gates + "/sync", headers={"X-Gate-Key": new_key}, json={"events": [
+        {"seq": 1, "event_id": "off-1", "kind": "entry", "at": "2030-01-01T11:00:00Z", "plate": "A1"}]})
+    assert synced.status_code == 200, synced.text
+    [result] = synced.json()["results"]
+    assert result["status"] == "failed" and result["result"]["error"]["code"] == "gate_deleted"
+    mine = api.request("GET", "/admin/reviews", organizer=True).json()["gate_cases"]
+    assert result["conflict"]["case_id"] in [case["case_id"] for case in mine]
+    assert result["conflict"]["case_id"] not in str(second.request("GET", "/admin/reviews", organizer=True).json())
+    assert api.request("POST", gates + "/sync", headers={"X-Gate-Key": gate["gate_key"]}, json={"events": [
+        {"seq": 2, "event_id": "off-2", "kind": "entry", "at": "2030-01-01T11:00:00Z", "plate": "B2"}]}
+    ).status_code == 401    # the key it had before the rotation names nothing

@@ -146,3 +146,45 @@ def test_the_cancellation_jobs_journal_names_the_organizer_and_key_that_cancelle
                                (sold, "event_cancelled_refund_started")):
         [entry] = [e for e in store.get_booking_with_journal(booking_id)[1] if e.action == action]
         assert (entry.ids["organizer_id"], entry.ids["key_id"]) == ("org-acme", "key_acme1")
+
+
+def test_a_rotated_or_deleted_gate_key_is_401_and_only_the_lots_organizer_may_do_either(parking, store):  # noqa: F811
+    from holdfast.services.parking import GateUnauthorized
+
+    body = {"name": "Central", "spaces": SPACES, "tariff": {"hourly": {"value": "100.00", "currency": "RUB"}}}
+    lot = parking.create_lot(LotIn.model_validate(body).command(), None, ACME)
+    gate = parking.create_gate(lot["lot_id"], "North", ACME)
+    lot_id, gate_id = lot["lot_id"], gate["gate_id"]
+    assert not_found_code(lambda: parking.rotate_gate_key(lot_id, gate_id, OTHER)) == "lot_not_found"
+    assert not_found_code(lambda: parking.delete_gate(lot_id, gate_id, OTHER)) == "lot_not_found"
+    assert parking.gate(lot_id, gate_id, gate["gate_key"])["gate_id"] == gate_id
+    rotated = parking.rotate_gate_key(lot_id, gate_id, ACME)
+    with pytest.raises(GateUnauthorized):
+        parking.gate(lot_id, gate_id, gate["gate_key"])
+    assert parking.gate(lot_id, gate_id, rotated["gate_key"])["gate_id"] == gate_id
+    parking.delete_gate(lot_id, gate_id, ACME)
+    parking.delete_gate(lot_id, gate_id, ACME)          # a repeat changes nothing
+    with pytest.raises(GateUnauthorized):
+        parking.gate(lot_id, gate_id, rotated["gate_key"])
+    assert not_found_code(lambda: parking.rotate_gate_key(lot_id, gate_id, ACME)) == "gate_not_found"
+    assert not_found_code(lambda: parking.delete_gate(lot_id, "no-such-gate", ACME)) == "gate_not_found"
+
+
+def test_a_deleted_gates_synced_passes_are_refused_each_with_one_case(parking, store, clock):  # noqa: F811
+    from holdfast.services.retired_gates import refuse_passes
+
+    body = {"name": "Central", "spaces": SPACES, "tariff": {"hourly": {"value": "100.00", "currency": "RUB"}}}
+    lot = parking.create_lot(LotIn.model_validate(body).command(), None, ACME)
+    gate = parking.create_gate(lot["lot_id"], "North", ACME)
+    parking.delete_gate(lot["lot_id"], gate["gate_id"], ACME)
+    assert parking.gate(lot["lot_id"], gate["gate_id"], gate["gate_key"], deleted_too=True)["deleted_at"]
+    passes = [{"seq": 7, "event_id": "off-1", "kind": "entry", "at": "2030-01-01T11:00:00.000Z", "plate": "A1"},
+              {"seq": 8, "event_id": "off-2", "kind": "exit", "at": "2030-01-01T11:30:00.000Z", "plate": "B2"}]
+    answer = refuse_passes(store, clock, lot["lot_id"], gate["gate_id"], passes)
+    assert answer["expected_seq"] == 9 and [r["status"] for r in answer["results"]] == ["failed", "failed"]
+    assert refuse_passes(store, clock, lot["lot_id"], gate["gate_id"], passes) == answer   # a repeat
+    cases = GateCases(store, clock).open_cases(ACME)
+    assert sorted((c["case_type"], c["reason"], c["plate"]) for c in cases) == \
+        [("entry", "gate_deleted", "A1"), ("exit", "gate_deleted", "B2")]
+    assert {r["conflict"]["case_id"] for r in answer["results"]} == {c["case_id"] for c in cases}
+    assert GateCases(store, clock).open_cases(OTHER) == []

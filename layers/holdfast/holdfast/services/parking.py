@@ -131,12 +131,35 @@ class ParkingService:
         return {"gate_id": gate_id, "lot_id": lot_id, "name": name, "gate_key": key,
                 **self.keys().public_key(lot_id)}
 
-    def gate(self, lot_id: str, gate_id: str, key: str | None) -> dict[str, Any]:
-        """The gate, if ``key`` is its key (401 otherwise, the same for an unknown gate)."""
+    def gate(self, lot_id: str, gate_id: str, key: str | None, deleted_too: bool = False) -> dict[str, Any]:
+        """The gate, if ``key`` is its key (401 otherwise, the same for an unknown or deleted gate;
+        ``deleted_too``: a deleted gate's key still names it, for the sync that reports its passes)."""
         gate = self.store.get_gate(lot_id, gate_id) if key else None
-        if gate is None or not secrets.compare_digest(gate["key_sha256"], gate_key_hash(key or "")):
+        if gate is None or (gate.get("deleted_at") and not deleted_too) \
+                or not secrets.compare_digest(gate["key_sha256"], gate_key_hash(key or "")):
             raise GateUnauthorized("The gate key is missing or wrong.")
         return gate
+
+    def rotate_gate_key(self, lot_id: str, gate_id: str, caller: Caller | None = None) -> dict[str, Any]:
+        """A new key for the gate, shown only here; the old one answers 401 from now on. Each call
+        is a new key (a repeat rotates again: only the last answer's key works)."""
+        self.lot(lot_id, caller)
+        gate, key = self.store.get_gate(lot_id, gate_id), "gk_" + secrets.token_urlsafe(32)
+        if gate is None or not self.store.change_gate(lot_id, gate_id, {"key_sha256": gate_key_hash(key),
+                                                                         "key_rotated_at": iso(self.clock())}):
+            raise NotFound(f"No gate {gate_id}.", code="gate_not_found")
+        return {"gate_id": gate_id, "lot_id": lot_id, "name": gate["name"], "gate_key": key,
+                **self.keys().public_key(lot_id)}
+
+    def delete_gate(self, lot_id: str, gate_id: str, caller: Caller | None = None) -> None:
+        """The gate stops: its key answers 401 everywhere. Its item stays (deleted_at), so what it
+        did stays explained; deleting it again changes nothing."""
+        self.lot(lot_id, caller)
+        gate = self.store.get_gate(lot_id, gate_id)
+        if gate is None:
+            raise NotFound(f"No gate {gate_id}.", code="gate_not_found")
+        if not gate.get("deleted_at"):
+            self.store.change_gate(lot_id, gate_id, {"deleted_at": iso(self.clock())})
 
     def gate_config(self, lot_id: str, gate_id: str, key: str | None) -> dict[str, Any]:
         self.gate(lot_id, gate_id, key)
