@@ -19,6 +19,13 @@ def list_reviews():
                                "gate_cases": wiring.gate_cases().open_cases(caller)})
 
 
+@app.get("/admin/sales")
+@tracer.capture_method
+def list_sales():
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, {"offerings": wiring.catalog().sales(caller)})
+
+
 @app.post("/admin/gate-cases/<case_id>/resolve")
 @tracer.capture_method
 def resolve_gate_case(case_id: str):

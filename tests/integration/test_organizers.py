@@ -178,3 +178,12 @@ def test_a_rotated_or_deleted_gates_old_key_is_401_and_a_deleted_gates_passes_op
     assert api.request("POST", gates + "/sync", headers={"X-Gate-Key": gate["gate_key"]}, json={"events": [
         {"seq": 2, "event_id": "off-2", "kind": "entry", "at": "2030-01-01T11:00:00Z", "plate": "B2"}]}
     ).status_code == 401    # the key it had before the rotation names nothing
+
+
+def test_each_organizer_sees_only_its_own_sales(api, second):
+    event = api.create_event(name="Only mine")
+    mine = api.request("GET", "/admin/sales", organizer=True).json()["offerings"]
+    theirs = second.request("GET", "/admin/sales", organizer=True).json()["offerings"]
+    assert event["event_id"] in [o["event_id"] for o in mine]
+    assert event["event_id"] not in [o["event_id"] for o in theirs]
+    assert all(o["name"] != "Only mine" for o in theirs)

@@ -188,3 +188,17 @@ def test_a_deleted_gates_synced_passes_are_refused_each_with_one_case(parking, s
         [("entry", "gate_deleted", "A1"), ("exit", "gate_deleted", "B2")]
     assert {r["conflict"]["case_id"] for r in answer["results"]} == {c["case_id"] for c in cases}
     assert GateCases(store, clock).open_cases(OTHER) == []
+
+
+def test_sales_list_only_the_organizers_own_offerings_with_counts(catalog, parking, store, clock, bookings):  # noqa: F811
+    mine = catalog.create_event(event_request(), "night", ACME)
+    catalog.create_event(event_request(name="Theirs"), "night", OTHER)
+    lot = parking.create_lot(LotIn.model_validate({"name": "Central", "spaces": SPACES, "tariff": {
+        "hourly": {"value": "100.00", "currency": "RUB"}}}).command(), None, ACME)
+    bookings.create_booking(mine["event_id"], "alice", "a-1", BookingIn(quantity=2))
+    sales = catalog.sales(ACME)
+    assert {s["event_id"] for s in sales} == {mine["event_id"], lot["lot_id"]}
+    [night] = [s for s in sales if s["event_id"] == mine["event_id"]]
+    assert night["counts"]["held"] == 2 and night["published"] is False
+    assert [s["name"] for s in catalog.sales(OTHER)] == ["Theirs"]
+    assert catalog.sales(Caller("org-none", "k")) == []

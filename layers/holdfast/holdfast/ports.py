@@ -257,6 +257,9 @@ class Catalog(Protocol):
                       filter_expression: str | None = None, filter_values: dict[str, Any] | None = None,
                       filter_names: dict[str, str] | None = None) -> tuple[list[dict[str, Any]], bool]: ...
 
+    def owned_offerings(self, organizer_id: str) -> list[dict[str, Any]]:
+        """The organizer's offerings, newest first."""
+
     def update_event_listing(self, event_id: str, expected_version: int, changes: dict[str, Any],
                              drop_index: list[tuple[str, str]], put_index: list[dict[str, Any]],
                              outbox: dict[str, Any] | None = None) -> None: ...

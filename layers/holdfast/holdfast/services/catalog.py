@@ -10,7 +10,7 @@ from .. import kinds
 from ..clock import iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
 from ..domain.commands import CreateEvent
-from ..domain.errors import IdempotencyKeyReused, NotFound, TooBusy
+from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy
 from ..domain.money import Money
 from ..domain.organizers import Caller
 from ..ports import CatalogStore, Clock, ItemExists, TransientStoreError
@@ -68,6 +68,22 @@ class CatalogService:
     def _event_id(idempotency_key: str | None) -> str:
         """With an Idempotency-Key the event id is derived from it: a retry addresses the same event."""
         return str(uuid.uuid5(EVENT_NAMESPACE, idempotency_key)) if idempotency_key else str(uuid.uuid4())
+
+    def sales(self, caller: Caller) -> list[dict[str, Any]]:
+        """The organizer's own offerings (events, services, lots), newest first: what the operator
+        page's sales table shows. Events carry their live counts; an offering whose kind sells
+        places per time (a service, a lot) has none here: its own view has them by time."""
+        shown = []
+        for event in self.store.owned_offerings(caller.organizer_id):
+            view = {"event_id": event["event_id"], "name": event["name"], "starts_at": event["starts_at"],
+                    "inventory": kinds.of_event(event).label, "category": event["category"],
+                    "published": bool(event.get("published")), "created_at": event["created_at"]}
+            try:
+                view["counts"] = self.counts(event)
+            except InvalidRequest:
+                pass   # a kind that sells places per time has no one count, and says so by refusing
+            shown.append(view)
+        return shown
 
     def get_event(self, event_id: str) -> dict[str, Any]:
         event = self.store.get_event(event_id)
