@@ -12,21 +12,17 @@ from tests.support.handlers import api_event, call
 PLATFORM = {"X-Api-Key": "platform-test-key-0123"}
 
 
-def route(method: str, path: str, headers: dict[str, str], body=None, path_params=None):
-    event = api_event("list_reviews.json", headers=headers, body=body, path_params=path_params)
-    event.update(httpMethod=method, resource=path, path=event["path"] if path_params else path)
-    if path_params:
-        event["path"] = path.format(**path_params)
-    return call("admin_api", event)
+def route(sample: str, headers: dict[str, str], body=None, path_params=None):
+    return call("admin_api", api_event(sample, headers=headers, body=body, path_params=path_params))
 
 
 def test_the_platform_key_opens_only_the_platform_routes(handler_env):
-    assert route("POST", "/admin/organizers", {"X-Api-Key": ORGANIZER_KEY}, {"name": "x"})[0] == 401
-    assert route("GET", "/admin/organizers", {"X-Api-Key": "wrong-platform-key"})[0] == 401
-    assert route("GET", "/organizers/me", PLATFORM)[0] == 401
-    status, listed = route("GET", "/admin/organizers", PLATFORM)
+    assert route("create_organizer.json", {"X-Api-Key": ORGANIZER_KEY}, {"name": "x"})[0] == 401
+    assert route("list_organizers.json", {"X-Api-Key": "wrong-platform-key"})[0] == 401
+    assert route("get_own_organizer.json", PLATFORM)[0] == 401
+    status, listed = route("list_organizers.json", PLATFORM)
     assert status == 200 and {o["organizer_id"] for o in listed["organizers"]} == {"org-test", "org-other"}
-    status, me = route("GET", "/organizers/me", {"X-Api-Key": OTHER_KEY})
+    status, me = route("get_own_organizer.json", {"X-Api-Key": OTHER_KEY})
     assert status == 200 and me["organizer_id"] == "org-other"
 
 
@@ -45,14 +41,14 @@ def our_logs():
 
 
 def test_a_new_key_appears_in_the_answer_only(handler_env, our_logs):
-    status, made = route("POST", "/admin/organizers", PLATFORM, {"name": "Acme"})
+    status, made = route("create_organizer.json", PLATFORM, {"name": "Acme"})
     assert status == 201
-    status, added = route("POST", "/organizers/me/keys", {"X-Api-Key": made["api_key"]})
+    status, added = route("add_organizer_key.json", {"X-Api-Key": made["api_key"]})
     assert status == 201
-    status, _ = route("DELETE", "/organizers/me/keys/{key_id}", {"X-Api-Key": added["api_key"]},
+    status, _ = route("delete_organizer_key.json", {"X-Api-Key": added["api_key"]},
                       path_params={"key_id": made["key_id"]})
     assert status == 204
-    assert route("GET", "/organizers/me", {"X-Api-Key": made["api_key"]})[0] == 401
+    assert route("get_own_organizer.json", {"X-Api-Key": made["api_key"]})[0] == 401
     written = our_logs.getvalue()
     for key in (made["api_key"], added["api_key"], ORGANIZER_KEY, PLATFORM["X-Api-Key"]):
         assert key not in written
