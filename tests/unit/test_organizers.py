@@ -122,3 +122,19 @@ def test_an_imported_key_is_refused_when_taken(organizers):
         organizers.create("Thief", api_key="local-organizer-key")
     assert organizers.authenticate("local-organizer-key").organizer_id == "org-demo"
     assert [o["name"] for o in organizers.list()] == ["Demo"]
+
+
+def test_a_throttled_last_use_write_never_fails_the_request(organizers, store):
+    from botocore.exceptions import ClientError
+
+    made = organizers.create("Acme")
+
+    class Throttled:
+        def __getattr__(self, name):
+            return getattr(store.client, name)
+
+        def update_item(self, **kwargs):
+            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "slow down"}}, "UpdateItem")
+
+    organizers.store.client = Throttled()
+    assert organizers.authenticate(made["api_key"]).organizer_id == made["organizer_id"]
