@@ -43,7 +43,7 @@ class Box:
 BOXES = (
     Box("functions", 0, "functions/<name>/app.py:\none thin handler per Lambda", ("functions",)),
     Box("tools", 0, "the operators' tools on the table", (
-        "holdfast.cli", "holdfast.event_index_backfill", "holdfast.metrics_report")),
+        "holdfast.cli", "holdfast.event_index_backfill", "holdfast.organizer_adoption", "holdfast.metrics_report")),
     Box("handler kit", 1, "what the handlers share:\nrouting, errors, SQS batches", (
         "holdfast.http", "holdfast.resolver", "holdfast.sqs_batch", "holdfast.provider_notification")),
     Box("wiring", 1, "builds the services;\nthe only place that picks adapters", ("holdfast.wiring",)),
