@@ -3,8 +3,9 @@
 Starts the payment sandbox, the embedded AWS stack deployed from template.yaml (API on
 127.0.0.1:3000, AWS endpoint on 127.0.0.1:4566, DynamoDB Local on a free port, each function in
 worker processes of its own), aims the sandbox's webhooks at the API, creates a demo event, a
-demo resource with two appointment services, a demo parking lot with a gate, and prints a
-walkthrough. Ctrl-C stops everything.
+demo resource with two appointment services, a demo parking lot with a gate (all owned by the demo
+organizer; the stack starts with two organizers, devstack/organizers.py), and prints a
+walkthrough with the organizers' and the platform's keys. Ctrl-C stops everything.
 """
 from __future__ import annotations
 
@@ -17,8 +18,13 @@ import time
 import urllib.request
 from pathlib import Path
 
+from devstack.organizers import LOCAL_ORGANIZERS, PLATFORM_KEY
+
 REPO = Path(__file__).resolve().parents[1]
-ORGANIZER_KEY = "local-organizer-key"
+
+#: The demo organizer's key: the demo objects below are its own.
+ORGANIZER_KEY = LOCAL_ORGANIZERS[0][2]
+SECOND_ORGANIZER_KEY = LOCAL_ORGANIZERS[1][2]
 
 
 def _post(url: str, body: dict, headers: dict[str, str]) -> dict:
@@ -107,7 +113,12 @@ Walkthrough (another terminal):
   curl -s {api}/bookings/<booking_id> -H 'X-Customer-Id: alice'     # CONFIRMED, with its journal
 
 {appointments}{parking}
-Organizer key: {ORGANIZER_KEY} (local only). Ctrl-C stops everything.
+Organizers (local keys only; each sees and changes only its own objects):
+  {ORGANIZER_KEY:<22} the demo organizer, owner of everything above
+  {SECOND_ORGANIZER_KEY:<22} a second organizer, owning nothing yet
+  curl -s {api}/organizers/me -H 'X-Api-Key: {SECOND_ORGANIZER_KEY}'
+Platform key: {PLATFORM_KEY} (POST/GET {api}/admin/organizers, .../suspend, .../resume).
+Ctrl-C stops everything.
 """, flush=True)
 
     stopped = threading.Event()

@@ -2,7 +2,6 @@
 (() => {
   const { api, el, showError, money, when, every, newKey } = Holdfast;
   const $ = (id) => document.getElementById(id);
-  const EVENTS_KEY = "holdfast.operator.events";
   const key = () => sessionStorage.getItem("holdfast.organizerKey") || "";
   const operator = () => (localStorage.getItem("holdfast.operator") || "").trim();
   const REASONS = {
@@ -69,8 +68,6 @@
         await api("POST", `/events/${encodeURIComponent(event.event_id)}/publish`, { organizerKey: key() });
         published = true;
       }
-      const known = JSON.parse(localStorage.getItem(EVENTS_KEY) || "[]");
-      localStorage.setItem(EVENTS_KEY, JSON.stringify([event.event_id, ...known.filter((id) => id !== event.event_id)].slice(0, 30)));
       const result = $("create-result");
       result.replaceChildren(`Created "${event.name}" with ${event.capacity} places${published ? " and published it" : " (not published yet)"}. `,
         el("a", { href: `event.html?id=${encodeURIComponent(event.event_id)}`, text: "Open its page" }), ".");
@@ -81,23 +78,20 @@
 
   // ---------------------------------------------------------------- live sales
   async function refreshSales() {
-    const ids = JSON.parse(localStorage.getItem(EVENTS_KEY) || "[]");
+    // only the signed-in organizer's own offerings (GET /admin/sales), each with its live counts
+    let offerings = [];
     try {
-      const listed = await api("GET", "/events?limit=20");
-      for (const event of listed.events) if (!ids.includes(event.event_id)) ids.push(event.event_id);
-    } catch (_) { /* the remembered ones still show */ }
-    const rows = [];
-    for (const id of ids.slice(0, 30)) {
-      try {
-        const event = await api("GET", `/events/${encodeURIComponent(id)}`);
-        rows.push(el("tr", { "data-event": id },
-          el("td", {}, el("strong", { text: event.name }), el("br"), el("span", { class: "muted", text: when(event.starts_at) })),
-          el("td", { "data-label": "Available", text: event.counts.available }),
-          el("td", { "data-label": "Held", text: event.counts.held }),
-          el("td", { "data-label": "Sold", text: event.counts.sold }),
-          el("td", {}, el("a", { href: `event.html?id=${encodeURIComponent(id)}`, text: "Page" }))));
-      } catch (_) { /* an event that is gone */ }
-    }
+      offerings = (await api("GET", "/admin/sales", { organizerKey: key() })).offerings;
+    } catch (_) { /* no key yet, or a wrong one: the table stays empty */ }
+    const rows = offerings.filter((event) => event.counts).slice(0, 30).map((event) => {
+      const id = event.event_id;
+      return el("tr", { "data-event": id },
+        el("td", {}, el("strong", { text: event.name }), el("br"), el("span", { class: "muted", text: when(event.starts_at) })),
+        el("td", { "data-label": "Available", text: event.counts.available }),
+        el("td", { "data-label": "Held", text: event.counts.held }),
+        el("td", { "data-label": "Sold", text: event.counts.sold }),
+        el("td", {}, el("a", { href: `event.html?id=${encodeURIComponent(id)}`, text: "Page" })));
+    });
     $("sales").replaceChildren(...rows);
   }
 

@@ -23,6 +23,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from devstack.organizers import KEY_HASH_KEY, PLATFORM_KEY
+
 from . import emf, runtime, sale_metrics
 from .apigw import ApiGatewayServer, routes_from_template
 from .throttling import StageThrottle
@@ -53,7 +55,9 @@ DUMMY_CREDENTIALS = {
 # Local-only provider credentials; the payment sandbox accepts exactly these. Never real values.
 LOCAL_PROVIDER_SECRET = {
     "secret_key": "sandbox_secret_local_only",
-    "organizer_api_key": "local-organizer-key",
+    # organizers sign in with their own keys, stored hashed (devstack/organizers.py seeds two)
+    "platform_api_key": PLATFORM_KEY,
+    "api_key_hash_key": KEY_HASH_KEY,
     # HMAC-SHA256 key of waiting-room admission tokens (holdfast.domain.admission).
     "admission_token_key": "local-admission-token-key-not-secret",
 }
@@ -245,6 +249,7 @@ class EmbeddedStack:
         emf.install(self.region, runtime._SERVICE_LOCKS["logs"])
         self._set_process_environment()
         self._deploy()
+        self._seed_organizers()
         self._start_pollers()
         metrics = sale_metrics.for_stack(self)
         if metrics is not None:
@@ -721,6 +726,16 @@ class EmbeddedStack:
         for name, value in wanted.items():
             text = value if isinstance(value, str) else json.dumps(value)
             self.secrets[name] = sm.create_secret(Name=name, SecretString=text)["ARN"]
+
+    def _seed_organizers(self) -> None:
+        """The local organizers, on a stack whose provider secret is the local one (a test that
+        brings its own secrets brings its own organizers too)."""
+        if self._secrets_override is not None or "ProviderSecretName" not in self.parameters \
+                or "BookingsTable" not in self.resources:
+            return
+        from devstack import organizers
+
+        organizers.seed(self.resources["BookingsTable"], self.boto3_client("dynamodb"))
 
     def _start_pollers(self) -> None:
         for logical_id, mapping in self._mappings.items():

@@ -1,8 +1,10 @@
-"""Operator endpoints: bookings in manual review and parking gate cases, and the decision taken on each."""
+"""Operator endpoints: bookings in manual review and parking gate cases, and the decision taken on
+each; the platform's organizers; an organizer's own keys."""
 from holdfast import wiring
 from holdfast.products.parking import wiring as parking_wiring
-from holdfast.http import json_response, make_resolver, parse_body, require_organizer
+from holdfast.http import json_response, make_resolver, parse_body, require_organizer, require_platform
 from holdfast.observability import log_metrics, logger, tracer
+from holdfast.resolver import Response
 from holdfast.services import reviews as _reviews  # noqa: F401 - every route uses it: loaded at init
 
 wiring.cold_start(secret=True)
@@ -13,38 +15,102 @@ app = make_resolver()
 @app.get("/admin/reviews")
 @tracer.capture_method
 def list_reviews():
-    require_organizer(app, wiring.organizer_api_key)
+    caller = require_organizer(app, wiring.authenticate_organizer)
     query = app.current_event.query_string_parameters or {}
-    page = wiring.reviews().review_page(query.get("limit", _reviews.PAGE_SIZE), query.get("cursor") or None)
-    return json_response(200, {**page, "gate_cases": parking_wiring.gate_cases().open_cases()})
+    page = wiring.reviews().review_page(query.get("limit", _reviews.PAGE_SIZE), query.get("cursor") or None, caller)
+    return json_response(200, {**page, "gate_cases": parking_wiring.gate_cases().open_cases(caller)})
+
+
+@app.get("/admin/sales")
+@tracer.capture_method
+def list_sales():
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, {"offerings": wiring.catalog().sales(caller)})
 
 
 @app.post("/admin/gate-cases/<case_id>/resolve")
 @tracer.capture_method
 def resolve_gate_case(case_id: str):
-    require_organizer(app, wiring.organizer_api_key)
+    caller = require_organizer(app, wiring.authenticate_organizer)
     from holdfast.products.parking.schemas import GateCaseResolveIn   # only the resolving routes validate a body
 
     request = parse_body(app, GateCaseResolveIn)
-    return json_response(200, parking_wiring.gate_cases().resolve(case_id, request.resolution, request.operator, request.note))
+    return json_response(200, parking_wiring.gate_cases().resolve(case_id, request.resolution, request.operator, request.note,
+                                                           caller))
 
 
 @app.post("/admin/reviews/<booking_id>/resolve")
 @tracer.capture_method
 def resolve_review(booking_id: str):
-    require_organizer(app, wiring.organizer_api_key)
+    caller = require_organizer(app, wiring.authenticate_organizer)
     from holdfast.schemas import ResolveIn   # only the resolving routes validate a body: the others never load pydantic
 
     request = parse_body(app, ResolveIn)
     return json_response(200, wiring.reviews().resolve(booking_id, request.action, request.operator, request.note,
-                                                              choice=request.choice))
+                                                       choice=request.choice, caller=caller))
 
 
 @app.get("/admin/bookings/<booking_id>")
 @tracer.capture_method
 def get_booking_journal(booking_id: str):
-    require_organizer(app, wiring.organizer_api_key)
-    return json_response(200, wiring.reviews().booking_with_journal(booking_id))
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, wiring.reviews().booking_with_journal(booking_id, caller))
+
+
+# ------------------------------------------------------------------ the platform's organizers
+
+@app.post("/admin/organizers")
+@tracer.capture_method
+def create_organizer():
+    require_platform(app, wiring.platform_api_key)
+    from holdfast.schemas import OrganizerIn
+
+    return json_response(201, wiring.organizers().create(parse_body(app, OrganizerIn).name))
+
+
+@app.get("/admin/organizers")
+@tracer.capture_method
+def list_organizers():
+    require_platform(app, wiring.platform_api_key)
+    return json_response(200, {"organizers": wiring.organizers().list()})
+
+
+@app.post("/admin/organizers/<organizer_id>/suspend")
+@tracer.capture_method
+def suspend_organizer(organizer_id: str):
+    require_platform(app, wiring.platform_api_key)
+    return json_response(200, wiring.organizers().suspend(organizer_id))
+
+
+@app.post("/admin/organizers/<organizer_id>/resume")
+@tracer.capture_method
+def resume_organizer(organizer_id: str):
+    require_platform(app, wiring.platform_api_key)
+    return json_response(200, wiring.organizers().resume(organizer_id))
+
+
+# ------------------------------------------------------------------------ an organizer's keys
+
+@app.get("/organizers/me")
+@tracer.capture_method
+def organizer_me():
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, wiring.organizers().me(caller))
+
+
+@app.post("/organizers/me/keys")
+@tracer.capture_method
+def add_organizer_key():
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(201, wiring.organizers().add_key(caller))
+
+
+@app.delete("/organizers/me/keys/<key_id>")
+@tracer.capture_method
+def delete_organizer_key(key_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    wiring.organizers().delete_key(caller, key_id)
+    return Response(status_code=204, content_type=None, body="")
 
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")

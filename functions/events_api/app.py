@@ -16,12 +16,12 @@ app = make_resolver()
 @app.post("/events")
 @tracer.capture_method
 def create_event():
-    require_organizer(app, wiring.organizer_api_key)
+    caller = require_organizer(app, wiring.authenticate_organizer)
     from holdfast.schemas import EventIn
 
     request = parse_body(app, EventIn).command()
     key = header(app, "Idempotency-Key")
-    return json_response(201, wiring.catalog().create_event(request, key))
+    return json_response(201, wiring.catalog().create_event(request, key, caller))
 
 
 @app.get("/events/<event_id>")
@@ -35,37 +35,37 @@ def get_event(event_id: str):
 @app.patch("/events/<event_id>")
 @tracer.capture_method
 def update_event(event_id: str):
-    require_organizer(app, wiring.organizer_api_key)
+    caller = require_organizer(app, wiring.authenticate_organizer)
     from holdfast.schemas import EventPatchIn
 
-    return json_response(200, wiring.listing().update(event_id, parse_body(app, EventPatchIn).changes()))
+    return json_response(200, wiring.listing().update(event_id, parse_body(app, EventPatchIn).changes(), caller))
 
 
 @app.post("/events/<event_id>/publish")
 @tracer.capture_method
 def publish_event(event_id: str):
-    require_organizer(app, wiring.organizer_api_key)
-    return json_response(200, wiring.listing().publish(event_id))
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, wiring.listing().publish(event_id, caller))
 
 
 @app.post("/resources")
 @tracer.capture_method
 def create_resource():
-    require_organizer(app, wiring.organizer_api_key)
+    caller = require_organizer(app, wiring.authenticate_organizer)
     from holdfast.products.appointments.schemas import ResourceIn
 
     request = parse_body(app, ResourceIn).command()
-    return json_response(201, appointments_wiring.appointments().create_resource(request, header(app, "Idempotency-Key")))
+    return json_response(201, appointments_wiring.appointments().create_resource(request, header(app, "Idempotency-Key"), caller))
 
 
 @app.post("/services")
 @tracer.capture_method
 def create_service():
-    require_organizer(app, wiring.organizer_api_key)
+    caller = require_organizer(app, wiring.authenticate_organizer)
     from holdfast.products.appointments.schemas import ServiceIn
 
     request = parse_body(app, ServiceIn).command()
-    return json_response(201, appointments_wiring.appointments().create_service(request, header(app, "Idempotency-Key")))
+    return json_response(201, appointments_wiring.appointments().create_service(request, header(app, "Idempotency-Key"), caller))
 
 
 @app.get("/services/<service_id>/availability")
@@ -77,20 +77,20 @@ def service_availability(service_id: str):
 @app.post("/events/<event_id>/cancel")
 @tracer.capture_method
 def cancel_event(event_id: str):
-    require_organizer(app, wiring.organizer_api_key)
+    caller = require_organizer(app, wiring.authenticate_organizer)
     from holdfast.schemas import EventCancelIn
 
     key = idempotency_key(app)
     reason = validate_reason(parse_body(app, EventCancelIn).reason)
-    progress, replayed = wiring.event_cancellation().cancel(event_id, key, reason)
+    progress, replayed = wiring.event_cancellation().cancel(event_id, key, reason, caller)
     return json_response(202, progress, {"Idempotent-Replayed": "true"} if replayed else None)
 
 
 @app.get("/events/<event_id>/cancellation")
 @tracer.capture_method
 def get_cancellation(event_id: str):
-    require_organizer(app, wiring.organizer_api_key)
-    return json_response(200, wiring.event_cancellation().progress(event_id))
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, wiring.event_cancellation().progress(event_id, caller))
 
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")

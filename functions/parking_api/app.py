@@ -4,6 +4,7 @@ from holdfast import wiring
 from holdfast.products.parking import wiring as parking_wiring
 from holdfast.http import customer_id, header, idempotency_key, json_response, make_resolver, parse_body, require_organizer
 from holdfast.observability import log_metrics, logger, tracer
+from holdfast.resolver import Response
 from holdfast.services.booking_views import describe
 
 wiring.cold_start(secret=True)
@@ -18,9 +19,9 @@ app = make_resolver()
 def create_lot():
     from holdfast.products.parking.schemas import LotIn
 
-    require_organizer(app, wiring.organizer_api_key)
+    caller = require_organizer(app, wiring.authenticate_organizer)
     request = parse_body(app, LotIn).command()
-    return json_response(201, parking_wiring.parking().create_lot(request, header(app, "Idempotency-Key")))
+    return json_response(201, parking_wiring.parking().create_lot(request, header(app, "Idempotency-Key"), caller))
 
 
 @app.get("/lots/<lot_id>")
@@ -47,8 +48,23 @@ def reserve(lot_id: str):
 def create_gate(lot_id: str):
     from holdfast.products.parking.schemas import GateIn
 
-    require_organizer(app, wiring.organizer_api_key)
-    return json_response(201, parking_wiring.parking().create_gate(lot_id, parse_body(app, GateIn).name))
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(201, parking_wiring.parking().create_gate(lot_id, parse_body(app, GateIn).name, caller))
+
+
+@app.post("/lots/<lot_id>/gates/<gate_id>/key")
+@tracer.capture_method
+def rotate_gate_key(lot_id: str, gate_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, parking_wiring.parking().rotate_gate_key(lot_id, gate_id, caller))
+
+
+@app.delete("/lots/<lot_id>/gates/<gate_id>")
+@tracer.capture_method
+def delete_gate(lot_id: str, gate_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    parking_wiring.parking().delete_gate(lot_id, gate_id, caller)
+    return Response(status_code=204, content_type=None, body="")
 
 
 @app.get("/lots/<lot_id>/gates/<gate_id>/config")
@@ -74,8 +90,13 @@ def gate_exit(lot_id: str, gate_id: str):
 def gate_sync(lot_id: str, gate_id: str):
     from holdfast.products.parking.gate_sync_schemas import GateSyncIn
 
-    parking_wiring.parking().gate(lot_id, gate_id, header(app, "X-Gate-Key"))
+    gate = parking_wiring.parking().gate(lot_id, gate_id, header(app, "X-Gate-Key"), deleted_too=True)
     passes = [item.as_event() for item in parse_body(app, GateSyncIn).events]
+    if gate.get("deleted_at"):
+        from holdfast.clock import system_clock
+        from holdfast.products.parking.services.retired_gates import refuse_passes
+
+        return json_response(200, refuse_passes(wiring.store(), system_clock, lot_id, gate_id, passes))
     return json_response(200, parking_wiring.gate_sync().sync(lot_id, gate_id, passes))
 
 
@@ -84,9 +105,9 @@ def gate_sync(lot_id: str, gate_id: str):
 def create_subscription(lot_id: str):
     from holdfast.products.parking.schemas import SubscriptionIn
 
-    require_organizer(app, wiring.organizer_api_key)
+    caller = require_organizer(app, wiring.authenticate_organizer)
     request = parse_body(app, SubscriptionIn).command()
-    return json_response(201, parking_wiring.parking().create_subscription(lot_id, request))
+    return json_response(201, parking_wiring.parking().create_subscription(lot_id, request, caller))
 
 
 def _pass(lot_id: str, gate_id: str, kind: str):

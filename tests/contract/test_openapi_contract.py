@@ -14,7 +14,8 @@ OPENAPI_PATH = REPO / "docs" / "openapi.yaml"
 ORGANIZER_EVENT_ROUTES = {("post", "/events"), ("patch", "/events/{event_id}"), ("post", "/events/{event_id}/publish"),
                           ("post", "/resources"), ("post", "/services"),
                           ("post", "/events/{event_id}/cancel"), ("get", "/events/{event_id}/cancellation"),
-                          ("post", "/lots"), ("post", "/lots/{lot_id}/gates"), ("post", "/lots/{lot_id}/subscriptions")}
+                          ("post", "/lots"), ("post", "/lots/{lot_id}/gates"), ("post", "/lots/{lot_id}/subscriptions"),
+                          ("post", "/lots/{lot_id}/gates/{gate_id}/key"), ("delete", "/lots/{lot_id}/gates/{gate_id}")}
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
 
@@ -99,8 +100,11 @@ def test_organizer_routes_require_the_api_key_and_customer_routes_the_customer()
     for path, item in document["paths"].items():
         for method, operation in item.items():
             refs = {p.get("$ref", "").rsplit("/", 1)[-1] for p in operation.get("parameters", [])}
-            organizer = path.startswith("/admin/") or (method, path) in ORGANIZER_EVENT_ROUTES
+            platform = path.startswith("/admin/organizers")
+            organizer = not platform and (path.startswith(("/admin/", "/organizers/"))
+                                          or (method, path) in ORGANIZER_EVENT_ROUTES)
             assert (operation.get("security") == [{"organizerKey": []}]) is organizer, f"{method} {path}"
+            assert (operation.get("security") == [{"platformKey": []}]) is platform, f"{method} {path}"
             customer = path.startswith("/bookings/") or path.endswith(("/bookings", "/queue", "/waitlist", "/reservations"))
             assert ("CustomerId" in refs) is customer, f"{method} {path}"
 

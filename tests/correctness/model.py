@@ -12,7 +12,7 @@ against the table and the provider's own records; ``settle`` ends a history by d
 is outstanding and checks the settled money rule.
 
 Failures are AssertionErrors whose message starts with the rule's code (I1-I10, M1-M5, S1-S4,
-E1-E2, R2-R4, W1-W3, SW1-SW2, X1-X2, C1-C2, A1, T1, V1, H1), so a report names what broke.
+E1-E2, R2-R4, W1-W3, SW1-SW2, X1-X2, C1-C2, A1, T1, V1, H1, O1-O2), so a report names what broke.
 """
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ from holdfast.adapters.surge import SurgeStore
 from holdfast.products.appointments.schemas import SlotBookingIn
 from holdfast.clock import iso, parse_iso
 from holdfast.products.appointments.timeslots import parse_granule_key
-from holdfast.domain.errors import BookingError, IdempotencyKeyReused, SeatsUnavailable, SoldOut
+from holdfast.domain.errors import BookingError, IdempotencyKeyReused, NotFound, SeatsUnavailable, SoldOut
+from holdfast.domain.organizers import Caller
 from holdfast.domain.statuses import BookingStatus
 from holdfast.ports import Change, ProviderOutcomeUnknown, ProviderRejected, TransientStoreError
 from holdfast.schemas import BookingIn
@@ -40,6 +41,7 @@ from holdfast.services.bookings import BookingService
 from holdfast.services.cancellation_job import CancellationJob
 from holdfast.services.catalog import CatalogService
 from holdfast.services.event_cancellation import EventCancellationService
+from holdfast.services.listing import ListingService
 from holdfast.services.payments import PaymentOutcomeUnknown, PaymentService
 from holdfast.services.reconciliation import ReconciliationService
 from holdfast.services.resolutions import ResolutionService
@@ -56,6 +58,10 @@ from .helpers import (
 from .kind_cases import CASES, PARKING_WINDOW, KindCase, ParkingCase, SlotsCase, slot_hall
 
 T = TypeVar("T")
+#: Two organizers (issue 30): the first owns the model's events; the second owns nothing and only
+#: ever tries the first one's objects (``other_organizer_intrudes``).
+ORGANIZER = Caller("org-1", "key-1")
+OTHER_ORGANIZER = Caller("org-2", "key-2")
 S = BookingStatus
 CUSTOMERS = ("ann", "bob", "cat")
 KEYS = ("k1", "k2", "k3")
@@ -305,10 +311,11 @@ class BookingModel:
         # Event cancellation (issue 18): the job's steps are run by the model, not an execution.
         self.event_cancellation = EventCancellationService(self.store, self.clock, None)
         self.cancellation_job = CancellationJob(self.store, self.payments, self.clock, page_size=2)
+        self.listing = ListingService(self.store, self.clock)
         self.cancelled_events: dict[str, set[str]] = {}  # event id -> bookings CONFIRMED when it was cancelled
         self.events: dict[str, str] = {}
         for name, (key, body, _) in self.bodies.items():
-            self.events[name] = self.catalog.create_event(self._event_in(body), key)["event_id"]
+            self.events[name] = self.catalog.create_event(self._event_in(body), key, ORGANIZER)["event_id"]
         self.events["slot"] = SlotsCase("slots").create(self.catalog, SLOT_SEATS)
         # A lot of one space, reserved for one window (kind_cases.PARKING_WINDOW): only
         # time_paid_late books it (the gates are another model's).
@@ -630,13 +637,18 @@ class BookingModel:
         name = d.choice([name for name in EVENTS if name in self.bodies])
         same = d.choice([True, False])
         key, body, other = self.bodies[name]
-        self.intent = f"event {name}, {'same' if same else 'other'} body"
+        # The second organizer sending the first one's key (the same body) makes its own event.
+        who = d.choice([ORGANIZER, ORGANIZER, OTHER_ORGANIZER]) if same else ORGANIZER
+        self.intent = f"event {name}, {'same' if same else 'other'} body, {who.organizer_id}"
         result, error = self._call("organizer", "POST /events (retry)",
                                    lambda: self.catalog.create_event(
-                                       self._event_in(body if same else other), key))
-        self.note(f"organizer retries event {name} with the {'same' if same else 'other'} body"
+                                       self._event_in(body if same else other), key, who))
+        self.note(f"{who.organizer_id} retries event {name} with the {'same' if same else 'other'} body"
                   f" -> {type(error).__name__ if error else 'replayed'}")
-        if same:
+        if who is OTHER_ORGANIZER:
+            assert error is None and result["event_id"] != self.events[name], \
+                f"O1 organizer 2's Idempotency-Key named organizer 1's event ({error or result})"
+        elif same:
             assert error is None and result["event_id"] == self.events[name], \
                 f"E1 a replay of POST /events answered {error!r}"
         else:
@@ -1316,6 +1328,37 @@ class BookingModel:
                 return
             passes, after = result["pass"], ""
 
+    # ------------------------------------------------------------------ two organizers (30)
+
+    def other_organizer_intrudes(self, d: Draw) -> None:
+        """The second organizer tries the first one's objects with its own key: cancel, rename or
+        publish an event, read a cancellation, read or decide a booking. O1: each answers exactly
+        as for an id that does not exist and writes nothing; O2: its list of reviews is empty."""
+        event_id = self.events[d.choice([name for name in EVENTS if name in self.bodies])]
+        attempts: dict[str, Callable[[], Any]] = {
+            "cancel event": lambda: self.event_cancellation.cancel(event_id, "cancel-ga", "mine", OTHER_ORGANIZER),
+            "read cancellation": lambda: self.event_cancellation.progress(event_id, OTHER_ORGANIZER),
+            "rename event": lambda: self.listing.update(event_id, {"name": "Mine now"}, OTHER_ORGANIZER),
+            "publish event": lambda: self.listing.publish(event_id, OTHER_ORGANIZER),
+        }
+        missing = {"event_not_found"}
+        if self.known:
+            booking_id, _ = d.choice(self.known)
+            action = d.choice(["refund", "confirm", "close"])
+            attempts["read journal"] = lambda: self.reviews.booking_with_journal(booking_id, OTHER_ORGANIZER)
+            attempts[f"resolve {action}"] = lambda: self.reviews.resolve(booking_id, action, "intruder", "mine",
+                                                                        caller=OTHER_ORGANIZER)
+            missing.add("booking_not_found")
+        what = d.choice(sorted(attempts))
+        before = self.snapshot()
+        _, error = self._call("organizer 2", what, attempts[what])
+        assert isinstance(error, NotFound) and error.code in missing, \
+            f"O1 organizer 2: {what} on organizer 1's object answered {getattr(error, 'code', 'success')}"
+        assert self.snapshot() == before, f"O1 organizer 2: {what} on organizer 1's object wrote to the table"
+        assert self.reviews.open_reviews(OTHER_ORGANIZER) == [], "O2 organizer 2 sees organizer 1's reviews"
+        self.note(f"other_organizer_intrudes {what} -> {error.code}")
+        self.log[f"intruder:{what.split()[0]}"] += 1
+
     def check_cancelled_events(self, settled: bool) -> None:
         """C1 no booking of a cancelled event becomes CONFIRMED after the cancellation; C2 once the
         job has run and everything settled, none stays CONFIRMED and none is left holding places."""
@@ -1445,7 +1488,7 @@ OPERATIONS: dict[str, int] = {
     "customer_resolves": 2, "window_resold": 2,
     "customer_hoards": 1,
     "colliding_key_booking": 1, "waitlist_advance": 1,
-    "organizer_cancels_event": 1, "cancellation_job_runs": 1,
+    "organizer_cancels_event": 1, "cancellation_job_runs": 1, "other_organizer_intrudes": 1,
     "customer_queues": 1, "time_paid_late": 1, "clock_to_slot_start": 1, "late_choice_after_cancel": 1,
 }
 

@@ -52,9 +52,12 @@ def _seed(api: BookingApi) -> dict[str, list[str]]:
                                        enumerate(["COMPACT", "REGULAR", "LARGE", "HANDICAP"] * 5)],
         "tariff": {"hourly": {"value": "100.00", "currency": "RUB"}}}).json()["lot_id"]
     gate = api.request("POST", f"/lots/{lot}/gates", organizer=True, json={"name": "Fuzz gate"}).json()
+    # Rotating a gate's key or deleting the gate ends its key: those routes get a gate of their own,
+    # so the pass routes still find the one above answering whatever order the operations run in.
+    doomed_gate = api.request("POST", f"/lots/{lot}/gates", organizer=True, json={"name": "Fuzz gate to retire"}).json()
     return {"event_id": [counted, seated], "booking_id": bookings + [foreign.json()["booking_id"]],
             "service_id": services, "cancellable_event_id": doomed, "lot_id": [lot], "gate_id": [gate["gate_id"]],
-            "gate_key": [gate["gate_key"]]}
+            "gate_key": [gate["gate_key"]], "doomed_gate_id": [doomed_gate["gate_id"]]}
 
 
 def pytest_collection_modifyitems(items):

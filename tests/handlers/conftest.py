@@ -11,6 +11,10 @@ from holdfast import wiring
 from tests.support.template import create_bookings_table
 
 REGION = "eu-central-1"
+#: The organizer the handler tests sign in as (X-Api-Key), seeded hashed like any organizer.
+ORGANIZER_KEY = "organizer-test-key"
+HASH_KEY = "handler-api-key-hash-key-0123"
+OTHER_KEY = "organizer-test-key-2"
 
 
 @pytest.fixture
@@ -25,7 +29,7 @@ def handler_env(monkeypatch):
         queue = sqs.create_queue(QueueName="handler-events.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
         secrets = boto3.client("secretsmanager", region_name=REGION)
         secrets.create_secret(Name="handler/provider", SecretString=json.dumps(
-            {"secret_key": "unused-in-these-tests", "organizer_api_key": "organizer-test-key",
+            {"secret_key": "unused-in-these-tests", "platform_api_key": "platform-test-key-0123", "api_key_hash_key": HASH_KEY,
              "admission_token_key": "handler-admission-key-0123456789"}))
         sfn = boto3.client("stepfunctions", region_name=REGION)
         machine = sfn.create_state_machine(
@@ -46,5 +50,14 @@ def handler_env(monkeypatch):
         wiring.reset()
         from holdfast.adapters.aws import clear_secret_cache
         clear_secret_cache()
+        from devstack import organizers
+        organizers.seed("handler-bookings", dynamodb, HASH_KEY,
+                        (("org-test", "Test organizer", ORGANIZER_KEY), ("org-other", "Other organizer", OTHER_KEY)))
         yield {"queue_url": queue, "sqs": sqs, "sfn": sfn, "machine": machine}
         wiring.reset()
+
+
+def organizer_caller():
+    """The Caller the handler tests' organizer key resolves to (for objects a test makes through a
+    service directly, so that the organizer routes see them as its own)."""
+    return wiring.organizers().authenticate(ORGANIZER_KEY)

@@ -82,7 +82,7 @@ def test_a_secret_without_every_field_stops_the_cold_start_not_a_request(handler
     import boto3
 
     boto3.client("secretsmanager", region_name="eu-central-1").put_secret_value(
-        SecretId="handler/provider", SecretString='{"secret_key": "s", "organizer_api_key": "organizer-test-key"}')
+        SecretId="handler/provider", SecretString='{"secret_key": "s", "platform_api_key": "platform-test-key-0123"}')
     clear_secret_cache()
     with pytest.raises(ConfigurationError, match="admission_token_key"):
         cold_start("bookings_api")

@@ -7,6 +7,7 @@ import pytest
 
 from holdfast import wiring
 from holdfast.schemas import BookingIn, EventIn
+from tests.handlers.conftest import organizer_caller
 from tests.support import toy_windows
 from tests.support.fake_provider import FakeProvider
 from tests.support.handlers import api_event, call
@@ -35,7 +36,7 @@ def open_case(provider, mode="one_stage"):
     event = wiring.catalog().create_event(EventIn.model_validate({
         "name": "Tasting", "venue": "Cellar", "city": "Moscow", "category": "windowed",
         "starts_at": "2030-02-01T12:00:00Z", "price": {"value": "900.00", "currency": "RUB"}, "capacity": 2,
-        "max_per_booking": 2, "payment_mode": mode, "hold_ttl_seconds": 1}).command())
+        "max_per_booking": 2, "payment_mode": mode, "hold_ttl_seconds": 1}).command(), caller=organizer_caller())
     ann = wiring.bookings().create_booking(event["event_id"], "ann", "a", BookingIn(quantity=2)).booking
     payment_id = wiring.payments().start_payment(ann.booking_id, "ann", "p").payment.payment_id
     time.sleep(1.1)   # the hold of 1 s lapses (the handlers run on the real clock)

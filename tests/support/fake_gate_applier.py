@@ -1,4 +1,4 @@
-"""A stand-in for ``holdfast.wiring.apply_gate_pass`` with the same signature and the
+"""A stand-in for ``holdfast.products.parking.wiring.apply_gate_pass`` with the same signature and the
 contract the sync relies on (idempotent on event_id), that also watches how it is called:
 
 - ``effects``: the event_ids in the order they first took effect (a repeat changes nothing);

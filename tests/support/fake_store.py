@@ -466,7 +466,8 @@ class FakeBookingStore(_Fake):
 
     # ----------------------------------------------------------------------- cancellations
 
-    def mark_event_cancelled(self, event_id: str, reason: str, key: str, fingerprint: str, at: str) -> None:
+    def mark_event_cancelled(self, event_id: str, reason: str, key: str, fingerprint: str, at: str,
+                             by: dict[str, str] | None = None) -> None:
         self.table.check_fault("mark_event_cancelled")
         request = {"fingerprint": fingerprint, "result_id": event_id,
                    "ttl": int(time.time()) + IDEMPOTENCY_RETENTION_SECONDS}
@@ -474,7 +475,7 @@ class FakeBookingStore(_Fake):
             Write("idempotency", (f"SYSIDEM#organizer#{key}", "event_cancel"), absent, lambda _: request),
             Write("event", (f"EVENT#{event_id}", "META"), lambda item: item is not None and "cancelled_at" not in item,
                   _set({"cancelled_at": at, "cancel_reason": reason, "cancel_attempt": 1,
-                        "gsi1pk": CANCELLING, "gsi1sk": event_id})),
+                        "gsi1pk": CANCELLING, "gsi1sk": event_id, "cancelled_by": dict(by or {})})),
             *[Write(f"{GATE}:{shard:02d}", _key(gate_key(event_id, shard)), always,
                     _set({"cancelled_at": at, "event_id": event_id})) for shard in range(GATE_SHARDS)],
         ]

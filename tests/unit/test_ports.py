@@ -17,6 +17,7 @@ from holdfast.products.parking import ports as parking_ports
 from holdfast.adapters import aws
 from holdfast.adapters.dynamo import BookingStore
 from holdfast.products.parking.adapters.gate_sync_store import GateSyncStore
+from holdfast.adapters.organizers_store import OrganizerStore
 from holdfast.adapters.provider import YooKassaProvider
 from holdfast.adapters.surge import SurgeStore
 from holdfast.clock import system_clock
@@ -53,6 +54,7 @@ def _members(protocol: type) -> set[str]:
 #: Which concrete class wiring hands in for each port.
 IMPLEMENTED_BY: dict[str, tuple[type, ...]] = {
     "SurgeQueue": (SurgeStore,), "RateLimits": (SurgeStore,), "GateSyncLedger": (GateSyncStore,),
+    "OrganizerDirectory": (OrganizerStore,),
     "PaymentProvider": (YooKassaProvider, FakeProvider), "HoldExpiryScheduler": (aws.HoldExpiryScheduler,),
     "ReconciliationStarter": (aws.ReconciliationStarter, aws.ReconciliationBuckets),
     "CancellationJobs": (aws.CancellationJobs,), "PaymentEventsQueue": (aws.PaymentEventsQueue,),

@@ -124,6 +124,21 @@ def _backfill(aws_client: AwsClient, table: str, endpoint: str, page_size: int, 
     return 0
 
 
+def _adopt(aws_client: AwsClient, table: str, endpoint: str, organizer_id: str, page_size: int,
+           start: str | None, max_pages: int | None) -> int:
+    from .organizer_adoption import adopt
+
+    try:
+        done = adopt(aws_client("dynamodb", endpoint), table, organizer_id, page_size,
+                     json.loads(start) if start else None,
+                     report=lambda progress: print(progress.line(), flush=True), max_pages=max_pages)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"{done.adopted} objects adopted by {organizer_id}, {done.owned} already owned")
+    return 0
+
+
 def main(argv: list[str] | None = None, *, defaults: Mapping[str, str] | None = None,
          clients: AwsClient = aws_client) -> int:
     """`defaults` (api, key, endpoint) stand where the environment says nothing; `clients` makes
@@ -164,8 +179,19 @@ def main(argv: list[str] | None = None, *, defaults: Mapping[str, str] | None = 
     backfill.add_argument("--page-size", type=int, default=100, help="items read per Scan call")
     backfill.add_argument("--start", help="resume from this key (printed after every page)")
     backfill.add_argument("--max-pages", type=int, help="stop after this many pages (resume with --start)")
+    adoption = commands.add_parser("adopt-unowned",
+                                   help="give every object written before organizers existed to one organizer")
+    adoption.add_argument("organizer_id")
+    adoption.add_argument("--table", default=os.environ.get("BOOKINGS_TABLE_NAME", "holdfast-BookingsTable"))
+    adoption.add_argument("--endpoint", default=endpoint, help="DynamoDB endpoint ('' for AWS itself)")
+    adoption.add_argument("--page-size", type=int, default=100, help="items read per Scan call")
+    adoption.add_argument("--start", help="resume from this key (printed after every page)")
+    adoption.add_argument("--max-pages", type=int, help="stop after this many pages (resume with --start)")
     args = parser.parse_args(argv)
 
+    if args.command == "adopt-unowned":
+        return _adopt(clients, args.table, args.endpoint, args.organizer_id, args.page_size, args.start,
+                      args.max_pages)
     if args.command == "backfill-event-index":
         return _backfill(clients, args.table, args.endpoint, args.page_size, args.start, args.max_pages)
 

@@ -17,6 +17,8 @@ from .resolver import Response, RestResolver
 if TYPE_CHECKING:
     from pydantic import BaseModel, ValidationError
 
+    from .domain.organizers import Caller
+
 #: The name the handlers' signatures use (once Powertools' class; see resolver.py).
 APIGatewayRestResolver = RestResolver
 NextMiddleware = Callable[[RestResolver], Response]
@@ -209,10 +211,15 @@ def customer_id(app: APIGatewayRestResolver) -> str:
     return value
 
 
-def require_organizer(app: APIGatewayRestResolver, expected_key: Callable[[], str]) -> None:
+def require_organizer(app: APIGatewayRestResolver, authenticate: Callable[[str | None], Caller]) -> Caller:
+    """The organizer (and which of its keys) the request's X-Api-Key belongs to; 401 otherwise."""
+    return authenticate(header(app, "X-Api-Key"))
+
+
+def require_platform(app: APIGatewayRestResolver, expected_key: Callable[[], str]) -> None:
     given = header(app, "X-Api-Key") or ""
     if not given or not hmac.compare_digest(given.encode(), expected_key().encode()):
-        raise Unauthorized("An organizer API key (X-Api-Key) is required.")
+        raise Unauthorized("The platform API key (X-Api-Key) is required.")
 
 
 def source_ip(app: APIGatewayRestResolver) -> str:

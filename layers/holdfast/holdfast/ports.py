@@ -262,6 +262,9 @@ class Catalog(Protocol):
                       filter_expression: str | None = None, filter_values: dict[str, Any] | None = None,
                       filter_names: dict[str, str] | None = None) -> tuple[list[dict[str, Any]], bool]: ...
 
+    def owned_offerings(self, organizer_id: str) -> list[dict[str, Any]]:
+        """The organizer's offerings, newest first."""
+
     def update_event_listing(self, event_id: str, expected_version: int, changes: dict[str, Any],
                              drop_index: list[tuple[str, str]], put_index: list[dict[str, Any]],
                              outbox: dict[str, Any] | None = None) -> None: ...
@@ -314,7 +317,8 @@ class EventBookings(Protocol):
 
 
 class Cancellations(EventBookings, Protocol):
-    def mark_event_cancelled(self, event_id: str, reason: str, key: str, fingerprint: str, at: str) -> None:
+    def mark_event_cancelled(self, event_id: str, reason: str, key: str, fingerprint: str, at: str,
+                             by: dict[str, str] | None = None) -> None:
         """Raises EventNotFound, AlreadyCancelled or KeyUsed when it changed nothing."""
         ...
 
@@ -379,6 +383,37 @@ class CancellationStore(PaymentStore, Cancellations, Protocol):
 
 class EventCancellationStore(Cancellations, EventReads, Protocol):
     """The organizer's cancel request and the sweeper's look for a job that died."""
+
+
+class OrganizerDirectory(Protocol):
+    """Organizers and their API keys, stored by the keyed hash of each key (never the key)."""
+
+    def put_organizer(self, organizer: dict[str, Any], key: dict[str, Any]) -> None:
+        """The organizer with its first key, together; ItemExists if the id or the key is taken."""
+
+    def get_organizer(self, organizer_id: str) -> dict[str, Any] | None: ...
+
+    def list_organizers(self) -> list[dict[str, Any]]: ...
+
+    def set_organizer_status(self, organizer_id: str, status: str, at: str) -> bool:
+        """False when there is no such organizer."""
+
+    def key_owner(self, key_hash: str) -> dict[str, Any] | None:
+        """``{organizer_id, key_id, key_hash, last_used_at?}`` of a live key (a consistent read)."""
+
+    def organizer_keys(self, organizer_id: str) -> list[dict[str, Any]]:
+        """Each live key's ``key_id``, ``created_at`` and ``last_used_at`` (no hash)."""
+
+    def add_key(self, organizer_id: str, key: dict[str, Any], max_keys: int) -> bool:
+        """False when the organizer already holds ``max_keys`` (nothing written); ItemExists if the
+        key is taken."""
+
+    def delete_key(self, organizer_id: str, key_id: str) -> str:
+        """``deleted``, ``missing`` (no such key of this organizer) or ``last`` (its only key: kept)."""
+
+    def touch_key(self, key_hash: str, at: str, unless_since: str) -> None:
+        """Record ``at`` as the key's last use unless it was used at ``unless_since`` or later;
+        best effort (a lost touch costs a minute of precision, never the request)."""
 
 
 # ======================================================================== the world outside

@@ -288,3 +288,9 @@ class WaitlistIn(_Strict):
     quantity: int = Field(default=1)
     #: Where the offer (and the offered hold's later notifications) are emailed.
     contact_email: ContactEmail | None = None
+
+
+class OrganizerIn(_Strict):
+    """A new organizer (POST /admin/organizers); its first key is made by the engine, never sent."""
+
+    name: str = Field(min_length=1, max_length=200)

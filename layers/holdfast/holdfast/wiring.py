@@ -46,7 +46,8 @@ lifecycle.declare_kinds_with(_declare_builtin_kinds)
 #: secret refuses to start without all of them.
 SECRET_FIELDS = {
     "secret_key": 1,             # the provider shop's secret key
-    "organizer_api_key": 16,     # what organizers send as X-Api-Key
+    "platform_api_key": 16,      # what the platform's operators send as X-Api-Key (/admin/organizers)
+    "api_key_hash_key": 16,      # HMAC-SHA256 key under which organizers' API keys are stored
     "admission_token_key": 16,   # HMAC-SHA256 key of waiting-room admission tokens
 }
 
@@ -109,8 +110,25 @@ def payment_events_queue() -> PaymentEventsQueue:
     return PaymentEventsQueue(settings().payment_events_queue_url)
 
 
-def organizer_api_key() -> str:
-    return provider_secret()["organizer_api_key"]
+def platform_api_key() -> str:
+    return provider_secret()["platform_api_key"]
+
+
+def api_key_hash_key() -> bytes:
+    return provider_secret()["api_key_hash_key"].encode()
+
+
+@cached
+def organizers():
+    from .adapters.organizers_store import OrganizerStore
+    from .services.organizers import OrganizerService
+
+    return OrganizerService(OrganizerStore(store().table, store().client), system_clock, api_key_hash_key)
+
+
+def authenticate_organizer(api_key: str | None):  # noqa: ANN201 - a Caller, typed where it is defined
+    """The Caller behind an organizer's X-Api-Key (the handlers' ``require_organizer``)."""
+    return organizers().authenticate(api_key)
 
 
 @cached

@@ -47,9 +47,11 @@ class CancellationStore(Table):
                                       ConsistentRead=True, ProjectionExpression="cancelled_at")
         return "cancelled_at" in (answer.get("Item") or {})
 
-    def mark_event_cancelled(self, event_id: str, reason: str, key: str, fingerprint: str, at: str) -> None:
-        """Cancel the event and store the request's key, in one transaction. Raises KeyUsed (the key
-        was used before), AlreadyCancelled or EventNotFound; nothing is written then."""
+    def mark_event_cancelled(self, event_id: str, reason: str, key: str, fingerprint: str, at: str,
+                             by: dict[str, str] | None = None) -> None:
+        """Cancel the event and store the request's key, in one transaction; ``by`` (who cancelled:
+        organizer and key ids) is kept on the event for the job's journal entries. Raises KeyUsed
+        (the key was used before), AlreadyCancelled or EventNotFound; nothing is written then."""
         items: list[Labelled] = [
             ("idempotency", {"Put": {"TableName": self.table, "Item": _attrs({
                 "pk": f"SYSIDEM#organizer#{key}", "sk": "event_cancel", "fingerprint": fingerprint,
@@ -58,10 +60,11 @@ class CancellationStore(Table):
             ("event", {"Update": {
                 "TableName": self.table, "Key": _attrs({"pk": f"EVENT#{event_id}", "sk": "META"}),
                 "UpdateExpression": "SET cancelled_at = :at, cancel_reason = :reason, cancel_attempt = :one, "
-                                    "gsi1pk = :cancelling, gsi1sk = :event",
+                                    "gsi1pk = :cancelling, gsi1sk = :event, cancelled_by = :by",
                 "ConditionExpression": "attribute_exists(pk) AND attribute_not_exists(cancelled_at)",
                 "ExpressionAttributeValues": _attrs({":at": at, ":reason": reason, ":one": 1,
-                                                     ":cancelling": CANCELLING, ":event": event_id}),
+                                                     ":cancelling": CANCELLING, ":event": event_id,
+                                                     ":by": dict(by or {})}),
             }}),
             # The copies every hold transaction checks (sale_gate.py), closed in the same write.
             *close_gates(self.table, event_id, at),

@@ -12,7 +12,9 @@ another body) addresses the same items as the live event. The order below makes 
    holds up to 5,000). An item that exists is never overwritten:
    a retry that resumes a creation stopped half-way adds only what is missing. Nothing can have
    touched those items yet: holds read ``META`` first, and it does not exist until step 4.
-4. ``META`` last, conditional: the event becomes visible only with all of its inventory.
+4. With an organizer, its index item ``OWNER#<organizer>`` / ``OFFERING#<event_id>`` (written
+   again by a retry, harmlessly: a listing reads ``META`` and skips an event that has none yet).
+5. ``META`` last, conditional: the event becomes visible only with all of its inventory.
 
 Why not one transaction with ``META``: 100 items would cap a seat map at 99 seats. Why not
 ``META`` first: a creation that stops half-way would be a bookable event with part of its seats.
@@ -72,6 +74,10 @@ def create_event(store: "Table", event: dict[str, Any], pool_sizes: list[int] | 
             except ClientError as exc:
                 if _code(exc) != "ConditionalCheckFailedException":
                     raise
+    if event.get("organizer_id"):
+        store.client.put_item(TableName=store.table, Item=_attrs({
+            "pk": f"OWNER#{event['organizer_id']}", "sk": f"OFFERING#{event_id}", "event_id": event_id,
+            "created_at": event["created_at"]}))
     try:
         store.client.put_item(
             TableName=store.table,

@@ -3,6 +3,7 @@
   EVENT#<event_id>  META       the event (price, kind, hold time, payment mode)
   EVENT#<event_id>  CREATION   which request body created the event (its fingerprint)
   EVENT#<event_id>  OUTBOX#<v>  a change of start time or venue to announce (streamed, then expired)
+  OWNER#<organizer> OFFERING#<event_id>  the organizer's offerings, for its own listing
 
 The listing's index items are written with the event's descriptive fields, in one transaction
 conditioned on the event's ``catalog_version`` (services/listing.py).
@@ -29,6 +30,14 @@ class OfferingStore(Table):
 
     def get_event(self, event_id: str) -> dict[str, Any] | None:
         return self._get(f"EVENT#{event_id}", "META", consistent=False)
+
+    def owned_offerings(self, organizer_id: str) -> list[dict[str, Any]]:
+        """Every offering (event, service, lot) the organizer created, whole (``META``), newest
+        first; one still being created (no ``META`` yet) is left out."""
+        index = self._query_prefix(f"OWNER#{organizer_id}", "OFFERING#")
+        index.sort(key=lambda item: (item["created_at"], item["event_id"]), reverse=True)
+        events = (self.get_event(item["event_id"]) for item in index)
+        return [event for event in events if event is not None]
 
     def update_event_listing(self, event_id: str, expected_version: int, changes: dict[str, Any],
                              drop_index: list[tuple[str, str]], put_index: list[dict[str, Any]],

@@ -39,11 +39,11 @@ def describe(booking: Booking) -> dict[str, Any]:
 
 def resolution_view(booking: Booking) -> dict[str, Any]:
     """The conflict case as its customer sees it: what was offered, until when, who is responsible,
-    and, once decided, what was chosen (never the request key it was chosen with, nor an
-    operator's note: operators see it in the journal)."""
+    and, once decided, what was chosen (never the request key it was chosen with, an operator's
+    note, nor which organizer and key decided: operators see those in the journal)."""
     case = dict(booking.resolution or {})
     decision = case.pop("decision", None)
     view = {"open": booking.resolution_open, **case}
     if decision:
-        view["decision"] = {key: value for key, value in decision.items() if key not in ("key", "note")}
+        view["decision"] = {key: value for key, value in decision.items() if key not in ("key", "note", "who")}
     return view

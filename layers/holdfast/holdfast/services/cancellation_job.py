@@ -47,6 +47,15 @@ class CancellationJob:
         self.payments = payments
         self.clock = clock
         self.page_size = page_size
+        self._cancelled_by: dict[str, dict[str, str]] = {}
+
+    def _who(self, event_id: str) -> dict[str, str]:
+        """Which organizer and key cancelled the event: every entry the job journals names them
+        (read once per event and container; it never changes once the event is cancelled)."""
+        if event_id not in self._cancelled_by:
+            event = self.store.get_event(event_id) or {}
+            self._cancelled_by[event_id] = {k: str(v) for k, v in (event.get("cancelled_by") or {}).items()}
+        return self._cancelled_by[event_id]
 
     def list_page(self, event_id: str, after: str = "") -> dict[str, Any]:
         keys = sorted(self.store.event_booking_ids(event_id))
@@ -58,15 +67,17 @@ class CancellationJob:
         # A notification or the customer moved it meanwhile: decide again on what stands.
         return transitions.decide_again(
             lambda: self.store.get_booking(booking_id),
-            lambda booking: self._settle(booking, reason) if booking.event_id == event_id else "not_found",
+            lambda booking: self._settle(booking, reason, self._who(event_id)) if booking.event_id == event_id
+            else "not_found",
             attempts=ATTEMPTS, gone=lambda: "not_found",
             exhausted=TransientStoreError(f"booking {booking_id} kept changing"))
 
-    def _settle(self, booking: Booking, reason: str) -> str:
+    def _settle(self, booking: Booking, reason: str, who: dict[str, str]) -> str:
         if booking.status in HOLDING:
             if booking.places_secured:
                 raise CaptureInFlight(booking.booking_id)
-            released = self.payments.release_for_cancelled_event(booking, "organizer", reason=reason)
+            released = self.payments.release_for_cancelled_event(booking, "organizer", ids=dict(who) or None,
+                                                                 reason=reason)
             if released.payment is not None and released.payment.payment_id:
                 self.payments.void_after_cancel(released, actor="organizer")
             return "hold_released"
@@ -76,16 +87,17 @@ class CancellationJob:
                 self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor="organizer",
                 action="event_cancelled_refund_started", move=Move.UNSELL,
                 decision=f"event cancelled ({reason}); places released, money goes back",
-                ids={"payment_id": payment.payment_id}, payment=self.payments.with_refund(payment, REFUND_REASON),
+                ids={"payment_id": payment.payment_id} | who,
+                payment=self.payments.with_refund(payment, REFUND_REASON),
                 event_cancelled=True)
             return self._refund(booking)
         if booking.status is BookingStatus.REFUND_PENDING and booking.payment is not None and booking.payment.refund:
             return self._refund(booking)
         if booking.status is BookingStatus.MANUAL_REVIEW:
-            return self._review(booking, reason)
+            return self._review(booking, reason, who)
         return f"nothing_{str(booking.status).lower()}"
 
-    def _review(self, booking: Booking, reason: str) -> str:
+    def _review(self, booking: Booking, reason: str, who: dict[str, str]) -> str:
         if booking.resolution_open:
             try:
                 return ResolutionService(self.store, self.payments, self.clock).close_for_cancelled_event(booking)
@@ -95,18 +107,18 @@ class CancellationJob:
                 if exc.code == "booking_changed":
                     raise StaleBooking(booking.booking_id) from None
                 # The authorisation could not be voided (captured meanwhile): the review stays open.
-                self._mark(booking, reason, f"its conflict case could not be closed ({exc.code})")
+                self._mark(booking, reason, f"its conflict case could not be closed ({exc.code})", who)
                 return "left_in_review"
-        self._mark(booking, reason, "the review stays open for an operator to refund or close")
+        self._mark(booking, reason, "the review stays open for an operator to refund or close", who)
         return "left_in_review"
 
-    def _mark(self, booking: Booking, reason: str, why: str) -> None:
+    def _mark(self, booking: Booking, reason: str, why: str, who: dict[str, str]) -> None:
         """A review the job cannot settle by itself: flagged as the cancelled event's (so its
         booking is never confirmed) and journalled, once; it stays on the operators' list."""
         if booking.event_cancelled:
             return
         transitions.apply(self.store, booking, self.clock(), actor="organizer", action="event_cancelled_review_kept",
-                          decision=f"event cancelled ({reason}); {why}", event_cancelled=True)
+                          decision=f"event cancelled ({reason}); {why}", ids=dict(who), event_cancelled=True)
 
     def _refund(self, booking: Booking) -> str:
         """The stored key goes to the provider again until an answer is recorded: a lost answer

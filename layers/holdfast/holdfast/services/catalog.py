@@ -9,9 +9,10 @@ from .. import kinds
 from ..clock import iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
 from ..domain.commands import CreateEvent
-from ..domain.errors import IdempotencyKeyReused, NotFound, TooBusy
+from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy
 from ..domain.ids import created_id
 from ..domain.money import Money
+from ..domain.organizers import Caller
 from ..ports import CatalogStore, Clock, ItemExists, TransientStoreError
 
 
@@ -22,11 +23,13 @@ class CatalogService:
         self.default_hold_ttl = default_hold_ttl_seconds
         self.id_salt = id_salt
 
-    def create_event(self, request: CreateEvent, idempotency_key: str | None = None) -> dict[str, Any]:
-        """Create an event. With an Idempotency-Key the event id is derived from it, so a repeat
-        returns the event created the first time instead of a second event."""
+    def create_event(self, request: CreateEvent, idempotency_key: str | None = None,
+                     caller: Caller | None = None) -> dict[str, Any]:
+        """Create an event, owned by ``caller``. With an Idempotency-Key the event id is derived
+        from it (scoped to the organizer), so a repeat returns the event created the first time
+        instead of a second event."""
         price = Money.parse(request.price.value, request.price.currency.upper())
-        event_id = self._event_id(idempotency_key)
+        event_id = self._event_id(caller.scoped(idempotency_key) if caller and idempotency_key else idempotency_key)
         kind = kinds.for_request(request)
         inventory = kind.inventory(request)
         capacity, pools, units = inventory.capacity, inventory.pool_sizes, inventory.unit_ids
@@ -41,6 +44,8 @@ class CatalogService:
             "max_holds_per_customer": request.max_holds_per_customer or DEFAULT_HOLDS_PER_CUSTOMER,
             "created_at": iso(self.clock()),
         }
+        if caller is not None:
+            event["organizer_id"] = caller.organizer_id
         settings = kind.settings_of(request)
         if settings is not None:
             event["settings"] = settings
@@ -61,6 +66,22 @@ class CatalogService:
     def _event_id(self, idempotency_key: str | None) -> str:
         """With an Idempotency-Key the event id is derived from it: a retry addresses the same event."""
         return created_id(self.id_salt, "event", idempotency_key)
+
+    def sales(self, caller: Caller) -> list[dict[str, Any]]:
+        """The organizer's own offerings (events, services, lots), newest first: what the operator
+        page's sales table shows. Events carry their live counts; an offering whose kind sells
+        places per time (a service, a lot) has none here: its own view has them by time."""
+        shown = []
+        for event in self.store.owned_offerings(caller.organizer_id):
+            view = {"event_id": event["event_id"], "name": event["name"], "starts_at": event["starts_at"],
+                    "inventory": kinds.of_event(event).label, "category": event["category"],
+                    "published": bool(event.get("published")), "created_at": event["created_at"]}
+            try:
+                view["counts"] = self.counts(event)
+            except InvalidRequest:
+                pass   # a kind that sells places per time has no one count, and says so by refusing
+            shown.append(view)
+        return shown
 
     def get_event(self, event_id: str) -> dict[str, Any]:
         event = self.store.get_event(event_id)

@@ -17,6 +17,7 @@ from typing import Any
 from ..clock import iso
 from ..domain.cancellation import tally
 from ..domain.errors import Busy, IdempotencyKeyReused, InvalidRequest, NotFound
+from ..domain.organizers import Caller, require_owner
 from ..observability import logger
 from ..ports import (AlreadyCancelled, CancellationJobs, Clock, EventCancellationStore, EventNotFound, KeyUsed,
                      TransientStoreError)
@@ -28,14 +29,21 @@ class EventCancellationService:
         self.clock = clock
         self.jobs = jobs
 
-    def cancel(self, event_id: str, key: str, reason: str) -> tuple[dict[str, Any], bool]:
+    def cancel(self, event_id: str, key: str, reason: str, caller: Caller | None = None
+               ) -> tuple[dict[str, Any], bool]:
         """Cancel the event. Returns (progress, replayed): replayed for a repeat of this request.
         A request with another key for an event already cancelled gets the cancellation as it
-        stands (its first reason) and starts nothing."""
+        stands (its first reason) and starts nothing. An organizer cancels only its own events,
+        and its key is its own: another organizer's same key is another request."""
+        if caller is not None:
+            require_owner(self.store.get_event(event_id), caller,
+                          NotFound(f"No event {event_id}.", code="event_not_found"))
+            key = caller.scoped(key)
         fingerprint = hashlib.sha256(json.dumps([event_id, reason]).encode()).hexdigest()
         replayed = False
         try:
-            self.store.mark_event_cancelled(event_id, reason, key, fingerprint, iso(self.clock()))
+            self.store.mark_event_cancelled(event_id, reason, key, fingerprint, iso(self.clock()),
+                                            by=caller.journal_ids() if caller else None)
         except KeyUsed:
             record = self.store.cancel_request(key)
             if record is None or record["fingerprint"] != fingerprint:
@@ -82,10 +90,9 @@ class EventCancellationService:
             outcomes[outcome] = outcomes.get(outcome, 0) + 1
         return outcomes
 
-    def progress(self, event_id: str) -> dict[str, Any]:
-        event = self.store.get_event(event_id)
-        if event is None:
-            raise NotFound(f"No event {event_id}.", code="event_not_found")
+    def progress(self, event_id: str, caller: Caller | None = None) -> dict[str, Any]:
+        event = require_owner(self.store.get_event(event_id), caller,
+                              NotFound(f"No event {event_id}.", code="event_not_found"))
         if not event.get("cancelled_at"):
             raise NotFound("This event is not cancelled.", code="event_not_cancelled")
         bookings = self.store.get_bookings(self.store.event_booking_ids(event_id))

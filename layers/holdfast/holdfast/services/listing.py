@@ -21,6 +21,7 @@ from ..domain.search import EventSearch
 from ..domain.event_changes import announced_changes, refund_window
 from ..domain.errors import InvalidRequest, NotFound, TooBusy
 from ..domain.inventory import natural_key
+from ..domain.organizers import Caller, require_owner
 from ..ports import Clock, Listing, StaleBooking, TransientStoreError
 from . import transitions
 
@@ -38,12 +39,12 @@ class ListingService:
 
     # ------------------------------------------------------------------------------ organizer
 
-    def publish(self, event_id: str) -> dict[str, Any]:
+    def publish(self, event_id: str, caller: Caller | None = None) -> dict[str, Any]:
         """List the event. Publishing a published event changes nothing."""
         return self._change(event_id, lambda event: {} if event.get("published") else {
-            "published": True, "published_at": iso(self.clock())})
+            "published": True, "published_at": iso(self.clock())}, caller=caller)
 
-    def update(self, event_id: str, patch: Mapping[str, Any]) -> dict[str, Any]:
+    def update(self, event_id: str, patch: Mapping[str, Any], caller: Caller | None = None) -> dict[str, Any]:
         """Change the event (``patch``: the fields to change, each with its new value). A change of
         start time or venue is announced (``event.changed``, with before and after) in the same
         transaction; the same values again change and announce nothing."""
@@ -51,9 +52,9 @@ class ListingService:
         if "starts_at" in changes:
             changes["starts_at"] = iso(changes["starts_at"])
         return self._change(event_id, lambda event: {k: v for k, v in changes.items() if event.get(k) != v},
-                            announce=True)
+                            announce=True, caller=caller)
 
-    def _change(self, event_id: str, decide, announce: bool = False) -> dict[str, Any]:
+    def _change(self, event_id: str, decide, announce: bool = False, caller: Caller | None = None) -> dict[str, Any]:
         def write(event: dict[str, Any]) -> dict[str, Any]:
             changes = decide(event)
             if not changes:
@@ -73,14 +74,12 @@ class ListingService:
                                             outbox=outbox)
             return self.view(after)
 
-        return transitions.decide_again(lambda: self._read(event_id), write, attempts=UPDATE_ATTEMPTS,
+        return transitions.decide_again(lambda: self._read(event_id, caller), write, attempts=UPDATE_ATTEMPTS,
                                         exhausted=TooBusy(), retry_on=(StaleBooking, TransientStoreError))
 
-    def _read(self, event_id: str) -> dict[str, Any]:
-        event = self.store.get_event(event_id)
-        if event is None:
-            raise NotFound(f"No event {event_id}.", code="event_not_found")
-        return event
+    def _read(self, event_id: str, caller: Caller | None = None) -> dict[str, Any]:
+        return require_owner(self.store.get_event(event_id), caller,
+                             NotFound(f"No event {event_id}.", code="event_not_found"))
 
     @staticmethod
     def index_item(event: dict[str, Any], pk: str) -> dict[str, Any]:

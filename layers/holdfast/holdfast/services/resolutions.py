@@ -71,7 +71,7 @@ class ResolutionService:
         return "lapsed"
 
     def decide(self, booking: Booking, choice: str, fields: dict[str, Any], *, actor: str, key: str,
-               note: str = "") -> dict[str, Any]:
+               note: str = "", who: dict[str, str] | None = None) -> dict[str, Any]:
         if choice not in CHOICES:
             raise InvalidRequest(f"choice must be one of {', '.join(CHOICES)}.", code="invalid_choice")
         if choice == "refund" and fields:
@@ -95,6 +95,8 @@ class ResolutionService:
         decision = {"choice": choice, "fields": dict(fields), "by": actor, "at": iso(self.clock()), "key": key}
         if note:
             decision["note"] = note[:200]
+        if who:
+            decision["who"] = dict(who)   # an organizer deciding: which organizer, which of its keys
         try:
             if choice == "alternative":
                 self._move(booking, case, decision, actor)
@@ -144,7 +146,7 @@ class ResolutionService:
                            code="alternative_price_differs")
         payment = booking.payment
         assert payment is not None and payment.payment_id
-        ids = {"payment_id": payment.payment_id, "choice": "alternative", "by": actor}
+        ids = {"payment_id": payment.payment_id, "choice": "alternative", "by": actor} | decision.get("who", {})
         chosen = dict(case) | {"decision": decision}
         # The journal says where the booking went in words, not as a dict: "starts_at 2026-12-03T06:00:00.000Z".
         moved = ", ".join(f"{name} {value}" for name, value in sorted(fields.items()) if name != "resource_id")
@@ -174,7 +176,7 @@ class ResolutionService:
                    why: str = "") -> None:
         payment = booking.payment
         assert payment is not None and payment.payment_id
-        ids = {"payment_id": payment.payment_id, "choice": "refund", "by": actor}
+        ids = {"payment_id": payment.payment_id, "choice": "refund", "by": actor} | decision.get("who", {})
         chosen = dict(case) | {"decision": decision}
         why = why or ("no choice by the deadline" if actor == "timer" else "money back chosen")
         if payment.provider_status == "waiting_for_capture":

@@ -8,6 +8,7 @@ from ..domain.booking import Booking
 from ..domain.errors import (Conflict, EventCancelled, IdempotencyKeyReused, InvalidRequest, NotFound,
                              PaymentProviderUnavailable)
 from ..domain.inventory import Move
+from ..domain.organizers import Caller, owned_by
 from ..domain.statuses import BookingStatus
 from ..ports import (Clock, PaymentStore, PlacesTaken, ProviderOutcomeUnknown, ProviderRejected, SalesStopped,
                      StaleBooking)
@@ -30,12 +31,31 @@ class ReviewService:
         self.clock = clock
         self.resolutions = ResolutionService(store, payments, clock)
 
-    def open_reviews(self) -> list[dict[str, Any]]:
-        return [describe(booking) for booking in self.store.list_reviews()]
+    def open_reviews(self, caller: Caller | None = None) -> list[dict[str, Any]]:
+        """Bookings in review; an organizer sees only those of its own events."""
+        mine = self._owned(caller)
+        return [describe(booking) for booking in self.store.list_reviews() if mine(booking)]
 
-    def review_page(self, limit: int | str = PAGE_SIZE, cursor: str | None = None) -> dict[str, Any]:
+    def _owned(self, caller: Caller | None):
+        """Whether a booking is of the caller's events (each event read once); the engine (no
+        caller) sees every booking."""
+        owners: dict[str, bool] = {}
+
+        def mine(booking: Booking) -> bool:
+            if caller is None:
+                return True
+            if booking.event_id not in owners:
+                owners[booking.event_id] = owned_by(self.store.get_event(booking.event_id), caller)
+            return owners[booking.event_id]
+
+        return mine
+
+    def review_page(self, limit: int | str = PAGE_SIZE, cursor: str | None = None,
+                    caller: Caller | None = None) -> dict[str, Any]:
         """One page of the bookings in review (oldest first) and the cursor of the next page;
-        ``limit`` as the query string gives it."""
+        ``limit`` as the query string gives it. An organizer sees only those of its own events:
+        a page is the queue's next ``limit`` entries with the others' left out, so it may hold
+        fewer (even none) while ``next_cursor`` still leads on."""
         try:
             limit = int(limit)
         except (TypeError, ValueError):
@@ -46,28 +66,40 @@ class ReviewService:
             bookings, following = self.store.review_page(limit, cursor)
         except ValueError:
             raise InvalidRequest("cursor is not one this list gave.", code="invalid_cursor") from None
-        return {"reviews": [describe(booking) for booking in bookings], "next_cursor": following}
+        mine = self._owned(caller)
+        return {"reviews": [describe(booking) for booking in bookings if mine(booking)],
+                "next_cursor": following}
 
-    def booking_with_journal(self, booking_id: str) -> dict[str, Any]:
-        """Any booking with its whole journal, for operators (no ownership check: organizer only)."""
+    def _booking(self, booking_id: str, caller: Caller | None) -> Booking:
+        """The booking, when it is of one of the caller's events; another organizer's is answered
+        like a booking that does not exist."""
+        booking = self.store.get_booking(booking_id)
+        if booking is None or (caller is not None and not owned_by(self.store.get_event(booking.event_id), caller)):
+            raise NotFound(f"No booking {booking_id}.", code="booking_not_found")
+        return booking
+
+    def booking_with_journal(self, booking_id: str, caller: Caller | None = None) -> dict[str, Any]:
+        """A booking of the caller's with its whole journal, for operators."""
+        self._booking(booking_id, caller)
         booking, journal = self.store.get_booking_with_journal(booking_id)
         if booking is None:
             raise NotFound(f"No booking {booking_id}.", code="booking_not_found")
         return describe(booking) | {"customer_id": booking.customer_id, "journal": [e.as_dict() for e in journal]}
 
     def resolve(self, booking_id: str, action: str, operator: str, note: str,
-                choice: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Apply an operator's decision. Repeating a decision already taken returns the booking."""
+                choice: dict[str, Any] | None = None, caller: Caller | None = None) -> dict[str, Any]:
+        """Apply an operator's decision. Repeating a decision already taken returns the booking.
+        The journal records who decided: the operator's name and, for an organizer, which
+        organizer and which of its keys."""
         if action not in ACTIONS:
             raise InvalidRequest(f"action must be one of {', '.join(ACTIONS)}.", code="invalid_action")
-        booking = self.store.get_booking(booking_id)
-        if booking is None:
-            raise NotFound(f"No booking {booking_id}.", code="booking_not_found")
+        booking = self._booking(booking_id, caller)
+        who = caller.journal_ids() if caller else {}
         if action == "alternative" or (action == "refund" and booking.resolution):
             # A conflict case: the operator decides it as its customer would (one decision wins).
             try:
                 return self.resolutions.decide(booking, action, choice or {}, actor="operator",
-                                               key="operator", note=f"{operator}: {note}")
+                                               key="operator", note=f"{operator}: {note}", who=who)
             except IdempotencyKeyReused:
                 raise Conflict("This case was already decided otherwise.", code="resolution_closed") from None
             except EventCancelled:
@@ -79,7 +111,7 @@ class ReviewService:
                 "close": (BookingStatus.PAYMENT_FAILED, BookingStatus.REFUNDED)}[action]
         if booking.status in done and not booking.review:
             return describe(booking)
-        ids = {"operator": operator, "payment_id": (booking.payment.payment_id if booking.payment else None) or ""}
+        ids = {"operator": operator, "payment_id": (booking.payment.payment_id if booking.payment else None) or ""} | who
         decision = f"{operator}: {note}"[:500]
         if booking.review and booking.status is not BookingStatus.MANUAL_REVIEW:
             # An open review on a booking that stands (a second payment for a confirmed booking):

@@ -15,6 +15,7 @@ from holdfast.domain.commands import HoldPlaces
 from holdfast.domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy
 from holdfast.domain.ids import created_id
 from holdfast.domain.money import Money
+from holdfast.domain.organizers import Caller, owned_by
 from holdfast.ports import Clock, ItemExists, TransientStoreError
 from holdfast.services.bookings import BookingService, HoldResult
 from .kind import Slots
@@ -31,10 +32,14 @@ class AppointmentService:
         self.default_hold_ttl = default_hold_ttl_seconds
 
     # ------------------------------------------------------------------------- resources
-    def create_resource(self, request: CreateResource, idempotency_key: str | None = None) -> dict[str, Any]:
-        """A resource; with an Idempotency-Key its id comes from the key, so a repeat returns it."""
+    def create_resource(self, request: CreateResource, idempotency_key: str | None = None,
+                        caller: Caller | None = None) -> dict[str, Any]:
+        """A resource of ``caller``'s; with an Idempotency-Key its id comes from the key (scoped to
+        the organizer), so a repeat returns it."""
         fields = {"name": request.name, "timezone": request.timezone, "open": request.opens, "close": request.closes}
-        resource = {"resource_id": created_id(self.id_salt, "resource", idempotency_key), **fields,
+        if caller is not None:
+            fields["organizer_id"] = caller.organizer_id
+        resource = {"resource_id": created_id(self.id_salt, "resource", _scoped(idempotency_key, caller)), **fields,
                     "fingerprint": _fingerprint(fields), "created_at": iso(self.clock())}
         try:
             self.store.put_resource(resource)
@@ -46,14 +51,15 @@ class AppointmentService:
         return describe_resource(resource)
 
     # -------------------------------------------------------------------------- services
-    def create_service(self, request: CreateService, idempotency_key: str | None = None) -> dict[str, Any]:
+    def create_service(self, request: CreateService, idempotency_key: str | None = None,
+                       caller: Caller | None = None) -> dict[str, Any]:
         settings = request.settings
         if len(set(settings.resource_ids)) != len(settings.resource_ids):
             raise InvalidRequest("A resource is named twice in resource_ids.", code="duplicate_resources")
         resources: dict[str, dict[str, str]] = {}
         for resource_id in settings.resource_ids:
             resource = self.store.get_resource(resource_id)
-            if resource is None:
+            if not owned_by(resource, caller):   # another organizer's resource is one that does not exist
                 raise InvalidRequest(f"No resource {resource_id}.", code="unknown_resource", resource_id=resource_id)
             hours = Slots.hours(resource)
             if settings.duration_minutes > hours.close_minute - hours.open_minute:
@@ -64,7 +70,7 @@ class AppointmentService:
         kind = kinds.for_request(settings)
         created = iso(self.clock())
         event = {
-            "event_id": created_id(self.id_salt, "service", idempotency_key), "name": request.name,
+            "event_id": created_id(self.id_salt, "service", _scoped(idempotency_key, caller)), "name": request.name,
             # An offering's descriptive fields, so that every reader of offerings finds them.
             "venue": "", "city": "", "category": "service", "starts_at": created,
             "price": price.text, "currency": price.currency, "inventory_kind": kind.name,
@@ -74,6 +80,8 @@ class AppointmentService:
             "max_holds_per_customer": request.max_holds_per_customer or DEFAULT_HOLDS_PER_CUSTOMER,
             "settings": settings.model_dump(), "resources": resources, "created_at": created,
         }
+        if caller is not None:
+            event["organizer_id"] = caller.organizer_id
         fingerprint = _fingerprint({key: value for key, value in event.items() if key not in ("created_at", "starts_at")})
         try:
             self.store.put_event(event, None, None, fingerprint)
@@ -134,6 +142,10 @@ def _date(text: str | None) -> date:
         return day
     except ValueError:
         raise InvalidRequest("date must be a day YYYY-MM-DD.", code="invalid_date") from None
+
+
+def _scoped(key: str | None, caller: Caller | None) -> str | None:
+    return caller.scoped(key) if key and caller else key
 
 
 def _fingerprint(value: dict[str, Any]) -> str:

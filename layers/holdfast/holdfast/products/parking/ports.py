@@ -24,6 +24,9 @@ class ParkingLots(Protocol):
 
     def get_gate(self, lot_id: str, gate_id: str) -> dict[str, Any] | None: ...
 
+    def change_gate(self, lot_id: str, gate_id: str, changes: dict[str, Any]) -> bool:
+        """False when the gate does not exist or was deleted (nothing written)."""
+
     def put_subscription(self, lot_id: str, subscription: dict[str, Any]) -> None: ...
 
     def subscriptions(self, lot_id: str, plate: str | None = None) -> list[dict[str, Any]]: ...
@@ -43,6 +46,14 @@ class GateCaseItems(Protocol):
     def gate_case_resolve(self, case_id: str, resolution: dict[str, Any], entry: dict[str, Any]) -> bool: ...
 
     def list_gate_cases(self) -> list[dict[str, Any]]: ...
+
+
+class RetiredGateCases(GateCaseItems, Commits, Protocol):
+    """The gate cases a deleted gate's last passes open (services/retired_gates.py)."""
+
+
+class GateCaseStore(GateCaseItems, EventReads, Protocol):
+    """Gate cases as operators see them: each case's lot tells whose case it is."""
 
 
 class TicketWrites(Commits, Protocol):

@@ -3,7 +3,8 @@
   PARK#<lot>#<YYYY-MM-DD>   G#<HH:MM>#<space>   a space's time granule (granule_claims.py; the
                                                 resource id "<lot>|<space>"), sorted by time so a
                                                 window of the whole lot is one range query a day
-  LOT#<lot>                 GATE#<gate>         a gate: name, sha256 of its key
+  LOT#<lot>                 GATE#<gate>         a gate: name, sha256 of its key, organizer;
+                                                deleted_at once deleted (kept: its key then answers 401)
   LOT#<lot>                 SUB#<plate>#<id>    a subscription: plate, valid_from, valid_to
   LOT#<lot>                 OPEN#<plate>        the open ticket of a plate (one car inside per plate)
   TICKET#<ticket>           META                a ticket: space, plate, entry, booking or own claims
@@ -24,9 +25,11 @@ import json
 import time
 from typing import Any, Iterable
 
+from botocore.exceptions import ClientError
+
 from holdfast.domain.inventory import Granule, Move
 from holdfast.ports import Labelled
-from holdfast.adapters.codec import Table, _attrs, _plain, put_new
+from holdfast.adapters.codec import Table, _attrs, _code, _plain, put_new
 from holdfast.adapters.granule_claims import granule_claim
 from holdfast.adapters.sale_gate import gate_check
 
@@ -93,6 +96,22 @@ class ParkingStore(Table):
 
     def get_gate(self, lot_id: str, gate_id: str) -> dict[str, Any] | None:
         return self._get(f"LOT#{lot_id}", f"GATE#{gate_id}")
+
+    def change_gate(self, lot_id: str, gate_id: str, changes: dict[str, Any]) -> bool:
+        """Set ``changes`` on a gate that exists and is not deleted; False otherwise (nothing written)."""
+        names = {f"#f{i}": key for i, key in enumerate(changes)}
+        try:
+            self.client.update_item(
+                TableName=self.table, Key=_attrs({"pk": f"LOT#{lot_id}", "sk": f"GATE#{gate_id}"}),
+                UpdateExpression="SET " + ", ".join(f"#f{i} = :v{i}" for i in range(len(changes))),
+                ConditionExpression="attribute_exists(pk) AND attribute_not_exists(deleted_at)",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=_attrs({f":v{i}": value for i, value in enumerate(changes.values())}))
+        except ClientError as exc:
+            if _code(exc) == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
 
     # ----------------------------------------------------------------------- subscriptions
     def put_subscription(self, lot_id: str, subscription: dict[str, Any]) -> None:

@@ -24,8 +24,9 @@ from typing import Any
 
 from holdfast.clock import iso
 from holdfast.domain.errors import Conflict, InvalidRequest, NotFound
+from holdfast.domain.organizers import Caller, owned_by
 from holdfast.ports import Clock
-from ..ports import GateCaseItems
+from ..ports import GateCaseStore
 
 #: The id namespace of tickets and cases (gate_passes.py derives ticket ids in it too).
 NAMESPACE = uuid.UUID("8d7a1f0c-52b3-4e9a-b6d1-0f4c3a2e9b57")
@@ -66,17 +67,29 @@ def conflict_of(case: dict[str, Any]) -> dict[str, Any]:
 
 
 class GateCases:
-    def __init__(self, store: GateCaseItems, clock: Clock) -> None:
+    def __init__(self, store: GateCaseStore, clock: Clock) -> None:
         self.store = store
         self.clock = clock
 
-    def open_cases(self) -> list[dict[str, Any]]:
-        return [shown(case) for case in self.store.list_gate_cases()]
+    def _lot_owned(self, lot_id: str, caller: Caller | None, owners: dict[str, bool]) -> bool:
+        if caller is None:
+            return True
+        if lot_id not in owners:
+            owners[lot_id] = owned_by(self.store.get_event(lot_id), caller)
+        return owners[lot_id]
 
-    def resolve(self, identity: str, resolution: str, operator: str, note: str) -> dict[str, Any]:
+    def open_cases(self, caller: Caller | None = None) -> list[dict[str, Any]]:
+        """Open cases; an organizer sees only those of its own lots."""
+        owners: dict[str, bool] = {}
+        return [shown(case) for case in self.store.list_gate_cases()
+                if self._lot_owned(case["lot_id"], caller, owners)]
+
+    def resolve(self, identity: str, resolution: str, operator: str, note: str,
+                caller: Caller | None = None) -> dict[str, Any]:
         for _ in range(2):
             case = self.store.get_gate_case(identity) if CASE_ID.fullmatch(identity) else None
-            if case is None:
+            if case is None or not self._lot_owned(case["lot_id"], caller, {}):
+                # another organizer's case is answered like one that does not exist
                 raise NotFound(f"No gate case {identity}.", code="gate_case_not_found")
             if case["status"] != "OPEN":
                 decided = (case.get("resolution") or {}).get("resolution")
@@ -91,7 +104,8 @@ class GateCases:
             now = iso(self.clock())
             decision = {"resolution": resolution, "operator": operator, "note": note, "resolved_at": now}
             entry = {"at": now, "actor": "operator", "action": "gate_case_resolved",
-                     "decision": f"{operator}: {resolution}: {note}"[:500]}
+                     "decision": f"{operator}: {resolution}: {note}"[:500],
+                     **({"ids": caller.journal_ids()} if caller else {})}
             if self.store.gate_case_resolve(identity, decision, entry):
                 return shown(self.store.get_gate_case(identity) or case)
             # resolved meanwhile by someone else: answered as a repeat or a conflict

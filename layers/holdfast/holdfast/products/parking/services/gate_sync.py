@@ -5,7 +5,7 @@ The gate numbers its passes 1, 2, 3, ... The backend keeps, per gate, the next n
 gap is filled (by this batch, a later one or a concurrent one), then applied in order. The answer
 lists every pass of the batch and ``expected_seq``, from which the gate resends.
 
-Each pass goes through the injected applier (``holdfast.wiring.apply_gate_pass``'s
+Each pass goes through the injected applier (``holdfast.products.parking.wiring.apply_gate_pass``'s
 signature), which is idempotent on event_id. Two syncs of one gate running at once (a gate that
 timed out and resent) may both call it for the same number; only one records the answer and
 moves the cursor, the other reads the recorded answer. A number is applied only after the one
@@ -28,7 +28,7 @@ from holdfast.clock import parse_iso
 from holdfast.domain.errors import BookingError
 from ..ports import GateSyncLedger
 
-#: wiring.apply_gate_pass(lot_id, gate_id, event, *, at, offline) -> answer
+#: products/parking/wiring.py apply_gate_pass(lot_id, gate_id, event, *, at, offline) -> answer
 Applier = Callable[..., dict[str, Any]]
 
 #: Passes applied per request at most, so one request stays well inside the function's timeout;

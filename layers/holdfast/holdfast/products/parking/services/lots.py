@@ -18,6 +18,7 @@ from holdfast.domain.commands import HoldPlaces
 from holdfast.domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy, Unauthorized
 from holdfast.domain.ids import created_id
 from holdfast.domain.money import Money
+from holdfast.domain.organizers import Caller, require_owner
 from holdfast.ports import Clock, ItemExists, TransientStoreError
 from holdfast.services.bookings import BookingService, HoldResult
 from ..rules import GRANULE, TYPES, ceil_granule, floor_granule, granule_key, normalise_plate
@@ -48,7 +49,8 @@ class ParkingService:
         self.keys = keys
 
     # ------------------------------------------------------------------------------ lots
-    def create_lot(self, request: CreateLot, idempotency_key: str | None = None) -> dict[str, Any]:
+    def create_lot(self, request: CreateLot, idempotency_key: str | None = None,
+                   caller: Caller | None = None) -> dict[str, Any]:
         settings = request.settings
         ids = [space.space_id for space in settings.spaces]
         if len(set(ids)) != len(ids):
@@ -56,6 +58,8 @@ class ParkingService:
         hourly = Money.parse(settings.hourly, request.currency)
         kind = kinds.for_request(settings)
         created = iso(self.clock())
+        if idempotency_key and caller:
+            idempotency_key = caller.scoped(idempotency_key)
         lot_id = created_id(self.id_salt, "lot", idempotency_key)
         event = {
             "event_id": lot_id, "name": request.name, "venue": "", "city": "", "category": "parking",
@@ -65,6 +69,8 @@ class ParkingService:
             "high_demand": False, "max_holds_per_customer": DEFAULT_HOLDS_PER_CUSTOMER,
             "settings": settings.model_dump(), "created_at": created,
         }
+        if caller is not None:
+            event["organizer_id"] = caller.organizer_id
         fingerprint = _fingerprint({k: v for k, v in event.items() if k not in ("created_at", "starts_at")})
         try:
             self.store.put_event(event, None, None, fingerprint)
@@ -77,10 +83,12 @@ class ParkingService:
             raise TooBusy() from None
         return self.describe_lot(event)
 
-    def lot(self, lot_id: str) -> dict[str, Any]:
-        event = self.store.get_event(lot_id)
-        if event is None or not isinstance(kinds.of_event(event), Parking):
-            raise NotFound(f"No lot {lot_id}.", code="lot_not_found")
+    def lot(self, lot_id: str, caller: Caller | None = None) -> dict[str, Any]:
+        """The lot; for an organizer, only its own (another's is answered like no lot at all)."""
+        missing = NotFound(f"No lot {lot_id}.", code="lot_not_found")
+        event = require_owner(self.store.get_event(lot_id), caller, missing)
+        if not isinstance(kinds.of_event(event), Parking):
+            raise missing
         return event
 
     def get_lot(self, lot_id: str) -> dict[str, Any]:
@@ -116,20 +124,45 @@ class ParkingService:
         return self.bookings.create_booking(lot_id, customer_id, idempotency_key, request)
 
     # ----------------------------------------------------------------------------- gates
-    def create_gate(self, lot_id: str, name: str) -> dict[str, Any]:
-        self.lot(lot_id)
+    def create_gate(self, lot_id: str, name: str, caller: Caller | None = None) -> dict[str, Any]:
+        event = self.lot(lot_id, caller)
         gate_id, key = str(uuid.uuid4()), "gk_" + secrets.token_urlsafe(32)
-        self.store.put_gate(lot_id, {"gate_id": gate_id, "name": name, "key_sha256": gate_key_hash(key),
-                                     "created_at": iso(self.clock())})
+        gate = {"gate_id": gate_id, "name": name, "key_sha256": gate_key_hash(key), "created_at": iso(self.clock())}
+        if event.get("organizer_id"):
+            gate["organizer_id"] = event["organizer_id"]
+        self.store.put_gate(lot_id, gate)
         return {"gate_id": gate_id, "lot_id": lot_id, "name": name, "gate_key": key,
                 **self.keys().public_key(lot_id)}
 
-    def gate(self, lot_id: str, gate_id: str, key: str | None) -> dict[str, Any]:
-        """The gate, if ``key`` is its key (401 otherwise, the same for an unknown gate)."""
+    def gate(self, lot_id: str, gate_id: str, key: str | None, deleted_too: bool = False) -> dict[str, Any]:
+        """The gate, if ``key`` is its key (401 otherwise, the same for an unknown or deleted gate;
+        ``deleted_too``: a deleted gate's key still names it, for the sync that reports its passes)."""
         gate = self.store.get_gate(lot_id, gate_id) if key else None
-        if gate is None or not secrets.compare_digest(gate["key_sha256"], gate_key_hash(key or "")):
+        if gate is None or (gate.get("deleted_at") and not deleted_too) \
+                or not secrets.compare_digest(gate["key_sha256"], gate_key_hash(key or "")):
             raise GateUnauthorized("The gate key is missing or wrong.")
         return gate
+
+    def rotate_gate_key(self, lot_id: str, gate_id: str, caller: Caller | None = None) -> dict[str, Any]:
+        """A new key for the gate, shown only here; the old one answers 401 from now on. Each call
+        is a new key (a repeat rotates again: only the last answer's key works)."""
+        self.lot(lot_id, caller)
+        gate, key = self.store.get_gate(lot_id, gate_id), "gk_" + secrets.token_urlsafe(32)
+        if gate is None or not self.store.change_gate(lot_id, gate_id, {"key_sha256": gate_key_hash(key),
+                                                                         "key_rotated_at": iso(self.clock())}):
+            raise NotFound(f"No gate {gate_id}.", code="gate_not_found")
+        return {"gate_id": gate_id, "lot_id": lot_id, "name": gate["name"], "gate_key": key,
+                **self.keys().public_key(lot_id)}
+
+    def delete_gate(self, lot_id: str, gate_id: str, caller: Caller | None = None) -> None:
+        """The gate stops: its key answers 401 everywhere. Its item stays (deleted_at), so what it
+        did stays explained; deleting it again changes nothing."""
+        self.lot(lot_id, caller)
+        gate = self.store.get_gate(lot_id, gate_id)
+        if gate is None:
+            raise NotFound(f"No gate {gate_id}.", code="gate_not_found")
+        if not gate.get("deleted_at"):
+            self.store.change_gate(lot_id, gate_id, {"deleted_at": iso(self.clock())})
 
     def gate_config(self, lot_id: str, gate_id: str, key: str | None) -> dict[str, Any]:
         self.gate(lot_id, gate_id, key)
@@ -176,11 +209,13 @@ class ParkingService:
         return sorted(found, key=lambda r: (r["from"], r["booking_id"]))
 
     # --------------------------------------------------------------------- subscriptions
-    def create_subscription(self, lot_id: str, request: CreateSubscription) -> dict[str, Any]:
-        self.lot(lot_id)
+    def create_subscription(self, lot_id: str, request: CreateSubscription,
+                            caller: Caller | None = None) -> dict[str, Any]:
+        event = self.lot(lot_id, caller)
         subscription = {"subscription_id": str(uuid.uuid4()), "plate": normalise_plate(request.plate),
                         "valid_from": iso(request.valid_from), "valid_to": iso(request.valid_to)}
-        self.store.put_subscription(lot_id, subscription)
+        owner = {"organizer_id": event["organizer_id"]} if event.get("organizer_id") else {}
+        self.store.put_subscription(lot_id, subscription | owner)
         return {"lot_id": lot_id, **subscription}
 
     def active_subscriptions_at(self, lot_id: str, plate: str, at) -> list[dict[str, str]]:  # noqa: ANN001

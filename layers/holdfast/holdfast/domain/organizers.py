@@ -1,0 +1,53 @@
+"""Organizers: who is calling an organizer route, and which objects are theirs.
+
+An organizer holds one or more API keys; a request names its organizer only through the key it
+sends, resolved to a ``Caller`` (the organizer and which of its keys). Every object an organizer
+creates (an event, a service, a resource, a lot, a gate, a subscription) records its
+``organizer_id``; another organizer's object is answered exactly like one that does not exist,
+so ids cannot be probed. Objects written before organizers existed carry no owner and belong to
+no organizer (the engine's own jobs still see them).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import NotFound
+
+#: How many live keys one organizer may hold (rotation needs two; more is a leak waiting to happen).
+MAX_KEYS_PER_ORGANIZER = 10
+#: ``last_used_at`` is written at most this often per key: reads stay reads.
+LAST_USED_RESOLUTION_SECONDS = 60
+ACTIVE, SUSPENDED = "active", "suspended"
+
+
+@dataclass(frozen=True)
+class Caller:
+    """An organizer authenticated by one of its keys (the key itself is never kept)."""
+
+    organizer_id: str
+    key_id: str
+
+    def journal_ids(self) -> dict[str, str]:
+        """What a journal entry of this caller's action records about who took it."""
+        return {"organizer_id": self.organizer_id, "key_id": self.key_id}
+
+    def scoped(self, idempotency_key: str) -> str:
+        """The organizer's Idempotency-Key as the engine derives ids from it: two organizers sending
+        the same key name two requests."""
+        return f"{self.organizer_id}/{idempotency_key}"
+
+
+def owned_by(item: dict[str, Any] | None, caller: Caller | None) -> bool:
+    """Whether ``caller`` may see ``item``; ``None`` is the engine itself (a job, a tool), which
+    sees everything."""
+    return item is not None and (caller is None or item.get("organizer_id") == caller.organizer_id)
+
+
+def require_owner(item: dict[str, Any] | None, caller: Caller | None, missing: NotFound) -> dict[str, Any]:
+    """The item when the caller may see it. Another organizer's item raises ``missing``, the very
+    answer the route gives for an id that does not exist, so no one learns which ids are taken."""
+    if not owned_by(item, caller):
+        raise missing
+    assert item is not None
+    return item
