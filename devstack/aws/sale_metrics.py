@@ -56,7 +56,7 @@ def for_stack(stack: Any) -> SaleMetricsEndpoint | None:
     stack's, so only the demo organizer (who owns the demo sale) reads them, by its fixed key."""
     from devstack.organizers import LOCAL_ORGANIZERS
 
-    secret_name = stack.parameters.get("ProviderSecretName")
+    secret_name = stack.parameters.get("OrganizerKeyHashSecretName")
     if secret_name not in stack.secrets:
         return None
     demo_key = LOCAL_ORGANIZERS[0][2]
