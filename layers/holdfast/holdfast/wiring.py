@@ -20,6 +20,7 @@ from .domain import lifecycle
 from .observability import logger
 
 if TYPE_CHECKING:
+    from .config import Settings
     from .adapters.aws import HoldExpiryScheduler, PaymentEventsQueue, ReconciliationStarter
     from .adapters.dynamo import BookingStore
     from .adapters.provider import YooKassaProvider
@@ -50,11 +51,11 @@ class Secret:
     setting: str
     fields: dict[str, int]
 
-    def read(self) -> dict[str, str]:
+    def read(self, config: Settings | None = None) -> dict[str, str]:
         """The secret, checked for every field (read through the five-minute cache)."""
         from .adapters.aws import read_secret
 
-        name = getattr(settings(), self.setting)
+        name = getattr(config or settings(), self.setting)
         if not name:
             raise ConfigurationError(f"{variable_of(self.setting)} is not set: this function is not given the secret "
                                      f"holding {', '.join(self.fields)}")
@@ -87,9 +88,9 @@ def cold_start(*secrets: Secret) -> None:
     configuration and each of those secrets are checked once, so a misconfigured function fails
     its start with one clear log line instead of answering every request with a 500."""
     try:
-        load_settings()  # not the cached settings(): the local stack imports functions with their own variables
+        config = load_settings()  # not the cached settings(): the local stack imports functions with their own variables
         for secret in secrets:
-            secret.read()
+            secret.read(config)
     except ConfigurationError as exc:
         logger.error("refusing to start: %s", exc)
         raise
