@@ -174,6 +174,8 @@ SCENARIO: list[tuple[str, Any]] = [
     ("gate_entry.json", (200, None)),                  # a drive-up car takes a space
     ("gate_exit.json", (200, None)),                   # within the grace minutes: nothing owed
     ("gate_sync.json", (200, None)),                   # two offline passes, applied in the gate's order
+    ("rotate_gate_key.json", (404, "lot_not_found")),   # the samples' own lot id, not this run's lot
+    ("delete_gate.json", (404, "lot_not_found")),
     ("start_payment.json", (201, None)),              # the sandbox provider creates the payment
     ("payment_notification.json", (200, None)),       # from YooKassa's network: queued
     ("payment_events_sqs.json", {"batchItemFailures": []}),
@@ -181,6 +183,15 @@ SCENARIO: list[tuple[str, Any]] = [
     ("list_reviews.json", (200, None)),
     ("resolve_review.json", (409, "not_in_review")),
     ("resolve_gate_case.json", (404, "gate_case_not_found")),   # no gate case by the sample's id
+    ("list_sales.json", (200, None)),
+    # the platform's routes (the platform key secret) and an organizer's own keys (the key-hash secret)
+    ("create_organizer.json", (201, None)),
+    ("list_organizers.json", (200, None)),
+    ("suspend_organizer.json", (404, "organizer_not_found")),   # the samples name no real organizer
+    ("resume_organizer.json", (404, "organizer_not_found")),
+    ("get_own_organizer.json", (200, None)),
+    ("add_organizer_key.json", (201, None)),
+    ("delete_organizer_key.json", (404, "key_not_found")),
     ("join_queue.json", (200, None)),                 # not a high-demand sale: no queue needed
     ("queue_status.json", (200, None)),
     ("join_waitlist.json", (409, "places_available")),   # places are free: book them, no line
@@ -244,9 +255,10 @@ def _unreached(actions, *, reads=(), writes=()):
 #: samples happen not to use. Anything else granted and never used fails the test, and so does an
 #: entry here that has gone stale (used by the scenario, or no longer granted).
 REACHED_OUTSIDE_THE_SAMPLES: dict[str, dict[str, None]] = {
-    # resolving a review writes the booking and its journal; a refund decided there is reconciled
-    "AdminApiFunction": _unreached(["states:StartExecution"], reads=["dynamodb:BatchGetItem"],
-                                   writes=TABLE_WRITES),
+    # a refund decided in review is reconciled; deleting an organizer's key removes its items (the
+    # sample's key id is made up) and a resolved review's transaction checks the booking
+    "AdminApiFunction": _unreached(["states:StartExecution"],
+                                   writes=["dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]),
     # cancellations and parking reservations write more kinds of items; a confirmed parking
     # reservation's view signs its entry token with the lot's key (the parking key secret)
     "BookingsApiFunction": _unreached(["dynamodb:DeleteItem", "secretsmanager:GetSecretValue"]),
@@ -276,10 +288,9 @@ REACHED_OUTSIDE_THE_SAMPLES: dict[str, dict[str, None]] = {
     "ReconcilePaymentFunction": _unreached(["states:StartExecution"], reads=["dynamodb:BatchGetItem", "dynamodb:Query"],
                                            writes=["dynamodb:UpdateItem", "dynamodb:DeleteItem",
                                                    "dynamodb:ConditionCheckItem"]),
-    # nothing is overdue in the sample: expiring, restarting reconciliation or a cancellation, and
-    # giving the money back at the provider on a lapsed conflict case
-    "SweepDueFunction": _unreached(["states:StartExecution", "states:DescribeExecution",
-                                    "secretsmanager:GetSecretValue"],
+    # nothing is overdue in the sample: expiring, restarting reconciliation or a cancellation (the
+    # provider secret, for giving money back on a lapsed conflict case, is checked at its start)
+    "SweepDueFunction": _unreached(["states:StartExecution", "states:DescribeExecution"],
                                    reads=["dynamodb:GetItem", "dynamodb:BatchGetItem"], writes=TABLE_WRITES),
     # joining writes the queue entry; admitting reads the queue
     "WaitingRoomFunction": _unreached([], reads=["dynamodb:BatchGetItem", "dynamodb:Query"],
@@ -426,6 +437,7 @@ def test_the_roles_deny_what_the_template_does_not_grant(parity_system):
         call("BookingsApiFunction", "states", "StartExecution", stateMachineArn=machines["HoldExpiryStateMachine"]),
         call("SweepDueFunction", "states", "StartExecution", stateMachineArn=machines["ReconciliationStateMachine"]),
         call("BookingsApiFunction", "secretsmanager", "GetSecretValue", SecretId="holdfast/provider"),
+        call("AdminApiFunction", "secretsmanager", "GetSecretValue", SecretId="holdfast/platform-key"),
         call("PaymentWebhookFunction", "sqs", "SendMessage", QueueUrl=stack.resources["PaymentEventsQueue"]),
         call("OutboxRelayFunction", "events", "PutEvents", Entries=[{"EventBusName": stack.resources["NotificationsBus"]}]),
     ]
@@ -440,6 +452,11 @@ def test_the_roles_deny_what_the_template_does_not_grant(parity_system):
         # the public catalog only reads, and holds no secret (issue 34)
         call("CatalogApiFunction", "dynamodb", "PutItem", TableName=stack.resources["BookingsTable"]),
         call("CatalogApiFunction", "secretsmanager", "GetSecretValue", SecretId="holdfast/provider"),
+        # one secret per purpose: the platform key reaches the admin function alone, the provider's
+        # key only the functions that call it
+        call("BookingsApiFunction", "secretsmanager", "GetSecretValue", SecretId="holdfast/platform-key"),
+        call("EventsApiFunction", "secretsmanager", "GetSecretValue", SecretId="holdfast/provider"),
+        call("WaitingRoomFunction", "secretsmanager", "GetSecretValue", SecretId="holdfast/organizer-key-hash"),
         call("EventsApiFunction", "dynamodb", "Scan", TableName=stack.resources["BookingsTable"]),
     ]
     assert len(iam.check(refused, stack).denied) == len(refused)
