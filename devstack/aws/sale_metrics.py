@@ -52,7 +52,7 @@ class SaleMetricsEndpoint:
 
 
 def for_stack(stack: Any) -> SaleMetricsEndpoint | None:
-    """The endpoint for an embedded stack with the local provider secret. The metrics are the whole
+    """The endpoint for an embedded stack with the local key-hash secret. The metrics are the whole
     stack's, so only the demo organizer (who owns the demo sale) reads them, by its fixed key."""
     from devstack.organizers import LOCAL_ORGANIZERS
 
