@@ -4,8 +4,8 @@ created from template.yaml. See docs/local-stack.md."""
 
 import logging
 
-from .stack import LOCAL_PROVIDER_SECRET, EmbeddedStack, local_parameters
+from .stack import LOCAL_PROVIDER_SECRET, LOCAL_SECRETS, EmbeddedStack, local_parameters
 
 logging.getLogger("devstack.aws").addHandler(logging.NullHandler())
 
-__all__ = ["LOCAL_PROVIDER_SECRET", "EmbeddedStack", "local_parameters"]
+__all__ = ["LOCAL_PROVIDER_SECRET", "LOCAL_SECRETS", "EmbeddedStack", "local_parameters"]

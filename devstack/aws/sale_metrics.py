@@ -52,11 +52,11 @@ class SaleMetricsEndpoint:
 
 
 def for_stack(stack: Any) -> SaleMetricsEndpoint | None:
-    """The endpoint for an embedded stack with the local provider secret. The metrics are the whole
+    """The endpoint for an embedded stack with the local key-hash secret. The metrics are the whole
     stack's, so only the demo organizer (who owns the demo sale) reads them, by its fixed key."""
     from devstack.organizers import LOCAL_ORGANIZERS
 
-    secret_name = stack.parameters.get("ProviderSecretName")
+    secret_name = stack.parameters.get("OrganizerKeyHashSecretName")
     if secret_name not in stack.secrets:
         return None
     demo_key = LOCAL_ORGANIZERS[0][2]

@@ -53,16 +53,20 @@ DUMMY_CREDENTIALS = {
     "AWS_SESSION_TOKEN": "testing",
 }
 # Local-only provider credentials; the payment sandbox accepts exactly these. Never real values.
-LOCAL_PROVIDER_SECRET = {
-    "secret_key": "sandbox_secret_local_only",
-    # organizers sign in with their own keys, stored hashed (devstack/organizers.py seeds two)
-    "platform_api_key": PLATFORM_KEY,
-    "api_key_hash_key": KEY_HASH_KEY,
-    # HMAC-SHA256 key of waiting-room admission tokens (holdfast.domain.admission).
-    "admission_token_key": "local-admission-token-key-not-secret",
-}
+LOCAL_PROVIDER_SECRET = {"secret_key": "sandbox_secret_local_only"}
 #: The parking entry-token master seed of the local stack (every lot's key is derived from it).
 LOCAL_PARKING_KEY_SECRET = {"master_seed": "local-parking-master-seed-not-secret"}
+#: Every secret of the local stack by the template parameter naming it (one per purpose, as on AWS):
+#: local-only values, never real ones. Organizers sign in with their own keys, stored hashed
+#: under the hash key (devstack/organizers.py seeds two).
+LOCAL_SECRETS = {
+    "ProviderSecretName": LOCAL_PROVIDER_SECRET,
+    "PlatformKeySecretName": {"platform_api_key": PLATFORM_KEY},
+    "OrganizerKeyHashSecretName": {"api_key_hash_key": KEY_HASH_KEY},
+    # HMAC-SHA256 key of waiting-room admission tokens (holdfast.domain.admission)
+    "AdmissionTokenSecretName": {"admission_token_key": "local-admission-token-key-not-secret"},
+    "ParkingKeySecretName": LOCAL_PARKING_KEY_SECRET,
+}
 
 
 def local_parameters(api_url: str) -> dict[str, Any]:
@@ -714,12 +718,9 @@ class EmbeddedStack:
         wanted: dict[str, Any]
         if self._secrets_override is not None:
             wanted = dict(self._secrets_override)
-        elif "ProviderSecretName" in self.parameters:
-            wanted = {self.parameters["ProviderSecretName"]: LOCAL_PROVIDER_SECRET}
-            if "ParkingKeySecretName" in self.parameters:
-                wanted[self.parameters["ParkingKeySecretName"]] = LOCAL_PARKING_KEY_SECRET
         else:
-            wanted = {}
+            wanted = {self.parameters[parameter]: value for parameter, value in LOCAL_SECRETS.items()
+                      if parameter in self.parameters}
         if not wanted:
             return
         sm = self._clients("secretsmanager")
@@ -728,9 +729,9 @@ class EmbeddedStack:
             self.secrets[name] = sm.create_secret(Name=name, SecretString=text)["ARN"]
 
     def _seed_organizers(self) -> None:
-        """The local organizers, on a stack whose provider secret is the local one (a test that
+        """The local organizers, on a stack whose key-hash secret is the local one (a test that
         brings its own secrets brings its own organizers too)."""
-        if self._secrets_override is not None or "ProviderSecretName" not in self.parameters \
+        if self._secrets_override is not None or "OrganizerKeyHashSecretName" not in self.parameters \
                 or "BookingsTable" not in self.resources:
             return
         from devstack import organizers

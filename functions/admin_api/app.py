@@ -7,7 +7,7 @@ from holdfast.observability import log_metrics, logger, tracer
 from holdfast.resolver import Response
 from holdfast.services import reviews as _reviews  # noqa: F401 - every route uses it: loaded at init
 
-wiring.cold_start(secret=True)
+wiring.cold_start(wiring.PROVIDER_SECRET, wiring.PLATFORM_KEY_SECRET, wiring.ORGANIZER_KEY_HASH_SECRET)
 
 app = make_resolver()
 

@@ -4,7 +4,7 @@ from holdfast import wiring
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services import cancellation_job as _job  # noqa: F401 - every step uses it: loaded at init
 
-wiring.cold_start(secret=True)
+wiring.cold_start(wiring.PROVIDER_SECRET)
 
 
 @logger.inject_lambda_context

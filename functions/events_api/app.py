@@ -7,7 +7,7 @@ from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services.event_cancellation import validate_reason
 from holdfast.services import catalog as _catalog  # noqa: F401 - the event routes use it: loaded at init
 
-wiring.cold_start(secret=True)
+wiring.cold_start(wiring.ORGANIZER_KEY_HASH_SECRET)
 
 app = make_resolver()
 # A route that validates a body imports its request model: the others never load pydantic.

@@ -10,7 +10,7 @@ from holdfast.services import payments as _payments  # noqa: F401 - and applied 
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.sqs_batch import SqsMessage, process_batch
 
-wiring.cold_start(secret=True)
+wiring.cold_start(wiring.PROVIDER_SECRET)
 
 
 @tracer.capture_method

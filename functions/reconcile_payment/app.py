@@ -5,7 +5,7 @@ from holdfast.faults import crash_point
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services import reconciliation as _reconciliation  # noqa: F401 - every check uses it: loaded at init
 
-wiring.cold_start(secret=True)
+wiring.cold_start(wiring.PROVIDER_SECRET)
 
 
 @logger.inject_lambda_context

@@ -4,7 +4,7 @@ from holdfast.http import customer_id, json_response, make_resolver
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services import admission as _admission  # noqa: F401 - every route uses it: loaded at init
 
-wiring.cold_start(secret=True)
+wiring.cold_start(wiring.ADMISSION_TOKEN_SECRET)
 
 app = make_resolver()
 

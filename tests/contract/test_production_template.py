@@ -128,20 +128,6 @@ def test_customer_routes_need_the_user_pool_and_the_rest_say_none():
     assert sum(kind == "customer" for kind in callers.values()) >= 9
 
 
-def test_the_deploy_guide_lists_every_field_of_the_provider_secret():
-    import json as _json
-
-    from holdfast.wiring import SECRET_FIELDS
-    from tests.support.handlers import REPO
-
-    guide = (REPO / "docs" / "deploy.md").read_text()
-    listed = set(re.findall(r"^\| `(\w+)` \| ", guide.split("The provider secret is one JSON object", 1)[1]
-                            .split("\n\n", 2)[1], re.MULTILINE))
-    assert listed == set(SECRET_FIELDS)
-    command = re.search(r"--secret-string '([^']+)'", guide)
-    assert command and set(_json.loads(command.group(1))) == set(SECRET_FIELDS)
-
-
 # --------------------------------------------------------------------------- flood protection (issue 34)
 NEVER_STARVE = {"PaymentEventsFunction": "PaymentEventsReservedConcurrency",
                 "ExpireHoldFunction": "ExpireHoldReservedConcurrency",

@@ -10,7 +10,7 @@ import pytest
 
 from tests.support.template import template
 
-from devstack.aws import LOCAL_PROVIDER_SECRET
+from devstack.aws import LOCAL_PROVIDER_SECRET, LOCAL_SECRETS
 
 from .helpers import eventually
 
@@ -75,6 +75,10 @@ def test_environment_and_secret_are_local(real_stack):
     assert real_stack.functions["BookingsApiFunction"].import_environment == {"POWERTOOLS_SERVICE_NAME": "bookings"}
     secret = real_stack.boto3_client("secretsmanager").get_secret_value(SecretId="holdfast/provider")
     assert json.loads(secret["SecretString"]) == LOCAL_PROVIDER_SECRET
+    # one secret per purpose, each created with its local value under the name its parameter gives
+    for parameter, value in LOCAL_SECRETS.items():
+        secret = real_stack.boto3_client("secretsmanager").get_secret_value(SecretId=real_stack.parameters[parameter])
+        assert json.loads(secret["SecretString"]) == value, parameter
 
 
 def test_hold_expiry_state_machine_executes_and_reaches_its_task(real_stack, caplog):
@@ -159,8 +163,9 @@ def test_the_catalog_role_reads_the_table_and_can_write_nothing(real_stack):
     for action in ("PutItem", "UpdateItem", "DeleteItem", "ConditionCheckItem", "BatchWriteItem", "Scan",
                    "DeleteTable", "UpdateTable"):
         assert not catalog.allows(f"dynamodb:{action}", table), action
-    provider_secret = real_stack.secrets[real_stack.parameters["ProviderSecretName"]]
-    assert not catalog.allows("secretsmanager:GetSecretValue", provider_secret)
+    assert len(real_stack.secrets) == 5
+    for secret in real_stack.secrets.values():
+        assert not catalog.allows("secretsmanager:GetSecretValue", secret), secret
     for name, role in roles.items():
         for action in ("Scan", "BatchWriteItem", "DescribeTable", "PartiQLSelect"):
             assert not role.allows(f"dynamodb:{action}", table), (name, action)

@@ -15,6 +15,16 @@ REGION = "eu-central-1"
 ORGANIZER_KEY = "organizer-test-key"
 HASH_KEY = "handler-api-key-hash-key-0123"
 OTHER_KEY = "organizer-test-key-2"
+#: The handler tests' secrets, one per purpose as on AWS, and the variables naming them.
+SECRETS = {
+    "handler/provider": {"secret_key": "unused-in-these-tests"},
+    "handler/platform-key": {"platform_api_key": "platform-test-key-0123"},
+    "handler/organizer-key-hash": {"api_key_hash_key": HASH_KEY},
+    "handler/admission-token": {"admission_token_key": "handler-admission-key-0123456789"},
+}
+SECRET_VARIABLES = {"PROVIDER_SECRET_NAME": "handler/provider", "PLATFORM_KEY_SECRET_NAME": "handler/platform-key",
+                    "ORGANIZER_KEY_HASH_SECRET_NAME": "handler/organizer-key-hash",
+                    "ADMISSION_TOKEN_SECRET_NAME": "handler/admission-token"}
 
 
 @pytest.fixture
@@ -28,9 +38,8 @@ def handler_env(monkeypatch):
         sqs = boto3.client("sqs", region_name=REGION)
         queue = sqs.create_queue(QueueName="handler-events.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
         secrets = boto3.client("secretsmanager", region_name=REGION)
-        secrets.create_secret(Name="handler/provider", SecretString=json.dumps(
-            {"secret_key": "unused-in-these-tests", "platform_api_key": "platform-test-key-0123", "api_key_hash_key": HASH_KEY,
-             "admission_token_key": "handler-admission-key-0123456789"}))
+        for name, value in SECRETS.items():
+            secrets.create_secret(Name=name, SecretString=json.dumps(value))
         sfn = boto3.client("stepfunctions", region_name=REGION)
         machine = sfn.create_state_machine(
             name="hold-expiry", roleArn="arn:aws:iam::123456789012:role/sfn",
@@ -38,7 +47,7 @@ def handler_env(monkeypatch):
         )["stateMachineArn"]
         env = {
             "BOOKINGS_TABLE_NAME": "handler-bookings", "PAYMENT_EVENTS_QUEUE_URL": queue,
-            "PROVIDER_SECRET_NAME": "handler/provider", "PROVIDER_API_URL": "http://127.0.0.1:9/v3",
+            **SECRET_VARIABLES, "PROVIDER_API_URL": "http://127.0.0.1:9/v3",
             "PROVIDER_SHOP_ID": "100500", "CUSTOMER_IDENTITY_SOURCE": "header",
             "HOLDFAST_DEPLOYMENT": "local",
             "HOLDFAST_ID_SALT": "handler-tests-deployment",

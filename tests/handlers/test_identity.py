@@ -78,15 +78,33 @@ def test_a_function_configured_for_header_identity_outside_local_does_not_start(
     assert callable(cold_start("waitlist_api").lambda_handler)
 
 
-def test_a_secret_without_every_field_stops_the_cold_start_not_a_request(handler_env, caplog):
+def test_a_secret_without_every_field_stops_the_cold_start_of_its_readers_only(handler_env, caplog):
     import boto3
 
-    boto3.client("secretsmanager", region_name="eu-central-1").put_secret_value(
-        SecretId="handler/provider", SecretString='{"secret_key": "s", "platform_api_key": "platform-test-key-0123"}')
+    secrets = boto3.client("secretsmanager", region_name="eu-central-1")
+    secrets.put_secret_value(SecretId="handler/admission-token", SecretString='{"admission_token_key": "short"}')
     clear_secret_cache()
-    with pytest.raises(ConfigurationError, match="admission_token_key"):
-        cold_start("bookings_api")
+    for reader in ("bookings_api", "waiting_room", "waitlist_api"):
+        with pytest.raises(ConfigurationError, match="handler/admission-token lacks admission_token_key"):
+            cold_start(reader)
     assert any("refusing to start" in r.getMessage() and "admission_token_key" in r.getMessage()
                for r in caplog.records)
-    # functions that never read the secret start without it
-    assert callable(cold_start("payment_webhook").lambda_handler)
+    # one secret per purpose: the functions that never read this one start without it
+    for other in ("events_api", "admin_api", "parking_api", "payment_webhook"):
+        assert callable(cold_start(other).lambda_handler), other
+
+    secrets.put_secret_value(SecretId="handler/platform-key", SecretString='{"api_key_hash_key": "a-misplaced-field"}')
+    clear_secret_cache()
+    with pytest.raises(ConfigurationError, match="handler/platform-key lacks platform_api_key"):
+        cold_start("admin_api")
+    assert callable(cold_start("events_api").lambda_handler)
+
+
+def test_a_function_not_told_of_a_secret_it_reads_does_not_start(handler_env, monkeypatch):
+    # the template names a secret only to the functions granted it: a reader left without it fails
+    # its start naming the variable, never a request with AccessDenied
+    monkeypatch.delenv("ORGANIZER_KEY_HASH_SECRET_NAME")
+    wiring.reset()
+    with pytest.raises(ConfigurationError, match="ORGANIZER_KEY_HASH_SECRET_NAME is not set"):
+        cold_start("events_api")
+    assert callable(cold_start("waiting_room").lambda_handler)

@@ -16,7 +16,6 @@ import pytest
 from holdfast import wiring
 from holdfast.adapters.codec import _attrs
 from holdfast.adapters.inventory_store import pool_key
-from tests.handlers.conftest import HASH_KEY
 from tests.support.handlers import FakeLambdaContext, api_event, call, load_handler
 
 ORGANIZER = {"X-Api-Key": "organizer-test-key"}
@@ -34,9 +33,8 @@ def surge_env(handler_env, monkeypatch):
     from holdfast.adapters.aws import clear_secret_cache
 
     secrets = boto3.client("secretsmanager", region_name="eu-central-1")
-    secrets.put_secret_value(SecretId="handler/provider", SecretString=json.dumps(
-        {"secret_key": "unused-in-these-tests", "platform_api_key": "platform-test-key-0123", "api_key_hash_key": HASH_KEY,
-         "admission_token_key": TOKEN_KEY}))
+    secrets.put_secret_value(SecretId="handler/admission-token", SecretString=json.dumps(
+        {"admission_token_key": TOKEN_KEY}))
     clear_secret_cache()
 
     def configure(**env):

@@ -190,6 +190,7 @@ SCENARIO: list[tuple[str, Any]] = [
     ("list_reviews.json", (200, None)),
     ("resolve_review.json", (409, "not_in_review")),
     ("resolve_gate_case.json", (404, "gate_case_not_found")),   # no gate case by the sample's id
+    ("list_sales.json", (200, None)),
     ("join_queue.json", (200, None)),                 # not a high-demand sale: no queue needed
     ("queue_status.json", (200, None)),
     ("join_waitlist.json", (409, "places_available")),   # places are free: book them, no line
@@ -201,7 +202,6 @@ SCENARIO: list[tuple[str, Any]] = [
     ("reconcile_payment.json", {"outcome": "pending", "status": "PAYMENT_PENDING"}),
     ("expire_hold.json", {"outcome": "not_yet"}),
     ("resolve_conflict.json", (409, "no_resolution")),   # the sample booking has no conflict case
-    ("list_sales.json", (200, None)),
     ("cancel_booking.json", (200, None)),
     ("cancel_event.json", (202, None)),               # the organizer cancels the event last
     ("get_event_cancellation.json", (200, None)),
@@ -254,10 +254,11 @@ def _unreached(actions, *, reads=(), writes=()):
 #: samples happen not to use. Anything else granted and never used fails the test, and so does an
 #: entry here that has gone stale (used by the scenario, or no longer granted).
 REACHED_OUTSIDE_THE_SAMPLES: dict[str, dict[str, None]] = {
-    # resolving a review writes the booking and its journal; a refund decided there is reconciled
-    # the organizer samples create organizers and keys (PutItem, UpdateItem, the review page's
-    # BatchGetItem); a gate case resolved and a key deleted are the other writes
-    "AdminApiFunction": _unreached(["states:StartExecution", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]),
+    # resolving a review writes the booking and its journal; a refund decided there is reconciled;
+    # deleting an organizer's key removes its items (the sample's key id is made up) and a resolved
+    # review's transaction checks the booking
+    "AdminApiFunction": _unreached(["states:StartExecution"],
+                                   writes=["dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]),
     # cancellations and parking reservations write more kinds of items; a confirmed parking
     # reservation's view signs its entry token with the lot's key (the parking key secret)
     "BookingsApiFunction": _unreached(["dynamodb:DeleteItem", "secretsmanager:GetSecretValue"]),
@@ -287,10 +288,9 @@ REACHED_OUTSIDE_THE_SAMPLES: dict[str, dict[str, None]] = {
     "ReconcilePaymentFunction": _unreached(["states:StartExecution"], reads=["dynamodb:BatchGetItem", "dynamodb:Query"],
                                            writes=["dynamodb:UpdateItem", "dynamodb:DeleteItem",
                                                    "dynamodb:ConditionCheckItem"]),
-    # nothing is overdue in the sample: expiring, restarting reconciliation or a cancellation, and
-    # giving the money back at the provider on a lapsed conflict case
-    "SweepDueFunction": _unreached(["states:StartExecution", "states:DescribeExecution",
-                                    "secretsmanager:GetSecretValue"],
+    # nothing is overdue in the sample: expiring, restarting reconciliation or a cancellation (the
+    # provider secret, for giving money back on a lapsed conflict case, is checked at its start)
+    "SweepDueFunction": _unreached(["states:StartExecution", "states:DescribeExecution"],
                                    reads=["dynamodb:GetItem", "dynamodb:BatchGetItem"], writes=TABLE_WRITES),
     # joining writes the queue entry; admitting reads the queue
     "WaitingRoomFunction": _unreached([], reads=["dynamodb:BatchGetItem", "dynamodb:Query"],
@@ -437,6 +437,7 @@ def test_the_roles_deny_what_the_template_does_not_grant(parity_system):
         call("BookingsApiFunction", "states", "StartExecution", stateMachineArn=machines["HoldExpiryStateMachine"]),
         call("SweepDueFunction", "states", "StartExecution", stateMachineArn=machines["ReconciliationStateMachine"]),
         call("BookingsApiFunction", "secretsmanager", "GetSecretValue", SecretId="holdfast/provider"),
+        call("AdminApiFunction", "secretsmanager", "GetSecretValue", SecretId="holdfast/platform-key"),
         call("PaymentWebhookFunction", "sqs", "SendMessage", QueueUrl=stack.resources["PaymentEventsQueue"]),
         call("OutboxRelayFunction", "events", "PutEvents", Entries=[{"EventBusName": stack.resources["NotificationsBus"]}]),
     ]
@@ -451,6 +452,11 @@ def test_the_roles_deny_what_the_template_does_not_grant(parity_system):
         # the public catalog only reads, and holds no secret (issue 34)
         call("CatalogApiFunction", "dynamodb", "PutItem", TableName=stack.resources["BookingsTable"]),
         call("CatalogApiFunction", "secretsmanager", "GetSecretValue", SecretId="holdfast/provider"),
+        # one secret per purpose: the platform key reaches the admin function alone, the provider's
+        # key only the functions that call it
+        call("BookingsApiFunction", "secretsmanager", "GetSecretValue", SecretId="holdfast/platform-key"),
+        call("EventsApiFunction", "secretsmanager", "GetSecretValue", SecretId="holdfast/provider"),
+        call("WaitingRoomFunction", "secretsmanager", "GetSecretValue", SecretId="holdfast/organizer-key-hash"),
         call("EventsApiFunction", "dynamodb", "Scan", TableName=stack.resources["BookingsTable"]),
     ]
     assert len(iam.check(refused, stack).denied) == len(refused)

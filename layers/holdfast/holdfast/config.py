@@ -70,6 +70,8 @@ def _networks(value: Any) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network
 _CHECKS: dict[str, Callable[[Any], Any]] = {
     "bookings_table_name": _text(3),
     "provider_api_url": _text(), "provider_shop_id": _text(), "provider_secret_name": _text(),
+    "platform_key_secret_name": _text(), "organizer_key_hash_secret_name": _text(),
+    "admission_token_secret_name": _text(),
     "provider_timeout_seconds": _number(float, gt=0, le=60),
     "default_hold_ttl_seconds": _number(int, ge=1, le=86_400),
     "customer_identity_source": _text(pattern="^(authorizer|header)$"),
@@ -105,7 +107,12 @@ class Settings:
     bookings_table_name: str
     provider_api_url: str = "https://api.yookassa.ru/v3"
     provider_shop_id: str = ""
-    provider_secret_name: str = "holdfast/provider"
+    # The secrets' names, each set only on the functions granted that secret (wiring.SECRETS): a
+    # function not given one fails on reading it with a ConfigurationError naming the variable.
+    provider_secret_name: str = ""
+    platform_key_secret_name: str = ""
+    organizer_key_hash_secret_name: str = ""
+    admission_token_secret_name: str = ""
     provider_timeout_seconds: float = 8.0
     default_hold_ttl_seconds: int = 600
     customer_identity_source: str = "authorizer"
@@ -175,6 +182,9 @@ _ENV_NAMES = {
     "provider_api_url": "PROVIDER_API_URL",
     "provider_shop_id": "PROVIDER_SHOP_ID",
     "provider_secret_name": "PROVIDER_SECRET_NAME",
+    "platform_key_secret_name": "PLATFORM_KEY_SECRET_NAME",
+    "organizer_key_hash_secret_name": "ORGANIZER_KEY_HASH_SECRET_NAME",
+    "admission_token_secret_name": "ADMISSION_TOKEN_SECRET_NAME",
     "provider_timeout_seconds": "PROVIDER_TIMEOUT_SECONDS",
     "default_hold_ttl_seconds": "DEFAULT_HOLD_TTL_SECONDS",
     "customer_identity_source": "CUSTOMER_IDENTITY_SOURCE",
@@ -206,6 +216,11 @@ _ENV_NAMES = {
     "gate_clock_skew_seconds": "GATE_CLOCK_SKEW_SECONDS",
     "id_salt": "HOLDFAST_ID_SALT",
 }
+
+
+def variable_of(field: str) -> str:
+    """The environment variable a setting is read from."""
+    return _ENV_NAMES[field]
 
 
 class ConfigurationError(RuntimeError):

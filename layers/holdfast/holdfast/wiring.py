@@ -10,15 +10,17 @@ its own services the same way in its package's ``wiring`` module (products/parki
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .clock import system_clock
-from .config import ConfigurationError, load_settings, settings
+from .config import ConfigurationError, load_settings, settings, variable_of
 from .domain import lifecycle
 from .observability import logger
 
 if TYPE_CHECKING:
+    from .config import Settings
     from .adapters.aws import HoldExpiryScheduler, PaymentEventsQueue, ReconciliationStarter
     from .adapters.dynamo import BookingStore
     from .adapters.provider import YooKassaProvider
@@ -42,38 +44,53 @@ def _declare_builtin_kinds() -> None:
 # the kinds: the lifecycle loads them on the first such status.
 lifecycle.declare_kinds_with(_declare_builtin_kinds)
 
-#: Every field of the provider secret (README, "Configuration"); each function that reads the
-#: secret refuses to start without all of them.
-SECRET_FIELDS = {
-    "secret_key": 1,             # the provider shop's secret key
-    "platform_api_key": 16,      # what the platform's operators send as X-Api-Key (/admin/organizers)
-    "api_key_hash_key": 16,      # HMAC-SHA256 key under which organizers' API keys are stored
-    "admission_token_key": 16,   # HMAC-SHA256 key of waiting-room admission tokens
-}
+@dataclass(frozen=True)
+class Secret:
+    """One Secrets Manager secret of one purpose: the setting holding its name (set only on the
+    functions granted it) and its fields, each with the shortest value accepted."""
+    setting: str
+    fields: dict[str, int]
+
+    def read(self, config: Settings | None = None) -> dict[str, str]:
+        """The secret, checked for every field (read through the five-minute cache)."""
+        from .adapters.aws import read_secret
+
+        name = getattr(config or settings(), self.setting)
+        if not name:
+            raise ConfigurationError(f"{variable_of(self.setting)} is not set: this function is not given the secret "
+                                     f"holding {', '.join(self.fields)}")
+        secret = read_secret(name)
+        missing = [field for field, least in self.fields.items()
+                   if not isinstance(secret.get(field), str) or len(secret[field]) < least]
+        if missing:
+            raise ConfigurationError(f"secret {name} lacks {', '.join(missing)} (or has it shorter than "
+                                     f"{', '.join(str(self.fields[f]) for f in missing)} characters)")
+        return secret
 
 
-def provider_secret() -> dict[str, str]:
-    """The shared secret, checked for every field (read through a five-minute cache)."""
-    from .adapters.aws import read_secret
+# One secret per purpose, each granted only to the functions that read it (docs/deploy.md); a
+# function names the ones it reads in its cold_start(...), and tests/contract/test_secret_grants.py
+# holds the template's grants and variables to that.
+#: the provider shop's secret key: the functions that call the provider
+PROVIDER_SECRET = Secret("provider_secret_name", {"secret_key": 1})
+#: what the platform's operators send as X-Api-Key (/admin/organizers)
+PLATFORM_KEY_SECRET = Secret("platform_key_secret_name", {"platform_api_key": 16})
+#: HMAC-SHA256 key under which organizers' API keys are stored: the functions that authenticate organizers
+ORGANIZER_KEY_HASH_SECRET = Secret("organizer_key_hash_secret_name", {"api_key_hash_key": 16})
+#: HMAC-SHA256 key of waiting-room admission tokens: the waiting room and the routes that check tokens
+ADMISSION_TOKEN_SECRET = Secret("admission_token_secret_name", {"admission_token_key": 16})
+SECRETS = {"PROVIDER_SECRET": PROVIDER_SECRET, "PLATFORM_KEY_SECRET": PLATFORM_KEY_SECRET,
+           "ORGANIZER_KEY_HASH_SECRET": ORGANIZER_KEY_HASH_SECRET, "ADMISSION_TOKEN_SECRET": ADMISSION_TOKEN_SECRET}
 
-    name = settings().provider_secret_name
-    secret = read_secret(name)
-    missing = [field for field, least in SECRET_FIELDS.items()
-               if not isinstance(secret.get(field), str) or len(secret[field]) < least]
-    if missing:
-        raise ConfigurationError(f"secret {name} lacks {', '.join(missing)} (or has it shorter than "
-                                 f"{', '.join(str(SECRET_FIELDS[f]) for f in missing)} characters)")
-    return secret
 
-
-def cold_start(*, secret: bool = False) -> None:
-    """Called when a function's module is imported: its configuration (and, for the functions that
-    read it, the secret) is checked once, so a misconfigured function fails its start with one
-    clear log line instead of answering every request with a 500."""
+def cold_start(*secrets: Secret) -> None:
+    """Called when a function's module is imported with the secrets the function reads: its
+    configuration and each of those secrets are checked once, so a misconfigured function fails
+    its start with one clear log line instead of answering every request with a 500."""
     try:
-        load_settings()  # not the cached settings(): the local stack imports functions with their own variables
-        if secret:
-            provider_secret()
+        config = load_settings()  # not the cached settings(): the local stack imports functions with their own variables
+        for secret in secrets:
+            secret.read(config)
     except ConfigurationError as exc:
         logger.error("refusing to start: %s", exc)
         raise
@@ -91,7 +108,7 @@ def provider() -> YooKassaProvider:
     from .adapters.provider import YooKassaProvider
 
     config = settings()
-    secret = provider_secret()
+    secret = PROVIDER_SECRET.read()
     return YooKassaProvider(config.provider_api_url, config.provider_shop_id, secret["secret_key"], config.provider_timeout_seconds)
 
 
@@ -111,11 +128,11 @@ def payment_events_queue() -> PaymentEventsQueue:
 
 
 def platform_api_key() -> str:
-    return provider_secret()["platform_api_key"]
+    return PLATFORM_KEY_SECRET.read()["platform_api_key"]
 
 
 def api_key_hash_key() -> bytes:
-    return provider_secret()["api_key_hash_key"].encode()
+    return ORGANIZER_KEY_HASH_SECRET.read()["api_key_hash_key"].encode()
 
 
 @cached
@@ -235,8 +252,8 @@ def surge_store():
 
 
 def admission_token_key() -> bytes:
-    """The HMAC key of admission tokens (``admission_token_key`` in the shared secret)."""
-    return provider_secret()["admission_token_key"].encode()
+    """The HMAC key of admission tokens."""
+    return ADMISSION_TOKEN_SECRET.read()["admission_token_key"].encode()
 
 
 @cached

@@ -1,0 +1,112 @@
+"""One secret per purpose, granted exactly where it is read (issues 30 and 34).
+
+What a function reads is what its handler names in ``wiring.cold_start(...)``: those secrets are
+read and checked at its start, and any other is out of its reach, because the template tells a
+function the name of a secret (its ``*_SECRET_NAME`` variable) only where the function declares
+it (``Secret.read`` refuses without the variable). The template must grant each function
+GetSecretValue on exactly those secrets, and tell it exactly those names.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import re
+from typing import Any
+
+from holdfast import wiring
+from holdfast.config import variable_of
+from tests.support.handlers import REPO
+from tests.support.template import template
+
+RESOURCES = template()["Resources"]
+FUNCTIONS = {name: r["Properties"] for name, r in RESOURCES.items() if r["Type"] == "AWS::Serverless::Function"}
+VARIABLES = {variable_of(secret.setting): key for key, secret in wiring.SECRETS.items()}
+#: The parking product's master seed: its own secret already, read lazily by the functions that
+#: sign or check entry passes (products/parking/wiring.py), not through cold_start.
+PARKING = "ParkingKeySecretName"
+
+
+def declared(code_uri: str) -> set[str]:
+    """The secrets (keys of wiring.SECRETS) a handler names in its ``wiring.cold_start(...)``."""
+    tree = ast.parse((REPO / code_uri / "app.py").read_text())
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+             and node.func.attr == "cold_start" and getattr(node.func.value, "id", "") == "wiring"]
+    assert len(calls) == 1, f"{code_uri}: one wiring.cold_start(...) at import"
+    names = set()
+    for arg in calls[0].args:
+        assert isinstance(arg, ast.Attribute) and getattr(arg.value, "id", "") == "wiring", ast.dump(arg)
+        assert arg.attr in wiring.SECRETS, f"{code_uri}: {arg.attr} is not one of wiring.SECRETS"
+        names.add(arg.attr)
+    assert not calls[0].keywords, f"{code_uri}: cold_start takes the secrets only"
+    return names
+
+
+def granted(props: dict[str, Any]) -> set[str]:
+    """The parameters naming the secrets a function's role may read."""
+    found = set()
+    for policy in props.get("Policies") or []:
+        if isinstance(policy, dict) and "AWSSecretsManagerGetSecretValuePolicy" in policy:
+            arn = policy["AWSSecretsManagerGetSecretValuePolicy"]["SecretArn"]["Fn::Sub"]
+            (parameter,) = re.findall(r":secret:\$\{(\w+)\}-\*$", arn)
+            found.add(parameter)
+        elif isinstance(policy, dict):
+            for statement in policy.get("Statement") or []:
+                actions = statement.get("Action")
+                actions = [actions] if isinstance(actions, str) else actions or []
+                assert not any(a.lower().startswith("secretsmanager:") for a in actions), (
+                    "secrets are granted through AWSSecretsManagerGetSecretValuePolicy, one secret each")
+    return found
+
+
+def told(props: dict[str, Any]) -> dict[str, str]:
+    """The secrets (keys of wiring.SECRETS) whose names a function's environment holds -> the parameter."""
+    variables = (props.get("Environment") or {}).get("Variables") or {}
+    return {VARIABLES[k]: v["Ref"] for k, v in variables.items() if k in VARIABLES}
+
+
+def parameters_of_secrets() -> dict[str, str]:
+    """Each secret's parameter, the same on every function that is told of it."""
+    found: dict[str, set[str]] = {}
+    for props in FUNCTIONS.values():
+        for key, parameter in told(props).items():
+            found.setdefault(key, set()).add(parameter)
+    assert all(len(parameters) == 1 for parameters in found.values()), found
+    return {key: next(iter(parameters)) for key, parameters in found.items()}
+
+
+def test_each_secret_has_its_own_parameter_and_no_function_is_told_of_it_globally():
+    parameters = parameters_of_secrets()
+    assert set(parameters) == set(wiring.SECRETS), "every secret is read by some function"
+    assert len(set(parameters.values())) == len(parameters), f"one secret per purpose: {parameters}"
+    assert PARKING not in parameters.values()
+    globals_ = template()["Globals"]["Function"]["Environment"]["Variables"]
+    assert not set(VARIABLES) & set(globals_), "a secret's name goes only to the functions that read it"
+    for parameter in parameters.values():
+        assert template()["Parameters"][parameter]["Type"] == "String"
+
+
+def test_each_function_is_granted_and_told_exactly_the_secrets_its_code_reads():
+    parameters = parameters_of_secrets()
+    readers: dict[str, set[str]] = {key: set() for key in wiring.SECRETS}
+    for name, props in FUNCTIONS.items():
+        reads = declared(props["CodeUri"])
+        for key in reads:
+            readers[key].add(name)
+        assert set(told(props)) == reads, f"{name} reads {sorted(reads)}, is told of {sorted(told(props))}"
+        assert granted(props) - {PARKING} == {parameters[key] for key in reads}, (
+            f"{name} reads {sorted(reads)}, is granted {sorted(granted(props))}")
+    # what the issues ask for, as the code above derives it
+    assert readers["PLATFORM_KEY_SECRET"] == {"AdminApiFunction"}
+    assert readers["ADMISSION_TOKEN_SECRET"] == {"WaitingRoomFunction", "BookingsApiFunction", "WaitlistApiFunction"}
+    assert "CatalogApiFunction" not in set().union(*readers.values())
+    assert all(readers.values())
+
+
+def test_the_deploy_guide_creates_each_secret_with_exactly_its_fields():
+    guide = (REPO / "docs" / "deploy.md").read_text()
+    commands = {name: set(json.loads(value)) for name, value in
+                re.findall(r"create-secret --name (\S+) \\\n\s+--secret-string '([^']+)'", guide)}
+    for key, parameter in parameters_of_secrets().items():
+        default = template()["Parameters"][parameter]["Default"]
+        assert commands.get(default) == set(wiring.SECRETS[key].fields), (key, default)
+        assert f"`{parameter}`" in guide, parameter
