@@ -13,6 +13,7 @@ from holdfast.domain.errors import Conflict
 from holdfast.domain.personal_data import erased, erased_entry, pseudonym
 from holdfast.schemas import BookingIn
 from holdfast.services.personal_data import PersonalDataService
+from tests.unit.test_parking import make_lot, parking, reserve, view_bookings  # noqa: F401 - its fixtures
 
 KEY = b"unit-pseudonym-key"
 EMAIL = "alice.private@example.com"
@@ -135,3 +136,15 @@ def test_a_kinds_personal_details_and_typed_fields_go_and_the_rest_stays(store, 
                          decision="plate A123BC77 held", ids={"booking_id": "b", "idempotency_key": "k",
                                                                "plate": "A123BC77", "payment_id": "p"})
     assert erased_entry(entry).ids == {"booking_id": "b", "payment_id": "p"} and erased_entry(entry).decision == ""
+
+
+def test_a_parking_reservation_loses_its_plate_and_knows_its_window_end(store, bookings, clock, personal, parking):
+    lot = make_lot(parking)
+    booking = reserve(parking, lot, plate="A123BC77")
+    assert booking.ends_at == "2030-01-02T11:30:00.000Z", "the start of its last half-hour granule"
+    clock.advance(700)
+    assert bookings.expire(booking.booking_id)["outcome"] == "expired"
+    assert personal.forget("alice") == {"erased": 1}
+    after = store.get_booking(booking.booking_id)
+    assert "plate" not in after.kind_details and after.kind_details["space_id"]
+    assert not _naming(store, "A123BC77")
