@@ -148,3 +148,16 @@ def test_a_parking_reservation_loses_its_plate_and_knows_its_window_end(store, b
     after = store.get_booking(booking.booking_id)
     assert "plate" not in after.kind_details and after.kind_details["space_id"]
     assert not _naming(store, "A123BC77")
+
+
+def test_a_booking_written_before_ends_at_existed_ends_with_its_event(store, bookings, payments, provider, ga_event,
+                                                                         clock, personal):
+    booking_id, _ = _paid(bookings, payments, provider, ga_event)
+    store.client.update_item(TableName=store.table, Key={"pk": {"S": f"BOOKING#{booking_id}"}, "sk": {"S": "META"}},
+                             UpdateExpression="REMOVE ends_at")
+    assert store.get_booking(booking_id).ends_at is None
+    with pytest.raises(Conflict):
+        personal.forget("alice")   # its event is still to come
+    clock.now = clock.now.replace(month=2, day=2)
+    assert personal.forget("alice") == {"erased": 1}
+    assert store.get_booking(booking_id).ends_at == "2030-02-01T20:00:00.000Z"

@@ -360,7 +360,7 @@ class PersonalData(Protocol):
     def erase_customer_notes(self, customer_id: str) -> None: ...
 
 
-class PersonalDataStore(BookingReads, BookingSaves, PersonalData, Protocol):
+class PersonalDataStore(EventReads, BookingReads, BookingSaves, PersonalData, Protocol):
     """What erasing and exporting a customer's data reads and writes."""
 
 

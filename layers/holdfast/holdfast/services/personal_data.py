@@ -14,6 +14,7 @@ the retention sweep erases it in any case once its period has passed.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -21,7 +22,7 @@ from .. import kinds
 from ..clock import iso
 from ..domain.booking import Booking, JournalEntry
 from ..domain.errors import Conflict
-from ..domain.personal_data import DEFAULT_RETENTION_DAYS, ended_at, erased
+from ..domain.personal_data import DEFAULT_RETENTION_DAYS, ended_at, erased, places_end
 from ..observability import logger
 from ..ports import Change, Clock, PersonalDataStore, StaleBooking
 from .transitions import decide_again
@@ -54,8 +55,12 @@ class PersonalDataService:
     def erase(self, booking_id: str, *, ended_by: str) -> bool:
         """Erase the booking's personal data if it ended by ``ended_by``; False when it is gone,
         already erased, or live again."""
-        return decide_again(lambda: self.store.get_booking(booking_id), lambda booking: self._erase(booking, ended_by),
+        return decide_again(lambda: self._read(booking_id), lambda booking: self._erase(booking, ended_by),
                             attempts=ERASE_ATTEMPTS, exhausted=StaleBooking(booking_id), gone=lambda: False)
+
+    def _read(self, booking_id: str) -> Booking | None:
+        booking = self.store.get_booking(booking_id)
+        return self._with_end(booking) if booking is not None else None
 
     def _erase(self, booking: Booking, ended_by: str) -> bool:
         ended = ended_at(booking)
@@ -73,8 +78,16 @@ class PersonalDataService:
 
     def _bookings(self, customer_id: str) -> list[Booking]:
         found = self.store.get_bookings(self.store.customer_bookings(customer_id))
-        return sorted((booking for booking in found if booking.customer_id == customer_id),
+        return sorted((self._with_end(booking) for booking in found if booking.customer_id == customer_id),
                       key=lambda booking: (booking.created_at, booking.booking_id))
+
+    def _with_end(self, booking: Booking) -> Booking:
+        """A booking written before ``ends_at`` existed, with the end its places or event give: else
+        a sold one would count as live for ever and its customer could never have it erased."""
+        if booking.ends_at:
+            return booking
+        event = None if booking.places.granules else self.store.get_event(booking.event_id)
+        return replace(booking, ends_at=places_end(booking.places, str((event or {}).get("starts_at") or "")))
 
     def export(self, customer_id: str) -> dict[str, Any]:
         """Every booking that still names the customer, with its whole journal and the personal
