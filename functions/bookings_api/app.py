@@ -1,6 +1,7 @@
 """Bookings API: hold places, pay for them, read and cancel a booking, decide its conflict case."""
 from holdfast import wiring
 from holdfast.products.appointments import wiring as appointments_wiring
+from holdfast.resolver import Response
 from holdfast.http import customer_id, header, idempotency_key, json_response, make_resolver, parse_body
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.domain.commands import HoldPlaces
@@ -75,6 +76,22 @@ def resolve_conflict(booking_id: str):
     wiring.rate_limiter().take("booking", customer)
     request = parse_body(app, ResolutionIn)
     return json_response(200, wiring.resolutions().choose(booking_id, customer, key, request.choice, request.fields))
+
+
+@app.get("/customers/me/data")
+@tracer.capture_method
+def my_data():
+    return json_response(200, wiring.personal_data().export(customer_id(app)))
+
+
+@app.delete("/customers/me")
+@tracer.capture_method
+def forget_me():
+    # a repeat finds nothing left that names the customer, and answers the same
+    customer = customer_id(app)
+    wiring.rate_limiter().take("booking", customer)
+    wiring.personal_data().forget(customer)
+    return Response(status_code=204, content_type=None, body="")
 
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")

@@ -1,4 +1,5 @@
 """Scheduled sweeper: expire holds and restart reconciliation whose timer or execution is overdue;
+erase the personal data of bookings whose retention has run out;
 hand a booking whose reconciliation keeps dying to an operator; give the money back on conflict
 cases nobody decided by their deadline; resume an event cancellation whose job execution ended
 without finishing."""
@@ -30,5 +31,7 @@ def lambda_handler(event, context):
                    refund_timer=lambda booking: wiring.payments().refund_after_timer(booking))
     if settings().event_cancellation_state_machine_arn:
         result["cancellations"] = wiring.event_cancellation().resume_all()
+    # personal data past its retention: one page a sweep, the index resumes where this one stopped
+    result["personal_data"] = wiring.personal_data().erase_ended()
     logger.info("sweep", extra=result)
     return result

@@ -99,6 +99,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "parking_key_secret_name": _text(),
     "gate_clock_skew_seconds": _number(int, ge=0, le=86_400),
     "id_salt": _text(16),
+    "personal_data_retention_days": _number(int, ge=1, le=3650),
 }
 
 
@@ -149,6 +150,8 @@ class Settings:
     gate_clock_skew_seconds: int = 120
     #: Keys the ids derived from Idempotency-Keys (domain/ids.py): the template sets the stack's id.
     id_salt: str = ""
+    #: Days after a booking ends before its personal data is erased (domain/personal_data.py).
+    personal_data_retention_days: int = 90
 
     @classmethod
     def checked(cls, values: dict[str, Any]) -> "Settings":
@@ -215,6 +218,7 @@ _ENV_NAMES = {
     "parking_key_secret_name": "PARKING_KEY_SECRET_NAME",
     "gate_clock_skew_seconds": "GATE_CLOCK_SKEW_SECONDS",
     "id_salt": "HOLDFAST_ID_SALT",
+    "personal_data_retention_days": "PERSONAL_DATA_RETENTION_DAYS",
 }
 
 

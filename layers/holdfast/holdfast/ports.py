@@ -345,6 +345,25 @@ class NotificationStore(NotificationLog, EventBookings, Protocol):
     """E-mails sent once per notification, to one booking or to an event's bookings."""
 
 
+class PersonalData(Protocol):
+    """The ended bookings whose personal data is due for erasure, a customer's bookings, and the
+    items besides the booking that carry personal data (adapters/personal_data_store.py)."""
+
+    def ended_bookings(self, before: str, limit: int = 100) -> list[str]: ...
+
+    def customer_bookings(self, customer_id: str) -> list[str]: ...
+
+    def list_notifications(self, customer_id: str) -> list[dict[str, Any]]: ...
+
+    def erase_booking_records(self, booking_id: str, customer_id: str, event_id: str) -> None: ...
+
+    def erase_customer_notes(self, customer_id: str) -> None: ...
+
+
+class PersonalDataStore(EventReads, BookingReads, BookingSaves, PersonalData, Protocol):
+    """What erasing and exporting a customer's data reads and writes."""
+
+
 class SurgeQueue(Protocol):
     """The waiting room's numbers (adapters/surge.py)."""
 

@@ -316,6 +316,22 @@ def email_sender():
     return SesEmailSender(sender) if sender else None
 
 
+@cached
+def personal_data():
+    from .services.personal_data import PersonalDataService
+
+    return PersonalDataService(store(), system_clock, pseudonym_key(), settings().personal_data_retention_days)
+
+
+def pseudonym_key() -> bytes:
+    """The key of erased customers' pseudonyms: derived from the organizer-key hashing key, a
+    secret every stack already has, under a label of its own, so neither key tells the other."""
+    import hashlib
+    import hmac
+
+    return hmac.new(api_key_hash_key(), b"holdfast customer pseudonyms v1", hashlib.sha256).digest()
+
+
 def id_salt() -> str:
     """The salt of the ids organizers' objects get (domain/ids.py); the template always sets it."""
     salt = settings().id_salt

@@ -11,6 +11,7 @@ from ..domain.booking import Booking, Payment, PaymentMode
 from ..domain.inventory import Granule, Places
 from ..domain.money import Money
 from ..domain import lifecycle
+from ..domain.personal_data import ended_at
 from ..domain.statuses import BookingStatus
 from .codec import _int
 
@@ -19,6 +20,10 @@ DUE_BUCKETS = 8
 
 def due_bucket(booking_id: str) -> str:
     return f"DUE#{sum(booking_id.encode()) % DUE_BUCKETS}"
+
+
+def ended_bucket(booking_id: str) -> str:
+    return f"ENDED#{sum(booking_id.encode()) % DUE_BUCKETS}"
 
 
 def idempotency_pk(customer_id: str, key: str, system: bool = False) -> str:
@@ -59,6 +64,10 @@ def booking_item(booking: Booking) -> dict[str, Any]:
         item["kind_details"] = dict(booking.kind_details)
     if booking.counted_hold and booking.holds_places:
         item["counted_hold"] = True
+    if booking.ends_at:
+        item["ends_at"] = booking.ends_at
+    if booking.erased_at:
+        item["erased_at"] = booking.erased_at
     # Bookings sit in the due index while a hold runs or a payment is unsettled, so the sweeper
     # finds any whose timer or reconciliation execution never started or died.
     due_at = booking.due_at
@@ -68,6 +77,11 @@ def booking_item(booking: Booking) -> dict[str, Any]:
     elif due_at:
         item["gsi1pk"] = due_bucket(booking.booking_id)
         item["gsi1sk"] = f"{due_at}#{booking.booking_id}"
+    elif (ended := ended_at(booking)) is not None:
+        # Out of every other index: the retention sweep finds it here once the period has passed,
+        # and erasing it takes it out (erased_at), so a sweep resumes where the last one stopped.
+        item["gsi1pk"] = ended_bucket(booking.booking_id)
+        item["gsi1sk"] = f"{ended}#{booking.booking_id}"
     return item
 
 
@@ -96,6 +110,7 @@ def booking_from_item(item: dict[str, Any]) -> Booking:
         resolution=_numbers(item["resolution"]) if item.get("resolution") else None,
         event_cancelled=bool(item.get("event_cancelled")),
         kind_details=_numbers(item["kind_details"]) if item.get("kind_details") else None,
+        ends_at=item.get("ends_at"), erased_at=item.get("erased_at"),
     )
 
 

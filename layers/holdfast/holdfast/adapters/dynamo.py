@@ -8,6 +8,7 @@ transaction; the outcomes it raises are holdfast/ports.py's):
   offerings_store.py  events (offerings) and their catalog listing
   waitlist_store.py   the waitlist of each event
   cancellation_store.py  an event's cancellation, its bulk job's record, the event's booking index
+  personal_data_store.py  the ended-bookings index and the items erased with a booking's personal data
 
 ``BookingStore`` is the whole table seen through all of them, for callers that need several
 aggregates (the services). A product keeps its own items through store parts of its own
@@ -27,6 +28,7 @@ from .codec import MAX_SORT_KEY_BYTES, TRANSACT_ATTEMPTS, Cancelled, _attrs, _co
 from .expiry_buckets import ExpiryIndex
 from .inventory_store import InventoryStore
 from .offerings_store import OfferingStore
+from .personal_data_store import PersonalDataRecords
 from .waitlist_store import WaitlistStore
 
 __all__ = [
@@ -37,7 +39,8 @@ __all__ = [
 ]
 
 
-class BookingStore(BookingRecords, InventoryStore, OfferingStore, WaitlistStore, CancellationStore, ExpiryIndex):
+class BookingStore(BookingRecords, InventoryStore, OfferingStore, WaitlistStore, CancellationStore, ExpiryIndex,
+                   PersonalDataRecords):
     """The single table through every aggregate's store (they share one client and table name),
     and through the registered products' store parts."""
 

@@ -96,6 +96,11 @@ class Booking:
     #: type), from ``Kind.booking_details``. ``timer_at`` with ``timer_state`` asks the sweeper to
     #: move a CONFIRMED booking into that declared state at that moment (parking: NO_SHOW).
     kind_details: dict[str, Any] | None = None
+    #: When the booking's event, slot or window ends (the event's start for an event, which names
+    #: no end): with the last change, what the retention of personal data counts from.
+    ends_at: str | None = None
+    #: When its personal fields were erased (domain/personal_data.py); set once, never cleared.
+    erased_at: str | None = None
 
     @property
     def timer(self) -> tuple[str, str] | None:

@@ -25,6 +25,7 @@ from ..domain.errors import (
     TooBusy,
 )
 from ..domain.journal import customer_view
+from ..domain.personal_data import places_end
 from ..domain.statuses import BookingStatus
 from ..observability import logger
 from ..domain.commands import HoldPlaces
@@ -144,6 +145,7 @@ class BookingService(ReleasesMixin):
                 hold_expires_at=iso(now + timedelta(seconds=ttl)),
                 created_at=iso(now), updated_at=iso(now), version=1, contact_email=request.contact_email,
                 counted_hold=True, kind_details=kind.booking_details(event, wanted, places),
+                ends_at=places_end(places, event.starts_at),
             )
             journal = JournalEntry(
                 at=iso(now), action="hold_created", actor=actor, from_status=None, to_status="HELD",

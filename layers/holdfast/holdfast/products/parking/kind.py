@@ -41,6 +41,7 @@ class NoSpaceAvailable(SoldOut):
 class Parking(Kind):
     name = "parking"
     label = "parking_spaces"
+    personal_details = ("plate", "permit")
     extra_states = (
         ExtraState(CHECKED_IN, frozenset({"CONFIRMED"}), frozenset({"gate"}), "sold", "vehicle.entered"),
         ExtraState(COMPLETED, frozenset({CHECKED_IN}), frozenset({"gate"}), "available", "vehicle.exited"),

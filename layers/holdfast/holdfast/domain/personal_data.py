@@ -1,0 +1,87 @@
+"""What of a booking names a person, when the booking has ended, and the booking with that erased.
+
+A booking keeps a customer's personal data (their id, contact address, what the kind keeps of the
+request such as a plate, anything they typed into a conflict case) only while it may still be
+needed: until ``ended_at`` plus the retention period, or until the customer asks for erasure.
+Erasing keeps everything the money needs (ids, amounts, statuses, times, the payment and refund
+records) and puts a keyed hash in place of the customer id, so one customer's bookings still
+group together for accounting without naming them. Pure: no I/O.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import replace
+from typing import Iterable
+
+from ..clock import iso, parse_iso
+from . import lifecycle
+from .booking import Booking, JournalEntry
+from .inventory import Places
+from .statuses import SOLD, BookingStatus
+
+#: Customer ids of erased bookings start with this; no identity provider issues one like it.
+PSEUDONYM_PREFIX = "erased-"
+DEFAULT_RETENTION_DAYS = 90
+#: Journal ids that name the customer or carry what they typed (their Idempotency-Keys are
+#: free text): dropped when a journal is erased; every other id (booking, payment, refund,
+#: ticket...) is kept for the money's sake.
+PERSONAL_IDS = frozenset({"customer_id", "contact_email", "plate", "permit", "idempotency_key", "request_key"})
+
+
+def pseudonym(key: bytes, customer_id: str) -> str:
+    """The same customer always gets the same pseudonym under one key; without the key it cannot
+    be recomputed from a guessed id."""
+    if customer_id.startswith(PSEUDONYM_PREFIX):
+        return customer_id
+    digest = hmac.new(key, customer_id.encode(), hashlib.sha256).hexdigest()[:32]
+    return f"{PSEUDONYM_PREFIX}{digest}"
+
+
+def _sold(status: BookingStatus) -> bool:
+    declared = lifecycle.places_state(status)
+    return declared == "sold" if declared is not None else status in SOLD
+
+
+def ended_at(booking: Booking) -> str | None:
+    """When the booking stopped needing its customer's data, or None while it may still need it
+    (places held, money unsettled, a review open, a timer pending, already erased).
+
+    A booking that sold its places ended with its event, slot or window (``ends_at``), or with its
+    last change when that came later; one whose places were released ended with that change. A sold
+    booking that does not know its end (written before ``ends_at`` existed) has none."""
+    if booking.erased_at or booking.holds_places or not booking.settled or booking.review \
+            or booking.status is BookingStatus.MANUAL_REVIEW or booking.due_at is not None:
+        return None
+    if not _sold(booking.status):
+        return booking.updated_at
+    if not booking.ends_at:
+        return None
+    return max(booking.ends_at, booking.updated_at)
+
+
+def erased(booking: Booking, key: bytes, now: str, personal_details: Iterable[str]) -> Booking:
+    """The booking one version on with its personal fields gone (``personal_details``: the names
+    of the kind's details that name a person, such as a plate)."""
+    details = {name: value for name, value in (booking.kind_details or {}).items() if name not in set(personal_details)}
+    resolution = dict(booking.resolution) if booking.resolution else None
+    if resolution and isinstance(resolution.get("decision"), dict):
+        # what the customer typed when choosing (the fields, their key) goes; what was offered and chosen stays
+        resolution["decision"] = {name: value for name, value in resolution["decision"].items()
+                                  if name not in ("fields", "key")}
+    return replace(booking, customer_id=pseudonym(key, booking.customer_id), contact_email=None,
+                   kind_details=details or None, resolution=resolution, version=booking.version + 1,
+                   updated_at=now, erased_at=now)
+
+
+def erased_entry(entry: JournalEntry) -> JournalEntry:
+    """A journal entry with times, statuses, the action and the non-personal ids only: a decision's
+    text may quote a plate, an address or an operator's note about the person."""
+    return replace(entry, decision="", ids={name: value for name, value in entry.ids.items() if name not in PERSONAL_IDS})
+
+
+def places_end(places: Places, starts_at: str) -> str | None:
+    """When what a booking bought ends, as ``clock.iso`` writes times: the start of its last
+    granule (a slot, a parking window), else its event's start (an event names no end)."""
+    moments = [granule.at for granule in places.granules] or ([starts_at] if starts_at else [])
+    return iso(max(parse_iso(moment) for moment in moments)) if moments else None

@@ -1,0 +1,163 @@
+"""Personal data (issue 34, finding 7): a booking's contact address, plate, customer id and what
+the customer typed are erased once it has ended and the retention period passed, or when the
+customer asks; the journal keeps ids, statuses and times; the money records stay."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from holdfast.adapters.codec import _plain
+from holdfast.domain.booking import JournalEntry
+from holdfast.domain.errors import Conflict
+from holdfast.domain.personal_data import erased, erased_entry, pseudonym
+from holdfast.schemas import BookingIn
+from holdfast.services.personal_data import PersonalDataService
+from tests.unit.test_parking import make_lot, parking, reserve, view_bookings  # noqa: F401 - its fixtures
+
+KEY = b"unit-pseudonym-key"
+EMAIL = "alice.private@example.com"
+
+
+@pytest.fixture
+def personal(store, clock):
+    return PersonalDataService(store, clock, KEY, retention_days=90)
+
+
+def _items(store):
+    """Every item of the table, read directly (a test may scan; no request path does)."""
+    items, kwargs = [], {"TableName": store.table}
+    while True:
+        page = store.client.scan(**kwargs)
+        items += [_plain(item) for item in page["Items"]]
+        if "LastEvaluatedKey" not in page:
+            return items
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def _naming(store, *words):
+    return [item for item in _items(store) if any(word in repr(item) for word in words)]
+
+
+def _paid(bookings, payments, provider, event, customer="alice", key="k"):
+    booking = bookings.create_booking(event["event_id"], customer, key,
+                                      BookingIn(quantity=1, contact_email=EMAIL)).booking
+    payment_id = payments.start_payment(booking.booking_id, customer, f"pay-{key}").payment.payment_id
+    provider.pay(payment_id)
+    assert payments.apply_provider_payment(provider.get_payment(payment_id)) == "confirmed"
+    return booking.booking_id, payment_id
+
+
+def test_a_confirmed_booking_is_erased_once_the_retention_after_its_event_has_passed(
+        store, bookings, payments, provider, ga_event, clock, personal):
+    first, payment_id = _paid(bookings, payments, provider, ga_event, key="k1")
+    second, _ = _paid(bookings, payments, provider, ga_event, key="k2")
+    starts = clock.now.replace(month=2, day=1, hour=20)   # the event's start (conftest)
+
+    clock.now = starts + timedelta(days=89)
+    assert personal.erase_ended()["erased"] == 0, "the retention counts from the event, not the payment"
+    assert _naming(store, "alice", EMAIL)
+
+    clock.now = starts + timedelta(days=91)
+    assert personal.erase_ended(limit=1) == {"erased": 1, "skipped": 0, "failed": 0}   # one page
+    assert personal.erase_ended() == {"erased": 1, "skipped": 0, "failed": 0}          # resumes
+    assert personal.erase_ended() == {"erased": 0, "skipped": 0, "failed": 0}
+
+    # nothing left names the customer but the payment's own idempotency records (a day's TTL)
+    left = _naming(store, "alice", EMAIL)
+    assert all(item["pk"].startswith("IDEM#alice#pay-") and "ttl" in item for item in left), left
+    one, two = store.get_booking(first), store.get_booking(second)
+    assert one.customer_id == two.customer_id == pseudonym(KEY, "alice") != pseudonym(b"other", "alice")
+    assert one.contact_email is None and one.erased_at
+    # the money records stay
+    assert one.payment.payment_id == payment_id and one.payment.provider_status == "succeeded"
+    assert one.amount.text == "1500.00" and one.status.value == "CONFIRMED"
+    _, journal = store.get_booking_with_journal(first)
+    assert [entry.action for entry in journal][-1] == "personal_data_erased"
+    assert all(entry.decision == "" and "idempotency_key" not in entry.ids for entry in journal)
+    assert any(entry.ids.get("payment_id") == payment_id for entry in journal)
+
+
+def test_an_expired_hold_counts_from_its_last_change(store, bookings, ga_event, clock, personal):
+    booking = bookings.create_booking(ga_event["event_id"], "alice", "k", BookingIn(quantity=1)).booking
+    clock.advance(700)
+    assert bookings.expire(booking.booking_id)["outcome"] == "expired"
+    clock.advance(89 * 86_400)
+    assert personal.erase_ended()["erased"] == 0
+    clock.advance(2 * 86_400)
+    assert personal.erase_ended()["erased"] == 1
+    assert store.get_booking(booking.booking_id).customer_id.startswith("erased-")
+
+
+def test_the_customer_sees_their_bookings_with_journal_and_personal_fields(
+        store, bookings, payments, provider, ga_event, personal):
+    booking_id, payment_id = _paid(bookings, payments, provider, ga_event)
+    bookings.create_booking(ga_event["event_id"], "bob", "k", BookingIn(quantity=1))
+    data = personal.export("alice")
+    [mine] = data["bookings"]
+    assert mine["booking_id"] == booking_id and mine["contact_email"] == EMAIL
+    assert mine["payment"]["payment_id"] == payment_id
+    assert [entry["action"] for entry in mine["journal"]][0] == "hold_created"
+    assert personal.export("nobody")["bookings"] == []
+
+
+def test_erasure_on_request_is_refused_while_a_booking_is_live(store, bookings, payments, provider, ga_event,
+                                                                 clock, personal):
+    booking_id, _ = _paid(bookings, payments, provider, ga_event)   # its event is still to come
+    with pytest.raises(Conflict) as refused:
+        personal.forget("alice")
+    assert refused.value.code == "bookings_active" and refused.value.details["bookings"] == [booking_id]
+    assert store.get_booking(booking_id).contact_email == EMAIL, "nothing erased"
+
+
+def test_erasure_on_request_erases_ended_bookings_now_and_repeats_harmlessly(
+        store, bookings, payments, provider, ga_event, clock, personal):
+    booking_id, payment_id = _paid(bookings, payments, provider, ga_event)
+    clock.now = clock.now.replace(month=2, day=2)   # the day after the event
+    assert personal.forget("alice") == {"erased": 1}
+    assert personal.forget("alice") == {"erased": 0}
+    assert personal.export("alice")["bookings"] == []
+    booking = store.get_booking(booking_id)
+    assert booking.contact_email is None and booking.payment.payment_id == payment_id
+
+
+def test_a_kinds_personal_details_and_typed_fields_go_and_the_rest_stays(store, bookings, ga_event, clock):
+    booking = bookings.create_booking(ga_event["event_id"], "alice", "k", BookingIn(quantity=1)).booking
+    from dataclasses import replace
+
+    booking = replace(booking, kind_details={"plate": "A123BC77", "permit": "P-1", "space_id": "R1"},
+                      resolution={"reason": "places_gone", "decision": {"choice": "seat", "fields": {"note": "mine"},
+                                                                        "key": "my key", "by": "customer"}})
+    after = erased(booking, KEY, "2030-06-01T00:00:00.000Z", ("plate", "permit"))
+    assert after.kind_details == {"space_id": "R1"}
+    assert after.resolution == {"reason": "places_gone", "decision": {"choice": "seat", "by": "customer"}}
+    assert after.version == booking.version + 1
+    entry = JournalEntry(at="t", action="hold_created", actor="customer", from_status=None, to_status="HELD",
+                         decision="plate A123BC77 held", ids={"booking_id": "b", "idempotency_key": "k",
+                                                               "plate": "A123BC77", "payment_id": "p"})
+    assert erased_entry(entry).ids == {"booking_id": "b", "payment_id": "p"} and erased_entry(entry).decision == ""
+
+
+def test_a_parking_reservation_loses_its_plate_and_knows_its_window_end(store, bookings, clock, personal, parking):
+    lot = make_lot(parking)
+    booking = reserve(parking, lot, plate="A123BC77")
+    assert booking.ends_at == "2030-01-02T11:30:00.000Z", "the start of its last half-hour granule"
+    clock.advance(700)
+    assert bookings.expire(booking.booking_id)["outcome"] == "expired"
+    assert personal.forget("alice") == {"erased": 1}
+    after = store.get_booking(booking.booking_id)
+    assert "plate" not in after.kind_details and after.kind_details["space_id"]
+    assert not _naming(store, "A123BC77")
+
+
+def test_a_booking_written_before_ends_at_existed_ends_with_its_event(store, bookings, payments, provider, ga_event,
+                                                                         clock, personal):
+    booking_id, _ = _paid(bookings, payments, provider, ga_event)
+    store.client.update_item(TableName=store.table, Key={"pk": {"S": f"BOOKING#{booking_id}"}, "sk": {"S": "META"}},
+                             UpdateExpression="REMOVE ends_at")
+    assert store.get_booking(booking_id).ends_at is None
+    with pytest.raises(Conflict):
+        personal.forget("alice")   # its event is still to come
+    clock.now = clock.now.replace(month=2, day=2)
+    assert personal.forget("alice") == {"erased": 1}
+    assert store.get_booking(booking_id).ends_at == "2030-02-01T20:00:00.000Z"
