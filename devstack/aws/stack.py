@@ -65,6 +65,7 @@ LOCAL_SECRETS = {
     "OrganizerKeyHashSecretName": {"api_key_hash_key": KEY_HASH_KEY},
     # HMAC-SHA256 key of waiting-room admission tokens (holdfast.domain.admission)
     "AdmissionTokenSecretName": {"admission_token_key": "local-admission-token-key-not-secret"},
+    "PseudonymSecretName": {"pseudonym_key": "local-pseudonym-key-not-secret"},
     "ParkingKeySecretName": LOCAL_PARKING_KEY_SECRET,
 }
 

@@ -10,7 +10,7 @@ from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services import bookings as _bookings  # noqa: F401 - every sweep expires through it: loaded at init
 from holdfast.services.sweeper import sweep
 
-wiring.cold_start(wiring.PROVIDER_SECRET)
+wiring.cold_start(wiring.PROVIDER_SECRET, wiring.PSEUDONYM_SECRET)
 
 
 def give_up(booking, reason):

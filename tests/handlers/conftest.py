@@ -21,10 +21,12 @@ SECRETS = {
     "handler/platform-key": {"platform_api_key": "platform-test-key-0123"},
     "handler/organizer-key-hash": {"api_key_hash_key": HASH_KEY},
     "handler/admission-token": {"admission_token_key": "handler-admission-key-0123456789"},
+    "handler/pseudonym": {"pseudonym_key": "handler-pseudonym-key-0123456789"},
 }
 SECRET_VARIABLES = {"PROVIDER_SECRET_NAME": "handler/provider", "PLATFORM_KEY_SECRET_NAME": "handler/platform-key",
                     "ORGANIZER_KEY_HASH_SECRET_NAME": "handler/organizer-key-hash",
-                    "ADMISSION_TOKEN_SECRET_NAME": "handler/admission-token"}
+                    "ADMISSION_TOKEN_SECRET_NAME": "handler/admission-token",
+                    "PSEUDONYM_SECRET_NAME": "handler/pseudonym"}
 
 
 @pytest.fixture

@@ -72,6 +72,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "provider_api_url": _text(), "provider_shop_id": _text(), "provider_secret_name": _text(),
     "platform_key_secret_name": _text(), "organizer_key_hash_secret_name": _text(),
     "admission_token_secret_name": _text(),
+    "pseudonym_secret_name": _text(),
     "provider_timeout_seconds": _number(float, gt=0, le=60),
     "default_hold_ttl_seconds": _number(int, ge=1, le=86_400),
     "customer_identity_source": _text(pattern="^(authorizer|header)$"),
@@ -114,6 +115,7 @@ class Settings:
     platform_key_secret_name: str = ""
     organizer_key_hash_secret_name: str = ""
     admission_token_secret_name: str = ""
+    pseudonym_secret_name: str = ""
     provider_timeout_seconds: float = 8.0
     default_hold_ttl_seconds: int = 600
     customer_identity_source: str = "authorizer"
@@ -188,6 +190,7 @@ _ENV_NAMES = {
     "platform_key_secret_name": "PLATFORM_KEY_SECRET_NAME",
     "organizer_key_hash_secret_name": "ORGANIZER_KEY_HASH_SECRET_NAME",
     "admission_token_secret_name": "ADMISSION_TOKEN_SECRET_NAME",
+    "pseudonym_secret_name": "PSEUDONYM_SECRET_NAME",
     "provider_timeout_seconds": "PROVIDER_TIMEOUT_SECONDS",
     "default_hold_ttl_seconds": "DEFAULT_HOLD_TTL_SECONDS",
     "customer_identity_source": "CUSTOMER_IDENTITY_SOURCE",

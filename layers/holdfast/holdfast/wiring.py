@@ -79,8 +79,11 @@ PLATFORM_KEY_SECRET = Secret("platform_key_secret_name", {"platform_api_key": 16
 ORGANIZER_KEY_HASH_SECRET = Secret("organizer_key_hash_secret_name", {"api_key_hash_key": 16})
 #: HMAC-SHA256 key of waiting-room admission tokens: the waiting room and the routes that check tokens
 ADMISSION_TOKEN_SECRET = Secret("admission_token_secret_name", {"admission_token_key": 16})
+#: HMAC-SHA256 key of erased customers' pseudonyms: the functions that erase personal data
+PSEUDONYM_SECRET = Secret("pseudonym_secret_name", {"pseudonym_key": 16})
 SECRETS = {"PROVIDER_SECRET": PROVIDER_SECRET, "PLATFORM_KEY_SECRET": PLATFORM_KEY_SECRET,
-           "ORGANIZER_KEY_HASH_SECRET": ORGANIZER_KEY_HASH_SECRET, "ADMISSION_TOKEN_SECRET": ADMISSION_TOKEN_SECRET}
+           "ORGANIZER_KEY_HASH_SECRET": ORGANIZER_KEY_HASH_SECRET, "ADMISSION_TOKEN_SECRET": ADMISSION_TOKEN_SECRET,
+           "PSEUDONYM_SECRET": PSEUDONYM_SECRET}
 
 
 def cold_start(*secrets: Secret) -> None:
@@ -324,12 +327,9 @@ def personal_data():
 
 
 def pseudonym_key() -> bytes:
-    """The key of erased customers' pseudonyms: derived from the organizer-key hashing key, a
-    secret every stack already has, under a label of its own, so neither key tells the other."""
-    import hashlib
-    import hmac
-
-    return hmac.new(api_key_hash_key(), b"holdfast customer pseudonyms v1", hashlib.sha256).digest()
+    """The key of erased customers' pseudonyms (its own secret: changing it splits one customer's
+    erased bookings into two pseudonyms, and no other key may tell it)."""
+    return PSEUDONYM_SECRET.read()["pseudonym_key"].encode()
 
 
 def id_salt() -> str:
