@@ -24,7 +24,7 @@ TEST_WORKERS ?= 2
 PYTHON312 ?= $(shell command -v python3.12 2>/dev/null)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv sam-venv parity-build graphviz chromium valgrind test lint run sandbox invoke bench bench-profile bench-coldstart proof notebook notebook-html screenshots architecture clean
+.PHONY: help venv tree-path sam-venv parity-build graphviz chromium valgrind test lint run sandbox invoke bench bench-profile bench-coldstart proof notebook notebook-html screenshots architecture clean
 
 help:
 	@echo "make run      start the whole system locally (AWS emulator, API, payment sandbox, demo event)"
@@ -58,12 +58,16 @@ $(STAMP): pyproject.toml
 	@echo "==> installing pinned dependencies"
 	@$(PY) -m pip install --quiet --upgrade pip
 	@$(PY) -m pip install --quiet ".[dev]"
-	@# the deployed package runs from the tree (layers/holdfast, as the Lambda layer puts it on the
-	@# path): a .pth line lets the venv's tools (lint-imports, a REPL) import it as the tests do
-	@$(PY) -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_paths()["purelib"], "holdfast-tree.pth").write_text(str(pathlib.Path("layers/holdfast").resolve()) + "\n")'
 	@touch $(STAMP)
 
-venv: $(STAMP)
+venv: $(STAMP) tree-path
+
+# The deployed package runs from the tree (layers/holdfast, as the Lambda layer puts it on the
+# path): a .pth line lets the venv's tools (lint-imports, a REPL) import it as the tests do. Written
+# on every lint, not once with the venv: a venv reused from another checkout (a worktree, a moved
+# clone) would otherwise keep naming a tree that is gone.
+tree-path: $(STAMP)
+	@$(PY) -c 'import pathlib, sysconfig; p = pathlib.Path(sysconfig.get_paths()["purelib"], "holdfast-tree.pth"); t = str(pathlib.Path("layers/holdfast").resolve()) + "\n"; p.exists() and p.read_text() == t or p.write_text(t)'
 
 $(SAM_STAMP): pyproject.toml $(STAMP)
 	@echo "==> creating $(SAM_VENV) for the SAM CLI"
@@ -121,7 +125,7 @@ valgrind:
 # (pinned checkov; every check it skips is in .checkov.yaml with the reason) and the import
 # contracts in pyproject.toml (import-linter); tests/contract/test_makefile.py keeps this target
 # and every other one `make test` names alive
-lint: $(STAMP) $(CHECKOV_STAMP)
+lint: $(STAMP) $(CHECKOV_STAMP) tree-path
 	@echo "==> cfn-lint template.yaml edge-web-acl.yaml"
 	@$(BIN)/cfn-lint template.yaml edge-web-acl.yaml
 	@echo "==> checkov template.yaml edge-web-acl.yaml (skips and their reasons: .checkov.yaml)"

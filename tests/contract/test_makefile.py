@@ -5,6 +5,7 @@ import os
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -84,3 +85,18 @@ def test_the_venvs_own_lint_imports_finds_the_package_and_keeps_every_contract()
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert re.search(r"Contracts: \d+ kept, 0 broken", done.stdout), done.stdout[-2000:]
+
+
+def test_lint_points_the_venvs_pth_back_at_this_tree():
+    """A venv reused from another checkout names a tree that may be gone; every lint rewrites it."""
+    pth = Path(subprocess.run([str(REPO / ".venv" / "bin" / "python"), "-c",
+                               "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              capture_output=True, text=True, check=True).stdout.strip()) / "holdfast-tree.pth"
+    kept = pth.read_text() if pth.exists() else None
+    try:
+        pth.write_text("/nonexistent/checkout/layers/holdfast\n")
+        subprocess.run(["make", "-o", ".venv/.installed", "tree-path"], cwd=REPO, capture_output=True, check=True)
+        assert pth.read_text() == str(REPO / "layers" / "holdfast") + "\n"
+    finally:
+        if kept is not None:
+            pth.write_text(kept)
