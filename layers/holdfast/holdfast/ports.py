@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import random
 
     from .domain.booking import Booking, JournalEntry
-    from .domain.inventory import Granule, Move, Places, Pool
+    from .domain.inventory import Move, Places, Pool
 
 #: One item of a storage write and the label its failure is reported under. Services get these
 #: from the store's methods and hand them back in a ``Change``; only the adapter looks inside.

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .clock import system_clock
@@ -281,9 +280,6 @@ def rate_limiter():
     })
 
 
-SURGE_FACTORIES = (surge_store, waiting_room, rate_limiter)
-
-
 @cached
 def event_cancellation():
     from .adapters.aws import CancellationJobs
@@ -298,9 +294,6 @@ def cancellation_job():
     from .services.cancellation_job import CancellationJob
 
     return CancellationJob(store(), payments(), system_clock)
-
-
-CANCELLATION_FACTORIES = (event_cancellation, cancellation_job)
 
 
 @cached

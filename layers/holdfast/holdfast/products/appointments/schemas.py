@@ -3,9 +3,9 @@ settings the ``slots`` inventory kind stores on the offering) and bookings of a 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from holdfast.domain.commands import Price
 from holdfast.schemas import ContactEmail, EventTime, PriceIn, ZoneName, _Strict
