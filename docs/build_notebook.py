@@ -658,7 +658,12 @@ lot_counts("at the exit, owing")
 [exit_payment] = sandbox.payments(ticket_id=entered["ticket_id"])
 tr.payments.append(exit_payment["id"])
 sandbox.pay(exit_payment["id"]); tr.provider("customer pays the amount due on the payment page")
-time.sleep(0.3)   # its notification reaches the payment-events function, which records it on the ticket
+# its notification reaches the payment-events function, which records it on the ticket: wait for that
+from holdfast import wiring as _wiring
+recorded_by = time.monotonic() + 20
+while not any(p["state"] == "paid" for p in _wiring.store().exit_payments(entered["ticket_id"])):
+    assert time.monotonic() < recorded_by, "the exit payment was never recorded on its ticket"
+    time.sleep(0.1)
 granted = tr.gate_pass(lot, gate, "exit", {"event_id": "out-2", "ticket_id": entered["ticket_id"]},
                        at=out_at + timedelta(minutes=2))
 lot_counts("after the exit")
