@@ -17,11 +17,19 @@ from botocore.exceptions import ClientError
 
 from .adapters.codec import _attrs, _code
 from .adapters.table_scan import ScanProgress, scan_pages
+from .kinds import products
 
-#: The items that carry an owner: offerings and resources (``META``), a lot's gates and subscriptions.
-_OWNED = ("attribute_not_exists(organizer_id) AND ((sk = :meta AND (begins_with(pk, :event) OR "
-          "begins_with(pk, :resource))) OR (begins_with(pk, :lot) AND (begins_with(sk, :gate) OR "
-          "begins_with(sk, :sub))))")
+
+def _unowned() -> tuple[str, dict[str, str]]:
+    """The scan's filter, and its values, for the items that carry an owner and have none yet: the
+    core's offerings (``META``) and the items each product declares (kinds/products.py, ``owned_items``)."""
+    declared = [pair for product in products.registered() if product.owned_items
+                for pair in products.resolve(product.owned_items)]
+    clauses, values = ["(sk = :meta AND begins_with(pk, :event))"], {":meta": "META", ":event": "EVENT#"}
+    for n, (pk_prefix, sk_prefix) in enumerate(declared):
+        clauses.append(f"(begins_with(pk, :pk{n}) AND begins_with(sk, :sk{n}))")
+        values |= {f":pk{n}": pk_prefix, f":sk{n}": sk_prefix}
+    return f"attribute_not_exists(organizer_id) AND ({' OR '.join(clauses)})", values
 
 
 @dataclass
@@ -40,6 +48,7 @@ def adopt(client: Any, table: str, organizer_id: str, page_size: int = 100, star
                                      ConsistentRead=True):
         raise ValueError(f"no organizer {organizer_id}: create it first (POST /admin/organizers)")
     progress = Progress(next_start=start)
+    condition, values = _unowned()
 
     def take(item: dict[str, Any]) -> None:
         if _give(client, table, item, organizer_id):
@@ -48,9 +57,8 @@ def adopt(client: Any, table: str, organizer_id: str, page_size: int = 100, star
             progress.owned += 1
 
     return scan_pages(client, {
-        "TableName": table, "Limit": page_size, "FilterExpression": _OWNED,
-        "ExpressionAttributeValues": _attrs({":meta": "META", ":event": "EVENT#", ":resource": "RESOURCE#",
-                                             ":lot": "LOT#", ":gate": "GATE#", ":sub": "SUB#"}),
+        "TableName": table, "Limit": page_size, "FilterExpression": condition,
+        "ExpressionAttributeValues": _attrs(values),
         "ProjectionExpression": "pk, sk, event_id, created_at",
     }, progress, take, report, max_pages)
 

@@ -35,6 +35,8 @@ from holdfast.adapters.sale_gate import gate_check
 
 OUTBOX_RETENTION_SECONDS = 7 * 86_400
 _KEYS = ("pk", "sk", "gsi1pk", "gsi1sk")
+#: The items that carry an ``organizer_id`` (kinds/products.py, ``owned_items``): gates and subscriptions.
+ORGANIZER_OWNED = (("LOT#", "GATE#"), ("LOT#", "SUB#"))
 
 
 class ParkingStore(Table):
