@@ -3,9 +3,9 @@ the hold's transaction wrote it: an event cancellation walks that index, so a bo
 it would be neither released nor refunded.
 
 One resumable Scan of the table (adapters/table_scan.py: ``page_size`` items read per call, so the
-read rate stays bounded), for the bookings' META items; each one's index entry is written with a condition that
-it does not exist yet. Running it again writes nothing new (idempotent), and a run stopped halfway
-resumes from the key it printed last (``start``).
+read rate stays bounded), for the bookings' META items; each one's index entry is written with a
+condition that it does not exist yet. Running it again writes nothing new (idempotent), and a run
+stopped halfway resumes from the key it printed last (``start``).
 """
 from __future__ import annotations
 

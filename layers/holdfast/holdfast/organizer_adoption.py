@@ -3,10 +3,11 @@ resources, gates and subscriptions without an ``organizer_id`` answer 404 to eve
 until an operator gives them one.
 
 One resumable Scan of the table (adapters/table_scan.py: ``page_size`` items read per call), for
-those items; each is given the organizer with a condition that it has none yet, so an object another organizer owns is
-never taken, and an offering gets its entry in the organizer's index (``OWNER#<organizer>``) for
-``GET /admin/sales``. Running it again writes nothing new; a run stopped halfway resumes from the
-key it printed last (``start``).
+those items: the core's offerings and what each product declares it owns (``Product.owned_items``).
+Each is given the organizer with a condition that it has none yet, so an object another organizer
+owns is never taken, and an offering gets its entry in the organizer's index (``OWNER#<organizer>``)
+for ``GET /admin/sales``. Running it again writes nothing new; a run stopped halfway resumes from
+the key it printed last (``start``).
 """
 from __future__ import annotations
 
