@@ -610,8 +610,8 @@ the current half hour and the next (100.00: one started hour), pays (`CONFIRMED`
 carries `entry_token`), and the
 car enters through the gate with its token over HTTP (`CHECKED_IN`; a ticket is opened on the
 space). The car then **stays past `to`**: the exits are made by the exit route's own code
-(`wiring.apply_gate_pass`, the function the route and the gate sync call) at the gate's clock
-moved 80 minutes past `to`, so the overstay takes no hour (the only step not made over HTTP; `t`
+(`apply_gate_pass` of `products/parking/wiring.py`, the function the route and the gate sync
+call) at the gate's clock moved 80 minutes past `to`, so the overstay takes no hour (the only step not made over HTTP; `t`
 stays real time, the gate's clock is written on the step). The first exit owes the tariff of the
 stay less what was prepaid (`exit_granted: false`, `amount_due`, `confirmation_url`, a provider
 payment for exactly that amount); the customer pays on the provider's page; the next exit reads the

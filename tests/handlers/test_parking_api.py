@@ -128,3 +128,17 @@ def test_a_master_seed_shorter_than_32_characters_is_refused(handler_env, monkey
     clear_secret_cache()
     with pytest.raises(ConfigurationError, match="32"):
         parking_wiring.parking_keys()
+
+
+def test_a_malformed_gate_clock_skew_stops_the_parking_functions_cold_start(handler_env, monkeypatch):
+    """Parking's own settings (products/parking/config.py) are checked at the start like the core's."""
+    from holdfast.config import ConfigurationError
+    from tests.handlers.test_identity import cold_start
+
+    monkeypatch.setenv("GATE_CLOCK_SKEW_SECONDS", "a minute")
+    with pytest.raises(ConfigurationError, match="GATE_CLOCK_SKEW_SECONDS: Input should be a valid integer"):
+        cold_start("parking_api")
+    monkeypatch.setenv("GATE_CLOCK_SKEW_SECONDS", "60")
+    wiring.reset()
+    assert callable(cold_start("parking_api").lambda_handler)
+    assert parking_wiring.gate_passes().max_clock_skew.total_seconds() == 60

@@ -1,7 +1,8 @@
 """Runtime configuration, read from the environment once per cold start and validated.
 
 A missing or malformed variable fails the cold start with a message naming it, instead of
-failing later inside a request.
+failing later inside a request. ``Settings`` are the core's; a product declares its own in a
+``section`` (its package's ``config.py``), read and checked the same way.
 """
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import os
 
 import math
 import re
-from dataclasses import dataclass, fields
-from typing import Any, Callable
+from dataclasses import dataclass, field, fields
+from typing import Any, Callable, TypeVar
 
 # A frozen dataclass with its own checks rather than a pydantic model: every function reads its
 # settings at the cold start, and building the model (and importing pydantic where nothing else
@@ -97,8 +98,6 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "waitlist_offer_seconds": _number(int, ge=1, le=86_400),
     "notifications_bus_name": _text(), "notifications_sender": _text(),
     "hold_reminder_seconds": _number(int, ge=0, le=86_400),
-    "parking_key_secret_name": _text(),
-    "gate_clock_skew_seconds": _number(int, ge=0, le=86_400),
     "id_salt": _text(16),
     "personal_data_retention_days": _number(int, ge=1, le=3650),
 }
@@ -146,10 +145,6 @@ class Settings:
     notifications_bus_name: str = ""
     notifications_sender: str = ""
     hold_reminder_seconds: int = 120
-    #: Secrets Manager secret holding ``master_seed``, from which every lot's entry-token key is derived.
-    parking_key_secret_name: str = ""
-    #: How far ahead of this clock a gate's offline pass may be dated (products/parking/services/gate_passes.py).
-    gate_clock_skew_seconds: int = 120
     #: Keys the ids derived from Idempotency-Keys (domain/ids.py): the template sets the stack's id.
     id_salt: str = ""
     #: Days after a booking ends before its personal data is erased (domain/personal_data.py).
@@ -218,8 +213,6 @@ _ENV_NAMES = {
     "notifications_bus_name": "NOTIFICATIONS_BUS_NAME",
     "notifications_sender": "NOTIFICATIONS_SENDER",
     "hold_reminder_seconds": "HOLD_REMINDER_SECONDS",
-    "parking_key_secret_name": "PARKING_KEY_SECRET_NAME",
-    "gate_clock_skew_seconds": "GATE_CLOCK_SKEW_SECONDS",
     "id_salt": "HOLDFAST_ID_SALT",
     "personal_data_retention_days": "PERSONAL_DATA_RETENTION_DAYS",
 }
@@ -243,3 +236,47 @@ def load_settings(environ: dict[str, str] | None = None) -> Settings:
 def settings() -> Settings:
     """The settings of this process, read on first use."""
     return load_settings()
+
+
+def setting(variable: str, default: str | int | float, **limits: Any) -> Any:
+    """One field of a product's ``section``: read from ``variable``, checked like the core's settings
+    by the type of its default (text: ``least``, ``most``, ``pattern``; a number: ``gt``, ``ge``, ``le``)."""
+    check = _text(**limits) if isinstance(default, str) else _number(type(default), **limits)
+    return field(default=default, metadata={"variable": variable, "check": check})
+
+
+S = TypeVar("S")
+_SECTIONS: list[type] = []
+
+
+def section(cls: type[S]) -> type[S]:
+    """A product's settings: a frozen dataclass of ``setting(...)`` fields. Every section imported
+    by the time a function starts is checked by its cold start (``check_sections``), so a product's
+    wiring imports its section at the top."""
+    checked = dataclass(frozen=True)(cls)
+    _SECTIONS.append(checked)
+    return checked
+
+
+def load_section(cls: type[S], environ: dict[str, str] | None = None) -> S:
+    """A section read from the environment: every value checked, all problems at once, each named
+    by its variable."""
+    environ = os.environ if environ is None else environ
+    problems, converted = [], {}
+    for declared in fields(cls):  # type: ignore[arg-type]
+        variable = declared.metadata["variable"]
+        if variable in environ:
+            try:
+                converted[declared.name] = declared.metadata["check"](environ[variable])
+            except ValueError as exc:
+                problems.append(f"{variable}: {exc}")
+    if problems:
+        raise ConfigurationError("invalid function configuration: " + "; ".join(problems))
+    return cls(**converted)
+
+
+def check_sections(environ: dict[str, str] | None = None) -> None:
+    """Read every section imported so far (a function's cold start), so a malformed product setting
+    stops the start instead of a request."""
+    for cls in _SECTIONS:
+        load_section(cls, environ)

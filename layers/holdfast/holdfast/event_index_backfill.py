@@ -2,64 +2,52 @@
 the hold's transaction wrote it: an event cancellation walks that index, so a booking missing from
 it would be neither released nor refunded.
 
-One Scan of the table, page by page (``page_size`` items read per call, so the read rate stays
-bounded), for the bookings' META items; each one's index entry is written with a condition that
-it does not exist yet. Running it again writes nothing new (idempotent), and a run stopped halfway
-resumes from the key it printed last (``start``).
+One resumable Scan of the table (adapters/table_scan.py: ``page_size`` items read per call, so the
+read rate stays bounded), for the bookings' META items; each one's index entry is written with a
+condition that it does not exist yet. Running it again writes nothing new (idempotent), and a run
+stopped halfway resumes from the key it printed last (``start``).
 """
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from botocore.exceptions import ClientError
 
 from .adapters.cancellation_store import event_index_pk
-from .adapters.codec import _attrs, _code, _plain
+from .adapters.codec import _attrs, _code
+from .adapters.table_scan import ScanProgress, scan_pages
 
 
 @dataclass
-class Progress:
-    pages: int = 0
+class Progress(ScanProgress):
     bookings: int = 0       # booking META items seen
     written: int = 0        # index entries this run wrote
     present: int = 0        # entries that were already there
-    next_start: dict[str, Any] | None = field(default=None)   # where to resume (None: the scan is done)
 
     def line(self) -> str:
-        resume = f"; resume with --start '{json.dumps(self.next_start)}'" if self.next_start else "; done"
         return (f"page {self.pages}: {self.bookings} bookings seen, {self.written} index entries written, "
-                f"{self.present} already present{resume}")
+                f"{self.present} already present{self.resume()}")
 
 
 def backfill(client: Any, table: str, page_size: int = 100, start: dict[str, Any] | None = None,
              report: Callable[[Progress], None] | None = None, max_pages: int | None = None) -> Progress:
     """Write the missing index entries; ``report`` is called after every page."""
     progress = Progress(next_start=start)
-    while True:
-        request: dict[str, Any] = {
-            "TableName": table, "Limit": page_size,
-            "FilterExpression": "begins_with(pk, :booking) AND sk = :meta",
-            "ExpressionAttributeValues": _attrs({":booking": "BOOKING#", ":meta": "META"}),
-            "ProjectionExpression": "booking_id, event_id",
-        }
-        if progress.next_start:
-            request["ExclusiveStartKey"] = _attrs(progress.next_start)
-        page = client.scan(**request)
-        for item in (_plain(found) for found in page.get("Items", [])):
-            progress.bookings += 1
-            if _put_entry(client, table, item["event_id"], item["booking_id"]):
-                progress.written += 1
-            else:
-                progress.present += 1
-        last = page.get("LastEvaluatedKey")
-        progress.next_start = _plain(last) if last else None
-        progress.pages += 1
-        if report is not None:
-            report(progress)
-        if progress.next_start is None or (max_pages is not None and progress.pages >= max_pages):
-            return progress
+
+    def take(item: dict[str, Any]) -> None:
+        progress.bookings += 1
+        if _put_entry(client, table, item["event_id"], item["booking_id"]):
+            progress.written += 1
+        else:
+            progress.present += 1
+
+    return scan_pages(client, {
+        "TableName": table, "Limit": page_size,
+        "FilterExpression": "begins_with(pk, :booking) AND sk = :meta",
+        "ExpressionAttributeValues": _attrs({":booking": "BOOKING#", ":meta": "META"}),
+        "ProjectionExpression": "booking_id, event_id",
+    }, progress, take, report, max_pages)
 
 
 def _put_entry(client: Any, table: str, event_id: str, booking_id: str) -> bool:

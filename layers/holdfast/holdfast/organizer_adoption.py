@@ -2,38 +2,44 @@
 resources, gates and subscriptions without an ``organizer_id`` answer 404 to every organizer
 until an operator gives them one.
 
-One Scan of the table, page by page (``page_size`` items read per call), for those items; each is
-given the organizer with a condition that it has none yet, so an object another organizer owns is
-never taken, and an offering gets its entry in the organizer's index (``OWNER#<organizer>``) for
-``GET /admin/sales``. Running it again writes nothing new; a run stopped halfway resumes from the
-key it printed last (``start``).
+One resumable Scan of the table (adapters/table_scan.py: ``page_size`` items read per call), for
+those items: the core's offerings and what each product declares it owns (``Product.owned_items``).
+Each is given the organizer with a condition that it has none yet, so an object another organizer
+owns is never taken, and an offering gets its entry in the organizer's index (``OWNER#<organizer>``)
+for ``GET /admin/sales``. Running it again writes nothing new; a run stopped halfway resumes from
+the key it printed last (``start``).
 """
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from botocore.exceptions import ClientError
 
-from .adapters.codec import _attrs, _code, _plain
+from .adapters.codec import _attrs, _code
+from .adapters.table_scan import ScanProgress, scan_pages
+from .kinds import products
 
-#: The items that carry an owner: offerings and resources (``META``), a lot's gates and subscriptions.
-_OWNED = ("attribute_not_exists(organizer_id) AND ((sk = :meta AND (begins_with(pk, :event) OR "
-          "begins_with(pk, :resource))) OR (begins_with(pk, :lot) AND (begins_with(sk, :gate) OR "
-          "begins_with(sk, :sub))))")
+
+def _unowned() -> tuple[str, dict[str, str]]:
+    """The scan's filter, and its values, for the items that carry an owner and have none yet: the
+    core's offerings (``META``) and the items each product declares (kinds/products.py, ``owned_items``)."""
+    declared = [pair for product in products.registered() if product.owned_items
+                for pair in products.resolve(product.owned_items)]
+    clauses, values = ["(sk = :meta AND begins_with(pk, :event))"], {":meta": "META", ":event": "EVENT#"}
+    for n, (pk_prefix, sk_prefix) in enumerate(declared):
+        clauses.append(f"(begins_with(pk, :pk{n}) AND begins_with(sk, :sk{n}))")
+        values |= {f":pk{n}": pk_prefix, f":sk{n}": sk_prefix}
+    return f"attribute_not_exists(organizer_id) AND ({' OR '.join(clauses)})", values
 
 
 @dataclass
-class Progress:
-    pages: int = 0
+class Progress(ScanProgress):
     adopted: int = 0        # items this run gave the organizer
     owned: int = 0          # items that had an owner by the time they were written (left alone)
-    next_start: dict[str, Any] | None = field(default=None)
 
     def line(self) -> str:
-        resume = f"; resume with --start '{json.dumps(self.next_start)}'" if self.next_start else "; done"
-        return f"page {self.pages}: {self.adopted} adopted, {self.owned} already owned{resume}"
+        return f"page {self.pages}: {self.adopted} adopted, {self.owned} already owned{self.resume()}"
 
 
 def adopt(client: Any, table: str, organizer_id: str, page_size: int = 100, start: dict[str, Any] | None = None,
@@ -43,28 +49,19 @@ def adopt(client: Any, table: str, organizer_id: str, page_size: int = 100, star
                                      ConsistentRead=True):
         raise ValueError(f"no organizer {organizer_id}: create it first (POST /admin/organizers)")
     progress = Progress(next_start=start)
-    while True:
-        request: dict[str, Any] = {
-            "TableName": table, "Limit": page_size, "FilterExpression": _OWNED,
-            "ExpressionAttributeValues": _attrs({":meta": "META", ":event": "EVENT#", ":resource": "RESOURCE#",
-                                                 ":lot": "LOT#", ":gate": "GATE#", ":sub": "SUB#"}),
-            "ProjectionExpression": "pk, sk, event_id, created_at",
-        }
-        if progress.next_start:
-            request["ExclusiveStartKey"] = _attrs(progress.next_start)
-        page = client.scan(**request)
-        for item in (_plain(found) for found in page.get("Items", [])):
-            if _give(client, table, item, organizer_id):
-                progress.adopted += 1
-            else:
-                progress.owned += 1
-        last = page.get("LastEvaluatedKey")
-        progress.next_start = _plain(last) if last else None
-        progress.pages += 1
-        if report is not None:
-            report(progress)
-        if progress.next_start is None or (max_pages is not None and progress.pages >= max_pages):
-            return progress
+    condition, values = _unowned()
+
+    def take(item: dict[str, Any]) -> None:
+        if _give(client, table, item, organizer_id):
+            progress.adopted += 1
+        else:
+            progress.owned += 1
+
+    return scan_pages(client, {
+        "TableName": table, "Limit": page_size, "FilterExpression": condition,
+        "ExpressionAttributeValues": _attrs(values),
+        "ProjectionExpression": "pk, sk, event_id, created_at",
+    }, progress, take, report, max_pages)
 
 
 def _give(client: Any, table: str, item: dict[str, Any], organizer_id: str) -> bool:

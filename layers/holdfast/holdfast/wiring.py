@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .clock import system_clock
-from .config import ConfigurationError, load_settings, settings, variable_of
+from .config import ConfigurationError, check_sections, load_settings, settings, variable_of
 from .domain import lifecycle
 from .observability import logger
 
@@ -87,10 +87,12 @@ SECRETS = {"PROVIDER_SECRET": PROVIDER_SECRET, "PLATFORM_KEY_SECRET": PLATFORM_K
 
 def cold_start(*secrets: Secret) -> None:
     """Called when a function's module is imported with the secrets the function reads: its
-    configuration and each of those secrets are checked once, so a misconfigured function fails
-    its start with one clear log line instead of answering every request with a 500."""
+    configuration (the core's, and the sections of the products it imported) and each of those
+    secrets are checked once, so a misconfigured function fails its start with one clear log line
+    instead of answering every request with a 500."""
     try:
         config = load_settings()  # not the cached settings(): the local stack imports functions with their own variables
+        check_sections()
         for secret in secrets:
             secret.read(config)
     except ConfigurationError as exc:

@@ -1,10 +1,14 @@
 """Time-granule items of resources, and the conditional updates that claim them.
 
-  RES#<resource_id>#<YYYY-MM-DD>  G#<HH:MM>   one granule of a resource (UTC date and start)
+  RES#<resource_id>#<YYYY-MM-DD>  G#<HH:MM>            one granule of a resource (UTC date and start)
+  PARK#<group>#<YYYY-MM-DD>       G#<HH:MM>#<member>   one granule of a grouped resource "<group>|<member>"
 
 One partition per resource and UTC day: a day's availability is one query (two for a local day
 across UTC midnight), and bookings of different resources or days never write the same
-partition. An item exists only once a granule was first claimed; a missing item is a free one.
+partition. The members of a group (a product's resources that it reads together, such as the
+spaces of one parking lot) share their group's day partition instead, sorted by time, so a window
+over the whole group is one range query a day. An item exists only once a granule was first
+claimed; a missing item is a free one.
 
 A granule carries the session using it and its counters, each changed only by conditional updates:
 
@@ -29,17 +33,28 @@ from ..domain.inventory import Granule, Move
 from .codec import _attrs
 
 
+#: The day partitions of a resource's granules.
+RESOURCE_DAY = "RES#"
+#: The day partitions of a group's granules. The prefix is the parking lots' (the first product to
+#: group its resources) and stays: the stored granules of every deployment are keyed by it, and a
+#: new one would be a migration of live claims, not a rename.
+GROUP_DAY = "PARK#"
+
+
 def granule_key(resource_id: str, at: str) -> dict[str, str]:
-    # "<lot>|<space>": the spaces of one parking lot share the lot's day partition, so allocation
-    # reads a whole lot's day with one query (products/parking/adapters/store.py).
     group, grouped, member = resource_id.partition("|")
     if grouped:
-        return {"pk": f"PARK#{group}#{at[:10]}", "sk": f"G#{at[11:16]}#{member}"}
-    return {"pk": f"RES#{resource_id}#{at[:10]}", "sk": f"G#{at[11:16]}"}
+        return {"pk": group_day_partition(group, at[:10]), "sk": f"G#{at[11:16]}#{member}"}
+    return {"pk": day_partition(resource_id, at[:10]), "sk": f"G#{at[11:16]}"}
 
 
 def day_partition(resource_id: str, utc_day: str) -> str:
-    return f"RES#{resource_id}#{utc_day}"
+    return f"{RESOURCE_DAY}{resource_id}#{utc_day}"
+
+
+def group_day_partition(group: str, utc_day: str) -> str:
+    """The partition of every member's granules of ``group`` on one UTC day, sorted by time."""
+    return f"{GROUP_DAY}{group}#{utc_day}"
 
 
 def session_of(granule: Granule, booking_id: str) -> str:

@@ -24,9 +24,21 @@ from .statuses import SOLD, BookingStatus
 PSEUDONYM_PREFIX = "erased-"
 DEFAULT_RETENTION_DAYS = 90
 #: Journal ids that name the customer or carry what they typed (their Idempotency-Keys are
-#: free text): dropped when a journal is erased; every other id (booking, payment, refund,
-#: ticket...) is kept for the money's sake.
-PERSONAL_IDS = frozenset({"customer_id", "contact_email", "plate", "permit", "idempotency_key", "request_key"})
+#: free text): dropped when a journal is erased, with the ids each kind declares as naming a person
+#: (``declare``); every other id (booking, payment, refund, ticket...) is kept for the money's sake.
+PERSONAL_IDS = frozenset({"customer_id", "contact_email", "idempotency_key", "request_key"})
+#: kind name -> its ``personal_details`` (a plate), declared by the kinds' registry as it registers
+#: the kind: the domain knows no kind. The erasure (services/personal_data.py) loads the registry.
+_DECLARED: dict[str, frozenset[str]] = {}
+
+
+def declare(kind_name: str, personal_details: Iterable[str]) -> None:
+    """A kind's details that name a person: erased from its bookings and from every journal entry."""
+    _DECLARED[kind_name] = frozenset(personal_details)
+
+
+def withdraw(kind_name: str) -> None:
+    _DECLARED.pop(kind_name, None)
 
 
 def pseudonym(key: bytes, customer_id: str) -> str:
@@ -77,7 +89,8 @@ def erased(booking: Booking, key: bytes, now: str, personal_details: Iterable[st
 def erased_entry(entry: JournalEntry) -> JournalEntry:
     """A journal entry with times, statuses, the action and the non-personal ids only: a decision's
     text may quote a plate, an address or an operator's note about the person."""
-    return replace(entry, decision="", ids={name: value for name, value in entry.ids.items() if name not in PERSONAL_IDS})
+    personal = PERSONAL_IDS.union(*_DECLARED.values())
+    return replace(entry, decision="", ids={name: value for name, value in entry.ids.items() if name not in personal})
 
 
 def places_end(places: Places, starts_at: str) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from ..domain import lifecycle
+from ..domain import lifecycle, personal_data
 from ..domain.booking import Booking
 from ..domain.inventory import Places
 from ..domain.offering import Offering
@@ -30,6 +30,7 @@ def register(kind: Kind) -> Kind:
         if "now" not in inspect.signature(getattr(kind, method)).parameters:
             raise TypeError(f"{type(kind).__name__}.{method} must accept now= (the service's clock); see kinds/base.py")
     lifecycle.declare(kind.name, kind.extra_states)
+    personal_data.declare(kind.name, kind.personal_details)
     _KINDS[kind.name] = kind
     return kind
 
@@ -37,6 +38,7 @@ def register(kind: Kind) -> Kind:
 def unregister(name: str) -> None:
     _KINDS.pop(name, None)
     lifecycle.withdraw(name)
+    personal_data.withdraw(name)
 
 
 def named(name: str) -> Kind:

@@ -52,8 +52,8 @@ class Kind:
     #: (the provider takes the money at once) or ``two_stage`` (authorised, captured once the places
     #: are secured). Appointments default to two-stage: a slot is more often lost to a race.
     payment_mode: str = "one_stage"
-    #: The names in ``booking_details`` that name a person (a plate): erased with the booking's
-    #: other personal fields once it has ended (domain/personal_data.py).
+    #: The names in ``booking_details`` (and in journal entries' ids) that name a person (a plate):
+    #: erased with the booking's other personal fields once it has ended (domain/personal_data.py).
     personal_details: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------------ creation

@@ -8,10 +8,12 @@ says what it adds to the core:
   by the metadata key it carries, to the product's handler ``(store, clock, payment) -> str``;
 - **store parts**: adapter classes the table's store is assembled with (wiring builds it), for the
   items only the product keeps (a lot's gates and tickets, a resource's opening hours);
-- **view credentials**: what its kind's ``view_extras`` signs a booking's view with (an entry pass).
+- **view credentials**: what its kind's ``view_extras`` signs a booking's view with (an entry pass);
+- **organizer-owned items**: the keys of its items that carry an ``organizer_id`` (a lot's gates),
+  which the operators' adoption of objects written before organizers existed looks for.
 
-Handlers, store parts and credentials are named ``"module:attribute"`` and imported only when
-wiring first needs them, so discovering the products costs a function's cold start no more than
+Handlers, store parts, credentials and owned items are named ``"module:attribute"`` and imported
+only when first needed, so discovering the products costs a function's cold start no more than
 importing their kinds. Each product's package registers itself as it is imported; ``discover()``, run when the kinds
 registry is first imported, imports every package under ``holdfast/products/``:
 adding a product adds a package and touches no file of the core or of another product
@@ -37,6 +39,8 @@ class Product:
     store_parts: tuple[str, ...] = ()
     #: "module:function" returning what the kind's ``view_extras`` signs with (None: nothing)
     view_credentials: str | None = None
+    #: "module:attribute" naming ``(pk prefix, sk prefix)`` pairs: the product's items an organizer owns
+    owned_items: str | None = None
 
 
 _PRODUCTS: dict[str, Product] = {}

@@ -4,4 +4,5 @@ from holdfast.kinds.products import Product, register_product
 from .kind import Slots
 
 PRODUCT = register_product(Product(name="appointments", kinds=(Slots(),),
-                  store_parts=("holdfast.products.appointments.adapters:ResourceStore",)))
+                  store_parts=("holdfast.products.appointments.adapters:ResourceStore",),
+                  owned_items="holdfast.products.appointments.adapters:ORGANIZER_OWNED"))

@@ -14,6 +14,9 @@ from holdfast.ports import ItemExists
 from holdfast.adapters.codec import Table, _code, put_new
 from holdfast.adapters.granule_claims import day_partition
 
+#: The items that carry an ``organizer_id`` (kinds/products.py, ``owned_items``): resources.
+ORGANIZER_OWNED = (("RESOURCE#", "META"),)
+
 
 class ResourceStore(Table):
     def put_resource(self, resource: dict[str, Any]) -> None:

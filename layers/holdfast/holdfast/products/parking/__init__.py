@@ -9,4 +9,5 @@ PRODUCT = register_product(Product(
     payment_purposes={"ticket_id": "holdfast.products.parking.services.exit_payments:record_provider_payment"},
     store_parts=("holdfast.products.parking.adapters.store:ParkingStore",),
     view_credentials="holdfast.products.parking.wiring:parking_keys_if_configured",
+    owned_items="holdfast.products.parking.adapters.store:ORGANIZER_OWNED",
 ))

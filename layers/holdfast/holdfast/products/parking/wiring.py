@@ -6,11 +6,20 @@ from datetime import datetime
 from typing import Any
 
 from holdfast.clock import system_clock
-from holdfast.config import ConfigurationError, settings
+from holdfast.config import ConfigurationError, load_section, settings
 from holdfast.wiring import bookings, cached, id_salt, provider, store
+
+# imported here, not on first use, so that every function building parking's services checks it at
+# its cold start (config.check_sections)
+from .config import ParkingConfig
 
 #: The shortest parking master seed accepted (template.yaml ParkingKeySecretName: 32+ random characters).
 MASTER_SEED_LENGTH = 32
+
+
+@cached
+def parking_config() -> ParkingConfig:
+    return load_section(ParkingConfig)
 
 
 def parking_keys():
@@ -19,7 +28,7 @@ def parking_keys():
 
     from .tokens import LotKeys
 
-    name = settings().parking_key_secret_name
+    name = parking_config().key_secret_name
     if not name:
         raise ConfigurationError("PARKING_KEY_SECRET_NAME is not set: parking needs the entry-token master seed")
     seed = read_secret(name).get("master_seed")
@@ -32,7 +41,7 @@ def parking_keys():
 def parking_keys_if_configured():
     """What a parking booking's view signs its entry pass with (the product's view credentials):
     the key source, or None where this deployment has no parking seed."""
-    return parking_keys if settings().parking_key_secret_name else None
+    return parking_keys if parking_config().key_secret_name else None
 
 
 @cached
@@ -48,7 +57,7 @@ def gate_passes():
     from .services.gate_passes import GatePasses
 
     return GatePasses(store(), system_clock, parking(), provider, settings().payment_return_url,
-                      max_clock_skew_seconds=settings().gate_clock_skew_seconds)
+                      max_clock_skew_seconds=parking_config().gate_clock_skew_seconds)
 
 
 def apply_gate_pass(lot_id: str, gate_id: str, event: dict[str, Any], *, at: datetime, offline: bool

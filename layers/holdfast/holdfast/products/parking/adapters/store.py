@@ -1,7 +1,7 @@
 """Parking items: the lot's granules, gates, tickets, gate passes and subscriptions.
 
-  PARK#<lot>#<YYYY-MM-DD>   G#<HH:MM>#<space>   a space's time granule (granule_claims.py; the
-                                                resource id "<lot>|<space>"), sorted by time so a
+  PARK#<lot>#<YYYY-MM-DD>   G#<HH:MM>#<space>   a space's time granule (granule_claims.py: a group's
+                                                granule, resource id "<lot>|<space>"), sorted by time so a
                                                 window of the whole lot is one range query a day
   LOT#<lot>                 GATE#<gate>         a gate: name, sha256 of its key, organizer;
                                                 deleted_at once deleted (kept: its key then answers 401)
@@ -30,11 +30,13 @@ from botocore.exceptions import ClientError
 from holdfast.domain.inventory import Granule, Move
 from holdfast.ports import Labelled
 from holdfast.adapters.codec import Table, _attrs, _code, _plain, put_new
-from holdfast.adapters.granule_claims import granule_claim
+from holdfast.adapters.granule_claims import granule_claim, group_day_partition
 from holdfast.adapters.sale_gate import gate_check
 
 OUTBOX_RETENTION_SECONDS = 7 * 86_400
 _KEYS = ("pk", "sk", "gsi1pk", "gsi1sk")
+#: The items that carry an ``organizer_id`` (kinds/products.py, ``owned_items``): gates and subscriptions.
+ORGANIZER_OWNED = (("LOT#", "GATE#"), ("LOT#", "SUB#"))
 
 
 class ParkingStore(Table):
@@ -48,7 +50,8 @@ class ParkingStore(Table):
             items = self._query_all({
                 "TableName": self.table, "ConsistentRead": True,
                 "KeyConditionExpression": "pk = :pk AND sk BETWEEN :low AND :high",
-                "ExpressionAttributeValues": _attrs({":pk": f"PARK#{lot_id}#{day}", ":low": low, ":high": high}),
+                "ExpressionAttributeValues": _attrs({":pk": group_day_partition(lot_id, day),
+                                                     ":low": low, ":high": high}),
             })
             for item in items:
                 _, at, space = item["sk"].split("#", 2)
@@ -69,7 +72,8 @@ class ParkingStore(Table):
                 "TableName": self.table, "ConsistentRead": False,
                 "KeyConditionExpression": "pk = :pk AND sk BETWEEN :low AND :high",
                 "ProjectionExpression": "sk, #session, sold", "ExpressionAttributeNames": {"#session": "session"},
-                "ExpressionAttributeValues": _attrs({":pk": f"PARK#{lot_id}#{day}", ":low": low, ":high": high}),
+                "ExpressionAttributeValues": _attrs({":pk": group_day_partition(lot_id, day),
+                                                     ":low": low, ":high": high}),
             })
             sessions |= {item["session"] for item in items
                          if int(item.get("sold", 0)) and f"{day}T{item['sk'][2:7]}" < end and item.get("session")}
