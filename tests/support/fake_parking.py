@@ -32,6 +32,8 @@ from tests.support.fakes import Item, Write, _Fake, _has, _set, absent, always
 
 #: The attributes of keys and of the gsi1 index, which the adapter drops from what it hands back.
 _KEYS = ("pk", "sk", "gsi1pk", "gsi1sk")
+#: What ``reservation_summaries`` projects of a booking.
+SUMMARY = ("booking_id", "event_id", "status", "kind_details")
 
 
 def _lot_day(lot_id: str, day: str) -> str:
@@ -94,8 +96,7 @@ class FakeParkingItems(_Fake):
             for booking_id in chunk:
                 item = self.table.get(f"BOOKING#{booking_id}", "META")
                 if item is not None:
-                    found.append({name: item[name] for name in ("booking_id", "event_id", "status", "kind_details")
-                                  if name in item})
+                    found.append({name: item[name] for name in SUMMARY if name in item})
         return found
 
     def granule_claim(self, granule: Granule, booking_id: str, move: Move) -> dict[str, Any]:
@@ -189,7 +190,8 @@ class FakeParkingItems(_Fake):
                 **({"body": json.dumps(body, sort_keys=True)} if body is not None else {})}
         if not replacing_online:
             return _put_new("pass", item)
-        return fake_item(Write("pass", (item["pk"], item["sk"]), _has("mode", "online"), lambda _: dict(item)))
+        return fake_item(Write("pass", (item["pk"], item["sk"]), _has("mode", "online"),
+                               lambda _: dict(item)))
 
     # --------------------------------------------------------------------- exit payments
     def exit_payments(self, ticket_id: str) -> list[dict[str, Any]]:
@@ -198,12 +200,13 @@ class FakeParkingItems(_Fake):
         return sorted((_without_keys(item) for item in items), key=lambda record: int(record["number"]))
 
     def exit_payment_put(self, ticket_id: str, record: dict[str, Any]) -> Labelled:
-        return _put_new(f"exitpay:{record['number']}", {"pk": f"TICKET#{ticket_id}", "sk": _pay_sk(record["number"]),
-                                                        **record})
+        return _put_new(f"exitpay:{record['number']}",
+                        {"pk": f"TICKET#{ticket_id}", "sk": _pay_sk(record["number"]), **record})
 
-    def exit_payment_change(self, ticket_id: str, number: int, changes: dict[str, Any], state: str) -> Labelled:
-        return fake_item(Write(f"exitpay:{number}", (f"TICKET#{ticket_id}", _pay_sk(number)), _has("state", state),
-                               _set(changes)))
+    def exit_payment_change(self, ticket_id: str, number: int, changes: dict[str, Any], state: str
+                            ) -> Labelled:
+        return fake_item(Write(f"exitpay:{number}", (f"TICKET#{ticket_id}", _pay_sk(number)),
+                               _has("state", state), _set(changes)))
 
     def exit_payment_not_paid(self, ticket_id: str, number: int) -> Labelled:
         # ``#state <> :paid`` holds on a missing item too (DynamoDB Local and moto agree:

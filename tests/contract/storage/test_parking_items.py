@@ -31,8 +31,8 @@ def refused(store, *items) -> str:
 
 
 def ticket(ids, name: str = "t", plate: str = "A1", **more) -> dict:
-    return {"ticket_id": ids(name), "lot_id": ids("lot"), "plate": plate, "space_id": "R1", "space_type": "REGULAR",
-            "status": "OPEN", "entered_at": AT, **more}
+    return {"ticket_id": ids(name), "lot_id": ids("lot"), "plate": plate, "space_id": "R1",
+            "space_type": "REGULAR", "status": "OPEN", "entered_at": AT, **more}
 
 
 # ------------------------------------------------------------------------------------ gates
@@ -92,7 +92,8 @@ def test_a_ticket_closes_once_and_its_plate_may_come_again(backend, ids):
     commit(store, *store.ticket_open(first))
     commit(store, *store.ticket_close(first, "2030-01-01T13:00:00.000Z", "100.00"))
     closed = store.get_ticket(first["ticket_id"])
-    assert (closed["status"], closed["exited_at"], closed["charge"]) == ("CLOSED", "2030-01-01T13:00:00.000Z", "100.00")
+    assert (closed["status"], closed["exited_at"], closed["charge"]) == ("CLOSED", "2030-01-01T13:00:00.000Z",
+                                                                         "100.00")
     assert "unpaid" not in closed and closed["entered_at"] == AT
     assert store.open_ticket_of(lot, "A1") is None and store.open_tickets(lot) == []
     assert refused(store, *store.ticket_close(first, "2030-01-01T14:00:00.000Z", "200.00")) == "ticket, open"
@@ -100,7 +101,8 @@ def test_a_ticket_closes_once_and_its_plate_may_come_again(backend, ids):
     again = ticket(ids, "t2")
     commit(store, *store.ticket_open(again))
     # a close naming a ticket the marker does not name: refused whole, the ticket stays open
-    assert refused(store, *store.ticket_close({**ticket(ids, "t3"), "plate": "A1"}, AT, "0.00")) == "ticket, open"
+    stranger = {**ticket(ids, "t3"), "plate": "A1"}
+    assert refused(store, *store.ticket_close(stranger, AT, "0.00")) == "ticket, open"
     owing = ticket(ids, "t4", plate="C3")
     commit(store, *store.ticket_open(owing))
     assert refused(store, *store.ticket_close({**owing, "plate": "A1"}, AT, "0.00")) == "open"
@@ -119,8 +121,9 @@ def test_a_tickets_outbox_event_is_written_once_and_expires(backend, ids):
     after = int(time.time())
     item = backend.raw(f"TICKET#{drive_up['ticket_id']}", "OUTBOX#000001")
     assert before + DAYS_7 <= item.pop("ttl") <= after + DAYS_7
-    assert item == {"pk": f"TICKET#{drive_up['ticket_id']}", "sk": "OUTBOX#000001", "ticket_id": drive_up["ticket_id"],
-                    "event_id": lot, "customer_id": "drive-up", "type": "vehicle.exited",
+    assert item == {"pk": f"TICKET#{drive_up['ticket_id']}", "sk": "OUTBOX#000001",
+                    "ticket_id": drive_up["ticket_id"], "event_id": lot, "customer_id": "drive-up",
+                    "type": "vehicle.exited",
                     "charge": {"value": "100.00", "currency": "RUB"}}
     assert refused(store, store.ticket_outbox(drive_up, {"type": "again"})) == "outbox"
 
@@ -155,8 +158,9 @@ def test_a_pass_is_recorded_once_per_direction_and_only_an_online_answer_is_repl
     commit(store, store.pass_put(lot, gate, "ev1", offline, AT, "exit", offline=True, body=body,
                                  replacing_online=True))
     assert store.get_pass(lot, gate, "ev1", "exit") == {"answer": offline, "mode": "offline", "body": body}
-    assert refused(store, store.pass_put(lot, gate, "ev1", exit_, AT, "exit", replacing_online=True)) == "pass"
-    assert refused(store, store.pass_put(lot, gate, "ev2", exit_, AT, "exit", replacing_online=True)) == "pass"
+    for event_id in ("ev1", "ev2"):                                  # offline already; never recorded
+        replacing = store.pass_put(lot, gate, event_id, exit_, AT, "exit", replacing_online=True)
+        assert refused(store, replacing) == "pass"
     assert store.get_pass(lot, gate, "ev2", "exit") is None
     assert store.get_pass(lot, ids("other-gate"), "ev1", "entry") is None
 
@@ -165,8 +169,8 @@ def test_a_pass_is_recorded_once_per_direction_and_only_an_online_answer_is_repl
 
 def test_exit_payments_are_put_once_by_number_and_changed_from_the_state_read(backend, ids):
     store, tid = backend.store, ids("t")
-    records = {n: {"number": n, "key": f"hf-exit-{tid}-{n}", "amount": "100.00", "currency": "RUB", "state": "asked"}
-               for n in (2, 10, 1)}
+    records = {n: {"number": n, "key": f"hf-exit-{tid}-{n}", "amount": "100.00", "currency": "RUB",
+                   "state": "asked"} for n in (2, 10, 1)}
     for record in records.values():
         commit(store, store.exit_payment_put(tid, record))
     found = store.exit_payments(tid)
@@ -264,7 +268,8 @@ def test_a_lots_granules_are_one_partition_a_day_read_by_space_within_the_window
     free = space(ids, "R2", "2030-01-02T23:30")
     assert refused(store, claim(store, free, "b2", Move.HOLD), claim(store, taken[1], "b2", Move.HOLD)) == \
         f"claim:{lot}|R1:2030-01-02T23:30"
-    assert sorted(store.read_lot_granules(lot, "2030-01-02T23:30", "2030-01-03T00:00")) == [("R1", "2030-01-02T23:30")]
+    assert sorted(store.read_lot_granules(lot, "2030-01-02T23:30", "2030-01-03T00:00")) == [
+        ("R1", "2030-01-02T23:30")]
 
 
 def test_the_holders_of_sold_granules_are_the_bookings_and_tickets_not_held_ones_or_sessions(backend, ids):
@@ -285,7 +290,8 @@ def test_the_holders_of_sold_granules_are_the_bookings_and_tickets_not_held_ones
 def test_reservation_summaries_are_the_bookings_that_exist_four_attributes_each(backend, ids):
     store, event = backend.store, ids("lot")
     offering(store, event)
-    details = {"space_id": "R1", "plate": "A1", "from": "2030-01-02T10:00:00.000Z", "to": "2030-01-02T12:00:00.000Z"}
+    details = {"space_id": "R1", "plate": "A1", "from": "2030-01-02T10:00:00.000Z",
+               "to": "2030-01-02T12:00:00.000Z"}
     granule = Granule(resource_id=f"{event}|R1", at="2030-01-02T10:00")
     held = booking(ids("b"), event, Places("parking", 1, granules=(granule,)), kind_details=details)
     store.commit(new_hold(held))
