@@ -127,7 +127,7 @@ def fake_storage() -> Storage:
     store = FakeTableStore()
 
     def snapshot() -> Snapshot:
-        with store.table.lock:   # the fake replaces an item whole on every write: nothing here changes
+        with store.table.lock:   # a write stores a new item: those listed here stay as they were read
             items = list(store.table.items.values())
         return snapshot_of(items)
 
@@ -198,7 +198,7 @@ class InProcessBackend:
 
 class GateWorld:
     """One lot with five spaces of two types, a tariff, a subscription and two gates (each a real
-    gate controller), on the given table; the operations below, the checks and ``settle``."""
+    gate controller), on the given storage; the operations below, the checks and ``settle``."""
 
     def __init__(self, storage: Storage, clock: Any, provider: Any, rng: random.Random) -> None:
         self.clock, self.provider, self.rng = clock, provider, rng
