@@ -32,6 +32,7 @@ payments. Failures are AssertionErrors starting with the rule's code.
 """
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import tempfile
@@ -51,8 +52,6 @@ from gate_controller.controller import RESEND_SECONDS, Gate
 from gate_controller.journal import Journal
 from gate_controller.offline import OfflineRules
 from holdfast import kinds
-from holdfast.adapters.dynamo import BookingStore
-from holdfast.products.parking.adapters.gate_sync_store import GateSyncStore
 from holdfast.clock import iso, parse_iso
 from holdfast.domain import lifecycle
 from holdfast.products.parking import rules
@@ -69,7 +68,8 @@ from holdfast.products.parking.services.lots import ParkingService
 from holdfast.services.payments import PaymentOutcomeUnknown, PaymentService
 from holdfast.services.sweeper import sweep
 
-from .helpers import check_booking, check_granules, check_hold_cap, check_money, check_parking, snapshot_in_process
+from .helpers import (Snapshot, check_booking, check_granules, check_hold_cap, check_money, check_parking,
+                      snapshot_in_process, snapshot_of)
 
 KEYS = LotKeys(b"gate-model-master-seed-0001")
 GATE_CACHE_KEY = bytes(range(32))
@@ -106,6 +106,41 @@ class Car:
     passes: set[str] = field(default_factory=set)   # ids of the passes made for this car
     entered_at: str = ""                # when it last went in (the model's clock)
     waiting: tuple[str, str | None] | None = None   # the exit (gate, ticket shown) that last stayed shut
+
+
+@dataclass
+class Storage:
+    """What the world's services keep their items in: the table's store, the gates' sync ledger
+    over the same table, and a read of the whole table for the rules."""
+
+    store: Any
+    ledger: Any
+    snapshot: Callable[[], Snapshot]
+
+
+def fake_storage() -> Storage:
+    """The fakes (tests/support/fake_table.py), held to the adapters on moto and DynamoDB Local
+    by tests/contract/storage/: what test_gate_model.py runs the histories on."""
+    from tests.support.fake_table import FakeTableStore
+    from tests.support.fakes import FakeGateSyncLedger
+
+    store = FakeTableStore()
+
+    def snapshot() -> Snapshot:
+        with store.table.lock:   # a write stores a new item: those listed here stay as they were read
+            items = list(store.table.items.values())
+        return snapshot_of(items)
+
+    return Storage(store, FakeGateSyncLedger(store.table), snapshot)
+
+
+def moto_storage(client: Any, table: str) -> Storage:
+    """The adapters over a client of moto in process (the proof's, tests/correctness/proof.py)."""
+    from holdfast.adapters.dynamo import BookingStore
+    from holdfast.products.parking.adapters.gate_sync_store import GateSyncStore
+
+    return Storage(BookingStore(table, client), GateSyncStore(table, client),
+                   lambda: snapshot_in_process(table))
 
 
 @dataclass
@@ -163,17 +198,17 @@ class InProcessBackend:
 
 class GateWorld:
     """One lot with five spaces of two types, a tariff, a subscription and two gates (each a real
-    gate controller), on the given table; the operations below, the checks and ``settle``."""
+    gate controller), on the given storage; the operations below, the checks and ``settle``."""
 
-    def __init__(self, client: Any, table: str, clock: Any, provider: Any, rng: random.Random) -> None:
-        self.client, self.table, self.clock, self.provider, self.rng = client, table, clock, provider, rng
-        self.store = BookingStore(table, client)
+    def __init__(self, storage: Storage, clock: Any, provider: Any, rng: random.Random) -> None:
+        self.clock, self.provider, self.rng = clock, provider, rng
+        self.store, self.snapshot = storage.store, storage.snapshot
         self.bookings = BookingService(self.store, clock, rng=random.Random(rng.getrandbits(32)), snapshot_seconds=0)
         self.payments = PaymentService(self.store, provider, clock, self.bookings, RETURN_URL,
                                        start_reconciliation=lambda booking_id, tag, wait_seconds=0: True)
         self.parking = ParkingService(self.store, clock, self.bookings, 600, lambda: KEYS, id_salt="tests-deployment-salt")
         self.passes = GatePasses(self.store, clock, self.parking, lambda: provider, RETURN_URL)
-        self.gate_sync = GateSync(GateSyncStore(table, client), self._applier)
+        self.gate_sync = GateSync(storage.ledger, self._applier)
         self.trace: list[str] = []
         self.intent = ""
         self.log: Counter[str] = Counter()   # what the history exercised (outcomes, not only operations)
@@ -188,7 +223,10 @@ class GateWorld:
         self.backends: dict[str, InProcessBackend] = {}
         self.gates: dict[str, Gate] = {}
         self.journals: dict[str, Journal] = {}
-        self._dir = tempfile.mkdtemp(prefix="gate-model-")
+        # In memory where the machine has it: the journals' fsyncs took longer than the rest of a
+        # history, and no history crashes a gate (what a crash keeps is gate_controller's tests').
+        memory = "/dev/shm" if os.path.isdir("/dev/shm") else None
+        self._dir = tempfile.mkdtemp(prefix="gate-model-", dir=memory)
         for name in GATES:
             created = self.parking.create_gate(self.lot_id, name)
             self.gate_ids[name], self.gate_keys[name] = created["gate_id"], created["gate_key"]
@@ -627,7 +665,7 @@ class GateWorld:
         self.intent = f"repeat {event_id[:12]} at {gate} ({'same' if same else 'other'} body {body})"
         plate = sent.car if same else body["plate"]
         open_before = self.store.open_ticket_of(self.lot_id, plate)
-        before = snapshot_in_process(self.table)
+        before = self.snapshot()
         try:
             answer = self.apply_online(gate, sent.kind, body)
         except BookingError as exc:
@@ -639,7 +677,7 @@ class GateWorld:
         self.note(f"repeat {event_id[:12]} at {gate} same={same} -> {answer}")
         if same and stored is not None:
             assert answer == stored, f"G5 a repeat of pass {event_id} at {gate} got {answer}, first {stored}"
-            after = snapshot_in_process(self.table)
+            after = self.snapshot()
             assert after.tickets == before.tickets and after.bookings == before.bookings, \
                 f"G5 a repeat of pass {event_id} at {gate} changed tickets or bookings"
             return
@@ -770,14 +808,14 @@ class GateWorld:
 
     # --------------------------------------------------------------------------- checks
     def _tickets(self) -> list[dict[str, Any]]:
-        tickets = snapshot_in_process(self.table).tickets
+        tickets = self.snapshot().tickets
         return [tickets[ticket_id] for ticket_id in sorted(tickets)]   # in an order the table's layout cannot change
 
     def _cases(self) -> list[dict[str, Any]]:
         return self.store.list_gate_cases()
 
     def check(self, settled: bool = False) -> None:
-        snap = snapshot_in_process(self.table)
+        snap = self.snapshot()
         # helpers.check_invariants reads every journal step as a BookingStatus, which parking's own
         # states (CHECKED_IN, NO_SHOW, COMPLETED) are not; the same rules, with the kind's steps:
         check_granules(snap)
@@ -931,10 +969,11 @@ OPERATIONS: dict[str, int] = {
 }
 
 
-def play_gate_history(client: Any, table: str, seed: int, steps: int,
+def play_gate_history(client: Any | None, table: str, seed: int, steps: int,
                       operations: dict[str, int] | None = None) -> tuple[str | None, list[str], Counter[str]]:
     """One seeded gate history on a fresh table: ``steps`` weighted operations, each followed by
-    the checks, then ``settle``. Returns (the first violation or None, the story, the operations run)."""
+    the checks, then ``settle``. Returns (the first violation or None, the story, the operations run).
+    ``client``: a client of moto in process, the table made on it (the proof's); None: the fakes."""
     from .model import ModelProvider, RandomDraw, deterministic_uuids
     from .helpers import ManualClock
     from tests.support.template import template
@@ -942,17 +981,21 @@ def play_gate_history(client: Any, table: str, seed: int, steps: int,
     operations = operations or OPERATIONS
     rng = random.Random(seed)
     undo = deterministic_uuids(random.Random(seed * 7919 + 3))
-    props = template()["Resources"]["BookingsTable"]["Properties"]
-    client.create_table(TableName=table, BillingMode=props["BillingMode"], KeySchema=props["KeySchema"],
-                        AttributeDefinitions=props["AttributeDefinitions"],
-                        GlobalSecondaryIndexes=props["GlobalSecondaryIndexes"])
+    if client is None:
+        storage = fake_storage()
+    else:
+        props = template()["Resources"]["BookingsTable"]["Properties"]
+        client.create_table(TableName=table, BillingMode=props["BillingMode"], KeySchema=props["KeySchema"],
+                            AttributeDefinitions=props["AttributeDefinitions"],
+                            GlobalSecondaryIndexes=props["GlobalSecondaryIndexes"])
+        storage = moto_storage(client, table)
     clock = ManualClock()
     world: GateWorld | None = None
     story: list[str] = []
     ran: Counter[str] = Counter()
     step, before = "setup", 0
     try:
-        world = GateWorld(client, table, clock, ModelProvider(clock), random.Random(rng.getrandbits(32)))
+        world = GateWorld(storage, clock, ModelProvider(clock), random.Random(rng.getrandbits(32)))
         draw = RandomDraw(rng)
         names = list(operations)
         weights = [operations[name] for name in names]
@@ -981,7 +1024,8 @@ def play_gate_history(client: Any, table: str, seed: int, steps: int,
             world.close()
         undo()
         try:
-            client.delete_table(TableName=table)
+            if client is not None:
+                client.delete_table(TableName=table)
         except Exception:  # noqa: BLE001 - gone already, or never made
             pass
 
@@ -996,19 +1040,41 @@ def run_gate_history(client: Any, table: str, seed: int, steps: int) -> list[str
 def main(argv: list[str] | None = None) -> int:
     """Replay gate histories and print each story: ``python -m tests.correctness.gate_model --seed N``."""
     import argparse
-    import os
+    import logging
 
     parser = argparse.ArgumentParser(prog="gate_model", description=main.__doc__)
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--histories", type=int, default=1)
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--skip", default="", help="operations to leave out, comma-separated")
+    parser.add_argument("--moto", action="store_true",
+                        help="on moto in process, as make proof runs them (default: the fakes, as the tests)")
     args = parser.parse_args(argv)
+    skip = {name for name in args.skip.split(",") if name}
+    unknown = skip - set(OPERATIONS)
+    if unknown:
+        parser.error(f"unknown operations {sorted(unknown)}")
+    operations = {name: weight for name, weight in OPERATIONS.items() if name not in skip}
+    logging.disable(logging.ERROR)
+    mock, client = _moto_client() if args.moto else (None, None)
+    failures = 0
+    for seed in range(args.seed, args.seed + args.histories):
+        violation, story, _ = play_gate_history(client, f"gates-{seed}", seed, args.steps, operations)
+        if args.histories == 1:
+            print("\n".join(story))
+        print(f"seed {seed}: {violation or 'ok'}")
+        failures += violation is not None
+    if mock is not None:
+        mock.stop()
+    return 1 if failures else 0
+
+
+def _moto_client() -> tuple[Any, Any]:
+    """moto in process with the local stack's transactions and queries, and the direct client."""
+    import os
+
     os.environ.update({"AWS_DEFAULT_REGION": "eu-central-1", "AWS_ACCESS_KEY_ID": "testing",
                        "AWS_SECRET_ACCESS_KEY": "testing"})
-    import logging
-
-    logging.disable(logging.ERROR)
     from moto import mock_aws
 
     from devstack.aws import queries, transactions
@@ -1019,20 +1085,7 @@ def main(argv: list[str] | None = None) -> int:
     mock.start()
     transactions.install()
     queries.install()
-    skip = {name for name in args.skip.split(",") if name}
-    unknown = skip - set(OPERATIONS)
-    if unknown:
-        parser.error(f"unknown operations {sorted(unknown)}")
-    operations = {name: weight for name, weight in OPERATIONS.items() if name not in skip}
-    client, failures = DirectDynamoDB(), 0
-    for seed in range(args.seed, args.seed + args.histories):
-        violation, story, _ = play_gate_history(client, f"gates-{seed}", seed, args.steps, operations)
-        if args.histories == 1:
-            print("\n".join(story))
-        print(f"seed {seed}: {violation or 'ok'}")
-        failures += violation is not None
-    mock.stop()
-    return 1 if failures else 0
+    return mock, DirectDynamoDB()
 
 
 if __name__ == "__main__":

@@ -14,10 +14,10 @@ this fake, the adapter on moto and the adapter on DynamoDB Local: that is what k
 
 Labelled items (``ports.Labelled``) a service hands back in ``Change.items`` are opaque to it; the
 adapter's are DynamoDB requests, which only a DynamoDB expression evaluator could apply. So the
-fake builds its own (``sale_gate_check``, ``gate_case_put``): the label and a ``Write`` (key,
-condition, effect) it applies like its own items, and it refuses a raw DynamoDB item with a
-TypeError rather than guess what the item meant. The parking stores' other item builders are not
-here: their services stay on the emulators.
+fake builds its own (``sale_gate_check`` here, a product's items in its fake part, such as
+tests/support/fake_parking.py): the label and a ``Write`` (key, condition, effect) it applies like
+its own items, and it refuses a raw DynamoDB item with a TypeError rather than guess what the item
+meant. tests/support/fake_table.py composes this store with the products' fake parts.
 
 Not here either: ``query_listing`` and ``update_event_listing`` (the listing's filter expressions
 are DynamoDB syntax). The waitlist, notification and resource ports are tests/support/fakes.py's;
@@ -91,7 +91,7 @@ def _number_at_least(item: Item | None, name: str, amount: int) -> bool:
 class FakeBookingStore(_Fake):
     """``HoldStore``, ``PaymentStore``'s booking part (``LifecycleStore``, ``InventoryReads``,
     ``ExpiryIndex``, ``ReviewQueue``), ``Cancellations``, ``put_event``/``get_event`` of ``Catalog``,
-    and ``sale_gate_check``/``gate_case_put`` to build extra items (see the module's docstring)."""
+    and ``sale_gate_check`` to build an extra item (see the module's docstring)."""
 
     # ------------------------------------------------------------------------------ commit
 
@@ -250,15 +250,6 @@ class FakeBookingStore(_Fake):
 
     def sale_gate_check(self, event_id: str, booking_id: str) -> Labelled:
         return fake_item(self._gate(event_id, booking_id))
-
-    def gate_case_put(self, case: dict[str, Any]) -> Labelled:
-        item = {**case, "gsi1pk": "GATECASE", "gsi1sk": f"{case['opened_at']}#{case['case_id']}"}
-        return fake_item(Write("case", (f"GATECASE#{case['case_id']}", "META"), absent, lambda _: item))
-
-    def get_gate_case(self, case_id: str) -> dict[str, Any] | None:
-        self.table.check_fault("get_gate_case")
-        case = self.table.get(f"GATECASE#{case_id}", "META")
-        return None if case is None else {k: v for k, v in case.items() if k not in ("pk", "sk", "gsi1pk", "gsi1sk")}
 
     # ----------------------------------------------------------------------- booking reads
 

@@ -1,6 +1,7 @@
-"""Appointment services on moto in-process: resources, services, a day's availability, and holds of
-a time through the one hold path (seats of a group session, or a whole resource), with their
-payment, expiry and cancellation through the unchanged engine."""
+"""Appointment services on the table's fake store (tests/support/fake_table.py, held to the adapter
+on moto and DynamoDB Local by tests/contract/storage/): resources, services, a day's availability,
+and holds of a time through the one hold path (seats of a group session, or a whole resource),
+with their payment, expiry and cancellation through the unchanged engine."""
 from __future__ import annotations
 
 from datetime import date, datetime, timezone
@@ -13,9 +14,15 @@ from holdfast.domain.errors import Conflict, IdempotencyKeyReused, InvalidReques
 from holdfast.products.appointments.kind import SlotUnavailable
 from holdfast.products.appointments.timeslots import GRANULE_MINUTES, OpeningHours, day_slots, zone
 from holdfast.products.appointments.services import AppointmentService
+from tests.support.fake_table import FakeTableStore
 
 DAY = "2030-01-02"   # the clock stands at 2030-01-01 12:00 UTC
 MSK = "+03:00"
+
+
+@pytest.fixture
+def store():
+    return FakeTableStore()
 
 
 @pytest.fixture

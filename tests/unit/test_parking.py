@@ -1,6 +1,8 @@
-"""Parking on moto in-process: lots with typed spaces, allocation with fallback over time windows,
-the tariff, reservations through the one hold path and payment, entry tokens, gate passes (token,
-drive-up, subscriptions) with repeats, exits with and without money owed, and the NO_SHOW timer."""
+"""Parking on the table's fake store (tests/support/fake_table.py, held to the adapter on moto and
+DynamoDB Local by tests/contract/storage/): lots with typed spaces, allocation with fallback over
+time windows, the tariff, reservations through the one hold path and payment, entry tokens, gate
+passes (token, drive-up, subscriptions) with repeats, exits with and without money owed, and the
+NO_SHOW timer."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -14,12 +16,18 @@ from holdfast.services.bookings import BookingService
 from holdfast.products.parking.services.gate_passes import GatePasses
 from holdfast.products.parking.services.lots import ParkingService
 from holdfast.services.sweeper import sweep
+from tests.support.fake_table import FakeTableStore
 
 KEYS = LotKeys(b"unit-test-parking-master-seed")
 SPACES = [{"space_id": "C1", "type": "COMPACT", "priority": 1}, {"space_id": "R1", "type": "REGULAR", "priority": 1},
           {"space_id": "R2", "type": "REGULAR", "priority": 0}, {"space_id": "L1", "type": "LARGE"},
           {"space_id": "H1", "type": "HANDICAP"}]
 DAY = "2030-01-02"
+
+
+@pytest.fixture
+def store():
+    return FakeTableStore()
 
 
 @pytest.fixture
@@ -187,7 +195,7 @@ def test_a_drive_up_gets_a_space_and_pays_at_exit_and_a_subscriber_pays_nothing(
                        offline=False)["exit_granted"] is True
     assert parking.get_lot(lot_id)["counts"]["REGULAR"]["available"] == 1
     # the bus hears of the drive-up's exit with its charge as an amount, like every amount it hears
-    [exited] = store._query_prefix(f"TICKET#{first['ticket_id']}", "OUTBOX#")
+    [exited] = store.table.query(f"TICKET#{first['ticket_id']}", prefix="OUTBOX#")
     assert (exited["type"], exited["charge"]) == ("vehicle.exited", {"value": "100.00", "currency": "RUB"})
 
 
@@ -282,7 +290,6 @@ def test_the_lot_policy_decides_the_refund_of_a_no_show_and_of_a_cancellation(pa
     generous = make_lot(parking, spaces=spaces, policy={"refund_no_show": True, "cancel_refund_until_minutes_before": 120})
     strict = make_lot(parking, spaces=spaces, policy={"cancel_refund": "none"})
     bookings = {}
-    # short windows: moto copies the table on every transaction, so fewer granules run faster
     plan = (("kept", kept, "ann", "10:00", "11:30"), ("kept", kept, "ben", "09:00", "10:00"),
             ("generous", generous, "ann", "10:00", "11:30"), ("generous", generous, "ben", "09:00", "10:00"),
             ("strict", strict, "ann", "10:00", "11:30"))
@@ -313,9 +320,9 @@ def test_the_lot_policy_decides_the_refund_of_a_no_show_and_of_a_cancellation(pa
 
 def test_a_gates_configuration_lists_the_coming_confirmed_reservations_and_an_offline_plate_entry_checks_one_in(
         parking, gates, payments, provider, clock, store):
-    from holdfast.products.parking.adapters.gate_sync_store import GateSyncStore
     from holdfast.products.parking.gate_sync_schemas import SyncPassIn
     from holdfast.products.parking.services.gate_sync import GateSync
+    from tests.support.fakes import FakeGateSyncLedger
 
     lot = make_lot(parking, spaces=[{"space_id": f"R{n}", "type": "REGULAR"} for n in range(1, 4)])
     gate = parking.create_gate(lot["lot_id"], "North")
@@ -334,7 +341,7 @@ def test_a_gates_configuration_lists_the_coming_confirmed_reservations_and_an_of
                                        "from": f"{DAY}T10:00:00.000Z", "to": f"{DAY}T12:00:00.000Z"}]
     assert config["reservations_valid_until"] == f"{DAY}T11:00:00.000Z"
 
-    sync = GateSync(GateSyncStore(store.table, store.client), gates.apply)
+    sync = GateSync(FakeGateSyncLedger(store.table), gates.apply)
     at = clock.now.replace(minute=50)                               # inside the early entry
     clock.now = at.replace(hour=10, minute=5)                       # the gate syncs after it came back
     admitted = SyncPassIn(seq=1, event_id="in", kind="entry", at=at, plate="B1",

@@ -1,20 +1,20 @@
-"""Parking's loose ends on moto in-process: every exit payment of a ticket counted (one paid late
-too, money beyond the charge to an operator), the provider's notification of an exit payment
-recorded on its ticket, offline exits the backend refuses and passes dated ahead of its clock
-opening gate cases, and an operator resolving a case."""
+"""Parking's loose ends on the table's fake store (tests/support/fake_table.py): every exit payment
+of a ticket counted (one paid late too, money beyond the charge to an operator), the provider's
+notification of an exit payment recorded on its ticket, offline exits the backend refuses and
+passes dated ahead of its clock opening gate cases, and an operator resolving a case."""
 from __future__ import annotations
 
 from datetime import timedelta
 
 import pytest
 
-from holdfast.products.parking.adapters.gate_sync_store import GateSyncStore
 from holdfast.domain.errors import Conflict, InvalidRequest, NotFound
 from holdfast.products.parking.gate_sync_schemas import SyncPassIn
 from holdfast.ports import Change
 from holdfast.products.parking.services.gate_cases import GateCases, case_id, new_case
 from holdfast.products.parking.services.gate_sync import GateSync
-from tests.unit.test_parking import gates, make_lot, parking, view_bookings  # noqa: F401 - fixtures
+from tests.support.fakes import FakeGateSyncLedger
+from tests.unit.test_parking import gates, make_lot, parking, store, view_bookings  # noqa: F401 - fixtures
 
 ONE_SPACE = [{"space_id": "R1", "type": "REGULAR"}]
 
@@ -111,7 +111,7 @@ def test_an_offline_exit_the_backend_refuses_opens_a_case_and_frees_the_space(ga
 
 def test_a_pass_dated_ahead_of_the_server_clock_fails_for_good_and_opens_a_case(gates, lot_gate, clock, store):
     lot_id, gate_id = lot_gate
-    sync = GateSync(GateSyncStore(store.table, store.client), gates.apply)
+    sync = GateSync(FakeGateSyncLedger(store.table), gates.apply)
 
     def sent(seq, at, plate):
         return SyncPassIn(seq=seq, event_id=f"ev{seq}", kind="entry", at=at, plate=plate).as_event()
@@ -258,7 +258,7 @@ def test_gates_of_one_lot_each_have_their_own_pass_ids_and_a_reused_id_is_refuse
         gates.apply(lot["lot_id"], north, {"kind": "entry", "event_id": "17", "token": "not-N1s"}, at=clock(),
                     offline=False)
     assert other_way.value.code == "pass_id_reused"
-    sync = GateSync(GateSyncStore(store.table, store.client), gates.apply)
+    sync = GateSync(FakeGateSyncLedger(store.table), gates.apply)
     answer = sync.sync(lot["lot_id"], north, [SyncPassIn(seq=1, event_id="17", kind="entry", at=clock(),
                                                                plate="Q1").as_event()])
     assert answer["results"][0]["status"] == "failed"
@@ -284,7 +284,7 @@ def test_an_offline_exit_the_backend_had_refused_online_is_applied_at_sync_and_n
     online = gates.apply(lot["lot_id"], gate_id, exit_, at=clock(), offline=False)
     assert (online["exit_granted"], online["reason"]) == (False, "payment_required")
 
-    sync = GateSync(GateSyncStore(store.table, store.client), gates.apply)
+    sync = GateSync(FakeGateSyncLedger(store.table), gates.apply)
     queued = SyncPassIn(seq=1, event_id="out", kind="exit", at=clock(), ticket_id=entered["ticket_id"],
                         plate="R7").as_event()
     [result] = sync.sync(lot["lot_id"], gate_id, [queued])["results"]
@@ -313,7 +313,7 @@ def test_an_offline_entry_the_backend_had_refused_online_opens_a_case_at_sync(ga
     refused = pass_(gates, lot_gate, "entry", "second", clock(), plate="K2")
     assert (refused["gate_open"], refused["reason"]) == (False, "lot_full")
     # the gate had timed out and let K2 in offline (say, as a subscriber it had cached)
-    sync = GateSync(GateSyncStore(store.table, store.client), gates.apply)
+    sync = GateSync(FakeGateSyncLedger(store.table), gates.apply)
     [result] = sync.sync(lot_id, gate_id, [SyncPassIn(seq=1, event_id="second", kind="entry", at=clock(),
                                                       plate="K2").as_event()])["results"]
     assert result["status"] == "applied" and result["result"]["reason"] == "lot_full"

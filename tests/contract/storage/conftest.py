@@ -1,7 +1,8 @@
 """One storage contract, three stores: every case of this package runs against the in-memory fake
-(tests/support/fakes.py), the adapter on moto in process (as tests/unit runs it, with the local
-stack's transactions and queries that tests/conftest.py installs) and the adapter on DynamoDB
-Local, AWS's own emulator.
+(tests/support/fakes.py, and the table's store of fake_table.py: fake_store.py with the products'
+fake parts), the adapter on moto in process (as tests/unit runs it, with the local stack's
+transactions and queries that tests/conftest.py installs) and the adapter on DynamoDB Local,
+AWS's own emulator.
 
 The backend is a package-scoped parameter, so pytest runs every case on one backend before it
 moves to the next: one mock_aws and one table for moto, one JVM and one table for DynamoDB Local
@@ -24,7 +25,7 @@ from holdfast.adapters.dynamo import BookingStore
 from holdfast.products.parking.adapters.gate_sync_store import GateSyncStore
 from holdfast.adapters.surge import SurgeStore
 from tests.support import fakes
-from tests.support.fake_store import FakeBookingStore
+from tests.support.fake_table import FakeTableStore
 from tests.support.template import create_bookings_table
 
 BACKENDS = ("fake", "moto", "dynamodb_local")
@@ -42,17 +43,18 @@ class Backend:
     notifications: Any
     resources: Any
     waitlist: Any
-    #: The core's booking store: holds and changes (``commit``), booking, event and inventory
-    #: reads, the expiry index, the review queue and cancellations.
+    #: The table's store: holds and changes (``commit``), booking, event and inventory reads, the
+    #: expiry index, the review queue and cancellations, and the products' parts (parking's lots,
+    #: gates, tickets, passes, exit payments and gate cases; appointments' resources).
     store: Any
     raw: Callable[[str, str], dict[str, Any] | None]
 
 
 def _fake_backend() -> Backend:
     table = fakes.MemoryTable()
+    store = FakeTableStore(table)
     return Backend("fake", fakes.FakeGateSyncLedger(table), fakes.FakeRateLimits(table), fakes.FakeSurgeQueue(table),
-                   fakes.FakeNotificationLog(table), fakes.FakeResources(table), fakes.FakeWaitlist(table),
-                   FakeBookingStore(table), table.get)
+                   fakes.FakeNotificationLog(table), store, fakes.FakeWaitlist(table), store, table.get)
 
 
 def _adapter_backend(name: str, client: Any, table: str) -> Backend:

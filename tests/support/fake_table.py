@@ -1,0 +1,43 @@
+"""The table's fake store as wiring hands it to the services: the core's fake stores
+(``FakeWaitlistStore``: bookings, inventory, offerings, the expiry index, reviews, cancellations,
+the waitlist) and one fake of each product's store part, all over one ``MemoryTable``.
+
+The adapter's ``BookingStore`` is assembled the same way (adapters/dynamo.py): it answers what the
+core's stores answer and hands every other call to the store parts the products register
+(``Product.store_parts``). ``FAKE_PARTS`` names the fake standing for each of those parts;
+tests/contract/storage/test_fakes_cover_the_ports.py fails when a product under holdfast/products
+registers a part with no fake here, or a fake lacks a member of its product's ports.
+
+Test code only: the deployed package (layers/) never imports this module.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from tests.support.fake_parking import FakeParkingItems
+from tests.support.fake_store import FakeWaitlistStore
+from tests.support.fakes import FakeResources, MemoryTable
+
+#: ``Product.store_parts`` reference -> the fake of that part.
+FAKE_PARTS: dict[str, type] = {
+    "holdfast.products.parking.adapters.store:ParkingStore": FakeParkingItems,
+    "holdfast.products.appointments.adapters:ResourceStore": FakeResources,
+}
+
+
+class FakeTableStore(FakeWaitlistStore):
+    """The core's fake store, and the products' fake parts for what it does not answer."""
+
+    def __init__(self, table: MemoryTable | None = None) -> None:
+        super().__init__(table)
+        self.parts = tuple(fake(self.table) for fake in FAKE_PARTS.values())
+
+    def __getattr__(self, name: str) -> Any:
+        # only what the core's fakes lack arrives here, as in the adapter's BookingStore
+        if name.startswith("__") or name == "parts":
+            raise AttributeError(name)
+        for part in self.__dict__.get("parts", ()):
+            found = getattr(part, name, None)
+            if found is not None:
+                return found
+        raise AttributeError(f"{type(self).__name__} has no {name!r}, nor has any product's fake part")
