@@ -187,7 +187,7 @@ def test_a_drive_up_gets_a_space_and_pays_at_exit_and_a_subscriber_pays_nothing(
                        offline=False)["exit_granted"] is True
     assert parking.get_lot(lot_id)["counts"]["REGULAR"]["available"] == 1
     # the bus hears of the drive-up's exit with its charge as an amount, like every amount it hears
-    [exited] = store._query_prefix(f"TICKET#{first['ticket_id']}", "OUTBOX#")
+    [exited] = store.db._query_prefix(f"TICKET#{first['ticket_id']}", "OUTBOX#")
     assert (exited["type"], exited["charge"]) == ("vehicle.exited", {"value": "100.00", "currency": "RUB"})
 
 
