@@ -122,18 +122,21 @@ class BookingStore:
         return parts
 
 
-def _answer_through_parts() -> None:
+def answer_through_parts(store: type, parts: dict[str, tuple[type, tuple[str, ...]]]) -> None:
+    """Give ``store`` one delegating attribute per routed call; TypeError for a call claimed by
+    two parts, routed to a part that lacks it, or already the store's own."""
     claimed: dict[str, str] = {}
-    for part, (cls, names) in PARTS.items():
+    for part, (cls, names) in parts.items():
         for name in names:
             if name in claimed:
-                raise TypeError(f"BookingStore.{name} is claimed by both {claimed[name]!r} and {part!r}")
+                raise TypeError(f"{store.__name__}.{name} is claimed by both {claimed[name]!r} and {part!r}")
             if not callable(getattr(cls, name, None)):
-                raise TypeError(f"BookingStore.{name} is routed to {part!r}, whose {cls.__name__} has no such method")
-            if name in vars(BookingStore):
-                raise TypeError(f"BookingStore.{name} is its own, not a part's")
+                raise TypeError(f"{store.__name__}.{name} is routed to {part!r}, whose {cls.__name__} has no such method")
+            if name in vars(store):
+                raise TypeError(f"{store.__name__}.{name} is its own, not a part's")
             claimed[name] = part
-            setattr(BookingStore, name, _Answered(part, cls, name))
+    for name, part in claimed.items():
+        setattr(store, name, _Answered(part, parts[part][0], name))
 
 
-_answer_through_parts()
+answer_through_parts(BookingStore, PARTS)
