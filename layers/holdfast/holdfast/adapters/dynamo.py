@@ -7,6 +7,7 @@ transaction; the outcomes it raises are holdfast/ports.py's):
   inventory_store.py  the items claims change (pool shards, named units) and their reads
   offerings_store.py  events (offerings) and their catalog listing
   waitlist_store.py   the waitlist of each event
+  expiry_buckets.py   the holds of each expiry bucket, and the due index by bucket
   cancellation_store.py  an event's cancellation, its bulk job's record, the event's booking index
   personal_data_store.py  the ended-bookings index and the items erased with a booking's personal data
 
