@@ -42,8 +42,8 @@ PARTS: dict[str, tuple[type, tuple[str, ...]]] = {
         "get_idempotency", "idempotency_key", "sale_gate_key", "due_bookings", "list_reviews", "review_page",
         "record_notification", "forget_notification", "list_notifications")),
     "inventory": (InventoryStore, (
-        "pool_keys", "read_pools", "unit_keys", "pools_of", "units_of", "batch_get", "read_units", "list_units",
-        "seat_states", "inventory_items")),
+        "pool_keys", "read_pools", "unit_keys", "pools_of", "units_of", "batch_get", "read_units",
+        "list_units", "seat_states", "inventory_items")),
     "offerings": (OfferingStore, (
         "put_event", "get_event", "owned_offerings", "update_event_listing", "query_listing")),
     "waitlist": (WaitlistStore, (
@@ -51,8 +51,8 @@ PARTS: dict[str, tuple[type, tuple[str, ...]]] = {
         "waitlist_head", "waitlist_offers", "waitlist_claim", "waitlist_offered", "waitlist_unclaim",
         "waitlist_close", "waitlist_skip", "waitlist_offer_failed", "waitlist_drop_offer")),
     "cancellations": (CancellationStore, (
-        "event_cancelled", "mark_event_cancelled", "cancel_request", "next_cancel_attempt", "finish_cancellation",
-        "cancelling_events", "event_booking_ids")),
+        "event_cancelled", "mark_event_cancelled", "cancel_request", "next_cancel_attempt",
+        "finish_cancellation", "cancelling_events", "event_booking_ids")),
     "expiry": (ExpiryIndex, ("due_in_bucket", "bucket_booking_ids")),
     "personal_data": (PersonalDataRecords, (
         "ended_bookings", "customer_bookings", "erase_booking_records", "erase_customer_notes")),
@@ -86,6 +86,7 @@ class BookingStore:
         self.cancellations = CancellationStore(self.db)
         self.expiry = ExpiryIndex(self.db)
         self.personal_data = PersonalDataRecords(self.db)
+        self._parts: list[Any] | None = None
 
     @property
     def table(self) -> str:
@@ -112,15 +113,13 @@ class BookingStore:
         raise AttributeError(f"{type(self).__name__} has no {name!r}, nor has any product's store part")
 
     def _product_parts(self) -> list[Any]:
-        parts = self.__dict__.get("_parts")
-        if parts is None:
+        if self._parts is None:
             # made on the first product call: a function that never makes one never imports them
-            parts = [products.resolve(reference)(self.db.table, self.db.client)
-                     for product in products.registered() for reference in product.store_parts]
-            self.__dict__["_parts"] = parts
-        for part in parts:
-            part.client = self.db.client   # a product's part keeps its own client: the store's, swapped or not
-        return parts
+            self._parts = [products.resolve(reference)(self.db.table, self.db.client)
+                           for product in products.registered() for reference in product.store_parts]
+        for part in self._parts:
+            part.client = self.db.client   # a product's part holds a client of its own: keep it the store's
+        return self._parts
 
 
 def answer_through_parts(store: type, parts: dict[str, tuple[type, tuple[str, ...]]]) -> None:
@@ -132,7 +131,8 @@ def answer_through_parts(store: type, parts: dict[str, tuple[type, tuple[str, ..
             if name in claimed:
                 raise TypeError(f"{store.__name__}.{name} is claimed by both {claimed[name]!r} and {part!r}")
             if not callable(getattr(cls, name, None)):
-                raise TypeError(f"{store.__name__}.{name} is routed to {part!r}, whose {cls.__name__} has no such method")
+                raise TypeError(f"{store.__name__}.{name} is routed to {part!r}, "
+                                f"whose {cls.__name__} has no such method")
             if name in vars(store):
                 raise TypeError(f"{store.__name__}.{name} is its own, not a part's")
             claimed[name] = part

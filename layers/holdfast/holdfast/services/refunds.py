@@ -18,7 +18,8 @@ from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
 from ..faults import crash_point
 from ..observability import logger
-from ..ports import Clock, PaymentProvider, PaymentStore, ProviderNotFound, ProviderOutcomeUnknown, ProviderRejected
+from ..ports import (Clock, PaymentProvider, PaymentStore, ProviderNotFound, ProviderOutcomeUnknown,
+                     ProviderRejected)
 from . import transitions
 from .payment_records import PaymentRecords
 from .provider_keys import PaymentOutcomeUnknown, refund_key, void_key
