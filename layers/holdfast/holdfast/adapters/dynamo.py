@@ -103,8 +103,9 @@ class BookingStore:
         self.db.client = client
 
     def __getattr__(self, name: str) -> Any:
-        # Only what no core part answers arrives here: a product's own reads and writes.
-        if name.startswith("_") or name in vars(Table):
+        # Only what no core part answers arrives here: a product's own reads and writes (never a
+        # part's private helpers, nor the table handle's).
+        if name.startswith("_"):
             raise AttributeError(name)
         for part in self._product_parts():
             found = getattr(part, name, None)
