@@ -17,7 +17,7 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
-from holdfast.adapters.dynamo import booking_from_item
+from holdfast.adapters.booking_items import booking_from_item
 from holdfast.adapters.inventory_store import inventory_entry
 from holdfast.clock import parse_iso
 from holdfast.domain.booking import Booking, JournalEntry

@@ -46,7 +46,7 @@ def test_a_new_hold_commits_and_a_change_of_items_alone_too(store, bookings, ga_
     store.commit(a_new_hold(store, first, "b-new", "k2", counted_hold=False))
     assert store.get_booking("b-new").version == 1
     store.commit(Change(items=(("note", put_new(store.table, {"pk": "TEST#note", "sk": "one"})),)))
-    assert store._get("TEST#note", "one") is not None
+    assert store.db._get("TEST#note", "one") is not None
 
 
 def test_the_idempotency_label_is_a_duplicate_request(store, bookings, ga_event):
@@ -85,12 +85,12 @@ def test_a_failed_item_of_a_change_is_a_stale_booking_and_writes_nothing(store, 
     with pytest.raises(StaleBooking) as err:   # items alone: the same outcome, naming the label
         store.commit(Change(items=(fresh, taken)))
     assert "ticket" in str(err.value)
-    assert store._get("TEST#pass", "entry") is None
+    assert store.db._get("TEST#pass", "entry") is None
 
 
 def test_the_sale_gate_label_is_sales_stopped(store, bookings, ga_event):
     first = held(bookings, ga_event)
-    assert store._transact(close_gates(store.table, ga_event["event_id"], "2030-01-01T12:00:00Z")) is None
+    assert store.db._transact(close_gates(store.table, ga_event["event_id"], "2030-01-01T12:00:00Z")) is None
     before = pool_counts(store, ga_event)
     with pytest.raises(SalesStopped):
         store.commit(a_new_hold(store, first, "b-late", "k2", counted_hold=False))

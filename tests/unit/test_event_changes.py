@@ -7,7 +7,7 @@ from holdfast.services.listing import ListingService
 
 
 def outbox(store, event_id):
-    return store._query_prefix(f"EVENT#{event_id}", "OUTBOX#")
+    return store.db._query_prefix(f"EVENT#{event_id}", "OUTBOX#")
 
 
 def hold(bookings, event, customer, key):

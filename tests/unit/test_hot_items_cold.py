@@ -24,7 +24,7 @@ def meta_partition(store, event_id):
 
 def claimed_partitions(store, event_id, places):
     claims = claim_items(store.table, event_id, "b-all", places, Move.HOLD)
-    assert store._transact(claims) is None, "every claim's item exists under the key it is claimed by"
+    assert store.db._transact(claims) is None, "every claim's item exists under the key it is claimed by"
     return [item["Update"]["Key"]["pk"]["S"] for _, item in claims]
 
 

@@ -24,7 +24,7 @@ def test_a_failed_claim_is_named_wherever_it_sits_in_the_transaction(catalog, bo
     extra = [("note", put_new(store.table, {"pk": "TEST#note", "sk": "one"})),
              ("note2", put_new(store.table, {"pk": "TEST#note", "sk": "two"}))]
     for items in (claims + extra, extra + claims, extra[:1] + claims + extra[1:]):
-        cancelled = store._transact(items)
+        cancelled = store.db._transact(items)
         assert cancelled is not None and cancelled.failed_under(CLAIM) == ["A-2"]
         assert not cancelled.failed("note") and not cancelled.conflict
 
@@ -46,7 +46,7 @@ def test_the_hold_reports_every_seat_taken_by_label(catalog, bookings, store):
 
 def test_labels_must_be_unique_and_reasons_map_by_label(store):
     with pytest.raises(ValueError):
-        store._transact([("a", put_new(store.table, {"pk": "X", "sk": "1"})),
+        store.db._transact([("a", put_new(store.table, {"pk": "X", "sk": "1"})),
                          ("a", put_new(store.table, {"pk": "X", "sk": "2"}))])
     cancelled = Cancelled({"idempotency": "None", "claim:P1": "ConditionalCheckFailed", "claim:P2": "None"})
     assert cancelled.failed_under(CLAIM) == ["P1"] and cancelled.any_failed and not cancelled.failed("idempotency")

@@ -224,7 +224,7 @@ def test_the_offer_carries_the_contact_address_given_on_joining(waitlist, bookin
     bookings.expire(held.booking_id)
     [offer_id] = waitlist.advance(small_event["event_id"])
     assert store.get_booking(offer_id).contact_email == "ann@example.org"
-    [outbox] = [item for item in store._query_prefix(f"BOOKING#{offer_id}", "OUTBOX#")]
+    [outbox] = [item for item in store.db._query_prefix(f"BOOKING#{offer_id}", "OUTBOX#")]
     assert outbox["contact_email"] == "ann@example.org" and outbox["type"] == "waitlist.offer"
 
 

@@ -38,7 +38,12 @@ IDEMPOTENCY_RETENTION_SECONDS = 24 * 3600
 OUTBOX_RETENTION_SECONDS = 7 * 24 * 3600
 
 
-class BookingRecords(Table):
+class BookingRecords:
+    """The bookings and what is written with them, on the shared table handle."""
+
+    def __init__(self, db: Table) -> None:
+        self.db = db
+
     def commit(self, change: Change) -> None:
         """Write ``change`` in one transaction, or nothing and raise the outcome its cancellation
         names (ports.Commits)."""
@@ -48,7 +53,7 @@ class BookingRecords(Table):
             items = self._hold_items(change)
         else:
             items = self._change_items(change)
-        cancelled = self._transact(items)
+        cancelled = self.db._transact(items)
         if cancelled is None:
             if change.after is not None:
                 booking_written(change.before, change.after, change.journal)
@@ -64,34 +69,34 @@ class BookingRecords(Table):
         if idempotency is None:
             raise ValueError("a new hold is written with its idempotency record")
         items: list[Labelled] = [
-            ("idempotency", {"Put": {"TableName": self.table, "Item": _attrs({
+            ("idempotency", {"Put": {"TableName": self.db.table, "Item": _attrs({
                 "pk": idempotency_pk(idempotency.customer_id, idempotency.key, idempotency.system),
                 "sk": idempotency.scope, "fingerprint": idempotency.fingerprint,
                 "result_id": idempotency.result_id, "ttl": int(time.time()) + IDEMPOTENCY_RETENTION_SECONDS,
             }), "ConditionExpression": "attribute_not_exists(pk)"}}),
-            ("booking", {"Put": {"TableName": self.table, "Item": _attrs(booking_item(booking)),
+            ("booking", {"Put": {"TableName": self.db.table, "Item": _attrs(booking_item(booking)),
                                  "ConditionExpression": "attribute_not_exists(pk)"}}),
             self._journal_put(booking, change.journal),
             self._outbox_put(booking, change.outbox or {}),
-            *claim_items(self.table, booking.event_id, booking.booking_id, change.places or booking.places,
+            *claim_items(self.db.table, booking.event_id, booking.booking_id, change.places or booking.places,
                          change.move or Move.HOLD),
             # The customer-and-event lookup the waitlist uses to skip a customer who already holds
             # or owns places for the event.
-            ("customer_marker", {"Put": {"TableName": self.table, "Item": _attrs({
+            ("customer_marker", {"Put": {"TableName": self.db.table, "Item": _attrs({
                 "pk": f"CUSTOMER#{booking.customer_id}", "sk": f"EVENT#{booking.event_id}#BOOKING#{booking.booking_id}",
                 "booking_id": booking.booking_id, "created_at": booking.created_at,
             })}}),
             # The event's own list of its bookings: what an event cancellation walks.
-            event_index_put(self.table, booking.event_id, booking.booking_id),
+            event_index_put(self.db.table, booking.event_id, booking.booking_id),
             # A cancellation closes every gate shard in its own transaction: this hold commits
             # before it (and is in the index above for the job) or not at all.
-            gate_check(self.table, booking.event_id, booking.booking_id),
+            gate_check(self.db.table, booking.event_id, booking.booking_id),
             # The hold's place in its expiry bucket, which one execution per bucket walks.
-            expiry_index_put(self.table, booking.event_id, booking.booking_id, booking.hold_expires_at),
+            expiry_index_put(self.db.table, booking.event_id, booking.booking_id, booking.hold_expires_at),
             *change.items,
         ]
         if booking.counted_hold:
-            items.append(("hold_limit", hold_limits.take_slot(self.table, _attrs, booking.customer_id, booking.event_id,
+            items.append(("hold_limit", hold_limits.take_slot(self.db.table, _attrs, booking.customer_id, booking.event_id,
                                                               change.hold_limit)))
         return items
 
@@ -104,7 +109,7 @@ class BookingRecords(Table):
         if after.version != before.version + 1:
             raise ValueError("a saved booking must be exactly one version ahead of the one read")
         items: list[Labelled] = [
-            ("booking", {"Put": {"TableName": self.table, "Item": _attrs(booking_item(after)),
+            ("booking", {"Put": {"TableName": self.db.table, "Item": _attrs(booking_item(after)),
                                  "ConditionExpression": "#version = :expected",
                                  "ExpressionAttributeNames": {"#version": "version"},
                                  "ExpressionAttributeValues": _attrs({":expected": before.version})}}),
@@ -113,17 +118,17 @@ class BookingRecords(Table):
         if change.outbox is not None:
             items.append(self._outbox_put(after, change.outbox))
         if change.move is not None:
-            items.extend(claim_items(self.table, after.event_id, after.booking_id, change.places or after.places,
+            items.extend(claim_items(self.db.table, after.event_id, after.booking_id, change.places or after.places,
                                      change.move))
             if change.move.source == "available":
                 # Places taken again after a release (a late payment, a conflict case's alternative,
                 # an operator's confirm) pass the sale gate like a new hold: once the event is
                 # cancelled nothing is taken for it, whoever read the flag before the cancellation.
-                items.append(gate_check(self.table, after.event_id, after.booking_id))
+                items.append(gate_check(self.db.table, after.event_id, after.booking_id))
         items.extend(change.items)
         if before.counted_hold and before.holds_places and not after.holds_places:
             # Leaving HELD/PAYMENT_PENDING frees the customer's slot in this same transaction.
-            items.append(("hold_limit", hold_limits.release_slot(self.table, _attrs, before.customer_id,
+            items.append(("hold_limit", hold_limits.release_slot(self.db.table, _attrs, before.customer_id,
                                                                  before.event_id)))
         return items
 
@@ -152,11 +157,11 @@ class BookingRecords(Table):
 
     def customer_booking_ids(self, customer_id: str, event_id: str) -> list[str]:
         """Ids of the bookings a customer made for an event (markers written in the hold transaction)."""
-        items = self._query_prefix(f"CUSTOMER#{customer_id}", f"EVENT#{event_id}#BOOKING#")
+        items = self.db._query_prefix(f"CUSTOMER#{customer_id}", f"EVENT#{event_id}#BOOKING#")
         return [item["booking_id"] for item in items]
 
     def get_idempotency(self, customer_id: str, key: str, scope: str, system: bool = False) -> dict[str, Any] | None:
-        return self._get(**self.idempotency_key(customer_id, key, scope, system))
+        return self.db._get(**self.idempotency_key(customer_id, key, scope, system))
 
     @staticmethod
     def idempotency_key(customer_id: str, key: str, scope: str, system: bool = False) -> dict[str, str]:
@@ -167,11 +172,11 @@ class BookingRecords(Table):
         return gate_key(event_id, rng.randrange(GATE_SHARDS))
 
     def get_booking(self, booking_id: str) -> Booking | None:
-        item = self._get(f"BOOKING#{booking_id}", "META")
+        item = self.db._get(f"BOOKING#{booking_id}", "META")
         return booking_from_item(item) if item else None
 
     def get_booking_with_journal(self, booking_id: str) -> tuple[Booking | None, list[JournalEntry]]:
-        items = self._query_prefix(f"BOOKING#{booking_id}", "")
+        items = self.db._query_prefix(f"BOOKING#{booking_id}", "")
         booking = None
         journal: list[JournalEntry] = []
         for item in items:
@@ -188,8 +193,8 @@ class BookingRecords(Table):
         """Booking ids whose due time is before ``before``, oldest first, across the index buckets."""
         found: list[tuple[str, str]] = []
         for bucket in range(DUE_BUCKETS):
-            answer = self.client.query(
-                TableName=self.table, IndexName="gsi1",
+            answer = self.db.client.query(
+                TableName=self.db.table, IndexName="gsi1",
                 KeyConditionExpression="gsi1pk = :bucket AND gsi1sk < :before",
                 ExpressionAttributeValues=_attrs({":bucket": f"DUE#{bucket}", ":before": before}),
                 Limit=limit,
@@ -201,20 +206,37 @@ class BookingRecords(Table):
 
     def list_reviews(self) -> list[Booking]:
         """Bookings waiting for an operator: they sit under one key of the index while in review."""
-        items = self._query_index("REVIEW", "gsi1", "gsi1pk")
+        items = self.db._query_index("REVIEW", "gsi1", "gsi1pk")
         return self._bookings_in_order([item["pk"].removeprefix("BOOKING#") for item in items])
 
     def review_page(self, limit: int, cursor: str | None) -> tuple[list[Booking], str | None]:
         request: dict[str, Any] = {
-            "TableName": self.table, "IndexName": "gsi1", "KeyConditionExpression": "gsi1pk = :key",
+            "TableName": self.db.table, "IndexName": "gsi1", "KeyConditionExpression": "gsi1pk = :key",
             "ExpressionAttributeValues": _attrs({":key": "REVIEW"}), "Limit": limit}
         if cursor:
             request["ExclusiveStartKey"] = _attrs(_review_cursor_key(cursor))
-        answer = self.client.query(**request)
+        answer = self.db.client.query(**request)
         ids = [_plain(item)["pk"].removeprefix("BOOKING#") for item in answer.get("Items", [])]
         last = answer.get("LastEvaluatedKey")
         following = base64.urlsafe_b64encode(json.dumps(_plain(last), sort_keys=True).encode()).decode() if last else None
         return self._bookings_in_order(ids), following
+
+    def get_bookings(self, booking_ids: list[str]) -> list[Booking]:
+        """The bookings, read 100 at a time (BatchGetItem), strongly consistent."""
+        found: list[Booking] = []
+        for start in range(0, len(booking_ids), 100):
+            keys = [_attrs({"pk": f"BOOKING#{booking_id}", "sk": "META"}) for booking_id in booking_ids[start:start + 100]]
+            request = {self.db.table: {"Keys": keys, "ConsistentRead": True}}
+            for attempt in range(8):
+                answer = self.db.client.batch_get_item(RequestItems=request)
+                found += [booking_from_item(_plain(item)) for item in answer.get("Responses", {}).get(self.db.table, [])]
+                request = answer.get("UnprocessedKeys") or {}
+                if not request:
+                    break
+                time.sleep(0.01 * 2 ** attempt)
+            else:
+                raise TransientStoreError("bookings left unread after retries")
+        return found
 
     def _bookings_in_order(self, booking_ids: list[str]) -> list[Booking]:
         # one BatchGetItem per hundred, not a GetItem each; a booking gone meanwhile is left out
@@ -226,8 +248,8 @@ class BookingRecords(Table):
     def record_notification(self, customer_id: str, dedup_id: str, notification: dict[str, Any]) -> bool:
         """Record one customer notification; False if this dedup id was recorded before."""
         try:
-            self.client.put_item(
-                TableName=self.table,
+            self.db.client.put_item(
+                TableName=self.db.table,
                 Item=_attrs({"pk": f"CUSTOMER#{customer_id}", "sk": f"NOTE#{dedup_id}", **notification}),
                 ConditionExpression="attribute_not_exists(pk)",
             )
@@ -239,19 +261,19 @@ class BookingRecords(Table):
 
     def forget_notification(self, customer_id: str, dedup_id: str) -> None:
         """Take a recorded notification back (its email could not be sent; the redelivery retries)."""
-        self.client.delete_item(TableName=self.table,
+        self.db.client.delete_item(TableName=self.db.table,
                                 Key=_attrs({"pk": f"CUSTOMER#{customer_id}", "sk": f"NOTE#{dedup_id}"}))
 
     def list_notifications(self, customer_id: str) -> list[dict[str, Any]]:
-        return self._query_prefix(f"CUSTOMER#{customer_id}", "NOTE#")
+        return self.db._query_prefix(f"CUSTOMER#{customer_id}", "NOTE#")
 
     def _journal_put(self, booking: Booking, entry: JournalEntry) -> Labelled:
-        return ("journal", {"Put": {"TableName": self.table, "Item": _attrs({
+        return ("journal", {"Put": {"TableName": self.db.table, "Item": _attrs({
             "pk": f"BOOKING#{booking.booking_id}", "sk": f"JOURNAL#{booking.version:06d}", **entry.as_dict(),
         }), "ConditionExpression": "attribute_not_exists(pk)"}})
 
     def _outbox_put(self, booking: Booking, event: dict[str, Any]) -> Labelled:
-        return ("outbox", {"Put": {"TableName": self.table, "Item": _attrs({
+        return ("outbox", {"Put": {"TableName": self.db.table, "Item": _attrs({
             "pk": f"BOOKING#{booking.booking_id}", "sk": f"OUTBOX#{booking.version:06d}",
             "booking_id": booking.booking_id, "event_id": booking.event_id, "customer_id": booking.customer_id,
             "status": booking.status.value, "version": booking.version,

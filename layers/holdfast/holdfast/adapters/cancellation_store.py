@@ -18,11 +18,9 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from ..domain.booking import Booking
-from .booking_items import booking_from_item
 from .sale_gate import close_gates
-from ..ports import AlreadyCancelled, EventNotFound, KeyUsed, Labelled, StoreError, TransientStoreError
-from .codec import Table, _attrs, _code, _plain
+from ..ports import AlreadyCancelled, EventNotFound, KeyUsed, Labelled, StoreError
+from .codec import Table, _attrs, _code
 
 #: 16 so that at 3,000 holds/s on one event a shard takes ~375 WCU/s (38 % of a partition's limit;
 #: with 8 it was 75 %). Reads walk every shard, so entries written under 8 are still found.
@@ -40,10 +38,15 @@ def event_index_put(table: str, event_id: str, booking_id: str) -> Labelled:
         "pk": event_index_pk(event_id, booking_id), "sk": booking_id, "booking_id": booking_id})}})
 
 
-class CancellationStore(Table):
+class CancellationStore:
+    """Event cancellations and the index of an event's bookings, on the shared table handle."""
+
+    def __init__(self, db: Table) -> None:
+        self.db = db
+
     def event_cancelled(self, event_id: str) -> bool:
         """A strongly consistent look at the flag alone (never the cached event)."""
-        answer = self.client.get_item(TableName=self.table, Key=_attrs({"pk": f"EVENT#{event_id}", "sk": "META"}),
+        answer = self.db.client.get_item(TableName=self.db.table, Key=_attrs({"pk": f"EVENT#{event_id}", "sk": "META"}),
                                       ConsistentRead=True, ProjectionExpression="cancelled_at")
         return "cancelled_at" in (answer.get("Item") or {})
 
@@ -53,12 +56,12 @@ class CancellationStore(Table):
         organizer and key ids) is kept on the event for the job's journal entries. Raises KeyUsed
         (the key was used before), AlreadyCancelled or EventNotFound; nothing is written then."""
         items: list[Labelled] = [
-            ("idempotency", {"Put": {"TableName": self.table, "Item": _attrs({
+            ("idempotency", {"Put": {"TableName": self.db.table, "Item": _attrs({
                 "pk": f"SYSIDEM#organizer#{key}", "sk": "event_cancel", "fingerprint": fingerprint,
                 "result_id": event_id, "ttl": int(time.time()) + IDEMPOTENCY_RETENTION_SECONDS,
             }), "ConditionExpression": "attribute_not_exists(pk)"}}),
             ("event", {"Update": {
-                "TableName": self.table, "Key": _attrs({"pk": f"EVENT#{event_id}", "sk": "META"}),
+                "TableName": self.db.table, "Key": _attrs({"pk": f"EVENT#{event_id}", "sk": "META"}),
                 "UpdateExpression": "SET cancelled_at = :at, cancel_reason = :reason, cancel_attempt = :one, "
                                     "gsi1pk = :cancelling, gsi1sk = :event, cancelled_by = :by",
                 "ConditionExpression": "attribute_exists(pk) AND attribute_not_exists(cancelled_at)",
@@ -67,21 +70,21 @@ class CancellationStore(Table):
                                                      ":by": dict(by or {})}),
             }}),
             # The copies every hold transaction checks (sale_gate.py), closed in the same write.
-            *close_gates(self.table, event_id, at),
+            *close_gates(self.db.table, event_id, at),
         ]
-        cancelled = self._transact(items)
+        cancelled = self.db._transact(items)
         if cancelled is None:
             return
         if cancelled.failed("idempotency"):
             raise KeyUsed(key)
         if cancelled.failed("event"):
-            if self._get(f"EVENT#{event_id}", "META") is None:
+            if self.db._get(f"EVENT#{event_id}", "META") is None:
                 raise EventNotFound(event_id)
             raise AlreadyCancelled(event_id)
         raise StoreError(f"event cancel transaction cancelled: {cancelled.reasons}")
 
     def cancel_request(self, key: str) -> dict[str, Any] | None:
-        return self._get(f"SYSIDEM#organizer#{key}", "event_cancel")
+        return self.db._get(f"SYSIDEM#organizer#{key}", "event_cancel")
 
     def next_cancel_attempt(self, event_id: str, expected: int) -> bool:
         """Move the job to its next execution number; False if someone else already did."""
@@ -97,36 +100,19 @@ class CancellationStore(Table):
                                   {":summary": summary, ":at": at})
 
     def cancelling_events(self) -> list[str]:
-        return [item["gsi1sk"] for item in self._query_index(CANCELLING, "gsi1", "gsi1pk")]
+        return [item["gsi1sk"] for item in self.db._query_index(CANCELLING, "gsi1", "gsi1pk")]
 
     def event_booking_ids(self, event_id: str) -> list[str]:
         """Every booking of the event, in a stable order (shard, then id)."""
         ids: list[str] = []
         for shard in range(EVENT_INDEX_SHARDS):
-            ids += [item["sk"] for item in self._query_prefix(f"EVENTBOOKINGS#{event_id}#{shard}", "",
+            ids += [item["sk"] for item in self.db._query_prefix(f"EVENTBOOKINGS#{event_id}#{shard}", "",
                                                               projection="sk")]
         return ids
 
-    def get_bookings(self, booking_ids: list[str]) -> list[Booking]:
-        """The bookings, read 100 at a time (BatchGetItem), strongly consistent."""
-        found: list[Booking] = []
-        for start in range(0, len(booking_ids), 100):
-            keys = [_attrs({"pk": f"BOOKING#{booking_id}", "sk": "META"}) for booking_id in booking_ids[start:start + 100]]
-            request = {self.table: {"Keys": keys, "ConsistentRead": True}}
-            for attempt in range(8):
-                answer = self.client.batch_get_item(RequestItems=request)
-                found += [booking_from_item(_plain(item)) for item in answer.get("Responses", {}).get(self.table, [])]
-                request = answer.get("UnprocessedKeys") or {}
-                if not request:
-                    break
-                time.sleep(0.01 * 2 ** attempt)
-            else:
-                raise TransientStoreError("bookings left unread after retries")
-        return found
-
     def _update_event(self, event_id: str, update: str, condition: str, values: dict[str, Any]) -> bool:
         try:
-            self.client.update_item(TableName=self.table, Key=_attrs({"pk": f"EVENT#{event_id}", "sk": "META"}),
+            self.db.client.update_item(TableName=self.db.table, Key=_attrs({"pk": f"EVENT#{event_id}", "sk": "META"}),
                                     UpdateExpression=update, ConditionExpression=condition,
                                     ExpressionAttributeValues=_attrs(values))
             return True
@@ -135,5 +121,3 @@ class CancellationStore(Table):
                 return False
             raise
 
-
-__all__ = ["AlreadyCancelled", "CancellationStore", "EventNotFound", "KeyUsed"]

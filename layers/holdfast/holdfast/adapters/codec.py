@@ -78,7 +78,9 @@ def put_new(table: str, item: dict[str, Any]) -> dict[str, Any]:
 
 
 class Table:
-    """One DynamoDB table and the few read and write shapes every aggregate uses."""
+    """One DynamoDB table (its name and client) and the few read and write shapes every aggregate
+    uses: the handle each of BookingStore's parts is built on, shared so that they read and write
+    through one client. A store of its own (organizers, the waiting room, a product's part) extends it."""
 
     def __init__(self, table_name: str, client: Any | None = None) -> None:
         self.table = table_name

@@ -61,7 +61,12 @@ def execution_name(event_id: str, bucket: str) -> str:
     return f"exp-{name}-{stamp}"
 
 
-class ExpiryIndex(Table):
+class ExpiryIndex:
+    """The expiry buckets and the due index, on the shared table handle."""
+
+    def __init__(self, db: Table) -> None:
+        self.db = db
+
     def due_in_bucket(self, bucket: str) -> list[str]:
         """Bookings whose next look (gsi1 ``DUE#``: a hold's deadline or a payment's next check)
         falls in the bucket ending at ``bucket``: one query per due shard."""
@@ -70,8 +75,8 @@ class ExpiryIndex(Table):
         start = iso(parse_iso(bucket) - timedelta(seconds=BUCKET_SECONDS))
         ids: list[str] = []
         for shard in range(DUE_BUCKETS):
-            ids += [item["pk"].removeprefix("BOOKING#") for item in self._query_all({
-                "TableName": self.table, "IndexName": "gsi1",
+            ids += [item["pk"].removeprefix("BOOKING#") for item in self.db._query_all({
+                "TableName": self.db.table, "IndexName": "gsi1",
                 "KeyConditionExpression": "gsi1pk = :due AND gsi1sk BETWEEN :start AND :end",
                 "ExpressionAttributeValues": _attrs({":due": f"DUE#{shard}", ":start": start + "#",
                                                      ":end": bucket + "#~"}),
@@ -82,5 +87,5 @@ class ExpiryIndex(Table):
         """Every hold due in the bucket: one query per shard (per bucket, not per hold)."""
         ids: list[str] = []
         for shard in range(EXPIRY_SHARDS):
-            ids += [item["sk"] for item in self._query_prefix(shard_pk(event_id, bucket, shard), "", projection="sk")]
+            ids += [item["sk"] for item in self.db._query_prefix(shard_pk(event_id, bucket, shard), "", projection="sk")]
         return sorted(ids)

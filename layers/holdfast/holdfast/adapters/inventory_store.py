@@ -28,7 +28,7 @@ from ..domain.claims import Claim, CounterClaim, GranuleClaim, UnitClaim, claims
 from ..domain.inventory import Move, Places, Pool
 from .granule_claims import granule_claim
 from ..ports import Labelled
-from .codec import MAX_SORT_KEY_BYTES, Table, _attrs, _int, _plain
+from .codec import MAX_SORT_KEY_BYTES, Table, _attrs, _int
 
 CLAIM = "claim:"
 #: The partitions one offering's units are spread over. Part of the key format: changing it moves
@@ -146,13 +146,19 @@ def pools_of(items: Iterable[dict[str, Any]]) -> list[Pool]:
             for item in sorted(items, key=lambda item: item["sk"])]
 
 
-class InventoryStore(Table):
+class InventoryStore:
+    """The inventory items and their reads, on the shared table handle."""
+
+    def __init__(self, db: Table) -> None:
+        self.db = db
+        self._layouts: dict[str, int] = {}
+
     def pool_keys(self, event_id: str) -> list[dict[str, str]]:
         """The keys of the event's pools, from the layout read once per container."""
-        layouts: dict[str, int] = self.__dict__.setdefault("_layouts", {})
+        layouts = self._layouts
         count = layouts.get(event_id)
         if count is None:
-            layout = self._get(**layout_key(event_id), consistent=True)
+            layout = self.db._get(**layout_key(event_id), consistent=True)
             count = _int(layout and layout.get("pools"))
             if layout is not None:
                 if len(layouts) >= _LAYOUTS_KEPT:
@@ -161,7 +167,7 @@ class InventoryStore(Table):
         return [pool_key(event_id, pool_id(index)) for index in range(count)]
 
     def read_pools(self, event_id: str) -> list[Pool]:
-        return pools_of(self._batch_get(self.pool_keys(event_id)).values())
+        return pools_of(self.db._batch_get(self.pool_keys(event_id)).values())
 
     @staticmethod
     def unit_keys(event_id: str, unit_ids: Iterable[str]) -> list[dict[str, str]]:
@@ -181,10 +187,10 @@ class InventoryStore(Table):
 
     def batch_get(self, keys: list[dict[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
         """The items of ``keys`` that exist, by (pk, sk), strongly consistent (one call per 100 keys)."""
-        return self._batch_get(keys)
+        return self.db._batch_get(keys)
 
     def read_units(self, event_id: str, unit_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-        return self.units_of(self._batch_get(self.unit_keys(event_id, unit_ids)))
+        return self.units_of(self.db._batch_get(self.unit_keys(event_id, unit_ids)))
 
     def list_units(self, event_id: str) -> list[dict[str, Any]]:
         """Every unit of an offering (``unit`` and ``state``), from consistent reads, in unit order."""
@@ -198,13 +204,13 @@ class InventoryStore(Table):
         """Every pool and unit item of an offering as stored (operators' and tests' view)."""
         pools = [pool_key(event_id, pool.pool_id) for pool in self.read_pools(event_id)]
         units = [unit_key(event_id, unit["unit"]) for unit in self.list_units(event_id)]
-        return list(self._batch_get(pools + units).values())
+        return list(self.db._batch_get(pools + units).values())
 
     def _units(self, event_id: str, consistent: bool) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = []
         for partition in range(UNIT_PARTITIONS):
-            found += self._query_all({
-                "TableName": self.table, "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+            found += self.db._query_all({
+                "TableName": self.db.table, "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
                 "ExpressionAttributeValues": _attrs({":pk": unit_partition_pk(event_id, partition), ":prefix": UNIT_PREFIX}),
                 "ProjectionExpression": "sk, #state", "ExpressionAttributeNames": {"#state": "state"},
                 "ConsistentRead": consistent,

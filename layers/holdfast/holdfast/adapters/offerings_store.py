@@ -19,22 +19,27 @@ from .codec import Table, _attrs, _plain
 OUTBOX_RETENTION_SECONDS = 7 * 24 * 3600
 
 
-class OfferingStore(Table):
+class OfferingStore:
+    """Offerings and their catalog listing, on the shared table handle."""
+
+    def __init__(self, db: Table) -> None:
+        self.db = db
+
     def put_event(self, event: dict[str, Any], pool_sizes: list[int] | None, unit_ids: list[str] | None,
                   fingerprint: str) -> None:
         """Create the event with its inventory; ItemExists if the id is taken (by this request's
         earlier attempt or another body). Never overwrites an existing item: see event_creation."""
         from .event_creation import create_event
 
-        create_event(self, event, pool_sizes, unit_ids, fingerprint)
+        create_event(self.db, event, pool_sizes, unit_ids, fingerprint)
 
     def get_event(self, event_id: str) -> dict[str, Any] | None:
-        return self._get(f"EVENT#{event_id}", "META", consistent=False)
+        return self.db._get(f"EVENT#{event_id}", "META", consistent=False)
 
     def owned_offerings(self, organizer_id: str) -> list[dict[str, Any]]:
         """Every offering (event, service, lot) the organizer created, whole (``META``), newest
         first; one still being created (no ``META`` yet) is left out."""
-        index = self._query_prefix(f"OWNER#{organizer_id}", "OFFERING#")
+        index = self.db._query_prefix(f"OWNER#{organizer_id}", "OFFERING#")
         index.sort(key=lambda item: (item["created_at"], item["event_id"]), reverse=True)
         events = (self.get_event(item["event_id"]) for item in index)
         return [event for event in events if event is not None]
@@ -51,22 +56,22 @@ class OfferingStore(Table):
         sets = ", ".join(f"#f{i} = :v{i}" for i in range(len(changes)))
         names["#cv"] = "catalog_version"
         items: list = [("event", {"Update": {
-            "TableName": self.table, "Key": _attrs({"pk": f"EVENT#{event_id}", "sk": "META"}),
+            "TableName": self.db.table, "Key": _attrs({"pk": f"EVENT#{event_id}", "sk": "META"}),
             "UpdateExpression": f"SET {sets}" if sets else "SET #cv = #cv",
             "ConditionExpression": "attribute_exists(pk) AND (#cv = :expected OR "
                                    "(attribute_not_exists(#cv) AND :expected = :zero))",
             "ExpressionAttributeNames": names, "ExpressionAttributeValues": _attrs({**values, ":zero": 0}),
         }})]
         put_keys = {(item["pk"], item["sk"]) for item in put_index}
-        items += [(f"drop:{pk}/{sk}", {"Delete": {"TableName": self.table, "Key": _attrs({"pk": pk, "sk": sk})}})
+        items += [(f"drop:{pk}/{sk}", {"Delete": {"TableName": self.db.table, "Key": _attrs({"pk": pk, "sk": sk})}})
                   for pk, sk in drop_index if (pk, sk) not in put_keys]
-        items += [(f"put:{item['pk']}/{item['sk']}", {"Put": {"TableName": self.table, "Item": _attrs(item)}})
+        items += [(f"put:{item['pk']}/{item['sk']}", {"Put": {"TableName": self.db.table, "Item": _attrs(item)}})
                   for item in put_index]
         if outbox is not None:
-            items.append(("outbox", {"Put": {"TableName": self.table, "Item": _attrs({
+            items.append(("outbox", {"Put": {"TableName": self.db.table, "Item": _attrs({
                 "pk": f"EVENT#{event_id}", "sk": f"OUTBOX#{int(outbox['version']):06d}",
                 "ttl": int(time.time()) + OUTBOX_RETENTION_SECONDS, **outbox})}}))
-        cancelled = self._transact(items)
+        cancelled = self.db._transact(items)
         if cancelled is None:
             return
         if cancelled.failed("event"):
@@ -79,7 +84,7 @@ class OfferingStore(Table):
         """Up to ``limit`` index items of one partition with ``lower <= sk < upper``, after the
         filter, starting after ``start``; and whether more may follow. Eventually consistent."""
         kwargs: dict[str, Any] = {
-            "TableName": self.table,
+            "TableName": self.db.table,
             "KeyConditionExpression": "pk = :pk AND sk BETWEEN :lower AND :upper",
             "ExpressionAttributeValues": _attrs({":pk": pk, ":lower": lower, ":upper": upper, **(filter_values or {})}),
         }
@@ -92,7 +97,7 @@ class OfferingStore(Table):
         found: list[dict[str, Any]] = []
         while True:
             kwargs["Limit"] = max(limit - len(found), 1) if not filter_expression else max(limit * 2, 10)
-            answer = self.client.query(**kwargs)
+            answer = self.db.client.query(**kwargs)
             for item in answer.get("Items", []):
                 found.append(_plain(item))
                 if len(found) == limit:

@@ -28,13 +28,18 @@ from .codec import Table, _attrs, _code, _plain
 from .hold_limits import counter_key
 
 
-class PersonalDataRecords(Table):
+class PersonalDataRecords:
+    """The ended bookings and the side items that carry personal data, on the shared table handle."""
+
+    def __init__(self, db: Table) -> None:
+        self.db = db
+
     def ended_bookings(self, before: str, limit: int = 100) -> list[str]:
         """Ids of bookings that ended before ``before``, oldest first, at most ``limit``."""
         found: list[tuple[str, str]] = []
         for bucket in range(DUE_BUCKETS):
-            answer = self.client.query(
-                TableName=self.table, IndexName="gsi1",
+            answer = self.db.client.query(
+                TableName=self.db.table, IndexName="gsi1",
                 KeyConditionExpression="gsi1pk = :bucket AND gsi1sk < :before",
                 ExpressionAttributeValues=_attrs({":bucket": f"ENDED#{bucket}", ":before": before}), Limit=limit)
             found.extend((_plain(item)["gsi1sk"], _plain(item)["pk"].removeprefix("BOOKING#"))
@@ -43,12 +48,12 @@ class PersonalDataRecords(Table):
 
     def customer_bookings(self, customer_id: str) -> list[str]:
         """Every booking the customer made that still names them (each hold writes the marker)."""
-        return [item["booking_id"] for item in self._query_prefix(f"CUSTOMER#{customer_id}", "EVENT#")]
+        return [item["booking_id"] for item in self.db._query_prefix(f"CUSTOMER#{customer_id}", "EVENT#")]
 
     def erase_booking_records(self, booking_id: str, customer_id: str, event_id: str) -> None:
         """The booking's journal without personal fields, its outbox events, the customer's marker
         and notifications for it gone. Repeatable: a second run finds nothing left to change."""
-        for item in self._query_prefix(f"BOOKING#{booking_id}", ""):
+        for item in self.db._query_prefix(f"BOOKING#{booking_id}", ""):
             if item["sk"].startswith("JOURNAL#"):
                 hold_key = (item.get("ids") or {}).get("idempotency_key")
                 if item["action"] == "hold_created" and hold_key:
@@ -58,26 +63,26 @@ class PersonalDataRecords(Table):
                                      decision=item["decision"], ids=dict(item.get("ids") or {}))
                 scrubbed = erased_entry(entry)
                 if scrubbed != entry:
-                    self.client.put_item(TableName=self.table, Item=_attrs({
+                    self.db.client.put_item(TableName=self.db.table, Item=_attrs({
                         "pk": item["pk"], "sk": item["sk"], **scrubbed.as_dict()}))
             elif item["sk"].startswith("OUTBOX#"):
                 self._delete(item["pk"], item["sk"])
         self._delete(f"CUSTOMER#{customer_id}", f"EVENT#{event_id}#BOOKING#{booking_id}")
         try:
             # a counter above zero belongs to a live hold of the same event: it stays until that one ends
-            self.client.delete_item(TableName=self.table, Key=_attrs(counter_key(customer_id, event_id)),
+            self.db.client.delete_item(TableName=self.db.table, Key=_attrs(counter_key(customer_id, event_id)),
                                     ConditionExpression="attribute_not_exists(active) OR active <= :zero",
                                     ExpressionAttributeValues=_attrs({":zero": 0}))
         except ClientError as exc:
             if _code(exc) != "ConditionalCheckFailedException":
                 raise
-        for note in self._query_prefix(f"CUSTOMER#{customer_id}", f"NOTE#{booking_id}#", projection="pk, sk"):
+        for note in self.db._query_prefix(f"CUSTOMER#{customer_id}", f"NOTE#{booking_id}#", projection="pk, sk"):
             self._delete(note["pk"], note["sk"])
 
     def erase_customer_notes(self, customer_id: str) -> None:
         """Every notification recorded for the customer (an event's change is recorded per customer)."""
-        for note in self._query_prefix(f"CUSTOMER#{customer_id}", "NOTE#", projection="pk, sk"):
+        for note in self.db._query_prefix(f"CUSTOMER#{customer_id}", "NOTE#", projection="pk, sk"):
             self._delete(note["pk"], note["sk"])
 
     def _delete(self, pk: str, sk: str) -> Any:
-        return self.client.delete_item(TableName=self.table, Key=_attrs({"pk": pk, "sk": sk}))
+        return self.db.client.delete_item(TableName=self.db.table, Key=_attrs({"pk": pk, "sk": sk}))

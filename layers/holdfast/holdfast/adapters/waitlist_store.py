@@ -12,9 +12,14 @@ from typing import Any
 from .codec import Table, _attrs, _plain
 
 
-class WaitlistStore(Table):
+class WaitlistStore:
+    """The events' waitlists, on the shared table handle."""
+
+    def __init__(self, db: Table) -> None:
+        self.db = db
+
     def waitlist_entry(self, event_id: str, customer_id: str) -> dict[str, Any] | None:
-        return self._get(f"WAITLIST#{event_id}", f"CUST#{customer_id}")
+        return self.db._get(f"WAITLIST#{event_id}", f"CUST#{customer_id}")
 
     @staticmethod
     def waitlist_queue_key(joined_at: str, entry_id: str) -> str:
@@ -29,50 +34,50 @@ class WaitlistStore(Table):
         values = {f":s{i}": state for i, state in enumerate(rejoin_states)}
         allowed = " OR ".join(f"#state = :s{i}" for i in range(len(rejoin_states)))
         condition = "attribute_not_exists(pk)" + (f" OR {allowed}" if allowed else "")
-        marker = {"Put": {"TableName": self.table, "ConditionExpression": condition,
+        marker = {"Put": {"TableName": self.db.table, "ConditionExpression": condition,
                           "Item": _attrs({"pk": pk, "sk": f"CUST#{entry['customer_id']}", **entry})}}
         if values:
             marker["Put"]["ExpressionAttributeNames"] = names
             marker["Put"]["ExpressionAttributeValues"] = _attrs(values)
-        queue = {"Put": {"TableName": self.table, "ConditionExpression": "attribute_not_exists(pk)",
+        queue = {"Put": {"TableName": self.db.table, "ConditionExpression": "attribute_not_exists(pk)",
                          "Item": _attrs({"pk": pk, "sk": entry["queue_sk"], "entry_id": entry["entry_id"],
                                          "customer_id": entry["customer_id"], "quantity": entry["quantity"],
                                          "joined_at": entry["joined_at"]})}}
-        return self._transact_all([("entry", marker), ("queue", queue)])
+        return self.db._transact_all([("entry", marker), ("queue", queue)])
 
     def waitlist_position(self, event_id: str, queue_sk: str) -> int:
         """1 + how many queue items sort before ``queue_sk`` (0 when it is not in the queue)."""
         kwargs: dict[str, Any] = {
-            "TableName": self.table, "Select": "COUNT", "ConsistentRead": True,
+            "TableName": self.db.table, "Select": "COUNT", "ConsistentRead": True,
             "KeyConditionExpression": "pk = :pk AND sk BETWEEN :low AND :mine",
             "ExpressionAttributeValues": _attrs({":pk": f"WAITLIST#{event_id}", ":low": "Q#", ":mine": queue_sk}),
         }
         count = 0
         while True:
-            answer = self.client.query(**kwargs)
+            answer = self.db.client.query(**kwargs)
             count += int(answer.get("Count", 0))
             if "LastEvaluatedKey" not in answer:
                 break
             kwargs["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
-        mine = self.client.get_item(TableName=self.table, ConsistentRead=True,
+        mine = self.db.client.get_item(TableName=self.db.table, ConsistentRead=True,
                                     Key=_attrs({"pk": f"WAITLIST#{event_id}", "sk": queue_sk}))
         return count if "Item" in mine else 0
 
     def waitlist_leave(self, event_id: str, customer_id: str, entry: dict[str, Any]) -> bool:
         """Remove a waiting entry and its queue item; False if it stopped waiting meanwhile."""
         pk = f"WAITLIST#{event_id}"
-        return self._transact_all([
-            ("entry", {"Delete": {"TableName": self.table, "Key": _attrs({"pk": pk, "sk": f"CUST#{customer_id}"}),
+        return self.db._transact_all([
+            ("entry", {"Delete": {"TableName": self.db.table, "Key": _attrs({"pk": pk, "sk": f"CUST#{customer_id}"}),
                         "ConditionExpression": "#state = :waiting AND entry_id = :entry",
                         "ExpressionAttributeNames": {"#state": "state"},
                         "ExpressionAttributeValues": _attrs({":waiting": "WAITING", ":entry": entry["entry_id"]})}}),
-            ("queue", {"Delete": {"TableName": self.table, "Key": _attrs({"pk": pk, "sk": entry["queue_sk"]}),
+            ("queue", {"Delete": {"TableName": self.db.table, "Key": _attrs({"pk": pk, "sk": entry["queue_sk"]}),
                         "ConditionExpression": "attribute_exists(pk)"}}),
         ])
 
     def waitlist_head(self, event_id: str) -> dict[str, Any] | None:
-        answer = self.client.query(
-            TableName=self.table, ConsistentRead=True, Limit=1,
+        answer = self.db.client.query(
+            TableName=self.db.table, ConsistentRead=True, Limit=1,
             KeyConditionExpression="pk = :pk AND begins_with(sk, :q)",
             ExpressionAttributeValues=_attrs({":pk": f"WAITLIST#{event_id}", ":q": "Q#"}),
         )
@@ -80,16 +85,16 @@ class WaitlistStore(Table):
         return _plain(items[0]) if items else None
 
     def waitlist_offers(self, event_id: str) -> list[dict[str, Any]]:
-        return self._query_prefix(f"WAITLIST#{event_id}", "OFFER#")
+        return self.db._query_prefix(f"WAITLIST#{event_id}", "OFFER#")
 
     def waitlist_claim(self, event_id: str, head: dict[str, Any], at: str) -> bool:
         """Take the head off the queue as a PENDING offer, conditionally: of two relays racing for
         the same entry, exactly one succeeds."""
         pk = f"WAITLIST#{event_id}"
-        return self._transact_all([
-            ("queue", {"Delete": {"TableName": self.table, "Key": _attrs({"pk": pk, "sk": head["sk"]}),
+        return self.db._transact_all([
+            ("queue", {"Delete": {"TableName": self.db.table, "Key": _attrs({"pk": pk, "sk": head["sk"]}),
                         "ConditionExpression": "attribute_exists(pk)"}}),
-            ("offer", {"Put": {"TableName": self.table, "ConditionExpression": "attribute_not_exists(pk)",
+            ("offer", {"Put": {"TableName": self.db.table, "ConditionExpression": "attribute_not_exists(pk)",
                      "Item": _attrs({"pk": pk, "sk": f"OFFER#{head['entry_id']}", "entry_id": head["entry_id"],
                                      "customer_id": head["customer_id"], "quantity": head["quantity"],
                                      "joined_at": head["joined_at"], "queue_sk": head["sk"], "state": "PENDING",
@@ -99,8 +104,8 @@ class WaitlistStore(Table):
 
     def waitlist_offered(self, event_id: str, offer: dict[str, Any], booking_id: str, hold_expires_at: str) -> bool:
         pk = f"WAITLIST#{event_id}"
-        return self._transact_all([
-            ("offer", {"Update": {"TableName": self.table, "Key": _attrs({"pk": pk, "sk": offer["sk"]}),
+        return self.db._transact_all([
+            ("offer", {"Update": {"TableName": self.db.table, "Key": _attrs({"pk": pk, "sk": offer["sk"]}),
                         "UpdateExpression": "SET #state = :offered, booking_id = :booking",
                         "ConditionExpression": "#state = :pending",
                         "ExpressionAttributeNames": {"#state": "state"},
@@ -113,11 +118,11 @@ class WaitlistStore(Table):
     def waitlist_unclaim(self, event_id: str, offer: dict[str, Any]) -> bool:
         """A PENDING offer whose places were not there: back into the queue at its old place."""
         pk = f"WAITLIST#{event_id}"
-        return self._transact_all([
-            ("offer", {"Delete": {"TableName": self.table, "Key": _attrs({"pk": pk, "sk": offer["sk"]}),
+        return self.db._transact_all([
+            ("offer", {"Delete": {"TableName": self.db.table, "Key": _attrs({"pk": pk, "sk": offer["sk"]}),
                         "ConditionExpression": "#state = :pending", "ExpressionAttributeNames": {"#state": "state"},
                         "ExpressionAttributeValues": _attrs({":pending": "PENDING"})}}),
-            ("queue", {"Put": {"TableName": self.table, "ConditionExpression": "attribute_not_exists(pk)",
+            ("queue", {"Put": {"TableName": self.db.table, "ConditionExpression": "attribute_not_exists(pk)",
                      "Item": _attrs({"pk": pk, "sk": offer["queue_sk"], "entry_id": offer["entry_id"],
                                      "customer_id": offer["customer_id"], "quantity": offer["quantity"],
                                      "joined_at": offer["joined_at"]})}}),
@@ -127,8 +132,8 @@ class WaitlistStore(Table):
     def waitlist_close(self, event_id: str, offer: dict[str, Any], state: str) -> bool:
         """An OFFERED entry whose booking was paid (DONE) or lapsed (PASSED) leaves the offers."""
         pk = f"WAITLIST#{event_id}"
-        return self._transact_all([
-            ("offer", {"Delete": {"TableName": self.table, "Key": _attrs({"pk": pk, "sk": offer["sk"]}),
+        return self.db._transact_all([
+            ("offer", {"Delete": {"TableName": self.db.table, "Key": _attrs({"pk": pk, "sk": offer["sk"]}),
                         "ConditionExpression": "#state = :offered", "ExpressionAttributeNames": {"#state": "state"},
                         "ExpressionAttributeValues": _attrs({":offered": "OFFERED"})}}),
             ("entry", self._waitlist_marker_update(pk, offer["customer_id"], offer["entry_id"], {"state": state})),
@@ -136,8 +141,8 @@ class WaitlistStore(Table):
 
     def waitlist_skip(self, event_id: str, head: dict[str, Any], reason: str) -> bool:
         pk = f"WAITLIST#{event_id}"
-        return self._transact_all([
-            ("queue", {"Delete": {"TableName": self.table, "Key": _attrs({"pk": pk, "sk": head["sk"]}),
+        return self.db._transact_all([
+            ("queue", {"Delete": {"TableName": self.db.table, "Key": _attrs({"pk": pk, "sk": head["sk"]}),
                         "ConditionExpression": "attribute_exists(pk)"}}),
             ("entry", self._waitlist_marker_update(pk, head["customer_id"], head["entry_id"],
                                          {"state": "SKIPPED", "reason": reason})),
@@ -145,8 +150,8 @@ class WaitlistStore(Table):
 
     def waitlist_offer_failed(self, event_id: str, offer: dict[str, Any], failures: int) -> bool:
         """Count a failed attempt at a PENDING offer's hold (it stays first in line for now)."""
-        return self._transact_all([
-            ("offer", {"Update": {"TableName": self.table, "Key": _attrs({"pk": f"WAITLIST#{event_id}", "sk": offer["sk"]}),
+        return self.db._transact_all([
+            ("offer", {"Update": {"TableName": self.db.table, "Key": _attrs({"pk": f"WAITLIST#{event_id}", "sk": offer["sk"]}),
                         "UpdateExpression": "SET failures = :failures", "ConditionExpression": "#state = :pending",
                         "ExpressionAttributeNames": {"#state": "state"},
                         "ExpressionAttributeValues": _attrs({":failures": failures, ":pending": "PENDING"})}}),
@@ -155,8 +160,8 @@ class WaitlistStore(Table):
     def waitlist_drop_offer(self, event_id: str, offer: dict[str, Any], reason: str) -> bool:
         """A PENDING offer that cannot be made: it leaves the line, its entry SKIPPED with the reason."""
         pk = f"WAITLIST#{event_id}"
-        return self._transact_all([
-            ("offer", {"Delete": {"TableName": self.table, "Key": _attrs({"pk": pk, "sk": offer["sk"]}),
+        return self.db._transact_all([
+            ("offer", {"Delete": {"TableName": self.db.table, "Key": _attrs({"pk": pk, "sk": offer["sk"]}),
                         "ConditionExpression": "#state = :pending", "ExpressionAttributeNames": {"#state": "state"},
                         "ExpressionAttributeValues": _attrs({":pending": "PENDING"})}}),
             ("entry", self._waitlist_marker_update(pk, offer["customer_id"], offer["entry_id"],
@@ -167,7 +172,7 @@ class WaitlistStore(Table):
         names = {f"#f{i}": key for i, key in enumerate(changes)}
         values = {f":v{i}": value for i, value in enumerate(changes.values())}
         return {"Update": {
-            "TableName": self.table, "Key": _attrs({"pk": pk, "sk": f"CUST#{customer_id}"}),
+            "TableName": self.db.table, "Key": _attrs({"pk": pk, "sk": f"CUST#{customer_id}"}),
             "UpdateExpression": "SET " + ", ".join(f"#f{i} = :v{i}" for i in range(len(changes))),
             "ConditionExpression": "entry_id = :entry",
             "ExpressionAttributeNames": names, "ExpressionAttributeValues": _attrs({**values, ":entry": entry_id}),

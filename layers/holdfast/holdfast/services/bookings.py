@@ -1,5 +1,5 @@
-"""Holds: take places for a customer atomically (the release paths, expiry and cancellation, are
-in releases.py), and the booking as its customer sees it."""
+"""Holds: take places for a customer atomically, and the booking as its customer sees it; the
+release paths (a cancellation, an expiry) are a ``Releases`` (releases.py) the service holds."""
 from __future__ import annotations
 
 import hashlib
@@ -35,11 +35,11 @@ from ..ports import (Change, Clock, DuplicateRequest, HoldLimitReached, HoldStor
                      SalesStopped, TransientStoreError)
 from .booking_views import describe
 from .hold_reads import SNAPSHOT_SECONDS, HoldReads, Snapshots
-from .releases import HOLD_ATTEMPTS, ReleasesMixin, pause
+from .releases import BUCKET_WORKERS, HOLD_ATTEMPTS, Releases
 
 OFFERINGS_KEPT = 500
 
-__all__ = ["BookingService", "HoldResult", "HOLD_ATTEMPTS", "hold_limit", "pause"]
+__all__ = ["BookingService", "HoldResult", "hold_limit"]
 
 
 
@@ -59,7 +59,7 @@ class HoldResult:
     replayed: bool
 
 
-class BookingService(ReleasesMixin):
+class BookingService:
     def __init__(self, store: HoldStore, clock: Clock,
                  schedule_expiry: Callable[[str, str], Any] | None = None,   # (event id, hold_expires_at)
                  rng: random.Random | None = None, event_cache_seconds: float | None = None,
@@ -74,6 +74,22 @@ class BookingService(ReleasesMixin):
         self._events: dict[str, tuple[float, Offering]] = {}
         self._event_cache_seconds = event_cache_seconds
         self._snapshots = Snapshots(snapshot_seconds)
+        self.releases = Releases(store, clock, self.rng, self._snapshots, self.owned)
+
+    # ----------------------------------------------------------------------------------- release
+
+    def cancel(self, booking_id: str, customer_id: str, refund: Callable[[Booking], Booking] | None = None,
+               void: Callable[[Booking], Booking] | None = None) -> Booking:
+        """The customer gives the places up (Releases.cancel)."""
+        return self.releases.cancel(booking_id, customer_id, refund, void)
+
+    def expire(self, booking_id: str) -> dict[str, str]:
+        """Timer: end an unpaid hold whose time is up (Releases.expire)."""
+        return self.releases.expire(booking_id)
+
+    def expire_bucket(self, event_id: str, bucket: str, workers: int = BUCKET_WORKERS) -> dict[str, Any]:
+        """Timer of an expiry bucket: every unpaid hold of it (Releases.expire_bucket)."""
+        return self.releases.expire_bucket(event_id, bucket, workers)
 
     # ------------------------------------------------------------------------------------ create
 

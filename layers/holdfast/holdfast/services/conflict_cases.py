@@ -9,7 +9,7 @@ a deadline and the operator responsible, and the customer is told. services/reso
 carries out the choice (an alternative, or the money back), by the customer, an operator or,
 past the deadline, the sweeper.
 
-Part of PaymentService (a mixin): it relies on the service's store and clock.
+PaymentService holds one, on its store and clock, with the configured window and operator.
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from ..domain.booking import Booking, Payment
 from ..domain.review_steps import next_step
 from ..domain.statuses import BookingStatus
 from .. import kinds
+from ..ports import Clock, PaymentStore
 from . import transitions
 
 CASE_REASON = "places_taken_alternatives_offered"
@@ -34,9 +35,13 @@ DEFAULT_OPERATOR = "on-call"
 AUTHORISATION_MARGIN = timedelta(hours=1)
 
 
-class ConflictCasesMixin:
-    resolution_window_seconds: int = DEFAULT_WINDOW_SECONDS
-    resolution_operator: str = DEFAULT_OPERATOR
+class ConflictCases:
+    def __init__(self, store: PaymentStore, clock: Clock, window_seconds: int = DEFAULT_WINDOW_SECONDS,
+                 operator: str = DEFAULT_OPERATOR) -> None:
+        self.store = store
+        self.clock = clock
+        self.window_seconds = window_seconds
+        self.operator = operator
 
     def offer_alternatives(self, booking: Booking, paid: dict[str, Any], actor: str, seen: Payment) -> str | None:
         """Open the case if the booking's kind offers alternatives; None when it offers none (the
@@ -53,7 +58,7 @@ class ConflictCasesMixin:
             return None
         now = self.clock()
         authorised = paid.get("status") == "waiting_for_capture"
-        deadline = now + timedelta(seconds=self.resolution_window_seconds)
+        deadline = now + timedelta(seconds=self.window_seconds)
         if authorised and paid.get("expires_at"):
             # The choice must come while the authorisation can still be captured.
             deadline = min(deadline, parse_iso(paid["expires_at"]) - AUTHORISATION_MARGIN)
@@ -62,11 +67,11 @@ class ConflictCasesMixin:
         transitions.apply(
             self.store, booking, now, status=BookingStatus.MANUAL_REVIEW, actor=actor, action="conflict_case_opened",
             decision=f"places taken after the hold ended; {len(options)} alternative(s) offered until {respond_by}; "
-                     f"{money}; owner {self.resolution_operator}",
+                     f"{money}; owner {self.operator}",
             ids={"payment_id": paid["id"], "provider_event": f"payment.{paid.get('status')}",
                  "hold_expires_at": booking.hold_expires_at},
             payment=seen, places_secured=False, review={"reason": CASE_REASON, "next_step": next_step(CASE_REASON)},
             resolution={"reason": CASE_REASON, "alternatives": options, "respond_by": respond_by,
-                        "operator": self.resolution_operator},
+                        "operator": self.operator},
         )
         return "conflict_case_opened"

@@ -1,14 +1,13 @@
 """What a payment step writes on the booking besides a verdict's move: a note on the payment
 record, a rejected payment settled, a review opened for an operator.
 
-Part of PaymentService (a mixin, like refunds.py, so callers keep one service); it relies on the
-service's store and clock. Every write goes through ``transitions.apply`` (one item and version
-check, journal and outbox).
+PaymentService holds one (as do its ``Refunds``), on the service's store and clock. Every write
+goes through ``transitions.apply`` (one item and version check, journal and outbox).
 """
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..domain.booking import Booking, Payment
 from ..domain.errors import TooBusy
@@ -22,9 +21,10 @@ from . import transitions
 ATTEMPTS = 6
 
 
-class PaymentRecordsMixin:
-    store: PaymentStore
-    clock: Clock
+class PaymentRecords:
+    def __init__(self, store: PaymentStore, clock: Clock) -> None:
+        self.store = store
+        self.clock = clock
 
     def open_review(self, booking: Booking, reason: str, actor: str, ids: dict[str, str],
                     payment: Payment | None = None) -> None:
@@ -45,7 +45,7 @@ class PaymentRecordsMixin:
                           action="manual_review_opened", decision=reason, ids=ids, move=move, payment=payment,
                           places_secured=False, review=review)
 
-    def _note(self, booking: Booking, *, action: str, decision: str, ids: dict[str, str] | None = None,
+    def note(self, booking: Booking, *, action: str, decision: str, ids: dict[str, str] | None = None,
               payment_change: dict[str, Any], actor: str = "system") -> Booking:
         """Record a change to the payment record that does not move the booking's status."""
         def note(current: Booking) -> Booking:
@@ -60,7 +60,7 @@ class PaymentRecordsMixin:
         return transitions.decide_again(lambda: self.store.get_booking(booking.booking_id), note, first=booking,
                                         attempts=ATTEMPTS, gone=TooBusy(), exhausted=TooBusy())
 
-    def _settle(self, booking: Booking, status: BookingStatus, *, action: str, decision: str, move: Move,
+    def settle(self, booking: Booking, status: BookingStatus, *, action: str, decision: str, move: Move,
                 payment_change: dict[str, Any]) -> None:
         assert booking.payment is not None
         try:

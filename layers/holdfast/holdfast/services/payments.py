@@ -20,26 +20,29 @@ from ..faults import crash_point
 from ..observability import logger
 from .. import kinds
 from ..kinds import products
-from ..ports import (Clock, PaymentProvider, PaymentStore, PlacesTaken, ProviderNotFound,
+from ..ports import (Clock, PaymentProvider, PaymentStore, PlacesTaken,
                      ProviderOutcomeUnknown, ProviderRejected, SalesStopped, StaleBooking, TransientStoreError)
 from . import transitions
-from .bookings import BookingService, pause
-from .provider_keys import PaymentOutcomeUnknown, capture_key, payment_key, refund_key, void_key
-from .conflict_cases import ConflictCasesMixin
-from .payment_records import PaymentRecordsMixin
-from .refunds import RefundsMixin
+from .bookings import BookingService
+from .releases import pause
+from .provider_keys import PaymentOutcomeUnknown, capture_key, payment_key, void_key
+from .conflict_cases import DEFAULT_OPERATOR, DEFAULT_WINDOW_SECONDS, ConflictCases
+from .payment_records import PaymentRecords
+from .refunds import Refunds
 
 ATTEMPTS = 6
 CREATE_LEASE_SECONDS = 30
 
 
-class PaymentService(PaymentRecordsMixin, RefundsMixin, ConflictCasesMixin):
+class PaymentService:
+    """A booking's payment from its creation to its settlement. Its parts: the payment records
+    (``records``: notes, reviews), the money going back (``refunds``) and the conflict cases
+    (``cases``); the calls other services and the handlers make of those parts are answered here."""
+
     def __init__(self, store: PaymentStore, provider: PaymentProvider, clock: Clock, bookings: BookingService,
                  return_url: str, first_check_seconds: int = 30,
                  start_reconciliation: Callable[[str, str, int], Any] | None = None,
                  resolution_window_seconds: int | None = None, resolution_operator: str | None = None) -> None:
-        self.resolution_window_seconds = resolution_window_seconds or self.resolution_window_seconds
-        self.resolution_operator = resolution_operator or self.resolution_operator
         self.first_check_seconds = first_check_seconds
         self.start_reconciliation = start_reconciliation
         self.store = store
@@ -47,6 +50,38 @@ class PaymentService(PaymentRecordsMixin, RefundsMixin, ConflictCasesMixin):
         self.clock = clock
         self.bookings = bookings
         self.return_url = return_url
+        self.records = PaymentRecords(store, clock)
+        self.refunds = Refunds(store, provider, clock, self.records, self._watch, first_check_seconds)
+        self.cases = ConflictCases(store, clock, resolution_window_seconds or DEFAULT_WINDOW_SECONDS,
+                                   resolution_operator or DEFAULT_OPERATOR)
+
+    # ------------------------------------------------------------------ answered by the parts
+
+    def open_review(self, booking: Booking, reason: str, actor: str, ids: dict[str, str],
+                    payment: Payment | None = None) -> None:
+        self.records.open_review(booking, reason, actor, ids, payment)
+
+    def cancel_confirmed(self, booking: Booking, actor: str = "customer") -> Booking:
+        return self.refunds.cancel_confirmed(booking, actor)
+
+    def refund_after_timer(self, booking: Booking) -> bool:
+        return self.refunds.refund_after_timer(booking)
+
+    def with_refund(self, payment: Payment, reason: str, attempt: str = "",
+                    amount: dict[str, str] | None = None) -> Payment:
+        return self.refunds.with_refund(payment, reason, attempt, amount)
+
+    def refund(self, booking: Booking, actor: str, watch: bool = True) -> str:
+        return self.refunds.refund(booking, actor, watch)
+
+    def record_refund(self, booking: Booking, refund: dict[str, Any], actor: str) -> str:
+        return self.refunds.record_refund(booking, refund, actor)
+
+    def apply_provider_refund(self, refund: dict[str, Any], actor: str = "provider") -> str:
+        return self.refunds.apply_provider_refund(refund, actor)
+
+    def void_after_cancel(self, booking: Booking, actor: str = "customer") -> Booking:
+        return self.refunds.void_after_cancel(booking, actor)
 
     # ------------------------------------------------------------------------------------- start
 
@@ -124,14 +159,14 @@ class PaymentService(PaymentRecordsMixin, RefundsMixin, ConflictCasesMixin):
         try:
             answer = self.request_creation(booking)
         except ProviderOutcomeUnknown as exc:
-            self._note(booking, action="payment_outcome_unknown", decision=f"{exc}; will retry with the same key",
+            self.records.note(booking, action="payment_outcome_unknown", decision=f"{exc}; will retry with the same key",
                        payment_change={"state": "UNKNOWN", "lease_until": None})
             raise PaymentProviderUnavailable(
                 "The payment provider did not answer. Retry with the same Idempotency-Key: no second payment will be made.",
                 retry_after=2,
             ) from None
         except ProviderRejected as exc:
-            self._settle(booking, BookingStatus.PAYMENT_FAILED, action="payment_rejected",
+            self.records.settle(booking, BookingStatus.PAYMENT_FAILED, action="payment_rejected",
                          decision=f"provider refused the payment ({exc.code}); places released", move=Move.RELEASE,
                          payment_change={"state": "REJECTED", "lease_until": None})
             raise Conflict("The payment provider refused this payment.", code="payment_rejected") from None
@@ -144,7 +179,7 @@ class PaymentService(PaymentRecordsMixin, RefundsMixin, ConflictCasesMixin):
             "state": "CREATED", "payment_id": answer["id"], "provider_status": answer.get("status"),
             "confirmation_url": (answer.get("confirmation") or {}).get("confirmation_url"), "lease_until": None,
         }
-        return self._note(booking, action=action, decision=decision, ids={"payment_id": answer["id"]},
+        return self.records.note(booking, action=action, decision=decision, ids={"payment_id": answer["id"]},
                           payment_change=change, actor=actor)
 
     # ------------------------------------------------------------------------------------- apply
@@ -187,7 +222,7 @@ class PaymentService(PaymentRecordsMixin, RefundsMixin, ConflictCasesMixin):
         if verdict is Verdict.IGNORE:
             return reason
         if verdict is Verdict.REVIEW:
-            self.open_review(booking, reason, actor, ids, booking.payment or seen)
+            self.records.open_review(booking, reason, actor, ids, booking.payment or seen)
             return reason
         if verdict is Verdict.CONFIRM:
             action, decision = (("payment_captured", "captured after the places were secured; places sold")
@@ -218,10 +253,10 @@ class PaymentService(PaymentRecordsMixin, RefundsMixin, ConflictCasesMixin):
             return self._late_payment(booking, paid, actor, seen)
         if verdict is Verdict.GIVE_BACK:
             reason = "event_cancelled" if reason == "paid_after_event_cancelled" or booking.event_cancelled else "cancelled"
-            return self.give_back(booking, paid, actor, seen, reason)
+            return self.refunds.give_back(booking, paid, actor, seen, reason)
         if verdict is Verdict.RELEASE_AND_GIVE_BACK:
             released = self.release_for_cancelled_event(booking, actor, ids, seen)
-            return self.give_back(released, paid, actor, replace(seen, capture_key=released.payment.capture_key
+            return self.refunds.give_back(released, paid, actor, replace(seen, capture_key=released.payment.capture_key
                                                                  if released.payment else None), "event_cancelled")
         raise AssertionError(verdict)
 
@@ -283,7 +318,7 @@ class PaymentService(PaymentRecordsMixin, RefundsMixin, ConflictCasesMixin):
             except PlacesTaken:
                 pass
         # Gone: a kind that can offer other places opens a case for the customer to choose.
-        opened = self.offer_alternatives(booking, paid, actor, seen)
+        opened = self.cases.offer_alternatives(booking, paid, actor, seen)
         if opened:
             return opened
         ended = kind.ended(booking, now)
@@ -304,12 +339,12 @@ class PaymentService(PaymentRecordsMixin, RefundsMixin, ConflictCasesMixin):
                               payment=replace(seen, provider_status="canceled", next_check_at=None))
             return "authorisation_cancelled"
         if not ended and paid_before(paid, parse_iso(booking.hold_expires_at)):
-            self.open_review(booking, "paid_in_time_places_resold", actor, ids, seen)
+            self.records.open_review(booking, "paid_in_time_places_resold", actor, ids, seen)
             return "manual_review"
         booking = transitions.apply(self.store, booking, now, status=BookingStatus.REFUND_PENDING, actor=actor,
                                     action="late_payment_refund_started", decision=f"paid after release; {why}",
-                                    ids=ids, payment=self.with_refund(seen, "late"))
-        return self.refund(booking, actor)
+                                    ids=ids, payment=self.refunds.with_refund(seen, "late"))
+        return self.refunds.refund(booking, actor)
 
     def replan(self, booking: Booking) -> Places | None:
         """Places for a late payment, as the booking's inventory kind re-plans them now (or None:

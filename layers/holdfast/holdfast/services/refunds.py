@@ -1,14 +1,14 @@
 """Money going back: refunds of confirmed or late payments, and payments the customer no longer wants.
 
-Part of PaymentService (a mixin, so callers keep one service): it relies on the service's store,
-provider, clock, ``_watch``, ``_note`` and ``open_review``.
+PaymentService holds one, on its store, provider and clock; the payment records (a note, a review)
+and the service's watch (the reconciliation started before a refund call) are handed in.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, Callable
 
 from ..clock import iso
 from ..domain.booking import Booking, Payment
@@ -18,8 +18,10 @@ from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
 from ..faults import crash_point
 from ..observability import logger
-from ..ports import ProviderNotFound, ProviderOutcomeUnknown, ProviderRejected
+from ..ports import (Clock, PaymentProvider, PaymentStore, ProviderNotFound, ProviderOutcomeUnknown,
+                     ProviderRejected)
 from . import transitions
+from .payment_records import PaymentRecords
 from .provider_keys import PaymentOutcomeUnknown, refund_key, void_key
 
 ATTEMPTS = 6
@@ -53,7 +55,17 @@ def _same_amount(seen: Any, wanted: dict[str, str]) -> bool:
         return False
 
 
-class RefundsMixin:
+class Refunds:
+    def __init__(self, store: PaymentStore, provider: PaymentProvider, clock: Clock, records: PaymentRecords,
+                 watch: Callable[[Booking, str], None], first_check_seconds: int) -> None:
+        self.store = store
+        self.provider = provider
+        self.clock = clock
+        self.records = records
+        #: Starts the booking's reconciliation under a tag before a provider call (PaymentService._watch).
+        self.watch = watch
+        self.first_check_seconds = first_check_seconds
+
     def cancel_confirmed(self, booking: Booking, actor: str = "customer") -> Booking:
         """A confirmed booking given up: places back at once, then the money back (unless the
         offering's policy keeps it: the booking's kind names the state it enters then)."""
@@ -131,7 +143,7 @@ class RefundsMixin:
         payment = booking.payment
         assert payment is not None and payment.refund is not None and payment.payment_id
         if watch:
-            self._watch(booking, f"refund-{payment.refund['reason']}")
+            self.watch(booking, f"refund-{payment.refund['reason']}")
         try:
             answer = self.provider.create_refund(payment.payment_id, refund_amount(booking),
                                                  f"Holdfast booking {booking.booking_id}: {payment.refund['reason']}",
@@ -141,7 +153,7 @@ class RefundsMixin:
         except ProviderRejected as exc:
             # Marked refused, so that an operator may send a new one (under a new key).
             refused = replace(payment, refund={**payment.refund, "status": "rejected"})
-            self.open_review(booking, f"refund_rejected_{exc.code}", actor, {"payment_id": payment.payment_id}, refused)
+            self.records.open_review(booking, f"refund_rejected_{exc.code}", actor, {"payment_id": payment.payment_id}, refused)
             return "manual_review"
         crash_point("refund.after_provider_call")   # the money went back; nothing recorded yet
         return self.record_refund(booking, answer, actor)
@@ -208,7 +220,7 @@ class RefundsMixin:
                 "booking_id": booking.booking_id, "reason": str(exc)[:120]})
             return booking
         who = "the customer" if actor == "customer" else "the event's cancellation"
-        return self._note(booking, action="authorisation_voided", actor=actor, ids={"payment_id": voided["id"]},
+        return self.records.note(booking, action="authorisation_voided", actor=actor, ids={"payment_id": voided["id"]},
                           decision=f"cancelled by {who}; authorisation cancelled, no money moved",
                           payment_change={"provider_status": voided.get("status")})
 

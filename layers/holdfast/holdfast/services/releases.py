@@ -1,8 +1,10 @@
 """Release paths of a hold: the customer cancels, or the timer expires it.
 
-Split from services/bookings.py (where holds are made): both end a booking that holds places
-through the same status table and move (``transitions.apply`` with ``Move.RELEASE``), and decide
-again from a fresh read after every collision. ``BookingService`` inherits them unchanged.
+Both end a booking that holds places through the same status table and move
+(``transitions.apply`` with ``Move.RELEASE``), and decide again from a fresh read after every
+collision. ``BookingService`` (services/bookings.py, where holds are made) builds one ``Releases``
+on its own store, clock, jitter, availability snapshots and ownership check, and answers
+``cancel``, ``expire`` and ``expire_bucket`` through it.
 """
 from __future__ import annotations
 
@@ -32,14 +34,16 @@ HOLD_ATTEMPTS = 6
 BUCKET_WORKERS = 32
 
 
-class ReleasesMixin:
-    store: HoldStore
-    clock: Clock
-    rng: random.Random
-    _snapshots: "Snapshots"
-
-    def owned(self, booking_id: str, customer_id: str) -> Booking:  # pragma: no cover - BookingService's
-        raise NotImplementedError
+class Releases:
+    def __init__(self, store: HoldStore, clock: Clock, rng: random.Random, snapshots: "Snapshots",
+                 owned: Callable[[str, str], Booking]) -> None:
+        self.store = store
+        self.clock = clock
+        self.rng = rng
+        #: The holding service's cached availability: what a release frees this container sells again at once.
+        self.snapshots = snapshots
+        #: The booking as its customer may act on it (BookingService.owned: NotFound, Forbidden).
+        self.owned = owned
 
     def cancel(self, booking_id: str, customer_id: str, refund: Callable[[Booking], Booking] | None = None,
                void: Callable[[Booking], Booking] | None = None) -> Booking:
@@ -61,7 +65,7 @@ class ReleasesMixin:
                 action="cancelled_by_customer", decision="places released", move=Move.RELEASE,
                 cancelled_by_customer=True,
             )
-            self._snapshots.drop(booking.event_id)   # what this container released it sells again at once
+            self.snapshots.drop(booking.event_id)   # what this container released it sells again at once
             if void is None or cancelled.payment is None:
                 return cancelled
             try:
@@ -94,7 +98,7 @@ class ReleasesMixin:
                 self.store, booking, now, status=BookingStatus.EXPIRED, actor="timer", action="hold_expired",
                 decision="unpaid at the deadline; places released", move=Move.RELEASE,
             )
-            self._snapshots.drop(booking.event_id)
+            self.snapshots.drop(booking.event_id)
             return {"booking_id": booking_id, "outcome": "expired", "hold_expires_at": booking.hold_expires_at}
 
         return transitions.decide_again(

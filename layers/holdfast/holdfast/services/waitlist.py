@@ -35,7 +35,8 @@ from ..domain.statuses import OCCUPYING, BookingStatus
 from ..observability import WAITLIST_OFFERS_TAKEN, count, logger
 from ..domain.commands import HoldPlaces
 from ..ports import Clock, StoreError, TransientStoreError, WaitlistStore
-from .bookings import BookingService, pause
+from .bookings import BookingService
+from .releases import pause
 
 #: Entry states in which the customer may join again (their earlier turn is over).
 REJOINABLE = ("PASSED", "DONE", "SKIPPED")

@@ -1,0 +1,91 @@
+"""Composition instead of mixins (issue 29): no class of the deployed package is a mixin or
+inherits more than one class (the ports' Protocols, interfaces that combine narrower ones, aside),
+and the table's store answers every call through exactly one of its parts."""
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+
+import holdfast
+from holdfast.adapters import dynamo
+from holdfast.adapters.codec import Table
+from holdfast.kinds import products
+
+
+def _classes() -> list[type]:
+    found = []
+    for module in pkgutil.walk_packages(holdfast.__path__, "holdfast."):
+        loaded = importlib.import_module(module.name)
+        found += [value for value in vars(loaded).values()
+                  if inspect.isclass(value) and value.__module__ == loaded.__name__]
+    return found
+
+
+def test_no_class_is_a_mixin_or_inherits_from_two():
+    classes = _classes()
+    assert len(classes) > 100   # the walk found the package, not an empty path
+    mixins = [cls.__qualname__ for cls in classes if cls.__name__.endswith("Mixin")]
+    assert mixins == []
+    several = [f"{cls.__module__}.{cls.__qualname__}{tuple(base.__name__ for base in cls.__bases__)}"
+               for cls in classes if len([base for base in cls.__bases__ if base is not object]) > 1
+               and not getattr(cls, "_is_protocol", False)]
+    assert several == []
+
+
+def _public(cls: type) -> set[str]:
+    return {name for name, value in vars(cls).items()
+            if not name.startswith("_") and (callable(value) or isinstance(value, (staticmethod, classmethod)))}
+
+
+def test_every_public_call_of_a_core_part_is_answered_by_the_store():
+    store = dynamo.BookingStore("bookings", client=object())
+    for part, (cls, names) in dynamo.PARTS.items():
+        assert _public(cls) - set(names) == set(), f"{cls.__name__} offers calls the store does not route"
+        for name in names:
+            assert getattr(store, name) == getattr(getattr(store, part), name), name
+
+
+def test_no_product_part_answers_a_call_a_core_part_or_another_product_part_answers():
+    routed = {name for _, names in dynamo.PARTS.values() for name in names}
+    seen: dict[str, str] = {}
+    for product in products.registered():
+        for reference in product.store_parts:
+            own = _public(products.resolve(reference)) - set(vars(Table))
+            assert own & routed == set(), f"{reference} shadows the core's {sorted(own & routed)}"
+            doubly = {name: seen[name] for name in own if name in seen}
+            assert doubly == {}, f"{reference} and {doubly} answer the same calls"
+            seen.update(dict.fromkeys(own, reference))
+
+
+class _Reads:
+    def get_booking(self) -> None: ...
+
+
+class _Writes:
+    def commit(self) -> None: ...
+
+    def get_booking(self) -> None: ...
+
+
+@pytest.mark.parametrize("parts, complaint", [
+    ({"reads": (_Reads, ("get_booking",)), "writes": (_Writes, ("commit", "get_booking"))}, "claimed by both"),
+    ({"reads": (_Reads, ("get_booking", "commit"))}, "has no such method"),
+])
+def test_a_call_claimed_twice_or_routed_to_a_part_that_lacks_it_fails_loudly(parts, complaint):
+    class Store:
+        pass
+
+    with pytest.raises(TypeError, match=complaint):
+        dynamo.answer_through_parts(Store, parts)
+    assert not hasattr(Store, "get_booking")   # nothing routed by half
+
+
+def test_a_swapped_client_reaches_every_part_and_the_products_parts():
+    store = dynamo.BookingStore("bookings", client=object())
+    swapped = object()
+    store.client = swapped
+    assert {id(getattr(store, part).db.client) for part in dynamo.PARTS} == {id(swapped)}
+    assert all(part.client is swapped for part in store._product_parts())
