@@ -11,6 +11,7 @@ import boto3
 import pytest
 
 from holdfast.adapters.aws import NotificationsBus, SesEmailSender
+from holdfast.ports import Message
 from holdfast.services.notifications import KINDS, NotificationNotSent, bus_entry, notify, render
 from tests.support.fakes import FakeNotificationLog
 
@@ -41,10 +42,10 @@ class Recorder:
     def __init__(self, fail=False):
         self.sent, self.fail = [], fail
 
-    def send(self, to, subject, body):
+    def send(self, to, message):
         if self.fail:  # as SES words it for an unverified recipient in a sandboxed account
             raise RuntimeError(f"Email address is not verified. The following identities failed the check: {to}")
-        self.sent.append((to, subject))
+        self.sent.append((to, message.subject))
         return "m-1"
 
 
@@ -83,7 +84,7 @@ def test_reminders_are_once_per_booking(log):
 def test_ses_adapter_sends_through_sesv2(aws):
     ses = boto3.client("sesv2", region_name="eu-central-1")
     ses.create_email_identity(EmailIdentity="tickets@example.com")
-    assert SesEmailSender("tickets@example.com", ses).send("ann@example.com", "Subject", "Body")
+    assert SesEmailSender("tickets@example.com", ses).send("ann@example.com", Message("Subject", "Body"))
 
 
 def test_bus_publishes_the_outbox_event_as_its_detail(aws):

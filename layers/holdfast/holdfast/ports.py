@@ -488,5 +488,28 @@ class PaymentEventsQueue(Protocol):
     def enqueue(self, *, event: str, object_id: str, status: str, payment_id: str) -> str: ...
 
 
+@dataclass(frozen=True)
+class Attachment:
+    """A file sent with a message (a calendar entry, a parking pass's QR image)."""
+
+    name: str
+    content_type: str   # "text/calendar; method=REQUEST", "image/png"
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Message:
+    """One rendered email (services/messages.py): what the sender puts on the wire, nothing more.
+    ``inline`` attachments are shown inside the HTML (``cid:<name>``), the others are files."""
+
+    subject: str
+    text: str
+    html: str = ""
+    attachments: tuple[Attachment, ...] = ()
+    inline: tuple[Attachment, ...] = ()
+
+
 class EmailSender(Protocol):
-    def send(self, to: str, subject: str, body: str) -> str: ...
+    def send(self, to: str, message: Message) -> str:
+        """Send one message; returns the provider's message id."""
+        ...

@@ -17,7 +17,7 @@ from importlib import resources
 from typing import Any
 
 from ..observability import logger
-from ..ports import EmailSender, NotificationStore
+from ..ports import EmailSender, Message, NotificationStore
 
 SOURCE = "holdfast.bookings"
 #: Every kind a customer hears about, and the template each uses.
@@ -78,7 +78,7 @@ def notify(store: NotificationStore, detail: dict[str, Any], sender: EmailSender
     if not recorded or to is None or sender is None:
         return recorded
     try:
-        sender.send(to, subject, body)
+        sender.send(to, Message(subject, body))
     except Exception as exc:
         store.forget_notification(customer, dedup)
         # SES quotes the address in some errors (an unverified identity): keep it out of the logs.
