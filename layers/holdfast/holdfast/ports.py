@@ -341,7 +341,15 @@ class NotificationLog(Protocol):
     def forget_notification(self, customer_id: str, dedup_id: str) -> None: ...
 
 
-class NotificationStore(NotificationLog, EventBookings, Protocol):
+class MessageReads(Protocol):
+    """What a message says about a booking: the booking and its offering as they are now."""
+
+    def get_booking(self, booking_id: str) -> Booking | None: ...
+
+    def get_event(self, event_id: str) -> dict[str, Any] | None: ...
+
+
+class NotificationStore(NotificationLog, EventBookings, MessageReads, Protocol):
     """E-mails sent once per notification, to one booking or to an event's bookings."""
 
 
