@@ -131,7 +131,8 @@ CASES = {
                       booking(CONCERT), CONCERT | {"catalog_version": 3, "starts_at": "2030-02-01T18:30:00.000Z",
                                                    "venue": "Green Hall"}),
     "event.cancelled": ("booking.refund_pending", detail("booking.refund_pending", reason="event cancelled"),
-                        booking(CONCERT, BookingStatus.REFUND_PENDING, event_cancelled=True), CONCERT),
+                        booking(CONCERT, BookingStatus.REFUND_PENDING, event_cancelled=True),
+                        CONCERT | {"catalog_version": 3}),   # after the change above
     "vehicle.entered": ("vehicle.entered", detail("vehicle.entered", at="2030-01-02T09:58:00.000Z"),
                         booking(LOT, "CHECKED_IN"), LOT),
     "vehicle.exited": ("vehicle.exited", detail("vehicle.exited", at="2030-01-02T11:33:00.000Z", receipt=RECEIPT),
@@ -218,3 +219,74 @@ def test_what_an_organizer_typed_is_text_in_the_html():
     message = rendered("booking.confirmed", "en")
     assert "Jazz &lt;Night&gt; &amp; Friends" in message.html and "<Night>" not in message.html
     assert "Jazz <Night> & Friends" in message.text and "Jazz <Night> & Friends" in message.subject
+
+
+# ------------------------------------------------------------------------------------ files
+
+def _calendar(message):
+    [attachment] = message.attachments
+    assert attachment.name == "booking.ics" and attachment.content_type.startswith("text/calendar; method=")
+    return attachment
+
+
+def _parsed(data: bytes):
+    """The entry as icalendar reads it, checked against what vobject (a second parser) reads."""
+    import icalendar
+    import vobject
+
+    cal = icalendar.Calendar.from_ical(data)
+    [event] = cal.walk("VEVENT")
+    other = vobject.readOne(data.decode())
+    assert other.method.value == str(cal["METHOD"])
+    assert other.vevent.uid.value == str(event["UID"]) and int(other.vevent.sequence.value) == int(event["SEQUENCE"])
+    assert other.vevent.dtstart.value == event.decoded("DTSTART") and other.vevent.summary.value == str(event["SUMMARY"])
+    return cal, event
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_confirmed_event_and_appointment_carry_a_calendar_entry_both_parsers_read(language):
+    cal, event = _parsed(_calendar(rendered("booking.confirmed", language)).data)
+    assert str(cal["METHOD"]) == "PUBLISH" and str(event["UID"]) == "booking-b-1@holdfast"
+    assert event.decoded("DTSTART").isoformat() == "2030-02-01T17:00:00+00:00" and "DTEND" not in event
+    assert str(event["SUMMARY"]) == "Jazz <Night> & Friends" and str(event["LOCATION"]) == "Blue Hall, Moscow"
+    assert str(event["ORGANIZER"]) == "mailto:tickets@example.com" and str(event["ATTENDEE"]) == "mailto:ann@example.com"
+    _, slot = _parsed(_calendar(rendered("booking.confirmed+appointment", language)).data)
+    assert slot.decoded("DTSTART").isoformat() == "2030-01-02T07:00:00+00:00"
+    assert slot.decoded("DTEND").isoformat() == "2030-01-02T08:00:00+00:00"
+
+
+def test_a_change_updates_the_entry_with_a_higher_sequence_and_a_cancellation_withdraws_it():
+    _, confirmed = _parsed(_calendar(rendered("booking.confirmed", "en")).data)
+    _, changed = _parsed(_calendar(rendered("event.changed", "en")).data)
+    cancel, cancelled = _parsed(_calendar(rendered("event.cancelled", "en")).data)
+    assert str(confirmed["UID"]) == str(changed["UID"]) == str(cancelled["UID"])
+    assert int(confirmed["SEQUENCE"]) < int(changed["SEQUENCE"]) < int(cancelled["SEQUENCE"])
+    assert changed.decoded("DTSTART").isoformat() == "2030-02-01T18:30:00+00:00"
+    assert str(changed["LOCATION"]) == "Green Hall, Moscow"
+    assert str(cancel["METHOD"]) == "CANCEL" and str(cancelled["STATUS"]) == "CANCELLED"
+    for case in ("booking.refund_pending", "booking.no_show", "booking.cancelled+no_refund"):
+        withdrawn, _ = _parsed(_calendar(rendered(case, "en")).data)
+        assert str(withdrawn["METHOD"]) == "CANCEL"
+
+
+def test_only_a_change_of_a_confirmed_booking_touches_its_calendar_and_holds_carry_none():
+    kind, values, subject_booking, offering = CASES["event.changed"]
+    held = render(kind, values | {"status": "HELD"}, replace(subject_booking, status=BookingStatus.HELD), offering, SITE)
+    assert held.attachments == () and "full refund" not in held.text
+    for case in ("booking.held", "booking.expired", "booking.cancelled", "waitlist.offer", "booking.refunded"):
+        assert rendered(case, "en").attachments == ()
+
+
+def test_the_parking_pass_decodes_back_to_the_entry_token_the_booking_view_shows():
+    import zxingcpp
+    from PIL import Image
+
+    message = rendered("booking.confirmed+parking", "ru")
+    [image] = message.inline
+    assert image.name == "pass.png" and image.content_type == "image/png" and 'src="cid:pass.png"' in message.html
+    token = _parking_view(CASES["booking.confirmed+parking"][2])["entry_token"]
+    [found] = zxingcpp.read_barcodes(Image.open(io.BytesIO(image.data)))
+    assert found.text == token and found.format == zxingcpp.BarcodeFormat.QRCode
+    # no pass without a token: an event's confirmation, or a parking booking no longer confirmed
+    assert rendered("booking.confirmed", "en").inline == ()
+    assert rendered("booking.cancelled+no_refund", "en").inline == ()
