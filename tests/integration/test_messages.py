@@ -44,3 +44,26 @@ def test_a_booking_made_in_russian_is_written_to_in_russian(api, sandbox):
     assert other.status_code == 201, other.text
     [note] = [n for n in _notes(anna, "booking.held") if n["type"] == "booking.held"]
     assert note["subject"].startswith("Your places for Джаз & <блюз> are held until ")
+
+
+def test_a_parking_confirmation_carries_the_pass_and_the_exit_its_receipt(api, sandbox, system):
+    from tests.integration.test_parking_flow import create_lot, gate, now_window, paid, pass_, reserve
+    from tests.support.flows import customer
+
+    lot = create_lot(api, spaces=[{"space_id": "R1", "type": "REGULAR"}])
+    gate_, who = gate(api, lot["lot_id"]), customer()
+    held = reserve(api, lot["lot_id"], "REGULAR", *now_window(), who=who).json()
+    confirmed = paid(api, sandbox, held, who)
+    # the message renders the booking as it is when the notifier reads it: a pass only while the
+    # reservation can still use one, so the car comes once the confirmation went out
+    assert any(note["type"] == "booking.confirmed" for note in _notes(who, "booking.confirmed"))
+    entered = pass_(api, lot["lot_id"], gate_, "entry", event_id="in-1", token=confirmed["entry_token"])
+    pass_(api, lot["lot_id"], gate_, "exit", event_id="out-1", ticket_id=entered["ticket_id"])
+    notes = {note["type"]: note for note in _notes(who, "vehicle.exited")}
+    # the notifier signed the pass as the booking's view does (it read the parking seed)
+    assert "Your entry pass is the QR code in this message" in notes["booking.confirmed"]["message"]
+    receipt = notes["vehicle.exited"]["message"]
+    assert notes["vehicle.exited"]["subject"] == "Receipt: Lot, ₽0.00"   # within the prepaid window
+    for line in ("Space: R1", "Entered: ", "Left: ", "Tariff: ₽100.00 per hour, at most ₽900.00 per day, first 10 min free",
+                 "Charge: ₽0.00"):
+        assert line in receipt, receipt
