@@ -314,9 +314,9 @@ class _Facts:
 
     @staticmethod
     def _fields(option: dict[str, Any]) -> dict[str, str]:
-        """What names an alternative when chosen: every field but its count of free places (the
-        booking page sends these as the choice's fields)."""
-        return {str(key): str(value) for key, value in option.items() if key not in ("available", "ends_at")}
+        """What names an alternative when chosen: every field but its count of free places, as the
+        booking page sends them (web/booking.js ``alternativeFields``)."""
+        return {str(key): str(value) for key, value in option.items() if key != "available"}
 
     def _event_changed(self, values: dict[str, Any]) -> None:
         changes = self.detail.get("changes") or {}
