@@ -290,3 +290,13 @@ def test_the_parking_pass_decodes_back_to_the_entry_token_the_booking_view_shows
     # no pass without a token: an event's confirmation, or a parking booking no longer confirmed
     assert rendered("booking.confirmed", "en").inline == ()
     assert rendered("booking.cancelled+no_refund", "en").inline == ()
+
+
+@pytest.mark.parametrize("kind", [kind for kind in messages.TEMPLATES if kind not in ("booking.conflict_case",
+                                                                                      "event.cancelled")])
+def test_a_message_renders_when_its_booking_or_offering_is_gone(kind):
+    """A booking read back as nothing (or an offering deleted) still gives its customer a message
+    rather than a notifier stuck retrying it."""
+    message = render(kind, detail(kind), None, None, Site())
+    assert message.subject.strip() and message.text.strip() and message.html.strip()
+    assert "None" not in message.subject + message.text and message.attachments == () == message.inline
