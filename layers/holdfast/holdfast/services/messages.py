@@ -52,7 +52,7 @@ LABELS = {
            "pass_text": "Your entry pass is the QR code in this message (shown by mail programs that display HTML).",
            "before": "Before", "after": "Now", "footer":
            "Holdfast bookings. You receive this because a booking was made with this address.",
-           "seats": ("seat", "seats"), "count": ("place", "places"), "hourly": "{hourly} per hour",
+           "seats": ("seat", "seats"), "count": ("place", "places"), "unnamed": "booking {}", "hourly": "{hourly} per hour",
            "cap": "at most {cap} per day", "grace": "first {grace} min free"},
     "ru": {"what": "Что", "when": "Когда", "where": "Где", "places": "Места", "amount": "Сумма",
            "booking": "Бронь", "paid": "Оплачено", "payment": "Платёж", "paid_at": "Дата", "receipt": "Чек",
@@ -64,7 +64,7 @@ LABELS = {
            "before": "Было",
            "after": "Стало", "footer": "Бронирование Holdfast. Это письмо пришло, потому что с этим адресом "
                                        "была оформлена бронь.",
-           "seats": ("место", "места", "мест"), "count": ("место", "места", "мест"),
+           "seats": ("место", "места", "мест"), "count": ("место", "места", "мест"), "unnamed": "бронь {}",
            "hourly": "{hourly} в час", "cap": "не больше {cap} в сутки", "grace": "первые {grace} мин бесплатно"},
 }
 #: How a change's field is named (domain/event_changes.py ANNOUNCED).
@@ -156,7 +156,8 @@ class _Facts:
             "lang": self.language, "labels": labels, "kind": self.kind, "template": self.name,
             "booking_id": detail.get("booking_id", ""), "status": str(detail.get("status") or
                                                                       (booking.status if booking else "")),
-            "name": self.offering.get("name") or detail.get("name") or "",
+            # a booking whose offering is gone is named by its id, never left blank
+            "name": self.offering.get("name") or detail.get("name") or labels["unnamed"].format(detail.get("booking_id", "")),
             "venue": self.offering.get("venue") or "", "city": self.offering.get("city") or "",
             "when": self._when(places), "places": self._places(places),
             "amount": words.money(booking.amount.as_dict(), self.language) if booking else "",
