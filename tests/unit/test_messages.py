@@ -300,3 +300,27 @@ def test_a_message_renders_when_its_booking_or_offering_is_gone(kind):
     message = render(kind, detail(kind), None, None, Site())
     assert message.subject.strip() and message.text.strip() and message.html.strip()
     assert "None" not in message.subject + message.text and message.attachments == () == message.inline
+
+
+# ------------------------------------------------------------------------------------ words
+
+@pytest.mark.parametrize("number, russian", [(1, "1 место"), (2, "2 места"), (4, "4 места"), (5, "5 мест"),
+                                             (11, "11 мест"), (12, "12 мест"), (14, "14 мест"), (21, "21 место"),
+                                             (22, "22 места"), (25, "25 мест"), (101, "101 место"), (111, "111 мест")])
+def test_russian_counts_take_their_three_forms(number, russian):
+    from holdfast.services.message_words import count
+
+    assert count(number, "ru", ("место", "места", "мест")) == russian
+    assert count(number, "en", ("place", "places")) == f"{number} place" + ("" if number == 1 else "s")
+
+
+def test_amounts_dates_and_ranges_in_each_language():
+    from holdfast.services.message_words import NBSP, date_time, money, time_range
+
+    amount = {"value": "1234567.5", "currency": "RUB"}
+    assert money(amount, "en") == "₽1,234,567.50" and money(amount, "ru") == f"1{NBSP}234{NBSP}567,50{NBSP}₽"
+    assert money({"value": "-5", "currency": "XYZ"}, "en") == f"-XYZ{NBSP}5.00"
+    assert date_time("2030-03-31T21:30:00.000Z", "Europe/Moscow", "ru") == "1 апреля 2030, 00:30 (Europe/Moscow)"
+    assert date_time("2030-03-31T21:30:00.000Z", "Not/AZone", "en") == "31 March 2030, 21:30 (UTC)"
+    assert time_range("2030-01-01T22:00:00Z", "2030-01-02T01:00:00Z", "UTC", "en") == \
+        "1 January 2030, 22:00 – 2 January 2030, 01:00 (UTC)"

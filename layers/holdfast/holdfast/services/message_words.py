@@ -40,7 +40,7 @@ def date_time(moment: str | datetime | None, zone_name: str | None, language: st
     if not moment:
         return ""
     at = local(moment, zone_name)
-    return f"{at.day} {_MONTHS[language][at.month - 1]} {at.year}, {at:%H:%M} ({zone_name or 'UTC'})"
+    return f"{at.day} {_MONTHS[language][at.month - 1]} {at.year}, {at:%H:%M} ({_name(at)})"
 
 
 def time_range(start: str | None, end: str | None, zone_name: str | None, language: str) -> str:
@@ -52,8 +52,13 @@ def time_range(start: str | None, end: str | None, zone_name: str | None, langua
     first, last = local(start, zone_name), local(end, zone_name)
     if first.date() == last.date():
         return f"{first.day} {_MONTHS[language][first.month - 1]} {first.year}, {first:%H:%M}–{last:%H:%M} " \
-               f"({zone_name or 'UTC'})"
+               f"({_name(first)})"
     return f"{date_time(first, zone_name, language).rsplit(' (', 1)[0]} – {date_time(last, zone_name, language)}"
+
+
+def _name(at: datetime) -> str:
+    """The zone a time is shown in: the one really used (UTC when the name was unknown)."""
+    return str(getattr(at.tzinfo, "key", "UTC"))
 
 
 def money(amount: dict[str, Any] | None, language: str) -> str:
