@@ -324,3 +324,23 @@ def test_amounts_dates_and_ranges_in_each_language():
     assert date_time("2030-03-31T21:30:00.000Z", "Not/AZone", "en") == "31 March 2030, 21:30 (UTC)"
     assert time_range("2030-01-01T22:00:00Z", "2030-01-02T01:00:00Z", "UTC", "en") == \
         "1 January 2030, 22:00 – 2 January 2030, 01:00 (UTC)"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_review_reason_the_domain_names_has_its_own_words(language):
+    """domain/review_steps.py says what happens next for each review reason; the message says the
+    same in both languages, so a new reason without its words falls to the default and fails here."""
+    from holdfast.domain.review_steps import REVIEW_NEXT_STEPS
+
+    kind, values, subject_booking, offering = CASES["booking.manual_review"]
+
+    def said(reason):
+        return render(kind, values, replace(subject_booking, language=language, review={"reason": reason}),
+                      offering, SITE).text.split("\n\n")[0]
+
+    default = said("default")
+    for reason in set(REVIEW_NEXT_STEPS) - {"default"}:
+        assert said(reason) != default, reason
+    assert said("refund_rejected_insufficient_funds") == said("refund")
+    if language == "en":   # the English words are the domain's own sentences
+        assert {said(reason) for reason in REVIEW_NEXT_STEPS} == set(REVIEW_NEXT_STEPS.values())
