@@ -24,7 +24,7 @@ TEST_WORKERS ?= 2
 PYTHON312 ?= $(shell command -v python3.12 2>/dev/null)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv tree-path sam-venv parity-build graphviz chromium valgrind test lint run sandbox invoke bench bench-profile bench-coldstart proof notebook notebook-html screenshots architecture clean
+.PHONY: help venv tree-path sam-venv parity-build graphviz chromium valgrind test lint run sandbox invoke bench bench-profile bench-coldstart proof notebook notebook-html screenshots mail-screenshots architecture clean
 
 help:
 	@echo "make run      start the whole system locally (AWS emulator, API, payment sandbox, demo event)"
@@ -43,6 +43,7 @@ help:
 	@echo "              (SEED=n HISTORIES=1 replays one history; HISTORIES, STEPS, WORKERS, PROOF_SECONDS, ONLY, SKIP)"
 	@echo "make notebook execute docs/design.ipynb in place (make notebook-html also renders docs/design.html)"
 	@echo "make screenshots  the browser tests, leaving screenshots of the web pages in docs/screenshots/"
+	@echo "make mail-screenshots  every message's HTML in Chromium, in docs/screenshots/mail/ (the golden cases)"
 	@echo "make architecture  redraw docs/architecture.svg, the layers, from the imports (fails on an upward import)"
 	@echo "make clean    remove the virtualenv and caches"
 
@@ -197,6 +198,9 @@ architecture: $(STAMP) graphviz
 
 screenshots: $(STAMP) chromium
 	@HOLDFAST_SCREENSHOTS=docs/screenshots $(PY) -m pytest tests/browser -q
+
+mail-screenshots: $(STAMP) chromium tree-path
+	@$(PY) -m devstack.mail_screenshots
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) .devstack .pytest_cache .hypothesis build .aws-sam .import_linter_cache .grimp_cache

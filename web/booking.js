@@ -93,7 +93,18 @@
       + ` If you choose nothing by ${when(resolution.respond_by)}, your money comes back by itself.`;
     $("alternatives").replaceChildren(...options.map((option) => el("button", {
       type: "button", text: describeOption(option), onclick: () => decide(alternativeFields(option)),
+      class: linkedTo(option) ? "suggested" : "",
     })));
+    $("refund").classList.toggle("suggested", param("choice") === "refund");
+    const suggested = $("case").querySelector("button.suggested");
+    if (suggested) suggested.focus();
+  }
+
+  // A choice's link in the conflict case's email (services/messages.py) marks that choice; it is
+  // taken only when the customer presses it, so a mail scanner opening the link decides nothing.
+  function linkedTo(option) {
+    return param("choice") === "alternative"
+      && Object.entries(alternativeFields(option)).every(([name, value]) => param(name) === String(value));
   }
 
   // what identifies an alternative: every field but its current count of free places

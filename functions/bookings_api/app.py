@@ -1,10 +1,13 @@
 """Bookings API: hold places, pay for them, read and cancel a booking, decide its conflict case."""
+from dataclasses import replace
+
 from holdfast import wiring
 from holdfast.products.appointments import wiring as appointments_wiring
 from holdfast.resolver import Response
 from holdfast.http import customer_id, header, idempotency_key, json_response, make_resolver, parse_body
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.domain.commands import HoldPlaces
+from holdfast.domain.languages import preferred
 from holdfast.services.booking_views import describe
 from holdfast.services import admission as _admission  # noqa: F401 - every change is rate limited: loaded at init
 
@@ -23,8 +26,8 @@ def create_booking(event_id: str):
     # the hold's own transaction, and floods meet API Gateway's throttling and the waiting room.
     customer, key = customer_id(app), idempotency_key(app)
     wiring.waiting_room().check_admission(event_id, customer, header(app, "X-Admission-Token"))
-    result = wiring.bookings().create_booking(event_id, customer, key,
-                                                HoldPlaces.of(parse_body(app, BookingIn)))
+    request = replace(HoldPlaces.of(parse_body(app, BookingIn)), language=preferred(header(app, "Accept-Language")))
+    result = wiring.bookings().create_booking(event_id, customer, key, request)
     return json_response(201, describe(result.booking), {"Idempotent-Replayed": str(result.replayed).lower()})
 
 
@@ -34,7 +37,8 @@ def book_service(service_id: str):
     from holdfast.products.appointments.schemas import SlotBookingIn
 
     customer, key = customer_id(app), idempotency_key(app)   # a hold: no limiter write (above)
-    result = appointments_wiring.appointments().book(service_id, customer, key, HoldPlaces.of(parse_body(app, SlotBookingIn)))
+    request = replace(HoldPlaces.of(parse_body(app, SlotBookingIn)), language=preferred(header(app, "Accept-Language")))
+    result = appointments_wiring.appointments().book(service_id, customer, key, request)
     return json_response(201, describe(result.booking), {"Idempotent-Replayed": str(result.replayed).lower()})
 
 

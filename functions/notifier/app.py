@@ -27,13 +27,13 @@ def handle_record(record: SqsMessage) -> None:
     envelope = json.loads(record.body)
     detail = envelope.get("detail") or {}
     if detail.get("type") == "event.changed" and detail.get("event_id"):
-        sent = announce(wiring.store(), detail, wiring.email_sender())
+        sent = announce(wiring.store(), detail, wiring.email_sender(), wiring.message_site())
         logger.info("event change announced", extra={"event_id": detail["event_id"], "notified": sent})
         return
     if not detail.get("booking_id") or not detail.get("customer_id"):
         logger.warning("not a booking change; dropped", extra={"detail_type": envelope.get("detail-type")})
         return
-    log_sent(detail, notify(wiring.store(), detail, wiring.email_sender()))
+    log_sent(detail, notify(wiring.store(), detail, wiring.email_sender(), wiring.message_site()))
 
 
 def remind(booking_id: str) -> dict:
@@ -45,7 +45,7 @@ def remind(booking_id: str) -> dict:
               "version": booking.version}
     if booking.contact_email:
         detail["contact_email"] = booking.contact_email
-    sent = notify(wiring.store(), detail, wiring.email_sender())
+    sent = notify(wiring.store(), detail, wiring.email_sender(), wiring.message_site())
     log_sent(detail, sent)
     return {"booking_id": booking_id, "reminded": sent}
 

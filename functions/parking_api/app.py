@@ -1,6 +1,9 @@
 """Parking API: organizers create lots, gates and subscriptions; customers reserve a space (then
 pay, read and cancel through /bookings); gates read their configuration, pass cars in and out, and report the passes they made offline."""
+from dataclasses import replace
+
 from holdfast import wiring
+from holdfast.domain.languages import preferred
 from holdfast.products.parking import wiring as parking_wiring
 from holdfast.http import customer_id, header, idempotency_key, json_response, make_resolver, parse_body, require_organizer
 from holdfast.observability import log_metrics, logger, tracer
@@ -38,7 +41,8 @@ def reserve(lot_id: str):
     customer, key = customer_id(app), idempotency_key(app)
     # No limiter write here, like every hold route: API Gateway's throttling and the per-customer
     # hold cap inside the hold transaction are the flood control (docs/performance.md).
-    result = parking_wiring.parking().reserve(lot_id, customer, key, parse_body(app, ReservationIn).command())
+    request = replace(parse_body(app, ReservationIn).command(), language=preferred(header(app, "Accept-Language")))
+    result = parking_wiring.parking().reserve(lot_id, customer, key, request)
     view = describe(result.booking) | wiring.booking_view_extras(result.booking)
     return json_response(201, view, {"Idempotent-Replayed": str(result.replayed).lower()})
 

@@ -1,5 +1,6 @@
 """Waitlist API: join a sold-out event's waitlist, see one's place in it, leave it."""
 from holdfast import wiring
+from holdfast.domain.languages import preferred
 from holdfast.http import customer_id, header, json_response, make_resolver, parse_body
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services import waitlist as _waitlist  # noqa: F401 - every route uses it: loaded at init
@@ -21,7 +22,8 @@ def join_waitlist(event_id: str):
     # queue for one, exactly as only an admitted customer may hold (403 admission_required).
     wiring.waiting_room().check_waitlist_admission(event_id, customer, header(app, "X-Admission-Token"))
     body = parse_body(app, WaitlistIn)
-    entry, created = wiring.waitlist().join(event_id, customer, body.quantity, body.contact_email)
+    entry, created = wiring.waitlist().join(event_id, customer, body.quantity, body.contact_email,
+                                            preferred(header(app, "Accept-Language")))
     if created:
         # Places released between the join's check and its write found no entry to offer them
         # to: look again now. The relay does the same on every release, so a failure here only

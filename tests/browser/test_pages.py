@@ -336,3 +336,39 @@ def test_a_late_payment_whose_places_went_is_moved_to_an_offered_alternative(sit
     expect(page.locator("#case")).to_be_hidden()
     assert api.booking(booking_id, who)["places"]["window"] == "12:30"
     assert sandbox.payment(payment_id)["status"] == "succeeded"
+
+
+def test_a_conflict_case_emails_link_marks_its_choice_and_one_press_takes_it(site, customer_page):
+    """Issue 33: the conflict case's message (rendered by the notifier on the stack, its links
+    PaymentReturnUrl's booking page) links each alternative; the link marks it on the page, and
+    the customer's press, not the visit, takes it."""
+    from holdfast import wiring
+
+    api, sandbox = site["api"], site["control"]
+    toy_windows.register()
+    event = api.create_event(category="windowed", capacity=1, hold_ttl_seconds=2)
+    who = customer()
+    booking_id, payment_id = booked_and_paying(api, event, who)
+    api.wait_status(booking_id, who, "EXPIRED", timeout=15)
+    assert api.book(event["event_id"], customer()).status_code == 201     # someone takes the 12:00 window
+    sandbox.pay(payment_id)
+    api.wait_status(booking_id, who, "MANUAL_REVIEW")
+    deadline, notes = time.monotonic() + 15, []
+    while time.monotonic() < deadline and not any(n["type"] == "booking.manual_review" for n in notes):
+        time.sleep(0.1)   # the relay, the bus and the queue deliver asynchronously
+        notes = wiring.store().list_notifications(who)
+    [case] = [n for n in notes if n["type"] == "booking.manual_review"]
+    links = dict(re.findall(r"^(.+?): (http://\S+choice=\S+)$", case["message"], re.M))
+    assert set(links) == {"window 12:30", "window 13:00", "Give my money back"}, case["message"]
+
+    page = customer_page(who)
+    page.goto(links["window 13:00"])
+    choices = page.get_by_role("group", name="Other times you can have").get_by_role("button")
+    expect(choices).to_have_text(["Window 12:30", "Window 13:00"])
+    expect(choices.nth(1)).to_have_class(re.compile("suggested"))
+    expect(choices.nth(1)).to_be_focused()
+    expect(choices.first).not_to_have_class(re.compile("suggested"))
+    assert api.booking(booking_id, who)["status"] == "MANUAL_REVIEW"     # opening the link decided nothing
+    choices.nth(1).click()
+    expect(page.locator("#status")).to_have_attribute("data-status", "CONFIRMED")
+    assert api.booking(booking_id, who)["places"]["window"] == "13:00"

@@ -180,6 +180,15 @@ def test_cryptography_loads_only_when_a_token_is_signed_or_verified(loaded):
     assert carrying == [], "cryptography loads at the cold start of " + ", ".join(carrying)
 
 
+def test_the_message_libraries_load_on_the_first_render_only(loaded):
+    # services/messages.py imports Jinja2 (and icalendar, segno for a message's files) inside the
+    # render: the notifier's cold start, and every other function's, pays for none of them
+    heavy = ("jinja2", "markupsafe", "icalendar", "segno")
+    carrying = sorted(lid for lid in _functions() if any(name in loaded[lid] for name in heavy))
+    assert carrying == [], "the message libraries load at the cold start of " + ", ".join(carrying)
+    assert "holdfast.services.messages" in loaded["NotifierFunction"]
+
+
 def test_no_request_model_is_built_at_import(loaded):
     # every model of the layer is defer_build: its validator is built on its first validation,
     # so a function pays only for the models its requests use

@@ -169,6 +169,7 @@ def test_cancel_returns_places_at_once(api):
 
 def test_an_unpaid_hold_is_reminded_once_before_it_expires(api, system):
     from holdfast import wiring
+    from holdfast.services.message_words import date_time
 
     event = api.create_event(capacity=1, hold_ttl_seconds=5)
     carol = new_customer()
@@ -184,7 +185,8 @@ def test_an_unpaid_hold_is_reminded_once_before_it_expires(api, system):
     kinds = [n["type"] for n in sorted(notes, key=lambda n: n["at"] or "")]
     assert kinds.count("booking.hold_expiring") == 1, kinds
     reminder = next(n for n in notes if n["type"] == "booking.hold_expiring")
-    assert booking["hold_expires_at"] in reminder["message"]  # the deadline, told in advance
+    # the deadline, told in advance (in the customer's words: the offering's zone, UTC for an event)
+    assert date_time(booking["hold_expires_at"], "UTC", "en") in reminder["message"]
     # A hold that was paid for in time gets no reminder.
     dave = new_customer()
     paid = api.book(event["event_id"], dave, {"quantity": 1}).json()

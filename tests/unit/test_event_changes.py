@@ -48,7 +48,7 @@ def test_each_customer_holding_places_hears_once(store, clock, bookings, payment
     heard = {who: [n for n in store.list_notifications(who) if n["type"] == "event.changed"]
              for who in ("paid", "twice", "gone")}
     assert [len(heard[who]) for who in ("paid", "twice", "gone")] == [1, 1, 0]
-    assert "venue: Hall -> Arena" in heard["paid"][0]["message"]
+    assert "Venue: Hall → Arena" in heard["paid"][0]["message"]
     assert "full refund" in heard["paid"][0]["message"] and "full refund" not in heard["twice"][0]["message"]
 
 

@@ -11,13 +11,19 @@ import boto3
 import pytest
 
 from holdfast.adapters.aws import NotificationsBus, SesEmailSender
-from holdfast.services.notifications import KINDS, NotificationNotSent, bus_entry, notify, render
+from holdfast.ports import Message
+from holdfast.services.notifications import NotificationNotSent, bus_entry, notify
+from tests.support.fake_store import FakeBookingStore
 from tests.support.fakes import FakeNotificationLog
 
 
+class Log(FakeBookingStore, FakeNotificationLog):
+    """The notification log with the bookings and offerings a message reads (one table)."""
+
+
 @pytest.fixture
-def log() -> FakeNotificationLog:
-    return FakeNotificationLog()
+def log() -> Log:
+    return Log()
 
 
 def detail(**overrides):
@@ -26,25 +32,15 @@ def detail(**overrides):
             "hold_expires_at": "2030-01-01T12:10:00.000Z"} | overrides
 
 
-#: The values a kind's message carries beyond a booking's (services/event_announcements.py).
-KIND_VALUES = {"event.changed": {"name": "Jazz night", "what_changed": "the start time moved to 21:00",
-                                 "refund_note": ""}}
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_every_kind_has_a_template_with_its_values(kind):
-    subject, body = render(kind, detail(type=kind, **KIND_VALUES.get(kind, {})))
-    assert subject and "b-1" in body and "{" not in subject + body
-
-
 class Recorder:
     def __init__(self, fail=False):
-        self.sent, self.fail = [], fail
+        self.sent, self.messages, self.fail = [], [], fail
 
-    def send(self, to, subject, body):
+    def send(self, to, message):
         if self.fail:  # as SES words it for an unverified recipient in a sandboxed account
             raise RuntimeError(f"Email address is not verified. The following identities failed the check: {to}")
-        self.sent.append((to, subject))
+        self.sent.append((to, message.subject))
+        self.messages.append(message)
         return "m-1"
 
 
@@ -83,7 +79,7 @@ def test_reminders_are_once_per_booking(log):
 def test_ses_adapter_sends_through_sesv2(aws):
     ses = boto3.client("sesv2", region_name="eu-central-1")
     ses.create_email_identity(EmailIdentity="tickets@example.com")
-    assert SesEmailSender("tickets@example.com", ses).send("ann@example.com", "Subject", "Body")
+    assert SesEmailSender("tickets@example.com", ses).send("ann@example.com", Message("Subject", "Body"))
 
 
 def test_bus_publishes_the_outbox_event_as_its_detail(aws):
@@ -140,3 +136,74 @@ def test_the_contact_address_wins_over_the_customer_id(log):
     assert [to for to, _ in sender.sent] == ["seven@example.org", "second@example.org"]
     # Recorded under the customer (the sink is per customer), marked as emailed.
     assert log.list_notifications("customer-7")[0]["channel"] == "email"
+
+
+def test_the_message_is_the_bookings_in_its_language_with_its_calendar_entry(store, bookings, payments, provider,
+                                                                              ga_event):
+    from holdfast.domain.commands import HoldPlaces
+    from holdfast.services.messages import Site
+
+    held = bookings.create_booking(ga_event["event_id"], "cust-1", "k1",
+                                   HoldPlaces(quantity=2, contact_email="ann@example.com", language="ru")).booking
+    sender, site = Recorder(), Site(booking_url="http://127.0.0.1:3000/booking.html?id={booking_id}")
+    base = {"booking_id": held.booking_id, "customer_id": "cust-1", "event_id": ga_event["event_id"],
+            "contact_email": "ann@example.com", "at": held.created_at}
+    assert notify(store, {**base, "type": "booking.held", "status": "HELD", "version": 1,
+                          "hold_expires_at": held.hold_expires_at}, sender, site)
+    payment_id = payments.start_payment(held.booking_id, "cust-1", "pay-1").payment.payment_id
+    provider.pay(payment_id)
+    assert payments.apply_provider_payment(provider.get_payment(payment_id)) == "confirmed"
+    assert notify(store, {**base, "type": "booking.confirmed", "status": "CONFIRMED", "version": 3}, sender, site)
+    first, confirmed = sender.messages
+    assert first.subject.startswith(f"Места на «{ga_event['name']}» удержаны до ")
+    assert "2 места" in first.text and f"booking.html?id={held.booking_id}" in first.html
+    assert confirmed.subject.startswith("Бронь подтверждена") and "3\u00a0000,00\u00a0₽" in confirmed.text
+    [ics] = confirmed.attachments
+    assert ics.name == "booking.ics" and f"UID:booking-{held.booking_id}@holdfast" in ics.data.decode()
+    # the record keeps the plain text (the CLI reads it)
+    assert store.list_notifications("cust-1")[1]["message"] == confirmed.text.strip()
+
+
+def test_ses_adapter_sends_attachments_as_one_mime_message(aws):
+    from email import message_from_bytes, policy
+
+    from holdfast.adapters.aws import mime_bytes
+    from holdfast.ports import Attachment
+
+    ses = boto3.client("sesv2", region_name="eu-central-1")
+    ses.create_email_identity(EmailIdentity="tickets@example.com")
+    message = Message("Подтверждено", "Текст", "<p>HTML <img src=\"cid:pass.png\"></p>",
+                      (Attachment("booking.ics", "text/calendar; method=PUBLISH; charset=UTF-8", b"BEGIN:VCALENDAR\r\n"),),
+                      (Attachment("pass.png", "image/png", b"\x89PNG fake"),))
+    assert SesEmailSender("tickets@example.com", ses).send("ann@example.com", message)
+    mail = message_from_bytes(mime_bytes("tickets@example.com", "ann@example.com", message), policy=policy.default)
+    assert mail["Subject"] == "Подтверждено" and mail.get_content_type() == "multipart/mixed"
+    parts = {part.get_content_type(): part for part in mail.walk()}
+    assert parts["text/plain"].get_content().strip() == "Текст" and "cid:pass.png" in parts["text/html"].get_content()
+    assert parts["image/png"]["Content-ID"] == "<pass.png>" and parts["image/png"].get_content() == b"\x89PNG fake"
+    assert parts["text/calendar"].get_filename() == "booking.ics"
+    assert parts["text/calendar"].get_param("method") == "PUBLISH"
+    assert parts["multipart/related"] is not None and parts["multipart/alternative"] is not None
+
+
+class Capturing:
+    """A sesv2 client that keeps what it was asked to send."""
+
+    def __init__(self):
+        self.calls = []
+
+    def send_email(self, **kwargs):
+        self.calls.append(kwargs)
+        return {"MessageId": "m-1"}
+
+
+def test_ses_adapter_keeps_the_simple_path_without_attachments():
+    client = Capturing()
+    SesEmailSender("tickets@example.com", client).send("ann@example.com", Message("S", "T", "<p>H</p>"))
+    [call] = client.calls
+    assert call["Content"] == {"Simple": {"Subject": {"Data": "S", "Charset": "UTF-8"},
+                                          "Body": {"Text": {"Data": "T", "Charset": "UTF-8"},
+                                                   "Html": {"Data": "<p>H</p>", "Charset": "UTF-8"}}}}
+    SesEmailSender("tickets@example.com", client).send("ann@example.com", Message(
+        "S", "T", "", (__import__("holdfast.ports").ports.Attachment("a.ics", "text/calendar", b"x"),)))
+    assert set(client.calls[1]["Content"]) == {"Raw"}

@@ -228,6 +228,16 @@ def test_the_offer_carries_the_contact_address_given_on_joining(waitlist, bookin
     assert outbox["contact_email"] == "ann@example.org" and outbox["type"] == "waitlist.offer"
 
 
+def test_the_offer_is_written_in_the_language_the_customer_joined_in(waitlist, bookings, small_event, clock, store):
+    held = sell_out(bookings, small_event)
+    waitlist.join(small_event["event_id"], "ann", 1, language="ru")
+    waitlist.join(small_event["event_id"], "ben", 1)
+    clock.advance(601)
+    bookings.expire(held.booking_id)
+    offers = [store.get_booking(offer_id) for offer_id in waitlist.advance(small_event["event_id"])]
+    assert {offer.customer_id: offer.language for offer in offers} == {"ann": "ru", "ben": "en"}
+
+
 def test_a_waitlist_is_for_places_nobody_can_take_now(waitlist, bookings, small_event, store):
     # Joining with places free made the relay hold them for the customer at once, on the
     # system's path (issue 28, finding 5): the customer books them like anyone else instead.

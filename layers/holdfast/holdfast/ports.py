@@ -341,7 +341,15 @@ class NotificationLog(Protocol):
     def forget_notification(self, customer_id: str, dedup_id: str) -> None: ...
 
 
-class NotificationStore(NotificationLog, EventBookings, Protocol):
+class MessageReads(Protocol):
+    """What a message says about a booking: the booking and its offering as they are now."""
+
+    def get_booking(self, booking_id: str) -> Booking | None: ...
+
+    def get_event(self, event_id: str) -> dict[str, Any] | None: ...
+
+
+class NotificationStore(NotificationLog, EventBookings, MessageReads, Protocol):
     """E-mails sent once per notification, to one booking or to an event's bookings."""
 
 
@@ -488,5 +496,28 @@ class PaymentEventsQueue(Protocol):
     def enqueue(self, *, event: str, object_id: str, status: str, payment_id: str) -> str: ...
 
 
+@dataclass(frozen=True)
+class Attachment:
+    """A file sent with a message (a calendar entry, a parking pass's QR image)."""
+
+    name: str
+    content_type: str   # "text/calendar; method=REQUEST", "image/png"
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Message:
+    """One rendered email (services/messages.py): what the sender puts on the wire, nothing more.
+    ``inline`` attachments are shown inside the HTML (``cid:<name>``), the others are files."""
+
+    subject: str
+    text: str
+    html: str = ""
+    attachments: tuple[Attachment, ...] = ()
+    inline: tuple[Attachment, ...] = ()
+
+
 class EmailSender(Protocol):
-    def send(self, to: str, subject: str, body: str) -> str: ...
+    def send(self, to: str, message: Message) -> str:
+        """Send one message; returns the provider's message id."""
+        ...

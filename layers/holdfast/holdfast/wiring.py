@@ -315,6 +315,17 @@ def email_sender():
 
 
 @cached
+def message_site():
+    """Where messages link to (the booking page, PAYMENT_RETURN_URL's form) and what a booking's
+    kind adds to what they show (a parking pass), as the API's booking view does."""
+    from .services.messages import Site
+
+    config = settings()
+    return Site(booking_url=config.payment_return_url, sender=config.notifications_sender,
+                view_extras=booking_view_extras)
+
+
+@cached
 def personal_data():
     from .services.personal_data import PersonalDataService
 

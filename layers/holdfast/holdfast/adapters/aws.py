@@ -14,6 +14,7 @@ from botocore.exceptions import ClientError
 from ..clock import Clock, iso, parse_iso, system_clock
 from .expiry_buckets import bucket_of, bucket_stamp, execution_name
 from ..observability import logger
+from ..ports import Message
 
 
 def start_once(client: Any, state_machine_arn: str, name: str, payload: dict[str, Any]) -> bool:
@@ -208,16 +209,48 @@ class NotificationsBus:
 
 
 class SesEmailSender:
-    """Sends a plain-text email through SES v2 from a verified identity."""
+    """Sends a message through SES v2 from a verified identity: text and HTML as SES's simple
+    content; with attachments (a calendar entry, a QR image) as a MIME message of our own."""
 
     def __init__(self, sender: str, client: Any | None = None) -> None:
         self.sender = sender
         self.client = client or boto3.client("sesv2")
 
-    def send(self, to: str, subject: str, body: str) -> str:
-        answer = self.client.send_email(
-            FromEmailAddress=self.sender, Destination={"ToAddresses": [to]},
-            Content={"Simple": {"Subject": {"Data": subject, "Charset": "UTF-8"},
-                                "Body": {"Text": {"Data": body, "Charset": "UTF-8"}}}},
-        )
+    def send(self, to: str, message: Message) -> str:
+        if message.attachments or message.inline:
+            content: dict[str, Any] = {"Raw": {"Data": mime_bytes(self.sender, to, message)}}
+        else:
+            body = {"Text": {"Data": message.text, "Charset": "UTF-8"}}
+            if message.html:
+                body["Html"] = {"Data": message.html, "Charset": "UTF-8"}
+            content = {"Simple": {"Subject": {"Data": message.subject, "Charset": "UTF-8"}, "Body": body}}
+        answer = self.client.send_email(FromEmailAddress=self.sender, Destination={"ToAddresses": [to]},
+                                        Content=content)
         return str(answer.get("MessageId", ""))
+
+
+def mime_bytes(sender: str, to: str, message: Message) -> bytes:
+    """multipart/mixed: the text and HTML alternatives (the HTML with its inline images as a
+    related part, named by ``cid:``), then the attachments as files."""
+    from email.message import EmailMessage
+    from email.policy import SMTP
+
+    mail = EmailMessage(policy=SMTP)
+    mail["From"], mail["To"], mail["Subject"] = sender, to, message.subject
+    mail.set_content(message.text)
+    if message.html:
+        mail.add_alternative(message.html, subtype="html")
+        html = mail.get_payload()[-1]
+        for part in message.inline:
+            main, sub = _content_type(part.content_type)[:2]
+            html.add_related(part.data, main, sub, cid=f"<{part.name}>", filename=part.name)
+    for part in message.attachments:
+        main, sub, params = _content_type(part.content_type)
+        mail.add_attachment(part.data, main, sub, filename=part.name, params=params)
+    return mail.as_bytes()
+
+
+def _content_type(value: str) -> tuple[str, str, dict[str, str]]:
+    kind, *rest = (piece.strip() for piece in value.split(";"))
+    main, _, sub = kind.partition("/")
+    return main, sub, dict(piece.partition("=")[::2] for piece in rest if "=" in piece)

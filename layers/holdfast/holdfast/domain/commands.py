@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any, Mapping
 
 #: The request fields every kind may read; anything else a kind adds travels in ``details``.
-_COMMON = ("quantity", "seats", "best_available", "contact_email")
+_COMMON = ("quantity", "seats", "best_available", "contact_email", "language")
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,9 @@ class HoldPlaces:
     seats: tuple[str, ...] | None = None
     best_available: bool = False
     contact_email: str | None = None
+    #: What the customer's messages are written in (domain/languages.py); not part of the
+    #: request's identity: a repeat from a browser set to another language is the same hold.
+    language: str = "en"
     details: Mapping[str, Any] = field(default_factory=dict)
 
     def __getattr__(self, name: str) -> Any:
@@ -43,6 +46,7 @@ class HoldPlaces:
         seats = values.get("seats")
         return cls(quantity=values.get("quantity"), seats=tuple(seats) if seats is not None else None,
                    best_available=bool(values.get("best_available")), contact_email=values.get("contact_email"),
+                   language=values.get("language") or "en",
                    details={key: value for key, value in values.items() if key not in _COMMON})
 
 

@@ -39,8 +39,3 @@ def change_refund_until(event: dict[str, Any] | None, now: datetime) -> str | No
     until = (event or {}).get("change_refund_until")
     return until if until and now < parse_iso(until) else None
 
-
-def summary_text(changes: dict[str, dict[str, Any]]) -> str:
-    names = {"starts_at": "start time", "venue": "venue"}
-    return "; ".join(f"{names.get(field, field)}: {change['before']} -> {change['after']}"
-                     for field, change in changes.items())

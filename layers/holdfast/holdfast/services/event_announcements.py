@@ -8,16 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..domain.event_changes import summary_text
 from ..domain.statuses import HOLDING, BookingStatus
 from ..ports import EmailSender, NotificationStore
+from .messages import Site
 from .notifications import notify
 
 #: Whose places a change concerns.
 CONCERNED = frozenset(HOLDING | {BookingStatus.CONFIRMED})
 
 
-def announce(store: NotificationStore, detail: dict[str, Any], sender: EmailSender | None = None) -> int:
+def announce(store: NotificationStore, detail: dict[str, Any], sender: EmailSender | None = None,
+             site: Site | None = None) -> int:
     """Notify every concerned customer once; returns how many were notified by this call."""
     event_id = str(detail["event_id"])
     bookings = store.get_bookings(store.event_booking_ids(event_id))
@@ -25,23 +26,17 @@ def announce(store: NotificationStore, detail: dict[str, Any], sender: EmailSend
     for booking in sorted(bookings, key=lambda b: b.created_at):
         if booking.status in CONCERNED:
             by_customer.setdefault(booking.customer_id, booking)
-    text = summary_text(detail.get("changes") or {})
     sent = 0
     for customer_id, booking in by_customer.items():
         personal = {
             "type": "event.changed", "event_id": event_id, "version": int(detail["version"]), "at": detail.get("at"),
             "booking_id": booking.booking_id, "customer_id": customer_id, "status": booking.status.value,
-            "name": detail.get("name", ""), "what_changed": text,
-            "refund_note": _refund_note(detail, booking.status),
+            "name": detail.get("name", ""), "changes": detail.get("changes") or {},
         }
+        if detail.get("change_refund_until"):
+            personal["change_refund_until"] = detail["change_refund_until"]
         if booking.contact_email:
             personal["contact_email"] = booking.contact_email
-        sent += notify(store, personal, sender)
+        sent += notify(store, personal, sender, site)
     return sent
 
-
-def _refund_note(detail: dict[str, Any], status: BookingStatus) -> str:
-    until = detail.get("change_refund_until")
-    if not until or status is not BookingStatus.CONFIRMED:
-        return ""
-    return f"If you cannot come, you may cancel your booking with a full refund until {until}."

@@ -6,41 +6,19 @@ de-duplication id is the outbox item's key (booking and version; ``<booking>#rem
 payment reminder): the conditional ``record_notification`` put lets exactly one delivery through,
 however often the stream, the bus or the queue repeat it. The recorded item is the local sink
 (``python -m holdfast.cli notifications <customer>``); with a sender configured the same text
-also goes out by email through SES. Texts are ``holdfast/templates/<kind>.txt`` (a ``Subject:``
-line, a blank line, the body).
+also goes out by email through SES. The message (subject, text, HTML, files) is rendered by
+services/messages.py.
 """
 from __future__ import annotations
 
-import functools
 import json
-from importlib import resources
 from typing import Any
 
 from ..observability import logger
 from ..ports import EmailSender, NotificationStore
+from .messages import Site, compose
 
 SOURCE = "holdfast.bookings"
-#: Every kind a customer hears about, and the template each uses.
-KINDS = ("booking.held", "booking.hold_expiring", "booking.confirmed", "booking.expired", "booking.cancelled",
-         "booking.payment_failed", "booking.refund_pending", "booking.refunded", "booking.manual_review",
-         "waitlist.offer", "event.changed")
-
-
-@functools.cache
-def template(kind: str) -> tuple[str, str]:
-    name = f"{kind}.txt" if kind in KINDS else "booking.changed.txt"
-    try:
-        text = resources.files("holdfast").joinpath("templates", name).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = "Subject: Your booking changed\n\nBooking {booking_id} is now {status}.\n"
-    head, _, body = text.partition("\n\n")
-    return head.removeprefix("Subject:").strip(), body
-
-
-def render(kind: str, values: dict[str, Any]) -> tuple[str, str]:
-    subject, body = template(kind)
-    fields = {"booking_id": "", "hold_expires_at": "", "status": "", **{k: str(v) for k, v in values.items()}}
-    return subject.format_map(fields), body.format_map(fields)
 
 
 def dedup_id(detail: dict[str, Any]) -> str:
@@ -61,12 +39,14 @@ def recipient(detail: dict[str, Any]) -> str | None:
     return customer if "@" in customer else None
 
 
-def notify(store: NotificationStore, detail: dict[str, Any], sender: EmailSender | None = None) -> bool:
+def notify(store: NotificationStore, detail: dict[str, Any], sender: EmailSender | None = None,
+           site: Site | None = None) -> bool:
     """One notification for one change: recorded once (False for a repeat), then emailed when a
     sender is configured and the booking has an address. If the email fails, the record is
     taken back and the error raised, so the queue's redelivery tries again."""
     kind = str(detail.get("type", ""))
-    subject, body = render(kind, detail)
+    message = compose(store, detail, site)
+    subject, body = message.subject, message.text
     dedup = dedup_id(detail)
     customer = str(detail["customer_id"])
     to = recipient(detail) if sender is not None else None
@@ -78,7 +58,7 @@ def notify(store: NotificationStore, detail: dict[str, Any], sender: EmailSender
     if not recorded or to is None or sender is None:
         return recorded
     try:
-        sender.send(to, subject, body)
+        sender.send(to, message)
     except Exception as exc:
         store.forget_notification(customer, dedup)
         # SES quotes the address in some errors (an unverified identity): keep it out of the logs.

@@ -31,8 +31,11 @@ T = TypeVar("T")
 
 def apply(store: BookingSaves, booking: Booking, now, *, status: BookingStatus | None = None, actor: str,
           action: str, decision: str, ids: dict[str, str] | None = None, move: Move | None = None,
-          places: Places | None = None, extra: list | None = None, **changes: Any) -> Booking:
+          places: Places | None = None, extra: list | None = None, notice: dict[str, Any] | None = None,
+          **changes: Any) -> Booking:
     """Save ``booking`` moved to ``status`` (or kept in its status, for a journalled change).
+    ``notice``: what the customer's message says besides the booking (a parking exit's receipt),
+    carried in the outbox event.
 
     Raises StaleBooking when someone else wrote the booking first, PlacesTaken when the
     inventory move's condition failed, and SalesStopped when a move that takes places again
@@ -51,14 +54,15 @@ def apply(store: BookingSaves, booking: Booking, now, *, status: BookingStatus |
     outbox = None
     notify = NOTIFIED.get(target) or getattr(lifecycle.declared(target), "notify", None)
     if target != booking.status and notify:
-        outbox = {"type": notify, "at": at, "reason": decision}
+        outbox = {"type": notify, "at": at, "reason": decision, **(notice or {})}
     store.commit(Change(before=booking, after=after, journal=entry, outbox=outbox, move=move, places=places,
                         items=tuple(extra or ())))
     return after
 
 
 def advance(store: BookingSaves, booking: Booking, now, target: str, *, actor: str, action: str,
-            decision: str, ids: dict[str, str] | None = None, extra: list | None = None, **changes: Any) -> Booking:
+            decision: str, ids: dict[str, str] | None = None, extra: list | None = None,
+            notice: dict[str, Any] | None = None, **changes: Any) -> Booking:
     """Move a booking into a state its inventory kind declared (domain/lifecycle.py), if the kind
     lets ``actor`` do so from the booking's status; its places follow the state (kept sold, or
     released). Same version check, journal and outbox as every other change."""
@@ -66,7 +70,7 @@ def advance(store: BookingSaves, booking: Booking, now, target: str, *, actor: s
         raise IllegalTransition(booking.status, target, f" by {actor}")
     status = lifecycle.status_of(str(target))
     return apply(store, booking, now, status=status, actor=actor, action=action, decision=decision, ids=ids,
-                 move=implied_move(booking.status, status), extra=extra, **changes)
+                 move=implied_move(booking.status, status), extra=extra, notice=notice, **changes)
 
 
 def decide_again(read: Callable[[], R | None], decide: Callable[[R], T], *, attempts: int,

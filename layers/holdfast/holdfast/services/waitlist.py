@@ -57,9 +57,9 @@ class WaitlistService:
     # ------------------------------------------------------------------------------- customer
 
     def join(self, event_id: str, customer_id: str, quantity: int,
-             contact_email: str | None = None) -> tuple[dict[str, Any], bool]:
+             contact_email: str | None = None, language: str = "en") -> tuple[dict[str, Any], bool]:
         """Put the customer in line; joining again while on the list returns the same entry.
-        ``contact_email`` is kept on the entry and given to the offer's hold, for its emails."""
+        ``contact_email`` and ``language`` are kept on the entry and given to the offer's hold, for its emails."""
         event = self.store.get_event(event_id)
         if event is None:
             raise NotFound(f"No event {event_id}.", code="event_not_found")
@@ -83,6 +83,8 @@ class WaitlistService:
                      "queue_sk": self.store.waitlist_queue_key(now, entry_id), "state": "WAITING"}
             if contact_email:
                 entry["contact_email"] = contact_email
+            if language != "en":
+                entry["language"] = language
             try:
                 if self.store.waitlist_join(event_id, entry, REJOINABLE):
                     return self._describe(event_id, entry), True
@@ -169,9 +171,10 @@ class WaitlistService:
         event = self.store.get_event(event_id)
         quantity = int(offer["quantity"])
         entry = self.store.waitlist_entry(event_id, offer["customer_id"]) or {}
-        contact = entry.get("contact_email") if entry.get("entry_id") == offer["entry_id"] else None
+        own = entry.get("entry_id") == offer["entry_id"]
+        contact = entry.get("contact_email") if own else None
         wanted = kinds.of_event(event).waitlist_request(quantity) if event else {"quantity": quantity}
-        request = HoldPlaces.of({**wanted, "contact_email": contact})
+        request = HoldPlaces.of({**wanted, "contact_email": contact, "language": entry.get("language") if own else None})
         try:
             result = self.bookings.hold_for_customer(
                 event_id, offer["customer_id"], f"waitlist-offer-{offer['entry_id']}", request,

@@ -300,10 +300,18 @@ class GatePasses:
             extra += [(f"ticket-claim:{at_key}", self.store.granule_claim(_granule(lot_id, ticket, at_key),
                                                                ticket["ticket_id"], Move.UNSELL))
                       for at_key in ticket.get("granules") or ()]
+            # the customer's receipt (services/messages.py): the stay, the tariff and the money
+            receipt = {"space_id": ticket["space_id"], "entered_at": ticket["entered_at"], "exited_at": iso(at),
+                       "minutes": rules.stay_minutes(parse_iso(ticket["entered_at"]), at, 0),
+                       "hourly": hourly.as_dict(), "grace_minutes": settings.grace_minutes,
+                       "charge": Money(charge, currency).as_dict(), "prepaid": Money(prepaid, currency).as_dict(),
+                       "paid": Money(paid, currency).as_dict(), **({"daily_cap": cap.as_dict()} if cap else {}),
+                       **({"due": Money(due, currency).as_dict()} if due > 0 else {})}
             transitions.advance(self.store, booking, self.clock(), COMPLETED, actor="gate", action="vehicle_exited",
                                 decision=f"left through gate {gate_id}; charged {charge:.2f}"
                                          + (f"; left owing {due:.2f}" if due > 0 else ""),
-                                ids={"ticket_id": ticket["ticket_id"], "gate_id": gate_id}, extra=extra)
+                                ids={"ticket_id": ticket["ticket_id"], "gate_id": gate_id}, extra=extra,
+                                notice={"receipt": receipt})
             return answer
         claims = [(f"claim:{at_key}", self.store.granule_claim(_granule(lot_id, ticket, at_key),
                                                       ticket["ticket_id"], Move.UNSELL)) for at_key in ticket["granules"]]

@@ -1,0 +1,51 @@
+"""The files a message carries: a booking's calendar entry (iCalendar) and a pass as a QR image.
+
+One calendar entry per booking, always under the same UID: the confirmation publishes it, a
+change of the event publishes it again with a higher SEQUENCE (calendars replace the entry they
+hold), and the end of the booking's places (event cancelled, refund, no-show) withdraws it with
+METHOD:CANCEL. Imported only when a message needs a file (icalendar and segno stay off the
+notifier's cold start)."""
+from __future__ import annotations
+
+import io
+
+from ..clock import parse_iso
+
+
+def calendar(*, uid: str, method: str, sequence: int, summary: str, start: str, end: str | None, location: str,
+             url: str, stamp: str, organizer: str, attendee: str | None) -> bytes:
+    """An iCalendar object with one VEVENT; ``method`` PUBLISH or CANCEL (RFC 5546)."""
+    from icalendar import Calendar, Event, vCalAddress
+
+    cal = Calendar()
+    cal.add("prodid", "-//Holdfast//bookings//EN")
+    cal.add("version", "2.0")
+    cal.add("method", method)
+    event = Event()
+    event.add("uid", uid)
+    event.add("sequence", sequence)
+    event.add("dtstamp", parse_iso(stamp))
+    event.add("dtstart", parse_iso(start))
+    if end:
+        event.add("dtend", parse_iso(end))
+    event.add("summary", summary)
+    event.add("status", "CANCELLED" if method == "CANCEL" else "CONFIRMED")
+    if location:
+        event.add("location", location)
+    if url:
+        event.add("url", url)
+    if organizer:
+        event.add("organizer", vCalAddress(f"mailto:{organizer}"))
+    if attendee:
+        event.add("attendee", vCalAddress(f"mailto:{attendee}"))
+    cal.add_component(event)
+    return cal.to_ical()
+
+
+def qr_png(text: str) -> bytes:
+    """``text`` as a QR code (error correction M, the quiet zone the standard asks for), PNG."""
+    import segno
+
+    out = io.BytesIO()
+    segno.make(text, error="m", micro=False).save(out, kind="png", scale=5, border=4)
+    return out.getvalue()
