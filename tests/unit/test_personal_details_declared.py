@@ -12,6 +12,8 @@ from tests.support.toy_kind import StandingZones
 class BadgedZones(StandingZones):
     name = "toy_badged_zones"
     personal_details = ("badge",)
+    # the toy kind's own states stay the toy kind's: another test may have it registered
+    extra_states = ()
 
 
 def test_a_registered_kinds_personal_ids_are_erased_from_journal_entries():
