@@ -19,9 +19,10 @@ tests/support/fake_parking.py): the label and a ``Write`` (key, condition, effec
 its own items, and it refuses a raw DynamoDB item with a TypeError rather than guess what the item
 meant. tests/support/fake_table.py composes this store with the products' fake parts.
 
-Not here either: ``query_listing`` and ``update_event_listing`` (the listing's filter expressions
-are DynamoDB syntax). The waitlist, notification and resource ports are tests/support/fakes.py's;
-they share this store's table (``FakeWaitlistStore`` below), as the adapters share theirs.
+Not here either: ``query_listing`` (the listing's filter expressions are DynamoDB syntax); its
+cases stay on the emulators. The waitlist, notification and resource ports are
+tests/support/fakes.py's; they share this store's table (``FakeWaitlistStore`` and
+``FakeNotificationStore`` below), as the adapters share theirs.
 
 Test code only: the deployed package (layers/) never imports this module.
 """
@@ -57,7 +58,7 @@ from holdfast.observability import booking_written
 from holdfast.ports import (AlreadyCancelled, Change, DuplicateRequest, EventNotFound, HoldLimitReached, ItemExists,
                             KeyUsed, Labelled, PlacesTaken, SalesStopped, StaleBooking, StoreError,
                             TransientStoreError)
-from tests.support.fakes import FakeWaitlist, Item, Key, Write, _Fake, _set, absent, always
+from tests.support.fakes import FakeNotificationLog, FakeWaitlist, Item, Key, Write, _Fake, _set, absent, always
 
 #: DynamoDB's limit of items in one TransactWriteItems (and keys in one BatchGetItem request).
 TRANSACTION_LIMIT = 100
@@ -90,8 +91,9 @@ def _number_at_least(item: Item | None, name: str, amount: int) -> bool:
 
 class FakeBookingStore(_Fake):
     """``HoldStore``, ``PaymentStore``'s booking part (``LifecycleStore``, ``InventoryReads``,
-    ``ExpiryIndex``, ``ReviewQueue``), ``Cancellations``, ``put_event``/``get_event`` of ``Catalog``,
-    and ``sale_gate_check`` to build an extra item (see the module's docstring)."""
+    ``ExpiryIndex``, ``ReviewQueue``), ``Cancellations``, ``put_event``, ``get_event`` and
+    ``update_event_listing`` of ``Catalog``, and ``sale_gate_check`` to build an extra item (see the
+    module's docstring)."""
 
     # ------------------------------------------------------------------------------ commit
 
@@ -305,6 +307,36 @@ class FakeBookingStore(_Fake):
                                 lambda _: {**event, "creation_fingerprint": fingerprint}):
             raise ItemExists(event_id)
 
+    def update_event_listing(self, event_id: str, expected_version: int, changes: dict[str, Any],
+                             drop_index: list[tuple[str, str]], put_index: list[dict[str, Any]],
+                             outbox: dict[str, Any] | None = None) -> None:
+        """adapters/offerings_store.py's: the event's fields, its index items and its announcement
+        in one transaction, on the ``catalog_version`` read (a missing one counts as 0)."""
+        self.table.check_fault("update_event_listing")
+        event_pk = f"EVENT#{event_id}"
+
+        def at_version(item: Item | None) -> bool:
+            if item is None:
+                return False
+            return item["catalog_version"] == expected_version if "catalog_version" in item else expected_version == 0
+
+        put_keys = {(item["pk"], item["sk"]) for item in put_index}
+        writes = [Write("event", (event_pk, "META"), at_version, _set(changes))]
+        writes += [Write(f"drop:{pk}/{sk}", (pk, sk), always, lambda _: None)
+                   for pk, sk in drop_index if (pk, sk) not in put_keys]
+        writes += [Write(f"put:{item['pk']}/{item['sk']}", (item["pk"], item["sk"]), always,
+                         lambda _, item=item: dict(item)) for item in put_index]
+        if outbox is not None:
+            announcement = {"ttl": int(time.time()) + OUTBOX_RETENTION_SECONDS, **outbox}
+            writes.append(Write("outbox", (event_pk, f"OUTBOX#{int(outbox['version']):06d}"), always,
+                                lambda _: announcement))
+        failed = self._transact(writes)
+        if not failed:
+            return
+        if "event" in failed:
+            raise StaleBooking(event_id)
+        raise TransientStoreError("transaction conflict")
+
     # -------------------------------------------------------------------------- inventory
 
     def pool_keys(self, event_id: str) -> list[dict[str, str]]:
@@ -516,6 +548,11 @@ class FakeBookingStore(_Fake):
 class FakeWaitlistStore(FakeBookingStore, FakeWaitlist):
     """The bookings and the waitlist over one table, as the adapter's ``BookingStore`` keeps them
     (``WaitlistStore``: the waitlist offers its places through the hold)."""
+
+
+class FakeNotificationStore(FakeBookingStore, FakeNotificationLog):
+    """The bookings and the notification log over one table, as the adapter's ``BookingStore``
+    keeps them (``NotificationStore``: an event's announcement reaches its bookings' customers)."""
 
 
 # ================================================================================ the claims

@@ -1,7 +1,9 @@
 """Service tests with a controllable clock and an in-memory provider, on moto's in-process
 DynamoDB (single-threaded here, so its writes are exact) or, where a module overrides ``store``
 with ``fake_store``, on the in-memory store of tests/support/fake_store.py (held to the adapter by
-tests/contract/storage/)."""
+tests/contract/storage/). In a module on the in-memory store, a case marked ``on_moto`` runs on
+moto's (``store_for``): the mark says why (a race, the listing's filter expressions, a product's
+storage)."""
 from __future__ import annotations
 
 import os
@@ -43,16 +45,35 @@ def aws():
         yield
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "on_moto(reason): this case of a module on the in-memory store runs on "
+                                       "moto's DynamoDB, for the reason given")
+
+
 @pytest.fixture
-def store(aws):
+def moto_store(aws):
     client = boto3.client("dynamodb", region_name="eu-central-1")
     create_bookings_table(client, "unit-bookings")
     return BookingStore("unit-bookings", client)
 
 
 @pytest.fixture
+def store(moto_store):
+    return moto_store
+
+
+@pytest.fixture
 def fake_store():
     return FakeBookingStore()
+
+
+def store_for(request, fake):
+    """For a module's ``store`` fixture: ``fake``, or moto's store where the case is marked ``on_moto``."""
+    marker = request.node.get_closest_marker("on_moto")
+    if marker is not None:
+        assert marker.args, f"{request.node.name}: on_moto needs its reason"
+        return request.getfixturevalue("moto_store")
+    return fake
 
 
 @pytest.fixture

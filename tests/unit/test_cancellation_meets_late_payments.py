@@ -1,6 +1,7 @@
 """Issue 28, where two features meet: an event cancellation and a late payment's conflict case or
 review (finding 1), a late payment and the clock (finding 2), a late authorisation voided (finding 7).
-Real store (moto), in-memory provider, the services as the handlers build them."""
+The in-memory store (the slot and parking cases on moto: their products' storage), the in-memory
+provider, the services as the handlers build them."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -13,13 +14,21 @@ from holdfast.schemas import BookingIn
 from holdfast.services.cancellation_job import CancellationJob
 from holdfast.services.event_cancellation import EventCancellationService
 from holdfast.services.resolutions import ResolutionService
-from tests.unit.conftest import event_request
+from tests.unit.conftest import event_request, store_for
 from tests.unit.test_appointments import DAY, MSK, appointments, book, room, service  # noqa: F401 - fixtures
 from tests.unit.test_event_cancellation import FakeJobs, run_job
 from tests.unit.test_parking import make_lot, parking, reserve, view_bookings  # noqa: F401 - fixtures
 from tests.unit.test_resolutions import check, counts, late_story, windowed
 
 S = BookingStatus
+
+#: A slot's or a parking window's booking needs its product's storage, which the in-memory store lacks.
+PRODUCT_STORAGE = pytest.mark.on_moto("a product's storage (appointments, parking)")
+
+
+@pytest.fixture
+def store(request, fake_store):
+    return store_for(request, fake_store)
 
 
 @pytest.fixture
@@ -77,7 +86,7 @@ def test_the_cancellation_job_closes_an_open_conflict_case_and_a_late_choice_is_
     assert store.get_booking(ann.booking_id).status is after.status
     assert counts(store, event["event_id"])["POOL#002"] == (2, 0, 0)           # nothing taken for Ann
     money_back_once(provider, payment_id, mode)
-    check(provider, settled=True)
+    check(provider, settled=True, store=store)
 
 
 @pytest.mark.parametrize("mode", ["one_stage", "two_stage"])
@@ -91,7 +100,7 @@ def test_a_choice_before_the_job_gets_there_gives_the_money_back_and_the_job_doe
     run_job(job, event["event_id"])
     assert store.get_booking(ann.booking_id).status is (S.REFUNDED if mode == "one_stage" else S.PAYMENT_FAILED)
     money_back_once(provider, payment_id, mode)
-    check(provider, settled=True)
+    check(provider, settled=True, store=store)
 
 
 def test_a_choice_racing_the_cancellation_meets_the_sale_gate(
@@ -185,6 +194,7 @@ def _at(day_time: str) -> datetime:
 
 
 @pytest.mark.parametrize("mode", ["one_stage", "two_stage"])
+@PRODUCT_STORAGE
 def test_a_late_payment_never_retakes_a_slot_that_has_begun(
         appointments, room, bookings, payments, provider, clock, store, mode):
     hire = service(appointments, room, name="Hall hire", mode="private", capacity=None, payment_mode=mode)
@@ -203,6 +213,7 @@ def test_a_late_payment_never_retakes_a_slot_that_has_begun(
     assert provider.payments[payment_id]["status"] == expected          # kept for the choice, never captured
 
 
+@PRODUCT_STORAGE
 def test_a_late_payment_for_a_slot_with_nothing_left_that_day_is_given_back(
         appointments, room, bookings, payments, provider, clock, store):
     hire = service(appointments, room, name="Hall hire", mode="private", capacity=None, payment_mode="one_stage")
@@ -216,6 +227,7 @@ def test_a_late_payment_for_a_slot_with_nothing_left_that_day_is_given_back(
     assert store.get_booking(late.booking_id).status is S.REFUNDED   # not a review: nothing to decide
 
 
+@PRODUCT_STORAGE
 def test_a_late_payment_never_retakes_a_parking_window_that_has_ended(parking, payments, provider, clock, store,
                                                                        view_bookings):
     lot = make_lot(parking)

@@ -1,13 +1,22 @@
 """Issue 18: a change of start time or venue is announced once, in the transaction that makes it,
 and each customer holding places hears it once; after a change of time a confirmed booking may be
-cancelled with a full refund within the organizer's window. Real store (moto)."""
+cancelled with a full refund within the organizer's window. On the in-memory store (the bookings
+and the notification log over one table)."""
+import pytest
+
 from holdfast.schemas import BookingIn, EventPatchIn
 from holdfast.services.event_announcements import announce
 from holdfast.services.listing import ListingService
+from tests.support.fake_store import FakeNotificationStore
+
+
+@pytest.fixture
+def store():
+    return FakeNotificationStore()
 
 
 def outbox(store, event_id):
-    return store.db._query_prefix(f"EVENT#{event_id}", "OUTBOX#")
+    return store.table.query(f"EVENT#{event_id}", prefix="OUTBOX#")
 
 
 def hold(bookings, event, customer, key):

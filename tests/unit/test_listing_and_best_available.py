@@ -1,4 +1,6 @@
-"""Listing, search, edit and publish on moto; best-available holds, also under concurrency."""
+"""Listing, search, edit and publish on moto (the listing's queries filter with DynamoDB
+expressions, which the in-memory store has not); the seat map and best-available holds on the
+in-memory store, and best-available under concurrency on moto."""
 import random
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -10,7 +12,15 @@ from holdfast.domain.errors import InvalidRequest, NotFound, SoldOut, TooBusy
 from holdfast.schemas import BookingIn, EventListQuery, EventPatchIn
 from holdfast.services.bookings import BookingService
 from holdfast.services.listing import ListingService
-from tests.unit.conftest import event_request
+from tests.unit.conftest import event_request, store_for
+
+#: list_events reads with query_listing, whose filters are DynamoDB expressions (not in the fake).
+LISTING = pytest.mark.on_moto("the listing's filter expressions")
+
+
+@pytest.fixture
+def store(request, fake_store):
+    return store_for(request, fake_store)
 
 
 @pytest.fixture
@@ -33,6 +43,7 @@ def q(**params):
     return EventListQuery.model_validate(params).search()
 
 
+@LISTING
 def test_only_published_events_are_listed(catalog, listing):
     draft = make(catalog, listing, publish=False)
     live = make(catalog, listing)
@@ -44,6 +55,7 @@ def test_only_published_events_are_listed(catalog, listing):
         listing.publish("missing")
 
 
+@LISTING
 def test_filters_city_category_dates(catalog, listing):
     a = make(catalog, listing, city="Moscow", category="club", starts_at="2030-02-01T20:00:00Z")
     b = make(catalog, listing, city="moscow", category="Theatre", starts_at="2030-03-01T20:00:00Z")
@@ -58,6 +70,7 @@ def test_filters_city_category_dates(catalog, listing):
         listing.list_events(q(**{"from": "2030-05-01T00:00:00Z", "to": "2030-04-01T00:00:00Z"}))
 
 
+@LISTING
 def test_text_search_words_case_insensitive_cyrillic(catalog, listing):
     rock = make(catalog, listing, name="Рок-концерт Ёлки", venue="Крокус Сити Холл")
     jazz = make(catalog, listing, name="Jazz Night", venue="Blue Hall", city="Kazan")
@@ -69,6 +82,7 @@ def test_text_search_words_case_insensitive_cyrillic(catalog, listing):
     assert ids(listing.list_events(q(q="опера"))) == []
 
 
+@LISTING
 def test_pagination_with_an_opaque_cursor(catalog, listing):
     made = [make(catalog, listing, starts_at=f"2030-02-{day:02d}T20:00:00Z")["event_id"] for day in range(1, 8)]
     seen, cursor = [], None
@@ -87,6 +101,7 @@ def test_pagination_with_an_opaque_cursor(catalog, listing):
         listing.list_events(q(city="Moscow", cursor=other))  # a cursor of another query
 
 
+@LISTING
 def test_patch_reindexes_published_events(catalog, listing, store):
     event = make(catalog, listing, name="Old name", city="Moscow")
     changed = listing.update(event["event_id"], EventPatchIn(name="Новое имя", city="Kazan").changes())
@@ -99,6 +114,7 @@ def test_patch_reindexes_published_events(catalog, listing, store):
         EventPatchIn.model_validate({})
 
 
+@LISTING
 def test_patch_of_a_draft_writes_no_index(catalog, listing):
     event = make(catalog, listing, publish=False)
     listing.update(event["event_id"], EventPatchIn(name="Renamed").changes())
@@ -146,6 +162,7 @@ class SerialClient:
         return call
 
 
+@pytest.mark.on_moto("a race: threads interleaving DynamoDB calls")
 def test_best_available_under_concurrency_never_double_sells(catalog, store, clock):
     """20 customers ask for 2 best-available seats of 30 at once (8 threads). A hold that loses its
     seats to a concurrent one chooses again; one that loses every attempt answers TooBusy (429, retry

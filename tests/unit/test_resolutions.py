@@ -11,7 +11,7 @@ from holdfast.domain.statuses import BookingStatus
 from holdfast.schemas import BookingIn
 from holdfast.services.resolutions import ResolutionService
 from holdfast.services.sweeper import sweep
-from tests.correctness.helpers import check_invariants, check_money, snapshot_in_process, snapshot_of
+from tests.correctness.helpers import check_invariants, check_money, snapshot_of
 from tests.support import toy_windows
 
 from .conftest import event_request
@@ -47,10 +47,10 @@ def late_story(bookings, payments, provider, clock, event, n=2):
     return ann, bob, payment_id
 
 
-def check(provider, settled=False, store=None):
-    """The whole table (``store``'s when it is the in-memory one, else moto's) and the provider's
-    records against docs/invariants.md (I1-I10, money M/S)."""
-    snap = snapshot_of(store.table.items.values()) if store is not None else snapshot_in_process("unit-bookings")
+def check(provider, settled=False, *, store):
+    """The in-memory store's whole table and the provider's records against docs/invariants.md
+    (I1-I10, money M/S)."""
+    snap = snapshot_of(store.table.items.values())
     check_invariants(snap)
     check_money(snap, provider, settled)
 

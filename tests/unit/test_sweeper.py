@@ -1,4 +1,5 @@
-"""The sweeper on moto in-process, with Step Functions really executing: a reconciliation whose
+"""The sweeper on the in-memory store, with Step Functions really executing on moto (what is
+tested of it is the adapter's naming against Step Functions' rules): a reconciliation whose
 check keeps failing is restarted under a fresh execution name each time (a closed execution's name
 cannot be used again), a bounded number of times, then handed to an operator; one booking that
 cannot be handled never stops the others; a stuck booking does not hold the top of the due index."""
@@ -32,6 +33,11 @@ def aws(monkeypatch):
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
         yield
+
+
+@pytest.fixture
+def store(fake_store):
+    return fake_store
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
-"""The waitlist on moto: order, idempotent join, offers as real holds, passing on, skipping,
-redelivery and two relays racing for the same head."""
+"""The waitlist on the in-memory store (bookings and waitlist over one table, as the adapter keeps
+them): order, idempotent join, offers as real holds, passing on, skipping, redelivery; and, on
+moto, two relays racing for the same head."""
 from __future__ import annotations
 
 import threading
@@ -10,7 +11,13 @@ from holdfast.domain.errors import Conflict, InvalidRequest, NotFound
 from holdfast.domain.statuses import BookingStatus
 from holdfast.schemas import BookingIn
 from holdfast.services.waitlist import WaitlistService
-from tests.unit.conftest import event_request
+from tests.support.fake_store import FakeWaitlistStore
+from tests.unit.conftest import event_request, store_for
+
+
+@pytest.fixture
+def store(request):
+    return store_for(request, FakeWaitlistStore())
 
 
 @pytest.fixture
@@ -187,6 +194,7 @@ def test_the_same_offer_twice_is_one_hold(waitlist, bookings, small_event, store
     assert counts(catalog, small_event)["held"] == 1
 
 
+@pytest.mark.on_moto("a race: threads interleaving DynamoDB calls")
 def test_two_relays_at_once_offer_each_entry_once(waitlist, bookings, small_event, store, catalog, clock):
     from holdfast.adapters.dynamo import BookingStore
     from holdfast.services.bookings import BookingService
@@ -224,7 +232,7 @@ def test_the_offer_carries_the_contact_address_given_on_joining(waitlist, bookin
     bookings.expire(held.booking_id)
     [offer_id] = waitlist.advance(small_event["event_id"])
     assert store.get_booking(offer_id).contact_email == "ann@example.org"
-    [outbox] = [item for item in store.db._query_prefix(f"BOOKING#{offer_id}", "OUTBOX#")]
+    [outbox] = store.table.query(f"BOOKING#{offer_id}", prefix="OUTBOX#")
     assert outbox["contact_email"] == "ann@example.org" and outbox["type"] == "waitlist.offer"
 
 
