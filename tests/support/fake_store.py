@@ -303,9 +303,21 @@ class FakeBookingStore(_Fake):
             raise ItemExists(event_id)
         for item in inventory_items(event_id, pool_sizes, unit_ids):
             self.table.write((item["pk"], item["sk"]), absent, lambda _, item=item: item)
+        if event.get("organizer_id"):
+            owned = {"event_id": event_id, "created_at": event["created_at"]}
+            self.table.write((f"OWNER#{event['organizer_id']}", f"OFFERING#{event_id}"), always, lambda _: owned)
         if not self.table.write((event_pk, "META"), absent,
                                 lambda _: {**event, "creation_fingerprint": fingerprint}):
             raise ItemExists(event_id)
+
+    def owned_offerings(self, organizer_id: str) -> list[dict[str, Any]]:
+        """adapters/offerings_store.py's: the organizer's index, newest first, each offering whole;
+        one without ``META`` (still being created) left out."""
+        self.table.check_fault("owned_offerings")
+        index = self.table.query(f"OWNER#{organizer_id}", prefix="OFFERING#")
+        index.sort(key=lambda item: (item["created_at"], item["event_id"]), reverse=True)
+        events = (self.table.get(f"EVENT#{item['event_id']}", "META") for item in index)
+        return [event for event in events if event is not None]
 
     def update_event_listing(self, event_id: str, expected_version: int, changes: dict[str, Any],
                              drop_index: list[tuple[str, str]], put_index: list[dict[str, Any]],

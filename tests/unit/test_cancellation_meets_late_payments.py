@@ -14,7 +14,8 @@ from holdfast.schemas import BookingIn
 from holdfast.services.cancellation_job import CancellationJob
 from holdfast.services.event_cancellation import EventCancellationService
 from holdfast.services.resolutions import ResolutionService
-from tests.unit.conftest import event_request, store_for
+from tests.support.fake_table import FakeTableStore
+from tests.unit.conftest import event_request
 from tests.unit.test_appointments import DAY, MSK, appointments, book, room, service  # noqa: F401 - fixtures
 from tests.unit.test_event_cancellation import FakeJobs, run_job
 from tests.unit.test_parking import make_lot, parking, reserve, view_bookings  # noqa: F401 - fixtures
@@ -22,13 +23,10 @@ from tests.unit.test_resolutions import check, counts, late_story, windowed
 
 S = BookingStatus
 
-#: A slot's or a parking window's booking needs its product's storage, which the in-memory store lacks.
-PRODUCT_STORAGE = pytest.mark.on_moto("a product's storage (appointments, parking)")
-
-
 @pytest.fixture
-def store(request, fake_store):
-    return store_for(request, fake_store)
+def store():
+    # the table's whole store: the core's fake and each product's fake part (slots, parking windows)
+    return FakeTableStore()
 
 
 @pytest.fixture
@@ -194,7 +192,6 @@ def _at(day_time: str) -> datetime:
 
 
 @pytest.mark.parametrize("mode", ["one_stage", "two_stage"])
-@PRODUCT_STORAGE
 def test_a_late_payment_never_retakes_a_slot_that_has_begun(
         appointments, room, bookings, payments, provider, clock, store, mode):
     hire = service(appointments, room, name="Hall hire", mode="private", capacity=None, payment_mode=mode)
@@ -213,7 +210,6 @@ def test_a_late_payment_never_retakes_a_slot_that_has_begun(
     assert provider.payments[payment_id]["status"] == expected          # kept for the choice, never captured
 
 
-@PRODUCT_STORAGE
 def test_a_late_payment_for_a_slot_with_nothing_left_that_day_is_given_back(
         appointments, room, bookings, payments, provider, clock, store):
     hire = service(appointments, room, name="Hall hire", mode="private", capacity=None, payment_mode="one_stage")
@@ -227,7 +223,6 @@ def test_a_late_payment_for_a_slot_with_nothing_left_that_day_is_given_back(
     assert store.get_booking(late.booking_id).status is S.REFUNDED   # not a review: nothing to decide
 
 
-@PRODUCT_STORAGE
 def test_a_late_payment_never_retakes_a_parking_window_that_has_ended(parking, payments, provider, clock, store,
                                                                        view_bookings):
     lot = make_lot(parking)

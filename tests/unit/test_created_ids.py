@@ -14,8 +14,16 @@ from holdfast.products.appointments.services import AppointmentService
 from holdfast.services.bookings import BookingService
 from holdfast.services.catalog import CatalogService
 from holdfast.products.parking.services.lots import ParkingService
+from tests.support.fake_table import FakeTableStore
 from tests.unit.conftest import event_request
 from tests.unit.test_parking import KEYS
+
+
+@pytest.fixture
+def store():
+    # the table's whole store in memory: the core's fake and each product's fake part
+    return FakeTableStore()
+
 
 RESOURCE = {"name": "Hall A", "timezone": "Europe/Moscow", "opening_hours": {"open": "09:00", "close": "21:00"}}
 LOT = {"name": "Central", "spaces": [{"space_id": "A1", "type": "REGULAR"}],

@@ -16,8 +16,16 @@ from holdfast.products.appointments.services import AppointmentService
 from holdfast.services.event_cancellation import EventCancellationService
 from holdfast.products.parking.services.gate_cases import GateCases
 from holdfast.services.listing import ListingService
+from tests.support.fake_table import FakeTableStore
 from tests.unit.conftest import event_request
 from tests.unit.test_parking import SPACES, gates, parking, view_bookings  # noqa: F401 - fixtures
+
+
+@pytest.fixture
+def store():
+    # the table's whole store in memory: the core's fake and each product's fake part
+    return FakeTableStore()
+
 
 ACME = Caller("org-acme", "key_acme1")
 OTHER = Caller("org-other", "key_other1")

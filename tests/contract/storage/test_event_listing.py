@@ -12,7 +12,7 @@ from holdfast import ports
 from holdfast.ports import StaleBooking
 from tests.support.fake_store import FakeBookingStore, FakeNotificationStore
 
-from .bookings import offering
+from .bookings import AT, offering
 
 ANNOUNCED = {"type": "event.changed", "version": 1, "at": "2030-01-01T12:00:00.000Z",
              "changes": {"venue": {"before": "Hall", "after": "Arena"}}}
@@ -20,6 +20,20 @@ ANNOUNCED = {"type": "event.changed", "version": 1, "at": "2030-01-01T12:00:00.0
 
 def index_item(event_id: str, partition: str, name: str) -> dict:
     return {"pk": partition, "sk": f"2030-02-01T20:00:00.000Z#{event_id}", "event_id": event_id, "name": name}
+
+
+def test_an_organizers_offerings_are_listed_newest_first_and_only_its_own(backend, ids):
+    store, acme, other = backend.store, ids("org-acme"), ids("org-other")
+    older, newer, theirs, nobodys = ids("ev-old"), ids("ev-new"), ids("ev-theirs"), ids("ev-none")
+    for event_id, organizer, created in ((older, acme, "2030-01-01T10:00:00.000Z"),
+                                         (newer, acme, "2030-01-02T10:00:00.000Z"),
+                                         (theirs, other, "2030-01-03T10:00:00.000Z"), (nobodys, None, AT)):
+        event = {"event_id": event_id, "name": "Club night", "created_at": created, "hold_ttl_seconds": 600,
+                 "inventory_kind": "counted", **({"organizer_id": organizer} if organizer else {})}
+        store.put_event(event, [10], None, f"fp-{event_id}")
+    assert [event["event_id"] for event in store.owned_offerings(acme)] == [newer, older]
+    assert [event["event_id"] for event in store.owned_offerings(other)] == [theirs]
+    assert store.owned_offerings(ids("org-new")) == []
 
 
 def test_a_change_writes_the_fields_the_index_and_the_announcement_together(backend, ids):
