@@ -1,6 +1,7 @@
 """What every API handler shares: the resolver with one error mapping, identity, keys and bodies."""
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import re
@@ -43,6 +44,18 @@ def error_response(status: int, code: str, message: str, details: dict[str, Any]
 def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
     return Response(status_code=status, content_type="application/json", body=json.dumps(body, default=str),
                     headers=headers or {})
+
+
+def cached_json(app: APIGatewayRestResolver, body: Any, max_age: int) -> Response:
+    """200 with the body, public for ``max_age`` seconds with an ETag; 304 when the client's
+    If-None-Match already names this exact body."""
+    text = json.dumps(body, separators=(",", ":"), sort_keys=True, default=str)
+    etag = '"' + hashlib.sha256(text.encode()).hexdigest()[:32] + '"'
+    headers = {"ETag": etag, "Cache-Control": f"public, max-age={max_age}"}
+    given = header(app, "If-None-Match") or ""
+    if etag in [part.strip().removeprefix("W/") for part in given.split(",")] or given.strip() == "*":
+        return Response(status_code=304, content_type=None, body="", headers=headers)
+    return Response(status_code=200, content_type="application/json", body=text, headers=headers)
 
 
 _PATH_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
