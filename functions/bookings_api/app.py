@@ -44,6 +44,16 @@ def get_booking(booking_id: str):
     return json_response(200, wiring.bookings().view(booking_id, customer_id(app)))
 
 
+@app.get("/bookings/<booking_id>/pass.svg")
+@tracer.capture_method
+def booking_pass(booking_id: str):
+    # text, not a binary media type: API Gateway hands an SVG through as the function wrote it.
+    # The pass admits its holder: no shared cache may keep it, and a cancelled booking has none.
+    svg = wiring.passes().svg(booking_id, customer_id(app))
+    return Response(status_code=200, content_type="image/svg+xml", body=svg,
+                    headers={"Cache-Control": "private, no-store"})
+
+
 @app.post("/bookings/<booking_id>/payment")
 @tracer.capture_method
 def start_payment(booking_id: str):
