@@ -2,7 +2,8 @@
 from holdfast import wiring
 from holdfast.products.appointments import wiring as appointments_wiring
 from holdfast.resolver import Response
-from holdfast.http import customer_id, header, idempotency_key, json_response, make_resolver, parse_body
+from holdfast.http import (customer_id, header, idempotency_key, json_response, make_resolver, parse_body,
+                           preferred_language)
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.domain.commands import HoldPlaces
 from holdfast.services.booking_views import describe
@@ -12,6 +13,11 @@ wiring.cold_start(wiring.PROVIDER_SECRET, wiring.ADMISSION_TOKEN_SECRET, wiring.
 
 app = make_resolver()
 # A route that validates a body imports its request model: the others never load pydantic.
+
+
+def language() -> str:
+    """The language of the customer's texts in a booking's view (Accept-Language)."""
+    return preferred_language(app.current_event.headers)
 
 
 @app.post("/events/<event_id>/bookings")
@@ -25,7 +31,8 @@ def create_booking(event_id: str):
     wiring.waiting_room().check_admission(event_id, customer, header(app, "X-Admission-Token"))
     result = wiring.bookings().create_booking(event_id, customer, key,
                                                 HoldPlaces.of(parse_body(app, BookingIn)))
-    return json_response(201, describe(result.booking), {"Idempotent-Replayed": str(result.replayed).lower()})
+    return json_response(201, describe(result.booking, language()),
+                         {"Idempotent-Replayed": str(result.replayed).lower()})
 
 
 @app.post("/services/<service_id>/bookings")
@@ -35,13 +42,14 @@ def book_service(service_id: str):
 
     customer, key = customer_id(app), idempotency_key(app)   # a hold: no limiter write (above)
     result = appointments_wiring.appointments().book(service_id, customer, key, HoldPlaces.of(parse_body(app, SlotBookingIn)))
-    return json_response(201, describe(result.booking), {"Idempotent-Replayed": str(result.replayed).lower()})
+    return json_response(201, describe(result.booking, language()),
+                         {"Idempotent-Replayed": str(result.replayed).lower()})
 
 
 @app.get("/bookings/<booking_id>")
 @tracer.capture_method
 def get_booking(booking_id: str):
-    return json_response(200, wiring.bookings().view(booking_id, customer_id(app)))
+    return json_response(200, wiring.bookings().view(booking_id, customer_id(app), language()))
 
 
 @app.get("/bookings/<booking_id>/pass.svg")
@@ -74,7 +82,7 @@ def cancel_booking(booking_id: str):
     wiring.rate_limiter().take("booking", customer)
     booking = wiring.bookings().cancel(booking_id, customer, refund=lambda b: wiring.payments().cancel_confirmed(b),
                                        void=lambda b: wiring.payments().void_after_cancel(b))
-    return json_response(200, describe(booking))
+    return json_response(200, describe(booking, language()))
 
 
 @app.post("/bookings/<booking_id>/resolution")

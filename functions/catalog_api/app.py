@@ -1,4 +1,5 @@
-"""Catalog API: the public listing and search and the live seat map. Reads answer with
+"""Catalog API: the public listing and search, the live seat map and the customer texts every
+page shows (domain/texts.py, the API's own sentences). Reads answer with
 Cache-Control and an ETag; If-None-Match gives 304. It only reads: its role cannot write the table
 and reads no secret (the organizer's edit and publish are in events_api)."""
 from holdfast import wiring
@@ -13,6 +14,8 @@ app = make_resolver()
 
 LISTING_MAX_AGE = 30
 SEAT_MAP_MAX_AGE = 1
+#: The texts change with a deployment only: a page may keep them for an hour.
+TEXTS_MAX_AGE = 3600
 
 
 @app.get("/events")
@@ -29,6 +32,21 @@ def list_events():
 @tracer.capture_method
 def seat_map(event_id: str):
     return cached_json(app, wiring.listing().seat_map(event_id), SEAT_MAP_MAX_AGE)
+
+
+@app.get("/texts")
+@tracer.capture_method
+def customer_texts():
+    from holdfast.domain.errors import InvalidRequest
+    from holdfast.domain.texts import DEFAULT_LANGUAGE, LANGUAGES, TEXTS
+
+    params = app.current_event.query_string_parameters or {}
+    if set(params) - {"lang"} or params.get("lang", DEFAULT_LANGUAGE) not in LANGUAGES:
+        raise InvalidRequest(f"Ask for one of the languages {', '.join(LANGUAGES)} with ?lang=, or for all without it.",
+                             code="unknown_language", languages=list(LANGUAGES))
+    texts = {params["lang"]: TEXTS[params["lang"]]} if "lang" in params else TEXTS
+    return cached_json(app, {"default": DEFAULT_LANGUAGE, "languages": list(LANGUAGES), "texts": texts},
+                       TEXTS_MAX_AGE)
 
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")

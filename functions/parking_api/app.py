@@ -3,7 +3,8 @@ published lots; customers reserve a space (then pay, read and cancel through /bo
 read their configuration, pass cars in and out, and report the passes they made offline."""
 from holdfast import wiring
 from holdfast.products.parking import wiring as parking_wiring
-from holdfast.http import cached_json, customer_id, header, idempotency_key, json_response, make_resolver, parse_body, require_organizer
+from holdfast.http import (cached_json, customer_id, header, idempotency_key, json_response, make_resolver, parse_body,
+                           preferred_language, require_organizer)
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.resolver import Response
 from holdfast.services.booking_views import describe
@@ -61,7 +62,8 @@ def reserve(lot_id: str):
     # No limiter write here, like every hold route: API Gateway's throttling and the per-customer
     # hold cap inside the hold transaction are the flood control (docs/performance.md).
     result = parking_wiring.parking().reserve(lot_id, customer, key, parse_body(app, ReservationIn).command())
-    view = describe(result.booking) | wiring.booking_view_extras(result.booking)
+    view = (describe(result.booking, preferred_language(app.current_event.headers))
+            | wiring.booking_view_extras(result.booking))
     return json_response(201, view, {"Idempotent-Replayed": str(result.replayed).lower()})
 
 

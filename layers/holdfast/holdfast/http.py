@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from .config import settings
 from .domain.booking import IllegalTransition
 from .domain.errors import BookingError, InvalidRequest, Unauthorized
+from .domain.texts import LANGUAGES, error_message
 from .observability import answered, logger
 from .ports import DuplicateRequest, ItemExists, PlacesTaken, StaleBooking, StoreError
 from .resolver import Response, RestResolver
@@ -74,25 +75,30 @@ def make_resolver() -> APIGatewayRestResolver:
     app = RestResolver()
     app.use(middlewares=[_path_ids_are_ids])
 
+    def told(code: str, message: str) -> str:
+        """The message in the request's language where domain/texts.py has it, else as raised."""
+        return error_message(code, preferred_language(app.current_event.headers)) or message
+
     @app.exception_handler(BookingError)
     def _booking_error(exc: BookingError) -> Response:
         headers = {"Retry-After": str(exc.details["retry_after"])} if "retry_after" in exc.details else None
         details = {key: value for key, value in exc.details.items() if key != "retry_after"} or None
         answered(exc.code)
-        return error_response(exc.status, exc.code, exc.message, details, headers)
+        return error_response(exc.status, exc.code, told(exc.code, exc.message), details, headers)
 
     @app.exception_handler(StoreError)
     def _store_error(exc: StoreError) -> Response:
         status, code, message, retry_after = store_error_answer(exc)
         answered(code)
         headers = {"Retry-After": str(retry_after)} if retry_after else None
-        return error_response(status, code, message, None, headers)
+        return error_response(status, code, told(code, message), None, headers)
 
     @app.exception_handler(IllegalTransition)
     def _illegal_transition(_exc: IllegalTransition) -> Response:
         # A decision taken on a booking that another request moved meanwhile: nothing was written.
         answered("booking_changed")
-        return error_response(409, "booking_changed", "The booking changed meanwhile; read it again.")
+        return error_response(409, "booking_changed",
+                              told("booking_changed", "The booking changed meanwhile; read it again."))
 
     @app.exception_handler(ValueError)
     def _value_error(exc: ValueError) -> Response:
@@ -105,7 +111,8 @@ def make_resolver() -> APIGatewayRestResolver:
     @app.exception_handler(Exception)
     def _unexpected(exc: Exception) -> Response:
         log_unexpected(exc)
-        return error_response(500, "internal_error", "Something went wrong on our side; nothing was lost. Retry shortly.")
+        return error_response(500, "internal_error",
+                              told("internal_error", "Something went wrong on our side; nothing was lost. Retry shortly."))
 
     @app.not_found
     def _not_found(_exc: Exception) -> Response:
@@ -200,8 +207,6 @@ def header(app: APIGatewayRestResolver, name: str) -> str | None:
     return None
 
 
-#: The languages the API's customer texts are written in; the first is the default.
-LANGUAGES = ("en", "ru")
 #: More ranges than any browser sends: the rest of an overlong header is not read.
 MAX_LANGUAGE_RANGES = 32
 
