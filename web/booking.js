@@ -1,6 +1,6 @@
 "use strict";
 (() => {
-  const { api, el, showError, money, when, param, newKey, every } = Holdfast;
+  const { api, el, showError, money, when, param, newKey, every, fill, texts } = Holdfast;
   const bookingId = param("id");
   const $ = (id) => document.getElementById(id);
   // Short headings only; the explanation under each is the API's own customer-facing text (the
@@ -19,6 +19,8 @@
   const FINAL = new Set(["CONFIRMED", "EXPIRED", "CANCELLED", "PAYMENT_FAILED", "REFUNDED"]);
   let booking = null;
   let ticker = null;
+  // What the hold's end means is the API's own sentence (GET /texts), never the page's words
+  let said = {};
 
   // The journal's own words, with its UTC timestamps shown in the reader's time
   function sentence(text) {
@@ -58,7 +60,7 @@
 
     const holding = booking.status === "HELD" || booking.status === "PAYMENT_PENDING";
     $("hold").classList.toggle("hidden", !holding || !booking.hold_expires_at);
-    $("after").textContent = "When the time runs out the places go back on sale and nothing is charged. If your payment still arrives after that, you get the places back while they are free; otherwise the money is refunded.";
+    $("after").textContent = said.hold_next_step ? fill(said.hold_next_step, { until: when(booking.hold_expires_at) }) : "";
     $("pay").classList.toggle("hidden", !holding);
     $("pay").textContent = payment && payment.confirmation_url ? "Continue to payment" : "Pay";
     $("cancel").classList.toggle("hidden", !(holding || booking.status === "CONFIRMED"));
@@ -141,12 +143,13 @@
     const minutes = Math.floor(left / 60), seconds = left % 60;
     $("countdown").textContent = left > 0 ? `${minutes}:${String(seconds).padStart(2, "0")}` : "0:00";
     if (left === 0 && (booking.status === "HELD" || booking.status === "PAYMENT_PENDING")) {
-      $("after").textContent = "Time is up: the places are being released. If your payment went through in time, your booking is still confirmed.";
+      $("after").textContent = said.hold_ended || "";
     }
   }
 
   async function refresh() {
     try {
+      said = await texts();
       booking = await api("GET", `/bookings/${encodeURIComponent(bookingId)}`);
       showError("error", null);
       render();
