@@ -125,6 +125,7 @@ const Holdfast = (() => {
       throw new ApiError(0, { error: { message: OWN.unreachable } });
     }
     if (answer.status === 304) return { notModified: true, etag: options.etag };
+    if (options.text && answer.ok) return answer.text();
     let body = null;
     try { body = await answer.json(); } catch (_) { body = null; }
     if (!answer.ok) throw new ApiError(answer.status, body, answer.headers.get("Retry-After"));

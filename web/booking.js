@@ -43,7 +43,9 @@
     $("next").classList.toggle("hidden", !next);
 
     const slot = booking.places.starts_at;    // an appointment: its time, in the reader's clock
+    const space = booking.places.space_id;    // a parking reservation: its space and window
     const places = booking.places.seats ? `Seats ${booking.places.seats.join(", ")}`
+      : space ? `Space ${space}${booking.plate ? ` for ${booking.plate}` : ""}, ${when(booking.places.from)} to ${when(booking.places.to)}`
       : slot ? `${when(slot)} to ${new Date(booking.places.ends_at).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })}${booking.places.mode === "group" ? `, ${booking.places.quantity} seat(s)` : ""}`
       : `${booking.places.quantity} place(s)`;
     $("places").textContent = places;
@@ -54,8 +56,9 @@
     $("booking-id").textContent = booking.booking_id;
     $("event-link").href = slot
       ? `service.html?id=${encodeURIComponent(booking.event_id)}&date=${booking.places.starts_at.slice(0, 10)}`
+      : space ? `lot.html?lot_id=${encodeURIComponent(booking.event_id)}`
       : `event.html?id=${encodeURIComponent(booking.event_id)}`;
-    $("event-link").textContent = slot ? "Back to the times" : "Back to the event";
+    $("event-link").textContent = slot ? "Back to the times" : space ? "Back to the parking" : "Back to the event";
     $("event-link").classList.remove("hidden");
 
     const holding = booking.status === "HELD" || booking.status === "PAYMENT_PENDING";
@@ -67,6 +70,7 @@
     $("cancel").textContent = booking.status === "CONFIRMED" ? "Cancel and get a refund" : "Give the places up";
 
     renderCase();
+    showPass();
 
     const journal = $("journal");
     journal.replaceChildren(...booking.journal.map((entry) => el("li", {},
@@ -145,6 +149,20 @@
     if (left === 0 && (booking.status === "HELD" || booking.status === "PAYMENT_PENDING")) {
       $("after").textContent = said.hold_ended || "";
     }
+  }
+
+  // The entry pass as the API draws it (GET /bookings/{id}/pass.svg), once the booking carries
+  // one: fetched with the customer's identity, shown as an image (img-src allows data: only)
+  let passShown = null;
+  async function showPass() {
+    const token = booking.entry_token;
+    $("pass-card").classList.toggle("hidden", !token);
+    if (!token || token === passShown) return;
+    passShown = token;
+    try {
+      const svg = await api("GET", `/bookings/${encodeURIComponent(bookingId)}/pass.svg`, { text: true });
+      $("pass").src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
+    } catch (error) { passShown = null; showError("action-error", error); }
   }
 
   async function refresh() {

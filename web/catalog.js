@@ -10,7 +10,7 @@
       to: "To (events)", search: "Search", events: "Events", services: "Appointments", lots: "Parking",
       noEvents: "No events match.", noServices: "No services match.", noLots: "No parking lots match.",
       moreEvents: "More events", moreServices: "More services", moreLots: "More parking",
-      lotsHow: "Parking is listed by city only. Reserve a space through the API (POST /lots/{lot_id}/reservations): a lot page is not built yet.",
+      lotsHow: "Parking is found by city only.",
       group: "group session", private: "the whole place for you", hourly: "{price} an hour",
       COMPACT: "compact", REGULAR: "regular", LARGE: "large", HANDICAP: "accessible",
       spaces: { one: "{count} space", other: "{count} spaces" },
@@ -21,7 +21,7 @@
       to: "По (мероприятия)", search: "Найти", events: "Мероприятия", services: "Запись на услуги", lots: "Парковки",
       noEvents: "Мероприятий не найдено.", noServices: "Услуг не найдено.", noLots: "Парковок не найдено.",
       moreEvents: "Ещё мероприятия", moreServices: "Ещё услуги", moreLots: "Ещё парковки",
-      lotsHow: "Парковки ищутся только по городу. Место бронируется через API (POST /lots/{lot_id}/reservations): страницы парковки пока нет.",
+      lotsHow: "Парковки ищутся только по городу.",
       group: "групповое занятие", private: "место целиком для вас", hourly: "{price} в час",
       COMPACT: "малые", REGULAR: "обычные", LARGE: "большие", HANDICAP: "для людей с инвалидностью",
       spaces: { one: "{count} место", few: "{count} места", many: "{count} мест", other: "{count} места" },
@@ -84,11 +84,10 @@
       el("a", { href: `service.html?id=${encodeURIComponent(service.service_id)}` },
         el("strong", { text: service.name }), el("br"),
         el("span", { class: "muted", text: [service.city, T[service.mode], minutes.format(service.duration_minutes), money(service.price)].filter(Boolean).join(" · ") }))),
-    // no lot page yet: a lot is shown, not linked
     shelf("lots", "/lots", ["city"], (lot) => {
       const total = Object.values(lot.spaces).reduce((a, b) => a + b, 0);
       const kinds = SPACE_TYPES.filter((type) => lot.spaces[type] > 0).map((type) => `${T[type]}: ${lot.spaces[type]}`).join(", ");
-      return el("div", { class: "lot", "data-lot-id": lot.lot_id },
+      return el("a", { href: `lot.html?lot_id=${encodeURIComponent(lot.lot_id)}` },
         el("strong", { text: lot.name }), el("br"),
         el("span", { class: "muted", text: [lot.city, fill(T.hourly, { price: money(lot.hourly) }), `${count(T.spaces, total)}: ${kinds}`].filter(Boolean).join(" · ") }));
     }),

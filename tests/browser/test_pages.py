@@ -399,7 +399,8 @@ def test_the_catalog_shows_events_services_and_lots_in_both_languages_and_passes
         "href", f"service.html?id={service['service_id']}")
     expect(page.locator("#lots li")).to_have_text(
         re.compile(r"Catalog car park.*RUB\s?150\.00 an hour.*3 spaces: regular: 2, accessible: 1"))
-    expect(page.locator("#lots a")).to_have_count(0)    # no lot page yet: nothing links to one
+    expect(page.locator("#lots").get_by_role("link", name=re.compile("Catalog car park"))).to_have_attribute(
+        "href", f"lot.html?lot_id={lot['lot_id']}")
     assert serious_accessibility_problems(page) == []
     shots(page, "catalog-en-desktop", full_page=True)
     page.set_viewport_size({"width": 390, "height": 844})
@@ -466,4 +467,80 @@ def test_the_pass_image_decodes_to_the_entry_token_and_a_gate_opens_with_it(site
     entered = api.request("POST", f"/lots/{lot['lot_id']}/gates/{gate['gate_id']}/entry",
                           headers={"X-Gate-Key": gate["gate_key"]}, json={"event_id": "pass-in-1",
                                                                           "token": decoded[0].text}).json()
+    assert entered["gate_open"] is True and entered["space_id"] == "R1"
+
+
+def decoded_qr(locator) -> list[str]:
+    """What a QR decoder (zxing-cpp) reads in the element as Chromium draws it."""
+    import io
+
+    import zxingcpp
+    from PIL import Image
+
+    return [code.text for code in zxingcpp.read_barcodes(Image.open(io.BytesIO(locator.screenshot())))]
+
+
+def test_a_driver_finds_a_lot_in_the_catalog_reserves_pays_and_the_shown_pass_opens_the_gate(site, customer_page,
+                                                                                             shots):
+    api, who = site["api"], customer()
+    town = f"Town {uuid.uuid4().hex[:8]}"
+    lot = api.request("POST", "/lots", organizer=True, json={
+        "name": "Riverside car park", "city": town, "timezone": "Europe/Moscow",
+        "spaces": [{"space_id": "R1", "type": "REGULAR"}, {"space_id": "L1", "type": "LARGE"}],
+        "tariff": {"hourly": {"value": "120.00", "currency": "RUB"}, "daily_cap": {"value": "900.00", "currency": "RUB"},
+                   "grace_minutes": 10}}).json()
+    publish(api, f"/lots/{lot['lot_id']}/publish")
+    gate = api.request("POST", f"/lots/{lot['lot_id']}/gates", organizer=True, json={"name": "Main"}).json()
+
+    page = customer_page(who, width=1280, height=900)
+    page.goto("/index.html")
+    page.get_by_label("City").fill(town)
+    page.get_by_role("button", name="Search").click()
+    page.locator("#lots").get_by_role("link", name=re.compile("Riverside car park")).click()
+    expect(page).to_have_url(re.compile(r"/lot\.html\?lot_id="))
+    expect(page.locator("#name")).to_have_text("Riverside car park")
+    expect(page.locator("#about")).to_contain_text("RUB 120.00 an hour")
+    expect(page.locator('#free li[data-type="REGULAR"]')).to_have_text("Regular: 1 free of 1")
+    assert serious_accessibility_problems(page) == []
+    shots(page, "lot-en-desktop", full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert serious_accessibility_problems(page) == []
+    page.get_by_label("Language").select_option("ru")
+    expect(page.get_by_role("heading", name="Забронировать место")).to_be_visible()
+    assert serious_accessibility_problems(page) == []
+    shots(page, "lot-ru-phone", full_page=True)
+    page.get_by_label("Язык").select_option("en")
+    expect(page.locator("html")).to_have_attribute("lang", "en")     # reloaded in English
+    expect(page.locator("#name")).to_have_text("Riverside car park")  # and its script has run
+
+    # the window that holds now: the current half hour to two hours later, on the reader's clock
+    page.evaluate("""() => {
+        const pad = (n) => String(n).padStart(2, "0");
+        const local = (d) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+        const start = new Date(); start.setSeconds(0, 0); start.setMinutes(start.getMinutes() < 30 ? 0 : 30);
+        document.getElementById("from").value = local(start);
+        document.getElementById("to").value = local(new Date(start.getTime() + 2 * 3600 * 1000));
+    }""")
+    page.get_by_label("Plate").fill("A123BC77")
+    page.get_by_role("button", name="Hold a space").click()
+    expect(page).to_have_url(re.compile(r"/booking\.html\?id="))
+    expect(page.locator("#status")).to_have_attribute("data-status", "HELD")
+    expect(page.locator("#places")).to_contain_text("Space R1 for A123BC77")
+    expect(page.locator("#pass-card")).to_be_hidden()
+    booking_url = page.url
+    page.get_by_role("button", name="Pay").click()
+    expect(page).to_have_url(re.compile(r"/checkout/"))
+    page.get_by_role("button", name="Pay").click()
+    expect(page).to_have_url(booking_url)
+    expect(page.locator("#status")).to_have_attribute("data-status", "CONFIRMED")
+    expect(page.locator("#pass")).to_have_attribute("src", re.compile(r"^data:image/svg\+xml"))
+    expect(page.get_by_role("link", name="Back to the parking")).to_have_attribute(
+        "href", f"lot.html?lot_id={lot['lot_id']}")
+    assert serious_accessibility_problems(page) == []
+    shots(page, "booking-parking-pass", full_page=True)
+    token = api.booking(page.url.split("id=")[1], who)["entry_token"]
+    assert decoded_qr(page.locator("#pass")) == [token]      # the code on the page is the pass itself
+    entered = api.request("POST", f"/lots/{lot['lot_id']}/gates/{gate['gate_id']}/entry",
+                          headers={"X-Gate-Key": gate["gate_key"]},
+                          json={"event_id": "page-pass-in-1", "token": token}).json()
     assert entered["gate_open"] is True and entered["space_id"] == "R1"
