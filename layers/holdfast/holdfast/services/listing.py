@@ -109,36 +109,14 @@ class ListingService:
         upper = (iso(query.date_to) if query.date_to else "9999") + "~"
         if lower > upper:
             raise InvalidRequest("'from' is after 'to'.", code="invalid_date_range")
-        for name, value, fits in (("city", query.city, search.fits_key), ("category", query.category, search.fits_key),
-                                  ("q", query.q, search.words_fit)):
-            if value and not fits(value):
-                raise InvalidRequest(f"'{name}' is too long once normalised.", code="query_too_long", field=name,
-                                     max_bytes=search.MAX_KEY_PART_BYTES)
-        words = search.tokens(query.q) if query.q else []
-        if query.q and not words:
-            raise InvalidRequest("The search text has no words to look for.", code="invalid_query")
-        filters: list[str] = []
-        values: dict[str, Any] = {}
-        names: dict[str, str] = {}
+        words = searched_words(city=query.city, category=query.category, q=query.q)
         if words:
-            # The longest word is usually the rarest: its partition is the one read.
-            words = sorted(words, key=lambda word: (-len(word), word))
-            partition = f"WORD#{words[0]}"
-            for index, word in enumerate(words[1:]):
-                filters.append(f"contains(#tokens, :w{index})")
-                values[f":w{index}"] = word
-                names["#tokens"] = "tokens"
-            if query.city:
-                filters.append("city_key = :city")
-                values[":city"] = search.normalise(query.city)
-            if query.category:
-                filters.append("category_key = :category")
-                values[":category"] = search.normalise(query.category)
+            partition, filters, values, names = word_query(words, lambda word: f"WORD#{word}",
+                                                           city_key=query.city, category_key=query.category)
         else:
-            partition = search.list_partition(query.city, query.category)
+            partition, filters, values, names = search.list_partition(query.city, query.category), None, None, None
         start = decode_cursor(query.cursor, partition, lower, upper) if query.cursor else None
-        items, more = self.store.query_listing(
-            partition, lower, upper, query.limit, start, " AND ".join(filters) or None, values or None, names or None)
+        items, more = self.store.query_listing(partition, lower, upper, query.limit, start, filters, values, names)
         events = [self.view(item | {"published": True}) for item in items]
         cursor = encode_cursor(partition, items[-1]["sk"]) if more and items else None
         return {"events": events, "next_cursor": cursor}
@@ -186,6 +164,36 @@ def decode_cursor(cursor: str, partition: str, lower: str, upper: str) -> dict[s
     return {"pk": partition, "sk": data["s"]}
 
 
+def searched_words(q: str | None, **keys: str | None) -> list[str]:
+    """The words of ``q`` to look for; 400 when a filter (``keys``, or a word) is too long for a
+    key once normalised, or ``q`` has no word at all."""
+    for name, value, fits in [*((name, value, search.fits_key) for name, value in keys.items()),
+                              ("q", q, search.words_fit)]:
+        if value and not fits(value):
+            raise InvalidRequest(f"'{name}' is too long once normalised.", code="query_too_long", field=name,
+                                 max_bytes=search.MAX_KEY_PART_BYTES)
+    words = search.tokens(q) if q else []
+    if q and not words:
+        raise InvalidRequest("The search text has no words to look for.", code="invalid_query")
+    return words
+
+
+def word_query(words: list[str], partition_of: Callable[[str], str], **equal: str | None
+               ) -> tuple[str, str | None, dict[str, Any] | None, dict[str, str] | None]:
+    """A word search as one partition read and a filter: the partition of the longest word
+    (usually the rarest), the other words and each given ``equal`` attribute (normalised) filtered.
+    (partition, filter expression, its values, its names)."""
+    words = sorted(words, key=lambda word: (-len(word), word))
+    filters = [f"contains(#tokens, :w{index})" for index in range(len(words) - 1)]
+    values: dict[str, Any] = {f":w{index}": word for index, word in enumerate(words[1:])}
+    for attribute, value in equal.items():
+        if value:
+            filters.append(f"{attribute} = :{attribute}")
+            values[f":{attribute}"] = search.normalise(value)
+    return (partition_of(words[0]), " AND ".join(filters) or None, values or None,
+            {"#tokens": "tokens"} if len(words) > 1 else None)
+
+
 # ------------------------------------------------------------------------------ shelves
 # A product lists its own offerings (services, lots) on a shelf of its own (domain/search.py):
 # published by the same one transaction as an event, read a page at a time by key.
@@ -212,33 +220,15 @@ def shelf_page(store: Catalog, shelf: str, city: str | None, q: str | None, limi
                cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
     """One page of a shelf's index items, by name: those in ``city`` whose words include every
     word of ``q``, after ``cursor``; and the cursor of the next page (None: this was the last)."""
-    for name, value, fits in (("city", city, search.fits_key), ("q", q, search.words_fit)):
-        if value and not fits(value):
-            raise InvalidRequest(f"'{name}' is too long once normalised.", code="query_too_long", field=name,
-                                 max_bytes=search.MAX_KEY_PART_BYTES)
-    words = search.tokens(q) if q else []
-    if q and not words:
-        raise InvalidRequest("The search text has no words to look for.", code="invalid_query")
-    filters: list[str] = []
-    values: dict[str, Any] = {}
-    names: dict[str, str] = {}
+    words = searched_words(city=city, q=q)
     if words:
-        # the longest word is usually the rarest: its partition is the one read
-        words = sorted(words, key=lambda word: (-len(word), word))
-        partition = search.shelf_partition(shelf, word=words[0])
-        for index, word in enumerate(words[1:]):
-            filters.append(f"contains(#tokens, :w{index})")
-            values[f":w{index}"] = word
-            names["#tokens"] = "tokens"
-        if city:
-            filters.append("city_key = :city")
-            values[":city"] = search.normalise(city)
+        partition, filters, values, names = word_query(words, lambda word: search.shelf_partition(shelf, word=word),
+                                                       city_key=city)
     else:
-        partition = search.shelf_partition(shelf, city)
+        partition, filters, values, names = search.shelf_partition(shelf, city), None, None, None
     lower, upper = search.NAME_KEYS
     start = decode_cursor(cursor, partition, lower, upper) if cursor else None
-    items, more = store.query_listing(partition, lower, upper, limit, start, " AND ".join(filters) or None,
-                                      values or None, names or None)
+    items, more = store.query_listing(partition, lower, upper, limit, start, filters, values, names)
     return items, encode_cursor(partition, items[-1]["sk"]) if more and items else None
 
 
