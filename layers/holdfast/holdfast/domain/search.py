@@ -97,9 +97,9 @@ def sort_key(event: dict) -> str:
 # Shelves: offerings listed by name rather than by start time (a product's services, its lots),
 # each shelf a prefix of its own so that no shelf's partitions meet another's or the events':
 #
-#   <shelf>#ALL                N#<name>#<id>    no filter
-#   <shelf>#CITY#<city>        N#<name>#<id>    ?city=
-#   <shelf>#WORD#<token>       N#<name>#<id>    ?q= (first token; the rest and the city filtered)
+#   <shelf>#ALL                N#<name>\x01<id>    no filter
+#   <shelf>#CITY#<city>        N#<name>\x01<id>    ?city=
+#   <shelf>#WORD#<token>       N#<name>\x01<id>    ?q= (first token; the rest and the city filtered)
 #
 #: Every name key of a shelf sorts between these two ("$" follows "#").
 NAME_KEYS = ("N#", "N$")
@@ -120,6 +120,12 @@ def shelf_partitions(shelf: str, city: str, *texts: str) -> list[str]:
     return parts + [shelf_partition(shelf, word=token) for token in tokens(*texts)]
 
 
+#: Between the name and the id: below every character a name keeps (control characters become
+#: spaces), so that a name sorts before the longer names it begins ("Arbat" before "Arbat North").
+_NAME_END = "\x01"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def name_sort_key(name: str, offering_id: str) -> str:
-    cut = normalise(name).encode()[:NAME_KEY_BYTES].decode(errors="ignore")
-    return f"{NAME_KEYS[0]}{cut}#{offering_id}"
+    cut = _CONTROL.sub(" ", normalise(name)).encode()[:NAME_KEY_BYTES].decode(errors="ignore")
+    return f"{NAME_KEYS[0]}{cut}{_NAME_END}{offering_id}"
