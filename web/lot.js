@@ -3,7 +3,7 @@
 // reservation of a vehicle type for a window, held through POST /lots/{lot_id}/reservations and
 // then paid on the booking page like any hold.
 (() => {
-  const { api, showError, money, param, newKey, lang, words, el } = Holdfast;
+  const { api, showError, money, param, newKey, lang, words, el, fill } = Holdfast;
   const lotId = param("lot_id");
   const $ = (id) => document.getElementById(id);
   const TYPES = ["COMPACT", "REGULAR", "LARGE", "HANDICAP"];
@@ -50,16 +50,14 @@
     $("name").textContent = lot.name;
     document.title = `Holdfast: ${lot.name}`;
     const tariff = lot.tariff;
-    $("about").textContent = [lot.city, fill(T.hourly, money(tariff.hourly)),
-      tariff.daily_cap ? fill(T.cap, money(tariff.daily_cap)) : null,
-      tariff.grace_minutes ? Holdfast.fill(T.grace, { minutes: minutes.format(tariff.grace_minutes) }) : null,
-      Holdfast.fill(T.zone, { zone: lot.timezone })].filter(Boolean).join(" · ");
+    $("about").textContent = [lot.city, fill(T.hourly, { price: money(tariff.hourly) }),
+      tariff.daily_cap ? fill(T.cap, { price: money(tariff.daily_cap) }) : null,
+      tariff.grace_minutes ? fill(T.grace, { minutes: minutes.format(tariff.grace_minutes) }) : null,
+      fill(T.zone, { zone: lot.timezone })].filter(Boolean).join(" · ");
     $("free").replaceChildren(...TYPES.filter((type) => lot.counts[type].total > 0).map((type) =>
-      el("li", { "data-type": type, text: Holdfast.fill(T.freeOf, {
+      el("li", { "data-type": type, text: fill(T.freeOf, {
         type: T[type], free: lot.counts[type].available, total: lot.counts[type].total }) })));
   }
-
-  function fill(template, price) { return Holdfast.fill(template, { price }); }
 
   async function load() {
     try {
