@@ -540,6 +540,13 @@ def test_a_driver_finds_a_lot_in_the_catalog_reserves_pays_and_the_shown_pass_op
     shots(page, "booking-parking-pass", full_page=True)
     token = api.booking(page.url.split("id=")[1], who)["entry_token"]
     assert decoded_qr(page.locator("#pass")) == [token]      # the code on the page is the pass itself
+    page.get_by_label("Language").select_option("ru")
+    expect(page.locator("#status")).to_have_text("Оплачено и подтверждено")
+    expect(page.locator("#places")).to_contain_text("Место R1 для A123BC77")
+    expect(page.get_by_role("heading", name="Пропуск")).to_be_visible()
+    expect(page.locator("#pass")).to_have_attribute("src", re.compile(r"^data:image/svg\+xml"))
+    assert serious_accessibility_problems(page) == []
+    shots(page, "booking-parking-pass-ru", full_page=True)
     entered = api.request("POST", f"/lots/{lot['lot_id']}/gates/{gate['gate_id']}/entry",
                           headers={"X-Gate-Key": gate["gate_key"]},
                           json={"event_id": "page-pass-in-1", "token": token}).json()
