@@ -61,3 +61,10 @@ def test_a_name_key_stays_short_whatever_the_name():
     key = search.name_sort_key("ﷺ" * 200, "lot-1")     # NFKC makes each of these 18 letters
     assert key.startswith("N#") and key.endswith("\x01lot-1") and len(key.encode()) <= 2 + 200 + 6
     assert search.NAME_KEYS[0] <= key <= search.NAME_KEYS[1]
+
+
+def test_a_lot_is_written_to_no_word_partition(parking, store):
+    lot = make_lot(parking, name="Arbat", city="Tula")
+    parking.publish_lot(lot["lot_id"])
+    assert shelf_items_of(store, "LOTS#WORD#arbat") == []     # GET /lots has no ?q=: nothing reads one
+    assert [item["lot_id"] for item in shelf_items_of(store, "LOTS#CITY#tula")] == [lot["lot_id"]]

@@ -255,7 +255,8 @@ def _shelf_items(event: dict[str, Any]) -> list[dict[str, Any]]:
     shown = {"lot_id": event["event_id"], "name": event["name"], "city": event.get("city") or "",
              "timezone": settings.timezone, "price": event["price"], "currency": event["currency"],
              "spaces": {kind: spaces.get(kind, 0) for kind in TYPES}}
-    return shelf_items(SHELF, event, shown, event["name"])
+    # no searchable words: GET /lots filters by city only, so no word partition is written
+    return shelf_items(SHELF, event, shown)
 
 
 def _listed(item: dict[str, Any]) -> dict[str, Any]:
