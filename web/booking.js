@@ -1,24 +1,69 @@
 "use strict";
 (() => {
-  const { api, el, showError, money, when, param, newKey, every } = Holdfast;
+  const { api, el, showError, money, when, param, newKey, every, fill, texts } = Holdfast;
   const bookingId = param("id");
   const $ = (id) => document.getElementById(id);
-  // Short headings only; the explanation under each is the API's own customer-facing text (the
-  // journal's decision and, in review, review.next_step).
-  const HEADINGS = {
-    HELD: ["Held for you: pay to keep your places", "wait"],
-    PAYMENT_PENDING: ["Waiting for your payment", "wait"],
-    CONFIRMED: ["Paid and confirmed", "good"],
-    EXPIRED: ["Your hold ran out: nothing was charged", "bad"],
-    CANCELLED: ["Cancelled", "bad"],
-    PAYMENT_FAILED: ["The payment did not go through: nothing was charged", "bad"],
-    REFUND_PENDING: ["Your money is being refunded", "wait"],
-    REFUNDED: ["Refunded", "good"],
-    MANUAL_REVIEW: ["Our team is checking your booking", "wait"],
-  };
+  // The page's own words; the explanation under each heading is the API's customer-facing text
+  // (the journal's decision and, in review, review.next_step) in the same language.
+  const T = Holdfast.words({
+    en: {
+      title: "Your booking", loading: "Loading…", heldFor: "Your places are held for", otherTimes: "Other times you can have",
+      moneyBack: "Give me my money back", booked: "What you booked", places: "Places", amount: "Amount", payment: "Payment",
+      booking: "Booking", pass: "Entry pass", passHow: "Show this code to the gate's camera.",
+      passAlt: "Entry pass: a QR code for the gate", happened: "What happened", pageTitle: "Holdfast: your booking",
+      HELD: "Held for you: pay to keep your places", PAYMENT_PENDING: "Waiting for your payment",
+      CONFIRMED: "Paid and confirmed", EXPIRED: "Your hold ran out: nothing was charged", CANCELLED: "Cancelled",
+      PAYMENT_FAILED: "The payment did not go through: nothing was charged", REFUND_PENDING: "Your money is being refunded",
+      REFUNDED: "Refunded", MANUAL_REVIEW: "Our team is checking your booking",
+      seats: "Seats {seats}", timeTo: "{from} to {to}", groupSeats: ", {count} seat(s)", placesCount: "{count} place(s)",
+      space: "Space {space}", spaceFor: "Space {space} for {plate}",
+      notStarted: "Not started", pending: "Started, not paid yet", waiting_for_capture: "Authorised", succeeded: "Paid",
+      canceled: "Cancelled, nothing charged", beingChecked: "Being checked",
+      backTimes: "Back to the times", backParking: "Back to the parking", backEvent: "Back to the event",
+      continuePay: "Continue to payment", pay: "Pay", cancelRefund: "Cancel and get a refund", giveUp: "Give the places up",
+      caseHeading: "Your places went to someone else: choose what happens",
+      caseTake: "Take one of these instead, with the same payment and nothing more to pay, or have your money back.",
+      caseBy: "If you choose nothing by {when}, your money comes back by itself.",
+      typeName: "Type your name at the top of the page to see your booking.",
+      noProvider: "The payment page could not be opened. Please try again.",
+      askCancel: "Cancel this booking? Your payment will be refunded.", askGiveUp: "Give these places up?",
+      noBooking: "This page needs a booking: open it from the event page after holding places.",
+    },
+    ru: {
+      title: "Ваше бронирование", loading: "Загрузка…", heldFor: "Места закреплены за вами ещё", otherTimes: "Другие варианты для вас",
+      moneyBack: "Верните мне деньги", booked: "Что забронировано", places: "Места", amount: "Сумма", payment: "Оплата",
+      booking: "Бронирование", pass: "Пропуск", passHow: "Покажите этот код камере у въезда.",
+      passAlt: "Пропуск: QR-код для въезда", happened: "Что происходило", pageTitle: "Holdfast: ваше бронирование",
+      HELD: "Места закреплены: оплатите, чтобы сохранить их", PAYMENT_PENDING: "Ждём вашу оплату",
+      CONFIRMED: "Оплачено и подтверждено", EXPIRED: "Время брони вышло: деньги не списаны", CANCELLED: "Отменено",
+      PAYMENT_FAILED: "Оплата не прошла: деньги не списаны", REFUND_PENDING: "Деньги возвращаются",
+      REFUNDED: "Деньги возвращены", MANUAL_REVIEW: "Мы проверяем ваше бронирование",
+      seats: "Места {seats}", timeTo: "{from} — {to}", groupSeats: ", мест: {count}", placesCount: "Мест: {count}",
+      space: "Место {space}", spaceFor: "Место {space} для {plate}",
+      notStarted: "Не начата", pending: "Начата, ещё не оплачена", waiting_for_capture: "Деньги заблокированы", succeeded: "Оплачено",
+      canceled: "Отменена, деньги не списаны", beingChecked: "Проверяется",
+      backTimes: "К расписанию", backParking: "К парковке", backEvent: "К мероприятию",
+      continuePay: "Перейти к оплате", pay: "Оплатить", cancelRefund: "Отменить и вернуть деньги", giveUp: "Отказаться от мест",
+      caseHeading: "Ваши места достались другому: выберите, что дальше",
+      caseTake: "Возьмите один из этих вариантов вместо них, с той же оплатой и без доплаты, или верните деньги.",
+      caseBy: "Если ничего не выбрать до {when}, деньги вернутся сами.",
+      typeName: "Введите своё имя вверху страницы, чтобы увидеть бронирование.",
+      noProvider: "Не удалось открыть страницу оплаты. Попробуйте ещё раз.",
+      askCancel: "Отменить бронирование? Оплата будет возвращена.", askGiveUp: "Отказаться от этих мест?",
+      noBooking: "Этой странице нужно бронирование: откройте её со страницы мероприятия после брони мест.",
+    },
+  });
+  const TONES = { HELD: "wait", PAYMENT_PENDING: "wait", CONFIRMED: "good", EXPIRED: "bad", CANCELLED: "bad",
+                  PAYMENT_FAILED: "bad", REFUND_PENDING: "wait", REFUNDED: "good", MANUAL_REVIEW: "wait" };
+  document.title = T.pageTitle;
+  for (const node of document.querySelectorAll("[data-text]")) node.textContent = T[node.dataset.text];
+  for (const node of document.querySelectorAll("[data-label]")) node.setAttribute("aria-label", T[node.dataset.label]);
+  for (const node of document.querySelectorAll("[data-alt]")) node.setAttribute("alt", T[node.dataset.alt]);
   const FINAL = new Set(["CONFIRMED", "EXPIRED", "CANCELLED", "PAYMENT_FAILED", "REFUNDED"]);
   let booking = null;
   let ticker = null;
+  // What the hold's end means is the API's own sentence (GET /texts), never the page's words
+  let said = {};
 
   // The journal's own words, with its UTC timestamps shown in the reader's time
   function sentence(text) {
@@ -28,47 +73,54 @@
   }
 
   function render() {
-    const [heading, tone] = HEADINGS[booking.status] || [booking.status, "wait"];
+    const heading = T[booking.status] || booking.status, tone = TONES[booking.status] || "wait";
     const status = $("status");
     status.textContent = heading;
     status.className = `status ${tone}`;
     status.dataset.status = booking.status;
     const changes = booking.journal.filter((e) => e.from_status !== e.to_status);
     const last = changes[changes.length - 1];
+    // the journal's decisions are the engine's record, written in English whatever the page's language
     $("explain").textContent = last ? sentence(last.decision) : "";
+    $("explain").lang = "en";
     const next = booking.status === "MANUAL_REVIEW" && booking.review && booking.review.next_step;
     $("next").textContent = next || "";
     $("next").classList.toggle("hidden", !next);
 
     const slot = booking.places.starts_at;    // an appointment: its time, in the reader's clock
-    const places = booking.places.seats ? `Seats ${booking.places.seats.join(", ")}`
-      : slot ? `${when(slot)} to ${new Date(booking.places.ends_at).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })}${booking.places.mode === "group" ? `, ${booking.places.quantity} seat(s)` : ""}`
-      : `${booking.places.quantity} place(s)`;
+    const space = booking.places.space_id;    // a parking reservation: its space and window
+    const places = booking.places.seats ? fill(T.seats, { seats: booking.places.seats.join(", ") })
+      : space ? `${fill(booking.plate ? T.spaceFor : T.space, { space, plate: booking.plate })}, ${fill(T.timeTo, { from: when(booking.places.from), to: when(booking.places.to) })}`
+      : slot ? fill(T.timeTo, { from: when(slot), to: new Date(booking.places.ends_at).toLocaleTimeString(Holdfast.lang(), { hour: "2-digit", minute: "2-digit" }) })
+        + (booking.places.mode === "group" ? fill(T.groupSeats, { count: booking.places.quantity }) : "")
+      : fill(T.placesCount, { count: booking.places.quantity });
     $("places").textContent = places;
     $("amount").textContent = money(booking.amount);
     const payment = booking.payment;
-    $("payment").textContent = !payment ? "Not started"
-      : ({ pending: "Started, not paid yet", waiting_for_capture: "Authorised", succeeded: "Paid", canceled: "Cancelled, nothing charged" }[payment.status] || "Being checked");
+    $("payment").textContent = !payment ? T.notStarted
+      : (["pending", "waiting_for_capture", "succeeded", "canceled"].includes(payment.status) ? T[payment.status] : T.beingChecked);
     $("booking-id").textContent = booking.booking_id;
     $("event-link").href = slot
       ? `service.html?id=${encodeURIComponent(booking.event_id)}&date=${booking.places.starts_at.slice(0, 10)}`
+      : space ? `lot.html?lot_id=${encodeURIComponent(booking.event_id)}`
       : `event.html?id=${encodeURIComponent(booking.event_id)}`;
-    $("event-link").textContent = slot ? "Back to the times" : "Back to the event";
+    $("event-link").textContent = slot ? T.backTimes : space ? T.backParking : T.backEvent;
     $("event-link").classList.remove("hidden");
 
     const holding = booking.status === "HELD" || booking.status === "PAYMENT_PENDING";
     $("hold").classList.toggle("hidden", !holding || !booking.hold_expires_at);
-    $("after").textContent = "When the time runs out the places go back on sale and nothing is charged. If your payment still arrives after that, you get the places back while they are free; otherwise the money is refunded.";
+    $("after").textContent = said.hold_next_step ? fill(said.hold_next_step, { until: when(booking.hold_expires_at) }) : "";
     $("pay").classList.toggle("hidden", !holding);
-    $("pay").textContent = payment && payment.confirmation_url ? "Continue to payment" : "Pay";
+    $("pay").textContent = payment && payment.confirmation_url ? T.continuePay : T.pay;
     $("cancel").classList.toggle("hidden", !(holding || booking.status === "CONFIRMED"));
-    $("cancel").textContent = booking.status === "CONFIRMED" ? "Cancel and get a refund" : "Give the places up";
+    $("cancel").textContent = booking.status === "CONFIRMED" ? T.cancelRefund : T.giveUp;
 
     renderCase();
+    showPass();
 
     const journal = $("journal");
     journal.replaceChildren(...booking.journal.map((entry) => el("li", {},
-      el("time", { datetime: entry.at, text: when(entry.at) }), sentence(entry.decision))));
+      el("time", { datetime: entry.at, text: when(entry.at) }), el("span", { lang: "en", text: sentence(entry.decision) }))));
     tick();
   }
 
@@ -81,16 +133,14 @@
     const open = Boolean(resolution && resolution.open && booking.status === "MANUAL_REVIEW");
     $("case").classList.toggle("hidden", !open);
     if (!open) { shownCase = ""; return; }
-    $("status").textContent = "Your places went to someone else: choose what happens";
+    $("status").textContent = T.caseHeading;
     $("explain").textContent = "";     // the journal below keeps the record; next_step explains
     const signature = JSON.stringify(resolution.alternatives || []) + resolution.respond_by;
     if (signature === shownCase) return;
     shownCase = signature;
     const options = resolution.alternatives || [];
     // review.next_step above already says what happened; this says what each button does
-    $("case-text").textContent = (options.length
-      ? "Take one of these instead, with the same payment and nothing more to pay, or have your money back." : "")
-      + ` If you choose nothing by ${when(resolution.respond_by)}, your money comes back by itself.`;
+    $("case-text").textContent = (options.length ? `${T.caseTake} ` : "") + fill(T.caseBy, { when: when(resolution.respond_by) });
     $("alternatives").replaceChildren(...options.map((option) => el("button", {
       type: "button", text: describeOption(option), onclick: () => decide(alternativeFields(option)),
       class: linkedTo(option) ? "suggested" : "",
@@ -152,26 +202,41 @@
     const minutes = Math.floor(left / 60), seconds = left % 60;
     $("countdown").textContent = left > 0 ? `${minutes}:${String(seconds).padStart(2, "0")}` : "0:00";
     if (left === 0 && (booking.status === "HELD" || booking.status === "PAYMENT_PENDING")) {
-      $("after").textContent = "Time is up: the places are being released. If your payment went through in time, your booking is still confirmed.";
+      $("after").textContent = said.hold_ended || "";
     }
+  }
+
+  // The entry pass as the API draws it (GET /bookings/{id}/pass.svg), once the booking carries
+  // one: fetched with the customer's identity, shown as an image (img-src allows data: only)
+  let passShown = null;
+  async function showPass() {
+    const token = booking.entry_token;
+    $("pass-card").classList.toggle("hidden", !token);
+    if (!token || token === passShown) return;
+    passShown = token;
+    try {
+      const svg = await api("GET", `/bookings/${encodeURIComponent(bookingId)}/pass.svg`, { text: true });
+      $("pass").src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
+    } catch (error) { passShown = null; showError("action-error", error); }
   }
 
   async function refresh() {
     try {
+      said = await texts();
       booking = await api("GET", `/bookings/${encodeURIComponent(bookingId)}`);
       showError("error", null);
       render();
       return !FINAL.has(booking.status);
     } catch (error) {
       const anonymous = error.status === 401 && Holdfast.config.identity === "header" && !Holdfast.customer();
-      showError("error", anonymous ? "Type your name at the top of the page to see your booking." : error);
+      showError("error", anonymous ? T.typeName : error);
       return error.status !== 404 && error.status !== 403;
     }
   }
 
   // only ever to a web page: the provider's payment page is http(s)
   function goToProvider(url) {
-    if (!/^https?:\/\//i.test(url || "")) throw new Error("The payment page could not be opened. Please try again.");
+    if (!/^https?:\/\//i.test(url || "")) throw new Error(T.noProvider);
     location.href = url;
   }
 
@@ -198,7 +263,7 @@
   $("cancel").addEventListener("click", async () => {
     showError("action-error", null);
     const refund = booking.status === "CONFIRMED";
-    if (!confirm(refund ? "Cancel this booking? Your payment will be refunded." : "Give these places up?")) return;
+    if (!confirm(refund ? T.askCancel : T.askGiveUp)) return;
     try {
       booking = Object.assign(await api("POST", `/bookings/${encodeURIComponent(bookingId)}/cancel`), { journal: booking.journal });
       render();
@@ -209,7 +274,7 @@
   let stop = null;
   function poll() { if (stop) stop(); stop = every(1000, refresh); }
 
-  if (!bookingId) showError("error", "This page needs a booking: open it from the event page after holding places.");
+  if (!bookingId) showError("error", T.noBooking);
   else { poll(); ticker = setInterval(tick, 250); }
   document.addEventListener("holdfast:identity", poll);
 })();

@@ -7,7 +7,7 @@
 (function () {
   "use strict";
 
-  const LINKS = [["index.html", "Events"], ["operator.html", "Operator"]];
+  const LINKS = [["index.html", { en: "Catalog", ru: "Каталог" }], ["operator.html", { en: "Operator", ru: "Оператор" }]];
 
   function link(href, text) {
     const anchor = document.createElement("a");
@@ -20,12 +20,27 @@
   if (!header || header.childElementCount) return;
   const here = window.location.pathname.split("/").pop() || "index.html";
   const nav = document.createElement("nav");
+  const lang = Holdfast.lang();
   for (const [href, text] of LINKS) {
-    const anchor = link(href, text);
+    const anchor = link(href, text[lang] || text.en);
     if (href === here) anchor.setAttribute("aria-current", "page");
     nav.append(anchor);
   }
   header.append(link("index.html", "Holdfast"), nav);
+  // The language switch: every page, remembered in this browser (app.js, setLang)
+  const choose = document.createElement("select");
+  choose.id = "language";
+  choose.setAttribute("aria-label", lang === "ru" ? "Язык" : "Language");
+  for (const [code, name] of Object.entries(Holdfast.LANGUAGES)) {
+    const option = document.createElement("option");
+    option.value = code;
+    option.lang = code;
+    option.textContent = name;
+    option.selected = code === lang;
+    choose.append(option);
+  }
+  choose.addEventListener("change", () => Holdfast.setLang(choose.value));
+  header.append(choose);
   if (header.dataset.layout === "customer") {
     const who = document.createElement("div");
     who.className = "who";

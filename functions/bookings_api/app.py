@@ -4,10 +4,10 @@ from dataclasses import replace
 from holdfast import wiring
 from holdfast.products.appointments import wiring as appointments_wiring
 from holdfast.resolver import Response
-from holdfast.http import customer_id, header, idempotency_key, json_response, make_resolver, parse_body
+from holdfast.http import (customer_id, header, idempotency_key, json_response, make_resolver, parse_body,
+                           preferred_language)
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.domain.commands import HoldPlaces
-from holdfast.domain.languages import preferred
 from holdfast.services.booking_views import describe
 from holdfast.services import admission as _admission  # noqa: F401 - every change is rate limited: loaded at init
 
@@ -15,6 +15,11 @@ wiring.cold_start(wiring.PROVIDER_SECRET, wiring.ADMISSION_TOKEN_SECRET, wiring.
 
 app = make_resolver()
 # A route that validates a body imports its request model: the others never load pydantic.
+
+
+def language() -> str:
+    """The language of the customer's texts in a booking's view (Accept-Language)."""
+    return preferred_language(app.current_event.headers)
 
 
 @app.post("/events/<event_id>/bookings")
@@ -26,9 +31,10 @@ def create_booking(event_id: str):
     # the hold's own transaction, and floods meet API Gateway's throttling and the waiting room.
     customer, key = customer_id(app), idempotency_key(app)
     wiring.waiting_room().check_admission(event_id, customer, header(app, "X-Admission-Token"))
-    request = replace(HoldPlaces.of(parse_body(app, BookingIn)), language=preferred(header(app, "Accept-Language")))
+    request = replace(HoldPlaces.of(parse_body(app, BookingIn)), language=language())
     result = wiring.bookings().create_booking(event_id, customer, key, request)
-    return json_response(201, describe(result.booking), {"Idempotent-Replayed": str(result.replayed).lower()})
+    return json_response(201, describe(result.booking, language()),
+                         {"Idempotent-Replayed": str(result.replayed).lower()})
 
 
 @app.post("/services/<service_id>/bookings")
@@ -37,15 +43,26 @@ def book_service(service_id: str):
     from holdfast.products.appointments.schemas import SlotBookingIn
 
     customer, key = customer_id(app), idempotency_key(app)   # a hold: no limiter write (above)
-    request = replace(HoldPlaces.of(parse_body(app, SlotBookingIn)), language=preferred(header(app, "Accept-Language")))
+    request = replace(HoldPlaces.of(parse_body(app, SlotBookingIn)), language=language())
     result = appointments_wiring.appointments().book(service_id, customer, key, request)
-    return json_response(201, describe(result.booking), {"Idempotent-Replayed": str(result.replayed).lower()})
+    return json_response(201, describe(result.booking, language()),
+                         {"Idempotent-Replayed": str(result.replayed).lower()})
 
 
 @app.get("/bookings/<booking_id>")
 @tracer.capture_method
 def get_booking(booking_id: str):
-    return json_response(200, wiring.bookings().view(booking_id, customer_id(app)))
+    return json_response(200, wiring.bookings().view(booking_id, customer_id(app), language()))
+
+
+@app.get("/bookings/<booking_id>/pass.svg")
+@tracer.capture_method
+def booking_pass(booking_id: str):
+    # text, not a binary media type: API Gateway hands an SVG through as the function wrote it.
+    # The pass admits its holder: no shared cache may keep it, and a cancelled booking has none.
+    svg = wiring.passes().svg(booking_id, customer_id(app))
+    return Response(status_code=200, content_type="image/svg+xml", body=svg,
+                    headers={"Cache-Control": "private, no-store"})
 
 
 @app.post("/bookings/<booking_id>/payment")
@@ -68,7 +85,7 @@ def cancel_booking(booking_id: str):
     wiring.rate_limiter().take("booking", customer)
     booking = wiring.bookings().cancel(booking_id, customer, refund=lambda b: wiring.payments().cancel_confirmed(b),
                                        void=lambda b: wiring.payments().void_after_cancel(b))
-    return json_response(200, describe(booking))
+    return json_response(200, describe(booking, language()))
 
 
 @app.post("/bookings/<booking_id>/resolution")

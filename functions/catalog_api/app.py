@@ -1,11 +1,9 @@
-"""Catalog API: the public listing and search and the live seat map. Reads answer with
+"""Catalog API: the public listing and search, the live seat map and the customer texts every
+page shows (domain/texts.py, the API's own sentences). Reads answer with
 Cache-Control and an ETag; If-None-Match gives 304. It only reads: its role cannot write the table
 and reads no secret (the organizer's edit and publish are in events_api)."""
-import hashlib
-import json
-
 from holdfast import wiring
-from holdfast.http import Response, header, make_resolver
+from holdfast.http import cached_json, make_resolver
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services import listing as _listing  # noqa: F401 - every route uses it: loaded at init
 
@@ -16,17 +14,8 @@ app = make_resolver()
 
 LISTING_MAX_AGE = 30
 SEAT_MAP_MAX_AGE = 1
-
-
-def cached_json(body, max_age: int) -> Response:
-    """200 with the body, or 304 when the client already has this exact body."""
-    text = json.dumps(body, separators=(",", ":"), sort_keys=True, default=str)
-    etag = '"' + hashlib.sha256(text.encode()).hexdigest()[:32] + '"'
-    headers = {"ETag": etag, "Cache-Control": f"public, max-age={max_age}"}
-    given = header(app, "If-None-Match") or ""
-    if etag in [part.strip().removeprefix("W/") for part in given.split(",")] or given.strip() == "*":
-        return Response(status_code=304, content_type=None, body="", headers=headers)
-    return Response(status_code=200, content_type="application/json", body=text, headers=headers)
+#: The texts change with a deployment only: a page may keep them for an hour.
+TEXTS_MAX_AGE = 3600
 
 
 @app.get("/events")
@@ -36,13 +25,28 @@ def list_events():
     from holdfast.schemas import EventListQuery
 
     query = EventListQuery.model_validate(params).search()
-    return cached_json(wiring.listing().list_events(query), LISTING_MAX_AGE)
+    return cached_json(app, wiring.listing().list_events(query), LISTING_MAX_AGE)
 
 
 @app.get("/events/<event_id>/seats")
 @tracer.capture_method
 def seat_map(event_id: str):
-    return cached_json(wiring.listing().seat_map(event_id), SEAT_MAP_MAX_AGE)
+    return cached_json(app, wiring.listing().seat_map(event_id), SEAT_MAP_MAX_AGE)
+
+
+@app.get("/texts")
+@tracer.capture_method
+def customer_texts():
+    from holdfast.domain.errors import InvalidRequest
+    from holdfast.domain.texts import DEFAULT_LANGUAGE, LANGUAGES, TEXTS
+
+    params = app.current_event.query_string_parameters or {}
+    if set(params) - {"lang"} or params.get("lang", DEFAULT_LANGUAGE) not in LANGUAGES:
+        raise InvalidRequest(f"Ask for one of the languages {', '.join(LANGUAGES)} with ?lang=, or for all without it.",
+                             code="unknown_language", languages=list(LANGUAGES))
+    texts = {params["lang"]: TEXTS[params["lang"]]} if "lang" in params else TEXTS
+    return cached_json(app, {"default": DEFAULT_LANGUAGE, "languages": list(LANGUAGES), "texts": texts},
+                       TEXTS_MAX_AGE)
 
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")

@@ -1,8 +1,9 @@
 """Events API: organizers create events (edit, publish and cancel them), resources and appointment
-services; anyone reads an event with its live counts, or a service's free times on a day."""
+services (and publish them); anyone reads an event with its live counts, the published services,
+or a service's free times on a day."""
 from holdfast import wiring
 from holdfast.products.appointments import wiring as appointments_wiring
-from holdfast.http import header, idempotency_key, json_response, make_resolver, parse_body, require_organizer
+from holdfast.http import cached_json, header, idempotency_key, json_response, make_resolver, parse_body, require_organizer
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services.event_cancellation import validate_reason
 from holdfast.services import catalog as _catalog  # noqa: F401 - the event routes use it: loaded at init
@@ -66,6 +67,27 @@ def create_service():
 
     request = parse_body(app, ServiceIn).command()
     return json_response(201, appointments_wiring.appointments().create_service(request, header(app, "Idempotency-Key"), caller))
+
+
+@app.post("/services/<service_id>/publish")
+@tracer.capture_method
+def publish_service(service_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, appointments_wiring.appointments().publish_service(service_id, caller))
+
+
+#: As long as the event listing is cached (catalog_api): a page of services changes as rarely.
+SERVICE_LISTING_MAX_AGE = 30
+
+
+@app.get("/services")
+@tracer.capture_method
+def list_services():
+    from holdfast.products.appointments.schemas import ServiceListQuery
+
+    query = ServiceListQuery.model_validate(app.current_event.query_string_parameters or {})
+    listing = appointments_wiring.appointments().list_services(query.city, query.q, query.limit, query.cursor)
+    return cached_json(app, listing, SERVICE_LISTING_MAX_AGE)
 
 
 @app.get("/services/<service_id>/availability")

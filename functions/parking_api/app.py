@@ -1,11 +1,12 @@
-"""Parking API: organizers create lots, gates and subscriptions; customers reserve a space (then
-pay, read and cancel through /bookings); gates read their configuration, pass cars in and out, and report the passes they made offline."""
+"""Parking API: organizers create (and publish) lots, gates and subscriptions; anyone lists the
+published lots; customers reserve a space (then pay, read and cancel through /bookings); gates
+read their configuration, pass cars in and out, and report the passes they made offline."""
 from dataclasses import replace
 
 from holdfast import wiring
-from holdfast.domain.languages import preferred
 from holdfast.products.parking import wiring as parking_wiring
-from holdfast.http import customer_id, header, idempotency_key, json_response, make_resolver, parse_body, require_organizer
+from holdfast.http import (cached_json, customer_id, header, idempotency_key, json_response, make_resolver, parse_body,
+                           preferred_language, require_organizer)
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.resolver import Response
 from holdfast.services.booking_views import describe
@@ -27,6 +28,27 @@ def create_lot():
     return json_response(201, parking_wiring.parking().create_lot(request, header(app, "Idempotency-Key"), caller))
 
 
+#: As long as the event listing is cached (catalog_api): what is free is GET /lots/{lot_id}'s.
+LOT_LISTING_MAX_AGE = 30
+
+
+@app.get("/lots")
+@tracer.capture_method
+def list_lots():
+    from holdfast.products.parking.schemas import LotListQuery
+
+    query = LotListQuery.model_validate(app.current_event.query_string_parameters or {})
+    return cached_json(app, parking_wiring.parking().list_lots(query.city, query.limit, query.cursor),
+                       LOT_LISTING_MAX_AGE)
+
+
+@app.post("/lots/<lot_id>/publish")
+@tracer.capture_method
+def publish_lot(lot_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, parking_wiring.parking().publish_lot(lot_id, caller))
+
+
 @app.get("/lots/<lot_id>")
 @tracer.capture_method
 def get_lot(lot_id: str):
@@ -41,9 +63,10 @@ def reserve(lot_id: str):
     customer, key = customer_id(app), idempotency_key(app)
     # No limiter write here, like every hold route: API Gateway's throttling and the per-customer
     # hold cap inside the hold transaction are the flood control (docs/performance.md).
-    request = replace(parse_body(app, ReservationIn).command(), language=preferred(header(app, "Accept-Language")))
+    request = replace(parse_body(app, ReservationIn).command(), language=preferred_language(app.current_event.headers))
     result = parking_wiring.parking().reserve(lot_id, customer, key, request)
-    view = describe(result.booking) | wiring.booking_view_extras(result.booking)
+    view = (describe(result.booking, preferred_language(app.current_event.headers))
+            | wiring.booking_view_extras(result.booking))
     return json_response(201, view, {"Idempotent-Replayed": str(result.replayed).lower()})
 
 

@@ -1,7 +1,6 @@
 """Waitlist API: join a sold-out event's waitlist, see one's place in it, leave it."""
 from holdfast import wiring
-from holdfast.domain.languages import preferred
-from holdfast.http import customer_id, header, json_response, make_resolver, parse_body
+from holdfast.http import customer_id, header, json_response, make_resolver, parse_body, preferred_language
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services import waitlist as _waitlist  # noqa: F401 - every route uses it: loaded at init
 
@@ -23,7 +22,7 @@ def join_waitlist(event_id: str):
     wiring.waiting_room().check_waitlist_admission(event_id, customer, header(app, "X-Admission-Token"))
     body = parse_body(app, WaitlistIn)
     entry, created = wiring.waitlist().join(event_id, customer, body.quantity, body.contact_email,
-                                            preferred(header(app, "Accept-Language")))
+                                            preferred_language(app.current_event.headers))
     if created:
         # Places released between the join's check and its write found no entry to offer them
         # to: look again now. The relay does the same on every release, so a failure here only

@@ -1,6 +1,6 @@
 """A booking is written to in the language its creating request preferred (Accept-Language):
 Russian when Russian ranks above English, English otherwise; kept on the booking for the
-notifier, which has no request at hand."""
+notifier, which has no request at hand. (The header's q-values: test_preferred_language.py.)"""
 from __future__ import annotations
 
 import pytest

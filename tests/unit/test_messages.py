@@ -330,7 +330,7 @@ def test_amounts_dates_and_ranges_in_each_language():
 def test_every_review_reason_the_domain_names_has_its_own_words(language):
     """domain/review_steps.py says what happens next for each review reason; the message says the
     same in both languages, so a new reason without its words falls to the default and fails here."""
-    from holdfast.domain.review_steps import REVIEW_NEXT_STEPS
+    from holdfast.domain.review_steps import REVIEW_REASONS, next_step
 
     kind, values, subject_booking, offering = CASES["booking.manual_review"]
 
@@ -339,8 +339,8 @@ def test_every_review_reason_the_domain_names_has_its_own_words(language):
                       offering, SITE).text.split("\n\n")[0]
 
     default = said("default")
-    for reason in set(REVIEW_NEXT_STEPS) - {"default"}:
+    for reason in set(REVIEW_REASONS) - {"default"}:
         assert said(reason) != default, reason
     assert said("refund_rejected_insufficient_funds") == said("refund")
     if language == "en":   # the English words are the domain's own sentences
-        assert {said(reason) for reason in REVIEW_NEXT_STEPS} == set(REVIEW_NEXT_STEPS.values())
+        assert {said(reason) for reason in REVIEW_REASONS} == {next_step(reason) for reason in REVIEW_REASONS}

@@ -93,3 +93,14 @@ def test_a_response_without_content_type_and_bytes_bodies():
     assert Response(304, None, "", headers={"ETag": '"e"'}).as_proxy_result()["multiValueHeaders"] == {"ETag": ['"e"']}
     answer = Response(200, "application/octet-stream", b"\x00\x01").as_proxy_result()
     assert answer["isBase64Encoded"] is True and answer["body"] == "AAE="
+
+
+def test_the_literal_text_of_a_rule_is_literal():
+    app = RestResolver()
+
+    @app.get("/bookings/<booking_id>/pass.svg")
+    def picture(booking_id: str):
+        return Response(200, "image/svg+xml", "<svg/>")
+
+    assert app.resolve(event("GET", "/bookings/b-1/pass.svg"), None)["statusCode"] == 200
+    assert app.resolve(event("GET", "/bookings/b-1/passXsvg"), None)["statusCode"] == 404

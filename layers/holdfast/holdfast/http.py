@@ -1,15 +1,18 @@
 """What every API handler shares: the resolver with one error mapping, identity, keys and bodies."""
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import re
 import sys
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from .config import settings
 from .domain.booking import IllegalTransition
 from .domain.errors import BookingError, InvalidRequest, Unauthorized
+from .domain.languages import preferred
+from .domain.texts import error_message
 from .observability import answered, logger
 from .ports import DuplicateRequest, ItemExists, PlacesTaken, StaleBooking, StoreError
 from .resolver import Response, RestResolver
@@ -45,6 +48,18 @@ def json_response(status: int, body: Any, headers: dict[str, str] | None = None)
                     headers=headers or {})
 
 
+def cached_json(app: APIGatewayRestResolver, body: Any, max_age: int) -> Response:
+    """200 with the body, public for ``max_age`` seconds with an ETag; 304 when the client's
+    If-None-Match already names this exact body."""
+    text = json.dumps(body, separators=(",", ":"), sort_keys=True, default=str)
+    etag = '"' + hashlib.sha256(text.encode()).hexdigest()[:32] + '"'
+    headers = {"ETag": etag, "Cache-Control": f"public, max-age={max_age}"}
+    given = header(app, "If-None-Match") or ""
+    if etag in [part.strip().removeprefix("W/") for part in given.split(",")] or given.strip() == "*":
+        return Response(status_code=304, content_type=None, body="", headers=headers)
+    return Response(status_code=200, content_type="application/json", body=text, headers=headers)
+
+
 _PATH_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -61,25 +76,30 @@ def make_resolver() -> APIGatewayRestResolver:
     app = RestResolver()
     app.use(middlewares=[_path_ids_are_ids])
 
+    def told(code: str, message: str) -> str:
+        """The message in the request's language where domain/texts.py has it, else as raised."""
+        return error_message(code, preferred_language(app.current_event.headers)) or message
+
     @app.exception_handler(BookingError)
     def _booking_error(exc: BookingError) -> Response:
         headers = {"Retry-After": str(exc.details["retry_after"])} if "retry_after" in exc.details else None
         details = {key: value for key, value in exc.details.items() if key != "retry_after"} or None
         answered(exc.code)
-        return error_response(exc.status, exc.code, exc.message, details, headers)
+        return error_response(exc.status, exc.code, told(exc.code, exc.message), details, headers)
 
     @app.exception_handler(StoreError)
     def _store_error(exc: StoreError) -> Response:
         status, code, message, retry_after = store_error_answer(exc)
         answered(code)
         headers = {"Retry-After": str(retry_after)} if retry_after else None
-        return error_response(status, code, message, None, headers)
+        return error_response(status, code, told(code, message), None, headers)
 
     @app.exception_handler(IllegalTransition)
     def _illegal_transition(_exc: IllegalTransition) -> Response:
         # A decision taken on a booking that another request moved meanwhile: nothing was written.
         answered("booking_changed")
-        return error_response(409, "booking_changed", "The booking changed meanwhile; read it again.")
+        return error_response(409, "booking_changed",
+                              told("booking_changed", "The booking changed meanwhile; read it again."))
 
     @app.exception_handler(ValueError)
     def _value_error(exc: ValueError) -> Response:
@@ -92,7 +112,8 @@ def make_resolver() -> APIGatewayRestResolver:
     @app.exception_handler(Exception)
     def _unexpected(exc: Exception) -> Response:
         log_unexpected(exc)
-        return error_response(500, "internal_error", "Something went wrong on our side; nothing was lost. Retry shortly.")
+        return error_response(500, "internal_error",
+                              told("internal_error", "Something went wrong on our side; nothing was lost. Retry shortly."))
 
     @app.not_found
     def _not_found(_exc: Exception) -> Response:
@@ -185,6 +206,13 @@ def header(app: APIGatewayRestResolver, name: str) -> str | None:
         if key.lower() == wanted:
             return value
     return None
+
+
+def preferred_language(headers: Mapping[str, str] | None) -> str:
+    """The language the request's Accept-Language prefers among those the API speaks
+    (``domain/languages.preferred``)."""
+    given = next((value for key, value in (headers or {}).items() if key.lower() == "accept-language"), None)
+    return preferred(given)
 
 
 def idempotency_key(app: APIGatewayRestResolver) -> str:

@@ -117,7 +117,10 @@ class RestResolver:
         self.lambda_context: Any = None
 
     def route(self, rule: str, method: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        pattern = re.compile("^" + _NAMED.sub(lambda m: f"(?P<{m.group(1)}>{_PARAMETER})", rule) + "/*$")
+        # the rule's own text is literal (the dot of ``/pass.svg`` is a dot); only <name> matches a part
+        parts = _NAMED.split(rule)
+        body = "".join(f"(?P<{part}>{_PARAMETER})" if index % 2 else re.escape(part) for index, part in enumerate(parts))
+        pattern = re.compile("^" + body + "/*$")
 
         def register(func: Callable[..., Any]) -> Callable[..., Any]:
             self._routes.append((method.upper(), pattern, func))

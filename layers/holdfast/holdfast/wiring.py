@@ -171,13 +171,31 @@ def bookings():
 def booking_view_extras(booking) -> dict:  # noqa: ANN001
     """What a booking's kind adds to its view, signed with its product's credentials (a parking
     booking's entry pass: kinds/products.py, ``view_credentials``)."""
+    kind, credentials = _kind_and_credentials(booking)
+    return kind.view_extras(booking, credentials)
+
+
+def booking_pass(booking) -> str | None:  # noqa: ANN001
+    """The booking's signed pass, made with its product's credentials (None: it has none now)."""
+    kind, credentials = _kind_and_credentials(booking)
+    return kind.pass_token(booking, credentials)
+
+
+def _kind_and_credentials(booking):  # noqa: ANN001, ANN202
     from . import kinds
     from .kinds import products
 
     kind = kinds.of_booking(booking)
     product = products.of_kind(kind.name)
     reference = product.view_credentials if product else None
-    return kind.view_extras(booking, products.resolve(reference)() if reference else None)
+    return kind, products.resolve(reference)() if reference else None
+
+
+@cached
+def passes():
+    from .services.passes import PassService
+
+    return PassService(store(), booking_pass)
 
 
 @cached

@@ -92,3 +92,40 @@ def index_partitions(event: dict) -> list[str]:
 
 def sort_key(event: dict) -> str:
     return f"{event['starts_at']}#{event['event_id']}"
+
+
+# Shelves: offerings listed by name rather than by start time (a product's services, its lots),
+# each shelf a prefix of its own so that no shelf's partitions meet another's or the events':
+#
+#   <shelf>#ALL                N#<name>\x01<id>    no filter
+#   <shelf>#CITY#<city>        N#<name>\x01<id>    ?city=
+#   <shelf>#WORD#<token>       N#<name>\x01<id>    ?q= (first token; the rest and the city filtered)
+#
+#: Every name key of a shelf sorts between these two ("$" follows "#").
+NAME_KEYS = ("N#", "N$")
+#: The UTF-8 bytes of a normalised name that go into its sort key: enough to order a shelf by
+#: name, far below the key's 1,024 (the id after it keeps two equal prefixes apart).
+NAME_KEY_BYTES = 200
+
+
+def shelf_partition(shelf: str, city: str | None = None, word: str | None = None) -> str:
+    if word:
+        return f"{shelf}#WORD#{word}"
+    return f"{shelf}#CITY#{normalise(city)}" if city else f"{shelf}#ALL"
+
+
+def shelf_partitions(shelf: str, city: str, *texts: str) -> list[str]:
+    """Every partition of ``shelf`` an offering in ``city`` whose words are ``texts`` is listed in."""
+    parts = [shelf_partition(shelf)] + ([shelf_partition(shelf, city)] if city else [])
+    return parts + [shelf_partition(shelf, word=token) for token in tokens(*texts)]
+
+
+#: Between the name and the id: below every character a name keeps (control characters become
+#: spaces), so that a name sorts before the longer names it begins ("Arbat" before "Arbat North").
+_NAME_END = "\x01"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def name_sort_key(name: str, offering_id: str) -> str:
+    cut = _CONTROL.sub(" ", normalise(name)).encode()[:NAME_KEY_BYTES].decode(errors="ignore")
+    return f"{NAME_KEYS[0]}{cut}{_NAME_END}{offering_id}"

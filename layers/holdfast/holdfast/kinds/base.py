@@ -142,6 +142,11 @@ class Kind:
         """More of the booking's view made with ``credentials`` (wiring's per-kind keys); none by default."""
         return {}
 
+    def pass_token(self, booking: Booking, credentials: Any) -> str | None:
+        """The signed pass a gate scans for this booking, made with ``credentials``, while the
+        booking admits its holder (None: the kind issues no pass, or not in this state)."""
+        return None
+
     def price(self, event: Offering, places: Places) -> Money:
         """What the places actually allocated cost."""
         return Money.parse(event.price, event.currency).times(places.quantity)

@@ -6,11 +6,13 @@ from typing import Any
 
 from .. import kinds
 from ..domain.booking import Booking
-from ..domain.review_steps import hold_next_step
+from ..domain.review_steps import hold_next_step, next_step
+from ..domain.texts import DEFAULT_LANGUAGE
 from ..domain.statuses import HOLDING
 
 
-def describe(booking: Booking) -> dict[str, Any]:
+def describe(booking: Booking, language: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
+    """The booking as its customer reads it, its sentences in ``language`` (domain/texts.py)."""
     payment = None
     if booking.payment is not None:
         payment = {
@@ -27,9 +29,11 @@ def describe(booking: Booking) -> dict[str, Any]:
         "created_at": booking.created_at, "updated_at": booking.updated_at, "payment": payment,
     }
     if booking.status in HOLDING and not booking.places_secured:
-        view["hold_next_step"] = hold_next_step(booking.hold_expires_at)
+        view["hold_next_step"] = hold_next_step(booking.hold_expires_at, language)
     if booking.review:
         view["review"] = dict(booking.review)
+        if booking.review.get("reason"):   # stored as told then; told now in the reader's language
+            view["review"]["next_step"] = next_step(booking.review["reason"], language)
     if booking.resolution:
         view["resolution"] = resolution_view(booking)
     if booking.contact_email:

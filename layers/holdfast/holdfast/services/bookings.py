@@ -27,6 +27,7 @@ from ..domain.errors import (
 from ..domain.journal import customer_view
 from ..domain.personal_data import places_end
 from ..domain.statuses import BookingStatus
+from ..domain.texts import DEFAULT_LANGUAGE
 from ..observability import logger
 from ..domain.commands import HoldPlaces
 from ..domain.offering import Offering
@@ -267,14 +268,14 @@ class BookingService:
             raise Forbidden("This booking belongs to another customer.")
         return booking
 
-    def view(self, booking_id: str, customer_id: str) -> dict[str, Any]:
+    def view(self, booking_id: str, customer_id: str, language: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
         booking, journal = self.store.get_booking_with_journal(booking_id)
         if booking is None:
             raise NotFound(f"No booking {booking_id}.", code="booking_not_found")
         if booking.customer_id != customer_id:
             raise Forbidden("This booking belongs to another customer.")
         # Operators' notes and internal checks stay out of the customer's view (domain/journal.py).
-        view = describe(booking) | {"journal": customer_view(journal)}
+        view = describe(booking, language) | {"journal": customer_view(journal)}
         if self.view_extras is not None:
             view |= self.view_extras(booking)
         if booking.status is BookingStatus.CONFIRMED:

@@ -12,7 +12,7 @@ import base64
 import binascii
 import json
 import time
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from .. import kinds
 from ..clock import iso
@@ -22,7 +22,7 @@ from ..domain.event_changes import announced_changes, refund_window
 from ..domain.errors import InvalidRequest, NotFound, TooBusy
 from ..domain.inventory import natural_key
 from ..domain.organizers import Caller, require_owner
-from ..ports import Clock, Listing, StaleBooking, TransientStoreError
+from ..ports import Catalog, Clock, Listing, StaleBooking, TransientStoreError
 from . import transitions
 
 UPDATE_ATTEMPTS = 5
@@ -109,60 +109,17 @@ class ListingService:
         upper = (iso(query.date_to) if query.date_to else "9999") + "~"
         if lower > upper:
             raise InvalidRequest("'from' is after 'to'.", code="invalid_date_range")
-        for name, value, fits in (("city", query.city, search.fits_key), ("category", query.category, search.fits_key),
-                                  ("q", query.q, search.words_fit)):
-            if value and not fits(value):
-                raise InvalidRequest(f"'{name}' is too long once normalised.", code="query_too_long", field=name,
-                                     max_bytes=search.MAX_KEY_PART_BYTES)
-        words = search.tokens(query.q) if query.q else []
-        if query.q and not words:
-            raise InvalidRequest("The search text has no words to look for.", code="invalid_query")
-        filters: list[str] = []
-        values: dict[str, Any] = {}
-        names: dict[str, str] = {}
+        words = searched_words(city=query.city, category=query.category, q=query.q)
         if words:
-            # The longest word is usually the rarest: its partition is the one read.
-            words = sorted(words, key=lambda word: (-len(word), word))
-            partition = f"WORD#{words[0]}"
-            for index, word in enumerate(words[1:]):
-                filters.append(f"contains(#tokens, :w{index})")
-                values[f":w{index}"] = word
-                names["#tokens"] = "tokens"
-            if query.city:
-                filters.append("city_key = :city")
-                values[":city"] = search.normalise(query.city)
-            if query.category:
-                filters.append("category_key = :category")
-                values[":category"] = search.normalise(query.category)
+            partition, filters, values, names = word_query(words, lambda word: f"WORD#{word}",
+                                                           city_key=query.city, category_key=query.category)
         else:
-            partition = search.list_partition(query.city, query.category)
-        start = self._decode_cursor(query.cursor, partition, lower, upper) if query.cursor else None
-        items, more = self.store.query_listing(
-            partition, lower, upper, query.limit, start, " AND ".join(filters) or None, values or None, names or None)
+            partition, filters, values, names = search.list_partition(query.city, query.category), None, None, None
+        start = decode_cursor(query.cursor, partition, lower, upper) if query.cursor else None
+        items, more = self.store.query_listing(partition, lower, upper, query.limit, start, filters, values, names)
         events = [self.view(item | {"published": True}) for item in items]
-        cursor = self._encode_cursor(partition, items[-1]["sk"]) if more and items else None
+        cursor = encode_cursor(partition, items[-1]["sk"]) if more and items else None
         return {"events": events, "next_cursor": cursor}
-
-    @staticmethod
-    def _encode_cursor(partition: str, sort_key: str) -> str:
-        raw = json.dumps({"p": partition, "s": sort_key}, separators=(",", ":")).encode()
-        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-    @staticmethod
-    def _decode_cursor(cursor: str, partition: str, lower: str, upper: str) -> dict[str, str]:
-        """The start key a cursor names. DynamoDB refuses (ValidationException) a start key outside
-        the query's sort key range, so a cursor from another date range is this query's 400."""
-        try:
-            raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-            data = json.loads(raw)
-            if not isinstance(data, dict) or data.get("p") != partition or not isinstance(data.get("s"), str):
-                raise ValueError
-            if not lower <= data["s"] <= upper or len(data["s"].encode()) > MAX_SORT_KEY_BYTES:
-                raise ValueError
-        except (ValueError, binascii.Error, UnicodeDecodeError):
-            raise InvalidRequest("The cursor does not belong to this query; start again without it.",
-                                 code="invalid_cursor") from None
-        return {"pk": partition, "sk": data["s"]}
 
     def seat_map(self, event_id: str) -> dict[str, Any]:
         """Every seat and its state (no booking or customer data). Cached for a second per
@@ -184,3 +141,100 @@ class ListingService:
             self._seat_maps.clear()
         self._seat_maps[event_id] = (now, answer)
         return answer
+
+
+def encode_cursor(partition: str, sort_key: str) -> str:
+    raw = json.dumps({"p": partition, "s": sort_key}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, partition: str, lower: str, upper: str) -> dict[str, str]:
+    """The start key a cursor names. DynamoDB refuses (ValidationException) a start key outside
+    the query's sort key range, so a cursor from another query is this query's 400."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        data = json.loads(raw)
+        if not isinstance(data, dict) or data.get("p") != partition or not isinstance(data.get("s"), str):
+            raise ValueError
+        if not lower <= data["s"] <= upper or len(data["s"].encode()) > MAX_SORT_KEY_BYTES:
+            raise ValueError
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise InvalidRequest("The cursor does not belong to this query; start again without it.",
+                             code="invalid_cursor") from None
+    return {"pk": partition, "sk": data["s"]}
+
+
+def searched_words(q: str | None, **keys: str | None) -> list[str]:
+    """The words of ``q`` to look for; 400 when a filter (``keys``, or a word) is too long for a
+    key once normalised, or ``q`` has no word at all."""
+    for name, value, fits in [*((name, value, search.fits_key) for name, value in keys.items()),
+                              ("q", q, search.words_fit)]:
+        if value and not fits(value):
+            raise InvalidRequest(f"'{name}' is too long once normalised.", code="query_too_long", field=name,
+                                 max_bytes=search.MAX_KEY_PART_BYTES)
+    words = search.tokens(q) if q else []
+    if q and not words:
+        raise InvalidRequest("The search text has no words to look for.", code="invalid_query")
+    return words
+
+
+def word_query(words: list[str], partition_of: Callable[[str], str], **equal: str | None
+               ) -> tuple[str, str | None, dict[str, Any] | None, dict[str, str] | None]:
+    """A word search as one partition read and a filter: the partition of the longest word
+    (usually the rarest), the other words and each given ``equal`` attribute (normalised) filtered.
+    (partition, filter expression, its values, its names)."""
+    words = sorted(words, key=lambda word: (-len(word), word))
+    filters = [f"contains(#tokens, :w{index})" for index in range(len(words) - 1)]
+    values: dict[str, Any] = {f":w{index}": word for index, word in enumerate(words[1:])}
+    for attribute, value in equal.items():
+        if value:
+            filters.append(f"{attribute} = :{attribute}")
+            values[f":{attribute}"] = search.normalise(value)
+    return (partition_of(words[0]), " AND ".join(filters) or None, values or None,
+            {"#tokens": "tokens"} if len(words) > 1 else None)
+
+
+# ------------------------------------------------------------------------------ shelves
+# A product lists its own offerings (services, lots) on a shelf of its own (domain/search.py):
+# published by the same one transaction as an event, read a page at a time by key.
+
+def publish_offering(store: Catalog, clock: Clock, read: Callable[[], dict[str, Any]],
+                     index_items: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> dict[str, Any]:
+    """Mark the offering ``read`` returns published and write ``index_items`` of it, in one
+    transaction conditioned on its catalog version (read again when another change won). The
+    offering as it is now; publishing a published offering changes nothing."""
+    def write(event: dict[str, Any]) -> dict[str, Any]:
+        if event.get("published"):
+            return event
+        version = int(event.get("catalog_version") or 0)
+        changes = {"published": True, "published_at": iso(clock()), "catalog_version": version + 1}
+        after = {**event, **changes}
+        store.update_event_listing(event["event_id"], version, changes, [], index_items(after))
+        return after
+
+    return transitions.decide_again(read, write, attempts=UPDATE_ATTEMPTS, exhausted=TooBusy(),
+                                    retry_on=(StaleBooking, TransientStoreError))
+
+
+def shelf_page(store: Catalog, shelf: str, city: str | None, q: str | None, limit: int,
+               cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    """One page of a shelf's index items, by name: those in ``city`` whose words include every
+    word of ``q``, after ``cursor``; and the cursor of the next page (None: this was the last)."""
+    words = searched_words(city=city, q=q)
+    if words:
+        partition, filters, values, names = word_query(words, lambda word: search.shelf_partition(shelf, word=word),
+                                                       city_key=city)
+    else:
+        partition, filters, values, names = search.shelf_partition(shelf, city), None, None, None
+    lower, upper = search.NAME_KEYS
+    start = decode_cursor(cursor, partition, lower, upper) if cursor else None
+    items, more = store.query_listing(partition, lower, upper, limit, start, filters, values, names)
+    return items, encode_cursor(partition, items[-1]["sk"]) if more and items else None
+
+
+def shelf_items(shelf: str, offering: dict[str, Any], fields: dict[str, Any], *texts: str) -> list[dict[str, Any]]:
+    """The index items that list ``offering`` on ``shelf``, each carrying ``fields`` (what its
+    listing shows) and what the filters read; ``texts`` are its searchable words."""
+    common = {"sk": search.name_sort_key(offering["name"], offering["event_id"]), **fields,
+              "city_key": search.normalise(offering.get("city") or ""), "tokens": search.tokens(*texts) or ["-"]}
+    return [{"pk": pk, **common} for pk in search.shelf_partitions(shelf, offering.get("city") or "", *texts)]

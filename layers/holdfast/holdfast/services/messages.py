@@ -24,7 +24,7 @@ from urllib.parse import urlencode
 
 from ..domain.booking import Booking
 from ..domain.languages import known
-from ..domain.review_steps import REVIEW_NEXT_STEPS
+from ..domain.review_steps import REVIEW_REASONS
 from ..ports import Attachment, Message
 from . import message_words as words
 
@@ -296,7 +296,7 @@ class _Facts:
     def _booking_manual_review(self, values: dict[str, Any]) -> None:
         reason = str(((self.booking.review if self.booking else None) or {}).get("reason") or "default")
         reason = reason.split("_rejected_")[0]
-        values["reason"] = reason if reason in REVIEW_NEXT_STEPS else "default"
+        values["reason"] = reason if reason in REVIEW_REASONS else "default"
 
     def _booking_conflict_case(self, values: dict[str, Any]) -> None:
         case = (self.booking.resolution if self.booking else None) or {}

@@ -27,3 +27,5 @@ class CreateService:
     price: Price
     settings: Any
     max_holds_per_customer: int | None = None
+    #: Where it takes place, for the public listing's ``?city=`` (none: listed without a city).
+    city: str | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from holdfast.domain.commands import Price
 from holdfast.schemas import ContactEmail, EventTime, PriceIn, ZoneName, _Strict
@@ -97,13 +97,26 @@ class ServiceIn(SlotsSettings):
     name: str = Field(min_length=1, max_length=200)
     price: PriceIn
     max_holds_per_customer: int | None = Field(default=None, ge=1, le=100)
+    city: str | None = Field(default=None, min_length=1, max_length=100)
 
     def settings(self) -> SlotsSettings:
         return SlotsSettings.model_validate(self.model_dump(include=set(SlotsSettings.model_fields)))
 
     def command(self) -> CreateService:
         return CreateService(name=self.name, price=Price(self.price.value, self.price.currency),
-                             settings=self.settings(), max_holds_per_customer=self.max_holds_per_customer)
+                             settings=self.settings(), max_holds_per_customer=self.max_holds_per_customer,
+                             city=self.city)
+
+
+class ServiceListQuery(_Strict):
+    """Query string of GET /services."""
+
+    city: str | None = Field(default=None, min_length=1, max_length=100)
+    q: str | None = Field(default=None, min_length=1, max_length=200)
+    limit: int = Field(default=20, ge=1, le=100)
+    cursor: str | None = Field(default=None, max_length=2000)
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, defer_build=True)
 
 
 class SlotBookingIn(_Strict):

@@ -15,9 +15,10 @@ from holdfast.domain.commands import HoldPlaces
 from holdfast.domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy
 from holdfast.domain.ids import created_id
 from holdfast.domain.money import Money
-from holdfast.domain.organizers import Caller, owned_by
+from holdfast.domain.organizers import Caller, owned_by, require_owner
 from holdfast.ports import Clock, ItemExists, TransientStoreError
 from holdfast.services.bookings import BookingService, HoldResult
+from holdfast.services.listing import publish_offering, shelf_items, shelf_page
 from .kind import Slots
 from .ports import AppointmentStore
 
@@ -72,7 +73,7 @@ class AppointmentService:
         event = {
             "event_id": created_id(self.id_salt, "service", _scoped(idempotency_key, caller)), "name": request.name,
             # An offering's descriptive fields, so that every reader of offerings finds them.
-            "venue": "", "city": "", "category": "service", "starts_at": created,
+            "venue": "", "city": request.city or "", "category": "service", "starts_at": created,
             "price": price.text, "currency": price.currency, "inventory_kind": kind.name,
             "capacity": settings.seats, "max_per_booking": settings.seats,
             "hold_ttl_seconds": settings.hold_ttl_seconds or self.default_hold_ttl,
@@ -94,11 +95,26 @@ class AppointmentService:
             raise TooBusy() from None
         return describe_service(event)
 
-    def service(self, service_id: str) -> dict[str, Any]:
-        event = self.store.get_event(service_id)
-        if event is None or not isinstance(kinds.of_event(event), Slots):
-            raise NotFound(f"No service {service_id}.", code="service_not_found")
+    def service(self, service_id: str, caller: Caller | None = None) -> dict[str, Any]:
+        """The service; for an organizer, only its own (another's is answered like no service)."""
+        missing = NotFound(f"No service {service_id}.", code="service_not_found")
+        event = require_owner(self.store.get_event(service_id), caller, missing)
+        if not isinstance(kinds.of_event(event), Slots):
+            raise missing
         return event
+
+    # --------------------------------------------------------------------------- listing
+    def publish_service(self, service_id: str, caller: Caller | None = None) -> dict[str, Any]:
+        """List the service in GET /services (its own shelf: never among the events). Publishing
+        a published service changes nothing."""
+        event = publish_offering(self.store, self.clock, lambda: self.service(service_id, caller), _shelf_items)
+        return describe_service(event) | {"published": True}
+
+    def list_services(self, city: str | None, q: str | None, limit: int, cursor: str | None) -> dict[str, Any]:
+        """Published services by name, in ``city``, with every word of ``q`` in the name; a page
+        of ``limit`` from ``cursor``."""
+        items, next_cursor = shelf_page(self.store, SHELF, city, q, limit, cursor)
+        return {"services": [_listed(item) for item in items], "next_cursor": next_cursor}
 
     def availability(self, service_id: str, day_text: str | None) -> dict[str, Any]:
         event = self.service(service_id)
@@ -117,6 +133,24 @@ class AppointmentService:
         return self.bookings.create_booking(service_id, customer_id, idempotency_key, request)
 
 
+#: The shelf of the public listing (domain/search.py) services are on.
+SHELF = "SERVICES"
+
+
+def _shelf_items(event: dict[str, Any]) -> list[dict[str, Any]]:
+    settings = Slots.settings(event)
+    shown = {"service_id": event["event_id"], "name": event["name"], "city": event.get("city") or "",
+             "mode": settings.mode, "duration_minutes": settings.duration_minutes,
+             "price": event["price"], "currency": event["currency"]}
+    return shelf_items(SHELF, event, shown, event["name"])
+
+
+def _listed(item: dict[str, Any]) -> dict[str, Any]:
+    return {"service_id": item["service_id"], "name": item["name"], "city": item["city"] or None,
+            "mode": item["mode"], "duration_minutes": int(item["duration_minutes"]),
+            "price": {"value": item["price"], "currency": item["currency"]}}
+
+
 def describe_resource(resource: dict[str, Any]) -> dict[str, Any]:
     return {"resource_id": resource["resource_id"], "name": resource["name"], "timezone": resource["timezone"],
             "opening_hours": {"open": resource["open"], "close": resource["close"]}}
@@ -125,7 +159,8 @@ def describe_resource(resource: dict[str, Any]) -> dict[str, Any]:
 def describe_service(event: dict[str, Any]) -> dict[str, Any]:
     settings = Slots.settings(event)
     return {
-        "service_id": event["event_id"], "name": event["name"], "mode": settings.mode,
+        "service_id": event["event_id"], "name": event["name"], "city": event.get("city") or None,
+        "mode": settings.mode,
         "duration_minutes": settings.duration_minutes, "step_minutes": settings.step,
         "capacity": settings.capacity, "resource_ids": settings.resource_ids,
         "price": {"value": event["price"], "currency": event["currency"]},

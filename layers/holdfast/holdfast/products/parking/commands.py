@@ -15,6 +15,8 @@ class CreateLot:
     settings: Any
     currency: str
     hold_ttl_seconds: int | None = None
+    #: Where the lot is, for the public listing's ``?city=`` (none: listed without a city).
+    city: str | None = None
 
 
 @dataclass(frozen=True)

@@ -130,9 +130,16 @@ class Parking(Kind):
         details = booking.kind_details or {}
         view = {key: details[key] for key in ("space_id", "space_type", "plate", "vehicle_type", "from", "to")
                 if key in details}
-        if str(booking.status) in ("CONFIRMED", CHECKED_IN) and credentials is not None:
-            view["entry_token"] = credentials().entry_token(booking.event_id, booking.booking_id, details)
+        token = self.pass_token(booking, credentials)
+        if token is not None:
+            view["entry_token"] = token
         return view
+
+    def pass_token(self, booking: Booking, credentials: Any) -> str | None:
+        """The entry pass, signed with the lot's key, once the reservation is paid and until the car has left."""
+        if str(booking.status) not in ("CONFIRMED", CHECKED_IN) or credentials is None:
+            return None
+        return credentials().entry_token(booking.event_id, booking.booking_id, booking.kind_details or {})
 
     def price(self, event: Any, places: Places) -> Money:
         settings = self.settings(event)

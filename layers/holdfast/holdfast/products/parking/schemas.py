@@ -72,6 +72,7 @@ class ParkingSettings(_Strict):
 
 class LotIn(_Strict):
     name: str = Field(min_length=1, max_length=200)
+    city: str | None = Field(default=None, min_length=1, max_length=100)
     timezone: ZoneName = "UTC"
     spaces: list[SpaceIn] = Field(min_length=1, max_length=MAX_SPACES)
     tariff: TariffIn
@@ -100,7 +101,17 @@ class LotIn(_Strict):
 
     def command(self) -> CreateLot:
         return CreateLot(name=self.name, settings=self.settings(), currency=self.tariff.hourly.currency.upper(),
-                         hold_ttl_seconds=self.hold_ttl_seconds)
+                         hold_ttl_seconds=self.hold_ttl_seconds, city=self.city)
+
+
+class LotListQuery(_Strict):
+    """Query string of GET /lots."""
+
+    city: str | None = Field(default=None, min_length=1, max_length=100)
+    limit: int = Field(default=20, ge=1, le=100)
+    cursor: str | None = Field(default=None, max_length=2000)
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, defer_build=True)
 
 
 class ReservationIn(_Strict):

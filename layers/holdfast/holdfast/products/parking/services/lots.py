@@ -21,12 +21,15 @@ from holdfast.domain.money import Money
 from holdfast.domain.organizers import Caller, require_owner
 from holdfast.ports import Clock, ItemExists, TransientStoreError
 from holdfast.services.bookings import BookingService, HoldResult
+from holdfast.services.listing import publish_offering, shelf_items, shelf_page
 from ..rules import GRANULE, TYPES, ceil_granule, floor_granule, granule_key, normalise_plate
 from ..kind import Parking, space_states
 from ..tokens import LotKeys, gate_key_hash
 from ..commands import CreateLot, CreateSubscription
 from ..ports import ParkingStore
 
+#: The shelf of the public listing (domain/search.py) lots are on.
+SHELF = "LOTS"
 #: How long a gate may keep the subscriptions it read before reading them again.
 SUBSCRIPTIONS_TTL_SECONDS = 300
 #: How far ahead a gate's configuration lists confirmed reservations (and how long the gate may
@@ -62,7 +65,7 @@ class ParkingService:
             idempotency_key = caller.scoped(idempotency_key)
         lot_id = created_id(self.id_salt, "lot", idempotency_key)
         event = {
-            "event_id": lot_id, "name": request.name, "venue": "", "city": "", "category": "parking",
+            "event_id": lot_id, "name": request.name, "venue": "", "city": request.city or "", "category": "parking",
             "starts_at": created, "price": hourly.text, "currency": hourly.currency, "inventory_kind": kind.name,
             "capacity": len(ids), "max_per_booking": 1,
             "hold_ttl_seconds": request.hold_ttl_seconds or self.default_hold_ttl, "payment_mode": kind.payment_mode,
@@ -105,7 +108,8 @@ class ParkingService:
     def describe_lot(self, event: dict[str, Any]) -> dict[str, Any]:
         settings = Parking.settings(event)
         return {
-            "lot_id": event["event_id"], "name": event["name"], "timezone": settings.timezone,
+            "lot_id": event["event_id"], "name": event["name"], "city": event.get("city") or None,
+            "timezone": settings.timezone,
             "spaces": [space.model_dump() for space in settings.spaces],
             "tariff": {"hourly": {"value": event["price"], "currency": event["currency"]},
                        "daily_cap": {"value": settings.daily_cap, "currency": event["currency"]}
@@ -117,6 +121,19 @@ class ParkingService:
             "policy": settings.policy.model_dump(),
             "public_key": self.keys().public_key(event["event_id"]),
         }
+
+    # --------------------------------------------------------------------------- listing
+    def publish_lot(self, lot_id: str, caller: Caller | None = None) -> dict[str, Any]:
+        """List the lot in GET /lots (its own shelf: never among the events). Publishing a
+        published lot changes nothing."""
+        event = publish_offering(self.store, self.clock, lambda: self.lot(lot_id, caller), _shelf_items)
+        return self.describe_lot(event) | {"published": True}
+
+    def list_lots(self, city: str | None, limit: int, cursor: str | None) -> dict[str, Any]:
+        """Published lots by name, in ``city``; a page of ``limit`` from ``cursor``. What is free
+        depends on the window asked: GET /lots/{lot_id} has it."""
+        items, next_cursor = shelf_page(self.store, SHELF, city, None, limit, cursor)
+        return {"lots": [_listed(item) for item in items], "next_cursor": next_cursor}
 
     # ---------------------------------------------------------------------- reservations
     def reserve(self, lot_id: str, customer_id: str, idempotency_key: str, request: HoldPlaces) -> HoldResult:
@@ -230,3 +247,19 @@ class ParkingService:
 
 def _fingerprint(value: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
+
+
+def _shelf_items(event: dict[str, Any]) -> list[dict[str, Any]]:
+    settings = Parking.settings(event)
+    spaces = Counter(space.type for space in settings.spaces)
+    shown = {"lot_id": event["event_id"], "name": event["name"], "city": event.get("city") or "",
+             "timezone": settings.timezone, "price": event["price"], "currency": event["currency"],
+             "spaces": {kind: spaces.get(kind, 0) for kind in TYPES}}
+    # no searchable words: GET /lots filters by city only, so no word partition is written
+    return shelf_items(SHELF, event, shown)
+
+
+def _listed(item: dict[str, Any]) -> dict[str, Any]:
+    return {"lot_id": item["lot_id"], "name": item["name"], "city": item["city"] or None,
+            "timezone": item["timezone"], "hourly": {"value": item["price"], "currency": item["currency"]},
+            "spaces": {kind: int(count) for kind, count in item["spaces"].items()}}

@@ -1,0 +1,51 @@
+"""The customer texts over the API: GET /texts (what the pages show) and a booking's own
+sentences and error messages in the language its Accept-Language prefers."""
+import json
+
+from holdfast.domain.texts import TEXTS
+from tests.handlers.test_catalog_api import create_event
+from tests.support.handlers import FakeLambdaContext, api_event, call, load_handler
+
+
+def texts(query):
+    event = api_event("get_customer_texts.json")
+    event["queryStringParameters"] = query
+    event["multiValueQueryStringParameters"] = {k: [v] for k, v in query.items()} if query else None
+    answer = load_handler("catalog_api").lambda_handler(event, FakeLambdaContext(function_name="catalog_api"))
+    return answer["statusCode"], json.loads(answer["body"])
+
+
+def test_the_pages_read_the_apis_own_texts(handler_env):
+    status, body = texts(None)
+    assert status == 200 and body == {"default": "en", "languages": ["en", "ru"], "texts": TEXTS}
+    status, body = texts({"lang": "ru"})
+    assert status == 200 and body["texts"] == {"ru": TEXTS["ru"]}
+    for query in ({"lang": "de"}, {"language": "ru"}):
+        status, body = texts(query)
+        assert (status, body["error"]["code"]) == (400, "unknown_language"), query
+
+
+def test_a_booking_speaks_the_language_its_reader_prefers(handler_env):
+    event = create_event(capacity=3)
+    status, held = call("bookings_api", api_event(
+        "create_booking.json", path_params={"event_id": event["event_id"]},
+        headers={"Idempotency-Key": "lang-1", "X-Customer-Id": "ivan", "Accept-Language": "ru-RU,ru;q=0.9,en;q=0.5"}))
+    assert status == 201 and held["hold_next_step"].startswith("Места закреплены за вами до " + held["hold_expires_at"])
+
+    def view(language):
+        headers = {"X-Customer-Id": "ivan"} | ({"Accept-Language": language} if language else {})
+        return call("bookings_api", api_event("get_booking.json", path_params={"booking_id": held["booking_id"]},
+                                              headers=headers))
+
+    assert view("en;q=0.9, ru;q=0.1")[1]["hold_next_step"] == TEXTS["en"]["hold_next_step"].format(
+        until=held["hold_expires_at"])
+    assert view(None)[1]["hold_next_step"].startswith("Your places are held until")
+    assert view("ru")[1]["hold_next_step"] == TEXTS["ru"]["hold_next_step"].format(until=held["hold_expires_at"])
+
+    missing = api_event("get_booking.json", path_params={"booking_id": "0b6a6d7e-2f0f-4d7e-8a8e-000000000000"},
+                        headers={"X-Customer-Id": "ivan", "Accept-Language": "ru"})
+    status, body = call("bookings_api", missing)
+    assert (status, body["error"]) == (404, {"code": "booking_not_found", "message": "Такого бронирования нет."})
+    missing["headers"]["Accept-Language"] = missing["multiValueHeaders"]["Accept-Language"][0] = "en"
+    status, body = call("bookings_api", missing)
+    assert body["error"]["message"].startswith("No booking ")

@@ -1,0 +1,46 @@
+"""The customer texts (domain/texts.py): every language says every text with the same values to
+fill in, and the API's own sentences are these texts in the reader's language."""
+from __future__ import annotations
+
+import string
+
+from holdfast.domain import texts
+from holdfast.domain.review_steps import REVIEW_REASONS, hold_next_step, next_step
+
+
+def names(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def test_every_language_has_every_text_with_the_same_values_to_fill():
+    english = texts.TEXTS["en"]
+    assert set(texts.TEXTS) == set(texts.LANGUAGES)
+    for language, table in texts.TEXTS.items():
+        assert set(table) == set(english), language
+        for key, template in table.items():
+            assert names(template) == names(english[key]), (language, key)
+            assert template.strip() and template == template.strip(), (language, key)
+    assert set(texts.ERROR_MESSAGES) <= set(texts.LANGUAGES) - {texts.DEFAULT_LANGUAGE}
+
+
+def test_the_hold_sentence_says_what_the_engine_does_with_a_late_payment():
+    # services/payments.py confirms a late payment while the places are free, else offers others or the money
+    sentence = hold_next_step("2031-01-01T10:00:00Z")
+    assert "2031-01-01T10:00:00Z" in sentence and "confirms the booking if the places are still free" in sentence
+    assert "given back" not in sentence
+    russian = hold_next_step("2031-01-01T10:00:00Z", "ru")
+    assert "2031-01-01T10:00:00Z" in russian and "подтвердится, если места ещё свободны" in russian
+
+
+def test_review_sentences_in_each_language_and_the_default_for_any_other_reason():
+    assert "refund_rejected_insufficient_funds".split("_rejected_")[0] in REVIEW_REASONS
+    assert next_step("refund_rejected_insufficient_funds") == texts.text("review.refund")
+    assert next_step("something_new", "ru") == texts.TEXTS["ru"]["review.default"]
+    assert next_step("amount_mismatch", "ru") == texts.TEXTS["ru"]["review.amount_mismatch"]
+    assert next_step("amount_mismatch", "de") == texts.TEXTS["en"]["review.amount_mismatch"]
+
+
+def test_errors_are_translated_where_a_translation_exists():
+    assert texts.error_message("booking_not_found", "ru") == "Такого бронирования нет."
+    assert texts.error_message("booking_not_found", "en") is None   # the message it was raised with
+    assert texts.error_message("no_such_code", "ru") is None
