@@ -21,9 +21,11 @@ from moto import mock_aws
 
 from devstack.dynamodb_local import DynamoDBLocal
 from holdfast.adapters.dynamo import BookingStore
+from holdfast.adapters.mail_policy_store import MailPolicyStore
 from holdfast.products.parking.adapters.gate_sync_store import GateSyncStore
 from holdfast.adapters.surge import SurgeStore
 from tests.support import fakes
+from tests.support.fake_mail import FakeMailPolicy
 from tests.support.fake_store import FakeBookingStore
 from tests.support.template import create_bookings_table
 
@@ -46,13 +48,15 @@ class Backend:
     #: reads, the expiry index, the review queue and cancellations.
     store: Any
     raw: Callable[[str, str], dict[str, Any] | None]
+    #: the mail policy (adapters/mail_policy_store.py; tests/support/fake_mail.py)
+    mail: Any = None
 
 
 def _fake_backend() -> Backend:
     table = fakes.MemoryTable()
     return Backend("fake", fakes.FakeGateSyncLedger(table), fakes.FakeRateLimits(table), fakes.FakeSurgeQueue(table),
                    fakes.FakeNotificationLog(table), fakes.FakeResources(table), fakes.FakeWaitlist(table),
-                   FakeBookingStore(table), table.get)
+                   FakeBookingStore(table), table.get, FakeMailPolicy(table))
 
 
 def _adapter_backend(name: str, client: Any, table: str) -> Backend:
@@ -66,7 +70,8 @@ def _adapter_backend(name: str, client: Any, table: str) -> Backend:
                                Key={"pk": {"S": pk}, "sk": {"S": sk}}).get("Item")
         return None if item is None else {k: deserializer.deserialize(v) for k, v in item.items()}
 
-    return Backend(name, GateSyncStore(table, client), surge, surge, store, store, store, store, raw)
+    return Backend(name, GateSyncStore(table, client), surge, surge, store, store, store, store, raw,
+                   MailPolicyStore(table, client))
 
 
 @pytest.fixture(scope="package", params=BACKENDS)

@@ -10,6 +10,7 @@ from holdfast import ports
 from holdfast.products.appointments import ports as appointment_ports
 from holdfast.products.parking import ports as parking_ports
 from tests.support import fakes
+from tests.support.fake_mail import FakeMailPolicy
 from tests.support.fake_store import FakeBookingStore, FakeWaitlistStore
 
 FAKES = {
@@ -20,6 +21,7 @@ FAKES = {
     # names a product's items); of Catalog it lacks the listing (tests/support/fake_store.py says why).
     ports.HoldStore: FakeBookingStore, ports.ReviewQueue: FakeBookingStore, ports.PaymentStore: FakeBookingStore,
     ports.EventCancellationStore: FakeBookingStore, ports.WaitlistStore: FakeWaitlistStore,
+    ports.MailPolicy: FakeMailPolicy,
 }
 
 
