@@ -12,6 +12,8 @@ import pytest
 
 from holdfast.adapters.aws import NotificationsBus, SesEmailSender
 from holdfast.services.notifications import KINDS, NotificationNotSent, bus_entry, notify, render
+from holdfast.services.mail_policy import CONFIRM_SUBJECT, MailGate
+from tests.support.fake_mail import FakeMailPolicy
 from tests.support.fakes import FakeNotificationLog
 
 
@@ -37,6 +39,15 @@ def test_every_kind_has_a_template_with_its_values(kind):
     assert subject and "b-1" in body and "{" not in subject + body
 
 
+def gate() -> MailGate:
+    """The mail policy on a fake: a customer whose id is their address is mailed (issue 33: any
+    other address must be confirmed first, tests/unit/test_mail_policy.py)."""
+    from datetime import datetime, timezone
+
+    return MailGate(FakeMailPolicy(), lambda: datetime(2030, 1, 1, 12, tzinfo=timezone.utc), 100,
+                    "https://example.com/contacts/confirm")
+
+
 class Recorder:
     def __init__(self, fail=False):
         self.sent, self.fail = [], fail
@@ -49,30 +60,31 @@ class Recorder:
 
 
 def test_one_notification_per_change_even_when_delivered_twice(log):
-    sender = Recorder()
-    assert notify(log, detail(), sender) is True
-    assert notify(log, detail(), sender) is False
-    assert notify(log, detail(type="booking.confirmed", status="CONFIRMED", version=2), sender) is True
+    sender, policy = Recorder(), gate()
+    assert notify(log, detail(), sender, policy) is True
+    assert notify(log, detail(), sender, policy) is False
+    assert notify(log, detail(type="booking.confirmed", status="CONFIRMED", version=2), sender, policy) is True
     notes = log.list_notifications("ann@example.com")
     assert [n["type"] for n in notes] == ["booking.held", "booking.confirmed"]
     assert [to for to, _ in sender.sent] == ["ann@example.com"] * 2 and notes[0]["channel"] == "email"
 
 
 def test_without_a_sender_or_an_address_it_is_only_recorded(log):
-    assert notify(log, detail(customer_id="customer-42"), Recorder()) is True
+    assert notify(log, detail(customer_id="customer-42"), Recorder(), gate()) is True
     assert log.list_notifications("customer-42")[0]["channel"] == "record"
     assert notify(log, detail(booking_id="b-2")) is True
 
 
 def test_a_failed_email_is_taken_back_for_the_retry(log):
+    policy = gate()
     with pytest.raises(NotificationNotSent) as failed:
-        notify(log, detail(), Recorder(fail=True))
+        notify(log, detail(), Recorder(fail=True), policy)
     # What reaches the logs names the booking and the error, not the address or SES's words.
     assert "b-1" in str(failed.value) and "ann@example.com" not in str(failed.value)
     assert failed.value.__cause__ is None and failed.value.__suppress_context__
     assert log.list_notifications("ann@example.com") == []
     sender = Recorder()
-    assert notify(log, detail(), sender) is True and len(sender.sent) == 1
+    assert notify(log, detail(), sender, policy) is True and len(sender.sent) == 1
 
 
 def test_reminders_are_once_per_booking(log):
@@ -134,9 +146,16 @@ def test_cli_lists_a_customers_notifications(store, capsys, monkeypatch):
 
 
 def test_the_contact_address_wins_over_the_customer_id(log):
-    sender = Recorder()
-    assert notify(log, detail(customer_id="customer-7", contact_email="seven@example.org"), sender) is True
-    assert notify(log, detail(booking_id="b-2", contact_email="second@example.org"), sender) is True
-    assert [to for to, _ in sender.sent] == ["seven@example.org", "second@example.org"]
+    sender, policy = Recorder(), gate()
+    assert notify(log, detail(customer_id="customer-7", contact_email="seven@example.org"), sender, policy) is True
+    assert notify(log, detail(booking_id="b-2", contact_email="second@example.org"), sender, policy) is True
+    # neither is the customer's own: each first hears only the request to confirm it
+    assert sender.sent == [("seven@example.org", CONFIRM_SUBJECT), ("second@example.org", CONFIRM_SUBJECT)]
     # Recorded under the customer (the sink is per customer), marked as emailed.
     assert log.list_notifications("customer-7")[0]["channel"] == "email"
+
+
+def test_a_sender_without_the_mail_policy_is_refused(log):
+    with pytest.raises(TypeError):
+        notify(log, detail(), Recorder())
+    assert log.list_notifications("ann@example.com") == []

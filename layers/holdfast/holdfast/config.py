@@ -96,6 +96,8 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "queue_rate_burst": _number(int, ge=1),
     "waitlist_offer_seconds": _number(int, ge=1, le=86_400),
     "notifications_bus_name": _text(), "notifications_sender": _text(),
+    "ses_configuration_set": _text(), "contact_confirm_url": _text(),
+    "mail_per_address_per_hour": _number(int, ge=1, le=10_000),
     "hold_reminder_seconds": _number(int, ge=0, le=86_400),
     "parking_key_secret_name": _text(),
     "gate_clock_skew_seconds": _number(int, ge=0, le=86_400),
@@ -145,6 +147,12 @@ class Settings:
     waitlist_offer_seconds: int = 900
     notifications_bus_name: str = ""
     notifications_sender: str = ""
+    #: the SES configuration set whose events (bounces, complaints) feed the suppression list
+    ses_configuration_set: str = ""
+    #: where a confirmation message's link points (services/mail_policy.py)
+    contact_confirm_url: str = ""
+    #: messages one address takes an hour, confirmation requests included
+    mail_per_address_per_hour: int = 10
     hold_reminder_seconds: int = 120
     #: Secrets Manager secret holding ``master_seed``, from which every lot's entry-token key is derived.
     parking_key_secret_name: str = ""
@@ -217,6 +225,9 @@ _ENV_NAMES = {
     "waitlist_offer_seconds": "WAITLIST_OFFER_SECONDS",
     "notifications_bus_name": "NOTIFICATIONS_BUS_NAME",
     "notifications_sender": "NOTIFICATIONS_SENDER",
+    "ses_configuration_set": "SES_CONFIGURATION_SET",
+    "contact_confirm_url": "CONTACT_CONFIRM_URL",
+    "mail_per_address_per_hour": "MAIL_PER_ADDRESS_PER_HOUR",
     "hold_reminder_seconds": "HOLD_REMINDER_SECONDS",
     "parking_key_secret_name": "PARKING_KEY_SECRET_NAME",
     "gate_clock_skew_seconds": "GATE_CLOCK_SKEW_SECONDS",

@@ -208,16 +208,19 @@ class NotificationsBus:
 
 
 class SesEmailSender:
-    """Sends a plain-text email through SES v2 from a verified identity."""
+    """Sends a plain-text email through SES v2 from a verified identity, under the configuration
+    set whose bounce and complaint events feed the suppression list."""
 
-    def __init__(self, sender: str, client: Any | None = None) -> None:
+    def __init__(self, sender: str, client: Any | None = None, configuration_set: str = "") -> None:
         self.sender = sender
         self.client = client or boto3.client("sesv2")
+        self.configuration_set = configuration_set
 
     def send(self, to: str, subject: str, body: str) -> str:
         answer = self.client.send_email(
             FromEmailAddress=self.sender, Destination={"ToAddresses": [to]},
             Content={"Simple": {"Subject": {"Data": subject, "Charset": "UTF-8"},
                                 "Body": {"Text": {"Data": body, "Charset": "UTF-8"}}}},
+            **({"ConfigurationSetName": self.configuration_set} if self.configuration_set else {}),
         )
         return str(answer.get("MessageId", ""))

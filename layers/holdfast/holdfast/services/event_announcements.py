@@ -11,13 +11,15 @@ from typing import Any
 from ..domain.event_changes import summary_text
 from ..domain.statuses import HOLDING, BookingStatus
 from ..ports import EmailSender, NotificationStore
+from .mail_policy import MailGate
 from .notifications import notify
 
 #: Whose places a change concerns.
 CONCERNED = frozenset(HOLDING | {BookingStatus.CONFIRMED})
 
 
-def announce(store: NotificationStore, detail: dict[str, Any], sender: EmailSender | None = None) -> int:
+def announce(store: NotificationStore, detail: dict[str, Any], sender: EmailSender | None = None,
+             gate: MailGate | None = None) -> int:
     """Notify every concerned customer once; returns how many were notified by this call."""
     event_id = str(detail["event_id"])
     bookings = store.get_bookings(store.event_booking_ids(event_id))
@@ -36,7 +38,7 @@ def announce(store: NotificationStore, detail: dict[str, Any], sender: EmailSend
         }
         if booking.contact_email:
             personal["contact_email"] = booking.contact_email
-        sent += notify(store, personal, sender)
+        sent += notify(store, personal, sender, gate)
     return sent
 
 

@@ -6,7 +6,7 @@ de-duplication id is the outbox item's key (booking and version; ``<booking>#rem
 payment reminder): the conditional ``record_notification`` put lets exactly one delivery through,
 however often the stream, the bus or the queue repeat it. The recorded item is the local sink
 (``python -m holdfast.cli notifications <customer>``); with a sender configured the same text
-also goes out by email through SES. Texts are ``holdfast/templates/<kind>.txt`` (a ``Subject:``
+also goes out by email through SES, as the mail policy allows (services/mail_policy.py). Texts are ``holdfast/templates/<kind>.txt`` (a ``Subject:``
 line, a blank line, the body).
 """
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 from ..observability import logger
 from ..ports import EmailSender, NotificationStore
+from .mail_policy import SENT, MailGate, same_address
 
 SOURCE = "holdfast.bookings"
 #: Every kind a customer hears about, and the template each uses.
@@ -61,26 +62,40 @@ def recipient(detail: dict[str, Any]) -> str | None:
     return customer if "@" in customer else None
 
 
-def notify(store: NotificationStore, detail: dict[str, Any], sender: EmailSender | None = None) -> bool:
+def notify(store: NotificationStore, detail: dict[str, Any], sender: EmailSender | None = None,
+           gate: MailGate | None = None) -> bool:
     """One notification for one change: recorded once (False for a repeat), then emailed when a
-    sender is configured and the booking has an address. If the email fails, the record is
-    taken back and the error raised, so the queue's redelivery tries again."""
+    sender is configured and the booking has an address, as the mail policy allows (``gate``:
+    suppressed, unconfirmed and rate-limited messages are recorded with that verdict and not
+    sent). If the email fails, the record is taken back and the error raised, so the queue's
+    redelivery tries again."""
     kind = str(detail.get("type", ""))
     subject, body = render(kind, detail)
     dedup = dedup_id(detail)
     customer = str(detail["customer_id"])
     to = recipient(detail) if sender is not None else None
+    if to is not None and gate is None:
+        raise TypeError("a sender needs the mail policy (gate): no mail goes out unchecked")
+    # an address that is the customer's own id is their identity's, not one typed into a form
+    verdict = gate.decide(customer, to, dedup, own=same_address(to, customer)) if to and gate else None
     recorded = store.record_notification(customer, dedup, {
         "type": kind, "booking_id": detail["booking_id"], "status": detail.get("status"), "at": detail.get("at"),
         "channel": "email" if to else "record", "subject": subject,
-        "message": body.strip(),
+        "message": body.strip(), **(verdict.recorded() if verdict else {}),
     })
-    if not recorded or to is None or sender is None:
+    if not recorded or to is None or sender is None or verdict is None:
         return recorded
+    if not verdict.sends:
+        logger.info("notification held back", extra={"booking_id": detail["booking_id"], "delivery": verdict.delivery})
+        return True
     try:
-        sender.send(to, subject, body)
+        if verdict.delivery == SENT:
+            sender.send(to, subject, body)
+        else:
+            sender.send(to, *gate.confirmation_message(verdict))  # type: ignore[union-attr]
     except Exception as exc:
         store.forget_notification(customer, dedup)
+        gate.withdraw(customer, to, verdict)  # type: ignore[union-attr]
         # SES quotes the address in some errors (an unverified identity): keep it out of the logs.
         code = (getattr(exc, "response", None) or {}).get("Error", {}).get("Code") or type(exc).__name__
         raise NotificationNotSent(f"email for booking {detail['booking_id']} not sent ({code}); "
