@@ -314,13 +314,18 @@ def email_sender():
 
 
 @cached
-def mail_gate():
+def mail_policy():
     from .adapters.mail_policy_store import MailPolicyStore
+
+    return MailPolicyStore(settings().bookings_table_name)
+
+
+@cached
+def mail_gate():
     from .services.mail_policy import MailGate
 
     config = settings()
-    return MailGate(MailPolicyStore(config.bookings_table_name), system_clock, config.mail_per_address_per_hour,
-                    config.contact_confirm_url)
+    return MailGate(mail_policy(), system_clock, config.mail_per_address_per_hour, config.contact_confirm_url)
 
 
 @cached

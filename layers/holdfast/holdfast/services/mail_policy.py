@@ -145,10 +145,10 @@ def record_feedback(policy: MailPolicy, message: dict[str, Any], at: str) -> int
     """One SES event (configuration set event publishing; the older identity notifications say
     ``notificationType`` instead of ``eventType``): a permanent bounce or a complaint puts each
     recipient on the suppression list. Returns how many were newly suppressed."""
-    kind = str(message.get("eventType") or message.get("notificationType") or "")
-    if kind not in SUPPRESSING:
+    event_type = str(message.get("eventType") or message.get("notificationType") or "")
+    if event_type not in SUPPRESSING:
         return 0
-    if kind == "Bounce":
+    if event_type == "Bounce":
         bounce = message.get("bounce") or {}
         if bounce.get("bounceType") != "Permanent":
             return 0
@@ -158,7 +158,7 @@ def record_feedback(policy: MailPolicy, message: dict[str, Any], at: str) -> int
     newly = 0
     for address in recipients:
         if isinstance(address, str) and "@" in address:
-            newly += policy.suppress(address_key(address), SUPPRESSING[kind], at)
+            newly += policy.suppress(address_key(address), SUPPRESSING[event_type], at)
     return newly
 
 
