@@ -3,7 +3,7 @@ confirm an address for notifications (the link a confirmation message carries)."
 from holdfast import wiring
 from holdfast.products.appointments import wiring as appointments_wiring
 from holdfast.resolver import Response
-from holdfast.http import customer_id, header, idempotency_key, json_response, make_resolver, parse_body
+from holdfast.http import customer_id, header, idempotency_key, json_response, make_resolver, parse_body, verified_email
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.domain.commands import HoldPlaces
 from holdfast.domain.errors import InvalidRequest
@@ -16,6 +16,20 @@ app = make_resolver()
 # A route that validates a body imports its request model: the others never load pydantic.
 
 
+def _own_address(customer: str, command: HoldPlaces) -> HoldPlaces:
+    """Mail goes to the customer's verified address unless they give another (which must then be
+    confirmed before it receives anything but the request to confirm it)."""
+    from dataclasses import replace
+
+    from holdfast.services.mail_policy import same_address
+
+    own = verified_email(app)
+    if own is None or not (command.contact_email is None or same_address(command.contact_email, own)):
+        return command
+    wiring.mail_gate().own_address(customer, own)
+    return command if command.contact_email else replace(command, contact_email=own)
+
+
 @app.post("/events/<event_id>/bookings")
 @tracer.capture_method
 def create_booking(event_id: str):
@@ -26,7 +40,7 @@ def create_booking(event_id: str):
     customer, key = customer_id(app), idempotency_key(app)
     wiring.waiting_room().check_admission(event_id, customer, header(app, "X-Admission-Token"))
     result = wiring.bookings().create_booking(event_id, customer, key,
-                                                HoldPlaces.of(parse_body(app, BookingIn)))
+                                                _own_address(customer, HoldPlaces.of(parse_body(app, BookingIn))))
     return json_response(201, describe(result.booking), {"Idempotent-Replayed": str(result.replayed).lower()})
 
 
@@ -36,7 +50,8 @@ def book_service(service_id: str):
     from holdfast.products.appointments.schemas import SlotBookingIn
 
     customer, key = customer_id(app), idempotency_key(app)   # a hold: no limiter write (above)
-    result = appointments_wiring.appointments().book(service_id, customer, key, HoldPlaces.of(parse_body(app, SlotBookingIn)))
+    result = appointments_wiring.appointments().book(service_id, customer, key,
+                                                      _own_address(customer, HoldPlaces.of(parse_body(app, SlotBookingIn))))
     return json_response(201, describe(result.booking), {"Idempotent-Replayed": str(result.replayed).lower()})
 
 

@@ -88,6 +88,9 @@ class MailGate:
         self.per_hour = per_hour
         self.confirm_url = confirm_url
         self.confirm_seconds = confirm_seconds
+        # (customer, address key) this process has recorded as the customer's own: each hold of a
+        # signed-in customer would otherwise write the same item again
+        self._owned: set[tuple[str, str]] = set()
 
     def decide(self, customer_id: str, to: str, dedup_id: str, own: bool = False) -> Verdict:
         """What becomes of one message (``dedup_id``) to ``to``; asked again for a redelivery, it
@@ -138,7 +141,10 @@ class MailGate:
 
     def own_address(self, customer_id: str, address: str) -> None:
         """The customer's identity vouches for the address (a verified e-mail claim)."""
-        self.policy.own_contact(customer_id, address_key(address), iso(self.clock()))
+        key = address_key(address)
+        if (customer_id, key) not in self._owned:
+            self.policy.own_contact(customer_id, key, iso(self.clock()))
+            self._owned.add((customer_id, key))
 
 
 def record_feedback(policy: MailPolicy, message: dict[str, Any], at: str) -> int:
