@@ -2,7 +2,8 @@
 
 * SQS batches from the notifications queue (the bus's rule target): each message is an
   EventBridge event whose detail is one outbox event; it becomes one notification (recorded once,
-  emailed through SES when configured and the mail policy allows). Failed messages return to the queue (partial batch).
+  emailed through SES when configured and the mail policy allows). Failed messages return to the
+  queue (partial batch).
   An ``event.changed`` detail (a change of start time or venue) becomes one notification for each
   customer holding places of the event (services/event_announcements.py).
 * ``{"remind_bucket": {"event_id", "bucket"}}`` from the hold expiry state machine: for each hold

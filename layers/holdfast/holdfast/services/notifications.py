@@ -6,8 +6,8 @@ de-duplication id is the outbox item's key (booking and version; ``<booking>#rem
 payment reminder): the conditional ``record_notification`` put lets exactly one delivery through,
 however often the stream, the bus or the queue repeat it. The recorded item is the local sink
 (``python -m holdfast.cli notifications <customer>``); with a sender configured the same text
-also goes out by email through SES, as the mail policy allows (services/mail_policy.py). Texts are ``holdfast/templates/<kind>.txt`` (a ``Subject:``
-line, a blank line, the body).
+also goes out by email through SES, as the mail policy allows (services/mail_policy.py). Texts
+are ``holdfast/templates/<kind>.txt`` (a ``Subject:`` line, a blank line, the body).
 """
 from __future__ import annotations
 
@@ -86,7 +86,8 @@ def notify(store: NotificationStore, detail: dict[str, Any], sender: EmailSender
     if not recorded or to is None or sender is None or verdict is None:
         return recorded
     if not verdict.sends:
-        logger.info("notification held back", extra={"booking_id": detail["booking_id"], "delivery": verdict.delivery})
+        logger.info("notification held back",
+                    extra={"booking_id": detail["booking_id"], "delivery": verdict.delivery})
         return True
     try:
         if verdict.delivery == SENT:
