@@ -17,17 +17,13 @@ app = make_resolver()
 
 
 def _own_address(customer: str, command: HoldPlaces) -> HoldPlaces:
-    """Mail goes to the customer's verified address unless they give another (which must then be
-    confirmed before it receives anything but the request to confirm it)."""
+    """Mail goes to the customer's verified address unless they give another (services/mail_policy.py)."""
     from dataclasses import replace
 
-    from holdfast.services.mail_policy import same_address
+    from holdfast.services.mail_policy import contact_for
 
-    own = verified_email(app)
-    if own is None or not (command.contact_email is None or same_address(command.contact_email, own)):
-        return command
-    wiring.mail_gate().own_address(customer, own)
-    return command if command.contact_email else replace(command, contact_email=own)
+    contact = contact_for(wiring.mail_gate, customer, command.contact_email, verified_email(app))
+    return command if contact == command.contact_email else replace(command, contact_email=contact)
 
 
 @app.post("/events/<event_id>/bookings")

@@ -9,8 +9,14 @@ import functools
 import pytest
 
 from holdfast import wiring
-from holdfast.services.mail_policy import CONFIRM_SUBJECT
-from tests.support.handlers import api_event, call
+from holdfast.services.mail_policy import CONFIRM_SUBJECT, address_key
+from tests.support.handlers import api_event, call, load_event
+
+
+def load_body(name):
+    import json
+
+    return json.loads(load_event(name)["body"])
 
 
 @pytest.fixture
@@ -60,3 +66,19 @@ def test_an_address_that_is_no_address_is_not_taken(handler_env, outbox):
     event = call("events_api", api_event("create_event.json", headers={"X-Api-Key": "organizer-test-key"}))[1]
     booking = _hold(event["event_id"], "own-3", "k-5", {"quantity": 1}, email="not an address")
     assert "contact_email" not in booking
+
+
+def test_a_waitlist_entry_without_an_address_takes_the_verified_one(handler_env, outbox):
+    event = call("events_api", api_event("create_event.json", headers={"X-Api-Key": "organizer-test-key"},
+                                         body={**load_body("create_event.json"), "capacity": 1}))[1]
+    _hold(event["event_id"], "own-4", "k-6", {"quantity": 1})                      # sold out
+    for who, body in (("own-5", {"quantity": 1}), ("own-6", {"quantity": 1, "contact_email": "pal@example.org"})):
+        status, _ = call("waitlist_api", api_event("join_waitlist.json", path_params={"event_id": event["event_id"]},
+                                                   body=body, headers={"X-Customer-Id": who,
+                                                                       "X-Customer-Email": f"{who}@example.org"}))
+        assert status in (200, 201), _
+    entries = {who: wiring.store().waitlist_entry(event["event_id"], who) for who in ("own-5", "own-6")}
+    assert entries["own-5"]["contact_email"] == "own-5@example.org"
+    assert entries["own-6"]["contact_email"] == "pal@example.org"
+    assert wiring.mail_gate().policy.contact("own-5", address_key("own-5@example.org"))["status"] == "confirmed"
+    assert wiring.mail_gate().policy.contact("own-6", address_key("pal@example.org")) is None

@@ -23,7 +23,7 @@ import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, Callable
 
 from ..clock import Clock, iso, parse_iso
 from ..ports import MailPolicy
@@ -145,6 +145,16 @@ class MailGate:
         if (customer_id, key) not in self._owned:
             self.policy.own_contact(customer_id, key, iso(self.clock()))
             self._owned.add((customer_id, key))
+
+
+def contact_for(gate: Callable[[], MailGate], customer_id: str, given: str | None, own: str | None) -> str | None:
+    """Where a customer's messages about a request go: the address they gave, else their verified
+    own (``own``, from their identity). Their own address, given or taken, is recorded as confirmed
+    (``gate`` is asked for only then); any other must be confirmed by its holder first."""
+    if own is None or not (given is None or same_address(given, own)):
+        return given
+    gate().own_address(customer_id, own)
+    return given or own
 
 
 def record_feedback(policy: MailPolicy, message: dict[str, Any], at: str) -> int:
