@@ -101,13 +101,14 @@ Holdfast is running.
   DynamoDB           {stack.dynamodb_endpoint or stack.aws_endpoint}   ({'DynamoDB Local, AWS_ENDPOINT_URL_DYNAMODB' if stack.dynamodb_endpoint else 'moto'})
   Lambda             {'worker processes, up to ' + str(args.concurrency) + ' per function' if not args.in_process else 'in-process, one invocation at a time'}
   payment sandbox    {sandbox.base_url}   (control API {sandbox.control_url})
+  sent mail          {api}/dev/mail   (every message, per address; local stack only)
   demo events        {eid}: {args.capacity} places, {args.hold_seconds}s holds
                      {seated['event_id']}: a seat map of 6 rows of 12
 
 Walkthrough (another terminal):
   curl -s {api}/events/{eid}
   curl -s -X POST {api}/events/{eid}/bookings -H 'X-Customer-Id: alice' \\
-       -H 'Idempotency-Key: alice-1' -d '{{"quantity": 2}}'
+       -H 'X-Customer-Email: alice@example.org' -H 'Idempotency-Key: alice-1' -d '{{"quantity": 2}}'
   curl -s -X POST {api}/bookings/<booking_id>/payment -H 'X-Customer-Id: alice' -H 'Idempotency-Key: pay-1'
   open the confirmation_url it returns and press Pay, then:
   curl -s {api}/bookings/<booking_id> -H 'X-Customer-Id: alice'     # CONFIRMED, with its journal

@@ -114,6 +114,9 @@ class ApiGatewayServer:
         # Development-only reads beside the pages (path -> answer(headers, query) -> (status, body));
         # nothing in template.yaml declares them, so they never exist on AWS.
         self.local_endpoints: dict[str, Callable[[Any, dict[str, list[str]]], tuple[int, Any]]] = {}
+        # Development-only pages under a path prefix (the local inbox, devstack/aws/mail.py):
+        # (method, path, headers, query, body) -> (status, headers, bytes); likewise never on AWS.
+        self.local_pages: dict[str, Callable[..., tuple[int, dict[str, str], bytes]]] = {}
         # the stage's and methods' throttling (MethodSettings), set by the stack once deployed
         self.throttle: StageThrottle | None = None
         self.integration_timeout = INTEGRATION_TIMEOUT_S
@@ -180,6 +183,22 @@ class ApiGatewayServer:
         else:
             body_bytes = request.rfile.read(int(length_header)) if length_header else b""
 
+        page = next((answer for prefix, answer in self.local_pages.items()
+                     if path == prefix or path.startswith(prefix + "/")), None)
+        if page is not None:
+            try:
+                status, headers, data = page(method, path, request.headers, parse_qs(split.query), body_bytes)
+            except Exception:  # noqa: BLE001 - a development page must not take the server's thread down
+                LOG.exception("%s %s failed", method, path)
+                status, headers, data = 502, {"Content-Type": "application/json"}, b'{"message": "Internal server error"}'
+            request.send_response(status)
+            for name, value in {**headers, "Cache-Control": "no-store"}.items():
+                request.send_header(name, value)
+            request.send_header("Content-Length", str(len(data)))
+            request.end_headers()
+            if method != "HEAD":
+                request.wfile.write(data)
+            return
         local = self.local_endpoints.get(path)
         if local is not None and method in ("GET", "HEAD"):
             try:

@@ -25,7 +25,7 @@ from typing import Any
 
 from devstack.organizers import KEY_HASH_KEY, PLATFORM_KEY
 
-from . import emf, runtime, sale_metrics
+from . import emf, mail, runtime, sale_metrics
 from .apigw import ApiGatewayServer, routes_from_template
 from .throttling import StageThrottle
 from .clients import EdgeSession
@@ -70,6 +70,10 @@ LOCAL_SECRETS = {
 }
 
 
+#: The address the local stack's notifications come from (a verified identity in the emulator's SES).
+LOCAL_MAIL_SENDER = "bookings@holdfast.localhost"
+
+
 def local_parameters(api_url: str) -> dict[str, Any]:
     """Parameter overrides for running template.yaml on this machine (template defaults otherwise)."""
     return {
@@ -81,6 +85,10 @@ def local_parameters(api_url: str) -> dict[str, Any]:
         # the booking page of web/, which the API stand-in serves on the same origin
         "PaymentReturnUrl": f"{api_url}/booking.html?id={{booking_id}}",
         "DefaultHoldTtlSeconds": "600",
+        # mail goes through the emulator's SES (verified below) and lands in the inbox at /dev/mail;
+        # the confirmation link of an address points at this stack's API
+        "NotificationsSender": LOCAL_MAIL_SENDER,
+        "ContactConfirmUrl": f"{api_url}/contacts/confirm",
         # no reservations: locally a function's reserved concurrency sizes its worker pool, and the
         # template's values would start more processes than this machine (and the bench's settings) want
         **dict.fromkeys(("PaymentEventsReservedConcurrency", "ExpireHoldReservedConcurrency",
@@ -203,6 +211,7 @@ class EmbeddedStack:
         self._code_dirs: dict[str, Path] = {}
         self._mappings: dict[str, dict[str, Any]] = {}
         self._schedules: dict[str, dict[str, Any]] = {}
+        self.mail_feedback_topics: dict[str, str] = {}   # SES configuration set -> its events' topic
 
         self._moto: Any = None
         self._api: ApiGatewayServer | None = None
@@ -255,7 +264,9 @@ class EmbeddedStack:
         self._set_process_environment()
         self._deploy()
         self._seed_organizers()
+        self._verify_mail_sender()
         self._start_pollers()
+        self._api.local_pages[mail.PREFIX] = self._local_inbox()
         metrics = sale_metrics.for_stack(self)
         if metrics is not None:
             self._api.local_endpoints[sale_metrics.PATH] = metrics
@@ -672,6 +683,34 @@ class EmbeddedStack:
             type=p.get("StateMachineType", "STANDARD"))["stateMachineArn"]
         return arn, {"Arn": arn, "Name": name}
 
+    def _create_SNS_Topic(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        name = p.get("TopicName") or self._physical_name(logical_id, 256)
+        arn = self._clients("sns").create_topic(Name=name)["TopicArn"]   # encryption: not emulated
+        return arn, {"TopicArn": arn, "TopicName": name}
+
+    def _create_SNS_Subscription(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        # moto delivers a Lambda subscription itself, through the in-process runner (runtime.py),
+        # synchronously inside Publish where SNS would invoke asynchronously
+        if p.get("Protocol") != "lambda":
+            self.logger.debug("subscription %s (%s): recorded only", logical_id, p.get("Protocol"))
+            return logical_id, {}
+        arn = self._clients("sns").subscribe(TopicArn=p["TopicArn"], Protocol="lambda",
+                                             Endpoint=p["Endpoint"])["SubscriptionArn"]
+        return arn, {}
+
+    def _create_SES_ConfigurationSet(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        name = p.get("Name") or self._physical_name(logical_id, 64)
+        self._clients("sesv2").create_configuration_set(ConfigurationSetName=name)
+        return name, {}
+
+    def _create_SES_ConfigurationSetEventDestination(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        # moto publishes no events of its own: the inbox's bounce button publishes SES's event to this topic
+        destination = p.get("EventDestination") or {}
+        topic = (destination.get("SnsDestination") or {}).get("TopicARN")
+        if topic:
+            self.mail_feedback_topics[str(p.get("ConfigurationSetName"))] = topic
+        return logical_id, {}
+
     def _create_ApiGateway_RestApi(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         # only the id exists locally: the routes are served by the API Gateway stand-in
         return uuid.uuid4().hex[:10], {"RootResourceId": uuid.uuid4().hex[:10]}
@@ -728,6 +767,24 @@ class EmbeddedStack:
         for name, value in wanted.items():
             text = value if isinstance(value, str) else json.dumps(value)
             self.secrets[name] = sm.create_secret(Name=name, SecretString=text)["ARN"]
+
+    def _verify_mail_sender(self) -> None:
+        """The sender as a verified SES identity, as an operator verifies it before deploying
+        (docs/deploy.md): the emulator refuses mail from any other."""
+        sender = self.parameters.get("NotificationsSender")
+        if sender:
+            self.boto3_client("sesv2").create_email_identity(EmailIdentity=sender)
+
+    def _local_inbox(self) -> mail.LocalInbox:
+        def publish(event: dict[str, Any]) -> None:
+            topics = list(self.mail_feedback_topics.values())
+            if not topics:
+                raise RuntimeError("the template sends no SES events to a topic")
+            self.boto3_client("sns").publish(TopicArn=topics[0], Message=json.dumps(event))
+
+        configuration_set = next(iter(self.mail_feedback_topics), "")
+        return mail.LocalInbox(lambda: mail.sent_messages(ACCOUNT_ID, self.region), publish,
+                               str(self.parameters.get("NotificationsSender") or ""), configuration_set, ACCOUNT_ID)
 
     def _seed_organizers(self) -> None:
         """The local organizers, on a stack whose key-hash secret is the local one (a test that

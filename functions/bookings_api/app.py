@@ -1,13 +1,15 @@
-"""Bookings API: hold places, pay for them, read and cancel a booking, decide its conflict case."""
+"""Bookings API: hold places, pay for them, read and cancel a booking, decide its conflict case;
+confirm an address for notifications (the link a confirmation message carries)."""
 from dataclasses import replace
 
 from holdfast import wiring
 from holdfast.products.appointments import wiring as appointments_wiring
 from holdfast.resolver import Response
 from holdfast.http import (customer_id, header, idempotency_key, json_response, make_resolver, parse_body,
-                           preferred_language)
+                           preferred_language, verified_email)
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.domain.commands import HoldPlaces
+from holdfast.domain.errors import InvalidRequest
 from holdfast.services.booking_views import describe
 from holdfast.services import admission as _admission  # noqa: F401 - every change is rate limited: loaded at init
 
@@ -22,6 +24,14 @@ def language() -> str:
     return preferred_language(app.current_event.headers)
 
 
+def _own_address(customer: str, command: HoldPlaces) -> HoldPlaces:
+    """Mail goes to the customer's verified address unless they give another (services/mail_policy.py)."""
+    from holdfast.services.mail_policy import contact_for
+
+    contact = contact_for(wiring.mail_gate, customer, command.contact_email, verified_email(app))
+    return command if contact == command.contact_email else replace(command, contact_email=contact)
+
+
 @app.post("/events/<event_id>/bookings")
 @tracer.capture_method
 def create_booking(event_id: str):
@@ -32,7 +42,7 @@ def create_booking(event_id: str):
     customer, key = customer_id(app), idempotency_key(app)
     wiring.waiting_room().check_admission(event_id, customer, header(app, "X-Admission-Token"))
     request = replace(HoldPlaces.of(parse_body(app, BookingIn)), language=language())
-    result = wiring.bookings().create_booking(event_id, customer, key, request)
+    result = wiring.bookings().create_booking(event_id, customer, key, _own_address(customer, request))
     return json_response(201, describe(result.booking, language()),
                          {"Idempotent-Replayed": str(result.replayed).lower()})
 
@@ -44,7 +54,7 @@ def book_service(service_id: str):
 
     customer, key = customer_id(app), idempotency_key(app)   # a hold: no limiter write (above)
     request = replace(HoldPlaces.of(parse_body(app, SlotBookingIn)), language=language())
-    result = appointments_wiring.appointments().book(service_id, customer, key, request)
+    result = appointments_wiring.appointments().book(service_id, customer, key, _own_address(customer, request))
     return json_response(201, describe(result.booking, language()),
                          {"Idempotent-Replayed": str(result.replayed).lower()})
 
@@ -113,6 +123,51 @@ def forget_me():
     wiring.rate_limiter().take("booking", customer)
     wiring.personal_data().forget(customer)
     return Response(status_code=204, content_type=None, body="")
+
+
+# The link of a confirmation message (services/mail_policy.py). Its GET only shows a button: mail
+# scanners and link previews open links, and must not confirm an address nobody chose.
+_CONFIRM_PAGE_HEADERS = {"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
+                                                    "form-action 'self'; frame-ancestors 'none'",
+                         "Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+
+
+def _confirm_page(status: int, title: str, text: str, token: str | None = None) -> Response:
+    from html import escape
+
+    form = (f'<form method="post" action="?token={escape(token)}"><button type="submit">Confirm this address'
+            '</button></form>') if token else ""
+    page = (f'<!doctype html><html><head><meta charset="utf-8"><title>{escape(title)}</title></head>'
+            f'<body><h1>{escape(title)}</h1><p>{escape(text)}</p>{form}</body></html>')
+    return Response(status, "text/html; charset=utf-8", page, dict(_CONFIRM_PAGE_HEADERS))
+
+
+@app.get("/contacts/confirm")
+@tracer.capture_method
+def show_confirmation():
+    token = app.current_event.get_query_string_value("token") or ""
+    if "text/html" not in (header(app, "Accept") or ""):
+        return json_response(200, {"confirmed": False, "confirm_with": "POST /contacts/confirm?token=..."})
+    return _confirm_page(200, "Confirm your address",
+                         "Booking notifications will be sent to this address once you confirm it.", token)
+
+
+@app.post("/contacts/confirm")
+@tracer.capture_method
+def confirm_contact():
+    from holdfast.services.mail_policy import InvalidConfirmation
+
+    token = app.current_event.get_query_string_value("token") or ""
+    wants_page = "text/html" in (header(app, "Accept") or "")
+    try:
+        wiring.mail_gate().confirm(token)
+    except InvalidConfirmation as exc:
+        if wants_page:
+            return _confirm_page(400, "This link does not work", str(exc))
+        raise InvalidRequest(str(exc), code="confirmation_invalid") from None
+    if wants_page:
+        return _confirm_page(200, "Address confirmed", "Booking notifications will now reach this address.")
+    return json_response(200, {"confirmed": True})
 
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")

@@ -2,7 +2,8 @@
 
 * SQS batches from the notifications queue (the bus's rule target): each message is an
   EventBridge event whose detail is one outbox event; it becomes one notification (recorded once,
-  emailed through SES when configured). Failed messages return to the queue (partial batch).
+  emailed through SES when configured and the mail policy allows). Failed messages return to the
+  queue (partial batch).
   An ``event.changed`` detail (a change of start time or venue) becomes one notification for each
   customer holding places of the event (services/event_announcements.py).
 * ``{"remind_bucket": {"event_id", "bucket"}}`` from the hold expiry state machine: for each hold
@@ -27,13 +28,13 @@ def handle_record(record: SqsMessage) -> None:
     envelope = json.loads(record.body)
     detail = envelope.get("detail") or {}
     if detail.get("type") == "event.changed" and detail.get("event_id"):
-        sent = announce(wiring.store(), detail, wiring.email_sender(), wiring.message_site())
+        sent = announce(wiring.store(), detail, wiring.email_sender(), wiring.message_site(), wiring.mail_gate())
         logger.info("event change announced", extra={"event_id": detail["event_id"], "notified": sent})
         return
     if not detail.get("booking_id") or not detail.get("customer_id"):
         logger.warning("not a booking change; dropped", extra={"detail_type": envelope.get("detail-type")})
         return
-    log_sent(detail, notify(wiring.store(), detail, wiring.email_sender(), wiring.message_site()))
+    log_sent(detail, notify(wiring.store(), detail, wiring.email_sender(), wiring.message_site(), wiring.mail_gate()))
 
 
 def remind(booking_id: str) -> dict:
@@ -45,7 +46,7 @@ def remind(booking_id: str) -> dict:
               "version": booking.version}
     if booking.contact_email:
         detail["contact_email"] = booking.contact_email
-    sent = notify(wiring.store(), detail, wiring.email_sender(), wiring.message_site())
+    sent = notify(wiring.store(), detail, wiring.email_sender(), wiring.message_site(), wiring.mail_gate())
     log_sent(detail, sent)
     return {"booking_id": booking_id, "reminded": sent}
 

@@ -1,6 +1,6 @@
 """Waitlist API: join a sold-out event's waitlist, see one's place in it, leave it."""
 from holdfast import wiring
-from holdfast.http import customer_id, header, json_response, make_resolver, parse_body, preferred_language
+from holdfast.http import customer_id, header, json_response, make_resolver, parse_body, preferred_language, verified_email
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services import waitlist as _waitlist  # noqa: F401 - every route uses it: loaded at init
 
@@ -20,8 +20,12 @@ def join_waitlist(event_id: str):
     # An offer is a hold: while a high-demand event's queue is open only an admitted customer may
     # queue for one, exactly as only an admitted customer may hold (403 admission_required).
     wiring.waiting_room().check_waitlist_admission(event_id, customer, header(app, "X-Admission-Token"))
+    from holdfast.services.mail_policy import contact_for
+
     body = parse_body(app, WaitlistIn)
-    entry, created = wiring.waitlist().join(event_id, customer, body.quantity, body.contact_email,
+    # the offer's mail goes to the customer's verified address unless they give another
+    contact = contact_for(wiring.mail_gate, customer, body.contact_email, verified_email(app))
+    entry, created = wiring.waitlist().join(event_id, customer, body.quantity, contact,
                                             preferred_language(app.current_event.headers))
     if created:
         # Places released between the join's check and its write found no entry to offer them

@@ -78,6 +78,11 @@ def test_sample_events_parse(path):
             assert body["source"] == "holdfast.bookings" and body["detail"]["type"] == body["detail-type"]
         else:
             assert body["object_id"]
+    elif event.get("Records", [{}])[0].get("EventSource") == "aws:sns":   # SES's mail feedback
+        from aws_lambda_powertools.utilities.data_classes import SNSEvent
+
+        message = json.loads(next(iter(SNSEvent(event).records)).sns.message)
+        assert message["eventType"] in ("Bounce", "Complaint") and message["mail"]["destination"]
     elif "Records" in event:
         assert next(iter(DynamoDBStreamEvent(event).records)).dynamodb.new_image["type"]
     elif event.get("detail-type") == "Scheduled Event":

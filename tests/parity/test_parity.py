@@ -65,7 +65,10 @@ def function_for(event_file: str, stack: Any) -> str:
             if kind == "Api" and "httpMethod" in event:
                 if (p["Method"].upper(), p["Path"]) == (event["httpMethod"], event["resource"]):
                     owners.append(name)
-            elif kind in ("SQS", "DynamoDB") and "Records" in event:
+            elif kind == "SNS" and event.get("Records", [{}])[0].get("EventSource") == "aws:sns":
+                if event["Records"][0]["Sns"]["TopicArn"].endswith("-" + p["Topic"]["Ref"]):
+                    owners.append(name)
+            elif kind in ("SQS", "DynamoDB") and "eventSourceARN" in (event.get("Records") or [{}])[0]:
                 logical = (p.get("Queue") or p.get("Stream"))["Fn::GetAtt"][0]
                 arn = event["Records"][0]["eventSourceARN"]
                 if kind == "SQS" and arn.rsplit(":", 1)[-1] == stack.attributes[logical]["QueueName"]:
@@ -279,6 +282,9 @@ REACHED_OUTSIDE_THE_SAMPLES: dict[str, dict[str, None]] = {
     # sends a failed batch to the OnFailure queue with the function's role (SAM grants it)
     "OutboxRelayFunction": _unreached(["states:StartExecution", "sqs:SendMessage"], reads=["dynamodb:BatchGetItem"],
                                       writes=TABLE_WRITES),
+    # Lambda sends an asynchronous invocation (SNS's) that fails its retries to the dead-letter
+    # queue with the function's role (SAM grants it)
+    "MailFeedbackFunction": _unreached(["sqs:SendMessage"]),
     # a lot's reservations are summarised in batches (parking_store.reservation_summaries)
     "ParkingApiFunction": _unreached(["dynamodb:BatchGetItem"]),
     # the sample's payment matches no booking: applying one confirms or refunds, and reconciles

@@ -13,6 +13,8 @@ import pytest
 from holdfast.adapters.aws import NotificationsBus, SesEmailSender
 from holdfast.ports import Message
 from holdfast.services.notifications import NotificationNotSent, bus_entry, notify
+from holdfast.services.mail_policy import CONFIRM_SUBJECT, MailGate
+from tests.support.fake_mail import FakeMailPolicy
 from tests.support.fake_store import FakeBookingStore
 from tests.support.fakes import FakeNotificationLog
 
@@ -32,6 +34,15 @@ def detail(**overrides):
             "hold_expires_at": "2030-01-01T12:10:00.000Z"} | overrides
 
 
+def gate() -> MailGate:
+    """The mail policy on a fake: a customer whose id is their address is mailed (issue 33: any
+    other address must be confirmed first, tests/unit/test_mail_policy.py)."""
+    from datetime import datetime, timezone
+
+    return MailGate(FakeMailPolicy(), lambda: datetime(2030, 1, 1, 12, tzinfo=timezone.utc), 100,
+                    "https://example.com/contacts/confirm")
+
+
 class Recorder:
     def __init__(self, fail=False):
         self.sent, self.messages, self.fail = [], [], fail
@@ -45,30 +56,31 @@ class Recorder:
 
 
 def test_one_notification_per_change_even_when_delivered_twice(log):
-    sender = Recorder()
-    assert notify(log, detail(), sender) is True
-    assert notify(log, detail(), sender) is False
-    assert notify(log, detail(type="booking.confirmed", status="CONFIRMED", version=2), sender) is True
+    sender, policy = Recorder(), gate()
+    assert notify(log, detail(), sender, gate=policy) is True
+    assert notify(log, detail(), sender, gate=policy) is False
+    assert notify(log, detail(type="booking.confirmed", status="CONFIRMED", version=2), sender, gate=policy) is True
     notes = log.list_notifications("ann@example.com")
     assert [n["type"] for n in notes] == ["booking.held", "booking.confirmed"]
     assert [to for to, _ in sender.sent] == ["ann@example.com"] * 2 and notes[0]["channel"] == "email"
 
 
 def test_without_a_sender_or_an_address_it_is_only_recorded(log):
-    assert notify(log, detail(customer_id="customer-42"), Recorder()) is True
+    assert notify(log, detail(customer_id="customer-42"), Recorder(), gate=gate()) is True
     assert log.list_notifications("customer-42")[0]["channel"] == "record"
     assert notify(log, detail(booking_id="b-2")) is True
 
 
 def test_a_failed_email_is_taken_back_for_the_retry(log):
+    policy = gate()
     with pytest.raises(NotificationNotSent) as failed:
-        notify(log, detail(), Recorder(fail=True))
+        notify(log, detail(), Recorder(fail=True), gate=policy)
     # What reaches the logs names the booking and the error, not the address or SES's words.
     assert "b-1" in str(failed.value) and "ann@example.com" not in str(failed.value)
     assert failed.value.__cause__ is None and failed.value.__suppress_context__
     assert log.list_notifications("ann@example.com") == []
     sender = Recorder()
-    assert notify(log, detail(), sender) is True and len(sender.sent) == 1
+    assert notify(log, detail(), sender, gate=policy) is True and len(sender.sent) == 1
 
 
 def test_reminders_are_once_per_booking(log):
@@ -130,10 +142,11 @@ def test_cli_lists_a_customers_notifications(store, capsys, monkeypatch):
 
 
 def test_the_contact_address_wins_over_the_customer_id(log):
-    sender = Recorder()
-    assert notify(log, detail(customer_id="customer-7", contact_email="seven@example.org"), sender) is True
-    assert notify(log, detail(booking_id="b-2", contact_email="second@example.org"), sender) is True
-    assert [to for to, _ in sender.sent] == ["seven@example.org", "second@example.org"]
+    sender, policy = Recorder(), gate()
+    assert notify(log, detail(customer_id="customer-7", contact_email="seven@example.org"), sender, gate=policy) is True
+    assert notify(log, detail(booking_id="b-2", contact_email="second@example.org"), sender, gate=policy) is True
+    # neither is the customer's own: each first hears only the request to confirm it
+    assert sender.sent == [("seven@example.org", CONFIRM_SUBJECT), ("second@example.org", CONFIRM_SUBJECT)]
     # Recorded under the customer (the sink is per customer), marked as emailed.
     assert log.list_notifications("customer-7")[0]["channel"] == "email"
 
@@ -146,14 +159,16 @@ def test_the_message_is_the_bookings_in_its_language_with_its_calendar_entry(sto
     held = bookings.create_booking(ga_event["event_id"], "cust-1", "k1",
                                    HoldPlaces(quantity=2, contact_email="ann@example.com", language="ru")).booking
     sender, site = Recorder(), Site(booking_url="http://127.0.0.1:3000/booking.html?id={booking_id}")
+    policy = gate()
+    policy.own_address("cust-1", "ann@example.com")   # the signed-in customer's verified address
     base = {"booking_id": held.booking_id, "customer_id": "cust-1", "event_id": ga_event["event_id"],
             "contact_email": "ann@example.com", "at": held.created_at}
     assert notify(store, {**base, "type": "booking.held", "status": "HELD", "version": 1,
-                          "hold_expires_at": held.hold_expires_at}, sender, site)
+                          "hold_expires_at": held.hold_expires_at}, sender, site, policy)
     payment_id = payments.start_payment(held.booking_id, "cust-1", "pay-1").payment.payment_id
     provider.pay(payment_id)
     assert payments.apply_provider_payment(provider.get_payment(payment_id)) == "confirmed"
-    assert notify(store, {**base, "type": "booking.confirmed", "status": "CONFIRMED", "version": 3}, sender, site)
+    assert notify(store, {**base, "type": "booking.confirmed", "status": "CONFIRMED", "version": 3}, sender, site, policy)
     first, confirmed = sender.messages
     assert first.subject.startswith(f"Места на «{ga_event['name']}» удержаны до ")
     assert "2 места" in first.text and f"booking.html?id={held.booking_id}" in first.html
@@ -207,3 +222,9 @@ def test_ses_adapter_keeps_the_simple_path_without_attachments():
     SesEmailSender("tickets@example.com", client).send("ann@example.com", Message(
         "S", "T", "", (__import__("holdfast.ports").ports.Attachment("a.ics", "text/calendar", b"x"),)))
     assert set(client.calls[1]["Content"]) == {"Raw"}
+
+
+def test_a_sender_without_the_mail_policy_is_refused(log):
+    with pytest.raises(TypeError):
+        notify(log, detail(), Recorder())
+    assert log.list_notifications("ann@example.com") == []

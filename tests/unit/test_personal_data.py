@@ -161,3 +161,21 @@ def test_a_booking_written_before_ends_at_existed_ends_with_its_event(store, boo
     clock.now = clock.now.replace(month=2, day=2)
     assert personal.forget("alice") == {"erased": 1}
     assert store.get_booking(booking_id).ends_at == "2030-02-01T20:00:00.000Z"
+
+
+def test_erasure_on_request_takes_the_customers_standing_with_addresses_too(
+        store, bookings, payments, provider, ga_event, clock, personal):
+    """The mail policy's CONTACT# items name the customer and an address's digest (issue 33); the
+    suppression list is the address's, not the customer's, and stays so its bounce is honoured."""
+    from holdfast.adapters.mail_policy_store import MailPolicyStore
+    from holdfast.services.mail_policy import address_key
+
+    mail, own, other = MailPolicyStore(store.table, store.client), address_key(EMAIL), address_key("o@example.org")
+    mail.own_contact("alice", own, "2030-01-01T00:00:00.000Z")
+    mail.request_confirmation("alice", other, "h", "2031-01-08T00:00:00.000Z", "2030-01-01T00:00:00.000Z")
+    mail.suppress(other, "bounce", "2030-01-01T00:00:00.000Z")
+    _paid(bookings, payments, provider, ga_event)
+    clock.now = clock.now.replace(month=2, day=2)
+    assert personal.forget("alice") == {"erased": 1}
+    assert mail.contact("alice", own) is None and mail.contact("alice", other) is None
+    assert mail.is_suppressed(other)

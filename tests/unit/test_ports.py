@@ -16,6 +16,7 @@ from holdfast.products.appointments import ports as appointment_ports
 from holdfast.products.parking import ports as parking_ports
 from holdfast.adapters import aws
 from holdfast.adapters.dynamo import BookingStore
+from holdfast.adapters.mail_policy_store import MailPolicyStore
 from holdfast.products.parking.adapters.gate_sync_store import GateSyncStore
 from holdfast.adapters.organizers_store import OrganizerStore
 from holdfast.adapters.provider import YooKassaProvider
@@ -23,6 +24,7 @@ from holdfast.adapters.surge import SurgeStore
 from holdfast.clock import system_clock
 from holdfast.domain.admission import RateRule
 from holdfast.services.admission import RateLimiter
+from tests.support.fake_mail import FakeMailPolicy
 from tests.support.fake_provider import FakeProvider
 from tests.support.handlers import REPO
 
@@ -58,7 +60,7 @@ IMPLEMENTED_BY: dict[str, tuple[type, ...]] = {
     "PaymentProvider": (YooKassaProvider, FakeProvider), "HoldExpiryScheduler": (aws.HoldExpiryScheduler,),
     "ReconciliationStarter": (aws.ReconciliationStarter, aws.ReconciliationBuckets),
     "CancellationJobs": (aws.CancellationJobs,), "PaymentEventsQueue": (aws.PaymentEventsQueue,),
-    "EmailSender": (aws.SesEmailSender,), "Clock": (),
+    "EmailSender": (aws.SesEmailSender,), "Clock": (), "MailPolicy": (MailPolicyStore, FakeMailPolicy),
 }
 
 

@@ -97,6 +97,8 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "queue_rate_burst": _number(int, ge=1),
     "waitlist_offer_seconds": _number(int, ge=1, le=86_400),
     "notifications_bus_name": _text(), "notifications_sender": _text(),
+    "ses_configuration_set": _text(), "contact_confirm_url": _text(),
+    "mail_per_address_per_hour": _number(int, ge=1, le=10_000),
     "hold_reminder_seconds": _number(int, ge=0, le=86_400),
     "id_salt": _text(16),
     "personal_data_retention_days": _number(int, ge=1, le=3650),
@@ -144,6 +146,12 @@ class Settings:
     waitlist_offer_seconds: int = 900
     notifications_bus_name: str = ""
     notifications_sender: str = ""
+    #: the SES configuration set whose events (bounces, complaints) feed the suppression list
+    ses_configuration_set: str = ""
+    #: where a confirmation message's link points (services/mail_policy.py)
+    contact_confirm_url: str = ""
+    #: messages one address takes an hour, confirmation requests included
+    mail_per_address_per_hour: int = 10
     hold_reminder_seconds: int = 120
     #: Keys the ids derived from Idempotency-Keys (domain/ids.py): the template sets the stack's id.
     id_salt: str = ""
@@ -212,6 +220,9 @@ _ENV_NAMES = {
     "waitlist_offer_seconds": "WAITLIST_OFFER_SECONDS",
     "notifications_bus_name": "NOTIFICATIONS_BUS_NAME",
     "notifications_sender": "NOTIFICATIONS_SENDER",
+    "ses_configuration_set": "SES_CONFIGURATION_SET",
+    "contact_confirm_url": "CONTACT_CONFIRM_URL",
+    "mail_per_address_per_hour": "MAIL_PER_ADDRESS_PER_HOUR",
     "hold_reminder_seconds": "HOLD_REMINDER_SECONDS",
     "id_salt": "HOLDFAST_ID_SALT",
     "personal_data_retention_days": "PERSONAL_DATA_RETENTION_DAYS",

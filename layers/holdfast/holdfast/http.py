@@ -239,6 +239,23 @@ def customer_id(app: APIGatewayRestResolver) -> str:
     return value
 
 
+_OWN_EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$")
+
+
+def verified_email(app: APIGatewayRestResolver) -> str | None:
+    """The caller's own address, vouched for by their identity: the ID token's ``email`` claim
+    when ``email_verified`` says so (the user pool verifies it at sign-up), or X-Customer-Email
+    where the stack trusts X-Customer-Id (local only). None when there is none."""
+    if settings().customer_identity_source == "authorizer":
+        claims = (app.current_event.request_context.authorizer or {}).get("claims") or {}
+        if str(claims.get("email_verified", "")).lower() != "true":
+            return None
+        value = claims.get("email")
+    else:
+        value = header(app, "X-Customer-Email")
+    return value if isinstance(value, str) and len(value) <= 254 and _OWN_EMAIL.match(value) else None
+
+
 def require_organizer(app: APIGatewayRestResolver, authenticate: Callable[[str | None], Caller]) -> Caller:
     """The organizer (and which of its keys) the request's X-Api-Key belongs to; 401 otherwise."""
     return authenticate(header(app, "X-Api-Key"))

@@ -520,4 +520,42 @@ class Message:
 class EmailSender(Protocol):
     def send(self, to: str, message: Message) -> str:
         """Send one message; returns the provider's message id."""
+
+
+class MailPolicy(Protocol):
+    """Who may be mailed (services/mail_policy.py). An address appears only as its key (a digest of
+    the normalised address, ``mail_policy.address_key``): the table keeps no address of its own."""
+
+    def is_suppressed(self, address_key: str) -> bool: ...
+
+    def suppress(self, address_key: str, reason: str, at: str) -> bool:
+        """Put the address on the suppression list; False when it was on it already."""
+        ...
+
+    def contact(self, customer_id: str, address_key: str) -> dict[str, Any] | None:
+        """The customer's standing with the address: ``status`` ``pending`` (with ``token_hash``
+        and ``expires_at``) or ``confirmed``; None when the customer never used it."""
+        ...
+
+    def request_confirmation(self, customer_id: str, address_key: str, token_hash: str, expires_at: str,
+                             at: str) -> bool:
+        """Start the address's confirmation: True for exactly one caller while no request is
+        pending (an expired one may be replaced) and the address is not confirmed."""
+        ...
+
+    def withdraw_confirmation(self, customer_id: str, address_key: str, token_hash: str) -> None:
+        """Take back a pending request whose message could not be sent (only that request)."""
+        ...
+
+    def confirm_contact(self, customer_id: str, address_key: str, token_hash: str, now: str) -> bool:
+        """Confirm on the pending request's token before it expires; True also when already confirmed."""
+        ...
+
+    def own_contact(self, customer_id: str, address_key: str, at: str) -> None:
+        """The customer's own verified address (their identity's): confirmed without a message."""
+        ...
+
+    def count_send(self, address_key: str, hour: str, dedup_id: str, limit: int, expires: int) -> bool:
+        """Count one message to the address in the hour; False when ``limit`` are counted already.
+        The same ``dedup_id`` counts once, however often it is asked."""
         ...

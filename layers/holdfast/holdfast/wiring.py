@@ -328,8 +328,24 @@ def notifications_bus():
 def email_sender():
     from .adapters.aws import SesEmailSender
 
-    sender = settings().notifications_sender
-    return SesEmailSender(sender) if sender else None
+    config = settings()
+    return SesEmailSender(config.notifications_sender, configuration_set=config.ses_configuration_set) \
+        if config.notifications_sender else None
+
+
+@cached
+def mail_policy():
+    from .adapters.mail_policy_store import MailPolicyStore
+
+    return MailPolicyStore(settings().bookings_table_name)
+
+
+@cached
+def mail_gate():
+    from .services.mail_policy import MailGate
+
+    config = settings()
+    return MailGate(mail_policy(), system_clock, config.mail_per_address_per_hour, config.contact_confirm_url)
 
 
 @cached

@@ -22,9 +22,11 @@ from moto import mock_aws
 
 from devstack.dynamodb_local import DynamoDBLocal
 from holdfast.adapters.dynamo import BookingStore
+from holdfast.adapters.mail_policy_store import MailPolicyStore
 from holdfast.products.parking.adapters.gate_sync_store import GateSyncStore
 from holdfast.adapters.surge import SurgeStore
 from tests.support import fakes
+from tests.support.fake_mail import FakeMailPolicy
 from tests.support.fake_table import FakeTableStore
 from tests.support.template import create_bookings_table
 
@@ -48,13 +50,16 @@ class Backend:
     #: gates, tickets, passes, exit payments and gate cases; appointments' resources).
     store: Any
     raw: Callable[[str, str], dict[str, Any] | None]
+    #: the mail policy (adapters/mail_policy_store.py; tests/support/fake_mail.py)
+    mail: Any = None
 
 
 def _fake_backend() -> Backend:
     table = fakes.MemoryTable()
     store = FakeTableStore(table)
     return Backend("fake", fakes.FakeGateSyncLedger(table), fakes.FakeRateLimits(table), fakes.FakeSurgeQueue(table),
-                   fakes.FakeNotificationLog(table), store, fakes.FakeWaitlist(table), store, table.get)
+                   fakes.FakeNotificationLog(table), store, fakes.FakeWaitlist(table), store, table.get,
+                   FakeMailPolicy(table))
 
 
 def _adapter_backend(name: str, client: Any, table: str) -> Backend:
@@ -68,7 +73,8 @@ def _adapter_backend(name: str, client: Any, table: str) -> Backend:
                                Key={"pk": {"S": pk}, "sk": {"S": sk}}).get("Item")
         return None if item is None else {k: deserializer.deserialize(v) for k, v in item.items()}
 
-    return Backend(name, GateSyncStore(table, client), surge, surge, store, store, store, store, raw)
+    return Backend(name, GateSyncStore(table, client), surge, surge, store, store, store, store, raw,
+                   MailPolicyStore(table, client))
 
 
 @pytest.fixture(scope="package", params=BACKENDS)

@@ -11,6 +11,7 @@ from holdfast.kinds import products
 from holdfast.products.appointments import ports as appointment_ports
 from holdfast.products.parking import ports as parking_ports
 from tests.support import fakes
+from tests.support.fake_mail import FakeMailPolicy
 from tests.support.fake_store import FakeBookingStore, FakeWaitlistStore
 from tests.support.fake_table import FAKE_PARTS, FakeTableStore
 
@@ -31,6 +32,7 @@ FAKES = {
     **{port: FakeTableStore() for port in (
         parking_ports.ParkingStore, parking_ports.RetiredGateCases, parking_ports.GateCaseStore,
         parking_ports.ExitPaymentStore, parking_ports.GatePassStore, appointment_ports.AppointmentStore)},
+    ports.MailPolicy: FakeMailPolicy,
 }
 
 

@@ -209,12 +209,14 @@ class NotificationsBus:
 
 
 class SesEmailSender:
-    """Sends a message through SES v2 from a verified identity: text and HTML as SES's simple
-    content; with attachments (a calendar entry, a QR image) as a MIME message of our own."""
+    """Sends a message through SES v2 from a verified identity, under the configuration set whose
+    bounce and complaint events feed the suppression list: text and HTML as SES's simple content;
+    with attachments (a calendar entry, a QR image) as a MIME message of our own."""
 
-    def __init__(self, sender: str, client: Any | None = None) -> None:
+    def __init__(self, sender: str, client: Any | None = None, configuration_set: str = "") -> None:
         self.sender = sender
         self.client = client or boto3.client("sesv2")
+        self.configuration_set = configuration_set
 
     def send(self, to: str, message: Message) -> str:
         if message.attachments or message.inline:
@@ -225,7 +227,9 @@ class SesEmailSender:
                 body["Html"] = {"Data": message.html, "Charset": "UTF-8"}
             content = {"Simple": {"Subject": {"Data": message.subject, "Charset": "UTF-8"}, "Body": body}}
         answer = self.client.send_email(FromEmailAddress=self.sender, Destination={"ToAddresses": [to]},
-                                        Content=content)
+                                        Content=content,
+                                        **({"ConfigurationSetName": self.configuration_set}
+                                           if self.configuration_set else {}))
         return str(answer.get("MessageId", ""))
 
 

@@ -80,9 +80,11 @@ class PersonalDataRecords:
             self._delete(note["pk"], note["sk"])
 
     def erase_customer_notes(self, customer_id: str) -> None:
-        """Every notification recorded for the customer (an event's change is recorded per customer)."""
-        for note in self.db._query_prefix(f"CUSTOMER#{customer_id}", "NOTE#", projection="pk, sk"):
-            self._delete(note["pk"], note["sk"])
+        """Every notification recorded for the customer (an event's change is recorded per customer)
+        and the customer's standing with the addresses they gave (services/mail_policy.py)."""
+        for prefix in ("NOTE#", "CONTACT#"):
+            for note in self.db._query_prefix(f"CUSTOMER#{customer_id}", prefix, projection="pk, sk"):
+                self._delete(note["pk"], note["sk"])
 
     def _delete(self, pk: str, sk: str) -> Any:
         return self.db.client.delete_item(TableName=self.db.table, Key=_attrs({"pk": pk, "sk": sk}))

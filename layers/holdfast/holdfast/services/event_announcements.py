@@ -10,6 +10,7 @@ from typing import Any
 
 from ..domain.statuses import HOLDING, BookingStatus
 from ..ports import EmailSender, NotificationStore
+from .mail_policy import MailGate
 from .messages import Site
 from .notifications import notify
 
@@ -18,7 +19,7 @@ CONCERNED = frozenset(HOLDING | {BookingStatus.CONFIRMED})
 
 
 def announce(store: NotificationStore, detail: dict[str, Any], sender: EmailSender | None = None,
-             site: Site | None = None) -> int:
+             site: Site | None = None, gate: MailGate | None = None) -> int:
     """Notify every concerned customer once; returns how many were notified by this call."""
     event_id = str(detail["event_id"])
     bookings = store.get_bookings(store.event_booking_ids(event_id))
@@ -37,6 +38,6 @@ def announce(store: NotificationStore, detail: dict[str, Any], sender: EmailSend
             personal["change_refund_until"] = detail["change_refund_until"]
         if booking.contact_email:
             personal["contact_email"] = booking.contact_email
-        sent += notify(store, personal, sender, site)
+        sent += notify(store, personal, sender, site, gate)
     return sent
 

@@ -6,8 +6,8 @@ de-duplication id is the outbox item's key (booking and version; ``<booking>#rem
 payment reminder): the conditional ``record_notification`` put lets exactly one delivery through,
 however often the stream, the bus or the queue repeat it. The recorded item is the local sink
 (``python -m holdfast.cli notifications <customer>``); with a sender configured the same text
-also goes out by email through SES. The message (subject, text, HTML, files) is rendered by
-services/messages.py.
+also goes out by email through SES, as the mail policy allows (services/mail_policy.py). The
+message (subject, text, HTML, files) is rendered by services/messages.py.
 """
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ import json
 from typing import Any
 
 from ..observability import logger
-from ..ports import EmailSender, NotificationStore
+from ..ports import EmailSender, Message, NotificationStore
+from .mail_policy import SENT, MailGate, same_address
 from .messages import Site, compose
 
 SOURCE = "holdfast.bookings"
@@ -40,27 +41,41 @@ def recipient(detail: dict[str, Any]) -> str | None:
 
 
 def notify(store: NotificationStore, detail: dict[str, Any], sender: EmailSender | None = None,
-           site: Site | None = None) -> bool:
+           site: Site | None = None, gate: MailGate | None = None) -> bool:
     """One notification for one change: recorded once (False for a repeat), then emailed when a
-    sender is configured and the booking has an address. If the email fails, the record is
-    taken back and the error raised, so the queue's redelivery tries again."""
+    sender is configured and the booking has an address, as the mail policy allows (``gate``:
+    suppressed, unconfirmed and rate-limited messages are recorded with that verdict and not
+    sent). If the email fails, the record is taken back and the error raised, so the queue's
+    redelivery tries again."""
     kind = str(detail.get("type", ""))
     message = compose(store, detail, site)
     subject, body = message.subject, message.text
     dedup = dedup_id(detail)
     customer = str(detail["customer_id"])
     to = recipient(detail) if sender is not None else None
+    if to is not None and gate is None:
+        raise TypeError("a sender needs the mail policy (gate): no mail goes out unchecked")
+    # an address that is the customer's own id is their identity's, not one typed into a form
+    verdict = gate.decide(customer, to, dedup, own=same_address(to, customer)) if to and gate else None
     recorded = store.record_notification(customer, dedup, {
         "type": kind, "booking_id": detail["booking_id"], "status": detail.get("status"), "at": detail.get("at"),
         "channel": "email" if to else "record", "subject": subject,
-        "message": body.strip(),
+        "message": body.strip(), **(verdict.recorded() if verdict else {}),
     })
-    if not recorded or to is None or sender is None:
+    if not recorded or to is None or sender is None or verdict is None:
         return recorded
+    if not verdict.sends:
+        logger.info("notification held back",
+                    extra={"booking_id": detail["booking_id"], "delivery": verdict.delivery})
+        return True
     try:
-        sender.send(to, message)
+        if verdict.delivery == SENT:
+            sender.send(to, message)
+        else:
+            sender.send(to, Message(*gate.confirmation_message(verdict)))  # type: ignore[union-attr]
     except Exception as exc:
         store.forget_notification(customer, dedup)
+        gate.withdraw(customer, to, verdict)  # type: ignore[union-attr]
         # SES quotes the address in some errors (an unverified identity): keep it out of the logs.
         code = (getattr(exc, "response", None) or {}).get("Error", {}).get("Code") or type(exc).__name__
         raise NotificationNotSent(f"email for booking {detail['booking_id']} not sent ({code}); "
