@@ -196,8 +196,8 @@ class Facts:
         self.offering, self.site, self.language = offering, site, language
         self.product, self.owner = _of_booking(booking), owner(template)
         self.labels = dict(LABELS[language])
-        for parts in {id(parts): parts for parts in (self.product, self.owner) if parts is not None}.values():
-            self.labels |= parts.labels.get(language, {})
+        for parts in (self.product, self.owner):
+            self.labels |= parts.labels.get(language, {}) if parts is not None else {}
         self.view = self._view()
         self.zone = self._zone()
 
