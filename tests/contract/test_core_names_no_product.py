@@ -83,6 +83,17 @@ def test_the_core_spells_no_products_word_in_code():
     assert not found, "the core names a product (move it into the product's package):\n" + "\n".join(found)
 
 
+def test_the_cores_message_templates_spell_no_products_word():
+    """A template is code the core ships: a product's message (a plate, a lot) is in its package,
+    found through its ``Product.messages`` (services/messages.py)."""
+    pattern = re.compile("|".join(product_words()), re.IGNORECASE)
+    templates = [path for path in sorted((PACKAGE / "templates").rglob("*")) if path.is_file()]
+    found = [f"{path.relative_to(PACKAGE)}:{number}: {match.group(0)!r}" for path in templates
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             for match in [pattern.search(line)] if match]
+    assert len(templates) > 10 and not found, "\n".join(found)
+
+
 def test_the_check_sees_code_and_leaves_prose_alone():
     pattern = re.compile("|".join(product_words()), re.IGNORECASE)
     source = ('"""A parking lot\'s gates."""\n'

@@ -89,6 +89,18 @@ def built() -> Path:
     return path
 
 
+def test_the_layer_ships_every_file_of_the_package(built):
+    """The message templates are plain files inside the package, the core's and each product's
+    (services/messages.py finds a product's beside its package): one left out of the build fails
+    only on AWS, when that message is first rendered."""
+    source = REPO / "layers" / "holdfast" / "holdfast"
+    shipped = built / "HoldfastLayer" / "python" / "holdfast"
+    wanted = [path.relative_to(source) for path in sorted(source.rglob("*"))
+              if path.is_file() and "__pycache__" not in path.parts]
+    assert any(path.suffix == ".txt" and "products" in path.parts for path in wanted)
+    assert [str(path) for path in wanted if not (shipped / path).is_file()] == []
+
+
 @pytest.fixture(scope="module")
 def runtime_sdk() -> Path:
     return build.runtime_sdk()

@@ -59,6 +59,20 @@ def test_the_core_sells_the_new_kind_hold_pay_confirm_and_refuses_what_it_refuse
     assert catalog.get_event(bike_day)["counts"] == {"available": 1, "held": 0, "sold": 2}
 
 
+def test_the_products_words_reach_the_cores_messages(bike_day, bookings, catalog):
+    """Its confirmation is the core's, its places said in its own words (rentals/messages.py)."""
+    from dataclasses import replace
+
+    from holdfast.services.messages import Site, render
+
+    held = bookings.create_booking(bike_day, "ann", "k1", BookingIn(quantity=2)).booking
+    detail = {"type": "booking.confirmed", "booking_id": held.booking_id, "at": held.created_at}
+    for language, said in (("en", "2 bikes"), ("ru", "2 велосипеда")):
+        message = render("booking.confirmed", detail, replace(held, language=language),
+                         catalog.store.get_event(bike_day), Site())
+        assert f": {said}\n" in message.text and said in message.html
+
+
 def test_a_payment_of_the_products_purpose_goes_to_its_handler_and_its_store_part_once(bike_day, store, payments,
                                                                                        provider):
     created = provider.create_payment(amount={"value": "2500.00", "currency": "RUB"}, description="bent wheel",

@@ -198,19 +198,25 @@ def test_the_scan_finds_the_types_it_must():
             "vehicle.exited", "vehicle.entered", "booking.confirmed"} <= emitted_types()
 
 
-@pytest.mark.parametrize("kind", sorted(emitted_types()))
-def test_every_type_the_code_emits_has_a_template_in_both_languages(kind):
-    name = messages.template_name(kind, None)
-    assert name == kind, f"{kind} would fall back to {name}: add templates/mail/<language>/{kind}.txt"
+@pytest.mark.parametrize("message_type", sorted(emitted_types()))
+def test_every_type_the_code_emits_has_a_template_in_both_languages(message_type):
+    name = messages.template_name(message_type, None)
+    assert name == message_type, f"{message_type} would fall back to {name}: add templates/mail/<language>/{name}.txt"
     for language in LANGUAGES:
-        assert (REPO / "layers/holdfast/holdfast/templates/mail" / language / f"{name}.txt").is_file()
+        assert any((Path(folder) / language / f"{name}.txt").is_file() for folder in messages.template_folders())
 
 
 def test_every_template_exists_in_both_languages_and_nothing_else_does():
-    root = REPO / "layers/holdfast/holdfast/templates/mail"
-    for language in LANGUAGES:
-        assert sorted(path.stem for path in (root / language).glob("*.txt")) == sorted(messages.TEMPLATES)
-    assert {case.split("+")[0] for case in CASES} == set(messages.TEMPLATES)
+    """The core's folder holds its own templates, each product's folder the types it owns."""
+    owned = {REPO / "layers/holdfast/holdfast/templates/mail": messages.TEMPLATES}
+    for parts in messages.registered_parts():
+        owned[Path(parts.folder())] = tuple(parts.types)
+    assert len(owned) == len(messages.template_folders())
+    for root, names in owned.items():
+        for language in LANGUAGES:
+            assert sorted(path.stem for path in (root / language).glob("*.txt")) == sorted(names), root
+    assert {case.split("+")[0] for case in CASES} == set(messages.template_names())
+    assert len(messages.template_names()) == len(set(messages.template_names()))
 
 
 # ------------------------------------------------------------------------------------ escaping
@@ -292,12 +298,12 @@ def test_the_parking_pass_decodes_back_to_the_entry_token_the_booking_view_shows
     assert rendered("booking.cancelled+no_refund", "en").inline == ()
 
 
-@pytest.mark.parametrize("kind", [kind for kind in messages.TEMPLATES if kind not in ("booking.conflict_case",
-                                                                                      "event.cancelled")])
-def test_a_message_renders_when_its_booking_or_offering_is_gone(kind):
+@pytest.mark.parametrize("message_type", [name for name in messages.template_names()
+                                          if name not in ("booking.conflict_case", "event.cancelled")])
+def test_a_message_renders_when_its_booking_or_offering_is_gone(message_type):
     """A booking read back as nothing (or an offering deleted) still gives its customer a message
     rather than a notifier stuck retrying it."""
-    message = render(kind, detail(kind), None, None, Site())
+    message = render(message_type, detail(message_type), None, None, Site())
     assert message.subject.strip() and message.text.strip() and message.html.strip()
     assert "None" not in message.subject + message.text and message.attachments == () == message.inline
 

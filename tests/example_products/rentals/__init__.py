@@ -12,4 +12,5 @@ PRODUCT = register_product(Product(
     # a provider payment with "damage_id" in its metadata is a damage charge, not a booking's payment
     payment_purposes={"damage_id": "tests.example_products.rentals.services:record_damage_payment"},
     store_parts=("tests.example_products.rentals.adapters:DamageStore",),
+    messages="tests.example_products.rentals.messages:MESSAGES",
 ))

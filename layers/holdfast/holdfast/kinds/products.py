@@ -10,9 +10,11 @@ says what it adds to the core:
   items only the product keeps (a lot's gates and tickets, a resource's opening hours);
 - **view credentials**: what its kind's ``view_extras`` signs a booking's view with (an entry pass);
 - **organizer-owned items**: the keys of its items that carry an ``organizer_id`` (a lot's gates),
-  which the operators' adoption of objects written before organizers existed looks for.
+  which the operators' adoption of objects written before organizers existed looks for;
+- **messages**: what its customers' messages say that the core's do not (services/messages.py
+  ``MessageParts``: its message types and their templates, its words, the values its bookings add).
 
-Handlers, store parts, credentials and owned items are named ``"module:attribute"`` and imported
+Handlers, store parts, credentials, owned items and messages are named ``"module:attribute"`` and imported
 only when first needed, so discovering the products costs a function's cold start no more than
 importing their kinds. Each product's package registers itself as it is imported; ``discover()``, run when the kinds
 registry is first imported, imports every package under ``holdfast/products/``:
@@ -41,6 +43,8 @@ class Product:
     view_credentials: str | None = None
     #: "module:attribute" naming ``(pk prefix, sk prefix)`` pairs: the product's items an organizer owns
     owned_items: str | None = None
+    #: "module:attribute" naming the product's ``services.messages.MessageParts`` (None: it adds nothing)
+    messages: str | None = None
 
 
 _PRODUCTS: dict[str, Product] = {}

@@ -1,6 +1,12 @@
 """What a customer reads about a booking: every notification type rendered from templates
 (``holdfast/templates/mail/<language>/<template>.txt``) into a ``Message``: subject, plain text,
-HTML, and the files it carries (a calendar entry, the parking pass's QR image).
+HTML, and the files it carries (a calendar entry, a pass's QR image).
+
+The core writes the messages every product shares; a product says the rest through its
+``Product.messages`` (``MessageParts``): the message types it owns, with their templates in its own
+package (a parking exit's receipt), its words, and what its bookings add to any message (a
+parking space and its entry pass). The renderer asks the message type's owner and the booking's
+product (by its kind), so no product is spelled here.
 
 A template holds the subject and the prose; the facts (what, when, where, the amount), the
 receipts and the links are laid out by ``base.txt`` and ``base.html``, the same for every type.
@@ -17,9 +23,9 @@ Jinja2, icalendar and segno are imported on the first render, never at a functio
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 from urllib.parse import urlencode
 
 from ..domain.booking import Booking
@@ -28,44 +34,32 @@ from ..domain.review_steps import REVIEW_REASONS
 from ..ports import Attachment, Message
 from . import message_words as words
 
-#: The templates, by name. A notification type renders with the template of its own name, but for
-#: the variants below (``template_name``); a type without one gets ``booking.changed``.
+#: The core's templates, by name. A notification type renders with the template of its own name (a
+#: product's own type with the product's, ``MessageParts.types``), but for the variants below
+#: (``template_name``); a type without one gets ``booking.changed``.
 TEMPLATES = ("booking.held", "booking.hold_expiring", "booking.confirmed", "booking.expired", "booking.cancelled",
              "booking.payment_failed", "booking.refund_pending", "booking.refunded", "booking.manual_review",
-             "booking.conflict_case", "booking.no_show", "waitlist.offer", "event.changed", "event.cancelled",
-             "vehicle.entered", "vehicle.exited", "booking.changed")
+             "booking.conflict_case", "waitlist.offer", "event.changed", "event.cancelled", "booking.changed")
 #: The conflict case's reason (services/conflict_cases.py CASE_REASON; not imported: that module
 #: pulls the payment service into the notifier).
 CASE_REASON = "places_taken_alternatives_offered"
 #: Money going back because the organizer cancelled the offering: said as such.
 _EVENT_CANCELLED_TYPES = ("booking.cancelled", "booking.refund_pending", "booking.refunded")
-#: Types whose message withdraws the booking's calendar entry (its places are no longer the customer's).
-_CALENDAR_CANCELS = ("event.cancelled", "booking.refund_pending", "booking.no_show")
 
 LABELS = {
     "en": {"what": "What", "when": "When", "where": "Where", "places": "Places", "amount": "Amount",
            "booking": "Booking", "paid": "Paid", "payment": "Payment", "paid_at": "Date", "receipt": "Receipt",
-           "entered": "Entered", "exited": "Left", "stay": "Time parked", "tariff": "Tariff", "charge": "Charge",
-           "prepaid": "Paid in advance", "paid_at_exit": "Paid at the exit", "due": "Left owing", "space": "Space",
-           "plate": "Plate", "open": "Open your booking", "pay": "Pay now", "refund_choice": "Give my money back",
-           "pass": "Show this code at the gate",
-           "pass_text": "Your entry pass is the QR code in this message (shown by mail programs that display HTML).",
+           "open": "Open your booking", "pay": "Pay now", "refund_choice": "Give my money back",
            "before": "Before", "after": "Now", "footer":
            "Holdfast bookings. You receive this because a booking was made with this address.",
-           "seats": ("seat", "seats"), "count": ("place", "places"), "unnamed": "booking {}", "hourly": "{hourly} per hour",
-           "cap": "at most {cap} per day", "grace": "first {grace} min free"},
+           "seats": ("seat", "seats"), "count": ("place", "places"), "unnamed": "booking {}"},
     "ru": {"what": "Что", "when": "Когда", "where": "Где", "places": "Места", "amount": "Сумма",
            "booking": "Бронь", "paid": "Оплачено", "payment": "Платёж", "paid_at": "Дата", "receipt": "Чек",
-           "entered": "Въезд", "exited": "Выезд", "stay": "Время стоянки", "tariff": "Тариф", "charge": "Начислено",
-           "prepaid": "Оплачено заранее", "paid_at_exit": "Оплачено на выезде", "due": "Не оплачено",
-           "space": "Место", "plate": "Номер", "open": "Открыть бронь", "pay": "Оплатить",
-           "refund_choice": "Вернуть мои деньги", "pass": "Покажите этот код на въезде",
-           "pass_text": "Пропуск для въезда — QR-код в этом письме (виден в почтовых программах, показывающих HTML).",
+           "open": "Открыть бронь", "pay": "Оплатить", "refund_choice": "Вернуть мои деньги",
            "before": "Было",
            "after": "Стало", "footer": "Бронирование Holdfast. Это письмо пришло, потому что с этим адресом "
                                        "была оформлена бронь.",
-           "seats": ("место", "места", "мест"), "count": ("место", "места", "мест"), "unnamed": "бронь {}",
-           "hourly": "{hourly} в час", "cap": "не больше {cap} в сутки", "grace": "первые {grace} мин бесплатно"},
+           "seats": ("место", "места", "мест"), "count": ("место", "места", "мест"), "unnamed": "бронь {}"},
 }
 #: How a change's field is named (domain/event_changes.py ANNOUNCED).
 FIELDS = {"en": {"starts_at": "Start", "venue": "Venue"}, "ru": {"starts_at": "Начало", "venue": "Место проведения"}}
@@ -83,12 +77,67 @@ class Site:
     view_extras: Callable[[Booking], dict[str, Any]] | None = None
 
 
-def template_name(kind: str, booking: Booking | None) -> str:
-    if booking is not None and booking.event_cancelled and kind in _EVENT_CANCELLED_TYPES:
+#: A product's hook: ``(facts, values)``, adding to or changing the values a template renders with.
+Hook = Callable[["Facts", dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class MessageParts:
+    """What a product's messages say beyond the core's (its ``Product.messages``)."""
+
+    #: the package whose ``templates/mail/<language>/`` folder holds its types' templates
+    package: str
+    #: the message types it owns (a template each, in both languages) -> the values they add
+    types: Mapping[str, Hook] = field(default_factory=dict)
+    #: its words by language, added to ``LABELS`` for its types and its bookings (a pass's caption)
+    labels: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: run for every message about one of its bookings before the facts are laid out: how its
+    #: places read, the values its templates name, a pass to show
+    booking: Hook | None = None
+
+    def folder(self) -> str:
+        return str(resources.files(self.package).joinpath("templates", "mail"))
+
+
+def registered_parts() -> tuple[MessageParts, ...]:
+    """Every registered product's ``MessageParts`` (imported on first use, like its other parts)."""
+    from ..kinds import products
+
+    return tuple(products.resolve(product.messages) for product in products.registered() if product.messages)
+
+
+def owner(message_type: str) -> MessageParts | None:
+    """The parts of the product owning a message type (None: the core's own, or nobody's)."""
+    return next((parts for parts in registered_parts() if message_type in parts.types), None)
+
+
+def _of_booking(booking: Booking | None) -> MessageParts | None:
+    if booking is None:
+        return None
+    from ..kinds import products
+
+    product = products.of_kind(booking.places.kind)
+    return products.resolve(product.messages) if product is not None and product.messages else None
+
+
+def template_names() -> tuple[str, ...]:
+    """The core's templates and every registered product's."""
+    return TEMPLATES + tuple(name for parts in registered_parts() for name in parts.types)
+
+
+def template_folders() -> tuple[str, ...]:
+    """Where templates are looked up, the core's folder first."""
+    core = str(resources.files("holdfast").joinpath("templates", "mail"))
+    return (core, *(parts.folder() for parts in registered_parts()))
+
+
+def template_name(message_type: str, booking: Booking | None) -> str:
+    if booking is not None and booking.event_cancelled and message_type in _EVENT_CANCELLED_TYPES:
         return "event.cancelled"
-    if kind == "booking.manual_review" and booking is not None and (booking.resolution or {}).get("reason") == CASE_REASON:
+    if message_type == "booking.manual_review" and booking is not None \
+            and (booking.resolution or {}).get("reason") == CASE_REASON:
         return "booking.conflict_case"
-    return kind if kind in TEMPLATES else "booking.changed"
+    return message_type if message_type in TEMPLATES or owner(message_type) else "booking.changed"
 
 
 def compose(store: Any, detail: dict[str, Any], site: Site | None = None) -> Message:
@@ -100,12 +149,12 @@ def compose(store: Any, detail: dict[str, Any], site: Site | None = None) -> Mes
     return render(str(detail.get("type", "")), detail, booking, offering, site or Site())
 
 
-def render(kind: str, detail: dict[str, Any], booking: Booking | None, offering: dict[str, Any] | None,
+def render(message_type: str, detail: dict[str, Any], booking: Booking | None, offering: dict[str, Any] | None,
            site: Site) -> Message:
-    name = template_name(kind, booking)
+    name = template_name(message_type, booking)
     language = known(booking.language if booking is not None else detail.get("language"))
-    values = _Facts(kind, name, detail, booking, offering or {}, site, language).values()
-    text_env, html_env = _environments()
+    values = Facts(message_type, name, detail, booking, offering or {}, site, language).values()
+    text_env, html_env = _environments(template_folders())
     subject = " ".join(_block(text_env, language, name, "subject", values).split())
     text_body = _block(text_env, language, name, "body", values).strip()
     html_body = _block(html_env, language, name, "body", values).strip()
@@ -117,11 +166,10 @@ def render(kind: str, detail: dict[str, Any], booking: Booking | None, offering:
 
 
 @functools.cache
-def _environments():  # noqa: ANN202 - two jinja2 Environments, imported on first use
+def _environments(folders: tuple[str, ...]):  # noqa: ANN202 - two jinja2 Environments, imported on first use
     import jinja2
 
-    path = str(resources.files("holdfast").joinpath("templates", "mail"))
-    common = {"loader": jinja2.FileSystemLoader(path), "undefined": jinja2.StrictUndefined,
+    common = {"loader": jinja2.FileSystemLoader(list(folders)), "undefined": jinja2.StrictUndefined,
               "trim_blocks": True, "lstrip_blocks": True, "keep_trailing_newline": False}
     return jinja2.Environment(autoescape=False, **common), jinja2.Environment(autoescape=True, **common)
 
@@ -137,14 +185,19 @@ def _block(env: Any, language: str, name: str, block: str, values: dict[str, Any
     return "".join(template.blocks[block](template.new_context(values)))
 
 
-class _Facts:
-    """The values one template renders with: the common facts, then the type's own."""
+class Facts:
+    """The values one template renders with: the common facts, what the booking's product adds,
+    then the type's own (the core's, or its owner's). A product's hooks read it: ``template``,
+    ``detail``, ``booking``, ``view``, ``labels``, ``language``, ``at``, ``money``, ``calendar``."""
 
-    def __init__(self, kind: str, name: str, detail: dict[str, Any], booking: Booking | None,
+    def __init__(self, message_type: str, template: str, detail: dict[str, Any], booking: Booking | None,
                  offering: dict[str, Any], site: Site, language: str) -> None:
-        self.kind, self.name, self.detail, self.booking = kind, name, detail, booking
+        self.message_type, self.template, self.detail, self.booking = message_type, template, detail, booking
         self.offering, self.site, self.language = offering, site, language
-        self.labels = LABELS[language]
+        self.product, self.owner = _of_booking(booking), owner(template)
+        self.labels = dict(LABELS[language])
+        for parts in (self.product, self.owner):
+            self.labels |= parts.labels.get(language, {}) if parts is not None else {}
         self.view = self._view()
         self.zone = self._zone()
 
@@ -153,7 +206,7 @@ class _Facts:
         booking, detail, labels = self.booking, self.detail, self.labels
         places = self.view.get("places") or {}
         values: dict[str, Any] = {
-            "lang": self.language, "labels": labels, "kind": self.kind, "template": self.name,
+            "lang": self.language, "labels": labels, "message_type": self.message_type, "template": self.template,
             "booking_id": detail.get("booking_id", ""), "status": str(detail.get("status") or
                                                                       (booking.status if booking else "")),
             # a booking whose offering is gone is named by its id, never left blank
@@ -164,10 +217,11 @@ class _Facts:
             "hold_until": self.at(detail.get("hold_expires_at") or (booking.hold_expires_at if booking else None)),
             "at": self.at(detail.get("at")), "booking_url": self.url(), "pay_url": self.url(),
             "two_stage": bool(booking and booking.payment_mode.value == "two_stage"),
-            "space": places.get("space_id") or "", "plate": self.view.get("plate") or "",
             "facts": [], "receipt": [], "actions": [], "choices": [], "changes": [],
             "attachments": [], "inline": [], "qr": "",
         }
+        if self.product is not None and self.product.booking is not None:
+            self.product.booking(self, values)
         values["facts"] = [(labels[key], value) for key, value in (
             ("what", values["name"]), ("when", values["when"]),
             ("where", ", ".join(part for part in (values["venue"], values["city"]) if part)),
@@ -175,9 +229,12 @@ class _Facts:
             if value]
         if values["booking_url"]:
             values["actions"] = [(labels["open"], values["booking_url"])]
-        own = getattr(self, "_" + self.name.replace(".", "_"), None)
-        if own is not None:
-            own(values)
+        if self.owner is not None:
+            self.owner.types[self.template](self, values)
+        else:
+            own = getattr(self, "_" + self.template.replace(".", "_"), None)
+            if own is not None:
+                own(values)
         return values
 
     def at(self, moment: str | None) -> str:
@@ -220,8 +277,6 @@ class _Facts:
             seats = [str(seat).split("#")[-1] for seat in places["seats"]]
             word = words.count(len(seats), self.language, self.labels["seats"]).split(" ", 1)[1]
             return f"{word} {', '.join(seats)}"
-        if places.get("space_id"):
-            return f"{self.labels['space'].lower()} {places['space_id']}"
         quantity = places.get("quantity")
         return words.count(int(quantity), self.language, self.labels["count"]) if quantity else ""
 
@@ -230,7 +285,7 @@ class _Facts:
         start = places.get("starts_at") or places.get("from") or self.offering.get("starts_at")
         return start, places.get("ends_at") or places.get("to") or self.offering.get("ends_at")
 
-    def _calendar(self, values: dict[str, Any], method: str, sequence: int) -> None:
+    def calendar(self, values: dict[str, Any], method: str, sequence: int) -> None:
         start, end = self._start_end()
         if not start or self.booking is None:
             return
@@ -243,7 +298,7 @@ class _Facts:
                         attendee=self.booking.contact_email)
         values["attachments"].append(Attachment("booking.ics", f"text/calendar; method={method}; charset=UTF-8", data))
 
-    def _sequence(self) -> int:
+    def sequence(self) -> int:
         return int(self.offering.get("catalog_version") or 0)
 
     # ------------------------------------------------------------------------------ per type
@@ -255,13 +310,7 @@ class _Facts:
         values["receipt"] = [(self.labels[key], value) for key, value in (
             ("paid", values["amount"]), ("payment", payment.payment_id if payment else ""),
             ("paid_at", self.at(payment.paid_at) if payment and payment.paid_at else values["at"])) if value]
-        token = self.view.get("entry_token")
-        if token:
-            from .message_files import qr_png
-
-            values["inline"].append(Attachment("pass.png", "image/png", qr_png(str(token))))
-            values["qr"] = "cid:pass.png"
-        self._calendar(values, "PUBLISH", self._sequence())
+        self.calendar(values, "PUBLISH", self.sequence())
 
     def _booking_held(self, values: dict[str, Any]) -> None:
         values["actions"] = [(self.labels["pay"], values["pay_url"])] if values["pay_url"] else []
@@ -272,7 +321,7 @@ class _Facts:
     def _booking_refund_pending(self, values: dict[str, Any]) -> None:
         values["refund"] = self._refund_amount()
         values["no_show"] = "no_show" in str(self.detail.get("reason") or "")
-        self._calendar(values, "CANCEL", self._sequence() + 1)
+        self.calendar(values, "CANCEL", self.sequence() + 1)
 
     def _booking_refunded(self, values: dict[str, Any]) -> None:
         values["refund"] = self._refund_amount()
@@ -280,18 +329,13 @@ class _Facts:
     def _booking_cancelled(self, values: dict[str, Any]) -> None:
         values["kept"] = values["status"] == "CANCELLED_NO_REFUND"
         if values["kept"]:
-            self._calendar(values, "CANCEL", self._sequence() + 1)
+            self.calendar(values, "CANCEL", self.sequence() + 1)
 
     def _event_cancelled(self, values: dict[str, Any]) -> None:
-        values["refund"] = self._refund_amount() if self.kind != "booking.cancelled" else ""
-        values["refunded"] = self.kind == "booking.refunded"
-        if self.kind == "booking.refund_pending":
-            self._calendar(values, "CANCEL", self._sequence() + 1)
-
-    def _booking_no_show(self, values: dict[str, Any]) -> None:
-        timer = (self.booking.kind_details or {}).get("timer_at") if self.booking else None
-        values["deadline"] = self.at(timer)
-        self._calendar(values, "CANCEL", self._sequence() + 1)
+        values["refund"] = self._refund_amount() if self.message_type != "booking.cancelled" else ""
+        values["refunded"] = self.message_type == "booking.refunded"
+        if self.message_type == "booking.refund_pending":
+            self.calendar(values, "CANCEL", self.sequence() + 1)
 
     def _booking_manual_review(self, values: dict[str, Any]) -> None:
         reason = str(((self.booking.review if self.booking else None) or {}).get("reason") or "default")
@@ -326,34 +370,10 @@ class _Facts:
         confirmed = values["status"] == "CONFIRMED"
         values["refund_until"] = self.at(self.detail.get("change_refund_until")) if confirmed else ""
         if confirmed and changes:   # the calendar entry sent with the confirmation, updated
-            self._calendar(values, "PUBLISH", int(self.detail.get("version") or self._sequence()))
+            self.calendar(values, "PUBLISH", int(self.detail.get("version") or self.sequence()))
 
     def _changed(self, field: str, value: Any) -> str:
         return self.at(value) if field == "starts_at" and value else str(value or "")
-
-    def _vehicle_exited(self, values: dict[str, Any]) -> None:
-        receipt = self.detail.get("receipt") or {}
-        labels = self.labels
-        tariff = [labels["hourly"].format(hourly=self.money(receipt.get("hourly")))] if receipt.get("hourly") else []
-        if receipt.get("daily_cap"):
-            tariff.append(labels["cap"].format(cap=self.money(receipt["daily_cap"])))
-        if receipt.get("grace_minutes"):
-            tariff.append(labels["grace"].format(grace=receipt["grace_minutes"]))
-        rows = (("space", receipt.get("space_id") or values["space"]), ("entered", self.at(receipt.get("entered_at"))),
-                ("exited", self.at(receipt.get("exited_at") or self.detail.get("at"))),
-                ("stay", words.duration(int(receipt["minutes"]), self.language) if "minutes" in receipt else ""),
-                ("tariff", ", ".join(tariff)), ("charge", self.money(receipt.get("charge"))),
-                ("prepaid", self.money(receipt.get("prepaid"))), ("paid_at_exit", self.money(receipt.get("paid"))),
-                ("due", self.money(receipt.get("due"))))
-        values["receipt"] = [(labels[key], value) for key, value in rows if value]
-        # the booking's amount is what was paid in advance: the receipt says it as such
-        values["facts"] = [(label, value) for label, value in values["facts"] if label != labels["amount"]]
-        values["charge"] = self.money(receipt.get("charge"))
-        values["due"] = self.money(receipt.get("due"))
-
-    def _vehicle_entered(self, values: dict[str, Any]) -> None:
-        places = self.view.get("places") or {}
-        values["leave_by"] = self.at(places.get("to"))
 
     def _refund_amount(self) -> str:
         booking = self.booking

@@ -10,4 +10,5 @@ PRODUCT = register_product(Product(
     store_parts=("holdfast.products.parking.adapters.store:ParkingStore",),
     view_credentials="holdfast.products.parking.wiring:parking_keys_if_configured",
     owned_items="holdfast.products.parking.adapters.store:ORGANIZER_OWNED",
+    messages="holdfast.products.parking.messages:MESSAGES",
 ))
