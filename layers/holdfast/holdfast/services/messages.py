@@ -30,7 +30,7 @@ from urllib.parse import urlencode
 
 from ..domain.booking import Booking
 from ..domain.languages import known
-from ..domain.review_steps import REVIEW_REASONS
+from ..domain.review_steps import REVIEW_REASONS, next_step
 from ..ports import Attachment, Message
 from . import message_words as words
 
@@ -341,6 +341,7 @@ class Facts:
         reason = str(((self.booking.review if self.booking else None) or {}).get("reason") or "default")
         reason = reason.split("_rejected_")[0]
         values["reason"] = reason if reason in REVIEW_REASONS else "default"
+        values["next_step"] = next_step(reason, self.language)
 
     def _booking_conflict_case(self, values: dict[str, Any]) -> None:
         case = (self.booking.resolution if self.booking else None) or {}
