@@ -183,11 +183,17 @@ SCENARIO: list[tuple[str, Any]] = [
     ("create_seat_booking.json", (201, None)),
     ("create_booking.json", (201, None)),
     ("get_booking.json", (200, None)),
+    ("get_booking_pass.json", (404, "no_pass")),       # an event booking carries no entry pass
+    ("get_customer_texts.json", (200, None)),
     ("create_resource.json", (201, None)),            # its zone resolves from the layer's tzdata
     ("create_service.json", (201, None)),
+    ("publish_service.json", (200, None)),
+    ("list_services.json", (200, None)),
     ("get_service_availability.json", (200, None)),
     ("create_service_booking.json", (201, None)),
     ("create_lot.json", (201, None)),                  # the lot's public key derives from the parking secret
+    ("publish_lot.json", (200, None)),
+    ("list_lots.json", (200, None)),
     ("get_lot.json", (200, None)),
     ("create_reservation.json", (201, None)),
     ("create_gate.json", (201, None)),
@@ -222,6 +228,7 @@ SCENARIO: list[tuple[str, Any]] = [
     ("get_event_cancellation.json", (200, None)),
     ("event_cancellation_task.json", {"outcome": "nothing_cancelled"}),   # the customer cancelled it first
     ("sweep_due.json", {"expired": 0, "reconciling": 0, "skipped": 0}),
+    ("ses_bounce_sns.json", {"suppressed": 1}),       # a permanent bounce puts its one recipient on the list
 ]
 
 

@@ -183,7 +183,14 @@ def emitted_types() -> set[str]:
     changes customers hear about, the states kinds declare, and the literal types in the code
     (the waitlist's offer, the reminder, an event's change, a gate's pass)."""
     found = set(transitions.NOTIFIED.values())
-    found |= {state.notify for states in lifecycle.declarations().values() for state in states if state.notify}
+    # the kinds of the shipped products only: a test's toy kind may be registered in this process
+    from holdfast.kinds import products
+
+    products.discover()
+    shipped = {kind.name for product in products.registered() for kind in product.kinds
+               if type(kind).__module__.startswith("holdfast.")}
+    found |= {state.notify for owner, states in lifecycle.declarations().items() if owner in shipped
+              for state in states if state.notify}
     literal = re.compile(r"""["'](?:type|outbox_type)["']?\s*[:=]\s*["']((?:booking|event|waitlist|vehicle)\.[a-z_]+)["']"""
                          r"""|^[A-Z_]*TYPE\s*=\s*["']([a-z]+\.[a-z_]+)["']""", re.M)
     for root in (REPO / "layers" / "holdfast" / "holdfast", REPO / "functions"):

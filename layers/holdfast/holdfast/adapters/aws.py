@@ -210,8 +210,9 @@ class NotificationsBus:
 
 class SesEmailSender:
     """Sends a message through SES v2 from a verified identity, under the configuration set whose
-    bounce and complaint events feed the suppression list: text and HTML as SES's simple content;
-    with attachments (a calendar entry, a QR image) as a MIME message of our own."""
+    bounce and complaint events feed the suppression list. A text-only message goes as SES's simple
+    content; one with HTML or files (a calendar entry, a QR image) as a MIME message of our own, so
+    its text and HTML alternatives reach every reader, and every store of sent mail, as written."""
 
     def __init__(self, sender: str, client: Any | None = None, configuration_set: str = "") -> None:
         self.sender = sender
@@ -219,13 +220,11 @@ class SesEmailSender:
         self.configuration_set = configuration_set
 
     def send(self, to: str, message: Message) -> str:
-        if message.attachments or message.inline:
+        if message.html or message.attachments or message.inline:
             content: dict[str, Any] = {"Raw": {"Data": mime_bytes(self.sender, to, message)}}
         else:
-            body = {"Text": {"Data": message.text, "Charset": "UTF-8"}}
-            if message.html:
-                body["Html"] = {"Data": message.html, "Charset": "UTF-8"}
-            content = {"Simple": {"Subject": {"Data": message.subject, "Charset": "UTF-8"}, "Body": body}}
+            content = {"Simple": {"Subject": {"Data": message.subject, "Charset": "UTF-8"},
+                                  "Body": {"Text": {"Data": message.text, "Charset": "UTF-8"}}}}
         answer = self.client.send_email(FromEmailAddress=self.sender, Destination={"ToAddresses": [to]},
                                         Content=content,
                                         **({"ConfigurationSetName": self.configuration_set}
