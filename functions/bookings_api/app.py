@@ -26,10 +26,9 @@ def language() -> str:
 
 def _own_address(customer: str, command: HoldPlaces) -> HoldPlaces:
     """Mail goes to the customer's verified address unless they give another (services/mail_policy.py)."""
-    from holdfast.services.mail_policy import contact_for
+    from holdfast.services.mail_policy import addressed
 
-    contact = contact_for(wiring.mail_gate, customer, command.contact_email, verified_email(app))
-    return command if contact == command.contact_email else replace(command, contact_email=contact)
+    return addressed(wiring.mail_gate, customer, command, verified_email(app))
 
 
 @app.post("/events/<event_id>/bookings")

@@ -6,7 +6,7 @@ from dataclasses import replace
 from holdfast import wiring
 from holdfast.products.parking import wiring as parking_wiring
 from holdfast.http import (cached_json, customer_id, header, idempotency_key, json_response, make_resolver, parse_body,
-                           preferred_language, require_organizer)
+                           preferred_language, require_organizer, verified_email)
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.resolver import Response
 from holdfast.services.booking_views import describe
@@ -63,7 +63,11 @@ def reserve(lot_id: str):
     customer, key = customer_id(app), idempotency_key(app)
     # No limiter write here, like every hold route: API Gateway's throttling and the per-customer
     # hold cap inside the hold transaction are the flood control (docs/performance.md).
+    from holdfast.services.mail_policy import addressed
+
     request = replace(parse_body(app, ReservationIn).command(), language=preferred_language(app.current_event.headers))
+    # the reservation's messages go to the customer's verified address unless they give another
+    request = addressed(wiring.mail_gate, customer, request, verified_email(app))
     result = parking_wiring.parking().reserve(lot_id, customer, key, request)
     view = (describe(result.booking, preferred_language(app.current_event.headers))
             | wiring.booking_view_extras(result.booking))

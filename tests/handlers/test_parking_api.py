@@ -142,3 +142,22 @@ def test_a_malformed_gate_clock_skew_stops_the_parking_functions_cold_start(hand
     wiring.reset()
     assert callable(cold_start("parking_api").lambda_handler)
     assert parking_wiring.gate_passes().max_clock_skew.total_seconds() == 60
+
+
+def test_a_reservation_without_an_address_takes_the_drivers_verified_one(parking_env):
+    """Issue 33: like every hold, a reservation's messages go to the signed-in customer's verified
+    address unless another is given (which must be confirmed first, services/mail_policy.py)."""
+    lot = create_lot()[1]
+
+    def reserve_as(key, email=None, **body):
+        headers = {"Idempotency-Key": key, "X-Customer-Id": "driver-1", **({"X-Customer-Email": email} if email else {})}
+        return call("parking_api", api_event("create_reservation.json", path_params={"lot_id": lot["lot_id"]},
+                                             body=body_of("create_reservation.json") | body, headers=headers))
+
+    status, own = reserve_as("m1", email="Driver.One@Example.org")
+    assert status == 201 and own["contact_email"] == "Driver.One@Example.org"
+    status, other = reserve_as("m2", email="Driver.One@Example.org", vehicle_type="LARGE",
+                               contact_email="friend@example.org")
+    assert status == 201 and other["contact_email"] == "friend@example.org"
+    status, unsigned = reserve_as("m3", vehicle_type="REGULAR")
+    assert status == 201 and unsigned.get("contact_email") is None

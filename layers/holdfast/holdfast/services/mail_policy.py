@@ -21,11 +21,12 @@ import binascii
 import hashlib
 import hmac
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any, Callable
 
 from ..clock import Clock, iso, parse_iso
+from ..domain.commands import HoldPlaces
 from ..ports import MailPolicy
 
 SENT, CONFIRMATION_SENT = "sent", "confirmation_sent"
@@ -155,6 +156,13 @@ def contact_for(gate: Callable[[], MailGate], customer_id: str, given: str | Non
         return given
     gate().own_address(customer_id, own)
     return given or own
+
+
+def addressed(gate: Callable[[], MailGate], customer_id: str, command: HoldPlaces, own: str | None) -> HoldPlaces:
+    """A hold's command with the address its messages go to (``contact_for``): every route that
+    makes a hold or joins a waitlist takes it the same way."""
+    contact = contact_for(gate, customer_id, command.contact_email, own)
+    return command if contact == command.contact_email else replace(command, contact_email=contact)
 
 
 def record_feedback(policy: MailPolicy, message: dict[str, Any], at: str) -> int:
