@@ -1,8 +1,11 @@
 """The booking system as one model: every operation a customer, the organizer, the provider, a
 timer, the queue consumer, reconciliation, the sweeper or an operator can perform, run against the
-real services on moto in-process, with a controllable clock and an in-memory provider that injects
-faults and lets one actor step in while another is half way (a capture in flight, a write about to
-land).
+real services with a controllable clock and an in-memory provider that injects faults and lets one
+actor step in while another is half way (a capture in flight, a write about to land). The services
+keep their items in a ``ModelStorage``: the table's fakes (``fake_storage``, tests/support/
+fake_table.py, held to the adapters by tests/contract/storage/) or the adapters on moto in process
+(``moto_storage``); the model is the same on both, and test_model_on_moto.py requires a handful of
+seeds to tell the same story on each.
 
 Two drivers share it: the hypothesis state machine in ``test_stateful.py`` (shrinks a failure to a
 short story) and the seeded random walker in ``proof.py`` (``make proof``: thousands of histories,
@@ -21,6 +24,7 @@ import random
 import sys
 import uuid
 from collections import Counter
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Callable, Protocol, Sequence, TypeVar
 
@@ -50,10 +54,13 @@ from holdfast.services.sweeper import sweep
 from holdfast.services.waitlist import WaitlistService
 from tests.support import toy_windows
 from tests.support.fake_provider import FakeProvider
+from tests.support.fake_table import FakeTableStore
+from tests.support.fakes import FakeSurgeQueue, MemoryTable, Write
 from tests.support.template import template
 
 from .helpers import (
-    ManualClock, check_invariants, check_money, in_review, own_payment_ids, snapshot_in_process,
+    ManualClock, Snapshot, check_invariants, check_money, in_review, own_payment_ids, snapshot_in_process,
+    snapshot_of,
 )
 from .kind_cases import CASES, PARKING_WINDOW, KindCase, ParkingCase, SlotsCase, slot_hall
 
@@ -211,9 +218,10 @@ class ModelProvider(FakeProvider):
             status="canceled", cancellation_details={"party": "yoo_money", "reason": "expired_on_capture"})
 
 
-class ModelStore(BookingStore):
-    """The real adapter, with one seam: ``before_save`` runs once just before the next commit of a
-    change to a booking, standing for another request whose write lands first (a double click)."""
+class AnotherWriteFirst:
+    """The one seam the model puts in the store: ``before_save`` runs once just before the next
+    commit of a change to a booking, standing for another request whose write lands first (a
+    double click). The same on the adapter and on the fake: the model never knows which it has."""
 
     before_save: Callable[[], Any] | None = None
 
@@ -222,7 +230,67 @@ class ModelStore(BookingStore):
             hook, self.before_save = self.before_save, None
             if hook is not None:
                 hook()
-        super().commit(change)
+        super().commit(change)  # type: ignore[misc]
+
+
+class ModelStore(AnotherWriteFirst, BookingStore):
+    """The adapter (adapters/dynamo.py), with the model's seam."""
+
+
+class FakeModelStore(AnotherWriteFirst, FakeTableStore):
+    """The table's fake store (tests/support/fake_table.py), with the model's seam."""
+
+
+class CountedTable(MemoryTable):
+    """The fake's table, counting its writing calls (as ``DirectDynamoDB`` counts its own): a
+    snapshot is still current while the count has not moved."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    def transact(self, writes: list[Write]) -> list[str]:
+        with self.lock:
+            self.writes += 1
+            return super().transact(writes)
+
+
+@dataclass
+class ModelStorage:
+    """Where a history's services keep their items: the table's store (with the model's seam),
+    the waiting room's queue on the same table, a read of the whole table for the checks, and how
+    many writing calls the table has had (None: not counted, every check reads it again)."""
+
+    store: AnotherWriteFirst
+    surge: Any
+    snapshot: Callable[[], Snapshot]
+    writes: Callable[[], int | None]
+
+
+def fake_storage() -> ModelStorage:
+    """The table's fakes, in memory: what test_stateful.py runs on."""
+    table = CountedTable()
+    store = FakeModelStore(table)
+
+    def snapshot() -> Snapshot:
+        with table.lock:   # the fake replaces an item whole on every write: the list is a still picture
+            items = list(table.items.values())
+        return snapshot_of(items)
+
+    return ModelStorage(store, FakeSurgeQueue(table), snapshot, lambda: table.writes)
+
+
+def moto_storage(client: Any, table: str) -> ModelStorage:
+    """The adapters over a client of moto in process (``DirectDynamoDB`` or boto3 over
+    ``mock_aws``), on a new table made from the template's keys and indexes, without its stream:
+    the stream feeds the outbox relay, which the model does not run, and moto would copy every
+    write into it (a fifth of a history's time)."""
+    props = template()["Resources"]["BookingsTable"]["Properties"]
+    client.create_table(TableName=table, BillingMode=props["BillingMode"], KeySchema=props["KeySchema"],
+                        AttributeDefinitions=props["AttributeDefinitions"],
+                        GlobalSecondaryIndexes=props["GlobalSecondaryIndexes"])
+    return ModelStorage(ModelStore(table, client), SurgeStore(table, client), lambda: snapshot_in_process(table),
+                        lambda: getattr(client, "writes", None))
 
 
 class Executions:
@@ -278,20 +346,12 @@ class BookingModel:
     """One history: a fresh table, four events (all but one of the inventory kind under test, see
     kind_cases.py), three customers, and the operations below."""
 
-    def __init__(self, client: Any, table: str, seed: int = 0, kind: KindCase = CASES[0]) -> None:
-        self.client = client
-        self.table = table
+    def __init__(self, storage: ModelStorage, seed: int = 0, kind: KindCase = CASES[0]) -> None:
+        self.storage = storage
         self.kind = kind
         self.bodies = event_bodies(kind)
-        # The template's keys and indexes, without its stream: the stream feeds the outbox relay,
-        # which the model does not run, and moto would copy every write into it (a fifth of a
-        # history's time).
-        props = template()["Resources"]["BookingsTable"]["Properties"]
-        client.create_table(TableName=table, BillingMode=props["BillingMode"], KeySchema=props["KeySchema"],
-                            AttributeDefinitions=props["AttributeDefinitions"],
-                            GlobalSecondaryIndexes=props["GlobalSecondaryIndexes"])
-        self._snap: tuple[int, Any] | None = None
-        self.store = ModelStore(table, client)
+        self._snap: tuple[int | None, Snapshot] | None = None
+        self.store = storage.store
         self.clock = ManualClock()
         self.provider = ModelProvider(self.clock)
         self.executions = Executions()
@@ -320,7 +380,7 @@ class BookingModel:
         # A lot of one space, reserved for one window (kind_cases.PARKING_WINDOW): only
         # time_paid_late books it (the gates are another model's).
         self.events["lot"] = ParkingCase("parking").create(self.catalog, 1)
-        self.surge = SurgeStore(table, client)
+        self.surge = storage.surge
         self.tokens: dict[str, str] = {}                 # customer -> their latest admission token for "hot"
         self.admitted: dict[str, list[float]] = {}       # customer -> expiry (epoch s) of every token they got
         self.known: list[tuple[str, str]] = []          # (booking_id, customer), in creation order
@@ -1229,7 +1289,7 @@ class BookingModel:
         are taken, and the offers and keys that follow them, are reached in a short history."""
         rival = next(other for other in CUSTOMERS if other != customer)
         for _ in range(3):
-            free = self.kind.largest_holdable(snapshot_in_process(self.table), event_id)
+            free = self.kind.largest_holdable(self.storage.snapshot(), event_id)
             if free < quantity:
                 return
             self.counter += 1
@@ -1273,7 +1333,7 @@ class BookingModel:
         head = self.store.waitlist_head(event_id)
         # Not every free place can go to one booking (the toy kind never splits a hold across
         # zones): the kind case says how many one hold can take.
-        available = self.kind.largest_holdable(snapshot_in_process(self.table), event_id)
+        available = self.kind.largest_holdable(self.storage.snapshot(), event_id)
         assert head is None or int(head["quantity"]) > available, \
             f"W2 the waitlist head wants {head['quantity']} and one hold could take {available}, but advance stopped"
         self.note(f"waitlist_advance -> {len(made)} offer(s)")
@@ -1396,11 +1456,11 @@ class BookingModel:
     # ---------------------------------------------------------------------------- the checks
 
     def snapshot(self) -> Any:
-        """The table as it is now; re-read only if something was written since (the direct client
-        counts its writing calls; any other client is read every time)."""
-        writes = getattr(self.client, "writes", None)
+        """The table as it is now; re-read only if something was written since (the fake's table
+        and the direct client count their writing calls; boto3 is read every time)."""
+        writes = self.storage.writes()
         if writes is None or self._snap is None or self._snap[0] != writes:
-            self._snap = (writes, snapshot_in_process(self.table))
+            self._snap = (writes, self.storage.snapshot())
         return self._snap[1]
 
     def check_admission(self, snap: Any) -> None:
@@ -1470,7 +1530,7 @@ class BookingModel:
                 booking = self.store.get_booking(booking_id)
                 if booking is not None and booking.status is S.REFUND_PENDING:
                     self._consume("refund retry (drain)", lambda: self.payments.refund(booking, "reconciler"))
-        snap = snapshot_in_process(self.table)
+        snap = self.storage.snapshot()
         check_invariants(snap)
         check_money(snap, self.provider, settled=True)
         self.check_cancelled_events(settled=True)
@@ -1493,5 +1553,5 @@ OPERATIONS: dict[str, int] = {
 }
 
 
-__all__ = ["BookingModel", "Draw", "Executions", "ModelProvider", "ModelStore", "OPERATIONS", "RandomDraw",
-           "deterministic_uuids", "own_payment_ids"]
+__all__ = ["BookingModel", "Draw", "Executions", "ModelProvider", "ModelStorage", "ModelStore", "OPERATIONS",
+           "RandomDraw", "deterministic_uuids", "fake_storage", "moto_storage", "own_payment_ids"]

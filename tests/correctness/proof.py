@@ -38,8 +38,9 @@ for entry in (str(ROOT / "layers" / "holdfast"), str(ROOT)):
 _client: Any = None
 
 
-def _setup(use_boto3: bool) -> None:
-    """Per worker process: fake credentials, moto in-process, the devstack's transaction code."""
+def _setup(store: str) -> None:
+    """Per worker process: fake credentials; for the histories on moto, moto in-process with the
+    devstack's transaction code and the client of ``store`` (on the fakes ``_client`` stays None)."""
     global _client
     os.environ.update({"AWS_DEFAULT_REGION": "eu-central-1", "AWS_ACCESS_KEY_ID": "testing",
                        "AWS_SECRET_ACCESS_KEY": "testing"})
@@ -47,6 +48,8 @@ def _setup(use_boto3: bool) -> None:
     import logging
 
     logging.disable(logging.ERROR)   # the services log every fault the model injects
+    if store == "fakes":
+        return
     from moto import mock_aws
 
     from devstack.aws import queries, transactions
@@ -55,7 +58,7 @@ def _setup(use_boto3: bool) -> None:
     mock.start()
     transactions.install()
     queries.install()
-    if use_boto3:
+    if store == "boto3":
         import boto3
 
         _client = boto3.client("dynamodb", region_name="eu-central-1")
@@ -65,13 +68,14 @@ def _setup(use_boto3: bool) -> None:
         _client = DirectDynamoDB()
 
 
-def run_history(seed: int, steps: int, client: Any = None, skip: tuple[str, ...] = (),
+def run_history(seed: int, steps: int, client: Any, skip: tuple[str, ...] = (),
                 keep_table: bool = False) -> tuple[str | None, list[str], Counter[str]]:
-    """One history; returns (the first violation or None, the story, what it exercised)."""
+    """One history; returns (the first violation or None, the story, what it exercised).
+    ``client``: a client of moto in process, the history's table made on it; None: the fakes."""
     from tests.correctness.kind_cases import MODEL_CASES
-    from tests.correctness.model import OPERATIONS, BookingModel, RandomDraw, deterministic_uuids
+    from tests.correctness.model import (OPERATIONS, BookingModel, RandomDraw, deterministic_uuids, fake_storage,
+                                         moto_storage)
 
-    client = client or _client
     rng = random.Random(seed)
     undo = deterministic_uuids(random.Random(seed * 7919 + 1))
     table = f"proof-{seed}"
@@ -84,7 +88,7 @@ def run_history(seed: int, steps: int, client: Any = None, skip: tuple[str, ...]
         # The seed also picks the inventory kind under test, so every kind gets its share of a run.
         kind = MODEL_CASES[seed % len(MODEL_CASES)]
         story.append(f"-- inventory kind {kind.name}")
-        model = BookingModel(client, table, seed, kind=kind)
+        model = BookingModel(fake_storage() if client is None else moto_storage(client, table), seed, kind=kind)
         draw = RandomDraw(rng)
         for index in range(steps):
             name = rng.choices(names, weights)[0]
@@ -114,7 +118,7 @@ def run_history(seed: int, steps: int, client: Any = None, skip: tuple[str, ...]
     finally:
         undo()
         try:
-            if not keep_table:
+            if client is not None and not keep_table:
                 client.delete_table(TableName=table)
         except Exception:  # noqa: BLE001 - the table may not exist if setup failed
             pass
@@ -128,26 +132,19 @@ def is_gate_history(seed: int, gate_every: int) -> bool:
     return gate_every > 0 and seed % gate_every == 0
 
 
-def run_gate_history(seed: int, steps: int, client: Any = None) -> tuple[str | None, list[str], Counter[str]]:
+def run_gate_history(seed: int, steps: int, client: Any) -> tuple[str | None, list[str], Counter[str]]:
+    """One gate history, on moto in process through ``client``, or on the fakes (None)."""
     from tests.correctness.gate_model import play_gate_history
 
-    client = client or _client
-    table = f"proof-gate-{seed}"
-    try:
-        violation, story, log = play_gate_history(client, table, seed, steps)
-        return violation, ["-- the gate world", *story], log
-    finally:
-        try:
-            client.delete_table(TableName=table)
-        except Exception:  # noqa: BLE001 - the table may not exist if setup failed
-            pass
+    violation, story, log = play_gate_history(client, f"proof-gate-{seed}", seed, steps)
+    return violation, ["-- the gate world", *story], log
 
 
 def _batch(args: tuple[list[int], int, tuple[str, ...], int]
            ) -> list[tuple[int, str | None, list[str], Counter[str]]]:
     seeds, steps, skip, gate_every = args
-    return [(seed, *(run_gate_history(seed, steps) if is_gate_history(seed, gate_every)
-                     else run_history(seed, steps, skip=skip))) for seed in seeds]
+    return [(seed, *(run_gate_history(seed, steps, _client) if is_gate_history(seed, gate_every)
+                     else run_history(seed, steps, _client, skip=skip))) for seed in seeds]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -161,7 +158,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", type=int, default=3, help="print the whole story of the first N violations")
     parser.add_argument("--skip", default="", help="operations to leave out, comma-separated (to look past a finding)")
     parser.add_argument("--only", default="", help="operations to run, comma-separated, leaving out all others")
-    parser.add_argument("--boto3", action="store_true", help="boto3 over mock_aws instead of the direct client")
+    parser.add_argument("--store", choices=("fakes", "moto", "boto3"), default="moto",
+                        help="the table's fakes in memory; moto in process through the direct client (default); "
+                        "boto3 over mock_aws")
     parser.add_argument("--gate-every", type=int, default=5,
                         help="every Nth seed is a gate-world history (0: none; none with --only or --skip)")
     args = parser.parse_args(argv)
@@ -180,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     subset = f", only {args.only}" if only else f", without {args.skip}" if skip else ""
     gates = f", every {gate_every}th seed the gate world" if gate_every else ""
     print(f"proof: {args.histories} histories x {args.steps} steps, base seed {base}, {args.workers} worker(s), "
-          f"{'boto3/mock_aws' if args.boto3 else 'moto direct'}{subset}{gates}", flush=True)
+          f"{STORES[args.store]}{subset}{gates}", flush=True)
     batch = 20 if args.histories >= 200 else 1
     replay = (f" STEPS={args.steps}" if args.steps != 25 else "") + (f" ONLY={args.only}" if args.only else "") + \
         (f" SKIP={args.skip}" if args.skip else "")
@@ -194,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     next_report = args.every
     single = args.histories == 1
     context = multiprocessing.get_context("fork")
-    with context.Pool(args.workers, initializer=_setup, initargs=(args.boto3,)) as pool:
+    with context.Pool(args.workers, initializer=_setup, initargs=(args.store,)) as pool:
         results = pool.imap_unordered(_batch, chunks)
         for outcome in results:
             for seed, violation, story, log in outcome:
@@ -232,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if violations or done < args.histories else 0
 
 
+STORES = {"fakes": "the table's fakes", "moto": "moto direct", "boto3": "boto3/mock_aws"}
 #: Outcomes every long run must reach, or the proof proves less than it claims.
 OPERATIONS_REACHED = ("created", "replayed", "payment_started", "deliver:confirmed", "cancelled",
                       "capture_meets_reconciliation", "refund_long_after", "event_retried", "swept",
