@@ -220,16 +220,21 @@ class ModelProvider(FakeProvider):
 
 class AnotherWriteFirst:
     """The one seam the model puts in the store: ``before_save`` runs once just before the next
-    commit of a change to a booking, standing for another request whose write lands first (a
-    double click). The same on the adapter and on the fake: the model never knows which it has."""
+    commit of a change to a booking, ``before_hold`` just before the next commit of a new hold,
+    each standing for another request whose write lands first (a double click; a rival for the
+    same places). The same on the adapter and on the fake: the model never knows which it has."""
 
     before_save: Callable[[], Any] | None = None
+    before_hold: Callable[[], Any] | None = None
 
     def commit(self, change: Change) -> None:
+        hook = None
         if change.before is not None:
             hook, self.before_save = self.before_save, None
-            if hook is not None:
-                hook()
+        elif change.after is not None:
+            hook, self.before_hold = self.before_hold, None
+        if hook is not None:
+            hook()
         super().commit(change)  # type: ignore[misc]
 
 
@@ -528,6 +533,40 @@ class BookingModel:
         self.requests[(customer, key)] = (fingerprint, booking.booking_id)
         self._remember(booking.booking_id, customer)
         self.log["created"] += 1
+
+    def race_for_places(self, d: Draw) -> None:
+        """Two customers ask for places of one offering at once: the second one's hold lands
+        between the first one's read of what is free and its write. Only the store's conditional
+        claims can then refuse the first (and the service re-read and choose again, or answer sold
+        out); the checks after the step find a place held or sold twice (I1-I3, G1-G3)."""
+        event = d.choice(["ga", "seats", "two_stage", "windows", "slot"])
+        first, second = d.subset(CUSTOMERS, 2, 2)
+        asks = []
+        for customer in (first, second):
+            what: Any = tuple(d.subset(SEATS, 1, 3)) if event == "seats" else \
+                (d.choice(SLOT_TIMES), d.integer(1, SLOT_SEATS)) if event == "slot" else d.integer(1, 3)
+            self.counter += 1
+            asks.append((customer, f"race-{self.counter}", what))
+        answers: dict[str, str] = {}
+
+        def book(customer: str, key: str, what: Any) -> None:
+            result, error = self._call(customer, "POST bookings", lambda: self._book(
+                event, customer, key, self._request_body(event, what)))
+            answers[customer] = getattr(error, "code", None) or "held"
+            if result is not None:
+                self.requests[(customer, key)] = ((event, what), result.booking.booking_id)
+                self._remember(result.booking.booking_id, customer)
+
+        self.intent = f"{event}: {asks[0]} read, {asks[1]} lands first"
+        self.store.before_hold = lambda: book(*asks[1])
+        try:
+            book(*asks[0])
+        finally:
+            self.store.before_hold = None
+        self.note(f"race_for_places {event} {first} {asks[0][2]} / {second} {asks[1][2]} first -> "
+                  f"{answers.get(first)}, {answers.get(second, 'never asked')}")
+        self.log["race_for_places"] += 1
+        self.log[f"race:{answers.get(first)}"] += 1
 
     def repeat_request(self, d: Draw) -> None:
         """A client that lost the answer sends the very same request again, at any later time."""
@@ -1512,7 +1551,7 @@ class BookingModel:
         self.provider.faults.clear()
         self.provider.broken = False
         self.provider.on_capture = None
-        self.store.before_save = None
+        self.store.before_save = self.store.before_hold = None
         self.poisoned.clear()
         for _ in range(4):
             for event_id in sorted(self.cancelled_events):   # a durable job runs to its end
@@ -1550,6 +1589,7 @@ OPERATIONS: dict[str, int] = {
     "colliding_key_booking": 1, "waitlist_advance": 1,
     "organizer_cancels_event": 1, "cancellation_job_runs": 1, "other_organizer_intrudes": 1,
     "customer_queues": 1, "time_paid_late": 1, "clock_to_slot_start": 1, "late_choice_after_cancel": 1,
+    "race_for_places": 1,
 }
 
 

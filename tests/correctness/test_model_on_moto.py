@@ -1,10 +1,10 @@
 """The booking model tells the same story on the fakes as on the adapters: test_stateful.py runs it
 on tests/support/fake_table.py, ``make proof`` on either (``--store``). A handful of seeds, each a
 different mix of operations (every one of them; the payment faults; the appointment service's and
-the lot's times; the high-demand sale, its waiting room and the waitlist), must give the same
-steps, answers, violations and outcomes on both, settle included. The storage contract
-(tests/contract/storage/) holds each call of the fakes to the adapters; this holds whole histories
-of them, with the faults and the races the model stages."""
+the lot's times; two customers racing for the same places; the high-demand sale, its waiting room
+and the waitlist), must give the same steps, answers, violations and outcomes on both, settle
+included. The storage contract (tests/contract/storage/) holds each call of the fakes to the
+adapters; this holds whole histories of them, with the faults and the races the model stages."""
 from __future__ import annotations
 
 from collections import Counter
@@ -33,6 +33,10 @@ MIXES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          "customer_resolves", "window_resold", "expiry_fires", "time_passes", "organizer_cancels_event",
          "cancellation_job_runs", "reconcile"),
         ("time_paid_late:slot", "time_paid_late:lot", "ran:late_choice_after_cancel", "ran:window_resold")),
+    "races for places": (
+        ("create", "race_for_places", "repeat_request", "cancel", "expiry_fires", "time_passes", "start_payment",
+         "deliver"),
+        ("race:held", "race:sold_out", "race:seats_unavailable")),
     "high demand and waitlist": (
         ("create", "repeat_request", "customer_queues", "waitlist_join", "waitlist_advance", "colliding_key_booking",
          "customer_hoards", "expiry_fires", "time_passes", "cancel", "start_payment", "deliver",
@@ -42,8 +46,9 @@ MIXES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 #: (seed, mix): the seed also picks the inventory kind of the offerings (seed % 3 = 0: general
 #: admission, 1: seat map, 2: toy zones), so each kind is here; each seed reaches its mix's outcomes.
-HISTORIES = [(7005, "everything"), (7004, "everything"), (7132, "payment faults"), (7151, "payment faults"),
-             (7017, "slots and lots"), (7003, "high demand and waitlist"), (7062, "high demand and waitlist")]
+HISTORIES = [(7002, "everything"), (7004, "everything"), (7132, "payment faults"), (7151, "payment faults"),
+             (7017, "slots and lots"), (7087, "races for places"), (7251, "races for places"),
+             (7003, "high demand and waitlist")]
 
 
 @pytest.fixture(scope="module")
