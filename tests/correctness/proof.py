@@ -11,10 +11,13 @@ passing), checked after every step by its rules G1-G8. History k of a run uses s
 ``make proof SEED=X HISTORIES=1``) replays exactly that history and prints its whole story
 (``PROOF_TRACEBACK=1`` adds the traceback).
 
-The store is moto's DynamoDB backend in-process (single-threaded, where moto is exact), reached
-through ``helpers.DirectDynamoDB`` (the real adapter code, moto's request handler, no HTTP);
-``--boto3`` uses boto3 over ``mock_aws`` instead, about three times slower. Histories run in
-``--workers`` processes. Development tool only, never deployed.
+The store is the table's fakes (tests/support/fake_table.py, held to the adapters by
+tests/contract/storage/), and every ``--compare-every``-th history (4: a quarter) is played again
+on moto's DynamoDB backend in-process (single-threaded, where moto is exact), through
+``helpers.DirectDynamoDB`` (the real adapter code and its expressions, moto's request handler, no
+HTTP): a story that parts from the fakes' is a violation (F1). ``--store moto`` plays every
+history there (about eight times slower), ``--store boto3`` through boto3 over ``mock_aws``
+(slower again). Histories run in ``--workers`` processes. Development tool only, never deployed.
 """
 from __future__ import annotations
 
@@ -35,20 +38,24 @@ for entry in (str(ROOT / "layers" / "holdfast"), str(ROOT)):
     if entry not in sys.path:
         sys.path.insert(0, entry)
 
+#: The worker's client of moto in process (None: the histories run on the fakes and none is
+#: compared), and whether every history runs on it (``--store moto`` or ``boto3``).
 _client: Any = None
+_on_moto = False
 
 
-def _setup(store: str) -> None:
-    """Per worker process: fake credentials; for the histories on moto, moto in-process with the
-    devstack's transaction code and the client of ``store`` (on the fakes ``_client`` stays None)."""
-    global _client
+def _setup(store: str, compare_every: int) -> None:
+    """Per worker process: fake credentials; unless every history runs on the fakes, moto
+    in-process with the devstack's transaction code and the client of ``store``."""
+    global _client, _on_moto
     os.environ.update({"AWS_DEFAULT_REGION": "eu-central-1", "AWS_ACCESS_KEY_ID": "testing",
                        "AWS_SECRET_ACCESS_KEY": "testing"})
     os.environ.pop("HOLDFAST_CRASH_POINTS", None)
     import logging
 
     logging.disable(logging.ERROR)   # the services log every fault the model injects
-    if store == "fakes":
+    _on_moto = store != "fakes"
+    if not _on_moto and not compare_every:
         return
     from moto import mock_aws
 
@@ -140,11 +147,51 @@ def run_gate_history(seed: int, steps: int, client: Any) -> tuple[str | None, li
     return violation, ["-- the gate world", *story], log
 
 
-def _batch(args: tuple[list[int], int, tuple[str, ...], int]
+def is_compared(seed: int, compare_every: int) -> bool:
+    """Whether a history on the fakes is played on moto too (the seed alone decides, as for the
+    gate world, so a replay compares it again)."""
+    return compare_every > 0 and (seed + 1) % compare_every == 0
+
+
+def parting(on_fakes: tuple[str | None, list[str], Counter[str]],
+            on_moto: tuple[str | None, list[str], Counter[str]]) -> str | None:
+    """F1: where one history's story, violation or outcomes on the fakes part from the same
+    history on moto (None: nowhere). The fakes then answer what the adapters do not."""
+    for line, (fake, moto) in enumerate(zip(on_fakes[1], on_moto[1])):
+        if fake != moto:
+            return f"F1 the fakes and moto part at line {line}: fakes {fake!r}, moto {moto!r}"
+    if len(on_fakes[1]) != len(on_moto[1]) or on_fakes[0] != on_moto[0]:
+        return f"F1 the fakes and moto end apart: fakes {on_fakes[0] or 'ok'}, moto {on_moto[0] or 'ok'}"
+    if on_fakes[2] != on_moto[2]:
+        return f"F1 the fakes and moto exercised different outcomes: {sorted((on_fakes[2] - on_moto[2]).items())}" \
+            f" / {sorted((on_moto[2] - on_fakes[2]).items())}"
+    return None
+
+
+def play(seed: int, steps: int, skip: tuple[str, ...], gate_every: int, compare_every: int
+         ) -> tuple[str | None, list[str], Counter[str]]:
+    """One history on the worker's store; on the fakes, every ``compare_every``-th one again on moto,
+    where a difference is a violation (F1) reported with the story on the fakes."""
+    def on(client: Any) -> tuple[str | None, list[str], Counter[str]]:
+        if is_gate_history(seed, gate_every):
+            return run_gate_history(seed, steps, client)
+        return run_history(seed, steps, client, skip=skip)
+
+    if _on_moto:
+        return on(_client)
+    on_fakes = on(None)
+    if not is_compared(seed, compare_every):
+        return on_fakes
+    on_moto = on(_client)
+    parted = parting(on_fakes, on_moto)
+    log = on_fakes[2] + Counter({"compared on moto": 1})
+    return (parted or on_fakes[0]), [*on_fakes[1], "-- played on moto too: " + (parted or "the same story")], log
+
+
+def _batch(args: tuple[list[int], int, tuple[str, ...], int, int]
            ) -> list[tuple[int, str | None, list[str], Counter[str]]]:
-    seeds, steps, skip, gate_every = args
-    return [(seed, *(run_gate_history(seed, steps, _client) if is_gate_history(seed, gate_every)
-                     else run_history(seed, steps, _client, skip=skip))) for seed in seeds]
+    seeds, steps, skip, gate_every, compare_every = args
+    return [(seed, *play(seed, steps, skip, gate_every, compare_every)) for seed in seeds]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,9 +205,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", type=int, default=3, help="print the whole story of the first N violations")
     parser.add_argument("--skip", default="", help="operations to leave out, comma-separated (to look past a finding)")
     parser.add_argument("--only", default="", help="operations to run, comma-separated, leaving out all others")
-    parser.add_argument("--store", choices=("fakes", "moto", "boto3"), default="moto",
-                        help="the table's fakes in memory; moto in process through the direct client (default); "
+    parser.add_argument("--store", choices=("fakes", "moto", "boto3"), default="fakes",
+                        help="the table's fakes in memory (default); moto in process through the direct client; "
                         "boto3 over mock_aws")
+    parser.add_argument("--compare-every", type=int, default=4,
+                        help="on the fakes, every Nth history is played on moto too and must tell the same story "
+                        "(0: none)")
     parser.add_argument("--gate-every", type=int, default=5,
                         help="every Nth seed is a gate-world history (0: none; none with --only or --skip)")
     args = parser.parse_args(argv)
@@ -178,13 +228,16 @@ def main(argv: list[str] | None = None) -> int:
     gate_every = 0 if skip else args.gate_every
     subset = f", only {args.only}" if only else f", without {args.skip}" if skip else ""
     gates = f", every {gate_every}th seed the gate world" if gate_every else ""
+    compare_every = args.compare_every if args.store == "fakes" else 0
+    compared = f", every {compare_every}th played on moto too" if compare_every else ""
     print(f"proof: {args.histories} histories x {args.steps} steps, base seed {base}, {args.workers} worker(s), "
-          f"{STORES[args.store]}{subset}{gates}", flush=True)
+          f"{STORES[args.store]}{compared}{subset}{gates}", flush=True)
     batch = 20 if args.histories >= 200 else 1
-    replay = (f" STEPS={args.steps}" if args.steps != 25 else "") + (f" ONLY={args.only}" if args.only else "") + \
+    replay = (f" STORE={args.store}" if args.store != "fakes" else "") + \
+        (f" STEPS={args.steps}" if args.steps != 25 else "") + (f" ONLY={args.only}" if args.only else "") + \
         (f" SKIP={args.skip}" if args.skip else "")
-    chunks = [(list(range(base + start, base + min(start + batch, args.histories))), args.steps, skip, gate_every)
-              for start in range(0, args.histories, batch)]
+    chunks = [(list(range(base + start, base + min(start + batch, args.histories))), args.steps, skip, gate_every,
+               compare_every) for start in range(0, args.histories, batch)]
     started = time.monotonic()
     done, shown = 0, 0
     violations: list[tuple[int, str]] = []
@@ -193,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     next_report = args.every
     single = args.histories == 1
     context = multiprocessing.get_context("fork")
-    with context.Pool(args.workers, initializer=_setup, initargs=(args.store,)) as pool:
+    with context.Pool(args.workers, initializer=_setup, initargs=(args.store, compare_every)) as pool:
         results = pool.imap_unordered(_batch, chunks)
         for outcome in results:
             for seed, violation, story, log in outcome:
