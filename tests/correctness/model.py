@@ -294,8 +294,8 @@ def moto_storage(client: Any, table: str) -> ModelStorage:
     client.create_table(TableName=table, BillingMode=props["BillingMode"], KeySchema=props["KeySchema"],
                         AttributeDefinitions=props["AttributeDefinitions"],
                         GlobalSecondaryIndexes=props["GlobalSecondaryIndexes"])
-    return ModelStorage(ModelStore(table, client), SurgeStore(table, client), lambda: snapshot_in_process(table),
-                        lambda: getattr(client, "writes", None))
+    return ModelStorage(ModelStore(table, client), SurgeStore(table, client),
+                        lambda: snapshot_in_process(table), lambda: getattr(client, "writes", None))
 
 
 class Executions:

@@ -80,8 +80,8 @@ def run_history(seed: int, steps: int, client: Any, skip: tuple[str, ...] = (),
     """One history; returns (the first violation or None, the story, what it exercised).
     ``client``: a client of moto in process, the history's table made on it; None: the fakes."""
     from tests.correctness.kind_cases import MODEL_CASES
-    from tests.correctness.model import (OPERATIONS, BookingModel, RandomDraw, deterministic_uuids, fake_storage,
-                                         moto_storage)
+    from tests.correctness.model import (OPERATIONS, BookingModel, RandomDraw, deterministic_uuids,
+                                         fake_storage, moto_storage)
 
     rng = random.Random(seed)
     undo = deterministic_uuids(random.Random(seed * 7919 + 1))
@@ -95,7 +95,8 @@ def run_history(seed: int, steps: int, client: Any, skip: tuple[str, ...] = (),
         # The seed also picks the inventory kind under test, so every kind gets its share of a run.
         kind = MODEL_CASES[seed % len(MODEL_CASES)]
         story.append(f"-- inventory kind {kind.name}")
-        model = BookingModel(fake_storage() if client is None else moto_storage(client, table), seed, kind=kind)
+        storage = fake_storage() if client is None else moto_storage(client, table)
+        model = BookingModel(storage, seed, kind=kind)
         draw = RandomDraw(rng)
         for index in range(steps):
             name = rng.choices(names, weights)[0]
@@ -163,8 +164,9 @@ def parting(on_fakes: tuple[str | None, list[str], Counter[str]],
     if len(on_fakes[1]) != len(on_moto[1]) or on_fakes[0] != on_moto[0]:
         return f"F1 the fakes and moto end apart: fakes {on_fakes[0] or 'ok'}, moto {on_moto[0] or 'ok'}"
     if on_fakes[2] != on_moto[2]:
-        return f"F1 the fakes and moto exercised different outcomes: {sorted((on_fakes[2] - on_moto[2]).items())}" \
-            f" / {sorted((on_moto[2] - on_fakes[2]).items())}"
+        only_fakes, only_moto = on_fakes[2] - on_moto[2], on_moto[2] - on_fakes[2]
+        return f"F1 the fakes and moto exercised different outcomes: {sorted(only_fakes.items())} on the " \
+            f"fakes, {sorted(only_moto.items())} on moto"
     return None
 
 
@@ -185,7 +187,8 @@ def play(seed: int, steps: int, skip: tuple[str, ...], gate_every: int, compare_
     on_moto = on(_client)
     parted = parting(on_fakes, on_moto)
     log = on_fakes[2] + Counter({"compared on moto": 1})
-    return (parted or on_fakes[0]), [*on_fakes[1], "-- played on moto too: " + (parted or "the same story")], log
+    story = [*on_fakes[1], "-- played on moto too: " + (parted or "the same story")]
+    return (parted or on_fakes[0]), story, log
 
 
 def _batch(args: tuple[list[int], int, tuple[str, ...], int, int]
@@ -206,11 +209,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip", default="", help="operations to leave out, comma-separated (to look past a finding)")
     parser.add_argument("--only", default="", help="operations to run, comma-separated, leaving out all others")
     parser.add_argument("--store", choices=("fakes", "moto", "boto3"), default="fakes",
-                        help="the table's fakes in memory (default); moto in process through the direct client; "
-                        "boto3 over mock_aws")
+                        help="the table's fakes in memory (default); moto in process through the direct "
+                        "client; boto3 over mock_aws")
     parser.add_argument("--compare-every", type=int, default=4,
-                        help="on the fakes, every Nth history is played on moto too and must tell the same story "
-                        "(0: none)")
+                        help="on the fakes, every Nth history is played on moto too and must tell the same "
+                        "story (0: none)")
     parser.add_argument("--gate-every", type=int, default=5,
                         help="every Nth seed is a gate-world history (0: none; none with --only or --skip)")
     args = parser.parse_args(argv)
@@ -236,8 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     replay = (f" STORE={args.store}" if args.store != "fakes" else "") + \
         (f" STEPS={args.steps}" if args.steps != 25 else "") + (f" ONLY={args.only}" if args.only else "") + \
         (f" SKIP={args.skip}" if args.skip else "")
-    chunks = [(list(range(base + start, base + min(start + batch, args.histories))), args.steps, skip, gate_every,
-               compare_every) for start in range(0, args.histories, batch)]
+    chunks = [(list(range(base + start, base + min(start + batch, args.histories))), args.steps, skip,
+               gate_every, compare_every) for start in range(0, args.histories, batch)]
     started = time.monotonic()
     done, shown = 0, 0
     violations: list[tuple[int, str]] = []

@@ -24,23 +24,24 @@ MIXES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "everything": (tuple(OPERATIONS), ("created", "payment_started")),
     "payment faults": (
         ("create", "start_payment", "customer_acts_at_provider", "deliver", "cancel", "double_click_cancel",
-         "cancel_while_paying", "refund_long_after", "capture_meets_reconciliation", "retry_refund", "reconcile",
-         "provider_outage", "operator_resolves", "sweeper", "run_executions", "deliver_refund", "expiry_fires"),
+         "cancel_while_paying", "refund_long_after", "capture_meets_reconciliation", "retry_refund",
+         "reconcile", "provider_outage", "operator_resolves", "sweeper", "run_executions", "deliver_refund",
+         "expiry_fires"),
         ("ran:double_click_cancel", "ran:capture_meets_reconciliation", "ran:retry_refund",
          "ran:refund_long_after")),
     "slots and lots": (
-        ("create", "start_payment", "deliver", "time_paid_late", "clock_to_slot_start", "late_choice_after_cancel",
-         "customer_resolves", "window_resold", "expiry_fires", "time_passes", "organizer_cancels_event",
-         "cancellation_job_runs", "reconcile"),
+        ("create", "start_payment", "deliver", "time_paid_late", "clock_to_slot_start",
+         "late_choice_after_cancel", "customer_resolves", "window_resold", "expiry_fires", "time_passes",
+         "organizer_cancels_event", "cancellation_job_runs", "reconcile"),
         ("time_paid_late:slot", "time_paid_late:lot", "ran:late_choice_after_cancel", "ran:window_resold")),
     "races for places": (
-        ("create", "race_for_places", "repeat_request", "cancel", "expiry_fires", "time_passes", "start_payment",
-         "deliver"),
+        ("create", "race_for_places", "repeat_request", "cancel", "expiry_fires", "time_passes",
+         "start_payment", "deliver"),
         ("race:held", "race:sold_out", "race:seats_unavailable")),
     "high demand and waitlist": (
-        ("create", "repeat_request", "customer_queues", "waitlist_join", "waitlist_advance", "colliding_key_booking",
-         "customer_hoards", "expiry_fires", "time_passes", "cancel", "start_payment", "deliver",
-         "other_organizer_intrudes", "organizer_retries_event"),
+        ("create", "repeat_request", "customer_queues", "waitlist_join", "waitlist_advance",
+         "colliding_key_booking", "customer_hoards", "expiry_fires", "time_passes", "cancel", "start_payment",
+         "deliver", "other_organizer_intrudes", "organizer_retries_event"),
         ("ran:customer_queues", "ran:waitlist_join", "ran:colliding_key_booking", "hoarded")),
 }
 
@@ -62,7 +63,8 @@ def play(seed: int, mix: str, client: Any) -> tuple[str | None, list[str], Count
     return proof.run_history(seed, STEPS, client, skip=tuple(name for name in OPERATIONS if name not in only))
 
 
-@pytest.mark.parametrize(("seed", "mix"), HISTORIES, ids=[f"seed{seed}-{mix.replace(' ', '-')}" for seed, mix in HISTORIES])
+@pytest.mark.parametrize(("seed", "mix"), HISTORIES,
+                         ids=[f"seed{seed}-{mix.replace(' ', '-')}" for seed, mix in HISTORIES])
 def test_a_history_on_the_fakes_is_the_history_on_moto(client: Any, seed: int, mix: str) -> None:
     on_fakes, on_moto = play(seed, mix, None), play(seed, mix, client)
     for step, (fake, moto) in enumerate(zip(on_fakes[1], on_moto[1])):
