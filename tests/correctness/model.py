@@ -19,6 +19,7 @@ E1-E2, R2-R4, W1-W3, SW1-SW2, X1-X2, C1-C2, A1, T1, V1, H1, O1-O2), so a report 
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import sys
@@ -1543,6 +1544,26 @@ class BookingModel:
         check_money(snap, self.provider, settled=False)
         self.check_cancelled_events(settled=False)
         self.check_voids(snap)
+
+    def table_digest(self) -> str:
+        """The table as the rules see it, in one line: the bookings by status, and a digest of
+        every booking's status and version and of every place's state (pool counters, seats,
+        granules, tickets). Two stores that kept the same items give the same line."""
+        snap = self.storage.snapshot()
+        parts = [
+            sorted((b.booking_id, b.status.value, b.version) for b in snap.bookings.values()),
+            sorted((event, pool, sorted(counters.items())) for event, pools in snap.pools.items()
+                   for pool, counters in pools.items()),
+            sorted((event, unit, item.get("state"), item.get("booking_id")) for event, units in snap.units.items()
+                   for unit, item in units.items()),
+            sorted((key, [str(item.get(name)) for name in ("held", "sold", "taken", "session")])
+                   for key, item in snap.granules.items()),
+            sorted((ticket, item.get("status")) for ticket, item in snap.tickets.items()),
+        ]
+        statuses = Counter(b.status.value for b in snap.bookings.values())
+        digest = hashlib.sha256(repr(parts).encode()).hexdigest()[:12]
+        return f"{len(snap.bookings)} bookings ({', '.join(f'{k} {n}' for k, n in sorted(statuses.items()))}), " \
+            f"digest {digest}"
 
     def settle(self) -> None:
         """Everything outstanding finally happens, without faults: every payment's and refund's

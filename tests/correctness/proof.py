@@ -112,6 +112,7 @@ def run_history(seed: int, steps: int, client: Any, skip: tuple[str, ...] = (),
         step = "settle: every notification, reconciliation and refund retry, no faults"
         story.append(f"-- {step}")
         model.settle()
+        story.append(f"-- the table settled: {model.table_digest()}")
         return None, story, model.log
     except Exception as exc:  # noqa: BLE001 - a violation, or a model bug: reported, never hidden
         if model is not None:

@@ -3,8 +3,9 @@ on tests/support/fake_table.py, ``make proof`` on either (``--store``). A handfu
 different mix of operations (every one of them; the payment faults; the appointment service's and
 the lot's times; two customers racing for the same places; the high-demand sale, its waiting room
 and the waitlist), must give the same steps, answers, violations and outcomes on both, settle
-included. The storage contract (tests/contract/storage/) holds each call of the fakes to the
-adapters; this holds whole histories of them, with the faults and the races the model stages."""
+included, and leave the same table (the story's last line digests it). The storage contract
+(tests/contract/storage/) holds each call of the fakes to the adapters; this holds whole
+histories of them, with the faults and the races the model stages."""
 from __future__ import annotations
 
 from collections import Counter
