@@ -1554,16 +1554,16 @@ class BookingModel:
             sorted((b.booking_id, b.status.value, b.version) for b in snap.bookings.values()),
             sorted((event, pool, sorted(counters.items())) for event, pools in snap.pools.items()
                    for pool, counters in pools.items()),
-            sorted((event, unit, item.get("state"), item.get("booking_id")) for event, units in snap.units.items()
-                   for unit, item in units.items()),
+            sorted((event, unit, item.get("state"), item.get("booking_id"))
+                   for event, units in snap.units.items() for unit, item in units.items()),
             sorted((key, [str(item.get(name)) for name in ("held", "sold", "taken", "session")])
                    for key, item in snap.granules.items()),
             sorted((ticket, item.get("status")) for ticket, item in snap.tickets.items()),
         ]
         statuses = Counter(b.status.value for b in snap.bookings.values())
+        counts = ", ".join(f"{status} {count}" for status, count in sorted(statuses.items()))
         digest = hashlib.sha256(repr(parts).encode()).hexdigest()[:12]
-        return f"{len(snap.bookings)} bookings ({', '.join(f'{k} {n}' for k, n in sorted(statuses.items()))}), " \
-            f"digest {digest}"
+        return f"{len(snap.bookings)} bookings ({counts}), digest {digest}"
 
     def settle(self) -> None:
         """Everything outstanding finally happens, without faults: every payment's and refund's
