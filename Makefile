@@ -40,7 +40,7 @@ help:
 	@echo "              then an event cancellation at full size (200 paid bookings, 30 holds, 10 pending payments)"
 	@echo "              and the waiting room's burst of 3,000 arrivals; a late payment for a slot that has begun,"
 	@echo "              over HTTP on the real clock (up to 15 minutes)"
-	@echo "              (SEED=n HISTORIES=1 replays one history; HISTORIES, STEPS, WORKERS, PROOF_SECONDS, ONLY, SKIP)"
+	@echo "              (SEED=n HISTORIES=1 replays one history; HISTORIES, STEPS, WORKERS, PROOF_SECONDS, ONLY, SKIP, STORE)"
 	@echo "make notebook execute docs/design.ipynb in place (make notebook-html also renders docs/design.html)"
 	@echo "make screenshots  the browser tests, leaving screenshots of the web pages in docs/screenshots/"
 	@echo "make mail-screenshots  every message's HTML in Chromium, in docs/screenshots/mail/ (the golden cases)"
@@ -182,7 +182,8 @@ WORKERS ?= 2
 PROOF_SECONDS ?= 7200
 proof: $(STAMP)
 	@$(PY) -m tests.correctness.proof --histories $(HISTORIES) --steps $(STEPS) --workers $(WORKERS) \
-		--max-seconds $(PROOF_SECONDS) $(if $(SEED),--seed $(SEED)) $(if $(ONLY),--only $(ONLY)) $(if $(SKIP),--skip $(SKIP))
+		--max-seconds $(PROOF_SECONDS) $(if $(SEED),--seed $(SEED)) $(if $(ONLY),--only $(ONLY)) $(if $(SKIP),--skip $(SKIP)) \
+		$(if $(STORE),--store $(STORE))
 	@# every ordering of the exhaustive race for every inventory kind (make test walks those starting with one or two of the steps, a different one per kind)
 	@HOLDFAST_RACE_ORDERINGS=all $(PY) -m pytest tests/correctness/test_exhaustive_race.py -q -p no:randomly --timeout 3600
 	@# issue 18 at the issue's size: 200 paid bookings, 30 holds, 10 pending payments (about 10 minutes)

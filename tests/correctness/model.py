@@ -1,8 +1,11 @@
 """The booking system as one model: every operation a customer, the organizer, the provider, a
 timer, the queue consumer, reconciliation, the sweeper or an operator can perform, run against the
-real services on moto in-process, with a controllable clock and an in-memory provider that injects
-faults and lets one actor step in while another is half way (a capture in flight, a write about to
-land).
+real services with a controllable clock and an in-memory provider that injects faults and lets one
+actor step in while another is half way (a capture in flight, a write about to land). The services
+keep their items in a ``ModelStorage``: the table's fakes (``fake_storage``, tests/support/
+fake_table.py, held to the adapters by tests/contract/storage/) or the adapters on moto in process
+(``moto_storage``); the model is the same on both, and test_model_on_moto.py requires a handful of
+seeds to tell the same story on each.
 
 Two drivers share it: the hypothesis state machine in ``test_stateful.py`` (shrinks a failure to a
 short story) and the seeded random walker in ``proof.py`` (``make proof``: thousands of histories,
@@ -16,11 +19,13 @@ E1-E2, R2-R4, W1-W3, SW1-SW2, X1-X2, C1-C2, A1, T1, V1, H1, O1-O2), so a report 
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import sys
 import uuid
 from collections import Counter
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Callable, Protocol, Sequence, TypeVar
 
@@ -50,10 +55,13 @@ from holdfast.services.sweeper import sweep
 from holdfast.services.waitlist import WaitlistService
 from tests.support import toy_windows
 from tests.support.fake_provider import FakeProvider
+from tests.support.fake_table import FakeTableStore
+from tests.support.fakes import FakeSurgeQueue, MemoryTable, Write
 from tests.support.template import template
 
 from .helpers import (
-    ManualClock, check_invariants, check_money, in_review, own_payment_ids, snapshot_in_process,
+    ManualClock, Snapshot, check_invariants, check_money, in_review, own_payment_ids, snapshot_in_process,
+    snapshot_of,
 )
 from .kind_cases import CASES, PARKING_WINDOW, KindCase, ParkingCase, SlotsCase, slot_hall
 
@@ -211,18 +219,84 @@ class ModelProvider(FakeProvider):
             status="canceled", cancellation_details={"party": "yoo_money", "reason": "expired_on_capture"})
 
 
-class ModelStore(BookingStore):
-    """The real adapter, with one seam: ``before_save`` runs once just before the next commit of a
-    change to a booking, standing for another request whose write lands first (a double click)."""
+class AnotherWriteFirst:
+    """The one seam the model puts in the store: ``before_save`` runs once just before the next
+    commit of a change to a booking, ``before_hold`` just before the next commit of a new hold,
+    each standing for another request whose write lands first (a double click; a rival for the
+    same places). The same on the adapter and on the fake: the model never knows which it has."""
 
     before_save: Callable[[], Any] | None = None
+    before_hold: Callable[[], Any] | None = None
 
     def commit(self, change: Change) -> None:
+        hook = None
         if change.before is not None:
             hook, self.before_save = self.before_save, None
-            if hook is not None:
-                hook()
-        super().commit(change)
+        elif change.after is not None:
+            hook, self.before_hold = self.before_hold, None
+        if hook is not None:
+            hook()
+        super().commit(change)  # type: ignore[misc]
+
+
+class ModelStore(AnotherWriteFirst, BookingStore):
+    """The adapter (adapters/dynamo.py), with the model's seam."""
+
+
+class FakeModelStore(AnotherWriteFirst, FakeTableStore):
+    """The table's fake store (tests/support/fake_table.py), with the model's seam."""
+
+
+class CountedTable(MemoryTable):
+    """The fake's table, counting its writing calls (as ``DirectDynamoDB`` counts its own): a
+    snapshot is still current while the count has not moved."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    def transact(self, writes: list[Write]) -> list[str]:
+        with self.lock:
+            self.writes += 1
+            return super().transact(writes)
+
+
+@dataclass
+class ModelStorage:
+    """Where a history's services keep their items: the table's store (with the model's seam),
+    the waiting room's queue on the same table, a read of the whole table for the checks, and how
+    many writing calls the table has had (None: not counted, every check reads it again)."""
+
+    store: AnotherWriteFirst
+    surge: Any
+    snapshot: Callable[[], Snapshot]
+    writes: Callable[[], int | None]
+
+
+def fake_storage() -> ModelStorage:
+    """The table's fakes, in memory: what test_stateful.py runs on."""
+    table = CountedTable()
+    store = FakeModelStore(table)
+
+    def snapshot() -> Snapshot:
+        with table.lock:   # the fake replaces an item whole on every write: the list is a still picture
+            items = list(table.items.values())
+        return snapshot_of(items)
+
+    return ModelStorage(store, FakeSurgeQueue(table), snapshot, lambda: table.writes)
+
+
+def moto_storage(client: Any, table: str) -> ModelStorage:
+    """The adapters over a client of moto in process (``DirectDynamoDB`` or boto3 over
+    ``mock_aws``), on a new table made from the template's keys and indexes, without its stream:
+    the stream feeds the outbox relay, which the model does not run, and moto would copy every
+    write into it (a fifth of a history's time)."""
+    props = template()["Resources"]["BookingsTable"]["Properties"]
+    client.create_table(TableName=table, BillingMode=props["BillingMode"], KeySchema=props["KeySchema"],
+                        AttributeDefinitions=props["AttributeDefinitions"],
+                        GlobalSecondaryIndexes=props["GlobalSecondaryIndexes"])
+    return ModelStorage(ModelStore(table, client), SurgeStore(table, client),
+                        lambda: snapshot_in_process(table), lambda: getattr(client, "writes", None))
 
 
 class Executions:
@@ -278,20 +352,12 @@ class BookingModel:
     """One history: a fresh table, four events (all but one of the inventory kind under test, see
     kind_cases.py), three customers, and the operations below."""
 
-    def __init__(self, client: Any, table: str, seed: int = 0, kind: KindCase = CASES[0]) -> None:
-        self.client = client
-        self.table = table
+    def __init__(self, storage: ModelStorage, seed: int = 0, kind: KindCase = CASES[0]) -> None:
+        self.storage = storage
         self.kind = kind
         self.bodies = event_bodies(kind)
-        # The template's keys and indexes, without its stream: the stream feeds the outbox relay,
-        # which the model does not run, and moto would copy every write into it (a fifth of a
-        # history's time).
-        props = template()["Resources"]["BookingsTable"]["Properties"]
-        client.create_table(TableName=table, BillingMode=props["BillingMode"], KeySchema=props["KeySchema"],
-                            AttributeDefinitions=props["AttributeDefinitions"],
-                            GlobalSecondaryIndexes=props["GlobalSecondaryIndexes"])
-        self._snap: tuple[int, Any] | None = None
-        self.store = ModelStore(table, client)
+        self._snap: tuple[int | None, Snapshot] | None = None
+        self.store = storage.store
         self.clock = ManualClock()
         self.provider = ModelProvider(self.clock)
         self.executions = Executions()
@@ -320,7 +386,7 @@ class BookingModel:
         # A lot of one space, reserved for one window (kind_cases.PARKING_WINDOW): only
         # time_paid_late books it (the gates are another model's).
         self.events["lot"] = ParkingCase("parking").create(self.catalog, 1)
-        self.surge = SurgeStore(table, client)
+        self.surge = storage.surge
         self.tokens: dict[str, str] = {}                 # customer -> their latest admission token for "hot"
         self.admitted: dict[str, list[float]] = {}       # customer -> expiry (epoch s) of every token they got
         self.known: list[tuple[str, str]] = []          # (booking_id, customer), in creation order
@@ -468,6 +534,40 @@ class BookingModel:
         self.requests[(customer, key)] = (fingerprint, booking.booking_id)
         self._remember(booking.booking_id, customer)
         self.log["created"] += 1
+
+    def race_for_places(self, d: Draw) -> None:
+        """Two customers ask for places of one offering at once: the second one's hold lands
+        between the first one's read of what is free and its write. Only the store's conditional
+        claims can then refuse the first (and the service re-read and choose again, or answer sold
+        out); the checks after the step find a place held or sold twice (I1-I3, G1-G3)."""
+        event = d.choice(["ga", "seats", "two_stage", "windows", "slot"])
+        first, second = d.subset(CUSTOMERS, 2, 2)
+        asks = []
+        for customer in (first, second):
+            what: Any = tuple(d.subset(SEATS, 1, 3)) if event == "seats" else \
+                (d.choice(SLOT_TIMES), d.integer(1, SLOT_SEATS)) if event == "slot" else d.integer(1, 3)
+            self.counter += 1
+            asks.append((customer, f"race-{self.counter}", what))
+        answers: dict[str, str] = {}
+
+        def book(customer: str, key: str, what: Any) -> None:
+            result, error = self._call(customer, "POST bookings", lambda: self._book(
+                event, customer, key, self._request_body(event, what)))
+            answers[customer] = getattr(error, "code", None) or "held"
+            if result is not None:
+                self.requests[(customer, key)] = ((event, what), result.booking.booking_id)
+                self._remember(result.booking.booking_id, customer)
+
+        self.intent = f"{event}: {asks[0]} read, {asks[1]} lands first"
+        self.store.before_hold = lambda: book(*asks[1])
+        try:
+            book(*asks[0])
+        finally:
+            self.store.before_hold = None
+        self.note(f"race_for_places {event} {first} {asks[0][2]} / {second} {asks[1][2]} first -> "
+                  f"{answers.get(first)}, {answers.get(second, 'never asked')}")
+        self.log["race_for_places"] += 1
+        self.log[f"race:{answers.get(first)}"] += 1
 
     def repeat_request(self, d: Draw) -> None:
         """A client that lost the answer sends the very same request again, at any later time."""
@@ -1229,7 +1329,7 @@ class BookingModel:
         are taken, and the offers and keys that follow them, are reached in a short history."""
         rival = next(other for other in CUSTOMERS if other != customer)
         for _ in range(3):
-            free = self.kind.largest_holdable(snapshot_in_process(self.table), event_id)
+            free = self.kind.largest_holdable(self.storage.snapshot(), event_id)
             if free < quantity:
                 return
             self.counter += 1
@@ -1273,7 +1373,7 @@ class BookingModel:
         head = self.store.waitlist_head(event_id)
         # Not every free place can go to one booking (the toy kind never splits a hold across
         # zones): the kind case says how many one hold can take.
-        available = self.kind.largest_holdable(snapshot_in_process(self.table), event_id)
+        available = self.kind.largest_holdable(self.storage.snapshot(), event_id)
         assert head is None or int(head["quantity"]) > available, \
             f"W2 the waitlist head wants {head['quantity']} and one hold could take {available}, but advance stopped"
         self.note(f"waitlist_advance -> {len(made)} offer(s)")
@@ -1396,11 +1496,11 @@ class BookingModel:
     # ---------------------------------------------------------------------------- the checks
 
     def snapshot(self) -> Any:
-        """The table as it is now; re-read only if something was written since (the direct client
-        counts its writing calls; any other client is read every time)."""
-        writes = getattr(self.client, "writes", None)
+        """The table as it is now; re-read only if something was written since (the fake's table
+        and the direct client count their writing calls; boto3 is read every time)."""
+        writes = self.storage.writes()
         if writes is None or self._snap is None or self._snap[0] != writes:
-            self._snap = (writes, snapshot_in_process(self.table))
+            self._snap = (writes, self.storage.snapshot())
         return self._snap[1]
 
     def check_admission(self, snap: Any) -> None:
@@ -1445,6 +1545,26 @@ class BookingModel:
         self.check_cancelled_events(settled=False)
         self.check_voids(snap)
 
+    def table_digest(self) -> str:
+        """The table as the rules see it, in one line: the bookings by status, and a digest of
+        every booking's status and version and of every place's state (pool counters, seats,
+        granules, tickets). Two stores that kept the same items give the same line."""
+        snap = self.storage.snapshot()
+        parts = [
+            sorted((b.booking_id, b.status.value, b.version) for b in snap.bookings.values()),
+            sorted((event, pool, sorted(counters.items())) for event, pools in snap.pools.items()
+                   for pool, counters in pools.items()),
+            sorted((event, unit, item.get("state"), item.get("booking_id"))
+                   for event, units in snap.units.items() for unit, item in units.items()),
+            sorted((key, [str(item.get(name)) for name in ("held", "sold", "taken", "session")])
+                   for key, item in snap.granules.items()),
+            sorted((ticket, item.get("status")) for ticket, item in snap.tickets.items()),
+        ]
+        statuses = Counter(b.status.value for b in snap.bookings.values())
+        counts = ", ".join(f"{status} {count}" for status, count in sorted(statuses.items()))
+        digest = hashlib.sha256(repr(parts).encode()).hexdigest()[:12]
+        return f"{len(snap.bookings)} bookings ({counts}), digest {digest}"
+
     def settle(self) -> None:
         """Everything outstanding finally happens, without faults: every payment's and refund's
         notification (a GET now), every unsettled booking reconciled, every pending refund
@@ -1452,7 +1572,7 @@ class BookingModel:
         self.provider.faults.clear()
         self.provider.broken = False
         self.provider.on_capture = None
-        self.store.before_save = None
+        self.store.before_save = self.store.before_hold = None
         self.poisoned.clear()
         for _ in range(4):
             for event_id in sorted(self.cancelled_events):   # a durable job runs to its end
@@ -1470,7 +1590,7 @@ class BookingModel:
                 booking = self.store.get_booking(booking_id)
                 if booking is not None and booking.status is S.REFUND_PENDING:
                     self._consume("refund retry (drain)", lambda: self.payments.refund(booking, "reconciler"))
-        snap = snapshot_in_process(self.table)
+        snap = self.storage.snapshot()
         check_invariants(snap)
         check_money(snap, self.provider, settled=True)
         self.check_cancelled_events(settled=True)
@@ -1490,8 +1610,9 @@ OPERATIONS: dict[str, int] = {
     "colliding_key_booking": 1, "waitlist_advance": 1,
     "organizer_cancels_event": 1, "cancellation_job_runs": 1, "other_organizer_intrudes": 1,
     "customer_queues": 1, "time_paid_late": 1, "clock_to_slot_start": 1, "late_choice_after_cancel": 1,
+    "race_for_places": 1,
 }
 
 
-__all__ = ["BookingModel", "Draw", "Executions", "ModelProvider", "ModelStore", "OPERATIONS", "RandomDraw",
-           "deterministic_uuids", "own_payment_ids"]
+__all__ = ["BookingModel", "Draw", "Executions", "ModelProvider", "ModelStorage", "ModelStore", "OPERATIONS",
+           "RandomDraw", "deterministic_uuids", "fake_storage", "moto_storage", "own_payment_ids"]

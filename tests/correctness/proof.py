@@ -11,10 +11,13 @@ passing), checked after every step by its rules G1-G8. History k of a run uses s
 ``make proof SEED=X HISTORIES=1``) replays exactly that history and prints its whole story
 (``PROOF_TRACEBACK=1`` adds the traceback).
 
-The store is moto's DynamoDB backend in-process (single-threaded, where moto is exact), reached
-through ``helpers.DirectDynamoDB`` (the real adapter code, moto's request handler, no HTTP);
-``--boto3`` uses boto3 over ``mock_aws`` instead, about three times slower. Histories run in
-``--workers`` processes. Development tool only, never deployed.
+The store is the table's fakes (tests/support/fake_table.py, held to the adapters by
+tests/contract/storage/), and every ``--compare-every``-th history (4: a quarter) is played again
+on moto's DynamoDB backend in-process (single-threaded, where moto is exact), through
+``helpers.DirectDynamoDB`` (the real adapter code and its expressions, moto's request handler, no
+HTTP): a story that parts from the fakes' is a violation (F1). ``--store moto`` plays every
+history there (about eight times slower), ``--store boto3`` through boto3 over ``mock_aws``
+(slower again). Histories run in ``--workers`` processes. Development tool only, never deployed.
 """
 from __future__ import annotations
 
@@ -35,18 +38,25 @@ for entry in (str(ROOT / "layers" / "holdfast"), str(ROOT)):
     if entry not in sys.path:
         sys.path.insert(0, entry)
 
+#: The worker's client of moto in process (None: the histories run on the fakes and none is
+#: compared), and whether every history runs on it (``--store moto`` or ``boto3``).
 _client: Any = None
+_on_moto = False
 
 
-def _setup(use_boto3: bool) -> None:
-    """Per worker process: fake credentials, moto in-process, the devstack's transaction code."""
-    global _client
+def _setup(store: str, compare_every: int) -> None:
+    """Per worker process: fake credentials; unless every history runs on the fakes, moto
+    in-process with the devstack's transaction code and the client of ``store``."""
+    global _client, _on_moto
     os.environ.update({"AWS_DEFAULT_REGION": "eu-central-1", "AWS_ACCESS_KEY_ID": "testing",
                        "AWS_SECRET_ACCESS_KEY": "testing"})
     os.environ.pop("HOLDFAST_CRASH_POINTS", None)
     import logging
 
     logging.disable(logging.ERROR)   # the services log every fault the model injects
+    _on_moto = store != "fakes"
+    if not _on_moto and not compare_every:
+        return
     from moto import mock_aws
 
     from devstack.aws import queries, transactions
@@ -55,7 +65,7 @@ def _setup(use_boto3: bool) -> None:
     mock.start()
     transactions.install()
     queries.install()
-    if use_boto3:
+    if store == "boto3":
         import boto3
 
         _client = boto3.client("dynamodb", region_name="eu-central-1")
@@ -65,13 +75,14 @@ def _setup(use_boto3: bool) -> None:
         _client = DirectDynamoDB()
 
 
-def run_history(seed: int, steps: int, client: Any = None, skip: tuple[str, ...] = (),
+def run_history(seed: int, steps: int, client: Any, skip: tuple[str, ...] = (),
                 keep_table: bool = False) -> tuple[str | None, list[str], Counter[str]]:
-    """One history; returns (the first violation or None, the story, what it exercised)."""
+    """One history; returns (the first violation or None, the story, what it exercised).
+    ``client``: a client of moto in process, the history's table made on it; None: the fakes."""
     from tests.correctness.kind_cases import MODEL_CASES
-    from tests.correctness.model import OPERATIONS, BookingModel, RandomDraw, deterministic_uuids
+    from tests.correctness.model import (OPERATIONS, BookingModel, RandomDraw, deterministic_uuids,
+                                         fake_storage, moto_storage)
 
-    client = client or _client
     rng = random.Random(seed)
     undo = deterministic_uuids(random.Random(seed * 7919 + 1))
     table = f"proof-{seed}"
@@ -84,7 +95,8 @@ def run_history(seed: int, steps: int, client: Any = None, skip: tuple[str, ...]
         # The seed also picks the inventory kind under test, so every kind gets its share of a run.
         kind = MODEL_CASES[seed % len(MODEL_CASES)]
         story.append(f"-- inventory kind {kind.name}")
-        model = BookingModel(client, table, seed, kind=kind)
+        storage = fake_storage() if client is None else moto_storage(client, table)
+        model = BookingModel(storage, seed, kind=kind)
         draw = RandomDraw(rng)
         for index in range(steps):
             name = rng.choices(names, weights)[0]
@@ -100,6 +112,7 @@ def run_history(seed: int, steps: int, client: Any = None, skip: tuple[str, ...]
         step = "settle: every notification, reconciliation and refund retry, no faults"
         story.append(f"-- {step}")
         model.settle()
+        story.append(f"-- the table settled: {model.table_digest()}")
         return None, story, model.log
     except Exception as exc:  # noqa: BLE001 - a violation, or a model bug: reported, never hidden
         if model is not None:
@@ -114,7 +127,7 @@ def run_history(seed: int, steps: int, client: Any = None, skip: tuple[str, ...]
     finally:
         undo()
         try:
-            if not keep_table:
+            if client is not None and not keep_table:
                 client.delete_table(TableName=table)
         except Exception:  # noqa: BLE001 - the table may not exist if setup failed
             pass
@@ -128,26 +141,61 @@ def is_gate_history(seed: int, gate_every: int) -> bool:
     return gate_every > 0 and seed % gate_every == 0
 
 
-def run_gate_history(seed: int, steps: int, client: Any = None) -> tuple[str | None, list[str], Counter[str]]:
+def run_gate_history(seed: int, steps: int, client: Any) -> tuple[str | None, list[str], Counter[str]]:
+    """One gate history, on moto in process through ``client``, or on the fakes (None)."""
     from tests.correctness.gate_model import play_gate_history
 
-    client = client or _client
-    table = f"proof-gate-{seed}"
-    try:
-        violation, story, log = play_gate_history(client, table, seed, steps)
-        return violation, ["-- the gate world", *story], log
-    finally:
-        try:
-            client.delete_table(TableName=table)
-        except Exception:  # noqa: BLE001 - the table may not exist if setup failed
-            pass
+    violation, story, log = play_gate_history(client, f"proof-gate-{seed}", seed, steps)
+    return violation, ["-- the gate world", *story], log
 
 
-def _batch(args: tuple[list[int], int, tuple[str, ...], int]
+def is_compared(seed: int, compare_every: int) -> bool:
+    """Whether a history on the fakes is played on moto too (the seed alone decides, as for the
+    gate world, so a replay compares it again)."""
+    return compare_every > 0 and (seed + 1) % compare_every == 0
+
+
+def parting(on_fakes: tuple[str | None, list[str], Counter[str]],
+            on_moto: tuple[str | None, list[str], Counter[str]]) -> str | None:
+    """F1: where one history's story, violation or outcomes on the fakes part from the same
+    history on moto (None: nowhere). The fakes then answer what the adapters do not."""
+    for line, (fake, moto) in enumerate(zip(on_fakes[1], on_moto[1])):
+        if fake != moto:
+            return f"F1 the fakes and moto part at line {line}: fakes {fake!r}, moto {moto!r}"
+    if len(on_fakes[1]) != len(on_moto[1]) or on_fakes[0] != on_moto[0]:
+        return f"F1 the fakes and moto end apart: fakes {on_fakes[0] or 'ok'}, moto {on_moto[0] or 'ok'}"
+    if on_fakes[2] != on_moto[2]:
+        only_fakes, only_moto = on_fakes[2] - on_moto[2], on_moto[2] - on_fakes[2]
+        return f"F1 the fakes and moto exercised different outcomes: {sorted(only_fakes.items())} on the " \
+            f"fakes, {sorted(only_moto.items())} on moto"
+    return None
+
+
+def play(seed: int, steps: int, skip: tuple[str, ...], gate_every: int, compare_every: int
+         ) -> tuple[str | None, list[str], Counter[str]]:
+    """One history on the worker's store; on the fakes, every ``compare_every``-th one again on moto,
+    where a difference is a violation (F1) reported with the story on the fakes."""
+    def on(client: Any) -> tuple[str | None, list[str], Counter[str]]:
+        if is_gate_history(seed, gate_every):
+            return run_gate_history(seed, steps, client)
+        return run_history(seed, steps, client, skip=skip)
+
+    if _on_moto:
+        return on(_client)
+    on_fakes = on(None)
+    if not is_compared(seed, compare_every):
+        return on_fakes
+    on_moto = on(_client)
+    parted = parting(on_fakes, on_moto)
+    log = on_fakes[2] + Counter({"compared on moto": 1})
+    story = [*on_fakes[1], "-- played on moto too: " + (parted or "the same story")]
+    return (parted or on_fakes[0]), story, log
+
+
+def _batch(args: tuple[list[int], int, tuple[str, ...], int, int]
            ) -> list[tuple[int, str | None, list[str], Counter[str]]]:
-    seeds, steps, skip, gate_every = args
-    return [(seed, *(run_gate_history(seed, steps) if is_gate_history(seed, gate_every)
-                     else run_history(seed, steps, skip=skip))) for seed in seeds]
+    seeds, steps, skip, gate_every, compare_every = args
+    return [(seed, *play(seed, steps, skip, gate_every, compare_every)) for seed in seeds]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -161,7 +209,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", type=int, default=3, help="print the whole story of the first N violations")
     parser.add_argument("--skip", default="", help="operations to leave out, comma-separated (to look past a finding)")
     parser.add_argument("--only", default="", help="operations to run, comma-separated, leaving out all others")
-    parser.add_argument("--boto3", action="store_true", help="boto3 over mock_aws instead of the direct client")
+    parser.add_argument("--store", choices=("fakes", "moto", "boto3"), default="fakes",
+                        help="the table's fakes in memory (default); moto in process through the direct "
+                        "client; boto3 over mock_aws")
+    parser.add_argument("--compare-every", type=int, default=4,
+                        help="on the fakes, every Nth history is played on moto too and must tell the same "
+                        "story (0: none)")
     parser.add_argument("--gate-every", type=int, default=5,
                         help="every Nth seed is a gate-world history (0: none; none with --only or --skip)")
     args = parser.parse_args(argv)
@@ -179,13 +232,16 @@ def main(argv: list[str] | None = None) -> int:
     gate_every = 0 if skip else args.gate_every
     subset = f", only {args.only}" if only else f", without {args.skip}" if skip else ""
     gates = f", every {gate_every}th seed the gate world" if gate_every else ""
+    compare_every = args.compare_every if args.store == "fakes" else 0
+    compared = f", every {compare_every}th played on moto too" if compare_every else ""
     print(f"proof: {args.histories} histories x {args.steps} steps, base seed {base}, {args.workers} worker(s), "
-          f"{'boto3/mock_aws' if args.boto3 else 'moto direct'}{subset}{gates}", flush=True)
+          f"{STORES[args.store]}{compared}{subset}{gates}", flush=True)
     batch = 20 if args.histories >= 200 else 1
-    replay = (f" STEPS={args.steps}" if args.steps != 25 else "") + (f" ONLY={args.only}" if args.only else "") + \
+    replay = (f" STORE={args.store}" if args.store != "fakes" else "") + \
+        (f" STEPS={args.steps}" if args.steps != 25 else "") + (f" ONLY={args.only}" if args.only else "") + \
         (f" SKIP={args.skip}" if args.skip else "")
-    chunks = [(list(range(base + start, base + min(start + batch, args.histories))), args.steps, skip, gate_every)
-              for start in range(0, args.histories, batch)]
+    chunks = [(list(range(base + start, base + min(start + batch, args.histories))), args.steps, skip,
+               gate_every, compare_every) for start in range(0, args.histories, batch)]
     started = time.monotonic()
     done, shown = 0, 0
     violations: list[tuple[int, str]] = []
@@ -194,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     next_report = args.every
     single = args.histories == 1
     context = multiprocessing.get_context("fork")
-    with context.Pool(args.workers, initializer=_setup, initargs=(args.boto3,)) as pool:
+    with context.Pool(args.workers, initializer=_setup, initargs=(args.store, compare_every)) as pool:
         results = pool.imap_unordered(_batch, chunks)
         for outcome in results:
             for seed, violation, story, log in outcome:
@@ -232,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if violations or done < args.histories else 0
 
 
+STORES = {"fakes": "the table's fakes", "moto": "moto direct", "boto3": "boto3/mock_aws"}
 #: Outcomes every long run must reach, or the proof proves less than it claims.
 OPERATIONS_REACHED = ("created", "replayed", "payment_started", "deliver:confirmed", "cancelled",
                       "capture_meets_reconciliation", "refund_long_after", "event_retried", "swept",

@@ -1,7 +1,8 @@
 """Property-based stateful test: random sequences of customer, organizer, provider, timer,
-consumer, reconciliation, sweeper and operator actions against the real services on moto
-in-process (single-threaded, so moto is exact there), with a controllable clock and the in-memory
-provider with fault injection. The operations live in ``model.py`` and are shared with
+consumer, reconciliation, sweeper and operator actions against the real services on the table's
+fakes (tests/support/fake_table.py, held to the adapters by tests/contract/storage/ and, a whole
+history at a time, by test_model_on_moto.py), with a controllable clock and the in-memory provider
+with fault injection. The operations live in ``model.py`` and are shared with
 ``make proof`` (``proof.py``), which runs the same rules over thousands of seeded histories.
 
 After every step the invariants of docs/invariants.md hold (capacity and the exact pool counters,
@@ -27,10 +28,9 @@ from moto import mock_aws
 from . import proof
 from .helpers import DirectDynamoDB, snapshot_in_process
 from .kind_cases import MODEL_CASES, KindCase
-from .model import OPERATIONS, BookingModel, deterministic_uuids
+from .model import OPERATIONS, BookingModel, deterministic_uuids, fake_storage
 
 T = TypeVar("T")
-TABLE = "stateful-bookings"
 #: What the runs exercised, over all examples (printed and checked by test_stateful_runs_cover).
 COVERAGE: Counter[str] = Counter()
 
@@ -58,11 +58,9 @@ class BookingMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.mock = mock_aws()
-        self.mock.start()
         # Ids follow a fixed seed, so hypothesis replays (and shrinks) a story exactly.
         self.undo_uuids = deterministic_uuids(random.Random(0))
-        self.model = BookingModel(DirectDynamoDB(), TABLE, seed=0, kind=self.KIND)
+        self.model = BookingModel(fake_storage(), seed=0, kind=self.KIND)
 
     def teardown(self) -> None:
         try:
@@ -75,7 +73,6 @@ class BookingMachine(RuleBasedStateMachine):
         finally:
             COVERAGE.update(self.model.log)
             self.undo_uuids()
-            self.mock.stop()
 
     @invariant()
     def invariants_hold(self) -> None:
@@ -161,14 +158,12 @@ def test_proof_slice(base: int) -> None:
     operation of the model must have acted in it at least once: none is left to ``make proof``."""
     count = int(os.environ.get("HOLDFAST_PROOF_SLICE", "100"))
     reached: Counter[str] = Counter()
-    with mock_aws():
-        client = DirectDynamoDB()
-        failures = []
-        for seed in range(base, base + count):
-            violation, story, log = proof.run_history(seed, 25, client)
-            reached.update(log)
-            if violation:
-                failures.append(f"seed={seed}: {violation}\n" + "\n".join(f"    {line}" for line in story[-12:]))
+    failures = []
+    for seed in range(base, base + count):
+        violation, story, log = proof.run_history(seed, 25, None)
+        reached.update(log)
+        if violation:
+            failures.append(f"seed={seed}: {violation}\n" + "\n".join(f"    {line}" for line in story[-12:]))
     assert not failures, \
         f"{len(failures)} of {count} histories broke an invariant; first:\n" + "\n".join(failures[:3])
     missed = [outcome for outcome in proof.OPERATIONS_REACHED if not reached[outcome]] + \
