@@ -294,8 +294,11 @@ REACHED_OUTSIDE_THE_SAMPLES: dict[str, dict[str, None]] = {
     "EventsApiFunction": _unreached(["dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]),
     # the sample's bucket holds nothing due: expiring holds releases their places
     "ExpireHoldFunction": _unreached([], reads=["dynamodb:BatchGetItem", "dynamodb:Query"], writes=TABLE_WRITES),
-    # an email that could not be sent takes its record back (forget_notification: DeleteItem)
-    "NotifierFunction": _unreached([], reads=["dynamodb:BatchGetItem", "dynamodb:Query"],
+    # an email that could not be sent takes its record back (forget_notification: DeleteItem); the
+    # samples' bookings give no address, so nothing is mailed (SES) and no confirmed parking
+    # booking's message signs its entry pass with the lot's key (the parking key secret)
+    "NotifierFunction": _unreached(["ses:SendEmail", "secretsmanager:GetSecretValue"],
+                                   reads=["dynamodb:BatchGetItem", "dynamodb:Query"],
                                    writes=["dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]),
     # a released place offered to the waitlist is a hold with its timer; Lambda's stream poller
     # sends a failed batch to the OnFailure queue with the function's role (SAM grants it)
