@@ -320,10 +320,9 @@ def test_pick_a_time_on_the_day_view_told_it_went_take_a_nearby_one_and_pay(site
     expect(slot(page, "07:00")).to_be_disabled()                   # 7 seats do not fit in 6
 
 
-def test_a_late_payment_whose_places_went_is_moved_to_an_offered_alternative(site, customer_page, shots):
-    """The conflict case on the booking page: the kind's alternatives as buttons (the toy
-    entry-windows kind of tests/support, registered in this process where the stack runs)."""
-    api, sandbox = site["api"], site["control"]
+def late_payment_conflict(api, sandbox):
+    """A conflict case on the toy entry-windows kind (tests/support, registered in this process
+    where the stack runs): a hold runs out, someone takes its 12:00 window, its payment arrives."""
     toy_windows.register()
     event = api.create_event(category="windowed", capacity=1, hold_ttl_seconds=2)
     who = customer()
@@ -332,6 +331,14 @@ def test_a_late_payment_whose_places_went_is_moved_to_an_offered_alternative(sit
     assert api.book(event["event_id"], customer()).status_code == 201     # someone takes the 12:00 window
     sandbox.pay(payment_id)
     api.wait_status(booking_id, who, "MANUAL_REVIEW")
+    return who, booking_id, payment_id
+
+
+def test_a_late_payment_whose_places_went_is_moved_to_an_offered_alternative(site, customer_page, shots):
+    """The conflict case on the booking page: the kind's alternatives as buttons (the toy
+    entry-windows kind of tests/support, registered in this process where the stack runs)."""
+    api, sandbox = site["api"], site["control"]
+    who, booking_id, payment_id = late_payment_conflict(api, sandbox)
 
     page = customer_page(who)
     page.goto(f"/booking.html?id={booking_id}")
@@ -355,14 +362,7 @@ def test_a_conflict_case_emails_link_marks_its_choice_and_one_press_takes_it(sit
     from holdfast import wiring
 
     api, sandbox = site["api"], site["control"]
-    toy_windows.register()
-    event = api.create_event(category="windowed", capacity=1, hold_ttl_seconds=2)
-    who = customer()
-    booking_id, payment_id = booked_and_paying(api, event, who)
-    api.wait_status(booking_id, who, "EXPIRED", timeout=15)
-    assert api.book(event["event_id"], customer()).status_code == 201     # someone takes the 12:00 window
-    sandbox.pay(payment_id)
-    api.wait_status(booking_id, who, "MANUAL_REVIEW")
+    who, booking_id, payment_id = late_payment_conflict(api, sandbox)
     deadline, notes = time.monotonic() + 15, []
     while time.monotonic() < deadline and not any(n["type"] == "booking.manual_review" for n in notes):
         time.sleep(0.1)   # the relay, the bus and the queue deliver asynchronously
