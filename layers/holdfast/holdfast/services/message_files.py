@@ -43,9 +43,9 @@ def calendar(*, uid: str, method: str, sequence: int, summary: str, start: str, 
 
 
 def qr_png(text: str) -> bytes:
-    """``text`` as a QR code (error correction M, the quiet zone the standard asks for), PNG."""
-    import segno
+    """``text`` as the passes' QR code (services/passes.py), as a PNG a mail program shows inline."""
+    from .passes import QUIET_ZONE, qr_code
 
     out = io.BytesIO()
-    segno.make(text, error="m", micro=False).save(out, kind="png", scale=5, border=4)
+    qr_code(text).save(out, kind="png", scale=5, border=QUIET_ZONE)
     return out.getvalue()

@@ -16,6 +16,14 @@ ERROR_CORRECTION = "m"
 QUIET_ZONE = 4
 
 
+def qr_code(text: str):
+    """``text`` as the QR code every pass is drawn as (the page's SVG, a message's image): one
+    error correction and quiet zone for both, so what a gate reads never depends on where it came from."""
+    import segno
+
+    return segno.make(text, error=ERROR_CORRECTION, micro=False)
+
+
 class PassService:
     def __init__(self, store: BookingReads, pass_of: Callable[[Booking], str | None]) -> None:
         self.store = store
@@ -38,9 +46,7 @@ class PassService:
 
     def svg(self, booking_id: str, customer_id: str) -> str:
         """The pass as an SVG QR code (black on white, with its quiet zone and a title)."""
-        import segno
-
-        code = segno.make(self.token(booking_id, customer_id), error=ERROR_CORRECTION, micro=False)
+        code = qr_code(self.token(booking_id, customer_id))
         out = io.BytesIO()
         code.save(out, kind="svg", scale=4, border=QUIET_ZONE, dark="#000", light="#fff", xmldecl=False,
                   title="Entry pass", nl=False)
