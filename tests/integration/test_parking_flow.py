@@ -127,8 +127,22 @@ def test_overlapping_windows_exclude_each_other_and_touching_ones_do_not(api):
     assert reserve(api, lot["lot_id"], "LARGE", "2031-06-02T11:30:00Z", "2031-06-02T13:00:00Z").status_code == 409
     assert reserve(api, lot["lot_id"], "LARGE", "2031-06-02T09:00:00+03:00", "2031-06-02T13:00:00+03:00").status_code == 201
     assert reserve(api, lot["lot_id"], "LARGE", "2031-06-02T12:00:00Z", "2031-06-02T13:00:00Z").status_code == 201
-    off = reserve(api, lot["lot_id"], "LARGE", "2031-06-02T14:10:00Z", "2031-06-02T15:00:00Z")
-    assert off.status_code == 400 and off.json()["error"]["code"] == "window_not_on_granule"
+    off = reserve(api, lot["lot_id"], "LARGE", "2031-06-02T14:10:30Z", "2031-06-02T15:00:00Z")
+    assert off.status_code == 400 and off.json()["error"]["code"] == "window_not_on_minute"
+
+
+def test_a_window_to_the_minute_is_billed_for_its_minutes_and_takes_every_granule_it_touches(api):
+    lot = create_lot(api, spaces=[{"space_id": "L1", "type": "LARGE"}])
+    held = reserve(api, lot["lot_id"], "LARGE", "2031-06-04T10:10:00Z", "2031-06-04T11:10:00Z")
+    assert held.status_code == 201, held.text
+    booking = held.json()
+    # one started hour for 60 minutes, though the granules it claims (10:00-11:30) last 90
+    assert booking["amount"] == {"value": "100.00", "currency": "RUB"}
+    assert (booking["from"], booking["to"]) == ("2031-06-04T10:10:00.000Z", "2031-06-04T11:10:00.000Z")
+    partly = reserve(api, lot["lot_id"], "LARGE", "2031-06-04T11:20:00Z", "2031-06-04T12:00:00Z")
+    assert partly.status_code == 409 and partly.json()["error"]["code"] == "no_space_available"
+    after = reserve(api, lot["lot_id"], "LARGE", "2031-06-04T11:30:00Z", "2031-06-04T12:05:00Z")
+    assert after.status_code == 201 and after.json()["amount"] == {"value": "100.00", "currency": "RUB"}
 
 
 def test_fifty_reservations_for_ten_mixed_spaces_give_each_space_once(api):

@@ -147,8 +147,9 @@ class Kind:
         booking admits its holder (None: the kind issues no pass, or not in this state)."""
         return None
 
-    def price(self, event: Offering, places: Places) -> Money:
-        """What the places actually allocated cost."""
+    def price(self, event: Offering, places: Places, wanted: dict[str, Any] | None = None) -> Money:
+        """What the places actually allocated cost; ``wanted`` is the validated request, for a kind
+        that bills what was asked for rather than what it claimed (a parking window)."""
         return Money.parse(event.price, event.currency).times(places.quantity)
 
     # ---------------------------------------------------------------------- availability
