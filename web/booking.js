@@ -20,13 +20,14 @@
       notStarted: "Not started", pending: "Started, not paid yet", waiting_for_capture: "Authorised", succeeded: "Paid",
       canceled: "Cancelled, nothing charged", beingChecked: "Being checked",
       backTimes: "Back to the times", backParking: "Back to the parking", backEvent: "Back to the event",
-      continuePay: "Continue to payment", pay: "Pay", cancelRefund: "Cancel and get a refund", giveUp: "Give the places up",
+      continuePay: "Continue to payment", pay: "Pay", cancelRefund: "Cancel and get a refund", cancelKeep: "Cancel the booking",
+      giveUp: "Give the places up",
       caseHeading: "Your places went to someone else: choose what happens",
       caseTake: "Take one of these instead, with the same payment and nothing more to pay, or have your money back.",
       caseBy: "If you choose nothing by {when}, your money comes back by itself.",
       typeName: "Type your name at the top of the page to see your booking.",
       noProvider: "The payment page could not be opened. Please try again.",
-      askCancel: "Cancel this booking? Your payment will be refunded.", askGiveUp: "Give these places up?",
+      askGiveUp: "Give these places up?",
       noBooking: "This page needs a booking: open it from the event page after holding places.",
     },
     ru: {
@@ -43,13 +44,14 @@
       notStarted: "Не начата", pending: "Начата, ещё не оплачена", waiting_for_capture: "Деньги заблокированы", succeeded: "Оплачено",
       canceled: "Отменена, деньги не списаны", beingChecked: "Проверяется",
       backTimes: "К расписанию", backParking: "К парковке", backEvent: "К мероприятию",
-      continuePay: "Перейти к оплате", pay: "Оплатить", cancelRefund: "Отменить и вернуть деньги", giveUp: "Отказаться от мест",
+      continuePay: "Перейти к оплате", pay: "Оплатить", cancelRefund: "Отменить и вернуть деньги", cancelKeep: "Отменить бронирование",
+      giveUp: "Отказаться от мест",
       caseHeading: "Ваши места достались другому: выберите, что дальше",
       caseTake: "Возьмите один из этих вариантов вместо них, с той же оплатой и без доплаты, или верните деньги.",
       caseBy: "Если ничего не выбрать до {when}, деньги вернутся сами.",
       typeName: "Введите своё имя вверху страницы, чтобы увидеть бронирование.",
       noProvider: "Не удалось открыть страницу оплаты. Попробуйте ещё раз.",
-      askCancel: "Отменить бронирование? Оплата будет возвращена.", askGiveUp: "Отказаться от этих мест?",
+      askGiveUp: "Отказаться от этих мест?",
       noBooking: "Этой странице нужно бронирование: откройте её со страницы мероприятия после брони мест.",
     },
   });
@@ -90,7 +92,8 @@
     const slot = booking.places.starts_at;    // an appointment: its time, in the reader's clock
     const space = booking.places.space_id;    // a parking reservation: its space and window
     const places = booking.places.seats ? fill(T.seats, { seats: booking.places.seats.join(", ") })
-      : space ? `${fill(booking.plate ? T.spaceFor : T.space, { space, plate: booking.plate })}, ${fill(T.timeTo, { from: when(booking.places.from), to: when(booking.places.to) })}`
+      // the window as reserved (from, to), not the half-hour granules it claims (places.from, places.to)
+      : space ? `${fill(booking.plate ? T.spaceFor : T.space, { space, plate: booking.plate })}, ${fill(T.timeTo, { from: when(booking.from || booking.places.from), to: when(booking.to || booking.places.to) })}`
       : slot ? fill(T.timeTo, { from: when(slot), to: new Date(booking.places.ends_at).toLocaleTimeString(Holdfast.lang(), { hour: "2-digit", minute: "2-digit" }) })
         + (booking.places.mode === "group" ? fill(T.groupSeats, { count: booking.places.quantity }) : "")
       : fill(T.placesCount, { count: booking.places.quantity });
@@ -109,11 +112,13 @@
 
     const holding = booking.status === "HELD" || booking.status === "PAYMENT_PENDING";
     $("hold").classList.toggle("hidden", !holding || !booking.hold_expires_at);
-    $("after").textContent = said.hold_next_step ? fill(said.hold_next_step, { until: when(booking.hold_expires_at) }) : "";
+    $("after").textContent = holdText("hold_next_step");
     $("pay").classList.toggle("hidden", !holding);
     $("pay").textContent = payment && payment.confirmation_url ? T.continuePay : T.pay;
     $("cancel").classList.toggle("hidden", !(holding || booking.status === "CONFIRMED"));
-    $("cancel").textContent = booking.status === "CONFIRMED" ? T.cancelRefund : T.giveUp;
+    $("cancel").textContent = booking.status !== "CONFIRMED" ? T.giveUp : booking.cancel_refund ? T.cancelRefund : T.cancelKeep;
+    // what cancelling gives back is the engine's own decision for this booking (cancel_refund)
+    $("cancel-terms").textContent = booking.status === "CONFIRMED" ? cancelText() : "";
 
     renderCase();
     showPass();
@@ -202,8 +207,21 @@
     const minutes = Math.floor(left / 60), seconds = left % 60;
     $("countdown").textContent = left > 0 ? `${minutes}:${String(seconds).padStart(2, "0")}` : "0:00";
     if (left === 0 && (booking.status === "HELD" || booking.status === "PAYMENT_PENDING")) {
-      $("after").textContent = said.hold_ended || "";
+      $("after").textContent = holdText("hold_ended");
     }
+  }
+
+  // The engine's sentences (GET /texts) by the keys the booking's view names for it: a late
+  // payment's outcome depends on the kind, a cancellation's refund on the booking's terms and time
+  function holdText(name) {
+    const key = (booking.texts || {})[name];
+    return key && said[key] ? fill(said[key], { until: when(booking.hold_expires_at) }) : "";
+  }
+
+  function cancelText() {
+    const key = (booking.texts || {}).cancel;
+    return key && said[key] ? fill(said[key], { until: booking.cancel_refund_until ? when(booking.cancel_refund_until) : "" })
+      : booking.cancel_next_step || "";
   }
 
   // The entry pass as the API draws it (GET /bookings/{id}/pass.svg), once the booking carries
@@ -262,8 +280,7 @@
 
   $("cancel").addEventListener("click", async () => {
     showError("action-error", null);
-    const refund = booking.status === "CONFIRMED";
-    if (!confirm(refund ? T.askCancel : T.askGiveUp)) return;
+    if (!confirm(booking.status === "CONFIRMED" ? cancelText() : T.askGiveUp)) return;
     try {
       booking = Object.assign(await api("POST", `/bookings/${encodeURIComponent(bookingId)}/cancel`), { journal: booking.journal });
       render();

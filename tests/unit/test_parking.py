@@ -499,3 +499,29 @@ def test_a_minute_window_is_what_the_pass_the_no_show_timer_and_a_late_payment_g
     clock.now = datetime.fromisoformat(f"{DAY}T09:55:00+00:00")
     opened = gates.apply(lot["lot_id"], gate["gate_id"], {**entry, "event_id": "e-3"}, at=clock(), offline=False)
     assert opened["gate_open"] is True and opened["space_id"] == "R1"
+
+
+def test_the_view_says_what_a_cancellation_now_gives_back_and_the_cancellation_does_that(parking, view_bookings,
+                                                                                         payments, provider, clock):
+    from holdfast.domain.texts import TEXTS
+
+    spaces = [{"space_id": "R1", "type": "REGULAR"}]
+    lots = {"full": make_lot(parking, spaces=spaces),
+            "until": make_lot(parking, spaces=spaces, policy={"cancel_refund_until_minutes_before": 120}),
+            "none": make_lot(parking, spaces=spaces, policy={"cancel_refund": "none"})}
+    booked = {}
+    for name, lot in lots.items():
+        booked[name] = reserve(parking, lot, "REGULAR", "10:10", "11:40", customer=name, key=name)
+        confirm(payments, provider, booked[name])
+    clock.now = clock.now.replace(day=2, hour=8, minute=30)        # 100 minutes before 10:10
+    views = {name: view_bookings.view(b.booking_id, name, "ru") for name, b in booked.items()}
+    assert {name: (v["cancel_refund"], v["texts"]["cancel"], v.get("cancel_refund_until"))
+            for name, v in views.items()} == {
+        "full": (True, "cancel.refund_until", f"{DAY}T10:10:00.000Z"),
+        "until": (False, "cancel.no_refund", None),                   # its refund ended at 08:10
+        "none": (False, "cancel.no_refund", None)}
+    assert views["none"]["cancel_next_step"] == TEXTS["ru"]["cancel.no_refund"]
+    assert views["full"]["cancel_next_step"] == TEXTS["ru"]["cancel.refund_until"].format(until=f"{DAY}T10:10:00.000Z")
+    for name, b in booked.items():
+        done = view_bookings.cancel(b.booking_id, name, refund=payments.cancel_confirmed)
+        assert (done.status in ("REFUND_PENDING", "REFUNDED")) is views[name]["cancel_refund"], name

@@ -55,6 +55,8 @@ class Kind:
     #: The names in ``booking_details`` (and in journal entries' ids) that name a person (a plate):
     #: erased with the booking's other personal fields once it has ended (domain/personal_data.py).
     personal_details: tuple[str, ...] = ()
+    #: Whether ``alternatives`` can offer anything: what a held booking is told about a late payment.
+    offers_alternatives: bool = False
 
     # ------------------------------------------------------------------------ creation
     def accepts(self, request: Any) -> bool:
@@ -132,6 +134,11 @@ class Kind:
     def cancel_without_refund(self, event: Offering, booking: Booking, now: datetime) -> str | None:
         """The declared state a confirmed booking given up by its customer enters when the
         offering's policy gives nothing back (None: the money goes back, REFUND_PENDING)."""
+        return None
+
+    def refund_until(self, event: Offering, booking: Booking) -> str | None:
+        """The moment after which a cancellation of the booking gives nothing back (None: no such
+        moment; ``cancel_without_refund`` decides)."""
         return None
 
     def refund_on_timer(self, event: Offering, booking: Booking) -> bool:

@@ -119,11 +119,17 @@ class Parking(Kind):
                 "timer_at": iso(no_show_at), "timer_state": NO_SHOW}
 
     def cancel_without_refund(self, event: Any, booking: Booking, now: datetime) -> str | None:
-        policy = self.settings(event).policy
-        start = parse_iso((booking.kind_details or {})["from"])
-        if policy.cancel_refund == "none" or now > start - timedelta(minutes=policy.cancel_refund_until_minutes_before):
+        until = self.refund_until(event, booking)
+        if until is None or now > parse_iso(until):
             return CANCELLED_NO_REFUND
         return None
+
+    def refund_until(self, event: Any, booking: Booking) -> str | None:
+        policy = self.settings(event).policy
+        if policy.cancel_refund == "none":
+            return None
+        start = parse_iso((booking.kind_details or {})["from"])
+        return iso(start - timedelta(minutes=policy.cancel_refund_until_minutes_before))
 
     def refund_on_timer(self, event: Any, booking: Booking) -> bool:
         return self.settings(event).policy.refund_no_show
