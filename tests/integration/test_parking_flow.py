@@ -224,6 +224,39 @@ def test_a_drive_up_car_gets_a_space_and_pays_what_it_owes_at_the_exit(api, sand
     assert pass_(api, lot["lot_id"], gate_, "entry", event_id="d-in-3", plate="Y111YY")["gate_open"] is True
 
 
+def test_a_drive_up_pays_its_exit_on_the_page_the_gate_links_to_and_sees_the_receipt(api, sandbox, system):
+    from urllib.parse import parse_qs, urlsplit
+
+    lot = create_lot(api, spaces=[{"space_id": "R1", "type": "REGULAR"}], name="Exit page lot",
+                     tariff={"hourly": {"value": "90.00", "currency": "RUB"}, "grace_minutes": 0})
+    gate_ = gate(api, lot["lot_id"])
+    entered = pass_(api, lot["lot_id"], gate_, "entry", event_id="p-in", plate="E 555 EE")
+    owed = pass_(api, lot["lot_id"], gate_, "exit", event_id="p-out", plate="E555EE")
+    # the gate's link is our exit page, beside the booking page PaymentReturnUrl names
+    link = urlsplit(owed["confirmation_url"])
+    assert f"{link.scheme}://{link.netloc}{link.path}" == system["stack"].api_url + "/exit.html"
+    query = {name: values[0] for name, values in parse_qs(link.query).items()}
+    assert (query["lot"], query["ticket"]) == (lot["lot_id"], entered["ticket_id"])
+    [payment] = sandbox.payments(ticket_id=entered["ticket_id"])
+    assert payment["confirmation"]["return_url"] == owed["confirmation_url"]     # the provider brings the driver back
+    path = f"/lots/{lot['lot_id']}/tickets/{entered['ticket_id']}/exit-payment"
+    shown = api.request("GET", path, params={"key": query["key"]})
+    assert shown.status_code == 200 and shown.headers["Cache-Control"] == "private, no-store"
+    page = shown.json()
+    documented(page, "ExitPayment")
+    assert (page["state"], page["plate"], page["amount"], page["lot"]["name"], page["exited_at"]) == \
+        ("pending", "E555EE", {"value": "90.00", "currency": "RUB"}, "Exit page lot", None)
+    assert page["confirmation_url"] == payment["confirmation"]["confirmation_url"]
+    wrong = api.request("GET", path, params={"key": "x" + query["key"][1:]})
+    assert wrong.status_code == 404 and wrong.json()["error"]["code"] == "exit_payment_not_found"
+    assert api.request("GET", path).status_code == 404
+    sandbox.pay(payment["id"])
+    receipt = api.request("GET", path, params={"key": query["key"]}).json()
+    assert (receipt["state"], receipt["confirmation_url"]) == ("paid", None)
+    assert pass_(api, lot["lot_id"], gate_, "exit", event_id="p-out-2", plate="E555EE")["exit_granted"] is True
+    assert api.request("GET", path, params={"key": query["key"]}).json()["exited_at"]
+
+
 def test_a_reservation_nobody_used_becomes_no_show_by_the_timer_and_frees_the_space(api, sandbox, system):
     start, end = now_window()
     # The window began up to half an hour ago. The no-show timers fall due a little after the

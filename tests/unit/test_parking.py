@@ -46,7 +46,8 @@ def parking(store, clock, view_bookings):
 
 @pytest.fixture
 def gates(store, clock, parking, provider):
-    return GatePasses(store, clock, parking, lambda: provider, "http://127.0.0.1:3000/booking.html?id={booking_id}")
+    return GatePasses(store, clock, parking, lambda: provider, "http://127.0.0.1:3000/booking.html?id={booking_id}",
+                      exit_page_url="http://127.0.0.1:3000/exit.html")
 
 
 def make_lot(parking, spaces=SPACES, **overrides):
