@@ -15,6 +15,8 @@
       CONFIRMED: "Paid and confirmed", EXPIRED: "Your hold ran out: nothing was charged", CANCELLED: "Cancelled",
       PAYMENT_FAILED: "The payment did not go through: nothing was charged", REFUND_PENDING: "Your money is being refunded",
       REFUNDED: "Refunded", MANUAL_REVIEW: "Our team is checking your booking",
+      CHECKED_IN: "Your car is in", COMPLETED: "Your car has left", NO_SHOW: "Nobody came in the window",
+      CANCELLED_NO_REFUND: "Cancelled, nothing given back",
       seats: "Seats {seats}", timeTo: "{from} to {to}", groupSeats: ", {count} seat(s)", placesCount: "{count} place(s)",
       space: "Space {space}", spaceFor: "Space {space} for {plate}",
       notStarted: "Not started", pending: "Started, not paid yet", waiting_for_capture: "Authorised", succeeded: "Paid",
@@ -27,7 +29,7 @@
       caseBy: "If you choose nothing by {when}, your money comes back by itself.",
       typeName: "Type your name at the top of the page to see your booking.",
       noProvider: "The payment page could not be opened. Please try again.",
-      askGiveUp: "Give these places up?",
+      askCancel: "Cancel this booking?", askGiveUp: "Give these places up?",
       noBooking: "This page needs a booking: open it from the event page after holding places.",
     },
     ru: {
@@ -39,6 +41,8 @@
       CONFIRMED: "Оплачено и подтверждено", EXPIRED: "Время брони вышло: деньги не списаны", CANCELLED: "Отменено",
       PAYMENT_FAILED: "Оплата не прошла: деньги не списаны", REFUND_PENDING: "Деньги возвращаются",
       REFUNDED: "Деньги возвращены", MANUAL_REVIEW: "Мы проверяем ваше бронирование",
+      CHECKED_IN: "Машина на парковке", COMPLETED: "Машина уехала", NO_SHOW: "За время брони никто не приехал",
+      CANCELLED_NO_REFUND: "Отменено, деньги не возвращены",
       seats: "Места {seats}", timeTo: "{from} — {to}", groupSeats: ", мест: {count}", placesCount: "Мест: {count}",
       space: "Место {space}", spaceFor: "Место {space} для {plate}",
       notStarted: "Не начата", pending: "Начата, ещё не оплачена", waiting_for_capture: "Деньги заблокированы", succeeded: "Оплачено",
@@ -51,17 +55,19 @@
       caseBy: "Если ничего не выбрать до {when}, деньги вернутся сами.",
       typeName: "Введите своё имя вверху страницы, чтобы увидеть бронирование.",
       noProvider: "Не удалось открыть страницу оплаты. Попробуйте ещё раз.",
-      askGiveUp: "Отказаться от этих мест?",
+      askCancel: "Отменить бронирование?", askGiveUp: "Отказаться от этих мест?",
       noBooking: "Этой странице нужно бронирование: откройте её со страницы мероприятия после брони мест.",
     },
   });
   const TONES = { HELD: "wait", PAYMENT_PENDING: "wait", CONFIRMED: "good", EXPIRED: "bad", CANCELLED: "bad",
-                  PAYMENT_FAILED: "bad", REFUND_PENDING: "wait", REFUNDED: "good", MANUAL_REVIEW: "wait" };
+                  PAYMENT_FAILED: "bad", REFUND_PENDING: "wait", REFUNDED: "good", MANUAL_REVIEW: "wait",
+                  CHECKED_IN: "good", COMPLETED: "good", NO_SHOW: "bad", CANCELLED_NO_REFUND: "bad" };
   document.title = T.pageTitle;
   for (const node of document.querySelectorAll("[data-text]")) node.textContent = T[node.dataset.text];
   for (const node of document.querySelectorAll("[data-label]")) node.setAttribute("aria-label", T[node.dataset.label]);
   for (const node of document.querySelectorAll("[data-alt]")) node.setAttribute("alt", T[node.dataset.alt]);
-  const FINAL = new Set(["CONFIRMED", "EXPIRED", "CANCELLED", "PAYMENT_FAILED", "REFUNDED"]);
+  const FINAL = new Set(["CONFIRMED", "EXPIRED", "CANCELLED", "PAYMENT_FAILED", "REFUNDED", "COMPLETED", "NO_SHOW",
+                         "CANCELLED_NO_REFUND"]);
   let booking = null;
   let ticker = null;
   // What the hold's end means is the API's own sentence (GET /texts), never the page's words
@@ -280,7 +286,7 @@
 
   $("cancel").addEventListener("click", async () => {
     showError("action-error", null);
-    if (!confirm(booking.status === "CONFIRMED" ? cancelText() : T.askGiveUp)) return;
+    if (!confirm(booking.status === "CONFIRMED" ? `${T.askCancel} ${cancelText()}` : T.askGiveUp)) return;
     try {
       booking = Object.assign(await api("POST", `/bookings/${encodeURIComponent(bookingId)}/cancel`), { journal: booking.journal });
       render();

@@ -595,9 +595,99 @@ def test_a_driver_finds_a_lot_in_the_catalog_reserves_pays_and_the_shown_pass_op
     assert serious_accessibility_problems(page) == []
     shots(page, "booking-parking-pass-ru", full_page=True)
     expect(page.locator("#cancel-terms")).to_contain_text("оплата возвращается полностью")
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert serious_accessibility_problems(page) == []
+    shots(page, "booking-parking-pass-ru-phone", full_page=True)
     # the pass is the window itself: a gate today, hours before tomorrow's 10:10 less early entry, keeps shut
     # (test_the_pass_image_decodes_to_the_entry_token_and_a_gate_opens_with_it opens one inside its window)
     refused = api.request("POST", f"/lots/{lot['lot_id']}/gates/{gate['gate_id']}/entry",
                           headers={"X-Gate-Key": gate["gate_key"]},
                           json={"event_id": "page-pass-in-1", "token": token}).json()
     assert (refused["gate_open"], refused["reason"]) == (False, "outside_window")
+
+
+def test_a_drive_up_pays_its_exit_from_the_page_the_gate_links_to_and_sees_the_receipt(site, customer_page, shots):
+    api = site["api"]
+    lot = api.request("POST", "/lots", organizer=True, json={
+        "name": "Station car park", "spaces": [{"space_id": "R1", "type": "REGULAR"}],
+        "tariff": {"hourly": {"value": "80.00", "currency": "RUB"}}}).json()
+    gate = api.request("POST", f"/lots/{lot['lot_id']}/gates", organizer=True, json={"name": "Exit"}).json()
+
+    def through(direction, event_id):
+        answer = api.request("POST", f"/lots/{lot['lot_id']}/gates/{gate['gate_id']}/{direction}",
+                             headers={"X-Gate-Key": gate["gate_key"]}, json={"event_id": event_id, "plate": "K 808 KK"})
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+    assert through("entry", "walk-in-1")["gate_open"] is True
+    owed = through("exit", "walk-out-1")
+    assert owed["exit_granted"] is False and owed["amount_due"] == {"value": "80.00", "currency": "RUB"}
+
+    page = customer_page("", width=1280, height=900)      # a driver with no account: the link is enough
+    page.goto(owed["confirmation_url"])
+    expect(page).to_have_url(re.compile(r"/exit\.html\?"))
+    expect(page.locator("#status")).to_have_attribute("data-state", "pending")
+    expect(page.locator("#lot")).to_have_text("Station car park")
+    expect(page.locator("#plate")).to_have_text("K808KK")
+    expect(page.locator("#amount")).to_contain_text("80.00")
+    assert serious_accessibility_problems(page) == []
+    shots(page, "exit-en-desktop", full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert serious_accessibility_problems(page) == []
+    page.get_by_label("Language").select_option("ru")
+    expect(page.get_by_role("heading", name="Оплата парковки")).to_be_visible()
+    expect(page.locator("#status")).to_have_text("Оплатите перед выездом")
+    expect(page.locator("#amount")).to_contain_text("80,00")
+    assert serious_accessibility_problems(page) == []
+    shots(page, "exit-ru-phone", full_page=True)
+    exit_url = page.url
+
+    page.get_by_role("button", name="Оплатить").click()
+    expect(page).to_have_url(re.compile(r"/checkout/"))         # the sandbox's payment page
+    page.get_by_role("button", name="Pay").click()
+    expect(page).to_have_url(exit_url)                            # back through return_url
+    expect(page.locator("#status")).to_have_attribute("data-state", "paid")
+    expect(page.locator("#status")).to_have_text("Оплачено: шлагбаум откроется")
+    expect(page.locator("#pay")).to_be_hidden()
+    assert serious_accessibility_problems(page) == []
+    shots(page, "exit-paid-ru-phone", full_page=True)
+    assert through("exit", "walk-out-2")["exit_granted"] is True
+    page.get_by_label("Язык").select_option("en")
+    expect(page.locator("#status")).to_have_text("Paid: the barrier opens for you")
+    expect(page.locator("#exited-row")).to_be_visible()           # the receipt says when the car left
+    expect(page.locator("#explain")).to_have_text("You have left the car park. This is your receipt.")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    assert serious_accessibility_problems(page) == []
+    shots(page, "exit-paid-en-desktop", full_page=True)
+
+
+def test_a_lot_that_keeps_the_money_never_promises_a_refund_and_the_cancel_does_what_it_said(site, customer_page):
+    api, sandbox, who = site["api"], site["control"], customer()
+    lot = api.request("POST", "/lots", organizer=True, json={
+        "name": "Strict car park", "spaces": [{"space_id": "R1", "type": "REGULAR"}],
+        "tariff": {"hourly": {"value": "100.00", "currency": "RUB"}}, "policy": {"cancel_refund": "none"}}).json()
+    start = (datetime.now(timezone.utc) + timedelta(days=1)).replace(hour=10, minute=10, second=0, microsecond=0)
+    held = api.request("POST", f"/lots/{lot['lot_id']}/reservations", customer=who, key=str(uuid.uuid4()), json={
+        "vehicle_type": "REGULAR", "plate": "M111MM", "from": start.isoformat(),
+        "to": (start + timedelta(minutes=90)).isoformat()}).json()
+    payment = api.pay(held["booking_id"], who)
+    sandbox.pay(payment.json()["payment_id"])
+    api.wait_status(held["booking_id"], who, "CONFIRMED")
+
+    page = customer_page(who)
+    page.goto(f"/booking.html?id={held['booking_id']}")
+    expect(page.locator("#status")).to_have_attribute("data-status", "CONFIRMED")
+    expect(page.locator("#cancel")).to_have_text("Cancel the booking")
+    expect(page.locator("#cancel-terms")).to_have_text(
+        "Cancelling now gives nothing back: under this booking's terms the payment is kept.")
+    asked = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
+    page.locator("#cancel").click()
+    expect(page.locator("#status")).to_have_attribute("data-status", "CANCELLED_NO_REFUND")
+    assert asked and "refunded" not in asked[0] and "gives nothing back" in asked[0], asked
+    expect(page.locator("#status")).to_have_text("Cancelled, nothing given back")
+    assert serious_accessibility_problems(page) == []
+    page.get_by_label("Language").select_option("ru")
+    expect(page.locator("#status")).to_have_text("Отменено, деньги не возвращены")
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert serious_accessibility_problems(page) == []

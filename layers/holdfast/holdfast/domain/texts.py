@@ -30,11 +30,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "hold_ended.refund_only": (
             "Time is up: the places are being released. A payment that reaches us now still confirms the "
             "booking if the places are free; otherwise your money is given back."),
-        "cancel.refund": "Cancel this booking? Your payment will be refunded in full.",
+        "cancel.refund": "Cancelling refunds your payment in full.",
         "cancel.refund_until": (
-            "Cancel this booking? Cancelled before {until}, your payment is refunded in full; later, "
-            "nothing is given back."),
-        "cancel.no_refund": "Cancel this booking? Its terms give no refund: the payment is kept.",
+            "Cancelled before {until}, your payment is refunded in full; later, nothing is given back."),
+        "cancel.no_refund": "Cancelling now gives nothing back: under this booking's terms the payment is kept.",
         "review.paid_in_time_places_resold": (
             "You paid in time but your places were released before we heard from the payment provider. Our team "
             "will offer you other places or a full refund within one working day."),
@@ -67,11 +66,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "hold_ended.refund_only": (
             "Время вышло: места освобождаются. Если оплата дойдёт до нас сейчас, бронирование подтвердится, "
             "если места ещё свободны; если нет, мы вернём деньги."),
-        "cancel.refund": "Отменить бронирование? Оплата будет возвращена полностью.",
+        "cancel.refund": "При отмене оплата возвращается полностью.",
         "cancel.refund_until": (
-            "Отменить бронирование? При отмене до {until} оплата возвращается полностью; позже деньги "
-            "не возвращаются."),
-        "cancel.no_refund": "Отменить бронирование? По его условиям деньги не возвращаются.",
+            "При отмене до {until} оплата возвращается полностью; позже деньги не возвращаются."),
+        "cancel.no_refund": "Если отменить сейчас, деньги не вернутся: таковы условия этого бронирования.",
         "review.paid_in_time_places_resold": (
             "Вы оплатили вовремя, но места освободились раньше, чем пришёл ответ платёжной системы. В течение "
             "одного рабочего дня мы предложим вам другие места или полный возврат денег."),
