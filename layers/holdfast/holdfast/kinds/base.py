@@ -154,9 +154,14 @@ class Kind:
         booking admits its holder (None: the kind issues no pass, or not in this state)."""
         return None
 
-    def price(self, event: Offering, places: Places, wanted: dict[str, Any] | None = None) -> Money:
-        """What the places actually allocated cost; ``wanted`` is the validated request, for a kind
-        that bills what was asked for rather than what it claimed (a parking window)."""
+    def hold_price(self, event: Offering, places: Places, wanted: dict[str, Any]) -> Money:
+        """What a new hold costs, given the validated request too: by default its places' price. A
+        kind that bills what was asked for rather than what it claimed (a parking window to the
+        minute, claiming whole granules) says so here."""
+        return self.price(event, places)
+
+    def price(self, event: Offering, places: Places) -> Money:
+        """What the places actually allocated cost."""
         return Money.parse(event.price, event.currency).times(places.quantity)
 
     # ---------------------------------------------------------------------- availability

@@ -157,7 +157,7 @@ class BookingService:
             booking = Booking(
                 booking_id=str(uuid.uuid4()), event_id=event_id, customer_id=customer_id, status=BookingStatus.HELD,
                 places=places,
-                amount=kind.price(event, places, wanted),
+                amount=kind.hold_price(event, places, wanted),
                 payment_mode=PaymentMode(event.payment_mode),
                 hold_expires_at=iso(now + timedelta(seconds=ttl)),
                 created_at=iso(now), updated_at=iso(now), version=1, contact_email=request.contact_email,

@@ -149,16 +149,19 @@ class Parking(Kind):
             return None
         return credentials().entry_token(booking.event_id, booking.booking_id, booking.kind_details or {})
 
-    def price(self, event: Any, places: Places, wanted: dict[str, Any] | None = None) -> Money:
-        """The tariff of the window asked for (10:10-11:40 is 90 minutes, though it claims the
-        granules 10:00-12:00); without one (an alternative planned elsewhere), of the granules."""
+    def hold_price(self, event: Any, places: Places, wanted: dict[str, Any]) -> Money:
+        """The tariff of the window asked for: 10:10-11:40 is 90 minutes, though it claims the
+        granules 10:00-12:00."""
+        return self._tariff(event, rules.window_minutes(parse_iso(wanted["from"]), parse_iso(wanted["to"])))
+
+    def price(self, event: Any, places: Places) -> Money:
+        """The tariff of the granules (where no window was asked for)."""
+        return self._tariff(event, len(places.granules) * int(rules.GRANULE.total_seconds() // 60))
+
+    def _tariff(self, event: Any, minutes: int) -> Money:
         settings = self.settings(event)
         hourly = Money.parse(settings.hourly, event["currency"])
         cap = Money.parse(settings.daily_cap, event["currency"]) if settings.daily_cap else None
-        if wanted is not None:
-            minutes = rules.window_minutes(parse_iso(wanted["from"]), parse_iso(wanted["to"]))
-        else:
-            minutes = len(places.granules) * int(rules.GRANULE.total_seconds() // 60)
         return Money(rules.tariff(hourly, cap, minutes), event["currency"])
 
     # ---------------------------------------------------------------------- availability
