@@ -151,6 +151,14 @@ def test_windows_with_seconds_or_too_long_are_refused(parking):
         parking.reserve(lot["lot_id"], "a", "s", ReservationIn.model_validate(
             {"vehicle_type": "REGULAR", "plate": "A1", "from": f"{DAY}T10:10:30Z", "to": f"{DAY}T11:00:00Z"}).command())
     assert off.value.code == "window_not_on_minute"
+    # 24 hours off the half hour touch 49 granules: still one transaction with the booking's own items
+    day = parking.reserve(lot["lot_id"], "d", "d", ReservationIn.model_validate(
+        {"vehicle_type": "LARGE", "plate": "D1", "from": f"{DAY}T10:10:00Z", "to": "2030-01-03T10:10:00Z"}).command())
+    assert len(day.booking.places.granules) == 49 and day.booking.amount.text == "1000.00"   # the daily cap
+    with pytest.raises(InvalidRequest) as long:
+        parking.reserve(lot["lot_id"], "e", "e", ReservationIn.model_validate(
+            {"vehicle_type": "LARGE", "plate": "E1", "from": f"{DAY}T10:10:00Z", "to": "2030-01-03T10:11:00Z"}).command())
+    assert long.value.code == "window_too_long"
     with pytest.raises(InvalidRequest) as past:
         parking.reserve(lot["lot_id"], "a", "k", ReservationIn.model_validate(
             {"vehicle_type": "REGULAR", "plate": "A1", "from": "2029-12-31T10:00:00Z", "to": "2029-12-31T11:00:00Z"}).command())
