@@ -5,7 +5,7 @@ A space is a resource whose time granules (30 minutes, products/parking/rules.py
 appointment's whole-resource booking (adapters/granule_claims.py): the resource id
 ``<lot>|<space>`` keeps a lot's granules in one partition a day, so a plan reads the window of
 every space with one range query a day. Overlapping windows share a granule and exclude each other
-atomically; touching windows share none. A plan that loses a race is re-planned from a fresh read
+atomically, as do two that use the same half hour; windows touching on a half hour share none. A plan that loses a race is re-planned from a fresh read
 by the hold path and takes the next candidate in the same fallback order.
 """
 from __future__ import annotations
