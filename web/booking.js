@@ -15,18 +15,21 @@
       CONFIRMED: "Paid and confirmed", EXPIRED: "Your hold ran out: nothing was charged", CANCELLED: "Cancelled",
       PAYMENT_FAILED: "The payment did not go through: nothing was charged", REFUND_PENDING: "Your money is being refunded",
       REFUNDED: "Refunded", MANUAL_REVIEW: "Our team is checking your booking",
+      CHECKED_IN: "Your car is in", COMPLETED: "Your car has left", NO_SHOW: "Nobody came in the window",
+      CANCELLED_NO_REFUND: "Cancelled, nothing given back",
       seats: "Seats {seats}", timeTo: "{from} to {to}", groupSeats: ", {count} seat(s)", placesCount: "{count} place(s)",
       space: "Space {space}", spaceFor: "Space {space} for {plate}",
       notStarted: "Not started", pending: "Started, not paid yet", waiting_for_capture: "Authorised", succeeded: "Paid",
       canceled: "Cancelled, nothing charged", beingChecked: "Being checked",
       backTimes: "Back to the times", backParking: "Back to the parking", backEvent: "Back to the event",
-      continuePay: "Continue to payment", pay: "Pay", cancelRefund: "Cancel and get a refund", giveUp: "Give the places up",
+      continuePay: "Continue to payment", pay: "Pay", cancelRefund: "Cancel and get a refund", cancelKeep: "Cancel the booking",
+      giveUp: "Give the places up",
       caseHeading: "Your places went to someone else: choose what happens",
       caseTake: "Take one of these instead, with the same payment and nothing more to pay, or have your money back.",
       caseBy: "If you choose nothing by {when}, your money comes back by itself.",
       typeName: "Type your name at the top of the page to see your booking.",
       noProvider: "The payment page could not be opened. Please try again.",
-      askCancel: "Cancel this booking? Your payment will be refunded.", askGiveUp: "Give these places up?",
+      askCancel: "Cancel this booking?", askGiveUp: "Give these places up?",
       noBooking: "This page needs a booking: open it from the event page after holding places.",
     },
     ru: {
@@ -38,28 +41,33 @@
       CONFIRMED: "Оплачено и подтверждено", EXPIRED: "Время брони вышло: деньги не списаны", CANCELLED: "Отменено",
       PAYMENT_FAILED: "Оплата не прошла: деньги не списаны", REFUND_PENDING: "Деньги возвращаются",
       REFUNDED: "Деньги возвращены", MANUAL_REVIEW: "Мы проверяем ваше бронирование",
+      CHECKED_IN: "Машина на парковке", COMPLETED: "Машина уехала", NO_SHOW: "За время брони никто не приехал",
+      CANCELLED_NO_REFUND: "Отменено, деньги не возвращены",
       seats: "Места {seats}", timeTo: "{from} — {to}", groupSeats: ", мест: {count}", placesCount: "Мест: {count}",
       space: "Место {space}", spaceFor: "Место {space} для {plate}",
       notStarted: "Не начата", pending: "Начата, ещё не оплачена", waiting_for_capture: "Деньги заблокированы", succeeded: "Оплачено",
       canceled: "Отменена, деньги не списаны", beingChecked: "Проверяется",
       backTimes: "К расписанию", backParking: "К парковке", backEvent: "К мероприятию",
-      continuePay: "Перейти к оплате", pay: "Оплатить", cancelRefund: "Отменить и вернуть деньги", giveUp: "Отказаться от мест",
+      continuePay: "Перейти к оплате", pay: "Оплатить", cancelRefund: "Отменить и вернуть деньги", cancelKeep: "Отменить бронирование",
+      giveUp: "Отказаться от мест",
       caseHeading: "Ваши места достались другому: выберите, что дальше",
       caseTake: "Возьмите один из этих вариантов вместо них, с той же оплатой и без доплаты, или верните деньги.",
       caseBy: "Если ничего не выбрать до {when}, деньги вернутся сами.",
       typeName: "Введите своё имя вверху страницы, чтобы увидеть бронирование.",
       noProvider: "Не удалось открыть страницу оплаты. Попробуйте ещё раз.",
-      askCancel: "Отменить бронирование? Оплата будет возвращена.", askGiveUp: "Отказаться от этих мест?",
+      askCancel: "Отменить бронирование?", askGiveUp: "Отказаться от этих мест?",
       noBooking: "Этой странице нужно бронирование: откройте её со страницы мероприятия после брони мест.",
     },
   });
   const TONES = { HELD: "wait", PAYMENT_PENDING: "wait", CONFIRMED: "good", EXPIRED: "bad", CANCELLED: "bad",
-                  PAYMENT_FAILED: "bad", REFUND_PENDING: "wait", REFUNDED: "good", MANUAL_REVIEW: "wait" };
+                  PAYMENT_FAILED: "bad", REFUND_PENDING: "wait", REFUNDED: "good", MANUAL_REVIEW: "wait",
+                  CHECKED_IN: "good", COMPLETED: "good", NO_SHOW: "bad", CANCELLED_NO_REFUND: "bad" };
   document.title = T.pageTitle;
   for (const node of document.querySelectorAll("[data-text]")) node.textContent = T[node.dataset.text];
   for (const node of document.querySelectorAll("[data-label]")) node.setAttribute("aria-label", T[node.dataset.label]);
   for (const node of document.querySelectorAll("[data-alt]")) node.setAttribute("alt", T[node.dataset.alt]);
-  const FINAL = new Set(["CONFIRMED", "EXPIRED", "CANCELLED", "PAYMENT_FAILED", "REFUNDED"]);
+  const FINAL = new Set(["CONFIRMED", "EXPIRED", "CANCELLED", "PAYMENT_FAILED", "REFUNDED", "COMPLETED", "NO_SHOW",
+                         "CANCELLED_NO_REFUND"]);
   let booking = null;
   let ticker = null;
   // What the hold's end means is the API's own sentence (GET /texts), never the page's words
@@ -90,7 +98,8 @@
     const slot = booking.places.starts_at;    // an appointment: its time, in the reader's clock
     const space = booking.places.space_id;    // a parking reservation: its space and window
     const places = booking.places.seats ? fill(T.seats, { seats: booking.places.seats.join(", ") })
-      : space ? `${fill(booking.plate ? T.spaceFor : T.space, { space, plate: booking.plate })}, ${fill(T.timeTo, { from: when(booking.places.from), to: when(booking.places.to) })}`
+      // the window as reserved (from, to), not the half-hour granules it claims (places.from, places.to)
+      : space ? `${fill(booking.plate ? T.spaceFor : T.space, { space, plate: booking.plate })}, ${fill(T.timeTo, { from: when(booking.from || booking.places.from), to: when(booking.to || booking.places.to) })}`
       : slot ? fill(T.timeTo, { from: when(slot), to: new Date(booking.places.ends_at).toLocaleTimeString(Holdfast.lang(), { hour: "2-digit", minute: "2-digit" }) })
         + (booking.places.mode === "group" ? fill(T.groupSeats, { count: booking.places.quantity }) : "")
       : fill(T.placesCount, { count: booking.places.quantity });
@@ -109,11 +118,13 @@
 
     const holding = booking.status === "HELD" || booking.status === "PAYMENT_PENDING";
     $("hold").classList.toggle("hidden", !holding || !booking.hold_expires_at);
-    $("after").textContent = said.hold_next_step ? fill(said.hold_next_step, { until: when(booking.hold_expires_at) }) : "";
+    $("after").textContent = holdText("hold_next_step");
     $("pay").classList.toggle("hidden", !holding);
     $("pay").textContent = payment && payment.confirmation_url ? T.continuePay : T.pay;
     $("cancel").classList.toggle("hidden", !(holding || booking.status === "CONFIRMED"));
-    $("cancel").textContent = booking.status === "CONFIRMED" ? T.cancelRefund : T.giveUp;
+    $("cancel").textContent = booking.status !== "CONFIRMED" ? T.giveUp : booking.cancel_refund ? T.cancelRefund : T.cancelKeep;
+    // what cancelling gives back is the engine's own decision for this booking (cancel_refund)
+    $("cancel-terms").textContent = booking.status === "CONFIRMED" ? cancelText() : "";
 
     renderCase();
     showPass();
@@ -202,8 +213,21 @@
     const minutes = Math.floor(left / 60), seconds = left % 60;
     $("countdown").textContent = left > 0 ? `${minutes}:${String(seconds).padStart(2, "0")}` : "0:00";
     if (left === 0 && (booking.status === "HELD" || booking.status === "PAYMENT_PENDING")) {
-      $("after").textContent = said.hold_ended || "";
+      $("after").textContent = holdText("hold_ended");
     }
+  }
+
+  // The engine's sentences (GET /texts) by the keys the booking's view names for it: a late
+  // payment's outcome depends on the kind, a cancellation's refund on the booking's terms and time
+  function holdText(name) {
+    const key = (booking.texts || {})[name];
+    return key && said[key] ? fill(said[key], { until: when(booking.hold_expires_at) }) : "";
+  }
+
+  function cancelText() {
+    const key = (booking.texts || {}).cancel;
+    return key && said[key] ? fill(said[key], { until: booking.cancel_refund_until ? when(booking.cancel_refund_until) : "" })
+      : booking.cancel_next_step || "";
   }
 
   // The entry pass as the API draws it (GET /bookings/{id}/pass.svg), once the booking carries
@@ -262,8 +286,7 @@
 
   $("cancel").addEventListener("click", async () => {
     showError("action-error", null);
-    const refund = booking.status === "CONFIRMED";
-    if (!confirm(refund ? T.askCancel : T.askGiveUp)) return;
+    if (!confirm(booking.status === "CONFIRMED" ? `${T.askCancel} ${cancelText()}` : T.askGiveUp)) return;
     try {
       booking = Object.assign(await api("POST", `/bookings/${encodeURIComponent(bookingId)}/cancel`), { journal: booking.journal });
       render();

@@ -10,7 +10,7 @@
   const T = words({
     en: {
       freeNow: "Free now", freeOf: "{type}: {free} free of {total}", reserve: "Reserve a space", vehicle: "Vehicle",
-      plate: "Plate", from: "From", to: "To", windowHelp: "On the half hour, at most 24 hours, in your own clock.",
+      plate: "Plate", from: "From", to: "To", windowHelp: "To the minute (arriving at 10:10 is fine), at most 24 hours, in your own clock; billed for the window itself.",
       permit: "I have a disabled parking permit", hold: "Hold a space",
       COMPACT: "Compact", REGULAR: "Regular", LARGE: "Large", HANDICAP: "Accessible",
       hourly: "{price} an hour", cap: "at most {price} a day", grace: "{minutes} free at the exit",
@@ -19,7 +19,7 @@
     },
     ru: {
       freeNow: "Свободно сейчас", freeOf: "{type}: свободно {free} из {total}", reserve: "Забронировать место",
-      vehicle: "Машина", plate: "Номер", from: "С", to: "До", windowHelp: "По получасам, не больше суток, по вашим часам.",
+      vehicle: "Машина", plate: "Номер", from: "С", to: "До", windowHelp: "С точностью до минуты (приезд в 10:10 — обычное дело), не больше суток, по вашим часам; оплата за само это время.",
       permit: "У меня есть разрешение на парковку для людей с инвалидностью", hold: "Забронировать",
       COMPACT: "Малая", REGULAR: "Обычная", LARGE: "Большая", HANDICAP: "Для людей с инвалидностью",
       hourly: "{price} в час", cap: "не больше {price} в сутки", grace: "{minutes} бесплатно при выезде",
@@ -40,8 +40,9 @@
 
   function defaultWindow() {
     const start = new Date();
+    // the next quarter hour: any minute is fine, this is only a starting point
     start.setSeconds(0, 0);
-    start.setMinutes(start.getMinutes() < 30 ? 30 : 60);
+    start.setMinutes(start.getMinutes() + 15 - start.getMinutes() % 15);
     $("from").value = local(start);
     $("to").value = local(new Date(start.getTime() + 2 * 3600 * 1000));
   }

@@ -131,6 +131,16 @@ def gate_sync(lot_id: str, gate_id: str):
     return json_response(200, parking_wiring.gate_sync().sync(lot_id, gate_id, passes))
 
 
+@app.get("/lots/<lot_id>/tickets/<ticket_id>/exit-payment")
+@tracer.capture_method
+def exit_payment(lot_id: str, ticket_id: str):
+    """The exit payment page's read: whoever holds the link the gate showed (its ``key``)."""
+    key = (app.current_event.query_string_parameters or {}).get("key") or ""
+    lot = parking_wiring.parking().lot(lot_id)
+    answer = parking_wiring.gate_passes().exit_payments.page(lot, ticket_id, key[:200])
+    return json_response(200, answer, {"Cache-Control": "private, no-store"})
+
+
 @app.post("/lots/<lot_id>/subscriptions")
 @tracer.capture_method
 def create_subscription(lot_id: str):

@@ -58,7 +58,9 @@ def test_pick_two_seats_hold_pay_and_see_them_sold_on_another_map(site, customer
     # what a late payment does is the API's own sentence (GET /texts), as the engine does it
     expect(alice.locator("#after")).to_contain_text("A payment that reaches us later confirms the booking if the "
                                                     "places are still free")
-    expect(alice.locator("#after")).not_to_contain_text("given back")
+    # an event offers no other places to a late payment whose seats went: only the money back
+    expect(alice.locator("#after")).to_contain_text("otherwise your money is given back")
+    expect(alice.locator("#after")).not_to_contain_text("other places")
     shots(alice, "booking-held")
     booking_url = alice.url
 
@@ -476,11 +478,15 @@ def test_the_pass_image_decodes_to_the_entry_token_and_a_gate_opens_with_it(site
         "name": "Pass lot", "spaces": [{"space_id": "R1", "type": "REGULAR"}],
         "tariff": {"hourly": {"value": "100.00", "currency": "RUB"}}}).json()
     gate = api.request("POST", f"/lots/{lot['lot_id']}/gates", organizer=True, json={"name": "Main"}).json()
-    start = datetime.now(timezone.utc).replace(second=0, microsecond=0)
-    start = start.replace(minute=start.minute - start.minute % 30)
+    # a window to the minute, off the half hour, starting a little ahead: the lot's early entry
+    # (15 minutes) lets the car in now
+    start = datetime.now(timezone.utc).replace(second=0, microsecond=0) + timedelta(minutes=2)
+    if start.minute % 30 == 0:
+        start += timedelta(minutes=1)
     held = api.request("POST", f"/lots/{lot['lot_id']}/reservations", customer=who, key=str(uuid.uuid4()), json={
         "vehicle_type": "REGULAR", "plate": "A123BC77", "from": start.isoformat(),
-        "to": (start + timedelta(hours=2)).isoformat()}).json()
+        "to": (start + timedelta(minutes=90)).isoformat()}).json()
+    assert held["amount"] == {"value": "200.00", "currency": "RUB"}, held      # 90 minutes: two started hours
     page = customer_page(who)
     pass_url = f"{site['stack'].api_url}/bookings/{held['booking_id']}/pass.svg"
     unpaid = page.request.get(pass_url, headers={"X-Customer-Id": who})
@@ -549,19 +555,20 @@ def test_a_driver_finds_a_lot_in_the_catalog_reserves_pays_and_the_shown_pass_op
     expect(page.locator("html")).to_have_attribute("lang", "en")     # reloaded in English
     expect(page.locator("#name")).to_have_text("Riverside car park")  # and its script has run
 
-    # the window that holds now: the current half hour to two hours later, on the reader's clock
-    page.evaluate("""() => {
-        const pad = (n) => String(n).padStart(2, "0");
-        const local = (d) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
-        const start = new Date(); start.setSeconds(0, 0); start.setMinutes(start.getMinutes() < 30 ? 0 : 30);
-        document.getElementById("from").value = local(start);
-        document.getElementById("to").value = local(new Date(start.getTime() + 2 * 3600 * 1000));
-    }""")
+    # tomorrow 10:10 to 11:40 on the reader's clock: to the minute, billed for 90 minutes
+    day = page.evaluate("""() => { const d = new Date(Date.now() + 86400000);
+        return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`; }""")
+    page.get_by_label("From").fill(f"{day}T10:10")
+    page.get_by_label("To").fill(f"{day}T11:40")
     page.get_by_label("Plate").fill("A123BC77")
     page.get_by_role("button", name="Hold a space").click()
     expect(page).to_have_url(re.compile(r"/booking\.html\?id="))
     expect(page.locator("#status")).to_have_attribute("data-status", "HELD")
     expect(page.locator("#places")).to_contain_text("Space R1 for A123BC77")
+    expect(page.locator("#places")).to_contain_text(re.compile(r"10:10.*11:40"))   # the window, not 10:00-12:00
+    expect(page.locator("#amount")).to_contain_text("240.00")                     # two started hours at 120
+    # a lot offers no other space to a late payment: its hold text promises the money back only
+    expect(page.locator("#after")).to_contain_text("otherwise your money is given back")
     expect(page.locator("#pass-card")).to_be_hidden()
     booking_url = page.url
     page.get_by_role("button", name="Pay").click()
@@ -574,8 +581,12 @@ def test_a_driver_finds_a_lot_in_the_catalog_reserves_pays_and_the_shown_pass_op
         "href", f"lot.html?lot_id={lot['lot_id']}")
     assert serious_accessibility_problems(page) == []
     shots(page, "booking-parking-pass", full_page=True)
-    token = api.booking(page.url.split("id=")[1], who)["entry_token"]
+    booking_id = page.url.split("id=")[1]
+    token = api.booking(booking_id, who)["entry_token"]
     assert decoded_qr(page.locator("#pass")) == [token]      # the code on the page is the pass itself
+    # the lot refunds a cancellation until the window starts: the page says so, in the API's words
+    expect(page.locator("#cancel")).to_have_text("Cancel and get a refund")
+    expect(page.locator("#cancel-terms")).to_contain_text("your payment is refunded in full; later, nothing")
     page.get_by_label("Language").select_option("ru")
     expect(page.locator("#status")).to_have_text("Оплачено и подтверждено")
     expect(page.locator("#places")).to_contain_text("Место R1 для A123BC77")
@@ -583,7 +594,132 @@ def test_a_driver_finds_a_lot_in_the_catalog_reserves_pays_and_the_shown_pass_op
     expect(page.locator("#pass")).to_have_attribute("src", re.compile(r"^data:image/svg\+xml"))
     assert serious_accessibility_problems(page) == []
     shots(page, "booking-parking-pass-ru", full_page=True)
-    entered = api.request("POST", f"/lots/{lot['lot_id']}/gates/{gate['gate_id']}/entry",
+    expect(page.locator("#cancel-terms")).to_contain_text("оплата возвращается полностью")
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert serious_accessibility_problems(page) == []
+    shots(page, "booking-parking-pass-ru-phone", full_page=True)
+    # the pass is the window itself: a gate today, hours before tomorrow's 10:10 less early entry, keeps shut
+    refused = api.request("POST", f"/lots/{lot['lot_id']}/gates/{gate['gate_id']}/entry",
                           headers={"X-Gate-Key": gate["gate_key"]},
                           json={"event_id": "page-pass-in-1", "token": token}).json()
+    assert (refused["gate_open"], refused["reason"]) == (False, "outside_window")
+
+    # the driver again, for today: a window to the minute a little ahead (the lot's early entry lets
+    # the car in now), reserved and paid on the pages; the pass read off the page opens the gate
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.get_by_label("Язык").select_option("en")
+    page.get_by_role("link", name="Back to the parking").click()
+    expect(page.locator("#name")).to_have_text("Riverside car park")
+    start, end = page.evaluate("""() => {
+        const pad = (n) => String(n).padStart(2, "0");
+        const local = (d) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+        const start = new Date(Date.now() + 2 * 60000);
+        if (start.getMinutes() % 30 === 0) start.setMinutes(start.getMinutes() + 1);    // off the half hour
+        return [local(start), local(new Date(start.getTime() + 90 * 60000))];
+    }""")
+    page.get_by_label("From").fill(start)
+    page.get_by_label("To").fill(end)
+    page.get_by_label("Plate").fill("B222BB77")
+    page.get_by_role("button", name="Hold a space").click()
+    expect(page).to_have_url(re.compile(r"/booking\.html\?id="))
+    expect(page.locator("#amount")).to_contain_text("240.00")
+    today_url = page.url
+    page.get_by_role("button", name="Pay").click()
+    expect(page).to_have_url(re.compile(r"/checkout/"))
+    page.get_by_role("button", name="Pay").click()
+    expect(page).to_have_url(today_url)
+    expect(page.locator("#status")).to_have_attribute("data-status", "CONFIRMED")
+    expect(page.locator("#pass")).to_have_attribute("src", re.compile(r"^data:image/svg\+xml"))
+    [read] = decoded_qr(page.locator("#pass"))
+    assert read == api.booking(today_url.split("id=")[1], who)["entry_token"]
+    entered = api.request("POST", f"/lots/{lot['lot_id']}/gates/{gate['gate_id']}/entry",
+                          headers={"X-Gate-Key": gate["gate_key"]},
+                          json={"event_id": "page-pass-in-2", "token": read}).json()
     assert entered["gate_open"] is True and entered["space_id"] == "R1"
+
+
+def test_a_drive_up_pays_its_exit_from_the_page_the_gate_links_to_and_sees_the_receipt(site, customer_page, shots):
+    api = site["api"]
+    lot = api.request("POST", "/lots", organizer=True, json={
+        "name": "Station car park", "spaces": [{"space_id": "R1", "type": "REGULAR"}],
+        "tariff": {"hourly": {"value": "80.00", "currency": "RUB"}}}).json()
+    gate = api.request("POST", f"/lots/{lot['lot_id']}/gates", organizer=True, json={"name": "Exit"}).json()
+
+    def through(direction, event_id):
+        answer = api.request("POST", f"/lots/{lot['lot_id']}/gates/{gate['gate_id']}/{direction}",
+                             headers={"X-Gate-Key": gate["gate_key"]}, json={"event_id": event_id, "plate": "K 808 KK"})
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+    assert through("entry", "walk-in-1")["gate_open"] is True
+    owed = through("exit", "walk-out-1")
+    assert owed["exit_granted"] is False and owed["amount_due"] == {"value": "80.00", "currency": "RUB"}
+
+    page = customer_page("", width=1280, height=900)      # a driver with no account: the link is enough
+    page.goto(owed["confirmation_url"])
+    expect(page).to_have_url(re.compile(r"/exit\.html\?"))
+    expect(page.locator("#status")).to_have_attribute("data-state", "pending")
+    expect(page.locator("#lot")).to_have_text("Station car park")
+    expect(page.locator("#plate")).to_have_text("K808KK")
+    expect(page.locator("#amount")).to_contain_text("80.00")
+    assert serious_accessibility_problems(page) == []
+    shots(page, "exit-en-desktop", full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert serious_accessibility_problems(page) == []
+    page.get_by_label("Language").select_option("ru")
+    expect(page.get_by_role("heading", name="Оплата парковки")).to_be_visible()
+    expect(page.locator("#status")).to_have_text("Оплатите перед выездом")
+    expect(page.locator("#amount")).to_contain_text("80,00")
+    assert serious_accessibility_problems(page) == []
+    shots(page, "exit-ru-phone", full_page=True)
+    exit_url = page.url
+
+    page.get_by_role("button", name="Оплатить").click()
+    expect(page).to_have_url(re.compile(r"/checkout/"))         # the sandbox's payment page
+    page.get_by_role("button", name="Pay").click()
+    expect(page).to_have_url(exit_url)                            # back through return_url
+    expect(page.locator("#status")).to_have_attribute("data-state", "paid")
+    expect(page.locator("#status")).to_have_text("Оплачено: шлагбаум откроется")
+    expect(page.locator("#pay")).to_be_hidden()
+    assert serious_accessibility_problems(page) == []
+    shots(page, "exit-paid-ru-phone", full_page=True)
+    assert through("exit", "walk-out-2")["exit_granted"] is True
+    page.get_by_label("Язык").select_option("en")
+    expect(page.locator("#status")).to_have_text("Paid: the barrier opens for you")
+    expect(page.locator("#exited-row")).to_be_visible()           # the receipt says when the car left
+    expect(page.locator("#explain")).to_have_text("You have left the car park. This is your receipt.")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    assert serious_accessibility_problems(page) == []
+    shots(page, "exit-paid-en-desktop", full_page=True)
+
+
+def test_a_lot_that_keeps_the_money_never_promises_a_refund_and_the_cancel_does_what_it_said(site, customer_page):
+    api, sandbox, who = site["api"], site["control"], customer()
+    lot = api.request("POST", "/lots", organizer=True, json={
+        "name": "Strict car park", "spaces": [{"space_id": "R1", "type": "REGULAR"}],
+        "tariff": {"hourly": {"value": "100.00", "currency": "RUB"}}, "policy": {"cancel_refund": "none"}}).json()
+    start = (datetime.now(timezone.utc) + timedelta(days=1)).replace(hour=10, minute=10, second=0, microsecond=0)
+    held = api.request("POST", f"/lots/{lot['lot_id']}/reservations", customer=who, key=str(uuid.uuid4()), json={
+        "vehicle_type": "REGULAR", "plate": "M111MM", "from": start.isoformat(),
+        "to": (start + timedelta(minutes=90)).isoformat()}).json()
+    payment = api.pay(held["booking_id"], who)
+    sandbox.pay(payment.json()["payment_id"])
+    api.wait_status(held["booking_id"], who, "CONFIRMED")
+
+    page = customer_page(who)
+    page.goto(f"/booking.html?id={held['booking_id']}")
+    expect(page.locator("#status")).to_have_attribute("data-status", "CONFIRMED")
+    expect(page.locator("#cancel")).to_have_text("Cancel the booking")
+    expect(page.locator("#cancel-terms")).to_have_text(
+        "Cancelling now gives nothing back: under this booking's terms the payment is kept.")
+    asked = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
+    page.locator("#cancel").click()
+    expect(page.locator("#status")).to_have_attribute("data-status", "CANCELLED_NO_REFUND")
+    assert asked and "refunded" not in asked[0] and "gives nothing back" in asked[0], asked
+    expect(page.locator("#status")).to_have_text("Cancelled, nothing given back")
+    assert serious_accessibility_problems(page) == []
+    page.get_by_label("Language").select_option("ru")
+    expect(page.locator("#status")).to_have_text("Отменено, деньги не возвращены")
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert serious_accessibility_problems(page) == []

@@ -37,10 +37,14 @@ def test_a_booking_speaks_the_language_its_reader_prefers(handler_env):
         return call("bookings_api", api_event("get_booking.json", path_params={"booking_id": held["booking_id"]},
                                               headers=headers))
 
-    assert view("en;q=0.9, ru;q=0.1")[1]["hold_next_step"] == TEXTS["en"]["hold_next_step"].format(
-        until=held["hold_expires_at"])
+    # an event offers no other places to a late payment: its text promises only the money back
+    english = view("en;q=0.9, ru;q=0.1")[1]
+    assert english["hold_next_step"] == TEXTS["en"]["hold_next_step.refund_only"].format(until=held["hold_expires_at"])
+    assert english["texts"] == {"hold_next_step": "hold_next_step.refund_only", "hold_ended": "hold_ended.refund_only"}
+    assert "other places" not in english["hold_next_step"]
     assert view(None)[1]["hold_next_step"].startswith("Your places are held until")
-    assert view("ru")[1]["hold_next_step"] == TEXTS["ru"]["hold_next_step"].format(until=held["hold_expires_at"])
+    assert view("ru")[1]["hold_next_step"] == TEXTS["ru"]["hold_next_step.refund_only"].format(
+        until=held["hold_expires_at"])
 
     missing = api_event("get_booking.json", path_params={"booking_id": "0b6a6d7e-2f0f-4d7e-8a8e-000000000000"},
                         headers={"X-Customer-Id": "ivan", "Accept-Language": "ru"})

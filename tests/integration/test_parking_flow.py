@@ -127,8 +127,22 @@ def test_overlapping_windows_exclude_each_other_and_touching_ones_do_not(api):
     assert reserve(api, lot["lot_id"], "LARGE", "2031-06-02T11:30:00Z", "2031-06-02T13:00:00Z").status_code == 409
     assert reserve(api, lot["lot_id"], "LARGE", "2031-06-02T09:00:00+03:00", "2031-06-02T13:00:00+03:00").status_code == 201
     assert reserve(api, lot["lot_id"], "LARGE", "2031-06-02T12:00:00Z", "2031-06-02T13:00:00Z").status_code == 201
-    off = reserve(api, lot["lot_id"], "LARGE", "2031-06-02T14:10:00Z", "2031-06-02T15:00:00Z")
-    assert off.status_code == 400 and off.json()["error"]["code"] == "window_not_on_granule"
+    off = reserve(api, lot["lot_id"], "LARGE", "2031-06-02T14:10:30Z", "2031-06-02T15:00:00Z")
+    assert off.status_code == 400 and off.json()["error"]["code"] == "window_not_on_minute"
+
+
+def test_a_window_to_the_minute_is_billed_for_its_minutes_and_takes_every_granule_it_touches(api):
+    lot = create_lot(api, spaces=[{"space_id": "L1", "type": "LARGE"}])
+    held = reserve(api, lot["lot_id"], "LARGE", "2031-06-04T10:10:00Z", "2031-06-04T11:10:00Z")
+    assert held.status_code == 201, held.text
+    booking = held.json()
+    # one started hour for 60 minutes, though the granules it claims (10:00-11:30) last 90
+    assert booking["amount"] == {"value": "100.00", "currency": "RUB"}
+    assert (booking["from"], booking["to"]) == ("2031-06-04T10:10:00.000Z", "2031-06-04T11:10:00.000Z")
+    partly = reserve(api, lot["lot_id"], "LARGE", "2031-06-04T11:20:00Z", "2031-06-04T12:00:00Z")
+    assert partly.status_code == 409 and partly.json()["error"]["code"] == "no_space_available"
+    after = reserve(api, lot["lot_id"], "LARGE", "2031-06-04T11:30:00Z", "2031-06-04T12:05:00Z")
+    assert after.status_code == 201 and after.json()["amount"] == {"value": "100.00", "currency": "RUB"}
 
 
 def test_fifty_reservations_for_ten_mixed_spaces_give_each_space_once(api):
@@ -208,6 +222,40 @@ def test_a_drive_up_car_gets_a_space_and_pays_what_it_owes_at_the_exit(api, sand
     assert granted["exit_granted"] is True and sandbox.faults()[0]["times_left"] == 3   # never hit
     assert len(sandbox.payments(ticket_id=entered["ticket_id"])) == 1
     assert pass_(api, lot["lot_id"], gate_, "entry", event_id="d-in-3", plate="Y111YY")["gate_open"] is True
+
+
+def test_a_drive_up_pays_its_exit_on_the_page_the_gate_links_to_and_sees_the_receipt(api, sandbox, system):
+    from urllib.parse import parse_qs, urlsplit
+
+    lot = create_lot(api, spaces=[{"space_id": "R1", "type": "REGULAR"}], name="Exit page lot",
+                     tariff={"hourly": {"value": "90.00", "currency": "RUB"}, "grace_minutes": 0})
+    gate_ = gate(api, lot["lot_id"])
+    entered = pass_(api, lot["lot_id"], gate_, "entry", event_id="p-in", plate="E 555 EE")
+    owed = pass_(api, lot["lot_id"], gate_, "exit", event_id="p-out", plate="E555EE")
+    # the gate's link is our exit page, beside the booking page PaymentReturnUrl names
+    link = urlsplit(owed["confirmation_url"])
+    assert f"{link.scheme}://{link.netloc}{link.path}" == system["stack"].api_url + "/exit.html"
+    query = {name: values[0] for name, values in parse_qs(link.query).items()}
+    assert (query["lot"], query["ticket"]) == (lot["lot_id"], entered["ticket_id"])
+    [payment] = sandbox.payments(ticket_id=entered["ticket_id"])
+    assert payment["confirmation"]["return_url"] == owed["confirmation_url"]     # the provider brings the driver back
+    path = f"/lots/{lot['lot_id']}/tickets/{entered['ticket_id']}/exit-payment"
+    shown = api.request("GET", path, params={"key": query["key"]})
+    assert shown.status_code == 200 and shown.headers["Cache-Control"] == "private, no-store"
+    page = shown.json()
+    documented(page, "ExitPayment")
+    assert (page["state"], page["plate"], page["amount"], page["lot"]["name"], page["exited_at"]) == \
+        ("pending", "E555EE", {"value": "90.00", "currency": "RUB"}, "Exit page lot", None)
+    assert page["confirmation_url"] == payment["confirmation"]["confirmation_url"]
+    other_key = ("y" if query["key"][0] == "x" else "x") + query["key"][1:]
+    wrong = api.request("GET", path, params={"key": other_key})
+    assert wrong.status_code == 404 and wrong.json()["error"]["code"] == "exit_payment_not_found"
+    assert api.request("GET", path).status_code == 404
+    sandbox.pay(payment["id"])
+    receipt = api.request("GET", path, params={"key": query["key"]}).json()
+    assert (receipt["state"], receipt["confirmation_url"]) == ("paid", None)
+    assert pass_(api, lot["lot_id"], gate_, "exit", event_id="p-out-2", plate="E555EE")["exit_granted"] is True
+    assert api.request("GET", path, params={"key": query["key"]}).json()["exited_at"]
 
 
 def test_a_reservation_nobody_used_becomes_no_show_by_the_timer_and_frees_the_space(api, sandbox, system):

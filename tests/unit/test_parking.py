@@ -5,11 +5,12 @@ passes (token, drive-up, subscriptions) with repeats, exits with and without mon
 NO_SHOW timer."""
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
 from holdfast.domain.errors import Conflict, InvalidRequest
+from holdfast.products.parking import rules
 from holdfast.products.parking.schemas import LotIn, ReservationIn, SubscriptionIn
 from holdfast.products.parking.tokens import LotKeys, unb64, verify
 from holdfast.services.bookings import BookingService
@@ -45,7 +46,8 @@ def parking(store, clock, view_bookings):
 
 @pytest.fixture
 def gates(store, clock, parking, provider):
-    return GatePasses(store, clock, parking, lambda: provider, "http://127.0.0.1:3000/booking.html?id={booking_id}")
+    return GatePasses(store, clock, parking, lambda: provider, "http://127.0.0.1:3000/booking.html?id={booking_id}",
+                      exit_page_url="http://127.0.0.1:3000/exit.html")
 
 
 def make_lot(parking, spaces=SPACES, **overrides):
@@ -120,11 +122,43 @@ def test_a_lot_shows_each_tariff_amount_as_value_and_currency(parking, store):
     assert uncapped["tariff"]["daily_cap"] is None
 
 
-def test_windows_off_the_half_hour_or_too_long_are_refused(parking):
+def test_a_window_covers_every_granule_it_touches():
+    at = lambda hhmm: datetime.fromisoformat(f"{DAY}T{hhmm}:00+00:00")   # noqa: E731
+    assert rules.window_granules(at("10:10"), at("11:40")) == [f"{DAY}T{t}" for t in ("10:00", "10:30", "11:00", "11:30")]
+    assert rules.window_granules(at("10:00"), at("11:00")) == [f"{DAY}T10:00", f"{DAY}T10:30"]
+    assert rules.window_minutes(at("10:10"), at("11:40")) == 90
+
+
+def test_a_window_to_the_minute_claims_the_granules_it_touches_and_is_billed_for_its_own_minutes(parking, store):
+    lot = make_lot(parking, spaces=[{"space_id": "L1", "type": "LARGE"}])
+    booking = reserve(parking, lot, "LARGE", "10:10", "11:10", plate="A1")
+    # 60 minutes: one started hour, though its granules (10:00-11:30) last 90 minutes
+    assert booking.amount.text == "100.00"
+    assert (booking.kind_details["from"], booking.kind_details["to"]) == (f"{DAY}T10:10:00.000Z", f"{DAY}T11:10:00.000Z")
+    assert [g.at[11:] for g in booking.places.granules] == ["10:00", "10:30", "11:00"]
+    # the granule 11:00-11:30 is partly used, so it is taken: a window from 11:20 finds no space
+    with pytest.raises(Conflict) as taken:
+        reserve(parking, lot, "LARGE", "11:20", "12:00", plate="A2")
+    assert taken.value.code == "no_space_available"
+    assert parking.get_lot(lot["lot_id"])["counts"]["LARGE"]["available"] == 1   # nothing of it runs now
+    assert reserve(parking, lot, "LARGE", "11:30", "12:05", plate="A3").amount.text == "100.00"   # 35 minutes
+    assert reserve(parking, lot, "LARGE", "09:05", "10:00", plate="A4").kind_details["space_id"] == "L1"
+
+
+def test_windows_with_seconds_or_too_long_are_refused(parking):
     lot = make_lot(parking)
     with pytest.raises(InvalidRequest) as off:
-        reserve(parking, lot, start="10:15")
-    assert off.value.code == "window_not_on_granule"
+        parking.reserve(lot["lot_id"], "a", "s", ReservationIn.model_validate(
+            {"vehicle_type": "REGULAR", "plate": "A1", "from": f"{DAY}T10:10:30Z", "to": f"{DAY}T11:00:00Z"}).command())
+    assert off.value.code == "window_not_on_minute"
+    # 24 hours off the half hour touch 49 granules: still one transaction with the booking's own items
+    day = parking.reserve(lot["lot_id"], "d", "d", ReservationIn.model_validate(
+        {"vehicle_type": "LARGE", "plate": "D1", "from": f"{DAY}T10:10:00Z", "to": "2030-01-03T10:10:00Z"}).command())
+    assert len(day.booking.places.granules) == 49 and day.booking.amount.text == "1000.00"   # the daily cap
+    with pytest.raises(InvalidRequest) as long:
+        parking.reserve(lot["lot_id"], "e", "e", ReservationIn.model_validate(
+            {"vehicle_type": "LARGE", "plate": "E1", "from": f"{DAY}T10:10:00Z", "to": "2030-01-03T10:11:00Z"}).command())
+    assert long.value.code == "window_too_long"
     with pytest.raises(InvalidRequest) as past:
         parking.reserve(lot["lot_id"], "a", "k", ReservationIn.model_validate(
             {"vehicle_type": "REGULAR", "plate": "A1", "from": "2029-12-31T10:00:00Z", "to": "2029-12-31T11:00:00Z"}).command())
@@ -445,3 +479,58 @@ def test_a_lots_key_is_derived_once_per_container_not_on_every_public_read(monke
     assert LotKeys(b"a-seed-no-other-test-uses-0123456789").public_key("lot-cached") == first
     assert len(derived) == 1
     assert keys.public_key("lot-other") != first and len(derived) == 2
+
+
+def test_a_minute_window_is_what_the_pass_the_no_show_timer_and_a_late_payment_go_by(parking, gates, payments,
+                                                                                      provider, clock, store):
+    from holdfast import kinds
+
+    lot = make_lot(parking, spaces=[{"space_id": "R1", "type": "REGULAR"}])
+    booking = reserve(parking, lot, "REGULAR", "10:10", "11:40")
+    assert booking.amount.text == "200.00"   # 90 minutes: two started hours
+    assert booking.kind_details["timer_at"] == f"{DAY}T10:25:00.000Z"   # from + 15 minutes, not the granule's 10:15
+    parking_kind = kinds.named("parking")
+    assert not parking_kind.ended(booking, datetime.fromisoformat(f"{DAY}T11:39:00+00:00"))
+    assert parking_kind.ended(booking, datetime.fromisoformat(f"{DAY}T11:40:00+00:00"))   # its granule runs to 12:00
+    confirm(payments, provider, booking)
+    token = parking.bookings.view(booking.booking_id, "alice")["entry_token"]
+    payload = verify(token, unb64(lot["public_key"]["public_key"]), lot["lot_id"])
+    assert (payload["from"], payload["to"]) == (f"{DAY}T10:10:00.000Z", f"{DAY}T11:40:00.000Z")
+    gate = parking.create_gate(lot["lot_id"], "North")
+    entry = {"kind": "entry", "token": token}
+    # early entry is 15 minutes before 10:10, not before the granule's 10:00
+    clock.now = datetime.fromisoformat(f"{DAY}T09:54:00+00:00")
+    early = gates.apply(lot["lot_id"], gate["gate_id"], {**entry, "event_id": "e-1"}, at=clock(), offline=False)
+    assert (early["gate_open"], early["reason"]) == (False, "outside_window")
+    clock.now = datetime.fromisoformat(f"{DAY}T11:40:00+00:00")
+    late = gates.apply(lot["lot_id"], gate["gate_id"], {**entry, "event_id": "e-2"}, at=clock(), offline=False)
+    assert (late["gate_open"], late["reason"]) == (False, "outside_window")
+    clock.now = datetime.fromisoformat(f"{DAY}T09:55:00+00:00")
+    opened = gates.apply(lot["lot_id"], gate["gate_id"], {**entry, "event_id": "e-3"}, at=clock(), offline=False)
+    assert opened["gate_open"] is True and opened["space_id"] == "R1"
+
+
+def test_the_view_says_what_a_cancellation_now_gives_back_and_the_cancellation_does_that(parking, view_bookings,
+                                                                                         payments, provider, clock):
+    from holdfast.domain.texts import TEXTS
+
+    spaces = [{"space_id": "R1", "type": "REGULAR"}]
+    lots = {"full": make_lot(parking, spaces=spaces),
+            "until": make_lot(parking, spaces=spaces, policy={"cancel_refund_until_minutes_before": 120}),
+            "none": make_lot(parking, spaces=spaces, policy={"cancel_refund": "none"})}
+    booked = {}
+    for name, lot in lots.items():
+        booked[name] = reserve(parking, lot, "REGULAR", "10:10", "11:40", customer=name, key=name)
+        confirm(payments, provider, booked[name])
+    clock.now = clock.now.replace(day=2, hour=8, minute=30)        # 100 minutes before 10:10
+    views = {name: view_bookings.view(b.booking_id, name, "ru") for name, b in booked.items()}
+    assert {name: (v["cancel_refund"], v["texts"]["cancel"], v.get("cancel_refund_until"))
+            for name, v in views.items()} == {
+        "full": (True, "cancel.refund_until", f"{DAY}T10:10:00.000Z"),
+        "until": (False, "cancel.no_refund", None),                   # its refund ended at 08:10
+        "none": (False, "cancel.no_refund", None)}
+    assert views["none"]["cancel_next_step"] == TEXTS["ru"]["cancel.no_refund"]
+    assert views["full"]["cancel_next_step"] == TEXTS["ru"]["cancel.refund_until"].format(until=f"{DAY}T10:10:00.000Z")
+    for name, b in booked.items():
+        done = view_bookings.cancel(b.booking_id, name, refund=payments.cancel_confirmed)
+        assert (done.status in ("REFUND_PENDING", "REFUNDED")) is views[name]["cancel_refund"], name

@@ -391,3 +391,43 @@ def test_an_exit_refused_online_with_a_case_then_let_out_offline_under_its_id_sy
     assert (synced["reason"], synced["conflict"]["reason"]) == ("ticket_not_found", "ticket_not_found")
     [case] = store.list_gate_cases()
     assert case["case_id"] == synced["conflict"]["case_id"]
+
+
+def test_a_drive_up_pays_its_exit_on_the_exit_page_the_gate_links_to_and_sees_the_receipt(gates, lot_gate, clock,
+                                                                                         provider, parking):
+    from urllib.parse import parse_qs, urlsplit
+
+    from holdfast.clock import iso
+
+    entered_at = clock()
+    ticket = pass_(gates, lot_gate, "entry", "in", entered_at, plate="C 3")["ticket_id"]
+    out_at = entered_at + timedelta(minutes=75)
+    owed = pass_(gates, lot_gate, "exit", "out", out_at, plate="C3")
+    # the gate shows our page, never the provider's: it names the ticket and the payment's own key
+    link = urlsplit(owed["confirmation_url"])
+    assert (link.scheme, link.netloc, link.path) == ("http", "127.0.0.1:3000", "/exit.html")
+    query = {name: values[0] for name, values in parse_qs(link.query).items()}
+    assert (query["lot"], query["ticket"]) == (lot_gate[0], ticket) and len(query["key"]) >= 24
+    assert pass_(gates, lot_gate, "exit", "out-again", out_at, plate="C3")["confirmation_url"] == owed["confirmation_url"]
+    [payment] = exit_payments(provider, ticket)
+    lot = parking.lot(lot_gate[0])
+    page = gates.exit_payments.page(lot, ticket, query["key"])
+    assert page == {"lot": {"lot_id": lot_gate[0], "name": "Central"}, "ticket_id": ticket, "plate": "C3",
+                    "space_id": "R1", "entered_at": iso(entered_at), "charged_until": iso(out_at), "exited_at": None,
+                    "amount": {"value": "200.00", "currency": "RUB"}, "state": "pending", "superseded": False,
+                    "confirmation_url": payment["confirmation"]["confirmation_url"]}
+    other_key = query["key"][:-1] + ("y" if query["key"].endswith("x") else "x")
+    for ticket_id, key in ((ticket, other_key), (ticket, ""), ("0" * 36, query["key"])):
+        with pytest.raises(NotFound) as missing:
+            gates.exit_payments.page(lot, ticket_id, key)
+        assert missing.value.code == "exit_payment_not_found"
+    other = make_lot(parking, spaces=ONE_SPACE)
+    with pytest.raises(NotFound):
+        gates.exit_payments.page(parking.lot(other["lot_id"]), ticket, query["key"])
+    # back from the provider before its notification: the page asks it, and shows the receipt
+    provider.pay(payment["id"])
+    paid = gates.exit_payments.page(lot, ticket, query["key"])
+    assert (paid["state"], paid["confirmation_url"], paid["amount"]["value"]) == ("paid", None, "200.00")
+    clock.now = out_at + timedelta(minutes=3)
+    assert pass_(gates, lot_gate, "exit", "out-paid", clock(), plate="C3")["exit_granted"] is True
+    assert gates.exit_payments.page(lot, ticket, query["key"])["exited_at"] == iso(clock())

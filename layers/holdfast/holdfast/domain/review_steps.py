@@ -16,7 +16,15 @@ def next_step(reason: str, language: str = DEFAULT_LANGUAGE) -> str:
     return text(f"review.{own if own in REVIEW_REASONS else 'default'}", language)
 
 
-def hold_next_step(hold_expires_at: str, language: str = DEFAULT_LANGUAGE) -> str:
-    """Until when a hold lasts and what its end means, the same for every inventory kind (the late
-    payment's outcomes are services/payments.py's and services/conflict_cases.py's)."""
-    return text("hold_next_step", language, until=hold_expires_at)
+def hold_text_keys(alternatives: bool) -> dict[str, str]:
+    """The texts of a hold and of its end: a late payment whose places are gone is offered other
+    places only by a kind that has alternatives (services/conflict_cases.py); otherwise it is given
+    back, and the text says only that."""
+    suffix = "" if alternatives else ".refund_only"
+    return {"hold_next_step": "hold_next_step" + suffix, "hold_ended": "hold_ended" + suffix}
+
+
+def hold_next_step(hold_expires_at: str, language: str = DEFAULT_LANGUAGE, alternatives: bool = True) -> str:
+    """Until when a hold lasts and what its end means (the late payment's outcomes are
+    services/payments.py's and services/conflict_cases.py's)."""
+    return text(hold_text_keys(alternatives)["hold_next_step"], language, until=hold_expires_at)

@@ -23,6 +23,17 @@ TEXTS: dict[str, dict[str, str]] = {
             "Time is up: the places are being released. A payment that reaches us now still confirms the "
             "booking if the places are free; otherwise you are offered other places where there are any, or "
             "your money back."),
+        "hold_next_step.refund_only": (
+            "Your places are held until {until}. Pay before then to confirm the booking; after that they are "
+            "released to other customers. A payment that reaches us later confirms the booking if the places "
+            "are still free; otherwise your money is given back."),
+        "hold_ended.refund_only": (
+            "Time is up: the places are being released. A payment that reaches us now still confirms the "
+            "booking if the places are free; otherwise your money is given back."),
+        "cancel.refund": "Cancelling refunds your payment in full.",
+        "cancel.refund_until": (
+            "Cancelled before {until}, your payment is refunded in full; later, nothing is given back."),
+        "cancel.no_refund": "Cancelling now gives nothing back: under this booking's terms the payment is kept.",
         "review.paid_in_time_places_resold": (
             "You paid in time but your places were released before we heard from the payment provider. Our team "
             "will offer you other places or a full refund within one working day."),
@@ -48,6 +59,17 @@ TEXTS: dict[str, dict[str, str]] = {
         "hold_ended": (
             "Время вышло: места освобождаются. Если оплата дойдёт до нас сейчас, бронирование подтвердится, "
             "если места ещё свободны; если нет, мы предложим другие места, когда они есть, или вернём деньги."),
+        "hold_next_step.refund_only": (
+            "Места закреплены за вами до {until}. Оплатите до этого времени, чтобы подтвердить бронирование; "
+            "после этого места снова поступят в продажу. Если оплата дойдёт до нас позже, бронирование "
+            "подтвердится, если места ещё свободны; если нет, мы вернём деньги."),
+        "hold_ended.refund_only": (
+            "Время вышло: места освобождаются. Если оплата дойдёт до нас сейчас, бронирование подтвердится, "
+            "если места ещё свободны; если нет, мы вернём деньги."),
+        "cancel.refund": "При отмене оплата возвращается полностью.",
+        "cancel.refund_until": (
+            "При отмене до {until} оплата возвращается полностью; позже деньги не возвращаются."),
+        "cancel.no_refund": "Если отменить сейчас, деньги не вернутся: таковы условия этого бронирования.",
         "review.paid_in_time_places_resold": (
             "Вы оплатили вовремя, но места освободились раньше, чем пришёл ответ платёжной системы. В течение "
             "одного рабочего дня мы предложим вам другие места или полный возврат денег."),

@@ -55,6 +55,8 @@ class Kind:
     #: The names in ``booking_details`` (and in journal entries' ids) that name a person (a plate):
     #: erased with the booking's other personal fields once it has ended (domain/personal_data.py).
     personal_details: tuple[str, ...] = ()
+    #: Whether ``alternatives`` can offer anything: what a held booking is told about a late payment.
+    offers_alternatives: bool = False
 
     # ------------------------------------------------------------------------ creation
     def accepts(self, request: Any) -> bool:
@@ -134,6 +136,11 @@ class Kind:
         offering's policy gives nothing back (None: the money goes back, REFUND_PENDING)."""
         return None
 
+    def refund_until(self, event: Offering, booking: Booking) -> str | None:
+        """The moment after which a cancellation of the booking gives nothing back (None: no such
+        moment; ``cancel_without_refund`` decides)."""
+        return None
+
     def refund_on_timer(self, event: Offering, booking: Booking) -> bool:
         """Whether the kind's timer gives the money back instead of entering its state."""
         return False
@@ -146,6 +153,12 @@ class Kind:
         """The signed pass a gate scans for this booking, made with ``credentials``, while the
         booking admits its holder (None: the kind issues no pass, or not in this state)."""
         return None
+
+    def hold_price(self, event: Offering, places: Places, wanted: dict[str, Any]) -> Money:
+        """What a new hold costs, given the validated request too: by default its places' price. A
+        kind that bills what was asked for rather than what it claimed (a parking window to the
+        minute, claiming whole granules) says so here."""
+        return self.price(event, places)
 
     def price(self, event: Offering, places: Places) -> Money:
         """What the places actually allocated cost."""

@@ -2,12 +2,13 @@
 customer sees it. Pure functions of the stored booking (no store, no clock)."""
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from .. import kinds
 from ..domain.booking import Booking
-from ..domain.review_steps import hold_next_step, next_step
-from ..domain.texts import DEFAULT_LANGUAGE
+from ..domain.review_steps import hold_next_step, hold_text_keys, next_step
+from ..domain.texts import DEFAULT_LANGUAGE, text
 from ..domain.statuses import HOLDING
 
 
@@ -29,7 +30,10 @@ def describe(booking: Booking, language: str = DEFAULT_LANGUAGE) -> dict[str, An
         "created_at": booking.created_at, "updated_at": booking.updated_at, "payment": payment,
     }
     if booking.status in HOLDING and not booking.places_secured:
-        view["hold_next_step"] = hold_next_step(booking.hold_expires_at, language)
+        alternatives = kinds.of_booking(booking).offers_alternatives
+        view["hold_next_step"] = hold_next_step(booking.hold_expires_at, language, alternatives)
+        # the keys of GET /texts a page fills in its reader's clock, so it says the same
+        view["texts"] = hold_text_keys(alternatives)
     if booking.review:
         view["review"] = dict(booking.review)
         if booking.review.get("reason"):   # stored as told then; told now in the reader's language
@@ -39,6 +43,23 @@ def describe(booking: Booking, language: str = DEFAULT_LANGUAGE) -> dict[str, An
     if booking.contact_email:
         view["contact_email"] = booking.contact_email
     return view
+
+
+def cancel_terms(booking: Booking, event: Any, now: datetime, language: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
+    """What cancelling this confirmed booking now does, decided by the hook the cancellation itself
+    uses (``Kind.cancel_without_refund``), so the dialog never promises a refund the engine keeps:
+    ``cancel_refund`` (whether the money goes back), ``cancel_refund_until`` (the last moment it
+    does, where the kind has one) and the sentence (``cancel_next_step``; its GET /texts key in
+    ``texts.cancel``)."""
+    kind = kinds.of_booking(booking)
+    kept = kind.cancel_without_refund(event, booking, now) if event else None
+    until = None if kept else kind.refund_until(event, booking) if event else None
+    key = "cancel.no_refund" if kept else "cancel.refund_until" if until else "cancel.refund"
+    terms: dict[str, Any] = {"cancel_refund": kept is None, "cancel_next_step": text(key, language, until=until),
+                             "texts": {"cancel": key}}
+    if until:
+        terms["cancel_refund_until"] = until
+    return terms
 
 
 def resolution_view(booking: Booking) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from ..domain.offering import Offering
 from .. import kinds
 from ..ports import (Change, Clock, DuplicateRequest, HoldLimitReached, HoldStore, IdempotencyRecord, PlacesTaken,
                      SalesStopped, TransientStoreError)
-from .booking_views import describe
+from .booking_views import cancel_terms, describe
 from .hold_reads import SNAPSHOT_SECONDS, HoldReads, Snapshots
 from .releases import BUCKET_WORKERS, HOLD_ATTEMPTS, Releases
 
@@ -157,7 +157,7 @@ class BookingService:
             booking = Booking(
                 booking_id=str(uuid.uuid4()), event_id=event_id, customer_id=customer_id, status=BookingStatus.HELD,
                 places=places,
-                amount=kind.price(event, places),
+                amount=kind.hold_price(event, places, wanted),
                 payment_mode=PaymentMode(event.payment_mode),
                 hold_expires_at=iso(now + timedelta(seconds=ttl)),
                 created_at=iso(now), updated_at=iso(now), version=1, contact_email=request.contact_email,
@@ -279,9 +279,11 @@ class BookingService:
         if self.view_extras is not None:
             view |= self.view_extras(booking)
         if booking.status is BookingStatus.CONFIRMED:
-            until = change_refund_until(self.store.get_event(booking.event_id), self.clock())
+            event = self.store.get_event(booking.event_id)
+            until = change_refund_until(event, self.clock())
             if until:   # the start time changed: cancelling now refunds in full
                 view["change_refund_until"] = until
+            view |= cancel_terms(booking, event, self.clock(), language)
         return view
 
 

@@ -41,6 +41,7 @@ NEARBY_SHOWN = 5
 
 class Slots(Kind):
     name = "slots"
+    offers_alternatives = True
     label = "appointment_slots"
 
     @property

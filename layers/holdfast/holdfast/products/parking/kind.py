@@ -5,7 +5,7 @@ A space is a resource whose time granules (30 minutes, products/parking/rules.py
 appointment's whole-resource booking (adapters/granule_claims.py): the resource id
 ``<lot>|<space>`` keeps a lot's granules in one partition a day, so a plan reads the window of
 every space with one range query a day. Overlapping windows share a granule and exclude each other
-atomically; touching windows share none. A plan that loses a race is re-planned from a fresh read
+atomically, as do two that use the same half hour; windows touching on a half hour share none. A plan that loses a race is re-planned from a fresh read
 by the hold path and takes the next candidate in the same fallback order.
 """
 from __future__ import annotations
@@ -74,6 +74,8 @@ class Parking(Kind):
                 "from": iso(start), "to": iso(end), "permit": bool(request.handicap_permit)}
 
     def check_time(self, event: Any, wanted: dict[str, Any], now: datetime) -> None:
+        # as far back as the current granule, which the window claims anyway (and a driver's clock
+        # a minute behind the server's is no error)
         if parse_iso(wanted["from"]) < rules.floor_granule(now):
             raise InvalidRequest("The window has already begun; start it at the current half hour or later.",
                                  code="window_in_past")
@@ -101,7 +103,9 @@ class Parking(Kind):
         return None if taken else booking.places
 
     def ended(self, booking: Booking, now: datetime) -> bool:
-        return rules.parse_granule(booking.places.granules[-1].at) + rules.GRANULE <= now
+        # the window the customer asked for, not its last granule: 10:10-11:40 is over at 11:40
+        to = (booking.kind_details or {}).get("to")
+        return (parse_iso(to) if to else rules.parse_granule(booking.places.granules[-1].at) + rules.GRANULE) <= now
 
     def places(self, lot_id: str, space_id: str, start: datetime, end: datetime) -> Places:
         granules = tuple(Granule(f"{lot_id}|{space_id}", key) for key in rules.window_granules(start, end))
@@ -117,11 +121,17 @@ class Parking(Kind):
                 "timer_at": iso(no_show_at), "timer_state": NO_SHOW}
 
     def cancel_without_refund(self, event: Any, booking: Booking, now: datetime) -> str | None:
-        policy = self.settings(event).policy
-        start = parse_iso((booking.kind_details or {})["from"])
-        if policy.cancel_refund == "none" or now > start - timedelta(minutes=policy.cancel_refund_until_minutes_before):
+        until = self.refund_until(event, booking)
+        if until is None or now > parse_iso(until):
             return CANCELLED_NO_REFUND
         return None
+
+    def refund_until(self, event: Any, booking: Booking) -> str | None:
+        policy = self.settings(event).policy
+        if policy.cancel_refund == "none":
+            return None
+        start = parse_iso((booking.kind_details or {})["from"])
+        return iso(start - timedelta(minutes=policy.cancel_refund_until_minutes_before))
 
     def refund_on_timer(self, event: Any, booking: Booking) -> bool:
         return self.settings(event).policy.refund_no_show
@@ -141,11 +151,19 @@ class Parking(Kind):
             return None
         return credentials().entry_token(booking.event_id, booking.booking_id, booking.kind_details or {})
 
+    def hold_price(self, event: Any, places: Places, wanted: dict[str, Any]) -> Money:
+        """The tariff of the window asked for: 10:10-11:40 is 90 minutes, though it claims the
+        granules 10:00-12:00."""
+        return self._tariff(event, rules.window_minutes(parse_iso(wanted["from"]), parse_iso(wanted["to"])))
+
     def price(self, event: Any, places: Places) -> Money:
+        """The tariff of the granules (where no window was asked for)."""
+        return self._tariff(event, len(places.granules) * int(rules.GRANULE.total_seconds() // 60))
+
+    def _tariff(self, event: Any, minutes: int) -> Money:
         settings = self.settings(event)
         hourly = Money.parse(settings.hourly, event["currency"])
         cap = Money.parse(settings.daily_cap, event["currency"]) if settings.daily_cap else None
-        minutes = len(places.granules) * int(rules.GRANULE.total_seconds() // 60)
         return Money(rules.tariff(hourly, cap, minutes), event["currency"])
 
     # ---------------------------------------------------------------------- availability
@@ -156,6 +174,7 @@ class Parking(Kind):
         view = super().describe_places(places)
         if places.granules:
             view["space_id"] = places.granules[0].resource_id.split("|", 1)[1]
+            # the granules claimed; the booking's own ``from`` and ``to`` are the window asked for
             view["from"] = iso(rules.parse_granule(places.granules[0].at))
             view["to"] = iso(rules.parse_granule(places.granules[-1].at) + rules.GRANULE)
         return view
@@ -172,9 +191,9 @@ class Parking(Kind):
 
 
 def check_window(start: datetime, end: datetime) -> None:
-    if not (rules.on_granule(start) and rules.on_granule(end)):
-        raise InvalidRequest("from and to must be on a half hour (e.g. 10:00 or 10:30, UTC offsets allowed).",
-                             code="window_not_on_granule", granule_minutes=30)
+    if not (rules.on_minute(start) and rules.on_minute(end)):
+        raise InvalidRequest("from and to must be whole minutes (e.g. 10:10, UTC offsets allowed).",
+                             code="window_not_on_minute")
     if end <= start:
         raise InvalidRequest("to must be after from.", code="invalid_window")
     if end - start > rules.MAX_WINDOW:
@@ -189,7 +208,9 @@ def allocate(store: Any, lot_id: str, settings: ParkingSettings, vehicle_type: s
     A space with a car in it (an open ticket) is not free, whatever its granules say: a car keeps
     its space until it leaves, and a drive-up's claim covers only the stay it was taken for (the
     lot's default), so one that stays longer would otherwise see its space given to the next car."""
-    items = store.read_lot_granules(lot_id, rules.granule_key(start), rules.granule_key(end))
+    # every granule the window touches: one partly used by another window is taken
+    items = store.read_lot_granules(lot_id, rules.granule_key(rules.floor_granule(start)),
+                                    rules.granule_key(rules.ceil_granule(end)))
     busy = {space for (space, _), item in items.items() if int(item.get("taken", 0))}
     busy |= {ticket["space_id"] for ticket in store.open_tickets(lot_id)}
     for space_type in rules.fallback(vehicle_type, permit):

@@ -1,11 +1,13 @@
 """Parking rules without I/O: vehicle types and their fallback order, the time granules a window
 claims, and the tariff (hourly rate, daily cap, grace minutes) in exact decimal money.
 
-Time is cut into 30-minute granules on the UTC clock (``GRANULE``). A reservation's window must
-start and end on a granule boundary, so two windows that only touch share no granule and both
-succeed, while overlapping ones share at least one and exclude each other. The longest window is
-24 hours (48 granules): with the booking's own items it stays far below DynamoDB's 100 items per
-transaction.
+Time is cut into 30-minute granules on the UTC clock (``GRANULE``). A reservation's window is
+any pair of whole minutes (a driver arriving at 10:10 says so); it claims every granule the window
+touches, so a granule partly used is taken, and windows that share a granule exclude each other
+even when the windows themselves do not overlap (10:00-10:10 and 10:20-11:00 both need 10:00).
+The price is the window's own minutes (``window_minutes``), never the granules'. The longest
+window is 24 hours (at most 49 granules when it starts and ends inside one): with the booking's
+own items it stays far below DynamoDB's 100 items per transaction.
 """
 from __future__ import annotations
 
@@ -30,9 +32,8 @@ def fallback(vehicle_type: str, permit: bool) -> tuple[str, ...]:
     return ("HANDICAP", *order) if permit else order
 
 
-def on_granule(moment: datetime) -> bool:
-    moment = moment.astimezone(timezone.utc)
-    return moment.second == 0 and moment.microsecond == 0 and moment.minute % 30 == 0
+def on_minute(moment: datetime) -> bool:
+    return moment.second == 0 and moment.microsecond == 0
 
 
 def floor_granule(moment: datetime) -> datetime:
@@ -54,11 +55,17 @@ def parse_granule(key: str) -> datetime:
 
 
 def window_granules(start: datetime, end: datetime) -> list[str]:
-    keys, moment = [], start
+    """The keys of every granule [start, end) touches, the first one's start at or before ``start``."""
+    keys, moment = [], floor_granule(start)
     while moment < end:
         keys.append(granule_key(moment))
         moment += GRANULE
     return keys
+
+
+def window_minutes(start: datetime, end: datetime) -> int:
+    """The minutes a window lasts, every started one counted (what a reservation is billed for)."""
+    return math.ceil((end - start).total_seconds() / 60)
 
 
 def utc_days(start: datetime, end: datetime) -> list[str]:

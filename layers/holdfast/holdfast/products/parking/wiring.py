@@ -56,8 +56,13 @@ def parking():
 def gate_passes():
     from .services.gate_passes import GatePasses
 
-    return GatePasses(store(), system_clock, parking(), provider, settings().payment_return_url,
-                      max_clock_skew_seconds=parking_config().gate_clock_skew_seconds)
+    from urllib.parse import urljoin
+
+    return_url = settings().payment_return_url
+    # the exit payment page lives beside the booking page PAYMENT_RETURN_URL names (web/exit.html)
+    return GatePasses(store(), system_clock, parking(), provider, return_url,
+                      max_clock_skew_seconds=parking_config().gate_clock_skew_seconds,
+                      exit_page_url=urljoin(return_url, "exit.html"))
 
 
 def apply_gate_pass(lot_id: str, gate_id: str, event: dict[str, Any], *, at: datetime, offline: bool

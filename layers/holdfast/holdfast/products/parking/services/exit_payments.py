@@ -13,17 +13,27 @@ Who records the outcome: the payment-events consumer on the provider's notificat
 ``ticket_id``, ``lot_id`` and ``exit_payment``, its number, in its metadata), or the next exit,
 which asks the provider only about payments still ``created``.
 
+The driver pays on a page of ours (``exit.html``, the exit page next to the booking page), not
+on the provider's directly: the exit answers that page's link as its ``confirmation_url``, naming
+the ticket and the payment's ``page_key`` (random, stored with the payment: whoever holds the link
+sees that payment, its ticket's plate and times, and nobody else). The page (``page``) shows what
+is owed and sends the driver on to the provider, whose ``return_url`` is the same link, and once
+paid shows the receipt.
+
 Money beyond what a ticket owed is never dropped: the exit that closes a ticket paid more than
 its charge, or a payment that succeeds after the ticket closed, opens a ``payment`` gate case
 (products/parking/services/gate_cases.py) for an operator, in the same transaction that counts it.
 """
 from __future__ import annotations
 
+import hmac
+import secrets
 from decimal import Decimal
 from typing import Any, Callable
+from urllib.parse import urlencode
 
 from holdfast.clock import iso
-from holdfast.domain.errors import PaymentProviderUnavailable
+from holdfast.domain.errors import NotFound, PaymentProviderUnavailable
 from holdfast.domain.money import Money
 from holdfast.observability import logger
 from holdfast.ports import Change, Clock, PaymentProvider, ProviderError, StaleBooking
@@ -51,11 +61,20 @@ def paid_total(records: list[dict[str, Any]]) -> Decimal:
 
 
 class ExitPayments:
-    def __init__(self, store: ExitPaymentStore, clock: Clock, provider: Callable[[], PaymentProvider], return_url: str) -> None:
+    def __init__(self, store: ExitPaymentStore, clock: Clock, provider: Callable[[], PaymentProvider], return_url: str,
+                 page_url: str | None = None) -> None:
         self.store = store
         self.clock = clock
         self.provider = provider
         self.return_url = return_url
+        #: The exit payment page; None: the gate is given the provider's page itself, as before.
+        self.page_url = page_url
+
+    def page_link(self, ticket: dict[str, Any], record: dict[str, Any]) -> str | None:
+        if not self.page_url or not record.get("page_key"):
+            return None   # a payment asked before the page existed keeps its provider link
+        query = urlencode({"lot": ticket["lot_id"], "ticket": ticket["ticket_id"], "key": record["page_key"]})
+        return f"{self.page_url}?{query}"
 
     def settled(self, ticket: dict[str, Any]) -> list[dict[str, Any]]:
         """Every exit payment of the ticket; the provider is asked only about those still ``created``
@@ -76,25 +95,28 @@ class ExitPayments:
         self.store.commit(Change(items=(change,)))   # StaleBooking: recorded meanwhile, read again
         return {**record, "state": state}
 
-    def ask(self, ticket: dict[str, Any], due: Money, records: list[dict[str, Any]]) -> str | None:
-        """The confirmation URL of a payment of ``due`` for the ticket: the latest one if it is
-        still pending for that amount, else a new one (the earlier ones stay tracked)."""
+    def ask(self, ticket: dict[str, Any], due: Money, records: list[dict[str, Any]], until: str) -> str | None:
+        """Where the driver pays ``due`` for the ticket's stay up to ``until`` (the exit page, or the
+        provider's page): the latest payment if it is still pending for that amount, else a new one
+        (the earlier ones stay tracked)."""
         ticket_id = ticket["ticket_id"]
         latest = records[-1] if records else None
         if latest and latest["state"] in PENDING and latest["amount"] == due.text:
             if latest.get("confirmation_url"):
-                return latest["confirmation_url"]
+                return self.page_link(ticket, latest) or latest["confirmation_url"]
             record = latest   # the answer was lost: asked again under the same key, no second payment
         else:
             number = int(latest["number"]) + 1 if latest else 1
             record = {"number": number, "idempotence_key": f"hf-exit-{ticket_id}-{number}", "amount": due.text,
-                      "currency": due.currency, "state": "asked", "asked_at": iso(self.clock())}
+                      "currency": due.currency, "state": "asked", "asked_at": iso(self.clock()),
+                      "charged_until": until, "page_key": secrets.token_urlsafe(18)}
             self.store.commit(Change(items=(self.store.exit_payment_put(ticket_id, record),)))
         try:
             created = self.provider().create_payment(
                 amount=due.as_dict(), description=f"Parking exit, ticket {ticket_id}",
                 metadata={"ticket_id": ticket_id, "lot_id": ticket["lot_id"], "exit_payment": str(record["number"])},
-                capture=True, return_url=self.return_url.replace("{booking_id}", ticket.get("booking_id") or ""),
+                capture=True, return_url=self.page_link(ticket, record)
+                or self.return_url.replace("{booking_id}", ticket.get("booking_id") or ""),
                 idempotence_key=record["idempotence_key"])
         except ProviderError:
             # the key is stored: the next exit asks again under it (a lost answer made no second payment)
@@ -107,7 +129,37 @@ class ExitPayments:
                                                    "state": "created"}, "asked"),)))
         except StaleBooking:
             pass   # a notification that recorded it first has said more: nothing to add
-        return url
+        return (self.page_link(ticket, record) if url else None) or url
+
+    def page(self, lot: dict[str, Any], ticket_id: str, key: str) -> dict[str, Any]:
+        """What the exit page shows the holder of a payment's link: the lot, the plate, the stay it
+        covers, the amount and where it stands; while pending, the provider's page to pay on (the
+        provider is asked about a payment still ``created``, so a driver back from paying sees it
+        paid before the notification arrives). An unknown ticket or a wrong key is the same 404."""
+        missing = NotFound("No such exit payment.", code="exit_payment_not_found")
+        ticket = self.store.get_ticket(ticket_id)
+        if ticket is None or ticket["lot_id"] != lot["event_id"]:
+            raise missing
+        records = self.store.exit_payments(ticket_id)
+        record = next((r for r in records if r.get("page_key") and hmac.compare_digest(
+            str(r["page_key"]).encode(), key.encode())), None)
+        if record is None:
+            raise missing
+        if record["state"] == "created":
+            try:
+                record = self._look_up(ticket, record)
+            except PaymentProviderUnavailable:
+                pass   # shown as pending; the page asks again
+            except StaleBooking:   # recorded meanwhile by the notification: read it as it is now
+                record = next(r for r in self.store.exit_payments(ticket_id) if r["number"] == record["number"])
+        state = "pending" if record["state"] in PENDING else record["state"]
+        return {"lot": {"lot_id": lot["event_id"], "name": lot.get("name")}, "ticket_id": ticket_id,
+                "plate": ticket["plate"], "space_id": ticket["space_id"], "entered_at": ticket["entered_at"],
+                "charged_until": record.get("charged_until"), "exited_at": ticket.get("exited_at"),
+                "amount": {"value": record["amount"], "currency": record["currency"]}, "state": state,
+                # a later payment asked for more (the stay went on): the gate shows that one's link
+                "superseded": int(records[-1]["number"]) != int(record["number"]),
+                "confirmation_url": record.get("confirmation_url") if state == "pending" else None}
 
 
 def record_provider_payment(store: ExitPaymentStore, clock: Clock, paid: dict[str, Any]) -> str:
