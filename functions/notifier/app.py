@@ -46,6 +46,8 @@ def remind(booking_id: str) -> dict:
               "version": booking.version}
     if booking.contact_email:
         detail["contact_email"] = booking.contact_email
+        if booking.contact_own:
+            detail["contact_own"] = True
     sent = notify(wiring.store(), detail, wiring.email_sender(), wiring.message_site(), wiring.mail_gate())
     log_sent(detail, sent)
     return {"booking_id": booking_id, "reminded": sent}

@@ -278,6 +278,7 @@ class BookingRecords:
             "booking_id": booking.booking_id, "event_id": booking.event_id, "customer_id": booking.customer_id,
             "status": booking.status.value, "version": booking.version,
             **({"contact_email": booking.contact_email} if booking.contact_email else {}),
+            **({"contact_own": True} if booking.contact_own and booking.contact_email else {}),
             "ttl": int(time.time()) + OUTBOX_RETENTION_SECONDS, **event,
         })}})
 

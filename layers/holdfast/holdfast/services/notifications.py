@@ -55,8 +55,10 @@ def notify(store: NotificationStore, detail: dict[str, Any], sender: EmailSender
     to = recipient(detail) if sender is not None else None
     if to is not None and gate is None:
         raise TypeError("a sender needs the mail policy (gate): no mail goes out unchecked")
-    # an address that is the customer's own id is their identity's, not one typed into a form
-    verdict = gate.decide(customer, to, dedup, own=same_address(to, customer)) if to and gate else None
+    # the identity's own address: the booking says so (``contact_own``), or it is the customer's id
+    own = (bool(detail.get("contact_own")) and same_address(to, detail.get("contact_email"))) \
+        or same_address(to, customer)
+    verdict = gate.decide(customer, to, dedup, own=own) if to and gate else None
     recorded = store.record_notification(customer, dedup, {
         "type": kind, "booking_id": detail["booking_id"], "status": detail.get("status"), "at": detail.get("at"),
         "channel": "email" if to else "record", "subject": subject,
