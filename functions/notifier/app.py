@@ -18,13 +18,30 @@ from holdfast.domain.statuses import BookingStatus
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.sqs_batch import SqsMessage, process_batch
 from holdfast.services.event_announcements import announce
-from holdfast.services.notifications import log_sent, notify
+from holdfast.services.notifications import BatchReads, log_sent, notify
 
 wiring.cold_start()
 
 
+def batch_reads(event: dict) -> object:
+    """The batch's bookings, offerings and notification records in one read (BatchReads); if that
+    read fails, each message reads for itself as before."""
+    details = []
+    for record in event.get("Records") or []:
+        try:
+            details.append(json.loads(record.get("body") or "{}").get("detail") or {})
+        except (ValueError, AttributeError):
+            continue   # handle_record reports it
+    try:
+        return BatchReads(wiring.store(), [d for d in details if isinstance(d, dict)])
+    except Exception:  # noqa: BLE001 - an optimisation only
+        logger.exception("batch reads failed; reading per message")
+        return wiring.store()
+
+
 @tracer.capture_method
-def handle_record(record: SqsMessage) -> None:
+def handle_record(record: SqsMessage, store=None) -> None:
+    store = store if store is not None else wiring.store()
     envelope = json.loads(record.body)
     detail = envelope.get("detail") or {}
     if detail.get("type") == "event.changed" and detail.get("event_id"):
@@ -34,7 +51,7 @@ def handle_record(record: SqsMessage) -> None:
     if not detail.get("booking_id") or not detail.get("customer_id"):
         logger.warning("not a booking change; dropped", extra={"detail_type": envelope.get("detail-type")})
         return
-    log_sent(detail, notify(wiring.store(), detail, wiring.email_sender(), wiring.message_site(), wiring.mail_gate()))
+    log_sent(detail, notify(store, detail, wiring.email_sender(), wiring.message_site(), wiring.mail_gate()))
 
 
 def remind(booking_id: str) -> dict:
@@ -63,4 +80,5 @@ def lambda_handler(event, context):
         bucket = event["remind_bucket"]
         ids = wiring.store().bucket_booking_ids(str(bucket["event_id"]), str(bucket["bucket"]))
         return {"reminded": sum(1 for booking_id in ids if remind(booking_id)["reminded"])}
-    return process_batch(event, handle_record)
+    store = batch_reads(event)
+    return process_batch(event, lambda record: handle_record(record, store))
