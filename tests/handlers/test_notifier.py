@@ -126,3 +126,46 @@ def test_a_batch_of_held_messages_reads_once_and_each_is_delivered_once(handler_
     assert dict(calls) == {"BatchGetItem": 1}, calls
     for n in range(3):
         assert [note["delivery"] for note in wiring.store().list_notifications(f"batch-{n}")] == ["sent"]
+
+
+def test_a_buckets_reminders_read_per_chunk_and_go_once_to_each_unpaid_hold(handler_env, monkeypatch):
+    """Issue 35: the expiry bucket's reminder step reads its holds, their offering and their
+    records a chunk at a time (two BatchGetItem), not four GetItem per hold; a hold no longer
+    held gets none, and the step run again reminds nobody twice."""
+    import threading
+    from collections import Counter
+
+    from botocore.client import BaseClient
+
+    from holdfast.adapters.expiry_buckets import bucket_of
+
+    created = call("events_api", api_event("create_event.json", headers={"X-Api-Key": "organizer-test-key"}))[1]
+    bookings = []
+    for n in range(3):
+        status, booking = call("bookings_api", api_event(
+            "create_booking.json", path_params={"event_id": created["event_id"]}, body={"quantity": 1},
+            headers={"Idempotency-Key": f"rb-{n}", "X-Customer-Id": f"rb-{n}"}))
+        assert status == 201, booking
+        bookings.append(booking)
+    buckets = {bucket_of(b["hold_expires_at"]) for b in bookings}
+    cancelled = call("bookings_api", api_event("cancel_booking.json", path_params={"booking_id": bookings[2]["booking_id"]},
+                                               headers={"X-Customer-Id": "rb-2"}))
+    assert cancelled[0] == 200, cancelled
+
+    calls, me = Counter(), threading.get_ident()
+    original = BaseClient._make_api_call
+
+    def counting(client, operation, params):
+        if threading.get_ident() == me:
+            calls[operation] += 1
+        return original(client, operation, params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", counting)
+    reminded = sum(call("notifier", {"remind_bucket": {"event_id": created["event_id"], "bucket": bucket}})[1]["reminded"]
+                   for bucket in sorted(buckets))
+    assert reminded == 2
+    assert calls["GetItem"] == 0 and calls["BatchGetItem"] <= 2 * len(buckets) and calls["PutItem"] == 2, calls
+    assert [n["type"] for n in wiring.store().list_notifications("rb-0")] == ["booking.hold_expiring"]
+    assert wiring.store().list_notifications("rb-2") == []
+    assert sum(call("notifier", {"remind_bucket": {"event_id": created["event_id"], "bucket": bucket}})[1]["reminded"]
+               for bucket in sorted(buckets)) == 0
