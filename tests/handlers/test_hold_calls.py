@@ -76,3 +76,30 @@ def test_a_sold_out_answer_writes_nothing_and_reads_at_most_once(counted):
         assert status == 409 and answer["error"]["code"] == "sold_out", answer
         assert not set(calls) & WRITES, f"a sold-out answer wrote: {dict(calls)}"
         assert sum(calls[op] for op in READS) <= 1 and sum(calls.values()) <= 1, f"a sold-out answer made {dict(calls)}"
+
+
+def test_a_signed_in_customers_hold_writes_nothing_for_the_mail_policy_and_says_the_address_is_theirs(counted):
+    """Issue 35: the first hold of a signed-in customer in a container wrote their address's
+    standing (a CONTACT# PutItem) before the transaction. The booking and its outbox event now
+    carry it (``contact_own``), and the notifier's policy reads it there."""
+    from holdfast import wiring
+
+    event_id = create_event(capacity=100)
+    assert hold(event_id, "warm-up", counted)[0] == 201
+    for n, given in enumerate((None, "Own@Example.org", "someone-else@example.org")):
+        counted.clear()
+        status, answer = call("bookings_api", api_event(
+            "create_booking.json", path_params={"event_id": event_id},
+            headers={"X-Customer-Id": f"signed-in-{n}", "X-Customer-Email": "own@example.org",
+                     "Idempotency-Key": "k-" + uuid.uuid4().hex},
+            body={"quantity": 1} | ({"contact_email": given} if given else {})))
+        assert status == 201, answer
+        calls = Counter(counted)
+        assert set(calls) <= {"TransactWriteItems", "BatchGetItem", "StartExecution"}, calls
+        assert calls["TransactWriteItems"] == 1 and sum(calls.values()) <= 3, calls
+        booking = wiring.store().get_booking(answer["booking_id"])
+        outbox = wiring.store().db._get(f"BOOKING#{booking.booking_id}", "OUTBOX#000001")
+        own = given != "someone-else@example.org"
+        assert booking.contact_email.lower() == (given or "own@example.org").lower()
+        assert booking.contact_own is own and outbox.get("contact_own", False) is own, outbox
+        assert outbox["contact_email"] == booking.contact_email

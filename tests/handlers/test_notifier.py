@@ -59,3 +59,113 @@ def test_the_reminder_goes_to_the_booking_s_contact_address(handler_env, monkeyp
     # not the customer's own address: what reaches it first is the request to confirm it (issue 33)
     assert sent == [("rem@example.org", CONFIRM_SUBJECT)]
     assert wiring.store().list_notifications("rem-2")[0]["channel"] == "email"
+
+
+def test_a_batch_of_held_messages_reads_once_and_each_is_delivered_once(handler_env, monkeypatch):
+    """Issue 35: a batch reads its bookings, offerings and notification records in one request;
+    a repeat (in the batch or in the next delivery) is known by its record and rendered no more.
+    Each held message still reaches its customer exactly once."""
+    import json
+    import threading
+    import uuid
+    from collections import Counter
+
+    from botocore.client import BaseClient
+
+    from holdfast.services import notifications
+
+    sent = []
+
+    class Outbox:
+        def send(self, to, message):
+            sent.append((to, message.subject, bool(message.html)))
+            return "m-1"
+
+    monkeypatch.setattr(wiring, "email_sender", functools.cache(Outbox))
+    created = call("events_api", api_event("create_event.json", headers={"X-Api-Key": "organizer-test-key"}))[1]
+    records = []
+    for n in range(3):
+        status, booking = call("bookings_api", api_event(
+            "create_booking.json", path_params={"event_id": created["event_id"]}, body={"quantity": 1},
+            headers={"Idempotency-Key": f"b-{n}", "X-Customer-Id": f"batch-{n}",
+                     "X-Customer-Email": f"batch-{n}@example.org"}))
+        assert status == 201, booking
+        outbox = wiring.store().db._get(f"BOOKING#{booking['booking_id']}", "OUTBOX#000001")
+        entry = notifications.bus_entry("bus", outbox)
+        records.append({"messageId": uuid.uuid4().hex, "body": json.dumps(
+            {"detail-type": entry["DetailType"], "source": entry["Source"], "detail": json.loads(entry["Detail"])})})
+    batch = {"Records": records + [dict(records[0], messageId="again")]}   # the bus delivered one twice
+
+    calls, rendered = Counter(), Counter()
+    original_call, original_compose = BaseClient._make_api_call, notifications.compose
+    me = threading.get_ident()
+
+    def counting(client, operation, params):
+        if threading.get_ident() == me:
+            calls[operation] += 1
+        return original_call(client, operation, params)
+
+    def compose(store, detail, site=None, html=True):
+        rendered[detail["booking_id"]] += 1
+        return original_compose(store, detail, site, html)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", counting)
+    monkeypatch.setattr(notifications, "compose", compose)
+    assert call("notifier", batch)[1] == {"batchItemFailures": []}
+    # one read for the batch, then per message its record and the mail policy's suppression read
+    # and hourly count (its own address: no standing read); the duplicate costs nothing
+    assert dict(calls) == {"BatchGetItem": 1, "GetItem": 3, "UpdateItem": 3, "PutItem": 3}, calls
+    assert sum(rendered.values()) == 3, rendered
+    assert sorted(to for to, _, _ in sent) == [f"batch-{n}@example.org" for n in range(3)]
+    assert all(subject != CONFIRM_SUBJECT and html for _, subject, html in sent)
+
+    calls.clear()
+    rendered.clear()
+    assert call("notifier", batch)[1] == {"batchItemFailures": []}       # the queue delivers it all again
+    assert not rendered and len(sent) == 3, (rendered, sent)
+    assert dict(calls) == {"BatchGetItem": 1}, calls
+    for n in range(3):
+        assert [note["delivery"] for note in wiring.store().list_notifications(f"batch-{n}")] == ["sent"]
+
+
+def test_a_buckets_reminders_read_per_chunk_and_go_once_to_each_unpaid_hold(handler_env, monkeypatch):
+    """Issue 35: the expiry bucket's reminder step reads its holds, their offering and their
+    records a chunk at a time (two BatchGetItem), not four GetItem per hold; a hold no longer
+    held gets none, and the step run again reminds nobody twice."""
+    import threading
+    from collections import Counter
+
+    from botocore.client import BaseClient
+
+    from holdfast.adapters.expiry_buckets import bucket_of
+
+    created = call("events_api", api_event("create_event.json", headers={"X-Api-Key": "organizer-test-key"}))[1]
+    bookings = []
+    for n in range(3):
+        status, booking = call("bookings_api", api_event(
+            "create_booking.json", path_params={"event_id": created["event_id"]}, body={"quantity": 1},
+            headers={"Idempotency-Key": f"rb-{n}", "X-Customer-Id": f"rb-{n}"}))
+        assert status == 201, booking
+        bookings.append(booking)
+    buckets = {bucket_of(b["hold_expires_at"]) for b in bookings}
+    cancelled = call("bookings_api", api_event("cancel_booking.json", path_params={"booking_id": bookings[2]["booking_id"]},
+                                               headers={"X-Customer-Id": "rb-2"}))
+    assert cancelled[0] == 200, cancelled
+
+    calls, me = Counter(), threading.get_ident()
+    original = BaseClient._make_api_call
+
+    def counting(client, operation, params):
+        if threading.get_ident() == me:
+            calls[operation] += 1
+        return original(client, operation, params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", counting)
+    reminded = sum(call("notifier", {"remind_bucket": {"event_id": created["event_id"], "bucket": bucket}})[1]["reminded"]
+                   for bucket in sorted(buckets))
+    assert reminded == 2
+    assert calls["GetItem"] == 0 and calls["BatchGetItem"] <= 2 * len(buckets) and calls["PutItem"] == 2, calls
+    assert [n["type"] for n in wiring.store().list_notifications("rb-0")] == ["booking.hold_expiring"]
+    assert wiring.store().list_notifications("rb-2") == []
+    assert sum(call("notifier", {"remind_bucket": {"event_id": created["event_id"], "bucket": bucket}})[1]["reminded"]
+               for bucket in sorted(buckets)) == 0

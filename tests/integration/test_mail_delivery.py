@@ -160,3 +160,22 @@ def test_the_inbox_lists_a_message_and_serves_its_html_and_attachment(api, syste
     assert download.headers["Content-Type"] == "text/calendar"
     assert download.headers["Content-Disposition"] == "attachment; filename*=UTF-8''event.ics"
     assert requests.get(f"{api.base}/dev/mail/nope/html", timeout=10).status_code == 404
+
+
+def test_a_signed_in_customers_held_message_reaches_their_own_address_once_and_the_hold_wrote_no_standing(api):
+    """Issue 35: the hold carries "the address is the identity's" (``contact_own``) on the booking
+    and its outbox event instead of writing the address's standing on the request path; the held
+    message still reaches the address, as sent (tests/handlers/test_notifier.py: once per batch and
+    redelivery)."""
+    from holdfast import wiring
+
+    who, address = customer(), _address()
+    event = api.create_event(capacity=5)
+    answer = api.request("POST", f"/events/{event['event_id']}/bookings", customer=who, key=str(uuid.uuid4()),
+                         json={"quantity": 1}, headers={"X-Customer-Email": address})
+    assert answer.status_code == 201, answer.text
+    booking_id = answer.json()["booking_id"]
+    assert _note(who, booking_id, "booking.held")["delivery"] == "sent"
+    [message] = _inbox(api, address, 1)
+    assert message["subject"] != CONFIRM_SUBJECT and booking_id in message["text"]
+    assert wiring.mail_policy().contact(who, address_key(address)) is None   # nothing written for it

@@ -283,6 +283,13 @@ class FakeBookingStore(_Fake):
         self.table.check_fault("get_event")
         return self.table.get(f"EVENT#{event_id}", "META")
 
+    def message_reads(self, booking_ids: list[str], event_ids: list[str], notes: list[tuple[str, str]]
+                      ) -> tuple[dict[str, Booking], dict[str, dict[str, Any]], set[tuple[str, str]]]:
+        self.table.check_fault("message_reads")
+        bookings = {b: found for b in booking_ids if (found := self.get_booking(b)) is not None}
+        events = {e: found for e in event_ids if (found := self.get_event(e)) is not None}
+        return bookings, events, {(c, d) for c, d in notes if self.table.get(f"CUSTOMER#{c}", f"NOTE#{d}") is not None}
+
     def event_cancelled(self, event_id: str) -> bool:
         self.table.check_fault("event_cancelled")
         return "cancelled_at" in (self.table.get(f"EVENT#{event_id}", "META") or {})

@@ -282,6 +282,10 @@ class FakeNotificationLog(_Fake):
         self.table.check_fault("record_notification")
         return self.table.write((f"CUSTOMER#{customer_id}", f"NOTE#{dedup_id}"), absent, lambda _: dict(notification))
 
+    def notification_recorded(self, customer_id: str, dedup_id: str) -> bool:
+        self.table.check_fault("notification_recorded")
+        return self.table.get(f"CUSTOMER#{customer_id}", f"NOTE#{dedup_id}") is not None
+
     def forget_notification(self, customer_id: str, dedup_id: str) -> None:
         self.table.check_fault("forget_notification")
         self.table.write((f"CUSTOMER#{customer_id}", f"NOTE#{dedup_id}"), always, lambda _: None)

@@ -71,3 +71,18 @@ def test_a_reservation_keeps_an_address_as_the_other_routes_do():
     assert schemas.BookingIn.model_validate({"quantity": 1, "contact_email": "Anna.K@Example.COM"}
                                             ).contact_email == "Anna.K@example.com"
     assert ReservationIn.model_validate({k: v for k, v in body.items() if k != "contact_email"}).contact_email is None
+
+
+def test_a_request_cannot_say_its_address_is_the_identitys_own():
+    """Issue 35: ``contact_own`` comes from the verified identity (``mail_policy.addressed``),
+    never from a body: a request that sends it gets a command without it."""
+    from holdfast.domain.commands import HoldPlaces
+    from holdfast.services.mail_policy import addressed
+
+    command = HoldPlaces.of({"quantity": 1, "contact_email": "a@example.org", "contact_own": True})
+    assert command.contact_own is False and "contact_own" not in command.details
+    assert addressed(command, None).contact_own is False
+    assert addressed(command, "other@example.org").contact_own is False
+    assert addressed(command, "A@Example.org").contact_own is True
+    assert addressed(HoldPlaces(quantity=1), "me@example.org") == HoldPlaces(
+        quantity=1, contact_email="me@example.org", contact_own=True)

@@ -124,6 +124,19 @@ def test_the_customers_own_address_needs_no_confirmation(world):
     assert deliveries(log) == ["sent"] and deliveries(log, "Me@Example.org") == ["sent"]
 
 
+def test_the_bookings_own_address_mark_is_enough_and_writes_no_standing(world):
+    """Issue 35: the hold no longer records the identity's address in the policy; the booking's
+    outbox event says the address is the customer's own (``contact_own``), and that is enough.
+    Without the mark the same address still needs its confirmation first."""
+    clock, policy, gate, log, outbox = world
+    notify(log, detail(1, contact_own=True), outbox, gate=gate)
+    assert [(to, subject != CONFIRM_SUBJECT) for to, subject, _ in outbox.sent] == [("friend@example.org", True)]
+    assert deliveries(log) == ["sent"]
+    assert policy.contact("cust-1", address_key("friend@example.org")) is None   # nothing written for it
+    notify(log, detail(1, customer_id="cust-2", booking_id="b-2"), outbox, gate=gate)    # not marked
+    assert outbox.sent[-1][1] == CONFIRM_SUBJECT and deliveries(log, "cust-2") == ["unconfirmed"]
+
+
 def test_a_suppressed_address_gets_nothing_more(world):
     clock, policy, gate, log, outbox = world
     gate.own_address("cust-1", "friend@example.org")

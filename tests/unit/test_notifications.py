@@ -231,3 +231,18 @@ def test_a_sender_without_the_mail_policy_is_refused(log):
     with pytest.raises(TypeError):
         notify(log, detail(), Recorder())
     assert log.list_notifications("ann@example.com") == []
+
+
+def test_a_repeat_is_known_by_its_record_before_anything_is_rendered(log, monkeypatch):
+    """Issue 35: the record is checked first; a redelivered change reads and renders nothing."""
+    from holdfast.services import notifications
+
+    sender = Recorder()
+    assert notify(log, detail(), sender, gate=gate()) is True
+
+    def no_render(*args, **kwargs):
+        raise AssertionError("a recorded notification was rendered again")
+
+    monkeypatch.setattr(notifications, "compose", no_render)
+    assert notify(log, detail(), sender, gate=gate()) is False
+    assert len(sender.sent) == 1

@@ -338,6 +338,8 @@ class Listing(Catalog, EventReads, InventoryReads, Protocol):
 class NotificationLog(Protocol):
     def record_notification(self, customer_id: str, dedup_id: str, notification: dict[str, Any]) -> bool: ...
 
+    def notification_recorded(self, customer_id: str, dedup_id: str) -> bool: ...
+
     def forget_notification(self, customer_id: str, dedup_id: str) -> None: ...
 
 
@@ -347,6 +349,12 @@ class MessageReads(Protocol):
     def get_booking(self, booking_id: str) -> Booking | None: ...
 
     def get_event(self, event_id: str) -> dict[str, Any] | None: ...
+
+    def message_reads(self, booking_ids: list[str], event_ids: list[str], notes: list[tuple[str, str]]
+                      ) -> tuple[dict[str, Booking], dict[str, dict[str, Any]], set[tuple[str, str]]]:
+        """What a batch of messages reads, in one request where the store can: the bookings and
+        offerings that exist, by id, and which (customer, dedup id) notifications are recorded."""
+        ...
 
 
 class NotificationStore(NotificationLog, EventBookings, MessageReads, Protocol):

@@ -29,3 +29,16 @@ def test_a_customers_notifications_list_in_dedup_order_as_stored(backend, ids):
     assert log.list_notifications(ann) == [
         {"pk": f"CUSTOMER#{ann}", "sk": "NOTE#b-1#000001", "type": "booking.held", "version": 1},
         {"pk": f"CUSTOMER#{ann}", "sk": "NOTE#b-1#000002", "type": "booking.confirmed", "version": 2}]
+
+
+def test_a_recorded_notification_is_known_before_anything_is_rendered_for_it(backend, ids):
+    """Issue 35: the notifier asks for the record first (``notification_recorded``), and a batch
+    asks for its bookings, offerings and records in one read (``message_reads``)."""
+    log, ann = backend.notifications, ids("ann")
+    assert log.notification_recorded(ann, "b-1#000001") is False
+    log.record_notification(ann, "b-1#000001", {"type": "booking.held"})
+    assert log.notification_recorded(ann, "b-1#000001") is True
+    assert log.notification_recorded(ids("ben"), "b-1#000001") is False
+    bookings, events, recorded = backend.store.message_reads(
+        ["no-such-booking"], ["no-such-event"], [(ann, "b-1#000001"), (ann, "b-1#000002")])
+    assert bookings == {} and events == {} and recorded == {(ann, "b-1#000001")}

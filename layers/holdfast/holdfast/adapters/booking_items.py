@@ -54,6 +54,8 @@ def booking_item(booking: Booking) -> dict[str, Any]:
         item["review"] = dict(booking.review)
     if booking.contact_email:
         item["contact_email"] = booking.contact_email
+        if booking.contact_own:
+            item["contact_own"] = True
     if booking.language != "en":
         item["language"] = booking.language
     if booking.resolution:
@@ -107,6 +109,7 @@ def booking_from_item(item: dict[str, Any]) -> Booking:
         places_secured=bool(item.get("places_secured")),
         review=dict(item["review"]) if item.get("review") else None,
         contact_email=item.get("contact_email"),
+        contact_own=bool(item.get("contact_own")) and bool(item.get("contact_email")),
         language=item.get("language") or "en",
         counted_hold=bool(item.get("counted_hold")),
         cancelled_by_customer=bool(item.get("cancelled_by_customer")),

@@ -259,6 +259,22 @@ class BookingRecords:
                 return False
             raise
 
+    def notification_recorded(self, customer_id: str, dedup_id: str) -> bool:
+        return self.db._get(f"CUSTOMER#{customer_id}", f"NOTE#{dedup_id}") is not None
+
+    def message_reads(self, booking_ids: list[str], event_ids: list[str], notes: list[tuple[str, str]]
+                      ) -> tuple[dict[str, Booking], dict[str, dict[str, Any]], set[tuple[str, str]]]:
+        """One BatchGetItem (100 keys a request) for a batch of messages: bookings, offerings
+        (``META``, as ``get_event`` reads it) and notification records."""
+        keys = [{"pk": f"BOOKING#{b}", "sk": "META"} for b in booking_ids] \
+            + [{"pk": f"EVENT#{e}", "sk": "META"} for e in event_ids] \
+            + [{"pk": f"CUSTOMER#{c}", "sk": f"NOTE#{d}"} for c, d in notes]
+        found = self.db._batch_get(keys)
+        bookings = {b: booking_from_item(found[(f"BOOKING#{b}", "META")]) for b in booking_ids
+                    if (f"BOOKING#{b}", "META") in found}
+        events = {e: found[(f"EVENT#{e}", "META")] for e in event_ids if (f"EVENT#{e}", "META") in found}
+        return bookings, events, {(c, d) for c, d in notes if (f"CUSTOMER#{c}", f"NOTE#{d}") in found}
+
     def forget_notification(self, customer_id: str, dedup_id: str) -> None:
         """Take a recorded notification back (its email could not be sent; the redelivery retries)."""
         self.db.client.delete_item(TableName=self.db.table,
@@ -278,6 +294,7 @@ class BookingRecords:
             "booking_id": booking.booking_id, "event_id": booking.event_id, "customer_id": booking.customer_id,
             "status": booking.status.value, "version": booking.version,
             **({"contact_email": booking.contact_email} if booking.contact_email else {}),
+            **({"contact_own": True} if booking.contact_own and booking.contact_email else {}),
             "ttl": int(time.time()) + OUTBOX_RETENTION_SECONDS, **event,
         })}})
 

@@ -76,6 +76,9 @@ class Booking:
     places_secured: bool = False   # two-stage: places pinned for a capture in flight; expiry must wait
     review: dict[str, str] | None = None
     contact_email: str | None = None   # where notifications are emailed; never logged
+    #: ``contact_email`` is the customer's identity's own (verified) address: the mail policy
+    #: treats it as confirmed without a record of its own (services/mail_policy.py)
+    contact_own: bool = False
     language: str = "en"   # what its messages are written in: the creating request's Accept-Language
     counted_hold: bool = False   # occupies a slot of the customer's hold limit (adapters/hold_limits.py)
     #: The customer gave the booking up. Final whatever happens next (a review, a late payment):

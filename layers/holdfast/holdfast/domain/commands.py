@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any, Mapping
 
 #: The request fields every kind may read; anything else a kind adds travels in ``details``.
-_COMMON = ("quantity", "seats", "best_available", "contact_email", "language")
+_COMMON = ("quantity", "seats", "best_available", "contact_email", "contact_own", "language")
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,9 @@ class HoldPlaces:
     seats: tuple[str, ...] | None = None
     best_available: bool = False
     contact_email: str | None = None
+    #: ``contact_email`` is the customer's own, vouched for by their identity (``mail_policy.addressed``
+    #: sets it; ``of`` never takes it from a request body): its messages need no confirmation.
+    contact_own: bool = False
     #: What the customer's messages are written in (domain/languages.py); not part of the
     #: request's identity: a repeat from a browser set to another language is the same hold.
     language: str = "en"

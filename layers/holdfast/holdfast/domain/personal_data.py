@@ -82,7 +82,7 @@ def erased(booking: Booking, key: bytes, now: str, personal_details: Iterable[st
         resolution["decision"] = {name: value for name, value in resolution["decision"].items()
                                   if name not in ("fields", "key")}
     return replace(booking, customer_id=pseudonym(key, booking.customer_id), contact_email=None,
-                   kind_details=details or None, resolution=resolution, version=booking.version + 1,
+                   contact_own=False, kind_details=details or None, resolution=resolution, version=booking.version + 1,
                    updated_at=now, erased_at=now)
 
 

@@ -161,6 +161,7 @@ class BookingService:
                 payment_mode=PaymentMode(event.payment_mode),
                 hold_expires_at=iso(now + timedelta(seconds=ttl)),
                 created_at=iso(now), updated_at=iso(now), version=1, contact_email=request.contact_email,
+                contact_own=request.contact_own and bool(request.contact_email),
                 language=request.language,
                 counted_hold=True, kind_details=kind.booking_details(event, wanted, places),
                 ends_at=places_end(places, event.starts_at),

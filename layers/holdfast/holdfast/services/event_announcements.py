@@ -38,6 +38,8 @@ def announce(store: NotificationStore, detail: dict[str, Any], sender: EmailSend
             personal["change_refund_until"] = detail["change_refund_until"]
         if booking.contact_email:
             personal["contact_email"] = booking.contact_email
+            if booking.contact_own:
+                personal["contact_own"] = True
         sent += notify(store, personal, sender, site, gate)
     return sent
 

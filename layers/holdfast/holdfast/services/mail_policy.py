@@ -158,11 +158,14 @@ def contact_for(gate: Callable[[], MailGate], customer_id: str, given: str | Non
     return given or own
 
 
-def addressed(gate: Callable[[], MailGate], customer_id: str, command: HoldPlaces, own: str | None) -> HoldPlaces:
-    """A hold's command with the address its messages go to (``contact_for``): every route that
-    makes a hold or joins a waitlist takes it the same way."""
-    contact = contact_for(gate, customer_id, command.contact_email, own)
-    return command if contact == command.contact_email else replace(command, contact_email=contact)
+def addressed(command: HoldPlaces, own: str | None) -> HoldPlaces:
+    """A hold's command with the address its messages go to: the one given, else the customer's
+    verified own (``own``). When it is their own the command says so (``contact_own``): the booking
+    and its outbox events carry that to the notifier, so the hold writes nothing for the mail
+    policy (a record per customer and container was one more write on the hold path)."""
+    if own is None or not (command.contact_email is None or same_address(command.contact_email, own)):
+        return command
+    return replace(command, contact_email=command.contact_email or own, contact_own=True)
 
 
 def record_feedback(policy: MailPolicy, message: dict[str, Any], at: str) -> int:

@@ -140,26 +140,29 @@ def template_name(message_type: str, booking: Booking | None) -> str:
     return message_type if message_type in TEMPLATES or owner(message_type) else "booking.changed"
 
 
-def compose(store: Any, detail: dict[str, Any], site: Site | None = None) -> Message:
+def compose(store: Any, detail: dict[str, Any], site: Site | None = None, html: bool = True) -> Message:
     """The message for one notification: the booking and its offering as they are now, read
-    from the store (``get_booking``, ``get_event``), and the change as the outbox event says."""
+    from the store (``get_booking``, ``get_event``), and the change as the outbox event says.
+    ``html`` False: the subject and the text only (what a notification's record keeps)."""
     booking = store.get_booking(str(detail["booking_id"])) if detail.get("booking_id") else None
     event_id = booking.event_id if booking is not None else detail.get("event_id")
     offering = store.get_event(str(event_id)) if event_id else None
-    return render(str(detail.get("type", "")), detail, booking, offering, site or Site())
+    return render(str(detail.get("type", "")), detail, booking, offering, site or Site(), html)
 
 
 def render(message_type: str, detail: dict[str, Any], booking: Booking | None, offering: dict[str, Any] | None,
-           site: Site) -> Message:
+           site: Site, html: bool = True) -> Message:
     name = template_name(message_type, booking)
     language = known(booking.language if booking is not None else detail.get("language"))
     values = Facts(message_type, name, detail, booking, offering or {}, site, language).values()
     text_env, html_env = _environments(template_folders())
     subject = " ".join(_block(text_env, language, name, "subject", values).split())
     text_body = _block(text_env, language, name, "body", values).strip()
-    html_body = _block(html_env, language, name, "body", values).strip()
     shared = {**values, "subject": subject}
     text = text_env.get_template("base.txt").render(shared, body=text_body).strip() + "\n"
+    if not html:
+        return Message(subject, text)
+    html_body = _block(html_env, language, name, "body", values).strip()
     paragraphs = [_markup()(" ".join(part.split())) for part in html_body.split("\n\n") if part.strip()]
     html = html_env.get_template("base.html").render(shared, paragraphs=paragraphs)
     return Message(subject, text, html, tuple(values["attachments"]), tuple(values["inline"]))

@@ -48,15 +48,23 @@ def notify(store: NotificationStore, detail: dict[str, Any], sender: EmailSender
     sent). If the email fails, the record is taken back and the error raised, so the queue's
     redelivery tries again."""
     kind = str(detail.get("type", ""))
-    message = compose(store, detail, site)
-    subject, body = message.subject, message.text
     dedup = dedup_id(detail)
     customer = str(detail["customer_id"])
     to = recipient(detail) if sender is not None else None
     if to is not None and gate is None:
         raise TypeError("a sender needs the mail policy (gate): no mail goes out unchecked")
-    # an address that is the customer's own id is their identity's, not one typed into a form
-    verdict = gate.decide(customer, to, dedup, own=same_address(to, customer)) if to and gate else None
+    # A repeat (the stream, the bus and the queue each deliver at least once) is known by its
+    # record before anything is read or rendered for it; the conditional put below still decides
+    # between two deliveries racing past this check.
+    if store.notification_recorded(customer, dedup):
+        return False
+    # the record keeps the subject and the text; HTML and files only for a message that may go out
+    message = compose(store, detail, site, html=to is not None)
+    subject, body = message.subject, message.text
+    # the identity's own address: the booking says so (``contact_own``), or it is the customer's id
+    own = (bool(detail.get("contact_own")) and same_address(to, detail.get("contact_email"))) \
+        or same_address(to, customer)
+    verdict = gate.decide(customer, to, dedup, own=own) if to and gate else None
     recorded = store.record_notification(customer, dedup, {
         "type": kind, "booking_id": detail["booking_id"], "status": detail.get("status"), "at": detail.get("at"),
         "channel": "email" if to else "record", "subject": subject,
@@ -81,6 +89,44 @@ def notify(store: NotificationStore, detail: dict[str, Any], sender: EmailSender
         raise NotificationNotSent(f"email for booking {detail['booking_id']} not sent ({code}); "
                                   "the queue will retry") from None
     return True
+
+
+class BatchReads:
+    """The store as a batch of notifications reads it: the bookings, their offerings and which
+    notifications are recorded already, fetched for the whole batch in one request
+    (``message_reads``) instead of three per message; every other call goes to the store.
+
+    A notification recorded after the batch was read is still refused by the record's
+    conditional put, so the snapshot decides nothing on its own."""
+
+    def __init__(self, store: NotificationStore, details: list[dict[str, Any]]) -> None:
+        self.store = store
+        wanted = [d for d in details if d.get("booking_id") and d.get("customer_id") and d.get("type") != "event.changed"]
+        self.bookings, self.events, self.recorded = store.message_reads(
+            sorted({str(d["booking_id"]) for d in wanted}), sorted({str(d["event_id"]) for d in wanted if d.get("event_id")}),
+            sorted({(str(d["customer_id"]), dedup_id(d)) for d in wanted})) if wanted else ({}, {}, set())
+
+    def notification_recorded(self, customer_id: str, dedup_id: str) -> bool:
+        return (customer_id, dedup_id) in self.recorded
+
+    def record_notification(self, customer_id: str, dedup_id: str, notification: dict[str, Any]) -> bool:
+        # a message the bus delivered twice into one batch: the second is known without a call
+        recorded = self.store.record_notification(customer_id, dedup_id, notification)
+        self.recorded.add((customer_id, dedup_id))
+        return recorded
+
+    def forget_notification(self, customer_id: str, dedup_id: str) -> None:
+        self.store.forget_notification(customer_id, dedup_id)
+        self.recorded.discard((customer_id, dedup_id))
+
+    def get_booking(self, booking_id: str) -> Any:
+        return self.bookings[booking_id] if booking_id in self.bookings else self.store.get_booking(booking_id)
+
+    def get_event(self, event_id: str) -> dict[str, Any] | None:
+        return self.events[event_id] if event_id in self.events else self.store.get_event(event_id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
 
 
 class NotificationNotSent(RuntimeError):
