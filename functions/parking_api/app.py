@@ -3,7 +3,7 @@ published lots; customers reserve a space (then pay, read and cancel through /bo
 read their configuration, pass cars in and out, and report the passes they made offline."""
 from dataclasses import replace
 
-from holdfast import wiring
+from holdfast import edge, wiring
 from holdfast.products.parking import wiring as parking_wiring
 from holdfast.http import (cached_json, customer_id, header, idempotency_key, json_response, make_resolver, parse_body,
                            preferred_language, require_organizer, verified_email)
@@ -28,10 +28,6 @@ def create_lot():
     return json_response(201, parking_wiring.parking().create_lot(request, header(app, "Idempotency-Key"), caller))
 
 
-#: As long as the event listing is cached (catalog_api): what is free is GET /lots/{lot_id}'s.
-LOT_LISTING_MAX_AGE = 30
-
-
 @app.get("/lots")
 @tracer.capture_method
 def list_lots():
@@ -39,7 +35,7 @@ def list_lots():
 
     query = LotListQuery.model_validate(app.current_event.query_string_parameters or {})
     return cached_json(app, parking_wiring.parking().list_lots(query.city, query.limit, query.cursor),
-                       LOT_LISTING_MAX_AGE)
+                       edge.LISTING)
 
 
 @app.post("/lots/<lot_id>/publish")
