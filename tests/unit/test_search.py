@@ -170,3 +170,12 @@ def test_a_search_is_at_most_two_queries_and_no_scan(catalog, listing, quartet, 
     counted.calls.clear()
     found(listing, "kv")
     assert counted.calls == ["query"]          # a prefix too short for a typo reads one range
+
+
+def test_a_page_filled_before_the_typos_reads_one_range(catalog, listing, counted):
+    first = make(catalog, listing, name="Квартет", starts_at="2030-05-01T19:00:00Z")
+    make(catalog, listing, name="Quartet", starts_at="2030-06-01T19:00:00Z")
+    counted.calls.clear()
+    page = listing.list_events(EventListQuery.model_validate({"q": "kvartet", "limit": 1}).search())
+    assert [e["event_id"] for e in page["events"]] == [first] and page["next_cursor"]
+    assert counted.calls == ["query"]

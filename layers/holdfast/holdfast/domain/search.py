@@ -186,6 +186,10 @@ def indexed_word(sort_key: str) -> str:
     return sort_key.split(_SEP)[1]
 
 
+#: ``match``'s answer for a word one edit away: every other kind ranks before it.
+TYPO = 2
+
+
 def match(query: str, word: str) -> int | None:
     """How well the query word ``query`` matches the indexed ``word``: 0 the word itself, 1 a
     prefix of it, 2 one edit (a letter changed, missing, added, or two swapped) from a prefix of
@@ -196,7 +200,7 @@ def match(query: str, word: str) -> int | None:
         return 1
     if len(query) >= TYPO_MIN_LENGTH and any(_one_edit(query, word[:size]) for size in
                                              (len(query) - 1, len(query), len(query) + 1) if size <= len(word)):
-        return 2
+        return TYPO
     return None
 
 

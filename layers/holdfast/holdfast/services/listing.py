@@ -216,7 +216,11 @@ def find(store: Catalog, space: str, words: list[str], wanted: Callable[[dict[st
     signature = " ".join(sorted(shapes))
     offset = decode_offset(cursor, signature) if cursor else 0
     best: dict[str, tuple[tuple[int, str], dict[str, Any]]] = {}
-    for pk, lower, upper in search.find_reads(space, main):
+    for read, (pk, lower, upper) in enumerate(search.find_reads(space, main)):
+        if read and sum(rank[0] < search.TYPO for rank, _ in best.values()) > offset + limit:
+            # the second range adds typos in the first letters only (its other words start as
+            # the query does, and the first range read them): they rank after this whole page
+            break
         items, _ = store.query_listing(pk, lower, upper, FIND_CANDIDATES, None)
         for item in items:
             score = search.match(main, search.indexed_word(item["sk"]))
