@@ -3,10 +3,10 @@ published lots; customers reserve a space (then pay, read and cancel through /bo
 read their configuration, pass cars in and out, and report the passes they made offline."""
 from dataclasses import replace
 
-from holdfast import edge, wiring
+from holdfast import wiring
 from holdfast.products.parking import wiring as parking_wiring
-from holdfast.http import (cached_json, customer_id, header, idempotency_key, json_response, make_resolver, parse_body,
-                           preferred_language, require_organizer, verified_email)
+from holdfast.http import (LISTING_FRESHNESS, cached_json, customer_id, header, idempotency_key, json_response,
+                           make_resolver, parse_body, preferred_language, require_organizer, verified_email)
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.resolver import Response
 from holdfast.services.booking_views import describe
@@ -35,7 +35,7 @@ def list_lots():
 
     query = LotListQuery.model_validate(app.current_event.query_string_parameters or {})
     return cached_json(app, parking_wiring.parking().list_lots(query.city, query.limit, query.cursor),
-                       edge.LISTING)
+                       LISTING_FRESHNESS)
 
 
 @app.post("/lots/<lot_id>/publish")

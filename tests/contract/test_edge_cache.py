@@ -1,20 +1,20 @@
 """CloudFront's cache behaviours against the API's routes and the catalog's own rules (issue 35,
 goal 5): the public catalog GETs, and only they, go through the caching policy; it keys on every
-query string those routes read (holdfast/edge.py) and keeps nothing the origin does not date;
+query string those routes read (holdfast/http.py) and keeps nothing the origin does not date;
 no route a signed-in customer calls is on it; errors are not kept."""
 from __future__ import annotations
 
 import fnmatch
 import re
 
-from holdfast import edge
+from holdfast import http
 from holdfast.products.appointments.schemas import ServiceListQuery
 from holdfast.products.parking.schemas import LotListQuery
 from holdfast.schemas import EventListQuery
 from tests.support.template import template
 
 CACHING_DISABLED = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"
-#: The public GETs a CDN may keep (each answers with cached_json and an edge.Freshness).
+#: The public GETs a CDN may keep (each answers with cached_json and an http.Freshness).
 CATALOG_GETS = {"/events", "/events/{event_id}", "/events/{event_id}/seats", "/services", "/lots", "/texts"}
 
 RESOURCES = template()["Resources"]
@@ -66,16 +66,16 @@ def test_the_cache_key_holds_every_query_string_a_cached_route_reads():
     policy = RESOURCES["CatalogCachePolicy"]["Properties"]["CachePolicyConfig"]
     strings = policy["ParametersInCacheKeyAndForwardedToOrigin"]["QueryStringsConfig"]
     assert strings["QueryStringBehavior"] == "whitelist"
-    assert tuple(strings["QueryStrings"]) == edge.CACHE_KEY_QUERY_STRINGS
+    assert tuple(strings["QueryStrings"]) == http.CACHE_KEY_QUERY_STRINGS
     read = {field.alias or name for model in (EventListQuery, ServiceListQuery, LotListQuery)
             for name, field in model.model_fields.items()} | {"lang"}
-    assert read == set(edge.CACHE_KEY_QUERY_STRINGS)
+    assert read == set(http.CACHE_KEY_QUERY_STRINGS)
     assert policy["ParametersInCacheKeyAndForwardedToOrigin"]["HeadersConfig"] == {"HeaderBehavior": "none"}
 
 
 def test_the_edge_keeps_only_what_the_origin_dates_and_no_error():
     policy = RESOURCES["CatalogCachePolicy"]["Properties"]["CachePolicyConfig"]
     assert policy["MinTTL"] == 0 and policy["DefaultTTL"] == 0
-    assert all(fresh.shared <= policy["MaxTTL"] for fresh in (edge.LISTING, edge.EVENT, edge.SEAT_MAP, edge.TEXTS))
+    assert all(fresh.shared <= policy["MaxTTL"] for fresh in (http.LISTING_FRESHNESS, http.EVENT_FRESHNESS, http.SEAT_MAP_FRESHNESS, http.TEXTS_FRESHNESS))
     errors = RESOURCES["WebDistribution"]["Properties"]["DistributionConfig"]["CustomErrorResponses"]
     assert {e["ErrorCode"]: e["ErrorCachingMinTTL"] for e in errors}[400] == 0

@@ -1,12 +1,12 @@
 """What a CDN may keep (issue 35, goal 5): every public catalog GET says, per route, how long a
-browser and a shared cache may reuse it (holdfast/edge.py) with an ETag; every error says no cache
+browser and a shared cache may reuse it (holdfast/http.py) with an ETag; every error says no cache
 may keep it and that it depends on Accept-Language; nothing a customer or an organizer reads as
 themselves is public."""
 import json
 
 import pytest
 
-from holdfast import edge
+from holdfast import http
 from tests.handlers.test_appointments_api import create_resource, create_service
 from tests.handlers.test_catalog_api import ORGANIZER, create_event, publish
 from tests.handlers.test_parking_api import create_lot, parking_env  # noqa: F401 - the lot routes' fixture
@@ -43,22 +43,22 @@ def refused(response, status):
 
 
 def test_the_freshness_each_answer_says():
-    assert edge.LISTING.header() == "public, max-age=30, s-maxage=60, stale-while-revalidate=60, stale-if-error=3600"
-    assert edge.SEAT_MAP.header() == "public, max-age=1, s-maxage=1, stale-while-revalidate=1"
-    assert edge.EVENT.header() == "public, max-age=1, s-maxage=2, stale-while-revalidate=2"
+    assert http.LISTING_FRESHNESS.header() == "public, max-age=30, s-maxage=60, stale-while-revalidate=60, stale-if-error=3600"
+    assert http.SEAT_MAP_FRESHNESS.header() == "public, max-age=1, s-maxage=1, stale-while-revalidate=1"
+    assert http.EVENT_FRESHNESS.header() == "public, max-age=1, s-maxage=2, stale-while-revalidate=2"
 
 
 def test_event_listing_search_event_and_seat_map(handler_env):
     seated = create_event(name="Квартет", capacity=None, seat_map={"rows": [{"name": "A", "seats": 4}]})
     assert publish(seated["event_id"])[0] == 200
     ids = {"event_id": seated["event_id"]}
-    public(answer("catalog_api", "list_events.json", {}), edge.LISTING)
-    public(answer("catalog_api", "list_events.json", {"q": "kvartet", "city": "moscow"}), edge.LISTING)
-    public(answer("events_api", "get_event.json", path_params=ids), edge.EVENT)
-    seats = public(answer("catalog_api", "get_seat_map.json", path_params=ids), edge.SEAT_MAP)
+    public(answer("catalog_api", "list_events.json", {}), http.LISTING_FRESHNESS)
+    public(answer("catalog_api", "list_events.json", {"q": "kvartet", "city": "moscow"}), http.LISTING_FRESHNESS)
+    public(answer("events_api", "get_event.json", path_params=ids), http.EVENT_FRESHNESS)
+    seats = public(answer("catalog_api", "get_seat_map.json", path_params=ids), http.SEAT_MAP_FRESHNESS)
     again = answer("catalog_api", "get_seat_map.json", path_params=ids, headers={"If-None-Match": seats["ETag"]})
     assert again["statusCode"] == 304 and headers_of(again)["ETag"] == seats["ETag"]
-    public(answer("catalog_api", "get_customer_texts.json", {"lang": "ru"}), edge.TEXTS)
+    public(answer("catalog_api", "get_customer_texts.json", {"lang": "ru"}), http.TEXTS_FRESHNESS)
 
 
 def test_errors_of_the_cached_routes_are_never_kept(handler_env):
@@ -76,11 +76,11 @@ def test_service_and_lot_listings(handler_env, parking_env):
     load_handler("events_api").lambda_handler(
         api_event("publish_service.json", path_params={"service_id": service["service_id"]}, headers=ORGANIZER),
         FakeLambdaContext(function_name="events_api"))
-    public(answer("events_api", "list_services.json", {"city": "Tver"}), edge.LISTING)
-    public(answer("events_api", "list_services.json", {"q": "massazh"}), edge.LISTING)
+    public(answer("events_api", "list_services.json", {"city": "Tver"}), http.LISTING_FRESHNESS)
+    public(answer("events_api", "list_services.json", {"q": "massazh"}), http.LISTING_FRESHNESS)
     refused(answer("events_api", "list_services.json", {"limit": "0"}), 400)
     create_lot()
-    public(answer("parking_api", "list_lots.json", {}), edge.LISTING)
+    public(answer("parking_api", "list_lots.json", {}), http.LISTING_FRESHNESS)
     refused(answer("parking_api", "list_lots.json", {"q": "x"}), 400)
 
 
