@@ -194,8 +194,9 @@ def searched_words(q: str | None, **keys: str | None) -> list[str]:
 
 #: Where the events' text search items are (a shelf's are under ``<shelf>#FIND``).
 FIND = "FIND"
-#: The most search items one of a search's (at most two) requests reads: ranking needs every
-#: match, and one Query answers up to 1 MB (a search item is a few hundred bytes).
+#: The most search items one of a search's (at most two) requests reads (one Query answers up to
+#: 1 MB, and a search item is a few hundred bytes): ranking needs every match, so a prefix of
+#: fewer than 5 letters that more items share is ranked among the first this many by word.
 FIND_CANDIDATES = 1000
 
 
@@ -216,12 +217,16 @@ def find(store: Catalog, space: str, words: list[str], wanted: Callable[[dict[st
     signature = " ".join(sorted(shapes))
     offset = decode_offset(cursor, signature) if cursor else 0
     best: dict[str, tuple[tuple[int, str], dict[str, Any]]] = {}
+    complete = True
     for read, (pk, lower, upper) in enumerate(search.find_reads(space, main)):
-        if read and sum(rank[0] < search.TYPO for rank, _ in best.values()) > offset + limit:
+        if read and complete and sum(rank[0] < search.TYPO for rank, _ in best.values()) > offset + limit:
             # the second range adds typos in the first letters only (its other words start as
-            # the query does, and the first range read them): they rank after this whole page
+            # the query does, and the first range, read to its end, had them): they rank after
+            # this whole page. When the first range was cut short, the second holds the query's
+            # own words too (every one has the query's tail at its offset), so it is read.
             break
-        items, _ = store.query_listing(pk, lower, upper, FIND_CANDIDATES, None)
+        items, more = store.query_listing(pk, lower, upper, FIND_CANDIDATES, None, one_request=True)
+        complete = complete and not more
         for item in items:
             score = search.match(main, search.indexed_word(item["sk"]))
             if score is None or not wanted(item):
