@@ -162,6 +162,10 @@ def test_unpublished_and_renamed_away_are_not_found(catalog, listing, quartet):
     assert found(listing, "kvartet") == [draft]
 
 
+def test_a_word_that_folds_to_almost_nothing_finds_nothing(listing, quartet):
+    assert found(listing, "ъъ") == [] and found(listing, "ъъ квартет") == [quartet]
+
+
 def test_a_search_is_at_most_two_queries_and_no_scan(catalog, listing, quartet, counted):
     for text in ("квар", "kvartet", "kvartit", "кватрет москва", "ko"):
         counted.calls.clear()

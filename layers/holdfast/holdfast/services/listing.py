@@ -210,7 +210,10 @@ def find(store: Catalog, space: str, words: list[str], wanted: Callable[[dict[st
     Reads the longest word's one or two ranges (``search.find_reads``) and checks the other words
     against each item's ``words`` in memory: at most two Query requests per search."""
     shapes = [search.skeleton(word)[:search.MAX_SEARCH_WORD_LENGTH + 1] for word in words]
-    shapes = [shape for shape in shapes if len(shape) >= search.MIN_TOKEN_LENGTH] or shapes
+    shapes = [shape for shape in shapes if len(shape) >= search.MIN_TOKEN_LENGTH]
+    if not shapes:
+        # every word folds to less than the shortest indexed one ("ъъ" is nothing at all)
+        return [], None
     main = max(shapes, key=len)
     others = list(shapes)
     others.remove(main)
