@@ -183,3 +183,11 @@ def test_a_page_filled_before_the_typos_reads_one_range(catalog, listing, counte
     page = listing.list_events(EventListQuery.model_validate({"q": "kvartet", "limit": 1}).search())
     assert [e["event_id"] for e in page["events"]] == [first] and page["next_cursor"]
     assert counted.calls == ["query"]
+
+
+@pytest.mark.parametrize("text", ["ßtraße", "音乐会", "2030", "ёЁ ьъ", "e\u0301te", "ﷺ", "x" * 200, "Ǆungla", "ⅻ"])
+def test_any_word_is_searched_or_refused_never_a_500(listing, quartet, text):
+    try:
+        assert found(listing, text) == []
+    except InvalidRequest as refused:
+        assert refused.code in ("invalid_query", "query_too_long")
