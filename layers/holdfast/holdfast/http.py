@@ -83,9 +83,10 @@ class Freshness:
 # How fresh each answer must be follows from what changes it:
 #
 # - an event's page and its seat map show what is free, which every hold changes: a CDN keeps them
-#   a second or two, and may serve them that much staler while it fetches them again. A stale count
-#   costs nothing but a refused hold (the hold decides, 409 places_unavailable), and the seat map
-#   was already a second old inside the function (``ListingService.seat_map``);
+#   a second or two, and may serve them that much staler while it fetches them again, so a seat
+#   map a customer sees is at most about three seconds old (with the function's own second,
+#   ``ListingService.seat_map``). A stale count costs nothing but a refused hold (the hold
+#   decides, 409 places_unavailable);
 # - listings and searches change when an organizer publishes or edits an offering: a minute at the
 #   edge, and an hour stale when the origin fails;
 # - the customer texts change with a deployment only.
