@@ -175,7 +175,8 @@ def find_reads(space: str, word: str) -> list[tuple[str, str, str]]:
     if len(word) < TYPO_MIN_LENGTH:
         return [(f"{space}#F#{word[:2]}", word, word + _TOP)]
     # a typo at the fourth letter or later keeps the first three; one before keeps the tail after
-    # the fourth (the third, for five letters), at its offset or one either side of it
+    # the fourth (the third, for five letters), at its offset or one either side of it. (Five
+    # letters with the third and fourth swapped break both: that one typo is not found.)
     tail = word[4:] if len(word) > TYPO_MIN_LENGTH else word[3:]
     return [(f"{space}#F#{word[:2]}", word[:3], word[:3] + _TOP),
             (f"{space}#R#{tail[:2]}", tail, tail + _TOP)]
