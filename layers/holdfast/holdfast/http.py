@@ -37,7 +37,8 @@ _IDEMPOTENCY_KEY = re.compile(r"^[A-Za-z0-9._:~+/=-]{1,128}$")
 
 #: Every error: its message is in the request's language (Accept-Language), and it says what was
 #: wrong with this one request, so no cache may keep it for another. (CloudFront honours no-store
-#: on a 404, 410, 414 or 501 only; the distribution caches its other errors for 0 s: template.yaml.)
+#: on a 404, 410, 414 or 501 only: the distribution keeps a 400, 403 or 405 for 0 s, template.yaml,
+#: and a 5xx for CloudFront's default 10 s, which spares a failing origin.)
 ERROR_HEADERS = {"Cache-Control": "no-store", "Vary": "Accept-Language"}
 
 
@@ -88,7 +89,7 @@ class Freshness:
 #   ``ListingService.seat_map``). A stale count costs nothing but a refused hold (the hold
 #   decides, 409 places_unavailable);
 # - listings and searches change when an organizer publishes or edits an offering: a minute at the
-#   edge, and an hour stale when the origin fails;
+#   edge (a new event is listed everywhere within two), and an hour stale when the origin fails;
 # - the customer texts change with a deployment only.
 LISTING_FRESHNESS = Freshness(browser=30, shared=60, stale=60, if_error=3600)
 EVENT_FRESHNESS = Freshness(browser=1, shared=2, stale=2)
