@@ -33,6 +33,8 @@ help:
 	@echo "make invoke FUNCTION=BookingsApiFunction EVENT=events/create_booking.json"
 	@echo "              run one function with one event on the local stack (make run's, or one started for it)"
 	@echo "make bench    the load test (300 attempts/s for 60 s on loopback) and the per-operation cost profile"
+	@echo "make bench-search  text search over 10,000 generated events on DynamoDB Local (requests, items read, latency)"
+	@echo "make edge-load  the origin's load behind CloudFront at 10,000 catalog reads/s on one hot event (a model)"
 	@echo "make bench-coldstart  each function's cold start import next to import boto3 alone (ratio, top importers;"
 	@echo "              INSTRUCTIONS=1 counts instructions under valgrind: ~10 minutes, the same on any load)"
 	@echo "make proof    10,000 randomized histories of the whole model with faults, invariants after every step"
@@ -168,6 +170,17 @@ bench: $(STAMP)
 
 bench-profile: $(STAMP)
 	@$(PY) -m devstack.bench --profile
+
+# the catalog's text search over 10,000 generated events on DynamoDB Local: requests, items read
+# and latency per search (devstack/bench_search.py; EVENTS=n for another size)
+.PHONY: bench-search edge-load
+bench-search: $(STAMP)
+	@$(PY) -m devstack.bench_search --events $(or $(EVENTS),10000)
+
+# the origin's load behind CloudFront at 10,000 catalog reads/s on one hot event, from the
+# catalog's cache rules (holdfast/edge.py) and a model of the edge's caches (devstack/edge_load.py)
+edge-load: $(STAMP)
+	@$(PY) -m devstack.edge_load
 
 # each function's cold start (the import of its handler module, as `sam build` packages it, plus what
 # its main route defers to its first call) next to `import boto3` alone, in one run

@@ -1,9 +1,9 @@
 """Catalog API: the public listing and search, the live seat map and the customer texts every
 page shows (domain/texts.py, the API's own sentences). Reads answer with
-Cache-Control and an ETag; If-None-Match gives 304. It only reads: its role cannot write the table
+Cache-Control for browsers and the CDN (holdfast/http.py) and an ETag; If-None-Match gives 304. It only reads: its role cannot write the table
 and reads no secret (the organizer's edit and publish are in events_api)."""
 from holdfast import wiring
-from holdfast.http import cached_json, make_resolver
+from holdfast.http import LISTING_FRESHNESS, SEAT_MAP_FRESHNESS, TEXTS_FRESHNESS, cached_json, make_resolver
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services import listing as _listing  # noqa: F401 - every route uses it: loaded at init
 
@@ -11,11 +11,6 @@ wiring.cold_start()
 
 app = make_resolver()
 # A route that validates its input imports its request model: the others never load pydantic.
-
-LISTING_MAX_AGE = 30
-SEAT_MAP_MAX_AGE = 1
-#: The texts change with a deployment only: a page may keep them for an hour.
-TEXTS_MAX_AGE = 3600
 
 
 @app.get("/events")
@@ -25,13 +20,13 @@ def list_events():
     from holdfast.schemas import EventListQuery
 
     query = EventListQuery.model_validate(params).search()
-    return cached_json(app, wiring.listing().list_events(query), LISTING_MAX_AGE)
+    return cached_json(app, wiring.listing().list_events(query), LISTING_FRESHNESS)
 
 
 @app.get("/events/<event_id>/seats")
 @tracer.capture_method
 def seat_map(event_id: str):
-    return cached_json(app, wiring.listing().seat_map(event_id), SEAT_MAP_MAX_AGE)
+    return cached_json(app, wiring.listing().seat_map(event_id), SEAT_MAP_FRESHNESS)
 
 
 @app.get("/texts")
@@ -46,7 +41,7 @@ def customer_texts():
                              code="unknown_language", languages=list(LANGUAGES))
     texts = {params["lang"]: TEXTS[params["lang"]]} if "lang" in params else TEXTS
     return cached_json(app, {"default": DEFAULT_LANGUAGE, "languages": list(LANGUAGES), "texts": texts},
-                       TEXTS_MAX_AGE)
+                       TEXTS_FRESHNESS)
 
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")

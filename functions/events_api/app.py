@@ -3,7 +3,8 @@ services (and publish them); anyone reads an event with its live counts, the pub
 or a service's free times on a day."""
 from holdfast import wiring
 from holdfast.products.appointments import wiring as appointments_wiring
-from holdfast.http import cached_json, header, idempotency_key, json_response, make_resolver, parse_body, require_organizer
+from holdfast.http import (EVENT_FRESHNESS, LISTING_FRESHNESS, cached_json, header, idempotency_key, json_response,
+                           make_resolver, parse_body, require_organizer)
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services.event_cancellation import validate_reason
 from holdfast.services import catalog as _catalog  # noqa: F401 - the event routes use it: loaded at init
@@ -28,7 +29,7 @@ def create_event():
 @app.get("/events/<event_id>")
 @tracer.capture_method
 def get_event(event_id: str):
-    return json_response(200, wiring.catalog().get_event(event_id))
+    return cached_json(app, wiring.catalog().get_event(event_id), EVENT_FRESHNESS)
 
 
 # Edit and publish write the catalog's index items: here with the other organizer writes, so the
@@ -76,10 +77,6 @@ def publish_service(service_id: str):
     return json_response(200, appointments_wiring.appointments().publish_service(service_id, caller))
 
 
-#: As long as the event listing is cached (catalog_api): a page of services changes as rarely.
-SERVICE_LISTING_MAX_AGE = 30
-
-
 @app.get("/services")
 @tracer.capture_method
 def list_services():
@@ -87,7 +84,7 @@ def list_services():
 
     query = ServiceListQuery.model_validate(app.current_event.query_string_parameters or {})
     listing = appointments_wiring.appointments().list_services(query.city, query.q, query.limit, query.cursor)
-    return cached_json(app, listing, SERVICE_LISTING_MAX_AGE)
+    return cached_json(app, listing, LISTING_FRESHNESS)
 
 
 @app.get("/services/<service_id>/availability")

@@ -5,8 +5,8 @@ from dataclasses import replace
 
 from holdfast import wiring
 from holdfast.products.parking import wiring as parking_wiring
-from holdfast.http import (cached_json, customer_id, header, idempotency_key, json_response, make_resolver, parse_body,
-                           preferred_language, require_organizer, verified_email)
+from holdfast.http import (LISTING_FRESHNESS, cached_json, customer_id, header, idempotency_key, json_response,
+                           make_resolver, parse_body, preferred_language, require_organizer, verified_email)
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.resolver import Response
 from holdfast.services.booking_views import describe
@@ -28,10 +28,6 @@ def create_lot():
     return json_response(201, parking_wiring.parking().create_lot(request, header(app, "Idempotency-Key"), caller))
 
 
-#: As long as the event listing is cached (catalog_api): what is free is GET /lots/{lot_id}'s.
-LOT_LISTING_MAX_AGE = 30
-
-
 @app.get("/lots")
 @tracer.capture_method
 def list_lots():
@@ -39,7 +35,7 @@ def list_lots():
 
     query = LotListQuery.model_validate(app.current_event.query_string_parameters or {})
     return cached_json(app, parking_wiring.parking().list_lots(query.city, query.limit, query.cursor),
-                       LOT_LISTING_MAX_AGE)
+                       LISTING_FRESHNESS)
 
 
 @app.post("/lots/<lot_id>/publish")

@@ -50,7 +50,7 @@ def test_listing_etag_and_304(handler_env):
     headers = first["multiValueHeaders"] if "ETag" not in first.get("headers", {}) else first["headers"]
     etag = headers["ETag"][0] if isinstance(headers["ETag"], list) else headers["ETag"]
     cache = headers["Cache-Control"][0] if isinstance(headers["Cache-Control"], list) else headers["Cache-Control"]
-    assert cache == "public, max-age=30"
+    assert cache == "public, max-age=30, s-maxage=60, stale-while-revalidate=60, stale-if-error=3600"
     again = listing({"q": "РОК", "city": "moscow"}, headers={"If-None-Match": etag})
     assert again["statusCode"] == 304 and not again["body"]
     assert listing({"q": "рок"}, headers={"If-None-Match": '"stale"'})["statusCode"] == 200

@@ -59,6 +59,7 @@ def test_published_services_are_listed_by_name_city_and_words(handler_env):
     assert [s["name"] for s in services({"q": "yoga evening"})[1]["services"]] == ["Evening yoga"]
     assert [s["name"] for s in services({"q": "yoga", "city": "Kazan"})[1]["services"]] == ["Morning yoga"]
     assert [s["name"] for s in services({"q": "массаж"})[1]["services"]] == ["Массаж спины"]
+    assert [s["name"] for s in services({"q": "masazh spin"})[1]["services"]] == ["Массаж спины"]  # Latin, prefixes
 
     seen, cursor = [], None
     while True:

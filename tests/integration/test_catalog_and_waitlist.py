@@ -5,6 +5,8 @@ import uuid
 
 import pytest
 
+from holdfast import http
+
 pytestmark = pytest.mark.integration
 
 
@@ -17,7 +19,7 @@ def test_publish_list_search_edit_and_cache_headers(api):
     assert published.status_code == 200 and published.json()["published"] is True
     listed = api.request("GET", "/events", params={"q": word.upper(), "city": "ТВЕРЬ"})
     assert listed.status_code == 200 and [e["event_id"] for e in listed.json()["events"]] == [event["event_id"]]
-    assert listed.headers["Cache-Control"] == "public, max-age=30" and listed.headers["ETag"]
+    assert listed.headers["Cache-Control"] == http.LISTING_FRESHNESS.header() and listed.headers["ETag"]
     again = api.request("GET", "/events", params={"q": word.upper(), "city": "ТВЕРЬ"},
                         headers={"If-None-Match": listed.headers["ETag"]})
     assert again.status_code == 304
@@ -34,6 +36,33 @@ def test_seat_map_and_best_available(api):
     seats = booking.json()["places"]["seats"]
     assert seats in (["A-1", "A-2", "A-3"], ["A-4", "A-5", "A-6"])
     answer = api.request("GET", f"/events/{event['event_id']}/seats")
-    assert answer.status_code == 200 and answer.headers["Cache-Control"] == "public, max-age=1"
+    assert answer.status_code == 200 and answer.headers["Cache-Control"] == http.SEAT_MAP_FRESHNESS.header()
     states = {seat["seat"]: seat["state"] for seat in answer.json()["seats"]}
     assert [seat for seat, state in states.items() if state == "held"] == seats
+
+
+CYRILLIC, LATIN = "абвгдзиклмнопрту", "abvgdziklmnoprtu"   # one letter each way, nothing folded
+
+
+def test_search_by_prefix_spelling_and_typo_with_the_headers_a_cdn_reads(api):
+    """Issue 35: a word found from a prefix in either alphabet, spelled in the other, or with one
+    typo; what each public GET lets a CDN keep, and that no error is kept."""
+    digits = uuid.uuid4().hex[:9]
+    russian = "".join(CYRILLIC[int(d, 16)] for d in digits)
+    latin = "".join(LATIN[int(d, 16)] for d in digits)
+    event = api.create_event(name=f"Квартет {russian.capitalize()}", venue="Зал", city="Тверь", category="music",
+                             starts_at="2031-08-01T18:00:00Z")
+    assert api.request("GET", "/events", params={"q": latin}).json()["events"] == []     # not published yet
+    assert api.request("POST", f"/events/{event['event_id']}/publish", organizer=True).status_code == 200
+    typo = latin[:6] + ("a" if latin[6] != "a" else "o") + latin[7:]
+    for text in (russian[:6], latin[:6], latin, russian.upper(), typo, f"kvartet {latin[:5]}"):
+        found = api.request("GET", "/events", params={"q": text})
+        assert found.status_code == 200 and [e["event_id"] for e in found.json()["events"]] == [event["event_id"]], text
+        assert found.headers["Cache-Control"] == http.LISTING_FRESHNESS.header()
+    page = api.request("GET", f"/events/{event['event_id']}")
+    assert page.headers["Cache-Control"] == http.EVENT_FRESHNESS.header() and page.headers["ETag"]
+    assert api.request("GET", f"/events/{event['event_id']}",
+                       headers={"If-None-Match": page.headers["ETag"]}).status_code == 304
+    refused = api.request("GET", "/events", params={"q": "!!!"}, headers={"Accept-Language": "ru"})
+    assert refused.status_code == 400 and refused.headers["Cache-Control"] == "no-store"
+    assert refused.headers["Vary"] == "Accept-Language"

@@ -7,6 +7,7 @@ import uuid
 
 import pytest
 
+from holdfast import http
 from tests.integration.test_parking_flow import create_lot, now_window, paid
 from tests.support.flows import customer
 
@@ -25,7 +26,7 @@ def test_published_services_and_lots_are_listed_by_city_a_page_at_a_time(api):
         assert api.request("POST", f"/lots/{lot['lot_id']}/publish", organizer=True).status_code == 200
 
     first = api.request("GET", "/services", params={"city": town, "limit": 1})
-    assert first.status_code == 200 and first.headers["Cache-Control"] == "public, max-age=30"
+    assert first.status_code == 200 and first.headers["Cache-Control"] == http.LISTING_FRESHNESS.header()
     page = first.json()
     assert [s["name"] for s in page["services"]] == ["Yoga Alpha"] and page["next_cursor"]
     rest = api.request("GET", "/services", params={"city": town, "limit": 1, "cursor": page["next_cursor"]}).json()

@@ -19,7 +19,7 @@ tests/support/fake_parking.py): the label and a ``Write`` (key, condition, effec
 its own items, and it refuses a raw DynamoDB item with a TypeError rather than guess what the item
 meant. tests/support/fake_table.py composes this store with the products' fake parts.
 
-Not here either: ``query_listing`` (the listing's filter expressions are DynamoDB syntax); its
+Not here either: ``query_listing`` (key ranges over DynamoDB's byte order of the sort keys); its
 cases stay on the emulators. The waitlist, notification and resource ports are
 tests/support/fakes.py's; they share this store's table (``FakeWaitlistStore`` and
 ``FakeNotificationStore`` below), as the adapters share theirs.

@@ -1,5 +1,5 @@
-"""Listing, search, edit and publish on moto (the listing's queries filter with DynamoDB
-expressions, which the in-memory store has not); the seat map and best-available holds on the
+"""Listing, search, edit and publish on moto (the listing's sort key ranges, which the in-memory
+store has not); the seat map and best-available holds on the
 in-memory store, and best-available under concurrency on moto."""
 import random
 import threading
@@ -14,8 +14,8 @@ from holdfast.services.bookings import BookingService
 from holdfast.services.listing import ListingService
 from tests.unit.conftest import event_request, store_for
 
-#: list_events reads with query_listing, whose filters are DynamoDB expressions (not in the fake).
-LISTING = pytest.mark.on_moto("the listing's filter expressions")
+#: list_events reads with query_listing, which the fake has not.
+LISTING = pytest.mark.on_moto("the listing's sort key ranges")
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import hmac
 import json
 import re
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from .config import settings
@@ -34,13 +35,20 @@ _CUSTOMER_ID = re.compile(r"^[A-Za-z0-9._:@|+-]{1,128}$")
 _IDEMPOTENCY_KEY = re.compile(r"^[A-Za-z0-9._:~+/=-]{1,128}$")
 
 
+#: Every error: its message is in the request's language (Accept-Language), and it says what was
+#: wrong with this one request, so no cache may keep it for another. (CloudFront honours no-store
+#: on a 404, 410, 414 or 501 only: the distribution keeps a 400, 403 or 405 for 0 s, template.yaml,
+#: and a 5xx for CloudFront's default 10 s, which spares a failing origin.)
+ERROR_HEADERS = {"Cache-Control": "no-store", "Vary": "Accept-Language"}
+
+
 def error_response(status: int, code: str, message: str, details: dict[str, Any] | None = None,
                    headers: dict[str, str] | None = None) -> Response:
     body: dict[str, Any] = {"code": code, "message": message}
     if details:
         body["details"] = details
     return Response(status_code=status, content_type="application/json", body=json.dumps({"error": body}),
-                    headers=headers or {})
+                    headers={**ERROR_HEADERS, **(headers or {})})
 
 
 def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
@@ -48,12 +56,59 @@ def json_response(status: int, body: Any, headers: dict[str, str] | None = None)
                     headers=headers or {})
 
 
-def cached_json(app: APIGatewayRestResolver, body: Any, max_age: int) -> Response:
-    """200 with the body, public for ``max_age`` seconds with an ETag; 304 when the client's
-    If-None-Match already names this exact body."""
+@dataclass(frozen=True)
+class Freshness:
+    """How long a public answer may be reused: ``browser`` seconds by a browser (max-age),
+    ``shared`` by a CDN (s-maxage, what CloudFront's catalog cache policy reads), then served stale
+    for up to ``stale`` more seconds while one request fetches it again (stale-while-revalidate),
+    and ``if_error`` seconds when the origin fails (stale-if-error)."""
+
+    browser: int
+    shared: int
+    stale: int = 0
+    if_error: int = 0
+
+    def header(self) -> str:
+        parts = ["public", f"max-age={self.browser}", f"s-maxage={self.shared}"]
+        parts += [f"stale-while-revalidate={self.stale}"] if self.stale else []
+        parts += [f"stale-if-error={self.if_error}"] if self.if_error else []
+        return ", ".join(parts)
+
+
+# What a CDN may keep of the public catalog's answers, and for how long (issue 35, goal 5):
+#
+# One place for the handlers (which send these as Cache-Control), for template.yaml's catalog cache
+# policy (which keys on ``CACHE_KEY_QUERY_STRINGS``; tests/contract/test_edge_cache.py holds the two
+# together) and for the origin load model (devstack/edge_load.py, docs/performance.md).
+#
+# How fresh each answer must be follows from what changes it:
+#
+# - an event's page and its seat map show what is free, which every hold changes: a CDN keeps them
+#   a second or two, and may serve them that much staler while it fetches them again, so a seat
+#   map a customer sees is at most about three seconds old (with the function's own second,
+#   ``ListingService.seat_map``). A stale count costs nothing but a refused hold (the hold
+#   decides, 409 places_unavailable);
+# - listings and searches change when an organizer publishes or edits an offering: a minute at the
+#   edge (a new event is listed everywhere within two), and an hour stale when the origin fails;
+# - the customer texts change with a deployment only.
+LISTING_FRESHNESS = Freshness(browser=30, shared=60, stale=60, if_error=3600)
+EVENT_FRESHNESS = Freshness(browser=1, shared=2, stale=2)
+SEAT_MAP_FRESHNESS = Freshness(browser=1, shared=1, stale=1)
+TEXTS_FRESHNESS = Freshness(browser=3600, shared=3600, stale=86400, if_error=86400)
+
+#: Every query string a cached route reads (GET /events, /services, /lots, /texts): the CDN keys on
+#: these and nothing else. Any other reaches the origin too (which answers 400, never cached), so
+#: no parameter the key leaves out can change a cached answer.
+CACHE_KEY_QUERY_STRINGS = ("city", "category", "q", "from", "to", "limit", "cursor", "lang")
+
+
+def cached_json(app: APIGatewayRestResolver, body: Any, fresh: Freshness) -> Response:
+    """200 with the body, public as ``fresh`` says, with an ETag; 304 when the client's
+    If-None-Match already names this exact body. The body never depends on the request's
+    language (errors do, and are never cached), so there is no Vary."""
     text = json.dumps(body, separators=(",", ":"), sort_keys=True, default=str)
     etag = '"' + hashlib.sha256(text.encode()).hexdigest()[:32] + '"'
-    headers = {"ETag": etag, "Cache-Control": f"public, max-age={max_age}"}
+    headers = {"ETag": etag, "Cache-Control": fresh.header()}
     given = header(app, "If-None-Match") or ""
     if etag in [part.strip().removeprefix("W/") for part in given.split(",")] or given.strip() == "*":
         return Response(status_code=304, content_type=None, body="", headers=headers)

@@ -259,8 +259,7 @@ class Catalog(Protocol):
     def get_event(self, event_id: str) -> dict[str, Any] | None: ...
 
     def query_listing(self, pk: str, lower: str, upper: str, limit: int, start: dict[str, str] | None,
-                      filter_expression: str | None = None, filter_values: dict[str, Any] | None = None,
-                      filter_names: dict[str, str] | None = None) -> tuple[list[dict[str, Any]], bool]: ...
+                      one_request: bool = False) -> tuple[list[dict[str, Any]], bool]: ...
 
     def owned_offerings(self, organizer_id: str) -> list[dict[str, Any]]:
         """The organizer's offerings, newest first."""

@@ -79,30 +79,27 @@ class OfferingStore:
         raise TransientStoreError("transaction conflict")
 
     def query_listing(self, pk: str, lower: str, upper: str, limit: int, start: dict[str, str] | None,
-                      filter_expression: str | None = None, filter_values: dict[str, Any] | None = None,
-                      filter_names: dict[str, str] | None = None) -> tuple[list[dict[str, Any]], bool]:
-        """Up to ``limit`` index items of one partition with ``lower <= sk < upper``, after the
-        filter, starting after ``start``; and whether more may follow. Eventually consistent."""
+                      one_request: bool = False) -> tuple[list[dict[str, Any]], bool]:
+        """Up to ``limit`` index items of one partition with ``lower <= sk <= upper``, starting
+        after ``start``; and whether more may follow. Eventually consistent. ``one_request``: what
+        one Query answers (at most 1 MB), never a second."""
         kwargs: dict[str, Any] = {
             "TableName": self.db.table,
             "KeyConditionExpression": "pk = :pk AND sk BETWEEN :lower AND :upper",
-            "ExpressionAttributeValues": _attrs({":pk": pk, ":lower": lower, ":upper": upper, **(filter_values or {})}),
+            "ExpressionAttributeValues": _attrs({":pk": pk, ":lower": lower, ":upper": upper}),
         }
-        if filter_expression:
-            kwargs["FilterExpression"] = filter_expression
-        if filter_names:
-            kwargs["ExpressionAttributeNames"] = filter_names
         if start:
             kwargs["ExclusiveStartKey"] = _attrs(start)
         found: list[dict[str, Any]] = []
         while True:
-            kwargs["Limit"] = max(limit - len(found), 1) if not filter_expression else max(limit * 2, 10)
+            kwargs["Limit"] = limit - len(found)
             answer = self.db.client.query(**kwargs)
-            for item in answer.get("Items", []):
-                found.append(_plain(item))
-                if len(found) == limit:
-                    return found, True
+            found.extend(_plain(item) for item in answer.get("Items", []))
+            if len(found) >= limit:
+                return found[:limit], True
             if "LastEvaluatedKey" not in answer:
                 return found, False
+            if one_request:
+                return found, True
             kwargs["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
 

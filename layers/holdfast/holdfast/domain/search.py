@@ -8,10 +8,27 @@ request can ``Query`` with the date range as the sort key condition:
   LIST#CITY#<city>                   <starts_at>#<event_id>    ?city=
   LIST#CAT#<category>                <starts_at>#<event_id>    ?category=
   LIST#CITY#<city>#CAT#<category>    <starts_at>#<event_id>    ?city=&category=
-  WORD#<token>                       <starts_at>#<event_id>    ?q= (first token; the rest filtered)
+  FIND#F#<first two letters>         <word>\x01<word>\x01<order>   ?q= (see "Text search" below)
+  FIND#R#<two letters at 2..5>       <word from there>\x01<word>\x01<order>
 
 Tokens are the case-folded words of the name and venue (Unicode-aware, so Cyrillic works;
 ``ё`` is folded to ``е`` the way Russian readers expect).
+
+Text search (``?q=``) matches prefixes, Russian and English spellings of one another, and one typo,
+with at most two Query requests. Every word of the name, venue, city and category is reduced to a
+Latin *skeleton* (``skeleton``: transliterated, then spellings that sound alike folded, so that
+``Квартет``, ``kvartet`` and ``Quartet`` are all ``kvartet``), and each skeleton is written under
+keys a single request can range over:
+
+- ``F#`` + its first two letters, sorted by the skeleton: a prefix is one sort key range, and so is
+  "same first three letters" (a typo at the fourth letter or later);
+- ``R#`` + the two letters at each offset 2..5 (``ROTATIONS``), sorted by the skeleton from that
+  offset: a typo in the first letters leaves the query's tail intact, found at its offset, one
+  either side (an inserted or a missing letter moves it by one).
+
+A query word of ``TYPO_MIN_LENGTH`` letters or more reads both (``find_reads``); a shorter one
+reads its prefix only. What was read is checked in memory (``match``: the word itself, a prefix of
+it, or one edit away from one) and ranked: whole words, then prefixes, then typos, then by date.
 """
 from __future__ import annotations
 
@@ -19,6 +36,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Iterable
 
 MAX_TOKENS = 20
 MIN_TOKEN_LENGTH = 2
@@ -82,16 +100,124 @@ def list_partition(city: str | None, category: str | None) -> str:
 
 
 def index_partitions(event: dict) -> list[str]:
-    """Every index partition a published event appears in."""
+    """Every listing partition a published event appears in (its text search keys: ``find_keys``)."""
     city, category = event["city"], event["category"]
-    parts = [list_partition(None, None), list_partition(city, None), list_partition(None, category),
-             list_partition(city, category)]
-    parts.extend(f"WORD#{token}" for token in tokens(event["name"], event["venue"]))
-    return parts
+    return [list_partition(None, None), list_partition(city, None), list_partition(None, category),
+            list_partition(city, category)]
 
 
 def sort_key(event: dict) -> str:
     return f"{event['starts_at']}#{event['event_id']}"
+
+
+# ------------------------------------------------------------------------------ text search
+
+#: Russian (and the Ukrainian and Belarusian letters a Russian catalog meets) to Latin, the way
+#: people type names in Latin letters; ``_FOLDS`` then merges the spellings that schemes disagree on.
+_CYRILLIC = dict(zip(
+    "абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєў",
+    ["a", "b", "v", "g", "d", "e", "e", "zh", "z", "i", "i", "k", "l", "m", "n", "o", "p", "r", "s", "t",
+     "u", "f", "kh", "ts", "ch", "sh", "shch", "", "y", "", "e", "yu", "ya", "i", "i", "e", "u"]))
+#: Applied in order to the transliterated word. Each pair spells one sound two ways (щ as shch or
+#: sch, х as kh or h, ц as ts or c, й/ы/я/ю with y or i, English qu/w/x/ph, a hard or soft c), so
+#: both sides of a search meet on one spelling; a skeleton is never shown, only compared.
+_FOLDS = [(re.compile(pattern), to) for pattern, to in [
+    ("shch|sch", "sh"), ("dzh", "j"), ("kh", "h"), ("ts|tz", "c"), ("ph", "f"), ("qu", "kv"), ("q", "k"),
+    ("w", "v"), ("x", "ks"), ("y", "i"), ("ck", "k"), ("c(?=[ei])", "s"), ("c(?!h)", "k"),
+    (r"(.)\1+", r"\1")]]
+#: A query word this long may have one typo (shorter ones would match too much).
+TYPO_MIN_LENGTH = 5
+#: The offsets whose two letters key a word's ``R#`` items (see the module's docstring).
+ROTATIONS = (2, 3, 4, 5)
+#: The most words of one offering the search indexes: each costs up to 1 + len(ROTATIONS) items,
+#: and a change of all of them drops and puts them in one transaction (at most 100 actions).
+MAX_SEARCH_WORDS = 8
+#: Longer skeletons are not indexed (a sort key holds one twice; nobody types 60 letters of one word).
+MAX_SEARCH_WORD_LENGTH = 60
+#: Above every character a skeleton holds: the end of a sort key range "starting with".
+_TOP = "\U0010ffff"
+_SEP = "\x01"
+
+
+def skeleton(word: str) -> str:
+    """``word`` (already a normalised token) as the Latin spelling search compares."""
+    text = "".join(_CYRILLIC.get(char, char) for char in word)
+    for pattern, to in _FOLDS:
+        text = pattern.sub(to, text)
+    return text
+
+
+def search_words(*texts: str) -> list[str]:
+    """The distinct skeletons of ``texts``' words, in order, at most MAX_SEARCH_WORDS."""
+    found: list[str] = []
+    for word in tokens(*texts):
+        shape = skeleton(word)
+        if MIN_TOKEN_LENGTH <= len(shape) <= MAX_SEARCH_WORD_LENGTH and shape not in found:
+            found.append(shape)
+    return found[:MAX_SEARCH_WORDS]
+
+
+def find_keys(space: str, words: Iterable[str], order: str) -> list[tuple[str, str]]:
+    """(pk, sk) of every search item of an offering whose skeletons are ``words``, under ``space``
+    (``FIND`` for events, a shelf's own for its offerings); ``order`` ends each sort key (the
+    event's date and id, an offering's name and id), so that equal words read in that order."""
+    keys = []
+    for word in words:
+        keys.append((f"{space}#F#{word[:2]}", f"{word}{_SEP}{word}{_SEP}{order}"))
+        keys.extend((f"{space}#R#{word[at:at + 2]}", f"{word[at:]}{_SEP}{word}{_SEP}{order}")
+                    for at in ROTATIONS if len(word) >= at + 2)
+    return keys
+
+
+def find_reads(space: str, word: str) -> list[tuple[str, str, str]]:
+    """(pk, lower, upper) of the one or two sort key ranges that hold every indexed word ``word``
+    can match: a prefix; with TYPO_MIN_LENGTH letters or more, also one edit away."""
+    if len(word) < TYPO_MIN_LENGTH:
+        return [(f"{space}#F#{word[:2]}", word, word + _TOP)]
+    # a typo at the fourth letter or later keeps the first three; one before keeps the tail after
+    # the fourth (the third, for five letters), at its offset or one either side of it. (Five
+    # letters with the third and fourth swapped break both: that one typo is not found.)
+    tail = word[4:] if len(word) > TYPO_MIN_LENGTH else word[3:]
+    return [(f"{space}#F#{word[:2]}", word[:3], word[:3] + _TOP),
+            (f"{space}#R#{tail[:2]}", tail, tail + _TOP)]
+
+
+def indexed_word(sort_key: str) -> str:
+    """The word a search item stands for (the second part of its sort key)."""
+    return sort_key.split(_SEP)[1]
+
+
+#: ``match``'s answer for a word one edit away: every other kind ranks before it.
+TYPO = 2
+
+
+def match(query: str, word: str) -> int | None:
+    """How well the query word ``query`` matches the indexed ``word``: 0 the word itself, 1 a
+    prefix of it, 2 one edit (a letter changed, missing, added, or two swapped) from a prefix of
+    it, None not at all. Both are skeletons."""
+    if word == query:
+        return 0
+    if word.startswith(query):
+        return 1
+    if len(query) >= TYPO_MIN_LENGTH and any(_one_edit(query, word[:size]) for size in
+                                             (len(query) - 1, len(query), len(query) + 1) if size <= len(word)):
+        return TYPO
+    return None
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by exactly one edit (optimal string alignment distance 1)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    start = 0
+    while start < len(a) and a[start] == b[start]:
+        start += 1
+    if len(a) < len(b):
+        return a[start:] == b[start + 1:]
+    return (a[start + 1:] == b[start + 1:]
+            or (a[start + 2:] == b[start + 2:] and a[start:start + 2] == b[start:start + 2][::-1]))
 
 
 # Shelves: offerings listed by name rather than by start time (a product's services, its lots),
@@ -99,7 +225,7 @@ def sort_key(event: dict) -> str:
 #
 #   <shelf>#ALL                N#<name>\x01<id>    no filter
 #   <shelf>#CITY#<city>        N#<name>\x01<id>    ?city=
-#   <shelf>#WORD#<token>       N#<name>\x01<id>    ?q= (first token; the rest and the city filtered)
+#   <shelf>#FIND#...           (as the events' FIND# items, ordered by name)   ?q=
 #
 #: Every name key of a shelf sorts between these two ("$" follows "#").
 NAME_KEYS = ("N#", "N$")
@@ -108,16 +234,14 @@ NAME_KEYS = ("N#", "N$")
 NAME_KEY_BYTES = 200
 
 
-def shelf_partition(shelf: str, city: str | None = None, word: str | None = None) -> str:
-    if word:
-        return f"{shelf}#WORD#{word}"
+def shelf_partition(shelf: str, city: str | None = None) -> str:
     return f"{shelf}#CITY#{normalise(city)}" if city else f"{shelf}#ALL"
 
 
-def shelf_partitions(shelf: str, city: str, *texts: str) -> list[str]:
-    """Every partition of ``shelf`` an offering in ``city`` whose words are ``texts`` is listed in."""
-    parts = [shelf_partition(shelf)] + ([shelf_partition(shelf, city)] if city else [])
-    return parts + [shelf_partition(shelf, word=token) for token in tokens(*texts)]
+def shelf_partitions(shelf: str, city: str) -> list[str]:
+    """Every listing partition of ``shelf`` an offering in ``city`` is in (its text search items:
+    ``find_keys`` under ``<shelf>#FIND``)."""
+    return [shelf_partition(shelf)] + ([shelf_partition(shelf, city)] if city else [])
 
 
 #: Between the name and the id: below every character a name keeps (control characters become

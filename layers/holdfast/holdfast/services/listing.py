@@ -64,8 +64,8 @@ class ListingService:
             changes = {**changes, **refund_window(event, changes, now)} if announced else changes
             version = int(event.get("catalog_version") or 0)
             after = {**event, **changes, "catalog_version": version + 1}
-            drop = [(pk, search.sort_key(event)) for pk in search.index_partitions(event)] if event.get("published") else []
-            put = [self.index_item(after, pk) for pk in search.index_partitions(after)] if after.get("published") else []
+            drop = self.index_keys(event) if event.get("published") else []
+            put = self.index_items(after) if after.get("published") else []
             outbox = {"type": "event.changed", "event_id": event_id, "version": version + 1, "at": iso(now),
                       "name": event["name"], "changes": announced,
                       **({"change_refund_until": changes["change_refund_until"]}
@@ -82,15 +82,24 @@ class ListingService:
                              NotFound(f"No event {event_id}.", code="event_not_found"))
 
     @staticmethod
-    def index_item(event: dict[str, Any], pk: str) -> dict[str, Any]:
-        return {
-            "pk": pk, "sk": search.sort_key(event), "event_id": event["event_id"], "name": event["name"],
+    def index_keys(event: dict[str, Any]) -> list[tuple[str, str]]:
+        """(pk, sk) of every index item of the published ``event``: its listing partitions and its
+        text search items (``search.find_keys``)."""
+        words = search.search_words(event["name"], event["venue"], event["city"], event["category"])
+        return ([(pk, search.sort_key(event)) for pk in search.index_partitions(event)]
+                + search.find_keys(FIND, words, search.sort_key(event)))
+
+    @classmethod
+    def index_items(cls, event: dict[str, Any]) -> list[dict[str, Any]]:
+        shown = {
+            "event_id": event["event_id"], "name": event["name"],
             "venue": event["venue"], "city": event["city"], "category": event["category"],
             "starts_at": event["starts_at"], "price": event["price"], "currency": event["currency"],
             "inventory_kind": event["inventory_kind"],
             "city_key": search.normalise(event["city"]), "category_key": search.normalise(event["category"]),
-            "tokens": search.tokens(event["name"], event["venue"]) or ["-"],
+            "words": search.search_words(event["name"], event["venue"], event["city"], event["category"]) or ["-"],
         }
+        return [{"pk": pk, "sk": sk, **shown} for pk, sk in cls.index_keys(event)]
 
     @staticmethod
     def view(event: dict[str, Any]) -> dict[str, Any]:
@@ -111,12 +120,17 @@ class ListingService:
             raise InvalidRequest("'from' is after 'to'.", code="invalid_date_range")
         words = searched_words(city=query.city, category=query.category, q=query.q)
         if words:
-            partition, filters, values, names = word_query(words, lambda word: f"WORD#{word}",
-                                                           city_key=query.city, category_key=query.category)
-        else:
-            partition, filters, values, names = search.list_partition(query.city, query.category), None, None, None
+            def wanted(item: dict[str, Any]) -> bool:
+                return (lower <= item["starts_at"] <= upper
+                        and all(search.normalise(value) == item[key] for key, value in
+                                (("city_key", query.city), ("category_key", query.category)) if value))
+
+            found, cursor = find(self.store, FIND, words, wanted, lambda item: item["sk"].split("\x01", 2)[2],
+                                 query.limit, query.cursor)
+            return {"events": [self.view(item | {"published": True}) for item in found], "next_cursor": cursor}
+        partition = search.list_partition(query.city, query.category)
         start = decode_cursor(query.cursor, partition, lower, upper) if query.cursor else None
-        items, more = self.store.query_listing(partition, lower, upper, query.limit, start, filters, values, names)
+        items, more = self.store.query_listing(partition, lower, upper, query.limit, start)
         events = [self.view(item | {"published": True}) for item in items]
         cursor = encode_cursor(partition, items[-1]["sk"]) if more and items else None
         return {"events": events, "next_cursor": cursor}
@@ -178,20 +192,78 @@ def searched_words(q: str | None, **keys: str | None) -> list[str]:
     return words
 
 
-def word_query(words: list[str], partition_of: Callable[[str], str], **equal: str | None
-               ) -> tuple[str, str | None, dict[str, Any] | None, dict[str, str] | None]:
-    """A word search as one partition read and a filter: the partition of the longest word
-    (usually the rarest), the other words and each given ``equal`` attribute (normalised) filtered.
-    (partition, filter expression, its values, its names)."""
-    words = sorted(words, key=lambda word: (-len(word), word))
-    filters = [f"contains(#tokens, :w{index})" for index in range(len(words) - 1)]
-    values: dict[str, Any] = {f":w{index}": word for index, word in enumerate(words[1:])}
-    for attribute, value in equal.items():
-        if value:
-            filters.append(f"{attribute} = :{attribute}")
-            values[f":{attribute}"] = search.normalise(value)
-    return (partition_of(words[0]), " AND ".join(filters) or None, values or None,
-            {"#tokens": "tokens"} if len(words) > 1 else None)
+#: Where the events' text search items are (a shelf's are under ``<shelf>#FIND``).
+FIND = "FIND"
+#: The most search items one of a search's (at most two) requests reads (one Query answers up to
+#: 1 MB, and a search item is a few hundred bytes): ranking needs every match, so a prefix of
+#: fewer than 5 letters that more items share is ranked among the first this many by word.
+FIND_CANDIDATES = 1000
+
+
+def find(store: Catalog, space: str, words: list[str], wanted: Callable[[dict[str, Any]], bool],
+         order: Callable[[dict[str, Any]], str], limit: int, cursor: str | None
+         ) -> tuple[list[dict[str, Any]], str | None]:
+    """One page of the offerings whose search words match every word of ``words`` (normalised
+    tokens of a query) and that ``wanted`` keeps, ranked by how well they match (whole words,
+    then prefixes, then one typo) and then by ``order``; and the cursor of the next page.
+
+    Reads the longest word's one or two ranges (``search.find_reads``) and checks the other words
+    against each item's ``words`` in memory: at most two Query requests per search."""
+    shapes = [search.skeleton(word)[:search.MAX_SEARCH_WORD_LENGTH + 1] for word in words]
+    shapes = [shape for shape in shapes if len(shape) >= search.MIN_TOKEN_LENGTH]
+    if not shapes:
+        # every word folds to less than the shortest indexed one ("ъъ" is nothing at all)
+        return [], None
+    main = max(shapes, key=len)
+    others = list(shapes)
+    others.remove(main)
+    signature = " ".join(sorted(shapes))
+    offset = decode_offset(cursor, signature) if cursor else 0
+    best: dict[str, tuple[tuple[int, str], dict[str, Any]]] = {}
+    complete = True
+    for read, (pk, lower, upper) in enumerate(search.find_reads(space, main)):
+        if read and complete and sum(rank[0] < search.TYPO for rank, _ in best.values()) > offset + limit:
+            # the second range adds typos in the first letters only (its other words start as
+            # the query does, and the first range, read to its end, had them): they rank after
+            # this whole page. When the first range was cut short, the second holds the query's
+            # own words too (every one has the query's tail at its offset), so it is read.
+            break
+        items, more = store.query_listing(pk, lower, upper, FIND_CANDIDATES, None, one_request=True)
+        complete = complete and not more
+        for item in items:
+            score = search.match(main, search.indexed_word(item["sk"]))
+            if score is None or not wanted(item):
+                continue
+            for other in others:
+                fits = [found for found in (search.match(other, word) for word in item["words"]) if found is not None]
+                if not fits:
+                    break
+                score += min(fits)
+            else:
+                rank = (score, order(item))
+                key = item["sk"].rsplit("\x01", 1)[-1]
+                if key not in best or rank < best[key][0]:
+                    best[key] = (rank, item)
+    ranked = [item for _, item in sorted(best.values(), key=lambda pair: pair[0])]
+    page = ranked[offset:offset + limit]
+    more = offset + limit < len(ranked)
+    return page, encode_cursor(signature, str(offset + limit)) if more else None
+
+
+def decode_offset(cursor: str, signature: str) -> int:
+    """How many ranked results a search's cursor has shown; 400 for a cursor of another query."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        data = json.loads(raw)
+        if not isinstance(data, dict) or data.get("p") != signature or not str(data.get("s", "")).isdigit():
+            raise ValueError
+        offset = int(data["s"])
+        if offset > FIND_CANDIDATES * 2:
+            raise ValueError
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise InvalidRequest("The cursor does not belong to this query; start again without it.",
+                             code="invalid_cursor") from None
+    return offset
 
 
 # ------------------------------------------------------------------------------ shelves
@@ -218,23 +290,27 @@ def publish_offering(store: Catalog, clock: Clock, read: Callable[[], dict[str, 
 
 def shelf_page(store: Catalog, shelf: str, city: str | None, q: str | None, limit: int,
                cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    """One page of a shelf's index items, by name: those in ``city`` whose words include every
-    word of ``q``, after ``cursor``; and the cursor of the next page (None: this was the last)."""
+    """One page of a shelf's index items: by name, those in ``city``, after ``cursor``; or with
+    ``q``, those matching it, best first (``find``). And the cursor of the next page (None: this
+    was the last)."""
     words = searched_words(city=city, q=q)
     if words:
-        partition, filters, values, names = word_query(words, lambda word: search.shelf_partition(shelf, word=word),
-                                                       city_key=city)
-    else:
-        partition, filters, values, names = search.shelf_partition(shelf, city), None, None, None
+        return find(store, f"{shelf}#{FIND}", words,
+                    lambda item: not city or item["city_key"] == search.normalise(city),
+                    lambda item: item["sk"].split("\x01", 2)[2], limit, cursor)
+    partition = search.shelf_partition(shelf, city)
     lower, upper = search.NAME_KEYS
     start = decode_cursor(cursor, partition, lower, upper) if cursor else None
-    items, more = store.query_listing(partition, lower, upper, limit, start, filters, values, names)
+    items, more = store.query_listing(partition, lower, upper, limit, start)
     return items, encode_cursor(partition, items[-1]["sk"]) if more and items else None
 
 
 def shelf_items(shelf: str, offering: dict[str, Any], fields: dict[str, Any], *texts: str) -> list[dict[str, Any]]:
     """The index items that list ``offering`` on ``shelf``, each carrying ``fields`` (what its
     listing shows) and what the filters read; ``texts`` are its searchable words."""
-    common = {"sk": search.name_sort_key(offering["name"], offering["event_id"]), **fields,
-              "city_key": search.normalise(offering.get("city") or ""), "tokens": search.tokens(*texts) or ["-"]}
-    return [{"pk": pk, **common} for pk in search.shelf_partitions(shelf, offering.get("city") or "", *texts)]
+    name_key = search.name_sort_key(offering["name"], offering["event_id"])
+    words = search.search_words(*texts)
+    common = {**fields, "city_key": search.normalise(offering.get("city") or ""), "words": words or ["-"]}
+    listed = [{"pk": pk, "sk": name_key, **common} for pk in search.shelf_partitions(shelf, offering.get("city") or "")]
+    return listed + [{"pk": pk, "sk": sk, **common}
+                     for pk, sk in search.find_keys(f"{shelf}#{FIND}", words, name_key.removeprefix(search.NAME_KEYS[0]))]

@@ -1,0 +1,81 @@
+"""CloudFront's cache behaviours against the API's routes and the catalog's own rules (issue 35,
+goal 5): the public catalog GETs, and only they, go through the caching policy; it keys on every
+query string those routes read (holdfast/http.py) and keeps nothing the origin does not date;
+no route a signed-in customer calls is on it; errors are not kept."""
+from __future__ import annotations
+
+import fnmatch
+import re
+
+from holdfast import http
+from holdfast.products.appointments.schemas import ServiceListQuery
+from holdfast.products.parking.schemas import LotListQuery
+from holdfast.schemas import EventListQuery
+from tests.support.template import template
+
+CACHING_DISABLED = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"
+#: The public GETs a CDN may keep (each answers with cached_json and an http.Freshness).
+CATALOG_GETS = {"/events", "/events/{event_id}", "/events/{event_id}/seats", "/services", "/lots", "/texts"}
+
+RESOURCES = template()["Resources"]
+
+
+def behaviours() -> list[dict]:
+    config = RESOURCES["WebDistribution"]["Properties"]["DistributionConfig"]
+    return [b for b in config["CacheBehaviors"] if b["TargetOriginId"] == "api"]
+
+
+def routes() -> list[tuple[str, str, bool]]:
+    """(path, method, whether the customer sign-in authorizer guards it) of every API route."""
+    found = []
+    for resource in RESOURCES.values():
+        if resource["Type"] != "AWS::Serverless::Function":
+            continue
+        for event in (resource["Properties"].get("Events") or {}).values():
+            if event.get("Type") == "Api":
+                props = event["Properties"]
+                found.append((props["Path"], props["Method"].upper(),
+                              (props.get("Auth") or {}).get("Authorizer") != "NONE"))
+    return found
+
+
+def behaviour_of(path: str) -> dict | None:
+    """The first behaviour whose pattern matches ``path`` (CloudFront's ``*`` matches "/" too);
+    None: not sent to the API through the distribution at all (webhooks, /customers/me)."""
+    concrete = re.sub(r"\{[^}]+\}", "some-id", path)
+    return next((b for b in behaviours() if fnmatch.fnmatchcase(concrete, b["PathPattern"])), None)
+
+
+def caches(behaviour: dict | None) -> bool:
+    return behaviour is not None and behaviour["CachePolicyId"] != CACHING_DISABLED
+
+
+def test_only_the_public_catalog_gets_are_cached():
+    cached_gets = {path for path, method, _ in routes() if method == "GET" and caches(behaviour_of(path))}
+    # /lots/{lot_id} sends no Cache-Control, so the policy's default TTL of 0 keeps nothing of it
+    assert cached_gets - {"/lots/{lot_id}"} == CATALOG_GETS
+
+
+def test_no_signed_in_customer_route_is_on_the_caching_policy():
+    signed_in = [(path, method) for path, method, guarded in routes() if guarded]
+    assert signed_in, "the template's authorizer moved: this test no longer sees it"
+    assert [(path, method) for path, method in signed_in if caches(behaviour_of(path))] == []
+
+
+def test_the_cache_key_holds_every_query_string_a_cached_route_reads():
+    policy = RESOURCES["CatalogCachePolicy"]["Properties"]["CachePolicyConfig"]
+    strings = policy["ParametersInCacheKeyAndForwardedToOrigin"]["QueryStringsConfig"]
+    assert strings["QueryStringBehavior"] == "whitelist"
+    assert tuple(strings["QueryStrings"]) == http.CACHE_KEY_QUERY_STRINGS
+    read = {field.alias or name for model in (EventListQuery, ServiceListQuery, LotListQuery)
+            for name, field in model.model_fields.items()} | {"lang"}
+    assert read == set(http.CACHE_KEY_QUERY_STRINGS)
+    assert policy["ParametersInCacheKeyAndForwardedToOrigin"]["HeadersConfig"] == {"HeaderBehavior": "none"}
+
+
+def test_the_edge_keeps_only_what_the_origin_dates_and_no_error():
+    policy = RESOURCES["CatalogCachePolicy"]["Properties"]["CachePolicyConfig"]
+    assert policy["MinTTL"] == 0 and policy["DefaultTTL"] == 0
+    assert all(fresh.shared <= policy["MaxTTL"] for fresh in (http.LISTING_FRESHNESS, http.EVENT_FRESHNESS, http.SEAT_MAP_FRESHNESS, http.TEXTS_FRESHNESS))
+    errors = RESOURCES["WebDistribution"]["Properties"]["DistributionConfig"]["CustomErrorResponses"]
+    assert {e["ErrorCode"]: e["ErrorCachingMinTTL"] for e in errors}[400] == 0
