@@ -14,9 +14,7 @@ def test_each_step_runs_after_the_ones_before_it_in_one_interpreter():
     spent = probe_steps(layout, None, {}, ["import sys; sys.holdfast_step = 1", "import json",
                                            "import sys; assert sys.holdfast_step == 1", "x = 1"])
     assert len(spent) == 4 and all(seconds >= 0 for seconds in spent)
-    # a failing statement is reported, not timed as zero
-    with pytest.raises(RuntimeError, match="ModuleNotFoundError"):
-        probe_steps(layout, None, {}, ["import holdfast_no_such_module"])
+    # a failing statement is reported, not timed as zero; the next probe is a fresh interpreter
     with pytest.raises(RuntimeError, match="AssertionError"):
         probe_steps(layout, None, {}, ["import sys; assert getattr(sys, 'holdfast_step', 0) == 1"])
 
