@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"layout: {layout.described}; bytecode: {layout.bytecode}; {logical_id}, median of {args.repeats}")
         print(f"{'CPU ms':>8}{'x first':>9}  statement (each after the ones above, in one interpreter)")
         for statement, ms in zip(args.steps, spent):
-            print(f"{ms:>8.1f}{ms / spent[0]:>9.2f}  {statement}")
+            print(f"{ms:>8.1f}{ms / spent[0] if spent[0] else 0.0:>9.2f}  {statement}")
         return 0
     if args.instructions:
         from devstack import coldstart_count
