@@ -31,6 +31,10 @@ First call (`--first-call`): what a function defers from its import to the first
 route (pydantic and the request model it validates, `FIRST_CALL`) is timed after the import in the
 same interpreter, and the function is judged by import + first call: moving work into the first
 request does not shorten a cold start.
+
+Steps (`--steps` with `--only` one function): statements run one after another in one of the
+function's cold interpreters, each timed alone (`"import boto3" "import requests" "import app"`):
+which part of an import costs what, in CPU, where `-X importtime` gives wall-clock shares.
 """
 from __future__ import annotations
 
@@ -45,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from devstack.coldstart_env import (BASELINE, FIRST_CALL, REPO, Layout, first_call_specs, functions,
-                                    lambda_variables, probe, secrets_stand_in)
+                                    lambda_variables, probe, probe_steps, secrets_stand_in)
 
 #: Packages worth naming when a function loads them (the heavy ones of the layer).
 WATCHED = ("aws_xray_sdk", "pydantic", "yookassa", "requests", "aws_lambda_powertools.event_handler",
@@ -155,6 +159,20 @@ def print_report(result: dict[str, Any], target: float, top: int) -> None:
     print(f"\ntarget <= {target}x boto3 ({measured}): " + ("met by every function" if not over else f"over: {', '.join(over)}"))
 
 
+def measure_steps(layout: Layout, logical_id: str, steps: list[str], repeats: int) -> list[float]:
+    """Median CPU ms of each step over ``repeats`` fresh interpreters with the function's path and
+    environment (the secret stand-in answering), as `--steps` prints them."""
+    spec = functions()[logical_id]
+    root = layout.task_root(logical_id, spec)
+    runs: list[list[float]] = []
+    with secrets_stand_in() as endpoint:
+        env = lambda_variables(logical_id, spec, root, endpoint)
+        for round_ in range(repeats):
+            runs.append(probe_steps(layout, root, env, steps))
+            print(f"  round {round_ + 1}/{repeats}", file=sys.stderr, flush=True)
+    return [statistics.median(run[index] for run in runs) * 1000 for index in range(len(steps))]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="make bench-coldstart", description=__doc__.split("\n\n")[0])
     parser.add_argument("--layout", choices=("auto", "build", "source"), default="auto",
@@ -176,6 +194,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--instructions", action="store_true",
                         help="count each cold start's instructions under valgrind's callgrind instead of timing it: "
                              "one run, repeatable whatever the machine's load (~10 minutes; devstack/coldstart_count.py)")
+    parser.add_argument("--steps", nargs="+", metavar="STATEMENT",
+                        help="with --only and one function: time these statements one after another in one of "
+                             "its cold interpreters (e.g. 'import boto3' 'import requests' 'import app'), "
+                             "each against the first")
     parser.add_argument("--out", type=Path, default=REPO / "bench-results")
     args = parser.parse_args(argv)
     kind = args.layout
@@ -184,6 +206,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.build_dir:
         kind = "build"
     layout = Layout(kind, args.bytecode or ("none" if kind == "build" else "cached"), args.build_dir)
+    if args.steps:
+        if not args.only or len(args.only) != 1:
+            parser.error("--steps needs --only with one function")
+        (only,) = args.only
+        logical_id = next((lid for lid, spec in functions().items() if only in (lid, spec["dir"])), None)
+        if logical_id is None:
+            parser.error(f"no function {only} in template.yaml")
+        try:
+            spent = measure_steps(layout, logical_id, args.steps, args.repeats)
+        finally:
+            shutil.rmtree(layout.pycache_dir, ignore_errors=True)
+        print(f"layout: {layout.described}; bytecode: {layout.bytecode}; {logical_id}, median of {args.repeats}")
+        print(f"{'CPU ms':>8}{'x first':>9}  statement (each after the ones above, in one interpreter)")
+        for statement, ms in zip(args.steps, spent):
+            print(f"{ms:>8.1f}{ms / spent[0] if spent[0] else 0.0:>9.2f}  {statement}")
+        return 0
     if args.instructions:
         from devstack import coldstart_count
 

@@ -199,6 +199,30 @@ class Layout:
         return isolation + (["-B"] if self.bytecode == "none" else []) + ["-X", f"pycache_prefix={self.pycache_dir}"]
 
 
+_STEPS_PROBE = r"""
+import json, sys, time
+sys.path[:0] = json.loads(sys.argv[1])
+spent = []
+for step in json.loads(sys.argv[2]):  # each in the same interpreter, after the ones before it
+    cpu = time.process_time()
+    exec(step, {})
+    spent.append(time.process_time() - cpu)
+print("\n@@steps " + json.dumps(spent), flush=True)
+"""
+
+
+def probe_steps(layout: Layout, task_root: Path | None, env: dict[str, str], steps: list[str]) -> list[float]:
+    """CPU seconds of each statement in ``steps``, run one after another in one fresh interpreter
+    started as `probe` starts a cold start (``--steps``: which part of an import costs what)."""
+    command = [sys.executable, *layout.flags(), "-c", _STEPS_PROBE, json.dumps(layout.sys_path(task_root)),
+               json.dumps(steps)]
+    done = subprocess.run(command, env=env, cwd=str(task_root or REPO), capture_output=True, text=True, timeout=120)
+    marker = [line for line in done.stdout.splitlines() if line.startswith("@@steps ")]
+    if done.returncode != 0 or not marker:
+        raise RuntimeError(f"the steps failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return json.loads(marker[-1].removeprefix("@@steps "))
+
+
 _COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 
 

@@ -86,9 +86,15 @@ def pytest_configure(config):
     EmbeddedStack._start, EmbeddedStack.stop, EmbeddedStack._iam_checked = start, stop, True
 
 
+#: Packages whose files share package-scoped fixtures: tests/integration's stack, and the storage
+#: contract's backends (DynamoDB Local among them, ~5-20 s to start). Split by file, every file
+#: started its own.
+SHARED_PACKAGES = ("tests/integration", "tests/contract/storage")
+
+
 def _work_unit(nodeid: str) -> str:
     path = nodeid.split("::", 1)[0]
-    return "tests/integration" if path.startswith("tests/integration/") else path
+    return next((package for package in SHARED_PACKAGES if path.startswith(package + "/")), path)
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
@@ -96,10 +102,11 @@ def pytest_xdist_make_scheduler(config, log):
     """How `make test` shares the suite between its two processes (pytest-xdist).
 
     Each file runs whole in one process, so its module fixtures (a stack, a moto server) start
-    once and its tests see each other's effects as in a single process; the files of
-    tests/integration share one stack and run together. A process runs one stack at a time
-    (moto's state and a stack's environment are process-wide): every stack fixture ends with its
-    module or, for tests/integration, its package. The biggest units go out first.
+    once and its tests see each other's effects as in a single process; the files of a package in
+    SHARED_PACKAGES run together (tests/integration's one stack, the storage contract's backends).
+    A process runs one stack at a time (moto's state and a stack's environment are process-wide):
+    every stack fixture ends with its module or, for tests/integration, its package. The biggest
+    units go out first.
 
     (xdist's `--dist loadgroup` would say the same with marks, but with pytest 9 the group never
     reaches the node ids it schedules by, so the units are made here.)

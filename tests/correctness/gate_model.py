@@ -1030,13 +1030,6 @@ def play_gate_history(client: Any | None, table: str, seed: int, steps: int,
             pass
 
 
-def run_gate_history(client: Any, table: str, seed: int, steps: int) -> list[str]:
-    """For proof.py: one gate history; the violations it found (empty: none), the first one
-    followed by the story that led to it."""
-    violation, story, _ = play_gate_history(client, table, seed, steps)
-    return [] if violation is None else [violation, *story]
-
-
 def main(argv: list[str] | None = None) -> int:
     """Replay gate histories and print each story: ``python -m tests.correctness.gate_model --seed N``."""
     import argparse

@@ -39,7 +39,7 @@ from holdfast.products.appointments.timeslots import parse_granule_key
 from holdfast.domain.errors import BookingError, IdempotencyKeyReused, NotFound, SeatsUnavailable, SoldOut
 from holdfast.domain.organizers import Caller
 from holdfast.domain.statuses import BookingStatus
-from holdfast.ports import Change, ProviderOutcomeUnknown, ProviderRejected, TransientStoreError
+from holdfast.ports import Change, TransientStoreError
 from holdfast.schemas import BookingIn
 from holdfast.services.admission import WaitingRoomService
 from holdfast.services.bookings import BookingService
