@@ -15,7 +15,7 @@ ORGANIZER_EVENT_ROUTES = {("post", "/events"), ("patch", "/events/{event_id}"), 
                           ("post", "/resources"), ("post", "/services"), ("post", "/services/{service_id}/publish"),
                           ("post", "/lots/{lot_id}/publish"),
                           ("post", "/events/{event_id}/cancel"), ("get", "/events/{event_id}/cancellation"),
-                          ("post", "/lots"), ("post", "/lots/{lot_id}/gates"), ("post", "/lots/{lot_id}/subscriptions"),
+                          ("post", "/lots"), ("post", "/lots/{lot_id}/gates"), ("get", "/lots/{lot_id}/gates"), ("post", "/lots/{lot_id}/subscriptions"),
                           ("post", "/lots/{lot_id}/gates/{gate_id}/key"), ("delete", "/lots/{lot_id}/gates/{gate_id}")}
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
