@@ -587,3 +587,132 @@ def test_a_driver_finds_a_lot_in_the_catalog_reserves_pays_and_the_shown_pass_op
                           headers={"X-Gate-Key": gate["gate_key"]},
                           json={"event_id": "page-pass-in-1", "token": token}).json()
     assert entered["gate_open"] is True and entered["space_id"] == "R1"
+
+
+def operator_page(customer_page, width=1280, height=900):
+    page = customer_page("operator-olga", width=width, height=height)
+    page.goto("/operator.html")
+    page.get_by_label("Organizer key").fill("local-organizer-key")
+    page.get_by_label("Your name").fill("olga")
+    page.get_by_role("button", name="Use").click()
+    return page
+
+
+def test_an_operator_creates_a_lot_and_gates_revokes_one_and_resolves_a_gate_case(site, customer_page, shots):
+    api = site["api"]
+    page = operator_page(customer_page)
+    name = f"Depot {uuid.uuid4().hex[:6]}"
+    form = page.locator("#create-lot")
+    form.get_by_label("Name", exact=True).fill(name)
+    form.get_by_label("Regular spaces").fill("3")
+    form.get_by_label("Accessible spaces").fill("1")
+    form.get_by_label("Price an hour").fill("120")
+    form.get_by_role("button", name="Create lot").click()
+    expect(page.locator("#lot-result")).to_have_text(f'Created "{name}" with 4 spaces and published it.')
+    lot = page.locator("article[data-lot]", has_text=name)
+    lot_id = lot.get_attribute("data-lot")
+    assert api.request("GET", f"/lots/{lot_id}").json()["tariff"]["hourly"] == {"value": "120.00", "currency": "RUB"}
+    expect(lot.locator('tr[data-type="REGULAR"] td')).to_have_text(["3", "3", "0", "0", "0"])   # live occupancy by type
+    expect(lot.locator('tr[data-type="HANDICAP"] td').first).to_have_text("1")
+
+    gate_keys = {}
+    for gate_name in ("North", "South"):
+        lot.get_by_label("Gate name").fill(gate_name)
+        lot.get_by_role("button", name="Add gate").click()
+        expect(lot.locator(".notice")).to_contain_text(f'The key of gate "{gate_name}", shown only now')
+        gate_keys[gate_name] = lot.locator("code.gate-key").text_content()
+    gates = {g["name"]: g for g in api.request("GET", f"/lots/{lot_id}/gates", organizer=True).json()["gates"]}
+    assert set(gates) == {"North", "South"}
+    config = f"/lots/{lot_id}/gates/{gates['North']['gate_id']}/config"
+    assert api.request("GET", config, headers={"X-Gate-Key": gate_keys["North"]}).status_code == 200
+
+    lot.get_by_role("button", name="Re-key: North").click()          # a new key, shown once; the old one stops
+    expect(lot.locator(".notice")).to_contain_text('The key of gate "North", shown only now')
+    expect(lot.locator("code.gate-key")).not_to_have_text(gate_keys["North"])
+    new_key = lot.locator("code.gate-key").text_content()
+    assert api.request("GET", config, headers={"X-Gate-Key": gate_keys["North"]}).status_code == 401
+    assert api.request("GET", config, headers={"X-Gate-Key": new_key}).status_code == 200
+    expect(lot.locator(f'tr[data-gate="{gates["North"]["gate_id"]}"]')).to_contain_text("key replaced")
+
+    lot.get_by_role("button", name="Revoke: South").click()
+    south = lot.locator(f'tr[data-gate="{gates["South"]["gate_id"]}"]')
+    expect(south).to_have_attribute("data-state", "revoked")
+    expect(south).to_contain_text("revoked")
+    expect(south.get_by_role("button")).to_have_count(0)
+    south_config = f"/lots/{lot_id}/gates/{gates['South']['gate_id']}/config"
+    assert api.request("GET", south_config, headers={"X-Gate-Key": gate_keys["South"]}).status_code == 401
+
+    # an offline exit the backend would have kept (three hours unpaid): a gate case for the operator
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    passes = [{"seq": 1, "event_id": "op-in", "kind": "entry", "at": (now - timedelta(hours=3)).isoformat(), "plate": "K001OP"},
+              {"seq": 2, "event_id": "op-out", "kind": "exit", "at": now.isoformat(), "plate": "K001OP"}]
+    synced = api.request("POST", f"/lots/{lot_id}/gates/{gates['North']['gate_id']}/sync",
+                         headers={"X-Gate-Key": new_key}, json={"events": passes}).json()
+    case_id = synced["results"][1]["conflict"]["case_id"]
+    expect(lot.locator('tr[data-type="REGULAR"] td').last).to_have_text("0")   # the car has left again
+    case = page.locator(f'article[data-case="{case_id}"]')
+    expect(case).to_contain_text("A car left without paying what its ticket owed")
+    expect(case).to_contain_text("K001OP")
+    expect(case).to_contain_text(name)
+    assert serious_accessibility_problems(page) == []
+    shots(page, "operator-parking-en-desktop", full_page=True)
+    case.get_by_label("Resolution").select_option("paid_on_site")
+    case.get_by_label("Note").fill("paid cash at the booth")
+    case.get_by_role("button", name="Record resolution").click()
+    expect(case.locator(".notice")).to_have_text("Resolved: Paid on site.")
+    expect(case).to_have_attribute("data-status", "RESOLVED")
+    case.locator("summary").click()
+    expect(case.locator(".journal")).to_contain_text("paid cash at the booth")
+    stored = [c for c in api.request("GET", "/admin/reviews", organizer=True).json()["gate_cases"] if c["case_id"] == case_id]
+    assert stored == []                                                # no longer open
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert serious_accessibility_problems(page) == []
+    shots(page, "operator-parking-en-phone", full_page=True)
+    page.get_by_label("Language").select_option("ru")
+    expect(page.locator("h1")).to_have_text("Оператор")
+    lot = page.locator("article[data-lot]", has_text=name)
+    expect(lot.get_by_role("heading", name="Шлагбаумы")).to_be_visible()
+    expect(lot).to_contain_text("занято 0 мест")
+    expect(page.get_by_role("heading", name="Случаи на шлагбаумах")).to_be_visible()
+    assert serious_accessibility_problems(page) == []
+    shots(page, "operator-parking-ru-phone", full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    assert serious_accessibility_problems(page) == []
+    shots(page, "operator-parking-ru-desktop", full_page=True)
+
+
+def test_an_operator_creates_a_resource_and_a_service_and_sees_the_resources_day(site, customer_page, shots):
+    api = site["api"]
+    page = operator_page(customer_page)
+    page.locator("#create-resource").get_by_label("Name", exact=True).fill("Studio B")
+    page.locator("#create-resource").get_by_role("button", name="Create resource").click()
+    expect(page.locator("#section-appointments .notice").first).to_have_text('Created the resource "Studio B".')
+    form = page.locator("#create-service")
+    form.get_by_label("Name", exact=True).fill("Evening stretch")
+    form.get_by_label("Seats per session").fill("6")
+    form.get_by_label("Studio B").check()
+    form.get_by_role("button", name="Create service").click()
+    expect(page.locator("#create-service + .notice")).to_contain_text('Created "Evening stretch" and published it.')
+    service_id = page.locator("#create-service + .notice a").get_attribute("href").split("id=")[1]
+    [slot] = [s for s in api.availability(service_id, "2031-05-20") if s["starts_at"] == "2031-05-20T15:00:00.000Z"]
+    held = api.book_slot(service_id, customer(), {"starts_at": "2031-05-20T18:00:00+03:00",
+                                                  "resource_id": slot["resource_id"], "quantity": 2})
+    assert held.status_code == 201, held.text
+
+    page.get_by_label("Day", exact=True).fill("2031-05-20")
+    page.get_by_role("button", name="Show").click()
+    row = page.locator('#resource-day tr[data-start="2031-05-20T15:00:00.000Z"]')
+    expect(row).to_contain_text(re.compile(r"06:00\sPM.07:00\sPM.*Group session: Evening stretch.*2 seats.*0 seats"))
+    expect(page.locator("#section-appointments")).to_contain_text("Europe/Moscow")
+    assert serious_accessibility_problems(page) == []
+    shots(page, "operator-appointments-en-desktop", full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert serious_accessibility_problems(page) == []
+    page.get_by_label("Language").select_option("ru")
+    page.get_by_label("День", exact=True).fill("2031-05-20")
+    page.get_by_role("button", name="Показать").click()
+    expect(page.locator('#resource-day tr[data-start="2031-05-20T15:00:00.000Z"]')).to_contain_text(
+        re.compile(r"Групповое занятие: Evening stretch.*2 места"))
+    assert serious_accessibility_problems(page) == []
+    shots(page, "operator-appointments-ru-phone", full_page=True)
