@@ -119,8 +119,8 @@
     showPass();
 
     const journal = $("journal");
-    journal.replaceChildren(...booking.journal.map((entry) => el("li", {},
-      el("time", { datetime: entry.at, text: when(entry.at) }), el("span", { lang: "en", text: sentence(entry.decision) }))));
+    // each step in the reader's language (the customer texts), else the engine's English record
+    journal.replaceChildren(...booking.journal.map((entry) => Holdfast.journalItem({ ...entry, decision: sentence(entry.decision) }, said)));
     tick();
   }
 

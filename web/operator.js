@@ -40,19 +40,12 @@ const HoldfastOperator = (() => {
   const plurals = new Intl.PluralRules(lang());
   function count(forms, n) { return Holdfast.fill(forms[plurals.select(n)] || forms.other, { count: n }); }
 
-  // The journal, one source for every section that shows one: an action the customer texts name
-  // (GET /texts, "journal.<action>") in the reader's language, the engine's own record after it
-  // in English (it carries the operator's note and the ids, as written).
+  // The journal as every section shows it: each step in the reader's language, the engine's record
+  // after it (Holdfast.journalItem).
   async function journalList(entries) {
     let said = {};
     try { said = await Holdfast.texts(); } catch (_) { said = {}; }
-    return el("ol", { class: "journal" }, entries.map((entry) => {
-      const named = said[`journal.${entry.action}`];
-      const who = `${entry.actor}${entry.ids && entry.ids.operator ? `: ${entry.ids.operator}` : ""}`;
-      return el("li", {}, el("time", { datetime: entry.at, text: Holdfast.when(entry.at) }),
-        named ? el("strong", { text: named }) : el("strong", { lang: "en", text: entry.action.replace(/_/g, " ") }),
-        " ", el("span", { lang: "en", class: "muted", text: `(${who}): ${entry.decision}` }));
-    }));
+    return el("ol", { class: "journal" }, entries.map((entry) => Holdfast.journalItem(entry, said, true)));
   }
 
   function draw() {

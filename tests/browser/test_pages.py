@@ -203,7 +203,8 @@ def test_operator_creates_an_event_and_resolves_a_review(site, customer_page, sh
     expect(card).to_contain_text("Paid in time, but the places were resold")
     expect(card).to_contain_text("succeeded")
     card.locator("summary").click()
-    expect(card.locator(".journal")).to_contain_text("manual review opened")
+    expect(card.locator(".journal")).to_contain_text("Sent to our team for a check")    # the step, named
+    expect(card.locator(".journal")).to_contain_text(re.compile(r"\(\w+\): "))           # and the engine's record
     card.get_by_label("Decision").select_option("refund")
     card.get_by_label("Note").fill("paid in time; refund agreed by phone")
     shots(page, "operator-review")
@@ -716,3 +717,50 @@ def test_an_operator_creates_a_resource_and_a_service_and_sees_the_resources_day
         re.compile(r"Групповое занятие: Evening stretch.*2 места"))
     assert serious_accessibility_problems(page) == []
     shots(page, "operator-appointments-ru-phone", full_page=True)
+
+
+def test_the_event_and_service_pages_in_both_languages_pass_axe_on_desktop_and_phone(site, customer_page, shots):
+    api = site["api"]
+    event = published(api, name="Chamber evening", city="Kazan", capacity=None, starts_at="2031-06-05T16:00:00Z",
+                      seat_map={"rows": [{"name": row, "seats": 6} for row in "AB"]})
+    hall = api.create_resource(name="Small studio")["resource_id"]
+    service = api.create_service([hall], name="Pottery class", capacity=4)
+    publish(api, f"/services/{service['service_id']}/publish")
+    assert api.book_slot(service["service_id"], customer(), {"starts_at": "2031-06-05T10:00:00+03:00",
+                                                             "resource_id": hall, "quantity": 3}).status_code == 201
+    pages = {"event": (f"/event.html?id={event['event_id']}", "#seatmap .seat"),
+             "service": (f"/service.html?id={service['service_id']}&date=2031-06-05", ".slot")}
+    page = customer_page(customer(), width=1280, height=900)
+    for name, (path, ready) in pages.items():
+        page.goto(path)
+        expect(page.locator("html")).to_have_attribute("lang", "en")
+        expect(page.locator(ready).first).to_be_visible()
+        if name == "event":
+            expect(seat(page, "A-1")).to_have_attribute("aria-label", "Seat A-1, available")
+            expect(page.locator("#meta")).to_contain_text("a place")
+        else:
+            expect(page.locator('.slot[data-start="2031-06-05T07:00:00.000Z"]')).to_contain_text("1 seat left")
+        assert serious_accessibility_problems(page) == []
+        shots(page, f"{name}-en-desktop", full_page=True)
+        page.set_viewport_size({"width": 390, "height": 844})
+        assert serious_accessibility_problems(page) == []
+        shots(page, f"{name}-en-phone", full_page=True)
+
+        page.get_by_label("Language").select_option("ru")       # reloads the page in Russian
+        expect(page.locator("html")).to_have_attribute("lang", "ru")
+        expect(page.locator(ready).first).to_be_visible()
+        if name == "event":
+            expect(seat(page, "A-1")).to_have_attribute("aria-label", "Место A-1, свободно")
+            expect(page.locator("#meta")).to_contain_text("за место")
+            expect(page.get_by_role("button", name="Забронировать", exact=True)).to_be_visible()
+        else:
+            expect(page.locator('.slot[data-start="2031-06-05T07:00:00.000Z"]')).to_contain_text("осталось 1 место")
+            expect(page.locator('.slot[data-start="2031-06-05T08:00:00.000Z"]')).to_contain_text("осталось 4 места")
+            expect(page.locator("#day-heading")).to_contain_text("июня 2031")
+        assert serious_accessibility_problems(page) == []
+        shots(page, f"{name}-ru-phone", full_page=True)
+        page.set_viewport_size({"width": 1280, "height": 900})
+        assert serious_accessibility_problems(page) == []
+        shots(page, f"{name}-ru-desktop", full_page=True)
+        page.get_by_label("Язык").select_option("en")
+        expect(page.locator("html")).to_have_attribute("lang", "en")
