@@ -764,3 +764,37 @@ def test_the_event_and_service_pages_in_both_languages_pass_axe_on_desktop_and_p
         shots(page, f"{name}-ru-desktop", full_page=True)
         page.get_by_label("Язык").select_option("en")
         expect(page.locator("html")).to_have_attribute("lang", "en")
+
+
+def test_the_booking_and_lot_pages_in_both_languages_pass_axe_on_desktop_and_phone(site, customer_page, shots):
+    """The pages the catalog and operator tests do not walk in all four: a held booking and a lot."""
+    api, who = site["api"], customer()
+    event = published(api, name="Quiet recital", capacity=None, seat_map={"rows": [{"name": "A", "seats": 4}]})
+    held = api.book(event["event_id"], who, {"seats": ["A-2", "A-3"]})
+    assert held.status_code == 201, held.text
+    lot = api.request("POST", "/lots", organizer=True, json={
+        "name": "Harbour car park", "city": "Kazan", "timezone": "Europe/Moscow",
+        "spaces": [{"space_id": "R1", "type": "REGULAR"}, {"space_id": "C1", "type": "COMPACT"}],
+        "tariff": {"hourly": {"value": "90.00", "currency": "RUB"}, "grace_minutes": 15}}).json()
+    pages = {"booking": (f"/booking.html?id={held.json()['booking_id']}", "#status", "Seats A-2, A-3", "Места A-2, A-3"),
+             "lot": (f"/lot.html?lot_id={lot['lot_id']}", "#free li", "Regular: 1 free of 1", "Обычная: свободно 1 из 1")}
+    page = customer_page(who, width=1280, height=900)
+    for name, (path, ready, english, russian) in pages.items():
+        page.goto(path)
+        expect(page.locator(ready).first).not_to_be_empty()
+        expect(page.locator("main")).to_contain_text(english)
+        assert serious_accessibility_problems(page) == []
+        shots(page, f"{name}-en-desktop", full_page=True)
+        page.set_viewport_size({"width": 390, "height": 844})
+        assert serious_accessibility_problems(page) == []
+        shots(page, f"{name}-en-phone", full_page=True)
+        page.get_by_label("Language").select_option("ru")
+        expect(page.locator("html")).to_have_attribute("lang", "ru")
+        expect(page.locator("main")).to_contain_text(russian)
+        assert serious_accessibility_problems(page) == []
+        shots(page, f"{name}-ru-phone", full_page=True)
+        page.set_viewport_size({"width": 1280, "height": 900})
+        assert serious_accessibility_problems(page) == []
+        shots(page, f"{name}-ru-desktop", full_page=True)
+        page.get_by_label("Язык").select_option("en")
+        expect(page.locator("html")).to_have_attribute("lang", "en")
