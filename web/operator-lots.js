@@ -122,6 +122,7 @@
     const lotId = offering.event_id;
     const box = {
       about: el("p", { class: "muted" }),
+      published: el("span", { class: "muted" }),
       occupancy: el("tbody", {}),
       gates: el("tbody", {}),
       noGates: el("p", { class: "muted", text: T.noGates }),
@@ -141,8 +142,7 @@
     });
     const headingId = `lot-${lotId}`;
     const card = el("article", { class: "card", "data-lot": lotId, "aria-labelledby": headingId },
-      el("h3", { id: headingId }, offering.name, " ",
-        el("span", { class: "muted", text: `(${offering.published ? T.published : T.draft})` })),
+      el("h3", { id: headingId }, offering.name, " ", box.published),
       box.about,
       el("table", { "aria-label": `${T.occupancy}: ${offering.name}` },
         el("caption", { class: "muted", text: T.occupancy }),
@@ -177,7 +177,9 @@
         cards.set(lot.event_id, card);
         list.append(card);
       }
-      loadOccupancy(lot.event_id, cards.get(lot.event_id).box);
+      const { box } = cards.get(lot.event_id);
+      box.published.textContent = `(${lot.published ? T.published : T.draft})`;   // published after the card was drawn
+      loadOccupancy(lot.event_id, box);
     }
     empty.classList.toggle("hidden", cards.size > 0);
   }

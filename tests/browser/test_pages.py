@@ -612,6 +612,7 @@ def test_an_operator_creates_a_lot_and_gates_revokes_one_and_resolves_a_gate_cas
     expect(page.locator("#lot-result")).to_have_text(f'Created "{name}" with 4 spaces and published it.')
     lot = page.locator("article[data-lot]", has_text=name)
     lot_id = lot.get_attribute("data-lot")
+    expect(lot.locator("h3")).to_have_text(f"{name} (published)")
     assert api.request("GET", f"/lots/{lot_id}").json()["tariff"]["hourly"] == {"value": "120.00", "currency": "RUB"}
     expect(lot.locator('tr[data-type="REGULAR"] td')).to_have_text(["3", "3", "0", "0", "0"])   # live occupancy by type
     expect(lot.locator('tr[data-type="HANDICAP"] td').first).to_have_text("1")
@@ -676,6 +677,7 @@ def test_an_operator_creates_a_lot_and_gates_revokes_one_and_resolves_a_gate_cas
     expect(lot.get_by_role("heading", name="Шлагбаумы")).to_be_visible()
     expect(lot).to_contain_text("занято 0 мест")
     expect(page.get_by_role("heading", name="Случаи на шлагбаумах")).to_be_visible()
+    expect(page.locator("#sales tr").first).to_be_visible()
     assert serious_accessibility_problems(page) == []
     shots(page, "operator-parking-ru-phone", full_page=True)
     page.set_viewport_size({"width": 1280, "height": 900})
@@ -776,7 +778,8 @@ def test_the_booking_and_lot_pages_in_both_languages_pass_axe_on_desktop_and_pho
         "name": "Harbour car park", "city": "Kazan", "timezone": "Europe/Moscow",
         "spaces": [{"space_id": "R1", "type": "REGULAR"}, {"space_id": "C1", "type": "COMPACT"}],
         "tariff": {"hourly": {"value": "90.00", "currency": "RUB"}, "grace_minutes": 15}}).json()
-    pages = {"booking": (f"/booking.html?id={held.json()['booking_id']}", "#status", "Seats A-2, A-3", "Места A-2, A-3"),
+    pages = {"booking": (f"/booking.html?id={held.json()['booking_id']}", "#status", "Seats A-2, A-3",
+                         "Места A-2, A-3"),
              "lot": (f"/lot.html?lot_id={lot['lot_id']}", "#free li", "Regular: 1 free of 1", "Обычная: свободно 1 из 1")}
     page = customer_page(who, width=1280, height=900)
     for name, (path, ready, english, russian) in pages.items():
@@ -791,6 +794,9 @@ def test_the_booking_and_lot_pages_in_both_languages_pass_axe_on_desktop_and_pho
         page.get_by_label("Language").select_option("ru")
         expect(page.locator("html")).to_have_attribute("lang", "ru")
         expect(page.locator("main")).to_contain_text(russian)
+        if name == "booking":     # the last step and the history, in Russian too
+            expect(page.locator("#explain")).to_have_text("Места забронированы")
+            expect(page.locator("#journal li")).to_contain_text(["Места забронированы"])
         assert serious_accessibility_problems(page) == []
         shots(page, f"{name}-ru-phone", full_page=True)
         page.set_viewport_size({"width": 1280, "height": 900})
