@@ -712,6 +712,7 @@ def test_an_operator_creates_a_resource_and_a_service_and_sees_the_resources_day
     shots(page, "operator-appointments-en-desktop", full_page=True)
     page.set_viewport_size({"width": 390, "height": 844})
     assert serious_accessibility_problems(page) == []
+    shots(page, "operator-appointments-en-phone", full_page=True)
     page.get_by_label("Language").select_option("ru")
     page.get_by_label("День", exact=True).fill("2031-05-20")
     page.get_by_role("button", name="Показать").click()
@@ -719,6 +720,9 @@ def test_an_operator_creates_a_resource_and_a_service_and_sees_the_resources_day
         re.compile(r"Групповое занятие: Evening stretch.*2 места"))
     assert serious_accessibility_problems(page) == []
     shots(page, "operator-appointments-ru-phone", full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    assert serious_accessibility_problems(page) == []
+    shots(page, "operator-appointments-ru-desktop", full_page=True)
 
 
 def test_the_event_and_service_pages_in_both_languages_pass_axe_on_desktop_and_phone(site, customer_page, shots):
