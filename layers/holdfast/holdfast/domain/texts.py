@@ -68,7 +68,9 @@ TEXTS: dict[str, dict[str, str]] = {
 #: What each journal entry means, by its action, for the pages that show a booking's history (the
 #: customer's booking page, the operator's journal). The entry's own ``decision`` is the engine's
 #: record, in English, with the specifics (amounts, ids, an operator's note); these name the step
-#: in the reader's language. Joined to TEXTS as "journal.<action>".
+#: in the reader's language. Joined to TEXTS as "journal.<action>". The core's steps only: a
+#: product's own (a car passing a gate, a gate case) would need the product to contribute texts,
+#: which the customer texts cannot take yet; the pages show those steps' English record.
 JOURNAL: dict[str, dict[str, str]] = {
     "en": {
         "hold_created": "Places held", "hold_expired": "Hold ran out; places released",
@@ -97,9 +99,7 @@ JOURNAL: dict[str, dict[str, str]] = {
         "reconciliation_restarted": "Payment check restarted", "reconciliation_limit_reached": "Payment check gave up; sent to our team",
         "event_cancelled_hold_released": "Event cancelled; hold released", "event_cancelled_refund_started": "Event cancelled; money being returned",
         "event_cancelled_review_kept": "Event cancelled; kept for our team", "timer_fired": "Deadline reached",
-        "no_show_refund": "Not entered in time; refund under the lot's policy", "vehicle_entered": "Car entered",
-        "vehicle_exited": "Car left", "personal_data_erased": "Personal data erased",
-        "gate_case_opened": "Gate case opened", "gate_case_resolved": "Gate case resolved",
+        "personal_data_erased": "Personal data erased",
     },
     "ru": {
         "hold_created": "Места забронированы", "hold_expired": "Бронь истекла, места освобождены",
@@ -128,9 +128,7 @@ JOURNAL: dict[str, dict[str, str]] = {
         "reconciliation_restarted": "Проверка оплаты начата заново", "reconciliation_limit_reached": "Проверка оплаты не удалась; передано нашей команде",
         "event_cancelled_hold_released": "Мероприятие отменено; бронь снята", "event_cancelled_refund_started": "Мероприятие отменено; деньги возвращаются",
         "event_cancelled_review_kept": "Мероприятие отменено; оставлено для нашей команды", "timer_fired": "Наступил срок",
-        "no_show_refund": "Въезда не было вовремя; возврат по правилам парковки", "vehicle_entered": "Машина въехала",
-        "vehicle_exited": "Машина выехала", "personal_data_erased": "Личные данные удалены",
-        "gate_case_opened": "Открыт случай на шлагбауме", "gate_case_resolved": "Случай на шлагбауме решён",
+        "personal_data_erased": "Личные данные удалены",
     },
 }
 for _language, _table in JOURNAL.items():

@@ -198,8 +198,8 @@ def _run(run: dict[str, Any]) -> dict[str, Any]:
     """A run of granules as the day view shows it: a private booking's id, or a group session's
     service (sessions are "S#<service>#<start>", private bookings "B#<booking>")."""
     shown: dict[str, Any] = {"starts_at": iso(run["starts_at"]), "ends_at": iso(run["ends_at"]), **run["counts"]}
-    kind, _, rest = run["session"].partition("#")
-    if kind == "B":
+    marker, _, rest = run["session"].partition("#")
+    if marker == "B":
         shown.update(mode="private", booking_id=rest)
     else:
         shown.update(mode="group", service_id=rest.rpartition("#")[0])
