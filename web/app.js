@@ -267,6 +267,18 @@ const Holdfast = (() => {
     return true;
   }
 
+  // One journal entry (a booking's history) as a list item in the reader's language: its action as
+  // the customer texts name it (`said`, from texts(): "journal.<action>"), else the engine's own
+  // record, which is English. `record`: the record too, after the name (the operator's view, where
+  // it carries the amounts, ids and an operator's note).
+  function journalItem(entry, said, record = false) {
+    const named = (said || {})[`journal.${entry.action}`];
+    const own = el("span", { lang: "en", class: named ? "muted" : null, text: record && entry.actor
+      ? `(${entry.actor}${entry.ids && entry.ids.operator ? `: ${entry.ids.operator}` : ""}): ${entry.decision}` : entry.decision });
+    return el("li", { "data-action": entry.action }, el("time", { datetime: entry.at, text: when(entry.at) }),
+      named ? el("span", { text: named }) : null, named && record ? " " : null, !named || record ? own : null);
+  }
+
   // Repeats fn every `ms` while the page is visible; fn returning false stops it.
   function every(ms, fn) {
     let timer = null, stopped = false;
@@ -291,5 +303,5 @@ const Holdfast = (() => {
   });
 
   return { config, api, ApiError, el, showError, money, when, param, customer, newKey, every,
-           rememberBooking, rememberedBookings, lang, setLang, LANGUAGES, words, fill, texts };
+           rememberBooking, rememberedBookings, lang, setLang, LANGUAGES, words, fill, texts, journalItem };
 })();

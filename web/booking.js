@@ -88,9 +88,11 @@
     status.dataset.status = booking.status;
     const changes = booking.journal.filter((e) => e.from_status !== e.to_status);
     const last = changes[changes.length - 1];
-    // the journal's decisions are the engine's record, written in English whatever the page's language
-    $("explain").textContent = last ? sentence(last.decision) : "";
-    $("explain").lang = "en";
+    // the last change: the engine's own record in English, or the customer texts' name of that step
+    // for a reader of another language (the journal below shows every step the same way)
+    const named = last && Holdfast.lang() !== "en" ? said[`journal.${last.action}`] : "";
+    $("explain").textContent = named || (last ? sentence(last.decision) : "");
+    $("explain").lang = named ? Holdfast.lang() : "en";
     const next = booking.status === "MANUAL_REVIEW" && booking.review && booking.review.next_step;
     $("next").textContent = next || "";
     $("next").classList.toggle("hidden", !next);
@@ -130,8 +132,8 @@
     showPass();
 
     const journal = $("journal");
-    journal.replaceChildren(...booking.journal.map((entry) => el("li", {},
-      el("time", { datetime: entry.at, text: when(entry.at) }), el("span", { lang: "en", text: sentence(entry.decision) }))));
+    // each step in the reader's language (the customer texts), else the engine's English record
+    journal.replaceChildren(...booking.journal.map((entry) => Holdfast.journalItem({ ...entry, decision: sentence(entry.decision) }, said)));
     tick();
   }
 

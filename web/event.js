@@ -1,6 +1,77 @@
 "use strict";
 (() => {
-  const { api, el, showError, money, when, param, customer, newKey, every } = Holdfast;
+  const { api, el, showError, money, when, param, customer, newKey, every, words, fill, lang } = Holdfast;
+  const T = words({
+    en: {
+      typeName: "Type your name at the top of the page first: it is how we know your bookings.",
+      meta: "{when} · {venue}, {city} · {category} · {price} a place", chooseSeats: "Choose your seats",
+      howMany: "How many tickets?", row: "Row {row}", seatsGroup: "Seats", seatLabel: "Seat {seat}, {state}",
+      available: "available", held: "held by someone else", sold: "sold", mine: "yours",
+      picked: "Picked: {seats} ({count} × {price}).", nonePicked: "No seats picked. Click a seat, or let us choose.",
+      placesCount: { one: "{count} place", other: "{count} places" }, pickFirst: "Pick at least one seat on the map, or use best available.",
+      queueAgain: "Join the queue again to get a new turn.",
+      waiting: "You are number {position} on the waitlist for {places}. Keep this page open or come back later: when places come back, they are held for you.",
+      offering: "Your turn has come: we are holding places for you now…",
+      offered: "Your turn came: places are held for you until {when}. ", payThem: "Pay for them on your booking page",
+      passed: "Your offer ran out before it was paid, so the places went to the next in line. You can join again.",
+      done: "You bought the places you were offered.",
+      skipped: "Your turn was skipped because you already have places for this event, or the places could not be held for you. You can join again.",
+      left: "You left the waitlist.", admitted: "It is your turn: book before {when}.",
+      inQueue: "You are in the queue: {position} ahead of you, including you.",
+      wait: { one: " About {count} minute to go.", other: " About {count} minutes to go." },
+      paused: " Everything is held right now; the queue moves when places come back.", allSold: "Everything is sold.",
+      turnPassed: "Your turn to book passed unused. Join the queue again.",
+      missing: "This page needs an event: open one from the list of events.",
+      STATUS: { HELD: "held", PAYMENT_PENDING: "payment pending", CONFIRMED: "confirmed", MANUAL_REVIEW: "being checked",
+                EXPIRED: "expired", CANCELLED: "cancelled", PAYMENT_FAILED: "payment failed", REFUNDED: "refunded",
+                REFUND_PENDING: "refund pending" },
+      loading: "Loading…", availableCount: "available", heldCount: "held while people pay", soldCount: "sold",
+      room: "Waiting room", roomText: "Many people want this event. Join the queue and we will let you in to book in turn.",
+      join: "Join the queue", places: "Choose your places", legendAvailable: "available", legendHeld: "held",
+      legendSold: "sold", legendMine: "yours", legendPicked: "picked", stage: "STAGE", seatMap: "Seat map",
+      best: "Best available", holdBest: "Hold the best", tickets: "Tickets", email: "Email for updates (optional)",
+      hold: "Hold", soldOut: "Sold out",
+      waitlistText: "Everything is sold or held right now. Join the waitlist: when places come back, the next in line gets them held for a while.",
+      wanted: "Places wanted", joinList: "Join the waitlist", leaveList: "Leave the waitlist", yours: "Your bookings for this event",
+    },
+    ru: {
+      typeName: "Сначала введите своё имя вверху страницы: по нему мы узнаём ваши бронирования.",
+      meta: "{when} · {venue}, {city} · {category} · {price} за место", chooseSeats: "Выберите места",
+      howMany: "Сколько билетов?", row: "Ряд {row}", seatsGroup: "Места", seatLabel: "Место {seat}, {state}",
+      available: "свободно", held: "забронировано другим", sold: "продано", mine: "ваше",
+      picked: "Выбрано: {seats} ({count} × {price}).", nonePicked: "Места не выбраны. Нажмите на место или доверьте выбор нам.",
+      placesCount: { one: "{count} место", few: "{count} места", many: "{count} мест", other: "{count} места" },
+      pickFirst: "Выберите хотя бы одно место на схеме или воспользуйтесь «лучшими свободными».",
+      queueAgain: "Встаньте в очередь снова, чтобы получить новую очередь.",
+      waiting: "Вы {position}-й в листе ожидания на {places}. Не закрывайте страницу или вернитесь позже: когда места освободятся, мы забронируем их для вас.",
+      offering: "Подошла ваша очередь: бронируем для вас места…",
+      offered: "Подошла ваша очередь: места забронированы за вами до {when}. ", payThem: "Оплатите их на странице бронирования",
+      passed: "Предложение истекло без оплаты, и места перешли следующему. Можно встать в лист ожидания снова.",
+      done: "Вы купили предложенные места.",
+      skipped: "Ваша очередь пропущена: у вас уже есть места на это событие или их не удалось забронировать. Можно встать в лист ожидания снова.",
+      left: "Вы вышли из листа ожидания.", admitted: "Ваша очередь: забронируйте до {when}.",
+      inQueue: "Вы в очереди: перед вами, включая вас, {position}.",
+      wait: { one: " Осталось около {count} минуты.", few: " Осталось около {count} минут.", many: " Осталось около {count} минут.", other: " Осталось около {count} минуты." },
+      paused: " Сейчас всё забронировано; очередь двинется, когда места освободятся.", allSold: "Всё продано.",
+      turnPassed: "Ваша очередь прошла неиспользованной. Встаньте в очередь снова.",
+      missing: "Откройте эту страницу из списка событий: не указано событие.",
+      STATUS: { HELD: "забронировано", PAYMENT_PENDING: "ожидает оплаты", CONFIRMED: "подтверждено", MANUAL_REVIEW: "на проверке",
+                EXPIRED: "бронь истекла", CANCELLED: "отменено", PAYMENT_FAILED: "оплата не прошла", REFUNDED: "деньги возвращены",
+                REFUND_PENDING: "возврат в пути" },
+      loading: "Загрузка…", availableCount: "свободно", heldCount: "в брони, пока оплачивают", soldCount: "продано",
+      room: "Зал ожидания", roomText: "Это событие хотят многие. Встаньте в очередь, и мы пустим вас бронировать по очереди.",
+      join: "Встать в очередь", places: "Выберите места", legendAvailable: "свободно", legendHeld: "в брони",
+      legendSold: "продано", legendMine: "ваши", legendPicked: "выбрано", stage: "СЦЕНА", seatMap: "Схема зала",
+      best: "Лучшие свободные", holdBest: "Забронировать лучшие", tickets: "Билеты", email: "Email для уведомлений (необязательно)",
+      hold: "Забронировать", soldOut: "Всё продано",
+      waitlistText: "Сейчас всё продано или забронировано. Встаньте в лист ожидания: когда места освободятся, следующему в очереди их забронируют на время.",
+      wanted: "Сколько мест нужно", joinList: "Встать в лист ожидания", leaveList: "Выйти из листа ожидания", yours: "Ваши бронирования на это событие",
+    },
+  });
+  const plurals = new Intl.PluralRules(lang());
+  const count = (forms, n) => fill(forms[plurals.select(n)] || forms.other, { count: n });
+  for (const node of document.querySelectorAll("[data-text]")) node.textContent = T[node.dataset.text];
+  for (const node of document.querySelectorAll("[data-label]")) node.setAttribute("aria-label", T[node.dataset.label]);
   const eventId = param("id");
   const $ = (id) => document.getElementById(id);
   const ACTIVE = new Set(["HELD", "PAYMENT_PENDING", "CONFIRMED", "MANUAL_REVIEW"]);
@@ -14,7 +85,7 @@
 
   function requireName(box) {
     if (Holdfast.config.identity === "header" && !customer()) {
-      showError(box, "Type your name at the top of the page first: it is how we know your bookings.");
+      showError(box, T.typeName);
       $("customer-name") && $("customer-name").focus();
       return false;
     }
@@ -25,12 +96,13 @@
   function renderEvent() {
     document.title = `Holdfast: ${event.name}`;
     $("name").textContent = event.name;
-    $("meta").textContent = `${when(event.starts_at)} · ${event.venue}, ${event.city} · ${event.category} · ${money(event.price)} a place`;
+    $("meta").textContent = fill(T.meta, { when: when(event.starts_at), venue: event.venue, city: event.city,
+                                           category: event.category, price: money(event.price) });
     renderCounts(event.counts);
     const seated = event.inventory === "seated";
     $("seated").classList.toggle("hidden", !seated);
     $("general").classList.toggle("hidden", seated);
-    $("buy-title").textContent = seated ? "Choose your seats" : "How many tickets?";
+    $("buy-title").textContent = seated ? T.chooseSeats : T.howMany;
   }
 
   function renderCounts(counts) {
@@ -70,17 +142,17 @@
     const focused = document.activeElement && document.activeElement.dataset.seat;
     map.replaceChildren();
     for (const [row, list] of rows) {
-      const line = el("div", { class: "seatrow", role: "group", "aria-label": row ? `Row ${row}` : "Seats" },
+      const line = el("div", { class: "seatrow", role: "group", "aria-label": row ? fill(T.row, { row }) : T.seatsGroup },
                       el("span", { class: "rowname", "aria-hidden": "true", text: row }));
       for (const seat of list) {
         const state = stateOf(seat);
         if (state !== "available") picked.delete(seat.seat);
         const [, number] = seatParts(seat.seat);
-        const words = { available: "available", held: "held by someone else", sold: "sold", mine: "yours" }[state];
+        const said = T[state];
         line.append(el("button", {
           type: "button", class: "seat", "data-seat": seat.seat, "data-state": state,
           "aria-pressed": picked.has(seat.seat) ? "true" : "false",
-          "aria-label": `Seat ${seat.seat}, ${words}`, title: `${seat.seat}: ${words}`,
+          "aria-label": fill(T.seatLabel, { seat: seat.seat, state: said }), title: `${seat.seat}: ${said}`,
           disabled: state !== "available", text: number,
           onclick: () => toggle(seat.seat),
         }));
@@ -99,8 +171,8 @@
   function renderPicked() {
     const list = [...picked];
     $("picked").textContent = list.length
-      ? `Picked: ${list.join(", ")} (${list.length} × ${money(event.price)}).`
-      : "No seats picked. Click a seat, or let us choose.";
+      ? fill(T.picked, { seats: list.join(", "), count: list.length, price: money(event.price) })
+      : T.nonePicked;
   }
 
   async function refreshSeats() {
@@ -127,10 +199,10 @@
     const list = $("mine-list");
     list.replaceChildren();
     for (const booking of found) {
-      const places = booking.places.seats ? booking.places.seats.join(", ") : `${booking.places.quantity} place(s)`;
+      const places = booking.places.seats ? booking.places.seats.join(", ") : count(T.placesCount, booking.places.quantity);
       if (ACTIVE.has(booking.status)) (booking.places.seats || []).forEach((s) => mineSeats.add(s));
       list.append(el("li", {}, el("a", { href: `booking.html?id=${encodeURIComponent(booking.booking_id)}`,
-        text: `${places}: ${booking.status.replace(/_/g, " ").toLowerCase()}` })));
+        text: `${places}: ${T.STATUS[booking.status] || booking.status.replace(/_/g, " ").toLowerCase()}` })));
     }
     $("mine").classList.toggle("hidden", found.length === 0);
     if (seats.length) renderSeats();
@@ -155,7 +227,7 @@
         admissionToken = null;
         sessionStorage.removeItem(`holdfast.admission.${eventId}`);
         $("room-join").classList.remove("hidden");
-        $("room-text").textContent = "Join the queue again to get a new turn.";
+        $("room-text").textContent = T.queueAgain;
         renderCounts(event.counts);
       }
       if (error.code === "seats_unavailable" || error.code === "sold_out") {
@@ -167,7 +239,7 @@
 
   $("hold").addEventListener("click", () => {
     if (event.inventory === "seated") {
-      if (!picked.size) { showError("hold-error", "Pick at least one seat on the map, or use best available."); return; }
+      if (!picked.size) { showError("hold-error", T.pickFirst); return; }
       hold({ seats: [...picked] });
     } else {
       hold({ quantity: Number($("quantity").value) });
@@ -184,19 +256,19 @@
     $("waitlist-leave").classList.toggle("hidden", entry.state !== "WAITING");
     const text = $("waitlist-text");
     if (entry.state === "WAITING") {
-      text.textContent = `You are number ${entry.position} on the waitlist for ${entry.quantity} place(s). Keep this page open or come back later: when places come back, they are held for you.`;
+      text.textContent = fill(T.waiting, { position: entry.position, places: count(T.placesCount, entry.quantity) });
     } else if (entry.state === "OFFERING") {
-      text.textContent = "Your turn has come: we are holding places for you now…";
+      text.textContent = T.offering;
     } else if (entry.state === "OFFERED" && entry.offer) {
       Holdfast.rememberBooking(eventId, entry.offer.booking_id);
-      text.replaceChildren("Your turn came: places are held for you until ", when(entry.offer.hold_expires_at), ". ",
-        el("a", { href: `booking.html?id=${encodeURIComponent(entry.offer.booking_id)}`, text: "Pay for them on your booking page" }), ".");
+      text.replaceChildren(fill(T.offered, { when: when(entry.offer.hold_expires_at) }),
+        el("a", { href: `booking.html?id=${encodeURIComponent(entry.offer.booking_id)}`, text: T.payThem }), ".");
     } else if (entry.state === "PASSED") {
-      text.textContent = "Your offer ran out before it was paid, so the places went to the next in line. You can join again.";
+      text.textContent = T.passed;
     } else if (entry.state === "DONE") {
-      text.textContent = "You bought the places you were offered.";
+      text.textContent = T.done;
     } else if (entry.state === "SKIPPED") {
-      text.textContent = "Your turn was skipped because you already have places for this event, or the places could not be held for you. You can join again.";
+      text.textContent = T.skipped;
     }
     renderCounts(event.counts);
   }
@@ -221,7 +293,7 @@
     try {
       await api("DELETE", `/events/${encodeURIComponent(eventId)}/waitlist`);
       onWaitlist = false;
-      $("waitlist-text").textContent = "You left the waitlist.";
+      $("waitlist-text").textContent = T.left;
       $("waitlist-join").classList.remove("hidden");
       $("waitlist-n-label").classList.remove("hidden");
       $("waitlist-leave").classList.add("hidden");
@@ -235,17 +307,17 @@
     if (status.status === "admitted") {
       admissionToken = status.admission_token;
       sessionStorage.setItem(`holdfast.admission.${eventId}`, admissionToken);
-      text.textContent = `It is your turn: book before ${when(status.token_expires_at)}.`;
+      text.textContent = fill(T.admitted, { when: when(status.token_expires_at) });
       $("room-join").classList.add("hidden");
     } else if (status.status === "waiting") {
-      const wait = status.estimated_wait_seconds ? ` About ${Math.ceil(status.estimated_wait_seconds / 60)} minute(s) to go.` : "";
-      text.textContent = `You are in the queue: ${status.position} ahead of you, including you.${wait}${status.paused ? " Everything is held right now; the queue moves when places come back." : ""}`;
+      const wait = status.estimated_wait_seconds ? count(T.wait, Math.ceil(status.estimated_wait_seconds / 60)) : "";
+      text.textContent = fill(T.inQueue, { position: status.position }) + wait + (status.paused ? T.paused : "");
       $("room-join").classList.add("hidden");
     } else if (status.status === "sold_out") {
-      text.textContent = status.message || "Everything is sold.";
+      text.textContent = status.message || T.allSold;
     } else if (status.status === "expired") {
       admissionToken = null;
-      text.textContent = status.message || "Your turn to book passed unused. Join the queue again.";
+      text.textContent = status.message || T.turnPassed;
       $("room-join").classList.remove("hidden");
     } else if (status.status === "not_required") {
       $("room").classList.add("hidden");
@@ -274,7 +346,7 @@
 
   // ---------------------------------------------------------------- start
   async function start() {
-    if (!eventId) { showError("error", "This page needs an event: open one from the list of events."); return; }
+    if (!eventId) { showError("error", T.missing); return; }
     if ((await refreshEvent()) === false || !event) return;
     if (event.high_demand) {
       admissionToken = sessionStorage.getItem(`holdfast.admission.${eventId}`);

@@ -1,214 +1,387 @@
 "use strict";
-(() => {
-  const { api, el, showError, money, when, every, newKey } = Holdfast;
-  const $ = (id) => document.getElementById(id);
-  const key = () => sessionStorage.getItem("holdfast.organizerKey") || "";
-  const operator = () => (localStorage.getItem("holdfast.operator") || "").trim();
-  const REASONS = {
-    paid_in_time_places_resold: "Paid in time, but the places were resold before the payment was reported",
-    amount_mismatch: "The amount paid does not match the booking",
-    second_payment_for_booking: "A second payment arrived for this booking",
-    reconciliation_stuck: "The payment's outcome could not be settled automatically",
-  };
+// The operator page's frame: the organizer key and the operator's name, and a registry of
+// sections. Each product's section lives in its own file (operator-lots.js, operator-services.js,
+// a check-in section in checkins.js) and calls HoldfastOperator.section({...}) when its script
+// runs; every section script is loaded with `defer` after this one, so all have registered by
+// DOMContentLoaded, when the frame draws them in their `order`. A section is
+//   { id, order, title: { en, ru }, build(card) -> void, refresh() -> Promise|void, every: ms }
+// build() fills the section's card once; refresh() runs at once and then every `every` ms while
+// the page is visible (Holdfast.every), and again when the operator presses Use.
+const HoldfastOperator = (() => {
+  const { el, words, lang } = Holdfast;
+  const sections = [];
 
-  $("org-key").value = key();
-  $("operator").value = operator();
-  $("org-save").addEventListener("click", () => {
-    sessionStorage.setItem("holdfast.organizerKey", $("org-key").value.trim());
-    localStorage.setItem("holdfast.operator", $("operator").value.trim());
-    refreshReviews();
-    refreshMetrics();
+  const T = words({
+    en: { needKey: "Enter the organizer key at the top of the page and press Use.",
+          needName: "Enter your name at the top of the page and press Use: every decision records who took it.",
+          needNote: "Write a note: it explains the decision to whoever reads the journal later.",
+          journal: "Journal", loadingJournal: "Loading the journal…", customer: "Customer {who}" },
+    ru: { needKey: "Введите ключ организатора вверху страницы и нажмите «Применить».",
+          needName: "Введите своё имя вверху страницы и нажмите «Применить»: каждое решение записывается с именем.",
+          needNote: "Напишите примечание: оно объясняет решение тому, кто позже прочтёт журнал.",
+          journal: "Журнал", loadingJournal: "Загружаем журнал…", customer: "Покупатель {who}" },
   });
-  $("kind").addEventListener("change", () => {
-    const seated = $("kind").value === "seated";
-    $("rows-label").classList.toggle("hidden", !seated);
-    $("capacity-label").classList.toggle("hidden", seated);
-  });
+
+  function key() { return sessionStorage.getItem("holdfast.organizerKey") || ""; }
+  function operator() { return (localStorage.getItem("holdfast.operator") || "").trim(); }
 
   function needKey(box) {
     if (key()) return true;
-    showError(box, "Enter the organizer key at the top of the page and press Use.");
+    Holdfast.showError(box, T.needKey);
     return false;
   }
 
-  // ---------------------------------------------------------------- create and publish
+  function section(definition) {
+    if (sections.some((s) => s.id === definition.id)) throw new Error(`section ${definition.id} registered twice`);
+    sections.push(Object.assign({ order: 100, every: 0 }, definition));
+  }
+
+  // A count in the reader's language: forms { one, few, many, other } with {count} (Intl plural rules)
+  const plurals = new Intl.PluralRules(lang());
+  function count(forms, n) { return Holdfast.fill(forms[plurals.select(n)] || forms.other, { count: n }); }
+
+  // The journal as every section shows it: each step in the reader's language, the engine's record
+  // after it (Holdfast.journalItem).
+  async function journalList(entries) {
+    let said = {};
+    try { said = await Holdfast.texts(); } catch (_) { said = {}; }
+    return el("ol", { class: "journal" }, entries.map((entry) => Holdfast.journalItem(entry, said, true)));
+  }
+
+  function draw() {
+    const host = document.getElementById("sections");
+    const lng = lang();
+    for (const s of sections.sort((a, b) => a.order - b.order)) {
+      const card = el("section", { class: "card", id: `section-${s.id}`, "aria-labelledby": `section-${s.id}-title` },
+        el("h2", { id: `section-${s.id}-title`, text: s.title[lng] || s.title.en }));
+      host.append(card);
+      s.build(card);
+      if (s.refresh) s.stop = Holdfast.every(s.every || 3000, s.refresh);
+    }
+  }
+
+  function refreshAll() {
+    for (const s of sections) if (s.refresh) s.refresh();
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    const F = words({
+      en: { heading: "Operator", key: "Organizer key", name: "Your name (recorded with decisions)", use: "Use" },
+      ru: { heading: "Оператор", key: "Ключ организатора", name: "Ваше имя (записывается с решениями)", use: "Применить" },
+    });
+    for (const node of document.querySelectorAll("[data-text]")) node.textContent = F[node.dataset.text];
+    const $ = (id) => document.getElementById(id);
+    $("org-key").value = key();
+    $("operator").value = operator();
+    $("org-save").addEventListener("click", () => {
+      sessionStorage.setItem("holdfast.organizerKey", $("org-key").value.trim());
+      localStorage.setItem("holdfast.operator", $("operator").value.trim());
+      document.dispatchEvent(new CustomEvent("holdfast:organizer"));
+      refreshAll();
+    });
+    draw();
+  });
+
+  return { section, key, operator, needKey, journalList, count, T };
+})();
+
+// ------------------------------------------------------------------ events: create and publish
+(() => {
+  const { api, el, showError, when, newKey, words, fill } = Holdfast;
+  const { key } = HoldfastOperator;
+  const T = words({
+    en: {
+      title: "New event", name: "Name", venue: "Venue", city: "City", category: "Category", starts: "Starts",
+      price: "Price", currency: "Currency", hold: "Hold time, seconds", places: "Places", seated: "Seat map (rows)",
+      general: "General admission (a count)", rows: "Rows, as name:seats", capacity: "Capacity", publish: "Publish now",
+      create: "Create event", badRow: "\"{part}\" is not a row: write rows as name:seats, for example A:10, B:12.",
+      noRows: "Give at least one row, for example A:10.", noStart: "Give the date and time the event starts.",
+      created: "Created \"{name}\" with {places}{published}. ", andPublished: " and published it",
+      notPublished: " (not published yet)", open: "Open its page",
+      placesCount: { one: "{count} place", other: "{count} places" },
+    },
+    ru: {
+      title: "Новое событие", name: "Название", venue: "Площадка", city: "Город", category: "Категория", starts: "Начало",
+      price: "Цена", currency: "Валюта", hold: "Время брони, секунды", places: "Места", seated: "Схема зала (ряды)",
+      general: "Входные билеты (количество)", rows: "Ряды, как ряд:мест", capacity: "Вместимость", publish: "Опубликовать сразу",
+      create: "Создать событие", badRow: "«{part}» — не ряд: пишите ряды как ряд:мест, например A:10, B:12.",
+      noRows: "Укажите хотя бы один ряд, например A:10.", noStart: "Укажите дату и время начала.",
+      created: "Создано «{name}»: {places}{published}. ", andPublished: ", опубликовано",
+      notPublished: " (ещё не опубликовано)", open: "Открыть страницу",
+      placesCount: { one: "{count} место", few: "{count} места", many: "{count} мест", other: "{count} места" },
+    },
+  });
+
   function parseRows(text) {
     const rows = [];
     for (const part of text.split(",").map((p) => p.trim()).filter(Boolean)) {
       const match = /^([A-Za-z0-9]+)\s*:\s*(\d+)$/.exec(part);
-      if (!match) throw new Error(`"${part}" is not a row: write rows as name:seats, for example A:10, B:12.`);
+      if (!match) throw new Error(fill(T.badRow, { part }));
       rows.push({ name: match[1], seats: Number(match[2]) });
     }
-    if (!rows.length) throw new Error("Give at least one row, for example A:10.");
+    if (!rows.length) throw new Error(T.noRows);
     return rows;
   }
 
-  $("create").addEventListener("submit", async (e) => {
-    e.preventDefault();
-    showError("create-error", null);
-    $("create-result").classList.add("hidden");
-    if (!needKey("create-error")) return;
-    const form = new FormData(e.target);
-    let body;
-    try {
-      const starts = new Date(form.get("starts_at"));
-      if (isNaN(starts)) throw new Error("Give the date and time the event starts.");
-      body = {
-        name: form.get("name"), venue: form.get("venue"), city: form.get("city"), category: form.get("category"),
-        starts_at: starts.toISOString(), price: { value: Number(form.get("price")).toFixed(2), currency: form.get("currency").toUpperCase() },
-        hold_ttl_seconds: Number(form.get("hold")),
-      };
-      if (form.get("kind") === "seated") body.seat_map = { rows: parseRows(form.get("rows")) };
-      else body.capacity = Number(form.get("capacity"));
-    } catch (error) { showError("create-error", error); return; }
-    try {
-      const event = await api("POST", "/events", { body, key: newKey(), organizerKey: key() });
-      let published = false;
-      if (form.get("publish")) {
-        await api("POST", `/events/${encodeURIComponent(event.event_id)}/publish`, { organizerKey: key() });
-        published = true;
-      }
-      const result = $("create-result");
-      result.replaceChildren(`Created "${event.name}" with ${event.capacity} places${published ? " and published it" : " (not published yet)"}. `,
-        el("a", { href: `event.html?id=${encodeURIComponent(event.event_id)}`, text: "Open its page" }), ".");
-      result.classList.remove("hidden");
-      refreshSales();
-    } catch (error) { showError("create-error", error); }
+  function field(label, input, attrs = {}) { return el("label", attrs, label, " ", input); }
+
+  HoldfastOperator.section({
+    id: "create", order: 10, title: { en: T.title, ru: T.title },
+    build(card) {
+      const kind = el("select", { name: "kind", id: "kind" },
+        el("option", { value: "seated", text: T.seated }), el("option", { value: "general", text: T.general }));
+      const rowsLabel = field(T.rows, el("input", { name: "rows", value: "A:8, B:8, C:8" }), { id: "rows-label" });
+      const capacityLabel = field(T.capacity, el("input", { name: "capacity", type: "number", min: "1", value: "100" }),
+        { id: "capacity-label", class: "hidden" });
+      kind.addEventListener("change", () => {
+        rowsLabel.classList.toggle("hidden", kind.value !== "seated");
+        capacityLabel.classList.toggle("hidden", kind.value === "seated");
+      });
+      const result = el("p", { id: "create-result", class: "notice hidden", "aria-live": "polite" });
+      const error = el("p", { id: "create-error", class: "error hidden", role: "alert" });
+      const form = el("form", { id: "create" },
+        el("div", { class: "row" },
+          field(T.name, el("input", { name: "name", required: true })), field(T.venue, el("input", { name: "venue", required: true })),
+          field(T.city, el("input", { name: "city", required: true })),
+          field(T.category, el("input", { name: "category", required: true, value: "concert" }))),
+        el("div", { class: "row" },
+          field(T.starts, el("input", { name: "starts_at", type: "datetime-local", required: true })),
+          field(T.price, el("input", { name: "price", type: "number", min: "0.01", step: "0.01", required: true, value: "1500.00" })),
+          field(T.currency, el("input", { name: "currency", value: "RUB", maxlength: "3", size: "4", required: true })),
+          field(T.hold, el("input", { name: "hold", type: "number", min: "1", value: "600" }))),
+        el("div", { class: "row" }, field(T.places, kind), rowsLabel, capacityLabel,
+          el("label", { class: "check" }, el("input", { name: "publish", type: "checkbox", checked: true }), T.publish),
+          el("button", { type: "submit", text: T.create })));
+      form.addEventListener("submit", async (e) => {
+        e.preventDefault();
+        showError(error, null);
+        result.classList.add("hidden");
+        if (!HoldfastOperator.needKey(error)) return;
+        const data = new FormData(form);
+        let body;
+        try {
+          const starts = new Date(data.get("starts_at"));
+          if (isNaN(starts)) throw new Error(T.noStart);
+          body = {
+            name: data.get("name"), venue: data.get("venue"), city: data.get("city"), category: data.get("category"),
+            starts_at: starts.toISOString(),
+            price: { value: Number(data.get("price")).toFixed(2), currency: data.get("currency").toUpperCase() },
+            hold_ttl_seconds: Number(data.get("hold")),
+          };
+          if (data.get("kind") === "seated") body.seat_map = { rows: parseRows(data.get("rows")) };
+          else body.capacity = Number(data.get("capacity"));
+        } catch (problem) { showError(error, problem); return; }
+        try {
+          const event = await api("POST", "/events", { body, key: newKey(), organizerKey: key() });
+          let published = false;
+          if (data.get("publish")) {
+            await api("POST", `/events/${encodeURIComponent(event.event_id)}/publish`, { organizerKey: key() });
+            published = true;
+          }
+          result.replaceChildren(fill(T.created, { name: event.name, places: HoldfastOperator.count(T.placesCount, event.capacity),
+                                                   published: published ? T.andPublished : T.notPublished }),
+            el("a", { href: `event.html?id=${encodeURIComponent(event.event_id)}`, text: T.open }), ".");
+          result.classList.remove("hidden");
+        } catch (problem) { showError(error, problem); }
+      });
+      card.append(form, result, error);
+    },
   });
 
-  // ---------------------------------------------------------------- live sales
-  async function refreshSales() {
-    // only the signed-in organizer's own offerings (GET /admin/sales), each with its live counts
-    let offerings = [];
-    try {
-      offerings = (await api("GET", "/admin/sales", { organizerKey: key() })).offerings;
-    } catch (_) { /* no key yet, or a wrong one: the table stays empty */ }
-    const rows = offerings.filter((event) => event.counts).slice(0, 30).map((event) => {
-      const id = event.event_id;
-      return el("tr", { "data-event": id },
+  // ------------------------------------------------------------------ live sales of events
+  const S = words({
+    en: { title: "Sales", event: "Event", available: "Available", held: "Held", sold: "Sold", page: "Page" },
+    ru: { title: "Продажи", event: "Событие", available: "Свободно", held: "В брони", sold: "Продано", page: "Страница" },
+  });
+  let tbody = null;
+  HoldfastOperator.section({
+    id: "sales", order: 20, title: { en: S.title, ru: S.title }, every: 2000,
+    build(card) {
+      tbody = el("tbody", { id: "sales" });
+      card.append(el("table", {}, el("thead", {}, el("tr", {},
+        [S.event, S.available, S.held, S.sold, S.page].map((h) => el("th", { text: h })))), tbody));
+    },
+    async refresh() {
+      // only the signed-in organizer's own offerings (GET /admin/sales), each with its live counts
+      let offerings = [];
+      try {
+        offerings = (await api("GET", "/admin/sales", { organizerKey: key() })).offerings;
+      } catch (_) { /* no key yet, or a wrong one: the table stays empty */ }
+      tbody.replaceChildren(...offerings.filter((event) => event.counts).slice(0, 30).map((event) => el("tr", { "data-event": event.event_id },
         el("td", {}, el("strong", { text: event.name }), el("br"), el("span", { class: "muted", text: when(event.starts_at) })),
-        el("td", { "data-label": "Available", text: event.counts.available }),
-        el("td", { "data-label": "Held", text: event.counts.held }),
-        el("td", { "data-label": "Sold", text: event.counts.sold }),
-        el("td", {}, el("a", { href: `event.html?id=${encodeURIComponent(id)}`, text: "Page" })));
-    });
-    $("sales").replaceChildren(...rows);
-  }
+        el("td", { "data-label": S.available, text: event.counts.available }),
+        el("td", { "data-label": S.held, text: event.counts.held }),
+        el("td", { "data-label": S.sold, text: event.counts.sold }),
+        el("td", {}, el("a", { href: `event.html?id=${encodeURIComponent(event.event_id)}`, text: S.page })))));
+    },
+  });
+})();
 
-  // ---------------------------------------------------------------- sale metrics
-  // On AWS they are CloudWatch metrics: the page links the stack's dashboard (config
-  // metricsDashboardUrl). Locally the API stand-in answers GET /_local/metrics with what
-  // `python -m devstack.admin metrics` prints; there is no such route on AWS (docs/web-pages.md).
+// ---------------------------------------------------------------------------- sale metrics
+// On AWS they are CloudWatch metrics: the section links the stack's dashboard (config
+// metricsDashboardUrl). Locally the API stand-in answers GET /_local/metrics with what
+// `python -m devstack.admin metrics` prints; there is no such route on AWS (docs/web-pages.md).
+(() => {
+  const { api, el, showError, words } = Holdfast;
+  const { key } = HoldfastOperator;
+  const T = words({
+    en: { title: "Sale metrics", enterKey: "Enter the organizer key to see them.", dashboard: "Open the sale's CloudWatch dashboard",
+          cloud: "Holds, sold-out answers, confirmations, late payments, reviews and expiry lag are CloudWatch metrics of the deployment.",
+          local: "From the local stack's logs, as python -m holdfast.cli metrics reads them.", metric: "Metric", hour: "Last hour",
+          holds: "Holds made", soldOut: "Sold-out answers", confirmations: "Confirmations", retaken: "Late payments: places taken again",
+          refunded: "Late payments: refunded", toReview: "Late payments: to review", reviews: "Reviews opened / resolved",
+          expired: "Holds released at their deadline", lag: "Expiry lag, worst", average: "average" },
+    ru: { title: "Показатели продаж", enterKey: "Введите ключ организатора, чтобы их увидеть.", dashboard: "Открыть панель CloudWatch",
+          cloud: "Брони, ответы «всё продано», подтверждения, поздние оплаты, проверки и задержка истечения — метрики CloudWatch.",
+          local: "Из журналов локального стенда, как их читает python -m holdfast.cli metrics.", metric: "Показатель", hour: "За час",
+          holds: "Сделано броней", soldOut: "Ответы «всё продано»", confirmations: "Подтверждения", retaken: "Поздние оплаты: места заняты снова",
+          refunded: "Поздние оплаты: возвращены", toReview: "Поздние оплаты: на проверку", reviews: "Проверки открыты / решены",
+          expired: "Брони, снятые в срок", lag: "Задержка истечения, худшая", average: "в среднем" },
+  });
+  const seconds = new Intl.NumberFormat(Holdfast.lang(), { style: "unit", unit: "second", maximumFractionDigits: 1, minimumFractionDigits: 1 });
+  const sum = (metrics, name) => (metrics[name] ? metrics[name].sum : 0);
   const METRICS = [
-    ["Holds made", (m) => sum(m, "HoldsMade")],
-    ["Sold-out answers", (m) => sum(m, "SoldOutAnswers")],
-    ["Confirmations", (m) => sum(m, "Confirmations")],
-    ["Late payments: places taken again", (m) => sum(m, "LatePaymentsRetaken")],
-    ["Late payments: refunded", (m) => sum(m, "LatePaymentsRefunded")],
-    ["Late payments: to review", (m) => sum(m, "LatePaymentsToReview")],
-    ["Reviews opened / resolved", (m) => `${sum(m, "ReviewsOpened")} / ${sum(m, "ReviewsResolved")}`],
-    ["Holds released at their deadline", (m) => sum(m, "HoldsExpired")],
-    ["Expiry lag, worst", (m) => (m.ExpiryLagSeconds && m.ExpiryLagSeconds.samples
-      ? `${m.ExpiryLagSeconds.max.toFixed(1)} s (average ${(m.ExpiryLagSeconds.sum / m.ExpiryLagSeconds.samples).toFixed(1)} s)` : "-")],
+    [T.holds, (m) => sum(m, "HoldsMade")], [T.soldOut, (m) => sum(m, "SoldOutAnswers")],
+    [T.confirmations, (m) => sum(m, "Confirmations")], [T.retaken, (m) => sum(m, "LatePaymentsRetaken")],
+    [T.refunded, (m) => sum(m, "LatePaymentsRefunded")], [T.toReview, (m) => sum(m, "LatePaymentsToReview")],
+    [T.reviews, (m) => `${sum(m, "ReviewsOpened")} / ${sum(m, "ReviewsResolved")}`],
+    [T.expired, (m) => sum(m, "HoldsExpired")],
+    [T.lag, (m) => (m.ExpiryLagSeconds && m.ExpiryLagSeconds.samples
+      ? `${seconds.format(m.ExpiryLagSeconds.max)} (${T.average} ${seconds.format(m.ExpiryLagSeconds.sum / m.ExpiryLagSeconds.samples)})` : "-")],
   ];
-  function sum(metrics, name) { return metrics[name] ? metrics[name].sum : 0; }
-
   const dashboard = (window.HOLDFAST_CONFIG || {}).metricsDashboardUrl;
-  if (dashboard) {
-    $("metrics-dashboard-link").href = dashboard;
-    $("metrics-dashboard").classList.remove("hidden");
-    $("metrics-where").textContent = "Holds, sold-out answers, confirmations, late payments, reviews and expiry lag are CloudWatch metrics of the deployment.";
-  }
+  let where, table, body, error;
+  HoldfastOperator.section({
+    id: "metrics", order: 90, title: { en: T.title, ru: T.title }, every: 5000,
+    build(card) {
+      where = el("p", { id: "metrics-where", class: "muted", text: dashboard ? T.cloud : T.enterKey });
+      body = el("tbody", { id: "metrics" });
+      table = el("table", { id: "metrics-table", class: "hidden" },
+        el("thead", {}, el("tr", {}, el("th", { text: T.metric }), el("th", { text: T.hour }))), body);
+      error = el("p", { id: "metrics-error", class: "error hidden", role: "alert" });
+      card.append(where);
+      if (dashboard) card.append(el("p", {}, el("a", { href: dashboard, target: "_blank", rel: "noopener", text: T.dashboard })));
+      card.append(table, error);
+    },
+    async refresh() {
+      if (dashboard || !key()) return;
+      try {
+        const { metrics } = await api("GET", "/_local/metrics?minutes=60", { organizerKey: key() });
+        showError(error, null);
+        body.replaceChildren(...METRICS.map(([label, value]) =>
+          el("tr", {}, el("td", { text: label }), el("td", { "data-label": T.hour, text: String(value(metrics)) }))));
+        table.classList.remove("hidden");
+        where.textContent = T.local;
+      } catch (problem) { showError(error, problem); }
+    },
+  });
+})();
 
-  async function refreshMetrics() {
-    if (dashboard || !key()) return;
-    try {
-      const { metrics } = await api("GET", "/_local/metrics?minutes=60", { organizerKey: key() });
-      showError("metrics-error", null);
-      $("metrics").replaceChildren(...METRICS.map(([label, value]) =>
-        el("tr", {}, el("td", { text: label }), el("td", { "data-label": "Last hour", text: String(value(metrics)) }))));
-      $("metrics-table").classList.remove("hidden");
-      $("metrics-where").textContent = "From the local stack's logs, as python -m holdfast.cli metrics reads them.";
-    } catch (error) { showError("metrics-error", error); }
-  }
-
-  // ---------------------------------------------------------------- reviews
+// ------------------------------------------------------------------------------- reviews
+(() => {
+  const { api, el, showError, money, words, fill } = Holdfast;
+  const { key, operator, needKey, journalList } = HoldfastOperator;
+  const T = words({
+    en: {
+      title: "Bookings waiting for a decision", none: "None right now.", decision: "Decision", note: "Note",
+      refund: "Refund the payment", confirm: "Confirm the booking", close: "Close (nothing owed)",
+      why: "Why (kept in the journal, never shown to the customer)", record: "Record decision",
+      done: "Done: the booking is now {status}.", needs: "Needs a decision", booking: "Booking {id}: {places}, {amount}. ",
+      payment: "Payment {id}: {status}", unknown: "outcome unknown", noPayment: "No payment", refundIs: "; refund {status}",
+      told: "The customer is told: {text}", seats: "seats {seats}", placesCount: { one: "{count} place", other: "{count} places" },
+      paid_in_time_places_resold: "Paid in time, but the places were resold before the payment was reported",
+      amount_mismatch: "The amount paid does not match the booking",
+      second_payment_for_booking: "A second payment arrived for this booking",
+      reconciliation_stuck: "The payment's outcome could not be settled automatically",
+    },
+    ru: {
+      title: "Бронирования, ждущие решения", none: "Сейчас таких нет.", decision: "Решение", note: "Примечание",
+      refund: "Вернуть оплату", confirm: "Подтвердить бронирование", close: "Закрыть (ничего не должны)",
+      why: "Почему (остаётся в журнале, покупатель его не видит)", record: "Записать решение",
+      done: "Готово: статус бронирования — {status}.", needs: "Нужно решение", booking: "Бронирование {id}: {places}, {amount}. ",
+      payment: "Платёж {id}: {status}", unknown: "исход неизвестен", noPayment: "Платежа нет", refundIs: "; возврат {status}",
+      told: "Покупателю сказано: {text}", seats: "места {seats}",
+      placesCount: { one: "{count} место", few: "{count} места", many: "{count} мест", other: "{count} места" },
+      paid_in_time_places_resold: "Оплачено вовремя, но места были проданы снова до того, как пришло сообщение об оплате",
+      amount_mismatch: "Оплаченная сумма не совпадает с бронированием",
+      second_payment_for_booking: "По этому бронированию пришёл второй платёж",
+      reconciliation_stuck: "Исход платежа не удалось выяснить автоматически",
+    },
+  });
   const shown = new Map();   // booking id -> card
+  let list, empty, error;
 
-  function journalList(entries) {
-    return el("ol", { class: "journal" }, entries.map((entry) => el("li", {},
-      el("time", { datetime: entry.at, text: when(entry.at) }),
-      `${entry.action.replace(/_/g, " ")} (${entry.actor}${entry.ids && entry.ids.operator ? `: ${entry.ids.operator}` : ""}): ${entry.decision}`)));
+  async function loadJournal(bookingId, target) {
+    try {
+      const full = await api("GET", `/admin/bookings/${encodeURIComponent(bookingId)}`, { organizerKey: key() });
+      target.replaceChildren(el("p", { class: "muted", text: fill(HoldfastOperator.T.customer, { who: full.customer_id || "" }) }),
+        await journalList(full.journal || []));
+    } catch (problem) { target.replaceChildren(el("p", { class: "error", text: problem.message })); }
   }
 
   function reviewCard(booking) {
     const review = booking.review || {};
     const payment = booking.payment || {};
-    const places = booking.places.seats ? `seats ${booking.places.seats.join(", ")}` : `${booking.places.quantity} place(s)`;
-    const error = el("p", { class: "error hidden", role: "alert" });
+    const places = booking.places.seats ? fill(T.seats, { seats: booking.places.seats.join(", ") })
+      : HoldfastOperator.count(T.placesCount, booking.places.quantity);
+    const failure = el("p", { class: "error hidden", role: "alert" });
     const result = el("p", { class: "notice hidden", "aria-live": "polite" });
-    const action = el("select", { "aria-label": "Decision" },
-      el("option", { value: "refund", text: "Refund the payment" }),
-      el("option", { value: "confirm", text: "Confirm the booking" }),
-      el("option", { value: "close", text: "Close (nothing owed)" }));
-    const note = el("textarea", { rows: "2", cols: "40", "aria-label": "Note", placeholder: "Why (kept in the journal, never shown to the customer)" });
-    const journal = el("div", {}, el("p", { class: "muted", text: "Loading the journal…" }));
-    const button = el("button", { type: "button", text: "Record decision" });
+    const action = el("select", { "aria-label": T.decision }, el("option", { value: "refund", text: T.refund }),
+      el("option", { value: "confirm", text: T.confirm }), el("option", { value: "close", text: T.close }));
+    const note = el("textarea", { rows: "2", cols: "40", "aria-label": T.note, placeholder: T.why });
+    const journal = el("div", {}, el("p", { class: "muted", text: HoldfastOperator.T.loadingJournal }));
+    const button = el("button", { type: "button", text: T.record });
     button.addEventListener("click", async () => {
-      showError(error, null);
-      if (!needKey(error)) return;
-      if (!operator()) { showError(error, "Enter your name at the top of the page and press Use: every decision records who took it."); return; }
-      if (!note.value.trim()) { showError(error, "Write a note: it explains the decision to whoever reads the journal later."); note.focus(); return; }
+      showError(failure, null);
+      if (!needKey(failure)) return;
+      if (!operator()) { showError(failure, HoldfastOperator.T.needName); return; }
+      if (!note.value.trim()) { showError(failure, HoldfastOperator.T.needNote); note.focus(); return; }
       button.disabled = true;
       try {
         const after = await api("POST", `/admin/reviews/${encodeURIComponent(booking.booking_id)}/resolve`,
           { body: { action: action.value, operator: operator(), note: note.value.trim() }, organizerKey: key() });
-        result.textContent = `Done: the booking is now ${after.status.replace(/_/g, " ").toLowerCase()}.`;
+        result.textContent = fill(T.done, { status: after.status.replace(/_/g, " ").toLowerCase() });
         result.classList.remove("hidden");
         loadJournal(booking.booking_id, journal);
-      } catch (e) { showError(error, e); }
+      } catch (problem) { showError(failure, problem); }
       finally { button.disabled = false; }
     });
     const card = el("article", { class: "card review", "data-booking": booking.booking_id },
-      el("h3", { text: `${REASONS[review.reason] || review.reason || "Needs a decision"}` }),
-      el("p", {}, `Booking ${booking.booking_id}: ${places}, ${money(booking.amount)}. `,
-        payment.payment_id ? `Payment ${payment.payment_id}: ${payment.status || "outcome unknown"}` : "No payment",
-        payment.refund ? `; refund ${payment.refund.status}` : "", "."),
-      review.next_step ? el("p", { class: "muted", text: `The customer is told: ${review.next_step}` }) : null,
-      el("details", {}, el("summary", { text: "Journal" }), journal),
-      el("div", { class: "row" }, el("label", {}, "Decision", action), el("label", {}, "Note", note), button),
-      error, result);
+      el("h3", { text: T[review.reason] || review.reason || T.needs }),
+      el("p", {}, fill(T.booking, { id: booking.booking_id, places, amount: money(booking.amount) }),
+        payment.payment_id ? fill(T.payment, { id: payment.payment_id, status: payment.status || T.unknown }) : T.noPayment,
+        payment.refund ? fill(T.refundIs, { status: payment.refund.status }) : "", "."),
+      review.next_step ? el("p", { class: "muted", text: fill(T.told, { text: review.next_step }) }) : null,
+      el("details", {}, el("summary", { text: HoldfastOperator.T.journal }), journal),
+      el("div", { class: "row" }, el("label", {}, T.decision, action), el("label", {}, T.note, note), button),
+      failure, result);
     loadJournal(booking.booking_id, journal);
     return card;
   }
 
-  async function loadJournal(bookingId, target) {
-    try {
-      const full = await api("GET", `/admin/bookings/${encodeURIComponent(bookingId)}`, { organizerKey: key() });
-      target.replaceChildren(el("p", { class: "muted", text: `Customer ${full.customer_id || ""}` }), journalList(full.journal || []));
-    } catch (error) { target.replaceChildren(el("p", { class: "error", text: error.message })); }
-  }
-
-  async function refreshReviews() {
-    if (!key()) return;
-    try {
-      const { reviews } = await api("GET", "/admin/reviews", { organizerKey: key() });
-      showError("error", null);
-      const list = $("reviews");
-      const open = new Set(reviews.map((b) => b.booking_id));
-      for (const booking of reviews) {
-        if (!shown.has(booking.booking_id)) {
-          const card = reviewCard(booking);
-          shown.set(booking.booking_id, card);
-          list.append(card);
+  HoldfastOperator.section({
+    id: "reviews", order: 80, title: { en: T.title, ru: T.title }, every: 3000,
+    build(card) {
+      empty = el("p", { id: "reviews-empty", class: "muted", text: T.none });
+      list = el("div", { id: "reviews" });
+      error = el("p", { id: "error", class: "error hidden", role: "alert" });
+      card.append(error, empty, list);
+    },
+    async refresh() {
+      if (!key()) return;
+      try {
+        const { reviews } = await api("GET", "/admin/reviews", { organizerKey: key() });
+        showError(error, null);
+        for (const booking of reviews) {
+          if (!shown.has(booking.booking_id)) {
+            const card = reviewCard(booking);
+            shown.set(booking.booking_id, card);
+            list.append(card);
+          }
         }
-      }
-      // a resolved case stays on screen with its outcome until the next visit
-      $("reviews-empty").classList.toggle("hidden", shown.size > 0 || open.size > 0);
-    } catch (error) { showError("error", error); }
-  }
-
-  every(2000, refreshSales);
-  every(3000, refreshReviews);
-  every(5000, refreshMetrics);
+        // a resolved case stays on screen with its outcome until the next visit
+        empty.classList.toggle("hidden", shown.size > 0 || reviews.length > 0);
+      } catch (problem) { showError(error, problem); }
+    },
+  });
 })();

@@ -1,6 +1,31 @@
 "use strict";
 (() => {
-  const { api, el, showError, money, param, newKey } = Holdfast;
+  const { api, el, showError, money, param, newKey, words, fill, lang } = Holdfast;
+  const T = words({
+    en: {
+      free: "Free", taken: "Taken", seatsLeft: { one: "{count} seat left", other: "{count} seats left" }, noSeats: "No seats left",
+      group: "A seat in a group session", private: "The whole room for you", aSeat: " a seat", timesIn: "times in {zones}",
+      to: "to {time}", room: "Room {id}", pickTime: "Pick a time above.", seats: { one: "{count} seat", other: "{count} seats" },
+      missing: "This page needs a service: open it from the link the organizer gave you.",
+      typeName: "Type your name at the top of the page first, so the time is held for you.",
+      heading: "Book a time", prev: "Previous day", next: "Next day", day: "Day", seatsLabel: "Seats",
+      empty: "No times left on this day: try another day.", hold: "Hold", nearby: "Free times nearby:",
+    },
+    ru: {
+      free: "Свободно", taken: "Занято", seatsLeft: { one: "осталось {count} место", few: "осталось {count} места", many: "осталось {count} мест", other: "осталось {count} места" },
+      noSeats: "Мест нет", group: "Место на групповом занятии", private: "Весь зал только для вас", aSeat: " за место",
+      timesIn: "время: {zones}", to: "до {time}", room: "Зал {id}", pickTime: "Выберите время выше.",
+      seats: { one: "{count} место", few: "{count} места", many: "{count} мест", other: "{count} места" },
+      missing: "Откройте эту страницу по ссылке организатора: не указана услуга.",
+      typeName: "Сначала введите своё имя вверху страницы, чтобы время забронировали за вами.",
+      heading: "Запись на время", prev: "Предыдущий день", next: "Следующий день", day: "День", seatsLabel: "Мест",
+      empty: "На этот день свободного времени нет: выберите другой день.", hold: "Забронировать", nearby: "Свободное время рядом:",
+    },
+  });
+  const plurals = new Intl.PluralRules(lang());
+  const count = (forms, n) => fill(forms[plurals.select(n)] || forms.other, { count: n });
+  for (const node of document.querySelectorAll("[data-text]")) node.textContent = T[node.dataset.text];
+  for (const node of document.querySelectorAll("[data-label]")) node.setAttribute("aria-label", T[node.dataset.label]);
   const serviceId = param("id");
   const $ = (id) => document.getElementById(id);
   let day = param("date") || today();
@@ -21,8 +46,8 @@
   // The API gives UTC instants; people book on the resource's own wall clock.
   function clock(iso, zone) {
     try {
-      return new Date(iso).toLocaleTimeString(undefined, { timeZone: zone, hour: "numeric", minute: "2-digit" });
-    } catch (_) { return new Date(iso).toLocaleTimeString(undefined, { hour: "numeric", minute: "2-digit" }); }
+      return new Date(iso).toLocaleTimeString(lang(), { timeZone: zone, hour: "numeric", minute: "2-digit" });
+    } catch (_) { return new Date(iso).toLocaleTimeString(lang(), { hour: "numeric", minute: "2-digit" }); }
   }
 
   function zoneOf(slot) { return (answer && answer.timezones && answer.timezones[slot.resource_id]) || undefined; }
@@ -32,8 +57,8 @@
   function seats() { return answer && answer.mode === "group" ? Math.max(1, parseInt($("seats").value, 10) || 1) : 1; }
 
   function left(slot) {
-    if (answer.mode === "private") return slot.available > 0 ? "Free" : "Taken";
-    return slot.available > 0 ? `${slot.available} seat${slot.available === 1 ? "" : "s"} left` : "No seats left";
+    if (answer.mode === "private") return slot.available > 0 ? T.free : T.taken;
+    return slot.available > 0 ? count(T.seatsLeft, slot.available) : T.noSeats;
   }
 
   const same = (a, b) => a && b && a.starts_at === b.starts_at && a.resource_id === b.resource_id;
@@ -42,21 +67,22 @@
     $("name").textContent = answer.name;
     document.title = `Holdfast: ${answer.name}`;
     const zones = Array.from(new Set(Object.values(answer.timezones || {})));
-    const kind = answer.mode === "group" ? "a seat in a group session" : "the whole room for you";
-    $("about").textContent = `${kind.charAt(0).toUpperCase() + kind.slice(1)} · ${money(answer.price)}${answer.mode === "group" ? " a seat" : ""} · times in ${zones.join(", ")}`;
+    const kind = answer.mode === "group" ? T.group : T.private;
+    $("about").textContent = `${kind} · ${money(answer.price)}${answer.mode === "group" ? T.aSeat : ""} · ${fill(T.timesIn, { zones: zones.join(", ") })}`;
     $("seats-label").classList.toggle("hidden", answer.mode !== "group");
     $("day").value = answer.date;
-    $("day-heading").textContent = new Date(`${answer.date}T12:00:00Z`).toLocaleDateString(undefined,
+    $("day-heading").textContent = new Date(`${answer.date}T12:00:00Z`).toLocaleDateString(lang(),
       { weekday: "long", day: "numeric", month: "long", year: "numeric", timeZone: "UTC" });
     const resources = Array.from(new Set(answer.slots.map((s) => s.resource_id)));
     const groups = resources.map((resource) => {
       const buttons = answer.slots.filter((s) => s.resource_id === resource).map((slot) => el("button", {
         type: "button", class: "slot", "data-start": slot.starts_at, "data-resource": slot.resource_id,
         "aria-pressed": same(slot, picked) ? "true" : "false", disabled: slot.available < seats(),
-        "aria-label": `${span(slot)}, ${left(slot)}`, onclick: () => pick(slot),
+        // named by what it shows (start, end and what is left): a separate label would differ from the visible words
+        onclick: () => pick(slot),
       }, el("strong", { text: clock(slot.starts_at, zoneOf(slot)) }),
-         el("span", { text: `to ${clock(slot.ends_at, zoneOf(slot))} · ${left(slot)}` })));
-      return el("div", {}, resources.length > 1 ? el("h3", { text: `Room ${resource}` }) : null,
+         el("span", { text: `${fill(T.to, { time: clock(slot.ends_at, zoneOf(slot)) })} · ${left(slot)}` })));
+      return el("div", {}, resources.length > 1 ? el("h3", { text: fill(T.room, { id: resource }) }) : null,
                 el("div", { class: "slotgrid" }, buttons));
     });
     $("slots").replaceChildren(...groups);
@@ -69,8 +95,8 @@
     const slot = picked && answer.slots.find((s) => same(s, picked));
     $("hold").disabled = !slot;
     $("picked").textContent = slot
-      ? `${$("day-heading").textContent}, ${span(slot)}${answer.mode === "group" ? ` · ${seats()} seat${seats() === 1 ? "" : "s"}` : ""}`
-      : "Pick a time above.";
+      ? `${$("day-heading").textContent}, ${span(slot)}${answer.mode === "group" ? ` · ${count(T.seats, seats())}` : ""}`
+      : T.pickTime;
   }
 
   function pick(slot) {
@@ -81,7 +107,7 @@
   }
 
   async function load() {
-    if (!serviceId) { showError("error", "This page needs a service: open it from the link the organizer gave you."); return; }
+    if (!serviceId) { showError("error", T.missing); return; }
     const asked = day;
     try {
       const read = await api("GET", `/services/${encodeURIComponent(serviceId)}/availability?date=${encodeURIComponent(asked)}`);
@@ -120,7 +146,7 @@
     if (!picked) return;
     showError("hold-error", null);
     if (Holdfast.config.identity === "header" && !Holdfast.customer()) {
-      showError("hold-error", "Type your name at the top of the page first, so the time is held for you.");
+      showError("hold-error", T.typeName);
       return;
     }
     const body = { starts_at: picked.starts_at, resource_id: picked.resource_id };

@@ -60,6 +60,14 @@ def create_resource():
     return json_response(201, appointments_wiring.appointments().create_resource(request, header(app, "Idempotency-Key"), caller))
 
 
+@app.get("/resources/<resource_id>/day")
+@tracer.capture_method
+def resource_day(resource_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, appointments_wiring.appointments().resource_day(
+        resource_id, app.current_event.get_query_string_value("date"), caller))
+
+
 @app.post("/services")
 @tracer.capture_method
 def create_service():

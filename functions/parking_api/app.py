@@ -79,6 +79,13 @@ def create_gate(lot_id: str):
     return json_response(201, parking_wiring.parking().create_gate(lot_id, parse_body(app, GateIn).name, caller))
 
 
+@app.get("/lots/<lot_id>/gates")
+@tracer.capture_method
+def list_gates(lot_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, parking_wiring.parking().list_gates(lot_id, caller))
+
+
 @app.post("/lots/<lot_id>/gates/<gate_id>/key")
 @tracer.capture_method
 def rotate_gate_key(lot_id: str, gate_id: str):

@@ -14,10 +14,10 @@ from tests.support.template import template
 OPENAPI_PATH = REPO / "docs" / "openapi.yaml"
 #: Event routes outside /admin that need the organizer key (their handlers call require_organizer).
 ORGANIZER_EVENT_ROUTES = {("post", "/events"), ("patch", "/events/{event_id}"), ("post", "/events/{event_id}/publish"),
-                          ("post", "/resources"), ("post", "/services"), ("post", "/services/{service_id}/publish"),
+                          ("post", "/resources"), ("get", "/resources/{resource_id}/day"), ("post", "/services"), ("post", "/services/{service_id}/publish"),
                           ("post", "/lots/{lot_id}/publish"),
                           ("post", "/events/{event_id}/cancel"), ("get", "/events/{event_id}/cancellation"),
-                          ("post", "/lots"), ("post", "/lots/{lot_id}/gates"), ("post", "/lots/{lot_id}/subscriptions"),
+                          ("post", "/lots"), ("post", "/lots/{lot_id}/gates"), ("get", "/lots/{lot_id}/gates"), ("post", "/lots/{lot_id}/subscriptions"),
                           ("post", "/lots/{lot_id}/gates/{gate_id}/key"), ("delete", "/lots/{lot_id}/gates/{gate_id}")}
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 

@@ -155,3 +155,38 @@ def test_a_private_service_refuses_a_quantity(yoga):
     assert status == 400 and body["error"]["code"] == "quantity_not_supported"
     status, body = book(hire["service_id"], room["resource_id"], quantity=None)
     assert status == 201 and body["places"]["mode"] == "private"
+
+
+def resource_day(resource_id, day=DAY, headers=ORGANIZER):
+    event = api_event("resource_day.json", path_params={"resource_id": resource_id}, headers=headers)
+    event["queryStringParameters"] = {"date": day} if day is not None else None
+    return call("events_api", event)
+
+
+def test_a_resource_day_shows_each_session_and_private_booking_with_its_seats(yoga):
+    room, yoga_class = yoga
+    status, hire = create_service(room["resource_id"], key="service-hire", mode="private", capacity=None,
+                                  duration_minutes=90)
+    assert status == 201, hire
+    assert resource_day(room["resource_id"]) == (200, {
+        "resource": {"resource_id": room["resource_id"], "name": "Hall A", "timezone": "Europe/Moscow",
+                     "opening_hours": {"open": "09:00", "close": "21:00"}},
+        "date": DAY, "times": []})
+    for key, who in (("seat-1", "c-1"), ("seat-2", "c-2")):     # two bookings of one group session
+        assert book(yoga_class["service_id"], room["resource_id"], key=key, customer=who)[0] == 201
+    status, hired = book(hire["service_id"], room["resource_id"], key="hire-1", customer="c-3", quantity=None,
+                         starts_at="2030-05-01T13:30:00+03:00")
+    assert status == 201, hired
+
+    status, day = resource_day(room["resource_id"])
+    assert status == 200
+    assert day["times"] == [
+        {"starts_at": "2030-05-01T07:00:00.000Z", "ends_at": "2030-05-01T08:00:00.000Z", "held": 2, "sold": 0,
+         "mode": "group", "service_id": yoga_class["service_id"]},
+        {"starts_at": "2030-05-01T10:30:00.000Z", "ends_at": "2030-05-01T12:00:00.000Z", "held": 1, "sold": 0,
+         "mode": "private", "booking_id": hired["booking_id"]}]
+    assert resource_day(room["resource_id"], day="2030-05-02")[1]["times"] == []
+    assert resource_day(room["resource_id"], day="May 1")[1]["error"]["code"] == "invalid_date"
+    assert resource_day(room["resource_id"], headers={"X-Api-Key": "wrong"})[0] == 401
+    status, missing = resource_day("no-such-resource")
+    assert (status, missing["error"]["code"]) == (404, "resource_not_found")

@@ -161,3 +161,36 @@ def test_a_reservation_without_an_address_takes_the_drivers_verified_one(parking
     assert status == 201 and other["contact_email"] == "friend@example.org"
     status, unsigned = reserve_as("m3", vehicle_type="REGULAR")
     assert status == 201 and unsigned.get("contact_email") is None
+
+
+def test_the_gate_list_shows_each_gate_its_rekey_and_revocation_never_a_key(parking_env):
+    lot_id = create_lot()[1]["lot_id"]
+
+    def gates(lot=lot_id, headers=ORGANIZER):
+        return call("parking_api", api_event("list_gates.json", path_params={"lot_id": lot}, headers=headers))
+
+    assert gates() == (200, {"lot_id": lot_id, "gates": []})
+    made = []
+    for name in ("North", "South"):
+        status, gate = call("parking_api", api_event("create_gate.json", path_params={"lot_id": lot_id},
+                                                     headers=ORGANIZER, body={"name": name}))
+        assert status == 201
+        made.append(gate)
+    north, south = made
+    path = {"lot_id": lot_id, "gate_id": north["gate_id"]}
+    assert call("parking_api", api_event("rotate_gate_key.json", path_params=path, headers=ORGANIZER))[0] == 200
+    path = {"lot_id": lot_id, "gate_id": south["gate_id"]}
+    assert call("parking_api", api_event("delete_gate.json", path_params=path, headers=ORGANIZER))[0] == 204
+
+    status, listed = gates()
+    assert status == 200
+    by_name = {gate["name"]: gate for gate in listed["gates"]}
+    assert set(by_name) == {"North", "South"}
+    assert listed["gates"] == sorted(listed["gates"], key=lambda gate: (gate["created_at"], gate["gate_id"]))
+    assert "key_rotated_at" in by_name["North"] and "deleted_at" not in by_name["North"]
+    assert "deleted_at" in by_name["South"] and "key_rotated_at" not in by_name["South"]
+    text = json.dumps(listed)
+    assert "gk_" not in text and "key_sha256" not in text           # a key is shown once, when made
+    assert gates(headers={})[0] == 401
+    status, missing = gates(lot="no-such-lot")
+    assert (status, missing["error"]["code"]) == (404, "lot_not_found")

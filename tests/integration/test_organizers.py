@@ -187,3 +187,34 @@ def test_each_organizer_sees_only_its_own_sales(api, second):
     assert event["event_id"] in [o["event_id"] for o in mine]
     assert event["event_id"] not in [o["event_id"] for o in theirs]
     assert all(o["name"] != "Only mine" for o in theirs)
+
+
+def test_a_lots_gates_and_a_resources_day_are_read_by_their_organizer_only(api, second):
+    """The operator page's reads (GET /lots/{id}/gates, GET /resources/{id}/day): another
+    organizer is answered as if the lot or resource did not exist, and no read shows a gate key."""
+    lot = api.request("POST", "/lots", organizer=True, json={
+        "name": "Own lot", "spaces": [{"space_id": "R1", "type": "REGULAR"}],
+        "tariff": {"hourly": {"value": "100.00", "currency": "RUB"}}}).json()
+    made = api.request("POST", f"/lots/{lot['lot_id']}/gates", organizer=True, json={"name": "Main"}).json()
+    path = f"/lots/{lot['lot_id']}/gates"
+    listed = api.request("GET", path, organizer=True)
+    assert listed.status_code == 200
+    assert [(g["gate_id"], g["name"]) for g in listed.json()["gates"]] == [(made["gate_id"], "Main")]
+    assert made["gate_key"] not in listed.text
+    assert api.request("DELETE", f"{path}/{made['gate_id']}", organizer=True).status_code == 204
+    assert "deleted_at" in api.request("GET", path, organizer=True).json()["gates"][0]
+    refused = second.request("GET", path, organizer=True)
+    assert (refused.status_code, refused.json()["error"]["code"]) == (404, "lot_not_found")
+    assert api.request("GET", path).status_code == 401
+
+    hall = api.create_resource(name="Own hall")["resource_id"]
+    yoga = api.create_service([hall], name="Own class")
+    held = api.book_slot(yoga["service_id"], customer(), {"starts_at": "2031-03-10T10:00:00+03:00",
+                                                          "resource_id": hall, "quantity": 2})
+    assert held.status_code == 201, held.text
+    day = api.request("GET", f"/resources/{hall}/day", organizer=True, params={"date": "2031-03-10"})
+    assert day.status_code == 200, day.text
+    assert day.json()["times"] == [{"starts_at": "2031-03-10T07:00:00.000Z", "ends_at": "2031-03-10T08:00:00.000Z",
+                                    "held": 2, "sold": 0, "mode": "group", "service_id": yoga["service_id"]}]
+    refused = second.request("GET", f"/resources/{hall}/day", organizer=True, params={"date": "2031-03-10"})
+    assert (refused.status_code, refused.json()["error"]["code"]) == (404, "resource_not_found")

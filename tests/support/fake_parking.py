@@ -117,6 +117,10 @@ class FakeParkingItems(_Fake):
         self.table.check_fault("get_gate")
         return self.table.get(f"LOT#{lot_id}", f"GATE#{gate_id}")
 
+    def list_gates(self, lot_id: str) -> list[dict[str, Any]]:
+        self.table.check_fault("list_gates")
+        return self.table.query(f"LOT#{lot_id}", prefix="GATE#")
+
     def change_gate(self, lot_id: str, gate_id: str, changes: dict[str, Any]) -> bool:
         self.table.check_fault("change_gate")
         return self.table.write((f"LOT#{lot_id}", f"GATE#{gate_id}"),

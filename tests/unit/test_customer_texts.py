@@ -44,3 +44,34 @@ def test_errors_are_translated_where_a_translation_exists():
     assert texts.error_message("booking_not_found", "ru") == "Такого бронирования нет."
     assert texts.error_message("booking_not_found", "en") is None   # the message it was raised with
     assert texts.error_message("no_such_code", "ru") is None
+
+
+def test_every_journal_action_the_core_writes_is_named_in_every_language():
+    """A page shows a journal entry by its action in the reader's language ("journal.<action>");
+    an action with no text would fall back to the engine's English record. The actions are read
+    from the code that journals them, in the forms it writes them today (a literal, a default, a
+    condition's pair, the values of the two built from one), so a new one of these forms without a
+    text fails here."""
+    import re
+
+    from tests.support.handlers import REPO
+
+    written = set()
+    core = REPO / "layers" / "holdfast" / "holdfast"
+    for source in core.rglob("*.py"):
+        if source.relative_to(core).parts[0] == "products":
+            continue     # a product's own steps: the core's texts name no product (docs/architecture.md)
+        code = source.read_text()
+        for pattern in (r'\baction="([a-z_]+)"', r'"action": "([a-z_]+)"', r'\baction: str = "([a-z_]+)"',
+                        r'\b_note\(\w+, "([a-z_]+)"'):
+            written |= set(re.findall(pattern, code))
+        if source.name in ("payments.py", "refunds.py"):     # (action, decision[, ...]) chosen by a condition
+            written |= set(re.findall(r'\(\(?"([a-z]+(?:_[a-z]+)+)", f?"[a-z]', code))
+        # the journalled actions built from a value: each value they take
+        if 'action=f"payment_found_{how}"' in code:
+            written |= {f"payment_found_{how}" for how in re.findall(r'"(by_[a-z_]+)"', code)}
+    written |= {"refund_succeeded", "refund_canceled"}
+    written -= {"store_true"}                 # an argparse flag, not a journal action
+    for language, table in texts.TEXTS.items():
+        missing = {action for action in written if f"journal.{action}" not in table}
+        assert not missing, (language, sorted(missing))

@@ -55,6 +55,20 @@ def test_a_gate_is_put_once_and_changed_only_while_it_stands(backend, ids):
     assert store.get_gate(lot, gate_id)["key_sha256"] == "b" * 64
 
 
+def test_a_lots_gates_are_listed_whole_deleted_ones_too_and_no_other_item(backend, ids):
+    store, lot = backend.store, ids("lot")
+    assert store.list_gates(lot) == []
+    made = [{"gate_id": ids(f"gate-{n}"), "name": f"G{n}", "key_sha256": "a" * 64, "created_at": AT} for n in (1, 2)]
+    for gate in made:
+        store.put_gate(lot, gate)
+    store.change_gate(lot, made[1]["gate_id"], {"deleted_at": AT})
+    store.put_subscription(lot, {"subscription_id": "s1", "plate": "A1", "valid_from": AT, "valid_to": AT})
+    store.put_gate(ids("other-lot"), {**made[0], "gate_id": ids("elsewhere")})
+    listed = sorted(store.list_gates(lot), key=lambda gate: gate["name"])
+    assert listed == [{"pk": f"LOT#{lot}", "sk": f"GATE#{made[0]['gate_id']}", **made[0]},
+                      {"pk": f"LOT#{lot}", "sk": f"GATE#{made[1]['gate_id']}", **made[1], "deleted_at": AT}]
+
+
 def test_subscriptions_are_found_by_their_plate_and_not_by_a_longer_one(backend, ids):
     store, lot = backend.store, ids("lot")
     subs = [{"subscription_id": f"s{n}", "plate": plate, "valid_from": AT, "valid_to": "2031-01-01T00:00:00Z"}

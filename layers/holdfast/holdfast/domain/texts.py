@@ -87,6 +87,76 @@ TEXTS: dict[str, dict[str, str]] = {
 }
 
 
+#: What each journal entry means, by its action, for the pages that show a booking's history (the
+#: customer's booking page, the operator's journal). The entry's own ``decision`` is the engine's
+#: record, in English, with the specifics (amounts, ids, an operator's note); these name the step
+#: in the reader's language. Joined to TEXTS as "journal.<action>". The core's steps only: a
+#: product's own (a car passing a gate, a gate case) would need the product to contribute texts,
+#: which the customer texts cannot take yet; the pages show those steps' English record.
+JOURNAL: dict[str, dict[str, str]] = {
+    "en": {
+        "hold_created": "Places held", "hold_expired": "Hold ran out; places released",
+        "payment_requested": "Payment started", "payment_retried": "Payment started again",
+        "payment_created": "Payment page ready", "payment_succeeded": "Paid while held; places sold",
+        "payment_captured": "Payment taken; places sold", "payment_not_found_at_provider": "No payment found at the provider",
+        "reconciliation_check": "Payment outcome checked", "cancelled_after_payment": "Cancelled after paying; money to be returned",
+        "cancelled_after_time_change": "Cancelled after the time changed; money to be returned",
+        "payment_rejected": "Payment refused by the provider", "payment_canceled": "Payment cancelled",
+        "payment_cancel_recorded": "Payment cancellation recorded", "payment_outcome_unknown": "Payment outcome being checked",
+        "payment_found_by_same_key": "Payment found at the provider", "payment_found_by_metadata": "Payment found at the provider",
+        "places_secured_for_capture": "Places secured; taking the payment",
+        "authorisation_cancelled": "Card authorisation released", "authorisation_voided": "Card authorisation voided",
+        "late_payment_places_retaken": "Late payment; places still free and taken again",
+        "late_payment_refund_started": "Late payment; places gone, money being returned",
+        "late_authorisation_places_retaken": "Late card authorisation; places taken again",
+        "late_authorisation_cancelled": "Late card authorisation released",
+        "payment_after_cancel_refund_started": "Payment after cancelling; money being returned",
+        "cancelled_by_customer": "Cancelled by you", "cancelled_without_refund": "Cancelled; nothing to return",
+        "refund_succeeded": "Money returned", "refund_canceled": "Refund refused by the provider",
+        "resolution_refund_started": "Money back chosen; being returned", "alternative_chosen": "Other places chosen",
+        "conflict_case_opened": "Places went to someone else; alternatives offered",
+        "manual_review_opened": "Sent to our team for a check", "review_confirmed": "Checked by our team; confirmed",
+        "review_places_pinned": "Checked by our team; places secured", "review_capture_failed": "Checked by our team; payment not taken",
+        "review_closed": "Checked by our team; closed", "review_refund_started": "Checked by our team; money being returned",
+        "reconciliation_restarted": "Payment check restarted", "reconciliation_limit_reached": "Payment check gave up; sent to our team",
+        "event_cancelled_hold_released": "Event cancelled; hold released", "event_cancelled_refund_started": "Event cancelled; money being returned",
+        "event_cancelled_review_kept": "Event cancelled; kept for our team", "timer_fired": "Deadline reached",
+        "personal_data_erased": "Personal data erased",
+    },
+    "ru": {
+        "hold_created": "Места забронированы", "hold_expired": "Бронь истекла, места освобождены",
+        "payment_requested": "Оплата начата", "payment_retried": "Оплата начата снова",
+        "payment_created": "Страница оплаты готова", "payment_succeeded": "Оплачено во время брони; места проданы",
+        "payment_captured": "Оплата списана; места проданы", "payment_not_found_at_provider": "В платёжной системе платежа нет",
+        "reconciliation_check": "Исход оплаты проверен", "cancelled_after_payment": "Отменено после оплаты; деньги вернутся",
+        "cancelled_after_time_change": "Отменено после переноса времени; деньги вернутся",
+        "payment_rejected": "Платёжная система отклонила оплату", "payment_canceled": "Оплата отменена",
+        "payment_cancel_recorded": "Отмена оплаты записана", "payment_outcome_unknown": "Проверяем исход оплаты",
+        "payment_found_by_same_key": "Платёж найден в платёжной системе", "payment_found_by_metadata": "Платёж найден в платёжной системе",
+        "places_secured_for_capture": "Места закреплены, списываем оплату",
+        "authorisation_cancelled": "Блокировка на карте снята", "authorisation_voided": "Блокировка на карте аннулирована",
+        "late_payment_places_retaken": "Оплата пришла поздно; места ещё свободны и снова ваши",
+        "late_payment_refund_started": "Оплата пришла поздно; мест нет, деньги возвращаются",
+        "late_authorisation_places_retaken": "Поздняя блокировка на карте; места снова ваши",
+        "late_authorisation_cancelled": "Поздняя блокировка на карте снята",
+        "payment_after_cancel_refund_started": "Оплата после отмены; деньги возвращаются",
+        "cancelled_by_customer": "Отменено вами", "cancelled_without_refund": "Отменено; возвращать нечего",
+        "refund_succeeded": "Деньги возвращены", "refund_canceled": "Платёжная система отклонила возврат",
+        "resolution_refund_started": "Выбран возврат; деньги возвращаются", "alternative_chosen": "Выбраны другие места",
+        "conflict_case_opened": "Места достались другому; предложены варианты",
+        "manual_review_opened": "Передано нашей команде на проверку", "review_confirmed": "Проверено нашей командой; подтверждено",
+        "review_places_pinned": "Проверено нашей командой; места закреплены", "review_capture_failed": "Проверено нашей командой; оплата не списана",
+        "review_closed": "Проверено нашей командой; закрыто", "review_refund_started": "Проверено нашей командой; деньги возвращаются",
+        "reconciliation_restarted": "Проверка оплаты начата заново", "reconciliation_limit_reached": "Проверка оплаты не удалась; передано нашей команде",
+        "event_cancelled_hold_released": "Мероприятие отменено; бронь снята", "event_cancelled_refund_started": "Мероприятие отменено; деньги возвращаются",
+        "event_cancelled_review_kept": "Мероприятие отменено; оставлено для нашей команды", "timer_fired": "Наступил срок",
+        "personal_data_erased": "Личные данные удалены",
+    },
+}
+for _language, _table in JOURNAL.items():
+    TEXTS[_language].update({f"journal.{action}": sentence for action, sentence in _table.items()})
+
+
 #: The messages of the errors a customer meets, in the languages other than English (the
 #: English is the message the error is raised with, which may name what was asked for). A code
 #: missing here is answered in English.

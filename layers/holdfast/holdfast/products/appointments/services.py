@@ -20,6 +20,7 @@ from holdfast.ports import Clock, ItemExists, TransientStoreError
 from holdfast.services.bookings import BookingService, HoldResult
 from holdfast.services.listing import publish_offering, shelf_items, shelf_page
 from .kind import Slots
+from .timeslots import GRANULE, local_day, parse_granule_key, utc_days, zone
 from .ports import AppointmentStore
 
 
@@ -50,6 +51,30 @@ class AppointmentService:
                 raise IdempotencyKeyReused() from None
             resource = existing
         return describe_resource(resource)
+
+    def resource_day(self, resource_id: str, day_text: str | None, caller: Caller | None = None) -> dict[str, Any]:
+        """What holds the resource on one of its local days, for its organizer: each run of granules
+        one session uses, with its seats held and sold. A private booking is its own session (its
+        booking id); a group session names its service and start, and its seats are counted there,
+        not per booking. Another organizer's resource is answered like no resource."""
+        resource = require_owner(self.store.get_resource(resource_id), caller,
+                                 NotFound(f"No resource {resource_id}.", code="resource_not_found"))
+        day = _date(day_text)
+        tz = zone(resource["timezone"])
+        granules = self.store.read_granules(resource_id, [str(d) for d in utc_days(day, tz)])
+        runs: list[dict[str, Any]] = []
+        for at, item in sorted(granules.items()):
+            start = parse_granule_key(at)
+            if not int(item.get("taken") or 0) or local_day(start, tz) != day:
+                continue   # a granule given back, or one of the neighbouring local day
+            counts = {"held": int(item.get("held") or 0), "sold": int(item.get("sold") or 0)}
+            last = runs[-1] if runs else None
+            if last and last["session"] == item["session"] and last["ends_at"] == start and last["counts"] == counts:
+                last["ends_at"] = start + GRANULE
+                continue
+            runs.append({"session": item["session"], "starts_at": start, "ends_at": start + GRANULE, "counts": counts})
+        return {"resource": describe_resource(resource), "date": day.isoformat(),
+                "times": [_run(run) for run in runs]}
 
     # -------------------------------------------------------------------------- services
     def create_service(self, request: CreateService, idempotency_key: str | None = None,
@@ -167,6 +192,18 @@ def describe_service(event: dict[str, Any]) -> dict[str, Any]:
         "hold_ttl_seconds": int(event["hold_ttl_seconds"]), "payment_mode": event["payment_mode"],
         "max_holds_per_customer": int(event["max_holds_per_customer"]),
     }
+
+
+def _run(run: dict[str, Any]) -> dict[str, Any]:
+    """A run of granules as the day view shows it: a private booking's id, or a group session's
+    service (sessions are "S#<service>#<start>", private bookings "B#<booking>")."""
+    shown: dict[str, Any] = {"starts_at": iso(run["starts_at"]), "ends_at": iso(run["ends_at"]), **run["counts"]}
+    marker, _, rest = run["session"].partition("#")
+    if marker == "B":
+        shown.update(mode="private", booking_id=rest)
+    else:
+        shown.update(mode="group", service_id=rest.rpartition("#")[0])
+    return shown
 
 
 def _date(text: str | None) -> date:

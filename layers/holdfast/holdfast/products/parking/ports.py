@@ -24,6 +24,9 @@ class ParkingLots(Protocol):
 
     def get_gate(self, lot_id: str, gate_id: str) -> dict[str, Any] | None: ...
 
+    def list_gates(self, lot_id: str) -> list[dict[str, Any]]:
+        """Every gate of the lot, deleted ones too."""
+
     def change_gate(self, lot_id: str, gate_id: str, changes: dict[str, Any]) -> bool:
         """False when the gate does not exist or was deleted (nothing written)."""
 

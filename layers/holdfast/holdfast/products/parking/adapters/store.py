@@ -101,6 +101,9 @@ class ParkingStore(Table):
     def get_gate(self, lot_id: str, gate_id: str) -> dict[str, Any] | None:
         return self._get(f"LOT#{lot_id}", f"GATE#{gate_id}")
 
+    def list_gates(self, lot_id: str) -> list[dict[str, Any]]:
+        return self._query_prefix(f"LOT#{lot_id}", "GATE#")
+
     def change_gate(self, lot_id: str, gate_id: str, changes: dict[str, Any]) -> bool:
         """Set ``changes`` on a gate that exists and is not deleted; False otherwise (nothing written)."""
         names = {f"#f{i}": key for i, key in enumerate(changes)}

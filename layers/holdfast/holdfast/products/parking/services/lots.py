@@ -151,6 +151,15 @@ class ParkingService:
         return {"gate_id": gate_id, "lot_id": lot_id, "name": name, "gate_key": key,
                 **self.keys().public_key(lot_id)}
 
+    def list_gates(self, lot_id: str, caller: Caller | None = None) -> dict[str, Any]:
+        """The lot's gates for its organizer, oldest first, deleted ones marked (what they did stays
+        explained by them). Never a key nor its hash: a key is shown once, when it is made."""
+        self.lot(lot_id, caller)
+        shown = ("gate_id", "name", "created_at", "key_rotated_at", "deleted_at")
+        gates = sorted(self.store.list_gates(lot_id), key=lambda gate: (gate["created_at"], gate["gate_id"]))
+        return {"lot_id": lot_id, "gates": [{field: gate[field] for field in shown if gate.get(field)}
+                                            for gate in gates]}
+
     def gate(self, lot_id: str, gate_id: str, key: str | None, deleted_too: bool = False) -> dict[str, Any]:
         """The gate, if ``key`` is its key (401 otherwise, the same for an unknown or deleted gate;
         ``deleted_too``: a deleted gate's key still names it, for the sync that reports its passes)."""
