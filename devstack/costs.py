@@ -69,6 +69,15 @@ def shared_execution(call: dict[str, Any]) -> bool:
 
 
 SEED_HOLDS_PER_SECOND = 300
+# The quiet shape (issue 35): the platform sees 1 hold/s spread over 100 offerings, every hold paid,
+# so a booking is nearly always the only one of its offering in its bucket. Run for real on the
+# local stack with short holds (and a reminder window short enough to fire inside the run), so every
+# execution started in the window runs its tasks before the window closes.
+QUIET_HOLDS_PER_SECOND = 1
+QUIET_OFFERINGS = 100
+QUIET_SECONDS = 40
+QUIET_HOLD_SECONDS = 20
+QUIET_REMINDER_SECONDS = 5
 STARTEXECUTION_QUOTA = {"eu-central-1 (and every region but the three large ones)": {"bucket": 800, "refill": 150},
                         "us-east-1, us-west-2, eu-west-1": {"bucket": 1300, "refill": 300}}
 # Step Functions developer guide, "Quotas related to API action throttling", standard workflows.
@@ -435,7 +444,7 @@ def profile(samples: int) -> dict[str, Any]:
     with SandboxServer(host="127.0.0.1", port=0) as sandbox:
         stack = EmbeddedStack(str(REPO), aws_port=0, api_port=0, parameters={
             "ProviderApiUrl": sandbox.base_url, "ReconcileScheduleSeconds": "2,3600",
-            "SweepSchedule": "rate(1 hour)"})
+            "SweepSchedule": "rate(1 hour)", "HoldReminderSeconds": str(QUIET_REMINDER_SECONDS)})
         stack.start()
         try:
             control = SandboxControl(sandbox.control_url)
@@ -501,11 +510,69 @@ def profile(samples: int) -> dict[str, Any]:
                 r for r in instr.records[prof.mark:] if r["function"] == "SweepDueFunction"] or [{
                     "function": "SweepDueFunction", "route": None, "calls": [], "cpu": 0.0, "wall": 0.0,
                     "memory_mb": 256}]
+            quiet_records, quiet_bookings = quiet_load(prof, api, control)
         finally:
             stack.stop()
     summary = {name: summarise_op(samples_) for name, samples_ in ops.items()}
     summary["_hot_keys"] = hot_keys(keyload_records, KEYLOAD_HOLDS, keyload_seconds, pools=20)
+    summary["_quiet"] = quiet_shape(quiet_records, quiet_bookings)
     return summary
+
+
+def quiet_load(prof: Profiler, api: Any, control: Any) -> tuple[list[dict[str, Any]], int]:
+    """QUIET_SECONDS of the quiet shape, every hold paid, and everything it sets off (the payment's
+    notification, the first reconciliation check, each expiry execution's tasks) until the last
+    hold's bucket has ended and the system is quiet again."""
+    import random
+
+    from holdfast.adapters.expiry_buckets import BUCKET_SECONDS
+
+    rng = random.Random(35)
+    offerings = [api.create_event(capacity=50, hold_ttl_seconds=QUIET_HOLD_SECONDS)["event_id"]
+                 for _ in range(QUIET_OFFERINGS)]
+    prof.quiet()
+    prof.mark = len(prof.instr.records)
+    start = time.monotonic()
+    holds = QUIET_SECONDS * QUIET_HOLDS_PER_SECOND
+    for n in range(holds):
+        time.sleep(max(0.0, start + n / QUIET_HOLDS_PER_SECOND - time.monotonic()))
+        customer = f"quiet-{n}"
+        held = api.book(rng.choice(offerings), customer)
+        assert held.status_code == 201, held.text
+        started = api.pay(held.json()["booking_id"], customer)
+        assert started.status_code == 201, started.text
+        control.pay(started.json()["payment_id"])
+    settled_at = time.monotonic() + QUIET_HOLD_SECONDS + 2 * BUCKET_SECONDS
+    prof.quiet(until=lambda _records: time.monotonic() > settled_at, settle=1.0,
+               timeout=QUIET_HOLD_SECONDS + 10 * BUCKET_SECONDS)
+    records = [r for r in prof.instr.records[prof.mark:] if r["function"] != "SweepDueFunction"]
+    return records, holds
+
+
+def quiet_shape(records: list[dict[str, Any]], bookings: int) -> dict[str, Any]:
+    """USD per 1,000 completed bookings of the quiet run: every counted call of the window at list
+    prices, and the state transitions of each execution started in it, counted once per execution
+    (a second start of the same name, by another container, is no execution of its own)."""
+    row = summarise_op([records])
+    executions: dict[str, int] = {}
+    for record in records:
+        for call in record["calls"]:
+            if call["service"] == "stepfunctions" and call["op"] == "StartExecution":
+                executions.setdefault(call["execution_name"], execution_transitions(call))
+    kinds: Counter[str] = Counter(name.split("-", 1)[0] for name in executions)
+    row["start_executions"] = len(executions)
+    row["sfn_transitions"] = sum(executions.values())
+    usd = price(row)
+    sfn = row["sfn_transitions"] * PRICES["step_functions_standard_per_1000_transitions"] / 1e3
+    return {"holds_per_second": QUIET_HOLDS_PER_SECOND, "offerings": QUIET_OFFERINGS, "seconds": QUIET_SECONDS,
+            "hold_seconds": QUIET_HOLD_SECONDS, "completed_bookings": bookings,
+            "executions": dict(kinds), "transitions": row["sfn_transitions"],
+            "transitions_per_booking": round(row["sfn_transitions"] / bookings, 3),
+            "usd_per_1000_completed_bookings": round(usd / bookings * 1000, 4),
+            "usd_per_1000_step_functions": round(sfn / bookings * 1000, 4),
+            "usd_per_1000_everything_else": round((usd - sfn) / bookings * 1000, 4),
+            "invocations_per_booking": round(row["invocations"] / bookings, 2),
+            "wru_per_booking": round(row["wru"] / bookings, 2), "rru_per_booking": round(row["rru"] / bookings, 2)}
 
 
 def at_load(ops: dict[str, Any], per_op_cost: dict[str, float], booking: list[str]) -> dict[str, Any]:
@@ -542,6 +609,7 @@ def at_load(ops: dict[str, Any], per_op_cost: dict[str, float], booking: list[st
 def report(samples: int) -> dict[str, Any]:
     ops = profile(samples)
     keys = ops.pop("_hot_keys")
+    quiet = ops.pop("_quiet")
     print("==> cold starts (import of each functions/*/app.py in a fresh interpreter, median of 5)", flush=True)
     cold = cold_starts()
     per_op_cost = {name: price(op) for name, op in ops.items()}
@@ -567,7 +635,8 @@ def report(samples: int) -> dict[str, Any]:
             "operations": ops, "usd_per_operation": per_op_cost,
             "usd_per_1000_completed_bookings": round(per_booking * 1000, 4),
             "usd_per_1000_completed_bookings_by_service": {k: round(v * 1000, 4) for k, v in breakdown.items()},
-            "cold_start_import_ms": cold, "hot_keys": keys, "at_load": at_load(ops, per_op_cost, booking)}
+            "cold_start_import_ms": cold, "hot_keys": keys, "at_load": at_load(ops, per_op_cost, booking),
+            "quiet": quiet}
 
 
 def print_table(result: dict[str, Any]) -> None:
@@ -589,6 +658,12 @@ def print_table(result: dict[str, Any]) -> None:
     print(f"At the seed's rate ({load['holds_per_second']} holds/s on one offering, every hold paid; "
           f"{load['bookings_per_bucket']} bookings share a {load['bucket_seconds']} s bucket's executions): "
           f"USD per 1,000 completed bookings {load['usd_per_1000_completed_bookings']}")
+    quiet = result["quiet"]
+    print(f"Quiet ({quiet['holds_per_second']} hold/s over {quiet['offerings']} offerings, every hold paid; "
+          f"{quiet['completed_bookings']} bookings in {quiet['seconds']} s, run and counted): USD per 1,000 completed "
+          f"bookings {quiet['usd_per_1000_completed_bookings']} (Step Functions {quiet['usd_per_1000_step_functions']}: "
+          f"{quiet['transitions_per_booking']} transitions a booking, executions {quiet['executions']}; "
+          f"everything else {quiet['usd_per_1000_everything_else']})")
     print(f"StartExecution per second at that rate: {load['start_execution_per_second']} = "
           f"{load['start_execution_per_second_total']}/s, {load['share_of_smallest_refill']:.0%} of the 150/s refill "
           f"(eu-central-1; 300/s in the three large regions)")
