@@ -47,24 +47,23 @@ PRICES = {
 # Assumptions to turn local timings into AWS durations (the emulator's latency is not AWS's).
 AWS_CALL_MS = 6.0        # one in-region DynamoDB / SQS / Step Functions call from Lambda
 PROVIDER_CALL_MS = 250.0  # one call to the payment provider's API over the internet
-# State transitions on an execution's normal path. Reconciliation: Wait, Task, Choice, Succeed.
-# Hold expiry: Choice, Wait, Task, Choice, Succeed; with a reminder also a Wait and a Task first.
+# State transitions on an execution's normal path (tests/unit/test_hold_scheduler.py walks the
+# definitions and fails when these drift). Reconciliation: Wait, Task, Choice, Succeed. The
+# platform's tick per bucket (issue 35), which expires holds, makes first reconciliation checks and
+# sends reminders: Wait, then a Task for each.
 TRANSITIONS_PER_EXECUTION = 4
-TRANSITIONS_HOLD = 5
-TRANSITIONS_HOLD_WITH_REMINDER = 7
+TRANSITIONS_EXPIRY_TICK = 4
 
 
 def execution_transitions(call: dict[str, Any]) -> int:
-    if call.get("with_reminder"):
-        return TRANSITIONS_HOLD_WITH_REMINDER
-    if str(call.get("execution_name", "")).startswith(("hold-", "exp-")):
-        return TRANSITIONS_HOLD
+    if str(call.get("execution_name", "")).startswith("exp-"):
+        return TRANSITIONS_EXPIRY_TICK
     return TRANSITIONS_PER_EXECUTION
 
 
 def shared_execution(call: dict[str, Any]) -> bool:
-    """An execution per time bucket (hold expiry per offering, first reconciliation checks), shared
-    by every booking of its bucket; ``hold-``/``pay-`` executions are one booking's own."""
+    """An execution per time bucket (the tick; ``rec-`` where a function cannot start ticks), shared
+    by every booking of its bucket, whatever the offering; ``pay-`` executions are one booking's own."""
     return str(call.get("execution_name", "")).startswith(("exp-", "rec-"))
 
 
@@ -297,7 +296,7 @@ KEY_CLASSES = [
     (_re.compile(r"^INV#.+#POOL#\d+$"), "INV#<event>#POOL#<n> (pool)", "pools"),
     (_re.compile(r"^INV#.+#U\d+$"), "INV#<event>#U<kk> (seats)", 8),
     (_re.compile(r"^GATE#.+#\d+$"), "GATE#<event>#<nn> (sale gate)", "gate"),
-    (_re.compile(r"^EXPIRY#.+#.+#\d+$"), "EXPIRY#<event>#<bucket>#<nn>", "expiry"),
+    (_re.compile(r"^EXPIRY#.+#\d+$"), "EXPIRY#<bucket>#<nn>", "expiry"),
     (_re.compile(r"^EVENTBOOKINGS#.+#\d+$"), "EVENTBOOKINGS#<event>#<n>", "event_index"),
     (_re.compile(r"^EVENT#"), "EVENT#<event> (META, layout)", 1),
     (_re.compile(r"^WAITLIST#"), "WAITLIST#<event>", 1),
@@ -595,7 +594,8 @@ def at_load(ops: dict[str, Any], per_op_cost: dict[str, float], booking: list[st
     hold_ms = ops["hold (new, 201)"]["handler_cpu_ms"] + AWS_CALL_MS * ops["hold (new, 201)"]["aws_calls"]
     pay_ms = (ops["payment start"]["handler_cpu_ms"] + AWS_CALL_MS * ops["payment start"]["aws_calls"]
               + PROVIDER_CALL_MS * ops["payment start"]["provider_calls"])
-    starts = {"hold expiry (per offering and bucket, once per container)": containers("hold", hold_ms) / BUCKET_SECONDS,
+    starts = {"hold expiry ticks (per bucket, its expiry and its reminder, once each per container)":
+              2 * containers("hold", hold_ms) / BUCKET_SECONDS,
               "first reconciliation checks (per bucket, once per container)": containers("pay", pay_ms) / BUCKET_SECONDS}
     total = sum(starts.values())
     return {"holds_per_second": SEED_HOLDS_PER_SECOND, "bucket_seconds": BUCKET_SECONDS, "bookings_per_bucket": per_bucket,
@@ -628,8 +628,8 @@ def report(samples: int) -> dict[str, Any]:
         breakdown["step_functions"] += op["sfn_transitions"] * p["step_functions_standard_per_1000_transitions"] / 1e3
     return {"prices": PRICES, "assumptions": {"aws_call_ms": AWS_CALL_MS, "provider_call_ms": PROVIDER_CALL_MS,
                                               "transitions_per_execution": {
-                                                  "reconciliation": TRANSITIONS_PER_EXECUTION, "hold": TRANSITIONS_HOLD,
-                                                  "hold_with_reminder": TRANSITIONS_HOLD_WITH_REMINDER},
+                                                  "reconciliation": TRANSITIONS_PER_EXECUTION,
+                                                  "expiry_tick": TRANSITIONS_EXPIRY_TICK},
                                               "sqs_consumer_requests_per_message": SQS_CONSUMER_REQUESTS_PER_MESSAGE,
                                               "capacity": "computed from item sizes (moto's ConsumedCapacity is a constant)"},
             "operations": ops, "usd_per_operation": per_op_cost,
