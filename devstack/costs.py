@@ -407,6 +407,7 @@ def summarise_op(samples: list[list[dict[str, Any]]]) -> dict[str, Any]:
             "sdk_cpu_ms": sum(c["cpu"] for c in aws_calls) * 1000,
             "lambda_gb_s_aws_estimate": gb_s,
         })
+        rows[-1]["bucket_task_usd_per_million"] = tasks_usd([r for r in records if r.get("bucket_task")]) * 1e6
     numeric = [k for k, v in rows[0].items() if isinstance(v, (int, float))]
     out: dict[str, Any] = {"samples": len(rows)}
     for key in numeric:
@@ -416,6 +417,20 @@ def summarise_op(samples: list[list[dict[str, Any]]]) -> dict[str, Any]:
     out["calls"] = {k: round(v / len(rows), 2) for k, v in
                     sum((row["calls"] for row in rows), Counter()).items()}
     return out
+
+
+def tasks_usd(records: list[dict[str, Any]]) -> float:
+    """Lambda and the calls of some invocations (a bucket's tasks) at list prices; what they start
+    is counted with the operation."""
+    p, usd = PRICES, 0.0
+    for r in records:
+        calls = [c for c in r["calls"] if c["service"] != "provider"]
+        ms = math.ceil(r["cpu"] * 1000 + len(calls) * AWS_CALL_MS)
+        usd += (r["memory_mb"] / 1024 * ms / 1000 * p["lambda_arm64_per_gb_second"]
+                + p["lambda_per_million_requests"] / 1e6
+                + sum(c.get("wcu", 0) + c.get("iwcu", 0) for c in calls) * p["dynamodb_on_demand_per_million_wru"] / 1e6
+                + sum(c.get("rcu", 0) for c in calls) * p["dynamodb_on_demand_per_million_rru"] / 1e6)
+    return usd
 
 
 def price(op: dict[str, Any]) -> float:
@@ -576,8 +591,8 @@ def quiet_shape(records: list[dict[str, Any]], bookings: int) -> dict[str, Any]:
 
 def at_load(ops: dict[str, Any], per_op_cost: dict[str, float], booking: list[str]) -> dict[str, Any]:
     """The same completed booking at the seed's rate, 300 holds/s on one offering (each hold paid):
-    an execution per time bucket is shared by the bookings of its bucket, and each container asks
-    Step Functions once per bucket."""
+    an execution per time bucket, and its tasks' own calls, are shared by the bookings of its
+    bucket, and each container asks Step Functions once per bucket."""
     from holdfast.adapters.expiry_buckets import BUCKET_SECONDS
 
     per_bucket = SEED_HOLDS_PER_SECOND * BUCKET_SECONDS
@@ -585,7 +600,10 @@ def at_load(ops: dict[str, Any], per_op_cost: dict[str, float], booking: list[st
     usd = 0.0
     for name in booking:
         op = ops[name]
-        saved = op["sfn_shared_transitions"] * (1 - 1 / per_bucket) * price_transition
+        # the bucket's executions and their tasks' invocations and queries are the bucket's, not
+        # the booking's: shared by the bucket's bookings
+        shared = op["sfn_shared_transitions"] * price_transition + op["bucket_task_usd_per_million"] / 1e6
+        saved = shared * (1 - 1 / per_bucket)
         usd += per_op_cost[name] - saved
 
     def containers(name: str, route_ms: float) -> int:

@@ -98,7 +98,10 @@ class Instrumentation:
                 route = f"{event['httpMethod']} {event['resource']}"
             rec: dict[str, Any] = {"function": fn.logical_id, "route": route, "calls": [],
                                    "excluded_wall": 0.0, "excluded_cpu": 0.0,
-                                   "memory_mb": int(fn.memory_size)}
+                                   "memory_mb": int(fn.memory_size),
+                                   # a task of a bucket's execution, shared by the bucket's bookings
+                                   "bucket_task": isinstance(event, dict) and bool(
+                                       event.get("bucket") or event.get("remind_bucket"))}
             queued = time.perf_counter()
             with runtime._INVOCATION_LOCK:
                 w0, c0 = time.perf_counter(), time.thread_time()
