@@ -56,8 +56,6 @@ class Instrumentation:
                 call = {"service": service, "op": operation_name,
                         "wall": time.perf_counter() - w0, "cpu": time.thread_time() - c0}
                 if service == "stepfunctions" and operation_name == "StartExecution":
-                    # the execution's path (and so its transitions) depends on its input
-                    call["with_reminder"] = '"remind_at"' in str(api_params.get("input", ""))
                     call["execution_name"] = str(api_params.get("name", ""))
                 if instr.capacity_hook is not None and service == "dynamodb":
                     instr.local.suppress = True

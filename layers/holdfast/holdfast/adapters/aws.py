@@ -31,11 +31,11 @@ def start_once(client: Any, state_machine_arn: str, name: str, payload: dict[str
 class HoldExpiryScheduler:
     """Starts the ticks a hold needs (adapters/expiry_buckets.py): the one of its bucket, which
     expires it, and, while that moment is still ahead, the one ``reminder_lead`` earlier, which
-    reminds it. A tick also makes the first reconciliation check of every payment due in its
-    bucket (ReconciliationBuckets). A tick is the platform's, shared by every offering's holds, so a quiet sale's
-    booking shares its executions with the rest of the platform's. The name is the bucket's and
-    the input follows from it, so a second start anywhere is answered with the running execution
-    or ``ExecutionAlreadyExists`` (success either way: it runs), and each container remembers the
+    reminds it. A tick is the platform's, shared by every offering's holds (and by the first
+    reconciliation checks due in its bucket, ReconciliationBuckets), so a quiet sale's booking
+    shares its executions with the rest of the platform's. The name is the bucket's and the input
+    follows from it, so a second start anywhere is answered with the running execution or
+    ``ExecutionAlreadyExists`` (success either way: it runs), and each container remembers the
     ticks it started, so a busy container calls Step Functions about twice per bucket."""
 
     REMEMBERED = 10_000

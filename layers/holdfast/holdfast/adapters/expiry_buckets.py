@@ -6,7 +6,8 @@
 ``bucket`` is the end of the ``BUCKET_SECONDS`` window a hold's ``hold_expires_at`` falls in
 (ISO-8601, UTC). The platform has one Step Functions execution per bucket, a tick shared by every
 offering (statemachines/hold_expiry.asl.json): it waits until the bucket ends, expires every hold
-of it that is still unpaid, then reminds the holds of the bucket ``reminder_lead`` later. So a
+of it that is still unpaid, makes the first reconciliation check of the payments due in it, then
+reminds the holds of the bucket ``reminder_lead`` later. So a
 hold expires at most ``BUCKET_SECONDS`` after its deadline plus the task's own time, and a quiet
 sale's holds share their ticks with every other offering's instead of paying for one each. The
 entry is written in the hold's own transaction (a hold without an entry does not exist). The
@@ -29,6 +30,7 @@ from .codec import Table, _attrs
 
 BUCKET_SECONDS = 5
 EXPIRY_SHARDS = 32
+OFFERING_SHARDS = 16   # the per-offering keys' shards, before issue 35
 RETENTION_SECONDS = 24 * 3600
 
 
@@ -46,9 +48,6 @@ def shard_pk(bucket: str, shard: int) -> str:
 def offering_shard_pk(event_id: str, bucket: str, shard: int) -> str:
     """The key before issue 35 (16 shards per offering), for executions started before it."""
     return f"EXPIRY#{event_id}#{bucket}#{shard:02d}"
-
-
-OFFERING_SHARDS = 16
 
 
 def shard_of(booking_id: str) -> int:
