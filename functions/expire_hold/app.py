@@ -2,10 +2,7 @@
 bucket's end has passed (``bucket``: the platform's tick; with ``event_id``: one offering's bucket,
 for executions started before ticks were shared), or one hold (``booking_id``: executions started
 before buckets existed)."""
-import time
-
 from holdfast import wiring
-from holdfast.adapters.expiry_buckets import BUCKET_SECONDS
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services import bookings as _bookings  # noqa: F401 - every invocation expires through it: loaded at init
 
@@ -13,23 +10,14 @@ wiring.cold_start()
 
 
 class BucketNotDue(Exception):
-    """The bucket ends more than a bucket's length after this clock: the state machine retries."""
+    """The bucket ends further ahead of this clock than the service waits out: the state machine
+    retries (a clock to look at: on AWS the wait ends at the bucket's end)."""
 
 
 def expire_bucket(bucket: str, event_id: str | None) -> dict:
     result = wiring.bookings().expire_bucket(bucket, event_id)
-    if result["outcome"] != "not_yet":
-        return result
-    # The wait woke before this clock reached the bucket's end (clocks differ by milliseconds on
-    # AWS; the emulator's wait drops the fraction of a second). Waiting the rest here costs less
-    # than a state to loop through on every tick; a gap longer than a bucket is a clock to look at.
-    gap = float(result["wait_seconds"])
-    if gap > BUCKET_SECONDS:
-        raise BucketNotDue(f"{bucket} is {gap:.1f} s ahead of this clock")
-    time.sleep(gap + 0.01)
-    result = wiring.bookings().expire_bucket(bucket, event_id)
     if result["outcome"] == "not_yet":
-        raise BucketNotDue(f"{bucket} is still ahead of this clock")
+        raise BucketNotDue(f"{bucket} is {result['wait_seconds']:.1f} s ahead of this clock")
     return result
 
 

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..clock import iso, parse_iso
+from ..clock import EARLY_WAKE_SECONDS, iso, parse_iso
 from ..domain.booking import Booking
 from ..domain.errors import Busy, Conflict
 from ..domain.lifecycle import given_up_into_kind_state
@@ -107,14 +107,18 @@ class Releases:
             exhausted=TransientStoreError("booking kept changing while expiring it"))
 
 
-    def expire_bucket(self, bucket: str, event_id: str | None = None,
-                      workers: int = BUCKET_WORKERS) -> dict[str, Any]:
+    def expire_bucket(self, bucket: str, event_id: str | None = None, workers: int = BUCKET_WORKERS,
+                      wait_up_to: float = EARLY_WAKE_SECONDS) -> dict[str, Any]:
         """Timer of an expiry bucket (adapters/expiry_buckets.py): every unpaid hold of the bucket,
         whatever its offering (only ``event_id``'s, for an execution started before the buckets were
         shared), is expired, each on its own (``expire`` above, so a paid or cancelled one is left
-        alone). ``not_yet`` while the bucket's end is ahead of this clock (the task waits the rest);
-        a hold whose capture is in flight is left to the sweeper."""
+        alone). A bucket's end at most ``wait_up_to`` seconds ahead of this clock is waited out
+        here; ``not_yet`` while it is further ahead; a hold whose capture is in flight is left to
+        the sweeper."""
         ahead = (parse_iso(bucket) - self.clock()).total_seconds()
+        if 0 < ahead <= wait_up_to:
+            time.sleep(ahead + 0.01)
+            ahead = (parse_iso(bucket) - self.clock()).total_seconds()
         if ahead > 0:
             return {"event_id": event_id or "", "bucket": bucket, "outcome": "not_yet", "wait_seconds": ahead}
         booking_ids = self.store.bucket_booking_ids(bucket, event_id)
