@@ -47,28 +47,36 @@ PRICES = {
 # Assumptions to turn local timings into AWS durations (the emulator's latency is not AWS's).
 AWS_CALL_MS = 6.0        # one in-region DynamoDB / SQS / Step Functions call from Lambda
 PROVIDER_CALL_MS = 250.0  # one call to the payment provider's API over the internet
-# State transitions on an execution's normal path. Reconciliation: Wait, Task, Choice, Succeed.
-# Hold expiry: Choice, Wait, Task, Choice, Succeed; with a reminder also a Wait and a Task first.
+# State transitions on an execution's normal path (tests/unit/test_hold_scheduler.py walks the
+# definitions and fails when these drift). Reconciliation: Wait, Task, Choice, Succeed. The
+# platform's tick per bucket (issue 35), which expires holds, makes first reconciliation checks and
+# sends reminders: Wait, then a Task for each.
 TRANSITIONS_PER_EXECUTION = 4
-TRANSITIONS_HOLD = 5
-TRANSITIONS_HOLD_WITH_REMINDER = 7
+TRANSITIONS_EXPIRY_TICK = 4
 
 
 def execution_transitions(call: dict[str, Any]) -> int:
-    if call.get("with_reminder"):
-        return TRANSITIONS_HOLD_WITH_REMINDER
-    if str(call.get("execution_name", "")).startswith(("hold-", "exp-")):
-        return TRANSITIONS_HOLD
+    if str(call.get("execution_name", "")).startswith("exp-"):
+        return TRANSITIONS_EXPIRY_TICK
     return TRANSITIONS_PER_EXECUTION
 
 
 def shared_execution(call: dict[str, Any]) -> bool:
-    """An execution per time bucket (hold expiry per offering, first reconciliation checks), shared
-    by every booking of its bucket; ``hold-``/``pay-`` executions are one booking's own."""
+    """An execution per time bucket (the tick; ``rec-`` where a function cannot start ticks), shared
+    by every booking of its bucket, whatever the offering; ``pay-`` executions are one booking's own."""
     return str(call.get("execution_name", "")).startswith(("exp-", "rec-"))
 
 
 SEED_HOLDS_PER_SECOND = 300
+# The quiet shape (issue 35): the platform sees 1 hold/s spread over 100 offerings, every hold paid,
+# so a booking is nearly always the only one of its offering in its bucket. Run for real on the
+# local stack with short holds (and a reminder window short enough to fire inside the run), so every
+# execution started in the window runs its tasks before the window closes.
+QUIET_HOLDS_PER_SECOND = 1
+QUIET_OFFERINGS = 100
+QUIET_SECONDS = 40
+QUIET_HOLD_SECONDS = 20
+QUIET_REMINDER_SECONDS = 5
 STARTEXECUTION_QUOTA = {"eu-central-1 (and every region but the three large ones)": {"bucket": 800, "refill": 150},
                         "us-east-1, us-west-2, eu-west-1": {"bucket": 1300, "refill": 300}}
 # Step Functions developer guide, "Quotas related to API action throttling", standard workflows.
@@ -288,7 +296,7 @@ KEY_CLASSES = [
     (_re.compile(r"^INV#.+#POOL#\d+$"), "INV#<event>#POOL#<n> (pool)", "pools"),
     (_re.compile(r"^INV#.+#U\d+$"), "INV#<event>#U<kk> (seats)", 8),
     (_re.compile(r"^GATE#.+#\d+$"), "GATE#<event>#<nn> (sale gate)", "gate"),
-    (_re.compile(r"^EXPIRY#.+#.+#\d+$"), "EXPIRY#<event>#<bucket>#<nn>", "expiry"),
+    (_re.compile(r"^EXPIRY#.+#\d+$"), "EXPIRY#<bucket>#<nn>", "expiry"),
     (_re.compile(r"^EVENTBOOKINGS#.+#\d+$"), "EVENTBOOKINGS#<event>#<n>", "event_index"),
     (_re.compile(r"^EVENT#"), "EVENT#<event> (META, layout)", 1),
     (_re.compile(r"^WAITLIST#"), "WAITLIST#<event>", 1),
@@ -399,6 +407,7 @@ def summarise_op(samples: list[list[dict[str, Any]]]) -> dict[str, Any]:
             "sdk_cpu_ms": sum(c["cpu"] for c in aws_calls) * 1000,
             "lambda_gb_s_aws_estimate": gb_s,
         })
+        rows[-1]["bucket_task_usd_per_million"] = tasks_usd([r for r in records if r.get("bucket_task")]) * 1e6
     numeric = [k for k, v in rows[0].items() if isinstance(v, (int, float))]
     out: dict[str, Any] = {"samples": len(rows)}
     for key in numeric:
@@ -408,6 +417,21 @@ def summarise_op(samples: list[list[dict[str, Any]]]) -> dict[str, Any]:
     out["calls"] = {k: round(v / len(rows), 2) for k, v in
                     sum((row["calls"] for row in rows), Counter()).items()}
     return out
+
+
+def tasks_usd(records: list[dict[str, Any]]) -> float:
+    """Lambda and the DynamoDB calls of some invocations (a bucket's tasks) at list prices; what
+    they start is counted with the operation."""
+    p, usd = PRICES, 0.0
+    for r in records:
+        calls = [c for c in r["calls"] if c["service"] != "provider"]
+        provider = len(r["calls"]) - len(calls)
+        ms = math.ceil(r["cpu"] * 1000 + len(calls) * AWS_CALL_MS + provider * PROVIDER_CALL_MS)
+        usd += (r["memory_mb"] / 1024 * ms / 1000 * p["lambda_arm64_per_gb_second"]
+                + p["lambda_per_million_requests"] / 1e6
+                + sum(c.get("wcu", 0) + c.get("iwcu", 0) for c in calls) * p["dynamodb_on_demand_per_million_wru"] / 1e6
+                + sum(c.get("rcu", 0) for c in calls) * p["dynamodb_on_demand_per_million_rru"] / 1e6)
+    return usd
 
 
 def price(op: dict[str, Any]) -> float:
@@ -434,8 +458,10 @@ def profile(samples: int) -> dict[str, Any]:
     instr.install()
     with SandboxServer(host="127.0.0.1", port=0) as sandbox:
         stack = EmbeddedStack(str(REPO), aws_port=0, api_port=0, parameters={
-            "ProviderApiUrl": sandbox.base_url, "ReconcileScheduleSeconds": "2,3600",
-            "SweepSchedule": "rate(1 hour)"})
+            # the first check 5 s after a payment starts: its bucket's tick runs after the
+            # confirmation the profile sends at once, as a webhook mostly beats the first check
+            "ProviderApiUrl": sandbox.base_url, "ReconcileScheduleSeconds": "5,3600",
+            "SweepSchedule": "rate(1 hour)", "HoldReminderSeconds": str(QUIET_REMINDER_SECONDS)})
         stack.start()
         try:
             control = SandboxControl(sandbox.control_url)
@@ -470,8 +496,9 @@ def profile(samples: int) -> dict[str, Any]:
                     started.update(answer.json())
 
                 ops["payment start"].append(prof.window(start_payment))
-                # the reconciliation execution started with the payment wakes up 2 s after it and
-                # finds the payment settled: charged apart from the webhook -> queue -> consumer path
+                # the tick of the payment's first check wakes 5-10 s after it and finds the payment
+                # settled: the check is charged apart from the webhook -> queue -> consumer path (the
+                # tick's other tasks stay with the confirmation, marked as the bucket's)
                 both = prof.window(lambda: control.pay(started["payment_id"]),
                                    until=lambda rs: _has("PaymentEventsFunction")(rs) and _has("ReconcilePaymentFunction")(rs))
                 ops["payment confirmation (webhook, queue, consumer)"].append(
@@ -501,17 +528,75 @@ def profile(samples: int) -> dict[str, Any]:
                 r for r in instr.records[prof.mark:] if r["function"] == "SweepDueFunction"] or [{
                     "function": "SweepDueFunction", "route": None, "calls": [], "cpu": 0.0, "wall": 0.0,
                     "memory_mb": 256}]
+            quiet_records, quiet_bookings = quiet_load(prof, api, control)
         finally:
             stack.stop()
     summary = {name: summarise_op(samples_) for name, samples_ in ops.items()}
     summary["_hot_keys"] = hot_keys(keyload_records, KEYLOAD_HOLDS, keyload_seconds, pools=20)
+    summary["_quiet"] = quiet_shape(quiet_records, quiet_bookings)
     return summary
+
+
+def quiet_load(prof: Profiler, api: Any, control: Any) -> tuple[list[dict[str, Any]], int]:
+    """QUIET_SECONDS of the quiet shape, every hold paid, and everything it sets off (the payment's
+    notification, the first reconciliation check, each expiry execution's tasks) until the last
+    hold's bucket has ended and the system is quiet again."""
+    import random
+
+    from holdfast.adapters.expiry_buckets import BUCKET_SECONDS
+
+    rng = random.Random(35)
+    offerings = [api.create_event(capacity=50, hold_ttl_seconds=QUIET_HOLD_SECONDS)["event_id"]
+                 for _ in range(QUIET_OFFERINGS)]
+    prof.quiet()
+    prof.mark = len(prof.instr.records)
+    start = time.monotonic()
+    holds = QUIET_SECONDS * QUIET_HOLDS_PER_SECOND
+    for n in range(holds):
+        time.sleep(max(0.0, start + n / QUIET_HOLDS_PER_SECOND - time.monotonic()))
+        customer = f"quiet-{n}"
+        held = api.book(rng.choice(offerings), customer)
+        assert held.status_code == 201, held.text
+        started = api.pay(held.json()["booking_id"], customer)
+        assert started.status_code == 201, started.text
+        control.pay(started.json()["payment_id"])
+    settled_at = time.monotonic() + QUIET_HOLD_SECONDS + 2 * BUCKET_SECONDS
+    prof.quiet(until=lambda _records: time.monotonic() > settled_at, settle=1.0,
+               timeout=QUIET_HOLD_SECONDS + 10 * BUCKET_SECONDS)
+    records = [r for r in prof.instr.records[prof.mark:] if r["function"] != "SweepDueFunction"]
+    return records, holds
+
+
+def quiet_shape(records: list[dict[str, Any]], bookings: int) -> dict[str, Any]:
+    """USD per 1,000 completed bookings of the quiet run: every counted call of the window at list
+    prices, and the state transitions of each execution started in it, counted once per execution
+    (a second start of the same name, by another container, is no execution of its own)."""
+    row = summarise_op([records])
+    executions: dict[str, int] = {}
+    for record in records:
+        for call in record["calls"]:
+            if call["service"] == "stepfunctions" and call["op"] == "StartExecution":
+                executions.setdefault(call["execution_name"], execution_transitions(call))
+    kinds: Counter[str] = Counter(name.split("-", 1)[0] for name in executions)
+    row["start_executions"] = len(executions)
+    row["sfn_transitions"] = sum(executions.values())
+    usd = price(row)
+    sfn = row["sfn_transitions"] * PRICES["step_functions_standard_per_1000_transitions"] / 1e3
+    return {"holds_per_second": QUIET_HOLDS_PER_SECOND, "offerings": QUIET_OFFERINGS, "seconds": QUIET_SECONDS,
+            "hold_seconds": QUIET_HOLD_SECONDS, "completed_bookings": bookings,
+            "executions": dict(kinds), "transitions": row["sfn_transitions"],
+            "transitions_per_booking": round(row["sfn_transitions"] / bookings, 3),
+            "usd_per_1000_completed_bookings": round(usd / bookings * 1000, 4),
+            "usd_per_1000_step_functions": round(sfn / bookings * 1000, 4),
+            "usd_per_1000_everything_else": round((usd - sfn) / bookings * 1000, 4),
+            "invocations_per_booking": round(row["invocations"] / bookings, 2),
+            "wru_per_booking": round(row["wru"] / bookings, 2), "rru_per_booking": round(row["rru"] / bookings, 2)}
 
 
 def at_load(ops: dict[str, Any], per_op_cost: dict[str, float], booking: list[str]) -> dict[str, Any]:
     """The same completed booking at the seed's rate, 300 holds/s on one offering (each hold paid):
-    an execution per time bucket is shared by the bookings of its bucket, and each container asks
-    Step Functions once per bucket."""
+    an execution per time bucket, and its tasks' own calls, are shared by the bookings of its
+    bucket, and each container asks Step Functions once per bucket."""
     from holdfast.adapters.expiry_buckets import BUCKET_SECONDS
 
     per_bucket = SEED_HOLDS_PER_SECOND * BUCKET_SECONDS
@@ -519,7 +604,10 @@ def at_load(ops: dict[str, Any], per_op_cost: dict[str, float], booking: list[st
     usd = 0.0
     for name in booking:
         op = ops[name]
-        saved = op["sfn_shared_transitions"] * (1 - 1 / per_bucket) * price_transition
+        # the bucket's executions and their tasks' invocations and queries are the bucket's, not
+        # the booking's: shared by the bucket's bookings
+        shared = op["sfn_shared_transitions"] * price_transition + op["bucket_task_usd_per_million"] / 1e6
+        saved = shared * (1 - 1 / per_bucket)
         usd += per_op_cost[name] - saved
 
     def containers(name: str, route_ms: float) -> int:
@@ -528,7 +616,8 @@ def at_load(ops: dict[str, Any], per_op_cost: dict[str, float], booking: list[st
     hold_ms = ops["hold (new, 201)"]["handler_cpu_ms"] + AWS_CALL_MS * ops["hold (new, 201)"]["aws_calls"]
     pay_ms = (ops["payment start"]["handler_cpu_ms"] + AWS_CALL_MS * ops["payment start"]["aws_calls"]
               + PROVIDER_CALL_MS * ops["payment start"]["provider_calls"])
-    starts = {"hold expiry (per offering and bucket, once per container)": containers("hold", hold_ms) / BUCKET_SECONDS,
+    starts = {"hold expiry ticks (per bucket, its expiry and its reminder, once each per container)":
+              2 * containers("hold", hold_ms) / BUCKET_SECONDS,
               "first reconciliation checks (per bucket, once per container)": containers("pay", pay_ms) / BUCKET_SECONDS}
     total = sum(starts.values())
     return {"holds_per_second": SEED_HOLDS_PER_SECOND, "bucket_seconds": BUCKET_SECONDS, "bookings_per_bucket": per_bucket,
@@ -542,6 +631,7 @@ def at_load(ops: dict[str, Any], per_op_cost: dict[str, float], booking: list[st
 def report(samples: int) -> dict[str, Any]:
     ops = profile(samples)
     keys = ops.pop("_hot_keys")
+    quiet = ops.pop("_quiet")
     print("==> cold starts (import of each functions/*/app.py in a fresh interpreter, median of 5)", flush=True)
     cold = cold_starts()
     per_op_cost = {name: price(op) for name, op in ops.items()}
@@ -560,14 +650,15 @@ def report(samples: int) -> dict[str, Any]:
         breakdown["step_functions"] += op["sfn_transitions"] * p["step_functions_standard_per_1000_transitions"] / 1e3
     return {"prices": PRICES, "assumptions": {"aws_call_ms": AWS_CALL_MS, "provider_call_ms": PROVIDER_CALL_MS,
                                               "transitions_per_execution": {
-                                                  "reconciliation": TRANSITIONS_PER_EXECUTION, "hold": TRANSITIONS_HOLD,
-                                                  "hold_with_reminder": TRANSITIONS_HOLD_WITH_REMINDER},
+                                                  "reconciliation": TRANSITIONS_PER_EXECUTION,
+                                                  "expiry_tick": TRANSITIONS_EXPIRY_TICK},
                                               "sqs_consumer_requests_per_message": SQS_CONSUMER_REQUESTS_PER_MESSAGE,
                                               "capacity": "computed from item sizes (moto's ConsumedCapacity is a constant)"},
             "operations": ops, "usd_per_operation": per_op_cost,
             "usd_per_1000_completed_bookings": round(per_booking * 1000, 4),
             "usd_per_1000_completed_bookings_by_service": {k: round(v * 1000, 4) for k, v in breakdown.items()},
-            "cold_start_import_ms": cold, "hot_keys": keys, "at_load": at_load(ops, per_op_cost, booking)}
+            "cold_start_import_ms": cold, "hot_keys": keys, "at_load": at_load(ops, per_op_cost, booking),
+            "quiet": quiet}
 
 
 def print_table(result: dict[str, Any]) -> None:
@@ -589,6 +680,12 @@ def print_table(result: dict[str, Any]) -> None:
     print(f"At the seed's rate ({load['holds_per_second']} holds/s on one offering, every hold paid; "
           f"{load['bookings_per_bucket']} bookings share a {load['bucket_seconds']} s bucket's executions): "
           f"USD per 1,000 completed bookings {load['usd_per_1000_completed_bookings']}")
+    quiet = result["quiet"]
+    print(f"Quiet ({quiet['holds_per_second']} hold/s over {quiet['offerings']} offerings, every hold paid; "
+          f"{quiet['completed_bookings']} bookings in {quiet['seconds']} s, run and counted): USD per 1,000 completed "
+          f"bookings {quiet['usd_per_1000_completed_bookings']} (Step Functions {quiet['usd_per_1000_step_functions']}: "
+          f"{quiet['transitions_per_booking']} transitions a booking, executions {quiet['executions']}; "
+          f"everything else {quiet['usd_per_1000_everything_else']})")
     print(f"StartExecution per second at that rate: {load['start_execution_per_second']} = "
           f"{load['start_execution_per_second_total']}/s, {load['share_of_smallest_refill']:.0%} of the 150/s refill "
           f"(eu-central-1; 300/s in the three large regions)")

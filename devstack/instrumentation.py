@@ -56,8 +56,6 @@ class Instrumentation:
                 call = {"service": service, "op": operation_name,
                         "wall": time.perf_counter() - w0, "cpu": time.thread_time() - c0}
                 if service == "stepfunctions" and operation_name == "StartExecution":
-                    # the execution's path (and so its transitions) depends on its input
-                    call["with_reminder"] = '"remind_at"' in str(api_params.get("input", ""))
                     call["execution_name"] = str(api_params.get("name", ""))
                 if instr.capacity_hook is not None and service == "dynamodb":
                     instr.local.suppress = True
@@ -98,7 +96,10 @@ class Instrumentation:
                 route = f"{event['httpMethod']} {event['resource']}"
             rec: dict[str, Any] = {"function": fn.logical_id, "route": route, "calls": [],
                                    "excluded_wall": 0.0, "excluded_cpu": 0.0,
-                                   "memory_mb": int(fn.memory_size)}
+                                   "memory_mb": int(fn.memory_size),
+                                   # a task of a bucket's execution, shared by the bucket's bookings
+                                   "bucket_task": isinstance(event, dict) and bool(
+                                       event.get("bucket") or event.get("remind_bucket"))}
             queued = time.perf_counter()
             with runtime._INVOCATION_LOCK:
                 w0, c0 = time.perf_counter(), time.thread_time()

@@ -9,7 +9,8 @@ Every hook here touches moto internals, which is why moto is pinned to an exact 
   Never Lambda or Step Functions: an in-process handler calls back over HTTP and would deadlock.
 * `moto.sqs.models.Queue.wait_for_messages` -> releases the SQS lock while a long poll waits, so
   one `WaitTimeSeconds=20` receive does not stall every other SQS call.
-* `WaitFunction._wait_interval` and the Retrier's `time.sleep` -> scaled by `wait_scale`.
+* `WaitFunction._wait_interval` and the Retrier's `time.sleep` -> scaled by `wait_scale` (a wait
+  until a timestamp is not).
 * stdout during an invocation -> its EMF lines also go to the function's log group in moto's
   CloudWatch Logs (devstack/aws/emf.py), where Lambda would put them.
 * moto_speedups.py -> repeated work moto does per request (JSONPath, SQS clock, ASL parse).
@@ -314,9 +315,13 @@ def _install() -> None:
 
     original_wait_interval = WaitFunction._wait_interval
 
+    from moto.stepfunctions.parser.asl.component.state.wait.wait_function.timestamp import Timestamp
+
     def scaled_wait_interval(self: Any, env: Any, wait_seconds: Any) -> Any:
         scale = _WaitScale.value
-        if scale == 1.0:
+        # A wait until a moment is not shortened: the task behind it (a hold expiry tick) acts on
+        # the real clock, so waking it early would only make it wait the rest itself.
+        if scale == 1.0 or isinstance(self, Timestamp):
             return original_wait_interval(self, env, wait_seconds)
         scaled = float(wait_seconds) * scale
         if scaled > 0:

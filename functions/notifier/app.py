@@ -6,9 +6,10 @@
   queue (partial batch).
   An ``event.changed`` detail (a change of start time or venue) becomes one notification for each
   customer holding places of the event (services/event_announcements.py).
-* ``{"remind_bucket": {"event_id", "bucket"}}`` from the hold expiry state machine: for each hold
-  of the bucket still unpaid, the "your hold ends soon" reminder, once (``{"remind_booking_id"}``:
-  one hold, for executions started before buckets existed).
+* ``{"remind_bucket": {"bucket"}}`` from the hold expiry state machine's tick: for each hold of
+  the bucket still unpaid, whatever its offering, the "your hold ends soon" reminder, once (an empty
+  bucket: reminders are off; with ``event_id``: one offering's bucket, for executions started
+  before ticks were shared; ``{"remind_booking_id"}``: one hold, from before buckets existed).
 """
 import json
 
@@ -100,8 +101,11 @@ def remind_all(booking_ids: list[str]) -> int:
 def lambda_handler(event, context):
     if "remind_booking_id" in event:
         return remind(str(event["remind_booking_id"]))
-    if "remind_bucket" in event:   # the hold expiry bucket's reminder step: every unpaid hold of it
+    if "remind_bucket" in event:   # a tick's reminder step: every unpaid hold of the bucket it names
         bucket = event["remind_bucket"]
-        return {"reminded": remind_all(wiring.store().bucket_booking_ids(str(bucket["event_id"]), str(bucket["bucket"])))}
+        if not bucket.get("bucket"):   # reminders are off
+            return {"reminded": 0}
+        ids = wiring.store().bucket_booking_ids(str(bucket["bucket"]), str(bucket.get("event_id") or "") or None)
+        return {"reminded": remind_all(ids)}
     store = batch_reads(event)
     return process_batch(event, lambda record: handle_record(record, store))

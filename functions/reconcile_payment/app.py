@@ -1,5 +1,5 @@
 """Reconciliation task: one check of a booking's payment or refund against the provider, or the
-first check of every payment due in a time bucket."""
+first check of every payment due in a time bucket (from the hold expiry tick, or a ``rec-`` execution)."""
 from holdfast import wiring
 from holdfast.faults import crash_point
 from holdfast.observability import log_metrics, logger, tracer

@@ -71,7 +71,7 @@ def test_booking_round_trip_and_repeat(handler_env):
                                                      headers={"X-Customer-Id": "someone-else"}))
     assert status == 403
     executions = handler_env["sfn"].list_executions(stateMachineArn=handler_env["machine"])["executions"]
-    assert [e["name"] for e in executions] == [execution_name(event["event_id"], bucket_of(booking["hold_expires_at"]))]
+    assert execution_name(bucket_of(booking["hold_expires_at"])) in [e["name"] for e in executions]
 
 
 def test_sold_out_says_what_is_left(handler_env):

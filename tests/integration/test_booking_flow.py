@@ -9,6 +9,7 @@ import pytest
 import requests
 
 from holdfast.adapters.expiry_buckets import bucket_of, execution_name
+from tests.devstack.helpers import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -55,9 +56,39 @@ def test_hold_expires_through_the_state_machine(api, system):
     assert expired["journal"][-1]["actor"] == "timer"
     assert api.counts(event["event_id"]) == {"available": 3, "held": 0, "sold": 0}
     sfn = system["stack"].boto3_client("stepfunctions")
-    execution = sfn.describe_execution(executionArn=system["stack"].resources["HoldExpiryStateMachine"].replace(
-        ":stateMachine:", ":execution:") + ":" + execution_name(event["event_id"], bucket_of(booking["hold_expires_at"])))
-    assert execution["status"] == "SUCCEEDED"
+    tick = system["stack"].resources["HoldExpiryStateMachine"].replace(
+        ":stateMachine:", ":execution:") + ":" + execution_name(bucket_of(booking["hold_expires_at"]))
+    # the tick goes on to its bucket's payment checks and reminders after the expiry
+    def ended():
+        status = sfn.describe_execution(executionArn=tick)["status"]
+        return status if status != "RUNNING" else None
+
+    assert eventually(ended, timeout=15) == "SUCCEEDED"
+
+
+def test_holds_of_two_offerings_due_together_share_one_tick_and_both_expire(api, system):
+    """The expiry tick is the platform's: the second offering's hold joins the tick the first one
+    started (no execution of its own) and is expired by it all the same."""
+    first, second = (api.create_event(capacity=1, hold_ttl_seconds=2) for _ in range(2))
+    ann, ben = new_customer(), new_customer()
+    held_first = api.book(first["event_id"], ann, {"quantity": 1}).json()
+    held_second = api.book(second["event_id"], ben, {"quantity": 1}).json()
+    if bucket_of(held_second["hold_expires_at"]) != bucket_of(held_first["hold_expires_at"]):
+        # the two fell either side of a bucket's end: a third, at once, shares the second's
+        held_first, ann = held_second, ben
+        third = api.create_event(capacity=1, hold_ttl_seconds=2)
+        ben = new_customer()
+        held_second = api.book(third["event_id"], ben, {"quantity": 1}).json()
+    bucket = bucket_of(held_first["hold_expires_at"])
+    assert bucket_of(held_second["hold_expires_at"]) == bucket
+    for booking, customer in ((held_first, ann), (held_second, ben)):
+        expired = api.wait_status(booking["booking_id"], customer, "EXPIRED", timeout=15)
+        assert expired["journal"][-1]["actor"] == "timer"
+    sfn = system["stack"].boto3_client("stepfunctions")
+    machine = system["stack"].resources["HoldExpiryStateMachine"]
+    names = [e["name"] for e in sfn.list_executions(stateMachineArn=machine)["executions"]]
+    assert names.count(execution_name(bucket)) == 1
+    assert not [name for name in names if first["event_id"] in name or second["event_id"] in name]
 
 
 def test_five_duplicate_notifications_confirm_once(api, sandbox):

@@ -33,7 +33,6 @@ import json
 
 import random
 import time
-import zlib
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any, Iterable
@@ -44,7 +43,8 @@ from holdfast.adapters.booking_items import booking_from_item, booking_item, ide
 from holdfast.adapters.bookings_store import IDEMPOTENCY_RETENTION_SECONDS, OUTBOX_RETENTION_SECONDS
 from holdfast.adapters.cancellation_store import CANCELLING, EVENT_INDEX_SHARDS, event_index_pk
 from holdfast.adapters.codec import MAX_SORT_KEY_BYTES
-from holdfast.adapters.expiry_buckets import BUCKET_SECONDS, EXPIRY_SHARDS, RETENTION_SECONDS, bucket_of, shard_pk
+from holdfast.adapters.expiry_buckets import (BUCKET_SECONDS, EXPIRY_SHARDS, OFFERING_SHARDS, RETENTION_SECONDS,
+                                              bucket_of, offering_shard_pk, shard_of, shard_pk)
 from holdfast.adapters.granule_claims import day_partition, granule_key, session_of
 from holdfast.adapters.hold_limits import counter_key
 from holdfast.adapters.inventory_store import (CLAIM, UNIT_PARTITIONS, UNIT_PREFIX, inventory_items, layout_key,
@@ -121,7 +121,7 @@ class FakeBookingStore(_Fake):
         idempotency = {"fingerprint": record.fingerprint, "result_id": record.result_id,
                        "ttl": int(time.time()) + IDEMPOTENCY_RETENTION_SECONDS}
         bucket = bucket_of(booking.hold_expires_at)
-        expiry = {"booking_id": booking.booking_id,
+        expiry = {"booking_id": booking.booking_id, "event_id": booking.event_id,
                   "ttl": int((parse_iso(bucket) + timedelta(seconds=RETENTION_SECONDS)).timestamp())}
         writes = [
             Write("idempotency", key, absent, lambda _: idempotency),
@@ -136,8 +136,8 @@ class FakeBookingStore(_Fake):
             Write("event_index", (event_index_pk(booking.event_id, booking.booking_id), booking.booking_id),
                   always, lambda _: {"booking_id": booking.booking_id}),
             self._gate(booking.event_id, booking.booking_id),
-            Write("expiry_bucket", (shard_pk(booking.event_id, bucket, zlib.crc32(booking.booking_id.encode()) % EXPIRY_SHARDS),
-                                    booking.booking_id), always, lambda _: expiry),
+            Write("expiry_bucket", (shard_pk(bucket, shard_of(booking.booking_id)), booking.booking_id),
+                  always, lambda _: expiry),
             *self._opened(change.items),
         ]
         if booking.counted_hold:
@@ -453,10 +453,11 @@ class FakeBookingStore(_Fake):
 
     # ----------------------------------------------------------- expiry index and reviews
 
-    def bucket_booking_ids(self, event_id: str, bucket: str) -> list[str]:
+    def bucket_booking_ids(self, bucket: str, event_id: str | None = None) -> list[str]:
         self.table.check_fault("bucket_booking_ids")
-        return sorted(item["sk"] for shard in range(EXPIRY_SHARDS)
-                      for item in self.table.query(shard_pk(event_id, bucket, shard)))
+        keys = ([offering_shard_pk(event_id, bucket, shard) for shard in range(OFFERING_SHARDS)] if event_id
+                else [shard_pk(bucket, shard) for shard in range(EXPIRY_SHARDS)])
+        return sorted(item["sk"] for key in keys for item in self.table.query(key))
 
     def due_in_bucket(self, bucket: str) -> list[str]:
         self.table.check_fault("due_in_bucket")

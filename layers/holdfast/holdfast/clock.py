@@ -6,6 +6,11 @@ from typing import Callable
 
 Clock = Callable[[], datetime]
 
+#: How far ahead of this clock a timer's moment may still be when its wait ends, and be waited out
+#: by the task itself (the expiry tick has no state to wait again): clocks differ by milliseconds
+#: on AWS, and the local emulator's wait drops the fraction of a second. One expiry bucket.
+EARLY_WAKE_SECONDS = 5.0
+
 
 def system_clock() -> datetime:
     return datetime.now(timezone.utc)

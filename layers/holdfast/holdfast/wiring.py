@@ -211,7 +211,10 @@ def reconciliation_buckets():
     from .adapters.aws import ReconciliationBuckets
 
     starter = reconciliation_starter()
-    return ReconciliationBuckets(starter) if starter else None
+    if starter is None:
+        return None
+    # the first checks ride on the hold expiry ticks where this function may start them
+    return ReconciliationBuckets(starter, ticks=scheduler() if settings().hold_expiry_state_machine_arn else None)
 
 
 @cached

@@ -45,7 +45,7 @@ def test_a_new_hold_writes_the_booking_its_claims_record_and_indexes_together(ba
         "booking.held", "HELD", 1, "ann@example.org")
     assert store.customer_booking_ids("ann", event) == [held.booking_id]
     assert store.event_booking_ids(event) == [held.booking_id]
-    assert store.bucket_booking_ids(event, bucket_of(held.hold_expires_at)) == [held.booking_id]
+    assert held.booking_id in store.bucket_booking_ids(bucket_of(held.hold_expires_at))
     assert hold_counter(backend, "ann", event) == 1
 
 

@@ -103,8 +103,9 @@ def test_the_due_index_holds_a_booking_while_a_timer_or_a_check_is_pending(backe
     assert ids("b2") not in store.due_bookings("2030-01-01T12:00:09.000Z", limit=1000)   # strictly before
     assert {ids("b1"), ids("b3")} <= set(store.due_in_bucket("2030-01-01T12:00:05.000Z"))
     assert ids("b2") not in store.due_in_bucket("2030-01-01T12:00:05.000Z")
-    assert store.bucket_booking_ids(event, bucket_of(early.hold_expires_at)) == sorted([ids("b1"), ids("b3")])
-    assert store.bucket_booking_ids(event, bucket_of(late.hold_expires_at)) == [ids("b2")]
+    # the bucket is the platform's: other tests' holds may share it, so only ours are looked at
+    assert set(store.bucket_booking_ids(bucket_of(early.hold_expires_at))) & mine == {ids("b1"), ids("b3")}
+    assert set(store.bucket_booking_ids(bucket_of(late.hold_expires_at))) & mine == {ids("b2")}
     store.commit(step(early, BookingStatus.CONFIRMED, Move.SELL))          # nothing left to look at
     checked = step(later, BookingStatus.PAYMENT_PENDING)
     checked = replace(checked, after=replace(checked.after, hold_expires_at="2030-01-01T12:00:04.000Z", payment=Payment(
@@ -112,7 +113,7 @@ def test_the_due_index_holds_a_booking_while_a_timer_or_a_check_is_pending(backe
     store.commit(checked)                                                   # the payment's check comes first
     due = [booking_id for booking_id in store.due_bookings("2030-01-01T12:00:10.000Z", limit=1000) if booking_id in mine]
     assert due == [ids("b3"), ids("b2")]
-    assert store.bucket_booking_ids(event, bucket_of(early.hold_expires_at)) == sorted([ids("b1"), ids("b3")])
+    assert set(store.bucket_booking_ids(bucket_of(early.hold_expires_at))) & mine == {ids("b1"), ids("b3")}
 
 
 def test_a_deadline_on_a_bucket_boundary_is_due_in_both_buckets_it_touches(backend, ids):
@@ -123,8 +124,8 @@ def test_a_deadline_on_a_bucket_boundary_is_due_in_both_buckets_it_touches(backe
     assert ids("b") in store.due_in_bucket("2031-03-01T09:00:05.000Z")
     assert ids("b") in store.due_in_bucket("2031-03-01T09:00:10.000Z")        # BETWEEN includes its start
     assert ids("b") not in store.due_in_bucket("2031-03-01T09:00:15.000Z")
-    assert store.bucket_booking_ids(event, "2031-03-01T09:00:05.000Z") == [ids("b")]   # its own end
-    assert store.bucket_booking_ids(event, "2031-03-01T09:00:10.000Z") == []
+    assert ids("b") in store.bucket_booking_ids("2031-03-01T09:00:05.000Z")        # its own end
+    assert ids("b") not in store.bucket_booking_ids("2031-03-01T09:00:10.000Z")
 
 
 def test_due_bookings_stops_at_its_limit_oldest_first(backend, ids):

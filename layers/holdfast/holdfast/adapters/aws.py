@@ -12,7 +12,7 @@ import boto3
 from botocore.exceptions import ClientError
 
 from ..clock import Clock, iso, parse_iso, system_clock
-from .expiry_buckets import bucket_of, bucket_stamp, execution_name
+from .expiry_buckets import bucket_of, bucket_stamp, execution_name, reminder_lead, shifted
 from ..observability import logger
 from ..ports import Message
 
@@ -29,12 +29,14 @@ def start_once(client: Any, state_machine_arn: str, name: str, payload: dict[str
 
 
 class HoldExpiryScheduler:
-    """Starts the one execution of a hold's expiry bucket (adapters/expiry_buckets.py): one per
-    offering and bucket, whatever the number of holds in it. Its name is deterministic, so a
-    second start anywhere is refused as ``ExecutionAlreadyExists`` (success: it runs), and each
-    container remembers the buckets it started, so a busy container calls Step Functions about
-    once per bucket. The execution reminds the unpaid holds of the bucket ``reminder_seconds``
-    before the bucket's end (when that moment is still ahead), then expires them."""
+    """Starts the ticks a hold needs (adapters/expiry_buckets.py): the one of its bucket, which
+    expires it, and, while that moment is still ahead, the one ``reminder_lead`` earlier, which
+    reminds it. A tick is the platform's, shared by every offering's holds (and by the first
+    reconciliation checks due in its bucket, ReconciliationBuckets), so a quiet sale's booking
+    shares its executions with the rest of the platform's. The name is the bucket's and the input
+    follows from it, so a second start anywhere is answered with the running execution or
+    ``ExecutionAlreadyExists`` (success either way: it runs), and each container remembers the
+    ticks it started, so a busy container calls Step Functions about twice per bucket."""
 
     REMEMBERED = 10_000
 
@@ -42,26 +44,32 @@ class HoldExpiryScheduler:
                  clock: Clock = system_clock) -> None:
         self.arn = state_machine_arn
         self.client = client or boto3.client("stepfunctions")
-        self.reminder_seconds = reminder_seconds
+        self.lead = reminder_lead(reminder_seconds)
         self.clock = clock
-        self.started: set[tuple[str, str]] = set()
+        self.started: set[str] = set()
 
-    def schedule(self, event_id: str, hold_expires_at: str) -> bool:
-        """True when Step Functions was asked (the execution started, or was found running or
-        ended: either way it is there); False when this container had already asked."""
-        bucket = bucket_of(hold_expires_at)
-        if (event_id, bucket) in self.started:
+    def tick_input(self, tick: str) -> dict[str, str]:
+        """What the tick of ``tick`` does: expire that bucket, then remind the one ``lead`` later."""
+        return {"bucket": tick, "remind_bucket": shifted(tick, self.lead) if self.lead else ""}
+
+    def start_tick(self, tick: str) -> bool:
+        """Start the tick of one bucket, once per container; True when Step Functions was asked."""
+        if tick in self.started:
             return False
-        payload = {"event_id": event_id, "bucket": bucket}
-        if self.reminder_seconds > 0:
-            remind_at = parse_iso(bucket) - timedelta(seconds=self.reminder_seconds)
-            if remind_at > self.clock():  # a hold shorter than the reminder window gets no reminder
-                payload["remind_at"] = iso(remind_at)
-        start_once(self.client, self.arn, execution_name(event_id, bucket), payload)
+        start_once(self.client, self.arn, execution_name(tick), self.tick_input(tick))
         if len(self.started) >= self.REMEMBERED:
             self.started.clear()
-        self.started.add((event_id, bucket))
+        self.started.add(tick)
         return True
+
+    def schedule(self, event_id: str, hold_expires_at: str) -> bool:
+        """True when Step Functions was asked (the ticks started, or were found running or ended:
+        either way they are there); False when this container had already asked for both."""
+        bucket = bucket_of(hold_expires_at)
+        ticks = [bucket]
+        if self.lead and parse_iso(shifted(bucket, -self.lead)) > self.clock():
+            ticks.append(shifted(bucket, -self.lead))   # a hold shorter than the window gets no reminder
+        return any([self.start_tick(tick) for tick in ticks])
 
 
 class ReconciliationStarter:
@@ -78,17 +86,21 @@ class ReconciliationStarter:
 
 
 class ReconciliationBuckets:
-    """The first check of every new payment, batched: one execution per ``BUCKET_SECONDS`` bucket
-    of first-check times (``rec-<bucket>``) checks every payment due in it (the ``DUE#`` index),
-    and only a payment still unsettled then gets an execution of its own for the later checks.
-    Any other watch (a refund, a sweeper restart) starts its own execution as before. Each
-    container asks Step Functions once per bucket."""
+    """The first check of every new payment, batched: it rides on the platform's expiry tick of
+    the bucket its first-check time falls in (``ticks``; the tick checks every payment due in its
+    bucket through the ``DUE#`` index), and only a payment still unsettled then gets an execution
+    of its own for the later checks. Without ``ticks`` (a function not given the hold expiry state
+    machine), one reconciliation execution per bucket (``rec-<bucket>``) does the same. Any other
+    watch (a refund, a sweeper restart) starts its own execution as before. Each container asks
+    Step Functions once per bucket."""
 
     REMEMBERED = 10_000
 
-    def __init__(self, starter: ReconciliationStarter, clock: Clock = system_clock) -> None:
+    def __init__(self, starter: ReconciliationStarter, clock: Clock = system_clock,
+                 ticks: HoldExpiryScheduler | None = None) -> None:
         self.starter = starter
         self.clock = clock
+        self.ticks = ticks
         self.started: set[str] = set()
 
     def start(self, booking_id: str, tag: str, wait_seconds: int = 0) -> bool:
@@ -96,6 +108,8 @@ class ReconciliationBuckets:
             return self.starter.start(booking_id, tag, wait_seconds)
         now = self.clock()
         bucket = bucket_of(iso(now + timedelta(seconds=int(wait_seconds))))
+        if self.ticks is not None:
+            return self.ticks.start_tick(bucket)
         if bucket in self.started:
             return False
         wait = max(0, math.ceil((parse_iso(bucket) - now).total_seconds()))

@@ -17,11 +17,12 @@ could not be reached at all goes to MANUAL_REVIEW.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any, Callable
 
-from ..clock import iso, parse_iso
+from ..clock import EARLY_WAKE_SECONDS, iso, parse_iso
 from ..domain.booking import Booking
 from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
@@ -75,13 +76,18 @@ class ReconciliationService:
             return self._answer(booking_id, "settled", 0, self.store.get_booking(booking_id))
         return self._schedule_next(booking)
 
-    def check_bucket(self, bucket: str, follow_up: Callable[[str, str, int], Any] | None) -> dict[str, Any]:
+    def check_bucket(self, bucket: str, follow_up: Callable[[str, str, int], Any] | None,
+                     wait_up_to: float = EARLY_WAKE_SECONDS) -> dict[str, Any]:
         """The first check of every payment due in a bucket (adapters/aws.py ReconciliationBuckets):
         each one checked as ``check`` does; one still unsettled gets its own execution for the later
         checks (``follow_up``). Holds in the bucket are the expiry's, not looked at here. A booking
         that fails is left to the sweeper, whose due index still holds it."""
         end = parse_iso(bucket)
         now = self.clock()
+        if timedelta(0) < end - now <= timedelta(seconds=wait_up_to):
+            # woken a moment early (the expiry tick has no state to wait again): wait it out here
+            time.sleep((end - now).total_seconds() + 0.01)
+            now = self.clock()
         if now < end:   # the wait woke early: wait the rest
             return {"booking_id": "", "bucket": bucket, "outcome": "pending", "status": "",
                     "wait_seconds": max(1, math.ceil((end - now).total_seconds()))}

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..clock import iso, parse_iso
+from ..clock import EARLY_WAKE_SECONDS, iso, parse_iso
 from ..domain.booking import Booking
 from ..domain.errors import Busy, Conflict
 from ..domain.lifecycle import given_up_into_kind_state
@@ -107,14 +107,21 @@ class Releases:
             exhausted=TransientStoreError("booking kept changing while expiring it"))
 
 
-    def expire_bucket(self, event_id: str, bucket: str, workers: int = BUCKET_WORKERS) -> dict[str, Any]:
-        """Timer of an expiry bucket (adapters/expiry_buckets.py): every unpaid hold of the bucket
-        is expired, each on its own (``expire`` above, so a paid or cancelled one is left alone).
-        ``not_yet`` while the bucket's end is ahead of this clock (the state machine waits again);
-        a hold whose capture is in flight is left to the sweeper."""
-        if self.clock() < parse_iso(bucket):
-            return {"event_id": event_id, "bucket": bucket, "outcome": "not_yet"}
-        booking_ids = self.store.bucket_booking_ids(event_id, bucket)
+    def expire_bucket(self, bucket: str, event_id: str | None = None, workers: int = BUCKET_WORKERS,
+                      wait_up_to: float = EARLY_WAKE_SECONDS) -> dict[str, Any]:
+        """Timer of an expiry bucket (adapters/expiry_buckets.py): every unpaid hold of the bucket,
+        whatever its offering (only ``event_id``'s, for an execution started before the buckets were
+        shared), is expired, each on its own (``expire`` above, so a paid or cancelled one is left
+        alone). A bucket's end at most ``wait_up_to`` seconds ahead of this clock is waited out
+        here; ``not_yet`` while it is further ahead; a hold whose capture is in flight is left to
+        the sweeper."""
+        ahead = (parse_iso(bucket) - self.clock()).total_seconds()
+        if 0 < ahead <= wait_up_to:
+            time.sleep(ahead + 0.01)
+            ahead = (parse_iso(bucket) - self.clock()).total_seconds()
+        if ahead > 0:
+            return {"event_id": event_id or "", "bucket": bucket, "outcome": "not_yet", "wait_seconds": ahead}
+        booking_ids = self.store.bucket_booking_ids(bucket, event_id)
         outcomes: dict[str, int] = {}
         failed = 0
         if len(booking_ids) <= workers:   # a quiet bucket needs no threads
@@ -129,7 +136,7 @@ class Releases:
                 outcomes[result] = outcomes.get(result, 0) + 1
         if failed:   # retried by the state machine; what was expired stays expired, a repeat is a no-op
             raise TransientStoreError(f"{failed} of {len(booking_ids)} holds of {bucket} could not be expired")
-        return {"event_id": event_id, "bucket": bucket, "outcome": "done", "holds": len(booking_ids),
+        return {"event_id": event_id or "", "bucket": bucket, "outcome": "done", "holds": len(booking_ids),
                 "expired": outcomes.get("expired", 0)}
 
     def _expire_isolated(self, booking_id: str) -> str | None:
