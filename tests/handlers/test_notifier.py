@@ -129,7 +129,7 @@ def test_a_batch_of_held_messages_reads_once_and_each_is_delivered_once(handler_
 
 
 def test_a_buckets_reminders_read_per_chunk_and_go_once_to_each_unpaid_hold(handler_env, monkeypatch):
-    """Issue 35: the expiry bucket's reminder step reads its holds, their offering and their
+    """Issue 35: the tick's reminder step (a bucket shared by every offering) reads its holds, their offering and their
     records a chunk at a time (two BatchGetItem), not four GetItem per hold; a hold no longer
     held gets none, and the step run again reminds nobody twice."""
     import threading
@@ -161,11 +161,11 @@ def test_a_buckets_reminders_read_per_chunk_and_go_once_to_each_unpaid_hold(hand
         return original(client, operation, params)
 
     monkeypatch.setattr(BaseClient, "_make_api_call", counting)
-    reminded = sum(call("notifier", {"remind_bucket": {"event_id": created["event_id"], "bucket": bucket}})[1]["reminded"]
+    reminded = sum(call("notifier", {"remind_bucket": {"bucket": bucket}})[1]["reminded"]
                    for bucket in sorted(buckets))
     assert reminded == 2
     assert calls["GetItem"] == 0 and calls["BatchGetItem"] <= 2 * len(buckets) and calls["PutItem"] == 2, calls
     assert [n["type"] for n in wiring.store().list_notifications("rb-0")] == ["booking.hold_expiring"]
     assert wiring.store().list_notifications("rb-2") == []
-    assert sum(call("notifier", {"remind_bucket": {"event_id": created["event_id"], "bucket": bucket}})[1]["reminded"]
+    assert sum(call("notifier", {"remind_bucket": {"bucket": bucket}})[1]["reminded"]
                for bucket in sorted(buckets)) == 0
