@@ -6,12 +6,16 @@ of a word it removed. On moto's DynamoDB, the table's own key schema."""
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
 
 from holdfast import cli
 from holdfast.adapters.codec import _attrs
+from holdfast.adapters.offerings_store import OfferingStore
+from holdfast.adapters.table_scan import ScanProgress
 from holdfast.domain import search
+from holdfast.ports import StaleBooking
 from holdfast.products.appointments import services as appointment_services
 from holdfast.products.appointments.schemas import ResourceIn, ServiceIn
 from holdfast.products.appointments.services import AppointmentService
@@ -143,7 +147,7 @@ def test_a_stopped_run_resumes_from_the_key_it_printed(catalog, listing, store, 
                      "--max-pages", "2"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split(":")[0] for line in lines[:2]] == ["page 1", "page 2"]
-    key = lines[1].split("resume with --start ", 1)[1].strip("'")
+    key = shlex.split(lines[1])[-1]
     assert json.loads(key)
     assert cli.main(["reindex-search", "--table", TABLE, "--endpoint", "", "--page-size", "5",
                      "--start", key]) == 0
@@ -153,6 +157,13 @@ def test_a_stopped_run_resumes_from_the_key_it_printed(catalog, listing, store, 
     assert cli.main(["reindex-search", "--table", TABLE, "--endpoint", ""]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == (
         "0 offerings reindexed, 4 already current, 0 old word items deleted, 4 published offerings seen")
+
+
+def test_the_printed_key_survives_the_shell_whatever_it_holds():
+    # the page can end on any item: a listing partition of a city named with an apostrophe, say
+    key = {"pk": "LIST#CITY#l'aquila", "sk": "2030-03-01T19:00:00Z#e-1"}
+    line = ScanProgress(pages=1, next_start=key).resume()
+    assert json.loads(shlex.split(line)[-1]) == key
 
 
 def test_an_edit_racing_the_reindex_leaves_no_item_of_a_word_it_removed(catalog, listing, store):
@@ -173,3 +184,14 @@ def test_an_edit_racing_the_reindex_leaves_no_item_of_a_word_it_removed(catalog,
     assert old_word_items(store) == []
     # read again after the edit won: its items were the edit's own
     assert (done.written, done.current) == (0, 1)
+
+
+def test_an_offering_edited_under_every_attempt_stops_the_run_with_its_key(catalog, store, monkeypatch, capsys):
+    event_id = old_event(catalog, store, name="Busy gala")
+
+    def always_stale(self, event_id, *args, **kwargs):
+        raise StaleBooking(event_id)
+
+    monkeypatch.setattr(OfferingStore, "update_event_listing", always_stale)
+    assert cli.main(["reindex-search", "--table", TABLE, "--endpoint", ""]) == 1
+    assert f"EVENT#{event_id} changed during every attempt" in capsys.readouterr().err
