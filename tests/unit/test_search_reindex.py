@@ -126,6 +126,8 @@ def test_offerings_published_before_the_search_index_are_found_after_the_reindex
     assert [item["lot_id"] for item in parking.list_lots("Tula", 10, None)["lots"]] == [lot["lot_id"]]
     # the listing items were rewritten too: nothing of the old index is left
     assert all("tokens" not in item for item in store.client.scan(TableName=TABLE)["Items"])
+    again = reindex(store.client, TABLE)
+    assert (again.offerings, again.written, again.current, again.deleted) == (3, 0, 3, 0)
 
 
 def test_a_second_run_writes_nothing(catalog, listing, store):
