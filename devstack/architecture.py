@@ -43,7 +43,8 @@ class Box:
 BOXES = (
     Box("functions", 0, "functions/<name>/app.py:\none thin handler per Lambda", ("functions",)),
     Box("tools", 0, "the operators' tools on the table", (
-        "holdfast.cli", "holdfast.event_index_backfill", "holdfast.organizer_adoption", "holdfast.metrics_report")),
+        "holdfast.cli", "holdfast.event_index_backfill", "holdfast.organizer_adoption", "holdfast.metrics_report",
+        "holdfast.search_reindex")),
     # The products: each package holds its kinds, schemas, services, storage and wiring, uses the
     # core below and never another product; the core finds them through the registry only.
     Box("events", 1, "product: event places\n(general admission, seat maps)", ("holdfast.products.events",)),

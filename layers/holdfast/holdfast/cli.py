@@ -14,6 +14,10 @@
                                                          write the event-booking index entries that
                                                          bookings older than it lack (idempotent,
                                                          paged, resumable; --table, --endpoint)
+  python -m holdfast.cli reindex-search [--page-size N] [--start KEY]
+                                                         write the search items of offerings published
+                                                         before them, delete the old word items
+                                                         (idempotent, paged, resumable; --table, --endpoint)
 
 The API base URL comes from --api or HOLDFAST_API_URL, the organizer key from --key or
 HOLDFAST_ORGANIZER_KEY, the AWS endpoint from --endpoint or AWS_ENDPOINT_URL (none: AWS itself,
@@ -124,6 +128,21 @@ def _backfill(aws_client: AwsClient, table: str, endpoint: str, page_size: int, 
     return 0
 
 
+def _reindex(aws_client: AwsClient, table: str, endpoint: str, page_size: int, start: str | None,
+             max_pages: int | None) -> int:
+    from .search_reindex import Contended, reindex
+
+    try:
+        done = reindex(aws_client("dynamodb", endpoint), table, page_size, json.loads(start) if start else None,
+                       report=lambda progress: print(progress.line(), flush=True), max_pages=max_pages)
+    except Contended as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"{done.written} offerings reindexed, {done.current} already current, "
+          f"{done.deleted} old word items deleted, {done.offerings} published offerings seen")
+    return 0
+
+
 def _adopt(aws_client: AwsClient, table: str, endpoint: str, organizer_id: str, page_size: int,
            start: str | None, max_pages: int | None) -> int:
     from .organizer_adoption import adopt
@@ -179,6 +198,13 @@ def main(argv: list[str] | None = None, *, defaults: Mapping[str, str] | None = 
     backfill.add_argument("--page-size", type=int, default=100, help="items read per Scan call")
     backfill.add_argument("--start", help="resume from this key (printed after every page)")
     backfill.add_argument("--max-pages", type=int, help="stop after this many pages (resume with --start)")
+    reindexing = commands.add_parser("reindex-search",
+                                     help="write the search items of offerings published before them")
+    reindexing.add_argument("--table", default=os.environ.get("BOOKINGS_TABLE_NAME", "holdfast-BookingsTable"))
+    reindexing.add_argument("--endpoint", default=endpoint, help="DynamoDB endpoint ('' for AWS itself)")
+    reindexing.add_argument("--page-size", type=int, default=100, help="items read per Scan call")
+    reindexing.add_argument("--start", help="resume from this key (printed after every page)")
+    reindexing.add_argument("--max-pages", type=int, help="stop after this many pages (resume with --start)")
     adoption = commands.add_parser("adopt-unowned",
                                    help="give every object written before organizers existed to one organizer")
     adoption.add_argument("organizer_id")
@@ -192,6 +218,8 @@ def main(argv: list[str] | None = None, *, defaults: Mapping[str, str] | None = 
     if args.command == "adopt-unowned":
         return _adopt(clients, args.table, args.endpoint, args.organizer_id, args.page_size, args.start,
                       args.max_pages)
+    if args.command == "reindex-search":
+        return _reindex(clients, args.table, args.endpoint, args.page_size, args.start, args.max_pages)
     if args.command == "backfill-event-index":
         return _backfill(clients, args.table, args.endpoint, args.page_size, args.start, args.max_pages)
 

@@ -8,6 +8,7 @@ tool's progress is reported with the key to resume from, so a run stopped halfwa
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 
@@ -21,8 +22,10 @@ class ScanProgress:
     next_start: dict[str, Any] | None = field(default=None)
 
     def resume(self) -> str:
-        """How the progress line ends: the key to resume from, or that the scan is done."""
-        return f"; resume with --start '{json.dumps(self.next_start)}'" if self.next_start else "; done"
+        """How the progress line ends: the key to resume from (quoted for a shell: a key may hold a
+        quote, as the listing's ``LIST#CITY#<city>`` of a city named with an apostrophe), or that the
+        scan is done."""
+        return f"; resume with --start {shlex.quote(json.dumps(self.next_start))}" if self.next_start else "; done"
 
 
 P = TypeVar("P", bound=ScanProgress)

@@ -13,8 +13,10 @@ says what it adds to the core:
   which the operators' adoption of objects written before organizers existed looks for;
 - **messages**: what its customers' messages say that the core's do not (services/messages.py
   ``MessageParts``: its message types and their templates, its words, the values its bookings add).
+- **listing**: the index items its publish writes for a published offering (its shelf), so that
+  the operators' search reindex (search_reindex.py) writes the same ones.
 
-Handlers, store parts, credentials, owned items and messages are named ``"module:attribute"`` and imported
+Handlers, store parts, credentials, owned items, messages and listings are named ``"module:attribute"`` and imported
 only when first needed, so discovering the products costs a function's cold start no more than
 importing their kinds. Each product's package registers itself as it is imported; ``discover()``, run when the kinds
 registry is first imported, imports every package under ``holdfast/products/``:
@@ -45,6 +47,9 @@ class Product:
     owned_items: str | None = None
     #: "module:attribute" naming the product's ``services.messages.MessageParts`` (None: it adds nothing)
     messages: str | None = None
+    #: "module:function" building a published offering's index items, the ones its publish writes
+    #: (``(offering) -> items``; None: it is listed as an event is). The search reindex rewrites them with it.
+    listing: str | None = None
 
 
 _PRODUCTS: dict[str, Product] = {}

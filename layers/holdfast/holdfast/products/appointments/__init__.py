@@ -5,4 +5,5 @@ from .kind import Slots
 
 PRODUCT = register_product(Product(name="appointments", kinds=(Slots(),),
                   store_parts=("holdfast.products.appointments.adapters:ResourceStore",),
-                  owned_items="holdfast.products.appointments.adapters:ORGANIZER_OWNED"))
+                  owned_items="holdfast.products.appointments.adapters:ORGANIZER_OWNED",
+                  listing="holdfast.products.appointments.services:listing_items"))

@@ -132,7 +132,7 @@ class AppointmentService:
     def publish_service(self, service_id: str, caller: Caller | None = None) -> dict[str, Any]:
         """List the service in GET /services (its own shelf: never among the events). Publishing
         a published service changes nothing."""
-        event = publish_offering(self.store, self.clock, lambda: self.service(service_id, caller), _shelf_items)
+        event = publish_offering(self.store, self.clock, lambda: self.service(service_id, caller), listing_items)
         return describe_service(event) | {"published": True}
 
     def list_services(self, city: str | None, q: str | None, limit: int, cursor: str | None) -> dict[str, Any]:
@@ -162,7 +162,7 @@ class AppointmentService:
 SHELF = "SERVICES"
 
 
-def _shelf_items(event: dict[str, Any]) -> list[dict[str, Any]]:
+def listing_items(event: dict[str, Any]) -> list[dict[str, Any]]:
     settings = Slots.settings(event)
     shown = {"service_id": event["event_id"], "name": event["name"], "city": event.get("city") or "",
              "mode": settings.mode, "duration_minutes": settings.duration_minutes,

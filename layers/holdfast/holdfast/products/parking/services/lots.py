@@ -126,7 +126,7 @@ class ParkingService:
     def publish_lot(self, lot_id: str, caller: Caller | None = None) -> dict[str, Any]:
         """List the lot in GET /lots (its own shelf: never among the events). Publishing a
         published lot changes nothing."""
-        event = publish_offering(self.store, self.clock, lambda: self.lot(lot_id, caller), _shelf_items)
+        event = publish_offering(self.store, self.clock, lambda: self.lot(lot_id, caller), listing_items)
         return self.describe_lot(event) | {"published": True}
 
     def list_lots(self, city: str | None, limit: int, cursor: str | None) -> dict[str, Any]:
@@ -258,7 +258,7 @@ def _fingerprint(value: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
 
 
-def _shelf_items(event: dict[str, Any]) -> list[dict[str, Any]]:
+def listing_items(event: dict[str, Any]) -> list[dict[str, Any]]:
     settings = Parking.settings(event)
     spaces = Counter(space.type for space in settings.spaces)
     shown = {"lot_id": event["event_id"], "name": event["name"], "city": event.get("city") or "",
