@@ -184,6 +184,7 @@ SCENARIO: list[tuple[str, Any]] = [
     ("create_booking.json", (201, None)),
     ("get_booking.json", (200, None)),
     ("get_booking_pass.json", (404, "no_pass")),       # an event booking carries no entry pass
+    ("get_booking_ticket.json", (404, "no_pass")),     # tickets come with CONFIRMED; the booking is HELD
     ("get_customer_texts.json", (200, None)),
     ("create_resource.json", (201, None)),            # its zone resolves from the layer's tzdata
     ("create_service.json", (201, None)),

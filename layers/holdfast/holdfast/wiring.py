@@ -181,6 +181,12 @@ def booking_pass(booking) -> str | None:  # noqa: ANN001
     return kind.pass_token(booking, credentials)
 
 
+def booking_passes(booking) -> dict[str, str]:  # noqa: ANN001
+    """The booking's passes for several holders by id, made with its product's credentials."""
+    kind, credentials = _kind_and_credentials(booking)
+    return kind.passes(booking, credentials)
+
+
 def _kind_and_credentials(booking):  # noqa: ANN001, ANN202
     from . import kinds
     from .kinds import products
@@ -195,7 +201,7 @@ def _kind_and_credentials(booking):  # noqa: ANN001, ANN202
 def passes():
     from .services.passes import PassService
 
-    return PassService(store(), booking_pass)
+    return PassService(store(), booking_pass, booking_passes)
 
 
 @cached

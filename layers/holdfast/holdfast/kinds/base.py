@@ -147,6 +147,11 @@ class Kind:
         booking admits its holder (None: the kind issues no pass, or not in this state)."""
         return None
 
+    def passes(self, booking: Booking, credentials: Any) -> dict[str, str]:
+        """The signed passes of a booking that admits several holders, one each, by their ids
+        (none by default, nor while the booking admits nobody)."""
+        return {}
+
     def price(self, event: Offering, places: Places) -> Money:
         """What the places actually allocated cost."""
         return Money.parse(event.price, event.currency).times(places.quantity)

@@ -33,7 +33,8 @@ from holdfast.ports import Change, Clock, PaymentProvider, StaleBooking
 from holdfast.services import transitions
 from .. import rules
 from ..kind import CHECKED_IN, COMPLETED, Parking, allocate
-from ..tokens import TokenInvalid, in_window, verify
+from holdfast.domain.signatures import TokenInvalid
+from ..tokens import in_window, verify
 from . import exit_payments, gate_cases
 from .exit_payments import ExitPayments
 from .lots import ParkingService
