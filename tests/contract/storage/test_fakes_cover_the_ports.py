@@ -20,7 +20,7 @@ from tests.support.fake_table import FAKE_PARTS, FakeTableStore
 LISTING = set(ports.Catalog.__protocol_attrs__) - {"put_event", "get_event"}
 
 FAKES = {
-    parking_ports.GateSyncLedger: fakes.FakeGateSyncLedger, ports.RateLimits: fakes.FakeRateLimits,
+    ports.SequenceLedger: fakes.FakeGateSyncLedger, ports.RateLimits: fakes.FakeRateLimits,
     ports.SurgeQueue: fakes.FakeSurgeQueue, ports.NotificationLog: fakes.FakeNotificationLog,
     appointment_ports.Resources: fakes.FakeResources, ports.Waitlist: fakes.FakeWaitlist,
     # The booking store's ports whole (HoldStore composes most of them; PaymentStore no longer

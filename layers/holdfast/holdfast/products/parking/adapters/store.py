@@ -29,12 +29,15 @@ from botocore.exceptions import ClientError
 
 from holdfast.domain.inventory import Granule, Move
 from holdfast.ports import Labelled
+from holdfast.adapters.checkin_cases_store import case_get, case_put, case_resolve, open_cases
 from holdfast.adapters.codec import Table, _attrs, _code, _plain, put_new
 from holdfast.adapters.granule_claims import granule_claim, group_day_partition
 from holdfast.adapters.sale_gate import gate_check
 
 OUTBOX_RETENTION_SECONDS = 7 * 86_400
 _KEYS = ("pk", "sk", "gsi1pk", "gsi1sk")
+#: The prefix of gate cases' keys and of their open list's gsi1 key.
+CASES = "GATECASE"
 #: The items that carry an ``organizer_id`` (kinds/products.py, ``owned_items``): gates and subscriptions.
 ORGANIZER_OWNED = (("LOT#", "GATE#"), ("LOT#", "SUB#"))
 
@@ -162,37 +165,17 @@ class ParkingStore(Table):
 
     def gate_case_put(self, case: dict[str, Any]) -> Labelled:
         """A case for an operator (a pass an offline gate let through that the backend cannot place,
-        money that came in beyond what a ticket owed), under one key of gsi1 while open (as bookings
-        in review are). Put once: its id is derived from what opened it."""
-        return ("case", put_new(self.table, {"pk": f"GATECASE#{case['case_id']}", "sk": "META", **case,
-                                             "gsi1pk": "GATECASE", "gsi1sk": f"{case['opened_at']}#{case['case_id']}"}))
+        money that came in beyond what a ticket owed): the core's check-in case under ``GATECASE``."""
+        return case_put(self, CASES, case)
 
     def get_gate_case(self, case_id: str) -> dict[str, Any] | None:
-        case = self._get(f"GATECASE#{case_id}", "META")
-        return {k: v for k, v in case.items() if k not in _KEYS} if case else None
+        return case_get(self, CASES, case_id)
 
     def gate_case_resolve(self, case_id: str, resolution: dict[str, Any], entry: dict[str, Any]) -> bool:
-        """Close an OPEN case with ``resolution`` and a journal entry; it leaves the open list. False
-        when it is no longer open (nothing written)."""
-        try:
-            self.client.update_item(
-                TableName=self.table, Key=_attrs({"pk": f"GATECASE#{case_id}", "sk": "META"}),
-                UpdateExpression="SET #status = :resolved, resolution = :resolution, "
-                                 "journal = list_append(if_not_exists(journal, :empty), :entry) REMOVE gsi1pk, gsi1sk",
-                ConditionExpression="#status = :open", ExpressionAttributeNames={"#status": "status"},
-                ExpressionAttributeValues=_attrs({":resolved": "RESOLVED", ":open": "OPEN", ":resolution": resolution,
-                                                  ":entry": [entry], ":empty": []}))
-        except self.client.exceptions.ConditionalCheckFailedException:
-            return False
-        return True
+        return case_resolve(self, CASES, case_id, resolution, entry)
 
     def list_gate_cases(self) -> list[dict[str, Any]]:
-        keys = sorted(self._query_index("GATECASE", "gsi1", "gsi1pk"), key=lambda item: item["gsi1sk"])
-        # the index keeps keys only: the cases themselves in batches, not one read each
-        found = self._batch_get([{"pk": key["pk"], "sk": "META"} for key in keys])
-        cases = [found.get((key["pk"], "META")) for key in keys]
-        return [{k: v for k, v in case.items() if k not in _KEYS} for case in cases
-                if case and case.get("status") == "OPEN"]
+        return open_cases(self, CASES)
 
     def ticket_open(self, ticket: dict[str, Any]) -> list[Labelled]:
         """The ticket and its plate's open marker, both new (a plate already inside fails ``open``)."""

@@ -30,7 +30,7 @@ from holdfast.domain.inventory import Move
 from holdfast.domain.money import Money
 from holdfast.observability import count, logger
 from holdfast.ports import Change, Clock, PaymentProvider, StaleBooking
-from holdfast.services import transitions
+from holdfast.services import checkin_cases, transitions
 from .. import rules
 from ..kind import CHECKED_IN, COMPLETED, Parking, allocate
 from holdfast.domain.signatures import TokenInvalid
@@ -282,7 +282,7 @@ class GatePasses:
             case = self._case(call, "exit", "payment_required", ticket_id=ticket["ticket_id"],
                               plate=ticket["plate"], booking_id=ticket.get("booking_id"),
                               amount_due=answer["amount_due"])
-            answer["conflict"] = gate_cases.conflict_of(case)
+            answer["conflict"] = checkin_cases.conflict_of(case)
             extra.append(self.store.gate_case_put(case))
         else:
             answer = _granted(None)
@@ -348,7 +348,7 @@ class GatePasses:
                         self.store.commit(Change(items=(self.store.gate_case_put(case),)))
                     except StaleBooking:
                         pass   # a sync running beside this one wrote it first
-                return {**answer, "conflict": gate_cases.conflict_of(case)}
+                return {**answer, "conflict": checkin_cases.conflict_of(case)}
             answer = _refused(direction, "gate_kept_shut")
             self.store.commit(Change(items=(self._pass_put(call, answer, direction),)))
             return answer
@@ -430,7 +430,7 @@ class GatePasses:
     def _record_case(self, call: Pass, direction: str, answer: dict[str, Any], reason: str,
                      known: dict[str, Any]) -> dict[str, Any]:
         case = self._case(call, direction, reason, **known)
-        answer["conflict"] = gate_cases.conflict_of(case)
+        answer["conflict"] = checkin_cases.conflict_of(case)
         items = [self._pass_put(call, answer, direction)]
         # the online refusal this pass replaces may have opened the same case (a car at a shut exit)
         if not (call.replaces_online and self.store.get_gate_case(case["case_id"]) is not None):
