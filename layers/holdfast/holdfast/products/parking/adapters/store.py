@@ -21,7 +21,6 @@ the places' move are always one transaction (written with the booking's change w
 """
 from __future__ import annotations
 
-import json
 import time
 from typing import Any, Iterable
 
@@ -29,6 +28,7 @@ from botocore.exceptions import ClientError
 
 from holdfast.domain.inventory import Granule, Move
 from holdfast.ports import Labelled
+from holdfast.adapters.checkin_passes import pass_item, read_pass
 from holdfast.adapters.checkin_cases_store import case_get, case_put, case_resolve, open_cases
 from holdfast.adapters.codec import Table, _attrs, _code, _plain, put_new
 from holdfast.adapters.granule_claims import granule_claim, group_day_partition
@@ -140,13 +140,8 @@ class ParkingStore(Table):
         return self._query_prefix(f"LOT#{lot_id}", "OPEN#")
 
     def get_pass(self, lot_id: str, gate_id: str, event_id: str, direction: str) -> dict[str, Any] | None:
-        """``{"answer", "mode", "body"}`` of a recorded pass (mode and body are missing on records
-        written before they were kept), or None."""
-        item = self._get(_pass_pk(lot_id, gate_id, event_id), direction)
-        if item is None:
-            return None
-        return {"answer": json.loads(item["answer"]), "mode": item.get("mode"),
-                "body": json.loads(item["body"]) if item.get("body") else None}
+        """``{"answer", "mode", "body"}`` of a recorded pass, or None."""
+        return read_pass(self, _pass_pk(lot_id, gate_id, event_id), direction)
 
     def pass_put(self, lot_id: str, gate_id: str, event_id: str, answer: dict[str, Any], at: str,
                  direction: str | None = None, *, offline: bool = False, body: dict[str, str] | None = None,
@@ -154,9 +149,8 @@ class ParkingStore(Table):
         """The pass record, new; or, with ``replacing_online``, in place of the answer given online
         (conditioned on that one still being there: one sync replaces it, a second reads the new one)."""
         direction = direction or ("entry" if "gate_open" in answer else "exit")
-        item = {"pk": _pass_pk(lot_id, gate_id, event_id), "sk": direction, "gate_id": gate_id, "at": at,
-                "mode": "offline" if offline else "online", "answer": json.dumps(answer, sort_keys=True),
-                **({"body": json.dumps(body, sort_keys=True)} if body is not None else {})}
+        item = pass_item(_pass_pk(lot_id, gate_id, event_id), direction, "gate_id", gate_id, answer, at,
+                         offline=offline, body=body)
         if not replacing_online:
             return ("pass", put_new(self.table, item))
         return ("pass", {"Put": {"TableName": self.table, "Item": _attrs(item), "ConditionExpression": "#mode = :online",
