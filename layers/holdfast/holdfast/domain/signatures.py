@@ -57,6 +57,18 @@ def new_device_key(prefix: str) -> tuple[str, str]:
     return key, device_key_hash(key)
 
 
+def new_device(id_field: str, name: str, key_prefix: str, created_at: str,
+               offering: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """A new device of an offering (its id under ``id_field``, a new uuid) and its key, shown once:
+    the record keeps the key's hash and the offering's organizer."""
+    import uuid
+
+    key, key_hash = new_device_key(key_prefix)
+    device = {id_field: str(uuid.uuid4()), "name": name, "key_sha256": key_hash, "created_at": created_at,
+              **({"organizer_id": offering["organizer_id"]} if offering.get("organizer_id") else {})}
+    return device, key
+
+
 def device_key_matches(stored_hash: str | None, key: str | None) -> bool:
     return bool(stored_hash) and secrets.compare_digest(str(stored_hash), device_key_hash(key or ""))
 

@@ -147,6 +147,11 @@ class Kind:
         booking admits its holder (None: the kind issues no pass, or not in this state)."""
         return None
 
+    def admitted(self, booking: Booking) -> int:
+        """How many of the booking's holders were let in already (an event's tickets checked in at
+        its doors): its customer can no longer give the booking up. None by default."""
+        return 0
+
     def passes(self, booking: Booking, credentials: Any) -> dict[str, str]:
         """The signed passes of a booking that admits several holders, one each, by their ids
         (none by default, nor while the booking admits nobody)."""

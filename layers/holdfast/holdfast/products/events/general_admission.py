@@ -15,11 +15,11 @@ from holdfast.domain.errors import InvalidRequest, SoldOut
 from holdfast.domain.inventory import InventoryKind, Places, plan_counted, pool_sizes
 from holdfast.domain.offering import Offering
 from holdfast.ports import InventoryReads
-from holdfast.kinds.base import Inventory, Kind, checked_quantity
-from . import tickets
+from holdfast.kinds.base import Inventory, checked_quantity
+from .tickets import Ticketed
 
 
-class GeneralAdmission(Kind):
+class GeneralAdmission(Ticketed):
     name = InventoryKind.COUNTED.value
     label = "general_admission"
 
@@ -48,12 +48,6 @@ class GeneralAdmission(Kind):
         """The same quantity from wherever it is available now."""
         plan = plan_counted(store.read_pools(booking.event_id), booking.places.quantity, rng)
         return Places(self.name, booking.places.quantity, pools=plan) if plan else None
-
-    def view_extras(self, booking: Booking, credentials: Any) -> dict[str, Any]:
-        return tickets.view(booking, credentials)
-
-    def passes(self, booking: Booking, credentials: Any) -> dict[str, str]:
-        return tickets.by_id(booking, credentials)
 
     def counts(self, store: InventoryReads, event_id: str, consistent: bool = True) -> dict[str, int]:
         pools = store.read_pools(event_id)

@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from holdfast.domain.booking import Booking
 from holdfast.domain.signatures import ScopedKeys, TokenInvalid, verify
+from holdfast.kinds.base import Kind
 
 PURPOSE = "holdfast-event-key"
 NAMESPACE = uuid.UUID("4b0e1c55-9a7f-4f0d-8c2e-6d31a8e07f12")
@@ -44,6 +45,11 @@ def places(booking: Booking) -> list[tuple[str, str | None]]:
 
 def admits(booking: Booking) -> bool:
     return str(booking.status) in VALID
+
+
+def checked_in(booking: Booking) -> int:
+    """How many of the booking's tickets were checked in at a door (services/doors.py keeps them)."""
+    return len((booking.kind_details or {}).get("checked_in") or ())
 
 
 def view(booking: Booking, credentials: Callable[[], EventKeys] | None) -> dict[str, Any]:
@@ -92,3 +98,17 @@ def _claimed_event(token: str) -> str | None:
     except (ValueError, AttributeError, IndexError):
         return None
     return claimed if isinstance(claimed, str) and len(claimed) <= 100 else None
+
+
+class Ticketed(Kind):
+    """An event's kinds (general admission, a seat map): a confirmed booking shows one ticket per
+    place, each its own pass, and knows how many were checked in."""
+
+    def view_extras(self, booking: Booking, credentials: Any) -> dict[str, Any]:
+        return view(booking, credentials)
+
+    def passes(self, booking: Booking, credentials: Any) -> dict[str, str]:
+        return by_id(booking, credentials)
+
+    def admitted(self, booking: Booking) -> int:
+        return checked_in(booking)

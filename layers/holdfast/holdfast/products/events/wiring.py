@@ -2,16 +2,12 @@
 importing each only when first asked (like holdfast/wiring.py)."""
 from __future__ import annotations
 
-from holdfast.config import ConfigurationError, load_section
-from holdfast.wiring import cached
+from holdfast.config import load_section
+from holdfast.wiring import cached, signing_seed
 
 # imported here, not on first use, so that every function building events' services checks it at
 # its cold start (config.check_sections)
 from .config import EventsConfig
-
-#: The shortest master seed accepted (the template's ParkingKeySecretName: 32+ random characters).
-MASTER_SEED_LENGTH = 32
-
 
 @cached
 def events_config() -> EventsConfig:
@@ -20,20 +16,49 @@ def events_config() -> EventsConfig:
 
 def ticket_keys():
     """Every event's Ed25519 ticket key, derived from the master seed (the five-minute secret cache)."""
-    from holdfast.adapters.aws import read_secret
-
     from .tickets import EventKeys
 
-    name = events_config().key_secret_name
-    if not name:
-        raise ConfigurationError("TICKET_KEY_SECRET_NAME is not set: tickets need the signing master seed")
-    seed = read_secret(name).get("master_seed")
-    if not isinstance(seed, str) or len(seed) < MASTER_SEED_LENGTH:
-        raise ConfigurationError(f"secret {name} lacks master_seed ({MASTER_SEED_LENGTH}+ characters)")
-    return EventKeys(seed.encode())
+    return EventKeys(signing_seed(events_config().key_secret_name, "TICKET_KEY_SECRET_NAME"))
 
 
 def ticket_keys_if_configured():
     """What an event booking's view signs its tickets with (the product's view credentials): the
     key source, or None where this deployment has no seed."""
     return ticket_keys if events_config().key_secret_name else None
+
+
+@cached
+def doors():
+    from holdfast.clock import system_clock
+    from holdfast.wiring import store
+
+    from .services.doors import Doors
+
+    return Doors(store(), system_clock, ticket_keys)
+
+
+def apply_door_scan(event_id: str, door_id: str, event: dict, *, at, offline: bool) -> dict:  # noqa: ANN001
+    """The one entry point for a scan (the scan route and the door sync's applier): the service is
+    looked up per call, so a ``reset()`` between calls is seen."""
+    return doors().scan(event_id, door_id, event, at=at, offline=offline)
+
+
+@cached
+def door_sync():
+    from holdfast.services.checkin_sync import SequencedSync
+    from holdfast.wiring import store
+
+    from .adapters.doors_store import DoorSyncStore
+    from .services.doors import refused_after_pass
+
+    return SequencedSync(DoorSyncStore(store().table, store().client), apply_door_scan, refused_after_pass)
+
+
+@cached
+def checkin_cases():
+    from holdfast.clock import system_clock
+    from holdfast.wiring import store
+
+    from .services.doors import CheckinCases
+
+    return CheckinCases(store(), system_clock)

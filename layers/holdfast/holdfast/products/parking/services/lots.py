@@ -23,7 +23,7 @@ from holdfast.services.bookings import BookingService, HoldResult
 from holdfast.services.listing import publish_offering, shelf_items, shelf_page
 from ..rules import GRANULE, TYPES, ceil_granule, floor_granule, granule_key, normalise_plate
 from ..kind import Parking, space_states
-from holdfast.domain.signatures import device_key_matches, new_device_key
+from holdfast.domain.signatures import device_key_matches, new_device, new_device_key
 from ..tokens import LotKeys
 from ..commands import CreateLot, CreateSubscription
 from ..ports import ParkingStore
@@ -142,13 +142,9 @@ class ParkingService:
 
     # ----------------------------------------------------------------------------- gates
     def create_gate(self, lot_id: str, name: str, caller: Caller | None = None) -> dict[str, Any]:
-        event = self.lot(lot_id, caller)
-        gate_id, (key, key_hash) = str(uuid.uuid4()), new_device_key("gk_")
-        gate = {"gate_id": gate_id, "name": name, "key_sha256": key_hash, "created_at": iso(self.clock())}
-        if event.get("organizer_id"):
-            gate["organizer_id"] = event["organizer_id"]
+        gate, key = new_device("gate_id", name, "gk_", iso(self.clock()), self.lot(lot_id, caller))
         self.store.put_gate(lot_id, gate)
-        return {"gate_id": gate_id, "lot_id": lot_id, "name": name, "gate_key": key,
+        return {"gate_id": gate["gate_id"], "lot_id": lot_id, "name": name, "gate_key": key,
                 **self.keys().public_key(lot_id)}
 
     def gate(self, lot_id: str, gate_id: str, key: str | None, deleted_too: bool = False) -> dict[str, Any]:
