@@ -117,6 +117,7 @@
 
     renderCase();
     showPass();
+    showTickets();
 
     const journal = $("journal");
     journal.replaceChildren(...booking.journal.map((entry) => el("li", {},
@@ -218,6 +219,26 @@
       const svg = await api("GET", `/bookings/${encodeURIComponent(bookingId)}/pass.svg`, { text: true });
       $("pass").src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
     } catch (error) { passShown = null; showError("action-error", error); }
+  }
+
+  // An event booking's tickets (GET /bookings/{id}/tickets/{ticket_id}.svg), one code per place
+  let ticketsShown = "";
+  async function showTickets() {
+    const tickets = booking.tickets || [];
+    $("tickets-card").classList.toggle("hidden", !tickets.length);
+    const shown = tickets.map((t) => t.ticket_id).join();
+    if (shown === ticketsShown) return;
+    ticketsShown = shown;
+    try {
+      const figures = await Promise.all(tickets.map(async (ticket, n) => {
+        const svg = await api("GET", `/bookings/${encodeURIComponent(bookingId)}/tickets/${encodeURIComponent(ticket.ticket_id)}.svg`,
+                              { text: true });
+        const label = ticket.seat_id ? `Seat ${ticket.seat_id}` : `Ticket ${n + 1}`;
+        return el("figure", { class: "ticket" }, el("img", { class: "pass", width: "200", height: "200", alt: `${label}: a QR code for the door`,
+          src: `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}` }), el("figcaption", {}, label));
+      }));
+      $("tickets").replaceChildren(...figures);
+    } catch (error) { ticketsShown = ""; showError("action-error", error); }
   }
 
   async function refresh() {
