@@ -15,11 +15,11 @@ from holdfast.domain.errors import InvalidRequest, SoldOut
 from holdfast.domain.inventory import InventoryKind, Places, plan_counted, pool_sizes
 from holdfast.domain.offering import Offering
 from holdfast.ports import InventoryReads
-from holdfast.kinds.base import Inventory, checked_quantity
-from .tickets import Ticketed
+from holdfast.kinds.base import Inventory, Kind, checked_quantity
+from . import tickets
 
 
-class GeneralAdmission(Ticketed):
+class GeneralAdmission(Kind):
     name = InventoryKind.COUNTED.value
     label = "general_admission"
 
@@ -48,6 +48,9 @@ class GeneralAdmission(Ticketed):
         """The same quantity from wherever it is available now."""
         plan = plan_counted(store.read_pools(booking.event_id), booking.places.quantity, rng)
         return Places(self.name, booking.places.quantity, pools=plan) if plan else None
+
+    # a confirmed booking's tickets, one per place (tickets.py)
+    view_extras, passes, admitted = tickets.view_extras, tickets.passes, tickets.admitted
 
     def counts(self, store: InventoryReads, event_id: str, consistent: bool = True) -> dict[str, int]:
         pools = store.read_pools(event_id)

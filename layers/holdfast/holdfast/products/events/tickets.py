@@ -100,15 +100,16 @@ def _claimed_event(token: str) -> str | None:
     return claimed if isinstance(claimed, str) and len(claimed) <= 100 else None
 
 
-class Ticketed(Kind):
-    """An event's kinds (general admission, a seat map): a confirmed booking shows one ticket per
-    place, each its own pass, and knows how many were checked in."""
 
-    def view_extras(self, booking: Booking, credentials: Any) -> dict[str, Any]:
-        return view(booking, credentials)
+# An event kind's hooks (kinds/base.py), the same for general admission and a seat map: each kind
+# takes them as its methods, so ``kind`` is the kind itself.
+def view_extras(kind: Kind, booking: Booking, credentials: Any) -> dict[str, Any]:
+    return view(booking, credentials)
 
-    def passes(self, booking: Booking, credentials: Any) -> dict[str, str]:
-        return by_id(booking, credentials)
 
-    def admitted(self, booking: Booking) -> int:
-        return checked_in(booking)
+def passes(kind: Kind, booking: Booking, credentials: Any) -> dict[str, str]:
+    return by_id(booking, credentials)
+
+
+def admitted(kind: Kind, booking: Booking) -> int:
+    return checked_in(booking)

@@ -32,8 +32,10 @@ from holdfast.services import checkin_cases, transitions
 from holdfast.services.checkin_cases import CaseDesk, CaseKind
 from holdfast.services.checkin_passes import PassIdReused, names_another, naming
 from .. import tickets
+from ..general_admission import GeneralAdmission
 from ..ports import CheckinCaseStore, DoorStore
-from ..tickets import EventKeys, Ticketed
+from ..seat_map import SeatMap
+from ..tickets import EventKeys
 
 ATTEMPTS = 4
 #: How a scan names its ticket; a repeat of a pass id must name it the same way.
@@ -73,7 +75,7 @@ class Doors:
         """The event (an organizer's own only), if it sells places with tickets."""
         missing = NotFound(f"No event {event_id}.", code="event_not_found")
         event = require_owner(self.store.get_event(event_id), caller, missing)
-        if not isinstance(kinds.of_event(event), Ticketed):
+        if not isinstance(kinds.of_event(event), (GeneralAdmission, SeatMap)):
             raise missing
         return event
 
