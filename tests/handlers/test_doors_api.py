@@ -100,6 +100,13 @@ def test_scans_online_answer_each_reason_once(tickets_env):
     assert request("DELETE", path, headers=ORGANIZER)[0] == 204
     status, denied = scan(event["event_id"], side, "s-2", tickets[1]["token"])
     assert status == 401 and denied["error"]["code"] == "door_unauthorized"
+    # what it admitted offline before it heard is still reported: refused, with a case, not checked in
+    offline = {"seq": 1, "event_id": "s-3", "token": tickets[1]["token"], "at": first["checked_in_at"]}
+    status, synced = request("POST", f"{path}/sync", {"events": [offline]}, {"X-Door-Key": side["door_key"]})
+    assert status == 200 and synced["expected_seq"] == 2
+    assert synced["results"][0]["result"]["reason"] == "door_deleted" and synced["results"][0]["conflict"]["case_id"]
+    assert request("GET", f"{path}/config", headers={"X-Door-Key": side["door_key"]})[0] == 401
+    assert request("GET", f"/events/{event['event_id']}/checkins", headers=ORGANIZER)[1]["checked_in"] == 1
 
 
 def test_the_organizer_cancelling_the_event_journals_the_checked_in(tickets_env):

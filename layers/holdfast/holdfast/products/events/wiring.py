@@ -43,15 +43,27 @@ def apply_door_scan(event_id: str, door_id: str, event: dict, *, at, offline: bo
     return doors().scan(event_id, door_id, event, at=at, offline=offline)
 
 
+def apply_retired_scan(event_id: str, door_id: str, event: dict, *, at, offline: bool) -> dict:  # noqa: ANN001
+    """A revoked door's synced scan: recorded and refused with a case, never checked in."""
+    return doors().scan(event_id, door_id, event, at=at, offline=offline, retired=True)
+
+
+def door_sync(retired: bool = False):
+    """The door's sequenced sync; ``retired``: a revoked door's, whose scans are refused with cases."""
+    return _door_syncs()[retired]
+
+
 @cached
-def door_sync():
+def _door_syncs():
     from holdfast.services.checkin_sync import SequencedSync
     from holdfast.wiring import store
 
     from .adapters.doors_store import DoorSyncStore
     from .services.doors import refused_after_pass
 
-    return SequencedSync(DoorSyncStore(store().table, store().client), apply_door_scan, refused_after_pass)
+    ledger = DoorSyncStore(store().table, store().client)
+    return {False: SequencedSync(ledger, apply_door_scan, refused_after_pass),
+            True: SequencedSync(ledger, apply_retired_scan, refused_after_pass)}
 
 
 @cached

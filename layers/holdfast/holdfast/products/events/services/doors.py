@@ -93,10 +93,12 @@ class Doors:
             raise NotFound(f"No door {door_id}.", code="door_not_found")
         self.store.retire_door(event_id, door_id, iso(self.clock()))
 
-    def door(self, event_id: str, door_id: str, key: str | None) -> dict[str, Any]:
-        """The door, if ``key`` is its key (401 otherwise, alike for an unknown or deleted door)."""
+    def door(self, event_id: str, door_id: str, key: str | None, deleted_too: bool = False) -> dict[str, Any]:
+        """The door, if ``key`` is its key (401 otherwise, alike for an unknown or deleted door;
+        ``deleted_too``: a revoked door's key still names it, for the sync that reports its last scans)."""
         door = self.store.get_door(event_id, door_id) if key else None
-        if door is None or door.get("deleted_at") or not device_key_matches(door.get("key_sha256"), key):
+        if door is None or (door.get("deleted_at") and not deleted_too) \
+                or not device_key_matches(door.get("key_sha256"), key):
             raise DoorUnauthorized("The door key is missing or wrong.")
         return door
 
@@ -121,10 +123,12 @@ class Doors:
                       for tid, _ in tickets.places(booking))
 
     # ------------------------------------------------------------------------------ scans
-    def scan(self, event_id: str, door_id: str, event: dict[str, Any], *, at: datetime, offline: bool
-             ) -> dict[str, Any]:
+    def scan(self, event_id: str, door_id: str, event: dict[str, Any], *, at: datetime, offline: bool,
+             retired: bool = False) -> dict[str, Any]:
         """One scan (``event``: the door's pass id as ``event_id``, the ``token``; a synced one may
-        say ``admitted: false``, a scan the door refused by itself), answered once per pass id."""
+        say ``admitted: false``, a scan the door refused by itself), answered once per pass id.
+        ``retired``: a revoked door's offline scan, applied on no door's authority: whoever it let
+        in is inside, so it is refused (``door_deleted``) with a check-in case, never checked in."""
         call = Scan(event_id, door_id, str(event["event_id"]), at, offline, naming(event, NAMING_FIELDS))
 
         def decide(done: dict[str, Any] | None) -> dict[str, Any]:
@@ -134,6 +138,8 @@ class Doors:
                 return done["answer"]
             if offline and event.get("admitted") is False:
                 return self._record(call, _refused(event.get("reason") or "refused_at_door"))
+            if retired:
+                return self._refuse(call, "door_deleted", None)
             return self._check_in(call, str(event.get("token") or ""))
 
         def exhausted() -> dict[str, Any]:
