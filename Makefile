@@ -165,8 +165,9 @@ invoke: $(STAMP)
 	@test -n "$(FUNCTION)" -a -n "$(EVENT)" || { echo "usage: make invoke FUNCTION=<logical id> EVENT=<events/file.json> [ENDPOINT=url]"; exit 2; }
 	@PYTHONPATH=layers/holdfast $(PY) -m devstack.invoke $(FUNCTION) $(EVENT) $(if $(ENDPOINT),--endpoint $(ENDPOINT))
 
+# `make bench MODE=doors`: scans at one event's door (300/s for 30 s, 5,000 tickets, devstack/bench_doors.py)
 bench: $(STAMP)
-	@$(PY) -m devstack.bench
+	@$(PY) -m devstack.bench $(if $(filter doors,$(MODE)),--mode doors --duration 30)
 
 bench-profile: $(STAMP)
 	@$(PY) -m devstack.bench --profile

@@ -182,6 +182,10 @@ def _stack_process(conn: Any, options: dict[str, Any]) -> None:
                 conn.send(_process_split(stack, cpu0, sandbox) if sampler is not None else None)
             elif message == "dynamodb_cpu":
                 conn.send(_process_split(stack, None, sandbox).get(DYNAMODB_LOCAL))
+            elif isinstance(message, tuple) and message[0] == "sample":   # (sample, function, route)
+                fn = stack.functions.get(message[1])
+                conn.send({"transaction": (fn.pool.transactions.get(message[2]) if fn and fn.pool else None),
+                           "workers": fn.pool.concurrency if fn and fn.pool else 1})
             elif message == "sample":
                 fn = stack.functions.get("BookingsApiFunction")
                 conn.send({"transaction": (fn.pool.transactions.get(HOLD_ROUTE) if fn and fn.pool else None),
@@ -798,6 +802,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", default=str(REPO / "bench-results"), help="directory for the JSON and PNG")
     parser.add_argument("--sample-stack", action="store_true",
                         help="CPU-sample the stack process's threads during the load (devstack/sampler.py)")
+    parser.add_argument("--mode", choices=("holds", "doors"), default="holds",
+                        help="doors: scans at one event's door instead of holds (devstack/bench_doors.py)")
+    parser.add_argument("--tickets", type=int, default=5000, help="with --mode doors: confirmed tickets scanned")
+    parser.add_argument("--double-share", type=float, default=0.2,
+                        help="with --mode doors: share of the tickets scanned a second time (a new pass id)")
     parser.add_argument("--profile", action="store_true", help="per-operation cost instead (devstack/costs.py)")
     parser.add_argument("--samples", type=int, default=10, help="with --profile: samples per operation")
     args = parser.parse_args(argv)
@@ -823,6 +832,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         urls = target.start()
         api, control = urls["api"], urls["control"]
     try:
+        if args.mode == "doors":
+            return _doors(target, urls if target else {}, api, control, args)
         print(f"==> {args.rate:g} attempts/s for {args.duration:g} s against {api} "
               f"(capacity {args.capacity}, retries {args.retry_share:.0%})", flush=True)
         load = LoadRun(api, control, args)
@@ -881,6 +892,27 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             target.stop()
 
 
+def _doors(target: "LocalTarget | None", urls: dict[str, str], api: str, control: str,
+           args: argparse.Namespace) -> dict[str, Any]:
+    """The door mode: scans at one door, then bare transactions of the sampled scan's shape."""
+    from devstack import bench_bare, bench_doors
+
+    print(f"==> door mode: {args.tickets} tickets, {args.rate:g} scans/s for {args.duration:g} s against {api} "
+          f"({args.double_share:.0%} scanned twice)", flush=True)
+    result = bench_doors.DoorRun(api, control, args).run()
+    if target and urls.get("dynamodb") and args.bare_seconds > 0:
+        sample = target.call(("sample", "DoorsApiFunction", bench_doors.SCAN_ROUTE))
+        print(f"==> bare DynamoDB Local transactions of the scan's shape, {sample['workers']} clients, "
+              f"{args.bare_seconds:g} s", flush=True)
+        bare = bench_bare.measure(urls["dynamodb"], bench_doors.bare_shape(sample["transaction"]), sample["workers"],
+                                  args.bare_seconds, server_cpu=lambda: target.call("dynamodb_cpu"))
+        result["bare_transactions"] = {k: bare.get(k) for k in ("per_second", "failed", "clients")}
+        if bare.get("per_second"):
+            result["ratio_to_bare"] = round(result["scans_per_second"] / bare["per_second"], 2)
+    result["machine"] = {"cpus": multiprocessing.cpu_count(), "python": sys.version.split()[0]}
+    return result
+
+
 def _bare(target: "LocalTarget", endpoint: str, args: argparse.Namespace, when: str) -> dict[str, Any]:
     """Bare transactions of the sampled hold's shape (devstack/bench_bare.py), as many pools as the event."""
     from devstack import bench_bare
@@ -903,6 +935,12 @@ def main(argv: list[str] | None = None) -> int:
 
         return costs.main(args)
     result = run(args)
+    if args.mode == "doors":
+        from devstack.bench_doors import passed
+
+        print(json.dumps(result, indent=2, default=str))
+        print(f"==> {'PASS' if passed(result) else 'FAIL'}: door mode")
+        return 0 if passed(result) else 1
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")

@@ -49,8 +49,11 @@ def checked_api_url(api: str) -> str:
 
 
 class Backend:
+    #: the device's routes under the API and the header its key goes in (a lot's gate; DoorBackend)
+    PATH, KEY_HEADER = "/lots/{scope}/gates/{device}", "X-Gate-Key"
+
     def __init__(self, api: str, lot_id: str, gate_id: str, gate_key: str, timeout: float = 3.0) -> None:
-        self.base = f"{checked_api_url(api).rstrip('/')}/lots/{lot_id}/gates/{gate_id}"
+        self.base = checked_api_url(api).rstrip('/') + self.PATH.format(scope=lot_id, device=gate_id)
         self.gate_key = gate_key
         self.timeout = timeout
 
@@ -69,7 +72,7 @@ class Backend:
     def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(self.base + path, data=data, method=method,
-                                         headers={"X-Gate-Key": self.gate_key, "Content-Type": "application/json"})
+                                         headers={self.KEY_HEADER: self.gate_key, "Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 return json.loads(response.read() or b"{}")
@@ -82,6 +85,15 @@ class Backend:
         except (OSError, http.client.HTTPException, json.JSONDecodeError) as exc:   # refused, reset, timeout
             refused = isinstance(getattr(exc, "reason", exc), ConnectionRefusedError)
             raise Unreachable(str(exc), maybe_heard=not refused) from None
+
+
+class DoorBackend(Backend):
+    """An event's door: the same calls under /events/{event_id}/doors/{door_id}, with X-Door-Key."""
+
+    PATH, KEY_HEADER = "/events/{scope}/doors/{device}", "X-Door-Key"
+
+    def scan(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self._call("POST", "/scan", body)
 
 
 def _error(exc: urllib.error.HTTPError) -> tuple[str, str]:

@@ -147,7 +147,7 @@ class Gate:
                 break
             if rows[0]["seq"] != expected:
                 raise SyncStuck(f"the backend expects seq {expected}, which this gate does not have")
-            answer = self.backend.sync(fitting_batch([_event(row) for row in rows]))
+            answer = self.backend.sync(fitting_batch([self._sync_event(row) for row in rows]))
             self.journal.record_sync(answer["results"], int(answer["expected_seq"]))
             sent += len(rows)
             conflicts += [item for item in answer["results"] if item.get("conflict")]
@@ -157,6 +157,10 @@ class Gate:
                 break
         return {"sent": sent, "expected_seq": int(self.journal.get("expected_seq", 1)), "conflicts": conflicts,
                 "unsent": len(self.journal.unsent(int(self.journal.get("expected_seq", 1)), 10**9))}
+
+    @staticmethod
+    def _sync_event(row: dict[str, Any]) -> dict[str, Any]:
+        return _event(row)
 
     def _sync_quietly(self) -> None:
         """Before an online pass: a lost connection shows here (and the pass is decided offline);

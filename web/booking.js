@@ -9,7 +9,9 @@
     en: {
       title: "Your booking", loading: "Loading…", heldFor: "Your places are held for", otherTimes: "Other times you can have",
       moneyBack: "Give me my money back", booked: "What you booked", places: "Places", amount: "Amount", payment: "Payment",
-      booking: "Booking", pass: "Entry pass", passHow: "Show this code to the gate's camera.",
+      booking: "Booking", pass: "Entry pass", tickets: "Tickets",
+      ticketsHow: "Show one code per person at the door; each lets one person in, once.",
+      ticketSeat: "Seat {seat}", ticketNumber: "Ticket {n}", ticketAlt: "{label}: a QR code for the door", passHow: "Show this code to the gate's camera.",
       passAlt: "Entry pass: a QR code for the gate", happened: "What happened", pageTitle: "Holdfast: your booking",
       HELD: "Held for you: pay to keep your places", PAYMENT_PENDING: "Waiting for your payment",
       CONFIRMED: "Paid and confirmed", EXPIRED: "Your hold ran out: nothing was charged", CANCELLED: "Cancelled",
@@ -33,6 +35,8 @@
       noBooking: "This page needs a booking: open it from the event page after holding places.",
     },
     ru: {
+      tickets: "Билеты", ticketsHow: "Покажите на входе по коду на каждого; каждый пропускает одного человека один раз.",
+      ticketSeat: "Место {seat}", ticketNumber: "Билет {n}", ticketAlt: "{label}: QR-код для входа",
       title: "Ваше бронирование", loading: "Загрузка…", heldFor: "Места закреплены за вами ещё", otherTimes: "Другие варианты для вас",
       moneyBack: "Верните мне деньги", booked: "Что забронировано", places: "Места", amount: "Сумма", payment: "Оплата",
       booking: "Бронирование", pass: "Пропуск", passHow: "Покажите этот код камере у въезда.",
@@ -130,6 +134,7 @@
 
     renderCase();
     showPass();
+    showTickets();
 
     const journal = $("journal");
     // each step in the reader's language (the customer texts), else the engine's English record
@@ -244,6 +249,26 @@
       const svg = await api("GET", `/bookings/${encodeURIComponent(bookingId)}/pass.svg`, { text: true });
       $("pass").src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
     } catch (error) { passShown = null; showError("action-error", error); }
+  }
+
+  // An event booking's tickets (GET /bookings/{id}/tickets/{ticket_id}.svg), one code per place
+  let ticketsShown = "";
+  async function showTickets() {
+    const tickets = booking.tickets || [];
+    $("tickets-card").classList.toggle("hidden", !tickets.length);
+    const shown = tickets.map((t) => t.ticket_id).join();
+    if (shown === ticketsShown) return;
+    ticketsShown = shown;
+    try {
+      const figures = await Promise.all(tickets.map(async (ticket, n) => {
+        const svg = await api("GET", `/bookings/${encodeURIComponent(bookingId)}/tickets/${encodeURIComponent(ticket.ticket_id)}.svg`,
+                              { text: true });
+        const label = ticket.seat_id ? Holdfast.fill(T.ticketSeat, { seat: ticket.seat_id }) : Holdfast.fill(T.ticketNumber, { n: n + 1 });
+        return el("figure", { class: "ticket" }, el("img", { class: "pass", width: "200", height: "200", alt: Holdfast.fill(T.ticketAlt, { label }),
+          src: `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}` }), el("figcaption", {}, label));
+      }));
+      $("tickets").replaceChildren(...figures);
+    } catch (error) { ticketsShown = ""; showError("action-error", error); }
   }
 
   async function refresh() {

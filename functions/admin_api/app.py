@@ -1,6 +1,7 @@
-"""Operator endpoints: bookings in manual review and parking gate cases, and the decision taken on
+"""Operator endpoints: bookings in manual review, parking gate cases and event check-in cases, and the decision taken on
 each; the platform's organizers; an organizer's own keys."""
 from holdfast import wiring
+from holdfast.products.events import wiring as events_wiring
 from holdfast.products.parking import wiring as parking_wiring
 from holdfast.http import json_response, make_resolver, parse_body, require_organizer, require_platform
 from holdfast.observability import log_metrics, logger, tracer
@@ -18,7 +19,8 @@ def list_reviews():
     caller = require_organizer(app, wiring.authenticate_organizer)
     query = app.current_event.query_string_parameters or {}
     page = wiring.reviews().review_page(query.get("limit", _reviews.PAGE_SIZE), query.get("cursor") or None, caller)
-    return json_response(200, {**page, "gate_cases": parking_wiring.gate_cases().open_cases(caller)})
+    return json_response(200, {**page, "gate_cases": parking_wiring.gate_cases().open_cases(caller),
+                               "checkin_cases": events_wiring.checkin_cases().open_cases(caller)})
 
 
 @app.get("/admin/sales")
@@ -37,6 +39,17 @@ def resolve_gate_case(case_id: str):
     request = parse_body(app, GateCaseResolveIn)
     return json_response(200, parking_wiring.gate_cases().resolve(case_id, request.resolution, request.operator, request.note,
                                                            caller))
+
+
+@app.post("/admin/checkin-cases/<case_id>/resolve")
+@tracer.capture_method
+def resolve_checkin_case(case_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    from holdfast.products.events.schemas import CheckinCaseResolveIn
+
+    request = parse_body(app, CheckinCaseResolveIn)
+    return json_response(200, events_wiring.checkin_cases().resolve(case_id, request.resolution, request.operator,
+                                                                    request.note, caller))
 
 
 @app.post("/admin/reviews/<booking_id>/resolve")

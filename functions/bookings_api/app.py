@@ -9,7 +9,7 @@ from holdfast.http import (customer_id, header, idempotency_key, json_response, 
                            preferred_language, verified_email)
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.domain.commands import HoldPlaces
-from holdfast.domain.errors import InvalidRequest
+from holdfast.domain.errors import InvalidRequest, NotFound
 from holdfast.services.booking_views import describe
 from holdfast.services import admission as _admission  # noqa: F401 - every change is rate limited: loaded at init
 
@@ -70,6 +70,18 @@ def booking_pass(booking_id: str):
     # text, not a binary media type: API Gateway hands an SVG through as the function wrote it.
     # The pass admits its holder: no shared cache may keep it, and a cancelled booking has none.
     svg = wiring.passes().svg(booking_id, customer_id(app))
+    return Response(status_code=200, content_type="image/svg+xml", body=svg,
+                    headers={"Cache-Control": "private, no-store"})
+
+
+@app.get("/bookings/<booking_id>/tickets/<ticket_file>")
+@tracer.capture_method
+def ticket_code(booking_id: str, ticket_file: str):
+    # API Gateway takes a parameter as a whole path segment: "<ticket_id>.svg" arrives as one
+    ticket_id = ticket_file.removesuffix(".svg")
+    if ticket_id == ticket_file:
+        raise NotFound("Tickets are drawn as <ticket_id>.svg.", code="no_pass")
+    svg = wiring.passes().svg(booking_id, customer_id(app), pass_id=ticket_id)
     return Response(status_code=200, content_type="image/svg+xml", body=svg,
                     headers={"Cache-Control": "private, no-store"})
 

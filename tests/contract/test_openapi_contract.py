@@ -18,7 +18,9 @@ ORGANIZER_EVENT_ROUTES = {("post", "/events"), ("patch", "/events/{event_id}"), 
                           ("post", "/lots/{lot_id}/publish"),
                           ("post", "/events/{event_id}/cancel"), ("get", "/events/{event_id}/cancellation"),
                           ("post", "/lots"), ("post", "/lots/{lot_id}/gates"), ("get", "/lots/{lot_id}/gates"), ("post", "/lots/{lot_id}/subscriptions"),
-                          ("post", "/lots/{lot_id}/gates/{gate_id}/key"), ("delete", "/lots/{lot_id}/gates/{gate_id}")}
+                          ("post", "/lots/{lot_id}/gates/{gate_id}/key"), ("delete", "/lots/{lot_id}/gates/{gate_id}"),
+                          ("post", "/events/{event_id}/doors"), ("delete", "/events/{event_id}/doors/{door_id}"),
+                          ("get", "/events/{event_id}/checkins")}
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
 

@@ -34,6 +34,8 @@ SAMPLE_SERVICE_ID = "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b"
 SAMPLE_LOT_ID = "4a7e2c1d-8b3f-4d5e-9f60-1a2b3c4d5e6f"
 SAMPLE_GATE_ID = "6b8f3d2e-9c4a-4e6f-8a71-2b3c4d5e6f70"
 SAMPLE_GATE_KEY = "gk_sample-gate-key-replaced-by-the-real-one"
+SAMPLE_DOOR_ID = "3c9e1a7b-6d2f-4b8e-9a05-7e1d2c3b4a59"
+SAMPLE_DOOR_KEY = "dk_sample-door-key-replaced-by-the-real-one"
 SAMPLE_BUCKET = "2030-05-01T09:40:00.000Z"
 
 # Step Functions task payloads: which function each machine's task hands them to
@@ -184,6 +186,13 @@ SCENARIO: list[tuple[str, Any]] = [
     ("create_booking.json", (201, None)),
     ("get_booking.json", (200, None)),
     ("get_booking_pass.json", (404, "no_pass")),       # an event booking carries no entry pass
+    ("get_booking_ticket.json", (404, "no_pass")),     # tickets come with CONFIRMED; the booking is HELD
+    ("create_door.json", (201, None)),                 # the event's public key derives from the signing seed
+    ("get_door_config.json", (200, None)),
+    ("door_scan.json", (200, None)),                   # not a ticket: bad_token, recorded
+    ("door_sync.json", (200, None)),                   # the same offline: a check-in case opens
+    ("get_checkins.json", (200, None)),
+    ("delete_door.json", {"statusCode": 204}),
     ("get_customer_texts.json", (200, None)),
     ("create_resource.json", (201, None)),            # its zone resolves from the layer's tzdata
     ("create_service.json", (201, None)),
@@ -211,6 +220,7 @@ SCENARIO: list[tuple[str, Any]] = [
     ("list_reviews.json", (200, None)),
     ("resolve_review.json", (409, "not_in_review")),
     ("resolve_gate_case.json", (404, "gate_case_not_found")),   # no gate case by the sample's id
+    ("resolve_checkin_case.json", (404, "checkin_case_not_found")),   # nor a check-in case
     ("list_sales.json", (200, None)),
     ("join_queue.json", (200, None)),                 # not a high-demand sale: no queue needed
     ("queue_status.json", (200, None)),
@@ -238,7 +248,8 @@ CREATES = {"create_event.json": ("event", "event_id"), "create_seated_event.json
            "create_resource.json": ("resource", "resource_id"), "create_service.json": ("service", "service_id"),
            "create_lot.json": ("lot", "lot_id"), "create_gate.json": ("gate", "gate_id"),
            "create_reservation.json": ("reservation", "booking_id"),
-           "create_gate.json#key": ("gate_key", "gate_key")}
+           "create_gate.json#key": ("gate_key", "gate_key"), "create_door.json": ("door", "door_id"),
+           "create_door.json#key": ("door_key", "door_key")}
 
 
 def _dig(body: Any, path: str) -> str:
@@ -254,7 +265,8 @@ def _substituted(event_file: str, ids: dict[str, str]) -> Any:
              SAMPLE_WAITLIST_EVENT_ID: ids.get("event"), SAMPLE_BOOKING_ID: ids.get("booking"),
              SAMPLE_PAYMENT_ID: ids.get("payment"), SAMPLE_RESOURCE_ID: ids.get("resource"),
              SAMPLE_SERVICE_ID: ids.get("service"), SAMPLE_LOT_ID: ids.get("lot"), SAMPLE_GATE_ID: ids.get("gate"),
-             SAMPLE_GATE_KEY: ids.get("gate_key"), SAMPLE_BUCKET: ids.get("bucket")}
+             SAMPLE_GATE_KEY: ids.get("gate_key"), SAMPLE_DOOR_ID: ids.get("door"),
+             SAMPLE_DOOR_KEY: ids.get("door_key"), SAMPLE_BUCKET: ids.get("bucket")}
     for sample, real in swaps.items():
         if real:
             text = text.replace(sample, real)
@@ -307,6 +319,8 @@ REACHED_OUTSIDE_THE_SAMPLES: dict[str, dict[str, None]] = {
     # Lambda sends an asynchronous invocation (SNS's) that fails its retries to the dead-letter
     # queue with the function's role (SAM grants it)
     "MailFeedbackFunction": _unreached(["sqs:SendMessage"]),
+    # a door's scan beyond a gap is held (a ConditionCheck on its cursor); the sample's come in order
+    "DoorsApiFunction": _unreached([], writes=["dynamodb:ConditionCheckItem"]),
     # a lot's reservations are summarised in batches (parking_store.reservation_summaries)
     "ParkingApiFunction": _unreached(["dynamodb:BatchGetItem"]),
     # the sample's payment matches no booking: applying one confirms or refunds, and reconciles

@@ -16,8 +16,6 @@ Test code only: the deployed package (layers/) never imports this module.
 """
 from __future__ import annotations
 
-import copy
-import json
 import time
 from typing import Any
 
@@ -27,6 +25,7 @@ from holdfast.adapters.granule_claims import granule_key
 from holdfast.domain.inventory import Granule, Move
 from holdfast.ports import Labelled
 from holdfast.products.parking.adapters.store import OUTBOX_RETENTION_SECONDS, _days, _pass_pk, _pay_sk
+from tests.support import fake_checkins as checkins
 from tests.support.fake_store import FakeBookingStore, _granule, fake_item, validation_error
 from tests.support.fakes import Item, Write, _Fake, _has, _set, absent, always
 
@@ -179,19 +178,14 @@ class FakeParkingItems(_Fake):
     # ----------------------------------------------------------------------- gate passes
     def get_pass(self, lot_id: str, gate_id: str, event_id: str, direction: str) -> dict[str, Any] | None:
         self.table.check_fault("get_pass")
-        item = self.table.get(_pass_pk(lot_id, gate_id, event_id), direction)
-        if item is None:
-            return None
-        return {"answer": json.loads(item["answer"]), "mode": item.get("mode"),
-                "body": json.loads(item["body"]) if item.get("body") else None}
+        return checkins.read_pass(self.table, _pass_pk(lot_id, gate_id, event_id), direction)
 
     def pass_put(self, lot_id: str, gate_id: str, event_id: str, answer: dict[str, Any], at: str,
                  direction: str | None = None, *, offline: bool = False, body: dict[str, str] | None = None,
                  replacing_online: bool = False) -> Labelled:
         direction = direction or ("entry" if "gate_open" in answer else "exit")
-        item = {"pk": _pass_pk(lot_id, gate_id, event_id), "sk": direction, "gate_id": gate_id, "at": at,
-                "mode": "offline" if offline else "online", "answer": json.dumps(answer, sort_keys=True),
-                **({"body": json.dumps(body, sort_keys=True)} if body is not None else {})}
+        item = checkins.pass_item(_pass_pk(lot_id, gate_id, event_id), direction, "gate_id", gate_id, answer, at,
+                                  offline=offline, body=body)
         if not replacing_online:
             return _put_new("pass", item)
         return fake_item(Write("pass", (item["pk"], item["sk"]), _has("mode", "online"),
@@ -220,29 +214,16 @@ class FakeParkingItems(_Fake):
 
     # ------------------------------------------------------------------------ gate cases
     def gate_case_put(self, case: dict[str, Any]) -> Labelled:
-        return _put_new("case", {"pk": f"GATECASE#{case['case_id']}", "sk": "META", **case,
-                                 "gsi1pk": "GATECASE", "gsi1sk": f"{case['opened_at']}#{case['case_id']}"})
+        return checkins.case_put("GATECASE", case)
 
     def get_gate_case(self, case_id: str) -> dict[str, Any] | None:
         self.table.check_fault("get_gate_case")
-        case = self.table.get(f"GATECASE#{case_id}", "META")
-        return _without_keys(case) if case else None
+        return checkins.case_get(self.table, "GATECASE", case_id)
 
     def gate_case_resolve(self, case_id: str, resolution: dict[str, Any], entry: dict[str, Any]) -> bool:
         self.table.check_fault("gate_case_resolve")
-
-        def resolve(item: Item | None) -> Item:
-            assert item is not None
-            resolved = {**item, "status": "RESOLVED", "resolution": resolution,
-                        "journal": [*item.get("journal", []), entry]}
-            return {name: value for name, value in resolved.items() if name not in ("gsi1pk", "gsi1sk")}
-
-        return self.table.write((f"GATECASE#{case_id}", "META"), _has("status", "OPEN"), resolve)
+        return checkins.case_resolve(self.table, "GATECASE", case_id, resolution, entry)
 
     def list_gate_cases(self) -> list[dict[str, Any]]:
         self.table.check_fault("list_gate_cases")
-        with self.table.lock:
-            indexed = [copy.deepcopy(item) for item in self.table.items.values()
-                       if item.get("gsi1pk") == "GATECASE" and isinstance(item.get("gsi1sk"), str)]
-        return [_without_keys(case) for case in sorted(indexed, key=lambda item: item["gsi1sk"])
-                if case.get("status") == "OPEN"]
+        return checkins.open_cases(self.table, "GATECASE")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.support.fake_doors import FakeDoorItems
 from tests.support.fake_parking import FakeParkingItems
 from tests.support.fake_store import FakeWaitlistStore
 from tests.support.fakes import FakeResources, MemoryTable
@@ -22,6 +23,7 @@ from tests.support.fakes import FakeResources, MemoryTable
 FAKE_PARTS: dict[str, type] = {
     "holdfast.products.parking.adapters.store:ParkingStore": FakeParkingItems,
     "holdfast.products.appointments.adapters:ResourceStore": FakeResources,
+    "holdfast.products.events.adapters.doors_store:DoorStore": FakeDoorItems,
 }
 
 

@@ -145,32 +145,32 @@ class _Fake:
 # ===================================================================================== ports
 
 class FakeGateSyncLedger(_Fake):
-    """``GateSyncLedger`` (products/parking/adapters/gate_sync_store.py)."""
+    """``SequenceLedger`` (adapters/checkin_sync_store.py), under a gate's prefix."""
 
     DONE_RETENTION_SECONDS = 30 * 24 * 3600
 
     @staticmethod
-    def _pk(lot_id: str, gate_id: str) -> str:
-        return f"GATESYNC#{lot_id}#{gate_id}"
+    def _pk(scope_id: str, device_id: str) -> str:
+        return f"GATESYNC#{scope_id}#{device_id}"
 
-    def expected_seq(self, lot_id: str, gate_id: str) -> int:
+    def expected_seq(self, scope_id: str, device_id: str) -> int:
         self.table.check_fault("expected_seq")
-        item = self.table.get(self._pk(lot_id, gate_id), "CURSOR")
+        item = self.table.get(self._pk(scope_id, device_id), "CURSOR")
         return int(item["expected_seq"]) if item and "expected_seq" in item else 1
 
-    def done(self, lot_id: str, gate_id: str, seq: int) -> dict[str, Any] | None:
+    def done(self, scope_id: str, device_id: str, seq: int) -> dict[str, Any] | None:
         self.table.check_fault("done")
-        item = self.table.get(self._pk(lot_id, gate_id), f"DONE#{seq:012d}")
+        item = self.table.get(self._pk(scope_id, device_id), f"DONE#{seq:012d}")
         return None if item is None else {"event_id": item["event_id"], "result": json.loads(item["result"])}
 
-    def held_from(self, lot_id: str, gate_id: str, seq: int, limit: int) -> dict[int, dict[str, Any]]:
+    def held_from(self, scope_id: str, device_id: str, seq: int, limit: int) -> dict[int, dict[str, Any]]:
         self.table.check_fault("held_from")
-        items = self.table.query(self._pk(lot_id, gate_id), low=f"HELD#{seq:012d}", high="HELD#~", limit=limit)
+        items = self.table.query(self._pk(scope_id, device_id), low=f"HELD#{seq:012d}", high="HELD#~", limit=limit)
         return {int(item["seq"]): json.loads(item["event"]) for item in items}
 
-    def hold(self, lot_id: str, gate_id: str, event: dict[str, Any]) -> str:
+    def hold(self, scope_id: str, device_id: str, event: dict[str, Any]) -> str:
         self.table.check_fault("hold")
-        pk, seq = self._pk(lot_id, gate_id), int(event["seq"])
+        pk, seq = self._pk(scope_id, device_id), int(event["seq"])
         held = {"seq": seq, "event_id": event["event_id"], "event": json.dumps(event, sort_keys=True)}
         failed = self.table.transact([
             Write("cursor", (pk, "CURSOR"),
@@ -187,9 +187,9 @@ class FakeGateSyncLedger(_Fake):
             return "behind"
         return "held" if existing["event_id"] == event["event_id"] else "taken"
 
-    def advance(self, lot_id: str, gate_id: str, seq: int, event_id: str, result: dict[str, Any]) -> bool:
+    def advance(self, scope_id: str, device_id: str, seq: int, event_id: str, result: dict[str, Any]) -> bool:
         self.table.check_fault("advance")
-        pk = self._pk(lot_id, gate_id)
+        pk = self._pk(scope_id, device_id)
 
         def at_seq(item: Item | None) -> bool:
             if seq == 1 and (item is None or "expected_seq" not in item):

@@ -27,7 +27,8 @@ from typing import Any
 from holdfast.products.parking.gate_sync_schemas import GateSyncIn
 from holdfast.products.parking.services.gate_sync import GateSync
 
-ROUTE = re.compile(r"^/lots/(?P<lot>[^/]+)/gates/(?P<gate>[^/]+)/(?P<action>config|entry|exit|sync)$")
+ROUTE = re.compile(r"^/(?:lots/(?P<lot>[^/]+)/gates/(?P<gate>[^/]+)|events/[^/]+/doors/[^/]+)"
+                   r"/(?P<action>config|entry|exit|scan|sync)$")
 
 
 class GateStub:
@@ -129,7 +130,8 @@ class GateProxy(GateStub):
         self.upstream = upstream.rstrip("/")
 
     def answer(self, request: BaseHTTPRequestHandler, action: str | None, body: Any) -> tuple[int, bytes]:
-        headers = {name: request.headers[name] for name in ("X-Gate-Key", "Content-Type") if request.headers[name]}
+        headers = {name: request.headers[name] for name in ("X-Gate-Key", "X-Door-Key", "Content-Type")
+                   if request.headers[name]}
         data = None if request.command == "GET" else json.dumps(body).encode()
         forwarded = urllib.request.Request(self.upstream + request.path, data=data, method=request.command,
                                            headers=headers)

@@ -42,9 +42,14 @@ AT = "2030-01-01T12:05:00.000Z"
 
 
 def _parking_view(booking: Booking) -> dict:
-    """The parking kind's view extras signed with the unit tests' lot keys (wiring's
-    booking_view_extras, with the product's credentials)."""
-    return kinds.of_booking(booking).view_extras(booking, lambda: KEYS)
+    """The kind's view extras signed with its product's keys, as wiring's booking_view_extras
+    hands them: the unit tests' lot keys for parking, an event's ticket keys for events."""
+    from holdfast.kinds import products
+    from holdfast.products.events.tickets import EventKeys
+
+    kind = kinds.of_booking(booking)
+    keys = EventKeys(b"unit-tests-ticket-master-seed") if products.of_kind(kind.name).name == "events" else KEYS
+    return kind.view_extras(booking, lambda: keys)
 
 
 SITE = Site(booking_url=PAGE, sender="tickets@example.com", view_extras=_parking_view)

@@ -12,7 +12,8 @@ import pytest
 from holdfast.domain.errors import Conflict, InvalidRequest
 from holdfast.products.parking import rules
 from holdfast.products.parking.schemas import LotIn, ReservationIn, SubscriptionIn
-from holdfast.products.parking.tokens import LotKeys, unb64, verify
+from holdfast.domain.signatures import unb64
+from holdfast.products.parking.tokens import LotKeys, verify
 from holdfast.services.bookings import BookingService
 from holdfast.products.parking.services.gate_passes import GatePasses
 from holdfast.products.parking.services.lots import ParkingService

@@ -13,6 +13,7 @@ from botocore.exceptions import ClientError
 
 from holdfast import ports
 from holdfast.products.appointments import ports as appointment_ports
+from holdfast.products.events import ports as events_ports
 from holdfast.products.parking import ports as parking_ports
 from holdfast.adapters import aws
 from holdfast.adapters.dynamo import BookingStore
@@ -41,7 +42,7 @@ def test_importing_the_ports_loads_no_sdk_no_pydantic_and_no_adapter():
     assert json.loads(answer.stdout) == ["holdfast", "holdfast.ports"]
 
 
-PORT_MODULES = (ports, parking_ports, appointment_ports)
+PORT_MODULES = (ports, parking_ports, appointment_ports, events_ports)
 
 
 def _protocols() -> dict[str, type]:
@@ -55,7 +56,7 @@ def _members(protocol: type) -> set[str]:
 
 #: Which concrete class wiring hands in for each port.
 IMPLEMENTED_BY: dict[str, tuple[type, ...]] = {
-    "SurgeQueue": (SurgeStore,), "RateLimits": (SurgeStore,), "GateSyncLedger": (GateSyncStore,),
+    "SurgeQueue": (SurgeStore,), "RateLimits": (SurgeStore,), "SequenceLedger": (GateSyncStore,),
     "OrganizerDirectory": (OrganizerStore,),
     "PaymentProvider": (YooKassaProvider, FakeProvider), "HoldExpiryScheduler": (aws.HoldExpiryScheduler,),
     "ReconciliationStarter": (aws.ReconciliationStarter, aws.ReconciliationBuckets),

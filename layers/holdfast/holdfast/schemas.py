@@ -76,6 +76,35 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, defer_build=True)
 
 
+#: A check-in device's own id of a pass (a gate's, a door's), kept whichever way it reaches us.
+PASS_ID = r"^[A-Za-z0-9_.:-]{1,100}$"
+
+
+def _pass_time(value: datetime) -> datetime:
+    if value.tzinfo is None:
+        raise ValueError("needs a time zone (for example 2027-05-01T19:00:00Z)")
+    if not 2000 <= value.year <= 2199:
+        raise ValueError("must be between the years 2000 and 2199")
+    return value.astimezone(timezone.utc)
+
+
+#: When a device saw a pass it queued while offline.
+PassTime = Annotated[datetime, AfterValidator(_pass_time)]
+
+
+def distinct_passes(events: list[Any]) -> None:
+    """A device's batch numbers each pass once and names each pass id once."""
+    if len({event.seq for event in events}) != len(events):
+        raise ValueError("each seq appears once in a batch")
+    if len({event.event_id for event in events}) != len(events):
+        raise ValueError("each event_id appears once in a batch")
+
+
+def pass_time_text(value: datetime) -> str:
+    """A pass's time as the applier and the held copy see it."""
+    return value.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 class PriceIn(_Strict):
     """Every amount a request sends, in the shape every answer shows: ``{value, currency}``."""
 

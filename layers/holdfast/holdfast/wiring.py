@@ -168,6 +168,24 @@ def bookings():
                           view_extras=booking_view_extras)
 
 
+#: The shortest signing master seed accepted (template.yaml ParkingKeySecretName: 32+ random characters):
+#: every key a product derives from it (a lot's, an event's) is as strong as it is.
+MASTER_SEED_LENGTH = 32
+
+
+def signing_seed(secret_name: str, variable: str) -> bytes:
+    """The master seed a product derives its signing keys from, read through the five-minute cache
+    of the secret named by ``variable``."""
+    from .adapters.aws import read_secret
+
+    if not secret_name:
+        raise ConfigurationError(f"{variable} is not set: signed passes need the signing master seed")
+    seed = read_secret(secret_name).get("master_seed")
+    if not isinstance(seed, str) or len(seed) < MASTER_SEED_LENGTH:
+        raise ConfigurationError(f"secret {secret_name} lacks master_seed ({MASTER_SEED_LENGTH}+ characters)")
+    return seed.encode()
+
+
 def booking_view_extras(booking) -> dict:  # noqa: ANN001
     """What a booking's kind adds to its view, signed with its product's credentials (a parking
     booking's entry pass: kinds/products.py, ``view_credentials``)."""
@@ -179,6 +197,12 @@ def booking_pass(booking) -> str | None:  # noqa: ANN001
     """The booking's signed pass, made with its product's credentials (None: it has none now)."""
     kind, credentials = _kind_and_credentials(booking)
     return kind.pass_token(booking, credentials)
+
+
+def booking_passes(booking) -> dict[str, str]:  # noqa: ANN001
+    """The booking's passes for several holders by id, made with its product's credentials."""
+    kind, credentials = _kind_and_credentials(booking)
+    return kind.passes(booking, credentials)
 
 
 def _kind_and_credentials(booking):  # noqa: ANN001, ANN202
@@ -195,7 +219,7 @@ def _kind_and_credentials(booking):  # noqa: ANN001, ANN202
 def passes():
     from .services.passes import PassService
 
-    return PassService(store(), booking_pass)
+    return PassService(store(), booking_pass, booking_passes)
 
 
 @cached

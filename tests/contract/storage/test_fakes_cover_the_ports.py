@@ -9,6 +9,7 @@ import pytest
 from holdfast import ports
 from holdfast.kinds import products
 from holdfast.products.appointments import ports as appointment_ports
+from holdfast.products.events import ports as events_ports
 from holdfast.products.parking import ports as parking_ports
 from tests.support import fakes
 from tests.support.fake_mail import FakeMailPolicy
@@ -20,7 +21,7 @@ from tests.support.fake_table import FAKE_PARTS, FakeTableStore
 LISTING = set(ports.Catalog.__protocol_attrs__) - {"put_event", "get_event"}
 
 FAKES = {
-    parking_ports.GateSyncLedger: fakes.FakeGateSyncLedger, ports.RateLimits: fakes.FakeRateLimits,
+    ports.SequenceLedger: fakes.FakeGateSyncLedger, ports.RateLimits: fakes.FakeRateLimits,
     ports.SurgeQueue: fakes.FakeSurgeQueue, ports.NotificationLog: fakes.FakeNotificationLog,
     appointment_ports.Resources: fakes.FakeResources, ports.Waitlist: fakes.FakeWaitlist,
     # The booking store's ports whole (HoldStore composes most of them; PaymentStore no longer
@@ -31,7 +32,8 @@ FAKES = {
     # members are reached through it, as on the adapter's BookingStore)
     **{port: FakeTableStore() for port in (
         parking_ports.ParkingStore, parking_ports.RetiredGateCases, parking_ports.GateCaseStore,
-        parking_ports.ExitPaymentStore, parking_ports.GatePassStore, appointment_ports.AppointmentStore)},
+        parking_ports.ExitPaymentStore, parking_ports.GatePassStore, appointment_ports.AppointmentStore,
+        events_ports.DoorStore, events_ports.CheckinCaseStore)},
     ports.MailPolicy: FakeMailPolicy,
 }
 

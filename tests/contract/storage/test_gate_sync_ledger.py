@@ -1,4 +1,4 @@
-"""GateSyncLedger: the cursor moves by one, answers are recorded once, held passes wait in order."""
+"""SequenceLedger (a gate's): the cursor moves by one, answers are recorded once, held passes wait in order."""
 from __future__ import annotations
 
 import time

@@ -160,6 +160,16 @@ class Kind:
         minute, claiming whole granules) says so here."""
         return self.price(event, places)
 
+    def admitted(self, booking: Booking) -> int:
+        """How many of the booking's holders were let in already (an event's tickets checked in at
+        its doors): its customer can no longer give the booking up. None by default."""
+        return 0
+
+    def passes(self, booking: Booking, credentials: Any) -> dict[str, str]:
+        """The signed passes of a booking that admits several holders, one each, by their ids
+        (none by default, nor while the booking admits nobody)."""
+        return {}
+
     def price(self, event: Offering, places: Places) -> Money:
         """What the places actually allocated cost."""
         return Money.parse(event.price, event.currency).times(places.quantity)

@@ -86,7 +86,7 @@ class CancellationJob:
             booking = transitions.apply(
                 self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor="organizer",
                 action="event_cancelled_refund_started", move=Move.UNSELL,
-                decision=f"event cancelled ({reason}); places released, money goes back",
+                decision=f"event cancelled ({reason}); places released, money goes back" + _admitted_note(booking),
                 ids={"payment_id": payment.payment_id} | who,
                 payment=self.payments.with_refund(payment, REFUND_REASON),
                 event_cancelled=True)
@@ -153,3 +153,11 @@ class CancellationJob:
         summary["passes"] = passes
         self.store.finish_cancellation(event_id, summary, iso(self.clock()))
         return {"done": True, "pass": passes, "open": summary["open"]}
+
+
+def _admitted_note(booking: Booking) -> str:
+    """The organizer cancels a booking whose holders came in too: the journal says so."""
+    from .. import kinds
+
+    admitted = kinds.of_booking(booking).admitted(booking)
+    return f"; {admitted} already checked in" if admitted else ""

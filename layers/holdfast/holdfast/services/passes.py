@@ -25,11 +25,14 @@ def qr_code(text: str):
 
 
 class PassService:
-    def __init__(self, store: BookingReads, pass_of: Callable[[Booking], str | None]) -> None:
+    def __init__(self, store: BookingReads, pass_of: Callable[[Booking], str | None],
+                 passes_of: Callable[[Booking], dict[str, str]] | None = None) -> None:
         self.store = store
         self.pass_of = pass_of
+        #: a booking's passes for several holders, by id (an event's tickets)
+        self.passes_of = passes_of or (lambda booking: {})
 
-    def token(self, booking_id: str, customer_id: str) -> str:
+    def token(self, booking_id: str, customer_id: str, pass_id: str | None = None) -> str:
         """The booking's signed pass, as its view carries it; answered like the view for a
         booking that is not there or not the customer's, and ``no_pass`` while it has none
         (not paid yet, ended, or a kind that admits nobody by a pass)."""
@@ -38,15 +41,16 @@ class PassService:
             raise NotFound(f"No booking {booking_id}.", code="booking_not_found")
         if booking.customer_id != customer_id:
             raise Forbidden("This booking belongs to another customer.")
-        token = self.pass_of(booking)
+        token = self.pass_of(booking) if pass_id is None else self.passes_of(booking).get(pass_id)
         if not token:
             raise NotFound("This booking has no pass now: a pass is issued once it is paid, until it ends.",
                            code="no_pass")
         return token
 
-    def svg(self, booking_id: str, customer_id: str) -> str:
-        """The pass as an SVG QR code (black on white, with its quiet zone and a title)."""
-        code = qr_code(self.token(booking_id, customer_id))
+    def svg(self, booking_id: str, customer_id: str, pass_id: str | None = None) -> str:
+        """The pass (``pass_id``: that one of the booking's passes) as an SVG QR code (black on
+        white, with its quiet zone and a title); a pass the booking does not have now is ``no_pass``."""
+        code = qr_code(self.token(booking_id, customer_id, pass_id))
         out = io.BytesIO()
         code.save(out, kind="svg", scale=4, border=QUIET_ZONE, dark="#000", light="#fff", xmldecl=False,
                   title="Entry pass", nl=False)

@@ -53,6 +53,9 @@ class Releases:
             if booking.status in (BookingStatus.CANCELLED, BookingStatus.REFUND_PENDING, BookingStatus.REFUNDED) \
                     or given_up_into_kind_state(booking):
                 return booking
+            if booking.status is BookingStatus.CONFIRMED and _admitted(booking):
+                raise Conflict("Someone already came in on this booking; it can no longer be cancelled.",
+                               code="checked_in")
             if booking.status is BookingStatus.CONFIRMED and refund is not None:
                 return refund(booking)
             if not booking.holds_places:
@@ -150,3 +153,10 @@ class Releases:
 def pause(attempt: int, rng: random.Random | None = None) -> None:
     """Jittered, growing pause before deciding again after a collision (bounded by the caller's loop)."""
     time.sleep((rng or random).uniform(0, 0.01 * 2 ** min(attempt, 5)))
+
+
+def _admitted(booking: Booking) -> int:
+    """Holders of the booking already let in (the kind counts them: an event's tickets at its doors)."""
+    from .. import kinds
+
+    return kinds.of_booking(booking).admitted(booking)

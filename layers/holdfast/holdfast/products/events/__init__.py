@@ -4,4 +4,8 @@ from holdfast.kinds.products import Product, register_product
 from .general_admission import GeneralAdmission
 from .seat_map import SeatMap
 
-PRODUCT = register_product(Product(name="events", kinds=(SeatMap(), GeneralAdmission())))
+PRODUCT = register_product(Product(
+    name="events", kinds=(SeatMap(), GeneralAdmission()),
+    view_credentials="holdfast.products.events.wiring:ticket_keys_if_configured",
+    store_parts=("holdfast.products.events.adapters.doors_store:DoorStore",),
+))

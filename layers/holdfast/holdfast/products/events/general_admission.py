@@ -16,6 +16,7 @@ from holdfast.domain.inventory import InventoryKind, Places, plan_counted, pool_
 from holdfast.domain.offering import Offering
 from holdfast.ports import InventoryReads
 from holdfast.kinds.base import Inventory, Kind, checked_quantity
+from . import tickets
 
 
 class GeneralAdmission(Kind):
@@ -47,6 +48,9 @@ class GeneralAdmission(Kind):
         """The same quantity from wherever it is available now."""
         plan = plan_counted(store.read_pools(booking.event_id), booking.places.quantity, rng)
         return Places(self.name, booking.places.quantity, pools=plan) if plan else None
+
+    # a confirmed booking's tickets, one per place (tickets.py)
+    view_extras, passes, admitted = tickets.view_extras, tickets.passes, tickets.admitted
 
     def counts(self, store: InventoryReads, event_id: str, consistent: bool = True) -> dict[str, int]:
         pools = store.read_pools(event_id)

@@ -12,6 +12,7 @@ from holdfast.domain.inventory import InventoryKind, Places, seat_ids_from_rows
 from holdfast.domain.offering import Offering
 from holdfast.ports import InventoryReads
 from holdfast.kinds.base import Inventory, Kind, checked_quantity
+from . import tickets
 from .seating import choose_best_available
 
 AVAILABLE_SEATS_SHOWN = 50
@@ -75,6 +76,9 @@ class SeatMap(Kind):
         if all(units.get(unit, {}).get("state") == "available" for unit in booking.places.units):
             return booking.places
         return None
+
+    # a confirmed booking's tickets, one per place (tickets.py)
+    view_extras, passes, admitted = tickets.view_extras, tickets.passes, tickets.admitted
 
     def counts(self, store: InventoryReads, event_id: str, consistent: bool = True) -> dict[str, int]:
         states = self._consistent_states(store, event_id) if consistent else store.seat_states(event_id)

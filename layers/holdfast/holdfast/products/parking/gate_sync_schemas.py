@@ -6,27 +6,18 @@ and how the vehicle identified itself (a plate admitted as a cached reservation'
 """
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from holdfast.schemas import PASS_ID, PassTime, distinct_passes, pass_time_text
 from .schemas import ID_PATTERN, PLATE_PATTERN
 
 MAX_EVENTS_PER_SYNC = 100
 #: The online gate routes' event id, so a pass keeps its id whichever way it reaches the backend.
-EVENT_ID = r"^[A-Za-z0-9_.:-]{1,100}$"
+EVENT_ID = PASS_ID
 
 
-def _pass_time(value: datetime) -> datetime:
-    if value.tzinfo is None:
-        raise ValueError("needs a time zone (for example 2027-05-01T19:00:00Z)")
-    if not 2000 <= value.year <= 2199:
-        raise ValueError("must be between the years 2000 and 2199")
-    return value.astimezone(timezone.utc)
-
-
-PassTime = Annotated[datetime, AfterValidator(_pass_time)]
 TicketId = Annotated[str, Field(pattern=ID_PATTERN)]
 
 
@@ -61,7 +52,7 @@ class SyncPassIn(BaseModel):
     def as_event(self) -> dict[str, Any]:
         """The pass as the applier and the held copy see it (``at`` as ISO text, no empty fields)."""
         body = self.model_dump(exclude_none=True)
-        body["at"] = self.at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        body["at"] = pass_time_text(self.at)
         return body
 
 
@@ -72,9 +63,6 @@ class GateSyncIn(BaseModel):
 
     @model_validator(mode="after")
     def _distinct(self) -> "GateSyncIn":
-        if len({event.seq for event in self.events}) != len(self.events):
-            raise ValueError("each seq appears once in a batch")
-        if len({event.event_id for event in self.events}) != len(self.events):
-            raise ValueError("each event_id appears once in a batch")
+        distinct_passes(self.events)
         return self
 

@@ -6,16 +6,12 @@ from datetime import datetime
 from typing import Any
 
 from holdfast.clock import system_clock
-from holdfast.config import ConfigurationError, load_section, settings
-from holdfast.wiring import bookings, cached, id_salt, provider, store
+from holdfast.config import load_section, settings
+from holdfast.wiring import bookings, cached, id_salt, provider, signing_seed, store
 
 # imported here, not on first use, so that every function building parking's services checks it at
 # its cold start (config.check_sections)
 from .config import ParkingConfig
-
-#: The shortest parking master seed accepted (template.yaml ParkingKeySecretName: 32+ random characters).
-MASTER_SEED_LENGTH = 32
-
 
 @cached
 def parking_config() -> ParkingConfig:
@@ -24,18 +20,9 @@ def parking_config() -> ParkingConfig:
 
 def parking_keys():
     """Every lot's Ed25519 key, derived from the master seed (read through the five-minute cache)."""
-    from holdfast.adapters.aws import read_secret
-
     from .tokens import LotKeys
 
-    name = parking_config().key_secret_name
-    if not name:
-        raise ConfigurationError("PARKING_KEY_SECRET_NAME is not set: parking needs the entry-token master seed")
-    seed = read_secret(name).get("master_seed")
-    # every lot's signing key comes from it: as long as the template and docs/deploy.md ask
-    if not isinstance(seed, str) or len(seed) < MASTER_SEED_LENGTH:
-        raise ConfigurationError(f"secret {name} lacks master_seed ({MASTER_SEED_LENGTH}+ characters)")
-    return LotKeys(seed.encode())
+    return LotKeys(signing_seed(parking_config().key_secret_name, "PARKING_KEY_SECRET_NAME"))
 
 
 def parking_keys_if_configured():

@@ -21,7 +21,6 @@ the places' move are always one transaction (written with the booking's change w
 """
 from __future__ import annotations
 
-import json
 import time
 from typing import Any, Iterable
 
@@ -29,12 +28,16 @@ from botocore.exceptions import ClientError
 
 from holdfast.domain.inventory import Granule, Move
 from holdfast.ports import Labelled
+from holdfast.adapters.checkin_passes import pass_item, read_pass
+from holdfast.adapters.checkin_cases_store import case_get, case_put, case_resolve, open_cases
 from holdfast.adapters.codec import Table, _attrs, _code, _plain, put_new
 from holdfast.adapters.granule_claims import granule_claim, group_day_partition
 from holdfast.adapters.sale_gate import gate_check
 
 OUTBOX_RETENTION_SECONDS = 7 * 86_400
 _KEYS = ("pk", "sk", "gsi1pk", "gsi1sk")
+#: The prefix of gate cases' keys and of their open list's gsi1 key.
+CASES = "GATECASE"
 #: The items that carry an ``organizer_id`` (kinds/products.py, ``owned_items``): gates and subscriptions.
 ORGANIZER_OWNED = (("LOT#", "GATE#"), ("LOT#", "SUB#"))
 
@@ -140,13 +143,8 @@ class ParkingStore(Table):
         return self._query_prefix(f"LOT#{lot_id}", "OPEN#")
 
     def get_pass(self, lot_id: str, gate_id: str, event_id: str, direction: str) -> dict[str, Any] | None:
-        """``{"answer", "mode", "body"}`` of a recorded pass (mode and body are missing on records
-        written before they were kept), or None."""
-        item = self._get(_pass_pk(lot_id, gate_id, event_id), direction)
-        if item is None:
-            return None
-        return {"answer": json.loads(item["answer"]), "mode": item.get("mode"),
-                "body": json.loads(item["body"]) if item.get("body") else None}
+        """``{"answer", "mode", "body"}`` of a recorded pass, or None."""
+        return read_pass(self, _pass_pk(lot_id, gate_id, event_id), direction)
 
     def pass_put(self, lot_id: str, gate_id: str, event_id: str, answer: dict[str, Any], at: str,
                  direction: str | None = None, *, offline: bool = False, body: dict[str, str] | None = None,
@@ -154,9 +152,8 @@ class ParkingStore(Table):
         """The pass record, new; or, with ``replacing_online``, in place of the answer given online
         (conditioned on that one still being there: one sync replaces it, a second reads the new one)."""
         direction = direction or ("entry" if "gate_open" in answer else "exit")
-        item = {"pk": _pass_pk(lot_id, gate_id, event_id), "sk": direction, "gate_id": gate_id, "at": at,
-                "mode": "offline" if offline else "online", "answer": json.dumps(answer, sort_keys=True),
-                **({"body": json.dumps(body, sort_keys=True)} if body is not None else {})}
+        item = pass_item(_pass_pk(lot_id, gate_id, event_id), direction, "gate_id", gate_id, answer, at,
+                         offline=offline, body=body)
         if not replacing_online:
             return ("pass", put_new(self.table, item))
         return ("pass", {"Put": {"TableName": self.table, "Item": _attrs(item), "ConditionExpression": "#mode = :online",
@@ -165,37 +162,17 @@ class ParkingStore(Table):
 
     def gate_case_put(self, case: dict[str, Any]) -> Labelled:
         """A case for an operator (a pass an offline gate let through that the backend cannot place,
-        money that came in beyond what a ticket owed), under one key of gsi1 while open (as bookings
-        in review are). Put once: its id is derived from what opened it."""
-        return ("case", put_new(self.table, {"pk": f"GATECASE#{case['case_id']}", "sk": "META", **case,
-                                             "gsi1pk": "GATECASE", "gsi1sk": f"{case['opened_at']}#{case['case_id']}"}))
+        money that came in beyond what a ticket owed): the core's check-in case under ``GATECASE``."""
+        return case_put(self, CASES, case)
 
     def get_gate_case(self, case_id: str) -> dict[str, Any] | None:
-        case = self._get(f"GATECASE#{case_id}", "META")
-        return {k: v for k, v in case.items() if k not in _KEYS} if case else None
+        return case_get(self, CASES, case_id)
 
     def gate_case_resolve(self, case_id: str, resolution: dict[str, Any], entry: dict[str, Any]) -> bool:
-        """Close an OPEN case with ``resolution`` and a journal entry; it leaves the open list. False
-        when it is no longer open (nothing written)."""
-        try:
-            self.client.update_item(
-                TableName=self.table, Key=_attrs({"pk": f"GATECASE#{case_id}", "sk": "META"}),
-                UpdateExpression="SET #status = :resolved, resolution = :resolution, "
-                                 "journal = list_append(if_not_exists(journal, :empty), :entry) REMOVE gsi1pk, gsi1sk",
-                ConditionExpression="#status = :open", ExpressionAttributeNames={"#status": "status"},
-                ExpressionAttributeValues=_attrs({":resolved": "RESOLVED", ":open": "OPEN", ":resolution": resolution,
-                                                  ":entry": [entry], ":empty": []}))
-        except self.client.exceptions.ConditionalCheckFailedException:
-            return False
-        return True
+        return case_resolve(self, CASES, case_id, resolution, entry)
 
     def list_gate_cases(self) -> list[dict[str, Any]]:
-        keys = sorted(self._query_index("GATECASE", "gsi1", "gsi1pk"), key=lambda item: item["gsi1sk"])
-        # the index keeps keys only: the cases themselves in batches, not one read each
-        found = self._batch_get([{"pk": key["pk"], "sk": "META"} for key in keys])
-        cases = [found.get((key["pk"], "META")) for key in keys]
-        return [{k: v for k, v in case.items() if k not in _KEYS} for case in cases
-                if case and case.get("status") == "OPEN"]
+        return open_cases(self, CASES)
 
     def ticket_open(self, ticket: dict[str, Any]) -> list[Labelled]:
         """The ticket and its plate's open marker, both new (a plate already inside fails ``open``)."""

@@ -16,7 +16,6 @@ whatever the backend still refuses opens a gate case like any offline refusal.
 """
 from __future__ import annotations
 
-import hashlib
 import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -25,15 +24,17 @@ from typing import Any, Callable
 
 from holdfast import kinds
 from holdfast.clock import iso, parse_iso
-from holdfast.domain.errors import Conflict, InvalidRequest
+from holdfast.domain.errors import InvalidRequest
 from holdfast.domain.inventory import Move
 from holdfast.domain.money import Money
 from holdfast.observability import count, logger
 from holdfast.ports import Change, Clock, PaymentProvider, StaleBooking
-from holdfast.services import transitions
+from holdfast.services import checkin_cases, checkin_passes, transitions
+from holdfast.services.checkin_passes import PassIdReused, names_another
 from .. import rules
 from ..kind import CHECKED_IN, COMPLETED, Parking, allocate
-from ..tokens import TokenInvalid, in_window, verify
+from holdfast.domain.signatures import TokenInvalid
+from ..tokens import in_window, verify
 from . import exit_payments, gate_cases
 from .exit_payments import ExitPayments
 from .lots import ParkingService
@@ -51,14 +52,6 @@ DRIVE_UP_VEHICLE = "REGULAR"
 NAMING_FIELDS = ("token", "plate", "ticket_id", "local_ticket_id", "booking_id")
 #: How a gate controller's local ticket id begins (gate_controller/offline.py).
 LOCAL_TICKET_PREFIX = "L-"
-
-
-class PassIdReused(Conflict):
-    """The same gate sent an event_id again naming another vehicle (its passes are numbered wrong)."""
-
-    def __init__(self, event_id: str) -> None:
-        super().__init__("This pass id was used for another vehicle at this gate; give each pass its own event_id.",
-                         code="pass_id_reused", event_id=event_id)
 
 
 @dataclass(frozen=True)
@@ -98,7 +91,7 @@ class GatePasses:
         def pass_through(done: dict[str, Any] | None) -> dict[str, Any]:
             this = call
             if done is not None:
-                if _names_another_car(done.get("body"), call.body):
+                if names_another(done.get("body"), call.body):
                     raise PassIdReused(call.event_id)
                 if not (offline and _refused_online(done)):
                     return done["answer"]
@@ -282,7 +275,7 @@ class GatePasses:
             case = self._case(call, "exit", "payment_required", ticket_id=ticket["ticket_id"],
                               plate=ticket["plate"], booking_id=ticket.get("booking_id"),
                               amount_due=answer["amount_due"])
-            answer["conflict"] = gate_cases.conflict_of(case)
+            answer["conflict"] = checkin_cases.conflict_of(case)
             extra.append(self.store.gate_case_put(case))
         else:
             answer = _granted(None)
@@ -329,7 +322,7 @@ class GatePasses:
         still inside. An operator settles it (a case naming the ticket); the ticket is left as it
         is, since the car may have come back through another pass meanwhile."""
         def settle(done: dict[str, Any] | None) -> dict[str, Any]:
-            if done is not None and _names_another_car(done.get("body"), call.body):
+            if done is not None and names_another(done.get("body"), call.body):
                 raise PassIdReused(call.event_id)
             if done is not None:
                 answer = done["answer"]
@@ -348,7 +341,7 @@ class GatePasses:
                         self.store.commit(Change(items=(self.store.gate_case_put(case),)))
                     except StaleBooking:
                         pass   # a sync running beside this one wrote it first
-                return {**answer, "conflict": gate_cases.conflict_of(case)}
+                return {**answer, "conflict": checkin_cases.conflict_of(case)}
             answer = _refused(direction, "gate_kept_shut")
             self.store.commit(Change(items=(self._pass_put(call, answer, direction),)))
             return answer
@@ -430,7 +423,7 @@ class GatePasses:
     def _record_case(self, call: Pass, direction: str, answer: dict[str, Any], reason: str,
                      known: dict[str, Any]) -> dict[str, Any]:
         case = self._case(call, direction, reason, **known)
-        answer["conflict"] = gate_cases.conflict_of(case)
+        answer["conflict"] = checkin_cases.conflict_of(case)
         items = [self._pass_put(call, answer, direction)]
         # the online refusal this pass replaces may have opened the same case (a car at a shut exit)
         if not (call.replaces_online and self.store.get_gate_case(case["case_id"]) is not None):
@@ -476,21 +469,8 @@ def _owed(due: Money, url: str | None) -> dict[str, Any]:
 
 def naming(event: dict[str, Any]) -> dict[str, str]:
     """How a pass names its car, as digests (a token is a credential and is not stored)."""
-    def value(name: str) -> str:
-        raw = str(event[name])
-        return rules.normalise_plate(raw) if name == "plate" else raw
-    return {name: hashlib.sha256(value(name).encode()).hexdigest()[:16] for name in NAMING_FIELDS if event.get(name)}
-
-
-def _names_another_car(stored: dict[str, str] | None, sent: dict[str, str]) -> bool:
-    """A repeat may carry more than the first sending (the gate's queued copy adds the plate it
-    knows), so it names another car where both name it and differ; and where they share no way of
-    naming it (a ticket first, a plate now), nothing says it is the same car: it is not taken for
-    one (the stored answer may have opened for a ticket another car showed)."""
-    if stored is None:
-        return False
-    shared = stored.keys() & sent.keys()
-    return not shared or any(stored[name] != sent[name] for name in shared)
+    return checkin_passes.naming(event, NAMING_FIELDS,
+                                 lambda name, raw: rules.normalise_plate(raw) if name == "plate" else raw)
 
 
 def _refused_online(done: dict[str, Any]) -> bool:

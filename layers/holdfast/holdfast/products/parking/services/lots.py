@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import secrets
 import uuid
 from collections import Counter
 from datetime import datetime, timedelta
@@ -24,7 +23,8 @@ from holdfast.services.bookings import BookingService, HoldResult
 from holdfast.services.listing import publish_offering, shelf_items, shelf_page
 from ..rules import GRANULE, TYPES, ceil_granule, floor_granule, granule_key, normalise_plate
 from ..kind import Parking, space_states
-from ..tokens import LotKeys, gate_key_hash
+from holdfast.domain.signatures import device_key_matches, new_device, new_device_key
+from ..tokens import LotKeys
 from ..commands import CreateLot, CreateSubscription
 from ..ports import ParkingStore
 
@@ -142,13 +142,9 @@ class ParkingService:
 
     # ----------------------------------------------------------------------------- gates
     def create_gate(self, lot_id: str, name: str, caller: Caller | None = None) -> dict[str, Any]:
-        event = self.lot(lot_id, caller)
-        gate_id, key = str(uuid.uuid4()), "gk_" + secrets.token_urlsafe(32)
-        gate = {"gate_id": gate_id, "name": name, "key_sha256": gate_key_hash(key), "created_at": iso(self.clock())}
-        if event.get("organizer_id"):
-            gate["organizer_id"] = event["organizer_id"]
+        gate, key = new_device("gate_id", name, "gk_", iso(self.clock()), self.lot(lot_id, caller))
         self.store.put_gate(lot_id, gate)
-        return {"gate_id": gate_id, "lot_id": lot_id, "name": name, "gate_key": key,
+        return {"gate_id": gate["gate_id"], "lot_id": lot_id, "name": name, "gate_key": key,
                 **self.keys().public_key(lot_id)}
 
     def list_gates(self, lot_id: str, caller: Caller | None = None) -> dict[str, Any]:
@@ -165,7 +161,7 @@ class ParkingService:
         ``deleted_too``: a deleted gate's key still names it, for the sync that reports its passes)."""
         gate = self.store.get_gate(lot_id, gate_id) if key else None
         if gate is None or (gate.get("deleted_at") and not deleted_too) \
-                or not secrets.compare_digest(gate["key_sha256"], gate_key_hash(key or "")):
+                or not device_key_matches(gate["key_sha256"], key):
             raise GateUnauthorized("The gate key is missing or wrong.")
         return gate
 
@@ -173,8 +169,8 @@ class ParkingService:
         """A new key for the gate, shown only here; the old one answers 401 from now on. Each call
         is a new key (a repeat rotates again: only the last answer's key works)."""
         self.lot(lot_id, caller)
-        gate, key = self.store.get_gate(lot_id, gate_id), "gk_" + secrets.token_urlsafe(32)
-        if gate is None or not self.store.change_gate(lot_id, gate_id, {"key_sha256": gate_key_hash(key),
+        gate, (key, key_hash) = self.store.get_gate(lot_id, gate_id), new_device_key("gk_")
+        if gate is None or not self.store.change_gate(lot_id, gate_id, {"key_sha256": key_hash,
                                                                          "key_rotated_at": iso(self.clock())}):
             raise NotFound(f"No gate {gate_id}.", code="gate_not_found")
         return {"gate_id": gate_id, "lot_id": lot_id, "name": gate["name"], "gate_key": key,

@@ -13,7 +13,8 @@ from typing import Any
 from holdfast.clock import iso
 from holdfast.ports import Change, Clock, ItemExists, StaleBooking
 from ..ports import RetiredGateCases
-from .gate_cases import case_id, conflict_of, new_case
+from holdfast.services.checkin_cases import conflict_of
+from .gate_cases import case_id, new_case
 
 REASON = "gate_deleted"
 

@@ -1,0 +1,1 @@
+"""Events' own items: doors, check-ins, door passes and check-in cases."""

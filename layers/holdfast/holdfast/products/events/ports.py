@@ -1,0 +1,45 @@
+"""The storage events' doors need besides the core's (holdfast/ports.py): doors, check-ins, the
+doors' passes and check-in cases. The outcomes these raise are the core's (StaleBooking when a
+committed condition failed: a ticket checked in meanwhile, a pass recorded meanwhile)."""
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from holdfast.ports import BookingReads, BookingSaves, EventBookings, EventReads, Labelled
+
+
+class CheckinCaseItems(Protocol):
+    def checkin_case_put(self, case: dict[str, Any]) -> Labelled: ...
+
+    def get_checkin_case(self, case_id: str) -> dict[str, Any] | None: ...
+
+    def checkin_case_resolve(self, case_id: str, resolution: dict[str, Any], entry: dict[str, Any]) -> bool: ...
+
+    def list_checkin_cases(self) -> list[dict[str, Any]]: ...
+
+
+class CheckinCaseStore(CheckinCaseItems, EventReads, Protocol):
+    """Check-in cases as operators see them: each case's event tells whose case it is."""
+
+
+class DoorStore(CheckinCaseItems, BookingSaves, BookingReads, EventBookings, EventReads, Protocol):
+    """An event's doors and the scans through them (products/events/services/doors.py)."""
+
+    def put_door(self, event_id: str, door: dict[str, Any]) -> None: ...
+
+    def get_door(self, event_id: str, door_id: str) -> dict[str, Any] | None: ...
+
+    def list_doors(self, event_id: str) -> list[dict[str, Any]]: ...
+
+    def retire_door(self, event_id: str, door_id: str, at: str) -> None: ...
+
+    def checkin_put(self, event_id: str, checkin: dict[str, Any]) -> Labelled: ...
+
+    def get_checkin(self, event_id: str, ticket_id: str) -> dict[str, Any] | None: ...
+
+    def event_checkins(self, event_id: str) -> list[dict[str, Any]]: ...
+
+    def get_door_pass(self, event_id: str, door_id: str, pass_id: str) -> dict[str, Any] | None: ...
+
+    def door_pass_put(self, event_id: str, door_id: str, pass_id: str, answer: dict[str, Any], at: str, *,
+                      offline: bool, body: dict[str, str]) -> Labelled: ...

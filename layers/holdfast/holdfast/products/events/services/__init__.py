@@ -1,0 +1,1 @@
+"""Events ' use cases beyond the core's: doors and the check-in of tickets."""

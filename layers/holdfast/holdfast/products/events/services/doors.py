@@ -1,0 +1,261 @@
+"""An event's doors and the scans of its tickets through them: the check-in machinery a lot's gates
+use too (device keys stored hashed, signed passes, pass ids answered once, the sequenced sync,
+check-in cases), with the rules of a ticket.
+
+A ticket is checked in once: the check-in item (``CHECKINS#<event> T#<ticket>``) is created by the
+scan's one transaction, conditioned on not existing, with the pass record (its answer) and the
+booking's journalled change (its version, so a customer's cancel racing the scan reads it again
+and sees the ticket used). Two new scans of one ticket, at one door or two, are decided on a fresh
+read each: the one whose write lands admits, the other reads again and answers
+``already_checked_in`` with the first scan's time and door.
+
+A door that could not reach the backend admitted by the signature alone; at sync its scans are
+applied as they happened (at their own time). What the backend would have refused (a ticket
+another door admitted too, a ticket voided meanwhile) is already inside: it opens a check-in case
+for an operator, written with the pass record, and nothing is undone.
+"""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Callable
+
+from holdfast import kinds
+from holdfast.clock import iso
+from holdfast.domain.booking import Booking
+from holdfast.domain.errors import Busy, NotFound, Unauthorized
+from holdfast.domain.organizers import Caller, require_owner
+from holdfast.domain.signatures import TokenInvalid, device_key_matches, new_device
+from holdfast.ports import Change, Clock
+from holdfast.services import checkin_cases, transitions
+from holdfast.services.checkin_cases import CaseDesk, CaseKind
+from holdfast.services.checkin_passes import PassIdReused, names_another, naming
+from .. import tickets
+from ..general_admission import GeneralAdmission
+from ..ports import CheckinCaseStore, DoorStore
+from ..seat_map import SeatMap
+from ..tickets import EventKeys
+
+ATTEMPTS = 4
+#: How a scan names its ticket; a repeat of a pass id must name it the same way.
+NAMING_FIELDS = ("token",)
+CASE_NAMESPACE = uuid.UUID("6e2f9b41-0d3a-4c6e-9f85-1a7b3c5d2e90")
+RESOLUTIONS = {"checkin": ("acknowledged", "dismissed")}
+#: Statuses of a booking whose tickets were issued and are void now (a door refuses them offline).
+VOIDED = ("CANCELLED", "REFUND_PENDING", "REFUNDED")
+#: How long a door may trust the voided list it read before reading it again.
+VOIDED_TTL_SECONDS = 60
+
+
+class DoorUnauthorized(Unauthorized):
+    code = "door_unauthorized"
+
+
+@dataclass(frozen=True)
+class Scan:
+    """One scan being applied: which event and door, the door's pass id, when, online or not."""
+
+    event_id: str
+    door_id: str
+    pass_id: str
+    at: datetime
+    offline: bool
+    body: dict[str, str]
+
+
+class Doors:
+    def __init__(self, store: DoorStore, clock: Clock, keys: Callable[[], EventKeys]) -> None:
+        self.store = store
+        self.clock = clock
+        self.keys = keys
+
+    # ------------------------------------------------------------------------------ doors
+    def event(self, event_id: str, caller: Caller | None = None) -> dict[str, Any]:
+        """The event (an organizer's own only), if it sells places with tickets."""
+        missing = NotFound(f"No event {event_id}.", code="event_not_found")
+        event = require_owner(self.store.get_event(event_id), caller, missing)
+        if not isinstance(kinds.of_event(event), (GeneralAdmission, SeatMap)):
+            raise missing
+        return event
+
+    def create_door(self, event_id: str, name: str, caller: Caller | None = None) -> dict[str, Any]:
+        door, key = new_device("door_id", name, "dk_", iso(self.clock()), self.event(event_id, caller))
+        self.store.put_door(event_id, door)
+        return {**{k: door[k] for k in ("door_id", "name")}, "event_id": event_id, "door_key": key,
+                **self.keys().public_key(event_id)}
+
+    def delete_door(self, event_id: str, door_id: str, caller: Caller | None = None) -> None:
+        """The door stops: its key answers 401. Its item stays (what it did stays explained); a
+        repeat changes nothing."""
+        self.event(event_id, caller)
+        if self.store.get_door(event_id, door_id) is None:
+            raise NotFound(f"No door {door_id}.", code="door_not_found")
+        self.store.retire_door(event_id, door_id, iso(self.clock()))
+
+    def door(self, event_id: str, door_id: str, key: str | None, deleted_too: bool = False) -> dict[str, Any]:
+        """The door, if ``key`` is its key (401 otherwise, alike for an unknown or deleted door;
+        ``deleted_too``: a revoked door's key still names it, for the sync that reports its last scans)."""
+        door = self.store.get_door(event_id, door_id) if key else None
+        if door is None or (door.get("deleted_at") and not deleted_too) \
+                or not device_key_matches(door.get("key_sha256"), key):
+            raise DoorUnauthorized("The door key is missing or wrong.")
+        return door
+
+    def config(self, event_id: str, door_id: str, key: str | None) -> dict[str, Any]:
+        """What a door needs to admit while offline: the event's public key, the tickets voided so
+        far, and the doors' policy."""
+        self.door(event_id, door_id, key)
+        event, now = self.event(event_id), self.clock()
+        return {"event_id": event_id, "door_id": door_id, **self.keys().public_key(event_id),
+                "starts_at": event.get("starts_at"),
+                "doors": [{"door_id": d["door_id"], "name": d["name"]} for d in self.store.list_doors(event_id)
+                          if not d.get("deleted_at")],
+                "voided_tickets": self.voided_tickets(event_id),
+                "voided_valid_until": iso(now + timedelta(seconds=VOIDED_TTL_SECONDS)),
+                "policy": {"offline_admission": "signature", "one_scan_per_ticket": True,
+                           "refuse_voided": True}}
+
+    def voided_tickets(self, event_id: str) -> list[str]:
+        """Every ticket of the event's bookings that left CONFIRMED (one walk of the event's index)."""
+        bookings = self.store.get_bookings(sorted(self.store.event_booking_ids(event_id)))
+        return sorted(tid for booking in bookings if str(booking.status) in VOIDED and booking.payment is not None
+                      for tid, _ in tickets.places(booking))
+
+    # ------------------------------------------------------------------------------ scans
+    def scan(self, event_id: str, door_id: str, event: dict[str, Any], *, at: datetime, offline: bool,
+             retired: bool = False) -> dict[str, Any]:
+        """One scan (``event``: the door's pass id as ``event_id``, the ``token``; a synced one may
+        say ``admitted: false``, a scan the door refused by itself), answered once per pass id.
+        ``retired``: a revoked door's offline scan, applied on no door's authority: whoever it let
+        in is inside, so it is refused (``door_deleted``) with a check-in case, never checked in."""
+        call = Scan(event_id, door_id, str(event["event_id"]), at, offline, naming(event, NAMING_FIELDS))
+
+        def decide(done: dict[str, Any] | None) -> dict[str, Any]:
+            if done is not None:
+                if names_another(done.get("body"), call.body):
+                    raise PassIdReused(call.pass_id, "ticket", "door")
+                return done["answer"]
+            if offline and event.get("admitted") is False:
+                return self._record(call, _refused(event.get("reason") or "refused_at_door"))
+            if retired:
+                return self._refuse(call, "door_deleted", None)
+            return self._check_in(call, str(event.get("token") or ""))
+
+        def exhausted() -> dict[str, Any]:
+            raise Busy()
+
+        return transitions.decide_again(lambda: self.store.get_door_pass(event_id, door_id, call.pass_id), decide,
+                                        attempts=ATTEMPTS, exhausted=exhausted)
+
+    def _check_in(self, call: Scan, token: str) -> dict[str, Any]:
+        try:
+            payload = tickets.check(token, self.keys(), call.event_id)
+        except TokenInvalid as exc:
+            return self._refuse(call, exc.reason, None)
+        ticket_id = payload["tk"]
+        booking = self.store.get_booking(payload["bk"])
+        seat = dict(tickets.places(booking)).get(ticket_id, "-") if booking is not None else "-"
+        if booking is None or booking.event_id != call.event_id or seat == "-":
+            return self._refuse(call, "bad_token", None)
+        known = {"ticket_id": ticket_id, "seat_id": seat}
+        first = self.store.get_checkin(call.event_id, ticket_id)
+        if first is not None:
+            answer = _refused("already_checked_in", **known, checked_in_at=first["checked_in_at"],
+                              door_id=first["door_id"])
+            return self._refuse(call, "already_checked_in", answer, case_reason="double_checkin",
+                                booking_id=booking.booking_id)
+        if not tickets.admits(booking):
+            return self._refuse(call, "ticket_void", _refused("ticket_void", **known), booking_id=booking.booking_id)
+        return self._admit(call, booking, ticket_id, seat)
+
+    def _admit(self, call: Scan, booking: Booking, ticket_id: str, seat: str | None) -> dict[str, Any]:
+        at = iso(call.at)
+        answer = {"admitted": True, "reason": "admitted", "ticket_id": ticket_id, "seat_id": seat,
+                  "checked_in_at": at, "door_id": call.door_id}
+        checkin = {"ticket_id": ticket_id, "booking_id": booking.booking_id, "seat_id": seat, "door_id": call.door_id,
+                   "checked_in_at": at, "pass_id": call.pass_id, "mode": "offline" if call.offline else "online"}
+        details = dict(booking.kind_details or {})
+        details["checked_in"] = sorted({*details.get("checked_in", ()), ticket_id})
+        # StaleBooking (the ticket checked in meanwhile, the pass recorded, the booking moved): the
+        # scan is decided again on a fresh read
+        transitions.apply(self.store, booking, self.clock(), actor="door", action="ticket_checked_in",
+                          decision=f"ticket {ticket_id} checked in at door {call.door_id}"
+                                   + (" (offline)" if call.offline else ""),
+                          ids={"ticket_id": ticket_id, "door_id": call.door_id, "pass_id": call.pass_id},
+                          extra=[self.store.checkin_put(call.event_id, checkin), self._pass_put(call, answer)],
+                          kind_details=details)
+        return answer
+
+    def _refuse(self, call: Scan, reason: str, answer: dict[str, Any] | None, *, case_reason: str | None = None,
+                **known: Any) -> dict[str, Any]:
+        """A scan not admitted. Online the door stays shut; offline the holder is inside already, so
+        a check-in case goes to an operator with the pass record (a repeated sync neither loses nor
+        doubles it)."""
+        answer = answer or _refused(reason)
+        if not call.offline:
+            return self._record(call, answer)
+        case = checkin_cases.new_case(
+            checkin_cases.case_id(CASE_NAMESPACE, call.event_id, call.door_id, call.pass_id), "checkin",
+            ("event_id", call.event_id), case_reason or reason, iso(self.clock()), "door_sync",
+            "checkin_case_opened", door_id=call.door_id, pass_id=call.pass_id, at=iso(call.at),
+            ticket_id=answer.get("ticket_id"), seat_id=answer.get("seat_id"),
+            first_checked_in_at=answer.get("checked_in_at"), first_door_id=answer.get("door_id"), **known)
+        answer = {**answer, "conflict": checkin_cases.conflict_of(case)}
+        self.store.commit(Change(items=(self._pass_put(call, answer), self.store.checkin_case_put(case))))
+        return answer
+
+    def _record(self, call: Scan, answer: dict[str, Any]) -> dict[str, Any]:
+        """An answer that changes nothing, kept so that a repeat of the pass gets it back."""
+        self.store.commit(Change(items=(self._pass_put(call, answer),)))   # StaleBooking: recorded meanwhile
+        return answer
+
+    def _pass_put(self, call: Scan, answer: dict[str, Any]):  # noqa: ANN202
+        return self.store.door_pass_put(call.event_id, call.door_id, call.pass_id, answer, iso(call.at),
+                                        offline=call.offline, body=call.body)
+
+    # --------------------------------------------------------------------------- check-ins
+    def checkins(self, event_id: str, caller: Caller | None = None) -> dict[str, Any]:
+        """Who is in: the count, per door, and per minute (for the operator page's live view)."""
+        self.event(event_id, caller)
+        doors = {d["door_id"]: d for d in self.store.list_doors(event_id)}
+        found = sorted(self.store.event_checkins(event_id), key=lambda c: (c["checked_in_at"], c["ticket_id"]))
+        by_door: dict[str, dict[str, Any]] = {
+            door_id: {"door_id": door_id, "name": door["name"], "deleted": bool(door.get("deleted_at")),
+                      "checked_in": 0, "offline": 0, "last_at": None} for door_id, door in doors.items()}
+        per_minute: dict[str, dict[str, int]] = {}
+        for checkin in found:
+            row = by_door.setdefault(checkin["door_id"], {"door_id": checkin["door_id"], "name": None, "deleted": True,
+                                                          "checked_in": 0, "offline": 0, "last_at": None})
+            row["checked_in"] += 1
+            row["offline"] += checkin.get("mode") == "offline"
+            row["last_at"] = checkin["checked_in_at"]
+            minute = per_minute.setdefault(checkin["checked_in_at"][:16], {})
+            minute[checkin["door_id"]] = minute.get(checkin["door_id"], 0) + 1
+        return {"event_id": event_id, "checked_in": len(found), "as_of": iso(self.clock()),
+                "doors": sorted(by_door.values(), key=lambda r: (r["name"] or "", r["door_id"])),
+                "over_time": [{"minute": minute, "by_door": counts, "checked_in": sum(counts.values())}
+                              for minute, counts in sorted(per_minute.items())],
+                "recent": [{key: c.get(key) for key in ("ticket_id", "seat_id", "door_id", "checked_in_at", "mode")}
+                           for c in found[-20:][::-1]]}
+
+
+def _refused(reason: str, **known: Any) -> dict[str, Any]:
+    return {"admitted": False, "reason": reason, "ticket_id": None, "seat_id": None, "checked_in_at": None,
+            "door_id": None, **known}
+
+
+def refused_after_pass(event: dict[str, Any], result: dict[str, Any]) -> dict[str, Any] | None:
+    """A synced scan the door admitted that the backend's answer refuses, without a case named (a
+    scan the door itself refused is no conflict)."""
+    if event.get("admitted") is not False and result.get("admitted") is False:
+        return {"type": "refused_after_pass", "reason": result.get("reason"), "needs_review": True}
+    return None
+
+
+class CheckinCases(CaseDesk):
+    def __init__(self, store: CheckinCaseStore, clock: Clock) -> None:
+        super().__init__(store, clock, CaseKind(
+            scope_field="event_id", resolutions=RESOLUTIONS, not_found_code="checkin_case_not_found",
+            resolved_action="checkin_case_resolved", noun="check-in case", get=store.get_checkin_case,
+            resolve_item=store.checkin_case_resolve, listed=store.list_checkin_cases))

@@ -1,0 +1,76 @@
+"""Builds events' ticket keys and door services from the core's wiring, once per cold start,
+importing each only when first asked (like holdfast/wiring.py)."""
+from __future__ import annotations
+
+from holdfast.config import load_section
+from holdfast.wiring import cached, signing_seed
+
+# imported here, not on first use, so that every function building events' services checks it at
+# its cold start (config.check_sections)
+from .config import EventsConfig
+
+@cached
+def events_config() -> EventsConfig:
+    return load_section(EventsConfig)
+
+
+def ticket_keys():
+    """Every event's Ed25519 ticket key, derived from the master seed (the five-minute secret cache)."""
+    from .tickets import EventKeys
+
+    return EventKeys(signing_seed(events_config().key_secret_name, "TICKET_KEY_SECRET_NAME"))
+
+
+def ticket_keys_if_configured():
+    """What an event booking's view signs its tickets with (the product's view credentials): the
+    key source, or None where this deployment has no seed."""
+    return ticket_keys if events_config().key_secret_name else None
+
+
+@cached
+def doors():
+    from holdfast.clock import system_clock
+    from holdfast.wiring import store
+
+    from .services.doors import Doors
+
+    return Doors(store(), system_clock, ticket_keys)
+
+
+def apply_door_scan(event_id: str, door_id: str, event: dict, *, at, offline: bool) -> dict:  # noqa: ANN001
+    """The one entry point for a scan (the scan route and the door sync's applier): the service is
+    looked up per call, so a ``reset()`` between calls is seen."""
+    return doors().scan(event_id, door_id, event, at=at, offline=offline)
+
+
+def apply_retired_scan(event_id: str, door_id: str, event: dict, *, at, offline: bool) -> dict:  # noqa: ANN001
+    """A revoked door's synced scan: recorded and refused with a case, never checked in."""
+    return doors().scan(event_id, door_id, event, at=at, offline=offline, retired=True)
+
+
+def door_sync(retired: bool = False):
+    """The door's sequenced sync; ``retired``: a revoked door's, whose scans are refused with cases."""
+    return _door_syncs()[retired]
+
+
+@cached
+def _door_syncs():
+    from holdfast.services.checkin_sync import SequencedSync
+    from holdfast.wiring import store
+
+    from .adapters.doors_store import DoorSyncStore
+    from .services.doors import refused_after_pass
+
+    ledger = DoorSyncStore(store().table, store().client)
+    return {False: SequencedSync(ledger, apply_door_scan, refused_after_pass),
+            True: SequencedSync(ledger, apply_retired_scan, refused_after_pass)}
+
+
+@cached
+def checkin_cases():
+    from holdfast.clock import system_clock
+    from holdfast.wiring import store
+
+    from .services.doors import CheckinCases
+
+    return CheckinCases(store(), system_clock)

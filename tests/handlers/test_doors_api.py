@@ -1,0 +1,163 @@
+"""An event's doors through their handler (functions/doors_api): a door made and revoked, scans
+online (admitted, already_checked_in with the first scan's door and time, ticket_void, wrong_event,
+bad_token, a repeat of a pass id answered the same), a customer's cancel of a checked-in booking
+refused, the organizer's allowed with a note in the journal, the offline sync with a double entry
+opening a check-in case, and the check-ins per door."""
+import json
+import re
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from holdfast import wiring
+from tests.handlers.conftest import ORGANIZER_KEY
+from tests.handlers.test_api_handlers import book
+from tests.handlers.test_tickets_api import confirm, tickets_env, view  # noqa: F401 - the tickets' fixture
+from tests.support.handlers import api_event, call
+
+ORGANIZER = {"X-Api-Key": ORGANIZER_KEY}
+
+
+def request(method, path, body=None, headers=None, folder="doors_api"):
+    template = re.sub(r"/[0-9a-f-]{36}", "/{id}", path)
+    params = dict(zip(re.findall(r"\{(\w+)\}", template), re.findall(r"[0-9a-f-]{36}", path)))
+    event = {"resource": path, "path": path, "httpMethod": method, "headers": headers or {},
+             "multiValueHeaders": {k: [v] for k, v in (headers or {}).items()}, "pathParameters": params,
+             "queryStringParameters": None, "body": None if body is None else json.dumps(body),
+             "isBase64Encoded": False, "requestContext": {"requestId": "r", "identity": {"sourceIp": "192.0.2.1"}}}
+    names = {"doors_api": ("event_id", "door_id")}
+    event["pathParameters"] = dict(zip(names.get(folder, ("event_id",)), re.findall(r"[0-9a-f-]{36}", path)))
+    return call(folder, event)
+
+
+def create_event(key="night-1", **overrides):
+    body = json.loads(api_event("create_event.json")["body"]) | overrides
+    status, created = call("events_api", api_event("create_event.json", headers=ORGANIZER | {"Idempotency-Key": key},
+                                                   body=body))
+    assert status == 201, created
+    return created
+
+
+def door(event_id, name="Main"):
+    status, made = request("POST", f"/events/{event_id}/doors", {"name": name}, ORGANIZER)
+    assert status == 201, made
+    return made
+
+
+def scan(event_id, made, pass_id, token):
+    return request("POST", f"/events/{event_id}/doors/{made['door_id']}/scan", {"event_id": pass_id, "token": token},
+                   {"X-Door-Key": made["door_key"]})
+
+
+def paid_tickets(provider, event_id, quantity, key):
+    status, held = book(event_id, {"quantity": quantity}, key=key)
+    assert status == 201, held
+    confirm(provider, held["booking_id"])
+    return held["booking_id"], view(held["booking_id"])[1]["tickets"]
+
+
+def test_scans_online_answer_each_reason_once(tickets_env):
+    event = create_event(capacity=20)
+    other = create_event("night-2", capacity=5, name="Another night")
+    main, side = door(event["event_id"], "Main"), door(event["event_id"], "Side")
+    assert main["door_key"].startswith("dk_") and main["kid"]
+    booking_id, tickets = paid_tickets(tickets_env, event["event_id"], 2, "k1")
+
+    status, first = scan(event["event_id"], main, "m-1", tickets[0]["token"])
+    assert status == 200 and first["admitted"] is True and first["reason"] == "admitted"
+    assert first["ticket_id"] == tickets[0]["ticket_id"] and first["seat_id"] is None
+    assert scan(event["event_id"], main, "m-1", tickets[0]["token"]) == (200, first)   # a repeat: the same answer
+    status, again = scan(event["event_id"], side, "s-1", tickets[0]["token"])
+    assert again["admitted"] is False and again["reason"] == "already_checked_in"
+    assert again["checked_in_at"] == first["checked_in_at"] and again["door_id"] == main["door_id"]
+    status, reused = scan(event["event_id"], main, "m-1", tickets[1]["token"])
+    assert status == 409 and reused["error"]["code"] == "pass_id_reused"
+
+    other_booking, others = paid_tickets(tickets_env, other["event_id"], 1, "k2")
+    assert scan(event["event_id"], main, "m-2", others[0]["token"])[1]["reason"] == "wrong_event"
+    assert scan(event["event_id"], main, "m-3", "not-a-token")[1]["reason"] == "bad_token"
+    assert scan(event["event_id"], main, "m-4", tickets[0]["token"][:-4] + "AAAA")[1]["reason"] == "bad_token"
+
+    # the customer cannot cancel a booking someone came in on; the untouched one is cancelled, void
+    status, refused = call("bookings_api", {**_cancel(booking_id)})
+    assert status == 409 and refused["error"]["code"] == "checked_in"
+    status, cancelled = call("bookings_api", _cancel(other_booking, "customer-42"))
+    assert status == 200 and cancelled["status"] in ("REFUND_PENDING", "REFUNDED")
+    other_door = door(other["event_id"])
+    assert scan(other["event_id"], other_door, "o-1", others[0]["token"])[1]["reason"] == "ticket_void"
+    status, config = request("GET", f"/events/{other['event_id']}/doors/{other_door['door_id']}/config",
+                             headers={"X-Door-Key": other_door["door_key"]})
+    assert status == 200 and config["voided_tickets"] == [others[0]["ticket_id"]]
+    assert config["public_key"] == other_door["public_key"]
+
+    status, seen = request("GET", f"/events/{event['event_id']}/checkins", headers=ORGANIZER)
+    assert status == 200 and seen["checked_in"] == 1
+    assert {row["name"]: row["checked_in"] for row in seen["doors"]} == {"Main": 1, "Side": 0}
+
+    # a revoked door's key answers 401, on a repeat too
+    path = f"/events/{event['event_id']}/doors/{side['door_id']}"
+    assert request("DELETE", path, headers=ORGANIZER)[0] == 204
+    assert request("DELETE", path, headers=ORGANIZER)[0] == 204
+    status, denied = scan(event["event_id"], side, "s-2", tickets[1]["token"])
+    assert status == 401 and denied["error"]["code"] == "door_unauthorized"
+    # what it admitted offline before it heard is still reported: refused, with a case, not checked in
+    offline = {"seq": 1, "event_id": "s-3", "token": tickets[1]["token"], "at": first["checked_in_at"]}
+    status, synced = request("POST", f"{path}/sync", {"events": [offline]}, {"X-Door-Key": side["door_key"]})
+    assert status == 200 and synced["expected_seq"] == 2
+    assert synced["results"][0]["result"]["reason"] == "door_deleted" and synced["results"][0]["conflict"]["case_id"]
+    assert request("GET", f"{path}/config", headers={"X-Door-Key": side["door_key"]})[0] == 401
+    assert request("GET", f"/events/{event['event_id']}/checkins", headers=ORGANIZER)[1]["checked_in"] == 1
+
+
+def test_the_organizer_cancelling_the_event_journals_the_checked_in(tickets_env):
+    event = create_event(capacity=5)
+    main = door(event["event_id"])
+    booking_id, tickets = paid_tickets(tickets_env, event["event_id"], 1, "k3")
+    assert scan(event["event_id"], main, "p-1", tickets[0]["token"])[1]["admitted"] is True
+    wiring.cancellation_job().settle(event["event_id"], booking_id, "storm")
+    _, journal = wiring.store().get_booking_with_journal(booking_id)
+    assert any("1 already checked in" in entry.decision for entry in journal)
+
+
+def test_two_doors_admitting_one_ticket_offline_open_one_case(tickets_env):
+    event = create_event(capacity=5)
+    main, side = door(event["event_id"], "Main"), door(event["event_id"], "Side")
+    _, tickets = paid_tickets(tickets_env, event["event_id"], 1, "k4")
+    at = datetime.now(timezone.utc)
+
+    def sync(made, events):
+        return request("POST", f"/events/{event['event_id']}/doors/{made['door_id']}/sync", {"events": events},
+                       {"X-Door-Key": made["door_key"]})
+
+    def offline(seq, pass_id, minutes):
+        return {"seq": seq, "event_id": pass_id, "token": tickets[0]["token"],
+                "at": (at + timedelta(minutes=minutes)).isoformat()}
+
+    status, first = sync(main, [offline(1, "a-1", 0)])
+    assert status == 200 and first["results"][0]["status"] == "applied"
+    assert first["results"][0]["result"]["admitted"] is True
+    status, second = sync(side, [offline(2, "b-2", 1)])   # its first scan lost: a gap, held
+    assert second["expected_seq"] == 1 and second["results"][0]["status"] == "held"
+    status, second = sync(side, [offline(1, "b-1", 1), offline(2, "b-2", 2)])
+    results = {r["event_id"]: r for r in second["results"]}
+    assert results["b-1"]["status"] == "applied" and results["b-1"]["result"]["reason"] == "already_checked_in"
+    assert results["b-1"]["conflict"]["needs_review"] is True and results["b-1"]["conflict"]["case_id"]
+    assert sync(side, [offline(1, "b-1", 1)])[1]["results"][0]["status"] == "duplicate"
+
+    status, reviews = call("admin_api", {"resource": "/admin/reviews", "path": "/admin/reviews", "httpMethod": "GET",
+                                         "headers": ORGANIZER, "multiValueHeaders": {}, "pathParameters": None,
+                                         "queryStringParameters": None, "body": None,
+                                         "requestContext": {"requestId": "r", "identity": {"sourceIp": "192.0.2.1"}}})
+    cases = [c for c in reviews["checkin_cases"] if c["event_id"] == event["event_id"]]
+    assert status == 200 and len(cases) == 2 and {c["reason"] for c in cases} == {"double_checkin"}
+    assert {c["first_door_id"] for c in cases} == {main["door_id"]}
+    status, seen = request("GET", f"/events/{event['event_id']}/checkins", headers=ORGANIZER)
+    assert seen["checked_in"] == 1 and seen["recent"][0]["mode"] == "offline"
+
+
+def _cancel(booking_id, customer="customer-42"):
+    path = f"/bookings/{booking_id}/cancel"
+    return {"resource": "/bookings/{booking_id}/cancel", "path": path, "httpMethod": "POST",
+            "headers": {"X-Customer-Id": customer}, "multiValueHeaders": {"X-Customer-Id": [customer]},
+            "pathParameters": {"booking_id": booking_id}, "queryStringParameters": None, "body": None,
+            "requestContext": {"requestId": "r", "identity": {"sourceIp": "192.0.2.1"}}}

@@ -1,0 +1,77 @@
+"""Issue 32's "Done when", over HTTP on the local stack: pay -> tickets; scan -> admitted; scan
+again -> already_checked_in; another event's door -> wrong_event; a cancelled booking's ticket ->
+ticket_void; a revoked door's key -> 401; and a customer's cancel of a checked-in booking -> 409."""
+from __future__ import annotations
+
+import pytest
+
+from tests.support.flows import customer
+
+pytestmark = pytest.mark.integration
+
+
+def ok(answer, status: int = 200) -> dict:
+    assert answer.status_code == status, answer.text
+    return answer.json()
+
+
+def tickets_of(api, sandbox, event_id: str, quantity: int) -> tuple[str, str, list[dict]]:
+    who = customer()
+    booking = ok(api.book(event_id, who, {"quantity": quantity}), 201)
+    payment = ok(api.pay(booking["booking_id"], who), 201)
+    sandbox.pay(payment["payment_id"])
+    confirmed = api.wait_for(booking["booking_id"], who, lambda b: b["status"] == "CONFIRMED" and b.get("tickets"),
+                             what="a confirmed booking with its tickets")
+    return booking["booking_id"], who, confirmed["tickets"]
+
+
+def make_door(api, event_id: str, name: str) -> dict:
+    return ok(api.request("POST", f"/events/{event_id}/doors", organizer=True, json={"name": name}), 201)
+
+
+def scan(api, event_id: str, door: dict, pass_id: str, token: str):
+    return api.request("POST", f"/events/{event_id}/doors/{door['door_id']}/scan",
+                       headers={"X-Door-Key": door["door_key"]}, json={"event_id": pass_id, "token": token})
+
+
+def test_tickets_are_checked_in_once_at_the_door(api, sandbox):
+    event, other = api.create_event(capacity=10), api.create_event(capacity=5)
+    booking_id, who, tickets = tickets_of(api, sandbox, event["event_id"], 2)
+    assert [t["seat_id"] for t in tickets] == [None, None] and len({t["ticket_id"] for t in tickets}) == 2
+    code = api.request("GET", f"/bookings/{booking_id}/tickets/{tickets[0]['ticket_id']}.svg", customer=who)
+    assert code.status_code == 200 and code.headers["Content-Type"].startswith("image/svg+xml")
+    assert code.text.startswith("<svg")
+    assert api.request("GET", f"/bookings/{booking_id}/tickets/{tickets[0]['ticket_id']}.svg",
+                       customer=customer()).status_code == 403
+
+    main, side = make_door(api, event["event_id"], "Main"), make_door(api, event["event_id"], "Side")
+    first = ok(scan(api, event["event_id"], main, "main-1", tickets[0]["token"]))
+    assert (first["admitted"], first["reason"], first["ticket_id"]) == (True, "admitted", tickets[0]["ticket_id"])
+    again = ok(scan(api, event["event_id"], side, "side-1", tickets[0]["token"]))
+    assert (again["admitted"], again["reason"]) == (False, "already_checked_in")
+    assert (again["checked_in_at"], again["door_id"]) == (first["checked_in_at"], main["door_id"])
+    assert ok(scan(api, event["event_id"], main, "main-1", tickets[0]["token"])) == first   # the pass id repeated
+
+    refused = api.request("POST", f"/bookings/{booking_id}/cancel", customer=who)
+    assert (refused.status_code, refused.json()["error"]["code"]) == (409, "checked_in")
+
+    other_door = make_door(api, other["event_id"], "Other")
+    assert ok(scan(api, other["event_id"], other_door, "o-1", tickets[1]["token"]))["reason"] == "wrong_event"
+    assert ok(scan(api, event["event_id"], main, "main-2", "forged.token"))["reason"] == "bad_token"
+
+    void_id, void_who, void_tickets = tickets_of(api, sandbox, event["event_id"], 1)
+    ok(api.request("POST", f"/bookings/{void_id}/cancel", customer=void_who))
+    cancelled = api.wait_for(void_id, void_who, lambda b: b["status"] != "CONFIRMED", what="the cancel")
+    assert "tickets" not in cancelled
+    assert ok(scan(api, event["event_id"], main, "main-3", void_tickets[0]["token"]))["reason"] == "ticket_void"
+    config = ok(api.request("GET", f"/events/{event['event_id']}/doors/{main['door_id']}/config",
+                            headers={"X-Door-Key": main["door_key"]}))
+    assert void_tickets[0]["ticket_id"] in config["voided_tickets"]
+
+    assert api.request("DELETE", f"/events/{event['event_id']}/doors/{side['door_id']}",
+                       organizer=True).status_code == 204
+    revoked = scan(api, event["event_id"], side, "side-2", tickets[1]["token"])
+    assert (revoked.status_code, revoked.json()["error"]["code"]) == (401, "door_unauthorized")
+
+    seen = ok(api.request("GET", f"/events/{event['event_id']}/checkins", organizer=True))
+    assert seen["checked_in"] == 1 and {d["name"]: d["checked_in"] for d in seen["doors"]} == {"Main": 1, "Side": 0}
