@@ -63,6 +63,16 @@ def resolve_review(booking_id: str):
                                                        choice=request.choice, caller=caller))
 
 
+@app.post("/admin/bookings/<booking_id>/cancel")
+@tracer.capture_method
+def cancel_booking(booking_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    from holdfast.schemas import OrganizerCancelIn
+
+    request = parse_body(app, OrganizerCancelIn)
+    return json_response(200, wiring.reviews().cancel(booking_id, request.operator, request.note, caller))
+
+
 @app.get("/admin/bookings/<booking_id>")
 @tracer.capture_method
 def get_booking_journal(booking_id: str):

@@ -161,3 +161,49 @@ def _cancel(booking_id, customer="customer-42"):
             "headers": {"X-Customer-Id": customer}, "multiValueHeaders": {"X-Customer-Id": [customer]},
             "pathParameters": {"booking_id": booking_id}, "queryStringParameters": None, "body": None,
             "requestContext": {"requestId": "r", "identity": {"sourceIp": "192.0.2.1"}}}
+
+
+def _organizer_cancel(booking_id, body, headers=ORGANIZER):
+    path = f"/admin/bookings/{booking_id}/cancel"
+    return call("admin_api", {"resource": "/admin/bookings/{booking_id}/cancel", "path": path, "httpMethod": "POST",
+                              "headers": headers, "multiValueHeaders": {k: [v] for k, v in headers.items()},
+                              "pathParameters": {"booking_id": booking_id}, "queryStringParameters": None,
+                              "body": json.dumps(body), "isBase64Encoded": False,
+                              "requestContext": {"requestId": "r", "identity": {"sourceIp": "192.0.2.1"}}})
+
+
+def test_the_organizer_cancels_a_checked_in_booking_with_its_decision_journalled(tickets_env):
+    """Issue 32: the customer cannot cancel once someone came in on the booking; its organizer
+    can, money back, the operator's name and note and the count inside in the journal; the
+    tickets are void from then on, and a repeat answers the booking as it is."""
+    event = create_event(capacity=5)
+    main = door(event["event_id"])
+    booking_id, tickets = paid_tickets(tickets_env, event["event_id"], 2, "k5")
+    assert scan(event["event_id"], main, "c-1", tickets[0]["token"])[1]["admitted"] is True
+    assert call("bookings_api", _cancel(booking_id))[1]["error"]["code"] == "checked_in"
+
+    decision = {"operator": "olga", "note": "came to the wrong night; given back"}
+    status, bad = _organizer_cancel(booking_id, {"operator": "olga"})
+    assert status == 400 and bad["error"]["code"] == "validation_error"
+    assert wiring.store().get_booking(booking_id).status.value == "CONFIRMED"   # nothing half-written
+    assert _organizer_cancel(booking_id, decision, {"X-Api-Key": "not-a-key"})[0] == 401
+
+    status, cancelled = _organizer_cancel(booking_id, decision)
+    assert status == 200 and cancelled["status"] in ("REFUND_PENDING", "REFUNDED"), cancelled
+    _, journal = wiring.store().get_booking_with_journal(booking_id)
+    [entry] = [e for e in journal if e.action == "cancelled_by_organizer"]
+    assert entry.actor == "operator" and "olga: came to the wrong night" in entry.decision
+    assert "1 already checked in" in entry.decision
+    assert scan(event["event_id"], main, "c-2", tickets[1]["token"])[1]["reason"] == "ticket_void"
+    repeat_status, repeat = _organizer_cancel(booking_id, decision)
+    assert repeat_status == 200 and repeat["status"] == wiring.store().get_booking(booking_id).status.value
+    assert sum(e.action == "cancelled_by_organizer" for e in wiring.store().get_booking_with_journal(booking_id)[1]) == 1
+
+
+def test_the_organizer_cancels_only_a_confirmed_booking(tickets_env):
+    event = create_event(capacity=5)
+    status, held = book(event["event_id"], {"quantity": 1}, key="k6")
+    assert status == 201, held
+    status, refused = _organizer_cancel(held["booking_id"], {"operator": "olga", "note": "no"})
+    assert status == 409 and refused["error"]["code"] == "not_cancellable"
+    assert _organizer_cancel("00000000-0000-4000-8000-000000000000", {"operator": "olga", "note": "no"})[0] == 404

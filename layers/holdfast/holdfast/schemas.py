@@ -245,6 +245,15 @@ class ResolveIn(BaseModel):
     choice: Annotated[dict[str, str | int], AfterValidator(_flat_choice)] | None = None
 
 
+class OrganizerCancelIn(BaseModel):
+    """An organizer cancels a confirmed booking of its own, money back (POST /admin/bookings/{id}/cancel)."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, defer_build=True)
+
+    operator: str = Field(min_length=1, max_length=100)
+    note: str = Field(min_length=1, max_length=1000)
+
+
 class BookingIn(_Strict):
     quantity: int | None = Field(default=None)
     seats: list[SeatId] | None = Field(default=None, max_length=MAX_SEATS_PER_BOOKING)

@@ -61,8 +61,9 @@ class PaymentService:
                     payment: Payment | None = None) -> None:
         self.records.open_review(booking, reason, actor, ids, payment)
 
-    def cancel_confirmed(self, booking: Booking, actor: str = "customer") -> Booking:
-        return self.refunds.cancel_confirmed(booking, actor)
+    def cancel_confirmed(self, booking: Booking, actor: str = "customer", operator_note: str | None = None,
+                         ids: dict[str, str] | None = None) -> Booking:
+        return self.refunds.cancel_confirmed(booking, actor, operator_note, ids)
 
     def refund_after_timer(self, booking: Booking) -> bool:
         return self.refunds.refund_after_timer(booking)

@@ -66,29 +66,42 @@ class Refunds:
         self.watch = watch
         self.first_check_seconds = first_check_seconds
 
-    def cancel_confirmed(self, booking: Booking, actor: str = "customer") -> Booking:
+    def cancel_confirmed(self, booking: Booking, actor: str = "customer", operator_note: str | None = None,
+                         ids: dict[str, str] | None = None) -> Booking:
         """A confirmed booking given up: places back at once, then the money back (unless the
-        offering's policy keeps it: the booking's kind names the state it enters then)."""
+        offering's policy keeps it: the booking's kind names the state it enters then).
+
+        ``operator_note``: the organizer cancels it (POST /admin/bookings/{id}/cancel), which a
+        customer may not do once someone came in on it; the organizer's decision gives the money
+        back whatever the policy keeps from a customer's cancel, and the journal records the note,
+        who decided (``ids``) and how many had already come in."""
         payment = booking.payment
         assert payment is not None and payment.payment_id
         from .. import kinds   # only the kinds' policy hooks: read once the booking is in hand
 
+        kind = kinds.of_booking(booking)
         event = self.store.get_event(booking.event_id)
-        kept = kinds.of_booking(booking).cancel_without_refund(event, booking, self.clock()) if event else None
+        kept = kind.cancel_without_refund(event, booking, self.clock()) if event and operator_note is None else None
         if kept is not None:
             return transitions.advance(self.store, booking, self.clock(), kept, actor=actor,
                                        action="cancelled_without_refund",
                                        decision="places released; the policy gives no refund now")
         # Within the window after a change of the event's start time, the journal says why.
-        changed = change_refund_until(self.store.get_event(booking.event_id), self.clock())
-        action, decision, reason = (
-            ("cancelled_after_time_change", f"the start time changed; cancelled within the refund window "
-                                            f"(until {changed}): places released, full refund to follow", "time_changed")
-            if changed else ("cancelled_after_payment", "places released; refund to follow", "cancel"))
+        changed = change_refund_until(event, self.clock())
+        if operator_note is not None:
+            inside = kind.admitted(booking)
+            action, reason = "cancelled_by_organizer", "organizer_cancel"
+            decision = (f"{operator_note}; places released, full refund to follow"
+                        + (f" ({inside} already checked in)" if inside else ""))[:500]
+        else:
+            action, decision, reason = (
+                ("cancelled_after_time_change", f"the start time changed; cancelled within the refund window "
+                                                f"(until {changed}): places released, full refund to follow", "time_changed")
+                if changed else ("cancelled_after_payment", "places released; refund to follow", "cancel"))
         booking = transitions.apply(
             self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor=actor,
             action=action, decision=decision, move=Move.UNSELL,
-            ids={"payment_id": payment.payment_id},
+            ids={"payment_id": payment.payment_id} | (ids or {}),
             payment=self.with_refund(payment, reason), cancelled_by_customer=True,
         )
         try:

@@ -5,13 +5,13 @@ from dataclasses import replace
 from typing import Any
 
 from ..domain.booking import Booking
-from ..domain.errors import (Conflict, EventCancelled, IdempotencyKeyReused, InvalidRequest, NotFound,
+from ..domain.errors import (Busy, Conflict, EventCancelled, IdempotencyKeyReused, InvalidRequest, NotFound,
                              PaymentProviderUnavailable)
 from ..domain.inventory import Move
 from ..domain.organizers import Caller, owned_by
 from ..domain.statuses import BookingStatus
 from ..ports import (Clock, PaymentStore, PlacesTaken, ProviderOutcomeUnknown, ProviderRejected, SalesStopped,
-                     StaleBooking)
+                     StaleBooking, TransientStoreError)
 from . import transitions
 from .booking_views import describe
 from .resolutions import ResolutionService
@@ -85,6 +85,27 @@ class ReviewService:
         if booking is None:
             raise NotFound(f"No booking {booking_id}.", code="booking_not_found")
         return describe(booking) | {"customer_id": booking.customer_id, "journal": [e.as_dict() for e in journal]}
+
+    def cancel(self, booking_id: str, operator: str, note: str, caller: Caller | None = None) -> dict[str, Any]:
+        """The organizer cancels a confirmed booking of its own, with the money back: also one a
+        customer may no longer cancel because someone came in on it (their tickets are void from
+        then on; nobody already inside is put out). Repeating it returns the booking as it is."""
+        who = caller.journal_ids() if caller else {}
+
+        def give_up(booking: Booking) -> dict[str, Any]:
+            if booking.customer_gave_up or booking.status in (BookingStatus.REFUND_PENDING, BookingStatus.REFUNDED):
+                return describe(booking)
+            if booking.status is not BookingStatus.CONFIRMED:
+                raise Conflict(f"A {booking.status.value} booking is not cancelled by its organizer: only a confirmed "
+                               "one is (a hold runs out by itself; a review is resolved).",
+                               code="not_cancellable", status=booking.status.value)
+            if booking.review:
+                raise Conflict("This booking has an open review; resolve it first.", code="review_open")
+            return describe(self.payments.cancel_confirmed(booking, actor="operator", operator_note=f"{operator}: {note}",
+                                                           ids={"operator": operator} | who))
+
+        return transitions.decide_again(lambda: self._booking(booking_id, caller), give_up, attempts=6,
+                                        exhausted=Busy(), retry_on=(StaleBooking, TransientStoreError))
 
     def resolve(self, booking_id: str, action: str, operator: str, note: str,
                 choice: dict[str, Any] | None = None, caller: Caller | None = None) -> dict[str, Any]:
