@@ -33,13 +33,16 @@ def seat_map(event_id: str):
 @tracer.capture_method
 def customer_texts():
     from holdfast.domain.errors import InvalidRequest
-    from holdfast.domain.texts import DEFAULT_LANGUAGE, LANGUAGES, TEXTS
+    from holdfast.domain.texts import DEFAULT_LANGUAGE, LANGUAGES
+    from holdfast.kinds import products
+
+    every = products.customer_texts()   # the core's and every product's own
 
     params = app.current_event.query_string_parameters or {}
     if set(params) - {"lang"} or params.get("lang", DEFAULT_LANGUAGE) not in LANGUAGES:
         raise InvalidRequest(f"Ask for one of the languages {', '.join(LANGUAGES)} with ?lang=, or for all without it.",
                              code="unknown_language", languages=list(LANGUAGES))
-    texts = {params["lang"]: TEXTS[params["lang"]]} if "lang" in params else TEXTS
+    texts = {params["lang"]: every[params["lang"]]} if "lang" in params else every
     return cached_json(app, {"default": DEFAULT_LANGUAGE, "languages": list(LANGUAGES), "texts": texts},
                        TEXTS_FRESHNESS)
 

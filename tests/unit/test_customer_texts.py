@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import string
 
+import pytest
+
 from holdfast.domain import texts
 from holdfast.domain.review_steps import REVIEW_REASONS, hold_next_step, next_step
 
@@ -75,3 +77,43 @@ def test_every_journal_action_the_core_writes_is_named_in_every_language():
     for language, table in texts.TEXTS.items():
         missing = {action for action in written if f"journal.{action}" not in table}
         assert not missing, (language, sorted(missing))
+
+
+def test_every_journal_action_a_product_writes_is_named_in_every_language_by_the_product():
+    """A product's own steps (a car at a gate, a ticket at a door, a refunded no-show, its cases)
+    come with the product's texts (Product.texts), so a Russian page names them too; GET /texts
+    serves them beside the core's, and a product cannot change a key of the core's."""
+    import re
+
+    from holdfast.kinds import products
+    from tests.support.handlers import REPO
+
+    written = set()
+    root = REPO / "layers" / "holdfast" / "holdfast" / "products"
+    for source in root.rglob("*.py"):
+        code = source.read_text()
+        for pattern in (r'\baction="([a-z_]+)"', r'"action": "([a-z_]+)"', r'resolved_action="([a-z_]+)"',
+                        r'"([a-z]+_case_opened)"'):
+            written |= set(re.findall(pattern, code))
+    # the core journals the refund of a kind's timer state as "<state>_refund" (services/refunds.py)
+    written |= {f"{state.status.lower()}_refund" for product in products.registered() for kind in product.kinds
+                for state in kind.extra_states if "timer" in state.actors}
+    assert {"vehicle_entered", "ticket_checked_in", "gate_case_opened", "checkin_case_resolved",
+            "no_show_refund"} <= written
+    every = products.customer_texts()
+    for language, table in every.items():
+        missing = {action for action in written if f"journal.{action}" not in table}
+        assert not missing, (language, sorted(missing))
+    assert set(every["en"]) == set(every["ru"])
+
+
+def test_a_product_cannot_change_a_core_text():
+    from holdfast.kinds import products
+
+    rogue = products.Product(name="rogue", kinds=(), texts="holdfast.domain.texts:TEXTS")
+    products._PRODUCTS["rogue"] = rogue
+    try:
+        with pytest.raises(ValueError, match="not its to add"):
+            products.customer_texts()
+    finally:
+        products._PRODUCTS.pop("rogue")

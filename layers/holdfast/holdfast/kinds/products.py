@@ -15,8 +15,10 @@ says what it adds to the core:
   ``MessageParts``: its message types and their templates, its words, the values its bookings add).
 - **listing**: the index items its publish writes for a published offering (its shelf), so that
   the operators' search reindex (search_reindex.py) writes the same ones.
+- **texts**: the customer texts of its own steps in every language (domain/texts.py's table, a
+  car entering a lot, a ticket checked in), which ``GET /texts`` serves beside the core's.
 
-Handlers, store parts, credentials, owned items, messages and listings are named ``"module:attribute"`` and imported
+Handlers, store parts, credentials, owned items, messages, listings and texts are named ``"module:attribute"`` and imported
 only when first needed, so discovering the products costs a function's cold start no more than
 importing their kinds. Each product's package registers itself as it is imported; ``discover()``, run when the kinds
 registry is first imported, imports every package under ``holdfast/products/``:
@@ -50,6 +52,9 @@ class Product:
     #: "module:function" building a published offering's index items, the ones its publish writes
     #: (``(offering) -> items``; None: it is listed as an event is). The search reindex rewrites them with it.
     listing: str | None = None
+    #: "module:attribute" naming ``{language: {key: sentence}}``: the texts of the product's own
+    #: steps (``journal.<action>`` of the actions only it writes), in every language the core speaks
+    texts: str | None = None
 
 
 _PRODUCTS: dict[str, Product] = {}
@@ -96,6 +101,23 @@ def purpose_of(metadata: Mapping[str, Any]) -> str | None:
             if metadata.get(key):
                 return handler
     return None
+
+
+def customer_texts() -> dict[str, dict[str, str]]:
+    """The core's customer texts (domain/texts.py) with every product's own, by language. A
+    product may add keys, never change one of the core's or another product's."""
+    from ..domain.texts import TEXTS
+
+    joined = {language: dict(table) for language, table in TEXTS.items()}
+    for product in _PRODUCTS.values():
+        if not product.texts:
+            continue
+        for language, table in resolve(product.texts).items():
+            taken = sorted(set(table) & set(joined.get(language, {})))
+            if language not in joined or taken:
+                raise ValueError(f"product {product.name!r}: texts {taken or language!r} are not its to add")
+            joined[language].update(table)
+    return joined
 
 
 def resolve(reference: str) -> Any:

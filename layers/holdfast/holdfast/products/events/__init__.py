@@ -8,4 +8,5 @@ PRODUCT = register_product(Product(
     name="events", kinds=(SeatMap(), GeneralAdmission()),
     view_credentials="holdfast.products.events.wiring:ticket_keys_if_configured",
     store_parts=("holdfast.products.events.adapters.doors_store:DoorStore",),
+    texts="holdfast.products.events.texts:TEXTS",
 ))

@@ -11,5 +11,6 @@ PRODUCT = register_product(Product(
     view_credentials="holdfast.products.parking.wiring:parking_keys_if_configured",
     owned_items="holdfast.products.parking.adapters.store:ORGANIZER_OWNED",
     messages="holdfast.products.parking.messages:MESSAGES",
+    texts="holdfast.products.parking.texts:TEXTS",
     listing="holdfast.products.parking.services.lots:listing_items",
 ))
