@@ -19,7 +19,8 @@
       REFUNDED: "Refunded", MANUAL_REVIEW: "Our team is checking your booking",
       CHECKED_IN: "Your car is in", COMPLETED: "Your car has left", NO_SHOW: "Nobody came in the window",
       CANCELLED_NO_REFUND: "Cancelled, nothing given back",
-      seats: "Seats {seats}", timeTo: "{from} to {to}", groupSeats: ", {count} seat(s)", placesCount: "{count} place(s)",
+      seats: "Seats {seats}", timeTo: "{from} to {to}", groupSeats: { one: ", {count} seat", other: ", {count} seats" },
+      placesCount: { one: "{count} place", other: "{count} places" },
       space: "Space {space}", spaceFor: "Space {space} for {plate}",
       notStarted: "Not started", pending: "Started, not paid yet", waiting_for_capture: "Authorised", succeeded: "Paid",
       canceled: "Cancelled, nothing charged", beingChecked: "Being checked",
@@ -47,7 +48,8 @@
       REFUNDED: "Деньги возвращены", MANUAL_REVIEW: "Мы проверяем ваше бронирование",
       CHECKED_IN: "Машина на парковке", COMPLETED: "Машина уехала", NO_SHOW: "За время брони никто не приехал",
       CANCELLED_NO_REFUND: "Отменено, деньги не возвращены",
-      seats: "Места {seats}", timeTo: "{from} — {to}", groupSeats: ", мест: {count}", placesCount: "Мест: {count}",
+      seats: "Места {seats}", timeTo: "{from} — {to}", groupSeats: { one: ", {count} место", few: ", {count} места", many: ", {count} мест", other: ", {count} места" },
+      placesCount: { one: "{count} место", few: "{count} места", many: "{count} мест", other: "{count} места" },
       space: "Место {space}", spaceFor: "Место {space} для {plate}",
       notStarted: "Не начата", pending: "Начата, ещё не оплачена", waiting_for_capture: "Деньги заблокированы", succeeded: "Оплачено",
       canceled: "Отменена, деньги не списаны", beingChecked: "Проверяется",
@@ -63,6 +65,9 @@
       noBooking: "Этой странице нужно бронирование: откройте её со страницы мероприятия после брони мест.",
     },
   });
+  // A count in the reader's language (Intl plural rules pick the form)
+  const plurals = new Intl.PluralRules(Holdfast.lang());
+  const count = (forms, n) => fill(forms[plurals.select(n)] || forms.other, { count: n });
   const TONES = { HELD: "wait", PAYMENT_PENDING: "wait", CONFIRMED: "good", EXPIRED: "bad", CANCELLED: "bad",
                   PAYMENT_FAILED: "bad", REFUND_PENDING: "wait", REFUNDED: "good", MANUAL_REVIEW: "wait",
                   CHECKED_IN: "good", COMPLETED: "good", NO_SHOW: "bad", CANCELLED_NO_REFUND: "bad" };
@@ -107,8 +112,8 @@
       // the window as reserved (from, to), not the half-hour granules it claims (places.from, places.to)
       : space ? `${fill(booking.plate ? T.spaceFor : T.space, { space, plate: booking.plate })}, ${fill(T.timeTo, { from: when(booking.from || booking.places.from), to: when(booking.to || booking.places.to) })}`
       : slot ? fill(T.timeTo, { from: when(slot), to: new Date(booking.places.ends_at).toLocaleTimeString(Holdfast.lang(), { hour: "2-digit", minute: "2-digit" }) })
-        + (booking.places.mode === "group" ? fill(T.groupSeats, { count: booking.places.quantity }) : "")
-      : fill(T.placesCount, { count: booking.places.quantity });
+        + (booking.places.mode === "group" ? count(T.groupSeats, booking.places.quantity) : "")
+      : count(T.placesCount, booking.places.quantity);
     $("places").textContent = places;
     $("amount").textContent = money(booking.amount);
     const payment = booking.payment;

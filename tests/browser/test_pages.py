@@ -161,7 +161,7 @@ def test_sold_out_join_the_waitlist_see_the_position_then_the_offer(site, custom
     expect(page.locator("#waitlist-text")).to_contain_text("Your turn came", timeout=15_000)
     page.get_by_role("link", name="Pay for them on your booking page").click()
     expect(page.locator("#status")).to_have_attribute("data-status", "HELD")
-    expect(page.locator("#places")).to_have_text("1 place(s)")
+    expect(page.locator("#places")).to_have_text("1 place")
 
 
 def test_operator_creates_an_event_and_resolves_a_review(site, customer_page, shots):
