@@ -315,7 +315,7 @@ REACHED_OUTSIDE_THE_SAMPLES: dict[str, dict[str, None]] = {
     # mailed (SES), nothing recorded, and no confirmed parking
     # booking's message signs its entry pass with the lot's key (the parking key secret)
     "NotifierFunction": _unreached(["ses:SendEmail", "secretsmanager:GetSecretValue"],
-                                   reads=["dynamodb:BatchGetItem", "dynamodb:Query"],
+                                   reads=["dynamodb:Query"],
                                    writes=["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
                                            "dynamodb:ConditionCheckItem"]),
     # a released place offered to the waitlist is a hold with its timer; Lambda's stream poller
@@ -442,7 +442,15 @@ def test_the_notifier_alone_reads_a_lot_s_bookings_in_every_parking_status(envir
                 assert "errorType" not in answer, (f"{event_file} with the reservation {status}: "
                                                    f"{answer['errorType']}: {answer['errorMessage']}")
                 result = answer["result"]
-                assert {k: result.get(k) for k in expected} == expected, (event_file, status, result)
+                if event_file == "parking_hold_reminder_bucket.json":
+                    # the tick's bucket is the platform's: the scenario's other holds due in it may be
+                    # reminded here; what is held is that this reservation never is (below)
+                    assert isinstance(result.get("reminded"), int), (event_file, status, result)
+                else:
+                    assert {k: result.get(k) for k in expected} == expected, (event_file, status, result)
+        reminded = [n for n in store.list_notifications(booking.customer_id)
+                    if n.get("booking_id") == booking.booking_id and n.get("type") == "booking.hold_expiring"]
+        assert reminded == [], "a reservation no longer held was reminded"
     finally:
         store.client.update_item(TableName=store.table, Key=key, UpdateExpression="SET #s = :s",
                                  ExpressionAttributeNames={"#s": "status"},
