@@ -106,6 +106,8 @@ CHANGES = {"starts_at": {"before": "2030-02-01T17:00:00.000Z", "after": "2030-02
 #: case -> (notification type, its detail, the booking, its offering)
 CASES = {
     "booking.held": ("booking.held", detail("booking.held"), booking(CONCERT, HELD, payment=None), CONCERT),
+    # a late payment for a slot taken meanwhile is offered other times: the held message says so
+    "booking.held+appointment": ("booking.held", detail("booking.held"), booking(YOGA, HELD, payment=None), YOGA),
     "booking.hold_expiring": ("booking.hold_expiring", detail("booking.hold_expiring"),
                               booking(CONCERT, HELD, payment=None), CONCERT),
     "booking.confirmed": ("booking.confirmed", detail("booking.confirmed"), booking(CONCERT), CONCERT),
@@ -232,6 +234,16 @@ def test_every_template_exists_in_both_languages_and_nothing_else_does():
 
 
 # ------------------------------------------------------------------------------------ escaping
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_held_message_promises_other_places_only_where_the_kind_offers_them(language):
+    """The booking page's rule (Kind.offers_alternatives, domain/texts.py's refund_only texts) in
+    the message too: a concert's late payment gets its money back, an appointment's other times."""
+    offered = {"en": "other places where there are any", "ru": "другие места"}[language]
+    assert offered in rendered("booking.held+appointment", language).text
+    assert offered not in rendered("booking.held", language).text
+    assert offered not in rendered("booking.expired", language).text
+
 
 def test_what_an_organizer_typed_is_text_in_the_html():
     message = rendered("booking.confirmed", "en")

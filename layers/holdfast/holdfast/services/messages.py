@@ -120,6 +120,16 @@ def _of_booking(booking: Booking | None) -> MessageParts | None:
     return products.resolve(product.messages) if product is not None and product.messages else None
 
 
+def _offers_alternatives(booking: Booking | None) -> bool:
+    """Whether a late payment whose places went to someone else is offered other places (a kind
+    that offers them: appointments), rather than only its money back."""
+    if booking is None:
+        return False
+    from .. import kinds
+
+    return kinds.of_booking(booking).offers_alternatives
+
+
 def template_names() -> tuple[str, ...]:
     """The core's templates and every registered product's."""
     return TEMPLATES + tuple(name for parts in registered_parts() for name in parts.types)
@@ -220,6 +230,8 @@ class Facts:
             "hold_until": self.at(detail.get("hold_expires_at") or (booking.hold_expires_at if booking else None)),
             "at": self.at(detail.get("at")), "booking_url": self.url(), "pay_url": self.url(),
             "two_stage": bool(booking and booking.payment_mode.value == "two_stage"),
+            # what a late payment can lead to, as the booking's pages say it (domain/texts.py)
+            "alternatives": _offers_alternatives(booking),
             "facts": [], "receipt": [], "actions": [], "choices": [], "changes": [],
             "attachments": [], "inline": [], "qr": "",
         }
