@@ -32,7 +32,9 @@ def wait_entry(api, event_id, customer, state, timeout=20.0):
 def test_offers_go_to_the_first_in_line_and_pass_on(api, system):
     from holdfast import wiring
 
-    event = api.create_event(capacity=2, hold_ttl_seconds=2)
+    # An offer lasts the event's hold time; 6 s leaves the checks below time to run before it
+    # lapses on a loaded machine (at 2 s one of them met the places already free again).
+    event = api.create_event(capacity=2, hold_ttl_seconds=6)
     eid = event["event_id"]
     owner, first, second = (f"wl-{uuid.uuid4().hex[:8]}" for _ in range(3))
     assert api.book(eid, owner, {"quantity": 2}).status_code == 201
@@ -50,7 +52,7 @@ def test_offers_go_to_the_first_in_line_and_pass_on(api, system):
     assert api.book(eid, f"wl-{uuid.uuid4().hex[:8]}", {"quantity": 1}).status_code == 409
     assert wait_entry(api, eid, second, "WAITING")["position"] == 1
 
-    # The offer lapses (its own 2-second window, the event's hold time, and its own expiry
+    # The offer lapses (its own 6-second window, the event's hold time, and its own expiry
     # execution) -> the second gets one.
     api.wait_status(offer["booking_id"], first, "EXPIRED", timeout=20)
     offered_second = wait_entry(api, eid, second, "OFFERED")
