@@ -12,7 +12,8 @@
     ru: { title: "Вход по билетам", event: "Код мероприятия", watch: "Следить",
           hint: "Введите ключ организатора и мероприятие, за которым следить.",
           total: "{checked} (на {at})",
-          checked: { one: "Вошёл {count}", few: "Вошли {count}", many: "Вошли {count}", other: "Вошли {count}" },
+          checked: { one: "{count} человек прошёл", few: "{count} человека прошли", many: "{count} человек прошли",
+                     other: "{count} человека прошли" },
           door: "Вход", inside: "Прошли", offline: "Без связи", last: "Последний", revoked: " (отозван)" },
   });
   const watched = () => (sessionStorage.getItem("holdfast.checkinsEvent") || "").trim();

@@ -17,7 +17,7 @@ except ImportError:   # test_pages.py says how to get a browser
 pytestmark = pytest.mark.integration
 
 
-def test_tickets_are_shown_as_codes_a_door_admits_and_the_operator_sees_them(site, customer_page):
+def test_tickets_are_shown_as_codes_a_door_admits_and_the_operator_sees_them(site, customer_page, shots):
     api, sandbox, who = site["api"], site["control"], customer()
     event = api.create_event(capacity=10)
     booking = api.book(event["event_id"], who, {"quantity": 2}).json()
@@ -33,6 +33,12 @@ def test_tickets_are_shown_as_codes_a_door_admits_and_the_operator_sees_them(sit
     expect(page.locator("#tickets figcaption").first).to_have_text("Ticket 1")
     assert serious_accessibility_problems(page) == []
     assert decoded_qr(codes.first) == [tickets[0]["token"]]        # the code is the ticket's token
+    shots(page, "booking-tickets-en-desktop", full_page=True)
+    page.get_by_label("Language").select_option("ru")
+    expect(page.locator("#tickets figcaption").first).to_have_text("Билет 1")
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert serious_accessibility_problems(page) == []
+    shots(page, "booking-tickets-ru-phone", full_page=True)
 
     door = api.request("POST", f"/events/{event['event_id']}/doors", organizer=True, json={"name": "Foyer"}).json()
     scanned = api.request("POST", f"/events/{event['event_id']}/doors/{door['door_id']}/scan",
@@ -49,3 +55,11 @@ def test_tickets_are_shown_as_codes_a_door_admits_and_the_operator_sees_them(sit
     expect(operator.locator("#checkins-total")).to_contain_text("1 checked in")
     expect(operator.locator("#checkins-doors tr").first).to_contain_text("Foyer")
     assert serious_accessibility_problems(operator) == []
+    operator.locator("#section-checkins").scroll_into_view_if_needed()
+    shots(operator, "operator-checkins-en-desktop")
+    operator.get_by_label("Language").select_option("ru")
+    expect(operator.locator("#checkins-total")).to_contain_text("1 человек прошёл")
+    operator.set_viewport_size({"width": 390, "height": 844})
+    assert serious_accessibility_problems(operator) == []
+    operator.locator("#section-checkins").scroll_into_view_if_needed()
+    shots(operator, "operator-checkins-ru-phone")

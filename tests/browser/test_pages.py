@@ -667,12 +667,15 @@ def test_a_drive_up_pays_its_exit_from_the_page_the_gate_links_to_and_sees_the_r
     shots(page, "exit-en-desktop", full_page=True)
     page.set_viewport_size({"width": 390, "height": 844})
     assert serious_accessibility_problems(page) == []
+    shots(page, "exit-en-phone", full_page=True)
     page.get_by_label("Language").select_option("ru")
     expect(page.get_by_role("heading", name="Оплата парковки")).to_be_visible()
     expect(page.locator("#status")).to_have_text("Оплатите перед выездом")
     expect(page.locator("#amount")).to_contain_text("80,00")
     assert serious_accessibility_problems(page) == []
     shots(page, "exit-ru-phone", full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    shots(page, "exit-ru-desktop", full_page=True)
     exit_url = page.url
 
     page.get_by_role("button", name="Оплатить").click()
@@ -683,6 +686,9 @@ def test_a_drive_up_pays_its_exit_from_the_page_the_gate_links_to_and_sees_the_r
     expect(page.locator("#status")).to_have_text("Оплачено: шлагбаум откроется")
     expect(page.locator("#pay")).to_be_hidden()
     assert serious_accessibility_problems(page) == []
+    shots(page, "exit-paid-ru-desktop", full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert serious_accessibility_problems(page) == []
     shots(page, "exit-paid-ru-phone", full_page=True)
     assert through("exit", "walk-out-2")["exit_granted"] is True
     page.get_by_label("Язык").select_option("en")
@@ -692,6 +698,9 @@ def test_a_drive_up_pays_its_exit_from_the_page_the_gate_links_to_and_sees_the_r
     page.set_viewport_size({"width": 1280, "height": 900})
     assert serious_accessibility_problems(page) == []
     shots(page, "exit-paid-en-desktop", full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert serious_accessibility_problems(page) == []
+    shots(page, "exit-paid-en-phone", full_page=True)
 
 
 def test_a_lot_that_keeps_the_money_never_promises_a_refund_and_the_cancel_does_what_it_said(site, customer_page):
