@@ -132,7 +132,7 @@
     $("after").textContent = holdText("hold_next_step");
     $("pay").classList.toggle("hidden", !holding);
     $("pay").textContent = payment && payment.confirmation_url ? T.continuePay : T.pay;
-    $("cancel").classList.toggle("hidden", !(holding || booking.status === "CONFIRMED"));
+    $("cancel").classList.toggle("hidden", !(holding || (booking.status === "CONFIRMED" && booking.cancellable !== false)));
     $("cancel").textContent = booking.status !== "CONFIRMED" ? T.giveUp : booking.cancel_refund ? T.cancelRefund : T.cancelKeep;
     // what cancelling gives back is the engine's own decision for this booking (cancel_refund)
     $("cancel-terms").textContent = booking.status === "CONFIRMED" ? cancelText() : "";

@@ -181,6 +181,9 @@ def test_the_organizer_cancels_a_checked_in_booking_with_its_decision_journalled
     booking_id, tickets = paid_tickets(tickets_env, event["event_id"], 2, "k5")
     assert scan(event["event_id"], main, "c-1", tickets[0]["token"])[1]["admitted"] is True
     assert call("bookings_api", _cancel(booking_id))[1]["error"]["code"] == "checked_in"
+    terms = view(booking_id)[1]    # the view says so before the customer tries: no refund promised
+    assert terms["cancellable"] is False and terms["cancel_refund"] is False
+    assert terms["texts"]["cancel"] == "cancel.checked_in"
 
     decision = {"operator": "olga", "note": "came to the wrong night; given back"}
     status, bad = _organizer_cancel(booking_id, {"operator": "olga"})

@@ -34,6 +34,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "cancel.refund_until": (
             "Cancelled before {until}, your payment is refunded in full; later, nothing is given back."),
         "cancel.no_refund": "Cancelling now gives nothing back: under this booking's terms the payment is kept.",
+        "cancel.checked_in": "Someone already came in on this booking, so it can no longer be cancelled here; ask the organizer.",
         "review.paid_in_time_places_resold": (
             "You paid in time but your places were released before we heard from the payment provider. Our team "
             "will offer you other places or a full refund within one working day."),
@@ -70,6 +71,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "cancel.refund_until": (
             "При отмене до {until} оплата возвращается полностью; позже деньги не возвращаются."),
         "cancel.no_refund": "Если отменить сейчас, деньги не вернутся: таковы условия этого бронирования.",
+        "cancel.checked_in": "По этому бронированию уже прошли на вход, поэтому отменить его здесь нельзя; обратитесь к организатору.",
         "review.paid_in_time_places_resold": (
             "Вы оплатили вовремя, но места освободились раньше, чем пришёл ответ платёжной системы. В течение "
             "одного рабочего дня мы предложим вам другие места или полный возврат денег."),

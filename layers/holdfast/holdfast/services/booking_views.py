@@ -47,15 +47,19 @@ def describe(booking: Booking, language: str = DEFAULT_LANGUAGE) -> dict[str, An
 
 def cancel_terms(booking: Booking, event: Any, now: datetime, language: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
     """What cancelling this confirmed booking now does, decided by the hook the cancellation itself
-    uses (``Kind.cancel_without_refund``), so the dialog never promises a refund the engine keeps:
+    uses (``Kind.cancel_without_refund``; ``Kind.admitted``: once someone came in, the customer
+    cannot cancel at all), so the dialog never promises a refund the engine keeps: ``cancellable``,
     ``cancel_refund`` (whether the money goes back), ``cancel_refund_until`` (the last moment it
     does, where the kind has one) and the sentence (``cancel_next_step``; its GET /texts key in
     ``texts.cancel``)."""
     kind = kinds.of_booking(booking)
+    if kind.admitted(booking):   # someone came in on it: only its organizer may cancel it now
+        return {"cancellable": False, "cancel_refund": False,
+                "cancel_next_step": text("cancel.checked_in", language), "texts": {"cancel": "cancel.checked_in"}}
     kept = kind.cancel_without_refund(event, booking, now) if event else None
     until = None if kept else kind.refund_until(event, booking) if event else None
     key = "cancel.no_refund" if kept else "cancel.refund_until" if until else "cancel.refund"
-    terms: dict[str, Any] = {"cancel_refund": kept is None, "cancel_next_step": text(key, language, until=until),
+    terms: dict[str, Any] = {"cancellable": True, "cancel_refund": kept is None, "cancel_next_step": text(key, language, until=until),
                              "texts": {"cancel": key}}
     if until:
         terms["cancel_refund_until"] = until

@@ -86,18 +86,8 @@ class Refunds:
             return transitions.advance(self.store, booking, self.clock(), kept, actor=actor,
                                        action="cancelled_without_refund",
                                        decision="places released; the policy gives no refund now")
-        # Within the window after a change of the event's start time, the journal says why.
-        changed = change_refund_until(event, self.clock())
-        if operator_note is not None:
-            inside = kind.admitted(booking)
-            action, reason = "cancelled_by_organizer", "organizer_cancel"
-            decision = (f"{operator_note}; places released, full refund to follow"
-                        + (f" ({inside} already checked in)" if inside else ""))[:500]
-        else:
-            action, decision, reason = (
-                ("cancelled_after_time_change", f"the start time changed; cancelled within the refund window "
-                                                f"(until {changed}): places released, full refund to follow", "time_changed")
-                if changed else ("cancelled_after_payment", "places released; refund to follow", "cancel"))
+        inside = kind.admitted(booking) if operator_note is not None else 0
+        action, decision, reason = self._cancel_step(event, inside, operator_note)
         booking = transitions.apply(
             self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor=actor,
             action=action, decision=decision, move=Move.UNSELL,
@@ -109,6 +99,21 @@ class Refunds:
         except PaymentOutcomeUnknown:
             logger.warning("refund outcome unknown; reconciliation will settle it", extra={"booking_id": booking.booking_id})
         return self.store.get_booking(booking.booking_id) or booking
+
+    def _cancel_step(self, event: Any, inside: int, operator_note: str | None) -> tuple[str, str, str]:
+        """(journal action, decision, refund reason) of a confirmed booking given up: by its
+        organizer (the note, and how many had come in), or by its customer (within the window after
+        a change of the event's start time, the journal says why)."""
+        if operator_note is not None:
+            checked_in = f" ({inside} already checked in)" if inside else ""
+            return ("cancelled_by_organizer", f"{operator_note}; places released, full refund to follow{checked_in}"[:500],
+                    "organizer_cancel")
+        changed = change_refund_until(event, self.clock())
+        if changed:
+            return ("cancelled_after_time_change", f"the start time changed; cancelled within the refund window "
+                                                   f"(until {changed}): places released, full refund to follow",
+                    "time_changed")
+        return ("cancelled_after_payment", "places released; refund to follow", "cancel")
 
     def refund_after_timer(self, booking: Booking) -> bool:
         """A kind's timer came due on a confirmed booking: when the offering's policy gives the
