@@ -30,7 +30,7 @@ from holdfast.domain.money import Money
 from holdfast.observability import count, logger
 from holdfast.ports import Change, Clock, PaymentProvider, StaleBooking
 from holdfast.services import checkin_cases, checkin_passes, transitions
-from holdfast.services.checkin_passes import PassIdReused, names_another
+from holdfast.services.checkin_passes import DEFAULT_MAX_CLOCK_SKEW_SECONDS, PassIdReused, dated_ahead, names_another
 from .. import rules
 from ..kind import CHECKED_IN, COMPLETED, Parking, allocate
 from holdfast.domain.signatures import TokenInvalid
@@ -44,8 +44,6 @@ TICKETS = gate_cases.NAMESPACE
 #: The metric of a new exit pass showing a ticket whose car already left (docs/parking.md).
 CLOSED_TICKET_PASSES = "ClosedTicketPasses"
 ATTEMPTS = 3
-#: How far ahead of the backend's clock an offline pass's ``at`` may be (GATE_CLOCK_SKEW_SECONDS).
-DEFAULT_MAX_CLOCK_SKEW_SECONDS = 120
 #: What a drive-up car is taken for: a plate camera cannot tell a vehicle's size.
 DRIVE_UP_VEHICLE = "REGULAR"
 #: How a pass names its car; a repeat of an id must name it the same way (fields both carry).
@@ -97,8 +95,9 @@ class GatePasses:
                     return done["answer"]
                 # the gate opened after all: what it did replaces what the backend answered
                 this = replace(call, replaces_online=True)
-            if offline and at > self.clock() + self.max_clock_skew:
-                return self._from_the_future(this, event, direction)
+            ahead = dated_ahead(at, self.clock(), self.max_clock_skew) if offline else None
+            if ahead is not None:
+                return self._from_the_future(this, event, direction, ahead)
             if direction == "entry":
                 return self._entry(lot, this, event)
             return self._exit(lot, this, event)
@@ -382,16 +381,11 @@ class GatePasses:
         self.store.commit(Change(items=(self.store.gate_case_put(case), self._pass_put(call, answer, "exit"))))
         return answer
 
-    def _from_the_future(self, call: Pass, event: dict[str, Any], direction: str) -> dict[str, Any]:
-        """An offline pass dated ahead of the backend's clock by more than the allowed skew (a gate
-        whose clock is wrong): refused for good and recorded, so the gate's sequence moves on (the
-        sync reports it ``failed``); the car did pass, so a case goes to an operator."""
-        now = self.clock()
-        answer: dict[str, Any] = {"error": {
-            "code": "pass_time_in_future", "message": "The pass is dated ahead of the server's clock; check the "
-                                                      "gate's clock.",
-            "details": {"at": iso(call.at), "server_time": iso(now),
-                        "max_skew_seconds": int(self.max_clock_skew.total_seconds())}}}
+    def _from_the_future(self, call: Pass, event: dict[str, Any], direction: str,
+                         answer: dict[str, Any]) -> dict[str, Any]:
+        """An offline pass dated too far ahead (checkin_passes.dated_ahead): refused for good and
+        recorded, so the gate's sequence moves on (the sync reports it ``failed``); the car did
+        pass, so a case goes to an operator."""
         basis = ("token" if event.get("token") else "plate") if direction == "entry" else None
         return self._record_case(call, direction, answer, "pass_time_in_future", {"basis": basis, **_named(event)})
 
