@@ -275,16 +275,16 @@ class GatePasses:
                               plate=ticket["plate"], booking_id=ticket.get("booking_id"),
                               amount_due=answer["amount_due"])
             answer["conflict"] = checkin_cases.conflict_of(case)
-            extra.append(self.store.gate_case_put(case))
+            extra += self.store.gate_case_items(case)
         else:
             answer = _granted(None)
             over = min(paid, prepaid + paid - charge)
             if over > 0:   # exit payments beyond the charge: an operator gives the rest back
-                extra.append(self.store.gate_case_put(gate_cases.new_case(
+                extra += self.store.gate_case_items(gate_cases.new_case(
                     gate_cases.case_id(lot_id, "overpaid", ticket["ticket_id"]), "payment", lot_id, "exit_overpaid",
                     iso(self.clock()), "gate", ticket_id=ticket["ticket_id"], plate=ticket["plate"],
                     amount={"value": f"{over:.2f}", "currency": currency},
-                    payment_ids=[r["payment_id"] for r in records if r["state"] == "paid"])))
+                    payment_ids=[r["payment_id"] for r in records if r["state"] == "paid"]), ticket.get("booking_id"))
         extra += self.store.ticket_close(ticket, iso(at), f"{charge:.2f}", f"{due:.2f}" if due > 0 else None) + \
             [self._pass_put(call, answer, "exit")]
         if ticket.get("booking_id"):
@@ -337,7 +337,7 @@ class GatePasses:
                 case = self._case(call, direction, "gate_kept_shut", **known)
                 if self.store.get_gate_case(case["case_id"]) is None:   # once: a repeated sync finds it
                     try:
-                        self.store.commit(Change(items=(self.store.gate_case_put(case),)))
+                        self.store.commit(Change(items=tuple(self.store.gate_case_items(case))))
                     except StaleBooking:
                         pass   # a sync running beside this one wrote it first
                 return {**answer, "conflict": checkin_cases.conflict_of(case)}
@@ -378,7 +378,7 @@ class GatePasses:
         answer = _refused("exit", reason)
         case = self._case(call, "exit", reason, **known)
         # StaleBooking: recorded meanwhile, the stored answer is read again
-        self.store.commit(Change(items=(self.store.gate_case_put(case), self._pass_put(call, answer, "exit"))))
+        self.store.commit(Change(items=(*self.store.gate_case_items(case), self._pass_put(call, answer, "exit"))))
         return answer
 
     def _from_the_future(self, call: Pass, event: dict[str, Any], direction: str,
@@ -421,7 +421,7 @@ class GatePasses:
         items = [self._pass_put(call, answer, direction)]
         # the online refusal this pass replaces may have opened the same case (a car at a shut exit)
         if not (call.replaces_online and self.store.get_gate_case(case["case_id"]) is not None):
-            items.append(self.store.gate_case_put(case))
+            items += self.store.gate_case_items(case)
         self.store.commit(Change(items=tuple(items)))   # StaleBooking: applied meanwhile, read it again
         return answer
 
