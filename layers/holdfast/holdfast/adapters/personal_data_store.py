@@ -118,18 +118,20 @@ class PersonalDataRecords:
                 self._delete(note["pk"], note["sk"])
 
     def _erase_copy(self, pk: str, sk: str) -> None:
-        """The linked item without the personal fields it copied; gone meanwhile, nothing to do."""
+        """The linked item without the personal fields it copied, removed in place (a change made
+        to the item meanwhile, an exit or a case resolved, is kept); gone meanwhile, nothing to do."""
         item = self.db._get(pk, sk)
-        if item is None:
+        names = sorted(set(item or {}) - set(erased_copy(item or {})))
+        if not names:
             return
-        scrubbed = erased_copy(item)
-        if scrubbed != item:
-            try:
-                self.db.client.put_item(TableName=self.db.table, Item=_attrs(scrubbed),
-                                        ConditionExpression="attribute_exists(pk)")
-            except ClientError as exc:
-                if _code(exc) != "ConditionalCheckFailedException":
-                    raise
+        try:
+            self.db.client.update_item(
+                TableName=self.db.table, Key=_attrs({"pk": pk, "sk": sk}), ConditionExpression="attribute_exists(pk)",
+                UpdateExpression="REMOVE " + ", ".join(f"#f{i}" for i in range(len(names))),
+                ExpressionAttributeNames={f"#f{i}": name for i, name in enumerate(names)})
+        except ClientError as exc:
+            if _code(exc) != "ConditionalCheckFailedException":
+                raise
 
     def erase_customer_lines(self, customer_id: str) -> None:
         """Every line the customer joined (their ``WAITLIST#`` markers): a finished turn goes, a
@@ -147,10 +149,17 @@ class PersonalDataRecords:
         entry = self.db._get(pk, f"CUST#{customer_id}")
         state = (entry or {}).get("state")
         if entry is not None and (state in FINISHED_TURNS or leave_waiting and state == "WAITING"):
-            self._delete(pk, f"CUST#{customer_id}")
+            # as the entry was read: a relay that took the turn meanwhile (an offer) keeps it
+            items: list[Labelled] = [("entry", {"Delete": {
+                "TableName": self.db.table, "Key": _attrs({"pk": pk, "sk": f"CUST#{customer_id}"}),
+                "ConditionExpression": "#state = :state AND entry_id = :entry",
+                "ExpressionAttributeNames": {"#state": "state"},
+                "ExpressionAttributeValues": _attrs({":state": state, ":entry": entry["entry_id"]})}})]
             if state == "WAITING":
-                self._delete(pk, entry["queue_sk"])
-            entry = None
+                items.append(("queue", {"Delete": {"TableName": self.db.table,
+                                                   "Key": _attrs({"pk": pk, "sk": entry["queue_sk"]})}}))
+            if self.db._transact_all(items):
+                entry = None
         for offer in self.db._query_prefix(pk, "OFFER#"):
             if offer.get("customer_id") == customer_id and offer.get("state") not in LIVE_OFFERS:
                 self._delete(pk, offer["sk"])
