@@ -71,7 +71,9 @@ def remind(booking_id: str) -> dict:
     if booking is None or booking.status is not BookingStatus.HELD:
         return {"booking_id": booking_id, "reminded": False}
     detail = _reminder(booking)
-    sent = notify(wiring.store(), detail, wiring.email_sender(), wiring.message_site(), wiring.mail_gate())
+    # the booking just read goes with it: the offering and the record come in one more read
+    reads = BatchReads(wiring.store(), [detail], [booking])
+    sent = notify(reads, detail, wiring.email_sender(), wiring.message_site(), wiring.mail_gate())
     log_sent(detail, sent)
     return {"booking_id": booking_id, "reminded": sent}
 
@@ -87,7 +89,7 @@ def remind_all(booking_ids: list[str]) -> int:
     for start in range(0, len(booking_ids), REMIND_CHUNK):
         held = [b for b in store.get_bookings(booking_ids[start:start + REMIND_CHUNK]) if b.status is BookingStatus.HELD]
         details = [_reminder(booking) for booking in held]
-        reads = BatchReads(store, details) if details else store
+        reads = BatchReads(store, details, held) if details else store
         for detail in details:
             sent = notify(reads, detail, wiring.email_sender(), wiring.message_site(), wiring.mail_gate())
             log_sent(detail, sent)

@@ -210,3 +210,39 @@ def test_the_organizer_cancels_only_a_confirmed_booking(tickets_env):
     status, refused = _organizer_cancel(held["booking_id"], {"operator": "olga", "note": "no"})
     assert status == 409 and refused["error"]["code"] == "not_cancellable"
     assert _organizer_cancel("00000000-0000-4000-8000-000000000000", {"operator": "olga", "note": "no"})[0] == 404
+
+
+def test_a_synced_scan_dated_ahead_of_the_server_clock_fails_for_good_with_a_case(tickets_env):
+    event = create_event(capacity=5)
+    main = door(event["event_id"], "Main")
+    _, tickets = paid_tickets(tickets_env, event["event_id"], 2, "k-ahead")
+    now = datetime.now(timezone.utc)
+
+    def sync(events):
+        return request("POST", f"/events/{event['event_id']}/doors/{main['door_id']}/sync", {"events": events},
+                       {"X-Door-Key": main["door_key"]})
+
+    def offline(seq, ticket, ahead):
+        return {"seq": seq, "event_id": f"f-{seq}", "token": tickets[ticket]["token"], "at": (now + ahead).isoformat()}
+
+    status, answer = sync([offline(1, 0, timedelta(minutes=10)), offline(2, 1, timedelta(seconds=60))])
+    assert status == 200 and answer["expected_seq"] == 3                  # the sequence moves on
+    future, fine = answer["results"]
+    assert (future["status"], future["result"]["error"]["code"]) == ("failed", "pass_time_in_future")
+    assert future["result"]["error"]["details"]["max_skew_seconds"] == 120
+    assert future["conflict"]["reason"] == "pass_time_in_future"         # let in: an operator looks
+    assert fine["status"] == "applied" and fine["result"]["admitted"] is True   # inside the skew
+    again = sync([offline(1, 0, timedelta(minutes=10))])[1]["results"][0]
+    assert again["status"] == "failed" and again["result"] == future["result"]   # a repeat: the same answer
+
+    status, seen = request("GET", f"/events/{event['event_id']}/checkins", headers=ORGANIZER)
+    assert seen["checked_in"] == 1                                       # the future scan checked nothing in
+    status, reviews = call("admin_api", {"resource": "/admin/reviews", "path": "/admin/reviews", "httpMethod": "GET",
+                                         "headers": ORGANIZER, "multiValueHeaders": {}, "pathParameters": None,
+                                         "queryStringParameters": None, "body": None,
+                                         "requestContext": {"requestId": "r", "identity": {"sourceIp": "192.0.2.1"}}})
+    cases = [c for c in reviews["checkin_cases"] if c["event_id"] == event["event_id"]]
+    assert [(c["reason"], c["ticket_id"], c["door_id"]) for c in cases] == \
+        [("pass_time_in_future", tickets[0]["ticket_id"], main["door_id"])]
+    # online, the scan is the server's own time: the ticket the case names is admitted once
+    assert scan(event["event_id"], main, "m-now", tickets[0]["token"])[1]["admitted"] is True

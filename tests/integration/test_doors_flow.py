@@ -75,3 +75,23 @@ def test_tickets_are_checked_in_once_at_the_door(api, sandbox):
 
     seen = ok(api.request("GET", f"/events/{event['event_id']}/checkins", organizer=True))
     assert seen["checked_in"] == 1 and {d["name"]: d["checked_in"] for d in seen["doors"]} == {"Main": 1, "Side": 0}
+
+
+def test_a_door_s_sync_dated_ahead_checks_nothing_in_and_opens_a_case(api, sandbox):
+    from datetime import datetime, timedelta, timezone
+
+    event = api.create_event(capacity=5)
+    _, _, tickets = tickets_of(api, sandbox, event["event_id"], 1)
+    door = make_door(api, event["event_id"], "Clock ahead")
+    ahead = (datetime.now(timezone.utc) + timedelta(hours=3)).isoformat()
+    sync = {"events": [{"seq": 1, "event_id": "ahead-1", "token": tickets[0]["token"], "at": ahead}]}
+    answer = ok(api.request("POST", f"/events/{event['event_id']}/doors/{door['door_id']}/sync",
+                            headers={"X-Door-Key": door["door_key"]}, json=sync))
+    result = answer["results"][0]
+    assert answer["expected_seq"] == 2 and result["status"] == "failed"
+    assert result["result"]["error"]["code"] == "pass_time_in_future" and result["conflict"]["case_id"]
+    seen = ok(api.request("GET", f"/events/{event['event_id']}/checkins", organizer=True))
+    assert seen["checked_in"] == 0
+    cases = ok(api.request("GET", "/admin/reviews", organizer=True))["checkin_cases"]
+    assert [(c["reason"], c["ticket_id"]) for c in cases if c["event_id"] == event["event_id"]] == \
+        [("pass_time_in_future", tickets[0]["ticket_id"])]

@@ -73,3 +73,20 @@ def test_erased_personal_data_is_gone_from_the_table_and_the_journal_while_the_m
     assert {item["to_status"]["S"] for item in journal} >= {"HELD", "CONFIRMED", "REFUNDED"}
     assert any(item["ids"]["M"].get("payment_id", {}).get("S") == payment_id for item in journal)
     assert _partition(system, f"CUSTOMER#{who}") == [], "the customer's markers, counters and notes are gone"
+
+
+def test_an_erased_customer_leaves_the_lines_they_wait_in(api, system):
+    who, owner = customer(), customer()
+    event = api.create_event(capacity=1)
+    assert api.book(event["event_id"], owner, {"quantity": 1}).status_code == 201
+    joined = api.request("POST", f"/events/{event['event_id']}/waitlist", customer=who,
+                         json={"quantity": 1, "contact_email": EMAIL})
+    assert joined.status_code == 200, joined.text
+    assert any(who in repr(item) for item in _partition(system, f"WAITLIST#{event['event_id']}"))
+
+    erased = api.request("DELETE", "/customers/me", customer=who)   # no booking of theirs: nothing live
+    assert erased.status_code == 204, erased.text
+    assert api.request("GET", f"/events/{event['event_id']}/waitlist", customer=who).status_code == 404
+    line = _partition(system, f"WAITLIST#{event['event_id']}")
+    assert not any(who in repr(item) or EMAIL in repr(item) for item in line), "the line names them no more"
+    assert _partition(system, f"CUSTOMER#{who}") == []

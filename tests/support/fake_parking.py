@@ -49,6 +49,12 @@ def _put_new(label: str, item: Item) -> Labelled:
     return fake_item(Write(label, (item["pk"], item["sk"]), absent, lambda _: dict(item)))
 
 
+def _link(booking_id: str, pk: str) -> Labelled:
+    """The booking's link to an item that copied its personal fields (personal_data_store.link_put)."""
+    item = {"pk": f"BOOKING#{booking_id}", "sk": f"LINK#{pk}|META", "linked_pk": pk, "linked_sk": "META"}
+    return fake_item(Write("personal_link", (item["pk"], item["sk"]), always, lambda _: dict(item)))
+
+
 def _check(label: str, key: tuple[str, str], condition) -> Labelled:  # noqa: ANN001
     """A ``ConditionCheck``: the condition, no effect."""
     return fake_item(Write(label, key, condition, lambda item: item))
@@ -150,7 +156,8 @@ class FakeParkingItems(_Fake):
         return self.table.query(f"LOT#{lot_id}", prefix="OPEN#")
 
     def ticket_open(self, ticket: dict[str, Any]) -> list[Labelled]:
-        return [_put_new("ticket", {"pk": f"TICKET#{ticket['ticket_id']}", "sk": "META", **ticket}),
+        link = [_link(str(ticket["booking_id"]), f"TICKET#{ticket['ticket_id']}")] if ticket.get("booking_id") else []
+        return [*link, _put_new("ticket", {"pk": f"TICKET#{ticket['ticket_id']}", "sk": "META", **ticket}),
                 _put_new("open", {"pk": f"LOT#{ticket['lot_id']}", "sk": f"OPEN#{ticket['plate']}",
                                   "ticket_id": ticket["ticket_id"], "space_id": ticket["space_id"],
                                   "space_type": ticket["space_type"]})]
@@ -215,6 +222,10 @@ class FakeParkingItems(_Fake):
     # ------------------------------------------------------------------------ gate cases
     def gate_case_put(self, case: dict[str, Any]) -> Labelled:
         return checkins.case_put("GATECASE", case)
+
+    def gate_case_items(self, case: dict[str, Any], booking_id: str | None = None) -> list[Labelled]:
+        booking_id = case.get("booking_id") or booking_id
+        return [self.gate_case_put(case)] + ([_link(str(booking_id), f"GATECASE#{case['case_id']}")] if booking_id else [])
 
     def get_gate_case(self, case_id: str) -> dict[str, Any] | None:
         self.table.check_fault("get_gate_case")

@@ -333,6 +333,8 @@ class FakeWaitlist(_Fake):
             Write("entry", (pk, f"CUST#{entry['customer_id']}"),
                   lambda item: item is None or item.get("state") in rejoin_states, lambda _: dict(entry)),
             Write("queue", (pk, entry["queue_sk"]), absent, lambda _: queued),
+            Write("joined", (f"CUSTOMER#{entry['customer_id']}", f"WAITLIST#{event_id}"), always,
+                  lambda _: {"event_id": event_id}),
         ])
 
     def waitlist_position(self, event_id: str, queue_sk: str) -> int:

@@ -13,7 +13,7 @@ from holdfast.domain.errors import Conflict
 from holdfast.domain.personal_data import erased, erased_entry, pseudonym
 from holdfast.schemas import BookingIn
 from holdfast.services.personal_data import PersonalDataService
-from tests.unit.test_parking import make_lot, parking, reserve, view_bookings  # noqa: F401 - its fixtures
+from tests.unit.test_parking import gates, make_lot, parking, reserve, view_bookings  # noqa: F401 - its fixtures
 
 KEY = b"unit-pseudonym-key"
 EMAIL = "alice.private@example.com"
@@ -179,3 +179,31 @@ def test_erasure_on_request_takes_the_customers_standing_with_addresses_too(
     assert personal.forget("alice") == {"erased": 1}
     assert mail.contact("alice", own) is None and mail.contact("alice", other) is None
     assert mail.is_suppressed(other)
+
+
+def test_a_reservation_s_ticket_and_gate_case_lose_the_plate_and_customer_with_it(
+        store, bookings, payments, provider, clock, personal, parking, gates):
+    from tests.unit.test_parking import confirm
+
+    lot = make_lot(parking)
+    gate = parking.create_gate(lot["lot_id"], "North")
+    lot_id, gate_id = lot["lot_id"], gate["gate_id"]
+    booking = reserve(parking, lot, plate="K777KK77", customer="kate")
+    confirm(payments, provider, booking)
+    clock.now = clock.now.replace(day=2, hour=10, minute=0)
+    came = gates.apply(lot_id, gate_id, {"kind": "entry", "event_id": "in", "plate": "K777KK77"}, at=clock(),
+                       offline=False)
+    assert came["gate_open"] is True and store.get_ticket(came["ticket_id"])["customer_id"] == "kate"
+    # the gate, offline, let the reservation in again: refused with a case naming the booking and plate
+    again = gates.apply(lot_id, gate_id, {"kind": "entry", "event_id": "in-2", "plate": "K777KK77",
+                                          "booking_id": booking.booking_id}, at=clock(), offline=True)
+    assert again["conflict"]["reason"] == "already_inside"
+    clock.now = clock.now.replace(hour=11)
+    assert gates.apply(lot_id, gate_id, {"kind": "exit", "event_id": "out", "plate": "K777KK77"}, at=clock(),
+                       offline=False)["exit_granted"] is True
+    assert {item["pk"].split("#")[0] for item in _naming(store, "K777KK77")} >= {"TICKET", "GATECASE"}
+
+    clock.now = clock.now.replace(month=3)
+    assert personal.forget("kate") == {"erased": 1}
+    assert _naming(store, "K777KK77", "kate") == []
+    assert store.get_ticket(came["ticket_id"])["booking_id"] == booking.booking_id    # the money's trail stays

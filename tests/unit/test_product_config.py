@@ -46,3 +46,10 @@ def test_the_cold_start_checks_every_section_imported():
     check_sections({"GATE_CLOCK_SKEW_SECONDS": "0"})
     with pytest.raises(ConfigurationError, match="GATE_CLOCK_SKEW_SECONDS"):
         check_sections({"GATE_CLOCK_SKEW_SECONDS": "-1"})
+
+
+def test_doors_read_the_gates_clock_skew():
+    from holdfast.products.events.config import EventsConfig
+
+    assert load_section(EventsConfig, {}).door_clock_skew_seconds == 120
+    assert load_section(EventsConfig, {"GATE_CLOCK_SKEW_SECONDS": "30"}).door_clock_skew_seconds == 30

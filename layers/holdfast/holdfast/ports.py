@@ -374,6 +374,8 @@ class PersonalData(Protocol):
 
     def erase_customer_notes(self, customer_id: str) -> None: ...
 
+    def erase_customer_lines(self, customer_id: str) -> None: ...
+
 
 class PersonalDataStore(EventReads, BookingReads, BookingSaves, PersonalData, Protocol):
     """What erasing and exporting a customer's data reads and writes."""

@@ -55,7 +55,8 @@ PARTS: dict[str, tuple[type, tuple[str, ...]]] = {
         "finish_cancellation", "cancelling_events", "event_booking_ids")),
     "expiry": (ExpiryIndex, ("due_in_bucket", "bucket_booking_ids")),
     "personal_data": (PersonalDataRecords, (
-        "ended_bookings", "customer_bookings", "erase_booking_records", "erase_customer_notes")),
+        "ended_bookings", "customer_bookings", "erase_booking_records", "erase_customer_notes",
+        "erase_customer_lines")),
 }
 
 

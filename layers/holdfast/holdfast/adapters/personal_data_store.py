@@ -7,6 +7,15 @@ ended bookings the retention sweep reads.
   CUSTOMER#<customer>       NOTE#<booking_id>#...               notifications recorded for it: deleted
   CUSTOMER#<customer>       HOLDS#EVENT#<event>                 the hold counter, once at zero: deleted
   IDEM#<customer>#<key>     booking                             the hold's idempotency record: deleted
+  SYSIDEM#<customer>#<key>  booking                             the same for a waitlist offer's hold: deleted
+  BOOKING#<booking_id>      LINK#<pk>|<sk>                      an item elsewhere that copied the booking's
+                                                                personal fields (a parking ticket, a gate
+                                                                case): rewritten without them (the link stays)
+  WAITLIST#<event>          CUST#<customer> / OFFER#<entry>     the customer's finished turn in the event's
+                                                                line and its offers: deleted (on request,
+                                                                a waiting turn too: they leave the line)
+  CUSTOMER#<customer>       WAITLIST#<event>                    the lines they joined: deleted with the turn
+  QUEUE#<event>#CUST#<customer>  ENTRY                          their number in the event's waiting room: deleted
 
 Other idempotency records (a payment's, a cancellation's) and rate-limit items name the customer
 for a day at most: their TTL removes them.
@@ -22,10 +31,26 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from ..domain.booking import JournalEntry
-from ..domain.personal_data import erased_entry
+from ..domain.personal_data import erased_copy, erased_entry
+from ..ports import Labelled
 from .booking_items import DUE_BUCKETS, idempotency_pk
 from .codec import Table, _attrs, _code, _plain
 from .hold_limits import counter_key
+
+
+#: A booking's link to an item elsewhere that copied its personal fields.
+LINK = "LINK#"
+#: Waitlist states of a turn that is over (services/waitlist.py's REJOINABLE), and offers settled.
+FINISHED_TURNS = ("PASSED", "DONE", "SKIPPED")
+LIVE_OFFERS = ("PENDING", "OFFERED")
+
+
+def link_put(table: str, booking_id: str, pk: str, sk: str) -> Labelled:
+    """For the transaction that writes an item copying a booking's personal fields (a plate, the
+    customer's id): the booking's link to it, so that the booking's erasure finds it without a
+    scan. Put again by a repeat, it stays the same item."""
+    return ("personal_link", {"Put": {"TableName": table, "Item": _attrs({
+        "pk": f"BOOKING#{booking_id}", "sk": f"{LINK}{pk}|{sk}", "linked_pk": pk, "linked_sk": sk})}})
 
 
 class PersonalDataRecords:
@@ -57,7 +82,9 @@ class PersonalDataRecords:
             if item["sk"].startswith("JOURNAL#"):
                 hold_key = (item.get("ids") or {}).get("idempotency_key")
                 if item["action"] == "hold_created" and hold_key:
+                    # a customer's hold or one the system made for them (a waitlist offer)
                     self._delete(idempotency_pk(customer_id, hold_key), "booking")
+                    self._delete(idempotency_pk(customer_id, hold_key, system=True), "booking")
                 entry = JournalEntry(at=item["at"], action=item["action"], actor=item["actor"],
                                      from_status=item.get("from_status"), to_status=item["to_status"],
                                      decision=item["decision"], ids=dict(item.get("ids") or {}))
@@ -67,6 +94,10 @@ class PersonalDataRecords:
                         "pk": item["pk"], "sk": item["sk"], **scrubbed.as_dict()}))
             elif item["sk"].startswith("OUTBOX#"):
                 self._delete(item["pk"], item["sk"])
+            elif item["sk"].startswith(LINK):
+                self._erase_copy(item["linked_pk"], item["linked_sk"])
+        self._erase_turns(customer_id, event_id, leave_waiting=False)
+        self._delete(f"QUEUE#{event_id}#CUST#{customer_id}", "ENTRY")
         self._delete(f"CUSTOMER#{customer_id}", f"EVENT#{event_id}#BOOKING#{booking_id}")
         try:
             # a counter above zero belongs to a live hold of the same event: it stays until that one ends
@@ -85,6 +116,54 @@ class PersonalDataRecords:
         for prefix in ("NOTE#", "CONTACT#"):
             for note in self.db._query_prefix(f"CUSTOMER#{customer_id}", prefix, projection="pk, sk"):
                 self._delete(note["pk"], note["sk"])
+
+    def _erase_copy(self, pk: str, sk: str) -> None:
+        """The linked item without the personal fields it copied, removed in place (a change made
+        to the item meanwhile, an exit or a case resolved, is kept); gone meanwhile, nothing to do."""
+        item = self.db._get(pk, sk)
+        names = sorted(set(item or {}) - set(erased_copy(item or {})))
+        if not names:
+            return
+        try:
+            self.db.client.update_item(
+                TableName=self.db.table, Key=_attrs({"pk": pk, "sk": sk}), ConditionExpression="attribute_exists(pk)",
+                UpdateExpression="REMOVE " + ", ".join(f"#f{i}" for i in range(len(names))),
+                ExpressionAttributeNames={f"#f{i}": name for i, name in enumerate(names)})
+        except ClientError as exc:
+            if _code(exc) != "ConditionalCheckFailedException":
+                raise
+
+    def erase_customer_lines(self, customer_id: str) -> None:
+        """Every line the customer joined (their ``WAITLIST#`` markers): a finished turn goes, a
+        waiting one leaves the line; a turn with an offer in flight stays (its hold is live)."""
+        for joined in self.db._query_prefix(f"CUSTOMER#{customer_id}", "WAITLIST#"):
+            if self._erase_turns(customer_id, joined["event_id"], leave_waiting=True):
+                self._delete(joined["pk"], joined["sk"])
+
+    def _erase_turns(self, customer_id: str, event_id: str, *, leave_waiting: bool) -> bool:
+        """The customer's finished turn in the event's line (its entry keys name them) and the
+        offers made to them that are settled; with ``leave_waiting``, a waiting turn and its place
+        in the queue too. A turn with an offer in flight stays: it is live like a hold. True when
+        no turn of theirs is left."""
+        pk = f"WAITLIST#{event_id}"
+        entry = self.db._get(pk, f"CUST#{customer_id}")
+        state = (entry or {}).get("state")
+        if entry is not None and (state in FINISHED_TURNS or leave_waiting and state == "WAITING"):
+            # as the entry was read: a relay that took the turn meanwhile (an offer) keeps it
+            items: list[Labelled] = [("entry", {"Delete": {
+                "TableName": self.db.table, "Key": _attrs({"pk": pk, "sk": f"CUST#{customer_id}"}),
+                "ConditionExpression": "#state = :state AND entry_id = :entry",
+                "ExpressionAttributeNames": {"#state": "state"},
+                "ExpressionAttributeValues": _attrs({":state": state, ":entry": entry["entry_id"]})}})]
+            if state == "WAITING":
+                items.append(("queue", {"Delete": {"TableName": self.db.table,
+                                                   "Key": _attrs({"pk": pk, "sk": entry["queue_sk"]})}}))
+            if self.db._transact_all(items):
+                entry = None
+        for offer in self.db._query_prefix(pk, "OFFER#"):
+            if offer.get("customer_id") == customer_id and offer.get("state") not in LIVE_OFFERS:
+                self._delete(pk, offer["sk"])
+        return entry is None
 
     def _delete(self, pk: str, sk: str) -> Any:
         return self.db.client.delete_item(TableName=self.db.table, Key=_attrs({"pk": pk, "sk": sk}))

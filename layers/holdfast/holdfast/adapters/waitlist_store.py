@@ -43,7 +43,11 @@ class WaitlistStore:
                          "Item": _attrs({"pk": pk, "sk": entry["queue_sk"], "entry_id": entry["entry_id"],
                                          "customer_id": entry["customer_id"], "quantity": entry["quantity"],
                                          "joined_at": entry["joined_at"]})}}
-        return self.db._transact_all([("entry", marker), ("queue", queue)])
+        # the customer's own list of the lines they joined: what their erasure walks
+        # (adapters/personal_data_store.py), since the line's keys are the event's
+        joined = {"Put": {"TableName": self.db.table, "Item": _attrs({
+            "pk": f"CUSTOMER#{entry['customer_id']}", "sk": f"WAITLIST#{event_id}", "event_id": event_id})}}
+        return self.db._transact_all([("entry", marker), ("queue", queue), ("joined", joined)])
 
     def waitlist_position(self, event_id: str, queue_sk: str) -> int:
         """1 + how many queue items sort before ``queue_sk`` (0 when it is not in the queue)."""

@@ -93,6 +93,14 @@ def erased_entry(entry: JournalEntry) -> JournalEntry:
     return replace(entry, decision="", ids={name: value for name, value in entry.ids.items() if name not in personal})
 
 
+def erased_copy(item: dict) -> dict:
+    """An item outside the booking that copied what names its customer (a ticket, a case: linked
+    to the booking, adapters/personal_data_store.py), without those fields: the customer's id and
+    address and every kind's declared details. What it says about money, places and times stays."""
+    personal = PERSONAL_IDS.union(*_DECLARED.values())
+    return {name: value for name, value in item.items() if name not in personal}
+
+
 def places_end(places: Places, starts_at: str) -> str | None:
     """When what a booking bought ends, as ``clock.iso`` writes times: the start of its last
     granule (a slot, a parking window), else its event's start (an event names no end)."""

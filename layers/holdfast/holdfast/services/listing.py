@@ -114,10 +114,16 @@ class ListingService:
     # --------------------------------------------------------------------------------- public
 
     def list_events(self, query: EventSearch) -> dict[str, Any]:
-        lower = iso(query.date_from) if query.date_from else iso(self.clock())
+        now = iso(self.clock())
+        lower = iso(query.date_from) if query.date_from else now
         upper = (iso(query.date_to) if query.date_to else "9999") + "~"
         if lower > upper:
             raise InvalidRequest("'from' is after 'to'.", code="invalid_date_range")
+        # what has started is sold no more (a kind's check_time): listed from just after now,
+        # whatever 'from' asks ("#~" sorts after every event starting at this very instant)
+        lower = max(lower, now + "#~")
+        if lower > upper:
+            return {"events": [], "next_cursor": None}
         words = searched_words(city=query.city, category=query.category, q=query.q)
         if words:
             def wanted(item: dict[str, Any]) -> bool:

@@ -12,6 +12,7 @@ message (subject, text, HTML, files) is rendered by services/messages.py.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from ..observability import logger
@@ -99,12 +100,16 @@ class BatchReads:
     A notification recorded after the batch was read is still refused by the record's
     conditional put, so the snapshot decides nothing on its own."""
 
-    def __init__(self, store: NotificationStore, details: list[dict[str, Any]]) -> None:
+    def __init__(self, store: NotificationStore, details: list[dict[str, Any]], bookings: Iterable[Any] = ()) -> None:
+        """``bookings``: those the caller has read already (a reminder's holds), not read again."""
         self.store = store
+        known = {booking.booking_id: booking for booking in bookings}
         wanted = [d for d in details if d.get("booking_id") and d.get("customer_id") and d.get("type") != "event.changed"]
         self.bookings, self.events, self.recorded = store.message_reads(
-            sorted({str(d["booking_id"]) for d in wanted}), sorted({str(d["event_id"]) for d in wanted if d.get("event_id")}),
+            sorted({str(d["booking_id"]) for d in wanted} - known.keys()),
+            sorted({str(d["event_id"]) for d in wanted if d.get("event_id")}),
             sorted({(str(d["customer_id"]), dedup_id(d)) for d in wanted})) if wanted else ({}, {}, set())
+        self.bookings = {**self.bookings, **known}
 
     def notification_recorded(self, customer_id: str, dedup_id: str) -> bool:
         return (customer_id, dedup_id) in self.recorded

@@ -107,7 +107,8 @@ class PersonalDataService:
         return {"customer_id": customer_id, "bookings": bookings, "notifications": notes}
 
     def forget(self, customer_id: str) -> dict[str, Any]:
-        """Erase every booking of the customer that has ended, and their notifications; refused
+        """Erase every booking of the customer that has ended, their notifications and their turns
+        in waitlists; refused
         whole (Conflict ``bookings_active``) while any is live. A repeat finds nothing left."""
         now = iso(self.clock())
         bookings = self._bookings(customer_id)
@@ -117,6 +118,8 @@ class PersonalDataService:
                            code="bookings_active", bookings=active)
         erased_count = sum(self.erase(booking.booking_id, ended_by=now) for booking in bookings)
         self.store.erase_customer_notes(customer_id)
+        # asking to be forgotten is leaving every line too (nothing of money waits in one)
+        self.store.erase_customer_lines(customer_id)
         return {"erased": erased_count}
 
 

@@ -70,12 +70,16 @@ class WaitlistService:
             raise InvalidRequest(f"quantity must be between 1 and {limit}.", code="invalid_quantity", max=limit)
         # The offer this entry would get, asked now: a kind that cannot make one (appointment
         # slots) refuses before an entry exists that every later release would trip over.
-        kinds.of_event(event).waitlist_request(quantity)
+        kind = kinds.of_event(event)
+        offer = kind.waitlist_request(quantity)
         for attempt in range(3):
             existing = self.store.waitlist_entry(event_id, customer_id)
             if existing is not None and existing["state"] not in REJOINABLE:
                 return self._describe(event_id, existing), False
             if attempt == 0:
+                # ...nor at this moment: a line for what is sold no more (an event that has
+                # started) would never be served; one already in it is answered as it is
+                kind.check_time(event, offer, self.clock())
                 self._refuse_while_free(event, quantity)
             now = iso(self.clock())
             entry_id = uuid.uuid4().hex

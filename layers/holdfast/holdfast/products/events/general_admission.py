@@ -16,12 +16,15 @@ from holdfast.domain.inventory import InventoryKind, Places, plan_counted, pool_
 from holdfast.domain.offering import Offering
 from holdfast.ports import InventoryReads
 from holdfast.kinds.base import Inventory, Kind, checked_quantity
-from . import tickets
+from . import start, tickets
 
 
 class GeneralAdmission(Kind):
     name = InventoryKind.COUNTED.value
     label = "general_admission"
+
+    # sold until it starts (start.py)
+    check_time, ended = start.check_time, start.ended
 
     def accepts(self, request: Any) -> bool:
         return isinstance(request, CreateEvent) and request.seat_map is None
@@ -45,7 +48,9 @@ class GeneralAdmission(Kind):
 
     def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None, *,
                now: datetime) -> Places | None:
-        """The same quantity from wherever it is available now."""
+        """The same quantity from wherever it is available now, until the event starts."""
+        if self.ended(booking, now):
+            return None
         plan = plan_counted(store.read_pools(booking.event_id), booking.places.quantity, rng)
         return Places(self.name, booking.places.quantity, pools=plan) if plan else None
 

@@ -12,7 +12,7 @@ from holdfast.domain.inventory import InventoryKind, Places, seat_ids_from_rows
 from holdfast.domain.offering import Offering
 from holdfast.ports import InventoryReads
 from holdfast.kinds.base import Inventory, Kind, checked_quantity
-from . import tickets
+from . import start, tickets
 from .seating import choose_best_available
 
 AVAILABLE_SEATS_SHOWN = 50
@@ -21,6 +21,9 @@ AVAILABLE_SEATS_SHOWN = 50
 class SeatMap(Kind):
     name = InventoryKind.NAMED.value
     label = "seated"
+
+    # sold until it starts (start.py)
+    check_time, ended = start.check_time, start.ended
 
     def accepts(self, request: Any) -> bool:
         return isinstance(request, CreateEvent) and request.seat_map is not None
@@ -71,7 +74,9 @@ class SeatMap(Kind):
 
     def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None, *,
                now: datetime) -> Places | None:
-        """The very same seats, if every one of them is free again."""
+        """The very same seats, if every one of them is free again and the event has not started."""
+        if self.ended(booking, now):
+            return None
         units = store.read_units(booking.event_id, booking.places.units)
         if all(units.get(unit, {}).get("state") == "available" for unit in booking.places.units):
             return booking.places

@@ -34,7 +34,7 @@ def doors():
 
     from .services.doors import Doors
 
-    return Doors(store(), system_clock, ticket_keys)
+    return Doors(store(), system_clock, ticket_keys, events_config().door_clock_skew_seconds)
 
 
 def apply_door_scan(event_id: str, door_id: str, event: dict, *, at, offline: bool) -> dict:  # noqa: ANN001

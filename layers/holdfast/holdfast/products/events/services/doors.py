@@ -12,7 +12,9 @@ read each: the one whose write lands admits, the other reads again and answers
 A door that could not reach the backend admitted by the signature alone; at sync its scans are
 applied as they happened (at their own time). What the backend would have refused (a ticket
 another door admitted too, a ticket voided meanwhile) is already inside: it opens a check-in case
-for an operator, written with the pass record, and nothing is undone.
+for an operator, written with the pass record, and nothing is undone. A synced scan dated ahead of
+the backend's clock beyond the allowed skew (a door whose clock is wrong, or a forged sync) checks
+nothing in: it is refused for good (``pass_time_in_future``, the gates' rule) with a case.
 """
 from __future__ import annotations
 
@@ -30,7 +32,8 @@ from holdfast.domain.signatures import TokenInvalid, device_key_matches, new_dev
 from holdfast.ports import Change, Clock
 from holdfast.services import checkin_cases, transitions
 from holdfast.services.checkin_cases import CaseDesk, CaseKind
-from holdfast.services.checkin_passes import PassIdReused, names_another, naming
+from holdfast.services.checkin_passes import (DEFAULT_MAX_CLOCK_SKEW_SECONDS, PassIdReused, dated_ahead,
+                                              names_another, naming)
 from .. import tickets
 from ..general_admission import GeneralAdmission
 from ..ports import CheckinCaseStore, DoorStore
@@ -65,10 +68,12 @@ class Scan:
 
 
 class Doors:
-    def __init__(self, store: DoorStore, clock: Clock, keys: Callable[[], EventKeys]) -> None:
+    def __init__(self, store: DoorStore, clock: Clock, keys: Callable[[], EventKeys],
+                 max_clock_skew_seconds: int = DEFAULT_MAX_CLOCK_SKEW_SECONDS) -> None:
         self.store = store
         self.clock = clock
         self.keys = keys
+        self.max_clock_skew = timedelta(seconds=max_clock_skew_seconds)
 
     # ------------------------------------------------------------------------------ doors
     def event(self, event_id: str, caller: Caller | None = None) -> dict[str, Any]:
@@ -138,6 +143,9 @@ class Doors:
                 return done["answer"]
             if offline and event.get("admitted") is False:
                 return self._record(call, _refused(event.get("reason") or "refused_at_door"))
+            ahead = dated_ahead(at, self.clock(), self.max_clock_skew) if offline else None
+            if ahead is not None:
+                return self._from_the_future(call, str(event.get("token") or ""), ahead)
             if retired:
                 return self._refuse(call, "door_deleted", None)
             return self._check_in(call, str(event.get("token") or ""))
@@ -199,11 +207,22 @@ class Doors:
             checkin_cases.case_id(CASE_NAMESPACE, call.event_id, call.door_id, call.pass_id), "checkin",
             ("event_id", call.event_id), case_reason or reason, iso(self.clock()), "door_sync",
             "checkin_case_opened", door_id=call.door_id, pass_id=call.pass_id, at=iso(call.at),
-            ticket_id=answer.get("ticket_id"), seat_id=answer.get("seat_id"),
-            first_checked_in_at=answer.get("checked_in_at"), first_door_id=answer.get("door_id"), **known)
+            **{"ticket_id": answer.get("ticket_id"), "seat_id": answer.get("seat_id"),
+               "first_checked_in_at": answer.get("checked_in_at"), "first_door_id": answer.get("door_id"), **known})
         answer = {**answer, "conflict": checkin_cases.conflict_of(case)}
         self.store.commit(Change(items=(self._pass_put(call, answer), self.store.checkin_case_put(case))))
         return answer
+
+    def _from_the_future(self, call: Scan, token: str, answer: dict[str, Any]) -> dict[str, Any]:
+        """A synced scan dated too far ahead (checkin_passes.dated_ahead): nothing is checked in,
+        the refusal is recorded for good, and the holder the door let in is a case. The case names
+        the ticket when the token is the event's own, so an operator can find who it was."""
+        try:
+            payload = tickets.check(token, self.keys(), call.event_id)
+        except TokenInvalid:
+            payload = {}
+        return self._refuse(call, "pass_time_in_future", answer, ticket_id=payload.get("tk"),
+                            booking_id=payload.get("bk"))
 
     def _record(self, call: Scan, answer: dict[str, Any]) -> dict[str, Any]:
         """An answer that changes nothing, kept so that a repeat of the pass gets it back."""

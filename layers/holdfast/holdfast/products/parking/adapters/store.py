@@ -32,6 +32,7 @@ from holdfast.adapters.checkin_passes import pass_item, read_pass
 from holdfast.adapters.checkin_cases_store import case_get, case_put, case_resolve, open_cases
 from holdfast.adapters.codec import Table, _attrs, _code, _plain, put_new
 from holdfast.adapters.granule_claims import granule_claim, group_day_partition
+from holdfast.adapters.personal_data_store import link_put
 from holdfast.adapters.sale_gate import gate_check
 
 OUTBOX_RETENTION_SECONDS = 7 * 86_400
@@ -165,6 +166,16 @@ class ParkingStore(Table):
         money that came in beyond what a ticket owed): the core's check-in case under ``GATECASE``."""
         return case_put(self, CASES, case)
 
+    def gate_case_items(self, case: dict[str, Any], booking_id: str | None = None) -> list[Labelled]:
+        """The case, and where it copies a reservation's plate (it names the booking, or the
+        ticket's ``booking_id`` is given) the booking's link to it, so that the booking's erasure
+        finds it (adapters/personal_data_store.py)."""
+        items = [self.gate_case_put(case)]
+        booking_id = case.get("booking_id") or booking_id
+        if booking_id:
+            items.append(link_put(self.table, str(booking_id), f"{CASES}#{case['case_id']}", "META"))
+        return items
+
     def get_gate_case(self, case_id: str) -> dict[str, Any] | None:
         return case_get(self, CASES, case_id)
 
@@ -175,11 +186,14 @@ class ParkingStore(Table):
         return open_cases(self, CASES)
 
     def ticket_open(self, ticket: dict[str, Any]) -> list[Labelled]:
-        """The ticket and its plate's open marker, both new (a plate already inside fails ``open``)."""
-        return [("ticket", put_new(self.table, {"pk": f"TICKET#{ticket['ticket_id']}", "sk": "META", **ticket})),
+        """The ticket and its plate's open marker, both new (a plate already inside fails ``open``);
+        a reservation's ticket copies its plate and customer: the booking's link to it too."""
+        pk = f"TICKET#{ticket['ticket_id']}"
+        link = [link_put(self.table, str(ticket["booking_id"]), pk, "META")] if ticket.get("booking_id") else []
+        return [("ticket", put_new(self.table, {"pk": pk, "sk": "META", **ticket})),
                 ("open", put_new(self.table, {"pk": f"LOT#{ticket['lot_id']}", "sk": f"OPEN#{ticket['plate']}",
                                               "ticket_id": ticket["ticket_id"], "space_id": ticket["space_id"],
-                                              "space_type": ticket["space_type"]}))]
+                                              "space_type": ticket["space_type"]})), *link]
 
     def ticket_close(self, ticket: dict[str, Any], exited_at: str, charge: str, unpaid: str | None = None) -> list[Labelled]:
         """Close an open ticket and drop its plate's marker: conditioned on it being open, so two exits

@@ -187,11 +187,12 @@ def record_provider_payment(store: ExitPaymentStore, clock: Clock, paid: dict[st
         if state == "paid" and ticket["status"] != "OPEN":
             # the car has left and its exit counted without this money: an operator gives it back
             # or sets it against what the ticket left unpaid
-            items.append(store.gate_case_put(new_case(
+            items += store.gate_case_items(new_case(
                 case_id(ticket["lot_id"], "payment", payment_id), "payment", ticket["lot_id"], "paid_after_exit",
                 iso(clock()), "provider", ticket_id=ticket_id, plate=ticket["plate"], payment_id=payment_id,
                 amount={"value": record["amount"], "currency": record["currency"]},
-                unpaid={"value": ticket["unpaid"], "currency": record["currency"]} if ticket.get("unpaid") else None)))
+                unpaid={"value": ticket["unpaid"], "currency": record["currency"]} if ticket.get("unpaid") else None),
+                ticket.get("booking_id"))
             outcome = "exit_payment_after_exit_review"
         items.append(store.ticket_status_is(ticket_id, ticket["status"]))
         store.commit(Change(items=tuple(items)))

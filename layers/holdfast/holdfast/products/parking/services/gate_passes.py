@@ -30,7 +30,7 @@ from holdfast.domain.money import Money
 from holdfast.observability import count, logger
 from holdfast.ports import Change, Clock, PaymentProvider, StaleBooking
 from holdfast.services import checkin_cases, checkin_passes, transitions
-from holdfast.services.checkin_passes import PassIdReused, names_another
+from holdfast.services.checkin_passes import DEFAULT_MAX_CLOCK_SKEW_SECONDS, PassIdReused, dated_ahead, names_another
 from .. import rules
 from ..kind import CHECKED_IN, COMPLETED, Parking, allocate
 from holdfast.domain.signatures import TokenInvalid
@@ -44,8 +44,6 @@ TICKETS = gate_cases.NAMESPACE
 #: The metric of a new exit pass showing a ticket whose car already left (docs/parking.md).
 CLOSED_TICKET_PASSES = "ClosedTicketPasses"
 ATTEMPTS = 3
-#: How far ahead of the backend's clock an offline pass's ``at`` may be (GATE_CLOCK_SKEW_SECONDS).
-DEFAULT_MAX_CLOCK_SKEW_SECONDS = 120
 #: What a drive-up car is taken for: a plate camera cannot tell a vehicle's size.
 DRIVE_UP_VEHICLE = "REGULAR"
 #: How a pass names its car; a repeat of an id must name it the same way (fields both carry).
@@ -97,8 +95,9 @@ class GatePasses:
                     return done["answer"]
                 # the gate opened after all: what it did replaces what the backend answered
                 this = replace(call, replaces_online=True)
-            if offline and at > self.clock() + self.max_clock_skew:
-                return self._from_the_future(this, event, direction)
+            ahead = dated_ahead(at, self.clock(), self.max_clock_skew) if offline else None
+            if ahead is not None:
+                return self._from_the_future(this, event, direction, ahead)
             if direction == "entry":
                 return self._entry(lot, this, event)
             return self._exit(lot, this, event)
@@ -276,16 +275,16 @@ class GatePasses:
                               plate=ticket["plate"], booking_id=ticket.get("booking_id"),
                               amount_due=answer["amount_due"])
             answer["conflict"] = checkin_cases.conflict_of(case)
-            extra.append(self.store.gate_case_put(case))
+            extra += self.store.gate_case_items(case)
         else:
             answer = _granted(None)
             over = min(paid, prepaid + paid - charge)
             if over > 0:   # exit payments beyond the charge: an operator gives the rest back
-                extra.append(self.store.gate_case_put(gate_cases.new_case(
+                extra += self.store.gate_case_items(gate_cases.new_case(
                     gate_cases.case_id(lot_id, "overpaid", ticket["ticket_id"]), "payment", lot_id, "exit_overpaid",
                     iso(self.clock()), "gate", ticket_id=ticket["ticket_id"], plate=ticket["plate"],
                     amount={"value": f"{over:.2f}", "currency": currency},
-                    payment_ids=[r["payment_id"] for r in records if r["state"] == "paid"])))
+                    payment_ids=[r["payment_id"] for r in records if r["state"] == "paid"]), ticket.get("booking_id"))
         extra += self.store.ticket_close(ticket, iso(at), f"{charge:.2f}", f"{due:.2f}" if due > 0 else None) + \
             [self._pass_put(call, answer, "exit")]
         if ticket.get("booking_id"):
@@ -338,7 +337,7 @@ class GatePasses:
                 case = self._case(call, direction, "gate_kept_shut", **known)
                 if self.store.get_gate_case(case["case_id"]) is None:   # once: a repeated sync finds it
                     try:
-                        self.store.commit(Change(items=(self.store.gate_case_put(case),)))
+                        self.store.commit(Change(items=tuple(self.store.gate_case_items(case))))
                     except StaleBooking:
                         pass   # a sync running beside this one wrote it first
                 return {**answer, "conflict": checkin_cases.conflict_of(case)}
@@ -379,19 +378,14 @@ class GatePasses:
         answer = _refused("exit", reason)
         case = self._case(call, "exit", reason, **known)
         # StaleBooking: recorded meanwhile, the stored answer is read again
-        self.store.commit(Change(items=(self.store.gate_case_put(case), self._pass_put(call, answer, "exit"))))
+        self.store.commit(Change(items=(*self.store.gate_case_items(case), self._pass_put(call, answer, "exit"))))
         return answer
 
-    def _from_the_future(self, call: Pass, event: dict[str, Any], direction: str) -> dict[str, Any]:
-        """An offline pass dated ahead of the backend's clock by more than the allowed skew (a gate
-        whose clock is wrong): refused for good and recorded, so the gate's sequence moves on (the
-        sync reports it ``failed``); the car did pass, so a case goes to an operator."""
-        now = self.clock()
-        answer: dict[str, Any] = {"error": {
-            "code": "pass_time_in_future", "message": "The pass is dated ahead of the server's clock; check the "
-                                                      "gate's clock.",
-            "details": {"at": iso(call.at), "server_time": iso(now),
-                        "max_skew_seconds": int(self.max_clock_skew.total_seconds())}}}
+    def _from_the_future(self, call: Pass, event: dict[str, Any], direction: str,
+                         answer: dict[str, Any]) -> dict[str, Any]:
+        """An offline pass dated too far ahead (checkin_passes.dated_ahead): refused for good and
+        recorded, so the gate's sequence moves on (the sync reports it ``failed``); the car did
+        pass, so a case goes to an operator."""
         basis = ("token" if event.get("token") else "plate") if direction == "entry" else None
         return self._record_case(call, direction, answer, "pass_time_in_future", {"basis": basis, **_named(event)})
 
@@ -427,7 +421,7 @@ class GatePasses:
         items = [self._pass_put(call, answer, direction)]
         # the online refusal this pass replaces may have opened the same case (a car at a shut exit)
         if not (call.replaces_online and self.store.get_gate_case(case["case_id"]) is not None):
-            items.append(self.store.gate_case_put(case))
+            items += self.store.gate_case_items(case)
         self.store.commit(Change(items=tuple(items)))   # StaleBooking: applied meanwhile, read it again
         return answer
 

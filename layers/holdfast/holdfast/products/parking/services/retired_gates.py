@@ -32,7 +32,7 @@ def refuse_passes(store: RetiredGateCases, clock: Clock, lot_id: str, gate_id: s
             case = new_case(identity, item["kind"], lot_id, REASON, iso(clock()), "gate", gate_id=gate_id,
                             event_id=item["event_id"], passed_at=item.get("at"), **known)
             try:
-                store.commit(Change(items=(store.gate_case_put(case),)))
+                store.commit(Change(items=tuple(store.gate_case_items(case))))
             except (StaleBooking, ItemExists):
                 case = store.get_gate_case(identity) or case   # a concurrent repeat opened it first
         results.append({"seq": int(item["seq"]), "event_id": item["event_id"], "status": "failed",
