@@ -137,6 +137,7 @@ class _Poller:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            mark = self._mark()
             try:
                 busy = self.poll_once()
             except Exception:  # noqa: BLE001 - a poller never dies, like Lambda's
@@ -145,7 +146,14 @@ class _Poller:
                 LOG.exception("%s for %s failed; retrying", self.kind, self.function.function_name)
                 busy = False
             if not busy:
-                self._stop.wait(self.poll_interval)
+                self._idle(mark)
+
+    def _mark(self) -> Any:
+        """Taken before a poll; an idle wait ends early on what came after it (SqsPoller)."""
+        return None
+
+    def _idle(self, mark: Any) -> None:
+        self._stop.wait(self.poll_interval)
 
     def poll_once(self) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -180,6 +188,66 @@ class _Poller:
 # --------------------------------------------------------------------------------------------
 
 
+class _Wake:
+    """A count of wake-ups and a condition to wait for the next one: taken before a receive, it
+    makes the wait that follows an empty receive end on anything that came meanwhile."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._count = 0
+
+    def __call__(self) -> None:
+        with self._cond:
+            self._count += 1
+            self._cond.notify_all()
+
+    def mark(self) -> int:
+        return self._count
+
+    def wait(self, since: int, timeout: float) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: self._count != since, timeout)
+
+
+#: The pollers' wake-ups by queue name; moto's `Queue.add_message` calls them (`_hook_arrivals`).
+_ARRIVALS: dict[str, set[_Wake]] = {}
+_ARRIVALS_LOCK = threading.Lock()
+
+
+def _hook_arrivals() -> None:
+    """Every message put on a moto queue (SendMessage, an EventBridge or Step Functions target, a
+    redrive) wakes the pollers of that queue."""
+    from moto.sqs import models as sqs_models
+
+    original = sqs_models.Queue.add_message
+    if getattr(original, "_devstack_wakes", False):
+        return
+
+    def add_message(queue: Any, message: Any) -> None:
+        original(queue, message)
+        for wake in list(_ARRIVALS.get(queue.name, ())):
+            wake()
+
+    add_message._devstack_wakes = True  # type: ignore[attr-defined]
+    sqs_models.Queue.add_message = add_message  # type: ignore[method-assign]
+
+
+def _next_visible_in(queue_name: str) -> float | None:
+    """Seconds until the first message of the queue that is delayed or in flight turns visible."""
+    from moto.sqs import models as sqs_models
+
+    now = sqs_models.unix_time_millis()
+    soonest = None
+    for account in list(sqs_models.sqs_backends.keys()):
+        for backend in list(sqs_models.sqs_backends[account].values()):
+            queue = backend.queues.get(queue_name)
+            for message in list(getattr(queue, "_messages", ()) or ()):
+                at = max(message.visible_at, message.delayed_until)
+                if at > now and (soonest is None or at < soonest):
+                    soonest = at
+    return None if soonest is None else (soonest - now) / 1000.0
+
+
 class SqsPoller(_Poller):
     """Reads the queue and hands batches to the function, up to ``max_batches`` at once.
 
@@ -188,20 +256,58 @@ class SqsPoller(_Poller):
     ``ScalingConfig.MaximumConcurrency`` and the function's concurrency). One thread receives;
     each received batch runs on a thread of its own while the next is read. FIFO order holds
     because the queue hands out no message of a group that has one in flight (moto does this as
-    SQS does). ``max_batches=1`` is one batch after another."""
+    SQS does). ``max_batches=1`` is one batch after another.
+
+    An idle poller does not ask the queue again every ``poll_interval``: like Lambda's long poll, it
+    waits until a message arrives (moto tells it, `_hook_arrivals`), a batch of its own finishes (a
+    FIFO group it held is free again), or the first delayed or in-flight message turns visible,
+    and at most ``idle_seconds``. Ten empty receives a second per queue cost the stack process
+    more CPU than a hold's own work when the stack is quiet (docs/performance.md)."""
 
     kind = "sqs-poller"
 
-    def __init__(self, *, queue_url: str, queue_arn: str, max_batches: int = 1, **kwargs: Any):
+    def __init__(self, *, queue_url: str, queue_arn: str, max_batches: int = 1, idle_seconds: float = 1.0,
+                 **kwargs: Any):
         super().__init__(**kwargs)
         self.queue_url = queue_url
         self.queue_arn = queue_arn
+        self.queue_name = queue_arn.rsplit(":", 1)[-1]
+        self.idle_seconds = max(idle_seconds, self.poll_interval)
+        self._wake = _Wake()
+        _hook_arrivals()
         scaling = (self.mapping.get("ScalingConfig") or {}).get("MaximumConcurrency")
         self.max_batches = max(1, min(int(max_batches), int(scaling)) if scaling else int(max_batches))
         self._slots = threading.BoundedSemaphore(self.max_batches)
         self.in_flight_peak = 0
         self._in_flight = 0
         self._count_lock = threading.Lock()
+
+    def start(self) -> None:
+        if self.enabled:
+            with _ARRIVALS_LOCK:
+                _ARRIVALS.setdefault(self.queue_name, set()).add(self._wake)
+        super().start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._wake()
+        super().stop(timeout)
+        with _ARRIVALS_LOCK:
+            wakes = _ARRIVALS.get(self.queue_name)
+            if wakes is not None:
+                wakes.discard(self._wake)
+                if not wakes:
+                    del _ARRIVALS[self.queue_name]
+
+    def _mark(self) -> int:
+        return self._wake.mark()
+
+    def _idle(self, mark: int) -> None:
+        if self._stop.is_set():
+            return
+        visible_in = _next_visible_in(self.queue_name)
+        timeout = self.idle_seconds if visible_in is None else min(self.idle_seconds, visible_in + 0.005)
+        self._wake.wait(mark, timeout)
 
     def _run(self) -> None:
         if self.max_batches == 1:
@@ -213,6 +319,7 @@ class SqsPoller(_Poller):
             while not self._stop.is_set():
                 if not self._slots.acquire(timeout=self.poll_interval):
                     continue
+                mark = self._mark()
                 try:
                     messages = self._receive()
                 except Exception:  # noqa: BLE001 - a poller never dies, like Lambda's
@@ -223,7 +330,7 @@ class SqsPoller(_Poller):
                     continue
                 if not messages:
                     self._slots.release()
-                    self._stop.wait(self.poll_interval)
+                    self._idle(mark)
                     continue
                 with self._count_lock:
                     self._in_flight += 1
@@ -239,6 +346,7 @@ class SqsPoller(_Poller):
             with self._count_lock:
                 self._in_flight -= 1
             self._slots.release()
+            self._wake()   # the message groups this batch held may have more to deliver
 
     def _record(self, message: dict[str, Any]) -> dict[str, Any]:
         attributes = dict(message.get("Attributes") or {})
@@ -367,8 +475,12 @@ class DynamoDbStreamPoller(_Poller):
     kind = "ddb-stream-poller"
 
     def __init__(self, *, stream_arn: str, streams_client: Any, sqs_client: Any = None,
-                 retry_backoff: float = 0.2, **kwargs: Any):
+                 retry_backoff: float = 0.2, idle_seconds: float = 0.25, **kwargs: Any):
         super().__init__(client=streams_client, **kwargs)
+        # Lambda reads each shard four times a second when it finds nothing; every empty
+        # GetRecords is a request DynamoDB Local serves, so asking ten times a second cost more of
+        # its CPU than the holds did on a quiet stack. Records found are read again at once.
+        self.idle_seconds = max(idle_seconds, self.poll_interval)
         answer_as_json(streams_client, "GetRecords")   # records in the wire form, as Lambda's event has them
         self.stream_arn = stream_arn
         self.sqs = sqs_client
@@ -381,6 +493,9 @@ class DynamoDbStreamPoller(_Poller):
         self._shards: dict[str, _ShardState] = {}
         self._retry_at = 0.0
         self._ready = threading.Event()
+
+    def _idle(self, mark: Any) -> None:
+        self._stop.wait(self.idle_seconds)
 
     def wait_ready(self, timeout: float = 5.0) -> bool:
         return self._ready.wait(timeout)

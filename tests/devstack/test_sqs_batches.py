@@ -130,3 +130,81 @@ def test_one_batch_at_a_time_when_asked(sqs):
     poller = _poller(sqs, url, batches=1)
     _drain(poller, sqs, url, 6)
     assert poller.peak == 1 and len(poller.order["-"]) == 6
+
+
+# An idle poller waits for the queue instead of asking it ten times a second (SqsPoller._idle).
+# `idle_seconds` is set far beyond the tests' waits, so a message delivered within them was
+# delivered by a wake-up, not by the fallback poll.
+
+class CountingClient(LockedClient):
+    def __init__(self, client: Any) -> None:
+        super().__init__(client)
+        self.receives = 0
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "receive_message":
+            self.receives += 1
+        return super().__getattr__(name)
+
+
+def _idle_poller(sqs: Any, url: str, batches: int = 1) -> tuple[Recorder, CountingClient]:
+    poller = _poller(sqs, url, batches=batches)
+    client = CountingClient(sqs)
+    poller.client, poller.idle_seconds = client, 60.0
+    return poller, client
+
+
+def _wait_for(poller: Recorder, delivered: int, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while sum(len(v) for v in poller.order.values()) < delivered and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("batches", [1, 4])
+def test_an_idle_poller_asks_the_queue_once_then_wakes_on_a_message(sqs, batches):
+    url = sqs.create_queue(QueueName=f"quiet-{batches}")["QueueUrl"]
+    poller, client = _idle_poller(sqs, url, batches)
+    poller.start()
+    try:
+        time.sleep(1.0)   # fifty receives at the poll interval of 0.02 s
+        assert client.receives <= 2
+        sqs.send_message(QueueUrl=url, MessageBody="woken")
+        _wait_for(poller, 1)
+        assert poller.order.get("-") == ["woken"]
+    finally:
+        poller.stop()
+
+
+def test_a_delayed_message_is_delivered_when_it_turns_visible_without_another_arrival(sqs):
+    url = sqs.create_queue(QueueName="delayed")["QueueUrl"]
+    poller, client = _idle_poller(sqs, url)
+    poller.start()
+    try:
+        sqs.send_message(QueueUrl=url, MessageBody="later", DelaySeconds=1)
+        _wait_for(poller, 1)
+        assert poller.order.get("-") == ["later"]
+        assert client.receives <= 4
+    finally:
+        poller.stop()
+
+
+def test_a_fifo_group_s_next_message_follows_when_its_batch_ends(sqs):
+    url = sqs.create_queue(QueueName="waking.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    for n in range(3):
+        sqs.send_message(QueueUrl=url, MessageBody=f"g/{n}", MessageGroupId="g", MessageDeduplicationId=f"g-{n}")
+    poller, _ = _idle_poller(sqs, url, batches=4)
+    poller.start()
+    try:
+        _wait_for(poller, 3)
+        assert poller.order.get("g") == ["g/0", "g/1", "g/2"]
+    finally:
+        poller.stop()
+
+
+def test_stopping_an_idle_poller_does_not_wait_out_its_idle_time(sqs):
+    url = sqs.create_queue(QueueName="stopping")["QueueUrl"]
+    poller, _ = _idle_poller(sqs, url)
+    poller.start()
+    time.sleep(0.2)
+    poller.stop(timeout=10.0)
+    assert poller._thread is not None and not poller._thread.is_alive()
