@@ -1,7 +1,7 @@
 """The layer ships its bytecode (layers/holdfast/Makefile), and Lambda's interpreter uses it.
 
 Lambda cannot write bytecode (/opt is read-only): a module without a usable .pyc in the layer is
-compiled from source at every cold start, boto3's ~900 modules included. The .pyc files must be
+compiled from source at every cold start, boto3's and botocore's included. The .pyc files must be
 unchecked-hash: the zip Lambda unpacks keeps mtimes at 2-second resolution, so a timestamp-checked
 one can be judged stale and recompiled at every start anyway.
 """
