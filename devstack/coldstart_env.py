@@ -193,7 +193,8 @@ def stdlib_bytecode(prefix: Path) -> int:
 class Layout:
     def __init__(self, kind: str, bytecode: str, build_dir: Path | None = None) -> None:
         self.kind, self.bytecode = kind, bytecode
-        # none: stays empty (-B writes nothing); cached: the run's own bytecode cache, never beside
+        # none: only the standard library's bytecode (-B writes nothing more); cached: the run's own
+        # bytecode cache, never beside
         # the sources (which, in the build layout, are the parity test's cached sam build);
         # shipped: unused (the bytecode read is the build's own __pycache__)
         self.pycache_dir = tempfile.mkdtemp(prefix="coldstart-pyc-")
