@@ -20,12 +20,18 @@ placeholders) plus what Lambda sets, so Powertools behaves as on Lambda. The sec
 functions that check it at start is answered by a loopback stand-in for Secrets Manager
 (AWS_ENDPOINT_URL): it is part of the cold start, its network time is not.
 
-Bytecode (`--bytecode`): `sam build` ships no `.pyc` files (not for the layer's packages, not for
-boto3 in it), and Lambda's /opt and /var/task are read-only, so on Lambda every module is compiled
-from source at every cold start. ``none`` (the default for the build layout) measures that: the
-probes neither read nor write a bytecode cache (`-B -X pycache_prefix=<empty directory>`).
-``cached`` (the default for the source layout) measures imports from cached bytecode, what a build
-that shipped it would see; every target is imported once first to write it.
+Bytecode (`--bytecode`): Lambda's /opt and /var/task are read-only, so a module whose bytecode is
+not shipped is compiled from source at every cold start. The layer's build
+(layers/holdfast/Makefile) ships a .pyc for every module of the layer, unchecked-hash; the
+functions' own handler modules are shipped as source. ``shipped`` (the default for the build
+layout) measures that: the probes read the bytecode beside the build's sources and write none
+(`-B`); it refuses a build holding .pyc files the build did not write. ``none`` measures what SAM's
+python3.12 builder shipped before (no bytecode in the package): the probes write none and read only
+the standard library's (`-B -X pycache_prefix=<a directory holding the interpreter's standard
+library bytecode>`: the runtime's standard library comes compiled; before issue 35 this mode
+compiled it too). ``cached`` (the default for the source layout) reads and
+writes a bytecode cache of the run's own. Given several (`--bytecode none shipped`), each target
+is measured in each, interleaved, and the medians compared side by side.
 
 First call (`--first-call`): what a function defers from its import to the first call of its main
 route (pydantic and the request model it validates, `FIRST_CALL`) is timed after the import in the
@@ -76,37 +82,57 @@ def watched(modules: list[str]) -> list[str]:
 
 
 def measure(layout: Layout, repeats: int, only: list[str] | None, worst: int, first_call: bool = False) -> dict[str, Any]:
+    return measure_modes([layout], repeats, only, worst, first_call)[layout.bytecode]
+
+
+def measure_modes(layouts: list[Layout], repeats: int, only: list[str] | None, worst: int,
+                  first_call: bool = False) -> dict[str, dict[str, Any]]:
+    """`measure` for each layout (the same build with different bytecode), their cold starts
+    interleaved in every round so that the machine's noise falls on all alike: bytecode -> result."""
     specs = functions()
     if only:
         specs = {k: v for k, v in specs.items() if k in only or v["dir"] in only}
     with secrets_stand_in() as endpoint:
+        layout = layouts[0]  # the functions' roots and environment are the same in every mode
         targets = {BASELINE: (BASELINE, None, lambda_variables("Baseline", next(iter(specs.values())), REPO, endpoint))}
         for logical_id, spec in specs.items():
             root = layout.task_root(logical_id, spec)
             targets[logical_id] = (spec["handler_module"], root, lambda_variables(logical_id, spec, root, endpoint))
         loaded = {name: watched(probe(layout, module, root, env)[1]) for name, (module, root, env) in targets.items()}
-        times: dict[str, list[float]] = {name: [] for name in targets}
-        walls: dict[str, list[float]] = {name: [] for name in targets}
-        firsts: dict[str, list[float]] = {name: [] for name in targets}
+        runs = [(mode, name) for name in targets for mode in layouts]
+        times: dict[tuple, list[float]] = {run: [] for run in runs}
+        walls: dict[tuple, list[float]] = {run: [] for run in runs}
+        firsts: dict[tuple, list[float]] = {run: [] for run in runs}
         calls = {name: first_call_specs(name) if first_call else [] for name in targets}
-        order = list(targets)
         for round_ in range(repeats):
-            shift = round_ % len(order)  # who goes first changes every round
-            for name in order[shift:] + order[:shift]:
+            shift = round_ % len(runs)  # who goes first changes every round
+            for mode, name in runs[shift:] + runs[:shift]:
                 module, root, env = targets[name]
-                took = probe(layout, module, root, env, first_call=calls[name])[0]
-                times[name].append(took["cpu"])
-                walls[name].append(took["wall"])
-                firsts[name].append(took["cpu"] + took["first_cpu"])
+                took = probe(mode, module, root, env, first_call=calls[name])[0]
+                times[mode, name].append(took["cpu"])
+                walls[mode, name].append(took["wall"])
+                firsts[mode, name].append(took["cpu"] + took["first_cpu"])
             print(f"  round {round_ + 1}/{repeats}", file=sys.stderr, flush=True)
-        medians = {name: statistics.median(values) * 1000 for name, values in times.items()}
-        with_first = {name: statistics.median(values) * 1000 for name, values in firsts.items()}
-        base = medians[BASELINE]
-        ranked = sorted(specs, key=lambda lid: medians[lid], reverse=True)
-        attributed = {}
-        for name in [BASELINE, *ranked[:worst]]:
-            module, root, env = targets[name]
-            attributed[name] = by_package(probe(layout, module, root, env, importtime=True)[2])
+        results = {}
+        for mode in layouts:
+            results[mode.bytecode] = _result(mode, specs, targets, loaded, calls, repeats, worst,
+                                             {name: times[mode, name] for name in targets},
+                                             {name: walls[mode, name] for name in targets},
+                                             {name: firsts[mode, name] for name in targets}, first_call)
+    return results
+
+
+def _result(layout: Layout, specs: dict[str, Any], targets: dict[str, tuple], loaded: dict[str, list[str]],
+            calls: dict[str, list], repeats: int, worst: int, times: dict[str, list[float]],
+            walls: dict[str, list[float]], firsts: dict[str, list[float]], first_call: bool) -> dict[str, Any]:
+    medians = {name: statistics.median(values) * 1000 for name, values in times.items()}
+    with_first = {name: statistics.median(values) * 1000 for name, values in firsts.items()}
+    base = medians[BASELINE]
+    ranked = sorted(specs, key=lambda lid: medians[lid], reverse=True)
+    attributed = {}
+    for name in [BASELINE, *ranked[:worst]]:
+        module, root, env = targets[name]
+        attributed[name] = by_package(probe(layout, module, root, env, importtime=True)[2])
     return {
         "layout": layout.described, "bytecode": layout.bytecode, "repeats": repeats, "python": sys.version.split()[0],
         "boto3_ms": round(base, 1),
@@ -159,6 +185,22 @@ def print_report(result: dict[str, Any], target: float, top: int) -> None:
     print(f"\ntarget <= {target}x boto3 ({measured}): " + ("met by every function" if not over else f"over: {', '.join(over)}"))
 
 
+def print_comparison(results: dict[str, dict[str, Any]]) -> None:
+    """One line per function: CPU ms and ratio to boto3 in each bytecode mode, import and (where
+    measured) import + first call, from the same interleaved run."""
+    modes = list(results)
+    first = next(iter(results.values()))
+    print(f"\nmedians, CPU ms (x import boto3) per bytecode mode: {' | '.join(modes)}")
+    print(f"{'import boto3 alone':28}" + " | ".join(f"{results[m]['boto3_ms']:>8.1f} ({1.0:.2f})" for m in modes))
+    for lid in first["functions"]:
+        rows = [results[m]["functions"][lid] for m in modes]
+        line = " | ".join(f"{row['median_ms']:>8.1f} ({row['ratio']:.2f})" for row in rows)
+        if "with_first_call_ms" in rows[0]:
+            line += "   + first call: " + " | ".join(
+                f"{row['with_first_call_ms']:>8.1f} ({row['with_first_call_ratio']:.2f})" for row in rows)
+        print(f"{lid:28}{line}")
+
+
 def measure_steps(layout: Layout, logical_id: str, steps: list[str], repeats: int) -> list[float]:
     """Median CPU ms of each step over ``repeats`` fresh interpreters with the function's path and
     environment (the secret stand-in answering), as `--steps` prints them."""
@@ -177,9 +219,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="make bench-coldstart", description=__doc__.split("\n\n")[0])
     parser.add_argument("--layout", choices=("auto", "build", "source"), default="auto",
                         help="auto: the sam build when the SAM CLI venv exists, else the source tree")
-    parser.add_argument("--bytecode", choices=("none", "cached"),
-                        help="none: compile every module at every start, as Lambda does with what sam build "
-                             "ships (default for the build layout); cached: from .pyc (default for source)")
+    parser.add_argument("--bytecode", choices=("none", "shipped", "cached"), nargs="+",
+                        help="shipped: read the .pyc files the build ships beside its sources and write none, as "
+                             "Lambda does (default for the build layout); none: compile every module at every "
+                             "start, as before the build shipped bytecode; cached: from a .pyc cache of the run's "
+                             "own (default for source). Several: measured interleaved, then compared")
     parser.add_argument("--build-dir", type=Path,
                         help="a sam build output to measure (default: build the sources, cached like the parity test)")
     parser.add_argument("--repeats", type=int, default=9)
@@ -205,7 +249,13 @@ def main(argv: list[str] | None = None) -> int:
         kind = "build" if (REPO / ".venv-sam" / "bin" / "sam").exists() else "source"
     if args.build_dir:
         kind = "build"
-    layout = Layout(kind, args.bytecode or ("none" if kind == "build" else "cached"), args.build_dir)
+    modes = list(dict.fromkeys(args.bytecode or ["shipped" if kind == "build" else "cached"]))
+    if "shipped" in modes and kind != "build":
+        parser.error("--bytecode shipped measures a sam build: use --layout build")
+    layouts = [Layout(kind, mode, args.build_dir) for mode in modes]
+    layout = layouts[-1]
+    if len(layouts) > 1 and (args.steps or args.instructions):
+        parser.error("--steps and --instructions take one --bytecode")
     if args.steps:
         if not args.only or len(args.only) != 1:
             parser.error("--steps needs --only with one function")
@@ -236,14 +286,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"results: {path}")
         return 1 if args.check and over else 0
     try:
-        result = measure(layout, args.repeats, args.only, args.worst, args.first_call)
+        results = measure_modes(layouts, args.repeats, args.only, args.worst, args.first_call)
     finally:
-        shutil.rmtree(layout.pycache_dir, ignore_errors=True)
-    print_report(result, args.target, args.top)
+        for each in layouts:
+            shutil.rmtree(each.pycache_dir, ignore_errors=True)
+    for index, result in enumerate(results.values()):
+        print(("\n" if index else "") + f"=== bytecode: {result['bytecode']}")
+        print_report(result, args.target, args.top)
+    if len(results) > 1:
+        print_comparison(results)
+    result = results[layout.bytecode]
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"coldstart-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(json.dumps(result, indent=2))
+    path.write_text(json.dumps(result if len(results) == 1 else {"by_bytecode": results}, indent=2))
     print(f"results: {path}")
+    # --check judges the last --bytecode given (the default: what the build ships)
     over = any(honest_ratio(row) > args.target for row in result["functions"].values())
     return 1 if args.check and over else 0
 

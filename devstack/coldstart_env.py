@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
@@ -167,12 +170,36 @@ print("\n@@coldstart " + json.dumps({"seconds": elapsed, "cpu": cpu, "first_cpu"
 # ----------------------------------------------------------------------------------- layouts
 
 
+def stdlib_bytecode(prefix: Path) -> int:
+    """Puts the interpreter's own standard library bytecode where `-X pycache_prefix=<prefix>`
+    looks for it, and returns how many files: the runtime's standard library comes compiled (an
+    installed CPython's does), so ``none`` compiles only what a package ships as source."""
+    stdlib = Path(sysconfig.get_path("stdlib"))
+    tag = sys.implementation.cache_tag
+    count = 0
+    for pyc in stdlib.rglob(f"__pycache__/*.{tag}.pyc"):
+        if {"site-packages", "test", "idlelib", "tkinter", "turtledemo"} & set(pyc.relative_to(stdlib).parts):
+            continue
+        target = prefix / pyc.parent.parent.relative_to(pyc.parent.parent.anchor) / pyc.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(pyc, target)  # nothing to copy where both are on one file system
+        except OSError:
+            shutil.copyfile(pyc, target)
+        count += 1
+    return count
+
+
 class Layout:
     def __init__(self, kind: str, bytecode: str, build_dir: Path | None = None) -> None:
         self.kind, self.bytecode = kind, bytecode
-        # none: stays empty (-B writes nothing); cached: the run's own bytecode cache, never beside
-        # the sources (which, in the build layout, are the parity test's cached sam build)
+        # none: only the standard library's bytecode (-B writes nothing more); cached: the run's own
+        # bytecode cache, never beside
+        # the sources (which, in the build layout, are the parity test's cached sam build);
+        # shipped: unused (the bytecode read is the build's own __pycache__)
         self.pycache_dir = tempfile.mkdtemp(prefix="coldstart-pyc-")
+        if bytecode == "none":
+            stdlib_bytecode(Path(self.pycache_dir))
         if kind == "build":
             from tests.parity import build
 
@@ -180,6 +207,16 @@ class Layout:
             self.root = build_dir or build.build()
             self.sdk = build.runtime_sdk()
             self.described = f"sam build output {self.root} ({time.monotonic() - started:.0f} s to build or find)"
+            if bytecode == "shipped":
+                # bytecode an earlier interpreter wrote beside the build would be measured as shipped
+                stray = build.stray_bytecode(self.root)
+                if stray:
+                    raise RuntimeError(f"{len(stray)} .pyc files in {self.root} are not the build's own "
+                                       f"(timestamp-checked, e.g. {stray[0]}): rebuild, or pass another --build-dir")
+                shipped = sum(1 for _ in (self.root / "HoldfastLayer").rglob("*.pyc"))
+                self.described += f"; {shipped} .pyc files shipped in the layer"
+        elif bytecode == "shipped":
+            raise ValueError("--bytecode shipped measures a sam build's own bytecode: use the build layout")
         else:
             self.described = f"source tree {REPO} in {sys.prefix}"
 
@@ -196,6 +233,9 @@ class Layout:
     def flags(self) -> list[str]:
         # -S: no site-packages (Lambda's interpreter has none beyond its paths); -I: no PYTHON*
         isolation = ["-S", "-I"] if self.kind == "build" else ["-I"]
+        if self.bytecode == "shipped":
+            # reads the __pycache__ beside the build's sources, writes none (as on read-only /opt)
+            return isolation + ["-B"]
         return isolation + (["-B"] if self.bytecode == "none" else []) + ["-X", f"pycache_prefix={self.pycache_dir}"]
 
 

@@ -84,10 +84,11 @@ def _sam_environment() -> dict[str, str]:
     return env
 
 
-def run_sam(*args: str, cwd: Path = REPO, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def run_sam(*args: str, cwd: Path = REPO, timeout: float = 600,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     if not SAM.exists():
         raise AssertionError(f"{SAM} is missing: `make test` creates it (the SAM CLI has a venv of its own)")
-    return subprocess.run([str(SAM), *args], cwd=cwd, env=_sam_environment(), capture_output=True,
+    return subprocess.run([str(SAM), *args], cwd=cwd, env={**_sam_environment(), **(env or {})}, capture_output=True,
                           text=True, timeout=timeout, check=False)
 
 
@@ -107,7 +108,9 @@ def build(architecture: str | None = None) -> Path:
     staging.mkdir(parents=True)
     (staging / "template.yaml").write_text(template_for(architecture), encoding="utf-8")
     done = run_sam("build", "--template-file", str(staging / "template.yaml"), "--base-dir", str(REPO),
-                   "--build-dir", str(staging / "build"), "--parallel")
+                   "--build-dir", str(staging / "build"), "--parallel",
+                   # the layer's Makefile installs binary wheels for this, template.yaml's by default
+                   env={"LAYER_ARCHITECTURE": architecture})
     if done.returncode != 0:
         raise AssertionError(f"sam build failed ({done.returncode}):\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
     if target.exists():  # built meanwhile by another run on the same sources
@@ -115,6 +118,24 @@ def build(architecture: str | None = None) -> Path:
     else:
         staging.rename(target)
     return target / "build"
+
+
+#: The flags word of a .pyc header (PEP 552) as `compileall --invalidation-mode unchecked-hash`
+#: writes it: hash-based (bit 0), source never checked (bit 1 clear).
+UNCHECKED_HASH = 0b01
+
+
+def bytecode_flags(pyc: Path) -> int:
+    """The flags word of a .pyc: 0 timestamp-checked, 0b11 checked-hash, 0b01 unchecked-hash."""
+    with pyc.open("rb") as f:
+        header = f.read(8)
+    return int.from_bytes(header[4:8], "little")
+
+
+def stray_bytecode(root: Path) -> list[Path]:
+    """The .pyc files under ``root`` that the layer's build did not write: the ones an interpreter
+    allowed to write beside the sources left (timestamp-checked), which Lambda never would."""
+    return [pyc for pyc in sorted(root.rglob("*.pyc")) if bytecode_flags(pyc) != UNCHECKED_HASH]
 
 
 def runtime_sdk() -> Path:

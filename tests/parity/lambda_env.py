@@ -59,9 +59,11 @@ class LambdaEnvironment:
         self.logical_id = fn.logical_id
         self.stderr_path = stderr_path
         self._stderr = open(stderr_path, "w", encoding="utf-8")
-        # -S: no site-packages; -I: no PYTHON* variables, no user site, no script directory
+        # -S: no site-packages; -I: no PYTHON* variables, no user site, no script directory; -B: no
+        # bytecode written beside the build (Lambda's /var/task and /opt are read-only): it runs on
+        # what the build ships, and leaves the cached build as built
         self.process = subprocess.Popen(
-            [sys.executable, "-S", "-I", str(RUNNER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            [sys.executable, "-S", "-I", "-B", str(RUNNER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self._stderr, env=env, cwd=str(task_root), text=True, bufsize=1)
         self._send({"task_root": str(task_root), "layer_python": str(layer_python),
                     "runtime_sdk": str(runtime_sdk), "timeout": fn.timeout})
