@@ -213,6 +213,6 @@ def test_the_parking_story_bills_the_same_hours_at_both_exits_whatever_minute_th
         entered = half + timedelta(seconds=second, milliseconds=second % 1000)
         first = traces.overstay_exit(entered, to)
         assert first >= to + timedelta(minutes=80)
-        owed, paid_exit = (rules.tariff(hourly, None, rules.stay_minutes(entered, first + timedelta(minutes=later), grace))
-                           for later in (0, 2))
+        owed, paid_exit = (rules.tariff(hourly, None, rules.stay_minutes(entered, exit_at, grace))
+                           for exit_at in (first, first + timedelta(minutes=2)))
         assert owed == paid_exit, (entered, owed, paid_exit)
