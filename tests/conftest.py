@@ -93,23 +93,23 @@ SHARED_PACKAGES = ("tests/integration", "tests/contract/storage")
 
 
 #: Units that take long for their number of tests, with roughly their seconds of pytest under
-#: `make test` on the two-core machine (a fresh clone's run with --durations, and per-directory runs
-#: scaled to it). xdist hands out the units with the most tests first, so the few-test ones went out
-#: among the last: the notebook (2 tests, 85-110 s) was unit 143 of 176 and ran on alone at the end
-#: while the other process had finished. They go out first now, longest first (the integration
-#: package is mostly waiting for timers, the rest mostly CPU); the many short units fill in behind.
-#: Only the order depends on these figures, never what runs.
+#: `make test` on the two-core machine (a whole run's --durations summed per unit, scaled to the
+#: quiet fresh-clone run of 762 s). xdist hands out the units with the most tests first, so the
+#: few-test ones went out among the last: the notebook (2 tests, 85-115 s) was unit 143 of 176 and
+#: ran on alone at the end while the other process had finished. They go out first now, longest
+#: first; the many short units fill in behind. Only the order depends on these figures, never
+#: what runs.
 LONG_UNITS = {
-    "tests/integration": 450,
-    "tests/fuzz/test_api_fuzz.py": 150,
-    "tests/browser/test_pages.py": 115,
-    "tests/docs/test_design_notebook.py": 90,
-    "tests/correctness/test_exhaustive_race.py": 55,
-    "tests/correctness/test_concurrency.py": 40,
-    "tests/contract/storage": 40,
-    "tests/devstack/test_no_process_left.py": 25,
+    "tests/integration": 430,
+    "tests/fuzz/test_api_fuzz.py": 175,
+    "tests/browser/test_pages.py": 150,
+    "tests/correctness/test_exhaustive_race.py": 125,
+    "tests/correctness/test_concurrency.py": 85,
+    "tests/docs/test_design_notebook.py": 85,
+    "tests/contract/storage": 35,
+    "tests/devstack/test_no_process_left.py": 30,
     "tests/handlers/test_waiting_room.py": 25,
-    "tests/bench/test_bench_smoke.py": 17,
+    "tests/bench/test_bench_smoke.py": 25,
 }
 
 
