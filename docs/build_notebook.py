@@ -611,7 +611,8 @@ carries `entry_token`), and the
 car enters through the gate with its token over HTTP (`CHECKED_IN`; a ticket is opened on the
 space). The car then **stays past `to`**: the exits are made by the exit route's own code
 (`apply_gate_pass` of `products/parking/wiring.py`, the function the route and the gate sync
-call) at the gate's clock moved 80 minutes past `to`, so the overstay takes no hour (the only step not made over HTTP; `t`
+call) at the gate's clock moved 140 minutes past the entry (at least 80 past `to`: `traces.overstay_exit`, the same
+started hours at both exits whatever the wall clock), so the overstay takes no hour (the only step not made over HTTP; `t`
 stays real time, the gate's clock is written on the step). The first exit owes the tariff of the
 stay less what was prepaid (`exit_granted: false`, `amount_due`, `confirmation_url`, a provider
 payment for exactly that amount); the customer pays on the provider's page; the next exit reads the
@@ -625,6 +626,7 @@ reservation of the same window is refused while the car is inside (P1).
 code(r"""
 import math
 from decimal import Decimal
+from holdfast import wiring as _wiring
 
 tr = Trace("parking: an overstay paid at the exit")
 lot = api.request("POST", "/lots", organizer=True, json={
@@ -652,14 +654,13 @@ lot_counts("reserved, paid")
 entered = tr.gate_pass(lot, gate, "entry", {"event_id": "in-1", "token": confirmed["entry_token"]})
 lot_counts("inside")
 refused = tr.reserve(lot, rival_car, {**asked, "plate": "B 456 CD 77"}, key="rival", note="a second car: ")
-out_at = parse(window["to"]) + timedelta(minutes=80)           # 80 minutes past `to` by the gate's clock
+out_at = traces.overstay_exit(parse(_wiring.store().get_ticket(entered["ticket_id"])["entered_at"]), parse(window["to"]))
 owed = tr.gate_pass(lot, gate, "exit", {"event_id": "out-1", "ticket_id": entered["ticket_id"]}, at=out_at)
 lot_counts("at the exit, owing")
 [exit_payment] = sandbox.payments(ticket_id=entered["ticket_id"])
 tr.payments.append(exit_payment["id"])
 sandbox.pay(exit_payment["id"]); tr.provider("customer pays the amount due on the payment page")
 # its notification reaches the payment-events function, which records it on the ticket: wait for that
-from holdfast import wiring as _wiring
 recorded_by = time.monotonic() + 20
 while not any(p["state"] == "paid" for p in _wiring.store().exit_payments(entered["ticket_id"])):
     assert time.monotonic() < recorded_by, "the exit payment was never recorded on its ticket"

@@ -92,6 +92,27 @@ def pytest_configure(config):
 SHARED_PACKAGES = ("tests/integration", "tests/contract/storage")
 
 
+#: Units that take long for their number of tests, with roughly their seconds of pytest under
+#: `make test` on the two-core machine (a whole run's --durations summed per unit, scaled to the
+#: quiet fresh-clone run of 762 s). xdist hands out the units with the most tests first, so the
+#: few-test ones went out among the last: the notebook (2 tests, 85-115 s) was unit 143 of 176 and
+#: ran on alone at the end while the other process had finished. They go out first now, longest
+#: first; the many short units fill in behind. Only the order depends on these figures, never
+#: what runs.
+LONG_UNITS = {
+    "tests/integration": 430,
+    "tests/fuzz/test_api_fuzz.py": 175,
+    "tests/browser/test_pages.py": 150,
+    "tests/correctness/test_exhaustive_race.py": 125,
+    "tests/correctness/test_concurrency.py": 85,
+    "tests/docs/test_design_notebook.py": 85,
+    "tests/contract/storage": 35,
+    "tests/devstack/test_no_process_left.py": 30,
+    "tests/handlers/test_waiting_room.py": 25,
+    "tests/bench/test_bench_smoke.py": 25,
+}
+
+
 def _work_unit(nodeid: str) -> str:
     path = nodeid.split("::", 1)[0]
     return next((package for package in SHARED_PACKAGES if path.startswith(package + "/")), path)
@@ -105,8 +126,8 @@ def pytest_xdist_make_scheduler(config, log):
     once and its tests see each other's effects as in a single process; the files of a package in
     SHARED_PACKAGES run together (tests/integration's one stack, the storage contract's backends).
     A process runs one stack at a time (moto's state and a stack's environment are process-wide):
-    every stack fixture ends with its module or, for tests/integration, its package. The biggest
-    units go out first.
+    every stack fixture ends with its module or, for tests/integration, its package. The units of
+    LONG_UNITS go out first, longest first, then the rest with the most tests first.
 
     (xdist's `--dist loadgroup` would say the same with marks, but with pytest 9 the group never
     reaches the node ids it schedules by, so the units are made here.)
@@ -116,6 +137,13 @@ def pytest_xdist_make_scheduler(config, log):
     class ByFile(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return _work_unit(nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            # the queue is complete before the first unit goes out; a stable sort keeps xdist's
+            # order (most tests first) among the units LONG_UNITS does not name
+            for scope in sorted(self.workqueue, key=lambda scope: -LONG_UNITS.get(scope, 0)):
+                self.workqueue.move_to_end(scope)
+            super()._assign_work_unit(node)
 
     return ByFile(config, log)
 

@@ -4,7 +4,7 @@ beside a timeline table."""
 from __future__ import annotations
 
 import html
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from devstack.design import sequence
 
@@ -15,6 +15,21 @@ def now_iso() -> str:
 
 def parse(moment: str) -> datetime:
     return datetime.fromisoformat(moment.replace("Z", "+00:00"))
+
+
+#: Section 3.10's car leaves by the gate's clock this long after its entry: 130 billable minutes after
+#: the lot's 10 grace minutes, three started hours, ten minutes from the next hour either way.
+OVERSTAY_STAY = timedelta(minutes=140)
+OVERSTAY_PAST_TO = timedelta(minutes=80)
+
+
+def overstay_exit(entered_at: datetime, window_to: datetime) -> datetime:
+    """The gate-clock moment of 3.10's first exit: at least 80 minutes past the reservation's `to`,
+    and counted from the ticket's entry, so the first exit (owing) and the paid exit two minutes
+    later bill the same started hours whatever the wall clock read at the entry. Counted from `to`
+    alone, an entry 10 to 12 minutes past the half hour billed two hours at the first exit and
+    three at the second, which then owed another hour and stayed shut."""
+    return max(window_to + OVERSTAY_PAST_TO, entered_at + OVERSTAY_STAY)
 
 
 def short(value):

@@ -193,3 +193,26 @@ def test_a_gate_pass_gets_a_lane_of_its_own_and_unused_lanes_are_left_out():
     assert f'width="{sequence.width_of(drawn)}"' in picture
     # the event traces, which have no gate, keep every lane they use and get no gate lane
     assert "gate" not in sequence.lanes_of(sequence.arrows(ROWS, lambda row: float(row["at"][1:])))
+
+
+def test_the_parking_story_bills_the_same_hours_at_both_exits_whatever_minute_the_car_entered():
+    """Section 3.10 enters at the wall clock and leaves by the gate's clock: its first exit owes the
+    tariff less the prepaid hour, the customer pays exactly that, and the exit two minutes later
+    must be granted. Every entry second of the half hour the story reserves from is tried (the
+    flaky run entered 10-12 minutes past it: two hours owed at the first exit, three at the next)."""
+    from datetime import datetime, timedelta, timezone
+    from decimal import Decimal
+
+    from holdfast.domain.money import Money
+    from holdfast.products.parking import rules
+
+    hourly, grace = Money(Decimal("100.00"), "RUB"), 10
+    half = datetime(2026, 12, 3, 8, 30, tzinfo=timezone.utc)
+    to = half + timedelta(minutes=60)
+    for second in range(0, 30 * 60 + 1):
+        entered = half + timedelta(seconds=second, milliseconds=second % 1000)
+        first = traces.overstay_exit(entered, to)
+        assert first >= to + timedelta(minutes=80)
+        owed, paid_exit = (rules.tariff(hourly, None, rules.stay_minutes(entered, exit_at, grace))
+                           for exit_at in (first, first + timedelta(minutes=2)))
+        assert owed == paid_exit, (entered, owed, paid_exit)
