@@ -91,3 +91,22 @@ def test_the_listing_and_its_search_show_no_started_event(catalog, store, clock)
     assert ids(**{"from": "2030-01-01T00:00:00Z"}) == [later["event_id"]]
     assert ids(q="jazz", **{"from": "2030-01-01T00:00:00Z"}) == [later["event_id"]]
     assert ids(**{"from": "2030-01-01T00:00:00Z", "to": "2030-02-01T00:00:00Z"}) == []   # all of it past
+
+
+@pytest.mark.on_moto("the listing's change is a conditional write")
+def test_a_late_payment_is_judged_by_the_start_as_it_is_now_not_as_it_was_at_the_hold(
+        catalog, bookings, payments, provider, store, clock):
+    """The booking keeps the start it was sold for (``ends_at``); the organizer then moves the
+    concert a day later. A payment that arrives after the old start but before the new one still
+    finds its places free and is sold them, as any late payment before the start is."""
+    event = catalog.create_event(event_request(starts_at=STARTS, capacity=4))
+    booking = hold(bookings, event, "ann", "k-1", quantity=2).booking
+    payment_id = payments.start_payment(booking.booking_id, "ann", "p").payment.payment_id
+    ListingService(store, clock).update(event["event_id"], {"starts_at": parse_iso(STARTS) + timedelta(days=1)})
+    started(clock, 60)                                    # past the old start, a day before the new one
+    assert bookings.expire(booking.booking_id)["outcome"] == "expired"
+    provider.pay(payment_id)
+    assert payments.apply_provider_payment(provider.get_payment(payment_id)) == "confirmed_late"
+    after = bookings.store.get_booking(booking.booking_id)
+    assert after.status is BookingStatus.CONFIRMED
+    assert parse_iso(after.ends_at) == parse_iso(STARTS) + timedelta(days=1)   # the end it is kept by moves too

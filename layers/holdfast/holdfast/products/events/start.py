@@ -4,8 +4,9 @@ only what has not started. The doors keep admitting: letting ticket holders in a
 what they are for (docs/doors.md).
 
 An event names no end, so its start is the moment its places stop being sold. A booking keeps the
-start it was sold for as ``ends_at`` (domain/personal_data.places_end), which is what a late
-payment is judged by.
+start it was sold for as ``ends_at`` (domain/personal_data.places_end); a late payment is judged by
+the start as it is when the payment arrives (services/payments.py ``_end_as_it_is_now``), so a
+concert moved later still sells its places to a payment that came after the old start.
 """
 from __future__ import annotations
 
