@@ -4,9 +4,10 @@ function is replaced by a recorder so the test sees which batches overlap."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from typing import Any
+from typing import Any, Iterator
 
 import boto3
 import pytest
@@ -154,6 +155,15 @@ def _idle_poller(sqs: Any, url: str, batches: int = 1) -> tuple[Recorder, Counti
     return poller, client
 
 
+@contextlib.contextmanager
+def _running(poller: Recorder) -> Iterator[Recorder]:
+    poller.start()
+    try:
+        yield poller
+    finally:
+        poller.stop()
+
+
 def _wait_for(poller: Recorder, delivered: int, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while sum(len(v) for v in poller.order.values()) < delivered and time.monotonic() < deadline:
@@ -164,28 +174,22 @@ def _wait_for(poller: Recorder, delivered: int, timeout: float = 10.0) -> None:
 def test_an_idle_poller_asks_the_queue_once_then_wakes_on_a_message(sqs, batches):
     url = sqs.create_queue(QueueName=f"quiet-{batches}")["QueueUrl"]
     poller, client = _idle_poller(sqs, url, batches)
-    poller.start()
-    try:
+    with _running(poller):
         time.sleep(1.0)   # fifty receives at the poll interval of 0.02 s
         assert client.receives <= 2
         sqs.send_message(QueueUrl=url, MessageBody="woken")
         _wait_for(poller, 1)
         assert poller.order.get("-") == ["woken"]
-    finally:
-        poller.stop()
 
 
 def test_a_delayed_message_is_delivered_when_it_turns_visible_without_another_arrival(sqs):
     url = sqs.create_queue(QueueName="delayed")["QueueUrl"]
     poller, client = _idle_poller(sqs, url)
-    poller.start()
-    try:
+    with _running(poller):
         sqs.send_message(QueueUrl=url, MessageBody="later", DelaySeconds=1)
         _wait_for(poller, 1)
         assert poller.order.get("-") == ["later"]
         assert client.receives <= 4
-    finally:
-        poller.stop()
 
 
 def test_a_fifo_group_s_next_message_follows_when_its_batch_ends(sqs):
@@ -193,12 +197,9 @@ def test_a_fifo_group_s_next_message_follows_when_its_batch_ends(sqs):
     for n in range(3):
         sqs.send_message(QueueUrl=url, MessageBody=f"g/{n}", MessageGroupId="g", MessageDeduplicationId=f"g-{n}")
     poller, _ = _idle_poller(sqs, url, batches=4)
-    poller.start()
-    try:
+    with _running(poller):
         _wait_for(poller, 3)
         assert poller.order.get("g") == ["g/0", "g/1", "g/2"]
-    finally:
-        poller.stop()
 
 
 def test_stopping_an_idle_poller_does_not_wait_out_its_idle_time(sqs):
