@@ -121,11 +121,22 @@ def organizer_me():
     return json_response(200, wiring.organizers().me(caller))
 
 
+@app.get("/organizers/me/keys")
+@tracer.capture_method
+def list_organizer_keys():
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, {"keys": wiring.organizers().list_keys(caller)})
+
+
 @app.post("/organizers/me/keys")
 @tracer.capture_method
 def add_organizer_key():
     caller = require_organizer(app, wiring.authenticate_organizer)
-    return json_response(201, wiring.organizers().add_key(caller))
+    from holdfast.schemas import OrganizerKeyIn
+
+    # no body at all is a key with the calling key's own rights, as before keys had scopes
+    request = parse_body(app, OrganizerKeyIn) if (app.current_event.body or "").strip() else OrganizerKeyIn()
+    return json_response(201, wiring.organizers().add_key(caller, request.name, request.scopes, request.offerings))
 
 
 @app.delete("/organizers/me/keys/<key_id>")

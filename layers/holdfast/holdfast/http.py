@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from .config import settings
 from .domain.booking import IllegalTransition
-from .domain.errors import BookingError, InvalidRequest, Unauthorized
+from .domain.errors import BookingError, Forbidden, InvalidRequest, Unauthorized
 from .domain.languages import preferred
+from .domain.scopes import scope_for
 from .domain.texts import error_message
 from .observability import answered, logger
 from .ports import DuplicateRequest, ItemExists, PlacesTaken, StaleBooking, StoreError
@@ -313,8 +314,21 @@ def verified_email(app: APIGatewayRestResolver) -> str | None:
 
 
 def require_organizer(app: APIGatewayRestResolver, authenticate: Callable[[str | None], Caller]) -> Caller:
-    """The organizer (and which of its keys) the request's X-Api-Key belongs to; 401 otherwise."""
-    return authenticate(header(app, "X-Api-Key"))
+    """The organizer (and which of its keys) the request's X-Api-Key belongs to; 401 otherwise.
+    The key must hold the scope the matched route needs, as the one table of them says
+    (``kinds.products.route_scopes``: the core's and the products'): 403 ``scope_required``
+    naming it. A key limited to some offerings may not create another (403
+    ``key_limited_to_offerings``)."""
+    from .kinds.products import offering_routes, route_scopes
+
+    method, route = app.current_event.http_method, app.current_route or app.current_event.path
+    scope = scope_for(route_scopes(), method, route)   # a route the table does not name is never served
+    caller = authenticate(header(app, "X-Api-Key"))
+    caller.require(scope)
+    if caller.offerings is not None and (method, route) in offering_routes():
+        raise Forbidden("This key is limited to some offerings and cannot create another.",
+                        code="key_limited_to_offerings")
+    return caller
 
 
 def require_platform(app: APIGatewayRestResolver, expected_key: Callable[[], str]) -> None:

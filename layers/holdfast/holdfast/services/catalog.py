@@ -73,6 +73,8 @@ class CatalogService:
         places per time (a service, a lot) has none here: its own view has them by time."""
         shown = []
         for event in self.store.owned_offerings(caller.organizer_id):
+            if not caller.sees_offering(event["event_id"]):
+                continue
             view = {"event_id": event["event_id"], "name": event["name"], "starts_at": event["starts_at"],
                     "inventory": kinds.of_event(event).label, "category": event["category"],
                     "published": bool(event.get("published")), "created_at": event["created_at"]}
