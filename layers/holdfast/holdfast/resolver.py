@@ -117,6 +117,11 @@ class RestResolver:
         #: the matched route's path as template.yaml spells it (``/events/{event_id}``): what the
         #: organizer scope table is keyed on; None until a route matched
         self.current_route: str | None = None
+        #: who the request acts as, once a route has authenticated it (an organizer's Caller, or
+        #: "platform"): what the audit log records; None for customers, devices and the public
+        self.acting: Any = None
+        #: whether successful actions are appended to the audit log (holdfast.http.make_resolver)
+        self.audited = False
         self.lambda_context: Any = None
 
     def route(self, rule: str, method: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -160,6 +165,7 @@ class RestResolver:
 
     def resolve(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
         self.current_event, self.lambda_context, self.current_route = RestEvent(event), context, None
+        self.acting = None
         try:
             response = self._dispatch()
         except Exception as exc:  # noqa: BLE001 - handed to the registered handler, re-raised without one

@@ -147,6 +147,18 @@ def organizers():
     return OrganizerService(OrganizerStore(store().table, store().client), system_clock, api_key_hash_key)
 
 
+def audit():
+    from .adapters.audit_store import AuditStore
+    from .services.audit import AuditService
+
+    return AuditService(AuditStore(store().table, store().client), system_clock)
+
+
+def record_action(who, action: str, path_parameters, answer, status: int) -> None:  # noqa: ANN001
+    """The API functions' audit recorder (``holdfast.http.make_resolver(audit=...)``)."""
+    audit().record(who, action, path_parameters, answer, status)
+
+
 def authenticate_organizer(api_key: str | None):  # noqa: ANN201 - a Caller, typed where it is defined
     """The Caller behind an organizer's X-Api-Key (the handlers' ``require_organizer``)."""
     return organizers().authenticate(api_key)

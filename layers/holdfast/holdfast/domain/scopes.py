@@ -58,6 +58,7 @@ CORE_ROUTE_SCOPES: dict[Route, str] = {
     ("GET", "/organizers/me/keys"): KEYS,
     ("POST", "/organizers/me/keys"): KEYS,
     ("DELETE", "/organizers/me/keys/{key_id}"): KEYS,
+    ("GET", "/organizers/me/audit"): KEYS,
 }
 
 #: The core's routes that create an offering: a key limited to some offerings may not use them
