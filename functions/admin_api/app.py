@@ -27,7 +27,8 @@ def list_reviews():
 @tracer.capture_method
 def list_sales():
     caller = require_organizer(app, wiring.authenticate_organizer)
-    return json_response(200, {"offerings": wiring.catalog().sales(caller)})
+    query = app.current_event.query_string_parameters or {}
+    return json_response(200, wiring.catalog().sales(caller, query.get("limit"), query.get("cursor") or None))
 
 
 @app.post("/admin/gate-cases/<case_id>/resolve")

@@ -14,6 +14,10 @@ from ..domain.ids import created_id
 from ..domain.money import Money
 from ..domain.organizers import Caller
 from ..ports import CatalogStore, Clock, ItemExists, TransientStoreError
+from .listing import decode_cursor, encode_cursor
+
+#: GET /admin/sales: offerings a page, at most and by default
+SALES_PAGE_SIZE = 100
 
 
 class CatalogService:
@@ -67,14 +71,24 @@ class CatalogService:
         """With an Idempotency-Key the event id is derived from it: a retry addresses the same event."""
         return created_id(self.id_salt, "event", idempotency_key)
 
-    def sales(self, caller: Caller) -> list[dict[str, Any]]:
-        """The organizer's own offerings (events, services, lots), newest first: what the operator
-        page's sales table shows. Events carry their live counts; an offering whose kind sells
-        places per time (a service, a lot) has none here: its own view has them by time."""
+    def sales(self, caller: Caller, limit: int | str | None = None, cursor: str | None = None) -> dict[str, Any]:
+        """One page of the organizer's own offerings (events, services, lots), newest first, and
+        the cursor of the next (None at the end): what the operator page's sales table shows.
+        Events carry their live counts, read for this page's only; an offering whose kind sells
+        places per time (a service, a lot) has none here: its own view has them by time. A key
+        limited to some offerings sees only those."""
+        try:
+            size = int(limit) if limit not in (None, "") else SALES_PAGE_SIZE
+        except (TypeError, ValueError):
+            raise InvalidRequest("limit must be a whole number.", code="invalid_limit") from None
+        if not 1 <= size <= SALES_PAGE_SIZE:
+            raise InvalidRequest(f"limit must be 1 to {SALES_PAGE_SIZE}.", code="invalid_limit")
+        bound = f"sales/{caller.organizer_id}"
+        offset = int(decode_cursor(cursor, bound, "000000", "999999")["sk"]) if cursor else 0
+        offerings = [event for event in self.store.owned_offerings(caller.organizer_id)
+                     if caller.sees_offering(event["event_id"])]
         shown = []
-        for event in self.store.owned_offerings(caller.organizer_id):
-            if not caller.sees_offering(event["event_id"]):
-                continue
+        for event in offerings[offset:offset + size]:
             view = {"event_id": event["event_id"], "name": event["name"], "starts_at": event["starts_at"],
                     "inventory": kinds.of_event(event).label, "category": event["category"],
                     "published": bool(event.get("published")), "created_at": event["created_at"]}
@@ -83,7 +97,9 @@ class CatalogService:
             except InvalidRequest:
                 pass   # a kind that sells places per time has no one count, and says so by refusing
             shown.append(view)
-        return shown
+        following = offset + size
+        return {"offerings": shown,
+                "next_cursor": encode_cursor(bound, f"{following:06d}") if following < len(offerings) else None}
 
     def get_event(self, event_id: str) -> dict[str, Any]:
         event = self.store.get_event(event_id)
