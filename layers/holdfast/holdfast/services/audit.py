@@ -14,10 +14,9 @@ from typing import Any, Mapping
 
 from ..clock import iso
 from ..domain import audit
-from ..domain.errors import InvalidRequest
 from ..domain.organizers import Caller
 from ..ports import AuditLog, Clock
-from .listing import decode_cursor, encode_cursor
+from .listing import decode_cursor, encode_cursor, page_limit
 
 PAGE_SIZE = 50
 
@@ -39,12 +38,7 @@ class AuditService:
         return entry
 
     def page(self, caller: Caller, limit: int | str | None = None, cursor: str | None = None) -> dict[str, Any]:
-        try:
-            size = int(limit) if limit not in (None, "") else PAGE_SIZE
-        except (TypeError, ValueError):
-            raise InvalidRequest("limit must be a whole number.", code="invalid_limit") from None
-        if not 1 <= size <= PAGE_SIZE:
-            raise InvalidRequest(f"limit must be 1 to {PAGE_SIZE}.", code="invalid_limit")
+        size = page_limit(limit, PAGE_SIZE)
         partition = f"AUDIT#{caller.organizer_id}"
         after = decode_cursor(cursor, partition, "", "\uffff")["sk"] if cursor else None
         entries, following = self.store.page(caller.organizer_id, size, after)

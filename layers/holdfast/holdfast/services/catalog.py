@@ -14,7 +14,7 @@ from ..domain.ids import created_id
 from ..domain.money import Money
 from ..domain.organizers import Caller
 from ..ports import CatalogStore, Clock, ItemExists, TransientStoreError
-from .listing import decode_cursor, encode_cursor
+from .listing import decode_cursor, encode_cursor, page_limit
 
 #: GET /admin/sales: offerings a page, at most and by default
 SALES_PAGE_SIZE = 100
@@ -77,12 +77,7 @@ class CatalogService:
         Events carry their live counts, read for this page's only; an offering whose kind sells
         places per time (a service, a lot) has none here: its own view has them by time. A key
         limited to some offerings sees only those."""
-        try:
-            size = int(limit) if limit not in (None, "") else SALES_PAGE_SIZE
-        except (TypeError, ValueError):
-            raise InvalidRequest("limit must be a whole number.", code="invalid_limit") from None
-        if not 1 <= size <= SALES_PAGE_SIZE:
-            raise InvalidRequest(f"limit must be 1 to {SALES_PAGE_SIZE}.", code="invalid_limit")
+        size = page_limit(limit, SALES_PAGE_SIZE)
         bound = f"sales/{caller.organizer_id}"
         offset = int(decode_cursor(cursor, bound, "000000", "999999")["sk"]) if cursor else 0
         offerings = [event for event in self.store.owned_offerings(caller.organizer_id)
