@@ -50,14 +50,15 @@ class FakeProvider:
         return dict(result)
 
     # payments
-    def create_payment(self, *, amount, description, metadata, capture, return_url, idempotence_key):
-        request = (tuple(amount.items()), tuple(metadata.items()), capture)
+    def create_payment(self, *, amount, description, metadata, capture, return_url, idempotence_key, receipt=None):
+        request = (tuple(amount.items()), tuple(metadata.items()), capture, repr(receipt))
 
         def effect():
             payment_id = str(uuid.uuid4())
             self.payments[payment_id] = {
                 "id": payment_id, "status": "pending", "paid": False, "amount": dict(amount), "capture": capture,
                 "metadata": dict(metadata), "description": description, "created_at": self._now(),
+                **({"receipt": receipt} if receipt is not None else {}),
                 "confirmation": {"type": "redirect", "confirmation_url": f"http://sandbox.invalid/{payment_id}"},
             }
             return self._public(self.payments[payment_id])
@@ -92,7 +93,7 @@ class FakeProvider:
 
         return self._idempotent("cancel_payment", idempotence_key, (payment_id,), effect)
 
-    def create_refund(self, payment_id, amount, description, idempotence_key):
+    def create_refund(self, payment_id, amount, description, idempotence_key, receipt=None):
         def effect():
             payment = self.payments[payment_id]
             refunded = sum(Decimal(r["amount"]["value"]) for r in self.refunds.values() if r["payment_id"] == payment_id)
@@ -100,10 +101,12 @@ class FakeProvider:
                 raise ProviderRejected("invalid_request", "refund not possible", 400)
             refund_id = str(uuid.uuid4())
             self.refunds[refund_id] = {"id": refund_id, "payment_id": payment_id, "status": self.refund_status,
-                                       "amount": dict(amount), "created_at": self._now()}
+                                       "amount": dict(amount), "created_at": self._now(),
+                                       **({"receipt": receipt} if receipt is not None else {})}
             return dict(self.refunds[refund_id])
 
-        return self._idempotent("create_refund", idempotence_key, (payment_id, tuple(amount.items())), effect)
+        return self._idempotent("create_refund", idempotence_key, (payment_id, tuple(amount.items()), repr(receipt)),
+                                effect)
 
     def find_payments(self, *, created_gte: str, created_lte: str,
                       metadata: dict[str, str]) -> list[dict[str, Any]]:

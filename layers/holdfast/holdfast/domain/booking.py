@@ -50,6 +50,9 @@ class Payment:
     next_check_at: str | None = None
     checks: int = 0
     restarts: int = 0   # sweeper restarts of reconciliation since a check last completed
+    #: The fiscal receipt the payment carries (domain/fiscal.py ``sale_record``: lines and tax
+    #: system, no address), stored with the attempt; None when its organizer had receipts off.
+    receipt: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {key: value for key, value in self.__dict__.items() if value is not None}
