@@ -144,3 +144,80 @@ def test_a_shop_that_requires_receipts_takes_the_organizers_with_receipts_on(api
         assert without.booking(booking["booking_id"], who)["status"] == "PAYMENT_FAILED"
     finally:
         sandbox.set_receipts("optional")
+
+
+# -- settlement: when the service is rendered ------------------------------------------------------
+
+import time  # noqa: E402 - the settlement cases wait for an event's start in real time
+from datetime import datetime, timedelta, timezone  # noqa: E402
+
+from holdfast import faults  # noqa: E402
+
+
+def sweep(system):
+    return system["stack"].invoke("SweepDueFunction", {"detail-type": "Scheduled Event", "source": "aws.events"})
+
+
+def settled_after_start(org, sandbox, system, seconds_ahead=6):
+    starts = datetime.now(timezone.utc) + timedelta(seconds=seconds_ahead)
+    event, booking_id, payment_id = paid(org, sandbox, customer(),
+                                         starts_at=starts.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    assert [r["type"] for r in sandbox.receipts(payment_id)] == ["payment"]
+    sweep(system)                                       # before the start: nothing is sent
+    assert len(sandbox.receipts(payment_id)) == 1
+    while datetime.now(timezone.utc) < starts + timedelta(seconds=2):   # past the start and the sweep's grace
+        time.sleep(0.2)
+    return booking_id, payment_id
+
+
+def settlement_receipts(sandbox, payment_id):
+    return [r for r in sandbox.receipts(payment_id) if r.get("settlements")]
+
+
+def test_a_settlement_receipt_appears_once_after_the_event_starts(api, sandbox, system):
+    org = fiscal_organizer(api)
+    booking_id, payment_id = settled_after_start(org, sandbox, system)
+    sweep(system)
+    [settlement] = settlement_receipts(sandbox, payment_id)
+    assert settlement["settlements"] == [{"type": "prepayment", "amount": {"value": "2000.00", "currency": "RUB"}}]
+    assert {i["payment_mode"] for i in settlement["items"]} == {"full_payment"}
+    assert items_total(settlement) == Decimal("2000.00")
+    sweep(system)
+    sweep(system)
+    assert len(settlement_receipts(sandbox, payment_id)) == 1
+
+
+def test_a_crash_between_the_receipt_call_and_its_record_still_gives_one(api, sandbox, system, monkeypatch):
+    org = fiscal_organizer(api)
+    booking_id, payment_id = settled_after_start(org, sandbox, system)
+    faults.reset_crash_counts()
+    monkeypatch.setenv("HOLDFAST_CRASH_POINTS", "settlement.after_provider_call:1")
+    try:
+        assert sweep(system)["failed"] >= 1                 # registered at the provider, then the crash
+        assert len(settlement_receipts(sandbox, payment_id)) == 1
+        deadline = time.monotonic() + 20
+        while True:                                         # the next look, under the same key
+            result = sweep(system)
+            if result.get("settlement_sent"):
+                break
+            assert time.monotonic() < deadline, result
+            time.sleep(0.5)
+    finally:
+        faults.reset_crash_counts()
+    assert len(settlement_receipts(sandbox, payment_id)) == 1
+
+
+def test_the_booking_view_lists_its_receipts_and_the_journal_says_where_they_went(api, sandbox, system):
+    org = fiscal_organizer(api)
+    who = customer()
+    created = org.create_event(capacity=3)
+    booking_id = org.book(created["event_id"], who, {"quantity": 1, "contact_email": "view@example.com"}).json()["booking_id"]
+    payment_id = org.pay(booking_id, who).json()["payment_id"]
+    sandbox.pay(payment_id)
+    view = org.wait_status(booking_id, who, "CONFIRMED")
+    assert [(r["type"], r["status"], r["sent_to"]) for r in view["receipts"]] == [
+        ("payment", "issued", "view@example.com"), ("settlement", "due", "view@example.com")]
+    assert view["receipts"][0]["amount"] == {"value": "1000.00", "currency": "RUB"}
+    assert org.cancel(booking_id, who).status_code == 200
+    refunded = org.wait_status(booking_id, who, "REFUNDED")
+    assert [r["type"] for r in refunded["receipts"]] == ["payment", "refund"]

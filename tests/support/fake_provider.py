@@ -19,6 +19,7 @@ class FakeProvider:
     def __init__(self) -> None:
         self.payments: dict[str, dict[str, Any]] = {}
         self.refunds: dict[str, dict[str, Any]] = {}
+        self.receipts: dict[str, dict[str, Any]] = {}   # receipts of their own (settlements)
         self.keys: dict[str, tuple[Any, dict[str, Any]]] = {}
         self.faults: dict[str, list[str]] = {}
         self.calls: list[tuple[str, str]] = []
@@ -146,6 +147,14 @@ class FakeProvider:
         payment = self.payments[payment_id]
         payment.update(status="canceled", cancellation_details={"party": "payment_network", "reason": "card_expired"})
         return self._public(payment)
+
+    def create_receipt(self, body, idempotence_key):
+        def effect():
+            receipt_id = str(uuid.uuid4())
+            self.receipts[receipt_id] = {"id": receipt_id, "status": "pending", **body}
+            return dict(self.receipts[receipt_id])
+
+        return self._idempotent("create_receipt", idempotence_key, repr(body), effect)
 
     def payments_for(self, booking_id: str) -> list[dict[str, Any]]:
         return [p for p in self.payments.values() if p["metadata"].get("booking_id") == booking_id]

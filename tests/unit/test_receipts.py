@@ -119,3 +119,124 @@ def test_a_partial_refund_receipt_lists_the_part(bookings, fiscal_payments, own_
     receipt = refund_receipt(started, {"value": "1000.00", "currency": "RUB"})
     assert total(receipt) == Decimal("1000.00")
     assert refund_receipt(started, {"value": "4500.00", "currency": "RUB"})["items"][0]["quantity"] == "3"
+
+
+# -- settlement receipts ---------------------------------------------------------------------------
+
+from datetime import timedelta  # noqa: E402 - the settlement cases' own
+
+from holdfast import faults  # noqa: E402
+from holdfast.clock import iso, parse_iso  # noqa: E402
+from holdfast.services.listing import ListingService  # noqa: E402
+from holdfast.services.settlements import Settlements, settlement_key  # noqa: E402
+from holdfast.services.sweeper import sweep  # noqa: E402
+
+
+@pytest.fixture
+def settlements(store, provider, clock):
+    return Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
+
+
+def confirmed(bookings, fiscal_payments, provider, event, who="eve", n=2):
+    booking = bookings.create_booking(event["event_id"], who, "k",
+                                      BookingIn(quantity=n, contact_email=f"{who}@example.com")).booking
+    started = fiscal_payments.start_payment(booking.booking_id, who, "pay-1")
+    provider.pay(started.payment.payment_id)
+    fiscal_payments.apply_provider_payment(provider.get_payment(started.payment.payment_id))
+    return fiscal_payments.store.get_booking(booking.booking_id)
+
+
+def run_sweep(store, clock, settlements):
+    return sweep(store, clock, lambda _id: {}, lambda *_: None, give_up=lambda *_: None, grace_seconds=0,
+                 settle=settlements.settle)
+
+
+def test_the_settlement_receipt_is_sent_once_when_the_event_starts(
+        bookings, fiscal_payments, provider, own_event, store, clock, settlements):
+    booking = confirmed(bookings, fiscal_payments, provider, own_event)
+    assert booking.status is BookingStatus.CONFIRMED and booking.due_at == own_event["starts_at"]
+    assert run_sweep(store, clock, settlements).get("settlement_sent") is None   # not started yet
+    clock.advance((parse_iso(own_event["starts_at"]) - clock()).total_seconds() + 1)
+    assert run_sweep(store, clock, settlements)["settlement_sent"] == 1
+    [receipt] = provider.receipts.values()
+    assert receipt["payment_id"] == booking.payment.payment_id and receipt["send"] is True
+    assert receipt["settlements"] == [{"type": "prepayment", "amount": {"value": "3000.00", "currency": "RUB"}}]
+    assert {i["payment_mode"] for i in receipt["items"]} == {"full_payment"}
+    assert total(receipt) == Decimal("3000.00")
+    after = store.get_booking(booking.booking_id)
+    assert after.payment.settlement["state"] == "sent" and after.due_at is None
+    clock.advance(3600)
+    assert run_sweep(store, clock, settlements).get("settlement_sent") is None
+    assert len(provider.receipts) == 1
+
+
+def test_a_postponed_event_moves_the_settlement_to_its_new_start(
+        bookings, fiscal_payments, provider, own_event, store, clock, settlements):
+    booking = confirmed(bookings, fiscal_payments, provider, own_event)
+    later = iso(parse_iso(own_event["starts_at"]) + timedelta(days=2))
+    ListingService(store, clock).update(own_event["event_id"], {"starts_at": parse_iso(later)}, ORG)
+    clock.advance((parse_iso(own_event["starts_at"]) - clock()).total_seconds() + 1)   # the old start
+    assert run_sweep(store, clock, settlements)["settlement_rescheduled"] == 1
+    assert provider.receipts == {}
+    assert store.get_booking(booking.booking_id).due_at == later
+    clock.advance(2 * 86400)
+    assert run_sweep(store, clock, settlements)["settlement_sent"] == 1
+
+
+def test_a_crash_between_the_call_and_its_record_still_makes_one_receipt(
+        bookings, fiscal_payments, provider, own_event, store, clock, settlements, monkeypatch):
+    booking = confirmed(bookings, fiscal_payments, provider, own_event)
+    clock.advance((parse_iso(own_event["starts_at"]) - clock()).total_seconds() + 1)
+    faults.reset_crash_counts()
+    monkeypatch.setenv("HOLDFAST_CRASH_POINTS", "settlement.after_provider_call:1")
+    try:
+        assert run_sweep(store, clock, settlements)["failed"] == 1      # the process died after the call
+        stored = store.get_booking(booking.booking_id).payment.settlement
+        assert stored["state"] == "requested" and stored["key"] == settlement_key(booking.booking_id)
+        assert len(provider.receipts) == 1
+        clock.advance(11)
+        assert run_sweep(store, clock, settlements)["settlement_sent"] == 1
+    finally:
+        faults.reset_crash_counts()
+    assert len(provider.receipts) == 1   # the same key: the provider answered the first receipt again
+    assert store.get_booking(booking.booking_id).payment.settlement["receipt_id"] == next(iter(provider.receipts))
+
+
+def test_provider_errors_are_retried_then_become_the_organizers_case(
+        bookings, fiscal_payments, provider, own_event, store, clock, settlements):
+    booking = confirmed(bookings, fiscal_payments, provider, own_event)
+    clock.advance((parse_iso(own_event["starts_at"]) - clock()).total_seconds() + 1)
+    provider.fail("create_receipt", "before", "before", "before")
+    assert run_sweep(store, clock, settlements)["settlement_retrying"] == 1
+    assert run_sweep(store, clock, settlements).get("settlement_retrying") is None   # not due again yet
+    clock.advance(21)
+    assert run_sweep(store, clock, settlements)["settlement_retrying"] == 1
+    clock.advance(41)
+    assert run_sweep(store, clock, settlements)["settlement_failed"] == 1
+    after = store.get_booking(booking.booking_id)
+    assert after.status is BookingStatus.CONFIRMED and after.review["reason"] == "settlement_receipt_failed"
+    assert after.due_at is None and provider.receipts == {}
+    assert [b.booking_id for b in store.list_reviews()] == [booking.booking_id]
+
+
+def test_a_slot_settles_at_its_first_granule(bookings, fiscal_payments, provider, own_event, store, clock):
+    booking = confirmed(bookings, fiscal_payments, provider, own_event)
+    assert booking.settlement_due == own_event["starts_at"]
+    assert fiscal.rendered_at(["2030-01-02T10:30", "2030-01-02T10:00"], "2030-03-01T00:00:00.000Z") \
+        == "2030-01-02T10:00:00.000Z"
+
+
+def test_a_booking_with_its_settlement_receipt_due_stays_live_for_erasure(
+        bookings, fiscal_payments, provider, own_event, store, clock, settlements):
+    from holdfast.adapters.booking_items import booking_item, due_bucket
+
+    booking = confirmed(bookings, fiscal_payments, provider, own_event)
+    # past its event (what the retention counts from) with the receipt still owed: in the due index,
+    # out of the ended index that erasure reads
+    clock.advance((parse_iso(own_event["starts_at"]) - clock()).total_seconds() + 400 * 86400)
+    item = booking_item(store.get_booking(booking.booking_id))
+    assert item["gsi1pk"] == due_bucket(booking.booking_id)
+    run_sweep(store, clock, settlements)
+    sent = store.get_booking(booking.booking_id)
+    assert sent.payment.settlement["state"] == "sent"
+    assert booking_item(sent).get("gsi1pk") != due_bucket(booking.booking_id)   # now it may end

@@ -491,6 +491,9 @@ class PaymentProvider(Protocol):
 
     def list_refunds(self, payment_id: str) -> list[dict[str, Any]]: ...
 
+    def create_receipt(self, body: dict[str, Any], idempotence_key: str) -> dict[str, Any]:
+        """A fiscal receipt of its own (``POST /v3/receipts``): the settlement of a prepayment."""
+
 
 class HoldExpiryScheduler(Protocol):
     """Starts the Step Functions execution that expires a hold's bucket."""

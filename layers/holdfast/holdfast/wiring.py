@@ -255,6 +255,13 @@ def payments():
 
 
 @cached
+def settlements():
+    from .services.settlements import Settlements
+
+    return Settlements(store(), provider(), system_clock, retry_seconds=settings().reconcile_schedule_seconds)
+
+
+@cached
 def fiscal_directory():  # noqa: ANN201 - the OrganizerDirectory adapter, typed where it is defined
     """Where organizers' fiscal settings live (the organizers' items on the shared table)."""
     from .adapters.organizers_store import OrganizerStore

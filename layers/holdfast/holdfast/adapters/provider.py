@@ -90,6 +90,12 @@ class YooKassaProvider:
         sdk = self._sdk()
         return sdk.call(lambda: sdk.Refund.find_one(refund_id))
 
+    # ---------------------------------------------------------------------------------- receipts
+
+    def create_receipt(self, body: dict[str, Any], idempotence_key: str) -> dict[str, Any]:
+        sdk = self._sdk()
+        return sdk.call(lambda: sdk.Receipt.create(body, idempotence_key))
+
     def list_refunds(self, payment_id: str) -> list[dict[str, Any]]:
         """Every refund of one payment, whatever its status (list API pages)."""
         sdk = self._sdk()

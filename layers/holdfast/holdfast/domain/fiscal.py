@@ -145,3 +145,20 @@ def part_of(lines: list[ReceiptLine], amount: Money) -> list[ReceiptLine]:
             out.append(ReceiptLine(line.description, 1, Money(share, amount.currency), line.vat_code,
                                    line.payment_mode))
     return out
+
+
+def rendered_at(granule_starts: list[str], offering_starts_at: str | None) -> str | None:
+    """When a sale's service is rendered: the first of its granules' starts (a slot, a parking
+    window), else its offering's start as the offering has it now (an event, after any change)."""
+    from ..clock import iso, parse_iso
+
+    moments = granule_starts or ([offering_starts_at] if offering_starts_at else [])
+    return iso(min(parse_iso(moment) for moment in moments)) if moments else None
+
+
+def settlement_receipt(email: str, record: dict[str, Any], amount: Money, payment_id: str) -> dict[str, Any]:
+    """``POST /v3/receipts`` closing the prepayment of ``amount`` once the service is rendered: the
+    same items, each ``full_payment``, settled against the prepayment."""
+    body = receipt(email, record, amount, payment_mode=PAID_AND_RENDERED)
+    return {"type": "payment", "payment_id": payment_id, "send": True, **body,
+            "settlements": [{"type": "prepayment", "amount": amount.as_dict()}]}

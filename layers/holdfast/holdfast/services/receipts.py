@@ -54,7 +54,8 @@ def payment_receipt(booking: Booking) -> dict[str, Any] | None:
 
 def refund_receipt(booking: Booking, amount: dict[str, str]) -> dict[str, Any] | None:
     """The ``receipt`` of a refund of ``amount``: the items given back (a part of them, for a
-    partial refund), when the payment carried a receipt. None for more than the receipt listed:
+    partial refund), when the payment carried a receipt; after the settlement receipt was sent,
+    of the settled kind (``full_payment``). None for more than the receipt listed:
     that is money the booking's receipt never covered (a payment of another amount than the
     booking's, which the engine did not create)."""
     record = booking.payment.receipt if booking.payment else None
@@ -63,5 +64,7 @@ def refund_receipt(booking: Booking, amount: dict[str, str]) -> dict[str, Any] |
     given_back = Money.parse(amount["value"], amount["currency"])
     if given_back.value > fiscal.lines_total(fiscal.lines_of(record)):
         return None
+    settled = ((booking.payment.settlement if booking.payment else None) or {}).get("state") == "sent"
     return fiscal.receipt(booking.contact_email, record, given_back,
-                          lines=fiscal.part_of(fiscal.lines_of(record), given_back))
+                          lines=fiscal.part_of(fiscal.lines_of(record), given_back),
+                          payment_mode=fiscal.PAID_AND_RENDERED if settled else None)
