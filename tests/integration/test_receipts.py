@@ -45,6 +45,14 @@ def paid(org, sandbox, who, quantity=2, email="buyer@example.com", **event):
     return created, booking_id, payment_id
 
 
+def asks_to_pay(org, body=None):
+    """A new booking of one place on a new event of ``org``, and the answer to its payment request."""
+    event = org.create_event(capacity=3)
+    who = customer()
+    booking = org.book(event["event_id"], who, body or {"quantity": 1}).json()
+    return booking["booking_id"], who, org.pay(booking["booking_id"], who)
+
+
 def test_fiscal_settings_are_put_read_checked_and_deleted(api):
     org = fiscal_organizer(api, settings=None)
     assert org.request("GET", "/organizers/me/fiscal", organizer=True).json()["error"]["code"] \
@@ -98,13 +106,10 @@ def test_an_offering_override_sets_its_vat_code(api, sandbox):
 
 def test_a_booking_without_an_address_is_refused_its_payment(api, sandbox):
     org = fiscal_organizer(api)
-    event = org.create_event(capacity=3)
-    who = customer()
-    booking = org.book(event["event_id"], who, {"quantity": 1}).json()
-    answer = org.pay(booking["booking_id"], who)
+    booking_id, who, answer = asks_to_pay(org)
     assert (answer.status_code, answer.json()["error"]["code"]) == (400, "contact_required")
-    assert org.booking(booking["booking_id"], who)["status"] == "HELD"
-    assert sandbox.find_payments(booking_id=booking["booking_id"]) == []
+    assert org.booking(booking_id, who)["status"] == "HELD"
+    assert sandbox.find_payments(booking_id=booking_id) == []
 
 
 def test_receipts_off_sells_as_before(api, sandbox):
@@ -136,12 +141,9 @@ def test_a_shop_that_requires_receipts_takes_the_organizers_with_receipts_on(api
         _, _, payment_id = paid(with_receipts, sandbox, customer())
         assert len(sandbox.receipts(payment_id)) == 1
         without = fiscal_organizer(api, settings=None)
-        event = without.create_event(capacity=3)
-        who = customer()
-        booking = without.book(event["event_id"], who, {"quantity": 1}).json()
-        answer = without.pay(booking["booking_id"], who)
+        booking_id, who, answer = asks_to_pay(without)
         assert (answer.status_code, answer.json()["error"]["code"]) == (409, "payment_rejected")
-        assert without.booking(booking["booking_id"], who)["status"] == "PAYMENT_FAILED"
+        assert without.booking(booking_id, who)["status"] == "PAYMENT_FAILED"
     finally:
         sandbox.set_receipts("optional")
 
