@@ -110,6 +110,16 @@ def test_a_booking_without_an_address_is_refused_its_payment(api, sandbox):
     assert (answer.status_code, answer.json()["error"]["code"]) == (400, "contact_required")
     assert org.booking(booking_id, who)["status"] == "HELD"
     assert sandbox.find_payments(booking_id=booking_id) == []
+    # the page asks for the address, and pays with it: stored with the attempt, on the receipt
+    bad = org.request("POST", f"/bookings/{booking_id}/payment", customer=who, key="pay-2",
+                      json={"contact_email": "not an address"})
+    assert (bad.status_code, bad.json()["error"]["code"]) == (400, "validation_error")
+    paying = org.request("POST", f"/bookings/{booking_id}/payment", customer=who, key="pay-2",
+                         json={"contact_email": "late@example.com"})
+    assert paying.status_code == 201, paying.text
+    sandbox.pay(paying.json()["payment_id"])
+    assert org.wait_status(booking_id, who, "CONFIRMED")["contact_email"] == "late@example.com"
+    assert sandbox.receipts(paying.json()["payment_id"])[0]["type"] == "payment"
 
 
 def test_receipts_off_sells_as_before(api, sandbox):

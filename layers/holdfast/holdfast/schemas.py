@@ -349,3 +349,10 @@ class FiscalSettingsIn(_Strict):
 
         return FiscalSettings(self.tax_system_code, self.vat_code, self.payment_subject,
                               tuple(sorted(self.vat_overrides.items())))
+
+
+class PaymentIn(_Strict):
+    """The optional body of POST /bookings/{id}/payment: the address a booking made without one
+    gets, for its fiscal receipt (and its messages), stored with the payment attempt."""
+
+    contact_email: ContactEmail

@@ -91,8 +91,11 @@ class PaymentService:
 
     # ------------------------------------------------------------------------------------- start
 
-    def start_payment(self, booking_id: str, customer_id: str, request_key: str) -> Booking:
-        """Create (or return) the booking's provider payment. Amount and currency are the booking's."""
+    def start_payment(self, booking_id: str, customer_id: str, request_key: str,
+                      contact_email: str | None = None) -> Booking:
+        """Create (or return) the booking's provider payment. Amount and currency are the booking's.
+        ``contact_email``: the address of a booking made without one (its receipt's, and its
+        messages'), stored with the attempt; a booking that has one keeps it."""
         def store_attempt(booking: Booking) -> tuple[Booking, bool]:
             """The booking with its attempt stored (True), or as it stands when it has its payment."""
             now = self.clock()
@@ -102,7 +105,8 @@ class PaymentService:
             if booking.status is BookingStatus.HELD:
                 if now >= parse_iso(booking.hold_expires_at):
                     raise Conflict("The hold has lapsed; book again.", code="hold_expired")
-                receipt = self.receipts.sale_record(booking)   # ContactRequired: nothing stored
+                address = {"contact_email": contact_email} if contact_email and not booking.contact_email else {}
+                receipt = self.receipts.sale_record(replace(booking, **address))   # ContactRequired: nothing stored
                 return transitions.apply(
                     self.store, booking, now, status=BookingStatus.PAYMENT_PENDING, actor="customer",
                     action="payment_requested", decision="attempt stored before calling the provider",
@@ -111,6 +115,7 @@ class PaymentService:
                                     lease_until=iso(now + timedelta(seconds=CREATE_LEASE_SECONDS)),
                                     requested_at=iso(now), receipt=receipt,
                                     next_check_at=iso(now + timedelta(seconds=self.first_check_seconds))),
+                    **address,
                 ), True
             if booking.status is BookingStatus.PAYMENT_PENDING and payment is not None:
                 if payment.state == "CREATING" and payment.lease_until and now < parse_iso(payment.lease_until):
