@@ -32,7 +32,7 @@ from tests.support.fakes import Item, Write, _Fake, _has, _set, absent, always
 #: The attributes of keys and of the gsi1 index, which the adapter drops from what it hands back.
 _KEYS = ("pk", "sk", "gsi1pk", "gsi1sk")
 #: What ``reservation_summaries`` projects of a booking.
-SUMMARY = ("booking_id", "event_id", "status", "kind_details")
+SUMMARY = ("booking_id", "event_id", "status", "payment", "kind_details")
 
 
 def _lot_day(lot_id: str, day: str) -> str:

@@ -84,13 +84,13 @@ class ParkingStore(Table):
         return {session.removeprefix("B#") for session in sessions if session.startswith("B#")}
 
     def reservation_summaries(self, booking_ids: list[str]) -> list[dict[str, Any]]:
-        """``booking_id``, ``event_id``, ``status`` and ``kind_details`` of these bookings (those
+        """``booking_id``, ``event_id``, ``status``, ``payment`` and ``kind_details`` of these bookings (those
         that exist), by key, 100 a request, eventually consistent (for a gate's cache)."""
         found: list[dict[str, Any]] = []
         for start in range(0, len(booking_ids), 100):
             pending: dict[str, Any] = {self.table: {
                 "Keys": [_attrs({"pk": f"BOOKING#{booking_id}", "sk": "META"}) for booking_id in booking_ids[start:start + 100]],
-                "ProjectionExpression": "booking_id, event_id, #status, kind_details",
+                "ProjectionExpression": "booking_id, event_id, #status, payment, kind_details",
                 "ExpressionAttributeNames": {"#status": "status"}}}
             while pending:
                 answer = self.client.batch_get_item(RequestItems=pending)

@@ -21,7 +21,8 @@ from holdfast.domain.organizers import Caller, require_owner
 from holdfast.ports import Clock, ItemExists, TransientStoreError
 from holdfast.services.bookings import BookingService, HoldResult
 from holdfast.services.listing import publish_offering, shelf_items, shelf_page
-from ..rules import GRANULE, TYPES, ceil_granule, floor_granule, granule_key, normalise_plate
+from ..rules import (GRANULE, TYPES, ceil_granule, floor_granule, granule_key, normalise_plate,
+                     reservation_admits_entry, reservation_voided)
 from ..kind import Parking, space_states
 from holdfast.domain.signatures import device_key_matches, new_device, new_device_key
 from ..tokens import LotKeys
@@ -35,6 +36,9 @@ SUBSCRIPTIONS_TTL_SECONDS = 300
 #: How far ahead a gate's configuration lists confirmed reservations (and how long the gate may
 #: admit their plates offline from that list).
 RESERVATIONS_AHEAD = timedelta(hours=2)
+#: How long a gate may trust the voided reservations it read (answered busy, it admits a token or a
+#: cached reservation only while this list is fresh: gate_controller/offline.py).
+VOIDED_TTL_SECONDS = 60
 
 
 class GateUnauthorized(Unauthorized):
@@ -197,7 +201,21 @@ class ParkingService:
                 "subscriptions": self.active_subscriptions(lot_id),
                 "subscriptions_valid_until": iso(now + timedelta(seconds=SUBSCRIPTIONS_TTL_SECONDS)),
                 "reservations": self.coming_reservations(lot_id, now, settings.early_entry_minutes),
-                "reservations_valid_until": iso(now + RESERVATIONS_AHEAD)}
+                "reservations_valid_until": iso(now + RESERVATIONS_AHEAD),
+                "voided_reservations": self.voided_reservations(lot_id, now),
+                "voided_valid_until": iso(now + timedelta(seconds=VOIDED_TTL_SECONDS))}
+
+    def voided_reservations(self, lot_id: str, now: datetime) -> list[str]:
+        """The booking ids of the lot's reservations with a payment, whose window has not ended, that admit
+        nobody now (``rules.reservation_voided``): their tokens still verify, so a gate that cannot
+        ask the backend must know to refuse them. One walk of the lot's booking index, as an
+        event's doors do for voided tickets."""
+        moment = iso(now)
+        return sorted(summary["booking_id"] for summary in
+                      self.store.reservation_summaries(sorted(self.store.event_booking_ids(lot_id)))
+                      if summary.get("event_id") == lot_id
+                      and (summary.get("kind_details") or {}).get("to", "") > moment
+                      and reservation_voided(str(summary["status"]), summary.get("payment") is not None))
 
     def coming_reservations(self, lot_id: str, now: datetime, early_entry_minutes: int) -> list[dict[str, str]]:
         """Confirmed reservations whose window (with early entry) meets the next RESERVATIONS_AHEAD,
@@ -225,7 +243,8 @@ class ParkingService:
         found = []
         for booking in self.store.reservation_summaries(sorted(holders)):
             details = booking.get("kind_details") or {}
-            if booking["event_id"] == lot_id and booking["status"] == "CONFIRMED" and details.get("to", "") > iso(now):
+            if booking["event_id"] == lot_id and reservation_admits_entry(str(booking["status"])) \
+                    and details.get("to", "") > iso(now):
                 found.append({"booking_id": booking["booking_id"], "plate": details["plate"],
                               "space_id": details["space_id"], "from": details["from"], "to": details["to"]})
         return sorted(found, key=lambda r: (r["from"], r["booking_id"]))
