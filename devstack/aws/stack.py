@@ -92,7 +92,8 @@ def local_parameters(api_url: str) -> dict[str, Any]:
         # no reservations: locally a function's reserved concurrency sizes its worker pool, and the
         # template's values would start more processes than this machine (and the bench's settings) want
         **dict.fromkeys(("PaymentEventsReservedConcurrency", "ExpireHoldReservedConcurrency",
-                         "ReconcilePaymentReservedConcurrency", "CancelEventReservedConcurrency"), "0"),
+                         "ReconcilePaymentReservedConcurrency", "CancelEventReservedConcurrency",
+                         "ParkingApiReservedConcurrency", "DoorsApiReservedConcurrency"), "0"),
     }
 
 

@@ -132,7 +132,9 @@ def test_customer_routes_need_the_user_pool_and_the_rest_say_none():
 NEVER_STARVE = {"PaymentEventsFunction": "PaymentEventsReservedConcurrency",
                 "ExpireHoldFunction": "ExpireHoldReservedConcurrency",
                 "ReconcilePaymentFunction": "ReconcilePaymentReservedConcurrency",
-                "CancelEventFunction": "CancelEventReservedConcurrency"}
+                "CancelEventFunction": "CancelEventReservedConcurrency",
+                "ParkingApiFunction": "ParkingApiReservedConcurrency",
+                "DoorsApiFunction": "DoorsApiReservedConcurrency"}
 
 
 def _resolved(properties: dict, **overrides: str) -> dict:
@@ -150,7 +152,9 @@ def test_workers_that_must_never_starve_reserve_their_concurrency():
         assert int(_resolved(props)["ReservedConcurrentExecutions"]) == parameters[parameter]["Default"] > 0, function
         # 0 reserves none (an account below its unreserved minimum): the property is left out
         assert "ReservedConcurrentExecutions" not in _resolved(props, **{parameter: "0"}), function
-    # the API functions share the pool: a reservation there would cap a sale while capacity sits idle
+    # the API functions share the pool: a reservation there would cap a sale while capacity sits
+    # idle; the device routes' functions (parking's gates, events' doors) are the exception, so that a
+    # flood elsewhere cannot starve a barrier nor a flood of device calls take the whole pool
     assert {name for name in FUNCTIONS if "ReservedConcurrentExecutions" in RESOURCES[name]["Properties"]} \
         == set(NEVER_STARVE)
 
@@ -160,16 +164,21 @@ def _rate_rules(acl: dict) -> dict[str, dict]:
     rated = {name: rule for name, rule in rules.items() if "RateBasedStatement" in rule["Statement"]}
     for name, rule in rated.items():
         assert rule["Action"] == {"Block": {"CustomResponse": {"ResponseCode": 429}}}, name
-        assert rule["Statement"]["RateBasedStatement"]["AggregateKeyType"] == "IP", name
     return rated
+
+
+def _per_ip(rated: dict[str, dict]) -> dict[str, dict]:
+    return {name: rule for name, rule in rated.items()
+            if rule["Statement"]["RateBasedStatement"]["AggregateKeyType"] == "IP"}
 
 
 def test_the_api_stage_sits_behind_a_rate_limiting_web_acl():
     acl = RESOURCES["ApiWebAcl"]
     assert acl["Type"] == "AWS::WAFv2::WebACL" and acl["Properties"]["Scope"] == "REGIONAL"
-    rated = _rate_rules(acl)
+    rated = _per_ip(_rate_rules(acl))
     limits = {rule["Statement"]["RateBasedStatement"]["Limit"]["Ref"] for rule in rated.values()}
-    assert limits == {"ApiRateLimitPerIp", "ApiSensitiveRateLimitPerIp"}
+    assert limits == {"ApiRateLimitPerIp", "ApiSensitiveRateLimitPerIp", "DeviceRateLimitPerIp"}
+    rated = {name: rule for name, rule in rated.items() if name.startswith("direct-")}
     association = RESOURCES["ApiWebAclAssociation"]["Properties"]
     assert association["WebACLArn"] == {"Fn::GetAtt": ["ApiWebAcl", "Arn"]}
     assert association["ResourceArn"]["Fn::Sub"].endswith("/restapis/${BookingApi}/stages/${BookingApi.Stage}")
@@ -179,11 +188,43 @@ def test_the_api_stage_sits_behind_a_rate_limiting_web_acl():
                       if o["Id"] == "api")
     [edge_header] = api_origin["OriginCustomHeaders"]
     exempted = [found["NotStatement"]["Statement"]["ByteMatchStatement"] for rule in rated.values()
-                for found in _walk(rule["Statement"]) if "NotStatement" in found]
+                for found in _walk(rule["Statement"])
+                if "NotStatement" in found and "ByteMatchStatement" in found["NotStatement"]["Statement"]]
     assert len(exempted) == 2
     for match in exempted:
         assert match["FieldToMatch"] == {"SingleHeader": {"Name": edge_header["HeaderName"].lower()}}
         assert match["SearchString"] == edge_header["HeaderValue"] and match["PositionalConstraint"] == "EXACTLY"
+
+
+def test_device_routes_are_limited_per_device_key_and_left_out_of_the_per_address_limits():
+    """Finding 8 of issue 42: a gate's address may be a stranger's too, so a 429 for that address
+    must not reach the gate; its key is the bucket. The same paths, and only those, are what the
+    per-address rules leave out and what the per-address ceiling counts."""
+    acl = RESOURCES["ApiWebAcl"]
+    pattern = RESOURCES["DeviceRoutes"]
+    assert pattern["Type"] == "AWS::WAFv2::RegexPatternSet" and pattern["Properties"]["Scope"] == "REGIONAL"
+    [expression] = pattern["Properties"]["RegularExpressionList"]
+    device_paths = re.compile(expression["Fn::Sub"].replace("${StageName}", "Prod"))
+    for path in ("/Prod/lots/L/gates/G/entry", "/Prod/lots/L/gates/G/sync", "/Prod/events/E/doors/D/scan",
+                 "/Prod/events/E/doors/D/config"):
+        assert device_paths.match(path), path
+    for path in ("/Prod/lots/L", "/Prod/lots/L/gates", "/Prod/events/E/doors", "/Prod/lots/L/reservations"):
+        assert not device_paths.match(path), path
+    rated = _rate_rules(acl)
+    reference = {"RegexPatternSetReferenceStatement": {"Arn": {"Fn::GetAtt": ["DeviceRoutes", "Arn"]},
+                                                       "FieldToMatch": {"UriPath": {}},
+                                                       "TextTransformations": [{"Priority": 0, "Type": "NONE"}]}}
+    for name, header in (("device-gate-per-key", "x-gate-key"), ("device-door-per-key", "x-door-key")):
+        statement = rated[name]["Statement"]["RateBasedStatement"]
+        assert statement["AggregateKeyType"] == "CUSTOM_KEYS" and statement["Limit"] == {"Ref": "DeviceRateLimitPerKey"}
+        assert statement["CustomKeys"] == [{"Header": {"Name": header,
+                                                       "TextTransformations": [{"Priority": 0, "Type": "NONE"}]}}]
+        assert statement["ScopeDownStatement"] == reference
+    assert rated["device-per-ip-ceiling"]["Statement"]["RateBasedStatement"]["ScopeDownStatement"] == reference
+    for name in ("direct-per-ip", "direct-sensitive-per-ip"):
+        assert {"NotStatement": {"Statement": reference}} in list(_walk(rated[name]["Statement"])), name
+    priorities = {rule["Name"]: rule["Priority"] for rule in acl["Properties"]["Rules"]}
+    assert len(set(priorities.values())) == len(priorities)
 
 
 def _walk(statement: dict):
@@ -206,7 +247,7 @@ def test_the_distribution_takes_the_us_east_1_edge_web_acl():
     edge = yaml_parse((REPO / "edge-web-acl.yaml").read_text())
     acl = edge["Resources"]["EdgeWebAcl"]
     assert acl["Properties"]["Scope"] == "CLOUDFRONT"
-    assert {rule["Statement"]["RateBasedStatement"]["Limit"]["Ref"] for rule in _rate_rules(acl).values()} \
+    assert {rule["Statement"]["RateBasedStatement"]["Limit"]["Ref"] for rule in _per_ip(_rate_rules(acl)).values()} \
         == {"ViewerRateLimit", "ViewerSensitiveRateLimit"}
     assert edge["Outputs"]["WebAclArn"]["Value"] == {"Fn::GetAtt": ["EdgeWebAcl", "Arn"]}
 
