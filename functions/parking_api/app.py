@@ -130,7 +130,7 @@ def gate_sync(lot_id: str, gate_id: str):
         from holdfast.clock import system_clock
         from holdfast.products.parking.services.retired_gates import refuse_passes
 
-        return json_response(200, refuse_passes(wiring.store(), system_clock, lot_id, gate_id, passes))
+        return json_response(200, refuse_passes(wiring.store(), system_clock, gate, lot_id, gate_id, passes))
     return json_response(200, parking_wiring.gate_sync().sync(lot_id, gate_id, passes))
 
 

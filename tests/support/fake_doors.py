@@ -32,9 +32,10 @@ class FakeDoorItems(_Fake):
     def list_doors(self, event_id: str) -> list[dict[str, Any]]:
         return [checkins.without_keys(door) for door in self.table.query(f"DOORS#{event_id}", prefix="DOOR#")]
 
-    def retire_door(self, event_id: str, door_id: str, at: str) -> None:
+    def retire_door(self, event_id: str, door_id: str, at: str, revoked_after_seq: int) -> None:
         self.table.write((f"DOORS#{event_id}", f"DOOR#{door_id}"),
-                         lambda item: item is not None and "deleted_at" not in item, _set({"deleted_at": at}))
+                         lambda item: item is not None and "deleted_at" not in item,
+                         _set({"deleted_at": at, "revoked_after_seq": revoked_after_seq}))
 
     def checkin_put(self, event_id: str, checkin: dict[str, Any]) -> Labelled:
         return checkins.put_new("checkin", {"pk": f"CHECKINS#{event_id}", "sk": f"T#{checkin['ticket_id']}",

@@ -188,9 +188,11 @@ def test_a_deleted_gates_synced_passes_are_refused_each_with_one_case(parking, s
     assert parking.gate(lot["lot_id"], gate["gate_id"], gate["gate_key"], deleted_too=True)["deleted_at"]
     passes = [{"seq": 7, "event_id": "off-1", "kind": "entry", "at": "2030-01-01T11:00:00.000Z", "plate": "A1"},
               {"seq": 8, "event_id": "off-2", "kind": "exit", "at": "2030-01-01T11:30:00.000Z", "plate": "B2"}]
-    answer = refuse_passes(store, clock, lot["lot_id"], gate["gate_id"], passes)
+    answer = refuse_passes(store, clock, store.get_gate(lot["lot_id"], gate["gate_id"]), lot["lot_id"], gate["gate_id"],
+                           passes)
     assert answer["expected_seq"] == 9 and [r["status"] for r in answer["results"]] == ["failed", "failed"]
-    assert refuse_passes(store, clock, lot["lot_id"], gate["gate_id"], passes) == answer   # a repeat
+    assert refuse_passes(store, clock, store.get_gate(lot["lot_id"], gate["gate_id"]), lot["lot_id"], gate["gate_id"],
+                           passes) == answer   # a repeat
     cases = GateCases(store, clock).open_cases(ACME)
     assert sorted((c["case_type"], c["reason"], c["plate"]) for c in cases) == \
         [("entry", "gate_deleted", "A1"), ("exit", "gate_deleted", "B2")]

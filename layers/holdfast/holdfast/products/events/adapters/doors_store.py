@@ -49,14 +49,15 @@ class DoorStore(Table):
         return [{k: v for k, v in door.items() if k not in _KEYS}
                 for door in self._query_prefix(f"DOORS#{event_id}", "DOOR#")]
 
-    def retire_door(self, event_id: str, door_id: str, at: str) -> None:
-        """Mark the door deleted, once (a repeat keeps the first time)."""
+    def retire_door(self, event_id: str, door_id: str, at: str, revoked_after_seq: int) -> None:
+        """Mark the door deleted, once (a repeat keeps the first time), with the last sequence number
+        its sync had recorded then."""
         try:
             self.client.update_item(
                 TableName=self.table, Key=_attrs({"pk": f"DOORS#{event_id}", "sk": f"DOOR#{door_id}"}),
-                UpdateExpression="SET deleted_at = :at",
+                UpdateExpression="SET deleted_at = :at, revoked_after_seq = :seq",
                 ConditionExpression="attribute_exists(pk) AND attribute_not_exists(deleted_at)",
-                ExpressionAttributeValues=_attrs({":at": at}))
+                ExpressionAttributeValues=_attrs({":at": at, ":seq": revoked_after_seq}))
         except self.client.exceptions.ConditionalCheckFailedException:
             pass
 

@@ -24,7 +24,7 @@ from holdfast.services.listing import publish_offering, shelf_items, shelf_page
 from ..rules import (GRANULE, TYPES, ceil_granule, floor_granule, granule_key, normalise_plate,
                      reservation_admits_entry, reservation_voided)
 from ..kind import Parking, space_states
-from holdfast.domain.signatures import device_key_matches, new_device, new_device_key
+from holdfast.domain.signatures import device_key_matches, new_device, new_device_key, revoked_may_sync
 from ..tokens import LotKeys
 from ..commands import CreateLot, CreateSubscription
 from ..ports import ParkingStore
@@ -47,8 +47,11 @@ class GateUnauthorized(Unauthorized):
 
 class ParkingService:
     def __init__(self, store: ParkingStore, clock: Clock, bookings: BookingService, default_hold_ttl_seconds: int,
-                 keys: Callable[[], LotKeys], id_salt: str) -> None:
+                 keys: Callable[[], LotKeys], id_salt: str,
+                 sync_cursor: Callable[[str, str], int] | None = None) -> None:
         self.store = store
+        #: a gate's next expected sequence number (its sync's cursor), kept when the gate is revoked
+        self.sync_cursor = sync_cursor
         self.id_salt = id_salt
         self.clock = clock
         self.bookings = bookings
@@ -162,9 +165,10 @@ class ParkingService:
 
     def gate(self, lot_id: str, gate_id: str, key: str | None, deleted_too: bool = False) -> dict[str, Any]:
         """The gate, if ``key`` is its key (401 otherwise, the same for an unknown or deleted gate;
-        ``deleted_too``: a deleted gate's key still names it, for the sync that reports its passes)."""
+        ``deleted_too``: a deleted gate's key still names it, for the sync that reports its passes,
+        within the grace after its deletion: ``signatures.revoked_may_sync``)."""
         gate = self.store.get_gate(lot_id, gate_id) if key else None
-        if gate is None or (gate.get("deleted_at") and not deleted_too) \
+        if gate is None or (gate.get("deleted_at") and not (deleted_too and revoked_may_sync(gate, self.clock()))) \
                 or not device_key_matches(gate["key_sha256"], key):
             raise GateUnauthorized("The gate key is missing or wrong.")
         return gate
@@ -181,14 +185,17 @@ class ParkingService:
                 **self.keys().public_key(lot_id)}
 
     def delete_gate(self, lot_id: str, gate_id: str, caller: Caller | None = None) -> None:
-        """The gate stops: its key answers 401 everywhere. Its item stays (deleted_at), so what it
-        did stays explained; deleting it again changes nothing."""
+        """The gate stops: its key answers 401 everywhere but its sync, which may still report the
+        passes it made before it heard, for a grace period and up to a number past the last one
+        recorded now (``revoked_after_seq``; retired_gates.py). Its item stays (deleted_at), so what
+        it did stays explained; deleting it again changes nothing."""
         self.lot(lot_id, caller)
         gate = self.store.get_gate(lot_id, gate_id)
         if gate is None:
             raise NotFound(f"No gate {gate_id}.", code="gate_not_found")
         if not gate.get("deleted_at"):
-            self.store.change_gate(lot_id, gate_id, {"deleted_at": iso(self.clock())})
+            recorded = self.sync_cursor(lot_id, gate_id) - 1 if self.sync_cursor else 0
+            self.store.change_gate(lot_id, gate_id, {"deleted_at": iso(self.clock()), "revoked_after_seq": recorded})
 
     def gate_config(self, lot_id: str, gate_id: str, key: str | None) -> dict[str, Any]:
         self.gate(lot_id, gate_id, key)
