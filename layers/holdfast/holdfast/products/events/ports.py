@@ -15,7 +15,10 @@ class CheckinCaseItems(Protocol):
 
     def checkin_case_resolve(self, case_id: str, resolution: dict[str, Any], entry: dict[str, Any]) -> bool: ...
 
-    def list_checkin_cases(self) -> list[dict[str, Any]]: ...
+    def list_checkin_cases(self, organizer_id: str | None, limit: int, cursor: str | None
+                           ) -> tuple[list[dict[str, Any]], str | None]:
+        """A page of the organizer's open cases (None: of no organizer) and the next page's cursor;
+        ValueError for a cursor this did not give."""
 
 
 class CheckinCaseStore(CheckinCaseItems, EventReads, Protocol):

@@ -91,4 +91,6 @@ def checkin_cases():
 
     from .services.doors import CheckinCases
 
-    return CheckinCases(store(), system_clock)
+    from holdfast.wiring import organizer_ids
+
+    return CheckinCases(store(), system_clock, organizer_ids)

@@ -50,7 +50,10 @@ class GateCaseItems(Protocol):
 
     def gate_case_resolve(self, case_id: str, resolution: dict[str, Any], entry: dict[str, Any]) -> bool: ...
 
-    def list_gate_cases(self) -> list[dict[str, Any]]: ...
+    def list_gate_cases(self, organizer_id: str | None, limit: int, cursor: str | None
+                        ) -> tuple[list[dict[str, Any]], str | None]:
+        """A page of the organizer's open cases (None: of no organizer) and the next page's cursor;
+        ValueError for a cursor this did not give."""
 
 
 class RetiredGateCases(GateCaseItems, Commits, Protocol):

@@ -65,7 +65,9 @@ def apply_gate_pass(lot_id: str, gate_id: str, event: dict[str, Any], *, at: dat
 def gate_cases():
     from .services.gate_cases import GateCases
 
-    return GateCases(store(), system_clock)
+    from holdfast.wiring import organizer_ids
+
+    return GateCases(store(), system_clock, organizer_ids)
 
 
 @cached

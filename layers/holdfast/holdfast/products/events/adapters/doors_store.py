@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from holdfast.adapters.checkin_cases_store import case_get, case_put, case_resolve, open_cases
+from holdfast.adapters.checkin_cases_store import case_get, case_put, case_resolve, offering_owner, open_cases
 from holdfast.adapters.checkin_passes import pass_item, read_pass
 from holdfast.adapters.checkin_sync_store import SequenceStore
 from holdfast.adapters.codec import Table, _attrs, put_new
@@ -86,7 +86,7 @@ class DoorStore(Table):
 
     # ------------------------------------------------------------------------------- cases
     def checkin_case_put(self, case: dict[str, Any]) -> Labelled:
-        return case_put(self, CASES, case)
+        return case_put(self, CASES, case, offering_owner(self, case["event_id"]))
 
     def get_checkin_case(self, case_id: str) -> dict[str, Any] | None:
         return case_get(self, CASES, case_id)
@@ -94,5 +94,6 @@ class DoorStore(Table):
     def checkin_case_resolve(self, case_id: str, resolution: dict[str, Any], entry: dict[str, Any]) -> bool:
         return case_resolve(self, CASES, case_id, resolution, entry)
 
-    def list_checkin_cases(self) -> list[dict[str, Any]]:
-        return open_cases(self, CASES)
+    def list_checkin_cases(self, organizer_id: str | None, limit: int, cursor: str | None
+                           ) -> tuple[list[dict[str, Any]], str | None]:
+        return open_cases(self, CASES, organizer_id, limit, cursor)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from holdfast import kinds
 from holdfast.clock import iso
@@ -279,8 +279,8 @@ def refused_after_pass(event: dict[str, Any], result: dict[str, Any]) -> dict[st
 
 
 class CheckinCases(CaseDesk):
-    def __init__(self, store: CheckinCaseStore, clock: Clock) -> None:
-        super().__init__(store, clock, CaseKind(
+    def __init__(self, store: CheckinCaseStore, clock: Clock, organizers: Callable[[], Iterable[str]] = tuple) -> None:
+        super().__init__(store, clock, organizers=organizers, kind=CaseKind(
             scope_field="event_id", resolutions=RESOLUTIONS, not_found_code="checkin_case_not_found",
             resolved_action="checkin_case_resolved", noun="check-in case", get=store.get_checkin_case,
             resolve_item=store.checkin_case_resolve, listed=store.list_checkin_cases))
