@@ -63,7 +63,7 @@ def reserve(lot_id: str):
 
     request = replace(parse_body(app, ReservationIn).command(), language=preferred_language(app.current_event.headers))
     # the reservation's messages go to the customer's verified address unless they give another
-    request = addressed(request, verified_email(app))
+    request = addressed(request, verified_email(app), wiring.mail_gate, customer)
     result = parking_wiring.parking().reserve(lot_id, customer, key, request)
     view = (describe(result.booking, preferred_language(app.current_event.headers))
             | wiring.booking_view_extras(result.booking))
