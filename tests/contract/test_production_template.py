@@ -186,7 +186,7 @@ def test_the_api_stage_sits_behind_a_rate_limiting_web_acl():
     # per-address limits (they were limited per viewer at the edge)
     api_origin = next(o for o in RESOURCES["WebDistribution"]["Properties"]["DistributionConfig"]["Origins"]
                       if o["Id"] == "api")
-    [edge_header] = api_origin["OriginCustomHeaders"]
+    [edge_header] = [h for h in api_origin["OriginCustomHeaders"] if h["HeaderName"] == "X-Holdfast-Edge"]
     exempted = [found["NotStatement"]["Statement"]["ByteMatchStatement"] for rule in rated.values()
                 for found in _walk(rule["Statement"])
                 if "NotStatement" in found and "ByteMatchStatement" in found["NotStatement"]["Statement"]]
@@ -194,6 +194,30 @@ def test_the_api_stage_sits_behind_a_rate_limiting_web_acl():
     for match in exempted:
         assert match["FieldToMatch"] == {"SingleHeader": {"Name": edge_header["HeaderName"].lower()}}
         assert match["SearchString"] == edge_header["HeaderValue"] and match["PositionalConstraint"] == "EXACTLY"
+
+
+def test_the_edge_header_is_a_generated_secret_never_a_public_name():
+    """Finding 11 of issue 42: X-Holdfast-Edge was the stack id's random part, which the public
+    sign-in domain shows, so anyone could skip the API's per-address limits. It is now a value
+    Secrets Manager generates, read by the distribution and the web ACL alike, and a new
+    EdgeHeaderRotation makes both read it again after a rotation."""
+    secret = RESOURCES["EdgeHeaderSecret"]
+    assert secret["Type"] == "AWS::SecretsManager::Secret"
+    generated = secret["Properties"]["GenerateSecretString"]
+    assert generated["GenerateStringKey"] == "value" and generated["PasswordLength"] >= 32
+    reference = {"Fn::Sub": "{{resolve:secretsmanager:${EdgeHeaderSecret}:SecretString:value}}"}
+    api_origin = next(o for o in RESOURCES["WebDistribution"]["Properties"]["DistributionConfig"]["Origins"]
+                      if o["Id"] == "api")
+    headers = {h["HeaderName"]: h["HeaderValue"] for h in api_origin["OriginCustomHeaders"]}
+    assert headers == {"X-Holdfast-Edge": reference, "X-Holdfast-Edge-Rotation": {"Ref": "EdgeHeaderRotation"}}
+    acl = RESOURCES["ApiWebAcl"]["Properties"]
+    matches = [found["ByteMatchStatement"] for rule in acl["Rules"] for found in _walk(rule["Statement"])
+               if "ByteMatchStatement" in found and found["ByteMatchStatement"]["FieldToMatch"]
+               == {"SingleHeader": {"Name": "x-holdfast-edge"}}]
+    assert len(matches) == 2 and all(match["SearchString"] == reference for match in matches)
+    assert "${EdgeHeaderRotation}" in acl["Description"]["Fn::Sub"]
+    # nothing the internet can read is the edge's word any more
+    assert "AWS::StackId" not in json.dumps(api_origin) and "AWS::StackId" not in json.dumps(acl)
 
 
 def test_device_routes_are_limited_per_device_key_and_left_out_of_the_per_address_limits():
