@@ -159,8 +159,13 @@ def test_workers_that_must_never_starve_reserve_their_concurrency():
         == set(NEVER_STARVE)
 
 
+def _rules(acl: dict) -> list[dict]:
+    """The web ACL's rules, a conditional one (``Fn::If`` with AWS::NoValue) as when it is on."""
+    return [rule["Fn::If"][1] if "Fn::If" in rule else rule for rule in acl["Properties"]["Rules"]]
+
+
 def _rate_rules(acl: dict) -> dict[str, dict]:
-    rules = {rule["Name"]: rule for rule in acl["Properties"]["Rules"]}
+    rules = {rule["Name"]: rule for rule in _rules(acl)}
     rated = {name: rule for name, rule in rules.items() if "RateBasedStatement" in rule["Statement"]}
     for name, rule in rated.items():
         assert rule["Action"] == {"Block": {"CustomResponse": {"ResponseCode": 429}}}, name
@@ -177,7 +182,7 @@ def test_the_api_stage_sits_behind_a_rate_limiting_web_acl():
     assert acl["Type"] == "AWS::WAFv2::WebACL" and acl["Properties"]["Scope"] == "REGIONAL"
     rated = _per_ip(_rate_rules(acl))
     limits = {rule["Statement"]["RateBasedStatement"]["Limit"]["Ref"] for rule in rated.values()}
-    assert limits == {"ApiRateLimitPerIp", "ApiSensitiveRateLimitPerIp", "DeviceRateLimitPerIp"}
+    assert limits == {"ApiRateLimitPerIp", "ApiSensitiveRateLimitPerIp", "DeviceRateLimitPerIp", "HoldRateLimitPerIp"}
     rated = {name: rule for name, rule in rated.items() if name.startswith("direct-")}
     association = RESOURCES["ApiWebAclAssociation"]["Properties"]
     assert association["WebACLArn"] == {"Fn::GetAtt": ["ApiWebAcl", "Arn"]}
@@ -211,10 +216,10 @@ def test_the_edge_header_is_a_generated_secret_never_a_public_name():
     headers = {h["HeaderName"]: h["HeaderValue"] for h in api_origin["OriginCustomHeaders"]}
     assert headers == {"X-Holdfast-Edge": reference, "X-Holdfast-Edge-Rotation": {"Ref": "EdgeHeaderRotation"}}
     acl = RESOURCES["ApiWebAcl"]["Properties"]
-    matches = [found["ByteMatchStatement"] for rule in acl["Rules"] for found in _walk(rule["Statement"])
+    matches = [found["ByteMatchStatement"] for rule in _rules(RESOURCES["ApiWebAcl"]) for found in _walk(rule["Statement"])
                if "ByteMatchStatement" in found and found["ByteMatchStatement"]["FieldToMatch"]
                == {"SingleHeader": {"Name": "x-holdfast-edge"}}]
-    assert len(matches) == 2 and all(match["SearchString"] == reference for match in matches)
+    assert len(matches) == 4 and all(match["SearchString"] == reference for match in matches)
     assert "${EdgeHeaderRotation}" in acl["Description"]["Fn::Sub"]
     # nothing the internet can read is the edge's word any more
     assert "AWS::StackId" not in json.dumps(api_origin) and "AWS::StackId" not in json.dumps(acl)
@@ -247,8 +252,54 @@ def test_device_routes_are_limited_per_device_key_and_left_out_of_the_per_addres
     assert rated["device-per-ip-ceiling"]["Statement"]["RateBasedStatement"]["ScopeDownStatement"] == reference
     for name in ("direct-per-ip", "direct-sensitive-per-ip"):
         assert {"NotStatement": {"Statement": reference}} in list(_walk(rated[name]["Statement"])), name
-    priorities = {rule["Name"]: rule["Priority"] for rule in acl["Properties"]["Rules"]}
+    priorities = {rule["Name"]: rule["Priority"] for rule in _rules(acl)}
     assert len(set(priorities.values())) == len(priorities)
+
+
+def test_holds_are_limited_per_address_and_bot_control_is_a_parameter_off_locally():
+    """Finding 13 of issue 42: every cap was per account and sign-up is open, so throwaway accounts
+    kept a sale's places held. Holds are limited per address at both web ACLs (a new account does
+    not reset that), and HoldBotControl / the edge's BotControl put AWS WAF Bot Control on the hold
+    routes and the sign-up, never on a local stack."""
+    from samtranslator.yaml_helper import yaml_parse
+
+    from tests.support.handlers import REPO
+
+    parameters = template()["Parameters"]
+    assert parameters["HoldBotControl"]["Default"] == "off"
+    assert set(parameters["HoldBotControl"]["AllowedValues"]) == {"off", "bot-control"}
+    assert template()["Conditions"]["GuardsHoldsFromBots"] == {"Fn::And": [
+        {"Fn::Equals": [{"Ref": "HoldBotControl"}, "bot-control"]},
+        {"Fn::Not": [{"Fn::Equals": [{"Ref": "DeploymentKind"}, "local"]}]}]}
+    holds = re.compile(RESOURCES["HoldRoutes"]["Properties"]["RegularExpressionList"][0]["Fn::Sub"]
+                       .replace("${StageName}", "Prod"))
+    for path in ("/Prod/events/E/bookings", "/Prod/services/S/bookings", "/Prod/lots/L/reservations"):
+        assert holds.match(path), path
+    assert not holds.match("/Prod/events/E/bookings/B") and not holds.match("/Prod/events")
+
+    acl = RESOURCES["ApiWebAcl"]
+    [conditional] = [rule for rule in acl["Properties"]["Rules"] if "Fn::If" in rule]
+    condition, bot_rule, otherwise = conditional["Fn::If"]
+    assert condition == "GuardsHoldsFromBots" and otherwise == {"Ref": "AWS::NoValue"}
+    group = bot_rule["Statement"]["ManagedRuleGroupStatement"]
+    assert group["Name"] == "AWSManagedRulesBotControlRuleSet"
+    held = _rate_rules(acl)["holds-per-ip"]["Statement"]["RateBasedStatement"]
+    assert held["Limit"] == {"Ref": "HoldRateLimitPerIp"} and held["AggregateKeyType"] == "IP"
+    association = RESOURCES["UserPoolWebAclAssociation"]
+    assert association["Condition"] == "GuardsHoldsFromBots"
+    assert association["Properties"]["ResourceArn"] == {"Fn::GetAtt": ["CustomerUserPool", "Arn"]}
+    # the local stack never turns it on
+    assert _resolved({"x": {"Fn::If": ["GuardsHoldsFromBots", 1, 0]}}, HoldBotControl="bot-control",
+                     DeploymentKind="local")["x"] == 0
+
+    edge = yaml_parse((REPO / "edge-web-acl.yaml").read_text())
+    edge_acl = edge["Resources"]["EdgeWebAcl"]
+    assert _rate_rules(edge_acl)["viewer-holds"]["Statement"]["RateBasedStatement"]["Limit"] == \
+        {"Ref": "ViewerHoldRateLimit"}
+    [edge_conditional] = [rule for rule in edge_acl["Properties"]["Rules"] if "Fn::If" in rule]
+    assert edge_conditional["Fn::If"][1]["Statement"]["ManagedRuleGroupStatement"]["Name"] == \
+        "AWSManagedRulesBotControlRuleSet"
+    assert edge["Parameters"]["BotControl"]["Default"] == "off"
 
 
 def _walk(statement: dict):
@@ -272,7 +323,7 @@ def test_the_distribution_takes_the_us_east_1_edge_web_acl():
     acl = edge["Resources"]["EdgeWebAcl"]
     assert acl["Properties"]["Scope"] == "CLOUDFRONT"
     assert {rule["Statement"]["RateBasedStatement"]["Limit"]["Ref"] for rule in _per_ip(_rate_rules(acl)).values()} \
-        == {"ViewerRateLimit", "ViewerSensitiveRateLimit"}
+        == {"ViewerRateLimit", "ViewerSensitiveRateLimit", "ViewerHoldRateLimit"}
     assert edge["Outputs"]["WebAclArn"]["Value"] == {"Fn::GetAtt": ["EdgeWebAcl", "Arn"]}
 
 
