@@ -28,7 +28,7 @@ def _own_address(customer: str, command: HoldPlaces) -> HoldPlaces:
     """Mail goes to the customer's verified address unless they give another (services/mail_policy.py)."""
     from holdfast.services.mail_policy import addressed
 
-    return addressed(command, verified_email(app))
+    return addressed(command, verified_email(app), wiring.mail_gate, customer)
 
 
 @app.post("/events/<event_id>/bookings")

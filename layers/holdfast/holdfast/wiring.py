@@ -147,6 +147,13 @@ def organizers():
     return OrganizerService(OrganizerStore(store().table, store().client), system_clock, api_key_hash_key)
 
 
+def organizer_ids() -> list[str]:
+    """Every organizer's id (the engine's whole list of open cases reads each one's partition)."""
+    from .adapters.organizers_store import OrganizerStore
+
+    return [organizer["organizer_id"] for organizer in OrganizerStore(store().table, store().client).list_organizers()]
+
+
 def authenticate_organizer(api_key: str | None):  # noqa: ANN201 - a Caller, typed where it is defined
     """The Caller behind an organizer's X-Api-Key (the handlers' ``require_organizer``)."""
     return organizers().authenticate(api_key)
