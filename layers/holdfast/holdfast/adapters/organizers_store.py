@@ -5,6 +5,7 @@
                                             its grant: name, scopes, offerings (each only when set)
   APIKEY#<key_hash>   / KEY                 the lookup by a presented key: organizer_id, key_id,
                                             the same grant, last_used_at
+  ORGANIZER#<id>      / FISCAL              its fiscal settings (receipts on; domain/fiscal.py)
 
 A key's grant is written with its two items and never changes (a key with other rights is
 another key), so the lookup's copy cannot differ from the key's. A key without ``scopes`` holds
@@ -21,6 +22,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from ..domain.organizers import grant
+from ..domain.fiscal import FiscalSettings
 from ..ports import ItemExists, TransientStoreError
 from .codec import Table, _attrs, _code, put_new
 
@@ -141,6 +143,22 @@ class OrganizerStore(Table):
             if _code(exc) not in ("ConditionalCheckFailedException", "ProvisionedThroughputExceededException",
                                   "ThrottlingException", "TransactionConflictException"):
                 raise
+
+
+    # ------------------------------------------------------------------- fiscal settings
+    def get_fiscal(self, organizer_id: str) -> FiscalSettings | None:
+        item = self._get(f"ORGANIZER#{organizer_id}", "FISCAL")
+        return FiscalSettings.from_item(item) if item else None
+
+    def put_fiscal(self, organizer_id: str, settings: FiscalSettings, at: str) -> None:
+        self.client.put_item(TableName=self.table, Item=_attrs({
+            "pk": f"ORGANIZER#{organizer_id}", "sk": "FISCAL", **settings.as_item(), "updated_at": at}))
+
+    def delete_fiscal(self, organizer_id: str) -> bool:
+        answer = self.client.delete_item(TableName=self.table,
+                                         Key=_attrs({"pk": f"ORGANIZER#{organizer_id}", "sk": "FISCAL"}),
+                                         ReturnValues="ALL_OLD")
+        return bool(answer.get("Attributes"))
 
 
 def _strip(item: dict[str, Any]) -> dict[str, Any]:

@@ -41,6 +41,10 @@ CORE_ROUTE_SCOPES: dict[Route, str] = {
     ("POST", "/events"): EVENTS_WRITE,
     ("PATCH", "/events/{event_id}"): EVENTS_WRITE,
     ("POST", "/events/{event_id}/publish"): EVENTS_WRITE,
+    # the organizer's fiscal settings (receipts): what is sold is taxed so; the accountant reads them
+    ("PUT", "/organizers/me/fiscal"): EVENTS_WRITE,
+    ("DELETE", "/organizers/me/fiscal"): EVENTS_WRITE,
+    ("GET", "/organizers/me/fiscal"): SALES_READ,
     # what was sold
     ("GET", "/admin/sales"): SALES_READ,
     ("GET", "/admin/bookings/{booking_id}"): SALES_READ,
