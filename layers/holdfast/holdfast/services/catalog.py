@@ -12,6 +12,7 @@ from ..domain.commands import CreateEvent
 from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy
 from ..domain.ids import created_id
 from ..domain.money import Money
+from ..domain import pricing
 from ..domain.organizers import Caller
 from ..ports import CatalogStore, Clock, ItemExists, TransientStoreError
 
@@ -46,6 +47,7 @@ class CatalogService:
         }
         if caller is not None:
             event["organizer_id"] = caller.organizer_id
+        event |= pricing.stored_price_list(request, price.currency)
         settings = kind.settings_of(request)
         if settings is not None:
             event["settings"] = settings
@@ -101,7 +103,11 @@ class CatalogService:
             "high_demand": bool(event.get("high_demand", False)),
             "max_holds_per_customer": int(event.get("max_holds_per_customer") or DEFAULT_HOLDS_PER_CUSTOMER),
             "counts": counts,
-        }
+        } | pricing.price_list_view(event, self._zone_counts(event))
+
+    def _zone_counts(self, event: dict[str, Any]) -> dict[str, dict[str, int]]:
+        kind = kinds.of_event(event)
+        return kind.zone_counts(self.store, event) if event.get("zones") and hasattr(kind, "zone_counts") else {}
 
     def counts(self, event: dict[str, Any]) -> dict[str, int]:
         return kinds.of_event(event).counts(self.store, event["event_id"])

@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping
 
 from .. import kinds
 from ..clock import iso
-from ..domain import search
+from ..domain import pricing, search
 from ..domain.search import EventSearch
 from ..domain.event_changes import announced_changes, refund_window
 from ..domain.errors import InvalidRequest, NotFound, TooBusy
@@ -155,8 +155,11 @@ class ListingService:
         counts = {"available": 0, "held": 0, "sold": 0}
         for state in states.values():
             counts[state] = counts.get(state, 0) + 1
-        seats = [{"seat": seat, "state": states[seat]} for seat in sorted(states, key=natural_key)]
+        categories = pricing.seat_category_map(event)
+        seats = [{"seat": seat, "state": states[seat]} | ({"price_category": categories[seat]} if seat in categories else {})
+                 for seat in sorted(states, key=natural_key)]
         answer = {"event_id": event_id, "counts": counts, "seats": seats}
+        answer |= {key: value for key, value in pricing.price_list_view(event).items() if key != "zones"}
         if len(self._seat_maps) >= SEAT_MAP_CACHE_EVENTS:
             self._seat_maps.clear()
         self._seat_maps[event_id] = (now, answer)
