@@ -21,16 +21,16 @@ PRICES = [
 ]
 
 
-def zoned(catalog, **overrides):
+def zoned(catalog, caller=None, **overrides):
     body = dict(price=None, capacity=None, price_categories=CATEGORIES, prices=PRICES,
                 zones=[{"id": "floor", "name": "Floor", "price_category": "stalls", "capacity": 30},
                        {"id": "up", "name": "Upstairs", "price_category": "balcony", "capacity": 2}])
     body.update(overrides)
-    return catalog.create_event(event_request(**body))
+    return catalog.create_event(event_request(**body), caller=caller)
 
 
-def seated(catalog):
-    return catalog.create_event(event_request(
+def seated(catalog, caller=None):
+    return catalog.create_event(caller=caller, request=event_request(
         price=None, capacity=None, price_categories=CATEGORIES, prices=PRICES,
         seat_map={"rows": [{"name": "A", "seats": 4, "price_category": "stalls"},
                            {"name": "B", "seats": 4, "price_category": "balcony"}]}))
@@ -134,3 +134,18 @@ def listing_of(store, clock):
 
     service = ListingService(store, clock)
     return service.seat_map
+
+
+def test_the_operators_sales_count_each_price_category_and_zone(catalog, bookings, store):
+    from holdfast.domain.organizers import Caller
+
+    caller = Caller(organizer_id="org-1", key_id="key-1")
+    zoned_event = zoned(catalog, caller)
+    seated_event = seated(catalog, caller)
+    hold(bookings, zoned_event, "k1", quantity=2, zone="up")
+    hold(bookings, seated_event, "k2", seats=["B-1"])
+    sales = {view["event_id"]: view for view in catalog.sales(caller)}
+    assert sales[zoned_event["event_id"]]["by_price_category"] == {
+        "stalls": {"available": 30, "held": 0, "sold": 0}, "balcony": {"available": 0, "held": 2, "sold": 0}}
+    assert {zone["id"]: zone["counts"]["held"] for zone in sales[zoned_event["event_id"]]["zones"]} == {"floor": 0, "up": 2}
+    assert sales[seated_event["event_id"]]["by_price_category"]["balcony"] == {"available": 3, "held": 1, "sold": 0}

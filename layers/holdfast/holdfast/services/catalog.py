@@ -82,6 +82,10 @@ class CatalogService:
                 view["counts"] = self.counts(event)
             except InvalidRequest:
                 pass   # a kind that sells places per time has no one count, and says so by refusing
+            if event.get("zones") or event.get("seat_categories"):
+                view["by_price_category"] = self._sales_by_category(event)
+                if event.get("zones"):
+                    view["zones"] = pricing.price_list_view(event, self._zone_counts(event))["zones"]
             shown.append(view)
         return shown
 
@@ -104,6 +108,26 @@ class CatalogService:
             "max_holds_per_customer": int(event.get("max_holds_per_customer") or DEFAULT_HOLDS_PER_CUSTOMER),
             "counts": counts,
         } | pricing.price_list_view(event, self._zone_counts(event))
+
+    def _sales_by_category(self, event: dict[str, Any]) -> dict[str, dict[str, int]]:
+        """available / held / sold per price category: a zoned event's zones summed by their
+        category, a seat map's seats by theirs."""
+        totals: dict[str, dict[str, int]] = {}
+
+        def add(category: str, counts: dict[str, int]) -> None:
+            into = totals.setdefault(category, {"available": 0, "held": 0, "sold": 0})
+            for state, number in counts.items():
+                into[state] = into.get(state, 0) + number
+
+        if event.get("zones"):
+            counts = self._zone_counts(event)
+            for zone in pricing.zones_of(event):
+                add(str(zone.price_category), counts.get(zone.zone_id, {}))
+        else:
+            states = kinds.of_event(event).unit_states(self.store, event["event_id"]) or {}
+            for seat, category in pricing.seat_category_map(event).items():
+                add(category, {states.get(seat, "available"): 1})
+        return totals
 
     def _zone_counts(self, event: dict[str, Any]) -> dict[str, dict[str, int]]:
         kind = kinds.of_event(event)
