@@ -4,7 +4,8 @@
   const T = words({
     en: {
       typeName: "Type your name at the top of the page first: it is how we know your bookings.",
-      meta: "{when} · {venue}, {city} · {category} · {price} a place", chooseSeats: "Choose your seats",
+      meta: "{when} · {venue}, {city} · {category} · {price} a place",
+      metaFrom: "{when} · {venue}, {city} · {category} · from {price}", chooseSeats: "Choose your seats",
       howMany: "How many tickets?", row: "Row {row}", seatsGroup: "Seats", seatLabel: "Seat {seat}, {state}",
       available: "available", held: "held by someone else", sold: "sold", mine: "yours",
       picked: "Picked: {seats} ({count} × {price}).", nonePicked: "No seats picked. Click a seat, or let us choose.",
@@ -40,7 +41,8 @@
     },
     ru: {
       typeName: "Сначала введите своё имя вверху страницы: по нему мы узнаём ваши бронирования.",
-      meta: "{when} · {venue}, {city} · {category} · {price} за место", chooseSeats: "Выберите места",
+      meta: "{when} · {venue}, {city} · {category} · {price} за место",
+      metaFrom: "{when} · {venue}, {city} · {category} · от {price}", chooseSeats: "Выберите места",
       howMany: "Сколько билетов?", row: "Ряд {row}", seatsGroup: "Места", seatLabel: "Место {seat}, {state}",
       available: "свободно", held: "забронировано другим", sold: "продано", mine: "ваше",
       picked: "Выбрано: {seats} ({count} × {price}).", nonePicked: "Места не выбраны. Нажмите на место или доверьте выбор нам.",
@@ -104,7 +106,7 @@
   function renderEvent() {
     document.title = `Holdfast: ${event.name}`;
     $("name").textContent = event.name;
-    $("meta").textContent = fill(T.meta, { when: when(event.starts_at), venue: event.venue, city: event.city,
+    $("meta").textContent = fill(event.prices ? T.metaFrom : T.meta, { when: when(event.starts_at), venue: event.venue, city: event.city,
                                            category: event.category, price: money(event.price) });
     renderCounts(event.counts);
     const seated = event.inventory === "seated";
@@ -130,6 +132,9 @@
     return { value: (cents / 100).toFixed(2), currency: prices[0].currency };
   }
 
+  // through the CSSOM: the pages' Content-Security-Policy allows no inline style attributes
+  function tinted(node, color) { if (color) node.style.setProperty("--cat", color); return node; }
+
   function renderPriceList() {
     const box = $("price-list");
     const categories = event.price_categories || [];
@@ -139,7 +144,7 @@
     for (const category of categories) {
       const prices = typesOf(category.id).map((p) => fill(T.typePrice, { type: typeName(p.ticket_type), price: money(p.price) }));
       list.append(el("li", { "data-category": category.id },
-        el("span", { class: "swatch", style: `--cat: ${category.color || "#5a9e70"}`, "aria-hidden": "true" }),
+        tinted(el("span", { class: "swatch", "aria-hidden": "true" }), category.color || "#5a9e70"),
         el("span", { text: fill(T.categoryPrices, { name: category.name, prices: prices.join(", ") }) })));
     }
   }
@@ -214,15 +219,14 @@
         const category = seat.price_category && categoryOf(seat.price_category);
         const label = category ? fill(T.seatCategory, { seat: seat.seat, category: category.name, state: said })
                                : fill(T.seatLabel, { seat: seat.seat, state: said });
-        line.append(el("button", {
+        line.append(tinted(el("button", {
           type: "button", class: "seat", "data-seat": seat.seat, "data-state": state,
           "data-category": seat.price_category || "",
-          style: category && category.color ? `--cat: ${category.color}` : "",
           "aria-pressed": picked.has(seat.seat) ? "true" : "false",
           "aria-label": label, title: label,
           disabled: state !== "available", text: number,
           onclick: () => toggle(seat.seat),
-        }));
+        }), category && category.color));
       }
       map.append(line);
     }

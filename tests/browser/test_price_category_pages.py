@@ -37,6 +37,7 @@ def test_the_seat_map_shows_price_categories_and_a_ticket_type_per_seat_in_both_
     expect(legend).to_have_count(2)
     expect(legend.first).to_contain_text("Stalls: adult")
     expect(legend.first).to_contain_text("child")
+    expect(page.locator("#meta")).to_contain_text("from RUB")
     expect(seat(page, "B-2")).to_have_attribute("data-category", "balcony")
     expect(seat(page, "A-1")).to_have_attribute("aria-label", "Seat A-1, Stalls, available")
     seat(page, "A-3").click()
