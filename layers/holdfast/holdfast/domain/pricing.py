@@ -224,22 +224,32 @@ def price_list_view(event: Any, zone_counts: Mapping[str, Any] | None = None) ->
 
 def line_items(booking: Any, offering_name: str = "") -> tuple[LineItem, ...]:
     """What a booking is paid for, one item per price category and ticket type (a booking priced
-    by one price, or of another product, is one item: its places at their average). Their sum is
-    the booking's amount. The one place a receipt, an order page and a message read them from."""
+    by one price, or of another product, is one item: its places at their average); an order's
+    items are its lines' (``kind_details.lines``), each named by its offering. Their sum is the
+    booking's amount. The one place a receipt, an order page and a message read them from."""
     details: Mapping[str, Any] = booking.kind_details or {}
-    stored = details.get("priced") or ()
     currency = booking.amount.currency
+    if details.get("lines"):
+        return tuple(item for line in details["lines"]
+                     for item in _items(line.get("details") or {}, int(line["quantity"]),
+                                        Money.parse(line["amount"], currency), str(line.get("name") or offering_name)))
+    return _items(details, int(booking.places.quantity or 1), booking.amount,
+                  offering_name or str(booking.places.kind))
+
+
+def _items(details: Mapping[str, Any], quantity: int, amount: Money, name: str) -> tuple[LineItem, ...]:
+    stored = details.get("priced") or ()
     if stored:
         items = []
         for line in stored:
-            parts = [offering_name] if offering_name else []
-            parts += [str(line[name]) for name in ("price_category", "ticket_type") if line.get(name)]
+            parts = [name] if name else []
+            parts += [str(line[key]) for key in ("price_category", "ticket_type") if line.get(key)]
             if details.get("zone"):
                 parts.append(str(details["zone"]))
-            items.append(LineItem(", ".join(parts), int(line["quantity"]), Money.parse(line["unit"], currency)))
+            items.append(LineItem(", ".join(parts), int(line["quantity"]), Money.parse(line["unit"], amount.currency)))
         return tuple(items)
-    quantity = max(1, int(booking.places.quantity or 1))
-    unit = Money((booking.amount.value / quantity).quantize(Decimal("0.01")), currency)
-    if unit.times(quantity) != booking.amount:   # not evenly divisible: one item for the whole
-        return (LineItem(offering_name or str(booking.places.kind), 1, booking.amount),)
-    return (LineItem(offering_name or str(booking.places.kind), quantity, unit),)
+    quantity = max(1, quantity)
+    unit = Money((amount.value / quantity).quantize(Decimal("0.01")), amount.currency)
+    if unit.times(quantity) != amount:   # not evenly divisible: one item for the whole
+        return (LineItem(name, 1, amount),)
+    return (LineItem(name, quantity, unit),)
