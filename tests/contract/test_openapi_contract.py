@@ -117,7 +117,7 @@ def test_organizer_routes_require_the_api_key_and_customer_routes_the_customer()
                                           or (method, path) in ORGANIZER_EVENT_ROUTES)
             assert (operation.get("security") == [{"organizerKey": []}]) is organizer, f"{method} {path}"
             assert (operation.get("security") == [{"platformKey": []}]) is platform, f"{method} {path}"
-            customer = path.startswith(("/bookings/", "/customers/")) or path.endswith(("/bookings", "/queue", "/waitlist", "/reservations"))
+            customer = path.startswith(("/bookings/", "/customers/", "/orders")) or path.endswith(("/bookings", "/queue", "/waitlist", "/reservations"))
             assert ("CustomerId" in refs) is customer, f"{method} {path}"
 
 

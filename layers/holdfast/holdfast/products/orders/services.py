@@ -29,6 +29,7 @@ from holdfast.domain.statuses import BookingStatus
 from holdfast.domain.texts import DEFAULT_LANGUAGE
 from holdfast.ports import (Change, DuplicateRequest, HoldLimitReached, IdempotencyRecord, PlacesTaken, SalesStopped,
                             TransientStoreError)
+from holdfast.services.booking_views import describe
 from holdfast.services.bookings import BookingService, HoldResult, hold_limit
 from holdfast.services.releases import HOLD_ATTEMPTS
 
@@ -202,6 +203,10 @@ class OrderService:
         if not is_order(booking):
             raise NotFound(f"No order {order_id}.", code="order_not_found")
         return booking
+
+    def describe(self, booking: Booking, language: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
+        """The order as an answer to its placing or cancelling (no journal: GET /orders/{id} has it)."""
+        return describe_order(booking, describe(booking, language))
 
     def view(self, order_id: str, customer_id: str, language: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
         """The order as its customer reads it: the booking's view (status, payment, journal,
