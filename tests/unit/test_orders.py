@@ -172,3 +172,44 @@ def test_a_repeat_returns_the_order_and_another_body_under_the_key_is_refused(or
     with pytest.raises(BookingError) as refused:
         place(orders, seats(concert["event_id"], "A-2"))
     assert refused.value.code == "idempotency_key_reused"
+
+
+def test_an_events_linked_lot_offers_the_window_around_its_start_as_it_is_now(catalog, store, clock, concert, lot):
+    from holdfast.domain.errors import NotFound
+    from holdfast.services.listing import ListingService
+
+    listing = ListingService(store, clock)
+    listing.link_parking(concert["event_id"], lot["lot_id"], 60, 240, ORGANIZER)
+    shown = catalog.get_event(concert["event_id"])["parking"]
+    assert shown == {"lot_id": lot["lot_id"], "before_minutes": 60, "after_minutes": 240,
+                     "from": f"{DAY}T16:00:00.000Z", "to": f"{DAY}T21:00:00.000Z"}
+    listing.update(concert["event_id"], {"starts_at": pricing_time(f"{DAY}T19:00:00Z")}, ORGANIZER)
+    assert catalog.get_event(concert["event_id"])["parking"]["from"] == f"{DAY}T18:00:00.000Z"
+    with pytest.raises(NotFound) as refused:   # another organizer's lot is no lot of theirs
+        listing.link_parking(concert["event_id"], lot["lot_id"], 60, 240, Caller(organizer_id="org-2", key_id="k"))
+    assert refused.value.code in ("event_not_found", "lot_not_found")
+
+
+def test_a_postponed_events_order_is_told_once_and_cancelled_with_every_line_refunded(
+        orders, concert, lot, store, payments, provider, bookings, clock):
+    from holdfast.services.listing import ListingService
+
+    order = place(orders, seats(concert["event_id"], "A-1"), parking_line(lot["lot_id"]))
+    paying = payments.start_payment(order.booking_id, "alice", "pay-1")
+    provider.pay(paying.payment.payment_id)
+    payments.apply_provider_payment(provider.get_payment(paying.payment.payment_id))
+    ListingService(store, clock).update(concert["event_id"], {"starts_at": pricing_time(f"{DAY}T20:00:00Z")},
+                                        ORGANIZER)
+    # the order is one booking in the event's index: its holder is told once, not once per line
+    assert store.event_booking_ids(concert["event_id"]).count(order.booking_id) == 1
+    view = orders.view(order.booking_id, "alice")
+    assert view["change_refund_until"] and view["cancel_refund"] is True
+    cancelled = bookings.cancel(order.booking_id, "alice", refund=payments.cancel_confirmed)
+    assert cancelled.status in (BookingStatus.REFUND_PENDING, BookingStatus.REFUNDED)
+    assert [r["amount"] for r in provider.refunds.values()] == [{"value": "1900.00", "currency": RUB}]
+
+
+def pricing_time(text):
+    from datetime import datetime
+
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))

@@ -54,6 +54,18 @@ class ListingService:
         return self._change(event_id, lambda event: {k: v for k, v in changes.items() if event.get(k) != v},
                             announce=True, caller=caller)
 
+    def link_parking(self, event_id: str, lot_id: str, before_minutes: int, after_minutes: int,
+                     caller: Caller | None = None) -> dict[str, Any]:
+        """Offer parking with the event's tickets: the organizer's own lot, the window from
+        ``before_minutes`` before the start to ``after_minutes`` after it (domain/venue_parking.py).
+        The same link again changes nothing."""
+        if lot_id == event_id:
+            raise InvalidRequest("An event is not its own car park.", code="lot_not_found")
+        require_owner(self.store.get_event(lot_id), caller, NotFound(f"No lot {lot_id}.", code="lot_not_found"))
+        link = {"lot_id": lot_id, "before_minutes": before_minutes, "after_minutes": after_minutes}
+        return self._change(event_id, lambda event: {} if event.get("parking_link") == link else {"parking_link": link},
+                            caller=caller)
+
     def _change(self, event_id: str, decide, announce: bool = False, caller: Caller | None = None) -> dict[str, Any]:
         def write(event: dict[str, Any]) -> dict[str, Any]:
             changes = decide(event)
