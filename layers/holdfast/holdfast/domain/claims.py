@@ -78,3 +78,8 @@ def claims_of(places: Places) -> list[Claim]:
     claims += [UnitClaim(unit) for unit in places.units]
     claims += [GranuleClaim(granule) for granule in places.granules]
     return claims
+
+
+def offerings_of(event_id: str, places: Places) -> list[str]:
+    """Every offering a booking of ``event_id`` takes places of: its own, and those its places name."""
+    return [event_id, *other_offerings(event_id, places)]
