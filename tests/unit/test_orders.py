@@ -223,3 +223,31 @@ def test_an_order_is_one_message_naming_every_line_and_what_it_costs(orders, con
                               "hold_expires_at": order.hold_expires_at}, Site(), html=False)
     assert "Club night: 2 × " in message.text and "Venue parking: 1 × " in message.text, message.text
     assert "1,500.00" in message.text and "400.00" in message.text
+
+
+def test_a_cancel_refunds_each_line_by_its_own_policy_in_one_refund(orders, concert, parking, store, payments, provider,
+                                                                    bookings):
+    """A lot that keeps the money keeps its line's part; the seats' part comes back, in one provider
+    refund, and the journal says which line kept what."""
+    strict = parking.create_lot(LotIn.model_validate({
+        "name": "Strict parking", "spaces": [{"space_id": "R1", "type": "REGULAR"}],
+        "tariff": {"hourly": {"value": "100.00", "currency": RUB}}, "policy": {"cancel_refund": "none"}}).command(),
+        caller=ORGANIZER)
+    order = place(orders, seats(concert["event_id"], "A-1"), parking_line(strict["lot_id"]))
+    paying = payments.start_payment(order.booking_id, "alice", "pay-1")
+    provider.pay(paying.payment.payment_id)
+    payments.apply_provider_payment(provider.get_payment(paying.payment.payment_id))
+    cancelled = bookings.cancel(order.booking_id, "alice", refund=payments.cancel_confirmed)
+    assert [r["amount"] for r in provider.refunds.values()] == [{"value": "1500.00", "currency": RUB}]
+    _, journal = store.get_booking_with_journal(order.booking_id)
+    assert any("kept by their own policy: L2 400.00" in entry.decision for entry in journal)
+    assert cancelled.status in (BookingStatus.REFUND_PENDING, BookingStatus.REFUNDED)
+    # an order of lines that all keep their money cannot be cancelled for nothing
+    only = place(orders, parking_line(strict["lot_id"], "08:00", "09:00"), customer="bob", key="order-2")
+    paying = payments.start_payment(only.booking_id, "bob", "pay-2")
+    provider.pay(paying.payment.payment_id)
+    payments.apply_provider_payment(provider.get_payment(paying.payment.payment_id))
+    with pytest.raises(Conflict) as refused:
+        bookings.cancel(only.booking_id, "bob", refund=payments.cancel_confirmed)
+    assert refused.value.code == "nothing_to_refund"
+    assert store.get_booking(only.booking_id).status is BookingStatus.CONFIRMED

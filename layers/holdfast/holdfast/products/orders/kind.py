@@ -54,6 +54,17 @@ class OrderKind(Kind):
         """The order is past selling to a late payment once any of its lines is."""
         return any(kinds.named(line.kind).ended(line.as_booking(booking), now) for line in lines_of(booking))
 
+    def kept_on_cancel(self, offering_of: Any, booking: Booking, now: datetime) -> list[tuple[str, Money]]:
+        """The lines whose offering's policy keeps their money if the order is cancelled now (a lot
+        that refunds nothing this close to the window), each asked of its own kind."""
+        kept = []
+        for line in lines_of(booking):
+            offering = offering_of(line.offering_id)
+            kind = kinds.named(line.kind)
+            if offering is not None and kind.cancel_without_refund(offering, line.as_booking(booking), now):
+                kept.append((line.line_id, line.amount))
+        return kept
+
     def price(self, event: Offering, places: Places) -> Money:
         raise InvalidRequest("An order is priced by its lines.", code="not_an_offering")
 
