@@ -102,3 +102,34 @@ def test_cancelling_a_held_order_releases_every_line_at_once(api, system):
     assert seats(api, event_id)["A-4"] == "available"
     again = order(api, customer(), [{"event_id": event_id, "seats": ["A-4"]}, parking(lot_id)])
     assert again.status_code == 201, again.text   # the space came back with the seat
+
+
+def test_a_confirmed_orders_cancel_refunds_each_line_by_its_policy_in_one_refund(api, sandbox, system):
+    event_id = concert(api)
+    strict = api.request("POST", "/lots", organizer=True, json={
+        "name": "Strict parking", "spaces": [{"space_id": "R1", "type": "REGULAR"}],
+        "tariff": {"hourly": {"value": "150.00", "currency": RUB}}, "policy": {"cancel_refund": "none"}})
+    assert strict.status_code == 201, strict.text
+    alice = customer()
+    placed = order(api, alice, [{"event_id": event_id, "seats": ["A-1"]}, parking(strict.json()["lot_id"])]).json()
+    paying = api.request("POST", f"/orders/{placed['order_id']}/payment", customer=alice, key=str(uuid.uuid4())).json()
+    sandbox.pay(paying["payment_id"])
+    api.wait_status(placed["order_id"], alice, "CONFIRMED")
+    cancelled = api.request("POST", f"/orders/{placed['order_id']}/cancel", customer=alice)
+    assert cancelled.status_code == 200, cancelled.text
+    refunded = api.wait_status(placed["order_id"], alice, "REFUNDED")
+    assert any("kept by their own policy: L2 600.00" in entry["decision"] for entry in refunded["journal"]), \
+        refunded["journal"]
+    assert seats(api, event_id)["A-1"] == "available"
+
+
+def test_a_held_order_expires_as_one(api, system):
+    event_id = concert(api, hold_ttl_seconds=2)
+    alice = customer()
+    placed = order(api, alice, [{"event_id": event_id, "seats": ["A-2"]}, {"event_id": concert(api), "seats": ["A-3"]}])
+    assert placed.status_code == 201, placed.text
+    body = placed.json()
+    expired = api.wait_status(body["order_id"], alice, "EXPIRED", timeout=20)
+    assert expired["journal"][-1]["actor"] == "timer"
+    assert seats(api, event_id)["A-2"] == "available"
+    assert seats(api, body["lines"][1]["offering_id"])["A-3"] == "available"
