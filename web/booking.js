@@ -297,7 +297,7 @@
       said = await texts();
       booking = await api("GET", `/bookings/${encodeURIComponent(bookingId)}`);
       // an order (POST /orders): its lines, each with what it took and what it costs
-      if (booking.places.kind === "order" && !orderLines) {
+      if (booking.places.kind === "basket" && !orderLines) {
         orderLines = (await api("GET", `/orders/${encodeURIComponent(bookingId)}`)).lines;
       }
       showError("error", null);

@@ -128,7 +128,7 @@
   // The organizer's lot linked to the event (GET /events/{id} parking): its window around the
   // start goes into the order's parking line, and tickets and space are held and paid as one order.
   function renderParking() {
-    const park = event.parking;
+    const park = event.companion;   // the lot linked with POST /events/{id}/parking
     $("parking").classList.toggle("hidden", !park);
     if (!park) return;
     $("park-window").textContent = fill(T.parkWindow, { from: when(park.from), to: when(park.to) });
@@ -331,7 +331,7 @@
     const email = $("email").value.trim();
     if (email) body.contact_email = email;
     const headers = admissionToken ? { "X-Admission-Token": admissionToken } : {};
-    const park = event.parking && $("park").checked;
+    const park = event.companion && $("park").checked;
     if (park && !$("plate").value.trim()) { showError("hold-error", T.plateFirst); $("plate").focus(); return; }
     $("hold").disabled = $("best").disabled = true;
     try {
@@ -339,8 +339,8 @@
         // one order: the tickets and the space, held together or not at all, paid once
         ? await api("POST", "/orders", { key: newKey(), body: { contact_email: body.contact_email, lines: [
             { event_id: eventId, ...Object.fromEntries(Object.entries(body).filter(([k]) => k !== "contact_email")) },
-            { lot_id: event.parking.lot_id, vehicle_type: $("vehicle").value, plate: $("plate").value.trim(),
-              from: event.parking.from, to: event.parking.to }] } }).then((order) => ({ ...order, booking_id: order.order_id }))
+            { lot_id: event.companion.offering_id, vehicle_type: $("vehicle").value, plate: $("plate").value.trim(),
+              from: event.companion.from, to: event.companion.to }] } }).then((order) => ({ ...order, booking_id: order.order_id }))
         : await api("POST", `/events/${encodeURIComponent(eventId)}/bookings`, { body, key: newKey(), headers });
       Holdfast.rememberBooking(eventId, booking.booking_id);
       location.href = `booking.html?id=${encodeURIComponent(booking.booking_id)}`;

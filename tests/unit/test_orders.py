@@ -179,14 +179,15 @@ def test_an_events_linked_lot_offers_the_window_around_its_start_as_it_is_now(ca
     from holdfast.services.listing import ListingService
 
     listing = ListingService(store, clock)
-    listing.link_parking(concert["event_id"], lot["lot_id"], 60, 240, ORGANIZER)
-    shown = catalog.get_event(concert["event_id"])["parking"]
-    assert shown == {"lot_id": lot["lot_id"], "before_minutes": 60, "after_minutes": 240,
+    listing.link_companion(concert["event_id"], lot["lot_id"], 60, 240, ORGANIZER, missing="lot_not_found")
+    shown = catalog.get_event(concert["event_id"])["companion"]
+    assert shown == {"offering_id": lot["lot_id"], "before_minutes": 60, "after_minutes": 240,
                      "from": f"{DAY}T16:00:00.000Z", "to": f"{DAY}T21:00:00.000Z"}
     listing.update(concert["event_id"], {"starts_at": pricing_time(f"{DAY}T19:00:00Z")}, ORGANIZER)
-    assert catalog.get_event(concert["event_id"])["parking"]["from"] == f"{DAY}T18:00:00.000Z"
+    assert catalog.get_event(concert["event_id"])["companion"]["from"] == f"{DAY}T18:00:00.000Z"
     with pytest.raises(NotFound) as refused:   # another organizer's lot is no lot of theirs
-        listing.link_parking(concert["event_id"], lot["lot_id"], 60, 240, Caller(organizer_id="org-2", key_id="k"))
+        listing.link_companion(concert["event_id"], lot["lot_id"], 60, 240, Caller(organizer_id="org-2", key_id="k"),
+                               missing="lot_not_found")
     assert refused.value.code in ("event_not_found", "lot_not_found")
 
 

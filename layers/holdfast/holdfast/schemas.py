@@ -393,14 +393,6 @@ class BookingIn(_Strict):
         return self
 
 
-class EventParkingIn(_Strict):
-    """The organizer's lot offered with an event's tickets, and the window around its start."""
-
-    lot_id: str = Field(min_length=1, max_length=100)
-    before_minutes: int = Field(default=60, ge=0, le=720)
-    after_minutes: int = Field(default=240, ge=30, le=1440)
-
-
 class EventPatchIn(_Strict):
     """What an organizer may change on an existing event: its description, not its inventory or price."""
 

@@ -12,7 +12,7 @@ from ..domain.commands import CreateEvent
 from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy
 from ..domain.ids import created_id
 from ..domain.money import Money
-from ..domain import pricing, venue_parking
+from ..domain import companion, pricing
 from ..domain.organizers import Caller
 from ..ports import CatalogStore, Clock, ItemExists, TransientStoreError
 
@@ -107,7 +107,7 @@ class CatalogService:
             "high_demand": bool(event.get("high_demand", False)),
             "max_holds_per_customer": int(event.get("max_holds_per_customer") or DEFAULT_HOLDS_PER_CUSTOMER),
             "counts": counts,
-        } | pricing.price_list_view(event, self._zone_counts(event)) | _parking(event)
+        } | pricing.price_list_view(event, self._zone_counts(event)) | _companion(event)
 
     def _sales_by_category(self, event: dict[str, Any]) -> dict[str, dict[str, int]]:
         """available / held / sold per price category: a zoned event's zones summed by their
@@ -137,9 +137,9 @@ class CatalogService:
         return kinds.of_event(event).counts(self.store, event["event_id"])
 
 
-def _parking(event: dict[str, Any]) -> dict[str, Any]:
-    shown = venue_parking.window(event)
-    return {"parking": shown} if shown else {}
+def _companion(event: dict[str, Any]) -> dict[str, Any]:
+    shown = companion.window(event)
+    return {"companion": shown} if shown else {}
 
 
 def _fingerprint(event: dict[str, Any], pools: list[int] | None, units: list[str] | None) -> str:

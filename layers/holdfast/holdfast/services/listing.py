@@ -54,16 +54,17 @@ class ListingService:
         return self._change(event_id, lambda event: {k: v for k, v in changes.items() if event.get(k) != v},
                             announce=True, caller=caller)
 
-    def link_parking(self, event_id: str, lot_id: str, before_minutes: int, after_minutes: int,
-                     caller: Caller | None = None) -> dict[str, Any]:
-        """Offer parking with the event's tickets: the organizer's own lot, the window from
-        ``before_minutes`` before the start to ``after_minutes`` after it (domain/venue_parking.py).
-        The same link again changes nothing."""
-        if lot_id == event_id:
-            raise InvalidRequest("An event is not its own car park.", code="lot_not_found")
-        require_owner(self.store.get_event(lot_id), caller, NotFound(f"No lot {lot_id}.", code="lot_not_found"))
-        link = {"lot_id": lot_id, "before_minutes": before_minutes, "after_minutes": after_minutes}
-        return self._change(event_id, lambda event: {} if event.get("parking_link") == link else {"parking_link": link},
+    def link_companion(self, event_id: str, offering_id: str, before_minutes: int, after_minutes: int,
+                       caller: Caller | None = None, missing: str = "offering_not_found") -> dict[str, Any]:
+        """Sell another offering of the organizer's with the event's tickets, for the window from
+        ``before_minutes`` before the start to ``after_minutes`` after it (domain/companion.py);
+        ``missing``: the code of an offering that is not the organizer's. The same link again
+        changes nothing."""
+        if offering_id == event_id:
+            raise NotFound(f"No offering {offering_id} to sell with itself.", code=missing)
+        require_owner(self.store.get_event(offering_id), caller, NotFound(f"No {offering_id}.", code=missing))
+        link = {"offering_id": offering_id, "before_minutes": before_minutes, "after_minutes": after_minutes}
+        return self._change(event_id, lambda event: {} if event.get("companion") == link else {"companion": link},
                             caller=caller)
 
     def _change(self, event_id: str, decide, announce: bool = False, caller: Caller | None = None) -> dict[str, Any]:

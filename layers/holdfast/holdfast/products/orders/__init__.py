@@ -5,4 +5,5 @@ from holdfast.kinds.products import Product, register_product
 
 from .kind import OrderKind
 
-PRODUCT = register_product(Product(name="orders", kinds=(OrderKind(),)))
+PRODUCT = register_product(Product(name="orders", kinds=(OrderKind(),),
+                                   texts="holdfast.products.orders.texts:TEXTS"))

@@ -11,7 +11,8 @@ from holdfast.domain.claims import of_offering
 from holdfast.domain.inventory import Places, places_from, stored_places
 from holdfast.domain.money import Money
 
-KIND = "order"
+#: The stored name of the kind (a booking's ``inventory_kind``): "basket", a word the core never uses.
+KIND = "basket"
 
 
 @dataclass(frozen=True)
