@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from holdfast.clock import system_clock
 from tests.support.flows import customer
 
 pytestmark = pytest.mark.integration
@@ -15,7 +16,7 @@ pytestmark = pytest.mark.integration
 
 def test_an_event_that_has_started_is_sold_no_more_nor_listed(api):
     word = f"started{uuid.uuid4().hex[:8]}"
-    began = (datetime.now(timezone.utc) - timedelta(hours=1)).replace(microsecond=0)
+    began = (system_clock() - timedelta(hours=1)).replace(microsecond=0)
     event = api.create_event(name=f"Evening {word}", starts_at=began.isoformat())
     assert api.request("POST", f"/events/{event['event_id']}/publish", organizer=True).status_code == 200
 
