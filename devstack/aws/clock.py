@@ -61,6 +61,7 @@ class StackClock:
         self._listeners: list[Callable[[float], None]] = []
         self._due_sources: list[Callable[[], float | None]] = []
         self._advancing = threading.Lock()
+        self._closed = False
         self._write()
 
     # -- reading ---------------------------------------------------------------------------------
@@ -114,6 +115,9 @@ class StackClock:
                     remaining = due - self.now_seconds()
                     if remaining <= 0:
                         return True
+                    if self._closed:   # the stack stopped: its executions wait on, idle, as on a dead host
+                        self._cond.wait(60)
+                        continue
                     # a stop is looked at four times a second; a move of the clock wakes at once
                     self._cond.wait(min(remaining, 0.25))
             finally:
@@ -185,6 +189,7 @@ class StackClock:
         global current
         if current is self:
             current = None
+        self._closed = True
         self.wake()
         if self._own_directory:
             for name in os.listdir(self.directory):

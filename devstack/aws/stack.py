@@ -325,11 +325,12 @@ class EmbeddedStack:
     # ------------------------------------------------------------------------------------------
     # helpers for callers
     # ------------------------------------------------------------------------------------------
-    def advance_clock(self, seconds: float) -> dict[str, Any]:
+    def advance_clock(self, seconds: float, settle_seconds: float = 60.0) -> dict[str, Any]:
         """Move the stack's clock `seconds` forward, firing what falls due in order and settling
-        after each (devstack/aws/clock.py); the same as POST /dev/clock."""
+        after each step, each within `settle_seconds` (devstack/aws/clock.py); the same as
+        POST /dev/clock."""
         assert self.time is not None, "the stack is not running"
-        return self.time.advance(seconds)
+        return self.time.advance(seconds, settle_seconds)
 
     def wait_idle(self, timeout: float = 60.0) -> dict[str, Any]:
         """Wait until nothing runs or waits to run (devstack/aws/timecontrol.py); TimeoutError

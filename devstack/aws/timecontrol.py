@@ -95,9 +95,9 @@ class StackTime:
             time.sleep(0.01)
         raise TimeoutError(f"the local stack did not become idle in {timeout:.0f}s: {reasons}")
 
-    def advance(self, seconds: float) -> dict[str, Any]:
-        self.clock.advance(seconds, settle=self.wait_idle)
-        return self.snapshot()
+    def advance(self, seconds: float, settle_seconds: float = SETTLE_SECONDS) -> dict[str, Any]:
+        moved = self.clock.advance(seconds, settle=lambda: self.wait_idle(settle_seconds))
+        return {**self.snapshot(), "steps": moved["steps"]}
 
     def snapshot(self) -> dict[str, Any]:
         reasons = self.busy()

@@ -64,9 +64,9 @@ def test_refund_chosen_on_a_one_stage_case_refunds_once(api, sandbox):
 def test_a_case_nobody_decides_is_given_back_by_the_sweeper(api, sandbox, system):
     _, who, booking_id, payment_id, _ = late_story(api, sandbox)
     stack = system["stack"]
-    # past the case's window and the stack's scheduled sweeper's next run (every minute); the move
-    # returns once the stack is idle
-    stack.advance_clock(RESOLUTION_WINDOW + 61)
+    # past the case's window, the sweeper's grace and one interval of the stack's scheduled sweeper
+    # (a minute); the move returns once the stack is idle
+    stack.advance_clock(RESOLUTION_WINDOW + 62)
     lapsed = api.booking(booking_id, who)
     assert lapsed["status"] == "PAYMENT_FAILED" and lapsed["resolution"]["decision"]["by"] == "timer"
     assert actions(lapsed).count("authorisation_cancelled") == 1

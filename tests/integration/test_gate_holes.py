@@ -76,7 +76,7 @@ def test_an_exit_refused_online_while_the_gate_timed_out_is_applied_at_sync_with
     proxy.start()
     journal = Journal(str(tmp_path / "north.sqlite3"))
     backend = Backend(proxy.url, lot_id, north["gate_id"], north["gate_key"], timeout=10)
-    gate = Gate(journal, backend, lot_id, north["gate_id"])
+    gate = Gate(journal, backend, lot_id, north["gate_id"], clock=system_clock)   # the stack's clock
     try:
         entered = gate.entry(plate="P404PP")
         assert entered["open"] is True and entered["mode"] == "online"
@@ -131,7 +131,7 @@ def test_an_offline_gate_lets_a_reservation_holder_in_by_plate(api, sandbox, tmp
     proxy.start()
     journal = Journal(str(tmp_path / "north.sqlite3"))
     gate = Gate(journal, Backend(proxy.url, lot_id, north["gate_id"], north["gate_key"], timeout=5), lot_id,
-                north["gate_id"])
+                north["gate_id"], clock=system_clock)
     try:
         assert gate.refresh()["reservations"] == 1
         proxy.stop()                                                    # the partition

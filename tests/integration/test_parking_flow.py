@@ -281,9 +281,9 @@ def test_a_reservation_nobody_used_becomes_no_show_by_the_timer_and_frees_the_sp
     assert "refund" not in api.booking(kept["booking_id"], third)["payment"]
     assert system_clock() < due, "paying took longer than the margin; the 409 below proves nothing"
     assert reserve(api, lot["lot_id"], "REGULAR", start, end).status_code == 409
-    # past the moment and the sweeper's one-second grace (SweepGraceSeconds): the stack's scheduled
-    # sweeper runs when the clock passes its minute, and the move returns once the stack is idle
-    system["stack"].advance_clock((due - system_clock()).total_seconds() + 2)
+    # past the moment, the sweeper's one-second grace (SweepGraceSeconds) and one interval of the
+    # stack's scheduled sweeper (a minute: the timer's only clock); the move returns once it is idle
+    system["stack"].advance_clock((due - system_clock()).total_seconds() + 62)
     gone = api.booking(held["booking_id"], who)
     assert gone["status"] == "NO_SHOW" and gone["journal"][-1]["actor"] == "timer"
     assert gone["payment"]["status"] == "succeeded" and "refund" not in gone["payment"]   # no refund by default
