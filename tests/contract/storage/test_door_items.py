@@ -8,22 +8,10 @@ from __future__ import annotations
 import pytest
 from botocore.exceptions import ClientError
 
-from holdfast.ports import Change, StaleBooking
-
 from .bookings import AT
+from .cases import check_cases, commit, refused
 
 LATER = "2030-01-01T12:30:00.000Z"
-
-
-def commit(store, *items) -> None:
-    store.commit(Change(items=tuple(items)))
-
-
-def refused(store, *items) -> str:
-    """The labels a change of ``items`` alone was refused with (it must be refused)."""
-    with pytest.raises(StaleBooking) as failed:
-        commit(store, *items)
-    return str(failed.value)
 
 
 def door(ids, name: str, label: str = "Main") -> dict:
@@ -88,32 +76,13 @@ def test_a_doors_pass_is_recorded_once_with_its_answer_mode_and_body(backend, id
 
 
 def test_checkin_cases_are_listed_while_open_oldest_first_and_resolved_once(backend, ids):
-    store, event = backend.store, ids("event")
-    cases = [{"case_id": ids(name), "case_type": "checkin", "event_id": event, "reason": "double_checkin",
-              "status": "OPEN", "opened_at": opened, "door_id": ids("main"), "pass_id": f"p-{name}",
-              "journal": [{"at": opened, "actor": "door_sync", "action": "checkin_case_opened",
-                           "decision": "double_checkin"}]}
-             for name, opened in (("late", "2030-01-01T12:05:00.000Z"), ("early", "2030-01-01T12:00:00.000Z"),
-                                  ("middle", "2030-01-01T12:01:00.000Z"))]
-    for case in cases:
-        commit(store, store.checkin_case_put(case))
-    mine = {case["case_id"] for case in cases}
+    event = ids("event")
 
-    def open_ones():
-        return [c for c in store.list_checkin_cases() if c["case_id"] in mine]
+    def case_of(name, opened):
+        return {"case_id": ids(name), "case_type": "checkin", "event_id": event, "reason": "double_checkin",
+                "status": "OPEN", "opened_at": opened, "door_id": ids("main"), "pass_id": f"p-{name}",
+                "journal": [{"at": opened, "actor": "door_sync", "action": "checkin_case_opened",
+                             "decision": "double_checkin"}]}
 
-    assert [c["case_id"] for c in open_ones()] == [ids("early"), ids("middle"), ids("late")]
-    assert open_ones()[0] == cases[1]                                      # no keys, as written
-    assert store.get_checkin_case(ids("late")) == cases[0]
-    entry = {"at": AT, "actor": "ops", "action": "checkin_case_resolved", "decision": "admitted"}
-    resolution = {"resolution": "admitted", "operator": "ops", "note": "seen at the door", "at": AT}
-    assert store.checkin_case_resolve(ids("middle"), resolution, entry) is True
-    done = store.get_checkin_case(ids("middle"))
-    assert (done["status"], done["resolution"]) == ("RESOLVED", resolution)
-    assert done["journal"] == [*cases[2]["journal"], entry]
-    assert [c["case_id"] for c in open_ones()] == [ids("early"), ids("late")]
-    assert store.checkin_case_resolve(ids("middle"), {**resolution, "operator": "bob"}, entry) is False
-    assert store.get_checkin_case(ids("middle")) == done
-    assert store.checkin_case_resolve(ids("nothing"), resolution, entry) is False
-    assert store.get_checkin_case(ids("nothing")) is None                 # nothing made
-    assert refused(store, store.checkin_case_put({**cases[0], "reason": "other"})) == "case"
+    check_cases(backend, ids, case_of=case_of, put="checkin_case_put", get="get_checkin_case",
+                resolve="checkin_case_resolve", listing="list_checkin_cases", resolved_action="checkin_case_resolved")
