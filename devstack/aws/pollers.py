@@ -124,7 +124,7 @@ class _Poller:
         self._thread: threading.Thread | None = None
         # for the stack's `wait_idle`: polls that found nothing, and polls under way
         self.empty_polls = 0
-        self.active = 0
+        self.polls_under_way = 0
 
     def start(self) -> None:
         if not self.enabled:
@@ -141,7 +141,7 @@ class _Poller:
     def _run(self) -> None:
         while not self._stop.is_set():
             mark = self._mark()
-            self.active += 1
+            self.polls_under_way += 1
             try:
                 busy = self.poll_once()
             except Exception:  # noqa: BLE001 - a poller never dies, like Lambda's
@@ -150,7 +150,7 @@ class _Poller:
                 LOG.exception("%s for %s failed; retrying", self.kind, self.function.function_name)
                 busy = False
             finally:
-                self.active -= 1
+                self.polls_under_way -= 1
             if not busy:
                 self.empty_polls += 1
                 self._idle(mark)
@@ -160,7 +160,7 @@ class _Poller:
 
     def busy(self) -> bool:
         """Work this poller has taken and not finished."""
-        return self.active > 0
+        return self.polls_under_way > 0
 
     def _mark(self) -> Any:
         """Taken before a poll; an idle wait ends early on what came after it (SqsPoller)."""
@@ -320,7 +320,7 @@ class SqsPoller(_Poller):
         self._wake()
 
     def busy(self) -> bool:
-        return self.active > 0 or self._in_flight > 0
+        return self.polls_under_way > 0 or self._in_flight > 0
 
     def _idle(self, mark: int) -> None:
         if self._stop.is_set():
@@ -340,18 +340,18 @@ class SqsPoller(_Poller):
                 if not self._slots.acquire(timeout=self.poll_interval):
                     continue
                 mark = self._mark()
-                self.active += 1
+                self.polls_under_way += 1
                 try:
                     messages = self._receive()
                 except Exception:  # noqa: BLE001 - a poller never dies, like Lambda's
-                    self.active -= 1
+                    self.polls_under_way -= 1
                     self._slots.release()
                     if not self._stop.is_set():
                         LOG.exception("%s for %s failed; retrying", self.kind, self.function.function_name)
                         self._stop.wait(self.poll_interval)
                     continue
                 if not messages:
-                    self.active -= 1
+                    self.polls_under_way -= 1
                     self.empty_polls += 1
                     self._slots.release()
                     self._idle(mark)
@@ -359,7 +359,7 @@ class SqsPoller(_Poller):
                 with self._count_lock:
                     self._in_flight += 1
                     self.in_flight_peak = max(self.in_flight_peak, self._in_flight)
-                self.active -= 1
+                self.polls_under_way -= 1
                 pool.submit(self._run_batch, messages)
 
     def _run_batch(self, messages: list[dict[str, Any]]) -> None:
@@ -533,7 +533,7 @@ class DynamoDbStreamPoller(_Poller):
         super().stop(timeout)
 
     def busy(self) -> bool:
-        return self.active > 0 or any(state.pending for state in list(self._shards.values()))
+        return self.polls_under_way > 0 or any(state.pending for state in list(self._shards.values()))
 
     def wait_ready(self, timeout: float = 5.0) -> bool:
         return self._ready.wait(timeout)
@@ -707,13 +707,13 @@ class ScheduleInvoker(_Poller):
             elif not clock.sleep(self.interval, kind=f"schedule:{self.function.logical_id}", stop=self._stop,
                                  step=False):
                 return
-            self.active += 1
+            self.polls_under_way += 1
             try:
                 self.poll_once()
             except Exception:  # noqa: BLE001 - a schedule never dies
                 LOG.exception("scheduled run of %s failed", self.function.function_name)
             finally:
-                self.active -= 1
+                self.polls_under_way -= 1
 
     def stop(self, timeout: float = 5.0) -> None:
         from . import clock as stack_clock

@@ -82,7 +82,7 @@ class StackTime:
                 started, _ = invocations()
                 # one more empty poll of each, begun after this mark: nothing written meanwhile went
                 # unseen (a poll under way at the mark may have read before the write: one more)
-                marks = {p.uuid: p.empty_polls + (2 if p.active else 1) for p in pollers}
+                marks = {p.uuid: p.empty_polls + (2 if p.polls_under_way else 1) for p in pollers}
                 for poller in pollers:
                     poller.nudge()
                 while time.monotonic() < deadline and any(
