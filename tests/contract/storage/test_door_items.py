@@ -37,11 +37,12 @@ def test_a_door_is_retired_once_and_a_missing_one_is_not_made(backend, ids):
     store, event = backend.store, ids("event")
     main = door(ids, "main")
     store.put_door(event, main)
-    store.retire_door(event, main["door_id"], AT)
-    store.retire_door(event, main["door_id"], LATER)                 # a repeat keeps the first time
-    assert store.get_door(event, main["door_id"])["deleted_at"] == AT
-    assert store.list_doors(event) == [{**main, "deleted_at": AT}]   # a retired door is still listed
-    store.retire_door(event, ids("no-door"), AT)
+    store.retire_door(event, main["door_id"], AT, 7)
+    store.retire_door(event, main["door_id"], LATER, 9)              # a repeat keeps the first time
+    retired = store.get_door(event, main["door_id"])
+    assert (retired["deleted_at"], retired["revoked_after_seq"]) == (AT, 7)
+    assert store.list_doors(event) == [{**main, "deleted_at": AT, "revoked_after_seq": 7}]   # still listed
+    store.retire_door(event, ids("no-door"), AT, 1)
     assert store.get_door(event, ids("no-door")) is None              # nothing made
 
 
