@@ -205,7 +205,9 @@ def run_function(fn: LocalFunction, event: Any, request_id: str | None = None, *
     With worker processes, `max_wait` bounds the wait for a free worker (past it: workers.Throttled)
     and `answer_within` the wait for the answer (past it: TimeoutError); in-process, both are ignored."""
     request_id = request_id or str(uuid.uuid4())
-    with _counting_invocation():
+    # the stack's own work is counted for `wait_idle`; an API request is its caller's, who waits
+    # for the answer (a page polling every few seconds would otherwise keep the stack from idling)
+    with _counting_invocation(route is None):
         if fn.pool is not None:
             return fn.pool.invoke(event, request_id, max_wait=max_wait, answer_within=answer_within, route=route)
         try:
@@ -220,22 +222,27 @@ def run_function(fn: LocalFunction, event: Any, request_id: str | None = None, *
 
 
 class _Invocations:
-    """Invocations of any function of the stack: how many began, how many are running (the stack's
-    `wait_idle` reads both)."""
+    """Invocations of the stack's functions by its pollers, schedules and state machines (not the
+    API's): how many began, how many are running (the stack's `wait_idle` reads both)."""
     lock = threading.Lock()
     started = 0
     running = 0
 
 
 class _counting_invocation:
+    def __init__(self, counted: bool) -> None:
+        self.counted = counted
+
     def __enter__(self) -> None:
-        with _Invocations.lock:
-            _Invocations.started += 1
-            _Invocations.running += 1
+        if self.counted:
+            with _Invocations.lock:
+                _Invocations.started += 1
+                _Invocations.running += 1
 
     def __exit__(self, *exc: Any) -> None:
-        with _Invocations.lock:
-            _Invocations.running -= 1
+        if self.counted:
+            with _Invocations.lock:
+                _Invocations.running -= 1
 
 
 def invocations() -> tuple[int, int]:
