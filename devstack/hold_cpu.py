@@ -65,22 +65,11 @@ def _bare_process(environ: dict[str, str], sys_path: list[str], requests: list[l
         if entry not in sys.path:
             sys.path.insert(0, entry)
     import boto3
-    import botocore.client
 
     from devstack.aws import calls
+    from devstack.aws.workers import instrument_calls
 
-    calls.install()
-    original = botocore.client.BaseClient._make_api_call
-    timings: list[tuple[str, str, float]] = []
-
-    def timed_call(client: Any, operation: str, params: dict[str, Any]) -> Any:   # as the worker's
-        t0 = time.perf_counter()
-        try:
-            return original(client, operation, params)
-        finally:
-            timings.append((client.meta.service_model.service_name, operation, time.perf_counter() - t0))
-
-    botocore.client.BaseClient._make_api_call = timed_call
+    timings, _ = instrument_calls()
     calls.CURRENT_FUNCTION.set("bare")
     try:
         client = boto3.client("dynamodb")
