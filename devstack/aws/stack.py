@@ -56,6 +56,7 @@ DUMMY_CREDENTIALS = {
 LOCAL_PROVIDER_SECRET = {"secret_key": "sandbox_secret_local_only"}
 #: The parking entry-token master seed of the local stack (every lot's key is derived from it).
 LOCAL_PARKING_KEY_SECRET = {"master_seed": "local-parking-master-seed-not-secret"}
+LOCAL_TICKET_KEY_SECRET = {"master_seed": "local-ticket-master-seed-not-secret-either"}
 #: Every secret of the local stack by the template parameter naming it (one per purpose, as on AWS):
 #: local-only values, never real ones. Organizers sign in with their own keys, stored hashed
 #: under the hash key (devstack/organizers.py seeds two).
@@ -67,6 +68,7 @@ LOCAL_SECRETS = {
     "AdmissionTokenSecretName": {"admission_token_key": "local-admission-token-key-not-secret"},
     "PseudonymSecretName": {"pseudonym_key": "local-pseudonym-key-not-secret"},
     "ParkingKeySecretName": LOCAL_PARKING_KEY_SECRET,
+    "TicketKeySecretName": LOCAL_TICKET_KEY_SECRET,
 }
 
 
@@ -92,7 +94,8 @@ def local_parameters(api_url: str) -> dict[str, Any]:
         # no reservations: locally a function's reserved concurrency sizes its worker pool, and the
         # template's values would start more processes than this machine (and the bench's settings) want
         **dict.fromkeys(("PaymentEventsReservedConcurrency", "ExpireHoldReservedConcurrency",
-                         "ReconcilePaymentReservedConcurrency", "CancelEventReservedConcurrency"), "0"),
+                         "ReconcilePaymentReservedConcurrency", "CancelEventReservedConcurrency",
+                         "ParkingApiReservedConcurrency", "DoorsApiReservedConcurrency"), "0"),
     }
 
 

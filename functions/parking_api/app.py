@@ -64,7 +64,7 @@ def reserve(lot_id: str):
 
     request = replace(parse_body(app, ReservationIn).command(), language=preferred_language(app.current_event.headers))
     # the reservation's messages go to the customer's verified address unless they give another
-    request = addressed(request, verified_email(app))
+    request = addressed(request, verified_email(app), wiring.mail_gate, customer)
     result = parking_wiring.parking().reserve(lot_id, customer, key, request)
     view = (describe(result.booking, preferred_language(app.current_event.headers))
             | wiring.booking_view_extras(result.booking))
@@ -131,7 +131,7 @@ def gate_sync(lot_id: str, gate_id: str):
         from holdfast.clock import system_clock
         from holdfast.products.parking.services.retired_gates import refuse_passes
 
-        return json_response(200, refuse_passes(wiring.store(), system_clock, lot_id, gate_id, passes))
+        return json_response(200, refuse_passes(wiring.store(), system_clock, gate, lot_id, gate_id, passes))
     return json_response(200, parking_wiring.gate_sync().sync(lot_id, gate_id, passes))
 
 

@@ -812,7 +812,7 @@ class GateWorld:
         return [tickets[ticket_id] for ticket_id in sorted(tickets)]   # in an order the table's layout cannot change
 
     def _cases(self) -> list[dict[str, Any]]:
-        return self.store.list_gate_cases()
+        return self.store.list_gate_cases(None, 100, None)[0]
 
     def check(self, settled: bool = False) -> None:
         snap = self.snapshot()

@@ -3,7 +3,8 @@
 ``stop()`` is a partition (connection refused), ``start()`` heals it on the same port. Faults on
 the sync route: ``drop`` loses those sequence numbers from the next sync batch on the way (a
 batch's middle gone missing) and ``lose_next_answer`` lets the next sync be carried out but never
-brings its answer back. What it saw is kept for the test: ``requests`` (action and body as the
+brings its answer back; ``busy`` answers the next requests (any route) with those statuses (a 429
+or a 5xx, ``Retry-After: 0``) instead, or every request while ``always_busy`` is set. What it saw is kept for the test: ``requests`` (action and body as the
 controller sent them), ``synced`` (the sequence numbers of each sync batch after the drop) and
 ``sync_answers`` (every sync answer, lost ones included).
 
@@ -38,6 +39,8 @@ class GateStub:
         self.port = 0
         self.drop: set[int] = set()
         self.lose_next_answer = False
+        self.busy: list[int] = []
+        self.always_busy: int | None = None
         self.requests: list[tuple[str, Any]] = []
         self.synced: list[list[int]] = []
         self.sync_answers: list[dict[str, Any]] = []
@@ -79,6 +82,16 @@ class GateStub:
         action = match["action"] if match else None
         if action is not None:
             self.requests.append((action, body))
+        if self.busy or self.always_busy:
+            status = self.busy.pop(0) if self.busy else self.always_busy
+            data = _json({"error": {"code": "busy", "message": "try again"}})
+            request.send_response(status)
+            request.send_header("Retry-After", "0")
+            request.send_header("Content-Type", "application/json")
+            request.send_header("Content-Length", str(len(data)))
+            request.end_headers()
+            request.wfile.write(data)
+            return
         if action == "sync" and body:
             body = {**body, "events": [event for event in body["events"] if event["seq"] not in self.drop]}
             self.drop = set()
