@@ -24,7 +24,7 @@ TEST_WORKERS ?= 2
 PYTHON312 ?= $(shell command -v python3.12 2>/dev/null)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv tree-path sam-venv parity-build graphviz chromium valgrind test lint run sandbox invoke bench bench-profile bench-coldstart proof notebook notebook-html screenshots mail-screenshots architecture clean
+.PHONY: help venv tree-path sam-venv parity-build graphviz chromium valgrind test lint run sandbox invoke bench bench-profile bench-hold-cpu bench-coldstart proof notebook notebook-html screenshots mail-screenshots architecture clean
 
 help:
 	@echo "make run      start the whole system locally (AWS emulator, API, payment sandbox, demo event)"
@@ -35,6 +35,7 @@ help:
 	@echo "make bench    the load test (300 attempts/s for 60 s on loopback) and the per-operation cost profile"
 	@echo "make bench-search  text search over 10,000 generated events on DynamoDB Local (requests, items read, latency)"
 	@echo "make edge-load  the origin's load behind CloudFront at 10,000 catalog reads/s on one hot event (a model)"
+	@echo "make bench-hold-cpu   a hold's own CPU and a door scan's, each against its bare transaction (medians of 5 runs)"
 	@echo "make bench-coldstart  each function's cold start import next to import boto3 alone (ratio, top importers;"
 	@echo "              INSTRUCTIONS=1 counts instructions under valgrind: ~10 minutes, the same on any load)"
 	@echo "make proof    10,000 randomized histories of the whole model with faults, invariants after every step"
@@ -172,6 +173,10 @@ bench: $(STAMP)
 
 bench-profile: $(STAMP)
 	@$(PY) -m devstack.bench --profile
+
+# a hold's own CPU (its function's process, nothing throttled) against its bare transaction; a door scan's too
+bench-hold-cpu: $(STAMP)
+	@$(PY) -m devstack.hold_cpu --doors
 
 # the catalog's text search over 10,000 generated events on DynamoDB Local: requests, items read
 # and latency per search (devstack/bench_search.py; EVENTS=n for another size)

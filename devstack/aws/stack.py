@@ -692,6 +692,21 @@ class EmbeddedStack:
             self.logger.warning("function %s has no local CodeUri; invocations will fail", logical_id)
         return name, {"Arn": arn}
 
+    # A published version and its alias (AutoPublishAlias: the SnapStart functions, docs/performance.md):
+    # the local stack runs each function's one code, so both stand for the function itself; a Ref
+    # gives the qualified ARN, as on AWS, and an alias's invocations reach the function (apigw.py).
+    def _function_arn(self, name: str) -> str:
+        for fn in self.functions.values():
+            if name in (fn.function_name, fn.arn):
+                return fn.arn
+        return name
+
+    def _create_Lambda_Version(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        return f"{self._function_arn(p['FunctionName'])}:1", {"Version": "1"}
+
+    def _create_Lambda_Alias(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        return f"{self._function_arn(p['FunctionName'])}:{p['Name']}", {}
+
     def _create_Lambda_EventSourceMapping(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         # Not created in moto: moto would deliver synchronously inside SendMessage / the write.
         mapping_id = str(uuid.uuid4())
