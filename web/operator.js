@@ -190,8 +190,10 @@ const HoldfastOperator = (() => {
 
   // ------------------------------------------------------------------ live sales of events
   const S = words({
-    en: { title: "Sales", event: "Event", available: "Available", held: "Held", sold: "Sold", page: "Page" },
-    ru: { title: "Продажи", event: "Событие", available: "Свободно", held: "В брони", sold: "Продано", page: "Страница" },
+    en: { title: "Sales", event: "Event", available: "Available", held: "Held", sold: "Sold", page: "Page",
+          part: "{name}: {sold} sold, {held} held, {available} available" },
+    ru: { title: "Продажи", event: "Событие", available: "Свободно", held: "В брони", sold: "Продано", page: "Страница",
+          part: "{name}: продано {sold}, в брони {held}, свободно {available}" },
   });
   let tbody = null;
   HoldfastOperator.section({
@@ -201,6 +203,10 @@ const HoldfastOperator = (() => {
       card.append(el("table", {}, el("thead", {}, el("tr", {},
         [S.event, S.available, S.held, S.sold, S.page].map((h) => el("th", { text: h })))), tbody));
     },
+    // sales per price category and per zone (an event priced by category, issue 43)
+    const parts = (event) => [...Object.entries(event.by_price_category || {}).map(([name, c]) => ({ name, ...c })),
+                              ...(event.zones || []).map((z) => ({ name: z.name, ...(z.counts || {}) }))]
+      .map((c) => [el("br"), el("span", { class: "muted", "data-part": c.name, text: fill(S.part, c) })]).flat();
     async refresh() {
       // only the signed-in organizer's own offerings (GET /admin/sales), each with its live counts
       let offerings = [];
@@ -208,7 +214,8 @@ const HoldfastOperator = (() => {
         offerings = (await api("GET", "/admin/sales", { organizerKey: key() })).offerings;
       } catch (_) { /* no key yet, or a wrong one: the table stays empty */ }
       tbody.replaceChildren(...offerings.filter((event) => event.counts).slice(0, 30).map((event) => el("tr", { "data-event": event.event_id },
-        el("td", {}, el("strong", { text: event.name }), el("br"), el("span", { class: "muted", text: when(event.starts_at) })),
+        el("td", {}, el("strong", { text: event.name }), el("br"), el("span", { class: "muted", text: when(event.starts_at) }),
+          ...parts(event)),
         el("td", { "data-label": S.available, text: event.counts.available }),
         el("td", { "data-label": S.held, text: event.counts.held }),
         el("td", { "data-label": S.sold, text: event.counts.sold }),

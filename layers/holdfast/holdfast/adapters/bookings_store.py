@@ -22,6 +22,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from ..domain.booking import Booking, JournalEntry
+from ..domain.claims import other_offerings
 from ..domain.inventory import Move
 from ..observability import booking_written
 from . import hold_limits
@@ -96,6 +97,17 @@ class BookingRecords:
             expiry_index_put(self.db.table, booking.event_id, booking.booking_id, booking.hold_expires_at),
             *change.items,
         ]
+        # Places of other offerings too (an order's lines): each offering's marker, index entry and
+        # gate check, so each one's cancellation, waitlist and announcements find the booking.
+        for offering in other_offerings(booking.event_id, change.places or booking.places):
+            label, put = event_index_put(self.db.table, offering, booking.booking_id)
+            items += [
+                (f"customer_marker@{offering}", {"Put": {"TableName": self.db.table, "Item": _attrs({
+                    "pk": f"CUSTOMER#{booking.customer_id}", "sk": f"EVENT#{offering}#BOOKING#{booking.booking_id}",
+                    "booking_id": booking.booking_id, "created_at": booking.created_at})}}),
+                (f"{label}@{offering}", put),
+                (f"{GATE}@{offering}", gate_check(self.db.table, offering, booking.booking_id)[1]),
+            ]
         if booking.counted_hold:
             items.append(("hold_limit", hold_limits.take_slot(self.db.table, _attrs, booking.customer_id, booking.event_id,
                                                               change.hold_limit)))
@@ -150,6 +162,9 @@ class BookingRecords:
             return TransientStoreError("transaction conflict")
         if cancelled.failed(GATE):
             return SalesStopped(booking.event_id)
+        stopped = cancelled.failed_under(f"{GATE}@")
+        if stopped:
+            return SalesStopped(stopped[0])
         if cancelled.failed("hold_limit"):
             return HoldLimitReached(booking.customer_id)
         if cancelled.conflict:
