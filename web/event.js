@@ -4,7 +4,8 @@
   const T = words({
     en: {
       typeName: "Type your name at the top of the page first: it is how we know your bookings.",
-      meta: "{when} · {venue}, {city} · {category} · {price} a place", chooseSeats: "Choose your seats",
+      meta: "{when} · {venue}, {city} · {category} · {price} a place",
+      metaFrom: "{when} · {venue}, {city} · {category} · from {price}", chooseSeats: "Choose your seats",
       howMany: "How many tickets?", row: "Row {row}", seatsGroup: "Seats", seatLabel: "Seat {seat}, {state}",
       available: "available", held: "held by someone else", sold: "sold", mine: "yours",
       picked: "Picked: {seats} ({count} × {price}).", nonePicked: "No seats picked. Click a seat, or let us choose.",
@@ -33,10 +34,18 @@
       hold: "Hold", soldOut: "Sold out",
       waitlistText: "Everything is sold or held right now. Join the waitlist: when places come back, the next in line gets them held for a while.",
       wanted: "Places wanted", joinList: "Join the waitlist", leaveList: "Leave the waitlist", yours: "Your bookings for this event",
+      priceCategories: "Prices", categoryPrices: "{name}: {prices}", typePrice: "{type} {price}",
+      ticketFor: "Ticket for seat {seat}", pickedTotal: "Picked: {seats}. Total {total}.", zone: "Zone", ticketType: "Ticket",
+      zoneOption: "{name} ({available} left)", seatCategory: "Seat {seat}, {category}, {state}",
+      TYPES: { adult: "adult", child: "child", concession: "concession", student: "student", senior: "senior" },
+      parkHere: "Park at the venue", parkWindow: "A space from {from} to {to}, paid with your tickets in one payment.",
+      plate: "Car number plate", vehicle: "Vehicle", plateFirst: "Type the car's number plate to park.",
+      VEHICLES: { COMPACT: "compact", REGULAR: "regular", LARGE: "large" },
     },
     ru: {
       typeName: "Сначала введите своё имя вверху страницы: по нему мы узнаём ваши бронирования.",
-      meta: "{when} · {venue}, {city} · {category} · {price} за место", chooseSeats: "Выберите места",
+      meta: "{when} · {venue}, {city} · {category} · {price} за место",
+      metaFrom: "{when} · {venue}, {city} · {category} · от {price}", chooseSeats: "Выберите места",
       howMany: "Сколько билетов?", row: "Ряд {row}", seatsGroup: "Места", seatLabel: "Место {seat}, {state}",
       available: "свободно", held: "забронировано другим", sold: "продано", mine: "ваше",
       picked: "Выбрано: {seats} ({count} × {price}).", nonePicked: "Места не выбраны. Нажмите на место или доверьте выбор нам.",
@@ -66,6 +75,13 @@
       hold: "Забронировать", soldOut: "Всё продано",
       waitlistText: "Сейчас всё продано или забронировано. Встаньте в лист ожидания: когда места освободятся, следующему в очереди их забронируют на время.",
       wanted: "Сколько мест нужно", joinList: "Встать в лист ожидания", leaveList: "Выйти из листа ожидания", yours: "Ваши бронирования на это событие",
+      priceCategories: "Цены", categoryPrices: "{name}: {prices}", typePrice: "{type} {price}",
+      ticketFor: "Билет на место {seat}", pickedTotal: "Выбрано: {seats}. Итого {total}.", zone: "Зона", ticketType: "Билет",
+      zoneOption: "{name} (осталось {available})", seatCategory: "Место {seat}, {category}, {state}",
+      TYPES: { adult: "взрослый", child: "детский", concession: "льготный", student: "студенческий", senior: "пенсионный" },
+      parkHere: "Парковка у площадки", parkWindow: "Место с {from} до {to}, оплата вместе с билетами одним платежом.",
+      plate: "Номер машины", vehicle: "Машина", plateFirst: "Введите номер машины, чтобы забронировать парковку.",
+      VEHICLES: { COMPACT: "малая", REGULAR: "обычная", LARGE: "большая" },
     },
   });
   const plurals = new Intl.PluralRules(lang());
@@ -96,14 +112,89 @@
   function renderEvent() {
     document.title = `Holdfast: ${event.name}`;
     $("name").textContent = event.name;
-    $("meta").textContent = fill(T.meta, { when: when(event.starts_at), venue: event.venue, city: event.city,
+    $("meta").textContent = fill(event.prices ? T.metaFrom : T.meta, { when: when(event.starts_at), venue: event.venue, city: event.city,
                                            category: event.category, price: money(event.price) });
     renderCounts(event.counts);
     const seated = event.inventory === "seated";
     $("seated").classList.toggle("hidden", !seated);
     $("general").classList.toggle("hidden", seated);
     $("buy-title").textContent = seated ? T.chooseSeats : T.howMany;
+    renderPriceList();
+    renderZones();
+    renderParking();
   }
+
+  // ---------------------------------------------------------------- parking with the tickets
+  // The organizer's lot linked to the event (GET /events/{id} parking): its window around the
+  // start goes into the order's parking line, and tickets and space are held and paid as one order.
+  function renderParking() {
+    const park = event.companion;   // the lot linked with POST /events/{id}/parking
+    $("parking").classList.toggle("hidden", !park);
+    if (!park) return;
+    $("park-window").textContent = fill(T.parkWindow, { from: when(park.from), to: when(park.to) });
+    const vehicle = $("vehicle");
+    if (!vehicle.options.length) {
+      vehicle.replaceChildren(...Object.entries(T.VEHICLES).map(([value, text]) => el("option", { value, text })));
+      vehicle.value = "REGULAR";
+    }
+    $("park-details").classList.toggle("hidden", !$("park").checked);
+  }
+  $("park").addEventListener("change", renderParking);
+
+  // ---------------------------------------------------------------- price categories and ticket types
+  // What the page shows of a price is the API's (GET /events/{id}); the server prices the hold.
+  const typeName = (type) => (T.TYPES && T.TYPES[type]) || type;
+  const categoryOf = (id) => (event.price_categories || []).find((c) => c.id === id);
+  const typesOf = (category) => (event.prices || []).filter((p) => p.price_category === category);
+  function priceOf(category, type) {
+    const found = typesOf(category).find((p) => p.ticket_type === type) || typesOf(category)[0];
+    return found ? found.price : event.price;
+  }
+  function sumOf(prices) {
+    if (!prices.length) return null;
+    const cents = prices.reduce((all, p) => all + Math.round(Number(p.value) * 100), 0);
+    return { value: (cents / 100).toFixed(2), currency: prices[0].currency };
+  }
+
+  // through the CSSOM: the pages' Content-Security-Policy allows no inline style attributes
+  function tinted(node, color) { if (color) node.style.setProperty("--cat", color); return node; }
+
+  function renderPriceList() {
+    const box = $("price-list");
+    const categories = event.price_categories || [];
+    box.classList.toggle("hidden", !categories.length);
+    const list = $("price-legend");
+    list.replaceChildren();
+    for (const category of categories) {
+      const prices = typesOf(category.id).map((p) => fill(T.typePrice, { type: typeName(p.ticket_type), price: money(p.price) }));
+      list.append(el("li", { "data-category": category.id },
+        tinted(el("span", { class: "swatch", "aria-hidden": "true" }), category.color || "#5a9e70"),
+        el("span", { text: fill(T.categoryPrices, { name: category.name, prices: prices.join(", ") }) })));
+    }
+  }
+
+  function renderZones() {
+    const zones = event.zones || [];
+    $("zone-label").classList.toggle("hidden", zones.length < 2);
+    const select = $("zone");
+    const chosen = select.value;
+    select.replaceChildren(...zones.map((zone) => el("option", { value: zone.id,
+      text: fill(T.zoneOption, { name: zone.name, available: zone.counts ? zone.counts.available : "?" }) })));
+    if (chosen) select.value = chosen;
+    renderZoneTypes();
+  }
+
+  function renderZoneTypes() {
+    const zone = (event.zones || []).find((z) => z.id === $("zone").value) || (event.zones || [])[0];
+    const types = zone ? typesOf(zone.price_category) : [];
+    $("type-label").classList.toggle("hidden", types.length < 2);
+    const select = $("ticket-type");
+    const chosen = select.value;
+    select.replaceChildren(...types.map((p) => el("option", { value: p.ticket_type,
+      text: fill(T.typePrice, { type: typeName(p.ticket_type), price: money(p.price) }) })));
+    if (types.some((p) => p.ticket_type === chosen)) select.value = chosen;
+  }
+  $("zone").addEventListener("change", renderZoneTypes);
 
   function renderCounts(counts) {
     $("available").textContent = counts.available;
@@ -149,13 +240,17 @@
         if (state !== "available") picked.delete(seat.seat);
         const [, number] = seatParts(seat.seat);
         const said = T[state];
-        line.append(el("button", {
+        const category = seat.price_category && categoryOf(seat.price_category);
+        const label = category ? fill(T.seatCategory, { seat: seat.seat, category: category.name, state: said })
+                               : fill(T.seatLabel, { seat: seat.seat, state: said });
+        line.append(tinted(el("button", {
           type: "button", class: "seat", "data-seat": seat.seat, "data-state": state,
+          "data-category": seat.price_category || "",
           "aria-pressed": picked.has(seat.seat) ? "true" : "false",
-          "aria-label": fill(T.seatLabel, { seat: seat.seat, state: said }), title: `${seat.seat}: ${said}`,
+          "aria-label": label, title: label,
           disabled: state !== "available", text: number,
           onclick: () => toggle(seat.seat),
-        }));
+        }), category && category.color));
       }
       map.append(line);
     }
@@ -168,11 +263,32 @@
     renderSeats();
   }
 
+  const seatTypes = new Map();   // seat -> the ticket type the customer chose for it
   function renderPicked() {
     const list = [...picked];
-    $("picked").textContent = list.length
-      ? fill(T.picked, { seats: list.join(", "), count: list.length, price: money(event.price) })
-      : T.nonePicked;
+    const priced = event.prices && event.prices.length;
+    const box = $("picked-types");
+    box.replaceChildren();
+    for (const id of priced ? list : []) {
+      const seat = seats.find((s) => s.seat === id);
+      const category = seat && seat.price_category;
+      const types = typesOf(category);
+      if (!types.some((p) => p.ticket_type === seatTypes.get(id))) seatTypes.set(id, types.length ? types[0].ticket_type : "");
+      const select = el("select", { id: `type-${id}`, "data-seat": id,
+        onchange: (e) => { seatTypes.set(id, e.target.value); renderPicked(); } },
+        ...types.map((p) => el("option", { value: p.ticket_type,
+          text: fill(T.typePrice, { type: typeName(p.ticket_type), price: money(p.price) }) })));
+      select.value = seatTypes.get(id);
+      box.append(el("label", { for: `type-${id}` }, el("span", { text: fill(T.ticketFor, { seat: id }) }), select));
+    }
+    if (!list.length) { $("picked").textContent = T.nonePicked; return; }
+    if (priced) {
+      const seatOf = (id) => seats.find((s) => s.seat === id) || {};
+      const total = sumOf(list.map((id) => priceOf(seatOf(id).price_category, seatTypes.get(id))));
+      $("picked").textContent = fill(T.pickedTotal, { seats: list.join(", "), total: money(total) });
+      return;
+    }
+    $("picked").textContent = fill(T.picked, { seats: list.join(", "), count: list.length, price: money(event.price) });
   }
 
   async function refreshSeats() {
@@ -215,9 +331,17 @@
     const email = $("email").value.trim();
     if (email) body.contact_email = email;
     const headers = admissionToken ? { "X-Admission-Token": admissionToken } : {};
+    const park = event.companion && $("park").checked;
+    if (park && !$("plate").value.trim()) { showError("hold-error", T.plateFirst); $("plate").focus(); return; }
     $("hold").disabled = $("best").disabled = true;
     try {
-      const booking = await api("POST", `/events/${encodeURIComponent(eventId)}/bookings`, { body, key: newKey(), headers });
+      const booking = park
+        // one order: the tickets and the space, held together or not at all, paid once
+        ? await api("POST", "/orders", { key: newKey(), body: { contact_email: body.contact_email, lines: [
+            { event_id: eventId, ...Object.fromEntries(Object.entries(body).filter(([k]) => k !== "contact_email")) },
+            { lot_id: event.companion.offering_id, vehicle_type: $("vehicle").value, plate: $("plate").value.trim(),
+              from: event.companion.from, to: event.companion.to }] } }).then((order) => ({ ...order, booking_id: order.order_id }))
+        : await api("POST", `/events/${encodeURIComponent(eventId)}/bookings`, { body, key: newKey(), headers });
       Holdfast.rememberBooking(eventId, booking.booking_id);
       location.href = `booking.html?id=${encodeURIComponent(booking.booking_id)}`;
     } catch (error) {
@@ -240,9 +364,14 @@
   $("hold").addEventListener("click", () => {
     if (event.inventory === "seated") {
       if (!picked.size) { showError("hold-error", T.pickFirst); return; }
-      hold({ seats: [...picked] });
+      const body = { seats: [...picked] };
+      if (event.prices && event.prices.length) body.ticket_types = Object.fromEntries([...picked].map((id) => [id, seatTypes.get(id)]));
+      hold(body);
     } else {
-      hold({ quantity: Number($("quantity").value) });
+      const body = { quantity: Number($("quantity").value) };
+      if ((event.zones || []).length) body.zone = $("zone").value;
+      if ($("ticket-type").value) body.ticket_type = $("ticket-type").value;
+      hold(body);
     }
   });
   $("best-n").addEventListener("input", () => { $("best-label").textContent = $("best-n").value; });

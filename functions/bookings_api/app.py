@@ -13,7 +13,8 @@ from holdfast.domain.errors import InvalidRequest, NotFound
 from holdfast.services.booking_views import describe
 from holdfast.services import admission as _admission  # noqa: F401 - every change is rate limited: loaded at init
 
-wiring.cold_start(wiring.PROVIDER_SECRET, wiring.ADMISSION_TOKEN_SECRET, wiring.PSEUDONYM_SECRET)
+wiring.cold_start(wiring.PROVIDER_SECRET, wiring.ADMISSION_TOKEN_SECRET, wiring.PSEUDONYM_SECRET,
+                  primed=("holdfast.schemas:BookingIn",))  # built before a SnapStart snapshot
 
 app = make_resolver()
 # A route that validates a body imports its request model: the others never load pydantic.
@@ -58,6 +59,90 @@ def book_service(service_id: str):
                          {"Idempotent-Replayed": str(result.replayed).lower()})
 
 
+#: The field that names a line's offering, and the request model of that offering's own hold route.
+ORDER_LINE_MODELS = {"event_id": ("holdfast.schemas", "BookingIn"),
+                     "service_id": ("holdfast.products.appointments.schemas", "SlotBookingIn"),
+                     "lot_id": ("holdfast.products.parking.schemas", "ReservationIn")}
+
+
+def _order_lines(lines: list[dict]):
+    """Each line parsed by its offering's own hold model (400 with ``details.line`` otherwise)."""
+    import importlib
+
+    from holdfast.products.orders.services import OrderLine
+    from pydantic import ValidationError
+
+    parsed = []
+    for index, line in enumerate(lines):
+        named = [field for field in ORDER_LINE_MODELS if field in line]
+        if len(named) != 1:
+            raise InvalidRequest("A line names one offering: event_id, service_id or lot_id.", code="validation_error",
+                                 line=index)
+        module, name = ORDER_LINE_MODELS[named[0]]
+        body = {key: value for key, value in line.items() if key != named[0]}
+        try:
+            model = getattr(importlib.import_module(module), name).model_validate(body)
+        except ValidationError as error:
+            raise InvalidRequest("A line is not what its offering's hold route accepts.", code="validation_error",
+                                 line=index, errors=error.errors(include_url=False, include_context=False,
+                                                                 include_input=False)) from None
+        if not isinstance(line[named[0]], str) or not 1 <= len(line[named[0]]) <= 100:
+            raise InvalidRequest("An offering id is a string.", code="validation_error", line=index)
+        command = model.command() if hasattr(model, "command") else HoldPlaces.of(model.model_dump())
+        parsed.append(OrderLine(line[named[0]], HoldPlaces.of(command)))
+    return tuple(parsed)
+
+
+@app.post("/orders")
+@tracer.capture_method
+def place_order():
+    from holdfast.products.orders import wiring as orders_wiring
+    from holdfast.products.orders.schemas import OrderIn
+    from holdfast.products.orders.services import PlaceOrder
+
+    customer, key = customer_id(app), idempotency_key(app)   # a hold: no limiter write (above)
+    body = parse_body(app, OrderIn)
+    addressed = _own_address(customer, HoldPlaces(contact_email=body.contact_email))
+    order = PlaceOrder(_order_lines(body.lines), contact_email=addressed.contact_email,
+                       contact_own=addressed.contact_own, language=language())
+    service = orders_wiring.orders()
+    result = service.place(customer, key, order)
+    return json_response(201, service.describe(result.booking, language()),
+                         {"Idempotent-Replayed": str(result.replayed).lower()})
+
+
+@app.get("/orders/<order_id>")
+@tracer.capture_method
+def get_order(order_id: str):
+    from holdfast.products.orders import wiring as orders_wiring
+
+    return json_response(200, orders_wiring.orders().view(order_id, customer_id(app), language()))
+
+
+@app.post("/orders/<order_id>/payment")
+@tracer.capture_method
+def pay_order(order_id: str):
+    from holdfast.products.orders import wiring as orders_wiring
+
+    customer, key = customer_id(app), idempotency_key(app)
+    wiring.rate_limiter().take("booking", customer)
+    orders_wiring.orders().owned(order_id, customer)
+    return _payment_started(wiring.payments().start_payment(order_id, customer, key, contact_email=_payment_contact()),
+                            "order_id")
+
+
+@app.post("/orders/<order_id>/cancel")
+@tracer.capture_method
+def cancel_order(order_id: str):
+    from holdfast.products.orders import wiring as orders_wiring
+
+    customer = customer_id(app)
+    wiring.rate_limiter().take("booking", customer)
+    service = orders_wiring.orders()
+    service.owned(order_id, customer)
+    return json_response(200, service.describe(_cancelled(order_id, customer), language()))
+
+
 @app.get("/bookings/<booking_id>")
 @tracer.capture_method
 def get_booking(booking_id: str):
@@ -91,17 +176,32 @@ def ticket_code(booking_id: str, ticket_file: str):
 def start_payment(booking_id: str):
     customer, key = customer_id(app), idempotency_key(app)
     wiring.rate_limiter().take("booking", customer)
-    contact = None
-    if (app.current_event.body or "").strip():   # only a page that was asked for an address sends one
-        from holdfast.schemas import PaymentIn
+    booking = wiring.payments().start_payment(booking_id, customer, key, contact_email=_payment_contact())
+    return _payment_started(booking, "booking_id")
 
-        contact = parse_body(app, PaymentIn).contact_email
-    booking = wiring.payments().start_payment(booking_id, customer, key, contact_email=contact)
+
+def _payment_contact():
+    """The address a payment's body may name (only a page that was asked for one sends a body)."""
+    if not (app.current_event.body or "").strip():
+        return None
+    from holdfast.schemas import PaymentIn
+
+    return parse_body(app, PaymentIn).contact_email
+
+
+def _payment_started(booking, id_field: str):
+    """The answer of a payment route: the booking's (or order's) one provider payment."""
     payment = booking.payment
     return json_response(201, {
-        "booking_id": booking.booking_id, "status": booking.status.value, "payment_id": payment.payment_id,
+        id_field: booking.booking_id, "status": booking.status.value, "payment_id": payment.payment_id,
         "confirmation_url": payment.confirmation_url, "amount": booking.amount.as_dict(),
     })
+
+
+def _cancelled(booking_id: str, customer: str):
+    """The customer gives a booking (or an order) up: refunded when confirmed, an open payment voided."""
+    return wiring.bookings().cancel(booking_id, customer, refund=lambda b: wiring.payments().cancel_confirmed(b),
+                                    void=lambda b: wiring.payments().void_after_cancel(b))
 
 
 @app.post("/bookings/<booking_id>/cancel")
@@ -109,9 +209,7 @@ def start_payment(booking_id: str):
 def cancel_booking(booking_id: str):
     customer = customer_id(app)
     wiring.rate_limiter().take("booking", customer)
-    booking = wiring.bookings().cancel(booking_id, customer, refund=lambda b: wiring.payments().cancel_confirmed(b),
-                                       void=lambda b: wiring.payments().void_after_cancel(b))
-    return json_response(200, describe(booking, language()))
+    return json_response(200, describe(_cancelled(booking_id, customer), language()))
 
 
 @app.post("/bookings/<booking_id>/resolution")

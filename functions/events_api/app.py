@@ -43,6 +43,17 @@ def update_event(event_id: str):
     return json_response(200, wiring.listing().update(event_id, parse_body(app, EventPatchIn).changes(), caller))
 
 
+@app.post("/events/<event_id>/parking")
+@tracer.capture_method
+def link_parking(event_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    from holdfast.products.parking.schemas import EventParkingIn
+
+    body = parse_body(app, EventParkingIn)
+    return json_response(200, wiring.listing().link_companion(event_id, body.lot_id, body.before_minutes,
+                                                             body.after_minutes, caller, missing="lot_not_found"))
+
+
 @app.post("/events/<event_id>/publish")
 @tracer.capture_method
 def publish_event(event_id: str):

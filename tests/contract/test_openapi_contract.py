@@ -14,6 +14,7 @@ from tests.support.template import template
 OPENAPI_PATH = REPO / "docs" / "openapi.yaml"
 #: Event routes outside /admin that need the organizer key (their handlers call require_organizer).
 ORGANIZER_EVENT_ROUTES = {("post", "/events"), ("patch", "/events/{event_id}"), ("post", "/events/{event_id}/publish"),
+                          ("post", "/events/{event_id}/parking"),
                           ("post", "/resources"), ("get", "/resources/{resource_id}/day"), ("post", "/services"), ("post", "/services/{service_id}/publish"),
                           ("post", "/lots/{lot_id}/publish"),
                           ("post", "/events/{event_id}/cancel"), ("get", "/events/{event_id}/cancellation"),
@@ -117,7 +118,7 @@ def test_organizer_routes_require_the_api_key_and_customer_routes_the_customer()
                                           or (method, path) in ORGANIZER_EVENT_ROUTES)
             assert (operation.get("security") == [{"organizerKey": []}]) is organizer, f"{method} {path}"
             assert (operation.get("security") == [{"platformKey": []}]) is platform, f"{method} {path}"
-            customer = path.startswith(("/bookings/", "/customers/")) or path.endswith(("/bookings", "/queue", "/waitlist", "/reservations"))
+            customer = path.startswith(("/bookings/", "/customers/", "/orders")) or path.endswith(("/bookings", "/queue", "/waitlist", "/reservations"))
             assert ("CustomerId" in refs) is customer, f"{method} {path}"
 
 

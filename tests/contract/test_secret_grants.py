@@ -40,7 +40,8 @@ def declared(code_uri: str) -> set[str]:
         assert isinstance(arg, ast.Attribute) and getattr(arg.value, "id", "") == "wiring", ast.dump(arg)
         assert arg.attr in wiring.SECRETS, f"{code_uri}: {arg.attr} is not one of wiring.SECRETS"
         names.add(arg.attr)
-    assert not calls[0].keywords, f"{code_uri}: cold_start takes the secrets only"
+    assert [k.arg for k in calls[0].keywords] in ([], ["primed"]), \
+        f"{code_uri}: cold_start takes the secrets, and the models primed for SnapStart"
     return names
 
 

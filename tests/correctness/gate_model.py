@@ -1002,8 +1002,12 @@ def play_gate_history(client: Any | None, table: str, seed: int, steps: int,
         for index in range(steps):
             name = rng.choices(names, weights)[0]
             before, step, world.intent = len(world.trace), f"{index:02d} {name}", ""
-            ran[f"op:{name}"] += 1   # counted when run, also when it finds a violation
-            getattr(world, name)(draw)
+            try:
+                getattr(world, name)(draw)
+            finally:   # counted when it acted (its trace grew), also when it found a violation; a
+                # draw with nothing to act on (no car outside, none inside, ...) is not a run
+                if len(world.trace) > before:
+                    ran[f"op:{name}"] += 1
             world.check()
             story.extend(f"{index:02d} {line}" for line in world.trace[before:])
         before, step, world.intent = len(world.trace), "settle", ""

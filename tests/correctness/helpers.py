@@ -146,7 +146,17 @@ class Snapshot:
     tickets: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def of_event(self, event_id: str) -> list[Booking]:
-        return [b for b in self.bookings.values() if b.event_id == event_id]
+        """The bookings that take places of the event: an order counts as each of its lines, each
+        line the order's status with the line's own places (products/orders/lines.py)."""
+        from holdfast.products.orders.lines import is_order, lines_of
+
+        found = []
+        for booking in self.bookings.values():
+            if is_order(booking):
+                found += [line.as_booking(booking) for line in lines_of(booking) if line.offering_id == event_id]
+            elif booking.event_id == event_id:
+                found.append(booking)
+        return found
 
     def counts(self, event_id: str) -> dict[str, int]:
         totals = {"available": 0, "held": 0, "sold": 0}

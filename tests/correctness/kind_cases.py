@@ -80,16 +80,17 @@ class SlotsCase(KindCase):
 
         service = AppointmentService(catalog.store, catalog.clock, BookingService(catalog.store, catalog.clock), 600,
                                      id_salt="tests-deployment-salt")
+        owner = overrides.get("caller")   # the model's organizer, so its orders may take a slot
         hall = service.create_resource(ResourceIn.model_validate(
             {"name": "Hall", "timezone": "UTC", "opening_hours": {"open": "00:00", "close": "24:00"}}
-        ).command(), SLOT_HALL_KEY)
-        assert hall["resource_id"] == slot_hall()
+        ).command(), SLOT_HALL_KEY, owner)
+        assert hall["resource_id"] == slot_hall(owner)
         # 30 minutes: two granules, so every move is a claim on more than one item, at about
         # the cost of the other kinds in the exhaustive race.
         body = {"name": "Session", "mode": "group", "capacity": places, "duration_minutes": 30,
                 "resource_ids": [hall["resource_id"]], "price": {"value": "1500.00", "currency": "RUB"},
                 "payment_mode": overrides.get("payment_mode", "one_stage"), "hold_ttl_seconds": 600}
-        return service.create_service(ServiceIn.model_validate(body).command())["service_id"]
+        return service.create_service(ServiceIn.model_validate(body).command(), None, owner)["service_id"]
 
     def ask(self, quantity: int) -> Any:
         from holdfast.products.appointments.schemas import SlotBookingIn
@@ -97,11 +98,12 @@ class SlotsCase(KindCase):
         return SlotBookingIn(starts_at=SLOT_STARTS_AT, resource_id=slot_hall(), quantity=quantity)
 
 
-def slot_hall() -> str:
+def slot_hall(owner: Any = None) -> str:
     from holdfast.domain.ids import created_id
 
-    # the id the service gave the hall it created with SLOT_HALL_KEY (the salt the cases pass it)
-    return created_id("tests-deployment-salt", "resource", SLOT_HALL_KEY)
+    # the id the service gave the hall it created with SLOT_HALL_KEY (the salt the cases pass it),
+    # for ``owner`` (an organizer's key is scoped to it)
+    return created_id("tests-deployment-salt", "resource", owner.scoped(SLOT_HALL_KEY) if owner else SLOT_HALL_KEY)
 
 
 @dataclass(frozen=True)

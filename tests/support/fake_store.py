@@ -33,6 +33,7 @@ import json
 
 import random
 import time
+from dataclasses import replace
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any, Iterable
@@ -48,11 +49,11 @@ from holdfast.adapters.expiry_buckets import (BUCKET_SECONDS, EXPIRY_SHARDS, OFF
 from holdfast.adapters.granule_claims import day_partition, granule_key, session_of
 from holdfast.adapters.hold_limits import counter_key
 from holdfast.adapters.inventory_store import (CLAIM, UNIT_PARTITIONS, UNIT_PREFIX, inventory_items, layout_key,
-                                               pool_id, pool_key, pools_of, unit_key, unit_partition_pk)
+                                               pool_id, pool_key, pools_of, split_item, unit_key, unit_partition_pk)
 from holdfast.adapters.sale_gate import GATE, GATE_SHARDS, gate_key, gate_shard
 from holdfast.clock import iso, parse_iso
 from holdfast.domain.booking import Booking, JournalEntry
-from holdfast.domain.claims import CounterClaim, GranuleClaim, UnitClaim, claims_of
+from holdfast.domain.claims import CounterClaim, GranuleClaim, UnitClaim, claims_of, other_offerings
 from holdfast.domain.inventory import Granule, Move, Places, Pool
 from holdfast.observability import booking_written
 from holdfast.ports import (AlreadyCancelled, Change, DuplicateRequest, EventNotFound, HoldLimitReached, ItemExists,
@@ -140,6 +141,15 @@ class FakeBookingStore(_Fake):
                   always, lambda _: expiry),
             *self._opened(change.items),
         ]
+        for offering in other_offerings(booking.event_id, change.places or booking.places):
+            writes += [
+                Write(f"customer_marker@{offering}", (f"CUSTOMER#{booking.customer_id}",
+                                                      f"EVENT#{offering}#BOOKING#{booking.booking_id}"),
+                      always, lambda _: {"booking_id": booking.booking_id, "created_at": booking.created_at}),
+                Write(f"event_index@{offering}", (event_index_pk(offering, booking.booking_id), booking.booking_id),
+                      always, lambda _: {"booking_id": booking.booking_id}),
+                replace(self._gate(offering, booking.booking_id), label=f"{GATE}@{offering}"),
+            ]
         if booking.counted_hold:
             limit = change.hold_limit
             writes.append(Write("hold_limit", _key(counter_key(booking.customer_id, booking.event_id)),
@@ -187,6 +197,9 @@ class FakeBookingStore(_Fake):
             return TransientStoreError("transaction conflict")
         if GATE in failed:
             return SalesStopped(booking.event_id)
+        stopped = [label.removeprefix(f"{GATE}@") for label in failed if label.startswith(f"{GATE}@")]
+        if stopped:
+            return SalesStopped(stopped[0])
         if "hold_limit" in failed:
             return HoldLimitReached(booking.customer_id)
         return PlacesTaken([label.removeprefix(CLAIM) for label in failed if label.startswith(CLAIM)])
@@ -238,9 +251,9 @@ class FakeBookingStore(_Fake):
         writes = []
         for claim in claims_of(places):
             if isinstance(claim, CounterClaim):
-                write = _counter(_key(pool_key(event_id, claim.item)), claim.count, move)
+                write = _counter(_key(pool_key(*split_item(event_id, claim.item))), claim.count, move)
             elif isinstance(claim, UnitClaim):
-                write = _unit(_key(unit_key(event_id, claim.item)), booking_id, move)
+                write = _unit(_key(unit_key(*split_item(event_id, claim.item))), booking_id, move)
             elif isinstance(claim, GranuleClaim):
                 write = _granule(claim.granule, booking_id, move)
             else:

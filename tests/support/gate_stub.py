@@ -21,10 +21,10 @@ import re
 import threading
 import urllib.error
 import urllib.request
-from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from holdfast.clock import system_clock
 from holdfast.products.parking.gate_sync_schemas import GateSyncIn
 from holdfast.products.parking.services.gate_sync import GateSync
 
@@ -129,7 +129,7 @@ class FakeGateBackend(GateStub):
             return 200, _json(self.config)
         if action in ("entry", "exit"):
             event = {**body, "kind": action}
-            return 200, _json(self.applier(self.lot_id, self.gate_id, event, at=datetime.now(timezone.utc),
+            return 200, _json(self.applier(self.lot_id, self.gate_id, event, at=system_clock(),
                                            offline=False))
         events = [item.as_event() for item in GateSyncIn.model_validate({"events": body["events"]}).events]
         return 200, _json(self.sync_service.sync(self.lot_id, self.gate_id, events))

@@ -76,6 +76,20 @@ def test_judge_payment(status, provider_status, mode, expected):
     assert judge_payment(_booking(status, mode), paid, mode).verdict is expected
 
 
+@pytest.mark.parametrize("stale", ["waiting_for_capture", "pending"])
+def test_an_older_copy_of_a_payment_already_known_cancelled_changes_nothing(stale):
+    """A voided authorisation is final at the provider: a copy fetched or sent before the void
+    (the model's seed 20261286 delivered one after the void was recorded) must not be judged a late
+    authorisation and reopen the booking as a conflict case."""
+    from dataclasses import replace
+
+    booking = _booking(BookingStatus.EXPIRED, PaymentMode.TWO_STAGE, payment_id="p1")
+    booking = replace(booking, payment=replace(booking.payment, provider_status="canceled"))
+    copy = {"id": "p1", "status": stale, "amount": {"value": "200.00", "currency": "RUB"}}
+    verdict = judge_payment(booking, copy, PaymentMode.TWO_STAGE)
+    assert (verdict.verdict, verdict.reason) == (Verdict.IGNORE, "stale_copy_of_cancelled_payment")
+
+
 def test_judge_payment_sends_mismatches_to_review():
     wrong_amount = {"id": "p1", "status": "succeeded", "amount": {"value": "1.00", "currency": "RUB"}}
     assert judge_payment(_booking(BookingStatus.PAYMENT_PENDING), wrong_amount, PaymentMode.ONE_STAGE).reason == "amount_mismatch"

@@ -282,3 +282,30 @@ def test_a_number_that_is_not_a_decimal_is_refused_before_anything_is_written(ba
     assert nothing_of(backend, odd.booking_id) and pools(store, event) == [("POOL#000", 2, 0, 0)]
     assert store.get_idempotency("ann", ids("k"), "booking") is None      # the item before the booking
     assert hold_counter(backend, "ann", event) is None
+
+
+def test_places_of_several_offerings_are_claimed_indexed_and_gated_each_in_their_own_offering(backend, ids):
+    """An order's places (products/orders): pool and seat ids qualified by their offering are that
+    offering's items; each further offering gets the booking's index entry and marker, and its
+    closed sale gate refuses the whole hold. Moves later take every offering's items back."""
+    from holdfast.domain.claims import of_offering
+
+    store, first, second = backend.store, ids("ev1"), ids("ev2")
+    offering(store, first, pools=[3])
+    offering(store, second, units=["A-1", "A-2"])
+    places = Places("order", 3, pools=((of_offering(first, "POOL#000"), 2),), units=(of_offering(second, "A-1"),))
+    held = booking(ids("b"), first, places)
+    store.commit(new_hold(held, key=ids("k1")))
+    assert pools(store, first) == [("POOL#000", 1, 2, 0)]
+    assert store.seat_states(second)["A-1"] == "held" and store.seat_states(second)["A-2"] == "available"
+    assert store.event_booking_ids(second) == [held.booking_id] == store.event_booking_ids(first)
+    assert store.customer_booking_ids("ann", second) == [held.booking_id]
+    store.commit(step(held, BookingStatus.EXPIRED, Move.RELEASE))
+    assert pools(store, first) == [("POOL#000", 3, 0, 0)] and store.seat_states(second)["A-1"] == "available"
+    # the second offering is cancelled: a hold of both writes nothing
+    store.mark_event_cancelled(second, "storm", ids("cancel"), "fp", AT)
+    again = booking(ids("b2"), first, places)
+    with pytest.raises(SalesStopped) as stopped:
+        store.commit(new_hold(again, key=ids("k2")))
+    assert stopped.value.args[0] == second
+    assert nothing_of(backend, again.booking_id) and pools(store, first) == [("POOL#000", 3, 0, 0)]

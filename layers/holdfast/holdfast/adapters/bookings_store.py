@@ -22,12 +22,14 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from ..domain.booking import Booking, JournalEntry
+from ..domain.claims import other_offerings
 from ..domain.inventory import Move
 from ..observability import booking_written
 from . import hold_limits
 from .booking_items import DUE_BUCKETS, booking_from_item, booking_item, idempotency_pk
 from ..ports import (Change, DuplicateRequest, HoldLimitReached, ItemExists, Labelled, PlacesTaken, SalesStopped,
                      StaleBooking, StoreError, TransientStoreError)
+from ..clock import epoch_seconds
 from .codec import Cancelled, Table, _attrs, _code, _plain
 from .expiry_buckets import index_put as expiry_index_put
 from .sale_gate import GATE, GATE_SHARDS, gate_check, gate_key
@@ -72,7 +74,7 @@ class BookingRecords:
             ("idempotency", {"Put": {"TableName": self.db.table, "Item": _attrs({
                 "pk": idempotency_pk(idempotency.customer_id, idempotency.key, idempotency.system),
                 "sk": idempotency.scope, "fingerprint": idempotency.fingerprint,
-                "result_id": idempotency.result_id, "ttl": int(time.time()) + IDEMPOTENCY_RETENTION_SECONDS,
+                "result_id": idempotency.result_id, "ttl": int(epoch_seconds()) + IDEMPOTENCY_RETENTION_SECONDS,
             }), "ConditionExpression": "attribute_not_exists(pk)"}}),
             ("booking", {"Put": {"TableName": self.db.table, "Item": _attrs(booking_item(booking)),
                                  "ConditionExpression": "attribute_not_exists(pk)"}}),
@@ -95,6 +97,17 @@ class BookingRecords:
             expiry_index_put(self.db.table, booking.event_id, booking.booking_id, booking.hold_expires_at),
             *change.items,
         ]
+        # Places of other offerings too (an order's lines): each offering's marker, index entry and
+        # gate check, so each one's cancellation, waitlist and announcements find the booking.
+        for offering in other_offerings(booking.event_id, change.places or booking.places):
+            label, put = event_index_put(self.db.table, offering, booking.booking_id)
+            items += [
+                (f"customer_marker@{offering}", {"Put": {"TableName": self.db.table, "Item": _attrs({
+                    "pk": f"CUSTOMER#{booking.customer_id}", "sk": f"EVENT#{offering}#BOOKING#{booking.booking_id}",
+                    "booking_id": booking.booking_id, "created_at": booking.created_at})}}),
+                (f"{label}@{offering}", put),
+                (f"{GATE}@{offering}", gate_check(self.db.table, offering, booking.booking_id)[1]),
+            ]
         if booking.counted_hold:
             items.append(("hold_limit", hold_limits.take_slot(self.db.table, _attrs, booking.customer_id, booking.event_id,
                                                               change.hold_limit)))
@@ -149,6 +162,9 @@ class BookingRecords:
             return TransientStoreError("transaction conflict")
         if cancelled.failed(GATE):
             return SalesStopped(booking.event_id)
+        stopped = cancelled.failed_under(f"{GATE}@")
+        if stopped:
+            return SalesStopped(stopped[0])
         if cancelled.failed("hold_limit"):
             return HoldLimitReached(booking.customer_id)
         if cancelled.conflict:
@@ -295,7 +311,7 @@ class BookingRecords:
             "status": booking.status.value, "version": booking.version,
             **({"contact_email": booking.contact_email} if booking.contact_email else {}),
             **({"contact_own": True} if booking.contact_own and booking.contact_email else {}),
-            "ttl": int(time.time()) + OUTBOX_RETENTION_SECONDS, **event,
+            "ttl": int(epoch_seconds()) + OUTBOX_RETENTION_SECONDS, **event,
         })}})
 
 

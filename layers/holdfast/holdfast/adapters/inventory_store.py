@@ -24,7 +24,7 @@ from __future__ import annotations
 import zlib
 from typing import Any, Iterable
 
-from ..domain.claims import Claim, CounterClaim, GranuleClaim, UnitClaim, claims_of
+from ..domain.claims import OFFERING_SEPARATOR, Claim, CounterClaim, GranuleClaim, UnitClaim, claims_of
 from ..domain.inventory import Move, Places, Pool
 from .granule_claims import granule_claim
 from ..ports import Labelled
@@ -85,17 +85,27 @@ def inventory_entry(item: dict[str, Any]) -> tuple[str, str, str] | None:
     return item["event_id"], "pool", sk
 
 
+def split_item(event_id: str, item: str) -> tuple[str, str]:
+    """(offering, pool or unit id) of a claimed item: its own offering when it names one."""
+    offering, sep, rest = item.partition(OFFERING_SEPARATOR)
+    return (offering, rest) if sep else (event_id, item)
+
+
 def claim_items(table: str, event_id: str, booking_id: str, places: Places, move: Move) -> list[Labelled]:
     """One labelled conditional update per claim of the places (domain/claims.py)."""
     return [(CLAIM + claim.label, render(table, event_id, booking_id, claim, move)) for claim in claims_of(places)]
 
 
 def render(table: str, event_id: str, booking_id: str, claim: Claim, move: Move) -> dict:
-    """A claim as one conditional update of its item (one branch per claim shape)."""
+    """A claim as one conditional update of its item (one branch per claim shape). A pool or unit
+    id that names its offering (``<offering>/<item>``, an order's places: domain/claims.py) is
+    that offering's item, whatever the booking's own offering."""
     if isinstance(claim, CounterClaim):
-        return counter_claim(table, pool_key(event_id, claim.item), claim.count, move)
+        offering, item = split_item(event_id, claim.item)
+        return counter_claim(table, pool_key(offering, item), claim.count, move)
     if isinstance(claim, UnitClaim):
-        return unit_claim(table, unit_key(event_id, claim.item), booking_id, move)
+        offering, item = split_item(event_id, claim.item)
+        return unit_claim(table, unit_key(offering, item), booking_id, move)
     if isinstance(claim, GranuleClaim):
         return granule_claim(table, claim.granule, booking_id, move)
     raise TypeError(f"no storage for {type(claim).__name__}")

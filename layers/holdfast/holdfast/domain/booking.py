@@ -266,6 +266,10 @@ def _judge(booking: Booking, provider_payment: dict[str, Any], mode: PaymentMode
     ours = booking.payment
     if ours is not None and ours.payment_id and ours.payment_id != provider_payment.get("id"):
         return PaymentVerdict(Verdict.REVIEW, "second_payment_for_booking")
+    if ours is not None and ours.provider_status == "canceled" and status in ("pending", "waiting_for_capture"):
+        # A cancelled payment is final at the provider: an earlier copy (a notification or a GET
+        # answered before the void) says nothing new, and must not reopen what the void settled.
+        return PaymentVerdict(Verdict.IGNORE, "stale_copy_of_cancelled_payment")
     if status in ("succeeded", "waiting_for_capture") and not booking.amount.matches(provider_payment.get("amount") or {}):
         return PaymentVerdict(Verdict.REVIEW, "amount_mismatch")
     if status == "pending":

@@ -13,6 +13,26 @@ from typing import Union
 
 from .inventory import Granule, Places
 
+#: Between an offering's id and a pool or unit id in the places of a booking that takes places of
+#: several offerings (an order: products/orders): ``<offering>/POOL#003``, ``<offering>/A-12``.
+#: Neither a pool id, a seat id (schemas.SEAT_ID) nor an offering id can contain it.
+OFFERING_SEPARATOR = "/"
+
+
+def of_offering(offering: str, item: str) -> str:
+    """A pool or unit id qualified by its offering."""
+    return f"{offering}{OFFERING_SEPARATOR}{item}"
+
+
+def other_offerings(own: str, places: Places) -> list[str]:
+    """The offerings besides ``own`` whose pools or units the places name, in first-named order."""
+    found: list[str] = []
+    for item in [pool for pool, _ in places.pools] + list(places.units):
+        offering, sep, _ = item.partition(OFFERING_SEPARATOR)
+        if sep and offering != own and offering not in found:
+            found.append(offering)
+    return found
+
 
 @dataclass(frozen=True)
 class CounterClaim:
@@ -58,3 +78,8 @@ def claims_of(places: Places) -> list[Claim]:
     claims += [UnitClaim(unit) for unit in places.units]
     claims += [GranuleClaim(granule) for granule in places.granules]
     return claims
+
+
+def offerings_of(event_id: str, places: Places) -> list[str]:
+    """Every offering a booking of ``event_id`` takes places of: its own, and those its places name."""
+    return [event_id, *other_offerings(event_id, places)]

@@ -68,6 +68,8 @@ class SeatMap:
 
     rows: tuple[tuple[str, int], ...] | None = None
     seat_ids: tuple[str, ...] | None = None
+    #: (seat, price category) of every seat, when the event has price categories.
+    categories: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -87,3 +89,9 @@ class CreateEvent:
     max_per_booking: int = 10
     max_holds_per_customer: int | None = None
     high_demand: bool = False
+    #: Price categories, prices by category and ticket type, general-admission zones (issue 43):
+    #: ``{"id", "name", "color"?}``, ``{"price_category", "ticket_type", "price": Price}``,
+    #: ``{"id", "name", "price_category", "capacity"}``.
+    price_categories: tuple[dict[str, Any], ...] | None = None
+    prices: tuple[dict[str, Any], ...] | None = None
+    zones: tuple[dict[str, Any], ...] | None = None

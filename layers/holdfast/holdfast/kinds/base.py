@@ -136,6 +136,12 @@ class Kind:
         offering's policy gives nothing back (None: the money goes back, REFUND_PENDING)."""
         return None
 
+    def kept_on_cancel(self, offering_of: Any, booking: Booking, now: datetime) -> list[tuple[str, Money]]:
+        """The parts of a confirmed booking whose own offering's policy keeps the money when its
+        customer cancels now, as (part, amount): an order's lines (products/orders). The refund is
+        then the rest. ``offering_of(id)`` reads an offering (None when gone). None by default."""
+        return []
+
     def refund_until(self, event: Offering, booking: Booking) -> str | None:
         """The moment after which a cancellation of the booking gives nothing back (None: no such
         moment; ``cancel_without_refund`` decides)."""

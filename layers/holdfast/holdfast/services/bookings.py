@@ -232,6 +232,14 @@ class BookingService:
             raise RequestInProgress()
         return HoldResult(booking, replayed=True)
 
+    def schedule(self, booking: Booking) -> None:
+        """Start the expiry of a hold written elsewhere (an order: products/orders)."""
+        self._schedule(booking)
+
+    def offering(self, event_id: str) -> Offering:
+        """The offering as a hold reads it (cached like the hold path's own read)."""
+        return self._event(event_id)
+
     def _schedule(self, booking: Booking) -> None:
         if self.schedule_expiry is None:
             return

@@ -20,6 +20,7 @@ from typing import Any
 from ..clock import iso
 from ..domain.booking import Booking
 from ..domain.cancellation import is_open, tally
+from ..domain.claims import offerings_of
 from ..domain.errors import Conflict, PaymentProviderUnavailable
 from ..domain.inventory import Move
 from ..domain.statuses import HOLDING, BookingStatus
@@ -67,8 +68,8 @@ class CancellationJob:
         # A notification or the customer moved it meanwhile: decide again on what stands.
         return transitions.decide_again(
             lambda: self.store.get_booking(booking_id),
-            lambda booking: self._settle(booking, reason, self._who(event_id)) if booking.event_id == event_id
-            else "not_found",
+            lambda booking: self._settle(booking, reason, self._who(event_id))
+            if event_id in offerings_of(booking.event_id, booking.places) else "not_found",
             attempts=ATTEMPTS, gone=lambda: "not_found",
             exhausted=TransientStoreError(f"booking {booking_id} kept changing"))
 

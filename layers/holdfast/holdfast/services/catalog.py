@@ -12,6 +12,7 @@ from ..domain.commands import CreateEvent
 from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy
 from ..domain.ids import created_id
 from ..domain.money import Money
+from ..domain import companion, pricing
 from ..domain.organizers import Caller
 from ..ports import CatalogStore, Clock, ItemExists, TransientStoreError
 from .listing import decode_cursor, encode_cursor, page_limit
@@ -50,6 +51,7 @@ class CatalogService:
         }
         if caller is not None:
             event["organizer_id"] = caller.organizer_id
+        event |= pricing.stored_price_list(request, price.currency)
         settings = kind.settings_of(request)
         if settings is not None:
             event["settings"] = settings
@@ -91,6 +93,10 @@ class CatalogService:
                 view["counts"] = self.counts(event)
             except InvalidRequest:
                 pass   # a kind that sells places per time has no one count, and says so by refusing
+            if event.get("zones") or event.get("seat_categories"):
+                view["by_price_category"] = self._sales_by_category(event)
+                if event.get("zones"):
+                    view["zones"] = pricing.price_list_view(event, self._zone_counts(event))["zones"]
             shown.append(view)
         following = offset + size
         return {"offerings": shown,
@@ -114,10 +120,39 @@ class CatalogService:
             "high_demand": bool(event.get("high_demand", False)),
             "max_holds_per_customer": int(event.get("max_holds_per_customer") or DEFAULT_HOLDS_PER_CUSTOMER),
             "counts": counts,
-        }
+        } | pricing.price_list_view(event, self._zone_counts(event)) | _companion(event)
+
+    def _sales_by_category(self, event: dict[str, Any]) -> dict[str, dict[str, int]]:
+        """available / held / sold per price category: a zoned event's zones summed by their
+        category, a seat map's seats by theirs."""
+        totals: dict[str, dict[str, int]] = {}
+
+        def add(category: str, counts: dict[str, int]) -> None:
+            into = totals.setdefault(category, {"available": 0, "held": 0, "sold": 0})
+            for state, number in counts.items():
+                into[state] = into.get(state, 0) + number
+
+        if event.get("zones"):
+            counts = self._zone_counts(event)
+            for zone in pricing.zones_of(event):
+                add(str(zone.price_category), counts.get(zone.zone_id, {}))
+        else:
+            states = kinds.of_event(event).unit_states(self.store, event["event_id"]) or {}
+            for seat, category in pricing.seat_category_map(event).items():
+                add(category, {states.get(seat, "available"): 1})
+        return totals
+
+    def _zone_counts(self, event: dict[str, Any]) -> dict[str, dict[str, int]]:
+        kind = kinds.of_event(event)
+        return kind.zone_counts(self.store, event) if event.get("zones") and hasattr(kind, "zone_counts") else {}
 
     def counts(self, event: dict[str, Any]) -> dict[str, int]:
         return kinds.of_event(event).counts(self.store, event["event_id"])
+
+
+def _companion(event: dict[str, Any]) -> dict[str, Any]:
+    shown = companion.window(event)
+    return {"companion": shown} if shown else {}
 
 
 def _fingerprint(event: dict[str, Any], pools: list[int] | None, units: list[str] | None) -> str:

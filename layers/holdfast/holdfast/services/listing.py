@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping
 
 from .. import kinds
 from ..clock import iso
-from ..domain import search
+from ..domain import pricing, search
 from ..domain.search import EventSearch
 from ..domain.event_changes import announced_changes, refund_window
 from ..domain.errors import InvalidRequest, NotFound, TooBusy
@@ -53,6 +53,19 @@ class ListingService:
             changes["starts_at"] = iso(changes["starts_at"])
         return self._change(event_id, lambda event: {k: v for k, v in changes.items() if event.get(k) != v},
                             announce=True, caller=caller)
+
+    def link_companion(self, event_id: str, offering_id: str, before_minutes: int, after_minutes: int,
+                       caller: Caller | None = None, missing: str = "offering_not_found") -> dict[str, Any]:
+        """Sell another offering of the organizer's with the event's tickets, for the window from
+        ``before_minutes`` before the start to ``after_minutes`` after it (domain/companion.py);
+        ``missing``: the code of an offering that is not the organizer's. The same link again
+        changes nothing."""
+        if offering_id == event_id:
+            raise NotFound(f"No offering {offering_id} to sell with itself.", code=missing)
+        require_owner(self.store.get_event(offering_id), caller, NotFound(f"No {offering_id}.", code=missing))
+        link = {"offering_id": offering_id, "before_minutes": before_minutes, "after_minutes": after_minutes}
+        return self._change(event_id, lambda event: {} if event.get("companion") == link else {"companion": link},
+                            caller=caller)
 
     def _change(self, event_id: str, decide, announce: bool = False, caller: Caller | None = None) -> dict[str, Any]:
         def write(event: dict[str, Any]) -> dict[str, Any]:
@@ -155,8 +168,11 @@ class ListingService:
         counts = {"available": 0, "held": 0, "sold": 0}
         for state in states.values():
             counts[state] = counts.get(state, 0) + 1
-        seats = [{"seat": seat, "state": states[seat]} for seat in sorted(states, key=natural_key)]
+        categories = pricing.seat_category_map(event)
+        seats = [{"seat": seat, "state": states[seat]} | ({"price_category": categories[seat]} if seat in categories else {})
+                 for seat in sorted(states, key=natural_key)]
         answer = {"event_id": event_id, "counts": counts, "seats": seats}
+        answer |= {key: value for key, value in pricing.price_list_view(event).items() if key != "zones"}
         if len(self._seat_maps) >= SEAT_MAP_CACHE_EVENTS:
             self._seat_maps.clear()
         self._seat_maps[event_id] = (now, answer)

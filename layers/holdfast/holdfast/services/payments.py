@@ -218,7 +218,7 @@ class PaymentService:
 
         def act(booking: Booking) -> str:
             verdict = judge_payment(booking, provider_payment, booking.payment_mode,
-                                    event_cancelled=self.store.event_cancelled(booking.event_id))
+                                    event_cancelled=self._offering_cancelled(booking))
             return self._act(booking, provider_payment, verdict.verdict, verdict.reason, actor)
 
         # SalesStopped: the event was cancelled after it was judged; judged again, the payment is
@@ -283,6 +283,10 @@ class PaymentService:
                                  move=Move.RELEASE, payment=payment or booking.payment, places_secured=False,
                                  event_cancelled=True)
 
+    def _offering_cancelled(self, booking: Booking) -> bool:
+        """Whether an offering the booking takes places of was cancelled (any line of an order)."""
+        return transitions.offering_cancelled(self.store, booking)
+
     def _payment_seen(self, booking: Booking, paid: dict[str, Any]) -> Payment:
         base = booking.payment or Payment(idempotence_key=payment_key(booking.booking_id), state="CREATED")
         return replace(base, payment_id=paid["id"], provider_status=paid.get("status"), state="CREATED",
@@ -296,7 +300,7 @@ class PaymentService:
 
         Places pinned before the event was cancelled are not paid for: the cancellation job waits
         for them (CaptureInFlight), and the authorisation as it stands, judged again, is voided."""
-        if self.store.event_cancelled(booking.event_id):
+        if self._offering_cancelled(booking):
             return self.apply_provider_payment(self.provider.get_payment(paid["id"]), actor)
         try:
             captured = self.provider.capture_payment(paid["id"], booking.amount.as_dict(), capture_key(booking.booking_id))

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from ..clock import iso
 from ..domain.booking import Booking, Payment
+from ..domain.errors import Conflict
 from ..domain.event_changes import change_refund_until
 from ..domain.money import Money
 from ..domain.inventory import Move
@@ -89,11 +90,22 @@ class Refunds:
                                        decision="places released; the policy gives no refund now")
         inside = kind.admitted(booking) if operator_note is not None else 0
         action, decision, reason = self._cancel_step(event, inside, operator_note)
+        # parts whose own policy keeps their money (an order's lines): the refund is the rest
+        parts = kind.kept_on_cancel(self.store.get_event, booking, self.clock()) if operator_note is None else []
+        amount = None
+        if parts:
+            kept = sum((money.value for _, money in parts), Decimal("0"))
+            if kept >= booking.amount.value:
+                raise Conflict("Every part of this booking keeps its money if cancelled now; nothing would come back.",
+                               code="nothing_to_refund")
+            amount = Money(booking.amount.value - kept, booking.amount.currency).as_dict()
+            decision = (f"{decision}; kept by their own policy: "
+                        + ", ".join(f"{part} {money.text}" for part, money in parts))[:500]
         booking = transitions.apply(
             self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor=actor,
             action=action, decision=decision, move=Move.UNSELL,
             ids={"payment_id": payment.payment_id} | (ids or {}),
-            payment=self.with_refund(payment, reason), cancelled_by_customer=True,
+            payment=self.with_refund(payment, reason, amount=amount), cancelled_by_customer=True,
         )
         try:
             self.refund(booking, actor)

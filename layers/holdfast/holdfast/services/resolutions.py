@@ -84,7 +84,7 @@ class ResolutionService:
         decided = case.get("decision")
         if decided and decided.get("key") == key:
             return self._repeat(booking, decided, choice, fields, key)
-        if booking.event_cancelled or self.store.event_cancelled(booking.event_id):
+        if booking.event_cancelled or transitions.offering_cancelled(self.store, booking):
             self.close_for_cancelled_event(booking)
             raise EventCancelled(booking.event_id)
         if decided:

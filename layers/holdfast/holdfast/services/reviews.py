@@ -143,7 +143,7 @@ class ReviewService:
             transitions.apply(self.store, booking, self.clock(), actor="operator", action="review_closed",
                               decision=decision, ids=ids, review=None)
             return describe(self.store.get_booking(booking_id) or booking)
-        if action == "confirm" and (booking.event_cancelled or self.store.event_cancelled(booking.event_id)):
+        if action == "confirm" and (booking.event_cancelled or transitions.offering_cancelled(self.store, booking)):
             self._unpin_for_cancelled_event(booking)
             raise EventCancelled(booking.event_id)
         if action == "confirm" and self._pinned_by_operator(booking):

@@ -9,6 +9,7 @@ from typing import Any, Callable, TypeVar
 from ..clock import iso
 from ..domain import lifecycle
 from ..domain.booking import Booking, IllegalTransition, JournalEntry, check_transition, implied_move
+from ..domain.claims import offerings_of
 from ..domain.inventory import Move, Places
 from ..domain.statuses import BookingStatus
 from ..ports import BookingSaves, Change, StaleBooking
@@ -71,6 +72,12 @@ def advance(store: BookingSaves, booking: Booking, now, target: str, *, actor: s
     status = lifecycle.status_of(str(target))
     return apply(store, booking, now, status=status, actor=actor, action=action, decision=decision, ids=ids,
                  move=implied_move(booking.status, status), extra=extra, notice=notice, **changes)
+
+
+def offering_cancelled(store: Any, booking: Booking) -> bool:
+    """Whether an offering the booking takes places of was cancelled: its own, or any line's of an
+    order (a strongly consistent look at each one's flag, ``EventReads.event_cancelled``)."""
+    return any(store.event_cancelled(offering) for offering in offerings_of(booking.event_id, booking.places))
 
 
 def decide_again(read: Callable[[], R | None], decide: Callable[[R], T], *, attempts: int,

@@ -9,7 +9,9 @@ from holdfast.domain.booking import Booking
 from holdfast.domain.commands import CreateEvent, HoldPlaces
 from holdfast.domain.errors import InvalidRequest, SeatsUnavailable, SoldOut
 from holdfast.domain.inventory import InventoryKind, Places, seat_ids_from_rows
+from holdfast.domain.money import Money
 from holdfast.domain.offering import Offering
+from holdfast.domain import pricing
 from holdfast.ports import InventoryReads
 from holdfast.kinds.base import Inventory, Kind, checked_quantity
 from . import start, tickets
@@ -37,6 +39,10 @@ class SeatMap(Kind):
         return Inventory(capacity=len(units), unit_ids=units)
 
     def validate(self, event: Offering, request: HoldPlaces) -> dict[str, Any]:
+        wanted = self._validate(event, request)
+        return wanted | self._types(event, request, wanted)
+
+    def _validate(self, event: Offering, request: HoldPlaces) -> dict[str, Any]:
         if request.best_available:
             return {"best_available": checked_quantity(event, request.quantity)}
         if request.seats is None:
@@ -50,6 +56,43 @@ class SeatMap(Kind):
             raise InvalidRequest("The same seat is named twice.", code="duplicate_seats", seats=duplicates)
         return {"seats": list(seats)}
 
+    @staticmethod
+    def _types(event: Offering, request: HoldPlaces, wanted: dict[str, Any]) -> dict[str, Any]:
+        """The ticket types asked for, checked against the seats' price categories (none on an
+        event of one price, so its requests and their fingerprints stay as they were)."""
+        category = request.details.get("price_category")
+        ticket_type = request.details.get("ticket_type")
+        per_seat = request.details.get("ticket_types")
+        if not pricing.has_price_list(event):
+            if category is not None:
+                raise InvalidRequest("This event has no price categories.", code="unknown_price_category",
+                                     price_category=category)
+            pricing.ticket_type_for(event, None, ticket_type or next(iter((per_seat or {}).values()), None))
+            return {}
+        known = [str(c["id"]) for c in event.get("price_categories") or ()]
+        if category is not None and category not in known:
+            raise InvalidRequest(f"No price category {category} at this event.", code="unknown_price_category",
+                                 price_category=category)
+        if "best_available" in wanted:
+            if per_seat:
+                raise InvalidRequest("ticket_types names seats; with best_available give one ticket_type.",
+                                     code="invalid_ticket_types")
+            for each in [category] if category else known:   # the type must be sold wherever the seats fall
+                pricing.ticket_type_for(event, each, ticket_type)
+            return {key: value for key, value in (("price_category", category), ("ticket_type", ticket_type))
+                    if value is not None}
+        seats = wanted["seats"]
+        if per_seat and set(per_seat) - set(seats):
+            raise InvalidRequest("ticket_types names seats that are not asked for.", code="invalid_ticket_types",
+                                 seats=sorted(set(per_seat) - set(seats)))
+        categories = pricing.seat_category_map(event)
+        types = {}
+        for seat in seats:
+            if seat in categories:   # an unknown seat is refused by the plan, as before
+                types[seat] = pricing.ticket_type_for(event, categories[seat],
+                                                      (per_seat or {}).get(seat) or ticket_type)
+        return {"ticket_types": types}
+
     def plan(self, store: InventoryReads, event: Offering, wanted: dict[str, Any], rng: random.Random,
              attempt: int, *, now: datetime) -> Places:
         event_id = event.event_id
@@ -57,6 +100,9 @@ class SeatMap(Kind):
             # Chosen from a consistent read; the hold's conditional seat claims still decide, and a
             # lost race comes back here to choose again, among more candidates.
             states = self._consistent_states(store, event_id)
+            if wanted.get("price_category"):
+                mine = set((event.get("seat_categories") or {}).get(wanted["price_category"], ()))
+                states = {seat: state for seat, state in states.items() if seat in mine}
             chosen = choose_best_available(states, wanted["best_available"], rng, among=4 ** attempt)
             if chosen is None:
                 raise SoldOut(available=sum(1 for state in states.values() if state == "available"))
@@ -81,6 +127,29 @@ class SeatMap(Kind):
         if all(units.get(unit, {}).get("state") == "available" for unit in booking.places.units):
             return booking.places
         return None
+
+    def hold_price(self, event: Offering, places: Places, wanted: dict[str, Any]) -> Money:
+        if not pricing.has_price_list(event):
+            return self.price(event, places)
+        return pricing.total(self._priced(event, places, wanted), event.currency)
+
+    def booking_details(self, event: Offering, wanted: dict[str, Any], places: Places) -> dict[str, Any] | None:
+        if not pricing.has_price_list(event):
+            return None
+        lines = self._priced(event, places, wanted)
+        categories = pricing.seat_category_map(event)
+        return {"ticket_types": {seat: self._type_of(event, categories, seat, wanted) for seat in places.units},
+                "priced": [line.stored() for line in lines]}
+
+    def _priced(self, event: Offering, places: Places, wanted: dict[str, Any]) -> tuple[pricing.PriceLine, ...]:
+        categories = pricing.seat_category_map(event)
+        return pricing.priced(event, [(categories.get(seat), self._type_of(event, categories, seat, wanted))
+                                      for seat in places.units])
+
+    @staticmethod
+    def _type_of(event: Offering, categories: dict[str, str], seat: str, wanted: dict[str, Any]) -> str | None:
+        chosen = (wanted.get("ticket_types") or {}).get(seat) or wanted.get("ticket_type")
+        return pricing.ticket_type_for(event, categories.get(seat), chosen)
 
     # a confirmed booking's tickets, one per place (tickets.py)
     view_extras, passes, admitted = tickets.view_extras, tickets.passes, tickets.admitted

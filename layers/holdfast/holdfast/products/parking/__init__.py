@@ -17,6 +17,8 @@ PRODUCT = register_product(Product(
     route_scopes={
         ("POST", "/lots"): "events:write",
         ("POST", "/lots/{lot_id}/publish"): "events:write",
+        # a lot's parking sold with an event's tickets: part of setting up what is sold
+        ("POST", "/events/{event_id}/parking"): "events:write",
         # gates, subscriptions and gate cases: the parking operator's
         ("POST", "/lots/{lot_id}/gates"): "parking",
         ("GET", "/lots/{lot_id}/gates"): "parking",

@@ -167,3 +167,12 @@ class GateCaseResolveIn(BaseModel):
     resolution: str = Field(pattern="^[a-z_]{1,40}$")
     operator: str = Field(min_length=1, max_length=100)
     note: str = Field(min_length=1, max_length=1000)
+
+
+class EventParkingIn(_Strict):
+    """A lot offered with an event's tickets (POST /events/{id}/parking), and the window around the
+    event's start its reservations take."""
+
+    lot_id: str = Field(min_length=1, max_length=100)
+    before_minutes: int = Field(default=60, ge=0, le=720)
+    after_minutes: int = Field(default=240, ge=30, le=1440)

@@ -21,7 +21,6 @@ the places' move are always one transaction (written with the booking's change w
 """
 from __future__ import annotations
 
-import time
 from typing import Any, Iterable
 
 from botocore.exceptions import ClientError
@@ -34,6 +33,7 @@ from holdfast.adapters.codec import Table, _attrs, _code, _plain, put_new
 from holdfast.adapters.granule_claims import granule_claim, group_day_partition
 from holdfast.adapters.personal_data_store import link_put
 from holdfast.adapters.sale_gate import gate_check
+from holdfast.clock import epoch_seconds
 
 OUTBOX_RETENTION_SECONDS = 7 * 86_400
 _KEYS = ("pk", "sk", "gsi1pk", "gsi1sk")
@@ -219,7 +219,7 @@ class ParkingStore(Table):
         return ("outbox", put_new(self.table, {
             "pk": f"TICKET#{ticket['ticket_id']}", "sk": "OUTBOX#000001", "ticket_id": ticket["ticket_id"],
             "event_id": ticket["lot_id"], "customer_id": ticket.get("customer_id") or "drive-up",
-            "ttl": int(time.time()) + OUTBOX_RETENTION_SECONDS, **event}))
+            "ttl": int(epoch_seconds()) + OUTBOX_RETENTION_SECONDS, **event}))
 
     # ----------------------------------------------------------------------- exit payments
     def exit_payments(self, ticket_id: str) -> list[dict[str, Any]]:

@@ -1,0 +1,75 @@
+"""The ``order`` kind: a booking whose places are its lines' places, each line sold by its own
+kind. The engine moves the order like any booking (held, paid, confirmed, expired, cancelled,
+refunded, retaken by a late payment) in one transaction over every line's claims, so no line is
+ever confirmed, released or retaken without the others. What a line's kind knows (whether its
+time has passed, where its places are to be found again) it answers for its line here."""
+from __future__ import annotations
+
+import random
+from datetime import datetime
+from typing import Any
+
+from holdfast import kinds
+from holdfast.domain.booking import Booking
+from holdfast.domain.errors import InvalidRequest
+from holdfast.domain.inventory import Places
+from holdfast.domain.money import Money
+from holdfast.domain.offering import Offering
+from holdfast.kinds.base import Inventory, Kind
+from holdfast.ports import InventoryReads
+
+from .lines import KIND, lines_of, merged
+
+
+class OrderKind(Kind):
+    name = KIND
+    label = "order"
+
+    def accepts(self, request: Any) -> bool:
+        return False   # no offering is an order: an order is made of offerings (services/orders.py)
+
+    def inventory(self, request: Any) -> Inventory:
+        raise InvalidRequest("An order is not an offering.", code="not_an_offering")
+
+    def validate(self, event: Offering, request: Any) -> dict[str, Any]:
+        raise InvalidRequest("An order is not an offering.", code="not_an_offering")
+
+    def plan(self, store: InventoryReads, event: Offering, wanted: dict[str, Any], rng: random.Random,
+             attempt: int, *, now: datetime) -> Places:
+        raise InvalidRequest("An order is not an offering.", code="not_an_offering")
+
+    def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None, *,
+               now: datetime) -> Places | None:
+        """Every line's places again, each as its own kind finds them, or None when one cannot be
+        had: a late payment retakes the whole order or nothing."""
+        found = []
+        for line in lines_of(booking):
+            places = kinds.named(line.kind).replan(store, line.as_booking(booking), rng, now=now)
+            if places is None:
+                return None
+            found.append((line.offering_id, places))
+        return merged(found)
+
+    def ended(self, booking: Booking, now: datetime) -> bool:
+        """The order is past selling to a late payment once any of its lines is."""
+        return any(kinds.named(line.kind).ended(line.as_booking(booking), now) for line in lines_of(booking))
+
+    def kept_on_cancel(self, offering_of: Any, booking: Booking, now: datetime) -> list[tuple[str, Money]]:
+        """The lines whose offering's policy keeps their money if the order is cancelled now (a lot
+        that refunds nothing this close to the window), each asked of its own kind."""
+        kept = []
+        for line in lines_of(booking):
+            offering = offering_of(line.offering_id)
+            kind = kinds.named(line.kind)
+            if offering is not None and kind.cancel_without_refund(offering, line.as_booking(booking), now):
+                kept.append((line.line_id, line.amount))
+        return kept
+
+    def price(self, event: Offering, places: Places) -> Money:
+        raise InvalidRequest("An order is priced by its lines.", code="not_an_offering")
+
+    def counts(self, store: InventoryReads, event_id: str, consistent: bool = True) -> dict[str, int]:
+        raise InvalidRequest("An order has no counts of its own.", code="not_an_offering")
+
+    def describe_places(self, places: Places) -> dict[str, Any]:
+        return {"kind": KIND, "quantity": places.quantity}

@@ -1,0 +1,81 @@
+"""An order's lines as its booking stores them (``kind_details["lines"]``), and the places of
+every line as one ``Places`` of the order: each pool and unit id qualified by its offering
+(domain/claims.py ``of_offering``), each granule as it is (a granule names its resource)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Iterable, Mapping
+
+from holdfast.domain.booking import Booking
+from holdfast.domain.claims import of_offering
+from holdfast.domain.inventory import Places, places_from, stored_places
+from holdfast.domain.money import Money
+
+#: The stored name of the kind (a booking's ``inventory_kind``): "basket", a word the core never uses.
+KIND = "basket"
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of an order: an offering, the kind that sells it, what was asked and what it took."""
+
+    line_id: str
+    offering_id: str
+    kind: str
+    amount: Money
+    places: Places
+    wanted: Mapping[str, Any]
+    details: Mapping[str, Any] | None = None
+    ends_at: str | None = None
+    name: str = ""
+
+    def stored(self) -> dict[str, Any]:
+        line: dict[str, Any] = {
+            "line_id": self.line_id, "offering_id": self.offering_id, "kind": self.kind,
+            "amount": self.amount.text, "quantity": self.places.quantity, "wanted": dict(self.wanted),
+            "name": self.name,
+        }
+        line |= stored_places(self.places)
+        if self.details:
+            line["details"] = dict(self.details)
+        if self.ends_at:
+            line["ends_at"] = self.ends_at
+        return line
+
+    def as_booking(self, order: Booking) -> Booking:
+        """The order as a booking of this line alone: what the line's own kind reads (its replan,
+        its ``ended``, its view of the places)."""
+        return replace(order, event_id=self.offering_id, places=self.places, amount=self.amount,
+                       kind_details=dict(self.details) if self.details else None, ends_at=self.ends_at)
+
+
+def line_of(stored: Mapping[str, Any], currency: str) -> Line:
+    places = places_from(str(stored["kind"]), int(stored["quantity"]), stored)
+    return Line(line_id=str(stored["line_id"]), offering_id=str(stored["offering_id"]), kind=str(stored["kind"]),
+                amount=Money.parse(stored["amount"], currency), places=places, wanted=dict(stored.get("wanted") or {}),
+                details=stored.get("details"), ends_at=stored.get("ends_at"), name=str(stored.get("name") or ""))
+
+
+def lines_of(booking: Booking) -> tuple[Line, ...]:
+    """The lines of an order's booking (none for any other booking)."""
+    return tuple(line_of(stored, booking.amount.currency) for stored in (booking.kind_details or {}).get("lines") or ())
+
+
+def is_order(booking: Booking) -> bool:
+    return str(booking.places.kind) == KIND
+
+
+def merged(lines: Iterable[tuple[str, Places]]) -> Places:
+    """The order's places: every line's, each pool and unit qualified by its offering."""
+    pools, units, granules, quantity = [], [], [], 0
+    for offering, places in lines:
+        pools += [(of_offering(offering, pool), count) for pool, count in places.pools]
+        units += [of_offering(offering, unit) for unit in places.units]
+        granules += list(places.granules)
+        quantity += places.quantity
+    return Places(KIND, quantity, pools=tuple(pools), units=tuple(units), granules=tuple(granules))
+
+
+def total(amounts: Iterable[Money], currency: str) -> Money:
+    value = sum((amount.value for amount in amounts), Money.parse("1", currency).value * 0)
+    return Money(value, currency)

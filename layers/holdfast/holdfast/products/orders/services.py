@@ -1,0 +1,240 @@
+"""Orders: several lines held in one transaction, or nothing (issue 43).
+
+An order is one booking of the ``order`` kind (kind.py) whose places are every line's claims,
+each line planned, priced and checked by its own offering's kind exactly as its own hold route
+would. From then on the engine's one booking path moves it: one payment for the sum, confirmed,
+expired, cancelled, refunded or retaken by a late payment in one transaction over every line's
+items, so no line moves without the others.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from holdfast import kinds
+from holdfast.clock import iso, parse_iso
+from holdfast.domain.booking import Booking, JournalEntry, PaymentMode
+from holdfast.domain.commands import HoldPlaces
+from holdfast.domain.errors import (BookingError, Conflict, EventCancelled, IdempotencyKeyReused, InvalidRequest,
+                                    NotFound, RequestInProgress, TooBusy)
+from holdfast.domain.money import Money
+from holdfast.domain.offering import Offering
+from holdfast.domain.personal_data import places_end
+from holdfast.domain.statuses import BookingStatus
+from holdfast.domain.texts import DEFAULT_LANGUAGE
+from holdfast.ports import (Change, DuplicateRequest, HoldLimitReached, IdempotencyRecord, PlacesTaken, SalesStopped,
+                            TransientStoreError)
+from holdfast.services.booking_views import describe
+from holdfast.services.bookings import BookingService, HoldResult, hold_limit
+from holdfast.services.releases import HOLD_ATTEMPTS
+
+from .lines import KIND, Line, is_order, lines_of, merged
+
+#: At most this many lines: an order is written in one DynamoDB transaction (100 items at most),
+#: and its own items (booking, journal, outbox, idempotency, markers, index, gate, expiry, limit)
+#: and three per further offering leave room for MAX_CLAIMS claims.
+MAX_LINES = 5
+MAX_CLAIMS = 75
+SCOPE = "order"
+
+
+@dataclass(frozen=True)
+class OrderLine:
+    """One line as asked: the offering and the body of its own hold route, as a command."""
+
+    offering_id: str
+    request: HoldPlaces
+
+
+@dataclass(frozen=True)
+class PlaceOrder:
+    lines: tuple[OrderLine, ...]
+    contact_email: str | None = None
+    contact_own: bool = False
+    language: str = "en"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _on_line(error: BookingError, index: int) -> BookingError:
+    """The line's own error, saying which line (``details.line``)."""
+    error.details = {"line": index, **error.details}
+    return error
+
+
+class OrderService:
+    def __init__(self, bookings: BookingService) -> None:
+        self.bookings = bookings
+        self.store = bookings.store
+        self.clock = bookings.clock
+
+    # ---------------------------------------------------------------------------------- place
+    def place(self, customer_id: str, idempotency_key: str, order: PlaceOrder) -> HoldResult:
+        """Hold every line, in one transaction, or none (the first line that cannot be held is
+        the answer, with ``details.line``)."""
+        if not 1 <= len(order.lines) <= MAX_LINES:
+            raise InvalidRequest(f"An order has 1 to {MAX_LINES} lines.", code="invalid_lines", max=MAX_LINES)
+        offerings = [self._offering(line.offering_id, index) for index, line in enumerate(order.lines)]
+        self._check_together(offerings)
+        wanted = []
+        for index, (line, offering) in enumerate(zip(order.lines, offerings)):
+            try:
+                wanted.append(kinds.of_event(offering).validate(offering, line.request))
+            except BookingError as error:
+                raise _on_line(error, index) from None
+        contact = {"contact_email": order.contact_email} if order.contact_email else {}
+        fingerprint = _fingerprint({"lines": [{"offering": o.event_id, **w} for o, w in zip(offerings, wanted)],
+                                    **contact})
+        replay = self._replay(customer_id, idempotency_key, fingerprint)
+        if replay is not None:
+            return replay
+        rng = self.bookings.rng
+        for attempt in range(HOLD_ATTEMPTS):
+            now = self.clock()
+            lines = []
+            for index, (offering, asked) in enumerate(zip(offerings, wanted)):
+                kind = kinds.of_event(offering)
+                try:
+                    kind.check_time(offering, asked, now)
+                    places = kind.plan(self.store, offering, asked, rng, attempt, now=now)
+                except BookingError as error:
+                    raise _on_line(error, index) from None
+                lines.append(Line(line_id=f"L{index + 1}", offering_id=offering.event_id, kind=kind.name,
+                                  amount=kind.hold_price(offering, places, asked), places=places, wanted=asked,
+                                  details=kind.booking_details(offering, asked, places),
+                                  ends_at=places_end(places, offering.starts_at), name=offering.name))
+            booking = self._booking(customer_id, order, offerings, lines, now)
+            claims = len(booking.places.pools) + len(booking.places.units) + len(booking.places.granules)
+            if claims > MAX_CLAIMS:
+                raise InvalidRequest(f"An order takes at most {MAX_CLAIMS} places, seats or time granules.",
+                                     code="order_too_large", max=MAX_CLAIMS)
+            journal = JournalEntry(
+                at=iso(now), action="order_held", actor="customer", from_status=None, to_status="HELD",
+                decision=f"{len(lines)} line(s), {booking.places.quantity} place(s) held until {booking.hold_expires_at}",
+                ids={"booking_id": booking.booking_id, "order_id": booking.booking_id,
+                     "idempotency_key": idempotency_key})
+            record = IdempotencyRecord(customer_id, idempotency_key, SCOPE, fingerprint, booking.booking_id)
+            try:
+                self.store.commit(Change(after=booking, journal=journal, outbox={
+                    "type": "booking.held", "at": iso(now), "hold_expires_at": booking.hold_expires_at,
+                }, idempotency=record, hold_limit=hold_limit(offerings[0])))
+            except HoldLimitReached:
+                limit = hold_limit(offerings[0])
+                raise Conflict(f"You already hold places in {limit} booking(s) for this event; pay for or cancel "
+                               "one first.", code="hold_limit_reached", limit=limit, line=0) from None
+            except DuplicateRequest:
+                replay = self._replay(customer_id, idempotency_key, fingerprint)
+                if replay is None:
+                    raise RequestInProgress() from None
+                return replay
+            except SalesStopped as stopped:
+                index = next((i for i, o in enumerate(offerings) if o.event_id == stopped.args[0]), 0)
+                raise _on_line(EventCancelled(offerings[index].event_id), index) from None
+            except PlacesTaken:
+                continue   # a line's places went between the read and the write: plan every line again
+            except TransientStoreError:
+                if attempt == HOLD_ATTEMPTS - 1:
+                    raise RequestInProgress() from None
+                time.sleep(rng.uniform(0.005, 0.02 * (attempt + 1)))
+                continue
+            self.bookings.schedule(booking)
+            return HoldResult(booking, replayed=False)
+        raise TooBusy()
+
+    def _offering(self, offering_id: str, index: int) -> Offering:
+        try:
+            return self.bookings.offering(offering_id)
+        except BookingError as error:
+            raise _on_line(error, index) from None
+
+    @staticmethod
+    def _check_together(offerings: list[Offering]) -> None:
+        ids = [offering.event_id for offering in offerings]
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        if repeated:
+            raise InvalidRequest("One line per offering.", code="duplicate_offering", offerings=repeated,
+                                 line=ids.index(repeated[0], ids.index(repeated[0]) + 1))
+        organizers = {offering.get("organizer_id") for offering in offerings}
+        if len(organizers) > 1:
+            raise InvalidRequest("Every line of an order is one organizer's.", code="mixed_organizers")
+        currencies = {offering.currency for offering in offerings}
+        if len(currencies) > 1:
+            raise InvalidRequest("Every line of an order is in one currency.", code="currency_mismatch",
+                                 currencies=sorted(currencies))
+
+    def _booking(self, customer_id: str, order: PlaceOrder, offerings: list[Offering], lines: list[Line],
+                 now: Any) -> Booking:
+        ttl = min(offering.hold_ttl_seconds for offering in offerings)
+        currency = offerings[0].currency
+        amount = Money(sum((line.amount.value for line in lines), Money.parse("1", currency).value * 0), currency)
+        # Authorised first when any line's offering is paid two-stage: its places are secured
+        # (every line's) before the money is taken.
+        two_stage = any(offering.payment_mode == PaymentMode.TWO_STAGE.value for offering in offerings)
+        ends = [line.ends_at for line in lines if line.ends_at]
+        return Booking(
+            booking_id=str(uuid.uuid4()), event_id=offerings[0].event_id, customer_id=customer_id,
+            status=BookingStatus.HELD, places=merged((line.offering_id, line.places) for line in lines),
+            amount=amount, payment_mode=PaymentMode.TWO_STAGE if two_stage else PaymentMode.ONE_STAGE,
+            hold_expires_at=iso(now + timedelta(seconds=ttl)), created_at=iso(now), updated_at=iso(now), version=1,
+            contact_email=order.contact_email, contact_own=order.contact_own and bool(order.contact_email),
+            language=order.language, counted_hold=True,
+            kind_details={"lines": [line.stored() for line in lines]},
+            ends_at=max(ends, key=parse_iso) if ends else None,
+        )
+
+    def _replay(self, customer_id: str, key: str, fingerprint: str) -> HoldResult | None:
+        record = self.store.get_idempotency(customer_id, key, SCOPE)
+        if record is None:
+            return None
+        if record["fingerprint"] != fingerprint:
+            raise IdempotencyKeyReused()
+        booking = self.store.get_booking(record["result_id"])
+        if booking is None:
+            raise RequestInProgress()
+        return HoldResult(booking, replayed=True)
+
+    # ----------------------------------------------------------------------------------- read
+    def owned(self, order_id: str, customer_id: str) -> Booking:
+        booking = self.bookings.owned(order_id, customer_id)
+        if not is_order(booking):
+            raise NotFound(f"No order {order_id}.", code="order_not_found")
+        return booking
+
+    def describe(self, booking: Booking, language: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
+        """The order as an answer to its placing or cancelling (no journal: GET /orders/{id} has it)."""
+        return describe_order(booking, describe(booking, language))
+
+    def view(self, order_id: str, customer_id: str, language: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
+        """The order as its customer reads it: the booking's view (status, payment, journal,
+        what happens next) with the order's lines."""
+        self.owned(order_id, customer_id)
+        view = self.bookings.view(order_id, customer_id, language)
+        return describe_order(self.store.get_booking(order_id) or self.owned(order_id, customer_id), view)
+
+
+def describe_order(booking: Booking, view: dict[str, Any]) -> dict[str, Any]:
+    """An order's answer: ``order_id`` and its ``lines`` (each with its kind's view of its places)
+    beside the booking view's fields."""
+    lines = []
+    for line in lines_of(booking):
+        kind = kinds.named(line.kind)
+        shown = {"line_id": line.line_id, "kind": kind.label, "offering_id": line.offering_id, "name": line.name,
+                 "amount": line.amount.as_dict(), "places": kind.describe_places(line.places)}
+        details = line.details or {}
+        for key in ("zone", "ticket_type", "ticket_types", "from", "to", "space_id", "space_type"):
+            if key in details:
+                shown[key] = details[key]
+        lines.append(shown)
+    answer = {key: value for key, value in view.items() if key not in ("booking_id", "event_id", "places")}
+    return {"order_id": booking.booking_id, **answer, "lines": lines}
+
+
+def _fingerprint(value: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
+
+
+__all__ = ["OrderService", "PlaceOrder", "OrderLine", "describe_order", "KIND", "MAX_LINES"]
