@@ -233,3 +233,49 @@ def test_the_booking_view_lists_its_receipts_and_the_journal_says_where_they_wen
     assert org.cancel(booking_id, who).status_code == 200
     refunded = org.wait_status(booking_id, who, "REFUNDED")
     assert [r["type"] for r in refunded["receipts"]] == ["payment", "refund"]
+
+
+# -- parking: rendered when the car leaves, or at a no-show whose money is kept ---------------------
+
+from tests.integration.test_parking_flow import create_lot, gate, now_window, pass_  # noqa: E402
+import uuid  # noqa: E402
+
+
+def settled_by_sweeps(system, sandbox, payment_id, seconds=20):
+    """Sweep until the payment's settlement receipt is there (the stack's own sweeper may send it
+    first), or fail after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not settlement_receipts(sandbox, payment_id):
+        assert time.monotonic() < deadline, sandbox.receipts(payment_id)
+        sweep(system)
+    return settlement_receipts(sandbox, payment_id)
+
+
+def test_a_reservation_settles_once_when_the_car_leaves_the_lot(api, sandbox, system):
+    org = fiscal_organizer(api)
+    lot = create_lot(org, spaces=[{"space_id": "R1", "type": "REGULAR"}])
+    gate_, who = gate(org, lot["lot_id"]), customer()
+    body = {"vehicle_type": "REGULAR", "plate": "K777KK77", "contact_email": "driver@example.com",
+            **dict(zip(("from", "to"), now_window()))}
+    held = org.request("POST", f"/lots/{lot['lot_id']}/reservations", customer=who, key=str(uuid.uuid4()), json=body)
+    assert held.status_code == 201, held.text
+    booking_id = held.json()["booking_id"]
+    payment = org.pay(booking_id, who)
+    assert payment.status_code == 201, payment.text
+    payment_id = payment.json()["payment_id"]
+    sandbox.pay(payment_id)
+    token = org.wait_status(booking_id, who, "CONFIRMED")["entry_token"]
+    assert [r["type"] for r in sandbox.receipts(payment_id)] == ["payment"]
+    entered = pass_(org, lot["lot_id"], gate_, "entry", event_id="in-1", token=token)
+    sweep(system)                                        # parked: nothing is rendered yet
+    assert settlement_receipts(sandbox, payment_id) == []
+    assert pass_(org, lot["lot_id"], gate_, "exit", event_id="out-1", ticket_id=entered["ticket_id"])["exit_granted"]
+    [settlement] = settled_by_sweeps(system, sandbox, payment_id)
+    assert settlement["customer"] == {"email": "driver@example.com"}
+    assert {i["payment_mode"] for i in settlement["items"]} == {"full_payment"}
+    assert settlement["settlements"][0]["amount"] == sandbox.payment(payment_id)["amount"]
+    sweep(system)
+    assert len(settlement_receipts(sandbox, payment_id)) == 1
+    view = org.booking(booking_id, who)
+    assert view["status"] == "COMPLETED"
+    assert [(r["type"], r["status"]) for r in view["receipts"]] == [("payment", "issued"), ("settlement", "sent")]
