@@ -18,9 +18,13 @@ app = make_resolver()
 def list_reviews():
     caller = require_organizer(app, wiring.authenticate_organizer)
     query = app.current_event.query_string_parameters or {}
-    page = wiring.reviews().review_page(query.get("limit", _reviews.PAGE_SIZE), query.get("cursor") or None, caller)
-    return json_response(200, {**page, "gate_cases": parking_wiring.gate_cases().open_cases(caller),
-                               "checkin_cases": events_wiring.checkin_cases().open_cases(caller)})
+    limit = query.get("limit", _reviews.PAGE_SIZE)
+    page = wiring.reviews().review_page(limit, query.get("cursor") or None, caller)
+    # each organizer's open cases are its own index partition, a page at a time
+    gates = parking_wiring.gate_cases().open_page(caller, limit, query.get("gate_cases_cursor") or None)
+    doors = events_wiring.checkin_cases().open_page(caller, limit, query.get("checkin_cases_cursor") or None)
+    return json_response(200, {**page, "gate_cases": gates["cases"], "gate_cases_next_cursor": gates["next_cursor"],
+                               "checkin_cases": doors["cases"], "checkin_cases_next_cursor": doors["next_cursor"]})
 
 
 @app.get("/admin/sales")

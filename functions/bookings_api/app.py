@@ -13,7 +13,8 @@ from holdfast.domain.errors import InvalidRequest, NotFound
 from holdfast.services.booking_views import describe
 from holdfast.services import admission as _admission  # noqa: F401 - every change is rate limited: loaded at init
 
-wiring.cold_start(wiring.PROVIDER_SECRET, wiring.ADMISSION_TOKEN_SECRET, wiring.PSEUDONYM_SECRET)
+wiring.cold_start(wiring.PROVIDER_SECRET, wiring.ADMISSION_TOKEN_SECRET, wiring.PSEUDONYM_SECRET,
+                  primed=("holdfast.schemas:BookingIn",))  # built before a SnapStart snapshot
 
 app = make_resolver()
 # A route that validates a body imports its request model: the others never load pydantic.
@@ -28,7 +29,7 @@ def _own_address(customer: str, command: HoldPlaces) -> HoldPlaces:
     """Mail goes to the customer's verified address unless they give another (services/mail_policy.py)."""
     from holdfast.services.mail_policy import addressed
 
-    return addressed(command, verified_email(app))
+    return addressed(command, verified_email(app), wiring.mail_gate, customer)
 
 
 @app.post("/events/<event_id>/bookings")

@@ -870,6 +870,25 @@ def test_an_operator_creates_a_resource_and_a_service_and_sees_the_resources_day
     shots(page, "operator-appointments-ru-desktop", full_page=True)
 
 
+def test_the_operator_page_shows_the_local_stacks_clock_and_moves_it(site, customer_page, shots):
+    """Local only (GET/POST /dev/clock, docs/local-stack.md): the stack's time, idle or busy, and a
+    move forward; it moves one second so that the other tests' pages keep their times."""
+    page = operator_page(customer_page)
+    card = page.locator("#section-clock")
+    expect(card).to_be_visible(timeout=10_000)
+    expect(page.locator("#clock-now")).to_contain_text("Stack time: ")
+    page.get_by_label("Seconds to move forward").fill("1")
+    page.get_by_role("button", name="Move the clock").click()
+    expect(page.locator("#clock-result")).to_contain_text("Moved: the stack's time is now ")
+    expect(page.locator("#clock-state")).to_have_text("Idle: nothing runs or waits to run.")
+    assert serious_accessibility_problems(page) == []
+    shots(page, "operator-clock-en-desktop")
+    page.get_by_label("Language").select_option("ru")
+    expect(page.locator("#clock-now")).to_contain_text("Время стенда: ")
+    expect(page.get_by_role("button", name="Перевести часы")).to_be_visible()
+    assert serious_accessibility_problems(page) == []
+
+
 def test_the_event_and_service_pages_in_both_languages_pass_axe_on_desktop_and_phone(site, customer_page, shots):
     api = site["api"]
     event = published(api, name="Chamber evening", city="Kazan", capacity=None, starts_at="2031-06-05T16:00:00Z",

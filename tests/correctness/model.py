@@ -427,6 +427,7 @@ class BookingModel:
         self.intent = ""                                 # what the running operation is about to do
         self.log: Counter[str] = Counter()
         self.trace: list[str] = []
+        self.reached = True   # set False by `unreached`: the operation found nothing to act on
 
     @staticmethod
     def _event_in(body: dict[str, Any]) -> Any:
@@ -438,6 +439,12 @@ class BookingModel:
 
     def note(self, text: str) -> None:
         self.trace.append(text)
+
+    def unreached(self, text: str) -> None:
+        """A note that the operation found nothing to act on and returned: the proof does not count
+        it as run (`make proof` fails when an operation was never run)."""
+        self.trace.append(text)
+        self.reached = False
 
     def _call(self, who: str, what: str, call: Callable[[], T]) -> tuple[T | None, BookingError | None]:
         """A request over HTTP: it may answer any 4xx (or 503/429 with Retry-After: BookingError),
@@ -1251,7 +1258,7 @@ class BookingModel:
             self.time_paid_late(d)
             cases = open_cases()
         if not cases:
-            self.note("late_choice_after_cancel: no conflict case open")
+            self.unreached("late_choice_after_cancel: no conflict case open")
             return
         booking_id, customer = d.choice(cases)
         event_id = self.store.get_booking(booking_id).event_id

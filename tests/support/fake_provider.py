@@ -7,16 +7,22 @@ injected per operation: ``unknown`` raises ProviderOutcomeUnknown before (``"bef
 """
 from __future__ import annotations
 
-import itertools
 import uuid
 from decimal import Decimal
 from typing import Any
 
+from holdfast.clock import Clock, iso, system_clock
 from holdfast.ports import ProviderNotFound, ProviderOutcomeUnknown, ProviderRejected
 
 
 class FakeProvider:
-    def __init__(self) -> None:
+    """Its times (a payment's ``created_at``, ``captured_at``, a refund's) are read from ``clock``,
+    the service's clock (holdfast.clock, which a local stack turns), as the sandbox's and the
+    provider's own are its time: tests/contract/test_fake_provider_contract.py holds it to the
+    sandbox."""
+
+    def __init__(self, clock: Clock = system_clock) -> None:
+        self.clock = clock
         self.payments: dict[str, dict[str, Any]] = {}
         self.refunds: dict[str, dict[str, Any]] = {}
         self.receipts: dict[str, dict[str, Any]] = {}   # receipts of their own (settlements)
@@ -24,7 +30,6 @@ class FakeProvider:
         self.faults: dict[str, list[str]] = {}
         self.calls: list[tuple[str, str]] = []
         self.refund_status = "succeeded"   # "pending": new refunds wait, as YooKassa's may
-        self._clock = itertools.count()
 
     def fail(self, operation: str, *modes: str) -> None:
         self.faults.setdefault(operation, []).extend(modes)
@@ -163,7 +168,7 @@ class FakeProvider:
         return [r for r in self.refunds.values() if r["payment_id"] == payment_id]
 
     def _now(self) -> str:
-        return f"2030-01-01T00:00:{next(self._clock) % 60:02d}.000Z"
+        return iso(self.clock())
 
     def _public(self, payment: dict[str, Any]) -> dict[str, Any]:
         public = {key: value for key, value in payment.items() if key != "capture"}

@@ -578,6 +578,15 @@ class MailPolicy(Protocol):
         """Confirm on the pending request's token before it expires; True also when already confirmed."""
         ...
 
+    def pending_contacts(self, customer_id: str, now: str) -> int:
+        """How many addresses the customer named are waiting to be confirmed (not lapsed at ``now``)."""
+        ...
+
+    def claim_new_address(self, customer_id: str, address_key: str, day: str, limit: int, expires: int) -> bool:
+        """Count ``address_key`` among the customer's new unconfirmed addresses of ``day`` (once
+        however often it is named); False when ``limit`` others were counted that day already."""
+        ...
+
     def own_contact(self, customer_id: str, address_key: str, at: str) -> None:
         """The customer's own verified address (their identity's): confirmed without a message."""
         ...

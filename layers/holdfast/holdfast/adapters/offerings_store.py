@@ -10,10 +10,10 @@ conditioned on the event's ``catalog_version`` (services/listing.py).
 """
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from ..ports import StaleBooking, TransientStoreError
+from ..clock import epoch_seconds
 from .codec import Table, _attrs, _plain
 
 OUTBOX_RETENTION_SECONDS = 7 * 24 * 3600
@@ -70,7 +70,7 @@ class OfferingStore:
         if outbox is not None:
             items.append(("outbox", {"Put": {"TableName": self.db.table, "Item": _attrs({
                 "pk": f"EVENT#{event_id}", "sk": f"OUTBOX#{int(outbox['version']):06d}",
-                "ttl": int(time.time()) + OUTBOX_RETENTION_SECONDS, **outbox})}}))
+                "ttl": int(epoch_seconds()) + OUTBOX_RETENTION_SECONDS, **outbox})}}))
         cancelled = self.db._transact(items)
         if cancelled is None:
             return
