@@ -145,6 +145,22 @@ def exit_payment(lot_id: str, ticket_id: str):
     return json_response(200, answer, {"Cache-Control": "private, no-store"})
 
 
+@app.post("/lots/<lot_id>/tickets/<ticket_id>/exit-payment")
+@tracer.capture_method
+def pay_exit(lot_id: str, ticket_id: str):
+    """The exit page's Pay: creates the link's payment once its receipt has the driver's address
+    (``{"contact_email"}``, needed when the lot's organizer has receipts on); answers the page's view."""
+    key = (app.current_event.query_string_parameters or {}).get("key") or ""
+    contact = None
+    if (app.current_event.body or "").strip():
+        from holdfast.schemas import PaymentIn
+
+        contact = parse_body(app, PaymentIn).contact_email
+    lot = parking_wiring.parking().lot(lot_id)
+    answer = parking_wiring.gate_passes().exit_payments.pay(lot, ticket_id, key[:200], contact)
+    return json_response(200, answer, {"Cache-Control": "private, no-store"})
+
+
 @app.post("/lots/<lot_id>/subscriptions")
 @tracer.capture_method
 def create_subscription(lot_id: str):

@@ -1007,3 +1007,44 @@ def test_an_organizer_with_receipts_gets_the_address_asked_before_the_payment(si
     assert [r["type"] for r in seen["receipts"]][:1] == ["payment"]
     page.get_by_label("Language").select_option("ru")
     expect(page.locator("#contact-why")).to_contain_text("Кассовый чек")
+
+
+def test_a_drive_ups_exit_page_asks_the_receipts_address_before_the_payment(site, customer_page, shots):
+    """Issue 44: the lot's organizer issues fiscal receipts; the exit page asks the driver for the
+    receipt's address, then goes on to the provider with the payment carrying that receipt."""
+    from devstack.organizers import PLATFORM_KEY
+    from tests.support.api import BookingApi
+
+    api = site["api"]
+    made = api.request("POST", "/admin/organizers", headers={"X-Api-Key": PLATFORM_KEY}, json={"name": "Fiscal lot"})
+    org = BookingApi(api.base, organizer_key=made.json()["api_key"])
+    assert org.request("PUT", "/organizers/me/fiscal", organizer=True,
+                       json={"tax_system_code": 2, "vat_code": 1}).status_code == 200
+    lot = org.request("POST", "/lots", organizer=True, json={
+        "name": "Market car park", "spaces": [{"space_id": "R1", "type": "REGULAR"}],
+        "tariff": {"hourly": {"value": "70.00", "currency": "RUB"}}}).json()
+    gate = org.request("POST", f"/lots/{lot['lot_id']}/gates", organizer=True, json={"name": "Exit"}).json()
+
+    def through(direction, event_id):
+        answer = api.request("POST", f"/lots/{lot['lot_id']}/gates/{gate['gate_id']}/{direction}",
+                             headers={"X-Gate-Key": gate["gate_key"]}, json={"event_id": event_id, "plate": "M 404 MM"})
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+    assert through("entry", "fiscal-in")["gate_open"] is True
+    owed = through("exit", "fiscal-out")
+    page = customer_page("", width=1280, height=900)
+    page.goto(owed["confirmation_url"])
+    expect(page.locator("#status")).to_have_attribute("data-state", "pending")
+    expect(page.locator("#contact")).to_be_visible()
+    expect(page.locator("#pay")).to_be_hidden()                   # no payment until the address is given
+    page.get_by_role("button", name="Pay with this address").click()            # empty: asked again
+    expect(page.get_by_label("E-mail for the receipt")).to_have_attribute("aria-invalid", "true")
+    assert serious_accessibility_problems(page) == []
+    page.get_by_label("Language").select_option("ru")
+    expect(page.locator("#contact-why")).to_contain_text("Кассовый чек")
+    page.get_by_label("Почта для чека").fill("driver@example.com")
+    assert serious_accessibility_problems(page) == []
+    shots(page, "exit-receipt-address")
+    page.get_by_role("button", name="Оплатить с этим адресом").click()
+    expect(page).to_have_url(re.compile(r"/checkout/"))

@@ -1591,9 +1591,14 @@ class BookingModel:
         self.log["service_rendered"] += 1
 
     def _renders_at(self, booking: Any) -> str:
-        """When the booking's service is rendered, read from its offering as it is now."""
+        """When the booking's service is rendered, read from its offering as it is now; for a kind
+        that renders it by a state of its own (parking: COMPLETED, a kept NO_SHOW), once the
+        booking is in such a state (its due moment), never before."""
+        from holdfast.domain import lifecycle
         from holdfast.domain.fiscal import rendered_at
 
+        if lifecycle.renders_by_state(str(booking.places.kind)):
+            return (booking.settlement_due or "9999") if lifecycle.renders(str(booking.status)) else "9999"
         offering = self.store.get_event(booking.event_id) or {}
         return rendered_at([g.at for g in booking.places.granules], offering.get("starts_at")) or "9999"
 

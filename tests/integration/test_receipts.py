@@ -233,3 +233,85 @@ def test_the_booking_view_lists_its_receipts_and_the_journal_says_where_they_wen
     assert org.cancel(booking_id, who).status_code == 200
     refunded = org.wait_status(booking_id, who, "REFUNDED")
     assert [r["type"] for r in refunded["receipts"]] == ["payment", "refund"]
+
+
+# -- parking: rendered when the car leaves, or at a no-show whose money is kept ---------------------
+
+from tests.integration.test_parking_flow import create_lot, gate, now_window, pass_  # noqa: E402
+import uuid  # noqa: E402
+
+
+def settled_by_sweeps(system, sandbox, payment_id, seconds=20):
+    """Sweep until the payment's settlement receipt is there (the stack's own sweeper may send it
+    first), or fail after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not settlement_receipts(sandbox, payment_id):
+        assert time.monotonic() < deadline, sandbox.receipts(payment_id)
+        sweep(system)
+    return settlement_receipts(sandbox, payment_id)
+
+
+def test_a_reservation_settles_once_when_the_car_leaves_the_lot(api, sandbox, system):
+    org = fiscal_organizer(api)
+    lot = create_lot(org, spaces=[{"space_id": "R1", "type": "REGULAR"}])
+    gate_, who = gate(org, lot["lot_id"]), customer()
+    body = {"vehicle_type": "REGULAR", "plate": "K777KK77", "contact_email": "driver@example.com",
+            **dict(zip(("from", "to"), now_window()))}
+    held = org.request("POST", f"/lots/{lot['lot_id']}/reservations", customer=who, key=str(uuid.uuid4()), json=body)
+    assert held.status_code == 201, held.text
+    booking_id = held.json()["booking_id"]
+    payment = org.pay(booking_id, who)
+    assert payment.status_code == 201, payment.text
+    payment_id = payment.json()["payment_id"]
+    sandbox.pay(payment_id)
+    token = org.wait_status(booking_id, who, "CONFIRMED")["entry_token"]
+    assert [r["type"] for r in sandbox.receipts(payment_id)] == ["payment"]
+    entered = pass_(org, lot["lot_id"], gate_, "entry", event_id="in-1", token=token)
+    sweep(system)                                        # parked: nothing is rendered yet
+    assert settlement_receipts(sandbox, payment_id) == []
+    assert pass_(org, lot["lot_id"], gate_, "exit", event_id="out-1", ticket_id=entered["ticket_id"])["exit_granted"]
+    [settlement] = settled_by_sweeps(system, sandbox, payment_id)
+    assert {i["payment_mode"] for i in settlement["items"]} == {"full_payment"}
+    assert settlement["settlements"][0]["amount"] == sandbox.payment(payment_id)["amount"]
+    sweep(system)
+    assert len(settlement_receipts(sandbox, payment_id)) == 1
+    view = org.booking(booking_id, who)
+    assert view["status"] == "COMPLETED"
+    assert [(r["type"], r["status"], r["sent_to"]) for r in view["receipts"]] \
+        == [("payment", "issued", "driver@example.com"), ("settlement", "sent", "driver@example.com")]
+
+
+def test_a_drive_ups_exit_payment_asks_the_address_then_carries_its_receipt(api, sandbox, system):
+    from urllib.parse import parse_qs, urlsplit
+
+    from tests.integration.test_parking_flow import documented
+
+    org = fiscal_organizer(api)
+    lot = create_lot(org, spaces=[{"space_id": "R1", "type": "REGULAR"}], name="Fiscal lot",
+                     tariff={"hourly": {"value": "90.00", "currency": "RUB"}, "grace_minutes": 0})
+    gate_ = gate(org, lot["lot_id"])
+    entered = pass_(org, lot["lot_id"], gate_, "entry", event_id="f-in", plate="T 123 TT")
+    owed = pass_(org, lot["lot_id"], gate_, "exit", event_id="f-out", plate="T123TT")
+    assert owed["exit_granted"] is False and sandbox.payments(ticket_id=entered["ticket_id"]) == []
+    query = {name: values[0] for name, values in parse_qs(urlsplit(owed["confirmation_url"]).query).items()}
+    path = f"/lots/{lot['lot_id']}/tickets/{entered['ticket_id']}/exit-payment"
+    page = api.request("GET", path, params={"key": query["key"]}).json()
+    documented(page, "ExitPayment")
+    assert (page["state"], page["contact_required"], page["confirmation_url"]) == ("pending", True, None)
+    refused = api.request("POST", path, params={"key": query["key"]})
+    assert refused.status_code == 400 and refused.json()["error"]["code"] == "contact_required"
+    bad = api.request("POST", path, params={"key": query["key"]}, json={"contact_email": "not an address"})
+    assert bad.status_code == 400
+    assert sandbox.payments(ticket_id=entered["ticket_id"]) == []
+    paying = api.request("POST", path, params={"key": query["key"]}, json={"contact_email": "driver@example.com"})
+    assert paying.status_code == 200, paying.text
+    documented(paying.json(), "ExitPayment")
+    assert paying.json()["contact_required"] is False and paying.json()["confirmation_url"]
+    again = api.request("POST", path, params={"key": query["key"]})   # a second tap: the same payment
+    assert again.status_code == 200 and again.json()["confirmation_url"] == paying.json()["confirmation_url"]
+    [payment] = sandbox.payments(ticket_id=entered["ticket_id"])
+    sandbox.pay(payment["id"])                           # the payment's receipt is registered as it succeeds
+    [receipt] = sandbox.receipts(payment["id"])
+    assert receipt["type"] == "payment" and items_total(receipt) == Decimal(payment["amount"]["value"])
+    assert [i["payment_mode"] for i in receipt["items"]] == ["full_payment"]
+    assert pass_(org, lot["lot_id"], gate_, "exit", event_id="f-out-2", plate="T123TT")["exit_granted"] is True

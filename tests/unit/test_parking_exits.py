@@ -415,7 +415,8 @@ def test_a_drive_up_pays_its_exit_on_the_exit_page_the_gate_links_to_and_sees_th
     assert page == {"lot": {"lot_id": lot_gate[0], "name": "Central"}, "ticket_id": ticket, "plate": "C3",
                     "space_id": "R1", "entered_at": iso(entered_at), "charged_until": iso(out_at), "exited_at": None,
                     "amount": {"value": "200.00", "currency": "RUB"}, "state": "pending", "superseded": False,
-                    "confirmation_url": payment["confirmation"]["confirmation_url"]}
+                    "confirmation_url": payment["confirmation"]["confirmation_url"],
+                    "contact_required": False, "receipt": False}   # a lot without fiscal receipts
     other_key = query["key"][:-1] + ("y" if query["key"].endswith("x") else "x")
     for ticket_id, key in ((ticket, other_key), (ticket, ""), ("0" * 36, query["key"])):
         with pytest.raises(NotFound) as missing:

@@ -121,6 +121,20 @@ def test_a_partial_refund_receipt_lists_the_part(bookings, fiscal_payments, own_
     assert refund_receipt(started, {"value": "4500.00", "currency": "RUB"})["items"][0]["quantity"] == "3"
 
 
+def test_a_refund_of_more_than_the_receipt_lists_carries_one_item_of_what_goes_back(
+        bookings, fiscal_payments, own_event, store):
+    """A stray payment of another amount given back whole: no item of the sale covers it, and a
+    shop that requires receipts refuses a refund without one; it lists one item of that amount."""
+    booking = bookings.create_booking(own_event["event_id"], "fay", "k",
+                                      BookingIn(quantity=2, contact_email="fay@example.com")).booking
+    started = fiscal_payments.start_payment(booking.booking_id, "fay", "pay-1")
+    receipt = refund_receipt(started, {"value": "2500.50", "currency": "RUB"})
+    assert receipt["customer"] == {"email": "fay@example.com"}
+    [item] = receipt["items"]
+    assert (item["quantity"], item["amount"]) == ("1", {"value": "2500.50", "currency": "RUB"})
+    assert item["description"] == "Quartet" and item["payment_mode"] == "full_prepayment"
+
+
 # -- settlement receipts ---------------------------------------------------------------------------
 
 from datetime import timedelta  # noqa: E402 - the settlement cases' own

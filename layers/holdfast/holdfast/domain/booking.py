@@ -162,10 +162,17 @@ class Booking:
         it was sent, or it failed for good and is an operator's case). Only a hint of when: the
         settlement reads when the service is rendered from the offering itself."""
         payment = self.payment
-        if payment is None or not payment.receipt or _places_state(self.status) != "sold":
+        if payment is None or not payment.receipt:
             return None
         settlement = payment.settlement or {}
         if settlement.get("state") in ("sent", "failed"):
+            return None
+        if lifecycle.renders_by_state(str(self.places.kind)):
+            # rendered when the booking enters such a state (parking: COMPLETED, NO_SHOW), not before
+            if not lifecycle.renders(str(self.status)):
+                return None
+            return str(settlement.get("next_at") or self.updated_at)
+        if _places_state(self.status) != "sold":
             return None
         if settlement.get("next_at"):
             return str(settlement["next_at"])

@@ -33,6 +33,9 @@ class ExtraState:
     actors: frozenset[str]                 # who may move a booking into it
     places: str = "sold"                   # "sold": kept; "available": released into the inventory
     notify: str | None = None              # the outbox event customers hear about, if any
+    #: Entering it means the sale's service is rendered (parking: the car left; a no-show whose
+    #: money is kept): the settlement receipt is owed then, not at the offering's start.
+    renders: bool = False
 
 
 #: status -> (declaring kind, state)
@@ -115,6 +118,19 @@ def places_state(status: str) -> str | None:
     """"sold" or "available" for a declared status; None for a built-in one."""
     state = declared(status)
     return state.places if state else None
+
+
+def renders_by_state(kind_name: str) -> bool:
+    """Whether ``kind_name`` renders its service by entering a declared state (``renders``) rather
+    than at a moment of its offering's (an event's start, a slot's)."""
+    _complete()
+    return any(owner == kind_name and state.renders for owner, state in _DECLARED.values())
+
+
+def renders(status: str) -> bool:
+    """Whether a booking in ``status`` has had its service rendered by its kind's declaration."""
+    state = declared(status)
+    return bool(state and state.renders)
 
 
 def occupies(status: str) -> bool:

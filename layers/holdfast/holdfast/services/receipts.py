@@ -55,16 +55,20 @@ def payment_receipt(booking: Booking) -> dict[str, Any] | None:
 def refund_receipt(booking: Booking, amount: dict[str, str]) -> dict[str, Any] | None:
     """The ``receipt`` of a refund of ``amount``: the items given back (a part of them, for a
     partial refund), when the payment carried a receipt; after the settlement receipt was sent,
-    of the settled kind (``full_payment``). None for more than the receipt listed:
-    that is money the booking's receipt never covered (a payment of another amount than the
-    booking's, which the engine did not create)."""
+    of the settled kind (``full_payment``). A refund of more than the receipt listed (a payment of
+    another amount than the booking's, which the engine did not create, given back whole) lists one
+    item of what is given back, described and taxed as the sale's first line: a shop that requires
+    receipts refuses a refund without one."""
     record = booking.payment.receipt if booking.payment else None
     if not record or not booking.contact_email:
         return None
     given_back = Money.parse(amount["value"], amount["currency"])
-    if given_back.value > fiscal.lines_total(fiscal.lines_of(record)):
-        return None
+    lines = fiscal.lines_of(record)
     settled = ((booking.payment.settlement if booking.payment else None) or {}).get("state") == "sent"
-    return fiscal.receipt(booking.contact_email, record, given_back,
-                          lines=fiscal.part_of(fiscal.lines_of(record), given_back),
+    if given_back.value > fiscal.lines_total(lines) or any(line.unit_amount.currency != given_back.currency for line in lines):
+        first = lines[0]
+        parts = [fiscal.line_for(first.description, given_back, 1, first.vat_code, first.payment_mode)]
+    else:
+        parts = fiscal.part_of(lines, given_back)
+    return fiscal.receipt(booking.contact_email, record, given_back, lines=parts,
                           payment_mode=fiscal.PAID_AND_RENDERED if settled else None)

@@ -18,7 +18,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from ..clock import iso, parse_iso
-from ..domain import fiscal
+from ..domain import fiscal, lifecycle
 from ..domain.booking import Booking
 from ..faults import crash_point
 from ..observability import logger
@@ -50,9 +50,13 @@ class Settlements:
         payment = booking.payment
         if booking.settlement_due is None or payment is None or not payment.payment_id:
             return "skipped"
-        offering = self.store.get_event(booking.event_id) or {}
-        rendered = fiscal.rendered_at([granule.at for granule in booking.places.granules],
-                                      offering.get("starts_at"))
+        if lifecycle.renders_by_state(str(booking.places.kind)):
+            # rendered when it entered that state (parking: the car left, a no-show kept): due now
+            rendered = booking.settlement_due if lifecycle.renders(str(booking.status)) else None
+        else:
+            offering = self.store.get_event(booking.event_id) or {}
+            rendered = fiscal.rendered_at([granule.at for granule in booking.places.granules],
+                                          offering.get("starts_at"))
         now = self.clock()
         settlement = dict(payment.settlement or {})
         try:

@@ -44,8 +44,11 @@ class Parking(Kind):
     personal_details = ("plate", "permit")
     extra_states = (
         ExtraState(CHECKED_IN, frozenset({"CONFIRMED"}), frozenset({"gate"}), "sold", "vehicle.entered"),
-        ExtraState(COMPLETED, frozenset({CHECKED_IN}), frozenset({"gate"}), "available", "vehicle.exited"),
-        ExtraState(NO_SHOW, frozenset({"CONFIRMED"}), frozenset({"timer"}), "available", "booking.no_show"),
+        ExtraState(COMPLETED, frozenset({CHECKED_IN}), frozenset({"gate"}), "available", "vehicle.exited",
+                   renders=True),
+        # a no-show keeps its money only: a refunded one goes to REFUND_PENDING instead (refund_on_timer)
+        ExtraState(NO_SHOW, frozenset({"CONFIRMED"}), frozenset({"timer"}), "available", "booking.no_show",
+                   renders=True),
         ExtraState(CANCELLED_NO_REFUND, frozenset({"CONFIRMED"}), frozenset({"customer"}), "available",
                    "booking.cancelled"),
     )

@@ -7,7 +7,7 @@ from typing import Any
 
 from holdfast.clock import system_clock
 from holdfast.config import load_section, settings
-from holdfast.wiring import bookings, cached, id_salt, provider, signing_seed, store
+from holdfast.wiring import bookings, cached, fiscal_directory, id_salt, provider, signing_seed, store
 
 # imported here, not on first use, so that every function building parking's services checks it at
 # its cold start (config.check_sections)
@@ -51,7 +51,7 @@ def gate_passes():
     # the exit payment page lives beside the booking page PAYMENT_RETURN_URL names (web/exit.html)
     return GatePasses(store(), system_clock, parking(), provider, return_url,
                       max_clock_skew_seconds=parking_config().gate_clock_skew_seconds,
-                      exit_page_url=urljoin(return_url, "exit.html"))
+                      exit_page_url=urljoin(return_url, "exit.html"), fiscal_reads=fiscal_directory())
 
 
 def apply_gate_pass(lot_id: str, gate_id: str, event: dict[str, Any], *, at: datetime, offline: bool

@@ -20,6 +20,13 @@ sees that payment, its ticket's plate and times, and nobody else). The page (``p
 is owed and sends the driver on to the provider, whose ``return_url`` is the same link, and once
 paid shows the receipt.
 
+With receipts on for the lot's organizer (its fiscal settings, domain/fiscal.py), an exit payment
+carries a receipt: one item, the stay, ``full_payment`` (rendered as it is paid: no settlement
+follows). The receipt is decided with the record, before the provider is called; its address is
+the driver's, which the gate does not know: the payment is created only once the exit page has
+sent it (``pay``, 400 ``contact_required`` without it), and the address stays on the record so a
+repeat under the same key sends the same receipt.
+
 Money beyond what a ticket owed is never dropped: the exit that closes a ticket paid more than
 its charge, or a payment that succeeds after the ticket closed, opens a ``payment`` gate case
 (products/parking/services/gate_cases.py) for an operator, in the same transaction that counts it.
@@ -33,10 +40,12 @@ from typing import Any, Callable
 from urllib.parse import urlencode
 
 from holdfast.clock import iso
-from holdfast.domain.errors import NotFound, PaymentProviderUnavailable
+from holdfast.domain import fiscal
+from holdfast.domain.errors import Conflict, NotFound, PaymentProviderUnavailable
 from holdfast.domain.money import Money
 from holdfast.observability import logger
-from holdfast.ports import Change, Clock, PaymentProvider, ProviderError, StaleBooking
+from holdfast.ports import Change, Clock, FiscalReads, PaymentProvider, ProviderError, StaleBooking
+from holdfast.services.receipts import ContactRequired
 from holdfast.services.transitions import decide_again
 from .gate_cases import case_id, new_case
 from ..ports import ExitPaymentStore
@@ -62,8 +71,10 @@ def paid_total(records: list[dict[str, Any]]) -> Decimal:
 
 class ExitPayments:
     def __init__(self, store: ExitPaymentStore, clock: Clock, provider: Callable[[], PaymentProvider], return_url: str,
-                 page_url: str | None = None) -> None:
+                 page_url: str | None = None, fiscal_reads: FiscalReads | None = None) -> None:
         self.store = store
+        #: organizers' fiscal settings (None: exit payments carry no receipt)
+        self.fiscal_reads = fiscal_reads
         self.clock = clock
         self.provider = provider
         self.return_url = return_url
@@ -95,10 +106,12 @@ class ExitPayments:
         self.store.commit(Change(items=(change,)))   # StaleBooking: recorded meanwhile, read again
         return {**record, "state": state}
 
-    def ask(self, ticket: dict[str, Any], due: Money, records: list[dict[str, Any]], until: str) -> str | None:
+    def ask(self, ticket: dict[str, Any], due: Money, records: list[dict[str, Any]], until: str,
+            lot: dict[str, Any] | None = None) -> str | None:
         """Where the driver pays ``due`` for the ticket's stay up to ``until`` (the exit page, or the
         provider's page): the latest payment if it is still pending for that amount, else a new one
-        (the earlier ones stay tracked)."""
+        (the earlier ones stay tracked). A payment whose receipt still needs the driver's address
+        is created by the exit page (``pay``): the gate is given the page's link."""
         ticket_id = ticket["ticket_id"]
         latest = records[-1] if records else None
         if latest and latest["state"] in PENDING and latest["amount"] == due.text:
@@ -110,14 +123,33 @@ class ExitPayments:
             record = {"number": number, "idempotence_key": f"hf-exit-{ticket_id}-{number}", "amount": due.text,
                       "currency": due.currency, "state": "asked", "asked_at": iso(self.clock()),
                       "charged_until": until, "page_key": secrets.token_urlsafe(18)}
+            receipt = self._sale_record(lot, due)
+            if receipt is not None and self.page_url:
+                record["receipt"] = receipt
             self.store.commit(Change(items=(self.store.exit_payment_put(ticket_id, record),)))
+        if record.get("receipt") and not record.get("contact_email"):
+            return self.page_link(ticket, record)   # the page asks for the address, then pays
+        return self._create(ticket, record, due)
+
+    def _sale_record(self, lot: dict[str, Any] | None, due: Money) -> dict[str, Any] | None:
+        organizer_id = (lot or {}).get("organizer_id")
+        settings = self.fiscal_reads.get_fiscal(str(organizer_id)) if self.fiscal_reads and organizer_id else None
+        if settings is None:
+            return None
+        line = fiscal.line_for(f"Parking, {(lot or {}).get('name') or 'stay'}", due, 1,
+                               settings.vat_for(str((lot or {})["event_id"])), fiscal.PAID_AND_RENDERED)
+        return fiscal.sale_record([line], settings)
+
+    def _create(self, ticket: dict[str, Any], record: dict[str, Any], due: Money) -> str | None:
+        ticket_id = ticket["ticket_id"]
+        receipt = fiscal.receipt(record["contact_email"], record["receipt"], due) if record.get("receipt") else None
         try:
             created = self.provider().create_payment(
                 amount=due.as_dict(), description=f"Parking exit, ticket {ticket_id}",
                 metadata={"ticket_id": ticket_id, "lot_id": ticket["lot_id"], "exit_payment": str(record["number"])},
                 capture=True, return_url=self.page_link(ticket, record)
                 or self.return_url.replace("{booking_id}", ticket.get("booking_id") or ""),
-                idempotence_key=record["idempotence_key"])
+                idempotence_key=record["idempotence_key"], **({"receipt": receipt} if receipt else {}))
         except ProviderError:
             # the key is stored: the next exit asks again under it (a lost answer made no second payment)
             raise PaymentProviderUnavailable("The payment provider cannot be reached; try the exit again.",
@@ -131,11 +163,28 @@ class ExitPayments:
             pass   # a notification that recorded it first has said more: nothing to add
         return (self.page_link(ticket, record) if url else None) or url
 
-    def page(self, lot: dict[str, Any], ticket_id: str, key: str) -> dict[str, Any]:
-        """What the exit page shows the holder of a payment's link: the lot, the plate, the stay it
-        covers, the amount and where it stands; while pending, the provider's page to pay on (the
-        provider is asked about a payment still ``created``, so a driver back from paying sees it
-        paid before the notification arrives). An unknown ticket or a wrong key is the same 404."""
+    def pay(self, lot: dict[str, Any], ticket_id: str, key: str, contact_email: str | None) -> dict[str, Any]:
+        """The exit page's Pay: the payment of the link's record, created now if it waited for the
+        receipt's address (``contact_email``, kept on the record; 400 ``contact_required`` without
+        one). A repeat answers the same payment; a payment already made or superseded by a later
+        one (the stay went on) is answered as the page shows it, never paid again."""
+        ticket, records, record = self._linked(lot, ticket_id, key)
+        if record["state"] == "asked" and int(records[-1]["number"]) == int(record["number"]):
+            if record.get("receipt") and not record.get("contact_email"):
+                if not contact_email:
+                    raise ContactRequired()
+                try:
+                    self.store.commit(Change(items=(self.store.exit_payment_change(
+                        ticket_id, int(record["number"]), {"contact_email": contact_email}, "asked"),)))
+                except StaleBooking:
+                    raise Conflict("The exit payment changed meanwhile; open the link again.",
+                                   code="exit_payment_changed") from None
+                record = {**record, "contact_email": contact_email}
+            self._create(ticket, record, Money.parse(record["amount"], record["currency"]))
+        return self.page(lot, ticket_id, key)
+
+    def _linked(self, lot: dict[str, Any], ticket_id: str, key: str
+                ) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
         missing = NotFound("No such exit payment.", code="exit_payment_not_found")
         ticket = self.store.get_ticket(ticket_id)
         if ticket is None or ticket["lot_id"] != lot["event_id"]:
@@ -145,6 +194,14 @@ class ExitPayments:
             str(r["page_key"]).encode(), key.encode())), None)
         if record is None:
             raise missing
+        return ticket, records, record
+
+    def page(self, lot: dict[str, Any], ticket_id: str, key: str) -> dict[str, Any]:
+        """What the exit page shows the holder of a payment's link: the lot, the plate, the stay it
+        covers, the amount and where it stands; while pending, the provider's page to pay on (the
+        provider is asked about a payment still ``created``, so a driver back from paying sees it
+        paid before the notification arrives). An unknown ticket or a wrong key is the same 404."""
+        ticket, records, record = self._linked(lot, ticket_id, key)
         if record["state"] == "created":
             try:
                 record = self._look_up(ticket, record)
@@ -159,7 +216,11 @@ class ExitPayments:
                 "amount": {"value": record["amount"], "currency": record["currency"]}, "state": state,
                 # a later payment asked for more (the stay went on): the gate shows that one's link
                 "superseded": int(records[-1]["number"]) != int(record["number"]),
-                "confirmation_url": record.get("confirmation_url") if state == "pending" else None}
+                "confirmation_url": record.get("confirmation_url") if state == "pending" else None,
+                # its receipt waits for the driver's address: the page asks for it, then pays (``pay``)
+                "contact_required": state == "pending" and bool(record.get("receipt"))
+                and not record.get("contact_email"),
+                "receipt": bool(record.get("receipt"))}
 
 
 def record_provider_payment(store: ExitPaymentStore, clock: Clock, paid: dict[str, Any]) -> str:

@@ -28,7 +28,7 @@ from holdfast.domain.errors import InvalidRequest
 from holdfast.domain.inventory import Move
 from holdfast.domain.money import Money
 from holdfast.observability import count, logger
-from holdfast.ports import Change, Clock, PaymentProvider, StaleBooking
+from holdfast.ports import Change, Clock, FiscalReads, PaymentProvider, StaleBooking
 from holdfast.services import checkin_cases, checkin_passes, transitions
 from holdfast.services.checkin_passes import DEFAULT_MAX_CLOCK_SKEW_SECONDS, PassIdReused, dated_ahead, names_another
 from .. import rules
@@ -69,11 +69,11 @@ class Pass:
 class GatePasses:
     def __init__(self, store: GatePassStore, clock: Clock, parking: ParkingService, provider: Callable[[], PaymentProvider],
                  return_url: str, max_clock_skew_seconds: int = DEFAULT_MAX_CLOCK_SKEW_SECONDS,
-                 exit_page_url: str | None = None) -> None:
+                 exit_page_url: str | None = None, fiscal_reads: FiscalReads | None = None) -> None:
         self.store = store
         self.clock = clock
         self.parking = parking
-        self.exit_payments = ExitPayments(store, clock, provider, return_url, exit_page_url)
+        self.exit_payments = ExitPayments(store, clock, provider, return_url, exit_page_url, fiscal_reads)
         self.max_clock_skew = timedelta(seconds=max_clock_skew_seconds)
 
     def apply(self, lot_id: str, gate_id: str, event: dict[str, Any], *, at: datetime, offline: bool) -> dict[str, Any]:
@@ -265,7 +265,7 @@ class GatePasses:
         extra = [self.store.exit_payment_not_paid(ticket["ticket_id"], int(r["number"]))
                  for r in records if r["state"] != "paid"]
         if due > 0 and not call.offline:
-            url = self.exit_payments.ask(ticket, Money(due, currency), records, iso(at))
+            url = self.exit_payments.ask(ticket, Money(due, currency), records, iso(at), lot)
             return self._record(call, _owed(Money(due, currency), url))
         if due > 0:
             # the offline gate let the car out owing money: the ticket closes (the space is free)
