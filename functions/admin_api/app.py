@@ -10,7 +10,7 @@ from holdfast.services import reviews as _reviews  # noqa: F401 - every route us
 
 wiring.cold_start(wiring.PROVIDER_SECRET, wiring.PLATFORM_KEY_SECRET, wiring.ORGANIZER_KEY_HASH_SECRET)
 
-app = make_resolver()
+app = make_resolver(audit=wiring.record_action)
 
 
 @app.get("/admin/reviews")
@@ -31,7 +31,8 @@ def list_reviews():
 @tracer.capture_method
 def list_sales():
     caller = require_organizer(app, wiring.authenticate_organizer)
-    return json_response(200, {"offerings": wiring.catalog().sales(caller)})
+    query = app.current_event.query_string_parameters or {}
+    return json_response(200, wiring.catalog().sales(caller, query.get("limit"), query.get("cursor") or None))
 
 
 @app.post("/admin/gate-cases/<case_id>/resolve")
@@ -125,11 +126,31 @@ def organizer_me():
     return json_response(200, wiring.organizers().me(caller))
 
 
+@app.get("/organizers/me/keys")
+@tracer.capture_method
+def list_organizer_keys():
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, {"keys": wiring.organizers().list_keys(caller)})
+
+
 @app.post("/organizers/me/keys")
 @tracer.capture_method
 def add_organizer_key():
     caller = require_organizer(app, wiring.authenticate_organizer)
-    return json_response(201, wiring.organizers().add_key(caller))
+    from holdfast.schemas import OrganizerKeyIn
+
+    # no body at all is a key with the calling key's own rights, as before keys had scopes
+    request = parse_body(app, OrganizerKeyIn) if (app.current_event.body or "").strip() else OrganizerKeyIn()
+    return json_response(201, wiring.organizers().add_key(caller, request.name, request.scopes, request.offerings))
+
+
+@app.get("/organizers/me/audit")
+@tracer.capture_method
+def organizer_audit():
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    query = app.current_event.query_string_parameters or {}
+    return json_response(200, wiring.audit().page(caller, query.get("limit"), query.get("cursor") or None),
+                         {"Cache-Control": "private, no-store"})
 
 
 @app.delete("/organizers/me/keys/<key_id>")

@@ -8,7 +8,7 @@ from holdfast.resolver import Response
 
 wiring.cold_start(wiring.ORGANIZER_KEY_HASH_SECRET)
 
-app = make_resolver()
+app = make_resolver(audit=wiring.record_action)
 
 
 @app.post("/events/<event_id>/doors")

@@ -11,7 +11,7 @@ from holdfast.services import catalog as _catalog  # noqa: F401 - the event rout
 
 wiring.cold_start(wiring.ORGANIZER_KEY_HASH_SECRET)
 
-app = make_resolver()
+app = make_resolver(audit=wiring.record_action)
 # A route that validates a body imports its request model: the others never load pydantic.
 
 

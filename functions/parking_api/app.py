@@ -14,7 +14,7 @@ from holdfast.services.booking_views import describe
 wiring.cold_start(wiring.PROVIDER_SECRET, wiring.ORGANIZER_KEY_HASH_SECRET,
                   primed=("holdfast.products.parking.schemas:ReservationIn",))  # built before a SnapStart snapshot
 
-app = make_resolver()
+app = make_resolver(audit=wiring.record_action)
 # Each route imports the request model it validates and the service it alone uses (a reservation
 # never loads the gates' pass and sync code, nor the token signing it does not do).
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from holdfast.domain.organizers import grant
 from holdfast.domain.fiscal import FiscalSettings
 from holdfast.ports import ItemExists
 from tests.support.fakes import Item, Write, _Fake, _set, absent, always, present
@@ -29,8 +30,9 @@ class FakeOrganizerDirectory(_Fake):
 
     @staticmethod
     def _key_writes(organizer_id: str, key: dict[str, Any]) -> list[Write]:
-        stored_key = {"key_id": key["key_id"], "created_at": key["created_at"], "key_hash": key["key_hash"]}
-        lookup = {"organizer_id": organizer_id, "key_id": key["key_id"], "key_hash": key["key_hash"]}
+        stored_key = {"key_id": key["key_id"], "created_at": key["created_at"], "key_hash": key["key_hash"],
+                      **grant(key)}
+        lookup = {"organizer_id": organizer_id, "key_id": key["key_id"], "key_hash": key["key_hash"], **grant(key)}
         return [Write("key", (f"ORGANIZER#{organizer_id}", f"KEY#{key['key_id']}"), absent,
                       lambda _: stored_key),
                 Write("lookup", (f"APIKEY#{key['key_hash']}", "KEY"), absent, lambda _: lookup)]
@@ -68,7 +70,7 @@ class FakeOrganizerDirectory(_Fake):
         for item in self.table.query(f"ORGANIZER#{organizer_id}", prefix="KEY#"):
             lookup = self.table.get(f"APIKEY#{item['key_hash']}", "KEY") or {}
             keys.append({"key_id": item["key_id"], "created_at": item["created_at"],
-                         "last_used_at": lookup.get("last_used_at")})
+                         "last_used_at": lookup.get("last_used_at"), **grant(item)})
         return sorted(keys, key=lambda key: (key["created_at"], key["key_id"]))
 
     def add_key(self, organizer_id: str, key: dict[str, Any], max_keys: int) -> bool:

@@ -42,7 +42,7 @@ def test_unowned_objects_are_adopted_once_and_owned_ones_are_left_alone(catalog,
     assert parking.lot(lot["lot_id"], acme)["organizer_id"] == acme.organizer_id
     assert store.get_gate(lot["lot_id"], gate["gate_id"])["organizer_id"] == acme.organizer_id
     assert store.get_resource(room["resource_id"])["organizer_id"] == acme.organizer_id
-    assert {s["event_id"] for s in catalog.sales(acme)} == {legacy["event_id"], lot["lot_id"]}
+    assert {s["event_id"] for s in catalog.sales(acme)["offerings"]} == {legacy["event_id"], lot["lot_id"]}
     assert store.get_event(theirs["event_id"])["organizer_id"] == other.organizer_id
     assert adopt(store.client, store.table, other.organizer_id).adopted == 0      # a second run: nothing left
 

@@ -206,12 +206,35 @@ def test_sales_list_only_the_organizers_own_offerings_with_counts(catalog, parki
     lot = parking.create_lot(LotIn.model_validate({"name": "Central", "spaces": SPACES, "tariff": {
         "hourly": {"value": "100.00", "currency": "RUB"}}}).command(), None, ACME)
     bookings.create_booking(mine["event_id"], "alice", "a-1", BookingIn(quantity=2))
-    sales = catalog.sales(ACME)
+    sales = catalog.sales(ACME)["offerings"]
     assert {s["event_id"] for s in sales} == {mine["event_id"], lot["lot_id"]}
     [night] = [s for s in sales if s["event_id"] == mine["event_id"]]
     assert night["counts"]["held"] == 2 and night["published"] is False
-    assert [s["name"] for s in catalog.sales(OTHER)] == ["Theirs"]
-    assert catalog.sales(Caller("org-none", "k")) == []
+    assert [s["name"] for s in catalog.sales(OTHER)["offerings"]] == ["Theirs"]
+    assert catalog.sales(Caller("org-none", "k")) == {"offerings": [], "next_cursor": None}
+
+
+def test_sales_come_in_pages_newest_first(catalog, clock):
+    made = []
+    for number in range(5):
+        made.append(catalog.create_event(event_request(name=f"Night {number}"), f"night-{number}", ACME)["event_id"])
+        clock.advance(1)
+    seen, cursor, pages = [], None, 0
+    while True:
+        page = catalog.sales(ACME, "2", cursor)
+        seen += [row["event_id"] for row in page["offerings"]]
+        pages += 1
+        cursor = page["next_cursor"]
+        if not cursor:
+            break
+    assert seen == made[::-1] and pages == 3
+    with pytest.raises(InvalidRequest) as refused:
+        catalog.sales(OTHER, 2, catalog.sales(ACME, 2)["next_cursor"])   # another organizer's cursor
+    assert refused.value.code == "invalid_cursor"
+    for bad in ("0", "101", "many"):
+        with pytest.raises(InvalidRequest) as refused:
+            catalog.sales(ACME, bad)
+        assert refused.value.code == "invalid_limit"
 
 
 def test_open_gate_cases_are_each_organizers_own_partition_read_a_page_at_a_time(parking, store, clock):  # noqa: F811

@@ -19,6 +19,7 @@ from holdfast.adapters import aws
 from holdfast.adapters.dynamo import BookingStore
 from holdfast.adapters.mail_policy_store import MailPolicyStore
 from holdfast.products.parking.adapters.gate_sync_store import GateSyncStore
+from holdfast.adapters.audit_store import AuditStore
 from holdfast.adapters.organizers_store import OrganizerStore
 from holdfast.adapters.provider import YooKassaProvider
 from holdfast.adapters.surge import SurgeStore
@@ -58,6 +59,7 @@ def _members(protocol: type) -> set[str]:
 IMPLEMENTED_BY: dict[str, tuple[type, ...]] = {
     "SurgeQueue": (SurgeStore,), "RateLimits": (SurgeStore,), "SequenceLedger": (GateSyncStore,),
     "OrganizerDirectory": (OrganizerStore,), "FiscalReads": (OrganizerStore,),
+    "AuditLog": (AuditStore,),
     "PaymentProvider": (YooKassaProvider, FakeProvider), "HoldExpiryScheduler": (aws.HoldExpiryScheduler,),
     "ReconciliationStarter": (aws.ReconciliationStarter, aws.ReconciliationBuckets),
     "CancellationJobs": (aws.CancellationJobs,), "PaymentEventsQueue": (aws.PaymentEventsQueue,),

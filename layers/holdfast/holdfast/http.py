@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from .config import settings
 from .domain.booking import IllegalTransition
-from .domain.errors import BookingError, InvalidRequest, Unauthorized
+from .domain.errors import BookingError, Forbidden, InvalidRequest, Unauthorized
 from .domain.languages import preferred
+from .domain.scopes import scope_for
 from .domain.texts import error_message
-from .observability import answered, logger
+from .observability import AUDIT_APPEND_FAILED, answered, count, logger
 from .ports import DuplicateRequest, ItemExists, PlacesTaken, StaleBooking, StoreError
 from .resolver import Response, RestResolver
 
@@ -128,9 +129,38 @@ def _path_ids_are_ids(app: APIGatewayRestResolver, next_middleware: NextMiddlewa
     return next_middleware(app)
 
 
-def make_resolver() -> APIGatewayRestResolver:
+#: (who, "METHOD /path", path parameters, the answer's body, status) -> None: appends an entry
+AuditRecorder = Callable[[Any, str, "dict[str, str] | None", Any, int], Any]
+
+
+def _audited(record: AuditRecorder):
+    """A middleware appending every organizer's or the platform's action that succeeded (any
+    method but GET, answered 2xx) to the audit log. A failed append is logged and counted: the
+    action has happened, and answering it as failed would only make its caller repeat it."""
+    def middleware(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response:
+        response = next_middleware(app)
+        method = app.current_event.http_method
+        if app.acting is None or method == "GET" or not 200 <= response.status_code < 300:
+            return response
+        body = response.body
+        try:
+            answer = json.loads(body) if isinstance(body, str) and body.startswith("{") else None
+            record(app.acting, f"{method} {app.current_route}", app.current_event.path_parameters, answer,
+                   response.status_code)
+        except Exception as exc:  # noqa: BLE001 - the action stands; the missing entry is counted
+            logger.error("audit append failed", extra={"error_type": type(exc).__name__,
+                                                       "route": f"{method} {app.current_route}"})
+            count(AUDIT_APPEND_FAILED)
+        return response
+    return middleware
+
+
+def make_resolver(audit: AuditRecorder | None = None) -> APIGatewayRestResolver:
+    """The router with the error mapping; ``audit`` given, every organizer's and the platform's
+    action that succeeds is appended to the audit log (services/audit.py)."""
     app = RestResolver()
-    app.use(middlewares=[_path_ids_are_ids])
+    app.use(middlewares=[_path_ids_are_ids] + ([_audited(audit)] if audit else []))
+    app.audited = audit is not None
 
     def told(code: str, message: str) -> str:
         """The message in the request's language where domain/texts.py has it, else as raised."""
@@ -313,14 +343,29 @@ def verified_email(app: APIGatewayRestResolver) -> str | None:
 
 
 def require_organizer(app: APIGatewayRestResolver, authenticate: Callable[[str | None], Caller]) -> Caller:
-    """The organizer (and which of its keys) the request's X-Api-Key belongs to; 401 otherwise."""
-    return authenticate(header(app, "X-Api-Key"))
+    """The organizer (and which of its keys) the request's X-Api-Key belongs to; 401 otherwise.
+    The key must hold the scope the matched route needs, as the one table of them says
+    (``kinds.products.route_scopes``: the core's and the products'): 403 ``scope_required``
+    naming it. A key limited to some offerings may not create another (403
+    ``key_limited_to_offerings``)."""
+    from .kinds.products import offering_routes, route_scopes
+
+    method, route = app.current_event.http_method, app.current_route or app.current_event.path
+    scope = scope_for(route_scopes(), method, route)   # a route the table does not name is never served
+    caller = authenticate(header(app, "X-Api-Key"))
+    caller.require(scope)
+    app.acting = caller
+    if caller.offerings is not None and (method, route) in offering_routes():
+        raise Forbidden("This key is limited to some offerings and cannot create another.",
+                        code="key_limited_to_offerings")
+    return caller
 
 
 def require_platform(app: APIGatewayRestResolver, expected_key: Callable[[], str]) -> None:
     given = header(app, "X-Api-Key") or ""
     if not given or not hmac.compare_digest(given.encode(), expected_key().encode()):
         raise Unauthorized("The platform API key (X-Api-Key) is required.")
+    app.acting = "platform"
 
 
 def source_ip(app: APIGatewayRestResolver) -> str:

@@ -93,6 +93,7 @@ WEBHOOKS_REFUSED = "WebhooksRefused"            # notifications from a network t
 WAITLIST_OFFERS_MADE = "WaitlistOffersMade"
 WAITLIST_OFFERS_TAKEN = "WaitlistOffersTaken"
 WAITING_ROOM_ADMISSIONS = "WaitingRoomAdmissions"
+AUDIT_APPEND_FAILED = "AuditAppendFailed"       # an action done, its audit entry not written
 
 SECONDS_METRICS = {EXPIRY_LAG}
 

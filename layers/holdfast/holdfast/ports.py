@@ -422,6 +422,16 @@ class EventCancellationStore(Cancellations, EventReads, Protocol):
     """The organizer's cancel request and the sweeper's look for a job that died."""
 
 
+class AuditLog(Protocol):
+    """Each organizer's audit log (domain/audit.py's entries), append-only."""
+
+    def append(self, organizer_id: str, entry: dict[str, Any]) -> None: ...
+
+    def page(self, organizer_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
+        """Up to ``limit`` entries, newest first, after the sort key ``after``; and the sort key
+        to read on from (None at the end)."""
+
+
 class FiscalReads(Protocol):
     def get_fiscal(self, organizer_id: str) -> FiscalSettings | None:
         """The organizer's fiscal settings (receipts on), or None (receipts off)."""

@@ -109,11 +109,19 @@ Middleware = Callable[["RestResolver", Callable[["RestResolver"], Response]], Re
 
 class RestResolver:
     def __init__(self) -> None:
-        self._routes: list[tuple[str, re.Pattern[str], Callable[..., Any]]] = []
+        self._routes: list[tuple[str, str, re.Pattern[str], Callable[..., Any]]] = []
         self._middlewares: list[Middleware] = []
         self._exception_handlers: dict[type[BaseException], Callable[[Any], Response]] = {}
         self._not_found: Callable[[Exception], Response] | None = None
         self.current_event: RestEvent = RestEvent({})
+        #: the matched route's path as template.yaml spells it (``/events/{event_id}``): what the
+        #: organizer scope table is keyed on; None until a route matched
+        self.current_route: str | None = None
+        #: who the request acts as, once a route has authenticated it (an organizer's Caller, or
+        #: "platform"): what the audit log records; None for customers, devices and the public
+        self.acting: Any = None
+        #: whether successful actions are appended to the audit log (holdfast.http.make_resolver)
+        self.audited = False
         self.lambda_context: Any = None
 
     def route(self, rule: str, method: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -123,7 +131,7 @@ class RestResolver:
         pattern = re.compile("^" + body + "/*$")
 
         def register(func: Callable[..., Any]) -> Callable[..., Any]:
-            self._routes.append((method.upper(), pattern, func))
+            self._routes.append((method.upper(), _NAMED.sub(r"{\1}", rule), pattern, func))
             return func
         return register
 
@@ -156,7 +164,8 @@ class RestResolver:
         return func
 
     def resolve(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
-        self.current_event, self.lambda_context = RestEvent(event), context
+        self.current_event, self.lambda_context, self.current_route = RestEvent(event), context, None
+        self.acting = None
         try:
             response = self._dispatch()
         except Exception as exc:  # noqa: BLE001 - handed to the registered handler, re-raised without one
@@ -168,9 +177,10 @@ class RestResolver:
 
     def _dispatch(self) -> Response:
         method, path = self.current_event.http_method, self.current_event.path
-        for route_method, pattern, func in self._routes:
+        for route_method, template_path, pattern, func in self._routes:
             match = pattern.match(path)
             if match and route_method == method:
+                self.current_route = template_path
                 break
         else:
             if self._not_found is None:

@@ -456,6 +456,19 @@ class OrganizerIn(_Strict):
     name: str = Field(min_length=1, max_length=200)
 
 
+_OFFERING_ID = r"^[A-Za-z0-9_-]{1,64}$"
+
+
+class OrganizerKeyIn(_Strict):
+    """Body of POST /organizers/me/keys, all optional (no body: a key with the calling key's rights).
+    Unknown scope names are the service's 400 ``unknown_scope``, which lists the known ones."""
+
+    name: str | None = Field(default=None, min_length=1, max_length=100)
+    scopes: list[Annotated[str, Field(max_length=32)]] | None = Field(default=None, min_length=1, max_length=20)
+    offerings: list[Annotated[str, Field(pattern=_OFFERING_ID)]] | None = Field(default=None, min_length=1,
+                                                                                max_length=100)
+
+
 class FiscalSettingsIn(_Strict):
     """An organizer's fiscal settings (PUT /organizers/me/fiscal): receipts on, with its tax system,
     its default VAT rate, what it sells, and the VAT rates of offerings that differ."""

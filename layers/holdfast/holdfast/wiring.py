@@ -201,6 +201,18 @@ def organizers():
     return OrganizerService(OrganizerStore(store().table, store().client), system_clock, api_key_hash_key)
 
 
+def audit():
+    from .adapters.audit_store import AuditStore
+    from .services.audit import AuditService
+
+    return AuditService(AuditStore(store().table, store().client), system_clock)
+
+
+def record_action(who, action: str, path_parameters, answer, status: int) -> None:  # noqa: ANN001
+    """The API functions' audit recorder (``holdfast.http.make_resolver(audit=...)``)."""
+    audit().record(who, action, path_parameters, answer, status)
+
+
 def organizer_ids() -> list[str]:
     """Every organizer's id (the engine's whole list of open cases reads each one's partition)."""
     from .adapters.organizers_store import OrganizerStore

@@ -1,10 +1,15 @@
 """Organizers and their API keys on the shared table (the ``OrganizerDirectory`` port).
 
   ORGANIZERS          / ORG#<organizer_id>  the organizer: name, status, created_at, key_count
-  ORGANIZER#<id>      / KEY#<key_id>        one live key: created_at and its keyed hash
+  ORGANIZER#<id>      / KEY#<key_id>        one live key: created_at and its keyed hash, and
+                                            its grant: name, scopes, offerings (each only when set)
   APIKEY#<key_hash>   / KEY                 the lookup by a presented key: organizer_id, key_id,
-                                            last_used_at
+                                            the same grant, last_used_at
   ORGANIZER#<id>      / FISCAL              its fiscal settings (receipts on; domain/fiscal.py)
+
+A key's grant is written with its two items and never changes (a key with other rights is
+another key), so the lookup's copy cannot differ from the key's. A key without ``scopes`` holds
+every scope, one without ``offerings`` every offering (services/organizers.py).
 
 A key's two items and the organizer's ``key_count`` change in one transaction, so the count is
 always the number of live keys and the condition ``key_count > 1`` is what keeps the last key.
@@ -16,6 +21,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from ..domain.organizers import grant
 from ..domain.fiscal import FiscalSettings
 from ..ports import ItemExists, TransientStoreError
 from .codec import Table, _attrs, _code, put_new
@@ -39,9 +45,10 @@ class OrganizerStore(Table):
     def _key_items(self, organizer_id: str, key: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         return [
             ("key", put_new(self.table, {**_key_key(organizer_id, key["key_id"]), "key_id": key["key_id"],
-                                         "created_at": key["created_at"], "key_hash": key["key_hash"]})),
+                                         "created_at": key["created_at"], "key_hash": key["key_hash"],
+                                         **grant(key)})),
             ("lookup", put_new(self.table, {**_lookup_key(key["key_hash"]), "organizer_id": organizer_id,
-                                            "key_id": key["key_id"], "key_hash": key["key_hash"]})),
+                                            "key_id": key["key_id"], "key_hash": key["key_hash"], **grant(key)})),
         ]
 
     def put_organizer(self, organizer: dict[str, Any], key: dict[str, Any]) -> None:
@@ -80,7 +87,7 @@ class OrganizerStore(Table):
         for item in self._query_prefix(f"ORGANIZER#{organizer_id}", "KEY#"):
             lookup = self._get(f"APIKEY#{item['key_hash']}", "KEY", consistent=False) or {}
             keys.append({"key_id": item["key_id"], "created_at": item["created_at"],
-                         "last_used_at": lookup.get("last_used_at")})
+                         "last_used_at": lookup.get("last_used_at"), **grant(item)})
         return sorted(keys, key=lambda key: (key["created_at"], key["key_id"]))
 
     def add_key(self, organizer_id: str, key: dict[str, Any], max_keys: int) -> bool:

@@ -35,6 +35,11 @@ class Forbidden(BookingError):
     status = 403
     code = "forbidden"
 
+    def __init__(self, message: str, code: str | None = None, **details: Any) -> None:
+        super().__init__(message, **details)
+        if code is not None:
+            self.code = code
+
 
 class NotFound(BookingError):
     status = 404

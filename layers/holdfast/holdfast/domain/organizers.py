@@ -12,13 +12,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import NotFound
+from .errors import Forbidden, NotFound
+from .scopes import ANY_KEY
 
 #: How many live keys one organizer may hold (rotation needs two; more is a leak waiting to happen).
 MAX_KEYS_PER_ORGANIZER = 10
 #: ``last_used_at`` is written at most this often per key: reads stay reads.
 LAST_USED_RESOLUTION_SECONDS = 60
 ACTIVE, SUSPENDED = "active", "suspended"
+#: What a key may do, written once with the key (on its item and on its lookup) and never changed:
+#: its name, its scopes (absent: every scope) and the offerings it is limited to (absent: all).
+GRANT_FIELDS = ("name", "scopes", "offerings")
+
+
+def grant(key: dict[str, Any]) -> dict[str, Any]:
+    return {field: key[field] for field in GRANT_FIELDS if key.get(field) is not None}
 
 
 @dataclass(frozen=True)
@@ -27,6 +35,23 @@ class Caller:
 
     organizer_id: str
     key_id: str
+    #: the key's name, as its organizer gave it (none for a key made before keys had names)
+    key_name: str | None = None
+    #: the key's scopes; None: every scope (a key made before scopes, or holding them all)
+    scopes: frozenset[str] | None = None
+    #: the offerings the key is limited to; None: every offering of its organizer
+    offerings: frozenset[str] | None = None
+
+    def require(self, scope: str) -> None:
+        """403 ``scope_required`` naming the scope, unless the key holds it."""
+        if not self.holds(scope):
+            raise Forbidden(f"This key lacks the scope {scope}.", code="scope_required", scope=scope)
+
+    def holds(self, scope: str) -> bool:
+        return scope == ANY_KEY or self.scopes is None or scope in self.scopes
+
+    def sees_offering(self, offering_id: str | None) -> bool:
+        return self.offerings is None or offering_id in self.offerings
 
     def journal_ids(self) -> dict[str, str]:
         """What a journal entry of this caller's action records about who took it."""
@@ -41,7 +66,10 @@ class Caller:
 def owned_by(item: dict[str, Any] | None, caller: Caller | None) -> bool:
     """Whether ``caller`` may see ``item``; ``None`` is the engine itself (a job, a tool), which
     sees everything."""
-    return item is not None and (caller is None or item.get("organizer_id") == caller.organizer_id)
+    if item is None or caller is None:
+        return item is not None
+    # a key limited to some offerings sees only those; anything else (a resource) is not an offering
+    return item.get("organizer_id") == caller.organizer_id and caller.sees_offering(item.get("event_id"))
 
 
 def require_owner(item: dict[str, Any] | None, caller: Caller | None, missing: NotFound) -> dict[str, Any]:

@@ -17,6 +17,9 @@ says what it adds to the core:
   the operators' search reindex (search_reindex.py) writes the same ones.
 - **texts**: the customer texts of its own steps in every language (domain/texts.py's table, a
   car entering a lot, a ticket checked in), which ``GET /texts`` serves beside the core's.
+- **scopes**: the organizer key scopes it adds, the scope each of its organizer routes needs, and
+  which of its routes create an offering (domain/scopes.py; ``route_scopes()`` joins them with
+  the core's into the one table the request router reads).
 
 Handlers, store parts, credentials, owned items, messages, listings and texts are named ``"module:attribute"`` and imported
 only when first needed, so discovering the products costs a function's cold start no more than
@@ -55,6 +58,12 @@ class Product:
     #: "module:attribute" naming ``{language: {key: sentence}}``: the texts of the product's own
     #: steps (``journal.<action>`` of the actions only it writes), in every language the core speaks
     texts: str | None = None
+    #: organizer key scopes only this product's routes need
+    scopes: tuple[str, ...] = ()
+    #: (method, path as in template.yaml) -> scope, for each of its organizer routes
+    route_scopes: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    #: its organizer routes that create an offering
+    creates_offering: frozenset[tuple[str, str]] = frozenset()
 
 
 _PRODUCTS: dict[str, Product] = {}
@@ -118,6 +127,36 @@ def customer_texts() -> dict[str, dict[str, str]]:
                 raise ValueError(f"product {product.name!r}: texts {taken or language!r} are not its to add")
             joined[language].update(table)
     return joined
+
+
+def every_scope() -> tuple[str, ...]:
+    """Every scope a key may hold: the core's, then each product's own."""
+    from ..domain.scopes import CORE_SCOPES
+
+    return CORE_SCOPES + tuple(scope for product in _PRODUCTS.values() for scope in product.scopes
+                               if scope not in CORE_SCOPES)
+
+
+def route_scopes() -> dict[tuple[str, str], str]:
+    """The one table of organizer routes and the scope each needs: the core's and every
+    product's (a route named twice, or a scope nobody declares, is a defect: ValueError)."""
+    from ..domain.scopes import ANY_KEY, CORE_ROUTE_SCOPES
+
+    table = dict(CORE_ROUTE_SCOPES)
+    known = set(every_scope()) | {ANY_KEY}
+    for product in _PRODUCTS.values():
+        for route, scope in product.route_scopes.items():
+            if route in table or scope not in known:
+                raise ValueError(f"product {product.name!r}: route {route} is taken or its scope {scope!r} unknown")
+            table[route] = scope
+    return table
+
+
+def offering_routes() -> frozenset[tuple[str, str]]:
+    """The organizer routes that create an offering, the core's and every product's."""
+    from ..domain.scopes import CORE_CREATES_OFFERING
+
+    return CORE_CREATES_OFFERING.union(*(product.creates_offering for product in _PRODUCTS.values()))
 
 
 def resolve(reference: str) -> Any:

@@ -15,6 +15,10 @@ from ..domain.money import Money
 from ..domain import companion, pricing
 from ..domain.organizers import Caller
 from ..ports import CatalogStore, Clock, ItemExists, TransientStoreError
+from .listing import decode_cursor, encode_cursor, page_limit
+
+#: GET /admin/sales: offerings a page, at most and by default
+SALES_PAGE_SIZE = 100
 
 
 class CatalogService:
@@ -69,12 +73,19 @@ class CatalogService:
         """With an Idempotency-Key the event id is derived from it: a retry addresses the same event."""
         return created_id(self.id_salt, "event", idempotency_key)
 
-    def sales(self, caller: Caller) -> list[dict[str, Any]]:
-        """The organizer's own offerings (events, services, lots), newest first: what the operator
-        page's sales table shows. Events carry their live counts; an offering whose kind sells
-        places per time (a service, a lot) has none here: its own view has them by time."""
+    def sales(self, caller: Caller, limit: int | str | None = None, cursor: str | None = None) -> dict[str, Any]:
+        """One page of the organizer's own offerings (events, services, lots), newest first, and
+        the cursor of the next (None at the end): what the operator page's sales table shows.
+        Events carry their live counts, read for this page's only; an offering whose kind sells
+        places per time (a service, a lot) has none here: its own view has them by time. A key
+        limited to some offerings sees only those."""
+        size = page_limit(limit, SALES_PAGE_SIZE)
+        bound = f"sales/{caller.organizer_id}"
+        offset = int(decode_cursor(cursor, bound, "000000", "999999")["sk"]) if cursor else 0
+        offerings = [event for event in self.store.owned_offerings(caller.organizer_id)
+                     if caller.sees_offering(event["event_id"])]
         shown = []
-        for event in self.store.owned_offerings(caller.organizer_id):
+        for event in offerings[offset:offset + size]:
             view = {"event_id": event["event_id"], "name": event["name"], "starts_at": event["starts_at"],
                     "inventory": kinds.of_event(event).label, "category": event["category"],
                     "published": bool(event.get("published")), "created_at": event["created_at"]}
@@ -87,7 +98,9 @@ class CatalogService:
                 if event.get("zones"):
                     view["zones"] = pricing.price_list_view(event, self._zone_counts(event))["zones"]
             shown.append(view)
-        return shown
+        following = offset + size
+        return {"offerings": shown,
+                "next_cursor": encode_cursor(bound, f"{following:06d}") if following < len(offerings) else None}
 
     def get_event(self, event_id: str) -> dict[str, Any]:
         event = self.store.get_event(event_id)

@@ -179,6 +179,18 @@ class ListingService:
         return answer
 
 
+def page_limit(limit: int | str | None, most: int) -> int:
+    """A page's size as a query string gives it (absent: ``most``); 400 ``invalid_limit`` unless
+    a whole number from 1 to ``most``."""
+    try:
+        size = int(limit) if limit not in (None, "") else most
+    except (TypeError, ValueError):
+        raise InvalidRequest("limit must be a whole number.", code="invalid_limit") from None
+    if not 1 <= size <= most:
+        raise InvalidRequest(f"limit must be 1 to {most}.", code="invalid_limit")
+    return size
+
+
 def encode_cursor(partition: str, sort_key: str) -> str:
     raw = json.dumps({"p": partition, "s": sort_key}, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")

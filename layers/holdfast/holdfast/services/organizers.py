@@ -18,9 +18,11 @@ from datetime import timedelta
 from typing import Any, Callable
 
 from ..clock import iso
-from ..domain.errors import Conflict, InvalidRequest, NotFound, Unauthorized
+from ..domain.errors import Conflict, Forbidden, InvalidRequest, NotFound, Unauthorized
 from ..domain.organizers import (ACTIVE, LAST_USED_RESOLUTION_SECONDS, MAX_KEYS_PER_ORGANIZER, SUSPENDED,
-                                 Caller)
+                                 Caller, grant)
+from ..domain.scopes import KEYS
+from ..kinds.products import every_scope
 from ..ports import Clock, ItemExists, OrganizerDirectory
 
 KEY_PREFIX = "hk_"
@@ -52,7 +54,9 @@ class OrganizerService:
         if organizer is None or organizer.get("status") != ACTIVE:
             raise _unauthorized()
         self._note_use(presented, owner.get("last_used_at"))
-        return Caller(organizer_id=owner["organizer_id"], key_id=owner["key_id"])
+        return Caller(organizer_id=owner["organizer_id"], key_id=owner["key_id"], key_name=owner.get("name"),
+                      scopes=frozenset(owner["scopes"]) if "scopes" in owner else None,
+                      offerings=frozenset(owner["offerings"]) if "offerings" in owner else None)
 
     def _note_use(self, key_hash: str, last_used_at: str | None) -> None:
         now = self.clock()
@@ -100,27 +104,96 @@ class OrganizerService:
 
     # -------------------------------------------------------------------- its own keys
     def me(self, caller: Caller) -> dict[str, Any]:
+        """The organizer and what the calling key may do; the other keys only to a key holding
+        ``keys`` (any key may read this, to learn its own rights)."""
         organizer = self.store.get_organizer(caller.organizer_id)
         if organizer is None:
             raise _unauthorized()
-        return _describe(organizer) | {"key_id": caller.key_id,
-                                       "keys": self.store.organizer_keys(caller.organizer_id)}
+        answer = _describe(organizer) | {"key_id": caller.key_id, "key": _rights(caller)}
+        if caller.holds(KEYS):
+            answer["keys"] = self.list_keys(caller)
+        return answer
 
-    def add_key(self, caller: Caller) -> dict[str, Any]:
+    def list_keys(self, caller: Caller) -> list[dict[str, Any]]:
+        """The organizer's live keys, oldest first: id, name, scopes, offerings, created and last used."""
+        return [_key_view(key) for key in self.store.organizer_keys(caller.organizer_id)]
+
+    def add_key(self, caller: Caller, name: str | None = None, scopes: list[str] | None = None,
+                offerings: list[str] | None = None) -> dict[str, Any]:
+        """Another key, shown only here. Its scopes are those named (every scope the calling key
+        holds when none are), and a key can give only scopes it holds itself; a key limited to
+        some offerings gives only those (all of them when none are named)."""
+        granted = self._grantable(caller, scopes, offerings)
         key, key_id, now = _new_key(), _new_key_id(), iso(self.clock())
-        if not self.store.add_key(caller.organizer_id, {"key_id": key_id, "key_hash": self.key_hash(key),
-                                                        "created_at": now}, MAX_KEYS_PER_ORGANIZER):
+        record = {"key_id": key_id, "key_hash": self.key_hash(key), "created_at": now, "name": name, **granted}
+        if not self.store.add_key(caller.organizer_id, record, MAX_KEYS_PER_ORGANIZER):
             raise Conflict(f"An organizer holds at most {MAX_KEYS_PER_ORGANIZER} keys; delete one first.",
                            code="too_many_keys", max_keys=MAX_KEYS_PER_ORGANIZER)
-        return {"key_id": key_id, "api_key": key, "created_at": now}
+        return {"key_id": key_id, "api_key": key, "created_at": now, **_key_view(grant(record))}
+
+    @staticmethod
+    def _grantable(caller: Caller, scopes: list[str] | None, offerings: list[str] | None) -> dict[str, Any]:
+        known = every_scope()
+        unknown = sorted(set(scopes or ()) - set(known))
+        if unknown:
+            raise InvalidRequest("Unknown scopes.", code="unknown_scope", scopes=unknown, known=list(known))
+        wanted = frozenset(scopes) if scopes is not None else caller.scopes
+        lacking = sorted((wanted if wanted is not None else frozenset(known)) - frozenset(
+            scope for scope in known if caller.holds(scope)))
+        if lacking:
+            raise Forbidden("A key can give only the scopes it holds.", code="scope_not_held", scopes=lacking)
+        limited = frozenset(offerings) if offerings is not None else caller.offerings
+        if caller.offerings is not None and limited is not None and not limited <= caller.offerings:
+            raise Forbidden("A key limited to some offerings can give only those.", code="offering_not_held",
+                            offerings=sorted(limited - caller.offerings))
+        granted: dict[str, Any] = {}
+        # A key holding every scope stores no list, so it also holds the scopes added later.
+        if wanted is not None and not set(known) <= wanted:
+            granted["scopes"] = [scope for scope in known if scope in wanted]
+        if limited is not None:
+            granted["offerings"] = sorted(limited)
+        return granted
 
     def delete_key(self, caller: Caller, key_id: str) -> None:
+        """A key deletes only keys with no more rights than its own (no scope it lacks, no offering
+        beyond its own), so a lesser key can never lock its organizer's stronger keys out."""
+        target = next((key for key in self.store.organizer_keys(caller.organizer_id) if key["key_id"] == key_id),
+                      None)
+        if target is not None:
+            lacking = [scope for scope in _scopes_of(target) if not caller.holds(scope)]
+            if lacking:
+                raise Forbidden("A key can delete only keys with no scope it lacks.", code="scope_not_held",
+                                scopes=lacking)
+            offerings = target.get("offerings")
+            if caller.offerings is not None and (offerings is None or not set(offerings) <= caller.offerings):
+                raise Forbidden("A key limited to some offerings can delete only keys limited to them.",
+                                code="offering_not_held")
         outcome = self.store.delete_key(caller.organizer_id, key_id)
         if outcome == "missing":
             raise NotFound(f"No key {key_id}.", code="key_not_found")
         if outcome == "last":
             raise Conflict("This is the organizer's last key; add another before deleting it.",
                            code="last_key")
+
+
+def _scopes_of(key: dict[str, Any]) -> list[str]:
+    """A stored key's scopes in full (one stored without a list holds every scope)."""
+    known = every_scope()
+    return [scope for scope in known if "scopes" not in key or scope in key["scopes"]]
+
+
+def _key_view(key: dict[str, Any]) -> dict[str, Any]:
+    """A key as the organizer sees it: never its hash. ``scopes`` listed in full, ``offerings``
+    null for every offering."""
+    view = {field: key[field] for field in ("key_id", "created_at", "last_used_at") if field in key}
+    return view | {"name": key.get("name"), "scopes": _scopes_of(key),
+                   "offerings": sorted(key["offerings"]) if key.get("offerings") is not None else None}
+
+
+def _rights(caller: Caller) -> dict[str, Any]:
+    return {"key_id": caller.key_id, "name": caller.key_name,
+            "scopes": [scope for scope in every_scope() if caller.holds(scope)],
+            "offerings": sorted(caller.offerings) if caller.offerings is not None else None}
 
 
 def _unauthorized() -> Unauthorized:

@@ -6,4 +6,11 @@ from .kind import Slots
 PRODUCT = register_product(Product(name="appointments", kinds=(Slots(),),
                   store_parts=("holdfast.products.appointments.adapters:ResourceStore",),
                   owned_items="holdfast.products.appointments.adapters:ORGANIZER_OWNED",
-                  listing="holdfast.products.appointments.services:listing_items"))
+                  listing="holdfast.products.appointments.services:listing_items",
+                  route_scopes={
+                      ("POST", "/resources"): "events:write",
+                      ("POST", "/services"): "events:write",
+                      ("POST", "/services/{service_id}/publish"): "events:write",
+                      ("GET", "/resources/{resource_id}/day"): "sales:read",
+                  },
+                  creates_offering=frozenset({("POST", "/services")})))

@@ -9,4 +9,9 @@ PRODUCT = register_product(Product(
     view_credentials="holdfast.products.events.wiring:ticket_keys_if_configured",
     store_parts=("holdfast.products.events.adapters.doors_store:DoorStore",),
     texts="holdfast.products.events.texts:TEXTS",
+    route_scopes={
+        ("POST", "/events/{event_id}/doors"): "doors",
+        ("DELETE", "/events/{event_id}/doors/{door_id}"): "doors",
+        ("GET", "/events/{event_id}/checkins"): "doors",
+    },
 ))

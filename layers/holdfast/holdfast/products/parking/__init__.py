@@ -13,4 +13,19 @@ PRODUCT = register_product(Product(
     messages="holdfast.products.parking.messages:MESSAGES",
     texts="holdfast.products.parking.texts:TEXTS",
     listing="holdfast.products.parking.services.lots:listing_items",
+    scopes=("parking",),
+    route_scopes={
+        ("POST", "/lots"): "events:write",
+        ("POST", "/lots/{lot_id}/publish"): "events:write",
+        # a lot's parking sold with an event's tickets: part of setting up what is sold
+        ("POST", "/events/{event_id}/parking"): "events:write",
+        # gates, subscriptions and gate cases: the parking operator's
+        ("POST", "/lots/{lot_id}/gates"): "parking",
+        ("GET", "/lots/{lot_id}/gates"): "parking",
+        ("POST", "/lots/{lot_id}/gates/{gate_id}/key"): "parking",
+        ("DELETE", "/lots/{lot_id}/gates/{gate_id}"): "parking",
+        ("POST", "/lots/{lot_id}/subscriptions"): "parking",
+        ("POST", "/admin/gate-cases/{case_id}/resolve"): "parking",
+    },
+    creates_offering=frozenset({("POST", "/lots")}),
 ))
