@@ -50,6 +50,7 @@ BOXES = (
     Box("events", 1, "product: event places\n(general admission, seat maps)", ("holdfast.products.events",)),
     Box("appointments", 1, "product: appointment slots\nof resources", ("holdfast.products.appointments",)),
     Box("parking", 1, "product: parking spaces,\ngates, passes, exit payments", ("holdfast.products.parking",)),
+    Box("orders", 1, "product: orders, several\nofferings' lines as one", ("holdfast.products.orders",)),
     Box("handler kit", 2, "what the handlers share:\nrouting, errors, SQS batches", (
         "holdfast.http", "holdfast.resolver", "holdfast.sqs_batch", "holdfast.provider_notification")),
     Box("wiring", 2, "builds the core's services;\nthe only place that picks adapters", ("holdfast.wiring",)),
