@@ -207,3 +207,66 @@ def test_a_reservation_s_ticket_and_gate_case_lose_the_plate_and_customer_with_i
     assert personal.forget("kate") == {"erased": 1}
     assert _naming(store, "K777KK77", "kate") == []
     assert store.get_ticket(came["ticket_id"])["booking_id"] == booking.booking_id    # the money's trail stays
+
+
+def test_a_car_inside_keeps_its_reservation_live_past_its_window_until_it_leaves(
+        store, bookings, payments, provider, clock, personal, parking, gates):
+    """Issue 42, finding 1: a checked-in reservation whose last half hour had begun counted as
+    ended, so erasure took the plate of a car still parked; checked in is live until the exit."""
+    from tests.unit.test_parking import confirm
+
+    lot = make_lot(parking)
+    gate = parking.create_gate(lot["lot_id"], "North")
+    booking = reserve(parking, lot, plate="K777KK77", customer="kate")   # 10:00-12:00
+    confirm(payments, provider, booking)
+    clock.now = clock.now.replace(day=2, hour=10, minute=0)
+    came = gates.apply(lot["lot_id"], gate["gate_id"], {"kind": "entry", "event_id": "in", "plate": "K777KK77"},
+                       at=clock(), offline=False)
+    assert came["gate_open"] is True
+    for moment in (clock.now.replace(hour=11, minute=40), clock.now.replace(hour=11, minute=59)):   # its last half hour
+        clock.now = moment
+        with pytest.raises(Conflict) as refused:
+            personal.forget("kate")
+        assert refused.value.details["bookings"] == [booking.booking_id]
+        assert personal.erase_ended() == {"erased": 0, "skipped": 0, "failed": 0}
+    assert store.get_ticket(came["ticket_id"])["plate"] == "K777KK77"
+    left = gates.apply(lot["lot_id"], gate["gate_id"], {"kind": "exit", "event_id": "out", "ticket_id": came["ticket_id"]},
+                       at=clock(), offline=False)
+    assert left["exit_granted"] is True
+    clock.now = clock.now.replace(month=3)
+    assert personal.forget("kate") == {"erased": 1}
+
+
+def test_an_erased_ticket_still_leaves_and_an_unreadable_offline_pass_becomes_a_case(
+        store, bookings, payments, provider, clock, personal, parking, gates):
+    """No exit path reads a field erasure may remove without handling its absence, and an offline
+    pass the code cannot apply is a gate case, never a 500 the gate would resend for ever."""
+    from tests.unit.test_parking import confirm
+
+    lot = make_lot(parking)
+    gate = parking.create_gate(lot["lot_id"], "North")
+    lot_id, gate_id = lot["lot_id"], gate["gate_id"]
+    booking = reserve(parking, lot, plate="K777KK77", customer="kate")
+    confirm(payments, provider, booking)
+    clock.now = clock.now.replace(day=2, hour=10, minute=0)
+    came = gates.apply(lot_id, gate_id, {"kind": "entry", "event_id": "in", "plate": "K777KK77"}, at=clock(),
+                       offline=False)
+    # a ticket erased as it would have been before the fix (its plate gone)
+    store.client.update_item(TableName=store.table, Key={"pk": {"S": f"TICKET#{came['ticket_id']}"}, "sk": {"S": "META"}},
+                             UpdateExpression="REMOVE plate, customer_id")
+    assert "plate" not in store.get_ticket(came["ticket_id"])
+    clock.now = clock.now.replace(hour=11)
+    left = gates.apply(lot_id, gate_id, {"kind": "exit", "event_id": "out", "ticket_id": came["ticket_id"]},
+                       at=clock(), offline=True)
+    assert left["exit_granted"] is True
+
+    def broken(*args, **kwargs):
+        raise KeyError("plate")
+
+    gates._exit = broken
+    answer = gates.apply(lot_id, gate_id, {"kind": "exit", "event_id": "out-2", "ticket_id": came["ticket_id"]},
+                         at=clock(), offline=True)
+    assert answer["exit_granted"] is False and answer["conflict"]["reason"] == "pass_not_applicable"
+    with pytest.raises(KeyError):   # online the gate is told nothing was decided and stays shut
+        gates.apply(lot_id, gate_id, {"kind": "exit", "event_id": "out-3", "ticket_id": came["ticket_id"]},
+                    at=clock(), offline=False)

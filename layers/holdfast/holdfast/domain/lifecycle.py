@@ -33,6 +33,9 @@ class ExtraState:
     actors: frozenset[str]                 # who may move a booking into it
     places: str = "sold"                   # "sold": kept; "available": released into the inventory
     notify: str | None = None              # the outbox event customers hear about, if any
+    #: The customer is using the places now (a car parked inside): the booking is live whatever
+    #: the clock says of its window, until a move out of this state (the car left).
+    in_use: bool = False
 
 
 #: status -> (declaring kind, state)
@@ -121,6 +124,12 @@ def occupies(status: str) -> bool:
     """Whether a booking in ``status`` keeps its places sold (built-in or declared)."""
     state = declared(status)
     return state.places == "sold" if state else status in SOLD
+
+
+def in_use(status: str) -> bool:
+    """Whether a booking in ``status`` is being used right now (a declared state's ``in_use``)."""
+    state = declared(status)
+    return bool(state and state.in_use)
 
 
 def given_up_into_kind_state(booking) -> bool:  # noqa: ANN001 - a Booking (domain/booking.py imports this module)

@@ -57,13 +57,16 @@ def _sold(status: BookingStatus) -> bool:
 
 def ended_at(booking: Booking) -> str | None:
     """When the booking stopped needing its customer's data, or None while it may still need it
-    (places held, money unsettled, a review open, a timer pending, already erased).
+    (places held, money unsettled, a review open, a timer pending, in use, already erased).
 
     A booking that sold its places ended with its event, slot or window (``ends_at``), or with its
     last change when that came later; one whose places were released ended with that change. A sold
     booking that does not know its end (written before ``ends_at`` existed) has none."""
     if booking.erased_at or booking.holds_places or not booking.settled or booking.review \
-            or booking.status is BookingStatus.MANUAL_REVIEW or booking.due_at is not None:
+            or booking.status is BookingStatus.MANUAL_REVIEW or booking.due_at is not None \
+            or lifecycle.in_use(booking.status):
+        # in use (a car inside): its window's end says nothing of when the car leaves, and the
+        # exit still needs what names it (the plate on its ticket)
         return None
     if not _sold(booking.status):
         return booking.updated_at

@@ -43,7 +43,8 @@ class Parking(Kind):
     label = "parking_spaces"
     personal_details = ("plate", "permit")
     extra_states = (
-        ExtraState(CHECKED_IN, frozenset({"CONFIRMED"}), frozenset({"gate"}), "sold", "vehicle.entered"),
+        ExtraState(CHECKED_IN, frozenset({"CONFIRMED"}), frozenset({"gate"}), "sold", "vehicle.entered",
+                   in_use=True),   # the car is inside: live until it leaves, whatever its window says
         ExtraState(COMPLETED, frozenset({CHECKED_IN}), frozenset({"gate"}), "available", "vehicle.exited"),
         ExtraState(NO_SHOW, frozenset({"CONFIRMED"}), frozenset({"timer"}), "available", "booking.no_show"),
         ExtraState(CANCELLED_NO_REFUND, frozenset({"CONFIRMED"}), frozenset({"customer"}), "available",
