@@ -270,3 +270,25 @@ def test_an_erased_ticket_still_leaves_and_an_unreadable_offline_pass_becomes_a_
     with pytest.raises(KeyError):   # online the gate is told nothing was decided and stays shut
         gates.apply(lot_id, gate_id, {"kind": "exit", "event_id": "out-3", "ticket_id": came["ticket_id"]},
                     at=clock(), offline=False)
+
+
+def test_a_postponed_event_is_not_over_at_its_old_start(store, bookings, payments, provider, ga_event, clock,
+                                                        personal):
+    """Issue 42, finding 2: PATCH of a later start left each booking's end at the old start, so
+    erasure on request and the retention sweep treated a booking for an event months ahead as over."""
+    from holdfast.services.listing import ListingService
+
+    booking_id, _ = _paid(bookings, payments, provider, ga_event)
+    old_start = clock.now.replace(month=2, day=1, hour=20)
+    ListingService(store, clock).update(ga_event["event_id"], {"starts_at": old_start.replace(month=8)})
+    clock.now = old_start + timedelta(days=1)
+    with pytest.raises(Conflict):
+        personal.forget("alice")
+    clock.now = old_start + timedelta(days=91)
+    assert personal.erase_ended() == {"erased": 0, "skipped": 1, "failed": 0}
+    # the index of ended bookings moved it to its new end: the next sweep does not read it again
+    assert personal.erase_ended() == {"erased": 0, "skipped": 0, "failed": 0}
+    assert store.get_booking(booking_id).contact_email == EMAIL
+    assert store.get_booking(booking_id).ends_at == "2030-08-01T20:00:00.000Z"
+    clock.now = old_start.replace(month=8) + timedelta(days=91)
+    assert personal.erase_ended()["erased"] == 1

@@ -104,6 +104,16 @@ def erased_copy(item: dict) -> dict:
     return {name: value for name, value in item.items() if name not in personal}
 
 
+def with_current_end(booking: Booking, starts_at: str) -> Booking:
+    """The booking with the end its places and its offering's start as it is now (``starts_at``)
+    give it. The end is never a fact of its own: a slot or a window ends with its last granule
+    (which a conflict case's alternative moves with the places), an event with its start (which
+    the organizer may move). The stored ``ends_at`` only places the booking in the index of ended
+    bookings; every decision on whether a booking has ended reads the end through here."""
+    end = places_end(booking.places, starts_at) or booking.ends_at
+    return booking if end == booking.ends_at else replace(booking, ends_at=end)
+
+
 def places_end(places: Places, starts_at: str) -> str | None:
     """When what a booking bought ends, as ``clock.iso`` writes times: the start of its last
     granule (a slot, a parking window), else its event's start (an event names no end)."""

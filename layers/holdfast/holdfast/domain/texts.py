@@ -125,6 +125,7 @@ JOURNAL: dict[str, dict[str, str]] = {
         "event_cancelled_hold_released": "Event cancelled; hold released", "event_cancelled_refund_started": "Event cancelled; money being returned",
         "event_cancelled_review_kept": "Event cancelled; kept for our team", "timer_fired": "Deadline reached",
         "personal_data_erased": "Personal data erased",
+        "end_moved": "End moved with its event",
     },
     "ru": {
         "hold_created": "Места забронированы", "hold_expired": "Бронь истекла, места освобождены",
@@ -155,6 +156,7 @@ JOURNAL: dict[str, dict[str, str]] = {
         "event_cancelled_hold_released": "Мероприятие отменено; бронь снята", "event_cancelled_refund_started": "Мероприятие отменено; деньги возвращаются",
         "event_cancelled_review_kept": "Мероприятие отменено; оставлено для нашей команды", "timer_fired": "Наступил срок",
         "personal_data_erased": "Личные данные удалены",
+        "end_moved": "Окончание перенесено вместе с событием",
     },
 }
 for _language, _table in JOURNAL.items():

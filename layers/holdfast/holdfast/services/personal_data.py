@@ -22,7 +22,7 @@ from .. import kinds
 from ..clock import iso
 from ..domain.booking import Booking, JournalEntry
 from ..domain.errors import Conflict
-from ..domain.personal_data import DEFAULT_RETENTION_DAYS, ended_at, erased, places_end
+from ..domain.personal_data import DEFAULT_RETENTION_DAYS, ended_at, erased, with_current_end
 from ..observability import logger
 from ..ports import Change, Clock, PersonalDataStore, StaleBooking
 from .transitions import decide_again
@@ -59,12 +59,16 @@ class PersonalDataService:
                             attempts=ERASE_ATTEMPTS, exhausted=StaleBooking(booking_id), gone=lambda: False)
 
     def _read(self, booking_id: str) -> Booking | None:
-        booking = self.store.get_booking(booking_id)
-        return self._with_end(booking) if booking is not None else None
+        return self.store.get_booking(booking_id)
 
-    def _erase(self, booking: Booking, ended_by: str) -> bool:
+    def _erase(self, stored: Booking, ended_by: str) -> bool:
+        booking = self._with_end(stored)
         ended = ended_at(booking)
         if ended is None or ended > ended_by:
+            if ended is not None and booking.ends_at != stored.ends_at:
+                # its event moved later: the index of ended bookings moves it to its new end, out
+                # of the sweep's way until then, rather than have every sweep read it again
+                self._reindex(stored, booking)
             return False
         self.store.erase_booking_records(booking.booking_id, booking.customer_id, booking.event_id)
         now = iso(self.clock())
@@ -82,12 +86,19 @@ class PersonalDataService:
                       key=lambda booking: (booking.created_at, booking.booking_id))
 
     def _with_end(self, booking: Booking) -> Booking:
-        """A booking written before ``ends_at`` existed, with the end its places or event give: else
-        a sold one would count as live for ever and its customer could never have it erased."""
-        if booking.ends_at:
-            return booking
+        """The booking with the end its places or its event give it now (domain
+        ``with_current_end``): an event the organizer moved later is not over at its old start,
+        and a booking written before ``ends_at`` existed gets one too."""
         event = None if booking.places.granules else self.store.get_event(booking.event_id)
-        return replace(booking, ends_at=places_end(booking.places, str((event or {}).get("starts_at") or "")))
+        return with_current_end(booking, str((event or {}).get("starts_at") or ""))
+
+    def _reindex(self, stored: Booking, booking: Booking) -> None:
+        now = iso(self.clock())
+        after = replace(booking, version=stored.version + 1)
+        entry = JournalEntry(at=now, action="end_moved", actor="system", from_status=booking.status.value,
+                             to_status=booking.status.value, decision=f"ends {booking.ends_at}",
+                             ids={"booking_id": booking.booking_id})
+        self.store.commit(Change(before=stored, after=after, journal=entry))
 
     def export(self, customer_id: str) -> dict[str, Any]:
         """Every booking that still names the customer, with its whole journal and the personal
