@@ -110,3 +110,20 @@ def test_a_late_payment_is_judged_by_the_start_as_it_is_now_not_as_it_was_at_the
     after = bookings.store.get_booking(booking.booking_id)
     assert after.status is BookingStatus.CONFIRMED
     assert parse_iso(after.ends_at) == parse_iso(STARTS) + timedelta(days=1)   # the end it is kept by moves too
+
+
+@pytest.mark.on_moto("the sale gate's check is a conditional write")
+def test_a_warm_container_sells_by_the_start_as_it_is_now(catalog, bookings, store, clock):
+    """Issue 42, finding 3: the hold path keeps the offering for the container's life; after PATCH
+    of its start, a warm container refused every hold as ``event_started`` (moved later) or kept
+    selling (moved earlier). The sale gate checks the copy's version in the hold's transaction."""
+    event = catalog.create_event(event_request(starts_at=STARTS, capacity=4))
+    hold(bookings, event, "ann", "k-1")                   # the container now keeps the offering
+    listing = ListingService(store, clock)
+    listing.update(event["event_id"], {"starts_at": parse_iso(STARTS) + timedelta(days=1)})
+    started(clock, 60)                                    # past the old start, a day before the new one
+    assert hold(bookings, event, "bob", "k-2").booking.status is BookingStatus.HELD
+    listing.update(event["event_id"], {"starts_at": parse_iso(STARTS)})   # back to the old one, now past
+    with pytest.raises(Conflict) as refused:
+        hold(bookings, event, "cid", "k-3")
+    assert refused.value.code == "event_started"

@@ -136,6 +136,9 @@ class Change:
     items: tuple[Labelled, ...] = ()
     idempotency: IdempotencyRecord | None = None
     hold_limit: int | None = None
+    #: A new hold: the version of the offering it decided on (the sale gate refuses it, SalesStopped,
+    #: once the offering's terms moved past it).
+    offering_version: int | None = None
 
 
 # ======================================================================================= time
@@ -149,7 +152,7 @@ class Clock(Protocol):
 # ==================================================================================== storage
 
 class EventReads(Protocol):
-    def get_event(self, event_id: str) -> dict[str, Any] | None: ...
+    def get_event(self, event_id: str, consistent: bool = False) -> dict[str, Any] | None: ...
 
     def event_cancelled(self, event_id: str) -> bool:
         """A strongly consistent look at the cancellation flag alone (never a cached event)."""
@@ -256,7 +259,7 @@ class Catalog(Protocol):
     def put_event(self, event: dict[str, Any], pool_sizes: list[int] | None, unit_ids: list[str] | None,
                   fingerprint: str) -> None: ...
 
-    def get_event(self, event_id: str) -> dict[str, Any] | None: ...
+    def get_event(self, event_id: str, consistent: bool = False) -> dict[str, Any] | None: ...
 
     def query_listing(self, pk: str, lower: str, upper: str, limit: int, start: dict[str, str] | None,
                       one_request: bool = False) -> tuple[list[dict[str, Any]], bool]: ...
@@ -266,7 +269,7 @@ class Catalog(Protocol):
 
     def update_event_listing(self, event_id: str, expected_version: int, changes: dict[str, Any],
                              drop_index: list[tuple[str, str]], put_index: list[dict[str, Any]],
-                             outbox: dict[str, Any] | None = None) -> None: ...
+                             outbox: dict[str, Any] | None = None, terms_version: int | None = None) -> None: ...
 
 
 class CatalogStore(Catalog, InventoryReads, Protocol):
@@ -347,7 +350,7 @@ class MessageReads(Protocol):
 
     def get_booking(self, booking_id: str) -> Booking | None: ...
 
-    def get_event(self, event_id: str) -> dict[str, Any] | None: ...
+    def get_event(self, event_id: str, consistent: bool = False) -> dict[str, Any] | None: ...
 
     def message_reads(self, booking_ids: list[str], event_ids: list[str], notes: list[tuple[str, str]]
                       ) -> tuple[dict[str, Booking], dict[str, dict[str, Any]], set[tuple[str, str]]]:
