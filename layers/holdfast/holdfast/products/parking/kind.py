@@ -115,11 +115,13 @@ class Parking(Kind):
     def booking_details(self, event: Any, wanted: dict[str, Any], places: Places) -> dict[str, Any]:
         settings = self.settings(event)
         space_id = places.granules[0].resource_id.split("|", 1)[1]
-        no_show_at = parse_iso(wanted["from"]) + timedelta(seconds=settings.no_show_grace_seconds)
+        # the no-show timer counts from when the reservation can first be used: the later of its
+        # window's start and its confirmation (Booking.confirmed sets timer_at as it is paid)
         return {"plate": wanted["plate"], "vehicle_type": wanted["vehicle_type"], "permit": wanted["permit"],
                 "space_id": space_id, "space_type": settings.by_id()[space_id].type,
                 "from": wanted["from"], "to": wanted["to"],
-                "timer_at": iso(no_show_at), "timer_state": NO_SHOW}
+                "timer_from": wanted["from"], "timer_grace_seconds": settings.no_show_grace_seconds,
+                "timer_state": NO_SHOW}
 
     def cancel_without_refund(self, event: Any, booking: Booking, now: datetime) -> str | None:
         until = self.refund_until(event, booking)
