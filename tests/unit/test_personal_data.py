@@ -292,3 +292,21 @@ def test_a_postponed_event_is_not_over_at_its_old_start(store, bookings, payment
     assert store.get_booking(booking_id).ends_at == "2030-08-01T20:00:00.000Z"
     clock.now = old_start.replace(month=8) + timedelta(days=91)
     assert personal.erase_ended()["erased"] == 1
+
+
+def test_an_erased_reservation_shows_no_pass_and_its_late_message_is_composed(store, bookings, payments, provider,
+                                                                              clock, personal, parking):
+    """A message composed after the erasure (the notifier works from the stream, later) read the
+    pass's plate and failed for ever; an erased reservation shows no pass."""
+    from dataclasses import replace as replaced
+
+    from holdfast import kinds
+    from tests.unit.test_parking import confirm
+
+    lot = make_lot(parking)
+    booking = reserve(parking, lot, plate="K777KK77", customer="kate")
+    confirm(payments, provider, booking)
+    erased_one = replaced(store.get_booking(booking.booking_id), kind_details={"space_id": "R1"}, erased_at="2030-03-01")
+    kind = kinds.named("parking")
+    assert kind.pass_token(erased_one, lambda: (_ for _ in ()).throw(AssertionError("no key is needed"))) is None
+    assert "entry_token" not in kind.view_extras(erased_one, None)
