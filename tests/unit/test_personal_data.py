@@ -310,3 +310,18 @@ def test_an_erased_reservation_shows_no_pass_and_its_late_message_is_composed(st
     kind = kinds.named("parking")
     assert kind.pass_token(erased_one, lambda: (_ for _ in ()).throw(AssertionError("no key is needed"))) is None
     assert "entry_token" not in kind.view_extras(erased_one, None)
+
+
+def test_the_export_shows_what_the_booking_view_shows_of_operators(store, bookings, payments, provider, ga_event,
+                                                                    clock, personal):
+    """Issue 42, finding 7: GET /customers/me/data showed operators' names, keys and internal notes
+    that the booking's own view hides; it shows the journal as the view does."""
+    from holdfast.services import transitions
+
+    booking_id, _ = _paid(bookings, payments, provider, ga_event)
+    transitions.apply(store, store.get_booking(booking_id), clock(), actor="operator", action="review_note",
+                      decision="internal: called the bank, card looks stolen", ids={"organizer_id": "org-1",
+                                                                                    "key_id": "key-7"})
+    text = repr(personal.export("alice"))
+    assert "card looks stolen" not in text and "key-7" not in text and "org-1" not in text
+    assert personal.export("alice")["bookings"][0]["journal"] == bookings.view(booking_id, "alice")["journal"]

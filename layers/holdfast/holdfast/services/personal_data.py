@@ -22,9 +22,11 @@ from .. import kinds
 from ..clock import iso
 from ..domain.booking import Booking, JournalEntry
 from ..domain.errors import Conflict
+from ..domain.journal import customer_view
 from ..domain.personal_data import DEFAULT_RETENTION_DAYS, ended_at, erased, with_current_end
 from ..observability import logger
 from ..ports import Change, Clock, PersonalDataStore, StaleBooking
+from .booking_views import resolution_view
 from .transitions import decide_again
 
 ERASE_ATTEMPTS = 3
@@ -110,8 +112,11 @@ class PersonalDataService:
                 "booking_id": booking.booking_id, "event_id": booking.event_id, "status": booking.status.value,
                 "created_at": booking.created_at, "updated_at": booking.updated_at, "ends_at": booking.ends_at,
                 "amount": booking.amount.as_dict(), "contact_email": booking.contact_email,
-                "details": booking.kind_details or {}, "resolution": booking.resolution,
-                "payment": _payment(booking), "journal": [entry.as_dict() for entry in journal],
+                # what the booking's own view shows of its case and its journal: an operator's
+                # name, key and notes and the internal checks stay out (domain/journal.py)
+                "details": booking.kind_details or {},
+                "resolution": resolution_view(booking) if booking.resolution else None,
+                "payment": _payment(booking), "journal": customer_view(journal),
             })
         notes = [{key: value for key, value in note.items() if key not in ("pk", "sk")}
                  for note in self.store.list_notifications(customer_id)]
