@@ -127,3 +127,17 @@ def test_a_warm_container_sells_by_the_start_as_it_is_now(catalog, bookings, sto
     with pytest.raises(Conflict) as refused:
         hold(bookings, event, "cid", "k-3")
     assert refused.value.code == "event_started"
+
+
+def test_a_hold_of_a_cancelled_event_is_not_paid_for(catalog, bookings, payments, store, clock):
+    """Issue 42, finding 7: start_payment did not refuse a hold of a cancelled event, so a customer
+    paid for places the cancellation job was about to release."""
+    from holdfast.services.event_cancellation import EventCancellationService
+
+    event = catalog.create_event(event_request(starts_at=STARTS, capacity=4))
+    held = hold(bookings, event, "ann", "k-1").booking
+    EventCancellationService(store, clock, None).cancel(event["event_id"], "c-1", "the hall flooded")
+    with pytest.raises(Conflict) as refused:
+        payments.start_payment(held.booking_id, "ann", "p-1")
+    assert refused.value.code == "event_cancelled"
+    assert store.get_booking(held.booking_id).payment is None

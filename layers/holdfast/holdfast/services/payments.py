@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from ..clock import iso, parse_iso
 from ..domain.booking import Booking, Payment, PaymentMode, Verdict, judge_payment, paid_before
-from ..domain.errors import Busy, Conflict, PaymentProviderUnavailable, RequestInProgress
+from ..domain.errors import Busy, Conflict, EventCancelled, PaymentProviderUnavailable, RequestInProgress
 from ..domain.inventory import Move, Places
 from ..domain.personal_data import with_current_end
 from ..domain.statuses import BookingStatus
@@ -98,6 +98,9 @@ class PaymentService:
             if booking.status is BookingStatus.HELD:
                 if now >= parse_iso(booking.hold_expires_at):
                     raise Conflict("The hold has lapsed; book again.", code="hold_expired")
+                if self.store.event_cancelled(booking.event_id):
+                    # cancelled while held: the cancellation job releases the hold; nothing is paid for it
+                    raise EventCancelled(booking.event_id)
                 return transitions.apply(
                     self.store, booking, now, status=BookingStatus.PAYMENT_PENDING, actor="customer",
                     action="payment_requested", decision="attempt stored before calling the provider",
