@@ -378,7 +378,8 @@ class ErasureStore:
                            if str(item.get("gsi1pk", "")).startswith("ENDED#") and item["gsi1sk"] < before)
         return [booking_id for _, booking_id in found[:limit]]
 
-    def _fake_erase_booking_records(self, booking_id: str, customer_id: str, event_id: str) -> None:
+    def _fake_erase_booking_records(self, booking_id: str, customer_id: str, event_id: str,
+                                    last_change: str | None = None) -> None:
         """What the adapter removes that a later request can tell: the hold's idempotency records,
         the customer's marker, their finished turn in the event's line and their waiting-room
         number (a repeat of the hold's key then makes a new hold, as on moto)."""
@@ -392,7 +393,10 @@ class ErasureStore:
                         if key:
                             self.table.items.pop((idempotency_pk(customer_id, key, system), "booking"), None)
             self.table.items.pop((f"CUSTOMER#{customer_id}", f"EVENT#{event_id}#BOOKING#{booking_id}"), None)
-            self.table.items.pop((f"QUEUE#{event_id}#CUST#{customer_id}", "ENTRY"), None)
+            number = self.table.items.get((f"QUEUE#{event_id}#CUST#{customer_id}", "ENTRY"))
+            if number is not None and (last_change is None or int(number.get("joined_at", 0))
+                                       <= int(parse_iso(last_change).timestamp() * 1000)):
+                self.table.items.pop((f"QUEUE#{event_id}#CUST#{customer_id}", "ENTRY"), None)
             self._fake_turns(customer_id, event_id, leave_waiting=False)
 
     def _fake_turns(self, customer_id: str, event_id: str, *, leave_waiting: bool) -> bool:

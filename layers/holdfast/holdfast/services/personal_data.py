@@ -72,7 +72,7 @@ class PersonalDataService:
                 # of the sweep's way until then, rather than have every sweep read it again
                 self._reindex(stored, booking)
             return False
-        self.store.erase_booking_records(booking.booking_id, booking.customer_id, booking.event_id)
+        self.store.erase_booking_records(booking.booking_id, booking.customer_id, booking.event_id, booking.updated_at)
         now = iso(self.clock())
         after = erased(booking, self.key, now, kinds.of_booking(booking).personal_details)
         entry = JournalEntry(at=now, action="personal_data_erased", actor="system", from_status=booking.status.value,
