@@ -146,8 +146,9 @@ def _stack_process(conn: Any, options: dict[str, Any]) -> None:
     sandbox.start()
     stack = EmbeddedStack(str(REPO), aws_port=0, api_port=0, parameters={"ProviderApiUrl": sandbox.base_url},
                           lambda_workers=workers, default_concurrency=options.get("concurrency"),
-                          concurrency={"BookingsApiFunction": options["hold_concurrency"]}
-                          if options.get("hold_concurrency") else None,
+                          concurrency=options.get("function_concurrency") or (
+                              {"BookingsApiFunction": options["hold_concurrency"]}
+                              if options.get("hold_concurrency") else None),
                           dynamodb=options.get("dynamodb", "local"), worker_output=False)
     t0 = time.monotonic()
     sampler = None
@@ -180,6 +181,11 @@ def _stack_process(conn: Any, options: dict[str, Any]) -> None:
                 conn.send("ok")
             elif message == "cpu":   # the processes' CPU so far in this window, the sampler left running
                 conn.send(_process_split(stack, cpu0, sandbox) if sampler is not None else None)
+            elif message == "cpu_now":   # every process's CPU seconds since it started (devstack/hold_cpu.py)
+                conn.send(_process_split(stack, None, sandbox))
+            elif isinstance(message, tuple) and message[0] == "environ":   # (environ, function): its workers' start
+                pool = stack.functions[message[1]].pool
+                conn.send({"environ": {**pool.environ, **pool.fn.environment}, "sys_path": pool.sys_path})
             elif message == "dynamodb_cpu":
                 conn.send(_process_split(stack, None, sandbox).get(DYNAMODB_LOCAL))
             elif isinstance(message, tuple) and message[0] == "sample":   # (sample, function, route)

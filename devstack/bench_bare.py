@@ -110,6 +110,21 @@ def _seed(client: Any, items: list[dict[str, Any]], run: str, hot_items: int) ->
         client.put_item(TableName=TABLE, Item=_hot_key(run, "gate", n))
 
 
+def prepare(client: Any, items: list[dict[str, Any]], hot_items: int) -> str:
+    """The bare table (made once) and a run's seeded counters and gate shards; the run's key prefix."""
+    try:
+        client.create_table(TableName=TABLE, BillingMode="PAY_PER_REQUEST",
+                            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                                  {"AttributeName": "sk", "AttributeType": "S"}],
+                            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                                       {"AttributeName": "sk", "KeyType": "RANGE"}])
+    except client.exceptions.ResourceInUseException:
+        pass
+    run = uuid.uuid4().hex[:8]
+    _seed(client, items, run, hot_items)
+    return run
+
+
 def _client_loop(endpoint: str, items: list[dict[str, Any]], run: str, hot_items: int, seconds: float,
                  ready: Any, go: Any, queue: Any) -> None:
     client = _client(endpoint)
@@ -139,17 +154,7 @@ def measure(endpoint: str, sample: dict[str, Any] | None, clients: int, seconds:
     also what a transaction costs the machine: the server's CPU over the counted seconds and the
     clients' own, per transaction."""
     items = shape(sample or DEFAULT_SAMPLE)
-    client = _client(endpoint)
-    try:
-        client.create_table(TableName=TABLE, BillingMode="PAY_PER_REQUEST",
-                            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
-                                                  {"AttributeName": "sk", "AttributeType": "S"}],
-                            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
-                                       {"AttributeName": "sk", "KeyType": "RANGE"}])
-    except client.exceptions.ResourceInUseException:
-        pass
-    run = uuid.uuid4().hex[:8]
-    _seed(client, items, run, hot_items)
+    run = prepare(_client(endpoint), items, hot_items)
     ctx = multiprocessing.get_context("spawn")
     ready, go, queue = ctx.Queue(), ctx.Event(), ctx.Queue()
     procs = [ctx.Process(target=_client_loop, args=(endpoint, items, run, hot_items, seconds, ready, go, queue),

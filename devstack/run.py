@@ -64,6 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         stack.start()
         SandboxControl(sandbox.control_url).set_webhooks([stack.api_url + "/webhooks/payments"])
+        # one clock for both: left alone it is the machine's, POST /dev/clock moves it
+        from devstack.aws.timecontrol import link_payment_sandbox
+
+        link_payment_sandbox(stack, sandbox)
         print("==> creating the demo events", flush=True)
         organizer = {"X-Api-Key": ORGANIZER_KEY}
         event = _post(stack.api_url + "/events", {
@@ -102,6 +106,7 @@ Holdfast is running.
   Lambda             {'worker processes, up to ' + str(args.concurrency) + ' per function' if not args.in_process else 'in-process, one invocation at a time'}
   payment sandbox    {sandbox.base_url}   (control API {sandbox.control_url})
   sent mail          {api}/dev/mail   (every message, per address; local stack only)
+  the clock          {api}/dev/clock  (POST {{"advance_seconds": n}} moves it; local stack only)
   demo events        {eid}: {args.capacity} places, {args.hold_seconds}s holds
                      {seated['event_id']}: a seat map of 6 rows of 12
 

@@ -10,6 +10,7 @@ only, ephemeral ports) and drives them; every table and check below is computed 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
 import time
 from pathlib import Path
@@ -21,6 +22,10 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "docs" / "design.ipynb"
 HTML = ROOT / "docs" / "design.html"
 CELL_TIMEOUT = 120
+#: What the notebook's cells are and draw from directly. `make notebook` records their digest in the
+#: executed notebook's metadata; `make test` fails when the committed notebook was executed from
+#: other inputs (tests/docs/test_design_notebook.py), instead of executing it again (86 s).
+INPUTS = ("docs/build_notebook.py", "devstack/design", "layers/holdfast/holdfast/domain/statuses.py")
 
 CELLS: list[tuple[str, str]] = []
 #: Indexes into CELLS of the code cells whose code the HTML page shows: the invariant checks, which
@@ -53,7 +58,8 @@ changes the tables or fails an assertion. The helpers that record and draw live 
 (local tooling, not deployed); the HTML page shows the code only of the invariant checks.
 
 Rebuild: `make notebook` (executes in place), `make notebook-html` (also renders `docs/design.html`).
-`make test` executes a copy (`tests/docs/test_design_notebook.py`) and fails on any error.
+`make notebook` fails on any cell's error; `make test` fails when the committed notebook was executed
+from other inputs than the current ones (`tests/docs/test_design_notebook.py`).
 
 Contents: 1. the system under test · 2. state machines (diagrams and transition table) ·
 3. traces · 4. invariants, each checked on the traces · 5. late payments: the options compared ·
@@ -1128,6 +1134,16 @@ def render_html(nb: nbformat.NotebookNode) -> str:
     return body.replace("</head>", PAGE_CSS + "</head>", 1)
 
 
+def inputs_digest() -> str:
+    """SHA-256 over the INPUTS files' paths and contents."""
+    digest = hashlib.sha256()
+    for name in INPUTS:
+        path = ROOT / name
+        for file in (sorted(path.rglob("*.py")) if path.is_dir() else [path]):
+            digest.update(file.relative_to(ROOT).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def execute(nb: nbformat.NotebookNode, timeout: int = CELL_TIMEOUT, kernel_name: str = "python3") -> None:
     from nbclient import NotebookClient
 
@@ -1155,6 +1171,7 @@ def main(argv: list[str] | None = None) -> int:
             nbformat.write(nb, args.out)  # keep what ran, to see where it failed
             raise
         print(f"executed in {time.monotonic() - started:.0f} s", file=sys.stderr)
+        nb.metadata["holdfast"] = {"inputs_sha256": inputs_digest()}
     nbformat.write(nb, args.out)
     if args.html:
         body = render_html(nb)

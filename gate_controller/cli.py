@@ -4,7 +4,7 @@
     ... entry --plate A123BC | exit --ticket T | exit --plate A123BC | lane-cleared | sync | refresh | status | run
 
 Each command prints one JSON object. Exit status: 0 done (the barrier opens, for a pass), 2 the
-pass was refused, 3 the backend could not be reached (sync and refresh only), 4 the queue is
+pass was refused, 3 the backend could not be reached or answered busy (sync and refresh only), 4 the queue is
 stuck (the backend expects a pass this gate does not hold).
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .backend import Backend, Refused, Unreachable
+from .backend import Backend, Busy, Refused, Unreachable
 from .controller import Gate, LotKeyRefused, SyncStuck
 from .journal import Journal
 
@@ -91,6 +91,8 @@ def _run(gate: Gate, args: argparse.Namespace) -> int:
 def _guarded(duty: Any) -> int:
     try:
         return _print(duty(), 0)
+    except Busy as exc:   # answered 429 or 5xx after the retries: try again later
+        return _print({"error": "busy", "status": exc.status, "detail": str(exc)}, 3)
     except Unreachable as exc:
         return _print({"error": "unreachable", "detail": str(exc)}, 3)
     except Refused as exc:

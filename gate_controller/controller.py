@@ -14,7 +14,7 @@ import uuid
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
 
-from .backend import Backend, Refused, Unreachable
+from .backend import Backend, Busy, Refused, Unreachable
 from .journal import Journal
 from .offline import Decision, OfflineRules
 from .tokens import b64url_decode, key_id
@@ -97,7 +97,8 @@ class Gate:
             self.journal.decide(event_id, {"mode": "online", "opened": 0, "reason": exc.code}, queue=False)
             return {"event_id": event_id, "open": False, "mode": "online", "reason": exc.code}
         except Unreachable as exc:
-            rules = OfflineRules(self.journal, self.lot_id, self.gate_id, now)
+            # answered busy (Busy): only what a fresh configuration vouches for, never an unknown pass
+            rules = OfflineRules(self.journal, self.lot_id, self.gate_id, now, busy=isinstance(exc, Busy))
             return self._decide_offline(event_id, offline_rule(rules), exc.maybe_heard)
         opened = bool(answer.get("gate_open") if kind == "entry" else answer.get("exit_granted"))
         self.journal.decide(event_id, {
@@ -186,8 +187,19 @@ class Gate:
         # the backend says how long its subscription list may be trusted; without that, 5 minutes
         until = config.get("subscriptions_valid_until") or _iso(now + timedelta(seconds=DEFAULT_CACHE_TTL_SECONDS))
         self.journal.replace_cache(config, _iso(now), until)
+        self._keep_voided("voided_reservations", config, now)
         return {"refreshed": True, "subscriptions": len(config.get("subscriptions", [])),
-                "reservations": len(config.get("reservations", []))}
+                "reservations": len(config.get("reservations", [])),
+                "voided_reservations": len(config.get("voided_reservations") or ())}
+
+    def _keep_voided(self, name: str, config: dict[str, Any], now: datetime) -> None:
+        """The passes the backend says no longer admit (a lot's reservations, an event's tickets),
+        and until when that list is fresh: offline they are refused whatever its age; answered
+        busy, the gate admits a pass only while the list is fresh (offline.py)."""
+        until = config.get("voided_valid_until") or _iso(now + timedelta(seconds=DEFAULT_CACHE_TTL_SECONDS))
+        with self.journal.write() as db:
+            self.journal.put(db, name, sorted(config.get(name) or ()))
+            self.journal.put(db, "voided_valid_until", until)
 
     def _check_lot_key(self, config: dict[str, Any], accept_kid: str | None) -> None:
         offered, kid = config.get("public_key"), config.get("kid")

@@ -14,9 +14,9 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
-from .backend import DoorBackend, Refused, Unreachable
+from .backend import Busy, DoorBackend, Refused, Unreachable
 from .controller import DEFAULT_CACHE_TTL_SECONDS, Gate, _iso
-from .offline import Decision
+from .offline import Decision, voided_list_fresh
 from .tokens import b64url_decode, verify_ticket
 
 
@@ -36,14 +36,20 @@ class Door(Gate):
             self.journal.decide(event_id, {"mode": "online", "opened": 0, "reason": exc.code}, queue=False)
             return {"event_id": event_id, "open": False, "mode": "online", "reason": exc.code}
         except Unreachable as exc:
-            return self._decide_offline(event_id, self._offline(token, event_id), exc.maybe_heard)
+            decision = self._offline(token, event_id, busy=isinstance(exc, Busy))
+            return self._decide_offline(event_id, decision, exc.maybe_heard)
         admitted = bool(answer.get("admitted"))
         self.journal.decide(event_id, {"mode": "online", "opened": int(admitted), "answer": json.dumps(answer),
                                        "reason": answer.get("reason"), "ticket_id": answer.get("ticket_id")},
                             queue=False)
         return {"event_id": event_id, "open": admitted, "mode": "online", **answer}
 
-    def _offline(self, token: str, event_id: str) -> Decision:
+    def _offline(self, token: str, event_id: str, busy: bool = False) -> Decision:
+        """Unreachable: a ticket the event's key signed, not voided, not admitted here already.
+        Answered busy (which a stranger can cause): the same, and only while the voided list is
+        fresh, so that a busy backend never lets in a ticket voided since the last refresh."""
+        if busy and not voided_list_fresh(self.journal, self.clock()):
+            return Decision(False, "backend_busy")
         key = self.journal.get("public_key")
         if not key:
             return Decision(False, "no_event_key")
@@ -73,8 +79,7 @@ class Door(Gate):
         self._check_lot_key(config, accept_kid)
         until = config.get("voided_valid_until") or _iso(now + timedelta(seconds=DEFAULT_CACHE_TTL_SECONDS))
         self.journal.replace_cache(config, _iso(now), until)
-        with self.journal.write() as db:
-            self.journal.put(db, "voided_tickets", sorted(config.get("voided_tickets") or ()))
+        self._keep_voided("voided_tickets", config, now)
         return {"refreshed": True, "voided_tickets": len(config.get("voided_tickets") or ())}
 
 

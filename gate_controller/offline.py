@@ -9,6 +9,14 @@ already used to come in; an unknown vehicle only when the lot's policy allows a 
 ticket. Exit opens only for a vehicle that has nothing to
 pay at the gate (a subscription, or a reservation inside its window); anything that may owe money
 waits for the connection. Everything else is refused with a reason.
+
+A reservation the backend lists as voided (cancelled, refunded, in review, already used: its token
+still verifies until its window ends) is refused by token or plate, whatever the list's age.
+
+Answered busy (``busy``: a 429 or 5xx, which a stranger can cause, not a lost connection) the gate
+is stricter: an entry by token or reservation opens only while the voided list is fresh, and an
+unknown vehicle gets no local ticket (``backend_busy``). Subscriptions already need a fresh cache;
+exits are the same (they charge nobody).
 """
 from __future__ import annotations
 
@@ -31,10 +39,21 @@ class Decision:
     fields: dict[str, Any] = field(default_factory=dict)   # what the queued pass carries
 
 
+def voided_list_fresh(journal: Journal, now: datetime) -> bool:
+    """Whether the backend's list of voided passes (reservations, tickets) is still to be trusted."""
+    fetched, until = journal.get("config_fetched_at"), journal.get("voided_valid_until")
+    return fetched is not None and until is not None and parse_time(fetched) <= now < parse_time(until)
+
+
 class OfflineRules:
-    def __init__(self, journal: Journal, lot_id: str, gate_id: str, now: datetime) -> None:
-        self.journal, self.lot_id, self.gate_id, self.now = journal, lot_id, gate_id, now
+    def __init__(self, journal: Journal, lot_id: str, gate_id: str, now: datetime, busy: bool = False) -> None:
+        self.journal, self.lot_id, self.gate_id, self.now, self.busy = journal, lot_id, gate_id, now, busy
         self.policy = {**DEFAULT_POLICY, **(journal.get("policy") or {})}
+        self.voided = set(journal.get("voided_reservations") or ())
+
+    def _vouched(self) -> bool:
+        """Whether a reservation may admit now: always offline; answered busy, only on a fresh list."""
+        return not self.busy or voided_list_fresh(self.journal, self.now)
 
     def cache_fresh(self) -> bool:
         fetched, until = self.journal.get("config_fetched_at"), self.journal.get("cache_valid_until")
@@ -61,6 +80,8 @@ class OfflineRules:
         reservation = self._reservation(plate)
         if reservation is not None:
             return reservation
+        if self.busy:
+            return Decision(False, "backend_busy")   # an unknown vehicle waits for the backend
         if self.policy.get("offline_tickets"):
             local_ticket = f"L-{uuid.uuid4().hex[:16]}"
             return Decision(True, basis="local_ticket", fields={"local_ticket_id": local_ticket})
@@ -75,6 +96,10 @@ class OfflineRules:
         if not verdict.ok or verdict.payload is None:
             return Decision(False, verdict.reason)
         booking_id = verdict.payload["bk"]
+        if booking_id in self.voided:
+            return Decision(False, "reservation_void")
+        if not self._vouched():
+            return Decision(False, "backend_busy")
         if self._inside("booking_id", booking_id):
             return Decision(False, "token_already_used")
         return Decision(True, basis="token", fields={"token": token, "booking_id": booking_id,
@@ -84,11 +109,13 @@ class OfflineRules:
     def _reservation(self, plate: str) -> Decision | None:
         """A cached reservation of this plate that admits it now, or None."""
         until = self.journal.get("reservations_valid_until")
-        if until is None or self.now >= parse_time(until):
+        if until is None or self.now >= parse_time(until) or not self._vouched():
             return None
         early = timedelta(minutes=int(self.policy["early_entry_minutes"]))
         for cached in self.journal.cached_reservations(plate):
             if not parse_time(cached["valid_from"]) - early <= self.now < parse_time(cached["valid_to"]):
+                continue
+            if cached["booking_id"] in self.voided:
                 continue
             if self.journal.last_entry("booking_id", cached["booking_id"]) is not None:
                 continue   # a reservation admits one entry (the backend completes it at the exit)

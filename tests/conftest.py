@@ -105,7 +105,6 @@ LONG_UNITS = {
     "tests/browser/test_pages.py": 150,
     "tests/correctness/test_exhaustive_race.py": 125,
     "tests/correctness/test_concurrency.py": 85,
-    "tests/docs/test_design_notebook.py": 85,
     "tests/contract/storage": 35,
     "tests/devstack/test_no_process_left.py": 30,
     "tests/handlers/test_waiting_room.py": 25,

@@ -277,6 +277,57 @@ const HoldfastOperator = (() => {
   });
 })();
 
+// --------------------------------------------------------------------- the local stack's clock
+// Locally the API stand-in answers GET/POST /dev/clock (devstack/aws/timecontrol.py): the stack's
+// time, whether it is idle, and a move forward that fires what falls due. There is no such route on
+// AWS, where the section stays hidden (docs/local-stack.md, "Time: the stack's clock").
+(() => {
+  const { api, el, showError, words, fill } = Holdfast;
+  const T = words({
+    en: { title: "Local stack clock", now: "Stack time: {now} (ahead of this machine by {offset} s).",
+          idle: "Idle: nothing runs or waits to run.", busy: "Busy: work is under way.",
+          seconds: "Seconds to move forward", move: "Move the clock",
+          moved: "Moved: the stack's time is now {now}, in {steps} steps." },
+    ru: { title: "Часы локального стенда", now: "Время стенда: {now} (впереди этой машины на {offset} с).",
+          idle: "Простаивает: ничего не выполняется и не ждёт выполнения.", busy: "Занят: идёт работа.",
+          seconds: "На сколько секунд перевести вперёд", move: "Перевести часы",
+          moved: "Переведено: время стенда теперь {now}, за {steps} шагов." },
+  });
+  let card, now, state, input, button, result, error;
+  HoldfastOperator.section({
+    id: "clock", order: 95, title: { en: T.title, ru: T.title }, every: 5000,
+    build(host) {
+      card = host;
+      card.classList.add("hidden");
+      now = el("p", { id: "clock-now" });
+      state = el("p", { id: "clock-state", class: "muted" });
+      input = el("input", { id: "clock-seconds", type: "number", min: "0", step: "1", value: "600" });
+      button = el("button", { id: "clock-move", type: "button", text: T.move });
+      result = el("p", { id: "clock-result", role: "status" });
+      error = el("p", { id: "clock-error", class: "error hidden", role: "alert" });
+      card.append(now, state, el("label", { for: "clock-seconds", text: T.seconds }), input, button, result, error);
+      button.addEventListener("click", async () => {
+        button.disabled = true;
+        try {
+          const moved = await api("POST", "/dev/clock", { body: { advance_seconds: Number(input.value) } });
+          showError(error, null);
+          result.textContent = fill(T.moved, { now: moved.now, steps: moved.steps || 1 });
+          show(moved);
+        } catch (problem) { showError(error, problem); } finally { button.disabled = false; }
+      });
+    },
+    async refresh() {
+      try { show(await api("GET", "/dev/clock")); } catch (_) { card.classList.add("hidden"); }
+    },
+  });
+
+  function show(clock) {
+    card.classList.remove("hidden");
+    now.textContent = fill(T.now, { now: clock.now, offset: Math.round(clock.offset_seconds) });
+    state.textContent = clock.idle ? T.idle : T.busy;
+  }
+})();
+
 // ------------------------------------------------------------------------------- reviews
 (() => {
   const { api, el, showError, money, words, fill } = Holdfast;

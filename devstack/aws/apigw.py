@@ -62,6 +62,11 @@ def routes_from_template(cfn: dict[str, Any], functions_by_logical: dict[str, Lo
     """Routes from every AWS::ApiGateway::RestApi Body (the SAM translator puts each `Api` event
     there, with an aws_proxy integration whose uri names the function)."""
     routes = []
+    # a function published under an alias (AutoPublishAlias) is integrated as ${<Fn>Alias<name>}:
+    # the alias stands for its function here (the local stack runs one code per function)
+    aliases = {logical_id: ((resource.get("Properties") or {}).get("FunctionName") or {}).get("Ref")
+               for logical_id, resource in cfn.get("Resources", {}).items()
+               if resource.get("Type") == "AWS::Lambda::Alias"}
     for logical_id, resource in cfn.get("Resources", {}).items():
         if resource.get("Type") != "AWS::ApiGateway::RestApi":
             continue
@@ -73,13 +78,14 @@ def routes_from_template(cfn: dict[str, Any], functions_by_logical: dict[str, Lo
                     continue
                 uri = integration.get("uri")
                 text = json.dumps(uri)
-                match = re.search(r"\$\{(\w+)\.Arn\}", text)
-                if not match or match.group(1) not in functions_by_logical:
+                match = re.search(r"\$\{(\w+)\.Arn\}", text) or re.search(r"\$\{(\w+)\}/invocations", text)
+                target = aliases.get(match.group(1), match.group(1)) if match else None
+                if target not in functions_by_logical:
                     LOG.warning("route %s %s: integration target not found (%s)", method, path, text)
                     continue
                 verb = ANY_METHOD if method == "x-amazon-apigateway-any-method" else method.upper()
                 pattern, specificity = compile_route(path)
-                routes.append(Route(path, verb, functions_by_logical[match.group(1)],
+                routes.append(Route(path, verb, functions_by_logical[target],
                                     api_ids.get(logical_id, logical_id), stages.get(logical_id, "Prod"),
                                     pattern, specificity))
     # literal segments beat parameters, parameters beat greedy ones (as API Gateway matches)

@@ -8,7 +8,8 @@ whose result cannot differ between calls:
   `PutEvents`). The compiled expression is only read by `find`, so one per path text is kept.
 * **SQS clock reads.** Every message's `visible`/`delayed` check, and the queue attributes a FIFO
   send computes three times (counts over all its messages), read the clock through naive
-  `datetime` arithmetic. `time.time()` gives the same milliseconds since the epoch.
+  `datetime` arithmetic. `time.time()` gives the same milliseconds since the epoch (plus the
+  stack clock's offset, devstack/aws/clock.py, so that advancing it ends delays and timeouts).
 * **SQS queue attributes.** `Queue.attributes` builds every attribute at once, the three
   approximate message counts included (each a pass over every message in the queue), and moto
   reads it for one flag on every send (`ContentBasedDeduplication`: once per send to a standard
@@ -58,8 +59,12 @@ def _fast_sqs_clock() -> None:
     if getattr(original, "_devstack_fast", False):
         return
 
+    from . import clock as stack_clock
+
     def unix_time_millis(dt: Any = None) -> float:
-        return time.time() * 1000.0 if dt is None else original(dt)
+        # now on the stack's clock (devstack/aws/clock.py): delays and visibility timeouts end
+        # when it is advanced past them
+        return stack_clock.now_seconds() * 1000.0 if dt is None else original(dt)
 
     unix_time_millis._devstack_fast = True  # type: ignore[attr-defined]
     sqs_models.unix_time_millis = unix_time_millis

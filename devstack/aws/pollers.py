@@ -122,6 +122,9 @@ class _Poller:
         self.stats = PollerStats()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        # for the stack's `wait_idle`: polls that found nothing, and polls under way
+        self.empty_polls = 0
+        self.polls_under_way = 0
 
     def start(self) -> None:
         if not self.enabled:
@@ -138,6 +141,7 @@ class _Poller:
     def _run(self) -> None:
         while not self._stop.is_set():
             mark = self._mark()
+            self.polls_under_way += 1
             try:
                 busy = self.poll_once()
             except Exception:  # noqa: BLE001 - a poller never dies, like Lambda's
@@ -145,8 +149,18 @@ class _Poller:
                     break
                 LOG.exception("%s for %s failed; retrying", self.kind, self.function.function_name)
                 busy = False
+            finally:
+                self.polls_under_way -= 1
             if not busy:
+                self.empty_polls += 1
                 self._idle(mark)
+
+    def nudge(self) -> None:
+        """Poll again now rather than after the idle wait (the stack's `wait_idle` asks)."""
+
+    def busy(self) -> bool:
+        """Work this poller has taken and not finished."""
+        return self.polls_under_way > 0
 
     def _mark(self) -> Any:
         """Taken before a poll; an idle wait ends early on what came after it (SqsPoller)."""
@@ -302,6 +316,12 @@ class SqsPoller(_Poller):
     def _mark(self) -> int:
         return self._wake.mark()
 
+    def nudge(self) -> None:
+        self._wake()
+
+    def busy(self) -> bool:
+        return self.polls_under_way > 0 or self._in_flight > 0
+
     def _idle(self, mark: int) -> None:
         if self._stop.is_set():
             return
@@ -320,21 +340,26 @@ class SqsPoller(_Poller):
                 if not self._slots.acquire(timeout=self.poll_interval):
                     continue
                 mark = self._mark()
+                self.polls_under_way += 1
                 try:
                     messages = self._receive()
                 except Exception:  # noqa: BLE001 - a poller never dies, like Lambda's
+                    self.polls_under_way -= 1
                     self._slots.release()
                     if not self._stop.is_set():
                         LOG.exception("%s for %s failed; retrying", self.kind, self.function.function_name)
                         self._stop.wait(self.poll_interval)
                     continue
                 if not messages:
+                    self.polls_under_way -= 1
+                    self.empty_polls += 1
                     self._slots.release()
                     self._idle(mark)
                     continue
                 with self._count_lock:
                     self._in_flight += 1
                     self.in_flight_peak = max(self.in_flight_peak, self._in_flight)
+                self.polls_under_way -= 1
                 pool.submit(self._run_batch, messages)
 
     def _run_batch(self, messages: list[dict[str, Any]]) -> None:
@@ -493,9 +518,22 @@ class DynamoDbStreamPoller(_Poller):
         self._shards: dict[str, _ShardState] = {}
         self._retry_at = 0.0
         self._ready = threading.Event()
+        self._nudged = threading.Event()
 
     def _idle(self, mark: Any) -> None:
-        self._stop.wait(self.idle_seconds)
+        if self._nudged.wait(self.idle_seconds):
+            self._nudged.clear()
+
+    def nudge(self) -> None:
+        self._nudged.set()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._nudged.set()
+        super().stop(timeout)
+
+    def busy(self) -> bool:
+        return self.polls_under_way > 0 or any(state.pending for state in list(self._shards.values()))
 
     def wait_ready(self, timeout: float = 5.0) -> bool:
         return self._ready.wait(timeout)
@@ -646,7 +684,10 @@ def rate_seconds(expression: str) -> float | None:
 
 class ScheduleInvoker(_Poller):
     """Invokes a function on a rule's ``rate(...)`` schedule with a Scheduled Event, as
-    EventBridge does. The first run happens one interval after start."""
+    EventBridge does. The first run happens one interval after start. The intervals are on the
+    stack's clock (devstack/aws/clock.py): advancing it past a run's moment makes the run, once
+    however many intervals the move spans (the clock's steps are the other timers' moments), and
+    the next one is an interval after that run."""
 
     kind = "schedule"
 
@@ -656,14 +697,36 @@ class ScheduleInvoker(_Poller):
         self.interval = interval_seconds
 
     def _run(self) -> None:
-        while not self._stop.wait(self.interval):
+        from . import clock as stack_clock
+
+        while True:
+            clock = stack_clock.current
+            if clock is None:
+                if self._stop.wait(self.interval):
+                    return
+            elif not clock.sleep(self.interval, kind=f"schedule:{self.function.logical_id}", stop=self._stop,
+                                 step=False):
+                return
+            self.polls_under_way += 1
             try:
                 self.poll_once()
             except Exception:  # noqa: BLE001 - a schedule never dies
                 LOG.exception("scheduled run of %s failed", self.function.function_name)
+            finally:
+                self.polls_under_way -= 1
+
+    def stop(self, timeout: float = 5.0) -> None:
+        from . import clock as stack_clock
+
+        self._stop.set()
+        if stack_clock.current is not None:
+            stack_clock.current.wake()
+        super().stop(timeout)
 
     def poll_once(self) -> bool:
-        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        from . import clock as stack_clock
+
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stack_clock.now_seconds()))
         event = {"version": "0", "id": str(uuid.uuid4()), "detail-type": "Scheduled Event", "source": "aws.events",
                  "account": self.rule_arn.split(":")[4], "time": now, "region": self.region,
                  "resources": [self.rule_arn], "detail": {}}

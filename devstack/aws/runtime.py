@@ -9,8 +9,9 @@ Every hook here touches moto internals, which is why moto is pinned to an exact 
   Never Lambda or Step Functions: an in-process handler calls back over HTTP and would deadlock.
 * `moto.sqs.models.Queue.wait_for_messages` -> releases the SQS lock while a long poll waits, so
   one `WaitTimeSeconds=20` receive does not stall every other SQS call.
-* `WaitFunction._wait_interval` and the Retrier's `time.sleep` -> scaled by `wait_scale` (a wait
-  until a timestamp is not).
+* `WaitFunction._wait_interval`, `Timestamp._get_wait_seconds` and the Retrier's `time.sleep` ->
+  timers of the stack's clock (devstack/aws/clock.py), which `advance` ends; waits of some seconds
+  and retry intervals are scaled by `wait_scale` (a wait until a timestamp is not).
 * stdout during an invocation -> its EMF lines also go to the function's log group in moto's
   CloudWatch Logs (devstack/aws/emf.py), where Lambda would put them.
 * moto_speedups.py -> repeated work moto does per request (JSONPath, SQS clock, ASL parse).
@@ -31,10 +32,12 @@ import traceback
 import types
 import uuid
 from dataclasses import dataclass, field
+from datetime import timezone
 from pathlib import Path
 from typing import Any
 
 from . import calls, emf, moto_speedups, queries, transactions
+from . import clock as stack_clock
 from .calls import CURRENT_FUNCTION as _CURRENT_FUNCTION
 
 LOG = logging.getLogger("devstack.aws")
@@ -202,17 +205,50 @@ def run_function(fn: LocalFunction, event: Any, request_id: str | None = None, *
     With worker processes, `max_wait` bounds the wait for a free worker (past it: workers.Throttled)
     and `answer_within` the wait for the answer (past it: TimeoutError); in-process, both are ignored."""
     request_id = request_id or str(uuid.uuid4())
-    if fn.pool is not None:
-        return fn.pool.invoke(event, request_id, max_wait=max_wait, answer_within=answer_within, route=route)
-    try:
-        result = fn.invoke(event, request_id)
-    except Exception as exc:  # noqa: BLE001 - shaped like Lambda's error
-        LOG.warning("function %s raised %s: %s", fn.function_name, type(exc).__name__, exc,
-                    exc_info=LOG.isEnabledFor(logging.DEBUG))
-        error = lambda_error(exc)
-        error["requestId"] = request_id
-        return None, error
-    return result, None
+    # the stack's own work is counted for `wait_idle`; an API request is its caller's, who waits
+    # for the answer (a page polling every few seconds would otherwise keep the stack from idling)
+    with _counting_invocation(route is None):
+        if fn.pool is not None:
+            return fn.pool.invoke(event, request_id, max_wait=max_wait, answer_within=answer_within, route=route)
+        try:
+            result = fn.invoke(event, request_id)
+        except Exception as exc:  # noqa: BLE001 - shaped like Lambda's error
+            LOG.warning("function %s raised %s: %s", fn.function_name, type(exc).__name__, exc,
+                        exc_info=LOG.isEnabledFor(logging.DEBUG))
+            error = lambda_error(exc)
+            error["requestId"] = request_id
+            return None, error
+        return result, None
+
+
+class _Invocations:
+    """Invocations of the stack's functions by its pollers, schedules and state machines (not the
+    API's): how many began, how many are running (the stack's `wait_idle` reads both)."""
+    lock = threading.Lock()
+    started = 0
+    running = 0
+
+
+class _counting_invocation:
+    def __init__(self, counted: bool) -> None:
+        self.counted = counted
+
+    def __enter__(self) -> None:
+        if self.counted:
+            with _Invocations.lock:
+                _Invocations.started += 1
+                _Invocations.running += 1
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.counted:
+            with _Invocations.lock:
+                _Invocations.running -= 1
+
+
+def invocations() -> tuple[int, int]:
+    """(begun so far, running now) of every function's invocations in this process."""
+    with _Invocations.lock:
+        return _Invocations.started, _Invocations.running
 
 
 def _invoke_in_process(self: Any, event: Any = None) -> tuple[str, bool, str]:
@@ -316,19 +352,37 @@ def _install() -> None:
     original_wait_interval = WaitFunction._wait_interval
 
     from moto.stepfunctions.parser.asl.component.state.wait.wait_function.timestamp import Timestamp
+    from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import FailureEventException
 
-    def scaled_wait_interval(self: Any, env: Any, wait_seconds: Any) -> Any:
-        scale = _WaitScale.value
-        # A wait until a moment is not shortened: the task behind it (a hold expiry tick) acts on
-        # the real clock, so waking it early would only make it wait the rest itself.
-        if scale == 1.0 or isinstance(self, Timestamp):
-            return original_wait_interval(self, env, wait_seconds)
-        scaled = float(wait_seconds) * scale
-        if scaled > 0:
-            env.program_state_event.wait(scaled)
+    def wait_on_stack_clock(self: Any, env: Any, wait_seconds: Any) -> Any:
+        """A Wait waits on the stack's clock (devstack/aws/clock.py), so `advance` ends it; a wait
+        for some seconds is scaled by `wait_scale`, a wait until a moment is not (the task behind
+        it, a hold's expiry tick, acts on the clock, so waking it early would only make it wait the
+        rest itself)."""
+        clock = stack_clock.current
+        scale = 1.0 if isinstance(self, Timestamp) else _WaitScale.value
+        if clock is None:
+            if scale == 1.0:
+                return original_wait_interval(self, env, wait_seconds)
+            if float(wait_seconds) * scale > 0:
+                env.program_state_event.wait(float(wait_seconds) * scale)
+            return None
+        if float(wait_seconds) * scale > 0:
+            clock.sleep(float(wait_seconds) * scale, kind="states:Wait", running=env.is_running)
         return None
 
-    WaitFunction._wait_interval = scaled_wait_interval
+    def seconds_until_timestamp(self: Any, env: Any) -> float:
+        # moto's: the moment minus the machine's local time, in whole seconds; here the stack's
+        # clock, whose time the engine wrote the moment on
+        self.string.eval(env=env)
+        text = env.stack.pop()
+        moment = self._from_timestamp_string(timestamp=text)
+        if moment is None:
+            raise FailureEventException(self._create_failure_event(env, text))
+        return moment.replace(tzinfo=timezone.utc).timestamp() - stack_clock.now_seconds()
+
+    WaitFunction._wait_interval = wait_on_stack_clock
+    Timestamp._get_wait_seconds = seconds_until_timestamp
 
     # A Choice rule's Variable that is missing from the input is not an error (`IsPresent` tests
     # exactly that, and the interpreter turns it into a "no such variable" value), but the path
@@ -350,7 +404,11 @@ def _install() -> None:
         lambda record: not getattr(_choice_variable, "active", False))
 
     def scaled_sleep(seconds: float) -> None:
-        time.sleep(max(0.0, float(seconds) * _WaitScale.value))
+        clock = stack_clock.current
+        if clock is None:
+            time.sleep(max(0.0, float(seconds) * _WaitScale.value))
+        else:   # a retry's interval is a timer of the stack's clock too
+            clock.sleep(float(seconds) * _WaitScale.value, kind="states:Retry")
 
     retrier_decl.time = types.SimpleNamespace(sleep=scaled_sleep, time=time.time,
                                               monotonic=time.monotonic)

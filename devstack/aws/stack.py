@@ -25,7 +25,8 @@ from typing import Any
 
 from devstack.organizers import KEY_HASH_KEY, PLATFORM_KEY
 
-from . import emf, mail, runtime, sale_metrics
+from . import emf, mail, runtime, sale_metrics, timecontrol
+from .clock import StackClock
 from .apigw import ApiGatewayServer, routes_from_template
 from .throttling import StageThrottle
 from .clients import EdgeSession
@@ -56,6 +57,7 @@ DUMMY_CREDENTIALS = {
 LOCAL_PROVIDER_SECRET = {"secret_key": "sandbox_secret_local_only"}
 #: The parking entry-token master seed of the local stack (every lot's key is derived from it).
 LOCAL_PARKING_KEY_SECRET = {"master_seed": "local-parking-master-seed-not-secret"}
+LOCAL_TICKET_KEY_SECRET = {"master_seed": "local-ticket-master-seed-not-secret-either"}
 #: Every secret of the local stack by the template parameter naming it (one per purpose, as on AWS):
 #: local-only values, never real ones. Organizers sign in with their own keys, stored hashed
 #: under the hash key (devstack/organizers.py seeds two).
@@ -67,6 +69,7 @@ LOCAL_SECRETS = {
     "AdmissionTokenSecretName": {"admission_token_key": "local-admission-token-key-not-secret"},
     "PseudonymSecretName": {"pseudonym_key": "local-pseudonym-key-not-secret"},
     "ParkingKeySecretName": LOCAL_PARKING_KEY_SECRET,
+    "TicketKeySecretName": LOCAL_TICKET_KEY_SECRET,
 }
 
 
@@ -92,7 +95,8 @@ def local_parameters(api_url: str) -> dict[str, Any]:
         # no reservations: locally a function's reserved concurrency sizes its worker pool, and the
         # template's values would start more processes than this machine (and the bench's settings) want
         **dict.fromkeys(("PaymentEventsReservedConcurrency", "ExpireHoldReservedConcurrency",
-                         "ReconcilePaymentReservedConcurrency", "CancelEventReservedConcurrency"), "0"),
+                         "ReconcilePaymentReservedConcurrency", "CancelEventReservedConcurrency",
+                         "ParkingApiReservedConcurrency", "DoorsApiReservedConcurrency"), "0"),
     }
 
 
@@ -219,6 +223,9 @@ class EmbeddedStack:
         self._added_sys_path: list[str] = []
         self._started = False
         self._saved_config: dict[str, Any] = {}
+        #: the stack's clock and idleness (devstack/aws/clock.py, timecontrol.py), made at start
+        self.clock: StackClock | None = None
+        self.time: timecontrol.StackTime | None = None
 
     # ------------------------------------------------------------------------------------------
     # lifecycle
@@ -261,12 +268,17 @@ class EmbeddedStack:
             self._dynamodb_local = DynamoDBLocal(quiet=True).start()
             self.dynamodb_endpoint = self._dynamodb_local.endpoint
         emf.install(self.region, runtime._SERVICE_LOCKS["logs"])
+        # the clock first: every reading of the time from here on (the functions', moto's) is its
+        self.clock = StackClock()
+        self.clock.install()
+        self.time = timecontrol.StackTime(self, self.clock)
         self._set_process_environment()
         self._deploy()
         self._seed_organizers()
         self._verify_mail_sender()
         self._start_pollers()
         self._api.local_pages[mail.PREFIX] = self._local_inbox()
+        self._api.local_pages[timecontrol.PREFIX] = self.time.page
         metrics = sale_metrics.for_stack(self)
         if metrics is not None:
             self._api.local_endpoints[sale_metrics.PATH] = metrics
@@ -304,6 +316,9 @@ class EmbeddedStack:
                         sys.path.remove(entry)
                 self._added_sys_path.clear()
                 self._restore_environment()
+                if self.clock is not None:
+                    self.clock.uninstall()
+                    self.clock = None
                 self._started = False
         finally:
             with EmbeddedStack._active_lock:
@@ -313,6 +328,19 @@ class EmbeddedStack:
     # ------------------------------------------------------------------------------------------
     # helpers for callers
     # ------------------------------------------------------------------------------------------
+    def advance_clock(self, seconds: float, settle_seconds: float = 60.0) -> dict[str, Any]:
+        """Move the stack's clock `seconds` forward, firing what falls due in order and settling
+        after each step, each within `settle_seconds` (devstack/aws/clock.py); the same as
+        POST /dev/clock."""
+        assert self.time is not None, "the stack is not running"
+        return self.time.advance(seconds, settle_seconds)
+
+    def wait_idle(self, timeout: float = 60.0) -> dict[str, Any]:
+        """Wait until nothing runs or waits to run (devstack/aws/timecontrol.py); TimeoutError
+        naming what stayed busy."""
+        assert self.time is not None, "the stack is not running"
+        return self.time.wait_idle(timeout)
+
     def boto3_client(self, service: str, **kwargs: Any) -> Any:
         """A boto3 client for `service` pointed at the emulator (thread-safe to use), made by a
         localstack_client session for this stack's edge endpoint (see devstack/aws/clients.py)."""
@@ -389,6 +417,8 @@ class EmbeddedStack:
         self._saved_env.clear()
 
     def _set_process_environment(self) -> None:
+        if self.clock is not None:   # holdfast.clock reads the stack's time from its file
+            self._setenv(*self.clock.variable)
         self._setenv("AWS_ENDPOINT_URL", self.aws_endpoint)
         self._setenv("AWS_DEFAULT_REGION", self.region)
         self._setenv("AWS_REGION", self.region)
@@ -661,6 +691,21 @@ class EmbeddedStack:
         else:
             self.logger.warning("function %s has no local CodeUri; invocations will fail", logical_id)
         return name, {"Arn": arn}
+
+    # A published version and its alias (AutoPublishAlias: the SnapStart functions, docs/performance.md):
+    # the local stack runs each function's one code, so both stand for the function itself; a Ref
+    # gives the qualified ARN, as on AWS, and an alias's invocations reach the function (apigw.py).
+    def _function_arn(self, name: str) -> str:
+        for fn in self.functions.values():
+            if name in (fn.function_name, fn.arn):
+                return fn.arn
+        return name
+
+    def _create_Lambda_Version(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        return f"{self._function_arn(p['FunctionName'])}:1", {"Version": "1"}
+
+    def _create_Lambda_Alias(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        return f"{self._function_arn(p['FunctionName'])}:{p['Name']}", {}
 
     def _create_Lambda_EventSourceMapping(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         # Not created in moto: moto would deliver synchronously inside SendMessage / the write.

@@ -75,6 +75,32 @@ class InvocationRecord:
 # ------------------------------------------------------------------------------------------------
 
 
+def instrument_calls() -> tuple[list[tuple[str, str, float]], dict[str, Any]]:
+    """What a worker adds to every AWS call of its process (devstack/hold_cpu.py's bare process too,
+    so that both sides carry it): the stack's call recorder and each call's wall time, plus one
+    TransactWriteItems request kept as the bench's bare-transaction shape. (timings, sample)"""
+    import botocore.client
+
+    from devstack.aws import calls
+
+    calls.install()
+    timings: list[tuple[str, str, float]] = []
+    sample: dict[str, Any] = {}
+    original = botocore.client.BaseClient._make_api_call
+
+    def timed_call(client: Any, operation: str, params: dict[str, Any]) -> Any:
+        if operation == "TransactWriteItems" and "tx" not in sample:
+            sample["tx"] = params
+        t0 = time.perf_counter()
+        try:
+            return original(client, operation, params)
+        finally:
+            timings.append((client.meta.service_model.service_name, operation, time.perf_counter() - t0))
+
+    botocore.client.BaseClient._make_api_call = timed_call
+    return timings, sample
+
+
 def _worker_main(conn: Any, fn: Any, environ: dict[str, str], sys_path: list[str], quiet: bool = False) -> None:
     """One execution environment: import the handler once, then one invocation per message.
     `quiet`: what the handler prints is dropped (its EMF lines are still kept)."""
@@ -87,27 +113,10 @@ def _worker_main(conn: Any, fn: Any, environ: dict[str, str], sys_path: list[str
         import logging as _logging
 
         _logging.disable(_logging.WARNING)  # Powertools' Logger writes through logging, outside invocations too
-    import botocore.client
-
     from devstack.aws import calls, emf
     from devstack.aws.runtime import LambdaContext, lambda_error
 
-    calls.install()
-    timings: list[tuple[str, str, float]] = []
-    original = botocore.client.BaseClient._make_api_call
-
-    sample: dict[str, Any] = {}  # one TransactWriteItems request, for the bench's bare-transaction shape
-
-    def timed_call(client: Any, operation: str, params: dict[str, Any]) -> Any:
-        if operation == "TransactWriteItems" and "tx" not in sample:
-            sample["tx"] = params
-        t0 = time.perf_counter()
-        try:
-            return original(client, operation, params)
-        finally:
-            timings.append((client.meta.service_model.service_name, operation, time.perf_counter() - t0))
-
-    botocore.client.BaseClient._make_api_call = timed_call
+    timings, sample = instrument_calls()
     token = calls.CURRENT_FUNCTION.set(fn.logical_id)  # this process belongs to one function
     t0 = time.monotonic()
     try:

@@ -13,7 +13,8 @@ from holdfast.domain.errors import InvalidRequest, NotFound
 from holdfast.services.booking_views import describe
 from holdfast.services import admission as _admission  # noqa: F401 - every change is rate limited: loaded at init
 
-wiring.cold_start(wiring.PROVIDER_SECRET, wiring.ADMISSION_TOKEN_SECRET, wiring.PSEUDONYM_SECRET)
+wiring.cold_start(wiring.PROVIDER_SECRET, wiring.ADMISSION_TOKEN_SECRET, wiring.PSEUDONYM_SECRET,
+                  primed=("holdfast.schemas:BookingIn",))  # built before a SnapStart snapshot
 
 app = make_resolver()
 # A route that validates a body imports its request model: the others never load pydantic.
@@ -28,7 +29,7 @@ def _own_address(customer: str, command: HoldPlaces) -> HoldPlaces:
     """Mail goes to the customer's verified address unless they give another (services/mail_policy.py)."""
     from holdfast.services.mail_policy import addressed
 
-    return addressed(command, verified_email(app))
+    return addressed(command, verified_email(app), wiring.mail_gate, customer)
 
 
 @app.post("/events/<event_id>/bookings")
@@ -91,7 +92,12 @@ def ticket_code(booking_id: str, ticket_file: str):
 def start_payment(booking_id: str):
     customer, key = customer_id(app), idempotency_key(app)
     wiring.rate_limiter().take("booking", customer)
-    booking = wiring.payments().start_payment(booking_id, customer, key)
+    contact = None
+    if (app.current_event.body or "").strip():   # only a page that was asked for an address sends one
+        from holdfast.schemas import PaymentIn
+
+        contact = parse_body(app, PaymentIn).contact_email
+    booking = wiring.payments().start_payment(booking_id, customer, key, contact_email=contact)
     payment = booking.payment
     return json_response(201, {
         "booking_id": booking.booking_id, "status": booking.status.value, "payment_id": payment.payment_id,

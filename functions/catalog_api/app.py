@@ -7,7 +7,7 @@ from holdfast.http import LISTING_FRESHNESS, SEAT_MAP_FRESHNESS, TEXTS_FRESHNESS
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services import listing as _listing  # noqa: F401 - every route uses it: loaded at init
 
-wiring.cold_start()
+wiring.cold_start(primed=("holdfast.schemas:EventListQuery",))  # built before a SnapStart snapshot
 
 app = make_resolver()
 # A route that validates its input imports its request model: the others never load pydantic.

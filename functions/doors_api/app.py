@@ -46,8 +46,9 @@ def door_sync(event_id: str, door_id: str):
     door = events_wiring.doors().door(event_id, door_id, _door_key(), deleted_too=True)
     scans = [item.as_event() for item in parse_body(app, DoorSyncIn).events]
     # a revoked door still reports what it did offline: nobody it let in goes unaccounted for
-    retired = bool(door.get("deleted_at"))
-    return json_response(200, events_wiring.door_sync(retired).sync(event_id, door_id, scans))
+    if door.get("deleted_at"):
+        return json_response(200, events_wiring.revoked_door_sync(door, event_id, door_id, scans))
+    return json_response(200, events_wiring.door_sync().sync(event_id, door_id, scans))
 
 
 @app.delete("/events/<event_id>/doors/<door_id>")

@@ -870,6 +870,25 @@ def test_an_operator_creates_a_resource_and_a_service_and_sees_the_resources_day
     shots(page, "operator-appointments-ru-desktop", full_page=True)
 
 
+def test_the_operator_page_shows_the_local_stacks_clock_and_moves_it(site, customer_page, shots):
+    """Local only (GET/POST /dev/clock, docs/local-stack.md): the stack's time, idle or busy, and a
+    move forward; it moves one second so that the other tests' pages keep their times."""
+    page = operator_page(customer_page)
+    card = page.locator("#section-clock")
+    expect(card).to_be_visible(timeout=10_000)
+    expect(page.locator("#clock-now")).to_contain_text("Stack time: ")
+    page.get_by_label("Seconds to move forward").fill("1")
+    page.get_by_role("button", name="Move the clock").click()
+    expect(page.locator("#clock-result")).to_contain_text("Moved: the stack's time is now ")
+    expect(page.locator("#clock-state")).to_have_text("Idle: nothing runs or waits to run.")
+    assert serious_accessibility_problems(page) == []
+    shots(page, "operator-clock-en-desktop")
+    page.get_by_label("Language").select_option("ru")
+    expect(page.locator("#clock-now")).to_contain_text("Время стенда: ")
+    expect(page.get_by_role("button", name="Перевести часы")).to_be_visible()
+    assert serious_accessibility_problems(page) == []
+
+
 def test_the_event_and_service_pages_in_both_languages_pass_axe_on_desktop_and_phone(site, customer_page, shots):
     api = site["api"]
     event = published(api, name="Chamber evening", city="Kazan", capacity=None, starts_at="2031-06-05T16:00:00Z",
@@ -953,3 +972,38 @@ def test_the_booking_and_lot_pages_in_both_languages_pass_axe_on_desktop_and_pho
         shots(page, f"{name}-ru-desktop", full_page=True)
         page.get_by_label("Язык").select_option("en")
         expect(page.locator("html")).to_have_attribute("lang", "en")
+
+
+def test_an_organizer_with_receipts_gets_the_address_asked_before_the_payment(site, customer_page, shots):
+    """Issue 44: the organizer issues fiscal receipts; a booking made without an address is asked
+    for one on its page before it pays, and the payment carries the receipt for that address."""
+    from devstack.organizers import PLATFORM_KEY
+    from tests.support.api import BookingApi
+
+    api, who = site["api"], customer()
+    made = api.request("POST", "/admin/organizers", headers={"X-Api-Key": PLATFORM_KEY}, json={"name": "Receipts"})
+    org = BookingApi(api.base, organizer_key=made.json()["api_key"])
+    assert org.request("PUT", "/organizers/me/fiscal", organizer=True,
+                       json={"tax_system_code": 2, "vat_code": 1}).status_code == 200
+    event = published(org, name="Receipted recital", capacity=4)
+    booking = org.book(event["event_id"], who, {"quantity": 1}).json()
+    page = customer_page(who)
+    page.goto(f"/booking.html?id={booking['booking_id']}")
+    expect(page.locator("#status")).to_have_attribute("data-status", "HELD")
+    page.get_by_role("button", name="Pay", exact=True).click()
+    expect(page.locator("#contact")).to_be_visible()
+    expect(page.get_by_label("E-mail for the receipt")).to_be_focused()
+    page.get_by_role("button", name="Pay with this address").click()            # empty: asked again
+    expect(page.get_by_label("E-mail for the receipt")).to_have_attribute("aria-invalid", "true")
+    assert serious_accessibility_problems(page) == []
+    page.get_by_label("E-mail for the receipt").fill("reader@example.com")
+    shots(page, "booking-receipt-address")
+    page.get_by_role("button", name="Pay with this address").click()
+    expect(page).to_have_url(re.compile(r"/checkout/"))
+    page.get_by_role("button", name="Pay").click()
+    expect(page.locator("#status")).to_have_attribute("data-status", "CONFIRMED")
+    seen = org.booking(booking["booking_id"], who)
+    assert seen["contact_email"] == "reader@example.com"
+    assert [r["type"] for r in seen["receipts"]][:1] == ["payment"]
+    page.get_by_label("Language").select_option("ru")
+    expect(page.locator("#contact-why")).to_contain_text("Кассовый чек")

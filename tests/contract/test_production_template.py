@@ -132,7 +132,9 @@ def test_customer_routes_need_the_user_pool_and_the_rest_say_none():
 NEVER_STARVE = {"PaymentEventsFunction": "PaymentEventsReservedConcurrency",
                 "ExpireHoldFunction": "ExpireHoldReservedConcurrency",
                 "ReconcilePaymentFunction": "ReconcilePaymentReservedConcurrency",
-                "CancelEventFunction": "CancelEventReservedConcurrency"}
+                "CancelEventFunction": "CancelEventReservedConcurrency",
+                "ParkingApiFunction": "ParkingApiReservedConcurrency",
+                "DoorsApiFunction": "DoorsApiReservedConcurrency"}
 
 
 def _resolved(properties: dict, **overrides: str) -> dict:
@@ -150,26 +152,38 @@ def test_workers_that_must_never_starve_reserve_their_concurrency():
         assert int(_resolved(props)["ReservedConcurrentExecutions"]) == parameters[parameter]["Default"] > 0, function
         # 0 reserves none (an account below its unreserved minimum): the property is left out
         assert "ReservedConcurrentExecutions" not in _resolved(props, **{parameter: "0"}), function
-    # the API functions share the pool: a reservation there would cap a sale while capacity sits idle
+    # the API functions share the pool: a reservation there would cap a sale while capacity sits
+    # idle; the device routes' functions (parking's gates, events' doors) are the exception, so that a
+    # flood elsewhere cannot starve a barrier nor a flood of device calls take the whole pool
     assert {name for name in FUNCTIONS if "ReservedConcurrentExecutions" in RESOURCES[name]["Properties"]} \
         == set(NEVER_STARVE)
 
 
+def _rules(acl: dict) -> list[dict]:
+    """The web ACL's rules, a conditional one (``Fn::If`` with AWS::NoValue) as when it is on."""
+    return [rule["Fn::If"][1] if "Fn::If" in rule else rule for rule in acl["Properties"]["Rules"]]
+
+
 def _rate_rules(acl: dict) -> dict[str, dict]:
-    rules = {rule["Name"]: rule for rule in acl["Properties"]["Rules"]}
+    rules = {rule["Name"]: rule for rule in _rules(acl)}
     rated = {name: rule for name, rule in rules.items() if "RateBasedStatement" in rule["Statement"]}
     for name, rule in rated.items():
         assert rule["Action"] == {"Block": {"CustomResponse": {"ResponseCode": 429}}}, name
-        assert rule["Statement"]["RateBasedStatement"]["AggregateKeyType"] == "IP", name
     return rated
+
+
+def _per_ip(rated: dict[str, dict]) -> dict[str, dict]:
+    return {name: rule for name, rule in rated.items()
+            if rule["Statement"]["RateBasedStatement"]["AggregateKeyType"] == "IP"}
 
 
 def test_the_api_stage_sits_behind_a_rate_limiting_web_acl():
     acl = RESOURCES["ApiWebAcl"]
     assert acl["Type"] == "AWS::WAFv2::WebACL" and acl["Properties"]["Scope"] == "REGIONAL"
-    rated = _rate_rules(acl)
+    rated = _per_ip(_rate_rules(acl))
     limits = {rule["Statement"]["RateBasedStatement"]["Limit"]["Ref"] for rule in rated.values()}
-    assert limits == {"ApiRateLimitPerIp", "ApiSensitiveRateLimitPerIp"}
+    assert limits == {"ApiRateLimitPerIp", "ApiSensitiveRateLimitPerIp", "DeviceRateLimitPerIp", "HoldRateLimitPerIp"}
+    rated = {name: rule for name, rule in rated.items() if name.startswith("direct-")}
     association = RESOURCES["ApiWebAclAssociation"]["Properties"]
     assert association["WebACLArn"] == {"Fn::GetAtt": ["ApiWebAcl", "Arn"]}
     assert association["ResourceArn"]["Fn::Sub"].endswith("/restapis/${BookingApi}/stages/${BookingApi.Stage}")
@@ -177,13 +191,115 @@ def test_the_api_stage_sits_behind_a_rate_limiting_web_acl():
     # per-address limits (they were limited per viewer at the edge)
     api_origin = next(o for o in RESOURCES["WebDistribution"]["Properties"]["DistributionConfig"]["Origins"]
                       if o["Id"] == "api")
-    [edge_header] = api_origin["OriginCustomHeaders"]
+    [edge_header] = [h for h in api_origin["OriginCustomHeaders"] if h["HeaderName"] == "X-Holdfast-Edge"]
     exempted = [found["NotStatement"]["Statement"]["ByteMatchStatement"] for rule in rated.values()
-                for found in _walk(rule["Statement"]) if "NotStatement" in found]
+                for found in _walk(rule["Statement"])
+                if "NotStatement" in found and "ByteMatchStatement" in found["NotStatement"]["Statement"]]
     assert len(exempted) == 2
     for match in exempted:
         assert match["FieldToMatch"] == {"SingleHeader": {"Name": edge_header["HeaderName"].lower()}}
         assert match["SearchString"] == edge_header["HeaderValue"] and match["PositionalConstraint"] == "EXACTLY"
+
+
+def test_the_edge_header_is_a_generated_secret_never_a_public_name():
+    """Finding 11 of issue 42: X-Holdfast-Edge was the stack id's random part, which the public
+    sign-in domain shows, so anyone could skip the API's per-address limits. It is now a value
+    Secrets Manager generates, read by the distribution and the web ACL alike, and a new
+    EdgeHeaderRotation makes both read it again after a rotation."""
+    secret = RESOURCES["EdgeHeaderSecret"]
+    assert secret["Type"] == "AWS::SecretsManager::Secret"
+    generated = secret["Properties"]["GenerateSecretString"]
+    assert generated["GenerateStringKey"] == "value" and generated["PasswordLength"] >= 32
+    reference = {"Fn::Sub": "{{resolve:secretsmanager:${EdgeHeaderSecret}:SecretString:value}}"}
+    api_origin = next(o for o in RESOURCES["WebDistribution"]["Properties"]["DistributionConfig"]["Origins"]
+                      if o["Id"] == "api")
+    headers = {h["HeaderName"]: h["HeaderValue"] for h in api_origin["OriginCustomHeaders"]}
+    assert headers == {"X-Holdfast-Edge": reference, "X-Holdfast-Edge-Rotation": {"Ref": "EdgeHeaderRotation"}}
+    acl = RESOURCES["ApiWebAcl"]["Properties"]
+    matches = [found["ByteMatchStatement"] for rule in _rules(RESOURCES["ApiWebAcl"]) for found in _walk(rule["Statement"])
+               if "ByteMatchStatement" in found and found["ByteMatchStatement"]["FieldToMatch"]
+               == {"SingleHeader": {"Name": "x-holdfast-edge"}}]
+    assert len(matches) == 4 and all(match["SearchString"] == reference for match in matches)
+    assert "${EdgeHeaderRotation}" in acl["Description"]["Fn::Sub"]
+    # nothing the internet can read is the edge's word any more
+    assert "AWS::StackId" not in json.dumps(api_origin) and "AWS::StackId" not in json.dumps(acl)
+
+
+def test_device_routes_are_limited_per_device_key_and_left_out_of_the_per_address_limits():
+    """Finding 8 of issue 42: a gate's address may be a stranger's too, so a 429 for that address
+    must not reach the gate; its key is the bucket. The same paths, and only those, are what the
+    per-address rules leave out and what the per-address ceiling counts."""
+    acl = RESOURCES["ApiWebAcl"]
+    pattern = RESOURCES["DeviceRoutes"]
+    assert pattern["Type"] == "AWS::WAFv2::RegexPatternSet" and pattern["Properties"]["Scope"] == "REGIONAL"
+    [expression] = pattern["Properties"]["RegularExpressionList"]
+    device_paths = re.compile(expression["Fn::Sub"].replace("${StageName}", "Prod"))
+    for path in ("/Prod/lots/L/gates/G/entry", "/Prod/lots/L/gates/G/sync", "/Prod/events/E/doors/D/scan",
+                 "/Prod/events/E/doors/D/config"):
+        assert device_paths.match(path), path
+    for path in ("/Prod/lots/L", "/Prod/lots/L/gates", "/Prod/events/E/doors", "/Prod/lots/L/reservations"):
+        assert not device_paths.match(path), path
+    rated = _rate_rules(acl)
+    reference = {"RegexPatternSetReferenceStatement": {"Arn": {"Fn::GetAtt": ["DeviceRoutes", "Arn"]},
+                                                       "FieldToMatch": {"UriPath": {}},
+                                                       "TextTransformations": [{"Priority": 0, "Type": "NONE"}]}}
+    for name, header in (("device-gate-per-key", "x-gate-key"), ("device-door-per-key", "x-door-key")):
+        statement = rated[name]["Statement"]["RateBasedStatement"]
+        assert statement["AggregateKeyType"] == "CUSTOM_KEYS" and statement["Limit"] == {"Ref": "DeviceRateLimitPerKey"}
+        assert statement["CustomKeys"] == [{"Header": {"Name": header,
+                                                       "TextTransformations": [{"Priority": 0, "Type": "NONE"}]}}]
+        assert statement["ScopeDownStatement"] == reference
+    assert rated["device-per-ip-ceiling"]["Statement"]["RateBasedStatement"]["ScopeDownStatement"] == reference
+    for name in ("direct-per-ip", "direct-sensitive-per-ip"):
+        assert {"NotStatement": {"Statement": reference}} in list(_walk(rated[name]["Statement"])), name
+    priorities = {rule["Name"]: rule["Priority"] for rule in _rules(acl)}
+    assert len(set(priorities.values())) == len(priorities)
+
+
+def test_holds_are_limited_per_address_and_bot_control_is_a_parameter_off_locally():
+    """Finding 13 of issue 42: every cap was per account and sign-up is open, so throwaway accounts
+    kept a sale's places held. Holds are limited per address at both web ACLs (a new account does
+    not reset that), and HoldBotControl / the edge's BotControl put AWS WAF Bot Control on the hold
+    routes and the sign-up, never on a local stack."""
+    from samtranslator.yaml_helper import yaml_parse
+
+    from tests.support.handlers import REPO
+
+    parameters = template()["Parameters"]
+    assert parameters["HoldBotControl"]["Default"] == "off"
+    assert set(parameters["HoldBotControl"]["AllowedValues"]) == {"off", "bot-control"}
+    assert template()["Conditions"]["GuardsHoldsFromBots"] == {"Fn::And": [
+        {"Fn::Equals": [{"Ref": "HoldBotControl"}, "bot-control"]},
+        {"Fn::Not": [{"Fn::Equals": [{"Ref": "DeploymentKind"}, "local"]}]}]}
+    holds = re.compile(RESOURCES["HoldRoutes"]["Properties"]["RegularExpressionList"][0]["Fn::Sub"]
+                       .replace("${StageName}", "Prod"))
+    for path in ("/Prod/events/E/bookings", "/Prod/services/S/bookings", "/Prod/lots/L/reservations"):
+        assert holds.match(path), path
+    assert not holds.match("/Prod/events/E/bookings/B") and not holds.match("/Prod/events")
+
+    acl = RESOURCES["ApiWebAcl"]
+    [conditional] = [rule for rule in acl["Properties"]["Rules"] if "Fn::If" in rule]
+    condition, bot_rule, otherwise = conditional["Fn::If"]
+    assert condition == "GuardsHoldsFromBots" and otherwise == {"Ref": "AWS::NoValue"}
+    group = bot_rule["Statement"]["ManagedRuleGroupStatement"]
+    assert group["Name"] == "AWSManagedRulesBotControlRuleSet"
+    held = _rate_rules(acl)["holds-per-ip"]["Statement"]["RateBasedStatement"]
+    assert held["Limit"] == {"Ref": "HoldRateLimitPerIp"} and held["AggregateKeyType"] == "IP"
+    association = RESOURCES["UserPoolWebAclAssociation"]
+    assert association["Condition"] == "GuardsHoldsFromBots"
+    assert association["Properties"]["ResourceArn"] == {"Fn::GetAtt": ["CustomerUserPool", "Arn"]}
+    # the local stack never turns it on
+    assert _resolved({"x": {"Fn::If": ["GuardsHoldsFromBots", 1, 0]}}, HoldBotControl="bot-control",
+                     DeploymentKind="local")["x"] == 0
+
+    edge = yaml_parse((REPO / "edge-web-acl.yaml").read_text())
+    edge_acl = edge["Resources"]["EdgeWebAcl"]
+    assert _rate_rules(edge_acl)["viewer-holds"]["Statement"]["RateBasedStatement"]["Limit"] == \
+        {"Ref": "ViewerHoldRateLimit"}
+    [edge_conditional] = [rule for rule in edge_acl["Properties"]["Rules"] if "Fn::If" in rule]
+    assert edge_conditional["Fn::If"][1]["Statement"]["ManagedRuleGroupStatement"]["Name"] == \
+        "AWSManagedRulesBotControlRuleSet"
+    assert edge["Parameters"]["BotControl"]["Default"] == "off"
 
 
 def _walk(statement: dict):
@@ -206,8 +322,8 @@ def test_the_distribution_takes_the_us_east_1_edge_web_acl():
     edge = yaml_parse((REPO / "edge-web-acl.yaml").read_text())
     acl = edge["Resources"]["EdgeWebAcl"]
     assert acl["Properties"]["Scope"] == "CLOUDFRONT"
-    assert {rule["Statement"]["RateBasedStatement"]["Limit"]["Ref"] for rule in _rate_rules(acl).values()} \
-        == {"ViewerRateLimit", "ViewerSensitiveRateLimit"}
+    assert {rule["Statement"]["RateBasedStatement"]["Limit"]["Ref"] for rule in _per_ip(_rate_rules(acl)).values()} \
+        == {"ViewerRateLimit", "ViewerSensitiveRateLimit", "ViewerHoldRateLimit"}
     assert edge["Outputs"]["WebAclArn"]["Value"] == {"Fn::GetAtt": ["EdgeWebAcl", "Arn"]}
 
 

@@ -24,6 +24,9 @@ VARIABLES = {variable_of(secret.setting): key for key, secret in wiring.SECRETS.
 #: The parking product's master seed: its own secret already, read lazily by the functions that
 #: sign or check entry passes (products/parking/wiring.py), not through cold_start.
 PARKING = "ParkingKeySecretName"
+#: Events' ticket seed, a signing root of its own (issue 42, finding 12), read lazily the same way.
+TICKETS = "TicketKeySecretName"
+SIGNING_ROOTS = {PARKING, TICKETS}
 
 
 def declared(code_uri: str) -> set[str]:
@@ -37,7 +40,8 @@ def declared(code_uri: str) -> set[str]:
         assert isinstance(arg, ast.Attribute) and getattr(arg.value, "id", "") == "wiring", ast.dump(arg)
         assert arg.attr in wiring.SECRETS, f"{code_uri}: {arg.attr} is not one of wiring.SECRETS"
         names.add(arg.attr)
-    assert not calls[0].keywords, f"{code_uri}: cold_start takes the secrets only"
+    assert [k.arg for k in calls[0].keywords] in ([], ["primed"]), \
+        f"{code_uri}: cold_start takes the secrets, and the models primed for SnapStart"
     return names
 
 
@@ -78,7 +82,7 @@ def test_each_secret_has_its_own_parameter_and_no_function_is_told_of_it_globall
     parameters = parameters_of_secrets()
     assert set(parameters) == set(wiring.SECRETS), "every secret is read by some function"
     assert len(set(parameters.values())) == len(parameters), f"one secret per purpose: {parameters}"
-    assert PARKING not in parameters.values()
+    assert not SIGNING_ROOTS & set(parameters.values())
     globals_ = template()["Globals"]["Function"]["Environment"]["Variables"]
     assert not set(VARIABLES) & set(globals_), "a secret's name goes only to the functions that read it"
     for parameter in parameters.values():
@@ -93,13 +97,28 @@ def test_each_function_is_granted_and_told_exactly_the_secrets_its_code_reads():
         for key in reads:
             readers[key].add(name)
         assert set(told(props)) == reads, f"{name} reads {sorted(reads)}, is told of {sorted(told(props))}"
-        assert granted(props) - {PARKING} == {parameters[key] for key in reads}, (
+        assert granted(props) - SIGNING_ROOTS == {parameters[key] for key in reads}, (
             f"{name} reads {sorted(reads)}, is granted {sorted(granted(props))}")
     # what the issues ask for, as the code above derives it
     assert readers["PLATFORM_KEY_SECRET"] == {"AdminApiFunction"}
     assert readers["ADMISSION_TOKEN_SECRET"] == {"WaitingRoomFunction", "BookingsApiFunction", "WaitlistApiFunction"}
     assert "CatalogApiFunction" not in set().union(*readers.values())
     assert all(readers.values())
+
+
+def test_each_product_signs_with_its_own_root_granted_only_where_it_is_used():
+    """Issue 42, finding 12: lots' entry passes and events' tickets came from one seed, readable by
+    every function that only checks one of them. Each product's root is now a secret of its own,
+    told to every function (read lazily, only when a pass is made or checked) but granted only to
+    the functions of that product's passes."""
+    globals_ = template()["Globals"]["Function"]["Environment"]["Variables"]
+    assert globals_["PARKING_KEY_SECRET_NAME"] == {"Ref": PARKING}
+    assert globals_["TICKET_KEY_SECRET_NAME"] == {"Ref": TICKETS}
+    readers = {root: {name for name, props in FUNCTIONS.items() if root in granted(props)} for root in SIGNING_ROOTS}
+    assert readers[PARKING] == {"ParkingApiFunction", "BookingsApiFunction", "NotifierFunction"}
+    assert readers[TICKETS] == {"DoorsApiFunction", "BookingsApiFunction", "NotifierFunction"}
+    defaults = {template()["Parameters"][root]["Default"] for root in SIGNING_ROOTS}
+    assert len(defaults) == 2
 
 
 def test_the_deploy_guide_creates_each_secret_with_exactly_its_fields():

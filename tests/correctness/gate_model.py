@@ -812,7 +812,7 @@ class GateWorld:
         return [tickets[ticket_id] for ticket_id in sorted(tickets)]   # in an order the table's layout cannot change
 
     def _cases(self) -> list[dict[str, Any]]:
-        return self.store.list_gate_cases()
+        return self.store.list_gate_cases(None, 100, None)[0]
 
     def check(self, settled: bool = False) -> None:
         snap = self.snapshot()
@@ -1002,8 +1002,12 @@ def play_gate_history(client: Any | None, table: str, seed: int, steps: int,
         for index in range(steps):
             name = rng.choices(names, weights)[0]
             before, step, world.intent = len(world.trace), f"{index:02d} {name}", ""
-            ran[f"op:{name}"] += 1   # counted when run, also when it finds a violation
-            getattr(world, name)(draw)
+            try:
+                getattr(world, name)(draw)
+            finally:   # counted when it acted (its trace grew), also when it found a violation; a
+                # draw with nothing to act on (no car outside, none inside, ...) is not a run
+                if len(world.trace) > before:
+                    ran[f"op:{name}"] += 1
             world.check()
             story.extend(f"{index:02d} {line}" for line in world.trace[before:])
         before, step, world.intent = len(world.trace), "settle", ""

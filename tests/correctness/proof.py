@@ -102,9 +102,10 @@ def run_history(seed: int, steps: int, client: Any, skip: tuple[str, ...] = (),
             name = rng.choices(names, weights)[0]
             before = len(model.trace)
             step = f"{index:02d} {name}"
-            model.intent = ""
+            model.intent, model.reached = "", True
             getattr(model, name)(draw)
-            if len(model.trace) > before:   # it acted (an operation with nothing to act on says nothing)
+            # it acted: an operation with nothing to act on says nothing, or says so (`unreached`)
+            if len(model.trace) > before and model.reached:
                 model.log[f"ran:{name}"] += 1
             model.check()
             story.extend(f"{index:02d} {line}" for line in model.trace[before:])
@@ -279,13 +280,16 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.monotonic() - started
     if kinds:
         print("violations by rule: " + ", ".join(f"{kind} x{count}" for kind, count in sorted(kinds.items())))
-    quiet = [] if single else [name for name in OPERATIONS_REACHED if not coverage.get(name)] + \
+    quiet = [] if single else [name for name in (() if skip else OPERATIONS_REACHED) if not coverage.get(name)] + \
         [name for name in OPERATIONS if name not in skip and not coverage.get(f"ran:{name}")] + \
         [f"gate:{name}" for name in (GATE_OPERATIONS if gate_every else ()) if not coverage.get(f"op:{name}")]
     print(f"exercised: {sum(coverage.values())} operations; never reached: {quiet or 'none'}")
     print(f"proof: {done} histories, {done * args.steps} steps, {len(violations)} violation(s), {elapsed:.0f} s, "
           f"{done / max(elapsed, 1e-9):.1f} histories/s, base seed {base}")
-    return 1 if violations or done < args.histories else 0
+    if quiet:
+        print(f"proof: FAILED: {len(quiet)} operation(s) or outcome(s) never reached; the run proves nothing "
+              "about them (more HISTORIES, or ONLY/SKIP to look at the others)", flush=True)
+    return 1 if violations or done < args.histories or quiet else 0
 
 
 STORES = {"fakes": "the table's fakes", "moto": "moto direct", "boto3": "boto3/mock_aws"}

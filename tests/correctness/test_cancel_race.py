@@ -23,7 +23,7 @@ pytestmark = pytest.mark.timeout(240)
 
 
 def _job(services: Services, clock: ManualClock) -> tuple[EventCancellationService, CancellationJob]:
-    payments = PaymentService(services.store, LockedProvider(FakeProvider()), clock, services.bookings(),
+    payments = PaymentService(services.store, LockedProvider(FakeProvider(clock)), clock, services.bookings(),
                               "http://127.0.0.1:3000/done")
     return EventCancellationService(services.store, clock, None), CancellationJob(services.store, payments, clock)
 

@@ -233,7 +233,7 @@ def test_five_hundred_places_are_never_oversold(store_backend):
 def test_expiry_racing_confirmation_has_one_winner_per_booking(store_backend):
     clock = ManualClock()
     services = Services(store_backend, clock)
-    provider = LockedProvider(FakeProvider())
+    provider = LockedProvider(FakeProvider(clock))
     event = services.catalog.create_event(event_request(capacity=12, max_per_booking=4))
     event_id = event["event_id"]
     setup = services.bookings()

@@ -37,7 +37,7 @@ def outcome(call: Any) -> tuple[str, Any]:
 def test_parallel_cancels_of_a_confirmed_booking_refund_once_and_never_fail(store_backend):
     clock = ManualClock()
     services = Services(store_backend, clock)
-    provider = LockedProvider(FakeProvider())
+    provider = LockedProvider(FakeProvider(clock))
     event_id = services.catalog.create_event(event_request(capacity=10, max_per_booking=4))["event_id"]
     setup = services.bookings()
     payments = PaymentService(services.store, provider, clock, setup, "http://127.0.0.1:3000/done")
@@ -84,7 +84,7 @@ def test_parallel_cancels_of_a_hold_release_once(store_backend):
 def test_parallel_payment_starts_create_one_payment(store_backend):
     clock = ManualClock()
     services = Services(store_backend, clock)
-    provider = LockedProvider(FakeProvider())
+    provider = LockedProvider(FakeProvider(clock))
     event_id = services.catalog.create_event(event_request(capacity=10, max_per_booking=4))["event_id"]
     booking = services.bookings().create_booking(event_id, "alice", "k", BookingIn(quantity=1)).booking
 

@@ -115,7 +115,7 @@ class World:
         self.store = store
         self.case = case
         self.clock = ManualClock()
-        self.provider = FakeProvider()
+        self.provider = FakeProvider(self.clock)
         self.catalog = CatalogService(store, self.clock, 600, id_salt="tests-deployment-salt")
         # No availability snapshot: the walk restores the table to earlier states (time travel no
         # container sees), and the model predicts each step from the table as it stands. What a

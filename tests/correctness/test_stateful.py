@@ -82,10 +82,10 @@ class BookingMachine(RuleBasedStateMachine):
 def _operation(name: str, label: str) -> Any:
     def run(self: BookingMachine, data: st.DataObject) -> None:
         before = len(self.model.trace)
-        self.model.intent = ""
+        self.model.intent, self.model.reached = "", True
         try:
             getattr(self.model, name)(DataDraw(data))
-            if len(self.model.trace) > before:
+            if len(self.model.trace) > before and self.model.reached:
                 self.model.log[f"ran:{name}"] += 1
         finally:
             for line in self.model.trace[before:]:

@@ -36,6 +36,18 @@ def test_every_resource_of_the_template_is_created(real_stack):
                             if e["Type"] == "Api")
 
 
+def test_a_function_published_under_an_alias_is_routed_and_its_alias_arn_resolves(real_stack):
+    """AutoPublishAlias (the SnapStart functions, tests/contract/test_snapstart_template.py):
+    API Gateway integrates the alias, and the local stack runs the function behind it."""
+    s = real_stack
+    hold = [r for r in s._api.routes if (r.method, r.resource) == ("POST", "/events/{event_id}/bookings")]
+    assert [r.function.logical_id for r in hold] == ["BookingsApiFunction"]
+    function = s.functions["BookingsApiFunction"]
+    assert s.resources["BookingsApiFunctionAliaslive"] == f"{function.arn}:live"
+    versions = [lid for lid, t in s.resource_types.items() if t == "AWS::Lambda::Version" and lid.startswith("Bookings")]
+    assert versions and s.resources[versions[0]] == f"{function.arn}:1"
+
+
 def test_bookings_table_has_gsi1_stream_and_ttl(real_stack):
     ddb = real_stack.boto3_client("dynamodb")
     table = ddb.describe_table(TableName=real_stack.resources["BookingsTable"])["Table"]
@@ -154,7 +166,7 @@ def test_the_catalog_role_reads_the_table_and_can_write_nothing(real_stack):
         assert not catalog.allows(f"dynamodb:{action}", table), action
     from devstack.aws.stack import LOCAL_SECRETS
 
-    assert len(real_stack.secrets) == len(LOCAL_SECRETS) == 6   # one per purpose, parking's seed included
+    assert len(real_stack.secrets) == len(LOCAL_SECRETS) == 7   # one per purpose, each product's seed included
     for secret in real_stack.secrets.values():
         assert not catalog.allows("secretsmanager:GetSecretValue", secret), secret
     for name, role in roles.items():

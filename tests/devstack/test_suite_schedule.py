@@ -52,9 +52,9 @@ def test_long_units_go_out_first_then_the_most_tests_first(request):
     many = [f"tests/unit/test_many.py::test_{n}" for n in range(40)]
     some = [f"tests/unit/test_some.py::test_{n}" for n in range(10)]
     integration = [f"tests/integration/test_{name}.py::test_{n}" for name in ("a", "b") for n in range(5)]
-    notebook = ["tests/docs/test_design_notebook.py::test_executes", "tests/docs/test_design_notebook.py::test_outputs"]
-    order = _units_in_order(request, many + notebook + some + integration)
-    assert order[:2] == ["tests/integration", "tests/docs/test_design_notebook.py"]
+    fuzzer = ["tests/fuzz/test_api_fuzz.py::test_routes", "tests/fuzz/test_api_fuzz.py::test_bodies"]
+    order = _units_in_order(request, many + fuzzer + some + integration)
+    assert order[:2] == ["tests/integration", "tests/fuzz/test_api_fuzz.py"]
     assert order[2:] == ["tests/unit/test_many.py", "tests/unit/test_some.py"]
 
 

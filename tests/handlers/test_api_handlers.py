@@ -136,7 +136,8 @@ def test_admin_endpoints_need_the_organizer_key_and_validate(handler_env):
     status, body = call("admin_api", api_event("list_reviews.json", headers={"X-Api-Key": "nope"}))
     assert (status, body["error"]["code"]) == (401, "unauthorized")
     status, body = call("admin_api", api_event("list_reviews.json", headers=ORGANIZER))
-    assert (status, body) == (200, {"reviews": [], "next_cursor": None, "gate_cases": [], "checkin_cases": []})
+    assert (status, body) == (200, {"reviews": [], "next_cursor": None, "gate_cases": [], "gate_cases_next_cursor": None,
+                              "checkin_cases": [], "checkin_cases_next_cursor": None})
     for query, code in (({"limit": "lots"}, "invalid_limit"), ({"limit": "500"}, "invalid_limit"),
                         ({"cursor": "garbage"}, "invalid_cursor")):
         event = api_event("list_reviews.json", headers=ORGANIZER)

@@ -64,3 +64,69 @@ def test_offline_refusals_open_cases_an_operator_resolves_once(parking_env):
     assert status == 401
     status, listed = call("admin_api", api_event("list_reviews.json", headers=ORGANIZER))
     assert [c["case_id"] for c in listed["gate_cases"]] == [future_case["case_id"]]
+
+
+class RecordingClient(CountingClient):
+    """Records the index partitions the table is queried on."""
+
+    def __init__(self, client) -> None:
+        super().__init__(client)
+        self.partitions: list[str] = []
+
+    def query(self, **request):
+        if request.get("IndexName") == "gsi1":
+            self.partitions.append(request["ExpressionAttributeValues"][":key"]["S"])
+        return self.client.query(**request)
+
+
+def test_the_reviews_route_pages_the_organizers_own_open_cases(parking_env):
+    """Finding 9 of issue 42: the route reads the caller's partition of open cases, a page at a time,
+    never one partition of every organizer's cases."""
+    lot_id, gate_id, key = registered_gate()
+    now = datetime.now(timezone.utc)
+    ahead = [{"seq": n, "event_id": f"f-{n}", "kind": "entry", "at": iso(now + timedelta(hours=1)), "plate": f"F{n}"}
+             for n in (1, 2, 3)]
+    assert gate_call("gate_sync.json", lot_id, gate_id, key, body={"events": ahead})[0] == 200
+    organizer_id = wiring.authenticate_organizer(ORGANIZER["X-Api-Key"]).organizer_id
+    store = wiring.store()
+    client = store.client
+    store.client = recording = RecordingClient(client)
+    try:
+        seen, cursor = [], None
+        for _ in range(5):
+            query = {"limit": "2", **({"gate_cases_cursor": cursor} if cursor else {})}
+            status, listed = call("admin_api", {**api_event("list_reviews.json", headers=ORGANIZER),
+                                                "queryStringParameters": query})
+            assert status == 200, listed
+            seen += [case["case_id"] for case in listed["gate_cases"]]
+            cursor = listed["gate_cases_next_cursor"]
+            if cursor is None:
+                break
+    finally:
+        store.client = client
+    assert len(seen) == len(set(seen)) == 3
+    assert set(recording.partitions) == {"REVIEW", f"GATECASE#{organizer_id}", f"CHECKINCASE#{organizer_id}"}
+    status, refused = call("admin_api", {**api_event("list_reviews.json", headers=ORGANIZER),
+                                         "queryStringParameters": {"gate_cases_cursor": "bm90LWEtY3Vyc29y"}})
+    assert (status, refused["error"]["code"]) == (400, "invalid_cursor")
+
+
+def test_open_cases_indexed_before_the_per_organizer_index_are_moved_to_their_organizers_list(parking_env):
+    from holdfast.adapters.checkin_cases_store import rekey_open_cases
+    from holdfast.adapters.codec import Table, _attrs
+
+    lot_id, gate_id, key = registered_gate()
+    now = datetime.now(timezone.utc)
+    ahead = [{"seq": 1, "event_id": "old-1", "kind": "entry", "at": iso(now + timedelta(hours=1)), "plate": "O1"}]
+    case_id = gate_call("gate_sync.json", lot_id, gate_id, key, body={"events": ahead})[1]["results"][0]["conflict"][
+        "case_id"]
+    store = wiring.store()
+    store.client.update_item(TableName=store.table, Key=_attrs({"pk": f"GATECASE#{case_id}", "sk": "META"}),
+                             UpdateExpression="SET gsi1pk = :legacy REMOVE organizer_id",
+                             ExpressionAttributeValues=_attrs({":legacy": "GATECASE"}))   # as an older release wrote it
+    caller = wiring.authenticate_organizer(ORGANIZER["X-Api-Key"])
+    assert parking_wiring.gate_cases().open_page(caller)["cases"] == []
+    table = Table(store.table, store.client)
+    assert rekey_open_cases(table, "GATECASE", "lot_id") == (1, 0)
+    assert [c["case_id"] for c in parking_wiring.gate_cases().open_page(caller)["cases"]] == [case_id]
+    assert rekey_open_cases(table, "GATECASE", "lot_id") == (0, 0)       # a second run moves nothing

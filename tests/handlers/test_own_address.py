@@ -82,3 +82,33 @@ def test_a_waitlist_entry_without_an_address_takes_the_verified_one(handler_env,
     assert entries["own-6"]["contact_email"] == "pal@example.org"
     assert wiring.mail_gate().policy.contact("own-5", address_key("own-5@example.org"))["status"] == "confirmed"
     assert wiring.mail_gate().policy.contact("own-6", address_key("pal@example.org")) is None
+
+
+def test_a_customer_naming_too_many_new_addresses_gets_a_clear_429(handler_env):
+    """Finding 10 of issue 42: every hold naming a new address used to cost a stranger a
+    confirmation message, without end. The day's sixth new address is refused before anything is
+    held; the same address again, or none, still books."""
+    from holdfast.services.mail_policy import NEW_ADDRESSES_PER_DAY
+    import json
+
+    from tests.handlers.test_api_handlers import ORGANIZER, book
+    from tests.support.handlers import api_event, call
+
+    events = []
+    for n in range(3):                                    # a customer holds at most 4 times an event
+        made = api_event("create_event.json", headers={**ORGANIZER, "Idempotency-Key": f"spam-night-{n}"})
+        body = json.loads(made["body"]) | {"capacity": 50, "name": f"Night {n}"}
+        status, created = call("events_api", api_event("create_event.json", headers=made["headers"], body=body))
+        assert status == 201, created
+        events.append(created["event_id"])
+    for n in range(NEW_ADDRESSES_PER_DAY):
+        status, held = book(events[n % 3], {"quantity": 1, "contact_email": f"s{n}@example.org"}, key=f"na-{n}",
+                            customer="spammer")
+        assert status == 201, held
+    status, refused = book(events[2], {"quantity": 1, "contact_email": "one-more@example.org"}, key="na-x",
+                           customer="spammer")
+    assert (status, refused["error"]["code"]) == (429, "confirmation_limit_reached")
+    status, held = book(events[2], {"quantity": 1, "contact_email": "s0@example.org"}, key="na-again",
+                        customer="spammer")
+    assert status == 201
+    assert book(events[2], {"quantity": 1}, key="na-none", customer="spammer")[0] == 201

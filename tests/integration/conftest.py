@@ -30,7 +30,6 @@ def system():
         ProviderTimeoutSeconds="3",
         SweepGraceSeconds="1",
         SweepMaxRestarts=str(SWEEP_RESTARTS),
-        WaitlistOfferSeconds="3",
         QueueRatePerMinute="20",   # one join or poll every 3 s, two at once: so that a
         QueueRateBurst="2",        # customer sending four joins together is limited
         HoldReminderSeconds="2",   # holds of 4 s or more get their reminder 2 s before the end

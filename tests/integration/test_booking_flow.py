@@ -38,12 +38,8 @@ def test_hold_pay_on_the_sandbox_and_confirm(api, sandbox, system):
     assert api.counts(event["event_id"]) == {"available": 3, "held": 0, "sold": 2}
     # The outbox relay recorded the customer's notifications, once each.
     store = __import__("holdfast.wiring", fromlist=["store"]).store()
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        notes = store.list_notifications(alice)
-        if any(n["type"] == "booking.confirmed" for n in notes):
-            break
-        time.sleep(0.1)
+    system["stack"].wait_idle()   # the relay and the notifier have run
+    notes = store.list_notifications(alice)
     assert sorted(n["type"] for n in notes) == ["booking.confirmed", "booking.held"]
 
 
@@ -52,8 +48,9 @@ def test_hold_expires_through_the_state_machine(api, system):
     bob = new_customer()
     booking = api.book(event["event_id"], bob, {"quantity": 3}).json()
     assert api.counts(event["event_id"]) == {"available": 0, "held": 3, "sold": 0}
-    expired = api.wait_status(booking["booking_id"], bob, "EXPIRED", timeout=15)
-    assert expired["journal"][-1]["actor"] == "timer"
+    system["stack"].advance_clock(10)   # the hold's two seconds and its expiry tick's bucket
+    expired = api.booking(booking["booking_id"], bob)
+    assert expired["status"] == "EXPIRED" and expired["journal"][-1]["actor"] == "timer"
     assert api.counts(event["event_id"]) == {"available": 3, "held": 0, "sold": 0}
     sfn = system["stack"].boto3_client("stepfunctions")
     tick = system["stack"].resources["HoldExpiryStateMachine"].replace(
@@ -81,9 +78,10 @@ def test_holds_of_two_offerings_due_together_share_one_tick_and_both_expire(api,
         held_second = api.book(third["event_id"], ben, {"quantity": 1}).json()
     bucket = bucket_of(held_first["hold_expires_at"])
     assert bucket_of(held_second["hold_expires_at"]) == bucket
+    system["stack"].advance_clock(10)   # the holds' two seconds and their tick's bucket
     for booking, customer in ((held_first, ann), (held_second, ben)):
-        expired = api.wait_status(booking["booking_id"], customer, "EXPIRED", timeout=15)
-        assert expired["journal"][-1]["actor"] == "timer"
+        expired = api.booking(booking["booking_id"], customer)
+        assert expired["status"] == "EXPIRED" and expired["journal"][-1]["actor"] == "timer"
     sfn = system["stack"].boto3_client("stepfunctions")
     machine = system["stack"].resources["HoldExpiryStateMachine"]
     names = [e["name"] for e in sfn.list_executions(stateMachineArn=machine)["executions"]]
@@ -91,7 +89,7 @@ def test_holds_of_two_offerings_due_together_share_one_tick_and_both_expire(api,
     assert not [name for name in names if first["event_id"] in name or second["event_id"] in name]
 
 
-def test_five_duplicate_notifications_confirm_once(api, sandbox):
+def test_five_duplicate_notifications_confirm_once(api, sandbox, system):
     event = api.create_event(capacity=2)
     carol = new_customer()
     booking = api.book(event["event_id"], carol).json()
@@ -103,7 +101,7 @@ def test_five_duplicate_notifications_confirm_once(api, sandbox):
     while len([d for d in sandbox.deliveries(object_id=payment_id) if d["event"] == "payment.succeeded"]) < 5:
         assert time.monotonic() < deadline, "the sandbox did not deliver five copies"
         time.sleep(0.1)
-    time.sleep(1.0)  # let the queue drain
+    system["stack"].wait_idle()   # the queue drained: every copy was consumed
     final = api.booking(booking["booking_id"], carol)
     assert [e["action"] for e in final["journal"]].count("payment_succeeded") == 1
     assert api.counts(event["event_id"]) == {"available": 1, "held": 0, "sold": 1}
@@ -202,17 +200,14 @@ def test_an_unpaid_hold_is_reminded_once_before_it_expires(api, system):
     from holdfast import wiring
     from holdfast.services.message_words import date_time
 
+    stack = system["stack"]
     event = api.create_event(capacity=1, hold_ttl_seconds=5)
     carol = new_customer()
     booking = api.book(event["event_id"], carol, {"quantity": 1, "contact_email": "carol@example.org"}).json()
     assert booking["contact_email"] == "carol@example.org"
-    api.wait_status(booking["booking_id"], carol, "EXPIRED", timeout=20)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        notes = wiring.store().list_notifications(carol)
-        if "booking.expired" in [n["type"] for n in notes]:
-            break
-        time.sleep(0.1)
+    stack.advance_clock(12)   # past the reminder (2 s before the end), the end and the tick's bucket
+    assert api.booking(booking["booking_id"], carol)["status"] == "EXPIRED"
+    notes = wiring.store().list_notifications(carol)
     kinds = [n["type"] for n in sorted(notes, key=lambda n: n["at"] or "")]
     assert kinds.count("booking.hold_expiring") == 1, kinds
     reminder = next(n for n in notes if n["type"] == "booking.hold_expiring")
@@ -224,5 +219,5 @@ def test_an_unpaid_hold_is_reminded_once_before_it_expires(api, system):
     payment = api.pay(paid["booking_id"], dave).json()
     system["control"].pay(payment["payment_id"])
     api.wait_status(paid["booking_id"], dave, "CONFIRMED")
-    time.sleep(4)
+    stack.advance_clock(12)   # past where its reminder would have been
     assert "booking.hold_expiring" not in [n["type"] for n in wiring.store().list_notifications(dave)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from holdfast.clock import system_clock
 from tests.support.flows import customer
 
 pytestmark = pytest.mark.integration
@@ -78,12 +79,12 @@ def test_tickets_are_checked_in_once_at_the_door(api, sandbox):
 
 
 def test_a_door_s_sync_dated_ahead_checks_nothing_in_and_opens_a_case(api, sandbox):
-    from datetime import datetime, timedelta, timezone
+    from datetime import timedelta
 
     event = api.create_event(capacity=5)
     _, _, tickets = tickets_of(api, sandbox, event["event_id"], 1)
     door = make_door(api, event["event_id"], "Clock ahead")
-    ahead = (datetime.now(timezone.utc) + timedelta(hours=3)).isoformat()
+    ahead = (system_clock() + timedelta(hours=3)).isoformat()
     sync = {"events": [{"seq": 1, "event_id": "ahead-1", "token": tickets[0]["token"], "at": ahead}]}
     answer = ok(api.request("POST", f"/events/{event['event_id']}/doors/{door['door_id']}/sync",
                             headers={"X-Door-Key": door["door_key"]}, json=sync))

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.support.flows import actions, customer
+from tests.support.stack_time import running_stack
 
 pytestmark = pytest.mark.integration
 
@@ -73,13 +74,18 @@ def progress(api, event_id):
 
 
 def wait_finished(api, event_id, timeout=JOB_TIMEOUT):
+    """The job's pauses between passes (five seconds) and its retry intervals are timers of the
+    stack's clock: wait until the stack is idle, and while the job has not finished, move the clock
+    past the next pause."""
+    stack = running_stack()
     deadline = time.monotonic() + timeout
     while True:
+        stack.wait_idle(timeout=max(1.0, deadline - time.monotonic()))
         view = progress(api, event_id)
         if view["state"] == "finished":
             return view
         assert time.monotonic() < deadline, f"the job did not finish: {view['counts']}"
-        time.sleep(0.5)
+        stack.advance_clock(6, settle_seconds=max(1.0, deadline - time.monotonic()))
 
 
 def assert_refunded_once(api, sandbox, paid):

@@ -8,16 +8,21 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from holdfast.clock import system_clock
 from tests.support.flows import customer
 
 pytestmark = pytest.mark.integration
 
 
-def test_an_event_that_has_started_is_sold_no_more_nor_listed(api):
+def test_an_event_that_has_started_is_sold_no_more_nor_listed(api, system):
     word = f"started{uuid.uuid4().hex[:8]}"
-    began = (datetime.now(timezone.utc) - timedelta(hours=1)).replace(microsecond=0)
+    began = (system_clock() + timedelta(hours=1)).replace(microsecond=0)
     event = api.create_event(name=f"Evening {word}", starts_at=began.isoformat())
     assert api.request("POST", f"/events/{event['event_id']}/publish", organizer=True).status_code == 200
+    before = api.book(event["event_id"], customer(), {"quantity": 1})
+    assert before.status_code == 201, before.text
+    # the stack's clock passes the start: an hour of its time, a moment of the machine's
+    system["stack"].advance_clock((began - system_clock()).total_seconds() + 1)
 
     held = api.book(event["event_id"], customer(), {"quantity": 1})
     assert (held.status_code, held.json()["error"]["code"]) == (409, "event_started")

@@ -12,6 +12,7 @@ from gate_controller.backend import Backend
 from gate_controller.controller import Gate
 from gate_controller.journal import Journal
 from tests.integration.test_gate_offline import paid_reservation
+from holdfast.clock import system_clock
 from tests.support.flows import customer
 from tests.support.gate_stub import GateProxy
 
@@ -75,7 +76,7 @@ def test_an_exit_refused_online_while_the_gate_timed_out_is_applied_at_sync_with
     proxy.start()
     journal = Journal(str(tmp_path / "north.sqlite3"))
     backend = Backend(proxy.url, lot_id, north["gate_id"], north["gate_key"], timeout=10)
-    gate = Gate(journal, backend, lot_id, north["gate_id"])
+    gate = Gate(journal, backend, lot_id, north["gate_id"], clock=system_clock)   # the stack's clock
     try:
         entered = gate.entry(plate="P404PP")
         assert entered["open"] is True and entered["mode"] == "online"
@@ -83,8 +84,8 @@ def test_an_exit_refused_online_while_the_gate_timed_out_is_applied_at_sync_with
         # the gate's offline rules would let a subscriber out
         day = timedelta(days=1)
         ok(api.request("POST", f"/lots/{lot_id}/subscriptions", organizer=True, json={
-            "plate": "P404PP", "valid_from": iso(datetime.now(timezone.utc) - day),
-            "valid_to": iso(datetime.now(timezone.utc) + day)}), 201)
+            "plate": "P404PP", "valid_from": iso(system_clock() - day),
+            "valid_to": iso(system_clock() + day)}), 201)
         gate.refresh()
         # the provider answers slowly (within the backend's own timeout), the gate does not wait
         sandbox.add_fault("delay", route="POST /v3/payments", seconds=2, times=1)
@@ -130,7 +131,7 @@ def test_an_offline_gate_lets_a_reservation_holder_in_by_plate(api, sandbox, tmp
     proxy.start()
     journal = Journal(str(tmp_path / "north.sqlite3"))
     gate = Gate(journal, Backend(proxy.url, lot_id, north["gate_id"], north["gate_key"], timeout=5), lot_id,
-                north["gate_id"])
+                north["gate_id"], clock=system_clock)
     try:
         assert gate.refresh()["reservations"] == 1
         proxy.stop()                                                    # the partition

@@ -10,7 +10,6 @@ and closes.
 """
 from __future__ import annotations
 
-import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -18,8 +17,10 @@ import pytest
 from gate_controller.backend import Backend, Unreachable
 from gate_controller.controller import Gate
 from gate_controller.journal import Journal
+from holdfast.clock import system_clock
 from tests.support.flows import customer
 from tests.support.gate_stub import GateProxy
+from tests.support.stack_time import current_half_hour
 
 pytestmark = pytest.mark.integration
 
@@ -44,14 +45,9 @@ def make_lot(api) -> dict:
 
 
 def paid_reservation(api, sandbox, lot_id: str, plate: str) -> dict:
-    """A reservation from the current half hour; just before the next one begins, wait for it
-    (a window whose start is already a half hour back is refused as begun)."""
-    now = datetime.now(timezone.utc)
-    to_next = 1800 - (now.minute % 30 * 60 + now.second)
-    if to_next < 15:
-        time.sleep(to_next + 1)
-        now = datetime.now(timezone.utc)
-    start = now.replace(minute=now.minute - now.minute % 30, second=0, microsecond=0)
+    """A reservation from the current half hour on the stack's clock, with minutes to spare before
+    the next one (a window whose start is already a half hour back is refused as begun)."""
+    start = current_half_hour()
     who = customer()
     booking = created(api.request("POST", f"/lots/{lot_id}/reservations", customer=who, key=customer(), json={
         "vehicle_type": "REGULAR", "plate": plate, "from": iso(start), "to": iso(start + timedelta(hours=2))}))
@@ -68,16 +64,17 @@ def test_gate_controller_through_a_partition_on_the_local_stack(api, sandbox, tm
     south = created(api.request("POST", f"/lots/{lot_id}/gates", organizer=True, json={"name": "South"}))
     day = timedelta(days=1)
     created(api.request("POST", f"/lots/{lot_id}/subscriptions", organizer=True, json={
-        "plate": "S100SS", "valid_from": iso(datetime.now(timezone.utc) - day),
-        "valid_to": iso(datetime.now(timezone.utc) + day)}))
+        "plate": "S100SS", "valid_from": iso(system_clock() - day),
+        "valid_to": iso(system_clock() + day)}))
     reservation = paid_reservation(api, sandbox, lot_id, "A001AA")
     assert reservation["space_id"] == "R1"
 
     proxy = GateProxy(api.base)
     proxy.start()
     journal = Journal(str(tmp_path / "north.sqlite3"))
+    # the gate program on the stack's clock too, as the engine it talks to
     gate = Gate(journal, Backend(proxy.url, lot_id, north["gate_id"], north["gate_key"], timeout=5), lot_id,
-                north["gate_id"])
+                north["gate_id"], clock=system_clock)
     try:
         assert gate.refresh()["subscriptions"] == 1
         proxy.stop()                                                   # the partition

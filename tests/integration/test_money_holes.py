@@ -6,13 +6,13 @@ Lambda invocation at a time (devstack/aws/runtime.py, _INVOCATION_LOCK), so the 
 reconciler cannot interleave over HTTP; tests/unit/test_money_holes.py interleaves them directly."""
 from __future__ import annotations
 
-import time
 
 import pytest
 
 from holdfast import wiring
 from tests.integration.conftest import LIMIT
 from tests.support.flows import actions, booked_and_paying, customer
+from tests.support.stack_time import running_stack
 
 pytestmark = pytest.mark.integration
 
@@ -48,7 +48,7 @@ def test_cancelling_an_authorised_two_stage_payment_voids_it(api, sandbox):
     assert api.cancel(booking_id, who).json()["status"] == "CANCELLED"
     assert sandbox.payment(payment_id)["status"] == "canceled"
     sandbox.release(object_id=payment_id)
-    time.sleep(1.5)
+    running_stack().wait_idle()   # the released notification went through the queue
     after = api.booking(booking_id, who)
     assert after["status"] == "CANCELLED" and "authorisation_voided" in actions(after)
     assert api.counts(event["event_id"]) == {"available": 2, "held": 0, "sold": 0}
@@ -74,11 +74,13 @@ def test_refund_asked_for_long_after_payment_is_followed_up_not_sent_to_review(a
     booking_id, payment_id = booked_and_paying(api, event, who)
     sandbox.pay(payment_id)
     api.wait_status(booking_id, who, "CONFIRMED")
-    time.sleep(LIMIT + 1)   # the payment is now older than reconciliation's limit
+    running_stack().advance_clock(LIMIT + 1)   # the payment is now older than reconciliation's limit
     # The customer's refund call and reconciliation's first two repeats fail; the third gets through.
     sandbox.add_fault("error_500_before", route="POST /v3/refunds", times=3)
     assert api.cancel(booking_id, who).json()["status"] == "REFUND_PENDING"
-    refunded = api.wait_status(booking_id, who, "REFUNDED", timeout=LIMIT)
+    running_stack().advance_clock(LIMIT)
+    refunded = api.booking(booking_id, who)
+    assert refunded["status"] == "REFUNDED", actions(refunded)
     assert "manual_review_opened" not in actions(refunded)
     assert len(sandbox.refunds(payment_id)) == 1
 
@@ -90,7 +92,9 @@ def test_operator_decisions_follow_the_money_at_the_provider(api, sandbox):
     who = customer()
     booking_id, payment_id = booked_and_paying(api, event, who)
     sandbox.add_fault("error_500_before", route="GET /v3/payments/{id}", times=1000)
-    review = api.wait_status(booking_id, who, "MANUAL_REVIEW", timeout=LIMIT + 15)
+    running_stack().advance_clock(LIMIT + 5)   # past reconciliation's limit, its checks all failing
+    review = api.booking(booking_id, who)
+    assert review["status"] == "MANUAL_REVIEW", actions(review)
     assert review["review"]["reason"] == "provider_unreachable"
     unreachable = resolve(api, booking_id, "confirm")
     assert unreachable.status_code == 503 and unreachable.headers.get("Retry-After")
@@ -129,9 +133,11 @@ def test_refund_of_a_stray_second_payment_does_not_settle_the_booking(api, sandb
     sandbox.add_fault("error_500_before", route="POST /v3/refunds", times=1000)
     assert api.cancel(booking_id, who).json()["status"] == "REFUND_PENDING"
     assert sandbox.release(object_id=stray["id"]) == 1
-    time.sleep(1.5)   # the stray refund's notification has been consumed by now
+    running_stack().wait_idle()   # the stray refund's notification has been consumed
     assert api.booking(booking_id, who)["status"] == "REFUND_PENDING"
     sandbox.clear_faults()
-    refunded = api.wait_status(booking_id, who, "REFUNDED", timeout=LIMIT)
+    running_stack().advance_clock(LIMIT)   # the refund's reconciliation retries it
+    refunded = api.booking(booking_id, who)
+    assert refunded["status"] == "REFUNDED", actions(refunded)
     assert refunded["payment"]["refund"]["refund_id"] == sandbox.refunds(payment_id)[0]["id"]
     assert len(sandbox.refunds(payment_id)) == 1

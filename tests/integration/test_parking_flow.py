@@ -9,10 +9,9 @@ function, so the exit asks the provider nothing), and a reservation nobody used 
 from __future__ import annotations
 
 import concurrent.futures as futures
-import time
 import uuid
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -20,7 +19,9 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from tests.contract.test_openapi_contract import openapi
+from holdfast.clock import system_clock
 from tests.support.flows import customer
+from tests.support.stack_time import window_from_now
 
 pytestmark = pytest.mark.integration
 
@@ -64,14 +65,15 @@ def lot_view(api, lot_id):
 
 
 # How far ahead of the payments the no-show timers fall due in the timer test (a busy CI machine
-# pays three bookings in a few seconds; the margin is what the test waits for at the end).
-NO_SHOW_MARGIN_SECONDS = 20
+# pays three bookings in a few seconds; the test moves the stack's clock past the margin).
+NO_SHOW_MARGIN_SECONDS = 600
 
 
 def now_window(hours=2):
-    start = datetime.now(timezone.utc).replace(second=0, microsecond=0)
-    start = start.replace(minute=start.minute - start.minute % 30)
-    return start.isoformat().replace("+00:00", "Z"), (start + timedelta(hours=hours)).isoformat().replace("+00:00", "Z")
+    """From the current half hour on the stack's clock, with minutes to spare before the next one
+    turns (tests/support/stack_time.py): a window computed before setup must not have begun a half
+    hour back by the time it is booked."""
+    return window_from_now(hours)
 
 
 def paid(api, sandbox, booking, who):
@@ -212,9 +214,7 @@ def test_a_drive_up_car_gets_a_space_and_pays_what_it_owes_at_the_exit(api, sand
     sandbox.pay(payment["id"])
     # the provider's notification goes through the webhook and the payment-events function, which
     # records the exit payment on its ticket (no "unknown booking")...
-    deadline = time.monotonic() + 15
-    while exit_payment_states(system, entered["ticket_id"]) != ["paid"] and time.monotonic() < deadline:
-        time.sleep(0.1)
+    system["stack"].wait_idle()
     assert exit_payment_states(system, entered["ticket_id"]) == ["paid"]
     # ...so the next exit needs no answer from the provider
     sandbox.add_fault("error_500_before", route="GET /v3/payments/{id}", times=3)
@@ -260,10 +260,10 @@ def test_a_drive_up_pays_its_exit_on_the_page_the_gate_links_to_and_sees_the_rec
 
 def test_a_reservation_nobody_used_becomes_no_show_by_the_timer_and_frees_the_space(api, sandbox, system):
     start, end = now_window()
-    # The window began up to half an hour ago. The no-show timers fall due a little after the
-    # bookings are paid, not at once: the stack's own sweeper runs every minute, and a timer already
-    # due could free the space before the test has seen it taken.
-    due = datetime.now(timezone.utc) + timedelta(seconds=NO_SHOW_MARGIN_SECONDS)
+    # The window began up to half an hour ago (at least five minutes before the next half hour
+    # turned). The no-show timers fall due ten minutes after now on the stack's clock, which moves
+    # only with the machine's meanwhile: the bookings are paid and seen taken well before.
+    due = system_clock() + timedelta(seconds=NO_SHOW_MARGIN_SECONDS)
     grace = int((due - datetime.fromisoformat(start)).total_seconds())
     lot = create_lot(api, spaces=[{"space_id": "R1", "type": "REGULAR"}], no_show_grace_seconds=grace)
     # a second lot whose policy refunds a no-show and keeps the money of a cancellation
@@ -279,11 +279,11 @@ def test_a_reservation_nobody_used_becomes_no_show_by_the_timer_and_frees_the_sp
     cancelled = api.cancel(kept["booking_id"], third)
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "CANCELLED_NO_REFUND", cancelled.text
     assert "refund" not in api.booking(kept["booking_id"], third)["payment"]
-    assert datetime.now(timezone.utc) < due, "paying took longer than the margin; the 409 below proves nothing"
+    assert system_clock() < due, "paying took longer than the margin; the 409 below proves nothing"
     assert reserve(api, lot["lot_id"], "REGULAR", start, end).status_code == 409
-    # past the moment and the sweeper's one-second grace (SweepGraceSeconds)
-    time.sleep(max(0.0, (due - datetime.now(timezone.utc)).total_seconds()) + 1.2)
-    system["stack"].invoke("SweepDueFunction", {"detail-type": "Scheduled Event", "source": "aws.events"})
+    # past the moment, the sweeper's one-second grace (SweepGraceSeconds) and one interval of the
+    # stack's scheduled sweeper (a minute: the timer's only clock); the move returns once it is idle
+    system["stack"].advance_clock((due - system_clock()).total_seconds() + 62)
     gone = api.booking(held["booking_id"], who)
     assert gone["status"] == "NO_SHOW" and gone["journal"][-1]["actor"] == "timer"
     assert gone["payment"]["status"] == "succeeded" and "refund" not in gone["payment"]   # no refund by default

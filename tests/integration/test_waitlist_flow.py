@@ -1,7 +1,8 @@
 """The waitlist over HTTP on the local stack: a sold-out event, two customers in line, a hold
 expires and the first gets an offer (a real hold, with its notification); the offer lapses and
-the second gets it. The stack runs with WaitlistOfferSeconds=3 (see conftest); an offer holds for
-that long or the offering's own hold time, whichever is shorter.
+the second gets it. The stack runs with the template's WaitlistOfferSeconds (900); an offer holds
+for that long or the offering's own hold time, whichever is shorter. The tests move the stack's
+clock past the holds and offers, and read the outcome once the move has settled.
 
 A line is for places nobody can take now, and on a high-demand sale it is behind the waiting room
 like a hold (issue 28, finding 5)."""
@@ -29,12 +30,19 @@ def wait_entry(api, event_id, customer, state, timeout=20.0):
         time.sleep(0.1)
 
 
+def entry(api, event_id, customer):
+    answer = api.request("GET", f"/events/{event_id}/waitlist", customer=customer)
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
 def test_offers_go_to_the_first_in_line_and_pass_on(api, system):
     from holdfast import wiring
 
-    # An offer lasts the event's hold time; 6 s leaves the checks below time to run before it
-    # lapses on a loaded machine (at 2 s one of them met the places already free again).
-    event = api.create_event(capacity=2, hold_ttl_seconds=6)
+    stack = system["stack"]
+    # The owner's hold and so the offer (min(WaitlistOfferSeconds=900, the hold time)) last ten
+    # minutes of the stack's clock, which the test moves: no check below races a lapsing offer.
+    event = api.create_event(capacity=2, hold_ttl_seconds=600)
     eid = event["event_id"]
     owner, first, second = (f"wl-{uuid.uuid4().hex[:8]}" for _ in range(3))
     assert api.book(eid, owner, {"quantity": 2}).status_code == 201
@@ -45,29 +53,31 @@ def test_offers_go_to_the_first_in_line_and_pass_on(api, system):
     assert joined.json()["position"] == 2
 
     # The owner's hold expires (state machine) -> the relay sees EXPIRED -> the first gets an offer.
-    offered = wait_entry(api, eid, first, "OFFERED")
+    stack.advance_clock(610)
+    offered = entry(api, eid, first)
+    assert offered["state"] == "OFFERED", offered
     offer = api.booking(offered["offer"]["booking_id"], first)
     assert offer["status"] == "HELD" and offer["places"]["quantity"] == 2
+    window = parse_iso(offer["hold_expires_at"]) - parse_iso(offer["created_at"])
+    assert window.total_seconds() == 600, offer
     assert api.counts(eid)["available"] == 0  # held for the first in line; nobody else sees them
     assert api.book(eid, f"wl-{uuid.uuid4().hex[:8]}", {"quantity": 1}).status_code == 409
-    assert wait_entry(api, eid, second, "WAITING")["position"] == 1
+    assert entry(api, eid, second)["state"] == "WAITING" and entry(api, eid, second)["position"] == 1
 
-    # The offer lapses (its own 6-second window, the event's hold time, and its own expiry
-    # execution) -> the second gets one.
-    api.wait_status(offer["booking_id"], first, "EXPIRED", timeout=20)
-    offered_second = wait_entry(api, eid, second, "OFFERED")
+    # The offer lapses (its ten minutes and its own expiry execution) -> the second gets one.
+    stack.advance_clock(610)
+    assert api.booking(offer["booking_id"], first)["status"] == "EXPIRED"
+    offered_second = entry(api, eid, second)
+    assert offered_second["state"] == "OFFERED", offered_second
     assert api.booking(offered_second["offer"]["booking_id"], second)["places"]["quantity"] == 1
-    assert wait_entry(api, eid, first, "PASSED")["position"] is None
+    passed = entry(api, eid, first)
+    assert passed["state"] == "PASSED" and passed["position"] is None
 
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        kinds = [note["type"] for note in wiring.store().list_notifications(first)]
-        if "waitlist.offer" in kinds and "booking.expired" in kinds:
-            break
-        time.sleep(0.1)
-    assert kinds.count("waitlist.offer") == 1 and kinds.count("booking.expired") == 1
+    # the stack is idle after the move: the notifications went out, once each
+    kinds = [note["type"] for note in wiring.store().list_notifications(first)]
+    assert kinds.count("waitlist.offer") == 1 and kinds.count("booking.expired") == 1, kinds
     # They came the service's way: relay -> NotificationsBus -> rule -> queue -> NotifierFunction.
-    notifier = [p for name, p in system["stack"].pollers.items() if name.startswith("NotifierFunction")]
+    notifier = [p for name, p in stack.pollers.items() if name.startswith("NotifierFunction")]
     assert notifier and notifier[0].stats.records > 0
 
 
@@ -75,7 +85,7 @@ def _code(answer):
     return answer.status_code, answer.json().get("error", {}).get("code")
 
 
-def test_a_line_is_for_a_sold_out_sale_behind_its_waiting_room_and_offers_hold_no_longer(api):
+def test_a_line_is_for_a_sold_out_sale_behind_its_waiting_room_and_offers_hold_no_longer(api, system):
     # Places free: told to book, nothing held for the customer (it was OFFERED with a hold).
     plain = api.create_event(capacity=10, max_per_booking=10)["event_id"]
     who = f"wl-{uuid.uuid4().hex[:8]}"
@@ -109,12 +119,19 @@ def test_a_line_is_for_a_sold_out_sale_behind_its_waiting_room_and_offers_hold_n
                            headers={"X-Admission-Token": tokens[second]})
     assert admitted.status_code == 200 and admitted.json()["state"] == "WAITING", admitted.text
 
-    # The offer holds for the event's own 2 s, not the stack's WaitlistOfferSeconds=3.
+    # The offer holds for the event's own 2 s, not the stack's WaitlistOfferSeconds=900.
     quick = api.create_event(capacity=1, hold_ttl_seconds=2)["event_id"]
     owner, waiting = (f"wl-{uuid.uuid4().hex[:8]}" for _ in range(2))
     assert api.book(quick, owner).status_code == 201
     assert api.request("POST", f"/events/{quick}/waitlist", customer=waiting, json={"quantity": 1}).status_code == 200
-    offered = wait_entry(api, quick, waiting, "OFFERED")
+    # the owner's two seconds and the tick at its bucket's end (five-second buckets), a second at a
+    # time so that the offer (two seconds from then) is read before its own tick
+    for _ in range(10):
+        system["stack"].advance_clock(1)
+        offered = entry(api, quick, waiting)
+        if offered["state"] != "WAITING":
+            break
+    assert offered["state"] == "OFFERED", offered
     offer = api.booking(offered["offer"]["booking_id"], waiting)
     window = parse_iso(offer["hold_expires_at"]) - parse_iso(offer["created_at"])
     assert window.total_seconds() == 2, offer

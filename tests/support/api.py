@@ -38,8 +38,15 @@ class BookingApi:
         return self.http.request(method, self.base + path, headers=headers, timeout=self.timeout, **kwargs)
 
     def create_event(self, **overrides: Any) -> dict[str, Any]:
+        """An event 60 days ahead at 20:00 UTC on the stack's clock (a fixed date would start one
+        day and refuse every booking: a date bomb), unless ``starts_at`` is given."""
+        from datetime import timedelta
+
+        from holdfast.clock import iso, system_clock
+
+        starts = (system_clock() + timedelta(days=60)).replace(hour=20, minute=0, second=0, microsecond=0)
         body = {"name": "Integration night", "venue": "Hall", "city": "Moscow", "category": "club",
-                "starts_at": "2031-01-01T20:00:00Z", "price": {"value": "1000.00", "currency": "RUB"}, "capacity": 10}
+                "starts_at": iso(starts), "price": {"value": "1000.00", "currency": "RUB"}, "capacity": 10}
         body.update(overrides)
         body = {k: v for k, v in body.items() if v is not None}
         answer = self.request("POST", "/events", organizer=True, json=body)

@@ -42,9 +42,15 @@ def read_pass(table: MemoryTable, pk: str, sk: str) -> dict[str, Any] | None:
             "body": json.loads(item["body"]) if item.get("body") else None}
 
 
-def case_put(prefix: str, case: dict[str, Any]) -> Labelled:
-    return put_new("case", {"pk": f"{prefix}#{case['case_id']}", "sk": "META", **case,
-                            "gsi1pk": prefix, "gsi1sk": f"{case['opened_at']}#{case['case_id']}"})
+def offering_owner(table: MemoryTable, offering_id: str) -> str | None:
+    return (table.get(f"EVENT#{offering_id}", "META") or {}).get("organizer_id")
+
+
+def case_put(prefix: str, case: dict[str, Any], organizer_id: str | None) -> Labelled:
+    owner = {"organizer_id": organizer_id} if organizer_id else {}
+    return put_new("case", {"pk": f"{prefix}#{case['case_id']}", "sk": "META", **case, **owner,
+                            "gsi1pk": f"{prefix}#{organizer_id}" if organizer_id else prefix,
+                            "gsi1sk": f"{case['opened_at']}#{case['case_id']}"})
 
 
 def case_get(table: MemoryTable, prefix: str, case_id: str) -> dict[str, Any] | None:
@@ -62,9 +68,18 @@ def case_resolve(table: MemoryTable, prefix: str, case_id: str, resolution: dict
     return table.write((f"{prefix}#{case_id}", "META"), _has("status", "OPEN"), resolve)
 
 
-def open_cases(table: MemoryTable, prefix: str) -> list[dict[str, Any]]:
+def open_cases(table: MemoryTable, prefix: str, organizer_id: str | None, limit: int, cursor: str | None
+               ) -> tuple[list[dict[str, Any]], str | None]:
+    """The adapter's page: ``limit`` index entries after ``cursor`` (the last entry's gsi1sk here)."""
+    listed = f"{prefix}#{organizer_id}" if organizer_id else prefix
+    if cursor is not None and not cursor.startswith(f"{listed}|"):
+        raise ValueError("not a case cursor")
     with table.lock:
         indexed = [copy.deepcopy(item) for item in table.items.values()
-                   if item.get("gsi1pk") == prefix and isinstance(item.get("gsi1sk"), str)]
-    return [without_keys(case) for case in sorted(indexed, key=lambda item: item["gsi1sk"])
-            if case.get("status") == "OPEN"]
+                   if item.get("gsi1pk") == listed and isinstance(item.get("gsi1sk"), str)]
+    indexed = sorted(indexed, key=lambda item: item["gsi1sk"])
+    if cursor is not None:
+        indexed = [item for item in indexed if item["gsi1sk"] > cursor.split("|", 1)[1]]
+    page = indexed[:limit]
+    following = f"{listed}|{page[-1]['gsi1sk']}" if len(page) == limit and page else None
+    return [without_keys(case) for case in page if case.get("status") == "OPEN"], following

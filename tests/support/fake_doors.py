@@ -32,9 +32,10 @@ class FakeDoorItems(_Fake):
     def list_doors(self, event_id: str) -> list[dict[str, Any]]:
         return [checkins.without_keys(door) for door in self.table.query(f"DOORS#{event_id}", prefix="DOOR#")]
 
-    def retire_door(self, event_id: str, door_id: str, at: str) -> None:
+    def retire_door(self, event_id: str, door_id: str, at: str, revoked_after_seq: int) -> None:
         self.table.write((f"DOORS#{event_id}", f"DOOR#{door_id}"),
-                         lambda item: item is not None and "deleted_at" not in item, _set({"deleted_at": at}))
+                         lambda item: item is not None and "deleted_at" not in item,
+                         _set({"deleted_at": at, "revoked_after_seq": revoked_after_seq}))
 
     def checkin_put(self, event_id: str, checkin: dict[str, Any]) -> Labelled:
         return checkins.put_new("checkin", {"pk": f"CHECKINS#{event_id}", "sk": f"T#{checkin['ticket_id']}",
@@ -56,7 +57,7 @@ class FakeDoorItems(_Fake):
                                                            "door_id", door_id, answer, at, offline=offline, body=body))
 
     def checkin_case_put(self, case: dict[str, Any]) -> Labelled:
-        return checkins.case_put(CASES, case)
+        return checkins.case_put(CASES, case, checkins.offering_owner(self.table, case["event_id"]))
 
     def get_checkin_case(self, case_id: str) -> dict[str, Any] | None:
         return checkins.case_get(self.table, CASES, case_id)
@@ -64,5 +65,6 @@ class FakeDoorItems(_Fake):
     def checkin_case_resolve(self, case_id: str, resolution: dict[str, Any], entry: dict[str, Any]) -> bool:
         return checkins.case_resolve(self.table, CASES, case_id, resolution, entry)
 
-    def list_checkin_cases(self) -> list[dict[str, Any]]:
-        return checkins.open_cases(self.table, CASES)
+    def list_checkin_cases(self, organizer_id: str | None, limit: int, cursor: str | None
+                           ) -> tuple[list[dict[str, Any]], str | None]:
+        return checkins.open_cases(self.table, CASES, organizer_id, limit, cursor)

@@ -56,6 +56,23 @@ class FakeMailPolicy(_Fake):
         item = self.table.get(*key) or {}
         return item.get("status") == CONFIRMED and item.get("token_hash") == token_hash
 
+    def pending_contacts(self, customer_id: str, now: str) -> int:
+        self.table.check_fault("pending_contacts")
+        return sum(1 for item in self.table.query(f"CUSTOMER#{customer_id}", prefix="CONTACT#")
+                   if item.get("status") == PENDING and str(item.get("expires_at")) > now)
+
+    def claim_new_address(self, customer_id: str, address_key: str, day: str, limit: int, expires: int) -> bool:
+        self.table.check_fault("claim_new_address")
+        key = (f"CUSTOMER#{customer_id}", f"NEWADDR#{day}")
+
+        def room_or_known(old: Item | None) -> bool:
+            return old is None or len(old.get("keys", set())) < limit or address_key in old.get("keys", set())
+
+        def counted(old: Item | None) -> Item:
+            old = old or {"pk": key[0], "sk": key[1]}
+            return {**old, "keys": set(old.get("keys", set())) | {address_key}, "ttl": expires}
+        return self.table.write(key, room_or_known, counted)
+
     def own_contact(self, customer_id: str, address_key: str, at: str) -> None:
         self.table.check_fault("own_contact")
         item = {"pk": f"CUSTOMER#{customer_id}", "sk": f"CONTACT#{address_key}", "status": CONFIRMED,

@@ -32,7 +32,7 @@ from tests.support.fakes import Item, Write, _Fake, _has, _set, absent, always
 #: The attributes of keys and of the gsi1 index, which the adapter drops from what it hands back.
 _KEYS = ("pk", "sk", "gsi1pk", "gsi1sk")
 #: What ``reservation_summaries`` projects of a booking.
-SUMMARY = ("booking_id", "event_id", "status", "kind_details")
+SUMMARY = ("booking_id", "event_id", "status", "payment", "kind_details")
 
 
 def _lot_day(lot_id: str, day: str) -> str:
@@ -221,7 +221,7 @@ class FakeParkingItems(_Fake):
 
     # ------------------------------------------------------------------------ gate cases
     def gate_case_put(self, case: dict[str, Any]) -> Labelled:
-        return checkins.case_put("GATECASE", case)
+        return checkins.case_put("GATECASE", case, checkins.offering_owner(self.table, case["lot_id"]))
 
     def gate_case_items(self, case: dict[str, Any], booking_id: str | None = None) -> list[Labelled]:
         booking_id = case.get("booking_id") or booking_id
@@ -235,6 +235,7 @@ class FakeParkingItems(_Fake):
         self.table.check_fault("gate_case_resolve")
         return checkins.case_resolve(self.table, "GATECASE", case_id, resolution, entry)
 
-    def list_gate_cases(self) -> list[dict[str, Any]]:
+    def list_gate_cases(self, organizer_id: str | None, limit: int, cursor: str | None
+                        ) -> tuple[list[dict[str, Any]], str | None]:
         self.table.check_fault("list_gate_cases")
-        return checkins.open_cases(self.table, "GATECASE")
+        return checkins.open_cases(self.table, "GATECASE", organizer_id, limit, cursor)

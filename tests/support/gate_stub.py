@@ -3,7 +3,8 @@
 ``stop()`` is a partition (connection refused), ``start()`` heals it on the same port. Faults on
 the sync route: ``drop`` loses those sequence numbers from the next sync batch on the way (a
 batch's middle gone missing) and ``lose_next_answer`` lets the next sync be carried out but never
-brings its answer back. What it saw is kept for the test: ``requests`` (action and body as the
+brings its answer back; ``busy`` answers the next requests (any route) with those statuses (a 429
+or a 5xx, ``Retry-After: 0``) instead, or every request while ``always_busy`` is set. What it saw is kept for the test: ``requests`` (action and body as the
 controller sent them), ``synced`` (the sequence numbers of each sync batch after the drop) and
 ``sync_answers`` (every sync answer, lost ones included).
 
@@ -20,10 +21,10 @@ import re
 import threading
 import urllib.error
 import urllib.request
-from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from holdfast.clock import system_clock
 from holdfast.products.parking.gate_sync_schemas import GateSyncIn
 from holdfast.products.parking.services.gate_sync import GateSync
 
@@ -38,6 +39,8 @@ class GateStub:
         self.port = 0
         self.drop: set[int] = set()
         self.lose_next_answer = False
+        self.busy: list[int] = []
+        self.always_busy: int | None = None
         self.requests: list[tuple[str, Any]] = []
         self.synced: list[list[int]] = []
         self.sync_answers: list[dict[str, Any]] = []
@@ -79,6 +82,16 @@ class GateStub:
         action = match["action"] if match else None
         if action is not None:
             self.requests.append((action, body))
+        if self.busy or self.always_busy:
+            status = self.busy.pop(0) if self.busy else self.always_busy
+            data = _json({"error": {"code": "busy", "message": "try again"}})
+            request.send_response(status)
+            request.send_header("Retry-After", "0")
+            request.send_header("Content-Type", "application/json")
+            request.send_header("Content-Length", str(len(data)))
+            request.end_headers()
+            request.wfile.write(data)
+            return
         if action == "sync" and body:
             body = {**body, "events": [event for event in body["events"] if event["seq"] not in self.drop]}
             self.drop = set()
@@ -116,7 +129,7 @@ class FakeGateBackend(GateStub):
             return 200, _json(self.config)
         if action in ("entry", "exit"):
             event = {**body, "kind": action}
-            return 200, _json(self.applier(self.lot_id, self.gate_id, event, at=datetime.now(timezone.utc),
+            return 200, _json(self.applier(self.lot_id, self.gate_id, event, at=system_clock(),
                                            offline=False))
         events = [item.as_event() for item in GateSyncIn.model_validate({"events": body["events"]}).events]
         return 200, _json(self.sync_service.sync(self.lot_id, self.gate_id, events))

@@ -6,6 +6,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from devstack.aws import EmbeddedStack
+from devstack.aws.timecontrol import link_payment_sandbox
 from devstack.paysandbox import SandboxControl, SandboxServer
 from tests.support.api import BookingApi
 from tests.support.handlers import REPO
@@ -14,7 +15,9 @@ from tests.support.handlers import REPO
 @contextmanager
 def local_system(**template_parameters: str) -> Iterator[dict[str, Any]]:
     """Start both on OS-chosen ports; the template's parameters (beyond the sandbox's URL) shorten
-    timings through configuration only. Only one stack may run in a process at a time."""
+    timings through configuration only. Both run on the stack's clock: `stack.advance_clock(s)`
+    moves it, `stack.wait_idle()` waits until nothing runs. Only one stack may run in a process at
+    a time."""
     from holdfast import wiring
 
     with SandboxServer(host="127.0.0.1", port=0) as sandbox:
@@ -22,6 +25,7 @@ def local_system(**template_parameters: str) -> Iterator[dict[str, Any]]:
                            parameters={"ProviderApiUrl": sandbox.base_url, **template_parameters})
         stack.start()
         try:
+            link_payment_sandbox(stack, sandbox)
             wiring.reset()
             from holdfast.adapters.aws import clear_secret_cache
             clear_secret_cache()

@@ -87,8 +87,8 @@ def scheduled():
 
 
 @pytest.fixture
-def provider():
-    return FakeProvider()
+def provider(clock):
+    return FakeProvider(clock)   # its times on the services' clock
 
 
 @pytest.fixture

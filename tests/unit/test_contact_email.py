@@ -79,10 +79,21 @@ def test_a_request_cannot_say_its_address_is_the_identitys_own():
     from holdfast.domain.commands import HoldPlaces
     from holdfast.services.mail_policy import addressed
 
+    admitted = []
+
+    class Gate:
+        def admit_address(self, customer_id, address):
+            admitted.append((customer_id, address))
+
+    def gate():
+        return Gate()
+
     command = HoldPlaces.of({"quantity": 1, "contact_email": "a@example.org", "contact_own": True})
     assert command.contact_own is False and "contact_own" not in command.details
-    assert addressed(command, None).contact_own is False
-    assert addressed(command, "other@example.org").contact_own is False
-    assert addressed(command, "A@Example.org").contact_own is True
-    assert addressed(HoldPlaces(quantity=1), "me@example.org") == HoldPlaces(
+    assert addressed(command, None, gate, "c-1").contact_own is False
+    assert addressed(command, "other@example.org", gate, "c-1").contact_own is False
+    assert admitted == [("c-1", "a@example.org")] * 2          # another address: within the customer's caps
+    assert addressed(command, "A@Example.org", gate, "c-1").contact_own is True
+    assert addressed(HoldPlaces(quantity=1), "me@example.org", gate, "c-1") == HoldPlaces(
         quantity=1, contact_email="me@example.org", contact_own=True)
+    assert len(admitted) == 2

@@ -194,3 +194,38 @@ def test_the_policy_keeps_no_address(world):
     record_feedback(policy, {"eventType": "Complaint", "complaint": {
         "complainedRecipients": [{"emailAddress": "friend@example.org"}]}}, "t")
     assert "friend@example.org" not in repr(policy.table.items).lower()
+
+
+def test_one_customer_may_name_only_a_few_unconfirmed_addresses(world):
+    """Finding 10 of issue 42: nothing capped how many strangers one customer could have a
+    confirmation sent to. Naming one more than the customer's caps is a 429 with its own code;
+    an address they named already, confirmed, or their own is never refused."""
+    from holdfast.domain.errors import AddressLimitReached
+    from holdfast.services.mail_policy import NEW_ADDRESSES_PER_DAY, PENDING_ADDRESSES
+
+    clock, policy, gate, log, outbox = world
+    for n in range(PENDING_ADDRESSES):
+        gate.admit_address("cust-1", f"stranger{n}@example.org")
+        notify(log, detail(n + 1, booking_id=f"b-{n}", contact_email=f"stranger{n}@example.org"), outbox, gate=gate)
+    assert len(outbox.sent) == PENDING_ADDRESSES                   # one confirmation request each
+    gate.admit_address("cust-1", "stranger0@example.org")          # named again: waits already, fine
+    with pytest.raises(AddressLimitReached) as refused:
+        gate.admit_address("cust-1", "one-more@example.org")
+    assert (refused.value.status, refused.value.code) == (429, "unconfirmed_address_limit")
+    assert refused.value.details["retry_after"] > 0
+    gate.admit_address("cust-2", "one-more@example.org")           # another customer's own count
+
+    # confirming frees a place; a day's new addresses are capped even so
+    gate.confirm(token_of(outbox.sent[0][2]))
+    gate.admit_address("cust-1", "stranger0@example.org")          # confirmed: always fine
+    named = PENDING_ADDRESSES
+    with pytest.raises(AddressLimitReached) as refused:
+        while True:
+            gate.admit_address("cust-1", f"new{named}@example.org")
+            policy.request_confirmation("cust-1", address_key(f"new{named}@example.org"), "h", "2031-05-01T10:00:00.000Z",
+                                        "2031-05-01T09:30:00.000Z")
+            policy.confirm_contact("cust-1", address_key(f"new{named}@example.org"), "h", "2031-05-01T09:31:00.000Z")
+            named += 1
+    assert refused.value.code == "confirmation_limit_reached" and named == NEW_ADDRESSES_PER_DAY
+    clock.now += timedelta(days=1)
+    gate.admit_address("cust-1", "next-day@example.org")           # a new day

@@ -188,9 +188,11 @@ def test_a_deleted_gates_synced_passes_are_refused_each_with_one_case(parking, s
     assert parking.gate(lot["lot_id"], gate["gate_id"], gate["gate_key"], deleted_too=True)["deleted_at"]
     passes = [{"seq": 7, "event_id": "off-1", "kind": "entry", "at": "2030-01-01T11:00:00.000Z", "plate": "A1"},
               {"seq": 8, "event_id": "off-2", "kind": "exit", "at": "2030-01-01T11:30:00.000Z", "plate": "B2"}]
-    answer = refuse_passes(store, clock, lot["lot_id"], gate["gate_id"], passes)
+    answer = refuse_passes(store, clock, store.get_gate(lot["lot_id"], gate["gate_id"]), lot["lot_id"], gate["gate_id"],
+                           passes)
     assert answer["expected_seq"] == 9 and [r["status"] for r in answer["results"]] == ["failed", "failed"]
-    assert refuse_passes(store, clock, lot["lot_id"], gate["gate_id"], passes) == answer   # a repeat
+    assert refuse_passes(store, clock, store.get_gate(lot["lot_id"], gate["gate_id"]), lot["lot_id"], gate["gate_id"],
+                           passes) == answer   # a repeat
     cases = GateCases(store, clock).open_cases(ACME)
     assert sorted((c["case_type"], c["reason"], c["plate"]) for c in cases) == \
         [("entry", "gate_deleted", "A1"), ("exit", "gate_deleted", "B2")]
@@ -210,3 +212,40 @@ def test_sales_list_only_the_organizers_own_offerings_with_counts(catalog, parki
     assert night["counts"]["held"] == 2 and night["published"] is False
     assert [s["name"] for s in catalog.sales(OTHER)] == ["Theirs"]
     assert catalog.sales(Caller("org-none", "k")) == []
+
+
+def test_open_gate_cases_are_each_organizers_own_partition_read_a_page_at_a_time(parking, store, clock):  # noqa: F811
+    """Finding 9 of issue 42: every organizer's GET /admin/reviews used to read one partition of
+    every open case and filter it. A case is now indexed under its lot's organizer; a page reads
+    that partition only, and a cursor of one organizer's list is refused in another's."""
+    from holdfast.products.parking.services.retired_gates import refuse_passes
+
+    body = {"name": "Central", "spaces": SPACES, "tariff": {"hourly": {"value": "100.00", "currency": "RUB"}}}
+    mine, theirs = (parking.create_lot(LotIn.model_validate(body).command(), None, who) for who in (ACME, OTHER))
+    for lot, who, count in ((mine, ACME, 5), (theirs, OTHER, 3)):
+        gate = parking.create_gate(lot["lot_id"], "North", who)
+        parking.delete_gate(lot["lot_id"], gate["gate_id"], who)
+        passes = [{"seq": seq, "event_id": f"p-{seq}", "kind": "entry", "at": "2030-01-01T11:00:00.000Z",
+                   "plate": f"P{seq}"} for seq in range(1, count + 1)]
+        refuse_passes(store, clock, store.get_gate(lot["lot_id"], gate["gate_id"]), lot["lot_id"], gate["gate_id"],
+                      passes)
+    indexed = {item["gsi1pk"] for item in store.table.items.values() if str(item.get("pk", "")).startswith("GATECASE#")}
+    assert indexed == {"GATECASE#org-acme", "GATECASE#org-other"}
+
+    cases = GateCases(store, clock, organizers=lambda: ["org-acme", "org-other"])
+    seen, cursor, pages = [], None, 0
+    while True:
+        page = cases.open_page(ACME, 2, cursor)
+        seen += page["cases"]
+        pages += 1
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert pages >= 3 and len(seen) == 5 and {c["lot_id"] for c in seen} == {mine["lot_id"]}
+    other_cursor = cases.open_page(OTHER, 1)["next_cursor"]
+    with pytest.raises(InvalidRequest) as refused:
+        cases.open_page(ACME, 2, other_cursor)
+    assert refused.value.code == "invalid_cursor"
+    with pytest.raises(InvalidRequest):
+        cases.open_page(ACME, 0)
+    assert len(cases.open_cases()) == 8 and len(cases.open_cases(OTHER)) == 3

@@ -297,13 +297,13 @@ def test_an_offline_entry_applied_late_onto_a_taken_lot_moves_or_opens_a_review(
     assert (review["gate_open"], review["reason"]) == (False, "lot_full")
     assert review["conflict"]["resolution"] == "review" and review["conflict"]["needs_review"] is True
     assert gates.apply(lot_id, gate_id, second, at=at, offline=True) == review      # a repeat opens nothing more
-    cases = store.list_gate_cases()
+    cases = store.list_gate_cases(None, 100, None)[0]
     assert [(c["case_id"], c["lot_id"], c["gate_id"], c["event_id"], c["plate"], c["reason"]) for c in cases] == \
         [(review["conflict"]["case_id"], lot_id, gate_id, "off-2", "OFF2", "lot_full")]
     # the same refusal on a gate that is online opened nothing: the gate stayed shut
     online = gates.apply(lot_id, gate_id, {**second, "event_id": "on-3"}, at=clock(), offline=False)
     assert online["reason"] == "lot_full" and "conflict" not in online
-    assert len(store.list_gate_cases()) == 1
+    assert len(store.list_gate_cases(None, 100, None)[0]) == 1
 
 
 def _refunds(provider, store, booking):
@@ -553,3 +553,38 @@ def test_a_window_begun_before_it_is_paid_counts_its_no_show_from_the_payment(pa
     paid = store.get_booking(booking.booking_id)
     assert paid.timer == (f"{DAY}T10:43:00.000Z", "NO_SHOW")   # paid at 10:28, 15 minutes to arrive
     assert paid.due_at > iso(clock())
+
+
+def test_a_gates_configuration_lists_paid_reservations_that_no_longer_admit_as_voided(
+        parking, gates, view_bookings, payments, provider, clock, store):
+    """A refunded reservation's token still verifies until its window ends: the gate must be told
+    to refuse it offline. A held one (no token yet) and a confirmed one are not listed; one whose
+    window ended is not either (its token no longer opens anything)."""
+    lot = make_lot(parking, spaces=[{"space_id": f"R{n}", "type": "REGULAR"} for n in range(1, 5)])
+    gate = parking.create_gate(lot["lot_id"], "North")
+    lot_id, gate_id, key = lot["lot_id"], gate["gate_id"], gate["gate_key"]
+    refunded = reserve(parking, lot, "REGULAR", "10:00", "12:00", customer="bob", plate="B1")
+    confirm(payments, provider, refunded)
+    view_bookings.cancel(refunded.booking_id, refunded.customer_id, refund=payments.cancel_confirmed)
+    assert str(store.get_booking(refunded.booking_id).status) in ("REFUND_PENDING", "REFUNDED")
+    kept = reserve(parking, lot, "REGULAR", "10:00", "12:00", customer="carol", plate="C1")
+    confirm(payments, provider, kept)
+    reserve(parking, lot, "REGULAR", "10:00", "12:00", customer="dave", plate="D1")          # held, never paid
+    clock.now = clock.now.replace(day=2, hour=9, minute=0)
+
+    config = parking.gate_config(lot_id, gate_id, key)
+    assert config["voided_reservations"] == [refunded.booking_id]
+    assert config["voided_valid_until"] == f"{DAY}T09:01:00.000Z"
+    assert [r["booking_id"] for r in config["reservations"]] == [kept.booking_id]
+    clock.now = clock.now.replace(hour=12, minute=0)                # the window is over: its token opens nothing
+    assert parking.gate_config(lot_id, gate_id, key)["voided_reservations"] == []
+
+
+def test_only_a_confirmed_reservation_admits_entry():
+    from holdfast.domain.statuses import BookingStatus
+    from holdfast.products.parking.kind import CHECKED_IN, COMPLETED, NO_SHOW
+
+    statuses = [*map(str, BookingStatus), CHECKED_IN, COMPLETED, NO_SHOW]
+    assert [s for s in statuses if rules.reservation_admits_entry(s)] == ["CONFIRMED"]
+    assert {s for s in statuses if rules.reservation_voided(s, had_payment=True)} == set(statuses) - {"CONFIRMED"}
+    assert not any(rules.reservation_voided(s, had_payment=False) for s in statuses)

@@ -55,7 +55,7 @@ def test_every_exit_payment_counts_and_money_beyond_the_charge_goes_to_an_operat
     provider.pay(newer["id"])                                        # and the 200 one too: 300 for 200 owed
     granted = pass_(gates, lot_gate, "exit", "out-4", later, plate="A1")
     assert granted["exit_granted"] is True and store.get_ticket(ticket)["status"] == "CLOSED"
-    [case] = store.list_gate_cases()
+    [case] = store.list_gate_cases(None, 100, None)[0]
     assert (case["case_type"], case["reason"], case["amount"]) == ("payment", "exit_overpaid",
                                                                    {"value": "100.00", "currency": "RUB"})
     assert sorted(case["payment_ids"]) == sorted([older["id"], newer["id"]])
@@ -64,7 +64,7 @@ def test_every_exit_payment_counts_and_money_beyond_the_charge_goes_to_an_operat
     provider.pay(last["id"])
     assert notify(payments, provider, last["id"]) == "exit_payment_after_exit_review"
     assert notify(payments, provider, last["id"]) == "exit_payment_unchanged"      # a repeated notification
-    cases = store.list_gate_cases()
+    cases = store.list_gate_cases(None, 100, None)[0]
     assert [(c["reason"], c["payment_id"]) for c in cases if c["reason"] == "paid_after_exit"] == \
         [("paid_after_exit", last["id"])]
 
@@ -103,7 +103,7 @@ def test_an_offline_exit_the_backend_refuses_opens_a_case_and_frees_the_space(ga
     assert parking.get_lot(lot_id)["occupied"] == 0                 # the car is gone: so is its space
     unknown = pass_(gates, lot_gate, "exit", "off-out-2", clock(), offline=True, plate="Z9")
     assert (unknown["reason"], unknown["conflict"]["reason"]) == ("ticket_not_found", "ticket_not_found")
-    cases = {c["case_id"]: c for c in store.list_gate_cases()}
+    cases = {c["case_id"]: c for c in store.list_gate_cases(None, 100, None)[0]}
     assert sorted((c["case_type"], c["reason"], c.get("ticket_id") or "", c["plate"]) for c in cases.values()) == \
         [("exit", "payment_required", ticket, "C3"), ("exit", "ticket_not_found", "", "Z9")]
     assert cases[gone["conflict"]["case_id"]]["amount_due"] == {"value": "200.00", "currency": "RUB"}
@@ -126,7 +126,7 @@ def test_a_pass_dated_ahead_of_the_server_clock_fails_for_good_and_opens_a_case(
     assert fine["status"] == "applied" and fine["result"]["gate_open"] is True   # inside the skew
     again = sync.sync(lot_id, gate_id, [sent(1, ahead, "F1")])
     assert again["results"][0]["status"] == "failed" and again["results"][0]["result"] == future["result"]
-    assert [(c["case_type"], c["reason"], c["plate"]) for c in store.list_gate_cases()] == \
+    assert [(c["case_type"], c["reason"], c["plate"]) for c in store.list_gate_cases(None, 100, None)[0]] == \
         [("entry", "pass_time_in_future", "F1")]
 
 
@@ -198,7 +198,7 @@ def test_an_exit_payment_paid_while_the_exit_closes_the_ticket_is_counted_not_lo
 
     monkeypatch.setattr(gates.exit_payments, "settled", read_then_race)
     assert pass_(gates, lot_gate, "exit", "out-3", later, plate="E5")["exit_granted"] is True
-    [case] = store.list_gate_cases()
+    [case] = store.list_gate_cases(None, 100, None)[0]
     assert (case["reason"], case["amount"]["value"]) == ("exit_overpaid", "100.00")
 
 
@@ -220,16 +220,16 @@ def test_a_new_pass_on_a_closed_ticket_is_refused_and_counted_and_its_own_repeat
     assert observability.pending() == {"ClosedTicketPasses": 1}
     # a car is stuck at the shut barrier (another car, or this ticket's own whose granted exit the
     # gate never heard): an operator sees it, once for the pass and its repeat
-    [stuck] = store.list_gate_cases()
+    [stuck] = store.list_gate_cases(None, 100, None)[0]
     assert (stuck["case_type"], stuck["reason"], stuck["ticket_id"], stuck["plate"], stuck["event_id"]) == \
         ("exit", "ticket_closed", ticket, "H1", "out-again")
     # an offline gate that let a car out on it: refused too, and the car's leaving goes to an operator
     gone = pass_(gates, lot_gate, "exit", "off-out", clock(), offline=True, ticket_id=ticket)
     assert (gone["exit_granted"], gone["reason"], gone["conflict"]["reason"]) == (False, "ticket_closed",
                                                                                   "ticket_closed")
-    case = next(c for c in store.list_gate_cases() if c["event_id"] == "off-out")
+    case = next(c for c in store.list_gate_cases(None, 100, None)[0] if c["event_id"] == "off-out")
     assert (case["case_type"], case["reason"], case["ticket_id"]) == ("exit", "ticket_closed", ticket)
-    assert len(store.list_gate_cases()) == 2
+    assert len(store.list_gate_cases(None, 100, None)[0]) == 2
     assert store.get_ticket(ticket)["exited_at"] == closed_at                  # closed once, not again
 
 
@@ -293,14 +293,14 @@ def test_an_offline_exit_the_backend_had_refused_online_is_applied_at_sync_and_n
     ticket = store.get_ticket(entered["ticket_id"])
     assert (ticket["status"], ticket["unpaid"]) == ("CLOSED", "200.00")
     assert store.get_booking(booking.booking_id).status == "COMPLETED"
-    [case] = store.list_gate_cases()
+    [case] = store.list_gate_cases(None, 100, None)[0]
     assert (case["case_type"], case["reason"], case["case_id"]) == ("exit", "payment_required",
                                                                     result["conflict"]["case_id"])
     # a resent batch and the online route's own repeat both get the reconciled answer; nothing twice
     [again] = sync.sync(lot["lot_id"], gate_id, [queued])["results"]
     assert (again["status"], again["result"]) == ("duplicate", result["result"])
     assert gates.apply(lot["lot_id"], gate_id, exit_, at=clock(), offline=False) == result["result"]
-    assert len(store.list_gate_cases()) == 1
+    assert len(store.list_gate_cases(None, 100, None)[0]) == 1
     # the plate is free to come again
     back = gates.apply(lot["lot_id"], gate_id, {"kind": "entry", "event_id": "in-2", "plate": "R7"}, at=clock(),
                        offline=False)
@@ -317,7 +317,7 @@ def test_an_offline_entry_the_backend_had_refused_online_opens_a_case_at_sync(ga
     [result] = sync.sync(lot_id, gate_id, [SyncPassIn(seq=1, event_id="second", kind="entry", at=clock(),
                                                       plate="K2").as_event()])["results"]
     assert result["status"] == "applied" and result["result"]["reason"] == "lot_full"
-    [case] = store.list_gate_cases()
+    [case] = store.list_gate_cases(None, 100, None)[0]
     assert (case["case_type"], case["reason"], case["plate"], case["case_id"]) == (
         "entry", "lot_full", "K2", result["conflict"]["case_id"])
 
@@ -344,7 +344,7 @@ def test_an_online_exit_no_car_inside_matches_leaves_a_case_for_the_car_at_the_b
     assert (refused["exit_granted"], refused["reason"]) == (False, "ticket_not_found")
     assert "conflict" not in refused
     assert pass_(gates, lot_gate, "exit", "out", clock(), plate="Z9") == refused        # a repeat: one case
-    [case] = store.list_gate_cases()
+    [case] = store.list_gate_cases(None, 100, None)[0]
     assert (case["case_type"], case["reason"], case["plate"], case["event_id"]) == ("exit", "ticket_not_found", "Z9",
                                                                                     "out")
 
@@ -374,13 +374,13 @@ def test_an_entry_the_backend_opened_while_the_gate_kept_shut_leaves_a_case_nami
     kept = pass_(gates, lot_gate, "entry", "in", clock(), offline=True, plate="G1", gate_opened=False)
     assert kept["conflict"]["reason"] == "gate_kept_shut"
     assert pass_(gates, lot_gate, "entry", "in", clock(), offline=True, plate="G1", gate_opened=False) == kept
-    [case] = store.list_gate_cases()
+    [case] = store.list_gate_cases(None, 100, None)[0]
     assert (case["case_type"], case["reason"], case["ticket_id"], case["plate"]) == \
         ("entry", "gate_kept_shut", opened["ticket_id"], "G1")
     # a pass the backend never heard: recorded as shut, nothing to settle
     never = pass_(gates, lot_gate, "entry", "in-2", clock(), offline=True, plate="G2", gate_opened=False)
     assert (never["gate_open"], never["reason"]) == (False, "gate_kept_shut")
-    assert store.open_ticket_of(lot_gate[0], "G2") is None and len(store.list_gate_cases()) == 1
+    assert store.open_ticket_of(lot_gate[0], "G2") is None and len(store.list_gate_cases(None, 100, None)[0]) == 1
 
 
 def test_an_exit_refused_online_with_a_case_then_let_out_offline_under_its_id_syncs_once(gates, lot_gate, clock,
@@ -389,7 +389,7 @@ def test_an_exit_refused_online_with_a_case_then_let_out_offline_under_its_id_sy
     assert refused["reason"] == "ticket_not_found"
     synced = pass_(gates, lot_gate, "exit", "out", clock(), offline=True, plate="U1")   # it opened offline
     assert (synced["reason"], synced["conflict"]["reason"]) == ("ticket_not_found", "ticket_not_found")
-    [case] = store.list_gate_cases()
+    [case] = store.list_gate_cases(None, 100, None)[0]
     assert case["case_id"] == synced["conflict"]["case_id"]
 
 

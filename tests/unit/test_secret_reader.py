@@ -46,3 +46,18 @@ def test_a_secret_that_is_not_a_json_object_is_refused(secrets, stored):
     secrets.create_secret(Name="app/broken", SecretString=stored)
     with pytest.raises(RuntimeError, match="must be a JSON object"):
         aws.read_secret("app/broken")
+
+
+def test_every_secret_of_a_container_is_read_through_one_client(secrets, monkeypatch):
+    """Issue 49: a start that checks three secrets built three botocore clients (~20 ms of CPU
+    each after the first); now one, until the cache is cleared (a test, a SnapStart restore)."""
+    for name in ("app/a", "app/b", "app/c"):
+        secrets.create_secret(Name=name, SecretString=json.dumps({"key": name}))
+    built = []
+    real_client = boto3.client
+    monkeypatch.setattr(aws.boto3, "client", lambda *a, **k: built.append(a) or real_client(*a, **k))
+    assert [aws.read_secret(name)["key"] for name in ("app/a", "app/b", "app/c")] == ["app/a", "app/b", "app/c"]
+    assert built == [("secretsmanager",)]
+    aws.clear_secret_cache()
+    assert aws.read_secret("app/a")["key"] == "app/a"
+    assert built == [("secretsmanager",)] * 2

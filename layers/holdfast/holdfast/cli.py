@@ -14,6 +14,11 @@
                                                          write the event-booking index entries that
                                                          bookings older than it lack (idempotent,
                                                          paged, resumable; --table, --endpoint)
+  python -m holdfast.cli rekey-open-cases PREFIX SCOPE_FIELD
+                                                         move open cases opened before they were indexed
+                                                         per organizer to their organizer's partition
+                                                         (each product's pair: docs/data-model.md;
+                                                         idempotent; --table, --endpoint)
   python -m holdfast.cli reindex-search [--page-size N] [--start KEY]
                                                          write the search items of offerings published
                                                          before them, delete the old word items
@@ -205,6 +210,12 @@ def main(argv: list[str] | None = None, *, defaults: Mapping[str, str] | None = 
     reindexing.add_argument("--page-size", type=int, default=100, help="items read per Scan call")
     reindexing.add_argument("--start", help="resume from this key (printed after every page)")
     reindexing.add_argument("--max-pages", type=int, help="stop after this many pages (resume with --start)")
+    rekey = commands.add_parser("rekey-open-cases",
+                                help="index open cases opened before the per-organizer index under their organizer")
+    rekey.add_argument("prefix", help="the cases' key prefix (a product's; docs/data-model.md)")
+    rekey.add_argument("scope_field", help="the case field naming its offering (docs/data-model.md)")
+    rekey.add_argument("--table", default=os.environ.get("BOOKINGS_TABLE_NAME", "holdfast-BookingsTable"))
+    rekey.add_argument("--endpoint", default=endpoint, help="DynamoDB endpoint ('' for AWS itself)")
     adoption = commands.add_parser("adopt-unowned",
                                    help="give every object written before organizers existed to one organizer")
     adoption.add_argument("organizer_id")
@@ -218,6 +229,14 @@ def main(argv: list[str] | None = None, *, defaults: Mapping[str, str] | None = 
     if args.command == "adopt-unowned":
         return _adopt(clients, args.table, args.endpoint, args.organizer_id, args.page_size, args.start,
                       args.max_pages)
+    if args.command == "rekey-open-cases":
+        from .adapters.checkin_cases_store import rekey_open_cases
+        from .adapters.codec import Table
+
+        moved, left = rekey_open_cases(Table(args.table, clients("dynamodb", args.endpoint)), args.prefix,
+                                       args.scope_field)
+        print(f"{moved} open cases moved to their organizer's list, {left} of no organizer left")
+        return 0
     if args.command == "reindex-search":
         return _reindex(clients, args.table, args.endpoint, args.page_size, args.start, args.max_pages)
     if args.command == "backfill-event-index":

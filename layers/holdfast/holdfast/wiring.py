@@ -85,11 +85,20 @@ SECRETS = {"PROVIDER_SECRET": PROVIDER_SECRET, "PLATFORM_KEY_SECRET": PLATFORM_K
            "PSEUDONYM_SECRET": PSEUDONYM_SECRET}
 
 
-def cold_start(*secrets: Secret) -> None:
+def cold_start(*secrets: Secret, primed: tuple[str, ...] = ()) -> None:
     """Called when a function's module is imported with the secrets the function reads: its
     configuration (the core's, and the sections of the products it imported) and each of those
     secrets are checked once, so a misconfigured function fails its start with one clear log line
-    instead of answering every request with a 500."""
+    instead of answering every request with a 500.
+
+    Under SnapStart (the template's ``SnapStart`` parameter) the same check runs again after every
+    restore, and ``primed`` (``"module:Model"`` request models of the main route) are built before
+    the snapshot is taken: see ``_snapshot_hooks``."""
+    _check(secrets)
+    _snapshot_hooks(secrets, primed)
+
+
+def _check(secrets: tuple[Secret, ...]) -> None:
     try:
         config = load_settings()  # not the cached settings(): the local stack imports functions with their own variables
         check_sections()
@@ -98,6 +107,51 @@ def cold_start(*secrets: Secret) -> None:
     except ConfigurationError as exc:
         logger.error("refusing to start: %s", exc)
         raise
+
+
+#: What the SnapStart hooks of this process re-check and prime (the last cold_start's); None: no hooks yet
+_snapshot: dict[str, Any] = {}
+
+
+def _snapshot_hooks(secrets: tuple[Secret, ...], primed: tuple[str, ...]) -> None:
+    """SnapStart (docs/performance.md, "SnapStart"): Lambda runs the init once per published
+    version, snapshots the process and starts every later environment from that snapshot.
+    Before the snapshot: build the main route's request models (pydantic's import and schema
+    building is most of a first call), then forget every secret, client and cached collaborator,
+    so that no secret, open connection or offering read at publishing time is copied into every
+    restored environment. After each restore: reseed ``random`` (each environment its own retry
+    jitter) and run the start's check again, reading the secrets anew; a missing or malformed
+    secret fails the restore, as it fails a cold start. The hooks' library ships with Lambda's
+    Python runtimes; where it is absent nothing snapshots the process and nothing is registered.
+    Registered once per process, with the latest start's secrets and models."""
+    first = not _snapshot
+    _snapshot.update(secrets=secrets, primed=primed)
+    if not first:
+        return
+    try:
+        from snapshot_restore_py import register_after_restore, register_before_snapshot
+    except ImportError:
+        return
+    register_before_snapshot(before_snapshot)
+    register_after_restore(after_restore)
+
+
+def before_snapshot() -> None:
+    """Prime what the first call would build, then drop what must not be shared (see above)."""
+    import importlib
+
+    for path in _snapshot.get("primed", ()):
+        module, _, name = path.partition(":")
+        getattr(importlib.import_module(module), name).model_rebuild(force=True)
+    store()   # the DynamoDB client: botocore's models stay loaded in the session, the client is dropped
+    reset()
+
+
+def after_restore() -> None:
+    import random
+
+    random.seed()
+    _check(_snapshot.get("secrets", ()))
 
 
 @cached
@@ -145,6 +199,13 @@ def organizers():
     from .services.organizers import OrganizerService
 
     return OrganizerService(OrganizerStore(store().table, store().client), system_clock, api_key_hash_key)
+
+
+def organizer_ids() -> list[str]:
+    """Every organizer's id (the engine's whole list of open cases reads each one's partition)."""
+    from .adapters.organizers_store import OrganizerStore
+
+    return [organizer["organizer_id"] for organizer in OrganizerStore(store().table, store().client).list_organizers()]
 
 
 def authenticate_organizer(api_key: str | None):  # noqa: ANN201 - a Caller, typed where it is defined
@@ -251,7 +312,29 @@ def payments():
                           first_check_seconds=config.reconcile_schedule_seconds[0],
                           start_reconciliation=starter.start if starter else None,
                           resolution_window_seconds=config.resolution_window_seconds,
-                          resolution_operator=config.resolution_operator)
+                          resolution_operator=config.resolution_operator, fiscal=fiscal_directory())
+
+
+@cached
+def settlements():
+    from .services.settlements import Settlements
+
+    return Settlements(store(), provider(), system_clock, retry_seconds=settings().reconcile_schedule_seconds)
+
+
+@cached
+def fiscal_directory():  # noqa: ANN201 - the OrganizerDirectory adapter, typed where it is defined
+    """Where organizers' fiscal settings live (the organizers' items on the shared table)."""
+    from .adapters.organizers_store import OrganizerStore
+
+    return OrganizerStore(store().table, store().client)
+
+
+@cached
+def fiscal_settings():
+    from .services.fiscal_settings import FiscalSettingsService
+
+    return FiscalSettingsService(fiscal_directory(), store(), system_clock)
 
 
 @cached

@@ -54,3 +54,19 @@ def test_every_store_part_of_the_engines_products_has_a_fake():
     parts = {reference for product in products.registered() for reference in product.store_parts
              if reference.startswith("holdfast.products.")}
     assert parts == set(FAKE_PARTS)
+
+
+@pytest.mark.parametrize("part", sorted(FAKE_PARTS), ids=lambda reference: reference.rsplit(":", 1)[-1])
+def test_every_member_of_a_fake_part_is_called_by_a_contract_case(part):
+    """A member no case of this package calls is held to its adapter by nothing (FakeDoorItems had
+    ten such members until test_door_items.py)."""
+    import re
+    from pathlib import Path
+
+    fake = FAKE_PARTS[part]
+    members = {name for name, value in vars(fake).items() if callable(value) and not name.startswith("_")}
+    here = Path(__file__).parent
+    cases = "\n".join(path.read_text(encoding="utf-8") for path in here.glob("*.py") if path.name != Path(__file__).name)
+    # called as a member, or named for a shared case to call (cases.py)
+    unheld = sorted(name for name in members if not re.search(rf'\.{name}\(|"{name}"', cases))
+    assert not unheld, f"{fake.__name__}: no contract case calls {unheld}"

@@ -12,22 +12,10 @@ from botocore.exceptions import ClientError
 
 from holdfast.domain.inventory import Granule, Move, Places
 from holdfast.domain.statuses import BookingStatus
-from holdfast.ports import Change, StaleBooking
-
 from .bookings import AT, booking, new_hold, offering, step
+from .cases import check_cases, commit, refused
 
 DAYS_7 = 7 * 86_400
-
-
-def commit(store, *items) -> None:
-    store.commit(Change(items=tuple(items)))
-
-
-def refused(store, *items) -> str:
-    """The labels a change of ``items`` alone was refused with (it must be refused)."""
-    with pytest.raises(StaleBooking) as failed:
-        commit(store, *items)
-    return str(failed.value)
 
 
 def ticket(ids, name: str = "t", plate: str = "A1", **more) -> dict:
@@ -222,36 +210,15 @@ def test_a_ticket_close_counting_its_exit_payments_lands_whole_or_not_at_all(bac
 # ------------------------------------------------------------------------------- gate cases
 
 def test_gate_cases_are_listed_while_open_oldest_first_and_resolved_once(backend, ids):
-    store = backend.store
     amount = {"value": "100.00", "currency": "RUB"}
-    cases = [{"case_id": ids(name), "case_type": "payment", "lot_id": ids("lot"), "reason": "exit_overpaid",
-              "status": "OPEN", "opened_at": opened, "amount": amount,
-              "journal": [{"at": opened, "actor": "gate", "action": "gate_case_opened", "decision": "x"}]}
-             for name, opened in (("late", "2030-01-01T12:05:00.000Z"), ("early", "2030-01-01T12:00:00.000Z"),
-                                  ("middle", "2030-01-01T12:01:00.000Z"))]
-    for case in cases:
-        commit(store, store.gate_case_put(case))
-    mine = {case["case_id"] for case in cases}
 
-    def open_ones():
-        return [c for c in store.list_gate_cases() if c["case_id"] in mine]
+    def case_of(name, opened):
+        return {"case_id": ids(name), "case_type": "payment", "lot_id": ids("lot"), "reason": "exit_overpaid",
+                "status": "OPEN", "opened_at": opened, "amount": amount,
+                "journal": [{"at": opened, "actor": "gate", "action": "gate_case_opened", "decision": "x"}]}
 
-    assert [c["case_id"] for c in open_ones()] == [ids("early"), ids("middle"), ids("late")]
-    assert open_ones()[0] == cases[1]                                       # no keys, amounts as written
-    assert store.get_gate_case(ids("late")) == cases[0]
-    entry = {"at": AT, "actor": "ops", "action": "gate_case_resolved", "decision": "refunded"}
-    resolution = {"resolution": "refunded", "operator": "ops", "note": "done", "at": AT}
-    assert store.gate_case_resolve(ids("middle"), resolution, entry) is True
-    done = store.get_gate_case(ids("middle"))
-    assert (done["status"], done["resolution"]) == ("RESOLVED", resolution)
-    assert done["journal"] == [*cases[2]["journal"], entry] and "gsi1pk" not in done
-    assert "gsi1pk" not in backend.raw(f"GATECASE#{ids('middle')}", "META")
-    assert [c["case_id"] for c in open_ones()] == [ids("early"), ids("late")]
-    assert store.gate_case_resolve(ids("middle"), {**resolution, "operator": "bob"}, entry) is False
-    assert store.get_gate_case(ids("middle")) == done
-    assert store.gate_case_resolve(ids("nothing"), resolution, entry) is False
-    assert store.get_gate_case(ids("nothing")) is None                     # nothing made
-    assert refused(store, store.gate_case_put({**cases[0], "reason": "other"})) == "case"
+    check_cases(backend, ids, case_of=case_of, put="gate_case_put", get="get_gate_case", resolve="gate_case_resolve",
+                listing="list_gate_cases", resolved_action="gate_case_resolved", key_pk="GATECASE#{case_id}")
 
 
 # --------------------------------------------------------------------------------- granules

@@ -170,6 +170,9 @@ class PaymentEventsQueue:
 #: How long a read secret is reused (a rotated secret reaches every warm container within this).
 SECRET_MAX_AGE_SECONDS = 300.0
 _secrets: dict[str, tuple[float, dict[str, str]]] = {}
+#: one Secrets Manager client for every secret a container reads: a function that checks three
+#: secrets at its start builds one client, not three (issue 49)
+_secrets_client: list[Any] = []
 
 
 def read_secret(name: str) -> dict[str, str]:
@@ -181,7 +184,9 @@ def read_secret(name: str) -> dict[str, str]:
     cached = _secrets.get(name)
     if cached is not None and now - cached[0] < SECRET_MAX_AGE_SECONDS:
         return cached[1]
-    answer = boto3.client("secretsmanager").get_secret_value(SecretId=name)
+    if not _secrets_client:
+        _secrets_client.append(boto3.client("secretsmanager"))
+    answer = _secrets_client[0].get_secret_value(SecretId=name)
     try:
         value = json.loads(answer["SecretString"])
     except (KeyError, ValueError):
@@ -193,8 +198,10 @@ def read_secret(name: str) -> dict[str, str]:
 
 
 def clear_secret_cache() -> None:
-    """Forget every read secret (tests and the local stack change them under a running process)."""
+    """Forget every read secret and the client that read them (tests and the local stack change
+    them, and the endpoint, under a running process; a SnapStart restore reads them anew)."""
     _secrets.clear()
+    _secrets_client.clear()
 
 
 class NotificationsBus:

@@ -28,6 +28,7 @@ from . import hold_limits
 from .booking_items import DUE_BUCKETS, booking_from_item, booking_item, idempotency_pk
 from ..ports import (Change, DuplicateRequest, HoldLimitReached, ItemExists, Labelled, PlacesTaken, SalesStopped,
                      StaleBooking, StoreError, TransientStoreError)
+from ..clock import epoch_seconds
 from .codec import Cancelled, Table, _attrs, _code, _plain
 from .expiry_buckets import index_put as expiry_index_put
 from .sale_gate import GATE, GATE_SHARDS, gate_check, gate_key
@@ -72,7 +73,7 @@ class BookingRecords:
             ("idempotency", {"Put": {"TableName": self.db.table, "Item": _attrs({
                 "pk": idempotency_pk(idempotency.customer_id, idempotency.key, idempotency.system),
                 "sk": idempotency.scope, "fingerprint": idempotency.fingerprint,
-                "result_id": idempotency.result_id, "ttl": int(time.time()) + IDEMPOTENCY_RETENTION_SECONDS,
+                "result_id": idempotency.result_id, "ttl": int(epoch_seconds()) + IDEMPOTENCY_RETENTION_SECONDS,
             }), "ConditionExpression": "attribute_not_exists(pk)"}}),
             ("booking", {"Put": {"TableName": self.db.table, "Item": _attrs(booking_item(booking)),
                                  "ConditionExpression": "attribute_not_exists(pk)"}}),
@@ -295,7 +296,7 @@ class BookingRecords:
             "status": booking.status.value, "version": booking.version,
             **({"contact_email": booking.contact_email} if booking.contact_email else {}),
             **({"contact_own": True} if booking.contact_own and booking.contact_email else {}),
-            "ttl": int(time.time()) + OUTBOX_RETENTION_SECONDS, **event,
+            "ttl": int(epoch_seconds()) + OUTBOX_RETENTION_SECONDS, **event,
         })}})
 
 

@@ -13,13 +13,13 @@ sweeper finds a job whose execution died.
 """
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from .sale_gate import close_gates
 from ..ports import AlreadyCancelled, EventNotFound, KeyUsed, Labelled, StoreError
+from ..clock import epoch_seconds
 from .codec import Table, _attrs, _code
 
 #: 16 so that at 3,000 holds/s on one event a shard takes ~375 WCU/s (38 % of a partition's limit;
@@ -58,7 +58,7 @@ class CancellationStore:
         items: list[Labelled] = [
             ("idempotency", {"Put": {"TableName": self.db.table, "Item": _attrs({
                 "pk": f"SYSIDEM#organizer#{key}", "sk": "event_cancel", "fingerprint": fingerprint,
-                "result_id": event_id, "ttl": int(time.time()) + IDEMPOTENCY_RETENTION_SECONDS,
+                "result_id": event_id, "ttl": int(epoch_seconds()) + IDEMPOTENCY_RETENTION_SECONDS,
             }), "ConditionExpression": "attribute_not_exists(pk)"}}),
             ("event", {"Update": {
                 "TableName": self.db.table, "Key": _attrs({"pk": f"EVENT#{event_id}", "sk": "META"}),

@@ -17,9 +17,9 @@ applier's shapes come back exactly as they went in (no Decimal round trip).
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
+from ..clock import epoch_seconds
 from .codec import Table, _attrs, _plain
 
 DONE_RETENTION_SECONDS = 30 * 24 * 3600
@@ -103,7 +103,7 @@ class SequenceStore(Table):
                 "TableName": self.table, "ConditionExpression": "attribute_not_exists(pk)",
                 "Item": _attrs({"pk": pk, "sk": _seq_sk("DONE", seq), "event_id": event_id,
                                 "result": json.dumps(result, sort_keys=True, default=str),
-                                "ttl": int(time.time()) + DONE_RETENTION_SECONDS}),
+                                "ttl": int(epoch_seconds()) + DONE_RETENTION_SECONDS}),
             }}),
             ("held", {"Delete": {
                 "TableName": self.table, "Key": _attrs({"pk": pk, "sk": _seq_sk("HELD", seq)}),

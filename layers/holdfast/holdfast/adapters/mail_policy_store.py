@@ -7,6 +7,9 @@
   CUSTOMER#<customer>       CONTACT#<address key> the customer's standing with an address:
                                                   ``status`` (pending | confirmed), ``token_hash``,
                                                   ``expires_at``, ``at``, ``confirmed_at``
+  CUSTOMER#<customer>       NEWADDR#<day>         the unconfirmed addresses the customer named that
+                                                  UTC day (``keys``, a set), ``ttl``: each may cost
+                                                  one confirmation message
 
 The address key is a digest of the address (services/mail_policy.py): the table holds no address
 here, and each question the notifier asks is one GetItem or one conditional write.
@@ -97,6 +100,36 @@ class MailPolicyStore:
         # a second click on the same link: already confirmed by this very token
         item = self._get(key["pk"], key["sk"]) or {}
         return item.get("status") == CONFIRMED and item.get("token_hash") == token_hash
+
+    def pending_contacts(self, customer_id: str, now: str) -> int:
+        request: dict[str, Any] = {
+            "TableName": self.table, "Select": "COUNT", "ConsistentRead": True,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :contact)",
+            "FilterExpression": "#s = :pending AND expires_at > :now", "ExpressionAttributeNames": {"#s": "status"},
+            "ExpressionAttributeValues": _attrs({":pk": f"CUSTOMER#{customer_id}", ":contact": "CONTACT#",
+                                                 ":pending": PENDING, ":now": now})}
+        count = 0
+        while True:
+            answer = self.client.query(**request)
+            count += int(answer.get("Count", 0))
+            if "LastEvaluatedKey" not in answer:
+                return count
+            request["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
+
+    def claim_new_address(self, customer_id: str, address_key: str, day: str, limit: int, expires: int) -> bool:
+        try:
+            self.client.update_item(
+                TableName=self.table, Key=_attrs({"pk": f"CUSTOMER#{customer_id}", "sk": f"NEWADDR#{day}"}),
+                UpdateExpression="ADD #keys :key SET #ttl = :ttl",
+                ConditionExpression="attribute_not_exists(#keys) OR size(#keys) < :limit OR contains(#keys, :one)",
+                ExpressionAttributeNames={"#keys": "keys", "#ttl": "ttl"},
+                ExpressionAttributeValues=_attrs({":key": {address_key}, ":one": address_key, ":limit": limit,
+                                                  ":ttl": expires}))
+            return True
+        except ClientError as exc:
+            if _code(exc) != "ConditionalCheckFailedException":
+                raise
+            return False
 
     def own_contact(self, customer_id: str, address_key: str, at: str) -> None:
         self.client.put_item(TableName=self.table, Item=_attrs({

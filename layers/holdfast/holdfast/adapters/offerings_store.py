@@ -10,10 +10,10 @@ conditioned on the event's ``catalog_version`` (services/listing.py).
 """
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from ..ports import StaleBooking, TransientStoreError
+from ..clock import epoch_seconds
 from .codec import Table, _attrs, _plain
 from .sale_gate import move_terms
 
@@ -83,7 +83,7 @@ class OfferingStore:
         if outbox is not None:
             items.append(("outbox", {"Put": {"TableName": self.db.table, "Item": _attrs({
                 "pk": f"EVENT#{event_id}", "sk": f"OUTBOX#{int(outbox['version']):06d}",
-                "ttl": int(time.time()) + OUTBOX_RETENTION_SECONDS, **outbox})}}))
+                "ttl": int(epoch_seconds()) + OUTBOX_RETENTION_SECONDS, **outbox})}}))
         later: list = []
         if terms_version is not None:
             shards = move_terms(self.db.table, event_id, terms_version)

@@ -116,8 +116,9 @@ class PersonalDataRecords:
 
     def erase_customer_notes(self, customer_id: str) -> None:
         """Every notification recorded for the customer (an event's change is recorded per customer)
-        and the customer's standing with the addresses they gave (services/mail_policy.py)."""
-        for prefix in ("NOTE#", "CONTACT#"):
+        and the customer's standing with the addresses they gave and the day's count of new ones
+        (services/mail_policy.py)."""
+        for prefix in ("NOTE#", "CONTACT#", "NEWADDR#"):
             for note in self.db._query_prefix(f"CUSTOMER#{customer_id}", prefix, projection="pk, sk"):
                 self._delete(note["pk"], note["sk"])
 

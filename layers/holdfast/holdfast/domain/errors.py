@@ -113,6 +113,17 @@ class Busy(BookingError):
         super().__init__("Too many changes at once here; nothing was changed. Retry in a second.", retry_after=1)
 
 
+class AddressLimitReached(BookingError):
+    """A customer named more addresses they have not confirmed than the mail policy allows
+    (services/mail_policy.py): nothing was changed, and no message goes to the new address."""
+
+    status = 429
+
+    def __init__(self, code: str, message: str, retry_after: int, **details: Any) -> None:
+        super().__init__(message, retry_after=retry_after, **details)
+        self.code = code
+
+
 class EventCancelled(Conflict):
     def __init__(self, event_id: str) -> None:
         super().__init__("The organizer cancelled this event; nothing more is sold for it.", code="event_cancelled",

@@ -17,7 +17,10 @@ import functools
 import hashlib
 import json
 import secrets
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
+
+from ..clock import parse_iso
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -67,6 +70,27 @@ def new_device(id_field: str, name: str, key_prefix: str, created_at: str,
     device = {id_field: str(uuid.uuid4()), "name": name, "key_sha256": key_hash, "created_at": created_at,
               **({"organizer_id": offering["organizer_id"]} if offering.get("organizer_id") else {})}
     return device, key
+
+
+#: How long a revoked device may still report the passes it made before it heard (seconds); after
+#: that its key answers 401 on its sync too.
+REVOKED_SYNC_GRACE_SECONDS = 72 * 3600
+#: How many sequence numbers past the last one the backend had recorded at revocation a revoked
+#: device may still report. Each number is applied (refused, with a case) at most once, so this is
+#: also the most cases a revoked device, or whoever holds its key, can ever open.
+REVOKED_PASS_ALLOWANCE = 200
+
+
+def revoked_may_sync(device: dict[str, Any], now: datetime) -> bool:
+    """Whether a revoked device (``deleted_at``) may still sync: within the grace after revocation."""
+    return now < parse_iso(str(device["deleted_at"])) + timedelta(seconds=REVOKED_SYNC_GRACE_SECONDS)
+
+
+def revoked_last_seq(device: dict[str, Any]) -> int:
+    """The last sequence number a revoked device may still report: the last one the backend had
+    recorded when it was revoked (``revoked_after_seq``, 0 for a device revoked before it was
+    kept) and the allowance after it."""
+    return int(device.get("revoked_after_seq") or 0) + REVOKED_PASS_ALLOWANCE
 
 
 def device_key_matches(stored_hash: str | None, key: str | None) -> bool:

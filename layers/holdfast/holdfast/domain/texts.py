@@ -126,6 +126,11 @@ JOURNAL: dict[str, dict[str, str]] = {
         "event_cancelled_review_kept": "Event cancelled; kept for our team", "timer_fired": "Deadline reached",
         "personal_data_erased": "Personal data erased",
         "end_moved": "End moved with its event",
+        "settlement_rescheduled": "Start moved; the closing receipt waits for it",
+        "settlement_requested": "Service rendered; closing receipt being issued",
+        "settlement_receipt_sent": "Closing receipt e-mailed to your contact address",
+        "settlement_retry_scheduled": "Closing receipt delayed; trying again",
+        "settlement_receipt_failed": "Closing receipt could not be issued; sent to the organizer",
     },
     "ru": {
         "hold_created": "Места забронированы", "hold_expired": "Бронь истекла, места освобождены",
@@ -157,6 +162,11 @@ JOURNAL: dict[str, dict[str, str]] = {
         "event_cancelled_review_kept": "Мероприятие отменено; оставлено для нашей команды", "timer_fired": "Наступил срок",
         "personal_data_erased": "Личные данные удалены",
         "end_moved": "Окончание перенесено вместе с событием",
+        "settlement_rescheduled": "Начало перенесено; чек зачёта предоплаты ждёт его",
+        "settlement_requested": "Услуга оказана; формируется чек зачёта предоплаты",
+        "settlement_receipt_sent": "Чек зачёта предоплаты отправлен на вашу почту",
+        "settlement_retry_scheduled": "Чек зачёта предоплаты задерживается; повторяем",
+        "settlement_receipt_failed": "Чек зачёта предоплаты не сформирован; передано организатору",
     },
 }
 for _language, _table in JOURNAL.items():

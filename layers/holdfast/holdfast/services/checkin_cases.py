@@ -12,13 +12,15 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from ..clock import iso
 from ..domain.errors import Conflict, InvalidRequest, NotFound
 from ..domain.organizers import Caller, owned_by
 from ..ports import Clock, EventReads
 
+#: The most open cases one page of ``GET /admin/reviews`` lists of each kind.
+PAGE_SIZE = 100
 #: A case id is a uuid5; anything else names no case (and never reaches the table as a key).
 CASE_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
@@ -56,13 +58,17 @@ class CaseKind:
     noun: str
     get: Callable[[str], "dict[str, Any] | None"]
     resolve_item: Callable[[str, dict[str, Any], dict[str, Any]], bool]
-    listed: Callable[[], "list[dict[str, Any]]"]
+    #: a page of an organizer's open cases (None: those of no organizer) and the next page's cursor
+    listed: Callable[[str | None, int, str | None], "tuple[list[dict[str, Any]], str | None]"]
     shown: Callable[[dict[str, Any]], dict[str, Any]] = lambda case: case
 
 
 class CaseDesk:
-    def __init__(self, store: EventReads, clock: Clock, kind: CaseKind) -> None:
+    def __init__(self, store: EventReads, clock: Clock, kind: CaseKind,
+                 organizers: Callable[[], Iterable[str]] = tuple) -> None:
         self.store = store
+        #: every organizer's id (the engine's whole list reads each one's partition)
+        self.organizers = organizers
         self.clock = clock
         self.kind = kind
 
@@ -74,10 +80,35 @@ class CaseDesk:
             owners[scope_id] = owned_by(self.store.get_event(scope_id), caller)
         return owners[scope_id]
 
+    def open_page(self, caller: Caller, limit: int | str = PAGE_SIZE, cursor: str | None = None) -> dict[str, Any]:
+        """One page of the caller's open cases, oldest first, from its own index partition (never
+        every organizer's cases filtered), and the cursor of the next (None at the end)."""
+        try:
+            limit = int(limit)
+        except (TypeError, ValueError):
+            raise InvalidRequest("limit must be a whole number.", code="invalid_limit") from None
+        if not 1 <= limit <= PAGE_SIZE:
+            raise InvalidRequest(f"limit must be 1 to {PAGE_SIZE}.", code="invalid_limit")
+        try:
+            cases, following = self.kind.listed(caller.organizer_id, limit, cursor)
+        except ValueError:
+            raise InvalidRequest("cursor is not one this list gave.", code="invalid_cursor") from None
+        return {"cases": [self.kind.shown(case) for case in cases], "next_cursor": following}
+
     def open_cases(self, caller: Caller | None = None) -> list[dict[str, Any]]:
-        """Open cases; an organizer sees only those of its own offerings."""
-        owners: dict[str, bool] = {}
-        return [self.kind.shown(case) for case in self.kind.listed() if self._owned(case, caller, owners)]
+        """Every open case of the caller's (page after page); without a caller (the engine, the
+        operators' tool) those of no organizer and of every organizer's."""
+        owners = [caller.organizer_id] if caller is not None else \
+            [None, *self.organizers()]
+        found: list[dict[str, Any]] = []
+        for owner in owners:
+            cursor: str | None = None
+            while True:
+                cases, cursor = self.kind.listed(owner, PAGE_SIZE, cursor)
+                found += [self.kind.shown(case) for case in cases]
+                if cursor is None:
+                    break
+        return sorted(found, key=lambda case: (case["opened_at"], case["case_id"]))
 
     def resolve(self, identity: str, resolution: str, operator: str, note: str,
                 caller: Caller | None = None) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 from ..clock import parse_iso
 from ..domain.errors import BookingError
+from ..domain.signatures import revoked_last_seq
 from ..ports import SequenceLedger
 
 #: (scope_id, device_id, event, *, at, offline) -> answer (a product's wiring, e.g. apply_gate_pass)
@@ -41,6 +42,21 @@ HELD_PAGE = 100
 #: Answers the applier gives without recording them (it gave up on a race it may win next
 #: time): never recorded here either, the pass waits for the device's next sync.
 RETRY_REASONS = frozenset({"busy"})
+
+
+def past_revocation(device: dict[str, Any], passes: list[dict[str, Any]]
+                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A revoked device's batch, split: the passes it may still report (numbers up to
+    ``signatures.revoked_last_seq``), and the answers to the rest: ``failed`` with
+    ``device_revoked``, applied to nothing and opening no case, so whoever holds a revoked key
+    cannot open cases without end."""
+    last = revoked_last_seq(device)
+    kept = [event for event in passes if int(event["seq"]) <= last]
+    refused = [{"seq": int(event["seq"]), "event_id": event["event_id"], "status": "failed",
+                "result": {"error": {"code": "device_revoked",
+                                     "message": "This device was revoked; passes past its last number are refused."}}}
+               for event in passes if int(event["seq"]) > last]
+    return kept, refused
 
 
 class SequencedSync:

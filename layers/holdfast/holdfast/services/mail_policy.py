@@ -9,6 +9,12 @@
   and the booking page shows what is true now.
 * **Limited.** Each address takes at most ``per_hour`` messages an hour (the confirmation request
   included); past that a message is recorded as ``rate_limited``.
+* **Few strangers per customer.** Naming an address (a hold's or a waitlist entry's
+  ``contact_email``) that is neither the customer's own nor one they confirmed is refused with 429
+  (``admit_address``) when they already have ``PENDING_ADDRESSES`` addresses waiting to be
+  confirmed (``unconfirmed_address_limit``) or named ``NEW_ADDRESSES_PER_DAY`` new ones this UTC
+  day (``confirmation_limit_reached``): each may cost a confirmation message to a stranger, so one
+  account cannot aim them at many.
 
 A held-back message is never retried and never dead-lettered: the verdict is recorded on the
 notification instead. Addresses are never stored or logged here, only their digest
@@ -27,9 +33,13 @@ from typing import Any, Callable
 
 from ..clock import Clock, iso, parse_iso
 from ..domain.commands import HoldPlaces
+from ..domain.errors import AddressLimitReached
 from ..ports import MailPolicy
 
 SENT, CONFIRMATION_SENT = "sent", "confirmation_sent"
+#: Addresses one customer may have waiting to be confirmed at once, and new ones they may name a day.
+PENDING_ADDRESSES = 3
+NEW_ADDRESSES_PER_DAY = 5
 SUPPRESSED, UNCONFIRMED, RATE_LIMITED = "suppressed", "unconfirmed", "rate_limited"
 #: SES event types (configuration set event publishing) that suppress an address. A transient
 #: bounce (a full mailbox) does not: the next message may well arrive.
@@ -119,6 +129,29 @@ class MailGate:
             return Verdict(CONFIRMATION_SENT, f"{_b64(customer_id)}.{key}.{secret}", token_hash)
         return Verdict(UNCONFIRMED)   # another message started the confirmation a moment ago
 
+    def admit_address(self, customer_id: str, address: str) -> None:
+        """Before a request that names ``address`` (not the customer's own) is taken: allowed when
+        the customer confirmed it, or it waits for confirmation already; otherwise only within the
+        customer's caps (AddressLimitReached, 429). Naming the same address again counts once."""
+        key, now = address_key(address), self.clock()
+        contact = self.policy.contact(customer_id, key) or {}
+        if contact.get("status") == "confirmed" or \
+                (contact.get("status") == "pending" and str(contact.get("expires_at", "")) > iso(now)):
+            return
+        waiting = self.policy.pending_contacts(customer_id, iso(now))
+        if waiting >= PENDING_ADDRESSES:
+            raise AddressLimitReached(
+                "unconfirmed_address_limit", f"{waiting} addresses you gave are waiting to be confirmed; confirm one "
+                "(the link in the message it received) or use your own address.", retry_after=3600,
+                pending=waiting, limit=PENDING_ADDRESSES)
+        tomorrow = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+        if not self.policy.claim_new_address(customer_id, key, now.strftime("%Y-%m-%d"), NEW_ADDRESSES_PER_DAY,
+                                             int(tomorrow.timestamp()) + 86_400):
+            raise AddressLimitReached(
+                "confirmation_limit_reached", f"You named {NEW_ADDRESSES_PER_DAY} new addresses today; use your own "
+                "address or one you confirmed.", retry_after=max(1, int((tomorrow - now).total_seconds())),
+                limit=NEW_ADDRESSES_PER_DAY)
+
     def confirmation_message(self, verdict: Verdict) -> tuple[str, str]:
         link = f"{self.confirm_url}?token={verdict.token}"
         return CONFIRM_SUBJECT, CONFIRM_TEXT.format(link=link, days=max(1, self.confirm_seconds // 86_400))
@@ -151,19 +184,25 @@ class MailGate:
 def contact_for(gate: Callable[[], MailGate], customer_id: str, given: str | None, own: str | None) -> str | None:
     """Where a customer's messages about a request go: the address they gave, else their verified
     own (``own``, from their identity). Their own address, given or taken, is recorded as confirmed
-    (``gate`` is asked for only then); any other must be confirmed by its holder first."""
+    (``gate`` is asked for only then); any other must be confirmed by its holder first, and is
+    taken only within the customer's caps (``MailGate.admit_address``)."""
     if own is None or not (given is None or same_address(given, own)):
+        if given is not None:
+            gate().admit_address(customer_id, given)
         return given
     gate().own_address(customer_id, own)
     return given or own
 
 
-def addressed(command: HoldPlaces, own: str | None) -> HoldPlaces:
+def addressed(command: HoldPlaces, own: str | None, gate: Callable[[], MailGate], customer_id: str) -> HoldPlaces:
     """A hold's command with the address its messages go to: the one given, else the customer's
     verified own (``own``). When it is their own the command says so (``contact_own``): the booking
     and its outbox events carry that to the notifier, so the hold writes nothing for the mail
-    policy (a record per customer and container was one more write on the hold path)."""
+    policy (a record per customer and container was one more write on the hold path). Another
+    address is taken only within the customer's caps (``MailGate.admit_address``, 429)."""
     if own is None or not (command.contact_email is None or same_address(command.contact_email, own)):
+        if command.contact_email is not None:
+            gate().admit_address(customer_id, command.contact_email)
         return command
     return replace(command, contact_email=command.contact_email or own, contact_own=True)
 

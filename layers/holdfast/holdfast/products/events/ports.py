@@ -15,7 +15,10 @@ class CheckinCaseItems(Protocol):
 
     def checkin_case_resolve(self, case_id: str, resolution: dict[str, Any], entry: dict[str, Any]) -> bool: ...
 
-    def list_checkin_cases(self) -> list[dict[str, Any]]: ...
+    def list_checkin_cases(self, organizer_id: str | None, limit: int, cursor: str | None
+                           ) -> tuple[list[dict[str, Any]], str | None]:
+        """A page of the organizer's open cases (None: of no organizer) and the next page's cursor;
+        ValueError for a cursor this did not give."""
 
 
 class CheckinCaseStore(CheckinCaseItems, EventReads, Protocol):
@@ -31,7 +34,7 @@ class DoorStore(CheckinCaseItems, BookingSaves, BookingReads, EventBookings, Eve
 
     def list_doors(self, event_id: str) -> list[dict[str, Any]]: ...
 
-    def retire_door(self, event_id: str, door_id: str, at: str) -> None: ...
+    def retire_door(self, event_id: str, door_id: str, at: str, revoked_after_seq: int) -> None: ...
 
     def checkin_put(self, event_id: str, checkin: dict[str, Any]) -> Labelled: ...
 

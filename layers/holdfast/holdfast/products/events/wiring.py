@@ -2,6 +2,8 @@
 importing each only when first asked (like holdfast/wiring.py)."""
 from __future__ import annotations
 
+from typing import Any
+
 from holdfast.config import load_section
 from holdfast.wiring import cached, signing_seed
 
@@ -34,7 +36,10 @@ def doors():
 
     from .services.doors import Doors
 
-    return Doors(store(), system_clock, ticket_keys, events_config().door_clock_skew_seconds)
+    from .adapters.doors_store import DoorSyncStore
+
+    return Doors(store(), system_clock, ticket_keys, events_config().door_clock_skew_seconds,
+                 sync_cursor=DoorSyncStore(store().table, store().client).expected_seq)
 
 
 def apply_door_scan(event_id: str, door_id: str, event: dict, *, at, offline: bool) -> dict:  # noqa: ANN001
@@ -51,6 +56,19 @@ def apply_retired_scan(event_id: str, door_id: str, event: dict, *, at, offline:
 def door_sync(retired: bool = False):
     """The door's sequenced sync; ``retired``: a revoked door's, whose scans are refused with cases."""
     return _door_syncs()[retired]
+
+
+def revoked_door_sync(door: dict[str, Any], event_id: str, door_id: str, scans: list[dict[str, Any]]
+                      ) -> dict[str, Any]:
+    """A revoked door's batch: the scans numbered up to its last number go through its sync (each
+    refused with a case, once per number); the rest are refused without one (``device_revoked``)."""
+    from holdfast.services.checkin_sync import past_revocation
+
+    heard, past = past_revocation(door, scans)
+    answer = door_sync(True).sync(event_id, door_id, heard) if heard else {"expected_seq": None, "results": []}
+    expected = answer["expected_seq"] if heard and answer["expected_seq"] <= max(int(s["seq"]) for s in heard) \
+        else max(int(scan["seq"]) for scan in scans) + 1
+    return {"expected_seq": expected, "results": sorted(answer["results"] + past, key=lambda r: r["seq"])}
 
 
 @cached
@@ -73,4 +91,6 @@ def checkin_cases():
 
     from .services.doors import CheckinCases
 
-    return CheckinCases(store(), system_clock)
+    from holdfast.wiring import organizer_ids
+
+    return CheckinCases(store(), system_clock, organizer_ids)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from holdfast.ports import Catalog, Commits, EventReads, InventoryReads, Labelled, LifecycleStore
+from holdfast.ports import Catalog, Commits, EventBookings, EventReads, InventoryReads, Labelled, LifecycleStore
 
 if TYPE_CHECKING:
     from holdfast.domain.inventory import Granule, Move
@@ -37,7 +37,7 @@ class ParkingLots(Protocol):
     def open_tickets(self, lot_id: str) -> list[dict[str, Any]]: ...
 
 
-class ParkingStore(Catalog, ParkingLots, EventReads, InventoryReads, Protocol):
+class ParkingStore(Catalog, ParkingLots, EventReads, EventBookings, InventoryReads, Protocol):
     """Lots, their gates and subscriptions (products/parking/services/lots.py)."""
 
 
@@ -50,7 +50,10 @@ class GateCaseItems(Protocol):
 
     def gate_case_resolve(self, case_id: str, resolution: dict[str, Any], entry: dict[str, Any]) -> bool: ...
 
-    def list_gate_cases(self) -> list[dict[str, Any]]: ...
+    def list_gate_cases(self, organizer_id: str | None, limit: int, cursor: str | None
+                        ) -> tuple[list[dict[str, Any]], str | None]:
+        """A page of the organizer's open cases (None: of no organizer) and the next page's cursor;
+        ValueError for a cursor this did not give."""
 
 
 class RetiredGateCases(GateCaseItems, Commits, Protocol):

@@ -35,8 +35,10 @@ def parking_keys_if_configured():
 def parking():
     from .services.lots import ParkingService
 
+    from .adapters.gate_sync_store import GateSyncStore
+
     return ParkingService(store(), system_clock, bookings(), settings().default_hold_ttl_seconds, parking_keys,
-                          id_salt())
+                          id_salt(), sync_cursor=GateSyncStore(store().table, store().client).expected_seq)
 
 
 @cached
@@ -63,7 +65,9 @@ def apply_gate_pass(lot_id: str, gate_id: str, event: dict[str, Any], *, at: dat
 def gate_cases():
     from .services.gate_cases import GateCases
 
-    return GateCases(store(), system_clock)
+    from holdfast.wiring import organizer_ids
+
+    return GateCases(store(), system_clock, organizer_ids)
 
 
 @cached

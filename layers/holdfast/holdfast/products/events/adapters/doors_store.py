@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from holdfast.adapters.checkin_cases_store import case_get, case_put, case_resolve, open_cases
+from holdfast.adapters.checkin_cases_store import case_get, case_put, case_resolve, offering_owner, open_cases
 from holdfast.adapters.checkin_passes import pass_item, read_pass
 from holdfast.adapters.checkin_sync_store import SequenceStore
 from holdfast.adapters.codec import Table, _attrs, put_new
@@ -49,14 +49,15 @@ class DoorStore(Table):
         return [{k: v for k, v in door.items() if k not in _KEYS}
                 for door in self._query_prefix(f"DOORS#{event_id}", "DOOR#")]
 
-    def retire_door(self, event_id: str, door_id: str, at: str) -> None:
-        """Mark the door deleted, once (a repeat keeps the first time)."""
+    def retire_door(self, event_id: str, door_id: str, at: str, revoked_after_seq: int) -> None:
+        """Mark the door deleted, once (a repeat keeps the first time), with the last sequence number
+        its sync had recorded then."""
         try:
             self.client.update_item(
                 TableName=self.table, Key=_attrs({"pk": f"DOORS#{event_id}", "sk": f"DOOR#{door_id}"}),
-                UpdateExpression="SET deleted_at = :at",
+                UpdateExpression="SET deleted_at = :at, revoked_after_seq = :seq",
                 ConditionExpression="attribute_exists(pk) AND attribute_not_exists(deleted_at)",
-                ExpressionAttributeValues=_attrs({":at": at}))
+                ExpressionAttributeValues=_attrs({":at": at, ":seq": revoked_after_seq}))
         except self.client.exceptions.ConditionalCheckFailedException:
             pass
 
@@ -85,7 +86,7 @@ class DoorStore(Table):
 
     # ------------------------------------------------------------------------------- cases
     def checkin_case_put(self, case: dict[str, Any]) -> Labelled:
-        return case_put(self, CASES, case)
+        return case_put(self, CASES, case, offering_owner(self, case["event_id"]))
 
     def get_checkin_case(self, case_id: str) -> dict[str, Any] | None:
         return case_get(self, CASES, case_id)
@@ -93,5 +94,6 @@ class DoorStore(Table):
     def checkin_case_resolve(self, case_id: str, resolution: dict[str, Any], entry: dict[str, Any]) -> bool:
         return case_resolve(self, CASES, case_id, resolution, entry)
 
-    def list_checkin_cases(self) -> list[dict[str, Any]]:
-        return open_cases(self, CASES)
+    def list_checkin_cases(self, organizer_id: str | None, limit: int, cursor: str | None
+                           ) -> tuple[list[dict[str, Any]], str | None]:
+        return open_cases(self, CASES, organizer_id, limit, cursor)

@@ -21,14 +21,14 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from holdfast import kinds
 from holdfast.clock import iso
 from holdfast.domain.booking import Booking
 from holdfast.domain.errors import Busy, NotFound, Unauthorized
 from holdfast.domain.organizers import Caller, require_owner
-from holdfast.domain.signatures import TokenInvalid, device_key_matches, new_device
+from holdfast.domain.signatures import TokenInvalid, device_key_matches, new_device, revoked_may_sync
 from holdfast.ports import Change, Clock
 from holdfast.services import checkin_cases, transitions
 from holdfast.services.checkin_cases import CaseDesk, CaseKind
@@ -68,8 +68,11 @@ class Scan:
 
 class Doors:
     def __init__(self, store: DoorStore, clock: Clock, keys: Callable[[], EventKeys],
-                 max_clock_skew_seconds: int = DEFAULT_MAX_CLOCK_SKEW_SECONDS) -> None:
+                 max_clock_skew_seconds: int = DEFAULT_MAX_CLOCK_SKEW_SECONDS,
+                 sync_cursor: Callable[[str, str], int] | None = None) -> None:
         self.store = store
+        #: a door's next expected sequence number (its sync's cursor), kept when the door is revoked
+        self.sync_cursor = sync_cursor
         self.clock = clock
         self.keys = keys
         self.max_clock_skew = timedelta(seconds=max_clock_skew_seconds)
@@ -90,18 +93,21 @@ class Doors:
                 **self.keys().public_key(event_id)}
 
     def delete_door(self, event_id: str, door_id: str, caller: Caller | None = None) -> None:
-        """The door stops: its key answers 401. Its item stays (what it did stays explained); a
-        repeat changes nothing."""
+        """The door stops: its key answers 401 but on its sync, which may still report the scans it
+        made before it heard, for a grace period and up to a number past the last one recorded now
+        (``revoked_after_seq``). Its item stays (what it did stays explained); a repeat changes nothing."""
         self.event(event_id, caller)
         if self.store.get_door(event_id, door_id) is None:
             raise NotFound(f"No door {door_id}.", code="door_not_found")
-        self.store.retire_door(event_id, door_id, iso(self.clock()))
+        recorded = self.sync_cursor(event_id, door_id) - 1 if self.sync_cursor else 0
+        self.store.retire_door(event_id, door_id, iso(self.clock()), recorded)
 
     def door(self, event_id: str, door_id: str, key: str | None, deleted_too: bool = False) -> dict[str, Any]:
         """The door, if ``key`` is its key (401 otherwise, alike for an unknown or deleted door;
-        ``deleted_too``: a revoked door's key still names it, for the sync that reports its last scans)."""
+        ``deleted_too``: a revoked door's key still names it, for the sync that reports its last scans,
+        within the grace after its revocation: ``signatures.revoked_may_sync``)."""
         door = self.store.get_door(event_id, door_id) if key else None
-        if door is None or (door.get("deleted_at") and not deleted_too) \
+        if door is None or (door.get("deleted_at") and not (deleted_too and revoked_may_sync(door, self.clock()))) \
                 or not device_key_matches(door.get("key_sha256"), key):
             raise DoorUnauthorized("The door key is missing or wrong.")
         return door
@@ -272,8 +278,8 @@ def refused_after_pass(event: dict[str, Any], result: dict[str, Any]) -> dict[st
 
 
 class CheckinCases(CaseDesk):
-    def __init__(self, store: CheckinCaseStore, clock: Clock) -> None:
-        super().__init__(store, clock, CaseKind(
+    def __init__(self, store: CheckinCaseStore, clock: Clock, organizers: Callable[[], Iterable[str]] = tuple) -> None:
+        super().__init__(store, clock, organizers=organizers, kind=CaseKind(
             scope_field="event_id", resolutions=RESOLUTIONS, not_found_code="checkin_case_not_found",
             resolved_action="checkin_case_resolved", noun="check-in case", get=store.get_checkin_case,
             resolve_item=store.checkin_case_resolve, listed=store.list_checkin_cases))

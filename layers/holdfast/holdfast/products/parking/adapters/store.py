@@ -21,7 +21,6 @@ the places' move are always one transaction (written with the booking's change w
 """
 from __future__ import annotations
 
-import time
 from typing import Any, Iterable
 
 from botocore.exceptions import ClientError
@@ -29,11 +28,12 @@ from botocore.exceptions import ClientError
 from holdfast.domain.inventory import Granule, Move
 from holdfast.ports import Labelled
 from holdfast.adapters.checkin_passes import pass_item, read_pass
-from holdfast.adapters.checkin_cases_store import case_get, case_put, case_resolve, open_cases
+from holdfast.adapters.checkin_cases_store import case_get, case_put, case_resolve, offering_owner, open_cases
 from holdfast.adapters.codec import Table, _attrs, _code, _plain, put_new
 from holdfast.adapters.granule_claims import granule_claim, group_day_partition
 from holdfast.adapters.personal_data_store import link_put
 from holdfast.adapters.sale_gate import gate_check
+from holdfast.clock import epoch_seconds
 
 OUTBOX_RETENTION_SECONDS = 7 * 86_400
 _KEYS = ("pk", "sk", "gsi1pk", "gsi1sk")
@@ -84,13 +84,13 @@ class ParkingStore(Table):
         return {session.removeprefix("B#") for session in sessions if session.startswith("B#")}
 
     def reservation_summaries(self, booking_ids: list[str]) -> list[dict[str, Any]]:
-        """``booking_id``, ``event_id``, ``status`` and ``kind_details`` of these bookings (those
+        """``booking_id``, ``event_id``, ``status``, ``payment`` and ``kind_details`` of these bookings (those
         that exist), by key, 100 a request, eventually consistent (for a gate's cache)."""
         found: list[dict[str, Any]] = []
         for start in range(0, len(booking_ids), 100):
             pending: dict[str, Any] = {self.table: {
                 "Keys": [_attrs({"pk": f"BOOKING#{booking_id}", "sk": "META"}) for booking_id in booking_ids[start:start + 100]],
-                "ProjectionExpression": "booking_id, event_id, #status, kind_details",
+                "ProjectionExpression": "booking_id, event_id, #status, payment, kind_details",
                 "ExpressionAttributeNames": {"#status": "status"}}}
             while pending:
                 answer = self.client.batch_get_item(RequestItems=pending)
@@ -164,7 +164,7 @@ class ParkingStore(Table):
     def gate_case_put(self, case: dict[str, Any]) -> Labelled:
         """A case for an operator (a pass an offline gate let through that the backend cannot place,
         money that came in beyond what a ticket owed): the core's check-in case under ``GATECASE``."""
-        return case_put(self, CASES, case)
+        return case_put(self, CASES, case, offering_owner(self, case["lot_id"]))
 
     def gate_case_items(self, case: dict[str, Any], booking_id: str | None = None) -> list[Labelled]:
         """The case, and where it copies a reservation's plate (it names the booking, or the
@@ -182,8 +182,9 @@ class ParkingStore(Table):
     def gate_case_resolve(self, case_id: str, resolution: dict[str, Any], entry: dict[str, Any]) -> bool:
         return case_resolve(self, CASES, case_id, resolution, entry)
 
-    def list_gate_cases(self) -> list[dict[str, Any]]:
-        return open_cases(self, CASES)
+    def list_gate_cases(self, organizer_id: str | None, limit: int, cursor: str | None
+                        ) -> tuple[list[dict[str, Any]], str | None]:
+        return open_cases(self, CASES, organizer_id, limit, cursor)
 
     def ticket_open(self, ticket: dict[str, Any]) -> list[Labelled]:
         """The ticket and its plate's open marker, both new (a plate already inside fails ``open``);
@@ -229,7 +230,7 @@ class ParkingStore(Table):
         return ("outbox", put_new(self.table, {
             "pk": f"TICKET#{ticket['ticket_id']}", "sk": "OUTBOX#000001", "ticket_id": ticket["ticket_id"],
             "event_id": ticket["lot_id"], "customer_id": ticket.get("customer_id") or "drive-up",
-            "ttl": int(time.time()) + OUTBOX_RETENTION_SECONDS, **event}))
+            "ttl": int(epoch_seconds()) + OUTBOX_RETENTION_SECONDS, **event}))
 
     # ----------------------------------------------------------------------- exit payments
     def exit_payments(self, ticket_id: str) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ The same resolution again answers the case as it is; another one on a resolved c
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, Callable, Iterable
 
 from holdfast.ports import Clock
 from holdfast.services import checkin_cases
@@ -56,8 +56,8 @@ def shown(case: dict[str, Any]) -> dict[str, Any]:
 
 
 class GateCases(CaseDesk):
-    def __init__(self, store: GateCaseStore, clock: Clock) -> None:
-        super().__init__(store, clock, CaseKind(
+    def __init__(self, store: GateCaseStore, clock: Clock, organizers: Callable[[], Iterable[str]] = tuple) -> None:
+        super().__init__(store, clock, organizers=organizers, kind=CaseKind(
             scope_field="lot_id", resolutions=RESOLUTIONS, not_found_code="gate_case_not_found",
             resolved_action="gate_case_resolved", noun="gate case", get=store.get_gate_case,
             resolve_item=store.gate_case_resolve, listed=store.list_gate_cases, shown=shown))

@@ -217,7 +217,7 @@ class GatePasses:
     def _check_in(self, lot: dict[str, Any], call: Pass, booking: Any, refuse: Callable[..., dict[str, Any]]
                   ) -> dict[str, Any]:
         lot_id, gate_id = lot["event_id"], call.gate_id
-        if str(booking.status) != "CONFIRMED":
+        if not rules.reservation_admits_entry(str(booking.status)):
             reason = "already_inside" if str(booking.status) == CHECKED_IN else "reservation_not_active"
             return refuse(reason, booking_id=booking.booking_id)
         details = booking.kind_details or {}

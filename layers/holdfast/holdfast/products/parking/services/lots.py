@@ -21,9 +21,10 @@ from holdfast.domain.organizers import Caller, require_owner
 from holdfast.ports import Clock, ItemExists, TransientStoreError
 from holdfast.services.bookings import BookingService, HoldResult
 from holdfast.services.listing import publish_offering, shelf_items, shelf_page
-from ..rules import GRANULE, TYPES, ceil_granule, floor_granule, granule_key, normalise_plate
+from ..rules import (GRANULE, TYPES, ceil_granule, floor_granule, granule_key, normalise_plate,
+                     reservation_admits_entry, reservation_voided)
 from ..kind import Parking, space_states
-from holdfast.domain.signatures import device_key_matches, new_device, new_device_key
+from holdfast.domain.signatures import device_key_matches, new_device, new_device_key, revoked_may_sync
 from ..tokens import LotKeys
 from ..commands import CreateLot, CreateSubscription
 from ..ports import ParkingStore
@@ -35,6 +36,9 @@ SUBSCRIPTIONS_TTL_SECONDS = 300
 #: How far ahead a gate's configuration lists confirmed reservations (and how long the gate may
 #: admit their plates offline from that list).
 RESERVATIONS_AHEAD = timedelta(hours=2)
+#: How long a gate may trust the voided reservations it read (answered busy, it admits a token or a
+#: cached reservation only while this list is fresh: gate_controller/offline.py).
+VOIDED_TTL_SECONDS = 60
 
 
 class GateUnauthorized(Unauthorized):
@@ -43,8 +47,11 @@ class GateUnauthorized(Unauthorized):
 
 class ParkingService:
     def __init__(self, store: ParkingStore, clock: Clock, bookings: BookingService, default_hold_ttl_seconds: int,
-                 keys: Callable[[], LotKeys], id_salt: str) -> None:
+                 keys: Callable[[], LotKeys], id_salt: str,
+                 sync_cursor: Callable[[str, str], int] | None = None) -> None:
         self.store = store
+        #: a gate's next expected sequence number (its sync's cursor), kept when the gate is revoked
+        self.sync_cursor = sync_cursor
         self.id_salt = id_salt
         self.clock = clock
         self.bookings = bookings
@@ -158,9 +165,10 @@ class ParkingService:
 
     def gate(self, lot_id: str, gate_id: str, key: str | None, deleted_too: bool = False) -> dict[str, Any]:
         """The gate, if ``key`` is its key (401 otherwise, the same for an unknown or deleted gate;
-        ``deleted_too``: a deleted gate's key still names it, for the sync that reports its passes)."""
+        ``deleted_too``: a deleted gate's key still names it, for the sync that reports its passes,
+        within the grace after its deletion: ``signatures.revoked_may_sync``)."""
         gate = self.store.get_gate(lot_id, gate_id) if key else None
-        if gate is None or (gate.get("deleted_at") and not deleted_too) \
+        if gate is None or (gate.get("deleted_at") and not (deleted_too and revoked_may_sync(gate, self.clock()))) \
                 or not device_key_matches(gate["key_sha256"], key):
             raise GateUnauthorized("The gate key is missing or wrong.")
         return gate
@@ -177,14 +185,17 @@ class ParkingService:
                 **self.keys().public_key(lot_id)}
 
     def delete_gate(self, lot_id: str, gate_id: str, caller: Caller | None = None) -> None:
-        """The gate stops: its key answers 401 everywhere. Its item stays (deleted_at), so what it
-        did stays explained; deleting it again changes nothing."""
+        """The gate stops: its key answers 401 everywhere but its sync, which may still report the
+        passes it made before it heard, for a grace period and up to a number past the last one
+        recorded now (``revoked_after_seq``; retired_gates.py). Its item stays (deleted_at), so what
+        it did stays explained; deleting it again changes nothing."""
         self.lot(lot_id, caller)
         gate = self.store.get_gate(lot_id, gate_id)
         if gate is None:
             raise NotFound(f"No gate {gate_id}.", code="gate_not_found")
         if not gate.get("deleted_at"):
-            self.store.change_gate(lot_id, gate_id, {"deleted_at": iso(self.clock())})
+            recorded = self.sync_cursor(lot_id, gate_id) - 1 if self.sync_cursor else 0
+            self.store.change_gate(lot_id, gate_id, {"deleted_at": iso(self.clock()), "revoked_after_seq": recorded})
 
     def gate_config(self, lot_id: str, gate_id: str, key: str | None) -> dict[str, Any]:
         self.gate(lot_id, gate_id, key)
@@ -197,7 +208,21 @@ class ParkingService:
                 "subscriptions": self.active_subscriptions(lot_id),
                 "subscriptions_valid_until": iso(now + timedelta(seconds=SUBSCRIPTIONS_TTL_SECONDS)),
                 "reservations": self.coming_reservations(lot_id, now, settings.early_entry_minutes),
-                "reservations_valid_until": iso(now + RESERVATIONS_AHEAD)}
+                "reservations_valid_until": iso(now + RESERVATIONS_AHEAD),
+                "voided_reservations": self.voided_reservations(lot_id, now),
+                "voided_valid_until": iso(now + timedelta(seconds=VOIDED_TTL_SECONDS))}
+
+    def voided_reservations(self, lot_id: str, now: datetime) -> list[str]:
+        """The booking ids of the lot's reservations with a payment, whose window has not ended, that admit
+        nobody now (``rules.reservation_voided``): their tokens still verify, so a gate that cannot
+        ask the backend must know to refuse them. One walk of the lot's booking index, as an
+        event's doors do for voided tickets."""
+        moment = iso(now)
+        return sorted(summary["booking_id"] for summary in
+                      self.store.reservation_summaries(sorted(self.store.event_booking_ids(lot_id)))
+                      if summary.get("event_id") == lot_id
+                      and (summary.get("kind_details") or {}).get("to", "") > moment
+                      and reservation_voided(str(summary["status"]), summary.get("payment") is not None))
 
     def coming_reservations(self, lot_id: str, now: datetime, early_entry_minutes: int) -> list[dict[str, str]]:
         """Confirmed reservations whose window (with early entry) meets the next RESERVATIONS_AHEAD,
@@ -225,7 +250,8 @@ class ParkingService:
         found = []
         for booking in self.store.reservation_summaries(sorted(holders)):
             details = booking.get("kind_details") or {}
-            if booking["event_id"] == lot_id and booking["status"] == "CONFIRMED" and details.get("to", "") > iso(now):
+            if booking["event_id"] == lot_id and reservation_admits_entry(str(booking["status"])) \
+                    and details.get("to", "") > iso(now):
                 found.append({"booking_id": booking["booking_id"], "plate": details["plate"],
                               "space_id": details["space_id"], "from": details["from"], "to": details["to"]})
         return sorted(found, key=lambda r: (r["from"], r["booking_id"]))
