@@ -71,7 +71,7 @@ def test_sample_events_parse(path):
     event = load_event(path)
     if "httpMethod" in event:
         parsed = APIGatewayProxyEvent(event)
-        assert parsed.http_method in ("GET", "POST", "DELETE") and parsed.request_context.identity.source_ip
+        assert parsed.http_method in ("GET", "POST", "PATCH", "DELETE") and parsed.request_context.identity.source_ip
     elif event.get("Records", [{}])[0].get("eventSource") == "aws:sqs":
         body = json.loads(next(iter(SQSEvent(event).records)).body)
         if "detail" in body:  # an EventBridge event delivered by the notifications rule

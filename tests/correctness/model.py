@@ -53,6 +53,8 @@ from holdfast.services.catalog import CatalogService
 from holdfast.services.event_cancellation import EventCancellationService
 from holdfast.services.fiscal_settings import FiscalSettingsService
 from holdfast.services.listing import ListingService
+from holdfast.services import transitions
+from holdfast.services.personal_data import PersonalDataService
 from holdfast.services.payments import PaymentOutcomeUnknown, PaymentService
 from holdfast.services.reconciliation import ReconciliationService
 from holdfast.services.resolutions import ResolutionService
@@ -102,6 +104,7 @@ ADMIT_PER_SECOND = 1.0
 TOKEN_TTL = 600
 TOKEN_KEY = b"model-admission-token-key"
 DAY = 24 * 3600
+PSEUDONYM_KEY = b"model-pseudonym-key"
 #: The provider calls a day-long outage fails.
 OUTAGE = ("get_payment", "create_payment", "create_refund", "get_refund", "cancel_payment")
 
@@ -365,6 +368,82 @@ def deterministic_uuids(rng: random.Random) -> Callable[[], None]:
     return undo
 
 
+class ErasureStore:
+    """The store as erasure sees it. On moto the adapter answers everything; the table's fakes
+    have no part for the items beside a booking that carry personal data (adapters/
+    personal_data_store.py, proven on moto and DynamoDB Local by tests/unit/test_personal_data.py),
+    so here those are the customer's markers and the index of ended bookings read from the fake's
+    table, and the side items' erasure is the marker's removal. What the model checks (which
+    booking is erased, when) is decided by the service and written through ``commit`` alike."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.table = getattr(store, "table", None) if not hasattr(store, "erase_booking_records") else None
+
+    def __getattr__(self, name: str) -> Any:
+        if self.table is not None and name in ("erase_booking_records", "erase_customer_notes", "erase_customer_lines",
+                                               "ended_bookings", "customer_bookings"):
+            return getattr(self, f"_fake_{name}")
+        return getattr(self.store, name)
+
+    def _fake_customer_bookings(self, customer_id: str) -> list[str]:
+        return [item["booking_id"] for item in self.table.query(f"CUSTOMER#{customer_id}", prefix="EVENT#")]
+
+    def _fake_ended_bookings(self, before: str, limit: int = 100) -> list[str]:
+        with self.table.lock:
+            found = sorted((item["gsi1sk"], item["booking_id"]) for item in self.table.items.values()
+                           if str(item.get("gsi1pk", "")).startswith("ENDED#") and item["gsi1sk"] < before)
+        return [booking_id for _, booking_id in found[:limit]]
+
+    def _fake_erase_booking_records(self, booking_id: str, customer_id: str, event_id: str,
+                                    last_change: str | None = None) -> None:
+        """What the adapter removes that a later request can tell: the hold's idempotency records,
+        the customer's marker, their finished turn in the event's line and their waiting-room
+        number (a repeat of the hold's key then makes a new hold, as on moto)."""
+        from holdfast.adapters.booking_items import idempotency_pk
+
+        with self.table.lock:
+            for (pk, sk), item in list(self.table.items.items()):
+                if pk == f"BOOKING#{booking_id}" and sk.startswith("JOURNAL#") and item.get("action") == "hold_created":
+                    key = (item.get("ids") or {}).get("idempotency_key")
+                    for system in (False, True):
+                        if key:
+                            self.table.items.pop((idempotency_pk(customer_id, key, system), "booking"), None)
+            self.table.items.pop((f"CUSTOMER#{customer_id}", f"EVENT#{event_id}#BOOKING#{booking_id}"), None)
+            number = self.table.items.get((f"QUEUE#{event_id}#CUST#{customer_id}", "ENTRY"))
+            if number is not None and (last_change is None or int(number.get("joined_at", 0))
+                                       <= int(parse_iso(last_change).timestamp() * 1000)):
+                self.table.items.pop((f"QUEUE#{event_id}#CUST#{customer_id}", "ENTRY"), None)
+            self._fake_turns(customer_id, event_id, leave_waiting=False)
+
+    def _fake_turns(self, customer_id: str, event_id: str, *, leave_waiting: bool) -> bool:
+        from holdfast.adapters.personal_data_store import FINISHED_TURNS, LIVE_OFFERS
+
+        pk = f"WAITLIST#{event_id}"
+        entry = self.table.items.get((pk, f"CUST#{customer_id}"))
+        state = (entry or {}).get("state")
+        if entry is not None and (state in FINISHED_TURNS or leave_waiting and state == "WAITING"):
+            self.table.items.pop((pk, f"CUST#{customer_id}"), None)
+            if state == "WAITING":
+                self.table.items.pop((pk, entry["queue_sk"]), None)
+            entry = None
+        for (p, sk), offer in list(self.table.items.items()):
+            if p == pk and sk.startswith("OFFER#") and offer.get("customer_id") == customer_id \
+                    and offer.get("state") not in LIVE_OFFERS:
+                self.table.items.pop((p, sk), None)
+        return entry is None
+
+    def _fake_erase_customer_notes(self, customer_id: str) -> None:
+        return None   # notifications and addresses: the model sends none
+
+    def _fake_erase_customer_lines(self, customer_id: str) -> None:
+        with self.table.lock:
+            for (pk, sk), joined in list(self.table.items.items()):
+                if pk == f"CUSTOMER#{customer_id}" and sk.startswith("WAITLIST#") \
+                        and self._fake_turns(customer_id, joined["event_id"], leave_waiting=True):
+                    self.table.items.pop((pk, sk), None)
+
+
 #: The customers' verified addresses (the handlers' mail policy gives them to their holds): with
 #: receipts on, a payment needs one (``contact_required`` is tests/unit/test_receipts.py's and the
 #: HTTP suite's; here it would only keep stories from reaching their payments).
@@ -415,6 +494,8 @@ class BookingModel:
         self.listing = ListingService(self.store, self.clock)
         self.orders = OrderService(self.bookings)
         self.cancelled_events: dict[str, set[str]] = {}  # event id -> bookings CONFIRMED when it was cancelled
+        #: event id -> (the bookings there were, the new starts_at) of each move of its start
+        self.starts: dict[str, list[tuple[frozenset[str], str]]] = {}
         self.events: dict[str, str] = {}
         for name, (key, body, _) in self.bodies.items():
             self.events[name] = self.catalog.create_event(self._event_in(body), key, ORGANIZER)["event_id"]
@@ -1320,12 +1401,198 @@ class BookingModel:
                   f"{getattr(error, 'code', None) or view['status']}")
         self.log[f"late_choice:{getattr(error, 'code', None) or view['status']}"] += 1
 
+    # ------------------------------------------- issue 42: facts another feature moves
+
+    def _personal(self, retention_days: int = 90) -> PersonalDataService:
+        """Erasure as functions/customers_api and the retention sweep wire it."""
+        return PersonalDataService(ErasureStore(self.store), self.clock, PSEUDONYM_KEY, retention_days)
+
+    def _live_by_model(self, booking: Any) -> str | None:
+        """Why the booking still needs its customer's data, by the model's own reckoning (read from
+        the offering as it is now, never from the booking's copy), or None: places held, money or
+        a review open, a car inside, or sold for a time still to come."""
+        status = str(booking.status)
+        if status in ("HELD", "PAYMENT_PENDING", "MANUAL_REVIEW", "REFUND_PENDING", "CHECKED_IN"):
+            return status
+        if booking.payment is not None and not booking.settled or booking.review:
+            return "money or review open"
+        if status == "CONFIRMED":
+            granules = booking.places.granules
+            end = max(g.at for g in granules) if granules else \
+                str((self.store.get_event(booking.event_id) or {}).get("starts_at") or "")
+            if end and parse_iso(end) > self.clock():
+                return f"sold until {end}"
+        return None
+
+    def _erasing(self, what: str, erase: Callable[[], Any]) -> Any:
+        """E1: nothing is erased from a booking the model still counts live at that moment."""
+        live = {}
+        for booking_id, _ in self.known:
+            booking = self.store.get_booking(booking_id)
+            if booking is not None and not booking.erased_at:
+                reason = self._live_by_model(booking)
+                if reason:
+                    live[booking_id] = reason
+        result, error = self._call("customer", what, erase)
+        for request, (_, booking_id) in list(self.requests.items()):
+            if getattr(self.store.get_booking(booking_id), "erased_at", None):
+                del self.requests[request]   # its idempotency record went with it: a repeat is a new request
+        for booking_id, reason in live.items():
+            after = self.store.get_booking(booking_id)
+            assert after is None or not after.erased_at, \
+                f"E1 {what} erased booking {booking_id} while it was live ({reason})"
+        return result, error
+
+    def customer_erases(self, d: Draw) -> None:
+        """DELETE /customers/me at any point of a history: 409 bookings_active while any booking of
+        theirs is live, else everything of theirs that has ended is erased."""
+        customer = d.choice(CUSTOMERS)
+        result, error = self._erasing(f"DELETE /customers/me ({customer})", lambda: self._personal().forget(customer))
+        self.note(f"customer_erases {customer}: {result or getattr(error, 'code', None)}")
+        self.log[f"customer_erases:{'erased' if result else getattr(error, 'code', None)}"] += 1
+
+    def retention_sweep(self, d: Draw) -> None:
+        """The retention sweep at any point, with a period of none or one day: every booking whose
+        end (and last change) is that far past is erased, and no other."""
+        days = d.choice([0, 1])
+        counts, _ = self._erasing(f"retention sweep ({days} d)", lambda: self._personal(days).erase_ended())
+        self.note(f"retention_sweep {days}d: {counts}")
+        self.log["retention_sweep"] += 1
+
+    def organizer_moves_start(self, d: Draw) -> None:
+        """PATCH /events/{id} with another starts_at, earlier (to a moment just past or just ahead)
+        or later (a week on), with the hold path's container warm (it keeps its copy of the
+        offering) or cold (it reads it afresh). S1 (check_starts): no hold is made from the start
+        in force at that moment on."""
+        sold = sorted({self.store.get_booking(booking_id).event_id for booking_id, _ in self._bookings_in(
+            {S.CONFIRMED}, where=lambda b: b.event_id in {self.events[n] for n in ("ga", "two_stage", "seats")})})
+        name = d.choice(["ga", "ga", "two_stage", "seats", *(["sold"] * 2 if sold else [])])
+        event_id = d.choice(sold) if name == "sold" else self.events[name]   # one with bookings paid for
+        event = self.store.get_event(event_id) or {}
+        now = self.clock()
+        moved = d.choice(["earlier_past", "earlier_ahead", "later"])
+        new = now - timedelta(seconds=60) if moved == "earlier_past" else now + timedelta(seconds=900) \
+            if moved == "earlier_ahead" else parse_iso(str(event.get("starts_at"))) + timedelta(days=7)
+        warm = d.choice([True, False])
+        if not warm:
+            self.bookings._events.clear()   # a new container: nothing kept
+        result, error = self._call("organizer", "PATCH /events/{id}", lambda: self.listing.update(
+            event_id, {"starts_at": new}, ORGANIZER))
+        if result is not None:
+            self.starts.setdefault(event_id, []).append((frozenset(self.snapshot().bookings), iso(new)))
+            old = parse_iso(str(event.get("starts_at")))
+            if moved == "later" and self.clock() < old and d.choice([False, True]):
+                # past the start it had, when the retention sweep runs (finding 2's story)
+                self.clock.advance((old - self.clock()).total_seconds() + 60)
+                swept, _ = self._erasing("retention sweep past the old start", lambda: self._personal(0).erase_ended())
+                self.note(f"  time passes {iso(old)}; retention sweep -> {swept}")
+        self.note(f"organizer_moves_start {name} {moved} to {iso(new)} ({'warm' if warm else 'cold'}): "
+                  f"{'ok' if result else getattr(error, 'code', None)}")
+        self.log[f"organizer_moves_start:{moved}"] += 1
+
+    def refund_refused(self, d: Draw) -> None:
+        """A confirmed booking is cancelled and the provider refuses its refund for good: the
+        booking goes to an operator, and (check_entry) its tickets admit no one, online or offline."""
+        confirmed = self._bookings_in({S.CONFIRMED}, where=lambda b: not b.places.granules)
+        if not confirmed:
+            self.note("refund_refused: no confirmed booking")
+            return
+        booking_id, customer = d.choice(confirmed)
+        self.provider.fail("create_refund", "refused")
+        result, error = self._call(customer, "POST cancel", lambda: self.customer_cancel(booking_id, customer))
+        self.provider.faults.pop("create_refund", None)
+        after = self.store.get_booking(booking_id)
+        self.note(f"refund_refused {booking_id[:8]}: {getattr(error, 'code', None) or after.status}")
+        self.log[f"refund_refused:{after.status}"] += 1
+
+    def parking_window_begun(self, d: Draw) -> None:
+        """The lot's window has begun (its start plus 1, 16 or 25 minutes) when the driver holds and
+        pays; a sweep then runs (N1: nobody is NO_SHOW before the grace after they could first use it)."""
+        start = parse_iso(PARKING_WINDOW["from"]) + timedelta(minutes=d.choice([16, 25, 1]))   # the grace is 15 min
+        if self.clock() < start:
+            self.clock.advance((start - self.clock()).total_seconds())
+        customer = d.choice(CUSTOMERS)
+        self.counter += 1
+        made, error = self._call(customer, "POST reservations", lambda: self._book(
+            "lot", customer, f"begun-{self.counter}", self._request_body("lot", None)))
+        if made is None:
+            self.note(f"parking_window_begun: {customer} could not reserve ({getattr(error, 'code', None)})")
+            return
+        booking_id = made.booking.booking_id
+        self._remember(booking_id, customer)
+        started, error = self._call(customer, "POST payment", lambda: self.payments.start_payment(
+            booking_id, customer, f"begun-pay-{self.counter}"))
+        payment = self._own_payment(booking_id)
+        if started is not None and payment is not None and payment["status"] == "pending":
+            self.provider.pay(payment["id"], at=iso(self.clock()))
+            self._consume("payment consumer", lambda: self.payments.apply_provider_payment(
+                self.provider.get_payment(payment["id"])))
+        confirmed = self.store.get_booking(booking_id)
+        if confirmed.status is S.CONFIRMED and d.choice([False, True]):
+            # the car enters (the gate's move, as gate_passes.py makes it), and stays past its
+            # window's last half hour, even its end, when the customer may ask to be forgotten
+            self._consume("gate", lambda: transitions.advance(self.store, confirmed, self.clock(), "CHECKED_IN",
+                                                              actor="gate", action="vehicle_entered", decision="entered"))
+            self.clock.advance(d.choice([1800, 3600 + 600]))
+        self._consume("sweeper", self.run_sweep)
+        after = self.store.get_booking(booking_id)
+        self.note(f"parking_window_begun at {iso(self.clock())}: {booking_id[:8]} {after.status}")
+        self.log[f"parking_window_begun:{after.status}"] += 1
+
+    def check_erased(self, snap: Any) -> None:
+        """S1: no booking's hold was made at or after the start its offering had at that moment.
+        N1: no booking became NO_SHOW before its grace had run from when it could first be used
+        (the later of its window's start and its confirmation). V2: a booking that is not
+        CONFIRMED admits no one: its view shows no ticket, and once it had been CONFIRMED (its
+        tickets shown) an offline door's list names each of them."""
+        from holdfast import kinds
+        from holdfast.products.events import tickets
+        from holdfast.products.events.services.doors import Doors
+
+        from holdfast.products.events import start as event_start
+
+        voided: dict[str, set[str]] = {}
+        for event_id, moves in self.starts.items():
+            if getattr(type(kinds.of_event(snap.events[event_id])), "check_time", None) is not event_start.check_time:
+                continue   # a kind that sells past an offering's start (a test kind) is not S1's
+            for booking in snap.of_event(event_id):
+                made = min(snap.journals[booking.booking_id], key=lambda pair: pair[0])[1].at
+                in_force = [moved for before, moved in moves if booking.booking_id not in before]
+                if in_force:
+                    assert made < in_force[-1], \
+                        f"S1 booking {booking.booking_id} held at {made}, after its event's start {in_force[-1]}"
+        for booking in snap.bookings.values():
+            journal = [entry for _, entry in sorted(snap.journals.get(booking.booking_id, []), key=lambda pair: pair[0])]
+            gone = [entry for entry in journal if entry.to_status == "NO_SHOW"]
+            paid = [entry for entry in journal if entry.to_status == "CONFIRMED"]
+            if gone and paid:
+                details = booking.kind_details or {}
+                usable = max(parse_iso(str(details.get("from") or paid[0].at)), parse_iso(paid[0].at))
+                settings = (snap.events.get(booking.event_id) or {}).get("settings") or {}
+                grace = timedelta(seconds=int(settings.get("no_show_grace_seconds", 900)))   # the lot's
+                assert parse_iso(gone[0].at) >= usable + grace, \
+                    f"N1 booking {booking.booking_id} NO_SHOW at {gone[0].at}, paid at {paid[0].at}: before its grace"
+            if booking.places.granules or str(booking.status) == "CONFIRMED":
+                continue
+            assert not tickets.view(booking, lambda: None), \
+                f"V2 booking {booking.booking_id} is {booking.status} and still shows tickets"
+            if paid:   # its tickets were shown once (a hold never confirmed showed none)
+                if booking.event_id not in voided:   # what GET .../doors/{id}/config lists, as the door service reads it
+                    voided[booking.event_id] = set(Doors(self.store, self.clock, lambda: None)
+                                                   .voided_tickets(booking.event_id))
+                kept = {tid for tid, _ in tickets.places(booking)} - voided[booking.event_id]
+                assert not kept, f"V2 booking {booking.booking_id} is {booking.status}: an offline door would " \
+                    f"admit its tickets {sorted(kept)}"
+
     def customer_reads_booking(self, d: Draw) -> None:
         """GET /bookings/{id} as its customer: never shows an operator's note (finding 12)."""
         if not self.known:
             return
         booking_id, customer = d.choice(self._bookings_in(where=lambda b: b.version > 1) or self.known)
         view, error = self._call(customer, "GET booking", lambda: self.bookings.view(booking_id, customer))
+        if error is not None and getattr(self.store.get_booking(booking_id), "erased_at", None):
+            self.note(f"customer reads {booking_id[:8]} -> erased at their request: {error.code}")
+            return   # erased: it names them no more
         assert error is None, f"R4 the customer cannot read their booking {booking_id}: {error!r}"
         text = json.dumps(view, default=str)
         leaked = [note for note in self.notes if note in text]
@@ -1737,6 +2004,7 @@ class BookingModel:
         check_money(snap, self.provider, settled=False)
         self.check_cancelled_events(settled=False)
         self.check_voids(snap)
+        self.check_erased(snap)
         self.check_receipts(snap)
 
     def table_digest(self) -> str:
@@ -1802,6 +2070,7 @@ class BookingModel:
         self.check_cancelled_events(settled=True)
         self.check_admission(snap)
         self.check_voids(snap, settled=True)
+        self.check_erased(snap)
         self.check_receipts(snap)
 
 
@@ -1818,6 +2087,10 @@ OPERATIONS: dict[str, int] = {
     "organizer_cancels_event": 1, "cancellation_job_runs": 1, "other_organizer_intrudes": 1,
     "customer_queues": 1, "time_paid_late": 1, "clock_to_slot_start": 1, "late_choice_after_cancel": 1,
     "race_for_places": 1, "organizer_sets_fiscal": 1, "service_rendered": 2, "place_order": 2,
+    # issue 42: erasure and the retention sweep at any point, a start moved either way (warm and cold
+    # containers), a refund refused after a cancel, a parking window begun before the hold
+    "customer_erases": 1, "retention_sweep": 1, "organizer_moves_start": 1, "refund_refused": 1,
+    "parking_window_begun": 1,
 }
 
 

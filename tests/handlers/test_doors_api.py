@@ -246,3 +246,21 @@ def test_a_synced_scan_dated_ahead_of_the_server_clock_fails_for_good_with_a_cas
         [("pass_time_in_future", tickets[0]["ticket_id"], main["door_id"])]
     # online, the scan is the server's own time: the ticket the case names is admitted once
     assert scan(event["event_id"], main, "m-now", tickets[0]["token"])[1]["admitted"] is True
+
+
+def test_a_cancelled_booking_whose_refund_is_refused_admits_no_one_online_or_offline(tickets_env):
+    """Issue 42, finding 5: a refund the provider refuses moves the cancelled booking to MANUAL_REVIEW,
+    which the doors' hand-written voided set did not name, so an offline door admitted its tickets.
+    One rule (domain/entry_rights.py) now answers the online door, the config's list and the view."""
+    event = create_event("night-refused", capacity=5)
+    main = door(event["event_id"])
+    booking_id, tickets = paid_tickets(tickets_env, event["event_id"], 2, "k-refused")
+    tickets_env.fail("create_refund", "refused")
+    status, cancelled = call("bookings_api", _cancel(booking_id))
+    assert status == 200, cancelled
+    status, seen = view(booking_id)
+    assert seen["status"] == "MANUAL_REVIEW" and "tickets" not in seen, seen
+    status, config = request("GET", f"/events/{event['event_id']}/doors/{main['door_id']}/config",
+                             headers={"X-Door-Key": main["door_key"]})
+    assert status == 200 and config["voided_tickets"] == sorted(t["ticket_id"] for t in tickets)
+    assert scan(event["event_id"], main, "r-1", tickets[0]["token"])[1]["reason"] == "ticket_void"

@@ -291,3 +291,21 @@ def test_a_reservation_nobody_used_becomes_no_show_by_the_timer_and_frees_the_sp
     back = api.wait_status(refundable["booking_id"], other, "REFUNDED")        # the policy refunds the no-show
     assert [e["action"] for e in back["journal"] if e["actor"] == "timer"][0] == "no_show_refund"
     assert back["payment"]["refund"]["status"] == "succeeded"
+
+
+def test_a_window_begun_before_it_is_paid_is_not_a_no_show_at_the_next_sweep(api, sandbox, system):
+    """Issue 42, finding 4: the no-show timer was the window's start plus the grace; a window begun
+    at the current half hour with the grace already run out when it was paid became NO_SHOW at the
+    next sweep, money kept. The timer counts from the payment when that is later."""
+    start, end = now_window()
+    begun = (datetime.now(timezone.utc) - datetime.fromisoformat(start)).total_seconds()
+    if begun < 15:
+        pytest.skip("the half hour began a moment ago: the old timer would not be past yet")
+    grace = int(begun) - 10    # from + grace: ten seconds ago, before the payment
+    lot = create_lot(api, spaces=[{"space_id": "R1", "type": "REGULAR"}], no_show_grace_seconds=grace)
+    who = customer()
+    held = reserve(api, lot["lot_id"], "REGULAR", start, end, who=who).json()
+    confirmed = paid(api, sandbox, held, who)
+    system["stack"].invoke("SweepDueFunction", {"detail-type": "Scheduled Event", "source": "aws.events"})
+    assert api.booking(held["booking_id"], who)["status"] == "CONFIRMED"
+    assert confirmed["status"] == "CONFIRMED"

@@ -90,3 +90,44 @@ def test_an_erased_customer_leaves_the_lines_they_wait_in(api, system):
     line = _partition(system, f"WAITLIST#{event['event_id']}")
     assert not any(who in repr(item) or EMAIL in repr(item) for item in line), "the line names them no more"
     assert _partition(system, f"CUSTOMER#{who}") == []
+
+
+def test_a_car_inside_is_not_erased_and_leaves_by_its_ticket(api, sandbox, system):
+    """Issue 42, finding 1: a checked-in reservation whose last half hour has begun (here a window of
+    one half hour, begun at the current one) answered 204 to DELETE /customers/me, and every exit
+    of the car then answered 500. Checked in is live until the car has left."""
+    from tests.integration.test_parking_flow import create_lot, gate, now_window, paid, pass_, reserve
+
+    lot = create_lot(api, spaces=[{"space_id": "R1", "type": "REGULAR"}])
+    gate_, who = gate(api, lot["lot_id"]), customer()
+    held = reserve(api, lot["lot_id"], "REGULAR", *now_window(hours=0.5), who=who, plate="E042KX77").json()
+    token = paid(api, sandbox, held, who)["entry_token"]
+    entered = pass_(api, lot["lot_id"], gate_, "entry", event_id="in-1", token=token)
+    assert entered["gate_open"] is True
+    refused = api.request("DELETE", "/customers/me", customer=who)
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["error"]["details"]["bookings"] == [held["booking_id"]]
+    page = api.request("GET", f"/lots/{lot['lot_id']}/tickets/{entered['ticket_id']}/exit-payment")
+    assert page.status_code < 500, page.text
+    left = pass_(api, lot["lot_id"], gate_, "exit", event_id="out-1", ticket_id=entered["ticket_id"])
+    assert "exit_granted" in left
+
+
+def test_a_postponed_event_keeps_its_bookings_after_its_old_start(api, sandbox, system):
+    """Issue 42, finding 2: after PATCH of a later start, DELETE /customers/me answered 204 once the
+    old start had passed and took the customer's confirmed booking for the event months ahead."""
+    from datetime import datetime, timedelta, timezone
+
+    old_start = (datetime.now(timezone.utc) + timedelta(seconds=25)).replace(microsecond=0)
+    event = api.create_event(starts_at=old_start.isoformat().replace("+00:00", "Z"))
+    who = customer()
+    booking_id = api.book(event["event_id"], who, {"quantity": 1, "contact_email": EMAIL}).json()["booking_id"]
+    sandbox.pay(api.pay(booking_id, who).json()["payment_id"])
+    api.wait_status(booking_id, who, "CONFIRMED")
+    moved = api.request("PATCH", f"/events/{event['event_id']}", organizer=True,
+                        json={"starts_at": (old_start + timedelta(days=120)).isoformat().replace("+00:00", "Z")})
+    assert moved.status_code == 200, moved.text
+    time.sleep(max(0.0, (old_start - datetime.now(timezone.utc)).total_seconds()) + 0.5)   # past the old start
+    refused = api.request("DELETE", "/customers/me", customer=who)
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["error"]["details"]["bookings"] == [booking_id]

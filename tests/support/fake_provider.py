@@ -43,6 +43,8 @@ class FakeProvider:
         fault = self._fault(operation)
         if fault == "before":
             raise ProviderOutcomeUnknown(f"injected before {operation}")
+        if fault == "refused":   # the provider answers no, for good (a refund it will not make)
+            raise ProviderRejected("forbidden", f"injected refusal of {operation}", 403)
         if key in self.keys:
             stored_request, answer = self.keys[key]
             if stored_request != request:

@@ -136,7 +136,7 @@ class FakeBookingStore(_Fake):
                   always, lambda _: {"booking_id": booking.booking_id, "created_at": booking.created_at}),
             Write("event_index", (event_index_pk(booking.event_id, booking.booking_id), booking.booking_id),
                   always, lambda _: {"booking_id": booking.booking_id}),
-            self._gate(booking.event_id, booking.booking_id),
+            self._gate(booking.event_id, booking.booking_id, change.offering_version),
             Write("expiry_bucket", (shard_pk(bucket, shard_of(booking.booking_id)), booking.booking_id),
                   always, lambda _: expiry),
             *self._opened(change.items),
@@ -243,9 +243,13 @@ class FakeBookingStore(_Fake):
                      lambda _: item)
 
     @staticmethod
-    def _gate(event_id: str, booking_id: str) -> Write:
-        return Write(GATE, _key(gate_key(event_id, gate_shard(booking_id))),
-                     lambda item: item is None or "cancelled_at" not in item, _unchanged)
+    def _gate(event_id: str, booking_id: str, offering_version: int | None = None) -> Write:
+        def open_(item: Item | None) -> bool:
+            if item is None:
+                return True
+            moved = offering_version is not None and int(item.get("terms_version", 0)) > offering_version
+            return "cancelled_at" not in item and not moved
+        return Write(GATE, _key(gate_key(event_id, gate_shard(booking_id))), open_, _unchanged)
 
     def _claims(self, event_id: str, booking_id: str, places: Places, move: Move) -> list[Write]:
         writes = []
@@ -292,7 +296,7 @@ class FakeBookingStore(_Fake):
 
     # ------------------------------------------------------------------- events and catalog
 
-    def get_event(self, event_id: str) -> dict[str, Any] | None:
+    def get_event(self, event_id: str, consistent: bool = False) -> dict[str, Any] | None:
         self.table.check_fault("get_event")
         return self.table.get(f"EVENT#{event_id}", "META")
 
@@ -341,9 +345,10 @@ class FakeBookingStore(_Fake):
 
     def update_event_listing(self, event_id: str, expected_version: int, changes: dict[str, Any],
                              drop_index: list[tuple[str, str]], put_index: list[dict[str, Any]],
-                             outbox: dict[str, Any] | None = None) -> None:
+                             outbox: dict[str, Any] | None = None, terms_version: int | None = None) -> None:
         """adapters/offerings_store.py's: the event's fields, its index items and its announcement
-        in one transaction, on the ``catalog_version`` read (a missing one counts as 0)."""
+        in one transaction, on the ``catalog_version`` read (a missing one counts as 0); with
+        ``terms_version``, every sale gate shard's too."""
         self.table.check_fault("update_event_listing")
         event_pk = f"EVENT#{event_id}"
 
@@ -358,6 +363,9 @@ class FakeBookingStore(_Fake):
                    for pk, sk in drop_index if (pk, sk) not in put_keys]
         writes += [Write(f"put:{item['pk']}/{item['sk']}", (item["pk"], item["sk"]), always,
                          lambda _, item=item: dict(item)) for item in put_index]
+        if terms_version is not None:
+            writes += [Write(f"{GATE}:{shard:02d}", _key(gate_key(event_id, shard)), always,
+                             _set({"terms_version": terms_version, "event_id": event_id})) for shard in range(GATE_SHARDS)]
         if outbox is not None:
             announcement = {"ttl": int(time.time()) + OUTBOX_RETENTION_SECONDS, **outbox}
             writes.append(Write("outbox", (event_pk, f"OUTBOX#{int(outbox['version']):06d}"), always,

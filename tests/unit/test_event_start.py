@@ -110,3 +110,34 @@ def test_a_late_payment_is_judged_by_the_start_as_it_is_now_not_as_it_was_at_the
     after = bookings.store.get_booking(booking.booking_id)
     assert after.status is BookingStatus.CONFIRMED
     assert parse_iso(after.ends_at) == parse_iso(STARTS) + timedelta(days=1)   # the end it is kept by moves too
+
+
+@pytest.mark.on_moto("the sale gate's check is a conditional write")
+def test_a_warm_container_sells_by_the_start_as_it_is_now(catalog, bookings, store, clock):
+    """Issue 42, finding 3: the hold path keeps the offering for the container's life; after PATCH
+    of its start, a warm container refused every hold as ``event_started`` (moved later) or kept
+    selling (moved earlier). The sale gate checks the copy's version in the hold's transaction."""
+    event = catalog.create_event(event_request(starts_at=STARTS, capacity=4))
+    hold(bookings, event, "ann", "k-1")                   # the container now keeps the offering
+    listing = ListingService(store, clock)
+    listing.update(event["event_id"], {"starts_at": parse_iso(STARTS) + timedelta(days=1)})
+    started(clock, 60)                                    # past the old start, a day before the new one
+    assert hold(bookings, event, "bob", "k-2").booking.status is BookingStatus.HELD
+    listing.update(event["event_id"], {"starts_at": parse_iso(STARTS)})   # back to the old one, now past
+    with pytest.raises(Conflict) as refused:
+        hold(bookings, event, "cid", "k-3")
+    assert refused.value.code == "event_started"
+
+
+def test_a_hold_of_a_cancelled_event_is_not_paid_for(catalog, bookings, payments, store, clock):
+    """Issue 42, finding 7: start_payment did not refuse a hold of a cancelled event, so a customer
+    paid for places the cancellation job was about to release."""
+    from holdfast.services.event_cancellation import EventCancellationService
+
+    event = catalog.create_event(event_request(starts_at=STARTS, capacity=4))
+    held = hold(bookings, event, "ann", "k-1").booking
+    EventCancellationService(store, clock, None).cancel(event["event_id"], "c-1", "the hall flooded")
+    with pytest.raises(Conflict) as refused:
+        payments.start_payment(held.booking_id, "ann", "p-1")
+    assert refused.value.code == "event_cancelled"
+    assert store.get_booking(held.booking_id).payment is None

@@ -246,3 +246,11 @@ def test_a_repeat_is_known_by_its_record_before_anything_is_rendered(log, monkey
     monkeypatch.setattr(notifications, "compose", no_render)
     assert notify(log, detail(), sender, gate=gate()) is False
     assert len(sender.sent) == 1
+
+
+def test_a_hold_of_a_cancelled_event_is_not_reminded_to_pay(log):
+    """Issue 42, finding 7: the expiry tick reminded the holds of a cancelled event to pay."""
+    log.table.items[("EVENT#e-1", "META")] = {"pk": "EVENT#e-1", "sk": "META", "event_id": "e-1",
+                                              "cancelled_at": "2030-01-01T11:00:00.000Z"}
+    assert notify(log, detail(type="booking.hold_expiring")) is False
+    assert not log.notification_recorded("ann@example.com", "b-1#reminder")

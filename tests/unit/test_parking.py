@@ -6,6 +6,7 @@ NO_SHOW timer."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from holdfast.clock import iso
 
 import pytest
 
@@ -489,11 +490,13 @@ def test_a_minute_window_is_what_the_pass_the_no_show_timer_and_a_late_payment_g
     lot = make_lot(parking, spaces=[{"space_id": "R1", "type": "REGULAR"}])
     booking = reserve(parking, lot, "REGULAR", "10:10", "11:40")
     assert booking.amount.text == "200.00"   # 90 minutes: two started hours
-    assert booking.kind_details["timer_at"] == f"{DAY}T10:25:00.000Z"   # from + 15 minutes, not the granule's 10:15
+    assert booking.kind_details["timer_from"] == f"{DAY}T10:10:00.000Z"   # the window's start, not the granule's 10:00
     parking_kind = kinds.named("parking")
     assert not parking_kind.ended(booking, datetime.fromisoformat(f"{DAY}T11:39:00+00:00"))
     assert parking_kind.ended(booking, datetime.fromisoformat(f"{DAY}T11:40:00+00:00"))   # its granule runs to 12:00
     confirm(payments, provider, booking)
+    # paid before its window: from + 15 minutes, not the granule's 10:15
+    assert store.get_booking(booking.booking_id).kind_details["timer_at"] == f"{DAY}T10:25:00.000Z"
     token = parking.bookings.view(booking.booking_id, "alice")["entry_token"]
     payload = verify(token, unb64(lot["public_key"]["public_key"]), lot["lot_id"])
     assert (payload["from"], payload["to"]) == (f"{DAY}T10:10:00.000Z", f"{DAY}T11:40:00.000Z")
@@ -535,6 +538,21 @@ def test_the_view_says_what_a_cancellation_now_gives_back_and_the_cancellation_d
     for name, b in booked.items():
         done = view_bookings.cancel(b.booking_id, name, refund=payments.cancel_confirmed)
         assert (done.status in ("REFUND_PENDING", "REFUNDED")) is views[name]["cancel_refund"], name
+
+
+def test_a_window_begun_before_it_is_paid_counts_its_no_show_from_the_payment(parking, payments, provider, clock,
+                                                                               store, bookings):
+    """Issue 42, finding 4: the no-show timer was the window's start plus the grace, already past
+    when a window begun at the current half hour was paid; the next sweep made it NO_SHOW and kept
+    the money. It counts from the later of the window's start and the confirmation."""
+    lot = make_lot(parking, spaces=[{"space_id": "R1", "type": "REGULAR"}])   # 900 s of grace
+    clock.now = datetime.fromisoformat(f"{DAY}T10:20:00+00:00")
+    booking = reserve(parking, lot, "REGULAR", "10:00", "12:00")
+    clock.now = datetime.fromisoformat(f"{DAY}T10:28:00+00:00")
+    confirm(payments, provider, booking)
+    paid = store.get_booking(booking.booking_id)
+    assert paid.timer == (f"{DAY}T10:43:00.000Z", "NO_SHOW")   # paid at 10:28, 15 minutes to arrive
+    assert paid.due_at > iso(clock())
 
 
 def test_a_gates_configuration_lists_paid_reservations_that_no_longer_admit_as_voided(

@@ -137,6 +137,9 @@ class Change:
     items: tuple[Labelled, ...] = ()
     idempotency: IdempotencyRecord | None = None
     hold_limit: int | None = None
+    #: A new hold: the version of the offering it decided on (the sale gate refuses it, SalesStopped,
+    #: once the offering's terms moved past it).
+    offering_version: int | None = None
 
 
 # ======================================================================================= time
@@ -150,7 +153,7 @@ class Clock(Protocol):
 # ==================================================================================== storage
 
 class EventReads(Protocol):
-    def get_event(self, event_id: str) -> dict[str, Any] | None: ...
+    def get_event(self, event_id: str, consistent: bool = False) -> dict[str, Any] | None: ...
 
     def event_cancelled(self, event_id: str) -> bool:
         """A strongly consistent look at the cancellation flag alone (never a cached event)."""
@@ -257,7 +260,7 @@ class Catalog(Protocol):
     def put_event(self, event: dict[str, Any], pool_sizes: list[int] | None, unit_ids: list[str] | None,
                   fingerprint: str) -> None: ...
 
-    def get_event(self, event_id: str) -> dict[str, Any] | None: ...
+    def get_event(self, event_id: str, consistent: bool = False) -> dict[str, Any] | None: ...
 
     def query_listing(self, pk: str, lower: str, upper: str, limit: int, start: dict[str, str] | None,
                       one_request: bool = False) -> tuple[list[dict[str, Any]], bool]: ...
@@ -267,7 +270,7 @@ class Catalog(Protocol):
 
     def update_event_listing(self, event_id: str, expected_version: int, changes: dict[str, Any],
                              drop_index: list[tuple[str, str]], put_index: list[dict[str, Any]],
-                             outbox: dict[str, Any] | None = None) -> None: ...
+                             outbox: dict[str, Any] | None = None, terms_version: int | None = None) -> None: ...
 
 
 class CatalogStore(Catalog, InventoryReads, Protocol):
@@ -348,7 +351,7 @@ class MessageReads(Protocol):
 
     def get_booking(self, booking_id: str) -> Booking | None: ...
 
-    def get_event(self, event_id: str) -> dict[str, Any] | None: ...
+    def get_event(self, event_id: str, consistent: bool = False) -> dict[str, Any] | None: ...
 
     def message_reads(self, booking_ids: list[str], event_ids: list[str], notes: list[tuple[str, str]]
                       ) -> tuple[dict[str, Booking], dict[str, dict[str, Any]], set[tuple[str, str]]]:
@@ -371,7 +374,8 @@ class PersonalData(Protocol):
 
     def list_notifications(self, customer_id: str) -> list[dict[str, Any]]: ...
 
-    def erase_booking_records(self, booking_id: str, customer_id: str, event_id: str) -> None: ...
+    def erase_booking_records(self, booking_id: str, customer_id: str, event_id: str,
+                              last_change: str | None = None) -> None: ...
 
     def erase_customer_notes(self, customer_id: str) -> None: ...
 

@@ -158,3 +158,20 @@ def test_an_erased_customer_is_named_by_no_item_of_the_table(backend, ids):
     assert (f"MAIL#{address_key(email)}", "SUPPRESSED") in kept                # no customer's: it outlives them
     # a repeat finds nothing left to change
     assert PersonalDataService(store, lambda: LATER, b"k" * 32).forget(customer) == {"erased": 0}
+
+
+def test_erasing_an_old_ended_hold_keeps_the_waiting_room_number_taken_since(backend, ids):
+    """Issue 42, finding 7: the retention sweep erasing an old hold of an event deleted the
+    customer's current number in that event's waiting room, taken after the hold had ended."""
+    if backend.name == "fake":
+        pytest.skip("the in-memory fake has no erasure (adapters/personal_data_store.py)")
+    store, customer, event = backend.store, ids("cust"), ids("event")
+    offering(store, event, pools=[4])
+    held = booking(ids("b-old"), event, counted(1), customer=customer)
+    store.commit(hold(held, f"{customer}-k"))
+    store.commit(step(held, BookingStatus.EXPIRED, Move.RELEASE))
+    taken_later = int(LATER.timestamp() * 1000) - 60_000        # a minute before the sweep, long after the hold
+    assert backend.surge.put_entry(event, customer, 7, taken_later, None)
+    assert PersonalDataService(store, lambda: LATER, b"k" * 32, retention_days=1).erase_ended()["erased"] == 1
+    number = store.db._get(f"QUEUE#{event}#CUST#{customer}", "ENTRY")
+    assert number is not None and int(number["seq"]) == 7

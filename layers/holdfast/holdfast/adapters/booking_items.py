@@ -11,7 +11,7 @@ from ..domain.booking import Booking, Payment, PaymentMode
 from ..domain.inventory import places_from, stored_places
 from ..domain.money import Money
 from ..domain import lifecycle
-from ..domain.personal_data import ended_at
+from ..domain.personal_data import ended_at, with_current_end
 from ..domain.statuses import BookingStatus
 from .codec import _int
 
@@ -63,6 +63,9 @@ def booking_item(booking: Booking) -> dict[str, Any]:
         item["kind_details"] = dict(booking.kind_details)
     if booking.counted_hold and booking.holds_places:
         item["counted_hold"] = True
+    # a slot's or window's end follows its places (a conflict case's alternative moves them);
+    # an event's is the start it was last judged by (services read it from the offering)
+    booking = with_current_end(booking, booking.ends_at or "")
     if booking.ends_at:
         item["ends_at"] = booking.ends_at
     if booking.erased_at:

@@ -92,7 +92,7 @@ class BookingRecords:
             event_index_put(self.db.table, booking.event_id, booking.booking_id),
             # A cancellation closes every gate shard in its own transaction: this hold commits
             # before it (and is in the index above for the job) or not at all.
-            gate_check(self.db.table, booking.event_id, booking.booking_id),
+            gate_check(self.db.table, booking.event_id, booking.booking_id, change.offering_version),
             # The hold's place in its expiry bucket, which one execution per bucket walks.
             expiry_index_put(self.db.table, booking.event_id, booking.booking_id, booking.hold_expires_at),
             *change.items,

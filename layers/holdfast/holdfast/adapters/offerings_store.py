@@ -15,6 +15,10 @@ from typing import Any
 from ..ports import StaleBooking, TransientStoreError
 from ..clock import epoch_seconds
 from .codec import Table, _attrs, _plain
+from .sale_gate import move_terms
+
+#: DynamoDB's TransactWriteItems limit.
+MAX_TRANSACTION_ITEMS = 100
 
 OUTBOX_RETENTION_SECONDS = 7 * 24 * 3600
 
@@ -33,8 +37,8 @@ class OfferingStore:
 
         create_event(self.db, event, pool_sizes, unit_ids, fingerprint)
 
-    def get_event(self, event_id: str) -> dict[str, Any] | None:
-        return self.db._get(f"EVENT#{event_id}", "META", consistent=False)
+    def get_event(self, event_id: str, consistent: bool = False) -> dict[str, Any] | None:
+        return self.db._get(f"EVENT#{event_id}", "META", consistent=consistent)
 
     def owned_offerings(self, organizer_id: str) -> list[dict[str, Any]]:
         """Every offering (event, service, lot) the organizer created, whole (``META``), newest
@@ -46,10 +50,19 @@ class OfferingStore:
 
     def update_event_listing(self, event_id: str, expected_version: int, changes: dict[str, Any],
                              drop_index: list[tuple[str, str]], put_index: list[dict[str, Any]],
-                             outbox: dict[str, Any] | None = None) -> None:
+                             outbox: dict[str, Any] | None = None, terms_version: int | None = None) -> None:
         """Change the event's descriptive fields and its index items in one transaction,
         conditioned on the event's ``catalog_version`` (absent counts as 0); with ``outbox``, the
-        change's announcement (``EVENT#<id>``/``OUTBOX#<version>``, streamed to the relay) too."""
+        change's announcement (``EVENT#<id>``/``OUTBOX#<version>``, streamed to the relay) too; with
+        ``terms_version`` (what a hold decides on changed), every sale gate shard's, so no hold on
+        an older copy of the offering commits after this one (adapters/sale_gate.py).
+
+        The shards, the event and its announcement always share one transaction. The index items
+        join them while all fit in DynamoDB's 100 actions; a change of start of a published event
+        with many search words moves up to 88 index items, and those then follow in a second
+        transaction of their own: the listing is read eventually consistent, and should that second
+        write fail (TransientStoreError after its retries) the listing shows the old start until
+        ``holdfast.search_reindex`` rebuilds the event's items; what is sold is never wrong."""
         names = {f"#f{i}": key for i, key in enumerate(changes)}
         values = {f":v{i}": value for i, value in enumerate(changes.values())}
         values[":expected"] = expected_version
@@ -71,12 +84,20 @@ class OfferingStore:
             items.append(("outbox", {"Put": {"TableName": self.db.table, "Item": _attrs({
                 "pk": f"EVENT#{event_id}", "sk": f"OUTBOX#{int(outbox['version']):06d}",
                 "ttl": int(epoch_seconds()) + OUTBOX_RETENTION_SECONDS, **outbox})}}))
+        later: list = []
+        if terms_version is not None:
+            shards = move_terms(self.db.table, event_id, terms_version)
+            if len(items) + len(shards) > MAX_TRANSACTION_ITEMS:
+                later = [item for item in items if item[0].startswith(("drop:", "put:"))]
+                items = [item for item in items if not item[0].startswith(("drop:", "put:"))]
+            items += shards
         cancelled = self.db._transact(items)
-        if cancelled is None:
-            return
-        if cancelled.failed("event"):
-            raise StaleBooking(event_id)
-        raise TransientStoreError("transaction conflict")
+        if cancelled is not None:
+            if cancelled.failed("event"):
+                raise StaleBooking(event_id)
+            raise TransientStoreError("transaction conflict")
+        if later and self.db._transact(later) is not None:
+            raise TransientStoreError("the listing's index items of a changed start")
 
     def query_listing(self, pk: str, lower: str, upper: str, limit: int, start: dict[str, str] | None,
                       one_request: bool = False) -> tuple[list[dict[str, Any]], bool]:

@@ -30,6 +30,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from ..clock import parse_iso
 from ..domain.booking import JournalEntry
 from ..domain.personal_data import erased_copy, erased_entry
 from ..ports import Labelled
@@ -75,9 +76,12 @@ class PersonalDataRecords:
         """Every booking the customer made that still names them (each hold writes the marker)."""
         return [item["booking_id"] for item in self.db._query_prefix(f"CUSTOMER#{customer_id}", "EVENT#")]
 
-    def erase_booking_records(self, booking_id: str, customer_id: str, event_id: str) -> None:
+    def erase_booking_records(self, booking_id: str, customer_id: str, event_id: str,
+                              last_change: str | None = None) -> None:
         """The booking's journal without personal fields, its outbox events, the customer's marker
-        and notifications for it gone. Repeatable: a second run finds nothing left to change."""
+        and notifications for it gone; their number in the event's waiting room too, unless they
+        took it after the booking's ``last_change`` (a later visit's: theirs now). Repeatable: a
+        second run finds nothing left to change."""
         for item in self.db._query_prefix(f"BOOKING#{booking_id}", ""):
             if item["sk"].startswith("JOURNAL#"):
                 hold_key = (item.get("ids") or {}).get("idempotency_key")
@@ -97,7 +101,7 @@ class PersonalDataRecords:
             elif item["sk"].startswith(LINK):
                 self._erase_copy(item["linked_pk"], item["linked_sk"])
         self._erase_turns(customer_id, event_id, leave_waiting=False)
-        self._delete(f"QUEUE#{event_id}#CUST#{customer_id}", "ENTRY")
+        self._delete_queue_number(event_id, customer_id, last_change)
         self._delete(f"CUSTOMER#{customer_id}", f"EVENT#{event_id}#BOOKING#{booking_id}")
         try:
             # a counter above zero belongs to a live hold of the same event: it stays until that one ends
@@ -165,6 +169,20 @@ class PersonalDataRecords:
             if offer.get("customer_id") == customer_id and offer.get("state") not in LIVE_OFFERS:
                 self._delete(pk, offer["sk"])
         return entry is None
+
+    def _delete_queue_number(self, event_id: str, customer_id: str, last_change: str | None) -> None:
+        key = _attrs({"pk": f"QUEUE#{event_id}#CUST#{customer_id}", "sk": "ENTRY"})
+        if last_change is None:
+            self.db.client.delete_item(TableName=self.db.table, Key=key)
+            return
+        until = int(parse_iso(last_change).timestamp() * 1000)
+        try:
+            self.db.client.delete_item(TableName=self.db.table, Key=key,
+                                       ConditionExpression="attribute_not_exists(joined_at) OR joined_at <= :until",
+                                       ExpressionAttributeValues=_attrs({":until": until}))
+        except ClientError as exc:
+            if _code(exc) != "ConditionalCheckFailedException":
+                raise
 
     def _delete(self, pk: str, sk: str) -> Any:
         return self.db.client.delete_item(TableName=self.db.table, Key=_attrs({"pk": pk, "sk": sk}))

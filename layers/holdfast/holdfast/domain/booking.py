@@ -1,8 +1,8 @@
 """The booking aggregate, its journal, and the pure decision of what a provider payment means for it."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -113,6 +113,18 @@ class Booking:
     ends_at: str | None = None
     #: When its personal fields were erased (domain/personal_data.py); set once, never cleared.
     erased_at: str | None = None
+
+    def confirmed(self, at: datetime) -> "Booking":
+        """The booking as it enters CONFIRMED at ``at``: a kind's timer that counts from when the
+        booking could first be used (``timer_from``, e.g. a parking window's start, plus
+        ``timer_grace_seconds``) is set from the later of that and ``at``, in the write that
+        confirms it; a window already begun when it was paid is not over the moment it is paid."""
+        details = self.kind_details or {}
+        if not details.get("timer_from") or not details.get("timer_state"):
+            return self
+        start = max(parse_iso(str(details["timer_from"])), at)
+        due = start + timedelta(seconds=int(details.get("timer_grace_seconds") or 0))
+        return replace(self, kind_details={**details, "timer_at": iso(due)})
 
     @property
     def timer(self) -> tuple[str, str] | None:

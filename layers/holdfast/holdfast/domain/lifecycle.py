@@ -36,6 +36,9 @@ class ExtraState:
     #: Entering it means the sale's service is rendered (parking: the car left; a no-show whose
     #: money is kept): the settlement receipt is owed then, not at the offering's start.
     renders: bool = False
+    #: The customer is using the places now (a car parked inside): the booking is live whatever
+    #: the clock says of its window, until a move out of this state (the car left).
+    in_use: bool = False
 
 
 #: status -> (declaring kind, state)
@@ -137,6 +140,12 @@ def occupies(status: str) -> bool:
     """Whether a booking in ``status`` keeps its places sold (built-in or declared)."""
     state = declared(status)
     return state.places == "sold" if state else status in SOLD
+
+
+def in_use(status: str) -> bool:
+    """Whether a booking in ``status`` is being used right now (a declared state's ``in_use``)."""
+    state = declared(status)
+    return bool(state and state.in_use)
 
 
 def given_up_into_kind_state(booking) -> bool:  # noqa: ANN001 - a Booking (domain/booking.py imports this module)

@@ -27,6 +27,12 @@ _FIELDS: dict[str, tuple[Any, Any]] = {
 }
 
 
+#: What of an offering a hold decides on that an organizer may change after it is created (PATCH
+#: /events/{id}): changing one moves the offering's terms version, which every hold's transaction
+#: checks (adapters/sale_gate.py), so a container's copy of the offering never sells on old terms.
+HOLD_TERMS = frozenset({"starts_at"})
+
+
 def _typed(name: str, cast: Any, value: Any) -> Any:
     if value is None or isinstance(value, cast) and not (cast is int and isinstance(value, bool)):
         return value
@@ -56,6 +62,11 @@ class Offering:
     settings: Any = None
     #: Stored fields this class does not name (created_at, catalog_version, ...), kept as stored.
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def version(self) -> int:
+        """The catalog version this copy was read at (every change of the offering moves it)."""
+        return int(self.extra.get("catalog_version") or 0)
 
     @classmethod
     def of(cls, item: Mapping[str, Any], settings: Any = None) -> "Offering":

@@ -57,13 +57,16 @@ def _sold(status: BookingStatus) -> bool:
 
 def ended_at(booking: Booking) -> str | None:
     """When the booking stopped needing its customer's data, or None while it may still need it
-    (places held, money unsettled, a review open, a timer pending, already erased).
+    (places held, money unsettled, a review open, a timer pending, in use, already erased).
 
     A booking that sold its places ended with its event, slot or window (``ends_at``), or with its
     last change when that came later; one whose places were released ended with that change. A sold
     booking that does not know its end (written before ``ends_at`` existed) has none."""
     if booking.erased_at or booking.holds_places or not booking.settled or booking.review \
-            or booking.status is BookingStatus.MANUAL_REVIEW or booking.due_at is not None:
+            or booking.status is BookingStatus.MANUAL_REVIEW or booking.due_at is not None \
+            or lifecycle.in_use(booking.status):
+        # in use (a car inside): its window's end says nothing of when the car leaves, and the
+        # exit still needs what names it (the plate on its ticket)
         return None
     if not _sold(booking.status):
         return booking.updated_at
@@ -99,6 +102,16 @@ def erased_copy(item: dict) -> dict:
     address and every kind's declared details. What it says about money, places and times stays."""
     personal = PERSONAL_IDS.union(*_DECLARED.values())
     return {name: value for name, value in item.items() if name not in personal}
+
+
+def with_current_end(booking: Booking, starts_at: str) -> Booking:
+    """The booking with the end its places and its offering's start as it is now (``starts_at``)
+    give it. The end is never a fact of its own: a slot or a window ends with its last granule
+    (which a conflict case's alternative moves with the places), an event with its start (which
+    the organizer may move). The stored ``ends_at`` only places the booking in the index of ended
+    bookings; every decision on whether a booking has ended reads the end through here."""
+    end = places_end(booking.places, starts_at) or booking.ends_at
+    return booking if end == booking.ends_at else replace(booking, ends_at=end)
 
 
 def places_end(places: Places, starts_at: str) -> str | None:

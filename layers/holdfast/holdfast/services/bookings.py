@@ -145,9 +145,15 @@ class BookingService:
                 replay = self._seen_replay(reads, seen)
                 if replay is not None:
                     return replay
-                if reads.extra(seen.gate) is not None:
+                gate = reads.extra(seen.gate) or {}
+                if "cancelled_at" in gate:
                     self._snapshots.cancelled.add(event_id)
                     raise EventCancelled(event_id) from None
+                if int(gate.get("terms_version") or 0) > event.version:
+                    # refused on terms the organizer has changed since (a start moved later):
+                    # the shard read with the refusal says so; decide again on the offering as it is
+                    event = self._event(event_id, fresh=True)
+                    continue
                 raise
             if reads.extras_read():   # the kind's read brought them: a repeat needs no transaction
                 replay = self._seen_replay(reads, seen)
@@ -177,7 +183,7 @@ class BookingService:
             try:
                 self.store.commit(Change(after=booking, journal=journal, outbox={
                     "type": outbox_type, "at": iso(now), "hold_expires_at": booking.hold_expires_at, **(extra or {}),
-                }, idempotency=record, hold_limit=limit))
+                }, idempotency=record, hold_limit=limit, offering_version=event.version))
             except HoldLimitReached:
                 raise Conflict(f"You already hold places in {limit} booking(s) for this event; pay for or cancel "
                                "one first.", code="hold_limit_reached", limit=limit) from None
@@ -187,6 +193,12 @@ class BookingService:
                     raise RequestInProgress() from None
                 return replay
             except SalesStopped:
+                fresh = self._event(event_id, fresh=True)
+                if fresh.version > event.version:
+                    # the organizer changed what a hold decides on (its start) since this copy was
+                    # read: decide again on the offering as it is now
+                    event = fresh
+                    continue
                 self._snapshots.cancelled.add(event_id)
                 replay = self._replay(customer_id, idempotency_key, fingerprint, system_key)
                 if replay is not None:
@@ -248,15 +260,17 @@ class BookingService:
         except Exception:  # noqa: BLE001 - the hold stands; the due-hold sweeper expires it instead
             logger.exception("could not start the hold's expiry bucket", extra={"booking_id": booking.booking_id})
 
-    def _event(self, event_id: str) -> Offering:
-        """The offering as a hold needs it. What a hold reads of it (kind, price, limits, hold
-        time, payment mode) never changes once created, so a container reads it once; its
-        cancellation is not taken from here but enforced by the hold's transaction."""
+    def _event(self, event_id: str, fresh: bool = False) -> Offering:
+        """The offering as a hold needs it, kept by the container. What a hold reads of it that an
+        organizer may change (its start: domain/offering.py ``HOLD_TERMS``) is not trusted from
+        here: the hold's transaction checks the copy's version at the sale gate, as it checks the
+        cancellation, and a refused hold reads it again (``fresh``)."""
         cached = self._events.get(event_id)
         now = time.monotonic()
-        if cached and (self._event_cache_seconds is None or now - cached[0] < self._event_cache_seconds):
+        if cached and not fresh and (self._event_cache_seconds is None or now - cached[0] < self._event_cache_seconds):
             return cached[1]
-        item = self.store.get_event(event_id)
+        # refused at the sale gate: read what refused it (a strongly consistent read, rare)
+        item = self.store.get_event(event_id, consistent=True) if fresh else self.store.get_event(event_id)
         if item is None:
             raise NotFound(f"No event {event_id}.", code="event_not_found")
         event = kinds.offering(item)

@@ -21,6 +21,7 @@ from ..domain.search import EventSearch
 from ..domain.event_changes import announced_changes, refund_window
 from ..domain.errors import InvalidRequest, NotFound, TooBusy
 from ..domain.inventory import natural_key
+from ..domain.offering import HOLD_TERMS
 from ..domain.organizers import Caller, require_owner
 from ..ports import Catalog, Clock, Listing, StaleBooking, TransientStoreError
 from . import transitions
@@ -83,8 +84,11 @@ class ListingService:
                       "name": event["name"], "changes": announced,
                       **({"change_refund_until": changes["change_refund_until"]}
                          if "change_refund_until" in changes else {})} if announced else None
+            # what a hold decides on changed: every container's copy of the offering is refused
+            # by the sale gate from this commit on, and read again (adapters/sale_gate.py)
+            terms = version + 1 if HOLD_TERMS & changes.keys() else None
             self.store.update_event_listing(event_id, version, {**changes, "catalog_version": version + 1}, drop, put,
-                                            outbox=outbox)
+                                            outbox=outbox, terms_version=terms)
             return self.view(after)
 
         return transitions.decide_again(lambda: self._read(event_id, caller), write, attempts=UPDATE_ATTEMPTS,

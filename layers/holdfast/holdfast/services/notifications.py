@@ -59,6 +59,10 @@ def notify(store: NotificationStore, detail: dict[str, Any], sender: EmailSender
     # between two deliveries racing past this check.
     if store.notification_recorded(customer, dedup):
         return False
+    if kind == "booking.hold_expiring" and (store.get_event(str(detail.get("event_id") or "")) or {}).get("cancelled_at"):
+        # its event was cancelled: the cancellation job releases the hold and nothing is paid for
+        # it (start_payment refuses), so nobody is asked to pay (a batch read the offering already)
+        return False
     # the record keeps the subject and the text; HTML and files only for a message that may go out
     message = compose(store, detail, site, html=to is not None)
     subject, body = message.subject, message.text

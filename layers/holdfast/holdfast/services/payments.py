@@ -13,9 +13,9 @@ from typing import Any, Callable
 
 from ..clock import iso, parse_iso
 from ..domain.booking import Booking, Payment, PaymentMode, Verdict, judge_payment, paid_before
-from ..domain.errors import Busy, Conflict, PaymentProviderUnavailable, RequestInProgress
+from ..domain.errors import Busy, Conflict, EventCancelled, PaymentProviderUnavailable, RequestInProgress
 from ..domain.inventory import Move, Places
-from ..domain.personal_data import places_end
+from ..domain.personal_data import with_current_end
 from ..domain.statuses import BookingStatus
 from ..faults import crash_point
 from ..observability import logger
@@ -105,6 +105,9 @@ class PaymentService:
             if booking.status is BookingStatus.HELD:
                 if now >= parse_iso(booking.hold_expires_at):
                     raise Conflict("The hold has lapsed; book again.", code="hold_expired")
+                if self.store.event_cancelled(booking.event_id):
+                    # cancelled while held: the cancellation job releases the hold; nothing is paid for it
+                    raise EventCancelled(booking.event_id)
                 address = {"contact_email": contact_email} if contact_email and not booking.contact_email else {}
                 receipt = self.receipts.sale_record(replace(booking, **address))   # ContactRequired: nothing stored
                 return transitions.apply(
@@ -313,12 +316,11 @@ class PaymentService:
         return self.apply_provider_payment(captured, actor)
 
     def _end_as_it_is_now(self, booking: Booking) -> Booking:
-        """The booking with the end its offering gives it now. A booking keeps the end it was sold
-        for (``ends_at``: an event's start), and the organizer may have moved the event since; a
-        late payment is judged by the start as it is, and the outcome is written with that end."""
-        event = self.store.get_event(booking.event_id)
-        end = places_end(booking.places, str(event.get("starts_at") or "")) if event else None
-        return booking if end is None or end == booking.ends_at else replace(booking, ends_at=end)
+        """The booking with the end its offering gives it now (domain ``with_current_end``): the
+        organizer may have moved the event since it was sold; a late payment, an operator's
+        confirm, are judged by the start as it is, and the outcome is written with that end."""
+        event = None if booking.places.granules else self.store.get_event(booking.event_id)
+        return with_current_end(booking, str((event or {}).get("starts_at") or ""))
 
     def _late_payment(self, booking: Booking, paid: dict[str, Any], actor: str, seen: Payment) -> str:
         """A payment that succeeded (or was authorised) after the booking's places were released."""
@@ -375,4 +377,4 @@ class PaymentService:
     def replan(self, booking: Booking) -> Places | None:
         """Places for a late payment, as the booking's inventory kind re-plans them now (or None:
         gone, or their time has passed)."""
-        return kinds.of_booking(booking).replan(self.store, booking, now=self.clock())
+        return kinds.of_booking(booking).replan(self.store, self._end_as_it_is_now(booking), now=self.clock())

@@ -22,9 +22,11 @@ from .. import kinds
 from ..clock import iso
 from ..domain.booking import Booking, JournalEntry
 from ..domain.errors import Conflict
-from ..domain.personal_data import DEFAULT_RETENTION_DAYS, ended_at, erased, places_end
+from ..domain.journal import customer_view
+from ..domain.personal_data import DEFAULT_RETENTION_DAYS, ended_at, erased, with_current_end
 from ..observability import logger
 from ..ports import Change, Clock, PersonalDataStore, StaleBooking
+from .booking_views import resolution_view
 from .transitions import decide_again
 
 ERASE_ATTEMPTS = 3
@@ -59,14 +61,18 @@ class PersonalDataService:
                             attempts=ERASE_ATTEMPTS, exhausted=StaleBooking(booking_id), gone=lambda: False)
 
     def _read(self, booking_id: str) -> Booking | None:
-        booking = self.store.get_booking(booking_id)
-        return self._with_end(booking) if booking is not None else None
+        return self.store.get_booking(booking_id)
 
-    def _erase(self, booking: Booking, ended_by: str) -> bool:
+    def _erase(self, stored: Booking, ended_by: str) -> bool:
+        booking = self._with_end(stored)
         ended = ended_at(booking)
         if ended is None or ended > ended_by:
+            if ended is not None and booking.ends_at != stored.ends_at:
+                # its event moved later: the index of ended bookings moves it to its new end, out
+                # of the sweep's way until then, rather than have every sweep read it again
+                self._reindex(stored, booking)
             return False
-        self.store.erase_booking_records(booking.booking_id, booking.customer_id, booking.event_id)
+        self.store.erase_booking_records(booking.booking_id, booking.customer_id, booking.event_id, booking.updated_at)
         now = iso(self.clock())
         after = erased(booking, self.key, now, kinds.of_booking(booking).personal_details)
         entry = JournalEntry(at=now, action="personal_data_erased", actor="system", from_status=booking.status.value,
@@ -82,12 +88,19 @@ class PersonalDataService:
                       key=lambda booking: (booking.created_at, booking.booking_id))
 
     def _with_end(self, booking: Booking) -> Booking:
-        """A booking written before ``ends_at`` existed, with the end its places or event give: else
-        a sold one would count as live for ever and its customer could never have it erased."""
-        if booking.ends_at:
-            return booking
+        """The booking with the end its places or its event give it now (domain
+        ``with_current_end``): an event the organizer moved later is not over at its old start,
+        and a booking written before ``ends_at`` existed gets one too."""
         event = None if booking.places.granules else self.store.get_event(booking.event_id)
-        return replace(booking, ends_at=places_end(booking.places, str((event or {}).get("starts_at") or "")))
+        return with_current_end(booking, str((event or {}).get("starts_at") or ""))
+
+    def _reindex(self, stored: Booking, booking: Booking) -> None:
+        now = iso(self.clock())
+        after = replace(booking, version=stored.version + 1)
+        entry = JournalEntry(at=now, action="end_moved", actor="system", from_status=booking.status.value,
+                             to_status=booking.status.value, decision=f"ends {booking.ends_at}",
+                             ids={"booking_id": booking.booking_id})
+        self.store.commit(Change(before=stored, after=after, journal=entry))
 
     def export(self, customer_id: str) -> dict[str, Any]:
         """Every booking that still names the customer, with its whole journal and the personal
@@ -99,8 +112,11 @@ class PersonalDataService:
                 "booking_id": booking.booking_id, "event_id": booking.event_id, "status": booking.status.value,
                 "created_at": booking.created_at, "updated_at": booking.updated_at, "ends_at": booking.ends_at,
                 "amount": booking.amount.as_dict(), "contact_email": booking.contact_email,
-                "details": booking.kind_details or {}, "resolution": booking.resolution,
-                "payment": _payment(booking), "journal": [entry.as_dict() for entry in journal],
+                # what the booking's own view shows of its case and its journal: an operator's
+                # name, key and notes and the internal checks stay out (domain/journal.py)
+                "details": booking.kind_details or {},
+                "resolution": resolution_view(booking) if booking.resolution else None,
+                "payment": _payment(booking), "journal": customer_view(journal),
             })
         notes = [{key: value for key, value in note.items() if key not in ("pk", "sk")}
                  for note in self.store.list_notifications(customer_id)]

@@ -48,6 +48,8 @@ def apply(store: BookingSaves, booking: Booking, now, *, status: BookingStatus |
     after = replace(booking, status=target, version=booking.version + 1, updated_at=at, **changes)
     if places is not None:
         after = replace(after, places=places)
+    if target is BookingStatus.CONFIRMED and booking.status is not BookingStatus.CONFIRMED:
+        after = after.confirmed(now)
     entry = JournalEntry(
         at=at, action=action, actor=actor, from_status=booking.status.value, to_status=target.value,
         decision=decision, ids={"booking_id": booking.booking_id, **(ids or {})},

@@ -7,22 +7,22 @@ key (the core's scoped key of purpose ``holdfast-event-key``, docs/doors.md):
 
   payload = {"v": 1, "kid", "ev": event_id, "bk": booking_id, "tk": ticket_id, "seat": seat_id or null}
 
-A ticket is valid while its booking is CONFIRMED: leaving it (cancelled, refunded, the event
-cancelled) voids every ticket of the booking.
+Whether a ticket admits is the core's one rule (domain/entry_rights.py): its booking CONFIRMED and
+the ticket not voided on its own; the door, its configuration's void list and the booking view all
+ask it.
 """
 from __future__ import annotations
 
 import uuid
 from typing import Any, Callable
 
+from holdfast.domain import entry_rights
 from holdfast.domain.booking import Booking
 from holdfast.domain.signatures import ScopedKeys, TokenInvalid, verify
 from holdfast.kinds.base import Kind
 
 PURPOSE = "holdfast-event-key"
 NAMESPACE = uuid.UUID("4b0e1c55-9a7f-4f0d-8c2e-6d31a8e07f12")
-#: Statuses a ticket admits in.
-VALID = ("CONFIRMED",)
 
 
 class EventKeys(ScopedKeys):
@@ -43,8 +43,14 @@ def places(booking: Booking) -> list[tuple[str, str | None]]:
     return [(ticket_id(booking.booking_id, n), seat) for n, seat in enumerate(seats, start=1)]
 
 
-def admits(booking: Booking) -> bool:
-    return str(booking.status) in VALID
+def admits(booking: Booking, ticket: str | None = None) -> bool:
+    """Whether ``ticket`` (any ticket of the booking, when None) admits now (domain/entry_rights.py)."""
+    return entry_rights.admits(booking, ticket)
+
+
+def revoked(booking: Booking) -> list[str]:
+    """The booking's tickets an offline door must refuse (domain/entry_rights.py ``revoked``)."""
+    return entry_rights.revoked(booking, [tid for tid, _ in places(booking)])
 
 
 def checked_in(booking: Booking) -> int:
@@ -59,7 +65,7 @@ def view(booking: Booking, credentials: Callable[[], EventKeys] | None) -> dict[
     keys = credentials()
     return {"tickets": [{"ticket_id": tid, "seat_id": seat,
                          "token": keys.ticket_token(booking.event_id, booking.booking_id, tid, seat)}
-                        for tid, seat in places(booking)]}
+                        for tid, seat in places(booking) if admits(booking, tid)]}
 
 
 def by_id(booking: Booking, credentials: Callable[[], EventKeys] | None) -> dict[str, str]:

@@ -43,7 +43,8 @@ class Parking(Kind):
     label = "parking_spaces"
     personal_details = ("plate", "permit")
     extra_states = (
-        ExtraState(CHECKED_IN, frozenset({"CONFIRMED"}), frozenset({"gate"}), "sold", "vehicle.entered"),
+        ExtraState(CHECKED_IN, frozenset({"CONFIRMED"}), frozenset({"gate"}), "sold", "vehicle.entered",
+                   in_use=True),   # the car is inside: live until it leaves, whatever its window says
         ExtraState(COMPLETED, frozenset({CHECKED_IN}), frozenset({"gate"}), "available", "vehicle.exited",
                    renders=True),
         # a no-show keeps its money only: a refunded one goes to REFUND_PENDING instead (refund_on_timer)
@@ -117,11 +118,13 @@ class Parking(Kind):
     def booking_details(self, event: Any, wanted: dict[str, Any], places: Places) -> dict[str, Any]:
         settings = self.settings(event)
         space_id = places.granules[0].resource_id.split("|", 1)[1]
-        no_show_at = parse_iso(wanted["from"]) + timedelta(seconds=settings.no_show_grace_seconds)
+        # the no-show timer counts from when the reservation can first be used: the later of its
+        # window's start and its confirmation (Booking.confirmed sets timer_at as it is paid)
         return {"plate": wanted["plate"], "vehicle_type": wanted["vehicle_type"], "permit": wanted["permit"],
                 "space_id": space_id, "space_type": settings.by_id()[space_id].type,
                 "from": wanted["from"], "to": wanted["to"],
-                "timer_at": iso(no_show_at), "timer_state": NO_SHOW}
+                "timer_from": wanted["from"], "timer_grace_seconds": settings.no_show_grace_seconds,
+                "timer_state": NO_SHOW}
 
     def cancel_without_refund(self, event: Any, booking: Booking, now: datetime) -> str | None:
         until = self.refund_until(event, booking)
@@ -152,6 +155,8 @@ class Parking(Kind):
         """The entry pass, signed with the lot's key, once the reservation is paid and until the car has left."""
         if str(booking.status) not in ("CONFIRMED", CHECKED_IN) or credentials is None:
             return None
+        if booking.erased_at or not (booking.kind_details or {}).get("plate"):
+            return None   # erased: the pass named its plate, and a message composed late must not fail on it
         return credentials().entry_token(booking.event_id, booking.booking_id, booking.kind_details or {})
 
     def hold_price(self, event: Any, places: Places, wanted: dict[str, Any]) -> Money:

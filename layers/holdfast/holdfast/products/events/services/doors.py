@@ -46,7 +46,6 @@ NAMING_FIELDS = ("token",)
 CASE_NAMESPACE = uuid.UUID("6e2f9b41-0d3a-4c6e-9f85-1a7b3c5d2e90")
 RESOLUTIONS = {"checkin": ("acknowledged", "dismissed")}
 #: Statuses of a booking whose tickets were issued and are void now (a door refuses them offline).
-VOIDED = ("CANCELLED", "REFUND_PENDING", "REFUNDED")
 #: How long a door may trust the voided list it read before reading it again.
 VOIDED_TTL_SECONDS = 60
 
@@ -128,10 +127,10 @@ class Doors:
                            "refuse_voided": True}}
 
     def voided_tickets(self, event_id: str) -> list[str]:
-        """Every ticket of the event's bookings that left CONFIRMED (one walk of the event's index)."""
+        """Every ticket of the event's bookings that no longer admits (domain/entry_rights.py
+        ``revoked``; one walk of the event's index)."""
         bookings = self.store.get_bookings(sorted(self.store.event_booking_ids(event_id)))
-        return sorted(tid for booking in bookings if str(booking.status) in VOIDED and booking.payment is not None
-                      for tid, _ in tickets.places(booking))
+        return sorted(tid for booking in bookings for tid in tickets.revoked(booking))
 
     # ------------------------------------------------------------------------------ scans
     def scan(self, event_id: str, door_id: str, event: dict[str, Any], *, at: datetime, offline: bool,
@@ -179,7 +178,7 @@ class Doors:
                               door_id=first["door_id"])
             return self._refuse(call, "already_checked_in", answer, case_reason="double_checkin",
                                 booking_id=booking.booking_id)
-        if not tickets.admits(booking):
+        if not tickets.admits(booking, ticket_id):
             return self._refuse(call, "ticket_void", _refused("ticket_void", **known), booking_id=booking.booking_id)
         return self._admit(call, booking, ticket_id, seat)
 

@@ -202,18 +202,29 @@ class ParkingStore(Table):
         values = {":closed": "CLOSED", ":open": "OPEN", ":at": exited_at, ":charge": charge}
         if unpaid is not None:
             values[":unpaid"] = unpaid
-        return [
+        items: list[Labelled] = [
             ("ticket", {"Update": {
                 "TableName": self.table, "Key": _attrs({"pk": f"TICKET#{ticket['ticket_id']}", "sk": "META"}),
                 "UpdateExpression": "SET #status = :closed, exited_at = :at, charge = :charge"
                                     + (", unpaid = :unpaid" if unpaid is not None else ""),
                 "ConditionExpression": "#status = :open", "ExpressionAttributeNames": {"#status": "status"},
                 "ExpressionAttributeValues": _attrs(values)}}),
-            ("open", {"Delete": {
-                "TableName": self.table, "Key": _attrs({"pk": f"LOT#{ticket['lot_id']}", "sk": f"OPEN#{ticket['plate']}"}),
-                "ConditionExpression": "ticket_id = :ticket",
-                "ExpressionAttributeValues": _attrs({":ticket": ticket["ticket_id"]})}}),
         ]
+        open_sk = self._open_sk(ticket)
+        if open_sk is not None:
+            items.append(("open", {"Delete": {
+                "TableName": self.table, "Key": _attrs({"pk": f"LOT#{ticket['lot_id']}", "sk": open_sk}),
+                "ConditionExpression": "ticket_id = :ticket",
+                "ExpressionAttributeValues": _attrs({":ticket": ticket["ticket_id"]})}}))
+        return items
+
+    def _open_sk(self, ticket: dict[str, Any]) -> str | None:
+        """The sort key of the ticket's OPEN item: by its plate, or, for a ticket whose plate was
+        erased (written before erasure waited for the car to leave), found by its id."""
+        if ticket.get("plate"):
+            return f"OPEN#{ticket['plate']}"
+        found = [item["sk"] for item in self.open_tickets(ticket["lot_id"]) if item.get("ticket_id") == ticket["ticket_id"]]
+        return found[0] if found else None
 
     def ticket_outbox(self, ticket: dict[str, Any], event: dict[str, Any]) -> Labelled:
         return ("outbox", put_new(self.table, {

@@ -211,7 +211,7 @@ class ExitPayments:
                 record = next(r for r in self.store.exit_payments(ticket_id) if r["number"] == record["number"])
         state = "pending" if record["state"] in PENDING else record["state"]
         return {"lot": {"lot_id": lot["event_id"], "name": lot.get("name")}, "ticket_id": ticket_id,
-                "plate": ticket["plate"], "space_id": ticket["space_id"], "entered_at": ticket["entered_at"],
+                "plate": ticket.get("plate"), "space_id": ticket["space_id"], "entered_at": ticket["entered_at"],
                 "charged_until": record.get("charged_until"), "exited_at": ticket.get("exited_at"),
                 "amount": {"value": record["amount"], "currency": record["currency"]}, "state": state,
                 # a later payment asked for more (the stay went on): the gate shows that one's link
@@ -250,7 +250,7 @@ def record_provider_payment(store: ExitPaymentStore, clock: Clock, paid: dict[st
             # or sets it against what the ticket left unpaid
             items += store.gate_case_items(new_case(
                 case_id(ticket["lot_id"], "payment", payment_id), "payment", ticket["lot_id"], "paid_after_exit",
-                iso(clock()), "provider", ticket_id=ticket_id, plate=ticket["plate"], payment_id=payment_id,
+                iso(clock()), "provider", ticket_id=ticket_id, plate=ticket.get("plate"), payment_id=payment_id,
                 amount={"value": record["amount"], "currency": record["currency"]},
                 unpaid={"value": ticket["unpaid"], "currency": record["currency"]} if ticket.get("unpaid") else None),
                 ticket.get("booking_id"))

@@ -47,6 +47,9 @@ ATTEMPTS = 3
 #: What a drive-up car is taken for: a plate camera cannot tell a vehicle's size.
 DRIVE_UP_VEHICLE = "REGULAR"
 #: How a pass names its car; a repeat of an id must name it the same way (fields both carry).
+#: What reading a record that lacks a field it should have raises: a defect, never a busy store or
+#: an absent provider (those are resent by the gate).
+UNREADABLE_RECORD = (KeyError, TypeError, AttributeError, IndexError)
 NAMING_FIELDS = ("token", "plate", "ticket_id", "local_ticket_id", "booking_id")
 #: How a gate controller's local ticket id begins (gate_controller/offline.py).
 LOCAL_TICKET_PREFIX = "L-"
@@ -98,9 +101,19 @@ class GatePasses:
             ahead = dated_ahead(at, self.clock(), self.max_clock_skew) if offline else None
             if ahead is not None:
                 return self._from_the_future(this, event, direction, ahead)
-            if direction == "entry":
-                return self._entry(lot, this, event)
-            return self._exit(lot, this, event)
+            try:
+                if direction == "entry":
+                    return self._entry(lot, this, event)
+                return self._exit(lot, this, event)
+            except UNREADABLE_RECORD:
+                if not offline:
+                    raise
+                # A pass the gate already let through whose records this code cannot read (a
+                # field gone that it expected): a case for an operator, recorded like any refusal,
+                # so the gate's later passes are applied instead of waiting behind it for ever.
+                logger.exception("an offline pass could not be applied", extra={
+                    "lot_id": lot_id, "gate_id": gate_id, "pass_id": call.event_id})
+                return self._refuser(this, _named(event), direction)("pass_not_applicable")
 
         def busy() -> dict[str, Any]:
             done = read()
@@ -208,6 +221,8 @@ class GatePasses:
             reason = "already_inside" if str(booking.status) == CHECKED_IN else "reservation_not_active"
             return refuse(reason, booking_id=booking.booking_id)
         details = booking.kind_details or {}
+        if booking.erased_at or not details.get("plate"):
+            return refuse("reservation_not_active", booking_id=booking.booking_id)   # ended and erased
         if self.store.open_ticket_of(lot_id, details["plate"]) is not None:
             return refuse("already_inside", booking_id=booking.booking_id, plate=details["plate"])
         settings = Parking.settings(lot)
@@ -252,7 +267,7 @@ class GatePasses:
                                                                    "event_id": call.event_id,
                                                                    "ticket_id": ticket["ticket_id"]})
             return self._refuse_exit(call, "ticket_closed", {**_named(event), "ticket_id": ticket["ticket_id"],
-                                                             "plate": ticket["plate"]})
+                                                             "plate": ticket.get("plate")})
         currency = lot["currency"]
         hourly = Money.parse(settings.hourly, currency)
         cap = Money.parse(settings.daily_cap, currency) if settings.daily_cap else None
@@ -272,7 +287,7 @@ class GatePasses:
             # with what it left unpaid, and a case goes to an operator
             answer = _owed(Money(due, currency), None)
             case = self._case(call, "exit", "payment_required", ticket_id=ticket["ticket_id"],
-                              plate=ticket["plate"], booking_id=ticket.get("booking_id"),
+                              plate=ticket.get("plate"), booking_id=ticket.get("booking_id"),
                               amount_due=answer["amount_due"])
             answer["conflict"] = checkin_cases.conflict_of(case)
             extra += self.store.gate_case_items(case)
@@ -282,7 +297,7 @@ class GatePasses:
             if over > 0:   # exit payments beyond the charge: an operator gives the rest back
                 extra += self.store.gate_case_items(gate_cases.new_case(
                     gate_cases.case_id(lot_id, "overpaid", ticket["ticket_id"]), "payment", lot_id, "exit_overpaid",
-                    iso(self.clock()), "gate", ticket_id=ticket["ticket_id"], plate=ticket["plate"],
+                    iso(self.clock()), "gate", ticket_id=ticket["ticket_id"], plate=ticket.get("plate"),
                     amount={"value": f"{over:.2f}", "currency": currency},
                     payment_ids=[r["payment_id"] for r in records if r["state"] == "paid"]), ticket.get("booking_id"))
         extra += self.store.ticket_close(ticket, iso(at), f"{charge:.2f}", f"{due:.2f}" if due > 0 else None) + \
@@ -332,7 +347,7 @@ class GatePasses:
                 ticket = self._exit_ticket(call.lot_id, {**event, "plate": None}) if direction == "exit" else \
                     self.store.get_ticket(answer["ticket_id"])
                 if ticket is not None:
-                    known.update(ticket_id=ticket["ticket_id"], plate=ticket["plate"],
+                    known.update(ticket_id=ticket["ticket_id"], plate=ticket.get("plate"),
                                  booking_id=ticket.get("booking_id"))
                 case = self._case(call, direction, "gate_kept_shut", **known)
                 if self.store.get_gate_case(case["case_id"]) is None:   # once: a repeated sync finds it

@@ -1,0 +1,46 @@
+"""Whether a booking's credentials let anyone in: the one rule for an event's tickets at a door and
+a parking reservation's pass at a gate, online and offline, and for the booking's own view.
+
+A credential (a ticket, an entry pass) admits while its booking is CONFIRMED and the credential
+itself has not been voided (``voided_credentials`` in the booking's kind details: one ticket of a
+booking that stays confirmed, given away by a transfer). Every other status admits no one:
+cancelled, refunded, a refund the provider refused (MANUAL_REVIEW), an expired hold, a declared
+state such as parking's CHECKED_IN (that car is inside: its pass does not let it in again).
+
+A device that works offline keeps a list of credentials that no longer admit (``revoked``): those
+of bookings that may have shown them (a payment exists, the booking no longer holds its places)
+and do not admit now, and the voided ones of bookings that still do. Pure: no I/O.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from .booking import Booking
+from .statuses import HOLDING, BookingStatus
+
+#: The booking statuses whose credentials admit (with the credential's own state).
+ADMITTING = frozenset({BookingStatus.CONFIRMED.value})
+
+
+def voided_credentials(booking: Booking) -> frozenset[str]:
+    """The credentials of the booking voided on their own (a transferred ticket)."""
+    return frozenset((booking.kind_details or {}).get("voided_credentials") or ())
+
+
+def admits(booking: Booking, credential_id: str | None = None) -> bool:
+    """Whether the booking's credential ``credential_id`` (any of them, when None) admits now."""
+    if str(booking.status) not in ADMITTING:
+        return False
+    return credential_id is None or credential_id not in voided_credentials(booking)
+
+
+def revoked(booking: Booking, credential_ids: Iterable[str]) -> list[str]:
+    """Of the booking's ``credential_ids``, those an offline device must refuse: all of them when
+    the booking may have shown them and admits no one now, else the ones voided on their own. A hold
+    never paid for showed none (its view carries no credential) and lists none."""
+    ids = list(credential_ids)
+    if str(booking.status) in ADMITTING:
+        return [credential for credential in ids if not admits(booking, credential)]
+    if booking.payment is None or booking.status in HOLDING:
+        return []
+    return ids
