@@ -54,6 +54,29 @@ def link_parking(event_id: str):
                                                            body.after_minutes, caller))
 
 
+@app.post("/events/<event_id>/codes")
+@tracer.capture_method
+def create_code(event_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    from holdfast.schemas import CodeIn
+
+    return json_response(201, wiring.codes().create(event_id, parse_body(app, CodeIn).model_dump(), caller))
+
+
+@app.get("/events/<event_id>/codes")
+@tracer.capture_method
+def list_codes(event_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, wiring.codes().list(event_id, caller))
+
+
+@app.delete("/events/<event_id>/codes/<code>")
+@tracer.capture_method
+def end_code(event_id: str, code: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, wiring.codes().end(event_id, code, caller))
+
+
 @app.post("/events/<event_id>/publish")
 @tracer.capture_method
 def publish_event(event_id: str):

@@ -383,6 +383,8 @@ class BookingIn(_Strict):
     best_available: bool = False
     #: Where this booking's notifications are emailed (held, reminder, confirmed, refunded, ...).
     contact_email: ContactEmail | None = None
+    #: A discount or access code of the event (case-insensitive; domain/codes.py).
+    code: str | None = Field(default=None, min_length=1, max_length=64)
 
     @model_validator(mode="after")
     def _one_form(self) -> "BookingIn":
@@ -391,6 +393,21 @@ class BookingIn(_Strict):
         if self.best_available and self.quantity is None:
             raise ValueError("best_available goes with a quantity, not with named seats")
         return self
+
+
+class CodeIn(_Strict):
+    """A discount or access code of an offering (POST /events|services|lots/{id}/codes)."""
+
+    code: str = Field(min_length=1, max_length=64)
+    kind: Literal["percent", "fixed", "access"]
+    #: A percent (a number), or for ``fixed`` an amount object ``{"value", "currency"}``.
+    value: float | int | str | dict[str, str] | None = None
+    max_uses: int | None = Field(default=None, ge=1, le=1_000_000)
+    per_customer: int | None = Field(default=None, ge=1, le=1000)
+    valid_from: EventTime | None = None
+    valid_to: EventTime | None = None
+    price_categories: list[PriceId] | None = Field(default=None, max_length=50)
+    ticket_types: list[PriceId] | None = Field(default=None, max_length=50)
 
 
 class EventParkingIn(_Strict):

@@ -12,6 +12,7 @@ from datetime import timedelta
 from typing import Any, Callable
 
 from ..clock import iso, parse_iso
+from ..domain.codes import keep_uses, without_uses
 from ..domain.booking import Booking, Payment, PaymentMode, Verdict, judge_payment, paid_before
 from ..domain.errors import Busy, Conflict, PaymentProviderUnavailable, RequestInProgress
 from ..domain.inventory import Move, Places
@@ -316,8 +317,9 @@ class PaymentService:
         ids = {"payment_id": paid["id"]}
         two_stage = paid.get("status") == "waiting_for_capture"
         kind = kinds.of_booking(booking)
-        places = kind.replan(self.store, booking, now=now)
+        places = kind.replan(self.store, replace(booking, places=without_uses(booking.places)), now=now)
         if places is not None:
+            places = keep_uses(places, booking.places)
             try:
                 if two_stage:
                     secured = transitions.apply(
@@ -364,4 +366,6 @@ class PaymentService:
     def replan(self, booking: Booking) -> Places | None:
         """Places for a late payment, as the booking's inventory kind re-plans them now (or None:
         gone, or their time has passed)."""
-        return kinds.of_booking(booking).replan(self.store, booking, now=self.clock())
+        places = kinds.of_booking(booking).replan(self.store, replace(booking, places=without_uses(booking.places)),
+                                                  now=self.clock())
+        return keep_uses(places, booking.places) if places is not None else None
