@@ -125,3 +125,36 @@ def test_codes_are_the_organizers_own_and_made_once(api, system):
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_code_value"
     stranger = api.request("GET", f"/events/{event_id}/codes")
     assert stranger.status_code == 401
+
+
+def test_an_access_code_unlocks_a_hidden_ticket_type_and_a_hidden_zone(api, system):
+    event = api.create_event(
+        capacity=None, price=None, price_categories=[{"id": "floor", "name": "Floor"}, {"id": "pit", "name": "Pit"}],
+        prices=[{"price_category": "floor", "ticket_type": "adult", "price": {"value": "1000.00", "currency": RUB}},
+                {"price_category": "floor", "ticket_type": "press", "price": {"value": "100.00", "currency": RUB},
+                 "hidden": True},
+                {"price_category": "pit", "ticket_type": "adult", "price": {"value": "3000.00", "currency": RUB}}],
+        zones=[{"id": "floor", "name": "Floor", "capacity": 20, "price_category": "floor"},
+               {"id": "pit", "name": "Pit", "capacity": 5, "price_category": "pit", "hidden": True}])
+    event_id = event["event_id"]
+    shown = api.request("GET", f"/events/{event_id}").json()
+    assert [p["ticket_type"] for p in shown["prices"]] == ["adult", "adult"]
+    assert [z["id"] for z in shown["zones"]] == ["floor"]
+    make_code(api, event_id, code="PRESS", kind="access", ticket_types=["press"], max_uses=3)
+    make_code(api, event_id, code="PITPASS", kind="access", zones=["pit"])
+    make_code(api, event_id, code="TENOFF", kind="percent", value=10)
+    press = {"quantity": 1, "zone": "floor", "ticket_type": "press"}
+    assert refused(api.book(event_id, customer(), press)) == "not_on_sale"
+    assert refused(api.book(event_id, customer(), {**press, "code": "TENOFF"})) == "invalid_code"
+    assert refused(api.book(event_id, customer(), {**press, "code": "PITPASS"})) == "invalid_code"
+    held = api.book(event_id, customer(), {**press, "code": "press"})
+    assert held.status_code == 201, held.text
+    assert held.json()["amount"] == {"value": "100.00", "currency": RUB}
+    # a hold that asks for no type is sold the first type on open sale, never the hidden one
+    plain = api.book(event_id, customer(), {"quantity": 1, "zone": "floor"})
+    assert plain.status_code == 201 and plain.json()["amount"]["value"] == "1000.00"
+    pit = {"quantity": 2, "zone": "pit"}
+    assert refused(api.book(event_id, customer(), pit)) == "not_on_sale"
+    held = api.book(event_id, customer(), {**pit, "code": "pitpass"})
+    assert held.status_code == 201 and held.json()["amount"]["value"] == "6000.00"
+    assert codes(api, event_id)["PRESS"]["uses"] == 1 and codes(api, event_id)["PITPASS"]["uses"] == 1

@@ -61,6 +61,8 @@ class Code:
     valid_to: datetime | None = None
     price_categories: tuple[str, ...] = ()
     ticket_types: tuple[str, ...] = ()
+    #: What an access code unlocks besides ticket types: hidden zones.
+    zones: tuple[str, ...] = ()
     ended: bool = False
 
     def usable(self, now: datetime) -> bool:
@@ -74,6 +76,8 @@ class Code:
         """Whether the code is for every place asked: each priced line's category and ticket type
         among the code's (a list the code does not set takes any; a code that names some is for
         no place that is not priced by them)."""
+        if self.kind == "access":
+            return True   # its lists name what it unlocks, not what it is for
         priced = list(priced)
         if (self.price_categories or self.ticket_types) and not priced:
             return False
@@ -84,9 +88,10 @@ class Code:
                 return False
         return True
 
-    def unlocks(self, name: str | None) -> bool:
-        """Whether an access code names a hidden price category, ticket type or zone."""
-        return self.kind == "access" and name is not None and name in (*self.price_categories, *self.ticket_types)
+    def unlocks(self, hidden: tuple[str, str]) -> bool:
+        """Whether an access code names a hidden ticket type or zone (``("zone" | "ticket_type", id)``)."""
+        what, name = hidden
+        return self.kind == "access" and name in (self.zones if what == "zone" else self.ticket_types)
 
     def discounted(self, amount: Money, quantity: int) -> Money:
         """What the places cost with the code: a percent off the whole, or a fixed amount off
@@ -163,7 +168,7 @@ def code_of(item: Mapping[str, Any], currency: str) -> Code:
         per_customer=int(item["per_customer"]) if item.get("per_customer") is not None else None,
         valid_from=_time(item.get("valid_from")), valid_to=_time(item.get("valid_to")),
         price_categories=tuple(item.get("price_categories") or ()), ticket_types=tuple(item.get("ticket_types") or ()),
-        ended=bool(item.get("ended_at")),
+        zones=tuple(item.get("zones") or ()), ended=bool(item.get("ended_at")),
     )
 
 

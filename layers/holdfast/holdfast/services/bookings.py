@@ -14,12 +14,14 @@ from typing import Any, Callable
 from ..clock import iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER, Booking, JournalEntry, PaymentMode
 from ..domain.event_changes import change_refund_until
+from ..domain import pricing
 from ..domain.errors import (
     BookingError,
     Conflict,
     EventCancelled,
     Forbidden,
     IdempotencyKeyReused,
+    InvalidRequest,
     NotFound,
     RequestInProgress,
     TooBusy,
@@ -170,6 +172,12 @@ class BookingService:
             amount = kind.hold_price(event, places, wanted)
             details = kind.booking_details(event, wanted, places)
             counted = places
+            hidden = pricing.hidden_asked(event, wanted.get("zone"), (details or {}).get("priced") or ())
+            if hidden and not (code is not None and all(code.unlocks(entry) for entry in hidden)):
+                # sold only with an access code that names it: without one it is not on sale
+                if code is not None:
+                    raise InvalidCode()
+                raise InvalidRequest("Not on sale.", code="not_on_sale", hidden=[name for _, name in sorted(hidden)])
             if code is not None:
                 # The code's uses are claims of this very transaction; the places alone are what
                 # this container's snapshot took.

@@ -15,7 +15,7 @@ from ..domain.organizers import Caller, require_owner
 from ..ports import Clock, CodeStore, ItemExists
 
 #: What a code answer shows of what is stored.
-SHOWN = ("code", "kind", "max_uses", "per_customer", "valid_from", "valid_to", "price_categories", "ticket_types",
+SHOWN = ("code", "kind", "max_uses", "per_customer", "valid_from", "valid_to", "price_categories", "ticket_types", "zones",
          "created_at", "ended_at", "uses")
 
 
@@ -64,7 +64,7 @@ class CodeService:
             item["value"] = amount.text
         elif value is not None:
             raise InvalidRequest("An access code takes nothing off: it has no value.", code="invalid_code_value")
-        for key in ("max_uses", "per_customer", "price_categories", "ticket_types"):
+        for key in ("max_uses", "per_customer", "price_categories", "ticket_types", "zones"):
             if body.get(key) is not None:
                 item[key] = body[key]
         for key in ("valid_from", "valid_to"):
@@ -73,8 +73,8 @@ class CodeService:
         if item.get("valid_from") and item.get("valid_to") and \
                 parse_iso(item["valid_to"]) <= parse_iso(item["valid_from"]):
             raise InvalidRequest("valid_to is after valid_from.", code="invalid_code_window")
-        if kind == "access" and not (item.get("price_categories") or item.get("ticket_types")):
-            raise InvalidRequest("An access code names the price categories or ticket types it unlocks.",
+        if kind == "access" and not (item.get("ticket_types") or item.get("zones")):
+            raise InvalidRequest("An access code names the hidden ticket types or zones it unlocks.",
                                  code="invalid_code_value")
         try:
             self.store.put_code(offering_id, item)
