@@ -284,10 +284,16 @@ class LoadRun:
                 row["outcome"] = "timeout_client_backlog"  # waited longer than the timeout for a free worker
                 return
             row["sent"] = now
+            lines = self.order_lines(index if original is None else original)
+            row["lines"] = len(lines) if lines else 0
             try:
-                answer = self.http.post(f"{self.api}/events/{self.event_id}/bookings",
-                                        json={"quantity": self.args.quantity}, timeout=self.args.timeout,
-                                        headers={"X-Customer-Id": customer, "Idempotency-Key": key})
+                if lines:   # an order (--orders): the main event's places and 0-3 other events', in one hold
+                    answer = self.http.post(f"{self.api}/orders", json={"lines": lines}, timeout=self.args.timeout,
+                                            headers={"X-Customer-Id": customer, "Idempotency-Key": key})
+                else:
+                    answer = self.http.post(f"{self.api}/events/{self.event_id}/bookings",
+                                            json={"quantity": self.args.quantity}, timeout=self.args.timeout,
+                                            headers={"X-Customer-Id": customer, "Idempotency-Key": key})
             except Timeout:
                 row["outcome"] = "timeout"
                 return
@@ -303,7 +309,7 @@ class LoadRun:
             except ValueError:
                 payload = {}
             if answer.status_code == 201:
-                row["booking_id"] = payload.get("booking_id")
+                row["booking_id"] = payload.get("booking_id") or payload.get("order_id")
                 row["replayed"] = answer.headers.get("Idempotent-Replayed") == "true"
                 row["outcome"] = "201_replayed" if row["replayed"] else "201_new"
             elif answer.status_code >= 500:
@@ -319,6 +325,17 @@ class LoadRun:
                 self.attempts.append(row)
             if row["outcome"] == "201_new" and row["booking_id"] and self.pays(row["booking_id"]):
                 self.pay_pool.submit(self.pay, row["booking_id"], customer)
+
+    def order_lines(self, index: int) -> list[dict[str, Any]] | None:
+        """With ``--orders``: whether attempt ``index`` (a retry: its original's) is an order, and
+        its lines: the main event's quantity first, then one place of 0-3 side events (each roomy,
+        so only the main event sells out). Decided from the index, so a retry repeats the body."""
+        share = self.args.orders
+        if share <= 0 or (index * 2654435761 % 1000) >= share * 1000:
+            return None
+        extra = index % (len(self.side_events) + 1)
+        return [{"event_id": self.event_id, "quantity": self.args.quantity},
+                *({"event_id": side, "quantity": 1} for side in self.side_events[:extra])]
 
     def pays(self, booking_id: str) -> bool:
         """Whether this hold's customer goes on to pay (`--pay-share`, decided by the booking id)."""
@@ -361,6 +378,9 @@ class LoadRun:
         rng = random.Random(args.seed)
         event = self.create_event()
         self.event_id = event["event_id"]
+        # the other events an order's further lines take a place of (--orders)
+        self.side_events = [self.create_event(capacity=5000, label=f"-side{n}")["event_id"]
+                            for n in range(3)] if args.orders > 0 else []
         total = int(round(args.rate * args.duration))
         self.pool = ThreadPoolExecutor(max_workers=args.workers, thread_name_prefix="attempt")
         self.pay_pool = ThreadPoolExecutor(max_workers=max(4, args.workers // 8), thread_name_prefix="pay")
@@ -518,6 +538,16 @@ class LoadRun:
         }
         by_outcome_latency = {name: percentiles([a["done"] - a["sent"] for a in answered if a["outcome"] == name])
                               for name in ("201_new", "201_replayed", "409_sold_out")}
+        # --orders: single holds beside orders of 1-4 lines (their latency, how each ended)
+        by_lines: dict[str, Any] = {}
+        if args.orders > 0:
+            for lines in sorted({a.get("lines", 0) for a in attempts}):
+                rows = [a for a in answered if a.get("lines", 0) == lines]
+                by_lines["single hold" if lines == 0 else f"order of {lines} line(s)"] = {
+                    "attempts": sum(1 for a in attempts if a.get("lines", 0) == lines),
+                    "outcomes": dict(Counter(a["outcome"] for a in attempts if a.get("lines", 0) == lines)),
+                    "latency_ms": percentiles([a["done"] - a["sent"] for a in rows]),
+                    "new_latency_ms": percentiles([a["done"] - a["sent"] for a in rows if a["outcome"] == "201_new"])}
 
         # correctness: one booking per idempotency key, replays answer the original's booking
         by_key: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -564,6 +594,7 @@ class LoadRun:
             "outcomes": dict(outcomes),
             "latency_ms": latency,
             "hold_latency_by_outcome_ms": by_outcome_latency,
+            "orders": by_lines,
             "payments": {"started": payments_started, "paid_in_sandbox": confirmation["paid"],
                          "start_failures": Counter(str(p["start_status"]) for p in self.payments
                                                    if p["start_status"] != 201)},
@@ -650,6 +681,10 @@ def cpu_per_new_hold(result: dict[str, Any]) -> dict[str, float] | None:
 
 def explain(result: dict[str, Any]) -> list[str]:
     lines: list[str] = []
+    for kind, figures in (result.get("orders") or {}).items():
+        latency, new = figures["latency_ms"], figures["new_latency_ms"]
+        lines.append(f"{kind}: {figures['attempts']} attempts, {figures['outcomes']}; answered in p50 "
+                     f"{latency['p50']} ms / p95 {latency['p95']} ms (new holds p50 {new['p50']} ms, p95 {new['p95']} ms).")
     offered, achieved = result["offered_rate"], result["achieved_rate"]
     if achieved < 0.95 * offered:
         lines.append(f"SHORTFALL: offered {offered}/s, achieved {achieved}/s answered "
@@ -796,6 +831,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--bare-seconds", type=float, default=10.0,
                         help="seconds of bare DynamoDB Local transactions before and after the load (0: skip)")
     parser.add_argument("--confirm-timeout", type=float, default=120.0, help="bounded wait for confirmations")
+    parser.add_argument("--orders", type=float, default=0.0,
+                        help="share of attempts that are orders (POST /orders) of 1-4 lines: the main event's "
+                             "places and one place of up to three other events each")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--api", help="target a running stack (make run) instead of starting one")
     parser.add_argument("--sandbox-control", help="the sandbox control URL, with --api")

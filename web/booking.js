@@ -114,7 +114,12 @@
       : slot ? fill(T.timeTo, { from: when(slot), to: new Date(booking.places.ends_at).toLocaleTimeString(Holdfast.lang(), { hour: "2-digit", minute: "2-digit" }) })
         + (booking.places.mode === "group" ? count(T.groupSeats, booking.places.quantity) : "")
       : count(T.placesCount, booking.places.quantity);
-    $("places").textContent = places;
+    if (orderLines) {
+      $("places").replaceChildren(el("ul", { class: "lines" }, ...orderLines.map((line) =>
+        el("li", { "data-line": line.line_id, text: lineText(line) }))));
+    } else {
+      $("places").textContent = places;
+    }
     $("amount").textContent = money(booking.amount);
     const payment = booking.payment;
     $("payment").textContent = !payment ? T.notStarted
@@ -276,10 +281,25 @@
     } catch (error) { ticketsShown = ""; showError("action-error", error); }
   }
 
+  let orderLines = null;
+
+  function lineText(line) {
+    const p = line.places || {};
+    const what = p.seats ? fill(T.seats, { seats: p.seats.join(", ") })
+      : line.space_id || p.space_id ? `${fill(T.space, { space: line.space_id || p.space_id })}, ${fill(T.timeTo, { from: when(line.from || p.from), to: when(line.to || p.to) })}`
+      : p.starts_at ? fill(T.timeTo, { from: when(p.starts_at), to: when(p.ends_at) })
+      : count(T.placesCount, p.quantity || 0);
+    return `${line.name}: ${what} (${money(line.amount)})`;
+  }
+
   async function refresh() {
     try {
       said = await texts();
       booking = await api("GET", `/bookings/${encodeURIComponent(bookingId)}`);
+      // an order (POST /orders): its lines, each with what it took and what it costs
+      if (booking.places.kind === "order" && !orderLines) {
+        orderLines = (await api("GET", `/orders/${encodeURIComponent(bookingId)}`)).lines;
+      }
       showError("error", null);
       render();
       return !FINAL.has(booking.status);

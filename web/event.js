@@ -38,6 +38,9 @@
       ticketFor: "Ticket for seat {seat}", pickedTotal: "Picked: {seats}. Total {total}.", zone: "Zone", ticketType: "Ticket",
       zoneOption: "{name} ({available} left)", seatCategory: "Seat {seat}, {category}, {state}",
       TYPES: { adult: "adult", child: "child", concession: "concession", student: "student", senior: "senior" },
+      parkHere: "Park at the venue", parkWindow: "A space from {from} to {to}, paid with your tickets in one payment.",
+      plate: "Car number plate", vehicle: "Vehicle", plateFirst: "Type the car's number plate to park.",
+      VEHICLES: { COMPACT: "compact", REGULAR: "regular", LARGE: "large" },
     },
     ru: {
       typeName: "Сначала введите своё имя вверху страницы: по нему мы узнаём ваши бронирования.",
@@ -76,6 +79,9 @@
       ticketFor: "Билет на место {seat}", pickedTotal: "Выбрано: {seats}. Итого {total}.", zone: "Зона", ticketType: "Билет",
       zoneOption: "{name} (осталось {available})", seatCategory: "Место {seat}, {category}, {state}",
       TYPES: { adult: "взрослый", child: "детский", concession: "льготный", student: "студенческий", senior: "пенсионный" },
+      parkHere: "Парковка у площадки", parkWindow: "Место с {from} до {to}, оплата вместе с билетами одним платежом.",
+      plate: "Номер машины", vehicle: "Машина", plateFirst: "Введите номер машины, чтобы забронировать парковку.",
+      VEHICLES: { COMPACT: "малая", REGULAR: "обычная", LARGE: "большая" },
     },
   });
   const plurals = new Intl.PluralRules(lang());
@@ -115,7 +121,25 @@
     $("buy-title").textContent = seated ? T.chooseSeats : T.howMany;
     renderPriceList();
     renderZones();
+    renderParking();
   }
+
+  // ---------------------------------------------------------------- parking with the tickets
+  // The organizer's lot linked to the event (GET /events/{id} parking): its window around the
+  // start goes into the order's parking line, and tickets and space are held and paid as one order.
+  function renderParking() {
+    const park = event.parking;
+    $("parking").classList.toggle("hidden", !park);
+    if (!park) return;
+    $("park-window").textContent = fill(T.parkWindow, { from: when(park.from), to: when(park.to) });
+    const vehicle = $("vehicle");
+    if (!vehicle.options.length) {
+      vehicle.replaceChildren(...Object.entries(T.VEHICLES).map(([value, text]) => el("option", { value, text })));
+      vehicle.value = "REGULAR";
+    }
+    $("park-details").classList.toggle("hidden", !$("park").checked);
+  }
+  $("park").addEventListener("change", renderParking);
 
   // ---------------------------------------------------------------- price categories and ticket types
   // What the page shows of a price is the API's (GET /events/{id}); the server prices the hold.
@@ -307,9 +331,17 @@
     const email = $("email").value.trim();
     if (email) body.contact_email = email;
     const headers = admissionToken ? { "X-Admission-Token": admissionToken } : {};
+    const park = event.parking && $("park").checked;
+    if (park && !$("plate").value.trim()) { showError("hold-error", T.plateFirst); $("plate").focus(); return; }
     $("hold").disabled = $("best").disabled = true;
     try {
-      const booking = await api("POST", `/events/${encodeURIComponent(eventId)}/bookings`, { body, key: newKey(), headers });
+      const booking = park
+        // one order: the tickets and the space, held together or not at all, paid once
+        ? await api("POST", "/orders", { key: newKey(), body: { contact_email: body.contact_email, lines: [
+            { event_id: eventId, ...Object.fromEntries(Object.entries(body).filter(([k]) => k !== "contact_email")) },
+            { lot_id: event.parking.lot_id, vehicle_type: $("vehicle").value, plate: $("plate").value.trim(),
+              from: event.parking.from, to: event.parking.to }] } }).then((order) => ({ ...order, booking_id: order.order_id }))
+        : await api("POST", `/events/${encodeURIComponent(eventId)}/bookings`, { body, key: newKey(), headers });
       Holdfast.rememberBooking(eventId, booking.booking_id);
       location.href = `booking.html?id=${encodeURIComponent(booking.booking_id)}`;
     } catch (error) {

@@ -126,12 +126,7 @@ def pay_order(order_id: str):
     customer, key = customer_id(app), idempotency_key(app)
     wiring.rate_limiter().take("booking", customer)
     orders_wiring.orders().owned(order_id, customer)
-    booking = wiring.payments().start_payment(order_id, customer, key)
-    payment = booking.payment
-    return json_response(201, {
-        "order_id": booking.booking_id, "status": booking.status.value, "payment_id": payment.payment_id,
-        "confirmation_url": payment.confirmation_url, "amount": booking.amount.as_dict(),
-    })
+    return _payment_started(wiring.payments().start_payment(order_id, customer, key), "order_id")
 
 
 @app.post("/orders/<order_id>/cancel")
@@ -143,9 +138,7 @@ def cancel_order(order_id: str):
     wiring.rate_limiter().take("booking", customer)
     service = orders_wiring.orders()
     service.owned(order_id, customer)
-    booking = wiring.bookings().cancel(order_id, customer, refund=lambda b: wiring.payments().cancel_confirmed(b),
-                                       void=lambda b: wiring.payments().void_after_cancel(b))
-    return json_response(200, service.describe(booking, language()))
+    return json_response(200, service.describe(_cancelled(order_id, customer), language()))
 
 
 @app.get("/bookings/<booking_id>")
@@ -181,12 +174,22 @@ def ticket_code(booking_id: str, ticket_file: str):
 def start_payment(booking_id: str):
     customer, key = customer_id(app), idempotency_key(app)
     wiring.rate_limiter().take("booking", customer)
-    booking = wiring.payments().start_payment(booking_id, customer, key)
+    return _payment_started(wiring.payments().start_payment(booking_id, customer, key), "booking_id")
+
+
+def _payment_started(booking, id_field: str):
+    """The answer of a payment route: the booking's (or order's) one provider payment."""
     payment = booking.payment
     return json_response(201, {
-        "booking_id": booking.booking_id, "status": booking.status.value, "payment_id": payment.payment_id,
+        id_field: booking.booking_id, "status": booking.status.value, "payment_id": payment.payment_id,
         "confirmation_url": payment.confirmation_url, "amount": booking.amount.as_dict(),
     })
+
+
+def _cancelled(booking_id: str, customer: str):
+    """The customer gives a booking (or an order) up: refunded when confirmed, an open payment voided."""
+    return wiring.bookings().cancel(booking_id, customer, refund=lambda b: wiring.payments().cancel_confirmed(b),
+                                    void=lambda b: wiring.payments().void_after_cancel(b))
 
 
 @app.post("/bookings/<booking_id>/cancel")
@@ -194,9 +197,7 @@ def start_payment(booking_id: str):
 def cancel_booking(booking_id: str):
     customer = customer_id(app)
     wiring.rate_limiter().take("booking", customer)
-    booking = wiring.bookings().cancel(booking_id, customer, refund=lambda b: wiring.payments().cancel_confirmed(b),
-                                       void=lambda b: wiring.payments().void_after_cancel(b))
-    return json_response(200, describe(booking, language()))
+    return json_response(200, describe(_cancelled(booking_id, customer), language()))
 
 
 @app.post("/bookings/<booking_id>/resolution")

@@ -64,3 +64,47 @@ def test_the_seat_map_shows_price_categories_and_a_ticket_type_per_seat_in_both_
     expect(page).to_have_url(re.compile(r"/booking\.html\?id="))
     booking_id = page.url.split("id=")[1]
     assert api.booking(booking_id, who)["amount"] == {"value": "1500.00", "currency": RUB}
+
+
+def test_a_ticket_with_parking_at_the_venue_is_one_order_held_and_paid_together(site, customer_page, shots):
+    api = site["api"]
+    event = published(api, name="Stadium night", capacity=None, starts_at="2031-04-01T17:00:00Z",
+                      seat_map={"rows": [{"name": "A", "seats": 4}]})
+    lot = api.request("POST", "/lots", organizer=True, json={
+        "name": "Stadium parking", "spaces": [{"space_id": "R1", "type": "REGULAR"}],
+        "tariff": {"hourly": {"value": "100.00", "currency": RUB}, "daily_cap": {"value": "900.00", "currency": RUB},
+                   "grace_minutes": 10}}).json()
+    linked = api.request("POST", f"/events/{event['event_id']}/parking", organizer=True,
+                         json={"lot_id": lot["lot_id"], "before_minutes": 60, "after_minutes": 180})
+    assert linked.status_code == 200, linked.text
+    page = customer_page(customer(), width=1280, height=900)
+    page.goto(f"/event.html?id={event['event_id']}")
+    seat(page, "A-2").click()
+    page.get_by_label("Park at the venue").check()
+    page.get_by_label("Car number plate").fill("A123BC77")
+    expect(page.locator("#park-window")).to_contain_text("paid with your tickets in one payment")
+    assert serious_accessibility_problems(page) == []
+    shots(page, "event-park-at-the-venue-en-desktop", full_page=True)
+    page.get_by_role("button", name="Hold", exact=True).click()
+
+    expect(page).to_have_url(re.compile(r"/booking\.html\?id="))
+    expect(page.locator("#status")).to_have_attribute("data-status", "HELD")
+    lines = page.locator("#places li")
+    expect(lines).to_have_count(2)
+    expect(lines.first).to_contain_text("Stadium night: Seats A-2")
+    expect(lines.nth(1)).to_contain_text("Stadium parking")
+    expect(page.locator("#amount")).to_contain_text("1,400")   # a seat at 1,000 and four hours at 100
+    assert serious_accessibility_problems(page) == []
+    shots(page, "order-held-en-desktop", full_page=True)
+    booking_url = page.url
+
+    page.get_by_role("button", name="Pay").click()
+    expect(page).to_have_url(re.compile(r"/checkout/"))
+    page.get_by_role("button", name="Pay").click()
+    expect(page).to_have_url(booking_url)
+    expect(page.locator("#status")).to_have_attribute("data-status", "CONFIRMED")
+    page.get_by_label("Language").select_option("ru")
+    expect(page.locator("html")).to_have_attribute("lang", "ru")
+    expect(page.locator("#places li")).to_have_count(2)
+    assert serious_accessibility_problems(page) == []
+    shots(page, "order-confirmed-ru-desktop", full_page=True)

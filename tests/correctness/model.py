@@ -1666,7 +1666,7 @@ OPERATIONS: dict[str, int] = {
     "colliding_key_booking": 1, "waitlist_advance": 1,
     "organizer_cancels_event": 1, "cancellation_job_runs": 1, "other_organizer_intrudes": 1,
     "customer_queues": 1, "time_paid_late": 1, "clock_to_slot_start": 1, "late_choice_after_cancel": 1,
-    "race_for_places": 1, "place_order": 4, "hold_with_code": 3,
+    "race_for_places": 1, "place_order": 2, "hold_with_code": 3,
 }
 
 

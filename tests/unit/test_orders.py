@@ -213,3 +213,13 @@ def pricing_time(text):
     from datetime import datetime
 
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def test_an_order_is_one_message_naming_every_line_and_what_it_costs(orders, concert, lot, store, catalog):
+    from holdfast.services.messages import Site, compose
+
+    order = place(orders, seats(concert["event_id"], "A-1", "A-2"), parking_line(lot["lot_id"]))
+    message = compose(store, {"type": "booking.held", "booking_id": order.booking_id, "at": order.created_at,
+                              "hold_expires_at": order.hold_expires_at}, Site(), html=False)
+    assert "Club night: 2 × " in message.text and "Venue parking: 1 × " in message.text, message.text
+    assert "1,500.00" in message.text and "400.00" in message.text

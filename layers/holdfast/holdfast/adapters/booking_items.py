@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..domain.booking import Booking, Payment, PaymentMode
-from ..domain.inventory import Granule, Places
+from ..domain.inventory import places_from, stored_places
 from ..domain.money import Money
 from ..domain import lifecycle
 from ..domain.personal_data import ended_at
@@ -42,12 +42,7 @@ def booking_item(booking: Booking) -> dict[str, Any]:
         "created_at": booking.created_at, "updated_at": booking.updated_at, "version": booking.version,
         "places_secured": booking.places_secured,
     }
-    if booking.places.pools:
-        item["pools"] = {pool: count for pool, count in booking.places.pools}
-    if booking.places.units:
-        item["units"] = list(booking.places.units)
-    if booking.places.granules:
-        item["granules"] = [dict(granule.__dict__) for granule in booking.places.granules]
+    item |= stored_places(booking.places)
     if booking.payment is not None:
         item["payment"] = booking.payment.as_dict()
     if booking.review:
@@ -90,17 +85,11 @@ def booking_item(booking: Booking) -> dict[str, Any]:
 
 
 def booking_from_item(item: dict[str, Any]) -> Booking:
-    kind = str(item["inventory_kind"])
-    pools = tuple(sorted((pool, _int(count)) for pool, count in (item.get("pools") or {}).items()))
-    units = tuple(item.get("units") or ())
-    granules = tuple(Granule(resource_id=g["resource_id"], at=g["at"], seats=_int(g["seats"]), session=g["session"],
-                             capacity=_int(g["capacity"])) for g in item.get("granules") or ())
     payment = item.get("payment")
     return Booking(
         booking_id=item["booking_id"], event_id=item["event_id"], customer_id=item["customer_id"],
         status=lifecycle.status_of(item["status"]),
-        places=Places(kind=kind, quantity=_int(item["quantity"]), pools=pools, units=units,
-                      granules=granules),
+        places=places_from(str(item["inventory_kind"]), _int(item["quantity"]), item),
         amount=Money.parse(item["amount"], item["currency"]), payment_mode=PaymentMode(item["payment_mode"]),
         hold_expires_at=item["hold_expires_at"], created_at=item["created_at"], updated_at=item["updated_at"],
         version=_int(item["version"]),

@@ -17,6 +17,7 @@ import random
 import re
 from dataclasses import dataclass
 from enum import Enum, StrEnum
+from typing import Any, Mapping
 
 
 class InventoryKind(StrEnum):
@@ -77,6 +78,28 @@ class Places:
     pools: tuple[tuple[str, int], ...] = ()
     units: tuple[str, ...] = ()
     granules: tuple[Granule, ...] = ()
+
+
+def stored_places(places: Places) -> dict[str, Any]:
+    """The claims of ``places`` as a booking's item (or an order's line) keeps them: ``pools``,
+    ``units`` and ``granules``, each only when there are some."""
+    stored: dict[str, Any] = {}
+    if places.pools:
+        stored["pools"] = {pool: count for pool, count in places.pools}
+    if places.units:
+        stored["units"] = list(places.units)
+    if places.granules:
+        stored["granules"] = [dict(granule.__dict__) for granule in places.granules]
+    return stored
+
+
+def places_from(kind: str, quantity: int, stored: Mapping[str, Any]) -> Places:
+    """``Places`` back from ``stored_places`` (numbers as DynamoDB gives them: Decimal)."""
+    granules = tuple(Granule(resource_id=g["resource_id"], at=g["at"], seats=int(g["seats"]), session=g["session"],
+                             capacity=int(g["capacity"])) for g in stored.get("granules") or ())
+    return Places(kind=kind, quantity=int(quantity),
+                  pools=tuple(sorted((pool, int(count)) for pool, count in (stored.get("pools") or {}).items())),
+                  units=tuple(stored.get("units") or ()), granules=granules)
 
 
 def pool_sizes(capacity: int, per_pool: int = 25, max_pools: int = 40) -> list[int]:

@@ -28,6 +28,7 @@ from importlib import resources
 from typing import Any, Callable, Mapping
 from urllib.parse import urlencode
 
+from ..domain import pricing
 from ..domain.booking import Booking
 from ..domain.languages import known
 from ..domain.review_steps import REVIEW_REASONS, next_step
@@ -235,6 +236,9 @@ class Facts:
             "facts": [], "receipt": [], "actions": [], "choices": [], "changes": [],
             "attachments": [], "inline": [], "qr": "",
         }
+        lines = self._order_lines()
+        if lines:   # an order: one message for the whole of it, each line named with what it costs
+            values["places"] = "; ".join(lines)
         if self.product is not None and self.product.booking is not None:
             self.product.booking(self, values)
         values["facts"] = [(labels[key], value) for key, value in (
@@ -251,6 +255,14 @@ class Facts:
             if own is not None:
                 own(values)
         return values
+
+    def _order_lines(self) -> list[str]:
+        """An order's items (domain/pricing.py ``line_items``, the one place they are read from),
+        each as "what: quantity x unit price"; none for a booking of one offering."""
+        if self.booking is None or not (self.booking.kind_details or {}).get("lines"):
+            return []
+        return [f"{item.description}: {item.quantity} × {self.money(item.unit.as_dict())}"
+                for item in pricing.line_items(self.booking)]
 
     def at(self, moment: str | None) -> str:
         return words.date_time(moment, self.zone, self.language)

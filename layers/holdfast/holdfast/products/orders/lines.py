@@ -8,7 +8,7 @@ from typing import Any, Iterable, Mapping
 
 from holdfast.domain.booking import Booking
 from holdfast.domain.claims import of_offering
-from holdfast.domain.inventory import Granule, Places
+from holdfast.domain.inventory import Places, places_from, stored_places
 from holdfast.domain.money import Money
 
 KIND = "order"
@@ -34,12 +34,7 @@ class Line:
             "amount": self.amount.text, "quantity": self.places.quantity, "wanted": dict(self.wanted),
             "name": self.name,
         }
-        if self.places.pools:
-            line["pools"] = {pool: count for pool, count in self.places.pools}
-        if self.places.units:
-            line["units"] = list(self.places.units)
-        if self.places.granules:
-            line["granules"] = [dict(granule.__dict__) for granule in self.places.granules]
+        line |= stored_places(self.places)
         if self.details:
             line["details"] = dict(self.details)
         if self.ends_at:
@@ -54,11 +49,7 @@ class Line:
 
 
 def line_of(stored: Mapping[str, Any], currency: str) -> Line:
-    granules = tuple(Granule(resource_id=g["resource_id"], at=g["at"], seats=int(g["seats"]), session=g["session"],
-                             capacity=int(g["capacity"])) for g in stored.get("granules") or ())
-    places = Places(kind=str(stored["kind"]), quantity=int(stored["quantity"]),
-                    pools=tuple((pool, int(count)) for pool, count in sorted((stored.get("pools") or {}).items())),
-                    units=tuple(stored.get("units") or ()), granules=granules)
+    places = places_from(str(stored["kind"]), int(stored["quantity"]), stored)
     return Line(line_id=str(stored["line_id"]), offering_id=str(stored["offering_id"]), kind=str(stored["kind"]),
                 amount=Money.parse(stored["amount"], currency), places=places, wanted=dict(stored.get("wanted") or {}),
                 details=stored.get("details"), ends_at=stored.get("ends_at"), name=str(stored.get("name") or ""))
