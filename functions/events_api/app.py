@@ -54,7 +54,9 @@ def link_parking(event_id: str):
                                                            body.after_minutes, caller))
 
 
+# An event's or a service's codes: one offering id either way (services/codes.py).
 @app.post("/events/<event_id>/codes")
+@app.post("/services/<event_id>/codes")
 @tracer.capture_method
 def create_code(event_id: str):
     caller = require_organizer(app, wiring.authenticate_organizer)
@@ -64,6 +66,7 @@ def create_code(event_id: str):
 
 
 @app.get("/events/<event_id>/codes")
+@app.get("/services/<event_id>/codes")
 @tracer.capture_method
 def list_codes(event_id: str):
     caller = require_organizer(app, wiring.authenticate_organizer)
@@ -71,6 +74,7 @@ def list_codes(event_id: str):
 
 
 @app.delete("/events/<event_id>/codes/<code>")
+@app.delete("/services/<event_id>/codes/<code>")
 @tracer.capture_method
 def end_code(event_id: str, code: str):
     caller = require_organizer(app, wiring.authenticate_organizer)

@@ -18,7 +18,7 @@ from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
 from holdfast.adapters.booking_items import booking_from_item
-from holdfast.adapters.inventory_store import inventory_entry
+from holdfast.adapters.inventory_store import inventory_entry, split_item
 from holdfast.clock import parse_iso
 from holdfast.domain.booking import Booking, JournalEntry
 from holdfast.domain.codes import is_code_pool
@@ -306,10 +306,11 @@ def check_codes(snap: Snapshot) -> None:
     for booking in snap.bookings.values():
         for pool_id, count in booking.places.pools:
             if is_code_pool(pool_id):
+                counter = split_item(booking.event_id, pool_id)   # an order's: "<offering>/CODE#..."
                 if booking.status in HOLDING:
-                    held[(booking.event_id, pool_id)] += count
+                    held[counter] += count
                 elif booking.status in SOLD:
-                    sold[(booking.event_id, pool_id)] += count
+                    sold[counter] += count
     for event_id, counters in snap.codes.items():
         for pool_id, counter in counters.items():
             assert min(counter.values()) >= 0, f"C1 negative code counter {pool_id}: {counter}"

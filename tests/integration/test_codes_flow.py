@@ -158,3 +158,36 @@ def test_an_access_code_unlocks_a_hidden_ticket_type_and_a_hidden_zone(api, syst
     held = api.book(event_id, customer(), {**pit, "code": "pitpass"})
     assert held.status_code == 201 and held.json()["amount"]["value"] == "6000.00"
     assert codes(api, event_id)["PRESS"]["uses"] == 1 and codes(api, event_id)["PITPASS"]["uses"] == 1
+
+
+def test_an_order_line_takes_a_code_and_a_service_has_codes_too(api, system):
+    event_id = api.create_event(capacity=10)["event_id"]
+    make_code(api, event_id, code="ORDER20", kind="percent", value=20, max_uses=1)
+    hall = api.create_resource()["resource_id"]
+    yoga = api.create_service([hall])["service_id"]
+    made = api.request("POST", f"/services/{yoga}/codes", organizer=True,
+                       json={"code": "YOGA", "kind": "fixed", "value": {"value": "200.00", "currency": RUB}})
+    assert made.status_code == 201, made.text
+    slot = {"starts_at": "2031-06-02T10:00:00+03:00", "resource_id": hall, "quantity": 1}
+    alice = customer()
+    placed = api.request("POST", "/orders", customer=alice, key=str(uuid.uuid4()), json={"lines": [
+        {"event_id": event_id, "quantity": 2, "code": "order20"}, {"service_id": yoga, **slot, "code": "yoga"}]})
+    assert placed.status_code == 201, placed.text
+    body = placed.json()
+    # 2 x 1000 less 20 %, and 700 less 200: priced on the server, line by line
+    assert [line["amount"]["value"] for line in body["lines"]] == ["1600.00", "500.00"]
+    assert body["amount"] == {"value": "2100.00", "currency": RUB}
+    assert body["lines"][0]["code"]["full_amount"]["value"] == "2000.00"
+    assert codes(api, event_id)["ORDER20"]["uses"] == 1
+    # the code is used up: a second order names it on line 0 and holds nothing
+    again = api.request("POST", "/orders", customer=customer(), key=str(uuid.uuid4()), json={"lines": [
+        {"event_id": event_id, "quantity": 1, "code": "ORDER20"}]})
+    assert refused(again) == "invalid_code" and again.json()["error"]["details"]["line"] == 0
+    assert api.counts(event_id)["held"] == 2
+    cancelled = api.request("POST", f"/orders/{body['order_id']}/cancel", customer=alice)
+    assert cancelled.status_code == 200, cancelled.text
+    assert codes(api, event_id)["ORDER20"]["uses"] == 0
+    service_codes = api.request("GET", f"/services/{yoga}/codes", organizer=True).json()["codes"]
+    assert [(c["code"], c["uses"]) for c in service_codes] == [("YOGA", 0)]
+    booked = api.book_slot(yoga, customer(), {**slot, "code": "YOGA"})
+    assert booked.status_code == 201 and booked.json()["amount"]["value"] == "500.00"

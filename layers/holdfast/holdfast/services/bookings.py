@@ -14,14 +14,12 @@ from typing import Any, Callable
 from ..clock import iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER, Booking, JournalEntry, PaymentMode
 from ..domain.event_changes import change_refund_until
-from ..domain import pricing
 from ..domain.errors import (
     BookingError,
     Conflict,
     EventCancelled,
     Forbidden,
     IdempotencyKeyReused,
-    InvalidRequest,
     NotFound,
     RequestInProgress,
     TooBusy,
@@ -37,8 +35,8 @@ from .. import kinds
 from ..ports import (Change, Clock, DuplicateRequest, HoldLimitReached, HoldStore, IdempotencyRecord, PlacesTaken,
                      SalesStopped, TransientStoreError)
 from .booking_views import cancel_terms, describe
-from .codes import CodeService
-from ..domain.codes import InvalidCode, is_code_pool, with_uses
+from .codes import CodeService, apply_code
+from ..domain.codes import InvalidCode, is_code_pool
 from .hold_reads import SNAPSHOT_SECONDS, HoldReads, Snapshots
 from .releases import BUCKET_WORKERS, HOLD_ATTEMPTS, Releases
 
@@ -172,19 +170,9 @@ class BookingService:
             amount = kind.hold_price(event, places, wanted)
             details = kind.booking_details(event, wanted, places)
             counted = places
-            hidden = pricing.hidden_asked(event, wanted.get("zone"), (details or {}).get("priced") or ())
-            if hidden and not (code is not None and all(code.unlocks(entry) for entry in hidden)):
-                # sold only with an access code that names it: without one it is not on sale
-                if code is not None:
-                    raise InvalidCode()
-                raise InvalidRequest("Not on sale.", code="not_on_sale", hidden=[name for _, name in sorted(hidden)])
-            if code is not None:
-                # The code's uses are claims of this very transaction; the places alone are what
-                # this container's snapshot took.
-                use = CodeService.use(code, customer_id, details)
-                places = with_uses(places, use.claims)
-                details = {**(details or {}), "code": code.code, "full_amount": amount.text}
-                amount = code.discounted(amount, places.quantity)
+            # The code's uses are claims of this very transaction; the places alone are what
+            # this container's snapshot took.
+            places, amount, details = apply_code(event, wanted, places, amount, details, code, customer_id)
             booking = Booking(
                 booking_id=str(uuid.uuid4()), event_id=event_id, customer_id=customer_id, status=BookingStatus.HELD,
                 places=places,

@@ -8,7 +8,9 @@ from decimal import Decimal
 from typing import Any, Mapping
 
 from ..clock import iso, parse_iso
-from ..domain.codes import TRIES_PER_MINUTE, Code, InvalidCode, code_claims, code_of, normalise
+from ..domain import pricing
+from ..domain.codes import TRIES_PER_MINUTE, Code, InvalidCode, code_claims, code_of, normalise, with_uses
+from ..domain.inventory import Places
 from ..domain.errors import BookingError, Conflict, InvalidRequest, NotFound
 from ..domain.money import Money
 from ..domain.organizers import Caller, require_owner
@@ -126,6 +128,25 @@ class CodeService:
         if not code.applies((details or {}).get("priced") or ()):
             raise InvalidCode()
         return CodeUse(code, code_claims(code, customer_id))
+
+
+def apply_code(event: Any, wanted: Mapping[str, Any], places: Places, amount: Money,
+               details: Mapping[str, Any] | None, code: Code | None, customer_id: str
+               ) -> tuple[Places, Money, dict[str, Any] | None]:
+    """A hold's places, amount and details with its code (or none): a hidden ticket type or zone
+    asked for is sold only with an access code that names it (400 ``not_on_sale`` without a code,
+    ``invalid_code`` with another); a code's uses join the places as claims and its discount
+    the amount, the booking keeping the code and the amount before it."""
+    hidden = pricing.hidden_asked(event, wanted.get("zone"), (details or {}).get("priced") or ())
+    if hidden and not (code is not None and all(code.unlocks(entry) for entry in hidden)):
+        if code is not None:
+            raise InvalidCode()
+        raise InvalidRequest("Not on sale.", code="not_on_sale", hidden=[name for _, name in sorted(hidden)])
+    if code is None:
+        return places, amount, dict(details) if details is not None else None
+    use = CodeService.use(code, customer_id, details)
+    return (with_uses(places, use.claims), code.discounted(amount, places.quantity),
+            {**(details or {}), "code": code.code, "full_amount": amount.text})
 
 
 def shown(item: Mapping[str, Any], currency: Any) -> dict[str, Any]:
