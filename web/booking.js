@@ -32,6 +32,8 @@
       caseBy: "If you choose nothing by {when}, your money comes back by itself.",
       typeName: "Type your name at the top of the page to see your booking.",
       noProvider: "The payment page could not be opened. Please try again.",
+      contactWhy: "A fiscal receipt is e-mailed to you: give the address to send it to, then pay.",
+      contactLabel: "E-mail for the receipt", contactPay: "Pay with this address",
       askCancel: "Cancel this booking?", askGiveUp: "Give these places up?",
       noBooking: "This page needs a booking: open it from the event page after holding places.",
     },
@@ -61,6 +63,8 @@
       caseBy: "Если ничего не выбрать до {when}, деньги вернутся сами.",
       typeName: "Введите своё имя вверху страницы, чтобы увидеть бронирование.",
       noProvider: "Не удалось открыть страницу оплаты. Попробуйте ещё раз.",
+      contactWhy: "Кассовый чек придёт на электронную почту: укажите адрес для него и оплатите.",
+      contactLabel: "Почта для чека", contactPay: "Оплатить с этим адресом",
       askCancel: "Отменить бронирование?", askGiveUp: "Отказаться от этих мест?",
       noBooking: "Этой странице нужно бронирование: откройте её со страницы мероприятия после брони мест.",
     },
@@ -316,24 +320,50 @@
     location.href = url;
   }
 
+  // The payment; ``contactEmail``: the address a booking made without one is asked for when its
+  // organizer issues fiscal receipts (the API answers contact_required first).
+  async function pay(contactEmail) {
+    // one key per booking and address in this tab: a retry after an unanswered call never makes a
+    // second payment, and the request with the address is a request of its own
+    const keyName = `holdfast.pay.${bookingId}${contactEmail ? ".contact" : ""}`;
+    const key = sessionStorage.getItem(keyName) || newKey();
+    sessionStorage.setItem(keyName, key);
+    $("pay").disabled = $("contact-pay").disabled = true;
+    try {
+      const options = contactEmail ? { key, body: { contact_email: contactEmail } } : { key };
+      const answer = await api("POST", `/bookings/${encodeURIComponent(bookingId)}/payment`, options);
+      goToProvider(answer.confirmation_url);
+    } catch (error) {
+      if (error.code === "contact_required") {
+        $("contact").classList.remove("hidden");
+        $("contact-email").focus();
+      } else {
+        showError("action-error", error);
+      }
+      refresh();
+    } finally { $("pay").disabled = $("contact-pay").disabled = false; }
+  }
+
   $("pay").addEventListener("click", async () => {
     showError("action-error", null);
     if (booking.payment && booking.payment.confirmation_url && booking.payment.status === "pending") {
       try { goToProvider(booking.payment.confirmation_url); } catch (error) { showError("action-error", error); }
       return;
     }
-    // one key per booking in this tab: a retry after an unanswered call never makes a second payment
-    const keyName = `holdfast.pay.${bookingId}`;
-    const key = sessionStorage.getItem(keyName) || newKey();
-    sessionStorage.setItem(keyName, key);
-    $("pay").disabled = true;
-    try {
-      const answer = await api("POST", `/bookings/${encodeURIComponent(bookingId)}/payment`, { key });
-      goToProvider(answer.confirmation_url);
-    } catch (error) {
-      showError("action-error", error);
-      refresh();
-    } finally { $("pay").disabled = false; }
+    await pay(null);
+  });
+
+  $("contact").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    showError("action-error", null);
+    const address = $("contact-email").value.trim();
+    if (!address || !$("contact-email").checkValidity()) {
+      $("contact-email").setAttribute("aria-invalid", "true");
+      $("contact-email").focus();
+      return;
+    }
+    $("contact-email").removeAttribute("aria-invalid");
+    await pay(address);
   });
 
   $("cancel").addEventListener("click", async () => {

@@ -34,6 +34,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--webhook-workers", type=int, default=1,
                    help="notifications delivered at once (default 1: one at a time, in due order)")
     p.add_argument("--fault-seed", type=int, default=0)
+    p.add_argument("--receipts", choices=("optional", "required"), default="optional",
+                   help="required: a payment or refund without a fiscal receipt is refused, as a "
+                        "Russian shop's is (default optional)")
+    p.add_argument("--receipt-registration-seconds", type=float, default=1.0,
+                   help="sandbox seconds a receipt stays pending before it is registered (default 1)")
     p.add_argument("--log-level", default="INFO")
     return p
 
@@ -51,7 +56,8 @@ def main(argv=None) -> int:
         redelivery_window_seconds=args.redelivery_window_seconds,
         redelivery_base_seconds=args.redelivery_base_seconds,
         webhook_source_address=args.webhook_source_address, fault_seed=args.fault_seed,
-        webhook_workers=args.webhook_workers)
+        webhook_workers=args.webhook_workers, receipts=args.receipts,
+        receipt_registration_seconds=args.receipt_registration_seconds)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     server.start()

@@ -77,6 +77,28 @@ class SandboxControl:
     def refunds(self, payment_id: str | None = None) -> list[dict]:
         return self._call("GET", "/refunds", query={"payment_id": payment_id})["items"]
 
+    def receipts(self, payment_id: str | None = None) -> list[dict]:
+        """Every receipt (oldest first), or those of one payment and its refunds."""
+        return self._call("GET", "/receipts", query={"payment_id": payment_id})["items"]
+
+    def wait_for_receipts(self, payment_id: str, count: int, *, status: str | None = None,
+                          timeout: float = 5.0) -> list[dict]:
+        """Poll until at least ``count`` of the payment's receipts exist (with ``status``, if given)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            items = [r for r in self.receipts(payment_id) if not status or r["status"] == status]
+            if len(items) >= count or time.monotonic() > deadline:
+                return items
+            time.sleep(0.02)
+
+    # -- shop settings -------------------------------------------------------------------------
+    def shop(self) -> dict:
+        return self._call("GET", "/shop")
+
+    def set_receipts(self, mode: str) -> dict:
+        """``required``: payments and refunds without a receipt are refused; ``optional``: not."""
+        return self._call("POST", "/shop", {"receipts": mode})
+
     def deliveries(self, event: str | None = None, object_id: str | None = None) -> list[dict]:
         return self._call("GET", "/deliveries", query={"event": event, "object_id": object_id})["items"]
 

@@ -15,14 +15,20 @@ API_ROUTES = (
     "POST /v3/refunds",
     "GET /v3/refunds",
     "GET /v3/refunds/{id}",
+    "POST /v3/receipts",
+    "GET /v3/receipts",
+    "GET /v3/receipts/{id}",
 )
 WEBHOOK_ROUTE = "webhook"
+#: the register's side of a receipt: how long it stays pending and how it ends
+RECEIPT_ROUTE = "receipt"
 
 # API knobs. "before": nothing happened; "after": the effect happened, the answer is lost/broken.
 API_BEFORE = {"error_500_before", "too_many_requests", "accepted_202", "html_502"}
 API_AFTER = {"error_500_after", "drop_response_after"}
 API_KINDS = API_BEFORE | API_AFTER | {"delay"}
 WEBHOOK_KINDS = {"drop_once", "drop_forever", "duplicate", "delay", "hold", "forge"}
+RECEIPT_KINDS = {"canceled", "delay"}
 
 
 @dataclass
@@ -74,11 +80,15 @@ class FaultRegistry:
         if route == WEBHOOK_ROUTE:
             if kind not in WEBHOOK_KINDS:
                 raise invalid(f"Unknown webhook fault kind; use one of {sorted(WEBHOOK_KINDS)}", "kind")
+        elif route == RECEIPT_ROUTE:
+            if kind not in RECEIPT_KINDS:
+                raise invalid(f"Unknown receipt fault kind; use one of {sorted(RECEIPT_KINDS)}", "kind")
         elif route == "*" or route in API_ROUTES:
             if kind not in API_KINDS:
                 raise invalid(f"Unknown API fault kind; use one of {sorted(API_KINDS)}", "kind")
         else:
-            raise invalid(f"Unknown route; use one of {list(API_ROUTES)}, '*' or 'webhook'", "route")
+            raise invalid(f"Unknown route; use one of {list(API_ROUTES)}, '*', 'webhook' or 'receipt'",
+                          "route")
         probability = spec.get("probability")
         times = spec.get("times")
         if probability is not None:
@@ -158,6 +168,20 @@ class FaultRegistry:
                 elif terminal is None and self._fire(fault):
                     terminal = fault
             return terminal, delay
+
+    def pick_receipt(self) -> tuple[bool, float]:
+        """(ends canceled?, extra pending seconds in sandbox time) for a receipt being registered."""
+        with self.lock:
+            canceled, delay = False, 0.0
+            for fault in list(self.rules):
+                if fault.route != RECEIPT_ROUTE:
+                    continue
+                if fault.kind == "delay":
+                    if self._fire(fault):
+                        delay += float(fault.params["seconds"])
+                elif not canceled and self._fire(fault):
+                    canceled = True
+            return canceled, delay
 
     def pick_webhook(self, kinds: set[str], event: str, obj: dict) -> list[Fault]:
         """Return the webhook rules of the given kinds that trigger for this notification."""

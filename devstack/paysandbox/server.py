@@ -1,4 +1,4 @@
-"""HTTP front end: the /v3 provider API, the /sandbox control API and the /checkout page."""
+"""HTTP front end: the /v3 provider API, the /sandbox control API and pages (/checkout, /sandbox/ledger)."""
 from __future__ import annotations
 
 import base64
@@ -89,7 +89,10 @@ class SandboxServer:
                  redelivery_max_interval_seconds: float = 3600,
                  webhook_source_address: str = "127.0.0.1", webhook_timeout: float = 5.0,
                  fault_seed: int = 0, fee_percent: str = "3.5", idempotence_wait_seconds: float = 30,
-                 tick_interval: float = 0.05, webhook_workers: int = 1):
+                 tick_interval: float = 0.05, webhook_workers: int = 1, receipts: str = "optional",
+                 receipt_registration_seconds: float = 1.0):
+        if receipts not in ("required", "optional"):
+            raise ValueError("receipts must be 'required' or 'optional'")
         if isinstance(secret_keys, str):
             secret_keys = [secret_keys]
         if not secret_keys:
@@ -106,7 +109,9 @@ class SandboxServer:
         self.store = Store(self.lock, self.clock, shop_id=self.shop_id, checkout_origin="",
                            pending_expiry_seconds=pending_expiry_seconds,
                            capture_expiry_seconds=capture_expiry_seconds,
-                           idempotence_ttl_seconds=idempotence_ttl_seconds, fee_percent=fee_percent)
+                           idempotence_ttl_seconds=idempotence_ttl_seconds, fee_percent=fee_percent,
+                           receipts=receipts, receipt_seconds=receipt_registration_seconds,
+                           faults=self.faults)
         self.notifier = Notifier(self.lock, self.clock, self.faults, urls=list(webhook_urls),
                                  source_address=webhook_source_address, timeout=webhook_timeout,
                                  window_seconds=redelivery_window_seconds,
@@ -241,6 +246,9 @@ API_ROUTES = [
     ("POST", re.compile(r"^/v3/refunds/?$"), "POST /v3/refunds", "create_refund"),
     ("GET", re.compile(r"^/v3/refunds/?$"), "GET /v3/refunds", "list_refunds"),
     ("GET", re.compile(rf"^/v3/refunds/{_ID}$"), "GET /v3/refunds/{id}", "get_refund"),
+    ("POST", re.compile(r"^/v3/receipts/?$"), "POST /v3/receipts", "create_receipt"),
+    ("GET", re.compile(r"^/v3/receipts/?$"), "GET /v3/receipts", "list_receipts"),
+    ("GET", re.compile(rf"^/v3/receipts/{_ID}$"), "GET /v3/receipts/{id}", "get_receipt"),
 ]
 
 CONTROL_ROUTES = [
@@ -252,6 +260,10 @@ CONTROL_ROUTES = [
     ("POST", re.compile(rf"^/sandbox/payments/{_ID}/pay$"), "c_pay"),
     ("POST", re.compile(rf"^/sandbox/payments/{_ID}/decline$"), "c_decline"),
     ("GET", re.compile(r"^/sandbox/refunds$"), "c_refunds"),
+    ("GET", re.compile(r"^/sandbox/receipts$"), "c_receipts"),
+    ("GET", re.compile(r"^/sandbox/shop$"), "c_shop"),
+    ("POST", re.compile(r"^/sandbox/shop$"), "c_set_shop"),
+    ("GET", re.compile(r"^/sandbox/ledger$"), "c_ledger"),
     ("GET", re.compile(r"^/sandbox/deliveries$"), "c_deliveries"),
     ("GET", re.compile(r"^/sandbox/notifications$"), "c_notifications"),
     ("GET", re.compile(r"^/sandbox/faults$"), "c_faults"),
@@ -458,7 +470,7 @@ class _Handler(BaseHTTPRequestHandler):
         store = sb.store
         sb.notifier.enqueue(store.tick())  # lazy expiry on every access
         try:
-            if op in ("list_payments", "list_refunds"):
+            if op in ("list_payments", "list_refunds", "list_receipts"):
                 return _Reply(200, getattr(store, op)(qs))
             if qs:
                 raise invalid(f"Unknown parameter {next(iter(qs))[:40]}")
@@ -466,6 +478,10 @@ class _Handler(BaseHTTPRequestHandler):
                 return _Reply(200, store.get_payment(obj_id))
             if op == "get_refund":
                 return _Reply(200, store.get_refund(obj_id))
+            if op == "get_receipt":
+                return _Reply(200, store.get_receipt(obj_id))
+            if op == "create_receipt":
+                return _Reply(200, store.create_receipt(_json_body(raw, required=True)))
             if op == "create_payment":
                 return _Reply(200, store.create_payment(_json_body(raw, required=True)))
             if op == "create_refund":
@@ -495,7 +511,8 @@ class _Handler(BaseHTTPRequestHandler):
         pid, action = m.group("id"), m.group("action")
         try:
             if action is None:
-                return _Reply(200, raw=page.checkout_page(sb.store.get_payment(pid)).encode(),
+                return _Reply(200, raw=page.checkout_page(sb.store.get_payment(pid),
+                                                          sb.store.all_receipts(pid)).encode(),
                               content_type=html)
             if action == "pay":
                 obj, events = sb.store.customer_pays(pid)
@@ -513,7 +530,8 @@ class _Handler(BaseHTTPRequestHandler):
             return_url = sb.store.payments[pid].return_url
         if return_url:
             return _Reply(303, raw=b"", content_type=html, headers={"Location": return_url})
-        return _Reply(200, raw=page.result_page(obj, message).encode(), content_type=html)
+        return _Reply(200, raw=page.result_page(obj, message, sb.store.all_receipts(pid)).encode(),
+                      content_type=html)
 
     # -- control API ---------------------------------------------------------------------------
     def _control(self, path: str, query: str, raw: bytes) -> _Reply:
@@ -563,6 +581,33 @@ class _Handler(BaseHTTPRequestHandler):
     def c_refunds(self, _id, qs, body):
         items = self.sandbox.store.all_refunds(qs.get("payment_id"))
         return _Reply(200, {"items": items, "count": len(items)})
+
+    def c_receipts(self, _id, qs, body):
+        self.sandbox.run_due()
+        items = self.sandbox.store.all_receipts(qs.get("payment_id"))
+        return _Reply(200, {"items": items, "count": len(items)})
+
+    def c_shop(self, _id, qs, body):
+        return _Reply(200, self.sandbox.store.shop())
+
+    def c_set_shop(self, _id, qs, body):
+        unknown = set(body) - {"receipts"}
+        if unknown:
+            raise invalid(f"Unknown shop setting {sorted(unknown)[0][:40]}", sorted(unknown)[0][:40])
+        if "receipts" not in body:
+            raise invalid("receipts is required: required or optional", "receipts")
+        return _Reply(200, self.sandbox.store.set_receipts_mode(body["receipts"]))
+
+    def c_ledger(self, _id, qs, body):
+        """Every payment with its refunds and receipts, as a page (newest first)."""
+        sb = self.sandbox
+        sb.run_due()
+        store = sb.store
+        rows = []
+        for payment in reversed(store.find_payments({})):
+            rows.append((payment, store.all_refunds(payment["id"]), store.all_receipts(payment["id"])))
+        return _Reply(200, raw=page.ledger_page(rows, store.shop()).encode(),
+                      content_type="text/html; charset=utf-8")
 
     def c_deliveries(self, _id, qs, body):
         items = self.sandbox.notifier.deliveries(qs.get("event"), qs.get("object_id"))

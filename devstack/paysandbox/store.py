@@ -1,4 +1,4 @@
-"""In-memory provider state: payments, refunds, idempotence keys, and the lifecycle rules.
+"""In-memory provider state: payments, refunds, receipts, idempotence keys, and the lifecycle rules.
 
 Every public method takes the shared state lock itself (it is an RLock) and never does network
 I/O. Methods that change a status return ``events``: ``(event_name, object_snapshot)`` pairs
@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from .clock import iso, parse_iso
+from .fiscal import RECEIPT_STATUSES, ReceiptData, parse_receipt, parse_receipt_request
 from .models import (CANCELLATION_PARTIES, CANCELLATION_REASONS, CENT, PAYMENT_STATUSES,
                      REFUND_STATUSES, ApiError, invalid, looks_like_id, money, new_id, not_found,
                      parse_amount, parse_description, parse_metadata, quantize_fee)
@@ -45,6 +46,8 @@ class Payment:
     payment_method: dict | None = None
     authorization: dict | None = None
     merchant_customer_id: str | None = None
+    #: the receipt sent with the payment (or with its partial capture), registered once it succeeds
+    receipt: ReceiptData | None = None
 
 
 @dataclass
@@ -61,6 +64,24 @@ class Refund:
 
 
 @dataclass
+class Receipt:
+    """A fiscal receipt: registered ``pending``, then ``succeeded`` (or ``canceled``) at ``due_at``."""
+
+    id: str
+    seq: int
+    type: str                    # payment | refund
+    payment_id: str | None
+    refund_id: str | None
+    data: ReceiptData
+    created_at: datetime
+    due_at: datetime
+    ends_canceled: bool          # a "canceled" fault picked at registration
+    settlements: tuple = ()
+    status: str = "pending"
+    registered_at: datetime | None = None
+
+
+@dataclass
 class IdempotenceRecord:
     fingerprint: str
     created_at: datetime
@@ -72,8 +93,12 @@ class IdempotenceRecord:
 class Store:
     def __init__(self, lock, clock, *, shop_id: str, checkout_origin: str,
                  pending_expiry_seconds: float = 3600, capture_expiry_seconds: float = 7 * 86400,
-                 idempotence_ttl_seconds: float = 86400, fee_percent: str | Decimal = "3.5"):
+                 idempotence_ttl_seconds: float = 86400, fee_percent: str | Decimal = "3.5",
+                 receipts: str = "optional", receipt_seconds: float = 1.0, faults=None):
         self.lock = lock
+        self.default_receipts = receipts
+        self.receipt_registration = timedelta(seconds=receipt_seconds)
+        self.faults = faults
         self.clock = clock
         self.shop_id = shop_id
         self.checkout_origin = checkout_origin
@@ -87,6 +112,9 @@ class Store:
         with self.lock:
             self.payments: dict[str, Payment] = {}
             self.refunds: dict[str, Refund] = {}
+            self.receipts: dict[str, Receipt] = {}
+            self._receipt_deadlines: list[tuple[datetime, int, str]] = []
+            self.receipts_mode = self.default_receipts
             self.keys: dict[tuple[str, str], IdempotenceRecord] = {}
             # (deadline, seq, payment id) for every deadline a payment was given: tick() pops only
             # what is due instead of scanning every payment on every request
@@ -146,6 +174,71 @@ class Store:
             out["metadata"] = dict(r.metadata)
         return out
 
+    @staticmethod
+    def render_receipt(r: Receipt) -> dict:
+        out = {"id": r.id, "type": r.type}
+        if r.payment_id is not None:
+            out["payment_id"] = r.payment_id
+        if r.refund_id is not None:
+            out["refund_id"] = r.refund_id
+        out["status"] = r.status
+        out["items"] = [item.render() for item in r.data.items]
+        if r.settlements:
+            out["settlements"] = [{"type": kind, "amount": money(value, r.data.items[0].currency)}
+                                  for kind, value in r.settlements]
+        if r.data.tax_system_code is not None:
+            out["tax_system_code"] = r.data.tax_system_code
+        if r.status == "succeeded":
+            out["fiscal_document_number"] = str(3986 + r.seq)
+            out["fiscal_storage_number"] = "9288000100115785"
+            out["fiscal_attribute"] = str(2617603921 + r.seq * 7919)
+            out["registered_at"] = iso(r.registered_at)
+            out["fiscal_provider_id"] = "sandbox-register"
+        out["created_at"] = iso(r.created_at)
+        return out
+
+    # -- receipts mode -----------------------------------------------------------------------
+    @property
+    def receipts_required(self) -> bool:
+        return self.receipts_mode == "required"
+
+    def set_receipts_mode(self, mode) -> dict:
+        if mode not in ("required", "optional"):
+            raise invalid("receipts must be required or optional", "receipts")
+        with self.lock:
+            self.receipts_mode = mode
+            return self.shop()
+
+    def shop(self) -> dict:
+        with self.lock:
+            return {"shop_id": self.shop_id, "receipts": self.receipts_mode,
+                    "receipt_registration_seconds": self.receipt_registration.total_seconds()}
+
+    def _register(self, kind: str, data: ReceiptData, *, payment_id: str | None = None,
+                  refund_id: str | None = None, settlements: tuple = ()) -> Receipt:
+        """A receipt handed to the register: pending now, final after the registration delay (plus
+        any ``delay`` fault), ``canceled`` instead of ``succeeded`` when a ``canceled`` fault fires."""
+        canceled, extra = self.faults.pick_receipt() if self.faults is not None else (False, 0.0)
+        now = self.clock.now()
+        r = Receipt(id=new_id(), seq=self._next_seq(), type=kind, payment_id=payment_id,
+                    refund_id=refund_id, data=data, created_at=now,
+                    due_at=now + self.receipt_registration + timedelta(seconds=extra),
+                    ends_canceled=canceled, settlements=settlements)
+        self.receipts[r.id] = r
+        heapq.heappush(self._receipt_deadlines, (r.due_at, r.seq, r.id))
+        return r
+
+    def _finish_due_receipts(self, now: datetime) -> None:
+        while self._receipt_deadlines and self._receipt_deadlines[0][0] <= now:
+            _, _, receipt_id = heapq.heappop(self._receipt_deadlines)
+            r = self.receipts.get(receipt_id)
+            if r is None or r.status != "pending":
+                continue
+            if r.ends_canceled:
+                r.status = "canceled"
+            else:
+                r.status, r.registered_at = "succeeded", r.due_at
+
     # -- expiry ----------------------------------------------------------------------------
     def tick(self) -> list[Event]:
         """Apply every expiry that is due on the sandbox clock; forget old idempotence keys."""
@@ -165,6 +258,7 @@ class Store:
                     later.append((deadline, seq, payment_id))
             for entry in later:
                 heapq.heappush(self._deadlines, entry)
+            self._finish_due_receipts(now)
             events: list[Event] = []
             for p in sorted(due.values(), key=lambda p: p.seq):  # creation order, as a scan gave
                 if p.status == "pending":
@@ -266,12 +360,14 @@ class Store:
             if body.get(name):
                 raise invalid(f"The sandbox does not support {name}", name)
         with self.lock:
+            receipt = parse_receipt(body.get("receipt"), amount, currency, required=self.receipts_required)
             now = self.clock.now()
             p = Payment(id=new_id(), seq=self._next_seq(), amount=amount, currency=currency,
                         capture=capture, created_at=now,
                         pending_deadline=now + self.pending_expiry, description=description,
                         metadata=metadata, return_url=return_url,
-                        confirmation=confirmation is not None, merchant_customer_id=mcid)
+                        confirmation=confirmation is not None, merchant_customer_id=mcid,
+                        receipt=receipt)
             self.payments[p.id] = p
             self._track_deadline(p)
             return self.render_payment(p)
@@ -301,6 +397,7 @@ class Store:
             if p.capture:
                 p.status = "succeeded"
                 p.captured_at = now
+                self._register_payment_receipt(p)
                 return self.render_payment(p), [("payment.succeeded", self.render_payment(p))]
             p.status = "waiting_for_capture"
             p.expires_at = now + self.capture_expiry
@@ -337,12 +434,24 @@ class Store:
                                   "amount.currency")
                 if amount > p.amount:
                     raise invalid("Capture amount exceeds the authorised amount", "amount.value")
+            # A full capture keeps the payment's receipt; a partial one must bring the receipt of
+            # what it captures (when the payment had one, or the shop requires them).
+            partial = amount != p.amount
+            receipt = parse_receipt(body.get("receipt"), amount, p.currency,
+                                    required=partial and (p.receipt is not None or self.receipts_required))
+            if receipt is not None:
+                p.receipt = receipt
             p.amount = amount
             p.income = quantize_fee(amount, self.fee_percent)
             p.status = "succeeded"
             p.captured_at = self.clock.now()
             p.expires_at = None
+            self._register_payment_receipt(p)
             return self.render_payment(p), [("payment.succeeded", self.render_payment(p))]
+
+    def _register_payment_receipt(self, p: Payment) -> None:
+        if p.receipt is not None:
+            self._register("payment", p.receipt, payment_id=p.id)
 
     def cancel(self, payment_id: str) -> tuple[dict, list[Event]]:
         with self.lock:
@@ -374,11 +483,14 @@ class Store:
             if amount > remaining:
                 raise invalid(f"Refund amount exceeds the refundable remainder {remaining}",
                               "amount.value")
+            receipt = parse_receipt(body.get("receipt"), amount, currency, required=self.receipts_required)
             r = Refund(id=new_id(), seq=self._next_seq(), payment_id=p.id, amount=amount,
                        currency=currency, created_at=self.clock.now(), description=description,
                        metadata=metadata)
             self.refunds[r.id] = r
             p.refunded = (p.refunded + amount).quantize(CENT)
+            if receipt is not None:
+                self._register("refund", receipt, payment_id=p.id, refund_id=r.id)
             rendered = self.render_refund(r)
             return rendered, [("refund.succeeded", dict(rendered))]
 
@@ -388,6 +500,58 @@ class Store:
             if r is None:
                 raise not_found(f"Refund {refund_id[:40]} not found")
             return self.render_refund(r)
+
+    # -- receipts --------------------------------------------------------------------------
+    def create_receipt(self, body: dict) -> dict:
+        """``POST /v3/receipts``: a receipt of its own, e.g. the settlement of a prepayment."""
+        req = parse_receipt_request(body)
+        with self.lock:
+            if req["target_field"] == "refund_id":
+                refund = self.refunds.get(req["target"])
+                if refund is None:
+                    raise invalid(f"Refund {req['target'][:40]} not found", "refund_id")
+                payment_id, refund_id = refund.payment_id, refund.id
+            else:
+                payment_id, refund_id = req["target"], None
+            p = self.payments.get(payment_id)
+            if p is None:
+                raise invalid(f"Payment {payment_id[:40]} not found", "payment_id")
+            if p.status != "succeeded":
+                raise invalid(f"Payment is {p.status}; receipts are registered for succeeded payments",
+                              "payment_id")
+            if req["currency"] != p.currency:
+                raise invalid("items currency differs from the payment currency", "items")
+            r = self._register(req["type"], req["data"], payment_id=p.id, refund_id=refund_id,
+                               settlements=req["settlements"])
+            return self.render_receipt(r)
+
+    def get_receipt(self, receipt_id: str) -> dict:
+        with self.lock:
+            r = self.receipts.get(receipt_id)
+            if r is None:
+                raise not_found(f"Receipt {receipt_id[:40]} not found")
+            return self.render_receipt(r)
+
+    def list_receipts(self, query: dict[str, str]) -> dict:
+        """A payment's receipts and its refunds' (``payment_id``), a refund's (``refund_id``), or all."""
+        allowed = {"payment_id", "refund_id", "status", "limit", "cursor"} | _date_filters("created_at")
+        _reject_unknown(query, allowed)
+        status = query.get("status")
+        if status is not None and status not in RECEIPT_STATUSES:
+            raise invalid("Unknown status filter", "status")
+        created = _parse_date_filters(query, "created_at")
+        payment_id, refund_id = query.get("payment_id"), query.get("refund_id")
+        with self.lock:
+            rows = [r for r in self.receipts.values()
+                    if (not payment_id or r.payment_id == payment_id)
+                    and (not refund_id or r.refund_id == refund_id)
+                    and (not status or r.status == status) and _match_dates(r.created_at, created)]
+            return _page(rows, query, self.render_receipt)
+
+    def all_receipts(self, payment_id: str | None = None) -> list[dict]:
+        with self.lock:
+            return [self.render_receipt(r) for r in sorted(self.receipts.values(), key=lambda x: x.seq)
+                    if not payment_id or r.payment_id == payment_id]
 
     # -- listing ---------------------------------------------------------------------------
     def list_payments(self, query: dict[str, str]) -> dict:
@@ -511,4 +675,4 @@ def _page(rows: list, query: dict, render) -> dict:
     return out
 
 
-__all__ = ["Store", "Payment", "Refund", "IdempotenceRecord", "ApiError", "looks_like_id"]
+__all__ = ["Store", "Payment", "Refund", "Receipt", "IdempotenceRecord", "ApiError", "looks_like_id"]

@@ -1,5 +1,5 @@
 """Operator endpoints: bookings in manual review, parking gate cases and event check-in cases, and the decision taken on
-each; the platform's organizers; an organizer's own keys."""
+each; the platform's organizers; an organizer's own keys and fiscal settings."""
 from holdfast import wiring
 from holdfast.products.events import wiring as events_wiring
 from holdfast.products.parking import wiring as parking_wiring
@@ -133,6 +133,32 @@ def add_organizer_key():
 def delete_organizer_key(key_id: str):
     caller = require_organizer(app, wiring.authenticate_organizer)
     wiring.organizers().delete_key(caller, key_id)
+    return Response(status_code=204, content_type=None, body="")
+
+
+# -------------------------------------------------------------- an organizer's fiscal settings
+
+@app.put("/organizers/me/fiscal")
+@tracer.capture_method
+def put_fiscal_settings():
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    from holdfast.schemas import FiscalSettingsIn
+
+    return json_response(200, wiring.fiscal_settings().put(caller, parse_body(app, FiscalSettingsIn).settings()))
+
+
+@app.get("/organizers/me/fiscal")
+@tracer.capture_method
+def get_fiscal_settings():
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, wiring.fiscal_settings().get(caller))
+
+
+@app.delete("/organizers/me/fiscal")
+@tracer.capture_method
+def delete_fiscal_settings():
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    wiring.fiscal_settings().delete(caller)
     return Response(status_code=204, content_type=None, body="")
 
 

@@ -174,7 +174,13 @@ def ticket_code(booking_id: str, ticket_file: str):
 def start_payment(booking_id: str):
     customer, key = customer_id(app), idempotency_key(app)
     wiring.rate_limiter().take("booking", customer)
-    return _payment_started(wiring.payments().start_payment(booking_id, customer, key), "booking_id")
+    contact = None
+    if (app.current_event.body or "").strip():   # only a page that was asked for an address sends one
+        from holdfast.schemas import PaymentIn
+
+        contact = parse_body(app, PaymentIn).contact_email
+    return _payment_started(wiring.payments().start_payment(booking_id, customer, key, contact_email=contact),
+                            "booking_id")
 
 
 def _payment_started(booking, id_field: str):

@@ -1,4 +1,5 @@
 """Scheduled sweeper: expire holds and restart reconciliation whose timer or execution is overdue;
+send the settlement receipt of a prepaid service once it is rendered;
 erase the personal data of bookings whose retention has run out;
 hand a booking whose reconciliation keeps dying to an operator; give the money back on conflict
 cases nobody decided by their deadline; resume an event cancellation whose job execution ended
@@ -28,7 +29,8 @@ def lambda_handler(event, context):
                    give_up=give_up, grace_seconds=settings().sweep_grace_seconds,
                    max_restarts=settings().sweep_max_restarts,
                    lapse_resolution=lambda booking: wiring.resolutions().lapse(booking),
-                   refund_timer=lambda booking: wiring.payments().refund_after_timer(booking))
+                   refund_timer=lambda booking: wiring.payments().refund_after_timer(booking),
+                   settle=lambda booking: wiring.settlements().settle(booking))
     if settings().event_cancellation_state_machine_arn:
         result["cancellations"] = wiring.event_cancellation().resume_all()
     # personal data past its retention: one page a sweep, the index resumes where this one stopped

@@ -953,3 +953,38 @@ def test_the_booking_and_lot_pages_in_both_languages_pass_axe_on_desktop_and_pho
         shots(page, f"{name}-ru-desktop", full_page=True)
         page.get_by_label("Язык").select_option("en")
         expect(page.locator("html")).to_have_attribute("lang", "en")
+
+
+def test_an_organizer_with_receipts_gets_the_address_asked_before_the_payment(site, customer_page, shots):
+    """Issue 44: the organizer issues fiscal receipts; a booking made without an address is asked
+    for one on its page before it pays, and the payment carries the receipt for that address."""
+    from devstack.organizers import PLATFORM_KEY
+    from tests.support.api import BookingApi
+
+    api, who = site["api"], customer()
+    made = api.request("POST", "/admin/organizers", headers={"X-Api-Key": PLATFORM_KEY}, json={"name": "Receipts"})
+    org = BookingApi(api.base, organizer_key=made.json()["api_key"])
+    assert org.request("PUT", "/organizers/me/fiscal", organizer=True,
+                       json={"tax_system_code": 2, "vat_code": 1}).status_code == 200
+    event = published(org, name="Receipted recital", capacity=4)
+    booking = org.book(event["event_id"], who, {"quantity": 1}).json()
+    page = customer_page(who)
+    page.goto(f"/booking.html?id={booking['booking_id']}")
+    expect(page.locator("#status")).to_have_attribute("data-status", "HELD")
+    page.get_by_role("button", name="Pay", exact=True).click()
+    expect(page.locator("#contact")).to_be_visible()
+    expect(page.get_by_label("E-mail for the receipt")).to_be_focused()
+    page.get_by_role("button", name="Pay with this address").click()            # empty: asked again
+    expect(page.get_by_label("E-mail for the receipt")).to_have_attribute("aria-invalid", "true")
+    assert serious_accessibility_problems(page) == []
+    page.get_by_label("E-mail for the receipt").fill("reader@example.com")
+    shots(page, "booking-receipt-address")
+    page.get_by_role("button", name="Pay with this address").click()
+    expect(page).to_have_url(re.compile(r"/checkout/"))
+    page.get_by_role("button", name="Pay").click()
+    expect(page.locator("#status")).to_have_attribute("data-status", "CONFIRMED")
+    seen = org.booking(booking["booking_id"], who)
+    assert seen["contact_email"] == "reader@example.com"
+    assert [r["type"] for r in seen["receipts"]][:1] == ["payment"]
+    page.get_by_label("Language").select_option("ru")
+    expect(page.locator("#contact-why")).to_contain_text("Кассовый чек")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from holdfast.domain.fiscal import FiscalSettings
 from holdfast.ports import ItemExists
 from tests.support.fakes import Item, Write, _Fake, _set, absent, always, present
 
@@ -109,3 +110,17 @@ class FakeOrganizerDirectory(_Fake):
             return item is not None and ("last_used_at" not in item or item["last_used_at"] < unless_since)
 
         self.table.write((f"APIKEY#{key_hash}", "KEY"), stale, _set({"last_used_at": at}))
+
+    def get_fiscal(self, organizer_id: str) -> FiscalSettings | None:
+        self.table.check_fault("get_fiscal")
+        item = self.table.get(f"ORGANIZER#{organizer_id}", "FISCAL")
+        return FiscalSettings.from_item(item) if item else None
+
+    def put_fiscal(self, organizer_id: str, settings: FiscalSettings, at: str) -> None:
+        self.table.check_fault("put_fiscal")
+        self.table.write((f"ORGANIZER#{organizer_id}", "FISCAL"), always,
+                         lambda _: {**settings.as_item(), "updated_at": at})
+
+    def delete_fiscal(self, organizer_id: str) -> bool:
+        self.table.check_fault("delete_fiscal")
+        return self.table.write((f"ORGANIZER#{organizer_id}", "FISCAL"), present, lambda _: None)

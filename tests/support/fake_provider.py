@@ -19,6 +19,7 @@ class FakeProvider:
     def __init__(self) -> None:
         self.payments: dict[str, dict[str, Any]] = {}
         self.refunds: dict[str, dict[str, Any]] = {}
+        self.receipts: dict[str, dict[str, Any]] = {}   # receipts of their own (settlements)
         self.keys: dict[str, tuple[Any, dict[str, Any]]] = {}
         self.faults: dict[str, list[str]] = {}
         self.calls: list[tuple[str, str]] = []
@@ -50,14 +51,15 @@ class FakeProvider:
         return dict(result)
 
     # payments
-    def create_payment(self, *, amount, description, metadata, capture, return_url, idempotence_key):
-        request = (tuple(amount.items()), tuple(metadata.items()), capture)
+    def create_payment(self, *, amount, description, metadata, capture, return_url, idempotence_key, receipt=None):
+        request = (tuple(amount.items()), tuple(metadata.items()), capture, repr(receipt))
 
         def effect():
             payment_id = str(uuid.uuid4())
             self.payments[payment_id] = {
                 "id": payment_id, "status": "pending", "paid": False, "amount": dict(amount), "capture": capture,
                 "metadata": dict(metadata), "description": description, "created_at": self._now(),
+                **({"receipt": receipt} if receipt is not None else {}),
                 "confirmation": {"type": "redirect", "confirmation_url": f"http://sandbox.invalid/{payment_id}"},
             }
             return self._public(self.payments[payment_id])
@@ -92,7 +94,7 @@ class FakeProvider:
 
         return self._idempotent("cancel_payment", idempotence_key, (payment_id,), effect)
 
-    def create_refund(self, payment_id, amount, description, idempotence_key):
+    def create_refund(self, payment_id, amount, description, idempotence_key, receipt=None):
         def effect():
             payment = self.payments[payment_id]
             refunded = sum(Decimal(r["amount"]["value"]) for r in self.refunds.values() if r["payment_id"] == payment_id)
@@ -100,10 +102,12 @@ class FakeProvider:
                 raise ProviderRejected("invalid_request", "refund not possible", 400)
             refund_id = str(uuid.uuid4())
             self.refunds[refund_id] = {"id": refund_id, "payment_id": payment_id, "status": self.refund_status,
-                                       "amount": dict(amount), "created_at": self._now()}
+                                       "amount": dict(amount), "created_at": self._now(),
+                                       **({"receipt": receipt} if receipt is not None else {})}
             return dict(self.refunds[refund_id])
 
-        return self._idempotent("create_refund", idempotence_key, (payment_id, tuple(amount.items())), effect)
+        return self._idempotent("create_refund", idempotence_key, (payment_id, tuple(amount.items()), repr(receipt)),
+                                effect)
 
     def find_payments(self, *, created_gte: str, created_lte: str,
                       metadata: dict[str, str]) -> list[dict[str, Any]]:
@@ -143,6 +147,14 @@ class FakeProvider:
         payment = self.payments[payment_id]
         payment.update(status="canceled", cancellation_details={"party": "payment_network", "reason": "card_expired"})
         return self._public(payment)
+
+    def create_receipt(self, body, idempotence_key):
+        def effect():
+            receipt_id = str(uuid.uuid4())
+            self.receipts[receipt_id] = {"id": receipt_id, "status": "pending", **body}
+            return dict(self.receipts[receipt_id])
+
+        return self._idempotent("create_receipt", idempotence_key, repr(body), effect)
 
     def payments_for(self, booking_id: str) -> list[dict[str, Any]]:
         return [p for p in self.payments.values() if p["metadata"].get("booking_id") == booking_id]

@@ -57,7 +57,7 @@ def _members(protocol: type) -> set[str]:
 #: Which concrete class wiring hands in for each port.
 IMPLEMENTED_BY: dict[str, tuple[type, ...]] = {
     "SurgeQueue": (SurgeStore,), "RateLimits": (SurgeStore,), "SequenceLedger": (GateSyncStore,),
-    "OrganizerDirectory": (OrganizerStore,),
+    "OrganizerDirectory": (OrganizerStore,), "FiscalReads": (OrganizerStore,),
     "PaymentProvider": (YooKassaProvider, FakeProvider), "HoldExpiryScheduler": (aws.HoldExpiryScheduler,),
     "ReconciliationStarter": (aws.ReconciliationStarter, aws.ReconciliationBuckets),
     "CancellationJobs": (aws.CancellationJobs,), "PaymentEventsQueue": (aws.PaymentEventsQueue,),

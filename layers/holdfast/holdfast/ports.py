@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import random
 
     from .domain.booking import Booking, JournalEntry
+    from .domain.fiscal import FiscalSettings
     from .domain.inventory import Move, Places, Pool
 
 #: One item of a storage write and the label its failure is reported under. Services get these
@@ -442,7 +443,12 @@ class EventCancellationStore(Cancellations, EventReads, Protocol):
     """The organizer's cancel request and the sweeper's look for a job that died."""
 
 
-class OrganizerDirectory(Protocol):
+class FiscalReads(Protocol):
+    def get_fiscal(self, organizer_id: str) -> FiscalSettings | None:
+        """The organizer's fiscal settings (receipts on), or None (receipts off)."""
+
+
+class OrganizerDirectory(FiscalReads, Protocol):
     """Organizers and their API keys, stored by the keyed hash of each key (never the key)."""
 
     def put_organizer(self, organizer: dict[str, Any], key: dict[str, Any]) -> None:
@@ -472,6 +478,12 @@ class OrganizerDirectory(Protocol):
         """Record ``at`` as the key's last use unless it was used at ``unless_since`` or later;
         best effort (a lost touch costs a minute of precision, never the request)."""
 
+    def put_fiscal(self, organizer_id: str, settings: FiscalSettings, at: str) -> None:
+        """Replace the organizer's fiscal settings whole."""
+
+    def delete_fiscal(self, organizer_id: str) -> bool:
+        """Turn receipts off; False when they were off already."""
+
 
 # ======================================================================== the world outside
 
@@ -480,7 +492,9 @@ class PaymentProvider(Protocol):
     ProviderRejected (nothing happened) or ProviderOutcomeUnknown (repeat with the same key)."""
 
     def create_payment(self, *, amount: dict[str, str], description: str, metadata: dict[str, str],
-                       capture: bool, return_url: str, idempotence_key: str) -> dict[str, Any]: ...
+                       capture: bool, return_url: str, idempotence_key: str,
+                       receipt: dict[str, Any] | None = None) -> dict[str, Any]:
+        """``receipt``: the fiscal receipt (54-FZ) of an organizer with receipts on (domain/fiscal.py)."""
 
     def get_payment(self, payment_id: str) -> dict[str, Any]: ...
 
@@ -491,11 +505,15 @@ class PaymentProvider(Protocol):
     def find_payments(self, *, created_gte: str, created_lte: str, metadata: dict[str, str]) -> list[dict[str, Any]]: ...
 
     def create_refund(self, payment_id: str, amount: dict[str, str], description: str,
-                      idempotence_key: str) -> dict[str, Any]: ...
+                      idempotence_key: str, receipt: dict[str, Any] | None = None) -> dict[str, Any]:
+        """``receipt``: the refunded items, when the payment carried a receipt."""
 
     def get_refund(self, refund_id: str) -> dict[str, Any]: ...
 
     def list_refunds(self, payment_id: str) -> list[dict[str, Any]]: ...
+
+    def create_receipt(self, body: dict[str, Any], idempotence_key: str) -> dict[str, Any]:
+        """A fiscal receipt of its own (``POST /v3/receipts``): the settlement of a prepayment."""
 
 
 class HoldExpiryScheduler(Protocol):

@@ -487,3 +487,27 @@ class OrganizerIn(_Strict):
     """A new organizer (POST /admin/organizers); its first key is made by the engine, never sent."""
 
     name: str = Field(min_length=1, max_length=200)
+
+
+class FiscalSettingsIn(_Strict):
+    """An organizer's fiscal settings (PUT /organizers/me/fiscal): receipts on, with its tax system,
+    its default VAT rate, what it sells, and the VAT rates of offerings that differ."""
+
+    tax_system_code: int = Field(ge=1, le=6, strict=True)
+    vat_code: int = Field(ge=1, le=12, strict=True)
+    payment_subject: Literal["service", "commodity", "job", "another"] = "service"
+    vat_overrides: dict[Annotated[str, Field(min_length=1, max_length=100)],
+                        Annotated[int, Field(ge=1, le=12, strict=True)]] = Field(default_factory=dict, max_length=200)
+
+    def settings(self):  # noqa: ANN201 - domain.fiscal.FiscalSettings, imported with the route
+        from .domain.fiscal import FiscalSettings
+
+        return FiscalSettings(self.tax_system_code, self.vat_code, self.payment_subject,
+                              tuple(sorted(self.vat_overrides.items())))
+
+
+class PaymentIn(_Strict):
+    """The optional body of POST /bookings/{id}/payment: the address a booking made without one
+    gets, for its fiscal receipt (and its messages), stored with the payment attempt."""
+
+    contact_email: ContactEmail

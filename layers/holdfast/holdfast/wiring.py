@@ -259,7 +259,29 @@ def payments():
                           first_check_seconds=config.reconcile_schedule_seconds[0],
                           start_reconciliation=starter.start if starter else None,
                           resolution_window_seconds=config.resolution_window_seconds,
-                          resolution_operator=config.resolution_operator)
+                          resolution_operator=config.resolution_operator, fiscal=fiscal_directory())
+
+
+@cached
+def settlements():
+    from .services.settlements import Settlements
+
+    return Settlements(store(), provider(), system_clock, retry_seconds=settings().reconcile_schedule_seconds)
+
+
+@cached
+def fiscal_directory():  # noqa: ANN201 - the OrganizerDirectory adapter, typed where it is defined
+    """Where organizers' fiscal settings live (the organizers' items on the shared table)."""
+    from .adapters.organizers_store import OrganizerStore
+
+    return OrganizerStore(store().table, store().client)
+
+
+@cached
+def fiscal_settings():
+    from .services.fiscal_settings import FiscalSettingsService
+
+    return FiscalSettingsService(fiscal_directory(), store(), system_clock)
 
 
 @cached

@@ -126,3 +126,21 @@ def test_the_fake_has_every_member_of_the_port_with_the_same_parameters():
         wanted = [p for p in inspect.signature(getattr(port, member)).parameters if p != "self"]
         found = [p for p in inspect.signature(getattr(fake, member)).parameters if p != "self"]
         assert found == wanted, f"{fake.__name__}.{member}{found} is not {port.__name__}.{member}{wanted}"
+
+
+def test_fiscal_settings_are_replaced_whole_and_turned_off(backend, directory, ids):
+    from holdfast.domain.fiscal import FiscalSettings
+
+    acme = organizer(ids, "acme")
+    directory.put_organizer(acme, key(ids, "k1"))
+    assert directory.get_fiscal(acme["organizer_id"]) is None
+    first = FiscalSettings(2, 1, "service", ((ids("offering"), 4),))
+    directory.put_fiscal(acme["organizer_id"], first, AT)
+    assert directory.get_fiscal(acme["organizer_id"]) == first
+    second = FiscalSettings(1, 11)
+    directory.put_fiscal(acme["organizer_id"], second, AT)
+    assert directory.get_fiscal(acme["organizer_id"]) == second       # the overrides went with the old ones
+    assert [k["key_id"] for k in directory.organizer_keys(acme["organizer_id"])] == [ids("k1")]
+    assert directory.delete_fiscal(acme["organizer_id"]) is True
+    assert directory.get_fiscal(acme["organizer_id"]) is None
+    assert directory.delete_fiscal(acme["organizer_id"]) is False

@@ -4,6 +4,7 @@
   ORGANIZER#<id>      / KEY#<key_id>        one live key: created_at and its keyed hash
   APIKEY#<key_hash>   / KEY                 the lookup by a presented key: organizer_id, key_id,
                                             last_used_at
+  ORGANIZER#<id>      / FISCAL              its fiscal settings (receipts on; domain/fiscal.py)
 
 A key's two items and the organizer's ``key_count`` change in one transaction, so the count is
 always the number of live keys and the condition ``key_count > 1`` is what keeps the last key.
@@ -15,6 +16,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from ..domain.fiscal import FiscalSettings
 from ..ports import ItemExists, TransientStoreError
 from .codec import Table, _attrs, _code, put_new
 
@@ -134,6 +136,22 @@ class OrganizerStore(Table):
             if _code(exc) not in ("ConditionalCheckFailedException", "ProvisionedThroughputExceededException",
                                   "ThrottlingException", "TransactionConflictException"):
                 raise
+
+
+    # ------------------------------------------------------------------- fiscal settings
+    def get_fiscal(self, organizer_id: str) -> FiscalSettings | None:
+        item = self._get(f"ORGANIZER#{organizer_id}", "FISCAL")
+        return FiscalSettings.from_item(item) if item else None
+
+    def put_fiscal(self, organizer_id: str, settings: FiscalSettings, at: str) -> None:
+        self.client.put_item(TableName=self.table, Item=_attrs({
+            "pk": f"ORGANIZER#{organizer_id}", "sk": "FISCAL", **settings.as_item(), "updated_at": at}))
+
+    def delete_fiscal(self, organizer_id: str) -> bool:
+        answer = self.client.delete_item(TableName=self.table,
+                                         Key=_attrs({"pk": f"ORGANIZER#{organizer_id}", "sk": "FISCAL"}),
+                                         ReturnValues="ALL_OLD")
+        return bool(answer.get("Attributes"))
 
 
 def _strip(item: dict[str, Any]) -> dict[str, Any]:

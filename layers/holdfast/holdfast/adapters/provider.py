@@ -34,14 +34,17 @@ class YooKassaProvider:
     # ---------------------------------------------------------------------------------- payments
 
     def create_payment(self, *, amount: dict[str, str], description: str, metadata: dict[str, str],
-                       capture: bool, return_url: str, idempotence_key: str) -> dict[str, Any]:
-        body = {
+                       capture: bool, return_url: str, idempotence_key: str,
+                       receipt: dict[str, Any] | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {
             "amount": amount,
             "capture": capture,
             "description": description[:128],
             "metadata": metadata,
             "confirmation": {"type": "redirect", "return_url": return_url},
         }
+        if receipt is not None:
+            body["receipt"] = receipt   # the SDK's PaymentRequest reads it into its Receipt classes
         sdk = self._sdk()
         return sdk.call(lambda: sdk.Payment.create(body, idempotence_key))
 
@@ -75,14 +78,23 @@ class YooKassaProvider:
 
     # ----------------------------------------------------------------------------------- refunds
 
-    def create_refund(self, payment_id: str, amount: dict[str, str], description: str, idempotence_key: str) -> dict[str, Any]:
-        body = {"payment_id": payment_id, "amount": amount, "description": description[:250]}
+    def create_refund(self, payment_id: str, amount: dict[str, str], description: str, idempotence_key: str,
+                      receipt: dict[str, Any] | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"payment_id": payment_id, "amount": amount, "description": description[:250]}
+        if receipt is not None:
+            body["receipt"] = receipt
         sdk = self._sdk()
         return sdk.call(lambda: sdk.Refund.create(body, idempotence_key))
 
     def get_refund(self, refund_id: str) -> dict[str, Any]:
         sdk = self._sdk()
         return sdk.call(lambda: sdk.Refund.find_one(refund_id))
+
+    # ---------------------------------------------------------------------------------- receipts
+
+    def create_receipt(self, body: dict[str, Any], idempotence_key: str) -> dict[str, Any]:
+        sdk = self._sdk()
+        return sdk.call(lambda: sdk.Receipt.create(body, idempotence_key))
 
     def list_refunds(self, payment_id: str) -> list[dict[str, Any]]:
         """Every refund of one payment, whatever its status (list API pages)."""

@@ -8,7 +8,7 @@ from typing import Any, Callable
 import requests
 from requests.adapters import HTTPAdapter
 from urllib3 import Retry
-from yookassa import Configuration, Payment, Refund  # noqa: F401 - the provider calls them through this module
+from yookassa import Configuration, Payment, Receipt, Refund  # noqa: F401 - the provider calls them through this module
 from yookassa.client import ApiClient
 from yookassa.domain.exceptions import (
     ApiError,

@@ -6,7 +6,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from ..clock import parse_iso
+from ..clock import iso, parse_iso
 from .inventory import InventoryKind, Move, Places
 from .money import Money
 from . import lifecycle
@@ -50,6 +50,14 @@ class Payment:
     next_check_at: str | None = None
     checks: int = 0
     restarts: int = 0   # sweeper restarts of reconciliation since a check last completed
+    #: The fiscal receipt the payment carries (domain/fiscal.py ``sale_record``: lines and tax
+    #: system, no address), stored with the attempt; None when its organizer had receipts off.
+    receipt: dict[str, Any] | None = None
+    #: The settlement receipt of a receipt's prepayment, once the service is rendered
+    #: (services/settlements.py): ``state`` (requested, sent, failed), its idempotence ``key``
+    #: (stored before the call), ``attempts``, ``next_at`` (when the sweeper looks next),
+    #: ``receipt_id`` once the provider answered.
+    settlement: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {key: value for key, value in self.__dict__.items() if value is not None}
@@ -144,7 +152,25 @@ class Booking:
             moments.append(self.payment.next_check_at)
         if self.timer is not None:
             moments.append(self.timer[0])
+        if self.settlement_due is not None:
+            moments.append(self.settlement_due)
         return min(moments) if moments else None
+
+    @property
+    def settlement_due(self) -> str | None:
+        """When the sweeper next looks at this booking's settlement receipt (None: none is owed, or
+        it was sent, or it failed for good and is an operator's case). Only a hint of when: the
+        settlement reads when the service is rendered from the offering itself."""
+        payment = self.payment
+        if payment is None or not payment.receipt or _places_state(self.status) != "sold":
+            return None
+        settlement = payment.settlement or {}
+        if settlement.get("state") in ("sent", "failed"):
+            return None
+        if settlement.get("next_at"):
+            return str(settlement["next_at"])
+        starts = [granule.at for granule in self.places.granules]
+        return iso(min(parse_iso(start) for start in starts)) if starts else self.ends_at
 
 
 @dataclass(frozen=True)

@@ -125,6 +125,11 @@ JOURNAL: dict[str, dict[str, str]] = {
         "event_cancelled_hold_released": "Event cancelled; hold released", "event_cancelled_refund_started": "Event cancelled; money being returned",
         "event_cancelled_review_kept": "Event cancelled; kept for our team", "timer_fired": "Deadline reached",
         "personal_data_erased": "Personal data erased",
+        "settlement_rescheduled": "Start moved; the closing receipt waits for it",
+        "settlement_requested": "Service rendered; closing receipt being issued",
+        "settlement_receipt_sent": "Closing receipt e-mailed to your contact address",
+        "settlement_retry_scheduled": "Closing receipt delayed; trying again",
+        "settlement_receipt_failed": "Closing receipt could not be issued; sent to the organizer",
     },
     "ru": {
         "hold_created": "Места забронированы", "hold_expired": "Бронь истекла, места освобождены",
@@ -155,6 +160,11 @@ JOURNAL: dict[str, dict[str, str]] = {
         "event_cancelled_hold_released": "Мероприятие отменено; бронь снята", "event_cancelled_refund_started": "Мероприятие отменено; деньги возвращаются",
         "event_cancelled_review_kept": "Мероприятие отменено; оставлено для нашей команды", "timer_fired": "Наступил срок",
         "personal_data_erased": "Личные данные удалены",
+        "settlement_rescheduled": "Начало перенесено; чек зачёта предоплаты ждёт его",
+        "settlement_requested": "Услуга оказана; формируется чек зачёта предоплаты",
+        "settlement_receipt_sent": "Чек зачёта предоплаты отправлен на вашу почту",
+        "settlement_retry_scheduled": "Чек зачёта предоплаты задерживается; повторяем",
+        "settlement_receipt_failed": "Чек зачёта предоплаты не сформирован; передано организатору",
     },
 }
 for _language, _table in JOURNAL.items():

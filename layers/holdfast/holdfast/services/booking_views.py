@@ -47,7 +47,35 @@ def describe(booking: Booking, language: str = DEFAULT_LANGUAGE) -> dict[str, An
         view["resolution"] = resolution_view(booking)
     if booking.contact_email:
         view["contact_email"] = booking.contact_email
+    if booking.payment is not None and booking.payment.receipt:
+        view["receipts"] = receipts_view(booking)
     return view
+
+
+def receipts_view(booking: Booking) -> list[dict[str, Any]]:
+    """The fiscal receipts of the booking's money (54-FZ), as the engine knows them: ``type``
+    (payment, settlement, refund), ``status``, ``amount``, ``at``, and where they were e-mailed.
+    ``status`` is the engine's record: ``issued`` once the money they follow moved (the provider
+    registers a payment's and a refund's receipt with it), ``due``, ``requested``, ``sent`` or
+    ``failed`` for the settlement receipt."""
+    payment = booking.payment
+    assert payment is not None and payment.receipt
+    amount = booking.amount.as_dict()
+    out: list[dict[str, Any]] = []
+    if payment.provider_status == "succeeded":
+        out.append({"type": "payment", "status": "issued", "amount": amount, "at": payment.paid_at})
+    settlement = payment.settlement or {}
+    if settlement or booking.settlement_due is not None:
+        out.append({"type": "settlement", "status": settlement.get("state", "due"), "amount": amount,
+                    "at": settlement.get("sent_at") or settlement.get("rendered_at") or booking.settlement_due,
+                    **({"receipt_id": settlement["receipt_id"]} if settlement.get("receipt_id") else {})})
+    refund = payment.refund or {}
+    if refund.get("status") == "succeeded":
+        out.append({"type": "refund", "status": "issued", "amount": refund.get("amount") or amount,
+                    "at": refund.get("requested_at")})
+    for receipt in out:
+        receipt["sent_to"] = booking.contact_email
+    return out
 
 
 def cancel_terms(booking: Booking, event: Any, now: datetime, language: str = DEFAULT_LANGUAGE) -> dict[str, Any]:

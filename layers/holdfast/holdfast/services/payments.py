@@ -22,7 +22,7 @@ from ..faults import crash_point
 from ..observability import logger
 from .. import kinds
 from ..kinds import products
-from ..ports import (Clock, PaymentProvider, PaymentStore, PlacesTaken,
+from ..ports import (Clock, FiscalReads, PaymentProvider, PaymentStore, PlacesTaken,
                      ProviderOutcomeUnknown, ProviderRejected, SalesStopped, StaleBooking, TransientStoreError)
 from . import transitions
 from .bookings import BookingService
@@ -30,6 +30,7 @@ from .releases import pause
 from .provider_keys import PaymentOutcomeUnknown, capture_key, payment_key, void_key
 from .conflict_cases import DEFAULT_OPERATOR, DEFAULT_WINDOW_SECONDS, ConflictCases
 from .payment_records import PaymentRecords
+from .receipts import SaleReceipts, payment_receipt
 from .refunds import Refunds
 
 ATTEMPTS = 6
@@ -44,7 +45,8 @@ class PaymentService:
     def __init__(self, store: PaymentStore, provider: PaymentProvider, clock: Clock, bookings: BookingService,
                  return_url: str, first_check_seconds: int = 30,
                  start_reconciliation: Callable[[str, str, int], Any] | None = None,
-                 resolution_window_seconds: int | None = None, resolution_operator: str | None = None) -> None:
+                 resolution_window_seconds: int | None = None, resolution_operator: str | None = None,
+                 fiscal: FiscalReads | None = None) -> None:
         self.first_check_seconds = first_check_seconds
         self.start_reconciliation = start_reconciliation
         self.store = store
@@ -53,6 +55,8 @@ class PaymentService:
         self.bookings = bookings
         self.return_url = return_url
         self.records = PaymentRecords(store, clock)
+        #: the receipts of organizers with fiscal settings (None: the engine sends none)
+        self.receipts = SaleReceipts(store, fiscal)
         self.refunds = Refunds(store, provider, clock, self.records, self._watch, first_check_seconds)
         self.cases = ConflictCases(store, clock, resolution_window_seconds or DEFAULT_WINDOW_SECONDS,
                                    resolution_operator or DEFAULT_OPERATOR)
@@ -88,8 +92,11 @@ class PaymentService:
 
     # ------------------------------------------------------------------------------------- start
 
-    def start_payment(self, booking_id: str, customer_id: str, request_key: str) -> Booking:
-        """Create (or return) the booking's provider payment. Amount and currency are the booking's."""
+    def start_payment(self, booking_id: str, customer_id: str, request_key: str,
+                      contact_email: str | None = None) -> Booking:
+        """Create (or return) the booking's provider payment. Amount and currency are the booking's.
+        ``contact_email``: the address of a booking made without one (its receipt's, and its
+        messages'), stored with the attempt; a booking that has one keeps it."""
         def store_attempt(booking: Booking) -> tuple[Booking, bool]:
             """The booking with its attempt stored (True), or as it stands when it has its payment."""
             now = self.clock()
@@ -99,14 +106,17 @@ class PaymentService:
             if booking.status is BookingStatus.HELD:
                 if now >= parse_iso(booking.hold_expires_at):
                     raise Conflict("The hold has lapsed; book again.", code="hold_expired")
+                address = {"contact_email": contact_email} if contact_email and not booking.contact_email else {}
+                receipt = self.receipts.sale_record(replace(booking, **address))   # ContactRequired: nothing stored
                 return transitions.apply(
                     self.store, booking, now, status=BookingStatus.PAYMENT_PENDING, actor="customer",
                     action="payment_requested", decision="attempt stored before calling the provider",
                     ids={"idempotence_key": payment_key(booking_id), "request_key": request_key},
                     payment=Payment(idempotence_key=payment_key(booking_id), state="CREATING",
                                     lease_until=iso(now + timedelta(seconds=CREATE_LEASE_SECONDS)),
-                                    requested_at=iso(now),
+                                    requested_at=iso(now), receipt=receipt,
                                     next_check_at=iso(now + timedelta(seconds=self.first_check_seconds))),
+                    **address,
                 ), True
             if booking.status is BookingStatus.PAYMENT_PENDING and payment is not None:
                 if payment.state == "CREATING" and payment.lease_until and now < parse_iso(payment.lease_until):
@@ -155,6 +165,7 @@ class PaymentService:
             # `{booking_id}` in the configured URL brings the customer back to that booking's page
             return_url=self.return_url.replace("{booking_id}", booking.booking_id),
             idempotence_key=booking.payment.idempotence_key,
+            receipt=payment_receipt(booking),
         )
 
     def _create_at_provider(self, booking: Booking) -> Booking:

@@ -22,6 +22,7 @@ from ..ports import (Clock, PaymentProvider, PaymentStore, ProviderNotFound, Pro
                      ProviderRejected)
 from . import transitions
 from .payment_records import PaymentRecords
+from .receipts import refund_receipt
 from .provider_keys import PaymentOutcomeUnknown, refund_key, void_key
 
 ATTEMPTS = 6
@@ -162,10 +163,11 @@ class Refunds:
         assert payment is not None and payment.refund is not None and payment.payment_id
         if watch:
             self.watch(booking, f"refund-{payment.refund['reason']}")
+        amount = refund_amount(booking)
         try:
-            answer = self.provider.create_refund(payment.payment_id, refund_amount(booking),
+            answer = self.provider.create_refund(payment.payment_id, amount,
                                                  f"Holdfast booking {booking.booking_id}: {payment.refund['reason']}",
-                                                 payment.refund["key"])
+                                                 payment.refund["key"], refund_receipt(booking, amount))
         except ProviderOutcomeUnknown as exc:
             raise PaymentOutcomeUnknown(f"refund of {payment.payment_id}: {exc}") from None
         except ProviderRejected as exc:

@@ -15,6 +15,9 @@ or died) are acted on here, each on its own.
   start plus the lot's grace) is moved into the timer's declared state by the ``timer`` actor
   (services/transitions.py: advance), its places following that state. The sweeper is this
   timer's only clock: it acts within one sweep interval plus ``grace_seconds`` of the moment.
+- A confirmed booking whose payment carried a fiscal receipt is due for its settlement receipt once
+  its service is rendered (``Booking.settlement_due``); ``settle`` (services/settlements.py)
+  sends it, moves the look later, or makes the failure an operator's case.
 - After MAX_RESTARTS restarts without a check completing in between, the sweeper gives up visibly:
   the booking goes to manual review with the reason ``reconciliation_stuck`` (or carries that
   open review when it cannot change status), which takes it out of the due index.
@@ -43,7 +46,8 @@ def sweep(store: PaymentStore, clock: Clock, expire: Callable[[str], dict[str, A
           start_reconciliation: Callable[[str, str], Any], *, give_up: Callable[[Booking, str], Any],
           grace_seconds: int = 60, limit: int = 100, max_restarts: int = MAX_RESTARTS,
           lapse_resolution: Callable[[Booking], str] | None = None,
-          refund_timer: Callable[[Booking], bool] | None = None) -> dict[str, int]:
+          refund_timer: Callable[[Booking], bool] | None = None,
+          settle: Callable[[Booking], str] | None = None) -> dict[str, int]:
     """One pass over the ``limit`` most overdue bookings. Returns how many were expired, restarted
     (reconciling), given up, left alone (skipped) and failed, and with ``lapse_resolution`` how many
     conflict cases lapsed."""
@@ -52,7 +56,7 @@ def sweep(store: PaymentStore, clock: Clock, expire: Callable[[str], dict[str, A
     for booking_id in store.due_bookings(overdue, limit):
         try:
             outcome = _sweep_one(store, clock, booking_id, overdue, expire, start_reconciliation, give_up,
-                                 grace_seconds, max_restarts, refund_timer)
+                                 grace_seconds, max_restarts, refund_timer, settle)
         except Exception:  # noqa: BLE001 - isolated: the rest of the sweep goes on, the next one retries
             logger.exception("sweep could not handle a booking", extra={"booking_id": booking_id})
             outcome = "failed"
@@ -76,7 +80,7 @@ def _lapse_cases(store: PaymentStore, clock: Clock, lapse: Callable[[Booking], s
 
 
 def _sweep_one(store: PaymentStore, clock: Clock, booking_id: str, overdue: str, expire, start_reconciliation,  # noqa: ANN001
-               give_up, grace_seconds: int, max_restarts: int, refund_timer=None) -> str:  # noqa: ANN001
+               give_up, grace_seconds: int, max_restarts: int, refund_timer=None, settle=None) -> str:  # noqa: ANN001
     booking = store.get_booking(booking_id)
     if booking is None:
         return "skipped"
@@ -92,6 +96,8 @@ def _sweep_one(store: PaymentStore, clock: Clock, booking_id: str, overdue: str,
         except StaleBooking:
             return "skipped"   # checked in (or cancelled) meanwhile: nothing is due any more
         return "timers"
+    if settle is not None and booking.settlement_due is not None and booking.settlement_due < overdue:
+        return f"settlement_{settle(booking)}"
     payment = booking.payment
     if payment is None or booking.settled or (payment.next_check_at or "") >= overdue:
         return "skipped"

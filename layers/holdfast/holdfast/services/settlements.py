@@ -1,0 +1,133 @@
+"""Settlement receipts (54-FZ): when a prepaid service is rendered, a second receipt closes the
+prepayment (``POST /v3/receipts``, ``settlements: [{"type": "prepayment"}]``, items ``full_payment``).
+
+A confirmed booking whose payment carried a receipt sits in the due index until its settlement
+receipt is sent (``Booking.settlement_due``); the sweeper hands it here when that moment is due.
+Each look reads when the service is rendered from where it lives (the offering's start as it is
+now, after any postponement; a slot's first granule) and moves the look later if it moved later.
+
+Exactly once, across crashes: the receipt's idempotence key is stored on the payment record before
+the provider is called, and every repeat (the next sweep after a crash or a lost answer) sends the
+same body under that key, so the provider registers one receipt. A provider error is retried on a
+growing schedule; a refusal, or errors past the last attempt, fail for good: the booking carries an
+open review (``settlement_receipt_failed``), the operator's case, and leaves the due index.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+from ..clock import iso, parse_iso
+from ..domain import fiscal
+from ..domain.booking import Booking
+from ..faults import crash_point
+from ..observability import logger
+from ..ports import Clock, PaymentProvider, PaymentStore, ProviderOutcomeUnknown, ProviderRejected, StaleBooking
+from . import transitions
+
+FAILED_REASON = "settlement_receipt_failed"
+#: Waits before the next attempt after a provider error; after the last one it fails for good.
+RETRY_SECONDS = (60, 300, 1800, 7200, 21600)
+
+
+def settlement_key(booking_id: str) -> str:
+    """One settlement receipt per booking's payment: the key is the booking's, whatever retries it."""
+    return f"hf-settle-{booking_id}"
+
+
+class Settlements:
+    def __init__(self, store: PaymentStore, provider: PaymentProvider, clock: Clock,
+                 retry_seconds: tuple[int, ...] = RETRY_SECONDS) -> None:
+        self.store = store
+        self.provider = provider
+        self.clock = clock
+        self.retry_seconds = tuple(retry_seconds) or RETRY_SECONDS
+
+    def settle(self, booking: Booking) -> str:
+        """Send the booking's settlement receipt if its service is rendered. Returns what was done:
+        ``rescheduled``, ``sent``, ``retrying``, ``failed`` or ``skipped`` (nothing owed, or the
+        booking changed meanwhile: the next sweep looks again)."""
+        payment = booking.payment
+        if booking.settlement_due is None or payment is None or not payment.payment_id:
+            return "skipped"
+        offering = self.store.get_event(booking.event_id) or {}
+        rendered = fiscal.rendered_at([granule.at for granule in booking.places.granules],
+                                      offering.get("starts_at"))
+        now = self.clock()
+        settlement = dict(payment.settlement or {})
+        try:
+            if rendered is None or parse_iso(rendered) > now:
+                if rendered is not None and settlement.get("next_at") != rendered:
+                    transitions.apply(self.store, booking, now, actor="timer", action="settlement_rescheduled",
+                                      decision=f"the service is rendered at {rendered}; the settlement receipt waits",
+                                      payment=replace(payment, settlement={**settlement, "next_at": rendered}))
+                return "rescheduled"
+            if settlement.get("state") != "requested":
+                settlement = {"state": "requested", "key": settlement_key(booking.booking_id), "attempts": 0,
+                              "rendered_at": rendered, "next_at": iso(now + timedelta(seconds=self.retry_seconds[0]))}
+                booking = transitions.apply(
+                    self.store, booking, now, actor="timer", action="settlement_requested",
+                    decision=f"service rendered at {rendered}; settlement receipt key stored before the call",
+                    payment=replace(payment, settlement=settlement))
+                payment = booking.payment
+                assert payment is not None
+        except StaleBooking:
+            return "skipped"
+        if not booking.contact_email:   # erased or never given: the receipt has nowhere to go
+            return self._fail(booking, "no contact address")
+        body = fiscal.settlement_receipt(booking.contact_email, payment.receipt or {}, booking.amount,
+                                         payment.payment_id or "")
+        crash_point("settlement.before_provider_call")
+        try:
+            answer = self.provider.create_receipt(body, str(settlement["key"]))
+        except ProviderOutcomeUnknown as exc:
+            return self._retry(booking, str(exc))
+        except ProviderRejected as exc:
+            return self._fail(booking, f"provider refused it ({exc.code})")
+        crash_point("settlement.after_provider_call")   # registered; nothing recorded yet
+        try:
+            transitions.apply(self.store, booking, self.clock(), actor="timer", action="settlement_receipt_sent",
+                              decision=f"settlement receipt of the prepayment sent to the customer's address "
+                                       f"({answer.get('status')})",
+                              ids={"payment_id": payment.payment_id or "", "receipt_id": str(answer.get("id"))},
+                              payment=replace(payment, settlement={**settlement, "state": "sent", "next_at": None,
+                                                                   "receipt_id": answer.get("id"),
+                                                                   "status": answer.get("status"),
+                                                                   "sent_at": iso(self.clock())}))
+        except StaleBooking:
+            return "skipped"   # the next sweep sends it again under the same key: the same receipt
+        return "sent"
+
+    def _retry(self, booking: Booking, why: str) -> str:
+        payment = booking.payment
+        assert payment is not None
+        settlement = dict(payment.settlement or {})
+        attempts = int(settlement.get("attempts") or 0) + 1
+        if attempts >= len(self.retry_seconds):
+            return self._fail(booking, f"provider errors on {attempts} attempts ({why})")
+        wait = self.retry_seconds[attempts]
+        try:
+            transitions.apply(self.store, booking, self.clock(), actor="timer", action="settlement_retry_scheduled",
+                              decision=f"{why}; retried in {wait} s with the same key",
+                              payment=replace(payment, settlement={**settlement, "attempts": attempts,
+                                                                   "next_at": iso(self.clock() + timedelta(seconds=wait))}))
+        except StaleBooking:
+            return "skipped"
+        return "retrying"
+
+    def _fail(self, booking: Booking, why: str) -> str:
+        """Failed for good: the booking stands and carries the operator's case."""
+        payment = booking.payment
+        assert payment is not None
+        logger.warning("settlement receipt failed", extra={"booking_id": booking.booking_id, "reason": why[:120]})
+        try:
+            transitions.apply(self.store, booking, self.clock(), actor="timer", action="settlement_receipt_failed",
+                              decision=why[:500], ids={"payment_id": payment.payment_id or ""},
+                              payment=replace(payment, settlement={**(payment.settlement or {}), "state": "failed",
+                                                                   "next_at": None}),
+                              review={"reason": FAILED_REASON,
+                                      "next_step": "Issue the settlement receipt in the provider's dashboard, "
+                                                   "then close this case."})
+        except StaleBooking:
+            return "skipped"
+        return "failed"
