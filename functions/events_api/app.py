@@ -56,7 +56,6 @@ def link_parking(event_id: str):
 
 # An event's or a service's codes: one offering id either way (services/codes.py).
 @app.post("/events/<event_id>/codes")
-@app.post("/services/<event_id>/codes")
 @tracer.capture_method
 def create_code(event_id: str):
     caller = require_organizer(app, wiring.authenticate_organizer)
@@ -66,7 +65,6 @@ def create_code(event_id: str):
 
 
 @app.get("/events/<event_id>/codes")
-@app.get("/services/<event_id>/codes")
 @tracer.capture_method
 def list_codes(event_id: str):
     caller = require_organizer(app, wiring.authenticate_organizer)
@@ -74,11 +72,28 @@ def list_codes(event_id: str):
 
 
 @app.delete("/events/<event_id>/codes/<code>")
-@app.delete("/services/<event_id>/codes/<code>")
 @tracer.capture_method
 def end_code(event_id: str, code: str):
     caller = require_organizer(app, wiring.authenticate_organizer)
     return json_response(200, wiring.codes().end(event_id, code, caller))
+
+
+@app.post("/services/<service_id>/codes")
+@tracer.capture_method
+def create_service_code(service_id: str):
+    return create_code(service_id)
+
+
+@app.get("/services/<service_id>/codes")
+@tracer.capture_method
+def list_service_codes(service_id: str):
+    return list_codes(service_id)
+
+
+@app.delete("/services/<service_id>/codes/<code>")
+@tracer.capture_method
+def end_service_code(service_id: str, code: str):
+    return end_code(service_id, code)
 
 
 @app.post("/events/<event_id>/publish")
