@@ -52,7 +52,8 @@ def normalise(code: Any) -> str:
 @dataclass(frozen=True)
 class Code:
     code: str
-    kind: str
+    #: percent, fixed or access (the request's "kind")
+    form: str
     percent: Decimal | None = None
     amount: Money | None = None
     max_uses: int | None = None
@@ -76,7 +77,7 @@ class Code:
         """Whether the code is for every place asked: each priced line's category and ticket type
         among the code's (a list the code does not set takes any; a code that names some is for
         no place that is not priced by them)."""
-        if self.kind == "access":
+        if self.form == "access":
             return True   # its lists name what it unlocks, not what it is for
         priced = list(priced)
         if (self.price_categories or self.ticket_types) and not priced:
@@ -91,14 +92,14 @@ class Code:
     def unlocks(self, hidden: tuple[str, str]) -> bool:
         """Whether an access code names a hidden ticket type or zone (``("zone" | "ticket_type", id)``)."""
         what, name = hidden
-        return self.kind == "access" and name in (self.zones if what == "zone" else self.ticket_types)
+        return self.form == "access" and name in (self.zones if what == "zone" else self.ticket_types)
 
     def discounted(self, amount: Money, quantity: int) -> Money:
         """What the places cost with the code: a percent off the whole, or a fixed amount off
         each place, never below zero; an access code takes nothing off."""
-        if self.kind == "percent" and self.percent is not None:
+        if self.form == "percent" and self.percent is not None:
             off = (amount.value * self.percent / Decimal(100)).quantize(CENT, rounding=ROUND_HALF_UP)
-        elif self.kind == "fixed" and self.amount is not None:
+        elif self.form == "fixed" and self.amount is not None:
             off = self.amount.value * quantity
         else:
             return amount
@@ -161,7 +162,7 @@ def code_of(item: Mapping[str, Any], currency: str) -> Code:
     """A code as stored (adapters/code_store.py)."""
     value = item.get("value")
     return Code(
-        code=str(item["code"]), kind=str(item["kind"]),
+        code=str(item["code"]), form=str(item["kind"]),
         percent=Decimal(str(value)) if item["kind"] == "percent" and value is not None else None,
         amount=Money.parse(str(value), currency) if item["kind"] == "fixed" and value is not None else None,
         max_uses=int(item["max_uses"]) if item.get("max_uses") is not None else None,

@@ -49,14 +49,14 @@ class CodeService:
         if not code:
             raise InvalidRequest("A code is 3 to 32 letters, digits, '-' or '_'.", code="invalid_code_format")
         item: dict[str, Any] = {"code": code, "kind": body["kind"], "created_at": iso(self.clock())}
-        kind = body["kind"]
+        form = body["kind"]
         value = body.get("value")
-        if kind == "percent":
+        if form == "percent":
             if value is None or isinstance(value, dict) or not 0 < Decimal(str(value)) < 100:
                 raise InvalidRequest("A percent code's value is a number above 0 and below 100.",
                                      code="invalid_code_value")
             item["value"] = str(Decimal(str(value)))
-        elif kind == "fixed":
+        elif form == "fixed":
             if not isinstance(value, dict):
                 raise InvalidRequest("A fixed code's value is an amount {\"value\", \"currency\"}.",
                                      code="invalid_code_value")
@@ -75,7 +75,7 @@ class CodeService:
         if item.get("valid_from") and item.get("valid_to") and \
                 parse_iso(item["valid_to"]) <= parse_iso(item["valid_from"]):
             raise InvalidRequest("valid_to is after valid_from.", code="invalid_code_window")
-        if kind == "access" and not (item.get("ticket_types") or item.get("zones")):
+        if form == "access" and not (item.get("ticket_types") or item.get("zones")):
             raise InvalidRequest("An access code names the hidden ticket types or zones it unlocks.",
                                  code="invalid_code_value")
         try:
