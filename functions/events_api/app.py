@@ -54,6 +54,48 @@ def link_parking(event_id: str):
                                                              body.after_minutes, caller, missing="lot_not_found"))
 
 
+# An event's or a service's codes: one offering id either way (services/codes.py).
+@app.post("/events/<event_id>/codes")
+@tracer.capture_method
+def create_code(event_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    from holdfast.schemas import CodeIn
+
+    return json_response(201, wiring.codes().create(event_id, parse_body(app, CodeIn).model_dump(), caller))
+
+
+@app.get("/events/<event_id>/codes")
+@tracer.capture_method
+def list_codes(event_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, wiring.codes().list(event_id, caller))
+
+
+@app.delete("/events/<event_id>/codes/<code>")
+@tracer.capture_method
+def end_code(event_id: str, code: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, wiring.codes().end(event_id, code, caller))
+
+
+@app.post("/services/<service_id>/codes")
+@tracer.capture_method
+def create_service_code(service_id: str):
+    return create_code(service_id)
+
+
+@app.get("/services/<service_id>/codes")
+@tracer.capture_method
+def list_service_codes(service_id: str):
+    return list_codes(service_id)
+
+
+@app.delete("/services/<service_id>/codes/<code>")
+@tracer.capture_method
+def end_service_code(service_id: str, code: str):
+    return end_code(service_id, code)
+
+
 @app.post("/events/<event_id>/publish")
 @tracer.capture_method
 def publish_event(event_id: str):

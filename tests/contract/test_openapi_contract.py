@@ -15,6 +15,10 @@ OPENAPI_PATH = REPO / "docs" / "openapi.yaml"
 #: Event routes outside /admin that need the organizer key (their handlers call require_organizer).
 ORGANIZER_EVENT_ROUTES = {("post", "/events"), ("patch", "/events/{event_id}"), ("post", "/events/{event_id}/publish"),
                           ("post", "/events/{event_id}/parking"),
+                          ("post", "/events/{event_id}/codes"), ("get", "/events/{event_id}/codes"),
+                          ("delete", "/events/{event_id}/codes/{code}"),
+                          ("post", "/services/{service_id}/codes"), ("get", "/services/{service_id}/codes"),
+                          ("delete", "/services/{service_id}/codes/{code}"),
                           ("post", "/resources"), ("get", "/resources/{resource_id}/day"), ("post", "/services"), ("post", "/services/{service_id}/publish"),
                           ("post", "/lots/{lot_id}/publish"),
                           ("post", "/events/{event_id}/cancel"), ("get", "/events/{event_id}/cancellation"),

@@ -18,9 +18,10 @@ from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
 from holdfast.adapters.booking_items import booking_from_item
-from holdfast.adapters.inventory_store import inventory_entry
+from holdfast.adapters.inventory_store import inventory_entry, split_item
 from holdfast.clock import parse_iso
 from holdfast.domain.booking import Booking, JournalEntry
+from holdfast.domain.codes import is_code_pool
 from holdfast.domain.commands import CreateEvent
 from holdfast.domain import lifecycle
 from holdfast.products.appointments.timeslots import parse_granule_key
@@ -144,6 +145,8 @@ class Snapshot:
     granules: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     #: Parking tickets by id (a drive-up's own granule claims; a reservation's ride on its booking).
     tickets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Counters of codes' uses (a code's own and its customers' allowances), by offering and pool id.
+    codes: dict[str, dict[str, dict[str, int]]] = field(default_factory=lambda: defaultdict(dict))
 
     def of_event(self, event_id: str) -> list[Booking]:
         """The bookings that take places of the event: an order counts as each of its lines, each
@@ -252,7 +255,9 @@ def snapshot_of(items: Any) -> Snapshot:
                     to_status=item["to_status"], decision=item["decision"], ids=dict(item.get("ids") or {}))))
         elif (entry := inventory_entry(item)) is not None:
             event_id, shape, item_id = entry
-            if shape == "pool":
+            if shape == "pool" and is_code_pool(item_id):
+                snap.codes[event_id][item_id] = {k: int(item[k]) for k in ("capacity", "available", "held", "sold")}
+            elif shape == "pool":
                 snap.pools[event_id][item_id] = {k: int(item[k]) for k in ("capacity", "available", "held", "sold")}
             else:
                 snap.units[event_id][item_id] = item
@@ -284,10 +289,40 @@ def check_invariants(snap: Snapshot) -> None:
         check_capacity(snap, event_id)
     check_granules(snap)
     check_parking(snap)
+    check_codes(snap)
     for booking in snap.bookings.values():
         check_journal(snap, booking)
         check_booking(snap, booking)
     check_hold_cap(snap)
+
+
+def check_codes(snap: Snapshot) -> None:
+    """C1: every counter of a code's uses (its own, a customer's allowance of it) adds up to its
+    capacity, none below zero, and holds and sells exactly what the unreleased bookings naming it
+    hold and have bought: so no code is ever used more than its ``max_uses`` (nor by one customer
+    more than its ``per_customer``) by holds and confirmed bookings together."""
+    held: Counter[tuple[str, str]] = Counter()
+    sold: Counter[tuple[str, str]] = Counter()
+    for booking in snap.bookings.values():
+        for pool_id, count in booking.places.pools:
+            if is_code_pool(pool_id):
+                counter = split_item(booking.event_id, pool_id)   # an order's: "<offering>/CODE#..."
+                if booking.status in HOLDING:
+                    held[counter] += count
+                elif booking.status in SOLD:
+                    sold[counter] += count
+    for event_id, counters in snap.codes.items():
+        for pool_id, counter in counters.items():
+            assert min(counter.values()) >= 0, f"C1 negative code counter {pool_id}: {counter}"
+            assert counter["available"] + counter["held"] + counter["sold"] == counter["capacity"], \
+                f"C1 code counter {pool_id} does not add up: {counter}"
+            assert counter["held"] == held[(event_id, pool_id)], \
+                f"C1 {pool_id} holds {counter['held']} uses, bookings hold {held[(event_id, pool_id)]}"
+            assert counter["sold"] == sold[(event_id, pool_id)], \
+                f"C1 {pool_id} sold {counter['sold']} uses, bookings bought {sold[(event_id, pool_id)]}"
+    named = set(held) | set(sold)
+    assert named <= {(event_id, pool_id) for event_id, counters in snap.codes.items() for pool_id in counters}, \
+        "C1 a booking names a code counter that does not exist"
 
 
 #: The per-customer cap of active holds when the event sets none (issue 11, finding 13).
@@ -444,6 +479,8 @@ def check_capacity(snap: Snapshot, event_id: str) -> None:
         sold: Counter[str] = Counter()
         for booking in bookings:
             for pool_id, count in booking.places.pools:
+                if is_code_pool(pool_id):
+                    continue   # a code's use: check_codes
                 if booking.status in HOLDING:
                     held[pool_id] += count
                 elif booking.status in SOLD:

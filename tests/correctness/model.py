@@ -49,6 +49,7 @@ from holdfast.domain.commands import HoldPlaces
 from holdfast.products.orders.services import OrderLine, OrderService, PlaceOrder
 from holdfast.services.bookings import BookingService
 from holdfast.services.cancellation_job import CancellationJob
+from holdfast.services.codes import CodeService
 from holdfast.services.catalog import CatalogService
 from holdfast.services.event_cancellation import EventCancellationService
 from holdfast.services.fiscal_settings import FiscalSettingsService
@@ -106,6 +107,8 @@ TOKEN_KEY = b"model-admission-token-key"
 DAY = 24 * 3600
 PSEUDONYM_KEY = b"model-pseudonym-key"
 #: The provider calls a day-long outage fails.
+MODEL_CODE = "MODEL10"
+CODE_USES = 2
 OUTAGE = ("get_payment", "create_payment", "create_refund", "get_refund", "cancel_payment")
 
 
@@ -493,6 +496,9 @@ class BookingModel:
         self.cancellation_job = CancellationJob(self.store, self.payments, self.clock, page_size=2)
         self.listing = ListingService(self.store, self.clock)
         self.orders = OrderService(self.bookings)
+        # Codes (issue 45): one discount code of "ga" that two holds may use, one each customer.
+        self.codes = CodeService(self.store, self.clock)
+        self.bookings.codes = self.codes
         self.cancelled_events: dict[str, set[str]] = {}  # event id -> bookings CONFIRMED when it was cancelled
         #: event id -> (the bookings there were, the new starts_at) of each move of its start
         self.starts: dict[str, list[tuple[frozenset[str], str]]] = {}
@@ -503,6 +509,8 @@ class BookingModel:
         # A lot of one space, reserved for one window (kind_cases.PARKING_WINDOW): only
         # time_paid_late books it (the gates are another model's).
         self.events["lot"] = ParkingCase("parking").create(self.catalog, 1)
+        self.codes.create(self.events["ga"], {"code": MODEL_CODE, "kind": "percent", "value": 10,
+                                              "max_uses": CODE_USES, "per_customer": 1}, ORGANIZER)
         self.surge = storage.surge
         self.tokens: dict[str, str] = {}                 # customer -> their latest admission token for "hot"
         self.admitted: dict[str, list[float]] = {}       # customer -> expiry (epoch s) of every token they got
@@ -706,8 +714,11 @@ class BookingModel:
             what: Any = tuple(d.subset(SEATS, 1, 2)) if name == "seats" else \
                 (d.choice(SLOT_TIMES), d.integer(1, SLOT_SEATS)) if name == "slot" else d.integer(1, 2)
             asked.append((name, what))
-        lines = tuple(OrderLine(self.events[name], HoldPlaces.of(self._request_body(name, what)))
-                      for name, what in asked)
+        # now and then the "ga" line names the model's code (issue 45): its use rides on the order
+        coded = "ga" in names and d.choice([False, False, True])
+        lines = tuple(OrderLine(self.events[name], HoldPlaces.of(
+            self._request_body(name, what).model_copy(update={"code": MODEL_CODE}) if coded and name == "ga"
+            else self._request_body(name, what))) for name, what in asked)
         result, error = self._call(customer, "POST /orders", lambda: self.orders.place(
             customer, f"order-{key}", PlaceOrder(lines)))
         if result is not None:
@@ -718,6 +729,26 @@ class BookingModel:
                 f"O3 order {result.booking.booking_id[:8]} holds {held}, asked {[name for name, _ in asked]}"
         self.note(f"place_order {customer} {asked} -> {getattr(error, 'code', None) or 'held'}")
         self.log["order_held" if error is None else f"order:{error.code}"] += 1
+
+    def hold_with_code(self, d: Draw) -> None:
+        """A hold of "ga" that names a code (issue 45): the model's own code in any case, or one
+        that does not exist. The use is a claim of the hold's transaction, so every operation
+        that moves the booking on (paid, expired, cancelled, paid late, its event cancelled)
+        moves the use with it; C1 (helpers.check_codes) finds a use counted twice or lost, and
+        the code used by more than its ``max_uses`` holds and confirmed bookings together."""
+        customer, key = d.choice(CUSTOMERS), d.choice(KEYS)
+        written = d.choice([MODEL_CODE.lower(), MODEL_CODE, "NOSUCH1"])
+        body = self._request_body("ga", d.integer(1, 2)).model_copy(update={"code": written})
+        result, error = self._call(customer, "POST bookings (code)", lambda: self._book(
+            "ga", customer, f"code-{key}", body))
+        if result is not None:
+            assert written != "NOSUCH1", "C2 a hold took an unknown code"
+            self._remember(result.booking.booking_id, customer)
+        elif written == "NOSUCH1":
+            assert error is not None and error.code in ("invalid_code", "too_many_code_tries"), \
+                f"C2 an unknown code answered {getattr(error, 'code', None)}"
+        self.note(f"hold_with_code {customer} {written} -> {getattr(error, 'code', None) or 'held'}")
+        self.log["code_held" if error is None else f"code:{error.code}"] += 1
 
     def repeat_request(self, d: Draw) -> None:
         """A client that lost the answer sends the very same request again, at any later time."""
@@ -2086,7 +2117,7 @@ OPERATIONS: dict[str, int] = {
     "colliding_key_booking": 1, "waitlist_advance": 1,
     "organizer_cancels_event": 1, "cancellation_job_runs": 1, "other_organizer_intrudes": 1,
     "customer_queues": 1, "time_paid_late": 1, "clock_to_slot_start": 1, "late_choice_after_cancel": 1,
-    "race_for_places": 1, "organizer_sets_fiscal": 1, "service_rendered": 2, "place_order": 2,
+    "race_for_places": 1, "organizer_sets_fiscal": 1, "service_rendered": 2, "place_order": 2, "hold_with_code": 3,
     # issue 42: erasure and the retention sweep at any point, a start moved either way (warm and cold
     # containers), a refund refused after a cancel, a parking window begun before the hold
     "customer_erases": 1, "retention_sweep": 1, "organizer_moves_start": 1, "refund_refused": 1,

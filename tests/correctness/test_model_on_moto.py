@@ -2,7 +2,7 @@
 on tests/support/fake_table.py, ``make proof`` on either (``--store``). A handful of seeds, each a
 different mix of operations (every one of them; the payment faults; the appointment service's and
 the lot's times; two customers racing for the same places; the high-demand sale, its waiting room
-and the waitlist; orders of several lines), must give the same steps, answers, violations and outcomes on both, settle
+and the waitlist; orders of several lines; holds with a code), must give the same steps, answers, violations and outcomes on both, settle
 included, and leave the same table (the story's last line digests it). The storage contract
 (tests/contract/storage/) holds each call of the fakes to the adapters; this holds whole
 histories of them, with the faults and the races the model stages."""
@@ -48,13 +48,19 @@ MIXES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("create", "place_order", "start_payment", "customer_acts_at_provider", "deliver", "expiry_fires",
          "time_passes", "cancel", "organizer_cancels_event", "cancellation_job_runs", "reconcile", "sweeper"),
         ("order_held", "payment_started")),
+    "codes": (
+        ("create", "hold_with_code", "start_payment", "customer_acts_at_provider", "deliver", "expiry_fires",
+         "time_passes", "cancel", "time_paid_late", "organizer_cancels_event", "cancellation_job_runs",
+         "reconcile", "sweeper"),
+        ("code_held", "code:invalid_code", "payment_started")),
 }
 
 #: (seed, mix): the seed also picks the inventory kind of the offerings (seed % 3 = 0: general
 #: admission, 1: seat map, 2: toy zones), so each kind is here; each seed reaches its mix's outcomes.
 HISTORIES = [(7002, "everything"), (7012, "everything"), (7132, "payment faults"), (7151, "payment faults"),
              (7017, "slots and lots"), (7087, "races for places"), (7251, "races for places"),
-             (7003, "high demand and waitlist"), (7013, "orders"), (7014, "orders")]
+             (7003, "high demand and waitlist"), (7013, "orders"), (7014, "orders"),
+             (7049, "codes"), (7053, "codes")]
 
 
 @pytest.fixture(scope="module")

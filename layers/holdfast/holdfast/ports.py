@@ -252,6 +252,27 @@ class LifecycleStore(EventReads, BookingReads, BookingSaves, Protocol):
     """What every booking lifecycle service uses: read the event and the booking, save a change."""
 
 
+class Codes(Protocol):
+    """An offering's codes and their counters (adapters/code_store.py, domain/codes.py)."""
+
+    def put_code(self, offering_id: str, code: dict[str, Any]) -> None:
+        """Raises ItemExists when the offering has the code already."""
+
+    def get_code(self, offering_id: str, code: str) -> dict[str, Any] | None: ...
+
+    def list_codes(self, offering_id: str) -> list[dict[str, Any]]: ...
+
+    def end_code(self, offering_id: str, code: str, at: str) -> bool: ...
+
+    def ensure_allowance(self, offering_id: str, code: str, customer_id: str, per_customer: int) -> None: ...
+
+    def count_code_try(self, customer_id: str, minute: str, limit: int, now_epoch: int) -> bool: ...
+
+
+class CodeStore(Codes, EventReads, Protocol):
+    """Codes and the offerings they are of (services/codes.py)."""
+
+
 class HoldStore(LifecycleStore, InventoryReads, InventoryBatch, HoldWrites, ExpiryIndex, Protocol):
     """Holds, their releases and expiry (services/bookings.py, releases.py, hold_reads.py)."""
 

@@ -191,6 +191,8 @@ class TicketPriceIn(_Strict):
     price_category: PriceId
     ticket_type: PriceId
     price: PriceIn
+    #: Sold only with an access code that names the ticket type (a presale, a press list).
+    hidden: bool = False
 
 
 class ZoneIn(_Strict):
@@ -200,6 +202,8 @@ class ZoneIn(_Strict):
     name: str = Field(min_length=1, max_length=100)
     price_category: PriceId | None = None
     capacity: int = Field(ge=1, le=MAX_CAPACITY)
+    #: Sold only with an access code that names the zone.
+    hidden: bool = False
 
 
 MAX_PRICE_CATEGORIES = 20
@@ -306,10 +310,12 @@ class EventIn(_Strict):
                            price_categories=tuple(c.model_dump(exclude_none=True) for c in self.price_categories)
                            if self.price_categories else None,
                            prices=tuple({"price_category": p.price_category, "ticket_type": p.ticket_type,
-                                         "price": Price(p.price.value, p.price.currency)} for p in self.prices)
+                                         "price": Price(p.price.value, p.price.currency),
+                                         **({"hidden": True} if p.hidden else {})} for p in self.prices)
                            if self.prices else None,
                            zones=tuple({"id": z.id, "name": z.name, "capacity": z.capacity,
-                                        "price_category": z.price_category or first} for z in self.zones)
+                                        "price_category": z.price_category or first,
+                                        **({"hidden": True} if z.hidden else {})} for z in self.zones)
                            if self.zones else None)
 
 
@@ -383,6 +389,8 @@ class BookingIn(_Strict):
     best_available: bool = False
     #: Where this booking's notifications are emailed (held, reminder, confirmed, refunded, ...).
     contact_email: ContactEmail | None = None
+    #: A discount or access code of the event (case-insensitive; domain/codes.py).
+    code: str | None = Field(default=None, min_length=1, max_length=64)
 
     @model_validator(mode="after")
     def _one_form(self) -> "BookingIn":
@@ -391,6 +399,23 @@ class BookingIn(_Strict):
         if self.best_available and self.quantity is None:
             raise ValueError("best_available goes with a quantity, not with named seats")
         return self
+
+
+class CodeIn(_Strict):
+    """A discount or access code of an offering (POST /events|services|lots/{id}/codes)."""
+
+    code: str = Field(min_length=1, max_length=64)
+    kind: Literal["percent", "fixed", "access"]
+    #: A percent (a number), or for ``fixed`` an amount object ``{"value", "currency"}``.
+    value: float | int | str | dict[str, str] | None = None
+    max_uses: int | None = Field(default=None, ge=1, le=1_000_000)
+    per_customer: int | None = Field(default=None, ge=1, le=1000)
+    valid_from: EventTime | None = None
+    valid_to: EventTime | None = None
+    price_categories: list[PriceId] | None = Field(default=None, max_length=50)
+    ticket_types: list[PriceId] | None = Field(default=None, max_length=50)
+    #: An access code: the hidden zones it unlocks (with ``ticket_types``, the hidden ticket types).
+    zones: list[PriceId] | None = Field(default=None, max_length=50)
 
 
 class EventPatchIn(_Strict):

@@ -238,7 +238,15 @@ def bookings():
 
     arn = settings().hold_expiry_state_machine_arn
     return BookingService(store(), system_clock, scheduler().schedule if arn else None,
-                          view_extras=booking_view_extras)
+                          view_extras=booking_view_extras, codes=codes())
+
+
+@cached
+def codes():
+    """Discount and access codes of the offerings (services/codes.py)."""
+    from .services.codes import CodeService
+
+    return CodeService(store(), system_clock)
 
 
 #: The shortest signing master seed accepted (template.yaml ParkingKeySecretName: 32+ random characters):

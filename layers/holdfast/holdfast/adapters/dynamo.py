@@ -9,6 +9,7 @@ transaction; the outcomes it raises are holdfast/ports.py's):
   waitlist_store.py   the waitlist of each event
   expiry_buckets.py   the holds of each expiry bucket, and the due index by bucket
   cancellation_store.py  an event's cancellation, its bulk job's record, the event's booking index
+  code_store.py       an offering's discount and access codes and their counters
   personal_data_store.py  the ended-bookings index and the items erased with a booking's personal data
 
 ``BookingStore`` is the whole table seen through all of them, for callers that need several
@@ -27,6 +28,7 @@ from typing import Any
 from ..kinds import products
 from .bookings_store import BookingRecords
 from .cancellation_store import CancellationStore
+from .code_store import CodeStore
 from .codec import Table
 from .expiry_buckets import ExpiryIndex
 from .inventory_store import InventoryStore
@@ -54,6 +56,7 @@ PARTS: dict[str, tuple[type, tuple[str, ...]]] = {
         "event_cancelled", "mark_event_cancelled", "cancel_request", "next_cancel_attempt",
         "finish_cancellation", "cancelling_events", "event_booking_ids")),
     "expiry": (ExpiryIndex, ("due_in_bucket", "bucket_booking_ids")),
+    "codes": (CodeStore, ("put_code", "get_code", "list_codes", "end_code", "ensure_allowance", "count_code_try")),
     "personal_data": (PersonalDataRecords, (
         "ended_bookings", "customer_bookings", "erase_booking_records", "erase_customer_notes",
         "erase_customer_lines")),
@@ -86,6 +89,7 @@ class BookingStore:
         self.waitlist = WaitlistStore(self.db)
         self.cancellations = CancellationStore(self.db)
         self.expiry = ExpiryIndex(self.db)
+        self.codes = CodeStore(self.db)
         self.personal_data = PersonalDataRecords(self.db)
         self._parts: list[Any] | None = None
 

@@ -22,7 +22,7 @@ from .money import Money
 
 __all__ = ["Zone", "PriceLine", "LineItem", "has_price_list", "zones_of", "zone_of", "category_of_seat",
            "ticket_type_for", "unit_price", "priced", "total", "line_items", "seat_category_map",
-           "price_table", "zone_layout", "stored_price_list", "price_list_view"]
+           "price_table", "zone_layout", "stored_price_list", "price_list_view", "hidden_zones", "hidden_asked"]
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,23 @@ def zone_layout(zones: Iterable[Mapping[str, Any]]) -> tuple[list[dict[str, Any]
     return stored, sizes
 
 
+def hidden_zones(event: Any) -> frozenset[str]:
+    """The zones sold only with an access code that names them (issue 45)."""
+    return frozenset(str(z["id"]) for z in (_get(event, "zones") or ()) if z.get("hidden"))
+
+
+def hidden_asked(event: Any, zone: str | None, priced_lines: Iterable[Mapping[str, Any]]) -> set[tuple[str, str]]:
+    """The hidden zone and ticket types a hold asks for, as ("zone" | "ticket_type", id): what
+    only an access code naming each sells."""
+    hidden_types = {(str(p["price_category"]), str(p["ticket_type"])) for p in (_get(event, "prices") or ())
+                    if p.get("hidden")}
+    asked = {("ticket_type", str(line.get("ticket_type"))) for line in priced_lines
+             if (str(line.get("price_category")), str(line.get("ticket_type"))) in hidden_types}
+    if zone is not None and zone in hidden_zones(event):
+        asked.add(("zone", zone))
+    return asked
+
+
 def has_price_list(event: Any) -> bool:
     return bool(_get(event, "prices"))
 
@@ -144,6 +161,10 @@ def ticket_type_for(event: Any, category: str | None, ticket_type: str | None) -
         return None
     listed = [str(p["ticket_type"]) for p in _get(event, "prices") if p["price_category"] == category]
     if ticket_type is None:
+        # a place of no type asked is sold as the first type on open sale
+        shown = [str(p["ticket_type"]) for p in _get(event, "prices")
+                 if p["price_category"] == category and not p.get("hidden")]
+        listed = shown or listed
         if not listed:
             raise InvalidRequest(f"Price category {category} has no price.", code="unknown_ticket_type")
         return listed[0]
@@ -190,7 +211,8 @@ def stored_price_list(request: Any, currency: str) -> dict[str, Any]:
         stored["price_categories"] = [dict(category) for category in request.price_categories]
     if request.prices:
         stored["prices"] = [{"price_category": p["price_category"], "ticket_type": p["ticket_type"],
-                             "price": Money.parse(p["price"].value, currency).text} for p in request.prices]
+                             "price": Money.parse(p["price"].value, currency).text,
+                             **({"hidden": True} if p.get("hidden") else {})} for p in request.prices]
     if request.zones:
         stored["zones"] = zone_layout(request.zones)[0]
     elif request.price_categories and request.seat_map is None:
@@ -214,11 +236,12 @@ def price_list_view(event: Any, zone_counts: Mapping[str, Any] | None = None) ->
     if _get(event, "prices"):
         view["prices"] = [{"price_category": p["price_category"], "ticket_type": p["ticket_type"],
                            "price": {"value": p["price"], "currency": _get(event, "currency")}}
-                          for p in _get(event, "prices")]
+                          for p in _get(event, "prices") if not p.get("hidden")]
     if _get(event, "zones"):
+        hidden = hidden_zones(event)
         view["zones"] = [{"id": zone.zone_id, "name": zone.name, "price_category": zone.price_category,
                           "capacity": zone.capacity, "counts": (zone_counts or {}).get(zone.zone_id)}
-                         for zone in zones_of(event)]
+                         for zone in zones_of(event) if zone.zone_id not in hidden]
     return view
 
 

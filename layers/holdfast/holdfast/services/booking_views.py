@@ -7,6 +7,7 @@ from typing import Any
 
 from .. import kinds
 from ..domain.booking import Booking
+from ..domain.codes import without_uses
 from ..domain.review_steps import hold_next_step, hold_text_keys, next_step
 from ..domain.texts import DEFAULT_LANGUAGE, text
 from ..domain.statuses import HOLDING
@@ -25,10 +26,14 @@ def describe(booking: Booking, language: str = DEFAULT_LANGUAGE) -> dict[str, An
             payment["refund"] = {key: booking.payment.refund.get(key) for key in ("refund_id", "status", "reason")}
     view: dict[str, Any] = {
         "booking_id": booking.booking_id, "event_id": booking.event_id, "status": booking.status.value,
-        "places": kinds.of_booking(booking).describe_places(booking.places), "amount": booking.amount.as_dict(),
+        "places": kinds.of_booking(booking).describe_places(without_uses(booking.places)), "amount": booking.amount.as_dict(),
         "payment_mode": booking.payment_mode.value, "hold_expires_at": booking.hold_expires_at,
         "created_at": booking.created_at, "updated_at": booking.updated_at, "payment": payment,
     }
+    code = (booking.kind_details or {}).get("code")
+    if code:   # what the code took off (issue 45)
+        view["code"] = {"code": code, "full_amount": {"value": booking.kind_details["full_amount"],
+                                                      "currency": booking.amount.currency}}
     if booking.status in HOLDING and not booking.places_secured:
         alternatives = kinds.of_booking(booking).offers_alternatives
         view["hold_next_step"] = hold_next_step(booking.hold_expires_at, language, alternatives)

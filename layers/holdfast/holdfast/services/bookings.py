@@ -35,6 +35,8 @@ from .. import kinds
 from ..ports import (Change, Clock, DuplicateRequest, HoldLimitReached, HoldStore, IdempotencyRecord, PlacesTaken,
                      SalesStopped, TransientStoreError)
 from .booking_views import cancel_terms, describe
+from .codes import CodeService, apply_code
+from ..domain.codes import InvalidCode, is_code_pool
 from .hold_reads import SNAPSHOT_SECONDS, HoldReads, Snapshots
 from .releases import BUCKET_WORKERS, HOLD_ATTEMPTS, Releases
 
@@ -65,8 +67,11 @@ class BookingService:
                  schedule_expiry: Callable[[str, str], Any] | None = None,   # (event id, hold_expires_at)
                  rng: random.Random | None = None, event_cache_seconds: float | None = None,
                  snapshot_seconds: float = SNAPSHOT_SECONDS,
-                 view_extras: Callable[[Booking], dict[str, Any]] | None = None) -> None:
+                 view_extras: Callable[[Booking], dict[str, Any]] | None = None,
+                 codes: CodeService | None = None) -> None:
         self.store = store
+        #: The offerings' discount and access codes a hold may name (services/codes.py).
+        self.codes = codes
         #: More of a booking's view its kind adds with a credential (a parking entry token).
         self.view_extras = view_extras
         self.clock = clock
@@ -119,12 +124,20 @@ class BookingService:
         wanted = kind.validate(event, request)
         # The address is part of the request: the same key with another address is another request.
         contact = {"contact_email": request.contact_email} if request.contact_email else {}
-        fingerprint = _fingerprint({"event_id": event_id, **wanted, **contact})
+        named = request.details.get("code")
+        asked_code = {"code": str(named).strip().upper()} if named else {}
+        fingerprint = _fingerprint({"event_id": event_id, **wanted, **contact, **asked_code})
         ttl = int(hold_seconds if hold_seconds is not None else event.hold_ttl_seconds)
         # A waitlist offer is a hold like any other for the cap: joining a line is no way round it.
         limit = hold_limit(event)
         seen = Seen(self.store.idempotency_key(customer_id, idempotency_key, "booking", system_key),
                     self.store.sale_gate_key(event_id, self.rng), fingerprint)
+
+        code = None
+        if named:
+            if self.codes is None:
+                raise InvalidCode()
+            code = self.codes.code_for(event_id, event.currency, named, customer_id)
 
         for attempt in range(HOLD_ATTEMPTS):
             # A hold the system makes for a customer (a waitlist offer of places just released)
@@ -160,16 +173,22 @@ class BookingService:
                 if replay is not None:
                     return replay
             now = self.clock()
+            amount = kind.hold_price(event, places, wanted)
+            details = kind.booking_details(event, wanted, places)
+            counted = places
+            # The code's uses are claims of this very transaction; the places alone are what
+            # this container's snapshot took.
+            places, amount, details = apply_code(event, wanted, places, amount, details, code, customer_id)
             booking = Booking(
                 booking_id=str(uuid.uuid4()), event_id=event_id, customer_id=customer_id, status=BookingStatus.HELD,
                 places=places,
-                amount=kind.hold_price(event, places, wanted),
+                amount=amount,
                 payment_mode=PaymentMode(event.payment_mode),
                 hold_expires_at=iso(now + timedelta(seconds=ttl)),
                 created_at=iso(now), updated_at=iso(now), version=1, contact_email=request.contact_email,
                 contact_own=request.contact_own and bool(request.contact_email),
                 language=request.language,
-                counted_hold=True, kind_details=kind.booking_details(event, wanted, places),
+                counted_hold=True, kind_details=details,
                 ends_at=places_end(places, event.starts_at),
             )
             journal = JournalEntry(
@@ -204,7 +223,9 @@ class BookingService:
                 if replay is not None:
                     return replay
                 raise EventCancelled(event_id) from None
-            except PlacesTaken:
+            except PlacesTaken as taken:
+                if any(is_code_pool(label) for label in taken.failed):
+                    raise InvalidCode() from None   # the code is used up (or the customer's share of it)
                 # The places went between our read (or our snapshot) and our write: plan again
                 # from a fresh read.
                 self._snapshots.drop(event_id)
@@ -217,7 +238,7 @@ class BookingService:
                     raise RequestInProgress() from None
                 time.sleep(self.rng.uniform(0.005, 0.02 * (attempt + 1)))
                 continue
-            self._snapshots.took(event_id, places)
+            self._snapshots.took(event_id, counted)
             self._schedule(booking)
             return HoldResult(booking, replayed=False)
         raise TooBusy()

@@ -12,6 +12,7 @@ from datetime import timedelta
 from typing import Any, Callable
 
 from ..clock import iso, parse_iso
+from ..domain.codes import keep_uses, without_uses
 from ..domain.booking import Booking, Payment, PaymentMode, Verdict, judge_payment, paid_before
 from ..domain.errors import Busy, Conflict, EventCancelled, PaymentProviderUnavailable, RequestInProgress
 from ..domain.inventory import Move, Places
@@ -329,8 +330,9 @@ class PaymentService:
         ids = {"payment_id": paid["id"]}
         two_stage = paid.get("status") == "waiting_for_capture"
         kind = kinds.of_booking(booking)
-        places = kind.replan(self.store, booking, now=now)
+        places = kind.replan(self.store, replace(booking, places=without_uses(booking.places)), now=now)
         if places is not None:
+            places = keep_uses(places, booking.places)
             try:
                 if two_stage:
                     secured = transitions.apply(
@@ -377,4 +379,7 @@ class PaymentService:
     def replan(self, booking: Booking) -> Places | None:
         """Places for a late payment, as the booking's inventory kind re-plans them now (or None:
         gone, or their time has passed)."""
-        return kinds.of_booking(booking).replan(self.store, self._end_as_it_is_now(booking), now=self.clock())
+        current = self._end_as_it_is_now(booking)
+        places = kinds.of_booking(booking).replan(self.store, replace(current, places=without_uses(booking.places)),
+                                                  now=self.clock())
+        return keep_uses(places, booking.places) if places is not None else None

@@ -125,3 +125,5 @@ class SlotBookingIn(_Strict):
     #: Seats of a group session (default 1); a private booking takes the whole resource and has none.
     quantity: int | None = None
     contact_email: ContactEmail | None = None
+    #: A discount or access code of the service (case-insensitive; domain/codes.py).
+    code: str | None = Field(default=None, min_length=1, max_length=64)

@@ -6,11 +6,13 @@ time has passed, where its places are to be found again) it answers for its line
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from holdfast import kinds
 from holdfast.domain.booking import Booking
+from holdfast.domain.codes import keep_uses, without_uses
 from holdfast.domain.errors import InvalidRequest
 from holdfast.domain.inventory import Places
 from holdfast.domain.money import Money
@@ -44,10 +46,11 @@ class OrderKind(Kind):
         had: a late payment retakes the whole order or nothing."""
         found = []
         for line in lines_of(booking):
-            places = kinds.named(line.kind).replan(store, line.as_booking(booking), rng, now=now)
+            own = replace(line.as_booking(booking), places=without_uses(line.places))
+            places = kinds.named(line.kind).replan(store, own, rng, now=now)
             if places is None:
                 return None
-            found.append((line.offering_id, places))
+            found.append((line.offering_id, keep_uses(places, line.places)))   # a line's code uses too
         return merged(found)
 
     def ended(self, booking: Booking, now: datetime) -> bool:

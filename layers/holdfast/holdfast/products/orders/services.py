@@ -19,6 +19,7 @@ from typing import Any
 from holdfast import kinds
 from holdfast.clock import iso, parse_iso
 from holdfast.domain.booking import Booking, JournalEntry, PaymentMode
+from holdfast.domain.codes import Code, InvalidCode, is_code_pool, without_uses
 from holdfast.domain.commands import HoldPlaces
 from holdfast.domain.errors import (BookingError, Conflict, EventCancelled, IdempotencyKeyReused, InvalidRequest,
                                     NotFound, RequestInProgress, TooBusy)
@@ -31,6 +32,7 @@ from holdfast.ports import (Change, DuplicateRequest, HoldLimitReached, Idempote
                             TransientStoreError)
 from holdfast.services.booking_views import describe
 from holdfast.services.bookings import BookingService, HoldResult, hold_limit
+from holdfast.services.codes import apply_code
 from holdfast.services.releases import HOLD_ATTEMPTS
 
 from .lines import KIND, Line, is_order, lines_of, merged
@@ -87,11 +89,13 @@ class OrderService:
             except BookingError as error:
                 raise _on_line(error, index) from None
         contact = {"contact_email": order.contact_email} if order.contact_email else {}
-        fingerprint = _fingerprint({"lines": [{"offering": o.event_id, **w} for o, w in zip(offerings, wanted)],
-                                    **contact})
+        fingerprint = _fingerprint({"lines": [{"offering": o.event_id, **w, **_code_asked(line.request)}
+                                              for o, w, line in zip(offerings, wanted, order.lines)], **contact})
         replay = self._replay(customer_id, idempotency_key, fingerprint)
         if replay is not None:
             return replay
+        codes = [self._code(offering, line.request, customer_id, index)
+                 for index, (line, offering) in enumerate(zip(order.lines, offerings))]
         rng = self.bookings.rng
         for attempt in range(HOLD_ATTEMPTS):
             now = self.clock()
@@ -101,11 +105,14 @@ class OrderService:
                 try:
                     kind.check_time(offering, asked, now)
                     places = kind.plan(self.store, offering, asked, rng, attempt, now=now)
+                    # a line's code, its uses among the line's claims (services/codes.py)
+                    places, amount, details = apply_code(
+                        offering, asked, places, kind.hold_price(offering, places, asked),
+                        kind.booking_details(offering, asked, places), codes[index], customer_id)
                 except BookingError as error:
                     raise _on_line(error, index) from None
                 lines.append(Line(line_id=f"L{index + 1}", offering_id=offering.event_id, kind=kind.name,
-                                  amount=kind.hold_price(offering, places, asked), places=places, wanted=asked,
-                                  details=kind.booking_details(offering, asked, places),
+                                  amount=amount, places=places, wanted=asked, details=details or None,
                                   ends_at=places_end(places, offering.starts_at), name=offering.name))
             booking = self._booking(customer_id, order, offerings, lines, now)
             claims = len(booking.places.pools) + len(booking.places.units) + len(booking.places.granules)
@@ -134,7 +141,12 @@ class OrderService:
             except SalesStopped as stopped:
                 index = next((i for i, o in enumerate(offerings) if o.event_id == stopped.args[0]), 0)
                 raise _on_line(EventCancelled(offerings[index].event_id), index) from None
-            except PlacesTaken:
+            except PlacesTaken as taken:
+                used_up = next((label for label in taken.failed if is_code_pool(label)), None)
+                if used_up is not None:   # a line's code is used up (or the customer's share of it)
+                    offering_id = used_up.partition("/")[0]
+                    index = next((i for i, o in enumerate(offerings) if o.event_id == offering_id), 0)
+                    raise _on_line(InvalidCode(), index) from None
                 continue   # a line's places went between the read and the write: plan every line again
             except TransientStoreError:
                 if attempt == HOLD_ATTEMPTS - 1:
@@ -144,6 +156,18 @@ class OrderService:
             self.bookings.schedule(booking)
             return HoldResult(booking, replayed=False)
         raise TooBusy()
+
+    def _code(self, offering: Offering, request: HoldPlaces, customer_id: str, index: int) -> Code | None:
+        """The code a line names (its offering's), checked before anything is held."""
+        named = request.details.get("code")
+        if not named:
+            return None
+        try:
+            if self.bookings.codes is None:
+                raise InvalidCode()
+            return self.bookings.codes.code_for(offering.event_id, offering.currency, named, customer_id)
+        except BookingError as error:
+            raise _on_line(error, index) from None
 
     def _offering(self, offering_id: str, index: int) -> Offering:
         try:
@@ -223,14 +247,22 @@ def describe_order(booking: Booking, view: dict[str, Any]) -> dict[str, Any]:
     for line in lines_of(booking):
         kind = kinds.named(line.kind)
         shown = {"line_id": line.line_id, "kind": kind.label, "offering_id": line.offering_id, "name": line.name,
-                 "amount": line.amount.as_dict(), "places": kind.describe_places(line.places)}
+                 "amount": line.amount.as_dict(), "places": kind.describe_places(without_uses(line.places))}
         details = line.details or {}
+        if details.get("code"):
+            shown["code"] = {"code": details["code"], "full_amount": {"value": details["full_amount"],
+                                                                      "currency": line.amount.currency}}
         for key in ("zone", "ticket_type", "ticket_types", "from", "to", "space_id", "space_type"):
             if key in details:
                 shown[key] = details[key]
         lines.append(shown)
     answer = {key: value for key, value in view.items() if key not in ("booking_id", "event_id", "places")}
     return {"order_id": booking.booking_id, **answer, "lines": lines}
+
+
+def _code_asked(request: HoldPlaces) -> dict[str, str]:
+    named = request.details.get("code")
+    return {"code": str(named).strip().upper()} if named else {}
 
 
 def _fingerprint(value: dict[str, Any]) -> str:
