@@ -57,6 +57,13 @@ CORE_ROUTE_SCOPES: dict[Route, str] = {
     ("POST", "/admin/reviews/{booking_id}/resolve"): REVIEWS,
     # check-in cases, whichever product's doors opened them
     ("POST", "/admin/checkin-cases/{case_id}/resolve"): DOORS,
+    # discount and access codes of an offering (an event's or a service's)
+    ("POST", "/events/{event_id}/codes"): CODES,
+    ("GET", "/events/{event_id}/codes"): CODES,
+    ("DELETE", "/events/{event_id}/codes/{code}"): CODES,
+    ("POST", "/services/{service_id}/codes"): CODES,
+    ("GET", "/services/{service_id}/codes"): CODES,
+    ("DELETE", "/services/{service_id}/codes/{code}"): CODES,
     # the team: keys, and the record of what each did
     ("GET", "/organizers/me"): ANY_KEY,
     ("GET", "/organizers/me/keys"): KEYS,

@@ -48,7 +48,7 @@ def notify(store: NotificationStore, detail: dict[str, Any], sender: EmailSender
     suppressed, unconfirmed and rate-limited messages are recorded with that verdict and not
     sent). If the email fails, the record is taken back and the error raised, so the queue's
     redelivery tries again."""
-    kind = str(detail.get("type", ""))
+    message_type = str(detail.get("type", ""))
     dedup = dedup_id(detail)
     customer = str(detail["customer_id"])
     to = recipient(detail) if sender is not None else None
@@ -59,7 +59,7 @@ def notify(store: NotificationStore, detail: dict[str, Any], sender: EmailSender
     # between two deliveries racing past this check.
     if store.notification_recorded(customer, dedup):
         return False
-    if kind == "booking.hold_expiring" and (store.get_event(str(detail.get("event_id") or "")) or {}).get("cancelled_at"):
+    if message_type == "booking.hold_expiring" and (store.get_event(str(detail.get("event_id") or "")) or {}).get("cancelled_at"):
         # its event was cancelled: the cancellation job releases the hold and nothing is paid for
         # it (start_payment refuses), so nobody is asked to pay (a batch read the offering already)
         return False
@@ -71,7 +71,7 @@ def notify(store: NotificationStore, detail: dict[str, Any], sender: EmailSender
         or same_address(to, customer)
     verdict = gate.decide(customer, to, dedup, own=own) if to and gate else None
     recorded = store.record_notification(customer, dedup, {
-        "type": kind, "booking_id": detail["booking_id"], "status": detail.get("status"), "at": detail.get("at"),
+        "type": message_type, "booking_id": detail["booking_id"], "status": detail.get("status"), "at": detail.get("at"),
         "channel": "email" if to else "record", "subject": subject,
         "message": body.strip(), **(verdict.recorded() if verdict else {}),
     })
