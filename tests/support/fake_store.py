@@ -148,7 +148,8 @@ class FakeBookingStore(_Fake):
                       always, lambda _: {"booking_id": booking.booking_id, "created_at": booking.created_at}),
                 Write(f"event_index@{offering}", (event_index_pk(offering, booking.booking_id), booking.booking_id),
                       always, lambda _: {"booking_id": booking.booking_id}),
-                replace(self._gate(offering, booking.booking_id), label=f"{GATE}@{offering}"),
+                replace(self._gate(offering, booking.booking_id, dict(change.other_versions).get(offering)),
+                        label=f"{GATE}@{offering}"),
             ]
         if booking.counted_hold:
             limit = change.hold_limit

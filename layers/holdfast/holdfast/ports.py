@@ -140,6 +140,8 @@ class Change:
     #: A new hold: the version of the offering it decided on (the sale gate refuses it, SalesStopped,
     #: once the offering's terms moved past it).
     offering_version: int | None = None
+    #: An order's other offerings: each one's version the hold decided on, checked at its own gate.
+    other_versions: tuple[tuple[str, int], ...] = ()
 
 
 # ======================================================================================= time

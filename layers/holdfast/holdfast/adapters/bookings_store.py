@@ -106,7 +106,8 @@ class BookingRecords:
                     "pk": f"CUSTOMER#{booking.customer_id}", "sk": f"EVENT#{offering}#BOOKING#{booking.booking_id}",
                     "booking_id": booking.booking_id, "created_at": booking.created_at})}}),
                 (f"{label}@{offering}", put),
-                (f"{GATE}@{offering}", gate_check(self.db.table, offering, booking.booking_id)[1]),
+                (f"{GATE}@{offering}", gate_check(self.db.table, offering, booking.booking_id,
+                                                  dict(change.other_versions).get(offering))[1]),
             ]
         if booking.counted_hold:
             items.append(("hold_limit", hold_limits.take_slot(self.db.table, _attrs, booking.customer_id, booking.event_id,

@@ -73,8 +73,10 @@ class PersonalDataRecords:
         return [booking_id for _, booking_id in sorted(found)[:limit]]
 
     def customer_bookings(self, customer_id: str) -> list[str]:
-        """Every booking the customer made that still names them (each hold writes the marker)."""
-        return [item["booking_id"] for item in self.db._query_prefix(f"CUSTOMER#{customer_id}", "EVENT#")]
+        """Every booking the customer made that still names them (each hold writes the marker; an
+        order writes one per offering of its lines, so a booking is listed once, not per marker)."""
+        return list(dict.fromkeys(item["booking_id"]
+                                  for item in self.db._query_prefix(f"CUSTOMER#{customer_id}", "EVENT#")))
 
     def erase_booking_records(self, booking_id: str, customer_id: str, event_id: str,
                               last_change: str | None = None) -> None:
@@ -102,7 +104,10 @@ class PersonalDataRecords:
                 self._erase_copy(item["linked_pk"], item["linked_sk"])
         self._erase_turns(customer_id, event_id, leave_waiting=False)
         self._delete_queue_number(event_id, customer_id, last_change)
-        self._delete(f"CUSTOMER#{customer_id}", f"EVENT#{event_id}#BOOKING#{booking_id}")
+        # the customer's marker under each offering the booking holds places of (an order's lines)
+        for marker in self.db._query_prefix(f"CUSTOMER#{customer_id}", "EVENT#", projection="pk, sk"):
+            if marker["sk"].endswith(f"#BOOKING#{booking_id}"):
+                self._delete(marker["pk"], marker["sk"])
         try:
             # a counter above zero belongs to a live hold of the same event: it stays until that one ends
             self.db.client.delete_item(TableName=self.db.table, Key=_attrs(counter_key(customer_id, event_id)),

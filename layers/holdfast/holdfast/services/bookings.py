@@ -269,9 +269,10 @@ class BookingService:
         """Start the expiry of a hold written elsewhere (an order: products/orders)."""
         self._schedule(booking)
 
-    def offering(self, event_id: str) -> Offering:
-        """The offering as a hold reads it (cached like the hold path's own read)."""
-        return self._event(event_id)
+    def offering(self, event_id: str, fresh: bool = False) -> Offering:
+        """The offering as a hold reads it (cached like the hold path's own read; ``fresh`` reads it
+        again, after a gate refused a hold decided on an older copy of its terms)."""
+        return self._event(event_id, fresh=fresh)
 
     def _schedule(self, booking: Booking) -> None:
         if self.schedule_expiry is None:

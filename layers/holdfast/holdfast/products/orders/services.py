@@ -128,7 +128,11 @@ class OrderService:
             try:
                 self.store.commit(Change(after=booking, journal=journal, outbox={
                     "type": "booking.held", "at": iso(now), "hold_expires_at": booking.hold_expires_at,
-                }, idempotency=record, hold_limit=hold_limit(offerings[0])))
+                }, idempotency=record, hold_limit=hold_limit(offerings[0]),
+                    # every line's offering as this hold decided on it: a gate whose terms (its
+                    # start) moved since refuses the order, and it is decided again on fresh reads
+                    offering_version=offerings[0].version,
+                    other_versions=tuple((o.event_id, o.version) for o in offerings[1:])))
             except HoldLimitReached:
                 limit = hold_limit(offerings[0])
                 raise Conflict(f"You already hold places in {limit} booking(s) for this event; pay for or cancel "
@@ -139,6 +143,10 @@ class OrderService:
                     raise RequestInProgress() from None
                 return replay
             except SalesStopped as stopped:
+                fresh = [self.bookings.offering(o.event_id, fresh=True) for o in offerings]
+                if any(new.version != old.version for new, old in zip(fresh, offerings)):
+                    offerings = fresh   # a line's terms moved (its start): decide again on them as they are
+                    continue
                 index = next((i for i, o in enumerate(offerings) if o.event_id == stopped.args[0]), 0)
                 raise _on_line(EventCancelled(offerings[index].event_id), index) from None
             except PlacesTaken as taken:
