@@ -144,7 +144,7 @@ def test_the_operators_sales_count_each_price_category_and_zone(catalog, booking
     seated_event = seated(catalog, caller)
     hold(bookings, zoned_event, "k1", quantity=2, zone="up")
     hold(bookings, seated_event, "k2", seats=["B-1"])
-    sales = {view["event_id"]: view for view in catalog.sales(caller)}
+    sales = {view["event_id"]: view for view in catalog.sales(caller)["offerings"]}
     assert sales[zoned_event["event_id"]]["by_price_category"] == {
         "stalls": {"available": 30, "held": 0, "sold": 0}, "balcony": {"available": 0, "held": 2, "sold": 0}}
     assert {zone["id"]: zone["counts"]["held"] for zone in sales[zoned_event["event_id"]]["zones"]} == {"floor": 0, "up": 2}
