@@ -93,6 +93,28 @@ ROUTES: dict[str, str] = {
     "POST /services/{service_id}/publish": "none: a catalog flag, as POST /events/{id}/publish",
     "GET /texts": READ_ONLY,
     "POST /webhooks/payments": "deliver",
+    # orders (issue 43): an order is one booking of the order kind, so the booking operations play
+    # its payment and cancel once place_order has made it
+    "POST /orders": "place_order",
+    "GET /orders/{order_id}": READ_ONLY,
+    "POST /orders/{order_id}/payment": "start_payment",
+    "POST /orders/{order_id}/cancel": "cancel",
+    "POST /events/{event_id}/parking": "none: links a lot to an event for the event page; the order it "
+                                       "fills is place_order's, the link moves no place or money",
+    # codes (issue 45): the model's code is made once with its history; its uses are claims
+    "POST /events/{event_id}/codes": "none: the model's code is created with its history (BookingModel); "
+                                     "hold_with_code and place_order use it, C1 counts its uses",
+    "GET /events/{event_id}/codes": READ_ONLY,
+    "DELETE /events/{event_id}/codes/{code}": "none: an ended code refuses new holds only (400 invalid_code, "
+                                              "tests/integration/test_codes_flow.py); uses held stay counted (C1)",
+    "POST /services/{service_id}/codes": "none: as POST /events/{event_id}/codes",
+    "GET /services/{service_id}/codes": READ_ONLY,
+    "DELETE /services/{service_id}/codes/{code}": "none: as DELETE /events/{event_id}/codes/{code}",
+    # the team (issue 46)
+    "GET /organizers/me/keys": READ_ONLY,
+    "GET /organizers/me/audit": READ_ONLY,
+    # a drive-up's exit payment with its receipt's address (issue 44): the gate world's exit payment
+    "POST /lots/{lot_id}/tickets/{ticket_id}/exit-payment": "pays_exit",
 }
 #: The admin CLI's subcommands (layers/holdfast/holdfast/cli.py) and the command objects.
 COMMANDS: dict[str, str] = {

@@ -47,6 +47,9 @@ def _seed(api: BookingApi) -> dict[str, list[str]]:
     # Cancelling an event ends its sale for good: the cancel route gets events of its own, so the
     # hold route still finds the two above selling whatever order the operations run in.
     doomed = [api.create_event(name=f"Fuzz cancellable {n}", capacity=10)["event_id"] for n in (1, 2)]
+    # An edit may move an event's start into the past, which ends its sale at once (a hold decides
+    # on the start as it is now): the edit route gets events of its own too.
+    edited = [api.create_event(name=f"Fuzz edited {n}", capacity=10)["event_id"] for n in (1, 2)]
     lot = api.request("POST", "/lots", organizer=True, json={
         "name": "Fuzz lot", "spaces": [{"space_id": f"S{n}", "type": t} for n, t in
                                        enumerate(["COMPACT", "REGULAR", "LARGE", "HANDICAP"] * 5)],
@@ -56,7 +59,7 @@ def _seed(api: BookingApi) -> dict[str, list[str]]:
     # so the pass routes still find the one above answering whatever order the operations run in.
     doomed_gate = api.request("POST", f"/lots/{lot}/gates", organizer=True, json={"name": "Fuzz gate to retire"}).json()
     return {"event_id": [counted, seated], "booking_id": bookings + [foreign.json()["booking_id"]],
-            "service_id": services, "cancellable_event_id": doomed, "lot_id": [lot], "gate_id": [gate["gate_id"]],
+            "service_id": services, "cancellable_event_id": doomed, "edited_event_id": edited, "lot_id": [lot], "gate_id": [gate["gate_id"]],
             "gate_key": [gate["gate_key"]], "doomed_gate_id": [doomed_gate["gate_id"]]}
 
 

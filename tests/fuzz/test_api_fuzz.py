@@ -63,6 +63,8 @@ def _steer(case, path_choice: int, header_choice: int):
         pool = {name: REAL_IDS.get(name) for name in case.path_parameters}
         if operation.path == "/events/{event_id}/cancel":
             pool["event_id"] = REAL_IDS.get("cancellable_event_id")
+        if (operation.method.lower(), operation.path) == ("patch", "/events/{event_id}"):
+            pool["event_id"] = REAL_IDS.get("edited_event_id")
         if operation.path in ("/lots/{lot_id}/gates/{gate_id}", "/lots/{lot_id}/gates/{gate_id}/key"):
             pool["gate_id"] = REAL_IDS.get("doomed_gate_id")
         case.path_parameters = {

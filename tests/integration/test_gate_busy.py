@@ -11,6 +11,7 @@ import pytest
 from gate_controller.backend import Backend
 from gate_controller.controller import Gate
 from gate_controller.journal import Journal
+from holdfast.clock import system_clock
 from tests.integration.test_gate_offline import created, make_lot, paid_reservation
 from tests.support.gate_stub import GateProxy
 
@@ -30,8 +31,10 @@ def test_a_refunded_reservation_opens_no_barrier_and_a_busy_backend_admits_no_st
     proxy.start()
     journal = Journal(str(tmp_path / "north.sqlite3"))
     waits: list[float] = []
+    # the gate program on the stack's clock, as the engine that signed the tokens (a test before
+    # this one may have moved it hours ahead of the machine's: the tokens would be too early)
     gate = Gate(journal, Backend(proxy.url, lot_id, gate_made["gate_id"], gate_made["gate_key"], timeout=10,
-                                 sleep=waits.append), lot_id, gate_made["gate_id"])
+                                 sleep=waits.append), lot_id, gate_made["gate_id"], clock=system_clock)
     try:
         refreshed = gate.refresh()
         assert refreshed["voided_reservations"] == 1

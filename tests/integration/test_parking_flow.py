@@ -11,7 +11,7 @@ from __future__ import annotations
 import concurrent.futures as futures
 import uuid
 from collections import Counter
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -19,9 +19,9 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from tests.contract.test_openapi_contract import openapi
-from holdfast.clock import system_clock
+from holdfast.clock import iso, parse_iso, system_clock
 from tests.support.flows import customer
-from tests.support.stack_time import window_from_now
+from tests.support.stack_time import ROOM_SECONDS, current_half_hour, window_from_now
 
 pytestmark = pytest.mark.integration
 
@@ -67,6 +67,9 @@ def lot_view(api, lot_id):
 # How far ahead of the payments the no-show timers fall due in the timer test (a busy CI machine
 # pays three bookings in a few seconds; the test moves the stack's clock past the margin).
 NO_SHOW_MARGIN_SECONDS = 600
+#: Past a timer's moment: the sweeper's one-second grace and one interval of the stack's scheduled
+#: sweeper (a minute, the timer's only clock).
+SWEEP_STEP_SECONDS = 62
 
 
 def now_window(hours=2):
@@ -259,12 +262,17 @@ def test_a_drive_up_pays_its_exit_on_the_page_the_gate_links_to_and_sees_the_rec
 
 
 def test_a_reservation_nobody_used_becomes_no_show_by_the_timer_and_frees_the_space(api, sandbox, system):
-    start, end = now_window()
-    # The window began up to half an hour ago (at least five minutes before the next half hour
-    # turned). The no-show timers fall due ten minutes after now on the stack's clock, which moves
-    # only with the machine's meanwhile: the bookings are paid and seen taken well before.
-    due = system_clock() + timedelta(seconds=NO_SHOW_MARGIN_SECONDS)
-    grace = int((due - datetime.fromisoformat(start)).total_seconds())
+    # The window began at the current half hour, with room left in it for the grace, the move past
+    # it and the checks: the space is reserved again for the same window once it is free, and a
+    # window begun a half hour back would be refused as begun.
+    begun = current_half_hour(room=NO_SHOW_MARGIN_SECONDS + SWEEP_STEP_SECONDS + ROOM_SECONDS)
+    start, end = (iso(moment).replace(".000Z", "Z") for moment in (begun, begun + timedelta(hours=2)))
+    # Paid after the window began, each reservation's no-show timer counts from its confirmation
+    # (Booking.confirmed: the later of the window's start and the payment), so none falls due
+    # before `due`; the stack's clock moves only with the machine's meanwhile, so the bookings are
+    # paid and seen taken well before.
+    grace = NO_SHOW_MARGIN_SECONDS
+    due = system_clock() + timedelta(seconds=grace)
     lot = create_lot(api, spaces=[{"space_id": "R1", "type": "REGULAR"}], no_show_grace_seconds=grace)
     # a second lot whose policy refunds a no-show and keeps the money of a cancellation
     kind = create_lot(api, spaces=[{"space_id": "R1", "type": "REGULAR"}, {"space_id": "R2", "type": "REGULAR"}],
@@ -281,9 +289,10 @@ def test_a_reservation_nobody_used_becomes_no_show_by_the_timer_and_frees_the_sp
     assert "refund" not in api.booking(kept["booking_id"], third)["payment"]
     assert system_clock() < due, "paying took longer than the margin; the 409 below proves nothing"
     assert reserve(api, lot["lot_id"], "REGULAR", start, end).status_code == 409
-    # past the moment, the sweeper's one-second grace (SweepGraceSeconds) and one interval of the
-    # stack's scheduled sweeper (a minute: the timer's only clock); the move returns once it is idle
-    system["stack"].advance_clock((due - system_clock()).total_seconds() + 62)
+    # past the last confirmation's timer (every one was confirmed before now), the sweeper's
+    # one-second grace (SweepGraceSeconds) and one interval of the stack's scheduled sweeper (a
+    # minute: the timer's only clock); the move returns once it is idle
+    system["stack"].advance_clock(grace + SWEEP_STEP_SECONDS)
     gone = api.booking(held["booking_id"], who)
     assert gone["status"] == "NO_SHOW" and gone["journal"][-1]["actor"] == "timer"
     assert gone["payment"]["status"] == "succeeded" and "refund" not in gone["payment"]   # no refund by default
@@ -298,9 +307,11 @@ def test_a_window_begun_before_it_is_paid_is_not_a_no_show_at_the_next_sweep(api
     at the current half hour with the grace already run out when it was paid became NO_SHOW at the
     next sweep, money kept. The timer counts from the payment when that is later."""
     start, end = now_window()
-    begun = (datetime.now(timezone.utc) - datetime.fromisoformat(start)).total_seconds()
+    begun = (system_clock() - parse_iso(start)).total_seconds()
     if begun < 15:
-        pytest.skip("the half hour began a moment ago: the old timer would not be past yet")
+        # the half hour began a moment ago: move the stack's clock on so the old timer is past
+        system["stack"].advance_clock(15 - begun)
+        begun = (system_clock() - parse_iso(start)).total_seconds()
     grace = int(begun) - 10    # from + grace: ten seconds ago, before the payment
     lot = create_lot(api, spaces=[{"space_id": "R1", "type": "REGULAR"}], no_show_grace_seconds=grace)
     who = customer()

@@ -180,6 +180,7 @@ SCENARIO: list[tuple[str, Any]] = [
     ("create_seated_event.json", (201, None)),
     ("get_event.json", (200, None)),
     ("publish_event.json", (200, None)),
+    ("update_event.json", (200, None)),                # its start moved later: the sale gate shards take the terms version
     ("list_events.json", (200, None)),
     ("get_seat_map.json", (200, None)),
     ("create_seat_booking.json", (201, None)),
@@ -306,8 +307,8 @@ REACHED_OUTSIDE_THE_SAMPLES: dict[str, dict[str, None]] = {
                                       writes=TABLE_WRITES),
     # a listing with published events reads their counts in batches (pools, BatchGetItem)
     "CatalogApiFunction": _unreached(["dynamodb:BatchGetItem"]),
-    # an edit drops the old index items (offerings_store: Delete in the edit's transaction)
-    "EventsApiFunction": _unreached(["dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]),
+    # (update_event.json's edit drops the old index items: its Delete is reached by the samples)
+    "EventsApiFunction": _unreached(["dynamodb:ConditionCheckItem"]),
     # the sample's bucket holds nothing due: expiring holds releases their places
     "ExpireHoldFunction": _unreached([], reads=["dynamodb:BatchGetItem", "dynamodb:Query"], writes=TABLE_WRITES),
     # a message sent is recorded (PutItem) and one that could not be sent takes its record back

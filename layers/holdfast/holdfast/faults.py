@@ -33,6 +33,13 @@ def crash_point(name: str) -> None:
         raise InjectedCrash(name)
 
 
+def crash_count(name: str) -> int:
+    """How many times the point ``name`` has crashed in this process since the last reset: a test
+    that lets the stack's own timers reach the point reads here that it was reached."""
+    with _lock:
+        return _fired.get(name, 0)
+
+
 def reset_crash_counts() -> None:
     with _lock:
         _fired.clear()
