@@ -195,6 +195,10 @@ const HoldfastOperator = (() => {
     ru: { title: "Продажи", event: "Событие", available: "Свободно", held: "В брони", sold: "Продано", page: "Страница",
           part: "{name}: продано {sold}, в брони {held}, свободно {available}" },
   });
+  // sales per price category and per zone (an event priced by category, issue 43)
+  const parts = (event) => [...Object.entries(event.by_price_category || {}).map(([name, c]) => ({ name, ...c })),
+                            ...(event.zones || []).map((z) => ({ name: z.name, ...(z.counts || {}) }))]
+    .map((c) => [el("br"), el("span", { class: "muted", "data-part": c.name, text: fill(S.part, c) })]).flat();
   let tbody = null;
   HoldfastOperator.section({
     id: "sales", order: 20, title: { en: S.title, ru: S.title }, every: 2000,
@@ -203,10 +207,6 @@ const HoldfastOperator = (() => {
       card.append(el("table", {}, el("thead", {}, el("tr", {},
         [S.event, S.available, S.held, S.sold, S.page].map((h) => el("th", { text: h })))), tbody));
     },
-    // sales per price category and per zone (an event priced by category, issue 43)
-    const parts = (event) => [...Object.entries(event.by_price_category || {}).map(([name, c]) => ({ name, ...c })),
-                              ...(event.zones || []).map((z) => ({ name: z.name, ...(z.counts || {}) }))]
-      .map((c) => [el("br"), el("span", { class: "muted", "data-part": c.name, text: fill(S.part, c) })]).flat();
     async refresh() {
       // only the signed-in organizer's own offerings (GET /admin/sales), each with its live counts
       let offerings = [];

@@ -3,11 +3,12 @@ customer picks a ticket type per seat; the total the page shows is what the serv
 from __future__ import annotations
 
 import re
+import uuid
 
 import pytest
 
 from tests.browser.conftest import HOW_TO_GET_A_BROWSER
-from tests.browser.test_pages import published, seat, serious_accessibility_problems
+from tests.browser.test_pages import operator_page, published, seat, serious_accessibility_problems
 from tests.support.flows import customer
 
 try:
@@ -64,6 +65,26 @@ def test_the_seat_map_shows_price_categories_and_a_ticket_type_per_seat_in_both_
     expect(page).to_have_url(re.compile(r"/booking\.html\?id="))
     booking_id = page.url.split("id=")[1]
     assert api.booking(booking_id, who)["amount"] == {"value": "1500.00", "currency": RUB}
+
+
+def test_the_operator_sees_an_events_sales_per_price_category(site, customer_page, shots):
+    """The operator page's sales table (GET /admin/sales) adds a line per price category under an
+    event priced by category; a seat held in the stalls shows there and nowhere else."""
+    api = site["api"]
+    event = published(api, name=f"Recital {uuid.uuid4().hex[:6]}", capacity=None, price=None,
+                      price_categories=[{"id": "stalls", "name": "Stalls", "color": "#c0392b"},
+                                        {"id": "balcony", "name": "Balcony", "color": "#2e86c1"}],
+                      prices=[{"price_category": "stalls", "ticket_type": "adult", "price": {"value": "3000.00", "currency": RUB}},
+                              {"price_category": "balcony", "ticket_type": "adult", "price": {"value": "1000.00", "currency": RUB}}],
+                      seat_map={"rows": [{"name": "A", "seats": 4, "price_category": "stalls"},
+                                         {"name": "B", "seats": 3, "price_category": "balcony"}]})
+    held = api.book(event["event_id"], customer(), {"seats": ["A-2"]})
+    assert held.status_code == 201, held.text
+    page = operator_page(customer_page)
+    row = page.locator(f'#sales tr[data-event="{event['event_id']}"]')
+    expect(row.locator('[data-part="stalls"]')).to_have_text("stalls: 0 sold, 1 held, 3 available", timeout=10_000)
+    expect(row.locator('[data-part="balcony"]')).to_have_text("balcony: 0 sold, 0 held, 3 available")
+    assert serious_accessibility_problems(page) == []
 
 
 def test_a_ticket_with_parking_at_the_venue_is_one_order_held_and_paid_together(site, customer_page, shots):
