@@ -142,8 +142,10 @@ WRAPPED = """
 import sys, time
 sys.path[:0] = [{repo!r}]
 from devstack.lifeline import LinkedProcess
-# a wrapper that forks its program instead of exec-ing it, as some `java` launchers do
-wrapper = LinkedProcess(["sh", "-c", "sleep 600 & echo ready; wait"])
+# a wrapper that forks its program instead of exec-ing it, as some `java` launchers do; it says
+# ready once its forked child has become `sleep` (a fork answers before its exec)
+wrapper = LinkedProcess(["sh", "-c", "sleep 600 & until [ \\"$(cat /proc/$!/comm)\\" = sleep ]; do :; done; "
+                               "echo ready; wait"])
 time.sleep(3600)
 """
 
