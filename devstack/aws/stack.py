@@ -70,6 +70,8 @@ LOCAL_SECRETS = {
     "PseudonymSecretName": {"pseudonym_key": "local-pseudonym-key-not-secret"},
     "ParkingKeySecretName": LOCAL_PARKING_KEY_SECRET,
     "TicketKeySecretName": LOCAL_TICKET_KEY_SECRET,
+    # the key webhook endpoints' signing secrets are derived from (holdfast.domain.webhooks)
+    "WebhookKeySecretName": {"webhook_key": "local-webhook-key-not-secret"},
 }
 
 
@@ -83,6 +85,8 @@ def local_parameters(api_url: str) -> dict[str, Any]:
         "ProviderApiUrl": "http://127.0.0.1:8090/v3",
         "ProviderShopId": "100500",
         "AllowedWebhookNetworks": "127.0.0.1/32",
+        # webhooks may reach the local receiver (/dev/webhooks) over plain http; never on AWS
+        "WebhookLocalNetworks": "127.0.0.0/8",
         "CustomerIdentitySource": "header",
         "DeploymentKind": "local",
         # the booking page of web/, which the API stand-in serves on the same origin

@@ -101,6 +101,14 @@ def test_every_resolved_address_must_be_public_at_each_attempt():
             rules.check_addresses(target, answer)
 
 
+def test_a_stack_given_local_networks_reaches_only_them():
+    target = rules.check_url("https://93.184.216.34/in", LOCAL)
+    with pytest.raises(ValueError, match="outside_local_networks"):
+        rules.check_addresses(target, ["93.184.216.34"], LOCAL)
+    local = rules.check_url("http://127.0.0.1:3000/in", LOCAL)
+    assert rules.check_addresses(local, ["127.0.0.1"], LOCAL) == "127.0.0.1"
+
+
 def test_only_events_the_engine_publishes_may_be_chosen():
     assert rules.check_event_types(["order.confirmed", "order.confirmed", "checkin.created"]) == \
         ("order.confirmed", "checkin.created")

@@ -32,10 +32,10 @@ TEST_EVENT = "webhook.test"
 #: What ``events`` may name, in the order the docs list them.
 EVENT_TYPES: tuple[str, ...] = tuple(dict.fromkeys(FROM_OUTBOX.values()))
 
-#: Fields of an outbox event a receiver gets in ``data``: the booking and its offering, never the
-#: customer (their id and address stay with the engine, which erases them when their time is up).
-DATA_FIELDS = ("booking_id", "status", "version", "at", "reason", "ticket_id", "door_id", "gate_id",
-               "space_id", "hold_expires_at", "starts_at", "venue")
+#: Fields of an outbox event a receiver does not get in ``data``: the customer (their id and address
+#: stay with the engine, which erases them when their time is up) and the item's own keys. The
+#: rest (the booking, its status and version, what the kind adds: a door, a gate) is the fact.
+WITHHELD = frozenset({"customer_id", "contact_email", "contact_own", "pk", "sk", "ttl", "type", "event_id"})
 
 SIGNATURE_HEADER = "Holdfast-Signature"
 DELIVERY_HEADER = "Holdfast-Delivery-Id"
@@ -78,7 +78,7 @@ def delivery_id(webhook_id: str, event_id: str) -> str:
 
 
 def body(event_id: str, event_type: str, organizer_id: str, created_at: str, outbox: Mapping[str, Any]) -> str:
-    data = {name: outbox[name] for name in DATA_FIELDS if outbox.get(name) not in (None, "")}
+    data = {name: value for name, value in outbox.items() if name not in WITHHELD and value not in (None, "")}
     if "version" in data:
         data["version"] = int(data["version"])
     if outbox.get("event_id"):
@@ -215,13 +215,18 @@ def check_addresses(target: Target, addresses: Iterable[str], local_networks: It
     """The address one attempt connects to, from those the host resolved to at this attempt:
     every one must be public (or, on the local stack, in a configured network), else the attempt
     fails with ``address_not_public`` (a name that answers an inner address, however it answered
-    at registration). ``ValueError`` carries the reason."""
+    at registration). Where local networks are configured, only their addresses are reached.
+    ``ValueError`` carries the reason."""
     local = tuple(local_networks)
     found = [address_of(a) for a in addresses]
     if not found or any(a is None for a in found):
         raise ValueError("unresolved")
     for address in found:
         reason = why_not_public(address)    # type: ignore[arg-type]
+        # a stack given local networks (a development one) reaches nothing else: its tests and
+        # its demo talk to this machine only, whatever URL a test registered
+        if local and not local_allows(address, local):    # type: ignore[arg-type]
+            raise ValueError("outside_local_networks")
         if reason is not None and not local_allows(address, local):    # type: ignore[arg-type]
             raise ValueError("address_not_public")
         if target.scheme == "http" and reason is None:

@@ -198,9 +198,14 @@ class WebhookService:
             target = rules.check_url(str(webhook["url"]), self.local_networks)
         except Exception:  # noqa: BLE001 - an endpoint registered under other rules
             return None, "url_not_allowed"
-        addresses = [target.host] if target.literal else self.transport.resolve(target.host, target.port)
-        if target.host == "localhost":
-            addresses = addresses or ["127.0.0.1"]
+        if target.literal:
+            addresses = [target.host]
+        elif target.host == "localhost":
+            addresses = ["127.0.0.1"]
+        elif self.local_networks:    # a development stack asks no outside resolver (check_addresses)
+            return None, "outside_local_networks"
+        else:
+            addresses = self.transport.resolve(target.host, target.port)
         try:
             address = rules.check_addresses(target, addresses, self.local_networks)
         except ValueError as exc:
