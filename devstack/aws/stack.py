@@ -25,7 +25,7 @@ from typing import Any
 
 from devstack.organizers import KEY_HASH_KEY, PLATFORM_KEY
 
-from . import emf, mail, runtime, sale_metrics, timecontrol
+from . import emf, mail, runtime, sale_metrics, timecontrol, webhook_receiver
 from .clock import StackClock
 from .apigw import ApiGatewayServer, routes_from_template
 from .throttling import StageThrottle
@@ -276,6 +276,8 @@ class EmbeddedStack:
         self.clock = StackClock()
         self.clock.install()
         self.time = timecontrol.StackTime(self, self.clock)
+        # the local webhook receiver (/dev/webhooks): arrivals stamped on the stack's clock
+        self.webhook_receiver = webhook_receiver.WebhookReceiver(self.clock.now_seconds)
         self._set_process_environment()
         self._deploy()
         self._seed_organizers()
@@ -283,6 +285,7 @@ class EmbeddedStack:
         self._start_pollers()
         self._api.local_pages[mail.PREFIX] = self._local_inbox()
         self._api.local_pages[timecontrol.PREFIX] = self.time.page
+        self._api.local_pages[webhook_receiver.PREFIX] = self.webhook_receiver.page
         metrics = sale_metrics.for_stack(self)
         if metrics is not None:
             self._api.local_endpoints[sale_metrics.PATH] = metrics

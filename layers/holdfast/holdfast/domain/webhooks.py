@@ -22,7 +22,7 @@ FROM_OUTBOX: dict[str, str] = {
     "booking.expired": "order.expired",
     "booking.refunded": "refund.succeeded",
     "booking.manual_review": "review.opened",
-    "ticket.checked_in": "checkin.created",
+    "booking.checked_in": "checkin.created",
     "vehicle.entered": "checkin.created",
     "vehicle.exited": "checkout.created",
     "booking.no_show": "order.no_show",
