@@ -103,7 +103,7 @@ def test_the_routes_need_the_webhooks_scope_and_refuse_inner_addresses(api, syst
     assert (refused.status_code, refused.json()["error"]["details"]) == (403, {"scope": "webhooks"})
     for url, code in [("https://169.254.169.254/latest", "webhook_url_not_public"),
                       ("https://10.0.0.1/hook", "webhook_url_not_public"),
-                      ("http://hooks.example.com/in", "webhook_url_invalid")]:
+                      ("https://u:p@hooks.example.com/in", "webhook_url_invalid")]:
         answer = crm.request("POST", "/organizers/me/webhooks", organizer=True, json={"url": url, "events": ["order.confirmed"]})
         assert (answer.status_code, answer.json()["error"]["code"]) == (400, code), url
     answer = crm.request("POST", "/organizers/me/webhooks", organizer=True,
