@@ -42,7 +42,9 @@ class WebhookItems(Table):
         try:
             self.client.transact_write_items(TransactItems=[counter, put])
         except ClientError as exc:
-            if _code(exc) != "TransactionCanceledException":
+            reasons = [reason.get("Code") for reason in exc.response.get("CancellationReasons", [])]
+            # the cap's condition said no; a conflict or throttle is the caller's error (a 429 busy)
+            if _code(exc) != "TransactionCanceledException" or "ConditionalCheckFailed" not in reasons:
                 raise
             return False
         return True
