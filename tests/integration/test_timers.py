@@ -148,3 +148,40 @@ def test_the_mail_limit_counts_an_hour_and_the_next_hour_sends_again(api, system
     later = hold()
     stack.wait_idle()
     assert delivery(*later) == "sent"
+
+
+def test_a_customers_rate_window_refills_as_the_clock_moves(api, system):
+    """The per-customer limits are a rate on the clock (GCRA): QueueRatePerMinute=20 with a burst
+    of two here (conftest), so a third request at once is refused with Retry-After, and once the
+    clock has moved that long the next is let through."""
+    stack = system["stack"]
+    event_id = api.create_event(capacity=5, high_demand=True)["event_id"]
+    who = customer()
+    assert api.request("POST", f"/events/{event_id}/queue", customer=who).status_code == 200
+    assert api.request("GET", f"/events/{event_id}/queue", customer=who).status_code == 200
+    refused = api.request("GET", f"/events/{event_id}/queue", customer=who)
+    assert refused.status_code == 429 and refused.json()["error"]["code"] == "rate_limited", refused.text
+    wait = int(refused.headers["Retry-After"])
+    assert 1 <= wait <= 3
+    stack.advance_clock(wait)
+    assert api.request("GET", f"/events/{event_id}/queue", customer=who).status_code == 200
+
+
+def test_code_tries_are_counted_per_clock_minute(api, system):
+    """Ten codes a minute a customer may try (domain/codes.py); the eleventh in the same minute is
+    refused, and in the next minute on the stack's clock trying is allowed again."""
+    stack = system["stack"]
+    now = system_clock()
+    stack.advance_clock(60 - now.second - now.microsecond / 1e6 + 1)   # a second into a minute
+    event_id = api.create_event(capacity=5)["event_id"]
+    guesser = customer()
+
+    def guess(n: int) -> str:
+        answer = api.book(event_id, guesser, {"quantity": 1, "code": f"GUESS{n}"})
+        assert answer.status_code in (400, 429), answer.text
+        return answer.json()["error"]["code"]
+
+    assert [guess(n) for n in range(10)] == ["invalid_code"] * 10
+    assert guess(10) == "too_many_code_tries"
+    stack.advance_clock(60)
+    assert guess(11) == "invalid_code"
