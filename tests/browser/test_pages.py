@@ -856,7 +856,7 @@ def test_an_operator_creates_a_resource_and_a_service_and_sees_the_resources_day
 
     page.get_by_label("Day", exact=True).fill(f"{YEAR}-05-20")
     page.get_by_role("button", name="Show").click()
-    row = page.locator('#resource-day tr[data-start=f"{YEAR}-05-20T15:00:00.000Z"]')
+    row = page.locator(f'#resource-day tr[data-start="{YEAR}-05-20T15:00:00.000Z"]')
     expect(row).to_contain_text(re.compile(r"06:00\sPM.07:00\sPM.*Group session: Evening stretch.*2 seats.*0 seats"))
     expect(page.locator("#section-appointments")).to_contain_text("Europe/Moscow")
     assert serious_accessibility_problems(page) == []
@@ -867,7 +867,7 @@ def test_an_operator_creates_a_resource_and_a_service_and_sees_the_resources_day
     page.get_by_label("Language").select_option("ru")
     page.get_by_label("День", exact=True).fill(f"{YEAR}-05-20")
     page.get_by_role("button", name="Показать").click()
-    expect(page.locator('#resource-day tr[data-start=f"{YEAR}-05-20T15:00:00.000Z"]')).to_contain_text(
+    expect(page.locator(f'#resource-day tr[data-start="{YEAR}-05-20T15:00:00.000Z"]')).to_contain_text(
         re.compile(r"Групповое занятие: Evening stretch.*2 места"))
     assert serious_accessibility_problems(page) == []
     shots(page, "operator-appointments-ru-phone", full_page=True)
@@ -915,7 +915,7 @@ def test_the_event_and_service_pages_in_both_languages_pass_axe_on_desktop_and_p
             expect(seat(page, "A-1")).to_have_attribute("aria-label", "Seat A-1, available")
             expect(page.locator("#meta")).to_contain_text("a place")
         else:
-            expect(page.locator('.slot[data-start=f"{YEAR}-06-05T07:00:00.000Z"]')).to_contain_text("1 seat left")
+            expect(page.locator(f'.slot[data-start="{YEAR}-06-05T07:00:00.000Z"]')).to_contain_text("1 seat left")
         assert serious_accessibility_problems(page) == []
         shots(page, f"{name}-en-desktop", full_page=True)
         page.set_viewport_size({"width": 390, "height": 844})
@@ -930,8 +930,8 @@ def test_the_event_and_service_pages_in_both_languages_pass_axe_on_desktop_and_p
             expect(page.locator("#meta")).to_contain_text("за место")
             expect(page.get_by_role("button", name="Забронировать", exact=True)).to_be_visible()
         else:
-            expect(page.locator('.slot[data-start=f"{YEAR}-06-05T07:00:00.000Z"]')).to_contain_text("осталось 1 место")
-            expect(page.locator('.slot[data-start=f"{YEAR}-06-05T08:00:00.000Z"]')).to_contain_text("осталось 4 места")
+            expect(page.locator(f'.slot[data-start="{YEAR}-06-05T07:00:00.000Z"]')).to_contain_text("осталось 1 место")
+            expect(page.locator(f'.slot[data-start="{YEAR}-06-05T08:00:00.000Z"]')).to_contain_text("осталось 4 места")
             expect(page.locator("#day-heading")).to_contain_text(f"июня {YEAR}")
         assert serious_accessibility_problems(page) == []
         shots(page, f"{name}-ru-phone", full_page=True)
