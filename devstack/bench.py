@@ -33,6 +33,7 @@ from typing import Any
 
 from devstack.bench_client import ClientError, LeanHttp, Timeout
 from devstack.instrumentation import Instrumentation
+from devstack.sample_events import days_ahead
 
 REPO = Path(__file__).resolve().parents[1]
 ORGANIZER_KEY = "local-organizer-key"
@@ -271,7 +272,7 @@ class LoadRun:
 
     def create_event(self, capacity: int | None = None, label: str = "") -> dict[str, Any]:
         body = {"name": f"Bench night {self.run_id}{label}", "venue": "Bench hall", "city": "Moscow",
-                "category": "club", "starts_at": "2031-06-01T20:00:00Z", "price": {"value": "1000.00", "currency": "RUB"},
+                "category": "club", "starts_at": days_ahead(60), "price": {"value": "1000.00", "currency": "RUB"},
                 "capacity": capacity or self.args.capacity, "hold_ttl_seconds": self.args.hold_seconds,
                 "payment_mode": "one_stage"}
         answer = self.http.post(self.api + "/events", json=body, timeout=30,

@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from devstack.bench_client import LeanHttp
+from devstack.sample_events import days_ahead
 
 SCAN_ROUTE = "POST /events/{event_id}/doors/{door_id}/scan"
 #: the local stack's organizer (devstack/bench.py's, seeded by the stack)
@@ -69,7 +70,7 @@ class DoorRun:
     def tickets(self) -> list[dict[str, Any]]:
         """``--tickets`` confirmed tickets of a new event (bookings of 50, paid in the sandbox)."""
         body = {"name": f"Door bench {self.run_id}", "venue": "Bench hall", "city": "Moscow", "category": "club",
-                "starts_at": "2031-06-01T20:00:00Z", "price": {"value": "1000.00", "currency": "RUB"},
+                "starts_at": days_ahead(60), "price": {"value": "1000.00", "currency": "RUB"},
                 "capacity": self.args.tickets, "hold_ttl_seconds": 3600, "payment_mode": "one_stage",
                 "max_per_booking": PER_BOOKING}
         event = _ok(self.http.post(self.api + "/events", json=body, timeout=30, headers={

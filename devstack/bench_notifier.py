@@ -23,6 +23,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from devstack.sample_events import days_ahead
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -38,14 +40,14 @@ def _seed(client: Any, table: str, tree: Path, bookings: int) -> tuple[str, list
     event_id = str(uuid.uuid4())
     client.put_item(TableName=table, Item=_attrs({
         "pk": f"EVENT#{event_id}", "sk": "META", "event_id": event_id, "name": "Bench night", "venue": "Bench hall",
-        "city": "Moscow", "starts_at": "2031-06-01T20:00:00Z", "inventory_kind": "counted"}))
+        "city": "Moscow", "starts_at": days_ahead(60), "inventory_kind": "counted"}))
     details = []
     for n in range(bookings):
         booking = Booking(booking_id=str(uuid.uuid4()), event_id=event_id, customer_id=f"bench-c{n}",
                           status=BookingStatus.HELD, places=Places(kind="counted", quantity=1, pools=(("p0", 1),)),
                           amount=Money.parse("1000.00", "RUB"), payment_mode=PaymentMode.ONE_STAGE,
-                          hold_expires_at="2031-05-01T10:00:00.000Z", created_at="2031-05-01T09:00:00.000Z",
-                          updated_at="2031-05-01T09:00:00.000Z", version=1, counted_hold=True)
+                          hold_expires_at=days_ahead(30, hour=10), created_at=days_ahead(30, hour=9),
+                          updated_at=days_ahead(30, hour=9), version=1, counted_hold=True)
         client.put_item(TableName=table, Item=_attrs(booking_item(booking)))
         details.append({"type": "booking.held", "booking_id": booking.booking_id, "event_id": event_id,
                         "customer_id": booking.customer_id, "status": "HELD", "version": 1,

@@ -22,6 +22,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Iterator
 
+from devstack import sample_events
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -51,7 +53,7 @@ def first_call_specs(logical_id: str) -> list[dict[str, Any]]:
     spec = FIRST_CALL.get(logical_id)
     if spec is None:
         return []
-    event = json.loads((REPO / "events" / spec["event"]).read_text())
+    event = sample_events.load(spec["event"])
     given = event.get("queryStringParameters") if spec.get("query") else json.loads(event["body"])
     return [{"at": spec["at"], "input": given}]
 

@@ -3,9 +3,11 @@ and the curl lines that book them (local development only)."""
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Callable
 from zoneinfo import ZoneInfo
+
+from holdfast.clock import system_clock
 
 ZONE = "Europe/Moscow"
 
@@ -28,7 +30,7 @@ def create(api: str, post: Callable[[str, dict, dict], dict], organizer_key: str
     }, headers | {"Idempotency-Key": f"demo-hire-{run}"})
     for service in (yoga, hire):      # listed in the catalog page's appointments (GET /services)
         post(f"{api}/services/{service['service_id']}/publish", {}, headers)
-    day = (datetime.now(ZoneInfo(ZONE)) + timedelta(days=1)).date().isoformat()
+    day = (system_clock().astimezone(ZoneInfo(ZONE)) + timedelta(days=1)).date().isoformat()
     ysid, hsid = yoga["service_id"], hire["service_id"]
     return f"""
 Appointments: resource {room} ({ZONE}, 09:00-21:00)

@@ -3,8 +3,10 @@ reserve a space, pay, and drive a car in and out (local development only)."""
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Callable
+
+from holdfast.clock import system_clock
 
 SPACES = ([{"space_id": f"C{n}", "type": "COMPACT", "zone": "A", "priority": n} for n in (1, 2)]
           + [{"space_id": f"R{n}", "type": "REGULAR", "zone": "A", "priority": n} for n in (1, 2, 3)]
@@ -26,7 +28,7 @@ def create(api: str, post: Callable[[str, dict, dict], dict], organizer_key: str
     post(f"{api}/lots/{lid}/publish", {}, headers)      # listed in the catalog page's parking (GET /lots)
     gate = post(f"{api}/lots/{lid}/gates", {"name": "North entrance"}, headers)
     gid, key = gate["gate_id"], gate["gate_key"]
-    start = datetime.now(timezone.utc).replace(second=0, microsecond=0)
+    start = system_clock().replace(second=0, microsecond=0)   # the stack's clock (POST /dev/clock moves it)
     start = start.replace(minute=start.minute - start.minute % 30)
     window = f'"from": "{start:%Y-%m-%dT%H:%M}:00Z", "to": "{start + timedelta(hours=2):%Y-%m-%dT%H:%M}:00Z"'
     gates = f"{api}/lots/{lid}/gates/{gid}"

@@ -48,6 +48,7 @@ from typing import Any, Callable
 from devstack import bench_bare
 from devstack.bench import HOLD_ROUTE, ORGANIZER_KEY, LocalTarget, _paths
 from devstack.bench_client import LeanHttp
+from devstack.sample_events import days_ahead
 
 REPO = Path(__file__).resolve().parents[1]
 HOLD_FUNCTION = "BookingsApiFunction"
@@ -189,7 +190,7 @@ def _holds(measure: Measure, args: Any) -> dict[str, Any]:
     run_id = uuid.uuid4().hex[:8]
     event = measure.http.post(measure.api + "/events", timeout=60, json={
         "name": f"Hold CPU {run_id}", "venue": "Bench hall", "city": "Moscow", "category": "club",
-        "starts_at": "2031-06-01T20:00:00Z", "price": {"value": "1000.00", "currency": "RUB"},
+        "starts_at": days_ahead(60), "price": {"value": "1000.00", "currency": "RUB"},
         "capacity": total, "hold_ttl_seconds": 3600, "payment_mode": "one_stage"},
         headers={"X-Api-Key": ORGANIZER_KEY, "Idempotency-Key": f"hold-cpu-{run_id}"})
     event.raise_for_status()

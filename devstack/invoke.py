@@ -25,6 +25,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from devstack import sample_events
+
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_ENDPOINT = "http://127.0.0.1:4566"
 
@@ -78,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     if not path.is_file():
         print(f"no event file {path}", file=sys.stderr)
         return 2
-    event = json.loads(path.read_text())
+    event = sample_events.load(path)   # its dates as of today, not the day it was written for
     name = function_name(args.function, args.stack)
     with ExitStack() as cleanup:
         client = lambda_client(args.endpoint, args.region)

@@ -69,15 +69,17 @@ def main(argv: list[str] | None = None) -> int:
 
         link_payment_sandbox(stack, sandbox)
         print("==> creating the demo events", flush=True)
+        from devstack import sample_events
+
         organizer = {"X-Api-Key": ORGANIZER_KEY}
         event = _post(stack.api_url + "/events", {
             "name": "Holdfast demo night", "venue": "Main hall", "city": "Moscow", "category": "club",
-            "starts_at": "2031-05-01T20:00:00Z", "price": {"value": "1500.00", "currency": "RUB"},
+            "starts_at": sample_events.days_ahead(60), "price": {"value": "1500.00", "currency": "RUB"},
             "capacity": args.capacity, "hold_ttl_seconds": args.hold_seconds, "payment_mode": "one_stage",
         }, {**organizer, "Idempotency-Key": f"demo-{int(time.time())}"})
         seated = _post(stack.api_url + "/events", {
             "name": "Holdfast demo concert", "venue": "Small hall", "city": "Moscow", "category": "concert",
-            "starts_at": "2031-05-02T19:00:00Z", "price": {"value": "2500.00", "currency": "RUB"},
+            "starts_at": sample_events.days_ahead(61, hour=19), "price": {"value": "2500.00", "currency": "RUB"},
             "seat_map": {"rows": [{"name": row, "seats": 12} for row in "ABCDEF"]},
             "hold_ttl_seconds": args.hold_seconds, "payment_mode": "one_stage",
         }, {**organizer, "Idempotency-Key": f"demo-seated-{int(time.time())}"})

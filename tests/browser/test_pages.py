@@ -5,14 +5,16 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 import pytest
 
+from holdfast.clock import system_clock
 from tests.browser.conftest import HOW_TO_GET_A_BROWSER
 from tests.support.handlers import REPO
 from tests.support import toy_windows
 from tests.support.flows import booked_and_paying, customer
+from tests.support.stack_time import year_ahead
 
 try:
     from playwright.sync_api import expect
@@ -20,6 +22,10 @@ except ImportError:
     pytest.fail(f"Playwright for Python is not installed. {HOW_TO_GET_A_BROWSER}", pytrace=False)
 
 pytestmark = pytest.mark.integration
+
+#: The year of the pages' fixed dates (March to June): the first in which they are months ahead on
+#: the stack's clock, read when the module is; the tests write the month and day they mean.
+YEAR = year_ahead("03-10")
 
 
 def published(api, **fields):
@@ -176,7 +182,7 @@ def test_operator_creates_an_event_and_resolves_a_review(site, customer_page, sh
     form.get_by_label("Name", exact=True).fill("Operator's own night")
     form.get_by_label("Venue", exact=True).fill("Cellar")
     form.get_by_label("City", exact=True).fill("Kazan")
-    form.get_by_label("Starts", exact=True).fill("2031-06-01T19:30")
+    form.get_by_label("Starts", exact=True).fill(f"{YEAR}-06-01T19:30")
     form.get_by_label("Rows, as name:seats").fill("A:4, B:4")
     form.get_by_role("button", name="Create event").click()
     expect(page.locator("#create-result")).to_contain_text(
@@ -244,7 +250,7 @@ def test_a_high_demand_sale_goes_through_the_waiting_room(site, customer_page):
 
 
 def slot(page, hhmm_utc):
-    return page.locator(f'.slot[data-start="2031-03-10T{hhmm_utc}:00.000Z"]')
+    return page.locator(f'.slot[data-start="{YEAR}-03-10T{hhmm_utc}:00.000Z"]')
 
 
 def test_pick_a_time_on_the_day_view_told_it_went_take_a_nearby_one_and_pay(site, customer_page, shots):
@@ -254,7 +260,7 @@ def test_pick_a_time_on_the_day_view_told_it_went_take_a_nearby_one_and_pay(site
     hire = api.create_service([hall], name="Hall hire", mode="private", capacity=None, duration_minutes=90,
                               step_minutes=30, price={"value": "5000.00", "currency": "RUB"})
     # a class at 10:00-11:00 Moscow: the hall is not free for a hire overlapping it
-    held = api.book_slot(yoga["service_id"], customer(), {"starts_at": "2031-03-10T10:00:00+03:00",
+    held = api.book_slot(yoga["service_id"], customer(), {"starts_at": f"{YEAR}-03-10T10:00:00+03:00",
                                                           "resource_id": hall, "quantity": 2})
     assert held.status_code == 201, held.text
 
@@ -269,14 +275,14 @@ def test_pick_a_time_on_the_day_view_told_it_went_take_a_nearby_one_and_pay(site
     # the page has read the service (its script runs and listens): a day picked before that would
     # change the field with nobody listening, and the day view would stay on today
     expect(page.locator("#name")).to_have_text("Hall hire")
-    page.get_by_label("Day", exact=True).fill("2031-03-10")
+    page.get_by_label("Day", exact=True).fill(f"{YEAR}-03-10")
     page.get_by_label("Day", exact=True).dispatch_event("change")
     expect(page.locator("#about")).to_contain_text("Europe/Moscow")
     expect(slot(page, "07:00")).to_contain_text(re.compile(r"10:00.*Taken"))     # 10:00 Moscow
     expect(slot(page, "07:00")).to_be_disabled()
     expect(slot(page, "08:00")).to_contain_text(re.compile(r"11:00.*Free"))
     page.get_by_role("button", name="Next day").click()
-    expect(page.locator("#day")).to_have_value("2031-03-11")
+    expect(page.locator("#day")).to_have_value(f"{YEAR}-03-11")
     expect(slot(page, "07:00")).to_be_hidden()
     page.get_by_role("button", name="Previous day").click()
     expect(slot(page, "08:00")).to_be_enabled()
@@ -286,7 +292,7 @@ def test_pick_a_time_on_the_day_view_told_it_went_take_a_nearby_one_and_pay(site
     expect(slot(page, "08:00")).to_have_attribute("aria-pressed", "true")
     expect(page.locator("#picked")).to_contain_text("11:00")
     # someone else takes that very time first
-    rival = api.book_slot(hire["service_id"], customer(), {"starts_at": "2031-03-10T11:00:00+03:00",
+    rival = api.book_slot(hire["service_id"], customer(), {"starts_at": f"{YEAR}-03-10T11:00:00+03:00",
                                                            "resource_id": hall})
     assert rival.status_code == 201, rival.text
     page.get_by_role("button", name="Hold", exact=True).click()
@@ -310,12 +316,12 @@ def test_pick_a_time_on_the_day_view_told_it_went_take_a_nearby_one_and_pay(site
     expect(page).to_have_url(booking_url)
     expect(page.locator("#status")).to_have_attribute("data-status", "CONFIRMED")
     expect(page.get_by_role("link", name="Back to the times")).to_have_attribute(
-        "href", f"service.html?id={hire['service_id']}&date=2031-03-10")
-    [taken] = [s for s in api.availability(hire["service_id"], "2031-03-10") if s["starts_at"] == "2031-03-10T09:30:00.000Z"]
+        "href", f"service.html?id={hire['service_id']}&date={YEAR}-03-10")
+    [taken] = [s for s in api.availability(hire["service_id"], f"{YEAR}-03-10") if s["starts_at"] == f"{YEAR}-03-10T09:30:00.000Z"]
     assert taken["available"] == 0
 
     # the group class on the same hall: seats left per session, none where the hire now is
-    page.goto(f"/service.html?id={yoga['service_id']}&date=2031-03-10")
+    page.goto(f"/service.html?id={yoga['service_id']}&date={YEAR}-03-10")
     expect(slot(page, "07:00")).to_contain_text(re.compile(r"10:00.*6 seats left"))
     expect(slot(page, "08:00")).to_contain_text(re.compile(r"11:00.*No seats left"))   # the hall is hired
     expect(slot(page, "08:00")).to_be_disabled()
@@ -415,7 +421,7 @@ def publish(api, path):
 def test_the_catalog_shows_events_services_and_lots_in_both_languages_and_passes_axe(site, customer_page, shots):
     api = site["api"]
     town = f"Town {uuid.uuid4().hex[:8]}"      # this test's own city: the filter shows only its offerings
-    published(api, name="Catalog jazz night", city=town, starts_at="2031-04-01T17:00:00Z")
+    published(api, name="Catalog jazz night", city=town, starts_at=f"{YEAR}-04-01T17:00:00Z")
     hall = api.create_resource(name="Catalog studio")["resource_id"]
     service = api.create_service([hall], name="Catalog massage", city=town)
     publish(api, f"/services/{service['service_id']}/publish")
@@ -455,7 +461,7 @@ def test_the_catalog_shows_events_services_and_lots_in_both_languages_and_passes
         expect(page.locator(f"#{shelf} li")).to_have_count(1)
     expect(page.locator("#lots li")).to_have_text(re.compile(r"150,00\s₽ в час.*3 места"))
     expect(page.locator("#services li")).to_contain_text("60 минут")
-    expect(page.locator("#events li")).to_contain_text("2031")
+    expect(page.locator("#events li")).to_contain_text(f"{YEAR}")
     assert serious_accessibility_problems(page) == []
     shots(page, "catalog-ru-phone", full_page=True)
     page.set_viewport_size({"width": 1280, "height": 900})
@@ -481,7 +487,7 @@ def test_the_pass_image_decodes_to_the_entry_token_and_a_gate_opens_with_it(site
     gate = api.request("POST", f"/lots/{lot['lot_id']}/gates", organizer=True, json={"name": "Main"}).json()
     # a window to the minute, off the half hour, starting a little ahead: the lot's early entry
     # (15 minutes) lets the car in now
-    start = datetime.now(timezone.utc).replace(second=0, microsecond=0) + timedelta(minutes=2)
+    start = system_clock().replace(second=0, microsecond=0) + timedelta(minutes=2)
     if start.minute % 30 == 0:
         start += timedelta(minutes=1)
     held = api.request("POST", f"/lots/{lot['lot_id']}/reservations", customer=who, key=str(uuid.uuid4()), json={
@@ -708,7 +714,7 @@ def test_a_lot_that_keeps_the_money_never_promises_a_refund_and_the_cancel_does_
     lot = api.request("POST", "/lots", organizer=True, json={
         "name": "Strict car park", "spaces": [{"space_id": "R1", "type": "REGULAR"}],
         "tariff": {"hourly": {"value": "100.00", "currency": "RUB"}}, "policy": {"cancel_refund": "none"}}).json()
-    start = (datetime.now(timezone.utc) + timedelta(days=1)).replace(hour=10, minute=10, second=0, microsecond=0)
+    start = (system_clock() + timedelta(days=1)).replace(hour=10, minute=10, second=0, microsecond=0)
     held = api.request("POST", f"/lots/{lot['lot_id']}/reservations", customer=who, key=str(uuid.uuid4()), json={
         "vehicle_type": "REGULAR", "plate": "M111MM", "from": start.isoformat(),
         "to": (start + timedelta(minutes=90)).isoformat()}).json()
@@ -790,7 +796,7 @@ def test_an_operator_creates_a_lot_and_gates_revokes_one_and_resolves_a_gate_cas
     assert api.request("GET", south_config, headers={"X-Gate-Key": gate_keys["South"]}).status_code == 401
 
     # an offline exit the backend would have kept (three hours unpaid): a gate case for the operator
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = system_clock().replace(microsecond=0)
     passes = [{"seq": 1, "event_id": "op-in", "kind": "entry", "at": (now - timedelta(hours=3)).isoformat(), "plate": "K001OP"},
               {"seq": 2, "event_id": "op-out", "kind": "exit", "at": now.isoformat(), "plate": "K001OP"}]
     synced = api.request("POST", f"/lots/{lot_id}/gates/{gates['North']['gate_id']}/sync",
@@ -843,14 +849,14 @@ def test_an_operator_creates_a_resource_and_a_service_and_sees_the_resources_day
     form.get_by_role("button", name="Create service").click()
     expect(page.locator("#create-service + .notice")).to_contain_text('Created "Evening stretch" and published it.')
     service_id = page.locator("#create-service + .notice a").get_attribute("href").split("id=")[1]
-    [slot] = [s for s in api.availability(service_id, "2031-05-20") if s["starts_at"] == "2031-05-20T15:00:00.000Z"]
-    held = api.book_slot(service_id, customer(), {"starts_at": "2031-05-20T18:00:00+03:00",
+    [slot] = [s for s in api.availability(service_id, f"{YEAR}-05-20") if s["starts_at"] == f"{YEAR}-05-20T15:00:00.000Z"]
+    held = api.book_slot(service_id, customer(), {"starts_at": f"{YEAR}-05-20T18:00:00+03:00",
                                                   "resource_id": slot["resource_id"], "quantity": 2})
     assert held.status_code == 201, held.text
 
-    page.get_by_label("Day", exact=True).fill("2031-05-20")
+    page.get_by_label("Day", exact=True).fill(f"{YEAR}-05-20")
     page.get_by_role("button", name="Show").click()
-    row = page.locator('#resource-day tr[data-start="2031-05-20T15:00:00.000Z"]')
+    row = page.locator(f'#resource-day tr[data-start="{YEAR}-05-20T15:00:00.000Z"]')
     expect(row).to_contain_text(re.compile(r"06:00\sPM.07:00\sPM.*Group session: Evening stretch.*2 seats.*0 seats"))
     expect(page.locator("#section-appointments")).to_contain_text("Europe/Moscow")
     assert serious_accessibility_problems(page) == []
@@ -859,9 +865,9 @@ def test_an_operator_creates_a_resource_and_a_service_and_sees_the_resources_day
     assert serious_accessibility_problems(page) == []
     shots(page, "operator-appointments-en-phone", full_page=True)
     page.get_by_label("Language").select_option("ru")
-    page.get_by_label("День", exact=True).fill("2031-05-20")
+    page.get_by_label("День", exact=True).fill(f"{YEAR}-05-20")
     page.get_by_role("button", name="Показать").click()
-    expect(page.locator('#resource-day tr[data-start="2031-05-20T15:00:00.000Z"]')).to_contain_text(
+    expect(page.locator(f'#resource-day tr[data-start="{YEAR}-05-20T15:00:00.000Z"]')).to_contain_text(
         re.compile(r"Групповое занятие: Evening stretch.*2 места"))
     assert serious_accessibility_problems(page) == []
     shots(page, "operator-appointments-ru-phone", full_page=True)
@@ -891,15 +897,15 @@ def test_the_operator_page_shows_the_local_stacks_clock_and_moves_it(site, custo
 
 def test_the_event_and_service_pages_in_both_languages_pass_axe_on_desktop_and_phone(site, customer_page, shots):
     api = site["api"]
-    event = published(api, name="Chamber evening", city="Kazan", capacity=None, starts_at="2031-06-05T16:00:00Z",
+    event = published(api, name="Chamber evening", city="Kazan", capacity=None, starts_at=f"{YEAR}-06-05T16:00:00Z",
                       seat_map={"rows": [{"name": row, "seats": 6} for row in "AB"]})
     hall = api.create_resource(name="Small studio")["resource_id"]
     service = api.create_service([hall], name="Pottery class", capacity=4)
     publish(api, f"/services/{service['service_id']}/publish")
-    assert api.book_slot(service["service_id"], customer(), {"starts_at": "2031-06-05T10:00:00+03:00",
+    assert api.book_slot(service["service_id"], customer(), {"starts_at": f"{YEAR}-06-05T10:00:00+03:00",
                                                              "resource_id": hall, "quantity": 3}).status_code == 201
     pages = {"event": (f"/event.html?id={event['event_id']}", "#seatmap .seat"),
-             "service": (f"/service.html?id={service['service_id']}&date=2031-06-05", ".slot")}
+             "service": (f"/service.html?id={service['service_id']}&date={YEAR}-06-05", ".slot")}
     page = customer_page(customer(), width=1280, height=900)
     for name, (path, ready) in pages.items():
         page.goto(path)
@@ -909,7 +915,7 @@ def test_the_event_and_service_pages_in_both_languages_pass_axe_on_desktop_and_p
             expect(seat(page, "A-1")).to_have_attribute("aria-label", "Seat A-1, available")
             expect(page.locator("#meta")).to_contain_text("a place")
         else:
-            expect(page.locator('.slot[data-start="2031-06-05T07:00:00.000Z"]')).to_contain_text("1 seat left")
+            expect(page.locator(f'.slot[data-start="{YEAR}-06-05T07:00:00.000Z"]')).to_contain_text("1 seat left")
         assert serious_accessibility_problems(page) == []
         shots(page, f"{name}-en-desktop", full_page=True)
         page.set_viewport_size({"width": 390, "height": 844})
@@ -924,9 +930,9 @@ def test_the_event_and_service_pages_in_both_languages_pass_axe_on_desktop_and_p
             expect(page.locator("#meta")).to_contain_text("за место")
             expect(page.get_by_role("button", name="Забронировать", exact=True)).to_be_visible()
         else:
-            expect(page.locator('.slot[data-start="2031-06-05T07:00:00.000Z"]')).to_contain_text("осталось 1 место")
-            expect(page.locator('.slot[data-start="2031-06-05T08:00:00.000Z"]')).to_contain_text("осталось 4 места")
-            expect(page.locator("#day-heading")).to_contain_text("июня 2031")
+            expect(page.locator(f'.slot[data-start="{YEAR}-06-05T07:00:00.000Z"]')).to_contain_text("осталось 1 место")
+            expect(page.locator(f'.slot[data-start="{YEAR}-06-05T08:00:00.000Z"]')).to_contain_text("осталось 4 места")
+            expect(page.locator("#day-heading")).to_contain_text(f"июня {YEAR}")
         assert serious_accessibility_problems(page) == []
         shots(page, f"{name}-ru-phone", full_page=True)
         page.set_viewport_size({"width": 1280, "height": 900})

@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from tests.browser.conftest import HOW_TO_GET_A_BROWSER
-from tests.browser.test_pages import operator_page, published, seat, serious_accessibility_problems
+from tests.browser.test_pages import YEAR, operator_page, published, seat, serious_accessibility_problems
 from tests.support.flows import customer
 
 try:
@@ -89,7 +89,7 @@ def test_the_operator_sees_an_events_sales_per_price_category(site, customer_pag
 
 def test_a_ticket_with_parking_at_the_venue_is_one_order_held_and_paid_together(site, customer_page, shots):
     api = site["api"]
-    event = published(api, name="Stadium night", capacity=None, starts_at="2031-04-01T17:00:00Z",
+    event = published(api, name="Stadium night", capacity=None, starts_at=f"{YEAR}-04-01T17:00:00Z",
                       seat_map={"rows": [{"name": "A", "seats": 4}]})
     lot = api.request("POST", "/lots", organizer=True, json={
         "name": "Stadium parking", "spaces": [{"space_id": "R1", "type": "REGULAR"}],

@@ -211,6 +211,7 @@ class GateWorld:
         self.gate_sync = GateSync(storage.ledger, self._applier)
         self.trace: list[str] = []
         self.intent = ""
+        self.reached = True   # cleared by an operation that acted on the way but not on its point
         self.log: Counter[str] = Counter()   # what the history exercised (outcomes, not only operations)
         self._last_fault: str | None = None
         self._undo_ids = self._deterministic_gate_ids()
@@ -309,6 +310,11 @@ class GateWorld:
         fault = d.choice([None, None, None, "down", "lost"])
         if fault:
             self.backends[gate].faults[what] = fault
+        if fault == "down":
+            # the backend cannot be reached at all: the queue the gate sends before the pass fails
+            # too (an outage, not one lost request), so offline passes pile up in its journal until
+            # a sync gets through, and a later part of the queue can arrive first (sync_out_of_order)
+            self.backends[gate].faults["sync"] = "down"
         self._last_fault = fault
         return fault
 
@@ -768,18 +774,43 @@ class GateWorld:
         self.note(f"sync {gate} fault={fault} -> {outcome}")
 
     def sync_out_of_order(self, d: Any) -> None:
-        """A later part of a gate's queue arrives before the earlier part (a lost or slow request):
-        a sequence gap the backend must hold until it is filled."""
+        """The gate's connection is down for a while: the cars that drive up meanwhile pass
+        offline and queue in its journal (each pass's own queued sync fails too); when it comes
+        back, a later part of the queue arrives before the earlier part (a lost or slow request):
+        a sequence gap the backend must hold until it is filled.
+
+        Two unsent passes at one gate arise from the other operations only when two offline passes
+        follow each other there with no sync or online pass between (one history in 200): the
+        outage is played here, through the real controller, until the queue holds two."""
         gate = d.choice(GATES)
         journal = self.journals[gate]
-        rows = journal.unsent(int(journal.get("expected_seq", 1)), 50)
+
+        def unsent() -> list[dict[str, Any]]:
+            return journal.unsent(int(journal.get("expected_seq", 1)), 50)
+
+        for _ in range(4):
+            if len(unsent()) >= 2:
+                break
+            outside = [c for c in self.cars.values() if not c.inside]
+            if not outside:
+                break
+            car = d.choice(outside)
+            token = self._token(car) if car.kind == "reservation" and d.choice([True, False]) else None
+            self.backends[gate].faults.update({"entry": "down", "sync": "down"})
+            self._last_fault = "down"
+            self.intent = f"{car.plate} enters at {gate} ({'token' if token else 'plate'}) in an outage"
+            self._enter(car, gate, token, again=False)
+        rows = unsent()
         if len(rows) < 2:
+            self.note(f"{gate} has {len(rows)} unsent pass(es) after the outage: nothing to send out of order")
+            self.reached = False   # the outage's passes acted; the operation itself did not
             return
         later = d.subset(rows[1:], 1, len(rows) - 1)
         events = [gate_controller_module._event(row) for row in sorted(later, key=lambda r: r["seq"])]
         self.intent = f"sync {gate} seqs {[e['seq'] for e in events]} ahead of {rows[0]['seq']}"
         answer = self.sync_online(gate, events)
         journal.record_sync(answer["results"], int(answer["expected_seq"]))
+        self.log["sync:out_of_order"] += 1
         self.note(f"sync {gate} out of order {[e['seq'] for e in events]} -> expected {answer['expected_seq']} "
                   f"{[r['status'] for r in answer['results']]}")
 
@@ -1001,12 +1032,13 @@ def play_gate_history(client: Any | None, table: str, seed: int, steps: int,
         weights = [operations[name] for name in names]
         for index in range(steps):
             name = rng.choices(names, weights)[0]
-            before, step, world.intent = len(world.trace), f"{index:02d} {name}", ""
+            before, step, world.intent, world.reached = len(world.trace), f"{index:02d} {name}", "", True
             try:
                 getattr(world, name)(draw)
             finally:   # counted when it acted (its trace grew), also when it found a violation; a
-                # draw with nothing to act on (no car outside, none inside, ...) is not a run
-                if len(world.trace) > before:
+                # draw with nothing to act on (no car outside, none inside, ...) is not a run, nor
+                # one that says it did not reach what it is for (`reached`)
+                if len(world.trace) > before and world.reached:
                     ran[f"op:{name}"] += 1
             world.check()
             story.extend(f"{index:02d} {line}" for line in world.trace[before:])

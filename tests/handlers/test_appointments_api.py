@@ -3,10 +3,12 @@ import json
 
 import pytest
 
+from devstack.sample_events import moved
 from tests.support.handlers import api_event, call
 
 ORGANIZER = {"X-Api-Key": "organizer-test-key"}
-DAY = "2030-05-01"
+#: The sample events' day (create_service_booking.json's), as the samples are read today.
+DAY = moved("2030-05-01")
 
 
 def sample_body(name):
@@ -51,12 +53,12 @@ def test_resource_service_availability_and_a_hold(yoga):
     assert service["mode"] == "group" and service["capacity"] == 3 and service["payment_mode"] == "two_stage"
     status, day = availability(service["service_id"])
     assert status == 200 and len(day["slots"]) == 12   # 09:00 to 20:00 in Moscow, hourly
-    assert day["slots"][1] == {"starts_at": "2030-05-01T07:00:00.000Z", "ends_at": "2030-05-01T08:00:00.000Z",
+    assert day["slots"][1] == {"starts_at": moved("2030-05-01T07:00:00.000Z"), "ends_at": moved("2030-05-01T08:00:00.000Z"),
                                "resource_id": room["resource_id"], "available": 3}
     status, held = book(service["service_id"], room["resource_id"], quantity=2)
     assert status == 201 and held["status"] == "HELD", held
     assert held["amount"] == {"value": "1400.00", "currency": "RUB"} and held["hold_expires_at"]
-    assert held["places"]["starts_at"] == "2030-05-01T07:00:00.000Z"
+    assert held["places"]["starts_at"] == moved("2030-05-01T07:00:00.000Z")
     status, again = book(service["service_id"], room["resource_id"], quantity=2)
     assert status == 201 and again["booking_id"] == held["booking_id"]
     assert availability(service["service_id"])[1]["slots"][1]["available"] == 1
@@ -111,9 +113,9 @@ def test_bad_services_are_4xx_with_a_code(yoga):
 
 
 BAD_BOOKINGS = [
-    ({"starts_at": "2030-05-01T08:00:00+03:00"}, "slot_not_offered"),
-    ({"starts_at": "2030-05-01T10:30:00+03:00"}, "slot_not_offered"),
-    ({"starts_at": "2030-05-01T10:00:00"}, "validation_error"),
+    ({"starts_at": moved("2030-05-01T08:00:00+03:00")}, "slot_not_offered"),
+    ({"starts_at": moved("2030-05-01T10:30:00+03:00")}, "slot_not_offered"),
+    ({"starts_at": moved("2030-05-01T10:00:00")}, "validation_error"),
     ({"starts_at": "2020-05-01T10:00:00+03:00"}, "slot_in_past"),
     ({"quantity": 4}, "invalid_quantity"),
     ({"resource_id": "other-room"}, "unknown_resource"),
@@ -175,17 +177,17 @@ def test_a_resource_day_shows_each_session_and_private_booking_with_its_seats(yo
     for key, who in (("seat-1", "c-1"), ("seat-2", "c-2")):     # two bookings of one group session
         assert book(yoga_class["service_id"], room["resource_id"], key=key, customer=who)[0] == 201
     status, hired = book(hire["service_id"], room["resource_id"], key="hire-1", customer="c-3", quantity=None,
-                         starts_at="2030-05-01T13:30:00+03:00")
+                         starts_at=moved("2030-05-01T13:30:00+03:00"))
     assert status == 201, hired
 
     status, day = resource_day(room["resource_id"])
     assert status == 200
     assert day["times"] == [
-        {"starts_at": "2030-05-01T07:00:00.000Z", "ends_at": "2030-05-01T08:00:00.000Z", "held": 2, "sold": 0,
+        {"starts_at": moved("2030-05-01T07:00:00.000Z"), "ends_at": moved("2030-05-01T08:00:00.000Z"), "held": 2, "sold": 0,
          "mode": "group", "service_id": yoga_class["service_id"]},
-        {"starts_at": "2030-05-01T10:30:00.000Z", "ends_at": "2030-05-01T12:00:00.000Z", "held": 1, "sold": 0,
+        {"starts_at": moved("2030-05-01T10:30:00.000Z"), "ends_at": moved("2030-05-01T12:00:00.000Z"), "held": 1, "sold": 0,
          "mode": "private", "booking_id": hired["booking_id"]}]
-    assert resource_day(room["resource_id"], day="2030-05-02")[1]["times"] == []
+    assert resource_day(room["resource_id"], day=moved("2030-05-02"))[1]["times"] == []
     assert resource_day(room["resource_id"], day="May 1")[1]["error"]["code"] == "invalid_date"
     assert resource_day(room["resource_id"], headers={"X-Api-Key": "wrong"})[0] == 401
     status, missing = resource_day("no-such-resource")

@@ -12,6 +12,7 @@ from collections import Counter
 
 import pytest
 
+from devstack.sample_events import moved
 from tests.support.handlers import api_event, call
 
 ORGANIZER = {"X-Api-Key": "organizer-test-key"}
@@ -145,9 +146,9 @@ def test_a_warm_container_reads_the_offering_again_only_once_after_its_start_mov
     offering_reads.clear()
     status, _, before = hold(event_id, "before", counted)
     assert status == 201 and not offering_reads and before["TransactWriteItems"] == 1, before
-    moved = call("events_api", api_event("update_event.json", path_params={"event_id": event_id},
-                                         headers=ORGANIZER, body={"starts_at": "2030-05-02T20:00:00Z"}))
-    assert moved[0] == 200, moved
+    edited = call("events_api", api_event("update_event.json", path_params={"event_id": event_id},
+                                          headers=ORGANIZER, body={"starts_at": moved("2030-05-02T20:00:00Z")}))
+    assert edited[0] == 200, edited
     offering_reads.clear()
     status, answer, first = hold(event_id, "first-after", counted)
     assert status == 201, answer

@@ -7,6 +7,7 @@ import pytest
 
 from holdfast import wiring
 from holdfast.products.parking import wiring as parking_wiring
+from devstack.sample_events import moved
 from tests.support.handlers import api_event, call
 
 ORGANIZER = {"X-Api-Key": "organizer-test-key"}
@@ -85,7 +86,7 @@ def test_a_reservation_takes_the_best_space_and_a_full_window_is_409(parking_env
     assert reserve(lot["lot_id"], "r2", vehicle_type="LARGE")[1]["space_id"] == "L1"
     status, refused = reserve(lot["lot_id"], "r3", vehicle_type="LARGE")
     assert (status, refused["error"]["code"]) == (409, "no_space_available")
-    status, off = reserve(lot["lot_id"], "r4", to="2031-05-01T12:10:30Z")
+    status, off = reserve(lot["lot_id"], "r4", to=moved("2031-05-01T12:10:30Z"))
     assert (status, off["error"]["code"]) == (400, "window_not_on_minute")
     status, missing = reserve("0" * 36, "r5")
     assert (status, missing["error"]["code"]) == (404, "lot_not_found")

@@ -8,6 +8,7 @@ import pytest
 from holdfast import wiring
 from holdfast.schemas import BookingIn, EventIn
 from tests.handlers.conftest import organizer_caller
+from devstack.sample_events import moved
 from tests.support import toy_windows
 from tests.support.fake_provider import FakeProvider
 from tests.support.handlers import api_event, call
@@ -35,7 +36,7 @@ def open_case(provider, mode="one_stage"):
     toy_windows.register()
     event = wiring.catalog().create_event(EventIn.model_validate({
         "name": "Tasting", "venue": "Cellar", "city": "Moscow", "category": "windowed",
-        "starts_at": "2030-02-01T12:00:00Z", "price": {"value": "900.00", "currency": "RUB"}, "capacity": 2,
+        "starts_at": moved("2030-02-01T12:00:00Z"), "price": {"value": "900.00", "currency": "RUB"}, "capacity": 2,
         "max_per_booking": 2, "payment_mode": mode, "hold_ttl_seconds": 1}).command(), caller=organizer_caller())
     ann = wiring.bookings().create_booking(event["event_id"], "ann", "a", BookingIn(quantity=2)).booking
     payment_id = wiring.payments().start_payment(ann.booking_id, "ann", "p").payment.payment_id

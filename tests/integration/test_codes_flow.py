@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from tests.support.stack_time import days_ahead
 
 pytestmark = pytest.mark.integration
 
@@ -89,7 +90,7 @@ def test_cancelling_an_unpaid_hold_gives_its_use_back(api, system):
 
 def test_every_code_that_cannot_be_used_answers_the_same(api, system):
     event_id = api.create_event(capacity=10)["event_id"]
-    make_code(api, event_id, code="LATER", kind="percent", value=10, valid_from="2030-01-01T00:00:00Z")
+    make_code(api, event_id, code="LATER", kind="percent", value=10, valid_from=f"{days_ahead(30)}T00:00:00Z")
     make_code(api, event_id, code="PAST", kind="percent", value=10, valid_to="2020-01-01T00:00:00Z")
     make_code(api, event_id, code="ENDED", kind="percent", value=10)
     assert api.request("DELETE", f"/events/{event_id}/codes/ended", organizer=True).json()["active"] is False
@@ -168,7 +169,7 @@ def test_an_order_line_takes_a_code_and_a_service_has_codes_too(api, system):
     made = api.request("POST", f"/services/{yoga}/codes", organizer=True,
                        json={"code": "YOGA", "kind": "fixed", "value": {"value": "200.00", "currency": RUB}})
     assert made.status_code == 201, made.text
-    slot = {"starts_at": "2031-06-02T10:00:00+03:00", "resource_id": hall, "quantity": 1}
+    slot = {"starts_at": f"{days_ahead(200)}T10:00:00+03:00", "resource_id": hall, "quantity": 1}
     alice = customer()
     placed = api.request("POST", "/orders", customer=alice, key=str(uuid.uuid4()), json={"lines": [
         {"event_id": event_id, "quantity": 2, "code": "order20"}, {"service_id": yoga, **slot, "code": "yoga"}]})

@@ -9,6 +9,7 @@ import uuid
 import pytest
 
 from tests.support.flows import customer
+from tests.support.stack_time import days_ahead
 
 pytestmark = pytest.mark.integration
 
@@ -26,8 +27,9 @@ def test_every_route_that_takes_an_address_refuses_what_is_not_one(api):
     lot = api.request("POST", "/lots", organizer=True, json={
         "name": "Lot", "spaces": [{"space_id": "R1", "type": "REGULAR"}],
         "tariff": {"hourly": {"value": "100.00", "currency": "RUB"}}}).json()
-    reservation = {"vehicle_type": "REGULAR", "plate": "A123BC77", "from": "2031-06-01T10:00:00Z",
-                   "to": "2031-06-01T11:00:00Z"}
+    day = days_ahead(180)
+    reservation = {"vehicle_type": "REGULAR", "plate": "A123BC77", "from": f"{day}T10:00:00Z",
+                   "to": f"{day}T11:00:00Z"}
     who = customer()
     _refused(api.request("POST", f"/lots/{lot['lot_id']}/reservations", customer=who, key=str(uuid.uuid4()),
                          json={**reservation, "contact_email": NOT_AN_ADDRESS}))
@@ -43,7 +45,7 @@ def test_every_route_that_takes_an_address_refuses_what_is_not_one(api):
 
     hall = api.create_resource()["resource_id"]
     service = api.create_service([hall])
-    _refused(api.book_slot(service["service_id"], who, {"starts_at": "2031-03-10T10:00:00+03:00",
+    _refused(api.book_slot(service["service_id"], who, {"starts_at": f"{day}T10:00:00+03:00",
                                                         "resource_id": hall, "contact_email": NOT_AN_ADDRESS}))
 
     # the same address, written as an address, is kept (its domain lower-cased, as on every route)

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from devstack import invoke
+from devstack import invoke, sample_events
 from tests.parity.test_parity import function_for
 from tests.support.handlers import REPO
 
@@ -25,7 +25,7 @@ def test_every_sample_event_runs_on_its_function(system):
         logical_id = function_for(sample, stack)
         name = invoke.function_name(logical_id, stack.stack_name)
         assert name == stack.functions[logical_id].function_name
-        payload, error = invoke.invoke(client, name, json.loads((REPO / "events" / sample).read_text()))
+        payload, error = invoke.invoke(client, name, sample_events.load(sample))
         assert error is None, f"{sample} -> {logical_id}: {payload}"
         if isinstance(payload, dict) and "statusCode" in payload:
             # sample ids name nothing on this stack: answers are 2xx or 4xx, never a fault

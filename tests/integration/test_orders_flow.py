@@ -6,11 +6,14 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from tests.support.stack_time import days_ahead
 
 pytestmark = pytest.mark.integration
 
 RUB = "RUB"
-START = "2031-03-01T19:00:00Z"
+#: The concert's day, months ahead (a fixed date would one day be past).
+DAY = days_ahead(200)
+START = f"{DAY}T19:00:00Z"
 
 
 def customer() -> str:
@@ -40,7 +43,7 @@ def order(api, who, lines, key=None):
 
 def parking(lot_id, plate="A123BC77"):
     return {"lot_id": lot_id, "vehicle_type": "REGULAR", "plate": plate,
-            "from": "2031-03-01T18:00:00Z", "to": "2031-03-01T22:00:00Z"}
+            "from": f"{DAY}T18:00:00Z", "to": f"{DAY}T22:00:00Z"}
 
 
 def seats(api, event_id):

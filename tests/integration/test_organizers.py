@@ -4,12 +4,15 @@ platform key is `local-platform-key`."""
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 import pytest
 
 from devstack.organizers import LOCAL_ORGANIZERS, PLATFORM_KEY
+from holdfast.clock import iso, system_clock
 from tests.support.api import BookingApi
 from tests.support.flows import booked_and_paying, customer
+from tests.support.stack_time import days_ahead
 
 pytestmark = pytest.mark.integration
 
@@ -90,7 +93,7 @@ def test_the_second_organizer_gets_404_on_the_first_ones_objects_and_sees_none(a
         "tariff": {"hourly": {"value": "150.00", "currency": "RUB"}}}).json()
     for path, body in [(f"/lots/{lot['lot_id']}/gates", {"name": "Mine"}),
                        (f"/lots/{lot['lot_id']}/subscriptions",
-                        {"plate": "A1", "valid_from": "2031-01-01T00:00:00Z", "valid_to": "2031-02-01T00:00:00Z"})]:
+                        {"plate": "A1", "valid_from": f"{days_ahead(200)}T00:00:00Z", "valid_to": f"{days_ahead(230)}T00:00:00Z"})]:
         answer = second.request("POST", path, organizer=True, json=body)
         assert (answer.status_code, answer.json()["error"]["code"]) == (404, "lot_not_found")
 
@@ -127,7 +130,7 @@ def test_the_second_organizer_gets_404_on_the_first_ones_objects_and_sees_none(a
 def test_the_same_idempotency_key_from_both_organizers_makes_two_objects(api, second):
     key = f"shared-{uuid.uuid4()}"
     body = {"name": "Twin", "venue": "Hall", "city": "Moscow", "category": "club",
-            "starts_at": "2031-01-01T20:00:00Z", "price": {"value": "1000.00", "currency": "RUB"}, "capacity": 5}
+            "starts_at": f"{days_ahead(200)}T20:00:00Z", "price": {"value": "1000.00", "currency": "RUB"}, "capacity": 5}
     first = api.request("POST", "/events", organizer=True, key=key, json=body)
     again = api.request("POST", "/events", organizer=True, key=key, json=body)
     other = second.request("POST", "/events", organizer=True, key=key, json=body)
@@ -167,8 +170,9 @@ def test_a_rotated_or_deleted_gates_old_key_is_401_and_a_deleted_gates_passes_op
                         json={"event_id": "in-after-delete", "plate": "A1"})
     assert entry.status_code == 401
     # what the gate let through offline before it heard: refused at sync, each with a gate case
+    passed_at = iso(system_clock() - timedelta(minutes=5))   # offline, a few minutes ago on the stack's clock
     synced = api.request("POST", gates + "/sync", headers={"X-Gate-Key": new_key}, json={"events": [
-        {"seq": 1, "event_id": "off-1", "kind": "entry", "at": "2030-01-01T11:00:00Z", "plate": "A1"}]})
+        {"seq": 1, "event_id": "off-1", "kind": "entry", "at": passed_at, "plate": "A1"}]})
     assert synced.status_code == 200, synced.text
     [result] = synced.json()["results"]
     assert result["status"] == "failed" and result["result"]["error"]["code"] == "gate_deleted"
@@ -176,7 +180,7 @@ def test_a_rotated_or_deleted_gates_old_key_is_401_and_a_deleted_gates_passes_op
     assert result["conflict"]["case_id"] in [case["case_id"] for case in mine]
     assert result["conflict"]["case_id"] not in str(second.request("GET", "/admin/reviews", organizer=True).json())
     assert api.request("POST", gates + "/sync", headers={"X-Gate-Key": gate["gate_key"]}, json={"events": [
-        {"seq": 2, "event_id": "off-2", "kind": "entry", "at": "2030-01-01T11:00:00Z", "plate": "B2"}]}
+        {"seq": 2, "event_id": "off-2", "kind": "entry", "at": passed_at, "plate": "B2"}]}
     ).status_code == 401    # the key it had before the rotation names nothing
 
 
@@ -209,12 +213,13 @@ def test_a_lots_gates_and_a_resources_day_are_read_by_their_organizer_only(api, 
 
     hall = api.create_resource(name="Own hall")["resource_id"]
     yoga = api.create_service([hall], name="Own class")
-    held = api.book_slot(yoga["service_id"], customer(), {"starts_at": "2031-03-10T10:00:00+03:00",
+    date = days_ahead(200)
+    held = api.book_slot(yoga["service_id"], customer(), {"starts_at": f"{date}T10:00:00+03:00",
                                                           "resource_id": hall, "quantity": 2})
     assert held.status_code == 201, held.text
-    day = api.request("GET", f"/resources/{hall}/day", organizer=True, params={"date": "2031-03-10"})
+    day = api.request("GET", f"/resources/{hall}/day", organizer=True, params={"date": date})
     assert day.status_code == 200, day.text
-    assert day.json()["times"] == [{"starts_at": "2031-03-10T07:00:00.000Z", "ends_at": "2031-03-10T08:00:00.000Z",
+    assert day.json()["times"] == [{"starts_at": f"{date}T07:00:00.000Z", "ends_at": f"{date}T08:00:00.000Z",
                                     "held": 2, "sold": 0, "mode": "group", "service_id": yoga["service_id"]}]
-    refused = second.request("GET", f"/resources/{hall}/day", organizer=True, params={"date": "2031-03-10"})
+    refused = second.request("GET", f"/resources/{hall}/day", organizer=True, params={"date": date})
     assert (refused.status_code, refused.json()["error"]["code"]) == (404, "resource_not_found")

@@ -21,9 +21,13 @@ from referencing.jsonschema import DRAFT202012
 from tests.contract.test_openapi_contract import openapi
 from holdfast.clock import iso, parse_iso, system_clock
 from tests.support.flows import customer
-from tests.support.stack_time import ROOM_SECONDS, current_half_hour, window_from_now
+from tests.support.stack_time import ROOM_SECONDS, current_half_hour, days_ahead, window_from_now
 
 pytestmark = pytest.mark.integration
+
+#: Four days in a row, months ahead on the stack's clock when the module is read, for windows that
+#: must lie in the future (fixed dates would one day be past).
+DAYS = {n: days_ahead(199 + n) for n in range(1, 5)}
 
 TYPES = [{"space_id": "C1", "type": "COMPACT"}, {"space_id": "R1", "type": "REGULAR"},
          {"space_id": "L1", "type": "LARGE"}, {"space_id": "H1", "type": "HANDICAP"}]
@@ -89,7 +93,7 @@ def paid(api, sandbox, booking, who):
 def test_the_fallback_table_every_vehicle_type_with_and_without_a_permit(api):
     lot = create_lot(api)
     for hour, ((vehicle, permit), order) in enumerate(FALLBACK.items()):
-        window = (f"2031-06-01T{hour:02d}:00:00Z", f"2031-06-01T{hour:02d}:30:00Z")
+        window = (f"{DAYS[1]}T{hour:02d}:00:00Z", f"{DAYS[1]}T{hour:02d}:30:00Z")
         got = []
         for _ in order:
             answer = reserve(api, lot["lot_id"], vehicle, *window, permit=permit)
@@ -127,26 +131,26 @@ def test_a_lots_tariff_amounts_are_value_and_currency_and_a_bare_cap_is_refused(
 
 def test_overlapping_windows_exclude_each_other_and_touching_ones_do_not(api):
     lot = create_lot(api, spaces=[{"space_id": "L1", "type": "LARGE"}])
-    first = reserve(api, lot["lot_id"], "LARGE", "2031-06-02T10:00:00Z", "2031-06-02T12:00:00Z")
+    first = reserve(api, lot["lot_id"], "LARGE", f"{DAYS[2]}T10:00:00Z", f"{DAYS[2]}T12:00:00Z")
     assert first.status_code == 201 and first.json()["amount"] == {"value": "200.00", "currency": "RUB"}
-    assert reserve(api, lot["lot_id"], "LARGE", "2031-06-02T11:30:00Z", "2031-06-02T13:00:00Z").status_code == 409
-    assert reserve(api, lot["lot_id"], "LARGE", "2031-06-02T09:00:00+03:00", "2031-06-02T13:00:00+03:00").status_code == 201
-    assert reserve(api, lot["lot_id"], "LARGE", "2031-06-02T12:00:00Z", "2031-06-02T13:00:00Z").status_code == 201
-    off = reserve(api, lot["lot_id"], "LARGE", "2031-06-02T14:10:30Z", "2031-06-02T15:00:00Z")
+    assert reserve(api, lot["lot_id"], "LARGE", f"{DAYS[2]}T11:30:00Z", f"{DAYS[2]}T13:00:00Z").status_code == 409
+    assert reserve(api, lot["lot_id"], "LARGE", f"{DAYS[2]}T09:00:00+03:00", f"{DAYS[2]}T13:00:00+03:00").status_code == 201
+    assert reserve(api, lot["lot_id"], "LARGE", f"{DAYS[2]}T12:00:00Z", f"{DAYS[2]}T13:00:00Z").status_code == 201
+    off = reserve(api, lot["lot_id"], "LARGE", f"{DAYS[2]}T14:10:30Z", f"{DAYS[2]}T15:00:00Z")
     assert off.status_code == 400 and off.json()["error"]["code"] == "window_not_on_minute"
 
 
 def test_a_window_to_the_minute_is_billed_for_its_minutes_and_takes_every_granule_it_touches(api):
     lot = create_lot(api, spaces=[{"space_id": "L1", "type": "LARGE"}])
-    held = reserve(api, lot["lot_id"], "LARGE", "2031-06-04T10:10:00Z", "2031-06-04T11:10:00Z")
+    held = reserve(api, lot["lot_id"], "LARGE", f"{DAYS[4]}T10:10:00Z", f"{DAYS[4]}T11:10:00Z")
     assert held.status_code == 201, held.text
     booking = held.json()
     # one started hour for 60 minutes, though the granules it claims (10:00-11:30) last 90
     assert booking["amount"] == {"value": "100.00", "currency": "RUB"}
-    assert (booking["from"], booking["to"]) == ("2031-06-04T10:10:00.000Z", "2031-06-04T11:10:00.000Z")
-    partly = reserve(api, lot["lot_id"], "LARGE", "2031-06-04T11:20:00Z", "2031-06-04T12:00:00Z")
+    assert (booking["from"], booking["to"]) == (f"{DAYS[4]}T10:10:00.000Z", f"{DAYS[4]}T11:10:00.000Z")
+    partly = reserve(api, lot["lot_id"], "LARGE", f"{DAYS[4]}T11:20:00Z", f"{DAYS[4]}T12:00:00Z")
     assert partly.status_code == 409 and partly.json()["error"]["code"] == "no_space_available"
-    after = reserve(api, lot["lot_id"], "LARGE", "2031-06-04T11:30:00Z", "2031-06-04T12:05:00Z")
+    after = reserve(api, lot["lot_id"], "LARGE", f"{DAYS[4]}T11:30:00Z", f"{DAYS[4]}T12:05:00Z")
     assert after.status_code == 201 and after.json()["amount"] == {"value": "100.00", "currency": "RUB"}
 
 
@@ -157,8 +161,8 @@ def test_fifty_reservations_for_ten_mixed_spaces_give_each_space_once(api):
     lot = create_lot(api, spaces=spaces)
     asks = [(["COMPACT", "REGULAR", "LARGE"][n % 3], n % 5 == 0) for n in range(50)]
     with futures.ThreadPoolExecutor(10) as pool:
-        answers = list(pool.map(lambda ask: reserve(api, lot["lot_id"], ask[0], "2031-06-03T10:00:00Z",
-                                                    "2031-06-03T12:00:00Z", permit=ask[1]), asks))
+        answers = list(pool.map(lambda ask: reserve(api, lot["lot_id"], ask[0], f"{DAYS[3]}T10:00:00Z",
+                                                    f"{DAYS[3]}T12:00:00Z", permit=ask[1]), asks))
     statuses = Counter(answer.status_code for answer in answers)
     given = [answer.json()["space_id"] for answer in answers if answer.status_code == 201]
     assert statuses == {201: 10, 409: 40}, [a.text for a in answers if a.status_code not in (201, 409)]

@@ -8,11 +8,12 @@ import json
 import uuid
 
 import pytest
+from tests.support.stack_time import days_ahead
 
 pytestmark = pytest.mark.integration
 
 EVENT = {"name": "Retry night", "venue": "Hall", "city": "Moscow", "category": "club",
-         "starts_at": "2031-01-01T20:00:00Z", "price": {"value": "1000.00", "currency": "RUB"}}
+         "starts_at": f"{days_ahead(200)}T20:00:00Z", "price": {"value": "1000.00", "currency": "RUB"}}
 
 
 def create(api, key, **body):

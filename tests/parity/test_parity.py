@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from devstack import sample_events
+from holdfast.clock import system_clock
 from tests.parity import build
 from tests.parity.lambda_env import LambdaEnvironment
 from tests.support import iam
@@ -59,7 +61,7 @@ def function_for(event_file: str, stack: Any) -> str:
     """The function a sample event belongs to, found from the template's event sources."""
     if event_file in TASK_EVENTS:
         return TASK_EVENTS[event_file]
-    event = json.loads((REPO / "events" / event_file).read_text())
+    event = sample_events.load(event_file)
     owners = []
     for name, props in _functions().items():
         for source in (props.get("Events") or {}).values():
@@ -262,14 +264,16 @@ def _dig(body: Any, path: str) -> str:
 
 
 def _substituted(event_file: str, ids: dict[str, str]) -> Any:
-    text = (REPO / "events" / event_file).read_text()
+    today = system_clock().date()
+    text = sample_events.text(event_file, today)   # its dates as of today: the sample bucket likewise
     seated = event_file in ("get_seat_map.json", "create_seat_booking.json")
     swaps = {SAMPLE_EVENT_ID: ids.get("seated_event" if seated else "event"),
              SAMPLE_WAITLIST_EVENT_ID: ids.get("event"), SAMPLE_BOOKING_ID: ids.get("booking"),
              SAMPLE_PAYMENT_ID: ids.get("payment"), SAMPLE_RESOURCE_ID: ids.get("resource"),
              SAMPLE_SERVICE_ID: ids.get("service"), SAMPLE_LOT_ID: ids.get("lot"), SAMPLE_GATE_ID: ids.get("gate"),
              SAMPLE_GATE_KEY: ids.get("gate_key"), SAMPLE_DOOR_ID: ids.get("door"),
-             SAMPLE_DOOR_KEY: ids.get("door_key"), SAMPLE_BUCKET: ids.get("bucket")}
+             SAMPLE_DOOR_KEY: ids.get("door_key"),
+             sample_events.moved(SAMPLE_BUCKET, today): ids.get("bucket")}
     for sample, real in swaps.items():
         if real:
             text = text.replace(sample, real)

@@ -7,7 +7,7 @@ hour get one with room to spare, at any minute of the hour.
 """
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from devstack.aws import EmbeddedStack
 from holdfast.clock import iso, system_clock
@@ -40,3 +40,22 @@ def window_from_now(hours: float = 2) -> tuple[str, str]:
     """A window from the current half hour, `hours` long, as ISO strings."""
     start = current_half_hour()
     return iso(start).replace(".000Z", "Z"), iso(start + timedelta(hours=hours)).replace(".000Z", "Z")
+
+
+def days_ahead(days: int) -> str:
+    """The calendar day ``days`` after today on the stack's clock (the machine's while no stack
+    runs), as YYYY-MM-DD: what a test writes instead of a fixed future date, which would one day
+    be past (a date bomb). At a module's import it is read before any test moves the clock; a
+    lead of months stays ahead of the moves the package makes (the longest: 91 days)."""
+    return (system_clock() + timedelta(days=days)).date().isoformat()
+
+
+def year_ahead(month_day: str, lead_days: int = 150) -> int:
+    """The first year in which ``month_day`` (MM-DD) is at least ``lead_days`` after today on the
+    stack's clock: for pages whose fixed dates are shown as text (a month's name and its year), so
+    the test writes the month and day it means and the year moves, never into the past."""
+    today = system_clock().date()
+    year = today.year
+    while date.fromisoformat(f"{year}-{month_day}") < today + timedelta(days=lead_days):
+        year += 1
+    return year
