@@ -64,6 +64,9 @@ class Product:
     route_scopes: Mapping[tuple[str, str], str] = field(default_factory=dict)
     #: its organizer routes that create an offering
     creates_offering: frozenset[tuple[str, str]] = frozenset()
+    #: CSV export name (domain/exports.py's ``COLUMNS``) -> "module:function" called as
+    #: ``(store, offering) -> rows``: the exports whose rows are the product's own items
+    exports: Mapping[str, str] = field(default_factory=dict)
 
 
 _PRODUCTS: dict[str, Product] = {}
@@ -150,6 +153,11 @@ def route_scopes() -> dict[tuple[str, str], str]:
                 raise ValueError(f"product {product.name!r}: route {route} is taken or its scope {scope!r} unknown")
             table[route] = scope
     return table
+
+
+def export_sources() -> dict[str, str]:
+    """The exports a product writes the rows of (``Product.exports``), by name."""
+    return {name: source for product in _PRODUCTS.values() for name, source in product.exports.items()}
 
 
 def offering_routes() -> frozenset[tuple[str, str]]:

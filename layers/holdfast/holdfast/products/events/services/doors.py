@@ -264,6 +264,16 @@ class Doors:
                            for c in found[-20:][::-1]]}
 
 
+def checkin_rows(store: Any, offering: dict[str, Any]) -> list[dict[str, Any]]:
+    """The check-in export's rows of one offering (``Product.exports``): every ticket admitted at
+    its doors, read from the check-ins themselves."""
+    from holdfast.domain.exports import moment
+
+    return [{"ticket_id": c["ticket_id"], "booking_id": c.get("booking_id"), "seat_id": c.get("seat_id"),
+             "door_id": c.get("door_id"), "checked_in_at": moment(c.get("checked_in_at")), "mode": c.get("mode")}
+            for c in store.event_checkins(offering["event_id"])]
+
+
 def _refused(reason: str, **known: Any) -> dict[str, Any]:
     return {"admitted": False, "reason": reason, "ticket_id": None, "seat_id": None, "checked_in_at": None,
             "door_id": None, **known}
