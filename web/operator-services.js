@@ -66,7 +66,9 @@
 
   async function showDay(box) {
     showError(box.error, null);
-    if (!needKey(box.error) || !dayResource.value) return;
+    if (!needKey(box.error)) return;
+    if (!dayResource.value) await loadResources();   // a page just opened: its resources not read yet
+    if (!dayResource.value) return;
     try {
       const day = await api("GET", `/resources/${encodeURIComponent(dayResource.value)}/day?date=${encodeURIComponent(box.date.value)}`,
         { organizerKey: key() });

@@ -95,3 +95,36 @@ def test_an_export_downloads_as_a_csv_file_with_its_bom_and_the_confirmed_order(
     rows = list(csv.DictReader(io.StringIO(raw.decode("utf-8-sig"), newline="")))
     assert [(row["booking_id"], row["quantity"]) for row in rows] == [(booking_id, "2")]
     expect(page.locator("#export-links")).to_contain_text("sales.csv: 1 rows.")
+
+
+def _template_serves(path: str) -> bool:
+    return f"Path: {path}," in (Path(__file__).resolve().parents[2] / "template.yaml").read_text()
+
+
+@pytest.mark.skipif(not _template_serves("/organizers/me/webhooks"),
+                    reason="the webhooks routes (branch webhooks, issue 46) are not in this tree's template yet")
+def test_the_webhooks_page_adds_a_webhook_shows_its_secret_once_sends_a_test_and_redelivers_it(site, customer_page):
+    api, stack = site["api"], site["stack"]
+    page = operator_page(customer_page, section="webhooks")
+    url = f"{stack.api_url}/dev/webhooks/receiver/console"
+    page.get_by_label("Address (https://…)").fill(url)
+    page.get_by_label("Description").fill("CRM")
+    page.get_by_role("button", name="Add webhook").click()
+    expect(page.locator("#webhook-result")).to_contain_text(f"Signing secret of {url}")
+    secret = page.locator("#webhook-secret").text_content()
+    assert secret.startswith("whsec_")
+    hook = page.locator("article[data-webhook]", has_text=url)
+    expect(hook).to_contain_text("order.confirmed, order.cancelled, refund.succeeded")
+    assert secret not in page.content().replace(page.locator("#webhook-result").inner_html(), "")
+    hook.get_by_role("button", name="Send a test").click()
+    stack.wait_idle()
+    hook.locator("summary").click()
+    delivery = hook.locator("tr[data-delivery]", has_text="webhook.test")
+    expect(delivery).to_have_count(1)
+    assert serious_accessibility_problems(page) == []
+    delivery.get_by_role("button", name="Send again").click()
+    stack.wait_idle()
+    webhook_id = hook.get_attribute("data-webhook")
+    listed = api.request("GET", f"/organizers/me/webhooks/{webhook_id}/deliveries", organizer=True).json()["deliveries"]
+    assert [(d["type"], d["status"]) for d in listed] == [("webhook.test", "delivered")]
+    assert listed[0]["attempts"] >= 2                              # the test event, and its redelivery
