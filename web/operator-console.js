@@ -94,11 +94,13 @@
     en: { title: "Webhooks", url: "Address (https://…)", events: "Events", description: "Description", add: "Add webhook",
           secret: "Signing secret of {url}. Copy it now: it is shown only once.", none: "No webhooks.", test: "Send a test",
           remove: "Delete", deliveries: "Deliveries", redeliver: "Send again", status: "Status", attempts: "Attempts",
-          created: "Created", type: "Event", noDeliveries: "No deliveries yet.", sent: "Test event queued." },
+          created: "Created", type: "Event", noDeliveries: "No deliveries yet.", sent: "Test event queued.",
+          states: { pending: "waiting", delivered: "delivered", failed: "failed (24 h of attempts)", dropped: "dropped" } },
     ru: { title: "Вебхуки", url: "Адрес (https://…)", events: "События", description: "Описание", add: "Добавить вебхук",
           secret: "Секрет подписи для {url}. Скопируйте его сейчас: он показывается один раз.", none: "Вебхуков нет.", test: "Отправить тест",
           remove: "Удалить", deliveries: "Доставки", redeliver: "Отправить снова", status: "Статус", attempts: "Попыток",
-          created: "Создана", type: "Событие", noDeliveries: "Доставок пока нет.", sent: "Тестовое событие поставлено в очередь." },
+          created: "Создана", type: "Событие", noDeliveries: "Доставок пока нет.", sent: "Тестовое событие поставлено в очередь.",
+          states: { pending: "ждёт", delivered: "доставлено", failed: "не доставлено (24 ч попыток)", dropped: "отброшено" } },
   });
   let list, error, result;
   async function deliveries(hook, box) {
@@ -108,7 +110,7 @@
       box.replaceChildren(rows.length ? el("table", {}, el("thead", {}, el("tr", {},
         [T.type, T.status, T.attempts, T.created, ""].map((h) => el("th", { text: h })))),
       el("tbody", {}, rows.map((d) => el("tr", { "data-delivery": d.delivery_id },
-        el("td", { text: d.type }), el("td", { "data-label": T.status, text: d.status }),
+        el("td", { text: d.type }), el("td", { "data-label": T.status, "data-status": d.status, text: T.states[d.status] || d.status }),
         el("td", { "data-label": T.attempts, text: String(d.attempts) }), el("td", { "data-label": T.created, text: when(d.created_at) }),
         el("td", {}, el("button", { type: "button", class: "secondary", text: T.redeliver, onclick: async () => {
           try {
@@ -135,7 +137,7 @@
             if (details.open) deliveries(hook, box);
           } catch (problem) { showError(error, problem); }
         } }),
-        el("button", { type: "button", class: "secondary", text: T.remove, onclick: async () => {
+        el("button", { type: "button", class: "secondary", text: T.remove, "aria-label": `${T.remove}: ${hook.url}`, onclick: async () => {
           try {
             await api("DELETE", `/organizers/me/webhooks/${encodeURIComponent(hook.webhook_id)}`, { organizerKey: key(), text: true });
             refresh();
@@ -146,7 +148,7 @@
   HoldfastOperator.section({
     id: "webhooks", page: "webhooks", scope: "webhooks", order: 10, title: { en: T.title, ru: T.title }, every: 15000,
     build(card) {
-      const url = el("input", { id: "webhook-url", name: "url", type: "url", required: true, placeholder: "https://" });
+      const url = el("input", { id: "webhook-url", name: "url", type: "url", required: true });
       const description = el("input", { id: "webhook-description", name: "description" });
       const form = el("form", { id: "create-webhook" },
         el("div", { class: "row" }, el("label", { for: "webhook-url", text: T.url }), url,

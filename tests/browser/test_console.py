@@ -34,6 +34,14 @@ def test_the_console_has_a_page_per_area_each_passes_axe_and_is_photographed(sit
     api.create_resource(name="Studio A")
     assert api.request("POST", "/organizers/me/keys", organizer=True,
                        json={"name": "Door staff", "scopes": ["doors"]}).status_code == 201
+    if _template_serves("/organizers/me/webhooks"):   # once the webhooks routes are in (branch webhooks)
+        made = api.request("POST", "/organizers/me/webhooks", organizer=True, json={
+            "url": f"{site['stack'].api_url}/dev/webhooks/receiver/shots", "events": ["order.confirmed", "checkin.created"],
+            "description": "CRM"})
+        assert made.status_code == 201, made.text
+        assert api.request("POST", f"/organizers/me/webhooks/{made.json()['webhook_id']}/test",
+                           organizer=True).status_code == 202
+        site["stack"].wait_idle()
     page = operator_page(customer_page)
     for language in ("en", "ru"):
         if language == "ru":
@@ -47,6 +55,11 @@ def test_the_console_has_a_page_per_area_each_passes_axe_and_is_photographed(sit
                     page.locator("#section-checkins input").first.fill(event["event_id"])
                     page.locator("#section-checkins button").first.click()
                     expect(page.locator("#checkins-doors tr").first).to_contain_text("Main entrance")
+                if name == "webhooks" and _template_serves("/organizers/me/webhooks"):
+                    hook = page.locator("article[data-webhook]").first
+                    if not hook.locator("details").evaluate("(d) => d.open"):
+                        hook.locator("summary").click()
+                    expect(hook.locator("tr[data-delivery]").first).to_be_visible()
                 expect(page.locator(f'nav.console a[href="#{name}"]')).to_have_attribute("aria-current", "page")
                 # only this page's sections are on screen
                 visible = page.locator(".page:visible")

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import csv
 import io
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 BOM = "\ufeff"
 
-#: export name -> its columns, in order. ``at`` is the row's moment: what ``from``/``to`` filter
-#: and the rows are ordered by (with ``key``, the row's own id, to break ties).
+#: The core's exports, by name: their columns, in order. A product adds exports of its own items
+#: (``Product.exports``, each a ``ProductExport``), so the core names none of them.
 COLUMNS: dict[str, tuple[str, ...]] = {
     # one row per confirmed order (a booking in CONFIRMED now)
     "sales": ("booking_id", "offering_id", "offering_name", "confirmed_at", "quantity", "amount", "currency",
@@ -25,9 +26,6 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     # one row per place of a confirmed order: who comes, on which seat
     "attendees": ("booking_id", "offering_id", "offering_name", "place", "seat_id", "contact_email", "language",
                   "confirmed_at"),
-    # one row per ticket admitted at a door
-    "checkins": ("ticket_id", "booking_id", "offering_id", "offering_name", "seat_id", "door_id", "checked_in_at",
-                 "mode"),
     # one row per refund asked of the provider (whatever its state)
     "refunds": ("booking_id", "offering_id", "offering_name", "requested_at", "amount", "currency", "status",
                 "reason", "payment_id", "refund_id"),
@@ -36,16 +34,28 @@ COLUMNS: dict[str, tuple[str, ...]] = {
                  "unit_amount", "currency", "vat_code", "payment_mode", "tax_system_code", "payment_id"),
 }
 
-#: Where each export's row moment is.
-MOMENT: dict[str, str] = {"sales": "confirmed_at", "attendees": "confirmed_at", "checkins": "checked_in_at",
-                          "refunds": "requested_at", "receipts": "paid_at"}
+#: Each core export's row moment: what ``from``/``to`` filter and the rows are ordered by (then by
+#: the row's own key, to break ties).
+MOMENT: dict[str, str] = {"sales": "confirmed_at", "attendees": "confirmed_at", "refunds": "requested_at",
+                          "receipts": "paid_at"}
+
+
+@dataclass(frozen=True)
+class ProductExport:
+    """An export whose rows are a product's own items: its columns (``offering_id`` and
+    ``offering_name`` among them, filled by the core), the column holding the row's moment, the
+    column naming the row, and ``rows``: "module:function" called as ``(store, offering) -> rows``."""
+
+    columns: tuple[str, ...]
+    moment: str
+    key: str
+    rows: str
+
 
 #: Rows a page, at most and by default; beyond a few pages an export is a job (docs/api.md).
 PAGE_ROWS = 1000
 
 
-def names() -> tuple[str, ...]:
-    return tuple(COLUMNS)
 
 
 def amount(value: Any) -> str:
@@ -63,12 +73,11 @@ def moment(text: str | None) -> str:
     return text[:19] + "Z" if len(text) >= 19 else text
 
 
-def page_text(export: str, rows: Iterable[Mapping[str, Any]]) -> str:
+def page_text(columns: tuple[str, ...], rows: Iterable[Mapping[str, Any]]) -> str:
     """One page of an export: the BOM, the header row, the rows (each field by its column name)."""
     out = io.StringIO()
     out.write(BOM)
     writer = csv.writer(out, lineterminator="\r\n")
-    columns = COLUMNS[export]
     writer.writerow(columns)
     for row in rows:
         writer.writerow(["" if row.get(column) is None else row[column] for column in columns])

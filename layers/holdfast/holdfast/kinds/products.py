@@ -64,8 +64,8 @@ class Product:
     route_scopes: Mapping[tuple[str, str], str] = field(default_factory=dict)
     #: its organizer routes that create an offering
     creates_offering: frozenset[tuple[str, str]] = frozenset()
-    #: CSV export name (domain/exports.py's ``COLUMNS``) -> "module:function" called as
-    #: ``(store, offering) -> rows``: the exports whose rows are the product's own items
+    #: CSV export name -> "module:attribute" naming its ``domain.exports.ProductExport``: the
+    #: exports whose rows are the product's own items (the core's are in domain/exports.py)
     exports: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -156,7 +156,7 @@ def route_scopes() -> dict[tuple[str, str], str]:
 
 
 def export_sources() -> dict[str, str]:
-    """The exports a product writes the rows of (``Product.exports``), by name."""
+    """The exports whose rows are a product's items (``Product.exports``): name -> reference."""
     return {name: source for product in _PRODUCTS.values() for name, source in product.exports.items()}
 
 

@@ -33,16 +33,19 @@ class ExportService:
         """One page: ``text`` (the CSV, BOM and header row included), ``rows`` (how many) and
         ``next_cursor`` (None on the last page). 404 for an export that does not exist or an
         offering the key does not see; 400 for a bad time or a cursor of other filters."""
-        if export not in exports.COLUMNS:
-            raise NotFound(f"No export {export}; there are {', '.join(exports.names())}.", code="export_not_found")
+        products = {name: resolve(reference) for name, reference in export_sources().items()}
+        if export not in exports.COLUMNS and export not in products:
+            known = ", ".join([*exports.COLUMNS, *products])
+            raise NotFound(f"No export {export}; there are {known}.", code="export_not_found")
+        product = products.get(export)
         size = page_limit(limit, exports.PAGE_ROWS)
         low, high = _time(since, "from"), _time(until, "to")
         # the cursor is bound to the organizer and every filter: another query's cursor is a 400
         bound = f"export/{caller.organizer_id}/{export}/{offering or ''}/{low or ''}/{high or ''}"
         after = decode_cursor(cursor, bound, "", "\uffff")["sk"] if cursor else ""
-        moment = exports.MOMENT[export]
+        moment = product.moment if product else exports.MOMENT[export]
         rows = []
-        for row in self._rows(caller, export, offering):
+        for row in self._rows(caller, export, product, offering):
             at = row.get(moment) or ""
             if (low and at < low) or (high and at >= high):
                 continue
@@ -52,7 +55,8 @@ class ExportService:
         rows.sort(key=lambda pair: pair[0])
         shown = rows[:size]
         following = encode_cursor(bound, shown[-1][0]) if len(rows) > size else None
-        return {"text": exports.page_text(export, (row for _, row in shown)), "rows": len(shown),
+        columns = product.columns if product else exports.COLUMNS[export]
+        return {"text": exports.page_text(columns, (row for _, row in shown)), "rows": len(shown),
                 "next_cursor": following}
 
     def _offerings(self, caller: Caller, offering: str | None) -> list[dict[str, Any]]:
@@ -65,13 +69,13 @@ class ExportService:
             raise NotFound(f"No offering {offering}.", code="offering_not_found")
         return chosen
 
-    def _rows(self, caller: Caller, export: str, offering: str | None) -> Iterable[dict[str, Any]]:
-        products = export_sources()
+    def _rows(self, caller: Caller, export: str, product: exports.ProductExport | None,
+              offering: str | None) -> Iterable[dict[str, Any]]:
         for item in self._offerings(caller, offering):
             named = {"offering_id": item["event_id"], "offering_name": item["name"]}
-            if export in products:
-                for row in resolve(products[export])(self.store, item):
-                    yield {**named, **row, "_key": row.get("ticket_id") or row.get("booking_id")}
+            if product is not None:
+                for row in resolve(product.rows)(self.store, item):
+                    yield {**named, **row, "_key": str(row[product.key])}
                 continue
             bookings = self.store.get_bookings(self.store.event_booking_ids(item["event_id"]))
             for booking in sorted(bookings, key=lambda b: b.booking_id):
