@@ -103,6 +103,10 @@ def test_a_time_window_and_bad_requests(catalog, bookings, payments, provider, s
     with pytest.raises(InvalidRequest) as bad:
         service.page(ACME, "sales", since="next tuesday")
     assert (bad.value.code, bad.value.details) == ("invalid_time", {"field": "from"})
+    for edge in ("0001-01-01T00:00:00+05:00", "9999-12-31T23:00:00-05:00"):   # outside the calendar in UTC
+        with pytest.raises(InvalidRequest) as bad:
+            service.page(ACME, "sales", since=edge)
+        assert bad.value.code == "invalid_time"
     with pytest.raises(NotFound) as missing:
         service.page(ACME, "tickets")
     assert missing.value.code == "export_not_found"

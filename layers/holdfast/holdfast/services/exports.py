@@ -126,6 +126,7 @@ def _time(text: str | None, name: str) -> str | None:
         return None
     try:
         moment: datetime = parse_iso(text if "T" in text else f"{text}T00:00:00Z")
-    except ValueError:
+        written = iso(moment)
+    except (ValueError, OverflowError):   # not a time, or one that leaves the calendar once in UTC
         raise InvalidRequest(f"'{name}' is not an ISO 8601 date or time.", code="invalid_time", field=name) from None
-    return exports.moment(iso(moment))
+    return exports.moment(written)
