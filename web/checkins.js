@@ -41,7 +41,7 @@
   }
 
   HoldfastOperator.section({
-    id: "checkins", order: 35, title: { en: T.title, ru: T.title }, every: 5000,
+    id: "checkins", page: "doors", scope: "doors", order: 35, title: { en: T.title, ru: T.title }, every: 5000,
     build(card) {
       const input = el("input", { id: "checkins-event", autocomplete: "off", value: watched() });
       const watch = el("button", { id: "checkins-watch", type: "button", class: "secondary", text: T.watch });

@@ -185,7 +185,7 @@
   }
 
   HoldfastOperator.section({
-    id: "lots", order: 30, title: { en: T.lots, ru: T.lots }, every: 3000,
+    id: "lots", page: "lots", scope: ["events:write", "parking"], order: 30, title: { en: T.lots, ru: T.lots }, every: 3000,
     build(card) {
       const spaces = Object.fromEntries(TYPES.map((type) => [type,
         el("input", { type: "number", min: "0", max: "500", value: type === "REGULAR" ? "10" : "0", name: `spaces-${type}` })]));
@@ -288,7 +288,7 @@
   }
 
   HoldfastOperator.section({
-    id: "gate-cases", order: 40, title: { en: T.cases, ru: T.cases }, every: 3000,
+    id: "gate-cases", page: "lots", scope: "parking", order: 40, title: { en: T.cases, ru: T.cases }, every: 3000,
     build(card) {
       noCases = el("p", { class: "muted", text: T.noCases });
       caseList = el("div", { id: "gate-cases" });

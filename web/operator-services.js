@@ -1,13 +1,10 @@
 "use strict";
 // The operator page's appointment section (registered with HoldfastOperator, operator.js): new
-// resources (POST /resources) and services on them (POST /services, publish), and a day view of
+// resources (POST /resources, listed by GET /resources) and services on them (POST /services, publish), and a day view of
 // what holds each resource (GET /resources/{id}/day), on the resource's own clock.
 (() => {
   const { api, el, showError, newKey, words, fill, lang } = Holdfast;
   const { key, needKey, count } = HoldfastOperator;
-  // The resources this browser created (remembered in localStorage): there is no listing of an
-  // organizer's resources yet, and a service names its resources only by id.
-  const KNOWN = "holdfast.operatorResources";
   const T = words({
     en: {
       title: "Appointments", newResource: "New resource", newService: "New service", dayView: "A resource's day",
@@ -38,13 +35,15 @@
   });
   const serviceNames = new Map();
 
-  function known() {
-    try { return JSON.parse(localStorage.getItem(KNOWN) || "[]"); } catch (_) { return []; }
-  }
+  // the organizer's own resources (GET /resources), read again on every refresh
+  let resources = [];
+  function known() { return resources; }
   function remember(resource) {
-    const all = known().filter((r) => r.resource_id !== resource.resource_id);
-    all.push({ resource_id: resource.resource_id, name: resource.name, timezone: resource.timezone });
-    localStorage.setItem(KNOWN, JSON.stringify(all.slice(-50)));
+    resources = [...resources.filter((r) => r.resource_id !== resource.resource_id), resource];
+    drawResources();
+  }
+  async function loadResources() {
+    try { resources = (await api("GET", "/resources", { organizerKey: key() })).resources; } catch (_) { return; }
     drawResources();
   }
 
@@ -58,15 +57,18 @@
   let dayBox = null;
   function drawResources() {
     const resources = known();
+    const ticked = new Set([...picks.querySelectorAll("input[name=resource]:checked")].map((box) => box.value));
     picks.replaceChildren(...(resources.length ? resources.map((r) => el("label", { class: "check" },
-      el("input", { type: "checkbox", value: r.resource_id, name: "resource" }), r.name)) : [el("span", { class: "muted", text: T.noResources })]));
+      el("input", { type: "checkbox", value: r.resource_id, name: "resource", checked: ticked.has(r.resource_id) }), r.name)) : [el("span", { class: "muted", text: T.noResources })]));
     const chosen = dayResource.value;
     dayResource.replaceChildren(...resources.map((r) => el("option", { value: r.resource_id, text: r.name, selected: r.resource_id === chosen })));
   }
 
   async function showDay(box) {
     showError(box.error, null);
-    if (!needKey(box.error) || !dayResource.value) return;
+    if (!needKey(box.error)) return;
+    if (!dayResource.value) await loadResources();   // a page just opened: its resources not read yet
+    if (!dayResource.value) return;
     try {
       const day = await api("GET", `/resources/${encodeURIComponent(dayResource.value)}/day?date=${encodeURIComponent(box.date.value)}`,
         { organizerKey: key() });
@@ -86,7 +88,7 @@
   }
 
   HoldfastOperator.section({
-    id: "appointments", order: 50, title: { en: T.title, ru: T.title }, every: 5000,
+    id: "appointments", page: "services", scope: "events:write", order: 50, title: { en: T.title, ru: T.title }, every: 5000,
     build(card) {
       // -------------------------------------------------------------- a resource
       const resourceResult = el("p", { class: "notice hidden", "aria-live": "polite" });
@@ -187,6 +189,7 @@
     async refresh() {
       // the day view names a group session by its service
       if (!key()) return;
+      await loadResources();
       let offerings = [];
       try { offerings = (await api("GET", "/admin/sales", { organizerKey: key() })).offerings; } catch (_) { return; }
       for (const service of offerings.filter((o) => o.inventory === "appointment_slots")) {

@@ -1,25 +1,49 @@
 "use strict";
-// The operator page's frame: the organizer key and the operator's name, and a registry of
-// sections. Each product's section lives in its own file (operator-lots.js, operator-services.js,
-// a check-in section in checkins.js) and calls HoldfastOperator.section({...}) when its script
-// runs; every section script is loaded with `defer` after this one, so all have registered by
-// DOMContentLoaded, when the frame draws them in their `order`. A section is
-//   { id, order, title: { en, ru }, build(card) -> void, refresh() -> Promise|void, every: ms }
-// build() fills the section's card once; refresh() runs at once and then every `every` ms while
-// the page is visible (Holdfast.every), and again when the operator presses Use.
+// The operator console's frame: the organizer key and the operator's name, a navigation of pages
+// (one per area: sales, events, services and resources, ...), and a registry of sections. Each
+// product's section lives in its own file (operator-lots.js, operator-services.js, checkins.js,
+// operator-console.js) and calls HoldfastOperator.section({...}) when its script runs; every
+// section script is loaded with `defer` after this one, so all have registered by
+// DOMContentLoaded, when the frame draws them on their pages in their `order`. A section is
+//   { id, page, scope, order, title: { en, ru }, build(card) -> void, refresh() -> Promise|void, every: ms }
+// `page` is one of PAGES' ids; `scope` the key scope its routes need (a list: any of them; none:
+// any key). The page shown is the address's #fragment, so a page can be linked and the browser's
+// back button works. Once a key is used the frame asks GET /organizers/me what it may do and hides
+// the pages and sections it may not (the API refuses them anyway: this only spares the clicks).
+// build() fills the section's card once; refresh() runs when its page is shown and then every
+// `every` ms while the page is visible (Holdfast.every), and again when the operator presses Use.
 const HoldfastOperator = (() => {
-  const { el, words, lang } = Holdfast;
+  const { el, words, lang, api } = Holdfast;
   const sections = [];
+
+  const PAGES = [
+    ["sales", { en: "Sales", ru: "Продажи" }],
+    ["events", { en: "Events", ru: "События" }],
+    ["services", { en: "Services and resources", ru: "Услуги и ресурсы" }],
+    ["lots", { en: "Lots and gates", ru: "Парковки и шлагбаумы" }],
+    ["doors", { en: "Doors and check-ins", ru: "Входы и проходы" }],
+    ["reviews", { en: "Reviews and cases", ru: "Проверки и случаи" }],
+    ["team", { en: "Team and keys", ru: "Команда и ключи" }],
+    ["webhooks", { en: "Webhooks", ru: "Вебхуки" }],
+    ["exports", { en: "Exports", ru: "Выгрузки" }],
+    ["audit", { en: "Audit log", ru: "Журнал действий" }],
+  ];
 
   const T = words({
     en: { needKey: "Enter the organizer key at the top of the page and press Use.",
           needName: "Enter your name at the top of the page and press Use: every decision records who took it.",
           needNote: "Write a note: it explains the decision to whoever reads the journal later.",
-          journal: "Journal", loadingJournal: "Loading the journal…", customer: "Customer {who}" },
+          journal: "Journal", loadingJournal: "Loading the journal…", customer: "Customer {who}",
+          console: "Console", notAllowed: "This key may not use this page: it lacks the scope {scope}.",
+          keyIs: "Key \"{name}\": {scopes}.", keyAll: "every scope", keyOfferings: " Limited to offerings: {ids}.",
+          badKey: "This key is not accepted: check it and press Use again." },
     ru: { needKey: "Введите ключ организатора вверху страницы и нажмите «Применить».",
           needName: "Введите своё имя вверху страницы и нажмите «Применить»: каждое решение записывается с именем.",
           needNote: "Напишите примечание: оно объясняет решение тому, кто позже прочтёт журнал.",
-          journal: "Журнал", loadingJournal: "Загружаем журнал…", customer: "Покупатель {who}" },
+          journal: "Журнал", loadingJournal: "Загружаем журнал…", customer: "Покупатель {who}",
+          console: "Разделы", notAllowed: "Этому ключу раздел недоступен: нет права {scope}.",
+          keyIs: "Ключ «{name}»: {scopes}.", keyAll: "все права", keyOfferings: " Только предложения: {ids}.",
+          badKey: "Ключ не принят: проверьте его и снова нажмите «Применить»." },
   });
 
   function key() { return sessionStorage.getItem("holdfast.organizerKey") || ""; }
@@ -33,7 +57,7 @@ const HoldfastOperator = (() => {
 
   function section(definition) {
     if (sections.some((s) => s.id === definition.id)) throw new Error(`section ${definition.id} registered twice`);
-    sections.push(Object.assign({ order: 100, every: 0 }, definition));
+    sections.push(Object.assign({ order: 100, every: 0, page: "sales", scope: null }, definition));
   }
 
   // A count in the reader's language: forms { one, few, many, other } with {count} (Intl plural rules)
@@ -48,20 +72,81 @@ const HoldfastOperator = (() => {
     return el("ol", { class: "journal" }, entries.map((entry) => Holdfast.journalItem(entry, said, true)));
   }
 
-  function draw() {
-    const host = document.getElementById("sections");
-    const lng = lang();
-    for (const s of sections.sort((a, b) => a.order - b.order)) {
-      const card = el("section", { class: "card", id: `section-${s.id}`, "aria-labelledby": `section-${s.id}-title` },
-        el("h2", { id: `section-${s.id}-title`, text: s.title[lng] || s.title.en }));
-      host.append(card);
-      s.build(card);
-      if (s.refresh) s.stop = Holdfast.every(s.every || 3000, s.refresh);
+  // What the key in use may do (GET /organizers/me's `key`); null before a key is known: all shown
+  let rights = null;
+  function allowed(scope) {
+    if (!scope || !rights) return true;
+    return (Array.isArray(scope) ? scope : [scope]).some((one) => rights.scopes.includes(one));
+  }
+  function holds(scope) { return allowed(scope); }
+
+  const pageOf = (id) => document.getElementById(`page-${id}`);
+  function current() {
+    const wanted = window.location.hash.slice(1);
+    const open = PAGES.map(([id]) => id).filter((id) => pageAllowed(id));
+    return open.includes(wanted) ? wanted : (open[0] || PAGES[0][0]);
+  }
+  function pageSections(id) { return sections.filter((s) => s.page === id); }
+  // a page is offered when the key may use one of its sections that needs a scope (the local
+  // clock, which needs none, does not keep the sales page for a key that may not read sales)
+  function pageAllowed(id) {
+    const scoped = pageSections(id).filter((s) => s.scope);
+    return !scoped.length || scoped.some((s) => allowed(s.scope));
+  }
+
+  function show() {
+    const id = current();
+    for (const [pageId] of PAGES) {
+      const box = pageOf(pageId);
+      if (box) box.hidden = pageId !== id;
+      const link = document.querySelector(`nav.console a[href="#${pageId}"]`);
+      if (link) {
+        link.parentElement.hidden = !pageAllowed(pageId);
+        if (pageId === id) link.setAttribute("aria-current", "page"); else link.removeAttribute("aria-current");
+      }
+    }
+    for (const s of sections) {
+      const card = document.getElementById(`section-${s.id}`);
+      if (card) card.hidden = !allowed(s.scope);
+      if (s.page === id && allowed(s.scope) && s.refresh) s.refresh();
     }
   }
 
-  function refreshAll() {
-    for (const s of sections) if (s.refresh) s.refresh();
+  function draw() {
+    const host = document.getElementById("sections");
+    const lng = lang();
+    const nav = el("nav", { class: "console", "aria-label": T.console },
+      el("ul", {}, PAGES.map(([id, title]) => el("li", {}, el("a", { href: `#${id}`, text: title[lng] || title.en })))));
+    host.before(nav);
+    for (const [id, title] of PAGES) {
+      host.append(el("div", { class: "page", id: `page-${id}`, hidden: true }));
+    }
+    for (const s of sections.sort((a, b) => a.order - b.order)) {
+      const card = el("section", { class: "card", id: `section-${s.id}`, "aria-labelledby": `section-${s.id}-title` },
+        el("h2", { id: `section-${s.id}-title`, text: s.title[lng] || s.title.en }));
+      (pageOf(s.page) || pageOf("sales")).append(card);
+      s.build(card);
+      // a section refreshes on its own page only: the others wait until they are shown
+      if (s.refresh) s.stop = Holdfast.every(s.every || 3000, () => (current() === s.page && allowed(s.scope) ? s.refresh() : null));
+    }
+    window.addEventListener("hashchange", show);
+    show();
+  }
+
+  async function learnRights() {
+    const said = document.getElementById("key-rights");
+    if (!key()) { rights = null; said.textContent = ""; show(); return; }
+    try {
+      const me = await api("GET", "/organizers/me", { organizerKey: key() });
+      rights = me.key;
+      const scopes = rights.scopes.length ? rights.scopes.join(", ") : T.keyAll;
+      said.textContent = Holdfast.fill(T.keyIs, { name: rights.name || rights.key_id, scopes })
+        + (rights.offerings ? Holdfast.fill(T.keyOfferings, { ids: rights.offerings.join(", ") }) : "");
+    } catch (_) {
+      rights = null;
+      said.textContent = T.badKey;
+    }
+    show();
   }
 
   document.addEventListener("DOMContentLoaded", () => {
@@ -77,12 +162,13 @@ const HoldfastOperator = (() => {
       sessionStorage.setItem("holdfast.organizerKey", $("org-key").value.trim());
       localStorage.setItem("holdfast.operator", $("operator").value.trim());
       document.dispatchEvent(new CustomEvent("holdfast:organizer"));
-      refreshAll();
+      learnRights();
     });
     draw();
+    learnRights();
   });
 
-  return { section, key, operator, needKey, journalList, count, T };
+  return { section, key, operator, needKey, journalList, count, holds, T };
 })();
 
 // ------------------------------------------------------------------ events: create and publish
@@ -126,7 +212,7 @@ const HoldfastOperator = (() => {
   function field(label, input, attrs = {}) { return el("label", attrs, label, " ", input); }
 
   HoldfastOperator.section({
-    id: "create", order: 10, title: { en: T.title, ru: T.title },
+    id: "create", page: "events", scope: "events:write", order: 10, title: { en: T.title, ru: T.title },
     build(card) {
       const kind = el("select", { name: "kind", id: "kind" },
         el("option", { value: "seated", text: T.seated }), el("option", { value: "general", text: T.general }));
@@ -201,7 +287,7 @@ const HoldfastOperator = (() => {
     .map((c) => [el("br"), el("span", { class: "muted", "data-part": c.name, text: fill(S.part, c) })]).flat();
   let tbody = null;
   HoldfastOperator.section({
-    id: "sales", order: 20, title: { en: S.title, ru: S.title }, every: 2000,
+    id: "sales", page: "sales", scope: "sales:read", order: 20, title: { en: S.title, ru: S.title }, every: 2000,
     build(card) {
       tbody = el("tbody", { id: "sales" });
       card.append(el("table", {}, el("thead", {}, el("tr", {},
@@ -259,7 +345,7 @@ const HoldfastOperator = (() => {
   const dashboard = (window.HOLDFAST_CONFIG || {}).metricsDashboardUrl;
   let where, table, body, error;
   HoldfastOperator.section({
-    id: "metrics", order: 90, title: { en: T.title, ru: T.title }, every: 5000,
+    id: "metrics", page: "sales", scope: "sales:read", order: 90, title: { en: T.title, ru: T.title }, every: 5000,
     build(card) {
       where = el("p", { id: "metrics-where", class: "muted", text: dashboard ? T.cloud : T.enterKey });
       body = el("tbody", { id: "metrics" });
@@ -302,7 +388,7 @@ const HoldfastOperator = (() => {
   });
   let card, now, state, input, button, result, error;
   HoldfastOperator.section({
-    id: "clock", order: 95, title: { en: T.title, ru: T.title }, every: 5000,
+    id: "clock", page: "sales", scope: null, order: 95, title: { en: T.title, ru: T.title }, every: 5000,
     build(host) {
       card = host;
       card.classList.add("hidden");
@@ -418,7 +504,7 @@ const HoldfastOperator = (() => {
   }
 
   HoldfastOperator.section({
-    id: "reviews", order: 80, title: { en: T.title, ru: T.title }, every: 3000,
+    id: "reviews", page: "reviews", scope: "reviews", order: 80, title: { en: T.title, ru: T.title }, every: 3000,
     build(card) {
       empty = el("p", { id: "reviews-empty", class: "muted", text: T.none });
       list = el("div", { id: "reviews" });

@@ -36,6 +36,21 @@ def list_sales():
     return json_response(200, wiring.catalog().sales(caller, query.get("limit"), query.get("cursor") or None))
 
 
+@app.get("/admin/exports/<export_file>")
+@tracer.capture_method
+def export_page(export_file: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    query = app.current_event.query_string_parameters or {}
+    export = export_file.removesuffix(".csv") if export_file.endswith(".csv") else ""
+    page = wiring.exports().page(caller, export, query.get("offering") or None, query.get("from") or None,
+                                 query.get("to") or None, query.get("cursor") or None, query.get("limit"))
+    headers = {"Content-Disposition": f'attachment; filename="{export}.csv"', "Cache-Control": "private, no-store",
+               "X-Export-Rows": str(page["rows"])}
+    if page["next_cursor"]:
+        headers["X-Next-Cursor"] = page["next_cursor"]
+    return Response(status_code=200, content_type="text/csv; charset=utf-8", body=page["text"], headers=headers)
+
+
 @app.post("/admin/gate-cases/<case_id>/resolve")
 @tracer.capture_method
 def resolve_gate_case(case_id: str):

@@ -113,6 +113,13 @@ def create_resource():
     return json_response(201, appointments_wiring.appointments().create_resource(request, header(app, "Idempotency-Key"), caller))
 
 
+@app.get("/resources")
+@tracer.capture_method
+def list_resources():
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, appointments_wiring.appointments().resources(caller))
+
+
 @app.get("/resources/<resource_id>/day")
 @tracer.capture_method
 def resource_day(resource_id: str):

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.browser.test_pages import decoded_qr, serious_accessibility_problems
+from tests.browser.test_pages import console_page, decoded_qr, serious_accessibility_problems
 from tests.support.flows import customer
 
 try:
@@ -50,6 +50,7 @@ def test_tickets_are_shown_as_codes_a_door_admits_and_the_operator_sees_them(sit
     operator.goto("/operator.html")
     operator.get_by_label("Organizer key").fill("local-organizer-key")
     operator.get_by_role("button", name="Use").click()
+    console_page(operator, "doors")
     operator.get_by_label("Event id").fill(event["event_id"])
     operator.get_by_role("button", name="Watch").click()
     expect(operator.locator("#checkins-total")).to_contain_text("1 checked in")

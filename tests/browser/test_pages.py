@@ -178,6 +178,7 @@ def test_operator_creates_an_event_and_resolves_a_review(site, customer_page, sh
     page.get_by_label("Your name").fill("olga")
     page.get_by_role("button", name="Use").click()
 
+    console_page(page, "events")
     form = page.locator("#create")
     form.get_by_label("Name", exact=True).fill("Operator's own night")
     form.get_by_label("Venue", exact=True).fill("Cellar")
@@ -187,6 +188,7 @@ def test_operator_creates_an_event_and_resolves_a_review(site, customer_page, sh
     form.get_by_role("button", name="Create event").click()
     expect(page.locator("#create-result")).to_contain_text(
         'Created "Operator\'s own night" with 8 places and published it')
+    console_page(page, "sales")
     expect(page.locator("#sales tr", has_text="Operator's own night")).to_contain_text("8")
     shots(page, "operator-create-and-sales")
     listed = api.request("GET", "/events", params={"city": "Kazan"}).json()["events"]
@@ -207,6 +209,7 @@ def test_operator_creates_an_event_and_resolves_a_review(site, customer_page, sh
     sandbox.release(object_id=payment_id)
     api.wait_status(booking_id, who, "MANUAL_REVIEW")
 
+    console_page(page, "reviews")
     card = page.locator(f'article[data-booking="{booking_id}"]')
     expect(card).to_contain_text("Paid in time, but the places were resold")
     expect(card).to_contain_text("succeeded")
@@ -228,6 +231,7 @@ def test_operator_creates_an_event_and_resolves_a_review(site, customer_page, sh
 
     # the sale's metrics, read from the local stack's logs as `holdfast.cli metrics` reads them:
     # this case counted as a late payment sent to review, a review opened and resolved
+    console_page(page, "sales")
     metrics = page.locator("#metrics")
     expect(metrics.locator("tr", has_text="Late payments: to review")).to_contain_text(
         re.compile(r"review\s*[1-9]"), timeout=15_000)
@@ -741,18 +745,26 @@ def test_a_lot_that_keeps_the_money_never_promises_a_refund_and_the_cancel_does_
     assert serious_accessibility_problems(page) == []
 
 
-def operator_page(customer_page, width=1280, height=900):
+def console_page(page, name: str) -> None:
+    """Open one of the operator console's pages by its navigation link (web/operator.js, PAGES)."""
+    page.locator(f'nav.console a[href="#{name}"]').click()
+    expect(page.locator(f"#page-{name}")).to_be_visible()
+
+
+def operator_page(customer_page, width=1280, height=900, section: str | None = None):
     page = customer_page("operator-olga", width=width, height=height)
     page.goto("/operator.html")
     page.get_by_label("Organizer key").fill("local-organizer-key")
     page.get_by_label("Your name").fill("olga")
     page.get_by_role("button", name="Use").click()
+    if section:
+        console_page(page, section)
     return page
 
 
 def test_an_operator_creates_a_lot_and_gates_revokes_one_and_resolves_a_gate_case(site, customer_page, shots):
     api = site["api"]
-    page = operator_page(customer_page)
+    page = operator_page(customer_page, section="lots")
     name = f"Depot {uuid.uuid4().hex[:6]}"
     form = page.locator("#create-lot")
     form.get_by_label("Name", exact=True).fill(name)
@@ -828,9 +840,11 @@ def test_an_operator_creates_a_lot_and_gates_revokes_one_and_resolves_a_gate_cas
     expect(lot.get_by_role("heading", name="Шлагбаумы")).to_be_visible()
     expect(lot).to_contain_text("занято 0 мест")
     expect(page.get_by_role("heading", name="Случаи на шлагбаумах")).to_be_visible()
-    expect(page.locator("#metrics tr").first).to_be_visible()       # every section has drawn its rows
     assert serious_accessibility_problems(page) == []
     shots(page, "operator-parking-ru-phone", full_page=True)
+    console_page(page, "sales")
+    expect(page.locator("#metrics tr").first).to_be_visible()       # every section has drawn its rows
+    console_page(page, "lots")
     page.set_viewport_size({"width": 1280, "height": 900})
     assert serious_accessibility_problems(page) == []
     shots(page, "operator-parking-ru-desktop", full_page=True)
@@ -838,7 +852,7 @@ def test_an_operator_creates_a_lot_and_gates_revokes_one_and_resolves_a_gate_cas
 
 def test_an_operator_creates_a_resource_and_a_service_and_sees_the_resources_day(site, customer_page, shots):
     api = site["api"]
-    page = operator_page(customer_page)
+    page = operator_page(customer_page, section="services")
     page.locator("#create-resource").get_by_label("Name", exact=True).fill("Studio B")
     page.locator("#create-resource").get_by_role("button", name="Create resource").click()
     expect(page.locator("#section-appointments .notice").first).to_have_text('Created the resource "Studio B".')

@@ -168,6 +168,10 @@ EDGE_CASES = {
                                   {"service_id": "group"}, None, None),
     "slot_starts_at_year_1_east_of_utc": ("POST", "/services/{service_id}/bookings", {"service_id": "group"}, "customer",
                                           {"starts_at": "0001-01-01T00:00:00+05:00", "resource_id": "r"}),
+    "export_from_year_1_east_of_utc": ("GET", "/admin/exports/{export_file}?from=0001-01-01T00:00:00%2B05:00",
+                                       {"export_file": "sales.csv"}, "organizer", None),
+    "export_to_year_9999_west_of_utc": ("GET", "/admin/exports/{export_file}?to=9999-12-31T23:00:00-05:00",
+                                        {"export_file": "checkins.csv"}, "organizer", None),
     "resource_in_a_zone_path": ("POST", "/resources", {}, "organizer",
                                 {"name": "x", "timezone": "../../etc/passwd", "opening_hours": {"open": "09:00", "close": "18:00"}}),
 }

@@ -300,6 +300,10 @@ class FakeResources(_Fake):
 
     def put_resource(self, resource: dict[str, Any]) -> None:
         self.table.check_fault("put_resource")
+        if resource.get("organizer_id"):
+            owned = {"resource_id": resource["resource_id"], "created_at": resource["created_at"]}
+            self.table.write((f"OWNER#{resource['organizer_id']}", f"RESOURCE#{resource['resource_id']}"), always,
+                             lambda _: owned)
         if not self.table.write((f"RESOURCE#{resource['resource_id']}", "META"), absent, lambda _: dict(resource)):
             raise ItemExists(resource["resource_id"])
 
@@ -307,6 +311,14 @@ class FakeResources(_Fake):
         self.table.check_fault("get_resource")
         item = self.table.get(f"RESOURCE#{resource_id}", "META")
         return None if item is None else {name: value for name, value in item.items() if name not in ("pk", "sk")}
+
+    def owned_resources(self, organizer_id: str) -> list[dict[str, Any]]:
+        self.table.check_fault("owned_resources")
+        index = self.table.query(f"OWNER#{organizer_id}", prefix="RESOURCE#")
+        index.sort(key=lambda item: (item["created_at"], item["resource_id"]))
+        items = (self.table.get(f"RESOURCE#{item['resource_id']}", "META") for item in index)
+        return [{name: value for name, value in item.items() if name not in ("pk", "sk")}
+                for item in items if item is not None]
 
 
 class FakeWaitlist(_Fake):

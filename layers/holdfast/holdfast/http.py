@@ -116,8 +116,9 @@ def cached_json(app: APIGatewayRestResolver, body: Any, fresh: Freshness) -> Res
     return Response(status_code=200, content_type="application/json", body=text, headers=headers)
 
 
-#: an id, or an id drawn as a picture (a booking's ticket: ``<ticket_id>.svg``)
-_PATH_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}(\.svg)?$")
+#: an id, an id drawn as a picture (a booking's ticket: ``<ticket_id>.svg``) or a named file (an
+#: export: ``sales.csv``)
+_PATH_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}(\.svg|\.csv)?$")
 
 
 def _path_ids_are_ids(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response:

@@ -449,6 +449,13 @@ class EventCancellationStore(Cancellations, EventReads, Protocol):
     """The organizer's cancel request and the sweeper's look for a job that died."""
 
 
+class ExportStore(EventBookings, Protocol):
+    """What the CSV exports read (services/exports.py): the organizer's offerings and each one's
+    bookings (a product's export reads its own items through the same store)."""
+
+    def owned_offerings(self, organizer_id: str) -> list[dict[str, Any]]: ...
+
+
 class AuditLog(Protocol):
     """Each organizer's audit log (domain/audit.py's entries), append-only."""
 

@@ -210,6 +210,12 @@ def audit():
     return AuditService(AuditStore(store().table, store().client), system_clock)
 
 
+def exports():
+    from .services.exports import ExportService
+
+    return ExportService(store())
+
+
 def record_action(who, action: str, path_parameters, answer, status: int) -> None:  # noqa: ANN001
     """The API functions' audit recorder (``holdfast.http.make_resolver(audit=...)``)."""
     audit().record(who, action, path_parameters, answer, status)

@@ -32,3 +32,19 @@ def test_a_float_is_refused_before_anything_is_written(backend, ids):
     with pytest.raises(TypeError):
         backend.resources.put_resource({**resource(ids("room")), "capacity": 1.5})
     assert backend.resources.get_resource(ids("room")) is None
+
+
+def test_an_organizers_resources_are_listed_oldest_first_and_only_its_own(backend, ids):
+    mine, other = ids("org"), ids("other")
+    backend.resources.put_resource({**resource(ids("late")), "organizer_id": mine, "created_at": "2026-12-07T10:00:01.000Z"})
+    backend.resources.put_resource({**resource(ids("early")), "organizer_id": mine, "created_at": "2026-12-07T10:00:00.000Z"})
+    backend.resources.put_resource({**resource(ids("theirs")), "organizer_id": other, "created_at": "2026-12-07T10:00:00.000Z"})
+    backend.resources.put_resource(resource(ids("nobodys")))
+    listed = backend.resources.owned_resources(mine)
+    assert [found["resource_id"] for found in listed] == [ids("early"), ids("late")]
+    assert listed[0] == {**resource(ids("early")), "organizer_id": mine, "created_at": "2026-12-07T10:00:00.000Z"}
+    # a repeat of a creation (the same id refused) adds no second entry
+    with pytest.raises(ItemExists):
+        backend.resources.put_resource({**resource(ids("late")), "organizer_id": mine, "created_at": "2026-12-07T10:00:01.000Z"})
+    assert len(backend.resources.owned_resources(mine)) == 2
+    assert backend.resources.owned_resources(ids("nobody")) == []

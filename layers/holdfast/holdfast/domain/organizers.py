@@ -15,8 +15,9 @@ from typing import Any
 from .errors import Forbidden, NotFound
 from .scopes import ANY_KEY
 
-#: How many live keys one organizer may hold (rotation needs two; more is a leak waiting to happen).
-MAX_KEYS_PER_ORGANIZER = 10
+#: How many live keys one organizer may hold: a team's keys, one or two per person or system with
+#: the scopes it needs (ten scopes now), and room to rotate each; more is a leak waiting to happen.
+MAX_KEYS_PER_ORGANIZER = 30
 #: ``last_used_at`` is written at most this often per key: reads stay reads.
 LAST_USED_RESOLUTION_SECONDS = 60
 ACTIVE, SUSPENDED = "active", "suspended"

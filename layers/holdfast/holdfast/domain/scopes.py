@@ -48,6 +48,8 @@ CORE_ROUTE_SCOPES: dict[Route, str] = {
     # what was sold
     ("GET", "/admin/sales"): SALES_READ,
     ("GET", "/admin/bookings/{booking_id}"): SALES_READ,
+    # what was sold, as CSV files for a spreadsheet or the accounts (check-ins and refunds too)
+    ("GET", "/admin/exports/{export_file}"): EXPORTS,
     # money going back: cancelling an event or a booking refunds it
     ("POST", "/events/{event_id}/cancel"): REFUNDS,
     ("GET", "/events/{event_id}/cancellation"): REFUNDS,

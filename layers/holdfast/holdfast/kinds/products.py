@@ -64,6 +64,9 @@ class Product:
     route_scopes: Mapping[tuple[str, str], str] = field(default_factory=dict)
     #: its organizer routes that create an offering
     creates_offering: frozenset[tuple[str, str]] = frozenset()
+    #: CSV export name -> "module:attribute" naming its ``domain.exports.ProductExport``: the
+    #: exports whose rows are the product's own items (the core's are in domain/exports.py)
+    exports: Mapping[str, str] = field(default_factory=dict)
 
 
 _PRODUCTS: dict[str, Product] = {}
@@ -150,6 +153,11 @@ def route_scopes() -> dict[tuple[str, str], str]:
                 raise ValueError(f"product {product.name!r}: route {route} is taken or its scope {scope!r} unknown")
             table[route] = scope
     return table
+
+
+def export_sources() -> dict[str, str]:
+    """The exports whose rows are a product's items (``Product.exports``): name -> reference."""
+    return {name: source for product in _PRODUCTS.values() for name, source in product.exports.items()}
 
 
 def offering_routes() -> frozenset[tuple[str, str]]:

@@ -9,6 +9,7 @@ PRODUCT = register_product(Product(name="appointments", kinds=(Slots(),),
                   listing="holdfast.products.appointments.services:listing_items",
                   route_scopes={
                       ("POST", "/resources"): "events:write",
+                      ("GET", "/resources"): "events:write",
                       ("POST", "/services"): "events:write",
                       ("POST", "/services/{service_id}/publish"): "events:write",
                       ("GET", "/resources/{resource_id}/day"): "sales:read",

@@ -1,6 +1,9 @@
 """Resources (rooms, halls, specialists) and reads of their time granules.
 
   RESOURCE#<resource_id>  META   the resource: name, time zone, opening hours
+  OWNER#<organizer_id>    RESOURCE#<resource_id>   the organizer's resources, for GET /resources
+                                   (written before META, as an offering's OFFERING# entry: a
+                                   resource whose META never came is left out of the list)
 
 Granule items and their claims are in granule_claims.py; services are offerings (offerings_store.py).
 """
@@ -11,7 +14,7 @@ from typing import Any, Iterable
 from botocore.exceptions import ClientError
 
 from holdfast.ports import ItemExists
-from holdfast.adapters.codec import Table, _code, put_new
+from holdfast.adapters.codec import Table, _attrs, _code, put_new
 from holdfast.adapters.granule_claims import day_partition
 
 #: The items that carry an ``organizer_id`` (kinds/products.py, ``owned_items``): resources.
@@ -20,7 +23,13 @@ ORGANIZER_OWNED = (("RESOURCE#", "META"),)
 
 class ResourceStore(Table):
     def put_resource(self, resource: dict[str, Any]) -> None:
-        """Write a new resource; ItemExists if its id is taken (a repeat of the same request)."""
+        """Write a new resource; ItemExists if its id is taken (a repeat of the same request).
+        An owned resource's entry in its organizer's index first (a plain put: a repeat rewrites
+        the same entry), so the list never misses a resource that exists."""
+        if resource.get("organizer_id"):
+            self.client.put_item(TableName=self.table, Item=_attrs({
+                "pk": f"OWNER#{resource['organizer_id']}", "sk": f"RESOURCE#{resource['resource_id']}",
+                "resource_id": resource["resource_id"], "created_at": resource["created_at"]}))
         try:
             self.client.put_item(**put_new(self.table, {"pk": f"RESOURCE#{resource['resource_id']}", "sk": "META",
                                                         **resource})["Put"])
@@ -34,6 +43,15 @@ class ResourceStore(Table):
         if item is None:
             return None
         return {key: value for key, value in item.items() if key not in ("pk", "sk")}
+
+    def owned_resources(self, organizer_id: str) -> list[dict[str, Any]]:
+        """Every resource the organizer created, whole, oldest first (by creation, then id)."""
+        index = self._query_prefix(f"OWNER#{organizer_id}", "RESOURCE#")
+        index.sort(key=lambda item: (item["created_at"], item["resource_id"]))
+        found = self._batch_get([{"pk": f"RESOURCE#{item['resource_id']}", "sk": "META"} for item in index])
+        return [{key: value for key, value in found[(f"RESOURCE#{item['resource_id']}", "META")].items()
+                 if key not in ("pk", "sk")}
+                for item in index if (f"RESOURCE#{item['resource_id']}", "META") in found]
 
     def read_granules(self, resource_id: str, utc_days: Iterable[str]) -> dict[str, dict[str, Any]]:
         """Every claimed granule of a resource on the given UTC days, by "YYYY-MM-DDTHH:MM"

@@ -11,6 +11,9 @@ class Resources(Protocol):
 
     def get_resource(self, resource_id: str) -> dict[str, Any] | None: ...
 
+    def owned_resources(self, organizer_id: str) -> list[dict[str, Any]]:
+        """The organizer's resources, oldest first."""
+
 
 class AppointmentStore(Catalog, Resources, InventoryReads, Protocol):
     """Services and resources of appointments, and their slots' availability."""

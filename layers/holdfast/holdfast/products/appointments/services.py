@@ -52,6 +52,12 @@ class AppointmentService:
             resource = existing
         return describe_resource(resource)
 
+    def resources(self, caller: Caller) -> dict[str, Any]:
+        """The calling organizer's own resources, oldest first (the operator page offers them when
+        a service is made, and for the day view). Resources are not offerings: a key limited to
+        some offerings sees them too, as it may name them when its offerings' services use them."""
+        return {"resources": [describe_resource(resource) for resource in self.store.owned_resources(caller.organizer_id)]}
+
     def resource_day(self, resource_id: str, day_text: str | None, caller: Caller | None = None) -> dict[str, Any]:
         """What holds the resource on one of its local days, for its organizer: each run of granules
         one session uses, with its seats held and sold. A private booking is its own session (its

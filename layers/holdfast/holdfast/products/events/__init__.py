@@ -14,4 +14,5 @@ PRODUCT = register_product(Product(
         ("DELETE", "/events/{event_id}/doors/{door_id}"): "doors",
         ("GET", "/events/{event_id}/checkins"): "doors",
     },
+    exports={"checkins": "holdfast.products.events.services.doors:CHECKIN_EXPORT"},
 ))

@@ -27,6 +27,7 @@ from holdfast import kinds
 from holdfast.clock import iso
 from holdfast.domain.booking import Booking
 from holdfast.domain.errors import Busy, NotFound, Unauthorized
+from holdfast.domain.exports import ProductExport, moment
 from holdfast.domain.organizers import Caller, require_owner
 from holdfast.domain.signatures import TokenInvalid, device_key_matches, new_device, revoked_may_sync
 from holdfast.ports import Change, Clock
@@ -266,6 +267,21 @@ class Doors:
                               for minute, counts in sorted(per_minute.items())],
                 "recent": [{key: c.get(key) for key in ("ticket_id", "seat_id", "door_id", "checked_in_at", "mode")}
                            for c in found[-20:][::-1]]}
+
+
+def checkin_rows(store: Any, offering: dict[str, Any]) -> list[dict[str, Any]]:
+    """The check-in export's rows of one offering (``CHECKIN_EXPORT``): every ticket admitted at its
+    doors, read from the check-ins themselves."""
+
+    return [{"ticket_id": c["ticket_id"], "booking_id": c.get("booking_id"), "seat_id": c.get("seat_id"),
+             "door_id": c.get("door_id"), "checked_in_at": moment(c.get("checked_in_at")), "mode": c.get("mode")}
+            for c in store.event_checkins(offering["event_id"])]
+
+
+#: The ``checkins`` CSV export (``Product.exports``; docs/api.md, "Exports"): a row per ticket admitted
+CHECKIN_EXPORT = ProductExport(
+    columns=("ticket_id", "booking_id", "offering_id", "offering_name", "seat_id", "door_id", "checked_in_at", "mode"),
+    moment="checked_in_at", key="ticket_id", rows="holdfast.products.events.services.doors:checkin_rows")
 
 
 def _refused(reason: str, **known: Any) -> dict[str, Any]:

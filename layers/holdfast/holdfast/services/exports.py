@@ -1,0 +1,132 @@
+"""The organizer's CSV exports (``GET /admin/exports/{export}.csv``): the rows of its own offerings'
+bookings (and, through a product, of what happened at their doors), filtered by offering and time,
+in pages ordered by the row's moment.
+
+The rows are read from where each fact lives (the offering's bookings through its booking index,
+a product's own items through its export function), never from a copy. A page is the rows after
+the cursor's (moment, key) in that order, so a row written while an export is paged through is
+either on a later page or, when its moment is earlier than the cursor's, on none of this pass: a
+second pass with the same filters lists it (docs/api.md, "Exports")."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Iterable
+
+from .. import kinds
+from ..clock import iso, parse_iso
+from ..domain import exports
+from ..domain.booking import Booking
+from ..domain.errors import InvalidRequest, NotFound
+from ..domain.organizers import Caller
+from ..domain.statuses import BookingStatus
+from ..kinds.products import export_sources, resolve
+from ..ports import ExportStore
+from .listing import decode_cursor, encode_cursor, page_limit
+
+
+class ExportService:
+    def __init__(self, store: ExportStore) -> None:
+        self.store = store
+
+    def page(self, caller: Caller, export: str, offering: str | None = None, since: str | None = None,
+             until: str | None = None, cursor: str | None = None, limit: int | str | None = None) -> dict[str, Any]:
+        """One page: ``text`` (the CSV, BOM and header row included), ``rows`` (how many) and
+        ``next_cursor`` (None on the last page). 404 for an export that does not exist or an
+        offering the key does not see; 400 for a bad time or a cursor of other filters."""
+        products = {name: resolve(reference) for name, reference in export_sources().items()}
+        if export not in exports.COLUMNS and export not in products:
+            known = ", ".join([*exports.COLUMNS, *products])
+            raise NotFound(f"No export {export}; there are {known}.", code="export_not_found")
+        product = products.get(export)
+        size = page_limit(limit, exports.PAGE_ROWS)
+        low, high = _time(since, "from"), _time(until, "to")
+        # the cursor is bound to the organizer and every filter: another query's cursor is a 400
+        bound = f"export/{caller.organizer_id}/{export}/{offering or ''}/{low or ''}/{high or ''}"
+        after = decode_cursor(cursor, bound, "", "\uffff")["sk"] if cursor else ""
+        moment = product.moment if product else exports.MOMENT[export]
+        rows = []
+        for row in self._rows(caller, export, product, offering):
+            at = row.get(moment) or ""
+            if (low and at < low) or (high and at >= high):
+                continue
+            position = f"{at}\x01{row['_key']}"
+            if position > after:
+                rows.append((position, row))
+        rows.sort(key=lambda pair: pair[0])
+        shown = rows[:size]
+        following = encode_cursor(bound, shown[-1][0]) if len(rows) > size else None
+        columns = product.columns if product else exports.COLUMNS[export]
+        return {"text": exports.page_text(columns, (row for _, row in shown)), "rows": len(shown),
+                "next_cursor": following}
+
+    def _offerings(self, caller: Caller, offering: str | None) -> list[dict[str, Any]]:
+        owned = [item for item in self.store.owned_offerings(caller.organizer_id)
+                 if caller.sees_offering(item["event_id"])]
+        if offering is None:
+            return owned
+        chosen = [item for item in owned if item["event_id"] == offering]
+        if not chosen:
+            raise NotFound(f"No offering {offering}.", code="offering_not_found")
+        return chosen
+
+    def _rows(self, caller: Caller, export: str, product: exports.ProductExport | None,
+              offering: str | None) -> Iterable[dict[str, Any]]:
+        for item in self._offerings(caller, offering):
+            named = {"offering_id": item["event_id"], "offering_name": item["name"]}
+            if product is not None:
+                for row in resolve(product.rows)(self.store, item):
+                    yield {**named, **row, "_key": str(row[product.key])}
+                continue
+            bookings = self.store.get_bookings(self.store.event_booking_ids(item["event_id"]))
+            for booking in sorted(bookings, key=lambda b: b.booking_id):
+                for row in _booking_rows(export, booking):
+                    yield {**named, **row}
+
+
+def _booking_rows(export: str, booking: Booking) -> list[dict[str, Any]]:
+    payment = booking.payment
+    confirmed_at = exports.moment((payment.paid_at if payment and payment.paid_at else None) or booking.updated_at)
+    if export == "sales":
+        if booking.status != BookingStatus.CONFIRMED:
+            return []
+        return [{"_key": booking.booking_id, "booking_id": booking.booking_id, "confirmed_at": confirmed_at,
+                 "quantity": booking.places.quantity, "amount": exports.amount(booking.amount.value),
+                 "currency": booking.amount.currency, "payment_id": payment.payment_id if payment else None,
+                 "payment_mode": booking.payment_mode.value}]
+    if export == "attendees":
+        if booking.status != BookingStatus.CONFIRMED:
+            return []
+        seats = list(booking.places.units) or [None] * booking.places.quantity
+        return [{"_key": f"{booking.booking_id}#{n:04d}", "booking_id": booking.booking_id, "place": n,
+                 "seat_id": seat, "contact_email": booking.contact_email, "language": booking.language,
+                 "confirmed_at": confirmed_at} for n, seat in enumerate(seats, start=1)]
+    if export == "refunds":
+        refund = payment.refund if payment else None
+        if not refund:
+            return []
+        money = refund.get("amount") or {"value": booking.amount.value, "currency": booking.amount.currency}
+        return [{"_key": booking.booking_id, "booking_id": booking.booking_id,
+                 "requested_at": exports.moment(refund.get("requested_at")), "amount": exports.amount(money["value"]),
+                 "currency": money["currency"], "status": refund.get("status"), "reason": refund.get("reason"),
+                 "payment_id": payment.payment_id if payment else None, "refund_id": refund.get("refund_id")}]
+    # receipts: the lines of a paid booking's fiscal receipt
+    if not payment or not payment.receipt or not payment.paid_at:
+        return []
+    return [{"_key": f"{booking.booking_id}#{n:04d}", "booking_id": booking.booking_id,
+             "paid_at": exports.moment(payment.paid_at), "line": n, "description": line["description"],
+             "quantity": int(line["quantity"]), "unit_amount": exports.amount(line["unit"]), "currency": line["currency"],
+             "vat_code": int(line["vat_code"]), "payment_mode": line["payment_mode"],
+             "tax_system_code": int(payment.receipt["tax_system_code"]), "payment_id": payment.payment_id}
+            for n, line in enumerate(payment.receipt["lines"], start=1)]
+
+
+def _time(text: str | None, name: str) -> str | None:
+    """``from``/``to`` as the exports write times (a date is its midnight UTC); 400 otherwise."""
+    if not text:
+        return None
+    try:
+        moment: datetime = parse_iso(text if "T" in text else f"{text}T00:00:00Z")
+        written = iso(moment)
+    except (ValueError, OverflowError):   # not a time, or one that leaves the calendar once in UTC
+        raise InvalidRequest(f"'{name}' is not an ISO 8601 date or time.", code="invalid_time", field=name) from None
+    return exports.moment(written)

@@ -1,0 +1,129 @@
+"""The CSV exports (services/exports.py, domain/exports.py) on the in-memory table: exactly the
+confirmed orders of the organizer's own offerings, a refund asked, pages that follow one another
+by a cursor bound to the filters, time windows, and one file format (BOM, header row, CRLF,
+quoting, ISO times, amounts with two decimals)."""
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from holdfast.domain import exports
+from holdfast.domain.errors import InvalidRequest, NotFound
+from holdfast.domain.organizers import Caller
+from holdfast.schemas import BookingIn
+from holdfast.services.exports import ExportService
+from tests.support.fake_table import FakeTableStore
+from tests.unit.conftest import event_request
+
+ACME = Caller("org-acme", "key_acme1")
+OTHER = Caller("org-other", "key_other1")
+
+
+@pytest.fixture
+def store():
+    return FakeTableStore()
+
+
+def parsed(page: dict) -> list[dict[str, str]]:
+    assert page["text"].startswith(exports.BOM)
+    rows = list(csv.DictReader(io.StringIO(page["text"].removeprefix(exports.BOM), newline="")))
+    assert len(rows) == page["rows"]
+    return rows
+
+
+def confirmed(bookings, payments, provider, event_id: str, who: str, quantity: int = 1) -> str:
+    booking = bookings.create_booking(event_id, who, f"{who}-1", BookingIn(quantity=quantity)).booking
+    payment_id = payments.start_payment(booking.booking_id, who, f"{who}-p").payment.payment_id
+    provider.pay(payment_id)
+    payments.apply_provider_payment(provider.get_payment(payment_id))
+    assert bookings.store.get_booking(booking.booking_id).status.value == "CONFIRMED"
+    return booking.booking_id
+
+
+def test_sales_list_exactly_the_confirmed_orders_of_the_organizers_own_offerings(catalog, bookings, payments, provider,
+                                                                                 store, clock):
+    mine = catalog.create_event(event_request(name="Вечер, джаз \"live\""), None, ACME)
+    theirs = catalog.create_event(event_request(name="Theirs"), None, OTHER)
+    paid = [confirmed(bookings, payments, provider, mine["event_id"], who, 2) for who in ("alice", "bob")]
+    bookings.create_booking(mine["event_id"], "carol", "carol-1", BookingIn(quantity=1))   # held, never paid
+    confirmed(bookings, payments, provider, theirs["event_id"], "dave")
+    service = ExportService(store)
+
+    page = service.page(ACME, "sales")
+    rows = parsed(page)
+    assert sorted(row["booking_id"] for row in rows) == sorted(paid)
+    assert {row["offering_name"] for row in rows} == {"Вечер, джаз \"live\""}      # quoted, and read back whole
+    assert {(row["quantity"], row["amount"], row["currency"]) for row in rows} == {("2", "3000.00", "RUB")}
+    assert all(len(row["confirmed_at"]) == 20 and row["confirmed_at"].endswith("Z") for row in rows)
+    assert page["text"].split("\r\n")[0] == exports.BOM + ",".join(exports.COLUMNS["sales"])
+    assert page["next_cursor"] is None
+    assert [row["booking_id"] for row in parsed(service.page(OTHER, "sales"))] != paid
+    attendees = parsed(service.page(ACME, "attendees"))
+    assert sorted((row["booking_id"], row["place"]) for row in attendees) == sorted(
+        (booking_id, place) for booking_id in paid for place in ("1", "2"))
+    # a key limited to another offering sees none of these, and naming this one is its 404
+    limited = Caller("org-acme", "key_acme2", offerings=frozenset({"elsewhere"}))
+    assert parsed(service.page(limited, "sales")) == []
+    with pytest.raises(NotFound) as hidden:
+        service.page(limited, "sales", offering=mine["event_id"])
+    assert hidden.value.code == "offering_not_found"
+
+
+def test_pages_follow_one_another_by_a_cursor_bound_to_the_filters(catalog, bookings, payments, provider, store, clock):
+    event = catalog.create_event(event_request(), None, ACME)
+    paid = [confirmed(bookings, payments, provider, event["event_id"], f"c{n}") for n in range(3)]
+    service = ExportService(store)
+    seen, cursor = [], None
+    for _ in range(5):
+        page = service.page(ACME, "sales", cursor=cursor, limit=1)
+        seen += [row["booking_id"] for row in parsed(page)]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert sorted(seen) == sorted(paid) and len(seen) == 3
+    first = service.page(ACME, "sales", limit=1)["next_cursor"]
+    for call in (lambda: service.page(ACME, "sales", offering=event["event_id"], cursor=first),
+                 lambda: service.page(OTHER, "sales", cursor=first),
+                 lambda: service.page(ACME, "refunds", cursor=first)):
+        with pytest.raises(InvalidRequest) as refused:
+            call()
+        assert refused.value.code == "invalid_cursor"
+
+
+def test_a_time_window_and_bad_requests(catalog, bookings, payments, provider, store, clock):
+    event = catalog.create_event(event_request(), None, ACME)
+    confirmed(bookings, payments, provider, event["event_id"], "alice")
+    service = ExportService(store)
+    today = clock().date().isoformat()
+    assert len(parsed(service.page(ACME, "sales", since=today))) == 1
+    assert parsed(service.page(ACME, "sales", until=today)) == []
+    assert parsed(service.page(ACME, "sales", since="2999-01-01T00:00:00Z")) == []
+    with pytest.raises(InvalidRequest) as bad:
+        service.page(ACME, "sales", since="next tuesday")
+    assert (bad.value.code, bad.value.details) == ("invalid_time", {"field": "from"})
+    for edge in ("0001-01-01T00:00:00+05:00", "9999-12-31T23:00:00-05:00"):   # outside the calendar in UTC
+        with pytest.raises(InvalidRequest) as bad:
+            service.page(ACME, "sales", since=edge)
+        assert bad.value.code == "invalid_time"
+    with pytest.raises(NotFound) as missing:
+        service.page(ACME, "tickets")
+    assert missing.value.code == "export_not_found"
+
+
+def test_a_refund_asked_is_a_row_of_the_refunds_export(catalog, bookings, payments, provider, reviews, store, clock):
+    event = catalog.create_event(event_request(), None, ACME)
+    booking_id = confirmed(bookings, payments, provider, event["event_id"], "alice")
+    reviews.cancel(booking_id, "olga", "the customer asked", ACME)
+    rows = parsed(ExportService(store).page(ACME, "refunds"))
+    assert [(row["booking_id"], row["amount"], row["currency"]) for row in rows] == [(booking_id, "1500.00", "RUB")]
+    assert rows[0]["status"] and rows[0]["requested_at"].endswith("Z")
+    assert parsed(ExportService(store).page(ACME, "sales")) == []      # no longer a confirmed order
+
+
+def test_the_format_is_one_for_every_export():
+    assert exports.amount("1500") == "1500.00" and exports.amount(1.5) == "1.50"
+    assert exports.moment("2026-12-07T11:00:00.123Z") == "2026-12-07T11:00:00Z" and exports.moment(None) == ""
+    text = exports.page_text(("ticket_id", "door_id", "mode"), [{"ticket_id": "t1", "mode": None}])
+    assert text == exports.BOM + "ticket_id,door_id,mode\r\nt1,,\r\n"
