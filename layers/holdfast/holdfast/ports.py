@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence
 
 if TYPE_CHECKING:
     import random
@@ -344,8 +344,11 @@ class EventBookings(Protocol):
 
 class Cancellations(EventBookings, Protocol):
     def mark_event_cancelled(self, event_id: str, reason: str, key: str, fingerprint: str, at: str,
-                             by: dict[str, str] | None = None) -> None:
-        """Raises EventNotFound, AlreadyCancelled or KeyUsed when it changed nothing."""
+                             by: dict[str, str] | None = None, catalog_version: int | None = None,
+                             drop_index: Sequence[tuple[str, str]] = ()) -> None:
+        """Raises EventNotFound, AlreadyCancelled, KeyUsed or (with ``catalog_version``, the event
+        changed since it was read) StaleBooking when it changed nothing; ``drop_index``: the
+        listing's index items of the event as read, deleted with the cancel."""
         ...
 
     def cancel_request(self, key: str) -> dict[str, Any] | None: ...
