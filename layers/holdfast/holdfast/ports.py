@@ -405,7 +405,10 @@ class PersonalData(Protocol):
 
     def erase_customer_notes(self, customer_id: str) -> None: ...
 
-    def erase_customer_lines(self, customer_id: str) -> None: ...
+    def erase_customer_lines(self, customer_id: str) -> list[str]:
+        """Leave every line the customer joined; returns the events whose turn of theirs is left
+        because an offer is in flight for it (claimed, or held for them)."""
+        ...
 
 
 class PersonalDataStore(EventReads, BookingReads, BookingSaves, PersonalData, Protocol):
