@@ -371,6 +371,17 @@ class NotificationLog(Protocol):
 
     def forget_notification(self, customer_id: str, dedup_id: str) -> None: ...
 
+    def list_notifications(self, customer_id: str) -> list[dict[str, Any]]: ...
+
+    def mark_notification(self, customer_id: str, dedup_id: str, was: str, now: str) -> bool:
+        """Set a recorded notification's ``delivery`` from ``was`` to ``now``; False when it was not
+        ``was`` (another delivery moved it first)."""
+        ...
+
+    def booking_outbox(self, booking_id: str, version: int) -> dict[str, Any] | None:
+        """The outbox event of the booking's change ``version`` while it is kept, else None."""
+        ...
+
 
 class MessageReads(Protocol):
     """What a message says about a booking: the booking and its offering as they are now."""
