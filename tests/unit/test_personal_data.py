@@ -175,11 +175,15 @@ def test_erasure_on_request_takes_the_customers_standing_with_addresses_too(
     mail.own_contact("alice", own, "2030-01-01T00:00:00.000Z")
     mail.request_confirmation("alice", other, "h", "2031-01-08T00:00:00.000Z", "2030-01-01T00:00:00.000Z")
     mail.suppress(other, "bounce", "2030-01-01T00:00:00.000Z")
+    third = address_key("t@example.org")   # confirmed: its announcement (issue 42, finding 6) names its digest
+    mail.request_confirmation("alice", third, "h3", "2031-01-08T00:00:00.000Z", "2030-01-01T00:00:00.000Z")
+    assert mail.confirm_contact("alice", third, "h3", "2030-01-02T00:00:00.000Z")
     _paid(bookings, payments, provider, ga_event)
     clock.now = clock.now.replace(month=2, day=2)
     assert personal.forget("alice") == {"erased": 1}
     assert mail.contact("alice", own) is None and mail.contact("alice", other) is None
     assert mail.is_suppressed(other)
+    assert not _naming(store, third), "nothing names an address of hers but the suppression list"
 
 
 def test_a_reservation_s_ticket_and_gate_case_lose_the_plate_and_customer_with_it(

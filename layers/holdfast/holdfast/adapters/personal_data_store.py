@@ -122,8 +122,9 @@ class PersonalDataRecords:
     def erase_customer_notes(self, customer_id: str) -> None:
         """Every notification recorded for the customer (an event's change is recorded per customer)
         and the customer's standing with the addresses they gave and the day's count of new ones
-        (services/mail_policy.py)."""
-        for prefix in ("NOTE#", "CONTACT#", "NEWADDR#"):
+        (services/mail_policy.py), and the announcements of addresses they confirmed (an address's
+        digest, kept a week for the notifier)."""
+        for prefix in ("NOTE#", "CONTACT#", "NEWADDR#", "OUTBOX#CONTACT#"):
             for note in self.db._query_prefix(f"CUSTOMER#{customer_id}", prefix, projection="pk, sk"):
                 self._delete(note["pk"], note["sk"])
 
