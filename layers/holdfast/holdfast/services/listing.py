@@ -330,7 +330,9 @@ def publish_offering(store: Catalog, clock: Clock, read: Callable[[], dict[str, 
         version = int(event.get("catalog_version") or 0)
         changes = {"published": True, "published_at": iso(clock()), "catalog_version": version + 1}
         after = {**event, **changes}
-        store.update_event_listing(event["event_id"], version, changes, [], index_items(after))
+        # a cancelled offering is listed no more (its cancel dropped its items): none put back
+        store.update_event_listing(event["event_id"], version, changes, [],
+                                   [] if after.get("cancelled_at") else index_items(after))
         return after
 
     return transitions.decide_again(read, write, attempts=UPDATE_ATTEMPTS, exhausted=TooBusy(),
