@@ -5,7 +5,9 @@
   emailed through SES when configured and the mail policy allows). Failed messages return to the
   queue (partial batch).
   An ``event.changed`` detail (a change of start time or venue) becomes one notification for each
-  customer holding places of the event (services/event_announcements.py).
+  customer holding places of the event (services/event_announcements.py). A ``contact.confirmed``
+  detail (a customer confirmed an address) sends the messages held for that address whose booking
+  has not changed since (services/notifications.py ``deliver_held``).
 * ``{"remind_bucket": {"bucket"}}`` from the hold expiry state machine's tick: for each hold of
   the bucket still unpaid, whatever its offering, the "your hold ends soon" reminder, once (an empty
   bucket: reminders are off; with ``event_id``: one offering's bucket, for executions started
@@ -19,7 +21,7 @@ from holdfast.domain.statuses import BookingStatus
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.sqs_batch import SqsMessage, process_batch
 from holdfast.services.event_announcements import announce
-from holdfast.services.notifications import BatchReads, log_sent, notify
+from holdfast.services.notifications import BatchReads, deliver_held, log_sent, notify
 
 wiring.cold_start()
 
@@ -48,6 +50,10 @@ def handle_record(record: SqsMessage, store=None) -> None:
     if detail.get("type") == "event.changed" and detail.get("event_id"):
         sent = announce(wiring.store(), detail, wiring.email_sender(), wiring.message_site(), wiring.mail_gate())
         logger.info("event change announced", extra={"event_id": detail["event_id"], "notified": sent})
+        return
+    if detail.get("type") == "contact.confirmed":
+        sent = deliver_held(wiring.store(), detail, wiring.email_sender(), wiring.message_site(), wiring.mail_gate())
+        logger.info("held messages delivered to a confirmed address", extra={"sent": sent})
         return
     if not detail.get("booking_id") or not detail.get("customer_id"):
         logger.warning("not a booking change; dropped", extra={"detail_type": envelope.get("detail-type")})

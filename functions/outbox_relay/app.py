@@ -73,6 +73,8 @@ def record_notifications(image: dict[str, Any]) -> None:
         from holdfast.services.event_announcements import announce   # a venue change: rare, loaded then
 
         announce(wiring.store(), image)
+    elif image.get("type") == "contact.confirmed":
+        return   # nothing was held back without a sender (the notifier's part, with a bus)
     else:
         notify(wiring.store(), image)
 

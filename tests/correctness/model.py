@@ -15,7 +15,7 @@ against the table and the provider's own records; ``settle`` ends a history by d
 is outstanding and checks the settled money rule.
 
 Failures are AssertionErrors whose message starts with the rule's code (I1-I10, M1-M5, S1-S4,
-E1-E2, R2-R4, W1-W3, SW1-SW2, X1-X2, C1-C2, A1, T1, V1, H1, O1-O3), so a report names what broke.
+E1-E3, R2-R4, W1-W3, SW1-SW2, X1-X2, C1-C2, A1, T1, V1, H1, O1-O3), so a report names what broke.
 """
 from __future__ import annotations
 
@@ -442,12 +442,16 @@ class ErasureStore:
     def _fake_erase_customer_notes(self, customer_id: str) -> None:
         return None   # notifications and addresses: the model sends none
 
-    def _fake_erase_customer_lines(self, customer_id: str) -> None:
+    def _fake_erase_customer_lines(self, customer_id: str) -> list[str]:
+        kept = []
         with self.table.lock:
             for (pk, sk), joined in list(self.table.items.items()):
-                if pk == f"CUSTOMER#{customer_id}" and sk.startswith("WAITLIST#") \
-                        and self._fake_turns(customer_id, joined["event_id"], leave_waiting=True):
-                    self.table.items.pop((pk, sk), None)
+                if pk == f"CUSTOMER#{customer_id}" and sk.startswith("WAITLIST#"):
+                    if self._fake_turns(customer_id, joined["event_id"], leave_waiting=True):
+                        self.table.items.pop((pk, sk), None)
+                    else:
+                        kept.append(str(joined["event_id"]))
+        return kept
 
 
 #: The customers' verified addresses (the handlers' mail policy gives them to their holds): with
@@ -1485,6 +1489,37 @@ class BookingModel:
         self.note(f"customer_erases {customer}: {result or getattr(error, 'code', None)}")
         self.log[f"customer_erases:{'erased' if result else getattr(error, 'code', None)}"] += 1
 
+    def erased_during_offer(self, d: Draw) -> None:
+        """The relay claims the head of a waitlist (a PENDING offer) and dies before the hold; the
+        customer whose turn it is asks DELETE /customers/me; the relay's next pass. E3: once an
+        erasure has answered, no offer makes a booking under that customer's id (it refuses with
+        ``offer_pending`` while the offer is in flight, and a waiting turn leaves the line)."""
+        event_id = self.events[d.choice(["ga", "ga", "hot"])]
+        head = self.store.waitlist_head(event_id)
+        if head is None:
+            self.reached = False
+            return
+        claimed = self.kind.largest_holdable(self.storage.snapshot(), event_id) >= int(head["quantity"]) \
+            and self.store.waitlist_claim(event_id, head, iso(self.clock()))
+        customer = head["customer_id"] if d.choice([True, True, False]) else d.choice(CUSTOMERS)
+        before = set(self.store.customer_booking_ids(customer, event_id))
+        result, error = self._erasing(f"DELETE /customers/me ({customer}) with an offer claimed",
+                                      lambda: self._personal().forget(customer))
+        try:
+            made = self.waitlist.advance(event_id)
+        except Exception as exc:  # noqa: BLE001
+            raise AssertionError(f"W1 the waitlist stopped after an erasure: advance raised {type(exc).__name__}") from exc
+        for booking_id in made:
+            booking = self.store.get_booking(booking_id)
+            if booking is not None:
+                self._remember(booking_id, booking.customer_id)
+        after = set(self.store.customer_booking_ids(customer, event_id)) - before
+        assert error is not None or not after, \
+            f"E3 DELETE /customers/me ({customer}) answered {result} and the waitlist then made {sorted(after)} for them"
+        self.note(f"erased_during_offer {customer} (head {head['customer_id']}, claimed {bool(claimed)}): "
+                  f"{result or getattr(error, 'code', None)}, {len(made)} offer(s)")
+        self.log[f"erased_during_offer:{'erased' if result else getattr(error, 'code', None)}"] += 1
+
     def retention_sweep(self, d: Draw) -> None:
         """The retention sweep at any point, with a period of none or one day: every booking whose
         end (and last change) is that far past is erased, and no other."""
@@ -2127,6 +2162,8 @@ OPERATIONS: dict[str, int] = {
     # containers), a refund refused after a cancel, a parking window begun before the hold
     "customer_erases": 1, "retention_sweep": 1, "organizer_moves_start": 1, "refund_refused": 1,
     "parking_window_begun": 1,
+    # issue 42, finding 7: an erasure while the relay has claimed the customer's waitlist turn
+    "erased_during_offer": 1,
 }
 
 

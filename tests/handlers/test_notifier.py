@@ -169,3 +169,50 @@ def test_a_buckets_reminders_read_per_chunk_and_go_once_to_each_unpaid_hold(hand
     assert wiring.store().list_notifications("rb-2") == []
     assert sum(call("notifier", {"remind_bucket": {"bucket": bucket}})[1]["reminded"]
                for bucket in sorted(buckets)) == 0
+
+
+def test_a_message_held_for_an_address_goes_out_once_the_address_is_confirmed(handler_env, monkeypatch):
+    """Issue 42, finding 6, through the handlers: a hold names an address that is not the
+    customer's own; its message becomes a request to confirm; POST /contacts/confirm with the
+    link's token writes ``contact.confirmed`` with the confirmation, and the notifier, given that
+    event, sends the held message (once, however often the event arrives)."""
+    import json
+
+    sent = []
+
+    class Outbox:
+        def send(self, to, message):
+            sent.append((to, message.subject, message.text))
+            return f"m-{len(sent)}"
+
+    def queued(detail):
+        envelope = {"detail-type": detail["type"], "source": "holdfast.bookings", "detail": detail}
+        return {"Records": [{"messageId": f"m-{detail['type']}", "receiptHandle": "r", "body": json.dumps(envelope, default=str)}]}
+
+    monkeypatch.setattr(wiring, "email_sender", functools.cache(Outbox))
+    created = call("events_api", api_event("create_event.json", headers={"X-Api-Key": "organizer-test-key"}))[1]
+    status, booking = call("bookings_api", api_event(
+        "create_booking.json", path_params={"event_id": created["event_id"]},
+        body={"quantity": 1, "contact_email": "held@example.org"},
+        headers={"Idempotency-Key": "h-1", "X-Customer-Id": "held-1"}))
+    assert status == 201
+    held = wiring.store().booking_outbox(booking["booking_id"], 1)
+    assert call("notifier", queued(held))[1] == {"batchItemFailures": []}
+    [(to, subject, text)] = sent
+    assert (to, subject) == ("held@example.org", CONFIRM_SUBJECT)
+    token = next(word for word in text.split() if "token=" in word).split("token=")[1]
+
+    confirm = api_event("create_booking.json", drop_headers=("X-Customer-Id",))
+    confirm.update(resource="/contacts/confirm", path="/contacts/confirm", httpMethod="POST", body=None,
+                   pathParameters=None, queryStringParameters={"token": token},
+                   multiValueQueryStringParameters={"token": [token]})
+    confirm["requestContext"].update(resourcePath="/contacts/confirm", httpMethod="POST", path="/contacts/confirm")
+    status, answer = call("bookings_api", confirm)
+    assert (status, answer) == (200, {"confirmed": True})
+    [announcement] = wiring.store().db._query_prefix("CUSTOMER#held-1", "OUTBOX#CONTACT#")
+    detail = {k: v for k, v in announcement.items() if k not in ("pk", "sk", "ttl")}
+    for _ in range(2):
+        assert call("notifier", queued(detail))[1] == {"batchItemFailures": []}
+    assert [(to, subject == CONFIRM_SUBJECT) for to, subject, _ in sent] == [
+        ("held@example.org", True), ("held@example.org", False)]
+    assert booking["booking_id"] in sent[1][2]

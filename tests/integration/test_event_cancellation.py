@@ -216,3 +216,25 @@ def test_a_payment_after_the_cancellation_is_refunded_never_confirmed(api, sandb
     booking = api.wait_status(booking_id, who, "REFUNDED")
     assert "CONFIRMED" not in [e["to_status"] for e in booking["journal"]]
     assert len(sandbox.refunds(payment_id)) == 1
+
+
+def test_a_cancelled_event_leaves_the_catalog_and_its_search(api):
+    """Issue 42, finding 7, over HTTP: a published event, once cancelled, is neither listed by
+    GET /events (by its city too) nor found by ?q=, and an edit after the cancel does not list it
+    again; the catalog showed it with its places free before."""
+    name = f"Flooded gala {uuid.uuid4().hex[:6]}"
+    city = f"Tver{uuid.uuid4().hex[:4]}"
+    event_id = api.create_event(name=name, city=city)["event_id"]
+    assert api.request("POST", f"/events/{event_id}/publish", organizer=True).status_code == 200
+
+    def listed(**params):
+        answer = api.request("GET", "/events", params=params)
+        assert answer.status_code == 200, answer.text
+        return [e["event_id"] for e in answer.json()["events"]]
+
+    assert event_id in listed(city=city) and event_id in listed(q="flooded gala")
+    assert cancel(api, event_id).status_code == 202
+    assert event_id not in listed(city=city) and event_id not in listed(q="flooded gala")
+    edited = api.request("PATCH", f"/events/{event_id}", organizer=True, json={"name": f"{name} again"})
+    assert edited.status_code == 200, edited.text
+    assert event_id not in listed(city=city) and event_id not in listed(q="again")

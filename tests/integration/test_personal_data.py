@@ -135,3 +135,35 @@ def test_a_postponed_event_keeps_its_bookings_after_its_old_start(api, sandbox, 
     refused = api.request("DELETE", "/customers/me", customer=who)
     assert refused.status_code == 409, refused.text
     assert refused.json()["error"]["details"]["bookings"] == [booking_id]
+
+
+def test_erasure_is_refused_while_a_waitlist_offer_is_being_made_for_the_customer(api, system):
+    """Issue 42, finding 7, over HTTP: the relay has claimed the customer's turn (its offer's hold
+    not made yet; claimed here in the table as a relay that died would leave it), and DELETE
+    /customers/me answers 409 ``offer_pending`` and erases nothing; once the turn is back in the
+    line, the erasure takes the customer out of it (204), so no relay can make them an offer."""
+    from holdfast.adapters.dynamo import BookingStore
+    from holdfast.clock import iso, system_clock
+
+    stack = system["stack"]
+    store = BookingStore(stack.resources["BookingsTable"], stack.boto3_client("dynamodb"))
+    who, rival = customer(), customer()
+    event_id = api.create_event(capacity=1)["event_id"]
+    assert api.book(event_id, rival).status_code == 201
+    joined = api.request("POST", f"/events/{event_id}/waitlist", customer=who,
+                         json={"quantity": 1, "contact_email": EMAIL})
+    assert joined.status_code in (200, 201), joined.text
+    head = store.waitlist_head(event_id)
+    assert head["customer_id"] == who and store.waitlist_claim(event_id, head, iso(system_clock()))
+
+    refused = api.request("DELETE", "/customers/me", customer=who)
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["error"]["code"] == "offer_pending"
+    assert refused.json()["error"]["details"]["events"] == [event_id]
+    assert api.request("GET", f"/events/{event_id}/waitlist", customer=who).json()["state"] == "OFFERING"
+
+    [offer] = [o for o in store.waitlist_offers(event_id) if o["customer_id"] == who]
+    assert store.waitlist_unclaim(event_id, offer)   # the places were not there: back in the line
+    assert api.request("DELETE", "/customers/me", customer=who).status_code == 204
+    assert api.request("GET", f"/events/{event_id}/waitlist", customer=who).status_code == 404
+    assert store.waitlist_head(event_id) is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.support.fakes import Item, MemoryTable, _Fake, absent, always
+from tests.support.fakes import Item, MemoryTable, Write, _Fake, absent, always
 
 PENDING, CONFIRMED = "pending", "confirmed"
 
@@ -51,7 +51,12 @@ class FakeMailPolicy(_Fake):
         def pending_on_token(old: Item | None) -> bool:
             return old is not None and old.get("status") == PENDING and old.get("token_hash") == token_hash \
                 and str(old.get("expires_at")) > now
-        if self.table.write(key, pending_on_token, lambda old: {**old, "status": CONFIRMED, "confirmed_at": now}):
+        from holdfast.adapters.mail_policy_store import confirmed_outbox
+
+        announcement = confirmed_outbox(customer_id, address_key, now)
+        if not self.table.transact([
+                Write("contact", key, pending_on_token, lambda old: {**old, "status": CONFIRMED, "confirmed_at": now}),
+                Write("outbox", (announcement["pk"], announcement["sk"]), always, lambda _: dict(announcement))]):
             return True
         item = self.table.get(*key) or {}
         return item.get("status") == CONFIRMED and item.get("token_hash") == token_hash

@@ -36,7 +36,7 @@ import time
 from dataclasses import replace
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from botocore.exceptions import ClientError, ParamValidationError
 
@@ -532,27 +532,46 @@ class FakeBookingStore(_Fake):
     # ----------------------------------------------------------------------- cancellations
 
     def mark_event_cancelled(self, event_id: str, reason: str, key: str, fingerprint: str, at: str,
-                             by: dict[str, str] | None = None) -> None:
+                             by: dict[str, str] | None = None, catalog_version: int | None = None,
+                             drop_index: Sequence[tuple[str, str]] = ()) -> None:
+        """adapters/cancellation_store.py's: with ``catalog_version``, on the event as read, its
+        listing's index items (``drop_index``) deleted with it (past 100 actions, right after)."""
         self.table.check_fault("mark_event_cancelled")
         request = {"fingerprint": fingerprint, "result_id": event_id,
                    "ttl": int(time.time()) + IDEMPOTENCY_RETENTION_SECONDS}
+
+        def cancellable(item: Item | None) -> bool:
+            if item is None or "cancelled_at" in item:
+                return False
+            return catalog_version is None or int(item.get("catalog_version") or 0) == catalog_version
+
+        marks = {"cancelled_at": at, "cancel_reason": reason, "cancel_attempt": 1,
+                 "gsi1pk": CANCELLING, "gsi1sk": event_id, "cancelled_by": dict(by or {})}
+        if catalog_version is not None:
+            marks["catalog_version"] = catalog_version + 1
         writes = [
             Write("idempotency", (f"SYSIDEM#organizer#{key}", "event_cancel"), absent, lambda _: request),
-            Write("event", (f"EVENT#{event_id}", "META"), lambda item: item is not None and "cancelled_at" not in item,
-                  _set({"cancelled_at": at, "cancel_reason": reason, "cancel_attempt": 1,
-                        "gsi1pk": CANCELLING, "gsi1sk": event_id, "cancelled_by": dict(by or {})})),
+            Write("event", (f"EVENT#{event_id}", "META"), cancellable, _set(marks)),
             *[Write(f"{GATE}:{shard:02d}", _key(gate_key(event_id, shard)), always,
                     _set({"cancelled_at": at, "event_id": event_id})) for shard in range(GATE_SHARDS)],
         ]
+        drops = [Write(f"drop:{pk}/{sk}", (pk, sk), always, lambda _: None) for pk, sk in drop_index]
+        room = TRANSACTION_LIMIT - len(writes)
+        writes, later = writes + drops[:room], drops[room:]
         failed = self._transact(writes)
         if not failed:
+            if later and self._transact(later):
+                raise TransientStoreError("the listing's index items of a cancelled event")
             return
         if "idempotency" in failed:
             raise KeyUsed(key)
         if "event" in failed:
-            if self.table.get(f"EVENT#{event_id}", "META") is None:
+            event = self.table.get(f"EVENT#{event_id}", "META")
+            if event is None:
                 raise EventNotFound(event_id)
-            raise AlreadyCancelled(event_id)
+            if "cancelled_at" in event:
+                raise AlreadyCancelled(event_id)
+            raise StaleBooking(event_id)
         raise StoreError(f"event cancel transaction cancelled: {failed}")
 
     def cancel_request(self, key: str) -> dict[str, Any] | None:

@@ -291,8 +291,17 @@ class FakeNotificationLog(_Fake):
         self.table.write((f"CUSTOMER#{customer_id}", f"NOTE#{dedup_id}"), always, lambda _: None)
 
     def list_notifications(self, customer_id: str) -> list[dict[str, Any]]:
-        """Not a port member; the adapter has it too, and tests look with it."""
         return self.table.query(f"CUSTOMER#{customer_id}", prefix="NOTE#")
+
+    def mark_notification(self, customer_id: str, dedup_id: str, was: str, now: str) -> bool:
+        self.table.check_fault("mark_notification")
+        return self.table.write((f"CUSTOMER#{customer_id}", f"NOTE#{dedup_id}"),
+                                lambda old: old is not None and old.get("delivery") == was,
+                                lambda old: {**old, "delivery": now})
+
+    def booking_outbox(self, booking_id: str, version: int) -> dict[str, Any] | None:
+        item = self.table.get(f"BOOKING#{booking_id}", f"OUTBOX#{version:06d}")
+        return None if item is None else {k: v for k, v in item.items() if k not in ("pk", "sk", "ttl")}
 
 
 class FakeResources(_Fake):

@@ -76,3 +76,41 @@ def test_cancelling_within_the_window_after_a_time_change_is_recorded_as_such(st
     assert view["status"] == "REFUNDED"
     assert "cancelled_after_time_change" in [e["action"] for e in view["journal"]]
     assert len(provider.refunds_for(payment_id)) == 1
+
+
+def test_a_change_goes_to_the_customers_own_address_not_their_earliest_bookings(store, clock, bookings, ga_event):
+    """Issue 42, finding 7: a customer whose earliest booking names an address they have not
+    confirmed (a friend's) and whose later one carries their own hears of the change at their own
+    address; it went to the earliest booking's, where it became a request to confirm that
+    address. Without an own address, the latest address they gave."""
+    from datetime import datetime, timezone
+
+    from holdfast.services.mail_policy import MailGate
+    from tests.support.fake_mail import FakeMailPolicy
+
+    from dataclasses import replace
+    from datetime import timedelta
+
+    from holdfast.domain.commands import HoldPlaces
+
+    def book(customer, key, address, own=False):
+        command = replace(HoldPlaces.of(BookingIn(quantity=1, contact_email=address)), contact_own=own)
+        clock.now += timedelta(seconds=60)
+        return bookings.create_booking(ga_event["event_id"], customer, key, command).booking
+
+    book("ann", "a1", "friend@example.com")
+    book("ann", "a2", "ann@example.com", own=True)
+    book("bob", "b1", "old@example.com")
+    book("bob", "b2", "new@example.com")
+    sent = []
+
+    class Sender:
+        def send(self, to, message):
+            sent.append((to, message.subject))
+
+    gate = MailGate(FakeMailPolicy(), lambda: datetime(2030, 1, 1, 12, tzinfo=timezone.utc), 100,
+                    "https://example.com/contacts/confirm")
+    detail = {"type": "event.changed", "event_id": ga_event["event_id"], "version": 1, "name": "Club night",
+              "at": "2030-01-01T12:00:00.000Z", "changes": {"venue": {"before": "Hall", "after": "Arena"}}}
+    assert announce(store, detail, Sender(), gate=gate) == 2
+    assert sorted(to for to, _ in sent) == ["ann@example.com", "new@example.com"]

@@ -581,10 +581,17 @@ def test_a_gates_configuration_lists_paid_reservations_that_no_longer_admit_as_v
 
 
 def test_only_a_confirmed_reservation_admits_entry():
+    """The gate decides by the doors' rule (domain/entry_rights.py), merged from the parking
+    product's own copy of it (issue 42). The one difference of the copy: it listed a hold with a
+    payment (HELD, PAYMENT_PENDING) as voided; such a booking was never CONFIRMED (nothing leads
+    back to a hold from it), so it never had an entry token to refuse, and the list no longer
+    carries it."""
+    from holdfast.domain import entry_rights
     from holdfast.domain.statuses import BookingStatus
     from holdfast.products.parking.kind import CHECKED_IN, COMPLETED, NO_SHOW
 
     statuses = [*map(str, BookingStatus), CHECKED_IN, COMPLETED, NO_SHOW]
-    assert [s for s in statuses if rules.reservation_admits_entry(s)] == ["CONFIRMED"]
-    assert {s for s in statuses if rules.reservation_voided(s, had_payment=True)} == set(statuses) - {"CONFIRMED"}
-    assert not any(rules.reservation_voided(s, had_payment=False) for s in statuses)
+    assert [s for s in statuses if entry_rights.status_admits(s)] == ["CONFIRMED"]
+    assert {s for s in statuses if entry_rights.status_revoked(s, had_payment=True)} == \
+        set(statuses) - {"CONFIRMED", "HELD", "PAYMENT_PENDING"}
+    assert not any(entry_rights.status_revoked(s, had_payment=False) for s in statuses)

@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 
 from holdfast.adapters.codec import _plain
+from holdfast.clock import iso
 from holdfast.domain.booking import JournalEntry
 from holdfast.domain.errors import Conflict
 from holdfast.domain.personal_data import erased, erased_entry, pseudonym
@@ -174,11 +175,15 @@ def test_erasure_on_request_takes_the_customers_standing_with_addresses_too(
     mail.own_contact("alice", own, "2030-01-01T00:00:00.000Z")
     mail.request_confirmation("alice", other, "h", "2031-01-08T00:00:00.000Z", "2030-01-01T00:00:00.000Z")
     mail.suppress(other, "bounce", "2030-01-01T00:00:00.000Z")
+    third = address_key("t@example.org")   # confirmed: its announcement (issue 42, finding 6) names its digest
+    mail.request_confirmation("alice", third, "h3", "2031-01-08T00:00:00.000Z", "2030-01-01T00:00:00.000Z")
+    assert mail.confirm_contact("alice", third, "h3", "2030-01-02T00:00:00.000Z")
     _paid(bookings, payments, provider, ga_event)
     clock.now = clock.now.replace(month=2, day=2)
     assert personal.forget("alice") == {"erased": 1}
     assert mail.contact("alice", own) is None and mail.contact("alice", other) is None
     assert mail.is_suppressed(other)
+    assert not _naming(store, third), "nothing names an address of hers but the suppression list"
 
 
 def test_a_reservation_s_ticket_and_gate_case_lose_the_plate_and_customer_with_it(
@@ -325,3 +330,37 @@ def test_the_export_shows_what_the_booking_view_shows_of_operators(store, bookin
     text = repr(personal.export("alice"))
     assert "card looks stolen" not in text and "key-7" not in text and "org-1" not in text
     assert personal.export("alice")["bookings"][0]["journal"] == bookings.view(booking_id, "alice")["journal"]
+
+
+def test_erasure_while_a_waitlist_offer_is_in_flight_is_refused_and_makes_no_booking_after_it(
+        store, bookings, catalog, clock, personal):
+    """Issue 42, finding 7: the relay claimed the customer's turn (PENDING offer) and crashed
+    before the hold; a DELETE /customers/me then answered 204 and left the turn, and the relay's
+    next pass made a booking under the erased customer's id. The erasure now refuses (409
+    ``offer_pending``) and erases nothing while an offer is in flight; a waiting turn leaves the
+    line first, so no relay can claim it after."""
+    from holdfast.services.waitlist import WaitlistService
+    from tests.unit.conftest import event_request
+
+    event = catalog.create_event(event_request(capacity=2))
+    event_id = event["event_id"]
+    waitlist = WaitlistService(store, bookings, clock)
+    taken = bookings.create_booking(event_id, "bob", "k-bob", BookingIn(quantity=2)).booking
+    waitlist.join(event_id, "alice", 1, contact_email=EMAIL)
+    clock.now += timedelta(seconds=1)   # first come, first served: alice heads the line
+    waitlist.join(event_id, "carol", 1)
+    bookings.cancel(taken.booking_id, "bob")
+    head = store.waitlist_head(event_id)
+    assert head["customer_id"] == "alice"
+    assert store.waitlist_claim(event_id, head, iso(clock()))   # the relay's claim; it died before the hold
+
+    with pytest.raises(Conflict) as refused:
+        personal.forget("alice")
+    assert refused.value.code == "offer_pending" and refused.value.details["events"] == [event_id]
+    assert personal.forget("carol") == {"erased": 0}, "a waiting turn leaves the line"
+
+    made = waitlist.advance(event_id)   # the relay's next pass finishes the claimed offer
+    assert [store.get_booking(booking_id).customer_id for booking_id in made] == ["alice"]
+    assert store.get_booking(made[0]).contact_email == EMAIL, "nothing of alice's was erased"
+    assert store.waitlist_entry(event_id, "carol") is None and store.waitlist_head(event_id) is None
+    assert store.customer_booking_ids("carol", event_id) == [], "no booking is made for the one erased"

@@ -191,3 +191,26 @@ def test_any_word_is_searched_or_refused_never_a_500(listing, quartet, text):
         assert found(listing, text) == []
     except InvalidRequest as refused:
         assert refused.code in ("invalid_query", "query_too_long")
+
+
+def test_a_cancelled_event_is_neither_listed_nor_found(store, catalog, listing, clock, quartet):
+    """Issue 42, finding 7: the cancel drops the listing's copies of the event in its own
+    transaction, and an edit or a publish after it puts none back (they were left before, so the
+    catalog showed a cancelled event with its places free)."""
+    from holdfast.services.event_cancellation import EventCancellationService
+
+    other = make(catalog, listing, name="Квартет Бородина", venue="Малый зал", city="Москва",
+                 category="Камерная музыка", starts_at="2030-03-02T19:00:00Z")
+
+    def listed(**params):
+        return [e["event_id"] for e in listing.list_events(EventListQuery.model_validate(params).search())["events"]]
+
+    assert {quartet, other} <= set(listed()) and quartet in found(listing, "kvartet")
+
+    EventCancellationService(store, clock, None).cancel(quartet, "cancel-key", "storm")
+    assert quartet not in listed() and quartet not in listed(city="Москва") and other in listed()
+    assert found(listing, "kvartet") == [other]
+    listing.update(quartet, {"name": "Квартет Бородина, перенос"})
+    listing.publish(quartet)
+    assert quartet not in listed() and quartet not in listed(category="Камерная музыка")
+    assert found(listing, "kvartet") == [other] and found(listing, "perenos") == []

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence
 
 if TYPE_CHECKING:
     import random
@@ -344,8 +344,11 @@ class EventBookings(Protocol):
 
 class Cancellations(EventBookings, Protocol):
     def mark_event_cancelled(self, event_id: str, reason: str, key: str, fingerprint: str, at: str,
-                             by: dict[str, str] | None = None) -> None:
-        """Raises EventNotFound, AlreadyCancelled or KeyUsed when it changed nothing."""
+                             by: dict[str, str] | None = None, catalog_version: int | None = None,
+                             drop_index: Sequence[tuple[str, str]] = ()) -> None:
+        """Raises EventNotFound, AlreadyCancelled, KeyUsed or (with ``catalog_version``, the event
+        changed since it was read) StaleBooking when it changed nothing; ``drop_index``: the
+        listing's index items of the event as read, deleted with the cancel."""
         ...
 
     def cancel_request(self, key: str) -> dict[str, Any] | None: ...
@@ -367,6 +370,17 @@ class NotificationLog(Protocol):
     def notification_recorded(self, customer_id: str, dedup_id: str) -> bool: ...
 
     def forget_notification(self, customer_id: str, dedup_id: str) -> None: ...
+
+    def list_notifications(self, customer_id: str) -> list[dict[str, Any]]: ...
+
+    def mark_notification(self, customer_id: str, dedup_id: str, was: str, now: str) -> bool:
+        """Set a recorded notification's ``delivery`` from ``was`` to ``now``; False when it was not
+        ``was`` (another delivery moved it first)."""
+        ...
+
+    def booking_outbox(self, booking_id: str, version: int) -> dict[str, Any] | None:
+        """The outbox event of the booking's change ``version`` while it is kept, else None."""
+        ...
 
 
 class MessageReads(Protocol):
@@ -402,7 +416,10 @@ class PersonalData(Protocol):
 
     def erase_customer_notes(self, customer_id: str) -> None: ...
 
-    def erase_customer_lines(self, customer_id: str) -> None: ...
+    def erase_customer_lines(self, customer_id: str) -> list[str]:
+        """Leave every line the customer joined; returns the events whose turn of theirs is left
+        because an offer is in flight for it (claimed, or held for them)."""
+        ...
 
 
 class PersonalDataStore(EventReads, BookingReads, BookingSaves, PersonalData, Protocol):

@@ -26,10 +26,9 @@ from typing import Any, Callable
 from .adapters.codec import Table, _attrs
 from .adapters.offerings_store import OfferingStore
 from .adapters.table_scan import ScanProgress, scan_pages
-from .kinds import products
 from .ports import StaleBooking, TransientStoreError
 from .services import transitions
-from .services.listing import UPDATE_ATTEMPTS, ListingService
+from .services.listing import UPDATE_ATTEMPTS, index_items_of
 
 #: The partition prefix of the old word items, and what follows a shelf's name in theirs.
 OLD_WORDS, OLD_SHELF_WORDS = "WORD#", "#WORD#"
@@ -85,17 +84,19 @@ def reindex(client: Any, table: str, page_size: int = 100, start: dict[str, Any]
     }, progress, take, report, max_pages)
 
 
-def index_items_of(offering: dict[str, Any]) -> list[dict[str, Any]]:
-    """The index items the publish of ``offering`` writes (its product's listing, or an event's)."""
-    product = products.of_kind(offering.get("inventory_kind") or "")
-    build = products.resolve(product.listing) if product and product.listing else ListingService.index_items
-    return build(offering)
-
-
 def _reindex_one(db: Table, offerings: OfferingStore, offering: dict[str, Any]) -> str:
-    """"written" or "current"; StaleBooking when the offering changed since it was read."""
+    """"written" or "current"; StaleBooking when the offering changed since it was read. A
+    cancelled offering is listed no more: its items are deleted (its cancel's own transaction
+    did, unless they were past its 100 actions and the write after it failed)."""
     wanted = index_items_of(offering)
     stored = db._batch_get([{"pk": item["pk"], "sk": item["sk"]} for item in wanted])
+    if offering.get("cancelled_at"):
+        left = [(item["pk"], item["sk"]) for item in wanted if (item["pk"], item["sk"]) in stored]
+        if not left:
+            return "current"
+        version = int(offering.get("catalog_version") or 0)
+        offerings.update_event_listing(offering["event_id"], version, {"catalog_version": version}, left, [])
+        return "written"
     if all(stored.get((item["pk"], item["sk"])) == item for item in wanted):
         return "current"
     version = int(offering.get("catalog_version") or 0)

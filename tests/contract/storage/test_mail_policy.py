@@ -38,6 +38,19 @@ def test_confirming_takes_the_pending_token_before_it_lapses(backend, ids):
     assert mail.request_confirmation(ann, key, "h5", T2, "2031-03-01T00:00:00.000Z") is False   # confirmed stays
 
 
+def test_a_confirmation_is_announced_in_its_own_write_once(backend, ids):
+    """Issue 42, finding 6: the confirm writes ``contact.confirmed`` (an outbox item, the address
+    only as its digest) with it; a second click announces nothing more."""
+    mail, ann, key = backend.mail, ids("ann"), ids("addr")
+    mail.request_confirmation(ann, key, "h1", T2, T0)
+    assert mail.confirm_contact(ann, key, "h1", T1) is True
+    assert mail.confirm_contact(ann, key, "h1", "2031-01-01T00:00:01.000Z") is True   # a second click
+    announced = backend.raw(f"CUSTOMER#{ann}", f"OUTBOX#CONTACT#{key}#{T1}")
+    assert {k: announced[k] for k in ("type", "customer_id", "address_key", "at")} == {
+        "type": "contact.confirmed", "customer_id": ann, "address_key": key, "at": T1}
+    assert backend.raw(f"CUSTOMER#{ann}", f"OUTBOX#CONTACT#{key}#2031-01-01T00:00:01.000Z") is None
+
+
 def test_a_withdrawn_request_is_only_the_one_named(backend, ids):
     mail, ann, key = backend.mail, ids("ann"), ids("addr")
     mail.request_confirmation(ann, key, "h1", T2, T0)

@@ -42,3 +42,15 @@ def test_a_recorded_notification_is_known_before_anything_is_rendered_for_it(bac
     bookings, events, recorded = backend.store.message_reads(
         ["no-such-booking"], ["no-such-event"], [(ann, "b-1#000001"), (ann, "b-1#000002")])
     assert bookings == {} and events == {} and recorded == {(ann, "b-1#000001")}
+
+
+def test_a_held_notification_moves_from_one_delivery_to_the_next_once(backend, ids):
+    """Issue 42, finding 6: ``mark_notification`` moves a record held as ``unconfirmed`` on when
+    its address is confirmed, once; ``booking_outbox`` reads a booking's change as it was sent."""
+    log, ann = backend.notifications, ids("ann")
+    log.record_notification(ann, "b-1#000001", {"type": "booking.held", "delivery": "unconfirmed"})
+    assert log.mark_notification(ann, "b-1#000001", "unconfirmed", "sent_after_confirmation") is True
+    assert log.mark_notification(ann, "b-1#000001", "unconfirmed", "sent_after_confirmation") is False
+    assert backend.raw(f"CUSTOMER#{ann}", "NOTE#b-1#000001")["delivery"] == "sent_after_confirmation"
+    assert log.mark_notification(ann, "never-recorded", "unconfirmed", "sent") is False
+    assert log.booking_outbox(ids("no-booking"), 1) is None

@@ -300,6 +300,22 @@ class BookingRecords:
     def list_notifications(self, customer_id: str) -> list[dict[str, Any]]:
         return self.db._query_prefix(f"CUSTOMER#{customer_id}", "NOTE#")
 
+    def mark_notification(self, customer_id: str, dedup_id: str, was: str, now: str) -> bool:
+        try:
+            self.db.client.update_item(
+                TableName=self.db.table, Key=_attrs({"pk": f"CUSTOMER#{customer_id}", "sk": f"NOTE#{dedup_id}"}),
+                UpdateExpression="SET delivery = :now", ConditionExpression="delivery = :was",
+                ExpressionAttributeValues=_attrs({":now": now, ":was": was}))
+            return True
+        except ClientError as exc:
+            if _code(exc) == "ConditionalCheckFailedException":
+                return False
+            raise
+
+    def booking_outbox(self, booking_id: str, version: int) -> dict[str, Any] | None:
+        item = self.db._get(f"BOOKING#{booking_id}", f"OUTBOX#{version:06d}")
+        return None if item is None else {k: v for k, v in item.items() if k not in ("pk", "sk", "ttl")}
+
     def _journal_put(self, booking: Booking, entry: JournalEntry) -> Labelled:
         return ("journal", {"Put": {"TableName": self.db.table, "Item": _attrs({
             "pk": f"BOOKING#{booking.booking_id}", "sk": f"JOURNAL#{booking.version:06d}", **entry.as_dict(),

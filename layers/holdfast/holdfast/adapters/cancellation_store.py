@@ -13,12 +13,14 @@ sweeper finds a job whose execution died.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from .sale_gate import close_gates
-from ..ports import AlreadyCancelled, EventNotFound, KeyUsed, Labelled, StoreError
+from ..ports import (AlreadyCancelled, EventNotFound, KeyUsed, Labelled, StaleBooking, StoreError,
+                     TransientStoreError)
 from ..clock import epoch_seconds
 from .codec import Table, _attrs, _code
 
@@ -27,6 +29,7 @@ from .codec import Table, _attrs, _code
 EVENT_INDEX_SHARDS = 16
 CANCELLING = "CANCELLING"
 IDEMPOTENCY_RETENTION_SECONDS = 24 * 3600
+MAX_TRANSACTION_ITEMS = 100
 
 
 def event_index_pk(event_id: str, booking_id: str) -> str:
@@ -51,10 +54,19 @@ class CancellationStore:
         return "cancelled_at" in (answer.get("Item") or {})
 
     def mark_event_cancelled(self, event_id: str, reason: str, key: str, fingerprint: str, at: str,
-                             by: dict[str, str] | None = None) -> None:
+                             by: dict[str, str] | None = None, catalog_version: int | None = None,
+                             drop_index: Sequence[tuple[str, str]] = ()) -> None:
         """Cancel the event and store the request's key, in one transaction; ``by`` (who cancelled:
         organizer and key ids) is kept on the event for the job's journal entries. Raises KeyUsed
-        (the key was used before), AlreadyCancelled or EventNotFound; nothing is written then."""
+        (the key was used before), AlreadyCancelled or EventNotFound; nothing is written then.
+
+        With ``catalog_version`` (the event as the caller read it) the cancel is conditioned on it
+        and moves it on, and the listing's index items of that reading (``drop_index``) go in the
+        same transaction, so a cancelled event is neither listed nor found by search, and a publish
+        or edit read before the cancel cannot put them back (its own condition fails). Raises
+        StaleBooking when the event changed since. Index items past DynamoDB's 100 actions follow
+        in a second transaction (the listing is read eventually consistent; should that write fail,
+        ``holdfast.search_reindex`` drops them)."""
         items: list[Labelled] = [
             ("idempotency", {"Put": {"TableName": self.db.table, "Item": _attrs({
                 "pk": f"SYSIDEM#organizer#{key}", "sk": "event_cancel", "fingerprint": fingerprint,
@@ -63,24 +75,39 @@ class CancellationStore:
             ("event", {"Update": {
                 "TableName": self.db.table, "Key": _attrs({"pk": f"EVENT#{event_id}", "sk": "META"}),
                 "UpdateExpression": "SET cancelled_at = :at, cancel_reason = :reason, cancel_attempt = :one, "
-                                    "gsi1pk = :cancelling, gsi1sk = :event, cancelled_by = :by",
-                "ConditionExpression": "attribute_exists(pk) AND attribute_not_exists(cancelled_at)",
+                                    "gsi1pk = :cancelling, gsi1sk = :event, cancelled_by = :by"
+                                    + (", catalog_version = :next" if catalog_version is not None else ""),
+                "ConditionExpression": "attribute_exists(pk) AND attribute_not_exists(cancelled_at)"
+                                       + (" AND (catalog_version = :read OR (attribute_not_exists(catalog_version)"
+                                          " AND :read = :zero))" if catalog_version is not None else ""),
                 "ExpressionAttributeValues": _attrs({":at": at, ":reason": reason, ":one": 1,
                                                      ":cancelling": CANCELLING, ":event": event_id,
-                                                     ":by": dict(by or {})}),
+                                                     ":by": dict(by or {}),
+                                                     **({":read": catalog_version, ":next": catalog_version + 1,
+                                                         ":zero": 0} if catalog_version is not None else {})}),
             }}),
             # The copies every hold transaction checks (sale_gate.py), closed in the same write.
             *close_gates(self.db.table, event_id, at),
         ]
+        drops: list[Labelled] = [(f"drop:{pk}/{sk}", {"Delete": {"TableName": self.db.table,
+                                                                  "Key": _attrs({"pk": pk, "sk": sk})}})
+                                 for pk, sk in drop_index]
+        room = MAX_TRANSACTION_ITEMS - len(items)
+        items, later = items + drops[:room], drops[room:]
         cancelled = self.db._transact(items)
         if cancelled is None:
+            if later and self.db._transact(later) is not None:
+                raise TransientStoreError("the listing's index items of a cancelled event")
             return
         if cancelled.failed("idempotency"):
             raise KeyUsed(key)
         if cancelled.failed("event"):
-            if self.db._get(f"EVENT#{event_id}", "META") is None:
+            event = self.db._get(f"EVENT#{event_id}", "META")
+            if event is None:
                 raise EventNotFound(event_id)
-            raise AlreadyCancelled(event_id)
+            if "cancelled_at" in event:
+                raise AlreadyCancelled(event_id)
+            raise StaleBooking(event_id)
         raise StoreError(f"event cancel transaction cancelled: {cancelled.reasons}")
 
     def cancel_request(self, key: str) -> dict[str, Any] | None:

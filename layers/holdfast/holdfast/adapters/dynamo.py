@@ -42,7 +42,8 @@ PARTS: dict[str, tuple[type, tuple[str, ...]]] = {
     "bookings": (BookingRecords, (
         "commit", "get_booking", "get_booking_with_journal", "get_bookings", "customer_booking_ids",
         "get_idempotency", "idempotency_key", "sale_gate_key", "due_bookings", "list_reviews", "review_page",
-        "record_notification", "notification_recorded", "message_reads", "forget_notification", "list_notifications")),
+        "record_notification", "notification_recorded", "message_reads", "forget_notification", "list_notifications",
+        "mark_notification", "booking_outbox")),
     "inventory": (InventoryStore, (
         "pool_keys", "read_pools", "unit_keys", "pools_of", "units_of", "batch_get", "read_units",
         "list_units", "seat_states", "inventory_items")),

@@ -21,9 +21,21 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 
+from ..clock import parse_iso
 from .codec import _attrs, _code, _plain
 
 PENDING, CONFIRMED = "pending", "confirmed"
+
+
+#: How long the announcement of a confirmed address stays for the relay (as a booking's outbox).
+OUTBOX_RETENTION_SECONDS = 7 * 24 * 3600
+
+
+def confirmed_outbox(customer_id: str, address_key: str, at: str) -> dict[str, Any]:
+    """The outbox item that says an address was confirmed (no address: its digest)."""
+    return {"pk": f"CUSTOMER#{customer_id}", "sk": f"OUTBOX#CONTACT#{address_key}#{at}",
+            "type": "contact.confirmed", "customer_id": customer_id, "address_key": address_key, "at": at,
+            "ttl": int(parse_iso(at).timestamp()) + OUTBOX_RETENTION_SECONDS}
 
 
 class MailPolicyStore:
@@ -84,18 +96,23 @@ class MailPolicyStore:
                 raise
 
     def confirm_contact(self, customer_id: str, address_key: str, token_hash: str, now: str) -> bool:
+        """Confirm the address, and in the same transaction announce it (``contact.confirmed``, an
+        outbox item the relay publishes): the notifier then delivers the messages held for it."""
         key = {"pk": f"CUSTOMER#{customer_id}", "sk": f"CONTACT#{address_key}"}
         try:
-            self.client.update_item(
-                TableName=self.table, Key=_attrs(key),
-                UpdateExpression="SET #s = :confirmed, confirmed_at = :now",
-                ConditionExpression="#s = :pending AND token_hash = :t AND expires_at > :now",
-                ExpressionAttributeNames={"#s": "status"},
-                ExpressionAttributeValues=_attrs({":pending": PENDING, ":confirmed": CONFIRMED, ":t": token_hash,
-                                                  ":now": now}))
+            self.client.transact_write_items(TransactItems=[
+                {"Update": {
+                    "TableName": self.table, "Key": _attrs(key),
+                    "UpdateExpression": "SET #s = :confirmed, confirmed_at = :now",
+                    "ConditionExpression": "#s = :pending AND token_hash = :t AND expires_at > :now",
+                    "ExpressionAttributeNames": {"#s": "status"},
+                    "ExpressionAttributeValues": _attrs({":pending": PENDING, ":confirmed": CONFIRMED,
+                                                         ":t": token_hash, ":now": now})}},
+                {"Put": {"TableName": self.table, "Item": _attrs(confirmed_outbox(customer_id, address_key, now))}},
+            ])
             return True
         except ClientError as exc:
-            if _code(exc) != "ConditionalCheckFailedException":
+            if _code(exc) not in ("ConditionalCheckFailedException", "TransactionCanceledException"):
                 raise
         # a second click on the same link: already confirmed by this very token
         item = self._get(key["pk"], key["sk"]) or {}

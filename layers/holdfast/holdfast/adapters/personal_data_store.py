@@ -122,8 +122,9 @@ class PersonalDataRecords:
     def erase_customer_notes(self, customer_id: str) -> None:
         """Every notification recorded for the customer (an event's change is recorded per customer)
         and the customer's standing with the addresses they gave and the day's count of new ones
-        (services/mail_policy.py)."""
-        for prefix in ("NOTE#", "CONTACT#", "NEWADDR#"):
+        (services/mail_policy.py), and the announcements of addresses they confirmed (an address's
+        digest, kept a week for the notifier)."""
+        for prefix in ("NOTE#", "CONTACT#", "NEWADDR#", "OUTBOX#CONTACT#"):
             for note in self.db._query_prefix(f"CUSTOMER#{customer_id}", prefix, projection="pk, sk"):
                 self._delete(note["pk"], note["sk"])
 
@@ -143,12 +144,17 @@ class PersonalDataRecords:
             if _code(exc) != "ConditionalCheckFailedException":
                 raise
 
-    def erase_customer_lines(self, customer_id: str) -> None:
+    def erase_customer_lines(self, customer_id: str) -> list[str]:
         """Every line the customer joined (their ``WAITLIST#`` markers): a finished turn goes, a
-        waiting one leaves the line; a turn with an offer in flight stays (its hold is live)."""
+        waiting one leaves the line; a turn with an offer in flight stays (its hold is live, or
+        about to be made by the relay). Returns the events of the turns that stayed."""
+        kept = []
         for joined in self.db._query_prefix(f"CUSTOMER#{customer_id}", "WAITLIST#"):
             if self._erase_turns(customer_id, joined["event_id"], leave_waiting=True):
                 self._delete(joined["pk"], joined["sk"])
+            else:
+                kept.append(str(joined["event_id"]))
+        return kept
 
     def _erase_turns(self, customer_id: str, event_id: str, *, leave_waiting: bool) -> bool:
         """The customer's finished turn in the event's line (its entry keys name them) and the

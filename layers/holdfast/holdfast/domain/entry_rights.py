@@ -1,6 +1,9 @@
 """Whether a booking's credentials let anyone in: the one rule for an event's tickets at a door and
 a parking reservation's pass at a gate, online and offline, and for the booking's own view.
 
+``status_admits`` and ``status_revoked`` are the same decisions for a caller that has a booking's
+status (and whether it had a payment) but not the booking: a parking gate's configuration.
+
 A credential (a ticket, an entry pass) admits while its booking is CONFIRMED and the credential
 itself has not been voided (``voided_credentials`` in the booking's kind details: one ticket of a
 booking that stays confirmed, given away by a transfer). Every other status admits no one:
@@ -20,6 +23,23 @@ from .statuses import HOLDING, BookingStatus
 
 #: The booking statuses whose credentials admit (with the credential's own state).
 ADMITTING = frozenset({BookingStatus.CONFIRMED.value})
+#: Statuses of a booking that has never been CONFIRMED (nothing leads back to them from it), so
+#: never showed a credential, paid for or not.
+NEVER_SHOWN = frozenset(status.value for status in HOLDING)
+
+
+def status_admits(status: str) -> bool:
+    """Whether a booking in ``status`` lets anyone in (its credentials' own state aside): the
+    decision for callers that hold a booking's summary rather than the booking (a parking lot's
+    reservations as its gate configuration reads them)."""
+    return str(status) in ADMITTING
+
+
+def status_revoked(status: str, had_payment: bool) -> bool:
+    """Whether every credential of a booking in ``status`` is one an offline device must refuse:
+    it may have shown them (it has a payment and has left the hold it began in) and admits no one
+    now."""
+    return had_payment and str(status) not in NEVER_SHOWN and not status_admits(status)
 
 
 def voided_credentials(booking: Booking) -> frozenset[str]:
@@ -29,7 +49,7 @@ def voided_credentials(booking: Booking) -> frozenset[str]:
 
 def admits(booking: Booking, credential_id: str | None = None) -> bool:
     """Whether the booking's credential ``credential_id`` (any of them, when None) admits now."""
-    if str(booking.status) not in ADMITTING:
+    if not status_admits(booking.status):
         return False
     return credential_id is None or credential_id not in voided_credentials(booking)
 
@@ -39,8 +59,6 @@ def revoked(booking: Booking, credential_ids: Iterable[str]) -> list[str]:
     the booking may have shown them and admits no one now, else the ones voided on their own. A hold
     never paid for showed none (its view carries no credential) and lists none."""
     ids = list(credential_ids)
-    if str(booking.status) in ADMITTING:
+    if status_admits(booking.status):
         return [credential for credential in ids if not admits(booking, credential)]
-    if booking.payment is None or booking.status in HOLDING:
-        return []
-    return ids
+    return ids if status_revoked(booking.status, booking.payment is not None) else []

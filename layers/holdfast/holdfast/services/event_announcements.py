@@ -1,6 +1,6 @@
 """An ``event.changed`` announcement (a change of start time or venue) turned into one notification
 per customer holding places of the event: a CONFIRMED booking or an open hold (HELD,
-PAYMENT_PENDING). The notifier runs it for each delivery of the announcement; the de-duplication id
+PAYMENT_PENDING), at the address the best of their bookings gives (``_reaches_best``). The notifier runs it for each delivery of the announcement; the de-duplication id
 is the event and the change's version, recorded under the customer, so a customer with several
 bookings hears once per change, and a redelivery (or a crash half way through) notifies nobody twice.
 """
@@ -24,9 +24,9 @@ def announce(store: NotificationStore, detail: dict[str, Any], sender: EmailSend
     event_id = str(detail["event_id"])
     bookings = store.get_bookings(store.event_booking_ids(event_id))
     by_customer: dict[str, Any] = {}
-    for booking in sorted(bookings, key=lambda b: b.created_at):
+    for booking in sorted(bookings, key=_reaches_best):
         if booking.status in CONCERNED:
-            by_customer.setdefault(booking.customer_id, booking)
+            by_customer[booking.customer_id] = booking   # the last, best, wins
     sent = 0
     for customer_id, booking in by_customer.items():
         personal = {
@@ -43,3 +43,13 @@ def announce(store: NotificationStore, detail: dict[str, Any], sender: EmailSend
         sent += notify(store, personal, sender, site, gate)
     return sent
 
+
+
+def _reaches_best(booking: Any) -> tuple[bool, bool, str, str]:
+    """The order in which a customer's bookings are asked for the address a change goes to, best
+    last: one carrying the customer's own (verified) address, then one with any address, the most
+    recent of those (the address they gave last). Each booking's address lives on the booking;
+    the earliest booking's was chosen before, even when it named an address never confirmed and a
+    later one was their own, so the change became a request to confirm a stranger's address."""
+    return (bool(booking.contact_email and booking.contact_own), bool(booking.contact_email),
+            booking.created_at, booking.booking_id)

@@ -20,7 +20,11 @@ from ..domain.errors import Busy, IdempotencyKeyReused, InvalidRequest, NotFound
 from ..domain.organizers import Caller, require_owner
 from ..observability import logger
 from ..ports import (AlreadyCancelled, CancellationJobs, Clock, EventCancellationStore, EventNotFound, KeyUsed,
-                     TransientStoreError)
+                     StaleBooking, TransientStoreError)
+from .listing import index_items_of
+
+#: Reads of the event before its cancel gives up (Busy) on edits landing between read and write.
+CANCEL_ATTEMPTS = 5
 
 
 class EventCancellationService:
@@ -36,14 +40,26 @@ class EventCancellationService:
         stands (its first reason) and starts nothing. An organizer cancels only its own events,
         and its key is its own: another organizer's same key is another request."""
         if caller is not None:
-            require_owner(self.store.get_event(event_id), caller,
-                          NotFound(f"No event {event_id}.", code="event_not_found"))
             key = caller.scoped(key)
         fingerprint = hashlib.sha256(json.dumps([event_id, reason]).encode()).hexdigest()
         replayed = False
         try:
-            self.store.mark_event_cancelled(event_id, reason, key, fingerprint, iso(self.clock()),
-                                            by=caller.journal_ids() if caller else None)
+            for attempt in range(CANCEL_ATTEMPTS):
+                event = require_owner(self.store.get_event(event_id, consistent=True), caller,
+                                      NotFound(f"No event {event_id}.", code="event_not_found"))
+                # the listing's copies of the event (its index items) leave in the cancel's own
+                # transaction: a cancelled event is neither listed nor found by search
+                drop = [(item["pk"], item["sk"]) for item in index_items_of(event)] if event.get("published") else []
+                try:
+                    self.store.mark_event_cancelled(event_id, reason, key, fingerprint, iso(self.clock()),
+                                                    by=caller.journal_ids() if caller else None,
+                                                    catalog_version=int(event.get("catalog_version") or 0),
+                                                    drop_index=drop)
+                    break
+                except StaleBooking:
+                    continue   # an edit or publish came between: its index items are the ones to drop
+            else:
+                raise Busy()
         except KeyUsed:
             record = self.store.cancel_request(key)
             if record is None or record["fingerprint"] != fingerprint:
@@ -91,7 +107,7 @@ class EventCancellationService:
         return outcomes
 
     def progress(self, event_id: str, caller: Caller | None = None) -> dict[str, Any]:
-        event = require_owner(self.store.get_event(event_id), caller,
+        event = require_owner(self.store.get_event(event_id, consistent=True), caller,
                               NotFound(f"No event {event_id}.", code="event_not_found"))
         if not event.get("cancelled_at"):
             raise NotFound("This event is not cancelled.", code="event_not_cancelled")

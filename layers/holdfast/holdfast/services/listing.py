@@ -79,7 +79,9 @@ class ListingService:
             version = int(event.get("catalog_version") or 0)
             after = {**event, **changes, "catalog_version": version + 1}
             drop = self.index_keys(event) if event.get("published") else []
-            put = self.index_items(after) if after.get("published") else []
+            # a cancelled event is listed no more (its cancel dropped the items): an edit or a
+            # publish after it puts none back
+            put = self.index_items(after) if after.get("published") and not after.get("cancelled_at") else []
             outbox = {"type": "event.changed", "event_id": event_id, "version": version + 1, "at": iso(now),
                       "name": event["name"], "changes": announced,
                       **({"change_refund_until": changes["change_refund_until"]}
@@ -181,6 +183,15 @@ class ListingService:
             self._seat_maps.clear()
         self._seat_maps[event_id] = (now, answer)
         return answer
+
+
+def index_items_of(offering: dict[str, Any]) -> list[dict[str, Any]]:
+    """The index items the publish of ``offering`` writes (its product's listing, or an event's)."""
+    from ..kinds import products
+
+    product = products.of_kind(offering.get("inventory_kind") or "")
+    build = products.resolve(product.listing) if product and product.listing else ListingService.index_items
+    return build(offering)
 
 
 def page_limit(limit: int | str | None, most: int) -> int:
@@ -319,7 +330,9 @@ def publish_offering(store: Catalog, clock: Clock, read: Callable[[], dict[str, 
         version = int(event.get("catalog_version") or 0)
         changes = {"published": True, "published_at": iso(clock()), "catalog_version": version + 1}
         after = {**event, **changes}
-        store.update_event_listing(event["event_id"], version, changes, [], index_items(after))
+        # a cancelled offering is listed no more (its cancel dropped its items): none put back
+        store.update_event_listing(event["event_id"], version, changes, [],
+                                   [] if after.get("cancelled_at") else index_items(after))
         return after
 
     return transitions.decide_again(read, write, attempts=UPDATE_ATTEMPTS, exhausted=TooBusy(),

@@ -4,9 +4,11 @@
   configuration set's SNS topic, ``functions/mail_feedback``) gets nothing more.
 * **Confirmed.** A customer's own address (their identity's) is mailed; any other address first
   receives one message asking to confirm it, with a link carrying a single-use token that expires.
-  Until it is confirmed the customer's messages to it are recorded as ``unconfirmed`` and not sent,
-  not delivered later: by the time someone confirms, a hold they were told about may have ended,
-  and the booking page shows what is true now.
+  Until it is confirmed the customer's messages to it are recorded as ``unconfirmed`` and not sent.
+  The confirmation announces itself (``contact.confirmed``, written with it), and the notifier then
+  sends those of the held messages that are still true (their booking unchanged since: a waitlist
+  offer still standing, say; ``notifications.deliver_held``); the others stay held, the booking
+  page showing what is true now (issue 42, finding 6).
 * **Limited.** Each address takes at most ``per_hour`` messages an hour (the confirmation request
   included); past that a message is recorded as ``rate_limited``.
 * **Few strangers per customer.** Naming an address (a hold's or a waitlist entry's

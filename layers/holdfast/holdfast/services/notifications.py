@@ -11,13 +11,14 @@ message (subject, text, HTML, files) is rendered by services/messages.py.
 """
 from __future__ import annotations
 
+import hmac
 import json
 from collections.abc import Iterable
 from typing import Any
 
 from ..observability import logger
 from ..ports import EmailSender, Message, NotificationStore
-from .mail_policy import SENT, MailGate, same_address
+from .mail_policy import SENT, UNCONFIRMED, MailGate, address_key, same_address
 from .messages import Site, compose
 
 SOURCE = "holdfast.bookings"
@@ -99,6 +100,49 @@ def notify(store: NotificationStore, detail: dict[str, Any], sender: EmailSender
         raise NotificationNotSent(f"email for booking {detail['booking_id']} not sent ({code}); "
                                   "the queue will retry") from None
     return True
+
+
+#: A held message delivered once its address was confirmed (the record's ``delivery`` then).
+SENT_AFTER_CONFIRMATION = "sent_after_confirmation"
+
+
+def deliver_held(store: NotificationStore, detail: dict[str, Any], sender: EmailSender | None = None,
+                 site: Site | None = None, gate: MailGate | None = None) -> int:
+    """``contact.confirmed`` (the customer confirmed the address whose digest is ``address_key``):
+    the messages held for it (recorded ``unconfirmed``) are sent now, each while what it says is
+    still so: its booking has not changed since (the message was about its current version) and
+    still names that address. A waitlist offer told to an address given at the join was held and
+    lapsed unseen otherwise. The message is the booking's own outbox event, rendered as it is now;
+    each is moved to ``sent_after_confirmation`` before it goes out (a redelivery sends none twice)
+    and back if the email fails (the queue retries). Returns how many went out."""
+    customer, key = str(detail.get("customer_id") or ""), str(detail.get("address_key") or "")
+    if sender is None or gate is None or not customer or not key:
+        return 0
+    sent = 0
+    for note in store.list_notifications(customer):
+        dedup = str(note.get("sk", "")).removeprefix("NOTE#")
+        booking_id, _, version = dedup.rpartition("#")
+        if note.get("delivery") != UNCONFIRMED or not version.isdigit() or booking_id != note.get("booking_id"):
+            continue   # sent already, or not one booking's change (a reminder, an event's announcement)
+        booking = store.get_booking(booking_id)
+        if booking is None or booking.version != int(version) or not same_address_key(booking.contact_email, key):
+            continue   # the booking moved on (its page shows what is true now), or names another address
+        original = store.booking_outbox(booking_id, int(version))
+        if original is None or gate.decide(customer, str(booking.contact_email), dedup).delivery != SENT:
+            continue
+        if not store.mark_notification(customer, dedup, UNCONFIRMED, SENT_AFTER_CONFIRMATION):
+            continue
+        try:
+            sender.send(str(booking.contact_email), compose(store, original, site))
+        except Exception:
+            store.mark_notification(customer, dedup, SENT_AFTER_CONFIRMATION, UNCONFIRMED)
+            raise NotificationNotSent(f"held email for booking {booking_id} not sent; the queue will retry") from None
+        sent += 1
+    return sent
+
+
+def same_address_key(address: str | None, key: str) -> bool:
+    return bool(address) and hmac.compare_digest(address_key(str(address)), key)
 
 
 class BatchReads:

@@ -124,18 +124,25 @@ class PersonalDataService:
 
     def forget(self, customer_id: str) -> dict[str, Any]:
         """Erase every booking of the customer that has ended, their notifications and their turns
-        in waitlists; refused
-        whole (Conflict ``bookings_active``) while any is live. A repeat finds nothing left."""
+        in waitlists; refused whole (Conflict ``bookings_active``) while any is live, and
+        (``offer_pending``) while a waitlist offer is being made for them. A repeat finds nothing
+        left."""
         now = iso(self.clock())
         bookings = self._bookings(customer_id)
         active = [booking.booking_id for booking in bookings if _live(booking, now)]
         if active:
             raise Conflict("Some of your bookings are still active; cancel them or ask again once they have ended.",
                            code="bookings_active", bookings=active)
+        # Asking to be forgotten is leaving every line too, and first: a turn the relay has claimed
+        # for an offer stays (the relay makes its hold under the customer's id, a booking made
+        # after the erasure otherwise), so nothing is erased while one is in flight. A turn still
+        # waiting leaves before the relay can claim it (the claim needs its place in the queue).
+        offering = self.store.erase_customer_lines(customer_id)
+        if offering:
+            raise Conflict("A waitlist offer is being made for you; ask again once it has been made (then cancel "
+                           "its booking) or has lapsed.", code="offer_pending", events=sorted(offering))
         erased_count = sum(self.erase(booking.booking_id, ended_by=now) for booking in bookings)
         self.store.erase_customer_notes(customer_id)
-        # asking to be forgotten is leaving every line too (nothing of money waits in one)
-        self.store.erase_customer_lines(customer_id)
         return {"erased": erased_count}
 
 

@@ -107,16 +107,3 @@ def normalise_plate(plate: str) -> str:
     return "".join(plate.split()).upper()
 
 
-def reservation_admits_entry(status: str) -> bool:
-    """Whether a reservation in ``status`` lets its car in: only CONFIRMED. Checked in, the car is
-    inside already; completed or a no-show, its visit is over; refunded, being refunded, in
-    review or never paid, it has no right to a space. The online gate, the gate's list of coming
-    reservations and its list of voided ones all decide by this."""
-    return status == "CONFIRMED"
-
-
-def reservation_voided(status: str, had_payment: bool) -> bool:
-    """Whether a gate must refuse a reservation's entry token offline: it had a payment (so it may
-    have been confirmed and its token shown; the token verifies until its window ends) and admits
-    nobody now. A hold never paid for never had a token (the doors' voided tickets alike)."""
-    return had_payment and not reservation_admits_entry(status)

@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from holdfast import kinds
 from holdfast.clock import iso, parse_iso
+from holdfast.domain import entry_rights
 from holdfast.domain.errors import InvalidRequest
 from holdfast.domain.inventory import Move
 from holdfast.domain.money import Money
@@ -217,7 +218,7 @@ class GatePasses:
     def _check_in(self, lot: dict[str, Any], call: Pass, booking: Any, refuse: Callable[..., dict[str, Any]]
                   ) -> dict[str, Any]:
         lot_id, gate_id = lot["event_id"], call.gate_id
-        if not rules.reservation_admits_entry(str(booking.status)):
+        if not entry_rights.admits(booking):   # the one rule of doors and gates (domain/entry_rights.py)
             reason = "already_inside" if str(booking.status) == CHECKED_IN else "reservation_not_active"
             return refuse(reason, booking_id=booking.booking_id)
         details = booking.kind_details or {}

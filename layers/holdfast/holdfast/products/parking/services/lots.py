@@ -21,8 +21,8 @@ from holdfast.domain.organizers import Caller, require_owner
 from holdfast.ports import Clock, ItemExists, TransientStoreError
 from holdfast.services.bookings import BookingService, HoldResult
 from holdfast.services.listing import publish_offering, shelf_items, shelf_page
-from ..rules import (GRANULE, TYPES, ceil_granule, floor_granule, granule_key, normalise_plate,
-                     reservation_admits_entry, reservation_voided)
+from holdfast.domain.entry_rights import status_admits, status_revoked
+from ..rules import GRANULE, TYPES, ceil_granule, floor_granule, granule_key, normalise_plate
 from ..kind import Parking, space_states
 from holdfast.domain.signatures import device_key_matches, new_device, new_device_key, revoked_may_sync
 from ..tokens import LotKeys
@@ -214,7 +214,7 @@ class ParkingService:
 
     def voided_reservations(self, lot_id: str, now: datetime) -> list[str]:
         """The booking ids of the lot's reservations with a payment, whose window has not ended, that admit
-        nobody now (``rules.reservation_voided``): their tokens still verify, so a gate that cannot
+        nobody now (``entry_rights.status_revoked``, the doors' rule): their tokens still verify, so a gate that cannot
         ask the backend must know to refuse them. One walk of the lot's booking index, as an
         event's doors do for voided tickets."""
         moment = iso(now)
@@ -222,7 +222,7 @@ class ParkingService:
                       self.store.reservation_summaries(sorted(self.store.event_booking_ids(lot_id)))
                       if summary.get("event_id") == lot_id
                       and (summary.get("kind_details") or {}).get("to", "") > moment
-                      and reservation_voided(str(summary["status"]), summary.get("payment") is not None))
+                      and status_revoked(str(summary["status"]), summary.get("payment") is not None))
 
     def coming_reservations(self, lot_id: str, now: datetime, early_entry_minutes: int) -> list[dict[str, str]]:
         """Confirmed reservations whose window (with early entry) meets the next RESERVATIONS_AHEAD,
@@ -250,7 +250,7 @@ class ParkingService:
         found = []
         for booking in self.store.reservation_summaries(sorted(holders)):
             details = booking.get("kind_details") or {}
-            if booking["event_id"] == lot_id and reservation_admits_entry(str(booking["status"])) \
+            if booking["event_id"] == lot_id and status_admits(str(booking["status"])) \
                     and details.get("to", "") > iso(now):
                 found.append({"booking_id": booking["booking_id"], "plate": details["plate"],
                               "space_id": details["space_id"], "from": details["from"], "to": details["to"]})
