@@ -135,3 +135,37 @@ class Settlements:
         except StaleBooking:
             return "skipped"
         return "failed"
+
+
+def follow_start(store: PaymentStore, clock: Clock, event_id: str) -> int:
+    """An event's start moved (its ``event.changed``): each of its bookings whose settlement
+    receipt is still owed is looked at by when the service is rendered now, read from the
+    event. A start moved later needs nothing (the look at the old start reads the new one and
+    waits); a start moved earlier would be missed until the old one, so the look moves to it.
+    Returns how many looks moved, each journalled. A booking changed meanwhile raises
+    StaleBooking once the others are done: the announcement is delivered again, and what
+    moved already is not moved twice (its look is no longer later than the start)."""
+    offering = store.get_event(event_id, consistent=True) or {}
+    moved, stale = 0, None
+    for booking in store.get_bookings(store.event_booking_ids(event_id)):
+        due, payment = booking.settlement_due, booking.payment
+        if due is None or payment is None or booking.event_id != event_id \
+                or lifecycle.renders_by_state(str(booking.places.kind)):
+            continue
+        rendered = fiscal.rendered_at([granule.at for granule in booking.places.granules],
+                                      offering.get("starts_at"))
+        if rendered is None or parse_iso(rendered) >= parse_iso(due):
+            continue
+        try:
+            transitions.apply(store, booking, clock(), actor="timer", action="settlement_rescheduled",
+                              decision=f"the event now starts at {rendered}; the settlement receipt's look "
+                                       "moves earlier with it",
+                              payment=replace(payment, settlement={**(payment.settlement or {}),
+                                                                   "next_at": rendered}))
+        except StaleBooking as exc:
+            stale = exc
+            continue
+        moved += 1
+    if stale is not None:
+        raise stale
+    return moved

@@ -1,0 +1,37 @@
+"""Issue 44 over HTTP, the receipts' loose ends: a settlement receipt follows the event's start
+as it is now when the event is moved earlier (read from the event, never the start the booking
+was sold with)."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from holdfast.clock import system_clock
+from tests.integration.test_receipts import (fiscal_organizer, paid_before_start, past_the_start, settlement_receipts,
+                                             sweep)
+
+pytestmark = pytest.mark.integration
+
+
+def journal_has(org, booking_id, who, action):
+    return any(entry["action"] == action for entry in org.booking(booking_id, who)["journal"])
+
+
+def test_a_settlement_receipt_follows_an_event_moved_earlier(api, sandbox, system):
+    org = fiscal_organizer(api)
+    booking_id, who, payment_id, old_start = paid_before_start(org, sandbox, system, seconds_ahead=3 * 86400)
+    event_id = org.booking(booking_id, who)["event_id"]
+    new_start = (system_clock() + timedelta(seconds=600)).replace(microsecond=0)
+    moved = org.request("PATCH", f"/events/{event_id}", organizer=True,
+                        json={"starts_at": new_start.strftime("%Y-%m-%dT%H:%M:%SZ")})
+    assert moved.status_code == 200, moved.text
+    # the announcement moves the look at the owed receipt to the new, earlier start
+    org.wait_for(booking_id, who, lambda b: any(e["action"] == "settlement_rescheduled" for e in b["journal"]),
+                 what="the settlement's look moved earlier")
+    past_the_start(system, new_start)
+    sweep(system)
+    [settlement] = settlement_receipts(sandbox, payment_id)
+    assert settlement["settlements"][0]["amount"] == {"value": "2000.00", "currency": "RUB"}
+    assert system_clock() < old_start   # sent at the new start, days before the old one
+    assert journal_has(org, booking_id, who, "settlement_receipt_sent")
