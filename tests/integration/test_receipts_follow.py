@@ -35,3 +35,31 @@ def test_a_settlement_receipt_follows_an_event_moved_earlier(api, sandbox, syste
     assert settlement["settlements"][0]["amount"] == {"value": "2000.00", "currency": "RUB"}
     assert system_clock() < old_start   # sent at the new start, days before the old one
     assert journal_has(org, booking_id, who, "settlement_receipt_sent")
+
+
+def test_the_messages_say_a_receipt_was_sent_and_where_in_english_and_russian(api, sandbox, system):
+    import uuid
+
+    from tests.integration.test_messages import _notes
+    from tests.support.flows import customer
+
+    org = fiscal_organizer(api)
+    event_id = org.create_event(capacity=5)["event_id"]
+    for language, address, confirmed_row, refunded_row in (
+            ("en", "en@example.com", "Fiscal receipt: sent to en@example.com",
+             "Fiscal receipt: sent to en@example.com"),
+            ("ru", "ru@example.com", "Кассовый чек: отправлен на ru@example.com",
+             "Кассовый чек: отправлен на ru@example.com")):
+        who = customer()
+        held = org.request("POST", f"/events/{event_id}/bookings", customer=who, key=str(uuid.uuid4()),
+                           json={"quantity": 1, "contact_email": address}, headers={"Accept-Language": language})
+        assert held.status_code == 201, held.text
+        booking_id = held.json()["booking_id"]
+        sandbox.pay(org.pay(booking_id, who).json()["payment_id"])
+        org.wait_status(booking_id, who, "CONFIRMED")
+        confirmed = {n["type"]: n for n in _notes(who, "booking.confirmed")}["booking.confirmed"]
+        assert confirmed_row in confirmed["message"], confirmed["message"]
+        assert org.cancel(booking_id, who).status_code == 200
+        org.wait_status(booking_id, who, "REFUNDED")
+        refunded = {n["type"]: n for n in _notes(who, "booking.refunded")}["booking.refunded"]
+        assert refunded_row in refunded["message"], refunded["message"]

@@ -50,12 +50,14 @@ _EVENT_CANCELLED_TYPES = ("booking.cancelled", "booking.refund_pending", "bookin
 LABELS = {
     "en": {"what": "What", "when": "When", "where": "Where", "places": "Places", "amount": "Amount",
            "booking": "Booking", "paid": "Paid", "payment": "Payment", "paid_at": "Date", "receipt": "Receipt",
+           "fiscal_receipt": "Fiscal receipt", "fiscal_sent": "sent to {address}",
            "open": "Open your booking", "pay": "Pay now", "refund_choice": "Give my money back",
            "before": "Before", "after": "Now", "footer":
            "Holdfast bookings. You receive this because a booking was made with this address.",
            "seats": ("seat", "seats"), "count": ("place", "places"), "unnamed": "booking {}"},
     "ru": {"what": "Что", "when": "Когда", "where": "Где", "places": "Места", "amount": "Сумма",
            "booking": "Бронь", "paid": "Оплачено", "payment": "Платёж", "paid_at": "Дата", "receipt": "Чек",
+           "fiscal_receipt": "Кассовый чек", "fiscal_sent": "отправлен на {address}",
            "open": "Открыть бронь", "pay": "Оплатить", "refund_choice": "Вернуть мои деньги",
            "before": "Было",
            "after": "Стало", "footer": "Бронирование Holdfast. Это письмо пришло, потому что с этим адресом "
@@ -337,7 +339,16 @@ class Facts:
         values["receipt"] = [(self.labels[key], value) for key, value in (
             ("paid", values["amount"]), ("payment", payment.payment_id if payment else ""),
             ("paid_at", self.at(payment.paid_at) if payment and payment.paid_at else values["at"])) if value]
+        values["receipt"] += self._fiscal("payment")
         self.calendar(values, "PUBLISH", self.sequence())
+
+    def _fiscal(self, kind: str) -> list[tuple[str, str]]:
+        """The row saying the fiscal receipt of ``kind`` (payment, refund) was sent and where, when
+        the booking's view lists it (services/booking_views.py ``receipts_view``, the one place)."""
+        for receipt in self.view.get("receipts") or ():
+            if receipt.get("type") == kind and receipt.get("status") == "issued" and receipt.get("sent_to"):
+                return [(self.labels["fiscal_receipt"], self.labels["fiscal_sent"].format(address=receipt["sent_to"]))]
+        return []
 
     def _booking_held(self, values: dict[str, Any]) -> None:
         values["actions"] = [(self.labels["pay"], values["pay_url"])] if values["pay_url"] else []
@@ -352,6 +363,7 @@ class Facts:
 
     def _booking_refunded(self, values: dict[str, Any]) -> None:
         values["refund"] = self._refund_amount()
+        values["receipt"] = self._fiscal("refund")
 
     def _booking_cancelled(self, values: dict[str, Any]) -> None:
         values["kept"] = values["status"] == "CANCELLED_NO_REFUND"
