@@ -127,3 +127,46 @@ def test_a_cancelled_order_gives_each_lines_hold_slot_back(api, system):
                 201)
     ok(api.request("POST", f"/orders/{placed['order_id']}/cancel", customer=alice))
     ok(order(api, alice, [{"event_id": second, "seats": ["A-2"]}]), 201)
+
+
+def test_one_message_per_order_carries_every_ticket_the_parking_pass_and_a_calendar_entry_per_line(api, sandbox,
+                                                                                                   system):
+    import io
+
+    import vobject
+    import zxingcpp
+    from PIL import Image
+
+    from holdfast import wiring
+    from holdfast.services.messages import compose
+    from tests.integration.test_messages import _notes
+
+    event_id, lot_id = concert(api), lot(api)
+    alice = customer()
+    line = parking_now(lot_id)
+    shown = paid_order(api, sandbox, alice, [{"event_id": event_id, "seats": ["A-1", "A-2"]}, line])
+    notes = _notes(alice, "booking.confirmed")
+    confirmed = [n for n in notes if n["type"] == "booking.confirmed"]
+    assert len(confirmed) == 1   # one message for the whole order
+    assert "each ticket at the door, the parking pass at the gate" in confirmed[0]["message"]
+
+    # the message as the notifier composes it, with its files
+    message = compose(wiring.store(), {"type": "booking.confirmed", "booking_id": shown["order_id"],
+                                       "customer_id": alice, "status": "CONFIRMED"}, wiring.message_site())
+    images = {a.name: a.data for a in message.inline}
+    assert sorted(images) == ["pass.png", "ticket-1.png", "ticket-2.png"]
+    decoded = {name: zxingcpp.read_barcodes(Image.open(io.BytesIO(png)))[0].text for name, png in images.items()}
+    assert decoded == {"ticket-1.png": shown["tickets"][0]["token"], "ticket-2.png": shown["tickets"][1]["token"],
+                       "pass.png": shown["entry_token"]}
+    for name in images:
+        assert f"cid:{name}" in message.html
+    assert "Parking pass: Venue parking, A123BC77" in message.html
+    [ics] = [a for a in message.attachments if a.name == "booking.ics"]
+    calendar = vobject.readOne(ics.data.decode())
+    entries = {e.uid.value: e for e in calendar.vevent_list}
+    order_id = shown["order_id"]
+    assert sorted(entries) == [f"booking-{order_id}-L1@holdfast", f"booking-{order_id}-L2@holdfast"]
+    assert entries[f"booking-{order_id}-L1@holdfast"].dtstart.value.isoformat().startswith("2031-03-01T19:00:00")
+    parked = entries[f"booking-{order_id}-L2@holdfast"]
+    assert parked.dtstart.value.strftime("%Y-%m-%dT%H:%M:%SZ") == line["from"]
+    assert parked.dtend.value.strftime("%Y-%m-%dT%H:%M:%SZ") == line["to"]

@@ -78,6 +78,8 @@ class Site:
     sender: str = ""
     #: What the booking's kind adds to its view (a parking pass's entry token), as the API shows it.
     view_extras: Callable[[Booking], dict[str, Any]] | None = None
+    #: An offering as it is now, by id (an order's further lines: each one's own start)
+    offering_of: Callable[[str], dict[str, Any] | None] | None = None
 
 
 #: A product's hook: ``(facts, values)``, adding to or changing the values a template renders with.
@@ -237,6 +239,8 @@ class Facts:
             "alternatives": _offers_alternatives(booking),
             "facts": [], "receipt": [], "actions": [], "choices": [], "changes": [],
             "attachments": [], "inline": [], "qr": "",
+            # more passes than one (an order's tickets and its parking pass): (image source, caption)
+            "passes": [],
         }
         lines = self._order_lines()
         if lines:   # an order: one message for the whole of it, each line named with what it costs
@@ -315,16 +319,25 @@ class Facts:
         return start, places.get("ends_at") or places.get("to") or self.offering.get("ends_at")
 
     def calendar(self, values: dict[str, Any], method: str, sequence: int) -> None:
-        start, end = self._start_end()
-        if not start or self.booking is None:
+        """The booking's calendar file: one entry, or one per part of a booking of several (an
+        order's lines: ``values["calendar_entries"]``, set by its product's hook)."""
+        if self.booking is None:
             return
-        from .message_files import calendar
+        from .message_files import CalendarEntry, calendar_of
 
-        where = ", ".join(part for part in (values["venue"], values["city"]) if part)
-        data = calendar(uid=f"booking-{self.booking.booking_id}@holdfast", method=method, sequence=sequence,
-                        summary=values["name"], start=start, end=end, location=where, url=values["booking_url"],
-                        stamp=str(self.detail.get("at") or self.booking.updated_at), organizer=self.site.sender,
-                        attendee=self.booking.contact_email)
+        entries = values.get("calendar_entries")
+        if entries is None:
+            start, end = self._start_end()
+            if not start:
+                return
+            where = ", ".join(part for part in (values["venue"], values["city"]) if part)
+            entries = [CalendarEntry(uid=f"booking-{self.booking.booking_id}@holdfast", summary=values["name"],
+                                     start=start, end=end, location=where)]
+        if not entries:
+            return
+        data = calendar_of(entries, method=method, sequence=sequence, url=values["booking_url"],
+                           stamp=str(self.detail.get("at") or self.booking.updated_at), organizer=self.site.sender,
+                           attendee=self.booking.contact_email)
         values["attachments"].append(Attachment("booking.ics", f"text/calendar; method={method}; charset=UTF-8", data))
 
     def sequence(self) -> int:

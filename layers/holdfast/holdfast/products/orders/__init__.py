@@ -7,4 +7,5 @@ from .kind import OrderKind
 
 PRODUCT = register_product(Product(name="orders", kinds=(OrderKind(),),
                                    texts="holdfast.products.orders.texts:TEXTS",
+                                   messages="holdfast.products.orders.messages:MESSAGES",
                                    view_credentials="holdfast.products.orders.wiring:line_credentials"))
