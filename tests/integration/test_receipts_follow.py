@@ -63,3 +63,27 @@ def test_the_messages_say_a_receipt_was_sent_and_where_in_english_and_russian(ap
         org.wait_status(booking_id, who, "REFUNDED")
         refunded = {n["type"]: n for n in _notes(who, "booking.refunded")}["booking.refunded"]
         assert refunded_row in refunded["message"], refunded["message"]
+
+
+def test_a_booking_paid_after_its_event_moved_earlier_settles_at_the_new_start(api, sandbox, system):
+    """Held with the old start, moved earlier, then paid: the payment reads the start where it lives."""
+    from tests.support.flows import customer
+
+    org = fiscal_organizer(api)
+    old_start = (system_clock() + timedelta(days=3)).replace(microsecond=0)
+    event_id = org.create_event(capacity=5, starts_at=old_start.strftime("%Y-%m-%dT%H:%M:%SZ"))["event_id"]
+    who = customer()
+    held = org.book(event_id, who, {"quantity": 1, "contact_email": "early@example.com"})
+    assert held.status_code == 201, held.text
+    booking_id = held.json()["booking_id"]
+    new_start = (system_clock() + timedelta(seconds=600)).replace(microsecond=0)
+    moved = org.request("PATCH", f"/events/{event_id}", organizer=True,
+                        json={"starts_at": new_start.strftime("%Y-%m-%dT%H:%M:%SZ")})
+    assert moved.status_code == 200, moved.text
+    payment_id = org.pay(booking_id, who).json()["payment_id"]
+    sandbox.pay(payment_id)
+    org.wait_status(booking_id, who, "CONFIRMED")
+    past_the_start(system, new_start)
+    sweep(system)
+    assert len(settlement_receipts(sandbox, payment_id)) == 1
+    assert system_clock() < old_start

@@ -137,10 +137,21 @@ class Settlements:
         return "failed"
 
 
+def renders_at(store: PaymentStore, booking: Booking) -> str | None:
+    """When the booking's service is rendered as its offering's start says it now (an event); None
+    for one rendered by its own granules (a slot: they move with the booking, an alternative
+    taken) or by a state of its own (parking: the car leaves). A payment with a receipt keeps it
+    as its settlement's first look."""
+    if lifecycle.renders_by_state(str(booking.places.kind)) or booking.places.granules:
+        return None   # (a slot's granules are the booking's own: its due moment reads them as they are)
+    offering = store.get_event(booking.event_id) or {}
+    return fiscal.rendered_at([], offering.get("starts_at"))
+
+
 def follow_start(store: PaymentStore, clock: Clock, event_id: str) -> int:
-    """An event's start moved (its ``event.changed``): each of its bookings whose settlement
-    receipt is still owed is looked at by when the service is rendered now, read from the
-    event. A start moved later needs nothing (the look at the old start reads the new one and
+    """An event's start moved (its ``event.changed``): each of its bookings whose payment carries
+    a receipt whose settlement is still owed (paid, or being paid) is looked at by when the
+    service is rendered now, read from the event. A start moved later needs nothing (the look at the old start reads the new one and
     waits); a start moved earlier would be missed until the old one, so the look moves to it.
     Returns how many looks moved, each journalled. A booking changed meanwhile raises
     StaleBooking once the others are done: the announcement is delivered again, and what
@@ -148,13 +159,17 @@ def follow_start(store: PaymentStore, clock: Clock, event_id: str) -> int:
     offering = store.get_event(event_id, consistent=True) or {}
     moved, stale = 0, None
     for booking in store.get_bookings(store.event_booking_ids(event_id)):
-        due, payment = booking.settlement_due, booking.payment
-        if due is None or payment is None or booking.event_id != event_id \
-                or lifecycle.renders_by_state(str(booking.places.kind)):
+        payment = booking.payment
+        if payment is None or not payment.receipt or booking.event_id != event_id \
+                or lifecycle.renders_by_state(str(booking.places.kind)) or booking.places.granules:
+            continue   # (rendered by its own granules or state: the event's start is not its moment)
+        settlement = payment.settlement or {}
+        # the look it has or will have once confirmed (a payment still pending confirms later)
+        due = settlement.get("next_at") or booking.ends_at
+        if settlement.get("state") in ("sent", "failed") or not due:
             continue
-        rendered = fiscal.rendered_at([granule.at for granule in booking.places.granules],
-                                      offering.get("starts_at"))
-        if rendered is None or parse_iso(rendered) >= parse_iso(due):
+        rendered = fiscal.rendered_at([], offering.get("starts_at"))
+        if rendered is None or parse_iso(rendered) >= parse_iso(str(due)):
             continue
         try:
             transitions.apply(store, booking, clock(), actor="timer", action="settlement_rescheduled",
