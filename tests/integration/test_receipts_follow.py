@@ -87,3 +87,28 @@ def test_a_booking_paid_after_its_event_moved_earlier_settles_at_the_new_start(a
     sweep(system)
     assert len(settlement_receipts(sandbox, payment_id)) == 1
     assert system_clock() < old_start
+
+
+def test_a_settlement_receipt_the_register_canceled_is_read_back_and_sent_again(api, sandbox, system):
+    from holdfast.services.settlements import RETRY_SECONDS
+
+    org = fiscal_organizer(api)
+    booking_id, who, payment_id, starts = paid_before_start(org, sandbox, system)
+    sandbox.add_fault("canceled", route="receipt", times=1)   # the next receipt registered: the settlement's
+    past_the_start(system, starts)
+    [first] = settlement_receipts(sandbox, payment_id)
+    # the next looks read its status back: canceled, so a new receipt; then that one registered
+    for _ in range(3):
+        system["stack"].advance_clock(RETRY_SECONDS[0] + 62)
+        view = org.booking(booking_id, who)
+        [settlement] = [r for r in view["receipts"] if r["type"] == "settlement"]
+        if settlement.get("provider_status") == "succeeded":
+            break
+    made = settlement_receipts(sandbox, payment_id)
+    assert [(r["id"], r["status"]) for r in made if r["id"] == first["id"]] == [(first["id"], "canceled")]
+    [standing] = [r for r in made if r["status"] != "canceled"]
+    assert standing["status"] == "succeeded" and len(made) == 2
+    assert (settlement["status"], settlement["provider_status"], settlement["receipt_id"]) == \
+        ("sent", "succeeded", standing["id"])
+    actions = [e["action"] for e in view["journal"]]
+    assert actions.count("settlement_receipt_canceled") == 1 and actions.count("settlement_receipt_registered") == 1

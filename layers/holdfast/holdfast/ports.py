@@ -538,6 +538,10 @@ class PaymentProvider(Protocol):
     def create_receipt(self, body: dict[str, Any], idempotence_key: str) -> dict[str, Any]:
         """A fiscal receipt of its own (``POST /v3/receipts``): the settlement of a prepayment."""
 
+    def get_receipt(self, receipt_id: str) -> dict[str, Any]:
+        """A receipt as the provider has it now (``GET /v3/receipts/{id}``): ``pending`` while the
+        register takes it, then ``succeeded`` or ``canceled``."""
+
 
 class HoldExpiryScheduler(Protocol):
     """Starts the Step Functions execution that expires a hold's bucket."""

@@ -187,6 +187,8 @@ class Booking:
         if payment is None or not payment.receipt:
             return None
         settlement = payment.settlement or {}
+        if settlement.get("state") == "sent" and settlement.get("status") == "pending":
+            return settlement.get("next_at")   # its register's answer is read back (services/settlements.py)
         if settlement.get("state") in ("sent", "failed"):
             return None
         if lifecycle.renders_by_state(str(self.places.kind)):
