@@ -79,24 +79,18 @@ class OrderKind(Kind):
         return with_line(booking, part)
 
     def view_extras(self, booking: Booking, credentials: Any) -> dict[str, Any]:
-        """Every line's own extras (its tickets, its entry pass, a car's space and plate), by line
-        id; the order's tickets all together (each naming its line) and its parking pass, so a
-        page or a message that shows a booking's tickets and pass shows the order's."""
-        by_line: dict[str, dict[str, Any]] = {}
+        """The order's tickets all together, each naming its line (``line_id``), and its parking
+        pass with the line it belongs to (``pass_line``): what a page or a message shows of a
+        booking's tickets and pass, and what the order's view puts on each line."""
         tickets: list[dict[str, Any]] = []
-        entry_token = None
+        view: dict[str, Any] = {}
         for line in lines_of(booking):
             extras = kinds.named(line.kind).view_extras(line.as_booking(booking), _line_credentials(credentials, line.kind))
-            if not extras:
-                continue
-            by_line[line.line_id] = extras
             tickets += [{**ticket, "line_id": line.line_id} for ticket in extras.get("tickets") or ()]
-            entry_token = entry_token or extras.get("entry_token")
-        view: dict[str, Any] = {"line_extras": by_line} if by_line else {}
+            if extras.get("entry_token") and "entry_token" not in view:
+                view |= {"entry_token": extras["entry_token"], "pass_line": line.line_id}
         if tickets:
             view["tickets"] = tickets
-        if entry_token:
-            view["entry_token"] = entry_token
         return view
 
     def pass_token(self, booking: Booking, credentials: Any) -> str | None:

@@ -72,12 +72,13 @@ def _passes(facts: Facts, values: dict[str, Any], names: dict[str, str]) -> None
         seat = labels["seat"].format(seat=ticket["seat_id"]) if ticket.get("seat_id") else ""
         values["passes"].append((f"cid:{name}", labels["ticket_caption"].format(
             name=names.get(str(ticket.get("line_id")), ""), seat=seat)))
-    for line_id, extras in (facts.view.get("line_extras") or {}).items():
-        if extras.get("entry_token"):
-            values["inline"].append(Attachment("pass.png", "image/png", qr_png(str(extras["entry_token"]))))
-            values["passes"].append(("cid:pass.png", labels["parking_caption"].format(
-                name=names.get(line_id, ""), plate=extras.get("plate") or "")))
-            break
+    token = facts.view.get("entry_token")
+    if token:
+        line = next((line for line in lines_of(facts.booking) if line.line_id == facts.view.get("pass_line")), None)
+        plate = ((line.details or {}).get("plate") if line is not None else None) or ""
+        values["inline"].append(Attachment("pass.png", "image/png", qr_png(str(token))))
+        values["passes"].append(("cid:pass.png", labels["parking_caption"].format(
+            name=names.get(str(facts.view.get("pass_line")), ""), plate=plate)))
 
 
 MESSAGES = MessageParts(package="holdfast.products.orders", labels=LABELS, booking=booking)

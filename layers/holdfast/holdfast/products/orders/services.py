@@ -264,16 +264,20 @@ def describe_order(booking: Booking, view: dict[str, Any]) -> dict[str, Any]:
         if details.get("code"):
             shown["code"] = {"code": details["code"], "full_amount": {"value": details["full_amount"],
                                                                       "currency": line.amount.currency}}
-        for key in ("zone", "ticket_type", "ticket_types", "from", "to", "space_id", "space_type"):
+        for key in ("zone", "ticket_type", "ticket_types", "from", "to", "space_id", "space_type", "plate",
+                    "vehicle_type"):
             if key in details:
                 shown[key] = details[key]
         if line.status and booking.status is BookingStatus.CONFIRMED:
             shown["status"] = line.status   # its own life since the order was confirmed (a car inside)
-        # its tickets, its entry pass, its car (the kind's view extras, while they admit)
-        shown |= (view.get("line_extras") or {}).get(line.line_id) or {}
+        # its tickets and its entry pass, as the order's view carries them while they admit
+        tickets = [ticket for ticket in view.get("tickets") or () if ticket.get("line_id") == line.line_id]
+        if tickets:
+            shown["tickets"] = tickets
+        if view.get("entry_token") and view.get("pass_line") == line.line_id:
+            shown["entry_token"] = view["entry_token"]
         lines.append(shown)
-    answer = {key: value for key, value in view.items()
-              if key not in ("booking_id", "event_id", "places", "line_extras")}
+    answer = {key: value for key, value in view.items() if key not in ("booking_id", "event_id", "places")}
     return {"order_id": booking.booking_id, **answer, "lines": lines}
 
 
