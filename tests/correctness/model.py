@@ -754,7 +754,8 @@ class BookingModel:
         if not orders:
             self.note("order_ticket_scanned: no paid order with an event line")
             return
-        booking_id, _ = d.choice(orders)
+        confirmed = [(b, c) for b, c in orders if self.store.get_booking(b).status is S.CONFIRMED]
+        booking_id, _ = d.choice(confirmed if confirmed and d.choice([True, True, False]) else orders)
         booking = self.store.get_booking(booking_id)
         kind = kinds.of_booking(booking)
         offering = d.choice(sorted(line["offering_id"] for line in booking.kind_details["lines"]
