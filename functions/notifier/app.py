@@ -50,6 +50,12 @@ def handle_record(record: SqsMessage, store=None) -> None:
     if detail.get("type") == "event.changed" and detail.get("event_id"):
         sent = announce(wiring.store(), detail, wiring.email_sender(), wiring.message_site(), wiring.mail_gate())
         logger.info("event change announced", extra={"event_id": detail["event_id"], "notified": sent})
+        if "starts_at" in (detail.get("changes") or {}):
+            # a settlement receipt owed at the start follows it, earlier too (services/settlements.py)
+            from holdfast.clock import system_clock
+            from holdfast.services.settlements import follow_start
+
+            follow_start(wiring.store(), system_clock, str(detail["event_id"]))
         return
     if detail.get("type") == "contact.confirmed":
         sent = deliver_held(wiring.store(), detail, wiring.email_sender(), wiring.message_site(), wiring.mail_gate())

@@ -73,6 +73,11 @@ def record_notifications(image: dict[str, Any]) -> None:
         from holdfast.services.event_announcements import announce   # a venue change: rare, loaded then
 
         announce(wiring.store(), image)
+        if "starts_at" in (image.get("changes") or {}):   # as the notifier does (functions/notifier)
+            from holdfast.clock import system_clock
+            from holdfast.services.settlements import follow_start
+
+            follow_start(wiring.store(), system_clock, str(image["event_id"]))
     elif image.get("type") == "contact.confirmed":
         return   # nothing was held back without a sender (the notifier's part, with a bus)
     else:

@@ -60,7 +60,8 @@ from holdfast.services.payments import PaymentOutcomeUnknown, PaymentService
 from holdfast.services.reconciliation import ReconciliationService
 from holdfast.services.resolutions import ResolutionService
 from holdfast.services.reviews import ReviewService
-from holdfast.services.settlements import Settlements
+from holdfast.services.settlements import Settlements, follow_start
+from holdfast.products.events.tickets import EventKeys
 from holdfast.services.sweeper import sweep
 from holdfast.services.waitlist import WaitlistService
 from tests.support import toy_windows
@@ -108,6 +109,8 @@ DAY = 24 * 3600
 PSEUDONYM_KEY = b"model-pseudonym-key"
 #: The provider calls a day-long outage fails.
 MODEL_CODE = "MODEL10"
+#: What the model's doors check an order's tickets with (the event's scoped keys; the seed is the model's own).
+ORDER_TICKET_KEYS = EventKeys(b"model-order-ticket-master-seed-0123")
 CODE_USES = 2
 OUTAGE = ("get_payment", "create_payment", "create_refund", "get_refund", "cancel_payment")
 
@@ -503,6 +506,7 @@ class BookingModel:
         self.cancellation_job = CancellationJob(self.store, self.payments, self.clock, page_size=2)
         self.listing = ListingService(self.store, self.clock)
         self.orders = OrderService(self.bookings)
+        self.scans = 0   # the model's door numbers its passes
         # Codes (issue 45): one discount code of "ga" that two holds may use, one each customer.
         self.codes = CodeService(self.store, self.clock)
         self.bookings.codes = self.codes
@@ -736,6 +740,53 @@ class BookingModel:
                 f"O3 order {result.booking.booking_id[:8]} holds {held}, asked {[name for name, _ in asked]}"
         self.note(f"place_order {customer} {asked} -> {getattr(error, 'code', None) or 'held'}")
         self.log["order_held" if error is None else f"order:{error.code}"] += 1
+
+    def order_ticket_scanned(self, d: Draw) -> None:
+        """A door of an event scans a ticket of an order's line for that event (issue 43: after
+        confirmation each line lives its own life), the ticket signed as the order's view signs
+        it. D1 it admits only while the order is CONFIRMED and only once; D2 once admitted, the
+        order counts a holder let in (its customer can no longer give it up) and the line keeps
+        the ticket checked in, while the order stays CONFIRMED."""
+        from holdfast import kinds
+        from holdfast.products.events import tickets
+        from holdfast.products.events.services.doors import Doors
+
+        event_ids = {self.events[name] for name in ("ga", "seats") if name in self.events}
+        orders = self._bookings_in(where=lambda b: str(b.places.kind) == "basket" and b.payment is not None
+                                   and any(line["offering_id"] in event_ids
+                                           for line in (b.kind_details or {}).get("lines") or ()))
+        if not orders:
+            self.note("order_ticket_scanned: no paid order with an event line")
+            return
+        confirmed = [(b, c) for b, c in orders if self.store.get_booking(b).status is S.CONFIRMED]
+        booking_id, _ = d.choice(confirmed if confirmed and d.choice([True, True, False]) else orders)
+        booking = self.store.get_booking(booking_id)
+        kind = kinds.of_booking(booking)
+        offering = d.choice(sorted(line["offering_id"] for line in booking.kind_details["lines"]
+                                   if line["offering_id"] in event_ids))
+        part = kind.part(booking, offering)
+        ticket_id, seat = d.choice(tickets.places(part))
+        before = self.store.get_checkin(offering, ticket_id)
+        token = ORDER_TICKET_KEYS.ticket_token(offering, booking_id, ticket_id, seat)
+        doors = Doors(self.store, self.clock, lambda: ORDER_TICKET_KEYS)
+        self.scans += 1
+        answer, error = self._call("door", "POST .../scan (order)", lambda: doors.scan(
+            offering, "model-door", {"event_id": f"scan-{self.scans}", "token": token}, at=self.clock(), offline=False))
+        after = self.store.get_booking(booking_id)
+        if answer is not None and answer.get("admitted"):
+            assert booking.status is S.CONFIRMED and before is None, \
+                f"D1 ticket {ticket_id} of order {booking_id[:8]} ({booking.status}) admitted " \
+                f"{'again' if before else 'while not confirmed'}"
+            assert after.status is S.CONFIRMED and kinds.of_booking(after).admitted(after) >= 1, \
+                f"D2 order {booking_id[:8]} let a holder in and does not count it"
+            assert ticket_id in ((kind.part(after, offering).kind_details or {}).get("checked_in") or ()), \
+                f"D2 order {booking_id[:8]}'s line of {offering[:8]} does not keep ticket {ticket_id} checked in"
+        elif answer is not None:
+            assert before is not None or booking.status is not S.CONFIRMED, \
+                f"D1 ticket {ticket_id} of confirmed order {booking_id[:8]} refused ({answer.get('reason')})"
+        reason = answer.get("reason") if answer else getattr(error, "code", None)
+        self.note(f"order_ticket_scanned {booking_id[:8]} {ticket_id[:8]} ({booking.status}) -> {reason}")
+        self.log[f"order_scan:{reason}"] += 1
 
     def hold_with_code(self, d: Draw) -> None:
         """A hold of "ga" that names a code (issue 45): the model's own code in any case, or one
@@ -1549,6 +1600,10 @@ class BookingModel:
             event_id, {"starts_at": new}, ORGANIZER))
         if result is not None:
             self.starts.setdefault(event_id, []).append((frozenset(self.snapshot().bookings), iso(new)))
+            # the change's announcement (the notifier): an owed settlement receipt's look follows
+            # the start, earlier too (F6); delivered twice now and then, as a queue may
+            for _ in range(d.choice([1, 1, 2])):
+                self._consume("event.changed announcement", lambda: follow_start(self.store, self.clock, event_id))
             old = parse_iso(str(event.get("starts_at")))
             if moved == "later" and self.clock() < old and d.choice([False, True]):
                 # past the start it had, when the retention sweep runs (finding 2's story)
@@ -1615,6 +1670,7 @@ class BookingModel:
         CONFIRMED admits no one: its view shows no ticket, and once it had been CONFIRMED (its
         tickets shown) an offline door's list names each of them."""
         from holdfast import kinds
+        from holdfast.domain.claims import offerings_of
         from holdfast.products.events import tickets
         from holdfast.products.events.services.doors import Doors
 
@@ -1641,17 +1697,21 @@ class BookingModel:
                 grace = timedelta(seconds=int(settings.get("no_show_grace_seconds", 900)))   # the lot's
                 assert parse_iso(gone[0].at) >= usable + grace, \
                     f"N1 booking {booking.booking_id} NO_SHOW at {gone[0].at}, paid at {paid[0].at}: before its grace"
-            if booking.places.granules or str(booking.status) == "CONFIRMED":
+            if str(booking.status) == "CONFIRMED":
                 continue
-            assert not tickets.view(booking, lambda: None), \
-                f"V2 booking {booking.booking_id} is {booking.status} and still shows tickets"
-            if paid:   # its tickets were shown once (a hold never confirmed showed none)
-                if booking.event_id not in voided:   # what GET .../doors/{id}/config lists, as the door service reads it
-                    voided[booking.event_id] = set(Doors(self.store, self.clock, lambda: None)
-                                                   .voided_tickets(booking.event_id))
-                kept = {tid for tid, _ in tickets.places(booking)} - voided[booking.event_id]
-                assert not kept, f"V2 booking {booking.booking_id} is {booking.status}: an offline door would " \
-                    f"admit its tickets {sorted(kept)}"
+            # each event's part of it (the booking itself, or an order's line of that event)
+            for offering in offerings_of(booking.event_id, booking.places):
+                part = kinds.of_booking(booking).part(booking, offering)
+                if part is None or part.places.granules:
+                    continue
+                assert not tickets.view(part, lambda: None), \
+                    f"V2 booking {booking.booking_id} is {booking.status} and still shows tickets"
+                if paid:   # its tickets were shown once (a hold never confirmed showed none)
+                    if offering not in voided:   # what GET .../doors/{id}/config lists, as the door service reads it
+                        voided[offering] = set(Doors(self.store, self.clock, lambda: None).voided_tickets(offering))
+                    kept = {tid for tid, _ in tickets.places(part)} - voided[offering]
+                    assert not kept, f"V2 booking {booking.booking_id} is {booking.status}: an offline door would " \
+                        f"admit its tickets {sorted(kept)} of {offering}"
 
     def customer_reads_booking(self, d: Draw) -> None:
         """GET /bookings/{id} as its customer: never shows an operator's note (finding 12)."""
@@ -1908,19 +1968,32 @@ class BookingModel:
             name = d.choice(sorted(self.bodies))
             event = self.store.get_event(self.events[name])
             later = parse_iso(event["starts_at"]) + timedelta(days=1)
-            self._call("organizer", "PATCH /events (postpone)",
-                       lambda: self.listing.update(self.events[name], {"starts_at": later}, ORGANIZER))
+            result, _ = self._call("organizer", "PATCH /events (postpone)",
+                                   lambda: self.listing.update(self.events[name], {"starts_at": later}, ORGANIZER))
+            if result is not None:
+                # the start in force from now on (S1 reads it: a hold made later is checked against
+                # this one, not one an earlier move set), and the change's announcement
+                self.starts.setdefault(self.events[name], []).append(
+                    (frozenset(self.snapshot().bookings), iso(later)))
+                self._consume("event.changed announcement",
+                              lambda: follow_start(self.store, self.clock, self.events[name]))
             self.note(f"service_rendered: {name} postponed to {iso(later)}")
         starts = min(parse_iso(self.store.get_event(self.events[name])["starts_at"]) for name in self.bodies)
         ahead = (starts - self.clock()).total_seconds() + d.choice([61, 3600])
         if ahead > 0:
             self.clock.advance(ahead)
-        # the receipt call's answer lost after the provider registered it, or refused before
-        fault = d.choice([None, None, "after", "before"])
-        if fault:
+        # the receipt call's answer lost after the provider registered it, or refused before; or
+        # the register cancels it (read back: sent again as a new receipt, or a case)
+        fault = d.choice([None, None, "after", "before", "canceled"])
+        if fault == "canceled":
+            self.provider.fail("register_receipt", *["canceled"] * d.integer(1, 3))
+        elif fault:
             self.provider.fail("create_receipt", fault)
         try:
             counts = self.run_sweep()
+            if fault == "canceled":   # the read-back look, one retry wait later
+                self.clock.advance(self.settlements.retry_seconds[0] + 61)
+                counts = self.run_sweep()
         finally:
             self.provider.faults.pop("create_receipt", None)
         self.note(f"service_rendered: now {iso(self.clock())}, receipt fault={fault}, sweep -> {counts}")
@@ -1944,7 +2017,9 @@ class BookingModel:
              address, its items summing exactly to the payment's amount; a payment whose record
              keeps none carries none (an organizer with receipts off sells as before).
           F2 every refund of a payment that carried a receipt carries one whose items sum exactly
-             to what the refund gives back."""
+             to what the refund gives back.
+          F6 a settlement receipt still owed is looked at no later than the service is rendered, as
+             its offering says it now (an event moved earlier moves the look, issue 44)."""
         def total(receipt: dict[str, Any]) -> Decimal:
             return sum((Decimal(i["amount"]["value"]) * Decimal(i["quantity"]) for i in receipt["items"]),
                        Decimal("0"))
@@ -1972,16 +2047,29 @@ class BookingModel:
             assert total(made) == sum((Decimal(s["amount"]["value"]) for s in made["settlements"]), Decimal("0")), \
                 f"F3 settlement receipt {made['id']} items do not sum to what it settles"
         for payment_id, made in settled_by_payment.items():
-            assert len(made) == 1, f"F3 payment {payment_id} has {len(made)} settlement receipts"
+            # (a receipt the register canceled counts for nothing: it is sent again as a new one)
+            standing = [m for m in made if m.get("status") != "canceled"]
+            assert len(standing) <= 1, f"F3 payment {payment_id} has {len(standing)} settlement receipts"
         for booking in snap.bookings.values():
             settlement = (booking.payment.settlement if booking.payment else None) or {}
             if settlement.get("state") == "sent":
-                made = settled_by_payment.get(booking.payment.payment_id or "", [])
+                made = [m for m in settled_by_payment.get(booking.payment.payment_id or "", [])
+                        if m.get("status") != "canceled" or m["id"] == settlement.get("receipt_id")]
                 assert [m["id"] for m in made] == [settlement.get("receipt_id")], \
                     f"F3 booking {booking.booking_id} recorded settlement {settlement.get('receipt_id')}, provider has {made}"
             if settlement.get("state") == "failed":
                 assert in_review(booking) or booking.review, \
                     f"F4 booking {booking.booking_id}'s settlement receipt failed for good but is in no case"
+        now = iso(self.clock())
+        for booking in snap.bookings.values():
+            due = booking.settlement_due
+            renders = self._renders_at(booking) if due is not None else "9999"
+            if due is not None and now < renders < "9999":
+                # F6: the sweeper reads the due index: a look later than the start (an event moved
+                # earlier, its start read from the event) would send the receipt late
+                assert parse_iso(due) <= parse_iso(renders), \
+                    f"F6 booking {booking.booking_id}'s settlement receipt is looked at {due}, after its " \
+                    f"service is rendered at {renders}"
         for sent in self.provider.payments.values():
             if not sent.get("receipt"):
                 continue
@@ -2163,7 +2251,9 @@ OPERATIONS: dict[str, int] = {
     "customer_erases": 1, "retention_sweep": 1, "organizer_moves_start": 1, "refund_refused": 1,
     "parking_window_begun": 1,
     # issue 42, finding 7: an erasure while the relay has claimed the customer's waitlist turn
-    "erased_during_offer": 1,
+    "erased_during_offer": 3,
+    # issue 43: an order's line lives its own life after confirmation (its tickets at the doors)
+    "order_ticket_scanned": 1,
 }
 
 

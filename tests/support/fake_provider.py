@@ -158,10 +158,27 @@ class FakeProvider:
     def create_receipt(self, body, idempotence_key):
         def effect():
             receipt_id = str(uuid.uuid4())
-            self.receipts[receipt_id] = {"id": receipt_id, "status": "pending", **body}
+            # the register answers at once unless told to cancel one (``fail("register_receipt",
+            # "canceled")``): then the receipt is pending until read back (get_receipt)
+            status = "pending" if self.faults.get("register_receipt") else "succeeded"
+            self.receipts[receipt_id] = {"id": receipt_id, "status": status, **body}
             return dict(self.receipts[receipt_id])
 
         return self._idempotent("create_receipt", idempotence_key, repr(body), effect)
+
+    def get_receipt(self, receipt_id):
+        """The register answers on the first read: ``succeeded``, or ``canceled`` when told so
+        (``fail("register_receipt", "canceled")``); a read may fail like any call ("before")."""
+        self.calls.append(("get_receipt", receipt_id))
+        receipt = self.receipts.get(receipt_id)
+        if receipt is None:
+            raise ProviderNotFound("not_found", "no such receipt", 404)
+        fault = self._fault("get_receipt")
+        if fault == "before":
+            raise ProviderOutcomeUnknown("injected before get_receipt")
+        if receipt["status"] == "pending":
+            receipt["status"] = "canceled" if self._fault("register_receipt") == "canceled" else "succeeded"
+        return dict(receipt)
 
     def payments_for(self, booking_id: str) -> list[dict[str, Any]]:
         return [p for p in self.payments.values() if p["metadata"].get("booking_id") == booking_id]

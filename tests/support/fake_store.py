@@ -141,7 +141,9 @@ class FakeBookingStore(_Fake):
                   always, lambda _: expiry),
             *self._opened(change.items),
         ]
-        for offering in other_offerings(booking.event_id, change.places or booking.places):
+        others = other_offerings(booking.event_id, change.places or booking.places)
+        others += [o for o, _ in change.other_versions if o != booking.event_id and o not in others]
+        for offering in others:
             writes += [
                 Write(f"customer_marker@{offering}", (f"CUSTOMER#{booking.customer_id}",
                                                       f"EVENT#{offering}#BOOKING#{booking.booking_id}"),
@@ -157,6 +159,10 @@ class FakeBookingStore(_Fake):
                                 lambda item: limit is None or item is None or "active" not in item
                                 or item["active"] < limit,
                                 _add("active", 1)))
+            for offering, cap in change.other_hold_limits:
+                writes.append(Write(f"hold_limit@{offering}", _key(counter_key(booking.customer_id, offering)),
+                                    lambda item, cap=cap: item is None or "active" not in item or item["active"] < cap,
+                                    _add("active", 1)))
         return writes
 
     def _change_writes(self, change: Change) -> list[Write]:
@@ -180,6 +186,8 @@ class FakeBookingStore(_Fake):
         if before.counted_hold and before.holds_places and not after.holds_places:
             writes.append(Write("hold_limit", _key(counter_key(before.customer_id, before.event_id)), always,
                                 _add("active", -1)))
+            writes += [Write(f"hold_limit@{offering}", _key(counter_key(before.customer_id, offering)), always,
+                             _add("active", -1)) for offering in before.counted_offerings[1:]]
         return writes
 
     @staticmethod
@@ -203,6 +211,9 @@ class FakeBookingStore(_Fake):
             return SalesStopped(stopped[0])
         if "hold_limit" in failed:
             return HoldLimitReached(booking.customer_id)
+        limited = [label.removeprefix("hold_limit@") for label in failed if label.startswith("hold_limit@")]
+        if limited:
+            return HoldLimitReached(booking.customer_id, limited[0])
         return PlacesTaken([label.removeprefix(CLAIM) for label in failed if label.startswith(CLAIM)])
 
     def _transact(self, writes: list[Write]) -> list[str]:

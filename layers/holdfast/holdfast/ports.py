@@ -63,7 +63,12 @@ class SalesStopped(StoreError):
 
 
 class HoldLimitReached(StoreError):
-    """The customer already has as many active holds for the event as it allows; nothing written."""
+    """The customer already has as many active holds for the event as it allows; nothing written.
+    ``offering``: which offering's limit (an order's further line), None for the booking's own."""
+
+    def __init__(self, customer_id: str, offering: str | None = None) -> None:
+        super().__init__(customer_id)
+        self.offering = offering
 
 
 class EventNotFound(StoreError):
@@ -142,6 +147,8 @@ class Change:
     offering_version: int | None = None
     #: An order's other offerings: each one's version the hold decided on, checked at its own gate.
     other_versions: tuple[tuple[str, int], ...] = ()
+    #: An order's other offerings whose hold limit its lines count toward: each one's cap.
+    other_hold_limits: tuple[tuple[str, int], ...] = ()
 
 
 # ======================================================================================= time
@@ -596,6 +603,10 @@ class PaymentProvider(Protocol):
 
     def create_receipt(self, body: dict[str, Any], idempotence_key: str) -> dict[str, Any]:
         """A fiscal receipt of its own (``POST /v3/receipts``): the settlement of a prepayment."""
+
+    def get_receipt(self, receipt_id: str) -> dict[str, Any]:
+        """A receipt as the provider has it now (``GET /v3/receipts/{id}``): ``pending`` while the
+        register takes it, then ``succeeded`` or ``canceled``."""
 
 
 class HoldExpiryScheduler(Protocol):

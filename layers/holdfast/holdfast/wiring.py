@@ -511,7 +511,7 @@ def message_site():
 
     config = settings()
     return Site(booking_url=config.payment_return_url, sender=config.notifications_sender,
-                view_extras=booking_view_extras)
+                view_extras=booking_view_extras, offering_of=lambda offering_id: store().get_event(offering_id))
 
 
 @cached

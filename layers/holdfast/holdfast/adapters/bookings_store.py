@@ -99,7 +99,11 @@ class BookingRecords:
         ]
         # Places of other offerings too (an order's lines): each offering's marker, index entry and
         # gate check, so each one's cancellation, waitlist and announcements find the booking.
-        for offering in other_offerings(booking.event_id, change.places or booking.places):
+        # (a line that names its offering in no pool or unit, a parking window's granules, is
+        # known by the versions the hold decided on)
+        others = other_offerings(booking.event_id, change.places or booking.places)
+        others += [o for o, _ in change.other_versions if o != booking.event_id and o not in others]
+        for offering in others:
             label, put = event_index_put(self.db.table, offering, booking.booking_id)
             items += [
                 (f"customer_marker@{offering}", {"Put": {"TableName": self.db.table, "Item": _attrs({
@@ -112,6 +116,10 @@ class BookingRecords:
         if booking.counted_hold:
             items.append(("hold_limit", hold_limits.take_slot(self.db.table, _attrs, booking.customer_id, booking.event_id,
                                                               change.hold_limit)))
+            # an order counts once per line toward each further offering's own limit
+            items += [(f"hold_limit@{offering}", hold_limits.take_slot(self.db.table, _attrs, booking.customer_id,
+                                                                        offering, limit))
+                      for offering, limit in change.other_hold_limits]
         return items
 
     def _change_items(self, change: Change) -> list[Labelled]:
@@ -144,6 +152,9 @@ class BookingRecords:
             # Leaving HELD/PAYMENT_PENDING frees the customer's slot in this same transaction.
             items.append(("hold_limit", hold_limits.release_slot(self.db.table, _attrs, before.customer_id,
                                                                  before.event_id)))
+            items += [(f"hold_limit@{offering}", hold_limits.release_slot(self.db.table, _attrs, before.customer_id,
+                                                                          offering))
+                      for offering in before.counted_offerings[1:]]
         return items
 
     @staticmethod
@@ -168,6 +179,9 @@ class BookingRecords:
             return SalesStopped(stopped[0])
         if cancelled.failed("hold_limit"):
             return HoldLimitReached(booking.customer_id)
+        limited = cancelled.failed_under("hold_limit@")
+        if limited:
+            return HoldLimitReached(booking.customer_id, limited[0])
         if cancelled.conflict:
             return TransientStoreError("transaction conflict")
         return PlacesTaken(cancelled.failed_under(CLAIM))

@@ -96,6 +96,10 @@ class YooKassaProvider:
         sdk = self._sdk()
         return sdk.call(lambda: sdk.Receipt.create(body, idempotence_key))
 
+    def get_receipt(self, receipt_id: str) -> dict[str, Any]:
+        sdk = self._sdk()
+        return sdk.call(lambda: sdk.Receipt.find_one(receipt_id))
+
     def list_refunds(self, payment_id: str) -> list[dict[str, Any]]:
         """Every refund of one payment, whatever its status (list API pages)."""
         sdk = self._sdk()

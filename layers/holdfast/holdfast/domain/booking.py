@@ -142,6 +142,16 @@ class Booking:
         return self.cancelled_by_customer or self.event_cancelled or self.status is BookingStatus.CANCELLED
 
     @property
+    def counted_offerings(self) -> tuple[str, ...]:
+        """The offerings whose hold limit this booking occupies a slot of while it holds places:
+        its own, and each further offering an order counted a line toward (``COUNTED_HOLDS`` in
+        its kind details: orders from before carry none and counted their first line only)."""
+        if not self.counted_hold:
+            return ()
+        return (self.event_id, *[str(o) for o in (self.kind_details or {}).get(COUNTED_HOLDS) or ()
+                                 if o != self.event_id])
+
+    @property
     def holds_places(self) -> bool:
         return self.status in HOLDING
 
@@ -177,6 +187,8 @@ class Booking:
         if payment is None or not payment.receipt:
             return None
         settlement = payment.settlement or {}
+        if settlement.get("state") == "sent" and settlement.get("status") == "pending":
+            return settlement.get("next_at")   # its register's answer is read back (services/settlements.py)
         if settlement.get("state") in ("sent", "failed"):
             return None
         if lifecycle.renders_by_state(str(self.places.kind)):
@@ -190,6 +202,10 @@ class Booking:
             return str(settlement["next_at"])
         starts = [granule.at for granule in self.places.granules]
         return iso(min(parse_iso(start) for start in starts)) if starts else self.ends_at
+
+
+#: In an order's kind details: the further offerings it counted a line toward in their hold limits.
+COUNTED_HOLDS = "counted_holds"
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,11 @@ from .inventory import Granule, Places
 OFFERING_SEPARATOR = "/"
 
 
+#: In the kind details of one offering's part of such a booking (``Kind.part``): which part it is,
+#: so what is derived from the booking's id (an event's ticket ids) is the part's own.
+PART = "part_of"
+
+
 def of_offering(offering: str, item: str) -> str:
     """A pool or unit id qualified by its offering."""
     return f"{offering}{OFFERING_SEPARATOR}{item}"

@@ -131,6 +131,9 @@ JOURNAL: dict[str, dict[str, str]] = {
         "settlement_receipt_sent": "Closing receipt e-mailed to your contact address",
         "settlement_retry_scheduled": "Closing receipt delayed; trying again",
         "settlement_receipt_failed": "Closing receipt could not be issued; sent to the organizer",
+        "settlement_receipt_registered": "Closing receipt registered by the tax register",
+        "settlement_receipt_pending": "Closing receipt not registered yet; looking again",
+        "settlement_receipt_canceled": "Closing receipt cancelled by the register; issued again",
     },
     "ru": {
         "hold_created": "Места забронированы", "hold_expired": "Бронь истекла, места освобождены",
@@ -167,6 +170,9 @@ JOURNAL: dict[str, dict[str, str]] = {
         "settlement_receipt_sent": "Чек зачёта предоплаты отправлен на вашу почту",
         "settlement_retry_scheduled": "Чек зачёта предоплаты задерживается; повторяем",
         "settlement_receipt_failed": "Чек зачёта предоплаты не сформирован; передано организатору",
+        "settlement_receipt_registered": "Чек зачёта предоплаты зарегистрирован в кассе",
+        "settlement_receipt_pending": "Чек зачёта предоплаты ещё не зарегистрирован; проверим снова",
+        "settlement_receipt_canceled": "Касса отменила чек зачёта предоплаты; сформирован заново",
     },
 }
 for _language, _table in JOURNAL.items():

@@ -176,6 +176,17 @@ class Kind:
         (none by default, nor while the booking admits nobody)."""
         return {}
 
+    def part(self, booking: Booking, offering_id: str) -> Booking | None:
+        """The booking as the offering ``offering_id`` sees it: the part a door or a gate of that
+        offering checks (an order's line of it, products/orders), or None when the booking has
+        no places there. By default the booking itself, for its own offering."""
+        return booking if booking.event_id == offering_id else None
+
+    def with_part(self, booking: Booking, part: Booking) -> Booking:
+        """The booking with ``part`` (from ``part``, its kind details or its own state changed by
+        a door or a gate) put back: by default the part is the booking."""
+        return part
+
     def price(self, event: Offering, places: Places) -> Money:
         """What the places actually allocated cost."""
         return Money.parse(event.price, event.currency).times(places.quantity)

@@ -65,10 +65,13 @@ def receipts_view(booking: Booking) -> list[dict[str, Any]]:
     if payment.provider_status == "succeeded":
         out.append({"type": "payment", "status": "issued", "amount": amount, "at": payment.paid_at})
     settlement = payment.settlement or {}
-    if settlement or booking.settlement_due is not None:
+    # (a payment keeps its settlement's first look from when it was asked for: owed only once sold)
+    if settlement.get("state") or booking.settlement_due is not None:
         out.append({"type": "settlement", "status": settlement.get("state", "due"), "amount": amount,
                     "at": settlement.get("sent_at") or settlement.get("rendered_at") or booking.settlement_due,
-                    **({"receipt_id": settlement["receipt_id"]} if settlement.get("receipt_id") else {})})
+                    **({"receipt_id": settlement["receipt_id"]} if settlement.get("receipt_id") else {}),
+                    # the provider's word on it, read back (pending, succeeded, canceled)
+                    **({"provider_status": settlement["status"]} if settlement.get("status") else {})})
     refund = payment.refund or {}
     if refund.get("status") == "succeeded":
         out.append({"type": "refund", "status": "issued", "amount": refund.get("amount") or amount,

@@ -50,12 +50,14 @@ _EVENT_CANCELLED_TYPES = ("booking.cancelled", "booking.refund_pending", "bookin
 LABELS = {
     "en": {"what": "What", "when": "When", "where": "Where", "places": "Places", "amount": "Amount",
            "booking": "Booking", "paid": "Paid", "payment": "Payment", "paid_at": "Date", "receipt": "Receipt",
+           "fiscal_receipt": "Fiscal receipt", "fiscal_sent": "sent to {address}",
            "open": "Open your booking", "pay": "Pay now", "refund_choice": "Give my money back",
            "before": "Before", "after": "Now", "footer":
            "Holdfast bookings. You receive this because a booking was made with this address.",
            "seats": ("seat", "seats"), "count": ("place", "places"), "unnamed": "booking {}"},
     "ru": {"what": "Что", "when": "Когда", "where": "Где", "places": "Места", "amount": "Сумма",
            "booking": "Бронь", "paid": "Оплачено", "payment": "Платёж", "paid_at": "Дата", "receipt": "Чек",
+           "fiscal_receipt": "Кассовый чек", "fiscal_sent": "отправлен на {address}",
            "open": "Открыть бронь", "pay": "Оплатить", "refund_choice": "Вернуть мои деньги",
            "before": "Было",
            "after": "Стало", "footer": "Бронирование Holdfast. Это письмо пришло, потому что с этим адресом "
@@ -76,6 +78,8 @@ class Site:
     sender: str = ""
     #: What the booking's kind adds to its view (a parking pass's entry token), as the API shows it.
     view_extras: Callable[[Booking], dict[str, Any]] | None = None
+    #: An offering as it is now, by id (an order's further lines: each one's own start)
+    offering_of: Callable[[str], dict[str, Any] | None] | None = None
 
 
 #: A product's hook: ``(facts, values)``, adding to or changing the values a template renders with.
@@ -235,6 +239,8 @@ class Facts:
             "alternatives": _offers_alternatives(booking),
             "facts": [], "receipt": [], "actions": [], "choices": [], "changes": [],
             "attachments": [], "inline": [], "qr": "",
+            # more passes than one (an order's tickets and its parking pass): (image source, caption)
+            "passes": [],
         }
         lines = self._order_lines()
         if lines:   # an order: one message for the whole of it, each line named with what it costs
@@ -313,16 +319,25 @@ class Facts:
         return start, places.get("ends_at") or places.get("to") or self.offering.get("ends_at")
 
     def calendar(self, values: dict[str, Any], method: str, sequence: int) -> None:
-        start, end = self._start_end()
-        if not start or self.booking is None:
+        """The booking's calendar file: one entry, or one per part of a booking of several (an
+        order's lines: ``values["calendar_entries"]``, set by its product's hook)."""
+        if self.booking is None:
             return
-        from .message_files import calendar
+        from .message_files import CalendarEntry, calendar_of
 
-        where = ", ".join(part for part in (values["venue"], values["city"]) if part)
-        data = calendar(uid=f"booking-{self.booking.booking_id}@holdfast", method=method, sequence=sequence,
-                        summary=values["name"], start=start, end=end, location=where, url=values["booking_url"],
-                        stamp=str(self.detail.get("at") or self.booking.updated_at), organizer=self.site.sender,
-                        attendee=self.booking.contact_email)
+        entries = values.get("calendar_entries")
+        if entries is None:
+            start, end = self._start_end()
+            if not start:
+                return
+            where = ", ".join(part for part in (values["venue"], values["city"]) if part)
+            entries = [CalendarEntry(uid=f"booking-{self.booking.booking_id}@holdfast", summary=values["name"],
+                                     start=start, end=end, location=where)]
+        if not entries:
+            return
+        data = calendar_of(entries, method=method, sequence=sequence, url=values["booking_url"],
+                           stamp=str(self.detail.get("at") or self.booking.updated_at), organizer=self.site.sender,
+                           attendee=self.booking.contact_email)
         values["attachments"].append(Attachment("booking.ics", f"text/calendar; method={method}; charset=UTF-8", data))
 
     def sequence(self) -> int:
@@ -337,7 +352,16 @@ class Facts:
         values["receipt"] = [(self.labels[key], value) for key, value in (
             ("paid", values["amount"]), ("payment", payment.payment_id if payment else ""),
             ("paid_at", self.at(payment.paid_at) if payment and payment.paid_at else values["at"])) if value]
+        values["receipt"] += self._fiscal("payment")
         self.calendar(values, "PUBLISH", self.sequence())
+
+    def _fiscal(self, kind: str) -> list[tuple[str, str]]:
+        """The row saying the fiscal receipt of ``kind`` (payment, refund) was sent and where, when
+        the booking's view lists it (services/booking_views.py ``receipts_view``, the one place)."""
+        for receipt in self.view.get("receipts") or ():
+            if receipt.get("type") == kind and receipt.get("status") == "issued" and receipt.get("sent_to"):
+                return [(self.labels["fiscal_receipt"], self.labels["fiscal_sent"].format(address=receipt["sent_to"]))]
+        return []
 
     def _booking_held(self, values: dict[str, Any]) -> None:
         values["actions"] = [(self.labels["pay"], values["pay_url"])] if values["pay_url"] else []
@@ -352,6 +376,7 @@ class Facts:
 
     def _booking_refunded(self, values: dict[str, Any]) -> None:
         values["refund"] = self._refund_amount()
+        values["receipt"] = self._fiscal("refund")
 
     def _booking_cancelled(self, values: dict[str, Any]) -> None:
         values["kept"] = values["status"] == "CANCELLED_NO_REFUND"

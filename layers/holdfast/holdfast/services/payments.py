@@ -118,6 +118,8 @@ class PaymentService:
                     payment=Payment(idempotence_key=payment_key(booking_id), state="CREATING",
                                     lease_until=iso(now + timedelta(seconds=CREATE_LEASE_SECONDS)),
                                     requested_at=iso(now), receipt=receipt,
+                                    # its settlement's first look: the start read now, not the hold's copy
+                                    settlement=_settlement_hint(self.store, booking) if receipt else None,
                                     next_check_at=iso(now + timedelta(seconds=self.first_check_seconds))),
                     **address,
                 ), True
@@ -383,3 +385,10 @@ class PaymentService:
         places = kinds.of_booking(booking).replan(self.store, replace(current, places=without_uses(booking.places)),
                                                   now=self.clock())
         return keep_uses(places, booking.places) if places is not None else None
+
+
+def _settlement_hint(store: Any, booking: Booking) -> dict[str, Any] | None:
+    from .settlements import renders_at
+
+    at = renders_at(store, booking)
+    return {"next_at": at} if at else None

@@ -79,6 +79,24 @@ def advance(store: BookingSaves, booking: Booking, now, target: str, *, actor: s
                  move=implied_move(booking.status, status), extra=extra, notice=notice, **changes)
 
 
+def advance_part(store: BookingSaves, booking: Booking, part: Booking, now, target: str, *, actor: str,
+                 action: str, decision: str, ids: dict[str, str] | None = None, extra: list | None = None,
+                 notice: dict[str, Any] | None = None) -> Booking:
+    """``advance`` for one offering's part of a booking (kinds/base.py ``part``): the booking
+    itself is advanced; an order's line enters the state on its own, as its kind lets ``actor``
+    move it, while the order stays as it is (its places move only by what ``extra`` carries)."""
+    if part is booking:
+        return advance(store, booking, now, target, actor=actor, action=action, decision=decision, ids=ids,
+                       extra=extra, notice=notice)
+    if not lifecycle.allows(str(part.places.kind), part.status, target, actor):
+        raise IllegalTransition(part.status, target, f" by {actor}")
+    from .. import kinds
+
+    moved = kinds.of_booking(booking).with_part(booking, replace(part, status=lifecycle.status_of(str(target))))
+    return apply(store, booking, now, actor=actor, action=action,
+                 decision=f"{part.event_id}: {decision}", ids=ids, extra=extra, kind_details=moved.kind_details)
+
+
 def offering_cancelled(store: Any, booking: Booking) -> bool:
     """Whether an offering the booking takes places of was cancelled: its own, or any line's of an
     order (a strongly consistent look at each one's flag, ``EventReads.event_cancelled``)."""

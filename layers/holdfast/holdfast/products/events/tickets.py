@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from holdfast.domain import entry_rights
 from holdfast.domain.booking import Booking
+from holdfast.domain.claims import PART
 from holdfast.domain.signatures import ScopedKeys, TokenInvalid, verify
 from holdfast.kinds.base import Kind
 
@@ -40,7 +41,10 @@ def ticket_id(booking_id: str, position: int) -> str:
 def places(booking: Booking) -> list[tuple[str, str | None]]:
     """``(ticket_id, seat_id)`` of each place of the booking, in its places' order."""
     seats: list[str | None] = list(booking.places.units) or [None] * booking.places.quantity
-    return [(ticket_id(booking.booking_id, n), seat) for n, seat in enumerate(seats, start=1)]
+    # one offering's part of a booking of several (an order's line) numbers its own tickets
+    part = (booking.kind_details or {}).get(PART)
+    base = f"{booking.booking_id}/{part}" if part else booking.booking_id
+    return [(ticket_id(base, n), seat) for n, seat in enumerate(seats, start=1)]
 
 
 def admits(booking: Booking, ticket: str | None = None) -> bool:

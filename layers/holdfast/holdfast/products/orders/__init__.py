@@ -6,4 +6,6 @@ from holdfast.kinds.products import Product, register_product
 from .kind import OrderKind
 
 PRODUCT = register_product(Product(name="orders", kinds=(OrderKind(),),
-                                   texts="holdfast.products.orders.texts:TEXTS"))
+                                   texts="holdfast.products.orders.texts:TEXTS",
+                                   messages="holdfast.products.orders.messages:MESSAGES",
+                                   view_credentials="holdfast.products.orders.wiring:line_credentials"))

@@ -20,7 +20,7 @@ from holdfast.domain.offering import Offering
 from holdfast.kinds.base import Inventory, Kind
 from holdfast.ports import InventoryReads
 
-from .lines import KIND, lines_of, merged
+from .lines import KIND, lines_of, merged, with_line
 
 
 class OrderKind(Kind):
@@ -68,6 +68,49 @@ class OrderKind(Kind):
                 kept.append((line.line_id, line.amount))
         return kept
 
+    # ------------------------------------------ after confirmation each line lives its own life
+    def part(self, booking: Booking, offering_id: str) -> Booking | None:
+        """The order's line of ``offering_id`` as a booking of that line alone: what the
+        offering's door or gate checks (its tickets, its entry pass, its state)."""
+        line = next((line for line in lines_of(booking) if line.offering_id == offering_id), None)
+        return line.as_booking(booking) if line is not None else None
+
+    def with_part(self, booking: Booking, part: Booking) -> Booking:
+        return with_line(booking, part)
+
+    def view_extras(self, booking: Booking, credentials: Any) -> dict[str, Any]:
+        """The order's tickets all together, each naming its line (``line_id``), and its parking
+        pass with the line it belongs to (``pass_line``): what a page or a message shows of a
+        booking's tickets and pass, and what the order's view puts on each line."""
+        tickets: list[dict[str, Any]] = []
+        view: dict[str, Any] = {}
+        for line in lines_of(booking):
+            extras = kinds.named(line.kind).view_extras(line.as_booking(booking), _line_credentials(credentials, line.kind))
+            tickets += [{**ticket, "line_id": line.line_id} for ticket in extras.get("tickets") or ()]
+            if extras.get("entry_token") and "entry_token" not in view:
+                view |= {"entry_token": extras["entry_token"], "pass_line": line.line_id}
+        if tickets:
+            view["tickets"] = tickets
+        return view
+
+    def pass_token(self, booking: Booking, credentials: Any) -> str | None:
+        """The pass a gate scans: its parking line's (an order has one line per offering)."""
+        for line in lines_of(booking):
+            token = kinds.named(line.kind).pass_token(line.as_booking(booking), _line_credentials(credentials, line.kind))
+            if token:
+                return token
+        return None
+
+    def passes(self, booking: Booking, credentials: Any) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for line in lines_of(booking):
+            found |= kinds.named(line.kind).passes(line.as_booking(booking), _line_credentials(credentials, line.kind))
+        return found
+
+    def admitted(self, booking: Booking) -> int:
+        """Holders already let in through any line's doors: the order can no longer be given up."""
+        return sum(kinds.named(line.kind).admitted(line.as_booking(booking)) for line in lines_of(booking))
+
     def price(self, event: Offering, places: Places) -> Money:
         raise InvalidRequest("An order is priced by its lines.", code="not_an_offering")
 
@@ -76,3 +119,10 @@ class OrderKind(Kind):
 
     def describe_places(self, places: Places) -> dict[str, Any]:
         return {"kind": KIND, "quantity": places.quantity}
+
+
+def _line_credentials(credentials: Any, kind: str) -> Any:
+    """What a line's kind signs with: the orders' view credentials look it up by kind
+    (wiring.py ``LineCredentials``), each kind's product's own."""
+    of = getattr(credentials, "of", None)
+    return of(kind) if of is not None else None

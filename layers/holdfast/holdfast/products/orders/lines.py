@@ -6,10 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping
 
+from holdfast.domain import lifecycle
 from holdfast.domain.booking import Booking
-from holdfast.domain.claims import of_offering
+from holdfast.domain.claims import PART, of_offering
 from holdfast.domain.inventory import Places, places_from, stored_places
 from holdfast.domain.money import Money
+from holdfast.domain.statuses import BookingStatus
 
 #: The stored name of the kind (a booking's ``inventory_kind``): "basket", a word the core never uses.
 KIND = "basket"
@@ -28,6 +30,9 @@ class Line:
     details: Mapping[str, Any] | None = None
     ends_at: str | None = None
     name: str = ""
+    #: The line's own state once its order is confirmed (issue 43, "each line lives its own life"):
+    #: a parking line CHECKED_IN at the gate, then COMPLETED; None while it moves with its order.
+    status: str | None = None
 
     def stored(self) -> dict[str, Any]:
         line: dict[str, Any] = {
@@ -40,20 +45,48 @@ class Line:
             line["details"] = dict(self.details)
         if self.ends_at:
             line["ends_at"] = self.ends_at
+        if self.status:
+            line["status"] = self.status
         return line
 
     def as_booking(self, order: Booking) -> Booking:
         """The order as a booking of this line alone: what the line's own kind reads (its replan,
-        its ``ended``, its view of the places)."""
+        its ``ended``, its view of the places, its tickets and passes). Its id stays the order's
+        (a ticket or a pass names the order, the one booking a door or a gate reads); ``PART``
+        in its details names the line, so its tickets' ids are its own. A confirmed order's line
+        in a state of its own (a car inside) is in that state."""
+        status = order.status
+        if self.status and order.status is BookingStatus.CONFIRMED:
+            status = lifecycle.status_of(self.status)
         return replace(order, event_id=self.offering_id, places=self.places, amount=self.amount,
-                       kind_details=dict(self.details) if self.details else None, ends_at=self.ends_at)
+                       kind_details={**(self.details or {}), PART: self.line_id}, ends_at=self.ends_at,
+                       status=status)
+
+
+def with_line(order: Booking, part: Booking) -> Booking:
+    """The order with its line of ``part``'s offering as ``part`` (one of ``as_booking``'s views,
+    changed by a door or a gate: tickets checked in, a car inside) stored back into its details."""
+    stored_lines = []
+    for stored in (order.kind_details or {}).get("lines") or ():
+        if stored["offering_id"] == part.event_id:
+            stored = dict(stored)
+            details = {key: value for key, value in (part.kind_details or {}).items() if key != PART}
+            if details:
+                stored["details"] = details
+            else:
+                stored.pop("details", None)
+            if part.status != order.status:
+                stored["status"] = str(part.status)
+        stored_lines.append(stored)
+    return replace(order, kind_details={**(order.kind_details or {}), "lines": stored_lines})
 
 
 def line_of(stored: Mapping[str, Any], currency: str) -> Line:
     places = places_from(str(stored["kind"]), int(stored["quantity"]), stored)
     return Line(line_id=str(stored["line_id"]), offering_id=str(stored["offering_id"]), kind=str(stored["kind"]),
                 amount=Money.parse(stored["amount"], currency), places=places, wanted=dict(stored.get("wanted") or {}),
-                details=stored.get("details"), ends_at=stored.get("ends_at"), name=str(stored.get("name") or ""))
+                details=stored.get("details"), ends_at=stored.get("ends_at"), name=str(stored.get("name") or ""),
+                status=stored.get("status"))
 
 
 def lines_of(booking: Booking) -> tuple[Line, ...]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from holdfast import kinds
 from holdfast.clock import iso, parse_iso
-from holdfast.domain.booking import Booking, JournalEntry, PaymentMode
+from holdfast.domain.booking import COUNTED_HOLDS, Booking, JournalEntry, PaymentMode
 from holdfast.domain.codes import Code, InvalidCode, is_code_pool, without_uses
 from holdfast.domain.commands import HoldPlaces
 from holdfast.domain.errors import (BookingError, Conflict, EventCancelled, IdempotencyKeyReused, InvalidRequest,
@@ -129,14 +129,17 @@ class OrderService:
                 self.store.commit(Change(after=booking, journal=journal, outbox={
                     "type": "booking.held", "at": iso(now), "hold_expires_at": booking.hold_expires_at,
                 }, idempotency=record, hold_limit=hold_limit(offerings[0]),
+                    # each further line counts toward its own offering's limit, in the same write
+                    other_hold_limits=tuple((o.event_id, hold_limit(o)) for o in offerings[1:]),
                     # every line's offering as this hold decided on it: a gate whose terms (its
                     # start) moved since refuses the order, and it is decided again on fresh reads
                     offering_version=offerings[0].version,
                     other_versions=tuple((o.event_id, o.version) for o in offerings[1:])))
-            except HoldLimitReached:
-                limit = hold_limit(offerings[0])
+            except HoldLimitReached as reached:
+                index = next((i for i, o in enumerate(offerings) if o.event_id == reached.offering), 0)
+                limit = hold_limit(offerings[index])
                 raise Conflict(f"You already hold places in {limit} booking(s) for this event; pay for or cancel "
-                               "one first.", code="hold_limit_reached", limit=limit, line=0) from None
+                               "one first.", code="hold_limit_reached", limit=limit, line=index) from None
             except DuplicateRequest:
                 replay = self._replay(customer_id, idempotency_key, fingerprint)
                 if replay is None:
@@ -214,7 +217,8 @@ class OrderService:
             hold_expires_at=iso(now + timedelta(seconds=ttl)), created_at=iso(now), updated_at=iso(now), version=1,
             contact_email=order.contact_email, contact_own=order.contact_own and bool(order.contact_email),
             language=order.language, counted_hold=True,
-            kind_details={"lines": [line.stored() for line in lines]},
+            kind_details={"lines": [line.stored() for line in lines],
+                          COUNTED_HOLDS: [offering.event_id for offering in offerings[1:]]},
             ends_at=max(ends, key=parse_iso) if ends else None,
         )
 
@@ -260,9 +264,18 @@ def describe_order(booking: Booking, view: dict[str, Any]) -> dict[str, Any]:
         if details.get("code"):
             shown["code"] = {"code": details["code"], "full_amount": {"value": details["full_amount"],
                                                                       "currency": line.amount.currency}}
-        for key in ("zone", "ticket_type", "ticket_types", "from", "to", "space_id", "space_type"):
+        for key in ("zone", "ticket_type", "ticket_types", "from", "to", "space_id", "space_type", "plate",
+                    "vehicle_type"):
             if key in details:
                 shown[key] = details[key]
+        if line.status and booking.status is BookingStatus.CONFIRMED:
+            shown["status"] = line.status   # its own life since the order was confirmed (a car inside)
+        # its tickets and its entry pass, as the order's view carries them while they admit
+        tickets = [ticket for ticket in view.get("tickets") or () if ticket.get("line_id") == line.line_id]
+        if tickets:
+            shown["tickets"] = tickets
+        if view.get("entry_token") and view.get("pass_line") == line.line_id:
+            shown["entry_token"] = view["entry_token"]
         lines.append(shown)
     answer = {key: value for key, value in view.items() if key not in ("booking_id", "event_id", "places")}
     return {"order_id": booking.booking_id, **answer, "lines": lines}

@@ -19,7 +19,7 @@ nothing in: it is refused for good (``pass_time_in_future``, the gates' rule) wi
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Callable, Iterable
 
@@ -134,7 +134,8 @@ class Doors:
         """Every ticket of the event's bookings that no longer admits (domain/entry_rights.py
         ``revoked``; one walk of the event's index)."""
         bookings = self.store.get_bookings(sorted(self.store.event_booking_ids(event_id)))
-        return sorted(tid for booking in bookings for tid in tickets.revoked(booking))
+        parts = [kinds.of_booking(booking).part(booking, event_id) for booking in bookings]
+        return sorted(tid for part in parts if part is not None for tid in tickets.revoked(part))
 
     # ------------------------------------------------------------------------------ scans
     def scan(self, event_id: str, door_id: str, event: dict[str, Any], *, at: datetime, offline: bool,
@@ -172,8 +173,10 @@ class Doors:
             return self._refuse(call, exc.reason, None)
         ticket_id = payload["tk"]
         booking = self.store.get_booking(payload["bk"])
-        seat = dict(tickets.places(booking)).get(ticket_id, "-") if booking is not None else "-"
-        if booking is None or booking.event_id != call.event_id or seat == "-":
+        # the event's part of the booking (an order's line of this event), or None
+        part = kinds.of_booking(booking).part(booking, call.event_id) if booking is not None else None
+        seat = dict(tickets.places(part)).get(ticket_id, "-") if part is not None else "-"
+        if booking is None or part is None or seat == "-":
             return self._refuse(call, "bad_token", None)
         known = {"ticket_id": ticket_id, "seat_id": seat}
         first = self.store.get_checkin(call.event_id, ticket_id)
@@ -182,18 +185,21 @@ class Doors:
                               door_id=first["door_id"])
             return self._refuse(call, "already_checked_in", answer, case_reason="double_checkin",
                                 booking_id=booking.booking_id)
-        if not tickets.admits(booking, ticket_id):
+        if not tickets.admits(part, ticket_id):
             return self._refuse(call, "ticket_void", _refused("ticket_void", **known), booking_id=booking.booking_id)
-        return self._admit(call, booking, ticket_id, seat)
+        return self._admit(call, booking, part, ticket_id, seat)
 
-    def _admit(self, call: Scan, booking: Booking, ticket_id: str, seat: str | None) -> dict[str, Any]:
+    def _admit(self, call: Scan, booking: Booking, part: Booking, ticket_id: str, seat: str | None
+               ) -> dict[str, Any]:
         at = iso(call.at)
         answer = {"admitted": True, "reason": "admitted", "ticket_id": ticket_id, "seat_id": seat,
                   "checked_in_at": at, "door_id": call.door_id}
         checkin = {"ticket_id": ticket_id, "booking_id": booking.booking_id, "seat_id": seat, "door_id": call.door_id,
                    "checked_in_at": at, "pass_id": call.pass_id, "mode": "offline" if call.offline else "online"}
-        details = dict(booking.kind_details or {})
+        details = dict(part.kind_details or {})
         details["checked_in"] = sorted({*details.get("checked_in", ()), ticket_id})
+        # kept on the event's part of the booking (an order's line), put back into the booking
+        details = kinds.of_booking(booking).with_part(booking, replace(part, kind_details=details)).kind_details
         # StaleBooking (the ticket checked in meanwhile, the pass recorded, the booking moved): the
         # scan is decided again on a fresh read
         transitions.apply(self.store, booking, self.clock(), actor="door", action="ticket_checked_in",

@@ -198,7 +198,7 @@ class GatePasses:
         if not in_window(payload, call.at, settings.early_entry_minutes):
             return refuse("outside_window")
         booking = self.store.get_booking(payload["bk"])
-        if booking is None or booking.event_id != lot_id:
+        if booking is None or _part(booking, lot_id) is None:
             return refuse("reservation_not_found")
         return self._check_in(lot, call, booking, refuse)
 
@@ -207,8 +207,9 @@ class GatePasses:
         configuration lists them): that reservation is checked in, as a token would have been."""
         refuse = self._refuser(call, {"basis": "reservation", "plate": plate, "booking_id": booking_id})
         booking = self.store.get_booking(booking_id)
-        details = (booking.kind_details or {}) if booking is not None else {}
-        if booking is None or booking.event_id != lot["event_id"] or details.get("plate") != plate:
+        part = _part(booking, lot["event_id"]) if booking is not None else None
+        details = (part.kind_details or {}) if part is not None else {}
+        if booking is None or part is None or details.get("plate") != plate:
             return refuse("reservation_not_found")
         window = {"from": details["from"], "to": details["to"]}
         if not in_window(window, call.at, Parking.settings(lot).early_entry_minutes):
@@ -218,10 +219,12 @@ class GatePasses:
     def _check_in(self, lot: dict[str, Any], call: Pass, booking: Any, refuse: Callable[..., dict[str, Any]]
                   ) -> dict[str, Any]:
         lot_id, gate_id = lot["event_id"], call.gate_id
-        if not entry_rights.admits(booking):   # the one rule of doors and gates (domain/entry_rights.py)
-            reason = "already_inside" if str(booking.status) == CHECKED_IN else "reservation_not_active"
+        part = _part(booking, lot_id)   # the lot's part of it: the booking, or an order's parking line
+        assert part is not None
+        if not entry_rights.admits(part):   # the one rule of doors and gates (domain/entry_rights.py)
+            reason = "already_inside" if str(part.status) == CHECKED_IN else "reservation_not_active"
             return refuse(reason, booking_id=booking.booking_id)
-        details = booking.kind_details or {}
+        details = part.kind_details or {}
         if booking.erased_at or not details.get("plate"):
             return refuse("reservation_not_active", booking_id=booking.booking_id)   # ended and erased
         if self.store.open_ticket_of(lot_id, details["plate"]) is not None:
@@ -249,9 +252,10 @@ class GatePasses:
                               prepaid=booking.amount.text, customer_id=booking.customer_id, granules=granules)
         answer = _opened(ticket)
         extra = claims + self.store.ticket_open(ticket) + [self._pass_put(call, answer)]
-        transitions.advance(self.store, booking, self.clock(), CHECKED_IN, actor="gate", action="vehicle_entered",
-                            decision=f"entered through gate {gate_id} onto space {space.space_id}",
-                            ids={"ticket_id": ticket_id, "gate_id": gate_id}, extra=extra)
+        transitions.advance_part(self.store, booking, part, self.clock(), CHECKED_IN, actor="gate",
+                                 action="vehicle_entered",
+                                 decision=f"entered through gate {gate_id} onto space {space.space_id}",
+                                 ids={"ticket_id": ticket_id, "gate_id": gate_id}, extra=extra)
         return answer
 
     # ------------------------------------------------------------------------------- exit
@@ -316,11 +320,17 @@ class GatePasses:
                        "charge": Money(charge, currency).as_dict(), "prepaid": Money(prepaid, currency).as_dict(),
                        "paid": Money(paid, currency).as_dict(), **({"daily_cap": cap.as_dict()} if cap else {}),
                        **({"due": Money(due, currency).as_dict()} if due > 0 else {})}
-            transitions.advance(self.store, booking, self.clock(), COMPLETED, actor="gate", action="vehicle_exited",
-                                decision=f"left through gate {gate_id}; charged {charge:.2f}"
-                                         + (f"; left owing {due:.2f}" if due > 0 else ""),
-                                ids={"ticket_id": ticket["ticket_id"], "gate_id": gate_id}, extra=extra,
-                                notice={"receipt": receipt})
+            part = _part(booking, lot_id) if booking is not None else None
+            if part is not None and part is not booking:
+                # an order's parking line: its own granules are freed, the order's other lines stay
+                extra += [(f"line-claim:{g.at}", self.store.granule_claim(g, booking.booking_id, Move.UNSELL))
+                          for g in part.places.granules]
+            transitions.advance_part(self.store, booking, part or booking, self.clock(), COMPLETED, actor="gate",
+                                     action="vehicle_exited",
+                                     decision=f"left through gate {gate_id}; charged {charge:.2f}"
+                                              + (f"; left owing {due:.2f}" if due > 0 else ""),
+                                     ids={"ticket_id": ticket["ticket_id"], "gate_id": gate_id}, extra=extra,
+                                     notice={"receipt": receipt})
             return answer
         claims = [(f"claim:{at_key}", self.store.granule_claim(_granule(lot_id, ticket, at_key),
                                                       ticket["ticket_id"], Move.UNSELL)) for at_key in ticket["granules"]]
@@ -446,6 +456,12 @@ class GatePasses:
         # StaleBooking: recorded meanwhile, the stored answer is read again
         self.store.commit(Change(items=(self._pass_put(call, answer),)))
         return answer
+
+
+def _part(booking: Any, lot_id: str) -> Any:
+    """The lot's part of a booking (kinds/base.py ``part``): the reservation itself, or an
+    order's parking line of this lot; None when it has no places here."""
+    return kinds.of_booking(booking).part(booking, lot_id)
 
 
 def _granule(lot_id: str, ticket: dict[str, Any], at_key: str):
