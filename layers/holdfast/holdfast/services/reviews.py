@@ -24,6 +24,9 @@ PAGE_SIZE = 100
 
 
 class ReviewService:
+    #: a page's default length, for the admin's lists answered beside the reviews
+    page_size = PAGE_SIZE
+
     def __init__(self, store: PaymentStore, payments: PaymentService, clock: Clock) -> None:
         self.store = store
         self.payments = payments
