@@ -102,7 +102,7 @@ class SecretsStandIn(BaseHTTPRequestHandler):
     """Answers GetSecretValue (the only call a cold start makes) with a well-formed secret."""
 
     SECRET = {"secret_key": "coldstart-secret", "platform_api_key": "p" * 32, "api_key_hash_key": "h" * 32,
-              "admission_token_key": "a" * 32, "pseudonym_key": "n" * 32}
+              "admission_token_key": "a" * 32, "pseudonym_key": "n" * 32, "webhook_key": "w" * 32}
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")

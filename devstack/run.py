@@ -106,6 +106,7 @@ Holdfast is running.
   Lambda             {'worker processes, up to ' + str(args.concurrency) + ' per function' if not args.in_process else 'in-process, one invocation at a time'}
   payment sandbox    {sandbox.base_url}   (control API {sandbox.control_url})
   sent mail          {api}/dev/mail   (every message, per address; local stack only)
+  webhooks received  {api}/dev/webhooks   (register {api}/dev/webhooks/receiver as a webhook URL; local stack only)
   the clock          {api}/dev/clock  (POST {{"advance_seconds": n}} moves it; local stack only)
   demo events        {eid}: {args.capacity} places, {args.hold_seconds}s holds
                      {seated['event_id']}: a seat map of 6 rows of 12

@@ -25,7 +25,7 @@ from typing import Any
 
 from devstack.organizers import KEY_HASH_KEY, PLATFORM_KEY
 
-from . import emf, mail, runtime, sale_metrics, timecontrol
+from . import emf, mail, runtime, sale_metrics, timecontrol, webhook_receiver
 from .clock import StackClock
 from .apigw import ApiGatewayServer, routes_from_template
 from .throttling import StageThrottle
@@ -70,6 +70,8 @@ LOCAL_SECRETS = {
     "PseudonymSecretName": {"pseudonym_key": "local-pseudonym-key-not-secret"},
     "ParkingKeySecretName": LOCAL_PARKING_KEY_SECRET,
     "TicketKeySecretName": LOCAL_TICKET_KEY_SECRET,
+    # the key webhook endpoints' signing secrets are derived from (holdfast.domain.webhooks)
+    "WebhookKeySecretName": {"webhook_key": "local-webhook-key-not-secret"},
 }
 
 
@@ -83,6 +85,8 @@ def local_parameters(api_url: str) -> dict[str, Any]:
         "ProviderApiUrl": "http://127.0.0.1:8090/v3",
         "ProviderShopId": "100500",
         "AllowedWebhookNetworks": "127.0.0.1/32",
+        # webhooks may reach the local receiver (/dev/webhooks) over plain http; never on AWS
+        "WebhookLocalNetworks": "127.0.0.0/8",
         "CustomerIdentitySource": "header",
         "DeploymentKind": "local",
         # the booking page of web/, which the API stand-in serves on the same origin
@@ -272,6 +276,8 @@ class EmbeddedStack:
         self.clock = StackClock()
         self.clock.install()
         self.time = timecontrol.StackTime(self, self.clock)
+        # the local webhook receiver (/dev/webhooks): arrivals stamped on the stack's clock
+        self.webhook_receiver = webhook_receiver.WebhookReceiver(self.clock.now_seconds)
         self._set_process_environment()
         self._deploy()
         self._seed_organizers()
@@ -279,6 +285,7 @@ class EmbeddedStack:
         self._start_pollers()
         self._api.local_pages[mail.PREFIX] = self._local_inbox()
         self._api.local_pages[timecontrol.PREFIX] = self.time.page
+        self._api.local_pages[webhook_receiver.PREFIX] = self.webhook_receiver.page
         metrics = sale_metrics.for_stack(self)
         if metrics is not None:
             self._api.local_endpoints[sale_metrics.PATH] = metrics

@@ -1,5 +1,5 @@
 """Operator endpoints: bookings in manual review, parking gate cases and event check-in cases, and the decision taken on
-each; the platform's organizers; an organizer's own keys and fiscal settings."""
+each; the platform's organizers; an organizer's own keys, webhooks and fiscal settings."""
 from holdfast import wiring
 from holdfast.products.events import wiring as events_wiring
 from holdfast.products.parking import wiring as parking_wiring
@@ -8,7 +8,7 @@ from holdfast.observability import log_metrics, logger, tracer
 from holdfast.resolver import Response
 
 wiring.cold_start(wiring.PROVIDER_SECRET, wiring.PLATFORM_KEY_SECRET, wiring.ORGANIZER_KEY_HASH_SECRET,
-                  loads=("reviews",))  # every route uses it
+                  wiring.WEBHOOK_KEY_SECRET, loads=("reviews",))  # every route uses it
 
 app = make_resolver(audit=wiring.record_action)
 
@@ -159,6 +159,59 @@ def delete_organizer_key(key_id: str):
     caller = require_organizer(app, wiring.authenticate_organizer)
     wiring.organizers().delete_key(caller, key_id)
     return Response(status_code=204, content_type=None, body="")
+
+
+# ------------------------------------------------------------------ an organizer's webhooks
+
+@app.post("/organizers/me/webhooks")
+@tracer.capture_method
+def add_webhook():
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    from holdfast.schemas import WebhookIn
+
+    request = parse_body(app, WebhookIn)
+    # the signing secret is in this answer only: never cached, never logged
+    return json_response(201, wiring.webhooks().create(caller, request.url, request.events, request.description),
+                         {"Cache-Control": "no-store"})
+
+
+@app.get("/organizers/me/webhooks")
+@tracer.capture_method
+def list_webhooks():
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, {"webhooks": wiring.webhooks().list(caller)})
+
+
+@app.delete("/organizers/me/webhooks/<webhook_id>")
+@tracer.capture_method
+def delete_webhook(webhook_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    wiring.webhooks().delete(caller, webhook_id)
+    return Response(status_code=204, content_type=None, body="")
+
+
+@app.post("/organizers/me/webhooks/<webhook_id>/test")
+@tracer.capture_method
+def test_webhook(webhook_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(202, wiring.webhooks().test(caller, webhook_id))
+
+
+@app.get("/organizers/me/webhooks/<webhook_id>/deliveries")
+@tracer.capture_method
+def list_webhook_deliveries(webhook_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    query = app.current_event.query_string_parameters or {}
+    return json_response(200, wiring.webhooks().deliveries(caller, webhook_id, query.get("limit"),
+                                                           query.get("cursor") or None),
+                         {"Cache-Control": "private, no-store"})
+
+
+@app.post("/organizers/me/webhooks/<webhook_id>/deliveries/<delivery_id>/redeliver")
+@tracer.capture_method
+def redeliver_webhook(webhook_id: str, delivery_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(202, wiring.webhooks().redeliver(caller, webhook_id, delivery_id))
 
 
 # -------------------------------------------------------------- an organizer's fiscal settings

@@ -19,7 +19,7 @@ from holdfast import wiring
 from holdfast.domain.statuses import HOLDING
 from holdfast.faults import crash_point
 from holdfast.observability import log_metrics, logger, tracer
-from holdfast.services.notifications import bus_entry, notify
+from holdfast.services.notifications import NOT_FOR_CUSTOMERS, bus_entry, notify
 
 wiring.cold_start()
 
@@ -84,7 +84,9 @@ def offer_released_places(changes: list[tuple[str, dict[str, Any]]]) -> set[str]
     by_event: dict[str, list[str]] = defaultdict(list)
     for sequence, image in changes:
         # (an event's own announcements, event.changed, carry no booking and free no places)
-        if image.get("booking_id") and image.get("status") not in HOLDING and image.get("event_id"):
+        # (a fact for the organizer's systems, a ticket checked in, frees nothing either)
+        if image.get("booking_id") and image.get("status") not in HOLDING and image.get("event_id") \
+                and image.get("type") not in NOT_FOR_CUSTOMERS:
             by_event[str(image["event_id"])].append(sequence)
     failed: set[str] = set()
     for event_id, sequences in by_event.items():

@@ -113,6 +113,15 @@ ROUTES: dict[str, str] = {
     # the team (issue 46)
     "GET /organizers/me/keys": READ_ONLY,
     "GET /organizers/me/audit": READ_ONLY,
+    "POST /organizers/me/webhooks": "none: an endpoint listens to facts already committed; no booking, place or "
+                                    "money waits for it (tests/unit/test_webhooks.py, "
+                                    "tests/integration/test_webhooks.py)",
+    "GET /organizers/me/webhooks": READ_ONLY,
+    "DELETE /organizers/me/webhooks/{webhook_id}": "none: as POST /organizers/me/webhooks",
+    "POST /organizers/me/webhooks/{webhook_id}/test": "none: as POST /organizers/me/webhooks",
+    "GET /organizers/me/webhooks/{webhook_id}/deliveries": READ_ONLY,
+    "POST /organizers/me/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver": "none: as POST "
+                                                                                    "/organizers/me/webhooks",
     # a drive-up's exit payment with its receipt's address (issue 44): the gate world's exit payment
     "POST /lots/{lot_id}/tickets/{ticket_id}/exit-payment": "pays_exit",
 }

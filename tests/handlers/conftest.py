@@ -22,11 +22,12 @@ SECRETS = {
     "handler/organizer-key-hash": {"api_key_hash_key": HASH_KEY},
     "handler/admission-token": {"admission_token_key": "handler-admission-key-0123456789"},
     "handler/pseudonym": {"pseudonym_key": "handler-pseudonym-key-0123456789"},
+    "handler/webhook-key": {"webhook_key": "handler-webhook-key-0123456789"},
 }
 SECRET_VARIABLES = {"PROVIDER_SECRET_NAME": "handler/provider", "PLATFORM_KEY_SECRET_NAME": "handler/platform-key",
                     "ORGANIZER_KEY_HASH_SECRET_NAME": "handler/organizer-key-hash",
                     "ADMISSION_TOKEN_SECRET_NAME": "handler/admission-token",
-                    "PSEUDONYM_SECRET_NAME": "handler/pseudonym"}
+                    "PSEUDONYM_SECRET_NAME": "handler/pseudonym", "WEBHOOK_KEY_SECRET_NAME": "handler/webhook-key"}
 
 
 @pytest.fixture
@@ -39,6 +40,7 @@ def handler_env(monkeypatch):
         create_bookings_table(dynamodb, "handler-bookings")
         sqs = boto3.client("sqs", region_name=REGION)
         queue = sqs.create_queue(QueueName="handler-events.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+        attempts = sqs.create_queue(QueueName="handler-webhook-attempts")["QueueUrl"]
         secrets = boto3.client("secretsmanager", region_name=REGION)
         for name, value in SECRETS.items():
             secrets.create_secret(Name=name, SecretString=json.dumps(value))
@@ -49,6 +51,7 @@ def handler_env(monkeypatch):
         )["stateMachineArn"]
         env = {
             "BOOKINGS_TABLE_NAME": "handler-bookings", "PAYMENT_EVENTS_QUEUE_URL": queue,
+            "WEBHOOK_ATTEMPTS_QUEUE_URL": attempts,
             **SECRET_VARIABLES, "PROVIDER_API_URL": "http://127.0.0.1:9/v3",
             "PROVIDER_SHOP_ID": "100500", "CUSTOMER_IDENTITY_SOURCE": "header",
             "HOLDFAST_DEPLOYMENT": "local",
@@ -64,7 +67,7 @@ def handler_env(monkeypatch):
         from devstack import organizers
         organizers.seed("handler-bookings", dynamodb, HASH_KEY,
                         (("org-test", "Test organizer", ORGANIZER_KEY), ("org-other", "Other organizer", OTHER_KEY)))
-        yield {"queue_url": queue, "sqs": sqs, "sfn": sfn, "machine": machine}
+        yield {"queue_url": queue, "sqs": sqs, "sfn": sfn, "machine": machine, "webhook_attempts_url": attempts}
         wiring.reset()
 
 

@@ -102,6 +102,8 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "hold_reminder_seconds": _number(int, ge=0, le=86_400),
     "id_salt": _text(16),
     "personal_data_retention_days": _number(int, ge=1, le=3650),
+    "webhook_key_secret_name": _text(), "webhook_attempts_queue_url": _text(),
+    "webhook_local_networks": _networks,
 }
 
 
@@ -157,6 +159,11 @@ class Settings:
     id_salt: str = ""
     #: Days after a booking ends before its personal data is erased (domain/personal_data.py).
     personal_data_retention_days: int = 90
+    #: the webhook key endpoints' secrets are derived from (docs/api.md, "Webhooks"), and the queue of attempts
+    webhook_key_secret_name: str = ""
+    webhook_attempts_queue_url: str = ""
+    #: networks plain-http webhooks may reach; only on a local stack (the template's WebhookLocalNetworks)
+    webhook_local_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
 
     @classmethod
     def checked(cls, values: dict[str, Any]) -> "Settings":
@@ -179,6 +186,9 @@ class Settings:
             if settings.customer_identity_source == "header" and settings.deployment != "local":
                 problems.append((None, "CUSTOMER_IDENTITY_SOURCE=header trusts any caller's X-Customer-Id and is "
                                        "refused unless HOLDFAST_DEPLOYMENT=local (template parameter DeploymentKind=local)"))
+            elif settings.webhook_local_networks and settings.deployment != "local":
+                problems.append(("webhook_local_networks", "webhooks to inner networks are refused unless "
+                                 "HOLDFAST_DEPLOYMENT=local (template parameter DeploymentKind=local)"))
             else:
                 return settings
         raise ConfigurationError("invalid function configuration: " + "; ".join(
@@ -194,6 +204,9 @@ _ENV_NAMES = {
     "organizer_key_hash_secret_name": "ORGANIZER_KEY_HASH_SECRET_NAME",
     "admission_token_secret_name": "ADMISSION_TOKEN_SECRET_NAME",
     "pseudonym_secret_name": "PSEUDONYM_SECRET_NAME",
+    "webhook_key_secret_name": "WEBHOOK_KEY_SECRET_NAME",
+    "webhook_attempts_queue_url": "WEBHOOK_ATTEMPTS_QUEUE_URL",
+    "webhook_local_networks": "WEBHOOK_LOCAL_NETWORKS",
     "provider_timeout_seconds": "PROVIDER_TIMEOUT_SECONDS",
     "default_hold_ttl_seconds": "DEFAULT_HOLD_TTL_SECONDS",
     "customer_identity_source": "CUSTOMER_IDENTITY_SOURCE",

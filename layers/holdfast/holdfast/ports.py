@@ -459,6 +459,48 @@ class AuditLog(Protocol):
         to read on from (None at the end)."""
 
 
+class WebhookStore(Protocol):
+    """An organizer's webhook endpoints and their deliveries (docs/api.md, "Webhooks")."""
+
+    def add_webhook(self, organizer_id: str, webhook: dict[str, Any], most: int) -> bool:
+        """Store a new endpoint unless the organizer has ``most`` already (False then)."""
+
+    def list_webhooks(self, organizer_id: str) -> list[dict[str, Any]]: ...
+
+    def get_webhook(self, organizer_id: str, webhook_id: str) -> dict[str, Any] | None: ...
+
+    def delete_webhook(self, organizer_id: str, webhook_id: str) -> bool:
+        """False when there was none."""
+
+    def add_delivery(self, delivery: dict[str, Any]) -> bool:
+        """Store a new delivery; False when one with its id exists (a repeated fact)."""
+
+    def get_delivery(self, webhook_id: str, delivery_id: str) -> dict[str, Any] | None: ...
+
+    def update_delivery(self, webhook_id: str, delivery_id: str, generation: int, changes: dict[str, Any]) -> bool:
+        """Set ``changes`` if the delivery is still at ``generation``; False otherwise."""
+
+    def delivery_page(self, webhook_id: str, limit: int, after: str | None
+                      ) -> tuple[list[dict[str, Any]], str | None]:
+        """Up to ``limit`` deliveries, newest first, after the index key ``after``; and the key to read on from."""
+
+
+class WebhookAttempts(Protocol):
+    """The queue of delivery attempts: a message is one attempt, due after ``delay`` seconds."""
+
+    def send(self, message: dict[str, Any], delay: int = 0) -> None: ...
+
+
+class WebhookTransport(Protocol):
+    """The network, as an attempt sees it: names resolved now, and one POST to one address."""
+
+    def resolve(self, host: str, port: int) -> list[str]: ...
+
+    def post(self, scheme: str, host: str, port: int, path: str, address: str, headers: dict[str, str],
+             body: bytes, timeout: float) -> int:
+        """The answer's status code; raises OSError (or a subclass) when there is none."""
+
+
 class FiscalReads(Protocol):
     def get_fiscal(self, organizer_id: str) -> FiscalSettings | None:
         """The organizer's fiscal settings (receipts on), or None (receipts off)."""

@@ -484,6 +484,15 @@ class OrganizerIn(_Strict):
 _OFFERING_ID = r"^[A-Za-z0-9_-]{1,64}$"
 
 
+class WebhookIn(_Strict):
+    """Body of POST /organizers/me/webhooks. The URL's rules and the event names are the
+    service's 400s (``webhook_url_invalid``, ``webhook_url_not_public``, ``unknown_webhook_event``)."""
+
+    url: str = Field(min_length=1, max_length=2048)
+    events: list[Annotated[str, Field(max_length=64)]] = Field(min_length=1, max_length=20)
+    description: str | None = Field(default=None, max_length=200)
+
+
 class OrganizerKeyIn(_Strict):
     """Body of POST /organizers/me/keys, all optional (no body: a key with the calling key's rights).
     Unknown scope names are the service's 400 ``unknown_scope``, which lists the known ones."""

@@ -80,7 +80,9 @@ ORGANIZER_KEY_HASH_SECRET = Secret("organizer_key_hash_secret_name", {"api_key_h
 ADMISSION_TOKEN_SECRET = Secret("admission_token_secret_name", {"admission_token_key": 16})
 #: HMAC-SHA256 key of erased customers' pseudonyms: the functions that erase personal data
 PSEUDONYM_SECRET = Secret("pseudonym_secret_name", {"pseudonym_key": 16})
-SECRETS = {"PROVIDER_SECRET": PROVIDER_SECRET, "PLATFORM_KEY_SECRET": PLATFORM_KEY_SECRET,
+#: HMAC-SHA256 key webhook endpoints' signing secrets are derived from: the routes that show one, and the deliveries
+WEBHOOK_KEY_SECRET = Secret("webhook_key_secret_name", {"webhook_key": 16})
+SECRETS = {"WEBHOOK_KEY_SECRET": WEBHOOK_KEY_SECRET, "PROVIDER_SECRET": PROVIDER_SECRET, "PLATFORM_KEY_SECRET": PLATFORM_KEY_SECRET,
            "ORGANIZER_KEY_HASH_SECRET": ORGANIZER_KEY_HASH_SECRET, "ADMISSION_TOKEN_SECRET": ADMISSION_TOKEN_SECRET,
            "PSEUDONYM_SECRET": PSEUDONYM_SECRET}
 
@@ -236,6 +238,23 @@ def audit():
 def record_action(who, action: str, path_parameters, answer, status: int) -> None:  # noqa: ANN001
     """The API functions' audit recorder (``holdfast.http.make_resolver(audit=...)``)."""
     audit().record(who, action, path_parameters, answer, status)
+
+
+def webhook_key() -> bytes:
+    return WEBHOOK_KEY_SECRET.read()["webhook_key"].encode()
+
+
+@cached
+def webhooks():
+    from .adapters.webhook_transport import HttpTransport, WebhookAttemptsQueue
+    from .adapters.webhooks_store import WebhookItems
+    from .services.webhooks import WebhookService
+
+    config = settings()
+    queue = WebhookAttemptsQueue(config.webhook_attempts_queue_url) \
+        if config.webhook_attempts_queue_url else None
+    return WebhookService(WebhookItems(store().table, store().client), store(), system_clock, webhook_key, queue,
+                          HttpTransport(), config.webhook_local_networks)
 
 
 def organizer_ids() -> list[str]:

@@ -70,6 +70,13 @@ CORE_ROUTE_SCOPES: dict[Route, str] = {
     ("POST", "/organizers/me/keys"): KEYS,
     ("DELETE", "/organizers/me/keys/{key_id}"): KEYS,
     ("GET", "/organizers/me/audit"): KEYS,
+    # the organizer's own systems hearing about its sales (docs/api.md, "Webhooks")
+    ("POST", "/organizers/me/webhooks"): WEBHOOKS,
+    ("GET", "/organizers/me/webhooks"): WEBHOOKS,
+    ("DELETE", "/organizers/me/webhooks/{webhook_id}"): WEBHOOKS,
+    ("POST", "/organizers/me/webhooks/{webhook_id}/test"): WEBHOOKS,
+    ("GET", "/organizers/me/webhooks/{webhook_id}/deliveries"): WEBHOOKS,
+    ("POST", "/organizers/me/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver"): WEBHOOKS,
 }
 
 #: The core's routes that create an offering: a key limited to some offerings may not use them

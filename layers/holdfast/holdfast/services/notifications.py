@@ -21,6 +21,9 @@ from .mail_policy import SENT, MailGate, same_address
 from .messages import Site, compose
 
 SOURCE = "holdfast.bookings"
+#: Outbox events that are facts for the organizer's systems (webhooks), not messages to customers:
+#: the notifier records and sends nothing for them.
+NOT_FOR_CUSTOMERS = frozenset({"booking.checked_in"})
 
 
 def dedup_id(detail: dict[str, Any]) -> str:
@@ -49,6 +52,8 @@ def notify(store: NotificationStore, detail: dict[str, Any], sender: EmailSender
     sent). If the email fails, the record is taken back and the error raised, so the queue's
     redelivery tries again."""
     message_type = str(detail.get("type", ""))
+    if message_type in NOT_FOR_CUSTOMERS:
+        return False
     dedup = dedup_id(detail)
     customer = str(detail["customer_id"])
     to = recipient(detail) if sender is not None else None
@@ -108,7 +113,8 @@ class BatchReads:
         """``bookings``: those the caller has read already (a reminder's holds), not read again."""
         self.store = store
         known = {booking.booking_id: booking for booking in bookings}
-        wanted = [d for d in details if d.get("booking_id") and d.get("customer_id") and d.get("type") != "event.changed"]
+        wanted = [d for d in details if d.get("booking_id") and d.get("customer_id")
+                  and d.get("type") not in ("event.changed", *NOT_FOR_CUSTOMERS)]
         self.bookings, self.events, self.recorded = store.message_reads(
             sorted({str(d["booking_id"]) for d in wanted} - known.keys()),
             sorted({str(d["event_id"]) for d in wanted if d.get("event_id")}),

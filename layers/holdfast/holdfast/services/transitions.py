@@ -33,10 +33,11 @@ T = TypeVar("T")
 def apply(store: BookingSaves, booking: Booking, now, *, status: BookingStatus | None = None, actor: str,
           action: str, decision: str, ids: dict[str, str] | None = None, move: Move | None = None,
           places: Places | None = None, extra: list | None = None, notice: dict[str, Any] | None = None,
-          **changes: Any) -> Booking:
+          publish: str | None = None, **changes: Any) -> Booking:
     """Save ``booking`` moved to ``status`` (or kept in its status, for a journalled change).
     ``notice``: what the customer's message says besides the booking (a parking exit's receipt),
-    carried in the outbox event.
+    carried in the outbox event. ``publish``: the outbox event of a change that keeps the status
+    (a ticket checked in), a fact for the organizer's systems (webhooks), not a customer's message.
 
     Raises StaleBooking when someone else wrote the booking first, PlacesTaken when the
     inventory move's condition failed, and SalesStopped when a move that takes places again
@@ -58,6 +59,8 @@ def apply(store: BookingSaves, booking: Booking, now, *, status: BookingStatus |
     notify = NOTIFIED.get(target) or getattr(lifecycle.declared(target), "notify", None)
     if target != booking.status and notify:
         outbox = {"type": notify, "at": at, "reason": decision, **(notice or {})}
+    elif publish:
+        outbox = {"type": publish, "at": at, "reason": decision, **(notice or {})}
     store.commit(Change(before=booking, after=after, journal=entry, outbox=outbox, move=move, places=places,
                         items=tuple(extra or ())))
     return after

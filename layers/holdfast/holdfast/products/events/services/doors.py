@@ -45,6 +45,9 @@ ATTEMPTS = 4
 NAMING_FIELDS = ("token",)
 CASE_NAMESPACE = uuid.UUID("6e2f9b41-0d3a-4c6e-9f85-1a7b3c5d2e90")
 RESOLUTIONS = {"checkin": ("acknowledged", "dismissed")}
+#: The outbox event of a ticket admitted at a door: a fact for the organizer's webhooks
+#: (``checkin.created``), which the notifier leaves alone (services/notifications.py).
+CHECKED_IN = "booking.checked_in"
 #: Statuses of a booking whose tickets were issued and are void now (a door refuses them offline).
 #: How long a door may trust the voided list it read before reading it again.
 VOIDED_TTL_SECONDS = 60
@@ -197,6 +200,7 @@ class Doors:
                                    + (" (offline)" if call.offline else ""),
                           ids={"ticket_id": ticket_id, "door_id": call.door_id, "pass_id": call.pass_id},
                           extra=[self.store.checkin_put(call.event_id, checkin), self._pass_put(call, answer)],
+                          publish=CHECKED_IN, notice={"ticket_id": ticket_id, "door_id": call.door_id},
                           kind_details=details)
         return answer
 
