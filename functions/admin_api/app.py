@@ -6,10 +6,9 @@ from holdfast.products.parking import wiring as parking_wiring
 from holdfast.http import json_response, make_resolver, parse_body, require_organizer, require_platform
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.resolver import Response
-from holdfast.services import reviews as _reviews  # noqa: F401 - every route uses it: loaded at init
 
 wiring.cold_start(wiring.PROVIDER_SECRET, wiring.PLATFORM_KEY_SECRET, wiring.ORGANIZER_KEY_HASH_SECRET,
-                  wiring.WEBHOOK_KEY_SECRET)
+                  wiring.WEBHOOK_KEY_SECRET, loads=("reviews",))  # every route uses it
 
 app = make_resolver(audit=wiring.record_action)
 
@@ -19,7 +18,7 @@ app = make_resolver(audit=wiring.record_action)
 def list_reviews():
     caller = require_organizer(app, wiring.authenticate_organizer)
     query = app.current_event.query_string_parameters or {}
-    limit = query.get("limit", _reviews.PAGE_SIZE)
+    limit = query.get("limit", wiring.reviews().page_size)
     page = wiring.reviews().review_page(limit, query.get("cursor") or None, caller)
     # each organizer's open cases are its own index partition, a page at a time
     gates = parking_wiring.gate_cases().open_page(caller, limit, query.get("gate_cases_cursor") or None)

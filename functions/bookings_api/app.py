@@ -11,10 +11,10 @@ from holdfast.observability import log_metrics, logger, tracer
 from holdfast.domain.commands import HoldPlaces
 from holdfast.domain.errors import InvalidRequest, NotFound
 from holdfast.services.booking_views import describe
-from holdfast.services import admission as _admission  # noqa: F401 - every change is rate limited: loaded at init
 
 wiring.cold_start(wiring.PROVIDER_SECRET, wiring.ADMISSION_TOKEN_SECRET, wiring.PSEUDONYM_SECRET,
-                  primed=("holdfast.schemas:BookingIn",))  # built before a SnapStart snapshot
+                  primed=("holdfast.schemas:BookingIn",),  # built before a SnapStart snapshot
+                  loads=("admission",))  # every change is rate limited
 
 app = make_resolver()
 # A route that validates a body imports its request model: the others never load pydantic.
@@ -200,8 +200,7 @@ def _payment_started(booking, id_field: str):
 
 def _cancelled(booking_id: str, customer: str):
     """The customer gives a booking (or an order) up: refunded when confirmed, an open payment voided."""
-    return wiring.bookings().cancel(booking_id, customer, refund=lambda b: wiring.payments().cancel_confirmed(b),
-                                    void=lambda b: wiring.payments().void_after_cancel(b))
+    return wiring.bookings().cancel(booking_id, customer)
 
 
 @app.post("/bookings/<booking_id>/cancel")

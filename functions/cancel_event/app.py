@@ -2,9 +2,8 @@
 bookings, settle one booking, or finish), chosen by ``step``."""
 from holdfast import wiring
 from holdfast.observability import log_metrics, logger, tracer
-from holdfast.services import cancellation_job as _job  # noqa: F401 - every step uses it: loaded at init
 
-wiring.cold_start(wiring.PROVIDER_SECRET)
+wiring.cold_start(wiring.PROVIDER_SECRET, loads=("cancellation_job",))  # every step uses it
 
 
 @logger.inject_lambda_context

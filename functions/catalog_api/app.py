@@ -5,9 +5,9 @@ and reads no secret (the organizer's edit and publish are in events_api)."""
 from holdfast import wiring
 from holdfast.http import LISTING_FRESHNESS, SEAT_MAP_FRESHNESS, TEXTS_FRESHNESS, cached_json, make_resolver
 from holdfast.observability import log_metrics, logger, tracer
-from holdfast.services import listing as _listing  # noqa: F401 - every route uses it: loaded at init
 
-wiring.cold_start(primed=("holdfast.schemas:EventListQuery",))  # built before a SnapStart snapshot
+wiring.cold_start(primed=("holdfast.schemas:EventListQuery",),  # built before a SnapStart snapshot
+                  loads=("listing",))  # every route uses it
 
 app = make_resolver()
 # A route that validates its input imports its request model: the others never load pydantic.

@@ -7,9 +7,8 @@ from holdfast.http import (EVENT_FRESHNESS, LISTING_FRESHNESS, cached_json, head
                            make_resolver, parse_body, require_organizer)
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.services.event_cancellation import validate_reason
-from holdfast.services import catalog as _catalog  # noqa: F401 - the event routes use it: loaded at init
 
-wiring.cold_start(wiring.ORGANIZER_KEY_HASH_SECRET)
+wiring.cold_start(wiring.ORGANIZER_KEY_HASH_SECRET, loads=("catalog",))  # the event routes use it
 
 app = make_resolver(audit=wiring.record_action)
 # A route that validates a body imports its request model: the others never load pydantic.

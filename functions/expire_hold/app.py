@@ -4,9 +4,8 @@ for executions started before ticks were shared), or one hold (``booking_id``: e
 before buckets existed)."""
 from holdfast import wiring
 from holdfast.observability import log_metrics, logger, tracer
-from holdfast.services import bookings as _bookings  # noqa: F401 - every invocation expires through it: loaded at init
 
-wiring.cold_start()
+wiring.cold_start(loads=("bookings",))  # every invocation expires through it
 
 
 class BucketNotDue(Exception):

@@ -20,7 +20,7 @@ from holdfast import wiring
 from holdfast.domain.statuses import BookingStatus
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.sqs_batch import SqsMessage, process_batch
-from holdfast.services.event_announcements import announce
+from holdfast.services.event_announcements import event_changed
 from holdfast.services.notifications import BatchReads, deliver_held, log_sent, notify
 
 wiring.cold_start()
@@ -48,14 +48,8 @@ def handle_record(record: SqsMessage, store=None) -> None:
     envelope = json.loads(record.body)
     detail = envelope.get("detail") or {}
     if detail.get("type") == "event.changed" and detail.get("event_id"):
-        sent = announce(wiring.store(), detail, wiring.email_sender(), wiring.message_site(), wiring.mail_gate())
+        sent = event_changed(wiring.store(), detail, wiring.email_sender(), wiring.message_site(), wiring.mail_gate())
         logger.info("event change announced", extra={"event_id": detail["event_id"], "notified": sent})
-        if "starts_at" in (detail.get("changes") or {}):
-            # a settlement receipt owed at the start follows it, earlier too (services/settlements.py)
-            from holdfast.clock import system_clock
-            from holdfast.services.settlements import follow_start
-
-            follow_start(wiring.store(), system_clock, str(detail["event_id"]))
         return
     if detail.get("type") == "contact.confirmed":
         sent = deliver_held(wiring.store(), detail, wiring.email_sender(), wiring.message_site(), wiring.mail_gate())

@@ -70,14 +70,9 @@ def record_notifications(image: dict[str, Any]) -> None:
     """What the notifier would do with the event, done here: an ``event.changed`` fans out to the
     event's customers, any other change is one notification."""
     if image.get("type") == "event.changed":
-        from holdfast.services.event_announcements import announce   # a venue change: rare, loaded then
+        from holdfast.services.event_announcements import event_changed   # a venue change: rare, loaded then
 
-        announce(wiring.store(), image)
-        if "starts_at" in (image.get("changes") or {}):   # as the notifier does (functions/notifier)
-            from holdfast.clock import system_clock
-            from holdfast.services.settlements import follow_start
-
-            follow_start(wiring.store(), system_clock, str(image["event_id"]))
+        event_changed(wiring.store(), image)
     elif image.get("type") == "contact.confirmed":
         return   # nothing was held back without a sender (the notifier's part, with a bus)
     else:

@@ -127,12 +127,7 @@ def gate_sync(lot_id: str, gate_id: str):
 
     gate = parking_wiring.parking().gate(lot_id, gate_id, header(app, "X-Gate-Key"), deleted_too=True)
     passes = [item.as_event() for item in parse_body(app, GateSyncIn).events]
-    if gate.get("deleted_at"):
-        from holdfast.clock import system_clock
-        from holdfast.products.parking.services.retired_gates import refuse_passes
-
-        return json_response(200, refuse_passes(wiring.store(), system_clock, gate, lot_id, gate_id, passes))
-    return json_response(200, parking_wiring.gate_sync().sync(lot_id, gate_id, passes))
+    return json_response(200, parking_wiring.gate_sync().sync_gate(gate, lot_id, gate_id, passes))
 
 
 @app.get("/lots/<lot_id>/tickets/<ticket_id>/exit-payment")

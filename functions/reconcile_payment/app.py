@@ -3,9 +3,8 @@ first check of every payment due in a time bucket (from the hold expiry tick, or
 from holdfast import wiring
 from holdfast.faults import crash_point
 from holdfast.observability import log_metrics, logger, tracer
-from holdfast.services import reconciliation as _reconciliation  # noqa: F401 - every check uses it: loaded at init
 
-wiring.cold_start(wiring.PROVIDER_SECRET)
+wiring.cold_start(wiring.PROVIDER_SECRET, loads=("reconciliation",))  # every check uses it
 
 
 @logger.inject_lambda_context

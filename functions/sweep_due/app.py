@@ -8,10 +8,9 @@ from holdfast import wiring
 from holdfast.clock import system_clock
 from holdfast.config import settings
 from holdfast.observability import log_metrics, logger, tracer
-from holdfast.services import bookings as _bookings  # noqa: F401 - every sweep expires through it: loaded at init
 from holdfast.services.sweeper import sweep
 
-wiring.cold_start(wiring.PROVIDER_SECRET, wiring.PSEUDONYM_SECRET)
+wiring.cold_start(wiring.PROVIDER_SECRET, wiring.PSEUDONYM_SECRET, loads=("bookings",))  # every sweep expires through it
 
 
 def give_up(booking, reason):

@@ -2,9 +2,8 @@
 from holdfast import wiring
 from holdfast.http import customer_id, json_response, make_resolver
 from holdfast.observability import log_metrics, logger, tracer
-from holdfast.services import admission as _admission  # noqa: F401 - every route uses it: loaded at init
 
-wiring.cold_start(wiring.ADMISSION_TOKEN_SECRET)
+wiring.cold_start(wiring.ADMISSION_TOKEN_SECRET, loads=("admission",))  # every route uses it
 
 app = make_resolver()
 

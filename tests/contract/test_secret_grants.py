@@ -40,8 +40,9 @@ def declared(code_uri: str) -> set[str]:
         assert isinstance(arg, ast.Attribute) and getattr(arg.value, "id", "") == "wiring", ast.dump(arg)
         assert arg.attr in wiring.SECRETS, f"{code_uri}: {arg.attr} is not one of wiring.SECRETS"
         names.add(arg.attr)
-    assert [k.arg for k in calls[0].keywords] in ([], ["primed"]), \
-        f"{code_uri}: cold_start takes the secrets, and the models primed for SnapStart"
+    # besides the secrets: the models primed for SnapStart, and what it loads at start (wiring.PRELOADS)
+    assert [k.arg for k in calls[0].keywords] in ([], ["primed"], ["loads"], ["primed", "loads"]), \
+        f"{code_uri}: cold_start takes the secrets, the models primed for SnapStart and the preloads"
     return names
 
 

@@ -87,15 +87,40 @@ SECRETS = {"WEBHOOK_KEY_SECRET": WEBHOOK_KEY_SECRET, "PROVIDER_SECRET": PROVIDER
            "PSEUDONYM_SECRET": PSEUDONYM_SECRET}
 
 
-def cold_start(*secrets: Secret, primed: tuple[str, ...] = ()) -> None:
+#: What a function loads as it starts because every invocation uses it, rather than on its first
+#: request (docs/performance.md, "Cold start"; `make bench-coldstart` measures it): a handler names
+#: them in its ``cold_start(..., loads=...)`` by the factory below that builds them, and the modules
+#: each name stands for are declared here, once. Everything else loads on first use.
+PRELOADS: dict[str, tuple[str, ...]] = {
+    "admission": ("holdfast.services.admission",),   # rate_limiter(), waiting_room(): every change is rate limited
+    "bookings": ("holdfast.services.bookings",),
+    "cancellation_job": ("holdfast.services.cancellation_job",),
+    "catalog": ("holdfast.services.catalog",),
+    "listing": ("holdfast.services.listing",),
+    "payments": ("holdfast.services.payments",),
+    # the provider's SDK: only for a function that calls the provider on every invocation
+    "provider": ("holdfast.adapters.yookassa_sdk",),
+    "reconciliation": ("holdfast.services.reconciliation",),
+    "reviews": ("holdfast.services.reviews",),
+    "waitlist": ("holdfast.services.waitlist",),
+}
+
+
+def cold_start(*secrets: Secret, primed: tuple[str, ...] = (), loads: tuple[str, ...] = ()) -> None:
     """Called when a function's module is imported with the secrets the function reads: its
     configuration (the core's, and the sections of the products it imported) and each of those
     secrets are checked once, so a misconfigured function fails its start with one clear log line
-    instead of answering every request with a 500.
+    instead of answering every request with a 500. ``loads``: what the function uses on every
+    invocation (``PRELOADS``), imported now.
 
     Under SnapStart (the template's ``SnapStart`` parameter) the same check runs again after every
     restore, and ``primed`` (``"module:Model"`` request models of the main route) are built before
     the snapshot is taken: see ``_snapshot_hooks``."""
+    import importlib
+
+    for name in loads:
+        for module in PRELOADS[name]:
+            importlib.import_module(module)
     _check(secrets)
     _snapshot_hooks(secrets, primed)
 
@@ -263,7 +288,7 @@ def bookings():
 
     arn = settings().hold_expiry_state_machine_arn
     return BookingService(store(), system_clock, scheduler().schedule if arn else None,
-                          view_extras=booking_view_extras, codes=codes())
+                          view_extras=booking_view_extras, codes=codes(), payments=payments)
 
 
 @cached

@@ -354,3 +354,24 @@ __all__ = [
     "Booking", "BookingStatus", "InventoryKind", "JournalEntry", "Money", "Payment", "PaymentMode",
     "PaymentVerdict", "Places", "Verdict", "check_transition", "implied_move", "judge_payment", "paid_before",
 ]
+
+
+class HoldVerdict(StrEnum):
+    """What a hold's timer does with a booking (``judge_hold``)."""
+    NOOP = "noop"                            # not a hold any more: paid, cancelled, expired
+    NOT_YET = "not_yet"                      # its deadline has not come
+    CAPTURE_IN_FLIGHT = "capture_in_flight"  # places pinned for an authorised payment's capture: look again shortly
+    EXPIRE = "expire"                        # unpaid at its deadline: the places go back
+
+
+def judge_hold(booking: Booking, now: datetime) -> HoldVerdict:
+    """The one rule of a hold's expiry, for the timer (services/releases.py, at the moment it
+    fires) and the sweeper (services/sweeper.py, at the moment past its grace): a hold expires at
+    its ``hold_expires_at`` unless a capture holds its places."""
+    if not booking.holds_places:
+        return HoldVerdict.NOOP
+    if now < parse_iso(booking.hold_expires_at):
+        return HoldVerdict.NOT_YET
+    if booking.places_secured:
+        return HoldVerdict.CAPTURE_IN_FLIGHT
+    return HoldVerdict.EXPIRE

@@ -68,8 +68,11 @@ class BookingService:
                  rng: random.Random | None = None, event_cache_seconds: float | None = None,
                  snapshot_seconds: float = SNAPSHOT_SECONDS,
                  view_extras: Callable[[Booking], dict[str, Any]] | None = None,
-                 codes: CodeService | None = None) -> None:
+                 codes: CodeService | None = None, payments: Callable[[], Any] | None = None) -> None:
         self.store = store
+        #: The payment service, built on first use (a cancel that gives money back): the hold path
+        #: never loads it. Its ``cancel_confirmed`` and ``void_after_cancel`` follow a customer's cancel.
+        self.payments = payments
         #: The offerings' discount and access codes a hold may name (services/codes.py).
         self.codes = codes
         #: More of a booking's view its kind adds with a credential (a parking entry token).
@@ -86,8 +89,19 @@ class BookingService:
 
     def cancel(self, booking_id: str, customer_id: str, refund: Callable[[Booking], Booking] | None = None,
                void: Callable[[Booking], Booking] | None = None) -> Booking:
-        """The customer gives the places up (Releases.cancel)."""
+        """The customer gives the places up (Releases.cancel). Without ``refund`` and ``void``, the
+        payment service's (``payments``): a confirmed booking's money back, an open payment voided."""
+        if refund is None and void is None and self.payments is not None:
+            refund, void = self._refund_on_cancel, self._void_on_cancel
         return self.releases.cancel(booking_id, customer_id, refund, void)
+
+    def _refund_on_cancel(self, booking: Booking) -> Booking:
+        assert self.payments is not None
+        return self.payments().cancel_confirmed(booking)
+
+    def _void_on_cancel(self, booking: Booking) -> Booking:
+        assert self.payments is not None
+        return self.payments().void_after_cancel(booking)
 
     def expire(self, booking_id: str) -> dict[str, str]:
         """Timer: end an unpaid hold whose time is up (Releases.expire)."""

@@ -25,7 +25,7 @@ from ..domain.errors import Conflict, PaymentProviderUnavailable
 from ..domain.inventory import Move
 from ..domain.statuses import HOLDING, BookingStatus
 from ..faults import crash_point
-from ..ports import CancellationStore, Clock, ProviderOutcomeUnknown, StaleBooking, TransientStoreError
+from ..ports import CancellationStore, Clock, StaleBooking, TransientStoreError
 from . import transitions
 from .payments import PaymentService
 from .provider_keys import PaymentOutcomeUnknown
@@ -130,11 +130,7 @@ class CancellationJob:
         crash_point("event_cancel.before_refund")
         try:
             if payment.refund.get("refund_id") and payment.refund.get("status") == "pending":
-                try:
-                    refund = self.payments.provider.get_refund(payment.refund["refund_id"])
-                except ProviderOutcomeUnknown as exc:
-                    raise PaymentOutcomeUnknown(str(exc)) from None
-                outcome = self.payments.record_refund(booking, refund, "organizer")
+                outcome = self.payments.recheck_refund(booking, "organizer")
             else:
                 outcome = self.payments.refund(booking, "organizer", watch=False)
         except PaymentOutcomeUnknown:

@@ -45,6 +45,20 @@ def announce(store: NotificationStore, detail: dict[str, Any], sender: EmailSend
 
 
 
+def event_changed(store: Any, detail: dict[str, Any], sender: EmailSender | None = None, site: Site | None = None,
+                  gate: MailGate | None = None) -> int:
+    """An ``event.changed`` fact, whole: every concerned customer told once (``announce``), and a
+    settlement receipt owed at the start follows a moved start, earlier too (services/settlements.py).
+    Returns how many customers this call notified."""
+    sent = announce(store, detail, sender, site, gate)
+    if "starts_at" in (detail.get("changes") or {}):
+        from ..clock import system_clock
+        from .settlements import follow_start
+
+        follow_start(store, system_clock, str(detail["event_id"]))
+    return sent
+
+
 def _reaches_best(booking: Any) -> tuple[bool, bool, str, str]:
     """The order in which a customer's bookings are asked for the address a change goes to, best
     last: one carrying the customer's own (verified) address, then one with any address, the most

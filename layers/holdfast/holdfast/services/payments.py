@@ -7,7 +7,7 @@ key, so the provider never creates a second payment (or capture, or refund).
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any, Callable
 
@@ -22,12 +22,13 @@ from ..faults import crash_point
 from ..observability import logger
 from .. import kinds
 from ..kinds import products
-from ..ports import (Clock, FiscalReads, PaymentProvider, PaymentStore, PlacesTaken,
-                     ProviderOutcomeUnknown, ProviderRejected, SalesStopped, StaleBooking, TransientStoreError)
+from ..ports import (Clock, FiscalReads, PaymentProvider, PaymentStore, PlacesTaken, ProviderNotFound,
+                     ProviderRejected, SalesStopped, StaleBooking, TransientStoreError)
 from . import transitions
 from .bookings import BookingService
 from .releases import pause
 from .provider_keys import PaymentOutcomeUnknown, capture_key, payment_key, void_key
+from .money_at_provider import MoneyAtProvider
 from .conflict_cases import DEFAULT_OPERATOR, DEFAULT_WINDOW_SECONDS, ConflictCases
 from .payment_records import PaymentRecords
 from .receipts import SaleReceipts, payment_receipt
@@ -37,10 +38,18 @@ ATTEMPTS = 6
 CREATE_LEASE_SECONDS = 30
 
 
+@dataclass(frozen=True)
+class JudgeAgain:
+    """What a step at the provider (a capture) leaves: the payment as it now is, to be judged again
+    against the booking as it now is."""
+    payment: dict[str, Any]
+
+
 class PaymentService:
-    """A booking's payment from its creation to its settlement. Its parts: the payment records
-    (``records``: notes, reviews), the money going back (``refunds``) and the conflict cases
-    (``cases``); the calls other services and the handlers make of those parts are answered here."""
+    """A booking's payment from its creation to its settlement. Its parts: the money at the
+    provider (``money``: every provider call and its outcomes), the payment records (``records``:
+    notes, reviews), the money going back (``refunds``) and the conflict cases (``cases``); the
+    calls other services and the handlers make of those parts are answered here."""
 
     def __init__(self, store: PaymentStore, provider: PaymentProvider, clock: Clock, bookings: BookingService,
                  return_url: str, first_check_seconds: int = 30,
@@ -50,14 +59,15 @@ class PaymentService:
         self.first_check_seconds = first_check_seconds
         self.start_reconciliation = start_reconciliation
         self.store = store
-        self.provider = provider
+        #: the one place that asks the provider about a payment, captures, voids and refunds it
+        self.money = MoneyAtProvider(provider)
         self.clock = clock
         self.bookings = bookings
         self.return_url = return_url
         self.records = PaymentRecords(store, clock)
         #: the receipts of organizers with fiscal settings (None: the engine sends none)
         self.receipts = SaleReceipts(store, fiscal)
-        self.refunds = Refunds(store, provider, clock, self.records, self._watch, first_check_seconds)
+        self.refunds = Refunds(store, self.money, clock, self.records, self._watch, first_check_seconds)
         self.cases = ConflictCases(store, clock, resolution_window_seconds or DEFAULT_WINDOW_SECONDS,
                                    resolution_operator or DEFAULT_OPERATOR)
 
@@ -86,6 +96,11 @@ class PaymentService:
 
     def apply_provider_refund(self, refund: dict[str, Any], actor: str = "provider") -> str:
         return self.refunds.apply_provider_refund(refund, actor)
+
+    def recheck_refund(self, booking: Booking, actor: str) -> str:
+        """The booking's refund as the provider has it now, recorded (one it answered ``pending``)."""
+        assert booking.payment is not None and booking.payment.refund is not None
+        return self.refunds.record_refund(booking, self.money.refund_of(booking.payment.refund["refund_id"]), actor)
 
     def void_after_cancel(self, booking: Booking, actor: str = "customer") -> Booking:
         return self.refunds.void_after_cancel(booking, actor)
@@ -162,7 +177,7 @@ class PaymentService:
         """The provider call that creates the booking's payment. Always the same body and key for a
         booking, so any repeat (a retry, reconciliation) returns the one payment."""
         assert booking.payment is not None
-        return self.provider.create_payment(
+        return self.money.create(
             amount=booking.amount.as_dict(),
             description=f"Holdfast booking {booking.booking_id}",
             metadata={"booking_id": booking.booking_id, "event_id": booking.event_id},
@@ -177,7 +192,7 @@ class PaymentService:
         crash_point("payment.before_provider_call")
         try:
             answer = self.request_creation(booking)
-        except ProviderOutcomeUnknown as exc:
+        except PaymentOutcomeUnknown as exc:
             self.records.note(booking, action="payment_outcome_unknown", decision=f"{exc}; will retry with the same key",
                        payment_change={"state": "UNKNOWN", "lease_until": None})
             raise PaymentProviderUnavailable(
@@ -222,19 +237,50 @@ class PaymentService:
             logger.warning("payment for an unknown booking", extra={"payment_id": payment_id})
             return "unknown_booking"
 
-        def act(booking: Booking) -> str:
-            verdict = judge_payment(booking, provider_payment, booking.payment_mode,
-                                    event_cancelled=self._offering_cancelled(booking))
-            return self._act(booking, provider_payment, verdict.verdict, verdict.reason, actor)
+        def judged(paid: dict[str, Any]) -> str | JudgeAgain:
+            def act(booking: Booking) -> str | JudgeAgain:
+                verdict = judge_payment(booking, paid, booking.payment_mode,
+                                        event_cancelled=self._offering_cancelled(booking))
+                return self._act(booking, paid, verdict.verdict, verdict.reason, actor)
 
-        # SalesStopped: the event was cancelled after it was judged; judged again, the payment is
-        # given back.
-        return transitions.decide_again(
-            lambda: self.store.get_booking(booking_id) if booking_id else None, act, attempts=ATTEMPTS,
-            gone=unknown, exhausted=PaymentOutcomeUnknown(f"booking {booking_id} kept changing"),
-            retry_on=(StaleBooking, SalesStopped))
+            # SalesStopped: the event was cancelled after it was judged; judged again, the payment
+            # is given back.
+            return transitions.decide_again(
+                lambda: self.store.get_booking(booking_id) if booking_id else None, act, attempts=ATTEMPTS,
+                gone=unknown, exhausted=PaymentOutcomeUnknown(f"booking {booking_id} kept changing"),
+                retry_on=(StaleBooking, SalesStopped))
 
-    def _act(self, booking: Booking, paid: dict[str, Any], verdict: Verdict, reason: str, actor: str) -> str:
+        # A capture is a step: what the provider answers is judged again, against the booking as it
+        # is then (someone may have confirmed or released it while the capture was in flight).
+        outcome = judged(provider_payment)
+        while isinstance(outcome, JudgeAgain):
+            outcome = judged(outcome.payment)
+        return outcome
+
+    def apply_at_provider(self, payment_id: str, actor: str = "provider") -> str:
+        """Fetch a payment from the provider and act on it (``apply_provider_payment``)."""
+        return self.apply_provider_payment(self.money.payment(payment_id), actor)
+
+    def apply_notified(self, event: str, object_id: str, actor: str = "provider") -> str:
+        """A provider notification, by its event name and the object it names: the object is
+        fetched from the provider (the notification's body is never believed) and applied, a
+        refund as a refund, anything else as a payment. An object the provider does not know (a
+        forged or foreign notification) is ``not_found_at_provider``."""
+        try:
+            if event.startswith("refund."):
+                return self.apply_provider_refund(self.money.refund_of(object_id), actor)
+            return self.apply_at_provider(object_id, actor)
+        except ProviderNotFound:
+            return "not_found_at_provider"
+
+    def capture(self, booking: Booking, actor: str) -> str:
+        """Capture the authorisation of a booking whose places are pinned (a conflict case's
+        alternative, a repeat of it), then act on what the provider reports."""
+        assert booking.payment is not None and booking.payment.payment_id
+        return self.apply_provider_payment(self._capture(booking, {"id": booking.payment.payment_id}).payment, actor)
+
+    def _act(self, booking: Booking, paid: dict[str, Any], verdict: Verdict, reason: str,
+             actor: str) -> str | JudgeAgain:
         now = self.clock()
         ids = {"payment_id": paid["id"]}
         seen = self._payment_seen(booking, paid)
@@ -267,7 +313,7 @@ class PaymentService:
                                             decision="authorised while held; places pinned, capturing", ids=ids,
                                             payment=replace(seen, capture_key=capture_key(booking.booking_id)),
                                             places_secured=True)
-            return self._capture(booking, paid, actor)
+            return self._capture(booking, paid)
         if verdict is Verdict.LATE_RETAKE:
             return self._late_payment(booking, paid, actor, seen)
         if verdict is Verdict.GIVE_BACK:
@@ -299,24 +345,19 @@ class PaymentService:
                        lease_until=None, paid_at=paid.get("captured_at") or base.paid_at,
                        confirmation_url=base.confirmation_url or (paid.get("confirmation") or {}).get("confirmation_url"))
 
-    def _capture(self, booking: Booking, paid: dict[str, Any], actor: str) -> str:
-        """Capture the authorisation, then act on what the provider now reports, judged against the
-        booking as it is now: someone (reconciliation, a duplicate notification) may have confirmed
-        or released it while the capture was in flight, and its move must not be made twice.
+    def _capture(self, booking: Booking, paid: dict[str, Any]) -> JudgeAgain:
+        """Capture the authorisation; what the provider now reports is judged again against the
+        booking as it is then: someone (reconciliation, a duplicate notification) may have
+        confirmed or released it while the capture was in flight, and its move must not be made twice.
 
         Places pinned before the event was cancelled are not paid for: the cancellation job waits
         for them (CaptureInFlight), and the authorisation as it stands, judged again, is voided."""
         if self._offering_cancelled(booking):
-            return self.apply_provider_payment(self.provider.get_payment(paid["id"]), actor)
-        try:
-            captured = self.provider.capture_payment(paid["id"], booking.amount.as_dict(), capture_key(booking.booking_id))
-        except ProviderOutcomeUnknown as exc:
-            raise PaymentOutcomeUnknown(f"capture of {paid['id']}: {exc}") from None
-        except ProviderRejected:
-            captured = self.provider.get_payment(paid["id"])
+            return JudgeAgain(self.money.payment(paid["id"]))
+        captured = self.money.capture(paid["id"], booking.amount.as_dict(), capture_key(booking.booking_id))
         if captured.get("status") not in ("succeeded", "canceled"):
             raise PaymentOutcomeUnknown(f"capture of {paid['id']} left it {captured.get('status')}")
-        return self.apply_provider_payment(captured, actor)
+        return JudgeAgain(captured)
 
     def _end_as_it_is_now(self, booking: Booking) -> Booking:
         """The booking with the end its offering gives it now (domain ``with_current_end``): the
@@ -325,7 +366,7 @@ class PaymentService:
         event = None if booking.places.granules else self.store.get_event(booking.event_id)
         return with_current_end(booking, str((event or {}).get("starts_at") or ""))
 
-    def _late_payment(self, booking: Booking, paid: dict[str, Any], actor: str, seen: Payment) -> str:
+    def _late_payment(self, booking: Booking, paid: dict[str, Any], actor: str, seen: Payment) -> str | JudgeAgain:
         """A payment that succeeded (or was authorised) after the booking's places were released."""
         now = self.clock()
         booking = self._end_as_it_is_now(booking)
@@ -342,7 +383,7 @@ class PaymentService:
                         action="late_authorisation_places_retaken", decision="places still free; pinned for capture",
                         ids=ids, move=Move.HOLD, places=places, payment=replace(seen, capture_key=capture_key(booking.booking_id)),
                         places_secured=True)
-                    return self._capture(secured, paid, actor)
+                    return self._capture(secured, paid)
                 transitions.apply(self.store, booking, now, status=BookingStatus.CONFIRMED, actor=actor,
                                   action="late_payment_places_retaken", decision="paid after release; places still free, sold",
                                   ids=ids, move=Move.RETAKE, places=places, payment=seen)
@@ -356,12 +397,7 @@ class PaymentService:
         ended = kind.ended(booking, now)
         why = "its time has passed" if ended else "places resold"
         if two_stage:
-            try:
-                voided = self.provider.cancel_payment(paid["id"], void_key(booking.booking_id))
-            except ProviderOutcomeUnknown as exc:
-                raise PaymentOutcomeUnknown(f"cancel of {paid['id']}: {exc}") from None
-            except ProviderRejected:
-                voided = self.provider.get_payment(paid["id"])
+            voided = self.money.void(paid["id"], void_key(booking.booking_id))
             if voided.get("status") != "canceled":
                 # Captured elsewhere meanwhile: judged again as the money it now is.
                 raise PaymentOutcomeUnknown(f"cancel of {paid['id']} left it {voided.get('status')}")

@@ -28,9 +28,9 @@ from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
 from ..faults import crash_point
 from ..observability import logger
-from ..ports import (Clock, PaymentProvider, PaymentStore, ProviderOutcomeUnknown, ProviderRejected,
-                     StaleBooking)
+from ..ports import Clock, PaymentProvider, PaymentStore, ProviderOutcomeUnknown, ProviderRejected
 from . import transitions
+from .money_at_provider import MoneyAtProvider
 from .payments import PaymentService
 from .provider_keys import PaymentOutcomeUnknown, void_key
 
@@ -43,7 +43,7 @@ class ReconciliationService:
                  schedule_seconds: tuple[int, ...] = DEFAULT_SCHEDULE, limit_seconds: int = 24 * 3600,
                  key_retention_seconds: int = 24 * 3600) -> None:
         self.store = store
-        self.provider = provider
+        self.money = MoneyAtProvider(provider)
         self.payments = payments
         self.clock = clock
         self.schedule = schedule_seconds
@@ -118,7 +118,7 @@ class ReconciliationService:
         if booking.status is BookingStatus.REFUND_PENDING and payment.refund:
             refund_id = payment.refund.get("refund_id")
             if refund_id and payment.refund.get("status") == "pending":
-                self.payments.record_refund(booking, self.provider.get_refund(refund_id), "reconciler")
+                self.payments.recheck_refund(booking, "reconciler")
             else:
                 self.payments.refund(booking, "reconciler")
             return
@@ -132,7 +132,7 @@ class ReconciliationService:
                                                    actor="reconciler")
             payment = booking.payment
             assert payment is not None and payment.payment_id
-        self.payments.apply_provider_payment(self.provider.get_payment(payment.payment_id), actor="reconciler")
+        self.payments.apply_at_provider(payment.payment_id, actor="reconciler")
 
     def _find_lost_payment(self, booking: Booking) -> tuple[dict[str, Any], str] | None:
         payment = booking.payment
@@ -145,15 +145,12 @@ class ReconciliationService:
                 return self.payments.request_creation(booking), "by_same_key"
             except ProviderRejected:
                 return None
-        found = self.provider.find_payments(
-            created_gte=iso(requested - timedelta(minutes=5)), created_lte=iso(requested + timedelta(hours=1)),
-            metadata={"booking_id": booking.booking_id},
-        )
-        if not found:
+        found = self.money.found_by_booking(booking.booking_id, requested)
+        if found is None:
             self._note(booking, "payment_not_found_at_provider", "no payment exists for this attempt",
                        replace(payment, state="NOT_CREATED", next_check_at=None, lease_until=None))
             return None
-        return sorted(found, key=lambda item: item.get("created_at", ""))[0], "by_metadata"
+        return found, "by_metadata"
 
     # ----------------------------------------------------------------------------------- the end
 
@@ -168,8 +165,8 @@ class ReconciliationService:
             return
         if payment.provider_status == "waiting_for_capture" and payment.payment_id:
             try:
-                self.provider.cancel_payment(payment.payment_id, void_key(booking.booking_id))
-            except (ProviderRejected, ProviderOutcomeUnknown):
+                self.money.void(payment.payment_id, void_key(booking.booking_id), look_when_refused=False)
+            except (ProviderRejected, PaymentOutcomeUnknown):
                 self.payments.open_review(booking, "authorisation_not_cancelled", "reconciler", ids)
                 return
         def stop(current: Booking) -> None:

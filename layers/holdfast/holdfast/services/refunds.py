@@ -1,7 +1,8 @@
 """Money going back: refunds of confirmed or late payments, and payments the customer no longer wants.
 
-PaymentService holds one, on its store, provider and clock; the payment records (a note, a review)
-and the service's watch (the reconciliation started before a refund call) are handed in.
+PaymentService holds one, on its store, its money at the provider and clock; the payment records
+(a note, a review) and the service's watch (the reconciliation started before a refund call) are
+handed in.
 """
 from __future__ import annotations
 
@@ -19,9 +20,9 @@ from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
 from ..faults import crash_point
 from ..observability import logger
-from ..ports import (Clock, PaymentProvider, PaymentStore, ProviderNotFound, ProviderOutcomeUnknown,
-                     ProviderRejected)
+from ..ports import Clock, PaymentStore, ProviderNotFound, ProviderRejected
 from . import transitions
+from .money_at_provider import MoneyAtProvider
 from .payment_records import PaymentRecords
 from .receipts import refund_receipt
 from .provider_keys import PaymentOutcomeUnknown, refund_key, void_key
@@ -58,10 +59,10 @@ def _same_amount(seen: Any, wanted: dict[str, str]) -> bool:
 
 
 class Refunds:
-    def __init__(self, store: PaymentStore, provider: PaymentProvider, clock: Clock, records: PaymentRecords,
+    def __init__(self, store: PaymentStore, money: MoneyAtProvider, clock: Clock, records: PaymentRecords,
                  watch: Callable[[Booking, str], None], first_check_seconds: int) -> None:
         self.store = store
-        self.provider = provider
+        self.money = money
         self.clock = clock
         self.records = records
         #: Starts the booking's reconciliation under a tag before a provider call (PaymentService._watch).
@@ -177,11 +178,9 @@ class Refunds:
             self.watch(booking, f"refund-{payment.refund['reason']}")
         amount = refund_amount(booking)
         try:
-            answer = self.provider.create_refund(payment.payment_id, amount,
-                                                 f"Holdfast booking {booking.booking_id}: {payment.refund['reason']}",
-                                                 payment.refund["key"], refund_receipt(booking, amount))
-        except ProviderOutcomeUnknown as exc:
-            raise PaymentOutcomeUnknown(f"refund of {payment.payment_id}: {exc}") from None
+            answer = self.money.refund(payment.payment_id, amount,
+                                       f"Holdfast booking {booking.booking_id}: {payment.refund['reason']}",
+                                       payment.refund["key"], refund_receipt(booking, amount))
         except ProviderRejected as exc:
             # Marked refused, so that an operator may send a new one (under a new key).
             refused = replace(payment, refund={**payment.refund, "status": "rejected"})
@@ -221,7 +220,7 @@ class Refunds:
 
     def apply_provider_refund(self, refund: dict[str, Any], actor: str = "provider") -> str:
         try:
-            paid = self.provider.get_payment(refund["payment_id"])
+            paid = self.money.payment(refund["payment_id"])
         except ProviderNotFound:
             return "unknown_payment"
         booking_id = (paid.get("metadata") or {}).get("booking_id")
@@ -242,11 +241,11 @@ class Refunds:
         if payment is None or not payment.payment_id:
             return booking
         try:
-            paid = self.provider.get_payment(payment.payment_id)
+            paid = self.money.payment(payment.payment_id)
             if paid.get("status") != "waiting_for_capture":
                 return booking
-            voided = self.provider.cancel_payment(payment.payment_id, void_key(booking.booking_id))
-        except (ProviderOutcomeUnknown, ProviderRejected) as exc:
+            voided = self.money.void(payment.payment_id, void_key(booking.booking_id), look_when_refused=False)
+        except (PaymentOutcomeUnknown, ProviderRejected) as exc:
             # The notification or reconciliation that follows judges it against CANCELLED: give_back.
             logger.warning("could not void the payment of a cancelled booking", extra={
                 "booking_id": booking.booking_id, "reason": str(exc)[:120]})
@@ -262,12 +261,7 @@ class Refunds:
         never sell it again; void an authorisation, refund a payment."""
         ids = {"payment_id": paid["id"]}
         if paid.get("status") == "waiting_for_capture":
-            try:
-                voided = self.provider.cancel_payment(paid["id"], void_key(booking.booking_id))
-            except ProviderOutcomeUnknown as exc:
-                raise PaymentOutcomeUnknown(f"cancel of {paid['id']}: {exc}") from None
-            except ProviderRejected:
-                voided = self.provider.get_payment(paid["id"])
+            voided = self.money.void(paid["id"], void_key(booking.booking_id))
             if voided.get("status") != "canceled":
                 raise PaymentOutcomeUnknown(f"cancel of {paid['id']} left it {voided.get('status')}")
             transitions.apply(self.store, booking, self.clock(), actor=actor, action="authorisation_voided",

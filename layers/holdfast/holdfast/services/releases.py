@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..clock import EARLY_WAKE_SECONDS, iso, parse_iso
-from ..domain.booking import Booking
+from ..domain.booking import Booking, HoldVerdict, judge_hold
 from ..domain.errors import Busy, Conflict
 from ..domain.lifecycle import given_up_into_kind_state
 from ..domain.inventory import Move
@@ -88,13 +88,13 @@ class Releases:
         """Timer: end an unpaid hold whose time is up. Anything else is a no-op."""
         def end(booking: Booking) -> dict[str, str]:
             now = self.clock()
-            if not booking.holds_places:
+            verdict = judge_hold(booking, now)
+            if verdict is HoldVerdict.NOOP:
                 return {"booking_id": booking_id, "outcome": f"noop_{booking.status.value.lower()}",
                         "hold_expires_at": booking.hold_expires_at}
-            deadline = parse_iso(booking.hold_expires_at)
-            if now < deadline:
+            if verdict is HoldVerdict.NOT_YET:
                 return {"booking_id": booking_id, "outcome": "not_yet", "hold_expires_at": booking.hold_expires_at}
-            if booking.places_secured:
+            if verdict is HoldVerdict.CAPTURE_IN_FLIGHT:
                 # A capture is in flight for an authorised payment; look again shortly.
                 return {"booking_id": booking_id, "outcome": "not_yet", "hold_expires_at": iso(now + timedelta(seconds=60))}
             transitions.apply(

@@ -35,8 +35,7 @@ from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
 from ..observability import logger
 from .. import kinds
-from ..ports import (Clock, PaymentStore, PlacesTaken, ProviderOutcomeUnknown, ProviderRejected, SalesStopped,
-                     StaleBooking)
+from ..ports import Clock, PaymentStore, PlacesTaken, ProviderOutcomeUnknown, SalesStopped, StaleBooking
 from . import transitions
 from .booking_views import describe
 from .payments import PaymentService
@@ -51,6 +50,8 @@ class ResolutionService:
     def __init__(self, store: PaymentStore, payments: PaymentService, clock: Clock) -> None:
         self.store = store
         self.payments = payments
+        #: the payment at the provider: voided through the payments' one place
+        self.money = payments.money
         self.clock = clock
 
     # -------------------------------------------------------------------------------- entry points
@@ -180,8 +181,7 @@ class ResolutionService:
         chosen = dict(case) | {"decision": decision}
         why = why or ("no choice by the deadline" if actor == "timer" else "money back chosen")
         if payment.provider_status == "waiting_for_capture":
-            voided = self._provider(lambda: self.payments.provider.cancel_payment(
-                payment.payment_id, void_key(booking.booking_id)), payment.payment_id)
+            voided = self._provider(lambda: self.money.void(payment.payment_id, void_key(booking.booking_id)))
             if voided.get("status") != "canceled":
                 # Captured meanwhile (it never is by us without pinned places): an operator looks.
                 raise Conflict("The payment could not be cancelled; our team will look.", code="payment_owed",
@@ -226,19 +226,19 @@ class ResolutionService:
         payment = booking.payment
         assert payment is not None and payment.payment_id
         try:
-            self.payments._capture(booking, {"id": payment.payment_id}, actor)
+            self.payments.capture(booking, actor)
         except (PaymentOutcomeUnknown, ProviderOutcomeUnknown):
             raise PaymentProviderUnavailable(
                 "The payment provider did not answer; retry with the same Idempotency-Key (no second capture).",
                 retry_after=RETRY_AFTER) from None
 
-    def _provider(self, call, payment_id: str) -> dict[str, Any]:  # noqa: ANN001
+    @staticmethod
+    def _provider(call) -> dict[str, Any]:  # noqa: ANN001
+        """A void for a case, answered by what the payment now is; no answer at all is a 503 to
+        retry with the same Idempotency-Key."""
         try:
-            try:
-                return call()
-            except ProviderRejected:
-                return self.payments.provider.get_payment(payment_id)
-        except ProviderOutcomeUnknown:
+            return call()
+        except PaymentOutcomeUnknown:
             raise PaymentProviderUnavailable("The payment provider did not answer; retry with the same "
                                              "Idempotency-Key.", retry_after=RETRY_AFTER) from None
 

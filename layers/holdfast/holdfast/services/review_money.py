@@ -8,14 +8,14 @@ reached), so the payment is fetched again every time.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from ..clock import iso, parse_iso
+from ..clock import parse_iso
 from ..domain.booking import Booking
 from ..domain.errors import PaymentProviderUnavailable
-from ..ports import PaymentProvider, ProviderOutcomeUnknown
+from .money_at_provider import MoneyAtProvider
+from .provider_keys import PaymentOutcomeUnknown
 
 #: Seconds an operator waits before trying again when the provider cannot be reached.
 RETRY_AFTER = 5
@@ -58,27 +58,24 @@ class ProviderMoney:
         return self.status == "succeeded" and self.refunded == 0
 
 
-def look_up(provider: PaymentProvider, booking: Booking) -> ProviderMoney:
+def look_up(money: MoneyAtProvider, booking: Booking) -> ProviderMoney:
     """The booking's payment as the provider has it now. A payment whose creation never answered
     is looked for by its metadata, as reconciliation does. Unreachable provider: 503, retry later."""
     payment = booking.payment
     try:
         if payment is not None and payment.payment_id:
-            paid = provider.get_payment(payment.payment_id)
+            paid = money.payment(payment.payment_id)
         elif payment is None or payment.state in ("REJECTED", "NOT_CREATED"):
             return ProviderMoney(None)
         else:
-            requested = parse_iso(payment.requested_at or booking.created_at)
-            found = provider.find_payments(created_gte=iso(requested - timedelta(minutes=5)),
-                                           created_lte=iso(requested + timedelta(hours=1)),
-                                           metadata={"booking_id": booking.booking_id})
-            if not found:
+            found = money.found_by_booking(booking.booking_id, parse_iso(payment.requested_at or booking.created_at))
+            if found is None:
                 return ProviderMoney(None)
-            paid = sorted(found, key=lambda item: item.get("created_at", ""))[0]
+            paid = found
         # Our refund record may say "requested" for a call that never arrived, or miss one that
         # did: the provider's own list of refunds decides whether money is on its way back.
-        refunds = tuple(provider.list_refunds(paid["id"])) if paid.get("status") == "succeeded" else ()
-    except ProviderOutcomeUnknown:
+        refunds = tuple(money.refunds(paid["id"])) if paid.get("status") == "succeeded" else ()
+    except PaymentOutcomeUnknown:
         raise PaymentProviderUnavailable("The payment provider did not answer; nothing was changed. Try again shortly.",
                                          retry_after=RETRY_AFTER) from None
     return ProviderMoney(paid, refunds)

@@ -10,8 +10,7 @@ from ..domain.errors import (Busy, Conflict, EventCancelled, IdempotencyKeyReuse
 from ..domain.inventory import Move
 from ..domain.organizers import Caller, owned_by
 from ..domain.statuses import BookingStatus
-from ..ports import (Clock, PaymentStore, PlacesTaken, ProviderOutcomeUnknown, ProviderRejected, SalesStopped,
-                     StaleBooking, TransientStoreError)
+from ..ports import Clock, PaymentStore, PlacesTaken, SalesStopped, StaleBooking, TransientStoreError
 from . import transitions
 from .booking_views import describe
 from .resolutions import ResolutionService
@@ -25,9 +24,14 @@ PAGE_SIZE = 100
 
 
 class ReviewService:
+    #: a page's default length, for the admin's lists answered beside the reviews
+    page_size = PAGE_SIZE
+
     def __init__(self, store: PaymentStore, payments: PaymentService, clock: Clock) -> None:
         self.store = store
         self.payments = payments
+        #: the payment at the provider: looked at, captured and voided through the payments' one place
+        self.money = payments.money
         self.clock = clock
         self.resolutions = ResolutionService(store, payments, clock)
 
@@ -152,7 +156,7 @@ class ReviewService:
             return describe(self.store.get_booking(booking_id) or booking)
         if booking.status is not BookingStatus.MANUAL_REVIEW:
             raise Conflict(f"The booking is {booking.status.value}, not in review.", code="not_in_review")
-        money = look_up(self.payments.provider, booking)
+        money = look_up(self.money, booking)
         try:
             if action == "confirm":
                 self._confirm(booking, money, ids, decision)
@@ -213,9 +217,8 @@ class ReviewService:
             return
         assert booking.payment is not None and booking.payment.payment_id
         try:
-            self.payments.apply_provider_payment(self.payments.provider.get_payment(booking.payment.payment_id),
-                                                 actor="operator")
-        except (PaymentOutcomeUnknown, ProviderOutcomeUnknown):
+            self.payments.apply_at_provider(booking.payment.payment_id, actor="operator")
+        except PaymentOutcomeUnknown:
             raise PaymentProviderUnavailable("The payment provider did not answer; try again shortly.",
                                              retry_after=RETRY_AFTER) from None
 
@@ -232,9 +235,8 @@ class ReviewService:
         assert payment is not None and payment.payment_id
         payment_id = payment.payment_id
         if amount is None:
-            amount = self.payments.provider.get_payment(payment_id).get("amount") or pinned.amount.as_dict()
-        paid = self._provider_call(lambda: self.payments.provider.capture_payment(
-            payment_id, amount, operator_key("cap", pinned.booking_id)), payment_id)
+            amount = self.money.payment(payment_id).get("amount") or pinned.amount.as_dict()
+        paid = self._provider_call(lambda: self.money.capture(payment_id, amount, operator_key("cap", pinned.booking_id)))
         ids = ids | {"payment_id": payment_id}
         try:
             if paid.get("status") == "succeeded":
@@ -277,8 +279,7 @@ class ReviewService:
         if money.status == "waiting_for_capture":
             paid = money.payment
             assert paid is not None
-            voided = self._provider_call(lambda: self.payments.provider.cancel_payment(
-                paid["id"], operator_key("void", booking.booking_id)), paid["id"])
+            voided = self._provider_call(lambda: self.money.void(paid["id"], operator_key("void", booking.booking_id)))
             if voided.get("status") != "canceled":
                 raise Conflict("The authorisation could not be cancelled; look again.", code="payment_owed",
                                payment_status=voided.get("status"))
@@ -310,14 +311,12 @@ class ReviewService:
         except PaymentOutcomeUnknown:
             pass  # REFUND_PENDING is due for reconciliation, which repeats it with the same key
 
-    def _provider_call(self, call, payment_id: str) -> dict[str, Any]:  # noqa: ANN001
-        """A capture or void for an operator. A refusal is answered by what the payment now is (it
-        may have been captured or cancelled meanwhile); no answer at all is a 503 to retry."""
+    @staticmethod
+    def _provider_call(call) -> dict[str, Any]:  # noqa: ANN001
+        """A capture or void for an operator, answered by what the payment now is (a refusal too:
+        it may have been captured or cancelled meanwhile); no answer at all is a 503 to retry."""
         try:
-            try:
-                return call()
-            except ProviderRejected:
-                return self.payments.provider.get_payment(payment_id)
-        except ProviderOutcomeUnknown:
+            return call()
+        except PaymentOutcomeUnknown:
             raise PaymentProviderUnavailable("The payment provider did not answer; try again shortly.",
                                              retry_after=RETRY_AFTER) from None

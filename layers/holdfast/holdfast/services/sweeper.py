@@ -30,8 +30,8 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any, Callable
 
-from ..clock import iso
-from ..domain.booking import Booking
+from ..clock import iso, parse_iso
+from ..domain.booking import Booking, HoldVerdict, judge_hold
 from ..observability import logger
 from ..ports import Clock, PaymentStore, StaleBooking
 from . import transitions
@@ -84,7 +84,7 @@ def _sweep_one(store: PaymentStore, clock: Clock, booking_id: str, overdue: str,
     booking = store.get_booking(booking_id)
     if booking is None:
         return "skipped"
-    if booking.holds_places and booking.hold_expires_at < overdue and not booking.places_secured:
+    if judge_hold(booking, parse_iso(overdue)) is HoldVerdict.EXPIRE:
         if expire(booking_id).get("outcome") == "expired":
             return "expired"
     if booking.timer is not None and booking.timer[0] < overdue:

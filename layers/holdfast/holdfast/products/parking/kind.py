@@ -169,10 +169,7 @@ class Parking(Kind):
         return self._tariff(event, len(places.granules) * int(rules.GRANULE.total_seconds() // 60))
 
     def _tariff(self, event: Any, minutes: int) -> Money:
-        settings = self.settings(event)
-        hourly = Money.parse(settings.hourly, event["currency"])
-        cap = Money.parse(settings.daily_cap, event["currency"]) if settings.daily_cap else None
-        return Money(rules.tariff(hourly, cap, minutes), event["currency"])
+        return rules.Tariff.of(self.settings(event), event["currency"]).charge(minutes)
 
     # ---------------------------------------------------------------------- availability
     def counts(self, store: InventoryReads, event_id: str, consistent: bool = True) -> dict[str, int]:

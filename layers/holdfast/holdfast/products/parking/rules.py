@@ -12,8 +12,10 @@ own items it stays far below DynamoDB's 100 items per transaction.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
 
 from holdfast.domain.money import Money
 
@@ -90,6 +92,36 @@ def tariff(hourly: Money, daily_cap: Money | None, minutes: int) -> Decimal:
     if daily_cap is not None:
         partial = min(partial, daily_cap.value)
     return (full_day * days + partial).quantize(_CENT, rounding=ROUND_HALF_UP)
+
+
+@dataclass(frozen=True)
+class Tariff:
+    """A lot's tariff as one value, read from its settings in its currency: what a reservation's
+    window costs (the kind's price) and what a stay costs at the exit gate are both this value's
+    ``charge``. A new element of the tariff is a field here, in the lot's settings schema
+    (schemas.ParkingSettings) and on its page."""
+    hourly: Money
+    daily_cap: Money | None = None
+    grace_minutes: int = 0
+
+    @classmethod
+    def of(cls, settings: Any, currency: str) -> Tariff:
+        """The tariff of a lot's settings (``ParkingSettings``: ``hourly``, ``daily_cap``, ``grace_minutes``)."""
+        return cls(Money.parse(settings.hourly, currency),
+                   Money.parse(settings.daily_cap, currency) if settings.daily_cap else None,
+                   settings.grace_minutes)
+
+    @property
+    def currency(self) -> str:
+        return self.hourly.currency
+
+    def charge(self, minutes: int) -> Money:
+        """What ``minutes`` of parking cost (``tariff``)."""
+        return Money(tariff(self.hourly, self.daily_cap, minutes), self.currency)
+
+    def stay_minutes(self, entered: datetime, left: datetime) -> int:
+        """A stay's billable minutes: the lot's grace minutes are free."""
+        return stay_minutes(entered, left, self.grace_minutes)
 
 
 def stay_minutes(entered: datetime, left: datetime, grace_minutes: int) -> int:

@@ -75,4 +75,4 @@ def gate_sync():
     from .adapters.gate_sync_store import GateSyncStore
     from .services.gate_sync import GateSync
 
-    return GateSync(GateSyncStore(store().table, store().client), apply_gate_pass)
+    return GateSync(GateSyncStore(store().table, store().client), apply_gate_pass, store(), system_clock)

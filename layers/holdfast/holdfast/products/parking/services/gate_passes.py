@@ -274,10 +274,9 @@ class GatePasses:
             return self._refuse_exit(call, "ticket_closed", {**_named(event), "ticket_id": ticket["ticket_id"],
                                                              "plate": ticket.get("plate")})
         currency = lot["currency"]
-        hourly = Money.parse(settings.hourly, currency)
-        cap = Money.parse(settings.daily_cap, currency) if settings.daily_cap else None
-        minutes = rules.stay_minutes(parse_iso(ticket["entered_at"]), at, settings.grace_minutes)
-        charge = Decimal("0.00") if ticket.get("subscription") else rules.tariff(hourly, cap, minutes)
+        tariff = rules.Tariff.of(settings, currency)
+        minutes = tariff.stay_minutes(parse_iso(ticket["entered_at"]), at)
+        charge = Decimal("0.00") if ticket.get("subscription") else tariff.charge(minutes).value
         records = self.exit_payments.settled(ticket)
         prepaid, paid = Decimal(ticket.get("prepaid") or "0"), exit_payments.paid_total(records)
         due = rules.amount_due(charge, prepaid + paid)
@@ -316,9 +315,10 @@ class GatePasses:
             # the customer's receipt (services/messages.py): the stay, the tariff and the money
             receipt = {"space_id": ticket["space_id"], "entered_at": ticket["entered_at"], "exited_at": iso(at),
                        "minutes": rules.stay_minutes(parse_iso(ticket["entered_at"]), at, 0),
-                       "hourly": hourly.as_dict(), "grace_minutes": settings.grace_minutes,
+                       "hourly": tariff.hourly.as_dict(), "grace_minutes": tariff.grace_minutes,
                        "charge": Money(charge, currency).as_dict(), "prepaid": Money(prepaid, currency).as_dict(),
-                       "paid": Money(paid, currency).as_dict(), **({"daily_cap": cap.as_dict()} if cap else {}),
+                       "paid": Money(paid, currency).as_dict(),
+                       **({"daily_cap": tariff.daily_cap.as_dict()} if tariff.daily_cap else {}),
                        **({"due": Money(due, currency).as_dict()} if due > 0 else {})}
             part = _part(booking, lot_id) if booking is not None else None
             if part is not None and part is not booking:

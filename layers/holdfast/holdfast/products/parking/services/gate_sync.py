@@ -1,16 +1,33 @@
 """A gate's sync: the core's sequenced sync of a check-in device (services/checkin_sync.py), with
-what a gate's answer means when the backend refuses a pass the gate already let through."""
+what a gate's answer means when the backend refuses a pass the gate already let through, and what
+a deleted gate's sync gets (retired_gates.py)."""
 from __future__ import annotations
 
 from typing import Any
 
-from holdfast.ports import SequenceLedger
+from holdfast.ports import Clock, SequenceLedger
 from holdfast.services.checkin_sync import Applier, SequencedSync
+from ..ports import RetiredGateCases
 
 
 class GateSync(SequencedSync):
-    def __init__(self, store: SequenceLedger, apply_pass: Applier) -> None:
+    def __init__(self, store: SequenceLedger, apply_pass: Applier, cases: RetiredGateCases | None = None,
+                 clock: Clock | None = None) -> None:
         super().__init__(store, apply_pass, refused_after_pass)
+        #: where a deleted gate's passes open their cases (``sync_gate``)
+        self.cases = cases
+        self.clock = clock
+
+    def sync_gate(self, gate: dict[str, Any], lot_id: str, gate_id: str, passes: list[dict[str, Any]]
+                  ) -> dict[str, Any]:
+        """A gate's batch, the gate as its key named it: applied in order (``sync``); a deleted
+        gate's passes are only refused, each with a case for an operator (retired_gates.py)."""
+        if gate.get("deleted_at"):
+            from .retired_gates import refuse_passes   # a deleted gate's last syncs: rare, loaded then
+
+            assert self.cases is not None and self.clock is not None
+            return refuse_passes(self.cases, self.clock, gate, lot_id, gate_id, passes)
+        return self.sync(lot_id, gate_id, passes)
 
 
 def refused_after_pass(event: dict[str, Any], result: dict[str, Any]) -> dict[str, Any] | None:
