@@ -21,7 +21,7 @@ from holdfast.adapters.booking_items import booking_from_item
 from holdfast.adapters.inventory_store import inventory_entry, split_item
 from holdfast.clock import parse_iso
 from holdfast.domain.booking import Booking, JournalEntry
-from holdfast.domain.codes import is_code_pool
+from holdfast.domain.codes import COMPS_POOL, is_code_pool
 from holdfast.domain.commands import CreateEvent
 from holdfast.domain import lifecycle
 from holdfast.products.appointments.timeslots import parse_granule_key
@@ -290,6 +290,7 @@ def check_invariants(snap: Snapshot) -> None:
     check_granules(snap)
     check_parking(snap)
     check_codes(snap)
+    check_comps(snap)
     for booking in snap.bookings.values():
         check_journal(snap, booking)
         check_booking(snap, booking)
@@ -323,6 +324,31 @@ def check_codes(snap: Snapshot) -> None:
     named = set(held) | set(sold)
     assert named <= {(event_id, pool_id) for event_id, counters in snap.codes.items() for pool_id in counters}, \
         "C1 a booking names a code counter that does not exist"
+
+
+def check_comps(snap: Snapshot) -> None:
+    """Z1: a booking costs nothing exactly when it counts its places among its offering's comps
+    (one claim of each line's comps counter, as many as the line's places), and no booking that
+    costs nothing ever asks the provider for a payment: so a comp is confirmed without one, the sales view's
+    ``comps`` (the counters' sold, whose consistency with the bookings C1 holds) counts exactly
+    the places of confirmed comps, and nothing is given away that someone was asked to pay for."""
+    for booking in snap.bookings.values():
+        comps = sum(count for pool_id, count in booking.places.pools
+                    if pool_id.rpartition("/")[2] == COMPS_POOL)
+        free = booking.amount.value == 0
+        if free:
+            # (a stray payment someone made at the provider naming it is the engine's to give back: M1-M5)
+            asked = [entry.action for _, entry in snap.journals.get(booking.booking_id, [])
+                     if entry.action in ("payment_requested", "payment_retried")]
+            assert not asked, f"Z1 comp {booking.booking_id} (nothing to pay) asked for a payment: {asked}"
+            lines = (booking.kind_details or {}).get("lines")
+            expected = sum(int(line["quantity"]) for line in lines) if lines else booking.places.quantity
+            assert comps == expected, \
+                f"Z1 comp {booking.booking_id} counts {comps} comps for {expected} place(s)"
+        elif not (booking.kind_details or {}).get("lines"):
+            assert comps == 0, f"Z1 booking {booking.booking_id} costs {booking.amount.text} but counts {comps} comps"
+        if booking.status is BookingStatus.CONFIRMED and booking.payment is None:
+            assert free, f"Z1 booking {booking.booking_id} CONFIRMED without a payment costs {booking.amount.text}"
 
 
 #: The per-customer cap of active holds when the event sets none (issue 11, finding 13).
@@ -409,7 +435,7 @@ def check_parking(snap: Snapshot) -> None:
         for at in ticket.get("granules") or ():
             owners[(f"{ticket['lot_id']}|{ticket['space_id']}", at)].add(ticket_id)
     for key, holders in owners.items():
-        assert len(holders) == 1, f"P1 space granule {key} given to {sorted(holders)}"
+        assert len(holders) == 1, f"Z1 space granule {key} given to {sorted(holders)}"
     assert all(count == 1 for count in inside.values()), f"P2 a space holds two open tickets: {inside}"
     assert all(count == 1 for count in plates.values()), f"P2 a plate is inside twice: {plates}"
     for key, item in snap.granules.items():
@@ -650,6 +676,8 @@ def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
         payment_id = own.get(booking.booking_id)
         payment = provider.payments.get(payment_id) if payment_id else None
         refunds = provider.refunds_for(payment_id) if payment_id else []
+        if booking.status is BookingStatus.CONFIRMED and booking.comp:
+            continue   # a comp: confirmed without a payment (check_comps)
         if booking.status is BookingStatus.CONFIRMED:
             recorded = booking.payment.payment_id if booking.payment else None
             assert payment is not None and recorded == payment_id, \

@@ -109,6 +109,11 @@ PSEUDONYM_KEY = b"model-pseudonym-key"
 #: The provider calls a day-long outage fails.
 MODEL_CODE = "MODEL10"
 CODE_USES = 2
+#: A code of "ga" that takes everything off (issue 45): its holds are comps, confirmed without a payment.
+COMP_CODE = "FREE100"
+COMP_USES = 3
+#: The addresses the organizer gives orders to (``organizer_gives_order``).
+GUESTS = ("guest1@example.org", "guest2@example.org")
 OUTAGE = ("get_payment", "create_payment", "create_refund", "get_refund", "cancel_payment")
 
 
@@ -514,6 +519,8 @@ class BookingModel:
         self.events["lot"] = ParkingCase("parking").create(self.catalog, 1)
         self.codes.create(self.events["ga"], {"code": MODEL_CODE, "kind": "percent", "value": 10,
                                               "max_uses": CODE_USES, "per_customer": 1}, ORGANIZER)
+        self.codes.create(self.events["ga"], {"code": COMP_CODE, "kind": "percent", "value": 100,
+                                              "max_uses": COMP_USES}, ORGANIZER)
         self.surge = storage.surge
         self.tokens: dict[str, str] = {}                 # customer -> their latest admission token for "hot"
         self.admitted: dict[str, list[float]] = {}       # customer -> expiry (epoch s) of every token they got
@@ -752,6 +759,84 @@ class BookingModel:
                 f"C2 an unknown code answered {getattr(error, 'code', None)}"
         self.note(f"hold_with_code {customer} {written} -> {getattr(error, 'code', None) or 'held'}")
         self.log["code_held" if error is None else f"code:{error.code}"] += 1
+
+    def _lose_comp_confirmations(self, lost: bool) -> None:
+        """Fault: every write that would confirm the next comp fails (the store stays busy), so the
+        comp is answered still HELD and must be confirmed by its request's repeat or lapse."""
+        def busy() -> None:
+            self.store.before_save = busy
+            raise TransientStoreError("the table is busy (the model's fault)")
+
+        self.store.before_save = busy if lost else None
+
+    def hold_with_comp_code(self, d: Draw) -> None:
+        """A hold of "ga" with the code that takes everything off (issue 45): a comp, confirmed at
+        once without a payment, its places counted among the comps (Z1) and the code's uses (C1).
+        Fault: the confirmation's writes all fail, the answer is the hold, and the request's repeat
+        (now, or never: the hold lapses) confirms it."""
+        customer, key = d.choice(CUSTOMERS), d.choice(KEYS)
+        lost = d.choice([False, False, True])
+        body = self._request_body("ga", d.integer(1, 2)).model_copy(update={"code": COMP_CODE})
+        self._lose_comp_confirmations(lost)
+        try:
+            result, error = self._call(customer, "POST bookings (comp)", lambda: self._book(
+                "ga", customer, f"comp-{key}", body))
+        finally:
+            self.store.before_save = None
+        status = result.booking.status if result is not None else None
+        if result is not None:
+            self._remember(result.booking.booking_id, customer)
+            assert result.booking.amount.value == 0, f"Z1 a comp code's hold costs {result.booking.amount.text}"
+            if not lost and not result.replayed:
+                assert status is S.CONFIRMED, f"Z1 a comp was answered {status}, not confirmed"
+            if lost and d.choice([True, False]):
+                again, error = self._call(customer, "POST bookings (comp, repeated)", lambda: self._book(
+                    "ga", customer, f"comp-{key}", body))
+                if again is not None:
+                    status = again.booking.status
+                    assert again.booking.booking_id == result.booking.booking_id
+                    assert status is not S.HELD, "Z1 a comp's repeat left it HELD"
+        self.note(f"hold_with_comp_code {customer} lost={lost} -> {getattr(error, 'code', None) or status}")
+        self.log["comp_held" if error is None else f"comp:{error.code}"] += 1
+
+    def organizer_gives_order(self, d: Draw) -> None:
+        """POST /admin/orders (issue 45): the organizer gives an order of its own offerings to an
+        address, a comp confirmed at once without a payment, its places counted among each line's
+        comps (Z1, C1); the other organizer giving the same offerings is refused and writes
+        nothing. The order is then one more booking every operation finds (cancelled by its
+        guest or the organizer, its event cancelled). Fault: the confirmation is lost, as above."""
+        from holdfast.products.orders.services import guest_customer
+
+        giver = d.choice([ORGANIZER, ORGANIZER, OTHER_ORGANIZER])
+        email, key = d.choice(GUESTS), d.choice(KEYS)
+        names = d.subset(["ga", "seats", "slot"], 1, 2)
+        asked = []
+        for name in names:
+            asked.append((name, tuple(d.subset(SEATS, 1, 2)) if name == "seats" else
+                          (d.choice(SLOT_TIMES), d.integer(1, SLOT_SEATS)) if name == "slot" else d.integer(1, 2)))
+        lines = tuple(OrderLine(self.events[name], HoldPlaces.of(self._request_body(name, what)))
+                      for name, what in asked)
+        lost = d.choice([False, False, False, True])
+        self._lose_comp_confirmations(lost)
+        before = len(self.storage.snapshot().bookings) if giver is OTHER_ORGANIZER else None
+        try:
+            result, error = self._call(giver.organizer_id, "POST /admin/orders", lambda: self.orders.give(
+                giver.organizer_id, f"give-{key}", PlaceOrder(lines, note="model"), email))
+        finally:
+            self.store.before_save = None
+        if giver is OTHER_ORGANIZER:
+            assert result is None and error is not None and error.code == "event_not_found", \
+                f"O1 another organizer gave the first one's offerings: {getattr(error, 'code', None)}"
+            assert len(self.storage.snapshot().bookings) == before, "O1 a refused gift wrote a booking"
+        status = result.booking.status if result is not None else None
+        if result is not None:
+            self._remember(result.booking.booking_id, guest_customer(email))
+            assert result.booking.amount.value == 0, f"Z1 a given order costs {result.booking.amount.text}"
+            if not lost and not result.replayed:
+                assert status is S.CONFIRMED, f"Z1 a given order was answered {status}, not confirmed"
+        self.note(f"organizer_gives_order {giver.organizer_id} {email} {asked} lost={lost} -> "
+                  f"{getattr(error, 'code', None) or status}")
+        self.log["order_given" if error is None else f"give:{error.code}"] += 1
 
     def repeat_request(self, d: Draw) -> None:
         """A client that lost the answer sends the very same request again, at any later time."""
@@ -1026,8 +1111,9 @@ class BookingModel:
         """A second payment for one booking (the provider forgot the key after 24 h and a retry
         created another), refunded by the operator at the provider; its refund notification
         arrives (finding 8)."""
+        # (a comp never calls the provider, so no retry of it can create a payment: not one of these)
         candidates = self._bookings_in({S.REFUND_PENDING}) or self._bookings_in(
-            {S.CONFIRMED, S.REFUNDED, S.MANUAL_REVIEW})
+            {S.CONFIRMED, S.REFUNDED, S.MANUAL_REVIEW}, where=lambda b: b.amount.value != 0)
         if not candidates:
             return
         booking_id, _ = d.choice(candidates)
@@ -2123,6 +2209,8 @@ OPERATIONS: dict[str, int] = {
     "organizer_cancels_event": 1, "cancellation_job_runs": 1, "other_organizer_intrudes": 1,
     "customer_queues": 1, "time_paid_late": 1, "clock_to_slot_start": 1, "late_choice_after_cancel": 1,
     "race_for_places": 1, "organizer_sets_fiscal": 1, "service_rendered": 2, "place_order": 2, "hold_with_code": 3,
+    # issue 45: comps (a 100 % code, an order the organizer gives) confirmed without a payment
+    "hold_with_comp_code": 2, "organizer_gives_order": 2,
     # issue 42: erasure and the retention sweep at any point, a start moved either way (warm and cold
     # containers), a refund refused after a cancel, a parking window begun before the hold
     "customer_erases": 1, "retention_sweep": 1, "organizer_moves_start": 1, "refund_refused": 1,

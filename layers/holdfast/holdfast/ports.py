@@ -268,6 +268,12 @@ class Codes(Protocol):
 
     def ensure_allowance(self, offering_id: str, code: str, customer_id: str, per_customer: int) -> None: ...
 
+    def ensure_comps(self, offering_id: str) -> None:
+        """The offering's counter of comps, made on its first comp."""
+
+    def comps_given(self, offering_id: str) -> int:
+        """The places of the offering given away and kept (confirmed comps)."""
+
     def count_code_try(self, customer_id: str, minute: str, limit: int, now_epoch: int) -> bool: ...
 
 
@@ -290,6 +296,9 @@ class Catalog(Protocol):
 
     def owned_offerings(self, organizer_id: str) -> list[dict[str, Any]]:
         """The organizer's offerings, newest first."""
+
+    def comps_given(self, offering_id: str) -> int:
+        """The places of the offering given away and kept (confirmed comps)."""
 
     def update_event_listing(self, event_id: str, expected_version: int, changes: dict[str, Any],
                              drop_index: list[tuple[str, str]], put_index: list[dict[str, Any]],

@@ -142,6 +142,11 @@ class Booking:
         return self.cancelled_by_customer or self.event_cancelled or self.status is BookingStatus.CANCELLED
 
     @property
+    def comp(self) -> bool:
+        """Given away: nothing to pay and no payment (a 100 % code, an organizer's order)."""
+        return self.amount.value == 0 and self.payment is None
+
+    @property
     def holds_places(self) -> bool:
         return self.status in HOLDING
 

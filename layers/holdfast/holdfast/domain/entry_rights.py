@@ -37,10 +37,11 @@ def admits(booking: Booking, credential_id: str | None = None) -> bool:
 def revoked(booking: Booking, credential_ids: Iterable[str]) -> list[str]:
     """Of the booking's ``credential_ids``, those an offline device must refuse: all of them when
     the booking may have shown them and admits no one now, else the ones voided on their own. A hold
-    never paid for showed none (its view carries no credential) and lists none."""
+    never paid for showed none (its view carries no credential) and lists none; a comp (nothing to
+    pay, confirmed without a payment) may have shown them, and lists them once it is given up."""
     ids = list(credential_ids)
     if str(booking.status) in ADMITTING:
         return [credential for credential in ids if not admits(booking, credential)]
-    if booking.payment is None or booking.status in HOLDING:
+    if (booking.payment is None and not booking.comp) or booking.status in HOLDING:
         return []
     return ids

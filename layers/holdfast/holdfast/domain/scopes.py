@@ -48,6 +48,8 @@ CORE_ROUTE_SCOPES: dict[Route, str] = {
     # what was sold
     ("GET", "/admin/sales"): SALES_READ,
     ("GET", "/admin/bookings/{booking_id}"): SALES_READ,
+    # an order given away (a comp): places leave the sale as with a code, so the codes scope
+    ("POST", "/admin/orders"): CODES,
     # money going back: cancelling an event or a booking refunds it
     ("POST", "/events/{event_id}/cancel"): REFUNDS,
     ("GET", "/events/{event_id}/cancellation"): REFUNDS,

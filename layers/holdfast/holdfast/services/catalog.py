@@ -93,6 +93,8 @@ class CatalogService:
                 view["counts"] = self.counts(event)
             except InvalidRequest:
                 pass   # a kind that sells places per time has no one count, and says so by refusing
+            # places given away (confirmed comps), counted apart: also among the counts' sold
+            view["comps"] = self.store.comps_given(event["event_id"])
             if event.get("zones") or event.get("seat_categories"):
                 view["by_price_category"] = self._sales_by_category(event)
                 if event.get("zones"):

@@ -77,6 +77,10 @@ class Refunds:
         customer may not do once someone came in on it; the organizer's decision gives the money
         back whatever the policy keeps from a customer's cancel, and the journal records the note,
         who decided (``ids``) and how many had already come in."""
+        if booking.comp:   # nothing was paid: the places go back, with nothing to return
+            return transitions.apply(self.store, booking, self.clock(), status=BookingStatus.CANCELLED, actor=actor,
+                                     action="comp_cancelled", decision="nothing was paid; places released",
+                                     move=Move.UNSELL, ids=ids, cancelled_by_customer=operator_note is None)
         payment = booking.payment
         assert payment is not None and payment.payment_id
         from .. import kinds   # only the kinds' policy hooks: read once the booking is in hand
