@@ -147,6 +147,8 @@ class Snapshot:
     tickets: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: Counters of codes' uses (a code's own and its customers' allowances), by offering and pool id.
     codes: dict[str, dict[str, dict[str, int]]] = field(default_factory=lambda: defaultdict(dict))
+    #: The organizer's blocks (places kept out of sale), by offering and block id.
+    blocks: dict[str, dict[str, dict[str, Any]]] = field(default_factory=lambda: defaultdict(dict))
 
     def of_event(self, event_id: str) -> list[Booking]:
         """The bookings that take places of the event: an order counts as each of its lines, each
@@ -258,11 +260,14 @@ def snapshot_of(items: Any) -> Snapshot:
             if shape == "pool" and is_code_pool(item_id):
                 snap.codes[event_id][item_id] = {k: int(item[k]) for k in ("capacity", "available", "held", "sold")}
             elif shape == "pool":
-                snap.pools[event_id][item_id] = {k: int(item[k]) for k in ("capacity", "available", "held", "sold")}
+                snap.pools[event_id][item_id] = {k: int(item.get(k, 0)) for k in ("capacity", "available", "held",
+                                                                                  "sold", "blocked")}
             else:
                 snap.units[event_id][item_id] = item
         elif pk.startswith("EVENT#") and sk == "META":
             snap.events[pk.removeprefix("EVENT#")] = item
+        elif pk.startswith("EVENT#") and sk.startswith("BLOCK#"):
+            snap.blocks[pk.removeprefix("EVENT#")][sk.removeprefix("BLOCK#")] = item
         elif pk.startswith("IDEM#"):
             snap.idempotency[pk] = item
         elif pk.startswith("RES#"):
@@ -499,6 +504,20 @@ def check_capacity(snap: Snapshot, event_id: str) -> None:
     occupying = sum(b.places.quantity for b in bookings if b.status in OCCUPYING)
     # I1: confirmed + unreleased holds never exceed capacity.
     assert occupying <= capacity, f"I1 oversold: {occupying} places occupied of {capacity}"
+    # B1: nor do they with the organizer's blocks: sold + held + blocked <= capacity, a block's
+    # places are exactly what the items count blocked, and no place is in a block and a booking.
+    blocks = snap.blocks.get(event_id, {})
+    blocked = sum(int(block["quantity"]) for block in blocks.values())
+    assert occupying + blocked <= capacity, \
+        f"B1 oversold: {occupying} places occupied and {blocked} blocked of {capacity}"
+    block_pools: Counter[str] = Counter()
+    block_units: dict[str, str] = {}
+    for block_id, block in blocks.items():
+        for pool_id, count in (block.get("pools") or {}).items():
+            block_pools[pool_id] += int(count)
+        for unit in block.get("units") or ():
+            assert unit not in block_units, f"B1 seat {unit} in two blocks ({block_units[unit]}, {block_id})"
+            block_units[unit] = block_id
     if snap.pools.get(event_id):
         assert not snap.units.get(event_id), f"I2 counted event {event_id} has seat items {sorted(snap.units[event_id])[:3]}"
         held: Counter[str] = Counter()
@@ -514,7 +533,10 @@ def check_capacity(snap: Snapshot, event_id: str) -> None:
         total = 0
         for pool_id, pool in snap.pools[event_id].items():
             assert min(pool["available"], pool["held"], pool["sold"]) >= 0, f"I2 negative counter {pool_id}: {pool}"
-            assert pool["available"] + pool["held"] + pool["sold"] == pool["capacity"], f"I2 {pool_id}: {pool}"
+            assert pool["available"] + pool["held"] + pool["sold"] + pool["blocked"] == pool["capacity"], \
+                f"I2 {pool_id}: {pool}"
+            assert pool["blocked"] == block_pools[pool_id], \
+                f"B1 {pool_id} blocks {pool['blocked']}, the live blocks {block_pools[pool_id]}"
             assert pool["held"] == held[pool_id], f"I2 {pool_id} held {pool['held']} != bookings {held[pool_id]}"
             assert pool["sold"] == sold[pool_id], f"I2 {pool_id} sold {pool['sold']} != bookings {sold[pool_id]}"
             total += pool["capacity"]
@@ -533,6 +555,12 @@ def check_capacity(snap: Snapshot, event_id: str) -> None:
     for unit_id, unit in units.items():
         mine = owners.get(unit_id, [])
         assert len(mine) <= 1, f"I3 seat {unit_id} in {len(mine)} unreleased bookings"
+        if unit_id in block_units:
+            assert not mine, f"B1 seat {unit_id} blocked by {block_units[unit_id]} and in booking {mine[0].booking_id}"
+            assert unit["state"] == "blocked" and unit.get("booking_id") == block_units[unit_id], \
+                f"B1 seat {unit_id}: {unit}, but block {block_units[unit_id]} keeps it"
+            continue
+        assert unit["state"] != "blocked", f"B1 seat {unit_id} is blocked by no live block: {unit}"
         if not mine:
             assert unit["state"] == "available" and "booking_id" not in unit, f"I3 seat {unit_id}: {unit} owned by nobody"
             continue

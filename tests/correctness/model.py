@@ -15,7 +15,7 @@ against the table and the provider's own records; ``settle`` ends a history by d
 is outstanding and checks the settled money rule.
 
 Failures are AssertionErrors whose message starts with the rule's code (I1-I10, M1-M5, S1-S4,
-E1-E2, R2-R4, W1-W3, SW1-SW2, X1-X2, C1-C2, A1, T1, V1, H1, O1-O3), so a report names what broke.
+E1-E2, R2-R4, W1-W3, SW1-SW2, X1-X2, C1-C2, A1, T1, V1, H1, O1-O3, Z1, B1), so a report names what broke.
 """
 from __future__ import annotations
 
@@ -49,6 +49,7 @@ from holdfast.domain.commands import HoldPlaces
 from holdfast.products.orders.services import OrderLine, OrderService, PlaceOrder
 from holdfast.services.bookings import BookingService
 from holdfast.services.cancellation_job import CancellationJob
+from holdfast.services.blocks import BlockService
 from holdfast.services.codes import CodeService
 from holdfast.services.catalog import CatalogService
 from holdfast.services.event_cancellation import EventCancellationService
@@ -469,6 +470,23 @@ class AddressedBookings(BookingService):
         return super().create_booking(event_id, customer_id, idempotency_key, hold)
 
 
+class RacingBlocks:
+    """The table's store as the block service sees it, with the model's seam: ``block_race`` runs
+    once just before the next block is written (a rival hold for the same places lands first)."""
+
+    def __init__(self, model: "BookingModel") -> None:
+        self.model = model
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.model.store, name)
+
+    def put_block(self, offering_id: str, block: dict[str, Any], places: Any) -> None:
+        hook, self.model.block_race = self.model.block_race, None
+        if hook is not None:
+            hook()
+        self.model.store.put_block(offering_id, block, places)
+
+
 class BookingModel:
     """One history: a fresh table, four events (all but one of the inventory kind under test, see
     kind_cases.py), three customers, and the operations below."""
@@ -507,6 +525,11 @@ class BookingModel:
         # Codes (issue 45): one discount code of "ga" that two holds may use, one each customer.
         self.codes = CodeService(self.store, self.clock)
         self.bookings.codes = self.codes
+        # Blocks (issue 45): the organizer keeps places of "ga" and "seats" out of sale; its store is
+        # the table's, with a seam for a rival hold landing between a block's plan and its write.
+        self.block_race: Callable[[], Any] | None = None
+        self.blocks = BlockService(RacingBlocks(self), self.clock, rng=random.Random(seed + 1))
+        self.block_ids: list[tuple[str, str]] = []      # (event name, block id), live or ended
         self.cancelled_events: dict[str, set[str]] = {}  # event id -> bookings CONFIRMED when it was cancelled
         #: event id -> (the bookings there were, the new starts_at) of each move of its start
         self.starts: dict[str, list[tuple[frozenset[str], str]]] = {}
@@ -837,6 +860,57 @@ class BookingModel:
         self.note(f"organizer_gives_order {giver.organizer_id} {email} {asked} lost={lost} -> "
                   f"{getattr(error, 'code', None) or status}")
         self.log["order_given" if error is None else f"give:{error.code}"] += 1
+
+    def organizer_blocks(self, d: Draw) -> None:
+        """POST /events/{id}/blocks (issue 45): the organizer keeps places of "ga" (a quantity) or
+        "seats" (named seats) out of sale, sometimes with a rival's hold for the same places
+        landing between the block's plan and its write. The block takes only available places, in
+        one write with its claims (B1: sold + held + blocked never exceed capacity, a blocked seat
+        is in no booking), and no hold takes a blocked place (I1-I3)."""
+        event = d.choice(["ga", "seats"])
+        what: Any = tuple(d.subset(SEATS, 1, 2)) if event == "seats" else d.integer(1, 3)
+        body = {"seats": list(what)} if event == "seats" else {"quantity": what}
+        raced = d.choice([False, True])
+        if raced:
+            rival, key = d.choice(CUSTOMERS), d.choice(KEYS)
+            rival_what = tuple(d.subset(SEATS, 1, 2)) if event == "seats" else d.integer(1, 2)
+
+            def rival_hold() -> None:
+                result, _ = self._call(rival, "POST bookings (rival of a block)", lambda: self._book(
+                    event, rival, f"rival-{key}", self._request_body(event, rival_what)))
+                if result is not None:
+                    self._remember(result.booking.booking_id, rival)
+
+            self.block_race = rival_hold
+        try:
+            result, error = self._call("organizer", "POST /events/{id}/blocks", lambda: self.blocks.create(
+                self.events[event], HoldPlaces.of(body), "sponsor", ORGANIZER))
+        finally:
+            self.block_race = None
+        if result is not None:
+            self.block_ids.append((event, result["block_id"]))
+            if event == "seats":
+                assert sorted(result["seats"]) == sorted(what), f"B1 block of {what} kept {result['seats']}"
+        self.note(f"organizer_blocks {event} {what} raced={raced} -> {getattr(error, 'code', None) or 'blocked'}")
+        self.log["blocked" if error is None else f"block:{error.code}"] += 1
+
+    def organizer_unblocks(self, d: Draw) -> None:
+        """DELETE /events/{id}/blocks/{block_id}: a block ended (its places on sale again), or one
+        ended already (404 ``block_not_found``, nothing written); the other organizer ending the
+        first one's block is answered as if it did not exist. Then a customer may hold the places."""
+        if not self.block_ids:
+            self.unreached("organizer_unblocks: no block yet")
+            return
+        event, block_id = d.choice(self.block_ids)
+        caller = d.choice([ORGANIZER, ORGANIZER, OTHER_ORGANIZER])
+        _, error = self._call("organizer", "DELETE /events/{id}/blocks/{block_id}", lambda: self.blocks.end(
+            self.events[event], block_id, caller))
+        if caller is OTHER_ORGANIZER:
+            assert error is not None and error.code in ("event_not_found", "block_not_found"), \
+                f"O1 another organizer ended the first one's block: {getattr(error, 'code', None)}"
+        self.note(f"organizer_unblocks {event} {block_id[:8]} by {caller.organizer_id} -> "
+                  f"{getattr(error, 'code', None) or 'ended'}")
+        self.log["unblocked" if error is None else f"unblock:{error.code}"] += 1
 
     def repeat_request(self, d: Draw) -> None:
         """A client that lost the answer sends the very same request again, at any later time."""
@@ -2211,6 +2285,8 @@ OPERATIONS: dict[str, int] = {
     "race_for_places": 1, "organizer_sets_fiscal": 1, "service_rendered": 2, "place_order": 2, "hold_with_code": 3,
     # issue 45: comps (a 100 % code, an order the organizer gives) confirmed without a payment
     "hold_with_comp_code": 2, "organizer_gives_order": 2,
+    # issue 45: the organizer's blocks, raced by holds, ended and ended again
+    "organizer_blocks": 2, "organizer_unblocks": 1,
     # issue 42: erasure and the retention sweep at any point, a start moved either way (warm and cold
     # containers), a refund refused after a cancel, a parking window begun before the hold
     "customer_erases": 1, "retention_sweep": 1, "organizer_moves_start": 1, "refund_refused": 1,

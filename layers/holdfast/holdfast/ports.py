@@ -277,6 +277,24 @@ class Codes(Protocol):
     def count_code_try(self, customer_id: str, minute: str, limit: int, now_epoch: int) -> bool: ...
 
 
+class Blocks(Protocol):
+    """An offering's blocks: places the organizer keeps out of sale (adapters/block_store.py)."""
+
+    def put_block(self, offering_id: str, block: dict[str, Any], places: Places) -> None:
+        """Raises PlacesTaken (the claims that failed) or ItemExists; nothing is written then."""
+
+    def get_block(self, offering_id: str, block_id: str) -> dict[str, Any] | None: ...
+
+    def list_blocks(self, offering_id: str) -> list[dict[str, Any]]: ...
+
+    def delete_block(self, offering_id: str, block: dict[str, Any]) -> bool:
+        """False when the block was gone already (nothing written)."""
+
+
+class BlockStore(Blocks, InventoryReads, EventReads, Protocol):
+    """Blocks, the inventory a block is planned on and the offerings they are of (services/blocks.py)."""
+
+
 class CodeStore(Codes, EventReads, Protocol):
     """Codes and the offerings they are of (services/codes.py)."""
 

@@ -401,6 +401,29 @@ class BookingIn(_Strict):
         return self
 
 
+class BlockIn(_Strict):
+    """POST /events/{event_id}/blocks: the places the organizer keeps out of sale (``seats``, or a
+    ``quantity`` of a ``zone`` or of the whole) and what they are kept for."""
+
+    seats: list[SeatId] | None = Field(default=None, max_length=MAX_SEATS_PER_BOOKING)
+    zone: PriceId | None = None
+    quantity: int | None = Field(default=None, ge=1)
+    label: str = Field(default="", max_length=100)
+
+    @model_validator(mode="after")
+    def _one_form(self) -> "BlockIn":
+        if (self.quantity is None) == (self.seats is None):
+            raise ValueError("give either quantity or seats")
+        return self
+
+    def command(self) -> Any:
+        from .domain.commands import HoldPlaces
+
+        return HoldPlaces.of({key: value for key, value in
+                              {"seats": self.seats, "zone": self.zone, "quantity": self.quantity}.items()
+                              if value is not None})
+
+
 class CodeIn(_Strict):
     """A discount or access code of an offering (POST /events|services|lots/{id}/codes)."""
 

@@ -48,8 +48,6 @@ CORE_ROUTE_SCOPES: dict[Route, str] = {
     # what was sold
     ("GET", "/admin/sales"): SALES_READ,
     ("GET", "/admin/bookings/{booking_id}"): SALES_READ,
-    # an order given away (a comp): places leave the sale as with a code, so the codes scope
-    ("POST", "/admin/orders"): CODES,
     # money going back: cancelling an event or a booking refunds it
     ("POST", "/events/{event_id}/cancel"): REFUNDS,
     ("GET", "/events/{event_id}/cancellation"): REFUNDS,
@@ -63,6 +61,10 @@ CORE_ROUTE_SCOPES: dict[Route, str] = {
     ("POST", "/events/{event_id}/codes"): CODES,
     ("GET", "/events/{event_id}/codes"): CODES,
     ("DELETE", "/events/{event_id}/codes/{code}"): CODES,
+    # places kept out of sale (blocks): like a code, a say over who may have which places
+    ("POST", "/events/{event_id}/blocks"): CODES,
+    ("GET", "/events/{event_id}/blocks"): CODES,
+    ("DELETE", "/events/{event_id}/blocks/{block_id}"): CODES,
     ("POST", "/services/{service_id}/codes"): CODES,
     ("GET", "/services/{service_id}/codes"): CODES,
     ("DELETE", "/services/{service_id}/codes/{code}"): CODES,

@@ -6,4 +6,7 @@ from holdfast.kinds.products import Product, register_product
 from .kind import OrderKind
 
 PRODUCT = register_product(Product(name="orders", kinds=(OrderKind(),),
-                                   texts="holdfast.products.orders.texts:TEXTS"))
+                                   texts="holdfast.products.orders.texts:TEXTS",
+                                   # an order given away (a comp) takes places off the sale as a
+                                   # 100 % code does: the codes scope
+                                   route_scopes={("POST", "/admin/orders"): "codes"}))
