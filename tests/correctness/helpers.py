@@ -632,6 +632,13 @@ def kept_after_confirmation(booking: Booking) -> bool:
     return booking.status is BookingStatus.CONFIRMED or lifecycle.declared(str(booking.status)) is not None
 
 
+def _asked_back(booking: Booking, paid: Decimal, is_own: bool) -> Decimal:
+    """What the refund of a payment is to give back: for a booking's own payment the amount its
+    refund recorded (a cancellation policy's share, issue 45), else the whole payment."""
+    stored = ((booking.payment.refund if booking.payment else None) or {}).get("amount") if is_own else None
+    return _value(stored) if stored else paid
+
+
 def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
     """The money rule (docs/invariants.md, I6), against the provider's own records.
 
@@ -689,7 +696,9 @@ def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
                 # A kind's states after CONFIRMED (parking: CHECKED_IN, COMPLETED, a no-show the
                 # lot keeps) keep the money as CONFIRMED does, unless a refund moved it back.
                 "confirmed": is_own and kept_after_confirmation(booking) and not refunds,
-                "refunded": len(refunds) == 1 and refunded == paid and (not is_own or booking.status is BookingStatus.REFUNDED),
+                # the whole of it, or (its own payment) the share a cancellation policy gave back
+                "refunded": len(refunds) == 1 and refunded == _asked_back(booking, paid, is_own)
+                and (not is_own or booking.status is BookingStatus.REFUNDED),
                 "in review": not refunds and (booking.status is BookingStatus.MANUAL_REVIEW
                                               or not is_own and in_review(booking)),
             }

@@ -118,6 +118,10 @@ GUESTS = ("guest1@example.org", "guest2@example.org")
 OUTAGE = ("get_payment", "create_payment", "create_refund", "get_refund", "cancel_payment")
 
 
+FEES = {"cancellation": [{"until_hours": 750, "refund_percent": 100}, {"until_hours": 700, "refund_percent": 50},
+                         {"until_hours": 0, "refund_percent": 0}]}
+
+
 def event_bodies(kind: KindCase) -> dict[str, tuple[str, dict[str, Any], dict[str, Any]]]:
     """The organizer's event bodies and keys, and another body under the same key (a conflicting
     retry). Every offering but "seats" is of the kind under test."""
@@ -125,8 +129,10 @@ def event_bodies(kind: KindCase) -> dict[str, tuple[str, dict[str, Any], dict[st
         "ga": ("ga", kind.body(4, max_per_booking=3), kind.body(5, max_per_booking=3)),
         "seats": ("seats", {"capacity": None, "seat_map": {"seat_ids": list(SEATS)}, "max_per_booking": 3},
                   {"capacity": None, "seat_map": {"seat_ids": [*SEATS, "A-5"]}, "max_per_booking": 3}),
-        "two_stage": ("two", kind.body(3, max_per_booking=3, payment_mode="two_stage"),
-                      kind.body(2, max_per_booking=2, payment_mode="two_stage")),
+        # with a cancellation policy with fees (issue 45): the whole price until 750 hours before
+        # its start, half until 700, then nothing (the model's clock reaches each within a history)
+        "two_stage": ("two", {**kind.body(3, max_per_booking=3, payment_mode="two_stage"), **FEES},
+                      {**kind.body(2, max_per_booking=2, payment_mode="two_stage"), **FEES}),
         # The toy entry-windows kind (tests/support/toy_windows.py) whatever the kind under test:
         # two-stage by the kind's default, and a late payment whose window was resold opens a
         # conflict case with the other windows.
