@@ -3,7 +3,8 @@ each; the platform's organizers; an organizer's own keys, webhooks and fiscal se
 from holdfast import wiring
 from holdfast.products.events import wiring as events_wiring
 from holdfast.products.parking import wiring as parking_wiring
-from holdfast.http import json_response, make_resolver, parse_body, require_organizer, require_platform
+from holdfast.http import (idempotency_key, json_response, make_resolver, parse_body, require_organizer,
+                           require_platform)
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.resolver import Response
 
@@ -91,6 +92,20 @@ def cancel_booking(booking_id: str):
 
     request = parse_body(app, OrganizerCancelIn)
     return json_response(200, wiring.reviews().cancel(booking_id, request.operator, request.note, caller))
+
+
+@app.post("/admin/orders")
+@tracer.capture_method
+def give_order():
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    from holdfast.products.orders import wiring as orders_wiring
+    from holdfast.products.orders.schemas import GivenOrderIn, order_lines
+
+    key = idempotency_key(app)
+    body = parse_body(app, GivenOrderIn)
+    service = orders_wiring.orders()
+    result = service.give(caller, key, order_lines(body.lines), body.note, body.for_email)
+    return json_response(201, service.describe(result.booking), {"Idempotent-Replayed": str(result.replayed).lower()})
 
 
 @app.get("/admin/bookings/<booking_id>")

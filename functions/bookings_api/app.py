@@ -59,51 +59,17 @@ def book_service(service_id: str):
                          {"Idempotent-Replayed": str(result.replayed).lower()})
 
 
-#: The field that names a line's offering, and the request model of that offering's own hold route.
-ORDER_LINE_MODELS = {"event_id": ("holdfast.schemas", "BookingIn"),
-                     "service_id": ("holdfast.products.appointments.schemas", "SlotBookingIn"),
-                     "lot_id": ("holdfast.products.parking.schemas", "ReservationIn")}
-
-
-def _order_lines(lines: list[dict]):
-    """Each line parsed by its offering's own hold model (400 with ``details.line`` otherwise)."""
-    import importlib
-
-    from holdfast.products.orders.services import OrderLine
-    from pydantic import ValidationError
-
-    parsed = []
-    for index, line in enumerate(lines):
-        named = [field for field in ORDER_LINE_MODELS if field in line]
-        if len(named) != 1:
-            raise InvalidRequest("A line names one offering: event_id, service_id or lot_id.", code="validation_error",
-                                 line=index)
-        module, name = ORDER_LINE_MODELS[named[0]]
-        body = {key: value for key, value in line.items() if key != named[0]}
-        try:
-            model = getattr(importlib.import_module(module), name).model_validate(body)
-        except ValidationError as error:
-            raise InvalidRequest("A line is not what its offering's hold route accepts.", code="validation_error",
-                                 line=index, errors=error.errors(include_url=False, include_context=False,
-                                                                 include_input=False)) from None
-        if not isinstance(line[named[0]], str) or not 1 <= len(line[named[0]]) <= 100:
-            raise InvalidRequest("An offering id is a string.", code="validation_error", line=index)
-        command = model.command() if hasattr(model, "command") else HoldPlaces.of(model.model_dump())
-        parsed.append(OrderLine(line[named[0]], HoldPlaces.of(command)))
-    return tuple(parsed)
-
-
 @app.post("/orders")
 @tracer.capture_method
 def place_order():
     from holdfast.products.orders import wiring as orders_wiring
-    from holdfast.products.orders.schemas import OrderIn
+    from holdfast.products.orders.schemas import OrderIn, order_lines
     from holdfast.products.orders.services import PlaceOrder
 
     customer, key = customer_id(app), idempotency_key(app)   # a hold: no limiter write (above)
     body = parse_body(app, OrderIn)
     addressed = _own_address(customer, HoldPlaces(contact_email=body.contact_email))
-    order = PlaceOrder(_order_lines(body.lines), contact_email=addressed.contact_email,
+    order = PlaceOrder(order_lines(body.lines), contact_email=addressed.contact_email,
                        contact_own=addressed.contact_own, language=language())
     service = orders_wiring.orders()
     result = service.place(customer, key, order)

@@ -6,6 +6,7 @@ from holdfast.products.appointments import wiring as appointments_wiring
 from holdfast.http import (EVENT_FRESHNESS, LISTING_FRESHNESS, cached_json, header, idempotency_key, json_response,
                            make_resolver, parse_body, require_organizer)
 from holdfast.observability import log_metrics, logger, tracer
+from holdfast.resolver import Response
 from holdfast.services.event_cancellation import validate_reason
 
 wiring.cold_start(wiring.ORGANIZER_KEY_HASH_SECRET, loads=("catalog",))  # the event routes use it
@@ -75,6 +76,32 @@ def list_codes(event_id: str):
 def end_code(event_id: str, code: str):
     caller = require_organizer(app, wiring.authenticate_organizer)
     return json_response(200, wiring.codes().end(event_id, code, caller))
+
+
+# The organizer's blocks of an event's places kept out of sale (services/blocks.py).
+@app.post("/events/<event_id>/blocks")
+@tracer.capture_method
+def create_block(event_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    from holdfast.schemas import BlockIn
+
+    request = parse_body(app, BlockIn)
+    return json_response(201, wiring.blocks().create(event_id, request.command(), request.label, caller))
+
+
+@app.get("/events/<event_id>/blocks")
+@tracer.capture_method
+def list_blocks(event_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    return json_response(200, wiring.blocks().list(event_id, caller))
+
+
+@app.delete("/events/<event_id>/blocks/<block_id>")
+@tracer.capture_method
+def end_block(event_id: str, block_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    wiring.blocks().end(event_id, block_id, caller)
+    return Response(status_code=204, content_type=None, body="")
 
 
 @app.post("/services/<service_id>/codes")

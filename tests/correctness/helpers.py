@@ -21,7 +21,7 @@ from holdfast.adapters.booking_items import booking_from_item
 from holdfast.adapters.inventory_store import inventory_entry, split_item
 from holdfast.clock import parse_iso
 from holdfast.domain.booking import Booking, JournalEntry
-from holdfast.domain.codes import is_code_pool
+from holdfast.domain.codes import COMPS_POOL, is_code_pool
 from holdfast.domain.commands import CreateEvent
 from holdfast.domain import lifecycle
 from holdfast.products.appointments.timeslots import parse_granule_key
@@ -147,6 +147,8 @@ class Snapshot:
     tickets: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: Counters of codes' uses (a code's own and its customers' allowances), by offering and pool id.
     codes: dict[str, dict[str, dict[str, int]]] = field(default_factory=lambda: defaultdict(dict))
+    #: The organizer's blocks (places kept out of sale), by offering and block id.
+    blocks: dict[str, dict[str, dict[str, Any]]] = field(default_factory=lambda: defaultdict(dict))
 
     def of_event(self, event_id: str) -> list[Booking]:
         """The bookings that take places of the event: an order counts as each of its lines, each
@@ -258,11 +260,14 @@ def snapshot_of(items: Any) -> Snapshot:
             if shape == "pool" and is_code_pool(item_id):
                 snap.codes[event_id][item_id] = {k: int(item[k]) for k in ("capacity", "available", "held", "sold")}
             elif shape == "pool":
-                snap.pools[event_id][item_id] = {k: int(item[k]) for k in ("capacity", "available", "held", "sold")}
+                snap.pools[event_id][item_id] = {k: int(item.get(k, 0)) for k in ("capacity", "available", "held",
+                                                                                  "sold", "blocked")}
             else:
                 snap.units[event_id][item_id] = item
         elif pk.startswith("EVENT#") and sk == "META":
             snap.events[pk.removeprefix("EVENT#")] = item
+        elif pk.startswith("EVENT#") and sk.startswith("BLOCK#"):
+            snap.blocks[pk.removeprefix("EVENT#")][sk.removeprefix("BLOCK#")] = item
         elif pk.startswith("IDEM#"):
             snap.idempotency[pk] = item
         elif pk.startswith("RES#"):
@@ -290,6 +295,7 @@ def check_invariants(snap: Snapshot) -> None:
     check_granules(snap)
     check_parking(snap)
     check_codes(snap)
+    check_comps(snap)
     for booking in snap.bookings.values():
         check_journal(snap, booking)
         check_booking(snap, booking)
@@ -323,6 +329,31 @@ def check_codes(snap: Snapshot) -> None:
     named = set(held) | set(sold)
     assert named <= {(event_id, pool_id) for event_id, counters in snap.codes.items() for pool_id in counters}, \
         "C1 a booking names a code counter that does not exist"
+
+
+def check_comps(snap: Snapshot) -> None:
+    """Z1: a booking costs nothing exactly when it counts its places among its offering's comps
+    (one claim of each line's comps counter, as many as the line's places), and no booking that
+    costs nothing ever asks the provider for a payment: so a comp is confirmed without one, the sales view's
+    ``comps`` (the counters' sold, whose consistency with the bookings C1 holds) counts exactly
+    the places of confirmed comps, and nothing is given away that someone was asked to pay for."""
+    for booking in snap.bookings.values():
+        comps = sum(count for pool_id, count in booking.places.pools
+                    if pool_id.rpartition("/")[2] == COMPS_POOL)
+        free = booking.amount.value == 0
+        if free:
+            # (a stray payment someone made at the provider naming it is the engine's to give back: M1-M5)
+            asked = [entry.action for _, entry in snap.journals.get(booking.booking_id, [])
+                     if entry.action in ("payment_requested", "payment_retried")]
+            assert not asked, f"Z1 comp {booking.booking_id} (nothing to pay) asked for a payment: {asked}"
+            lines = (booking.kind_details or {}).get("lines")
+            expected = sum(int(line["quantity"]) for line in lines) if lines else booking.places.quantity
+            assert comps == expected, \
+                f"Z1 comp {booking.booking_id} counts {comps} comps for {expected} place(s)"
+        elif not (booking.kind_details or {}).get("lines"):
+            assert comps == 0, f"Z1 booking {booking.booking_id} costs {booking.amount.text} but counts {comps} comps"
+        if booking.status is BookingStatus.CONFIRMED and booking.payment is None:
+            assert free, f"Z1 booking {booking.booking_id} CONFIRMED without a payment costs {booking.amount.text}"
 
 
 #: The per-customer cap of active holds when the event sets none (issue 11, finding 13).
@@ -409,7 +440,7 @@ def check_parking(snap: Snapshot) -> None:
         for at in ticket.get("granules") or ():
             owners[(f"{ticket['lot_id']}|{ticket['space_id']}", at)].add(ticket_id)
     for key, holders in owners.items():
-        assert len(holders) == 1, f"P1 space granule {key} given to {sorted(holders)}"
+        assert len(holders) == 1, f"Z1 space granule {key} given to {sorted(holders)}"
     assert all(count == 1 for count in inside.values()), f"P2 a space holds two open tickets: {inside}"
     assert all(count == 1 for count in plates.values()), f"P2 a plate is inside twice: {plates}"
     for key, item in snap.granules.items():
@@ -473,6 +504,20 @@ def check_capacity(snap: Snapshot, event_id: str) -> None:
     occupying = sum(b.places.quantity for b in bookings if b.status in OCCUPYING)
     # I1: confirmed + unreleased holds never exceed capacity.
     assert occupying <= capacity, f"I1 oversold: {occupying} places occupied of {capacity}"
+    # B1: nor do they with the organizer's blocks: sold + held + blocked <= capacity, a block's
+    # places are exactly what the items count blocked, and no place is in a block and a booking.
+    blocks = snap.blocks.get(event_id, {})
+    blocked = sum(int(block["quantity"]) for block in blocks.values())
+    assert occupying + blocked <= capacity, \
+        f"B1 oversold: {occupying} places occupied and {blocked} blocked of {capacity}"
+    block_pools: Counter[str] = Counter()
+    block_units: dict[str, str] = {}
+    for block_id, block in blocks.items():
+        for pool_id, count in (block.get("pools") or {}).items():
+            block_pools[pool_id] += int(count)
+        for unit in block.get("units") or ():
+            assert unit not in block_units, f"B1 seat {unit} in two blocks ({block_units[unit]}, {block_id})"
+            block_units[unit] = block_id
     if snap.pools.get(event_id):
         assert not snap.units.get(event_id), f"I2 counted event {event_id} has seat items {sorted(snap.units[event_id])[:3]}"
         held: Counter[str] = Counter()
@@ -488,7 +533,10 @@ def check_capacity(snap: Snapshot, event_id: str) -> None:
         total = 0
         for pool_id, pool in snap.pools[event_id].items():
             assert min(pool["available"], pool["held"], pool["sold"]) >= 0, f"I2 negative counter {pool_id}: {pool}"
-            assert pool["available"] + pool["held"] + pool["sold"] == pool["capacity"], f"I2 {pool_id}: {pool}"
+            assert pool["available"] + pool["held"] + pool["sold"] + pool["blocked"] == pool["capacity"], \
+                f"I2 {pool_id}: {pool}"
+            assert pool["blocked"] == block_pools[pool_id], \
+                f"B1 {pool_id} blocks {pool['blocked']}, the live blocks {block_pools[pool_id]}"
             assert pool["held"] == held[pool_id], f"I2 {pool_id} held {pool['held']} != bookings {held[pool_id]}"
             assert pool["sold"] == sold[pool_id], f"I2 {pool_id} sold {pool['sold']} != bookings {sold[pool_id]}"
             total += pool["capacity"]
@@ -507,6 +555,12 @@ def check_capacity(snap: Snapshot, event_id: str) -> None:
     for unit_id, unit in units.items():
         mine = owners.get(unit_id, [])
         assert len(mine) <= 1, f"I3 seat {unit_id} in {len(mine)} unreleased bookings"
+        if unit_id in block_units:
+            assert not mine, f"B1 seat {unit_id} blocked by {block_units[unit_id]} and in booking {mine[0].booking_id}"
+            assert unit["state"] == "blocked" and unit.get("booking_id") == block_units[unit_id], \
+                f"B1 seat {unit_id}: {unit}, but block {block_units[unit_id]} keeps it"
+            continue
+        assert unit["state"] != "blocked", f"B1 seat {unit_id} is blocked by no live block: {unit}"
         if not mine:
             assert unit["state"] == "available" and "booking_id" not in unit, f"I3 seat {unit_id}: {unit} owned by nobody"
             continue
@@ -578,6 +632,13 @@ def kept_after_confirmation(booking: Booking) -> bool:
     return booking.status is BookingStatus.CONFIRMED or lifecycle.declared(str(booking.status)) is not None
 
 
+def _asked_back(booking: Booking, paid: Decimal, is_own: bool) -> Decimal:
+    """What the refund of a payment is to give back: for a booking's own payment the amount its
+    refund recorded (a cancellation policy's share, issue 45), else the whole payment."""
+    stored = ((booking.payment.refund if booking.payment else None) or {}).get("amount") if is_own else None
+    return _value(stored) if stored else paid
+
+
 def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
     """The money rule (docs/invariants.md, I6), against the provider's own records.
 
@@ -635,7 +696,9 @@ def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
                 # A kind's states after CONFIRMED (parking: CHECKED_IN, COMPLETED, a no-show the
                 # lot keeps) keep the money as CONFIRMED does, unless a refund moved it back.
                 "confirmed": is_own and kept_after_confirmation(booking) and not refunds,
-                "refunded": len(refunds) == 1 and refunded == paid and (not is_own or booking.status is BookingStatus.REFUNDED),
+                # the whole of it, or (its own payment) the share a cancellation policy gave back
+                "refunded": len(refunds) == 1 and refunded == _asked_back(booking, paid, is_own)
+                and (not is_own or booking.status is BookingStatus.REFUNDED),
                 "in review": not refunds and (booking.status is BookingStatus.MANUAL_REVIEW
                                               or not is_own and in_review(booking)),
             }
@@ -650,6 +713,8 @@ def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
         payment_id = own.get(booking.booking_id)
         payment = provider.payments.get(payment_id) if payment_id else None
         refunds = provider.refunds_for(payment_id) if payment_id else []
+        if booking.status is BookingStatus.CONFIRMED and booking.comp:
+            continue   # a comp: confirmed without a payment (check_comps)
         if booking.status is BookingStatus.CONFIRMED:
             recorded = booking.payment.payment_id if booking.payment else None
             assert payment is not None and recorded == payment_id, \

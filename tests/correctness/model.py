@@ -15,7 +15,7 @@ against the table and the provider's own records; ``settle`` ends a history by d
 is outstanding and checks the settled money rule.
 
 Failures are AssertionErrors whose message starts with the rule's code (I1-I10, M1-M5, S1-S4,
-E1-E3, R2-R4, W1-W3, SW1-SW2, X1-X2, C1-C2, A1, T1, V1, H1, O1-O3), so a report names what broke.
+E1-E3, R2-R4, W1-W3, SW1-SW2, X1-X2, C1-C2, A1, T1, V1, H1, O1-O3, Z1, B1), so a report names what broke.
 """
 from __future__ import annotations
 
@@ -49,6 +49,7 @@ from holdfast.domain.commands import HoldPlaces
 from holdfast.products.orders.services import OrderLine, OrderService, PlaceOrder
 from holdfast.services.bookings import BookingService
 from holdfast.services.cancellation_job import CancellationJob
+from holdfast.services.blocks import BlockService
 from holdfast.services.codes import CodeService
 from holdfast.services.catalog import CatalogService
 from holdfast.services.event_cancellation import EventCancellationService
@@ -112,7 +113,16 @@ MODEL_CODE = "MODEL10"
 #: What the model's doors check an order's tickets with (the event's scoped keys; the seed is the model's own).
 ORDER_TICKET_KEYS = EventKeys(b"model-order-ticket-master-seed-0123")
 CODE_USES = 2
+#: A code of "ga" that takes everything off (issue 45): its holds are comps, confirmed without a payment.
+COMP_CODE = "FREE100"
+COMP_USES = 3
+#: The addresses the organizer gives orders to (``organizer_gives_order``).
+GUESTS = ("guest1@example.org", "guest2@example.org")
 OUTAGE = ("get_payment", "create_payment", "create_refund", "get_refund", "cancel_payment")
+
+
+FEES = {"cancellation": [{"until_hours": 750, "refund_percent": 100}, {"until_hours": 700, "refund_percent": 50},
+                         {"until_hours": 0, "refund_percent": 0}]}
 
 
 def event_bodies(kind: KindCase) -> dict[str, tuple[str, dict[str, Any], dict[str, Any]]]:
@@ -122,8 +132,10 @@ def event_bodies(kind: KindCase) -> dict[str, tuple[str, dict[str, Any], dict[st
         "ga": ("ga", kind.body(4, max_per_booking=3), kind.body(5, max_per_booking=3)),
         "seats": ("seats", {"capacity": None, "seat_map": {"seat_ids": list(SEATS)}, "max_per_booking": 3},
                   {"capacity": None, "seat_map": {"seat_ids": [*SEATS, "A-5"]}, "max_per_booking": 3}),
-        "two_stage": ("two", kind.body(3, max_per_booking=3, payment_mode="two_stage"),
-                      kind.body(2, max_per_booking=2, payment_mode="two_stage")),
+        # with a cancellation policy with fees (issue 45): the whole price until 750 hours before
+        # its start, half until 700, then nothing (the model's clock reaches each within a history)
+        "two_stage": ("two", {**kind.body(3, max_per_booking=3, payment_mode="two_stage"), **FEES},
+                      {**kind.body(2, max_per_booking=2, payment_mode="two_stage"), **FEES}),
         # The toy entry-windows kind (tests/support/toy_windows.py) whatever the kind under test:
         # two-stage by the kind's default, and a late payment whose window was resold opens a
         # conflict case with the other windows.
@@ -471,6 +483,23 @@ class AddressedBookings(BookingService):
         return super().create_booking(event_id, customer_id, idempotency_key, hold)
 
 
+class RacingBlocks:
+    """The table's store as the block service sees it, with the model's seam: ``block_race`` runs
+    once just before the next block is written (a rival hold for the same places lands first)."""
+
+    def __init__(self, model: "BookingModel") -> None:
+        self.model = model
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.model.store, name)
+
+    def put_block(self, offering_id: str, block: dict[str, Any], places: Any) -> None:
+        hook, self.model.block_race = self.model.block_race, None
+        if hook is not None:
+            hook()
+        self.model.store.put_block(offering_id, block, places)
+
+
 class BookingModel:
     """One history: a fresh table, four events (all but one of the inventory kind under test, see
     kind_cases.py), three customers, and the operations below."""
@@ -510,6 +539,11 @@ class BookingModel:
         # Codes (issue 45): one discount code of "ga" that two holds may use, one each customer.
         self.codes = CodeService(self.store, self.clock)
         self.bookings.codes = self.codes
+        # Blocks (issue 45): the organizer keeps places of "ga" and "seats" out of sale; its store is
+        # the table's, with a seam for a rival hold landing between a block's plan and its write.
+        self.block_race: Callable[[], Any] | None = None
+        self.blocks = BlockService(RacingBlocks(self), self.clock, rng=random.Random(seed + 1))
+        self.block_ids: list[tuple[str, str]] = []      # (event name, block id), live or ended
         self.cancelled_events: dict[str, set[str]] = {}  # event id -> bookings CONFIRMED when it was cancelled
         #: event id -> (the bookings there were, the new starts_at) of each move of its start
         self.starts: dict[str, list[tuple[frozenset[str], str]]] = {}
@@ -522,6 +556,8 @@ class BookingModel:
         self.events["lot"] = ParkingCase("parking").create(self.catalog, 1)
         self.codes.create(self.events["ga"], {"code": MODEL_CODE, "kind": "percent", "value": 10,
                                               "max_uses": CODE_USES, "per_customer": 1}, ORGANIZER)
+        self.codes.create(self.events["ga"], {"code": COMP_CODE, "kind": "percent", "value": 100,
+                                              "max_uses": COMP_USES}, ORGANIZER)
         self.surge = storage.surge
         self.tokens: dict[str, str] = {}                 # customer -> their latest admission token for "hot"
         self.admitted: dict[str, list[float]] = {}       # customer -> expiry (epoch s) of every token they got
@@ -808,6 +844,135 @@ class BookingModel:
         self.note(f"hold_with_code {customer} {written} -> {getattr(error, 'code', None) or 'held'}")
         self.log["code_held" if error is None else f"code:{error.code}"] += 1
 
+    def _lose_comp_confirmations(self, lost: bool) -> None:
+        """Fault: every write that would confirm the next comp fails (the store stays busy), so the
+        comp is answered still HELD and must be confirmed by its request's repeat or lapse."""
+        def busy() -> None:
+            self.store.before_save = busy
+            raise TransientStoreError("the table is busy (the model's fault)")
+
+        self.store.before_save = busy if lost else None
+
+    def hold_with_comp_code(self, d: Draw) -> None:
+        """A hold of "ga" with the code that takes everything off (issue 45): a comp, confirmed at
+        once without a payment, its places counted among the comps (Z1) and the code's uses (C1).
+        Fault: the confirmation's writes all fail, the answer is the hold, and the request's repeat
+        (now, or never: the hold lapses) confirms it."""
+        customer, key = d.choice(CUSTOMERS), d.choice(KEYS)
+        lost = d.choice([False, False, True])
+        body = self._request_body("ga", d.integer(1, 2)).model_copy(update={"code": COMP_CODE})
+        self._lose_comp_confirmations(lost)
+        try:
+            result, error = self._call(customer, "POST bookings (comp)", lambda: self._book(
+                "ga", customer, f"comp-{key}", body))
+        finally:
+            self.store.before_save = None
+        status = result.booking.status if result is not None else None
+        if result is not None:
+            self._remember(result.booking.booking_id, customer)
+            assert result.booking.amount.value == 0, f"Z1 a comp code's hold costs {result.booking.amount.text}"
+            if not lost and not result.replayed:
+                assert status is S.CONFIRMED, f"Z1 a comp was answered {status}, not confirmed"
+            if lost and d.choice([True, False]):
+                again, error = self._call(customer, "POST bookings (comp, repeated)", lambda: self._book(
+                    "ga", customer, f"comp-{key}", body))
+                if again is not None:
+                    status = again.booking.status
+                    assert again.booking.booking_id == result.booking.booking_id
+                    assert status is not S.HELD, "Z1 a comp's repeat left it HELD"
+        self.note(f"hold_with_comp_code {customer} lost={lost} -> {getattr(error, 'code', None) or status}")
+        self.log["comp_held" if error is None else f"comp:{error.code}"] += 1
+
+    def organizer_gives_order(self, d: Draw) -> None:
+        """POST /admin/orders (issue 45): the organizer gives an order of its own offerings to an
+        address, a comp confirmed at once without a payment, its places counted among each line's
+        comps (Z1, C1); the other organizer giving the same offerings is refused and writes
+        nothing. The order is then one more booking every operation finds (cancelled by its
+        guest or the organizer, its event cancelled). Fault: the confirmation is lost, as above."""
+        from holdfast.products.orders.services import guest_customer
+
+        giver = d.choice([ORGANIZER, ORGANIZER, OTHER_ORGANIZER])
+        email, key = d.choice(GUESTS), d.choice(KEYS)
+        names = d.subset(["ga", "seats", "slot"], 1, 2)
+        asked = []
+        for name in names:
+            asked.append((name, tuple(d.subset(SEATS, 1, 2)) if name == "seats" else
+                          (d.choice(SLOT_TIMES), d.integer(1, SLOT_SEATS)) if name == "slot" else d.integer(1, 2)))
+        lines = tuple(OrderLine(self.events[name], HoldPlaces.of(self._request_body(name, what)))
+                      for name, what in asked)
+        lost = d.choice([False, False, False, True])
+        self._lose_comp_confirmations(lost)
+        before = len(self.storage.snapshot().bookings) if giver is OTHER_ORGANIZER else None
+        try:
+            result, error = self._call(giver.organizer_id, "POST /admin/orders", lambda: self.orders.give(
+                giver, f"give-{key}", list(lines), "model", email))
+        finally:
+            self.store.before_save = None
+        if giver is OTHER_ORGANIZER:
+            assert result is None and error is not None and error.code == "event_not_found", \
+                f"O1 another organizer gave the first one's offerings: {getattr(error, 'code', None)}"
+            assert len(self.storage.snapshot().bookings) == before, "O1 a refused gift wrote a booking"
+        status = result.booking.status if result is not None else None
+        if result is not None:
+            self._remember(result.booking.booking_id, guest_customer(email))
+            assert result.booking.amount.value == 0, f"Z1 a given order costs {result.booking.amount.text}"
+            if not lost and not result.replayed:
+                assert status is S.CONFIRMED, f"Z1 a given order was answered {status}, not confirmed"
+        self.note(f"organizer_gives_order {giver.organizer_id} {email} {asked} lost={lost} -> "
+                  f"{getattr(error, 'code', None) or status}")
+        self.log["order_given" if error is None else f"give:{error.code}"] += 1
+
+    def organizer_blocks(self, d: Draw) -> None:
+        """POST /events/{id}/blocks (issue 45): the organizer keeps places of "ga" (a quantity) or
+        "seats" (named seats) out of sale, sometimes with a rival's hold for the same places
+        landing between the block's plan and its write. The block takes only available places, in
+        one write with its claims (B1: sold + held + blocked never exceed capacity, a blocked seat
+        is in no booking), and no hold takes a blocked place (I1-I3)."""
+        event = d.choice(["ga", "seats"])
+        what: Any = tuple(d.subset(SEATS, 1, 2)) if event == "seats" else d.integer(1, 3)
+        body = {"seats": list(what)} if event == "seats" else {"quantity": what}
+        raced = d.choice([False, True])
+        if raced:
+            rival, key = d.choice(CUSTOMERS), d.choice(KEYS)
+            rival_what = tuple(d.subset(SEATS, 1, 2)) if event == "seats" else d.integer(1, 2)
+
+            def rival_hold() -> None:
+                result, _ = self._call(rival, "POST bookings (rival of a block)", lambda: self._book(
+                    event, rival, f"rival-{key}", self._request_body(event, rival_what)))
+                if result is not None:
+                    self._remember(result.booking.booking_id, rival)
+
+            self.block_race = rival_hold
+        try:
+            result, error = self._call("organizer", "POST /events/{id}/blocks", lambda: self.blocks.create(
+                self.events[event], HoldPlaces.of(body), "sponsor", ORGANIZER))
+        finally:
+            self.block_race = None
+        if result is not None:
+            self.block_ids.append((event, result["block_id"]))
+            if event == "seats":
+                assert sorted(result["seats"]) == sorted(what), f"B1 block of {what} kept {result['seats']}"
+        self.note(f"organizer_blocks {event} {what} raced={raced} -> {getattr(error, 'code', None) or 'blocked'}")
+        self.log["blocked" if error is None else f"block:{error.code}"] += 1
+
+    def organizer_unblocks(self, d: Draw) -> None:
+        """DELETE /events/{id}/blocks/{block_id}: a block ended (its places on sale again), or one
+        ended already (404 ``block_not_found``, nothing written); the other organizer ending the
+        first one's block is answered as if it did not exist. Then a customer may hold the places."""
+        if not self.block_ids:
+            self.unreached("organizer_unblocks: no block yet")
+            return
+        event, block_id = d.choice(self.block_ids)
+        caller = d.choice([ORGANIZER, ORGANIZER, OTHER_ORGANIZER])
+        _, error = self._call("organizer", "DELETE /events/{id}/blocks/{block_id}", lambda: self.blocks.end(
+            self.events[event], block_id, caller))
+        if caller is OTHER_ORGANIZER:
+            assert error is not None and error.code in ("event_not_found", "block_not_found"), \
+                f"O1 another organizer ended the first one's block: {getattr(error, 'code', None)}"
+        self.note(f"organizer_unblocks {event} {block_id[:8]} by {caller.organizer_id} -> "
+                  f"{getattr(error, 'code', None) or 'ended'}")
+        self.log["unblocked" if error is None else f"unblock:{error.code}"] += 1
+
     def repeat_request(self, d: Draw) -> None:
         """A client that lost the answer sends the very same request again, at any later time."""
         if not self.requests:
@@ -1081,8 +1246,9 @@ class BookingModel:
         """A second payment for one booking (the provider forgot the key after 24 h and a retry
         created another), refunded by the operator at the provider; its refund notification
         arrives (finding 8)."""
+        # (a comp never calls the provider, so no retry of it can create a payment: not one of these)
         candidates = self._bookings_in({S.REFUND_PENDING}) or self._bookings_in(
-            {S.CONFIRMED, S.REFUNDED, S.MANUAL_REVIEW})
+            {S.CONFIRMED, S.REFUNDED, S.MANUAL_REVIEW}, where=lambda b: b.amount.value != 0)
         if not candidates:
             return
         booking_id, _ = d.choice(candidates)
@@ -2242,10 +2408,14 @@ OPERATIONS: dict[str, int] = {
     "expiry_fires": 2, "time_passes": 2, "operator_resolves": 2, "customer_reads_booking": 1, "waitlist_join": 1,
     "customer_resolves": 2, "window_resold": 2,
     "customer_hoards": 1,
-    "colliding_key_booking": 1, "waitlist_advance": 1,
+    "colliding_key_booking": 2, "waitlist_advance": 1,
     "organizer_cancels_event": 1, "cancellation_job_runs": 1, "other_organizer_intrudes": 1,
     "customer_queues": 1, "time_paid_late": 1, "clock_to_slot_start": 1, "late_choice_after_cancel": 1,
     "race_for_places": 1, "organizer_sets_fiscal": 1, "service_rendered": 2, "place_order": 2, "hold_with_code": 3,
+    # issue 45: comps (a 100 % code, an order the organizer gives) confirmed without a payment
+    "hold_with_comp_code": 2, "organizer_gives_order": 2,
+    # issue 45: the organizer's blocks, raced by holds, ended and ended again
+    "organizer_blocks": 2, "organizer_unblocks": 1,
     # issue 42: erasure and the retention sweep at any point, a start moved either way (warm and cold
     # containers), a refund refused after a cancel, a parking window begun before the hold
     "customer_erases": 1, "retention_sweep": 1, "organizer_moves_start": 1, "refund_refused": 1,

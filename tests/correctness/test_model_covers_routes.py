@@ -98,6 +98,10 @@ ROUTES: dict[str, str] = {
     # orders (issue 43): an order is one booking of the order kind, so the booking operations play
     # its payment and cancel once place_order has made it
     "POST /orders": "place_order",
+    "POST /admin/orders": "organizer_gives_order",
+    "POST /events/{event_id}/blocks": "organizer_blocks",
+    "DELETE /events/{event_id}/blocks/{block_id}": "organizer_unblocks",
+    "GET /events/{event_id}/blocks": READ_ONLY,
     "GET /orders/{order_id}": READ_ONLY,
     "POST /orders/{order_id}/payment": "start_payment",
     "POST /orders/{order_id}/cancel": "cancel",

@@ -9,7 +9,7 @@ from typing import Any
 
 from holdfast.adapters.code_store import definition_key, uses
 from holdfast.adapters.inventory_store import pool_key
-from holdfast.domain.codes import UNLIMITED, allowance_pool, code_pool
+from holdfast.domain.codes import COMPS_POOL, UNLIMITED, allowance_pool, code_pool
 from holdfast.ports import ItemExists
 from tests.support.fakes import Item, MemoryTable, Write, _Fake, absent
 
@@ -56,6 +56,14 @@ class FakeCodes(_Fake):
         self.table.check_fault("ensure_allowance")
         self.table.write(_key(pool_key(offering_id, allowance_pool(code, customer_id))), absent,
                          lambda _: _counter(offering_id, per_customer))
+
+    def ensure_comps(self, offering_id: str) -> None:
+        self.table.check_fault("ensure_comps")
+        self.table.write(_key(pool_key(offering_id, COMPS_POOL)), absent, lambda _: _counter(offering_id, UNLIMITED))
+
+    def comps_given(self, offering_id: str) -> int:
+        counter = self.table.get(*_key(pool_key(offering_id, COMPS_POOL)))
+        return int((counter or {}).get("sold", 0))
 
     def count_code_try(self, customer_id: str, minute: str, limit: int, now_epoch: int) -> bool:
         digest = hashlib.sha256(customer_id.encode()).hexdigest()[:20]

@@ -633,7 +633,7 @@ def _counter(key: Key, count: int, move: Move) -> Write:
     """``SET #src = #src - :n, #dst = #dst + :n`` if ``#src >= :n`` (inventory_store.counter_claim)."""
     source, target = move.source, move.target
     return Write("", key, lambda item: _number_at_least(item, source, count),
-                 lambda item: {**item, source: item[source] - count, target: item[target] + count})
+                 lambda item: {**item, source: item[source] - count, target: item.get(target, 0) + count})
 
 
 def _unit(key: Key, booking_id: str, move: Move) -> Write:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.support.fake_blocks import FakeBlocks
 from tests.support.fake_codes import FakeCodes
 from tests.support.fake_doors import FakeDoorItems
 from tests.support.fake_parking import FakeParkingItems
@@ -33,7 +34,7 @@ class FakeTableStore(FakeWaitlistStore):
 
     def __init__(self, table: MemoryTable | None = None) -> None:
         super().__init__(table)
-        self.parts = tuple(fake(self.table) for fake in (*FAKE_PARTS.values(), FakeCodes))
+        self.parts = tuple(fake(self.table) for fake in (*FAKE_PARTS.values(), FakeCodes, FakeBlocks))
 
     def __getattr__(self, name: str) -> Any:
         # only what the core's fakes lack arrives here, as in the adapter's BookingStore

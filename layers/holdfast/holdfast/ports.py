@@ -275,7 +275,31 @@ class Codes(Protocol):
 
     def ensure_allowance(self, offering_id: str, code: str, customer_id: str, per_customer: int) -> None: ...
 
+    def ensure_comps(self, offering_id: str) -> None:
+        """The offering's counter of comps, made on its first comp."""
+
+    def comps_given(self, offering_id: str) -> int:
+        """The places of the offering given away and kept (confirmed comps)."""
+
     def count_code_try(self, customer_id: str, minute: str, limit: int, now_epoch: int) -> bool: ...
+
+
+class Blocks(Protocol):
+    """An offering's blocks: places the organizer keeps out of sale (adapters/block_store.py)."""
+
+    def put_block(self, offering_id: str, block: dict[str, Any], places: Places) -> None:
+        """Raises PlacesTaken (the claims that failed) or ItemExists; nothing is written then."""
+
+    def get_block(self, offering_id: str, block_id: str) -> dict[str, Any] | None: ...
+
+    def list_blocks(self, offering_id: str) -> list[dict[str, Any]]: ...
+
+    def delete_block(self, offering_id: str, block: dict[str, Any]) -> bool:
+        """False when the block was gone already (nothing written)."""
+
+
+class BlockStore(Blocks, InventoryReads, EventReads, Protocol):
+    """Blocks, the inventory a block is planned on and the offerings they are of (services/blocks.py)."""
 
 
 class CodeStore(Codes, EventReads, Protocol):
@@ -297,6 +321,9 @@ class Catalog(Protocol):
 
     def owned_offerings(self, organizer_id: str) -> list[dict[str, Any]]:
         """The organizer's offerings, newest first."""
+
+    def comps_given(self, offering_id: str) -> int:
+        """The places of the offering given away and kept (confirmed comps)."""
 
     def update_event_listing(self, event_id: str, expected_version: int, changes: dict[str, Any],
                              drop_index: list[tuple[str, str]], put_index: list[dict[str, Any]],

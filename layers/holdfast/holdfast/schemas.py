@@ -210,12 +210,21 @@ MAX_PRICE_CATEGORIES = 20
 MAX_ZONES = 10
 
 
+class CancellationTierIn(_Strict):
+    """A tier of an offering's cancellation policy (domain/refund_policy.py)."""
+
+    until_hours: int = Field(ge=0, le=8760)
+    refund_percent: int = Field(ge=0, le=100)
+
+
 class EventIn(_Strict):
     name: str = Field(min_length=1, max_length=200)
     venue: str = Field(min_length=1, max_length=200)
     city: KeyPart = Field(min_length=1, max_length=100)
     category: KeyPart = Field(min_length=1, max_length=50)
     starts_at: EventTime
+    #: A cancellation policy with fees: what a customer's cancel gives back by how early it comes.
+    cancellation: list[CancellationTierIn] | None = Field(default=None, min_length=1, max_length=10)
     #: The one price of every place; left out when ``prices`` are given.
     price: PriceIn | None = None
     capacity: int | None = Field(default=None, ge=1, le=MAX_CAPACITY)
@@ -316,7 +325,9 @@ class EventIn(_Strict):
                            zones=tuple({"id": z.id, "name": z.name, "capacity": z.capacity,
                                         "price_category": z.price_category or first,
                                         **({"hidden": True} if z.hidden else {})} for z in self.zones)
-                           if self.zones else None)
+                           if self.zones else None,
+                           cancellation=tuple(tier.model_dump() for tier in self.cancellation)
+                           if self.cancellation else None)
 
 
 #: The fields a kind reads from a chosen alternative (e.g. starts_at and resource_id): a few flat values.
@@ -399,6 +410,29 @@ class BookingIn(_Strict):
         if self.best_available and self.quantity is None:
             raise ValueError("best_available goes with a quantity, not with named seats")
         return self
+
+
+class BlockIn(_Strict):
+    """POST /events/{event_id}/blocks: the places the organizer keeps out of sale (``seats``, or a
+    ``quantity`` of a ``zone`` or of the whole) and what they are kept for."""
+
+    seats: list[SeatId] | None = Field(default=None, max_length=MAX_SEATS_PER_BOOKING)
+    zone: PriceId | None = None
+    quantity: int | None = Field(default=None, ge=1)
+    label: str = Field(default="", max_length=100)
+
+    @model_validator(mode="after")
+    def _one_form(self) -> "BlockIn":
+        if (self.quantity is None) == (self.seats is None):
+            raise ValueError("give either quantity or seats")
+        return self
+
+    def command(self) -> Any:
+        from .domain.commands import HoldPlaces
+
+        return HoldPlaces.of({key: value for key, value in
+                              {"seats": self.seats, "zone": self.zone, "quantity": self.quantity}.items()
+                              if value is not None})
 
 
 class CodeIn(_Strict):

@@ -299,6 +299,14 @@ def codes():
     return CodeService(store(), system_clock)
 
 
+@cached
+def blocks():
+    """The organizers' blocks of places kept out of sale (services/blocks.py)."""
+    from .services.blocks import BlockService
+
+    return BlockService(store(), system_clock)
+
+
 #: The shortest signing master seed accepted (template.yaml ParkingKeySecretName: 32+ random characters):
 #: every key a product derives from it (a lot's, an event's) is as strong as it is.
 MASTER_SEED_LENGTH = 32

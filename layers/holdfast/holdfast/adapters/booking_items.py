@@ -93,7 +93,7 @@ def booking_from_item(item: dict[str, Any]) -> Booking:
         booking_id=item["booking_id"], event_id=item["event_id"], customer_id=item["customer_id"],
         status=lifecycle.status_of(item["status"]),
         places=places_from(str(item["inventory_kind"]), _int(item["quantity"]), item),
-        amount=Money.parse(item["amount"], item["currency"]), payment_mode=PaymentMode(item["payment_mode"]),
+        amount=Money.stored(item["amount"], item["currency"]), payment_mode=PaymentMode(item["payment_mode"]),
         hold_expires_at=item["hold_expires_at"], created_at=item["created_at"], updated_at=item["updated_at"],
         version=_int(item["version"]),
         payment=Payment(**{key: (_int(value) if key in ("checks", "restarts") else value) for key, value in payment.items()})

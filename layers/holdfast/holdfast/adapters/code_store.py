@@ -17,7 +17,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from ..domain.codes import UNLIMITED, allowance_pool, code_pool
+from ..domain.codes import COMPS_POOL, UNLIMITED, allowance_pool, code_pool
 from ..ports import ItemExists
 from .codec import Table, _attrs, _code, _int, put_new
 from .inventory_store import pool_key
@@ -92,6 +92,23 @@ class CodeStore:
         except ClientError as exc:
             if _code(exc) != "ConditionalCheckFailedException":
                 raise
+
+    def ensure_comps(self, offering_id: str) -> None:
+        """The offering's counter of comps (domain/codes.py ``COMPS_POOL``), made on its first
+        comp; a second maker finds it made and changes nothing."""
+        item = {**pool_key(offering_id, COMPS_POOL), "event_id": offering_id,
+                "capacity": UNLIMITED, "available": UNLIMITED, "held": 0, "sold": 0}
+        try:
+            self.db.client.put_item(TableName=self.db.table, Item=_attrs(item),
+                                    ConditionExpression="attribute_not_exists(pk)")
+        except ClientError as exc:
+            if _code(exc) != "ConditionalCheckFailedException":
+                raise
+
+    def comps_given(self, offering_id: str) -> int:
+        """The places of the offering given away and kept (its comps counter's sold)."""
+        counter = self.db._get(**pool_key(offering_id, COMPS_POOL))
+        return _int(counter and counter.get("sold"))
 
     def count_code_try(self, customer_id: str, minute: str, limit: int, now_epoch: int) -> bool:
         """Count one try of a code by the customer in this minute; False when the minute's tries

@@ -28,6 +28,7 @@ from typing import Any
 from ..kinds import products
 from .bookings_store import BookingRecords
 from .cancellation_store import CancellationStore
+from .block_store import BlockStore
 from .code_store import CodeStore
 from .codec import Table
 from .expiry_buckets import ExpiryIndex
@@ -57,7 +58,8 @@ PARTS: dict[str, tuple[type, tuple[str, ...]]] = {
         "event_cancelled", "mark_event_cancelled", "cancel_request", "next_cancel_attempt",
         "finish_cancellation", "cancelling_events", "event_booking_ids")),
     "expiry": (ExpiryIndex, ("due_in_bucket", "bucket_booking_ids")),
-    "codes": (CodeStore, ("put_code", "get_code", "list_codes", "end_code", "ensure_allowance", "count_code_try")),
+    "blocks": (BlockStore, ("put_block", "get_block", "list_blocks", "delete_block")),
+    "codes": (CodeStore, ("put_code", "get_code", "list_codes", "end_code", "ensure_allowance", "ensure_comps", "comps_given", "count_code_try")),
     "personal_data": (PersonalDataRecords, (
         "ended_bookings", "customer_bookings", "erase_booking_records", "erase_customer_notes",
         "erase_customer_lines")),
@@ -91,6 +93,7 @@ class BookingStore:
         self.cancellations = CancellationStore(self.db)
         self.expiry = ExpiryIndex(self.db)
         self.codes = CodeStore(self.db)
+        self.blocks = BlockStore(self.db)
         self.personal_data = PersonalDataRecords(self.db)
         self._parts: list[Any] | None = None
 

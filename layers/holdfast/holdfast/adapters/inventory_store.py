@@ -112,13 +112,16 @@ def render(table: str, event_id: str, booking_id: str, claim: Claim, move: Move)
 
 
 def counter_claim(table: str, key: dict[str, str], count: int, move: Move) -> dict:
+    # a pool's first block finds no ``blocked`` count yet (pools written before blocks have none)
+    target = "if_not_exists(#dst, :zero)" if move is Move.BLOCK else "#dst"
+    values = {":n": count, ":zero": 0} if move is Move.BLOCK else {":n": count}
     return {"Update": {
         "TableName": table,
         "Key": _attrs(key),
-        "UpdateExpression": "SET #src = #src - :n, #dst = #dst + :n",
+        "UpdateExpression": f"SET #src = #src - :n, #dst = {target} + :n",
         "ConditionExpression": "#src >= :n",
         "ExpressionAttributeNames": {"#src": move.source, "#dst": move.target},
-        "ExpressionAttributeValues": _attrs({":n": count}),
+        "ExpressionAttributeValues": _attrs(values),
     }}
 
 
@@ -152,7 +155,8 @@ _LAYOUTS_KEPT = 2000
 
 
 def pools_of(items: Iterable[dict[str, Any]]) -> list[Pool]:
-    return [Pool(item["sk"], _int(item["capacity"]), _int(item["available"]), _int(item["held"]), _int(item["sold"]))
+    return [Pool(item["sk"], _int(item["capacity"]), _int(item["available"]), _int(item["held"]), _int(item["sold"]),
+                 _int(item.get("blocked")))
             for item in sorted(items, key=lambda item: item["sk"])]
 
 

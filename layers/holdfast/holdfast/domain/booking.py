@@ -152,6 +152,11 @@ class Booking:
                                  if o != self.event_id])
 
     @property
+    def comp(self) -> bool:
+        """Given away: nothing to pay and no payment (a 100 % code, an organizer's order)."""
+        return self.amount.value == 0 and self.payment is None
+
+    @property
     def holds_places(self) -> bool:
         return self.status in HOLDING
 

@@ -103,10 +103,20 @@ class Code:
             off = self.amount.value * quantity
         else:
             return amount
-        # Until an order of nothing to pay is confirmed without a payment (a comp), a discount
-        # leaves the least a payment can be.
-        return Money(max(amount.value - off, CENT), amount.currency)
-        return amount
+        # never below nothing: what costs nothing is a comp, confirmed without a payment
+        return Money(max(amount.value - off, Decimal("0.00")), amount.currency)
+
+
+#: The counter of the places an offering gave away (comps): every place of a booking whose amount
+#: is zero takes one count of it in the hold's own transaction, a claim like a code's use, so the
+#: count is sold with the booking, given back when it is released, and read as ``comps`` in the
+#: sales view. ``~`` is never in a code (``CODE_PATTERN``), so it names no code's counter.
+COMPS_POOL = f"{POOL_PREFIX}~COMPS"
+
+
+def comp_claims(places: Places) -> tuple[tuple[str, int], ...]:
+    """The count a comp of these places takes from its offering's counter of comps."""
+    return ((COMPS_POOL, places.quantity),) if places.quantity else ()
 
 
 def code_pool(code: str) -> str:

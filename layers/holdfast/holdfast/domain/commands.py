@@ -95,3 +95,5 @@ class CreateEvent:
     price_categories: tuple[dict[str, Any], ...] | None = None
     prices: tuple[dict[str, Any], ...] | None = None
     zones: tuple[dict[str, Any], ...] | None = None
+    #: The cancellation policy with fees: ``{"until_hours", "refund_percent"}`` tiers (domain/refund_policy.py).
+    cancellation: tuple[dict[str, Any], ...] | None = None

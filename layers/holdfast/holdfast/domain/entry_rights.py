@@ -57,8 +57,10 @@ def admits(booking: Booking, credential_id: str | None = None) -> bool:
 def revoked(booking: Booking, credential_ids: Iterable[str]) -> list[str]:
     """Of the booking's ``credential_ids``, those an offline device must refuse: all of them when
     the booking may have shown them and admits no one now, else the ones voided on their own. A hold
-    never paid for showed none (its view carries no credential) and lists none."""
+    never paid for showed none (its view carries no credential) and lists none; a comp (nothing to
+    pay, confirmed without a payment) may have shown them, and lists them once it is given up."""
     ids = list(credential_ids)
     if status_admits(booking.status):
         return [credential for credential in ids if not admits(booking, credential)]
-    return ids if status_revoked(booking.status, booking.payment is not None) else []
+    # a comp (nothing to pay, confirmed without a payment) may have shown its credentials too
+    return ids if status_revoked(booking.status, booking.payment is not None or booking.comp) else []

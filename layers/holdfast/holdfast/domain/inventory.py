@@ -31,6 +31,8 @@ class Move(Enum):
     SELL = ("held", "sold")
     RETAKE = ("available", "sold")      # a late payment takes released places again
     UNSELL = ("sold", "available")      # a confirmed booking cancelled with a refund
+    BLOCK = ("available", "blocked")    # the organizer keeps places out of sale (a block, issue 45)
+    UNBLOCK = ("blocked", "available")  # the block ends: the places are on sale again
 
     @property
     def source(self) -> str:
@@ -50,6 +52,8 @@ class Pool:
     available: int
     held: int
     sold: int
+    #: kept out of sale by the organizer's blocks
+    blocked: int = 0
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,18 @@ class Money:
             raise InvalidRequest("The amount has more than two decimal places.", code="invalid_amount")
         return cls(amount.quantize(_CENT), currency)
 
+    @classmethod
+    def stored(cls, value: object, currency: object) -> "Money":
+        """An amount as the engine stored it, which may be zero (a comp: an order given away,
+        confirmed without a payment); what a request asks for is ``parse``d, never zero."""
+        if Decimal(str(value)) == 0 and isinstance(currency, str) and currency in CURRENCIES:
+            return cls(Decimal("0.00"), currency)
+        return cls.parse(value, currency)
+
+    @property
+    def is_zero(self) -> bool:
+        return self.value == 0
+
     def times(self, count: int) -> "Money":
         return Money((self.value * count).quantize(_CENT, rounding=ROUND_HALF_UP), self.currency)
 

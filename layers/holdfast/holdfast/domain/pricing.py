@@ -255,7 +255,7 @@ def line_items(booking: Any, offering_name: str = "") -> tuple[LineItem, ...]:
     if details.get("lines"):
         return tuple(item for line in details["lines"]
                      for item in _items(line.get("details") or {}, int(line["quantity"]),
-                                        Money.parse(line["amount"], currency), str(line.get("name") or offering_name)))
+                                        Money.stored(line["amount"], currency), str(line.get("name") or offering_name)))
     return _items(details, int(booking.places.quantity or 1), booking.amount,
                   offering_name or str(booking.places.kind))
 
@@ -269,7 +269,9 @@ def _items(details: Mapping[str, Any], quantity: int, amount: Money, name: str) 
             parts += [str(line[key]) for key in ("price_category", "ticket_type") if line.get(key)]
             if details.get("zone"):
                 parts.append(str(details["zone"]))
-            items.append(LineItem(", ".join(parts), int(line["quantity"]), Money.parse(line["unit"], amount.currency)))
+            # a comp's places cost nothing, whatever their price
+            unit = Money.stored("0", amount.currency) if amount.value == 0 else Money.parse(line["unit"], amount.currency)
+            items.append(LineItem(", ".join(parts), int(line["quantity"]), unit))
         return tuple(items)
     quantity = max(1, quantity)
     unit = Money((amount.value / quantity).quantize(Decimal("0.01")), amount.currency)

@@ -63,6 +63,10 @@ CORE_ROUTE_SCOPES: dict[Route, str] = {
     ("POST", "/events/{event_id}/codes"): CODES,
     ("GET", "/events/{event_id}/codes"): CODES,
     ("DELETE", "/events/{event_id}/codes/{code}"): CODES,
+    # places kept out of sale (blocks): like a code, a say over who may have which places
+    ("POST", "/events/{event_id}/blocks"): CODES,
+    ("GET", "/events/{event_id}/blocks"): CODES,
+    ("DELETE", "/events/{event_id}/blocks/{block_id}"): CODES,
     ("POST", "/services/{service_id}/codes"): CODES,
     ("GET", "/services/{service_id}/codes"): CODES,
     ("DELETE", "/services/{service_id}/codes/{code}"): CODES,

@@ -27,7 +27,8 @@ _S = BookingStatus
 TRANSITIONS: dict[BookingStatus, frozenset[BookingStatus]] = {
     _S.HELD: frozenset({_S.PAYMENT_PENDING, _S.CONFIRMED, _S.EXPIRED, _S.CANCELLED}),
     _S.PAYMENT_PENDING: frozenset({_S.CONFIRMED, _S.EXPIRED, _S.CANCELLED, _S.PAYMENT_FAILED, _S.MANUAL_REVIEW}),
-    _S.CONFIRMED: frozenset({_S.REFUND_PENDING}),
+    # CANCELLED: a comp (nothing was paid) given up: its places go back with nothing to return.
+    _S.CONFIRMED: frozenset({_S.REFUND_PENDING, _S.CANCELLED}),
     # A payment reported after the places were released: taken again (one-stage: CONFIRMED;
     # two-stage: PAYMENT_PENDING with the places pinned until the capture), refunded, or reviewed.
     _S.EXPIRED: frozenset({_S.CONFIRMED, _S.PAYMENT_PENDING, _S.REFUND_PENDING, _S.MANUAL_REVIEW}),

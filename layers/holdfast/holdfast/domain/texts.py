@@ -97,7 +97,7 @@ TEXTS: dict[str, dict[str, str]] = {
 #: which the customer texts cannot take yet; the pages show those steps' English record.
 JOURNAL: dict[str, dict[str, str]] = {
     "en": {
-        "hold_created": "Places held", "hold_expired": "Hold ran out; places released",
+        "hold_created": "Places held", "comp_confirmed": "Nothing to pay; confirmed", "comp_cancelled": "Cancelled; nothing was paid", "event_cancelled_comp_released": "Event cancelled; places released", "hold_expired": "Hold ran out; places released",
         "payment_requested": "Payment started", "payment_retried": "Payment started again",
         "payment_created": "Payment page ready", "payment_succeeded": "Paid while held; places sold",
         "payment_captured": "Payment taken; places sold", "payment_not_found_at_provider": "No payment found at the provider",
@@ -136,7 +136,7 @@ JOURNAL: dict[str, dict[str, str]] = {
         "settlement_receipt_canceled": "Closing receipt cancelled by the register; issued again",
     },
     "ru": {
-        "hold_created": "Места забронированы", "hold_expired": "Бронь истекла, места освобождены",
+        "hold_created": "Места забронированы", "comp_confirmed": "Платить не нужно; подтверждено", "comp_cancelled": "Отменено; оплаты не было", "event_cancelled_comp_released": "Событие отменено; места освобождены", "hold_expired": "Бронь истекла, места освобождены",
         "payment_requested": "Оплата начата", "payment_retried": "Оплата начата снова",
         "payment_created": "Страница оплаты готова", "payment_succeeded": "Оплачено во время брони; места проданы",
         "payment_captured": "Оплата списана; места проданы", "payment_not_found_at_provider": "В платёжной системе платежа нет",

@@ -8,6 +8,8 @@ from typing import Any
 from .. import kinds
 from ..domain.booking import Booking
 from ..domain.codes import without_uses
+from ..domain.money import Money
+from ..domain.refund_policy import refund_by_policy
 from ..domain.review_steps import hold_next_step, hold_text_keys, next_step
 from ..domain.texts import DEFAULT_LANGUAGE, text
 from ..domain.statuses import HOLDING
@@ -24,6 +26,8 @@ def describe(booking: Booking, language: str = DEFAULT_LANGUAGE) -> dict[str, An
         }
         if booking.payment.refund:
             payment["refund"] = {key: booking.payment.refund.get(key) for key in ("refund_id", "status", "reason")}
+            # what it gives back: the share a policy or a kept part left, else the whole price
+            payment["refund"]["amount"] = booking.payment.refund.get("amount") or booking.amount.as_dict()
     view: dict[str, Any] = {
         "booking_id": booking.booking_id, "event_id": booking.event_id, "status": booking.status.value,
         "places": kinds.of_booking(booking).describe_places(without_uses(booking.places)), "amount": booking.amount.as_dict(),
@@ -99,6 +103,14 @@ def cancel_terms(booking: Booking, event: Any, now: datetime, language: str = DE
                              "texts": {"cancel": key}}
     if until:
         terms["cancel_refund_until"] = until
+    # what cancelling now gives back, as an amount: nothing when kept, the policy's share, or all
+    if booking.comp or kept:
+        back = Money.stored("0", booking.amount.currency)
+    else:
+        back = refund_by_policy(event, booking.amount, now) or booking.amount
+        if back.value == 0:   # the policy keeps everything now: the cancel is refused (no_refund_now)
+            terms["cancellable"] = False
+    terms["cancel_refund_amount"] = back.as_dict()
     return terms
 
 

@@ -33,10 +33,13 @@ from ..domain.commands import HoldPlaces
 from ..domain.offering import Offering
 from .. import kinds
 from ..ports import (Change, Clock, DuplicateRequest, HoldLimitReached, HoldStore, IdempotencyRecord, PlacesTaken,
-                     SalesStopped, TransientStoreError)
+                     SalesStopped, StaleBooking, TransientStoreError)
 from .booking_views import cancel_terms, describe
 from .codes import CodeService, apply_code
+from . import transitions
 from ..domain.codes import InvalidCode, is_code_pool
+from ..domain.inventory import Move, Places
+from ..domain.money import Money
 from .hold_reads import SNAPSHOT_SECONDS, HoldReads, Snapshots
 from .releases import BUCKET_WORKERS, HOLD_ATTEMPTS, Releases
 
@@ -193,6 +196,7 @@ class BookingService:
             # The code's uses are claims of this very transaction; the places alone are what
             # this container's snapshot took.
             places, amount, details = apply_code(event, wanted, places, amount, details, code, customer_id)
+            places = self.comped(event_id, places, amount)
             booking = Booking(
                 booking_id=str(uuid.uuid4()), event_id=event_id, customer_id=customer_id, status=BookingStatus.HELD,
                 places=places,
@@ -253,9 +257,50 @@ class BookingService:
                 time.sleep(self.rng.uniform(0.005, 0.02 * (attempt + 1)))
                 continue
             self._snapshots.took(event_id, counted)
+            if booking.amount.is_zero:
+                return HoldResult(self.confirm_comp(booking, actor), replayed=False)
             self._schedule(booking)
             return HoldResult(booking, replayed=False)
         raise TooBusy()
+
+    # ------------------------------------------------------------------------------------ comps
+
+    def comped(self, offering_id: str, places: Places, amount: Money) -> Places:
+        """The places with their offering's comps counted among their claims when they cost
+        nothing (domain/codes.py ``COMPS_POOL``), so a comp is counted in the hold's own write."""
+        if not amount.is_zero:
+            return places
+        if self.codes is None:
+            raise InvalidCode()   # only a code (or the organizer, through an order) makes a comp
+        return self.codes.comped(offering_id, places)
+
+    def confirm_comp(self, booking: Booking, actor: str = "customer") -> Booking:
+        """A hold that costs nothing (a comp: a 100 % code, an organizer's order) is confirmed at
+        once without a payment: its places and comps count sold, its tickets and the confirmation
+        message follow from CONFIRMED as a paid booking's do. A hold left HELD by a crash between
+        its write and this one is confirmed by the request's repeat (``_comp_replay``) or lapses
+        like any hold."""
+        def confirm(current: Booking) -> Booking:
+            if current.status is not BookingStatus.HELD or not current.amount.is_zero:
+                return current
+            return transitions.apply(self.store, current, self.clock(), status=BookingStatus.CONFIRMED, actor=actor,
+                                     action="comp_confirmed", decision="nothing to pay; confirmed without a payment",
+                                     move=Move.SELL)
+
+        def unsure() -> Booking:
+            self._schedule(booking)   # not confirmed now: it lapses like any unpaid hold
+            return self.store.get_booking(booking.booking_id) or booking
+
+        return transitions.decide_again(lambda: self.store.get_booking(booking.booking_id), confirm,
+                                        attempts=HOLD_ATTEMPTS, first=booking, exhausted=unsure, gone=unsure,
+                                        retry_on=(StaleBooking, TransientStoreError))
+
+    def _comp_replay(self, result: HoldResult | None) -> HoldResult | None:
+        """A repeated request answered from its first result: a comp its first try left HELD is
+        confirmed now."""
+        if result is not None and result.booking.status is BookingStatus.HELD and result.booking.amount.is_zero:
+            return HoldResult(self.confirm_comp(result.booking), replayed=True)
+        return result
 
     def _seen_replay(self, reads: HoldReads, seen: "Seen") -> HoldResult | None:
         record = reads.extra(seen.record_key)
@@ -266,7 +311,7 @@ class BookingService:
         booking = self.store.get_booking(record["result_id"])
         if booking is None:  # the record is written with the booking, so this cannot happen
             raise RequestInProgress()
-        return HoldResult(booking, replayed=True)
+        return self._comp_replay(HoldResult(booking, replayed=True))
 
     def _replay(self, customer_id: str, key: str, fingerprint: str, system: bool = False) -> HoldResult | None:
         record = self.store.get_idempotency(customer_id, key, "booking", system)
@@ -277,7 +322,7 @@ class BookingService:
         booking = self.store.get_booking(record["result_id"])
         if booking is None:  # the record is written with the booking, so this cannot happen
             raise RequestInProgress()
-        return HoldResult(booking, replayed=True)
+        return self._comp_replay(HoldResult(booking, replayed=True))
 
     def schedule(self, booking: Booking) -> None:
         """Start the expiry of a hold written elsewhere (an order: products/orders)."""

@@ -82,6 +82,12 @@ class CancellationJob:
             if released.payment is not None and released.payment.payment_id:
                 self.payments.void_after_cancel(released, actor="organizer")
             return "hold_released"
+        if booking.status is BookingStatus.CONFIRMED and booking.comp:
+            transitions.apply(self.store, booking, self.clock(), status=BookingStatus.CANCELLED, actor="organizer",
+                              action="event_cancelled_comp_released", move=Move.UNSELL, ids=who or None,
+                              decision=f"event cancelled ({reason}); nothing was paid; places released"
+                              + _admitted_note(booking), event_cancelled=True)
+            return "comp_released"
         if booking.status is BookingStatus.CONFIRMED and booking.payment is not None and booking.payment.payment_id:
             payment = booking.payment
             booking = transitions.apply(

@@ -12,6 +12,7 @@ from ..domain.commands import CreateEvent
 from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy
 from ..domain.ids import created_id
 from ..domain.money import Money
+from ..domain.refund_policy import stored_policy
 from ..domain import companion, pricing
 from ..domain.organizers import Caller
 from ..ports import CatalogStore, Clock, ItemExists, TransientStoreError
@@ -52,6 +53,8 @@ class CatalogService:
         if caller is not None:
             event["organizer_id"] = caller.organizer_id
         event |= pricing.stored_price_list(request, price.currency)
+        if getattr(request, "cancellation", None):
+            event["cancellation"] = stored_policy(request.cancellation)
         settings = kind.settings_of(request)
         if settings is not None:
             event["settings"] = settings
@@ -93,6 +96,8 @@ class CatalogService:
                 view["counts"] = self.counts(event)
             except InvalidRequest:
                 pass   # a kind that sells places per time has no one count, and says so by refusing
+            # places given away (confirmed comps), counted apart: also among the counts' sold
+            view["comps"] = self.store.comps_given(event["event_id"])
             if event.get("zones") or event.get("seat_categories"):
                 view["by_price_category"] = self._sales_by_category(event)
                 if event.get("zones"):
@@ -120,7 +125,8 @@ class CatalogService:
             "high_demand": bool(event.get("high_demand", False)),
             "max_holds_per_customer": int(event.get("max_holds_per_customer") or DEFAULT_HOLDS_PER_CUSTOMER),
             "counts": counts,
-        } | pricing.price_list_view(event, self._zone_counts(event)) | _companion(event)
+        } | pricing.price_list_view(event, self._zone_counts(event)) | _companion(event) \
+            | ({"cancellation": event["cancellation"]} if event.get("cancellation") else {})
 
     def _sales_by_category(self, event: dict[str, Any]) -> dict[str, dict[str, int]]:
         """available / held / sold per price category: a zoned event's zones summed by their

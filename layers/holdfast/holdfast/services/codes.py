@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 from ..clock import iso, parse_iso
 from ..domain import pricing
-from ..domain.codes import TRIES_PER_MINUTE, Code, InvalidCode, code_claims, code_of, normalise, with_uses
+from ..domain.codes import TRIES_PER_MINUTE, Code, InvalidCode, code_claims, comp_claims, code_of, normalise, with_uses
 from ..domain.inventory import Places
 from ..domain.errors import BookingError, Conflict, InvalidRequest, NotFound
 from ..domain.money import Money
@@ -52,8 +52,9 @@ class CodeService:
         form = body["kind"]
         value = body.get("value")
         if form == "percent":
-            if value is None or isinstance(value, dict) or not 0 < Decimal(str(value)) < 100:
-                raise InvalidRequest("A percent code's value is a number above 0 and below 100.",
+            # 100: a comp code, whose orders cost nothing and are confirmed without a payment
+            if value is None or isinstance(value, dict) or not 0 < Decimal(str(value)) <= 100:
+                raise InvalidRequest("A percent code's value is a number above 0, at most 100.",
                                      code="invalid_code_value")
             item["value"] = str(Decimal(str(value)))
         elif form == "fixed":
@@ -120,6 +121,14 @@ class CodeService:
         if code.per_customer:
             self.store.ensure_allowance(offering_id, code.code, customer_id, code.per_customer)
         return code
+
+    def comped(self, offering_id: str, places: Places) -> Places:
+        """Places that cost nothing, with the count they take from the offering's comps."""
+        self.store.ensure_comps(offering_id)
+        return with_uses(places, comp_claims(places))
+
+    def comps_given(self, offering_id: str) -> int:
+        return self.store.comps_given(offering_id)
 
     @staticmethod
     def use(code: Code, customer_id: str, details: Mapping[str, Any] | None) -> CodeUse:

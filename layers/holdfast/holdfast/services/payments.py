@@ -118,6 +118,8 @@ class PaymentService:
             payment = booking.payment
             if payment is not None and payment.payment_id:
                 return booking, False
+            if booking.amount.value == 0:   # a comp: confirmed without a payment (services/bookings.py)
+                raise Conflict("Nothing to pay for this booking.", code="nothing_to_pay", status=booking.status.value)
             if booking.status is BookingStatus.HELD:
                 if now >= parse_iso(booking.hold_expires_at):
                     raise Conflict("The hold has lapsed; book again.", code="hold_expired")

@@ -16,6 +16,7 @@ from ..domain.booking import Booking, Payment
 from ..domain.errors import Conflict
 from ..domain.event_changes import change_refund_until
 from ..domain.money import Money
+from ..domain.refund_policy import refund_by_policy
 from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
 from ..faults import crash_point
@@ -78,6 +79,10 @@ class Refunds:
         customer may not do once someone came in on it; the organizer's decision gives the money
         back whatever the policy keeps from a customer's cancel, and the journal records the note,
         who decided (``ids``) and how many had already come in."""
+        if booking.comp:   # nothing was paid: the places go back, with nothing to return
+            return transitions.apply(self.store, booking, self.clock(), status=BookingStatus.CANCELLED, actor=actor,
+                                     action="comp_cancelled", decision="nothing was paid; places released",
+                                     move=Move.UNSELL, ids=ids, cancelled_by_customer=operator_note is None)
         payment = booking.payment
         assert payment is not None and payment.payment_id
         from .. import kinds   # only the kinds' policy hooks: read once the booking is in hand
@@ -94,6 +99,16 @@ class Refunds:
         # parts whose own policy keeps their money (an order's lines): the refund is the rest
         parts = kind.kept_on_cancel(self.store.get_event, booking, self.clock()) if operator_note is None else []
         amount = None
+        # the offering's cancellation policy with fees: a customer's cancel (not the organizer's,
+        # nor one in the window after a change of the start) gives back its tier's share
+        policy = refund_by_policy(event, booking.amount, self.clock()) \
+            if operator_note is None and reason == "cancel" and not parts else None
+        if policy is not None and policy.value < booking.amount.value:
+            if policy.value == 0:
+                raise Conflict("The cancellation policy gives nothing back this close to the start.",
+                               code="no_refund_now")
+            amount = policy.as_dict()
+            decision = f"{decision}; the cancellation policy gives back {policy.text} of {booking.amount.text}"
         if parts:
             kept = sum((money.value for _, money in parts), Decimal("0"))
             if kept >= booking.amount.value:

@@ -111,11 +111,13 @@ class GeneralAdmission(Kind):
 
 
 def _counts(pools: list) -> dict[str, int]:
-    return {
+    counts = {
         "available": sum(pool.available for pool in pools),
         "held": sum(pool.held for pool in pools),
         "sold": sum(pool.sold for pool in pools),
     }
+    blocked = sum(pool.blocked for pool in pools)
+    return counts | {"blocked": blocked} if blocked else counts   # only an offering with a block says so
 
 
 def _in_zone(pools: list, event: Any, zone_id: str | None) -> list:

@@ -8,4 +8,7 @@ from .kind import OrderKind
 PRODUCT = register_product(Product(name="orders", kinds=(OrderKind(),),
                                    texts="holdfast.products.orders.texts:TEXTS",
                                    messages="holdfast.products.orders.messages:MESSAGES",
-                                   view_credentials="holdfast.products.orders.wiring:line_credentials"))
+                                   view_credentials="holdfast.products.orders.wiring:line_credentials",
+                                   # an order given away (a comp) takes places off the sale as a
+                                   # 100 % code does: the codes scope
+                                   route_scopes={("POST", "/admin/orders"): "codes"}))

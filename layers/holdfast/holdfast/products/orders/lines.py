@@ -84,7 +84,7 @@ def with_line(order: Booking, part: Booking) -> Booking:
 def line_of(stored: Mapping[str, Any], currency: str) -> Line:
     places = places_from(str(stored["kind"]), int(stored["quantity"]), stored)
     return Line(line_id=str(stored["line_id"]), offering_id=str(stored["offering_id"]), kind=str(stored["kind"]),
-                amount=Money.parse(stored["amount"], currency), places=places, wanted=dict(stored.get("wanted") or {}),
+                amount=Money.stored(stored["amount"], currency), places=places, wanted=dict(stored.get("wanted") or {}),
                 details=stored.get("details"), ends_at=stored.get("ends_at"), name=str(stored.get("name") or ""),
                 status=stored.get("status"))
 

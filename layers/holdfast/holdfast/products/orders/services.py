@@ -12,8 +12,9 @@ import hashlib
 import json
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
 from holdfast import kinds
@@ -60,6 +61,10 @@ class PlaceOrder:
     contact_own: bool = False
     language: str = "en"
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Given away by the organizer (POST /admin/orders): every line costs nothing, and the order
+    #: is confirmed without a payment; ``note`` is the organizer's record of why.
+    given_by: str | None = None
+    note: str = ""
 
 
 def _on_line(error: BookingError, index: int) -> BookingError:
@@ -81,6 +86,10 @@ class OrderService:
         if not 1 <= len(order.lines) <= MAX_LINES:
             raise InvalidRequest(f"An order has 1 to {MAX_LINES} lines.", code="invalid_lines", max=MAX_LINES)
         offerings = [self._offering(line.offering_id, index) for index, line in enumerate(order.lines)]
+        if order.given_by is not None:
+            for index, offering in enumerate(offerings):   # the organizer gives only its own
+                if offering.get("organizer_id") != order.given_by:
+                    raise _on_line(NotFound(f"No offering {offering.event_id}.", code="event_not_found"), index)
         self._check_together(offerings)
         wanted = []
         for index, (line, offering) in enumerate(zip(order.lines, offerings)):
@@ -89,8 +98,10 @@ class OrderService:
             except BookingError as error:
                 raise _on_line(error, index) from None
         contact = {"contact_email": order.contact_email} if order.contact_email else {}
+        given = {"given_by": order.given_by, "note": order.note} if order.given_by is not None else {}
         fingerprint = _fingerprint({"lines": [{"offering": o.event_id, **w, **_code_asked(line.request)}
-                                              for o, w, line in zip(offerings, wanted, order.lines)], **contact})
+                                              for o, w, line in zip(offerings, wanted, order.lines)], **contact,
+                                    **given})
         replay = self._replay(customer_id, idempotency_key, fingerprint)
         if replay is not None:
             return replay
@@ -109,6 +120,10 @@ class OrderService:
                     places, amount, details = apply_code(
                         offering, asked, places, kind.hold_price(offering, places, asked),
                         kind.booking_details(offering, asked, places), codes[index], customer_id)
+                    if order.given_by is not None:   # given away: the line's price is kept as its full amount
+                        details = {**(details or {}), "full_amount": amount.text, "given": True}
+                        amount = Money(Decimal("0.00"), amount.currency)
+                    places = self.bookings.comped(offering.event_id, places, amount)
                 except BookingError as error:
                     raise _on_line(error, index) from None
                 lines.append(Line(line_id=f"L{index + 1}", offering_id=offering.event_id, kind=kind.name,
@@ -119,9 +134,12 @@ class OrderService:
             if claims > MAX_CLAIMS:
                 raise InvalidRequest(f"An order takes at most {MAX_CLAIMS} places, seats or time granules.",
                                      code="order_too_large", max=MAX_CLAIMS)
+            actor = "customer" if order.given_by is None else "operator"
             journal = JournalEntry(
-                at=iso(now), action="order_held", actor="customer", from_status=None, to_status="HELD",
-                decision=f"{len(lines)} line(s), {booking.places.quantity} place(s) held until {booking.hold_expires_at}",
+                at=iso(now), action="order_held" if order.given_by is None else "order_given", actor=actor,
+                from_status=None, to_status="HELD",
+                decision=f"{len(lines)} line(s), {booking.places.quantity} place(s) held until {booking.hold_expires_at}"
+                if order.given_by is None else f"given by the organizer: {order.note}"[:500],
                 ids={"booking_id": booking.booking_id, "order_id": booking.booking_id,
                      "idempotency_key": idempotency_key})
             record = IdempotencyRecord(customer_id, idempotency_key, SCOPE, fingerprint, booking.booking_id)
@@ -164,9 +182,25 @@ class OrderService:
                     raise RequestInProgress() from None
                 time.sleep(rng.uniform(0.005, 0.02 * (attempt + 1)))
                 continue
+            if booking.amount.is_zero:   # a comp: confirmed without a payment
+                return HoldResult(self.bookings.confirm_comp(booking, actor), replayed=False)
             self.bookings.schedule(booking)
             return HoldResult(booking, replayed=False)
         raise TooBusy()
+
+    def give(self, caller: Any, idempotency_key: str, lines: list[Any], note: str | None,
+             for_email: str) -> HoldResult:
+        """POST /admin/orders: the organizer gives an order of its own offerings to the customer
+        of ``for_email`` (a comp), confirmed at once without a payment; its messages go to that
+        address, which the organizer vouches for. The booking is the customer's by a pseudonym of
+        the address (``guest_customer``). A key limited to some offerings gives only those (any
+        other answers as a missing offering does)."""
+        for index, line in enumerate(lines):
+            if not caller.sees_offering(line.offering_id):
+                raise NotFound(f"No offering {line.offering_id}.", code="event_not_found", line=index)
+        given = replace(PlaceOrder(lines, note=note), given_by=caller.organizer_id, contact_email=for_email,
+                        contact_own=True)
+        return self.place(guest_customer(for_email), f"{caller.organizer_id}:{idempotency_key}", given)
 
     def _code(self, offering: Offering, request: HoldPlaces, customer_id: str, index: int) -> Code | None:
         """The code a line names (its offering's), checked before anything is held."""
@@ -231,6 +265,8 @@ class OrderService:
         booking = self.store.get_booking(record["result_id"])
         if booking is None:
             raise RequestInProgress()
+        if booking.status is BookingStatus.HELD and booking.amount.is_zero:   # a comp its first try left held
+            booking = self.bookings.confirm_comp(booking)
         return HoldResult(booking, replayed=True)
 
     # ----------------------------------------------------------------------------------- read
@@ -279,6 +315,12 @@ def describe_order(booking: Booking, view: dict[str, Any]) -> dict[str, Any]:
         lines.append(shown)
     answer = {key: value for key, value in view.items() if key not in ("booking_id", "event_id", "places")}
     return {"order_id": booking.booking_id, **answer, "lines": lines}
+
+
+def guest_customer(email: str) -> str:
+    """The customer id of an order the organizer gives to an address: a pseudonym of it, the same
+    for every order given to it (so its personal data is found and erased together)."""
+    return "guest-" + hashlib.sha256(email.strip().lower().encode()).hexdigest()[:32]
 
 
 def _code_asked(request: HoldPlaces) -> dict[str, str]:
