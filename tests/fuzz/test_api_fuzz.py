@@ -179,12 +179,12 @@ EDGE_CASES = {
                                   {"service_id": "group"}, None, None),
     "slot_starts_at_year_1_east_of_utc": ("POST", "/services/{service_id}/bookings", {"service_id": "group"}, "customer",
                                           {"starts_at": "0001-01-01T00:00:00+05:00", "resource_id": "r"}),
+    "resource_in_a_zone_path": ("POST", "/resources", {}, "organizer",
+                                {"name": "x", "timezone": "../../etc/passwd", "opening_hours": {"open": "09:00", "close": "18:00"}}),
     "seat_ids_at_the_documented_bound": ("POST", "/events", {}, "organizer", _event_body(
         capacity=None, seat_map={"seat_ids": [f"S{n}" for n in range(SEAT_IDS_BOUND)]})),
     "seat_ids_one_over_the_documented_bound": ("POST", "/events", {}, "organizer", _event_body(
         capacity=None, seat_map={"seat_ids": [f"S{n}" for n in range(SEAT_IDS_BOUND + 1)]})),
-    "resource_in_a_zone_path": ("POST", "/resources", {}, "organizer",
-                                {"name": "x", "timezone": "../../etc/passwd", "opening_hours": {"open": "09:00", "close": "18:00"}}),
 }
 
 @pytest.mark.parametrize("name", sorted(EDGE_CASES))
