@@ -204,7 +204,7 @@ proof: $(STAMP)
 	@$(PY) -m tests.correctness.proof --histories $(HISTORIES) --steps $(STEPS) --workers $(WORKERS) \
 		--max-seconds $(PROOF_SECONDS) $(if $(SEED),--seed $(SEED)) $(if $(ONLY),--only $(ONLY)) $(if $(SKIP),--skip $(SKIP)) \
 		$(if $(STORE),--store $(STORE))
-	@# every ordering of the exhaustive race for every inventory kind (make test walks those starting with one or two of the steps, a different one per kind)
+	@# every ordering of the exhaustive race for every inventory kind (make test walks those starting with two two-step prefixes per kind, together every first step)
 	@HOLDFAST_RACE_ORDERINGS=all $(PY) -m pytest tests/correctness/test_exhaustive_race.py -q -p no:randomly --timeout 3600
 	@# issue 18 at the issue's size: 200 paid bookings, 30 holds, 10 pending payments (about 10 minutes)
 	@HOLDFAST_CANCEL_SCALE=full $(PY) -m pytest tests/integration/test_event_cancellation.py -q -p no:randomly --timeout 1800

@@ -86,29 +86,35 @@ def pytest_configure(config):
     EmbeddedStack._start, EmbeddedStack.stop, EmbeddedStack._iam_checked = start, stop, True
 
 
-#: Packages whose files share package-scoped fixtures: tests/integration's stack, and the storage
-#: contract's backends (DynamoDB Local among them, ~5-20 s to start). Split by file, every file
-#: started its own.
-SHARED_PACKAGES = ("tests/integration", "tests/contract/storage")
+#: Packages whose files share package-scoped fixtures: tests/integration's stack, the storage
+#: contract's backends (DynamoDB Local among them, ~5-20 s to start), and the browser pages' stack
+#: and Chromium. Split by file, every file started its own.
+SHARED_PACKAGES = ("tests/integration", "tests/contract/storage", "tests/browser")
 
 
 #: Units that take long for their number of tests, with roughly their seconds of pytest under
-#: `make test` on the two-core machine (a whole run's --durations summed per unit, scaled to the
-#: quiet fresh-clone run of 762 s). xdist hands out the units with the most tests first, so the
-#: few-test ones went out among the last: the notebook (2 tests, 85-115 s) was unit 143 of 176 and
-#: ran on alone at the end while the other process had finished. They go out first now, longest
-#: first; the many short units fill in behind. Only the order depends on these figures, never
-#: what runs.
+#: `make test` on the two-core machine (a whole run's junit times summed per unit, scaled to the
+#: fresh-clone CI run of 524 s; the browser package and the exhaustive race as cut since). xdist
+#: hands out the units with the most tests first, so the few-test ones went out among the last: the
+#: notebook (2 tests, 85-115 s) was unit 143 of 176 and ran on alone at the end while the other
+#: process had finished, and the parity build's checks (6 tests, ~50 s) and the bench's smoke run
+#: (1 test, ~40 s) were in no list here. They go out first now, longest first; the many short units
+#: fill in behind. Only the order depends on these figures, never what runs.
 LONG_UNITS = {
-    "tests/integration": 430,
-    "tests/fuzz/test_api_fuzz.py": 175,
-    "tests/browser/test_pages.py": 150,
-    "tests/correctness/test_exhaustive_race.py": 125,
-    "tests/correctness/test_concurrency.py": 85,
-    "tests/contract/storage": 35,
-    "tests/devstack/test_no_process_left.py": 30,
-    "tests/handlers/test_waiting_room.py": 25,
-    "tests/bench/test_bench_smoke.py": 25,
+    "tests/integration": 180,
+    "tests/fuzz/test_api_fuzz.py": 75,
+    "tests/browser": 70,
+    "tests/parity/test_parity.py": 50,
+    "tests/correctness/test_concurrency.py": 45,
+    "tests/bench/test_bench_smoke.py": 40,
+    "tests/correctness/test_stateful.py": 37,
+    "tests/contract/storage": 34,
+    "tests/handlers/test_waiting_room.py": 26,
+    "tests/handlers/test_doors_api.py": 25,
+    "tests/devstack/test_no_process_left.py": 24,
+    "tests/correctness/test_exhaustive_race.py": 21,
+    "tests/correctness/test_orders_race.py": 21,
+    "tests/devstack/test_template_rules.py": 17,
 }
 
 

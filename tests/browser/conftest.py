@@ -1,11 +1,11 @@
 """The web pages (web/) in a real browser: Playwright for Python driving Debian's Chromium against
-one local stack for the whole module, which the API stand-in serves same-origin at `/`.
+one local stack for the whole package, which the API stand-in serves same-origin at `/`.
 
 Never a browser download: Playwright is pointed at the system's Chromium (`/usr/bin/chromium`,
 or HOLDFAST_CHROMIUM). `make test` installs Debian's `chromium` package when it is missing.
 
-The directory sorts before tests/integration on purpose: only one EmbeddedStack may live in a
-process, and the integration suite's session-scoped stack would outlive a later module's.
+Only one EmbeddedStack may live in a process: the package's stack ends with its last test, before
+the process goes on to another folder's (tests/conftest.py keeps the package's files together).
 """
 from __future__ import annotations
 
@@ -36,7 +36,10 @@ def chromium_path() -> str:
     return found
 
 
-@pytest.fixture(scope="module")
+# Package scope: the browser files share one stack and one Chromium (tests/conftest.py runs the
+# package as one unit in one process), as tests/integration shares its stack; each test makes its
+# own events and customers, so none depends on what another left.
+@pytest.fixture(scope="package")
 def site():
     with local_system(
         SweepGraceSeconds="1",
@@ -49,7 +52,7 @@ def site():
         yield running
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def browser():
     try:
         from playwright.sync_api import expect, sync_playwright
