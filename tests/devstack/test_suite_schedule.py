@@ -60,6 +60,9 @@ def test_long_units_go_out_first_then_the_most_tests_first(request):
 
 def test_every_long_unit_is_a_unit_the_suite_has():
     root = Path(__file__).resolve().parents[2]
-    for unit in conftest.LONG_UNITS:
+    for name in conftest.INTEGRATION_SECOND_HALF:
+        assert (root / name).exists(), f"{name} is no longer in the suite: drop it from INTEGRATION_SECOND_HALF"
+        assert conftest._work_unit(name + "::t") == "tests/integration (second half)"
+    for unit in set(conftest.LONG_UNITS) - {"tests/integration (second half)"}:
         assert (root / unit).exists(), f"{unit} is no longer in the suite: drop it from LONG_UNITS"
         assert conftest._work_unit(unit + "/test_x.py::t" if (root / unit).is_dir() else unit + "::t") == unit
