@@ -138,6 +138,7 @@ def test_one_message_per_order_carries_every_ticket_the_parking_pass_and_a_calen
     from PIL import Image
 
     from holdfast import wiring
+    from holdfast.clock import parse_iso
     from holdfast.services.messages import compose
     from tests.integration.test_messages import _notes
 
@@ -166,7 +167,8 @@ def test_one_message_per_order_carries_every_ticket_the_parking_pass_and_a_calen
     entries = {e.uid.value: e for e in calendar.vevent_list}
     order_id = shown["order_id"]
     assert sorted(entries) == [f"booking-{order_id}-L1@holdfast", f"booking-{order_id}-L2@holdfast"]
-    assert entries[f"booking-{order_id}-L1@holdfast"].dtstart.value.isoformat().startswith("2031-03-01T19:00:00")
+    starts_at = api.request("GET", f"/events/{event_id}").json()["starts_at"]   # the event's own start
+    assert entries[f"booking-{order_id}-L1@holdfast"].dtstart.value == parse_iso(starts_at)
     parked = entries[f"booking-{order_id}-L2@holdfast"]
     assert parked.dtstart.value.strftime("%Y-%m-%dT%H:%M:%SZ") == line["from"]
     assert parked.dtend.value.strftime("%Y-%m-%dT%H:%M:%SZ") == line["to"]

@@ -234,6 +234,7 @@ SCENARIO: list[tuple[str, Any]] = [
     ("leave_waitlist.json", (404, "not_on_waitlist")),
     ("outbox_stream.json", {"batchItemFailures": []}),
     ("notification_sqs.json", {"batchItemFailures": []}),
+    ("webhook_events_sqs.json", {"batchItemFailures": []}),   # a fact no organizer has an endpoint for
     ("hold_reminder.json", {"reminded": False}),      # the hold is far from its end
     ("reconcile_payment.json", {"outcome": "pending", "status": "PAYMENT_PENDING"}),
     ("expire_hold.json", {"outcome": "not_yet"}),
@@ -298,7 +299,8 @@ REACHED_OUTSIDE_THE_SAMPLES: dict[str, dict[str, None]] = {
     # resolving a review writes the booking and its journal; a refund decided there is reconciled;
     # deleting an organizer's key removes its items (the sample's key id is made up) and a resolved
     # review's transaction checks the booking
-    "AdminApiFunction": _unreached(["states:StartExecution"],
+    # (and a webhook's test or redelivery is an attempt sent to the webhook attempts queue)
+    "AdminApiFunction": _unreached(["states:StartExecution", "sqs:SendMessage*"],
                                    writes=["dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]),
     # cancellations and parking reservations write more kinds of items; a confirmed parking
     # reservation's view signs its entry token with the lot's key (the parking key secret); a
@@ -350,6 +352,9 @@ REACHED_OUTSIDE_THE_SAMPLES: dict[str, dict[str, None]] = {
                                       writes=["dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]),
     # joining a sold-out event writes the entry, and an offer made at once is a hold with its timer
     "WaitlistApiFunction": _unreached(["states:StartExecution"], reads=["dynamodb:Query"], writes=TABLE_WRITES),
+    # the sample's fact is for an organizer with no endpoint: one with endpoints records a delivery
+    # per endpoint and sends its attempt (and its retries) to the attempts queue
+    "WebhookDeliveryFunction": _unreached(["sqs:SendMessage*"], writes=["dynamodb:PutItem", "dynamodb:UpdateItem"]),
 }
 
 

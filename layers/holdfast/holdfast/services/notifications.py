@@ -16,6 +16,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from ..domain.statuses import HOLDING
 from ..observability import logger
 from ..ports import EmailSender, Message, NotificationStore
 from .mail_policy import SENT, UNCONFIRMED, MailGate, address_key, same_address
@@ -110,8 +111,10 @@ def deliver_held(store: NotificationStore, detail: dict[str, Any], sender: Email
                  site: Site | None = None, gate: MailGate | None = None) -> int:
     """``contact.confirmed`` (the customer confirmed the address whose digest is ``address_key``):
     the messages held for it (recorded ``unconfirmed``) are sent now, each while what it says is
-    still so: its booking has not changed since (the message was about its current version) and
-    still names that address. A waitlist offer told to an address given at the join was held and
+    still so and still asks something of the customer: its booking has not changed since (the
+    message was about its current version), still holds places (a hold or an offer waiting for
+    its payment; a cancellation the customer made needs no message afterwards) and still names
+    that address. A waitlist offer told to an address given at the join was held and
     lapsed unseen otherwise. The message is the booking's own outbox event, rendered as it is now;
     each is moved to ``sent_after_confirmation`` before it goes out (a redelivery sends none twice)
     and back if the email fails (the queue retries). Returns how many went out."""
@@ -125,8 +128,9 @@ def deliver_held(store: NotificationStore, detail: dict[str, Any], sender: Email
         if note.get("delivery") != UNCONFIRMED or not version.isdigit() or booking_id != note.get("booking_id"):
             continue   # sent already, or not one booking's change (a reminder, an event's announcement)
         booking = store.get_booking(booking_id)
-        if booking is None or booking.version != int(version) or not same_address_key(booking.contact_email, key):
-            continue   # the booking moved on (its page shows what is true now), or names another address
+        if booking is None or booking.version != int(version) or booking.status not in HOLDING \
+                or not same_address_key(booking.contact_email, key):
+            continue   # the booking moved on or ended (its page shows what is true now), or names another address
         original = store.booking_outbox(booking_id, int(version))
         if original is None or gate.decide(customer, str(booking.contact_email), dedup).delivery != SENT:
             continue
