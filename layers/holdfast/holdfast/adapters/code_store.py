@@ -84,20 +84,17 @@ class CodeStore:
     def ensure_allowance(self, offering_id: str, code: str, customer_id: str, per_customer: int) -> None:
         """The customer's allowance of the code, made full on first use (a second maker finds it
         made and changes nothing); the hold's claim then takes from it like from a pool."""
-        item = {**pool_key(offering_id, allowance_pool(code, customer_id)), "event_id": offering_id,
-                "capacity": per_customer, "available": per_customer, "held": 0, "sold": 0}
-        try:
-            self.db.client.put_item(TableName=self.db.table, Item=_attrs(item),
-                                    ConditionExpression="attribute_not_exists(pk)")
-        except ClientError as exc:
-            if _code(exc) != "ConditionalCheckFailedException":
-                raise
+        self._make_once(offering_id, allowance_pool(code, customer_id), per_customer)
 
     def ensure_comps(self, offering_id: str) -> None:
         """The offering's counter of comps (domain/codes.py ``COMPS_POOL``), made on its first
         comp; a second maker finds it made and changes nothing."""
-        item = {**pool_key(offering_id, COMPS_POOL), "event_id": offering_id,
-                "capacity": UNLIMITED, "available": UNLIMITED, "held": 0, "sold": 0}
+        self._make_once(offering_id, COMPS_POOL, UNLIMITED)
+
+    def _make_once(self, offering_id: str, pool: str, capacity: int) -> None:
+        """A counter pool of the offering, full, written only if absent (a second maker changes nothing)."""
+        item = {**pool_key(offering_id, pool), "event_id": offering_id,
+                "capacity": capacity, "available": capacity, "held": 0, "sold": 0}
         try:
             self.db.client.put_item(TableName=self.db.table, Item=_attrs(item),
                                     ConditionExpression="attribute_not_exists(pk)")
