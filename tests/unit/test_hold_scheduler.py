@@ -118,7 +118,7 @@ def normal_path(definition: dict, outcomes: dict[str, str] | None = None) -> lis
 
 
 def test_the_transitions_the_profile_charges_are_the_definitions_normal_paths():
-    from devstack.costs import TRANSITIONS_EXPIRY_TICK, TRANSITIONS_PER_EXECUTION
+    from devstack.measure.costs import TRANSITIONS_EXPIRY_TICK, TRANSITIONS_PER_EXECUTION
 
     tick = json.loads((REPO / "statemachines" / "hold_expiry.asl.json").read_text())
     assert normal_path(tick) == ["WaitUntilBucketEnds", "ExpireBucket", "CheckPayments", "RemindBucket"]

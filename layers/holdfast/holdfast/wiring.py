@@ -242,7 +242,7 @@ def exports():
 
 
 def record_action(who, action: str, path_parameters, answer, status: int) -> None:  # noqa: ANN001
-    """The API functions' audit recorder (``holdfast.http.make_resolver(audit=...)``)."""
+    """The API functions' audit recorder (``holdfast.entry.http.make_resolver(audit=...)``)."""
     audit().record(who, action, path_parameters, answer, status)
 
 

@@ -66,7 +66,7 @@ class CancellationStore:
         or edit read before the cancel cannot put them back (its own condition fails). Raises
         StaleBooking when the event changed since. Index items past DynamoDB's 100 actions follow
         in a second transaction (the listing is read eventually consistent; should that write fail,
-        ``holdfast.search_reindex`` drops them)."""
+        ``holdfast.tools.search_reindex`` drops them)."""
         items: list[Labelled] = [
             ("idempotency", {"Put": {"TableName": self.db.table, "Item": _attrs({
                 "pk": f"SYSIDEM#organizer#{key}", "sk": "event_cancel", "fingerprint": fingerprint,

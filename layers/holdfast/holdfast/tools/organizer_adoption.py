@@ -16,9 +16,9 @@ from typing import Any, Callable
 
 from botocore.exceptions import ClientError
 
-from .adapters.codec import _attrs, _code
-from .adapters.table_scan import ScanProgress, scan_pages
-from .kinds import products
+from ..adapters.codec import _attrs, _code
+from ..adapters.table_scan import ScanProgress, scan_pages
+from ..kinds import products
 
 
 def _unowned() -> tuple[str, dict[str, str]]:

@@ -14,9 +14,9 @@ from typing import Any, Callable
 
 from botocore.exceptions import ClientError
 
-from .adapters.cancellation_store import event_index_pk
-from .adapters.codec import _attrs, _code
-from .adapters.table_scan import ScanProgress, scan_pages
+from ..adapters.cancellation_store import event_index_pk
+from ..adapters.codec import _attrs, _code
+from ..adapters.table_scan import ScanProgress, scan_pages
 
 
 @dataclass

@@ -23,12 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .adapters.codec import Table, _attrs
-from .adapters.offerings_store import OfferingStore
-from .adapters.table_scan import ScanProgress, scan_pages
-from .ports import StaleBooking, TransientStoreError
-from .services import transitions
-from .services.listing import UPDATE_ATTEMPTS, index_items_of
+from ..adapters.codec import Table, _attrs
+from ..adapters.offerings_store import OfferingStore
+from ..adapters.table_scan import ScanProgress, scan_pages
+from ..ports import StaleBooking, TransientStoreError
+from ..services import transitions
+from ..services.listing import UPDATE_ATTEMPTS, index_items_of
 
 #: The partition prefix of the old word items, and what follows a shelf's name in theirs.
 OLD_WORDS, OLD_SHELF_WORDS = "WORD#", "#WORD#"
