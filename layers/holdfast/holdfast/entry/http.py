@@ -14,7 +14,6 @@ from ..domain.booking import IllegalTransition
 from ..domain.errors import BookingError, Forbidden, InvalidRequest, Unauthorized
 from ..domain.languages import preferred
 from ..domain.scopes import scope_for
-from ..domain.texts import error_message
 from ..observability import AUDIT_APPEND_FAILED, answered, count, logger
 from ..ports import DuplicateRequest, ItemExists, PlacesTaken, StaleBooking, StoreError
 from .resolver import Response, RestResolver
@@ -164,7 +163,10 @@ def make_resolver(audit: AuditRecorder | None = None) -> APIGatewayRestResolver:
     app.audited = audit is not None
 
     def told(code: str, message: str) -> str:
-        """The message in the request's language where domain/texts.py has it, else as raised."""
+        """The message in the request's language where domain/texts.py or the product whose error it is
+        has it, else as raised."""
+        from ..kinds.products import error_message
+
         return error_message(code, preferred_language(app.current_event.headers)) or message
 
     @app.exception_handler(BookingError)

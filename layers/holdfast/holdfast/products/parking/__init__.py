@@ -12,6 +12,7 @@ PRODUCT = register_product(Product(
     owned_items="holdfast.products.parking.adapters.store:ORGANIZER_OWNED",
     messages="holdfast.products.parking.messages:MESSAGES",
     texts="holdfast.products.parking.texts:TEXTS",
+    error_texts="holdfast.products.parking.texts:ERROR_MESSAGES",
     listing="holdfast.products.parking.services.lots:listing_items",
     scopes=("parking",),
     route_scopes={
