@@ -35,6 +35,17 @@ def test_no_class_is_a_mixin_or_inherits_from_two():
     assert several == []
 
 
+def test_no_class_name_is_defined_twice():
+    """One name per thing (issue 48): a port takes its role's name and the adapter that answers it
+    its technology's (``ports.WaitlistStore``, ``adapters.waitlist_store.DynamoWaitlistStore``), so
+    "go to definition" on a class name has one answer."""
+    where: dict[str, set[str]] = {}
+    for cls in _classes():
+        where.setdefault(cls.__qualname__, set()).add(cls.__module__)
+    twice = {name: sorted(modules) for name, modules in where.items() if len(modules) > 1}
+    assert twice == {}
+
+
 def _public(cls: type) -> set[str]:
     return {name for name, value in vars(cls).items()
             if not name.startswith("_") and (callable(value) or isinstance(value, (staticmethod, classmethod)))}

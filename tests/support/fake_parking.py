@@ -1,4 +1,4 @@
-"""An in-memory parking store part: what products/parking/adapters/store.py's ``ParkingStore`` keeps
+"""An in-memory parking store part: what products/parking/adapters/store.py's ``DynamoParkingStore`` keeps
 beside the core's items (a lot's granules read whole, gates, subscriptions, tickets, gate passes,
 exit payments, gate cases), over the ``MemoryTable`` of the fake booking store it is composed into
 (tests/support/fake_table.py), as the adapter part shares the table and client of ``BookingStore``.

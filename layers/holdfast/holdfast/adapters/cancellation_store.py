@@ -41,7 +41,7 @@ def event_index_put(table: str, event_id: str, booking_id: str) -> Labelled:
         "pk": event_index_pk(event_id, booking_id), "sk": booking_id, "booking_id": booking_id})}})
 
 
-class CancellationStore:
+class DynamoCancellationStore:
     """Event cancellations and the index of an event's bookings, on the shared table handle."""
 
     def __init__(self, db: Table) -> None:

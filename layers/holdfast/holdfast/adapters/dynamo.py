@@ -27,15 +27,15 @@ from typing import Any
 
 from ..kinds import products
 from .bookings_store import BookingRecords
-from .cancellation_store import CancellationStore
-from .block_store import BlockStore
-from .code_store import CodeStore
+from .cancellation_store import DynamoCancellationStore
+from .block_store import DynamoBlockStore
+from .code_store import DynamoCodeStore
 from .codec import Table
-from .expiry_buckets import ExpiryIndex
+from .expiry_buckets import DynamoExpiryIndex
 from .inventory_store import InventoryStore
 from .offerings_store import OfferingStore
 from .personal_data_store import PersonalDataRecords
-from .waitlist_store import WaitlistStore
+from .waitlist_store import DynamoWaitlistStore
 
 #: The store's parts: the attribute each is kept under, its class, and the calls of the whole
 #: store it answers. Every call is answered by exactly one part (checked below, at import).
@@ -50,16 +50,16 @@ PARTS: dict[str, tuple[type, tuple[str, ...]]] = {
         "list_units", "seat_states", "inventory_items")),
     "offerings": (OfferingStore, (
         "put_event", "get_event", "owned_offerings", "update_event_listing", "query_listing")),
-    "waitlist": (WaitlistStore, (
+    "waitlist": (DynamoWaitlistStore, (
         "waitlist_entry", "waitlist_queue_key", "waitlist_join", "waitlist_position", "waitlist_leave",
         "waitlist_head", "waitlist_offers", "waitlist_claim", "waitlist_offered", "waitlist_unclaim",
         "waitlist_close", "waitlist_skip", "waitlist_offer_failed", "waitlist_drop_offer")),
-    "cancellations": (CancellationStore, (
+    "cancellations": (DynamoCancellationStore, (
         "event_cancelled", "mark_event_cancelled", "cancel_request", "next_cancel_attempt",
         "finish_cancellation", "cancelling_events", "event_booking_ids")),
-    "expiry": (ExpiryIndex, ("due_in_bucket", "bucket_booking_ids")),
-    "blocks": (BlockStore, ("put_block", "get_block", "list_blocks", "delete_block")),
-    "codes": (CodeStore, ("put_code", "get_code", "list_codes", "end_code", "ensure_allowance", "ensure_comps", "comps_given", "count_code_try")),
+    "expiry": (DynamoExpiryIndex, ("due_in_bucket", "bucket_booking_ids")),
+    "blocks": (DynamoBlockStore, ("put_block", "get_block", "list_blocks", "delete_block")),
+    "codes": (DynamoCodeStore, ("put_code", "get_code", "list_codes", "end_code", "ensure_allowance", "ensure_comps", "comps_given", "count_code_try")),
     "personal_data": (PersonalDataRecords, (
         "ended_bookings", "customer_bookings", "erase_booking_records", "erase_customer_notes",
         "erase_customer_lines")),
@@ -89,11 +89,11 @@ class BookingStore:
         self.bookings = BookingRecords(self.db)
         self.inventory = InventoryStore(self.db)
         self.offerings = OfferingStore(self.db)
-        self.waitlist = WaitlistStore(self.db)
-        self.cancellations = CancellationStore(self.db)
-        self.expiry = ExpiryIndex(self.db)
-        self.codes = CodeStore(self.db)
-        self.blocks = BlockStore(self.db)
+        self.waitlist = DynamoWaitlistStore(self.db)
+        self.cancellations = DynamoCancellationStore(self.db)
+        self.expiry = DynamoExpiryIndex(self.db)
+        self.codes = DynamoCodeStore(self.db)
+        self.blocks = DynamoBlockStore(self.db)
         self.personal_data = PersonalDataRecords(self.db)
         self._parts: list[Any] | None = None
 

@@ -43,7 +43,7 @@ CASES = "GATECASE"
 ORGANIZER_OWNED = (("LOT#", "GATE#"), ("LOT#", "SUB#"))
 
 
-class ParkingStore(Table):
+class DynamoParkingStore(Table):
     def read_lot_granules(self, lot_id: str, start: str, end: str) -> dict[tuple[str, str], dict[str, Any]]:
         """Claimed granules of every space of a lot in [start, end) ("YYYY-MM-DDTHH:MM" keys), by
         (space, granule); consistent reads, one range query per UTC day."""
