@@ -146,7 +146,7 @@ COMMANDS: dict[str, str] = {
     "cli rekey-open-cases": "none: a one-off migration of the open cases' index keys; no booking, place or money moves",
     "HoldPlaces": "create",
     "Price": "none: a part of CreateEvent",
-    "SeatMap": "none: a part of CreateEvent",
+    "SeatLayout": "none: a part of CreateEvent",
     "CreateEvent": "organizer_retries_event",
     "CreateResource": "none: as POST /resources",
     "CreateService": "none: as POST /services",
