@@ -167,34 +167,34 @@ invoke: $(STAMP)
 	@test -n "$(FUNCTION)" -a -n "$(EVENT)" || { echo "usage: make invoke FUNCTION=<logical id> EVENT=<events/file.json> [ENDPOINT=url]"; exit 2; }
 	@PYTHONPATH=layers/holdfast $(PY) -m devstack.invoke $(FUNCTION) $(EVENT) $(if $(ENDPOINT),--endpoint $(ENDPOINT))
 
-# `make bench MODE=doors`: scans at one event's door (300/s for 30 s, 5,000 tickets, devstack/bench_doors.py)
+# `make bench MODE=doors`: scans at one event's door (300/s for 30 s, 5,000 tickets, devstack/measure/bench_doors.py)
 bench: $(STAMP)
-	@$(PY) -m devstack.bench $(if $(filter doors,$(MODE)),--mode doors --duration 30)
+	@$(PY) -m devstack.measure.bench $(if $(filter doors,$(MODE)),--mode doors --duration 30)
 
 bench-profile: $(STAMP)
-	@$(PY) -m devstack.bench --profile
+	@$(PY) -m devstack.measure.bench --profile
 
 # a hold's own CPU (its function's process, nothing throttled) against its bare transaction; a door scan's too
 bench-hold-cpu: $(STAMP)
-	@$(PY) -m devstack.hold_cpu --doors
+	@$(PY) -m devstack.measure.hold_cpu --doors
 
 # the catalog's text search over 10,000 generated events on DynamoDB Local: requests, items read
-# and latency per search (devstack/bench_search.py; EVENTS=n for another size)
+# and latency per search (devstack/measure/bench_search.py; EVENTS=n for another size)
 .PHONY: bench-search edge-load
 bench-search: $(STAMP)
-	@$(PY) -m devstack.bench_search --events $(or $(EVENTS),10000)
+	@$(PY) -m devstack.measure.bench_search --events $(or $(EVENTS),10000)
 
 # the origin's load behind CloudFront at 10,000 catalog reads/s on one hot event, from the
-# catalog's cache rules (holdfast/edge.py) and a model of the edge's caches (devstack/edge_load.py)
+# catalog's cache rules (holdfast/edge.py) and a model of the edge's caches (devstack/measure/edge_load.py)
 edge-load: $(STAMP)
-	@$(PY) -m devstack.edge_load
+	@$(PY) -m devstack.measure.edge_load
 
 # each function's cold start (the import of its handler module, as `sam build` packages it, plus what
 # its main route defers to its first call) next to `import boto3` alone, in one run
-# (devstack/coldstart.py; LAYOUT=source skips the build; INSTRUCTIONS=1 counts instructions under
+# (devstack/measure/coldstart.py; LAYOUT=source skips the build; INSTRUCTIONS=1 counts instructions under
 # valgrind instead of timing: ~10 minutes, the same figures whatever the machine's load)
 bench-coldstart: $(STAMP) $(SAM_STAMP) $(if $(INSTRUCTIONS),valgrind)
-	@$(PY) -m devstack.coldstart --first-call $(if $(LAYOUT),--layout $(LAYOUT)) $(if $(INSTRUCTIONS),--instructions)
+	@$(PY) -m devstack.measure.coldstart --first-call $(if $(LAYOUT),--layout $(LAYOUT)) $(if $(INSTRUCTIONS),--instructions)
 
 HISTORIES ?= 10000
 STEPS ?= 25

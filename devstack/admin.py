@@ -1,8 +1,8 @@
-"""`python -m devstack.admin`: the operators' tool (holdfast.cli, the same commands and options)
+"""`python -m devstack.admin`: the operators' tool (holdfast.tools.cli, the same commands and options)
 aimed at the local stack `make run` starts: its API, its organizer key and its AWS endpoint by
 default, and its clients made by the localstack_client helper (dummy credentials, so a developer's
 own keys never go to the emulator). An endpoint that is not on loopback still goes to boto3 as
-holdfast.cli makes it. HOLDFAST_API_URL, HOLDFAST_ORGANIZER_KEY and AWS_ENDPOINT_URL still win.
+holdfast.tools.cli makes it. HOLDFAST_API_URL, HOLDFAST_ORGANIZER_KEY and AWS_ENDPOINT_URL still win.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ _LAYER = str(Path(__file__).resolve().parents[1] / "layers" / "holdfast")
 if _LAYER not in sys.path:
     sys.path.insert(0, _LAYER)
 
-from holdfast import cli  # noqa: E402
+from holdfast.tools import cli# noqa: E402
 
 from devstack.aws.clients import edge_client  # noqa: E402
 from devstack.run import ORGANIZER_KEY

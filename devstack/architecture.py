@@ -42,17 +42,14 @@ class Box:
 # Rows, top down. A box beside another in its row may import it; nothing imports a row above its own.
 BOXES = (
     Box("functions", 0, "functions/<name>/app.py:\none thin handler per Lambda", ("functions",)),
-    Box("tools", 0, "the operators' tools on the table", (
-        "holdfast.cli", "holdfast.event_index_backfill", "holdfast.organizer_adoption", "holdfast.metrics_report",
-        "holdfast.search_reindex")),
+    Box("tools", 0, "holdfast.tools: the operators'\ntools on the table", ("holdfast.tools",)),
     # The products: each package holds its kinds, schemas, services, storage and wiring, uses the
     # core below and never another product; the core finds them through the registry only.
     Box("events", 1, "product: event places\n(general admission, seat maps)", ("holdfast.products.events",)),
     Box("appointments", 1, "product: appointment slots\nof resources", ("holdfast.products.appointments",)),
     Box("parking", 1, "product: parking spaces,\ngates, passes, exit payments", ("holdfast.products.parking",)),
     Box("orders", 1, "product: orders, several\nofferings' lines as one", ("holdfast.products.orders",)),
-    Box("handler kit", 2, "what the handlers share:\nrouting, errors, SQS batches", (
-        "holdfast.http", "holdfast.resolver", "holdfast.sqs_batch", "holdfast.provider_notification")),
+    Box("entry", 2, "holdfast.entry, what the handlers\nshare: routing, errors, SQS batches", ("holdfast.entry",)),
     Box("wiring", 2, "builds the core's services;\nthe only place that picks adapters", ("holdfast.wiring",)),
     Box("adapters", 2, "DynamoDB, YooKassa, Step Functions,\nSQS: implement the ports",
         ("holdfast.adapters",)),

@@ -86,11 +86,11 @@ def main(argv: list[str] | None = None) -> int:
         for listed in (event, seated):  # the web pages' catalog shows published events
             _post(f"{stack.api_url}/events/{listed['event_id']}/publish", {}, organizer)
         print("==> creating the demo resource and services", flush=True)
-        from devstack import demo_appointments
+        from devstack.demos import demo_appointments
 
         appointments = demo_appointments.create(stack.api_url, _post, ORGANIZER_KEY)
         print("==> creating the demo parking lot and its gate", flush=True)
-        from devstack import demo_parking
+        from devstack.demos import demo_parking
 
         parking = demo_parking.create(stack.api_url, _post, ORGANIZER_KEY)
     except Exception:

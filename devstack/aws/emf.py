@@ -5,7 +5,7 @@ CloudWatch turns the embedded metric format (EMF) lines among it into metrics. H
 run in this process and print to its stdout, so each invocation's stdout is passed through
 unchanged and its EMF lines (JSON objects with an ``_aws`` key) are also written to the emulator's
 CloudWatch Logs, into the same log group name. Anything that reads EMF from CloudWatch Logs then
-reads the local stack the same way: ``python -m holdfast.cli metrics`` does (see
+reads the local stack the same way: ``python -m holdfast.tools.cli metrics`` does (see
 docs/local-stack.md).
 
 The lines go straight into moto's logs backend (no HTTP round trip per invocation), under the

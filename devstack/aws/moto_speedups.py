@@ -1,6 +1,6 @@
 """Four moto 5.2.5 costs that the stack's process paid per request under the bench's load.
 
-Found with `python -m devstack.bench --sample-stack` (devstack/sampler.py), each repeated work
+Found with `python -m devstack.measure.bench --sample-stack` (devstack/measure/sampler.py), each repeated work
 whose result cannot differ between calls:
 
 * **EventBridge input transformers.** moto compiles every `InputPathsMap` JSONPath again for each

@@ -1,6 +1,6 @@
 """GET /_local/metrics: the sale's business metrics for the operator page, on the local stack only.
 
-It answers what `python -m holdfast.cli metrics --json` prints (the EMF lines the functions wrote
+It answers what `python -m holdfast.tools.cli metrics --json` prints (the EMF lines the functions wrote
 into the emulator's CloudWatch Logs, summed), to the organizer key the admin routes accept.
 
 There is no such route on AWS on purpose: reading the metrics through the API would give a
@@ -43,7 +43,7 @@ class SaleMetricsEndpoint:
             minutes = -1.0
         if not 0 < minutes <= MAX_MINUTES:  # also refuses nan
             return _error(400, "minutes_invalid", f"minutes is a number of minutes above 0, at most {MAX_MINUTES}.")
-        from holdfast.metrics_report import collect
+        from holdfast.tools.metrics_report import collect
 
         since = int((time.time() - minutes * 60) * 1000)
         summaries = collect(self._logs_client(), self.stack_name, since)

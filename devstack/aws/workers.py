@@ -76,7 +76,7 @@ class InvocationRecord:
 
 
 def instrument_calls() -> tuple[list[tuple[str, str, float]], dict[str, Any]]:
-    """What a worker adds to every AWS call of its process (devstack/hold_cpu.py's bare process too,
+    """What a worker adds to every AWS call of its process (devstack/measure/hold_cpu.py's bare process too,
     so that both sides carry it): the stack's call recorder and each call's wall time, plus one
     TransactWriteItems request kept as the bench's bare-transaction shape. (timings, sample)"""
     import botocore.client

@@ -3,10 +3,10 @@ each; the platform's organizers; an organizer's own keys, webhooks and fiscal se
 from holdfast import wiring
 from holdfast.products.events import wiring as events_wiring
 from holdfast.products.parking import wiring as parking_wiring
-from holdfast.http import (idempotency_key, json_response, make_resolver, parse_body, require_organizer,
+from holdfast.entry.http import (idempotency_key, json_response, make_resolver, parse_body, require_organizer,
                            require_platform)
 from holdfast.observability import log_metrics, logger, tracer
-from holdfast.resolver import Response
+from holdfast.entry.resolver import Response
 
 wiring.cold_start(wiring.PROVIDER_SECRET, wiring.PLATFORM_KEY_SECRET, wiring.ORGANIZER_KEY_HASH_SECRET,
                   wiring.WEBHOOK_KEY_SECRET, loads=("reviews",))  # every route uses it

@@ -4,8 +4,8 @@ from dataclasses import replace
 
 from holdfast import wiring
 from holdfast.products.appointments import wiring as appointments_wiring
-from holdfast.resolver import Response
-from holdfast.http import (customer_id, header, idempotency_key, json_response, make_resolver, parse_body,
+from holdfast.entry.resolver import Response
+from holdfast.entry.http import (customer_id, header, idempotency_key, json_response, make_resolver, parse_body,
                            preferred_language, verified_email)
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.domain.commands import HoldPlaces

@@ -1,9 +1,9 @@
 """Catalog API: the public listing and search, the live seat map and the customer texts every
 page shows (domain/texts.py, the API's own sentences). Reads answer with
-Cache-Control for browsers and the CDN (holdfast/http.py) and an ETag; If-None-Match gives 304. It only reads: its role cannot write the table
+Cache-Control for browsers and the CDN (holdfast/entry/http.py) and an ETag; If-None-Match gives 304. It only reads: its role cannot write the table
 and reads no secret (the organizer's edit and publish are in events_api)."""
 from holdfast import wiring
-from holdfast.http import LISTING_FRESHNESS, SEAT_MAP_FRESHNESS, TEXTS_FRESHNESS, cached_json, make_resolver
+from holdfast.entry.http import LISTING_FRESHNESS, SEAT_MAP_FRESHNESS, TEXTS_FRESHNESS, cached_json, make_resolver
 from holdfast.observability import log_metrics, logger, tracer
 
 wiring.cold_start(primed=("holdfast.schemas:EventListQuery",),  # built before a SnapStart snapshot

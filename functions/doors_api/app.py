@@ -2,9 +2,9 @@
 configuration, scan tickets and report the scans they made offline."""
 from holdfast import wiring
 from holdfast.products.events import wiring as events_wiring
-from holdfast.http import header, json_response, make_resolver, parse_body, require_organizer
+from holdfast.entry.http import header, json_response, make_resolver, parse_body, require_organizer
 from holdfast.observability import log_metrics, logger, tracer
-from holdfast.resolver import Response
+from holdfast.entry.resolver import Response
 
 wiring.cold_start(wiring.ORGANIZER_KEY_HASH_SECRET)
 

@@ -3,10 +3,10 @@ services (and publish them); anyone reads an event with its live counts, the pub
 or a service's free times on a day."""
 from holdfast import wiring
 from holdfast.products.appointments import wiring as appointments_wiring
-from holdfast.http import (EVENT_FRESHNESS, LISTING_FRESHNESS, cached_json, header, idempotency_key, json_response,
+from holdfast.entry.http import (EVENT_FRESHNESS, LISTING_FRESHNESS, cached_json, header, idempotency_key, json_response,
                            make_resolver, parse_body, require_organizer)
 from holdfast.observability import log_metrics, logger, tracer
-from holdfast.resolver import Response
+from holdfast.entry.resolver import Response
 from holdfast.services.event_cancellation import validate_reason
 
 wiring.cold_start(wiring.ORGANIZER_KEY_HASH_SECRET, loads=("catalog",))  # the event routes use it

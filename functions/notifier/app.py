@@ -19,7 +19,7 @@ import json
 from holdfast import wiring
 from holdfast.domain.statuses import BookingStatus
 from holdfast.observability import log_metrics, logger, tracer
-from holdfast.sqs_batch import SqsMessage, process_batch
+from holdfast.entry.sqs_batch import SqsMessage, process_batch
 from holdfast.services.event_announcements import event_changed
 from holdfast.services.notifications import BatchReads, deliver_held, log_sent, notify
 

@@ -5,10 +5,10 @@ from dataclasses import replace
 
 from holdfast import wiring
 from holdfast.products.parking import wiring as parking_wiring
-from holdfast.http import (LISTING_FRESHNESS, cached_json, customer_id, header, idempotency_key, json_response,
+from holdfast.entry.http import (LISTING_FRESHNESS, cached_json, customer_id, header, idempotency_key, json_response,
                            make_resolver, parse_body, preferred_language, require_organizer, verified_email)
 from holdfast.observability import log_metrics, logger, tracer
-from holdfast.resolver import Response
+from holdfast.entry.resolver import Response
 from holdfast.services.booking_views import describe
 
 wiring.cold_start(wiring.PROVIDER_SECRET, wiring.ORGANIZER_KEY_HASH_SECRET,

@@ -6,7 +6,7 @@ import json
 from holdfast import wiring
 from holdfast.faults import crash_point
 from holdfast.observability import log_metrics, logger, tracer
-from holdfast.sqs_batch import SqsMessage, process_batch
+from holdfast.entry.sqs_batch import SqsMessage, process_batch
 
 # every record is fetched from the provider and applied by the payment service: both loaded at init
 wiring.cold_start(wiring.PROVIDER_SECRET, loads=("provider", "payments"))

@@ -7,9 +7,9 @@ import json
 
 from holdfast import wiring
 from holdfast.config import settings
-from holdfast.http import MAX_BODY_BYTES, error_response, json_response, make_resolver, source_ip, too_deep
+from holdfast.entry.http import MAX_BODY_BYTES, error_response, json_response, make_resolver, source_ip, too_deep
 from holdfast.observability import WEBHOOKS_REFUSED, count, log_metrics, logger, tracer
-from holdfast.provider_notification import parse_notification
+from holdfast.entry.provider_notification import parse_notification
 
 wiring.cold_start()
 

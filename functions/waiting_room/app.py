@@ -1,6 +1,6 @@
 """Waiting room of high-demand events: join the queue, poll for a position or an admission token."""
 from holdfast import wiring
-from holdfast.http import customer_id, json_response, make_resolver
+from holdfast.entry.http import customer_id, json_response, make_resolver
 from holdfast.observability import log_metrics, logger, tracer
 
 wiring.cold_start(wiring.ADMISSION_TOKEN_SECRET, loads=("admission",))  # every route uses it

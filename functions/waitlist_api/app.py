@@ -1,6 +1,6 @@
 """Waitlist API: join a sold-out event's waitlist, see one's place in it, leave it."""
 from holdfast import wiring
-from holdfast.http import customer_id, header, json_response, make_resolver, parse_body, preferred_language, verified_email
+from holdfast.entry.http import customer_id, header, json_response, make_resolver, parse_body, preferred_language, verified_email
 from holdfast.observability import log_metrics, logger, tracer
 
 # The secret holds the admission token key: a join of a high-demand event checks a token.

@@ -14,7 +14,7 @@ import json
 
 from holdfast import wiring
 from holdfast.observability import log_metrics, logger, tracer
-from holdfast.sqs_batch import SqsMessage, process_batch
+from holdfast.entry.sqs_batch import SqsMessage, process_batch
 
 wiring.cold_start(wiring.WEBHOOK_KEY_SECRET)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from devstack import bench_bare
+from devstack.measure import bench_bare
 
 SAMPLE = {"TransactItems": [
     {"Put": {"TableName": "t", "Item": {"pk": {"S": "IDEMPOTENCY#c#k"}, "sk": {"S": "booking"},

@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from devstack.bench_client import Answer, ClientError, LeanHttp, Timeout
+from devstack.measure.bench_client import Answer, ClientError, LeanHttp, Timeout
 
 
 class _Echo(BaseHTTPRequestHandler):

@@ -1,10 +1,10 @@
-"""The door mode's plan (devstack/bench_doors.py): the offered scans are rate x duration, every
+"""The door mode's plan (devstack/measure/bench_doors.py): the offered scans are rate x duration, every
 ticket is scanned first once, a share a second time after the first, and every repeat of a pass id
 comes after the sending it repeats; the bare yardstick's scan has no version check on a fresh key."""
 import argparse
 import random
 
-from devstack.bench_doors import DoorRun, bare_shape, passed
+from devstack.measure.bench_doors import DoorRun, bare_shape, passed
 
 
 def test_the_schedule_orders_each_ticket_s_scans():

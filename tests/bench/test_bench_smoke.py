@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from devstack import bench
+from devstack.measure import bench
 
 pytestmark = pytest.mark.integration
 

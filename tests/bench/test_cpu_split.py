@@ -1,9 +1,9 @@
-"""The bench's CPU per new hold (devstack/bench.py cpu_per_new_hold): each process group's CPU over
+"""The bench's CPU per new hold (devstack/measure/bench.py cpu_per_new_hold): each process group's CPU over
 the run divided by the new holds, idle groups left out, the load generator counted, largest first.
 Synthetic input: the figures are arithmetic on what the stack process reports."""
 from __future__ import annotations
 
-from devstack import bench
+from devstack.measure import bench
 
 
 def test_cpu_per_new_hold_splits_every_process_group_over_the_new_holds():

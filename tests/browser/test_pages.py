@@ -229,7 +229,7 @@ def test_operator_creates_an_event_and_resolves_a_review(site, customer_page, sh
     assert any(e["ids"].get("operator") == "olga" and "refund agreed by phone" in e["decision"]
                for e in admin["journal"])
 
-    # the sale's metrics, read from the local stack's logs as `holdfast.cli metrics` reads them:
+    # the sale's metrics, read from the local stack's logs as `holdfast.tools.cli metrics` reads them:
     # this case counted as a late payment sent to review, a review opened and resolved
     console_page(page, "sales")
     metrics = page.locator("#metrics")

@@ -1,7 +1,7 @@
 """Each function's cold start imports what the function uses and not what others do (issue 15).
 
 Every handler module is imported in an interpreter of its own, with the function's environment
-from the template (devstack/coldstart.py builds it; the secret read at start is answered on
+from the template (devstack/measure/coldstart.py builds it; the secret read at start is answered on
 loopback), and the modules it loaded are held against what the function needs. Modules, not
 milliseconds: `make bench-coldstart` measures the time, this only keeps the heavy packages off
 the functions that do not use them. To keep it quick, one interpreter loads what every function
@@ -18,7 +18,7 @@ import sys
 
 import pytest
 
-from devstack.coldstart_env import FIRST_CALL, first_call_specs, functions, lambda_variables, secrets_stand_in
+from devstack.measure.coldstart_env import FIRST_CALL, first_call_specs, functions, lambda_variables, secrets_stand_in
 from tests.support.handlers import REPO
 from tests.support.template import template
 
@@ -128,15 +128,15 @@ def test_each_function_loads_only_the_event_machinery_of_its_own_sources(loaded)
     for lid, props in _functions().items():
         sources = _event_sources(props)
         modules = loaded[lid]
-        # the API functions route with holdfast.resolver: Powertools' event_handler package imports
+        # the API functions route with holdfast.entry.resolver: Powertools' event_handler package imports
         # every resolver it ships (AppSync's with asyncio) and every event data class
         assert "aws_lambda_powertools.event_handler" not in modules, lid
-        # the SQS consumers' partial batch failure is holdfast.sqs_batch: Powertools' batch
+        # the SQS consumers' partial batch failure is holdfast.entry.sqs_batch: Powertools' batch
         # utility brought its event data classes and asyncio
         assert "aws_lambda_powertools.utilities.batch" not in modules, lid
         assert "asyncio" not in modules, lid
-        assert ("holdfast.resolver" in modules) == ("Api" in sources), lid
-        assert ("holdfast.sqs_batch" in modules) == ("SQS" in sources), lid
+        assert ("holdfast.entry.resolver" in modules) == ("Api" in sources), lid
+        assert ("holdfast.entry.sqs_batch" in modules) == ("SQS" in sources), lid
 
 
 def test_no_function_loads_powertools_parameters_for_its_secret(loaded):
@@ -197,7 +197,7 @@ def test_no_request_model_is_built_at_import(loaded):
 
 
 def test_the_first_call_the_bench_times_is_each_route_s_own_model_on_its_sample_event():
-    # devstack/coldstart.py --first-call builds these models and validates the sample bodies: the
+    # devstack/measure/coldstart.py --first-call builds these models and validates the sample bodies: the
     # deferred work of each API function's main route, kept honest by failing when one moves
     assert set(FIRST_CALL) <= set(_functions())
     for lid in FIRST_CALL:

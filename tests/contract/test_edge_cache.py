@@ -1,13 +1,13 @@
 """CloudFront's cache behaviours against the API's routes and the catalog's own rules (issue 35,
 goal 5): the public catalog GETs, and only they, go through the caching policy; it keys on every
-query string those routes read (holdfast/http.py) and keeps nothing the origin does not date;
+query string those routes read (holdfast/entry/http.py) and keeps nothing the origin does not date;
 no route a signed-in customer calls is on it; errors are not kept."""
 from __future__ import annotations
 
 import fnmatch
 import re
 
-from holdfast import http
+from holdfast.entry import http
 from holdfast.products.appointments.schemas import ServiceListQuery
 from holdfast.products.parking.schemas import LotListQuery
 from holdfast.schemas import EventListQuery

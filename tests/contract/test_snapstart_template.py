@@ -69,10 +69,10 @@ def test_api_gateway_invokes_the_alias_of_each_snapstart_function(monkeypatch):
 
 def test_each_snapstart_function_primes_its_main_routes_request_model_when_it_has_one():
     """What the snapshot saves beyond the import is the first call's model building
-    (devstack/coldstart_env.py FIRST_CALL); a model primed must exist."""
+    (devstack/measure/coldstart_env.py FIRST_CALL); a model primed must exist."""
     import importlib
 
-    from devstack.coldstart_env import FIRST_CALL
+    from devstack.measure.coldstart_env import FIRST_CALL
 
     for name in CUSTOMER_FACING:
         tree = ast.parse((REPO / functions()[name]["CodeUri"] / "app.py").read_text())

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from devstack.coldstart_env import functions, lambda_variables, secrets_stand_in
+from devstack.measure.coldstart_env import functions, lambda_variables, secrets_stand_in
 from holdfast import kinds  # the kinds declare their statuses: the list asked for is complete
 from holdfast.domain import lifecycle
 from holdfast.domain.statuses import BookingStatus

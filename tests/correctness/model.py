@@ -86,7 +86,7 @@ OTHER_ORGANIZER = Caller("org-2", "key-2")
 #: A key of the first organizer limited to an offering the model never makes (issue 46): every
 #: object of the model is outside it, so it must meet exactly what the second organizer meets.
 #: (Making, listing and deleting keys, and the scope each route needs, change no booking, place or
-#: money and happen before any service is called, in ``holdfast.http.require_organizer``: they are
+#: money and happen before any service is called, in ``holdfast.entry.http.require_organizer``: they are
 #: held by tests/handlers/test_scoped_keys.py and tests/contract/test_route_scopes.py, not here.)
 LIMITED_KEY = Caller("org-1", "key-limited", key_name="promoter", offerings=frozenset({"not-a-model-offering"}))
 S = BookingStatus

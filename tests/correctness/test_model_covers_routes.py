@@ -131,7 +131,7 @@ ROUTES: dict[str, str] = {
     # a drive-up's exit payment with its receipt's address (issue 44): the gate world's exit payment
     "POST /lots/{lot_id}/tickets/{ticket_id}/exit-payment": "pays_exit",
 }
-#: The admin CLI's subcommands (layers/holdfast/holdfast/cli.py) and the command objects.
+#: The admin CLI's subcommands (layers/holdfast/holdfast/tools/cli.py) and the command objects.
 COMMANDS: dict[str, str] = {
     "cli reviews": READ_ONLY,
     "cli show": READ_ONLY,
@@ -146,7 +146,7 @@ COMMANDS: dict[str, str] = {
     "cli rekey-open-cases": "none: a one-off migration of the open cases' index keys; no booking, place or money moves",
     "HoldPlaces": "create",
     "Price": "none: a part of CreateEvent",
-    "SeatMap": "none: a part of CreateEvent",
+    "SeatLayout": "none: a part of CreateEvent",
     "CreateEvent": "organizer_retries_event",
     "CreateResource": "none: as POST /resources",
     "CreateService": "none: as POST /services",
@@ -166,7 +166,7 @@ def _routes() -> set[str]:
 
 
 def _commands() -> set[str]:
-    cli = (ROOT / "layers/holdfast/holdfast/cli.py").read_text()
+    cli = (ROOT / "layers/holdfast/holdfast/tools/cli.py").read_text()
     found = {f"cli {name}" for name in re.findall(r'commands\.add_parser\(\s*"([a-z-]+)"', cli)}
     modules = [ROOT / "layers/holdfast/holdfast/domain/commands.py",
                *sorted((ROOT / "layers/holdfast/holdfast/products").glob("*/commands.py"))]

@@ -1,6 +1,6 @@
 """The dev and test tools reach a local stack through one helper built on localstack_client
 (devstack/aws/clients.py), pinned to that stack's edge endpoint; the admin CLI's local entry point
-(devstack.admin) uses it only for a loopback endpoint, and the shipped CLI (holdfast.cli) only ever
+(devstack.admin) uses it only for a loopback endpoint, and the shipped CLI (holdfast.tools.cli) only ever
 makes boto3's own clients."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from localstack_client.session import Session
 
 from devstack import admin
 from devstack.aws.clients import EdgeSession, edge_client
-from holdfast import cli
+from holdfast.tools import cli
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ def test_the_shipped_cli_never_aims_at_the_local_stack_by_itself(made_by_localst
     with pytest.raises(SystemExit):  # no API and no key unless configured
         cli.main(["reviews"])
     seen = []
-    monkeypatch.setattr("holdfast.metrics_report.collect", lambda client, stack, since: seen.append(client) or {})
+    monkeypatch.setattr("holdfast.tools.metrics_report.collect", lambda client, stack, since: seen.append(client) or {})
     assert cli.main(["metrics", "--json"], clients=lambda service, endpoint: (service, endpoint)) == 0
     assert admin.main(["metrics", "--json"]) == 0
     assert seen[0] == ("logs", "")  # AWS itself

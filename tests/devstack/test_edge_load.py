@@ -1,5 +1,5 @@
-"""The origin load model of devstack/edge_load.py (issue 35, goal 5): its one formula and its figure."""
-from devstack import edge_load
+"""The origin load model of devstack/measure/edge_load.py (issue 35, goal 5): its one formula and its figure."""
+from devstack.measure import edge_load
 
 
 def test_a_cache_node_asks_upstream_at_most_once_per_ttl_and_never_more_than_it_is_asked():

@@ -110,7 +110,7 @@ def test_pages_follow_one_another_and_a_foreign_cursor_is_refused(tickets_env):
 
 
 def test_a_failed_append_never_fails_the_action(tickets_env, monkeypatch):
-    from holdfast import http
+    from holdfast.entry import http
     from holdfast.adapters.audit_store import AuditStore
 
     def broken(self, organizer_id, entry):

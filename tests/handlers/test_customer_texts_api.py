@@ -4,6 +4,7 @@ import json
 
 from holdfast.domain.texts import TEXTS
 from tests.handlers.test_catalog_api import create_event
+from tests.handlers.test_parking_api import parking_env  # noqa: F401 (a fixture)
 from tests.support.handlers import FakeLambdaContext, api_event, call, load_handler
 
 
@@ -58,3 +59,12 @@ def test_a_booking_speaks_the_language_its_reader_prefers(handler_env):
     missing["headers"]["Accept-Language"] = missing["multiValueHeaders"]["Accept-Language"][0] = "en"
     status, body = call("bookings_api", missing)
     assert body["error"]["message"].startswith("No booking ")
+
+
+def test_a_products_error_speaks_the_readers_language_from_the_products_own_texts(parking_env):
+    """lot_not_found is parking's: its Russian message is in products/parking/texts.py, not the core's."""
+    body = json.loads(api_event("create_reservation.json")["body"])
+    missing = api_event("create_reservation.json", path_params={"lot_id": "0" * 36}, body=body,
+                        headers={"Idempotency-Key": "lang-lot", "X-Customer-Id": "ivan", "Accept-Language": "ru"})
+    status, answer = call("parking_api", missing)
+    assert (status, answer["error"]) == (404, {"code": "lot_not_found", "message": "Такой парковки нет."})

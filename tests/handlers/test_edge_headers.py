@@ -1,12 +1,12 @@
 """What a CDN may keep (issue 35, goal 5): every public catalog GET says, per route, how long a
-browser and a shared cache may reuse it (holdfast/http.py) with an ETag; every error says no cache
+browser and a shared cache may reuse it (holdfast/entry/http.py) with an ETag; every error says no cache
 may keep it and that it depends on Accept-Language; nothing a customer or an organizer reads as
 themselves is public."""
 import json
 
 import pytest
 
-from holdfast import http
+from holdfast.entry import http
 from tests.handlers.test_appointments_api import create_resource, create_service
 from tests.handlers.test_catalog_api import ORGANIZER, create_event, publish
 from tests.handlers.test_parking_api import create_lot, parking_env  # noqa: F401 - the lot routes' fixture

@@ -1,7 +1,7 @@
 """Mail goes to the signed-in customer's verified address by default (issue 33): a hold without a
 contact address takes the identity's, and that address, or the same one typed in, needs no
 confirmation; another address does. Locally the identity's address is X-Customer-Email (the
-authorizer's verified ``email`` claim on AWS, holdfast/http.py)."""
+authorizer's verified ``email`` claim on AWS, holdfast/entry/http.py)."""
 from __future__ import annotations
 
 import functools

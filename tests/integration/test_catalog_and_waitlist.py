@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 
-from holdfast import http
+from holdfast.entry import http
 from tests.support.stack_time import days_ahead
 
 pytestmark = pytest.mark.integration

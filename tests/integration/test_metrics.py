@@ -1,5 +1,5 @@
 """The sale's business metrics over HTTP on the local stack: what the functions emit (EMF lines the
-stack keeps in its emulated CloudWatch Logs) is what `python -m devstack.admin metrics` (holdfast.cli aimed at the local stack) reads, with
+stack keeps in its emulated CloudWatch Logs) is what `python -m devstack.admin metrics` (holdfast.tools.cli aimed at the local stack) reads, with
 the values the requests caused.
 
 The stack is shared by the whole integration session and its timers run in the background, so each
@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 import pytest
 
 from devstack import admin
-from holdfast.metrics_report import collect
+from holdfast.tools.metrics_report import collect
 from tests.support.flows import actions, booked_and_paying, customer
 
 pytestmark = pytest.mark.integration

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from holdfast import http
+from holdfast.entry import http
 from tests.integration.test_parking_flow import create_lot, now_window, paid
 from tests.support.flows import customer
 

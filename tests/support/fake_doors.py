@@ -1,5 +1,5 @@
 """An in-memory store part for events' doors: what products/events/adapters/doors_store.py's
-``DoorStore`` keeps beside the core's items (doors, check-ins, door passes, check-in cases), over
+``DynamoDoorStore`` keeps beside the core's items (doors, check-ins, door passes, check-in cases), over
 the ``MemoryTable`` of the fake booking store it is composed into (tests/support/fake_table.py).
 
 Test code only: the deployed package (layers/) never imports this module.

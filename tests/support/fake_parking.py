@@ -1,4 +1,4 @@
-"""An in-memory parking store part: what products/parking/adapters/store.py's ``ParkingStore`` keeps
+"""An in-memory parking store part: what products/parking/adapters/store.py's ``DynamoParkingStore`` keeps
 beside the core's items (a lot's granules read whole, gates, subscriptions, tickets, gate passes,
 exit payments, gate cases), over the ``MemoryTable`` of the fake booking store it is composed into
 (tests/support/fake_table.py), as the adapter part shares the table and client of ``BookingStore``.
@@ -183,15 +183,15 @@ class FakeParkingItems(_Fake):
         return _check("ticket", (f"TICKET#{ticket_id}", "META"), _has("status", status))
 
     # ----------------------------------------------------------------------- gate passes
-    def get_pass(self, lot_id: str, gate_id: str, event_id: str, direction: str) -> dict[str, Any] | None:
+    def get_pass(self, lot_id: str, gate_id: str, pass_id: str, direction: str) -> dict[str, Any] | None:
         self.table.check_fault("get_pass")
-        return checkins.read_pass(self.table, _pass_pk(lot_id, gate_id, event_id), direction)
+        return checkins.read_pass(self.table, _pass_pk(lot_id, gate_id, pass_id), direction)
 
-    def pass_put(self, lot_id: str, gate_id: str, event_id: str, answer: dict[str, Any], at: str,
+    def pass_put(self, lot_id: str, gate_id: str, pass_id: str, answer: dict[str, Any], at: str,
                  direction: str | None = None, *, offline: bool = False, body: dict[str, str] | None = None,
                  replacing_online: bool = False) -> Labelled:
         direction = direction or ("entry" if "gate_open" in answer else "exit")
-        item = checkins.pass_item(_pass_pk(lot_id, gate_id, event_id), direction, "gate_id", gate_id, answer, at,
+        item = checkins.pass_item(_pass_pk(lot_id, gate_id, pass_id), direction, "gate_id", gate_id, answer, at,
                                   offline=offline, body=body)
         if not replacing_online:
             return _put_new("pass", item)

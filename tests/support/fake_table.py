@@ -23,9 +23,9 @@ from tests.support.fakes import FakeResources, MemoryTable
 
 #: ``Product.store_parts`` reference -> the fake of that part.
 FAKE_PARTS: dict[str, type] = {
-    "holdfast.products.parking.adapters.store:ParkingStore": FakeParkingItems,
+    "holdfast.products.parking.adapters.store:DynamoParkingStore": FakeParkingItems,
     "holdfast.products.appointments.adapters:ResourceStore": FakeResources,
-    "holdfast.products.events.adapters.doors_store:DoorStore": FakeDoorItems,
+    "holdfast.products.events.adapters.doors_store:DynamoDoorStore": FakeDoorItems,
 }
 
 

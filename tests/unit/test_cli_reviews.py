@@ -1,9 +1,9 @@
-"""`holdfast.cli reviews` lists every booking in review: it follows GET /admin/reviews' pages."""
+"""`holdfast.tools.cli reviews` lists every booking in review: it follows GET /admin/reviews' pages."""
 from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
-from holdfast import cli
+from holdfast.tools import cli
 
 
 def test_the_reviews_command_walks_every_page(monkeypatch, capsys):

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from devstack.coldstart_env import Layout
+from devstack.measure.coldstart_env import Layout
 
 
 def _build_with(tmp_path, mode: py_compile.PycInvalidationMode):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import types
 
-from devstack import coldstart_count
+from devstack.measure import coldstart_count
 
 
 def test_ratios_subtract_the_interpreter_start_and_judge_by_the_first_call(monkeypatch, capsys):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from devstack import coldstart
-from devstack.coldstart_env import Layout, probe_steps
+from devstack.measure import coldstart
+from devstack.measure.coldstart_env import Layout, probe_steps
 
 
 def test_each_step_runs_after_the_ones_before_it_in_one_interpreter():

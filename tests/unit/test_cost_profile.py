@@ -1,8 +1,8 @@
-"""The cost profile's arithmetic (devstack/costs.py): the quiet shape charges each execution once,
+"""The cost profile's arithmetic (devstack/measure/costs.py): the quiet shape charges each execution once,
 however many containers asked for it, and the busy shape shares a bucket's tasks with its bookings."""
 from __future__ import annotations
 
-from devstack import costs
+from devstack.measure import costs
 
 
 def record(function, calls, bucket_task=False, route=None):

@@ -117,3 +117,27 @@ def test_a_product_cannot_change_a_core_text():
             products.customer_texts()
     finally:
         products._PRODUCTS.pop("rogue")
+
+
+def test_a_products_errors_are_translated_by_the_product_and_the_core_keeps_none_of_them():
+    """lot_not_found and slot_unavailable are parking's and appointments' codes: their messages are
+    in the products' packages (Product.error_texts), and the API finds them beside the core's."""
+    from holdfast.kinds import products
+
+    assert products.error_message("lot_not_found", "ru") == "Такой парковки нет."
+    assert products.error_message("slot_unavailable", "ru").startswith("Это время уже занято")
+    assert products.error_message("booking_not_found", "ru") == "Такого бронирования нет."
+    assert products.error_message("lot_not_found", "en") is None   # the message it was raised with
+    assert texts.error_message("lot_not_found", "ru") is None
+
+
+def test_a_product_cannot_give_a_core_error_another_message():
+    from holdfast.kinds import products
+
+    rogue = products.Product(name="rogue", kinds=(), error_texts="holdfast.domain.texts:ERROR_MESSAGES")
+    products._PRODUCTS["rogue"] = rogue
+    try:
+        with pytest.raises(ValueError, match="not its to add"):
+            products.error_message("booking_not_found", "ru")
+    finally:
+        products._PRODUCTS.pop("rogue")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import boto3
 
-from holdfast import cli
+from holdfast.tools import cli
 from holdfast.adapters.cancellation_store import EVENT_INDEX_SHARDS
-from holdfast.event_index_backfill import backfill
+from holdfast.tools.event_index_backfill import backfill
 from holdfast.schemas import BookingIn
 
 TABLE = "unit-bookings"

@@ -11,7 +11,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from holdfast.adapters.aws import HoldExpiryScheduler
+from holdfast.adapters.aws import StepFunctionsHoldExpiryScheduler
 from holdfast.adapters.expiry_buckets import bucket_of, execution_name, reminder_lead
 
 REPO = Path(__file__).resolve().parents[2]
@@ -67,7 +67,7 @@ def test_the_reminder_lead_is_whole_buckets_never_shorter_than_the_window(second
 ])
 def test_a_hold_asks_for_its_bucket_s_tick_and_the_one_that_reminds_it(sfn, deadline, reminder_seconds, ticks):
     client, arn = sfn
-    scheduler = HoldExpiryScheduler(arn, client, reminder_seconds=reminder_seconds, clock=lambda: NOW)
+    scheduler = StepFunctionsHoldExpiryScheduler(arn, client, reminder_seconds=reminder_seconds, clock=lambda: NOW)
     assert scheduler.schedule("e-1", deadline) is True
     executions = started(client, arn)
     assert {name: given["remind_bucket"] for name, given in executions.items()} == ticks
@@ -81,7 +81,7 @@ def test_one_start_per_tick_whatever_the_holds_offerings_and_containers(sfn, mon
     calls = []
     original = client.start_execution
     monkeypatch.setattr(client, "start_execution", lambda **kw: calls.append(kw["name"]) or original(**kw))
-    first, second = (HoldExpiryScheduler(arn, client, clock=lambda: NOW) for _ in range(2))   # two containers
+    first, second = (StepFunctionsHoldExpiryScheduler(arn, client, clock=lambda: NOW) for _ in range(2))   # two containers
     for n in range(50):   # 50 holds of 50 offerings due within one bucket
         assert first.schedule(f"e-{n}", f"2030-01-01T12:10:0{n % 4 + 1}.{n:03d}Z") is (n == 0)
     assert calls == ["exp-20300101T121005"]
@@ -96,7 +96,7 @@ def test_one_start_per_tick_whatever_the_holds_offerings_and_containers(sfn, mon
 def test_a_reminder_tick_is_an_expiry_tick_of_an_earlier_bucket(sfn):
     """The tick that reminds bucket B is the one that expires bucket B - lead: one execution, not two."""
     client, arn = sfn
-    scheduler = HoldExpiryScheduler(arn, client, reminder_seconds=120, clock=lambda: NOW)
+    scheduler = StepFunctionsHoldExpiryScheduler(arn, client, reminder_seconds=120, clock=lambda: NOW)
     scheduler.schedule("e-1", "2030-01-01T12:10:00.000Z")       # reminded by the 12:08:00 tick
     scheduler.schedule("e-2", "2030-01-01T12:08:00.000Z")       # expired by it
     executions = started(client, arn)
@@ -118,7 +118,7 @@ def normal_path(definition: dict, outcomes: dict[str, str] | None = None) -> lis
 
 
 def test_the_transitions_the_profile_charges_are_the_definitions_normal_paths():
-    from devstack.costs import TRANSITIONS_EXPIRY_TICK, TRANSITIONS_PER_EXECUTION
+    from devstack.measure.costs import TRANSITIONS_EXPIRY_TICK, TRANSITIONS_PER_EXECUTION
 
     tick = json.loads((REPO / "statemachines" / "hold_expiry.asl.json").read_text())
     assert normal_path(tick) == ["WaitUntilBucketEnds", "ExpireBucket", "CheckPayments", "RemindBucket"]
@@ -128,13 +128,13 @@ def test_the_transitions_the_profile_charges_are_the_definitions_normal_paths():
 
 
 def test_first_reconciliation_checks_share_one_execution_per_bucket(sfn, monkeypatch):
-    from holdfast.adapters.aws import ReconciliationBuckets, ReconciliationStarter
+    from holdfast.adapters.aws import ReconciliationBuckets, StepFunctionsReconciliationStarter
 
     client, arn = sfn
     calls = []
     original = client.start_execution
     monkeypatch.setattr(client, "start_execution", lambda **kw: calls.append(kw) or original(**kw))
-    buckets = ReconciliationBuckets(ReconciliationStarter(arn, client), clock=lambda: NOW)
+    buckets = ReconciliationBuckets(StepFunctionsReconciliationStarter(arn, client), clock=lambda: NOW)
     for n in range(20):   # twenty payments started in the same moment: their first checks share a bucket
         buckets.start(f"b-{n}", "initial", 2)
     assert [c["name"] for c in calls] == ["rec-20300101T120005"]
@@ -146,14 +146,14 @@ def test_first_reconciliation_checks_share_one_execution_per_bucket(sfn, monkeyp
 def test_first_reconciliation_checks_ride_on_the_tick_of_their_bucket(sfn, monkeypatch):
     """Where the function may start ticks, a payment's first check costs no execution of its own:
     it starts (or finds) the tick that also expires the bucket's holds, with the tick's own input."""
-    from holdfast.adapters.aws import ReconciliationBuckets, ReconciliationStarter
+    from holdfast.adapters.aws import ReconciliationBuckets, StepFunctionsReconciliationStarter
 
     client, arn = sfn
     calls = []
     original = client.start_execution
     monkeypatch.setattr(client, "start_execution", lambda **kw: calls.append(kw) or original(**kw))
-    ticks = HoldExpiryScheduler(arn, client, reminder_seconds=120, clock=lambda: NOW)
-    buckets = ReconciliationBuckets(ReconciliationStarter(arn, client), clock=lambda: NOW, ticks=ticks)
+    ticks = StepFunctionsHoldExpiryScheduler(arn, client, reminder_seconds=120, clock=lambda: NOW)
+    buckets = ReconciliationBuckets(StepFunctionsReconciliationStarter(arn, client), clock=lambda: NOW, ticks=ticks)
     for n in range(20):
         buckets.start(f"b-{n}", "initial", 2)
     assert [c["name"] for c in calls] == ["exp-20300101T120005"]
@@ -182,7 +182,7 @@ def test_a_hold_of_one_offering_expires_on_the_tick_another_offering_started(sfn
     from tests.unit.conftest import event_request
 
     client, arn = sfn
-    scheduler = HoldExpiryScheduler(arn, client, reminder_seconds=120, clock=clock)
+    scheduler = StepFunctionsHoldExpiryScheduler(arn, client, reminder_seconds=120, clock=clock)
     bookings = BookingService(store, clock, scheduler.schedule, rng=random.Random(7))
     first, second = (catalog.create_event(event_request())["event_id"] for _ in range(2))
     held = [bookings.create_booking(offering, f"c-{n}", f"k-{n}", BookingIn(quantity=1)).booking

@@ -1,10 +1,10 @@
-"""holdfast.http's error mapping tells pydantic's ValidationError (a ValueError) apart without
+"""holdfast.entry.http's error mapping tells pydantic's ValidationError (a ValueError) apart without
 importing pydantic: a body that fails its model is a 400, any other ValueError stays a 500."""
 from __future__ import annotations
 
 import json
 
-from holdfast.http import make_resolver, parse_body
+from holdfast.entry.http import make_resolver, parse_body
 from holdfast.schemas import WaitlistIn
 
 

@@ -132,7 +132,7 @@ def test_bus_reports_which_entries_were_rejected():
 
 
 def test_cli_lists_a_customers_notifications(store, capsys, monkeypatch):
-    from holdfast import cli
+    from holdfast.tools import cli
 
     notify(store, detail())
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")

@@ -1,4 +1,4 @@
-"""`holdfast.cli adopt-unowned` (holdfast/organizer_adoption.py): objects written before organizers
+"""`holdfast.tools.cli adopt-unowned` (holdfast/tools/organizer_adoption.py): objects written before organizers
 existed answer 404 to every organizer until adopted; adoption never takes another's object and a
 second run writes nothing."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from holdfast.adapters.organizers_store import OrganizerStore
 from holdfast.products.appointments.schemas import ResourceIn
 from holdfast.domain.errors import NotFound
-from holdfast.organizer_adoption import adopt
+from holdfast.tools.organizer_adoption import adopt
 from holdfast.products.parking.schemas import LotIn
 from holdfast.products.appointments.services import AppointmentService
 from holdfast.services.listing import ListingService
@@ -48,7 +48,7 @@ def test_unowned_objects_are_adopted_once_and_owned_ones_are_left_alone(catalog,
 
 
 def test_the_cli_command_adopts_and_refuses_an_unknown_organizer(catalog, store, clock, capsys):
-    from holdfast import cli
+    from holdfast.tools import cli
 
     organizers = OrganizerService(OrganizerStore(store.table, store.client), clock, lambda: b"adoption-hash-key-01")
     made = organizers.create("Acme")

@@ -1,4 +1,4 @@
-"""The organizer adoption (holdfast/organizer_adoption.py) finds a product's owned items through the
+"""The organizer adoption (holdfast/tools/organizer_adoption.py) finds a product's owned items through the
 registry (kinds/products.py, ``owned_items``): a product the core has never heard of has its
 unowned items adopted, and nothing else of it."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from holdfast.adapters.codec import _attrs
 from holdfast.adapters.organizers_store import OrganizerStore
 from holdfast.kinds.products import Product, register_product, unregister_product
-from holdfast.organizer_adoption import adopt
+from holdfast.tools.organizer_adoption import adopt
 from holdfast.services.organizers import OrganizerService
 
 #: what the product below declares: a shed (``META``) carries an owner, its log entries do not

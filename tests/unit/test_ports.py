@@ -63,9 +63,9 @@ IMPLEMENTED_BY: dict[str, tuple[type, ...]] = {
     "OrganizerDirectory": (OrganizerStore,), "FiscalReads": (OrganizerStore,),
     "AuditLog": (AuditStore,),
     "WebhookStore": (WebhookItems,), "WebhookAttempts": (WebhookAttemptsQueue,), "WebhookTransport": (HttpTransport,),
-    "PaymentProvider": (YooKassaProvider, FakeProvider), "HoldExpiryScheduler": (aws.HoldExpiryScheduler,),
-    "ReconciliationStarter": (aws.ReconciliationStarter, aws.ReconciliationBuckets),
-    "CancellationJobs": (aws.CancellationJobs,), "PaymentEventsQueue": (aws.PaymentEventsQueue,),
+    "PaymentProvider": (YooKassaProvider, FakeProvider), "HoldExpiryScheduler": (aws.StepFunctionsHoldExpiryScheduler,),
+    "ReconciliationStarter": (aws.StepFunctionsReconciliationStarter, aws.ReconciliationBuckets),
+    "CancellationJobs": (aws.StepFunctionsCancellationJobs,), "PaymentEventsQueue": (aws.SqsPaymentEventsQueue,),
     "EmailSender": (aws.SesEmailSender,), "Clock": (), "MailPolicy": (MailPolicyStore, FakeMailPolicy),
 }
 

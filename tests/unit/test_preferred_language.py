@@ -1,7 +1,7 @@
 """Which language the API's customer texts are in: Accept-Language with its q-values."""
 import pytest
 
-from holdfast.http import preferred_language
+from holdfast.entry.http import preferred_language
 
 
 @pytest.mark.parametrize("header, language", [

@@ -1,10 +1,10 @@
-"""The webhook's notification check (holdfast/provider_notification.py), by hand rather than a
+"""The webhook's notification check (holdfast/entry/provider_notification.py), by hand rather than a
 pydantic model: what it accepts and what it refuses."""
 from __future__ import annotations
 
 import pytest
 
-from holdfast.provider_notification import Notification, parse_notification
+from holdfast.entry.provider_notification import Notification, parse_notification
 
 
 def _body(**obj) -> dict:

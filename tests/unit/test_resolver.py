@@ -1,11 +1,11 @@
-"""holdfast.resolver: the API functions' router keeps the behaviour they had on Powertools' resolver."""
+"""holdfast.entry.resolver: the API functions' router keeps the behaviour they had on Powertools' resolver."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from holdfast.resolver import Response, RestResolver
+from holdfast.entry.resolver import Response, RestResolver
 
 
 def event(method: str, path: str, **extra) -> dict:

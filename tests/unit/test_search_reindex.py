@@ -1,4 +1,4 @@
-"""The search reindex (holdfast/search_reindex.py, `python -m holdfast.cli reindex-search`):
+"""The search reindex (holdfast/tools/search_reindex.py, `python -m holdfast.tools.cli reindex-search`):
 offerings published before the text search index have only the old ``WORD#`` items, which nothing
 reads; after the reindex they are found by prefix and typo, the old items are gone, a second run
 writes nothing, a stopped run resumes from the key it printed, and an edit racing it leaves no item
@@ -10,7 +10,7 @@ import shlex
 
 import pytest
 
-from holdfast import cli
+from holdfast.tools import cli
 from holdfast.adapters.codec import _attrs
 from holdfast.adapters.offerings_store import OfferingStore
 from holdfast.adapters.table_scan import ScanProgress
@@ -19,7 +19,7 @@ from holdfast.ports import StaleBooking
 from holdfast.products.appointments import services as appointment_services
 from holdfast.products.appointments.schemas import ResourceIn, ServiceIn
 from holdfast.products.appointments.services import AppointmentService
-from holdfast.search_reindex import reindex
+from holdfast.tools.search_reindex import reindex
 from holdfast.services.listing import ListingService
 from tests.unit.conftest import event_request
 from tests.unit.test_parking import make_lot, parking, view_bookings  # noqa: F401

@@ -1,10 +1,10 @@
-"""SQS partial batch failure without Powertools' batch utility (holdfast/sqs_batch.py): the same
+"""SQS partial batch failure without Powertools' batch utility (holdfast/entry/sqs_batch.py): the same
 answers the consumers gave through ``process_partial_response``."""
 from __future__ import annotations
 
 import pytest
 
-from holdfast.sqs_batch import BatchFailed, SqsMessage, process_batch
+from holdfast.entry.sqs_batch import BatchFailed, SqsMessage, process_batch
 
 
 def _event(*bodies: str) -> dict:

@@ -12,7 +12,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from holdfast.adapters.aws import ReconciliationStarter
+from holdfast.adapters.aws import StepFunctionsReconciliationStarter
 from holdfast.domain.statuses import BookingStatus
 from holdfast.schemas import BookingIn
 from holdfast.services.reconciliation import ReconciliationService
@@ -79,7 +79,7 @@ def paying(bookings, payments, event, customer):
 def test_a_check_that_keeps_failing_is_restarted_under_fresh_names_then_reviewed(
         machine, store, bookings, payments, long_event, clock):
     client, arn = machine
-    starter = ReconciliationStarter(arn, client)
+    starter = StepFunctionsReconciliationStarter(arn, client)
     booking_id = paying(bookings, payments, long_event, "bob")
     clock.advance(200)   # the first check was due at +30 s; its execution never ran it
 
@@ -114,7 +114,7 @@ def test_a_check_that_runs_again_resets_the_restart_count(machine, store, bookin
     client, arn = machine
     booking_id = paying(bookings, payments, long_event, "bob")
     clock.advance(200)
-    run_sweep(store, clock, bookings, payments, ReconciliationStarter(arn, client))
+    run_sweep(store, clock, bookings, payments, StepFunctionsReconciliationStarter(arn, client))
     assert store.get_booking(booking_id).payment.restarts == 1
     reconciler = ReconciliationService(store, provider, payments, clock, schedule_seconds=(30,))
     assert reconciler.check(booking_id)["outcome"] == "pending"
@@ -141,7 +141,7 @@ def test_one_booking_that_fails_does_not_stop_the_sweep(store, bookings, payment
 def test_a_stuck_booking_does_not_hold_the_top_of_the_due_index(machine, store, bookings, payments, ga_event,
                                                                  long_event, clock):
     client, arn = machine
-    starter = ReconciliationStarter(arn, client)
+    starter = StepFunctionsReconciliationStarter(arn, client)
     stuck = paying(bookings, payments, long_event, "bob")           # due at +30 s
     clock.advance(100)
     later = bookings.create_booking(ga_event["event_id"], "carl", "k", BookingIn(quantity=1)).booking.booking_id

@@ -7,5 +7,5 @@ Layers, from the inside out:
 - ``holdfast.services``: use cases; each takes its collaborators explicitly, typed by the ports.
 - ``holdfast.adapters``: DynamoDB, the payment provider, Step Functions, SQS, secrets; they
   implement the ports, and ``holdfast.wiring`` builds them.
-- ``holdfast.http``: shared pieces of the thin Lambda handlers (errors, identity).
+- ``holdfast.entry.http``: shared pieces of the thin Lambda handlers (errors, identity).
 """

@@ -15,7 +15,7 @@ Where they are counted (few places, so that new flows are counted without new ca
   succeeded: holds, confirmations, payments by outcome, late payments by path, reviews opened and
   resolved, reconciliation give-ups, expiries and their lag. Also one structured log line with the
   ids (never a payload).
-* ``answered``: the HTTP error mapping (holdfast/http.py): sold-out, conflict, busy answers.
+* ``answered``: the HTTP error mapping (holdfast/entry/http.py): sold-out, conflict, busy answers.
 * ``count`` directly: the store's transaction retry loop, the webhook's refusals, the waitlist's
   closed offers, the waiting room's admissions, and what a product counts of its own.
 """

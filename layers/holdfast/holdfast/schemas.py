@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from .domain.commands import CreateEvent, Price, SeatMap
+from .domain.commands import CreateEvent, Price, SeatLayout
 from .domain.errors import InvalidRequest
 from .domain.money import Money
 from .domain.search import MAX_KEY_PART_BYTES, EventSearch, fits_key
@@ -306,7 +306,7 @@ class EventIn(_Strict):
         if self.seat_map is not None:
             rows = self.seat_map.rows
             seats = self.seat_map.seats()
-            seat_map = SeatMap(rows=tuple((row.name, row.seats) for row in rows) if rows is not None else None,
+            seat_map = SeatLayout(rows=tuple((row.name, row.seats) for row in rows) if rows is not None else None,
                                seat_ids=tuple(seat for seat, _ in seats) if rows is None else None,
                                categories=tuple((seat, category or first) for seat, category in seats)
                                if first else None)

@@ -20,7 +20,7 @@ from .observability import logger
 
 if TYPE_CHECKING:
     from .config import Settings
-    from .adapters.aws import HoldExpiryScheduler, PaymentEventsQueue, ReconciliationStarter
+    from .adapters.aws import StepFunctionsHoldExpiryScheduler, SqsPaymentEventsQueue, StepFunctionsReconciliationStarter
     from .adapters.dynamo import BookingStore
     from .adapters.provider import YooKassaProvider
 
@@ -198,18 +198,18 @@ def provider() -> YooKassaProvider:
 
 
 @cached
-def scheduler() -> HoldExpiryScheduler:
-    from .adapters.aws import HoldExpiryScheduler
+def scheduler() -> StepFunctionsHoldExpiryScheduler:
+    from .adapters.aws import StepFunctionsHoldExpiryScheduler
 
-    return HoldExpiryScheduler(settings().hold_expiry_state_machine_arn,
+    return StepFunctionsHoldExpiryScheduler(settings().hold_expiry_state_machine_arn,
                                reminder_seconds=settings().hold_reminder_seconds)
 
 
 @cached
-def payment_events_queue() -> PaymentEventsQueue:
-    from .adapters.aws import PaymentEventsQueue
+def payment_events_queue() -> SqsPaymentEventsQueue:
+    from .adapters.aws import SqsPaymentEventsQueue
 
-    return PaymentEventsQueue(settings().payment_events_queue_url)
+    return SqsPaymentEventsQueue(settings().payment_events_queue_url)
 
 
 def platform_api_key() -> str:
@@ -242,7 +242,7 @@ def exports():
 
 
 def record_action(who, action: str, path_parameters, answer, status: int) -> None:  # noqa: ANN001
-    """The API functions' audit recorder (``holdfast.http.make_resolver(audit=...)``)."""
+    """The API functions' audit recorder (``holdfast.entry.http.make_resolver(audit=...)``)."""
     audit().record(who, action, path_parameters, answer, status)
 
 
@@ -362,11 +362,11 @@ def passes():
 
 
 @cached
-def reconciliation_starter() -> ReconciliationStarter | None:
-    from .adapters.aws import ReconciliationStarter
+def reconciliation_starter() -> StepFunctionsReconciliationStarter | None:
+    from .adapters.aws import StepFunctionsReconciliationStarter
 
     arn = settings().reconciliation_state_machine_arn
-    return ReconciliationStarter(arn) if arn else None
+    return StepFunctionsReconciliationStarter(arn) if arn else None
 
 
 @cached
@@ -490,11 +490,11 @@ def rate_limiter():
 
 @cached
 def event_cancellation():
-    from .adapters.aws import CancellationJobs
+    from .adapters.aws import StepFunctionsCancellationJobs
     from .services.event_cancellation import EventCancellationService
 
     arn = settings().event_cancellation_state_machine_arn
-    return EventCancellationService(store(), system_clock, CancellationJobs(arn) if arn else None)
+    return EventCancellationService(store(), system_clock, StepFunctionsCancellationJobs(arn) if arn else None)
 
 
 @cached

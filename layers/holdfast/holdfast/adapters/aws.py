@@ -28,7 +28,7 @@ def start_once(client: Any, state_machine_arn: str, name: str, payload: dict[str
         raise
 
 
-class HoldExpiryScheduler:
+class StepFunctionsHoldExpiryScheduler:
     """Starts the ticks a hold needs (adapters/expiry_buckets.py): the one of its bucket, which
     expires it, and, while that moment is still ahead, the one ``reminder_lead`` earlier, which
     reminds it. A tick is the platform's, shared by every offering's holds (and by the first
@@ -72,7 +72,7 @@ class HoldExpiryScheduler:
         return any([self.start_tick(tick) for tick in ticks])
 
 
-class ReconciliationStarter:
+class StepFunctionsReconciliationStarter:
     """Starts a reconciliation execution for a booking; the name (booking and a tag) makes a
     repeated start with the same tag a no-op."""
 
@@ -96,8 +96,8 @@ class ReconciliationBuckets:
 
     REMEMBERED = 10_000
 
-    def __init__(self, starter: ReconciliationStarter, clock: Clock = system_clock,
-                 ticks: HoldExpiryScheduler | None = None) -> None:
+    def __init__(self, starter: StepFunctionsReconciliationStarter, clock: Clock = system_clock,
+                 ticks: StepFunctionsHoldExpiryScheduler | None = None) -> None:
         self.starter = starter
         self.clock = clock
         self.ticks = ticks
@@ -121,7 +121,7 @@ class ReconciliationBuckets:
         return True
 
 
-class CancellationJobs:
+class StepFunctionsCancellationJobs:
     """The executions of event cancellation jobs: ``cancel-<event>-<n>``, one name per attempt, so a
     repeated start is a no-op and a resumed job gets a name of its own."""
 
@@ -148,7 +148,7 @@ class CancellationJobs:
             raise
 
 
-class PaymentEventsQueue:
+class SqsPaymentEventsQueue:
     """The FIFO queue between the webhook and the consumer: grouped by payment, de-duplicated by
     (event, object id, status) so a redelivered notification within five minutes is dropped."""
 

@@ -27,7 +27,7 @@ def block_places(item: dict[str, Any]) -> Places:
     return places_from(str(item["kind"]), int(item["quantity"]), item)
 
 
-class BlockStore:
+class DynamoBlockStore:
     """The blocks part of the table (dynamo.py ``PARTS``)."""
 
     def __init__(self, db: Table) -> None:

@@ -41,7 +41,7 @@ def event_index_put(table: str, event_id: str, booking_id: str) -> Labelled:
         "pk": event_index_pk(event_id, booking_id), "sk": booking_id, "booking_id": booking_id})}})
 
 
-class CancellationStore:
+class DynamoCancellationStore:
     """Event cancellations and the index of an event's bookings, on the shared table handle."""
 
     def __init__(self, db: Table) -> None:
@@ -66,7 +66,7 @@ class CancellationStore:
         or edit read before the cancel cannot put them back (its own condition fails). Raises
         StaleBooking when the event changed since. Index items past DynamoDB's 100 actions follow
         in a second transaction (the listing is read eventually consistent; should that write fail,
-        ``holdfast.search_reindex`` drops them)."""
+        ``holdfast.tools.search_reindex`` drops them)."""
         items: list[Labelled] = [
             ("idempotency", {"Put": {"TableName": self.db.table, "Item": _attrs({
                 "pk": f"SYSIDEM#organizer#{key}", "sk": "event_cancel", "fingerprint": fingerprint,

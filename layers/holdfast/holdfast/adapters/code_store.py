@@ -35,7 +35,7 @@ def uses(counter: dict[str, Any] | None) -> int:
     return _int(counter and counter.get("held")) + _int(counter and counter.get("sold"))
 
 
-class CodeStore:
+class DynamoCodeStore:
     """The codes part of the table (dynamo.py ``PARTS``)."""
 
     def __init__(self, db: Table) -> None:

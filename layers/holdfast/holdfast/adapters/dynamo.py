@@ -15,68 +15,52 @@ transaction; the outcomes it raises are holdfast/ports.py's):
 ``BookingStore`` is the whole table seen through all of them, for callers that need several
 aggregates (the services). It holds each aggregate's store as a named part, every part on one
 table handle (codec.Table: the table's name and client), and answers each port call (ports.py)
-by handing it to the one part that ``PARTS`` names for it: a name claimed by two parts, or by a
-part that lacks it, stops the import. A product keeps its own items through store parts of its
+by handing it to one part, declared on the class as ``get_booking = _Part("bookings",
+BookingRecords.get_booking)``: "go to definition" on ``store.get_booking`` lands on that line, and
+from there on the part's method. A product keeps its own items through store parts of its
 own (kinds/products.py, ``store_parts``: a lot's gates and tickets, a resource's opening hours);
 the store holds one of each, on the same client, and hands it the calls no core part answers.
 See docs/data-model.md for the item layout.
 """
 from __future__ import annotations
 
-from typing import Any
+import sys
+from typing import Any, Callable
 
 from ..kinds import products
 from .bookings_store import BookingRecords
-from .cancellation_store import CancellationStore
-from .block_store import BlockStore
-from .code_store import CodeStore
+from .cancellation_store import DynamoCancellationStore
+from .block_store import DynamoBlockStore
+from .code_store import DynamoCodeStore
 from .codec import Table
-from .expiry_buckets import ExpiryIndex
+from .expiry_buckets import DynamoExpiryIndex
 from .inventory_store import InventoryStore
 from .offerings_store import OfferingStore
 from .personal_data_store import PersonalDataRecords
-from .waitlist_store import WaitlistStore
-
-#: The store's parts: the attribute each is kept under, its class, and the calls of the whole
-#: store it answers. Every call is answered by exactly one part (checked below, at import).
-PARTS: dict[str, tuple[type, tuple[str, ...]]] = {
-    "bookings": (BookingRecords, (
-        "commit", "get_booking", "get_booking_with_journal", "get_bookings", "customer_booking_ids",
-        "get_idempotency", "idempotency_key", "sale_gate_key", "due_bookings", "list_reviews", "review_page",
-        "record_notification", "notification_recorded", "message_reads", "forget_notification", "list_notifications",
-        "mark_notification", "booking_outbox")),
-    "inventory": (InventoryStore, (
-        "pool_keys", "read_pools", "unit_keys", "pools_of", "units_of", "batch_get", "read_units",
-        "list_units", "seat_states", "inventory_items")),
-    "offerings": (OfferingStore, (
-        "put_event", "get_event", "owned_offerings", "update_event_listing", "query_listing")),
-    "waitlist": (WaitlistStore, (
-        "waitlist_entry", "waitlist_queue_key", "waitlist_join", "waitlist_position", "waitlist_leave",
-        "waitlist_head", "waitlist_offers", "waitlist_claim", "waitlist_offered", "waitlist_unclaim",
-        "waitlist_close", "waitlist_skip", "waitlist_offer_failed", "waitlist_drop_offer")),
-    "cancellations": (CancellationStore, (
-        "event_cancelled", "mark_event_cancelled", "cancel_request", "next_cancel_attempt",
-        "finish_cancellation", "cancelling_events", "event_booking_ids")),
-    "expiry": (ExpiryIndex, ("due_in_bucket", "bucket_booking_ids")),
-    "blocks": (BlockStore, ("put_block", "get_block", "list_blocks", "delete_block")),
-    "codes": (CodeStore, ("put_code", "get_code", "list_codes", "end_code", "ensure_allowance", "ensure_comps", "comps_given", "count_code_try")),
-    "personal_data": (PersonalDataRecords, (
-        "ended_bookings", "customer_bookings", "erase_booking_records", "erase_customer_notes",
-        "erase_customer_lines")),
-}
+from .waitlist_store import DynamoWaitlistStore
 
 
-class _Answered:
-    """A call of the store answered by one of its parts: ``store.get_booking(...)`` is
+class _Part:
+    """One call of the store answered by one of its parts, declared where an editor can follow it:
+    ``get_booking = _Part("bookings", BookingRecords.get_booking)`` makes ``store.get_booking(...)``
     ``store.bookings.get_booking(...)``. Read on the class it is the part's own function, so its
-    signature is the one the ports are checked against."""
+    signature is the one the ports are checked against. A name that is not the function's (a call
+    routed to another method) stops the import; a part without the method fails as the class is
+    read (``BookingRecords.no_such`` is an AttributeError)."""
 
-    def __init__(self, part: str, cls: type, name: str) -> None:
-        self.part, self.cls, self.name = part, cls, name
+    def __init__(self, part: str, function: Callable[..., Any]) -> None:
+        self.part, self.function = part, function
+        module, owner = sys.modules[function.__module__], function.__qualname__.partition(".")[0]
+        self.cls: type = getattr(module, owner)
+
+    def __set_name__(self, store: type, name: str) -> None:
+        if name != self.function.__name__:
+            raise TypeError(f"{store.__name__}.{name} is routed to {self.part!r}'s {self.function.__qualname__}")
+        self.name = name
 
     def __get__(self, store: Any, owner: type | None = None) -> Any:
         if store is None:
-            return getattr(self.cls, self.name)
+            return self.function
         return getattr(getattr(store, self.part), self.name)
 
 
@@ -84,16 +68,107 @@ class BookingStore:
     """The single table through every aggregate's store (its parts, on one table handle), and
     through the registered products' store parts."""
 
+    # bookings_store.py: bookings, journal, outbox, idempotency, notifications, the due index
+    commit = _Part("bookings", BookingRecords.commit)
+    get_booking = _Part("bookings", BookingRecords.get_booking)
+    get_booking_with_journal = _Part("bookings", BookingRecords.get_booking_with_journal)
+    get_bookings = _Part("bookings", BookingRecords.get_bookings)
+    customer_booking_ids = _Part("bookings", BookingRecords.customer_booking_ids)
+    get_idempotency = _Part("bookings", BookingRecords.get_idempotency)
+    idempotency_key = _Part("bookings", BookingRecords.idempotency_key)
+    sale_gate_key = _Part("bookings", BookingRecords.sale_gate_key)
+    due_bookings = _Part("bookings", BookingRecords.due_bookings)
+    list_reviews = _Part("bookings", BookingRecords.list_reviews)
+    review_page = _Part("bookings", BookingRecords.review_page)
+    record_notification = _Part("bookings", BookingRecords.record_notification)
+    notification_recorded = _Part("bookings", BookingRecords.notification_recorded)
+    message_reads = _Part("bookings", BookingRecords.message_reads)
+    forget_notification = _Part("bookings", BookingRecords.forget_notification)
+    list_notifications = _Part("bookings", BookingRecords.list_notifications)
+    mark_notification = _Part("bookings", BookingRecords.mark_notification)
+    booking_outbox = _Part("bookings", BookingRecords.booking_outbox)
+
+    # inventory_store.py: the items claims change (pool shards, named units) and their reads
+    pool_keys = _Part("inventory", InventoryStore.pool_keys)
+    read_pools = _Part("inventory", InventoryStore.read_pools)
+    unit_keys = _Part("inventory", InventoryStore.unit_keys)
+    pools_of = _Part("inventory", InventoryStore.pools_of)
+    units_of = _Part("inventory", InventoryStore.units_of)
+    batch_get = _Part("inventory", InventoryStore.batch_get)
+    read_units = _Part("inventory", InventoryStore.read_units)
+    list_units = _Part("inventory", InventoryStore.list_units)
+    seat_states = _Part("inventory", InventoryStore.seat_states)
+    inventory_items = _Part("inventory", InventoryStore.inventory_items)
+
+    # offerings_store.py: events (offerings) and their catalog listing
+    put_event = _Part("offerings", OfferingStore.put_event)
+    get_event = _Part("offerings", OfferingStore.get_event)
+    owned_offerings = _Part("offerings", OfferingStore.owned_offerings)
+    update_event_listing = _Part("offerings", OfferingStore.update_event_listing)
+    query_listing = _Part("offerings", OfferingStore.query_listing)
+
+    # waitlist_store.py: the waitlist of each event
+    waitlist_entry = _Part("waitlist", DynamoWaitlistStore.waitlist_entry)
+    waitlist_queue_key = _Part("waitlist", DynamoWaitlistStore.waitlist_queue_key)
+    waitlist_join = _Part("waitlist", DynamoWaitlistStore.waitlist_join)
+    waitlist_position = _Part("waitlist", DynamoWaitlistStore.waitlist_position)
+    waitlist_leave = _Part("waitlist", DynamoWaitlistStore.waitlist_leave)
+    waitlist_head = _Part("waitlist", DynamoWaitlistStore.waitlist_head)
+    waitlist_offers = _Part("waitlist", DynamoWaitlistStore.waitlist_offers)
+    waitlist_claim = _Part("waitlist", DynamoWaitlistStore.waitlist_claim)
+    waitlist_offered = _Part("waitlist", DynamoWaitlistStore.waitlist_offered)
+    waitlist_unclaim = _Part("waitlist", DynamoWaitlistStore.waitlist_unclaim)
+    waitlist_close = _Part("waitlist", DynamoWaitlistStore.waitlist_close)
+    waitlist_skip = _Part("waitlist", DynamoWaitlistStore.waitlist_skip)
+    waitlist_offer_failed = _Part("waitlist", DynamoWaitlistStore.waitlist_offer_failed)
+    waitlist_drop_offer = _Part("waitlist", DynamoWaitlistStore.waitlist_drop_offer)
+
+    # cancellation_store.py: an event's cancellation, its bulk job, its booking index
+    event_cancelled = _Part("cancellations", DynamoCancellationStore.event_cancelled)
+    mark_event_cancelled = _Part("cancellations", DynamoCancellationStore.mark_event_cancelled)
+    cancel_request = _Part("cancellations", DynamoCancellationStore.cancel_request)
+    next_cancel_attempt = _Part("cancellations", DynamoCancellationStore.next_cancel_attempt)
+    finish_cancellation = _Part("cancellations", DynamoCancellationStore.finish_cancellation)
+    cancelling_events = _Part("cancellations", DynamoCancellationStore.cancelling_events)
+    event_booking_ids = _Part("cancellations", DynamoCancellationStore.event_booking_ids)
+
+    # expiry_buckets.py: the holds of each expiry bucket
+    due_in_bucket = _Part("expiry", DynamoExpiryIndex.due_in_bucket)
+    bucket_booking_ids = _Part("expiry", DynamoExpiryIndex.bucket_booking_ids)
+
+    # block_store.py: an offering's blocked places
+    put_block = _Part("blocks", DynamoBlockStore.put_block)
+    get_block = _Part("blocks", DynamoBlockStore.get_block)
+    list_blocks = _Part("blocks", DynamoBlockStore.list_blocks)
+    delete_block = _Part("blocks", DynamoBlockStore.delete_block)
+
+    # code_store.py: an offering's discount and access codes and their counters
+    put_code = _Part("codes", DynamoCodeStore.put_code)
+    get_code = _Part("codes", DynamoCodeStore.get_code)
+    list_codes = _Part("codes", DynamoCodeStore.list_codes)
+    end_code = _Part("codes", DynamoCodeStore.end_code)
+    ensure_allowance = _Part("codes", DynamoCodeStore.ensure_allowance)
+    ensure_comps = _Part("codes", DynamoCodeStore.ensure_comps)
+    comps_given = _Part("codes", DynamoCodeStore.comps_given)
+    count_code_try = _Part("codes", DynamoCodeStore.count_code_try)
+
+    # personal_data_store.py: the ended-bookings index and a booking's personal data
+    ended_bookings = _Part("personal_data", PersonalDataRecords.ended_bookings)
+    customer_bookings = _Part("personal_data", PersonalDataRecords.customer_bookings)
+    erase_booking_records = _Part("personal_data", PersonalDataRecords.erase_booking_records)
+    erase_customer_notes = _Part("personal_data", PersonalDataRecords.erase_customer_notes)
+    erase_customer_lines = _Part("personal_data", PersonalDataRecords.erase_customer_lines)
+
     def __init__(self, table_name: str, client: Any | None = None) -> None:
         self.db = Table(table_name, client)
         self.bookings = BookingRecords(self.db)
         self.inventory = InventoryStore(self.db)
         self.offerings = OfferingStore(self.db)
-        self.waitlist = WaitlistStore(self.db)
-        self.cancellations = CancellationStore(self.db)
-        self.expiry = ExpiryIndex(self.db)
-        self.codes = CodeStore(self.db)
-        self.blocks = BlockStore(self.db)
+        self.waitlist = DynamoWaitlistStore(self.db)
+        self.cancellations = DynamoCancellationStore(self.db)
+        self.expiry = DynamoExpiryIndex(self.db)
+        self.codes = DynamoCodeStore(self.db)
+        self.blocks = DynamoBlockStore(self.db)
         self.personal_data = PersonalDataRecords(self.db)
         self._parts: list[Any] | None = None
 
@@ -132,22 +207,17 @@ class BookingStore:
         return self._parts
 
 
-def answer_through_parts(store: type, parts: dict[str, tuple[type, tuple[str, ...]]]) -> None:
-    """Give ``store`` one delegating attribute per routed call; TypeError for a call claimed by
-    two parts, routed to a part that lacks it, or already the store's own."""
-    claimed: dict[str, str] = {}
-    for part, (cls, names) in parts.items():
-        for name in names:
-            if name in claimed:
-                raise TypeError(f"{store.__name__}.{name} is claimed by both {claimed[name]!r} and {part!r}")
-            if not callable(getattr(cls, name, None)):
-                raise TypeError(f"{store.__name__}.{name} is routed to {part!r}, "
-                                f"whose {cls.__name__} has no such method")
-            if name in vars(store):
-                raise TypeError(f"{store.__name__}.{name} is its own, not a part's")
-            claimed[name] = part
-    for name, part in claimed.items():
-        setattr(store, name, _Answered(part, parts[part][0], name))
+
+def parts_of(store: type) -> dict[str, tuple[type, tuple[str, ...]]]:
+    """The store's parts as declared on it: part attribute -> (its class, the calls it answers)."""
+    found: dict[str, tuple[type, tuple[str, ...]]] = {}
+    for name, value in vars(store).items():
+        if isinstance(value, _Part):
+            cls, names = found.get(value.part, (value.cls, ()))
+            found[value.part] = (cls, (*names, name))
+    return found
 
 
-answer_through_parts(BookingStore, PARTS)
+#: The store's parts: the attribute each is kept under, its class, and the calls of the whole store
+#: it answers (read from the declarations above; each call is declared once, as a class attribute).
+PARTS = parts_of(BookingStore)

@@ -83,7 +83,7 @@ def execution_name(bucket: str) -> str:
     return f"exp-{bucket_stamp(bucket)}"
 
 
-class ExpiryIndex:
+class DynamoExpiryIndex:
     """The expiry buckets and the due index, on the shared table handle."""
 
     def __init__(self, db: Table) -> None:

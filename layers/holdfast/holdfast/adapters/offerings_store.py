@@ -62,7 +62,7 @@ class OfferingStore:
         with many search words moves up to 88 index items, and those then follow in a second
         transaction of their own: the listing is read eventually consistent, and should that second
         write fail (TransientStoreError after its retries) the listing shows the old start until
-        ``holdfast.search_reindex`` rebuilds the event's items; what is sold is never wrong."""
+        ``holdfast.tools.search_reindex`` rebuilds the event's items; what is sold is never wrong."""
         names = {f"#f{i}": key for i, key in enumerate(changes)}
         values = {f":v{i}": value for i, value in enumerate(changes.values())}
         values[":expected"] = expected_version

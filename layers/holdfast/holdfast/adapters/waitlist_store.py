@@ -12,7 +12,7 @@ from typing import Any
 from .codec import Table, _attrs, _plain
 
 
-class WaitlistStore:
+class DynamoWaitlistStore:
     """The events' waitlists, on the shared table handle."""
 
     def __init__(self, db: Table) -> None:

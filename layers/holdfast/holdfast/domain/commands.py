@@ -63,7 +63,7 @@ class Price:
 
 
 @dataclass(frozen=True)
-class SeatMap:
+class SeatLayout:
     """Named seats: rows of numbered seats (``("A", 20)`` is A1..A20), or the seat ids themselves."""
 
     rows: tuple[tuple[str, int], ...] | None = None
@@ -83,7 +83,7 @@ class CreateEvent:
     starts_at: datetime
     price: Price
     capacity: int | None = None
-    seat_map: SeatMap | None = None
+    seat_map: SeatLayout | None = None
     hold_ttl_seconds: int | None = None
     payment_mode: str | None = None
     max_per_booking: int = 10

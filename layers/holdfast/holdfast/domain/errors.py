@@ -1,6 +1,6 @@
 """Errors a client can act on. Each carries a machine-readable code and the HTTP status it maps to.
 
-Handlers map these once (``holdfast.http``); anything else is a bug or an infrastructure failure.
+Handlers map these once (``holdfast.entry.http``); anything else is a bug or an infrastructure failure.
 """
 from __future__ import annotations
 

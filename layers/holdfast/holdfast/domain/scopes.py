@@ -7,7 +7,7 @@ Every organizer route needs exactly one scope, named by its method and its path 
 spells it. The core's routes are named here; a product names its own routes, and any scope of its
 own, in its ``Product`` (kinds/products.py joins them into the one table, ``route_scopes()``), so
 the core spells no product. The request router reads that table when a handler asks who the
-organizer is (``holdfast.http.require_organizer``): no handler checks a scope itself. docs/api.md
+organizer is (``holdfast.entry.http.require_organizer``): no handler checks a scope itself. docs/api.md
 lists the table route by route; tests/contract/test_route_scopes.py holds the two, and
 template.yaml's organizer routes, to it.
 """

@@ -181,19 +181,16 @@ for _language, _table in JOURNAL.items():
 
 #: The messages of the errors a customer meets, in the languages other than English (the
 #: English is the message the error is raised with, which may name what was asked for). A code
-#: missing here is answered in English.
+#: missing here is answered in English. A product's own errors (a lot not found) are in its
+#: package (``Product.error_texts``, joined with these by ``kinds.products.error_message``).
 ERROR_MESSAGES: dict[str, dict[str, str]] = {
     "ru": {
         "booking_not_found": "Такого бронирования нет.",
         "forbidden": "Это бронирование другого покупателя.",
         "no_pass": "У этого бронирования сейчас нет пропуска: он выдаётся после оплаты и действует до конца брони.",
         "event_not_found": "Такого мероприятия нет.",
-        "service_not_found": "Такой услуги нет.",
-        "lot_not_found": "Такой парковки нет.",
         "places_unavailable": "Эти места только что занял кто-то другой.",
         "sold_out": "Столько свободных мест уже нет.",
-        "slot_unavailable": "Это время уже занято; ближайшие свободные указаны в ответе.",
-        "no_space_available": "Для этой машины нет места, свободного на всё выбранное время.",
         "hold_limit_reached": "У вас уже столько неоплаченных броней здесь, сколько можно; сначала оплатите или отмените одну.",
         "hold_expired": "Бронь истекла; забронируйте заново.",
         "booking_changed": "Бронирование за это время изменилось; обновите страницу.",

@@ -17,11 +17,13 @@ says what it adds to the core:
   the operators' search reindex (search_reindex.py) writes the same ones.
 - **texts**: the customer texts of its own steps in every language (domain/texts.py's table, a
   car entering a lot, a ticket checked in), which ``GET /texts`` serves beside the core's.
+- **error texts**: the messages of its own errors in the languages other than English (a lot not
+  found), which the API answers with as it does the core's (``error_message``).
 - **scopes**: the organizer key scopes it adds, the scope each of its organizer routes needs, and
   which of its routes create an offering (domain/scopes.py; ``route_scopes()`` joins them with
   the core's into the one table the request router reads).
 
-Handlers, store parts, credentials, owned items, messages, listings and texts are named ``"module:attribute"`` and imported
+Handlers, store parts, credentials, owned items, messages, listings, texts and error texts are named ``"module:attribute"`` and imported
 only when first needed, so discovering the products costs a function's cold start no more than
 importing their kinds. Each product's package registers itself as it is imported; ``discover()``, run when the kinds
 registry is first imported, imports every package under ``holdfast/products/``:
@@ -58,6 +60,9 @@ class Product:
     #: "module:attribute" naming ``{language: {key: sentence}}``: the texts of the product's own
     #: steps (``journal.<action>`` of the actions only it writes), in every language the core speaks
     texts: str | None = None
+    #: "module:attribute" naming ``{language: {code: message}}``: the messages of the product's own
+    #: errors in the languages other than English (domain/texts.py's ERROR_MESSAGES for the core's)
+    error_texts: str | None = None
     #: organizer key scopes only this product's routes need
     scopes: tuple[str, ...] = ()
     #: (method, path as in template.yaml) -> scope, for each of its organizer routes
@@ -130,6 +135,24 @@ def customer_texts() -> dict[str, dict[str, str]]:
                 raise ValueError(f"product {product.name!r}: texts {taken or language!r} are not its to add")
             joined[language].update(table)
     return joined
+
+
+def error_message(code: str, language: str | None) -> str | None:
+    """The message of an error ``code`` in ``language`` when it is not English and has one: the
+    core's (domain/texts.py) or the product's whose error it is. A product may not give a core
+    code another message, nor one of another product's."""
+    from ..domain.texts import error_message as core_message, language_of
+
+    found = core_message(code, language)
+    for product in _PRODUCTS.values():
+        if not product.error_texts:
+            continue
+        theirs = resolve(product.error_texts).get(language_of(language), {})
+        if code in theirs:
+            if found is not None:
+                raise ValueError(f"product {product.name!r}: error text {code!r} is not its to add")
+            found = theirs[code]
+    return found
 
 
 def every_scope() -> tuple[str, ...]:

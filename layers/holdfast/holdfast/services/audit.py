@@ -3,7 +3,7 @@ appended to that organizer's log (domain/audit.py says what an entry holds and l
 read back by the organizer a page at a time, newest first.
 
 The request router appends the entry once the action has answered with success
-(``holdfast.http.make_resolver(audit=...)``), so every organizer route is logged by one rule, not
+(``holdfast.entry.http.make_resolver(audit=...)``), so every organizer route is logged by one rule, not
 by each handler. It is a second write after the action's own: should it fail, the action stands,
 the failure is logged and counted (metric ``AuditAppendFailed``), and the entry is missing.
 """

@@ -71,7 +71,7 @@ def _b64(text: str) -> str:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class MailVerdict:
     delivery: str
     #: with CONFIRMATION_SENT: the link's token (the store keeps only its hash)
     token: str | None = None
@@ -105,31 +105,31 @@ class MailGate:
         # signed-in customer would otherwise write the same item again
         self._owned: set[tuple[str, str]] = set()
 
-    def decide(self, customer_id: str, to: str, dedup_id: str, own: bool = False) -> Verdict:
+    def decide(self, customer_id: str, to: str, dedup_id: str, own: bool = False) -> MailVerdict:
         """What becomes of one message (``dedup_id``) to ``to``; asked again for a redelivery, it
         counts nothing twice and starts no second confirmation."""
         key, now = address_key(to), self.clock()
         if self.policy.is_suppressed(key):
-            return Verdict(SUPPRESSED)
+            return MailVerdict(SUPPRESSED)
         confirmed = own
         if not own:
             contact = self.policy.contact(customer_id, key) or {}
             if contact.get("status") == "confirmed":
                 confirmed = True
             elif contact.get("status") == "pending" and str(contact.get("expires_at", "")) > iso(now):
-                return Verdict(UNCONFIRMED)
+                return MailVerdict(UNCONFIRMED)
         hour = now.strftime("%Y-%m-%dT%H")
         expires = int(now.timestamp()) + 2 * 3600
         if not self.policy.count_send(key, hour, dedup_id, self.per_hour, expires):
-            return Verdict(RATE_LIMITED)
+            return MailVerdict(RATE_LIMITED)
         if confirmed:
-            return Verdict(SENT)
+            return MailVerdict(SENT)
         secret = secrets.token_urlsafe(24)
         token_hash = _token_hash(secret)
         expires_at = iso(now + timedelta(seconds=self.confirm_seconds))
         if self.policy.request_confirmation(customer_id, key, token_hash, expires_at, iso(now)):
-            return Verdict(CONFIRMATION_SENT, f"{_b64(customer_id)}.{key}.{secret}", token_hash)
-        return Verdict(UNCONFIRMED)   # another message started the confirmation a moment ago
+            return MailVerdict(CONFIRMATION_SENT, f"{_b64(customer_id)}.{key}.{secret}", token_hash)
+        return MailVerdict(UNCONFIRMED)   # another message started the confirmation a moment ago
 
     def admit_address(self, customer_id: str, address: str) -> None:
         """Before a request that names ``address`` (not the customer's own) is taken: allowed when
@@ -154,11 +154,11 @@ class MailGate:
                 "address or one you confirmed.", retry_after=max(1, int((tomorrow - now).total_seconds())),
                 limit=NEW_ADDRESSES_PER_DAY)
 
-    def confirmation_message(self, verdict: Verdict) -> tuple[str, str]:
+    def confirmation_message(self, verdict: MailVerdict) -> tuple[str, str]:
         link = f"{self.confirm_url}?token={verdict.token}"
         return CONFIRM_SUBJECT, CONFIRM_TEXT.format(link=link, days=max(1, self.confirm_seconds // 86_400))
 
-    def withdraw(self, customer_id: str, to: str, verdict: Verdict) -> None:
+    def withdraw(self, customer_id: str, to: str, verdict: MailVerdict) -> None:
         """The confirmation request could not be sent: let the redelivery start it afresh."""
         if verdict.token_hash:
             self.policy.withdraw_confirmation(customer_id, address_key(to), verdict.token_hash)

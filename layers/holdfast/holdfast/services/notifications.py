@@ -5,7 +5,7 @@ sends them to an SQS queue and ``NotifierFunction`` turns each into one notifica
 de-duplication id is the outbox item's key (booking and version; ``<booking>#reminder`` for the
 payment reminder): the conditional ``record_notification`` put lets exactly one delivery through,
 however often the stream, the bus or the queue repeat it. The recorded item is the local sink
-(``python -m holdfast.cli notifications <customer>``); with a sender configured the same text
+(``python -m holdfast.tools.cli notifications <customer>``); with a sender configured the same text
 also goes out by email through SES, as the mail policy allows (services/mail_policy.py). The
 message (subject, text, HTML, files) is rendered by services/messages.py.
 """

@@ -7,6 +7,7 @@ PRODUCT = register_product(Product(name="appointments", kinds=(Slots(),),
                   store_parts=("holdfast.products.appointments.adapters:ResourceStore",),
                   owned_items="holdfast.products.appointments.adapters:ORGANIZER_OWNED",
                   listing="holdfast.products.appointments.services:listing_items",
+                  error_texts="holdfast.products.appointments.texts:ERROR_MESSAGES",
                   route_scopes={
                       ("POST", "/resources"): "events:write",
                       ("GET", "/resources"): "events:write",

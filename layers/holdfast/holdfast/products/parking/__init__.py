@@ -7,11 +7,12 @@ from .kind import Parking
 PRODUCT = register_product(Product(
     name="parking", kinds=(Parking(),),
     payment_purposes={"ticket_id": "holdfast.products.parking.services.exit_payments:record_provider_payment"},
-    store_parts=("holdfast.products.parking.adapters.store:ParkingStore",),
+    store_parts=("holdfast.products.parking.adapters.store:DynamoParkingStore",),
     view_credentials="holdfast.products.parking.wiring:parking_keys_if_configured",
     owned_items="holdfast.products.parking.adapters.store:ORGANIZER_OWNED",
     messages="holdfast.products.parking.messages:MESSAGES",
     texts="holdfast.products.parking.texts:TEXTS",
+    error_texts="holdfast.products.parking.texts:ERROR_MESSAGES",
     listing="holdfast.products.parking.services.lots:listing_items",
     scopes=("parking",),
     route_scopes={

@@ -88,10 +88,10 @@ class Parking(Kind):
              attempt: int, *, now: datetime) -> Places:
         start, end = parse_iso(wanted["from"]), parse_iso(wanted["to"])
         settings = self.settings(event)
-        space = allocate(store, event["event_id"], settings, wanted["vehicle_type"], wanted["permit"], start, end)
+        space = allocate(store, rules.lot_id_of(event), settings, wanted["vehicle_type"], wanted["permit"], start, end)
         if space is None:
             raise NoSpaceAvailable(rules.fallback(wanted["vehicle_type"], wanted["permit"]))
-        return self.places(event["event_id"], space.space_id, start, end)
+        return self.places(rules.lot_id_of(event), space.space_id, start, end)
 
     def replan(self, store: InventoryReads, booking: Booking, rng: random.Random | None = None, *,
                now: datetime) -> Places | None:

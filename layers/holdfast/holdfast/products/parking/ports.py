@@ -91,9 +91,9 @@ class ExitPaymentStore(TicketWrites, Protocol):
 class GatePassStore(LifecycleStore, ExitPaymentStore, GateCaseItems, ParkingLots, InventoryReads, Protocol):
     """Passes through a lot's gates (products/parking/services/gate_passes.py)."""
 
-    def get_pass(self, lot_id: str, gate_id: str, event_id: str, direction: str) -> dict[str, Any] | None: ...
+    def get_pass(self, lot_id: str, gate_id: str, pass_id: str, direction: str) -> dict[str, Any] | None: ...
 
-    def pass_put(self, lot_id: str, gate_id: str, event_id: str, answer: dict[str, Any], at: str,
+    def pass_put(self, lot_id: str, gate_id: str, pass_id: str, answer: dict[str, Any], at: str,
                  direction: str | None = None, *, offline: bool = False, body: dict[str, str] | None = None,
                  replacing_online: bool = False) -> Labelled: ...
 

@@ -28,6 +28,12 @@ FITS = {"COMPACT": ("COMPACT", "REGULAR", "LARGE"), "REGULAR": ("REGULAR", "LARG
 _CENT = Decimal("0.01")
 
 
+def lot_id_of(lot: Any) -> str:
+    """A lot's id. A lot is stored as the core's offering, whose id the stored item and the public
+    API call ``event_id``; parking's code calls it the lot's id, read here only."""
+    return str(lot["event_id"])
+
+
 def fallback(vehicle_type: str, permit: bool) -> tuple[str, ...]:
     """The space types a vehicle may take, in the order they are tried."""
     order = FITS[vehicle_type]

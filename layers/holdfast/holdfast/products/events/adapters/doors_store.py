@@ -36,7 +36,7 @@ class DoorSyncStore(SequenceStore):
     PREFIX = "DOORSYNC"
 
 
-class DoorStore(Table):
+class DynamoDoorStore(Table):
     # ------------------------------------------------------------------------------- doors
     def put_door(self, event_id: str, door: dict[str, Any]) -> None:
         self.client.put_item(**put_new(self.table, {"pk": f"DOORS#{event_id}", "sk": f"DOOR#{door['door_id']}",

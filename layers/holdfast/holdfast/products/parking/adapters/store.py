@@ -11,7 +11,7 @@
   TICKET#<ticket>           EXITPAY#<n:04d>     the ticket's n-th exit payment: key, amount, payment id, state
   TICKET#<ticket>           OUTBOX#<n>          vehicle.exited of a drive-up ticket (a booking's goes on its own outbox)
   GATECASE#<case>           META                a gate case for an operator (gsi1 "GATECASE" while OPEN), its journal
-  PASS#<lot>#<gate>#<event_id>  entry | exit    a gate pass applied, with the answer given, whether the gate
+  PASS#<lot>#<gate>#<pass_id>   entry | exit    a gate pass applied, with the answer given, whether the gate
                                                 was online, and a digest of how it named the car (a repeat
                                                 gets the answer back; the same id at the other direction, or
                                                 at another gate, is another pass)
@@ -43,7 +43,7 @@ CASES = "GATECASE"
 ORGANIZER_OWNED = (("LOT#", "GATE#"), ("LOT#", "SUB#"))
 
 
-class ParkingStore(Table):
+class DynamoParkingStore(Table):
     def read_lot_granules(self, lot_id: str, start: str, end: str) -> dict[tuple[str, str], dict[str, Any]]:
         """Claimed granules of every space of a lot in [start, end) ("YYYY-MM-DDTHH:MM" keys), by
         (space, granule); consistent reads, one range query per UTC day."""
@@ -143,17 +143,17 @@ class ParkingStore(Table):
     def open_tickets(self, lot_id: str) -> list[dict[str, Any]]:
         return self._query_prefix(f"LOT#{lot_id}", "OPEN#")
 
-    def get_pass(self, lot_id: str, gate_id: str, event_id: str, direction: str) -> dict[str, Any] | None:
+    def get_pass(self, lot_id: str, gate_id: str, pass_id: str, direction: str) -> dict[str, Any] | None:
         """``{"answer", "mode", "body"}`` of a recorded pass, or None."""
-        return read_pass(self, _pass_pk(lot_id, gate_id, event_id), direction)
+        return read_pass(self, _pass_pk(lot_id, gate_id, pass_id), direction)
 
-    def pass_put(self, lot_id: str, gate_id: str, event_id: str, answer: dict[str, Any], at: str,
+    def pass_put(self, lot_id: str, gate_id: str, pass_id: str, answer: dict[str, Any], at: str,
                  direction: str | None = None, *, offline: bool = False, body: dict[str, str] | None = None,
                  replacing_online: bool = False) -> Labelled:
         """The pass record, new; or, with ``replacing_online``, in place of the answer given online
         (conditioned on that one still being there: one sync replaces it, a second reads the new one)."""
         direction = direction or ("entry" if "gate_open" in answer else "exit")
-        item = pass_item(_pass_pk(lot_id, gate_id, event_id), direction, "gate_id", gate_id, answer, at,
+        item = pass_item(_pass_pk(lot_id, gate_id, pass_id), direction, "gate_id", gate_id, answer, at,
                          offline=offline, body=body)
         if not replacing_online:
             return ("pass", put_new(self.table, item))
@@ -277,8 +277,8 @@ class ParkingStore(Table):
         return gate_check(self.table, event_id, booking_id)
 
 
-def _pass_pk(lot_id: str, gate_id: str, event_id: str) -> str:
-    return f"PASS#{lot_id}#{gate_id}#{event_id}"
+def _pass_pk(lot_id: str, gate_id: str, pass_id: str) -> str:
+    return f"PASS#{lot_id}#{gate_id}#{pass_id}"
 
 
 def _pay_sk(number: int) -> str:

@@ -48,6 +48,7 @@ from holdfast.ports import Change, Clock, FiscalReads, PaymentProvider, Provider
 from holdfast.services.receipts import ContactRequired
 from holdfast.services.transitions import decide_again
 from .gate_cases import case_id, new_case
+from ..rules import lot_id_of
 from ..ports import ExitPaymentStore
 
 ATTEMPTS = 4
@@ -137,7 +138,7 @@ class ExitPayments:
         if settings is None:
             return None
         line = fiscal.line_for(f"Parking, {(lot or {}).get('name') or 'stay'}", due, 1,
-                               settings.vat_for(str((lot or {})["event_id"])), fiscal.PAID_AND_RENDERED)
+                               settings.vat_for(lot_id_of(lot or {})), fiscal.PAID_AND_RENDERED)
         return fiscal.sale_record([line], settings)
 
     def _create(self, ticket: dict[str, Any], record: dict[str, Any], due: Money) -> str | None:
@@ -187,7 +188,7 @@ class ExitPayments:
                 ) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
         missing = NotFound("No such exit payment.", code="exit_payment_not_found")
         ticket = self.store.get_ticket(ticket_id)
-        if ticket is None or ticket["lot_id"] != lot["event_id"]:
+        if ticket is None or ticket["lot_id"] != lot_id_of(lot):
             raise missing
         records = self.store.exit_payments(ticket_id)
         record = next((r for r in records if r.get("page_key") and hmac.compare_digest(
@@ -210,7 +211,7 @@ class ExitPayments:
             except StaleBooking:   # recorded meanwhile by the notification: read it as it is now
                 record = next(r for r in self.store.exit_payments(ticket_id) if r["number"] == record["number"])
         state = "pending" if record["state"] in PENDING else record["state"]
-        return {"lot": {"lot_id": lot["event_id"], "name": lot.get("name")}, "ticket_id": ticket_id,
+        return {"lot": {"lot_id": lot_id_of(lot), "name": lot.get("name")}, "ticket_id": ticket_id,
                 "plate": ticket.get("plate"), "space_id": ticket["space_id"], "entered_at": ticket["entered_at"],
                 "charged_until": record.get("charged_until"), "exited_at": ticket.get("exited_at"),
                 "amount": {"value": record["amount"], "currency": record["currency"]}, "state": state,

@@ -1,9 +1,10 @@
 """Passes through a lot's gates: entries (a reservation's token, a subscriber's or a drive-up
-plate) and exits (a ticket, or the plate of a car inside), each applied once per ``event_id``.
+plate) and exits (a ticket, or the plate of a car inside), each applied once per pass id (the
+gate's request calls it ``event_id``; the code says ``pass_id``).
 
 Every pass that changes something is one transaction: the pass record (its answer), the ticket,
 the places' move and, for a reservation, the booking's status change with its journal and outbox.
-A pass is a gate's: its record is keyed by lot, gate and ``event_id``. A repeat (the same gate,
+A pass is a gate's: its record is keyed by lot, gate and pass id. A repeat (the same gate,
 id and direction, naming the car the same way) gets the stored answer back and changes nothing; the
 same id naming another car is refused (409 ``pass_id_reused``). A new pass on a closed ticket is
 refused (``ticket_closed``, counted) and the close is conditioned on the ticket being OPEN, so a
@@ -63,7 +64,7 @@ class Pass:
 
     lot_id: str
     gate_id: str
-    event_id: str
+    pass_id: str
     at: datetime
     offline: bool
     body: dict[str, str]
@@ -88,13 +89,13 @@ class GatePasses:
             return self._kept_shut(call, direction, event)
 
         def read() -> dict[str, Any] | None:
-            return self.store.get_pass(lot_id, gate_id, call.event_id, direction)
+            return self.store.get_pass(lot_id, gate_id, call.pass_id, direction)
 
         def pass_through(done: dict[str, Any] | None) -> dict[str, Any]:
             this = call
             if done is not None:
                 if names_another(done.get("body"), call.body):
-                    raise PassIdReused(call.event_id)
+                    raise PassIdReused(call.pass_id)
                 if not (offline and _refused_online(done)):
                     return done["answer"]
                 # the gate opened after all: what it did replaces what the backend answered
@@ -113,7 +114,7 @@ class GatePasses:
                 # field gone that it expected): a case for an operator, recorded like any refusal,
                 # so the gate's later passes are applied instead of waiting behind it for ever.
                 logger.exception("an offline pass could not be applied", extra={
-                    "lot_id": lot_id, "gate_id": gate_id, "pass_id": call.event_id})
+                    "lot_id": lot_id, "gate_id": gate_id, "pass_id": call.pass_id})
                 return self._refuser(this, _named(event), direction)("pass_not_applicable")
 
         def busy() -> dict[str, Any]:
@@ -127,12 +128,12 @@ class GatePasses:
         return transitions.decide_again(read, pass_through, attempts=ATTEMPTS, exhausted=busy)
 
     def _pass_put(self, call: Pass, answer: dict[str, Any], direction: str | None = None):  # noqa: ANN202
-        return self.store.pass_put(call.lot_id, call.gate_id, call.event_id, answer, iso(call.at), direction,
+        return self.store.pass_put(call.lot_id, call.gate_id, call.pass_id, answer, iso(call.at), direction,
                                    offline=call.offline, body=call.body, replacing_online=call.replaces_online)
 
     # ------------------------------------------------------------------------------ entry
     def _entry(self, lot: dict[str, Any], call: Pass, event: dict[str, Any]) -> dict[str, Any]:
-        lot_id, settings, at = lot["event_id"], Parking.settings(lot), call.at
+        lot_id, settings, at = rules.lot_id_of(lot), Parking.settings(lot), call.at
         if event.get("token"):
             return self._entry_by_token(lot, call, str(event["token"]))
         if not event.get("plate"):
@@ -173,7 +174,7 @@ class GatePasses:
         local = event.get("local_ticket_id")
         # a local ticket id is the gate's own (random, and shown at another gate's exit); an event
         # id is only unique at its gate
-        ticket_id = str(uuid.uuid5(TICKETS, f"{lot_id}/{local}" if local else f"{lot_id}/{call.gate_id}/{call.event_id}"))
+        ticket_id = str(uuid.uuid5(TICKETS, f"{lot_id}/{local}" if local else f"{lot_id}/{call.gate_id}/{call.pass_id}"))
         places = kinds.named("parking").places(lot_id, space.space_id, start, end)  # type: ignore[attr-defined]
         ticket = self._ticket(lot, ticket_id, space, plate, call, subscription=subscriber,
                               granules=[g.at for g in places.granules])
@@ -189,7 +190,7 @@ class GatePasses:
         return answer
 
     def _entry_by_token(self, lot: dict[str, Any], call: Pass, token: str) -> dict[str, Any]:
-        lot_id, settings = lot["event_id"], Parking.settings(lot)
+        lot_id, settings = rules.lot_id_of(lot), Parking.settings(lot)
         refuse = self._refuser(call, {"basis": "token"})
         try:
             payload = verify(token, self.parking.keys().public_raw(lot_id), lot_id)
@@ -207,7 +208,7 @@ class GatePasses:
         configuration lists them): that reservation is checked in, as a token would have been."""
         refuse = self._refuser(call, {"basis": "reservation", "plate": plate, "booking_id": booking_id})
         booking = self.store.get_booking(booking_id)
-        part = _part(booking, lot["event_id"]) if booking is not None else None
+        part = _part(booking, rules.lot_id_of(lot)) if booking is not None else None
         details = (part.kind_details or {}) if part is not None else {}
         if booking is None or part is None or details.get("plate") != plate:
             return refuse("reservation_not_found")
@@ -218,7 +219,7 @@ class GatePasses:
 
     def _check_in(self, lot: dict[str, Any], call: Pass, booking: Any, refuse: Callable[..., dict[str, Any]]
                   ) -> dict[str, Any]:
-        lot_id, gate_id = lot["event_id"], call.gate_id
+        lot_id, gate_id = rules.lot_id_of(lot), call.gate_id
         part = _part(booking, lot_id)   # the lot's part of it: the booking, or an order's parking line
         assert part is not None
         if not entry_rights.admits(part):   # the one rule of doors and gates (domain/entry_rights.py)
@@ -260,7 +261,7 @@ class GatePasses:
 
     # ------------------------------------------------------------------------------- exit
     def _exit(self, lot: dict[str, Any], call: Pass, event: dict[str, Any]) -> dict[str, Any]:
-        lot_id, settings, at, gate_id = lot["event_id"], Parking.settings(lot), call.at, call.gate_id
+        lot_id, settings, at, gate_id = rules.lot_id_of(lot), Parking.settings(lot), call.at, call.gate_id
         ticket = self._exit_ticket(lot_id, event)
         if ticket is None:
             return self._refuse_exit(call, "ticket_not_found", _named(event))
@@ -269,7 +270,7 @@ class GatePasses:
             # free (a repeat of the pass that closed it has that pass's id, answered above)
             count(CLOSED_TICKET_PASSES)
             logger.warning("exit pass on a closed ticket", extra={"lot_id": lot_id, "gate_id": gate_id,
-                                                                   "event_id": call.event_id,
+                                                                   "pass_id": call.pass_id,
                                                                    "ticket_id": ticket["ticket_id"]})
             return self._refuse_exit(call, "ticket_closed", {**_named(event), "ticket_id": ticket["ticket_id"],
                                                              "plate": ticket.get("plate")})
@@ -348,7 +349,7 @@ class GatePasses:
         is, since the car may have come back through another pass meanwhile."""
         def settle(done: dict[str, Any] | None) -> dict[str, Any]:
             if done is not None and names_another(done.get("body"), call.body):
-                raise PassIdReused(call.event_id)
+                raise PassIdReused(call.pass_id)
             if done is not None:
                 answer = done["answer"]
                 if not (answer.get("gate_open") or answer.get("exit_granted")):
@@ -372,7 +373,7 @@ class GatePasses:
             return answer
 
         def read() -> dict[str, Any] | None:
-            return self.store.get_pass(call.lot_id, call.gate_id, call.event_id, direction)
+            return self.store.get_pass(call.lot_id, call.gate_id, call.pass_id, direction)
 
         # a pass recorded meanwhile (StaleBooking): the stored answer is read again
         return transitions.decide_again(read, settle, attempts=ATTEMPTS,
@@ -418,9 +419,9 @@ class GatePasses:
     # ------------------------------------------------------------------------------ parts
     def _ticket(self, lot: dict[str, Any], ticket_id: str, space: Any, plate: str, call: Pass,
                 **more: Any) -> dict[str, Any]:
-        return {"ticket_id": ticket_id, "lot_id": lot["event_id"], "space_id": space.space_id, "space_type": space.type,
+        return {"ticket_id": ticket_id, "lot_id": rules.lot_id_of(lot), "space_id": space.space_id, "space_type": space.type,
                 "plate": plate, "entered_at": iso(call.at), "status": "OPEN", "gate_id": call.gate_id,
-                "entry_event_id": call.event_id,
+                "entry_event_id": call.pass_id,
                 **{key: value for key, value in more.items() if value not in (None, False)}}
 
     def _refuser(self, call: Pass, known: dict[str, Any], direction: str = "entry") -> Callable[..., dict[str, Any]]:
@@ -436,9 +437,9 @@ class GatePasses:
 
     def _case(self, call: Pass, direction: str, reason: str, **known: Any) -> dict[str, Any]:
         # event ids are unique per gate only: two gates' passes never share a case
-        case_id = gate_cases.case_id(call.lot_id, direction, call.gate_id, call.event_id)
+        case_id = gate_cases.case_id(call.lot_id, direction, call.gate_id, call.pass_id)
         return gate_cases.new_case(case_id, direction, call.lot_id, reason, iso(self.clock()), "gate_sync",
-                                   gate_id=call.gate_id, event_id=call.event_id, at=iso(call.at), **known)
+                                   gate_id=call.gate_id, event_id=call.pass_id, at=iso(call.at), **known)
 
     def _record_case(self, call: Pass, direction: str, answer: dict[str, Any], reason: str,
                      known: dict[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from holdfast.ports import Clock, ItemExists, TransientStoreError
 from holdfast.services.bookings import BookingService, HoldResult
 from holdfast.services.listing import publish_offering, shelf_items, shelf_page
 from holdfast.domain.entry_rights import status_admits, status_revoked
-from ..rules import GRANULE, TYPES, ceil_granule, floor_granule, granule_key, normalise_plate
+from ..rules import GRANULE, TYPES, ceil_granule, floor_granule, granule_key, lot_id_of, normalise_plate
 from ..kind import Parking, space_states
 from holdfast.domain.signatures import device_key_matches, new_device, new_device_key, revoked_may_sync
 from ..tokens import LotKeys
@@ -115,7 +115,7 @@ class ParkingService:
     def describe_lot(self, event: dict[str, Any]) -> dict[str, Any]:
         settings = Parking.settings(event)
         return {
-            "lot_id": event["event_id"], "name": event["name"], "city": event.get("city") or None,
+            "lot_id": lot_id_of(event), "name": event["name"], "city": event.get("city") or None,
             "timezone": settings.timezone,
             "spaces": [space.model_dump() for space in settings.spaces],
             "tariff": {"hourly": {"value": event["price"], "currency": event["currency"]},
@@ -126,7 +126,7 @@ class ParkingService:
             "default_stay_minutes": settings.default_stay_minutes,
             "allow_offline_temporary_tickets": settings.allow_offline_temporary_tickets,
             "policy": settings.policy.model_dump(),
-            "public_key": self.keys().public_key(event["event_id"]),
+            "public_key": self.keys().public_key(lot_id_of(event)),
         }
 
     # --------------------------------------------------------------------------- listing
@@ -283,7 +283,7 @@ def _fingerprint(value: dict[str, Any]) -> str:
 def listing_items(event: dict[str, Any]) -> list[dict[str, Any]]:
     settings = Parking.settings(event)
     spaces = Counter(space.type for space in settings.spaces)
-    shown = {"lot_id": event["event_id"], "name": event["name"], "city": event.get("city") or "",
+    shown = {"lot_id": lot_id_of(event), "name": event["name"], "city": event.get("city") or "",
              "timezone": settings.timezone, "price": event["price"], "currency": event["currency"],
              "spaces": {kind: spaces.get(kind, 0) for kind in TYPES}}
     # no searchable words: GET /lots filters by city only, so no word partition is written

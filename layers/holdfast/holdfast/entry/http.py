@@ -9,20 +9,19 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from .config import settings
-from .domain.booking import IllegalTransition
-from .domain.errors import BookingError, Forbidden, InvalidRequest, Unauthorized
-from .domain.languages import preferred
-from .domain.scopes import scope_for
-from .domain.texts import error_message
-from .observability import AUDIT_APPEND_FAILED, answered, count, logger
-from .ports import DuplicateRequest, ItemExists, PlacesTaken, StaleBooking, StoreError
+from ..config import settings
+from ..domain.booking import IllegalTransition
+from ..domain.errors import BookingError, Forbidden, InvalidRequest, Unauthorized
+from ..domain.languages import preferred
+from ..domain.scopes import scope_for
+from ..observability import AUDIT_APPEND_FAILED, answered, count, logger
+from ..ports import DuplicateRequest, ItemExists, PlacesTaken, StaleBooking, StoreError
 from .resolver import Response, RestResolver
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, ValidationError
 
-    from .domain.organizers import Caller
+    from ..domain.organizers import Caller
 
 #: The name the handlers' signatures use (once Powertools' class; see resolver.py).
 APIGatewayRestResolver = RestResolver
@@ -80,7 +79,7 @@ class Freshness:
 #
 # One place for the handlers (which send these as Cache-Control), for template.yaml's catalog cache
 # policy (which keys on ``CACHE_KEY_QUERY_STRINGS``; tests/contract/test_edge_cache.py holds the two
-# together) and for the origin load model (devstack/edge_load.py, docs/performance.md).
+# together) and for the origin load model (devstack/measure/edge_load.py, docs/performance.md).
 #
 # How fresh each answer must be follows from what changes it:
 #
@@ -164,7 +163,10 @@ def make_resolver(audit: AuditRecorder | None = None) -> APIGatewayRestResolver:
     app.audited = audit is not None
 
     def told(code: str, message: str) -> str:
-        """The message in the request's language where domain/texts.py has it, else as raised."""
+        """The message in the request's language where domain/texts.py or the product whose error it is
+        has it, else as raised."""
+        from ..kinds.products import error_message
+
         return error_message(code, preferred_language(app.current_event.headers)) or message
 
     @app.exception_handler(BookingError)
@@ -349,7 +351,7 @@ def require_organizer(app: APIGatewayRestResolver, authenticate: Callable[[str |
     (``kinds.products.route_scopes``: the core's and the products'): 403 ``scope_required``
     naming it. A key limited to some offerings may not create another (403
     ``key_limited_to_offerings``)."""
-    from .kinds.products import offering_routes, route_scopes
+    from ..kinds.products import offering_routes, route_scopes
 
     method, route = app.current_event.http_method, app.current_route or app.current_event.path
     scope = scope_for(route_scopes(), method, route)   # a route the table does not name is never served

@@ -1,25 +1,25 @@
 """holdfast-admin: the operators' terminal tool, over the admin API.
 
-  python -m holdfast.cli reviews                         bookings waiting for a decision
-  python -m holdfast.cli show BOOKING_ID                 a booking and its whole journal
-  python -m holdfast.cli resolve BOOKING_ID ACTION --operator NAME --note TEXT
+  python -m holdfast.tools.cli reviews                         bookings waiting for a decision
+  python -m holdfast.tools.cli show BOOKING_ID                 a booking and its whole journal
+  python -m holdfast.tools.cli resolve BOOKING_ID ACTION --operator NAME --note TEXT
                                                          ACTION: refund | confirm | close
-  python -m holdfast.cli cancellation EVENT_ID           an event cancellation's progress, then its summary
-  python -m holdfast.cli notifications CUSTOMER          the notifications sent to a customer
+  python -m holdfast.tools.cli cancellation EVENT_ID           an event cancellation's progress, then its summary
+  python -m holdfast.tools.cli notifications CUSTOMER          the notifications sent to a customer
                                                          (read from the table: --table, --endpoint)
-  python -m holdfast.cli metrics [--minutes N] [--json]  the sale's business metrics: the EMF lines
+  python -m holdfast.tools.cli metrics [--minutes N] [--json]  the sale's business metrics: the EMF lines
                                                          in the functions' log groups, summed
                                                          (--stack, --endpoint)
-  python -m holdfast.cli backfill-event-index [--page-size N] [--start KEY]
+  python -m holdfast.tools.cli backfill-event-index [--page-size N] [--start KEY]
                                                          write the event-booking index entries that
                                                          bookings older than it lack (idempotent,
                                                          paged, resumable; --table, --endpoint)
-  python -m holdfast.cli rekey-open-cases PREFIX SCOPE_FIELD
+  python -m holdfast.tools.cli rekey-open-cases PREFIX SCOPE_FIELD
                                                          move open cases opened before they were indexed
                                                          per organizer to their organizer's partition
                                                          (each product's pair: docs/data-model.md;
                                                          idempotent; --table, --endpoint)
-  python -m holdfast.cli reindex-search [--page-size N] [--start KEY]
+  python -m holdfast.tools.cli reindex-search [--page-size N] [--start KEY]
                                                          write the search items of offerings published
                                                          before them, delete the old word items
                                                          (idempotent, paged, resumable; --table, --endpoint)
@@ -83,7 +83,7 @@ def _print_cancellation(view: dict[str, Any]) -> None:
 
 
 def _notifications(aws_client: AwsClient, customer: str, table: str, endpoint: str) -> int:
-    from .adapters.dynamo import BookingStore
+    from ..adapters.dynamo import BookingStore
 
     client = aws_client("dynamodb", endpoint)
     notes = sorted(BookingStore(table, client).list_notifications(customer), key=lambda n: str(n.get("at") or ""))
@@ -230,8 +230,8 @@ def main(argv: list[str] | None = None, *, defaults: Mapping[str, str] | None = 
         return _adopt(clients, args.table, args.endpoint, args.organizer_id, args.page_size, args.start,
                       args.max_pages)
     if args.command == "rekey-open-cases":
-        from .adapters.checkin_cases_store import rekey_open_cases
-        from .adapters.codec import Table
+        from ..adapters.checkin_cases_store import rekey_open_cases
+        from ..adapters.codec import Table
 
         moved, left = rekey_open_cases(Table(args.table, clients("dynamodb", args.endpoint)), args.prefix,
                                        args.scope_field)

@@ -11,7 +11,7 @@ A share of the attempts are retries that repeat an earlier attempt's Idempotency
 hold is paid (POST /bookings/{id}/payment, then the sandbox's `pay` as the customer), and at the
 end it waits, bounded, for the confirmations. Results go to bench-results/ as JSON and PNG.
 
-`python -m devstack.bench --profile` measures the per-operation cost instead (devstack/costs.py).
+`python -m devstack.measure.bench --profile` measures the per-operation cost instead (devstack/measure/costs.py).
 """
 from __future__ import annotations
 
@@ -31,11 +31,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from devstack.bench_client import ClientError, LeanHttp, Timeout
-from devstack.instrumentation import Instrumentation
+from devstack.measure.bench_client import ClientError, LeanHttp, Timeout
+from devstack.measure.instrumentation import Instrumentation
 from devstack.sample_events import days_ahead
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ORGANIZER_KEY = "local-organizer-key"
 HOLD_ENDPOINT = "POST /events/{id}/bookings"
 PAY_ENDPOINT = "POST /bookings/{id}/payment"
@@ -56,7 +56,7 @@ def _paths() -> None:
 
 
 # ----------------------------------------------------------------------------------------------
-# Server side (runs where the stack runs; in-process runs count with devstack.instrumentation)
+# Server side (runs where the stack runs; in-process runs count with devstack.measure.instrumentation)
 # ----------------------------------------------------------------------------------------------
 
 
@@ -99,7 +99,7 @@ def _pool_snapshot(stack: Any, t0: float) -> dict[str, Any]:
 def _process_split(stack: Any, since: dict[str, Any] | None, sandbox: Any = None) -> dict[str, Any]:
     """CPU seconds of the stack process, each function's workers, DynamoDB Local and the payment
     sandbox when it runs apart (since `since`)."""
-    from devstack.sampler import process_cpu
+    from devstack.measure.sampler import process_cpu
 
     groups: dict[str, list[int]] = {"stack process": [os.getpid()]}
     if getattr(sandbox, "pid", None):
@@ -174,7 +174,7 @@ def _stack_process(conn: Any, options: dict[str, Any]) -> None:
                         instr.t0 = time.monotonic()
                 t0 = time.monotonic()
                 if options.get("sample_stack"):
-                    from devstack.sampler import CpuSampler
+                    from devstack.measure.sampler import CpuSampler
 
                     sampler = CpuSampler()
                     sampler.start()
@@ -182,7 +182,7 @@ def _stack_process(conn: Any, options: dict[str, Any]) -> None:
                 conn.send("ok")
             elif message == "cpu":   # the processes' CPU so far in this window, the sampler left running
                 conn.send(_process_split(stack, cpu0, sandbox) if sampler is not None else None)
-            elif message == "cpu_now":   # every process's CPU seconds since it started (devstack/hold_cpu.py)
+            elif message == "cpu_now":   # every process's CPU seconds since it started (devstack/measure/hold_cpu.py)
                 conn.send(_process_split(stack, None, sandbox))
             elif isinstance(message, tuple) and message[0] == "environ":   # (environ, function): its workers' start
                 pool = stack.functions[message[1]].pool
@@ -846,13 +846,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--sandbox-control", help="the sandbox control URL, with --api")
     parser.add_argument("--out", default=str(REPO / "bench-results"), help="directory for the JSON and PNG")
     parser.add_argument("--sample-stack", action="store_true",
-                        help="CPU-sample the stack process's threads during the load (devstack/sampler.py)")
+                        help="CPU-sample the stack process's threads during the load (devstack/measure/sampler.py)")
     parser.add_argument("--mode", choices=("holds", "doors"), default="holds",
-                        help="doors: scans at one event's door instead of holds (devstack/bench_doors.py)")
+                        help="doors: scans at one event's door instead of holds (devstack/measure/bench_doors.py)")
     parser.add_argument("--tickets", type=int, default=5000, help="with --mode doors: confirmed tickets scanned")
     parser.add_argument("--double-share", type=float, default=0.2,
                         help="with --mode doors: share of the tickets scanned a second time (a new pass id)")
-    parser.add_argument("--profile", action="store_true", help="per-operation cost instead (devstack/costs.py)")
+    parser.add_argument("--profile", action="store_true", help="per-operation cost instead (devstack/measure/costs.py)")
     parser.add_argument("--samples", type=int, default=10, help="with --profile: samples per operation")
     args = parser.parse_args(argv)
     if bool(args.api) != bool(args.sandbox_control):
@@ -940,7 +940,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def _doors(target: "LocalTarget | None", urls: dict[str, str], api: str, control: str,
            args: argparse.Namespace) -> dict[str, Any]:
     """The door mode: scans at one door, then bare transactions of the sampled scan's shape."""
-    from devstack import bench_bare, bench_doors
+    from devstack.measure import bench_bare, bench_doors
 
     print(f"==> door mode: {args.tickets} tickets, {args.rate:g} scans/s for {args.duration:g} s against {api} "
           f"({args.double_share:.0%} scanned twice)", flush=True)
@@ -959,8 +959,8 @@ def _doors(target: "LocalTarget | None", urls: dict[str, str], api: str, control
 
 
 def _bare(target: "LocalTarget", endpoint: str, args: argparse.Namespace, when: str) -> dict[str, Any]:
-    """Bare transactions of the sampled hold's shape (devstack/bench_bare.py), as many pools as the event."""
-    from devstack import bench_bare
+    """Bare transactions of the sampled hold's shape (devstack/measure/bench_bare.py), as many pools as the event."""
+    from devstack.measure import bench_bare
     from holdfast.domain.inventory import pool_sizes
 
     sample = target.call("sample")
@@ -976,12 +976,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.profile:
         _paths()
-        from devstack import costs
+        from devstack.measure import costs
 
         return costs.main(args)
     result = run(args)
     if args.mode == "doors":
-        from devstack.bench_doors import passed
+        from devstack.measure.bench_doors import passed
 
         print(json.dumps(result, indent=2, default=str))
         print(f"==> {'PASS' if passed(result) else 'FAIL'}: door mode")

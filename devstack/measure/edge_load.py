@@ -1,9 +1,9 @@
 """The origin's load behind CloudFront when the catalog is read hard (issue 35, goal 5).
 
-    python -m devstack.edge_load [--reads 10000] [--regional-caches 3] [--search-keys 200]
+    python -m devstack.measure.edge_load [--reads 10000] [--regional-caches 3] [--search-keys 200]
 
 A model, not a measurement: nothing here talks to CloudFront. It takes each public route's
-s-maxage from holdfast/http.py (what the origin tells the edge) and works out how many requests
+s-maxage from holdfast/entry/http.py (what the origin tells the edge) and works out how many requests
 still reach API Gateway when ``--reads`` catalog reads per second arrive for one hot event:
 
 - ``seats``   GET /events/{id}/seats, one cache key (the page polls it while a customer chooses);
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mix", default="seats=0.5,event=0.3,listing=0.2", help="share of each route")
     args = parser.parse_args(argv)
     sys.path[:0] = ["layers/holdfast"]
-    from holdfast import http
+    from holdfast.entry import http
 
     mix = {name: float(share) for name, share in (part.split("=") for part in args.mix.split(","))}
     routes = [("seats", "GET /events/{id}/seats", http.SEAT_MAP_FRESHNESS, [1.0]),

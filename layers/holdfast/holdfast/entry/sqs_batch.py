@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from .observability import logger
+from ..observability import logger
 
 
 @dataclass(frozen=True)

@@ -23,19 +23,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .adapters.codec import Table, _attrs
-from .adapters.offerings_store import OfferingStore
-from .adapters.table_scan import ScanProgress, scan_pages
-from .ports import StaleBooking, TransientStoreError
-from .services import transitions
-from .services.listing import UPDATE_ATTEMPTS, index_items_of
+from ..adapters.codec import Table, _attrs
+from ..adapters.offerings_store import OfferingStore
+from ..adapters.table_scan import ScanProgress, scan_pages
+from ..ports import StaleBooking, TransientStoreError
+from ..services import transitions
+from ..services.listing import UPDATE_ATTEMPTS, index_items_of
 
 #: The partition prefix of the old word items, and what follows a shelf's name in theirs.
 OLD_WORDS, OLD_SHELF_WORDS = "WORD#", "#WORD#"
 
 
 @dataclass
-class Progress(ScanProgress):
+class ReindexProgress(ScanProgress):
     offerings: int = 0      # published offerings seen
     written: int = 0        # offerings whose index items this run wrote
     current: int = 0        # offerings whose index items were already the ones publish writes
@@ -51,12 +51,12 @@ class Contended(RuntimeError):
 
 
 def reindex(client: Any, table: str, page_size: int = 100, start: dict[str, Any] | None = None,
-            report: Callable[[Progress], None] | None = None, max_pages: int | None = None) -> Progress:
+            report: Callable[[ReindexProgress], None] | None = None, max_pages: int | None = None) -> ReindexProgress:
     """Write every published offering's search items as its publish would, and delete the old word
     items; ``report`` is called after every page."""
     db = Table(table, client)
     offerings = OfferingStore(db)
-    progress = Progress(next_start=start)
+    progress = ReindexProgress(next_start=start)
 
     def take(item: dict[str, Any]) -> None:
         if item["sk"] != "META":

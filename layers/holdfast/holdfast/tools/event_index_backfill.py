@@ -14,13 +14,13 @@ from typing import Any, Callable
 
 from botocore.exceptions import ClientError
 
-from .adapters.cancellation_store import event_index_pk
-from .adapters.codec import _attrs, _code
-from .adapters.table_scan import ScanProgress, scan_pages
+from ..adapters.cancellation_store import event_index_pk
+from ..adapters.codec import _attrs, _code
+from ..adapters.table_scan import ScanProgress, scan_pages
 
 
 @dataclass
-class Progress(ScanProgress):
+class BackfillProgress(ScanProgress):
     bookings: int = 0       # booking META items seen
     written: int = 0        # index entries this run wrote
     present: int = 0        # entries that were already there
@@ -31,9 +31,9 @@ class Progress(ScanProgress):
 
 
 def backfill(client: Any, table: str, page_size: int = 100, start: dict[str, Any] | None = None,
-             report: Callable[[Progress], None] | None = None, max_pages: int | None = None) -> Progress:
+             report: Callable[[BackfillProgress], None] | None = None, max_pages: int | None = None) -> BackfillProgress:
     """Write the missing index entries; ``report`` is called after every page."""
-    progress = Progress(next_start=start)
+    progress = BackfillProgress(next_start=start)
 
     def take(item: dict[str, Any]) -> None:
         progress.bookings += 1

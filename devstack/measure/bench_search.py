@@ -1,6 +1,6 @@
 """The catalog's text search on DynamoDB Local, over a generated catalog (issue 35, goal 4).
 
-    python -m devstack.bench_search [--events 10000] [--repeat 15]
+    python -m devstack.measure.bench_search [--events 10000] [--repeat 15]
 
 Generates ``--events`` published events (names, venues, cities and categories drawn from Russian
 and English words, dates over a year; seeded, so every run builds the same catalog), writes each

@@ -16,9 +16,9 @@ from typing import Any, Callable
 
 from botocore.exceptions import ClientError
 
-from .adapters.codec import _attrs, _code
-from .adapters.table_scan import ScanProgress, scan_pages
-from .kinds import products
+from ..adapters.codec import _attrs, _code
+from ..adapters.table_scan import ScanProgress, scan_pages
+from ..kinds import products
 
 
 def _unowned() -> tuple[str, dict[str, str]]:
@@ -34,7 +34,7 @@ def _unowned() -> tuple[str, dict[str, str]]:
 
 
 @dataclass
-class Progress(ScanProgress):
+class AdoptionProgress(ScanProgress):
     adopted: int = 0        # items this run gave the organizer
     owned: int = 0          # items that had an owner by the time they were written (left alone)
 
@@ -43,12 +43,12 @@ class Progress(ScanProgress):
 
 
 def adopt(client: Any, table: str, organizer_id: str, page_size: int = 100, start: dict[str, Any] | None = None,
-          report: Callable[[Progress], None] | None = None, max_pages: int | None = None) -> Progress:
+          report: Callable[[AdoptionProgress], None] | None = None, max_pages: int | None = None) -> AdoptionProgress:
     """Give every unowned object to ``organizer_id`` (which must exist); ``report`` after each page."""
     if "Item" not in client.get_item(TableName=table, Key=_attrs({"pk": "ORGANIZERS", "sk": f"ORG#{organizer_id}"}),
                                      ConsistentRead=True):
         raise ValueError(f"no organizer {organizer_id}: create it first (POST /admin/organizers)")
-    progress = Progress(next_start=start)
+    progress = AdoptionProgress(next_start=start)
     condition, values = _unowned()
 
     def take(item: dict[str, Any]) -> None:

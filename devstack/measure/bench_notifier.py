@@ -3,8 +3,8 @@
 (the handler, botocore, the renderer) plus DynamoDB Local's. First deliveries, then the same
 batches again (the queue's redelivery: nothing may be sent twice).
 
-    .venv/bin/python -m devstack.bench_notifier                     # this tree
-    .venv/bin/python -m devstack.bench_notifier --tree /tmp/old     # another tree (git archive <commit>)
+    .venv/bin/python -m devstack.measure.bench_notifier                     # this tree
+    .venv/bin/python -m devstack.measure.bench_notifier --tree /tmp/old     # another tree (git archive <commit>)
 
 ``make bench``'s CPU per new hold moves with whatever else the machine runs (its 429 answers are
 spread over the holds that got through); this counts CPU per message only, so two trees compare
@@ -25,7 +25,7 @@ from typing import Any
 
 from devstack.sample_events import days_ahead
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _seed(client: Any, table: str, tree: Path, bookings: int) -> tuple[str, list[dict[str, Any]]]:
@@ -66,7 +66,7 @@ def measure(tree: Path, messages: int, batch: int) -> dict[str, Any]:
     import boto3
 
     from devstack.dynamodb_local import DynamoDBLocal
-    from devstack.sampler import process_cpu
+    from devstack.measure.sampler import process_cpu
 
     ddb = DynamoDBLocal().start()
     try:

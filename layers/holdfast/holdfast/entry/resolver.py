@@ -120,7 +120,7 @@ class RestResolver:
         #: who the request acts as, once a route has authenticated it (an organizer's Caller, or
         #: "platform"): what the audit log records; None for customers, devices and the public
         self.acting: Any = None
-        #: whether successful actions are appended to the audit log (holdfast.http.make_resolver)
+        #: whether successful actions are appended to the audit log (holdfast.entry.http.make_resolver)
         self.audited = False
         self.lambda_context: Any = None
 

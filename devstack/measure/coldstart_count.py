@@ -7,7 +7,7 @@ files with the same environment gives the same count whatever else the machine d
 import takes ~50 times longer under callgrind, so a full run is ~10 minutes on two cores), but
 one run is the answer.
 
-Each target is the same probe as the timed bench (devstack/coldstart_env.py: the layout, the
+Each target is the same probe as the timed bench (devstack/measure/coldstart_env.py: the layout, the
 environment, the secret stand-in, `--first-call`'s validation), run once; the interpreter's own
 start (the probe importing `json`, which it has already loaded) is subtracted from every count, so
 a ratio is import (+ first call) over `import boto3` alone, like the timed one. Instruction counts
@@ -20,7 +20,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from devstack.coldstart_env import (BASELINE, FIRST_CALL, REPO, Layout, first_call_specs, functions,
+from devstack.measure.coldstart_env import (BASELINE, FIRST_CALL, REPO, Layout, first_call_specs, functions,
                                     lambda_variables, probe, secrets_stand_in)
 
 #: a module the probe has already imported: its count is the interpreter's start and the probe itself

@@ -54,7 +54,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from devstack.coldstart_env import (BASELINE, FIRST_CALL, REPO, Layout, first_call_specs, functions,
+from devstack.measure.coldstart_env import (BASELINE, FIRST_CALL, REPO, Layout, first_call_specs, functions,
                                     lambda_variables, probe, probe_steps, secrets_stand_in)
 
 #: Packages worth naming when a function loads them (the heavy ones of the layer).
@@ -237,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
                              "call (pydantic and its request model, FIRST_CALL); judged by import + that")
     parser.add_argument("--instructions", action="store_true",
                         help="count each cold start's instructions under valgrind's callgrind instead of timing it: "
-                             "one run, repeatable whatever the machine's load (~10 minutes; devstack/coldstart_count.py)")
+                             "one run, repeatable whatever the machine's load (~10 minutes; devstack/measure/coldstart_count.py)")
     parser.add_argument("--steps", nargs="+", metavar="STATEMENT",
                         help="with --only and one function: time these statements one after another in one of "
                              "its cold interpreters (e.g. 'import boto3' 'import requests' 'import app'), "
@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{ms:>8.1f}{ms / spent[0] if spent[0] else 0.0:>9.2f}  {statement}")
         return 0
     if args.instructions:
-        from devstack import coldstart_count
+        from devstack.measure import coldstart_count
 
         try:
             counted = coldstart_count.measure(layout, args.only, args.first_call)

@@ -28,11 +28,11 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from devstack.bench_client import LeanHttp
+from devstack.measure.bench_client import LeanHttp
 from devstack.sample_events import days_ahead
 
 SCAN_ROUTE = "POST /events/{event_id}/doors/{door_id}/scan"
-#: the local stack's organizer (devstack/bench.py's, seeded by the stack)
+#: the local stack's organizer (devstack/measure/bench.py's, seeded by the stack)
 ORGANIZER_KEY = "local-organizer-key"
 PER_BOOKING = 50
 

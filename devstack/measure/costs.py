@@ -1,6 +1,6 @@
-"""Per-operation cost of Holdfast, measured on the local stack (`python -m devstack.bench --profile`).
+"""Per-operation cost of Holdfast, measured on the local stack (`python -m devstack.measure.bench --profile`).
 
-Every Lambda invocation and every AWS call the handlers make are counted (devstack.instrumentation:
+Every Lambda invocation and every AWS call the handlers make are counted (devstack.measure.instrumentation:
 botocore's `BaseClient._make_api_call` and the in-process `LocalFunction.invoke` are wrapped). The
 operations are run one at a time, and everything that happens until the system is quiet again
 (the API handler, the stream-triggered outbox relay, the queue consumer, the Step Functions task)
@@ -29,7 +29,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # AWS list prices assumed, region eu-central-1 (Frankfurt, the template's local region), as read
 # on 2026-11-29. Check https://aws.amazon.com/<service>/pricing/ before quoting them.
@@ -450,7 +450,7 @@ def profile(samples: int) -> dict[str, Any]:
 
     logging.disable(logging.WARNING)
     from devstack.aws import EmbeddedStack
-    from devstack.instrumentation import Instrumentation
+    from devstack.measure.instrumentation import Instrumentation
     from devstack.paysandbox import SandboxControl, SandboxServer
     from tests.support.api import BookingApi
 

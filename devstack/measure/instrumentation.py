@@ -1,6 +1,6 @@
 """What each in-process Lambda invocation costs: its wall and CPU time, its AWS and provider
-calls (and, given a meter, their DynamoDB capacity). The load test (devstack/bench.py, with
-`--in-process`) and the per-operation cost profile (devstack/costs.py) both count with it."""
+calls (and, given a meter, their DynamoDB capacity). The load test (devstack/measure/bench.py, with
+`--in-process`) and the per-operation cost profile (devstack/measure/costs.py) both count with it."""
 from __future__ import annotations
 
 import re

@@ -3,7 +3,7 @@ groups (``/aws/lambda/<stack>-...``), summed by metric name.
 
 The same reader serves AWS (CloudWatch Logs) and the local stack (which writes each invocation's
 EMF lines into its emulator's CloudWatch Logs, under the same group names): only the endpoint
-differs. ``python -m holdfast.cli metrics`` prints it.
+differs. ``python -m holdfast.tools.cli metrics`` prints it.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .observability import NAMESPACE
+from ..observability import NAMESPACE
 
 #: CloudWatch Logs filters on it server-side; an emulator that does not understand it returns
 #: everything, and the parser below keeps only our namespace either way.

@@ -5,7 +5,7 @@ transaction of the hold's own shape (issue 49, goal 1).
 holds that got through; at 300 attempts/s it mostly counted the attempts the local stack throttled.
 This measures one process instead, at a rate the stack always serves:
 
-* **The hold.** The local stack (devstack/bench.py's child process: DynamoDB Local, moto, the API
+* **The hold.** The local stack (devstack/measure/bench.py's child process: DynamoDB Local, moto, the API
   Gateway stand-in) runs the hold function in **one** worker process (concurrency 1), and one
   client sends holds one after another, each for a new customer and key, so that no attempt is
   ever throttled and every one is a new hold (201). The figure is that worker process's CPU time
@@ -17,7 +17,7 @@ This measures one process instead, at a rate the stack always serves:
 * **The bare transaction.** A fresh process started the same way as a worker (`spawn`, the same
   environment variables and `sys.path`, the same call recorder) makes `boto3.client("dynamodb")`
   as the hold's store does, and sends the hold's own `TransactWriteItems` (the one the worker
-  sampled: its items, expressions and conditions; devstack/bench_bare.py gives the pool counter and
+  sampled: its items, expressions and conditions; devstack/measure/bench_bare.py gives the pool counter and
   the gate check seeded keys and every other item a fresh one) the same number of times, one after
   another, into the same DynamoDB Local. Its CPU time over those calls is the yardstick. The
   requests are built before the clock starts.
@@ -28,8 +28,8 @@ the median of the runs' ratios with their spread, printed with the load average 
 `--doors` does the same for a door's scan (the doors API; first scans of confirmed tickets, each
 admitted), against its own transaction.
 
-    .venv/bin/python -m devstack.hold_cpu                       # 5 runs of 200 holds
-    .venv/bin/python -m devstack.hold_cpu --runs 7 --holds 300 --doors
+    .venv/bin/python -m devstack.measure.hold_cpu                       # 5 runs of 200 holds
+    .venv/bin/python -m devstack.measure.hold_cpu --runs 7 --holds 300 --doors
 """
 from __future__ import annotations
 
@@ -45,12 +45,12 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable
 
-from devstack import bench_bare
-from devstack.bench import HOLD_ROUTE, ORGANIZER_KEY, LocalTarget, _paths
-from devstack.bench_client import LeanHttp
+from devstack.measure import bench_bare
+from devstack.measure.bench import HOLD_ROUTE, ORGANIZER_KEY, LocalTarget, _paths
+from devstack.measure.bench_client import LeanHttp
 from devstack.sample_events import days_ahead
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 HOLD_FUNCTION = "BookingsApiFunction"
 DOOR_FUNCTION = "DoorsApiFunction"
 TIMEOUT = 600
@@ -209,7 +209,7 @@ def _holds(measure: Measure, args: Any) -> dict[str, Any]:
 
 
 def _doors(measure: Measure, args: Any, control: str) -> dict[str, Any]:
-    from devstack.bench_doors import DoorRun, _ok, bare_shape
+    from devstack.measure.bench_doors import DoorRun, _ok, bare_shape
 
     run = DoorRun(measure.api, control, argparse.Namespace(tickets=args.warm + args.runs * args.count))
     tickets = run.tickets()

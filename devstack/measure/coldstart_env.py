@@ -2,8 +2,8 @@
 template's functions and their environment as Lambda sets it, the loopback Secrets Manager
 stand-in for the secret read at start, (`--first-call`) what each function's main route defers to
 its first invocation, the layout (a sam build or the source tree) and the probe, one fresh
-interpreter per cold start. Timed (devstack/coldstart.py) or counted by callgrind
-(devstack/coldstart_count.py), every cold start goes through the probe here."""
+interpreter per cold start. Timed (devstack/measure/coldstart.py) or counted by callgrind
+(devstack/measure/coldstart_count.py), every cold start goes through the probe here."""
 from __future__ import annotations
 
 import contextlib
@@ -24,7 +24,7 @@ from typing import Any, Iterator
 
 from devstack import sample_events
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 #: ``--first-call``: the work a function's main route does on its first invocation that its import
