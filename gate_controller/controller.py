@@ -202,19 +202,28 @@ class Gate:
             self.journal.put(db, "voided_valid_until", until)
 
     def _check_lot_key(self, config: dict[str, Any], accept_kid: str | None) -> None:
+        """The keys offered (``public_key``/``kid``, and ``keys``, every key passes are accepted
+        under while one is rotated) each match their ids, and none is new to this device unless the
+        operator named it (``accept_kid``); the first keys fetched are trusted as they come."""
         offered, kid = config.get("public_key"), config.get("kid")
         if not offered:
             return
-        try:
-            genuine = kid == key_id(b64url_decode(offered))
-        except (ValueError, TypeError):
-            genuine = False
-        if not genuine:
-            raise LotKeyRefused(f"the lot key offered does not match its id {kid!r}")
+        listed = [(kid, offered)] + [(entry.get("kid"), entry.get("public_key")) for entry in config.get("keys") or ()]
+        for claimed, text in listed:
+            try:
+                genuine = claimed == key_id(b64url_decode(str(text)))
+            except (ValueError, TypeError):
+                genuine = False
+            if not genuine:
+                raise LotKeyRefused(f"the lot key offered does not match its id {claimed!r}")
         pinned = self.journal.get("kid")
-        if pinned and kid != pinned and kid != accept_kid:
-            raise LotKeyRefused(f"the backend offers lot key {kid}, this gate trusts {pinned}: if the lot's key "
-                                f"was rotated, refresh with --accept-lot-key {kid}")
+        if not pinned:
+            return
+        trusted = {pinned} | {entry.get("kid") for entry in self.journal.get("keys") or ()}
+        new = sorted({claimed for claimed, _ in listed} - trusted - {accept_kid})
+        if new:
+            raise LotKeyRefused(f"the backend offers lot key {new[0]}, this gate trusts {sorted(trusted)}: if the "
+                                f"key was rotated, refresh with --accept-lot-key {new[0]}")
 
     def status(self) -> dict[str, Any]:
         passes = self.journal.passes()

@@ -50,10 +50,10 @@ class Door(Gate):
         fresh, so that a busy backend never lets in a ticket voided since the last refresh."""
         if busy and not voided_list_fresh(self.journal, self.clock()):
             return Decision(False, "backend_busy")
-        key = self.journal.get("public_key")
+        key = self.journal.get("keys") or self.journal.get("public_key")
         if not key:
             return Decision(False, "no_event_key")
-        verdict = verify_ticket(token, key, self.lot_id)
+        verdict = verify_ticket(token, key, self.lot_id, self.clock())
         if not verdict.ok:
             return Decision(False, verdict.reason)
         ticket_id = (verdict.payload or {})["tk"]

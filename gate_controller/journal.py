@@ -226,6 +226,9 @@ class Journal:
             for key in ("public_key", "kid"):
                 if config.get(key):
                     self.put(db, key, config[key])
+            if config.get("public_key"):
+                # every key passes are accepted under (a rotation lists two); none: the one above
+                self.put(db, "keys", list(config.get("keys") or ()))
             self.put(db, "policy", {
                 "offline_tickets": bool(policy.get("allow_offline_temporary_tickets", False)),
                 "early_entry_minutes": int(config.get("early_entry_minutes", 15)),

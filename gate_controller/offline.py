@@ -88,7 +88,7 @@ class OfflineRules:
         return Decision(False, "offline_unknown_vehicle")
 
     def _entry_by_token(self, token: str) -> Decision:
-        public_key = self.journal.get("public_key")
+        public_key = self.journal.get("keys") or self.journal.get("public_key")
         if not public_key:
             return Decision(False, "no_lot_key")
         early = timedelta(minutes=int(self.policy["early_entry_minutes"]))

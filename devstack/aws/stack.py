@@ -24,6 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from devstack.organizers import KEY_HASH_KEY, PLATFORM_KEY
+from holdfast.domain.signatures import public_half
+from holdfast.products.events.tickets import PURPOSE as EVENT_KEY_PURPOSE
+from holdfast.products.parking.tokens import PURPOSE as LOT_KEY_PURPOSE
 
 from . import emf, mail, runtime, sale_metrics, timecontrol, webhook_receiver
 from .clock import StackClock
@@ -55,9 +58,14 @@ DUMMY_CREDENTIALS = {
 }
 # Local-only provider credentials; the payment sandbox accepts exactly these. Never real values.
 LOCAL_PROVIDER_SECRET = {"secret_key": "sandbox_secret_local_only"}
-#: The parking entry-token master seed of the local stack (every lot's key is derived from it).
+#: The signing roots of the local stack (parking's passes, events' tickets), each with the published
+#: list of its public key that the checking functions and devices hold instead (docs/deploy.md).
 LOCAL_PARKING_KEY_SECRET = {"master_seed": "local-parking-master-seed-not-secret"}
 LOCAL_TICKET_KEY_SECRET = {"master_seed": "local-ticket-master-seed-not-secret-either"}
+LOCAL_PARKING_PUBLIC_KEYS = {"public_keys": [public_half(LOCAL_PARKING_KEY_SECRET["master_seed"].encode(),
+                                                         LOT_KEY_PURPOSE)]}
+LOCAL_TICKET_PUBLIC_KEYS = {"public_keys": [public_half(LOCAL_TICKET_KEY_SECRET["master_seed"].encode(),
+                                                        EVENT_KEY_PURPOSE)]}
 #: Every secret of the local stack by the template parameter naming it (one per purpose, as on AWS):
 #: local-only values, never real ones. Organizers sign in with their own keys, stored hashed
 #: under the hash key (devstack/organizers.py seeds two).
@@ -70,6 +78,8 @@ LOCAL_SECRETS = {
     "PseudonymSecretName": {"pseudonym_key": "local-pseudonym-key-not-secret"},
     "ParkingKeySecretName": LOCAL_PARKING_KEY_SECRET,
     "TicketKeySecretName": LOCAL_TICKET_KEY_SECRET,
+    "ParkingPublicKeysSecretName": LOCAL_PARKING_PUBLIC_KEYS,
+    "TicketPublicKeysSecretName": LOCAL_TICKET_PUBLIC_KEYS,
     # the key webhook endpoints' signing secrets are derived from (holdfast.domain.webhooks)
     "WebhookKeySecretName": {"webhook_key": "local-webhook-key-not-secret"},
 }

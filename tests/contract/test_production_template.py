@@ -219,7 +219,8 @@ def test_the_edge_header_is_a_generated_secret_never_a_public_name():
     matches = [found["ByteMatchStatement"] for rule in _rules(RESOURCES["ApiWebAcl"]) for found in _walk(rule["Statement"])
                if "ByteMatchStatement" in found and found["ByteMatchStatement"]["FieldToMatch"]
                == {"SingleHeader": {"Name": "x-holdfast-edge"}}]
-    assert len(matches) == 4 and all(match["SearchString"] == reference for match in matches)
+    # the four exemptions and finding 13's holds-need-token (which judges only direct holds)
+    assert len(matches) == 5 and all(match["SearchString"] == reference for match in matches)
     assert "${EdgeHeaderRotation}" in acl["Description"]["Fn::Sub"]
     # nothing the internet can read is the edge's word any more
     assert "AWS::StackId" not in json.dumps(api_origin) and "AWS::StackId" not in json.dumps(acl)
@@ -278,7 +279,9 @@ def test_holds_are_limited_per_address_and_bot_control_is_a_parameter_off_locall
     assert not holds.match("/Prod/events/E/bookings/B") and not holds.match("/Prod/events")
 
     acl = RESOURCES["ApiWebAcl"]
-    [conditional] = [rule for rule in acl["Properties"]["Rules"] if "Fn::If" in rule]
+    # (finding 13's per-device rules are conditional too: the Bot Control one is picked by name)
+    [conditional] = [rule for rule in acl["Properties"]["Rules"] if "Fn::If" in rule
+                     and rule["Fn::If"][1]["Name"] == "hold-bot-control"]
     condition, bot_rule, otherwise = conditional["Fn::If"]
     assert condition == "GuardsHoldsFromBots" and otherwise == {"Ref": "AWS::NoValue"}
     group = bot_rule["Statement"]["ManagedRuleGroupStatement"]
@@ -296,10 +299,65 @@ def test_holds_are_limited_per_address_and_bot_control_is_a_parameter_off_locall
     edge_acl = edge["Resources"]["EdgeWebAcl"]
     assert _rate_rules(edge_acl)["viewer-holds"]["Statement"]["RateBasedStatement"]["Limit"] == \
         {"Ref": "ViewerHoldRateLimit"}
-    [edge_conditional] = [rule for rule in edge_acl["Properties"]["Rules"] if "Fn::If" in rule]
+    [edge_conditional] = [rule for rule in edge_acl["Properties"]["Rules"] if "Fn::If" in rule
+                          and rule["Fn::If"][1]["Name"] == "hold-bot-control"]
     assert edge_conditional["Fn::If"][1]["Statement"]["ManagedRuleGroupStatement"]["Name"] == \
         "AWSManagedRulesBotControlRuleSet"
     assert edge["Parameters"]["BotControl"]["Default"] == "off"
+
+
+def test_with_bot_control_holds_need_a_waf_token_and_are_limited_per_device_at_both_web_acls():
+    """Finding 13 of issue 42, per device: the per-address limit alone lets one address's many
+    devices (or one device's many addresses) through, and a new account resets nothing of it. With
+    Bot Control on, the pages' challenge gives each browser an AWS WAF token; a hold without one is
+    refused (403), and each token's client session (label ``awswaf:managed:token:id:``, added by Bot
+    Control, so the rule comes after it) is limited per 5 minutes, whatever accounts or addresses
+    it uses. Off by default and never on a local stack (the same condition as Bot Control)."""
+    from samtranslator.yaml_helper import yaml_parse
+
+    from tests.support.handlers import REPO
+
+    edge = yaml_parse((REPO / "edge-web-acl.yaml").read_text())
+    for acl, limit, names in ((RESOURCES["ApiWebAcl"], "HoldRateLimitPerDevice", ("holds-need-token", "holds-per-device")),
+                              (edge["Resources"]["EdgeWebAcl"], "ViewerHoldRateLimitPerDevice",
+                               ("holds-need-token", "viewer-holds-per-device"))):
+        conditional = {rule["Fn::If"][1]["Name"]: rule["Fn::If"] for rule in acl["Properties"]["Rules"] if "Fn::If" in rule}
+        priorities = {rule["Name"]: rule["Priority"] for rule in _rules(acl)}
+        assert len(set(priorities.values())) == len(priorities), "one rule per priority"
+        for name in names:
+            condition, rule, otherwise = conditional[name]
+            assert condition == "GuardsHoldsFromBots" and otherwise == {"Ref": "AWS::NoValue"}
+            # token labels exist only after the Bot Control group has run
+            assert priorities[name] > priorities["hold-bot-control"], name
+        need, per_device = conditional[names[0]][1], conditional[names[1]][1]
+        assert need["Action"] == {"Block": {"CustomResponse": {"ResponseCode": 403}}}
+        statements = need["Statement"]["AndStatement"]["Statements"]
+        assert {"NotStatement": {"Statement": {"LabelMatchStatement": {
+            "Scope": "LABEL", "Key": "awswaf:managed:token:accepted"}}}} in statements
+        assert any("RegexPatternSetReferenceStatement" in st and st["RegexPatternSetReferenceStatement"]["Arn"] ==
+                   {"Fn::GetAtt": ["HoldRoutes", "Arn"]} for st in statements)
+        rated = per_device["Statement"]["RateBasedStatement"]
+        assert per_device["Action"] == {"Block": {"CustomResponse": {"ResponseCode": 429}}}
+        assert rated["AggregateKeyType"] == "CUSTOM_KEYS" and rated["Limit"] == {"Ref": limit}
+        assert rated["CustomKeys"] == [{"LabelNamespace": {"Namespace": "awswaf:managed:token:id:"}}]
+        scope = rated["ScopeDownStatement"]["AndStatement"]["Statements"]
+        assert {"ByteMatchStatement": {"FieldToMatch": {"Method": {}}, "PositionalConstraint": "EXACTLY",
+                                       "SearchString": "POST", "TextTransformations": [{"Priority": 0, "Type": "NONE"}]}} \
+            in scope
+    # the edge's pages give the token: a challenge on page loads, never on the API's paths
+    edge_rules = {rule["Name"]: rule for rule in _rules(edge["Resources"]["EdgeWebAcl"])}
+    challenge = edge_rules["pages-challenge"]
+    assert challenge["Action"] == {"Challenge": {}}
+    pages = re.compile(challenge["Statement"]["AndStatement"]["Statements"][1]["RegexMatchStatement"]["RegexString"])
+    assert pages.match("/") and pages.match("/event.html") and pages.match("/booking.html")
+    assert not pages.match("/events/E/bookings") and not pages.match("/lots/L/reservations")
+    # a direct hold (no edge header) without a token is refused; one the edge forwarded is judged there
+    direct = RESOURCES["ApiWebAcl"]["Properties"]["Rules"]
+    [need_direct] = [r["Fn::If"][1] for r in direct if "Fn::If" in r and r["Fn::If"][1]["Name"] == "holds-need-token"]
+    assert any(st.get("NotStatement", {}).get("Statement", {}).get("ByteMatchStatement", {}).get("FieldToMatch") ==
+               {"SingleHeader": {"Name": "x-holdfast-edge"}} for st in need_direct["Statement"]["AndStatement"]["Statements"])
+    assert template()["Parameters"]["HoldRateLimitPerDevice"]["Default"] < \
+        template()["Parameters"]["HoldRateLimitPerIp"]["Default"]
 
 
 def _walk(statement: dict):

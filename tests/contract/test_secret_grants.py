@@ -21,13 +21,18 @@ from tests.support.template import template
 RESOURCES = template()["Resources"]
 FUNCTIONS = {name: r["Properties"] for name, r in RESOURCES.items() if r["Type"] == "AWS::Serverless::Function"}
 VARIABLES = {variable_of(secret.setting): key for key, secret in wiring.SECRETS.items()}
-#: The parking product's master seed: its own secret already, read lazily by the functions that
-#: sign or check entry passes (products/parking/wiring.py), not through cold_start.
+#: The parking product's signing root: its own secret already, read lazily by the functions that
+#: sign entry passes (products/parking/wiring.py), not through cold_start.
 PARKING = "ParkingKeySecretName"
-#: Events' ticket seed, a signing root of its own (issue 42, finding 12), read lazily the same way.
+#: Events' ticket signing root, a root of its own (issue 42, finding 12), read lazily the same way.
 TICKETS = "TicketKeySecretName"
 SIGNING_ROOTS = {PARKING, TICKETS}
-
+#: Each product's published public keys (issue 42, finding 12): what the checking functions hold.
+PARKING_PUBLIC, TICKETS_PUBLIC = "ParkingPublicKeysSecretName", "TicketPublicKeysSecretName"
+PASS_KEYS = SIGNING_ROOTS | {PARKING_PUBLIC, TICKETS_PUBLIC}
+#: The variable each of those is told by (products' config sections).
+PASS_KEY_VARIABLES = {PARKING: "PARKING_KEY_SECRET_NAME", TICKETS: "TICKET_KEY_SECRET_NAME",
+                      PARKING_PUBLIC: "PARKING_PUBLIC_KEYS_SECRET_NAME", TICKETS_PUBLIC: "TICKET_PUBLIC_KEYS_SECRET_NAME"}
 
 def declared(code_uri: str) -> set[str]:
     """The secrets (keys of wiring.SECRETS) a handler names in its ``wiring.cold_start(...)``."""
@@ -83,7 +88,7 @@ def test_each_secret_has_its_own_parameter_and_no_function_is_told_of_it_globall
     parameters = parameters_of_secrets()
     assert set(parameters) == set(wiring.SECRETS), "every secret is read by some function"
     assert len(set(parameters.values())) == len(parameters), f"one secret per purpose: {parameters}"
-    assert not SIGNING_ROOTS & set(parameters.values())
+    assert not PASS_KEYS & set(parameters.values())
     globals_ = template()["Globals"]["Function"]["Environment"]["Variables"]
     assert not set(VARIABLES) & set(globals_), "a secret's name goes only to the functions that read it"
     for parameter in parameters.values():
@@ -98,7 +103,7 @@ def test_each_function_is_granted_and_told_exactly_the_secrets_its_code_reads():
         for key in reads:
             readers[key].add(name)
         assert set(told(props)) == reads, f"{name} reads {sorted(reads)}, is told of {sorted(told(props))}"
-        assert granted(props) - SIGNING_ROOTS == {parameters[key] for key in reads}, (
+        assert granted(props) - PASS_KEYS == {parameters[key] for key in reads}, (
             f"{name} reads {sorted(reads)}, is granted {sorted(granted(props))}")
     # what the issues ask for, as the code above derives it
     assert readers["PLATFORM_KEY_SECRET"] == {"AdminApiFunction"}
@@ -107,19 +112,48 @@ def test_each_function_is_granted_and_told_exactly_the_secrets_its_code_reads():
     assert all(readers.values())
 
 
-def test_each_product_signs_with_its_own_root_granted_only_where_it_is_used():
-    """Issue 42, finding 12: lots' entry passes and events' tickets came from one seed, readable by
-    every function that only checks one of them. Each product's root is now a secret of its own,
-    told to every function (read lazily, only when a pass is made or checked) but granted only to
-    the functions of that product's passes."""
+def test_each_product_signs_with_its_own_root_and_the_functions_that_only_check_hold_public_keys():
+    """Issue 42, finding 12: one signing root signed every lot's and event's passes, and the
+    functions that only check passes (gates, doors) could read it. Each product now has a private
+    root, granted and told only to the functions that sign (a booking's view, its confirmation),
+    and a published list of public keys, granted to the checking functions and the signers (which
+    refuse to sign with a key not listed). No function is told of a key secret it is not granted."""
     globals_ = template()["Globals"]["Function"]["Environment"]["Variables"]
-    assert globals_["PARKING_KEY_SECRET_NAME"] == {"Ref": PARKING}
-    assert globals_["TICKET_KEY_SECRET_NAME"] == {"Ref": TICKETS}
-    readers = {root: {name for name, props in FUNCTIONS.items() if root in granted(props)} for root in SIGNING_ROOTS}
-    assert readers[PARKING] == {"ParkingApiFunction", "BookingsApiFunction", "NotifierFunction"}
-    assert readers[TICKETS] == {"DoorsApiFunction", "BookingsApiFunction", "NotifierFunction"}
-    defaults = {template()["Parameters"][root]["Default"] for root in SIGNING_ROOTS}
-    assert len(defaults) == 2
+    assert not set(PASS_KEY_VARIABLES.values()) & set(globals_), "a key secret's name goes only to its readers"
+    readers = {key: {name for name, props in FUNCTIONS.items() if key in granted(props)} for key in PASS_KEYS}
+    signers = {"BookingsApiFunction", "NotifierFunction"}
+    assert readers[PARKING] == signers and readers[TICKETS] == signers
+    assert readers[PARKING_PUBLIC] == signers | {"ParkingApiFunction"}
+    assert readers[TICKETS_PUBLIC] == signers | {"DoorsApiFunction"}
+    for name in ("ParkingApiFunction", "DoorsApiFunction"):   # gates, doors and their configuration
+        assert not granted(FUNCTIONS[name]) & SIGNING_ROOTS, f"{name} checks passes: public keys only"
+    for name, props in FUNCTIONS.items():
+        variables = (props.get("Environment") or {}).get("Variables") or {}
+        told_keys = {key for key, variable in PASS_KEY_VARIABLES.items() if variable in variables}
+        assert told_keys == granted(props) & PASS_KEYS, name
+        for key in told_keys:
+            assert variables[PASS_KEY_VARIABLES[key]] == {"Ref": key}
+    defaults = {template()["Parameters"][key]["Default"] for key in PASS_KEYS}
+    assert len(defaults) == 4
+
+
+def test_the_local_stack_publishes_the_public_half_of_each_products_root():
+    """The local stack's published lists name exactly the key its roots sign with (what a deploy
+    must do too: docs/deploy.md, "Signing keys"), and the signer refuses a root whose key is not listed."""
+    import pytest
+
+    from devstack.aws.stack import LOCAL_SECRETS
+    from holdfast.domain.signatures import KeyNotPublished, unb64
+    from holdfast.products.events.tickets import EventKeys
+    from holdfast.products.parking.tokens import LotKeys
+
+    for root, public, keys in ((PARKING, PARKING_PUBLIC, LotKeys), (TICKETS, TICKETS_PUBLIC, EventKeys)):
+        seed = LOCAL_SECRETS[root]["master_seed"].encode()
+        published = [unb64(text) for text in LOCAL_SECRETS[public]["public_keys"]]
+        assert keys(seed, published).published == published
+        other = TICKETS_PUBLIC if public == PARKING_PUBLIC else PARKING_PUBLIC
+        with pytest.raises(KeyNotPublished):
+            keys(seed, [unb64(text) for text in LOCAL_SECRETS[other]["public_keys"]])
 
 
 def test_the_deploy_guide_creates_each_secret_with_exactly_its_fields():

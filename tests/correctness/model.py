@@ -803,7 +803,7 @@ class BookingModel:
         part = kind.part(booking, offering)
         ticket_id, seat = d.choice(tickets.places(part))
         before = self.store.get_checkin(offering, ticket_id)
-        token = ORDER_TICKET_KEYS.ticket_token(offering, booking_id, ticket_id, seat)
+        token = ORDER_TICKET_KEYS.ticket_token(offering, booking_id, ticket_id, seat, starts_at=part.ends_at)
         doors = Doors(self.store, self.clock, lambda: ORDER_TICKET_KEYS)
         self.scans += 1
         answer, error = self._call("door", "POST .../scan (order)", lambda: doors.scan(

@@ -36,7 +36,8 @@ def test_one_ticket_scanned_at_eight_doors_at_once_is_admitted_once(store_backen
     held = BookingService(store, clock, rng=random.Random(1)).create_booking(event_id, "c1", "k1", HoldPlaces(quantity=3))
     booking = transitions.apply(store, held.booking, clock(), status=BookingStatus.CONFIRMED, actor="test",
                                 action="paid", decision="paid", move=Move.SELL)
-    tickets = [{"tk": tid, "token": KEYS.ticket_token(event_id, booking.booking_id, tid, seat)}
+    tickets = [{"tk": tid, "token": KEYS.ticket_token(event_id, booking.booking_id, tid, seat,
+                                                    starts_at=booking.ends_at)}
                for tid, seat in places(booking)]
     doors = [f"door-{n}" for n in range(DOORS)]
     # the contested ticket at every door, and the booking's two others once each, all at one moment

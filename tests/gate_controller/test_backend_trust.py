@@ -57,3 +57,35 @@ def test_a_key_whose_id_does_not_match_it_is_refused_even_first(gate, backend, l
     with pytest.raises(LotKeyRefused, match="does not match"):
         gate.refresh()
     assert gate.journal.get("kid") is None
+
+
+def test_a_rotation_lists_both_keys_and_the_gate_accepts_passes_of_either_once_the_new_one_is_named(
+        gate, backend, lot_key, clock):
+    """Issue 42, finding 12: a config lists every key passes are accepted under (``keys``); a key
+    new to the gate is refused until the operator names it, then passes of both keys open offline."""
+    from tests.support.parking_tokens import b64url  # noqa: F401 - the spec's encoding, as the tokens use it
+
+    backend.config = config(lot_key, clock, offline_tickets=False)
+    gate.refresh()
+    new = LotKey(b"\x0b" * 32)
+    listed = [{"kid": k.kid, "public_key": k.public_b64, "alg": "Ed25519"} for k in (new, lot_key)]
+    backend.config = {**config(new, clock, offline_tickets=False), "keys": listed}
+    with pytest.raises(LotKeyRefused, match=new.kid):
+        gate.refresh()
+    gate.refresh(accept_kid=new.kid)
+    assert [entry["kid"] for entry in gate.journal.get("keys")] == [new.kid, lot_key.kid]
+    from gate_controller.tokens import verify
+    from datetime import timedelta
+
+    iso = lambda moment: moment.isoformat().replace("+00:00", "Z")  # noqa: E731
+    window = (iso(clock.now), iso(clock.now + timedelta(hours=2)))
+    for key in (new, lot_key):
+        token = key.token(LOT, "bk-1", "A123BC77", *window, exp=window[1])
+        assert verify(token, gate.journal.get("keys"), LOT, clock.now, timedelta(minutes=15)).ok
+    stranger = LotKey(b"\x0c" * 32).token(LOT, "bk-1", "A123BC77", *window, exp=window[1])
+    assert verify(stranger, gate.journal.get("keys"), LOT, clock.now, timedelta(minutes=15)).reason == "unknown_key"
+    # the old key retired: the next config lists only the new one, and the gate forgets the old
+    backend.config = {**config(new, clock, offline_tickets=False), "keys": listed[:1]}
+    gate.refresh()
+    old_token = lot_key.token(LOT, "bk-1", "A123BC77", *window, exp=window[1])
+    assert verify(old_token, gate.journal.get("keys"), LOT, clock.now, timedelta(minutes=15)).reason == "unknown_key"

@@ -138,3 +138,22 @@ def test_a_busy_backend_keeps_a_door_shut_once_its_voided_list_is_stale(door, ba
     backend.always_busy = None
     backend.stop()
     assert door.scan(token)["open"] is True                # a lost connection: the offline rules
+
+
+def test_an_offline_door_refuses_a_ticket_past_its_expiry(door, backend, clock):
+    """Issue 42, finding 12: a ticket carries ``exp`` (its event's start + 12 h); a door that cannot
+    reach the backend refuses it after that, by the key list its configuration gave."""
+    key = LotKey()
+    ends = clock.now + timedelta(hours=1)
+    payload = json.dumps({"v": 1, "kid": key.kid, "ev": LOT, "bk": "bk-1", "tk": "tk-1", "seat": None, "exp": iso(ends)},
+                         sort_keys=True, separators=(",", ":")).encode()
+    token = b64url(payload) + "." + b64url(key.private.sign(payload))
+    answer = {"event_id": LOT, "door_id": GATE, "public_key": key.public_b64, "kid": key.kid,
+              "keys": [{"kid": key.kid, "public_key": key.public_b64, "alg": "Ed25519"}],
+              "voided_tickets": [], "voided_valid_until": iso(clock.now + timedelta(hours=3))}
+    door.backend.config = lambda: answer
+    door.refresh()
+    backend.stop()
+    clock.advance(seconds=3600)
+    late = door.scan(token)
+    assert (late["open"], late["reason"]) == (False, "ticket_expired")

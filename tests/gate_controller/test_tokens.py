@@ -21,8 +21,13 @@ def test_a_token_the_backend_signs_verifies_at_the_gate_with_the_lots_public_key
 
 def test_the_gate_refuses_another_lots_key_another_lot_and_a_changed_payload():
     token = KEYS.entry_token("lot-a", "bk-1", DETAILS)
-    other_key = KEYS.public_key("lot-b")["public_key"]
-    assert verify(token, other_key, "lot-a", NOW, EARLY).reason == "bad_signature"
+    # another root's key (issue 42, finding 12: parking has one key for every lot, so "another
+    # lot's key" is now another root's): a kid the gate does not list is refused before the signature
+    other_key = LotKeys(b"another-parking-root-0123456789").public_key("lot-a")["public_key"]
+    assert verify(token, other_key, "lot-a", NOW, EARLY).reason == "unknown_key"
+    payload, signature = token.split(".")
+    forged = payload + "." + signature[:-4] + ("AAAA" if not signature.endswith("AAAA") else "BBBB")
+    assert verify(forged, KEYS.public_key("lot-a")["public_key"], "lot-a", NOW, EARLY).reason == "bad_signature"
     other_lots_token = KEYS.entry_token("lot-b", "bk-2", DETAILS)
     assert verify(other_lots_token, KEYS.public_key("lot-b")["public_key"], "lot-a", NOW, EARLY).reason == "other_lot"
     payload, signature = token.split(".")

@@ -195,3 +195,45 @@ def test_the_gate_list_shows_each_gate_its_rekey_and_revocation_never_a_key(park
     assert gates(headers={})[0] == 401
     status, missing = gates(lot="no-such-lot")
     assert (status, missing["error"]["code"]) == (404, "lot_not_found")
+
+
+def test_the_gates_function_works_from_the_published_public_keys_alone(handler_env, monkeypatch):
+    """Issue 42, finding 12: the parking function (gates) is told the public-key list only, never the
+    signing root. Lots and gates show the listed keys and holds work; nothing here can sign; the
+    signers refuse a root whose key is not listed; a list that is not one is a configuration error,
+    not a pass refused."""
+    from holdfast.adapters.aws import clear_secret_cache
+    from holdfast.config import ConfigurationError
+    from holdfast.domain.signatures import KeyNotPublished, public_half
+    from holdfast.products.parking.tokens import PURPOSE
+
+    seed, other = "handler-parking-master-seed-0123456789", "another-parking-root-not-published-0123"
+    secrets = boto3.client("secretsmanager", region_name="eu-central-1")
+    secrets.create_secret(Name="handler/parking-public", SecretString=json.dumps(
+        {"public_keys": [public_half(seed.encode(), PURPOSE), public_half(other.encode(), PURPOSE)]}))
+    monkeypatch.setenv("PARKING_PUBLIC_KEYS_SECRET_NAME", "handler/parking-public")
+    monkeypatch.delenv("PARKING_KEY_SECRET_NAME", raising=False)
+    wiring.reset()
+    clear_secret_cache()
+    status, lot = create_lot()
+    assert status == 201 and lot["public_key"]["public_key"] == public_half(seed.encode(), PURPOSE)
+    assert len(lot["public_key"]["keys"]) == 2
+    status, gate = call("parking_api", api_event("create_gate.json", path_params={"lot_id": lot["lot_id"]},
+                                                 headers=ORGANIZER))
+    status, config = gate_call("get_gate_config.json", lot["lot_id"], gate["gate_id"], gate["gate_key"])
+    assert status == 200 and config["keys"] == lot["public_key"]["keys"]
+    status, held = reserve(lot["lot_id"], "r-public-only")
+    assert status == 201 and held["status"] == "HELD"
+    with pytest.raises(ConfigurationError, match="PARKING_KEY_SECRET_NAME"):
+        parking_wiring.parking_keys()   # nothing here can sign
+
+    secrets.create_secret(Name="handler/parking-unlisted", SecretString=json.dumps({"master_seed": "x" * 40}))
+    monkeypatch.setenv("PARKING_KEY_SECRET_NAME", "handler/parking-unlisted")
+    wiring.reset()
+    with pytest.raises(KeyNotPublished):
+        parking_wiring.parking_keys()
+    secrets.create_secret(Name="handler/parking-not-a-list", SecretString=json.dumps({"public_keys": ["short"]}))
+    monkeypatch.setenv("PARKING_PUBLIC_KEYS_SECRET_NAME", "handler/parking-not-a-list")
+    wiring.reset()
+    with pytest.raises(ConfigurationError, match="public_keys"):
+        parking_wiring.parking_public_keys()

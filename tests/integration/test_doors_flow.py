@@ -96,3 +96,30 @@ def test_a_door_s_sync_dated_ahead_checks_nothing_in_and_opens_a_case(api, sandb
     cases = ok(api.request("GET", "/admin/reviews", organizer=True))["checkin_cases"]
     assert [(c["reason"], c["ticket_id"]) for c in cases if c["event_id"] == event["event_id"]] == \
         [("pass_time_in_future", tickets[0]["ticket_id"])]
+
+
+def test_a_ticket_names_a_key_the_doors_config_lists_and_expires_after_its_events_start(api, sandbox):
+    """Issue 42, finding 12, over HTTP: the door's config gives public keys only (the list a door
+    checks with), the ticket names one of them and carries its expiry (the event's start + 12 h);
+    a ticket made with any other root is refused, online and by the door's own program."""
+    from datetime import timedelta
+
+    from gate_controller.tokens import verify_ticket
+    from holdfast.clock import parse_iso
+    from holdfast.domain.signatures import claimed
+    from holdfast.products.events.tickets import EventKeys
+
+    event = api.create_event(capacity=3)
+    booking_id, _, tickets = tickets_of(api, sandbox, event["event_id"], 1)
+    door = make_door(api, event["event_id"], "Main")
+    config = ok(api.request("GET", f"/events/{event['event_id']}/doors/{door['door_id']}/config",
+                            headers={"X-Door-Key": door["door_key"]}))
+    said = claimed(tickets[0]["token"])
+    assert said["kid"] == config["kid"] == door["kid"] and said["kid"] in [key["kid"] for key in config["keys"]]
+    assert parse_iso(said["exp"]) == parse_iso(event["starts_at"]) + timedelta(hours=12)
+    assert verify_ticket(tickets[0]["token"], config["keys"], event["event_id"], system_clock()).ok
+    forged = EventKeys(b"not-this-stacks-ticket-root-0123456789").ticket_token(
+        event["event_id"], booking_id, tickets[0]["ticket_id"], None, starts_at=event["starts_at"])
+    assert not verify_ticket(forged, config["keys"], event["event_id"], system_clock()).ok
+    assert ok(scan(api, event["event_id"], door, "forged-1", forged))["reason"] == "bad_token"
+    assert ok(scan(api, event["event_id"], door, "main-1", tickets[0]["token"]))["admitted"] is True

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from .clock import system_clock
 from .config import ConfigurationError, check_sections, load_settings, settings, variable_of
@@ -323,6 +323,34 @@ def signing_seed(secret_name: str, variable: str) -> bytes:
     if not isinstance(seed, str) or len(seed) < MASTER_SEED_LENGTH:
         raise ConfigurationError(f"secret {secret_name} lacks master_seed ({MASTER_SEED_LENGTH}+ characters)")
     return seed.encode()
+
+
+def published_keys(secret_name: str, variable: str) -> list[bytes] | None:
+    """A product's published public keys (the secret's ``public_keys``, base64url raw Ed25519, the
+    key passes are signed with now first), through the five-minute cache; None where ``variable``
+    is not set (a signer then checks nothing against it)."""
+    from .adapters.aws import read_secret
+    from .domain.signatures import unb64
+
+    if not secret_name:
+        return None
+    listed = read_secret(secret_name).get("public_keys")
+    try:
+        keys = [unb64(str(text)) for text in listed or ()]
+    except ValueError:
+        keys = []
+    if not keys or any(len(raw) != 32 for raw in keys):
+        raise ConfigurationError(f"secret {secret_name} lacks public_keys (a list of base64url Ed25519 public keys)")
+    return keys
+
+
+def checking_keys(public_secret_name: str, public_variable: str, signing: Callable[[], Any]) -> Any:
+    """The public keys a product's passes are checked with: its published list, or, where none is
+    named (a test, or a deployment that signs and checks in one place), the signing key's own."""
+    from .domain.signatures import PublicKeys
+
+    published = published_keys(public_secret_name, public_variable)
+    return PublicKeys(published) if published is not None else signing()
 
 
 def booking_view_extras(booking) -> dict:  # noqa: ANN001

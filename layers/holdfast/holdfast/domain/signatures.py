@@ -1,11 +1,15 @@
 """Signed passes and the keys of the devices that check them, for every product that admits
 people or vehicles at a checkpoint (a lot's gates, an event's doors).
 
-One master seed; each scope's Ed25519 key (a lot, an event) is derived from it with HKDF-SHA256
-under ``info = <purpose>:<scope id>``, so no per-scope secret is stored and a scope's public key
-can be handed to its devices at any time. ``kid`` is the first 8 hex characters of sha256 of the
-raw public key. A token is ``b64url(payload) + "." + b64url(Ed25519(payload))``, the payload JSON
-with sorted keys and no spaces (no padding in either part).
+Each product has a signing root of its own (issue 42, finding 12): a secret seed, read only by the
+functions that make passes, from which the product's one Ed25519 signing key is derived with
+HKDF-SHA256 under ``info = <purpose>``; and a published list of the public keys its passes are
+accepted under, read by the functions and devices that check passes, which never see the seed.
+``kid`` is the first 8 hex characters of sha256 of the raw public key; a token names the key that
+signed it, so a verifier picks that key from the list and a rotation lists two keys for a while
+(docs/doors.md, "Signing keys"). A token is ``b64url(payload) + "." + b64url(Ed25519(payload))``,
+the payload JSON with sorted keys and no spaces (no padding in either part); every token made now
+carries ``exp``, after which no verifier accepts it.
 
 A device's own key (a gate's, a door's) is a random string shown once; only its sha256 is kept and
 it is compared in constant time.
@@ -18,9 +22,9 @@ import hashlib
 import json
 import secrets
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
-from ..clock import parse_iso
+from ..clock import iso, parse_iso
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -97,37 +101,106 @@ def device_key_matches(stored_hash: str | None, key: str | None) -> bool:
     return bool(stored_hash) and secrets.compare_digest(str(stored_hash), device_key_hash(key or ""))
 
 
-class ScopedKeys:
-    """The Ed25519 keys of one purpose's scopes, all derived from one master seed."""
+class KeyNotPublished(Exception):
+    """The signing key's public half is not in the product's published list: every pass signed
+    now would be refused by every door or gate, so none is signed (a rotation done out of order)."""
 
-    def __init__(self, master_seed: bytes, purpose: str) -> None:
+
+class PublicKeys:
+    """The public keys a product's passes are accepted under (its published list, the first the
+    one passes are signed with now, the others still accepted: a rotation). What a verifying
+    function and a device hold: they can check passes and never make one."""
+
+    def __init__(self, published: Sequence[bytes]) -> None:
+        if not published or any(len(raw) != 32 for raw in published):
+            raise ValueError("a product publishes one or more raw 32-byte Ed25519 public keys")
+        self.published = list(published)
+        self._by_kid = {kid_of(raw): raw for raw in self.published}
+
+    @classmethod
+    def from_listing(cls, listed: Sequence[str]) -> PublicKeys:
+        return cls([unb64(str(text)) for text in listed])
+
+    @property
+    def kids(self) -> list[str]:
+        return list(self._by_kid)
+
+    def public_key(self, scope_id: str | None = None) -> dict[str, Any]:
+        """What a device is given (the same for each lot or event of the product): the current
+        key (``public_key``, ``kid``) and every key it must accept (``keys``)."""
+        current = self.published[0]
+        return {"public_key": b64(current), "kid": kid_of(current), "alg": "Ed25519",
+                "keys": [{"kid": kid_of(raw), "public_key": b64(raw), "alg": "Ed25519"} for raw in self.published]}
+
+    def public_raw(self, scope_id: str | None = None) -> bytes:
+        return self.published[0]
+
+    def verify(self, token: str, now: datetime | None = None) -> dict[str, Any]:
+        """The payload of a token signed by one of the listed keys, the one its ``kid`` names, and
+        not expired at ``now`` (when given). ``TokenInvalid``: ``token_malformed``,
+        ``token_unknown_key`` (a key not listed: never listed, or retired after a rotation),
+        ``token_signature_invalid``, ``token_expired``."""
+        raw = self._by_kid.get(str(claimed(token).get("kid")))
+        if raw is None:
+            raise TokenInvalid("token_unknown_key")
+        payload = verify(token, raw)
+        if payload.get("kid") != kid_of(raw):
+            raise TokenInvalid("token_unknown_key")
+        if now is not None and expired(payload, now):
+            raise TokenInvalid("token_expired")
+        return payload
+
+
+def claimed(token: str) -> dict[str, Any]:
+    """What a token's payload says, unchecked (to pick the key that checks it); {} if unreadable."""
+    try:
+        payload = json.loads(unb64(token.split(".")[0]))
+    except (ValueError, AttributeError, IndexError):
+        return {}
+    return payload if isinstance(payload, dict) else {}
+
+
+def expired(payload: dict[str, Any], now: datetime) -> bool:
+    """Whether a signed payload is past its ``exp`` (a token without one, or with one that is not a
+    time, counts as expired: every token made since keys have versions carries it)."""
+    try:
+        return now >= parse_iso(str(payload["exp"]))
+    except (KeyError, ValueError, TypeError):
+        return True
+
+
+class SigningKeys(PublicKeys):
+    """A product's signing key (derived from its root seed) with the product's published list. The
+    list defaults to the key's own public half (tests, a single-key deployment); given, it must name
+    that half, or nothing is signed (``KeyNotPublished``)."""
+
+    def __init__(self, master_seed: bytes, purpose: str, published: Sequence[bytes] | None = None) -> None:
         if len(master_seed) < 16:
             raise ValueError("the signing master seed must be at least 16 bytes")
         self._seed = master_seed
         self.purpose = purpose
+        own = _public_raw(master_seed, purpose)
+        if published is not None and own not in published:
+            raise KeyNotPublished(f"the {purpose} signing key {kid_of(own)} is not among the published keys "
+                                  f"{[kid_of(raw) for raw in published]}")
+        super().__init__([own] + [raw for raw in published or () if raw != own])
+        self.signing_kid = kid_of(own)
 
-    def private_key(self, scope_id: str) -> Ed25519PrivateKey:
+    def private_key(self) -> Ed25519PrivateKey:
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-        return Ed25519PrivateKey.from_private_bytes(_derived(self._seed, f"{self.purpose}:{scope_id}"))
+        return Ed25519PrivateKey.from_private_bytes(_derived(self._seed, self.purpose))
 
-    def public_raw(self, scope_id: str) -> bytes:
-        return _public_raw(self._seed, f"{self.purpose}:{scope_id}")
-
-    def public_key(self, scope_id: str) -> dict[str, str]:
-        raw = self.public_raw(scope_id)
-        return {"public_key": b64(raw), "kid": kid_of(raw), "alg": "Ed25519"}
-
-    def sign(self, scope_id: str, payload: dict[str, Any]) -> str:
-        """``payload`` with ``v`` 1 and the scope's ``kid``, signed."""
-        body = {"v": 1, "kid": kid_of(self.public_raw(scope_id)), **payload}
+    def sign(self, payload: dict[str, Any], expires: datetime | str) -> str:
+        """``payload`` with ``v`` 1, the signing key's ``kid`` and ``exp``, signed."""
+        exp = expires if isinstance(expires, str) else iso(expires)
+        body = {"v": 1, "kid": self.signing_kid, **payload, "exp": exp}
         data = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
-        return b64(data) + "." + b64(self.private_key(scope_id).sign(data))
+        return b64(data) + "." + b64(self.private_key().sign(data))
 
 
-# Public routes name a scope's key in their answers: derived once per container and scope, not on
-# each call (issue 34: a costly value an unauthenticated caller could make us compute)
-@functools.lru_cache(maxsize=4096)
+# derived once per container (issue 34: a costly value an unauthenticated caller could make us compute)
+@functools.lru_cache(maxsize=64)
 def _derived(seed: bytes, info: str) -> bytes:
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.kdf.hkdf import HKDF
@@ -135,13 +208,19 @@ def _derived(seed: bytes, info: str) -> bytes:
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=info.encode()).derive(seed)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=64)
 def _public_raw(seed: bytes, info: str) -> bytes:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
     key = Ed25519PrivateKey.from_private_bytes(_derived(seed, info))
     return key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+
+
+def public_half(master_seed: bytes, purpose: str) -> str:
+    """The published form (base64url, raw 32 bytes) of the key a seed signs with: what goes into
+    the product's public-key list (docs/deploy.md)."""
+    return b64(_public_raw(master_seed, purpose))
 
 
 def verify(token: str, public_raw: bytes) -> dict[str, Any]:

@@ -14,24 +14,32 @@ ask it.
 from __future__ import annotations
 
 import uuid
-from typing import Any, Callable
+from datetime import datetime, timedelta
+from typing import Any, Callable, Sequence
+
+from holdfast.clock import parse_iso
 
 from holdfast.domain import entry_rights
 from holdfast.domain.booking import Booking
 from holdfast.domain.claims import PART
-from holdfast.domain.signatures import ScopedKeys, TokenInvalid, verify
+from holdfast.domain.signatures import PublicKeys, SigningKeys, TokenInvalid, expired
 from holdfast.kinds.base import Kind
 
 PURPOSE = "holdfast-event-key"
 NAMESPACE = uuid.UUID("4b0e1c55-9a7f-4f0d-8c2e-6d31a8e07f12")
+#: How long after its event's start a ticket still admits (events name no end): its ``exp``.
+VALID_AFTER_START = timedelta(hours=12)
 
 
-class EventKeys(ScopedKeys):
-    def __init__(self, master_seed: bytes) -> None:
-        super().__init__(master_seed, PURPOSE)
+class EventKeys(SigningKeys):
+    def __init__(self, master_seed: bytes, published: Sequence[bytes] | None = None) -> None:
+        super().__init__(master_seed, PURPOSE, published)
 
-    def ticket_token(self, event_id: str, booking_id: str, ticket_id: str, seat_id: str | None) -> str:
-        return self.sign(event_id, {"ev": event_id, "bk": booking_id, "tk": ticket_id, "seat": seat_id})
+    def ticket_token(self, event_id: str, booking_id: str, ticket_id: str, seat_id: str | None, *,
+                     starts_at: str) -> str:
+        """A ticket of the event starting at ``starts_at``, valid until VALID_AFTER_START after it."""
+        return self.sign({"ev": event_id, "bk": booking_id, "tk": ticket_id, "seat": seat_id},
+                         expires=parse_iso(starts_at) + VALID_AFTER_START)
 
 
 def ticket_id(booking_id: str, position: int) -> str:
@@ -66,9 +74,12 @@ def view(booking: Booking, credentials: Callable[[], EventKeys] | None) -> dict[
     """The booking view's ``tickets`` while the booking admits its holders."""
     if credentials is None or not admits(booking):
         return {}
+    if not booking.ends_at:
+        return {}   # a booking from before bookings kept their event's start: no expiry to sign with
     keys = credentials()
     return {"tickets": [{"ticket_id": tid, "seat_id": seat,
-                         "token": keys.ticket_token(booking.event_id, booking.booking_id, tid, seat)}
+                         "token": keys.ticket_token(booking.event_id, booking.booking_id, tid, seat,
+                                                    starts_at=booking.ends_at)}
                         for tid, seat in places(booking) if admits(booking, tid)]}
 
 
@@ -77,38 +88,21 @@ def by_id(booking: Booking, credentials: Callable[[], EventKeys] | None) -> dict
     return {ticket["ticket_id"]: ticket["token"] for ticket in view(booking, credentials).get("tickets", [])}
 
 
-def check(token: str, keys: EventKeys, event_id: str) -> dict[str, Any]:
-    """The payload of a ticket of this event. ``TokenInvalid``: ``wrong_event`` for a genuine
-    ticket of another event, ``bad_token`` for anything else."""
+def check(token: str, keys: PublicKeys, event_id: str, at: datetime | None = None) -> dict[str, Any]:
+    """The payload of a ticket of this event, signed by one of events' published keys and (``at``
+    given) not expired then. ``TokenInvalid``: ``wrong_event`` for a genuine ticket of another
+    event, ``ticket_expired`` past its exp, ``bad_token`` for anything else."""
     try:
-        payload = verify(token, keys.public_raw(event_id))
+        payload = keys.verify(token)
     except TokenInvalid:
-        payload = None
-    if payload is not None and payload.get("ev") == event_id and isinstance(payload.get("tk"), str) \
-            and isinstance(payload.get("bk"), str):
-        return payload
-    other = _claimed_event(token)
-    if other and other != event_id:
-        try:
-            if verify(token, keys.public_raw(other)).get("ev") == other:
-                raise TokenInvalid("wrong_event")
-        except TokenInvalid as exc:
-            if exc.reason == "wrong_event":
-                raise
-    raise TokenInvalid("bad_token")
-
-
-def _claimed_event(token: str) -> str | None:
-    import json
-
-    from holdfast.domain.signatures import unb64
-
-    try:
-        claimed = json.loads(unb64(token.split(".")[0])).get("ev")
-    except (ValueError, AttributeError, IndexError):
-        return None
-    return claimed if isinstance(claimed, str) and len(claimed) <= 100 else None
-
+        raise TokenInvalid("bad_token") from None
+    if not (isinstance(payload.get("tk"), str) and isinstance(payload.get("bk"), str)):
+        raise TokenInvalid("bad_token")
+    if payload.get("ev") != event_id:
+        raise TokenInvalid("wrong_event")
+    if at is not None and expired(payload, at):
+        raise TokenInvalid("ticket_expired")
+    return payload
 
 
 # An event kind's hooks (kinds/base.py), the same for general admission and a seat map: each kind

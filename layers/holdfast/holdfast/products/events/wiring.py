@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from holdfast.config import load_section
-from holdfast.wiring import cached, signing_seed
+from holdfast.wiring import cached, checking_keys, published_keys, signing_seed
 
 # imported here, not on first use, so that every function building events' services checks it at
 # its cold start (config.check_sections)
@@ -17,10 +17,18 @@ def events_config() -> EventsConfig:
 
 
 def ticket_keys():
-    """Every event's Ed25519 ticket key, derived from the master seed (the five-minute secret cache)."""
+    """Events' ticket signing key (derived from its own seed) with its published public keys, both
+    through the five-minute secret cache: only where tickets are made."""
     from .tickets import EventKeys
 
-    return EventKeys(signing_seed(events_config().key_secret_name, "TICKET_KEY_SECRET_NAME"))
+    config = events_config()
+    return EventKeys(signing_seed(config.key_secret_name, "TICKET_KEY_SECRET_NAME"),
+                     published_keys(config.public_keys_secret_name, "TICKET_PUBLIC_KEYS_SECRET_NAME"))
+
+
+def ticket_public_keys():
+    """The public keys doors accept tickets under: what the doors' function holds (never the seed)."""
+    return checking_keys(events_config().public_keys_secret_name, "TICKET_PUBLIC_KEYS_SECRET_NAME", ticket_keys)
 
 
 def ticket_keys_if_configured():
@@ -38,7 +46,7 @@ def doors():
 
     from .adapters.doors_store import DoorSyncStore
 
-    return Doors(store(), system_clock, ticket_keys, events_config().door_clock_skew_seconds,
+    return Doors(store(), system_clock, ticket_public_keys, events_config().door_clock_skew_seconds,
                  sync_cursor=DoorSyncStore(store().table, store().client).expected_seq)
 
 

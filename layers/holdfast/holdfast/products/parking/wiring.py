@@ -7,7 +7,8 @@ from typing import Any
 
 from holdfast.clock import system_clock
 from holdfast.config import load_section, settings
-from holdfast.wiring import bookings, cached, fiscal_directory, id_salt, provider, signing_seed, store
+from holdfast.wiring import (bookings, cached, checking_keys, fiscal_directory, id_salt, provider, published_keys,
+                             signing_seed, store)
 
 # imported here, not on first use, so that every function building parking's services checks it at
 # its cold start (config.check_sections)
@@ -19,10 +20,19 @@ def parking_config() -> ParkingConfig:
 
 
 def parking_keys():
-    """Every lot's Ed25519 key, derived from the master seed (read through the five-minute cache)."""
+    """Parking's signing key (derived from its seed) with its published public keys, both read
+    through the five-minute secret cache: only where passes are made."""
     from .tokens import LotKeys
 
-    return LotKeys(signing_seed(parking_config().key_secret_name, "PARKING_KEY_SECRET_NAME"))
+    config = parking_config()
+    return LotKeys(signing_seed(config.key_secret_name, "PARKING_KEY_SECRET_NAME"),
+                   published_keys(config.public_keys_secret_name, "PARKING_PUBLIC_KEYS_SECRET_NAME"))
+
+
+def parking_public_keys():
+    """The public keys gates accept passes under: what the functions that check passes or configure
+    gates hold (never the seed)."""
+    return checking_keys(parking_config().public_keys_secret_name, "PARKING_PUBLIC_KEYS_SECRET_NAME", parking_keys)
 
 
 def parking_keys_if_configured():
@@ -37,7 +47,7 @@ def parking():
 
     from .adapters.gate_sync_store import GateSyncStore
 
-    return ParkingService(store(), system_clock, bookings(), settings().default_hold_ttl_seconds, parking_keys,
+    return ParkingService(store(), system_clock, bookings(), settings().default_hold_ttl_seconds, parking_public_keys,
                           id_salt(), sync_cursor=GateSyncStore(store().table, store().client).expected_seq)
 
 

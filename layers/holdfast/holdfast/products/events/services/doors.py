@@ -39,7 +39,7 @@ from .. import tickets
 from ..general_admission import GeneralAdmission
 from ..ports import CheckinCaseStore, DoorStore
 from ..seat_map import SeatMap
-from ..tickets import EventKeys
+from holdfast.domain.signatures import PublicKeys
 
 ATTEMPTS = 4
 #: How a scan names its ticket; a repeat of a pass id must name it the same way.
@@ -71,7 +71,7 @@ class Scan:
 
 
 class Doors:
-    def __init__(self, store: DoorStore, clock: Clock, keys: Callable[[], EventKeys],
+    def __init__(self, store: DoorStore, clock: Clock, keys: Callable[[], PublicKeys],
                  max_clock_skew_seconds: int = DEFAULT_MAX_CLOCK_SKEW_SECONDS,
                  sync_cursor: Callable[[str, str], int] | None = None) -> None:
         self.store = store
@@ -168,7 +168,7 @@ class Doors:
 
     def _check_in(self, call: Scan, token: str) -> dict[str, Any]:
         try:
-            payload = tickets.check(token, self.keys(), call.event_id)
+            payload = tickets.check(token, self.keys(), call.event_id, call.at)
         except TokenInvalid as exc:
             return self._refuse(call, exc.reason, None)
         ticket_id = payload["tk"]
