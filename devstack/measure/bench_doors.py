@@ -43,18 +43,21 @@ def _ok(answer: Any, status: int = 200) -> dict[str, Any]:
     return answer.json()
 
 
-def _until_ok(call: Any, status: int = 200, attempts: int = 8) -> dict[str, Any]:
+def _until_ok(call: Any, status: int = 200, attempts: int = 40) -> dict[str, Any]:
     """Setup's calls, each under its own Idempotency-Key: a 429, a 5xx or a timeout is asked again
     (a cold or loaded stack), so the tickets exist before the clock starts."""
+    last = "no answer"
     for attempt in range(attempts):
         try:
             answer = call()
-        except Exception:  # noqa: BLE001 - a timeout: asked again under the same key
-            answer = None
+        except Exception as exc:  # noqa: BLE001 - a timeout: asked again under the same key
+            answer, last = None, type(exc).__name__
         if answer is not None and (answer.status_code == status or answer.status_code < 429):
             return _ok(answer, status)
+        if answer is not None:
+            last = f"{answer.status_code}: {answer.content[:200]!r}"
         time.sleep(min(5.0, 0.5 * 2 ** attempt))
-    raise RuntimeError("the stack kept refusing the door bench's setup")
+    raise RuntimeError(f"the stack kept refusing the door bench's setup (last: {last})")
 
 
 class DoorRun:

@@ -33,9 +33,9 @@ def scan(event_id: str, door_id: str):
     from holdfast.clock import system_clock
     from holdfast.products.events.schemas import ScanIn
 
-    events_wiring.doors().door(event_id, door_id, _door_key())
-    body = parse_body(app, ScanIn).model_dump()
-    return json_response(200, events_wiring.apply_door_scan(event_id, door_id, body, at=system_clock(), offline=False))
+    return json_response(200, events_wiring.scan_online(event_id, door_id, _door_key(),
+                                                        lambda: parse_body(app, ScanIn).model_dump(),
+                                                        at=system_clock()))
 
 
 @app.post("/events/<event_id>/doors/<door_id>/sync")

@@ -264,3 +264,39 @@ def test_a_cancelled_booking_whose_refund_is_refused_admits_no_one_online_or_off
                              headers={"X-Door-Key": main["door_key"]})
     assert status == 200 and config["voided_tickets"] == sorted(t["ticket_id"] for t in tickets)
     assert scan(event["event_id"], main, "r-1", tickets[0]["token"])[1]["reason"] == "ticket_void"
+
+
+def test_a_scan_makes_one_read_and_its_transaction_and_a_wrong_key_answers_before_a_bad_body(tickets_env,
+                                                                                             monkeypatch):
+    """Issue 49's lever: the door, the pass id's record, the booking and the ticket's check-in in
+    one ``BatchGetItem`` (the keys are in the request and the verified token), then the
+    transaction; a repeat reads once. Another call on the scan's path fails here."""
+    import threading
+    from collections import Counter
+
+    from botocore.client import BaseClient
+
+    event = create_event("night-calls", capacity=5)
+    main = door(event["event_id"])
+    _, tickets = paid_tickets(tickets_env, event["event_id"], 1, "calls-1")
+    calls: list[str] = []
+    original, here = BaseClient._make_api_call, threading.get_ident()
+
+    def counting(client, operation, params):
+        if threading.get_ident() == here:
+            calls.append(operation)
+        return original(client, operation, params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", counting)
+    status, first = scan(event["event_id"], main, "c-1", tickets[0]["token"])
+    assert status == 200 and first["admitted"] is True
+    assert Counter(calls) == {"BatchGetItem": 1, "TransactWriteItems": 1}, calls
+    calls.clear()
+    assert scan(event["event_id"], main, "c-1", tickets[0]["token"]) == (200, first)
+    assert Counter(calls) == {"BatchGetItem": 1}, calls
+
+    path = f"/events/{event['event_id']}/doors/{main['door_id']}/scan"
+    status, denied = request("POST", path, {"event_id": "c-2"}, {"X-Door-Key": "dk_wrong"})
+    assert status == 401 and denied["error"]["code"] == "door_unauthorized"
+    status, bad = request("POST", path, {"event_id": "c-2"}, {"X-Door-Key": main["door_key"]})
+    assert status == 400, bad

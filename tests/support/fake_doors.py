@@ -10,6 +10,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from holdfast.adapters.booking_items import booking_from_item
+from holdfast.domain.booking import Booking
 from holdfast.ports import Labelled
 from holdfast.products.events.adapters.doors_store import CASES, _door_pass_pk
 from tests.support import fake_checkins as checkins
@@ -29,6 +31,13 @@ class FakeDoorItems(_Fake):
         self.table.check_fault("get_door")
         return self.table.get(f"DOORS#{event_id}", f"DOOR#{door_id}")
 
+    def get_door_pass_and_ticket(self, event_id: str, door_id: str, pass_id: str, ticket: tuple[str, str] | None
+                                 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None, Booking | None,
+                                            dict[str, Any] | None]:
+        door, done = self.get_door(event_id, door_id), self.get_door_pass(event_id, door_id, pass_id)
+        return (door, done, *(self.get_booking_and_checkin(*ticket[:1], event_id, ticket[1]) if ticket
+                              else (None, None)))
+
     def list_doors(self, event_id: str) -> list[dict[str, Any]]:
         return [checkins.without_keys(door) for door in self.table.query(f"DOORS#{event_id}", prefix="DOOR#")]
 
@@ -44,6 +53,12 @@ class FakeDoorItems(_Fake):
     def get_checkin(self, event_id: str, ticket_id: str) -> dict[str, Any] | None:
         found = self.table.get(f"CHECKINS#{event_id}", f"T#{ticket_id}")
         return checkins.without_keys(found) if found else None
+
+    def get_booking_and_checkin(self, booking_id: str, event_id: str, ticket_id: str
+                                ) -> tuple[Booking | None, dict[str, Any] | None]:
+        self.table.check_fault("get_booking")
+        item = self.table.get(f"BOOKING#{booking_id}", "META")
+        return (booking_from_item(item) if item else None), self.get_checkin(event_id, ticket_id)
 
     def event_checkins(self, event_id: str) -> list[dict[str, Any]]:
         return [checkins.without_keys(item) for item in self.table.query(f"CHECKINS#{event_id}", prefix="T#")]

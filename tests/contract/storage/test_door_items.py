@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from botocore.exceptions import ClientError
 
-from .bookings import AT
+from .bookings import AT, booking, counted, new_hold, offering
 from .cases import check_cases, commit, refused
 
 LATER = "2030-01-01T12:30:00.000Z"
@@ -74,6 +74,36 @@ def test_a_doors_pass_is_recorded_once_with_its_answer_mode_and_body(backend, id
     commit(store, store.door_pass_put(event, main, "p-2", answer, AT, offline=True, body={"token": "cd34"}))
     assert store.get_door_pass(event, main, "p-2")["mode"] == "offline"
     assert store.get_door_pass(event, ids("side"), "p-1") is None     # a pass id is the door's own
+
+
+def test_a_scan_reads_the_door_with_its_pass_and_the_booking_with_its_checkin_as_one_read_each(backend, ids):
+    store, event, main = backend.store, ids("event"), door(ids, "main")
+    assert store.get_door_pass_and_ticket(event, main["door_id"], "p-1", None) == (None,) * 4
+    store.put_door(event, main)
+    answer = {"admitted": True, "ticket_id": "T1"}
+    the_door = store.get_door(event, main["door_id"])
+    assert store.get_door_pass_and_ticket(event, main["door_id"], "p-1", None) == (the_door, None, None, None)
+    commit(store, store.door_pass_put(event, main["door_id"], "p-1", answer, AT, offline=False, body={"token": "x"}))
+    recorded = {"answer": answer, "mode": "online", "body": {"token": "x"}}
+    assert store.get_door_pass_and_ticket(event, main["door_id"], "p-1", None) == (the_door, recorded, None, None)
+    assert store.get_door_pass_and_ticket(event, ids("side"), "p-1", None) == (None,) * 4
+
+    offering(store, event, pools=[10])
+    held = booking(ids("b"), event, counted(2))
+    assert store.get_booking_and_checkin(held.booking_id, event, "T1") == (None, None)
+    store.commit(new_hold(held))
+    assert store.get_booking_and_checkin(held.booking_id, event, "T1") == (store.get_booking(held.booking_id), None)
+    checkin = {"ticket_id": "T1", "booking_id": held.booking_id, "door_id": main["door_id"], "checked_in_at": AT,
+               "pass_id": "p-1", "mode": "online"}
+    commit(store, store.checkin_put(event, checkin))
+    found, first = store.get_booking_and_checkin(held.booking_id, event, "T1")
+    assert (found.booking_id, found.version, first) == (held.booking_id, 1, checkin)
+    assert store.get_booking_and_checkin(held.booking_id, ids("other-event"), "T1")[1] is None
+    door_read, pass_read, booking_read, checkin_read = store.get_door_pass_and_ticket(
+        event, main["door_id"], "p-1", (held.booking_id, "T1"))
+    assert (door_read, pass_read, booking_read.version, checkin_read) == (the_door, recorded, 1, checkin)
+    assert store.get_door_pass_and_ticket(event, main["door_id"], "p-2", (ids("none"), "T9")) == (
+        the_door, None, None, None)
 
 
 def test_checkin_cases_are_listed_while_open_oldest_first_and_resolved_once(backend, ids):

@@ -20,7 +20,11 @@ def pass_item(pk: str, sk: str, device_field: str, device_id: str, answer: dict[
 def read_pass(db: Table, pk: str, sk: str) -> dict[str, Any] | None:
     """``{"answer", "mode", "body"}`` of a recorded pass (mode and body are missing on records
     written before they were kept), or None."""
-    item = db._get(pk, sk)
+    return pass_of(db._get(pk, sk))
+
+
+def pass_of(item: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A pass record as ``read_pass`` answers it, from its stored item (or None)."""
     if item is None:
         return None
     return {"answer": json.loads(item["answer"]), "mode": item.get("mode"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from holdfast.domain.booking import Booking
 from holdfast.ports import BookingReads, BookingSaves, EventBookings, EventReads, Labelled
 
 
@@ -32,6 +33,10 @@ class DoorStore(CheckinCaseItems, BookingSaves, BookingReads, EventBookings, Eve
 
     def get_door(self, event_id: str, door_id: str) -> dict[str, Any] | None: ...
 
+    def get_door_pass_and_ticket(self, event_id: str, door_id: str, pass_id: str, ticket: tuple[str, str] | None
+                                 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None, Booking | None,
+                                            dict[str, Any] | None]: ...
+
     def list_doors(self, event_id: str) -> list[dict[str, Any]]: ...
 
     def retire_door(self, event_id: str, door_id: str, at: str, revoked_after_seq: int) -> None: ...
@@ -39,6 +44,9 @@ class DoorStore(CheckinCaseItems, BookingSaves, BookingReads, EventBookings, Eve
     def checkin_put(self, event_id: str, checkin: dict[str, Any]) -> Labelled: ...
 
     def get_checkin(self, event_id: str, ticket_id: str) -> dict[str, Any] | None: ...
+
+    def get_booking_and_checkin(self, booking_id: str, event_id: str, ticket_id: str
+                                ) -> tuple[Booking | None, dict[str, Any] | None]: ...
 
     def event_checkins(self, event_id: str) -> list[dict[str, Any]]: ...
 

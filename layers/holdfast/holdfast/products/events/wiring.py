@@ -56,6 +56,11 @@ def apply_door_scan(event_id: str, door_id: str, event: dict, *, at, offline: bo
     return doors().scan(event_id, door_id, event, at=at, offline=offline)
 
 
+def scan_online(event_id: str, door_id: str, key: str | None, read_body, *, at) -> dict:  # noqa: ANN001
+    """The scan route: the door's key checked, the body read, the scan applied."""
+    return doors().scan_online(event_id, door_id, key, read_body, at=at)
+
+
 def apply_retired_scan(event_id: str, door_id: str, event: dict, *, at, offline: bool) -> dict:  # noqa: ANN001
     """A revoked door's synced scan: recorded and refused with a case, never checked in."""
     return doors().scan(event_id, door_id, event, at=at, offline=offline, retired=True)

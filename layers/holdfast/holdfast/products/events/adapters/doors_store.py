@@ -19,13 +19,21 @@ from __future__ import annotations
 from typing import Any
 
 from holdfast.adapters.checkin_cases_store import case_get, case_put, case_resolve, offering_owner, open_cases
-from holdfast.adapters.checkin_passes import pass_item, read_pass
+from holdfast.adapters.booking_items import booking_from_item
+from holdfast.adapters.checkin_passes import pass_item, pass_of, read_pass
 from holdfast.adapters.checkin_sync_store import SequenceStore
 from holdfast.adapters.codec import Table, _attrs, put_new
+from holdfast.domain.booking import Booking
 from holdfast.ports import Labelled
 
 CASES = "CHECKINCASE"
 _KEYS = ("pk", "sk")
+
+
+def _booking_and_checkin(booking: dict[str, Any] | None, checkin: dict[str, Any] | None
+                         ) -> tuple[Booking | None, dict[str, Any] | None]:
+    return (booking_from_item(booking) if booking else None,
+            {k: v for k, v in checkin.items() if k not in _KEYS} if checkin else None)
 
 
 def _door_pass_pk(event_id: str, door_id: str, pass_id: str) -> str:
@@ -44,6 +52,21 @@ class DynamoDoorStore(Table):
 
     def get_door(self, event_id: str, door_id: str) -> dict[str, Any] | None:
         return self._get(f"DOORS#{event_id}", f"DOOR#{door_id}")
+
+    def get_door_pass_and_ticket(self, event_id: str, door_id: str, pass_id: str, ticket: tuple[str, str] | None
+                                 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None, Booking | None,
+                                            dict[str, Any] | None]:
+        """The door (as ``get_door``), its pass ``pass_id``'s record (as ``get_door_pass``) and, for
+        ``ticket`` (booking id, ticket id), the booking and the ticket's check-in (as
+        ``get_booking_and_checkin``), in one ``BatchGetItem``: an online scan needs them all."""
+        keys = [(f"DOORS#{event_id}", f"DOOR#{door_id}"), (_door_pass_pk(event_id, door_id, pass_id), "scan")]
+        if ticket is not None:
+            keys += [(f"BOOKING#{ticket[0]}", "META"), (f"CHECKINS#{event_id}", f"T#{ticket[1]}")]
+        found = self._batch_get([{"pk": pk, "sk": sk} for pk, sk in keys])
+        door, done = found.get(keys[0]), pass_of(found.get(keys[1]))
+        if ticket is None:
+            return door, done, None, None
+        return (door, done, *_booking_and_checkin(found.get(keys[2]), found.get(keys[3])))
 
     def list_doors(self, event_id: str) -> list[dict[str, Any]]:
         return [{k: v for k, v in door.items() if k not in _KEYS}
@@ -70,6 +93,14 @@ class DynamoDoorStore(Table):
     def get_checkin(self, event_id: str, ticket_id: str) -> dict[str, Any] | None:
         found = self._get(f"CHECKINS#{event_id}", f"T#{ticket_id}")
         return {k: v for k, v in found.items() if k not in _KEYS} if found else None
+
+    def get_booking_and_checkin(self, booking_id: str, event_id: str, ticket_id: str
+                                ) -> tuple[Booking | None, dict[str, Any] | None]:
+        """The booking a ticket names and the ticket's check-in (as ``get_booking`` and
+        ``get_checkin``), in one ``BatchGetItem``: both keys are in the ticket."""
+        booking_key, checkin_key = (f"BOOKING#{booking_id}", "META"), (f"CHECKINS#{event_id}", f"T#{ticket_id}")
+        found = self._batch_get([{"pk": pk, "sk": sk} for pk, sk in (booking_key, checkin_key)])
+        return _booking_and_checkin(found.get(booking_key), found.get(checkin_key))
 
     def event_checkins(self, event_id: str) -> list[dict[str, Any]]:
         return [{k: v for k, v in item.items() if k not in _KEYS}

@@ -70,6 +70,11 @@ class Scan:
     body: dict[str, str]
 
 
+_UNREAD = object()   # ``Doors.scan``: the pass record is read by the scan itself
+#: a ticket's token payload, the booking it names and the ticket's check-in, as read together
+TicketRead = tuple[dict[str, Any], Booking | None, dict[str, Any] | None]
+
+
 class Doors:
     def __init__(self, store: DoorStore, clock: Clock, keys: Callable[[], PublicKeys],
                  max_clock_skew_seconds: int = DEFAULT_MAX_CLOCK_SKEW_SECONDS,
@@ -110,7 +115,9 @@ class Doors:
         """The door, if ``key`` is its key (401 otherwise, alike for an unknown or deleted door;
         ``deleted_too``: a revoked door's key still names it, for the sync that reports its last scans,
         within the grace after its revocation: ``signatures.revoked_may_sync``)."""
-        door = self.store.get_door(event_id, door_id) if key else None
+        return self._authorized(self.store.get_door(event_id, door_id) if key else None, key, deleted_too)
+
+    def _authorized(self, door: dict[str, Any] | None, key: str | None, deleted_too: bool = False) -> dict[str, Any]:
         if door is None or (door.get("deleted_at") and not (deleted_too and revoked_may_sync(door, self.clock()))) \
                 or not device_key_matches(door.get("key_sha256"), key):
             raise DoorUnauthorized("The door key is missing or wrong.")
@@ -138,12 +145,37 @@ class Doors:
         return sorted(tid for part in parts if part is not None for tid in tickets.revoked(part))
 
     # ------------------------------------------------------------------------------ scans
+    def scan_online(self, event_id: str, door_id: str, key: str | None, read_body: Callable[[], dict[str, Any]], *,
+                    at: datetime) -> dict[str, Any]:
+        """The scan route: the door's key checked and the scan applied, the door and the pass id's
+        record read together (one ``BatchGetItem``). A wrong key answers 401 before a bad body's 400."""
+        try:
+            body = read_body()
+        except Exception:
+            self.door(event_id, door_id, key)
+            raise
+        # the token is checked first (no call), so that the door, the pass id's record, and the
+        # booking and check-in the ticket names are one read
+        try:
+            payload: dict[str, Any] | None = tickets.check(str(body.get("token") or ""), self.keys(), event_id, at)
+        except TokenInvalid:
+            payload = None
+        ticket = (payload["bk"], payload["tk"]) if payload else None
+        door, done, booking, first = (self.store.get_door_pass_and_ticket(event_id, door_id, str(body["event_id"]),
+                                                                          ticket) if key else (None,) * 4)
+        self._authorized(door, key)
+        return self.scan(event_id, door_id, body, at=at, offline=False, recorded=done,
+                         ticket=(payload, booking, first) if payload else None)
+
     def scan(self, event_id: str, door_id: str, event: dict[str, Any], *, at: datetime, offline: bool,
-             retired: bool = False) -> dict[str, Any]:
+             retired: bool = False, recorded: dict[str, Any] | None | object = _UNREAD,
+             ticket: TicketRead | None = None) -> dict[str, Any]:
         """One scan (``event``: the door's pass id as ``event_id``, the ``token``; a synced one may
         say ``admitted: false``, a scan the door refused by itself), answered once per pass id.
         ``retired``: a revoked door's offline scan, applied on no door's authority: whoever it let
-        in is inside, so it is refused (``door_deleted``) with a check-in case, never checked in."""
+        in is inside, so it is refused (``door_deleted``) with a check-in case, never checked in.
+        ``recorded``: the pass id's record as the caller read it already (None: not recorded);
+        ``ticket``: the token's payload, its booking and its check-in as the caller read them."""
         call = Scan(event_id, door_id, str(event["event_id"]), at, offline, naming(event, NAMING_FIELDS))
 
         def decide(done: dict[str, Any] | None) -> dict[str, Any]:
@@ -158,28 +190,36 @@ class Doors:
                 return self._from_the_future(call, str(event.get("token") or ""), ahead)
             if retired:
                 return self._refuse(call, "door_deleted", None)
-            return self._check_in(call, str(event.get("token") or ""))
+            return self._check_in(call, str(event.get("token") or ""), ticket_read.pop() if ticket_read else None)
 
         def exhausted() -> dict[str, Any]:
             raise Busy()
 
-        return transitions.decide_again(lambda: self.store.get_door_pass(event_id, door_id, call.pass_id), decide,
+        known = [] if recorded is _UNREAD else [recorded]
+        ticket_read = [ticket] if ticket else []   # the first decision's; after a collision, read again
+
+        def read() -> dict[str, Any] | None:   # the caller's read first, a fresh one after a collision
+            return known.pop() if known else self.store.get_door_pass(event_id, door_id, call.pass_id)
+
+        return transitions.decide_again(read, decide,
                                         attempts=ATTEMPTS, exhausted=exhausted)
 
-    def _check_in(self, call: Scan, token: str) -> dict[str, Any]:
-        try:
-            payload = tickets.check(token, self.keys(), call.event_id, call.at)
-        except TokenInvalid as exc:
-            return self._refuse(call, exc.reason, None)
+    def _check_in(self, call: Scan, token: str, read: TicketRead | None = None) -> dict[str, Any]:
+        if read is None:
+            try:
+                payload = tickets.check(token, self.keys(), call.event_id, call.at)
+            except TokenInvalid as exc:
+                return self._refuse(call, exc.reason, None)
+            booking, first = self.store.get_booking_and_checkin(payload["bk"], call.event_id, payload["tk"])
+        else:
+            payload, booking, first = read
         ticket_id = payload["tk"]
-        booking = self.store.get_booking(payload["bk"])
         # the event's part of the booking (an order's line of this event), or None
         part = kinds.of_booking(booking).part(booking, call.event_id) if booking is not None else None
         seat = dict(tickets.places(part)).get(ticket_id, "-") if part is not None else "-"
         if booking is None or part is None or seat == "-":
             return self._refuse(call, "bad_token", None)
         known = {"ticket_id": ticket_id, "seat_id": seat}
-        first = self.store.get_checkin(call.event_id, ticket_id)
         if first is not None:
             answer = _refused("already_checked_in", **known, checked_in_at=first["checked_in_at"],
                               door_id=first["door_id"])
