@@ -53,7 +53,7 @@ PARTS: dict[str, tuple[type, tuple[str, ...]]] = {
     "waitlist": (WaitlistStore, (
         "waitlist_entry", "waitlist_queue_key", "waitlist_join", "waitlist_position", "waitlist_leave",
         "waitlist_head", "waitlist_offers", "waitlist_claim", "waitlist_offered", "waitlist_unclaim",
-        "waitlist_close", "waitlist_skip", "waitlist_offer_failed", "waitlist_drop_offer")),
+        "waitlist_close", "waitlist_skip", "waitlist_offer_failed", "waitlist_drop_offer", "waitlist_line")),
     "cancellations": (CancellationStore, (
         "event_cancelled", "mark_event_cancelled", "cancel_request", "next_cancel_attempt",
         "finish_cancellation", "cancelling_events", "event_booking_ids")),
