@@ -186,3 +186,30 @@ def test_each_order_line_is_settled_once_when_its_own_service_is_rendered(
                      ("settlement", "L2", "sent", "400.00")]
     back = refund_receipt(settled, {"value": "3400.00", "currency": RUB})
     assert {i["payment_mode"] for i in back["items"]} == {"full_payment"}
+
+
+def test_the_sales_export_lists_each_sales_receipts(coded, store, clock, provider, directory, priced_event, catalog):
+    import csv
+    import io
+
+    from holdfast.services.exports import ExportService
+
+    booking = coded.create_booking(priced_event["event_id"], "kim", "k", HoldPlaces.of(BookingIn.model_validate(
+        {"seats": ["B-1"], "contact_email": "kim@example.com"}).model_dump())).booking
+    payments = PaymentService(store, provider, clock, coded, "http://127.0.0.1:3000/done", fiscal=directory)
+    started = payments.start_payment(booking.booking_id, "kim", "pay-1")
+    provider.pay(started.payment.payment_id)
+    payments.apply_provider_payment(provider.get_payment(started.payment.payment_id))
+    plain = catalog.create_event(event_request(name="No receipts"), caller=Caller("org-plain", "key-1"))
+    other = coded.create_booking(plain["event_id"], "lee", "k", BookingIn(quantity=1)).booking
+    plain_payments = PaymentService(store, provider, clock, coded, "http://127.0.0.1:3000/done")
+    paying = plain_payments.start_payment(other.booking_id, "lee", "pay-1")
+    provider.pay(paying.payment.payment_id)
+    plain_payments.apply_provider_payment(provider.get_payment(paying.payment.payment_id))
+
+    def rows(caller):
+        text = ExportService(store).page(caller, "sales")["text"].lstrip("\ufeff")
+        return {row["booking_id"]: row for row in csv.DictReader(io.StringIO(text))}
+
+    assert rows(ORG)[booking.booking_id]["receipts"] == "payment:issued settlement:due"
+    assert rows(Caller("org-plain", "key-1"))[other.booking_id]["receipts"] == ""   # receipts off: none
