@@ -213,3 +213,41 @@ def test_the_sales_export_lists_each_sales_receipts(coded, store, clock, provide
 
     assert rows(ORG)[booking.booking_id]["receipts"] == "payment:issued settlement:due"
     assert rows(Caller("org-plain", "key-1"))[other.booking_id]["receipts"] == ""   # receipts off: none
+
+
+def test_a_crash_between_a_lines_receipt_call_and_its_record_still_makes_one_receipt_for_it(
+        bookings, store, clock, provider, directory, priced_event, lot, monkeypatch):
+    from holdfast import faults
+    from holdfast.clock import parse_iso
+    from holdfast.services.settlements import Settlements, settlement_key
+    from holdfast.services.sweeper import sweep
+
+    body = {"vehicle_type": "REGULAR", "plate": "A123BC77", "from": f"{DAY}T16:00:00Z", "to": f"{DAY}T20:00:00Z"}
+    order = OrderService(bookings).place("max", "order-1", PlaceOrder((
+        OrderLine(priced_event["event_id"], HoldPlaces.of(BookingIn.model_validate({"seats": ["A-2"]}).model_dump())),
+        OrderLine(lot["lot_id"], ReservationIn.model_validate(body).command())), contact_email="max@example.com")).booking
+    payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
+    started = payments.start_payment(order.booking_id, "max", "pay-1")
+    provider.pay(started.payment.payment_id)
+    payments.apply_provider_payment(provider.get_payment(started.payment.payment_id))
+    settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
+
+    def run() -> dict:
+        return sweep(store, clock, lambda _id: {}, lambda *_: None, give_up=lambda *_: None, grace_seconds=0,
+                     settle=settlements.settle)
+
+    clock.advance((parse_iso(priced_event["starts_at"]) - clock()).total_seconds() + 1)   # the ticket's line
+    faults.reset_crash_counts()
+    monkeypatch.setenv("HOLDFAST_CRASH_POINTS", "settlement.after_provider_call:1")
+    try:
+        assert run()["failed"] == 1                          # died after the provider registered it
+        stored = store.get_booking(order.booking_id).payment.settlement["lines"]["L1"]
+        assert stored["state"] == "requested" and stored["key"] == settlement_key(order.booking_id, line_id="L1")
+        clock.advance(11)
+        assert run()["settlement_sent"] == 1
+    finally:
+        faults.reset_crash_counts()
+    [made] = provider.receipts.values()                     # the same key: one receipt
+    assert made["settlements"][0]["amount"]["value"] == "3000.00"
+    assert store.get_booking(order.booking_id).payment.settlement["lines"]["L1"]["receipt_id"] == made["id"]
+    assert "L2" not in store.get_booking(order.booking_id).payment.settlement["lines"]   # the car never came
