@@ -251,3 +251,21 @@ def test_a_crash_between_a_lines_receipt_call_and_its_record_still_makes_one_rec
     assert made["settlements"][0]["amount"]["value"] == "3000.00"
     assert store.get_booking(order.booking_id).payment.settlement["lines"]["L1"]["receipt_id"] == made["id"]
     assert "L2" not in store.get_booking(order.booking_id).payment.settlement["lines"]   # the car never came
+
+
+def test_more_groups_than_a_receipt_lists_become_one_item_per_offering():
+    from types import SimpleNamespace
+
+    from holdfast.domain import fiscal
+    from holdfast.services.receipts import receipt_lines
+
+    priced = [{"price_category": f"c{n}", "ticket_type": "adult", "quantity": 1, "unit": "10.00"} for n in range(81)]
+    order = SimpleNamespace(event_id="ev-1", amount=Money.parse("910.00", RUB), places=SimpleNamespace(quantity=82),
+                            kind_details={"lines": [
+                                {"offering_id": "ev-1", "quantity": 81, "amount": "810.00", "name": "Gala",
+                                 "details": {"priced": priced}},
+                                {"offering_id": "lot-1", "quantity": 1, "amount": "100.00", "name": "Parking"}]})
+    lines = receipt_lines(order, "Gala", FiscalSettings(2, 1, vat_overrides=(("lot-1", 11),)))
+    assert [(line.offering_id, line.total, line.vat_code) for line in lines] == [
+        ("ev-1", Decimal("810.00"), 1), ("lot-1", Decimal("100.00"), 11)]
+    assert fiscal.lines_total(lines) == order.amount.value
