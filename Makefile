@@ -168,8 +168,11 @@ invoke: $(STAMP)
 	@PYTHONPATH=layers/holdfast $(PY) -m devstack.invoke $(FUNCTION) $(EVENT) $(if $(ENDPOINT),--endpoint $(ENDPOINT))
 
 # `make bench MODE=doors`: scans at one event's door (300/s for 30 s, 5,000 tickets, devstack/measure/bench_doors.py)
+# MODE=doors: door scans; MODE=orders: half the attempts orders of 2-4 lines beside single holds
+# (POST /orders, issue 43), 30 s, the figures per order size printed (docs/performance.md)
 bench: $(STAMP)
-	@$(PY) -m devstack.measure.bench $(if $(filter doors,$(MODE)),--mode doors --duration 30)
+	@$(PY) -m devstack.measure.bench $(if $(filter doors,$(MODE)),--mode doors --duration 30) \
+		$(if $(filter orders,$(MODE)),--orders 0.5 --order-lines 2-4 --duration 30)
 
 bench-profile: $(STAMP)
 	@$(PY) -m devstack.measure.bench --profile

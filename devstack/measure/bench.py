@@ -340,7 +340,8 @@ class LoadRun:
         share = self.args.orders
         if share <= 0 or (index * 2654435761 % 1000) >= share * 1000:
             return None
-        extra = index % (len(self.side_events) + 1)
+        least, most = order_line_range(self.args.order_lines)
+        extra = least - 1 + index % (most - least + 1)   # further lines beyond the main event's
         return [{"event_id": self.event_id, "quantity": self.args.quantity},
                 *({"event_id": side, "quantity": 1} for side in self.side_events[:extra])]
 
@@ -686,6 +687,16 @@ def cpu_per_new_hold(result: dict[str, Any]) -> dict[str, float] | None:
     return split
 
 
+def order_line_range(text: str) -> tuple[int, int]:
+    """``--order-lines`` ("2-4", or "3" for one size): the least and most lines of an order, each
+    1-4 (the main event's line and up to three side events')."""
+    low, _, high = str(text).partition("-")
+    least, most = int(low), int(high or low)
+    if not 1 <= least <= most <= 4:
+        raise ValueError(f"--order-lines is a range within 1-4, not {text!r}")
+    return least, most
+
+
 def explain(result: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     for kind, figures in (result.get("orders") or {}).items():
@@ -841,6 +852,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--orders", type=float, default=0.0,
                         help="share of attempts that are orders (POST /orders) of 1-4 lines: the main event's "
                              "places and one place of up to three other events each")
+    parser.add_argument("--order-lines", default="1-4",
+                        help="with --orders: how many lines an order has, a range within 1-4 (\"2-4\": mixed "
+                             "orders of two to four lines), spread evenly over the orders")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--api", help="target a running stack (make run) instead of starting one")
     parser.add_argument("--sandbox-control", help="the sandbox control URL, with --api")
@@ -859,6 +873,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--api and --sandbox-control go together")
     if not 0 <= args.retry_share < 1:
         parser.error("--retry-share must be in [0, 1)")
+    try:
+        order_line_range(args.order_lines)
+    except ValueError as error:
+        parser.error(str(error))
     return args
 
 

@@ -26,7 +26,8 @@ def join_waitlist(event_id: str):
     # the offer's mail goes to the customer's verified address unless they give another
     contact = contact_for(wiring.mail_gate, customer, body.contact_email, verified_email(app))
     entry, created = wiring.waitlist().join(event_id, customer, body.quantity, contact,
-                                            preferred_language(app.current_event.headers))
+                                            preferred_language(app.current_event.headers), zone=body.zone,
+                                            price_category=body.price_category)
     if created:
         # Places released between the join's check and its write found no entry to offer them
         # to: look again now. The relay does the same on every release, so a failure here only

@@ -349,7 +349,8 @@ class FakeWaitlist(_Fake):
     def waitlist_join(self, event_id: str, entry: dict[str, Any], rejoin_states: tuple[str, ...]) -> bool:
         self.table.check_fault("waitlist_join")
         pk = self._pk(event_id)
-        queued = {name: entry[name] for name in ("entry_id", "customer_id", "quantity", "joined_at")}
+        queued = {name: entry[name] for name in ("entry_id", "customer_id", "quantity", "joined_at")} \
+            | {key: entry[key] for key in ("zone", "price_category") if entry.get(key)}
         return not self.table.transact([
             Write("entry", (pk, f"CUST#{entry['customer_id']}"),
                   lambda item: item is None or item.get("state") in rejoin_states, lambda _: dict(entry)),
@@ -380,6 +381,10 @@ class FakeWaitlist(_Fake):
         items = self.table.query(self._pk(event_id), prefix="Q#", limit=1)
         return items[0] if items else None
 
+    def waitlist_line(self, event_id: str, limit: int) -> list[dict[str, Any]]:
+        self.table.check_fault("waitlist_line")
+        return self.table.query(self._pk(event_id), prefix="Q#", limit=limit)
+
     def waitlist_offers(self, event_id: str) -> list[dict[str, Any]]:
         self.table.check_fault("waitlist_offers")
         return self.table.query(self._pk(event_id), prefix="OFFER#")
@@ -388,7 +393,8 @@ class FakeWaitlist(_Fake):
         self.table.check_fault("waitlist_claim")
         pk = self._pk(event_id)
         offer = {"entry_id": head["entry_id"], "customer_id": head["customer_id"], "quantity": head["quantity"],
-                 "joined_at": head["joined_at"], "queue_sk": head["sk"], "state": "PENDING", "claimed_at": at}
+                 "joined_at": head["joined_at"], "queue_sk": head["sk"], "state": "PENDING", "claimed_at": at} \
+            | {key: head[key] for key in ("zone", "price_category") if head.get(key)}
         return not self.table.transact([
             Write("queue", (pk, head["sk"]), present, lambda _: None),
             Write("offer", (pk, f"OFFER#{head['entry_id']}"), absent, lambda _: offer),

@@ -507,6 +507,10 @@ class WaitlistIn(_Strict):
     quantity: int = Field(default=1)
     #: Where the offer (and the offered hold's later notifications) are emailed.
     contact_email: ContactEmail | None = None
+    #: The zone (general admission) or price category (a seat map's) to wait for: the offer is
+    #: then made only of places released there (issue 43).
+    zone: str | None = Field(default=None, min_length=1, max_length=64)
+    price_category: str | None = Field(default=None, min_length=1, max_length=64)
 
 
 class OrganizerIn(_Strict):

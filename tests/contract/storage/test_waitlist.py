@@ -160,3 +160,19 @@ def test_position_counts_a_long_line(backend, ids):
     waitlist, event = backend.waitlist, ids("ev")
     entries = [join(backend, event, f"c{n:03d}", f"2030-01-01T10:{n // 60:02d}:{n % 60:02d}.000Z") for n in range(40)]
     assert [waitlist.waitlist_position(event, entries[n]["queue_sk"]) for n in (0, 17, 39)] == [1, 18, 40]
+
+
+def test_a_sections_entry_carries_its_zone_through_the_queue_and_its_offer_and_the_line_reads_in_order(backend, ids):
+    waitlist, event = backend.waitlist, ids("ev")
+    assert waitlist.waitlist_line(event, 10) == []
+    join(backend, event, "ann", "2030-01-01T10:00:01.000Z", zone="floor")
+    join(backend, event, "ben", "2030-01-01T10:00:00.000Z", price_category="balcony")
+    join(backend, event, "cat", "2030-01-01T10:00:02.000Z")
+    line = waitlist.waitlist_line(event, 10)
+    assert [(e["customer_id"], e.get("zone"), e.get("price_category")) for e in line] == [
+        ("ben", None, "balcony"), ("ann", "floor", None), ("cat", None, None)]
+    assert [e["customer_id"] for e in waitlist.waitlist_line(event, 2)] == ["ben", "ann"]
+    assert waitlist.waitlist_claim(event, line[1], "2030-01-01T12:00:00.000Z") is True
+    [offer] = waitlist.waitlist_offers(event)
+    assert (offer["customer_id"], offer["zone"]) == ("ann", "floor") and "price_category" not in offer
+    assert [e["customer_id"] for e in waitlist.waitlist_line(event, 10)] == ["ben", "cat"]

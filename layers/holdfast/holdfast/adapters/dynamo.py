@@ -122,6 +122,7 @@ class BookingStore:
     waitlist_skip = _Part("waitlist", DynamoWaitlistStore.waitlist_skip)
     waitlist_offer_failed = _Part("waitlist", DynamoWaitlistStore.waitlist_offer_failed)
     waitlist_drop_offer = _Part("waitlist", DynamoWaitlistStore.waitlist_drop_offer)
+    waitlist_line = _Part("waitlist", DynamoWaitlistStore.waitlist_line)
 
     # cancellation_store.py: an event's cancellation, its bulk job, its booking index
     event_cancelled = _Part("cancellations", DynamoCancellationStore.event_cancelled)

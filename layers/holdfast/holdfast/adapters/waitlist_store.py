@@ -42,7 +42,7 @@ class DynamoWaitlistStore:
         queue = {"Put": {"TableName": self.db.table, "ConditionExpression": "attribute_not_exists(pk)",
                          "Item": _attrs({"pk": pk, "sk": entry["queue_sk"], "entry_id": entry["entry_id"],
                                          "customer_id": entry["customer_id"], "quantity": entry["quantity"],
-                                         "joined_at": entry["joined_at"]})}}
+                                         "joined_at": entry["joined_at"], **_section(entry)})}}
         # the customer's own list of the lines they joined: what their erasure walks
         # (adapters/personal_data_store.py), since the line's keys are the event's
         joined = {"Put": {"TableName": self.db.table, "Item": _attrs({
@@ -88,6 +88,16 @@ class DynamoWaitlistStore:
         items = answer.get("Items") or []
         return _plain(items[0]) if items else None
 
+    def waitlist_line(self, event_id: str, limit: int) -> list[dict[str, Any]]:
+        """The first ``limit`` queue items, in order of joining (a line per zone or price category
+        looks past a head that waits for its own section's places)."""
+        answer = self.db.client.query(
+            TableName=self.db.table, ConsistentRead=True, Limit=limit,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :q)",
+            ExpressionAttributeValues=_attrs({":pk": f"WAITLIST#{event_id}", ":q": "Q#"}),
+        )
+        return [_plain(item) for item in answer.get("Items") or []]
+
     def waitlist_offers(self, event_id: str) -> list[dict[str, Any]]:
         return self.db._query_prefix(f"WAITLIST#{event_id}", "OFFER#")
 
@@ -102,7 +112,7 @@ class DynamoWaitlistStore:
                      "Item": _attrs({"pk": pk, "sk": f"OFFER#{head['entry_id']}", "entry_id": head["entry_id"],
                                      "customer_id": head["customer_id"], "quantity": head["quantity"],
                                      "joined_at": head["joined_at"], "queue_sk": head["sk"], "state": "PENDING",
-                                     "claimed_at": at})}}),
+                                     "claimed_at": at, **_section(head)})}}),
             ("entry", self._waitlist_marker_update(pk, head["customer_id"], head["entry_id"], {"state": "OFFERING"})),
         ])
 
@@ -182,3 +192,7 @@ class DynamoWaitlistStore:
             "ExpressionAttributeNames": names, "ExpressionAttributeValues": _attrs({**values, ":entry": entry_id}),
         }}
 
+
+def _section(item: dict[str, Any]) -> dict[str, Any]:
+    """The zone or price category an entry waits for (none: any place of the event)."""
+    return {key: item[key] for key in ("zone", "price_category") if item.get(key)}

@@ -191,22 +191,71 @@ class Booking:
         payment = self.payment
         if payment is None or not payment.receipt:
             return None
-        settlement = payment.settlement or {}
+        lines = settled_lines(self)
+        if lines:   # an order: each line settles on its own, when its own service is rendered
+            dues = [due for line in lines if (due := self.line_settlement_due(line)) is not None]
+            return min(dues, key=parse_iso) if dues else None
+        return self._settlement_due(payment.settlement or {}, str(self.places.kind), str(self.status),
+                                    [granule.at for granule in self.places.granules], self.ends_at)
+
+    def line_settlement_due(self, line: "SettledLine") -> str | None:
+        """``settlement_due`` of one line of an order (``settled_lines``)."""
+        assert self.payment is not None
+        return self._settlement_due(line.settlement(self.payment), line.kind, line.status, line.granule_starts,
+                                    line.ends_at)
+
+    def _settlement_due(self, settlement: dict[str, Any], kind: str, status: str, starts: list[str],
+                        ends_at: str | None) -> str | None:
         if settlement.get("state") == "sent" and settlement.get("status") == "pending":
             return settlement.get("next_at")   # its register's answer is read back (services/settlements.py)
         if settlement.get("state") in ("sent", "failed"):
             return None
-        if lifecycle.renders_by_state(str(self.places.kind)):
+        if lifecycle.renders_by_state(kind):
             # rendered when the booking enters such a state (parking: COMPLETED, NO_SHOW), not before
-            if not lifecycle.renders(str(self.status)):
+            if not lifecycle.renders(status):
                 return None
             return str(settlement.get("next_at") or self.updated_at)
         if _places_state(self.status) != "sold":
             return None
         if settlement.get("next_at"):
             return str(settlement["next_at"])
-        starts = [granule.at for granule in self.places.granules]
-        return iso(min(parse_iso(start) for start in starts)) if starts else self.ends_at
+        return iso(min(parse_iso(start) for start in starts)) if starts else ends_at
+
+
+@dataclass(frozen=True)
+class SettledLine:
+    """One line of an order as its settlement receipt sees it (issue 44: one settlement receipt per
+    order line, when that line's service is rendered): the line, its offering, its kind and own
+    status (a parking line COMPLETED once the car left), its granules' starts and its end."""
+
+    line_id: str
+    offering_id: str
+    kind: str
+    status: str
+    granule_starts: list[str]
+    ends_at: str | None
+
+    def settlement(self, payment: Payment) -> dict[str, Any]:
+        """The line's settlement record (``Payment.settlement["lines"][line_id]``)."""
+        return dict(((payment.settlement or {}).get("lines") or {}).get(self.line_id) or {})
+
+
+def settled_lines(booking: Booking) -> list[SettledLine]:
+    """The lines of an order settled one by one: those of an order whose payment's receipt names
+    each item's offering (``fiscal.sale_record``). Empty for any other booking, and for an order
+    whose receipt predates it (settled whole, as before)."""
+    stored = (booking.kind_details or {}).get("lines") or ()
+    record = booking.payment.receipt if booking.payment else None
+    if not stored or not record or not all(line.get("offering_id") for line in record.get("lines") or ()):
+        return []
+    out = []
+    for line in stored:
+        starts = [str(granule["at"]) for granule in line.get("granules") or ()]
+        status = str(line.get("status") or booking.status) if booking.status is BookingStatus.CONFIRMED \
+            else str(booking.status)
+        out.append(SettledLine(str(line["line_id"]), str(line["offering_id"]), str(line["kind"]), status, starts,
+                               line.get("ends_at")))
+    return out
 
 
 #: In an order's kind details: the further offerings it counted a line toward in their hold limits.

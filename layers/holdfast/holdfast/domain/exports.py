@@ -20,9 +20,9 @@ BOM = "\ufeff"
 #: The core's exports, by name: their columns, in order. A product adds exports of its own items
 #: (``Product.exports``, each a ``ProductExport``), so the core names none of them.
 COLUMNS: dict[str, tuple[str, ...]] = {
-    # one row per confirmed order (a booking in CONFIRMED now)
+    # one row per confirmed order (a booking in CONFIRMED now), with its fiscal receipts
     "sales": ("booking_id", "offering_id", "offering_name", "confirmed_at", "quantity", "amount", "currency",
-              "payment_id", "payment_mode"),
+              "payment_id", "payment_mode", "receipts"),
     # one row per place of a confirmed order: who comes, on which seat
     "attendees": ("booking_id", "offering_id", "offering_name", "place", "seat_id", "contact_email", "language",
                   "confirmed_at"),

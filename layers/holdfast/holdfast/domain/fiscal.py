@@ -63,6 +63,8 @@ class ReceiptLine:
     unit_amount: Money
     vat_code: int
     payment_mode: str = PREPAYMENT
+    #: The offering the line sells (an order's line's): its settlement receipt lists it alone.
+    offering_id: str = ""
 
     @property
     def total(self) -> Decimal:
@@ -70,7 +72,7 @@ class ReceiptLine:
 
 
 def line_for(description: str, amount: Money, quantity: int, vat_code: int,
-             payment_mode: str = PREPAYMENT) -> ReceiptLine:
+             payment_mode: str = PREPAYMENT, offering_id: str = "") -> ReceiptLine:
     """A line of ``quantity`` places costing ``amount`` together: ``quantity`` units when the amount
     divides into whole cents, one unit of the whole amount otherwise (a tariff by the minute), so
     the line always sums exactly to ``amount``."""
@@ -78,7 +80,8 @@ def line_for(description: str, amount: Money, quantity: int, vat_code: int,
     unit = (amount.value / quantity).quantize(_CENT)
     if unit * quantity != amount.value:
         unit, quantity = amount.value, 1
-    return ReceiptLine(_description(description), quantity, Money(unit, amount.currency), vat_code, payment_mode)
+    return ReceiptLine(_description(description), quantity, Money(unit, amount.currency), vat_code, payment_mode,
+                       offering_id)
 
 
 def _description(text: str) -> str:
@@ -98,14 +101,15 @@ def sale_record(lines: list[ReceiptLine], settings: FiscalSettings) -> dict[str,
     return {"tax_system_code": settings.tax_system_code, "payment_subject": settings.payment_subject,
             "lines": [{"description": line.description, "quantity": line.quantity,
                        "unit": line.unit_amount.text, "currency": line.unit_amount.currency,
-                       "vat_code": line.vat_code, "payment_mode": line.payment_mode} for line in lines]}
+                       "vat_code": line.vat_code, "payment_mode": line.payment_mode,
+                       **({"offering_id": line.offering_id} if line.offering_id else {})} for line in lines]}
 
 
 def lines_of(record: dict[str, Any]) -> list[ReceiptLine]:
     """The lines of a stored ``sale_record`` (numbers may come back from storage as decimals)."""
     return [ReceiptLine(str(line["description"]), int(line["quantity"]),
                         Money(Decimal(str(line["unit"])), str(line["currency"])), int(line["vat_code"]),
-                        str(line["payment_mode"])) for line in record["lines"]]
+                        str(line["payment_mode"]), str(line.get("offering_id") or "")) for line in record["lines"]]
 
 
 def receipt(email: str, record: dict[str, Any], amount: Money, lines: list[ReceiptLine] | None = None,
@@ -143,8 +147,13 @@ def part_of(lines: list[ReceiptLine], amount: Money) -> list[ReceiptLine]:
         left -= share
         if share > 0:
             out.append(ReceiptLine(line.description, 1, Money(share, amount.currency), line.vat_code,
-                                   line.payment_mode))
+                                   line.payment_mode, line.offering_id))
     return out
+
+
+def line_amount(record: dict[str, Any], offering_id: str, currency: str) -> Money:
+    """What the receipt's items of one offering (an order's line) come to."""
+    return Money(lines_total(line for line in lines_of(record) if line.offering_id == offering_id), currency)
 
 
 def rendered_at(granule_starts: list[str], offering_starts_at: str | None) -> str | None:
@@ -156,9 +165,12 @@ def rendered_at(granule_starts: list[str], offering_starts_at: str | None) -> st
     return iso(min(parse_iso(moment) for moment in moments)) if moments else None
 
 
-def settlement_receipt(email: str, record: dict[str, Any], amount: Money, payment_id: str) -> dict[str, Any]:
+def settlement_receipt(email: str, record: dict[str, Any], amount: Money, payment_id: str,
+                       offering_id: str | None = None) -> dict[str, Any]:
     """``POST /v3/receipts`` closing the prepayment of ``amount`` once the service is rendered: the
-    same items, each ``full_payment``, settled against the prepayment."""
-    body = receipt(email, record, amount, payment_mode=PAID_AND_RENDERED)
+    same items, each ``full_payment``, settled against the prepayment. With ``offering_id``, one
+    order line's: its items alone, and ``amount`` is theirs (``line_amount``)."""
+    lines = None if offering_id is None else [line for line in lines_of(record) if line.offering_id == offering_id]
+    body = receipt(email, record, amount, lines=lines, payment_mode=PAID_AND_RENDERED)
     return {"type": "payment", "payment_id": payment_id, "send": True, **body,
             "settlements": [{"type": "prepayment", "amount": amount.as_dict()}]}

@@ -12,7 +12,7 @@ booking's lines with ``line_items``, the one place they are spelled out.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, Iterable, Mapping
 
@@ -22,7 +22,7 @@ from .money import Money
 
 __all__ = ["Zone", "PriceLine", "LineItem", "has_price_list", "zones_of", "zone_of", "category_of_seat",
            "ticket_type_for", "unit_price", "priced", "total", "line_items", "seat_category_map",
-           "price_table", "zone_layout", "stored_price_list", "price_list_view", "hidden_zones", "hidden_asked"]
+           "price_table", "discounted", "zone_layout", "stored_price_list", "price_list_view", "hidden_zones", "hidden_asked"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,9 @@ class LineItem:
     description: str
     quantity: int
     unit: Money
+    #: The offering the item sells (an order's line's; "" where the caller knows it): a receipt
+    #: reads its VAT rate by it. Not part of what the item is.
+    offering_id: str = field(default="", compare=False)
 
     @property
     def amount(self) -> Money:
@@ -249,32 +252,69 @@ def line_items(booking: Any, offering_name: str = "") -> tuple[LineItem, ...]:
     """What a booking is paid for, one item per price category and ticket type (a booking priced
     by one price, or of another product, is one item: its places at their average); an order's
     items are its lines' (``kind_details.lines``), each named by its offering. Their sum is the
-    booking's amount. The one place a receipt, an order page and a message read them from."""
+    booking's amount, to the kopeck, a code's discount included (``discounted``). The one place a
+    receipt, an order page and a message read them from."""
     details: Mapping[str, Any] = booking.kind_details or {}
     currency = booking.amount.currency
     if details.get("lines"):
-        return tuple(item for line in details["lines"]
+        return tuple(replace(item, offering_id=str(line.get("offering_id") or ""))
+                     for line in details["lines"]
                      for item in _items(line.get("details") or {}, int(line["quantity"]),
                                         Money.stored(line["amount"], currency), str(line.get("name") or offering_name)))
-    return _items(details, int(booking.places.quantity or 1), booking.amount,
-                  offering_name or str(booking.places.kind))
+    return tuple(replace(item, offering_id=str(booking.event_id or ""))
+                 for item in _items(details, int(booking.places.quantity or 1), booking.amount,
+                                    offering_name or str(booking.places.kind)))
 
 
 def _items(details: Mapping[str, Any], quantity: int, amount: Money, name: str) -> tuple[LineItem, ...]:
     stored = details.get("priced") or ()
     if stored:
-        items = []
+        full = []
         for line in stored:
             parts = [name] if name else []
             parts += [str(line[key]) for key in ("price_category", "ticket_type") if line.get(key)]
             if details.get("zone"):
                 parts.append(str(details["zone"]))
-            # a comp's places cost nothing, whatever their price
-            unit = Money.stored("0", amount.currency) if amount.value == 0 else Money.parse(line["unit"], amount.currency)
-            items.append(LineItem(", ".join(parts), int(line["quantity"]), unit))
-        return tuple(items)
+            full.append(LineItem(", ".join(parts), int(line["quantity"]), Money.parse(line["unit"], amount.currency)))
+        return discounted(full, amount)
     quantity = max(1, quantity)
     unit = Money((amount.value / quantity).quantize(Decimal("0.01")), amount.currency)
     if unit.times(quantity) != amount:   # not evenly divisible: one item for the whole
         return (LineItem(name, 1, amount),)
     return (LineItem(name, quantity, unit),)
+
+
+_CENT = Decimal("0.01")
+
+
+def discounted(items: Iterable[LineItem], amount: Money) -> tuple[LineItem, ...]:
+    """``items`` at their full prices, repriced to sum exactly to ``amount`` (what a code's
+    discount left, or nothing for a comp): each item takes its share of ``amount`` in proportion to
+    its full price, in whole kopecks (the largest remainders take the kopecks rounding leaves), and
+    an item whose share does not divide by its quantity is split in two: the same places, some one
+    kopeck dearer. Items already summing to ``amount`` come back as they are."""
+    items = [item for item in items if item.quantity > 0]
+    if not items:
+        return ()
+    full = sum((item.amount.value for item in items), Decimal("0.00"))
+    if full == amount.value:
+        return tuple(items)
+    target = int((amount.value / _CENT).to_integral_value())
+    if full <= 0:   # nothing to weigh by: the places share it evenly
+        weights = [item.quantity for item in items]
+    else:
+        weights = [int((item.amount.value / _CENT).to_integral_value()) for item in items]
+    total_weight = sum(weights)
+    shares = [target * weight // total_weight for weight in weights]
+    by_remainder = sorted(range(len(items)), key=lambda i: (-(target * weights[i] % total_weight), i))
+    for index in by_remainder[:target - sum(shares)]:
+        shares[index] += 1
+    out: list[LineItem] = []
+    for item, share in zip(items, shares):
+        unit, dearer = divmod(share, item.quantity)
+        cheaper = item.quantity - dearer
+        if cheaper:
+            out.append(replace(item, quantity=cheaper, unit=Money(_CENT * unit, amount.currency)))
+        if dearer:
+            out.append(replace(item, quantity=dearer, unit=Money(_CENT * (unit + 1), amount.currency)))
+    return tuple(out)

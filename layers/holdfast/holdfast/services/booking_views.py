@@ -6,7 +6,8 @@ from datetime import datetime
 from typing import Any
 
 from .. import kinds
-from ..domain.booking import Booking
+from ..domain import fiscal
+from ..domain.booking import Booking, settled_lines
 from ..domain.codes import without_uses
 from ..domain.money import Money
 from ..domain.refund_policy import refund_by_policy
@@ -68,14 +69,20 @@ def receipts_view(booking: Booking) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if payment.provider_status == "succeeded":
         out.append({"type": "payment", "status": "issued", "amount": amount, "at": payment.paid_at})
-    settlement = payment.settlement or {}
-    # (a payment keeps its settlement's first look from when it was asked for: owed only once sold)
-    if settlement.get("state") or booking.settlement_due is not None:
-        out.append({"type": "settlement", "status": settlement.get("state", "due"), "amount": amount,
-                    "at": settlement.get("sent_at") or settlement.get("rendered_at") or booking.settlement_due,
-                    **({"receipt_id": settlement["receipt_id"]} if settlement.get("receipt_id") else {}),
-                    # the provider's word on it, read back (pending, succeeded, canceled)
-                    **({"provider_status": settlement["status"]} if settlement.get("status") else {})})
+    lines = settled_lines(booking)
+    # an order's lines settle one by one (issue 44): one settlement receipt each, for its own items
+    owed = [(line.settlement(payment), booking.line_settlement_due(line),
+             fiscal.line_amount(payment.receipt, line.offering_id, booking.amount.currency).as_dict(),
+             {"line_id": line.line_id}) for line in lines] \
+        or [(payment.settlement or {}, booking.settlement_due, amount, {})]
+    for settlement, due, owed_amount, line_id in owed:
+        # (a payment keeps its settlement's first look from when it was asked for: owed only once sold)
+        if settlement.get("state") or due is not None:
+            out.append({"type": "settlement", "status": settlement.get("state", "due"), "amount": owed_amount,
+                        **line_id, "at": settlement.get("sent_at") or settlement.get("rendered_at") or due,
+                        **({"receipt_id": settlement["receipt_id"]} if settlement.get("receipt_id") else {}),
+                        # the provider's word on it, read back (pending, succeeded, canceled)
+                        **({"provider_status": settlement["status"]} if settlement.get("status") else {})})
     refund = payment.refund or {}
     if refund.get("status") == "succeeded":
         out.append({"type": "refund", "status": "issued", "amount": refund.get("amount") or amount,

@@ -21,6 +21,7 @@ from ..domain.organizers import Caller
 from ..domain.statuses import BookingStatus
 from ..kinds.products import export_sources, resolve
 from ..ports import ExportStore
+from .booking_views import receipts_view
 from .listing import decode_cursor, encode_cursor, page_limit
 
 
@@ -92,7 +93,7 @@ def _booking_rows(export: str, booking: Booking) -> list[dict[str, Any]]:
         return [{"_key": booking.booking_id, "booking_id": booking.booking_id, "confirmed_at": confirmed_at,
                  "quantity": booking.places.quantity, "amount": exports.amount(booking.amount.value),
                  "currency": booking.amount.currency, "payment_id": payment.payment_id if payment else None,
-                 "payment_mode": booking.payment_mode.value}]
+                 "payment_mode": booking.payment_mode.value, "receipts": receipts_cell(booking)}]
     if export == "attendees":
         if booking.status != BookingStatus.CONFIRMED:
             return []
@@ -118,6 +119,18 @@ def _booking_rows(export: str, booking: Booking) -> list[dict[str, Any]]:
              "vat_code": int(line["vat_code"]), "payment_mode": line["payment_mode"],
              "tax_system_code": int(payment.receipt["tax_system_code"]), "payment_id": payment.payment_id}
             for n, line in enumerate(payment.receipt["lines"], start=1)]
+
+
+def receipts_cell(booking: Booking) -> str | None:
+    """A sale's fiscal receipts in one cell, as its booking view lists them (``receipts_view``, the
+    one place they are read): ``type:status``, then ``:line`` for an order line's settlement and
+    ``:receipt id`` where the provider gave one, separated by spaces. Empty for a sale without
+    receipts."""
+    if booking.payment is None or not booking.payment.receipt:
+        return None
+    return " ".join(":".join(str(part) for part in (receipt["type"], receipt["status"], receipt.get("line_id"),
+                                                      receipt.get("receipt_id")) if part)
+                    for receipt in receipts_view(booking)) or None
 
 
 def _time(text: str | None, name: str) -> str | None:

@@ -7,10 +7,12 @@ identity's that the hold took), read when a receipt is sent.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+from decimal import Decimal
 from typing import Any
 
-from ..domain import fiscal
-from ..domain.booking import Booking
+from ..domain import fiscal, pricing
+from ..domain.booking import Booking, settled_lines
 from ..domain.errors import InvalidRequest
 from ..domain.money import Money
 from ..ports import EventReads, FiscalReads
@@ -39,9 +41,33 @@ class SaleReceipts:
             return None
         if not booking.contact_email:
             raise ContactRequired()
-        lines = [fiscal.line_for(str(offering.get("name") or "Booking"), booking.amount, booking.places.quantity,
-                                 settings.vat_for(booking.event_id))]
-        return fiscal.sale_record(lines, settings)
+        return fiscal.sale_record(receipt_lines(booking, str(offering.get("name") or "Booking"), settings), settings)
+
+
+def receipt_lines(booking: Booking, offering_name: str, settings: fiscal.FiscalSettings) -> list[fiscal.ReceiptLine]:
+    """The receipt's lines of a booking's sale: one per order line and place group (price category
+    and ticket type), as ``pricing.line_items`` spells them (a code's discount spread over them, to
+    the kopeck), each taxed by its own offering's VAT rate. A sale of more groups than a receipt
+    lists is one line per offering."""
+    items = pricing.line_items(booking, offering_name)
+    if len(items) > fiscal.ITEMS_MAX:
+        by_offering: dict[str, list[pricing.LineItem]] = {}
+        for item in items:
+            by_offering.setdefault(item.offering_id, []).append(item)
+        return [fiscal.line_for(group[0].description, Money(sum((i.amount.value for i in group), Decimal("0.00")),
+                                                            booking.amount.currency),
+                                sum(i.quantity for i in group), settings.vat_for(offering or booking.event_id),
+                                offering_id=_line_offering(booking, offering))
+                for offering, group in by_offering.items()]
+    return [fiscal.line_for(item.description, item.amount, item.quantity,
+                            settings.vat_for(item.offering_id or booking.event_id),
+                            offering_id=_line_offering(booking, item.offering_id)) for item in items]
+
+
+def _line_offering(booking: Booking, offering_id: str) -> str:
+    """The offering an order's receipt line names (its settlement receipt is the line's own); ""
+    for any other booking's, settled whole."""
+    return offering_id if (booking.kind_details or {}).get("lines") else ""
 
 
 def payment_receipt(booking: Booking) -> dict[str, Any] | None:
@@ -63,8 +89,13 @@ def refund_receipt(booking: Booking, amount: dict[str, str]) -> dict[str, Any] |
     if not record or not booking.contact_email:
         return None
     given_back = Money.parse(amount["value"], amount["currency"])
-    lines = fiscal.lines_of(record)
-    settled = ((booking.payment.settlement if booking.payment else None) or {}).get("state") == "sent"
+    payment = booking.payment
+    settled = ((payment.settlement if payment else None) or {}).get("state") == "sent"
+    # an order's lines settle one by one: those settled already are given back of the settled kind
+    settled_offerings = {line.offering_id for line in settled_lines(booking)
+                         if payment is not None and line.settlement(payment).get("state") == "sent"}
+    lines = [replace(line, payment_mode=fiscal.PAID_AND_RENDERED) if line.offering_id in settled_offerings else line
+             for line in fiscal.lines_of(record)]
     if given_back.value > fiscal.lines_total(lines) or any(line.unit_amount.currency != given_back.currency for line in lines):
         first = lines[0]
         parts = [fiscal.line_for(first.description, given_back, 1, first.vat_code, first.payment_mode)]

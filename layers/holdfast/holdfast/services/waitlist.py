@@ -19,6 +19,7 @@ from typing import Any
 
 from .. import kinds
 from ..clock import iso
+from ..domain import pricing
 from ..domain.errors import (
     BookingError,
     Busy,
@@ -45,6 +46,41 @@ MAX_STEPS = 25
 #: Failed attempts at one offer's hold, for reasons not known to be permanent, before it is skipped.
 MAX_OFFER_FAILURES = 3
 OFFER_TYPE = "waitlist.offer"
+#: What an entry may wait for instead of any place of the event (issue 43): a zone, a price category.
+SECTION = ("zone", "price_category")
+#: Queue entries a line of sections looks through for the next one served.
+LINE_LOOK = 100
+
+
+def _section(item: dict[str, Any]) -> dict[str, str]:
+    return {key: str(item[key]) for key in SECTION if item.get(key)}
+
+
+def section_of(event: dict[str, Any], zone: str | None, price_category: str | None) -> dict[str, str]:
+    """The section a join waits for: a general-admission event's zone (named, or the one zone of a
+    named price category; one of several zones must be named, 400 ``zone_required``, as a hold's
+    must), a seat map's price category (400 ``unknown_price_category`` for one it has not), or
+    nothing: any place of the event."""
+    if pricing.zones_of(event):
+        if zone is None and price_category is not None:
+            of_category = [z.zone_id for z in pricing.zones_of(event) if z.price_category == price_category]
+            if len(of_category) != 1:
+                raise InvalidRequest(f"Name the zone of price category {price_category} to wait for.",
+                                     code="zone_required" if of_category else "unknown_price_category",
+                                     price_category=price_category, zones=of_category)
+            zone = of_category[0]
+        if zone is not None and zone in pricing.hidden_zones(event):
+            raise InvalidRequest("Not on sale.", code="not_on_sale", hidden=[zone])
+        chosen = pricing.zone_of(event, zone)
+        return {"zone": chosen.zone_id} if chosen is not None and len(pricing.zones_of(event)) > 1 else {}
+    if zone is not None:
+        raise InvalidRequest("This event has no zones.", code="unknown_zone", zone=zone)
+    if price_category is not None:
+        if price_category not in set(pricing.seat_category_map(event).values()):
+            raise InvalidRequest(f"No price category {price_category} at this event.",
+                                 code="unknown_price_category", price_category=price_category)
+        return {"price_category": price_category}
+    return {}
 
 
 class WaitlistService:
@@ -57,9 +93,13 @@ class WaitlistService:
     # ------------------------------------------------------------------------------- customer
 
     def join(self, event_id: str, customer_id: str, quantity: int,
-             contact_email: str | None = None, language: str = "en") -> tuple[dict[str, Any], bool]:
+             contact_email: str | None = None, language: str = "en", zone: str | None = None,
+             price_category: str | None = None) -> tuple[dict[str, Any], bool]:
         """Put the customer in line; joining again while on the list returns the same entry.
-        ``contact_email`` and ``language`` are kept on the entry and given to the offer's hold, for its emails."""
+        ``contact_email`` and ``language`` are kept on the entry and given to the offer's hold, for its emails.
+        ``zone`` (a general-admission event's) or ``price_category`` (a seat map's, or the one zone
+        of that category) puts the customer in that section's line: offered only places released
+        there (``section_of``)."""
         event = self.store.get_event(event_id)
         if event is None:
             raise NotFound(f"No event {event_id}.", code="event_not_found")
@@ -71,7 +111,8 @@ class WaitlistService:
         # The offer this entry would get, asked now: a kind that cannot make one (appointment
         # slots) refuses before an entry exists that every later release would trip over.
         kind = kinds.of_event(event)
-        offer = kind.waitlist_request(quantity)
+        section = section_of(event, zone, price_category)
+        offer = {**kind.waitlist_request(quantity), **section}
         for attempt in range(3):
             existing = self.store.waitlist_entry(event_id, customer_id)
             if existing is not None and existing["state"] not in REJOINABLE:
@@ -80,11 +121,11 @@ class WaitlistService:
                 # ...nor at this moment: a line for what is sold no more (an event that has
                 # started) would never be served; one already in it is answered as it is
                 kind.check_time(event, offer, self.clock())
-                self._refuse_while_free(event, quantity)
+                self._refuse_while_free(event, quantity, section)
             now = iso(self.clock())
             entry_id = uuid.uuid4().hex
             entry = {"entry_id": entry_id, "customer_id": customer_id, "quantity": quantity, "joined_at": now,
-                     "queue_sk": self.store.waitlist_queue_key(now, entry_id), "state": "WAITING"}
+                     "queue_sk": self.store.waitlist_queue_key(now, entry_id), "state": "WAITING", **section}
             if contact_email:
                 entry["contact_email"] = contact_email
             if language != "en":
@@ -96,11 +137,11 @@ class WaitlistService:
                 pause(attempt)  # nothing was written; look at the entry again
         raise Busy()
 
-    def _refuse_while_free(self, event: dict[str, Any], quantity: int) -> None:
+    def _refuse_while_free(self, event: dict[str, Any], quantity: int, section: dict[str, str]) -> None:
         """A line is for places nobody can take now: with enough free for this request, joining
         would make the relay hold them for the customer on the system's behalf, past the waiting
         room and with the offer's window. Such a customer books them like anyone else."""
-        free = kinds.of_event(event).largest_hold(self.store, event["event_id"])
+        free = self._free(event, section)
         if free >= quantity:
             raise Conflict(f"{free} place(s) are free: book them instead of joining the waitlist.",
                            code="places_available", available=free,
@@ -128,6 +169,9 @@ class WaitlistService:
                                 "quantity": int(entry["quantity"]), "joined_at": entry["joined_at"], "position": None}
         if entry["state"] == "WAITING":
             view["position"] = self.store.waitlist_position(event_id, entry["queue_sk"]) or None
+        for key in SECTION:
+            if entry.get(key):
+                view[key] = entry[key]
         if entry["state"] == "SKIPPED" and entry.get("reason"):
             view["reason"] = entry["reason"]
         if entry.get("booking_id"):
@@ -156,14 +200,14 @@ class WaitlistService:
                 if booking_id:  # "" when the offer could not be made and the entry was skipped
                     made.append(booking_id)
                 continue
-            head = self.store.waitlist_head(event_id)
+            head = self._next_served(event_id)
             if head is None:
                 return made
             reason = self._skip_reason(event_id, head["customer_id"])
             if reason:
                 self.store.waitlist_skip(event_id, head, reason)
                 continue
-            if self._available(event_id) < int(head["quantity"]):
+            if self._available(event_id, _section(head)) < int(head["quantity"]):
                 return made  # first come, first served: the head waits for enough places
             self.store.waitlist_claim(event_id, head, iso(self.clock()))
             # Won or lost, the next round finishes whichever PENDING offer is first in line.
@@ -177,7 +221,8 @@ class WaitlistService:
         entry = self.store.waitlist_entry(event_id, offer["customer_id"]) or {}
         own = entry.get("entry_id") == offer["entry_id"]
         contact = entry.get("contact_email") if own else None
-        wanted = kinds.of_event(event).waitlist_request(quantity) if event else {"quantity": quantity}
+        wanted = {**kinds.of_event(event).waitlist_request(quantity), **_section(offer)} if event \
+            else {"quantity": quantity}
         request = HoldPlaces.of({**wanted, "contact_email": contact, "language": entry.get("language") if own else None})
         try:
             result = self.bookings.hold_for_customer(
@@ -243,8 +288,45 @@ class WaitlistService:
                 return f"already_has_places:{booking_id}"
         return None
 
-    def _available(self, event_id: str) -> int:
+    def _next_served(self, event_id: str) -> dict[str, Any] | None:
+        """The entry served next: the head of the line, unless the line is one per zone or price
+        category and the head waits for its own section's places. Then the first entry whose
+        section has enough places, first come, first served within each section: an entry waiting
+        in a section holds back the later ones of that section, and one waiting for any place of
+        the event holds back everyone after it (any released place would be its)."""
+        line = self.store.waitlist_line(event_id, LINE_LOOK)
+        if not line or not any(_section(entry) for entry in line):
+            return line[0] if line else None
+        event = self.store.get_event(event_id)
+        if event is None:
+            return line[0]
+        waiting: set[tuple[tuple[str, str], ...]] = set()
+        for entry in line:
+            section = _section(entry)
+            key = tuple(sorted(section.items()))
+            if key in waiting:
+                continue
+            if self._free(event, section) >= int(entry["quantity"]) or self._skip_reason(event_id, entry["customer_id"]):
+                return entry
+            if not section:
+                return entry   # it waits for any place: nobody after it is served first
+            waiting.add(key)
+        return line[0]
+
+    def _available(self, event_id: str, section: dict[str, str] | None = None) -> int:
         event = self.store.get_event(event_id)
         if event is None:
             return 0
-        return kinds.of_event(event).largest_hold(self.store, event_id)
+        return self._free(event, section or {})
+
+    def _free(self, event: dict[str, Any], section: dict[str, str]) -> int:
+        """The most places one hold can take now, in ``section`` (a zone's or a price category's
+        available places) or anywhere at the event."""
+        kind = kinds.of_event(event)
+        if section.get("zone") and hasattr(kind, "zone_counts"):
+            return int(kind.zone_counts(self.store, event).get(section["zone"], {}).get("available", 0))
+        if section.get("price_category"):
+            states = kind.unit_states(self.store, event["event_id"]) or {}
+            return sum(1 for seat, category in pricing.seat_category_map(event).items()
+                       if category == section["price_category"] and states.get(seat, "available") == "available")
+        return kind.largest_hold(self.store, event["event_id"])

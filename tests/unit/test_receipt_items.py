@@ -1,0 +1,271 @@
+"""A sale's items (issue 44): one per order line and place group, summing to what is paid to the
+kopeck, a code's discount included; the payment's receipt and its refunds list them."""
+from __future__ import annotations
+
+import random
+from decimal import Decimal
+
+import pytest
+from hypothesis import given, strategies as st
+
+from holdfast.adapters.organizers_store import OrganizerStore
+from holdfast.domain import pricing
+from holdfast.domain.commands import HoldPlaces
+from holdfast.domain.fiscal import FiscalSettings
+from holdfast.domain.money import Money
+from holdfast.domain.organizers import Caller
+from holdfast.products.orders.services import OrderLine, OrderService, PlaceOrder
+from holdfast.products.parking.schemas import LotIn, ReservationIn
+from holdfast.products.parking.services.lots import ParkingService
+from holdfast.products.parking.tokens import LotKeys
+from holdfast.schemas import BookingIn
+from holdfast.services.bookings import BookingService
+from holdfast.services.codes import CodeService
+from holdfast.services.payments import PaymentService
+from holdfast.services.receipts import refund_receipt
+
+from .conftest import event_request
+from .test_price_categories import CATEGORIES, PRICES
+
+ORG = Caller("org-items", "key-1")
+RUB = "RUB"
+DAY = "2030-02-01"
+
+groups = st.lists(st.tuples(st.integers(1, 40), st.integers(0, 500_000_00)), min_size=1, max_size=6)
+
+
+def _sum(items) -> Decimal:
+    return sum((item.amount.value for item in items), Decimal("0.00"))
+
+
+@given(groups=groups, data=st.data())
+def test_discounted_items_sum_to_the_amount_to_the_kopeck_and_keep_every_place(groups, data):
+    full = [pricing.LineItem(f"group {n}", quantity, Money(Decimal(cents) / 100, RUB))
+            for n, (quantity, cents) in enumerate(groups)]
+    full_cents = int(_sum(full) * 100)
+    paid = Money(Decimal(data.draw(st.integers(0, full_cents))) / 100, RUB)
+    items = pricing.discounted(full, paid)
+    assert _sum(items) == paid.value
+    assert all(item.unit.value >= 0 and item.quantity > 0 for item in items)
+    assert all(item.unit.value == item.unit.value.quantize(Decimal("0.01")) for item in items)
+    for before in full:   # every place is still listed, under its own description
+        assert sum(i.quantity for i in items if i.description == before.description) == before.quantity
+    if paid.value == _sum(full):
+        assert items == tuple(full)
+
+
+def test_an_item_whose_share_does_not_divide_is_split_one_kopeck_apart():
+    items = pricing.discounted([pricing.LineItem("Stalls", 3, Money.parse("10.00", RUB))], Money.parse("10.00", RUB))
+    assert [(i.quantity, i.unit.text) for i in items] == [(2, "3.33"), (1, "3.34")]
+
+
+@pytest.fixture
+def directory(store):
+    return OrganizerStore(store.table, store.client)
+
+
+@pytest.fixture
+def coded(store, clock, scheduled):
+    return BookingService(store, clock, lambda booking_id, at: scheduled.append((booking_id, at)),
+                          rng=random.Random(7), codes=CodeService(store, clock))
+
+
+@pytest.fixture
+def priced_event(catalog, directory):
+    directory.put_fiscal(ORG.organizer_id, FiscalSettings(2, 1), "2030-01-01T00:00:00.000Z")
+    return catalog.create_event(caller=ORG, request=event_request(
+        name="Quartet", price=None, capacity=None, price_categories=CATEGORIES, prices=PRICES,
+        seat_map={"rows": [{"name": "A", "seats": 4, "price_category": "stalls"},
+                           {"name": "B", "seats": 4, "price_category": "balcony"}]}))
+
+
+def test_a_code_discounted_bookings_items_and_receipts_sum_to_what_is_paid(
+        coded, store, clock, provider, directory, priced_event):
+    CodeService(store, clock).create(priced_event["event_id"], {"code": "THIRD", "kind": "percent", "value": 33},
+                                     ORG)
+    body = {"seats": ["A-1", "A-2", "B-1"], "ticket_types": {"A-2": "child"}, "code": "third",
+            "contact_email": "eve@example.com"}
+    booking = coded.create_booking(priced_event["event_id"], "eve", "k",
+                                   HoldPlaces.of(BookingIn.model_validate(body).model_dump())).booking
+    assert booking.amount.text == "3685.00"   # 5500 less 33 %
+    items = pricing.line_items(booking, "Quartet")
+    assert _sum(items) == booking.amount.value
+    assert {i.description for i in items} == {"Quartet, stalls, adult", "Quartet, stalls, child",
+                                              "Quartet, balcony, adult"}
+    fiscal_payments = PaymentService(store, provider, clock, coded, "http://127.0.0.1:3000/done", fiscal=directory)
+    started = fiscal_payments.start_payment(booking.booking_id, "eve", "pay-1")
+    [payment] = provider.payments_for(booking.booking_id)
+    sent = payment["receipt"]["items"]
+    assert len(sent) == 3
+    assert sum(Decimal(i["amount"]["value"]) * int(i["quantity"]) for i in sent) == Decimal("3685.00")
+    back = refund_receipt(started, {"value": "3685.00", "currency": RUB})
+    assert [i["description"] for i in back["items"]] == [i["description"] for i in sent]
+
+
+@pytest.fixture
+def lot(store, clock, bookings):
+    parking = ParkingService(store, clock, bookings, 600, lambda: LotKeys(b"unit-test-receipt-items"), id_salt="tests-salt")
+    return parking.create_lot(LotIn.model_validate({
+        "name": "Venue parking", "spaces": [{"space_id": "R1", "type": "REGULAR"}],
+        "tariff": {"hourly": {"value": "100.00", "currency": RUB}, "daily_cap": {"value": "1000.00", "currency": RUB},
+                   "grace_minutes": 10}}).command(), caller=ORG)
+
+
+def test_an_orders_payment_receipt_lists_each_line_taxed_by_its_own_offering(
+        bookings, store, clock, provider, directory, priced_event, lot):
+    directory.put_fiscal(ORG.organizer_id, FiscalSettings(2, 1, vat_overrides=((lot["lot_id"], 11),)),
+                         "2030-01-01T00:00:00.000Z")
+    body = {"vehicle_type": "REGULAR", "plate": "A123BC77", "from": f"{DAY}T16:00:00Z", "to": f"{DAY}T20:00:00Z"}
+    order = OrderService(bookings).place("zoe", "order-1", PlaceOrder((
+        OrderLine(priced_event["event_id"], HoldPlaces.of(BookingIn.model_validate({"seats": ["A-1", "B-1"]}).model_dump())),
+        OrderLine(lot["lot_id"], ReservationIn.model_validate(body).command())), contact_email="zoe@example.com")).booking
+    PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory) \
+        .start_payment(order.booking_id, "zoe", "pay-1")
+    [payment] = provider.payments_for(order.booking_id)
+    assert [(i["description"], i["quantity"], i["amount"]["value"], i["vat_code"]) for i in payment["receipt"]["items"]] \
+        == [("Quartet, stalls, adult", "1", "3000.00", 1), ("Quartet, balcony, adult", "1", "1000.00", 1),
+            ("Venue parking", "1", "400.00", 11)]
+
+
+# -- one settlement receipt per order line ----------------------------------------------------------
+
+def test_each_order_line_is_settled_once_when_its_own_service_is_rendered(
+        bookings, store, clock, provider, directory, priced_event, lot):
+    """A ticket and the evening's parking: the parking line settles when the car leaves, the ticket
+    line when the event starts; one receipt each, for its own items, and nothing twice."""
+    from holdfast.clock import parse_iso
+    from holdfast.domain.statuses import BookingStatus
+    from holdfast.products.orders.lines import lines_of
+    from holdfast.services import transitions
+    from holdfast.services.booking_views import receipts_view
+    from holdfast.services.settlements import Settlements
+    from holdfast.services.sweeper import sweep
+
+    body = {"vehicle_type": "REGULAR", "plate": "A123BC77", "from": f"{DAY}T16:00:00Z", "to": f"{DAY}T20:00:00Z"}
+    order = OrderService(bookings).place("zoe", "order-1", PlaceOrder((
+        OrderLine(priced_event["event_id"], HoldPlaces.of(BookingIn.model_validate({"seats": ["A-1"]}).model_dump())),
+        OrderLine(lot["lot_id"], ReservationIn.model_validate(body).command())), contact_email="zoe@example.com")).booking
+    payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
+    started = payments.start_payment(order.booking_id, "zoe", "pay-1")
+    provider.pay(started.payment.payment_id)
+    payments.apply_provider_payment(provider.get_payment(started.payment.payment_id))
+    settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
+
+    def run() -> dict:
+        return sweep(store, clock, lambda _id: {}, lambda *_: None, give_up=lambda *_: None, grace_seconds=0,
+                     settle=settlements.settle)
+
+    paid = store.get_booking(order.booking_id)
+    assert paid.status is BookingStatus.CONFIRMED
+    assert paid.settlement_due == priced_event["starts_at"]   # the car has not left: only the ticket is due
+    clock.advance((parse_iso(f"{DAY}T16:05:00Z") - clock()).total_seconds())
+    assert run().get("settlement_sent") is None and provider.receipts == {}
+    # the car comes and goes (the gate moves the order's parking line, services/gate_passes.py)
+    for status in ("CHECKED_IN", "COMPLETED"):
+        current = store.get_booking(order.booking_id)
+        part = next(line for line in lines_of(current) if line.offering_id == lot["lot_id"]).as_booking(current)
+        transitions.advance_part(store, current, part, clock(), status, actor="gate", action=f"test_{status}",
+                                 decision="the car moved")
+        clock.advance(3600)
+    assert run()["settlement_sent"] == 1
+    [parking] = provider.receipts.values()
+    assert parking["settlements"] == [{"type": "prepayment", "amount": {"value": "400.00", "currency": RUB}}]
+    assert [(i["description"], i["payment_mode"]) for i in parking["items"]] == [("Venue parking", "full_payment")]
+    assert run().get("settlement_sent") is None and len(provider.receipts) == 1
+    clock.advance((parse_iso(priced_event["starts_at"]) - clock()).total_seconds() + 1)
+    assert run()["settlement_sent"] == 1
+    ticket = [r for r in provider.receipts.values() if r["id"] != parking["id"]]
+    assert [i["description"] for i in ticket[0]["items"]] == ["Quartet, stalls, adult"]
+    assert ticket[0]["settlements"][0]["amount"]["value"] == "3000.00"
+    clock.advance(86400)
+    assert run().get("settlement_sent") is None and len(provider.receipts) == 2
+    settled = store.get_booking(order.booking_id)
+    assert settled.settlement_due is None
+    shown = [(r["type"], r.get("line_id"), r["status"], r["amount"]["value"]) for r in receipts_view(settled)]
+    assert shown == [("payment", None, "issued", "3400.00"), ("settlement", "L1", "sent", "3000.00"),
+                     ("settlement", "L2", "sent", "400.00")]
+    back = refund_receipt(settled, {"value": "3400.00", "currency": RUB})
+    assert {i["payment_mode"] for i in back["items"]} == {"full_payment"}
+
+
+def test_the_sales_export_lists_each_sales_receipts(coded, store, clock, provider, directory, priced_event, catalog):
+    import csv
+    import io
+
+    from holdfast.services.exports import ExportService
+
+    booking = coded.create_booking(priced_event["event_id"], "kim", "k", HoldPlaces.of(BookingIn.model_validate(
+        {"seats": ["B-1"], "contact_email": "kim@example.com"}).model_dump())).booking
+    payments = PaymentService(store, provider, clock, coded, "http://127.0.0.1:3000/done", fiscal=directory)
+    started = payments.start_payment(booking.booking_id, "kim", "pay-1")
+    provider.pay(started.payment.payment_id)
+    payments.apply_provider_payment(provider.get_payment(started.payment.payment_id))
+    plain = catalog.create_event(event_request(name="No receipts"), caller=Caller("org-plain", "key-1"))
+    other = coded.create_booking(plain["event_id"], "lee", "k", BookingIn(quantity=1)).booking
+    plain_payments = PaymentService(store, provider, clock, coded, "http://127.0.0.1:3000/done")
+    paying = plain_payments.start_payment(other.booking_id, "lee", "pay-1")
+    provider.pay(paying.payment.payment_id)
+    plain_payments.apply_provider_payment(provider.get_payment(paying.payment.payment_id))
+
+    def rows(caller):
+        text = ExportService(store).page(caller, "sales")["text"].lstrip("\ufeff")
+        return {row["booking_id"]: row for row in csv.DictReader(io.StringIO(text))}
+
+    assert rows(ORG)[booking.booking_id]["receipts"] == "payment:issued settlement:due"
+    assert rows(Caller("org-plain", "key-1"))[other.booking_id]["receipts"] == ""   # receipts off: none
+
+
+def test_a_crash_between_a_lines_receipt_call_and_its_record_still_makes_one_receipt_for_it(
+        bookings, store, clock, provider, directory, priced_event, lot, monkeypatch):
+    from holdfast import faults
+    from holdfast.clock import parse_iso
+    from holdfast.services.settlements import Settlements, settlement_key
+    from holdfast.services.sweeper import sweep
+
+    body = {"vehicle_type": "REGULAR", "plate": "A123BC77", "from": f"{DAY}T16:00:00Z", "to": f"{DAY}T20:00:00Z"}
+    order = OrderService(bookings).place("max", "order-1", PlaceOrder((
+        OrderLine(priced_event["event_id"], HoldPlaces.of(BookingIn.model_validate({"seats": ["A-2"]}).model_dump())),
+        OrderLine(lot["lot_id"], ReservationIn.model_validate(body).command())), contact_email="max@example.com")).booking
+    payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
+    started = payments.start_payment(order.booking_id, "max", "pay-1")
+    provider.pay(started.payment.payment_id)
+    payments.apply_provider_payment(provider.get_payment(started.payment.payment_id))
+    settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
+
+    def run() -> dict:
+        return sweep(store, clock, lambda _id: {}, lambda *_: None, give_up=lambda *_: None, grace_seconds=0,
+                     settle=settlements.settle)
+
+    clock.advance((parse_iso(priced_event["starts_at"]) - clock()).total_seconds() + 1)   # the ticket's line
+    faults.reset_crash_counts()
+    monkeypatch.setenv("HOLDFAST_CRASH_POINTS", "settlement.after_provider_call:1")
+    try:
+        assert run()["failed"] == 1                          # died after the provider registered it
+        stored = store.get_booking(order.booking_id).payment.settlement["lines"]["L1"]
+        assert stored["state"] == "requested" and stored["key"] == settlement_key(order.booking_id, line_id="L1")
+        clock.advance(11)
+        assert run()["settlement_sent"] == 1
+    finally:
+        faults.reset_crash_counts()
+    [made] = provider.receipts.values()                     # the same key: one receipt
+    assert made["settlements"][0]["amount"]["value"] == "3000.00"
+    assert store.get_booking(order.booking_id).payment.settlement["lines"]["L1"]["receipt_id"] == made["id"]
+    assert "L2" not in store.get_booking(order.booking_id).payment.settlement["lines"]   # the car never came
+
+
+def test_more_groups_than_a_receipt_lists_become_one_item_per_offering():
+    from types import SimpleNamespace
+
+    from holdfast.domain import fiscal
+    from holdfast.services.receipts import receipt_lines
+
+    priced = [{"price_category": f"c{n}", "ticket_type": "adult", "quantity": 1, "unit": "10.00"} for n in range(81)]
+    order = SimpleNamespace(event_id="ev-1", amount=Money.parse("910.00", RUB), places=SimpleNamespace(quantity=82),
+                            kind_details={"lines": [
+                                {"offering_id": "ev-1", "quantity": 81, "amount": "810.00", "name": "Gala",
+                                 "details": {"priced": priced}},
+                                {"offering_id": "lot-1", "quantity": 1, "amount": "100.00", "name": "Parking"}]})
+    lines = receipt_lines(order, "Gala", FiscalSettings(2, 1, vat_overrides=(("lot-1", 11),)))
+    assert [(line.offering_id, line.total, line.vat_code) for line in lines] == [
+        ("ev-1", Decimal("810.00"), 1), ("lot-1", Decimal("100.00"), 11)]
+    assert fiscal.lines_total(lines) == order.amount.value
