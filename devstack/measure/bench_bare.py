@@ -83,19 +83,29 @@ def _hot_key(run: str, role: str, n: int) -> dict[str, Any]:
 
 
 def _transaction(items: list[dict[str, Any]], run: str, hot_items: int, rng: Any = random) -> list[dict[str, Any]]:
+    # an order's transaction updates a pool and checks a gate per line: distinct keys, as a transaction
+    # names an item once (hot_items is at least the number of pool updates, ``_seed``)
+    pools = iter(rng.sample(range(_hot_count(items, hot_items)), sum(i["role"] == "pool" for i in items)))
+    gates = iter(rng.sample(range(GATE_SHARDS), min(GATE_SHARDS, sum(i["role"] == "gate" for i in items))))
     request = []
     for item in items:
         body = copy.deepcopy(item["body"])
         body["TableName"] = TABLE
         if item["role"] == "pool":
-            body["Key"] = _hot_key(run, "pool", rng.randrange(max(1, hot_items)))
+            body["Key"] = _hot_key(run, "pool", next(pools))
         elif item["role"] == "gate":
-            body["Key"] = _hot_key(run, "gate", rng.randrange(GATE_SHARDS))
+            body["Key"] = _hot_key(run, "gate", next(gates))
         else:
             where = "Item" if "Item" in body else "Key"
             body[where]["pk"] = {"S": f"{run}#{uuid.uuid4()}"}
         request.append({item["op"]: body})
     return request
+
+
+def _hot_count(items: list[dict[str, Any]], hot_items: int) -> int:
+    """How many pool counters a run seeds: the offering's pools, and never fewer than one
+    transaction's pool updates."""
+    return max(1, hot_items, sum(item["role"] == "pool" for item in items))
 
 
 def _seed(client: Any, items: list[dict[str, Any]], run: str, hot_items: int) -> None:
@@ -104,7 +114,7 @@ def _seed(client: Any, items: list[dict[str, Any]], run: str, hot_items: int) ->
     for item in items:
         if item["role"] == "pool":
             names |= set((item["body"].get("ExpressionAttributeNames") or {}).values())
-    for n in range(max(1, hot_items)):
+    for n in range(_hot_count(items, hot_items)):
         client.put_item(TableName=TABLE, Item={**_hot_key(run, "pool", n), **{a: {"N": str(10 ** 9)} for a in names}})
     for n in range(GATE_SHARDS):
         client.put_item(TableName=TABLE, Item=_hot_key(run, "gate", n))

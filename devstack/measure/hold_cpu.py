@@ -26,10 +26,13 @@ Both sides are process CPU time, which other work on a shared machine does not a
 slow caches and the clock a little); each run takes a batch of each in turn, and the figure is
 the median of the runs' ratios with their spread, printed with the load average around the runs.
 `--doors` does the same for a door's scan (the doors API; first scans of confirmed tickets, each
-admitted), against its own transaction.
+admitted), against its own transaction; `--orders` for an order of `--order-lines` (2-4) lines,
+each a place at its own event (POST /orders, the bookings function), against the order's one
+transaction (a pool update and a gate check per line, on distinct seeded keys).
 
     .venv/bin/python -m devstack.measure.hold_cpu                       # 5 runs of 200 holds
     .venv/bin/python -m devstack.measure.hold_cpu --runs 7 --holds 300 --doors
+    .venv/bin/python -m devstack.measure.hold_cpu --no-holds --orders --order-lines 3 --runs 3 --holds 100
 """
 from __future__ import annotations
 
@@ -55,6 +58,7 @@ HOLD_FUNCTION = "BookingsApiFunction"
 DOOR_FUNCTION = "DoorsApiFunction"
 TIMEOUT = 600
 DOOR_ROUTE = "POST /events/{event_id}/doors/{door_id}/scan"
+ORDER_ROUTE = "POST /orders"
 
 
 def _bare_process(environ: dict[str, str], sys_path: list[str], requests: list[list[dict[str, Any]]], warm: int,
@@ -208,6 +212,36 @@ def _holds(measure: Measure, args: Any) -> dict[str, Any]:
     return compare(measure, "hold", HOLD_FUNCTION, HOLD_ROUTE, send, args, sample, min(40, pools))
 
 
+def _orders(measure: Measure, args: Any) -> dict[str, Any]:
+    """Orders of ``--order-lines`` lines (POST /orders), each line a place at its own event, every
+    order new (its customer and key): the order's own CPU against its one transaction."""
+    total = args.warm + args.runs * args.count + 10
+    run_id = uuid.uuid4().hex[:8]
+    events = []
+    for n in range(args.order_lines):
+        event = measure.http.post(measure.api + "/events", timeout=60, json={
+            "name": f"Order CPU {run_id} {n}", "venue": "Bench hall", "city": "Moscow", "category": "club",
+            "starts_at": days_ahead(60), "price": {"value": "1000.00", "currency": "RUB"},
+            "capacity": total, "hold_ttl_seconds": 3600, "payment_mode": "one_stage"},
+            headers={"X-Api-Key": ORGANIZER_KEY, "Idempotency-Key": f"order-cpu-{run_id}-{n}"})
+        event.raise_for_status()
+        events.append(event.json()["event_id"])
+    lines = [{"event_id": event_id, "quantity": 1} for event_id in events]
+
+    def send(n: int) -> bool:
+        answer = measure.http.post(f"{measure.api}/orders", json={"lines": lines}, timeout=60,
+                                   headers={"X-Customer-Id": f"ocpu-{run_id}-{n}",
+                                            "Idempotency-Key": f"o-{run_id}-{n}"})
+        return answer.status_code == 201
+
+    def sample() -> dict[str, Any]:
+        return measure.target.call(("sample", HOLD_FUNCTION, ORDER_ROUTE))["transaction"]
+
+    pools = max(1, -(-total // 25))
+    return compare(measure, f"order of {args.order_lines} lines", HOLD_FUNCTION, ORDER_ROUTE, send, args, sample,
+                   min(40, pools) * args.order_lines)
+
+
 def _doors(measure: Measure, args: Any, control: str) -> dict[str, Any]:
     from devstack.measure.bench_doors import DoorRun, _ok, bare_shape
 
@@ -235,7 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warm", type=int, default=40, help="calls before the first run, not counted")
     parser.add_argument("--pace", type=float, default=0.02, help="at least this many seconds from call to call")
     parser.add_argument("--doors", action="store_true", help="door scans too")
-    parser.add_argument("--no-holds", action="store_true", help="door scans only")
+    parser.add_argument("--no-holds", action="store_true", help="no single holds (door scans or orders only)")
+    parser.add_argument("--orders", action="store_true", help="orders too (POST /orders, --order-lines lines)")
+    parser.add_argument("--order-lines", type=int, default=3, choices=range(2, 5), metavar="2-4")
     parser.add_argument("--out", default=str(REPO / "bench-results"))
     args = parser.parse_args(argv)
     _paths()
@@ -247,7 +283,9 @@ def main(argv: list[str] | None = None) -> int:
         measure = Measure(target, started["api"])
         if not args.no_holds:
             results.append(_holds(measure, args))
-        if args.doors or args.no_holds:
+        if args.orders:
+            results.append(_orders(measure, args))
+        if args.doors or (args.no_holds and not args.orders):
             results.append(_doors(measure, args, started["control"]))
     finally:
         target.stop()

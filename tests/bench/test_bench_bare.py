@@ -40,3 +40,17 @@ def test_the_bare_transaction_is_the_sampled_hold_with_its_keys_moved():
     assert len({r[1]["Update"]["Key"]["pk"]["S"] for r in requests}) == 20
     assert len({r[2]["ConditionCheck"]["Key"]["pk"]["S"] for r in requests}) == bench_bare.GATE_SHARDS
     assert SAMPLE["TransactItems"][0]["Put"]["Item"]["pk"]["S"] == "IDEMPOTENCY#c#k"  # the sample is not changed
+
+
+def test_an_orders_transaction_names_each_counter_and_gate_once():
+    """An order's transaction updates a pool and checks a gate per line; sent again, its pool updates
+    and gate checks land on distinct seeded items (a transaction may name an item once), even when
+    the offering has fewer pools than the order has lines."""
+    order = {"TransactItems": [*SAMPLE["TransactItems"][1:3] * 4]}
+    items = bench_bare.shape(order)
+    assert bench_bare._hot_count(items, hot_items=2) == 4
+    rng = random.Random(2)
+    for _ in range(200):
+        sent = bench_bare._transaction(items, "run", hot_items=2, rng=rng)
+        keys = [next(iter(item.values()))["Key"]["pk"]["S"] for item in sent]
+        assert len(set(keys)) == len(keys) == 8, keys

@@ -157,3 +157,27 @@ def test_a_warm_container_reads_the_offering_again_only_once_after_its_start_mov
     assert status == 201 and len(offering_reads) == 1 and after["TransactWriteItems"] == 1, after
     assert sum(after[op] for op in READS - {"GetItem"}) <= 1, after
     print(f"\nhold calls: before {dict(before)}; first after PATCH {dict(first)}; after {dict(after)}")
+
+
+def test_an_order_of_three_lines_plans_on_the_containers_snapshots(counted):
+    """Issue 49: an order's lines plan as a single hold does, on this container's availability
+    snapshots (services/hold_reads.py), so a warm container's order makes its idempotency read and
+    its one transaction, not a pool read per line."""
+    events = [create_event(capacity=100) for _ in range(3)]
+
+    def order(customer):
+        counted.clear()
+        event = api_event("create_booking.json", headers={"X-Customer-Id": customer,
+                                                          "Idempotency-Key": "o-" + uuid.uuid4().hex},
+                          body={"lines": [{"event_id": event_id, "quantity": 1} for event_id in events]})
+        event.update(resource="/orders", path="/orders", pathParameters=None)
+        status, answer = call("bookings_api", event)
+        return status, answer, Counter(counted)
+
+    status, _, first = order("warm-up")          # a new container reads each line's pools once
+    assert status == 201 and first["BatchGetItem"] == 3, first
+    for n in range(3):
+        status, answer, calls = order(f"buyer-{n}")
+        assert status == 201, answer
+        assert calls["TransactWriteItems"] == 1 and sum(calls[op] for op in READS) <= 1, calls
+        assert set(calls) <= {"TransactWriteItems", "GetItem", "StartExecution"}, calls

@@ -131,6 +131,18 @@ class BookingService:
         return self._hold(event_id, customer_id, idempotency_key, HoldPlaces.of(request), hold_seconds=hold_seconds,
                           outbox_type=outbox_type, actor=actor, extra=extra, system_key=True)
 
+    def planning_reads(self, fresh: bool) -> HoldReads:
+        """What another hold path (an order's lines) plans through: this container's availability
+        snapshots and one ``BatchGetItem`` when they are old (services/hold_reads.py); ``fresh``
+        after a collision. What it took goes back with ``took``; a collision drops with ``forget``."""
+        return HoldReads(self.store, self._snapshots, [], fresh=fresh)
+
+    def took(self, event_id: str, places: Places) -> None:
+        self._snapshots.took(event_id, places)
+
+    def forget(self, event_id: str) -> None:
+        self._snapshots.drop(event_id)
+
     def _hold(self, event_id: str, customer_id: str, idempotency_key: str, request: HoldPlaces, *,
               hold_seconds: int | None = None, outbox_type: str = "booking.held", actor: str = "customer",
               extra: dict[str, str] | None = None, system_key: bool = False) -> HoldResult:

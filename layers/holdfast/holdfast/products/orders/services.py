@@ -110,12 +110,16 @@ class OrderService:
         rng = self.bookings.rng
         for attempt in range(HOLD_ATTEMPTS):
             now = self.clock()
-            lines = []
+            lines, planned = [], []
+            # the lines plan on this container's availability snapshots, as a single hold does (one
+            # BatchGetItem per line only when a snapshot is old; after a collision, fresh reads)
+            reads = self.bookings.planning_reads(fresh=attempt > 0)
             for index, (offering, asked) in enumerate(zip(offerings, wanted)):
                 kind = kinds.of_event(offering)
                 try:
                     kind.check_time(offering, asked, now)
-                    places = kind.plan(self.store, offering, asked, rng, attempt, now=now)
+                    places = kind.plan(reads, offering, asked, rng, attempt, now=now)
+                    planned.append((offering.event_id, places))
                     # a line's code, its uses among the line's claims (services/codes.py)
                     places, amount, details = apply_code(
                         offering, asked, places, kind.hold_price(offering, places, asked),
@@ -125,10 +129,14 @@ class OrderService:
                         amount = Money(Decimal("0.00"), amount.currency)
                     places = self.bookings.comped(offering.event_id, places, amount)
                 except BookingError as error:
+                    if reads.planned_on_old:   # refused on an older snapshot: only a fresh read may refuse
+                        break
                     raise _on_line(error, index) from None
                 lines.append(Line(line_id=f"L{index + 1}", offering_id=offering.event_id, kind=kind.name,
                                   amount=amount, places=places, wanted=asked, details=details or None,
                                   ends_at=places_end(places, offering.starts_at), name=offering.name))
+            if len(lines) < len(offerings):
+                continue
             booking = self._booking(customer_id, order, offerings, lines, now)
             claims = len(booking.places.pools) + len(booking.places.units) + len(booking.places.granules)
             if claims > MAX_CLAIMS:
@@ -176,12 +184,16 @@ class OrderService:
                     offering_id = used_up.partition("/")[0]
                     index = next((i for i, o in enumerate(offerings) if o.event_id == offering_id), 0)
                     raise _on_line(InvalidCode(), index) from None
-                continue   # a line's places went between the read and the write: plan every line again
+                for offering in offerings:   # a line's places went between the read and the write
+                    self.bookings.forget(offering.event_id)
+                continue   # plan every line again, on fresh reads
             except TransientStoreError:
                 if attempt == HOLD_ATTEMPTS - 1:
                     raise RequestInProgress() from None
                 time.sleep(rng.uniform(0.005, 0.02 * (attempt + 1)))
                 continue
+            for offering_id, places in planned:   # what this container's snapshots now know it took
+                self.bookings.took(offering_id, places)
             if booking.amount.is_zero:   # a comp: confirmed without a payment
                 return HoldResult(self.bookings.confirm_comp(booking, actor), replayed=False)
             self.bookings.schedule(booking)
