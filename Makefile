@@ -35,7 +35,7 @@ help:
 	@echo "make bench    the load test (300 attempts/s for 60 s on loopback) and the per-operation cost profile"
 	@echo "make bench-search  text search over 10,000 generated events on DynamoDB Local (requests, items read, latency)"
 	@echo "make edge-load  the origin's load behind CloudFront at 10,000 catalog reads/s on one hot event (a model)"
-	@echo "make bench-hold-cpu   a hold's own CPU and a door scan's, each against its bare transaction (medians of 5 runs)"
+	@echo "make bench-hold-cpu   a hold's, an order's (3 lines) and a door scan's own CPU, each against its bare transaction (medians of 5 runs)"
 	@echo "make bench-coldstart  each function's cold start import next to import boto3 alone (ratio, top importers;"
 	@echo "              INSTRUCTIONS=1 counts instructions under valgrind: ~10 minutes, the same on any load)"
 	@echo "make proof    10,000 randomized histories of the whole model with faults, invariants after every step"
@@ -179,7 +179,7 @@ bench-profile: $(STAMP)
 
 # a hold's own CPU (its function's process, nothing throttled) against its bare transaction; a door scan's too
 bench-hold-cpu: $(STAMP)
-	@$(PY) -m devstack.measure.hold_cpu --doors
+	@$(PY) -m devstack.measure.hold_cpu --doors --orders
 
 # the catalog's text search over 10,000 generated events on DynamoDB Local: requests, items read
 # and latency per search (devstack/measure/bench_search.py; EVENTS=n for another size)
