@@ -88,7 +88,7 @@
   const { key } = HoldfastOperator;
   // docs/api.md "Webhooks", Events (webhook.test is sent only by the test button)
   const EVENTS = ["order.confirmed", "order.cancelled", "order.expired", "refund.succeeded", "review.opened",
-                  "checkin.created", "checkout.created", "order.no_show", "event.changed"];
+                  "checkin.created", "checkout.created", "order.no_show", "event.changed", "case.opened"];
   const CHOSEN = new Set(["order.confirmed", "order.cancelled", "refund.succeeded"]);
   const T = words({
     en: { title: "Webhooks", url: "Address (https://…)", events: "Events", description: "Description", add: "Add webhook",
