@@ -517,6 +517,12 @@ class ExportJobStore(Protocol):
     def finish_job(self, organizer_id: str, export_id: str, changes: dict[str, Any]) -> bool: ...
 
 
+class ExportJobQueue(Protocol):
+    """The queue that runs export jobs: a message names one job."""
+
+    def send(self, message: dict[str, Any]) -> None: ...
+
+
 class ExportFiles(Protocol):
     """Where an export job's file is written, and a link that downloads it for a while."""
 

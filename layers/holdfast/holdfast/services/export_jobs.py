@@ -18,7 +18,7 @@ from ..domain.errors import Forbidden, IdempotencyKeyReused, NotFound
 from ..domain.ids import created_id
 from ..domain.organizers import Caller
 from ..domain.scopes import EXPORTS
-from ..ports import ExportFiles, ExportJobStore
+from ..ports import ExportFiles, ExportJobQueue, ExportJobStore
 from .exports import ExportService
 
 #: a job's item stays readable this long after its file is gone (its status then says ``expired``)
@@ -27,8 +27,8 @@ JOB_RECORD_EXTRA_DAYS = 7
 
 class ExportJobService:
     def __init__(self, exports: ExportService, jobs: ExportJobStore, keys: Callable[[str], list[dict[str, Any]]],
-                 queue: Any, files: ExportFiles | None, clock: Callable[[], Any], salt: str, link_seconds: int,
-                 retention_days: int) -> None:
+                 queue: ExportJobQueue | None, files: ExportFiles | None, clock: Callable[[], Any], salt: str,
+                 link_seconds: int, retention_days: int) -> None:
         self.exports = exports
         self.jobs = jobs
         self.keys = keys                  # an organizer's keys (OrganizerDirectory.organizer_keys)
@@ -59,10 +59,15 @@ class ExportJobService:
             # the first request may have stopped between its write and its message: queue it again
             # (a job that ran already ignores a second message)
             if earlier.get("status") == "running":
-                self.queue.send({"organizer_id": caller.organizer_id, "export_id": export_id})
+                self._queue().send({"organizer_id": caller.organizer_id, "export_id": export_id})
             return self._view(earlier), True
-        self.queue.send({"organizer_id": caller.organizer_id, "export_id": export_id})
+        self._queue().send({"organizer_id": caller.organizer_id, "export_id": export_id})
         return self._view(job), False
+
+    def _queue(self) -> ExportJobQueue:
+        if self.queue is None:
+            raise RuntimeError("EXPORT_JOBS_QUEUE_URL is not set: this function cannot queue export jobs")
+        return self.queue
 
     def view(self, caller: Caller, export_id: str) -> dict[str, Any]:
         job = self.jobs.get_job(caller.organizer_id, export_id)
