@@ -88,7 +88,7 @@
   const { key } = HoldfastOperator;
   // docs/api.md "Webhooks", Events (webhook.test is sent only by the test button)
   const EVENTS = ["order.confirmed", "order.cancelled", "order.expired", "refund.succeeded", "review.opened",
-                  "checkin.created", "checkout.created", "order.no_show", "event.changed"];
+                  "checkin.created", "checkout.created", "order.no_show", "event.changed", "case.opened"];
   const CHOSEN = new Set(["order.confirmed", "order.cancelled", "refund.succeeded"]);
   const T = words({
     en: { title: "Webhooks", url: "Address (https://…)", events: "Events", description: "Description", add: "Add webhook",
@@ -193,18 +193,22 @@
 
 // ------------------------------------------------------------------------------- exports
 (() => {
-  const { el, showError, words, fill, config, lang } = Holdfast;
+  const { el, showError, words, fill, config, lang, api, newKey, when } = Holdfast;
   const { key } = HoldfastOperator;
   const EXPORTS = ["sales", "attendees", "checkins", "refunds", "receipts"];
   const T = words({
     en: { title: "CSV exports", which: "Export", offering: "Offering id (empty: all)", from: "From (UTC, inclusive)",
           to: "To (UTC, exclusive)", download: "Download", rows: "{file}: {rows} rows.", more: "Next page",
           format: "UTF-8 with a byte order mark (opens in Excel and LibreOffice as is), a header row, comma separated; times ISO 8601 UTC, amounts like 1500.00.",
-          names: { sales: "Sales (confirmed orders)", attendees: "Attendees", checkins: "Check-ins", refunds: "Refunds", receipts: "Receipt lines" } },
+          names: { sales: "Sales (confirmed orders)", attendees: "Attendees", checkins: "Check-ins", refunds: "Refunds", receipts: "Receipt lines" },
+          job: "Whole file (prepared on the server)", preparing: "Preparing {file}…", ready: "{file}: {rows} rows, ready. Download (link valid until {until})",
+          failed: "The export could not be made: {reason}", stillRunning: "{file} is still being prepared; look again in a minute." },
     ru: { title: "Выгрузки CSV", which: "Выгрузка", offering: "Id предложения (пусто — все)", from: "С (UTC, включительно)",
           to: "По (UTC, не включая)", download: "Скачать", rows: "{file}: строк — {rows}.", more: "Следующая страница",
           format: "UTF-8 с меткой порядка байтов (открывается в Excel и LibreOffice как есть), строка заголовков, запятые; время ISO 8601 UTC, суммы вида 1500.00.",
-          names: { sales: "Продажи (подтверждённые заказы)", attendees: "Участники", checkins: "Проходы", refunds: "Возвраты", receipts: "Строки чеков" } },
+          names: { sales: "Продажи (подтверждённые заказы)", attendees: "Участники", checkins: "Проходы", refunds: "Возвраты", receipts: "Строки чеков" },
+          job: "Весь файл (готовится на сервере)", preparing: "Готовим {file}…", ready: "{file}: строк — {rows}, готово. Скачать (ссылка действует до {until})",
+          failed: "Выгрузку сделать не удалось: {reason}", stillRunning: "{file} ещё готовится; загляните через минуту." },
   });
   let error, links, form;
   async function download(cursor) {
@@ -233,6 +237,32 @@
       link.click();
     } catch (problem) { showError(error, problem); }
   }
+  // a whole export as one file, written by a job (POST /organizers/me/exports): its status is read
+  // until it is ready, then its presigned link (valid for a while) is offered
+  async function prepare() {
+    showError(error, null);
+    if (!HoldfastOperator.needKey(error)) return;
+    const data = new FormData(form);
+    const body = { export: data.get("export") };
+    for (const name of ["offering", "from", "to"]) if (data.get(name)) body[name] = data.get(name);
+    const file = `${body.export}.csv`;
+    try {
+      let job = await api("POST", "/organizers/me/exports", { body, key: newKey(), organizerKey: key() });
+      links.replaceChildren(el("p", { class: "muted", text: fill(T.preparing, { file }) }));
+      for (let tries = 0; job.status === "running" && tries < 60; tries += 1) {
+        await new Promise((done) => setTimeout(done, 1000));
+        job = await api("GET", `/organizers/me/exports/${encodeURIComponent(job.export_id)}`, { organizerKey: key() });
+      }
+      if (job.status === "ready") {
+        links.replaceChildren(el("p", {}, el("a", { href: job.download_url, "data-export-job": job.export_id,
+          text: fill(T.ready, { file, rows: job.rows, until: when(job.download_expires_at) }) })));
+      } else if (job.status === "running") {
+        links.replaceChildren(el("p", { class: "muted", text: fill(T.stillRunning, { file }) }));
+      } else {
+        showError(error, fill(T.failed, { reason: (job.error || {}).message || job.status }));
+      }
+    } catch (problem) { showError(error, problem); }
+  }
   HoldfastOperator.section({
     id: "exports", page: "exports", scope: "exports", order: 10, title: { en: T.title, ru: T.title },
     build(card) {
@@ -244,7 +274,8 @@
         el("div", { class: "row" },
           el("label", { for: "export-from", text: T.from }), el("input", { id: "export-from", name: "from", type: "date" }),
           el("label", { for: "export-to", text: T.to }), el("input", { id: "export-to", name: "to", type: "date" }),
-          el("button", { type: "submit", text: T.download })));
+          el("button", { type: "submit", text: T.download }),
+          el("button", { type: "button", class: "secondary", id: "export-job", text: T.job, onclick: () => prepare() })));
       form.addEventListener("submit", (e) => { e.preventDefault(); download(null); });
       error = el("p", { id: "export-error", class: "error hidden", role: "alert" });
       links = el("div", { id: "export-links", "aria-live": "polite" });

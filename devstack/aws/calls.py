@@ -15,9 +15,9 @@ from typing import Any
 
 CURRENT_FUNCTION: contextvars.ContextVar[str | None] = contextvars.ContextVar("devstack_function", default=None)
 
-# the request parameters that name the resource an action is authorised on
+# the request parameters that name the resource an action is authorised on (an S3 object: its bucket and key)
 _RESOURCE_PARAMS = ("TableName", "IndexName", "QueueUrl", "QueueName", "stateMachineArn", "executionArn",
-                    "SecretId", "FromEmailAddress", "FunctionName", "Name", "EventBusName")
+                    "SecretId", "FromEmailAddress", "FunctionName", "Name", "EventBusName", "Bucket", "Key")
 _calls_lock = threading.Lock()
 _CALLS: dict[tuple[str, str, str, str], int] = {}  # (function, service, action, params JSON) -> count
 

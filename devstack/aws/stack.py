@@ -614,6 +614,15 @@ class EmbeddedStack:
         arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
         return url, {"Arn": arn, "QueueName": name, "QueueUrl": url}
 
+    def _create_S3_Bucket(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        # the emulator's S3 serves objects and presigned GETs (the export jobs' files); its
+        # encryption, public access block and lifecycle are recorded only (nothing expires locally)
+        s3 = self._clients("s3")
+        name = p.get("BucketName") or self._physical_name(logical_id, 63).lower()
+        s3.create_bucket(Bucket=name, CreateBucketConfiguration={"LocationConstraint": self.region})
+        return name, {"Arn": f"arn:aws:s3:::{name}", "DomainName": f"{name}.s3.amazonaws.com",
+                      "RegionalDomainName": f"{name}.s3.{self.region}.amazonaws.com"}
+
     def _create_Events_Rule(self, logical_id: str, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         events = self._clients("events")
         name = p.get("Name") or self._physical_name(logical_id, 64)

@@ -51,6 +51,28 @@ def export_page(export_file: str):
     return Response(status_code=200, content_type="text/csv; charset=utf-8", body=page["text"], headers=headers)
 
 
+@app.post("/organizers/me/exports")
+@tracer.capture_method
+def start_export_job():
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    from holdfast.schemas import ExportJobIn
+
+    key = idempotency_key(app)
+    request = parse_body(app, ExportJobIn)
+    job, replayed = wiring.export_jobs().start(caller, key, request.export, request.offering, request.since,
+                                               request.until)
+    return json_response(202, job, {"Idempotent-Replayed": str(replayed).lower(),
+                                    "Location": f"/organizers/me/exports/{job['export_id']}"})
+
+
+@app.get("/organizers/me/exports/<export_id>")
+@tracer.capture_method
+def get_export_job(export_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    # the download link is made for this answer and expires: never cached
+    return json_response(200, wiring.export_jobs().view(caller, export_id), {"Cache-Control": "no-store"})
+
+
 @app.post("/admin/gate-cases/<case_id>/resolve")
 @tracer.capture_method
 def resolve_gate_case(case_id: str):

@@ -21,7 +21,7 @@ from holdfast.domain.statuses import BookingStatus
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.entry.sqs_batch import SqsMessage, process_batch
 from holdfast.services.event_announcements import event_changed
-from holdfast.services.notifications import BatchReads, deliver_held, log_sent, notify
+from holdfast.services.notifications import NOT_FOR_CUSTOMERS, BatchReads, deliver_held, log_sent, notify
 
 wiring.cold_start()
 
@@ -54,6 +54,8 @@ def handle_record(record: SqsMessage, store=None) -> None:
     if detail.get("type") == "contact.confirmed":
         sent = deliver_held(wiring.store(), detail, wiring.email_sender(), wiring.message_site(), wiring.mail_gate())
         logger.info("held messages delivered to a confirmed address", extra={"sent": sent})
+        return
+    if detail.get("type") in NOT_FOR_CUSTOMERS:   # a fact for the organizer's webhooks (a case opened)
         return
     if not detail.get("booking_id") or not detail.get("customer_id"):
         logger.warning("not a booking change; dropped", extra={"detail_type": envelope.get("detail-type")})

@@ -76,6 +76,8 @@ def test_sample_events_parse(path):
         body = json.loads(next(iter(SQSEvent(event).records)).body)
         if "detail" in body:  # an EventBridge event delivered by the notifications rule
             assert body["source"] == "holdfast.bookings" and body["detail"]["type"] == body["detail-type"]
+        elif "export_id" in body:  # an export job (POST /organizers/me/exports)
+            assert body["export_id"].startswith("exp_") and body["organizer_id"]
         else:
             assert body["object_id"]
     elif event.get("Records", [{}])[0].get("EventSource") == "aws:sns":   # SES's mail feedback

@@ -130,6 +130,11 @@ ROUTES: dict[str, str] = {
                                                                                     "/organizers/me/webhooks",
     # a drive-up's exit payment with its receipt's address (issue 44): the gate world's exit payment
     "POST /lots/{lot_id}/tickets/{ticket_id}/exit-payment": "pays_exit",
+    # an export written to a file by a job (issue 46): it reads what the pages read and writes only its own job
+    "POST /organizers/me/exports": "none: the job reads bookings as GET /admin/exports does and writes only its own "
+                                   "job item and file; no booking, place or money changes "
+                                   "(tests/integration/test_export_jobs.py)",
+    "GET /organizers/me/exports/{export_id}": READ_ONLY,
 }
 #: The admin CLI's subcommands (layers/holdfast/holdfast/tools/cli.py) and the command objects.
 COMMANDS: dict[str, str] = {

@@ -235,6 +235,7 @@ SCENARIO: list[tuple[str, Any]] = [
     ("outbox_stream.json", {"batchItemFailures": []}),
     ("notification_sqs.json", {"batchItemFailures": []}),
     ("webhook_events_sqs.json", {"batchItemFailures": []}),   # a fact no organizer has an endpoint for
+    ("export_job_sqs.json", {"batchItemFailures": []}),       # a job that does not exist (run before, or never)
     ("hold_reminder.json", {"reminded": False}),      # the hold is far from its end
     ("reconcile_payment.json", {"outcome": "pending", "status": "PAYMENT_PENDING"}),
     ("expire_hold.json", {"outcome": "not_yet"}),
@@ -299,8 +300,10 @@ REACHED_OUTSIDE_THE_SAMPLES: dict[str, dict[str, None]] = {
     # resolving a review writes the booking and its journal; a refund decided there is reconciled;
     # deleting an organizer's key removes its items (the sample's key id is made up) and a resolved
     # review's transaction checks the booking
-    # (and a webhook's test or redelivery is an attempt sent to the webhook attempts queue)
-    "AdminApiFunction": _unreached(["states:StartExecution", "sqs:SendMessage*"],
+    # (and a webhook's test or redelivery is an attempt sent to the webhook attempts queue, an export
+    # job is sent to its queue, and an export file's download link is presigned with the role's
+    # credentials: s3:GetObject is used by whoever follows the link, never called by the function)
+    "AdminApiFunction": _unreached(["states:StartExecution", "sqs:SendMessage*", "s3:GetObject"],
                                    writes=["dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]),
     # cancellations and parking reservations write more kinds of items; a confirmed parking
     # reservation's view signs its entry token with the lot's key (the parking key secret); a
@@ -355,6 +358,10 @@ REACHED_OUTSIDE_THE_SAMPLES: dict[str, dict[str, None]] = {
     # the sample's fact is for an organizer with no endpoint: one with endpoints records a delivery
     # per endpoint and sends its attempt (and its retries) to the attempts queue
     "WebhookDeliveryFunction": _unreached(["sqs:SendMessage*"], writes=["dynamodb:PutItem", "dynamodb:UpdateItem"]),
+    # the sample's job does not exist: a job reads the organizer's keys, offerings and bookings,
+    # writes its file and records its outcome
+    "ExportJobFunction": _unreached(["s3:PutObject"], reads=["dynamodb:BatchGetItem", "dynamodb:Query"],
+                                    writes=["dynamodb:UpdateItem"]),
 }
 
 

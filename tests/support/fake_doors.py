@@ -74,6 +74,10 @@ class FakeDoorItems(_Fake):
     def checkin_case_put(self, case: dict[str, Any]) -> Labelled:
         return checkins.case_put(CASES, case, checkins.offering_owner(self.table, case["event_id"]))
 
+    def checkin_case_items(self, case: dict[str, Any]) -> list[Labelled]:
+        # the fakes model no stream: the case alone (its outbox item is the real store's, streamed)
+        return [self.checkin_case_put(case)]
+
     def get_checkin_case(self, case_id: str) -> dict[str, Any] | None:
         return checkins.case_get(self.table, CASES, case_id)
 

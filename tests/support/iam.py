@@ -141,6 +141,8 @@ def authorisations(call: dict[str, Any], stack: Any) -> list[tuple[str, str]]:
     if service == "ses":
         sender = str(params.get("FromEmailAddress", "*"))
         return [(f"ses:{action}", f"{arn}:identity/{sender.rsplit('@', 1)[-1]}")]
+    if service == "s3" and params.get("Bucket"):   # an object's ARN: arn:aws:s3:::<bucket>/<key>
+        return [(f"s3:{action}", f"arn:aws:s3:::{params['Bucket']}/{params.get('Key', '')}")]
     if service == "lambda":
         name = params.get("FunctionName", "*")
         return [(f"lambda:{action}", name if name.startswith("arn:") else f"{arn}:function:{name}")]

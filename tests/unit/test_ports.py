@@ -20,6 +20,7 @@ from holdfast.adapters.dynamo import BookingStore
 from holdfast.adapters.mail_policy_store import MailPolicyStore
 from holdfast.products.parking.adapters.gate_sync_store import GateSyncStore
 from holdfast.adapters.audit_store import AuditStore
+from holdfast.adapters.export_jobs import ExportBucket, ExportJobItems, ExportJobsQueue
 from holdfast.adapters.webhook_transport import HttpTransport, WebhookAttemptsQueue
 from holdfast.adapters.webhooks_store import WebhookItems
 from holdfast.adapters.organizers_store import OrganizerStore
@@ -63,6 +64,7 @@ IMPLEMENTED_BY: dict[str, tuple[type, ...]] = {
     "OrganizerDirectory": (OrganizerStore,), "FiscalReads": (OrganizerStore,),
     "AuditLog": (AuditStore,),
     "WebhookStore": (WebhookItems,), "WebhookAttempts": (WebhookAttemptsQueue,), "WebhookTransport": (HttpTransport,),
+    "ExportJobStore": (ExportJobItems,), "ExportJobQueue": (ExportJobsQueue,), "ExportFiles": (ExportBucket,),
     "PaymentProvider": (YooKassaProvider, FakeProvider), "HoldExpiryScheduler": (aws.StepFunctionsHoldExpiryScheduler,),
     "ReconciliationStarter": (aws.StepFunctionsReconciliationStarter, aws.ReconciliationBuckets),
     "CancellationJobs": (aws.StepFunctionsCancellationJobs,), "PaymentEventsQueue": (aws.SqsPaymentEventsQueue,),

@@ -104,6 +104,10 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "personal_data_retention_days": _number(int, ge=1, le=3650),
     "webhook_key_secret_name": _text(), "webhook_attempts_queue_url": _text(),
     "webhook_local_networks": _networks,
+    "webhook_ca_file": _text(),
+    "export_jobs_queue_url": _text(), "exports_bucket_name": _text(),
+    "export_link_seconds": _number(int, ge=60, le=43_200),
+    "export_file_retention_days": _number(int, ge=1, le=30),
 }
 
 
@@ -164,6 +168,16 @@ class Settings:
     webhook_attempts_queue_url: str = ""
     #: networks plain-http webhooks may reach; only on a local stack (the template's WebhookLocalNetworks)
     webhook_local_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
+    #: a PEM file of certificates webhook attempts trust instead of the system's (a local https
+    #: receiver's self-signed one); only on a local stack, and never a way to skip verification
+    webhook_ca_file: str = ""
+    #: exports as a job (docs/api.md): the queue that runs them, the bucket of their files, how long
+    #: a download link lasts and how many days a file is kept (the bucket's lifecycle rule, the same
+    #: template parameter)
+    export_jobs_queue_url: str = ""
+    exports_bucket_name: str = ""
+    export_link_seconds: int = 900
+    export_file_retention_days: int = 1
 
     @classmethod
     def checked(cls, values: dict[str, Any]) -> "Settings":
@@ -188,6 +202,9 @@ class Settings:
                                        "refused unless HOLDFAST_DEPLOYMENT=local (template parameter DeploymentKind=local)"))
             elif settings.webhook_local_networks and settings.deployment != "local":
                 problems.append(("webhook_local_networks", "webhooks to inner networks are refused unless "
+                                 "HOLDFAST_DEPLOYMENT=local (template parameter DeploymentKind=local)"))
+            elif settings.webhook_ca_file and settings.deployment != "local":
+                problems.append(("webhook_ca_file", "webhooks trust the system's certificate authorities unless "
                                  "HOLDFAST_DEPLOYMENT=local (template parameter DeploymentKind=local)"))
             else:
                 return settings
@@ -239,6 +256,11 @@ _ENV_NAMES = {
     "hold_reminder_seconds": "HOLD_REMINDER_SECONDS",
     "id_salt": "HOLDFAST_ID_SALT",
     "personal_data_retention_days": "PERSONAL_DATA_RETENTION_DAYS",
+    "webhook_ca_file": "WEBHOOK_CA_FILE",
+    "export_jobs_queue_url": "EXPORT_JOBS_QUEUE_URL",
+    "exports_bucket_name": "EXPORTS_BUCKET_NAME",
+    "export_link_seconds": "EXPORT_LINK_SECONDS",
+    "export_file_retention_days": "EXPORT_FILE_RETENTION_DAYS",
 }
 
 

@@ -509,6 +509,30 @@ class ExportStore(EventBookings, Protocol):
     def owned_offerings(self, organizer_id: str) -> list[dict[str, Any]]: ...
 
 
+class ExportJobStore(Protocol):
+    """Export jobs (services/export_jobs.py): stored once, read, and finished once."""
+
+    def add_job(self, organizer_id: str, job: dict[str, Any], ttl: int) -> bool: ...
+
+    def get_job(self, organizer_id: str, export_id: str) -> dict[str, Any] | None: ...
+
+    def finish_job(self, organizer_id: str, export_id: str, changes: dict[str, Any]) -> bool: ...
+
+
+class ExportJobQueue(Protocol):
+    """The queue that runs export jobs: a message names one job."""
+
+    def send(self, message: dict[str, Any]) -> None: ...
+
+
+class ExportFiles(Protocol):
+    """Where an export job's file is written, and a link that downloads it for a while."""
+
+    def put(self, key: str, body: bytes, filename: str) -> None: ...
+
+    def link(self, key: str, seconds: int) -> str: ...
+
+
 class AuditLog(Protocol):
     """Each organizer's audit log (domain/audit.py's entries), append-only."""
 

@@ -531,6 +531,17 @@ class WebhookIn(_Strict):
     description: str | None = Field(default=None, max_length=200)
 
 
+class ExportJobIn(_Strict):
+    """Body of POST /organizers/me/exports: which export (as in ``/admin/exports/{export}.csv``)
+    and the same filters as its pages. An unknown export, an offering the key does not see and a
+    bad time are the service's 404s and 400s, as for a page."""
+
+    export: str = Field(min_length=1, max_length=40, pattern=r"^[a-z_]+$")
+    offering: str | None = Field(default=None, pattern=_OFFERING_ID)
+    since: str | None = Field(default=None, alias="from", min_length=1, max_length=40)
+    until: str | None = Field(default=None, alias="to", min_length=1, max_length=40)
+
+
 class OrganizerKeyIn(_Strict):
     """Body of POST /organizers/me/keys, all optional (no body: a key with the calling key's rights).
     Unknown scope names are the service's 400 ``unknown_scope``, which lists the known ones."""

@@ -241,6 +241,21 @@ def exports():
     return ExportService(store())
 
 
+@cached
+def export_jobs():
+    from .adapters.export_jobs import ExportBucket, ExportJobItems, ExportJobsQueue
+    from .adapters.organizers_store import OrganizerStore
+    from .services.export_jobs import ExportJobService
+
+    config = settings()
+    queue = ExportJobsQueue(config.export_jobs_queue_url) if config.export_jobs_queue_url else None
+    files = ExportBucket(config.exports_bucket_name) if config.exports_bucket_name else None
+    return ExportJobService(exports(), ExportJobItems(store().table, store().client),
+                            OrganizerStore(store().table, store().client).organizer_keys,
+                            queue, files, system_clock, id_salt(), config.export_link_seconds,
+                            config.export_file_retention_days)
+
+
 def record_action(who, action: str, path_parameters, answer, status: int) -> None:  # noqa: ANN001
     """The API functions' audit recorder (``holdfast.entry.http.make_resolver(audit=...)``)."""
     audit().record(who, action, path_parameters, answer, status)
@@ -260,7 +275,7 @@ def webhooks():
     queue = WebhookAttemptsQueue(config.webhook_attempts_queue_url) \
         if config.webhook_attempts_queue_url else None
     return WebhookService(WebhookItems(store().table, store().client), store(), system_clock, webhook_key, queue,
-                          HttpTransport(), config.webhook_local_networks)
+                          HttpTransport(config.webhook_ca_file or None), config.webhook_local_networks)
 
 
 def organizer_ids() -> list[str]:

@@ -117,3 +117,17 @@ def test_checkin_cases_are_listed_while_open_oldest_first_and_resolved_once(back
 
     check_cases(backend, ids, case_of=case_of, put="checkin_case_put", get="get_checkin_case",
                 resolve="checkin_case_resolve", listing="list_checkin_cases", resolved_action="checkin_case_resolved")
+
+
+def test_a_checkin_case_with_what_is_written_with_it_is_put_once(backend, ids):
+    """``checkin_case_items``: the case (and, on the table, its ``case.opened`` outbox item) in one
+    change; the same case again is refused on its own label and leaves the first as it was."""
+    store, event = backend.store, ids("event")
+    case = {"case_id": ids("case"), "case_type": "checkin", "event_id": event, "reason": "pass_time_in_future",
+            "status": "OPEN", "opened_at": AT, "door_id": ids("main"), "pass_id": "p-1",
+            "journal": [{"at": AT, "actor": "door_sync", "action": "checkin_case_opened",
+                         "decision": "pass_time_in_future"}]}
+    commit(store, *store.checkin_case_items(case))
+    assert store.get_checkin_case(case["case_id"])["reason"] == "pass_time_in_future"
+    assert "case" in refused(store, *store.checkin_case_items({**case, "reason": "double_checkin"}))
+    assert store.get_checkin_case(case["case_id"])["reason"] == "pass_time_in_future"

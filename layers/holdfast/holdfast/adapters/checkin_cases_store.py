@@ -10,10 +10,18 @@ import binascii
 import json
 from typing import Any
 
+from ..clock import epoch_seconds
 from ..ports import Labelled
 from .codec import Table, _attrs, _plain, put_new
 
 _KEYS = ("pk", "sk", "gsi1pk", "gsi1sk")
+#: The outbox event of a new case: a fact for the organizer's webhooks (``case.opened``), streamed
+#: to the relay like a booking's change; no customer's data (a plate, an address) is in it.
+CASE_OPENED = "case.opened"
+OUTBOX_RETENTION_SECONDS = 7 * 24 * 3600
+#: What of a case its ``case.opened`` fact carries: ids, the reason and the moment (and the ids
+#: its product names, ``fields``).
+_OPENED_FIELDS = ("case_id", "case_type", "reason", "opened_at", "booking_id")
 
 
 def open_list_key(prefix: str, organizer_id: str | None) -> str:
@@ -34,6 +42,17 @@ def case_put(db: Table, prefix: str, case: dict[str, Any], organizer_id: str | N
     return ("case", put_new(db.table, {"pk": f"{prefix}#{case['case_id']}", "sk": "META", **case, **owner,
                                        "gsi1pk": open_list_key(prefix, organizer_id),
                                        "gsi1sk": f"{case['opened_at']}#{case['case_id']}"}))
+
+
+def case_opened_put(db: Table, prefix: str, case: dict[str, Any], offering_field: str,
+                    fields: tuple[str, ...] = ()) -> Labelled:
+    """The new case's outbox item (``<PREFIX>#<case_id> OUTBOX#000001``), for the same transaction
+    as the case: put once, as the case is, so a repeated sync neither loses nor doubles the fact.
+    ``offering_field`` names the offering the case is about; ``fields``, the product's ids it carries."""
+    fact = {field: case[field] for field in (*_OPENED_FIELDS, *fields) if case.get(field) not in (None, "")}
+    return ("case_opened", put_new(db.table, {
+        "pk": f"{prefix}#{case['case_id']}", "sk": "OUTBOX#000001", "type": CASE_OPENED,
+        "event_id": case[offering_field], **fact, "ttl": int(epoch_seconds()) + OUTBOX_RETENTION_SECONDS}))
 
 
 def case_get(db: Table, prefix: str, case_id: str) -> dict[str, Any] | None:

@@ -19,6 +19,13 @@ MAX_ANSWER_BYTES = 64 * 1024
 
 
 class HttpTransport:
+    """``ca_file``: a PEM file of the certificates to trust instead of the system's store (a local
+    receiver's self-signed one; config ``WEBHOOK_CA_FILE``, refused unless the stack is local).
+    Certificates are verified, and the host name checked, either way."""
+
+    def __init__(self, ca_file: str | None = None) -> None:
+        self.ca_file = ca_file
+
     def resolve(self, host: str, port: int) -> list[str]:
         try:
             answers = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
@@ -32,7 +39,8 @@ class HttpTransport:
         if scheme == "https":
             pool: Any = urllib3.HTTPSConnectionPool(address, port, timeout=limits, retries=False, maxsize=1,
                                                     server_hostname=host, assert_hostname=host,
-                                                    cert_reqs="CERT_REQUIRED")   # the system's CA store
+                                                    cert_reqs="CERT_REQUIRED",   # the system's CA store unless
+                                                    ca_certs=self.ca_file)       # a local stack names one
         else:
             pool = urllib3.HTTPConnectionPool(address, port, timeout=limits, retries=False, maxsize=1)
         default_port = 443 if scheme == "https" else 80

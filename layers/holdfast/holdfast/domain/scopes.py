@@ -83,6 +83,9 @@ CORE_ROUTE_SCOPES: dict[Route, str] = {
     ("POST", "/organizers/me/webhooks/{webhook_id}/test"): WEBHOOKS,
     ("GET", "/organizers/me/webhooks/{webhook_id}/deliveries"): WEBHOOKS,
     ("POST", "/organizers/me/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver"): WEBHOOKS,
+    # an export written to a file by a job, and its status with a download link (docs/api.md)
+    ("POST", "/organizers/me/exports"): EXPORTS,
+    ("GET", "/organizers/me/exports/{export_id}"): EXPORTS,
 }
 
 #: The core's routes that create an offering: a key limited to some offerings may not use them

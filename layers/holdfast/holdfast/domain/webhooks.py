@@ -27,6 +27,8 @@ FROM_OUTBOX: dict[str, str] = {
     "vehicle.exited": "checkout.created",
     "booking.no_show": "order.no_show",
     "event.changed": "event.changed",
+    # a case for an operator opened at a door (check-in) or a gate (parking); a booking's review is review.opened
+    "case.opened": "case.opened",
 }
 TEST_EVENT = "webhook.test"
 #: What ``events`` may name, in the order the docs list them.
@@ -65,7 +67,9 @@ def check_event_types(events: Iterable[str]) -> tuple[str, ...]:
 def fact_id(outbox: Mapping[str, Any]) -> str:
     """The fact's id, the same for every endpoint and every repeat of the bus: from the outbox
     item's own identity (a booking's version, or an event's change)."""
-    if outbox.get("booking_id"):
+    if outbox.get("type") == "case.opened":   # a case is opened once: its id is the fact's
+        key = f"case-{outbox.get('case_id')}#{outbox.get('type')}"
+    elif outbox.get("booking_id"):
         key = f"{outbox['booking_id']}#{int(outbox['version']):06d}#{outbox.get('type')}"
     else:
         key = f"event-{outbox.get('event_id')}#{int(outbox.get('version') or 0):06d}#{outbox.get('type')}"

@@ -34,16 +34,46 @@ class ExportService:
         """One page: ``text`` (the CSV, BOM and header row included), ``rows`` (how many) and
         ``next_cursor`` (None on the last page). 404 for an export that does not exist or an
         offering the key does not see; 400 for a bad time or a cursor of other filters."""
-        products = {name: resolve(reference) for name, reference in export_sources().items()}
-        if export not in exports.COLUMNS and export not in products:
-            known = ", ".join([*exports.COLUMNS, *products])
-            raise NotFound(f"No export {export}; there are {known}.", code="export_not_found")
-        product = products.get(export)
+        product = self._product(export)
         size = page_limit(limit, exports.PAGE_ROWS)
         low, high = _time(since, "from"), _time(until, "to")
         # the cursor is bound to the organizer and every filter: another query's cursor is a 400
         bound = f"export/{caller.organizer_id}/{export}/{offering or ''}/{low or ''}/{high or ''}"
         after = decode_cursor(cursor, bound, "", "\uffff")["sk"] if cursor else ""
+        rows = self._selected(caller, export, product, offering, low, high, after)
+        shown = rows[:size]
+        following = encode_cursor(bound, shown[-1][0]) if len(rows) > size else None
+        columns = product.columns if product else exports.COLUMNS[export]
+        return {"text": exports.page_text(columns, (row for _, row in shown)), "rows": len(shown),
+                "next_cursor": following}
+
+    def whole(self, caller: Caller, export: str, offering: str | None = None, since: str | None = None,
+              until: str | None = None) -> dict[str, Any]:
+        """Every row of an export in one CSV text (what an export job writes to its file), in the
+        pages' order: ``text`` and ``rows``."""
+        product = self._product(export)
+        rows = self._selected(caller, export, product, offering, _time(since, "from"), _time(until, "to"), "")
+        columns = product.columns if product else exports.COLUMNS[export]
+        return {"text": exports.page_text(columns, (row for _, row in rows)), "rows": len(rows)}
+
+    def check(self, caller: Caller, export: str, offering: str | None = None, since: str | None = None,
+              until: str | None = None) -> None:
+        """The same 404s and 400s as a page, without reading any booking (an export job's request)."""
+        self._product(export)
+        _time(since, "from"), _time(until, "to")
+        self._offerings(caller, offering)
+
+    @staticmethod
+    def _product(export: str) -> exports.ProductExport | None:
+        products = {name: resolve(reference) for name, reference in export_sources().items()}
+        if export not in exports.COLUMNS and export not in products:
+            known = ", ".join([*exports.COLUMNS, *products])
+            raise NotFound(f"No export {export}; there are {known}.", code="export_not_found")
+        return products.get(export)
+
+    def _selected(self, caller: Caller, export: str, product: exports.ProductExport | None, offering: str | None,
+                  low: str | None, high: str | None, after: str) -> list[tuple[str, dict[str, Any]]]:
+        """The rows in the time window after the position ``after``, ordered by (moment, key)."""
         moment = product.moment if product else exports.MOMENT[export]
         rows = []
         for row in self._rows(caller, export, product, offering):
@@ -54,11 +84,7 @@ class ExportService:
             if position > after:
                 rows.append((position, row))
         rows.sort(key=lambda pair: pair[0])
-        shown = rows[:size]
-        following = encode_cursor(bound, shown[-1][0]) if len(rows) > size else None
-        columns = product.columns if product else exports.COLUMNS[export]
-        return {"text": exports.page_text(columns, (row for _, row in shown)), "rows": len(shown),
-                "next_cursor": following}
+        return rows
 
     def _offerings(self, caller: Caller, offering: str | None) -> list[dict[str, Any]]:
         owned = [item for item in self.store.owned_offerings(caller.organizer_id)

@@ -25,7 +25,7 @@ from .messages import Site, compose
 SOURCE = "holdfast.bookings"
 #: Outbox events that are facts for the organizer's systems (webhooks), not messages to customers:
 #: the notifier records and sends nothing for them.
-NOT_FOR_CUSTOMERS = frozenset({"booking.checked_in"})
+NOT_FOR_CUSTOMERS = frozenset({"booking.checked_in", "case.opened"})
 
 
 def dedup_id(detail: dict[str, Any]) -> str:

@@ -12,6 +12,9 @@ from holdfast.ports import BookingReads, BookingSaves, EventBookings, EventReads
 class CheckinCaseItems(Protocol):
     def checkin_case_put(self, case: dict[str, Any]) -> Labelled: ...
 
+    def checkin_case_items(self, case: dict[str, Any]) -> list[Labelled]:
+        """The case and what is written with it (its ``case.opened`` fact)."""
+
     def get_checkin_case(self, case_id: str) -> dict[str, Any] | None: ...
 
     def checkin_case_resolve(self, case_id: str, resolution: dict[str, Any], entry: dict[str, Any]) -> bool: ...

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from holdfast.adapters.checkin_cases_store import case_get, case_put, case_resolve, offering_owner, open_cases
 from holdfast.adapters.booking_items import booking_from_item
+from holdfast.adapters.checkin_cases_store import (case_get, case_opened_put, case_put, case_resolve, offering_owner,
+                                                    open_cases)
 from holdfast.adapters.checkin_passes import pass_item, pass_of, read_pass
 from holdfast.adapters.checkin_sync_store import SequenceStore
 from holdfast.adapters.codec import Table, _attrs, put_new
@@ -118,6 +119,11 @@ class DynamoDoorStore(Table):
     # ------------------------------------------------------------------------------- cases
     def checkin_case_put(self, case: dict[str, Any]) -> Labelled:
         return case_put(self, CASES, case, offering_owner(self, case["event_id"]))
+
+    def checkin_case_items(self, case: dict[str, Any]) -> list[Labelled]:
+        """The case and its ``case.opened`` outbox item (the organizer's webhooks hear of it)."""
+        return [self.checkin_case_put(case),
+                case_opened_put(self, CASES, case, "event_id", ("door_id", "ticket_id"))]
 
     def get_checkin_case(self, case_id: str) -> dict[str, Any] | None:
         return case_get(self, CASES, case_id)

@@ -266,7 +266,7 @@ class Doors:
             **{"ticket_id": answer.get("ticket_id"), "seat_id": answer.get("seat_id"),
                "first_checked_in_at": answer.get("checked_in_at"), "first_door_id": answer.get("door_id"), **known})
         answer = {**answer, "conflict": checkin_cases.conflict_of(case)}
-        self.store.commit(Change(items=(self._pass_put(call, answer), self.store.checkin_case_put(case))))
+        self.store.commit(Change(items=(self._pass_put(call, answer), *self.store.checkin_case_items(case))))
         return answer
 
     def _from_the_future(self, call: Scan, token: str, answer: dict[str, Any]) -> dict[str, Any]:

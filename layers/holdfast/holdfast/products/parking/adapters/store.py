@@ -28,7 +28,8 @@ from botocore.exceptions import ClientError
 from holdfast.domain.inventory import Granule, Move
 from holdfast.ports import Labelled
 from holdfast.adapters.checkin_passes import pass_item, read_pass
-from holdfast.adapters.checkin_cases_store import case_get, case_put, case_resolve, offering_owner, open_cases
+from holdfast.adapters.checkin_cases_store import (case_get, case_opened_put, case_put, case_resolve, offering_owner,
+                                                    open_cases)
 from holdfast.adapters.codec import Table, _attrs, _code, _plain, put_new
 from holdfast.adapters.granule_claims import granule_claim, group_day_partition
 from holdfast.adapters.personal_data_store import link_put
@@ -170,7 +171,8 @@ class DynamoParkingStore(Table):
         """The case, and where it copies a reservation's plate (it names the booking, or the
         ticket's ``booking_id`` is given) the booking's link to it, so that the booking's erasure
         finds it (adapters/personal_data_store.py)."""
-        items = [self.gate_case_put(case)]
+        # the case's outbox item too: the organizer's webhooks hear of it (case.opened)
+        items = [self.gate_case_put(case), case_opened_put(self, CASES, case, "lot_id", ("lot_id", "gate_id"))]
         booking_id = case.get("booking_id") or booking_id
         if booking_id:
             items.append(link_put(self.table, str(booking_id), f"{CASES}#{case['case_id']}", "META"))

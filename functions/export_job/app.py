@@ -1,0 +1,27 @@
+"""Export jobs: a message of the export jobs queue names one job (``POST /organizers/me/exports``);
+its CSV file is written to the exports bucket and the job marked ready (services/export_jobs.py).
+
+A job that raised returns to its queue (partial batch) and ends in the queue's dead-letter queue
+after a few receives; a job that cannot be done (its key deleted, its offering gone) is recorded
+as failed, with a code, and is no error of this function."""
+import json
+
+from holdfast import wiring
+from holdfast.observability import log_metrics, logger, tracer
+from holdfast.entry.sqs_batch import SqsMessage, process_batch
+
+wiring.cold_start()
+
+
+@tracer.capture_method
+def handle_record(record: SqsMessage) -> None:
+    message = json.loads(record.body)
+    outcome = wiring.export_jobs().run(message["organizer_id"], message["export_id"])
+    logger.info("export job", extra={"export_id": message["export_id"], "outcome": outcome})
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@log_metrics
+def lambda_handler(event, context):
+    return process_batch(event, handle_record)

@@ -1,0 +1,87 @@
+"""Export jobs (``POST /organizers/me/exports``, docs/api.md "Exports as a job"): the job items on
+the shared table, the queue that runs them and the bucket their files are written to.
+
+  ORGANIZER#<organizer_id> / EXPORT#<export_id>   one job: what was asked (export, filters), by
+                                                  which key, its status and, once written, the
+                                                  file's key in the bucket and its row count
+
+A job item expires (``ttl``) some days after its file does; the file itself is removed by the
+bucket's lifecycle rule, whose days are the same template parameter (ExportFileRetentionDays).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import boto3
+from botocore.exceptions import ClientError
+
+from .codec import Table, _attrs, _code
+
+_KEYS = ("pk", "sk", "ttl")
+
+
+class ExportJobItems(Table):
+    def add_job(self, organizer_id: str, job: dict[str, Any], ttl: int) -> bool:
+        """Store a new job; False when one of that id exists (a repeated Idempotency-Key)."""
+        item = {"pk": f"ORGANIZER#{organizer_id}", "sk": f"EXPORT#{job['export_id']}", "ttl": ttl, **job}
+        try:
+            self.client.put_item(TableName=self.table, Item=_attrs(item), ConditionExpression="attribute_not_exists(pk)")
+        except ClientError as exc:
+            if _code(exc) != "ConditionalCheckFailedException":
+                raise
+            return False
+        return True
+
+    def get_job(self, organizer_id: str, export_id: str) -> dict[str, Any] | None:
+        item = self._get(f"ORGANIZER#{organizer_id}", f"EXPORT#{export_id}")
+        if not item:
+            return None
+        job = {key: value for key, value in item.items() if key not in _KEYS}
+        if job.get("rows") is not None:
+            job["rows"] = int(job["rows"])
+        return job
+
+    def finish_job(self, organizer_id: str, export_id: str, changes: dict[str, Any]) -> bool:
+        """Set the outcome of a job still running (False when it had one already: a repeated message)."""
+        names = {f"#f{i}": name for i, name in enumerate(changes)}
+        values = {f":v{i}": value for i, value in enumerate(changes.values())}
+        try:
+            self.client.update_item(
+                TableName=self.table, Key=_attrs({"pk": f"ORGANIZER#{organizer_id}", "sk": f"EXPORT#{export_id}"}),
+                UpdateExpression="SET " + ", ".join(f"#f{i} = :v{i}" for i in range(len(changes))),
+                ConditionExpression="attribute_exists(pk) AND #status = :running",
+                ExpressionAttributeNames={**names, "#status": "status"},
+                ExpressionAttributeValues=_attrs({**values, ":running": "running"}))
+        except ClientError as exc:
+            if _code(exc) != "ConditionalCheckFailedException":
+                raise
+            return False
+        return True
+
+
+class ExportJobsQueue:
+    """SQS: a message names one job; the export job function runs it."""
+
+    def __init__(self, queue_url: str, client: Any | None = None) -> None:
+        self.url = queue_url
+        self.client = client or boto3.client("sqs")
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.client.send_message(QueueUrl=self.url, MessageBody=json.dumps(message, separators=(",", ":")))
+
+
+class ExportBucket:
+    """S3: each job's CSV file, private; a download is a presigned GET that expires."""
+
+    def __init__(self, bucket: str, client: Any | None = None) -> None:
+        self.bucket = bucket
+        self.client = client or boto3.client("s3")
+
+    def put(self, key: str, body: bytes, filename: str) -> None:
+        self.client.put_object(Bucket=self.bucket, Key=key, Body=body, ContentType="text/csv; charset=utf-8",
+                               ContentDisposition=f'attachment; filename="{filename}"')
+
+    def link(self, key: str, seconds: int) -> str:
+        return self.client.generate_presigned_url("get_object", Params={"Bucket": self.bucket, "Key": key},
+                                                  ExpiresIn=seconds)

@@ -1,0 +1,124 @@
+"""Exports as a job (docs/api.md, "Exports as a job"): an export too large to page through, or any
+export an organizer wants as one file, is written by a job to a private bucket and downloaded
+through a presigned link that expires.
+
+``start`` checks the request as a page would (404/400 before anything is queued), stores the job
+and queues it; ``run`` (the export job function, from the queue) writes the file and records the
+outcome once; ``view`` answers the job's status and, once its file is written, a fresh link.
+
+A job runs with the rights of the key that asked for it, read again when it runs (a key's grant
+never changes, but a key can be deleted: its job then fails with ``key_deleted``)."""
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, Callable
+
+from ..clock import epoch_seconds, iso, parse_iso
+from ..domain.errors import Forbidden, IdempotencyKeyReused, NotFound
+from ..domain.ids import created_id
+from ..domain.organizers import Caller
+from ..domain.scopes import EXPORTS
+from ..ports import ExportFiles, ExportJobQueue, ExportJobStore
+from .exports import ExportService
+
+#: a job's item stays readable this long after its file is gone (its status then says ``expired``)
+JOB_RECORD_EXTRA_DAYS = 7
+
+
+class ExportJobService:
+    def __init__(self, exports: ExportService, jobs: ExportJobStore, keys: Callable[[str], list[dict[str, Any]]],
+                 queue: ExportJobQueue | None, files: ExportFiles | None, clock: Callable[[], Any], salt: str,
+                 link_seconds: int, retention_days: int) -> None:
+        self.exports = exports
+        self.jobs = jobs
+        self.keys = keys                  # an organizer's keys (OrganizerDirectory.organizer_keys)
+        self.queue = queue
+        self.files = files
+        self.clock = clock
+        self.salt = salt
+        self.link_seconds = link_seconds
+        self.retention_days = retention_days
+
+    # ------------------------------------------------------------------ the organizer's request
+    def start(self, caller: Caller, idempotency_key: str, export: str, offering: str | None, since: str | None,
+              until: str | None) -> tuple[dict[str, Any], bool]:
+        """The job for this request (made and queued, or the one this Idempotency-Key made before)
+        and whether it was replayed; 422 ``idempotency_key_reused`` for the key with another request."""
+        self.exports.check(caller, export, offering, since, until)
+        export_id = "exp_" + created_id(self.salt, "export-job", caller.scoped(idempotency_key)).replace("-", "")
+        asked = {"export": export, "offering": offering, "from": since, "to": until}
+        now = self.clock()
+        job = {"export_id": export_id, **{k: v for k, v in asked.items() if v is not None},
+               "organizer_id": caller.organizer_id, "key_id": caller.key_id, "status": "running",
+               "created_at": iso(now)}
+        ttl = int(epoch_seconds()) + (self.retention_days + JOB_RECORD_EXTRA_DAYS) * 86_400
+        if not self.jobs.add_job(caller.organizer_id, job, ttl):
+            earlier = self.jobs.get_job(caller.organizer_id, export_id)
+            if earlier is None or any(earlier.get(k) != v for k, v in asked.items()):
+                raise IdempotencyKeyReused()
+            # the first request may have stopped between its write and its message: queue it again
+            # (a job that ran already ignores a second message)
+            if earlier.get("status") == "running":
+                self._queue().send({"organizer_id": caller.organizer_id, "export_id": export_id})
+            return self._view(earlier), True
+        self._queue().send({"organizer_id": caller.organizer_id, "export_id": export_id})
+        return self._view(job), False
+
+    def _queue(self) -> ExportJobQueue:
+        if self.queue is None:
+            raise RuntimeError("EXPORT_JOBS_QUEUE_URL is not set: this function cannot queue export jobs")
+        return self.queue
+
+    def view(self, caller: Caller, export_id: str) -> dict[str, Any]:
+        job = self.jobs.get_job(caller.organizer_id, export_id)
+        # a key limited to some offerings sees only its own jobs: another key's file may hold more
+        if job is None or (caller.offerings is not None and job.get("key_id") != caller.key_id):
+            raise NotFound(f"No export job {export_id}.", code="export_job_not_found")
+        return self._view(job)
+
+    def _view(self, job: dict[str, Any]) -> dict[str, Any]:
+        shown = {k: job.get(k) for k in ("export_id", "export", "offering", "from", "to", "status", "rows",
+                                        "created_at", "finished_at", "file_expires_at", "error")}
+        shown = {k: v for k, v in shown.items() if v is not None}
+        if job.get("status") != "ready":
+            return shown
+        now = self.clock()
+        if now >= parse_iso(job["file_expires_at"]):
+            return {**shown, "status": "expired"}
+        # a link is made at each reading, valid link_seconds (never beyond the file itself)
+        seconds = min(self.link_seconds, int((parse_iso(job["file_expires_at"]) - now).total_seconds()))
+        assert self.files is not None, "the function that shows jobs is given the bucket"
+        return {**shown, "download_url": self.files.link(job["file_key"], max(1, seconds)),
+                "download_expires_at": iso(now + timedelta(seconds=max(1, seconds)))}
+
+    # ------------------------------------------------------------------ the job itself
+    def run(self, organizer_id: str, export_id: str) -> str:
+        """Write the job's file and record it; what happened (``ready``, ``failed``, or ``done
+        before`` for a repeated message)."""
+        job = self.jobs.get_job(organizer_id, export_id)
+        if job is None or job.get("status") != "running":
+            return "done before"
+        key = next((k for k in self.keys(organizer_id) if k["key_id"] == job["key_id"]), None)
+        if key is None:
+            return self._fail(job, "key_deleted", "The key that asked for this export was deleted.")
+        caller = Caller(organizer_id=organizer_id, key_id=key["key_id"], key_name=key.get("name"),
+                        scopes=frozenset(key["scopes"]) if "scopes" in key else None,
+                        offerings=frozenset(key["offerings"]) if "offerings" in key else None)
+        try:
+            caller.require(EXPORTS)
+            whole = self.exports.whole(caller, job["export"], job.get("offering"), job.get("from"), job.get("to"))
+        except (NotFound, Forbidden) as exc:   # the offering went away, or the key's rights did
+            return self._fail(job, exc.code, str(exc))
+        file_key = f"{organizer_id}/{export_id}/{job['export']}.csv"
+        assert self.files is not None, "the export job function is given the bucket"
+        self.files.put(file_key, whole["text"].encode("utf-8"), f"{job['export']}.csv")
+        now = self.clock()
+        self.jobs.finish_job(organizer_id, export_id, {
+            "status": "ready", "rows": whole["rows"], "file_key": file_key, "finished_at": iso(now),
+            "file_expires_at": iso(now + timedelta(days=self.retention_days))})
+        return "ready"
+
+    def _fail(self, job: dict[str, Any], code: str, message: str) -> str:
+        self.jobs.finish_job(job["organizer_id"], job["export_id"], {
+            "status": "failed", "error": {"code": code, "message": message}, "finished_at": iso(self.clock())})
+        return "failed"

@@ -1,0 +1,141 @@
+"""Export jobs (services/export_jobs.py) over in-memory fakes: a job is checked before it is
+queued, made once per Idempotency-Key, run once however often its message comes, fails with a code
+when its key was deleted, offers a link that never outlives its file, and says ``expired`` after."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from holdfast.domain.errors import IdempotencyKeyReused, NotFound
+from holdfast.domain.organizers import Caller
+from holdfast.services.export_jobs import ExportJobService
+
+CALLER = Caller("org1", "key1", "Accounts")
+
+
+class Exports:
+    def __init__(self) -> None:
+        self.runs = 0
+
+    def check(self, caller, export, offering, since, until):
+        if export != "sales":
+            raise NotFound("No export.", code="export_not_found")
+
+    def whole(self, caller, export, offering, since, until):
+        self.runs += 1
+        return {"text": "\ufeffbooking_id\r\nb1\r\n", "rows": 1}
+
+
+class Jobs:
+    def __init__(self) -> None:
+        self.items: dict[tuple[str, str], dict] = {}
+
+    def add_job(self, organizer_id, job, ttl):
+        if (organizer_id, job["export_id"]) in self.items:
+            return False
+        self.items[(organizer_id, job["export_id"])] = dict(job)
+        return True
+
+    def get_job(self, organizer_id, export_id):
+        found = self.items.get((organizer_id, export_id))
+        return dict(found) if found else None
+
+    def finish_job(self, organizer_id, export_id, changes):
+        found = self.items.get((organizer_id, export_id))
+        if not found or found["status"] != "running":
+            return False
+        found.update(changes)
+        return True
+
+
+class Files:
+    def __init__(self) -> None:
+        self.put_calls: list[tuple[str, bytes]] = []
+        self.links: list[tuple[str, int]] = []
+
+    def put(self, key, body, filename):
+        self.put_calls.append((key, body))
+
+    def link(self, key, seconds):
+        self.links.append((key, seconds))
+        return f"https://files.example/{key}?expires={seconds}"
+
+
+class Queue:
+    def __init__(self) -> None:
+        self.sent: list[dict] = []
+
+    def send(self, message):
+        self.sent.append(dict(message))
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2031, 1, 1, tzinfo=timezone.utc)
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture
+def world():
+    keys = [{"key_id": "key1", "name": "Accounts", "scopes": ["exports"]}]
+    exports, jobs, files, queue, clock = Exports(), Jobs(), Files(), Queue(), Clock()
+    service = ExportJobService(exports, jobs, lambda organizer: list(keys), queue, files, clock, "s" * 16,
+                               link_seconds=900, retention_days=1)
+    return service, exports, jobs, files, queue, clock, keys
+
+
+def test_a_job_is_made_once_per_key_run_once_and_its_link_lasts_the_configured_seconds(world):
+    service, exports, jobs, files, queue, clock, _ = world
+    job, replayed = service.start(CALLER, "k-1", "sales", None, "2031-01-01", None)
+    assert (job["status"], replayed, len(queue.sent)) == ("running", False, 1)
+    again, replayed = service.start(CALLER, "k-1", "sales", None, "2031-01-01", None)
+    assert again["export_id"] == job["export_id"] and replayed is True
+    with pytest.raises(IdempotencyKeyReused):
+        service.start(CALLER, "k-1", "sales", None, None, None)
+    message = queue.sent[0]
+    assert service.run(message["organizer_id"], message["export_id"]) == "ready"
+    assert service.run(message["organizer_id"], message["export_id"]) == "done before"   # a repeated message
+    assert exports.runs == 1 and len(files.put_calls) == 1
+    shown = service.view(CALLER, job["export_id"])
+    assert (shown["status"], shown["rows"]) == ("ready", 1)
+    assert files.links[-1] == (files.put_calls[0][0], 900)
+    assert shown["download_expires_at"] == "2031-01-01T00:15:00.000Z"
+
+
+def test_a_link_never_outlives_its_file_and_a_gone_file_is_expired(world):
+    service, _, _, files, queue, clock, _ = world
+    job, _ = service.start(CALLER, "k-2", "sales", None, None, None)
+    service.run("org1", job["export_id"])
+    clock.now += timedelta(days=1) - timedelta(seconds=100)
+    shown = service.view(CALLER, job["export_id"])
+    assert files.links[-1][1] == 100 and "download_url" in shown
+    clock.now += timedelta(seconds=100)
+    shown = service.view(CALLER, job["export_id"])
+    assert shown["status"] == "expired" and "download_url" not in shown
+
+
+def test_a_job_whose_key_was_deleted_fails_with_a_code_and_writes_no_file(world):
+    service, exports, _, files, _, _, keys = world
+    job, _ = service.start(CALLER, "k-3", "sales", None, None, None)
+    keys.clear()
+    assert service.run("org1", job["export_id"]) == "failed"
+    shown = service.view(CALLER, job["export_id"])
+    assert shown["status"] == "failed" and shown["error"]["code"] == "key_deleted"
+    assert files.put_calls == [] and exports.runs == 0
+
+
+def test_a_bad_request_queues_nothing_and_a_limited_key_sees_only_its_own_jobs(world):
+    service, _, _, _, queue, _, _ = world
+    with pytest.raises(NotFound):
+        service.start(CALLER, "k-4", "tickets", None, None, None)
+    assert queue.sent == []
+    job, _ = service.start(CALLER, "k-5", "sales", None, None, None)
+    limited = Caller("org1", "key2", "One event", scopes=frozenset({"exports"}), offerings=frozenset({"e1"}))
+    with pytest.raises(NotFound) as hidden:
+        service.view(limited, job["export_id"])
+    assert hidden.value.code == "export_job_not_found"
+    with pytest.raises(NotFound):
+        service.view(Caller("org2", "key9"), job["export_id"])
