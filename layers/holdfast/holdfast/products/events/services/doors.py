@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterable
 
 from holdfast import kinds
 from holdfast.clock import iso
+from holdfast.domain import entry_rights
 from holdfast.domain.booking import Booking
 from holdfast.domain.errors import Busy, NotFound, Unauthorized
 from holdfast.domain.exports import ProductExport, moment
@@ -134,8 +135,12 @@ class Doors:
         """Every ticket of the event's bookings that no longer admits (domain/entry_rights.py
         ``revoked``; one walk of the event's index)."""
         bookings = self.store.get_bookings(sorted(self.store.event_booking_ids(event_id)))
-        parts = [kinds.of_booking(booking).part(booking, event_id) for booking in bookings]
-        return sorted(tid for part in parts if part is not None for tid in tickets.revoked(part))
+        voided: set[str] = set()
+        for booking in bookings:
+            part = kinds.of_booking(booking).part(booking, event_id)
+            # a booking exchanged to another event keeps the tickets it had here void
+            voided |= set(tickets.revoked(part)) if part is not None else entry_rights.voided_credentials(booking)
+        return sorted(voided)
 
     # ------------------------------------------------------------------------------ scans
     def scan(self, event_id: str, door_id: str, event: dict[str, Any], *, at: datetime, offline: bool,
