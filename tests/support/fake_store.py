@@ -201,6 +201,8 @@ class FakeBookingStore(_Fake):
                   for write in self._claims(swap.given_from, after.booking_id, swap.given, Move.UNSELL)]
         writes += self._claims(swap.taken_from, after.booking_id, swap.taken, Move.RETAKE)
         writes.append(self._gate(swap.taken_from, after.booking_id, change.offering_version))
+        if swap.given_from != swap.taken_from:
+            writes.append(replace(self._gate(swap.given_from, after.booking_id), label=f"{GATE}@{swap.given_from}"))
         if swap.taken_from != change.before.event_id:
             writes += [
                 Write("customer_marker", (f"CUSTOMER#{after.customer_id}",

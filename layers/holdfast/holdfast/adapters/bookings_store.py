@@ -164,7 +164,8 @@ class BookingRecords:
 
     def _swap_items(self, change: Change, after: Booking) -> list[Labelled]:
         """An exchange: the places given back (sold -> available, labelled ``give:``) and the ones
-        taken (available -> sold, through the taken offering's sale gate), and, when the booking
+        taken (available -> sold, through the taken offering's sale gate; the given offering's gate
+        checked too when it is another), and, when the booking
         moves to another offering, that offering's customer marker and index entry (what its
         cancellation, waitlist and doors walk)."""
         swap = change.swap
@@ -174,6 +175,10 @@ class BookingRecords:
             for label, item in claim_items(self.db.table, swap.given_from, after.booking_id, swap.given, Move.UNSELL)]
         items += claim_items(self.db.table, swap.taken_from, after.booking_id, swap.taken, Move.RETAKE)
         items.append(gate_check(self.db.table, swap.taken_from, after.booking_id, change.offering_version))
+        if swap.given_from != swap.taken_from:
+            # a booking of a cancelled event is its cancellation's to settle: it does not leave it
+            items.append((f"{GATE}@{swap.given_from}",
+                          gate_check(self.db.table, swap.given_from, after.booking_id)[1]))
         if change.before is not None and swap.taken_from != change.before.event_id:
             items += [
                 ("customer_marker", {"Put": {"TableName": self.db.table, "Item": _attrs({

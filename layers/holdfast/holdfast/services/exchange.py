@@ -82,8 +82,9 @@ class ExchangeService:
         if str(target.get("organizer_id") or "") != str(current.get("organizer_id") or ""):
             # another organizer's offering is answered as one that does not exist
             raise NotFound(f"No event {target_id}.", code="event_not_found")
-        if target.get("cancelled_at"):
-            raise EventCancelled(target_id)
+        for offering in dict.fromkeys((booking.event_id, target_id)):
+            if self.store.event_cancelled(offering):
+                raise EventCancelled(offering)
         target_kind = kinds.of_event(target)
         if not target_kind.exchangeable:
             raise Conflict("These places are changed by cancelling the booking and booking again.",
@@ -109,8 +110,9 @@ class ExchangeService:
                 places=places, swap=moved, offering_version=target.version, publish=EXCHANGED_EVENT,
                 event_id=target_id, kind_details=details, ends_at=places_end(places, target.starts_at))
         except SalesStopped:
-            if self.store.event_cancelled(target_id):
-                raise EventCancelled(target_id) from None
+            for offering in dict.fromkeys((booking.event_id, target_id)):
+                if self.store.event_cancelled(offering):
+                    raise EventCancelled(offering) from None
             raise StaleBooking(booking.booking_id) from None   # its terms moved: decide again on them
 
     def _offering(self, offering_id: str) -> Any:
