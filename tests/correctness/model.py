@@ -987,7 +987,7 @@ class BookingModel:
         target = d.choice(["seats", "later", "ga"])
         # mostly as many places as the booking has (the same price: every offering here sells at one)
         mine = self.store.get_booking(booking_id)
-        count = mine.places.quantity if mine is not None and d.choice([True, True, False]) else d.integer(1, 3)
+        count = max(1, min(mine.places.quantity, 3)) if mine is not None and d.choice([True, True, False]) else d.integer(1, 3)
         what: Any = tuple(d.subset(SEATS, count, count)) if target != "ga" else count
         body = HoldPlaces(seats=what) if target != "ga" else HoldPlaces.of(self.kind.ask(what))
         fault = d.choice([None, None, "rival", "cancel", "repeat"])
@@ -999,7 +999,7 @@ class BookingModel:
 
             def rival_hold() -> None:
                 result, _ = self._call(rival, "POST bookings (rival of an exchange)", lambda: self._book(
-                    target, rival, f"rival-{key}", self._request_body(target, what)))
+                    target, rival, f"rival-{key}", body))
                 if result is not None:
                     self._remember(result.booking.booking_id, rival)
 
