@@ -181,6 +181,10 @@ class Doors:
         # the event's part of the booking (an order's line of this event), or None
         part = kinds.of_booking(booking).part(booking, call.event_id) if booking is not None else None
         seat = dict(tickets.places(part)).get(ticket_id, "-") if part is not None else "-"
+        if booking is not None and seat == "-" and ticket_id in entry_rights.voided_credentials(booking):
+            # a ticket its booking no longer has: an exchange re-issued them (to this event or another)
+            return self._refuse(call, "ticket_void", _refused("ticket_void", ticket_id=ticket_id, seat_id=None),
+                                booking_id=booking.booking_id)
         if booking is None or part is None or seat == "-":
             return self._refuse(call, "bad_token", None)
         known = {"ticket_id": ticket_id, "seat_id": seat}
