@@ -169,3 +169,10 @@ def test_what_is_refused_changes_nothing(bookings, store, catalog, clock, exchan
     assert store.get_booking(booking.booking_id) == stored
     for event in (closed, open_, dearer, foreign):
         assert catalog.get_event(event["event_id"])["counts"]["sold"] == (1 if event is open_ else 0)
+
+
+def test_events_and_slots_are_exchanged_parking_windows_and_orders_are_not():
+    from holdfast import kinds
+
+    exchangeable = {name: kinds.named(name).exchangeable for name in ("counted", "named", "slots", "parking", "basket")}
+    assert exchangeable == {"counted": True, "named": True, "slots": True, "parking": False, "basket": False}
