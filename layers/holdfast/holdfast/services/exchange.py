@@ -108,6 +108,8 @@ class ExchangeService:
                 ids={"idempotency_key": key, "fingerprint": fingerprint, "from_event_id": booking.event_id,
                      "to_event_id": target_id},
                 places=places, swap=moved, offering_version=target.version, publish=EXCHANGED_EVENT,
+                # the offering whose places it gave back: its waitlist is offered them (outbox relay)
+                notice={"released_event_id": booking.event_id},
                 event_id=target_id, kind_details=details, ends_at=places_end(places, target.starts_at))
         except SalesStopped:
             for offering in dict.fromkeys((booking.event_id, target_id)):
