@@ -976,7 +976,7 @@ class BookingModel:
         never oversold, the old places given back) and the money (M, S: one payment, unrefunded)."""
         offering = {self.events[name] for name in ("ga", "seats", "later")}
         candidates = self._bookings_in({S.CONFIRMED}, where=lambda b: b.event_id in offering)
-        if not candidates and d.choice([True, False]):
+        if not candidates:
             self._paid_seats(d)   # a booking bought now, so exchanges meet confirmed ones often enough
             candidates = self._bookings_in({S.CONFIRMED}, where=lambda b: b.event_id in offering)
         candidates = candidates or self.known
@@ -984,7 +984,7 @@ class BookingModel:
             self.unreached("exchange: no booking yet")
             return
         booking_id, customer = d.choice(candidates)
-        target = d.choice(["seats", "later", "ga"])
+        target = d.choice(["seats", "later", "later", "ga"])
         # mostly as many places as the booking has (the same price: every offering here sells at one)
         mine = self.store.get_booking(booking_id)
         count = max(1, min(mine.places.quantity, 3)) if mine is not None and d.choice([True, True, False]) else d.integer(1, 3)
