@@ -177,6 +177,26 @@ def cancel_booking(booking_id: str):
     return json_response(200, describe(_cancelled(booking_id, customer), language()))
 
 
+def _exchange_model(body: dict):
+    """An exchange takes its target's hold body: a slot's (``starts_at``) or an event's."""
+    from holdfast.products.appointments.schemas import SlotExchangeIn
+    from holdfast.schemas import ExchangeIn
+
+    return SlotExchangeIn if "starts_at" in body else ExchangeIn
+
+
+@app.post("/bookings/<booking_id>/exchange")
+@tracer.capture_method
+def exchange_booking(booking_id: str):
+    customer, key = customer_id(app), idempotency_key(app)
+    wiring.rate_limiter().take("booking", customer)
+    body = parse_body(app, None, pick=_exchange_model)
+    target = getattr(body, "event_id", None) or getattr(body, "service_id", None)
+    request = HoldPlaces.of(body.model_dump(exclude={"event_id", "service_id", "contact_email"}))
+    booking = wiring.exchanges().exchange(booking_id, customer, key, target, request)
+    return json_response(200, wiring.bookings().view(booking.booking_id, customer, language()))
+
+
 @app.post("/bookings/<booking_id>/resolution")
 @tracer.capture_method
 def resolve_conflict(booking_id: str):

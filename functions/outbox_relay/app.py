@@ -90,6 +90,9 @@ def offer_released_places(changes: list[tuple[str, dict[str, Any]]]) -> set[str]
         if image.get("booking_id") and image.get("status") not in HOLDING and image.get("event_id") \
                 and image.get("type") not in NOT_FOR_CUSTOMERS:
             by_event[str(image["event_id"])].append(sequence)
+            # an exchange gave back places of the offering it left too
+            if image.get("released_event_id") and image["released_event_id"] != image["event_id"]:
+                by_event[str(image["released_event_id"])].append(sequence)
     failed: set[str] = set()
     for event_id, sequences in by_event.items():
         try:

@@ -15,7 +15,7 @@ against the table and the provider's own records; ``settle`` ends a history by d
 is outstanding and checks the settled money rule.
 
 Failures are AssertionErrors whose message starts with the rule's code (I1-I10, M1-M5, S1-S4,
-E1-E3, R2-R4, W1-W3, SW1-SW2, X1-X2, C1-C2, A1, T1, V1, H1, O1-O3, Z1, B1), so a report names what broke.
+E1-E3, R2-R4, W1-W3, SW1-SW2, X1-X2, C1-C2, A1, T1, V1, H1, O1-O3, Z1, B1, XC1), so a report names what broke.
 """
 from __future__ import annotations
 
@@ -52,6 +52,7 @@ from holdfast.products.orders.services import OrderLine, OrderService, PlaceOrde
 from holdfast.services.bookings import BookingService
 from holdfast.services.cancellation_job import CancellationJob
 from holdfast.services.blocks import BlockService
+from holdfast.services.exchange import ExchangeService
 from holdfast.services.codes import CodeService
 from holdfast.services.catalog import CatalogService
 from holdfast.services.event_cancellation import EventCancellationService
@@ -118,6 +119,8 @@ CODE_USES = 2
 #: A code of "ga" that takes everything off (issue 45): its holds are comps, confirmed without a payment.
 COMP_CODE = "FREE100"
 COMP_USES = 3
+#: Exchanges allowed until a day before the start (issue 45): "ga", "seats" and "later" offer them.
+EXCHANGES = {"exchange_until_hours": 24}
 #: The addresses the organizer gives orders to (``organizer_gives_order``).
 GUESTS = ("guest1@example.org", "guest2@example.org")
 OUTAGE = ("get_payment", "create_payment", "create_refund", "get_refund", "cancel_payment")
@@ -131,9 +134,14 @@ def event_bodies(kind: KindCase) -> dict[str, tuple[str, dict[str, Any], dict[st
     """The organizer's event bodies and keys, and another body under the same key (a conflicting
     retry). Every offering but "seats" is of the kind under test."""
     return {
-        "ga": ("ga", kind.body(4, max_per_booking=3), kind.body(5, max_per_booking=3)),
-        "seats": ("seats", {"capacity": None, "seat_map": {"seat_ids": list(SEATS)}, "max_per_booking": 3},
+        # "ga" and "seats" let their bookings be exchanged until a day before the start (issue 45)
+        "ga": ("ga", kind.body(4, max_per_booking=3, **EXCHANGES), kind.body(5, max_per_booking=3)),
+        "seats": ("seats", {"capacity": None, "seat_map": {"seat_ids": list(SEATS)}, "max_per_booking": 3, **EXCHANGES},
                   {"capacity": None, "seat_map": {"seat_ids": [*SEATS, "A-5"]}, "max_per_booking": 3}),
+        # the same seats a week later, the date an exchange moves a "seats" booking to (issue 45)
+        "later": ("later", {"capacity": None, "seat_map": {"seat_ids": list(SEATS)}, "max_per_booking": 3,
+                            "starts_at": "2030-02-08T20:00:00Z", **EXCHANGES},
+                  {"capacity": None, "seat_map": {"seat_ids": list(SEATS)}, "max_per_booking": 2}),
         # with a cancellation policy with fees (issue 45): the whole price until 750 hours before
         # its start, half until 700, then nothing (the model's clock reaches each within a history)
         "two_stage": ("two", {**kind.body(3, max_per_booking=3, payment_mode="two_stage"), **FEES},
@@ -545,6 +553,8 @@ class BookingModel:
         # the table's, with a seam for a rival hold landing between a block's plan and its write.
         self.block_race: Callable[[], Any] | None = None
         self.blocks = BlockService(RacingBlocks(self), self.clock, rng=random.Random(seed + 1))
+        # Exchanges (issue 45): a confirmed booking moved to other places in one write.
+        self.exchanges = ExchangeService(self.store, self.clock, rng=random.Random(seed + 2))
         self.block_ids: list[tuple[str, str]] = []      # (event name, block id), live or ended
         self.cancelled_events: dict[str, set[str]] = {}  # event id -> bookings CONFIRMED when it was cancelled
         #: event id -> (the bookings there were, the new starts_at) of each move of its start
@@ -956,6 +966,101 @@ class BookingModel:
                 assert sorted(result["seats"]) == sorted(what), f"B1 block of {what} kept {result['seats']}"
         self.note(f"organizer_blocks {event} {what} raced={raced} -> {getattr(error, 'code', None) or 'blocked'}")
         self.log["blocked" if error is None else f"block:{error.code}"] += 1
+
+    def exchange(self, d: Draw) -> None:
+        """POST /bookings/{id}/exchange (issue 45): a customer moves a booking (a confirmed one
+        mostly; any other is refused) to other seats of "seats", to seats of "later" (the next
+        week's date) or to another quantity of "ga", with a fault: a rival's hold for the asked
+        places, or the customer's own cancel, landing between the exchange's plan and its write;
+        or the same request sent twice. XC1: the exchange moves the booking whole (it stays
+        CONFIRMED, on the asked offering with the asked places, its amount unchanged) or changes
+        nothing; a repeat moves nothing again. The checks after the step hold the places (I1-I3:
+        never oversold, the old places given back) and the money (M, S: one payment, unrefunded)."""
+        offering = {self.events[name] for name in ("ga", "seats", "later")}
+        candidates = self._bookings_in({S.CONFIRMED}, where=lambda b: b.event_id in offering)
+        if not candidates:
+            self._paid_seats(d)   # a booking bought now, so exchanges meet confirmed ones often enough
+            candidates = self._bookings_in({S.CONFIRMED}, where=lambda b: b.event_id in offering)
+        candidates = candidates or self.known
+        if not candidates:
+            self.unreached("exchange: no booking yet")
+            return
+        booking_id, customer = d.choice(candidates)
+        target = d.choice(["seats", "later", "later", "ga"])
+        # mostly as many places as the booking has (the same price: every offering here sells at one)
+        mine = self.store.get_booking(booking_id)
+        count = max(1, min(mine.places.quantity, 3)) if mine is not None and d.choice([True, True, False]) else d.integer(1, 3)
+        what: Any = tuple(d.subset(SEATS, count, count)) if target != "ga" else count
+        body = HoldPlaces(seats=what) if target != "ga" else HoldPlaces.of(self.kind.ask(what))
+        fault = d.choice([None, None, "rival", "cancel", "repeat"])
+        self.counter += 1
+        key = f"exchange-{self.counter}"
+        before = self.store.get_booking(booking_id)
+        if fault == "rival":
+            rival = d.choice([c for c in CUSTOMERS if c != customer])
+
+            def rival_hold() -> None:
+                result, _ = self._call(rival, "POST bookings (rival of an exchange)", lambda: self._book(
+                    target, rival, f"rival-{key}", body))
+                if result is not None:
+                    self._remember(result.booking.booking_id, rival)
+
+            self.store.before_save = rival_hold
+        elif fault == "cancel":
+            self.store.before_save = lambda: self._call(customer, "POST cancel (during an exchange)",
+                                                        lambda: self.customer_cancel(booking_id, customer))
+
+        def exchange() -> Any:
+            return self.exchanges.exchange(booking_id, customer, key, self.events[target], body)
+
+        self.intent = f"exchange {booking_id[:8]} to {target} {what} fault={fault}"
+        try:
+            moved, error = self._call(customer, "POST exchange", exchange)
+        finally:
+            self.store.before_save = None
+        after = self.store.get_booking(booking_id)
+        assert before is not None and after is not None
+        if error is None:
+            assert after.status is S.CONFIRMED and after.event_id == self.events[target] \
+                and after.amount == before.amount, \
+                f"XC1 exchange of {booking_id} answered ok but the booking is {after.status} on {after.event_id}"
+            got = sorted(after.places.units) if target != "ga" else after.places.quantity
+            assert got == (sorted(what) if target != "ga" else what), \
+                f"XC1 exchange of {booking_id} to {what} holds {got}"
+            if fault == "repeat":
+                again, _ = self._call(customer, "POST exchange (again)", exchange)
+                assert again is not None and again.version == after.version \
+                    and self.store.get_booking(booking_id).version == after.version, \
+                    f"XC1 the repeat of exchange {key} of {booking_id} moved it again"
+        elif fault in (None, "repeat"):
+            assert after.version == before.version and after.places == before.places \
+                and after.event_id == before.event_id, \
+                f"XC1 exchange of {booking_id} refused ({error.code}) but the booking changed"
+        self.note(f"exchange {booking_id[:8]} to {target} {what} fault={fault} -> "
+                  f"{getattr(error, 'code', None) or 'moved'}")
+        self.log["exchanged" if error is None else f"exchange:{error.code}"] += 1
+
+    def _paid_seats(self, d: Draw) -> None:
+        """A customer holds seats of "seats" and pays for them at once (the payment's notification
+        applied as the consumer would): what an exchange most often starts from."""
+        customer, seats = d.choice(CUSTOMERS), tuple(d.subset(SEATS, 1, 2))
+        self.counter += 1
+        key = f"paid-{self.counter}"
+        result, _ = self._call(customer, "POST bookings", lambda: self._book(
+            "seats", customer, key, self._request_body("seats", seats)))
+        if result is None:
+            return
+        booking_id = result.booking.booking_id
+        self.requests[(customer, key)] = (("seats", seats), booking_id)
+        self._remember(booking_id, customer)
+        booking, _ = self._call(customer, "POST payment", lambda: self.payments.start_payment(booking_id, customer,
+                                                                                             f"pay-{key}"))
+        payment_id = booking.payment.payment_id if booking is not None and booking.payment else None
+        if payment_id:
+            self.provider.pay(payment_id, at=iso(self.clock()))
+            self._consume("payment consumer", lambda: self.payments.apply_provider_payment(
+                self.provider.get_payment(payment_id), actor="webhook"))
+        self.note(f"exchange: {customer} bought {seats} of seats first ({booking_id[:8]})")
 
     def organizer_unblocks(self, d: Draw) -> None:
         """DELETE /events/{id}/blocks/{block_id}: a block ended (its places on sale again), or one
@@ -2309,7 +2414,7 @@ class BookingModel:
             "provider_outage": self.provider.payments, "operator_resolves": self.provider.payments,
             "deliver_refund": self.provider.refunds, "colliding_key_booking": self.entries,
             "customer_resolves": self.provider.payments, "window_resold": self.provider.payments,
-            "cancellation_job_runs": self.cancelled_events,
+            "cancellation_job_runs": self.cancelled_events, "exchange": self.known,
         }
         return bool(needs.get(name, True))
 
@@ -2459,6 +2564,9 @@ OPERATIONS: dict[str, int] = {
     "erased_during_offer": 3,
     # issue 43: an order's line lives its own life after confirmation (its tickets at the doors)
     "order_ticket_scanned": 1,
+    # issue 45: a confirmed booking exchanged for other seats, another date or another quantity, with
+    # a rival's hold or the customer's own cancel landing between its plan and its write, or twice
+    "exchange": 3,
 }
 
 

@@ -128,6 +128,8 @@ ROUTES: dict[str, str] = {
     "GET /organizers/me/webhooks/{webhook_id}/deliveries": READ_ONLY,
     "POST /organizers/me/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver": "none: as POST "
                                                                                     "/organizers/me/webhooks",
+    # exchange (issue 45): a confirmed booking moved to other places in one write, or nothing changes
+    "POST /bookings/{booking_id}/exchange": "exchange",
     # a drive-up's exit payment with its receipt's address (issue 44): the gate world's exit payment
     "POST /lots/{lot_id}/tickets/{ticket_id}/exit-payment": "pays_exit",
     # an export written to a file by a job (issue 46): it reads what the pages read and writes only its own job

@@ -80,6 +80,14 @@ def test_a_batch_goes_out_in_calls_of_ten_and_each_waitlist_is_looked_at_once(re
     assert sorted(waitlist.advanced) == ["ev-a", "ev-b"]
 
 
+def test_an_exchange_offers_the_places_it_gave_back_to_the_waitlist_of_the_event_it_left(relay_with):
+    _, waitlist = relay_with()
+    moved = {**image(0, event_id="ev-later", status="CONFIRMED", kind="booking.exchanged"),
+             "released_event_id": "ev-first"}
+    status, result = call("outbox_relay", batch([moved]))
+    assert failures(result) == [] and sorted(waitlist.advanced) == ["ev-first", "ev-later"]
+
+
 def test_a_rejected_entry_fails_its_record_alone(relay_with):
     relay_with(bus=Bus(reject={4, 12}))
     status, result = call("outbox_relay", batch([image(n) for n in range(15)]))

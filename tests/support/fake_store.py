@@ -41,7 +41,7 @@ from typing import Any, Iterable, Sequence
 from botocore.exceptions import ClientError, ParamValidationError
 
 from holdfast.adapters.booking_items import booking_from_item, booking_item, idempotency_pk
-from holdfast.adapters.bookings_store import IDEMPOTENCY_RETENTION_SECONDS, OUTBOX_RETENTION_SECONDS
+from holdfast.adapters.bookings_store import GIVE, IDEMPOTENCY_RETENTION_SECONDS, OUTBOX_RETENTION_SECONDS
 from holdfast.adapters.cancellation_store import CANCELLING, EVENT_INDEX_SHARDS, event_index_pk
 from holdfast.adapters.codec import MAX_SORT_KEY_BYTES
 from holdfast.adapters.expiry_buckets import (BUCKET_SECONDS, EXPIRY_SHARDS, OFFERING_SHARDS, RETENTION_SECONDS,
@@ -182,12 +182,35 @@ class FakeBookingStore(_Fake):
             writes += self._claims(after.event_id, after.booking_id, change.places or after.places, change.move)
             if change.move.source == "available":
                 writes.append(self._gate(after.event_id, after.booking_id))
+        if change.swap is not None:
+            writes += self._swap_writes(change, after)
         writes += self._opened(change.items)
         if before.counted_hold and before.holds_places and not after.holds_places:
             writes.append(Write("hold_limit", _key(counter_key(before.customer_id, before.event_id)), always,
                                 _add("active", -1)))
             writes += [Write(f"hold_limit@{offering}", _key(counter_key(before.customer_id, offering)), always,
                              _add("active", -1)) for offering in before.counted_offerings[1:]]
+        return writes
+
+    def _swap_writes(self, change: Change, after: Booking) -> list[Write]:
+        """The adapter's ``_swap_items``: given back, taken through the gate, the new offering's
+        marker and index entry."""
+        swap = change.swap
+        assert swap is not None and change.before is not None
+        writes = [replace(write, label=GIVE + write.label.removeprefix(CLAIM))
+                  for write in self._claims(swap.given_from, after.booking_id, swap.given, Move.UNSELL)]
+        writes += self._claims(swap.taken_from, after.booking_id, swap.taken, Move.RETAKE)
+        writes.append(self._gate(swap.taken_from, after.booking_id, change.offering_version))
+        if swap.given_from != swap.taken_from:
+            writes.append(replace(self._gate(swap.given_from, after.booking_id), label=f"{GATE}@{swap.given_from}"))
+        if swap.taken_from != change.before.event_id:
+            writes += [
+                Write("customer_marker", (f"CUSTOMER#{after.customer_id}",
+                                          f"EVENT#{swap.taken_from}#BOOKING#{after.booking_id}"),
+                      always, lambda _: {"booking_id": after.booking_id, "created_at": after.created_at}),
+                Write("event_index", (event_index_pk(swap.taken_from, after.booking_id), after.booking_id),
+                      always, lambda _: {"booking_id": after.booking_id}),
+            ]
         return writes
 
     @staticmethod
@@ -199,7 +222,7 @@ class FakeBookingStore(_Fake):
             return DuplicateRequest(idempotency_pk(record.customer_id, record.key, record.system))
         if "booking" in failed and booking is not None:
             return ItemExists(booking.booking_id) if change.before is None else StaleBooking(booking.booking_id)
-        items = [label for label, _ in change.items if label in failed]
+        items = [label for label, _ in change.items if label in failed] + [label for label in failed if label.startswith(GIVE)]
         if items:
             return StaleBooking(booking.booking_id if booking is not None else ", ".join(items))
         if booking is None:

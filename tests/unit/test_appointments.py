@@ -428,3 +428,27 @@ def test_a_chosen_time_written_in_another_utc_offset_is_the_offered_time(
                                {"starts_at": utc("12:00"), "resource_id": room["resource_id"]})
     assert again["status"] == "CONFIRMED"
     assert [op for op, _ in provider.calls].count("capture_payment") == 1
+
+
+def test_a_confirmed_slot_is_exchanged_for_another_time_in_one_write(appointments, room, bookings, store, clock):
+    """Issue 45: a slot moves to another time of the service (its seat of the session back, the new
+    one taken), until ``exchange_until_hours`` before the booked slot's own start."""
+    from holdfast.domain.inventory import Move
+    from holdfast.domain.statuses import BookingStatus
+    from holdfast.services import transitions
+    from holdfast.services.exchange import ExchangeService
+
+    svc = service(appointments, room, exchange_until_hours=2)
+    held = book(appointments, svc, room, "ann", "10:00")
+    transitions.apply(store, held, clock(), status=BookingStatus.CONFIRMED, actor="test", action="paid",
+                      decision="paid", move=Move.SELL)
+    later = HoldPlaces.of(SlotBookingIn.model_validate({"starts_at": f"{DAY}T12:00:00{MSK}",
+                                                        "resource_id": room["resource_id"]}))
+    moved = ExchangeService(store, clock).exchange(held.booking_id, "ann", "x-1", None, later)
+    assert moved.status is BookingStatus.CONFIRMED and moved.places.granules[0].at == f"{DAY}T09:00"
+    assert free_at(appointments, svc, "10:00") == 3 and free_at(appointments, svc, "12:00") == 2
+    clock.now = datetime(2030, 1, 2, 7, 1, tzinfo=timezone.utc)   # 1 h 59 min before the 12:00 (MSK) slot
+    with pytest.raises(Conflict) as late:
+        ExchangeService(store, clock).exchange(held.booking_id, "ann", "x-2", None, HoldPlaces.of(
+            SlotBookingIn.model_validate({"starts_at": f"{DAY}T15:00:00{MSK}", "resource_id": room["resource_id"]})))
+    assert late.value.code == "exchange_closed"

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from .domain.booking import Booking, JournalEntry
     from .domain.fiscal import FiscalSettings
-    from .domain.inventory import Move, Places, Pool
+    from .domain.inventory import Move, Places, Pool, Swap
 
 #: One item of a storage write and the label its failure is reported under. Services get these
 #: from the store's methods and hand them back in a ``Change``; only the adapter looks inside.
@@ -149,6 +149,9 @@ class Change:
     other_versions: tuple[tuple[str, int], ...] = ()
     #: An order's other offerings whose hold limit its lines count toward: each one's cap.
     other_hold_limits: tuple[tuple[str, int], ...] = ()
+    #: A change of a booking that gives places back and takes others in the same write (an
+    #: exchange): its taken claims fail as ``PlacesTaken``, its given ones as ``StaleBooking``.
+    swap: Swap | None = None
 
 
 # ======================================================================================= time

@@ -225,6 +225,8 @@ class EventIn(_Strict):
     starts_at: EventTime
     #: A cancellation policy with fees: what a customer's cancel gives back by how early it comes.
     cancellation: list[CancellationTierIn] | None = Field(default=None, min_length=1, max_length=10)
+    #: Exchanges (POST /bookings/{id}/exchange) allowed until this many hours before the start; none when left out.
+    exchange_until_hours: int | None = Field(default=None, ge=0, le=8760)
     #: The one price of every place; left out when ``prices`` are given.
     price: PriceIn | None = None
     capacity: int | None = Field(default=None, ge=1, le=MAX_CAPACITY)
@@ -327,7 +329,7 @@ class EventIn(_Strict):
                                         **({"hidden": True} if z.hidden else {})} for z in self.zones)
                            if self.zones else None,
                            cancellation=tuple(tier.model_dump() for tier in self.cancellation)
-                           if self.cancellation else None)
+                           if self.cancellation else None, exchange_until_hours=self.exchange_until_hours)
 
 
 #: The fields a kind reads from a chosen alternative (e.g. starts_at and resource_id): a few flat values.
@@ -410,6 +412,14 @@ class BookingIn(_Strict):
         if self.best_available and self.quantity is None:
             raise ValueError("best_available goes with a quantity, not with named seats")
         return self
+
+
+class ExchangeIn(BookingIn):
+    """POST /bookings/{booking_id}/exchange to an event's places: the body of the target's hold
+    (``seats`` or ``quantity``, with its zone and ticket types) and, to move to another date of
+    the same organizer, that event's id (the booking's own when left out)."""
+
+    event_id: str | None = Field(default=None, min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_-]+$")
 
 
 class BlockIn(_Strict):

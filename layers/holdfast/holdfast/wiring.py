@@ -315,6 +315,14 @@ def codes():
 
 
 @cached
+def exchanges():
+    """Confirmed bookings moved to other places of the same organizer (services/exchange.py)."""
+    from .services.exchange import ExchangeService
+
+    return ExchangeService(store(), system_clock)
+
+
+@cached
 def blocks():
     """The organizers' blocks of places kept out of sale (services/blocks.py)."""
     from .services.blocks import BlockService

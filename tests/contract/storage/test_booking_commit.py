@@ -9,7 +9,7 @@ import pytest
 from botocore.exceptions import ClientError, ParamValidationError
 
 from holdfast.adapters.expiry_buckets import bucket_of
-from holdfast.domain.inventory import Granule, Move, Places
+from holdfast.domain.inventory import Granule, Move, Places, Swap
 from holdfast.domain.statuses import BookingStatus
 from holdfast.ports import (Change, DuplicateRequest, HoldLimitReached, ItemExists, PlacesTaken, SalesStopped,
                             StaleBooking)
@@ -309,3 +309,39 @@ def test_places_of_several_offerings_are_claimed_indexed_and_gated_each_in_their
         store.commit(new_hold(again, key=ids("k2")))
     assert stopped.value.args[0] == second
     assert nothing_of(backend, again.booking_id) and pools(store, first) == [("POOL#000", 3, 0, 0)]
+
+
+def test_a_swap_gives_back_and_takes_in_one_write_or_nothing(backend, ids):
+    """An exchange (issue 45): the places given back and the ones taken, in one transaction; a
+    taken place gone is PlacesTaken, a given one moved is StaleBooking, and either writes nothing."""
+    store, event, later = backend.store, ids("ev"), ids("later")
+    offering(store, event, units=["A-1", "A-2", "A-3"])
+    offering(store, later, pools=[3])
+    ann = booking(ids("b1"), event, named("A-1"))
+    store.commit(new_hold(ann))
+    sold = step(ann, BookingStatus.CONFIRMED, Move.SELL)
+    store.commit(sold)
+    ben = booking(ids("b2"), event, named("A-2"), customer="ben")
+    store.commit(new_hold(ben))
+    owned = sold.after
+    with pytest.raises(PlacesTaken) as refused:                 # A-2 is ben's
+        store.commit(step(owned, places=named("A-2"), swap=Swap(event, named("A-1"), event, named("A-2"))))
+    assert refused.value.failed == ["A-2"]
+    with pytest.raises(StaleBooking):                           # A-3 was never ann's to give back
+        store.commit(step(owned, places=named("A-1"), swap=Swap(event, named("A-3"), later, counted(1, {"POOL#000": 1}))))
+    assert store.get_booking(ann.booking_id).version == 2
+    assert {unit: item["state"] for unit, item in store.read_units(event, ["A-1", "A-2", "A-3"]).items()} == {
+        "A-1": "sold", "A-2": "held", "A-3": "available"}
+    moved = step(owned, places=counted(1, {"POOL#000": 1}), swap=Swap(event, named("A-1"), later,
+                                                                    counted(1, {"POOL#000": 1})))
+    moved = replace(moved, after=replace(moved.after, event_id=later))
+    store.commit(moved)
+    assert store.get_booking(ann.booking_id).event_id == later
+    assert store.read_units(event, ["A-1"])["A-1"]["state"] == "available"
+    assert pools(store, later) == [("POOL#000", 2, 0, 1)]
+    assert ann.booking_id in store.event_booking_ids(later)    # the new offering's cancellation finds it
+    store.mark_event_cancelled(later, "storm", ids("cancel"), "fp", AT)
+    back = step(moved.after, places=named("A-3"), swap=Swap(later, counted(1, {"POOL#000": 1}), event, named("A-3")))
+    with pytest.raises(SalesStopped):                           # a cancelled offering's booking stays its own
+        store.commit(replace(back, after=replace(back.after, event_id=event)))
+    assert store.get_booking(ann.booking_id).event_id == later

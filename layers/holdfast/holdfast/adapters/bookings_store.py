@@ -38,6 +38,9 @@ from .inventory_store import CLAIM, claim_items
 
 IDEMPOTENCY_RETENTION_SECONDS = 24 * 3600
 OUTBOX_RETENTION_SECONDS = 7 * 24 * 3600
+#: The label prefix of the claims an exchange gives back (``swap``): one that fails means the
+#: booking's places moved since it was read (StaleBooking), never that places are taken.
+GIVE = "give:"
 
 
 class BookingRecords:
@@ -147,6 +150,8 @@ class BookingRecords:
                 # an operator's confirm) pass the sale gate like a new hold: once the event is
                 # cancelled nothing is taken for it, whoever read the flag before the cancellation.
                 items.append(gate_check(self.db.table, after.event_id, after.booking_id))
+        if change.swap is not None:
+            items.extend(self._swap_items(change, after))
         items.extend(change.items)
         if before.counted_hold and before.holds_places and not after.holds_places:
             # Leaving HELD/PAYMENT_PENDING frees the customer's slot in this same transaction.
@@ -155,6 +160,32 @@ class BookingRecords:
             items += [(f"hold_limit@{offering}", hold_limits.release_slot(self.db.table, _attrs, before.customer_id,
                                                                           offering))
                       for offering in before.counted_offerings[1:]]
+        return items
+
+    def _swap_items(self, change: Change, after: Booking) -> list[Labelled]:
+        """An exchange: the places given back (sold -> available, labelled ``give:``) and the ones
+        taken (available -> sold, through the taken offering's sale gate; the given offering's gate
+        checked too when it is another), and, when the booking
+        moves to another offering, that offering's customer marker and index entry (what its
+        cancellation, waitlist and doors walk)."""
+        swap = change.swap
+        assert swap is not None
+        items: list[Labelled] = [
+            (GIVE + label.removeprefix(CLAIM), item)
+            for label, item in claim_items(self.db.table, swap.given_from, after.booking_id, swap.given, Move.UNSELL)]
+        items += claim_items(self.db.table, swap.taken_from, after.booking_id, swap.taken, Move.RETAKE)
+        items.append(gate_check(self.db.table, swap.taken_from, after.booking_id, change.offering_version))
+        if swap.given_from != swap.taken_from:
+            # a booking of a cancelled event is its cancellation's to settle: it does not leave it
+            items.append((f"{GATE}@{swap.given_from}",
+                          gate_check(self.db.table, swap.given_from, after.booking_id)[1]))
+        if change.before is not None and swap.taken_from != change.before.event_id:
+            items += [
+                ("customer_marker", {"Put": {"TableName": self.db.table, "Item": _attrs({
+                    "pk": f"CUSTOMER#{after.customer_id}", "sk": f"EVENT#{swap.taken_from}#BOOKING#{after.booking_id}",
+                    "booking_id": after.booking_id, "created_at": after.created_at})}}),
+                event_index_put(self.db.table, swap.taken_from, after.booking_id),
+            ]
         return items
 
     @staticmethod
@@ -166,7 +197,7 @@ class BookingRecords:
             return DuplicateRequest(idempotency_pk(record.customer_id, record.key, record.system))
         if cancelled.failed("booking") and booking is not None:
             return ItemExists(booking.booking_id) if change.before is None else StaleBooking(booking.booking_id)
-        failed = [label for label, _ in change.items if cancelled.failed(label)]
+        failed = [label for label, _ in change.items if cancelled.failed(label)] + cancelled.failed_under(GIVE)
         if failed:
             # a ticket, a pass or an exit payment moved meanwhile: read again
             return StaleBooking(booking.booking_id if booking is not None else ", ".join(failed))

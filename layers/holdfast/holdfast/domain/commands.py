@@ -97,3 +97,5 @@ class CreateEvent:
     zones: tuple[dict[str, Any], ...] | None = None
     #: The cancellation policy with fees: ``{"until_hours", "refund_percent"}`` tiers (domain/refund_policy.py).
     cancellation: tuple[dict[str, Any], ...] | None = None
+    #: Exchanges allowed until this many hours before the start (domain/exchange.py); None: none.
+    exchange_until_hours: int | None = None

@@ -84,6 +84,18 @@ class Places:
     granules: tuple[Granule, ...] = ()
 
 
+@dataclass(frozen=True)
+class Swap:
+    """Places one booking gives back and places it takes, in the same write (an exchange, issue 45):
+    ``given`` of offering ``given_from`` go from sold to available, ``taken`` of offering
+    ``taken_from`` from available to sold; if either claim fails, neither happens."""
+
+    given_from: str
+    given: Places
+    taken_from: str
+    taken: Places
+
+
 def stored_places(places: Places) -> dict[str, Any]:
     """The claims of ``places`` as a booking's item (or an order's line) keeps them: ``pools``,
     ``units`` and ``granules``, each only when there are some."""

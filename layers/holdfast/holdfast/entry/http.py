@@ -238,7 +238,10 @@ def store_error_answer(exc: StoreError) -> tuple[int, str, str, int | None]:
     return 429, "busy", "Too many changes at once here; nothing was changed. Retry in a second.", 1
 
 
-def parse_body(app: APIGatewayRestResolver, model: type[BaseModel]) -> Any:
+def parse_body(app: APIGatewayRestResolver, model: type[BaseModel],
+               pick: Callable[[dict[str, Any]], type[BaseModel]] | None = None) -> Any:
+    """The body validated by ``model`` (or by the model ``pick`` chooses for its fields: a route
+    whose body takes the form of another route's, as an exchange takes its target's hold body)."""
     raw = app.current_event.body or ""
     if app.current_event.is_base64_encoded:
         raise InvalidRequest("Send the body as plain JSON.", code="malformed_json")
@@ -253,7 +256,7 @@ def parse_body(app: APIGatewayRestResolver, model: type[BaseModel]) -> Any:
         raise InvalidRequest("The body is not valid JSON.", code="malformed_json") from None
     if not isinstance(data, dict):
         raise InvalidRequest("The body must be a JSON object.", code="malformed_json")
-    return model.model_validate(data)
+    return (pick(data) if pick is not None else model).model_validate(data)
 
 
 def too_deep(raw: str, limit: int = MAX_BODY_DEPTH) -> bool:

@@ -55,6 +55,10 @@ class Kind:
     #: The names in ``booking_details`` (and in journal entries' ids) that name a person (a plate):
     #: erased with the booking's other personal fields once it has ended (domain/personal_data.py).
     personal_details: tuple[str, ...] = ()
+    #: Whether a confirmed booking of this kind may be exchanged for other places in one write
+    #: (services/exchange.py); a kind whose places are changed by cancelling and booking again
+    #: leaves it False.
+    exchangeable: bool = False
     #: Whether ``alternatives`` can offer anything: what a held booking is told about a late payment.
     offers_alternatives: bool = False
 
@@ -165,6 +169,12 @@ class Kind:
         kind that bills what was asked for rather than what it claimed (a parking window to the
         minute, claiming whole granules) says so here."""
         return self.price(event, places)
+
+    def reissue(self, before: Booking, details: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The kind details of a booking exchanged from ``before`` (``details``: what the new places
+        keep): a kind whose credentials are derived from the booking voids the old ones and issues
+        new ones here. None issued by default."""
+        return details
 
     def admitted(self, booking: Booking) -> int:
         """How many of the booking's holders were let in already (an event's tickets checked in at

@@ -9,6 +9,7 @@ from .. import kinds
 from ..clock import iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
 from ..domain.commands import CreateEvent
+from ..domain.exchange import EXCHANGE_FIELD
 from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy
 from ..domain.ids import created_id
 from ..domain.money import Money
@@ -55,6 +56,8 @@ class CatalogService:
         event |= pricing.stored_price_list(request, price.currency)
         if getattr(request, "cancellation", None):
             event["cancellation"] = stored_policy(request.cancellation)
+        if getattr(request, "exchange_until_hours", None) is not None:
+            event[EXCHANGE_FIELD] = int(request.exchange_until_hours)
         settings = kind.settings_of(request)
         if settings is not None:
             event["settings"] = settings
@@ -126,7 +129,8 @@ class CatalogService:
             "max_holds_per_customer": int(event.get("max_holds_per_customer") or DEFAULT_HOLDS_PER_CUSTOMER),
             "counts": counts,
         } | pricing.price_list_view(event, self._zone_counts(event)) | _companion(event) \
-            | ({"cancellation": event["cancellation"]} if event.get("cancellation") else {})
+            | ({"cancellation": event["cancellation"]} if event.get("cancellation") else {}) \
+            | ({EXCHANGE_FIELD: int(event[EXCHANGE_FIELD])} if event.get(EXCHANGE_FIELD) is not None else {})
 
     def _sales_by_category(self, event: dict[str, Any]) -> dict[str, dict[str, int]]:
         """available / held / sold per price category: a zoned event's zones summed by their

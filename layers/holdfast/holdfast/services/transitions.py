@@ -10,7 +10,7 @@ from ..clock import iso
 from ..domain import lifecycle
 from ..domain.booking import Booking, IllegalTransition, JournalEntry, check_transition, implied_move
 from ..domain.claims import offerings_of
-from ..domain.inventory import Move, Places
+from ..domain.inventory import Move, Places, Swap
 from ..domain.statuses import BookingStatus
 from ..ports import BookingSaves, Change, StaleBooking
 
@@ -33,11 +33,14 @@ T = TypeVar("T")
 def apply(store: BookingSaves, booking: Booking, now, *, status: BookingStatus | None = None, actor: str,
           action: str, decision: str, ids: dict[str, str] | None = None, move: Move | None = None,
           places: Places | None = None, extra: list | None = None, notice: dict[str, Any] | None = None,
-          publish: str | None = None, **changes: Any) -> Booking:
+          publish: str | None = None, swap: Swap | None = None, offering_version: int | None = None,
+          **changes: Any) -> Booking:
     """Save ``booking`` moved to ``status`` (or kept in its status, for a journalled change).
     ``notice``: what the customer's message says besides the booking (a parking exit's receipt),
     carried in the outbox event. ``publish``: the outbox event of a change that keeps the status
     (a ticket checked in), a fact for the organizer's systems (webhooks), not a customer's message.
+    ``swap``: places given back and others taken in the same write (an exchange), through the
+    taken offering's sale gate at ``offering_version``; ``places`` is then what the booking keeps.
 
     Raises StaleBooking when someone else wrote the booking first, PlacesTaken when the
     inventory move's condition failed, and SalesStopped when a move that takes places again
@@ -62,7 +65,7 @@ def apply(store: BookingSaves, booking: Booking, now, *, status: BookingStatus |
     elif publish:
         outbox = {"type": publish, "at": at, "reason": decision, **(notice or {})}
     store.commit(Change(before=booking, after=after, journal=entry, outbox=outbox, move=move, places=places,
-                        items=tuple(extra or ())))
+                        items=tuple(extra or ()), swap=swap, offering_version=offering_version))
     return after
 
 

@@ -29,3 +29,5 @@ class CreateService:
     max_holds_per_customer: int | None = None
     #: Where it takes place, for the public listing's ``?city=`` (none: listed without a city).
     city: str | None = None
+    #: Exchanges allowed until this many hours before a slot (domain/exchange.py); None: none.
+    exchange_until_hours: int | None = None

@@ -41,6 +41,8 @@ NEARBY_SHOWN = 5
 
 class Slots(Kind):
     name = "slots"
+    #: a confirmed slot may move to another time or resource (services/exchange.py)
+    exchangeable = True
     offers_alternatives = True
     label = "appointment_slots"
 

@@ -98,6 +98,8 @@ class ServiceIn(SlotsSettings):
     price: PriceIn
     max_holds_per_customer: int | None = Field(default=None, ge=1, le=100)
     city: str | None = Field(default=None, min_length=1, max_length=100)
+    #: Exchanges (POST /bookings/{id}/exchange) allowed until this many hours before a slot; none when left out.
+    exchange_until_hours: int | None = Field(default=None, ge=0, le=8760)
 
     def settings(self) -> SlotsSettings:
         return SlotsSettings.model_validate(self.model_dump(include=set(SlotsSettings.model_fields)))
@@ -105,7 +107,7 @@ class ServiceIn(SlotsSettings):
     def command(self) -> CreateService:
         return CreateService(name=self.name, price=Price(self.price.value, self.price.currency),
                              settings=self.settings(), max_holds_per_customer=self.max_holds_per_customer,
-                             city=self.city)
+                             city=self.city, exchange_until_hours=self.exchange_until_hours)
 
 
 class ServiceListQuery(_Strict):
@@ -127,3 +129,10 @@ class SlotBookingIn(_Strict):
     contact_email: ContactEmail | None = None
     #: A discount or access code of the service (case-insensitive; domain/codes.py).
     code: str | None = Field(default=None, min_length=1, max_length=64)
+
+
+class SlotExchangeIn(SlotBookingIn):
+    """POST /bookings/{booking_id}/exchange to another slot: the slot hold's body and, to move to
+    another service of the same organizer, its id (the booking's own when left out)."""
+
+    service_id: str | None = Field(default=None, min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_-]+$")

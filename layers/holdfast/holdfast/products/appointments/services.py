@@ -13,6 +13,7 @@ from holdfast.clock import iso
 from holdfast.domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
 from holdfast.domain.commands import HoldPlaces
 from holdfast.domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy
+from holdfast.domain.exchange import EXCHANGE_FIELD
 from holdfast.domain.ids import created_id
 from holdfast.domain.money import Money
 from holdfast.domain.organizers import Caller, owned_by, require_owner
@@ -114,6 +115,8 @@ class AppointmentService:
         }
         if caller is not None:
             event["organizer_id"] = caller.organizer_id
+        if request.exchange_until_hours is not None:
+            event[EXCHANGE_FIELD] = int(request.exchange_until_hours)
         fingerprint = _fingerprint({key: value for key, value in event.items() if key not in ("created_at", "starts_at")})
         try:
             self.store.put_event(event, None, None, fingerprint)
@@ -197,7 +200,7 @@ def describe_service(event: dict[str, Any]) -> dict[str, Any]:
         "price": {"value": event["price"], "currency": event["currency"]},
         "hold_ttl_seconds": int(event["hold_ttl_seconds"]), "payment_mode": event["payment_mode"],
         "max_holds_per_customer": int(event["max_holds_per_customer"]),
-    }
+    } | ({EXCHANGE_FIELD: int(event[EXCHANGE_FIELD])} if event.get(EXCHANGE_FIELD) is not None else {})
 
 
 def _run(run: dict[str, Any]) -> dict[str, Any]:

@@ -97,6 +97,8 @@ class GeneralAdmission(Kind):
 
     # a confirmed booking's tickets, one per place (tickets.py)
     view_extras, passes, admitted = tickets.view_extras, tickets.passes, tickets.admitted
+    # a confirmed booking may move to another date or seat (services/exchange.py): new tickets
+    exchangeable, reissue = True, tickets.reissue
 
     def counts(self, store: InventoryReads, event_id: str, consistent: bool = True) -> dict[str, int]:
         return _counts(store.read_pools(event_id))

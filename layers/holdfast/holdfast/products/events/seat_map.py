@@ -153,6 +153,8 @@ class SeatMap(Kind):
 
     # a confirmed booking's tickets, one per place (tickets.py)
     view_extras, passes, admitted = tickets.view_extras, tickets.passes, tickets.admitted
+    # a confirmed booking may move to another date or seat (services/exchange.py): new tickets
+    exchangeable, reissue = True, tickets.reissue
 
     def counts(self, store: InventoryReads, event_id: str, consistent: bool = True) -> dict[str, int]:
         states = self._consistent_states(store, event_id) if consistent else store.seat_states(event_id)

@@ -22,6 +22,7 @@ from holdfast.clock import parse_iso
 from holdfast.domain import entry_rights
 from holdfast.domain.booking import Booking
 from holdfast.domain.claims import PART
+from holdfast.domain.exchange import ISSUE, VOIDED
 from holdfast.domain.signatures import PublicKeys, SigningKeys, TokenInvalid, expired
 from holdfast.kinds.base import Kind
 
@@ -50,9 +51,21 @@ def places(booking: Booking) -> list[tuple[str, str | None]]:
     """``(ticket_id, seat_id)`` of each place of the booking, in its places' order."""
     seats: list[str | None] = list(booking.places.units) or [None] * booking.places.quantity
     # one offering's part of a booking of several (an order's line) numbers its own tickets
-    part = (booking.kind_details or {}).get(PART)
+    details = booking.kind_details or {}
+    part = details.get(PART)
     base = f"{booking.booking_id}/{part}" if part else booking.booking_id
+    # the tickets an exchange issued anew (``reissue``): the old ids stay void
+    issue = int(details.get(ISSUE) or 0)
+    base = f"{base}#{issue}" if issue else base
     return [(ticket_id(base, n), seat) for n, seat in enumerate(seats, start=1)]
+
+
+def reissue(kind: Kind, before: Booking, details: dict[str, Any] | None) -> dict[str, Any]:
+    """An exchanged booking's tickets (``Kind.reissue``): every ticket of ``before`` void (online
+    and in the doors' void lists), new ones under the next issue number, none checked in."""
+    old = before.kind_details or {}
+    voided = sorted({*entry_rights.voided_credentials(before), *(tid for tid, _ in places(before))})
+    return {**(details or {}), VOIDED: voided, ISSUE: int(old.get(ISSUE) or 0) + 1}
 
 
 def admits(booking: Booking, ticket: str | None = None) -> bool:
@@ -61,8 +74,10 @@ def admits(booking: Booking, ticket: str | None = None) -> bool:
 
 
 def revoked(booking: Booking) -> list[str]:
-    """The booking's tickets an offline door must refuse (domain/entry_rights.py ``revoked``)."""
-    return entry_rights.revoked(booking, [tid for tid, _ in places(booking)])
+    """The booking's tickets an offline door must refuse (domain/entry_rights.py ``revoked``),
+    those an exchange voided included."""
+    current = [tid for tid, _ in places(booking)]
+    return entry_rights.revoked(booking, current + sorted(entry_rights.voided_credentials(booking) - set(current)))
 
 
 def checked_in(booking: Booking) -> int:

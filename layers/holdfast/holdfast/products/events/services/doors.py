@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterable
 
 from holdfast import kinds
 from holdfast.clock import iso
+from holdfast.domain import entry_rights
 from holdfast.domain.booking import Booking
 from holdfast.domain.errors import Busy, NotFound, Unauthorized
 from holdfast.domain.exports import ProductExport, moment
@@ -141,8 +142,12 @@ class Doors:
         """Every ticket of the event's bookings that no longer admits (domain/entry_rights.py
         ``revoked``; one walk of the event's index)."""
         bookings = self.store.get_bookings(sorted(self.store.event_booking_ids(event_id)))
-        parts = [kinds.of_booking(booking).part(booking, event_id) for booking in bookings]
-        return sorted(tid for part in parts if part is not None for tid in tickets.revoked(part))
+        voided: set[str] = set()
+        for booking in bookings:
+            part = kinds.of_booking(booking).part(booking, event_id)
+            # a booking exchanged to another event keeps the tickets it had here void
+            voided |= set(tickets.revoked(part)) if part is not None else entry_rights.voided_credentials(booking)
+        return sorted(voided)
 
     # ------------------------------------------------------------------------------ scans
     def scan_online(self, event_id: str, door_id: str, key: str | None, read_body: Callable[[], dict[str, Any]], *,
@@ -217,6 +222,10 @@ class Doors:
         # the event's part of the booking (an order's line of this event), or None
         part = kinds.of_booking(booking).part(booking, call.event_id) if booking is not None else None
         seat = dict(tickets.places(part)).get(ticket_id, "-") if part is not None else "-"
+        if booking is not None and seat == "-" and ticket_id in entry_rights.voided_credentials(booking):
+            # a ticket its booking no longer has: an exchange re-issued them (to this event or another)
+            return self._refuse(call, "ticket_void", _refused("ticket_void", ticket_id=ticket_id, seat_id=None),
+                                booking_id=booking.booking_id)
         if booking is None or part is None or seat == "-":
             return self._refuse(call, "bad_token", None)
         known = {"ticket_id": ticket_id, "seat_id": seat}

@@ -1,0 +1,97 @@
+"""Exchange (issue 45): a confirmed booking moved to other places of the same organizer (another
+seat, date or slot) in one write. The pure rules: whether the organizer lets it happen now, what
+the price difference means, and which claims the write makes (``swap``). No I/O.
+
+The organizer opts in per offering with ``exchange_until_hours``: exchanges are allowed until that
+many hours before the booking's start, read from the offering (an event's ``starts_at``) or, for a
+booking of time granules (a slot), from its first granule. Absent, the offering allows none: an
+exchange changes what the organizer sold, so it is the organizer's to offer.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any, Mapping
+
+from ..clock import iso, parse_iso
+from .errors import Conflict
+from .inventory import Places, Swap
+from .money import Money
+
+#: The offering field that opts in: hours before the start until which exchanges are allowed.
+EXCHANGE_FIELD = "exchange_until_hours"
+#: The journal action of an exchange (its entry carries the request's key: a repeat is answered
+#: from it).
+EXCHANGED = "exchanged"
+#: What a booking's kind details keep about the tickets an exchange voided and re-issued.
+VOIDED = "voided_credentials"
+ISSUE = "ticket_issue"
+
+
+def places_start(places: Places, starts_at: str) -> datetime | None:
+    """When what the booking bought begins: its first granule (a slot), else its offering's start."""
+    moments = [granule.at for granule in places.granules] or ([starts_at] if starts_at else [])
+    return min(parse_iso(moment) for moment in moments) if moments else None
+
+
+def closes_at(offering: Mapping[str, Any], places: Places) -> datetime | None:
+    """Until when the offering lets these places be exchanged; None when it allows no exchange."""
+    hours = offering.get(EXCHANGE_FIELD)
+    start = places_start(places, str(offering.get("starts_at") or ""))
+    if hours is None or start is None:
+        return None
+    return start - timedelta(hours=float(hours))
+
+
+def check_open(offering: Mapping[str, Any], places: Places, now: datetime, which: str) -> None:
+    """Conflict unless the offering allows exchanging ``places`` now (``which``: "from" the
+    booking's places, or "to" the target's)."""
+    until = closes_at(offering, places)
+    if until is None:
+        raise Conflict("The organizer does not offer exchanges for this booking." if which == "from"
+                       else "The organizer does not offer exchanges into these places.",
+                       code="exchange_not_offered", offering_id=str(offering.get("event_id") or ""))
+    if now > until:
+        raise Conflict("Exchanges closed for these places.", code="exchange_closed", exchange_until=iso(until),
+                       offering_id=str(offering.get("event_id") or ""))
+
+
+def price_difference(paid: Money, new: Money) -> Decimal:
+    """What the new places cost beyond what was paid (negative: what would be given back)."""
+    if paid.currency != new.currency:
+        raise Conflict("The new places are sold in another currency.", code="exchange_other_currency",
+                       paid=paid.as_dict(), price=new.as_dict())
+    return new.value - paid.value
+
+
+def check_price(paid: Money, new: Money) -> None:
+    """Only an exchange at the same price is made (a difference to pay or to give back is not
+    built yet: docs/api.md, "Exchange"); Conflict ``exchange_price_differs`` otherwise."""
+    difference = price_difference(paid, new)
+    if difference:
+        raise Conflict("The new places cost a different amount; only an exchange at the same price can be "
+                       "made here: cancel and book again.", code="exchange_price_differs",
+                       paid=paid.as_dict(), price=new.as_dict())
+
+
+def swap(given_from: str, given: Places, taken_from: str, taken: Places) -> Swap:
+    """The claims of an exchange: the places given back and taken, less what both name (the same
+    pool of the same offering counts once, by its difference; a seat or granule named by both
+    stays as it is). The booking keeps ``taken`` whole; only the claims are netted, because one
+    transaction may touch an item once."""
+    if given_from != taken_from:
+        return Swap(given_from, given, taken_from, taken)
+    old, new = Counter(dict(given.pools)), Counter(dict(taken.pools))
+    gives = tuple(sorted((pool, count) for pool, count in (old - new).items() if count > 0))
+    takes = tuple(sorted((pool, count) for pool, count in (new - old).items() if count > 0))
+    kept_units = set(given.units) & set(taken.units)
+    kept_granules = set(given.granules) & set(taken.granules)
+
+    def rest(places: Places, pools: tuple[tuple[str, int], ...]) -> Places:
+        units = tuple(unit for unit in places.units if unit not in kept_units)
+        granules = tuple(granule for granule in places.granules if granule not in kept_granules)
+        quantity = sum(count for _, count in pools) + len(units) + sum(granule.seats for granule in granules)
+        return Places(kind=places.kind, quantity=quantity, pools=pools, units=units, granules=granules)
+
+    return Swap(given_from, rest(given, gives), taken_from, rest(taken, takes))

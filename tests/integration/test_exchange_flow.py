@@ -1,0 +1,88 @@
+"""Issue 45, exchange over HTTP on the local stack: a paid booking moved to another seat of its
+event, or to another date of the same organizer, in one write (the old places back on sale, the
+old tickets void at the doors, new ones issued); an exchange to a seat someone else has changes
+nothing."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+def customer() -> str:
+    return f"cust-{uuid.uuid4().hex[:10]}"
+
+
+def ok(answer, status: int = 200) -> dict:
+    assert answer.status_code == status, answer.text
+    return answer.json()
+
+
+def paid(api, sandbox, event_id: str, body: dict) -> tuple[str, str, list[dict]]:
+    who = customer()
+    booking = ok(api.book(event_id, who, body), 201)
+    sandbox.pay(ok(api.pay(booking["booking_id"], who), 201)["payment_id"])
+    confirmed = api.wait_for(booking["booking_id"], who, lambda b: b["status"] == "CONFIRMED" and b.get("tickets"),
+                             what="a confirmed booking with its tickets")
+    return booking["booking_id"], who, confirmed["tickets"]
+
+
+def seat_states(api, event_id: str) -> dict[str, str]:
+    return {seat["seat"]: seat["state"] for seat in ok(api.request("GET", f"/events/{event_id}/seats"))["seats"]}
+
+
+def exchange(api, booking_id: str, who: str, body: dict, key: str = "swap-1"):
+    return api.request("POST", f"/bookings/{booking_id}/exchange", customer=who, key=key, json=body)
+
+
+def test_a_seat_is_exchanged_or_nothing_changes(api, sandbox, system):
+    event_id = api.create_event(capacity=None, seat_map={"rows": [{"name": "A", "seats": 4}]},
+                                exchange_until_hours=24)["event_id"]
+    booking_id, who, old_tickets = paid(api, sandbox, event_id, {"seats": ["A-1"]})
+    assert api.book(event_id, customer(), {"seats": ["A-2"]}).status_code == 201
+    before, view = seat_states(api, event_id), api.booking(booking_id, who)
+
+    taken = exchange(api, booking_id, who, {"seats": ["A-2"]}, key="swap-taken")
+    assert taken.status_code == 409 and taken.json()["error"]["code"] == "seats_unavailable", taken.text
+    assert seat_states(api, event_id) == before
+    assert api.booking(booking_id, who)["journal"] == view["journal"]
+
+    moved = ok(exchange(api, booking_id, who, {"seats": ["A-3"]}))
+    assert moved["status"] == "CONFIRMED" and [t["seat_id"] for t in moved["tickets"]] == ["A-3"]
+    assert moved["tickets"][0]["ticket_id"] != old_tickets[0]["ticket_id"]
+    assert moved["journal"][-1]["action"] == "exchanged"
+    assert seat_states(api, event_id) == {"A-1": "available", "A-2": "held", "A-3": "sold", "A-4": "available"}
+    again = ok(exchange(api, booking_id, who, {"seats": ["A-3"]}))   # the repeat moves nothing
+    assert again["journal"] == moved["journal"]
+    reused = exchange(api, booking_id, who, {"seats": ["A-4"]})
+    assert reused.status_code == 422 and reused.json()["error"]["code"] == "idempotency_key_reused"
+
+    door = ok(api.request("POST", f"/events/{event_id}/doors", organizer=True, json={"name": "Main"}), 201)
+    scan = ok(api.request("POST", f"/events/{event_id}/doors/{door['door_id']}/scan",
+                          headers={"X-Door-Key": door["door_key"]},
+                          json={"event_id": "old-1", "token": old_tickets[0]["token"]}))
+    assert (scan["admitted"], scan["reason"]) == (False, "ticket_void")
+    config = ok(api.request("GET", f"/events/{event_id}/doors/{door['door_id']}/config",
+                            headers={"X-Door-Key": door["door_key"]}))
+    assert old_tickets[0]["ticket_id"] in config["voided_tickets"]
+    assert moved["tickets"][0]["ticket_id"] not in config["voided_tickets"]
+
+
+def test_a_booking_moves_to_another_date_and_a_closed_offering_refuses(api, sandbox, system):
+    first = api.create_event(capacity=5, exchange_until_hours=24)
+    later = api.create_event(capacity=5, exchange_until_hours=24, starts_at=first["starts_at"].replace("T20", "T21"))
+    closed = api.create_event(capacity=5)   # offers no exchange
+    booking_id, who, _ = paid(api, sandbox, first["event_id"], {"quantity": 2})
+
+    refused = exchange(api, booking_id, who, {"event_id": closed["event_id"], "quantity": 2}, key="to-closed")
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "exchange_not_offered", refused.text
+    dearer = exchange(api, booking_id, who, {"event_id": later["event_id"], "quantity": 3}, key="dearer")
+    assert dearer.status_code == 409 and dearer.json()["error"]["code"] == "exchange_price_differs", dearer.text
+
+    moved = ok(exchange(api, booking_id, who, {"event_id": later["event_id"], "quantity": 2}))
+    assert moved["event_id"] == later["event_id"] and len(moved["tickets"]) == 2
+    assert api.counts(first["event_id"]) == {"available": 5, "held": 0, "sold": 0}
+    assert api.counts(later["event_id"]) == {"available": 3, "held": 0, "sold": 2}
+    assert api.counts(closed["event_id"])["sold"] == 0
