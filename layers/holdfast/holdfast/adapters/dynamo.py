@@ -58,7 +58,7 @@ PARTS: dict[str, tuple[type, tuple[str, ...]]] = {
         "event_cancelled", "mark_event_cancelled", "cancel_request", "next_cancel_attempt",
         "finish_cancellation", "cancelling_events", "event_booking_ids")),
     "expiry": (ExpiryIndex, ("due_in_bucket", "bucket_booking_ids")),
-    "blocks": (BlockStore, ("put_block", "get_block", "list_blocks", "delete_block")),
+    "blocks": (BlockStore, ("put_block", "get_block", "list_blocks", "delete_block", "take_from_block")),
     "codes": (CodeStore, ("put_code", "get_code", "list_codes", "end_code", "ensure_allowance", "ensure_comps", "comps_given", "count_code_try")),
     "personal_data": (PersonalDataRecords, (
         "ended_bookings", "customer_bookings", "erase_booking_records", "erase_customer_notes",
