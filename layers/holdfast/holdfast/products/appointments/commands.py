@@ -29,3 +29,5 @@ class CreateService:
     max_holds_per_customer: int | None = None
     #: Where it takes place, for the public listing's ``?city=`` (none: listed without a city).
     city: str | None = None
+    #: A cancellation policy with fees (domain/refund_policy.py), counted from each slot's start.
+    cancellation: tuple[dict[str, int], ...] | None = None

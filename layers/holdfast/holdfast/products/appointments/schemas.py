@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from holdfast.domain.commands import Price
-from holdfast.schemas import ContactEmail, EventTime, PriceIn, ZoneName, _Strict
+from holdfast.schemas import CancellationTierIn, ContactEmail, EventTime, PriceIn, ZoneName, _Strict
 from .commands import CreateResource, CreateService
 from .timeslots import GRANULE_MINUTES, MAX_DURATION_MINUTES, OpeningHours, TimeError
 
@@ -98,6 +98,8 @@ class ServiceIn(SlotsSettings):
     price: PriceIn
     max_holds_per_customer: int | None = Field(default=None, ge=1, le=100)
     city: str | None = Field(default=None, min_length=1, max_length=100)
+    #: A cancellation policy with fees, as an event's: its tiers count back from each booking's slot.
+    cancellation: list[CancellationTierIn] | None = Field(default=None, min_length=1, max_length=10)
 
     def settings(self) -> SlotsSettings:
         return SlotsSettings.model_validate(self.model_dump(include=set(SlotsSettings.model_fields)))
@@ -105,7 +107,8 @@ class ServiceIn(SlotsSettings):
     def command(self) -> CreateService:
         return CreateService(name=self.name, price=Price(self.price.value, self.price.currency),
                              settings=self.settings(), max_holds_per_customer=self.max_holds_per_customer,
-                             city=self.city)
+                             city=self.city, cancellation=tuple(tier.model_dump() for tier in self.cancellation)
+                             if self.cancellation else None)
 
 
 class ServiceListQuery(_Strict):
