@@ -153,8 +153,11 @@
     $("cancel").textContent = booking.status !== "CONFIRMED" ? T.giveUp
       : back ? fill(T.cancelFor, { amount: money(back) }) : booking.cancel_refund ? T.cancelRefund : T.cancelKeep;
     // what cancelling gives back is the engine's own decision for this booking (cancel_refund)
+    // a policy's share is not the whole price: then the amount alone says it (the kind's sentence
+    // speaks of the whole money back)
+    const share = back && Number(back.value) < Number(booking.amount.value);
     $("cancel-terms").textContent = booking.status === "CONFIRMED"
-      ? [cancelText(), back ? fill(T.refundAmount, { amount: money(back) }) : ""].filter(Boolean).join(" ") : "";
+      ? [share ? "" : cancelText(), back ? fill(T.refundAmount, { amount: money(back) }) : ""].filter(Boolean).join(" ") : "";
 
     renderCase();
     showPass();
@@ -378,7 +381,7 @@
 
   $("cancel").addEventListener("click", async () => {
     showError("action-error", null);
-    if (!confirm(booking.status === "CONFIRMED" ? `${T.askCancel} ${cancelText()}` : T.askGiveUp)) return;
+    if (!confirm(booking.status === "CONFIRMED" ? `${T.askCancel} ${$("cancel-terms").textContent}` : T.askGiveUp)) return;
     try {
       booking = Object.assign(await api("POST", `/bookings/${encodeURIComponent(bookingId)}/cancel`), { journal: booking.journal });
       render();

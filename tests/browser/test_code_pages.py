@@ -58,6 +58,7 @@ def test_a_code_on_the_event_page_shows_the_discount_and_the_cancel_its_exact_re
     # the policy gives back half of 1,500 a day before the start: the exact amount, on the button too
     expect(page.locator("#cancel")).to_contain_text(re.compile(r"750"))
     expect(page.locator("#cancel-terms")).to_contain_text(re.compile(r"750"))
+    expect(page.locator("#cancel-terms")).not_to_contain_text("in full")   # a share, not the whole price
     assert serious_accessibility_problems(page) == []
     shots(page, "booking-cancel-refund-en-desktop", full_page=True)
     page.set_viewport_size({"width": 390, "height": 844})
