@@ -12,7 +12,7 @@
   const PATHS = { event: "events", service: "services", lot: "lots" };
   const T = words({
     en: { title: "Promo and access codes", of: "Offering", kinds: { event: "Event", service: "Service", lot: "Parking lot" },
-          id: "Offering id", show: "Show codes", code: "Code", kind: "Kind", value: "Value (percent, or an amount)",
+          id: "The offering's id", show: "Show codes", code: "Code", kind: "Kind", value: "Value (percent, or an amount)",
           maxUses: "At most this many uses (empty: no limit)", perCustomer: "Per customer (empty: no limit)",
           types: "Ticket types or zones it unlocks (access; comma separated)", create: "Create code",
           forms: { percent: "percent off", fixed: "amount off each place", access: "access (unlocks hidden)" },
@@ -20,7 +20,7 @@
           made: "Code {code} created.", pick: "Enter the offering id first.", unlimited: "{uses} of no limit",
           limited: "{uses} of {max}" },
     ru: { title: "Промокоды и коды доступа", of: "Предложение", kinds: { event: "Событие", service: "Услуга", lot: "Парковка" },
-          id: "Id предложения", show: "Показать коды", code: "Код", kind: "Вид", value: "Значение (процент или сумма)",
+          id: "Идентификатор предложения", show: "Показать коды", code: "Код", kind: "Вид", value: "Значение (процент или сумма)",
           maxUses: "Не больше стольких применений (пусто — без предела)", perCustomer: "На покупателя (пусто — без предела)",
           types: "Открываемые типы билетов или зоны (для кода доступа; через запятую)", create: "Создать код",
           forms: { percent: "скидка в процентах", fixed: "скидка суммой с места", access: "доступ (открывает скрытое)" },

@@ -79,7 +79,7 @@ def test_the_console_codes_page_makes_and_ends_codes_and_keeps_seats_back(site, 
     api = site["api"]
     event = published(api, name="Blocks evening", capacity=None, seat_map={"rows": [{"name": "A", "seats": 6}]})
     page = operator_page(customer_page, section="codes")
-    page.get_by_label("Offering id", exact=True).fill(event["event_id"])
+    page.get_by_label("The offering's id").fill(event["event_id"])
     page.get_by_role("button", name="Show codes").click()
     expect(page.locator("#codes")).to_contain_text("No codes yet.")
     page.get_by_label("Code", exact=True).fill("PRESS10")
@@ -101,7 +101,7 @@ def test_the_console_codes_page_makes_and_ends_codes_and_keeps_seats_back(site, 
         if language == "ru":
             page.get_by_label("Language").select_option("ru")
             console_page(page, "codes")
-            page.get_by_label("Id предложения", exact=True).fill(event["event_id"])
+            page.get_by_label("Идентификатор предложения").fill(event["event_id"])
             page.get_by_role("button", name="Показать коды").click()
             expect(page.locator('tr[data-code="PRESS10"]')).to_contain_text("0 из 5")
             expect(page.locator("#blocks tr[data-block]")).to_contain_text("A-1, A-2")
