@@ -26,7 +26,8 @@
       canceled: "Cancelled, nothing charged", beingChecked: "Being checked",
       backTimes: "Back to the times", backParking: "Back to the parking", backEvent: "Back to the event",
       continuePay: "Continue to payment", pay: "Pay", cancelRefund: "Cancel and get a refund", cancelKeep: "Cancel the booking",
-      giveUp: "Give the places up",
+      giveUp: "Give the places up", discounted: "{amount} with code {code} (was {full})",
+      refundAmount: "Cancelling now gives back {amount}.", cancelFor: "Cancel and get {amount} back",
       caseHeading: "Your places went to someone else: choose what happens",
       caseTake: "Take one of these instead, with the same payment and nothing more to pay, or have your money back.",
       caseBy: "If you choose nothing by {when}, your money comes back by itself.",
@@ -57,7 +58,8 @@
       canceled: "Отменена, деньги не списаны", beingChecked: "Проверяется",
       backTimes: "К расписанию", backParking: "К парковке", backEvent: "К мероприятию",
       continuePay: "Перейти к оплате", pay: "Оплатить", cancelRefund: "Отменить и вернуть деньги", cancelKeep: "Отменить бронирование",
-      giveUp: "Отказаться от мест",
+      giveUp: "Отказаться от мест", discounted: "{amount} с кодом {code} (было {full})",
+      refundAmount: "При отмене сейчас вернётся {amount}.", cancelFor: "Отменить и вернуть {amount}",
       caseHeading: "Ваши места достались другому: выберите, что дальше",
       caseTake: "Возьмите один из этих вариантов вместо них, с той же оплатой и без доплаты, или верните деньги.",
       caseBy: "Если ничего не выбрать до {when}, деньги вернутся сами.",
@@ -124,7 +126,10 @@
     } else {
       $("places").textContent = places;
     }
-    $("amount").textContent = money(booking.amount);
+    // a code's discount: the amount before it and after it, both as the engine priced them
+    $("amount").textContent = booking.code && booking.code.full_amount
+      ? fill(T.discounted, { amount: money(booking.amount), code: booking.code.code, full: money(booking.code.full_amount) })
+      : money(booking.amount);
     const payment = booking.payment;
     $("payment").textContent = !payment ? T.notStarted
       : (["pending", "waiting_for_capture", "succeeded", "canceled"].includes(payment.status) ? T[payment.status] : T.beingChecked);
@@ -142,9 +147,17 @@
     $("pay").classList.toggle("hidden", !holding);
     $("pay").textContent = payment && payment.confirmation_url ? T.continuePay : T.pay;
     $("cancel").classList.toggle("hidden", !(holding || (booking.status === "CONFIRMED" && booking.cancellable !== false)));
-    $("cancel").textContent = booking.status !== "CONFIRMED" ? T.giveUp : booking.cancel_refund ? T.cancelRefund : T.cancelKeep;
+    // the exact amount a cancel now gives back (cancel_refund_amount: the policy's share, or all)
+    const back = booking.status === "CONFIRMED" && booking.cancel_refund && booking.cancel_refund_amount
+      && Number(booking.cancel_refund_amount.value) > 0 ? booking.cancel_refund_amount : null;
+    $("cancel").textContent = booking.status !== "CONFIRMED" ? T.giveUp
+      : back ? fill(T.cancelFor, { amount: money(back) }) : booking.cancel_refund ? T.cancelRefund : T.cancelKeep;
     // what cancelling gives back is the engine's own decision for this booking (cancel_refund)
-    $("cancel-terms").textContent = booking.status === "CONFIRMED" ? cancelText() : "";
+    // a policy's share is not the whole price: then the amount alone says it (the kind's sentence
+    // speaks of the whole money back)
+    const share = back && Number(back.value) < Number(booking.amount.value);
+    $("cancel-terms").textContent = booking.status === "CONFIRMED"
+      ? [share ? "" : cancelText(), back ? fill(T.refundAmount, { amount: money(back) }) : ""].filter(Boolean).join(" ") : "";
 
     renderCase();
     showPass();
@@ -368,7 +381,7 @@
 
   $("cancel").addEventListener("click", async () => {
     showError("action-error", null);
-    if (!confirm(booking.status === "CONFIRMED" ? `${T.askCancel} ${cancelText()}` : T.askGiveUp)) return;
+    if (!confirm(booking.status === "CONFIRMED" ? `${T.askCancel} ${$("cancel-terms").textContent}` : T.askGiveUp)) return;
     try {
       booking = Object.assign(await api("POST", `/bookings/${encodeURIComponent(bookingId)}/cancel`), { journal: booking.journal });
       render();

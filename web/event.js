@@ -31,6 +31,7 @@
       join: "Join the queue", places: "Choose your places", legendAvailable: "available", legendHeld: "held",
       legendSold: "sold", legendMine: "yours", legendPicked: "picked", stage: "STAGE", seatMap: "Seat map",
       best: "Best available", holdBest: "Hold the best", tickets: "Tickets", email: "Email for updates (optional)",
+      promo: "Promo or access code (optional)",
       hold: "Hold", soldOut: "Sold out",
       waitlistText: "Everything is sold or held right now. Join the waitlist: when places come back, the next in line gets them held for a while.",
       wanted: "Places wanted", joinList: "Join the waitlist", leaveList: "Leave the waitlist", yours: "Your bookings for this event",
@@ -72,6 +73,7 @@
       join: "Встать в очередь", places: "Выберите места", legendAvailable: "свободно", legendHeld: "в брони",
       legendSold: "продано", legendMine: "ваши", legendPicked: "выбрано", stage: "СЦЕНА", seatMap: "Схема зала",
       best: "Лучшие свободные", holdBest: "Забронировать лучшие", tickets: "Билеты", email: "Email для уведомлений (необязательно)",
+      promo: "Промокод или код доступа (необязательно)",
       hold: "Забронировать", soldOut: "Всё продано",
       waitlistText: "Сейчас всё продано или забронировано. Встаньте в лист ожидания: когда места освободятся, следующему в очереди их забронируют на время.",
       wanted: "Сколько мест нужно", joinList: "Встать в лист ожидания", leaveList: "Выйти из листа ожидания", yours: "Ваши бронирования на это событие",
@@ -330,6 +332,9 @@
     if (!requireName("hold-error")) return;
     const email = $("email").value.trim();
     if (email) body.contact_email = email;
+    // a code is checked and priced by the engine: the booking page shows the amount before and after it
+    const code = $("code").value.trim();
+    if (code) body.code = code;
     const headers = admissionToken ? { "X-Admission-Token": admissionToken } : {};
     const park = event.companion && $("park").checked;
     if (park && !$("plate").value.trim()) { showError("hold-error", T.plateFirst); $("plate").focus(); return; }

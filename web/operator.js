@@ -26,6 +26,7 @@ const HoldfastOperator = (() => {
     ["team", { en: "Team and keys", ru: "Команда и ключи" }],
     ["webhooks", { en: "Webhooks", ru: "Вебхуки" }],
     ["exports", { en: "Exports", ru: "Выгрузки" }],
+    ["codes", { en: "Codes and blocks", ru: "Коды и блоки" }],
     ["audit", { en: "Audit log", ru: "Журнал действий" }],
   ];
 

@@ -126,7 +126,7 @@ def give_order():
     key = idempotency_key(app)
     body = parse_body(app, GivenOrderIn)
     service = orders_wiring.orders()
-    result = service.give(caller, key, order_lines(body.lines), body.note, body.for_email)
+    result = service.give(caller, key, order_lines(body.lines, blocks=True), body.note, body.for_email)
     return json_response(201, service.describe(result.booking), {"Idempotent-Replayed": str(result.replayed).lower()})
 
 

@@ -122,6 +122,25 @@ def end_service_code(service_id: str, code: str):
     return end_code(service_id, code)
 
 
+# A lot's codes: a reservation (or an order's parking line) takes "code" as a hold does.
+@app.post("/lots/<lot_id>/codes")
+@tracer.capture_method
+def create_lot_code(lot_id: str):
+    return create_code(lot_id)
+
+
+@app.get("/lots/<lot_id>/codes")
+@tracer.capture_method
+def list_lot_codes(lot_id: str):
+    return list_codes(lot_id)
+
+
+@app.delete("/lots/<lot_id>/codes/<code>")
+@tracer.capture_method
+def end_lot_code(lot_id: str, code: str):
+    return end_code(lot_id, code)
+
+
 @app.post("/events/<event_id>/publish")
 @tracer.capture_method
 def publish_event(event_id: str):

@@ -20,7 +20,7 @@ except ImportError:  # conftest fails the run with how to install it
 
 pytestmark = pytest.mark.integration
 
-PAGES = ["sales", "events", "services", "lots", "doors", "reviews", "team", "webhooks", "exports", "audit"]
+PAGES = ["sales", "events", "services", "lots", "doors", "reviews", "team", "webhooks", "exports", "codes", "audit"]
 
 
 def test_the_console_has_a_page_per_area_each_passes_axe_and_is_photographed(site, customer_page, shots):

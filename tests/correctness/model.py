@@ -1080,6 +1080,50 @@ class BookingModel:
                   f"{getattr(error, 'code', None) or 'ended'}")
         self.log["unblocked" if error is None else f"unblock:{error.code}"] += 1
 
+    def organizer_sells_from_block(self, d: Draw) -> None:
+        """POST /admin/orders with a line naming a block (issue 45): the organizer gives places kept
+        in one of its blocks to an address, the places moving blocked -> held -> sold in the
+        order's own writes and the block keeping the rest (gone when none are left): B1 (a block's
+        places are what the items count blocked, none in a booking) and I1-I3 hold. Asked: some of
+        the block's seats, a quantity of its places, or more than it keeps (409 ``not_in_block``,
+        nothing written); an ended block is 404 ``block_not_found``. Fault: the confirmation is
+        lost, as for any comp (the order lapses and its places go back on sale)."""
+        if not self.block_ids:
+            self.unreached("organizer_sells_from_block: no block yet")
+            return
+        event, block_id = d.choice(self.block_ids)
+        block = self.store.get_block(self.events[event], block_id)
+        kept = sorted(block.get("units") or ()) if block else []
+        if event == "seats":
+            body: dict[str, Any] = {"seats": d.subset(kept, 1, len(kept)) if kept and d.choice([True, True, False])
+                                    else list(d.subset(SEATS, 1, 2))}
+        else:
+            body = {"quantity": d.integer(1, int(block["quantity"]) + 1 if block else 2)}
+        lost = d.choice([False, False, False, True])
+        self._lose_comp_confirmations(lost)
+        email, key = d.choice(GUESTS), d.choice(KEYS)
+        line = OrderLine(self.events[event], HoldPlaces.of(self._request_body(event, body.get("seats") or body["quantity"])),
+                         block_id=block_id)
+        before = len(self.storage.snapshot().bookings)
+        try:
+            result, error = self._call(ORGANIZER.organizer_id, "POST /admin/orders (from a block)",
+                                       lambda: self.orders.give(ORGANIZER, f"block-{key}", [line], "model", email))
+        finally:
+            self.store.before_save = None
+        if result is not None:
+            from holdfast.products.orders.services import guest_customer
+
+            self._remember(result.booking.booking_id, guest_customer(email))
+            assert result.booking.amount.value == 0, f"Z1 an order from a block costs {result.booking.amount.text}"
+            if not lost and not result.replayed:
+                assert result.booking.status is S.CONFIRMED, \
+                    f"Z1 an order from a block was answered {result.booking.status}"
+        elif error is not None and error.code in ("not_in_block", "block_not_found"):
+            assert len(self.storage.snapshot().bookings) == before, "B1 a refused order from a block wrote a booking"
+        self.note(f"organizer_sells_from_block {event} {block_id[:8]} {body} lost={lost} -> "
+                  f"{getattr(error, 'code', None) or (result.booking.status if result else None)}")
+        self.log["sold_from_block" if error is None else f"from_block:{error.code}"] += 1
+
     def repeat_request(self, d: Draw) -> None:
         """A client that lost the answer sends the very same request again, at any later time."""
         if not self.requests:
@@ -2567,6 +2611,8 @@ OPERATIONS: dict[str, int] = {
     # issue 45: a confirmed booking exchanged for other seats, another date or another quantity, with
     # a rival's hold or the customer's own cancel landing between its plan and its write, or twice
     "exchange": 3,
+    # issue 45: the organizer's order that sells places out of a block
+    "organizer_sells_from_block": 2,
 }
 
 

@@ -116,6 +116,9 @@ ROUTES: dict[str, str] = {
     "POST /services/{service_id}/codes": "none: as POST /events/{event_id}/codes",
     "GET /services/{service_id}/codes": READ_ONLY,
     "DELETE /services/{service_id}/codes/{code}": "none: as DELETE /events/{event_id}/codes/{code}",
+    "POST /lots/{lot_id}/codes": "none: as POST /events/{event_id}/codes (a reservation's use is the same claim)",
+    "GET /lots/{lot_id}/codes": READ_ONLY,
+    "DELETE /lots/{lot_id}/codes/{code}": "none: as DELETE /events/{event_id}/codes/{code}",
     # the team (issue 46)
     "GET /organizers/me/keys": READ_ONLY,
     "GET /organizers/me/audit": READ_ONLY,

@@ -6,7 +6,7 @@ refused)."""
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -70,3 +70,29 @@ def test_a_bad_policy_is_refused(api, system):
         "starts_at": iso(system_clock() + timedelta(days=3)), "price": {"value": "100.00", "currency": "RUB"},
         "capacity": 5, "cancellation": [{"until_hours": 24, "refund_percent": 150}]})
     assert answer.status_code == 400, answer.text
+
+
+def test_an_appointment_service_cancel_refunds_by_its_policy_counted_from_the_slot(api, sandbox, system):
+    hall = api.create_resource()["resource_id"]
+    service = api.create_service([hall], cancellation=POLICY)
+    assert service["cancellation"] == POLICY
+    now = system_clock()
+    # a slot between 2 and 48 hours ahead: half back (the service itself has no start of its own)
+    slots = [slot for offset in range(3) for slot in api.availability(
+        service["service_id"], (now + timedelta(days=offset)).strftime("%Y-%m-%d"))]
+    slot = next(s for s in slots if timedelta(hours=3) <= datetime.fromisoformat(s["starts_at"]) - now
+                <= timedelta(hours=40))
+    who = customer()
+    held = api.book_slot(service["service_id"], who, {"starts_at": slot["starts_at"], "resource_id": hall,
+                                                      "quantity": 1})
+    assert held.status_code == 201, held.text
+    booking_id = held.json()["booking_id"]
+    paying = api.pay(booking_id, who)
+    assert paying.status_code == 201, paying.text
+    sandbox.pay(paying.json()["payment_id"])
+    api.wait_status(booking_id, who, "CONFIRMED")
+    assert api.booking(booking_id, who)["cancel_refund_amount"] == {"value": "350.00", "currency": "RUB"}
+    cancelled = api.cancel(booking_id, who)
+    assert cancelled.status_code == 200, cancelled.text
+    done = api.wait_status(booking_id, who, "REFUNDED")
+    assert done["payment"]["refund"]["amount"] == {"value": "350.00", "currency": "RUB"}

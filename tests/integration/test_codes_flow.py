@@ -192,3 +192,42 @@ def test_an_order_line_takes_a_code_and_a_service_has_codes_too(api, system):
     assert [(c["code"], c["uses"]) for c in service_codes] == [("YOGA", 0)]
     booked = api.book_slot(yoga, customer(), {**slot, "code": "YOGA"})
     assert booked.status_code == 201 and booked.json()["amount"]["value"] == "500.00"
+
+
+def test_a_lot_has_codes_and_a_reservation_or_an_orders_parking_line_takes_one(api, system):
+    made = api.request("POST", "/lots", organizer=True, json={
+        "name": "Codes parking", "spaces": [{"space_id": "P1", "type": "REGULAR"}, {"space_id": "P2", "type": "REGULAR"}],
+        "tariff": {"hourly": {"value": "150.00", "currency": RUB}, "daily_cap": {"value": "900.00", "currency": RUB},
+                   "grace_minutes": 10}})
+    assert made.status_code == 201, made.text
+    lot_id = made.json()["lot_id"]
+    code = api.request("POST", f"/lots/{lot_id}/codes", organizer=True,
+                       json={"code": "Park50", "kind": "percent", "value": 50, "max_uses": 1})
+    assert code.status_code == 201, code.text
+    assert api.request("POST", f"/lots/{lot_id}/codes", organizer=True,
+                       json={"code": "PARK50", "kind": "percent", "value": 5}).status_code == 409
+    day = days_ahead(200)
+    window = {"vehicle_type": "REGULAR", "plate": "A123BC77", "from": f"{day}T18:00:00Z", "to": f"{day}T22:00:00Z"}
+    # four hours at 150 less half
+    held = api.request("POST", f"/lots/{lot_id}/reservations", customer=customer(), key=str(uuid.uuid4()),
+                       json={**window, "code": "park50"})
+    assert held.status_code == 201, held.text
+    assert held.json()["amount"] == {"value": "300.00", "currency": RUB}
+    listed = api.request("GET", f"/lots/{lot_id}/codes", organizer=True)
+    assert listed.status_code == 200 and [(c["code"], c["uses"]) for c in listed.json()["codes"]] == [("PARK50", 1)]
+    # used up: the next reservation naming it holds nothing
+    again = api.request("POST", f"/lots/{lot_id}/reservations", customer=customer(), key=str(uuid.uuid4()),
+                        json={**window, "plate": "B123BC77", "code": "PARK50"})
+    assert refused(again) == "invalid_code"
+    ended = api.request("POST", f"/lots/{lot_id}/codes", organizer=True,
+                        json={"code": "GATE100", "kind": "fixed", "value": {"value": "100.00", "currency": RUB}})
+    assert ended.status_code == 201, ended.text
+    placed = api.request("POST", "/orders", customer=customer(), key=str(uuid.uuid4()), json={"lines": [
+        {"lot_id": lot_id, **window, "plate": "C123BC77", "code": "gate100"}]})
+    assert placed.status_code == 201, placed.text
+    assert placed.json()["lines"][0]["amount"]["value"] == "500.00"
+    gone = api.request("DELETE", f"/lots/{lot_id}/codes/gate100", organizer=True)
+    assert gone.status_code == 200 and gone.json()["active"] is False
+    late = api.request("POST", f"/lots/{lot_id}/reservations", customer=customer(), key=str(uuid.uuid4()),
+                       json={**window, "plate": "D123BC77", "code": "GATE100"})
+    assert refused(late) == "invalid_code"

@@ -47,6 +47,14 @@ def notified(who: str, booking_id: str, kind: str, timeout: float = 20.0) -> dic
         time.sleep(0.1)
 
 
+def never_asked_to_pay(who: str, booking_id: str) -> list[dict]:
+    """The "held, please pay" notifications recorded for a booking (a comp must have none)."""
+    from holdfast import wiring
+
+    return [n for n in wiring.store().list_notifications(who) if n["booking_id"] == booking_id
+            and n["type"] == "booking.held"]
+
+
 def test_a_full_discount_code_confirms_the_hold_without_a_payment(api, system):
     event_id = api.create_event(capacity=10)["event_id"]
     made = api.request("POST", f"/events/{event_id}/codes", organizer=True,
@@ -66,6 +74,8 @@ def test_a_full_discount_code_confirms_the_hold_without_a_payment(api, system):
     assert api.counts(event_id) == {"available": 8, "held": 0, "sold": 2}
     assert sales_of(api, event_id)["comps"] == 2
     notified(alice, booking["booking_id"], "booking.confirmed")
+    system["stack"].wait_idle()   # every message of the hold's changes has been taken
+    assert not never_asked_to_pay(alice, booking["booking_id"])
     # giving it up: places and the comps count back, nothing refunded
     cancelled = api.cancel(booking["booking_id"], alice)
     assert cancelled.status_code == 200, cancelled.text
@@ -93,6 +103,8 @@ def test_an_order_the_organizer_gives_is_confirmed_once_for_its_key(api, system)
     assert sales_of(api, event_id)["comps"] == 3
     # the guest's confirmation reaches the address the organizer named
     notified(guest_customer(email), order["order_id"], "booking.confirmed")
+    system["stack"].wait_idle()
+    assert not never_asked_to_pay(guest_customer(email), order["order_id"])
     # the organizer takes it back: the places return with nothing to refund
     cancelled = api.request("POST", f"/admin/bookings/{order['order_id']}/cancel", organizer=True,
                             json={"operator": "box office", "note": "sponsor withdrew"})

@@ -300,6 +300,12 @@ class Blocks(Protocol):
     def delete_block(self, offering_id: str, block: dict[str, Any]) -> bool:
         """False when the block was gone already (nothing written)."""
 
+    def take_from_block(self, offering_id: str, block: dict[str, Any], places: Places, booking_id: str
+                        ) -> tuple[Labelled, ...]:
+        """The items that move ``places`` out of ``block`` (as read) into the booking's hold, for a
+        ``Change``'s ``items``: the block's places less these (gone when none are left), on the
+        condition that the block is as read, and each place moved from blocked to held."""
+
 
 class BlockStore(Blocks, InventoryReads, EventReads, Protocol):
     """Blocks, the inventory a block is planned on and the offerings they are of (services/blocks.py)."""

@@ -142,6 +142,7 @@ class BookingStore:
     get_block = _Part("blocks", DynamoBlockStore.get_block)
     list_blocks = _Part("blocks", DynamoBlockStore.list_blocks)
     delete_block = _Part("blocks", DynamoBlockStore.delete_block)
+    take_from_block = _Part("blocks", DynamoBlockStore.take_from_block)
 
     # code_store.py: an offering's discount and access codes and their counters
     put_code = _Part("codes", DynamoCodeStore.put_code)

@@ -185,3 +185,10 @@ def code_of(item: Mapping[str, Any], currency: str) -> Code:
 
 def _time(value: Any) -> datetime | None:
     return parse_iso(str(value)) if value else None
+
+
+def comp_mark(booking: Any) -> dict[str, bool]:
+    """What a hold's outbox event says of a comp (a booking that costs nothing): it is confirmed in
+    the next write without a payment, so its ``booking.held`` asks nobody to pay
+    (services/notifications.py sends no message for it; a webhook still sees the change)."""
+    return {"comp": True} if booking.amount.is_zero else {}

@@ -33,6 +33,7 @@ class Move(Enum):
     UNSELL = ("sold", "available")      # a confirmed booking cancelled with a refund
     BLOCK = ("available", "blocked")    # the organizer keeps places out of sale (a block, issue 45)
     UNBLOCK = ("blocked", "available")  # the block ends: the places are on sale again
+    GIVE_BLOCKED = ("blocked", "held")  # the organizer's order takes places out of its block
 
     @property
     def source(self) -> str:

@@ -146,6 +146,11 @@ class Kind:
         then the rest. ``offering_of(id)`` reads an offering (None when gone). None by default."""
         return []
 
+    def starts_at(self, event: Any, booking: Booking) -> str | None:
+        """When what the booking bought begins, for a cancellation policy's tiers: the offering's
+        start by default (an event's); a kind sold by the slot reads the booking's own slot."""
+        return (event or {}).get("starts_at")
+
     def refund_until(self, event: Offering, booking: Booking) -> str | None:
         """The moment after which a cancellation of the booking gives nothing back (None: no such
         moment; ``cancel_without_refund`` decides)."""

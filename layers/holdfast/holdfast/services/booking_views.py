@@ -114,7 +114,7 @@ def cancel_terms(booking: Booking, event: Any, now: datetime, language: str = DE
     if booking.comp or kept:
         back = Money.stored("0", booking.amount.currency)
     else:
-        back = refund_by_policy(event, booking.amount, now) or booking.amount
+        back = refund_by_policy(event, booking.amount, now, kind.starts_at(event, booking)) or booking.amount
         if back.value == 0:   # the policy keeps everything now: the cancel is refused (no_refund_now)
             terms["cancellable"] = False
     terms["cancel_refund_amount"] = back.as_dict()

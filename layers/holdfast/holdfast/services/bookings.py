@@ -37,7 +37,7 @@ from ..ports import (Change, Clock, DuplicateRequest, HoldLimitReached, HoldStor
 from .booking_views import cancel_terms, describe
 from .codes import CodeService, apply_code
 from . import transitions
-from ..domain.codes import InvalidCode, is_code_pool
+from ..domain.codes import InvalidCode, comp_mark, is_code_pool
 from ..domain.inventory import Move, Places
 from ..domain.money import Money
 from .hold_reads import SNAPSHOT_SECONDS, HoldReads, Snapshots
@@ -232,7 +232,7 @@ class BookingService:
             try:
                 self.store.commit(Change(after=booking, journal=journal, outbox={
                     "type": outbox_type, "at": iso(now), "hold_expires_at": booking.hold_expires_at, **(extra or {}),
-                }, idempotency=record, hold_limit=limit, offering_version=event.version))
+                    **comp_mark(booking)}, idempotency=record, hold_limit=limit, offering_version=event.version))
             except HoldLimitReached:
                 raise Conflict(f"You already hold places in {limit} booking(s) for this event; pay for or cancel "
                                "one first.", code="hold_limit_reached", limit=limit) from None

@@ -56,6 +56,10 @@ def notify(store: NotificationStore, detail: dict[str, Any], sender: EmailSender
     message_type = str(detail.get("type", ""))
     if message_type in NOT_FOR_CUSTOMERS:
         return False
+    if message_type == "booking.held" and detail.get("comp"):
+        # a comp's hold (domain/codes.py ``comp_mark``): confirmed without a payment in the next
+        # write, whose booking.confirmed is its message; "please pay" would be wrong
+        return False
     dedup = dedup_id(detail)
     customer = str(detail["customer_id"])
     to = recipient(detail) if sender is not None else None

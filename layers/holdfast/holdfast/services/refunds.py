@@ -101,7 +101,7 @@ class Refunds:
         amount = None
         # the offering's cancellation policy with fees: a customer's cancel (not the organizer's,
         # nor one in the window after a change of the start) gives back its tier's share
-        policy = refund_by_policy(event, booking.amount, self.clock()) \
+        policy = refund_by_policy(event, booking.amount, self.clock(), kind.starts_at(event, booking)) \
             if operator_note is None and reason == "cancel" and not parts else None
         if policy is not None and policy.value < booking.amount.value:
             if policy.value == 0:

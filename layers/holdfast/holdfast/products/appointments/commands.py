@@ -31,3 +31,5 @@ class CreateService:
     city: str | None = None
     #: Exchanges allowed until this many hours before a slot (domain/exchange.py); None: none.
     exchange_until_hours: int | None = None
+    #: A cancellation policy with fees (domain/refund_policy.py), counted from each slot's start.
+    cancellation: tuple[dict[str, int], ...] | None = None

@@ -185,6 +185,11 @@ class Slots(Kind):
                               "available": seats_left(items, slot, self.session(event, slot), settings.seats)})
         return found
 
+    def starts_at(self, event: Any, booking: Booking) -> str | None:
+        """The booking's own slot (a service's offering has no start of its own)."""
+        granules = booking.places.granules
+        return iso(parse_granule_key(min(granule.at for granule in granules))) if granules else None
+
     def describe_places(self, places: Places) -> dict[str, Any]:
         view = super().describe_places(places)
         if places.granules:

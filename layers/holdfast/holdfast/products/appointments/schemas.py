@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from holdfast.domain.commands import Price
-from holdfast.schemas import ContactEmail, EventTime, PriceIn, ZoneName, _Strict
+from holdfast.schemas import CancellationTierIn, ContactEmail, EventTime, PriceIn, ZoneName, _Strict
 from .commands import CreateResource, CreateService
 from .timeslots import GRANULE_MINUTES, MAX_DURATION_MINUTES, OpeningHours, TimeError
 
@@ -100,6 +100,8 @@ class ServiceIn(SlotsSettings):
     city: str | None = Field(default=None, min_length=1, max_length=100)
     #: Exchanges (POST /bookings/{id}/exchange) allowed until this many hours before a slot; none when left out.
     exchange_until_hours: int | None = Field(default=None, ge=0, le=8760)
+    #: A cancellation policy with fees, as an event's: its tiers count back from each booking's slot.
+    cancellation: list[CancellationTierIn] | None = Field(default=None, min_length=1, max_length=10)
 
     def settings(self) -> SlotsSettings:
         return SlotsSettings.model_validate(self.model_dump(include=set(SlotsSettings.model_fields)))
@@ -107,7 +109,9 @@ class ServiceIn(SlotsSettings):
     def command(self) -> CreateService:
         return CreateService(name=self.name, price=Price(self.price.value, self.price.currency),
                              settings=self.settings(), max_holds_per_customer=self.max_holds_per_customer,
-                             city=self.city, exchange_until_hours=self.exchange_until_hours)
+                             city=self.city, exchange_until_hours=self.exchange_until_hours,
+                             cancellation=tuple(tier.model_dump() for tier in self.cancellation)
+                             if self.cancellation else None)
 
 
 class ServiceListQuery(_Strict):

@@ -17,6 +17,7 @@ from holdfast.domain.exchange import EXCHANGE_FIELD
 from holdfast.domain.ids import created_id
 from holdfast.domain.money import Money
 from holdfast.domain.organizers import Caller, owned_by, require_owner
+from holdfast.domain.refund_policy import stored_policy
 from holdfast.ports import Clock, ItemExists, TransientStoreError
 from holdfast.services.bookings import BookingService, HoldResult
 from holdfast.services.listing import publish_offering, shelf_items, shelf_page
@@ -117,6 +118,8 @@ class AppointmentService:
             event["organizer_id"] = caller.organizer_id
         if request.exchange_until_hours is not None:
             event[EXCHANGE_FIELD] = int(request.exchange_until_hours)
+        if request.cancellation:
+            event["cancellation"] = stored_policy(request.cancellation)
         fingerprint = _fingerprint({key: value for key, value in event.items() if key not in ("created_at", "starts_at")})
         try:
             self.store.put_event(event, None, None, fingerprint)
@@ -200,6 +203,7 @@ def describe_service(event: dict[str, Any]) -> dict[str, Any]:
         "price": {"value": event["price"], "currency": event["currency"]},
         "hold_ttl_seconds": int(event["hold_ttl_seconds"]), "payment_mode": event["payment_mode"],
         "max_holds_per_customer": int(event["max_holds_per_customer"]),
+        **({"cancellation": event["cancellation"]} if event.get("cancellation") else {}),
     } | ({EXCHANGE_FIELD: int(event[EXCHANGE_FIELD])} if event.get(EXCHANGE_FIELD) is not None else {})
 
 

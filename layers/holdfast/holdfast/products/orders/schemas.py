@@ -34,8 +34,10 @@ class GivenOrderIn(_Strict):
     note: str = Field(default="", max_length=300)
 
 
-def order_lines(lines: list[dict[str, Any]]) -> tuple[OrderLine, ...]:
-    """Each line parsed by its offering's own hold model (400 with ``details.line`` otherwise)."""
+def order_lines(lines: list[dict[str, Any]], blocks: bool = False) -> tuple[OrderLine, ...]:
+    """Each line parsed by its offering's own hold model (400 with ``details.line`` otherwise).
+    ``blocks``: an event's line may name the organizer's block its places come out of
+    (``block_id``, POST /admin/orders)."""
     parsed = []
     for index, line in enumerate(lines):
         named = [field for field in ORDER_LINE_MODELS if field in line]
@@ -43,7 +45,12 @@ def order_lines(lines: list[dict[str, Any]]) -> tuple[OrderLine, ...]:
             raise InvalidRequest("A line names one offering: event_id, service_id or lot_id.", code="validation_error",
                                  line=index)
         module, name = ORDER_LINE_MODELS[named[0]]
-        body = {key: value for key, value in line.items() if key != named[0]}
+        body = {key: value for key, value in line.items() if key not in (named[0], "block_id")}
+        block_id = line.get("block_id")
+        if block_id is not None and not (blocks and named[0] == "event_id" and isinstance(block_id, str)
+                                         and 1 <= len(block_id) <= 64):
+            raise InvalidRequest("Only an event's line of the organizer's order names a block (a string).",
+                                 code="validation_error", line=index)
         try:
             model = getattr(importlib.import_module(module), name).model_validate(body)
         except ValidationError as error:
@@ -53,5 +60,5 @@ def order_lines(lines: list[dict[str, Any]]) -> tuple[OrderLine, ...]:
         if not isinstance(line[named[0]], str) or not 1 <= len(line[named[0]]) <= 100:
             raise InvalidRequest("An offering id is a string.", code="validation_error", line=index)
         command = model.command() if hasattr(model, "command") else HoldPlaces.of(model.model_dump())
-        parsed.append(OrderLine(line[named[0]], HoldPlaces.of(command)))
+        parsed.append(OrderLine(line[named[0]], HoldPlaces.of(command), block_id=block_id))
     return tuple(parsed)

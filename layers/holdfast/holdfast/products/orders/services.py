@@ -20,7 +20,8 @@ from typing import Any
 from holdfast import kinds
 from holdfast.clock import iso, parse_iso
 from holdfast.domain.booking import COUNTED_HOLDS, Booking, JournalEntry, PaymentMode
-from holdfast.domain.codes import Code, InvalidCode, is_code_pool, without_uses
+from holdfast.domain.codes import Code, InvalidCode, comp_mark, is_code_pool, without_uses
+from holdfast.domain.inventory import Places
 from holdfast.domain.commands import HoldPlaces
 from holdfast.domain.errors import (BookingError, Conflict, EventCancelled, IdempotencyKeyReused, InvalidRequest,
                                     NotFound, RequestInProgress, TooBusy)
@@ -30,7 +31,7 @@ from holdfast.domain.personal_data import places_end
 from holdfast.domain.statuses import BookingStatus
 from holdfast.domain.texts import DEFAULT_LANGUAGE
 from holdfast.ports import (Change, DuplicateRequest, HoldLimitReached, IdempotencyRecord, PlacesTaken, SalesStopped,
-                            TransientStoreError)
+                            StaleBooking, TransientStoreError)
 from holdfast.services.booking_views import describe
 from holdfast.services.bookings import BookingService, HoldResult, hold_limit
 from holdfast.services.codes import apply_code
@@ -52,6 +53,8 @@ class OrderLine:
 
     offering_id: str
     request: HoldPlaces
+    #: The organizer's block the line's places come out of (POST /admin/orders only).
+    block_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,10 @@ class OrderService:
                 if offering.get("organizer_id") != order.given_by:
                     raise _on_line(NotFound(f"No offering {offering.event_id}.", code="event_not_found"), index)
         self._check_together(offerings)
+        for index, line in enumerate(order.lines):
+            if line.block_id is not None and order.given_by is None:
+                raise _on_line(InvalidRequest("Only the organizer's order takes places out of a block.",
+                                              code="validation_error"), index)
         wanted = []
         for index, (line, offering) in enumerate(zip(order.lines, offerings)):
             try:
@@ -99,7 +106,8 @@ class OrderService:
                 raise _on_line(error, index) from None
         contact = {"contact_email": order.contact_email} if order.contact_email else {}
         given = {"given_by": order.given_by, "note": order.note} if order.given_by is not None else {}
-        fingerprint = _fingerprint({"lines": [{"offering": o.event_id, **w, **_code_asked(line.request)}
+        fingerprint = _fingerprint({"lines": [{"offering": o.event_id, **w, **_code_asked(line.request),
+                                               **({"block_id": line.block_id} if line.block_id else {})}
                                               for o, w, line in zip(offerings, wanted, order.lines)], **contact,
                                     **given})
         replay = self._replay(customer_id, idempotency_key, fingerprint)
@@ -114,12 +122,22 @@ class OrderService:
             # the lines plan on this container's availability snapshots, as a single hold does (one
             # BatchGetItem per line only when a snapshot is old; after a collision, fresh reads)
             reads = self.bookings.planning_reads(fresh=attempt > 0)
+            #: per line taken out of a block: (offering, the block as read, the places it gives)
+            taken: dict[int, tuple[str, dict[str, Any], Places]] = {}
             for index, (offering, asked) in enumerate(zip(offerings, wanted)):
                 kind = kinds.of_event(offering)
                 try:
                     kind.check_time(offering, asked, now)
-                    places = kind.plan(reads, offering, asked, rng, attempt, now=now)
-                    planned.append((offering.event_id, places))
+                    block_id = order.lines[index].block_id
+                    if block_id is not None:
+                        block = self.store.get_block(offering.event_id, block_id)
+                        if block is None:
+                            raise NotFound(f"No block {block_id}.", code="block_not_found")
+                        places = out_of_block(block, order.lines[index].request)
+                        taken[index] = (offering.event_id, block, places)
+                    else:
+                        places = kind.plan(reads, offering, asked, rng, attempt, now=now)
+                        planned.append((offering.event_id, places))
                     # a line's code, its uses among the line's claims (services/codes.py)
                     places, amount, details = apply_code(
                         offering, asked, places, kind.hold_price(offering, places, asked),
@@ -138,6 +156,13 @@ class OrderService:
             if len(lines) < len(offerings):
                 continue
             booking = self._booking(customer_id, order, offerings, lines, now)
+            # places out of a block move blocked -> held by the block's own items (its count less
+            # them, on the block as read); the order's claims are then only the others'
+            block_items = tuple(item for offering_id, block, places in taken.values()
+                                for item in self.store.take_from_block(offering_id, block, places,
+                                                                      booking.booking_id))
+            claimed = merged((line.offering_id, _beside_block(line.places, taken[i][2]) if i in taken else line.places)
+                             for i, line in enumerate(lines)) if taken else None
             claims = len(booking.places.pools) + len(booking.places.units) + len(booking.places.granules)
             if claims > MAX_CLAIMS:
                 raise InvalidRequest(f"An order takes at most {MAX_CLAIMS} places, seats or time granules.",
@@ -154,7 +179,7 @@ class OrderService:
             try:
                 self.store.commit(Change(after=booking, journal=journal, outbox={
                     "type": "booking.held", "at": iso(now), "hold_expires_at": booking.hold_expires_at,
-                }, idempotency=record, hold_limit=hold_limit(offerings[0]),
+                    **comp_mark(booking)}, places=claimed, items=block_items, idempotency=record, hold_limit=hold_limit(offerings[0]),
                     # each further line counts toward its own offering's limit, in the same write
                     other_hold_limits=tuple((o.event_id, hold_limit(o)) for o in offerings[1:]),
                     # every line's offering as this hold decided on it: a gate whose terms (its
@@ -178,8 +203,8 @@ class OrderService:
                     continue
                 index = next((i for i, o in enumerate(offerings) if o.event_id == stopped.args[0]), 0)
                 raise _on_line(EventCancelled(offerings[index].event_id), index) from None
-            except PlacesTaken as taken:
-                used_up = next((label for label in taken.failed if is_code_pool(label)), None)
+            except PlacesTaken as lost:
+                used_up = next((label for label in lost.failed if is_code_pool(label)), None)
                 if used_up is not None:   # a line's code is used up (or the customer's share of it)
                     offering_id = used_up.partition("/")[0]
                     index = next((i for i, o in enumerate(offerings) if o.event_id == offering_id), 0)
@@ -187,6 +212,12 @@ class OrderService:
                 for offering in offerings:   # a line's places went between the read and the write
                     self.bookings.forget(offering.event_id)
                 continue   # plan every line again, on fresh reads
+            except StaleBooking:
+                # a block changed since it was read (another order took from it, or it ended):
+                # read it again
+                if not taken:
+                    raise
+                continue
             except TransientStoreError:
                 if attempt == HOLD_ATTEMPTS - 1:
                     raise RequestInProgress() from None
@@ -327,6 +358,36 @@ def describe_order(booking: Booking, view: dict[str, Any]) -> dict[str, Any]:
         lines.append(shown)
     answer = {key: value for key, value in view.items() if key not in ("booking_id", "event_id", "places")}
     return {"order_id": booking.booking_id, **answer, "lines": lines}
+
+
+def out_of_block(block: dict[str, Any], request: HoldPlaces) -> Places:
+    """The places a line asks of a block: its named ``seats`` (each one of the block's), or a
+    ``quantity`` of its places (its first seats, or counts from its pools); 409
+    ``not_in_block`` when the block does not keep them."""
+    units = sorted(block.get("units") or ())
+    if request.seats:
+        if not set(request.seats) <= set(units):
+            raise Conflict("The block does not keep those seats.", code="not_in_block",
+                           seats=sorted(set(request.seats) - set(units)))
+        return Places(str(block["kind"]), len(request.seats), units=tuple(request.seats))
+    quantity = int(request.quantity or 0)
+    if not 0 < quantity <= int(block["quantity"]):
+        raise Conflict(f"The block keeps {int(block['quantity'])} place(s).", code="not_in_block",
+                       kept=int(block["quantity"]))
+    if units:
+        return Places(str(block["kind"]), quantity, units=tuple(units[:quantity]))
+    pools, needed = [], quantity
+    for pool, count in sorted((block.get("pools") or {}).items()):
+        take = min(int(count), needed)
+        if take:
+            pools.append((pool, take))
+            needed -= take
+    return Places(str(block["kind"]), quantity, pools=tuple(pools))
+
+
+def _beside_block(places: Places, from_block: Places) -> Places:
+    """A block line's claims other than its places out of the block (its comps count)."""
+    return Places(places.kind, 0, pools=tuple(pool for pool in places.pools if pool not in from_block.pools))
 
 
 def guest_customer(email: str) -> str:

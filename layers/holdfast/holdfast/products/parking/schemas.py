@@ -121,13 +121,16 @@ class ReservationIn(_Strict):
     to: EventTime
     handicap_permit: bool = False
     contact_email: ContactEmail | None = None
+    #: A discount or access code of the lot (case-insensitive; domain/codes.py).
+    code: str | None = Field(default=None, min_length=1, max_length=64)
 
     model_config = {**_Strict.model_config, "populate_by_name": True}
 
     def command(self) -> HoldPlaces:
         return HoldPlaces.of({"vehicle_type": self.vehicle_type, "plate": self.plate, "window_from": self.from_,
                               "window_to": self.to, "handicap_permit": self.handicap_permit,
-                              "contact_email": self.contact_email})
+                              "contact_email": self.contact_email,
+                              **({"code": self.code} if self.code is not None else {})})
 
 
 class GateIn(_Strict):
