@@ -19,6 +19,7 @@ TEMPLATE = template()
 PAYMENT_EVENTS_VISIBILITY = int(TEMPLATE["Resources"]["PaymentEventsQueue"]["Properties"]["VisibilityTimeout"])
 TOKEN_TTL = int(TEMPLATE["Parameters"]["AdmissionTokenTtlSeconds"]["Default"])
 MAIL_PER_HOUR = int(TEMPLATE["Parameters"]["MailPerAddressPerHour"]["Default"])
+PAYMENT_EVENTS_RECEIVES = int(TEMPLATE["Resources"]["PaymentEventsQueue"]["Properties"]["RedrivePolicy"]["maxReceiveCount"])
 
 
 @pytest.fixture
@@ -71,6 +72,41 @@ def test_a_notification_whose_consumer_crashed_returns_after_the_visibility_time
     assert journal.count("payment_succeeded") == 1, journal
     kinds = [n["type"] for n in wiring.store().list_notifications(who)]
     assert kinds.count("booking.confirmed") == 1, kinds
+
+
+def test_a_notification_whose_consumer_always_crashes_goes_to_the_dead_letter_queue_after_five_receives(
+        api, sandbox, system, crash):
+    """The payment-events queue's redrive (maxReceiveCount 5, each receive a visibility timeout
+    apart): a notification whose consumer dies every time is received five times, then moved to
+    the dead-letter queue (where PaymentEventsDeadLetterAlarm looks) instead of a sixth delivery."""
+    stack = system["stack"]
+    poller = _payment_events(stack)
+    sqs = stack.boto3_client("sqs")
+    dead_url = sqs.get_queue_url(QueueName=poller.queue_name.replace("-payment-events.fifo",
+                                                                     "-payment-events-dlq.fifo"))["QueueUrl"]
+    event = api.create_event(capacity=1)
+    who = customer()
+    booking_id, payment_id = booked_and_paying(api, event, who)
+    crash("consumer.after_applying")                                   # every delivery dies
+    records = poller.stats.records
+    sandbox.pay(payment_id)
+    stack.wait_idle()
+    assert poller.stats.records == records + 1
+    for receive in range(2, PAYMENT_EVENTS_RECEIVES + 1):
+        stack.advance_clock(PAYMENT_EVENTS_VISIBILITY + 1)
+        assert poller.stats.records == records + receive, receive     # one more delivery a timeout
+    assert _in_queue(stack, poller) == {"visible": 0, "in_flight": 1}
+    assert faults.crash_count("consumer.after_applying") == PAYMENT_EVENTS_RECEIVES
+
+    stack.advance_clock(PAYMENT_EVENTS_VISIBILITY + 1)
+    assert poller.stats.records == records + PAYMENT_EVENTS_RECEIVES   # no sixth delivery
+    assert _in_queue(stack, poller) == {"visible": 0, "in_flight": 0}
+    dead = sqs.receive_message(QueueUrl=dead_url, MaxNumberOfMessages=10, AttributeNames=["All"])
+    mine = [m for m in dead.get("Messages", []) if payment_id in m["Body"]]
+    assert len(mine) == 1 and int(mine[0]["Attributes"]["ApproximateReceiveCount"]) >= PAYMENT_EVENTS_RECEIVES
+    sqs.delete_message(QueueUrl=dead_url, ReceiptHandle=mine[0]["ReceiptHandle"])
+    journal = [entry["action"] for entry in api.booking(booking_id, who)["journal"]]
+    assert journal.count("payment_succeeded") == 1, journal            # applied once, five deliveries
 
 
 def _admitted(api, event_id: str, who: str) -> dict:
