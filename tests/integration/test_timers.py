@@ -74,6 +74,21 @@ def test_a_notification_whose_consumer_crashed_returns_after_the_visibility_time
     assert kinds.count("booking.confirmed") == 1, kinds
 
 
+def _receives_of(poller, payment_id: str) -> int | None:
+    """How many times the payment-events queue has handed out the message about this payment (None
+    once it has left the queue): counted on the message itself, so that other tests' late
+    notifications arriving meanwhile on the shared stack do not count."""
+    from moto.sqs import models as sqs_models
+
+    for account in list(sqs_models.sqs_backends.keys()):
+        for backend in list(sqs_models.sqs_backends[account].values()):
+            queue = backend.queues.get(poller.queue_name)
+            for message in list(getattr(queue, "_messages", ()) or ()):
+                if payment_id in message.body:
+                    return message.approximate_receive_count
+    return None
+
+
 def test_a_notification_whose_consumer_always_crashes_goes_to_the_dead_letter_queue_after_five_receives(
         api, sandbox, system, crash):
     """The payment-events queue's redrive (maxReceiveCount 5, each receive a visibility timeout
@@ -88,19 +103,16 @@ def test_a_notification_whose_consumer_always_crashes_goes_to_the_dead_letter_qu
     who = customer()
     booking_id, payment_id = booked_and_paying(api, event, who)
     crash("consumer.after_applying")                                   # every delivery dies
-    records = poller.stats.records
     sandbox.pay(payment_id)
     stack.wait_idle()
-    assert poller.stats.records == records + 1
+    assert _receives_of(poller, payment_id) == 1
     for receive in range(2, PAYMENT_EVENTS_RECEIVES + 1):
         stack.advance_clock(PAYMENT_EVENTS_VISIBILITY + 1)
-        assert poller.stats.records == records + receive, receive     # one more delivery a timeout
-    assert _in_queue(stack, poller) == {"visible": 0, "in_flight": 1}
-    assert faults.crash_count("consumer.after_applying") == PAYMENT_EVENTS_RECEIVES
+        assert _receives_of(poller, payment_id) == receive            # one more delivery a timeout
+    assert api.booking(booking_id, who)["status"] == "CONFIRMED"      # applied at the first
 
     stack.advance_clock(PAYMENT_EVENTS_VISIBILITY + 1)
-    assert poller.stats.records == records + PAYMENT_EVENTS_RECEIVES   # no sixth delivery
-    assert _in_queue(stack, poller) == {"visible": 0, "in_flight": 0}
+    assert _receives_of(poller, payment_id) is None                   # left the queue, no sixth delivery
     dead = sqs.receive_message(QueueUrl=dead_url, MaxNumberOfMessages=10, AttributeNames=["All"])
     mine = [m for m in dead.get("Messages", []) if payment_id in m["Body"]]
     assert len(mine) == 1 and int(mine[0]["Attributes"]["ApproximateReceiveCount"]) >= PAYMENT_EVENTS_RECEIVES
