@@ -14,7 +14,6 @@ from urllib.parse import urlparse
 import pytest
 
 from devstack import admin
-from holdfast.clock import parse_iso, system_clock
 from holdfast.metrics_report import collect
 from tests.support.flows import actions, booked_and_paying, customer
 
@@ -73,6 +72,8 @@ def test_a_sale_is_counted_as_it_happens(api, sandbox, system, capsys):
 
     # the timer releases the unpaid hold: counted with how long after its deadline that happened
     # (the stack's clock moved past the deadline rather than waited for)
+    from holdfast.clock import parse_iso, system_clock
+
     hold_ends = parse_iso(api.booking(booking_id, who)["hold_expires_at"])
     system["stack"].advance_clock(max(0.0, (hold_ends - system_clock()).total_seconds()) + 1)
     api.wait_status(booking_id, who, "EXPIRED", timeout=15)
