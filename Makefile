@@ -12,6 +12,8 @@ STAMP := $(VENV)/.installed
 # and `sam validate --lint` from it.
 SAM_VENV := .venv-sam
 SAM_STAMP := $(SAM_VENV)/.installed
+# Both side venvs are made from $(PYTHON312) itself, not from the dev venv, so that `make test` builds
+# the three side by side.
 # checkov pins boto3 (and packaging, networkx) at versions the dev venv cannot hold beside the
 # layer's pins: like the SAM CLI it gets a venv of its own (pyproject.toml's `checkov` extra).
 CHECKOV_VENV := .venv-checkov
@@ -19,6 +21,14 @@ CHECKOV_STAMP := $(CHECKOV_VENV)/.installed
 # `make test` shares the suite between this many pytest processes (pytest-xdist; how files are
 # grouped: tests/conftest.py). One per core on the two-core machines it was tuned on.
 TEST_WORKERS ?= 2
+
+# `make test`'s setup steps wait only for what they name (the dev venv; the SAM CLI's venv, then the
+# parity build; checkov's venv, then the lint; npm's axe-core; Graphviz, Chromium): built side by
+# side they take the time of the longest chain rather than of all (docs/testing.md, "The time of make
+# test before pytest"). Only `make test` runs in parallel; every other goal runs as written.
+ifneq ($(filter test,$(MAKECMDGOALS)),)
+MAKEFLAGS += --jobs=4
+endif
 
 # pyenv users: .python-version at the repo root selects 3.12.1, so the python3.12 shim works here.
 PYTHON312 ?= $(shell command -v python3.12 2>/dev/null)
@@ -72,20 +82,20 @@ venv: $(STAMP) tree-path
 tree-path: $(STAMP)
 	@$(PY) -c 'import pathlib, sysconfig; p = pathlib.Path(sysconfig.get_paths()["purelib"], "holdfast-tree.pth"); t = str(pathlib.Path("layers/holdfast").resolve()) + "\n"; p.exists() and p.read_text() == t or p.write_text(t)'
 
-$(SAM_STAMP): pyproject.toml $(STAMP)
+$(SAM_STAMP): pyproject.toml
 	@echo "==> creating $(SAM_VENV) for the SAM CLI"
-	@test -x $(SAM_VENV)/bin/python || $(PY) -m venv $(SAM_VENV)
+	@test -x $(SAM_VENV)/bin/python || $(PYTHON312) -m venv $(SAM_VENV)
 	@$(SAM_VENV)/bin/python -m pip install --quiet --upgrade pip
-	@$(SAM_VENV)/bin/python -m pip install --quiet $$($(PY) -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["sam"]))')
+	@$(SAM_VENV)/bin/python -m pip install --quiet $$($(SAM_VENV)/bin/python -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["sam"]))')
 	@touch $(SAM_STAMP)
 
 sam-venv: $(SAM_STAMP)
 
-$(CHECKOV_STAMP): pyproject.toml $(STAMP)
+$(CHECKOV_STAMP): pyproject.toml
 	@echo "==> creating $(CHECKOV_VENV) for checkov"
-	@test -x $(CHECKOV_VENV)/bin/python || $(PY) -m venv $(CHECKOV_VENV)
+	@test -x $(CHECKOV_VENV)/bin/python || $(PYTHON312) -m venv $(CHECKOV_VENV)
 	@$(CHECKOV_VENV)/bin/python -m pip install --quiet --upgrade pip
-	@$(CHECKOV_VENV)/bin/python -m pip install --quiet $$($(PY) -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["checkov"]))')
+	@$(CHECKOV_VENV)/bin/python -m pip install --quiet $$($(CHECKOV_VENV)/bin/python -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["checkov"]))')
 	@touch $(CHECKOV_STAMP)
 
 # sam build for this machine's architecture and the Lambda runtime's boto3, both cached in
@@ -117,7 +127,8 @@ graphviz:
 
 # The web pages' browser tests drive Debian's Chromium through Playwright (pinned in pyproject.toml);
 # Playwright's own browser download is never used.
-chromium:
+# after Graphviz when both are made (make test runs its steps in parallel): apt-get takes a lock
+chromium: | graphviz
 	$(call apt_tool,chromium,chromium,for the web pages' browser tests,Install Chromium or Chrome with your package manager and set HOLDFAST_CHROMIUM=/path/to/it.,HOLDFAST_CHROMIUM)
 
 # axe-core, the accessibility checker the browser tests run inside each page, from the npm

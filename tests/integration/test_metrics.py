@@ -60,7 +60,9 @@ def post_from(api_url: str, source: str, path: str, body: dict) -> int:
 
 def test_a_sale_is_counted_as_it_happens(api, sandbox, system, capsys):
     metrics = Metrics(system["stack"])
-    event = api.create_event(capacity=1, hold_ttl_seconds=5)
+    # a hold shorter than the package's 15 s reconciliation limit (so it ends EXPIRED, not
+    # PAYMENT_FAILED), long enough for the second booking below to find it on a busy machine
+    event = api.create_event(capacity=1, hold_ttl_seconds=10)
     who = customer()
     booking_id, payment_id = booked_and_paying(api, event, who)
     refused = api.book(event["event_id"], customer())
@@ -69,6 +71,11 @@ def test_a_sale_is_counted_as_it_happens(api, sandbox, system, capsys):
     assert metrics.wait("SoldOutAnswers", 1) == 1
 
     # the timer releases the unpaid hold: counted with how long after its deadline that happened
+    # (the stack's clock moved past the deadline rather than waited for)
+    from holdfast.clock import parse_iso, system_clock
+
+    hold_ends = parse_iso(api.booking(booking_id, who)["hold_expires_at"])
+    system["stack"].advance_clock(max(0.0, (hold_ends - system_clock()).total_seconds()) + 1)
     api.wait_status(booking_id, who, "EXPIRED", timeout=15)
     assert metrics.wait("HoldsExpired", 1) >= 1
     lags = metrics.new_samples("ExpiryLagSeconds")
@@ -136,6 +143,7 @@ def test_waitlist_offers_and_waiting_room_admissions_are_counted(api, sandbox, s
     deadline = time.monotonic() + 20
     while answer.status_code == 429 or answer.json()["status"] != "admitted":
         assert time.monotonic() < deadline, answer.text
-        time.sleep(float(answer.headers.get("Retry-After", 1)))  # the queue routes are rate limited here
+        # the queue routes are rate limited here, on the stack's clock: move it past the Retry-After
+        system["stack"].advance_clock(float(answer.headers.get("Retry-After", 1)))
         answer = api.request("GET", f"/events/{surge}/queue", customer=who)
     assert metrics.wait("WaitingRoomAdmissions", 1) == 1

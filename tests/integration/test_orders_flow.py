@@ -142,6 +142,7 @@ def test_a_held_order_expires_as_one(api, system):
     placed = order(api, alice, [{"event_id": event_id, "seats": ["A-2"]}, {"event_id": concert(api), "seats": ["A-3"]}])
     assert placed.status_code == 201, placed.text
     body = placed.json()
+    system["stack"].advance_clock(10)   # the hold's two seconds and its expiry tick's bucket, not waited for
     expired = api.wait_status(body["order_id"], alice, "EXPIRED", timeout=20)
     assert expired["journal"][-1]["actor"] == "timer"
     assert seats(api, event_id)["A-2"] == "available"

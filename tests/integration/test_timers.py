@@ -19,6 +19,7 @@ TEMPLATE = template()
 PAYMENT_EVENTS_VISIBILITY = int(TEMPLATE["Resources"]["PaymentEventsQueue"]["Properties"]["VisibilityTimeout"])
 TOKEN_TTL = int(TEMPLATE["Parameters"]["AdmissionTokenTtlSeconds"]["Default"])
 MAIL_PER_HOUR = int(TEMPLATE["Parameters"]["MailPerAddressPerHour"]["Default"])
+PAYMENT_EVENTS_RECEIVES = int(TEMPLATE["Resources"]["PaymentEventsQueue"]["Properties"]["RedrivePolicy"]["maxReceiveCount"])
 
 
 @pytest.fixture
@@ -71,6 +72,53 @@ def test_a_notification_whose_consumer_crashed_returns_after_the_visibility_time
     assert journal.count("payment_succeeded") == 1, journal
     kinds = [n["type"] for n in wiring.store().list_notifications(who)]
     assert kinds.count("booking.confirmed") == 1, kinds
+
+
+def _receives_of(poller, payment_id: str) -> int | None:
+    """How many times the payment-events queue has handed out the message about this payment (None
+    once it has left the queue): counted on the message itself, so that other tests' late
+    notifications arriving meanwhile on the shared stack do not count."""
+    from moto.sqs import models as sqs_models
+
+    for account in list(sqs_models.sqs_backends.keys()):
+        for backend in list(sqs_models.sqs_backends[account].values()):
+            queue = backend.queues.get(poller.queue_name)
+            for message in list(getattr(queue, "_messages", ()) or ()):
+                if payment_id in message.body:
+                    return message.approximate_receive_count
+    return None
+
+
+def test_a_notification_whose_consumer_always_crashes_goes_to_the_dead_letter_queue_after_five_receives(
+        api, sandbox, system, crash):
+    """The payment-events queue's redrive (maxReceiveCount 5, each receive a visibility timeout
+    apart): a notification whose consumer dies every time is received five times, then moved to
+    the dead-letter queue (where PaymentEventsDeadLetterAlarm looks) instead of a sixth delivery."""
+    stack = system["stack"]
+    poller = _payment_events(stack)
+    sqs = stack.boto3_client("sqs")
+    dead_url = sqs.get_queue_url(QueueName=poller.queue_name.replace("-payment-events.fifo",
+                                                                     "-payment-events-dlq.fifo"))["QueueUrl"]
+    event = api.create_event(capacity=1)
+    who = customer()
+    booking_id, payment_id = booked_and_paying(api, event, who)
+    crash("consumer.after_applying")                                   # every delivery dies
+    sandbox.pay(payment_id)
+    stack.wait_idle()
+    assert _receives_of(poller, payment_id) == 1
+    for receive in range(2, PAYMENT_EVENTS_RECEIVES + 1):
+        stack.advance_clock(PAYMENT_EVENTS_VISIBILITY + 1)
+        assert _receives_of(poller, payment_id) == receive            # one more delivery a timeout
+    assert api.booking(booking_id, who)["status"] == "CONFIRMED"      # applied at the first
+
+    stack.advance_clock(PAYMENT_EVENTS_VISIBILITY + 1)
+    assert _receives_of(poller, payment_id) is None                   # left the queue, no sixth delivery
+    dead = sqs.receive_message(QueueUrl=dead_url, MaxNumberOfMessages=10, AttributeNames=["All"])
+    mine = [m for m in dead.get("Messages", []) if payment_id in m["Body"]]
+    assert len(mine) == 1 and int(mine[0]["Attributes"]["ApproximateReceiveCount"]) >= PAYMENT_EVENTS_RECEIVES
+    sqs.delete_message(QueueUrl=dead_url, ReceiptHandle=mine[0]["ReceiptHandle"])
+    journal = [entry["action"] for entry in api.booking(booking_id, who)["journal"]]
+    assert journal.count("payment_succeeded") == 1, journal            # applied once, five deliveries
 
 
 def _admitted(api, event_id: str, who: str) -> dict:

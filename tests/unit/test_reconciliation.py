@@ -72,6 +72,26 @@ def test_payment_that_never_completes_fails_at_the_limit(bookings, payments, pro
     assert catalog.get_event(ga_event["event_id"])["counts"]["held"] == 0
 
 
+def test_the_last_wait_ends_at_the_limit_itself_not_at_the_next_scheduled_look(bookings, payments, provider,
+                                                                                  reconciler, store, ga_event, clock):
+    """The hourly schedule would look next up to an hour after the limit; the last wait is cut to
+    end at the limit, where the look gives up (issue 47)."""
+    booking = hold(bookings, ga_event)
+    payments.start_payment(booking.booking_id, "alice", "p")
+    for _ in range(2):                       # past the schedule's 30 and 60 s: hourly from here
+        clock.advance(100)
+        assert reconciler.check(booking.booking_id)["outcome"] == "pending"
+    clock.advance(24 * 3600 - 1000 - 200)    # an hourly look would come 2,600 s past the limit
+    answer = reconciler.check(booking.booking_id)
+    assert (answer["outcome"], answer["wait_seconds"]) == ("pending", 1000)
+    clock.advance(999)
+    assert reconciler.check(booking.booking_id)["wait_seconds"] == 1   # never 0: a Wait of at least a second
+    assert status(store, booking) is not BookingStatus.PAYMENT_FAILED
+    clock.advance(1)
+    assert reconciler.check(booking.booking_id)["outcome"] == "settled"
+    assert status(store, booking) is BookingStatus.PAYMENT_FAILED
+
+
 def test_unreachable_provider_at_the_limit_goes_to_review(bookings, payments, provider, reconciler, store, ga_event, clock):
     booking = hold(bookings, ga_event)
     payments.start_payment(booking.booking_id, "alice", "p")

@@ -190,6 +190,10 @@ class ReconciliationService:
         payment = booking.payment
         assert payment is not None
         wait = self.schedule[min(payment.checks, len(self.schedule) - 1)]
+        # never past the limit: the last look is at the limit itself, which gives up (an hourly
+        # schedule would otherwise stop up to an hour after it)
+        until_limit = parse_iso(_requested_at(booking)) + timedelta(seconds=self.limit) - self.clock()
+        wait = max(1, min(wait, math.ceil(until_limit.total_seconds())))
         next_at = iso(self.clock() + timedelta(seconds=wait))
         self._note(booking, "reconciliation_check", f"outcome still unknown; next check in {wait}s",
                    replace(payment, next_check_at=next_at, checks=payment.checks + 1, restarts=0))
