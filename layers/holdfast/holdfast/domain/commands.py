@@ -97,3 +97,5 @@ class CreateEvent:
     zones: tuple[dict[str, Any], ...] | None = None
     #: The cancellation policy with fees: ``{"until_hours", "refund_percent"}`` tiers (domain/refund_policy.py).
     cancellation: tuple[dict[str, Any], ...] | None = None
+    #: Whether its confirmed bookings may be given to another customer (issue 45, services/transfers.py).
+    transfers_allowed: bool = True

@@ -55,6 +55,8 @@ class CatalogService:
         event |= pricing.stored_price_list(request, price.currency)
         if getattr(request, "cancellation", None):
             event["cancellation"] = stored_policy(request.cancellation)
+        if getattr(request, "transfers_allowed", True) is False:   # stored only when forbidden
+            event["transfers_allowed"] = False
         settings = kind.settings_of(request)
         if settings is not None:
             event["settings"] = settings
@@ -126,7 +128,8 @@ class CatalogService:
             "max_holds_per_customer": int(event.get("max_holds_per_customer") or DEFAULT_HOLDS_PER_CUSTOMER),
             "counts": counts,
         } | pricing.price_list_view(event, self._zone_counts(event)) | _companion(event) \
-            | ({"cancellation": event["cancellation"]} if event.get("cancellation") else {})
+            | ({"cancellation": event["cancellation"]} if event.get("cancellation") else {}) \
+            | {"transfers_allowed": event.get("transfers_allowed", True) is not False}
 
     def _sales_by_category(self, event: dict[str, Any]) -> dict[str, dict[str, int]]:
         """available / held / sold per price category: a zoned event's zones summed by their

@@ -29,3 +29,5 @@ class CreateService:
     max_holds_per_customer: int | None = None
     #: Where it takes place, for the public listing's ``?city=`` (none: listed without a city).
     city: str | None = None
+    #: Whether its confirmed bookings may be given to another customer (issue 45).
+    transfers_allowed: bool = True

@@ -98,6 +98,8 @@ class ServiceIn(SlotsSettings):
     price: PriceIn
     max_holds_per_customer: int | None = Field(default=None, ge=1, le=100)
     city: str | None = Field(default=None, min_length=1, max_length=100)
+    #: Whether a confirmed booking may be given to another customer (POST /bookings/{id}/transfer).
+    transfers_allowed: bool = True
 
     def settings(self) -> SlotsSettings:
         return SlotsSettings.model_validate(self.model_dump(include=set(SlotsSettings.model_fields)))
@@ -105,7 +107,7 @@ class ServiceIn(SlotsSettings):
     def command(self) -> CreateService:
         return CreateService(name=self.name, price=Price(self.price.value, self.price.currency),
                              settings=self.settings(), max_holds_per_customer=self.max_holds_per_customer,
-                             city=self.city)
+                             city=self.city, transfers_allowed=self.transfers_allowed)
 
 
 class ServiceListQuery(_Strict):

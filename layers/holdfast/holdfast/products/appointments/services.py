@@ -114,6 +114,8 @@ class AppointmentService:
         }
         if caller is not None:
             event["organizer_id"] = caller.organizer_id
+        if request.transfers_allowed is False:   # stored only when forbidden (services/transfers.py)
+            event["transfers_allowed"] = False
         fingerprint = _fingerprint({key: value for key, value in event.items() if key not in ("created_at", "starts_at")})
         try:
             self.store.put_event(event, None, None, fingerprint)
@@ -197,6 +199,7 @@ def describe_service(event: dict[str, Any]) -> dict[str, Any]:
         "price": {"value": event["price"], "currency": event["currency"]},
         "hold_ttl_seconds": int(event["hold_ttl_seconds"]), "payment_mode": event["payment_mode"],
         "max_holds_per_customer": int(event["max_holds_per_customer"]),
+        "transfers_allowed": event.get("transfers_allowed", True) is not False,
     }
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, Callable
 
-from holdfast.domain import entry_rights
+from holdfast.domain import entry_rights, transfers
 from holdfast.domain.booking import Booking
 from holdfast.domain.claims import PART
 from holdfast.domain.signatures import ScopedKeys, TokenInvalid, verify
@@ -44,6 +44,9 @@ def places(booking: Booking) -> list[tuple[str, str | None]]:
     # one offering's part of a booking of several (an order's line) numbers its own tickets
     part = (booking.kind_details or {}).get(PART)
     base = f"{booking.booking_id}/{part}" if part else booking.booking_id
+    # a transferred booking's tickets are issued anew: each issue names its own (domain/transfers.py)
+    issue = transfers.credential_issue(booking)
+    base = f"{base}#{issue}" if issue else base
     return [(ticket_id(base, n), seat) for n, seat in enumerate(seats, start=1)]
 
 
@@ -53,8 +56,15 @@ def admits(booking: Booking, ticket: str | None = None) -> bool:
 
 
 def revoked(booking: Booking) -> list[str]:
-    """The booking's tickets an offline door must refuse (domain/entry_rights.py ``revoked``)."""
-    return entry_rights.revoked(booking, [tid for tid, _ in places(booking)])
+    """The booking's tickets an offline door must refuse (domain/entry_rights.py ``revoked``):
+    those of its current issue, and those of earlier issues voided by a transfer."""
+    voided = sorted(entry_rights.voided_credentials(booking))
+    return entry_rights.revoked(booking, [tid for tid, _ in places(booking)] + voided)
+
+
+def credential_ids(kind: Kind, booking: Booking) -> list[str]:
+    """The ids of the tickets the booking shows now (a transfer voids them)."""
+    return [tid for tid, _ in places(booking)]
 
 
 def checked_in(booking: Booking) -> int:

@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterable
 
 from holdfast import kinds
 from holdfast.clock import iso
+from holdfast.domain import entry_rights
 from holdfast.domain.booking import Booking
 from holdfast.domain.errors import Busy, NotFound, Unauthorized
 from holdfast.domain.exports import ProductExport, moment
@@ -176,6 +177,8 @@ class Doors:
         # the event's part of the booking (an order's line of this event), or None
         part = kinds.of_booking(booking).part(booking, call.event_id) if booking is not None else None
         seat = dict(tickets.places(part)).get(ticket_id, "-") if part is not None else "-"
+        if seat == "-" and part is not None and ticket_id in entry_rights.voided_credentials(part):
+            seat = payload.get("seat")   # a ticket of an earlier issue (the booking was transferred): void
         if booking is None or part is None or seat == "-":
             return self._refuse(call, "bad_token", None)
         known = {"ticket_id": ticket_id, "seat_id": seat}
