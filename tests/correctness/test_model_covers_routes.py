@@ -130,6 +130,11 @@ ROUTES: dict[str, str] = {
                                                                                     "/organizers/me/webhooks",
     # a drive-up's exit payment with its receipt's address (issue 44): the gate world's exit payment
     "POST /lots/{lot_id}/tickets/{ticket_id}/exit-payment": "pays_exit",
+    # transfers (issue 45): a confirmed booking given to another customer
+    "POST /bookings/{booking_id}/transfer": "customer_offers_transfer",
+    "DELETE /bookings/{booking_id}/transfer": "customer_withdraws_transfer",
+    "GET /bookings/{booking_id}/transfer/accept": READ_ONLY,
+    "POST /bookings/{booking_id}/transfer/accept": "customer_accepts_transfer",
 }
 #: The admin CLI's subcommands (layers/holdfast/holdfast/cli.py) and the command objects.
 COMMANDS: dict[str, str] = {

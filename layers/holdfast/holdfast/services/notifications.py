@@ -25,7 +25,7 @@ from .messages import Site, compose
 SOURCE = "holdfast.bookings"
 #: Outbox events that are facts for the organizer's systems (webhooks), not messages to customers:
 #: the notifier records and sends nothing for them.
-NOT_FOR_CUSTOMERS = frozenset({"booking.checked_in"})
+NOT_FOR_CUSTOMERS = frozenset({"booking.checked_in", "booking.transferred"})
 #: A booking offered to another address (services/transfers.py): mailed to that address, not the
 #: holder's. Its link is what the message is for, so no confirmation is asked first (the recipient
 #: would have to confirm an address before learning why); suppression and the hourly limit apply,

@@ -9,7 +9,7 @@ domain/transfers.py).
 * ``accept``: a signed-in customer holding the link takes the booking. One write, conditioned on
   the booking's version, so on the offer still waiting and the booking still CONFIRMED: the owner
   changes, the tickets shown so far are voided (online by the entry rule, offline through the
-  doors' void list) and the kind issues new ones; the journal entry names both owners.
+  doors' void list) and new ones are issued under the next issue; the journal entry names both owners.
 
 Each is decided again on a fresh read when another write won the booking's version race.
 """
@@ -30,6 +30,7 @@ from .mail_policy import address_key, same_address
 
 ATTEMPTS = 4
 OFFERED = "booking.transfer_offered"
+#: the acceptance's outbox event: a fact for the organizer's systems, not a message (notifications.py)
 TRANSFERRED = "booking.transferred"
 
 
