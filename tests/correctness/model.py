@@ -993,7 +993,7 @@ class BookingModel:
         """POST /bookings/{id}/transfer: the holder (or, refused with 403, someone else) offers a
         booking to an address, sometimes with the holder's own cancel landing first (the offer is
         then decided on the cancelled booking: booking_not_confirmed). An offer is written only on
-        a CONFIRMED booking, one at a time (transfer_pending), never on a checked-in one (T1)."""
+        a CONFIRMED booking, one at a time (transfer_pending), never on a checked-in one (U1)."""
         giveable = self._bookings_in({S.CONFIRMED}, where=lambda b: kinds.of_booking(b).transferable) \
             or self._comp_to_give(d)
         if not giveable:
@@ -1013,13 +1013,13 @@ class BookingModel:
             self.store.before_save = None
         after = self.store.get_booking(booking_id)
         if caller != holder:
-            assert error is not None and error.status == 403, f"T1 {caller} offered {holder}'s booking: {error!r}"
+            assert error is not None and error.status == 403, f"U1 {caller} offered {holder}'s booking: {error!r}"
         if result is not None:
             self.transfer_links.append((booking_id, result["accept_url"].split("token=", 1)[1]))
             offer = (after.kind_details or {}).get("transfer") or {}
             assert after.status is S.CONFIRMED and offer.get("transfer_id") == result["transfer_id"], \
-                f"T1 an offer answered 202 is not the booking's waiting one ({after.status})"
-            assert not kinds.of_booking(after).admitted(after), "T1 a checked-in booking was offered"
+                f"U1 an offer answered 202 is not the booking's waiting one ({after.status})"
+            assert not kinds.of_booking(after).admitted(after), "U1 a checked-in booking was offered"
         self.note(f"customer_offers_transfer {booking_id[:8]} by {caller} raced={raced} -> "
                   f"{getattr(error, 'code', None) or 'offered'}")
         self.log["transfer_offered" if error is None else f"transfer:{error.code}"] += 1
@@ -1049,7 +1049,7 @@ class BookingModel:
         in one write conditioned on its version. Faults: the answer is lost and the press repeated
         (the same booking, nothing written twice), the holder's cancel or withdrawal lands first
         (the offer lapses: transfer_lapsed / transfer_invalid, nothing moves). Once taken the
-        booking has exactly one owner, the taker, and no ticket it showed before admits (T1, T2)."""
+        booking has exactly one owner, the taker, and no ticket it showed before admits (U1, U2)."""
         if not self._a_link(d):
             self.unreached("customer_accepts_transfer: no link yet")
             return
@@ -1067,18 +1067,18 @@ class BookingModel:
             self.store.before_save = None
         after = self.store.get_booking(booking_id)
         if result is not None:
-            assert after.customer_id == taker, f"T1 accepted by {taker}, owned by {after.customer_id}"
+            assert after.customer_id == taker, f"U1 accepted by {taker}, owned by {after.customer_id}"
             if fault == "lost":
                 again, error = self._call(taker, "POST transfer/accept (repeat)", lambda: self.transfers.accept(
                     booking_id, token, taker))
                 assert again is not None and again.version == self.store.get_booking(booking_id).version, \
-                    f"T1 a repeated press was not answered the same: {error!r}"
+                    f"U1 a repeated press was not answered the same: {error!r}"
             if before.customer_id != taker:
                 assert not any(admits(after, ticket) for ticket in shown), \
-                    f"T2 a ticket of {before.customer_id} still admits after {taker} took booking {booking_id[:8]}"
+                    f"U2 a ticket of {before.customer_id} still admits after {taker} took booking {booking_id[:8]}"
             self.known = [(known, taker if known == booking_id else who) for known, who in self.known]
         else:
-            assert after.customer_id == before.customer_id, f"T1 a refused acceptance moved the booking: {error!r}"
+            assert after.customer_id == before.customer_id, f"U1 a refused acceptance moved the booking: {error!r}"
         self.note(f"customer_accepts_transfer {booking_id[:8]} by {taker} fault={fault} -> "
                   f"{getattr(error, 'code', None) or 'accepted'}")
         self.log["transfer_accepted" if error is None else f"accept:{error.code}"] += 1
@@ -1097,16 +1097,16 @@ class BookingModel:
             booking_id, caller))
         after = self.store.get_booking(booking_id)
         if caller != holder:
-            assert error is not None and error.status == 403, f"T1 {caller} withdrew {holder}'s transfer: {error!r}"
+            assert error is not None and error.status == 403, f"U1 {caller} withdrew {holder}'s transfer: {error!r}"
         if error is None:
-            assert not (after.kind_details or {}).get("transfer"), "T1 a withdrawn offer still waits"
+            assert not (after.kind_details or {}).get("transfer"), "U1 a withdrawn offer still waits"
         self.note(f"customer_withdraws_transfer {booking_id[:8]} by {caller} -> "
                   f"{getattr(error, 'code', None) or result}")
         self.log["transfer_withdrawn" if error is None else f"withdraw:{error.code}"] += 1
 
     def check_transfers(self, snap: Any) -> None:
-        """T1: a booking given to another customer has exactly one owner: its customer, whose
-        marker names it, and no other customer's does. T2: no credential it showed before it was
+        """U1: a booking given to another customer has exactly one owner: its customer, whose
+        marker names it, and no other customer's does. U2: no credential it showed before it was
         given admits, online (the entry rule) or offline (the doors' void list)."""
         for booking in snap.bookings.values():
             details = booking.kind_details or {}
@@ -1115,12 +1115,12 @@ class BookingModel:
             owners = {c for c in (*CUSTOMERS, booking.customer_id)
                       if booking.booking_id in self.store.customer_booking_ids(c, booking.event_id)}
             assert owners == ({booking.customer_id} if not booking.erased_at else set()), \
-                f"T1 booking {booking.booking_id[:8]} of {booking.customer_id} is marked as {sorted(owners)}'s"
+                f"U1 booking {booking.booking_id[:8]} of {booking.customer_id} is marked as {sorted(owners)}'s"
             for ticket in details.get("voided_credentials") or ():
-                assert not admits(booking, ticket), f"T2 voided ticket {ticket} of {booking.booking_id[:8]} admits"
+                assert not admits(booking, ticket), f"U2 voided ticket {ticket} of {booking.booking_id[:8]} admits"
                 if kinds.of_booking(booking).transferable and kinds.of_booking(booking).credential_ids(booking):
                     assert ticket in event_tickets.revoked(booking), \
-                        f"T2 voided ticket {ticket} of {booking.booking_id[:8]} is not on the doors' void list"
+                        f"U2 voided ticket {ticket} of {booking.booking_id[:8]} is not on the doors' void list"
 
     def repeat_request(self, d: Draw) -> None:
         """A client that lost the answer sends the very same request again, at any later time."""
