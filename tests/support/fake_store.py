@@ -183,7 +183,7 @@ class FakeBookingStore(_Fake):
             if change.move.source == "available":
                 writes.append(self._gate(after.event_id, after.booking_id))
         writes += self._opened(change.items)
-        if before.customer_id != after.customer_id:   # a transferred booking's markers follow it
+        if before.customer_id != after.customer_id and after.erased_at is None:   # a transferred booking's markers follow it
             for offering in (after.event_id, *other_offerings(after.event_id, after.places)):
                 sk = f"EVENT#{offering}#BOOKING#{after.booking_id}"
                 writes += [Write(f"customer_marker_from@{offering}", (f"CUSTOMER#{before.customer_id}", sk), always,

@@ -148,9 +148,10 @@ class BookingRecords:
                 # cancelled nothing is taken for it, whoever read the flag before the cancellation.
                 items.append(gate_check(self.db.table, after.event_id, after.booking_id))
         items.extend(change.items)
-        if before.customer_id != after.customer_id:
+        if before.customer_id != after.customer_id and after.erased_at is None:
             # a booking given to another customer (services/transfers.py): its markers, what the
             # customer's data export, erasure and the waitlist find it by, follow it in this write
+            # (an erasure's pseudonym gets none: the erasure deleted them)
             for offering in (after.event_id, *other_offerings(after.event_id, after.places)):
                 sk = f"EVENT#{offering}#BOOKING#{after.booking_id}"
                 items += [(f"customer_marker_from@{offering}", {"Delete": {"TableName": self.db.table, "Key": _attrs(
