@@ -106,6 +106,8 @@ def local_parameters(api_url: str) -> dict[str, Any]:
         # the confirmation link of an address points at this stack's API
         "NotificationsSender": LOCAL_MAIL_SENDER,
         "ContactConfirmUrl": f"{api_url}/contacts/confirm",
+        "TransferAcceptUrl": f"{api_url}/bookings/{{booking_id}}/transfer/accept",
+        "TransferPageUrl": f"{api_url}/transfer.html",
         # no reservations: locally a function's reserved concurrency sizes its worker pool, and the
         # template's values would start more processes than this machine (and the bench's settings) want
         **dict.fromkeys(("PaymentEventsReservedConcurrency", "ExpireHoldReservedConcurrency",

@@ -208,6 +208,52 @@ def resolve_conflict(booking_id: str):
     return json_response(200, wiring.resolutions().choose(booking_id, customer, key, request.choice, request.fields))
 
 
+# A confirmed booking given to another customer (issue 45, services/transfers.py). The link's token
+# is the authority: whoever holds it and is signed in may accept; its GET changes nothing (mail
+# scanners and link previews open links), and a browser is sent on to the page that asks first.
+@app.post("/bookings/<booking_id>/transfer")
+@tracer.capture_method
+def offer_transfer(booking_id: str):
+    from holdfast.schemas import TransferIn
+
+    customer = customer_id(app)
+    wiring.rate_limiter().take("booking", customer)
+    to_email = parse_body(app, TransferIn).to_email
+    return json_response(202, wiring.transfers().offer(booking_id, customer, to_email, verified_email(app)))
+
+
+@app.delete("/bookings/<booking_id>/transfer")
+@tracer.capture_method
+def withdraw_transfer(booking_id: str):
+    customer = customer_id(app)
+    wiring.rate_limiter().take("booking", customer)
+    return json_response(200, {"withdrawn": wiring.transfers().withdraw(booking_id, customer)})
+
+
+def _transfer_token() -> str:
+    return app.current_event.get_query_string_value("token") or ""
+
+
+@app.get("/bookings/<booking_id>/transfer/accept")
+@tracer.capture_method
+def show_transfer(booking_id: str):
+    service, token = wiring.transfers(), _transfer_token()
+    page = service.page(booking_id, token) if "text/html" in (header(app, "Accept") or "") else None
+    if page is not None:
+        return Response(303, None, "", {"Location": page, "Cache-Control": "no-store", "Referrer-Policy": "no-referrer"})
+    shown = service.show(booking_id, token) | {"accept_with": f"POST /bookings/{booking_id}/transfer/accept?token=..."}
+    return json_response(200, shown, {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"})
+
+
+@app.post("/bookings/<booking_id>/transfer/accept")
+@tracer.capture_method
+def accept_transfer(booking_id: str):
+    customer = customer_id(app)
+    wiring.rate_limiter().take("booking", customer)
+    booking = wiring.transfers().accept(booking_id, _transfer_token(), customer, verified_email(app))
+    return json_response(200, wiring.bookings().view(booking.booking_id, customer, language()))
+
+
 @app.get("/customers/me/data")
 @tracer.capture_method
 def my_data():

@@ -67,6 +67,10 @@ from holdfast.services.reviews import ReviewService
 from holdfast.services.settlements import Settlements, follow_start
 from holdfast.products.events.tickets import EventKeys
 from holdfast.services.sweeper import sweep
+from holdfast.services.transfers import TransferService
+from holdfast.domain.entry_rights import admits
+from holdfast.products.events import tickets as event_tickets
+from holdfast import kinds
 from holdfast.services.waitlist import WaitlistService
 from tests.support import toy_windows
 from tests.support.fake_organizers import FakeOrganizerDirectory
@@ -556,6 +560,9 @@ class BookingModel:
         # Exchanges (issue 45): a confirmed booking moved to other places in one write.
         self.exchanges = ExchangeService(self.store, self.clock, rng=random.Random(seed + 2))
         self.block_ids: list[tuple[str, str]] = []      # (event name, block id), live or ended
+        # Transfers (issue 45): the links offered, each (booking id, token), waiting or not
+        self.transfers = TransferService(self.store, self.clock)
+        self.transfer_links: list[tuple[str, str]] = []
         self.cancelled_events: dict[str, set[str]] = {}  # event id -> bookings CONFIRMED when it was cancelled
         #: event id -> (the bookings there were, the new starts_at) of each move of its start
         self.starts: dict[str, list[tuple[frozenset[str], str]]] = {}
@@ -1123,6 +1130,147 @@ class BookingModel:
         self.note(f"organizer_sells_from_block {event} {block_id[:8]} {body} lost={lost} -> "
                   f"{getattr(error, 'code', None) or (result.booking.status if result else None)}")
         self.log["sold_from_block" if error is None else f"from_block:{error.code}"] += 1
+    # ------------------------------------------------------------------------- transfers (#45)
+
+    def _holder_race(self, booking_id: str, holder: str, what: str) -> Callable[[], Any]:
+        """Another request of the holder's whose write lands first: a cancel or a withdrawal."""
+        if what == "cancel":
+            return lambda: self._call(holder, "POST cancel (racing a transfer)",
+                                      lambda: self.customer_cancel(booking_id, holder))
+        return lambda: self._call(holder, "DELETE transfer (racing)", lambda: self.transfers.withdraw(booking_id, holder))
+
+    def customer_offers_transfer(self, d: Draw) -> None:
+        """POST /bookings/{id}/transfer: the holder (or, refused with 403, someone else) offers a
+        booking to an address, sometimes with the holder's own cancel landing first (the offer is
+        then decided on the cancelled booking: booking_not_confirmed). An offer is written only on
+        a CONFIRMED booking, one at a time (transfer_pending), never on a checked-in one (U1)."""
+        giveable = self._bookings_in({S.CONFIRMED}, where=lambda b: kinds.of_booking(b).transferable) \
+            or self._comp_to_give(d)
+        if not giveable:
+            self.unreached("customer_offers_transfer: no confirmed booking to give")
+            return
+        booking_id, _ = d.choice(giveable)
+        before = self.store.get_booking(booking_id)
+        holder = before.customer_id
+        caller = d.choice([holder, holder, holder, d.choice(CUSTOMERS)])
+        raced = d.choice([None, None, None, "cancel"])
+        if raced:
+            self.store.before_save = self._holder_race(booking_id, holder, raced)
+        try:
+            result, error = self._call(caller, "POST /bookings/{id}/transfer", lambda: self.transfers.offer(
+                booking_id, caller, d.choice(GUESTS)))
+        finally:
+            self.store.before_save = None
+        after = self.store.get_booking(booking_id)
+        if caller != holder:
+            assert error is not None and error.status == 403, f"U1 {caller} offered {holder}'s booking: {error!r}"
+        if result is not None:
+            self.transfer_links.append((booking_id, result["accept_url"].split("token=", 1)[1]))
+            offer = (after.kind_details or {}).get("transfer") or {}
+            assert after.status is S.CONFIRMED and offer.get("transfer_id") == result["transfer_id"], \
+                f"U1 an offer answered 202 is not the booking's waiting one ({after.status})"
+            assert not kinds.of_booking(after).admitted(after), "U1 a checked-in booking was offered"
+        self.note(f"customer_offers_transfer {booking_id[:8]} by {caller} raced={raced} -> "
+                  f"{getattr(error, 'code', None) or 'offered'}")
+        self.log["transfer_offered" if error is None else f"transfer:{error.code}"] += 1
+        self.check_transfers(self.snapshot())
+
+    def _comp_to_give(self, d: Draw) -> list[tuple[str, str]]:
+        """A confirmed booking to give when the history has none yet: a comp of "ga" (a 100 %
+        code confirms it without a payment), as hold_with_comp_code makes one."""
+        customer, key = d.choice(CUSTOMERS), d.choice(KEYS)
+        body = self._request_body("ga", 1).model_copy(update={"code": COMP_CODE})
+        result, _ = self._call(customer, "POST bookings (comp to give)", lambda: self._book(
+            "ga", customer, f"gift-{key}", body))
+        if result is None or result.booking.status is not S.CONFIRMED:
+            return []
+        self._remember(result.booking.booking_id, result.booking.customer_id)
+        return [(result.booking.booking_id, result.booking.customer_id)]
+
+    def _a_link(self, d: Draw) -> bool:
+        """Whether a link exists, one offered now when none was (the history may not have reached
+        an offer by itself)."""
+        if not self.transfer_links:
+            self.customer_offers_transfer(d)
+        return bool(self.transfer_links)
+
+    def customer_accepts_transfer(self, d: Draw) -> None:
+        """POST /bookings/{id}/transfer/accept?token=: a customer holding a link takes the booking,
+        in one write conditioned on its version. Faults: the answer is lost and the press repeated
+        (the same booking, nothing written twice), the holder's cancel or withdrawal lands first
+        (the offer lapses: transfer_lapsed / transfer_invalid, nothing moves). Once taken the
+        booking has exactly one owner, the taker, and no ticket it showed before admits (U1, U2)."""
+        if not self._a_link(d):
+            self.unreached("customer_accepts_transfer: no link yet")
+            return
+        booking_id, token = d.choice(self.transfer_links)
+        before = self.store.get_booking(booking_id)
+        taker = d.choice(CUSTOMERS)
+        fault = d.choice([None, None, "lost", "cancel", "withdraw"])
+        shown = kinds.of_booking(before).credential_ids(before)
+        if fault in ("cancel", "withdraw"):
+            self.store.before_save = self._holder_race(booking_id, before.customer_id, fault)
+        try:
+            result, error = self._call(taker, "POST transfer/accept", lambda: self.transfers.accept(
+                booking_id, token, taker))
+        finally:
+            self.store.before_save = None
+        after = self.store.get_booking(booking_id)
+        if result is not None:
+            assert after.customer_id == taker, f"U1 accepted by {taker}, owned by {after.customer_id}"
+            if fault == "lost":
+                again, error = self._call(taker, "POST transfer/accept (repeat)", lambda: self.transfers.accept(
+                    booking_id, token, taker))
+                assert again is not None and again.version == self.store.get_booking(booking_id).version, \
+                    f"U1 a repeated press was not answered the same: {error!r}"
+            if before.customer_id != taker:
+                assert not any(admits(after, ticket) for ticket in shown), \
+                    f"U2 a ticket of {before.customer_id} still admits after {taker} took booking {booking_id[:8]}"
+            self.known = [(known, taker if known == booking_id else who) for known, who in self.known]
+        else:
+            assert after.customer_id == before.customer_id, f"U1 a refused acceptance moved the booking: {error!r}"
+        self.note(f"customer_accepts_transfer {booking_id[:8]} by {taker} fault={fault} -> "
+                  f"{getattr(error, 'code', None) or 'accepted'}")
+        self.log["transfer_accepted" if error is None else f"accept:{error.code}"] += 1
+        self.check_transfers(self.snapshot())
+
+    def customer_withdraws_transfer(self, d: Draw) -> None:
+        """DELETE /bookings/{id}/transfer: the holder takes a waiting offer back (its link then
+        refused), a repeat finds none; anyone else, the giver after it was taken included, is 403."""
+        if not self._a_link(d):
+            self.unreached("customer_withdraws_transfer: no link yet")
+            return
+        booking_id, _ = d.choice(self.transfer_links)
+        holder = self.store.get_booking(booking_id).customer_id
+        caller = d.choice([holder, holder, d.choice(CUSTOMERS)])
+        result, error = self._call(caller, "DELETE /bookings/{id}/transfer", lambda: self.transfers.withdraw(
+            booking_id, caller))
+        after = self.store.get_booking(booking_id)
+        if caller != holder:
+            assert error is not None and error.status == 403, f"U1 {caller} withdrew {holder}'s transfer: {error!r}"
+        if error is None:
+            assert not (after.kind_details or {}).get("transfer"), "U1 a withdrawn offer still waits"
+        self.note(f"customer_withdraws_transfer {booking_id[:8]} by {caller} -> "
+                  f"{getattr(error, 'code', None) or result}")
+        self.log["transfer_withdrawn" if error is None else f"withdraw:{error.code}"] += 1
+
+    def check_transfers(self, snap: Any) -> None:
+        """U1: a booking given to another customer has exactly one owner: its customer, whose
+        marker names it, and no other customer's does. U2: no credential it showed before it was
+        given admits, online (the entry rule) or offline (the doors' void list)."""
+        for booking in snap.bookings.values():
+            details = booking.kind_details or {}
+            if not details.get("accepted_transfer"):
+                continue
+            owners = {c for c in (*CUSTOMERS, booking.customer_id)
+                      if booking.booking_id in self.store.customer_booking_ids(c, booking.event_id)}
+            assert owners == ({booking.customer_id} if not booking.erased_at else set()), \
+                f"U1 booking {booking.booking_id[:8]} of {booking.customer_id} is marked as {sorted(owners)}'s"
+            for ticket in details.get("voided_credentials") or ():
+                assert not admits(booking, ticket), f"U2 voided ticket {ticket} of {booking.booking_id[:8]} admits"
+                if kinds.of_booking(booking).transferable and kinds.of_booking(booking).credential_ids(booking):
+                    assert ticket in event_tickets.revoked(booking), \
+                        f"U2 voided ticket {ticket} of {booking.booking_id[:8]} is not on the doors' void list"
 
     def repeat_request(self, d: Draw) -> None:
         """A client that lost the answer sends the very same request again, at any later time."""
@@ -2515,6 +2663,7 @@ class BookingModel:
         self.check_voids(snap)
         self.check_erased(snap)
         self.check_receipts(snap)
+        self.check_transfers(snap)
 
     def table_digest(self) -> str:
         """The table as the rules see it, in one line: the bookings by status, and a digest of
@@ -2581,6 +2730,7 @@ class BookingModel:
         self.check_voids(snap, settled=True)
         self.check_erased(snap)
         self.check_receipts(snap)
+        self.check_transfers(snap)
 
 
 #: Every operation, with its weight for the random walker (the hypothesis machine runs them all).
@@ -2613,6 +2763,8 @@ OPERATIONS: dict[str, int] = {
     "exchange": 3,
     # issue 45: the organizer's order that sells places out of a block
     "organizer_sells_from_block": 2,
+    # issue 45: a confirmed booking given to another customer: offered, accepted, withdrawn
+    "customer_offers_transfer": 1, "customer_accepts_transfer": 1, "customer_withdraws_transfer": 1,
 }
 
 

@@ -140,6 +140,11 @@ ROUTES: dict[str, str] = {
                                    "job item and file; no booking, place or money changes "
                                    "(tests/integration/test_export_jobs.py)",
     "GET /organizers/me/exports/{export_id}": READ_ONLY,
+    # transfers (issue 45): a confirmed booking given to another customer
+    "POST /bookings/{booking_id}/transfer": "customer_offers_transfer",
+    "DELETE /bookings/{booking_id}/transfer": "customer_withdraws_transfer",
+    "GET /bookings/{booking_id}/transfer/accept": READ_ONLY,
+    "POST /bookings/{booking_id}/transfer/accept": "customer_accepts_transfer",
 }
 #: The admin CLI's subcommands (layers/holdfast/holdfast/tools/cli.py) and the command objects.
 COMMANDS: dict[str, str] = {

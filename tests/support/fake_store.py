@@ -185,6 +185,13 @@ class FakeBookingStore(_Fake):
         if change.swap is not None:
             writes += self._swap_writes(change, after)
         writes += self._opened(change.items)
+        if before.customer_id != after.customer_id and after.erased_at is None:   # a transferred booking's markers follow it
+            for offering in (after.event_id, *other_offerings(after.event_id, after.places)):
+                sk = f"EVENT#{offering}#BOOKING#{after.booking_id}"
+                writes += [Write(f"customer_marker_from@{offering}", (f"CUSTOMER#{before.customer_id}", sk), always,
+                                 lambda _: None),
+                           Write(f"customer_marker@{offering}", (f"CUSTOMER#{after.customer_id}", sk), always,
+                                 lambda _: {"booking_id": after.booking_id, "created_at": after.created_at})]
         if before.counted_hold and before.holds_places and not after.holds_places:
             writes.append(Write("hold_limit", _key(counter_key(before.customer_id, before.event_id)), always,
                                 _add("active", -1)))

@@ -144,6 +144,11 @@ CASES = {
                         booking(LOT, "CHECKED_IN"), LOT),
     "vehicle.exited": ("vehicle.exited", detail("vehicle.exited", at="2030-01-02T11:33:00.000Z", receipt=RECEIPT),
                        booking(LOT, "COMPLETED"), LOT),
+    # a booking offered to another address (services/transfers.py): its one action is the link
+    "booking.transfer_offered": ("booking.transfer_offered", detail(
+        "booking.transfer_offered", transfer_to="friend@example.com", transfer_id="t-1",
+        accept_url="https://tickets.example.com/bookings/b-1/transfer/accept?token=t-1.secret",
+        transfer_expires_at="2030-01-08T12:05:00.000Z"), booking(CONCERT), CONCERT),
     "booking.changed": ("booking.payment_pending", detail("booking.payment_pending", status="PAYMENT_PENDING"),
                         booking(CONCERT, BookingStatus.PAYMENT_PENDING), CONCERT),
 }

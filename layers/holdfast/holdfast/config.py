@@ -97,7 +97,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "queue_rate_burst": _number(int, ge=1),
     "waitlist_offer_seconds": _number(int, ge=1, le=86_400),
     "notifications_bus_name": _text(), "notifications_sender": _text(),
-    "ses_configuration_set": _text(), "contact_confirm_url": _text(),
+    "ses_configuration_set": _text(), "contact_confirm_url": _text(), "transfer_accept_url": _text(), "transfer_page_url": _text(),
     "mail_per_address_per_hour": _number(int, ge=1, le=10_000),
     "hold_reminder_seconds": _number(int, ge=0, le=86_400),
     "id_salt": _text(16),
@@ -156,6 +156,11 @@ class Settings:
     ses_configuration_set: str = ""
     #: where a confirmation message's link points (services/mail_policy.py)
     contact_confirm_url: str = ""
+    #: where a transfer's link points, ``{booking_id}`` replaced (services/transfers.py); empty: the
+    #: API's own path, relative
+    transfer_accept_url: str = ""
+    #: the web page a browser opening that link is sent to (transfer.html; empty: the API answers JSON)
+    transfer_page_url: str = ""
     #: messages one address takes an hour, confirmation requests included
     mail_per_address_per_hour: int = 10
     hold_reminder_seconds: int = 120
@@ -252,6 +257,8 @@ _ENV_NAMES = {
     "notifications_sender": "NOTIFICATIONS_SENDER",
     "ses_configuration_set": "SES_CONFIGURATION_SET",
     "contact_confirm_url": "CONTACT_CONFIRM_URL",
+    "transfer_accept_url": "TRANSFER_ACCEPT_URL",
+    "transfer_page_url": "TRANSFER_PAGE_URL",
     "mail_per_address_per_hour": "MAIL_PER_ADDRESS_PER_HOUR",
     "hold_reminder_seconds": "HOLD_REMINDER_SECONDS",
     "id_salt": "HOLDFAST_ID_SALT",

@@ -246,6 +246,8 @@ class EventIn(_Strict):
     max_holds_per_customer: int | None = Field(default=None, ge=1, le=100)
     #: A high-demand sale: booking needs an admission token from the waiting room.
     high_demand: bool = False
+    #: Whether a confirmed booking may be given to another customer (POST /bookings/{id}/transfer).
+    transfers_allowed: bool = True
 
     @field_validator("payment_mode", mode="before")
     @classmethod
@@ -329,7 +331,8 @@ class EventIn(_Strict):
                                         **({"hidden": True} if z.hidden else {})} for z in self.zones)
                            if self.zones else None,
                            cancellation=tuple(tier.model_dump() for tier in self.cancellation)
-                           if self.cancellation else None, exchange_until_hours=self.exchange_until_hours)
+                           if self.cancellation else None, exchange_until_hours=self.exchange_until_hours,
+                           transfers_allowed=self.transfers_allowed)
 
 
 #: The fields a kind reads from a chosen alternative (e.g. starts_at and resource_id): a few flat values.
@@ -577,6 +580,12 @@ class FiscalSettingsIn(_Strict):
 
         return FiscalSettings(self.tax_system_code, self.vat_code, self.payment_subject,
                               tuple(sorted(self.vat_overrides.items())))
+
+
+class TransferIn(_Strict):
+    """The body of POST /bookings/{id}/transfer: the address the booking's link is mailed to."""
+
+    to_email: ContactEmail
 
 
 class PaymentIn(_Strict):

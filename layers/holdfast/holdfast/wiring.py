@@ -306,6 +306,13 @@ def bookings():
                           view_extras=booking_view_extras, codes=codes(), payments=payments)
 
 
+def transfers():
+    """Confirmed bookings given to another customer (services/transfers.py)."""
+    from .services.transfers import TransferService
+
+    return TransferService(store(), system_clock, settings().transfer_accept_url, settings().transfer_page_url)
+
+
 @cached
 def codes():
     """Discount and access codes of the offerings (services/codes.py)."""

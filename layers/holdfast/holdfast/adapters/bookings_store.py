@@ -153,6 +153,17 @@ class BookingRecords:
         if change.swap is not None:
             items.extend(self._swap_items(change, after))
         items.extend(change.items)
+        if before.customer_id != after.customer_id and after.erased_at is None:
+            # a booking given to another customer (services/transfers.py): its markers, what the
+            # customer's data export, erasure and the waitlist find it by, follow it in this write
+            # (an erasure's pseudonym gets none: the erasure deleted them)
+            for offering in (after.event_id, *other_offerings(after.event_id, after.places)):
+                sk = f"EVENT#{offering}#BOOKING#{after.booking_id}"
+                items += [(f"customer_marker_from@{offering}", {"Delete": {"TableName": self.db.table, "Key": _attrs(
+                              {"pk": f"CUSTOMER#{before.customer_id}", "sk": sk})}}),
+                          (f"customer_marker@{offering}", {"Put": {"TableName": self.db.table, "Item": _attrs({
+                              "pk": f"CUSTOMER#{after.customer_id}", "sk": sk, "booking_id": after.booking_id,
+                              "created_at": after.created_at})}})]
         if before.counted_hold and before.holds_places and not after.holds_places:
             # Leaving HELD/PAYMENT_PENDING frees the customer's slot in this same transaction.
             items.append(("hold_limit", hold_limits.release_slot(self.db.table, _attrs, before.customer_id,

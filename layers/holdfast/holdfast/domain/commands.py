@@ -99,3 +99,5 @@ class CreateEvent:
     cancellation: tuple[dict[str, Any], ...] | None = None
     #: Exchanges allowed until this many hours before the start (domain/exchange.py); None: none.
     exchange_until_hours: int | None = None
+    #: Whether its confirmed bookings may be given to another customer (issue 45, services/transfers.py).
+    transfers_allowed: bool = True

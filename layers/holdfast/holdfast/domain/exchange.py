@@ -18,15 +18,16 @@ from ..clock import iso, parse_iso
 from .errors import Conflict
 from .inventory import Places, Swap
 from .money import Money
+from . import transfers
 
 #: The offering field that opts in: hours before the start until which exchanges are allowed.
 EXCHANGE_FIELD = "exchange_until_hours"
 #: The journal action of an exchange (its entry carries the request's key: a repeat is answered
 #: from it).
 EXCHANGED = "exchanged"
-#: What a booking's kind details keep about the tickets an exchange voided and re-issued.
-VOIDED = "voided_credentials"
-ISSUE = "ticket_issue"
+#: What a booking's kind details keep about the tickets an exchange voided and re-issued: the same
+#: list and issue counter a transfer keeps (domain/transfers.py), so a ticket's id names one issue.
+VOIDED, ISSUE = transfers.VOIDED, transfers.ISSUE
 
 
 def places_start(places: Places, starts_at: str) -> datetime | None:

@@ -186,6 +186,16 @@ class Kind:
         its doors): its customer can no longer give the booking up. None by default."""
         return 0
 
+    #: Whether a confirmed booking of this kind may be given to another customer (issue 45,
+    #: domain/transfers.py): the kind issues its credentials anew under the next
+    #: ``credential_issue`` and names those shown so far (``credential_ids``). False by default.
+    transferable: bool = False
+
+    def credential_ids(self, booking: Booking) -> list[str]:
+        """The ids of the credentials the booking shows now (an event's tickets), voided when it
+        is transferred. None by default."""
+        return []
+
     def passes(self, booking: Booking, credentials: Any) -> dict[str, str]:
         """The signed passes of a booking that admits several holders, one each, by their ids
         (none by default, nor while the booking admits nobody)."""

@@ -14,6 +14,7 @@ from typing import Any, Callable
 from ..clock import iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER, Booking, JournalEntry, PaymentMode
 from ..domain.event_changes import change_refund_until
+from ..domain import transfers
 from ..domain.errors import (
     BookingError,
     Conflict,
@@ -400,6 +401,7 @@ class BookingService:
             if until:   # the start time changed: cancelling now refunds in full
                 view["change_refund_until"] = until
             view |= cancel_terms(booking, event, self.clock(), language)
+            view |= transfers.view(booking, self.clock())
         return view
 
 

@@ -58,6 +58,8 @@ class CatalogService:
             event["cancellation"] = stored_policy(request.cancellation)
         if getattr(request, "exchange_until_hours", None) is not None:
             event[EXCHANGE_FIELD] = int(request.exchange_until_hours)
+        if getattr(request, "transfers_allowed", True) is False:   # stored only when forbidden
+            event["transfers_allowed"] = False
         settings = kind.settings_of(request)
         if settings is not None:
             event["settings"] = settings
@@ -130,7 +132,8 @@ class CatalogService:
             "counts": counts,
         } | pricing.price_list_view(event, self._zone_counts(event)) | _companion(event) \
             | ({"cancellation": event["cancellation"]} if event.get("cancellation") else {}) \
-            | ({EXCHANGE_FIELD: int(event[EXCHANGE_FIELD])} if event.get(EXCHANGE_FIELD) is not None else {})
+            | ({EXCHANGE_FIELD: int(event[EXCHANGE_FIELD])} if event.get(EXCHANGE_FIELD) is not None else {}) \
+            | {"transfers_allowed": event.get("transfers_allowed", True) is not False}
 
     def _sales_by_category(self, event: dict[str, Any]) -> dict[str, dict[str, int]]:
         """available / held / sold per price category: a zoned event's zones summed by their

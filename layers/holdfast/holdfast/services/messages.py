@@ -40,7 +40,8 @@ from . import message_words as words
 #: (``template_name``); a type without one gets ``booking.changed``.
 TEMPLATES = ("booking.held", "booking.hold_expiring", "booking.confirmed", "booking.expired", "booking.cancelled",
              "booking.payment_failed", "booking.refund_pending", "booking.refunded", "booking.manual_review",
-             "booking.conflict_case", "waitlist.offer", "event.changed", "event.cancelled", "booking.changed")
+             "booking.conflict_case", "waitlist.offer", "event.changed", "event.cancelled", "booking.changed",
+             "booking.transfer_offered")
 #: The conflict case's reason (services/conflict_cases.py CASE_REASON; not imported: that module
 #: pulls the payment service into the notifier).
 CASE_REASON = "places_taken_alternatives_offered"
@@ -51,14 +52,14 @@ LABELS = {
     "en": {"what": "What", "when": "When", "where": "Where", "places": "Places", "amount": "Amount",
            "booking": "Booking", "paid": "Paid", "payment": "Payment", "paid_at": "Date", "receipt": "Receipt",
            "fiscal_receipt": "Fiscal receipt", "fiscal_sent": "sent to {address}",
-           "open": "Open your booking", "pay": "Pay now", "refund_choice": "Give my money back",
+           "open": "Open your booking", "accept_transfer": "Accept the booking", "pay": "Pay now", "refund_choice": "Give my money back",
            "before": "Before", "after": "Now", "footer":
            "Holdfast bookings. You receive this because a booking was made with this address.",
            "seats": ("seat", "seats"), "count": ("place", "places"), "unnamed": "booking {}"},
     "ru": {"what": "Что", "when": "Когда", "where": "Где", "places": "Места", "amount": "Сумма",
            "booking": "Бронь", "paid": "Оплачено", "payment": "Платёж", "paid_at": "Дата", "receipt": "Чек",
            "fiscal_receipt": "Кассовый чек", "fiscal_sent": "отправлен на {address}",
-           "open": "Открыть бронь", "pay": "Оплатить", "refund_choice": "Вернуть мои деньги",
+           "open": "Открыть бронь", "accept_transfer": "Принять бронь", "pay": "Оплатить", "refund_choice": "Вернуть мои деньги",
            "before": "Было",
            "after": "Стало", "footer": "Бронирование Holdfast. Это письмо пришло, потому что с этим адресом "
                                        "была оформлена бронь.",
@@ -368,6 +369,12 @@ class Facts:
 
     _booking_hold_expiring = _booking_held
     _waitlist_offer = _booking_held
+
+    def _booking_transfer_offered(self, values: dict[str, Any]) -> None:
+        """To the address a booking is offered to: its one action is the link that accepts it (the
+        holder's own booking page is not theirs to open)."""
+        values["transfer_until"] = self.at(self.detail.get("transfer_expires_at"))
+        values["actions"] = [(self.labels["accept_transfer"], str(self.detail.get("accept_url") or ""))]
 
     def _booking_refund_pending(self, values: dict[str, Any]) -> None:
         values["refund"] = self._refund_amount()

@@ -25,7 +25,12 @@ from .messages import Site, compose
 SOURCE = "holdfast.bookings"
 #: Outbox events that are facts for the organizer's systems (webhooks), not messages to customers:
 #: the notifier records and sends nothing for them.
-NOT_FOR_CUSTOMERS = frozenset({"booking.checked_in", "case.opened"})
+NOT_FOR_CUSTOMERS = frozenset({"booking.checked_in", "case.opened", "booking.transferred"})
+#: A booking offered to another address (services/transfers.py): mailed to that address, not the
+#: holder's. Its link is what the message is for, so no confirmation is asked first (the recipient
+#: would have to confirm an address before learning why); suppression and the hourly limit apply,
+#: and the holder can have one waiting offer per booking.
+TRANSFER_OFFERED = "booking.transfer_offered"
 
 
 def dedup_id(detail: dict[str, Any]) -> str:
@@ -39,6 +44,8 @@ def dedup_id(detail: dict[str, Any]) -> str:
 def recipient(detail: dict[str, Any]) -> str | None:
     """The booking's contact address (given when booking or joining the waitlist); failing that,
     the customer id when the identity provider uses email addresses as ids; else nobody."""
+    if detail.get("type") == TRANSFER_OFFERED:
+        return str(detail.get("transfer_to") or "") or None
     contact = detail.get("contact_email")
     if contact:
         return str(contact)
@@ -79,7 +86,7 @@ def notify(store: NotificationStore, detail: dict[str, Any], sender: EmailSender
     subject, body = message.subject, message.text
     # the identity's own address: the booking says so (``contact_own``), or it is the customer's id
     own = (bool(detail.get("contact_own")) and same_address(to, detail.get("contact_email"))) \
-        or same_address(to, customer)
+        or same_address(to, customer) or message_type == TRANSFER_OFFERED
     verdict = gate.decide(customer, to, dedup, own=own) if to and gate else None
     recorded = store.record_notification(customer, dedup, {
         "type": message_type, "booking_id": detail["booking_id"], "status": detail.get("status"), "at": detail.get("at"),

@@ -33,3 +33,5 @@ class CreateService:
     exchange_until_hours: int | None = None
     #: A cancellation policy with fees (domain/refund_policy.py), counted from each slot's start.
     cancellation: tuple[dict[str, int], ...] | None = None
+    #: Whether its confirmed bookings may be given to another customer (issue 45).
+    transfers_allowed: bool = True

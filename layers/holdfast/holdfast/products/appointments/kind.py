@@ -45,6 +45,8 @@ class Slots(Kind):
     exchangeable = True
     offers_alternatives = True
     label = "appointment_slots"
+    #: a slot's booking may be given to someone else (issue 45); it shows no credential to void
+    transferable = True
 
     @property
     def settings_model(self) -> type[SlotsSettings]:

@@ -102,6 +102,8 @@ class ServiceIn(SlotsSettings):
     exchange_until_hours: int | None = Field(default=None, ge=0, le=8760)
     #: A cancellation policy with fees, as an event's: its tiers count back from each booking's slot.
     cancellation: list[CancellationTierIn] | None = Field(default=None, min_length=1, max_length=10)
+    #: Whether a confirmed booking may be given to another customer (POST /bookings/{id}/transfer).
+    transfers_allowed: bool = True
 
     def settings(self) -> SlotsSettings:
         return SlotsSettings.model_validate(self.model_dump(include=set(SlotsSettings.model_fields)))
@@ -111,7 +113,7 @@ class ServiceIn(SlotsSettings):
                              settings=self.settings(), max_holds_per_customer=self.max_holds_per_customer,
                              city=self.city, exchange_until_hours=self.exchange_until_hours,
                              cancellation=tuple(tier.model_dump() for tier in self.cancellation)
-                             if self.cancellation else None)
+                             if self.cancellation else None, transfers_allowed=self.transfers_allowed)
 
 
 class ServiceListQuery(_Strict):

@@ -120,6 +120,8 @@ class AppointmentService:
             event[EXCHANGE_FIELD] = int(request.exchange_until_hours)
         if request.cancellation:
             event["cancellation"] = stored_policy(request.cancellation)
+        if request.transfers_allowed is False:   # stored only when forbidden (services/transfers.py)
+            event["transfers_allowed"] = False
         fingerprint = _fingerprint({key: value for key, value in event.items() if key not in ("created_at", "starts_at")})
         try:
             self.store.put_event(event, None, None, fingerprint)
@@ -204,6 +206,7 @@ def describe_service(event: dict[str, Any]) -> dict[str, Any]:
         "hold_ttl_seconds": int(event["hold_ttl_seconds"]), "payment_mode": event["payment_mode"],
         "max_holds_per_customer": int(event["max_holds_per_customer"]),
         **({"cancellation": event["cancellation"]} if event.get("cancellation") else {}),
+        "transfers_allowed": event.get("transfers_allowed", True) is not False,
     } | ({EXCHANGE_FIELD: int(event[EXCHANGE_FIELD])} if event.get(EXCHANGE_FIELD) is not None else {})
 
 

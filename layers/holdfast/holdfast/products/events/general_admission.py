@@ -99,6 +99,8 @@ class GeneralAdmission(Kind):
     view_extras, passes, admitted = tickets.view_extras, tickets.passes, tickets.admitted
     # a confirmed booking may move to another date or seat (services/exchange.py): new tickets
     exchangeable, reissue = True, tickets.reissue
+    # a booking given to someone else gets new tickets, its old ones void (issue 45)
+    transferable, credential_ids = True, tickets.credential_ids
 
     def counts(self, store: InventoryReads, event_id: str, consistent: bool = True) -> dict[str, int]:
         return _counts(store.read_pools(event_id))

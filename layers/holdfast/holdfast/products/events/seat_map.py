@@ -155,6 +155,8 @@ class SeatMap(Kind):
     view_extras, passes, admitted = tickets.view_extras, tickets.passes, tickets.admitted
     # a confirmed booking may move to another date or seat (services/exchange.py): new tickets
     exchangeable, reissue = True, tickets.reissue
+    # a booking given to someone else gets new tickets, its old ones void (issue 45)
+    transferable, credential_ids = True, tickets.credential_ids
 
     def counts(self, store: InventoryReads, event_id: str, consistent: bool = True) -> dict[str, int]:
         states = self._consistent_states(store, event_id) if consistent else store.seat_states(event_id)

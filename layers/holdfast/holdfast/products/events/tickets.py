@@ -19,10 +19,10 @@ from typing import Any, Callable, Sequence
 
 from holdfast.clock import parse_iso
 
-from holdfast.domain import entry_rights
+from holdfast.domain import entry_rights, transfers
 from holdfast.domain.booking import Booking
 from holdfast.domain.claims import PART
-from holdfast.domain.exchange import ISSUE, VOIDED
+from holdfast.domain.transfers import ISSUE, VOIDED
 from holdfast.domain.signatures import PublicKeys, SigningKeys, TokenInvalid, expired
 from holdfast.kinds.base import Kind
 
@@ -54,8 +54,9 @@ def places(booking: Booking) -> list[tuple[str, str | None]]:
     details = booking.kind_details or {}
     part = details.get(PART)
     base = f"{booking.booking_id}/{part}" if part else booking.booking_id
-    # the tickets an exchange issued anew (``reissue``): the old ids stay void
-    issue = int(details.get(ISSUE) or 0)
+    # a transferred or exchanged booking's tickets are issued anew: each issue names its own (one
+    # counter for both, domain/transfers.py)
+    issue = transfers.credential_issue(booking)
     base = f"{base}#{issue}" if issue else base
     return [(ticket_id(base, n), seat) for n, seat in enumerate(seats, start=1)]
 
@@ -63,9 +64,8 @@ def places(booking: Booking) -> list[tuple[str, str | None]]:
 def reissue(kind: Kind, before: Booking, details: dict[str, Any] | None) -> dict[str, Any]:
     """An exchanged booking's tickets (``Kind.reissue``): every ticket of ``before`` void (online
     and in the doors' void lists), new ones under the next issue number, none checked in."""
-    old = before.kind_details or {}
     voided = sorted({*entry_rights.voided_credentials(before), *(tid for tid, _ in places(before))})
-    return {**(details or {}), VOIDED: voided, ISSUE: int(old.get(ISSUE) or 0) + 1}
+    return {**(details or {}), VOIDED: voided, ISSUE: transfers.credential_issue(before) + 1}
 
 
 def admits(booking: Booking, ticket: str | None = None) -> bool:
@@ -78,6 +78,11 @@ def revoked(booking: Booking) -> list[str]:
     those an exchange voided included."""
     current = [tid for tid, _ in places(booking)]
     return entry_rights.revoked(booking, current + sorted(entry_rights.voided_credentials(booking) - set(current)))
+
+
+def credential_ids(kind: Kind, booking: Booking) -> list[str]:
+    """The ids of the tickets the booking shows now (a transfer voids them)."""
+    return [tid for tid, _ in places(booking)]
 
 
 def checked_in(booking: Booking) -> int:

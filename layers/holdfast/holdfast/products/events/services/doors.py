@@ -222,6 +222,8 @@ class Doors:
         # the event's part of the booking (an order's line of this event), or None
         part = kinds.of_booking(booking).part(booking, call.event_id) if booking is not None else None
         seat = dict(tickets.places(part)).get(ticket_id, "-") if part is not None else "-"
+        if seat == "-" and part is not None and ticket_id in entry_rights.voided_credentials(part):
+            seat = payload.get("seat")   # a ticket of an earlier issue (the booking was transferred): void
         if booking is not None and seat == "-" and ticket_id in entry_rights.voided_credentials(booking):
             # a ticket its booking no longer has: an exchange re-issued them (to this event or another)
             return self._refuse(call, "ticket_void", _refused("ticket_void", ticket_id=ticket_id, seat_id=None),
