@@ -39,7 +39,7 @@ from holdfast.products.appointments.schemas import SlotBookingIn
 from holdfast.clock import iso, parse_iso
 from holdfast.products.appointments.timeslots import parse_granule_key
 from holdfast.domain.errors import BookingError, IdempotencyKeyReused, NotFound, SeatsUnavailable, SoldOut
-from holdfast.domain import fiscal
+from holdfast.domain import fiscal, transfers
 from holdfast.domain.booking import settled_lines
 from holdfast.domain.fiscal import FiscalSettings
 from holdfast.domain.organizers import Caller
@@ -2514,8 +2514,11 @@ class BookingModel:
                 assert total(sent["receipt"]) == Decimal(sent["amount"]["value"]), \
                     f"F1 receipt of {payment.payment_id} sums to {total(sent['receipt'])}, not {sent['amount']}"
                 # an erased booking no longer holds the address its receipt was sent to (the
-                # provider's copy is the provider's record, not ours to erase)
-                assert booking.erased_at or sent["receipt"]["customer"] == {"email": booking.contact_email}, \
+                # provider's copy is the provider's record, not ours to erase); a booking given to
+                # someone else since (issue 45) keeps its payer's receipt: the taker's address is
+                # the booking's now, the payment and its receipt stay the giver's
+                given = bool((booking.kind_details or {}).get(transfers.ACCEPTED))
+                assert booking.erased_at or given or sent["receipt"]["customer"] == {"email": booking.contact_email}, \
                     f"F1 receipt of {payment.payment_id} is not for the booking's address"
             else:
                 assert "receipt" not in sent, f"F1 payment {payment.payment_id} carries a receipt it never decided"

@@ -109,6 +109,23 @@ def test_an_offline_exit_the_backend_refuses_opens_a_case_and_frees_the_space(ga
     assert cases[gone["conflict"]["case_id"]]["amount_due"] == {"value": "200.00", "currency": "RUB"}
 
 
+def test_an_offline_exit_synced_after_the_car_came_back_never_closes_the_later_visit(gates, lot_gate, clock, parking,
+                                                                                     store):
+    """Proof seed 145 (G2): a gate offline saw the car leave; by the time that exit was synced the
+    same plate had come in again online. The late exit was the earlier visit's: it is refused with a
+    case, and the car now inside keeps its open ticket and its space."""
+    lot_id, _ = lot_gate
+    left_at = clock() - timedelta(minutes=20)
+    inside = pass_(gates, lot_gate, "entry", "back-in", clock(), plate="D4")["ticket_id"]
+    late = pass_(gates, lot_gate, "exit", "off-out", left_at, offline=True, plate="D4")
+    assert (late["exit_granted"], late["reason"], late["conflict"]["reason"]) == \
+        (False, "ticket_not_found", "ticket_not_found")
+    assert store.get_ticket(inside)["status"] == "OPEN" and parking.get_lot(lot_id)["occupied"] == 1
+    clock.now += timedelta(minutes=5)
+    out = pass_(gates, lot_gate, "exit", "out", clock(), plate="D4")      # its own exit still finds it
+    assert out["exit_granted"] is True and store.get_ticket(inside)["status"] == "CLOSED"
+
+
 def test_a_pass_dated_ahead_of_the_server_clock_fails_for_good_and_opens_a_case(gates, lot_gate, clock, store):
     lot_id, gate_id = lot_gate
     sync = GateSync(FakeGateSyncLedger(store.table), gates.apply)

@@ -263,7 +263,7 @@ class GatePasses:
     # ------------------------------------------------------------------------------- exit
     def _exit(self, lot: dict[str, Any], call: Pass, event: dict[str, Any]) -> dict[str, Any]:
         lot_id, settings, at, gate_id = rules.lot_id_of(lot), Parking.settings(lot), call.at, call.gate_id
-        ticket = self._exit_ticket(lot_id, event)
+        ticket = self._exit_ticket(lot_id, event, at)
         if ticket is None:
             return self._refuse_exit(call, "ticket_not_found", _named(event))
         if ticket["status"] != "OPEN":
@@ -357,7 +357,7 @@ class GatePasses:
                     return answer
                 known = _named(event)
                 # an exit by plate names no ticket now closed (the plate's open one may be a later visit's)
-                ticket = self._exit_ticket(call.lot_id, {**event, "plate": None}) if direction == "exit" else \
+                ticket = self._exit_ticket(call.lot_id, {**event, "plate": None}, call.at) if direction == "exit" else \
                     self.store.get_ticket(answer["ticket_id"])
                 if ticket is not None:
                     known.update(ticket_id=ticket["ticket_id"], plate=ticket.get("plate"),
@@ -380,10 +380,11 @@ class GatePasses:
         return transitions.decide_again(read, settle, attempts=ATTEMPTS,
                                         exhausted=lambda: _refused(direction, "busy"))
 
-    def _exit_ticket(self, lot_id: str, event: dict[str, Any]) -> dict[str, Any] | None:
+    def _exit_ticket(self, lot_id: str, event: dict[str, Any], at: datetime) -> dict[str, Any] | None:
         """The ticket an exit names: the backend's id, or a gate's local one (printed offline, shown
         at any gate: once its entry is synced the backend knows it by the id derived from it), or
-        the plate's open ticket."""
+        the plate's open ticket if its car came in before the exit (an offline gate's exit synced
+        late was another visit's: it never closes a visit that began after it)."""
         shown = [str(event["ticket_id"])] if event.get("ticket_id") else []
         local = [str(event["local_ticket_id"])] if event.get("local_ticket_id") else \
             [t for t in shown if t.startswith(LOCAL_TICKET_PREFIX)]
@@ -392,7 +393,8 @@ class GatePasses:
             if found is not None and found["lot_id"] == lot_id:
                 return found
         if event.get("plate"):
-            return self.store.open_ticket_of(lot_id, rules.normalise_plate(str(event["plate"])))
+            found = self.store.open_ticket_of(lot_id, rules.normalise_plate(str(event["plate"])))
+            return found if found is not None and parse_iso(found["entered_at"]) <= at else None
         return None
 
     def _refuse_exit(self, call: Pass, reason: str, known: dict[str, Any]) -> dict[str, Any]:
