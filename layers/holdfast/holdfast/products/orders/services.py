@@ -110,9 +110,22 @@ class OrderService:
                                                **({"block_id": line.block_id} if line.block_id else {})}
                                               for o, w, line in zip(offerings, wanted, order.lines)], **contact,
                                     **given})
-        replay = self._replay(customer_id, idempotency_key, fingerprint)
-        if replay is not None:
-            return replay
+        try:
+            return self._hold(customer_id, idempotency_key, order, offerings, wanted, fingerprint)
+        except BookingError:
+            # A repeat is answered from its first result even when what it asked is gone now
+            # (perhaps to that very request: its places, its code's uses, its block). A new order
+            # reads its idempotency record only here: its transaction's condition on the record
+            # tells a repeat that got that far (as a single hold, services/hold_reads.py).
+            replay = self._replay(customer_id, idempotency_key, fingerprint)
+            if replay is not None:
+                return replay
+            raise
+
+    def _hold(self, customer_id: str, idempotency_key: str, order: PlaceOrder, offerings: list[Offering],
+              wanted: list[dict[str, Any]], fingerprint: str) -> HoldResult:
+        """Every line planned and held in one transaction (``place``'s work once the request is
+        checked)."""
         codes = [self._code(offering, line.request, customer_id, index)
                  for index, (line, offering) in enumerate(zip(order.lines, offerings))]
         rng = self.bookings.rng
