@@ -37,6 +37,10 @@
       contactLabel: "E-mail for the receipt", contactPay: "Pay with this address",
       askCancel: "Cancel this booking?", askGiveUp: "Give these places up?",
       noBooking: "This page needs a booking: open it from the event page after holding places.",
+      giveHeading: "Give this booking to someone", giveLabel: "Their e-mail", giveSend: "Send the link",
+      giveWhy: "We e-mail them a link. Once they accept it the booking is theirs, with new tickets, and yours stop working.",
+      givenTo: "Offered: the link was sent and works until {when}. Your tickets work until it is accepted.",
+      withdraw: "Take the offer back",
     },
     ru: {
       tickets: "Билеты", ticketsHow: "Покажите на входе по коду на каждого; каждый пропускает одного человека один раз.",
@@ -69,6 +73,10 @@
       contactLabel: "Почта для чека", contactPay: "Оплатить с этим адресом",
       askCancel: "Отменить бронирование?", askGiveUp: "Отказаться от этих мест?",
       noBooking: "Этой странице нужно бронирование: откройте её со страницы мероприятия после брони мест.",
+      giveHeading: "Передать бронирование другому", giveLabel: "Его почта", giveSend: "Отправить ссылку",
+      giveWhy: "Мы отправим ссылку на эту почту. Когда её примут, бронирование перейдёт к новому владельцу с новыми билетами, а ваши перестанут действовать.",
+      givenTo: "Предложено: ссылка отправлена и действует до {when}. Ваши билеты действуют, пока её не примут.",
+      withdraw: "Отозвать предложение",
     },
   });
   // A count in the reader's language (Intl plural rules pick the form)
@@ -160,6 +168,7 @@
       ? [share ? "" : cancelText(), back ? fill(T.refundAmount, { amount: money(back) }) : ""].filter(Boolean).join(" ") : "";
 
     renderCase();
+    renderGive(slot, space);
     showPass();
     showTickets();
 
@@ -167,6 +176,18 @@
     // each step in the reader's language (the customer texts), else the engine's English record
     journal.replaceChildren(...booking.journal.map((entry) => Holdfast.journalItem({ ...entry, decision: sentence(entry.decision) }, said)));
     tick();
+  }
+
+  // Giving a confirmed booking to someone else (POST /bookings/{id}/transfer): an event's or an
+  // appointment's; the API refuses what its offering does not allow, and the page says so. A
+  // waiting offer shows until when its link works, and can be taken back.
+  function renderGive(slot, space) {
+    const open = booking.status === "CONFIRMED" && !space && !orderLines;
+    $("give-card").classList.toggle("hidden", !open);
+    const offer = booking.transfer;
+    $("give").classList.toggle("hidden", Boolean(offer));
+    $("given").classList.toggle("hidden", !offer);
+    $("given-text").textContent = offer ? fill(T.givenTo, { when: when(offer.expires_at) }) : "";
   }
 
   // A late payment whose places went to someone else: the kind's alternatives (its own fields,
@@ -387,6 +408,34 @@
       render();
       poll();
     } catch (error) { showError("action-error", error); }
+  });
+
+  $("give").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    showError("give-error", null);
+    const address = $("give-email").value.trim();
+    if (!address || !$("give-email").checkValidity()) {
+      $("give-email").setAttribute("aria-invalid", "true");
+      $("give-email").focus();
+      return;
+    }
+    $("give-email").removeAttribute("aria-invalid");
+    $("give-send").disabled = true;
+    try {
+      await api("POST", `/bookings/${encodeURIComponent(bookingId)}/transfer`, { body: { to_email: address } });
+      $("give-email").value = "";
+      await refresh();
+      $("withdraw").focus();
+    } catch (error) { showError("give-error", error); } finally { $("give-send").disabled = false; }
+  });
+
+  $("withdraw").addEventListener("click", async () => {
+    showError("give-error", null);
+    try {
+      await api("DELETE", `/bookings/${encodeURIComponent(bookingId)}/transfer`);
+      await refresh();
+      $("give-email").focus();
+    } catch (error) { showError("give-error", error); }
   });
 
   let stop = null;

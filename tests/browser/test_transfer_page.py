@@ -53,3 +53,37 @@ def test_the_transfer_page_shows_the_offer_and_accepts_it_for_the_signed_in_read
     mine = api.request("GET", f"/bookings/{booking['booking_id']}", customer=taker).json()
     assert mine["status"] == "CONFIRMED" and mine["tickets"][0]["ticket_id"] != old[0]["ticket_id"]
     assert api.request("GET", f"/bookings/{booking['booking_id']}", customer=giver).status_code == 403
+
+
+def test_the_booking_page_offers_the_booking_to_an_address_and_takes_the_offer_back(site, customer_page, shots):
+    """The holder's side: a confirmed booking's page sends the link to an address (the API's 202),
+    shows until when it works, and takes it back (DELETE): the link then finds nothing."""
+    api, sandbox, giver = site["api"], site["control"], customer()
+    event = api.create_event(capacity=5, name="Giving night")
+    booking = api.book(event["event_id"], giver, {"quantity": 1}).json()
+    sandbox.pay(api.pay(booking["booking_id"], giver).json()["payment_id"])
+    api.wait_for(booking["booking_id"], giver, lambda b: b.get("tickets"), what="tickets")
+    page = customer_page(giver)
+    page.goto(f"/booking.html?id={booking['booking_id']}")
+    expect(page.locator("#status")).to_have_attribute("data-status", "CONFIRMED")
+    page.get_by_role("button", name="Send the link").click()          # no address: asked for, nothing sent
+    expect(page.get_by_label("Their e-mail")).to_have_attribute("aria-invalid", "true")
+    assert "transfer" not in api.request("GET", f"/bookings/{booking['booking_id']}", customer=giver).json()
+    page.get_by_label("Their e-mail").fill(f"friend-{uuid.uuid4().hex[:8]}@example.org")
+    page.get_by_role("button", name="Send the link").click()
+    expect(page.locator("#given-text")).to_contain_text("Offered")
+    offer = api.request("GET", f"/bookings/{booking['booking_id']}", customer=giver).json()["transfer"]
+    assert offer["transfer_id"] and offer["expires_at"]
+    assert serious_accessibility_problems(page) == []
+    shots(page, "booking-transfer-offered-en-desktop", full_page=True)
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.get_by_label("Language").select_option("ru")
+    expect(page.get_by_role("button", name="Отозвать предложение")).to_be_visible()
+    assert serious_accessibility_problems(page) == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    shots(page, "booking-transfer-offered-ru-phone", full_page=True)
+    page.get_by_role("button", name="Отозвать предложение").click()
+    expect(page.get_by_label("Его почта")).to_be_visible()
+    assert "transfer" not in api.request("GET", f"/bookings/{booking['booking_id']}", customer=giver).json()
+    assert serious_accessibility_problems(page) == []
