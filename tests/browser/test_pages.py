@@ -595,8 +595,11 @@ def test_a_driver_finds_a_lot_in_the_catalog_reserves_pays_and_the_shown_pass_op
     booking_id = page.url.split("id=")[1]
     token = api.booking(booking_id, who)["entry_token"]
     assert decoded_qr(page.locator("#pass")) == [token]      # the code on the page is the pass itself
-    # the lot refunds a cancellation until the window starts: the page says so, in the API's words
-    expect(page.locator("#cancel")).to_have_text("Cancel and get a refund")
+    # the lot refunds a cancellation until the window starts: the page says so, in the API's words,
+    # and the button names the exact amount a cancel now gives back (cancel_refund_amount, issue 45)
+    back = api.booking(booking_id, who)["cancel_refund_amount"]
+    assert back == api.booking(booking_id, who)["amount"]
+    expect(page.locator("#cancel")).to_have_text(re.compile(rf"^Cancel and get RUB\s{re.escape(back['value'])} back$"))
     expect(page.locator("#cancel-terms")).to_contain_text("your payment is refunded in full; later, nothing")
     page.get_by_label("Language").select_option("ru")
     expect(page.locator("#status")).to_have_text("Оплачено и подтверждено")

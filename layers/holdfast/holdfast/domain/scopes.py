@@ -70,9 +70,6 @@ CORE_ROUTE_SCOPES: dict[Route, str] = {
     ("POST", "/services/{service_id}/codes"): CODES,
     ("GET", "/services/{service_id}/codes"): CODES,
     ("DELETE", "/services/{service_id}/codes/{code}"): CODES,
-    ("POST", "/lots/{lot_id}/codes"): CODES,
-    ("GET", "/lots/{lot_id}/codes"): CODES,
-    ("DELETE", "/lots/{lot_id}/codes/{code}"): CODES,
     # the team: keys, and the record of what each did
     ("GET", "/organizers/me"): ANY_KEY,
     ("GET", "/organizers/me/keys"): KEYS,

@@ -97,6 +97,8 @@ TEXTS: dict[str, dict[str, str]] = {
 #: which the customer texts cannot take yet; the pages show those steps' English record.
 JOURNAL: dict[str, dict[str, str]] = {
     "en": {
+        "transfer_offered": "Offered to someone else", "transfer_withdrawn": "The offer was taken back",
+        "transfer_accepted": "Given to another customer; new tickets", "exchanged": "Moved to other places; new tickets",
         "hold_created": "Places held", "comp_confirmed": "Nothing to pay; confirmed", "comp_cancelled": "Cancelled; nothing was paid", "event_cancelled_comp_released": "Event cancelled; places released", "hold_expired": "Hold ran out; places released",
         "payment_requested": "Payment started", "payment_retried": "Payment started again",
         "payment_created": "Payment page ready", "payment_succeeded": "Paid while held; places sold",
@@ -136,6 +138,8 @@ JOURNAL: dict[str, dict[str, str]] = {
         "settlement_receipt_canceled": "Closing receipt cancelled by the register; issued again",
     },
     "ru": {
+        "transfer_offered": "Предложено другому", "transfer_withdrawn": "Предложение отозвано",
+        "transfer_accepted": "Передано другому покупателю; билеты новые", "exchanged": "Перенесено на другие места; билеты новые",
         "hold_created": "Места забронированы", "comp_confirmed": "Платить не нужно; подтверждено", "comp_cancelled": "Отменено; оплаты не было", "event_cancelled_comp_released": "Событие отменено; места освобождены", "hold_expired": "Бронь истекла, места освобождены",
         "payment_requested": "Оплата начата", "payment_retried": "Оплата начата снова",
         "payment_created": "Страница оплаты готова", "payment_succeeded": "Оплачено во время брони; места проданы",

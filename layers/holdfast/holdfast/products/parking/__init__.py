@@ -27,6 +27,10 @@ PRODUCT = register_product(Product(
         ("DELETE", "/lots/{lot_id}/gates/{gate_id}"): "parking",
         ("POST", "/lots/{lot_id}/subscriptions"): "parking",
         ("POST", "/admin/gate-cases/{case_id}/resolve"): "parking",
+        # a lot's promo codes: like an event's, a say over prices (issue 45)
+        ("POST", "/lots/{lot_id}/codes"): "codes",
+        ("GET", "/lots/{lot_id}/codes"): "codes",
+        ("DELETE", "/lots/{lot_id}/codes/{code}"): "codes",
     },
     creates_offering=frozenset({("POST", "/lots")}),
 ))
