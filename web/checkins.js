@@ -71,7 +71,7 @@
 // (POST /admin/checkin-cases/{id}/resolve, scope doors). Listed with the reviews (scope reviews).
 (() => {
   const { api, el, showError, when, words, fill } = Holdfast;
-  const { key, operator, needKey, journalList, holds } = HoldfastOperator;
+  const { key, journalList, holds } = HoldfastOperator;
   const T = words({
     en: { title: "Check-in cases at the doors", none: "None right now.", resolution: "Resolution", note: "Note",
           why: "Why (kept in the case's journal)", record: "Record decision", resolvedAs: "Resolved: {resolution}.",
@@ -114,29 +114,14 @@
     ].filter(Boolean).join(" · ");
     const button = el("button", { type: "button", text: T.record });
     const controls = el("div", { class: "row" }, el("label", {}, T.resolution, choice), el("label", {}, T.note, note), button);
-    button.addEventListener("click", async () => {
-      showError(failure, null);
-      if (!needKey(failure)) return;
-      if (!operator()) { showError(failure, HoldfastOperator.T.needName); return; }
-      if (!note.value.trim()) { showError(failure, HoldfastOperator.T.needNote); note.focus(); return; }
-      button.disabled = true;
-      try {
-        const after = await api("POST", `/admin/checkin-cases/${encodeURIComponent(found.case_id)}/resolve`,
-          { body: { resolution: choice.value, operator: operator(), note: note.value.trim() }, organizerKey: key() });
-        const decided = (after.resolution || {}).resolution || choice.value;
-        result.textContent = fill(T.resolvedAs, { resolution: T[decided] || decided });
-        result.classList.remove("hidden");
-        card.dataset.status = after.status;
-        controls.classList.add("hidden");
-        showJournal(after.journal);
-      } catch (problem) { showError(failure, problem); button.disabled = false; }
-    });
     const cannot = el("p", { class: "muted hidden", text: T.needsDoors });
     const card = el("article", { class: "card review", "data-checkin-case": found.case_id, "data-status": found.status },
       el("h3", { text: T[found.reason] || T.other }),
       el("p", {}, facts),
       el("details", {}, el("summary", { text: HoldfastOperator.T.journal }), journal),
       controls, cannot, failure, result);
+    HoldfastOperator.resolveCase(button, { path: `/admin/checkin-cases/${encodeURIComponent(found.case_id)}/resolve`,
+                                           choice, note, failure, result, controls, card, showJournal, words: T });
     // the key's rights are learned after it is used: looked at again on every refresh
     card.showRights = () => {
       const open = card.dataset.status === "OPEN";

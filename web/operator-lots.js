@@ -6,7 +6,7 @@
 // with their resolution (POST /admin/gate-cases/{id}/resolve).
 (() => {
   const { api, el, showError, money, when, newKey, words, fill } = Holdfast;
-  const { key, operator, needKey, journalList, count } = HoldfastOperator;
+  const { key, needKey, journalList, count } = HoldfastOperator;
   const TYPES = ["REGULAR", "COMPACT", "LARGE", "HANDICAP"];
   const PREFIX = { REGULAR: "R", COMPACT: "C", LARGE: "L", HANDICAP: "H" };
   const T = words({
@@ -260,29 +260,14 @@
     ].filter(Boolean).join(" · ");
     const showJournal = async (entries) => journal.replaceChildren(await journalList(entries || []));
     const button = el("button", { type: "button", text: T.resolve });
-    button.addEventListener("click", async () => {
-      showError(failure, null);
-      if (!needKey(failure)) return;
-      if (!operator()) { showError(failure, HoldfastOperator.T.needName); return; }
-      if (!note.value.trim()) { showError(failure, HoldfastOperator.T.needNote); note.focus(); return; }
-      button.disabled = true;
-      try {
-        const after = await api("POST", `/admin/gate-cases/${encodeURIComponent(gateCase.case_id)}/resolve`,
-          { body: { resolution: choice.value, operator: operator(), note: note.value.trim() }, organizerKey: key() });
-        const decided = (after.resolution || {}).resolution || choice.value;
-        result.textContent = fill(T.resolvedAs, { resolution: T[decided] || decided });
-        result.classList.remove("hidden");
-        card.dataset.status = after.status;
-        controls.classList.add("hidden");
-        showJournal(after.journal);
-      } catch (problem) { showError(failure, problem); button.disabled = false; }
-    });
     const controls = el("div", { class: "row" }, el("label", {}, T.resolution, choice), el("label", {}, T.note, note), button);
     const card = el("article", { class: "card review", "data-case": gateCase.case_id, "data-status": gateCase.status },
       el("h3", { text: T[`case_${type}`] || type }),
       el("p", {}, el("span", { lang: "en", text: gateCase.reason.replace(/_/g, " ") }), ". ", facts),
       el("details", {}, el("summary", { text: HoldfastOperator.T.journal }), journal),
       controls, failure, result);
+    HoldfastOperator.resolveCase(button, { path: `/admin/gate-cases/${encodeURIComponent(gateCase.case_id)}/resolve`,
+                                           choice, note, failure, result, controls, card, showJournal, words: T });
     showJournal(gateCase.journal);
     return card;
   }

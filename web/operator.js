@@ -169,7 +169,31 @@ const HoldfastOperator = (() => {
     learnRights();
   });
 
-  return { section, key, operator, needKey, journalList, count, holds, T };
+  // A case's "resolve" button (gate cases, check-in cases): the operator's name and a note are
+  // needed first; the answer says which resolution was taken, hides the controls and shows the
+  // case's journal. ``words`` are the section's own texts (resolvedAs, and each resolution's name).
+  function resolveCase(button, { path, choice, note, failure, result, controls, card, showJournal, words }) {
+    const { showError, fill } = Holdfast;
+    button.addEventListener("click", async () => {
+      showError(failure, null);
+      if (!needKey(failure)) return;
+      if (!operator()) { showError(failure, T.needName); return; }
+      if (!note.value.trim()) { showError(failure, T.needNote); note.focus(); return; }
+      button.disabled = true;
+      try {
+        const after = await api("POST", path,
+          { body: { resolution: choice.value, operator: operator(), note: note.value.trim() }, organizerKey: key() });
+        const decided = (after.resolution || {}).resolution || choice.value;
+        result.textContent = fill(words.resolvedAs, { resolution: words[decided] || decided });
+        result.classList.remove("hidden");
+        card.dataset.status = after.status;
+        controls.classList.add("hidden");
+        showJournal(after.journal);
+      } catch (problem) { showError(failure, problem); button.disabled = false; }
+    });
+  }
+
+  return { section, key, operator, needKey, journalList, count, holds, resolveCase, T };
 })();
 
 // ------------------------------------------------------------------ events: create and publish
