@@ -16,7 +16,7 @@ import pytest
 
 from devstack.aws import EmbeddedStack
 from devstack.aws import calls as aws_calls
-from devstack.aws import queries, transactions
+from devstack.aws import dynamodb_answers, queries, transactions
 from tests.support import iam
 
 _checks: dict[str, int] = defaultdict(int)                        # template -> stacks checked
@@ -66,6 +66,9 @@ def pytest_configure(config):
     # cost grew with the items earlier steps wrote, most of all for parking's per-granule claims.
     transactions.install()
     queries.install()
+    # and writes DynamoDB's answers as JSON without moto's generic serializer (~20 % of a moto-bound
+    # unit file's CPU; devstack/aws/dynamodb_answers.py, checked against moto's in tests/devstack)
+    dynamodb_answers.install()
     if getattr(EmbeddedStack, "_iam_checked", False):
         return
     original_start, original_stop = EmbeddedStack._start, EmbeddedStack.stop

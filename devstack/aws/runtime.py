@@ -15,6 +15,7 @@ Every hook here touches moto internals, which is why moto is pinned to an exact 
 * stdout during an invocation -> its EMF lines also go to the function's log group in moto's
   CloudWatch Logs (devstack/aws/emf.py), where Lambda would put them.
 * moto_speedups.py -> repeated work moto does per request (JSONPath, SQS clock, ASL parse).
+* dynamodb_answers.py -> DynamoDB answers written as JSON without moto's generic serializer.
 * `botocore.client.BaseClient._make_api_call` -> records every AWS call a function makes
   (devstack/aws/calls.py), because moto enforces no IAM: tests check them against the roles.
 """
@@ -36,7 +37,7 @@ from datetime import timezone
 from pathlib import Path
 from typing import Any
 
-from . import calls, emf, moto_speedups, queries, transactions
+from . import calls, dynamodb_answers, emf, moto_speedups, queries, transactions
 from . import clock as stack_clock
 from .calls import CURRENT_FUNCTION as _CURRENT_FUNCTION
 
@@ -315,6 +316,7 @@ def _install() -> None:
     transactions.install()
     queries.install()
     moto_speedups.install()
+    dynamodb_answers.install()
 
     original_call_action = BaseResponse.call_action
 
