@@ -127,31 +127,3 @@ def test_the_format_is_one_for_every_export():
     assert exports.moment("2026-12-07T11:00:00.123Z") == "2026-12-07T11:00:00Z" and exports.moment(None) == ""
     text = exports.page_text(("ticket_id", "door_id", "mode"), [{"ticket_id": "t1", "mode": None}])
     assert text == exports.BOM + "ticket_id,door_id,mode\r\nt1,,\r\n"
-
-
-def test_a_job_request_is_checked_by_the_one_offering_it_names_not_by_reading_every_offering(catalog, store):
-    """`check` (POST /organizers/me/exports) answers the pages' 404s without the organizer's list:
-    that list is one read per offering, and an organizer of hundreds made each request read them
-    all (the fuzz run's slowest operation, 39.5 s). The job reads them when it runs."""
-    mine = [catalog.create_event(event_request(name=f"Mine {n}"), None, ACME)["event_id"] for n in range(3)]
-    theirs = catalog.create_event(event_request(name="Theirs"), None, OTHER)["event_id"]
-    service = ExportService(store)
-    listed = []
-    original = store.owned_offerings
-    store.owned_offerings = lambda organizer_id: listed.append(organizer_id) or original(organizer_id)
-
-    service.check(ACME, "sales")
-    service.check(ACME, "checkins", offering=mine[1], since="2026-01-01")
-    for caller, offering in ((ACME, theirs), (ACME, "no-such-offering"),
-                             (Caller("org-acme", "key_acme2", offerings=frozenset({mine[0]})), mine[1])):
-        with pytest.raises(NotFound) as refused:
-            service.check(caller, "sales", offering=offering)
-        assert refused.value.code == "offering_not_found"
-    with pytest.raises(NotFound) as unknown:
-        service.check(ACME, "no_such_export")
-    assert unknown.value.code == "export_not_found"
-    with pytest.raises(InvalidRequest):
-        service.check(ACME, "sales", since="not a time")
-    assert listed == []
-    # what a page and the job read is still the whole list
-    assert len(parsed(service.page(ACME, "sales"))) == 0 and listed == ["org-acme"]

@@ -517,8 +517,6 @@ class ExportStore(EventBookings, Protocol):
 
     def owned_offerings(self, organizer_id: str) -> list[dict[str, Any]]: ...
 
-    def get_event(self, event_id: str, consistent: bool = False) -> dict[str, Any] | None: ...
-
 
 class ExportJobStore(Protocol):
     """Export jobs (services/export_jobs.py): stored once, read, and finished once."""

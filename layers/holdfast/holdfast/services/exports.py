@@ -17,7 +17,7 @@ from ..clock import iso, parse_iso
 from ..domain import exports
 from ..domain.booking import Booking
 from ..domain.errors import InvalidRequest, NotFound
-from ..domain.organizers import Caller, require_owner
+from ..domain.organizers import Caller
 from ..domain.statuses import BookingStatus
 from ..kinds.products import export_sources, resolve
 from ..ports import ExportStore
@@ -58,14 +58,10 @@ class ExportService:
 
     def check(self, caller: Caller, export: str, offering: str | None = None, since: str | None = None,
               until: str | None = None) -> None:
-        """The same 404s and 400s as a page, without reading any booking (an export job's request).
-        Reads the one offering asked for, if any: the organizer's whole list (one read per
-        offering) is the job's to read, not the request's."""
+        """The same 404s and 400s as a page, without reading any booking (an export job's request)."""
         self._product(export)
         _time(since, "from"), _time(until, "to")
-        if offering is not None:
-            require_owner(self.store.get_event(offering), caller,
-                          NotFound(f"No offering {offering}.", code="offering_not_found"))
+        self._offerings(caller, offering)
 
     @staticmethod
     def _product(export: str) -> exports.ProductExport | None:
