@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parents[2]
 FIRST_CALL: dict[str, dict[str, Any]] = {
     "BookingsApiFunction": {"route": "a hold, POST /events/{id}/bookings", "event": "create_booking.json",
                             "at": ["holdfast.schemas:BookingIn"]},
-    "EventsApiFunction": {"route": "POST /events", "event": "create_event.json", "at": ["holdfast.schemas:EventIn"]},
+    "EventsApiFunction": {"route": "POST /events", "event": "create_event.json", "at": ["holdfast.products.events.schemas:EventIn"]},
     "CatalogApiFunction": {"route": "the listing, GET /events", "event": "list_events.json", "query": True,
                            "at": ["holdfast.schemas:EventListQuery"]},
     "WaitlistApiFunction": {"route": "POST /events/{id}/waitlist", "event": "join_waitlist.json",

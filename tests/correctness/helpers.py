@@ -22,11 +22,11 @@ from holdfast.adapters.inventory_store import inventory_entry, split_item
 from holdfast.clock import parse_iso
 from holdfast.domain.booking import Booking, JournalEntry
 from holdfast.domain.codes import COMPS_POOL, is_code_pool
-from holdfast.domain.commands import CreateEvent
+from holdfast.products.events.commands import CreateEvent
 from holdfast.domain import lifecycle
 from holdfast.products.appointments.timeslots import parse_granule_key
 from holdfast.domain.statuses import HOLDING, OCCUPYING, RELEASED, SOLD, TRANSITIONS, BookingStatus
-from holdfast.schemas import EventIn
+from holdfast.products.events.schemas import EventIn
 
 _deserializer = TypeDeserializer()
 START = datetime(2030, 1, 1, 12, 0, tzinfo=timezone.utc)

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from datetime import datetime
+from typing import Any, Protocol
 
 from .. import kinds
 from ..clock import iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
-from ..domain.commands import CreateEvent
+from ..domain.commands import Price
 from ..domain.exchange import EXCHANGE_FIELD
 from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy
 from ..domain.ids import created_id
@@ -23,6 +24,31 @@ from .listing import decode_cursor, encode_cursor, page_limit
 SALES_PAGE_SIZE = 100
 
 
+class EventCreation(Protocol):
+    """What the catalog reads of a product's command that creates an event (the events product's
+    ``CreateEvent``, products/events/commands.py); its kind (``kinds.for_request``) reads the
+    inventory part: a capacity, zones, a seat map."""
+
+    name: str
+    venue: str
+    city: str
+    category: str
+    starts_at: datetime
+    price: Price
+    capacity: int | None
+    hold_ttl_seconds: int | None
+    payment_mode: str | None
+    max_per_booking: int
+    max_holds_per_customer: int | None
+    high_demand: bool
+    price_categories: tuple[dict[str, Any], ...] | None
+    prices: tuple[dict[str, Any], ...] | None
+    zones: tuple[dict[str, Any], ...] | None
+    cancellation: tuple[dict[str, Any], ...] | None
+    exchange_until_hours: int | None
+    transfers_allowed: bool
+
+
 class CatalogService:
     def __init__(self, store: CatalogStore, clock: Clock, default_hold_ttl_seconds: int, id_salt: str) -> None:
         self.store = store
@@ -30,7 +56,7 @@ class CatalogService:
         self.default_hold_ttl = default_hold_ttl_seconds
         self.id_salt = id_salt
 
-    def create_event(self, request: CreateEvent, idempotency_key: str | None = None,
+    def create_event(self, request: EventCreation, idempotency_key: str | None = None,
                      caller: Caller | None = None) -> dict[str, Any]:
         """Create an event, owned by ``caller``. With an Idempotency-Key the event id is derived
         from it (scoped to the organizer), so a repeat returns the event created the first time
@@ -53,7 +79,7 @@ class CatalogService:
         }
         if caller is not None:
             event["organizer_id"] = caller.organizer_id
-        event |= pricing.stored_price_list(request, price.currency)
+        event |= pricing.stored_price_list(request, price.currency, inventory.unit_categories)
         if getattr(request, "cancellation", None):
             event["cancellation"] = stored_policy(request.cancellation)
         if getattr(request, "exchange_until_hours", None) is not None:
