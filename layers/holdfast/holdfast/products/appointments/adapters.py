@@ -61,3 +61,6 @@ class ResourceStore(Table):
             for item in self._query_prefix(day_partition(resource_id, day), "G#"):
                 found[f"{day}T{item['sk'].removeprefix('G#')}"] = item
         return found
+
+    #: the calls the table's store answers through this part (adapters/dynamo.py binds each)
+    STORE_CALLS = (put_resource, get_resource, owned_resources, read_granules)
