@@ -90,18 +90,9 @@ class CatalogService:
         if settings is not None:
             event["settings"] = settings
         # The whole request, inventory included: the same key with other seats is another request.
-        fingerprint = _fingerprint({key: value for key, value in event.items() if key != "created_at"}, pools, units)
-        try:
-            self.store.put_event(event, pools, units, fingerprint)
-        except ItemExists:
-            existing = self.store.get_event(event_id)
-            if existing is None or not _same_request(existing, event, fingerprint):
-                raise IdempotencyKeyReused() from None
-            event = existing
-        except TransientStoreError:
-            # Nothing is visible until the event is whole; the retry completes what was written.
-            raise TooBusy() from None
-        return self.describe(event)
+        fingerprint = creation_fingerprint({"event": {key: value for key, value in event.items() if key != "created_at"},
+                                            "pools": pools, "units": units})
+        return self.describe(put_offering_once(self.store, event, fingerprint, pools, units))
 
     def _event_id(self, idempotency_key: str | None) -> str:
         """With an Idempotency-Key the event id is derived from it: a retry addresses the same event."""
@@ -194,9 +185,29 @@ def _companion(event: dict[str, Any]) -> dict[str, Any]:
     return {"companion": shown} if shown else {}
 
 
-def _fingerprint(event: dict[str, Any], pools: list[int] | None, units: list[str] | None) -> str:
-    data = {"event": event, "pools": pools, "units": units}
-    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
+def creation_fingerprint(request: Any) -> str:
+    """What identifies an offering's creation request (what it would store, less the moment it
+    was made): a repeat under the same Idempotency-Key with another fingerprint is refused."""
+    return hashlib.sha256(json.dumps(request, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
+
+
+def put_offering_once(store: CatalogStore, offering: dict[str, Any], fingerprint: str,
+                      pools: list[int] | None = None, units: list[str] | None = None) -> dict[str, Any]:
+    """Write a new offering (an event, a service, a lot) whose id its Idempotency-Key made: the
+    offering as stored, the first one when the same request came before; ``IdempotencyKeyReused``
+    when another request took the id; ``TooBusy`` when the write did not finish (nothing is
+    visible until the offering is whole, and the retry completes what was written). The one rule
+    for every product's creation."""
+    try:
+        store.put_event(offering, pools, units, fingerprint)
+    except ItemExists:
+        existing = store.get_event(offering["event_id"])
+        if existing is None or not _same_request(existing, offering, fingerprint):
+            raise IdempotencyKeyReused() from None
+        return existing
+    except TransientStoreError:
+        raise TooBusy() from None
+    return offering
 
 
 def _same_request(existing: dict[str, Any], event: dict[str, Any], fingerprint: str) -> bool:
