@@ -194,11 +194,12 @@ def index_items_of(offering: dict[str, Any]) -> list[dict[str, Any]]:
     return build(offering)
 
 
-def page_limit(limit: int | str | None, most: int) -> int:
-    """A page's size as a query string gives it (absent: ``most``); 400 ``invalid_limit`` unless
-    a whole number from 1 to ``most``."""
+def page_limit(limit: int | str | None, most: int, *, required: bool = False) -> int:
+    """A page's size as a query string gives it (absent: ``most``, unless ``required``: the caller
+    gave its default already, so an empty one is refused); 400 ``invalid_limit`` unless a whole
+    number from 1 to ``most``. The one rule for every page's limit."""
     try:
-        size = int(limit) if limit not in (None, "") else most
+        size = int(limit) if required or limit not in (None, "") else most
     except (TypeError, ValueError):
         raise InvalidRequest("limit must be a whole number.", code="invalid_limit") from None
     if not 1 <= size <= most:
