@@ -91,6 +91,16 @@ class Table:
         item = answer.get("Item")
         return _plain(item) if item else None
 
+    def _put_if_new(self, item: dict[str, Any]) -> bool:
+        """Write an item whose key must not exist yet; False when one does (a repeated request)."""
+        try:
+            self.client.put_item(**put_new(self.table, item)["Put"])
+        except ClientError as exc:
+            if _code(exc) != "ConditionalCheckFailedException":
+                raise
+            return False
+        return True
+
     def _batch_get(self, keys: list[dict[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
         """The items of ``keys`` that exist, by (pk, sk), strongly consistent, 100 keys a request."""
         found: dict[tuple[str, str], dict[str, Any]] = {}

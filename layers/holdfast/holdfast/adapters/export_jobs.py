@@ -24,14 +24,8 @@ _KEYS = ("pk", "sk", "ttl")
 class ExportJobItems(Table):
     def add_job(self, organizer_id: str, job: dict[str, Any], ttl: int) -> bool:
         """Store a new job; False when one of that id exists (a repeated Idempotency-Key)."""
-        item = {"pk": f"ORGANIZER#{organizer_id}", "sk": f"EXPORT#{job['export_id']}", "ttl": ttl, **job}
-        try:
-            self.client.put_item(TableName=self.table, Item=_attrs(item), ConditionExpression="attribute_not_exists(pk)")
-        except ClientError as exc:
-            if _code(exc) != "ConditionalCheckFailedException":
-                raise
-            return False
-        return True
+        return self._put_if_new({"pk": f"ORGANIZER#{organizer_id}", "sk": f"EXPORT#{job['export_id']}", "ttl": ttl,
+                                 **job})
 
     def get_job(self, organizer_id: str, export_id: str) -> dict[str, Any] | None:
         item = self._get(f"ORGANIZER#{organizer_id}", f"EXPORT#{export_id}")
