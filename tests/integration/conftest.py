@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support import clock_costs
 from tests.support.system import local_system
 
 LIMIT = 15
@@ -17,6 +18,13 @@ RESOLUTION_WINDOW = 3
 #: Restarts before the sweeper hands a stuck reconciliation to an operator (the default is 5): each
 #: restart waits SweepGraceSeconds x 2^(n-1) of real time, 31 s for five at a one-second grace.
 SWEEP_RESTARTS = 3
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    # each test's share of the clock's moves, steps and sweeps (HOLDFAST_CLOCK_COSTS=path)
+    with clock_costs.record(item.nodeid):
+        yield
 
 
 # Package scope: the stack stops after the last test here, so a process that goes on to another
