@@ -65,6 +65,16 @@ def start_export_job():
                                     "Location": f"/organizers/me/exports/{job['export_id']}"})
 
 
+@app.get("/organizers/me/exports")
+@tracer.capture_method
+def list_export_jobs():
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    query = app.current_event.query_string_parameters or {}
+    # each ready job's download link is made for this answer and expires: never cached
+    return json_response(200, wiring.export_jobs().page(caller, query.get("limit"), query.get("cursor") or None),
+                         {"Cache-Control": "no-store"})
+
+
 @app.get("/organizers/me/exports/<export_id>")
 @tracer.capture_method
 def get_export_job(export_id: str):

@@ -145,6 +145,8 @@ ROUTES: dict[str, str] = {
     "DELETE /bookings/{booking_id}/transfer": "customer_withdraws_transfer",
     "GET /bookings/{booking_id}/transfer/accept": READ_ONLY,
     "POST /bookings/{booking_id}/transfer/accept": "customer_accepts_transfer",
+    # the organizer's export jobs, newest first (issue 46)
+    "GET /organizers/me/exports": READ_ONLY,
 }
 #: The admin CLI's subcommands (layers/holdfast/holdfast/tools/cli.py) and the command objects.
 COMMANDS: dict[str, str] = {

@@ -139,3 +139,35 @@ def test_a_bad_request_queues_nothing_and_a_limited_key_sees_only_its_own_jobs(w
     assert hidden.value.code == "export_job_not_found"
     with pytest.raises(NotFound):
         service.view(Caller("org2", "key9"), job["export_id"])
+
+
+class Breaking(Exports):
+    """An export whose reading raises, as a store outage or a bug would."""
+
+    def whole(self, caller, export, offering, since, until):
+        self.runs += 1
+        raise RuntimeError("the store went away")
+
+
+def test_a_job_failing_on_its_last_attempt_is_recorded_failed_with_a_reason_and_still_raises(world):
+    service, _, jobs, files, queue, clock, keys = world
+    service.exports = Breaking()
+    job, _ = service.start(CALLER, "k-6", "sales", None, None, None)
+    for _ in range(2):   # the first receives: back to the queue, still running
+        with pytest.raises(RuntimeError):
+            service.run("org1", job["export_id"])
+        assert service.view(CALLER, job["export_id"])["status"] == "running"
+    with pytest.raises(RuntimeError):   # the last: recorded, and raised for the dead-letter queue
+        service.run("org1", job["export_id"], last_attempt=True)
+    shown = service.view(CALLER, job["export_id"])
+    assert shown["status"] == "failed" and shown["error"]["code"] == "export_failed"
+    assert shown["finished_at"] == "2031-01-01T00:00:00.000Z" and files.put_calls == []
+    # a message seen again after that (a redrive by hand) changes nothing
+    assert service.run("org1", job["export_id"], last_attempt=True) == "done before"
+
+
+def test_a_job_that_succeeds_on_its_last_attempt_is_ready(world):
+    service, _, _, files, _, _, _ = world
+    job, _ = service.start(CALLER, "k-7", "sales", None, None, None)
+    assert service.run("org1", job["export_id"], last_attempt=True) == "ready"
+    assert service.view(CALLER, job["export_id"])["status"] == "ready" and len(files.put_calls) == 1
