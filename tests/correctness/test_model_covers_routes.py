@@ -147,6 +147,8 @@ ROUTES: dict[str, str] = {
     "POST /bookings/{booking_id}/transfer/accept": "customer_accepts_transfer",
     # the organizer's export jobs, newest first (issue 46)
     "GET /organizers/me/exports": READ_ONLY,
+    # one offering's sales with their receipts, for the operator's sales page (issue 44)
+    "GET /admin/sales/{offering_id}": READ_ONLY,
 }
 #: The admin CLI's subcommands (layers/holdfast/holdfast/tools/cli.py) and the command objects.
 COMMANDS: dict[str, str] = {

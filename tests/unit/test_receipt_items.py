@@ -330,3 +330,30 @@ def test_an_orders_parking_line_whose_car_never_came_is_settled_once_at_its_no_s
         ("payment", None, "issued"), ("settlement", "L1", "due"), ("settlement", "L2", "sent")]
     _, journal = store.get_booking_with_journal(order.booking_id)
     assert any(entry.action == "settlement_requested" and "line L2" in entry.decision for entry in journal)
+
+
+def test_an_offerings_sales_list_each_sale_with_its_receipts_for_the_operators_page(
+        coded, store, clock, provider, directory, priced_event):
+    from holdfast.domain.errors import NotFound
+    from holdfast.services.exports import ExportService
+
+    paid = []
+    for n, seat in enumerate(("A-3", "A-4", "B-2")):
+        booking = coded.create_booking(priced_event["event_id"], f"c{n}", "k", HoldPlaces.of(BookingIn.model_validate(
+            {"seats": [seat], "contact_email": f"c{n}@example.com"}).model_dump())).booking
+        payments = PaymentService(store, provider, clock, coded, "http://127.0.0.1:3000/done", fiscal=directory)
+        started = payments.start_payment(booking.booking_id, f"c{n}", "pay-1")
+        provider.pay(started.payment.payment_id)
+        payments.apply_provider_payment(provider.get_payment(started.payment.payment_id))
+        paid.append(booking.booking_id)
+    service = ExportService(store)
+    first = service.sales_of(ORG, priced_event["event_id"], limit=2)
+    rest = service.sales_of(ORG, priced_event["event_id"], cursor=first["next_cursor"], limit=2)
+    sales = first["sales"] + rest["sales"]
+    assert rest["next_cursor"] is None and sorted(sale["booking_id"] for sale in sales) == sorted(paid)
+    for sale in sales:
+        assert [(r["type"], r["status"]) for r in sale["receipts"]] == [("payment", "issued"), ("settlement", "due")]
+        assert sale["receipts"][0]["amount"] == sale["amount"] and "sent_to" not in sale["receipts"][0]
+    with pytest.raises(NotFound) as hidden:
+        service.sales_of(Caller("org-other", "key-1"), priced_event["event_id"])
+    assert hidden.value.code == "offering_not_found"

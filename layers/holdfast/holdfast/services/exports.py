@@ -68,6 +68,24 @@ class ExportService:
         columns = product.columns if product else exports.COLUMNS[export]
         return {"text": exports.page_text(columns, (row for _, row in rows)), "rows": len(rows)}
 
+    def sales_of(self, caller: Caller, offering: str, cursor: str | None = None,
+                 limit: int | str | None = None) -> dict[str, Any]:
+        """One offering's confirmed orders with their fiscal receipts (``GET /admin/sales/{offering_id}``,
+        the operator's sales page): the ``sales`` export's rows, read as its pages read them, as
+        JSON, each with its ``receipts`` as the booking view lists them (without the address they
+        were sent to); ``next_cursor`` None on the last page. 404 ``offering_not_found`` for one the
+        key does not see."""
+        size = page_limit(limit, SALES_PAGE_ROWS)
+        bound = f"sales/{caller.organizer_id}/{offering}"
+        after = _position(decode_cursor(cursor, bound, "", "\uffff")["sk"]) if cursor else None
+        rows = self._walk(caller, "sales", None, offering, None, None, after, size + 1)
+        shown = rows[:size]
+        return {"offering_id": offering,
+                "sales": [{**{column: row.get(column) for column in SALE_FIELDS},
+                           "amount": {"value": row["amount"], "currency": row["currency"]},
+                           "receipts": row.get("_receipts", [])} for _, row in shown],
+                "next_cursor": encode_cursor(bound, _SEP.join(shown[-1][0])) if len(rows) > size else None}
+
     def check(self, caller: Caller, export: str, offering: str | None = None, since: str | None = None,
               until: str | None = None) -> None:
         """The same 404s and 400s as a page, without reading any booking (an export job's request)."""
@@ -152,6 +170,10 @@ class ExportService:
         return found
 
 
+#: an offering's sales a page of ``sales_of``, at most and by default, and what each shows
+SALES_PAGE_ROWS = 50
+SALE_FIELDS = ("booking_id", "confirmed_at", "quantity", "payment_id", "payment_mode")
+
 #: bookings read at once (one index query a shard, one batch read of 100)
 BOOKINGS_A_READ = 100
 
@@ -173,7 +195,8 @@ def _booking_rows(export: str, booking: Booking) -> list[dict[str, Any]]:
         return [{"_key": booking.booking_id, "booking_id": booking.booking_id, "confirmed_at": confirmed_at,
                  "quantity": booking.places.quantity, "amount": exports.amount(booking.amount.value),
                  "currency": booking.amount.currency, "payment_id": payment.payment_id if payment else None,
-                 "payment_mode": booking.payment_mode.value, "receipts": receipts_cell(booking)}]
+                 "payment_mode": booking.payment_mode.value, "receipts": receipts_cell(booking),
+                 "_receipts": _receipts(booking)}]
     if export == "attendees":
         if booking.status != BookingStatus.CONFIRMED:
             return []
@@ -199,6 +222,13 @@ def _booking_rows(export: str, booking: Booking) -> list[dict[str, Any]]:
              "vat_code": int(line["vat_code"]), "payment_mode": line["payment_mode"],
              "tax_system_code": int(payment.receipt["tax_system_code"]), "payment_id": payment.payment_id}
             for n, line in enumerate(payment.receipt["lines"], start=1)]
+
+
+def _receipts(booking: Booking) -> list[dict[str, Any]]:
+    """A sale's receipts as its booking view lists them, without the address they were sent to."""
+    if booking.payment is None or not booking.payment.receipt:
+        return []
+    return [{key: value for key, value in receipt.items() if key != "sent_to"} for receipt in receipts_view(booking)]
 
 
 def receipts_cell(booking: Booking) -> str | None:
