@@ -163,6 +163,8 @@ COMMANDS: dict[str, str] = {
     "cli reindex-search": "none: rebuilds the catalog's search items, which no invariant reads",
     "cli adopt-unowned": "none: a one-off migration giving pre-organizer events an owner",
     "cli rekey-open-cases": "none: a one-off migration of the open cases' index keys; no booking, place or money moves",
+    "cli backfill-owner-index": "none: a one-off migration writing owned resources' organizer index entries; no "
+                                "booking, place or money moves",
     "HoldPlaces": "create",
     "Price": "none: a part of CreateEvent",
     "SeatLayout": "none: a part of CreateEvent",
