@@ -2478,8 +2478,9 @@ class BookingModel:
                 if line.settlement(booking.payment).get("state") in ("sent", "failed"):
                     continue
                 if lifecycle.renders_by_state(line.kind):
+                    # (a line left unused is rendered at its no-show: SettledLine.unused_until)
                     moments.append((booking.line_settlement_due(line) or "9999")
-                                   if lifecycle.renders(line.status) else "9999")
+                                   if lifecycle.renders(line.status) or line.unused_until else "9999")
                 else:
                     offering = self.store.get_event(line.offering_id) or {}
                     moments.append(rendered_at(line.granule_starts, offering.get("starts_at")) or "9999")

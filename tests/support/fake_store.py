@@ -376,6 +376,11 @@ class FakeBookingStore(_Fake):
                                 lambda _: {**event, "creation_fingerprint": fingerprint}):
             raise ItemExists(event_id)
 
+    def owned_offering_ids(self, organizer_id: str) -> list[str]:
+        """adapters/offerings_store.py's: the index alone, in id order."""
+        self.table.check_fault("owned_offering_ids")
+        return sorted(item["event_id"] for item in self.table.query(f"OWNER#{organizer_id}", prefix="OFFERING#"))
+
     def owned_offerings(self, organizer_id: str) -> list[dict[str, Any]]:
         """adapters/offerings_store.py's: the organizer's index, newest first, each offering whole;
         one without ``META`` (still being created) left out."""
@@ -645,6 +650,19 @@ class FakeBookingStore(_Fake):
         self.table.check_fault("event_booking_ids")
         return [item["sk"] for shard in range(EVENT_INDEX_SHARDS)
                 for item in self.table.query(f"EVENTBOOKINGS#{event_id}#{shard}")]
+
+    def event_booking_page(self, event_id: str, after: str | None, limit: int) -> list[tuple[str, str]]:
+        """adapters/cancellation_store.py's: the bookings after the position, by shard then id."""
+        self.table.check_fault("event_booking_page")
+        start_shard, _, after_id = (after or "00#").partition("#")
+        found: list[tuple[str, str]] = []
+        for shard in range(int(start_shard), EVENT_INDEX_SHARDS):
+            items = self.table.query(f"EVENTBOOKINGS#{event_id}#{shard}")
+            found += [(f"{shard:02d}#{item['sk']}", item["sk"]) for item in items
+                      if shard != int(start_shard) or item["sk"] > after_id][:limit - len(found)]
+            if len(found) >= limit:
+                break
+        return found
 
 
 class FakeWaitlistStore(FakeBookingStore, FakeWaitlist):

@@ -108,6 +108,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "export_jobs_queue_url": _text(), "exports_bucket_name": _text(),
     "export_link_seconds": _number(int, ge=60, le=43_200),
     "export_file_retention_days": _number(int, ge=1, le=30),
+    "export_job_receives": _number(int, ge=1, le=1000),
 }
 
 
@@ -183,6 +184,10 @@ class Settings:
     exports_bucket_name: str = ""
     export_link_seconds: int = 900
     export_file_retention_days: int = 1
+    #: how many times the export jobs queue hands a job's message out before its dead-letter queue
+    #: (the queue's RedrivePolicy maxReceiveCount; a contract test holds the two equal): the last
+    #: attempt's failure is recorded on the job as ``failed``
+    export_job_receives: int = 3
 
     @classmethod
     def checked(cls, values: dict[str, Any]) -> "Settings":
@@ -268,6 +273,7 @@ _ENV_NAMES = {
     "exports_bucket_name": "EXPORTS_BUCKET_NAME",
     "export_link_seconds": "EXPORT_LINK_SECONDS",
     "export_file_retention_days": "EXPORT_FILE_RETENTION_DAYS",
+    "export_job_receives": "EXPORT_JOB_RECEIVES",
 }
 
 

@@ -517,6 +517,16 @@ class ExportStore(EventBookings, Protocol):
 
     def owned_offerings(self, organizer_id: str) -> list[dict[str, Any]]: ...
 
+    def owned_offering_ids(self, organizer_id: str) -> list[str]:
+        """The organizer's offerings' ids from its index alone, in id order (one still being
+        created may be among them)."""
+
+    def get_event(self, event_id: str, consistent: bool = False) -> dict[str, Any] | None: ...
+
+    def event_booking_page(self, event_id: str, after: str | None, limit: int) -> list[tuple[str, str]]:
+        """Up to ``limit`` ``(position, booking_id)`` of the event's bookings after ``after``, in
+        ``event_booking_ids``' order; fewer only at the end."""
+
 
 class ExportJobStore(Protocol):
     """Export jobs (services/export_jobs.py): stored once, read, and finished once."""
@@ -526,6 +536,10 @@ class ExportJobStore(Protocol):
     def get_job(self, organizer_id: str, export_id: str) -> dict[str, Any] | None: ...
 
     def finish_job(self, organizer_id: str, export_id: str, changes: dict[str, Any]) -> bool: ...
+
+    def job_page(self, organizer_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
+        """Up to ``limit`` jobs, newest first, after the position ``after``; and the position to
+        read on from (None at the end)."""
 
 
 class ExportJobQueue(Protocol):

@@ -140,6 +140,7 @@ class BookingStore:
     put_event = _Part("offerings", OfferingStore.put_event)
     get_event = _Part("offerings", OfferingStore.get_event)
     owned_offerings = _Part("offerings", OfferingStore.owned_offerings)
+    owned_offering_ids = _Part("offerings", OfferingStore.owned_offering_ids)
     update_event_listing = _Part("offerings", OfferingStore.update_event_listing)
     query_listing = _Part("offerings", OfferingStore.query_listing)
 
@@ -168,6 +169,7 @@ class BookingStore:
     finish_cancellation = _Part("cancellations", DynamoCancellationStore.finish_cancellation)
     cancelling_events = _Part("cancellations", DynamoCancellationStore.cancelling_events)
     event_booking_ids = _Part("cancellations", DynamoCancellationStore.event_booking_ids)
+    event_booking_page = _Part("cancellations", DynamoCancellationStore.event_booking_page)
 
     # expiry_buckets.py: the holds of each expiry bucket
     due_in_bucket = _Part("expiry", DynamoExpiryIndex.due_in_bucket)

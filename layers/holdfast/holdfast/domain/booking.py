@@ -202,10 +202,10 @@ class Booking:
         """``settlement_due`` of one line of an order (``settled_lines``)."""
         assert self.payment is not None
         return self._settlement_due(line.settlement(self.payment), line.kind, line.status, line.granule_starts,
-                                    line.ends_at)
+                                    line.ends_at, unused_until=line.unused_until)
 
     def _settlement_due(self, settlement: dict[str, Any], kind: str, status: str, starts: list[str],
-                        ends_at: str | None) -> str | None:
+                        ends_at: str | None, unused_until: str | None = None) -> str | None:
         if settlement.get("state") == "sent" and settlement.get("status") == "pending":
             return settlement.get("next_at")   # its register's answer is read back (services/settlements.py)
         if settlement.get("state") in ("sent", "failed"):
@@ -213,7 +213,8 @@ class Booking:
         if lifecycle.renders_by_state(kind):
             # rendered when the booking enters such a state (parking: COMPLETED, NO_SHOW), not before
             if not lifecycle.renders(status):
-                return None
+                # an order's line left unused to its window's end is rendered then (SettledLine.unused_until)
+                return str(settlement.get("next_at") or unused_until) if unused_until else None
             return str(settlement.get("next_at") or self.updated_at)
         if _places_state(self.status) != "sold":
             return None
@@ -234,10 +235,36 @@ class SettledLine:
     status: str
     granule_starts: list[str]
     ends_at: str | None
+    #: the moment of the line's kind timer into a state that renders its service (its details'
+    #: ``timer_from`` plus ``timer_grace_seconds``, as ``Booking.confirmed`` sets a booking's), or None
+    timer_at: str | None = None
+
+    @property
+    def unused_until(self) -> str | None:
+        """For a line still in the order's CONFIRMED whose kind set it a timer into a state that
+        renders its service (parking: NO_SHOW at the window's start plus the lot's grace,
+        ``Kind.booking_details``): that moment, when its service counts as rendered though it was
+        never used. An order runs no timer of its lines' (a single reservation's sweeper timer
+        moves it to NO_SHOW, which renders); without this a parking line whose car never came was
+        never settled. 54-FZ: the prepaid service is rendered at the no-show whose money is kept,
+        and the prepayment is closed by a settlement receipt then (docs/parking.md). None for any
+        other line, and for one in use or done (a car inside settles when it leaves)."""
+        if self.status != BookingStatus.CONFIRMED.value or not self.timer_at:
+            return None
+        return self.timer_at
 
     def settlement(self, payment: Payment) -> dict[str, Any]:
         """The line's settlement record (``Payment.settlement["lines"][line_id]``)."""
         return dict(((payment.settlement or {}).get("lines") or {}).get(self.line_id) or {})
+
+
+def _rendering_timer(details: dict[str, Any]) -> str | None:
+    """When a line's kind timer (``timer_from`` + ``timer_grace_seconds``, into ``timer_state``)
+    falls due, if that state renders the service; None otherwise."""
+    if not details.get("timer_from") or not details.get("timer_state") or not lifecycle.renders(
+            str(details["timer_state"])):
+        return None
+    return iso(parse_iso(str(details["timer_from"])) + timedelta(seconds=int(details.get("timer_grace_seconds") or 0)))
 
 
 def settled_lines(booking: Booking) -> list[SettledLine]:
@@ -254,7 +281,7 @@ def settled_lines(booking: Booking) -> list[SettledLine]:
         status = str(line.get("status") or booking.status) if booking.status is BookingStatus.CONFIRMED \
             else str(booking.status)
         out.append(SettledLine(str(line["line_id"]), str(line["offering_id"]), str(line["kind"]), status, starts,
-                               line.get("ends_at")))
+                               line.get("ends_at"), _rendering_timer(line.get("details") or {})))
     return out
 
 
