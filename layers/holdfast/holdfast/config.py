@@ -101,6 +101,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "mail_per_address_per_hour": _number(int, ge=1, le=10_000),
     "hold_reminder_seconds": _number(int, ge=0, le=86_400),
     "id_salt": _text(16),
+    "holds_per_address": _number(int, ge=0, le=10_000),
     "personal_data_retention_days": _number(int, ge=1, le=3650),
     "webhook_key_secret_name": _text(), "webhook_attempts_queue_url": _text(),
     "webhook_local_networks": _networks,
@@ -166,6 +167,9 @@ class Settings:
     hold_reminder_seconds: int = 120
     #: Keys the ids derived from Idempotency-Keys (domain/ids.py): the template sets the stack's id.
     id_salt: str = ""
+    #: Live holds (HELD or PAYMENT_PENDING) one network address may have of an offering that sets no
+    #: ``max_holds_per_address`` (domain/holder_address.py); 0: no cap (the template's HoldsPerAddress).
+    holds_per_address: int = 0
     #: Days after a booking ends before its personal data is erased (domain/personal_data.py).
     personal_data_retention_days: int = 90
     #: the webhook key endpoints' secrets are derived from (docs/api.md, "Webhooks"), and the queue of attempts
@@ -262,6 +266,7 @@ _ENV_NAMES = {
     "mail_per_address_per_hour": "MAIL_PER_ADDRESS_PER_HOUR",
     "hold_reminder_seconds": "HOLD_REMINDER_SECONDS",
     "id_salt": "HOLDFAST_ID_SALT",
+    "holds_per_address": "HOLDS_PER_ADDRESS",
     "personal_data_retention_days": "PERSONAL_DATA_RETENTION_DAYS",
     "webhook_ca_file": "WEBHOOK_CA_FILE",
     "export_jobs_queue_url": "EXPORT_JOBS_QUEUE_URL",

@@ -303,7 +303,16 @@ def bookings():
 
     arn = settings().hold_expiry_state_machine_arn
     return BookingService(store(), system_clock, scheduler().schedule if arn else None,
-                          view_extras=booking_view_extras, codes=codes(), payments=payments)
+                          view_extras=booking_view_extras, codes=codes(), payments=payments,
+                          holds_per_address=settings().holds_per_address)
+
+
+def holder_address(address: str) -> str | None:
+    """The stored key of the network a hold came from (domain/holder_address.py), keyed with the
+    deployment's id salt; None when ``address`` is none (a test's event without one)."""
+    from .domain.holder_address import holder_key
+
+    return holder_key(settings().id_salt, address)
 
 
 def transfers():

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any, Mapping
 
 #: The request fields every kind may read; anything else a kind adds travels in ``details``.
-_COMMON = ("quantity", "seats", "best_available", "contact_email", "contact_own", "language")
+_COMMON = ("quantity", "seats", "best_available", "contact_email", "contact_own", "language", "holder_address")
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,10 @@ class HoldPlaces:
     #: What the customer's messages are written in (domain/languages.py); not part of the
     #: request's identity: a repeat from a browser set to another language is the same hold.
     language: str = "en"
+    #: The keyed network address the request came from (domain/holder_address.py; the handler sets
+    #: it, ``of`` never takes it from a body): the key of the cap on live holds per address. Not part
+    #: of the request's identity either: a repeat from another network is the same hold.
+    holder_address: str | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
 
     def __getattr__(self, name: str) -> Any:
@@ -88,6 +92,8 @@ class CreateEvent:
     payment_mode: str | None = None
     max_per_booking: int = 10
     max_holds_per_customer: int | None = None
+    #: the offering's cap on one network address's live holds (None: the deployment's default)
+    max_holds_per_address: int | None = None
     high_demand: bool = False
     #: Price categories, prices by category and ticket type, general-admission zones (issue 43):
     #: ``{"id", "name", "color"?}``, ``{"price_category", "ticket_type", "price": Price}``,

@@ -129,6 +129,22 @@ class AddressLimitReached(BookingError):
         self.code = code
 
 
+class TooManyHolds(BookingError):
+    """The network address the hold came from already has as many live holds of the offering as
+    it allows (``max_holds_per_address``, else the deployment's ``HOLDS_PER_ADDRESS``), whatever
+    accounts made them (issue 42, finding 13). Nothing was held; a slot frees when one of those
+    holds is paid, cancelled or lapses, so ``Retry-After`` is the offering's hold time."""
+
+    status = 429
+    code = "too_many_holds"
+
+    def __init__(self, limit: int, retry_after: int, offering: str | None = None) -> None:
+        super().__init__(f"Too many unpaid bookings are held from your network address for this sale ({limit} "
+                         "at most); one frees when a booking is paid, cancelled or its hold ends.",
+                         retry_after=retry_after, limit=limit, per="address",
+                         **({"event_id": offering} if offering else {}))
+
+
 class EventCancelled(Conflict):
     def __init__(self, event_id: str) -> None:
         super().__init__("The organizer cancelled this event; nothing more is sold for it.", code="event_cancelled",
