@@ -30,7 +30,8 @@ def _own_address(customer: str, command: HoldPlaces) -> HoldPlaces:
     the hold counts toward its network address's cap on live holds (domain/holder_address.py)."""
     from holdfast.services.mail_policy import addressed
 
-    command = replace(command, holder_address=wiring.holder_address(viewer_address(app)))
+    command = replace(command, holder_address=wiring.holder_address(viewer_address(app)),
+                      captcha_token=header(app, "X-Captcha-Token"))
     return addressed(command, verified_email(app), wiring.mail_gate, customer)
 
 
@@ -74,7 +75,7 @@ def place_order():
     addressed = _own_address(customer, HoldPlaces(contact_email=body.contact_email))
     order = PlaceOrder(order_lines(body.lines), contact_email=addressed.contact_email,
                        contact_own=addressed.contact_own, language=language(),
-                       holder_address=addressed.holder_address)
+                       holder_address=addressed.holder_address, captcha_token=addressed.captcha_token)
     service = orders_wiring.orders()
     result = service.place(customer, key, order)
     return json_response(201, service.describe(result.booking, language()),

@@ -50,3 +50,33 @@ def test_new_accounts_from_one_address_meet_its_cap_and_each_end_frees_a_slot(ap
     stack.wait_idle()
     assert api.counts(event_id)["held"] == 0
     assert [hold(api, event_id)[1].status_code for _ in range(3)] == [201, 201, 429]
+
+
+def test_an_offering_that_asks_for_a_challenge_holds_only_with_a_solved_one(api, system):
+    """Bot protection on the holds (finding 13): the organizer asks for a challenge; the hold route
+    checks the token with the verifier the deployment names (here the sandbox's stand-in of
+    SmartCaptcha's validate API), once."""
+    import requests
+
+    sandbox = system["sandbox"]
+    event = api.create_event(capacity=5, captcha_required=True)
+    assert event["captcha_required"] is True
+    _, missing = hold(api, event["event_id"])
+    assert missing.status_code == 400 and missing.json()["error"]["code"] == "captcha_required"
+    _, wrong = hold(api, event["event_id"], {"X-Captcha-Token": "made-up", "Accept-Language": "ru"})
+    assert wrong.status_code == 403 and wrong.json()["error"]["code"] == "captcha_invalid"
+    assert "Проверка" in wrong.json()["error"]["message"]
+
+    token = requests.post(f"{sandbox.origin}/smartcaptcha/token", timeout=10).json()["token"]
+    who = customer()
+    body = {"quantity": 1}
+    solved = api.request("POST", f"/events/{event['event_id']}/bookings", customer=who, key="once",
+                         json=body, headers={"X-Captcha-Token": token})
+    assert solved.status_code == 201, solved.text
+    # the same request again is its replay (the token is spent); another request with it is refused
+    again = api.request("POST", f"/events/{event['event_id']}/bookings", customer=who, key="once",
+                        json=body, headers={"X-Captcha-Token": token})
+    assert again.status_code == 201 and again.headers["Idempotent-Replayed"] == "true"
+    assert again.json()["booking_id"] == solved.json()["booking_id"]
+    assert hold(api, event["event_id"], {"X-Captcha-Token": token})[1].status_code == 403
+    assert api.counts(event["event_id"])["held"] == 1

@@ -91,3 +91,52 @@ def test_an_order_counts_once_toward_each_offering(catalog, bookings, store):
     assert refused.value.details["line"] == 1 and refused.value.details["event_id"] == first
     bookings.cancel(order.booking_id, "a")
     assert (live_holds(store, HOME, first), live_holds(store, HOME, second)) == (0, 0)
+
+
+class Verifier:
+    """The verifier port: tokens "solved-*" are good once; "down" cannot be checked."""
+
+    def __init__(self):
+        self.used = set()
+
+    def verify(self, token, ip=None):
+        from holdfast.ports import ChallengeUnavailable
+
+        if token == "down":
+            raise ChallengeUnavailable("unreachable")
+        good = token.startswith("solved-") and token not in self.used
+        self.used.add(token)
+        return good
+
+
+def test_an_offering_that_asks_for_a_challenge_holds_only_with_a_solved_one(catalog, store, clock):
+    from holdfast.domain.errors import ChallengeRefused, ChallengeUnavailable
+    from holdfast.services.bookings import BookingService
+    from holdfast.services.challenges import Challenges
+
+    bookings = BookingService(store, clock, lambda *_: None, challenges=Challenges(Verifier()))
+    asked = catalog.create_event(event_request(capacity=10, captcha_required=True))["event_id"]
+    assert catalog.get_event(asked)["captcha_required"] is True
+    plain = catalog.create_event(event_request(capacity=10))["event_id"]
+    assert "captcha_required" not in catalog.get_event(plain)
+    assert bookings.create_booking(plain, "a", "plain", HoldPlaces(quantity=1)).booking   # not asked: no token
+
+    for token, code, status in ((None, "captcha_required", 400), ("wrong", "captcha_invalid", 403)):
+        with pytest.raises(ChallengeRefused) as refused:
+            bookings.create_booking(asked, "a", "k", HoldPlaces(quantity=1, captcha_token=token))
+        assert (refused.value.code, refused.value.status) == (code, status)
+    with pytest.raises(ChallengeUnavailable):
+        bookings.create_booking(asked, "a", "k", HoldPlaces(quantity=1, captcha_token="down"))
+    assert catalog.get_event(asked)["counts"]["held"] == 0
+    held = bookings.create_booking(asked, "a", "k", HoldPlaces(quantity=1, captcha_token="solved-1")).booking
+    # a repeat of the request that held is its replay, though its token is spent
+    again = bookings.create_booking(asked, "a", "k", HoldPlaces(quantity=1, captcha_token="solved-1"))
+    assert again.replayed and again.booking.booking_id == held.booking_id
+    # the deployment may ask it of every offering
+    everywhere = BookingService(store, clock, lambda *_: None, challenges=Challenges(Verifier(), always=True))
+    with pytest.raises(ChallengeRefused):
+        everywhere.create_booking(plain, "b", "k", HoldPlaces(quantity=1))
+    orders = OrderService(everywhere)
+    with pytest.raises(ChallengeRefused):
+        orders.place("b", "o", PlaceOrder((OrderLine(plain, HoldPlaces(quantity=1)),)))
+    assert orders.place("b", "o", PlaceOrder((OrderLine(plain, HoldPlaces(quantity=1)),), captcha_token="solved-2"))

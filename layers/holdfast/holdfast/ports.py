@@ -81,6 +81,16 @@ class HoldsFromAddressReached(StoreError):
         self.offering = offering
 
 
+class ChallengeUnavailable(Exception):
+    """The challenge verifier could not say whether a token is good (unreachable, an odd answer)."""
+
+
+class ChallengeVerifier(Protocol):
+    """Tells a solved challenge (CAPTCHA) token from any other (adapters/captcha.py)."""
+
+    def verify(self, token: str, ip: str | None = None) -> bool: ...
+
+
 class EventNotFound(StoreError):
     """The event to cancel does not exist."""
 

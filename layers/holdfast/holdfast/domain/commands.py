@@ -10,7 +10,8 @@ from datetime import datetime
 from typing import Any, Mapping
 
 #: The request fields every kind may read; anything else a kind adds travels in ``details``.
-_COMMON = ("quantity", "seats", "best_available", "contact_email", "contact_own", "language", "holder_address")
+_COMMON = ("quantity", "seats", "best_available", "contact_email", "contact_own", "language", "holder_address",
+           "captcha_token")
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,9 @@ class HoldPlaces:
     #: it, ``of`` never takes it from a body): the key of the cap on live holds per address. Not part
     #: of the request's identity either: a repeat from another network is the same hold.
     holder_address: str | None = None
+    #: A solved challenge's token (``X-Captcha-Token``), for an offering that asks for one
+    #: (services/challenges.py); set by the handler, never part of the request's identity.
+    captcha_token: str | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
 
     def __getattr__(self, name: str) -> Any:
@@ -94,6 +98,8 @@ class CreateEvent:
     max_holds_per_customer: int | None = None
     #: the offering's cap on one network address's live holds (None: the deployment's default)
     max_holds_per_address: int | None = None
+    #: every hold must carry a solved challenge
+    captcha_required: bool = False
     high_demand: bool = False
     #: Price categories, prices by category and ticket type, general-admission zones (issue 43):
     #: ``{"id", "name", "color"?}``, ``{"price_category", "ticket_type", "price": Price}``,

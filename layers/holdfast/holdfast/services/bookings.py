@@ -38,6 +38,7 @@ from .. import kinds
 from ..ports import (Change, Clock, DuplicateRequest, HoldLimitReached, HoldsFromAddressReached, HoldStore,
                      IdempotencyRecord, PlacesTaken, SalesStopped, StaleBooking, TransientStoreError)
 from .booking_views import cancel_terms, describe
+from .challenges import Challenges
 from .codes import CodeService, apply_code
 from . import transitions
 from ..domain.codes import InvalidCode, comp_mark, is_code_pool
@@ -75,8 +76,10 @@ class BookingService:
                  snapshot_seconds: float = SNAPSHOT_SECONDS,
                  view_extras: Callable[[Booking], dict[str, Any]] | None = None,
                  codes: CodeService | None = None, payments: Callable[[], Any] | None = None,
-                 holds_per_address: int = 0) -> None:
+                 holds_per_address: int = 0, challenges: Challenges | None = None) -> None:
         self.store = store
+        #: Whether a hold must carry a solved challenge, and its check (services/challenges.py).
+        self.challenges = challenges
         #: The cap on one network address's live holds of an offering that sets none
         #: (``HOLDS_PER_ADDRESS``; 0: none). The offering's ``max_holds_per_address`` overrides it.
         self.holds_per_address = holds_per_address
@@ -171,6 +174,12 @@ class BookingService:
         address_cap = self.address_cap(event) if request.holder_address else None
         seen = Seen(self.store.idempotency_key(customer_id, idempotency_key, "booking", system_key),
                     self.store.sale_gate_key(event_id, self.rng), fingerprint)
+
+        if not system_key:
+            replay = self.challenge([event], request.captcha_token,
+                                    lambda: self._replay(customer_id, idempotency_key, fingerprint, system_key))
+            if replay is not None:
+                return replay
 
         code = None
         if named:
@@ -418,6 +427,20 @@ class BookingService:
             view |= transfers.view(booking, self.clock())
         return view
 
+
+    def challenge(self, offerings: list[Any], token: str | None, replay: Callable[[], Any]) -> Any:
+        """A hold of ``offerings`` that must carry a solved challenge: checked, or refused. A repeat
+        of a request that held is answered from its first result (``replay``: a token is good once)."""
+        if self.challenges is None or not self.challenges.required(offerings):
+            return None
+        try:
+            self.challenges.check(token)
+        except BookingError:
+            found = replay()
+            if found is not None:
+                return found
+            raise
+        return None
 
     def address_cap(self, event: Offering | dict[str, Any]) -> int | None:
         """The cap on one network address's live holds of ``event`` (domain/holder_address.py)."""

@@ -60,6 +60,8 @@ class CatalogService:
             event[EXCHANGE_FIELD] = int(request.exchange_until_hours)
         if getattr(request, "max_holds_per_address", None):
             event["max_holds_per_address"] = int(request.max_holds_per_address)
+        if getattr(request, "captcha_required", False):
+            event["captcha_required"] = True
         if getattr(request, "transfers_allowed", True) is False:   # stored only when forbidden
             event["transfers_allowed"] = False
         settings = kind.settings_of(request)
@@ -137,7 +139,8 @@ class CatalogService:
             | ({EXCHANGE_FIELD: int(event[EXCHANGE_FIELD])} if event.get(EXCHANGE_FIELD) is not None else {}) \
             | {"transfers_allowed": event.get("transfers_allowed", True) is not False} \
             | ({"max_holds_per_address": int(event["max_holds_per_address"])}
-               if event.get("max_holds_per_address") else {})
+               if event.get("max_holds_per_address") else {}) \
+            | ({"captcha_required": True} if event.get("captcha_required") else {})
 
     def _sales_by_category(self, event: dict[str, Any]) -> dict[str, dict[str, int]]:
         """available / held / sold per price category: a zoned event's zones summed by their

@@ -66,6 +66,8 @@ class PlaceOrder:
     #: The keyed network address the order came from (HoldPlaces.holder_address): the order counts
     #: once toward each of its offerings' caps on live holds per address.
     holder_address: str | None = None
+    #: A solved challenge's token, when any of its offerings (or the deployment) asks for one.
+    captcha_token: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     #: Given away by the organizer (POST /admin/orders): every line costs nothing, and the order
     #: is confirmed without a payment; ``note`` is the organizer's record of why.
@@ -114,6 +116,8 @@ class OrderService:
                                               for o, w, line in zip(offerings, wanted, order.lines)], **contact,
                                     **given})
         try:
+            if order.given_by is None:   # the organizer's own order is not a bot's
+                self.bookings.challenge(offerings, order.captcha_token, lambda: None)
             return self._hold(customer_id, idempotency_key, order, offerings, wanted, fingerprint)
         except BookingError:
             # A repeat is answered from its first result even when what it asked is gone now
