@@ -1380,6 +1380,8 @@ class BookingModel:
             answers.append(getattr(error, "code", None) or "held")
         self.note(f"network_hoards {network[:6]} x{attempts} -> {answers}")
         self.log["network_hoarded"] += 1
+        if "too_many_holds" in answers:
+            self.log["network:too_many_holds"] += 1
 
     def cancel(self, d: Draw) -> None:
         if not self.known:
