@@ -100,10 +100,10 @@ class Verifier:
         self.used = set()
 
     def verify(self, token, ip=None):
-        from holdfast.ports import ChallengeUnavailable
+        from holdfast.ports import VerifierUnavailable
 
         if token == "down":
-            raise ChallengeUnavailable("unreachable")
+            raise VerifierUnavailable("unreachable")
         good = token.startswith("solved-") and token not in self.used
         self.used.add(token)
         return good
@@ -140,3 +140,22 @@ def test_an_offering_that_asks_for_a_challenge_holds_only_with_a_solved_one(cata
     with pytest.raises(ChallengeRefused):
         orders.place("b", "o", PlaceOrder((OrderLine(plain, HoldPlaces(quantity=1)),)))
     assert orders.place("b", "o", PlaceOrder((OrderLine(plain, HoldPlaces(quantity=1)),), captcha_token="solved-2"))
+
+
+def test_the_smartcaptcha_adapter_against_the_sandbox_stand_in_and_an_unreachable_one():
+    from devstack.paysandbox import SandboxServer
+    from holdfast.adapters.captcha import SmartCaptchaVerifier
+    from holdfast.ports import VerifierUnavailable
+
+    with SandboxServer(host="127.0.0.1", port=0) as sandbox:
+        url = f"{sandbox.origin}/smartcaptcha/validate"
+        token = sandbox.captcha.issue()
+        wrong_key = SmartCaptchaVerifier(url, lambda: "not-the-server-key")
+        with pytest.raises(VerifierUnavailable):                        # refused 403: a setup error
+            wrong_key.verify(token)
+        verifier = SmartCaptchaVerifier(url, lambda: sandbox.captcha.server_key)
+        assert verifier.verify(token) is True
+        assert verifier.verify(token) is False                          # good once
+        assert verifier.verify("made-up") is False
+    with pytest.raises(VerifierUnavailable):
+        SmartCaptchaVerifier("http://127.0.0.1:9/validate", lambda: "k" * 16, timeout=1).verify("t")

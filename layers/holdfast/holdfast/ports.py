@@ -81,7 +81,7 @@ class HoldsFromAddressReached(StoreError):
         self.offering = offering
 
 
-class ChallengeUnavailable(Exception):
+class VerifierUnavailable(Exception):
     """The challenge verifier could not say whether a token is good (unreachable, an odd answer)."""
 
 

@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 import urllib3
 
-from ..ports import ChallengeUnavailable
+from ..ports import VerifierUnavailable
 
 #: The check must answer within the hold's own budget; the provider answers in milliseconds.
 TIMEOUT_SECONDS = 3.0
@@ -29,18 +29,18 @@ class SmartCaptchaVerifier:
         self.pool = urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(total=timeout))
 
     def verify(self, token: str, ip: str | None = None) -> bool:
-        """Whether ``token`` is a solved challenge; ChallengeUnavailable when the verifier cannot tell."""
+        """Whether ``token`` is a solved challenge; VerifierUnavailable when the verifier cannot tell."""
         fields = {"secret": self.server_key(), "token": token, **({"ip": ip} if ip else {})}
         try:
             answer = self.pool.request("POST", self.url, body=urlencode(fields),
                                        headers={"Content-Type": "application/x-www-form-urlencoded"})
         except urllib3.exceptions.HTTPError as exc:
-            raise ChallengeUnavailable(type(exc).__name__) from None
+            raise VerifierUnavailable(type(exc).__name__) from None
         if answer.status != 200:
             # the provider answers 200 with status "failed" for a bad token; anything else is its trouble
-            raise ChallengeUnavailable(f"verifier answered {answer.status}")
+            raise VerifierUnavailable(f"verifier answered {answer.status}")
         try:
             status = json.loads(answer.data or b"{}").get("status")
         except (ValueError, AttributeError):
-            raise ChallengeUnavailable("verifier answered something that is not JSON") from None
+            raise VerifierUnavailable("verifier answered something that is not JSON") from None
         return status == "ok"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ..domain.errors import ChallengeRefused, ChallengeUnavailable
-from ..ports import ChallengeUnavailable as VerifierUnavailable
+from ..ports import VerifierUnavailable
 from ..ports import ChallengeVerifier
 
 
