@@ -149,6 +149,9 @@ class Snapshot:
     codes: dict[str, dict[str, dict[str, int]]] = field(default_factory=lambda: defaultdict(dict))
     #: The organizer's blocks (places kept out of sale), by offering and block id.
     blocks: dict[str, dict[str, dict[str, Any]]] = field(default_factory=lambda: defaultdict(dict))
+    #: The live holds counted per network address and offering (adapters/hold_limits.py), by
+    #: (address key, offering id).
+    address_holds: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def of_event(self, event_id: str) -> list[Booking]:
         """The bookings that take places of the event: an order counts as each of its lines, each
@@ -279,6 +282,9 @@ def snapshot_of(items: Any) -> Snapshot:
             snap.granules[(f"{lot}|{space}", f"{day}T{at}")] = item
         elif pk.startswith("TICKET#") and sk == "META":
             snap.tickets[pk.removeprefix("TICKET#")] = item
+        elif pk.startswith("HOLDS#ADDR#") and sk.startswith("EVENT#"):
+            snap.address_holds[(pk.removeprefix("HOLDS#ADDR#"), sk.removeprefix("EVENT#"))] = \
+                int(item.get("live_holds", 0))
     for entries in snap.journals.values():
         entries.sort(key=lambda pair: pair[0])
     return snap
@@ -300,6 +306,7 @@ def check_invariants(snap: Snapshot) -> None:
         check_journal(snap, booking)
         check_booking(snap, booking)
     check_hold_cap(snap)
+    check_address_holds(snap)
 
 
 def check_codes(snap: Snapshot) -> None:
@@ -383,6 +390,25 @@ def check_hold_cap(snap: Snapshot) -> None:
         limit = int(event.get("max_holds_per_customer") or DEFAULT_HOLDS_PER_CUSTOMER)
         assert count <= limit, f"H1 customer {customer_id} holds {count} active bookings (own and waitlist " \
             f"offers) for event {event_id}, more than the cap of {limit}"
+
+
+def check_address_holds(snap: Snapshot) -> None:
+    """AH1 (issue 42, finding 13): per network address and offering, the counter of live holds
+    equals the bookings from that address that hold the offering's places (HELD or PAYMENT_PENDING,
+    an order once toward each of its offerings), never below zero; and a capped offering
+    (``max_holds_per_address``) never has more live holds from one address than its cap."""
+    live: Counter[tuple[str, str]] = Counter()
+    for booking in snap.bookings.values():
+        if booking.counted_address and booking.status in HOLDING:
+            for offering in booking.counted_offerings or (booking.event_id,):
+                live[(booking.counted_address, offering)] += 1
+    for key in set(live) | set(snap.address_holds):
+        counted = snap.address_holds.get(key, 0)
+        assert counted == live[key], \
+            f"AH1 address {key[0][:8]} counts {counted} live holds of {key[1]}, but {live[key]} bookings hold"
+        cap = (snap.events.get(key[1]) or {}).get("max_holds_per_address")
+        assert not cap or live[key] <= int(cap), \
+            f"AH1 address {key[0][:8]} holds {live[key]} bookings of {key[1]}, more than its cap of {int(cap)}"
 
 
 def check_granules(snap: Snapshot) -> None:

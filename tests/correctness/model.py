@@ -15,7 +15,7 @@ against the table and the provider's own records; ``settle`` ends a history by d
 is outstanding and checks the settled money rule.
 
 Failures are AssertionErrors whose message starts with the rule's code (I1-I10, M1-M5, S1-S4,
-E1-E3, R2-R4, W1-W3, SW1-SW2, X1-X2, C1-C2, A1, T1, V1, H1, O1-O3, Z1, B1, XC1), so a report names what broke.
+E1-E3, R2-R4, W1-W3, SW1-SW2, X1-X2, C1-C2, A1, T1, V1, H1, O1-O3, Z1, B1, XC1, AH1), so a report names what broke.
 """
 from __future__ import annotations
 
@@ -48,6 +48,7 @@ from holdfast.ports import Change, TransientStoreError
 from holdfast.schemas import BookingIn
 from holdfast.services.admission import WaitingRoomService
 from holdfast.domain.commands import HoldPlaces
+from holdfast.domain.holder_address import holder_key
 from holdfast.products.orders.services import OrderLine, OrderService, PlaceOrder
 from holdfast.services.bookings import BookingService
 from holdfast.services.cancellation_job import CancellationJob
@@ -127,6 +128,10 @@ COMP_USES = 3
 EXCHANGES = {"exchange_until_hours": 24}
 #: The addresses the organizer gives orders to (``organizer_gives_order``).
 GUESTS = ("guest1@example.org", "guest2@example.org")
+#: The networks holds come from in ``network_hoards`` (keyed as the API keys them), and the cap on
+#: one network's live holds of "big" (issue 42, finding 13).
+NETWORKS = tuple(holder_key("model-id-salt-0123456789", address) or "" for address in ("203.0.113.7", "2001:db8::1"))
+NETWORK_CAP = 3
 OUTAGE = ("get_payment", "create_payment", "create_refund", "get_refund", "cancel_payment")
 
 
@@ -160,7 +165,10 @@ def event_bodies(kind: KindCase) -> dict[str, tuple[str, dict[str, Any], dict[st
                 kind.body(4, max_per_booking=2, high_demand=True, max_holds_per_customer=1)),
         # Roomy enough for one customer to try to sit on many holds (finding 13); only customer_hoards
         # books here, so the small events above keep their contention.
-        "big": ("big", kind.body(12, max_per_booking=1), kind.body(13, max_per_booking=1)),
+        # ... and for several accounts from one network address to try it (issue 42, finding 13: at
+        # most NETWORK_CAP live holds from one address, network_hoards; AH1)
+        "big": ("big", kind.body(12, max_per_booking=1, max_holds_per_address=NETWORK_CAP),
+                kind.body(13, max_per_booking=1, max_holds_per_address=NETWORK_CAP)),
     }
 
 
@@ -1347,6 +1355,33 @@ class BookingModel:
             answers.append(getattr(error, "code", None) or "held")
         self.note(f"customer_hoards {customer} x{attempts} -> {answers}")
         self.log["hoarded"] += 1
+
+    def network_hoards(self, d: Draw) -> None:
+        """Several accounts behind one network address hold place after place of the roomy event,
+        each under a new key, now and then as an order of it and "ga" (issue 42, finding 13: a new
+        account does not reset the cap on one address's live holds; AH1: the counter equals the
+        address's live holds of each offering, an order once toward each)."""
+        network, attempts = d.choice(NETWORKS), d.integer(2, 6)
+        self.counter += 1
+        answers = []
+        for index in range(attempts):
+            customer, key = d.choice(CUSTOMERS), f"net-{self.counter}-{index}"
+            if d.choice([False, False, False, True]):
+                lines = (OrderLine(self.events["big"], HoldPlaces.of(self.kind.ask(1))),
+                         OrderLine(self.events["ga"], HoldPlaces.of(self._request_body("ga", 1))))
+                result, error = self._call(customer, "POST /orders", lambda: self.orders.place(
+                    customer, key, PlaceOrder(lines, holder_address=network)))
+            else:
+                asked = replace(HoldPlaces.of(self.kind.ask(1)), holder_address=network)
+                result, error = self._call(customer, "POST bookings", lambda: self.bookings.create_booking(
+                    self.events["big"], customer, key, asked))
+            if result is not None:
+                self._remember(result.booking.booking_id, customer)
+            answers.append(getattr(error, "code", None) or "held")
+        self.note(f"network_hoards {network[:6]} x{attempts} -> {answers}")
+        self.log["network_hoarded"] += 1
+        if "too_many_holds" in answers:
+            self.log["network:too_many_holds"] += 1
 
     def cancel(self, d: Draw) -> None:
         if not self.known:
@@ -2769,6 +2804,8 @@ OPERATIONS: dict[str, int] = {
     "organizer_sells_from_block": 2,
     # issue 45: a confirmed booking given to another customer: offered, accepted, withdrawn
     "customer_offers_transfer": 1, "customer_accepts_transfer": 1, "customer_withdraws_transfer": 1,
+    # issue 42, finding 13: several accounts behind one network address, against its cap on live holds
+    "network_hoards": 1,
 }
 
 

@@ -101,6 +101,9 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "mail_per_address_per_hour": _number(int, ge=1, le=10_000),
     "hold_reminder_seconds": _number(int, ge=0, le=86_400),
     "id_salt": _text(16),
+    "holds_per_address": _number(int, ge=0, le=10_000),
+    "captcha_on_holds": _text(pattern="^(off|on)$"), "captcha_verify_url": _text(),
+    "captcha_secret_name": _text(), "captcha_site_key": _text(),
     "personal_data_retention_days": _number(int, ge=1, le=3650),
     "webhook_key_secret_name": _text(), "webhook_attempts_queue_url": _text(),
     "webhook_local_networks": _networks,
@@ -167,6 +170,16 @@ class Settings:
     hold_reminder_seconds: int = 120
     #: Keys the ids derived from Idempotency-Keys (domain/ids.py): the template sets the stack's id.
     id_salt: str = ""
+    #: Live holds (HELD or PAYMENT_PENDING) one network address may have of an offering that sets no
+    #: ``max_holds_per_address`` (domain/holder_address.py); 0: no cap (the template's HoldsPerAddress).
+    holds_per_address: int = 0
+    #: ``on``: every hold must carry a solved challenge, whatever its offering says (an offering's
+    #: ``captcha_required`` asks for it alone); the verifier's validate URL, its server key's secret
+    #: and the widget's public site key (services/challenges.py, adapters/captcha.py)
+    captcha_on_holds: str = "off"
+    captcha_verify_url: str = ""
+    captcha_secret_name: str = ""
+    captcha_site_key: str = ""
     #: Days after a booking ends before its personal data is erased (domain/personal_data.py).
     personal_data_retention_days: int = 90
     #: the webhook key endpoints' secrets are derived from (docs/api.md, "Webhooks"), and the queue of attempts
@@ -267,6 +280,11 @@ _ENV_NAMES = {
     "mail_per_address_per_hour": "MAIL_PER_ADDRESS_PER_HOUR",
     "hold_reminder_seconds": "HOLD_REMINDER_SECONDS",
     "id_salt": "HOLDFAST_ID_SALT",
+    "holds_per_address": "HOLDS_PER_ADDRESS",
+    "captcha_on_holds": "CAPTCHA_ON_HOLDS",
+    "captcha_verify_url": "CAPTCHA_VERIFY_URL",
+    "captcha_secret_name": "CAPTCHA_SECRET_NAME",
+    "captcha_site_key": "CAPTCHA_SITE_KEY",
     "personal_data_retention_days": "PERSONAL_DATA_RETENTION_DAYS",
     "webhook_ca_file": "WEBHOOK_CA_FILE",
     "export_jobs_queue_url": "EXPORT_JOBS_QUEUE_URL",

@@ -71,6 +71,26 @@ class HoldLimitReached(StoreError):
         self.offering = offering
 
 
+class HoldsFromAddressReached(StoreError):
+    """The network address the hold came from already has as many live holds for the offering as
+    it allows, whatever accounts made them; nothing written. ``offering``: which offering's cap
+    (an order's further offering), None for the booking's own."""
+
+    def __init__(self, address: str, offering: str | None = None) -> None:
+        super().__init__(address)
+        self.offering = offering
+
+
+class VerifierUnavailable(Exception):
+    """The challenge verifier could not say whether a token is good (unreachable, an odd answer)."""
+
+
+class ChallengeVerifier(Protocol):
+    """Tells a solved challenge (CAPTCHA) token from any other (adapters/captcha.py)."""
+
+    def verify(self, token: str, ip: str | None = None) -> bool: ...
+
+
 class EventNotFound(StoreError):
     """The event to cancel does not exist."""
 
@@ -149,6 +169,11 @@ class Change:
     other_versions: tuple[tuple[str, int], ...] = ()
     #: An order's other offerings whose hold limit its lines count toward: each one's cap.
     other_hold_limits: tuple[tuple[str, int], ...] = ()
+    #: A new hold whose booking has a ``counted_address``: the cap on that address's live holds of
+    #: the booking's offering, and of each further offering of an order (``other_address_limits``).
+    #: (None: counted without a cap, an order's offering that sets none beside one that does)
+    address_limit: int | None = None
+    other_address_limits: tuple[tuple[str, int | None], ...] = ()
     #: A change of a booking that gives places back and takes others in the same write (an
     #: exchange): its taken claims fail as ``PlacesTaken``, its given ones as ``StaleBooking``.
     swap: Swap | None = None

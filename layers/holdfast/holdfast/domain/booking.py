@@ -89,6 +89,9 @@ class Booking:
     contact_own: bool = False
     language: str = "en"   # what its messages are written in: the creating request's Accept-Language
     counted_hold: bool = False   # occupies a slot of the customer's hold limit (adapters/hold_limits.py)
+    #: The keyed network address the hold came from (domain/holder_address.py), set while the hold
+    #: occupies a slot of that address's cap on live holds; None when no cap applied.
+    counted_address: str | None = None
     #: The customer gave the booking up. Final whatever happens next (a review, a late payment):
     #: money that still arrives goes back, and no path confirms the booking again.
     cancelled_by_customer: bool = False

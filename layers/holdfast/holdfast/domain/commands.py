@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 #: The request fields every kind may read; anything else a kind adds travels in ``details``.
-_COMMON = ("quantity", "seats", "best_available", "contact_email", "contact_own", "language")
+_COMMON = ("quantity", "seats", "best_available", "contact_email", "contact_own", "language", "holder_address",
+           "captcha_token")
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,13 @@ class HoldPlaces:
     #: What the customer's messages are written in (domain/languages.py); not part of the
     #: request's identity: a repeat from a browser set to another language is the same hold.
     language: str = "en"
+    #: The keyed network address the request came from (domain/holder_address.py; the handler sets
+    #: it, ``of`` never takes it from a body): the key of the cap on live holds per address. Not part
+    #: of the request's identity either: a repeat from another network is the same hold.
+    holder_address: str | None = None
+    #: A solved challenge's token (``X-Captcha-Token``), for an offering that asks for one
+    #: (services/challenges.py); set by the handler, never part of the request's identity.
+    captcha_token: str | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
 
     def __getattr__(self, name: str) -> Any:

@@ -84,6 +84,10 @@ class CatalogService:
             event["cancellation"] = stored_policy(request.cancellation)
         if getattr(request, "exchange_until_hours", None) is not None:
             event[EXCHANGE_FIELD] = int(request.exchange_until_hours)
+        if getattr(request, "max_holds_per_address", None):
+            event["max_holds_per_address"] = int(request.max_holds_per_address)
+        if getattr(request, "captcha_required", False):
+            event["captcha_required"] = True
         if getattr(request, "transfers_allowed", True) is False:   # stored only when forbidden
             event["transfers_allowed"] = False
         settings = kind.settings_of(request)
@@ -150,7 +154,10 @@ class CatalogService:
         } | pricing.price_list_view(event, self._zone_counts(event)) | _companion(event) \
             | ({"cancellation": event["cancellation"]} if event.get("cancellation") else {}) \
             | ({EXCHANGE_FIELD: int(event[EXCHANGE_FIELD])} if event.get(EXCHANGE_FIELD) is not None else {}) \
-            | {"transfers_allowed": event.get("transfers_allowed", True) is not False}
+            | {"transfers_allowed": event.get("transfers_allowed", True) is not False} \
+            | ({"max_holds_per_address": int(event["max_holds_per_address"])}
+               if event.get("max_holds_per_address") else {}) \
+            | ({"captcha_required": True} if event.get("captcha_required") else {})
 
     def _sales_by_category(self, event: dict[str, Any]) -> dict[str, dict[str, int]]:
         """available / held / sold per price category: a zoned event's zones summed by their

@@ -38,6 +38,10 @@ class CreateEvent:
     payment_mode: str | None = None
     max_per_booking: int = 10
     max_holds_per_customer: int | None = None
+    #: the offering's cap on one network address's live holds (None: the deployment's default)
+    max_holds_per_address: int | None = None
+    #: every hold must carry a solved challenge
+    captcha_required: bool = False
     high_demand: bool = False
     #: Price categories, prices by category and ticket type, general-admission zones (issue 43):
     #: ``{"id", "name", "color"?}``, ``{"price_category", "ticket_type", "price": Price}``,

@@ -90,6 +90,11 @@ class EventIn(_Strict):
     #: Active holds (HELD or PAYMENT_PENDING bookings) one customer may have for this event at once;
     #: unset means DEFAULT_HOLDS_PER_CUSTOMER (holdfast.domain.booking).
     max_holds_per_customer: int | None = Field(default=None, ge=1, le=100)
+    #: Live holds one network address may have for this event at once, whatever accounts make them
+    #: (domain/holder_address.py); unset means the deployment's HOLDS_PER_ADDRESS.
+    max_holds_per_address: int | None = Field(default=None, ge=1, le=10_000)
+    #: Every hold must carry a solved challenge (X-Captcha-Token, services/challenges.py).
+    captcha_required: bool = False
     #: A high-demand sale: booking needs an admission token from the waiting room.
     high_demand: bool = False
     #: Whether a confirmed booking may be given to another customer (POST /bookings/{id}/transfer).
@@ -166,6 +171,8 @@ class EventIn(_Strict):
                            capacity=self.capacity, seat_map=seat_map, hold_ttl_seconds=self.hold_ttl_seconds,
                            payment_mode=self.payment_mode, max_per_booking=self.max_per_booking,
                            max_holds_per_customer=self.max_holds_per_customer, high_demand=self.high_demand,
+                           max_holds_per_address=self.max_holds_per_address,
+                           captcha_required=self.captcha_required,
                            price_categories=tuple(c.model_dump(exclude_none=True) for c in self.price_categories)
                            if self.price_categories else None,
                            prices=tuple({"price_category": p.price_category, "ticket_type": p.ticket_type,
