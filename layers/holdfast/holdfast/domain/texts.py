@@ -34,6 +34,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "cancel.refund_until": (
             "Cancelled before {until}, your payment is refunded in full; later, nothing is given back."),
         "cancel.no_refund": "Cancelling now gives nothing back: under this booking's terms the payment is kept.",
+        "cancel.refund_part": (
+            "Cancelling now refunds {amount} of your payment, under the organizer's cancellation terms; the "
+            "money goes back to the payment the booking was bought with."),
+        "cancel.nothing_paid": "Cancelling gives the places back; nothing was paid for them, so nothing is refunded.",
         "cancel.checked_in": "Someone already came in on this booking, so it can no longer be cancelled here; ask the organizer.",
         "review.paid_in_time_places_resold": (
             "You paid in time but your places were released before we heard from the payment provider. Our team "
@@ -71,6 +75,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "cancel.refund_until": (
             "При отмене до {until} оплата возвращается полностью; позже деньги не возвращаются."),
         "cancel.no_refund": "Если отменить сейчас, деньги не вернутся: таковы условия этого бронирования.",
+        "cancel.refund_part": (
+            "При отмене сейчас по условиям организатора вернётся {amount} из оплаты; деньги вернутся на тот "
+            "платёж, которым бронирование было оплачено."),
+        "cancel.nothing_paid": "При отмене места освободятся; за них ничего не платили, поэтому возвращать нечего.",
         "cancel.checked_in": "По этому бронированию уже прошли на вход, поэтому отменить его здесь нельзя; обратитесь к организатору.",
         "review.paid_in_time_places_resold": (
             "Вы оплатили вовремя, но места освободились раньше, чем пришёл ответ платёжной системы. В течение "
