@@ -164,3 +164,24 @@ def test_dearer_places_and_a_refused_refund_change_nothing_they_should_not(
     provider.fail("create_refund", "refused")
     moved = exchanges.exchange(booking.booking_id, "bob", "x-2", later, HoldPlaces(quantity=2))
     assert moved.event_id == later and moved.payment.exchange_refunds[0]["status"] == "rejected"
+
+
+def test_the_cancel_sentence_says_in_full_only_when_all_that_was_paid_goes_back(
+        bookings, paying, provider, exchanges, dates, store, catalog, clock):
+    from holdfast.domain.texts import TEXTS
+    from holdfast.services.booking_views import cancel_terms
+
+    first, later = dates
+    booking = _paid(bookings, paying, provider, first)
+    whole = cancel_terms(booking, store.get_event(first), clock(), "en")
+    assert whole["texts"] == {"cancel": "cancel.refund"} and whole["cancel_next_step"] == TEXTS["en"]["cancel.refund"]
+    moved = exchanges.exchange(booking.booking_id, "alice", "x-1", later, HoldPlaces(quantity=2))
+    part = cancel_terms(moved, store.get_event(later), clock(), "ru")
+    assert part["texts"] == {"cancel": "cancel.refund_part"} and part["cancel_refund_amount"]["value"] == "2000.00"
+    assert "2" in part["cancel_next_step"] and "полностью" not in part["cancel_next_step"]
+    # a policy's share: the sentence names the share, never "in full"
+    fees = catalog.create_event(event_request(cancellation=[{"until_hours": 0, "refund_percent": 50}]), "ev-c", ORG)
+    shared = _paid(bookings, paying, provider, fees["event_id"], who="carol")
+    terms = cancel_terms(shared, store.get_event(fees["event_id"]), clock(), "en")
+    assert terms["cancel_refund_amount"]["value"] == "1500.00" and terms["texts"] == {"cancel": "cancel.refund_part"}
+    assert "in full" not in terms["cancel_next_step"]

@@ -5,7 +5,7 @@ import re
 from datetime import datetime, timezone
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationInfo, field_validator, model_validator
 
 from .domain.commands import CreateEvent, Price, SeatLayout
 from .domain.errors import InvalidRequest
@@ -478,9 +478,9 @@ class EventPatchIn(_Strict):
     #: After a change of start time, how long customers may cancel with a full refund (0: no window).
     change_refund_hours: int | None = Field(default=None, ge=0, le=720)
     #: Exchanges allowed until this many hours before the start (issue 45); null ends them.
-    exchange_until_hours: int | None = Field(default=None, ge=0, le=8760)
+    exchange_until_hours: StrictInt | None = Field(default=None, ge=0, le=8760)
     #: Whether customers may give their bookings to someone else (issue 45).
-    transfers_allowed: bool | None = None
+    transfers_allowed: StrictBool | None = None
 
     #: The fields null is a value of: it turns the setting off.
     NULLABLE: ClassVar[frozenset[str]] = frozenset({"exchange_until_hours"})

@@ -36,6 +36,14 @@ EXCHANGED = "exchanged"
 VOIDED, ISSUE = transfers.VOIDED, transfers.ISSUE
 
 
+def change_terms(offering: Mapping[str, Any]) -> dict[str, Any]:
+    """What an offering's view says of changing a booking: until when exchanges are allowed
+    (absent: none) and whether transfers are (``transfers_allowed``, default true)."""
+    hours = offering.get(EXCHANGE_FIELD)
+    return ({EXCHANGE_FIELD: int(hours)} if hours is not None else {}) \
+        | {"transfers_allowed": offering.get("transfers_allowed", True) is not False}
+
+
 def places_start(places: Places, starts_at: str) -> datetime | None:
     """When what the booking bought begins: its first granule (a slot), else its offering's start."""
     moments = [granule.at for granule in places.granules] or ([starts_at] if starts_at else [])

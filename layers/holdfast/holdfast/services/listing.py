@@ -19,6 +19,7 @@ from ..clock import iso
 from ..domain import pricing, search
 from ..domain.search import EventSearch
 from ..domain.event_changes import announced_changes, refund_window
+from ..domain.exchange import change_terms
 from ..domain.errors import InvalidRequest, NotFound, TooBusy
 from ..domain.inventory import natural_key
 from ..domain.offering import HOLD_TERMS
@@ -128,7 +129,7 @@ class ListingService:
             "price": {"value": event["price"], "currency": event["currency"]},
             "inventory": kinds.of_event(event).label,
             "published": bool(event.get("published")),
-        }
+        } | change_terms(event)
 
     # --------------------------------------------------------------------------------- public
 
