@@ -185,3 +185,18 @@ def test_the_cancel_sentence_says_in_full_only_when_all_that_was_paid_goes_back(
     terms = cancel_terms(shared, store.get_event(fees["event_id"]), clock(), "en")
     assert terms["cancel_refund_amount"]["value"] == "1500.00" and terms["texts"] == {"cancel": "cancel.refund_part"}
     assert "in full" not in terms["cancel_next_step"]
+
+
+def test_a_difference_whose_receipt_has_no_address_is_refused_before_anything_moves(
+        bookings, paying, provider, exchanges, dates, directory, store):
+    directory.put_fiscal(ORG.organizer_id, FiscalSettings(2, 1), "2030-01-01T00:00:00.000Z")
+    first, later = dates
+    booking = _paid(bookings, paying, provider, first)
+    # a booking taken by a customer with no address of their own (a transfer) keeps its receipt
+    from holdfast.services import transitions
+    stored = transitions.apply(store, booking, paying.clock(), actor="test", action="taken", decision="test",
+                               contact_email=None)
+    with pytest.raises(Exception) as refused:
+        exchanges.exchange(booking.booking_id, "alice", "x-1", later, HoldPlaces(quantity=2))
+    assert getattr(refused.value, "code", None) == "contact_required"
+    assert store.get_booking(booking.booking_id) == stored and provider.refunds_for(stored.payment.payment_id) == []

@@ -27,6 +27,7 @@ from ..domain.booking import Booking, JournalEntry
 from ..domain.commands import HoldPlaces
 from ..domain.errors import (Conflict, EventCancelled, Forbidden, IdempotencyKeyReused, InvalidRequest,
                              NotFound, PaymentProviderUnavailable, TooBusy)
+from ..domain import transfers
 from ..domain.exchange import EXCHANGED, check_open, check_price, difference_refund, given_back, swap
 from ..domain.money import Money
 from ..domain.personal_data import places_end
@@ -37,7 +38,7 @@ from ..ports import Clock, HoldStore, PlacesTaken, ProviderRejected, SalesStoppe
 from . import transitions
 from .money_at_provider import MoneyAtProvider
 from .provider_keys import PaymentOutcomeUnknown
-from .receipts import refund_receipt
+from .receipts import ContactRequired, refund_receipt
 
 #: Reads and plans at most this many times when another write lands first (the booking changed,
 #: the places chosen went, the offering's terms moved).
@@ -119,7 +120,8 @@ class ExchangeService:
         moved = swap(booking.event_id, booking.places, target_id, places)
         if not moved.given.quantity and not moved.taken.quantity:
             raise Conflict("The booking already has these places.", code="exchange_same_places")
-        details = kind.reissue(booking, target_kind.booking_details(target, wanted, places))
+        details = {**(kind.reissue(booking, target_kind.booking_details(target, wanted, places)) or {}),
+                   **transfers.kept_on_exchange(booking)}
         money: dict[str, Any] = {}
         if back is not None:
             assert booking.payment is not None and booking.payment.payment_id
@@ -154,7 +156,12 @@ class ExchangeService:
                 or payment.provider_status != "succeeded" or payment.refund or not price.value:
             check_price(booking.amount, price)
             return None
-        return given_back(booking.amount, price)
+        back = given_back(booking.amount, price)
+        if back is not None and payment.receipt and not booking.contact_email:
+            # its refund carries a receipt, e-mailed to the booking's address: none (a booking taken
+            # by a customer without one), none is sent, and a shop with receipts on refuses the refund
+            raise ContactRequired()
+        return back
 
     def _give_back(self, booking: Booking, key: str) -> Booking:
         """Ask the provider for the refund of the difference that the exchange ``key`` stored, if
