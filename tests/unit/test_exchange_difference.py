@@ -33,7 +33,7 @@ def test_cheaper_places_give_the_difference_back_dearer_ones_are_refused_with_it
     assert given_back(Money.parse("1500.00", RUB), Money.parse("1500.00", RUB)) is None
     with pytest.raises(Conflict) as dearer:
         given_back(Money.parse("1000.00", RUB), Money.parse("1500.00", RUB))
-    assert dearer.value.code == "exchange_costs_more"
+    assert dearer.value.code == "exchange_price_differs"
     assert dearer.value.details["difference"] == {"value": "500.00", "currency": RUB}
 
 
@@ -157,7 +157,7 @@ def test_dearer_places_and_a_refused_refund_change_nothing_they_should_not(
     cheap = _paid(bookings, paying, provider, later)
     with pytest.raises(Conflict) as dearer:
         exchanges.exchange(cheap.booking_id, "alice", "x-1", first, HoldPlaces(quantity=2))
-    assert dearer.value.code == "exchange_costs_more"
+    assert dearer.value.code == "exchange_price_differs"
     assert store.get_booking(cheap.booking_id) == cheap and provider.refunds_for(cheap.payment.payment_id) == []
     # the provider refuses the refund for good: the exchange stands, the refusal is recorded to be seen
     booking = _paid(bookings, paying, provider, first, who="bob")

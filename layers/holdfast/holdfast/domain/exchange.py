@@ -10,7 +10,7 @@ exchange changes what the organizer sold, so it is the organizer's to offer.
 Into cheaper places, the difference goes back: a partial refund of the booking's payment, asked
 for after the swap's write that stores it (``difference_refund``); the booking's amount becomes the
 new price, so a later cancellation gives back at most what is left. Into dearer places it is
-refused (``exchange_costs_more``).
+refused (``exchange_price_differs``).
 """
 from __future__ import annotations
 
@@ -93,12 +93,12 @@ def check_price(paid: Money, new: Money) -> None:
 def given_back(paid: Money, new: Money) -> Money | None:
     """What an exchange gives back to the customer: the difference when the new places cost less
     (refunded from the booking's payment), None at the same price. Dearer places are refused with
-    Conflict ``exchange_costs_more`` (the difference is not taken by a second payment yet:
+    Conflict ``exchange_price_differs`` (the difference is not taken by a second payment yet:
     docs/api.md, "Exchange"); the refusal names the difference."""
     difference = price_difference(paid, new)
     if difference > 0:
         raise Conflict("The new places cost more than was paid; an exchange into dearer places cannot be paid "
-                       "for here yet: cancel and book again.", code="exchange_costs_more",
+                       "for here yet: cancel and book again.", code="exchange_price_differs",
                        paid=paid.as_dict(), price=new.as_dict(),
                        difference=Money(difference, paid.currency).as_dict())
     return Money(-difference, paid.currency) if difference else None

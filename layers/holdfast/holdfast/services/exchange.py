@@ -12,7 +12,7 @@ refund's record (its key) is stored in the swap's own write, then the provider i
 the money-at-provider service (services/money_at_provider.py) with its fiscal receipt where the
 organizer has receipts on, and its answer recorded. A repeat of the request sends a refund whose
 answer was lost again under the same key (the provider makes it once). Into dearer places:
-``exchange_costs_more`` (domain/exchange.py ``given_back``).
+``exchange_price_differs`` (domain/exchange.py ``given_back``).
 """
 from __future__ import annotations
 
