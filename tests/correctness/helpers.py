@@ -660,9 +660,24 @@ def kept_after_confirmation(booking: Booking) -> bool:
 
 def _asked_back(booking: Booking, paid: Decimal, is_own: bool) -> Decimal:
     """What the refund of a payment is to give back: for a booking's own payment the amount its
-    refund recorded (a cancellation policy's share, issue 45), else the whole payment."""
+    refund recorded (a cancellation policy's share, issue 45), or after an exchange gave a
+    difference back, what is left (the booking's amount); else the whole payment."""
     stored = ((booking.payment.refund if booking.payment else None) or {}).get("amount") if is_own else None
-    return _value(stored) if stored else paid
+    if stored:
+        return _value(stored)
+    return booking.amount.value if is_own and _differences(booking) else paid
+
+
+def _differences(booking: Booking) -> list[dict[str, Any]]:
+    """The refunds of price differences the booking's exchanges asked of its payment (issue 45)."""
+    return list((booking.payment.exchange_refunds if booking.payment else None) or [])
+
+
+def difference_refund_ids(provider: Any) -> set[str]:
+    """The provider's refunds made under an exchange difference's key (``rf-<payment>-xc...``):
+    counted apart from the one refund of what is left (M1, M2, M5, S1)."""
+    return {answer["id"] for key, (_, answer) in getattr(provider, "keys", {}).items()
+            if key.startswith("rf-") and "-xc" in key and isinstance(answer, dict) and answer.get("id")}
 
 
 def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
@@ -693,12 +708,17 @@ def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
     """
     own = own_payment_ids(snap, provider)
     owner_of = {payment_id: booking_id for booking_id, payment_id in own.items()}
+    differences = difference_refund_ids(provider)
     taken = Decimal("0")
     returned = Decimal("0")
     for payment in provider.payments.values():
         payment_id = payment["id"]
-        refunds = provider.refunds_for(payment_id)
-        refunded = sum((_value(r["amount"]) for r in refunds if r.get("status") == "succeeded"), Decimal("0"))
+        given_back = provider.refunds_for(payment_id)
+        # an exchange's difference refunds are XC2's; the rules below count the refund of the rest
+        refunds = [r for r in given_back if r["id"] not in differences]
+        back_for_less = sum((_value(r["amount"]) for r in given_back if r["id"] in differences
+                             and r.get("status") == "succeeded"), Decimal("0"))
+        refunded = sum((_value(r["amount"]) for r in given_back if r.get("status") == "succeeded"), Decimal("0"))
         paid = _value(payment["amount"]) if payment["status"] == "succeeded" else Decimal("0")
         taken += paid
         returned += refunded
@@ -723,7 +743,7 @@ def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
                 # lot keeps) keep the money as CONFIRMED does, unless a refund moved it back.
                 "confirmed": is_own and kept_after_confirmation(booking) and not refunds,
                 # the whole of it, or (its own payment) the share a cancellation policy gave back
-                "refunded": len(refunds) == 1 and refunded == _asked_back(booking, paid, is_own)
+                "refunded": len(refunds) == 1 and refunded == _asked_back(booking, paid, is_own) + back_for_less
                 and (not is_own or booking.status is BookingStatus.REFUNDED),
                 "in review": not refunds and (booking.status is BookingStatus.MANUAL_REVIEW
                                               or not is_own and in_review(booking)),
@@ -732,13 +752,17 @@ def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
                 f"S1 succeeded payment {payment_id} ({'own' if is_own else 'stray'}) of booking {booking_id}: " \
                 f"booking {booking.status}, {len(refunds)} refund(s), review {(booking.review or {}).get('reason')}; " \
                 f"matches {[name for name, ok in outcomes.items() if ok] or 'none'} of confirmed/refunded/in review"
+            if is_own and _differences(booking):   # XC2: every difference went back, exactly
+                asked = sum((_value(entry["amount"]) for entry in _differences(booking)), Decimal("0"))
+                assert back_for_less == asked, \
+                    f"XC2 payment {payment_id} of booking {booking_id}: {back_for_less} of differences {asked} given back"
         if payment["status"] == "waiting_for_capture":
             assert in_review(booking), f"S2 authorisation {payment_id} left hanging, booking {booking.status}"
     assert returned <= taken, f"M1 refunded {returned} in total, more than the {taken} taken"
     for booking in snap.bookings.values():
         payment_id = own.get(booking.booking_id)
         payment = provider.payments.get(payment_id) if payment_id else None
-        refunds = provider.refunds_for(payment_id) if payment_id else []
+        refunds = [r for r in provider.refunds_for(payment_id) if r["id"] not in differences] if payment_id else []
         if booking.status is BookingStatus.CONFIRMED and booking.comp:
             continue   # a comp: confirmed without a payment (check_comps)
         if booking.status is BookingStatus.CONFIRMED:

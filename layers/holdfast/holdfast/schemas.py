@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationInfo, model_validator
 
 from .domain.errors import InvalidRequest
 from .domain.money import Money
@@ -313,12 +313,19 @@ class EventPatchIn(_Strict):
     high_demand: bool | None = None
     #: After a change of start time, how long customers may cancel with a full refund (0: no window).
     change_refund_hours: int | None = Field(default=None, ge=0, le=720)
+    #: Exchanges allowed until this many hours before the start (issue 45); null ends them.
+    exchange_until_hours: StrictInt | None = Field(default=None, ge=0, le=8760)
+    #: Whether customers may give their bookings to someone else (issue 45).
+    transfers_allowed: StrictBool | None = None
+
+    #: The fields null is a value of: it turns the setting off.
+    NULLABLE: ClassVar[frozenset[str]] = frozenset({"exchange_until_hours"})
 
     @model_validator(mode="after")
     def _something(self) -> "EventPatchIn":
         if not self.model_fields_set:
             raise ValueError("give at least one field to change")
-        if any(getattr(self, name) is None for name in self.model_fields_set):
+        if any(getattr(self, name) is None for name in self.model_fields_set - self.NULLABLE):
             raise ValueError("fields cannot be set to null")
         return self
 

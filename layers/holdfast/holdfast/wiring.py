@@ -350,7 +350,9 @@ def exchanges():
     """Confirmed bookings moved to other places of the same organizer (services/exchange.py)."""
     from .services.exchange import ExchangeService
 
-    return ExchangeService(store(), system_clock)
+    from .services.money_at_provider import MoneyAtProvider
+
+    return ExchangeService(store(), system_clock, money=MoneyAtProvider(provider()))
 
 
 @cached

@@ -58,6 +58,12 @@ class Payment:
     #: (stored before the call), ``attempts``, ``next_at`` (when the sweeper looks next),
     #: ``receipt_id`` once the provider answered.
     settlement: dict[str, Any] | None = None
+    #: The refunds of price differences that exchanges into cheaper places gave back from this
+    #: payment (domain/exchange.py ``difference_refund``), in order: each with its ``key`` (stored
+    #: before the call), ``exchange_key``, ``amount``, ``status`` (requested, pending, succeeded,
+    #: canceled, rejected) and ``refund_id`` once the provider answered. ``refund`` stays the one
+    #: refund of what is left (a cancellation).
+    exchange_refunds: list[dict[str, Any]] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {key: value for key, value in self.__dict__.items() if value is not None}
@@ -128,6 +134,15 @@ class Booking:
         start = max(parse_iso(str(details["timer_from"])), at)
         due = start + timedelta(seconds=int(details.get("timer_grace_seconds") or 0))
         return replace(self, kind_details={**details, "timer_at": iso(due)})
+
+    @property
+    def charged(self) -> Money:
+        """What the booking's payment took: its amount, plus the differences exchanges into
+        cheaper places gave back of it (the amount is the price of the places it has now)."""
+        refunds = (self.payment.exchange_refunds if self.payment else None) or []
+        given = sum((Money.parse(entry["amount"]["value"], entry["amount"]["currency"]).value for entry in refunds),
+                    self.amount.value)
+        return Money(given, self.amount.currency) if refunds else self.amount
 
     @property
     def timer(self) -> tuple[str, str] | None:
@@ -389,7 +404,7 @@ def _judge(booking: Booking, provider_payment: dict[str, Any], mode: PaymentMode
         # A cancelled payment is final at the provider: an earlier copy (a notification or a GET
         # answered before the void) says nothing new, and must not reopen what the void settled.
         return PaymentVerdict(Verdict.IGNORE, "stale_copy_of_cancelled_payment")
-    if status in ("succeeded", "waiting_for_capture") and not booking.amount.matches(provider_payment.get("amount") or {}):
+    if status in ("succeeded", "waiting_for_capture") and not booking.charged.matches(provider_payment.get("amount") or {}):
         return PaymentVerdict(Verdict.REVIEW, "amount_mismatch")
     if status == "pending":
         return PaymentVerdict(Verdict.IGNORE, "payment_not_final")

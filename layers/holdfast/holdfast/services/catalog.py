@@ -10,7 +10,7 @@ from .. import kinds
 from ..clock import iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
 from ..domain.commands import Price
-from ..domain.exchange import EXCHANGE_FIELD
+from ..domain.exchange import EXCHANGE_FIELD, change_terms
 from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy
 from ..domain.ids import created_id
 from ..domain.money import Money
@@ -153,8 +153,7 @@ class CatalogService:
             "counts": counts,
         } | pricing.price_list_view(event, self._zone_counts(event)) | _companion(event) \
             | ({"cancellation": event["cancellation"]} if event.get("cancellation") else {}) \
-            | ({EXCHANGE_FIELD: int(event[EXCHANGE_FIELD])} if event.get(EXCHANGE_FIELD) is not None else {}) \
-            | {"transfers_allowed": event.get("transfers_allowed", True) is not False} \
+            | change_terms(event) \
             | ({"max_holds_per_address": int(event["max_holds_per_address"])}
                if event.get("max_holds_per_address") else {}) \
             | ({"captcha_required": True} if event.get("captcha_required") else {})
