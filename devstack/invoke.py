@@ -112,7 +112,8 @@ class _embedded_stack:  # noqa: N801 - a context manager used like a function
         logging.basicConfig(level=logging.WARNING)
         sandbox = self._exit.enter_context(SandboxServer(host="127.0.0.1", port=0))
         stack = EmbeddedStack(str(REPO), aws_port=0, api_port=0, stack_name=self.stack_name,
-                           parameters={"ProviderApiUrl": sandbox.base_url})
+                           parameters={"ProviderApiUrl": sandbox.base_url,
+                                       "CaptchaVerifyUrl": f"{sandbox.origin}/smartcaptcha/validate"})
         stack.start()
         self._exit.callback(stack.stop)
         return stack.boto3_client("lambda")

@@ -41,6 +41,12 @@
       giveWhy: "We e-mail them a link. Once they accept it the booking is theirs, with new tickets, and yours stop working.",
       givenTo: "Offered: the link was sent and works until {when}. Your tickets work until it is accepted.",
       withdraw: "Take the offer back",
+      swapHeading: "Change the date or the places", swapDate: "Date", swapSeats: "Seats (for example A-3, A-4)",
+      swapCount: "Places", swapSend: "Change the booking",
+      swapWhy: "Your booking moves in one step, or nothing changes. Cheaper places: the difference goes back to the payment you paid with. Your tickets are replaced by new ones.",
+      swapUntil: "Changes are possible until {when}.", swapDone: "Changed. New tickets are below.",
+      swapBack: "Changed. {amount} of the difference goes back to the payment you paid with.",
+      swapAsk: "Say which places you want.",
     },
     ru: {
       tickets: "Билеты", ticketsHow: "Покажите на входе по коду на каждого; каждый пропускает одного человека один раз.",
@@ -77,6 +83,12 @@
       giveWhy: "Мы отправим ссылку на эту почту. Когда её примут, бронирование перейдёт к новому владельцу с новыми билетами, а ваши перестанут действовать.",
       givenTo: "Предложено: ссылка отправлена и действует до {when}. Ваши билеты действуют, пока её не примут.",
       withdraw: "Отозвать предложение",
+      swapHeading: "Поменять дату или места", swapDate: "Дата", swapSeats: "Места (например, A-3, A-4)",
+      swapCount: "Количество мест", swapSend: "Поменять бронирование",
+      swapWhy: "Бронирование переносится за один шаг или не меняется вовсе. Если новые места дешевле, разница вернётся на тот платёж, которым вы оплатили. Билеты заменяются новыми.",
+      swapUntil: "Поменять можно до {when}.", swapDone: "Готово. Новые билеты ниже.",
+      swapBack: "Готово. Разница {amount} вернётся на тот платёж, которым вы оплатили.",
+      swapAsk: "Укажите, какие места вам нужны.",
     },
   });
   // A count in the reader's language (Intl plural rules pick the form)
@@ -160,15 +172,16 @@
       && Number(booking.cancel_refund_amount.value) > 0 ? booking.cancel_refund_amount : null;
     $("cancel").textContent = booking.status !== "CONFIRMED" ? T.giveUp
       : back ? fill(T.cancelFor, { amount: money(back) }) : booking.cancel_refund ? T.cancelRefund : T.cancelKeep;
-    // what cancelling gives back is the engine's own decision for this booking (cancel_refund)
-    // a policy's share is not the whole price: then the amount alone says it (the kind's sentence
-    // speaks of the whole money back)
-    const share = back && Number(back.value) < Number(booking.amount.value);
+    // what cancelling gives back is the engine's own decision for this booking (cancel_refund);
+    // its sentence names the amount when only a part comes back (cancel.refund_part), else the
+    // page adds it
+    const part = (booking.texts || {}).cancel === "cancel.refund_part";
     $("cancel-terms").textContent = booking.status === "CONFIRMED"
-      ? [share ? "" : cancelText(), back ? fill(T.refundAmount, { amount: money(back) }) : ""].filter(Boolean).join(" ") : "";
+      ? [cancelText(), back && !part ? fill(T.refundAmount, { amount: money(back) }) : ""].filter(Boolean).join(" ") : "";
 
     renderCase();
     renderGive(slot, space);
+    renderSwap(slot, space);
     showPass();
     showTickets();
 
@@ -188,6 +201,44 @@
     $("give").classList.toggle("hidden", Boolean(offer));
     $("given").classList.toggle("hidden", !offer);
     $("given-text").textContent = offer ? fill(T.givenTo, { when: when(offer.expires_at) }) : "";
+  }
+
+  // Exchange (POST /bookings/{id}/exchange): an event's confirmed booking moved to other seats, a
+  // different number of places, or another date of the same show (the listing's dates of the same name
+  // that allow exchanges). Shown only while the booking's event allows it; the API decides the rest
+  // (a dearer choice, a taken seat) and the page says what it answered. Read once per booking.
+  let swapEvent;
+  let swapDates = null;
+  async function loadSwap() {
+    swapEvent = null;
+    try {
+      const event = await api("GET", `/events/${encodeURIComponent(booking.event_id)}`);
+      if (event.exchange_until_hours === undefined) return;
+      swapEvent = event;
+      // the listing names the dates; each one's own view says whether it takes exchanges
+      const found = await api("GET", `/events?q=${encodeURIComponent(event.name)}&limit=10`).catch(() => ({ events: [] }));
+      const named = (found.events || []).filter((e) => e.event_id !== event.event_id && e.name === event.name
+        && e.inventory === event.inventory);
+      const others = (await Promise.all(named.map((e) => api("GET", `/events/${encodeURIComponent(e.event_id)}`)
+        .catch(() => null)))).filter((e) => e && e.exchange_until_hours !== undefined);
+      swapDates = [event, ...others];
+      $("swap-date").replaceChildren(...swapDates.map((e) => el("option", { value: e.event_id, text: when(e.starts_at) })));
+      render();
+    } catch (error) { swapEvent = null; }
+  }
+
+  function renderSwap(slot, space) {
+    const open = booking.status === "CONFIRMED" && !slot && !space && !orderLines && !booking.transfer;
+    if (open && swapEvent === undefined) { swapEvent = null; loadSwap(); }
+    const shown = open && Boolean(swapEvent && swapDates);
+    $("swap-card").classList.toggle("hidden", !shown);
+    if (!shown) return;
+    const seated = swapEvent.inventory === "seated";
+    $("swap-seats-row").classList.toggle("hidden", !seated);
+    $("swap-count-row").classList.toggle("hidden", seated);
+    if (!$("swap-count").value) $("swap-count").value = booking.places.quantity || 1;
+    const until = Date.parse(swapEvent.starts_at) - Number(swapEvent.exchange_until_hours) * 3600 * 1000;
+    $("swap-until").textContent = fill(T.swapUntil, { when: when(new Date(until).toISOString()) });
   }
 
   // A late payment whose places went to someone else: the kind's alternatives (its own fields,
@@ -281,7 +332,8 @@
 
   function cancelText() {
     const key = (booking.texts || {}).cancel;
-    return key && said[key] ? fill(said[key], { until: booking.cancel_refund_until ? when(booking.cancel_refund_until) : "" })
+    return key && said[key] ? fill(said[key], { until: booking.cancel_refund_until ? when(booking.cancel_refund_until) : "",
+                                                amount: booking.cancel_refund_amount ? money(booking.cancel_refund_amount) : "" })
       : booking.cancel_next_step || "";
   }
 
@@ -436,6 +488,40 @@
       await refresh();
       $("give-email").focus();
     } catch (error) { showError("give-error", error); }
+  });
+
+  $("swap").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    showError("swap-error", null);
+    $("swap-done").classList.add("hidden");
+    const seated = swapEvent && swapEvent.inventory === "seated";
+    const field = seated ? $("swap-seats") : $("swap-count");
+    const seats = $("swap-seats").value.split(/[\s,;]+/).map((seat) => seat.trim()).filter(Boolean);
+    const quantity = Number($("swap-count").value);
+    if (seated ? !seats.length : !(quantity >= 1)) {
+      field.setAttribute("aria-invalid", "true");
+      showError("swap-error", T.swapAsk);
+      field.focus();
+      return;
+    }
+    field.removeAttribute("aria-invalid");
+    const target = $("swap-date").value;
+    const body = Object.assign(seated ? { seats } : { quantity }, target !== booking.event_id ? { event_id: target } : {});
+    // one key per asked change in this tab: a repeat after a lost answer (a 503) is the same request
+    const keyName = `holdfast.swap.${bookingId}.${JSON.stringify(body)}`;
+    const key = sessionStorage.getItem(keyName) || newKey();
+    sessionStorage.setItem(keyName, key);
+    const before = ((booking.payment || {}).exchange_refunds || []).length;
+    $("swap-send").disabled = true;
+    try {
+      const moved = await api("POST", `/bookings/${encodeURIComponent(bookingId)}/exchange`, { key, body });
+      const back = ((moved.payment || {}).exchange_refunds || [])[before];
+      $("swap-done").textContent = back ? fill(T.swapBack, { amount: money(back.amount) }) : T.swapDone;
+      $("swap-done").classList.remove("hidden");
+      // the booking may be on another date now: that date's view is among those already read
+      swapEvent = swapDates.find((e) => e.event_id === moved.event_id) || undefined;
+      await refresh();
+    } catch (error) { showError("swap-error", error); } finally { $("swap-send").disabled = false; }
   });
 
   let stop = null;

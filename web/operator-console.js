@@ -202,15 +202,29 @@
           format: "UTF-8 with a byte order mark (opens in Excel and LibreOffice as is), a header row, comma separated; times ISO 8601 UTC, amounts like 1500.00.",
           names: { sales: "Sales (confirmed orders)", attendees: "Attendees", checkins: "Check-ins", refunds: "Refunds", receipts: "Receipt lines" },
           job: "Whole file (prepared on the server)", preparing: "Preparing {file}…", ready: "{file}: {rows} rows, ready. Download (link valid until {until})",
-          failed: "The export could not be made: {reason}", stillRunning: "{file} is still being prepared; look again in a minute." },
+          failed: "The export could not be made: {reason}", stillRunning: "{file} is still being prepared; look again in a minute.",
+          jobs: "Files prepared lately", noJobs: "None yet.", job_line: "{file}, asked {at}: {status}",
+          statuses: { running: "being prepared", ready: "ready", failed: "failed", expired: "expired" }, get: "Download" },
     ru: { title: "Выгрузки CSV", which: "Выгрузка", offering: "Id предложения (пусто — все)", from: "С (UTC, включительно)",
           to: "По (UTC, не включая)", download: "Скачать", rows: "{file}: строк — {rows}.", more: "Следующая страница",
           format: "UTF-8 с меткой порядка байтов (открывается в Excel и LibreOffice как есть), строка заголовков, запятые; время ISO 8601 UTC, суммы вида 1500.00.",
           names: { sales: "Продажи (подтверждённые заказы)", attendees: "Участники", checkins: "Проходы", refunds: "Возвраты", receipts: "Строки чеков" },
           job: "Весь файл (готовится на сервере)", preparing: "Готовим {file}…", ready: "{file}: строк — {rows}, готово. Скачать (ссылка действует до {until})",
-          failed: "Выгрузку сделать не удалось: {reason}", stillRunning: "{file} ещё готовится; загляните через минуту." },
+          failed: "Выгрузку сделать не удалось: {reason}", stillRunning: "{file} ещё готовится; загляните через минуту.",
+          jobs: "Недавно подготовленные файлы", noJobs: "Пока нет.", job_line: "{file}, заказан {at}: {status}",
+          statuses: { running: "готовится", ready: "готов", failed: "не удался", expired: "удалён по сроку" }, get: "Скачать" },
   });
-  let error, links, form;
+  let error, links, form, jobs;
+  // the organizer's export jobs, newest first (GET /organizers/me/exports): a ready one with its link
+  async function listJobs() {
+    let page;
+    try { page = await api("GET", "/organizers/me/exports?limit=10", { organizerKey: key() }); } catch (_) { return; }
+    jobs.replaceChildren(...(page.exports.length ? page.exports.map((job) => el("li", { "data-export-listed": job.export_id,
+      "data-status": job.status },
+      fill(T.job_line, { file: `${job.export}.csv`, at: when(job.created_at), status: T.statuses[job.status] || job.status }),
+      job.status === "ready" ? [" ", el("a", { href: job.download_url, text: T.get })] : []))
+      : [el("li", { class: "muted", text: T.noJobs })]));
+  }
   async function download(cursor) {
     showError(error, null);
     if (!HoldfastOperator.needKey(error)) return;
@@ -261,10 +275,11 @@
       } else {
         showError(error, fill(T.failed, { reason: (job.error || {}).message || job.status }));
       }
+      await listJobs();
     } catch (problem) { showError(error, problem); }
   }
   HoldfastOperator.section({
-    id: "exports", page: "exports", scope: "exports", order: 10, title: { en: T.title, ru: T.title },
+    id: "exports", page: "exports", scope: "exports", order: 10, title: { en: T.title, ru: T.title }, every: 15000,
     build(card) {
       const pick = el("select", { id: "export-which", name: "export" }, EXPORTS.map((name) => el("option", { value: name, text: T.names[name] })));
       form = el("form", { id: "export" },
@@ -279,8 +294,10 @@
       form.addEventListener("submit", (e) => { e.preventDefault(); download(null); });
       error = el("p", { id: "export-error", class: "error hidden", role: "alert" });
       links = el("div", { id: "export-links", "aria-live": "polite" });
-      card.append(el("p", { class: "muted", text: T.format }), form, error, links);
+      jobs = el("ul", { id: "export-jobs" });
+      card.append(el("p", { class: "muted", text: T.format }), form, error, links, el("h3", { text: T.jobs }), jobs);
     },
+    refresh: listJobs,
   });
 })();
 

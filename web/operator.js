@@ -335,6 +335,73 @@ const HoldfastOperator = (() => {
   });
 })();
 
+// ------------------------------------------------------------------ each sale's fiscal receipts
+// One offering's confirmed orders with their 54-FZ receipts (GET /admin/sales/{offering_id}): the
+// payment's, each settlement (an order's line's own) and a refund's, with their state and amount.
+(() => {
+  const { api, el, showError, words, fill, when, money } = Holdfast;
+  const { key } = HoldfastOperator;
+  const T = words({
+    en: { title: "Sales and their receipts", offering: "Offering", show: "Show sales", sale: "Sale", paid: "Paid",
+          amount: "Amount", receipts: "Receipts", none: "No confirmed sales yet.", noReceipts: "no receipts (receipts off)",
+          more: "More sales", line: "line {line}",
+          types: { payment: "payment receipt", settlement: "settlement receipt", refund: "refund receipt" },
+          states: { issued: "issued", due: "due", requested: "requested", sent: "sent", failed: "failed" } },
+    ru: { title: "Продажи и их чеки", offering: "Предложение", show: "Показать продажи", sale: "Продажа", paid: "Оплачено",
+          amount: "Сумма", receipts: "Чеки", none: "Подтверждённых продаж пока нет.", noReceipts: "без чеков (чеки выключены)",
+          more: "Ещё продажи", line: "строка {line}",
+          types: { payment: "чек прихода", settlement: "чек полного расчёта", refund: "чек возврата" },
+          states: { issued: "выдан", due: "ожидается", requested: "запрошен", sent: "отправлен", failed: "не удался" } },
+  });
+  let pick, body, error, more, cursor = null;
+  function receipt(r) {
+    const words = [T.types[r.type] || r.type, r.line_id ? fill(T.line, { line: r.line_id }) : "",
+                   T.states[r.status] || r.status, money(r.amount), r.at ? when(r.at) : ""].filter(Boolean);
+    return el("li", { "data-receipt": `${r.type}:${r.status}${r.line_id ? `:${r.line_id}` : ""}`, text: words.join(" · ") });
+  }
+  async function show(next) {
+    showError(error, null);
+    if (!HoldfastOperator.needKey(error) || !pick.value) return;
+    try {
+      const query = new URLSearchParams({ limit: "20" });
+      if (next) query.set("cursor", next);
+      const page = await api("GET", `/admin/sales/${encodeURIComponent(pick.value)}?${query}`, { organizerKey: key() });
+      const rows = page.sales.map((sale) => el("tr", { "data-sale": sale.booking_id },
+        el("td", { "data-label": T.sale, text: sale.booking_id }),
+        el("td", { "data-label": T.paid, text: when(sale.confirmed_at) }),
+        el("td", { "data-label": T.amount, text: money(sale.amount) }),
+        el("td", { "data-label": T.receipts }, sale.receipts.length
+          ? el("ul", { class: "receipts" }, sale.receipts.map(receipt)) : el("span", { class: "muted", text: T.noReceipts }))));
+      if (next) body.append(...rows);
+      else body.replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", { colspan: "4", class: "muted", text: T.none }))]));
+      cursor = page.next_cursor;
+      more.classList.toggle("hidden", !cursor);
+    } catch (problem) { showError(error, problem); }
+  }
+  HoldfastOperator.section({
+    id: "sale-receipts", page: "sales", scope: "sales:read", order: 30, title: { en: T.title, ru: T.title }, every: 15000,
+    build(card) {
+      pick = el("select", { id: "sale-receipts-offering" });
+      body = el("tbody", { id: "sale-receipts" });
+      error = el("p", { id: "sale-receipts-error", class: "error hidden", role: "alert" });
+      more = el("button", { type: "button", class: "secondary hidden", id: "sale-receipts-more", text: T.more, onclick: () => show(cursor) });
+      const form = el("form", { id: "sale-receipts-form" }, el("div", { class: "row" },
+        el("label", { for: "sale-receipts-offering", text: T.offering }), pick, el("button", { type: "submit", text: T.show })));
+      form.addEventListener("submit", (e) => { e.preventDefault(); show(null); });
+      card.append(form, error, el("table", {}, el("thead", {}, el("tr", {},
+        [T.sale, T.paid, T.amount, T.receipts].map((h) => el("th", { text: h })))), body), more);
+    },
+    async refresh() {
+      // the organizer's own offerings to choose from (GET /admin/sales), the chosen one kept
+      let offerings = [];
+      try { offerings = (await api("GET", "/admin/sales", { organizerKey: key() })).offerings; } catch (_) { return; }
+      const chosen = pick.value;
+      pick.replaceChildren(...offerings.map((o) => el("option", { value: o.event_id, text: o.name })));
+      if (offerings.some((o) => o.event_id === chosen)) pick.value = chosen;
+    },
+  });
+})();
+
 // ---------------------------------------------------------------------------- sale metrics
 // On AWS they are CloudWatch metrics: the section links the stack's dashboard (config
 // metricsDashboardUrl). Locally the API stand-in answers GET /_local/metrics with what

@@ -22,6 +22,7 @@ import os
 import tempfile
 import threading
 import time
+from collections import deque
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -59,9 +60,13 @@ class StackClock:
         self._timers: dict[object, tuple[float, str]] = {}
         self._followers: set[object] = set()   # timers `advance` does not step to
         self._listeners: list[Callable[[float], None]] = []
-        self._due_sources: list[Callable[[], float | None]] = []
+        self._due_sources: list[tuple[str, Callable[[], float | None]]] = []
         self._advancing = threading.Lock()
         self._closed = False
+        #: what moving it has cost so far (a test's share is the difference across it)
+        self.stats = {"advances": 0, "steps": 0, "seconds_moved": 0.0}
+        #: the last steps: (seconds into their move, what they stepped to, seconds settling)
+        self.step_log: deque[tuple[float, list[str], float]] = deque(maxlen=1000)
         self._write()
 
     # -- reading ---------------------------------------------------------------------------------
@@ -83,18 +88,31 @@ class StackClock:
 
     def next_due(self) -> float | None:
         """The soonest moment after now that a timer or a due source waits for."""
+        return self._upcoming()[0]
+
+    def _upcoming(self) -> tuple[float | None, list[str]]:
+        """The soonest moment after now that a timer or a due source waits for, and what waits for
+        it (timers' kinds, sources' names)."""
         now = self.now_seconds()
         with self._cond:
-            moments = [due for token, (due, _) in self._timers.items() if token not in self._followers]
-        for source in list(self._due_sources):
+            moments = [(due, kind) for token, (due, kind) in self._timers.items() if token not in self._followers]
+        for name, source in list(self._due_sources):
             try:
                 moment = source()
             except Exception:  # noqa: BLE001 - a source that cannot answer has nothing due
                 moment = None
             if moment is not None:
-                moments.append(moment)
-        later = [m for m in moments if m > now]
-        return min(later) if later else None
+                moments.append((moment, name))
+        later = [(m, why) for m, why in moments if m > now]
+        if not later:
+            return None, []
+        soonest = min(m for m, _ in later)
+        return soonest, sorted({why for m, why in later if m == soonest})
+
+    def _followers_due(self, moment: float) -> list[str]:
+        with self._cond:
+            return sorted({kind for token, (due, kind) in self._timers.items()
+                           if token in self._followers and due <= moment})
 
     # -- waiting ---------------------------------------------------------------------------------
     def sleep_until(self, due: float, *, kind: str = "timer", running: Callable[[], bool] | None = None,
@@ -137,10 +155,10 @@ class StackClock:
         """`callback(seconds)` after each move of the clock by that many seconds."""
         self._listeners.append(callback)
 
-    def add_due_source(self, source: Callable[[], float | None]) -> None:
+    def add_due_source(self, source: Callable[[], float | None], name: str = "source") -> None:
         """`source()` names the next moment (epoch seconds on this clock) something not waiting in
         `sleep_until` falls due, or None."""
-        self._due_sources.append(source)
+        self._due_sources.append((name, source))
 
     def advance(self, seconds: float, settle: Callable[[], Any] | None = None) -> dict[str, Any]:
         """Move the clock `seconds` forward in steps, one per moment something falls due, settling
@@ -149,17 +167,27 @@ class StackClock:
                 or seconds == float("inf"):
             raise ValueError("advance_seconds is a finite number of seconds, 0 or more")
         with self._advancing:
-            target = self.now_seconds() + float(seconds)
+            start = self.now_seconds()
+            target = start + float(seconds)
             steps = 0
+            self.stats["advances"] += 1
+            self.stats["seconds_moved"] += float(seconds)
             if settle is not None:
                 settle()
             while True:
-                upcoming = self.next_due()
-                step_to = target if upcoming is None or upcoming > target else upcoming
+                upcoming, why = self._upcoming()
+                if upcoming is None or upcoming > target:
+                    step_to, why = target, ["end of the move"]
+                else:
+                    step_to = upcoming
+                why += self._followers_due(step_to)
                 self._move_by(step_to - self.now_seconds())
                 steps += 1
+                self.stats["steps"] += 1
+                settled = time.monotonic()
                 if settle is not None:
                     settle()
+                self.step_log.append((round(step_to - start, 3), why, round(time.monotonic() - settled, 3)))
                 if step_to >= target:
                     break
             return {"now": _iso(self.now()), "offset_seconds": round(self.offset, 3), "steps": steps}

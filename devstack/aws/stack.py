@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from devstack.organizers import KEY_HASH_KEY, PLATFORM_KEY
+from devstack.paysandbox.captcha import SERVER_KEY as CAPTCHA_SERVER_KEY
 from holdfast.domain.signatures import public_half
 from holdfast.products.events.tickets import PURPOSE as EVENT_KEY_PURPOSE
 from holdfast.products.parking.tokens import PURPOSE as LOT_KEY_PURPOSE
@@ -82,6 +83,8 @@ LOCAL_SECRETS = {
     "TicketPublicKeysSecretName": LOCAL_TICKET_PUBLIC_KEYS,
     # the key webhook endpoints' signing secrets are derived from (holdfast.domain.webhooks)
     "WebhookKeySecretName": {"webhook_key": "local-webhook-key-not-secret"},
+    # the server key of the challenge verifier, the payment sandbox's stand-in of SmartCaptcha's
+    "CaptchaSecretName": {"server_key": CAPTCHA_SERVER_KEY},
 }
 
 
@@ -94,6 +97,8 @@ def local_parameters(api_url: str) -> dict[str, Any]:
     return {
         "ProviderApiUrl": "http://127.0.0.1:8090/v3",
         "ProviderShopId": "100500",
+        # holds' challenges are checked by the sandbox's stand-in of SmartCaptcha's validate API
+        "CaptchaVerifyUrl": "http://127.0.0.1:8090/smartcaptcha/validate",
         "AllowedWebhookNetworks": "127.0.0.1/32",
         # webhooks may reach the local receiver (/dev/webhooks) over plain http; never on AWS
         "WebhookLocalNetworks": "127.0.0.0/8",

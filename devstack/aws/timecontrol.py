@@ -35,7 +35,9 @@ class StackTime:
         self.stack = stack
         self.clock = clock
         self._probes: dict[str, Callable[[], Any]] = {}
-        clock.add_due_source(self._next_visible_message)
+        self._advance_wall = 0.0
+        self._settle_wall = 0.0
+        clock.add_due_source(self._next_visible_message, "sqs")
         clock.add_listener(lambda _seconds: self._nudge())
 
     # -- busy or idle ----------------------------------------------------------------------------
@@ -96,8 +98,29 @@ class StackTime:
         raise TimeoutError(f"the local stack did not become idle in {timeout:.0f}s: {reasons}")
 
     def advance(self, seconds: float, settle_seconds: float = SETTLE_SECONDS) -> dict[str, Any]:
-        moved = self.clock.advance(seconds, settle=lambda: self.wait_idle(settle_seconds))
+        started = time.monotonic()
+        try:
+            moved = self.clock.advance(seconds, settle=lambda: self._settle(settle_seconds))
+        finally:
+            self._advance_wall += time.monotonic() - started
         return {**self.snapshot(), "steps": moved["steps"]}
+
+    def _settle(self, timeout: float) -> None:
+        started = time.monotonic()
+        try:
+            self.wait_idle(timeout)
+        finally:
+            self._settle_wall += time.monotonic() - started
+
+    def costs(self) -> dict[str, Any]:
+        """What moving the clock has cost since the stack started: moves, steps, seconds moved,
+        scheduled runs (by rule), and the wall time of the moves and of their settling; a test's
+        share is the difference across it (tests/support/clock_costs.py)."""
+        from .pollers import ScheduleInvoker
+
+        runs = {p.uuid: p.stats.invocations for p in self.stack.pollers.values() if isinstance(p, ScheduleInvoker)}
+        return {**self.clock.stats, "scheduled_runs": sum(runs.values()), "runs_by_rule": runs,
+                "advance_wall": self._advance_wall, "settle_wall": self._settle_wall}
 
     def snapshot(self) -> dict[str, Any]:
         reasons = self.busy()
@@ -213,5 +236,5 @@ def link_payment_sandbox(stack: Any, sandbox: Any) -> None:
         return {"due": due, "sending": sandbox.notifier._in_flight} \
             if due or sandbox.notifier._in_flight else None
 
-    clock.add_due_source(next_due)
+    clock.add_due_source(next_due, "payment_sandbox")
     time_control.add_probe("payment_sandbox", busy)

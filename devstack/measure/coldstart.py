@@ -34,8 +34,8 @@ writes a bytecode cache of the run's own. Given several (`--bytecode none shippe
 is measured in each, interleaved, and the medians compared side by side.
 
 First call (`--first-call`): what a function defers from its import to the first call of its main
-route (pydantic and the request model it validates, `FIRST_CALL`) is timed after the import in the
-same interpreter, and the function is judged by import + first call: moving work into the first
+route (pydantic and the request model it validates, then the route's services and their AWS
+clients, `FIRST_CALL`) is timed after the import in the same interpreter, and the function is judged by import + first call: moving work into the first
 request does not shorten a cold start.
 
 Steps (`--steps` with `--only` one function): statements run one after another in one of the
@@ -168,7 +168,8 @@ def print_report(result: dict[str, Any], target: float, top: int) -> None:
               f"{', '.join(row['loads']) or '-'}{flag}")
     firsts = {lid: row for lid, row in result["functions"].items() if "first_call" in row}
     if firsts:
-        print("\nimport + what the first call of the main route adds (pydantic, its request model; --first-call):")
+        print("\nimport + what the first call of the main route adds (pydantic, its request model, its services "
+              "and their clients; --first-call):")
         for lid, row in firsts.items():
             print(f"{lid:28}{row['with_first_call_ms']:>8.1f}{row['with_first_call_ratio']:>9.2f}  {row['first_call']}")
     baseline = result["importtime_ms_by_package"].get(BASELINE, {})

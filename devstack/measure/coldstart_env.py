@@ -30,22 +30,30 @@ REPO = Path(__file__).resolve().parents[2]
 #: ``--first-call``: the work a function's main route does on its first invocation that its import
 #: no longer does (issue 15): importing pydantic and building the request model it validates, here
 #: run on the body of the route's sample event. ``at``: where the model lives (this tree, main's).
+#: ``builds``: the factories the route calls, run after the validation (issue 49): the route's
+#: services with their modules and their AWS clients, the first of which pays botocore's set-up
+#: (building a client makes no call). Without them a start that defers its secrets' client to
+#: first use would look shorter than it is.
 #: What is not listed has nothing deferred to its first call beyond the lazy wiring of every
 #: function (services and clients built by their first use, the same before and after); the
 #: functions that read an offering of a kind with settings (slots, parking) load pydantic and the
 #: kind's settings model on their first such read (see docs/performance.md).
 FIRST_CALL: dict[str, dict[str, Any]] = {
     "BookingsApiFunction": {"route": "a hold, POST /events/{id}/bookings", "event": "create_booking.json",
-                            "at": ["holdfast.schemas:BookingIn"]},
-    "EventsApiFunction": {"route": "POST /events", "event": "create_event.json", "at": ["holdfast.schemas:EventIn"]},
+                            "at": ["holdfast.schemas:BookingIn"],
+                            "builds": ["holdfast.wiring:waiting_room", "holdfast.wiring:bookings"]},
+    "EventsApiFunction": {"route": "POST /events", "event": "create_event.json",
+                          "at": ["holdfast.products.events.schemas:EventIn"], "builds": ["holdfast.wiring:catalog"]},
     "CatalogApiFunction": {"route": "the listing, GET /events", "event": "list_events.json", "query": True,
-                           "at": ["holdfast.schemas:EventListQuery"]},
+                           "at": ["holdfast.schemas:EventListQuery"], "builds": ["holdfast.wiring:listing"]},
     "WaitlistApiFunction": {"route": "POST /events/{id}/waitlist", "event": "join_waitlist.json",
-                            "at": ["holdfast.schemas:WaitlistIn"]},
+                            "at": ["holdfast.schemas:WaitlistIn"],
+                            "builds": ["holdfast.wiring:waiting_room", "holdfast.wiring:waitlist"]},
     "AdminApiFunction": {"route": "POST /admin/reviews/{id}/resolve", "event": "resolve_review.json",
-                         "at": ["holdfast.schemas:ResolveIn", "app:ResolveIn"]},
+                         "at": ["holdfast.schemas:ResolveIn", "app:ResolveIn"], "builds": ["holdfast.wiring:reviews"]},
     "ParkingApiFunction": {"route": "POST /lots/{id}/reservations", "event": "create_reservation.json",
-                           "at": ["holdfast.products.parking.schemas:ReservationIn"]},
+                           "at": ["holdfast.products.parking.schemas:ReservationIn"],
+                           "builds": ["holdfast.products.parking.wiring:parking"]},
 }
 
 
@@ -55,7 +63,7 @@ def first_call_specs(logical_id: str) -> list[dict[str, Any]]:
         return []
     event = sample_events.load(spec["event"])
     given = event.get("queryStringParameters") if spec.get("query") else json.loads(event["body"])
-    return [{"at": spec["at"], "input": given}]
+    return [{"at": spec["at"], "input": given, "builds": spec.get("builds", [])}]
 
 
 # ----------------------------------------------------------------------------------- environment
@@ -163,6 +171,9 @@ for spec in json.loads(sys.argv[3]):  # --first-call: build the request model, v
     else:
         raise LookupError(f"none of {spec['at']} exists")
     model.model_validate(spec["input"])
+    for place in spec.get("builds", []):  # the route's services and their AWS clients (built, not called)
+        module, _, name = place.partition(":")
+        getattr(importlib.import_module(module), name)()
 first = time.process_time() - first
 print("\n@@coldstart " + json.dumps({"seconds": elapsed, "cpu": cpu, "first_cpu": first, "modules": sorted(sys.modules)}),
       flush=True)

@@ -15,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
 
 from . import page
+from .captcha import CaptchaSandbox
 from .clock import SandboxClock, parse_iso
 from .faults import API_BEFORE, FaultRegistry
 from .models import ApiError, invalid, not_found
@@ -118,6 +119,7 @@ class SandboxServer:
                                  base_seconds=redelivery_base_seconds,
                                  max_interval_seconds=redelivery_max_interval_seconds,
                                  workers=webhook_workers)
+        self.captcha = CaptchaSandbox()
         self.idempotence_wait_seconds = idempotence_wait_seconds
         self.tick_interval = tick_interval
         self.cert_path: str | None = None
@@ -335,6 +337,8 @@ class _Handler(BaseHTTPRequestHandler):
                 reply = self._control(path, parts.query, raw)
             elif path.startswith("/checkout/"):
                 reply = self._checkout(path)
+            elif path.startswith("/smartcaptcha/"):
+                reply = self._captcha(path, raw)
             else:
                 reply = _error(not_found("Unknown route"))
         except Exception as exc:  # the server answers in the provider's shape and keeps running
@@ -499,6 +503,15 @@ class _Handler(BaseHTTPRequestHandler):
         return _Reply(200, obj)
 
     # -- payment page --------------------------------------------------------------------------
+    def _captcha(self, path: str, raw: bytes) -> _Reply:
+        """The challenge verifier's stand-in (captcha.py): its validate API and its tokens."""
+        if self.command == "POST" and path == "/smartcaptcha/validate":
+            status, payload = self.sandbox.captcha.validate(raw)
+            return _Reply(status, payload)
+        if self.command == "POST" and path == "/smartcaptcha/token":
+            return _Reply(200, {"token": self.sandbox.captcha.issue()}, headers={"Cache-Control": "no-store"})
+        return _error(not_found("Unknown route"))
+
     def _checkout(self, path: str) -> _Reply:
         sb = self.sandbox
         m = re.match(rf"^/checkout/{_ID}(?:/(?P<action>pay|decline))?/?$", path)

@@ -36,6 +36,15 @@ def list_sales():
     return json_response(200, wiring.catalog().sales(caller, query.get("limit"), query.get("cursor") or None))
 
 
+@app.get("/admin/sales/<offering_id>")
+@tracer.capture_method
+def offering_sales(offering_id: str):
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    query = app.current_event.query_string_parameters or {}
+    return json_response(200, wiring.exports().sales_of(caller, offering_id, query.get("cursor") or None,
+                                                        query.get("limit")))
+
+
 @app.get("/admin/exports/<export_file>")
 @tracer.capture_method
 def export_page(export_file: str):
@@ -63,6 +72,16 @@ def start_export_job():
                                                request.until)
     return json_response(202, job, {"Idempotent-Replayed": str(replayed).lower(),
                                     "Location": f"/organizers/me/exports/{job['export_id']}"})
+
+
+@app.get("/organizers/me/exports")
+@tracer.capture_method
+def list_export_jobs():
+    caller = require_organizer(app, wiring.authenticate_organizer)
+    query = app.current_event.query_string_parameters or {}
+    # each ready job's download link is made for this answer and expires: never cached
+    return json_response(200, wiring.export_jobs().page(caller, query.get("limit"), query.get("cursor") or None),
+                         {"Cache-Control": "no-store"})
 
 
 @app.get("/organizers/me/exports/<export_id>")

@@ -6,7 +6,7 @@ from holdfast import wiring
 from holdfast.products.appointments import wiring as appointments_wiring
 from holdfast.entry.resolver import Response
 from holdfast.entry.http import (customer_id, header, idempotency_key, json_response, make_resolver, parse_body,
-                           preferred_language, verified_email)
+                           preferred_language, verified_email, viewer_address)
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.domain.commands import HoldPlaces
 from holdfast.domain.errors import InvalidRequest, NotFound
@@ -26,9 +26,12 @@ def language() -> str:
 
 
 def _own_address(customer: str, command: HoldPlaces) -> HoldPlaces:
-    """Mail goes to the customer's verified address unless they give another (services/mail_policy.py)."""
+    """Mail goes to the customer's verified address unless they give another (services/mail_policy.py);
+    the hold counts toward its network address's cap on live holds (domain/holder_address.py)."""
     from holdfast.services.mail_policy import addressed
 
+    command = replace(command, holder_address=wiring.holder_address(viewer_address(app)),
+                      captcha_token=header(app, "X-Captcha-Token"))
     return addressed(command, verified_email(app), wiring.mail_gate, customer)
 
 
@@ -37,8 +40,9 @@ def _own_address(customer: str, command: HoldPlaces) -> HoldPlaces:
 def create_booking(event_id: str):
     from holdfast.schemas import BookingIn
 
-    # No per-request write of a rate limiter here: the per-customer cap on holds is a condition in
-    # the hold's own transaction, and floods meet API Gateway's throttling and the waiting room.
+    # No per-request write of a rate limiter here: the per-customer cap on holds and the per-address
+    # cap on live holds are conditions in the hold's own transaction, and floods meet API Gateway's
+    # throttling, the web ACLs and the waiting room.
     customer, key = customer_id(app), idempotency_key(app)
     wiring.waiting_room().check_admission(event_id, customer, header(app, "X-Admission-Token"))
     request = replace(HoldPlaces.of(parse_body(app, BookingIn)), language=language())
@@ -70,7 +74,8 @@ def place_order():
     body = parse_body(app, OrderIn)
     addressed = _own_address(customer, HoldPlaces(contact_email=body.contact_email))
     order = PlaceOrder(order_lines(body.lines), contact_email=addressed.contact_email,
-                       contact_own=addressed.contact_own, language=language())
+                       contact_own=addressed.contact_own, language=language(),
+                       holder_address=addressed.holder_address, captcha_token=addressed.captcha_token)
     service = orders_wiring.orders()
     result = service.place(customer, key, order)
     return json_response(201, service.describe(result.booking, language()),

@@ -19,7 +19,7 @@ app = make_resolver(audit=wiring.record_action)
 @tracer.capture_method
 def create_event():
     caller = require_organizer(app, wiring.authenticate_organizer)
-    from holdfast.schemas import EventIn
+    from holdfast.products.events.schemas import EventIn
 
     request = parse_body(app, EventIn).command()
     key = header(app, "Idempotency-Key")

@@ -2,11 +2,13 @@
 its CSV file is written to the exports bucket and the job marked ready (services/export_jobs.py).
 
 A job that raised returns to its queue (partial batch) and ends in the queue's dead-letter queue
-after a few receives; a job that cannot be done (its key deleted, its offering gone) is recorded
+after a few receives (EXPORT_JOB_RECEIVES, the queue's maxReceiveCount); its last receive records
+the job ``failed`` (``export_failed``) before raising, so it never stays ``running``. A job that cannot be done (its key deleted, its offering gone) is recorded
 as failed, with a code, and is no error of this function."""
 import json
 
 from holdfast import wiring
+from holdfast.config import settings
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.entry.sqs_batch import SqsMessage, process_batch
 
@@ -16,7 +18,8 @@ wiring.cold_start()
 @tracer.capture_method
 def handle_record(record: SqsMessage) -> None:
     message = json.loads(record.body)
-    outcome = wiring.export_jobs().run(message["organizer_id"], message["export_id"])
+    last = record.receive_count >= settings().export_job_receives
+    outcome = wiring.export_jobs().run(message["organizer_id"], message["export_id"], last_attempt=last)
     logger.info("export job", extra={"export_id": message["export_id"], "outcome": outcome})
 
 

@@ -6,7 +6,8 @@ from dataclasses import replace
 from holdfast import wiring
 from holdfast.products.parking import wiring as parking_wiring
 from holdfast.entry.http import (LISTING_FRESHNESS, cached_json, customer_id, header, idempotency_key, json_response,
-                           make_resolver, parse_body, preferred_language, require_organizer, verified_email)
+                           make_resolver, parse_body, preferred_language, require_organizer, verified_email,
+                           viewer_address)
 from holdfast.observability import log_metrics, logger, tracer
 from holdfast.entry.resolver import Response
 from holdfast.services.booking_views import describe
@@ -65,6 +66,9 @@ def reserve(lot_id: str):
     request = replace(parse_body(app, ReservationIn).command(), language=preferred_language(app.current_event.headers))
     # the reservation's messages go to the customer's verified address unless they give another
     request = addressed(request, verified_email(app), wiring.mail_gate, customer)
+    # and counts toward its network address's cap on live holds (domain/holder_address.py)
+    request = replace(request, holder_address=wiring.holder_address(viewer_address(app)),
+                      captcha_token=header(app, "X-Captcha-Token"))
     result = parking_wiring.parking().reserve(lot_id, customer, key, request)
     view = (describe(result.booking, preferred_language(app.current_event.headers))
             | wiring.booking_view_extras(result.booking))

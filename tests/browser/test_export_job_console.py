@@ -29,6 +29,12 @@ def test_the_exports_page_prepares_a_whole_file_as_a_job_and_links_it(site, cust
     page.get_by_role("button", name="Whole file (prepared on the server)").click()
     link = page.locator("#export-links a[data-export-job]")
     expect(link).to_contain_text("sales.csv: 1 rows, ready.")
+    # the job is listed first among the files prepared lately (GET /organizers/me/exports), with its link
+    listed = page.locator("#export-jobs li").first
+    expect(listed).to_have_attribute("data-export-listed", link.get_attribute("data-export-job"))
+    expect(listed).to_contain_text("sales.csv, asked ")
+    expect(listed).to_contain_text(": ready")
+    expect(listed.get_by_role("link", name="Download")).to_have_count(1)
     assert serious_accessibility_problems(page) == []
     answer = requests.get(link.get_attribute("href"), timeout=10)
     assert answer.status_code == 200 and answer.content.startswith(b"\xef\xbb\xbf")
@@ -40,4 +46,5 @@ def test_the_exports_page_prepares_a_whole_file_as_a_job_and_links_it(site, cust
     page.get_by_label("Id предложения").fill(event["event_id"])
     page.get_by_role("button", name="Весь файл (готовится на сервере)").click()
     expect(page.locator("#export-links a[data-export-job]")).to_contain_text("sales.csv: строк — 1, готово.")
+    expect(page.locator("#export-jobs li").first).to_contain_text(": готов")
     assert serious_accessibility_problems(page) == []

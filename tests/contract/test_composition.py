@@ -108,3 +108,56 @@ def test_a_swapped_client_reaches_every_part_and_the_products_parts():
     store.client = swapped
     assert {id(getattr(store, part).db.client) for part in dynamo.PARTS} == {id(swapped)}
     assert all(part.client is swapped for part in store._product_parts())
+
+
+def test_the_store_answers_a_products_calls_only_as_its_part_declares_them():
+    """No fallback (issue 48): ``BookingStore`` has no ``__getattr__``, each product part declares
+    every public call it answers (``STORE_CALLS``), and each such call is on the store's class,
+    where reading it gives the part's own function ("go to definition" follows it)."""
+    assert "__getattr__" not in vars(dynamo.BookingStore)
+    store = dynamo.BookingStore("bookings", client=object())
+    bound = dynamo.bind_product_calls()
+    parts = [products.resolve(reference) for product in products.registered() for reference in product.store_parts]
+    assert len(parts) >= 3 and set(parts) <= set(bound)
+    for part in parts:
+        declared = {function.__name__ for function in dynamo.declared_calls(part)}
+        assert _public(part) - set(vars(Table)) == declared, f"{part.__qualname__} answers calls it does not declare"
+        for name in declared:
+            assert getattr(dynamo.BookingStore, name) is vars(part)[name], name
+            assert getattr(store, name) == getattr(store.product_part(part), name), name
+
+
+class _Undeclared(Table):
+    def shed_count(self) -> int:
+        return 0
+
+    def shed_size(self) -> int:
+        return 0
+
+    STORE_CALLS = (shed_size,)
+
+
+class _Silent(Table):
+    def shed_count(self) -> int:
+        return 0
+
+
+def test_a_product_parts_call_it_does_not_declare_is_not_reached():
+    products.register_product(products.Product(name="sheds", kinds=(),
+                                               store_parts=(f"{__name__}:_Undeclared",)))
+    try:
+        store = dynamo.BookingStore("bookings", client=object())
+        assert store.shed_size() == 0
+        with pytest.raises(AttributeError):
+            store.shed_count()
+    finally:
+        products.unregister_product("sheds")
+    dynamo.bind_product_calls()
+    assert not hasattr(dynamo.BookingStore, "shed_size")   # an unregistered product's calls are gone
+    products.register_product(products.Product(name="sheds", kinds=(), store_parts=(f"{__name__}:_Silent",)))
+    try:
+        with pytest.raises(TypeError, match="declares no STORE_CALLS"):
+            dynamo.BookingStore("bookings", client=object())
+    finally:
+        products.unregister_product("sheds")
+        dynamo.bind_product_calls()

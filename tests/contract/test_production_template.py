@@ -219,8 +219,9 @@ def test_the_edge_header_is_a_generated_secret_never_a_public_name():
     matches = [found["ByteMatchStatement"] for rule in _rules(RESOURCES["ApiWebAcl"]) for found in _walk(rule["Statement"])
                if "ByteMatchStatement" in found and found["ByteMatchStatement"]["FieldToMatch"]
                == {"SingleHeader": {"Name": "x-holdfast-edge"}}]
-    # the four exemptions and finding 13's holds-need-token (which judges only direct holds)
-    assert len(matches) == 5 and all(match["SearchString"] == reference for match in matches)
+    # the four exemptions, finding 13's holds-need-token (which judges only direct holds) and
+    # viewer-address-from-edge-only (a viewer address is believed only from the distribution)
+    assert len(matches) == 6 and all(match["SearchString"] == reference for match in matches)
     assert "${EdgeHeaderRotation}" in acl["Description"]["Fn::Sub"]
     # nothing the internet can read is the edge's word any more
     assert "AWS::StackId" not in json.dumps(api_origin) and "AWS::StackId" not in json.dumps(acl)
@@ -255,6 +256,26 @@ def test_device_routes_are_limited_per_device_key_and_left_out_of_the_per_addres
         assert {"NotStatement": {"Statement": reference}} in list(_walk(rated[name]["Statement"])), name
     priorities = {rule["Name"]: rule["Priority"] for rule in _rules(acl)}
     assert len(set(priorities.values())) == len(priorities)
+
+
+def test_live_holds_per_address_are_a_parameter_none_locally_and_only_the_edge_names_a_viewer():
+    """Finding 13 of issue 42, inside the engine: the hold functions cap one network address's live
+    holds (HoldsPerAddress, none on a local stack, whose callers are all the loopback address), and
+    the address is the viewer's only when the distribution says so: the API's web ACL refuses a
+    CloudFront-Viewer-Address without the edge header."""
+    parameters = template()["Parameters"]
+    assert parameters["HoldsPerAddress"]["Default"] == 20 and parameters["HoldsPerAddress"]["MinValue"] == 0
+    variables = template()["Globals"]["Function"]["Environment"]["Variables"]
+    assert variables["HOLDS_PER_ADDRESS"] == {"Fn::If": ["CapsHoldsPerAddress", {"Ref": "HoldsPerAddress"}, 0]}
+    assert int(_resolved({"x": variables["HOLDS_PER_ADDRESS"]}, DeploymentKind="local")["x"]) == 0
+    assert int(_resolved({"x": variables["HOLDS_PER_ADDRESS"]}, DeploymentKind="aws")["x"]) == 20
+    [rule] = [r for r in _rules(RESOURCES["ApiWebAcl"]) if r["Name"] == "viewer-address-from-edge-only"]
+    assert rule["Action"] == {"Block": {}}
+    named, not_from_edge = rule["Statement"]["AndStatement"]["Statements"]
+    assert named["SizeConstraintStatement"]["FieldToMatch"] == {"SingleHeader": {"Name": "cloudfront-viewer-address"}}
+    edge = not_from_edge["NotStatement"]["Statement"]["ByteMatchStatement"]
+    assert edge["FieldToMatch"] == {"SingleHeader": {"Name": "x-holdfast-edge"}}
+    assert "EdgeHeaderSecret" in edge["SearchString"]["Fn::Sub"]
 
 
 def test_holds_are_limited_per_address_and_bot_control_is_a_parameter_off_locally():

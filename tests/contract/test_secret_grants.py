@@ -30,6 +30,10 @@ SIGNING_ROOTS = {PARKING, TICKETS}
 #: Each product's published public keys (issue 42, finding 12): what the checking functions hold.
 PARKING_PUBLIC, TICKETS_PUBLIC = "ParkingPublicKeysSecretName", "TicketPublicKeysSecretName"
 PASS_KEYS = SIGNING_ROOTS | {PARKING_PUBLIC, TICKETS_PUBLIC}
+#: The challenge verifier's server key (issue 42, finding 13): read on the first hold that must
+#: carry a solved challenge (wiring.CAPTCHA_SECRET), not at a cold start.
+CAPTCHA = "CaptchaSecretName"
+LAZY = PASS_KEYS | {CAPTCHA}
 #: The variable each of those is told by (products' config sections).
 PASS_KEY_VARIABLES = {PARKING: "PARKING_KEY_SECRET_NAME", TICKETS: "TICKET_KEY_SECRET_NAME",
                       PARKING_PUBLIC: "PARKING_PUBLIC_KEYS_SECRET_NAME", TICKETS_PUBLIC: "TICKET_PUBLIC_KEYS_SECRET_NAME"}
@@ -103,13 +107,24 @@ def test_each_function_is_granted_and_told_exactly_the_secrets_its_code_reads():
         for key in reads:
             readers[key].add(name)
         assert set(told(props)) == reads, f"{name} reads {sorted(reads)}, is told of {sorted(told(props))}"
-        assert granted(props) - PASS_KEYS == {parameters[key] for key in reads}, (
+        assert granted(props) - LAZY == {parameters[key] for key in reads}, (
             f"{name} reads {sorted(reads)}, is granted {sorted(granted(props))}")
     # what the issues ask for, as the code above derives it
     assert readers["PLATFORM_KEY_SECRET"] == {"AdminApiFunction"}
     assert readers["ADMISSION_TOKEN_SECRET"] == {"WaitingRoomFunction", "BookingsApiFunction", "WaitlistApiFunction"}
     assert "CatalogApiFunction" not in set().union(*readers.values())
     assert all(readers.values())
+
+
+def test_the_challenge_key_goes_only_to_the_functions_that_hold():
+    """The verifier's server key is granted and told to the hold functions only (events', services'
+    and orders' holds in the bookings function, lots' reservations in the parking function)."""
+    holders = {"BookingsApiFunction", "ParkingApiFunction"}
+    assert {name for name, props in FUNCTIONS.items() if CAPTCHA in granted(props)} == holders
+    for name, props in FUNCTIONS.items():
+        variables = (props.get("Environment") or {}).get("Variables") or {}
+        assert (variables.get("CAPTCHA_SECRET_NAME") == {"Ref": CAPTCHA}) == (name in holders), name
+    assert variable_of(wiring.CAPTCHA_SECRET.setting) == "CAPTCHA_SECRET_NAME"
 
 
 def test_each_product_signs_with_its_own_root_and_the_functions_that_only_check_hold_public_keys():

@@ -97,3 +97,12 @@ def test_sample_events_parse(path):
         assert event["step"] in ("list", "settle", "finish") and event["event_id"] and event["reason"]
     else:
         assert event["booking_id"] and ("hold_expires_at" in event or "wait_seconds" in event)
+
+
+def test_the_export_job_function_knows_its_queues_receive_count():
+    """The export job function records a job failed on the queue's last receive before the
+    dead-letter queue; its EXPORT_JOB_RECEIVES is that queue's maxReceiveCount."""
+    resources = template()["Resources"]
+    receives = resources["ExportJobsQueue"]["Properties"]["RedrivePolicy"]["maxReceiveCount"]
+    variables = resources["ExportJobFunction"]["Properties"]["Environment"]["Variables"]
+    assert int(variables["EXPORT_JOB_RECEIVES"]) == int(receives)

@@ -22,11 +22,11 @@ from holdfast.adapters.inventory_store import inventory_entry, split_item
 from holdfast.clock import parse_iso
 from holdfast.domain.booking import Booking, JournalEntry
 from holdfast.domain.codes import COMPS_POOL, is_code_pool
-from holdfast.domain.commands import CreateEvent
+from holdfast.products.events.commands import CreateEvent
 from holdfast.domain import lifecycle
 from holdfast.products.appointments.timeslots import parse_granule_key
 from holdfast.domain.statuses import HOLDING, OCCUPYING, RELEASED, SOLD, TRANSITIONS, BookingStatus
-from holdfast.schemas import EventIn
+from holdfast.products.events.schemas import EventIn
 
 _deserializer = TypeDeserializer()
 START = datetime(2030, 1, 1, 12, 0, tzinfo=timezone.utc)
@@ -149,6 +149,9 @@ class Snapshot:
     codes: dict[str, dict[str, dict[str, int]]] = field(default_factory=lambda: defaultdict(dict))
     #: The organizer's blocks (places kept out of sale), by offering and block id.
     blocks: dict[str, dict[str, dict[str, Any]]] = field(default_factory=lambda: defaultdict(dict))
+    #: The live holds counted per network address and offering (adapters/hold_limits.py), by
+    #: (address key, offering id).
+    address_holds: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def of_event(self, event_id: str) -> list[Booking]:
         """The bookings that take places of the event: an order counts as each of its lines, each
@@ -279,6 +282,9 @@ def snapshot_of(items: Any) -> Snapshot:
             snap.granules[(f"{lot}|{space}", f"{day}T{at}")] = item
         elif pk.startswith("TICKET#") and sk == "META":
             snap.tickets[pk.removeprefix("TICKET#")] = item
+        elif pk.startswith("HOLDS#ADDR#") and sk.startswith("EVENT#"):
+            snap.address_holds[(pk.removeprefix("HOLDS#ADDR#"), sk.removeprefix("EVENT#"))] = \
+                int(item.get("live_holds", 0))
     for entries in snap.journals.values():
         entries.sort(key=lambda pair: pair[0])
     return snap
@@ -300,6 +306,7 @@ def check_invariants(snap: Snapshot) -> None:
         check_journal(snap, booking)
         check_booking(snap, booking)
     check_hold_cap(snap)
+    check_address_holds(snap)
 
 
 def check_codes(snap: Snapshot) -> None:
@@ -383,6 +390,25 @@ def check_hold_cap(snap: Snapshot) -> None:
         limit = int(event.get("max_holds_per_customer") or DEFAULT_HOLDS_PER_CUSTOMER)
         assert count <= limit, f"H1 customer {customer_id} holds {count} active bookings (own and waitlist " \
             f"offers) for event {event_id}, more than the cap of {limit}"
+
+
+def check_address_holds(snap: Snapshot) -> None:
+    """AH1 (issue 42, finding 13): per network address and offering, the counter of live holds
+    equals the bookings from that address that hold the offering's places (HELD or PAYMENT_PENDING,
+    an order once toward each of its offerings), never below zero; and a capped offering
+    (``max_holds_per_address``) never has more live holds from one address than its cap."""
+    live: Counter[tuple[str, str]] = Counter()
+    for booking in snap.bookings.values():
+        if booking.counted_address and booking.status in HOLDING:
+            for offering in booking.counted_offerings or (booking.event_id,):
+                live[(booking.counted_address, offering)] += 1
+    for key in set(live) | set(snap.address_holds):
+        counted = snap.address_holds.get(key, 0)
+        assert counted == live[key], \
+            f"AH1 address {key[0][:8]} counts {counted} live holds of {key[1]}, but {live[key]} bookings hold"
+        cap = (snap.events.get(key[1]) or {}).get("max_holds_per_address")
+        assert not cap or live[key] <= int(cap), \
+            f"AH1 address {key[0][:8]} holds {live[key]} bookings of {key[1]}, more than its cap of {int(cap)}"
 
 
 def check_granules(snap: Snapshot) -> None:
@@ -634,9 +660,24 @@ def kept_after_confirmation(booking: Booking) -> bool:
 
 def _asked_back(booking: Booking, paid: Decimal, is_own: bool) -> Decimal:
     """What the refund of a payment is to give back: for a booking's own payment the amount its
-    refund recorded (a cancellation policy's share, issue 45), else the whole payment."""
+    refund recorded (a cancellation policy's share, issue 45), or after an exchange gave a
+    difference back, what is left (the booking's amount); else the whole payment."""
     stored = ((booking.payment.refund if booking.payment else None) or {}).get("amount") if is_own else None
-    return _value(stored) if stored else paid
+    if stored:
+        return _value(stored)
+    return booking.amount.value if is_own and _differences(booking) else paid
+
+
+def _differences(booking: Booking) -> list[dict[str, Any]]:
+    """The refunds of price differences the booking's exchanges asked of its payment (issue 45)."""
+    return list((booking.payment.exchange_refunds if booking.payment else None) or [])
+
+
+def difference_refund_ids(provider: Any) -> set[str]:
+    """The provider's refunds made under an exchange difference's key (``rf-<payment>-xc...``):
+    counted apart from the one refund of what is left (M1, M2, M5, S1)."""
+    return {answer["id"] for key, (_, answer) in getattr(provider, "keys", {}).items()
+            if key.startswith("rf-") and "-xc" in key and isinstance(answer, dict) and answer.get("id")}
 
 
 def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
@@ -667,12 +708,17 @@ def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
     """
     own = own_payment_ids(snap, provider)
     owner_of = {payment_id: booking_id for booking_id, payment_id in own.items()}
+    differences = difference_refund_ids(provider)
     taken = Decimal("0")
     returned = Decimal("0")
     for payment in provider.payments.values():
         payment_id = payment["id"]
-        refunds = provider.refunds_for(payment_id)
-        refunded = sum((_value(r["amount"]) for r in refunds if r.get("status") == "succeeded"), Decimal("0"))
+        given_back = provider.refunds_for(payment_id)
+        # an exchange's difference refunds are XC2's; the rules below count the refund of the rest
+        refunds = [r for r in given_back if r["id"] not in differences]
+        back_for_less = sum((_value(r["amount"]) for r in given_back if r["id"] in differences
+                             and r.get("status") == "succeeded"), Decimal("0"))
+        refunded = sum((_value(r["amount"]) for r in given_back if r.get("status") == "succeeded"), Decimal("0"))
         paid = _value(payment["amount"]) if payment["status"] == "succeeded" else Decimal("0")
         taken += paid
         returned += refunded
@@ -697,7 +743,7 @@ def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
                 # lot keeps) keep the money as CONFIRMED does, unless a refund moved it back.
                 "confirmed": is_own and kept_after_confirmation(booking) and not refunds,
                 # the whole of it, or (its own payment) the share a cancellation policy gave back
-                "refunded": len(refunds) == 1 and refunded == _asked_back(booking, paid, is_own)
+                "refunded": len(refunds) == 1 and refunded == _asked_back(booking, paid, is_own) + back_for_less
                 and (not is_own or booking.status is BookingStatus.REFUNDED),
                 "in review": not refunds and (booking.status is BookingStatus.MANUAL_REVIEW
                                               or not is_own and in_review(booking)),
@@ -706,13 +752,17 @@ def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
                 f"S1 succeeded payment {payment_id} ({'own' if is_own else 'stray'}) of booking {booking_id}: " \
                 f"booking {booking.status}, {len(refunds)} refund(s), review {(booking.review or {}).get('reason')}; " \
                 f"matches {[name for name, ok in outcomes.items() if ok] or 'none'} of confirmed/refunded/in review"
+            if is_own and _differences(booking):   # XC2: every difference went back, exactly
+                asked = sum((_value(entry["amount"]) for entry in _differences(booking)), Decimal("0"))
+                assert back_for_less == asked, \
+                    f"XC2 payment {payment_id} of booking {booking_id}: {back_for_less} of differences {asked} given back"
         if payment["status"] == "waiting_for_capture":
             assert in_review(booking), f"S2 authorisation {payment_id} left hanging, booking {booking.status}"
     assert returned <= taken, f"M1 refunded {returned} in total, more than the {taken} taken"
     for booking in snap.bookings.values():
         payment_id = own.get(booking.booking_id)
         payment = provider.payments.get(payment_id) if payment_id else None
-        refunds = provider.refunds_for(payment_id) if payment_id else []
+        refunds = [r for r in provider.refunds_for(payment_id) if r["id"] not in differences] if payment_id else []
         if booking.status is BookingStatus.CONFIRMED and booking.comp:
             continue   # a comp: confirmed without a payment (check_comps)
         if booking.status is BookingStatus.CONFIRMED:

@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from holdfast.domain.commands import CreateEvent
+from holdfast.products.events.commands import CreateEvent
 from holdfast.schemas import BookingIn
 from tests.support import toy_kind
 

@@ -15,7 +15,7 @@ against the table and the provider's own records; ``settle`` ends a history by d
 is outstanding and checks the settled money rule.
 
 Failures are AssertionErrors whose message starts with the rule's code (I1-I10, M1-M5, S1-S4,
-E1-E3, R2-R4, W1-W3, SW1-SW2, X1-X2, C1-C2, A1, T1, V1, H1, O1-O3, Z1, B1, XC1), so a report names what broke.
+E1-E3, R2-R4, W1-W3, SW1-SW2, X1-X2, C1-C2, A1, T1, V1, H1, O1-O3, Z1, B1, XC1, AH1), so a report names what broke.
 """
 from __future__ import annotations
 
@@ -48,11 +48,13 @@ from holdfast.ports import Change, TransientStoreError
 from holdfast.schemas import BookingIn
 from holdfast.services.admission import WaitingRoomService
 from holdfast.domain.commands import HoldPlaces
+from holdfast.domain.holder_address import holder_key
 from holdfast.products.orders.services import OrderLine, OrderService, PlaceOrder
 from holdfast.services.bookings import BookingService
 from holdfast.services.cancellation_job import CancellationJob
 from holdfast.services.blocks import BlockService
 from holdfast.services.exchange import ExchangeService
+from holdfast.services.money_at_provider import MoneyAtProvider
 from holdfast.services.codes import CodeService
 from holdfast.services.catalog import CatalogService
 from holdfast.services.event_cancellation import EventCancellationService
@@ -125,8 +127,14 @@ COMP_CODE = "FREE100"
 COMP_USES = 3
 #: Exchanges allowed until a day before the start (issue 45): "ga", "seats" and "later" offer them.
 EXCHANGES = {"exchange_until_hours": 24}
+#: The price of "cheaper" (the others sell at 1500.00): what an exchange into it gives back.
+CHEAPER = {"value": "1000.00", "currency": "RUB"}
 #: The addresses the organizer gives orders to (``organizer_gives_order``).
 GUESTS = ("guest1@example.org", "guest2@example.org")
+#: The networks holds come from in ``network_hoards`` (keyed as the API keys them), and the cap on
+#: one network's live holds of "big" (issue 42, finding 13).
+NETWORKS = tuple(holder_key("model-id-salt-0123456789", address) or "" for address in ("203.0.113.7", "2001:db8::1"))
+NETWORK_CAP = 3
 OUTAGE = ("get_payment", "create_payment", "create_refund", "get_refund", "cancel_payment")
 
 
@@ -160,7 +168,15 @@ def event_bodies(kind: KindCase) -> dict[str, tuple[str, dict[str, Any], dict[st
                 kind.body(4, max_per_booking=2, high_demand=True, max_holds_per_customer=1)),
         # Roomy enough for one customer to try to sit on many holds (finding 13); only customer_hoards
         # books here, so the small events above keep their contention.
-        "big": ("big", kind.body(12, max_per_booking=1), kind.body(13, max_per_booking=1)),
+        # ... and for several accounts from one network address to try it (issue 42, finding 13: at
+        # most NETWORK_CAP live holds from one address, network_hoards; AH1)
+        "big": ("big", kind.body(12, max_per_booking=1, max_holds_per_address=NETWORK_CAP),
+                kind.body(13, max_per_booking=1, max_holds_per_address=NETWORK_CAP)),
+        # the same seats two weeks later and cheaper: an exchange into it gives the difference back
+        # from the booking's payment (issue 45, ``exchange_for_less``)
+        "cheaper": ("cheaper", {"capacity": None, "seat_map": {"seat_ids": list(SEATS)}, "max_per_booking": 3,
+                                "starts_at": "2030-02-15T20:00:00Z", "price": CHEAPER, **EXCHANGES},
+                    {"capacity": None, "seat_map": {"seat_ids": list(SEATS)}, "max_per_booking": 2}),
     }
 
 
@@ -248,8 +264,12 @@ class ModelProvider(FakeProvider):
         self._guard("create_refund")
         payment = self.payments.get(payment_id)
         reaches = (self.faults.get("create_refund") or [None])[0] != "before"   # "before": it never arrived
-        if reaches and payment is not None and idempotence_key not in self.keys \
-                and self.refunds_for(payment_id):
+        # an exchange's refunds of a difference (keys "rf-<payment>-xc...") give back a part, and
+        # leave the rest to one refund: neither they nor the refund after them is a second refund
+        differences = {answer["id"] for key, (_, answer) in self.keys.items()
+                       if key.startswith("rf-") and "-xc" in key and isinstance(answer, dict) and answer.get("id")}
+        if reaches and payment is not None and idempotence_key not in self.keys and "-xc" not in idempotence_key \
+                and [r for r in self.refunds_for(payment_id) if r["id"] not in differences]:
             self.second_refunds.append((payment_id, idempotence_key))
         return super().create_refund(payment_id, amount, description, idempotence_key, receipt)
 
@@ -558,7 +578,8 @@ class BookingModel:
         self.block_race: Callable[[], Any] | None = None
         self.blocks = BlockService(RacingBlocks(self), self.clock, rng=random.Random(seed + 1))
         # Exchanges (issue 45): a confirmed booking moved to other places in one write.
-        self.exchanges = ExchangeService(self.store, self.clock, rng=random.Random(seed + 2))
+        self.exchanges = ExchangeService(self.store, self.clock, rng=random.Random(seed + 2),
+                                         money=MoneyAtProvider(self.provider))
         self.block_ids: list[tuple[str, str]] = []      # (event name, block id), live or ended
         # Transfers (issue 45): the links offered, each (booking id, token), waiting or not
         self.transfers = TransferService(self.store, self.clock)
@@ -980,7 +1001,8 @@ class BookingModel:
         week's date) or to another quantity of "ga", with a fault: a rival's hold for the asked
         places, or the customer's own cancel, landing between the exchange's plan and its write;
         or the same request sent twice. XC1: the exchange moves the booking whole (it stays
-        CONFIRMED, on the asked offering with the asked places, its amount unchanged) or changes
+        CONFIRMED, on the asked offering with the asked places, its amount unchanged or, for
+        fewer places, lowered by the difference it refunded) or changes
         nothing; a repeat moves nothing again. The checks after the step hold the places (I1-I3:
         never oversold, the old places given back) and the money (M, S: one payment, unrefunded)."""
         offering = {self.events[name] for name in ("ga", "seats", "later")}
@@ -1028,9 +1050,14 @@ class BookingModel:
         after = self.store.get_booking(booking_id)
         assert before is not None and after is not None
         if error is None:
+            # the same price, or (fewer places) a cheaper one whose difference the exchange refunded
+            differences = lambda b: (b.payment.exchange_refunds if b.payment else None) or []  # noqa: E731
+            back = sum((Decimal(e["amount"]["value"]) for e in differences(after)[len(differences(before)):]),
+                       Decimal("0"))
             assert after.status is S.CONFIRMED and after.event_id == self.events[target] \
-                and after.amount == before.amount, \
-                f"XC1 exchange of {booking_id} answered ok but the booking is {after.status} on {after.event_id}"
+                and after.amount.value + back == before.amount.value, \
+                f"XC1 exchange of {booking_id} answered ok but the booking is {after.status} on {after.event_id}" \
+                f" at {after.amount} (was {before.amount}, {back} given back)"
             got = sorted(after.places.units) if target != "ga" else after.places.quantity
             assert got == (sorted(what) if target != "ga" else what), \
                 f"XC1 exchange of {booking_id} to {what} holds {got}"
@@ -1046,6 +1073,87 @@ class BookingModel:
         self.note(f"exchange {booking_id[:8]} to {target} {what} fault={fault} -> "
                   f"{getattr(error, 'code', None) or 'moved'}")
         self.log["exchanged" if error is None else f"exchange:{error.code}"] += 1
+
+    def exchange_for_less(self, d: Draw) -> None:
+        """POST /bookings/{id}/exchange into cheaper places (issue 45): a confirmed booking of
+        "seats" or "later" moved to seats of "cheaper", the difference refunded from its payment,
+        with a fault: the refund's answer lost (503; the customer repeats), the refund never
+        reaching the provider (503; repeated), a rival's hold for the seats landing first, or the
+        same request twice. XC2: moved, the booking's amount is the new price and its payment's
+        refunds give back exactly the difference, once, whatever is repeated; refused, nothing
+        changed and nothing went back. The money rules (M1, M2, M5, S1) count a difference's
+        refund apart from a cancellation's."""
+        source = {self.events["seats"], self.events["later"]}
+        candidates = self._bookings_in({S.CONFIRMED}, where=lambda b: b.event_id in source and not b.comp)
+        if not candidates:
+            self._paid_seats(d)
+            candidates = self._bookings_in({S.CONFIRMED}, where=lambda b: b.event_id in source and not b.comp)
+        if not candidates:
+            self.unreached("exchange_for_less: no paid booking")
+            return
+        booking_id, customer = d.choice(candidates)
+        before = self.store.get_booking(booking_id)
+        assert before is not None
+        seats = tuple(d.subset(SEATS, before.places.quantity, before.places.quantity))
+        body = HoldPlaces(seats=seats)
+        fault = d.choice([None, "lost_answer", "never_arrived", "rival", "repeat"])
+        self.counter += 1
+        key = f"for-less-{self.counter}"
+        target = self.events["cheaper"]
+        payment_id = before.payment.payment_id if before.payment else None
+        refunds_before = len(self.provider.refunds_for(payment_id)) if payment_id else 0
+        if fault == "lost_answer":
+            self.provider.fail("create_refund", "after")
+        elif fault == "never_arrived":
+            self.provider.fail("create_refund", "before")
+        elif fault == "rival":
+            rival = d.choice([c for c in CUSTOMERS if c != customer])
+
+            def rival_hold() -> None:
+                result, _ = self._call(rival, "POST bookings (rival of an exchange)", lambda: self._book(
+                    "cheaper", rival, f"rival-{key}", body))
+                if result is not None:
+                    self._remember(result.booking.booking_id, rival)
+
+            self.store.before_save = rival_hold
+
+        def exchange() -> Any:
+            return self.exchanges.exchange(booking_id, customer, key, target, body)
+
+        self.intent = f"exchange_for_less {booking_id[:8]} to {seats} fault={fault}"
+        try:
+            moved, error = self._call(customer, "POST exchange (cheaper)", exchange)
+        finally:
+            self.store.before_save = None
+            self.provider.faults.pop("create_refund", None)
+        if error is not None and error.code == "payment_provider_unavailable":
+            moved, error = self._call(customer, "POST exchange (cheaper, repeated)", exchange)
+            assert error is None, f"XC2 the repeat of exchange {key} after a lost refund answer: {error.code}"
+        after = self.store.get_booking(booking_id)
+        assert after is not None
+        refunds = self.provider.refunds_for(payment_id) if payment_id else []
+        if error is None:
+            price = Decimal(CHEAPER["value"]) * after.places.quantity
+            assert after.status is S.CONFIRMED and after.event_id == target and after.amount.value == price, \
+                f"XC2 exchange {key} of {booking_id} answered ok: {after.status} on {after.event_id} at {after.amount}"
+            assert sorted(after.places.units) == sorted(seats), f"XC2 exchange {key} holds {after.places.units}"
+            difference = before.amount.value - price
+            made = refunds[refunds_before:]
+            assert len(made) == 1 and Decimal(made[0]["amount"]["value"]) == difference, \
+                f"XC2 exchange {key} of {booking_id} gave back {[r['amount'] for r in made]}, not {difference}"
+            assert after.charged == before.charged, f"XC2 exchange {key}: paid {before.charged}, now {after.charged}"
+            if fault == "repeat":
+                again, _ = self._call(customer, "POST exchange (cheaper, again)", exchange)
+                assert again is not None and self.store.get_booking(booking_id).version == after.version \
+                    and len(self.provider.refunds_for(payment_id)) == refunds_before + 1, \
+                    f"XC2 the repeat of exchange {key} of {booking_id} moved or refunded again"
+        else:
+            assert after.version == before.version and after.places == before.places \
+                and len(refunds) == refunds_before, \
+                f"XC2 exchange {key} of {booking_id} refused ({error.code}) but the booking or its money changed"
+        self.note(f"exchange_for_less {booking_id[:8]} to {seats} fault={fault} -> "
+                  f"{getattr(error, 'code', None) or 'moved'}")
+        self.log["exchanged_for_less" if error is None else f"exchange_for_less:{error.code}"] += 1
 
     def _paid_seats(self, d: Draw) -> None:
         """A customer holds seats of "seats" and pays for them at once (the payment's notification
@@ -1347,6 +1455,33 @@ class BookingModel:
             answers.append(getattr(error, "code", None) or "held")
         self.note(f"customer_hoards {customer} x{attempts} -> {answers}")
         self.log["hoarded"] += 1
+
+    def network_hoards(self, d: Draw) -> None:
+        """Several accounts behind one network address hold place after place of the roomy event,
+        each under a new key, now and then as an order of it and "ga" (issue 42, finding 13: a new
+        account does not reset the cap on one address's live holds; AH1: the counter equals the
+        address's live holds of each offering, an order once toward each)."""
+        network, attempts = d.choice(NETWORKS), d.integer(2, 6)
+        self.counter += 1
+        answers = []
+        for index in range(attempts):
+            customer, key = d.choice(CUSTOMERS), f"net-{self.counter}-{index}"
+            if d.choice([False, False, False, True]):
+                lines = (OrderLine(self.events["big"], HoldPlaces.of(self.kind.ask(1))),
+                         OrderLine(self.events["ga"], HoldPlaces.of(self._request_body("ga", 1))))
+                result, error = self._call(customer, "POST /orders", lambda: self.orders.place(
+                    customer, key, PlaceOrder(lines, holder_address=network)))
+            else:
+                asked = replace(HoldPlaces.of(self.kind.ask(1)), holder_address=network)
+                result, error = self._call(customer, "POST bookings", lambda: self.bookings.create_booking(
+                    self.events["big"], customer, key, asked))
+            if result is not None:
+                self._remember(result.booking.booking_id, customer)
+            answers.append(getattr(error, "code", None) or "held")
+        self.note(f"network_hoards {network[:6]} x{attempts} -> {answers}")
+        self.log["network_hoarded"] += 1
+        if "too_many_holds" in answers:
+            self.log["network:too_many_holds"] += 1
 
     def cancel(self, d: Draw) -> None:
         if not self.known:
@@ -2478,8 +2613,9 @@ class BookingModel:
                 if line.settlement(booking.payment).get("state") in ("sent", "failed"):
                     continue
                 if lifecycle.renders_by_state(line.kind):
+                    # (a line left unused is rendered at its no-show: SettledLine.unused_until)
                     moments.append((booking.line_settlement_due(line) or "9999")
-                                   if lifecycle.renders(line.status) else "9999")
+                                   if lifecycle.renders(line.status) or line.unused_until else "9999")
                 else:
                     offering = self.store.get_event(line.offering_id) or {}
                     moments.append(rendered_at(line.granule_starts, offering.get("starts_at")) or "9999")
@@ -2768,6 +2904,10 @@ OPERATIONS: dict[str, int] = {
     "organizer_sells_from_block": 2,
     # issue 45: a confirmed booking given to another customer: offered, accepted, withdrawn
     "customer_offers_transfer": 1, "customer_accepts_transfer": 1, "customer_withdraws_transfer": 1,
+    # issue 42, finding 13: several accounts behind one network address, against its cap on live holds
+    "network_hoards": 1,
+    # issue 45: an exchange into cheaper places, its difference refunded once whatever is lost or repeated
+    "exchange_for_less": 2,
 }
 
 

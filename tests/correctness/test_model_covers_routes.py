@@ -145,6 +145,10 @@ ROUTES: dict[str, str] = {
     "DELETE /bookings/{booking_id}/transfer": "customer_withdraws_transfer",
     "GET /bookings/{booking_id}/transfer/accept": READ_ONLY,
     "POST /bookings/{booking_id}/transfer/accept": "customer_accepts_transfer",
+    # the organizer's export jobs, newest first (issue 46)
+    "GET /organizers/me/exports": READ_ONLY,
+    # one offering's sales with their receipts, for the operator's sales page (issue 44)
+    "GET /admin/sales/{offering_id}": READ_ONLY,
 }
 #: The admin CLI's subcommands (layers/holdfast/holdfast/tools/cli.py) and the command objects.
 COMMANDS: dict[str, str] = {
@@ -159,6 +163,8 @@ COMMANDS: dict[str, str] = {
     "cli reindex-search": "none: rebuilds the catalog's search items, which no invariant reads",
     "cli adopt-unowned": "none: a one-off migration giving pre-organizer events an owner",
     "cli rekey-open-cases": "none: a one-off migration of the open cases' index keys; no booking, place or money moves",
+    "cli backfill-owner-index": "none: a one-off migration writing owned resources' organizer index entries; no "
+                                "booking, place or money moves",
     "HoldPlaces": "create",
     "Price": "none: a part of CreateEvent",
     "SeatLayout": "none: a part of CreateEvent",

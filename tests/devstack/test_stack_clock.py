@@ -94,3 +94,33 @@ def test_a_stopped_sleeper_returns_false_and_the_clock_only_moves_forward(clock)
     for bad in (-1, float("inf"), float("nan"), True):
         with pytest.raises(ValueError):
             clock.advance(bad)
+
+
+def test_two_timers_due_inside_one_long_move_fire_in_due_order_and_the_schedule_runs_once_per_step(clock):
+    """A day's move with two timers due inside it: it steps to each (in due order, each seeing its
+    own moment), not minute by minute, and a scheduled rule due 1,440 times in that day runs once
+    at each step that passes its moment (three here: two timers and the end), not 1,440 times."""
+    fired: list = []
+    runs: list = []
+    stop = threading.Event()
+
+    def schedule() -> None:   # a rate(1 minute) rule, as devstack/aws/pollers.py ScheduleInvoker
+        while clock.sleep(60, kind="schedule", stop=stop, step=False):
+            runs.append(clock.now_seconds())
+
+    threading.Thread(target=schedule, daemon=True).start()
+    sleeper(clock, 5 * 3600, fired, "second")
+    sleeper(clock, 2 * 3600, fired, "first")
+    until(lambda: len(clock.timers()) == 3)
+    start = clock.now_seconds()
+    # settled: nothing overdue, and the rule has recorded its run and waits for its next moment
+    answer = clock.advance(86400, settle=lambda: until(
+        lambda: not clock.overdue() and [kind for _, kind in clock.timers()].count("schedule") == 1))
+    stop.set()
+    clock.wake()
+    assert [name for name, _ in fired] == ["first", "second"]
+    assert all(0 <= late < 1 for _, late in fired), fired
+    assert answer["steps"] == 3
+    assert [round((at - start) / 3600) for at in runs] == [2, 5, 24]
+    assert [step[1] for step in list(clock.step_log)[-3:]] == [
+        ["first", "schedule"], ["second", "schedule"], ["end of the move", "schedule"]]

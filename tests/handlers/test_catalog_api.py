@@ -91,3 +91,17 @@ def test_seat_map_and_best_available(handler_env):
     ga = create_event(capacity=5, name="GA")
     status, body = call("catalog_api", api_event("get_seat_map.json", path_params={"event_id": ga["event_id"]}))
     assert status == 400 and body["error"]["code"] == "seats_not_supported"
+
+
+def test_patch_sets_and_ends_exchanges_and_transfers(handler_env):
+    created = create_event()
+    assert "exchange_until_hours" not in created and created["transfers_allowed"] is True
+    status, body = patch(created["event_id"], {"exchange_until_hours": 48, "transfers_allowed": False})
+    assert status == 200 and body["exchange_until_hours"] == 48 and body["transfers_allowed"] is False
+    # null ends exchanges (the organizer opts in); transfers take no null
+    status, body = patch(created["event_id"], {"exchange_until_hours": None})
+    assert status == 200 and "exchange_until_hours" not in body
+    for bad in ({"exchange_until_hours": -1}, {"exchange_until_hours": 8761}, {"exchange_until_hours": "soon"},
+                {"transfers_allowed": None}, {"transfers_allowed": "no"}):
+        status, refused = patch(created["event_id"], bad)
+        assert status == 400 and refused["error"]["code"] == "validation_error", bad

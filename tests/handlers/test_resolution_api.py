@@ -6,7 +6,8 @@ import time
 import pytest
 
 from holdfast import wiring
-from holdfast.schemas import BookingIn, EventIn
+from holdfast.products.events.schemas import EventIn
+from holdfast.schemas import BookingIn
 from tests.handlers.conftest import organizer_caller
 from devstack.sample_events import moved
 from tests.support import toy_windows

@@ -7,16 +7,41 @@ KEY_WINDOW seconds of our clock. Everything else is the deployed code path.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from tests.support import clock_costs
 from tests.support.system import local_system
 
+HERE = Path(__file__).resolve().parent
 LIMIT = 15
 KEY_WINDOW = 8
 RESOLUTION_WINDOW = 3
 #: Restarts before the sweeper hands a stuck reconciliation to an operator (the default is 5): each
 #: restart waits SweepGraceSeconds x 2^(n-1) of real time, 31 s for five at a one-second grace.
 SWEEP_RESTARTS = 3
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    # each test's share of the clock's moves, steps and sweeps, its teardown's idle wait included
+    # (HOLDFAST_CLOCK_COSTS=path); this hook is the session's, so it picks this package's tests
+    if not clock_costs.wanted() or HERE not in item.path.parents:
+        yield
+        return
+    with clock_costs.record(item.nodeid):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def leaves_the_stack_idle():
+    """After each test (its other fixtures torn down first: this one is set up first), the work it
+    set going finishes before the next test starts: notifications, webhooks, reconciliations and
+    mails under way are its own, not paid for (or counted) by the test after it. Timers it left for
+    later (an unpaid hold's expiry) stay on the clock: whoever moves past them pays (docs/testing.md)."""
+    yield
+    clock_costs.settle_after_test()
 
 
 # Package scope: the stack stops after the last test here, so a process that goes on to another

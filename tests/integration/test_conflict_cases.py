@@ -11,7 +11,7 @@ import pytest
 
 from tests.integration.conftest import RESOLUTION_WINDOW
 from tests.support import toy_windows
-from tests.support.flows import actions, booked_and_paying, customer
+from tests.support.flows import actions, booked_and_paying, customer, move_past_the_hold
 
 pytestmark = pytest.mark.integration
 
@@ -21,6 +21,7 @@ def late_story(api, sandbox, **event):
     created = api.create_event(category="windowed", capacity=1, hold_ttl_seconds=3, **event)
     who, rival = customer(), customer()
     booking_id, payment_id = booked_and_paying(api, created, who)
+    move_past_the_hold(api, booking_id, who)
     api.wait_status(booking_id, who, "EXPIRED", timeout=15)                        # 12:10
     assert api.book(created["event_id"], rival).json()["places"]["window"] == "12:00"   # 12:11
     sandbox.pay(payment_id)                                                         # 12:12

@@ -90,3 +90,33 @@ def test_a_booking_moves_to_another_date_and_a_closed_offering_refuses(api, sand
     assert api.counts(first["event_id"]) == {"available": 5, "held": 0, "sold": 0}
     assert api.counts(later["event_id"]) == {"available": 3, "held": 0, "sold": 2}
     assert api.counts(closed["event_id"])["sold"] == 0
+
+
+def test_a_cheaper_date_refunds_the_difference_once_and_a_cancel_after_it_the_rest(api, sandbox, system):
+    first = api.create_event(capacity=5, exchange_until_hours=24)
+    cheaper = api.create_event(capacity=5, exchange_until_hours=24, price={"value": "600.00", "currency": "RUB"},
+                               starts_at=first["starts_at"].replace("T20", "T21"))
+    booking_id, who, _ = paid(api, sandbox, first["event_id"], {"quantity": 2})
+    payment_id = api.booking(booking_id, who)["payment"]["payment_id"]
+    paid_value = api.booking(booking_id, who)["amount"]["value"]
+
+    back = exchange(api, booking_id, who, {"event_id": first["event_id"], "quantity": 1},
+                    key="fewer")   # fewer places of the same date: the difference goes back too
+    fewer = ok(back)
+    moved = ok(exchange(api, booking_id, who, {"event_id": cheaper["event_id"], "quantity": 1}, key="cheaper"))
+    again = ok(exchange(api, booking_id, who, {"event_id": cheaper["event_id"], "quantity": 1}, key="cheaper"))
+    assert again["journal"] == moved["journal"]   # the repeat: no second move, no second refund
+    assert moved["event_id"] == cheaper["event_id"] and moved["amount"] == {"value": "600.00", "currency": "RUB"}
+    refunds = sorted(r["amount"]["value"] for r in sandbox.refunds(payment_id))
+    first_back = f"{float(paid_value) - float(fewer['amount']['value']):.2f}"
+    second_back = f"{float(fewer['amount']['value']) - 600:.2f}"
+    assert refunds == sorted([first_back, second_back]), refunds
+    assert [d["amount"]["value"] for d in moved["payment"]["exchange_refunds"]] == [first_back, second_back]
+    assert moved["cancel_refund_amount"] == {"value": "600.00", "currency": "RUB"}
+    assert api.counts(first["event_id"])["sold"] == 0 and api.counts(cheaper["event_id"])["sold"] == 1
+
+    assert api.cancel(booking_id, who).status_code == 200
+    done = api.wait_status(booking_id, who, "REFUNDED")
+    assert done["payment"]["refund"]["amount"] == {"value": "600.00", "currency": "RUB"}
+    total = sum(float(r["amount"]["value"]) for r in sandbox.refunds(payment_id))
+    assert f"{total:.2f}" == f"{float(paid_value):.2f}"   # all of it back, in three parts, never more

@@ -15,6 +15,7 @@ from tests.integration.test_doors_flow import ok, tickets_of
 from tests.integration.test_exports import every_page
 from tests.integration.test_team_keys import key_of
 from tests.support.flows import customer
+from tests.support.template import template
 
 pytestmark = pytest.mark.integration
 
@@ -99,3 +100,46 @@ def test_export_jobs_refuse_bad_requests_with_a_code_and_hide_other_keys_jobs(ap
     stranger = api.__class__(api.base, organizer_key="local-organizer-key-2")
     theirs = stranger.request("GET", f"/organizers/me/exports/{job['export_id']}", organizer=True)
     assert (theirs.status_code, theirs.json()["error"]["code"]) == (404, "export_job_not_found")
+
+
+def test_an_export_job_failing_on_every_attempt_ends_failed_and_the_list_shows_it_newest_first(
+        api, system, monkeypatch):
+    """The export job function dies after reading the rows, on every receive of the job's message
+    (a crash point on the real path): after the queue's last receive the job reads ``failed`` with
+    ``export_failed``, not ``running`` forever; GET /organizers/me/exports lists it first."""
+    from holdfast import faults as crash_points
+
+    stack = system["stack"]
+    api.create_event(capacity=2)
+    earlier = ok(api.request("POST", "/organizers/me/exports", organizer=True, key=customer(),
+                             json={"export": "attendees"}), 202)
+    assert job_done(api, stack, earlier["export_id"])["status"] == "ready"
+
+    crash_points.reset_crash_counts()
+    monkeypatch.setenv("HOLDFAST_CRASH_POINTS", "export_job.before_file")
+    job = ok(api.request("POST", "/organizers/me/exports", organizer=True, key=customer(),
+                         json={"export": "sales"}), 202)
+    stack.wait_idle()
+    assert crash_points.crash_count("export_job.before_file") == 1
+    assert job_done(api, stack, job["export_id"])["status"] == "running"   # back in its queue
+    visibility = int(template()["Resources"]["ExportJobsQueue"]["Properties"]["VisibilityTimeout"])
+    for attempt in (2, 3):   # the queue hands the message out again after its visibility timeout
+        stack.advance_clock(visibility + 1)
+        stack.wait_idle()
+        assert crash_points.crash_count("export_job.before_file") == attempt
+    failed = job_done(api, stack, job["export_id"])
+    assert failed["status"] == "failed", failed
+    assert failed["error"]["code"] == "export_failed" and "download_url" not in failed
+    stack.advance_clock(visibility + 1)   # no fourth attempt: the message went to the dead-letter queue
+    stack.wait_idle()
+    assert crash_points.crash_count("export_job.before_file") == 3
+
+    listed = ok(api.request("GET", "/organizers/me/exports", organizer=True, params={"limit": 1}))
+    assert [entry["export_id"] for entry in listed["exports"]] == [job["export_id"]]
+    assert listed["exports"][0]["status"] == "failed" and listed["next_cursor"]
+    following = ok(api.request("GET", "/organizers/me/exports", organizer=True,
+                               params={"limit": 1, "cursor": listed["next_cursor"]}))
+    assert [entry["export_id"] for entry in following["exports"]] == [earlier["export_id"]]
+    seller = key_of(api, name="Sales reader", scopes=["sales:read"])
+    refused = seller.request("GET", "/organizers/me/exports", organizer=True)
+    assert (refused.status_code, refused.json()["error"]["details"]) == (403, {"scope": "exports"})

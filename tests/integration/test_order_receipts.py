@@ -75,3 +75,33 @@ def test_an_order_settles_each_line_once_when_its_own_service_is_rendered(api, s
     [sale] = [row for row in sales if row["booking_id"] == order_id]
     assert sale["receipts"].split() == ["payment:issued", f"settlement:sent:L1:{ticket['id']}",
                                         f"settlement:sent:L2:{parking['id']}"]
+
+
+def test_an_orders_parking_line_whose_car_never_comes_is_settled_once_at_its_no_show(api, sandbox, system):
+    """The car never comes: at the line's no-show (its window's start plus the lot's grace) the
+    line's prepayment, kept, is closed by one settlement receipt; later sweeps make no second one;
+    the ticket's line still waits for its event."""
+    org = fiscal_organizer(api)
+    starts = (system_clock() + timedelta(hours=6)).replace(microsecond=0)
+    event_id = org.create_event(name="Late concert", capacity=3, starts_at=starts.strftime("%Y-%m-%dT%H:%M:%SZ"))["event_id"]
+    lot_id = lot(org)
+    who = customer()
+    placed = ok(org.request("POST", "/orders", customer=who, key=str(uuid.uuid4()), json={
+        "lines": [{"event_id": event_id, "quantity": 1}, parking_now(lot_id, plate="B456CD77")],
+        "contact_email": "absent@example.com"}), 201)
+    order_id = placed["order_id"]
+    paying = ok(org.request("POST", f"/orders/{order_id}/payment", customer=who, key=str(uuid.uuid4())), 201)
+    sandbox.pay(paying["payment_id"])
+    org.wait_status(order_id, who, "CONFIRMED")
+    sweep(system)
+    assert settlement_receipts(sandbox, paying["payment_id"]) == []     # the car may still come
+    grace = ok(org.request("GET", f"/lots/{lot_id}"))["no_show_grace_seconds"]
+    system["stack"].advance_clock(grace + 62)   # past the no-show and one of the stack's own sweeps
+    sweep(system)
+    sweep(system)
+    [parking] = settlement_receipts(sandbox, paying["payment_id"])
+    assert parking["settlements"][0]["amount"] == placed["lines"][1]["amount"]
+    assert [i["description"] for i in parking["items"]] == ["Venue parking"]
+    view = ok(org.request("GET", f"/orders/{order_id}", customer=who))
+    assert sorted((r.get("line_id"), r["status"]) for r in view["receipts"] if r["type"] == "settlement") \
+        == [("L1", "due"), ("L2", "sent")]

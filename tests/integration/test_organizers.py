@@ -11,7 +11,7 @@ import pytest
 from devstack.organizers import LOCAL_ORGANIZERS, PLATFORM_KEY
 from holdfast.clock import iso, system_clock
 from tests.support.api import BookingApi
-from tests.support.flows import booked_and_paying, customer
+from tests.support.flows import booked_and_paying, customer, move_past_the_hold
 from tests.support.stack_time import days_ahead
 
 pytestmark = pytest.mark.integration
@@ -103,6 +103,7 @@ def test_the_second_organizer_gets_404_on_the_first_ones_objects_and_sees_none(a
     sandbox.add_fault("hold", times=1, match={"object_id": payment_id})
     sandbox.add_fault("error_500_before", route="GET /v3/payments/{id}", times=1000)
     sandbox.pay(payment_id)
+    move_past_the_hold(api, booking_id, who)
     api.wait_status(booking_id, who, "EXPIRED", timeout=15)
     assert api.book(eid, rival).status_code == 201
     sandbox.clear_faults()

@@ -94,6 +94,8 @@ def test_the_hold_limit_over_http(api):
 def test_operator_notes_stay_out_of_the_customers_view(api, sandbox):
     """Finding 12 over HTTP: a booking paid in time but reported after its place was resold goes
     to an operator, whose refund decision carries a note; the customer sees the refund, not it."""
+    from tests.support.flows import move_past_the_hold
+
     from .test_payments_that_go_wrong import booked_and_paying, customer
 
     event = api.create_event(capacity=1, hold_ttl_seconds=4)
@@ -102,6 +104,7 @@ def test_operator_notes_stay_out_of_the_customers_view(api, sandbox):
     sandbox.add_fault("hold", times=1, match={"object_id": payment_id})
     sandbox.add_fault("error_500_before", route="GET /v3/payments/{id}", times=1000)
     sandbox.pay(payment_id)
+    move_past_the_hold(api, booking_id, who)
     api.wait_status(booking_id, who, "EXPIRED", timeout=15)
     assert api.book(event["event_id"], rival).status_code == 201
     sandbox.clear_faults()

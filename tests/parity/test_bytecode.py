@@ -105,3 +105,33 @@ def test_the_layer_is_built_for_the_template_s_architecture():
     assert layer["Metadata"] == {"BuildMethod": "makefile", "BuildArchitecture": default.group(1)}
     assert layer["Properties"]["CompatibleArchitectures"] == [default.group(1)]
     assert template()["Globals"]["Function"]["Architectures"] == [default.group(1)]
+
+
+_FIRST_CLIENTS = r"""
+import json, sys
+sys.path[:0] = json.loads(sys.argv[1])
+import boto3, botocore
+session = boto3.session.Session(region_name="eu-central-1", aws_access_key_id="k", aws_secret_access_key="s")
+urls = {name: session.client(name).meta.endpoint_url for name in json.loads(sys.argv[2])}
+print(json.dumps({"botocore": botocore.__file__, "urls": urls,
+                  "services": sorted(session.get_available_services())}))
+"""
+
+
+def test_the_layer_s_botocore_holds_the_models_of_the_services_the_layer_calls(layer):
+    """layers/holdfast/botocore_services.py prunes the build: the interpreter Lambda starts loads the
+    layer's botocore, knows only the kept services, and builds a client of each with its endpoint."""
+    spec = importlib.util.spec_from_file_location("botocore_services", REPO / "layers/holdfast/botocore_services.py")
+    services = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(services)
+    done = subprocess.run([sys.executable, "-S", "-I", "-B", "-c", _FIRST_CLIENTS,
+                           json.dumps([str(layer), str(build.runtime_sdk())]), json.dumps(list(services.KEPT))],
+                          capture_output=True, text=True, timeout=120, cwd=str(layer))
+    assert done.returncode == 0, done.stderr[-3000:]
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    assert answer["botocore"].startswith(str(layer))
+    assert answer["services"] == sorted(services.KEPT)
+    assert answer["urls"]["stepfunctions"] == "https://states.eu-central-1.amazonaws.com"
+    assert answer["urls"]["dynamodb"] == "https://dynamodb.eu-central-1.amazonaws.com"
+    # the legacy endpoint data is cut to the kept services: a fraction of the 1.25 MB it was
+    assert (layer / "botocore" / "data" / "endpoints.json").stat().st_size < 200_000

@@ -47,7 +47,7 @@ from holdfast.adapters.codec import MAX_SORT_KEY_BYTES
 from holdfast.adapters.expiry_buckets import (BUCKET_SECONDS, EXPIRY_SHARDS, OFFERING_SHARDS, RETENTION_SECONDS,
                                               bucket_of, offering_shard_pk, shard_of, shard_pk)
 from holdfast.adapters.granule_claims import day_partition, granule_key, session_of
-from holdfast.adapters.hold_limits import counter_key
+from holdfast.adapters.hold_limits import address_counter_key, counter_key
 from holdfast.adapters.inventory_store import (CLAIM, UNIT_PARTITIONS, UNIT_PREFIX, inventory_items, layout_key,
                                                pool_id, pool_key, pools_of, split_item, unit_key, unit_partition_pk)
 from holdfast.adapters.sale_gate import GATE, GATE_SHARDS, gate_key, gate_shard
@@ -56,7 +56,7 @@ from holdfast.domain.booking import Booking, JournalEntry
 from holdfast.domain.claims import CounterClaim, GranuleClaim, UnitClaim, claims_of, other_offerings
 from holdfast.domain.inventory import Granule, Move, Places, Pool
 from holdfast.observability import booking_written
-from holdfast.ports import (AlreadyCancelled, Change, DuplicateRequest, EventNotFound, HoldLimitReached, ItemExists,
+from holdfast.ports import (HoldsFromAddressReached, AlreadyCancelled, Change, DuplicateRequest, EventNotFound, HoldLimitReached, ItemExists,
                             KeyUsed, Labelled, PlacesTaken, SalesStopped, StaleBooking, StoreError,
                             TransientStoreError)
 from tests.support.fakes import FakeNotificationLog, FakeWaitlist, Item, Key, Write, _Fake, _set, absent, always
@@ -163,6 +163,13 @@ class FakeBookingStore(_Fake):
                 writes.append(Write(f"hold_limit@{offering}", _key(counter_key(booking.customer_id, offering)),
                                     lambda item, cap=cap: item is None or "active" not in item or item["active"] < cap,
                                     _add("active", 1)))
+        if booking.counted_address:
+            caps = ((booking.event_id, change.address_limit, "address_limit"),
+                    *((o, c, f"address_limit@{o}") for o, c in change.other_address_limits))
+            writes += [Write(label, _key(address_counter_key(booking.counted_address, offering)),
+                             lambda item, cap=cap: cap is None or item is None or "live_holds" not in item
+                             or item["live_holds"] < cap,
+                             _add("live_holds", 1)) for offering, cap, label in caps]
         return writes
 
     def _change_writes(self, change: Change) -> list[Write]:
@@ -197,6 +204,11 @@ class FakeBookingStore(_Fake):
                                 _add("active", -1)))
             writes += [Write(f"hold_limit@{offering}", _key(counter_key(before.customer_id, offering)), always,
                              _add("active", -1)) for offering in before.counted_offerings[1:]]
+        if before.counted_address and before.holds_places and not after.holds_places:
+            writes += [Write(f"address_limit@{offering}" if index else "address_limit",
+                             _key(address_counter_key(before.counted_address, offering)), always,
+                             _add("live_holds", -1))
+                       for index, offering in enumerate(before.counted_offerings or (before.event_id,))]
         return writes
 
     def _swap_writes(self, change: Change, after: Booking) -> list[Write]:
@@ -244,6 +256,11 @@ class FakeBookingStore(_Fake):
         limited = [label.removeprefix("hold_limit@") for label in failed if label.startswith("hold_limit@")]
         if limited:
             return HoldLimitReached(booking.customer_id, limited[0])
+        if "address_limit" in failed:
+            return HoldsFromAddressReached(booking.counted_address or "")
+        capped = [label.removeprefix("address_limit@") for label in failed if label.startswith("address_limit@")]
+        if capped:
+            return HoldsFromAddressReached(booking.counted_address or "", capped[0])
         return PlacesTaken([label.removeprefix(CLAIM) for label in failed if label.startswith(CLAIM)])
 
     def _transact(self, writes: list[Write]) -> list[str]:
@@ -375,6 +392,11 @@ class FakeBookingStore(_Fake):
         if not self.table.write((event_pk, "META"), absent,
                                 lambda _: {**event, "creation_fingerprint": fingerprint}):
             raise ItemExists(event_id)
+
+    def owned_offering_ids(self, organizer_id: str) -> list[str]:
+        """adapters/offerings_store.py's: the index alone, in id order."""
+        self.table.check_fault("owned_offering_ids")
+        return sorted(item["event_id"] for item in self.table.query(f"OWNER#{organizer_id}", prefix="OFFERING#"))
 
     def owned_offerings(self, organizer_id: str) -> list[dict[str, Any]]:
         """adapters/offerings_store.py's: the organizer's index, newest first, each offering whole;
@@ -645,6 +667,19 @@ class FakeBookingStore(_Fake):
         self.table.check_fault("event_booking_ids")
         return [item["sk"] for shard in range(EVENT_INDEX_SHARDS)
                 for item in self.table.query(f"EVENTBOOKINGS#{event_id}#{shard}")]
+
+    def event_booking_page(self, event_id: str, after: str | None, limit: int) -> list[tuple[str, str]]:
+        """adapters/cancellation_store.py's: the bookings after the position, by shard then id."""
+        self.table.check_fault("event_booking_page")
+        start_shard, _, after_id = (after or "00#").partition("#")
+        found: list[tuple[str, str]] = []
+        for shard in range(int(start_shard), EVENT_INDEX_SHARDS):
+            items = self.table.query(f"EVENTBOOKINGS#{event_id}#{shard}")
+            found += [(f"{shard:02d}#{item['sk']}", item["sk"]) for item in items
+                      if shard != int(start_shard) or item["sk"] > after_id][:limit - len(found)]
+            if len(found) >= limit:
+                break
+        return found
 
 
 class FakeWaitlistStore(FakeBookingStore, FakeWaitlist):

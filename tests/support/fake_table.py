@@ -3,8 +3,8 @@
 the waitlist) and one fake of each product's store part, all over one ``MemoryTable``.
 
 The adapter's ``BookingStore`` is assembled the same way (adapters/dynamo.py): it answers what the
-core's stores answer and hands every other call to the store parts the products register
-(``Product.store_parts``). ``FAKE_PARTS`` names the fake standing for each of those parts;
+core's stores answer and the calls the products' store parts declare (``Product.store_parts``,
+each part's ``STORE_CALLS``), and nothing else; so does this fake. ``FAKE_PARTS`` names the fake standing for each of those parts;
 tests/contract/storage/test_fakes_cover_the_ports.py fails when a product under holdfast/products
 registers a part with no fake here, or a fake lacks a member of its product's ports.
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from holdfast.adapters.dynamo import BookingStore, bind_product_calls
 from tests.support.fake_blocks import FakeBlocks
 from tests.support.fake_codes import FakeCodes
 from tests.support.fake_doors import FakeDoorItems
@@ -34,11 +35,13 @@ class FakeTableStore(FakeWaitlistStore):
 
     def __init__(self, table: MemoryTable | None = None) -> None:
         super().__init__(table)
+        bind_product_calls()
         self.parts = tuple(fake(self.table) for fake in (*FAKE_PARTS.values(), FakeCodes, FakeBlocks))
 
     def __getattr__(self, name: str) -> Any:
-        # only what the core's fakes lack arrives here, as in the adapter's BookingStore
-        if name.startswith("__") or name == "parts":
+        # only what the core's fakes lack arrives here: a call the adapter's BookingStore declares
+        # (its own, or a product part's STORE_CALLS), never another (it would fail on DynamoDB)
+        if name.startswith("__") or name == "parts" or not hasattr(BookingStore, name):
             raise AttributeError(name)
         for part in self.__dict__.get("parts", ()):
             found = getattr(part, name, None)

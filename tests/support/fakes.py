@@ -168,10 +168,10 @@ class FakeGateSyncLedger(_Fake):
         items = self.table.query(self._pk(scope_id, device_id), low=f"HELD#{seq:012d}", high="HELD#~", limit=limit)
         return {int(item["seq"]): json.loads(item["event"]) for item in items}
 
-    def hold(self, scope_id: str, device_id: str, event: dict[str, Any]) -> str:
+    def hold(self, scope_id: str, device_id: str, seen: dict[str, Any]) -> str:
         self.table.check_fault("hold")
-        pk, seq = self._pk(scope_id, device_id), int(event["seq"])
-        held = {"seq": seq, "event_id": event["event_id"], "event": json.dumps(event, sort_keys=True)}
+        pk, seq = self._pk(scope_id, device_id), int(seen["seq"])
+        held = {"seq": seq, "event_id": seen["event_id"], "event": json.dumps(seen, sort_keys=True)}
         failed = self.table.transact([
             Write("cursor", (pk, "CURSOR"),
                   lambda item: item is None or "expected_seq" not in item or item["expected_seq"] <= seq,
@@ -185,9 +185,9 @@ class FakeGateSyncLedger(_Fake):
         existing = self.table.get(pk, f"HELD#{seq:012d}")
         if existing is None:
             return "behind"
-        return "held" if existing["event_id"] == event["event_id"] else "taken"
+        return "held" if existing["event_id"] == seen["event_id"] else "taken"
 
-    def advance(self, scope_id: str, device_id: str, seq: int, event_id: str, result: dict[str, Any]) -> bool:
+    def advance(self, scope_id: str, device_id: str, seq: int, pass_id: str, result: dict[str, Any]) -> bool:
         self.table.check_fault("advance")
         pk = self._pk(scope_id, device_id)
 
@@ -196,12 +196,12 @@ class FakeGateSyncLedger(_Fake):
                 return True
             return item is not None and item.get("expected_seq") == seq
 
-        done = {"event_id": event_id, "result": json.dumps(result, sort_keys=True, default=str),
+        done = {"event_id": pass_id, "result": json.dumps(result, sort_keys=True, default=str),
                 "ttl": int(time.time()) + self.DONE_RETENTION_SECONDS}
         return not self.table.transact([
             Write("cursor", (pk, "CURSOR"), at_seq, _set({"expected_seq": seq + 1})),
             Write("done", (pk, f"DONE#{seq:012d}"), absent, lambda _: done),
-            Write("held", (pk, f"HELD#{seq:012d}"), lambda item: item is None or item.get("event_id") == event_id,
+            Write("held", (pk, f"HELD#{seq:012d}"), lambda item: item is None or item.get("event_id") == pass_id,
                   lambda _: None),
         ])
 

@@ -22,7 +22,9 @@ def local_system(**template_parameters: str) -> Iterator[dict[str, Any]]:
 
     with SandboxServer(host="127.0.0.1", port=0) as sandbox:
         stack = EmbeddedStack(str(REPO), aws_port=0, api_port=0,
-                           parameters={"ProviderApiUrl": sandbox.base_url, **template_parameters})
+                           parameters={"ProviderApiUrl": sandbox.base_url,
+                                       "CaptchaVerifyUrl": f"{sandbox.origin}/smartcaptcha/validate",
+                                       **template_parameters})
         stack.start()
         try:
             link_payment_sandbox(stack, sandbox)

@@ -15,8 +15,8 @@ import pytest
 from moto import mock_aws
 
 from holdfast.adapters.dynamo import BookingStore
-from holdfast.domain.commands import CreateEvent
-from holdfast.schemas import EventIn
+from holdfast.products.events.commands import CreateEvent
+from holdfast.products.events.schemas import EventIn
 from holdfast.services.bookings import BookingService
 from holdfast.services.catalog import CatalogService
 from holdfast.services.payments import PaymentService

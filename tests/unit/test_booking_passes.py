@@ -49,7 +49,8 @@ def test_a_cancelled_reservation_has_no_pass(parking, passes, payments, provider
 
 
 def test_a_kind_without_passes_has_none(passes, store, clock, scheduled):
-    from holdfast.domain.commands import CreateEvent, HoldPlaces, Price
+    from holdfast.domain.commands import HoldPlaces, Price
+    from holdfast.products.events.commands import CreateEvent
     from holdfast.services.bookings import BookingService
     from holdfast.services.catalog import CatalogService
 

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from holdfast.domain.errors import IdempotencyKeyReused, NotFound
+from holdfast.domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound
 from holdfast.domain.organizers import Caller
 from holdfast.services.export_jobs import ExportJobService
 
@@ -40,6 +40,13 @@ class Jobs:
     def get_job(self, organizer_id, export_id):
         found = self.items.get((organizer_id, export_id))
         return dict(found) if found else None
+
+    def job_page(self, organizer_id, limit, after):
+        listed = sorted((f"{job['created_at']}#{job['export_id']}", job) for (org, _), job in self.items.items()
+                        if org == organizer_id)[::-1]
+        listed = [(position, job) for position, job in listed if after is None or position < after]
+        shown = listed[:limit]
+        return [dict(job) for _, job in shown], (shown[-1][0] if len(listed) > limit else None)
 
     def finish_job(self, organizer_id, export_id, changes):
         found = self.items.get((organizer_id, export_id))
@@ -139,3 +146,57 @@ def test_a_bad_request_queues_nothing_and_a_limited_key_sees_only_its_own_jobs(w
     assert hidden.value.code == "export_job_not_found"
     with pytest.raises(NotFound):
         service.view(Caller("org2", "key9"), job["export_id"])
+
+
+class Breaking(Exports):
+    """An export whose reading raises, as a store outage or a bug would."""
+
+    def whole(self, caller, export, offering, since, until):
+        self.runs += 1
+        raise RuntimeError("the store went away")
+
+
+def test_a_job_failing_on_its_last_attempt_is_recorded_failed_with_a_reason_and_still_raises(world):
+    service, _, jobs, files, queue, clock, keys = world
+    service.exports = Breaking()
+    job, _ = service.start(CALLER, "k-6", "sales", None, None, None)
+    for _ in range(2):   # the first receives: back to the queue, still running
+        with pytest.raises(RuntimeError):
+            service.run("org1", job["export_id"])
+        assert service.view(CALLER, job["export_id"])["status"] == "running"
+    with pytest.raises(RuntimeError):   # the last: recorded, and raised for the dead-letter queue
+        service.run("org1", job["export_id"], last_attempt=True)
+    shown = service.view(CALLER, job["export_id"])
+    assert shown["status"] == "failed" and shown["error"]["code"] == "export_failed"
+    assert shown["finished_at"] == "2031-01-01T00:00:00.000Z" and files.put_calls == []
+    # a message seen again after that (a redrive by hand) changes nothing
+    assert service.run("org1", job["export_id"], last_attempt=True) == "done before"
+
+
+def test_a_job_that_succeeds_on_its_last_attempt_is_ready(world):
+    service, _, _, files, _, _, _ = world
+    job, _ = service.start(CALLER, "k-7", "sales", None, None, None)
+    assert service.run("org1", job["export_id"], last_attempt=True) == "ready"
+    assert service.view(CALLER, job["export_id"])["status"] == "ready" and len(files.put_calls) == 1
+
+
+def test_the_jobs_are_listed_newest_first_a_page_at_a_time_and_a_limited_key_sees_its_own(world):
+    service, _, _, _, _, clock, keys = world
+    made = []
+    for n in range(3):
+        made.append(service.start(CALLER, f"k-list-{n}", "sales", None, None, None)[0]["export_id"])
+        clock.now += timedelta(minutes=1)
+    limited = Caller("org1", "key2", "One event", scopes=frozenset({"exports"}), offerings=frozenset({"e1"}))
+    theirs = service.start(limited, "k-list-x", "sales", None, None, None)[0]["export_id"]
+    service.run("org1", made[0])
+    first = service.page(CALLER, limit=2)
+    assert [job["export_id"] for job in first["exports"]] == [theirs, made[2]]
+    second = service.page(CALLER, limit=2, cursor=first["next_cursor"])
+    assert [job["export_id"] for job in second["exports"]] == [made[1], made[0]]
+    assert second["next_cursor"] is None
+    assert second["exports"][1]["status"] == "ready" and "download_url" in second["exports"][1]
+    assert [job["export_id"] for job in service.page(limited)["exports"]] == [theirs]
+    assert service.page(Caller("org2", "key9"))["exports"] == []
+    with pytest.raises(InvalidRequest) as refused:   # another organizer's cursor
+        service.page(Caller("org2", "key9"), cursor=first["next_cursor"])
+    assert refused.value.code == "invalid_cursor"

@@ -127,3 +127,68 @@ def test_the_format_is_one_for_every_export():
     assert exports.moment("2026-12-07T11:00:00.123Z") == "2026-12-07T11:00:00Z" and exports.moment(None) == ""
     text = exports.page_text(("ticket_id", "door_id", "mode"), [{"ticket_id": "t1", "mode": None}])
     assert text == exports.BOM + "ticket_id,door_id,mode\r\nt1,,\r\n"
+
+
+class CountingStore:
+    """The store, counting what an export reads of it: offerings whole, bookings (each one read),
+    and calls to each method."""
+
+    def __init__(self, store) -> None:
+        self.store = store
+        self.calls: dict[str, int] = {}
+        self.bookings_read = 0
+
+    def __getattr__(self, name):
+        method = getattr(self.store, name)
+
+        def counted(*args, **kwargs):
+            self.calls[name] = self.calls.get(name, 0) + 1
+            if name == "get_bookings":
+                self.bookings_read += len(args[0])
+            return method(*args, **kwargs)
+
+        return counted
+
+    def reset(self) -> None:
+        self.calls, self.bookings_read = {}, 0
+
+
+def test_each_page_reads_only_about_what_it_shows_and_the_walk_lists_every_row_once(catalog, bookings, payments,
+                                                                                   provider, store, clock):
+    offerings = [catalog.create_event(event_request(name=f"Night {n}", capacity=20), None, ACME)["event_id"]
+                 for n in range(4)]
+    paid = {event_id: [confirmed(bookings, payments, provider, event_id, f"{event_id[:6]}-{n}", 2) for n in range(6)]
+            for event_id in offerings}
+    for event_id in offerings:   # a hold never paid: read, but no row
+        bookings.create_booking(event_id, f"{event_id[:6]}-held", f"{event_id[:6]}-h", BookingIn(quantity=1))
+    counting = CountingStore(store)
+    service = ExportService(counting)
+    every_booking = sum(len(ids) + 1 for ids in paid.values())   # 28
+    for export, limit, expected in [
+            ("sales", 5, sorted(b for ids in paid.values() for b in ids)),
+            ("attendees", 3, sorted((b, str(p)) for ids in paid.values() for b in ids for p in (1, 2)))]:
+        walked, cursor, per_page = [], None, []
+        while True:
+            counting.reset()
+            page = service.page(ACME, export, cursor=cursor, limit=limit)
+            rows = parsed(page)
+            walked += [row["booking_id"] if export == "sales" else (row["booking_id"], row["place"]) for row in rows]
+            per_page.append((counting.bookings_read, counting.calls.get("get_event", 0), dict(counting.calls)))
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        # each row exactly once, in the same order as the whole export (an export job's file)
+        assert sorted(walked) == expected and len(walked) == len(set(walked))
+        whole = service.whole(ACME, export)
+        assert whole["rows"] == len(walked)
+        assert len(per_page) == -(-len(expected) // limit)
+        for bookings_read, offerings_read, calls in per_page:
+            # a page reads at most its rows' bookings, one more to know a page follows, the booking
+            # the last page stopped in, and the unpaid holds it passes (one an offering): never the
+            # whole organizer's, as it did before the cursor named a place in an offering's index
+            assert bookings_read <= limit + 2 + 2, (export, per_page)
+            assert offerings_read <= 3, (export, per_page)   # the ones its rows are in, and the next
+            assert "owned_offerings" not in calls and "event_booking_ids" not in calls
+        # in all, every booking once and a page's worth of look-ahead a page: not pages x bookings
+        # (the whole organizer's bookings on every page: 16 x 28 for the attendees at 3 a page)
+        assert sum(read for read, _, _ in per_page) <= every_booking + len(per_page) * (limit + 2), per_page

@@ -235,3 +235,20 @@ def test_gate_sync_a_store_that_throttles_records_nothing_and_the_resend_applies
     answer = GateSync(gate_store, applier).sync(LOT, GATE, passes(1, 2))
     assert answer["expected_seq"] == 3 and statuses(answer) == {1: "applied", 2: "applied"}
     assert applier.effects == ["ev1", "ev2"]
+
+
+def test_a_devices_pass_id_is_read_in_one_place_and_keeps_its_wire_name():
+    """One name per thing (issue 48): in code a gate's or door's pass has a ``pass_id``, read by
+    ``signatures.pass_id_of``; the devices still send it, and the sync's records keep it, as
+    ``event_id``. The sync and the modules that apply or refuse a pass spell that field nowhere."""
+    import ast
+    from pathlib import Path
+
+    from holdfast.domain.signatures import PASS_ID_FIELD, pass_id_of
+
+    assert PASS_ID_FIELD == "event_id" and pass_id_of({"event_id": 7, "seq": 1}) == "7"
+    package = Path(__file__).resolve().parents[2] / "layers" / "holdfast" / "holdfast"
+    readers = ["services/checkin_sync.py", "products/parking/services/retired_gates.py"]
+    spelled = [path for path in readers for node in ast.walk(ast.parse((package / path).read_text()))
+               if isinstance(node, ast.Constant) and node.value == "event_id"]
+    assert spelled == []

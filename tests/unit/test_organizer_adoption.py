@@ -58,3 +58,31 @@ def test_the_cli_command_adopts_and_refuses_an_unknown_organizer(catalog, store,
     assert cli.main([*command[:1], made["organizer_id"], *command[1:]],
                     clients=lambda service, endpoint: store.client) == 0
     assert f"1 objects adopted by {made['organizer_id']}" in capsys.readouterr().out
+
+
+def test_resources_without_their_index_entry_are_listed_after_adoption_or_the_backfill(store, clock, bookings,
+                                                                                        capsys):
+    """A resource adopted, or one made with an owner before GET /resources had its index, is
+    listed once its entry is written; the backfill writes each missing entry once."""
+    from holdfast.tools import cli
+
+    organizers = OrganizerService(OrganizerStore(store.table, store.client), clock, lambda: b"adoption-hash-key-01")
+    acme = organizers.authenticate(organizers.create("Acme", api_key="acme-key-0123456789")["api_key"])
+    service = AppointmentService(store, clock, bookings, 600, "tests-deployment-salt")
+    hall = ResourceIn.model_validate({"name": "Old hall", "timezone": "Europe/Moscow",
+                                      "opening_hours": {"open": "09:00", "close": "21:00"}})
+    legacy = service.create_resource(hall.command())                       # before organizers: no owner
+    older = service.create_resource(hall.model_copy(update={"name": "Older hall"}).command(), caller=acme)
+    # as it was before the index: the owned resource's entry is missing
+    store.client.delete_item(TableName=store.table, Key={"pk": {"S": f"OWNER#{acme.organizer_id}"},
+                                                          "sk": {"S": f"RESOURCE#{older['resource_id']}"}})
+    listed = lambda: {r["resource_id"] for r in store.owned_resources(acme.organizer_id)}  # noqa: E731
+    assert listed() == set()
+    assert adopt(store.client, store.table, acme.organizer_id).adopted == 1
+    assert listed() == {legacy["resource_id"]}                  # adoption wrote the adopted one's entry
+    command = ["backfill-owner-index", "--table", store.table, "--endpoint", "", "--page-size", "3"]
+    assert cli.main(command, clients=lambda service, endpoint: store.client) == 0
+    assert "1 index entries written, 1 present" in capsys.readouterr().out
+    assert listed() == {legacy["resource_id"], older["resource_id"]}
+    assert cli.main(command, clients=lambda service, endpoint: store.client) == 0
+    assert "0 index entries written, 2 present" in capsys.readouterr().out

@@ -133,6 +133,8 @@ def test_each_order_line_is_settled_once_when_its_own_service_is_rendered(
         bookings, store, clock, provider, directory, priced_event, lot):
     """A ticket and the evening's parking: the parking line settles when the car leaves, the ticket
     line when the event starts; one receipt each, for its own items, and nothing twice."""
+    from datetime import timedelta
+
     from holdfast.clock import parse_iso
     from holdfast.domain.statuses import BookingStatus
     from holdfast.products.orders.lines import lines_of
@@ -157,7 +159,10 @@ def test_each_order_line_is_settled_once_when_its_own_service_is_rendered(
 
     paid = store.get_booking(order.booking_id)
     assert paid.status is BookingStatus.CONFIRMED
-    assert paid.settlement_due == priced_event["starts_at"]   # the car has not left: only the ticket is due
+    # the car has not come: the parking line is due at its no-show (its window's start plus the
+    # lot's grace, when it settles unless the car came), the ticket at the event's start
+    assert parse_iso(paid.settlement_due) == parse_iso(f"{DAY}T16:00:00Z") + timedelta(
+        seconds=lot["no_show_grace_seconds"])
     clock.advance((parse_iso(f"{DAY}T16:05:00Z") - clock()).total_seconds())
     assert run().get("settlement_sent") is None and provider.receipts == {}
     # the car comes and goes (the gate moves the order's parking line, services/gate_passes.py)
@@ -222,7 +227,8 @@ def test_a_crash_between_a_lines_receipt_call_and_its_record_still_makes_one_rec
     from holdfast.services.settlements import Settlements, settlement_key
     from holdfast.services.sweeper import sweep
 
-    body = {"vehicle_type": "REGULAR", "plate": "A123BC77", "from": f"{DAY}T16:00:00Z", "to": f"{DAY}T20:00:00Z"}
+    body = {"vehicle_type": "REGULAR", "plate": "A123BC77", "from": f"{DAY}T21:00:00Z", "to": f"{DAY}T23:00:00Z"}
+    # (a window after the event's start: the line's own no-show, 21:15, is not yet due at it)
     order = OrderService(bookings).place("max", "order-1", PlaceOrder((
         OrderLine(priced_event["event_id"], HoldPlaces.of(BookingIn.model_validate({"seats": ["A-2"]}).model_dump())),
         OrderLine(lot["lot_id"], ReservationIn.model_validate(body).command())), contact_email="max@example.com")).booking
@@ -269,3 +275,85 @@ def test_more_groups_than_a_receipt_lists_become_one_item_per_offering():
     assert [(line.offering_id, line.total, line.vat_code) for line in lines] == [
         ("ev-1", Decimal("810.00"), 1), ("lot-1", Decimal("100.00"), 11)]
     assert fiscal.lines_total(lines) == order.amount.value
+
+
+def test_an_orders_parking_line_whose_car_never_came_is_settled_once_at_its_no_show(
+        bookings, store, clock, provider, directory, priced_event, lot, monkeypatch):
+    """54-FZ: a prepaid reservation whose car never came is rendered at its no-show (the window's
+    start plus the lot's grace, as a single reservation's NO_SHOW), its money kept: the line's
+    prepayment is closed by one settlement receipt then, exactly once, a crash between the
+    provider's call and its record included."""
+    from datetime import timedelta
+
+    from holdfast import faults
+    from holdfast.clock import parse_iso
+    from holdfast.services.booking_views import receipts_view
+    from holdfast.services.settlements import Settlements
+    from holdfast.services.sweeper import sweep
+
+    body = {"vehicle_type": "REGULAR", "plate": "A123BC77", "from": f"{DAY}T16:00:00Z", "to": f"{DAY}T18:00:00Z"}
+    order = OrderService(bookings).place("ned", "order-1", PlaceOrder((
+        OrderLine(priced_event["event_id"], HoldPlaces.of(BookingIn.model_validate({"seats": ["A-3"]}).model_dump())),
+        OrderLine(lot["lot_id"], ReservationIn.model_validate(body).command())), contact_email="ned@example.com")).booking
+    payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
+    started = payments.start_payment(order.booking_id, "ned", "pay-1")
+    provider.pay(started.payment.payment_id)
+    payments.apply_provider_payment(provider.get_payment(started.payment.payment_id))
+    settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
+
+    def run() -> dict:
+        return sweep(store, clock, lambda _id: {}, lambda *_: None, give_up=lambda *_: None, grace_seconds=0,
+                     settle=settlements.settle)
+
+    paid = store.get_booking(order.booking_id)
+    grace = lot["no_show_grace_seconds"]
+    no_show = parse_iso(f"{DAY}T16:00:00Z") + timedelta(seconds=grace)
+    assert parse_iso(paid.settlement_due) == no_show   # the line's no-show, before the event starts
+    clock.advance((no_show - clock()).total_seconds() - 60)
+    assert run().get("settlement_sent") is None and provider.receipts == {}   # not a no-show yet
+    clock.advance(61)
+    faults.reset_crash_counts()
+    monkeypatch.setenv("HOLDFAST_CRASH_POINTS", "settlement.after_provider_call:1")
+    try:
+        assert run()["failed"] == 1                          # died after the provider registered it
+        clock.advance(11)
+        assert run()["settlement_sent"] == 1
+    finally:
+        faults.reset_crash_counts()
+    [made] = provider.receipts.values()
+    assert made["settlements"] == [{"type": "prepayment", "amount": {"value": "200.00", "currency": RUB}}]
+    assert [(i["description"], i["payment_mode"]) for i in made["items"]] == [("Venue parking", "full_payment")]
+    clock.advance(3600)
+    assert run().get("settlement_sent") is None and len(provider.receipts) == 1   # once
+    settled = store.get_booking(order.booking_id)
+    assert [(r["type"], r.get("line_id"), r["status"]) for r in receipts_view(settled)] == [
+        ("payment", None, "issued"), ("settlement", "L1", "due"), ("settlement", "L2", "sent")]
+    _, journal = store.get_booking_with_journal(order.booking_id)
+    assert any(entry.action == "settlement_requested" and "line L2" in entry.decision for entry in journal)
+
+
+def test_an_offerings_sales_list_each_sale_with_its_receipts_for_the_operators_page(
+        coded, store, clock, provider, directory, priced_event):
+    from holdfast.domain.errors import NotFound
+    from holdfast.services.exports import ExportService
+
+    paid = []
+    for n, seat in enumerate(("A-3", "A-4", "B-2")):
+        booking = coded.create_booking(priced_event["event_id"], f"c{n}", "k", HoldPlaces.of(BookingIn.model_validate(
+            {"seats": [seat], "contact_email": f"c{n}@example.com"}).model_dump())).booking
+        payments = PaymentService(store, provider, clock, coded, "http://127.0.0.1:3000/done", fiscal=directory)
+        started = payments.start_payment(booking.booking_id, f"c{n}", "pay-1")
+        provider.pay(started.payment.payment_id)
+        payments.apply_provider_payment(provider.get_payment(started.payment.payment_id))
+        paid.append(booking.booking_id)
+    service = ExportService(store)
+    first = service.sales_of(ORG, priced_event["event_id"], limit=2)
+    rest = service.sales_of(ORG, priced_event["event_id"], cursor=first["next_cursor"], limit=2)
+    sales = first["sales"] + rest["sales"]
+    assert rest["next_cursor"] is None and sorted(sale["booking_id"] for sale in sales) == sorted(paid)
+    for sale in sales:
+        assert [(r["type"], r["status"]) for r in sale["receipts"]] == [("payment", "issued"), ("settlement", "due")]
+        assert sale["receipts"][0]["amount"] == sale["amount"] and "sent_to" not in sale["receipts"][0]
+    with pytest.raises(NotFound) as hidden:
+        service.sales_of(Caller("org-other", "key-1"), priced_event["event_id"])
+    assert hidden.value.code == "offering_not_found"

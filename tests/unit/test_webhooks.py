@@ -389,3 +389,18 @@ def test_a_fact_of_another_organizers_offering_reaches_none_of_these_endpoints(w
 def test_local_networks_are_parsed_as_networks():
     assert rules.parse_networks(" 127.0.0.0/8, ::1/128 ") == (ipaddress.ip_network("127.0.0.0/8"),
                                                                ipaddress.ip_network("::1/128"))
+
+
+def test_a_transfer_and_an_exchange_are_delivered_as_their_own_events_without_the_customer(world):
+    service, store, queue, net, clock = world
+    service.create(CALLER, "https://hooks.example.com/in", ["order.transferred", "order.exchanged"])
+    transferred = {**confirmed(version=5), "type": "booking.transferred", "customer_id": "bob"}
+    exchanged = {**confirmed(version=6), "type": "booking.exchanged", "released_event_id": "e0"}
+    assert service.publish(transferred) == 1 and service.publish(exchanged) == 1
+    assert service.publish(confirmed()) == 0   # not chosen
+    assert run(service, queue, clock) == ["delivered", "delivered"]
+    assert service.publish(exchanged) == 0 and not queue.sent   # the bus repeats a fact: one delivery
+    bodies = [json.loads(post["body"]) for post in net.posts]
+    assert [b["type"] for b in bodies] == ["order.transferred", "order.exchanged"]
+    assert bodies[1]["data"]["released_event_id"] == "e0" and bodies[1]["data"]["offering_id"] == "e1"
+    assert all("customer_id" not in b["data"] for b in bodies)

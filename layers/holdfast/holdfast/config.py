@@ -101,6 +101,9 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "mail_per_address_per_hour": _number(int, ge=1, le=10_000),
     "hold_reminder_seconds": _number(int, ge=0, le=86_400),
     "id_salt": _text(16),
+    "holds_per_address": _number(int, ge=0, le=10_000),
+    "captcha_on_holds": _text(pattern="^(off|on)$"), "captcha_verify_url": _text(),
+    "captcha_secret_name": _text(), "captcha_site_key": _text(),
     "personal_data_retention_days": _number(int, ge=1, le=3650),
     "webhook_key_secret_name": _text(), "webhook_attempts_queue_url": _text(),
     "webhook_local_networks": _networks,
@@ -108,6 +111,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "export_jobs_queue_url": _text(), "exports_bucket_name": _text(),
     "export_link_seconds": _number(int, ge=60, le=43_200),
     "export_file_retention_days": _number(int, ge=1, le=30),
+    "export_job_receives": _number(int, ge=1, le=1000),
 }
 
 
@@ -166,6 +170,16 @@ class Settings:
     hold_reminder_seconds: int = 120
     #: Keys the ids derived from Idempotency-Keys (domain/ids.py): the template sets the stack's id.
     id_salt: str = ""
+    #: Live holds (HELD or PAYMENT_PENDING) one network address may have of an offering that sets no
+    #: ``max_holds_per_address`` (domain/holder_address.py); 0: no cap (the template's HoldsPerAddress).
+    holds_per_address: int = 0
+    #: ``on``: every hold must carry a solved challenge, whatever its offering says (an offering's
+    #: ``captcha_required`` asks for it alone); the verifier's validate URL, its server key's secret
+    #: and the widget's public site key (services/challenges.py, adapters/captcha.py)
+    captcha_on_holds: str = "off"
+    captcha_verify_url: str = ""
+    captcha_secret_name: str = ""
+    captcha_site_key: str = ""
     #: Days after a booking ends before its personal data is erased (domain/personal_data.py).
     personal_data_retention_days: int = 90
     #: the webhook key endpoints' secrets are derived from (docs/api.md, "Webhooks"), and the queue of attempts
@@ -183,6 +197,10 @@ class Settings:
     exports_bucket_name: str = ""
     export_link_seconds: int = 900
     export_file_retention_days: int = 1
+    #: how many times the export jobs queue hands a job's message out before its dead-letter queue
+    #: (the queue's RedrivePolicy maxReceiveCount; a contract test holds the two equal): the last
+    #: attempt's failure is recorded on the job as ``failed``
+    export_job_receives: int = 3
 
     @classmethod
     def checked(cls, values: dict[str, Any]) -> "Settings":
@@ -262,12 +280,18 @@ _ENV_NAMES = {
     "mail_per_address_per_hour": "MAIL_PER_ADDRESS_PER_HOUR",
     "hold_reminder_seconds": "HOLD_REMINDER_SECONDS",
     "id_salt": "HOLDFAST_ID_SALT",
+    "holds_per_address": "HOLDS_PER_ADDRESS",
+    "captcha_on_holds": "CAPTCHA_ON_HOLDS",
+    "captcha_verify_url": "CAPTCHA_VERIFY_URL",
+    "captcha_secret_name": "CAPTCHA_SECRET_NAME",
+    "captcha_site_key": "CAPTCHA_SITE_KEY",
     "personal_data_retention_days": "PERSONAL_DATA_RETENTION_DAYS",
     "webhook_ca_file": "WEBHOOK_CA_FILE",
     "export_jobs_queue_url": "EXPORT_JOBS_QUEUE_URL",
     "exports_bucket_name": "EXPORTS_BUCKET_NAME",
     "export_link_seconds": "EXPORT_LINK_SECONDS",
     "export_file_retention_days": "EXPORT_FILE_RETENTION_DAYS",
+    "export_job_receives": "EXPORT_JOB_RECEIVES",
 }
 
 

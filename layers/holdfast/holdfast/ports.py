@@ -71,6 +71,26 @@ class HoldLimitReached(StoreError):
         self.offering = offering
 
 
+class HoldsFromAddressReached(StoreError):
+    """The network address the hold came from already has as many live holds for the offering as
+    it allows, whatever accounts made them; nothing written. ``offering``: which offering's cap
+    (an order's further offering), None for the booking's own."""
+
+    def __init__(self, address: str, offering: str | None = None) -> None:
+        super().__init__(address)
+        self.offering = offering
+
+
+class VerifierUnavailable(Exception):
+    """The challenge verifier could not say whether a token is good (unreachable, an odd answer)."""
+
+
+class ChallengeVerifier(Protocol):
+    """Tells a solved challenge (CAPTCHA) token from any other (adapters/captcha.py)."""
+
+    def verify(self, token: str, ip: str | None = None) -> bool: ...
+
+
 class EventNotFound(StoreError):
     """The event to cancel does not exist."""
 
@@ -149,6 +169,11 @@ class Change:
     other_versions: tuple[tuple[str, int], ...] = ()
     #: An order's other offerings whose hold limit its lines count toward: each one's cap.
     other_hold_limits: tuple[tuple[str, int], ...] = ()
+    #: A new hold whose booking has a ``counted_address``: the cap on that address's live holds of
+    #: the booking's offering, and of each further offering of an order (``other_address_limits``).
+    #: (None: counted without a cap, an order's offering that sets none beside one that does)
+    address_limit: int | None = None
+    other_address_limits: tuple[tuple[str, int | None], ...] = ()
     #: A change of a booking that gives places back and takes others in the same write (an
     #: exchange): its taken claims fail as ``PlacesTaken``, its given ones as ``StaleBooking``.
     swap: Swap | None = None
@@ -517,6 +542,16 @@ class ExportStore(EventBookings, Protocol):
 
     def owned_offerings(self, organizer_id: str) -> list[dict[str, Any]]: ...
 
+    def owned_offering_ids(self, organizer_id: str) -> list[str]:
+        """The organizer's offerings' ids from its index alone, in id order (one still being
+        created may be among them)."""
+
+    def get_event(self, event_id: str, consistent: bool = False) -> dict[str, Any] | None: ...
+
+    def event_booking_page(self, event_id: str, after: str | None, limit: int) -> list[tuple[str, str]]:
+        """Up to ``limit`` ``(position, booking_id)`` of the event's bookings after ``after``, in
+        ``event_booking_ids``' order; fewer only at the end."""
+
 
 class ExportJobStore(Protocol):
     """Export jobs (services/export_jobs.py): stored once, read, and finished once."""
@@ -526,6 +561,10 @@ class ExportJobStore(Protocol):
     def get_job(self, organizer_id: str, export_id: str) -> dict[str, Any] | None: ...
 
     def finish_job(self, organizer_id: str, export_id: str, changes: dict[str, Any]) -> bool: ...
+
+    def job_page(self, organizer_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
+        """Up to ``limit`` jobs, newest first, after the position ``after``; and the position to
+        read on from (None at the end)."""
 
 
 class ExportJobQueue(Protocol):
@@ -783,6 +822,6 @@ class SequenceLedger(Protocol):
 
     def held_from(self, scope_id: str, device_id: str, seq: int, limit: int) -> dict[int, dict[str, Any]]: ...
 
-    def hold(self, scope_id: str, device_id: str, event: dict[str, Any]) -> str: ...
+    def hold(self, scope_id: str, device_id: str, seen: dict[str, Any]) -> str: ...
 
-    def advance(self, scope_id: str, device_id: str, seq: int, event_id: str, result: dict[str, Any]) -> bool: ...
+    def advance(self, scope_id: str, device_id: str, seq: int, pass_id: str, result: dict[str, Any]) -> bool: ...

@@ -82,6 +82,9 @@ ADMISSION_TOKEN_SECRET = Secret("admission_token_secret_name", {"admission_token
 PSEUDONYM_SECRET = Secret("pseudonym_secret_name", {"pseudonym_key": 16})
 #: HMAC-SHA256 key webhook endpoints' signing secrets are derived from: the routes that show one, and the deliveries
 WEBHOOK_KEY_SECRET = Secret("webhook_key_secret_name", {"webhook_key": 16})
+#: The challenge verifier's server key (adapters/captcha.py): read on the first hold that must carry
+#: a solved challenge, never at a cold start (a deployment that never asks for one need not fill it).
+CAPTCHA_SECRET = Secret("captcha_secret_name", {"server_key": 16})
 SECRETS = {"WEBHOOK_KEY_SECRET": WEBHOOK_KEY_SECRET, "PROVIDER_SECRET": PROVIDER_SECRET, "PLATFORM_KEY_SECRET": PLATFORM_KEY_SECRET,
            "ORGANIZER_KEY_HASH_SECRET": ORGANIZER_KEY_HASH_SECRET, "ADMISSION_TOKEN_SECRET": ADMISSION_TOKEN_SECRET,
            "PSEUDONYM_SECRET": PSEUDONYM_SECRET}
@@ -303,7 +306,28 @@ def bookings():
 
     arn = settings().hold_expiry_state_machine_arn
     return BookingService(store(), system_clock, scheduler().schedule if arn else None,
-                          view_extras=booking_view_extras, codes=codes(), payments=payments)
+                          view_extras=booking_view_extras, codes=codes(), payments=payments,
+                          holds_per_address=settings().holds_per_address, challenges=challenges())
+
+
+@cached
+def challenges():
+    """Whether holds must carry a solved challenge, and its verifier (services/challenges.py)."""
+    from .adapters.captcha import SmartCaptchaVerifier
+    from .services.challenges import Challenges
+
+    config = settings()
+    verifier = SmartCaptchaVerifier(config.captcha_verify_url, lambda: CAPTCHA_SECRET.read()["server_key"]) \
+        if config.captcha_verify_url else None
+    return Challenges(verifier, always=config.captcha_on_holds == "on")
+
+
+def holder_address(address: str) -> str | None:
+    """The stored key of the network a hold came from (domain/holder_address.py), keyed with the
+    deployment's id salt; None when ``address`` is none (a test's event without one)."""
+    from .domain.holder_address import holder_key
+
+    return holder_key(settings().id_salt, address)
 
 
 def transfers():
@@ -326,7 +350,9 @@ def exchanges():
     """Confirmed bookings moved to other places of the same organizer (services/exchange.py)."""
     from .services.exchange import ExchangeService
 
-    return ExchangeService(store(), system_clock)
+    from .services.money_at_provider import MoneyAtProvider
+
+    return ExchangeService(store(), system_clock, money=MoneyAtProvider(provider()))
 
 
 @cached

@@ -11,8 +11,8 @@ from botocore.exceptions import ClientError, ParamValidationError
 from holdfast.adapters.expiry_buckets import bucket_of
 from holdfast.domain.inventory import Granule, Move, Places, Swap
 from holdfast.domain.statuses import BookingStatus
-from holdfast.ports import (Change, DuplicateRequest, HoldLimitReached, ItemExists, PlacesTaken, SalesStopped,
-                            StaleBooking)
+from holdfast.ports import (Change, DuplicateRequest, HoldLimitReached, HoldsFromAddressReached, ItemExists,
+                            PlacesTaken, SalesStopped, StaleBooking)
 
 from .bookings import AT, booking, counted, named, new_hold, offering, pools, step
 
@@ -112,6 +112,39 @@ def test_leaving_the_holding_statuses_frees_the_slot_in_the_same_write(backend, 
     assert hold_counter(backend, "ann", event) == 0
     store.commit(new_hold(booking(ids("b2"), event, counted(1)), limit=1))
     assert pools(store, event) == [("POOL#000", 2, 1, 0)]
+
+
+def address_counter(backend, address: str, event_id: str):
+    item = backend.raw(f"HOLDS#ADDR#{address}", f"EVENT#{event_id}")
+    return None if item is None else item["live_holds"]
+
+
+def test_the_address_cap_counts_across_customers_and_every_end_gives_the_slot_back(backend, ids):
+    """Issue 42, finding 13: one network's live holds of an offering, whatever customers hold; the
+    customer's own cap is named first when both are reached."""
+    store, event = backend.store, ids("ev")
+    offering(store, event, pools=[6])
+    first = booking(ids("b1"), event, counted(1), counted_address="net-1")
+    store.commit(new_hold(first, address_limit=2))
+    store.commit(new_hold(booking(ids("b2"), event, counted(1), customer="ben", counted_address="net-1"),
+                          address_limit=2))
+    third = booking(ids("b3"), event, counted(1), customer="cid", counted_address="net-1")
+    with pytest.raises(HoldsFromAddressReached):
+        store.commit(new_hold(third, address_limit=2))
+    assert nothing_of(backend, third.booking_id) and address_counter(backend, "net-1", event) == 2
+    with pytest.raises(HoldLimitReached):                                # both caps: the customer's is named
+        store.commit(new_hold(booking(ids("b4"), event, counted(1), counted_address="net-1"), limit=1,
+                              address_limit=2))
+    store.commit(new_hold(booking(ids("b5"), event, counted(1), customer="cid", counted_address="net-2"),
+                          address_limit=2))
+    paying = step(first, BookingStatus.PAYMENT_PENDING)
+    store.commit(paying)                                                 # still live: the slot stays
+    assert address_counter(backend, "net-1", event) == 2
+    store.commit(step(paying.after, BookingStatus.EXPIRED, Move.RELEASE))
+    assert address_counter(backend, "net-1", event) == 1                 # b2 still holds
+    assert backend.raw(f"BOOKING#{first.booking_id}", "META").get("counted_address") is None
+    store.commit(new_hold(third, address_limit=2))
+    assert address_counter(backend, "net-1", event) == 2 and pools(store, event) == [("POOL#000", 3, 3, 0)]
 
 
 def test_claims_that_fail_are_places_taken_by_unit_in_claim_order(backend, ids):

@@ -25,3 +25,6 @@ class DamageStore(Table):
 
     def damage_payment(self, damage_id: str) -> dict[str, Any] | None:
         return self._get(f"DAMAGE#{damage_id}", "META")
+
+    #: the calls the table's store answers through this part (adapters/dynamo.py binds each)
+    STORE_CALLS = (record_damage_payment, damage_payment)

@@ -63,6 +63,9 @@ def booking_item(booking: Booking) -> dict[str, Any]:
         item["kind_details"] = dict(booking.kind_details)
     if booking.counted_hold and booking.holds_places:
         item["counted_hold"] = True
+    if booking.counted_address and booking.holds_places:
+        # kept only while it counts: the write that ends the hold frees the slot and drops the key
+        item["counted_address"] = booking.counted_address
     # a slot's or window's end follows its places (a conflict case's alternative moves them);
     # an event's is the start it was last judged by (services read it from the offering)
     booking = with_current_end(booking, booking.ends_at or "")
@@ -104,6 +107,7 @@ def booking_from_item(item: dict[str, Any]) -> Booking:
         contact_own=bool(item.get("contact_own")) and bool(item.get("contact_email")),
         language=item.get("language") or "en",
         counted_hold=bool(item.get("counted_hold")),
+        counted_address=item.get("counted_address") or None,
         cancelled_by_customer=bool(item.get("cancelled_by_customer")),
         resolution=_numbers(item["resolution"]) if item.get("resolution") else None,
         event_cancelled=bool(item.get("event_cancelled")),

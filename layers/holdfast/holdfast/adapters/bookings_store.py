@@ -27,7 +27,7 @@ from ..domain.inventory import Move
 from ..observability import booking_written
 from . import hold_limits
 from .booking_items import DUE_BUCKETS, booking_from_item, booking_item, idempotency_pk
-from ..ports import (Change, DuplicateRequest, HoldLimitReached, ItemExists, Labelled, PlacesTaken, SalesStopped,
+from ..ports import (HoldsFromAddressReached, Change, DuplicateRequest, HoldLimitReached, ItemExists, Labelled, PlacesTaken, SalesStopped,
                      StaleBooking, StoreError, TransientStoreError)
 from ..clock import epoch_seconds
 from .codec import Cancelled, Table, _attrs, _code, _plain
@@ -123,6 +123,13 @@ class BookingRecords:
             items += [(f"hold_limit@{offering}", hold_limits.take_slot(self.db.table, _attrs, booking.customer_id,
                                                                         offering, limit))
                       for offering, limit in change.other_hold_limits]
+        if booking.counted_address:
+            # the address's live holds of each offering, whatever account holds (finding 13 of issue 42)
+            items.append(("address_limit", hold_limits.take_address_slot(
+                self.db.table, _attrs, booking.counted_address, booking.event_id, change.address_limit)))
+            items += [(f"address_limit@{offering}", hold_limits.take_address_slot(
+                          self.db.table, _attrs, booking.counted_address, offering, cap))
+                      for offering, cap in change.other_address_limits]
         return items
 
     def _change_items(self, change: Change) -> list[Labelled]:
@@ -171,6 +178,11 @@ class BookingRecords:
             items += [(f"hold_limit@{offering}", hold_limits.release_slot(self.db.table, _attrs, before.customer_id,
                                                                           offering))
                       for offering in before.counted_offerings[1:]]
+        if before.counted_address and before.holds_places and not after.holds_places:
+            # and the address's slot of each offering it counted toward
+            items += [(f"address_limit@{offering}" if index else "address_limit",
+                       hold_limits.release_address_slot(self.db.table, _attrs, before.counted_address, offering))
+                      for index, offering in enumerate(before.counted_offerings or (before.event_id,))]
         return items
 
     def _swap_items(self, change: Change, after: Booking) -> list[Labelled]:
@@ -224,6 +236,11 @@ class BookingRecords:
         limited = cancelled.failed_under("hold_limit@")
         if limited:
             return HoldLimitReached(booking.customer_id, limited[0])
+        if cancelled.failed("address_limit"):
+            return HoldsFromAddressReached(booking.counted_address or "")
+        capped = cancelled.failed_under("address_limit@")
+        if capped:
+            return HoldsFromAddressReached(booking.counted_address or "", capped[0])
         if cancelled.conflict:
             return TransientStoreError("transaction conflict")
         return PlacesTaken(cancelled.failed_under(CLAIM))

@@ -137,6 +137,30 @@ class DynamoCancellationStore:
                                                               projection="sk")]
         return ids
 
+    def event_booking_page(self, event_id: str, after: str | None, limit: int) -> list[tuple[str, str]]:
+        """Up to ``limit`` of the event's bookings in ``event_booking_ids``' order after the position
+        ``after`` (None: from the start): ``(position, booking_id)`` pairs, a position being
+        ``<shard, two digits>#<booking id>``. Fewer than ``limit`` only at the end. One query per
+        shard it reaches, each asking only for what is still wanted."""
+        start_shard, _, after_id = (after or "00#").partition("#")
+        found: list[tuple[str, str]] = []
+        for shard in range(int(start_shard), EVENT_INDEX_SHARDS):
+            condition, values = "pk = :pk", {":pk": f"EVENTBOOKINGS#{event_id}#{shard}"}
+            if shard == int(start_shard) and after_id:
+                condition, values = condition + " AND sk > :after", {**values, ":after": after_id}
+            request: dict[str, Any] = {"TableName": self.db.table, "KeyConditionExpression": condition,
+                                       "ExpressionAttributeValues": _attrs(values), "ProjectionExpression": "sk",
+                                       "ConsistentRead": True}
+            while len(found) < limit:
+                answer = self.db.client.query(**request, Limit=limit - len(found))
+                found += [(f"{shard:02d}#{item['sk']['S']}", item["sk"]["S"]) for item in answer.get("Items", [])]
+                if "LastEvaluatedKey" not in answer:
+                    break
+                request["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
+            if len(found) >= limit:
+                break
+        return found
+
     def _update_event(self, event_id: str, update: str, condition: str, values: dict[str, Any]) -> bool:
         try:
             self.db.client.update_item(TableName=self.db.table, Key=_attrs({"pk": f"EVENT#{event_id}", "sk": "META"}),

@@ -20,6 +20,7 @@ import json
 from typing import Any
 
 from ..clock import epoch_seconds
+from ..domain.signatures import pass_id_of
 from .codec import Table, _attrs, _plain
 
 DONE_RETENTION_SECONDS = 30 * 24 * 3600
@@ -60,11 +61,12 @@ class SequenceStore(Table):
         held = (_plain(item) for item in answer.get("Items", []))
         return {int(item["seq"]): json.loads(item["event"]) for item in held}
 
-    def hold(self, scope_id: str, device_id: str, event: dict[str, Any]) -> str:
-        """Keep an event that is ahead of the cursor. ``held`` (stored now or already, same
-        event_id), ``taken`` (another event_id holds that number) or ``behind`` (the cursor has
-        passed it meanwhile: it was applied, or its number was used by another event)."""
-        pk, seq = self._pk(scope_id, device_id), int(event["seq"])
+    def hold(self, scope_id: str, device_id: str, seen: dict[str, Any]) -> str:
+        """Keep a pass that is ahead of the cursor. ``held`` (stored now or already, same pass
+        id), ``taken`` (another pass id holds that number) or ``behind`` (the cursor has passed it
+        meanwhile: it was applied, or its number was used by another pass). The pass id is kept
+        under its devices' field name (``signatures.PASS_ID_FIELD``)."""
+        pk, seq = self._pk(scope_id, device_id), int(seen["seq"])
         cursor = {"ConditionCheck": {
             "TableName": self.table, "Key": _attrs({"pk": pk, "sk": "CURSOR"}),
             "ConditionExpression": "attribute_not_exists(expected_seq) OR expected_seq <= :seq",
@@ -72,8 +74,8 @@ class SequenceStore(Table):
         }}
         put = {"Put": {
             "TableName": self.table, "ConditionExpression": "attribute_not_exists(pk)",
-            "Item": _attrs({"pk": pk, "sk": _seq_sk("HELD", seq), "seq": seq, "event_id": event["event_id"],
-                            "event": json.dumps(event, sort_keys=True)}),
+            "Item": _attrs({"pk": pk, "sk": _seq_sk("HELD", seq), "seq": seq, "event_id": pass_id_of(seen),
+                            "event": json.dumps(seen, sort_keys=True)}),
         }}
         cancelled = self._transact([("cursor", cursor), ("held", put)])
         if cancelled is None:
@@ -84,10 +86,10 @@ class SequenceStore(Table):
             existing = self._get(pk, _seq_sk("HELD", seq))
             if existing is None:      # applied and removed between the two reads
                 return "behind"
-            return "held" if existing["event_id"] == event["event_id"] else "taken"
+            return "held" if pass_id_of(existing) == pass_id_of(seen) else "taken"
         raise AssertionError(f"unexpected cancellation {cancelled.reasons}")
 
-    def advance(self, scope_id: str, device_id: str, seq: int, event_id: str, result: dict[str, Any]) -> bool:
+    def advance(self, scope_id: str, device_id: str, seq: int, pass_id: str, result: dict[str, Any]) -> bool:
         """Record the answer for ``seq`` and move the cursor to ``seq + 1``, removing a held copy.
         False when the cursor is no longer at ``seq`` (another sync recorded it) or a different
         event is held under ``seq``: nothing written either way."""
@@ -101,13 +103,13 @@ class SequenceStore(Table):
             }}),
             ("done", {"Put": {
                 "TableName": self.table, "ConditionExpression": "attribute_not_exists(pk)",
-                "Item": _attrs({"pk": pk, "sk": _seq_sk("DONE", seq), "event_id": event_id,
+                "Item": _attrs({"pk": pk, "sk": _seq_sk("DONE", seq), "event_id": pass_id,
                                 "result": json.dumps(result, sort_keys=True, default=str),
                                 "ttl": int(epoch_seconds()) + DONE_RETENTION_SECONDS}),
             }}),
             ("held", {"Delete": {
                 "TableName": self.table, "Key": _attrs({"pk": pk, "sk": _seq_sk("HELD", seq)}),
                 "ConditionExpression": "attribute_not_exists(pk) OR event_id = :event_id",
-                "ExpressionAttributeValues": _attrs({":event_id": event_id}),
+                "ExpressionAttributeValues": _attrs({":event_id": pass_id}),
             }}),
         ])

@@ -10,10 +10,11 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import boto3
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from boto3.dynamodb.types import DYNAMODB_CONTEXT, TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from ..observability import TRANSACTION_CONFLICTS, TRANSACTION_RETRIES, count
@@ -30,7 +31,29 @@ TRANSACT_ATTEMPTS = 3
 CONDITION_FAILED = "ConditionalCheckFailed"
 
 
+# boto3's TypeSerializer and TypeDeserializer, answered by the value's exact type for what the
+# items hold (strings, numbers, booleans, None, maps, lists), and by boto3's own for anything else
+# (sets, binary, subclasses such as a str enum), which then decides or refuses (a float) as it
+# always did. The same output to the byte (tests/unit/test_codec_types.py); boto3's classes ask
+# each value five isinstance questions by way of getattr, which was ~1 ms of a 4-line order's own
+# CPU of its ~200 values (issue 49, docs/performance.md).
+_number = _serializer._serialize_n   # Decimal context, precision and the refusal of NaN/Infinity: boto3's
+
+
 def _ser(value: Any) -> dict:
+    kind = type(value)
+    if kind is str:
+        return {"S": value}
+    if kind is dict:
+        return {"M": {key: _ser(inner) for key, inner in value.items()}}
+    if kind is bool:
+        return {"BOOL": value}
+    if kind is int or kind is Decimal:
+        return {"N": _number(value)}
+    if kind is list or kind is tuple:
+        return {"L": [_ser(inner) for inner in value]}
+    if value is None:
+        return {"NULL": True}
     return _serializer.serialize(value)
 
 
@@ -38,8 +61,29 @@ def _attrs(values: dict[str, Any]) -> dict[str, dict]:
     return {key: _ser(value) for key, value in values.items()}
 
 
+_decimal = DYNAMODB_CONTEXT.create_decimal
+
+
+def _des(value: dict) -> Any:
+    for kind, inner in value.items():   # the first key, as boto3 reads it
+        if kind == "S":
+            return inner
+        if kind == "N":
+            return _decimal(inner)
+        if kind == "M":
+            return {key: _des(each) for key, each in inner.items()}
+        if kind == "L":
+            return [_des(each) for each in inner]
+        if kind == "BOOL":
+            return inner
+        if kind == "NULL":
+            return None
+        break
+    return _deserializer.deserialize(value)
+
+
 def _plain(item: dict[str, dict]) -> dict[str, Any]:
-    return {key: _deserializer.deserialize(value) for key, value in item.items()}
+    return {key: _des(value) for key, value in item.items()}
 
 
 def _int(value: Any) -> int:
@@ -90,6 +134,16 @@ class Table:
         answer = self.client.get_item(TableName=self.table, Key=_attrs({"pk": pk, "sk": sk}), ConsistentRead=consistent)
         item = answer.get("Item")
         return _plain(item) if item else None
+
+    def _put_if_new(self, item: dict[str, Any]) -> bool:
+        """Write an item whose key must not exist yet; False when one does (a repeated request)."""
+        try:
+            self.client.put_item(**put_new(self.table, item)["Put"])
+        except ClientError as exc:
+            if _code(exc) != "ConditionalCheckFailedException":
+                raise
+            return False
+        return True
 
     def _batch_get(self, keys: list[dict[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
         """The items of ``keys`` that exist, by (pk, sk), strongly consistent, 100 keys a request."""

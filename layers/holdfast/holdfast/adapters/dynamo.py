@@ -18,14 +18,18 @@ table handle (codec.Table: the table's name and client), and answers each port c
 by handing it to one part, declared on the class as ``get_booking = _Part("bookings",
 BookingRecords.get_booking)``: "go to definition" on ``store.get_booking`` lands on that line, and
 from there on the part's method. A product keeps its own items through store parts of its
-own (kinds/products.py, ``store_parts``: a lot's gates and tickets, a resource's opening hours);
-the store holds one of each, on the same client, and hands it the calls no core part answers.
+own (kinds/products.py, ``store_parts``: a lot's gates and tickets, a resource's opening hours),
+and each such part declares the calls it answers in its own class body, by the functions
+themselves (``STORE_CALLS = (get_gate, put_gate, ...)``), so "go to definition" on a declared name
+lands on the method. The store binds each declared call as it binds its own (``_ProductCall``),
+holds one of each part on the same table handle, and answers nothing else: there is no fallback,
+and a part's public method it does not declare is refused by tests/contract/test_composition.py.
 See docs/data-model.md for the item layout.
 """
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from ..kinds import products
 from .bookings_store import BookingRecords
@@ -64,9 +68,41 @@ class _Part:
         return getattr(getattr(store, self.part), self.name)
 
 
+_PartType = TypeVar("_PartType")
+
+
+class _ProductCall:
+    """One call of the store answered by a product's store part, as the part declares it in its
+    ``STORE_CALLS``: read on the class it is the part's own function; on a store, the part's method
+    on the store's table handle (``BookingStore.product_part``)."""
+
+    def __init__(self, part: type, function: Callable[..., Any]) -> None:
+        self.part, self.function = part, function
+
+    def __get__(self, store: Any, owner: type | None = None) -> Any:
+        if store is None:
+            return self.function
+        return getattr(store.product_part(self.part), self.function.__name__)
+
+
+def declared_calls(part: type) -> tuple[Callable[..., Any], ...]:
+    """The calls a product's store part declares (``STORE_CALLS``), checked: each one of its own
+    functions, each once. A part that declares none is refused: its calls would reach nothing."""
+    calls = vars(part).get("STORE_CALLS")
+    if not isinstance(calls, tuple) or not calls:
+        raise TypeError(f"{part.__qualname__} declares no STORE_CALLS: the store answers only declared calls")
+    for function in calls:
+        if not callable(function) or vars(part).get(getattr(function, "__name__", "")) is not function:
+            raise TypeError(f"{part.__qualname__}.STORE_CALLS names {function!r}, not one of its own methods")
+    names = [function.__name__ for function in calls]
+    if len(set(names)) != len(names):
+        raise TypeError(f"{part.__qualname__}.STORE_CALLS names a call twice")
+    return calls
+
+
 class BookingStore:
     """The single table through every aggregate's store (its parts, on one table handle), and
-    through the registered products' store parts."""
+    through the registered products' store parts, each call declared (``_Part``, ``_ProductCall``)."""
 
     # bookings_store.py: bookings, journal, outbox, idempotency, notifications, the due index
     commit = _Part("bookings", BookingRecords.commit)
@@ -104,6 +140,7 @@ class BookingStore:
     put_event = _Part("offerings", OfferingStore.put_event)
     get_event = _Part("offerings", OfferingStore.get_event)
     owned_offerings = _Part("offerings", OfferingStore.owned_offerings)
+    owned_offering_ids = _Part("offerings", OfferingStore.owned_offering_ids)
     update_event_listing = _Part("offerings", OfferingStore.update_event_listing)
     query_listing = _Part("offerings", OfferingStore.query_listing)
 
@@ -132,6 +169,7 @@ class BookingStore:
     finish_cancellation = _Part("cancellations", DynamoCancellationStore.finish_cancellation)
     cancelling_events = _Part("cancellations", DynamoCancellationStore.cancelling_events)
     event_booking_ids = _Part("cancellations", DynamoCancellationStore.event_booking_ids)
+    event_booking_page = _Part("cancellations", DynamoCancellationStore.event_booking_page)
 
     # expiry_buckets.py: the holds of each expiry bucket
     due_in_bucket = _Part("expiry", DynamoExpiryIndex.due_in_bucket)
@@ -172,7 +210,8 @@ class BookingStore:
         self.codes = DynamoCodeStore(self.db)
         self.blocks = DynamoBlockStore(self.db)
         self.personal_data = PersonalDataRecords(self.db)
-        self._parts: list[Any] | None = None
+        self._parts_made: dict[type, Any] = {}
+        bind_product_calls()
 
     @property
     def table(self) -> str:
@@ -188,26 +227,44 @@ class BookingStore:
         # client) is theirs at once
         self.db.client = client
 
-    def __getattr__(self, name: str) -> Any:
-        # Only what no core part answers arrives here: a product's own reads and writes (never a
-        # part's private helpers, nor the table handle's).
-        if name.startswith("_"):
-            raise AttributeError(name)
-        for part in self._product_parts():
-            found = getattr(part, name, None)
-            if found is not None:
-                return found
-        raise AttributeError(f"{type(self).__name__} has no {name!r}, nor has any product's store part")
+    def product_part(self, part: type[_PartType]) -> _PartType:
+        """The product's store part of that class on this store's table handle (made on the first
+        call of a product's: a function that never makes one never builds them)."""
+        found = self._parts_made.get(part)
+        if found is None:
+            found = self._parts_made[part] = part(self.db.table, self.db.client)
+        found.client = self.db.client   # a product's part holds a client of its own: keep it the store's
+        return found
 
     def _product_parts(self) -> list[Any]:
-        if self._parts is None:
-            # made on the first product call: a function that never makes one never imports them
-            self._parts = [products.resolve(reference)(self.db.table, self.db.client)
-                           for product in products.registered() for reference in product.store_parts]
-        for part in self._parts:
-            part.client = self.db.client   # a product's part holds a client of its own: keep it the store's
-        return self._parts
+        """Every registered product's store part on this store's handle."""
+        return [self.product_part(part) for part in bind_product_calls()]
 
+
+#: product part class -> the names the store answers through it (bound so far)
+_BOUND: dict[type, tuple[str, ...]] = {}
+
+
+def bind_product_calls() -> dict[type, tuple[str, ...]]:
+    """Declare on ``BookingStore`` every call the registered products' store parts declare, as
+    its own calls are declared (once per part; a product registered later is bound by the next
+    store made; one no longer registered, such as a test's, loses its calls). A call the core
+    answers, or another part declares, stops it."""
+    current = [products.resolve(reference) for product in products.registered() for reference in product.store_parts]
+    for part in [part for part in _BOUND if part not in current]:
+        for name in _BOUND.pop(part):
+            delattr(BookingStore, name)
+    for part in current:
+        if part in _BOUND:
+            continue
+        calls = declared_calls(part)
+        for function in calls:
+            if function.__name__ in vars(BookingStore):
+                raise TypeError(f"{part.__qualname__}.{function.__name__} is a call BookingStore already answers")
+        for function in calls:
+            setattr(BookingStore, function.__name__, _ProductCall(part, function))
+        _BOUND[part] = tuple(function.__name__ for function in calls)
+    return dict(_BOUND)
 
 
 def parts_of(store: type) -> dict[str, tuple[type, tuple[str, ...]]]:

@@ -5,6 +5,10 @@ the shared table, the queue that runs them and the bucket their files are writte
                                                   which key, its status and, once written, the
                                                   file's key in the bucket and its row count
 
+The job item is also on the gsi1 index under ``EXPORTJOBS#<organizer_id>`` / ``<created_at>#<export_id>``
+(attributes of the item itself, set when it is stored), which lists an organizer's jobs newest
+first (``GET /organizers/me/exports``); a page is one index query and one batch read.
+
 A job item expires (``ttl``) some days after its file does; the file itself is removed by the
 bucket's lifecycle rule, whose days are the same template parameter (ExportFileRetentionDays).
 """
@@ -16,31 +20,53 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 
-from .codec import Table, _attrs, _code
+from .codec import Table, _attrs, _code, _plain
 
-_KEYS = ("pk", "sk", "ttl")
+_KEYS = ("pk", "sk", "ttl", "gsi1pk", "gsi1sk")
+
+
+def _listed(organizer_id: str) -> str:
+    return f"EXPORTJOBS#{organizer_id}"
 
 
 class ExportJobItems(Table):
     def add_job(self, organizer_id: str, job: dict[str, Any], ttl: int) -> bool:
         """Store a new job; False when one of that id exists (a repeated Idempotency-Key)."""
-        item = {"pk": f"ORGANIZER#{organizer_id}", "sk": f"EXPORT#{job['export_id']}", "ttl": ttl, **job}
-        try:
-            self.client.put_item(TableName=self.table, Item=_attrs(item), ConditionExpression="attribute_not_exists(pk)")
-        except ClientError as exc:
-            if _code(exc) != "ConditionalCheckFailedException":
-                raise
-            return False
-        return True
+        return self._put_if_new({"pk": f"ORGANIZER#{organizer_id}", "sk": f"EXPORT#{job['export_id']}", "ttl": ttl,
+                                 "gsi1pk": _listed(organizer_id), "gsi1sk": f"{job['created_at']}#{job['export_id']}",
+                                 **job})
 
     def get_job(self, organizer_id: str, export_id: str) -> dict[str, Any] | None:
         item = self._get(f"ORGANIZER#{organizer_id}", f"EXPORT#{export_id}")
         if not item:
             return None
-        job = {key: value for key, value in item.items() if key not in _KEYS}
-        if job.get("rows") is not None:
-            job["rows"] = int(job["rows"])
-        return job
+        return _job(item)
+
+    def job_page(self, organizer_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
+        """Up to ``limit`` jobs, newest first, after the index position ``after``; and the position
+        to read on from (None at the end). One index query (keys only) and one batch read."""
+        request: dict[str, Any] = {
+            "TableName": self.table, "IndexName": "gsi1", "KeyConditionExpression": "gsi1pk = :pk",
+            "ExpressionAttributeValues": _attrs({":pk": _listed(organizer_id)}), "ScanIndexForward": False,
+            "Limit": limit}
+        if after:
+            request["ExclusiveStartKey"] = _attrs({"gsi1pk": _listed(organizer_id), "gsi1sk": after,
+                                                   "pk": f"ORGANIZER#{organizer_id}",
+                                                   "sk": f"EXPORT#{after.rpartition('#')[2]}"})
+        answer = self.client.query(**request)
+        keys = [_plain(item) for item in answer.get("Items", [])]
+        found: dict[str, dict[str, Any]] = {}
+        request_items = {self.table: {"Keys": [_attrs({"pk": key["pk"], "sk": key["sk"]}) for key in keys],
+                                      "ConsistentRead": True}} if keys else {}
+        while request_items:
+            read = self.client.batch_get_item(RequestItems=request_items)
+            for item in read.get("Responses", {}).get(self.table, []):
+                plain = _plain(item)
+                found[plain["sk"]] = _job(plain)
+            request_items = read.get("UnprocessedKeys") or {}
+        jobs = [found[key["sk"]] for key in keys if key["sk"] in found]   # one gone meanwhile is left out
+        last = answer.get("LastEvaluatedKey")
+        return jobs, (_plain(last)["gsi1sk"] if last else None)
 
     def finish_job(self, organizer_id: str, export_id: str, changes: dict[str, Any]) -> bool:
         """Set the outcome of a job still running (False when it had one already: a repeated message)."""
@@ -58,6 +84,13 @@ class ExportJobItems(Table):
                 raise
             return False
         return True
+
+
+def _job(item: dict[str, Any]) -> dict[str, Any]:
+    job = {key: value for key, value in item.items() if key not in _KEYS}
+    if job.get("rows") is not None:
+        job["rows"] = int(job["rows"])
+    return job
 
 
 class ExportJobsQueue:

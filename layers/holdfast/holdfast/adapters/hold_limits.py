@@ -44,3 +44,39 @@ def release_slot(table: str, attrs: Callable[[dict], dict], customer_id: str, ev
         "UpdateExpression": "ADD active :minus_one",
         "ExpressionAttributeValues": attrs({":minus_one": -1}),
     }}
+
+
+# ------------------------------------------------------------------ live holds per network address
+# Issue 42, finding 13: sign-up is open, so every cap keyed on an account resets with a new one. The
+# network a hold came from does not (domain/holder_address.py keys it): one item per address and
+# offering, ``HOLDS#ADDR#<key> / EVENT#<offering>``, whose ``live_holds`` counts the bookings from
+# that address that hold the offering's places. Taken in the hold's own transaction, conditioned on
+# ``live_holds < cap``; given back in the transaction that ends the hold (expiry, cancellation,
+# failed payment, confirmation, review), like the customer's slot above. An order counts once
+# toward each offering it holds places of, however many of its lines name that offering.
+
+def address_counter_key(address: str, event_id: str) -> dict[str, str]:
+    return {"pk": f"HOLDS#ADDR#{address}", "sk": f"EVENT#{event_id}"}
+
+
+def take_address_slot(table: str, attrs: Callable[[dict], dict], address: str, event_id: str,
+                      cap: int | None) -> dict[str, Any]:
+    """One more live hold of ``event_id`` from ``address``, refused at ``cap`` (None: counted
+    without one, an order's offering that sets no cap beside one that does)."""
+    update: dict[str, Any] = {
+        "TableName": table, "Key": attrs(address_counter_key(address, event_id)),
+        "UpdateExpression": "ADD live_holds :one",
+        "ExpressionAttributeValues": attrs({":one": 1}),
+    }
+    if cap is not None:
+        update["ConditionExpression"] = "attribute_not_exists(live_holds) OR live_holds < :cap"
+        update["ExpressionAttributeValues"] = attrs({":one": 1, ":cap": cap})
+    return {"Update": update}
+
+
+def release_address_slot(table: str, attrs: Callable[[dict], dict], address: str, event_id: str) -> dict[str, Any]:
+    return {"Update": {
+        "TableName": table, "Key": attrs(address_counter_key(address, event_id)),
+        "UpdateExpression": "ADD live_holds :minus_one",
+        "ExpressionAttributeValues": attrs({":minus_one": -1}),
+    }}

@@ -48,6 +48,12 @@ class OfferingStore:
         events = (self.get_event(item["event_id"]) for item in index)
         return [event for event in events if event is not None]
 
+    def owned_offering_ids(self, organizer_id: str) -> list[str]:
+        """The ids of every offering the organizer created (its index alone: no offering is read),
+        in id order; one still being created may be among them (its ``META`` is then absent)."""
+        return sorted(item["event_id"] for item in self.db._query_prefix(f"OWNER#{organizer_id}", "OFFERING#",
+                                                                           projection="event_id"))
+
     def update_event_listing(self, event_id: str, expected_version: int, changes: dict[str, Any],
                              drop_index: list[tuple[str, str]], put_index: list[dict[str, Any]],
                              outbox: dict[str, Any] | None = None, terms_version: int | None = None) -> None:

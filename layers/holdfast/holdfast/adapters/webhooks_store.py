@@ -77,13 +77,7 @@ class WebhookItems(Table):
                 "gsi1pk": f"WEBHOOK#{delivery['webhook_id']}#DELIVERIES",
                 "gsi1sk": f"{delivery['created_at']}#{delivery['delivery_id']}",
                 "ttl": int(epoch_seconds()) + DELIVERY_RETENTION_SECONDS, **delivery}
-        try:
-            self.client.put_item(TableName=self.table, Item=_attrs(item), ConditionExpression="attribute_not_exists(pk)")
-        except ClientError as exc:
-            if _code(exc) != "ConditionalCheckFailedException":
-                raise
-            return False
-        return True
+        return self._put_if_new(item)
 
     def get_delivery(self, webhook_id: str, delivery_id: str) -> dict[str, Any] | None:
         item = self._get(f"WEBHOOK#{webhook_id}", f"DELIVERY#{delivery_id}")

@@ -58,6 +58,12 @@ class Payment:
     #: (stored before the call), ``attempts``, ``next_at`` (when the sweeper looks next),
     #: ``receipt_id`` once the provider answered.
     settlement: dict[str, Any] | None = None
+    #: The refunds of price differences that exchanges into cheaper places gave back from this
+    #: payment (domain/exchange.py ``difference_refund``), in order: each with its ``key`` (stored
+    #: before the call), ``exchange_key``, ``amount``, ``status`` (requested, pending, succeeded,
+    #: canceled, rejected) and ``refund_id`` once the provider answered. ``refund`` stays the one
+    #: refund of what is left (a cancellation).
+    exchange_refunds: list[dict[str, Any]] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {key: value for key, value in self.__dict__.items() if value is not None}
@@ -89,6 +95,9 @@ class Booking:
     contact_own: bool = False
     language: str = "en"   # what its messages are written in: the creating request's Accept-Language
     counted_hold: bool = False   # occupies a slot of the customer's hold limit (adapters/hold_limits.py)
+    #: The keyed network address the hold came from (domain/holder_address.py), set while the hold
+    #: occupies a slot of that address's cap on live holds; None when no cap applied.
+    counted_address: str | None = None
     #: The customer gave the booking up. Final whatever happens next (a review, a late payment):
     #: money that still arrives goes back, and no path confirms the booking again.
     cancelled_by_customer: bool = False
@@ -125,6 +134,15 @@ class Booking:
         start = max(parse_iso(str(details["timer_from"])), at)
         due = start + timedelta(seconds=int(details.get("timer_grace_seconds") or 0))
         return replace(self, kind_details={**details, "timer_at": iso(due)})
+
+    @property
+    def charged(self) -> Money:
+        """What the booking's payment took: its amount, plus the differences exchanges into
+        cheaper places gave back of it (the amount is the price of the places it has now)."""
+        refunds = (self.payment.exchange_refunds if self.payment else None) or []
+        given = sum((Money.parse(entry["amount"]["value"], entry["amount"]["currency"]).value for entry in refunds),
+                    self.amount.value)
+        return Money(given, self.amount.currency) if refunds else self.amount
 
     @property
     def timer(self) -> tuple[str, str] | None:
@@ -202,10 +220,10 @@ class Booking:
         """``settlement_due`` of one line of an order (``settled_lines``)."""
         assert self.payment is not None
         return self._settlement_due(line.settlement(self.payment), line.kind, line.status, line.granule_starts,
-                                    line.ends_at)
+                                    line.ends_at, unused_until=line.unused_until)
 
     def _settlement_due(self, settlement: dict[str, Any], kind: str, status: str, starts: list[str],
-                        ends_at: str | None) -> str | None:
+                        ends_at: str | None, unused_until: str | None = None) -> str | None:
         if settlement.get("state") == "sent" and settlement.get("status") == "pending":
             return settlement.get("next_at")   # its register's answer is read back (services/settlements.py)
         if settlement.get("state") in ("sent", "failed"):
@@ -213,7 +231,8 @@ class Booking:
         if lifecycle.renders_by_state(kind):
             # rendered when the booking enters such a state (parking: COMPLETED, NO_SHOW), not before
             if not lifecycle.renders(status):
-                return None
+                # an order's line left unused to its window's end is rendered then (SettledLine.unused_until)
+                return str(settlement.get("next_at") or unused_until) if unused_until else None
             return str(settlement.get("next_at") or self.updated_at)
         if _places_state(self.status) != "sold":
             return None
@@ -234,10 +253,36 @@ class SettledLine:
     status: str
     granule_starts: list[str]
     ends_at: str | None
+    #: the moment of the line's kind timer into a state that renders its service (its details'
+    #: ``timer_from`` plus ``timer_grace_seconds``, as ``Booking.confirmed`` sets a booking's), or None
+    timer_at: str | None = None
+
+    @property
+    def unused_until(self) -> str | None:
+        """For a line still in the order's CONFIRMED whose kind set it a timer into a state that
+        renders its service (parking: NO_SHOW at the window's start plus the lot's grace,
+        ``Kind.booking_details``): that moment, when its service counts as rendered though it was
+        never used. An order runs no timer of its lines' (a single reservation's sweeper timer
+        moves it to NO_SHOW, which renders); without this a parking line whose car never came was
+        never settled. 54-FZ: the prepaid service is rendered at the no-show whose money is kept,
+        and the prepayment is closed by a settlement receipt then (docs/parking.md). None for any
+        other line, and for one in use or done (a car inside settles when it leaves)."""
+        if self.status != BookingStatus.CONFIRMED.value or not self.timer_at:
+            return None
+        return self.timer_at
 
     def settlement(self, payment: Payment) -> dict[str, Any]:
         """The line's settlement record (``Payment.settlement["lines"][line_id]``)."""
         return dict(((payment.settlement or {}).get("lines") or {}).get(self.line_id) or {})
+
+
+def _rendering_timer(details: dict[str, Any]) -> str | None:
+    """When a line's kind timer (``timer_from`` + ``timer_grace_seconds``, into ``timer_state``)
+    falls due, if that state renders the service; None otherwise."""
+    if not details.get("timer_from") or not details.get("timer_state") or not lifecycle.renders(
+            str(details["timer_state"])):
+        return None
+    return iso(parse_iso(str(details["timer_from"])) + timedelta(seconds=int(details.get("timer_grace_seconds") or 0)))
 
 
 def settled_lines(booking: Booking) -> list[SettledLine]:
@@ -254,7 +299,7 @@ def settled_lines(booking: Booking) -> list[SettledLine]:
         status = str(line.get("status") or booking.status) if booking.status is BookingStatus.CONFIRMED \
             else str(booking.status)
         out.append(SettledLine(str(line["line_id"]), str(line["offering_id"]), str(line["kind"]), status, starts,
-                               line.get("ends_at")))
+                               line.get("ends_at"), _rendering_timer(line.get("details") or {})))
     return out
 
 
@@ -359,7 +404,7 @@ def _judge(booking: Booking, provider_payment: dict[str, Any], mode: PaymentMode
         # A cancelled payment is final at the provider: an earlier copy (a notification or a GET
         # answered before the void) says nothing new, and must not reopen what the void settled.
         return PaymentVerdict(Verdict.IGNORE, "stale_copy_of_cancelled_payment")
-    if status in ("succeeded", "waiting_for_capture") and not booking.amount.matches(provider_payment.get("amount") or {}):
+    if status in ("succeeded", "waiting_for_capture") and not booking.charged.matches(provider_payment.get("amount") or {}):
         return PaymentVerdict(Verdict.REVIEW, "amount_mismatch")
     if status == "pending":
         return PaymentVerdict(Verdict.IGNORE, "payment_not_final")

@@ -6,11 +6,11 @@ these (``command()``), and ``HoldPlaces.of`` turns a hold request into its comma
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Mapping
 
 #: The request fields every kind may read; anything else a kind adds travels in ``details``.
-_COMMON = ("quantity", "seats", "best_available", "contact_email", "contact_own", "language")
+_COMMON = ("quantity", "seats", "best_available", "contact_email", "contact_own", "language", "holder_address",
+           "captcha_token")
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,13 @@ class HoldPlaces:
     #: What the customer's messages are written in (domain/languages.py); not part of the
     #: request's identity: a repeat from a browser set to another language is the same hold.
     language: str = "en"
+    #: The keyed network address the request came from (domain/holder_address.py; the handler sets
+    #: it, ``of`` never takes it from a body): the key of the cap on live holds per address. Not part
+    #: of the request's identity either: a repeat from another network is the same hold.
+    holder_address: str | None = None
+    #: A solved challenge's token (``X-Captcha-Token``), for an offering that asks for one
+    #: (services/challenges.py); set by the handler, never part of the request's identity.
+    captcha_token: str | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
 
     def __getattr__(self, name: str) -> Any:
@@ -60,44 +67,3 @@ class Price:
 
     value: object
     currency: str
-
-
-@dataclass(frozen=True)
-class SeatLayout:
-    """Named seats: rows of numbered seats (``("A", 20)`` is A1..A20), or the seat ids themselves."""
-
-    rows: tuple[tuple[str, int], ...] | None = None
-    seat_ids: tuple[str, ...] | None = None
-    #: (seat, price category) of every seat, when the event has price categories.
-    categories: tuple[tuple[str, str], ...] | None = None
-
-
-@dataclass(frozen=True)
-class CreateEvent:
-    """An event with general admission (``capacity``) or a seat map; the kinds read the two."""
-
-    name: str
-    venue: str
-    city: str
-    category: str
-    starts_at: datetime
-    price: Price
-    capacity: int | None = None
-    seat_map: SeatLayout | None = None
-    hold_ttl_seconds: int | None = None
-    payment_mode: str | None = None
-    max_per_booking: int = 10
-    max_holds_per_customer: int | None = None
-    high_demand: bool = False
-    #: Price categories, prices by category and ticket type, general-admission zones (issue 43):
-    #: ``{"id", "name", "color"?}``, ``{"price_category", "ticket_type", "price": Price}``,
-    #: ``{"id", "name", "price_category", "capacity"}``.
-    price_categories: tuple[dict[str, Any], ...] | None = None
-    prices: tuple[dict[str, Any], ...] | None = None
-    zones: tuple[dict[str, Any], ...] | None = None
-    #: The cancellation policy with fees: ``{"until_hours", "refund_percent"}`` tiers (domain/refund_policy.py).
-    cancellation: tuple[dict[str, Any], ...] | None = None
-    #: Exchanges allowed until this many hours before the start (domain/exchange.py); None: none.
-    exchange_until_hours: int | None = None
-    #: Whether its confirmed bookings may be given to another customer (issue 45, services/transfers.py).
-    transfers_allowed: bool = True

@@ -129,6 +129,46 @@ class AddressLimitReached(BookingError):
         self.code = code
 
 
+class TooManyHolds(BookingError):
+    """The network address the hold came from already has as many live holds of the offering as
+    it allows (``max_holds_per_address``, else the deployment's ``HOLDS_PER_ADDRESS``), whatever
+    accounts made them (issue 42, finding 13). Nothing was held; a slot frees when one of those
+    holds is paid, cancelled or lapses, so ``Retry-After`` is the offering's hold time."""
+
+    status = 429
+    code = "too_many_holds"
+
+    def __init__(self, limit: int, retry_after: int, offering: str | None = None) -> None:
+        super().__init__(f"Too many unpaid bookings are held from your network address for this sale ({limit} "
+                         "at most); one frees when a booking is paid, cancelled or its hold ends.",
+                         retry_after=retry_after, limit=limit, per="address",
+                         **({"event_id": offering} if offering else {}))
+
+
+class ChallengeRefused(BookingError):
+    """A hold of an offering (or a deployment) that asks for a solved challenge (CAPTCHA) came
+    without one (``captcha_required``, 400) or with one the verifier refused (``captcha_invalid``,
+    403: solve it again; a token is good once). Nothing was held."""
+
+    def __init__(self, code: str) -> None:
+        missing = code == "captcha_required"
+        super().__init__("This sale asks you to solve the challenge on the booking page first." if missing else
+                         "The challenge was not solved, or its answer was already used; solve it again.")
+        self.code = code
+        self.status = 400 if missing else 403
+
+
+class ChallengeUnavailable(BookingError):
+    """The challenge could not be checked just now (its verifier did not answer); nothing was held."""
+
+    status = 503
+    code = "captcha_unavailable"
+
+    def __init__(self) -> None:
+        super().__init__("The challenge cannot be checked right now; nothing was held. Retry in a few seconds.",
+                         retry_after=5)
+
+
 class EventCancelled(Conflict):
     def __init__(self, event_id: str) -> None:
         super().__init__("The organizer cancelled this event; nothing more is sold for it.", code="event_cancelled",

@@ -6,9 +6,15 @@ The organizer opts in per offering with ``exchange_until_hours``: exchanges are 
 many hours before the booking's start, read from the offering (an event's ``starts_at``) or, for a
 booking of time granules (a slot), from its first granule. Absent, the offering allows none: an
 exchange changes what the organizer sold, so it is the organizer's to offer.
+
+Into cheaper places, the difference goes back: a partial refund of the booking's payment, asked
+for after the swap's write that stores it (``difference_refund``); the booking's amount becomes the
+new price, so a later cancellation gives back at most what is left. Into dearer places it is
+refused (``exchange_price_differs``).
 """
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -28,6 +34,14 @@ EXCHANGED = "exchanged"
 #: What a booking's kind details keep about the tickets an exchange voided and re-issued: the same
 #: list and issue counter a transfer keeps (domain/transfers.py), so a ticket's id names one issue.
 VOIDED, ISSUE = transfers.VOIDED, transfers.ISSUE
+
+
+def change_terms(offering: Mapping[str, Any]) -> dict[str, Any]:
+    """What an offering's view says of changing a booking: until when exchanges are allowed
+    (absent: none) and whether transfers are (``transfers_allowed``, default true)."""
+    hours = offering.get(EXCHANGE_FIELD)
+    return ({EXCHANGE_FIELD: int(hours)} if hours is not None else {}) \
+        | {"transfers_allowed": offering.get("transfers_allowed", True) is not False}
 
 
 def places_start(places: Places, starts_at: str) -> datetime | None:
@@ -67,13 +81,36 @@ def price_difference(paid: Money, new: Money) -> Decimal:
 
 
 def check_price(paid: Money, new: Money) -> None:
-    """Only an exchange at the same price is made (a difference to pay or to give back is not
-    built yet: docs/api.md, "Exchange"); Conflict ``exchange_price_differs`` otherwise."""
+    """An exchange at the same price (a comp's, an order's kind of booking, where no money moves):
+    Conflict ``exchange_price_differs`` otherwise."""
     difference = price_difference(paid, new)
     if difference:
-        raise Conflict("The new places cost a different amount; only an exchange at the same price can be "
-                       "made here: cancel and book again.", code="exchange_price_differs",
+        raise Conflict("The new places cost a different amount; this booking can only be exchanged at the same "
+                       "price: cancel and book again.", code="exchange_price_differs",
                        paid=paid.as_dict(), price=new.as_dict())
+
+
+def given_back(paid: Money, new: Money) -> Money | None:
+    """What an exchange gives back to the customer: the difference when the new places cost less
+    (refunded from the booking's payment), None at the same price. Dearer places are refused with
+    Conflict ``exchange_price_differs`` (the difference is not taken by a second payment yet:
+    docs/api.md, "Exchange"); the refusal names the difference."""
+    difference = price_difference(paid, new)
+    if difference > 0:
+        raise Conflict("The new places cost more than was paid; an exchange into dearer places cannot be paid "
+                       "for here yet: cancel and book again.", code="exchange_price_differs",
+                       paid=paid.as_dict(), price=new.as_dict(),
+                       difference=Money(difference, paid.currency).as_dict())
+    return Money(-difference, paid.currency) if difference else None
+
+
+def difference_refund(payment_id: str, exchange_key: str, amount: Money, at: datetime) -> dict[str, Any]:
+    """The record of a difference's refund, stored on the booking's payment in the exchange's own
+    write, before the provider is called: its key derives from the payment and the exchange's
+    request key, so every repeat of the call (the same request again) is the one refund."""
+    tag = hashlib.sha256(exchange_key.encode()).hexdigest()[:16]
+    return {"key": f"rf-{payment_id}-xc{tag}"[:64], "exchange_key": exchange_key, "amount": amount.as_dict(),
+            "status": "requested", "requested_at": iso(at)}
 
 
 def swap(given_from: str, given: Places, taken_from: str, taken: Places) -> Swap:

@@ -206,9 +206,12 @@ def total(lines: Iterable[PriceLine], currency: str) -> Money:
     return Money(value, currency)
 
 
-def stored_price_list(request: Any, currency: str) -> dict[str, Any]:
+def stored_price_list(request: Any, currency: str,
+                      unit_categories: Iterable[tuple[str, str]] | None = None) -> dict[str, Any]:
     """What an event's ``META`` item keeps of a creation request's price list and zones (nothing
-    for an event of one price and one capacity)."""
+    for an event of one price and one capacity); ``unit_categories`` are its named units' price
+    categories as its kind read them (``Inventory.unit_categories``: a seat map's), None when its
+    places are counted."""
     stored: dict[str, Any] = {}
     if request.price_categories:
         stored["price_categories"] = [dict(category) for category in request.price_categories]
@@ -218,14 +221,14 @@ def stored_price_list(request: Any, currency: str) -> dict[str, Any]:
                              **({"hidden": True} if p.get("hidden") else {})} for p in request.prices]
     if request.zones:
         stored["zones"] = zone_layout(request.zones)[0]
-    elif request.price_categories and request.seat_map is None:
+    elif request.price_categories and unit_categories is None:
         # one capacity and price categories: one zone of the first category, over every pool
         stored["zones"] = zone_layout([{"id": "main", "name": "main", "capacity": request.capacity,
                                         "price_category": request.price_categories[0]["id"]}])[0]
-    if request.seat_map is not None and request.seat_map.categories:
+    if unit_categories:
         by_category: dict[str, list[str]] = {}
-        for seat, category in request.seat_map.categories:
-            by_category.setdefault(category, []).append(seat)
+        for unit, category in unit_categories:
+            by_category.setdefault(category, []).append(unit)
         stored["seat_categories"] = by_category
     return stored
 

@@ -86,6 +86,9 @@ CORE_ROUTE_SCOPES: dict[Route, str] = {
     # an export written to a file by a job, and its status with a download link (docs/api.md)
     ("POST", "/organizers/me/exports"): EXPORTS,
     ("GET", "/organizers/me/exports/{export_id}"): EXPORTS,
+    ("GET", "/organizers/me/exports"): EXPORTS,
+    # one offering's sales with their fiscal receipts (the operator's sales page)
+    ("GET", "/admin/sales/{offering_id}"): SALES_READ,
 }
 
 #: The core's routes that create an offering: a key limited to some offerings may not use them

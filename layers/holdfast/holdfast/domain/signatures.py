@@ -85,6 +85,17 @@ REVOKED_SYNC_GRACE_SECONDS = 72 * 3600
 REVOKED_PASS_ALLOWANCE = 200
 
 
+#: The field a device's pass (a gate's entry or exit, a door's scan) carries its own id in, as the
+#: devices send it and the sync's records keep it. The name predates the word: such a pass is no
+#: event of the catalog, and in code its id is a ``pass_id``, read by ``pass_id_of`` only.
+PASS_ID_FIELD = "event_id"
+
+
+def pass_id_of(seen: dict[str, Any]) -> str:
+    """A device's pass's own id (a pass as sent, held or recorded)."""
+    return str(seen[PASS_ID_FIELD])
+
+
 def revoked_may_sync(device: dict[str, Any], now: datetime) -> bool:
     """Whether a revoked device (``deleted_at``) may still sync: within the grace after revocation."""
     return now < parse_iso(str(device["deleted_at"])) + timedelta(seconds=REVOKED_SYNC_GRACE_SECONDS)

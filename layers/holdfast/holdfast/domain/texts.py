@@ -34,6 +34,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "cancel.refund_until": (
             "Cancelled before {until}, your payment is refunded in full; later, nothing is given back."),
         "cancel.no_refund": "Cancelling now gives nothing back: under this booking's terms the payment is kept.",
+        "cancel.refund_part": (
+            "Cancelling now refunds {amount} of what was paid (not all of it: the organizer's cancellation "
+            "terms, or a difference already returned); the money goes back to the payment the booking was bought with."),
+        "cancel.nothing_paid": "Cancelling gives the places back; nothing was paid for them, so nothing is refunded.",
         "cancel.checked_in": "Someone already came in on this booking, so it can no longer be cancelled here; ask the organizer.",
         "review.paid_in_time_places_resold": (
             "You paid in time but your places were released before we heard from the payment provider. Our team "
@@ -71,6 +75,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "cancel.refund_until": (
             "При отмене до {until} оплата возвращается полностью; позже деньги не возвращаются."),
         "cancel.no_refund": "Если отменить сейчас, деньги не вернутся: таковы условия этого бронирования.",
+        "cancel.refund_part": (
+            "При отмене сейчас вернётся {amount} из оплаченного (не всё: так по условиям организатора или часть "
+            "уже возвращена); деньги вернутся на тот платёж, которым бронирование было оплачено."),
+        "cancel.nothing_paid": "При отмене места освободятся; за них ничего не платили, поэтому возвращать нечего.",
         "cancel.checked_in": "По этому бронированию уже прошли на вход, поэтому отменить его здесь нельзя; обратитесь к организатору.",
         "review.paid_in_time_places_resold": (
             "Вы оплатили вовремя, но места освободились раньше, чем пришёл ответ платёжной системы. В течение "
@@ -99,6 +107,11 @@ JOURNAL: dict[str, dict[str, str]] = {
     "en": {
         "transfer_offered": "Offered to someone else", "transfer_withdrawn": "The offer was taken back",
         "transfer_accepted": "Given to another customer; new tickets", "exchanged": "Moved to other places; new tickets",
+        "exchange_refund_requested": "Difference of the exchange: refund asked for",
+        "exchange_refund_pending": "Difference of the exchange: refund on its way",
+        "exchange_refund_succeeded": "Difference of the exchange returned to your payment",
+        "exchange_refund_canceled": "Difference of the exchange: refund refused by the provider",
+        "exchange_refund_rejected": "Difference of the exchange: refund refused; the organizer settles it",
         "hold_created": "Places held", "comp_confirmed": "Nothing to pay; confirmed", "comp_cancelled": "Cancelled; nothing was paid", "event_cancelled_comp_released": "Event cancelled; places released", "hold_expired": "Hold ran out; places released",
         "payment_requested": "Payment started", "payment_retried": "Payment started again",
         "payment_created": "Payment page ready", "payment_succeeded": "Paid while held; places sold",
@@ -140,6 +153,11 @@ JOURNAL: dict[str, dict[str, str]] = {
     "ru": {
         "transfer_offered": "Предложено другому", "transfer_withdrawn": "Предложение отозвано",
         "transfer_accepted": "Передано другому покупателю; билеты новые", "exchanged": "Перенесено на другие места; билеты новые",
+        "exchange_refund_requested": "Разница при обмене: возврат запрошен",
+        "exchange_refund_pending": "Разница при обмене: возврат в пути",
+        "exchange_refund_succeeded": "Разница при обмене возвращена на ваш платёж",
+        "exchange_refund_canceled": "Разница при обмене: платёжная система отклонила возврат",
+        "exchange_refund_rejected": "Разница при обмене: возврат отклонён; организатор решит вопрос",
         "hold_created": "Места забронированы", "comp_confirmed": "Платить не нужно; подтверждено", "comp_cancelled": "Отменено; оплаты не было", "event_cancelled_comp_released": "Событие отменено; места освобождены", "hold_expired": "Бронь истекла, места освобождены",
         "payment_requested": "Оплата начата", "payment_retried": "Оплата начата снова",
         "payment_created": "Страница оплаты готова", "payment_succeeded": "Оплачено во время брони; места проданы",
@@ -196,6 +214,11 @@ ERROR_MESSAGES: dict[str, dict[str, str]] = {
         "places_unavailable": "Эти места только что занял кто-то другой.",
         "sold_out": "Столько свободных мест уже нет.",
         "hold_limit_reached": "У вас уже столько неоплаченных броней здесь, сколько можно; сначала оплатите или отмените одну.",
+        "captcha_required": "Для этой продажи сначала пройдите проверку на странице бронирования.",
+        "captcha_invalid": "Проверка не пройдена или её ответ уже использован; пройдите её ещё раз.",
+        "captcha_unavailable": "Проверку сейчас не удаётся выполнить; ничего не забронировано. Повторите через несколько секунд.",
+        "too_many_holds": "С вашего сетевого адреса на эту продажу уже держится столько неоплаченных броней, сколько можно; "
+                          "место освободится, когда одну из них оплатят, отменят или её срок выйдет.",
         "hold_expired": "Бронь истекла; забронируйте заново.",
         "booking_changed": "Бронирование за это время изменилось; обновите страницу.",
         "request_in_progress": "Этот же запрос сейчас выполняется; повторите чуть позже.",

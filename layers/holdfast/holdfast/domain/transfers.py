@@ -101,6 +101,14 @@ def offered(booking: Booking, giver: str, transfer_id: str, secret: str, address
     return {**(booking.kind_details or {}), PENDING: offer}
 
 
+def kept_on_exchange(booking: Booking) -> dict[str, Any]:
+    """What an exchange (domain/exchange.py) carries into the booking's new kind details: an offer
+    still waiting (it gives the booking, whatever places it has then) and the last accepted
+    transfer (the taker's link answers the same; the payment and its receipt stay the giver's)."""
+    details = booking.kind_details or {}
+    return {key: details[key] for key in (PENDING, ACCEPTED) if key in details}
+
+
 def withdrawn(booking: Booking) -> dict[str, Any]:
     """The booking's kind details without its offer."""
     return {key: value for key, value in (booking.kind_details or {}).items() if key != PENDING}

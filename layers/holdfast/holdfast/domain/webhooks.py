@@ -29,6 +29,9 @@ FROM_OUTBOX: dict[str, str] = {
     "event.changed": "event.changed",
     # a case for an operator opened at a door (check-in) or a gate (parking); a booking's review is review.opened
     "case.opened": "case.opened",
+    # issue 45: a booking given to another customer (accepted), or moved to other places
+    "booking.transferred": "order.transferred",
+    "booking.exchanged": "order.exchanged",
 }
 TEST_EVENT = "webhook.test"
 #: What ``events`` may name, in the order the docs list them.

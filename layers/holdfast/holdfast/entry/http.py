@@ -378,5 +378,17 @@ def source_ip(app: APIGatewayRestResolver) -> str:
     return app.current_event.request_context.identity.source_ip or ""
 
 
+def viewer_address(app: APIGatewayRestResolver) -> str:
+    """The network address a request came from: the viewer's, which the web distribution sends as
+    ``CloudFront-Viewer-Address`` (``<ip>:<port>``), else the caller's own (``sourceIp``). The API's
+    web ACL refuses a request that names a viewer address without the distribution's
+    ``X-Holdfast-Edge`` (``viewer-address-from-edge-only``, docs/deploy.md), so a direct caller
+    cannot pick the address it is counted by."""
+    given = (header(app, "CloudFront-Viewer-Address") or "").strip()
+    if ":" in given:
+        return given.rsplit(":", 1)[0]
+    return source_ip(app)
+
+
 def log_unexpected(exc: Exception) -> None:
     logger.exception("unexpected error", extra={"error_type": type(exc).__name__})

@@ -25,10 +25,15 @@ class SqsMessage:
 
     message_id: str
     body: str
+    #: how many times the queue has handed this message out, this time included (SQS's
+    #: ``ApproximateReceiveCount``; 1 when the record does not say)
+    receive_count: int = 1
 
     @classmethod
     def of(cls, record: Mapping[str, Any]) -> "SqsMessage":
-        return cls(str(record["messageId"]), str(record.get("body") or ""))
+        count = (record.get("attributes") or {}).get("ApproximateReceiveCount")
+        return cls(str(record["messageId"]), str(record.get("body") or ""),
+                   int(count) if str(count or "").isdigit() else 1)
 
 
 class BatchFailed(Exception):

@@ -32,6 +32,9 @@ class Inventory:
     capacity: int
     pool_sizes: list[int] | None = None
     unit_ids: list[str] | None = None
+    #: (unit id, price category) of every unit, when the offering's units have price categories
+    #: (a seat map's seats): what the catalog stores as ``seat_categories``.
+    unit_categories: tuple[tuple[str, str], ...] | None = None
 
 
 class Kind:

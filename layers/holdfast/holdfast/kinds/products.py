@@ -72,6 +72,10 @@ class Product:
     #: CSV export name -> "module:attribute" naming its ``domain.exports.ProductExport``: the
     #: exports whose rows are the product's own items (the core's are in domain/exports.py)
     exports: Mapping[str, str] = field(default_factory=dict)
+    #: "module:function" naming ``(item) -> index item | None``: the entry an owned item of the
+    #: product's (one of ``owned_items``, given its ``organizer_id``) has in its organizer's index,
+    #: for items the product lists from such an index (a resource for ``GET /resources``); None: none
+    owner_entry: str | None = None
 
 
 _PRODUCTS: dict[str, Product] = {}

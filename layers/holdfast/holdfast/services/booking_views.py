@@ -29,6 +29,9 @@ def describe(booking: Booking, language: str = DEFAULT_LANGUAGE) -> dict[str, An
             payment["refund"] = {key: booking.payment.refund.get(key) for key in ("refund_id", "status", "reason")}
             # what it gives back: the share a policy or a kept part left, else the whole price
             payment["refund"]["amount"] = booking.payment.refund.get("amount") or booking.amount.as_dict()
+        if booking.payment.exchange_refunds:   # the differences exchanges into cheaper places gave back
+            payment["exchange_refunds"] = [{key: entry.get(key) for key in ("refund_id", "status", "amount", "requested_at")}
+                                           for entry in booking.payment.exchange_refunds]
     view: dict[str, Any] = {
         "booking_id": booking.booking_id, "event_id": booking.event_id, "status": booking.status.value,
         "places": kinds.of_booking(booking).describe_places(without_uses(booking.places)), "amount": booking.amount.as_dict(),
@@ -67,8 +70,8 @@ def receipts_view(booking: Booking) -> list[dict[str, Any]]:
     assert payment is not None and payment.receipt
     amount = booking.amount.as_dict()
     out: list[dict[str, Any]] = []
-    if payment.provider_status == "succeeded":
-        out.append({"type": "payment", "status": "issued", "amount": amount, "at": payment.paid_at})
+    if payment.provider_status == "succeeded":   # what was paid, before any exchange's difference went back
+        out.append({"type": "payment", "status": "issued", "amount": booking.charged.as_dict(), "at": payment.paid_at})
     lines = settled_lines(booking)
     # an order's lines settle one by one (issue 44): one settlement receipt each, for its own items
     owed = [(line.settlement(payment), booking.line_settlement_due(line),
@@ -83,6 +86,10 @@ def receipts_view(booking: Booking) -> list[dict[str, Any]]:
                         **({"receipt_id": settlement["receipt_id"]} if settlement.get("receipt_id") else {}),
                         # the provider's word on it, read back (pending, succeeded, canceled)
                         **({"provider_status": settlement["status"]} if settlement.get("status") else {})})
+    for difference in payment.exchange_refunds or []:
+        if difference.get("status") == "succeeded":
+            out.append({"type": "refund", "status": "issued", "amount": difference["amount"],
+                        "at": difference.get("requested_at")})
     refund = payment.refund or {}
     if refund.get("status") == "succeeded":
         out.append({"type": "refund", "status": "issued", "amount": refund.get("amount") or amount,
@@ -118,6 +125,15 @@ def cancel_terms(booking: Booking, event: Any, now: datetime, language: str = DE
         if back.value == 0:   # the policy keeps everything now: the cancel is refused (no_refund_now)
             terms["cancellable"] = False
     terms["cancel_refund_amount"] = back.as_dict()
+    # the sentence says what the amount says: "in full" only when all that was paid goes back
+    # (not a policy's share, nor what is left after an exchange gave a difference back)
+    if booking.comp and not kept:
+        key = "cancel.nothing_paid"
+    elif not kept and not until and 0 < back.value < booking.charged.value:
+        key = "cancel.refund_part"
+    if key != terms["texts"]["cancel"]:
+        terms["cancel_next_step"] = text(key, language, amount=back.text)
+        terms["texts"] = {"cancel": key}
     return terms
 
 

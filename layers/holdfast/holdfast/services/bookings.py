@@ -24,18 +24,21 @@ from ..domain.errors import (
     NotFound,
     RequestInProgress,
     TooBusy,
+    TooManyHolds,
 )
 from ..domain.journal import customer_view
 from ..domain.personal_data import places_end
+from ..domain.holder_address import address_limit
 from ..domain.statuses import BookingStatus
 from ..domain.texts import DEFAULT_LANGUAGE
 from ..observability import logger
 from ..domain.commands import HoldPlaces
 from ..domain.offering import Offering
 from .. import kinds
-from ..ports import (Change, Clock, DuplicateRequest, HoldLimitReached, HoldStore, IdempotencyRecord, PlacesTaken,
-                     SalesStopped, StaleBooking, TransientStoreError)
+from ..ports import (Change, Clock, DuplicateRequest, HoldLimitReached, HoldsFromAddressReached, HoldStore,
+                     IdempotencyRecord, PlacesTaken, SalesStopped, StaleBooking, TransientStoreError)
 from .booking_views import cancel_terms, describe
+from .challenges import Challenges
 from .codes import CodeService, apply_code
 from . import transitions
 from ..domain.codes import InvalidCode, comp_mark, is_code_pool
@@ -72,8 +75,14 @@ class BookingService:
                  rng: random.Random | None = None, event_cache_seconds: float | None = None,
                  snapshot_seconds: float = SNAPSHOT_SECONDS,
                  view_extras: Callable[[Booking], dict[str, Any]] | None = None,
-                 codes: CodeService | None = None, payments: Callable[[], Any] | None = None) -> None:
+                 codes: CodeService | None = None, payments: Callable[[], Any] | None = None,
+                 holds_per_address: int = 0, challenges: Challenges | None = None) -> None:
         self.store = store
+        #: Whether a hold must carry a solved challenge, and its check (services/challenges.py).
+        self.challenges = challenges
+        #: The cap on one network address's live holds of an offering that sets none
+        #: (``HOLDS_PER_ADDRESS``; 0: none). The offering's ``max_holds_per_address`` overrides it.
+        self.holds_per_address = holds_per_address
         #: The payment service, built on first use (a cancel that gives money back): the hold path
         #: never loads it. Its ``cancel_confirmed`` and ``void_after_cancel`` follow a customer's cancel.
         self.payments = payments
@@ -160,8 +169,17 @@ class BookingService:
         ttl = int(hold_seconds if hold_seconds is not None else event.hold_ttl_seconds)
         # A waitlist offer is a hold like any other for the cap: joining a line is no way round it.
         limit = hold_limit(event)
+        # and for the cap per network address, which a new account does not reset (a hold the
+        # system makes for a customer comes from no address and is not counted toward one)
+        address_cap = self.address_cap(event) if request.holder_address else None
         seen = Seen(self.store.idempotency_key(customer_id, idempotency_key, "booking", system_key),
                     self.store.sale_gate_key(event_id, self.rng), fingerprint)
+
+        if not system_key:
+            replay = self.challenge([event], request.captcha_token,
+                                    lambda: self._replay(customer_id, idempotency_key, fingerprint, system_key))
+            if replay is not None:
+                return replay
 
         code = None
         if named:
@@ -220,6 +238,7 @@ class BookingService:
                 contact_own=request.contact_own and bool(request.contact_email),
                 language=request.language,
                 counted_hold=True, kind_details=details,
+                counted_address=request.holder_address if address_cap else None,
                 ends_at=places_end(places, event.starts_at),
             )
             journal = JournalEntry(
@@ -233,10 +252,14 @@ class BookingService:
             try:
                 self.store.commit(Change(after=booking, journal=journal, outbox={
                     "type": outbox_type, "at": iso(now), "hold_expires_at": booking.hold_expires_at, **(extra or {}),
-                    **comp_mark(booking)}, idempotency=record, hold_limit=limit, offering_version=event.version))
+                    **comp_mark(booking)}, idempotency=record, hold_limit=limit, offering_version=event.version,
+                    address_limit=address_cap))
             except HoldLimitReached:
                 raise Conflict(f"You already hold places in {limit} booking(s) for this event; pay for or cancel "
                                "one first.", code="hold_limit_reached", limit=limit) from None
+            except HoldsFromAddressReached:
+                # (a repeat of a request that held fails on its idempotency record first: a replay)
+                raise TooManyHolds(address_cap or 0, ttl) from None
             except DuplicateRequest:
                 replay = self._replay(customer_id, idempotency_key, fingerprint, system_key)
                 if replay is None:
@@ -403,6 +426,25 @@ class BookingService:
             view |= cancel_terms(booking, event, self.clock(), language)
             view |= transfers.view(booking, self.clock())
         return view
+
+
+    def challenge(self, offerings: list[Any], token: str | None, replay: Callable[[], Any]) -> Any:
+        """A hold of ``offerings`` that must carry a solved challenge: checked, or refused. A repeat
+        of a request that held is answered from its first result (``replay``: a token is good once)."""
+        if self.challenges is None or not self.challenges.required(offerings):
+            return None
+        try:
+            self.challenges.check(token)
+        except BookingError:
+            found = replay()
+            if found is not None:
+                return found
+            raise
+        return None
+
+    def address_cap(self, event: Offering | dict[str, Any]) -> int | None:
+        """The cap on one network address's live holds of ``event`` (domain/holder_address.py)."""
+        return address_limit(event.get("max_holds_per_address"), self.holds_per_address)
 
 
 def hold_limit(event: Offering | dict[str, Any]) -> int:

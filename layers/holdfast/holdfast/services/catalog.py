@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from datetime import datetime
+from typing import Any, Protocol
 
 from .. import kinds
 from ..clock import iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
-from ..domain.commands import CreateEvent
-from ..domain.exchange import EXCHANGE_FIELD
+from ..domain.commands import Price
+from ..domain.exchange import EXCHANGE_FIELD, change_terms
 from ..domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy
 from ..domain.ids import created_id
 from ..domain.money import Money
@@ -23,6 +24,31 @@ from .listing import decode_cursor, encode_cursor, page_limit
 SALES_PAGE_SIZE = 100
 
 
+class EventCreation(Protocol):
+    """What the catalog reads of a product's command that creates an event (the events product's
+    ``CreateEvent``, products/events/commands.py); its kind (``kinds.for_request``) reads the
+    inventory part: a capacity, zones, a seat map."""
+
+    name: str
+    venue: str
+    city: str
+    category: str
+    starts_at: datetime
+    price: Price
+    capacity: int | None
+    hold_ttl_seconds: int | None
+    payment_mode: str | None
+    max_per_booking: int
+    max_holds_per_customer: int | None
+    high_demand: bool
+    price_categories: tuple[dict[str, Any], ...] | None
+    prices: tuple[dict[str, Any], ...] | None
+    zones: tuple[dict[str, Any], ...] | None
+    cancellation: tuple[dict[str, Any], ...] | None
+    exchange_until_hours: int | None
+    transfers_allowed: bool
+
+
 class CatalogService:
     def __init__(self, store: CatalogStore, clock: Clock, default_hold_ttl_seconds: int, id_salt: str) -> None:
         self.store = store
@@ -30,7 +56,7 @@ class CatalogService:
         self.default_hold_ttl = default_hold_ttl_seconds
         self.id_salt = id_salt
 
-    def create_event(self, request: CreateEvent, idempotency_key: str | None = None,
+    def create_event(self, request: EventCreation, idempotency_key: str | None = None,
                      caller: Caller | None = None) -> dict[str, Any]:
         """Create an event, owned by ``caller``. With an Idempotency-Key the event id is derived
         from it (scoped to the organizer), so a repeat returns the event created the first time
@@ -53,29 +79,24 @@ class CatalogService:
         }
         if caller is not None:
             event["organizer_id"] = caller.organizer_id
-        event |= pricing.stored_price_list(request, price.currency)
+        event |= pricing.stored_price_list(request, price.currency, inventory.unit_categories)
         if getattr(request, "cancellation", None):
             event["cancellation"] = stored_policy(request.cancellation)
         if getattr(request, "exchange_until_hours", None) is not None:
             event[EXCHANGE_FIELD] = int(request.exchange_until_hours)
+        if getattr(request, "max_holds_per_address", None):
+            event["max_holds_per_address"] = int(request.max_holds_per_address)
+        if getattr(request, "captcha_required", False):
+            event["captcha_required"] = True
         if getattr(request, "transfers_allowed", True) is False:   # stored only when forbidden
             event["transfers_allowed"] = False
         settings = kind.settings_of(request)
         if settings is not None:
             event["settings"] = settings
         # The whole request, inventory included: the same key with other seats is another request.
-        fingerprint = _fingerprint({key: value for key, value in event.items() if key != "created_at"}, pools, units)
-        try:
-            self.store.put_event(event, pools, units, fingerprint)
-        except ItemExists:
-            existing = self.store.get_event(event_id)
-            if existing is None or not _same_request(existing, event, fingerprint):
-                raise IdempotencyKeyReused() from None
-            event = existing
-        except TransientStoreError:
-            # Nothing is visible until the event is whole; the retry completes what was written.
-            raise TooBusy() from None
-        return self.describe(event)
+        fingerprint = creation_fingerprint({"event": {key: value for key, value in event.items() if key != "created_at"},
+                                            "pools": pools, "units": units})
+        return self.describe(put_offering_once(self.store, event, fingerprint, pools, units))
 
     def _event_id(self, idempotency_key: str | None) -> str:
         """With an Idempotency-Key the event id is derived from it: a retry addresses the same event."""
@@ -132,8 +153,10 @@ class CatalogService:
             "counts": counts,
         } | pricing.price_list_view(event, self._zone_counts(event)) | _companion(event) \
             | ({"cancellation": event["cancellation"]} if event.get("cancellation") else {}) \
-            | ({EXCHANGE_FIELD: int(event[EXCHANGE_FIELD])} if event.get(EXCHANGE_FIELD) is not None else {}) \
-            | {"transfers_allowed": event.get("transfers_allowed", True) is not False}
+            | change_terms(event) \
+            | ({"max_holds_per_address": int(event["max_holds_per_address"])}
+               if event.get("max_holds_per_address") else {}) \
+            | ({"captcha_required": True} if event.get("captcha_required") else {})
 
     def _sales_by_category(self, event: dict[str, Any]) -> dict[str, dict[str, int]]:
         """available / held / sold per price category: a zoned event's zones summed by their
@@ -168,9 +191,29 @@ def _companion(event: dict[str, Any]) -> dict[str, Any]:
     return {"companion": shown} if shown else {}
 
 
-def _fingerprint(event: dict[str, Any], pools: list[int] | None, units: list[str] | None) -> str:
-    data = {"event": event, "pools": pools, "units": units}
-    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
+def creation_fingerprint(request: Any) -> str:
+    """What identifies an offering's creation request (what it would store, less the moment it
+    was made): a repeat under the same Idempotency-Key with another fingerprint is refused."""
+    return hashlib.sha256(json.dumps(request, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
+
+
+def put_offering_once(store: CatalogStore, offering: dict[str, Any], fingerprint: str,
+                      pools: list[int] | None = None, units: list[str] | None = None) -> dict[str, Any]:
+    """Write a new offering (an event, a service, a lot) whose id its Idempotency-Key made: the
+    offering as stored, the first one when the same request came before; ``IdempotencyKeyReused``
+    when another request took the id; ``TooBusy`` when the write did not finish (nothing is
+    visible until the offering is whole, and the retry completes what was written). The one rule
+    for every product's creation."""
+    try:
+        store.put_event(offering, pools, units, fingerprint)
+    except ItemExists:
+        existing = store.get_event(offering["event_id"])
+        if existing is None or not _same_request(existing, offering, fingerprint):
+            raise IdempotencyKeyReused() from None
+        return existing
+    except TransientStoreError:
+        raise TooBusy() from None
+    return offering
 
 
 def _same_request(existing: dict[str, Any], event: dict[str, Any], fingerprint: str) -> bool:

@@ -18,6 +18,7 @@ from ..clock import iso
 from ..domain.errors import Conflict, InvalidRequest, NotFound
 from ..domain.organizers import Caller, owned_by
 from ..ports import Clock, EventReads
+from .listing import page_limit
 
 #: The most open cases one page of ``GET /admin/reviews`` lists of each kind.
 PAGE_SIZE = 100
@@ -83,12 +84,7 @@ class CaseDesk:
     def open_page(self, caller: Caller, limit: int | str = PAGE_SIZE, cursor: str | None = None) -> dict[str, Any]:
         """One page of the caller's open cases, oldest first, from its own index partition (never
         every organizer's cases filtered), and the cursor of the next (None at the end)."""
-        try:
-            limit = int(limit)
-        except (TypeError, ValueError):
-            raise InvalidRequest("limit must be a whole number.", code="invalid_limit") from None
-        if not 1 <= limit <= PAGE_SIZE:
-            raise InvalidRequest(f"limit must be 1 to {PAGE_SIZE}.", code="invalid_limit")
+        limit = page_limit(limit, PAGE_SIZE, required=True)
         try:
             cases, following = self.kind.listed(caller.organizer_id, limit, cursor)
         except ValueError:

@@ -7,15 +7,16 @@ pass beyond a gap is held until the gap is filled (by this batch, a later one or
 one), then applied in order. The answer lists every pass of the batch and ``expected_seq``, from
 which the device resends.
 
-Each pass goes through the injected applier ``(scope_id, device_id, event, *, at, offline)``,
-which is idempotent on event_id. Two syncs of one device running at once (one that timed out and
+Each pass goes through the injected applier ``(scope_id, device_id, seen, *, at, offline)``,
+which is idempotent on the pass's own id (``pass_id``: the devices send it as ``event_id``,
+``signatures.pass_id_of``). Two syncs of one device running at once (one that timed out and
 resent) may both call it for the same number; only one records the answer and moves the cursor,
 the other reads the recorded answer. A number is applied only after the one before it was
 recorded, so the order holds whoever wins.
 
 Statuses per pass: ``applied`` (recorded by this request), ``duplicate`` (recorded before, the same
 answer again), ``held`` (waiting for a gap, or the applier was busy: sent again later), ``failed`` (the applier refused it for good: recorded,
-so the device is never blocked by it), ``rejected`` (``seq_taken``: another event has that number).
+so the device is never blocked by it), ``rejected`` (``seq_taken``: another pass has that number).
 An applier answer carrying ``conflict`` (what the device let through that the backend could not
 place: the applier settled it, or opened a case for an operator) is repeated at the pass's top
 level; so is what the product's ``refused_after_pass`` finds in an answer that names none (a pass
@@ -27,12 +28,12 @@ from typing import Any, Callable
 
 from ..clock import parse_iso
 from ..domain.errors import BookingError
-from ..domain.signatures import revoked_last_seq
+from ..domain.signatures import PASS_ID_FIELD, pass_id_of, revoked_last_seq
 from ..ports import SequenceLedger
 
-#: (scope_id, device_id, event, *, at, offline) -> answer (a product's wiring, e.g. apply_gate_pass)
+#: (scope_id, device_id, seen, *, at, offline) -> answer (a product's wiring, e.g. apply_gate_pass)
 Applier = Callable[..., dict[str, Any]]
-#: (event, answer) -> the conflict of a pass the device let through that the answer refuses, or None
+#: (seen, answer) -> the conflict of a pass the device let through that the answer refuses, or None
 RefusedAfterPass = Callable[[dict[str, Any], dict[str, Any]], "dict[str, Any] | None"]
 
 #: Passes applied per request at most, so one request stays well inside the function's timeout;
@@ -51,11 +52,11 @@ def past_revocation(device: dict[str, Any], passes: list[dict[str, Any]]
     ``device_revoked``, applied to nothing and opening no case, so whoever holds a revoked key
     cannot open cases without end."""
     last = revoked_last_seq(device)
-    kept = [event for event in passes if int(event["seq"]) <= last]
-    refused = [{"seq": int(event["seq"]), "event_id": event["event_id"], "status": "failed",
+    kept = [seen for seen in passes if int(seen["seq"]) <= last]
+    refused = [{"seq": int(seen["seq"]), PASS_ID_FIELD: pass_id_of(seen), "status": "failed",
                 "result": {"error": {"code": "device_revoked",
                                      "message": "This device was revoked; passes past its last number are refused."}}}
-               for event in passes if int(event["seq"]) > last]
+               for seen in passes if int(seen["seq"]) > last]
     return kept, refused
 
 
@@ -64,7 +65,7 @@ class SequencedSync:
                  refused_after_pass: RefusedAfterPass | None = None) -> None:
         self.store = store
         self.apply_pass = apply_pass
-        self.refused_after_pass = refused_after_pass or (lambda event, result: None)
+        self.refused_after_pass = refused_after_pass or (lambda seen, result: None)
 
     def sync(self, scope_id: str, device_id: str, passes: list[dict[str, Any]]) -> dict[str, Any]:
         """``passes`` as the applier sees them (each with its ``seq``; ``at`` as ISO text)."""
@@ -87,19 +88,19 @@ class SequencedSync:
         held = self.store.held_from(run.scope_id, run.device_id, seq, HELD_PAGE)
         budget = MAX_APPLIED_PER_SYNC
         while budget > 0:
-            event = self._next(run, seq, held)
-            if event is None:
+            seen = self._next(run, seq, held)
+            if seen is None:
                 if len(held) == HELD_PAGE and seq > max(held):
                     held = self.store.held_from(run.scope_id, run.device_id, seq, HELD_PAGE)
                     continue
                 return seq
-            result = self._apply(run, event)
+            result = self._apply(run, seen)
             budget -= 1
             if result.get("reason") in RETRY_REASONS:
                 run.retry.add(seq)
                 return seq
-            if self.store.advance(run.scope_id, run.device_id, seq, event["event_id"], result):
-                run.applied[seq] = {"event_id": event["event_id"], "result": result}
+            if self.store.advance(run.scope_id, run.device_id, seq, pass_id_of(seen), result):
+                run.applied[seq] = {PASS_ID_FIELD: pass_id_of(seen), "result": result}
                 seq += 1
             else:
                 seq = self.store.expected_seq(run.scope_id, run.device_id)
@@ -109,24 +110,24 @@ class SequencedSync:
     @staticmethod
     def _next(run: "_Run", seq: int, held: dict[int, dict[str, Any]]) -> dict[str, Any] | None:
         """The pass numbered ``seq``: a held one comes first (it arrived first); the batch's own
-        with another event_id is then rejected rather than applied."""
+        with another pass id is then rejected rather than applied."""
         mine = run.batch.get(seq) if seq not in run.rejected else None
         kept = held.get(seq)
-        if kept is not None and mine is not None and kept["event_id"] != mine["event_id"]:
+        if kept is not None and mine is not None and pass_id_of(kept) != pass_id_of(mine):
             run.rejected.add(seq)
         return kept or mine
 
-    def _apply(self, run: "_Run", event: dict[str, Any]) -> dict[str, Any]:
+    def _apply(self, run: "_Run", seen: dict[str, Any]) -> dict[str, Any]:
         try:
-            return dict(self.apply_pass(run.scope_id, run.device_id, event, at=parse_iso(event["at"]), offline=True))
+            return dict(self.apply_pass(run.scope_id, run.device_id, seen, at=parse_iso(seen["at"]), offline=True))
         except BookingError as exc:
             if exc.status >= 500 or exc.status == 429:
                 raise    # busy, or the provider is away: nothing recorded, the device sends it again
             return {"error": {"code": exc.code, "message": exc.message}}
 
     def _answer(self, run: "_Run", seq: int, cursor: int) -> dict[str, Any]:
-        event_id = run.batch[seq]["event_id"]
-        answer: dict[str, Any] = {"seq": seq, "event_id": event_id}
+        pass_id = pass_id_of(run.batch[seq])
+        answer: dict[str, Any] = {"seq": seq, PASS_ID_FIELD: pass_id}
         if seq in run.rejected:
             return {**answer, "status": "rejected", "reason": "seq_taken"}
         if seq >= cursor:
@@ -137,7 +138,7 @@ class SequencedSync:
             record, status = self.store.done(run.scope_id, run.device_id, seq), "duplicate"
         if record is None:
             return {**answer, "status": "duplicate", "reason": "answer_expired"}
-        if record["event_id"] != event_id:
+        if pass_id_of(record) != pass_id:
             return {**answer, "status": "rejected", "reason": "seq_taken"}
         result = record["result"]
         answer.update(status="failed" if "error" in result else status, result=result)

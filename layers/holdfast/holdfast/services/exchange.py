@@ -7,38 +7,56 @@ The target is planned by its kind exactly as a hold on it would be (``validate``
 ``transitions.apply`` with the swap, conditioned on the booking's version. The old tickets are
 voided and new ones issued in the same write (``Kind.reissue``); the journal keeps the exchange,
 with the request's key, so a repeat is answered from it. Only an exchange at the same price is
-made (domain/exchange.py ``check_price``).
+made, or one into cheaper places, whose difference is refunded from the booking's payment: the
+refund's record (its key) is stored in the swap's own write, then the provider is asked through
+the money-at-provider service (services/money_at_provider.py) with its fiscal receipt where the
+organizer has receipts on, and its answer recorded. A repeat of the request sends a refund whose
+answer was lost again under the same key (the provider makes it once). Into dearer places:
+``exchange_price_differs`` (domain/exchange.py ``given_back``).
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import random
+from dataclasses import replace
 from typing import Any
 
 from .. import kinds
 from ..domain.booking import Booking, JournalEntry
 from ..domain.commands import HoldPlaces
 from ..domain.errors import (Conflict, EventCancelled, Forbidden, IdempotencyKeyReused, InvalidRequest,
-                             NotFound, TooBusy)
-from ..domain.exchange import EXCHANGED, check_open, check_price, swap
+                             NotFound, PaymentProviderUnavailable, TooBusy)
+from ..domain import transfers
+from ..domain.exchange import EXCHANGED, check_open, check_price, difference_refund, given_back, swap
+from ..domain.money import Money
 from ..domain.personal_data import places_end
 from ..domain.statuses import BookingStatus
-from ..ports import Clock, HoldStore, PlacesTaken, SalesStopped, StaleBooking
+from ..faults import crash_point
+from ..observability import logger
+from ..ports import Clock, HoldStore, PlacesTaken, ProviderRejected, SalesStopped, StaleBooking
 from . import transitions
+from .money_at_provider import MoneyAtProvider
+from .provider_keys import PaymentOutcomeUnknown
+from .receipts import ContactRequired, refund_receipt
 
 #: Reads and plans at most this many times when another write lands first (the booking changed,
 #: the places chosen went, the offering's terms moved).
 ATTEMPTS = 4
 #: The outbox event of an exchange: the customer's message ("booking.changed") and no webhook.
 EXCHANGED_EVENT = "booking.exchanged"
+#: The journal action recording what the provider answered to a difference's refund.
+DIFFERENCE_REFUND = "exchange_refund"
 
 
 class ExchangeService:
-    def __init__(self, store: HoldStore, clock: Clock, rng: random.Random | None = None) -> None:
+    def __init__(self, store: HoldStore, clock: Clock, rng: random.Random | None = None,
+                 money: MoneyAtProvider | None = None) -> None:
         self.store = store
         self.clock = clock
         self.rng = rng or random.Random()
+        #: gives a cheaper exchange's difference back (None: only exchanges at the same price)
+        self.money = money
 
     def exchange(self, booking_id: str, customer_id: str, idempotency_key: str, target_id: str | None,
                  request: HoldPlaces) -> Booking:
@@ -55,14 +73,16 @@ class ExchangeService:
             if booking.customer_id != customer_id:
                 raise Forbidden("This booking belongs to another customer.")
             if _replayed(journal, idempotency_key, fingerprint):
-                return booking
+                return self._give_back(booking, idempotency_key)   # a refund whose answer was lost: again
             try:
-                return self._move(booking, idempotency_key, fingerprint, target_id or booking.event_id, request,
-                                  attempt)
+                moved = self._move(booking, idempotency_key, fingerprint, target_id or booking.event_id, request,
+                                   attempt)
             except StaleBooking:
                 continue   # the booking changed meanwhile (or its places did): read and decide again
             except PlacesTaken:
                 continue   # the places went between the plan and the write: plan again from a fresh read
+            crash_point("exchange.after_swap")   # moved, the difference's refund stored and not yet asked for
+            return self._give_back(moved, idempotency_key)
         raise TooBusy()
 
     def _move(self, booking: Booking, key: str, fingerprint: str, target_id: str, request: HoldPlaces,
@@ -95,11 +115,19 @@ class ExchangeService:
         target_kind.check_time(target, wanted, now)
         places = target_kind.plan(self.store, target, wanted, self.rng, attempt, now=now)
         check_open(target, places, now, "to")
-        check_price(booking.amount, target_kind.hold_price(target, places, wanted))
+        price = target_kind.hold_price(target, places, wanted)
+        back = self._difference(booking, price)
         moved = swap(booking.event_id, booking.places, target_id, places)
         if not moved.given.quantity and not moved.taken.quantity:
             raise Conflict("The booking already has these places.", code="exchange_same_places")
-        details = kind.reissue(booking, target_kind.booking_details(target, wanted, places))
+        details = {**(kind.reissue(booking, target_kind.booking_details(target, wanted, places)) or {}),
+                   **transfers.kept_on_exchange(booking)}
+        money: dict[str, Any] = {}
+        if back is not None:
+            assert booking.payment is not None and booking.payment.payment_id
+            refund = difference_refund(booking.payment.payment_id, key, back, now)
+            money = {"amount": price, "payment": replace(
+                booking.payment, exchange_refunds=[*(booking.payment.exchange_refunds or []), refund])}
         try:
             return transitions.apply(
                 self.store, booking, now, actor="customer", action=EXCHANGED,
@@ -110,18 +138,98 @@ class ExchangeService:
                 places=places, swap=moved, offering_version=target.version, publish=EXCHANGED_EVENT,
                 # the offering whose places it gave back: its waitlist is offered them (outbox relay)
                 notice={"released_event_id": booking.event_id},
-                event_id=target_id, kind_details=details, ends_at=places_end(places, target.starts_at))
+                event_id=target_id, kind_details=details, ends_at=places_end(places, target.starts_at), **money)
         except SalesStopped:
             for offering in dict.fromkeys((booking.event_id, target_id)):
                 if self.store.event_cancelled(offering):
                     raise EventCancelled(offering) from None
             raise StaleBooking(booking.booking_id) from None   # its terms moved: decide again on them
 
+    def _difference(self, booking: Booking, price: Money) -> Money | None:
+        """What the exchange into places of ``price`` gives back (None: the same price). Only a
+        booking paid at the provider, with nothing refunded of it, gets a difference back; any
+        other (a comp, one whose money is on its way back) is exchanged at the same price only.
+        Into places that cost nothing it is never made: the booking would keep no payment to
+        cancel against."""
+        payment = booking.payment
+        if self.money is None or booking.comp or payment is None or not payment.payment_id \
+                or payment.provider_status != "succeeded" or payment.refund or not price.value:
+            check_price(booking.amount, price)
+            return None
+        back = given_back(booking.amount, price)
+        if back is not None and payment.receipt and not booking.contact_email:
+            # its refund carries a receipt, e-mailed to the booking's address: none (a booking taken
+            # by a customer without one), none is sent, and a shop with receipts on refuses the refund
+            raise ContactRequired()
+        return back
+
+    def _give_back(self, booking: Booking, key: str) -> Booking:
+        """Ask the provider for the refund of the difference that the exchange ``key`` stored, if
+        it has no answer yet, and record the answer. An answer that did not come: 503 (the
+        exchange is made; the same request again asks once more under the same key)."""
+        payment = booking.payment
+        entry = _difference_of(booking, key)
+        if entry is None or entry.get("status") != "requested" or self.money is None:
+            return booking
+        assert payment is not None and payment.payment_id
+        try:
+            answer = self.money.refund(payment.payment_id, entry["amount"],
+                                       f"Holdfast booking {booking.booking_id}: exchange difference", entry["key"],
+                                       refund_receipt(booking, entry["amount"]))
+        except ProviderRejected as exc:
+            logger.warning("the refund of an exchange's difference was refused",
+                           extra={"booking_id": booking.booking_id, "code": exc.code})
+            return record_difference(self.store, self.clock, booking.booking_id, key,
+                                     {"status": "rejected", "rejected_code": exc.code}, "customer") or booking
+        except PaymentOutcomeUnknown:
+            raise PaymentProviderUnavailable(
+                "The booking was exchanged; the payment provider did not answer about the refund of the difference. "
+                "Repeat the request with the same Idempotency-Key: the refund is made once.", retry_after=2) from None
+        crash_point("exchange.after_refund_call")   # the money went back; nothing recorded yet
+        return record_difference(self.store, self.clock, booking.booking_id, key,
+                                 {"status": answer.get("status"), "refund_id": answer.get("id")}, "customer") or booking
+
     def _offering(self, offering_id: str) -> Any:
         item = self.store.get_event(offering_id, consistent=True)
         if item is None:
             raise NotFound(f"No event {offering_id}.", code="event_not_found")
         return kinds.offering(item)
+
+
+def _difference_of(booking: Booking, key: str) -> dict[str, Any] | None:
+    payment = booking.payment
+    return next((entry for entry in (payment.exchange_refunds or []) if entry.get("exchange_key") == key), None) \
+        if payment is not None else None
+
+
+def difference_of_refund(booking: Booking, refund_id: str) -> str | None:
+    """The exchange key of the booking's difference refund ``refund_id`` (None: not one)."""
+    payment = booking.payment
+    return next((str(entry["exchange_key"]) for entry in (payment.exchange_refunds or [])
+                 if entry.get("refund_id") == refund_id), None) if payment is not None else None
+
+
+def record_difference(store: HoldStore, clock: Clock, booking_id: str, key: str, change: dict[str, Any],
+                      actor: str) -> Booking | None:
+    """Record what the provider said of the refund of the exchange ``key``'s difference (its
+    status, its id) on the booking's payment, journalled; a status already recorded, or a
+    succeeded one told again, writes nothing. None when the booking or the record is not found."""
+    def record(booking: Booking) -> Booking | None:
+        entry = _difference_of(booking, key)
+        if entry is None or booking.payment is None:
+            return None
+        if entry.get("status") == "succeeded" or all(entry.get(k) == v for k, v in change.items()):
+            return booking
+        updated = {**entry, **{k: v for k, v in change.items() if v is not None}}
+        refunds = [updated if item is entry else item for item in booking.payment.exchange_refunds or []]
+        return transitions.apply(store, booking, clock(), actor=actor, action=f"{DIFFERENCE_REFUND}_{updated['status']}",
+                                 decision=f"refund of the exchange's difference {Money.parse(**updated['amount']).text}: "
+                                          f"{updated['status']}",
+                                 ids={"exchange_key": key, "refund_id": str(updated.get("refund_id") or "")},
+                                 payment=replace(booking.payment, exchange_refunds=refunds))
+
+    return transitions.decide_again(lambda: store.get_booking(booking_id), record, attempts=ATTEMPTS,
+                                    gone=lambda: None, exhausted=TooBusy())
 
 
 def _replayed(journal: list[JournalEntry], key: str, fingerprint: str) -> bool:
@@ -142,4 +250,4 @@ def _fingerprint(target_id: str | None, request: HoldPlaces) -> str:
     return hashlib.sha256(json.dumps(asked, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
 
 
-__all__ = ["ExchangeService"]
+__all__ = ["ExchangeService", "difference_of_refund", "record_difference"]

@@ -18,8 +18,13 @@ from ..domain.errors import Forbidden, IdempotencyKeyReused, NotFound
 from ..domain.ids import created_id
 from ..domain.organizers import Caller
 from ..domain.scopes import EXPORTS
+from ..faults import crash_point
 from ..ports import ExportFiles, ExportJobQueue, ExportJobStore
 from .exports import ExportService
+from .listing import decode_cursor, encode_cursor, page_limit
+
+#: jobs a page of ``GET /organizers/me/exports``, at most and by default
+JOB_PAGE_SIZE = 50
 
 #: a job's item stays readable this long after its file is gone (its status then says ``expired``)
 JOB_RECORD_EXTRA_DAYS = 7
@@ -76,6 +81,18 @@ class ExportJobService:
             raise NotFound(f"No export job {export_id}.", code="export_job_not_found")
         return self._view(job)
 
+    def page(self, caller: Caller, limit: int | str | None = None, cursor: str | None = None) -> dict[str, Any]:
+        """The organizer's jobs, newest first (``GET /organizers/me/exports``), each as its reading
+        shows it: ``exports`` and ``next_cursor`` (None on the last page). A key limited to some
+        offerings sees only its own jobs, so its page may hold fewer than ``limit``."""
+        size = page_limit(limit, JOB_PAGE_SIZE)
+        partition = f"EXPORTJOBS#{caller.organizer_id}"
+        after = decode_cursor(cursor, partition, "", "\uffff")["sk"] if cursor else None
+        jobs, following = self.jobs.job_page(caller.organizer_id, size, after)
+        shown = [self._view(job) for job in jobs
+                 if caller.offerings is None or job.get("key_id") == caller.key_id]
+        return {"exports": shown, "next_cursor": encode_cursor(partition, following) if following else None}
+
     def _view(self, job: dict[str, Any]) -> dict[str, Any]:
         shown = {k: job.get(k) for k in ("export_id", "export", "offering", "from", "to", "status", "rows",
                                         "created_at", "finished_at", "file_expires_at", "error")}
@@ -92,9 +109,24 @@ class ExportJobService:
                 "download_expires_at": iso(now + timedelta(seconds=max(1, seconds)))}
 
     # ------------------------------------------------------------------ the job itself
-    def run(self, organizer_id: str, export_id: str) -> str:
+    def run(self, organizer_id: str, export_id: str, last_attempt: bool = False) -> str:
         """Write the job's file and record it; what happened (``ready``, ``failed``, or ``done
-        before`` for a repeated message)."""
+        before`` for a repeated message). An error returns the message to its queue to be tried
+        again; on the ``last_attempt`` (the queue's final receive before its dead-letter queue) the
+        job is first recorded ``failed`` (``export_failed``), so its reading never stays
+        ``running``, and the error still raises (the dead-letter queue and its alarm see it)."""
+        try:
+            return self._run(organizer_id, export_id)
+        except Exception:
+            if last_attempt:
+                job = self.jobs.get_job(organizer_id, export_id)
+                if job is not None and job.get("status") == "running":
+                    self._fail(job, "export_failed",
+                               "The export failed on every attempt; ask for it again, or ask the platform's "
+                               "operators if it fails again.")
+            raise
+
+    def _run(self, organizer_id: str, export_id: str) -> str:
         job = self.jobs.get_job(organizer_id, export_id)
         if job is None or job.get("status") != "running":
             return "done before"
@@ -109,6 +141,7 @@ class ExportJobService:
             whole = self.exports.whole(caller, job["export"], job.get("offering"), job.get("from"), job.get("to"))
         except (NotFound, Forbidden) as exc:   # the offering went away, or the key's rights did
             return self._fail(job, exc.code, str(exc))
+        crash_point("export_job.before_file")   # the function dies with the rows read, no file written
         file_key = f"{organizer_id}/{export_id}/{job['export']}.csv"
         assert self.files is not None, "the export job function is given the bucket"
         self.files.put(file_key, whole["text"].encode("utf-8"), f"{job['export']}.csv")

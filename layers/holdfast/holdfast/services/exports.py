@@ -1,16 +1,18 @@
 """The organizer's CSV exports (``GET /admin/exports/{export}.csv``): the rows of its own offerings'
 bookings (and, through a product, of what happened at their doors), filtered by offering and time,
-in pages ordered by the row's moment.
+in pages.
 
 The rows are read from where each fact lives (the offering's bookings through its booking index,
-a product's own items through its export function), never from a copy. A page is the rows after
-the cursor's (moment, key) in that order, so a row written while an export is paged through is
-either on a later page or, when its moment is earlier than the cursor's, on none of this pass: a
-second pass with the same filters lists it (docs/api.md, "Exports")."""
+a product's own items through its export function), never from a copy. They come in the order of
+where they live: the offering's id, the booking's place in the offering's index, the row's key; a
+page's cursor names the last row shown, so the next page reads on from there, and reads only what
+it shows (no page reads an offering or a booking an earlier page had passed). A row written while
+an export is paged through is on a later page when it lands after the cursor, and otherwise on the
+next pass with the same filters (docs/api.md, "Exports")."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any
 
 from .. import kinds
 from ..clock import iso, parse_iso
@@ -25,6 +27,12 @@ from .booking_views import receipts_view
 from .listing import decode_cursor, encode_cursor, page_limit
 
 
+#: the position a page's cursor names: the offering, the booking's place in its index (``shard#id``,
+#: empty for a product's rows) and the row's own key; the next page starts after it
+Position = tuple[str, str, str]
+_SEP = "\x01"
+
+
 class ExportService:
     def __init__(self, store: ExportStore) -> None:
         self.store = store
@@ -33,16 +41,20 @@ class ExportService:
              until: str | None = None, cursor: str | None = None, limit: int | str | None = None) -> dict[str, Any]:
         """One page: ``text`` (the CSV, BOM and header row included), ``rows`` (how many) and
         ``next_cursor`` (None on the last page). 404 for an export that does not exist or an
-        offering the key does not see; 400 for a bad time or a cursor of other filters."""
+        offering the key does not see; 400 for a bad time or a cursor of other filters.
+
+        A page reads only what it shows (and one row more, to know whether another page follows):
+        the offerings from the cursor's on, each one's bookings from the cursor's place in its
+        index on, a chunk at a time, so a page costs the same on the first page and the last."""
         product = self._product(export)
         size = page_limit(limit, exports.PAGE_ROWS)
         low, high = _time(since, "from"), _time(until, "to")
         # the cursor is bound to the organizer and every filter: another query's cursor is a 400
         bound = f"export/{caller.organizer_id}/{export}/{offering or ''}/{low or ''}/{high or ''}"
-        after = decode_cursor(cursor, bound, "", "\uffff")["sk"] if cursor else ""
-        rows = self._selected(caller, export, product, offering, low, high, after)
+        after = _position(decode_cursor(cursor, bound, "", "\uffff")["sk"]) if cursor else None
+        rows = self._walk(caller, export, product, offering, low, high, after, size + 1)
         shown = rows[:size]
-        following = encode_cursor(bound, shown[-1][0]) if len(rows) > size else None
+        following = encode_cursor(bound, _SEP.join(shown[-1][0])) if len(rows) > size else None
         columns = product.columns if product else exports.COLUMNS[export]
         return {"text": exports.page_text(columns, (row for _, row in shown)), "rows": len(shown),
                 "next_cursor": following}
@@ -52,16 +64,34 @@ class ExportService:
         """Every row of an export in one CSV text (what an export job writes to its file), in the
         pages' order: ``text`` and ``rows``."""
         product = self._product(export)
-        rows = self._selected(caller, export, product, offering, _time(since, "from"), _time(until, "to"), "")
+        rows = self._walk(caller, export, product, offering, _time(since, "from"), _time(until, "to"), None, None)
         columns = product.columns if product else exports.COLUMNS[export]
         return {"text": exports.page_text(columns, (row for _, row in rows)), "rows": len(rows)}
+
+    def sales_of(self, caller: Caller, offering: str, cursor: str | None = None,
+                 limit: int | str | None = None) -> dict[str, Any]:
+        """One offering's confirmed orders with their fiscal receipts (``GET /admin/sales/{offering_id}``,
+        the operator's sales page): the ``sales`` export's rows, read as its pages read them, as
+        JSON, each with its ``receipts`` as the booking view lists them (without the address they
+        were sent to); ``next_cursor`` None on the last page. 404 ``offering_not_found`` for one the
+        key does not see."""
+        size = page_limit(limit, SALES_PAGE_ROWS)
+        bound = f"sales/{caller.organizer_id}/{offering}"
+        after = _position(decode_cursor(cursor, bound, "", "\uffff")["sk"]) if cursor else None
+        rows = self._walk(caller, "sales", None, offering, None, None, after, size + 1)
+        shown = rows[:size]
+        return {"offering_id": offering,
+                "sales": [{**{column: row.get(column) for column in SALE_FIELDS},
+                           "amount": {"value": row["amount"], "currency": row["currency"]},
+                           "receipts": row.get("_receipts", [])} for _, row in shown],
+                "next_cursor": encode_cursor(bound, _SEP.join(shown[-1][0])) if len(rows) > size else None}
 
     def check(self, caller: Caller, export: str, offering: str | None = None, since: str | None = None,
               until: str | None = None) -> None:
         """The same 404s and 400s as a page, without reading any booking (an export job's request)."""
         self._product(export)
         _time(since, "from"), _time(until, "to")
-        self._offerings(caller, offering)
+        self._offering_ids(caller, offering)
 
     @staticmethod
     def _product(export: str) -> exports.ProductExport | None:
@@ -71,43 +101,89 @@ class ExportService:
             raise NotFound(f"No export {export}; there are {known}.", code="export_not_found")
         return products.get(export)
 
-    def _selected(self, caller: Caller, export: str, product: exports.ProductExport | None, offering: str | None,
-                  low: str | None, high: str | None, after: str) -> list[tuple[str, dict[str, Any]]]:
-        """The rows in the time window after the position ``after``, ordered by (moment, key)."""
-        moment = product.moment if product else exports.MOMENT[export]
-        rows = []
-        for row in self._rows(caller, export, product, offering):
-            at = row.get(moment) or ""
-            if (low and at < low) or (high and at >= high):
-                continue
-            position = f"{at}\x01{row['_key']}"
-            if position > after:
-                rows.append((position, row))
-        rows.sort(key=lambda pair: pair[0])
-        return rows
-
-    def _offerings(self, caller: Caller, offering: str | None) -> list[dict[str, Any]]:
-        owned = [item for item in self.store.owned_offerings(caller.organizer_id)
-                 if caller.sees_offering(item["event_id"])]
+    def _offering_ids(self, caller: Caller, offering: str | None) -> list[str]:
+        """The offerings the export walks, in id order (their index alone; none is read here)."""
+        owned = [event_id for event_id in self.store.owned_offering_ids(caller.organizer_id)
+                 if caller.sees_offering(event_id)]
         if offering is None:
             return owned
-        chosen = [item for item in owned if item["event_id"] == offering]
-        if not chosen:
+        if offering not in owned or self.store.get_event(offering) is None:
             raise NotFound(f"No offering {offering}.", code="offering_not_found")
-        return chosen
+        return [offering]
 
-    def _rows(self, caller: Caller, export: str, product: exports.ProductExport | None,
-              offering: str | None) -> Iterable[dict[str, Any]]:
-        for item in self._offerings(caller, offering):
-            named = {"offering_id": item["event_id"], "offering_name": item["name"]}
-            if product is not None:
-                for row in resolve(product.rows)(self.store, item):
-                    yield {**named, **row, "_key": str(row[product.key])}
+    def _walk(self, caller: Caller, export: str, product: exports.ProductExport | None, offering: str | None,
+              low: str | None, high: str | None, after: Position | None,
+              most: int | None) -> list[tuple[Position, dict[str, Any]]]:
+        """The rows in the time window after the position ``after``, in the exports' order (offering
+        id, the booking's place in the offering's index, the row's key), at most ``most``."""
+        moment = product.moment if product else exports.MOMENT[export]
+        found: list[tuple[Position, dict[str, Any]]] = []
+
+        def wanted(at: str | None) -> bool:
+            return not ((low and (at or "") < low) or (high and (at or "") >= high))
+
+        for event_id in self._offering_ids(caller, offering):
+            if after and event_id < after[0]:
                 continue
-            bookings = self.store.get_bookings(self.store.event_booking_ids(item["event_id"]))
-            for booking in sorted(bookings, key=lambda b: b.booking_id):
-                for row in _booking_rows(export, booking):
-                    yield {**named, **row}
+            item = self.store.get_event(event_id)
+            if item is None:   # still being created: nothing sold yet
+                continue
+            named = {"offering_id": event_id, "offering_name": item.get("name")}
+            resume = after if after and event_id == after[0] else None
+            if product is not None:
+                # a product's rows of one offering, read whole, in their key's order
+                rows = sorted(({**named, **row, "_key": str(row[product.key])}
+                               for row in resolve(product.rows)(self.store, item)), key=lambda row: row["_key"])
+                for row in rows:
+                    if (resume and row["_key"] <= resume[2]) or not wanted(row.get(moment)):
+                        continue
+                    found.append(((event_id, "", row["_key"]), row))
+                    if most is not None and len(found) >= most:
+                        return found
+                continue
+            place = resume[1] if resume else None
+            if resume and resume[2]:
+                # the booking the last page stopped in: its rows after the last one shown
+                for booking in self.store.get_bookings([place.partition("#")[2]]):
+                    for row in _booking_rows(export, booking):
+                        if row["_key"] > resume[2] and wanted(row.get(moment)):
+                            found.append(((event_id, place, row["_key"]), {**named, **row}))
+                            if most is not None and len(found) >= most:
+                                return found
+            while True:
+                chunk = BOOKINGS_A_READ if most is None else max(1, min(BOOKINGS_A_READ, most - len(found)))
+                places = self.store.event_booking_page(event_id, place, chunk)
+                if not places:
+                    break
+                bookings = {booking.booking_id: booking
+                            for booking in self.store.get_bookings([booking_id for _, booking_id in places])}
+                for where, booking_id in places:
+                    booking = bookings.get(booking_id)
+                    for row in _booking_rows(export, booking) if booking else []:
+                        if wanted(row.get(moment)):
+                            found.append(((event_id, where, row["_key"]), {**named, **row}))
+                    if most is not None and len(found) >= most:
+                        return found
+                if len(places) < chunk:
+                    break
+                place = places[-1][0]
+        return found
+
+
+#: an offering's sales a page of ``sales_of``, at most and by default, and what each shows
+SALES_PAGE_ROWS = 50
+SALE_FIELDS = ("booking_id", "confirmed_at", "quantity", "payment_id", "payment_mode")
+
+#: bookings read at once (one index query a shard, one batch read of 100)
+BOOKINGS_A_READ = 100
+
+
+def _position(text: str) -> Position:
+    parts = text.split(_SEP)
+    if len(parts) != 3:
+        raise InvalidRequest("The cursor does not belong to this query; start again without it.",
+                             code="invalid_cursor")
+    return parts[0], parts[1], parts[2]
 
 
 def _booking_rows(export: str, booking: Booking) -> list[dict[str, Any]]:
@@ -119,7 +195,8 @@ def _booking_rows(export: str, booking: Booking) -> list[dict[str, Any]]:
         return [{"_key": booking.booking_id, "booking_id": booking.booking_id, "confirmed_at": confirmed_at,
                  "quantity": booking.places.quantity, "amount": exports.amount(booking.amount.value),
                  "currency": booking.amount.currency, "payment_id": payment.payment_id if payment else None,
-                 "payment_mode": booking.payment_mode.value, "receipts": receipts_cell(booking)}]
+                 "payment_mode": booking.payment_mode.value, "receipts": receipts_cell(booking),
+                 "_receipts": _receipts(booking)}]
     if export == "attendees":
         if booking.status != BookingStatus.CONFIRMED:
             return []
@@ -145,6 +222,13 @@ def _booking_rows(export: str, booking: Booking) -> list[dict[str, Any]]:
              "vat_code": int(line["vat_code"]), "payment_mode": line["payment_mode"],
              "tax_system_code": int(payment.receipt["tax_system_code"]), "payment_id": payment.payment_id}
             for n, line in enumerate(payment.receipt["lines"], start=1)]
+
+
+def _receipts(booking: Booking) -> list[dict[str, Any]]:
+    """A sale's receipts as its booking view lists them, without the address they were sent to."""
+    if booking.payment is None or not booking.payment.receipt:
+        return []
+    return [{key: value for key, value in receipt.items() if key != "sent_to"} for receipt in receipts_view(booking)]
 
 
 def receipts_cell(booking: Booking) -> str | None:

@@ -19,6 +19,7 @@ from ..clock import iso
 from ..domain import pricing, search
 from ..domain.search import EventSearch
 from ..domain.event_changes import announced_changes, refund_window
+from ..domain.exchange import change_terms
 from ..domain.errors import InvalidRequest, NotFound, TooBusy
 from ..domain.inventory import natural_key
 from ..domain.offering import HOLD_TERMS
@@ -71,8 +72,8 @@ class ListingService:
     def _change(self, event_id: str, decide, announce: bool = False, caller: Caller | None = None) -> dict[str, Any]:
         def write(event: dict[str, Any]) -> dict[str, Any]:
             changes = decide(event)
-            if not changes:
-                return self.view(event)
+            if not changes:   # (the event itself, not a listing's copy: what customers may change is its)
+                return self.view(event) | change_terms(event)
             now = self.clock()
             announced = announced_changes(event, changes) if announce else {}
             changes = {**changes, **refund_window(event, changes, now)} if announced else changes
@@ -91,7 +92,7 @@ class ListingService:
             terms = version + 1 if HOLD_TERMS & changes.keys() else None
             self.store.update_event_listing(event_id, version, {**changes, "catalog_version": version + 1}, drop, put,
                                             outbox=outbox, terms_version=terms)
-            return self.view(after)
+            return self.view(after) | change_terms(after)
 
         return transitions.decide_again(lambda: self._read(event_id, caller), write, attempts=UPDATE_ATTEMPTS,
                                         exhausted=TooBusy(), retry_on=(StaleBooking, TransientStoreError))
@@ -194,11 +195,12 @@ def index_items_of(offering: dict[str, Any]) -> list[dict[str, Any]]:
     return build(offering)
 
 
-def page_limit(limit: int | str | None, most: int) -> int:
-    """A page's size as a query string gives it (absent: ``most``); 400 ``invalid_limit`` unless
-    a whole number from 1 to ``most``."""
+def page_limit(limit: int | str | None, most: int, *, required: bool = False) -> int:
+    """A page's size as a query string gives it (absent: ``most``, unless ``required``: the caller
+    gave its default already, so an empty one is refused); 400 ``invalid_limit`` unless a whole
+    number from 1 to ``most``. The one rule for every page's limit."""
     try:
-        size = int(limit) if limit not in (None, "") else most
+        size = int(limit) if required or limit not in (None, "") else most
     except (TypeError, ValueError):
         raise InvalidRequest("limit must be a whole number.", code="invalid_limit") from None
     if not 1 <= size <= most:

@@ -240,6 +240,13 @@ class Refunds:
             return "unknown_payment"
         booking_id = (paid.get("metadata") or {}).get("booking_id")
         booking = self.store.get_booking(booking_id) if booking_id else None
+        from .exchange import difference_of_refund, record_difference   # an exchange's refund of a difference
+
+        exchange_key = difference_of_refund(booking, str(refund.get("id"))) if booking is not None else None
+        if booking is not None and exchange_key is not None:
+            record_difference(self.store, self.clock, booking.booking_id, exchange_key,
+                              {"status": refund.get("status")}, actor)
+            return f"exchange_refund_{refund.get('status')}"
         if booking is None or booking.payment is None or not booking.payment.refund:
             logger.warning("refund for a booking without a refund record", extra={"refund_id": refund.get("id")})
             return "unknown_refund"

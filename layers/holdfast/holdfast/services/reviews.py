@@ -13,6 +13,7 @@ from ..domain.statuses import BookingStatus
 from ..ports import Clock, PaymentStore, PlacesTaken, SalesStopped, StaleBooking, TransientStoreError
 from . import transitions
 from .booking_views import describe
+from .listing import page_limit
 from .resolutions import ResolutionService
 from .payments import PaymentService
 from .provider_keys import PaymentOutcomeUnknown, operator_key
@@ -60,12 +61,7 @@ class ReviewService:
         ``limit`` as the query string gives it. An organizer sees only those of its own events:
         a page is the queue's next ``limit`` entries with the others' left out, so it may hold
         fewer (even none) while ``next_cursor`` still leads on."""
-        try:
-            limit = int(limit)
-        except (TypeError, ValueError):
-            raise InvalidRequest("limit must be a whole number.", code="invalid_limit") from None
-        if not 1 <= limit <= PAGE_SIZE:
-            raise InvalidRequest(f"limit must be 1 to {PAGE_SIZE}.", code="invalid_limit")
+        limit = page_limit(limit, PAGE_SIZE, required=True)
         try:
             bookings, following = self.store.review_page(limit, cursor)
         except ValueError:

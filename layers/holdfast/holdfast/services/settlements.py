@@ -99,7 +99,9 @@ class Settlements:
         if lifecycle.renders_by_state(kind):
             # rendered when it entered that state (parking: the car left, a no-show kept): due now
             if line is not None:
-                rendered = booking.line_settlement_due(line) if lifecycle.renders(line.status) else None
+                # (or, a line left unused, at its window's end: SettledLine.unused_until)
+                rendered = booking.line_settlement_due(line) \
+                    if lifecycle.renders(line.status) or line.unused_until else None
             else:
                 rendered = booking.settlement_due if lifecycle.renders(str(booking.status)) else None
         else:

@@ -14,6 +14,10 @@
                                                          write the event-booking index entries that
                                                          bookings older than it lack (idempotent,
                                                          paged, resumable; --table, --endpoint)
+  python -m holdfast.tools.cli backfill-owner-index [--page-size N] [--start KEY]
+                                                         write the organizer index entries owned
+                                                         resources older than GET /resources lack
+                                                         (idempotent, paged, resumable)
   python -m holdfast.tools.cli rekey-open-cases PREFIX SCOPE_FIELD
                                                          move open cases opened before they were indexed
                                                          per organizer to their organizer's partition
@@ -224,8 +228,24 @@ def main(argv: list[str] | None = None, *, defaults: Mapping[str, str] | None = 
     adoption.add_argument("--page-size", type=int, default=100, help="items read per Scan call")
     adoption.add_argument("--start", help="resume from this key (printed after every page)")
     adoption.add_argument("--max-pages", type=int, help="stop after this many pages (resume with --start)")
+    owners = commands.add_parser("backfill-owner-index",
+                                 help="write the organizer index entries of owned resources made before the index")
+    owners.add_argument("--table", default=os.environ.get("BOOKINGS_TABLE_NAME", "holdfast-BookingsTable"))
+    owners.add_argument("--endpoint", default=endpoint, help="DynamoDB endpoint ('' for AWS itself)")
+    owners.add_argument("--page-size", type=int, default=100, help="items read per Scan call")
+    owners.add_argument("--start", help="resume from this key (printed after every page)")
+    owners.add_argument("--max-pages", type=int, help="stop after this many pages (resume with --start)")
     args = parser.parse_args(argv)
 
+    if args.command == "backfill-owner-index":
+        from .organizer_adoption import backfill_owner_index
+
+        done = backfill_owner_index(clients("dynamodb", args.endpoint), args.table, args.page_size,
+                                    json.loads(args.start) if args.start else None,
+                                    report=lambda progress: print(progress.line(), flush=True),
+                                    max_pages=args.max_pages)
+        print(f"{done.written} index entries written, {done.present} present")
+        return 0
     if args.command == "adopt-unowned":
         return _adopt(clients, args.table, args.endpoint, args.organizer_id, args.page_size, args.start,
                       args.max_pages)

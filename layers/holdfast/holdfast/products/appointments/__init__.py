@@ -6,6 +6,7 @@ from .kind import Slots
 PRODUCT = register_product(Product(name="appointments", kinds=(Slots(),),
                   store_parts=("holdfast.products.appointments.adapters:ResourceStore",),
                   owned_items="holdfast.products.appointments.adapters:ORGANIZER_OWNED",
+                  owner_entry="holdfast.products.appointments.adapters:owner_entry",
                   listing="holdfast.products.appointments.services:listing_items",
                   error_texts="holdfast.products.appointments.texts:ERROR_MESSAGES",
                   route_scopes={

@@ -21,15 +21,24 @@ from holdfast.adapters.granule_claims import day_partition
 ORGANIZER_OWNED = (("RESOURCE#", "META"),)
 
 
+def owner_entry(item: dict[str, Any]) -> dict[str, Any] | None:
+    """An owned resource's entry in its organizer's index (``Product.owner_entry``: what
+    ``put_resource`` writes first, which adoption and ``backfill-owner-index`` write for resources
+    that got an owner, or were made, before the index); None for any other item."""
+    if not str(item.get("pk", "")).startswith("RESOURCE#") or item.get("sk") != "META" or not item.get("organizer_id"):
+        return None
+    return {"pk": f"OWNER#{item['organizer_id']}", "sk": f"RESOURCE#{item['resource_id']}",
+            "resource_id": item["resource_id"], "created_at": item.get("created_at") or ""}
+
+
 class ResourceStore(Table):
     def put_resource(self, resource: dict[str, Any]) -> None:
         """Write a new resource; ItemExists if its id is taken (a repeat of the same request).
         An owned resource's entry in its organizer's index first (a plain put: a repeat rewrites
         the same entry), so the list never misses a resource that exists."""
-        if resource.get("organizer_id"):
-            self.client.put_item(TableName=self.table, Item=_attrs({
-                "pk": f"OWNER#{resource['organizer_id']}", "sk": f"RESOURCE#{resource['resource_id']}",
-                "resource_id": resource["resource_id"], "created_at": resource["created_at"]}))
+        entry = owner_entry({"pk": f"RESOURCE#{resource['resource_id']}", "sk": "META", **resource})
+        if entry is not None:
+            self.client.put_item(TableName=self.table, Item=_attrs(entry))
         try:
             self.client.put_item(**put_new(self.table, {"pk": f"RESOURCE#{resource['resource_id']}", "sk": "META",
                                                         **resource})["Put"])
@@ -61,3 +70,6 @@ class ResourceStore(Table):
             for item in self._query_prefix(day_partition(resource_id, day), "G#"):
                 found[f"{day}T{item['sk'].removeprefix('G#')}"] = item
         return found
+
+    #: the calls the table's store answers through this part (adapters/dynamo.py binds each)
+    STORE_CALLS = (put_resource, get_resource, owned_resources, read_granules)

@@ -3,8 +3,6 @@ and bookings of a time, which are held through the same hold path as event place
 (BookingService; the ``slots`` inventory kind decides what a time claims)."""
 from __future__ import annotations
 
-import hashlib
-import json
 from datetime import date
 from typing import Any
 
@@ -12,14 +10,15 @@ from holdfast import kinds
 from holdfast.clock import iso
 from holdfast.domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
 from holdfast.domain.commands import HoldPlaces
-from holdfast.domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy
+from holdfast.domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound
 from holdfast.domain.exchange import EXCHANGE_FIELD
 from holdfast.domain.ids import created_id
 from holdfast.domain.money import Money
 from holdfast.domain.organizers import Caller, owned_by, require_owner
 from holdfast.domain.refund_policy import stored_policy
-from holdfast.ports import Clock, ItemExists, TransientStoreError
+from holdfast.ports import Clock, ItemExists
 from holdfast.services.bookings import BookingService, HoldResult
+from holdfast.services.catalog import creation_fingerprint, put_offering_once
 from holdfast.services.listing import publish_offering, shelf_items, shelf_page
 from .kind import Slots
 from .timeslots import GRANULE, local_day, parse_granule_key, utc_days, zone
@@ -44,7 +43,7 @@ class AppointmentService:
         if caller is not None:
             fields["organizer_id"] = caller.organizer_id
         resource = {"resource_id": created_id(self.id_salt, "resource", _scoped(idempotency_key, caller)), **fields,
-                    "fingerprint": _fingerprint(fields), "created_at": iso(self.clock())}
+                    "fingerprint": creation_fingerprint(fields), "created_at": iso(self.clock())}
         try:
             self.store.put_resource(resource)
         except ItemExists:
@@ -122,17 +121,9 @@ class AppointmentService:
             event["cancellation"] = stored_policy(request.cancellation)
         if request.transfers_allowed is False:   # stored only when forbidden (services/transfers.py)
             event["transfers_allowed"] = False
-        fingerprint = _fingerprint({key: value for key, value in event.items() if key not in ("created_at", "starts_at")})
-        try:
-            self.store.put_event(event, None, None, fingerprint)
-        except ItemExists:
-            existing = self.store.get_event(event["event_id"])
-            if existing is None or existing.get("creation_fingerprint") != fingerprint:
-                raise IdempotencyKeyReused() from None
-            event = existing
-        except TransientStoreError:
-            raise TooBusy() from None
-        return describe_service(event)
+        fingerprint = creation_fingerprint({key: value for key, value in event.items()
+                                            if key not in ("created_at", "starts_at")})
+        return describe_service(put_offering_once(self.store, event, fingerprint))
 
     def service(self, service_id: str, caller: Caller | None = None) -> dict[str, Any]:
         """The service; for an organizer, only its own (another's is answered like no service)."""
@@ -234,7 +225,3 @@ def _date(text: str | None) -> date:
 
 def _scoped(key: str | None, caller: Caller | None) -> str | None:
     return caller.scoped(key) if key and caller else key
-
-
-def _fingerprint(value: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from holdfast.domain.booking import Booking
-from holdfast.domain.commands import CreateEvent, HoldPlaces
+from holdfast.domain.commands import HoldPlaces
 from holdfast.domain.errors import InvalidRequest, SoldOut
 from holdfast.domain.inventory import InventoryKind, Places, plan_counted, pool_sizes
 from holdfast.domain.money import Money
@@ -19,6 +19,7 @@ from holdfast.domain import pricing
 from holdfast.ports import InventoryReads
 from holdfast.kinds.base import Inventory, Kind, checked_quantity
 from . import start, tickets
+from .commands import CreateEvent
 
 
 class GeneralAdmission(Kind):

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from holdfast.domain.booking import Booking
-from holdfast.domain.commands import CreateEvent, HoldPlaces
+from holdfast.domain.commands import HoldPlaces
 from holdfast.domain.errors import InvalidRequest, SeatsUnavailable, SoldOut
 from holdfast.domain.inventory import InventoryKind, Places, seat_ids_from_rows
 from holdfast.domain.money import Money
@@ -15,6 +15,7 @@ from holdfast.domain import pricing
 from holdfast.ports import InventoryReads
 from holdfast.kinds.base import Inventory, Kind, checked_quantity
 from . import start, tickets
+from .commands import CreateEvent
 from .seating import choose_best_available
 
 AVAILABLE_SEATS_SHOWN = 50
@@ -36,7 +37,7 @@ class SeatMap(Kind):
             units = seat_ids_from_rows(list(seat_map.rows))
         else:
             units = list(seat_map.seat_ids or [])
-        return Inventory(capacity=len(units), unit_ids=units)
+        return Inventory(capacity=len(units), unit_ids=units, unit_categories=seat_map.categories)
 
     def validate(self, event: Offering, request: HoldPlaces) -> dict[str, Any]:
         wanted = self._validate(event, request)

@@ -24,14 +24,14 @@ from holdfast.domain.codes import Code, InvalidCode, comp_mark, is_code_pool, wi
 from holdfast.domain.inventory import Places
 from holdfast.domain.commands import HoldPlaces
 from holdfast.domain.errors import (BookingError, Conflict, EventCancelled, IdempotencyKeyReused, InvalidRequest,
-                                    NotFound, RequestInProgress, TooBusy)
+                                    NotFound, RequestInProgress, TooBusy, TooManyHolds)
 from holdfast.domain.money import Money
 from holdfast.domain.offering import Offering
 from holdfast.domain.personal_data import places_end
 from holdfast.domain.statuses import BookingStatus
 from holdfast.domain.texts import DEFAULT_LANGUAGE
-from holdfast.ports import (Change, DuplicateRequest, HoldLimitReached, IdempotencyRecord, PlacesTaken, SalesStopped,
-                            StaleBooking, TransientStoreError)
+from holdfast.ports import (Change, DuplicateRequest, HoldLimitReached, HoldsFromAddressReached, IdempotencyRecord,
+                            PlacesTaken, SalesStopped, StaleBooking, TransientStoreError)
 from holdfast.services.booking_views import describe
 from holdfast.services.bookings import BookingService, HoldResult, hold_limit
 from holdfast.services.codes import apply_code
@@ -63,6 +63,11 @@ class PlaceOrder:
     contact_email: str | None = None
     contact_own: bool = False
     language: str = "en"
+    #: The keyed network address the order came from (HoldPlaces.holder_address): the order counts
+    #: once toward each of its offerings' caps on live holds per address.
+    holder_address: str | None = None
+    #: A solved challenge's token, when any of its offerings (or the deployment) asks for one.
+    captcha_token: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     #: Given away by the organizer (POST /admin/orders): every line costs nothing, and the order
     #: is confirmed without a payment; ``note`` is the organizer's record of why.
@@ -111,6 +116,8 @@ class OrderService:
                                               for o, w, line in zip(offerings, wanted, order.lines)], **contact,
                                     **given})
         try:
+            if order.given_by is None:   # the organizer's own order is not a bot's
+                self.bookings.challenge(offerings, order.captcha_token, lambda: None)
             return self._hold(customer_id, idempotency_key, order, offerings, wanted, fingerprint)
         except BookingError:
             # A repeat is answered from its first result even when what it asked is gone now
@@ -169,6 +176,9 @@ class OrderService:
             if len(lines) < len(offerings):
                 continue
             booking = self._booking(customer_id, order, offerings, lines, now)
+            address_caps = [self.bookings.address_cap(o) for o in offerings] if order.holder_address else []
+            if any(address_caps):
+                booking = replace(booking, counted_address=order.holder_address)
             # places out of a block move blocked -> held by the block's own items (its count less
             # them, on the block as read); the order's claims are then only the others'
             block_items = tuple(item for offering_id, block, places in taken.values()
@@ -198,7 +208,15 @@ class OrderService:
                     # every line's offering as this hold decided on it: a gate whose terms (its
                     # start) moved since refuses the order, and it is decided again on fresh reads
                     offering_version=offerings[0].version,
-                    other_versions=tuple((o.event_id, o.version) for o in offerings[1:])))
+                    other_versions=tuple((o.event_id, o.version) for o in offerings[1:]),
+                    # once toward each offering's cap on live holds per network address
+                    address_limit=address_caps[0] if booking.counted_address else None,
+                    other_address_limits=tuple((o.event_id, cap) for o, cap in zip(offerings[1:], address_caps[1:]))
+                    if booking.counted_address else ()))
+            except HoldsFromAddressReached as reached:
+                index = next((i for i, o in enumerate(offerings) if o.event_id == reached.offering), 0)
+                raise _on_line(TooManyHolds(address_caps[index] or 0, min(o.hold_ttl_seconds for o in offerings),
+                                            reached.offering), index) from None
             except HoldLimitReached as reached:
                 index = next((i for i, o in enumerate(offerings) if o.event_id == reached.offering), 0)
                 limit = hold_limit(offerings[index])

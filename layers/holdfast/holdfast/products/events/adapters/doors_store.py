@@ -134,3 +134,9 @@ class DynamoDoorStore(Table):
     def list_checkin_cases(self, organizer_id: str | None, limit: int, cursor: str | None
                            ) -> tuple[list[dict[str, Any]], str | None]:
         return open_cases(self, CASES, organizer_id, limit, cursor)
+
+    #: the calls the table's store answers through this part (adapters/dynamo.py binds each)
+    STORE_CALLS = (put_door, get_door, get_door_pass_and_ticket, list_doors, retire_door, checkin_put,
+                   get_checkin, get_booking_and_checkin, event_checkins, get_door_pass, door_pass_put,
+                   checkin_case_put, checkin_case_items, get_checkin_case, checkin_case_resolve,
+                   list_checkin_cases)

@@ -30,7 +30,7 @@ from holdfast.domain.booking import Booking
 from holdfast.domain.errors import Busy, NotFound, Unauthorized
 from holdfast.domain.exports import ProductExport, moment
 from holdfast.domain.organizers import Caller, require_owner
-from holdfast.domain.signatures import TokenInvalid, device_key_matches, new_device, revoked_may_sync
+from holdfast.domain.signatures import TokenInvalid, device_key_matches, new_device, pass_id_of, revoked_may_sync
 from holdfast.ports import Change, Clock
 from holdfast.services import checkin_cases, transitions
 from holdfast.services.checkin_cases import CaseDesk, CaseKind
@@ -166,7 +166,7 @@ class Doors:
         except TokenInvalid:
             payload = None
         ticket = (payload["bk"], payload["tk"]) if payload else None
-        door, done, booking, first = (self.store.get_door_pass_and_ticket(event_id, door_id, str(body["event_id"]),
+        door, done, booking, first = (self.store.get_door_pass_and_ticket(event_id, door_id, pass_id_of(body),
                                                                           ticket) if key else (None,) * 4)
         self._authorized(door, key)
         return self.scan(event_id, door_id, body, at=at, offline=False, recorded=done,
@@ -181,7 +181,7 @@ class Doors:
         in is inside, so it is refused (``door_deleted``) with a check-in case, never checked in.
         ``recorded``: the pass id's record as the caller read it already (None: not recorded);
         ``ticket``: the token's payload, its booking and its check-in as the caller read them."""
-        call = Scan(event_id, door_id, str(event["event_id"]), at, offline, naming(event, NAMING_FIELDS))
+        call = Scan(event_id, door_id, pass_id_of(event), at, offline, naming(event, NAMING_FIELDS))
 
         def decide(done: dict[str, Any] | None) -> dict[str, Any]:
             if done is not None:

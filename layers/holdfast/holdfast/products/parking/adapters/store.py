@@ -278,6 +278,14 @@ class DynamoParkingStore(Table):
         """The lot (an offering) is not cancelled, checked in the same transaction."""
         return gate_check(self.table, event_id, booking_id)
 
+    #: the calls the table's store answers through this part (adapters/dynamo.py binds each)
+    STORE_CALLS = (read_lot_granules, sold_holders, reservation_summaries, put_gate, get_gate, list_gates,
+                   change_gate, put_subscription, subscriptions, get_ticket, open_ticket_of, open_tickets,
+                   get_pass, pass_put, gate_case_put, gate_case_items, get_gate_case, gate_case_resolve,
+                   list_gate_cases, ticket_open, ticket_close, ticket_outbox, exit_payments,
+                   exit_payment_put, exit_payment_change, exit_payment_not_paid, ticket_status_is,
+                   granule_claim, sale_gate_check)
+
 
 def _pass_pk(lot_id: str, gate_id: str, pass_id: str) -> str:
     return f"PASS#{lot_id}#{gate_id}#{pass_id}"

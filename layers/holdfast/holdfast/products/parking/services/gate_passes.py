@@ -35,7 +35,7 @@ from holdfast.services import checkin_cases, checkin_passes, transitions
 from holdfast.services.checkin_passes import DEFAULT_MAX_CLOCK_SKEW_SECONDS, PassIdReused, dated_ahead, names_another
 from .. import rules
 from ..kind import CHECKED_IN, COMPLETED, Parking, allocate
-from holdfast.domain.signatures import TokenInvalid
+from holdfast.domain.signatures import TokenInvalid, pass_id_of
 from ..tokens import in_window, verify
 from . import exit_payments, gate_cases
 from .exit_payments import ExitPayments
@@ -83,7 +83,7 @@ class GatePasses:
 
     def apply(self, lot_id: str, gate_id: str, event: dict[str, Any], *, at: datetime, offline: bool) -> dict[str, Any]:
         direction = "exit" if event.get("kind") == "exit" else "entry"
-        call = Pass(lot_id, gate_id, str(event["event_id"]), at, offline, naming(event))
+        call = Pass(lot_id, gate_id, pass_id_of(event), at, offline, naming(event))
         lot = self.parking.lot(lot_id)
         if offline and event.get("gate_opened") is False:
             return self._kept_shut(call, direction, event)

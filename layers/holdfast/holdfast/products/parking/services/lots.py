@@ -3,8 +3,6 @@ the one hold path every offering uses (the ``parking`` kind decides the space); 
 with a key shown once; subscriptions of plates. Passes through gates are products/parking/services/gate_passes.py."""
 from __future__ import annotations
 
-import hashlib
-import json
 import uuid
 from collections import Counter
 from datetime import datetime, timedelta
@@ -14,12 +12,13 @@ from holdfast import kinds
 from holdfast.clock import iso, parse_iso
 from holdfast.domain.booking import DEFAULT_HOLDS_PER_CUSTOMER
 from holdfast.domain.commands import HoldPlaces
-from holdfast.domain.errors import IdempotencyKeyReused, InvalidRequest, NotFound, TooBusy, Unauthorized
+from holdfast.domain.errors import InvalidRequest, NotFound, Unauthorized
 from holdfast.domain.ids import created_id
 from holdfast.domain.money import Money
 from holdfast.domain.organizers import Caller, require_owner
-from holdfast.ports import Clock, ItemExists, TransientStoreError
+from holdfast.ports import Clock
 from holdfast.services.bookings import BookingService, HoldResult
+from holdfast.services.catalog import creation_fingerprint, put_offering_once
 from holdfast.services.listing import publish_offering, shelf_items, shelf_page
 from holdfast.domain.entry_rights import status_admits, status_revoked
 from ..rules import GRANULE, TYPES, ceil_granule, floor_granule, granule_key, lot_id_of, normalise_plate
@@ -81,17 +80,8 @@ class ParkingService:
         }
         if caller is not None:
             event["organizer_id"] = caller.organizer_id
-        fingerprint = _fingerprint({k: v for k, v in event.items() if k not in ("created_at", "starts_at")})
-        try:
-            self.store.put_event(event, None, None, fingerprint)
-        except ItemExists:
-            existing = self.store.get_event(lot_id)
-            if existing is None or existing.get("creation_fingerprint") != fingerprint:
-                raise IdempotencyKeyReused() from None
-            event = existing
-        except TransientStoreError:
-            raise TooBusy() from None
-        return self.describe_lot(event)
+        fingerprint = creation_fingerprint({k: v for k, v in event.items() if k not in ("created_at", "starts_at")})
+        return self.describe_lot(put_offering_once(self.store, event, fingerprint))
 
     def lot(self, lot_id: str, caller: Caller | None = None) -> dict[str, Any]:
         """The lot; for an organizer, only its own (another's is answered like no lot at all)."""
@@ -274,10 +264,6 @@ class ParkingService:
         now = iso(self.clock())
         return [{key: sub[key] for key in ("subscription_id", "plate", "valid_from", "valid_to")}
                 for sub in self.store.subscriptions(lot_id, plate) if sub["valid_from"] <= now < sub["valid_to"]]
-
-
-def _fingerprint(value: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
 
 
 def listing_items(event: dict[str, Any]) -> list[dict[str, Any]]:

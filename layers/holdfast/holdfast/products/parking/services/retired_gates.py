@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from holdfast.clock import iso
+from holdfast.domain.signatures import PASS_ID_FIELD, pass_id_of
 from holdfast.ports import Change, Clock, ItemExists, StaleBooking
 from ..ports import RetiredGateCases
 from holdfast.services.checkin_cases import conflict_of
@@ -37,12 +38,12 @@ def refuse_passes(store: RetiredGateCases, clock: Clock, gate: dict[str, Any], l
         if case is None:
             known = {key: item.get(key) for key in ("plate", "ticket_id", "booking_id")}
             case = new_case(identity, item["kind"], lot_id, REASON, iso(clock()), "gate", gate_id=gate_id,
-                            event_id=item["event_id"], passed_at=item.get("at"), **known)
+                            event_id=pass_id_of(item), passed_at=item.get("at"), **known)
             try:
                 store.commit(Change(items=tuple(store.gate_case_items(case))))
             except (StaleBooking, ItemExists):
                 case = store.get_gate_case(identity) or case   # a concurrent repeat opened it first
-        results.append({"seq": int(item["seq"]), "event_id": item["event_id"], "status": "failed",
+        results.append({"seq": int(item["seq"]), PASS_ID_FIELD: pass_id_of(item), "status": "failed",
                         "result": {"error": {"code": REASON, "message": "This gate was deleted."}},
                         "conflict": conflict_of(case)})
     results = sorted(results + past, key=lambda result: result["seq"])

@@ -1,0 +1,87 @@
+"""The layer's botocore keeps the models of the services the layer calls, and only those
+(layers/holdfast/botocore_services.py): a client of a service it dropped would fail with
+UnknownServiceError on Lambda, while the dev venv's full botocore would hide it in every other test."""
+from __future__ import annotations
+
+import ast
+import importlib.util
+
+from tests.support.handlers import REPO
+
+
+def _services_module():
+    spec = importlib.util.spec_from_file_location("botocore_services", REPO / "layers/holdfast/botocore_services.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _named_clients() -> dict[str, set[str]]:
+    """service -> the files whose code builds its client: ``boto3.client("x")``, ``aws_client("x", ...)``
+    (the operators' CLI), ``client("x")`` of a session; a name that is not a literal is refused."""
+    found: dict[str, set[str]] = {}
+    for path in sorted((REPO / "layers/holdfast/holdfast").rglob("*.py")) + sorted((REPO / "functions").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        # the CLI's aws_client(service, ...) builds the client its callers name (checked at them)
+        passing = {id(call) for fn in ast.walk(tree) if isinstance(fn, ast.FunctionDef) and fn.name == "aws_client"
+                   for call in ast.walk(fn) if isinstance(call, ast.Call)}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or id(node) in passing:
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if name not in ("client", "aws_client") or not node.args:
+                continue
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                found.setdefault(first.value, set()).add(str(path.relative_to(REPO)))
+            else:
+                raise AssertionError(
+                    f"{path.relative_to(REPO)}:{node.lineno}: a client whose service is not named where it is built")
+    return found
+
+
+def test_the_layer_keeps_the_model_of_every_service_it_builds_a_client_for():
+    services = _services_module()
+    used = _named_clients()
+    assert set(used) <= set(services.USED), {name: files for name, files in used.items() if name not in services.USED}
+    # and keeps no model nobody calls: the list shrinks with the code
+    assert set(services.USED) == set(used), sorted(set(services.USED) - set(used))
+    assert not set(services.USED) & set(services.CREDENTIALS)
+
+
+def test_pruning_keeps_the_listed_models_and_their_endpoints(tmp_path):
+    import botocore
+
+    services = _services_module()
+    data = tmp_path / "botocore" / "data"
+    source = __import__("pathlib").Path(botocore.__file__).parent / "data"
+    data.mkdir(parents=True)
+    import shutil
+
+    for entry in source.iterdir():   # the dev venv's botocore: the kept, three dropped, the shared files
+        if entry.is_file():
+            shutil.copy(entry, data / entry.name)
+        elif entry.name in services.KEPT or entry.name in ("ec2", "lambda", "kinesis"):
+            shutil.copytree(entry, data / entry.name)
+    removed, kept = services.prune(tmp_path)
+    assert removed == 3
+    assert sorted(p.name for p in data.iterdir() if p.is_dir()) == sorted(services.KEPT)
+    import json
+
+    endpoints = json.loads((data / "endpoints.json").read_text())
+    aws = next(p for p in endpoints["partitions"] if p["partition"] == "aws")
+    assert {"dynamodb", "states", "email", "secretsmanager"} <= set(aws["services"]) and "ec2" not in aws["services"]
+    assert kept >= len(aws["services"])
+
+    # a client of a kept service builds and resolves its endpoint from the pruned data
+    import botocore.session
+
+    session = botocore.session.get_session()
+    session.set_config_variable("data_path", str(data))
+    loader = session.get_component("data_loader")
+    loader.search_paths.clear()
+    loader.search_paths.append(str(data))
+    client = session.create_client("stepfunctions", region_name="eu-central-1", aws_access_key_id="k",
+                                   aws_secret_access_key="s")
+    assert client.meta.endpoint_url == "https://states.eu-central-1.amazonaws.com"
+    assert sorted(loader.list_available_services("service-2")) == sorted(services.KEPT)
