@@ -50,7 +50,7 @@ def _random_value(rng: random.Random, depth: int = 0):
     return {f"k{n}": _random_value(rng, depth + 1) for n in range(rng.randrange(5))}
 
 
-@pytest.mark.parametrize("value", SAMPLES, ids=repr)
+@pytest.mark.parametrize("value", SAMPLES, ids=[f"sample{n}" for n in range(len(SAMPLES))])
 def test_each_value_is_written_as_boto3_writes_it_and_read_back_as_boto3_reads_it(value):
     expected = TypeSerializer().serialize(value)
     assert _ser(value) == expected
@@ -68,7 +68,7 @@ def test_random_items_round_trip_exactly_as_through_boto3():
 
 
 @pytest.mark.parametrize("value", [1.5, Decimal("NaN"), Decimal("Infinity"), object(), [1, 2.5], {"k": float("inf")}],
-                         ids=repr)
+                         ids=["float", "nan", "infinity", "object", "list-with-float", "map-with-inf"])
 def test_what_boto3_refuses_is_refused_alike(value):
     with pytest.raises(TypeError) as ours:
         _ser(value)
@@ -77,7 +77,7 @@ def test_what_boto3_refuses_is_refused_alike(value):
     assert str(ours.value) == str(boto3s.value)
 
 
-@pytest.mark.parametrize("value", [{}, {"X": "?"}], ids=repr)
+@pytest.mark.parametrize("value", [{}, {"X": "?"}], ids=["no-type", "unknown-type"])
 def test_an_unknown_attribute_type_is_refused_alike(value):
     with pytest.raises(TypeError) as ours:
         _des(value)
