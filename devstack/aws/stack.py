@@ -138,6 +138,46 @@ def _quiet_moto_server_class() -> Any:
     from werkzeug.serving import make_server
 
     class QuietRequestHandler(MotoRequestHandler):
+        """Keeps a client's connection open between requests (issue 47, fifth pass).
+
+        Werkzeug's server answers every request with `Connection: close`, since it cannot tell
+        whether the app read the whole body; so each AWS call a function made was a new TCP
+        connection, a new server thread and a name lookup: about half of a call's CPU, and a hold
+        expiry tick makes a hundred-odd calls (empty shard queries). Here a body of a stated
+        length is read off the socket before the app sees it (from memory), so the stream is at
+        the next request when the answer is written, and the close is left out. A chunked body,
+        or none stated on a method that may carry one, keeps werkzeug's close. An idle kept
+        connection ends after `timeout` seconds (urllib3 reconnects). Werkzeug's read of what is left on
+        the socket after an answer reads the (empty) buffered body instead."""
+
+        timeout = 30
+        disable_nagle_algorithm = True  # an answer is several small writes: no 40 ms delayed-ACK stall
+
+        def make_environ(self) -> dict[str, Any]:
+            environ = super().make_environ()
+            length = environ.get("CONTENT_LENGTH") or ""
+            self._drained = "wsgi.input_terminated" not in environ and (
+                length.isdigit() or environ.get("REQUEST_METHOD") in ("GET", "HEAD", "DELETE", "OPTIONS"))
+            if self._drained:
+                environ["wsgi.input"] = io.BytesIO(self.rfile.read(int(length)) if length.isdigit() else b"")
+                # werkzeug reads whatever the socket holds after answering (it expects a close):
+                # with the body read, that would be the client's next request; it reads nothing
+                self._stream, self.rfile = self.rfile, io.BytesIO()
+            return environ
+
+        def run_wsgi(self) -> None:
+            self._drained, self._stream = False, None
+            try:
+                super().run_wsgi()
+            finally:
+                if self._stream is not None:
+                    self.rfile = self._stream
+
+        def send_header(self, keyword: str, value: str) -> None:
+            if keyword.lower() == "connection" and value.lower() == "close" and getattr(self, "_drained", False):
+                return  # the body was read whole: the connection can carry the next request
+            super().send_header(keyword, value)
+
         def log(self, type: str, message: str, *args: Any) -> None:  # noqa: A002 - werkzeug's name
             LOG.debug("moto: " + message, *args)
 
