@@ -20,6 +20,7 @@ from holdfast.adapters.dynamo import BookingStore
 from holdfast.adapters.mail_policy_store import MailPolicyStore
 from holdfast.products.parking.adapters.gate_sync_store import GateSyncStore
 from holdfast.adapters.audit_store import AuditStore
+from holdfast.adapters.captcha import SmartCaptchaVerifier
 from holdfast.adapters.export_jobs import ExportBucket, ExportJobItems, ExportJobsQueue
 from holdfast.adapters.webhook_transport import HttpTransport, WebhookAttemptsQueue
 from holdfast.adapters.webhooks_store import WebhookItems
@@ -68,7 +69,7 @@ IMPLEMENTED_BY: dict[str, tuple[type, ...]] = {
     "PaymentProvider": (YooKassaProvider, FakeProvider), "HoldExpiryScheduler": (aws.StepFunctionsHoldExpiryScheduler,),
     "ReconciliationStarter": (aws.StepFunctionsReconciliationStarter, aws.ReconciliationBuckets),
     "CancellationJobs": (aws.StepFunctionsCancellationJobs,), "PaymentEventsQueue": (aws.SqsPaymentEventsQueue,),
-    "EmailSender": (aws.SesEmailSender,), "Clock": (), "MailPolicy": (MailPolicyStore, FakeMailPolicy),
+    "EmailSender": (aws.SesEmailSender,), "ChallengeVerifier": (SmartCaptchaVerifier,), "Clock": (), "MailPolicy": (MailPolicyStore, FakeMailPolicy),
 }
 
 

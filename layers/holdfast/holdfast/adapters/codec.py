@@ -41,16 +41,16 @@ _number = _serializer._serialize_n   # Decimal context, precision and the refusa
 
 
 def _ser(value: Any) -> dict:
-    kind = type(value)
-    if kind is str:
+    of = type(value)
+    if of is str:
         return {"S": value}
-    if kind is dict:
+    if of is dict:
         return {"M": {key: _ser(inner) for key, inner in value.items()}}
-    if kind is bool:
+    if of is bool:
         return {"BOOL": value}
-    if kind is int or kind is Decimal:
+    if of is int or of is Decimal:
         return {"N": _number(value)}
-    if kind is list or kind is tuple:
+    if of is list or of is tuple:
         return {"L": [_ser(inner) for inner in value]}
     if value is None:
         return {"NULL": True}
@@ -65,18 +65,18 @@ _decimal = DYNAMODB_CONTEXT.create_decimal
 
 
 def _des(value: dict) -> Any:
-    for kind, inner in value.items():   # the first key, as boto3 reads it
-        if kind == "S":
+    for tag, inner in value.items():   # the first key, as boto3 reads it
+        if tag == "S":
             return inner
-        if kind == "N":
+        if tag == "N":
             return _decimal(inner)
-        if kind == "M":
+        if tag == "M":
             return {key: _des(each) for key, each in inner.items()}
-        if kind == "L":
+        if tag == "L":
             return [_des(each) for each in inner]
-        if kind == "BOOL":
+        if tag == "BOOL":
             return inner
-        if kind == "NULL":
+        if tag == "NULL":
             return None
         break
     return _deserializer.deserialize(value)
