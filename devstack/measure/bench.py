@@ -326,6 +326,7 @@ class LoadRun:
                 row["outcome"] = "5xx"
             elif answer.status_code == 429:
                 row["outcome"] = "429"
+                row["code"] = (payload.get("error") or {}).get("code") if isinstance(payload, dict) else None
             else:
                 code = (payload.get("error") or {}).get("code") if isinstance(payload, dict) else None
                 row["outcome"] = "409_sold_out" if (answer.status_code == 409 and code == "sold_out") else "other_4xx"
@@ -648,8 +649,8 @@ class LoadRun:
         its confirmed uses must be exactly its ``max_uses`` (every hold is paid, none lapses in the
         run), never more, and the organizer's list must show as many."""
         answers = Counter(a["outcome"] if a["status"] is None else
-                          f"{a['status']} {a.get('code') or ('replayed' if a['replayed'] else 'new')}"
-                          for a in attempts)
+                          f"{a['status']} {'replayed' if a['replayed'] else 'new'}" if a["status"] == 201 else
+                          f"{a['status']} {a.get('code') or ''}".strip() for a in attempts)
         return {"code": self.code, "max_uses": self.args.code_uses, "answers": dict(answers.most_common()),
                 "holds_using_it": holds, "confirmed_uses": confirmed, "uses_listed": self.code_uses(),
                 "oversold_uses": max(0, holds - self.args.code_uses, confirmed - self.args.code_uses)}
