@@ -1293,8 +1293,9 @@ class BookingModel:
         if fault in ("cancel", "withdraw"):
             self.store.before_save = self._holder_race(booking_id, before.customer_id, fault)
         try:
+            # as functions/bookings_api wires it: the taker's verified address (the model's customers have one)
             result, error = self._call(taker, "POST transfer/accept", lambda: self.transfers.accept(
-                booking_id, token, taker))
+                booking_id, token, taker, ADDRESSED.get(taker)))
         finally:
             self.store.before_save = None
         after = self.store.get_booking(booking_id)
@@ -1302,7 +1303,7 @@ class BookingModel:
             assert after.customer_id == taker, f"U1 accepted by {taker}, owned by {after.customer_id}"
             if fault == "lost":
                 again, error = self._call(taker, "POST transfer/accept (repeat)", lambda: self.transfers.accept(
-                    booking_id, token, taker))
+                    booking_id, token, taker, ADDRESSED.get(taker)))
                 assert again is not None and again.version == self.store.get_booking(booking_id).version, \
                     f"U1 a repeated press was not answered the same: {error!r}"
             if before.customer_id != taker:
