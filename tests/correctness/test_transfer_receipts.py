@@ -35,3 +35,25 @@ def test_a_taker_without_an_address_cannot_take_a_receipted_booking_and_its_refu
     [refund] = [r for r in model.provider.refunds.values() if r["payment_id"] == paid.payment.payment_id]
     assert refund["receipt"]["customer"] == {"email": f"{taker}@example.com"}
     model.check()
+
+
+def test_an_exchanged_given_booking_is_still_the_one_its_taker_accepted():
+    # make proof seed 20261209186: the exchange's new kind details dropped the accepted transfer, so
+    # the booking's receipts (its payer's) looked misaddressed and a repeat press of the link failed
+    from holdfast.domain import transfers
+    from holdfast.domain.commands import HoldPlaces
+
+    model = BookingModel(fake_storage(), 2, kind=MODEL_CASES[0])
+    model._paid_seats(RandomDraw(random.Random(3)))
+    [(booking_id, holder)] = model.known
+    taker = next(c for c in ("ann", "bob", "cat") if c != holder)
+    token = model.transfers.offer(booking_id, holder, "friend@example.org")["accept_url"].split("token=", 1)[1]
+    model.transfers.accept(booking_id, token, taker, f"{taker}@example.com")
+    seats = model.store.get_booking(booking_id).places.units
+    model.exchanges.exchange(booking_id, taker, "x1", model.events["later"], HoldPlaces(seats=tuple(seats)))
+    moved = model.store.get_booking(booking_id)
+    assert moved.event_id == model.events["later"]
+    assert (moved.kind_details or {}).get(transfers.ACCEPTED, {}).get("to") == taker
+    again = model.transfers.accept(booking_id, token, taker, f"{taker}@example.com")   # the same press, answered
+    assert again.version == moved.version
+    model.check()

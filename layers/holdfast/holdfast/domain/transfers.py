@@ -150,6 +150,14 @@ def accepted(booking: Booking, offer: dict[str, Any], taker: str, credentials: l
     return details
 
 
+def carried(before: Booking, details: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The kind details of a booking exchanged from ``before`` (``details``: its new places', its
+    kind's reissue done) keeping the accepted transfer: the booking is still the one its taker
+    accepted (a repeat press of the link answers it, the receipts stay its payer's)."""
+    done = (before.kind_details or {}).get(ACCEPTED)
+    return details if not done else {**(details or {}), ACCEPTED: done}
+
+
 def view(booking: Booking, now: datetime) -> dict[str, Any]:
     """What the holder's booking view says of a waiting transfer (nothing when none)."""
     offer = pending(booking, now)

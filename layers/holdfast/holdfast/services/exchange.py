@@ -22,6 +22,7 @@ from ..domain.commands import HoldPlaces
 from ..domain.errors import (Conflict, EventCancelled, Forbidden, IdempotencyKeyReused, InvalidRequest,
                              NotFound, TooBusy)
 from ..domain.exchange import EXCHANGED, check_open, check_price, swap
+from ..domain import transfers
 from ..domain.personal_data import places_end
 from ..domain.statuses import BookingStatus
 from ..ports import Clock, HoldStore, PlacesTaken, SalesStopped, StaleBooking
@@ -99,7 +100,7 @@ class ExchangeService:
         moved = swap(booking.event_id, booking.places, target_id, places)
         if not moved.given.quantity and not moved.taken.quantity:
             raise Conflict("The booking already has these places.", code="exchange_same_places")
-        details = kind.reissue(booking, target_kind.booking_details(target, wanted, places))
+        details = transfers.carried(booking, kind.reissue(booking, target_kind.booking_details(target, wanted, places)))
         try:
             return transitions.apply(
                 self.store, booking, now, actor="customer", action=EXCHANGED,
