@@ -180,10 +180,13 @@ invoke: $(STAMP)
 
 # `make bench MODE=doors`: scans at one event's door (300/s for 30 s, 5,000 tickets, devstack/measure/bench_doors.py)
 # MODE=doors: door scans; MODE=orders: half the attempts orders of 2-4 lines beside single holds
-# (POST /orders, issue 43), 30 s, the figures per order size printed (docs/performance.md)
+# (POST /orders, issue 43), 30 s, the figures per order size printed (docs/performance.md);
+# MODE=codes: every attempt names one code with max_uses 50 (issue 45; 300/s for 30 s, half of them
+# orders of 1-2 lines, every hold paid): exactly 50 confirmed bookings and orders use it
 bench: $(STAMP)
 	@$(PY) -m devstack.measure.bench $(if $(filter doors,$(MODE)),--mode doors --duration 30) \
-		$(if $(filter orders,$(MODE)),--orders 0.5 --order-lines 2-4 --duration 30)
+		$(if $(filter orders,$(MODE)),--orders 0.5 --order-lines 2-4 --duration 30) \
+		$(if $(filter codes,$(MODE)),--code-uses 50 --orders 0.5 --order-lines 1-2 --duration 30 --bare-seconds 0)
 
 bench-profile: $(STAMP)
 	@$(PY) -m devstack.measure.bench --profile

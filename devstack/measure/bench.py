@@ -269,6 +269,8 @@ class LoadRun:
         self.run_id = uuid.uuid4().hex[:8]
         #: called once the sale is over, before the bench reads every booking back to check it
         self.before_final_reads: Any = None
+        #: the one discount code every attempt names (``--code-uses``; None: no code)
+        self.code: str | None = None
 
     def create_event(self, capacity: int | None = None, label: str = "") -> dict[str, Any]:
         body = {"name": f"Bench night {self.run_id}{label}", "venue": "Bench hall", "city": "Moscow",
@@ -293,13 +295,14 @@ class LoadRun:
             row["sent"] = now
             lines = self.order_lines(index if original is None else original)
             row["lines"] = len(lines) if lines else 0
+            main = with_code({"quantity": self.args.quantity}, self.code, index if original is None else original)
             try:
                 if lines:   # an order (--orders): the main event's places and 0-3 other events', in one hold
                     answer = self.http.post(f"{self.api}/orders", json={"lines": lines}, timeout=self.args.timeout,
                                             headers={"X-Customer-Id": customer, "Idempotency-Key": key})
                 else:
                     answer = self.http.post(f"{self.api}/events/{self.event_id}/bookings",
-                                            json={"quantity": self.args.quantity}, timeout=self.args.timeout,
+                                            json=main, timeout=self.args.timeout,
                                             headers={"X-Customer-Id": customer, "Idempotency-Key": key})
             except Timeout:
                 row["outcome"] = "timeout"
@@ -323,6 +326,7 @@ class LoadRun:
                 row["outcome"] = "5xx"
             elif answer.status_code == 429:
                 row["outcome"] = "429"
+                row["code"] = (payload.get("error") or {}).get("code") if isinstance(payload, dict) else None
             else:
                 code = (payload.get("error") or {}).get("code") if isinstance(payload, dict) else None
                 row["outcome"] = "409_sold_out" if (answer.status_code == 409 and code == "sold_out") else "other_4xx"
@@ -342,8 +346,26 @@ class LoadRun:
             return None
         least, most = order_line_range(self.args.order_lines)
         extra = least - 1 + index % (most - least + 1)   # further lines beyond the main event's
-        return [{"event_id": self.event_id, "quantity": self.args.quantity},
+        return [with_code({"event_id": self.event_id, "quantity": self.args.quantity}, self.code, index),
                 *({"event_id": side, "quantity": 1} for side in self.side_events[:extra])]
+
+    def create_code(self) -> None:
+        """The run's one discount code on the main event (``--code-uses`` uses, 10 % off)."""
+        self.code = f"BENCH{self.run_id.upper()}"
+        answer = self.http.post(f"{self.api}/events/{self.event_id}/codes", timeout=30,
+                                json={"code": self.code, "kind": "percent", "value": 10,
+                                      "max_uses": self.args.code_uses},
+                                headers={"X-Api-Key": ORGANIZER_KEY})
+        answer.raise_for_status()
+
+    def code_uses(self) -> int | None:
+        """The code's ``uses`` as its organizer's list shows them (held and sold)."""
+        answer = self.http.get(f"{self.api}/events/{self.event_id}/codes", timeout=60,
+                               headers={"X-Api-Key": ORGANIZER_KEY})
+        if answer.status_code != 200:
+            return None
+        found = [c for c in answer.json().get("codes", []) if str(c.get("code", "")).upper() == self.code]
+        return int(found[0]["uses"]) if found else None
 
     def pays(self, booking_id: str) -> bool:
         """Whether this hold's customer goes on to pay (`--pay-share`, decided by the booking id)."""
@@ -386,6 +408,8 @@ class LoadRun:
         rng = random.Random(args.seed)
         event = self.create_event()
         self.event_id = event["event_id"]
+        if args.code_uses:
+            self.create_code()
         # the other events an order's further lines take a place of (--orders)
         self.side_events = [self.create_event(capacity=5000, label=f"-side{n}")["event_id"]
                             for n in range(3)] if args.orders > 0 else []
@@ -616,7 +640,20 @@ class LoadRun:
                             "counts_consistent": counts.get("available", 0) + held_sold == args.capacity},
         }
         result["payments"]["start_failures"] = dict(result["payments"]["start_failures"])
+        if args.code_uses:
+            result["code"] = self.code_summary(attempts, len(new_ids), confirmed)
         return result
+
+    def code_summary(self, attempts: list[dict[str, Any]], holds: int, confirmed: int) -> dict[str, Any]:
+        """``--code-uses``: every attempt named the one code, so every new hold and order used it;
+        its confirmed uses must be exactly its ``max_uses`` (every hold is paid, none lapses in the
+        run), never more, and the organizer's list must show as many."""
+        answers = Counter(a["outcome"] if a["status"] is None else
+                          f"{a['status']} {'replayed' if a['replayed'] else 'new'}" if a["status"] == 201 else
+                          f"{a['status']} {a.get('code') or ''}".strip() for a in attempts)
+        return {"code": self.code, "max_uses": self.args.code_uses, "answers": dict(answers.most_common()),
+                "holds_using_it": holds, "confirmed_uses": confirmed, "uses_listed": self.code_uses(),
+                "oversold_uses": max(0, holds - self.args.code_uses, confirmed - self.args.code_uses)}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -685,6 +722,13 @@ def cpu_per_new_hold(result: dict[str, Any]) -> dict[str, float] | None:
     split = {name: round(cpu * 1000 / holds, 2) for name, cpu in sorted(groups.items(), key=lambda kv: -kv[1])}
     split["total"] = round(sum(groups.values()) * 1000 / holds, 2)
     return split
+
+
+def with_code(body: dict[str, Any], code: str | None, index: int) -> dict[str, Any]:
+    """The main event's body (a hold's, an order's line) naming the run's one code (``--code-uses``),
+    written in upper or lower case by turns (codes are case-insensitive); decided from the attempt's
+    index, so a retry repeats the body."""
+    return body if code is None else {**body, "code": code if index % 2 else code.lower()}
 
 
 def order_line_range(text: str) -> tuple[int, int]:
@@ -855,6 +899,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--order-lines", default="1-4",
                         help="with --orders: how many lines an order has, a range within 1-4 (\"2-4\": mixed "
                              "orders of two to four lines), spread evenly over the orders")
+    parser.add_argument("--code-uses", type=int, default=0,
+                        help="every attempt names one discount code with this max_uses (0: none); the run "
+                             "checks that exactly that many confirmed bookings and orders use it")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--api", help="target a running stack (make run) instead of starting one")
     parser.add_argument("--sandbox-control", help="the sandbox control URL, with --api")
@@ -1015,7 +1062,7 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps({k: result.get(k) for k in ("attempts", "offered_rate", "achieved_rate", "served_per_second",
                                                 "new_holds_per_second", "bare_transactions", "ratio_to_bare",
                                                 "holds_ratio_to_bare",
-                                                "outcomes", "confirmed", "payments", "correctness", "latency_ms",
+                                                "outcomes", "confirmed", "payments", "correctness", "code", "latency_ms",
                                                 "durations_s")}, indent=2, default=str))
     for line in result["where_the_time_goes"]:
         print(line)
@@ -1028,6 +1075,14 @@ def main(argv: list[str] | None = None) -> int:
           f"connection errors {o['connection_error']}; paid {result['payments']['paid_in_sandbox']}, "
           f"confirmed {result['confirmed']}")
     ok = ok and not unanswered
+    if args.code_uses:
+        code = result["code"]
+        exact = code["confirmed_uses"] == code["max_uses"] == code["uses_listed"] and not code["oversold_uses"]
+        print(f"==> code {code['code']} (max_uses {code['max_uses']}): {result['achieved_rate']} attempts/s answered "
+              f"of {result['offered_rate']:g} offered; answers {code['answers']}")
+        print(f"==> {'PASS' if exact else 'FAIL'}: holds using it {code['holds_using_it']}, confirmed uses "
+              f"{code['confirmed_uses']}, uses listed {code['uses_listed']}, oversold uses {code['oversold_uses']}")
+        ok = ok and exact
     return 0 if ok else 1
 
 

@@ -14,7 +14,7 @@ from devstack.measure import bench
 
 def test_the_order_sizes_stay_in_the_asked_range_and_a_retry_repeats_its_body():
     load = SimpleNamespace(args=SimpleNamespace(orders=1.0, order_lines="2-4", quantity=1), event_id="main",
-                           side_events=["s0", "s1", "s2"])
+                           side_events=["s0", "s1", "s2"], code=None)
     sizes = [len(bench.LoadRun.order_lines(load, index)) for index in range(200)]
     assert set(sizes) == {2, 3, 4}
     assert bench.LoadRun.order_lines(load, 17) == bench.LoadRun.order_lines(load, 17)

@@ -216,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare-every", type=int, default=4,
                         help="on the fakes, every Nth history is played on moto too and must tell the same "
                         "story (0: none)")
+    parser.add_argument("--outcomes", action="store_true",
+                        help="print every outcome the run counted, with its count, at the end")
     parser.add_argument("--gate-every", type=int, default=5,
                         help="every Nth seed is a gate-world history (0: none; none with --only or --skip)")
     args = parser.parse_args(argv)
@@ -280,7 +282,10 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.monotonic() - started
     if kinds:
         print("violations by rule: " + ", ".join(f"{kind} x{count}" for kind, count in sorted(kinds.items())))
-    quiet = [] if single else [name for name in (() if skip else OPERATIONS_REACHED) if not coverage.get(name)] + \
+    if args.outcomes:
+        print("outcomes: " + ", ".join(f"{name} {count}" for name, count in sorted(coverage.items())))
+    owed = () if skip else OPERATIONS_REACHED + (FEATURE_PATHS if args.histories >= FEATURE_PATHS_FROM else ())
+    quiet = [] if single else [name for name in owed if not coverage.get(name)] + \
         [name for name in OPERATIONS if name not in skip and not coverage.get(f"ran:{name}")] + \
         [f"gate:{name}" for name in (GATE_OPERATIONS if gate_every else ()) if not coverage.get(f"op:{name}")]
     print(f"exercised: {sum(coverage.values())} operations; never reached: {quiet or 'none'}")
@@ -299,6 +304,32 @@ OPERATIONS_REACHED = ("created", "replayed", "payment_started", "deliver:confirm
                       "executions_run", "waitlist_advance", "colliding_key", "stray_refund", "double_click_cancel",
                       "hoarded", "refused",
                       "cancel_while_paying")
+
+#: The paths of orders, codes, comps, exchanges and transfers (issues 43, 45) a long run must reach,
+#: read from the settled journals (``BookingModel.tally_paths``) and the operations' own outcomes.
+FEATURE_PATHS: tuple[str, ...] = (
+    # orders: held whole or refused whole, paid once, lapsed, paid late (retaken whole, or money back),
+    # cancelled and refunded, their event cancelled, a line's ticket let in at its door
+    "order_held", "order:seats_unavailable", "path:order:payment_succeeded", "path:order:hold_expired",
+    "path:order:late_payment_places_retaken", "path:order:late_payment_refund_started",
+    "path:order:cancelled_by_customer", "path:order:refund_succeeded", "path:order:event_cancelled_refund_started",
+    "path:order:ticket_checked_in", "order_scan:admitted",
+    # codes: used, used up, a use given back by a lapse, used by an order, paid, refunded
+    "code_held", "code_used_up", "path:coded:hold_expired", "path:coded:order_held", "path:coded:payment_succeeded",
+    "path:coded:refund_succeeded",
+    # comps: a 100 % code, an order given, cancelled, released by the event's cancellation
+    "comp_held", "order_given", "path:comp:comp_confirmed", "path:comp:comp_cancelled",
+    "path:comp:event_cancelled_comp_released",
+    # blocks: made, raced by a hold, ended, sold from, asked for more than they keep
+    "blocked", "block:seats_unavailable", "unblocked", "sold_from_block", "from_block:not_in_block",
+    # exchanges: moved, refused for taken places, an exchanged booking cancelled and refunded
+    "exchanged", "exchange:seats_unavailable", "path:exchanged:refund_succeeded",
+    # transfers: offered, accepted, withdrawn, an offer lapsed under the taker
+    "transfer_offered", "transfer_accepted", "transfer_withdrawn", "accept:transfer_lapsed",
+    "path:given:transfer_accepted",
+)
+#: Runs of fewer histories (a slice, a replay) are not held to them.
+FEATURE_PATHS_FROM = 1000
 
 
 if __name__ == "__main__":

@@ -34,3 +34,29 @@ def test_a_run_that_reaches_its_operations_passes(capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     assert "never reached: none" in out
+
+
+def test_a_long_run_owes_the_paths_of_orders_codes_blocks_exchanges_and_transfers(capsys, monkeypatch):
+    # two short histories reach none of them: held to the paths (as a run of 1,000 is), the run fails
+    monkeypatch.setattr(proof, "FEATURE_PATHS_FROM", 2)
+    code = proof.main(["--histories", "2", "--steps", "2", "--workers", "1", "--seed", "6",
+                       "--compare-every", "0", "--gate-every", "0", "--every", "1000"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "'path:order:late_payment_places_retaken'" in out and "'transfer_accepted'" in out and "FAILED" in out
+
+
+def test_the_settled_journals_tell_which_paths_an_order_took():
+    from collections import Counter
+
+    from tests.correctness.model import OPERATIONS
+
+    skip = tuple(name for name in OPERATIONS if name not in ("place_order", "order_paid"))
+    reached: Counter[str] = Counter()
+    for seed in range(40, 46):
+        violation, story, log = proof.run_history(seed, 8, None, skip=skip)
+        assert violation is None, "\n".join(story)
+        reached.update(log)
+    assert reached.get("path:order:order_held") and reached.get("path:order:payment_succeeded"), sorted(reached)
+    assert any(name.startswith("order_paid:late:") for name in reached), sorted(reached)
+    assert reached.get("path:order:late_payment_places_retaken") or reached.get("path:order:late_payment_refund_started")

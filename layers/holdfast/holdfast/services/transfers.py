@@ -22,7 +22,7 @@ from typing import Any, Callable
 from .. import kinds
 from ..domain import transfers
 from ..domain.booking import Booking
-from ..domain.errors import Busy, Forbidden, NotFound
+from ..domain.errors import Busy, Forbidden, InvalidRequest, NotFound
 from ..clock import iso
 from ..ports import Clock, LifecycleStore
 from . import transitions
@@ -119,6 +119,11 @@ class TransferService:
             if verdict.replay:
                 return booking
             assert verdict.offer is not None
+            if booking.payment is not None and booking.payment.receipt and not taker_email:
+                # its refunds' fiscal receipts go to the booking's address, which becomes the taker's
+                # (a refund without one is refused by a shop that requires receipts)
+                raise InvalidRequest("This booking's receipts are e-mailed to its holder: confirm your e-mail "
+                                     "address, then accept again.", code="contact_required")
             giver = booking.customer_id
             details = transfers.accepted(booking, verdict.offer, taker,
                                          kinds.of_booking(booking).credential_ids(booking), now)
