@@ -193,6 +193,42 @@ def test_each_order_line_is_settled_once_when_its_own_service_is_rendered(
     assert {i["payment_mode"] for i in back["items"]} == {"full_payment"}
 
 
+def test_an_order_paid_after_its_event_was_moved_earlier_settles_its_ticket_at_the_new_start(
+        bookings, store, clock, provider, directory, priced_event, lot):
+    """The start moved earlier while the order was still unpaid (no payment, so nothing for the
+    change's announcement to move): the payment's first looks are read per line from each line's
+    offering as it is then, not from the start the line was sold for (proof seed 20261211084, F5)."""
+    from datetime import timedelta
+
+    from holdfast.clock import iso, parse_iso
+    from holdfast.services.listing import ListingService
+    from holdfast.services.settlements import Settlements
+    from holdfast.services.sweeper import sweep
+
+    body = {"vehicle_type": "REGULAR", "plate": "A123BC77", "from": f"{DAY}T16:00:00Z", "to": f"{DAY}T20:00:00Z"}
+    order = OrderService(bookings).place("zoe", "order-1", PlaceOrder((
+        OrderLine(priced_event["event_id"], HoldPlaces.of(BookingIn.model_validate({"seats": ["A-1"]}).model_dump())),
+        OrderLine(lot["lot_id"], ReservationIn.model_validate(body).command())), contact_email="zoe@example.com")).booking
+    earlier = clock() + timedelta(hours=2)
+    assert earlier < parse_iso(priced_event["starts_at"])
+    ListingService(store, clock).update(priced_event["event_id"], {"starts_at": earlier}, ORG)
+    payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
+    started = payments.start_payment(order.booking_id, "zoe", "pay-1")
+    provider.pay(started.payment.payment_id)
+    payments.apply_provider_payment(provider.get_payment(started.payment.payment_id))
+    ticket_line = next(line for line in order.kind_details["lines"] if line["offering_id"] == priced_event["event_id"])
+    paid = store.get_booking(order.booking_id)
+    assert paid.payment.settlement["lines"][ticket_line["line_id"]]["next_at"] == iso(earlier)
+    assert parse_iso(paid.settlement_due) <= earlier
+    settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
+    clock.advance((earlier - clock()).total_seconds() + 1)
+    sent = sweep(store, clock, lambda _id: {}, lambda *_: None, give_up=lambda *_: None, grace_seconds=0,
+                 settle=settlements.settle)
+    assert sent["settlement_sent"] == 1
+    [receipt] = provider.receipts.values()
+    assert [i["description"] for i in receipt["items"]] == ["Quartet, stalls, adult"]
+
+
 def test_the_sales_export_lists_each_sales_receipts(coded, store, clock, provider, directory, priced_event, catalog):
     import csv
     import io

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from ..clock import iso, parse_iso
 from ..domain.codes import keep_uses, without_uses
-from ..domain.booking import Booking, Payment, PaymentMode, Verdict, judge_payment, paid_before
+from ..domain.booking import Booking, Payment, PaymentMode, Verdict, judge_payment, paid_before, settled_lines
 from ..domain.errors import Busy, Conflict, EventCancelled, PaymentProviderUnavailable, RequestInProgress
 from ..domain.inventory import Move, Places
 from ..domain.personal_data import with_current_end
@@ -136,7 +136,7 @@ class PaymentService:
                                     lease_until=iso(now + timedelta(seconds=CREATE_LEASE_SECONDS)),
                                     requested_at=iso(now), receipt=receipt,
                                     # its settlement's first look: the start read now, not the hold's copy
-                                    settlement=_settlement_hint(self.store, booking) if receipt else None,
+                                    settlement=_settlement_hint(self.store, booking, receipt) if receipt else None,
                                     next_check_at=iso(now + timedelta(seconds=self.first_check_seconds))),
                     **address,
                 ), True
@@ -425,8 +425,15 @@ class PaymentService:
         return keep_uses(places, booking.places) if places is not None else None
 
 
-def _settlement_hint(store: Any, booking: Booking) -> dict[str, Any] | None:
-    from .settlements import renders_at
+def _settlement_hint(store: Any, booking: Booking, receipt: dict[str, Any]) -> dict[str, Any] | None:
+    """The settlement's first look: when the service is rendered as the offering says it now. An
+    order settled line by line gets one look per line, each read from the line's own offering (the
+    line's ``ends_at`` is the start it was sold for, and the start may have moved since)."""
+    from .settlements import line_renders_at, renders_at
 
+    lines = settled_lines(replace(booking, payment=Payment(idempotence_key="", receipt=receipt)))
+    if lines:
+        looks = {line.line_id: {"next_at": at} for line in lines if (at := line_renders_at(store, line))}
+        return {"lines": looks} if looks else None
     at = renders_at(store, booking)
     return {"next_at": at} if at else None

@@ -267,6 +267,15 @@ def renders_at(store: PaymentStore, booking: Booking) -> str | None:
     return fiscal.rendered_at([], offering.get("starts_at"))
 
 
+def line_renders_at(store: PaymentStore, line: SettledLine) -> str | None:
+    """``renders_at`` of one order line: its offering's start as it is now, for a line rendered at
+    its event's start (None for one rendered by its granules or a state of its own)."""
+    if line.granule_starts or lifecycle.renders_by_state(line.kind):
+        return None
+    offering = store.get_event(line.offering_id) or {}
+    return fiscal.rendered_at([], offering.get("starts_at"))
+
+
 def follow_start(store: PaymentStore, clock: Clock, event_id: str) -> int:
     """An event's start moved (its ``event.changed``): each of its bookings whose payment carries
     a receipt whose settlement is still owed (paid, or being paid) is looked at by when the
