@@ -41,6 +41,11 @@ def test_the_sales_page_lists_each_sales_receipts_in_both_languages(site, custom
     expect(row.locator('li[data-receipt="payment:issued"]')).to_contain_text("payment receipt · issued · ")
     expect(row.locator('li[data-receipt="settlement:due"]')).to_contain_text("settlement receipt · due")
     expect(row).to_contain_text("2,000.00")
+    # the local stand-in's sale metrics are the whole stack's, read by the demo organizer's key
+    # alone: another organizer's key is told so, and shown no error
+    expect(page.locator("#metrics-where")).to_have_text(
+        "On the local stack these are the whole stack's figures, shown to the demo organizer's key only.")
+    expect(page.locator("#metrics-error")).to_be_hidden()
     assert serious_accessibility_problems(page) == []
     shots(page, "console-sale-receipts-en-desktop")
 

@@ -25,25 +25,37 @@ def counter_key(customer_id: str, event_id: str) -> dict[str, str]:
     return {"pk": f"CUSTOMER#{customer_id}", "sk": f"HOLDS#EVENT#{event_id}"}
 
 
-def take_slot(table: str, attrs: Callable[[dict], dict], customer_id: str, event_id: str,
-              limit: int | None) -> dict[str, Any]:
+def _take(table: str, attrs: Callable[[dict], dict], key: dict[str, str], field: str,
+          limit: int | None) -> dict[str, Any]:
+    """A transaction item adding one to the counter ``field`` of ``key``, refused once it has
+    reached ``limit`` (None: counted without a bound)."""
     update: dict[str, Any] = {
-        "TableName": table, "Key": attrs(counter_key(customer_id, event_id)),
-        "UpdateExpression": "ADD active :one",
+        "TableName": table, "Key": attrs(key),
+        "UpdateExpression": f"ADD {field} :one",
         "ExpressionAttributeValues": attrs({":one": 1}),
     }
     if limit is not None:
-        update["ConditionExpression"] = "attribute_not_exists(active) OR active < :limit"
+        update["ConditionExpression"] = f"attribute_not_exists({field}) OR {field} < :limit"
         update["ExpressionAttributeValues"] = attrs({":one": 1, ":limit": limit})
     return {"Update": update}
 
 
-def release_slot(table: str, attrs: Callable[[dict], dict], customer_id: str, event_id: str) -> dict[str, Any]:
+def _give_back(table: str, attrs: Callable[[dict], dict], key: dict[str, str], field: str) -> dict[str, Any]:
+    """A transaction item taking one from the counter ``field`` of ``key``."""
     return {"Update": {
-        "TableName": table, "Key": attrs(counter_key(customer_id, event_id)),
-        "UpdateExpression": "ADD active :minus_one",
+        "TableName": table, "Key": attrs(key),
+        "UpdateExpression": f"ADD {field} :minus_one",
         "ExpressionAttributeValues": attrs({":minus_one": -1}),
     }}
+
+
+def take_slot(table: str, attrs: Callable[[dict], dict], customer_id: str, event_id: str,
+              limit: int | None) -> dict[str, Any]:
+    return _take(table, attrs, counter_key(customer_id, event_id), "active", limit)
+
+
+def release_slot(table: str, attrs: Callable[[dict], dict], customer_id: str, event_id: str) -> dict[str, Any]:
+    return _give_back(table, attrs, counter_key(customer_id, event_id), "active")
 
 
 # ------------------------------------------------------------------ live holds per network address
@@ -63,20 +75,8 @@ def take_address_slot(table: str, attrs: Callable[[dict], dict], address: str, e
                       cap: int | None) -> dict[str, Any]:
     """One more live hold of ``event_id`` from ``address``, refused at ``cap`` (None: counted
     without one, an order's offering that sets no cap beside one that does)."""
-    update: dict[str, Any] = {
-        "TableName": table, "Key": attrs(address_counter_key(address, event_id)),
-        "UpdateExpression": "ADD live_holds :one",
-        "ExpressionAttributeValues": attrs({":one": 1}),
-    }
-    if cap is not None:
-        update["ConditionExpression"] = "attribute_not_exists(live_holds) OR live_holds < :cap"
-        update["ExpressionAttributeValues"] = attrs({":one": 1, ":cap": cap})
-    return {"Update": update}
+    return _take(table, attrs, address_counter_key(address, event_id), "live_holds", cap)
 
 
 def release_address_slot(table: str, attrs: Callable[[dict], dict], address: str, event_id: str) -> dict[str, Any]:
-    return {"Update": {
-        "TableName": table, "Key": attrs(address_counter_key(address, event_id)),
-        "UpdateExpression": "ADD live_holds :minus_one",
-        "ExpressionAttributeValues": attrs({":minus_one": -1}),
-    }}
+    return _give_back(table, attrs, address_counter_key(address, event_id), "live_holds")
