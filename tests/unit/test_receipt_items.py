@@ -368,6 +368,45 @@ def test_an_orders_parking_line_whose_car_never_came_is_settled_once_at_its_no_s
     assert any(entry.action == "settlement_requested" and "line L2" in entry.decision for entry in journal)
 
 
+def test_an_orders_parking_line_paid_after_its_window_began_counts_its_no_show_from_the_payment(
+        bookings, store, clock, provider, directory, priced_event, lot):
+    """As a single reservation's no-show timer (Booking.confirmed): a window already begun when the
+    order is paid is not unused the moment it is paid; the line's settlement waits the lot's grace
+    from the confirmation (a line counted from the window's start settled at once: the car could
+    still come)."""
+    from datetime import timedelta
+
+    from holdfast.clock import parse_iso
+    from holdfast.services.settlements import Settlements
+    from holdfast.services.sweeper import sweep
+
+    grace = lot["no_show_grace_seconds"]
+    begun = parse_iso(f"{DAY}T16:00:00Z")
+    clock.advance((begun - clock()).total_seconds() + grace + 120)   # past the window's start + grace
+    body = {"vehicle_type": "REGULAR", "plate": "A123BC77", "from": f"{DAY}T16:00:00Z", "to": f"{DAY}T18:00:00Z"}
+    order = OrderService(bookings).place("ned", "order-2", PlaceOrder((
+        OrderLine(priced_event["event_id"], HoldPlaces.of(BookingIn.model_validate({"seats": ["A-4"]}).model_dump())),
+        OrderLine(lot["lot_id"], ReservationIn.model_validate(body).command())), contact_email="ned@example.com")).booking
+    payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
+    started = payments.start_payment(order.booking_id, "ned", "pay-2")
+    provider.pay(started.payment.payment_id)
+    payments.apply_provider_payment(provider.get_payment(started.payment.payment_id))
+    confirmed_at = clock()
+    settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
+
+    def run() -> dict:
+        return sweep(store, clock, lambda _id: {}, lambda *_: None, give_up=lambda *_: None, grace_seconds=0,
+                     settle=settlements.settle)
+
+    paid = store.get_booking(order.booking_id)
+    assert parse_iso(paid.settlement_due) == confirmed_at + timedelta(seconds=grace)
+    assert run().get("settlement_sent") is None and provider.receipts == {}   # the car may still come
+    clock.advance(grace + 1)
+    assert run()["settlement_sent"] == 1
+    [made] = provider.receipts.values()
+    assert [i["description"] for i in made["items"]] == ["Venue parking"]
+
+
 def test_an_offerings_sales_list_each_sale_with_its_receipts_for_the_operators_page(
         coded, store, clock, provider, directory, priced_event):
     from holdfast.domain.errors import NotFound

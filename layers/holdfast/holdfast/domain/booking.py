@@ -129,11 +129,14 @@ class Booking:
         ``timer_grace_seconds``) is set from the later of that and ``at``, in the write that
         confirms it; a window already begun when it was paid is not over the moment it is paid."""
         details = self.kind_details or {}
-        if not details.get("timer_from") or not details.get("timer_state"):
-            return self
-        start = max(parse_iso(str(details["timer_from"])), at)
-        due = start + timedelta(seconds=int(details.get("timer_grace_seconds") or 0))
-        return replace(self, kind_details={**details, "timer_at": iso(due)})
+        lines = details.get("lines")
+        if lines and any(_timed(line.get("details") or {}, at) for line in lines):
+            # an order: each line with such a timer (a parking line) counts from the same moment
+            # (the settlement of a line nobody used reads it, SettledLine.unused_until)
+            return replace(self, kind_details={**details, "lines": [
+                {**line, "details": _timed(line.get("details") or {}, at) or line.get("details")} for line in lines]})
+        timed = _timed(details, at)
+        return replace(self, kind_details=timed) if timed else self
 
     @property
     def charged(self) -> Money:
@@ -276,12 +279,26 @@ class SettledLine:
         return dict(((payment.settlement or {}).get("lines") or {}).get(self.line_id) or {})
 
 
+def _timed(details: dict[str, Any], at: datetime) -> dict[str, Any] | None:
+    """``details`` with ``timer_at`` set for a booking (or an order's line) confirmed at ``at``: the
+    later of when it could first be used (``timer_from``) and ``at``, plus ``timer_grace_seconds``;
+    None when the details name no such timer."""
+    if not details.get("timer_from") or not details.get("timer_state"):
+        return None
+    start = max(parse_iso(str(details["timer_from"])), at)
+    return {**details, "timer_at": iso(start + timedelta(seconds=int(details.get("timer_grace_seconds") or 0)))}
+
+
 def _rendering_timer(details: dict[str, Any]) -> str | None:
-    """When a line's kind timer (``timer_from`` + ``timer_grace_seconds``, into ``timer_state``)
-    falls due, if that state renders the service; None otherwise."""
+    """When a line's kind timer (into ``timer_state``) falls due, if that state renders the
+    service; None otherwise. Its moment is the ``timer_at`` the order's confirmation set
+    (``Booking.confirmed``), or for a line confirmed before that was kept, ``timer_from`` plus
+    ``timer_grace_seconds``."""
     if not details.get("timer_from") or not details.get("timer_state") or not lifecycle.renders(
             str(details["timer_state"])):
         return None
+    if details.get("timer_at"):
+        return str(details["timer_at"])
     return iso(parse_iso(str(details["timer_from"])) + timedelta(seconds=int(details.get("timer_grace_seconds") or 0)))
 
 
