@@ -337,8 +337,10 @@ REACHED_OUTSIDE_THE_SAMPLES: dict[str, dict[str, None]] = {
     "MailFeedbackFunction": _unreached(["sqs:SendMessage"]),
     # a door's scan beyond a gap is held (a ConditionCheck on its cursor); the sample's come in order
     "DoorsApiFunction": _unreached([], writes=["dynamodb:ConditionCheckItem"]),
-    # (ParkingApiFunction: the sample gate's configuration lists voided reservations, summarised in
-    # batches, so the samples reach every grant it has)
+    # the sample gate's configuration lists voided reservations, summarised in batches; a lot whose
+    # holds need a solved challenge reads the CAPTCHA verifier's key on its first such hold (the
+    # samples' lot needs none)
+    "ParkingApiFunction": _unreached(["secretsmanager:GetSecretValue"]),
     # the sample's payment matches no booking: applying one confirms or refunds, and reconciles
     "PaymentEventsFunction": _unreached(["states:StartExecution"], reads=["dynamodb:BatchGetItem", "dynamodb:Query"],
                                         writes=TABLE_WRITES),
