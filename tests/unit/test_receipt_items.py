@@ -23,6 +23,7 @@ from holdfast.services.bookings import BookingService
 from holdfast.services.codes import CodeService
 from holdfast.services.payments import PaymentService
 from holdfast.services.receipts import refund_receipt
+from holdfast.services.sweeper import sweep
 
 from .conftest import event_request
 from .test_price_categories import CATEGORIES, PRICES
@@ -30,6 +31,30 @@ from .test_price_categories import CATEGORIES, PRICES
 ORG = Caller("org-items", "key-1")
 RUB = "RUB"
 DAY = "2030-02-01"
+
+
+def _ticket_and_parking(bookings, priced_event, lot, who: str, key: str, seat: str, since: str, until: str):
+    """An order of one seat of the priced event and the lot's space from ``since`` to ``until``
+    (times of DAY), held for ``who`` with the address its receipts go to."""
+    body = {"vehicle_type": "REGULAR", "plate": "A123BC77", "from": f"{DAY}T{since}:00Z", "to": f"{DAY}T{until}:00Z"}
+    return OrderService(bookings).place(who, key, PlaceOrder((
+        OrderLine(priced_event["event_id"], HoldPlaces.of(BookingIn.model_validate({"seats": [seat]}).model_dump())),
+        OrderLine(lot["lot_id"], ReservationIn.model_validate(body).command())),
+        contact_email=f"{who}@example.com")).booking
+
+
+def _paid(payments: PaymentService, provider, booking_id: str, who: str, key: str):
+    """The booking's payment started, paid at the provider and its notification applied."""
+    started = payments.start_payment(booking_id, who, key)
+    provider.pay(started.payment.payment_id)
+    payments.apply_provider_payment(provider.get_payment(started.payment.payment_id))
+    return started
+
+
+def _sweep(store, clock, settlements) -> dict:
+    """One run of the sweeper, its settlement receipts sent by ``settlements``."""
+    return sweep(store, clock, lambda _id: {}, lambda *_: None, give_up=lambda *_: None, grace_seconds=0,
+                 settle=settlements.settle)
 
 groups = st.lists(st.tuples(st.integers(1, 40), st.integers(0, 500_000_00)), min_size=1, max_size=6)
 
@@ -141,21 +166,14 @@ def test_each_order_line_is_settled_once_when_its_own_service_is_rendered(
     from holdfast.services import transitions
     from holdfast.services.booking_views import receipts_view
     from holdfast.services.settlements import Settlements
-    from holdfast.services.sweeper import sweep
 
-    body = {"vehicle_type": "REGULAR", "plate": "A123BC77", "from": f"{DAY}T16:00:00Z", "to": f"{DAY}T20:00:00Z"}
-    order = OrderService(bookings).place("zoe", "order-1", PlaceOrder((
-        OrderLine(priced_event["event_id"], HoldPlaces.of(BookingIn.model_validate({"seats": ["A-1"]}).model_dump())),
-        OrderLine(lot["lot_id"], ReservationIn.model_validate(body).command())), contact_email="zoe@example.com")).booking
+    order = _ticket_and_parking(bookings, priced_event, lot, "zoe", "order-1", "A-1", "16:00", "20:00")
     payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
-    started = payments.start_payment(order.booking_id, "zoe", "pay-1")
-    provider.pay(started.payment.payment_id)
-    payments.apply_provider_payment(provider.get_payment(started.payment.payment_id))
+    _paid(payments, provider, order.booking_id, "zoe", "pay-1")
     settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
 
     def run() -> dict:
-        return sweep(store, clock, lambda _id: {}, lambda *_: None, give_up=lambda *_: None, grace_seconds=0,
-                     settle=settlements.settle)
+        return _sweep(store, clock, settlements)
 
     paid = store.get_booking(order.booking_id)
     assert paid.status is BookingStatus.CONFIRMED
@@ -203,27 +221,20 @@ def test_an_order_paid_after_its_event_was_moved_earlier_settles_its_ticket_at_t
     from holdfast.clock import iso, parse_iso
     from holdfast.services.listing import ListingService
     from holdfast.services.settlements import Settlements
-    from holdfast.services.sweeper import sweep
 
-    body = {"vehicle_type": "REGULAR", "plate": "A123BC77", "from": f"{DAY}T16:00:00Z", "to": f"{DAY}T20:00:00Z"}
-    order = OrderService(bookings).place("zoe", "order-1", PlaceOrder((
-        OrderLine(priced_event["event_id"], HoldPlaces.of(BookingIn.model_validate({"seats": ["A-1"]}).model_dump())),
-        OrderLine(lot["lot_id"], ReservationIn.model_validate(body).command())), contact_email="zoe@example.com")).booking
+    order = _ticket_and_parking(bookings, priced_event, lot, "zoe", "order-1", "A-1", "16:00", "20:00")
     earlier = clock() + timedelta(hours=2)
     assert earlier < parse_iso(priced_event["starts_at"])
     ListingService(store, clock).update(priced_event["event_id"], {"starts_at": earlier}, ORG)
     payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
-    started = payments.start_payment(order.booking_id, "zoe", "pay-1")
-    provider.pay(started.payment.payment_id)
-    payments.apply_provider_payment(provider.get_payment(started.payment.payment_id))
+    _paid(payments, provider, order.booking_id, "zoe", "pay-1")
     ticket_line = next(line for line in order.kind_details["lines"] if line["offering_id"] == priced_event["event_id"])
     paid = store.get_booking(order.booking_id)
     assert paid.payment.settlement["lines"][ticket_line["line_id"]]["next_at"] == iso(earlier)
     assert parse_iso(paid.settlement_due) <= earlier
     settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
     clock.advance((earlier - clock()).total_seconds() + 1)
-    sent = sweep(store, clock, lambda _id: {}, lambda *_: None, give_up=lambda *_: None, grace_seconds=0,
-                 settle=settlements.settle)
+    sent = _sweep(store, clock, settlements)
     assert sent["settlement_sent"] == 1
     [receipt] = provider.receipts.values()
     assert [i["description"] for i in receipt["items"]] == ["Quartet, stalls, adult"]
@@ -238,9 +249,7 @@ def test_the_sales_export_lists_each_sales_receipts(coded, store, clock, provide
     booking = coded.create_booking(priced_event["event_id"], "kim", "k", HoldPlaces.of(BookingIn.model_validate(
         {"seats": ["B-1"], "contact_email": "kim@example.com"}).model_dump())).booking
     payments = PaymentService(store, provider, clock, coded, "http://127.0.0.1:3000/done", fiscal=directory)
-    started = payments.start_payment(booking.booking_id, "kim", "pay-1")
-    provider.pay(started.payment.payment_id)
-    payments.apply_provider_payment(provider.get_payment(started.payment.payment_id))
+    _paid(payments, provider, booking.booking_id, "kim", "pay-1")
     plain = catalog.create_event(event_request(name="No receipts"), caller=Caller("org-plain", "key-1"))
     other = coded.create_booking(plain["event_id"], "lee", "k", BookingIn(quantity=1)).booking
     plain_payments = PaymentService(store, provider, clock, coded, "http://127.0.0.1:3000/done")
@@ -261,22 +270,15 @@ def test_a_crash_between_a_lines_receipt_call_and_its_record_still_makes_one_rec
     from holdfast import faults
     from holdfast.clock import parse_iso
     from holdfast.services.settlements import Settlements, settlement_key
-    from holdfast.services.sweeper import sweep
 
-    body = {"vehicle_type": "REGULAR", "plate": "A123BC77", "from": f"{DAY}T21:00:00Z", "to": f"{DAY}T23:00:00Z"}
     # (a window after the event's start: the line's own no-show, 21:15, is not yet due at it)
-    order = OrderService(bookings).place("max", "order-1", PlaceOrder((
-        OrderLine(priced_event["event_id"], HoldPlaces.of(BookingIn.model_validate({"seats": ["A-2"]}).model_dump())),
-        OrderLine(lot["lot_id"], ReservationIn.model_validate(body).command())), contact_email="max@example.com")).booking
+    order = _ticket_and_parking(bookings, priced_event, lot, "max", "order-1", "A-2", "21:00", "23:00")
     payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
-    started = payments.start_payment(order.booking_id, "max", "pay-1")
-    provider.pay(started.payment.payment_id)
-    payments.apply_provider_payment(provider.get_payment(started.payment.payment_id))
+    _paid(payments, provider, order.booking_id, "max", "pay-1")
     settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
 
     def run() -> dict:
-        return sweep(store, clock, lambda _id: {}, lambda *_: None, give_up=lambda *_: None, grace_seconds=0,
-                     settle=settlements.settle)
+        return _sweep(store, clock, settlements)
 
     clock.advance((parse_iso(priced_event["starts_at"]) - clock()).total_seconds() + 1)   # the ticket's line
     faults.reset_crash_counts()
@@ -325,21 +327,14 @@ def test_an_orders_parking_line_whose_car_never_came_is_settled_once_at_its_no_s
     from holdfast.clock import parse_iso
     from holdfast.services.booking_views import receipts_view
     from holdfast.services.settlements import Settlements
-    from holdfast.services.sweeper import sweep
 
-    body = {"vehicle_type": "REGULAR", "plate": "A123BC77", "from": f"{DAY}T16:00:00Z", "to": f"{DAY}T18:00:00Z"}
-    order = OrderService(bookings).place("ned", "order-1", PlaceOrder((
-        OrderLine(priced_event["event_id"], HoldPlaces.of(BookingIn.model_validate({"seats": ["A-3"]}).model_dump())),
-        OrderLine(lot["lot_id"], ReservationIn.model_validate(body).command())), contact_email="ned@example.com")).booking
+    order = _ticket_and_parking(bookings, priced_event, lot, "ned", "order-1", "A-3", "16:00", "18:00")
     payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
-    started = payments.start_payment(order.booking_id, "ned", "pay-1")
-    provider.pay(started.payment.payment_id)
-    payments.apply_provider_payment(provider.get_payment(started.payment.payment_id))
+    _paid(payments, provider, order.booking_id, "ned", "pay-1")
     settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
 
     def run() -> dict:
-        return sweep(store, clock, lambda _id: {}, lambda *_: None, give_up=lambda *_: None, grace_seconds=0,
-                     settle=settlements.settle)
+        return _sweep(store, clock, settlements)
 
     paid = store.get_booking(order.booking_id)
     grace = lot["no_show_grace_seconds"]
@@ -378,25 +373,18 @@ def test_an_orders_parking_line_paid_after_its_window_began_counts_its_no_show_f
 
     from holdfast.clock import parse_iso
     from holdfast.services.settlements import Settlements
-    from holdfast.services.sweeper import sweep
 
     grace = lot["no_show_grace_seconds"]
     begun = parse_iso(f"{DAY}T16:00:00Z")
     clock.advance((begun - clock()).total_seconds() + grace + 120)   # past the window's start + grace
-    body = {"vehicle_type": "REGULAR", "plate": "A123BC77", "from": f"{DAY}T16:00:00Z", "to": f"{DAY}T18:00:00Z"}
-    order = OrderService(bookings).place("ned", "order-2", PlaceOrder((
-        OrderLine(priced_event["event_id"], HoldPlaces.of(BookingIn.model_validate({"seats": ["A-4"]}).model_dump())),
-        OrderLine(lot["lot_id"], ReservationIn.model_validate(body).command())), contact_email="ned@example.com")).booking
+    order = _ticket_and_parking(bookings, priced_event, lot, "ned", "order-2", "A-4", "16:00", "18:00")
     payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
-    started = payments.start_payment(order.booking_id, "ned", "pay-2")
-    provider.pay(started.payment.payment_id)
-    payments.apply_provider_payment(provider.get_payment(started.payment.payment_id))
+    _paid(payments, provider, order.booking_id, "ned", "pay-2")
     confirmed_at = clock()
     settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
 
     def run() -> dict:
-        return sweep(store, clock, lambda _id: {}, lambda *_: None, give_up=lambda *_: None, grace_seconds=0,
-                     settle=settlements.settle)
+        return _sweep(store, clock, settlements)
 
     paid = store.get_booking(order.booking_id)
     assert parse_iso(paid.settlement_due) == confirmed_at + timedelta(seconds=grace)
@@ -417,9 +405,7 @@ def test_an_offerings_sales_list_each_sale_with_its_receipts_for_the_operators_p
         booking = coded.create_booking(priced_event["event_id"], f"c{n}", "k", HoldPlaces.of(BookingIn.model_validate(
             {"seats": [seat], "contact_email": f"c{n}@example.com"}).model_dump())).booking
         payments = PaymentService(store, provider, clock, coded, "http://127.0.0.1:3000/done", fiscal=directory)
-        started = payments.start_payment(booking.booking_id, f"c{n}", "pay-1")
-        provider.pay(started.payment.payment_id)
-        payments.apply_provider_payment(provider.get_payment(started.payment.payment_id))
+        _paid(payments, provider, booking.booking_id, f"c{n}", "pay-1")
         paid.append(booking.booking_id)
     service = ExportService(store)
     first = service.sales_of(ORG, priced_event["event_id"], limit=2)
