@@ -113,7 +113,8 @@ class _embedded_stack:  # noqa: N801 - a context manager used like a function
         sandbox = self._exit.enter_context(SandboxServer(host="127.0.0.1", port=0))
         stack = EmbeddedStack(str(REPO), aws_port=0, api_port=0, stack_name=self.stack_name,
                            parameters={"ProviderApiUrl": sandbox.base_url,
-                                       "CaptchaVerifyUrl": f"{sandbox.origin}/smartcaptcha/validate"})
+                                       "CaptchaVerifyUrl": f"{sandbox.origin}/smartcaptcha/validate",
+                                       "CaptchaWidgetOrigin": sandbox.origin})
         stack.start()
         self._exit.callback(stack.stop)
         return stack.boto3_client("lambda")

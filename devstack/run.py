@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     print("==> deploying template.yaml onto the embedded AWS stack", flush=True)
     stack = EmbeddedStack(str(REPO), aws_port=args.aws_port, api_port=args.api_port,
                           parameters={"ProviderApiUrl": sandbox.base_url,
-                                      "CaptchaVerifyUrl": f"{sandbox.origin}/smartcaptcha/validate"},
+                                      "CaptchaVerifyUrl": f"{sandbox.origin}/smartcaptcha/validate",
+                                      "CaptchaWidgetOrigin": sandbox.origin},
                           lambda_workers=not args.in_process, default_concurrency=args.concurrency,
                           dynamodb="moto" if args.moto_dynamodb else "local")
     try:

@@ -99,6 +99,8 @@ def local_parameters(api_url: str) -> dict[str, Any]:
         "ProviderShopId": "100500",
         # holds' challenges are checked by the sandbox's stand-in of SmartCaptcha's validate API
         "CaptchaVerifyUrl": "http://127.0.0.1:8090/smartcaptcha/validate",
+        # and the pages load its stand-in widget from there (the Content-Security-Policy names it)
+        "CaptchaWidgetOrigin": "http://127.0.0.1:8090",
         "AllowedWebhookNetworks": "127.0.0.1/32",
         # webhooks may reach the local receiver (/dev/webhooks) over plain http; never on AWS
         "WebhookLocalNetworks": "127.0.0.0/8",

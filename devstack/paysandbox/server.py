@@ -15,7 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
 
 from . import page
-from .captcha import CaptchaSandbox
+from .captcha import FRAME_CSP as CAPTCHA_FRAME_CSP, CaptchaSandbox
+from .captcha import frame_page as captcha_frame_page, widget_script as captcha_widget_script
 from .clock import SandboxClock, parse_iso
 from .faults import API_BEFORE, FaultRegistry
 from .models import ApiError, invalid, not_found
@@ -337,8 +338,8 @@ class _Handler(BaseHTTPRequestHandler):
                 reply = self._control(path, parts.query, raw)
             elif path.startswith("/checkout/"):
                 reply = self._checkout(path)
-            elif path.startswith("/smartcaptcha/"):
-                reply = self._captcha(path, raw)
+            elif path.startswith("/smartcaptcha/") or path == "/captcha.js":
+                reply = self._captcha(path, raw, parts.query)
             else:
                 reply = _error(not_found("Unknown route"))
         except Exception as exc:  # the server answers in the provider's shape and keeps running
@@ -503,8 +504,17 @@ class _Handler(BaseHTTPRequestHandler):
         return _Reply(200, obj)
 
     # -- payment page --------------------------------------------------------------------------
-    def _captcha(self, path: str, raw: bytes) -> _Reply:
-        """The challenge verifier's stand-in (captcha.py): its validate API and its tokens."""
+    def _captcha(self, path: str, raw: bytes, query: str = "") -> _Reply:
+        """The challenge verifier's stand-in (captcha.py): its validate API, its tokens and its widget."""
+        script = "text/javascript; charset=utf-8"
+        if self.command == "GET" and path == "/captcha.js":
+            return _Reply(200, raw=captcha_widget_script("captcha.js"), content_type=script)
+        if self.command == "GET" and path == "/smartcaptcha/frame.js":
+            return _Reply(200, raw=captcha_widget_script("frame.js"), content_type=script)
+        if self.command == "GET" and path == "/smartcaptcha/frame":
+            language = dict(parse_qsl(query)).get("hl", "en")
+            return _Reply(200, raw=captcha_frame_page(language), content_type="text/html; charset=utf-8",
+                          headers={"Content-Security-Policy": CAPTCHA_FRAME_CSP, "Cache-Control": "no-store"})
         if self.command == "POST" and path == "/smartcaptcha/validate":
             status, payload = self.sandbox.captcha.validate(raw)
             return _Reply(status, payload)

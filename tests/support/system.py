@@ -24,6 +24,7 @@ def local_system(**template_parameters: str) -> Iterator[dict[str, Any]]:
         stack = EmbeddedStack(str(REPO), aws_port=0, api_port=0,
                            parameters={"ProviderApiUrl": sandbox.base_url,
                                        "CaptchaVerifyUrl": f"{sandbox.origin}/smartcaptcha/validate",
+                                       "CaptchaWidgetOrigin": sandbox.origin,
                                        **template_parameters})
         stack.start()
         try:

@@ -104,6 +104,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "holds_per_address": _number(int, ge=0, le=10_000),
     "captcha_on_holds": _text(pattern="^(off|on)$"), "captcha_verify_url": _text(),
     "captcha_secret_name": _text(), "captcha_site_key": _text(),
+    "captcha_widget_origin": _text(pattern=r"^(https?://[A-Za-z0-9.-]+(:[0-9]+)?)?$"),
     "personal_data_retention_days": _number(int, ge=1, le=3650),
     "webhook_key_secret_name": _text(), "webhook_attempts_queue_url": _text(),
     "webhook_local_networks": _networks,
@@ -180,6 +181,9 @@ class Settings:
     captcha_verify_url: str = ""
     captcha_secret_name: str = ""
     captcha_site_key: str = ""
+    #: The origin the pages load the challenge widget's script from (``<origin>/captcha.js``), the
+    #: one origin their Content-Security-Policy adds for it (the template's CaptchaWidgetOrigin)
+    captcha_widget_origin: str = ""
     #: Days after a booking ends before its personal data is erased (domain/personal_data.py).
     personal_data_retention_days: int = 90
     #: the webhook key endpoints' secrets are derived from (docs/api.md, "Webhooks"), and the queue of attempts
@@ -285,6 +289,7 @@ _ENV_NAMES = {
     "captcha_verify_url": "CAPTCHA_VERIFY_URL",
     "captcha_secret_name": "CAPTCHA_SECRET_NAME",
     "captcha_site_key": "CAPTCHA_SITE_KEY",
+    "captcha_widget_origin": "CAPTCHA_WIDGET_ORIGIN",
     "personal_data_retention_days": "PERSONAL_DATA_RETENTION_DAYS",
     "webhook_ca_file": "WEBHOOK_CA_FILE",
     "export_jobs_queue_url": "EXPORT_JOBS_QUEUE_URL",

@@ -297,7 +297,8 @@ def authenticate_organizer(api_key: str | None):  # noqa: ANN201 - a Caller, typ
 def catalog():
     from .services.catalog import CatalogService
 
-    return CatalogService(store(), system_clock, settings().default_hold_ttl_seconds, id_salt())
+    return CatalogService(store(), system_clock, settings().default_hold_ttl_seconds, id_salt(),
+                          challenges=challenge_rule())
 
 
 @cached
@@ -319,7 +320,22 @@ def challenges():
     config = settings()
     verifier = SmartCaptchaVerifier(config.captcha_verify_url, lambda: CAPTCHA_SECRET.read()["server_key"]) \
         if config.captcha_verify_url else None
-    return Challenges(verifier, always=config.captcha_on_holds == "on")
+    return Challenges(verifier, **_challenge_settings())
+
+
+@cached
+def challenge_rule():
+    """When a hold must carry a solved challenge, without its verifier: what the offerings' views
+    (events, services, lots) say by the same rule the hold path applies (services/challenges.py)."""
+    from .services.challenges import Challenges
+
+    return Challenges(None, **_challenge_settings())
+
+
+def _challenge_settings() -> dict[str, Any]:
+    config = settings()
+    return {"always": config.captcha_on_holds == "on", "widget_origin": config.captcha_widget_origin,
+            "site_key": config.captcha_site_key}
 
 
 def holder_address(address: str) -> str | None:

@@ -442,6 +442,10 @@ class BookingService:
             raise
         return None
 
+    def challenge_view(self, offering: Offering | dict[str, Any]) -> dict[str, Any]:
+        """What an offering's view says of challenges, by the rule ``challenge`` applies."""
+        return self.challenges.view(offering) if self.challenges is not None else {}
+
     def address_cap(self, event: Offering | dict[str, Any]) -> int | None:
         """The cap on one network address's live holds of ``event`` (domain/holder_address.py)."""
         return address_limit(event.get("max_holds_per_address"), self.holds_per_address)

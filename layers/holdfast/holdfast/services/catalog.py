@@ -18,6 +18,7 @@ from ..domain.refund_policy import stored_policy
 from ..domain import companion, pricing
 from ..domain.organizers import Caller
 from ..ports import CatalogStore, Clock, ItemExists, TransientStoreError
+from .challenges import Challenges
 from .listing import decode_cursor, encode_cursor, page_limit
 
 #: GET /admin/sales: offerings a page, at most and by default
@@ -50,11 +51,14 @@ class EventCreation(Protocol):
 
 
 class CatalogService:
-    def __init__(self, store: CatalogStore, clock: Clock, default_hold_ttl_seconds: int, id_salt: str) -> None:
+    def __init__(self, store: CatalogStore, clock: Clock, default_hold_ttl_seconds: int, id_salt: str,
+                 challenges: Challenges | None = None) -> None:
         self.store = store
         self.clock = clock
         self.default_hold_ttl = default_hold_ttl_seconds
         self.id_salt = id_salt
+        #: when a hold must carry a solved challenge: the hold path's own rule (services/challenges.py)
+        self.challenges = challenges or Challenges(None)
 
     def create_event(self, request: EventCreation, idempotency_key: str | None = None,
                      caller: Caller | None = None) -> dict[str, Any]:
@@ -156,7 +160,7 @@ class CatalogService:
             | change_terms(event) \
             | ({"max_holds_per_address": int(event["max_holds_per_address"])}
                if event.get("max_holds_per_address") else {}) \
-            | ({"captcha_required": True} if event.get("captcha_required") else {})
+            | self.challenges.view(event)
 
     def _sales_by_category(self, event: dict[str, Any]) -> dict[str, dict[str, int]]:
         """available / held / sold per price category: a zoned event's zones summed by their

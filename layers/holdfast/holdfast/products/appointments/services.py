@@ -155,7 +155,8 @@ class AppointmentService:
         return {"service_id": service_id, "name": event["name"], "date": day.isoformat(),
                 "mode": Slots.settings(event).mode,
                 "price": {"value": event["price"], "currency": event["currency"]},
-                "timezones": {rid: res["timezone"] for rid, res in event["resources"].items()}, "slots": slots}
+                "timezones": {rid: res["timezone"] for rid, res in event["resources"].items()}, "slots": slots} \
+            | self.bookings.challenge_view(event)   # whether its hold must carry a solved challenge
 
     def book(self, service_id: str, customer_id: str, idempotency_key: str, request: HoldPlaces) -> HoldResult:
         """A hold on a time, through the one hold path every offering uses."""

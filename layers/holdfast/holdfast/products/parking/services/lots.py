@@ -117,7 +117,7 @@ class ParkingService:
             "allow_offline_temporary_tickets": settings.allow_offline_temporary_tickets,
             "policy": settings.policy.model_dump(),
             "public_key": self.keys().public_key(lot_id_of(event)),
-        }
+        } | self.bookings.challenge_view(event)   # whether its reservation must carry a solved challenge
 
     # --------------------------------------------------------------------------- listing
     def publish_lot(self, lot_id: str, caller: Caller | None = None) -> dict[str, Any]:
