@@ -292,6 +292,48 @@ const Holdfast = (() => {
     return () => { stopped = true; clearTimeout(timer); };
   }
 
+  // The challenge (CAPTCHA) a hold may have to carry (issue 42, finding 13). An offering's view
+  // says captcha_required by the rule the hold route applies, and names the widget to load
+  // (captcha_widget: its script on the configured origin, SmartCaptcha's on AWS and the payment
+  // sandbox's stand-in locally; the pages' Content-Security-Policy allows that origin alone).
+  // challenge(box) draws it into box once a view asks for it (need(view)); headers() is what a
+  // hold sends (X-Captcha-Token); after a hold, held or refused, the token is spent: reset().
+  const widgetScripts = new Map();
+  function widgetScript(src) {
+    if (!widgetScripts.has(src)) {
+      widgetScripts.set(src, new Promise((resolve, reject) => {
+        const script = document.createElement("script");
+        script.src = src;
+        script.async = true;
+        script.onload = () => resolve(window.smartCaptcha);
+        script.onerror = () => { widgetScripts.delete(src); reject(new Error(src)); };
+        document.head.append(script);
+      }));
+    }
+    return widgetScripts.get(src);
+  }
+
+  function challenge(box) {
+    let widget = null, drawn = null, token = "";
+    return {
+      async need(view) {
+        const wanted = Boolean(view && view.captcha_required);
+        box.classList.toggle("hidden", !wanted);
+        if (!wanted || drawn || !view.captcha_widget) return;
+        drawn = widgetScript(view.captcha_widget.script).then((captcha) => {
+          widget = captcha.render(box, { sitekey: view.captcha_widget.site_key, hl: lang(),
+                                         callback: (solved) => { token = solved; } });
+        }).catch(() => { drawn = null; });
+        await drawn;
+      },
+      headers() { return token ? { "X-Captcha-Token": token } : {}; },
+      reset() {
+        token = "";
+        if (widget !== null && window.smartCaptcha) window.smartCaptcha.reset(widget);
+      },
+    };
+  }
+
   document.addEventListener("DOMContentLoaded", async () => {
     let refused = null;
     if (config.identity === "authorizer") {
@@ -303,5 +345,5 @@ const Holdfast = (() => {
   });
 
   return { config, api, ApiError, el, showError, money, when, param, customer, newKey, every,
-           rememberBooking, rememberedBookings, lang, setLang, LANGUAGES, words, fill, texts, journalItem };
+           rememberBooking, rememberedBookings, lang, setLang, LANGUAGES, words, fill, texts, journalItem, challenge };
 })();

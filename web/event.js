@@ -92,6 +92,7 @@
   for (const node of document.querySelectorAll("[data-label]")) node.setAttribute("aria-label", T[node.dataset.label]);
   const eventId = param("id");
   const $ = (id) => document.getElementById(id);
+  const captcha = Holdfast.challenge($("captcha"));
   const ACTIVE = new Set(["HELD", "PAYMENT_PENDING", "CONFIRMED", "MANUAL_REVIEW"]);
   let event = null;
   let seats = [];            // [{seat, state}] as the API last told
@@ -212,6 +213,7 @@
     try {
       event = await api("GET", `/events/${encodeURIComponent(eventId)}`);
       renderEvent();
+      captcha.need(event);
       showError("error", null);
     } catch (error) { showError("error", error); if (error.status === 404) return false; }
   }
@@ -335,7 +337,7 @@
     // a code is checked and priced by the engine: the booking page shows the amount before and after it
     const code = $("code").value.trim();
     if (code) body.code = code;
-    const headers = admissionToken ? { "X-Admission-Token": admissionToken } : {};
+    const headers = { ...(admissionToken ? { "X-Admission-Token": admissionToken } : {}), ...captcha.headers() };
     const park = event.companion && $("park").checked;
     if (park && !$("plate").value.trim()) { showError("hold-error", T.plateFirst); $("plate").focus(); return; }
     $("hold").disabled = $("best").disabled = true;
@@ -345,12 +347,13 @@
         ? await api("POST", "/orders", { key: newKey(), body: { contact_email: body.contact_email, lines: [
             { event_id: eventId, ...Object.fromEntries(Object.entries(body).filter(([k]) => k !== "contact_email")) },
             { lot_id: event.companion.offering_id, vehicle_type: $("vehicle").value, plate: $("plate").value.trim(),
-              from: event.companion.from, to: event.companion.to }] } }).then((order) => ({ ...order, booking_id: order.order_id }))
+              from: event.companion.from, to: event.companion.to }] }, headers: captcha.headers() }).then((order) => ({ ...order, booking_id: order.order_id }))
         : await api("POST", `/events/${encodeURIComponent(eventId)}/bookings`, { body, key: newKey(), headers });
       Holdfast.rememberBooking(eventId, booking.booking_id);
       location.href = `booking.html?id=${encodeURIComponent(booking.booking_id)}`;
     } catch (error) {
       showError("hold-error", error);
+      captcha.reset();   // a token is good once, and a refused one is no better next time
       if (/^admission_/.test(error.code)) {
         // the turn lapsed or belongs to another name: queue again
         admissionToken = null;
@@ -418,7 +421,7 @@
     if (!requireName("waitlist-error")) return;
     try {
       // a high-demand event's line is behind its waiting room, as a hold is
-      const headers = admissionToken ? { "X-Admission-Token": admissionToken } : {};
+      const headers = { ...(admissionToken ? { "X-Admission-Token": admissionToken } : {}), ...captcha.headers() };
       renderWaitlist(await api("POST", `/events/${encodeURIComponent(eventId)}/waitlist`, { body: { quantity: Number($("waitlist-n").value) }, headers }));
     } catch (error) { showError("waitlist-error", error); }
   });

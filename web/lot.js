@@ -28,6 +28,7 @@
     },
   });
   const minutes = new Intl.NumberFormat(lang(), { style: "unit", unit: "minute", unitDisplay: "long" });
+  const captcha = Holdfast.challenge($("captcha"));
   let key = null;    // one Idempotency-Key per choice: a retried click never makes a second hold
 
   for (const node of document.querySelectorAll("[data-text]")) node.textContent = T[node.dataset.text];
@@ -62,7 +63,9 @@
 
   async function load() {
     try {
-      render(await api("GET", `/lots/${encodeURIComponent(lotId)}`));
+      const lot = await api("GET", `/lots/${encodeURIComponent(lotId)}`);
+      render(lot);
+      captcha.need(lot);
       showError("error", null);
     } catch (error) { showError("error", error); }
   }
@@ -79,10 +82,12 @@
       const booking = await api("POST", `/lots/${encodeURIComponent(lotId)}/reservations`, {
         key, body: { vehicle_type: $("vehicle").value, plate: $("plate").value.trim(), from: from.toISOString(),
                      to: to.toISOString(), handicap_permit: $("permit").checked },
+        headers: captcha.headers(),
       });
       location.assign(`booking.html?id=${encodeURIComponent(booking.booking_id)}`);
     } catch (error) {
       showError("reserve-error", error);
+      captcha.reset();   // a token is good once
       load();
     } finally { $("reserve").disabled = false; }
   });

@@ -28,6 +28,7 @@
   for (const node of document.querySelectorAll("[data-label]")) node.setAttribute("aria-label", T[node.dataset.label]);
   const serviceId = param("id");
   const $ = (id) => document.getElementById(id);
+  const captcha = Holdfast.challenge($("captcha"));
   let day = param("date") || today();
   let answer = null;       // the last availability read
   let picked = null;       // {starts_at, resource_id}
@@ -114,6 +115,7 @@
       // a slow answer for a day the customer has already left must not replace the new day's
       if (asked !== day) return;
       answer = read;
+      captcha.need(read);
       showError("error", null);
       render();
     } catch (error) { if (asked === day) showError("error", error); }
@@ -157,11 +159,13 @@
     sessionStorage.setItem(keyName, key);
     $("hold").disabled = true;
     try {
-      const booking = await api("POST", `/services/${encodeURIComponent(serviceId)}/bookings`, { body, key });
+      const booking = await api("POST", `/services/${encodeURIComponent(serviceId)}/bookings`,
+                                { body, key, headers: captcha.headers() });
       Holdfast.rememberBooking(serviceId, booking.booking_id);
       location.href = `booking.html?id=${encodeURIComponent(booking.booking_id)}`;
     } catch (error) {
       showError("hold-error", error);
+      captcha.reset();   // a token is good once
       if (error.code === "slot_unavailable") {
         sessionStorage.removeItem(keyName);
         offerNearby(error.details && error.details.nearby);

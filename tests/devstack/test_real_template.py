@@ -11,6 +11,7 @@ import pytest
 from tests.support.template import template
 
 from devstack.aws import LOCAL_PROVIDER_SECRET, LOCAL_SECRETS
+from devstack.aws.stack import local_parameters
 
 from .helpers import eventually
 
@@ -137,7 +138,9 @@ def test_a_page_carries_the_headers_cloudfront_adds_to_it(real_stack):
     hsts = security["StrictTransportSecurity"]
     expected = {
         "Strict-Transport-Security": f"max-age={hsts['AccessControlMaxAgeSec']}; includeSubDomains",
-        "Content-Security-Policy": security["ContentSecurityPolicy"]["ContentSecurityPolicy"],
+        # the challenge widget's origin is the stack's parameter: the sandbox's stand-in here
+        "Content-Security-Policy": security["ContentSecurityPolicy"]["ContentSecurityPolicy"]["Fn::Sub"].replace(
+            "${CaptchaWidgetOrigin}", local_parameters(real_stack.api_url)["CaptchaWidgetOrigin"]),
         "X-Content-Type-Options": "nosniff",
         "X-Frame-Options": "DENY",
         "Referrer-Policy": security["ReferrerPolicy"]["ReferrerPolicy"],
