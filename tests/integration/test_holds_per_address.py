@@ -80,3 +80,30 @@ def test_an_offering_that_asks_for_a_challenge_holds_only_with_a_solved_one(api,
     assert again.json()["booking_id"] == solved.json()["booking_id"]
     assert hold(api, event["event_id"], {"X-Captcha-Token": token})[1].status_code == 403
     assert api.counts(event["event_id"])["held"] == 1
+
+
+def test_a_hold_through_the_distribution_without_the_viewer_address_is_refused_not_shared(api, system):
+    """Fail closed (docs/deploy.md, "Live holds per address"): a hold that carries the
+    distribution's X-Holdfast-Edge but no CloudFront-Viewer-Address (a distribution that does not
+    forward it) is refused 503 ``viewer_address_unknown``, in the request's language, nothing held;
+    it is never counted against the caller's address, which through CloudFront is an edge many
+    viewers share (before: counted so, the second viewer of that edge met a cap of 1 and was told
+    its own network held too many). Each route that holds (an event's, a service's, a lot's, an
+    order) reads the address the same way, through the hold handlers' one viewer_address."""
+    event = api.create_event(capacity=5, max_holds_per_address=1)
+    event_id = event["event_id"]
+    edge = {"X-Holdfast-Edge": "the-distribution's-secret"}
+    _, first = hold(api, event_id, edge)
+    assert first.status_code == 503, first.text
+    assert first.json()["error"]["code"] == "viewer_address_unknown"
+    _, russian = hold(api, event_id, {**edge, "Accept-Language": "ru"})
+    assert russian.status_code == 503 and "ничего не забронировано" in russian.json()["error"]["message"]
+    assert api.counts(event_id)["held"] == 0
+    # with the viewer's address, two viewers behind one edge are counted apart
+    _, one = hold(api, event_id, {**edge, "CloudFront-Viewer-Address": "198.51.100.10:1111"})
+    _, two = hold(api, event_id, {**edge, "CloudFront-Viewer-Address": "203.0.113.20:2222"})
+    assert (one.status_code, two.status_code) == (201, 201), two.text
+    lot_answer = api.request("POST", "/lots/no-such-lot/reservations", customer=customer(), key="lot-1",
+                             json={"vehicle_type": "REGULAR", "plate": "A123BC77",
+                                   "from": "2031-01-01T10:00:00Z", "to": "2031-01-01T12:00:00Z"}, headers=edge)
+    assert lot_answer.status_code == 503 and lot_answer.json()["error"]["code"] == "viewer_address_unknown"

@@ -169,6 +169,21 @@ class ChallengeUnavailable(BookingError):
                          retry_after=5)
 
 
+class ViewerAddressUnknown(BookingError):
+    """A hold came through the web distribution (it carries the distribution's ``X-Holdfast-Edge``)
+    without the viewer's address (``CloudFront-Viewer-Address``): the distribution is not forwarding
+    it. Refused, nothing held (fail closed, docs/deploy.md): counted by the caller's address
+    instead, every viewer behind one CloudFront edge would share one cap of live holds, and the
+    buyers refused would be told their own network holds too many."""
+
+    status = 503
+    code = "viewer_address_unknown"
+
+    def __init__(self) -> None:
+        super().__init__("Bookings cannot be taken through this site right now; nothing was held. "
+                         "Please try again later.")
+
+
 class EventCancelled(Conflict):
     def __init__(self, event_id: str) -> None:
         super().__init__("The organizer cancelled this event; nothing more is sold for it.", code="event_cancelled",

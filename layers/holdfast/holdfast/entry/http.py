@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..config import settings
 from ..domain.booking import IllegalTransition
-from ..domain.errors import BookingError, Forbidden, InvalidRequest, Unauthorized
+from ..domain.errors import BookingError, Forbidden, InvalidRequest, Unauthorized, ViewerAddressUnknown
 from ..domain.languages import preferred
 from ..domain.scopes import scope_for
 from ..observability import AUDIT_APPEND_FAILED, answered, count, logger
@@ -387,6 +387,14 @@ def viewer_address(app: APIGatewayRestResolver) -> str:
     given = (header(app, "CloudFront-Viewer-Address") or "").strip()
     if ":" in given:
         return given.rsplit(":", 1)[0]
+    if header(app, "X-Holdfast-Edge") is not None:
+        # Through the distribution, the caller is a CloudFront edge that many viewers share: without
+        # the viewer's own address the hold is refused (fail closed, ViewerAddressUnknown), never
+        # counted against the edge's. Logged for the operator: the distribution forwards no
+        # CloudFront-Viewer-Address (docs/deploy.md, "Live holds per address").
+        logger.error("a hold through the distribution came without CloudFront-Viewer-Address",
+                     extra={"error_type": "ViewerAddressUnknown"})
+        raise ViewerAddressUnknown()
     return source_ip(app)
 
 
