@@ -182,7 +182,8 @@ def test_the_api_stage_sits_behind_a_rate_limiting_web_acl():
     assert acl["Type"] == "AWS::WAFv2::WebACL" and acl["Properties"]["Scope"] == "REGIONAL"
     rated = _per_ip(_rate_rules(acl))
     limits = {rule["Statement"]["RateBasedStatement"]["Limit"]["Ref"] for rule in rated.values()}
-    assert limits == {"ApiRateLimitPerIp", "ApiSensitiveRateLimitPerIp", "DeviceRateLimitPerIp", "HoldRateLimitPerIp"}
+    assert limits == {"ApiRateLimitPerIp", "ApiSensitiveRateLimitPerIp", "DeviceRateLimitPerIp", "HoldRateLimitPerIp",
+                      "SignUpRateLimitPerIp"}   # with Bot Control on (tests/contract/test_sign_up_protection.py)
     rated = {name: rule for name, rule in rated.items() if name.startswith("direct-")}
     association = RESOURCES["ApiWebAclAssociation"]["Properties"]
     assert association["WebACLArn"] == {"Fn::GetAtt": ["ApiWebAcl", "Arn"]}
