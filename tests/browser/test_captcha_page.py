@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from devstack.paysandbox.captcha import SERVER_KEY
-from tests.browser.test_pages import published, serious_accessibility_problems
+from tests.browser.test_pages import YEAR, publish, published, serious_accessibility_problems, slot
 from tests.support.flows import customer
 
 try:
@@ -108,6 +108,50 @@ def test_the_event_page_loads_the_configured_widget_holds_with_its_token_and_exp
     expect(page.locator("#hold-error")).to_contain_text("Too many unpaid bookings are held from your network address")
     assert serious_accessibility_problems(page) == []
     shots(page, "event-captcha-too-many-holds-en-desktop", full_page=True)
+    assert refused == [], refused
+
+
+def test_the_service_and_lot_pages_hold_through_the_widget_when_their_offering_asks(site, customer_page, shots):
+    """An appointment service and a parking lot created with captcha_required: their pages read
+    it from the availability and the lot's view, draw the widget, and hold with its token."""
+    api = site["api"]
+    hall = api.create_resource(name="Captcha studio")["resource_id"]
+    service = api.create_service([hall], name="Guarded class", captcha_required=True)
+    publish(api, f"/services/{service['service_id']}/publish")
+    lot = api.request("POST", "/lots", organizer=True, json={
+        "name": "Stadium car park", "timezone": "Europe/Moscow", "captcha_required": True,
+        "spaces": [{"space_id": "S1", "type": "REGULAR"}],
+        "tariff": {"hourly": {"value": "200.00", "currency": "RUB"}}}).json()
+    assert lot["captcha_required"] is True
+    publish(api, f"/lots/{lot['lot_id']}/publish")
+
+    refused: list[str] = []
+    page = customer_page(customer(), width=1280, height=900)
+    _watch_policy(page, refused)
+    page.goto(f"/service.html?id={service['service_id']}&date={YEAR}-03-10")
+    slot(page, "07:00").click()
+    page.get_by_role("button", name="Hold", exact=True).click()
+    expect(page.locator("#hold-error")).to_have_text(
+        "This sale asks you to solve the challenge on the booking page first.")
+    _solve(page, "I am not a robot", "Done: you may hold now.")
+    assert serious_accessibility_problems(page) == []
+    shots(page, "service-captcha-en-desktop", full_page=True)
+    slot(page, "07:00").click()
+    page.get_by_role("button", name="Hold", exact=True).click()
+    expect(page).to_have_url(re.compile(r"/booking\.html\?id="))
+
+    page.goto(f"/lot.html?lot_id={lot['lot_id']}")
+    expect(page.locator("#captcha iframe")).to_be_visible()
+    day = page.evaluate("""() => { const d = new Date(Date.now() + 86400000);
+        return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`; }""")
+    page.get_by_label("From").fill(f"{day}T10:00")
+    page.get_by_label("To").fill(f"{day}T12:00")
+    page.get_by_label("Plate").fill("A123BC77")
+    _solve(page, "I am not a robot", "Done: you may hold now.")
+    assert serious_accessibility_problems(page) == []
+    shots(page, "lot-captcha-en-desktop", full_page=True)
+    page.get_by_role("button", name="Hold a space").click()
+    expect(page).to_have_url(re.compile(r"/booking\.html\?id="))
     assert refused == [], refused
 
 

@@ -35,3 +35,5 @@ class CreateService:
     cancellation: tuple[dict[str, int], ...] | None = None
     #: Whether its confirmed bookings may be given to another customer (issue 45).
     transfers_allowed: bool = True
+    #: Every hold must carry a solved challenge (issue 42, finding 13).
+    captcha_required: bool = False

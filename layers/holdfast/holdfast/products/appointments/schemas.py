@@ -104,6 +104,8 @@ class ServiceIn(SlotsSettings):
     cancellation: list[CancellationTierIn] | None = Field(default=None, min_length=1, max_length=10)
     #: Whether a confirmed booking may be given to another customer (POST /bookings/{id}/transfer).
     transfers_allowed: bool = True
+    #: Every hold must carry a solved challenge (X-Captcha-Token, services/challenges.py), as an event's.
+    captcha_required: bool = False
 
     def settings(self) -> SlotsSettings:
         return SlotsSettings.model_validate(self.model_dump(include=set(SlotsSettings.model_fields)))
@@ -113,7 +115,8 @@ class ServiceIn(SlotsSettings):
                              settings=self.settings(), max_holds_per_customer=self.max_holds_per_customer,
                              city=self.city, exchange_until_hours=self.exchange_until_hours,
                              cancellation=tuple(tier.model_dump() for tier in self.cancellation)
-                             if self.cancellation else None, transfers_allowed=self.transfers_allowed)
+                             if self.cancellation else None, transfers_allowed=self.transfers_allowed,
+                             captcha_required=self.captcha_required)
 
 
 class ServiceListQuery(_Strict):

@@ -121,6 +121,8 @@ class AppointmentService:
             event["cancellation"] = stored_policy(request.cancellation)
         if request.transfers_allowed is False:   # stored only when forbidden (services/transfers.py)
             event["transfers_allowed"] = False
+        if request.captcha_required:   # stored only when asked (services/challenges.py)
+            event["captcha_required"] = True
         fingerprint = creation_fingerprint({key: value for key, value in event.items()
                                             if key not in ("created_at", "starts_at")})
         return describe_service(put_offering_once(self.store, event, fingerprint))

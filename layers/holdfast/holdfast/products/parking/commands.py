@@ -17,6 +17,8 @@ class CreateLot:
     hold_ttl_seconds: int | None = None
     #: Where the lot is, for the public listing's ``?city=`` (none: listed without a city).
     city: str | None = None
+    #: Every reservation must carry a solved challenge (issue 42, finding 13).
+    captcha_required: bool = False
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,8 @@ class LotIn(_Strict):
     early_entry_minutes: int = Field(default=15, ge=0, le=240)
     allow_offline_temporary_tickets: bool = False
     policy: PolicyIn = Field(default_factory=PolicyIn)
+    #: Every reservation must carry a solved challenge (X-Captcha-Token, services/challenges.py), as an event's hold.
+    captcha_required: bool = False
 
 
     @field_validator("default_stay_minutes")
@@ -101,7 +103,8 @@ class LotIn(_Strict):
 
     def command(self) -> CreateLot:
         return CreateLot(name=self.name, settings=self.settings(), currency=self.tariff.hourly.currency.upper(),
-                         hold_ttl_seconds=self.hold_ttl_seconds, city=self.city)
+                         hold_ttl_seconds=self.hold_ttl_seconds, city=self.city,
+                         captcha_required=self.captcha_required)
 
 
 class LotListQuery(_Strict):

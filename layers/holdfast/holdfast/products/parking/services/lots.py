@@ -80,6 +80,8 @@ class ParkingService:
         }
         if caller is not None:
             event["organizer_id"] = caller.organizer_id
+        if request.captcha_required:   # stored only when asked (services/challenges.py)
+            event["captcha_required"] = True
         fingerprint = creation_fingerprint({k: v for k, v in event.items() if k not in ("created_at", "starts_at")})
         return self.describe_lot(put_offering_once(self.store, event, fingerprint))
 
