@@ -3,14 +3,13 @@ path and by every offering's view (an event's, a service's availability, a lot's
 hold would refuse a request without a token, the view the page reads first says
 ``captcha_required`` and names the widget to load, and whenever it says nothing, a hold without a
 token goes through. Before, only the event's view read the offering's own flag: with
-CaptchaOnHolds=on every view showed no challenge and every hold was refused, and services and lots
-could not ask for one at all."""
+CaptchaOnHolds=on no view said a challenge was needed, so a page could only learn it from a refused
+hold, and services and lots could not ask for one at all."""
 from __future__ import annotations
 
 from dataclasses import replace
 
 import pytest
-
 
 from holdfast.domain.commands import HoldPlaces
 from holdfast.domain.errors import ChallengeRefused
