@@ -142,7 +142,20 @@
     }
     $("park-details").classList.toggle("hidden", !$("park").checked);
   }
-  $("park").addEventListener("change", renderParking);
+  $("park").addEventListener("change", () => { renderParking(); askChallenge(); });
+
+  // A hold with parking is an order of the event and its lot: it needs a challenge when either
+  // asks for one, so the lot's own view (read once, when parking is first ticked) counts too.
+  let lotView = null;
+  async function askChallenge() {
+    const parking = event.companion && $("park").checked;
+    if (parking && !lotView) {
+      try { lotView = await api("GET", `/lots/${encodeURIComponent(event.companion.offering_id)}`); }
+      catch (_) { lotView = {}; }   // unreadable: the order's own refusal will say what it needs
+    }
+    const asking = [event, parking ? lotView : null].find((view) => view && view.captcha_required);
+    captcha.need(asking || event);
+  }
 
   // ---------------------------------------------------------------- price categories and ticket types
   // What the page shows of a price is the API's (GET /events/{id}); the server prices the hold.
@@ -213,7 +226,7 @@
     try {
       event = await api("GET", `/events/${encodeURIComponent(eventId)}`);
       renderEvent();
-      captcha.need(event);
+      askChallenge();
       showError("error", null);
     } catch (error) { showError("error", error); if (error.status === 404) return false; }
   }

@@ -155,6 +155,36 @@ def test_the_service_and_lot_pages_hold_through_the_widget_when_their_offering_a
     assert refused == [], refused
 
 
+def test_an_event_whose_parking_asks_for_a_challenge_shows_the_widget_once_parking_is_ticked(site, customer_page):
+    """Tickets with parking are one order of the event and its lot, and the order needs a challenge
+    when either asks: the event page reads the lot's view when parking is ticked."""
+    api = site["api"]
+    event = published(api, name="Guarded parking night", capacity=5)
+    lot = api.request("POST", "/lots", organizer=True, json={
+        "name": "Guarded parking", "captcha_required": True, "spaces": [{"space_id": "G1", "type": "REGULAR"}],
+        "tariff": {"hourly": {"value": "100.00", "currency": "RUB"}}}).json()
+    linked = api.request("POST", f"/events/{event['event_id']}/parking", organizer=True,
+                         json={"lot_id": lot["lot_id"], "before_minutes": 60, "after_minutes": 180})
+    assert linked.status_code == 200, linked.text
+    page = customer_page(customer(), width=1280, height=900)
+    page.goto(f"/event.html?id={event['event_id']}")
+    expect(page.locator("#available")).to_have_text("5")
+    expect(page.locator("#captcha")).to_be_hidden()             # tickets alone need none
+    page.get_by_label("Park at the venue").check()
+    expect(page.locator("#captcha iframe")).to_be_visible()
+    page.get_by_label("Car number plate").fill("A123BC77")
+    _solve(page, "I am not a robot", "Done: you may hold now.")
+    page.get_by_role("button", name="Hold", exact=True).click()
+    expect(page).to_have_url(re.compile(r"/booking\.html\?id="))
+    assert api.counts(event["event_id"])["held"] == 1
+    page.goto(f"/event.html?id={event['event_id']}")
+    expect(page.locator("#available")).to_have_text("4")
+    page.get_by_label("Park at the venue").check()
+    expect(page.locator("#captcha iframe")).to_be_visible()
+    page.get_by_label("Park at the venue").uncheck()              # tickets alone again
+    expect(page.locator("#captcha")).to_be_hidden()
+
+
 def test_a_page_whose_offering_asks_nothing_loads_no_widget(site, customer_page):
     """The widget's script is fetched only when the offering's view asks for a challenge, and the
     pages that never hold keep their own <meta> policy: scripts from their own origin only."""
