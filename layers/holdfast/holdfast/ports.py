@@ -552,6 +552,10 @@ class ExportStore(EventBookings, Protocol):
         """Up to ``limit`` ``(position, booking_id)`` of the event's bookings after ``after``, in
         ``event_booking_ids``' order; fewer only at the end."""
 
+    def event_booking_times(self, event_id: str) -> list[tuple[str, str]]:
+        """Every booking of the event as ``(placed_at, booking_id)`` from its index alone, in no
+        particular order ("" for an entry written before the index carried the time)."""
+
 
 class ExportJobStore(Protocol):
     """Export jobs (services/export_jobs.py): stored once, read, and finished once."""
