@@ -248,3 +248,17 @@ def test_a_last_attempt_that_finishes_keeps_its_outcome_after_its_end(world):
     assert service.run("org1", job["export_id"], last_attempt=True, attempt=3, seconds_left=300) == "ready"
     clock.now += timedelta(seconds=400)
     assert service.view(CALLER, job["export_id"])["status"] == "ready" and len(files.put_calls) == 1
+
+
+def test_a_repeated_request_for_a_job_whose_last_attempt_was_ended_answers_it_failed_and_queues_nothing(world):
+    from holdfast.faults import InjectedKill
+
+    service, _, _, _, queue, clock, _ = world
+    service.files = Killed()
+    job, _ = service.start(CALLER, "k-10", "sales", None, None, None)
+    with pytest.raises(InjectedKill):
+        service.run("org1", job["export_id"], last_attempt=True, attempt=3, seconds_left=300)
+    clock.now += timedelta(seconds=306)
+    again, replayed = service.start(CALLER, "k-10", "sales", None, None, None)
+    assert replayed and again["status"] == "failed" and again["error"]["code"] == "export_interrupted"
+    assert len(queue.sent) == 1

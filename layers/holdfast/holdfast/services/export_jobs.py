@@ -73,6 +73,7 @@ class ExportJobService:
             earlier = self.jobs.get_job(caller.organizer_id, export_id)
             if earlier is None or any(earlier.get(k) != v for k, v in asked.items()):
                 raise IdempotencyKeyReused()
+            earlier = self._ended(earlier)   # a job whose last attempt was ended is not queued again
             # the first request may have stopped between its write and its message: queue it again
             # (a job that ran already ignores a second message)
             if earlier.get("status") == "running":
