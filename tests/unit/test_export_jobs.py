@@ -55,8 +55,8 @@ class Jobs:
         found.update(changes)
         return True
 
-    def record_attempt(self, organizer_id, export_id, attempt):
-        return self.finish_job(organizer_id, export_id, attempt)
+    def note_running(self, organizer_id, export_id, facts):
+        return self.finish_job(organizer_id, export_id, facts)
 
 
 class Files:
@@ -262,3 +262,26 @@ def test_a_repeated_request_for_a_job_whose_last_attempt_was_ended_answers_it_fa
     again, replayed = service.start(CALLER, "k-10", "sales", None, None, None)
     assert replayed and again["status"] == "failed" and again["error"]["code"] == "export_interrupted"
     assert len(queue.sent) == 1
+
+
+def test_a_job_whose_message_can_no_longer_come_reads_failed_even_with_no_attempt_noted(world):
+    """An attempt that dies before it notes itself (at its cold start) leaves nothing on the job:
+    once the queue can no longer hand its message out (``give_up_seconds`` after it was queued:
+    retention plus the function's timeout) a reading records ``export_interrupted``; a repeated
+    request that queued it again counts from then."""
+    service, _, _, _, queue, clock, _ = world
+    service.give_up_seconds = 86_700
+    job, _ = service.start(CALLER, "k-11", "sales", None, None, None)
+    clock.now += timedelta(seconds=80_000)
+    again, _ = service.start(CALLER, "k-11", "sales", None, None, None)   # queued again now
+    assert again["status"] == "running" and len(queue.sent) == 2
+    clock.now += timedelta(seconds=86_700)
+    assert service.view(CALLER, job["export_id"])["status"] == "running"   # within the new message's life
+    clock.now += timedelta(seconds=6)
+    shown = service.view(CALLER, job["export_id"])
+    assert shown["status"] == "failed" and shown["error"]["code"] == "export_interrupted"
+    other, _ = service.start(CALLER, "k-12", "sales", None, None, None)
+    assert service.run("org1", other["export_id"]) == "ready"
+    clock.now += timedelta(days=2)
+    later = service.view(CALLER, other["export_id"])   # an outcome is never judged again: its file expired
+    assert later["status"] == "expired" and "error" not in later

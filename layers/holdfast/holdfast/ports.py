@@ -566,8 +566,9 @@ class ExportJobStore(Protocol):
 
     def finish_job(self, organizer_id: str, export_id: str, changes: dict[str, Any]) -> bool: ...
 
-    def record_attempt(self, organizer_id: str, export_id: str, attempt: dict[str, Any]) -> bool:
-        """Note on a job still running the attempt that began (False when it had an outcome)."""
+    def note_running(self, organizer_id: str, export_id: str, facts: dict[str, Any]) -> bool:
+        """Note facts on a job still running (an attempt that began, a message queued again);
+        False when the job had an outcome."""
 
     def job_page(self, organizer_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
         """Up to ``limit`` jobs, newest first, after the position ``after``; and the position to

@@ -72,10 +72,11 @@ class ExportJobItems(Table):
         """Set the outcome of a job still running (False when it had one already: a repeated message)."""
         return self._change_running(organizer_id, export_id, changes)
 
-    def record_attempt(self, organizer_id: str, export_id: str, attempt: dict[str, Any]) -> bool:
-        """Note on a job still running the attempt that began (``attempt``, ``attempt_ends_at``,
-        ``last_attempt``); False when the job had an outcome already."""
-        return self._change_running(organizer_id, export_id, attempt)
+    def note_running(self, organizer_id: str, export_id: str, facts: dict[str, Any]) -> bool:
+        """Note facts on a job still running: the attempt that began (``attempt``,
+        ``attempt_ends_at``, ``last_attempt``) or its message queued again (``queued_at``); False
+        when the job had an outcome already."""
+        return self._change_running(organizer_id, export_id, facts)
 
     def _change_running(self, organizer_id: str, export_id: str, changes: dict[str, Any]) -> bool:
         names = {f"#f{i}": name for i, name in enumerate(changes)}

@@ -15,7 +15,10 @@ timeout, out of memory: none of this code runs on the way out) cannot record any
 each attempt notes when it began that it is the queue's last (or not) and the moment Lambda ends it
 at the latest (``attempt_ends_at``: the invocation's own remaining time); a reading of a job whose
 last attempt is past that moment and still ``running`` records it ``failed`` with
-``export_interrupted`` (a conditional write: a job that finished meanwhile keeps its outcome)."""
+``export_interrupted`` (a conditional write: a job that finished meanwhile keeps its outcome). So
+does a reading ``give_up_seconds`` after the job's message was queued (the queue's message
+retention plus the function's timeout): no attempt of it can come any more, whether or not one was
+noted (an attempt may die before noting itself, at its cold start, say)."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -45,7 +48,7 @@ ATTEMPT_END_MARGIN_SECONDS = 5
 class ExportJobService:
     def __init__(self, exports: ExportService, jobs: ExportJobStore, keys: Callable[[str], list[dict[str, Any]]],
                  queue: ExportJobQueue | None, files: ExportFiles | None, clock: Callable[[], Any], salt: str,
-                 link_seconds: int, retention_days: int) -> None:
+                 link_seconds: int, retention_days: int, give_up_seconds: int | None = None) -> None:
         self.exports = exports
         self.jobs = jobs
         self.keys = keys                  # an organizer's keys (OrganizerDirectory.organizer_keys)
@@ -55,6 +58,9 @@ class ExportJobService:
         self.salt = salt
         self.link_seconds = link_seconds
         self.retention_days = retention_days
+        # past this long after its message was queued no receive of it can come (the queue's
+        # MessageRetentionPeriod and the function's Timeout): None, never judged so
+        self.give_up_seconds = give_up_seconds
 
     # ------------------------------------------------------------------ the organizer's request
     def start(self, caller: Caller, idempotency_key: str, export: str, offering: str | None, since: str | None,
@@ -75,8 +81,9 @@ class ExportJobService:
                 raise IdempotencyKeyReused()
             earlier = self._ended(earlier)   # a job whose last attempt was ended is not queued again
             # the first request may have stopped between its write and its message: queue it again
-            # (a job that ran already ignores a second message)
+            # (a job that ran already ignores a second message), noting when (its new message's life)
             if earlier.get("status") == "running":
+                self.jobs.note_running(caller.organizer_id, export_id, {"queued_at": iso(now)})
                 self._queue().send({"organizer_id": caller.organizer_id, "export_id": export_id})
             return self._view(earlier), True
         self._queue().send({"organizer_id": caller.organizer_id, "export_id": export_id})
@@ -126,12 +133,19 @@ class ExportJobService:
         """The job as it stands: one still ``running`` whose last attempt is past the moment Lambda
         ends it is recorded ``failed`` (``export_interrupted``) and answered so; the stored outcome
         when another one landed first."""
-        if job.get("status") != "running" or not job.get("last_attempt") or not job.get("attempt_ends_at"):
+        if job.get("status") != "running":
             return job
-        if self.clock() < parse_iso(job["attempt_ends_at"]) + timedelta(seconds=ATTEMPT_END_MARGIN_SECONDS):
-            return job   # the last attempt may still be running
+        now, margin = self.clock(), timedelta(seconds=ATTEMPT_END_MARGIN_SECONDS)
+        last_ended = bool(job.get("last_attempt") and job.get("attempt_ends_at")
+                          and now >= parse_iso(job["attempt_ends_at"]) + margin)
+        # no attempt noted, or not its last, and its message can no longer be received (it died
+        # before noting one, say at its cold start, or the message is gone)
+        queued = parse_iso(job.get("queued_at") or job["created_at"])
+        message_gone = self.give_up_seconds is not None and now >= queued + timedelta(seconds=self.give_up_seconds) + margin
+        if not (last_ended or message_gone):
+            return job   # an attempt may still be running, or one may still come
         self._fail(job, "export_interrupted",
-                   "The export stopped without finishing on its last attempt (it ran out of time or memory); "
+                   "The export stopped without finishing (its function ran out of time or memory); "
                    "ask for it again with a narrower filter (an offering, from, to), or ask the platform's "
                    "operators if it stops again.")
         return self.jobs.get_job(job["organizer_id"], job["export_id"]) or job
@@ -150,7 +164,7 @@ class ExportJobService:
         after an attempt that was ended from outside knows it (``_ended``)."""
         if seconds_left is not None:
             ends_at = self.clock() + timedelta(seconds=max(0.0, seconds_left))
-            self.jobs.record_attempt(organizer_id, export_id, {
+            self.jobs.note_running(organizer_id, export_id, {
                 "attempt": attempt, "attempt_ends_at": iso(ends_at), "last_attempt": last_attempt})
         try:
             return self._run(organizer_id, export_id)
