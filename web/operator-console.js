@@ -203,7 +203,7 @@
           names: { sales: "Sales (confirmed orders)", attendees: "Attendees", checkins: "Check-ins", refunds: "Refunds", receipts: "Receipt lines" },
           job: "Whole file (prepared on the server)", preparing: "Preparing {file}…", ready: "{file}: {rows} rows, ready. Download (link valid until {until})",
           failed: "The export could not be made: {reason}", stillRunning: "{file} is still being prepared; look again in a minute.",
-          jobs: "Files prepared lately", noJobs: "None yet.", job_line: "{file}, asked {at}: {status}",
+          jobs: "Files prepared lately", noJobs: "None yet.", job_line: "{file}, asked {at}: {status}", older: "Older files",
           statuses: { running: "being prepared", ready: "ready", failed: "failed", expired: "expired" }, get: "Download" },
     ru: { title: "Выгрузки CSV", which: "Выгрузка", offering: "Id предложения (пусто — все)", from: "С (UTC, включительно)",
           to: "По (UTC, не включая)", download: "Скачать", rows: "{file}: строк — {rows}.", more: "Следующая страница",
@@ -211,19 +211,26 @@
           names: { sales: "Продажи (подтверждённые заказы)", attendees: "Участники", checkins: "Проходы", refunds: "Возвраты", receipts: "Строки чеков" },
           job: "Весь файл (готовится на сервере)", preparing: "Готовим {file}…", ready: "{file}: строк — {rows}, готово. Скачать (ссылка действует до {until})",
           failed: "Выгрузку сделать не удалось: {reason}", stillRunning: "{file} ещё готовится; загляните через минуту.",
-          jobs: "Недавно подготовленные файлы", noJobs: "Пока нет.", job_line: "{file}, заказан {at}: {status}",
+          jobs: "Недавно подготовленные файлы", noJobs: "Пока нет.", job_line: "{file}, заказан {at}: {status}", older: "Более ранние файлы",
           statuses: { running: "готовится", ready: "готов", failed: "не удался", expired: "удалён по сроку" }, get: "Скачать" },
   });
-  let error, links, form, jobs;
-  // the organizer's export jobs, newest first (GET /organizers/me/exports): a ready one with its link
-  async function listJobs() {
+  let error, links, form, jobs, older, olderCursor = null, paged = false;
+  // the organizer's export jobs, newest first (GET /organizers/me/exports), ten at a time: a ready
+  // one with its link; every older one is reached page by page ("Older files", by next_cursor)
+  async function listJobs(cursor) {
     let page;
-    try { page = await api("GET", "/organizers/me/exports?limit=10", { organizerKey: key() }); } catch (_) { return; }
-    jobs.replaceChildren(...(page.exports.length ? page.exports.map((job) => el("li", { "data-export-listed": job.export_id,
+    const query = new URLSearchParams({ limit: "10" });
+    if (cursor) query.set("cursor", cursor);
+    try { page = await api("GET", `/organizers/me/exports?${query}`, { organizerKey: key() }); } catch (_) { return; }
+    const rows = page.exports.map((job) => el("li", { "data-export-listed": job.export_id,
       "data-status": job.status },
       fill(T.job_line, { file: `${job.export}.csv`, at: when(job.created_at), status: T.statuses[job.status] || job.status }),
-      job.status === "ready" ? [" ", el("a", { href: job.download_url, text: T.get })] : []))
-      : [el("li", { class: "muted", text: T.noJobs })]));
+      job.status === "ready" ? [" ", el("a", { href: job.download_url, text: T.get })] : []));
+    if (cursor) jobs.append(...rows);
+    else jobs.replaceChildren(...(rows.length ? rows : [el("li", { class: "muted", text: T.noJobs })]));
+    paged = Boolean(cursor);
+    olderCursor = page.next_cursor || null;
+    older.classList.toggle("hidden", !olderCursor);
   }
   async function download(cursor) {
     showError(error, null);
@@ -295,9 +302,12 @@
       error = el("p", { id: "export-error", class: "error hidden", role: "alert" });
       links = el("div", { id: "export-links", "aria-live": "polite" });
       jobs = el("ul", { id: "export-jobs" });
-      card.append(el("p", { class: "muted", text: T.format }), form, error, links, el("h3", { text: T.jobs }), jobs);
+      older = el("button", { type: "button", class: "secondary hidden", id: "export-jobs-older", text: T.older,
+                             onclick: () => listJobs(olderCursor) });
+      card.append(el("p", { class: "muted", text: T.format }), form, error, links, el("h3", { text: T.jobs }), jobs, older);
     },
-    refresh: listJobs,
+    // the first ten again, unless older pages are open (they would be folded away under the reader)
+    refresh: () => (paged ? undefined : listJobs(null)),
   });
 })();
 

@@ -219,6 +219,15 @@ def run_function(fn: LocalFunction, event: Any, request_id: str | None = None, *
             error = lambda_error(exc)
             error["requestId"] = request_id
             return None, error
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the environment ended mid-invocation
+            # what no handler of the function's code catches (SystemExit, a test's kill point
+            # standing for a timeout or out of memory) ends the invocation as Lambda reports an
+            # environment that exited; the worker processes answer the same (workers.py)
+            LOG.warning("function %s ended by %s: %s", fn.function_name, type(exc).__name__, exc)
+            return None, {"errorType": "Runtime.ExitError", "requestId": request_id,
+                          "errorMessage": f"the execution environment exited ({type(exc).__name__})"}
         return result, None
 
 

@@ -48,3 +48,37 @@ def test_the_exports_page_prepares_a_whole_file_as_a_job_and_links_it(site, cust
     expect(page.locator("#export-links a[data-export-job]")).to_contain_text("sales.csv: строк — 1, готово.")
     expect(page.locator("#export-jobs li").first).to_contain_text(": готов")
     assert serious_accessibility_problems(page) == []
+
+
+def test_the_exports_page_reaches_every_older_file_page_by_page(site, customer_page):
+    """Ten files a page, newest first; "Older files" appends the next page (by next_cursor) until
+    the oldest is shown, then goes away: no job is out of reach (GET /organizers/me/exports)."""
+    from tests.integration.test_organizers import new_organizer
+    from tests.support.api import BookingApi
+    from tests.support.flows import customer
+
+    api = site["api"]
+    mine = BookingApi(api.base, organizer_key=new_organizer(api, "Many exports")["api_key"])
+    mine.create_event(capacity=2)
+    made = []
+    for _ in range(11):   # a second apart on the stack's clock: newest first is the reverse
+        site["stack"].advance_clock(1)
+        made.append(mine.request("POST", "/organizers/me/exports", organizer=True, key=customer(),
+                                 json={"export": "attendees"}).json()["export_id"])
+    site["stack"].wait_idle()
+    page = customer_page("operator-many", width=1280, height=900)
+    page.goto("/operator.html")
+    page.get_by_label("Organizer key").fill(mine.organizer_key)
+    page.get_by_label("Your name").fill("olga")
+    page.get_by_role("button", name="Use").click()
+    console_page(page, "exports")
+    listed = page.locator("#export-jobs li[data-export-listed]")
+    expect(listed).to_have_count(10)
+    assert [item.get_attribute("data-export-listed") for item in listed.all()] == made[::-1][:10]
+    older = page.get_by_role("button", name="Older files")
+    older.click()
+    expect(listed).to_have_count(11)
+    expect(older).to_be_hidden()
+    assert sorted(item.get_attribute("data-export-listed") for item in listed.all()) == sorted(made)
+    assert listed.last.get_attribute("data-export-listed") == made[0]   # the oldest comes last
+    assert serious_accessibility_problems(page) == []

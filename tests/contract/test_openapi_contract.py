@@ -160,3 +160,20 @@ def test_every_amount_in_the_document_is_value_and_currency():
     assert {where.rsplit(".", 1)[1] for where, _ in found} >= {"price", "amount", "amount_due", "hourly", "daily_cap"}
     bare = [where for where, schema in found if not is_money(schema)]
     assert not bare, f"amounts that are not {{value, currency}}: {bare}"
+
+
+def check_documented(body, pointer: str) -> None:
+    """Check a body the code makes against the schema at ``pointer`` in docs/openapi.yaml (a JSON
+    pointer such as ``/components/schemas/BookingFields``; OpenAPI 3.1 schemas are JSON Schema
+    2020-12, their ``$ref``s resolved within the document)."""
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
+    registry = Registry().with_resource("urn:openapi", Resource(contents=openapi(), specification=DRAFT202012))
+    Draft202012Validator({"$ref": f"urn:openapi#{pointer}"}, registry=registry).validate(body)
+
+
+#: where docs/openapi.yaml describes a booking's receipts and the operator's sales page
+BOOKING_RECEIPT = "/components/schemas/BookingFields/properties/receipts/items"
+SALES_PAGE = ("/paths/~1admin~1sales~1{offering_id}/get/responses/200/content/application~1json/schema")

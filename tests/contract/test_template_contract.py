@@ -106,3 +106,14 @@ def test_the_export_job_function_knows_its_queues_receive_count():
     receives = resources["ExportJobsQueue"]["Properties"]["RedrivePolicy"]["maxReceiveCount"]
     variables = resources["ExportJobFunction"]["Properties"]["Environment"]["Variables"]
     assert int(variables["EXPORT_JOB_RECEIVES"]) == int(receives)
+
+
+def test_the_admin_function_gives_up_on_an_export_job_when_its_message_can_no_longer_come():
+    """A job still running EXPORT_JOB_GIVE_UP_SECONDS after its message was queued reads failed:
+    that is ExportJobsQueue's MessageRetentionPeriod (no receive after it) plus ExportJobFunction's
+    Timeout (the last receive's invocation ends by then)."""
+    resources = template()["Resources"]
+    retention = int(resources["ExportJobsQueue"]["Properties"]["MessageRetentionPeriod"])
+    timeout = int(resources["ExportJobFunction"]["Properties"]["Timeout"])
+    variables = resources["AdminApiFunction"]["Properties"]["Environment"]["Variables"]
+    assert int(variables["EXPORT_JOB_GIVE_UP_SECONDS"]) == retention + timeout

@@ -148,3 +148,42 @@ def test_an_export_job_failing_on_every_attempt_ends_failed_and_the_list_shows_i
     seller = key_of(api, name="Sales reader", scopes=["sales:read"])
     refused = seller.request("GET", "/organizers/me/exports", organizer=True)
     assert (refused.status_code, refused.json()["error"]["details"]) == (403, {"scope": "exports"})
+
+
+def test_an_export_job_ended_from_outside_on_every_attempt_reads_failed_after_its_last_invocation(
+        api, system, monkeypatch):
+    """The export job function is ended after reading the rows on every receive, as Lambda ends it
+    at its timeout or out of memory (a kill point on the real path: no ``except`` of the code runs,
+    the stack's runtime reports the environment exited): after the queue's last receive the job is
+    still ``running`` while that invocation could be, then ``failed`` with ``export_interrupted``
+    once the function's Timeout has passed, not ``running`` forever."""
+    from holdfast import faults as crash_points
+
+    stack = system["stack"]
+    api = BookingApi(api.base, organizer_key=new_organizer(api, "Interrupted exports")["api_key"])
+    api.create_event(capacity=2)
+    crash_points.reset_crash_counts()
+    monkeypatch.setenv("HOLDFAST_KILL_POINTS", "export_job.before_file")
+    job = ok(api.request("POST", "/organizers/me/exports", organizer=True, key=customer(),
+                         json={"export": "sales"}), 202)
+    stack.wait_idle()
+    assert crash_points.crash_count("export_job.before_file") == 1
+    resources = template()["Resources"]
+    visibility = int(resources["ExportJobsQueue"]["Properties"]["VisibilityTimeout"])
+    timeout = int(resources["ExportJobFunction"]["Properties"]["Timeout"])
+    for attempt in (2, 3):
+        assert job_done(api, stack, job["export_id"])["status"] == "running"   # back in its queue
+        stack.advance_clock(visibility + 1)
+        stack.wait_idle()
+        assert crash_points.crash_count("export_job.before_file") == attempt
+    still = job_done(api, stack, job["export_id"])
+    assert still["status"] == "running", still   # the last invocation may still be running
+    stack.advance_clock(timeout + 10)
+    failed = job_done(api, stack, job["export_id"])
+    assert failed["status"] == "failed", failed
+    assert failed["error"]["code"] == "export_interrupted" and "download_url" not in failed
+    listed = ok(api.request("GET", "/organizers/me/exports", organizer=True))
+    assert [(entry["export_id"], entry["status"]) for entry in listed["exports"]] == [(job["export_id"], "failed")]
+    stack.advance_clock(visibility + 1)   # no fourth attempt: the message went to the dead-letter queue
+    stack.wait_idle()
+    assert crash_points.crash_count("export_job.before_file") == 3

@@ -135,7 +135,7 @@ class FakeBookingStore(_Fake):
                                       f"EVENT#{booking.event_id}#BOOKING#{booking.booking_id}"),
                   always, lambda _: {"booking_id": booking.booking_id, "created_at": booking.created_at}),
             Write("event_index", (event_index_pk(booking.event_id, booking.booking_id), booking.booking_id),
-                  always, lambda _: {"booking_id": booking.booking_id}),
+                  always, lambda _: {"booking_id": booking.booking_id, "placed_at": booking.created_at}),
             self._gate(booking.event_id, booking.booking_id, change.offering_version),
             Write("expiry_bucket", (shard_pk(bucket, shard_of(booking.booking_id)), booking.booking_id),
                   always, lambda _: expiry),
@@ -149,7 +149,7 @@ class FakeBookingStore(_Fake):
                                                       f"EVENT#{offering}#BOOKING#{booking.booking_id}"),
                       always, lambda _: {"booking_id": booking.booking_id, "created_at": booking.created_at}),
                 Write(f"event_index@{offering}", (event_index_pk(offering, booking.booking_id), booking.booking_id),
-                      always, lambda _: {"booking_id": booking.booking_id}),
+                      always, lambda _: {"booking_id": booking.booking_id, "placed_at": booking.created_at}),
                 replace(self._gate(offering, booking.booking_id, dict(change.other_versions).get(offering)),
                         label=f"{GATE}@{offering}"),
             ]
@@ -228,7 +228,7 @@ class FakeBookingStore(_Fake):
                                           f"EVENT#{swap.taken_from}#BOOKING#{after.booking_id}"),
                       always, lambda _: {"booking_id": after.booking_id, "created_at": after.created_at}),
                 Write("event_index", (event_index_pk(swap.taken_from, after.booking_id), after.booking_id),
-                      always, lambda _: {"booking_id": after.booking_id}),
+                      always, lambda _: {"booking_id": after.booking_id, "placed_at": after.created_at}),
             ]
         return writes
 
@@ -666,6 +666,11 @@ class FakeBookingStore(_Fake):
     def event_booking_ids(self, event_id: str) -> list[str]:
         self.table.check_fault("event_booking_ids")
         return [item["sk"] for shard in range(EVENT_INDEX_SHARDS)
+                for item in self.table.query(f"EVENTBOOKINGS#{event_id}#{shard}")]
+
+    def event_booking_times(self, event_id: str) -> list[tuple[str, str]]:
+        self.table.check_fault("event_booking_times")
+        return [(item.get("placed_at", ""), item["sk"]) for shard in range(EVENT_INDEX_SHARDS)
                 for item in self.table.query(f"EVENTBOOKINGS#{event_id}#{shard}")]
 
     def event_booking_page(self, event_id: str, after: str | None, limit: int) -> list[tuple[str, str]]:

@@ -55,3 +55,26 @@ def test_the_command_prints_its_progress_page_by_page(bookings, catalog, capsys)
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("page 1: ") and "resume with --start" in out[0]
     assert out[-2].endswith("; done") and out[-1] == "3 index entries written, 0 already present, 3 bookings seen"
+
+
+def test_backfill_gives_an_entry_without_its_placing_time_the_bookings_created_at(bookings, catalog, store):
+    """An entry written before the index carried ``placed_at`` (the operator's sales page's order)
+    is given the booking's ``created_at`` once; a new one is written with it."""
+    from tests.unit.conftest import event_request
+
+    event = catalog.create_event(event_request(capacity=10, max_per_booking=1, max_holds_per_customer=1))
+    client, [gone] = _old_bookings(bookings, event, 1)   # no entry at all
+    kept = bookings.create_booking(event["event_id"], "c9", "k9", BookingIn(quantity=1)).booking
+    assert store.event_booking_times(event["event_id"]) == [(kept.created_at, kept.booking_id)]
+    for shard in range(EVENT_INDEX_SHARDS):   # an entry without its time
+        pk = f"EVENTBOOKINGS#{event['event_id']}#{shard}"
+        for item in client.query(TableName=TABLE, KeyConditionExpression="pk = :pk",
+                                 ExpressionAttributeValues={":pk": {"S": pk}})["Items"]:
+            client.update_item(TableName=TABLE, Key={"pk": item["pk"], "sk": item["sk"]}, UpdateExpression="REMOVE placed_at")
+    assert store.event_booking_times(event["event_id"]) == [("", kept.booking_id)]
+    done = backfill(client, TABLE)
+    assert (done.written, done.present, done.timed) == (1, 1, 1)
+    made = bookings.store.get_booking(gone)
+    assert sorted(store.event_booking_times(event["event_id"])) == sorted(
+        [(kept.created_at, kept.booking_id), (made.created_at, gone)])
+    assert backfill(client, TABLE).timed == 0

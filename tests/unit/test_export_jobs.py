@@ -55,6 +55,9 @@ class Jobs:
         found.update(changes)
         return True
 
+    def note_running(self, organizer_id, export_id, facts):
+        return self.finish_job(organizer_id, export_id, facts)
+
 
 class Files:
     def __init__(self) -> None:
@@ -200,3 +203,85 @@ def test_the_jobs_are_listed_newest_first_a_page_at_a_time_and_a_limited_key_see
     with pytest.raises(InvalidRequest) as refused:   # another organizer's cursor
         service.page(Caller("org2", "key9"), cursor=first["next_cursor"])
     assert refused.value.code == "invalid_cursor"
+
+
+class Killed(Files):
+    """A file write during which Lambda ends the function (its timeout, out of memory): nothing
+    of the job's code runs after it, its own error handling included."""
+
+    def put(self, key, body, filename):
+        from holdfast.faults import InjectedKill
+
+        raise InjectedKill("export_job.before_file")
+
+
+def test_a_last_attempt_ended_from_outside_reads_failed_once_its_invocation_is_over(world):
+    """Timeout or out of memory on each receive: ``except Exception`` never runs, so nothing is
+    recorded at the end; each attempt noted at its start when Lambda ends it, and a reading after
+    the last one's end records ``export_interrupted`` once (not before: it may still be running)."""
+    from holdfast.faults import InjectedKill
+
+    service, _, jobs, _, _, clock, _ = world
+    service.files = Killed()
+    job, _ = service.start(CALLER, "k-8", "sales", None, None, None)
+    for attempt in (1, 2):   # an earlier receive ended from outside: the queue hands it out again
+        with pytest.raises(InjectedKill):
+            service.run("org1", job["export_id"], attempt=attempt, seconds_left=300)
+        clock.now += timedelta(seconds=1801)
+        assert service.view(CALLER, job["export_id"])["status"] == "running"
+    with pytest.raises(InjectedKill):
+        service.run("org1", job["export_id"], last_attempt=True, attempt=3, seconds_left=299.5)
+    clock.now += timedelta(seconds=299)
+    assert service.view(CALLER, job["export_id"])["status"] == "running"   # the invocation may still run
+    clock.now += timedelta(seconds=10)
+    shown = service.view(CALLER, job["export_id"])
+    assert shown["status"] == "failed" and shown["error"]["code"] == "export_interrupted"
+    assert shown["finished_at"] == "2031-01-01T01:05:11.000Z" and "download_url" not in shown
+    clock.now += timedelta(minutes=5)
+    assert service.page(CALLER)["exports"][0]["finished_at"] == shown["finished_at"]   # recorded once
+    assert service.run("org1", job["export_id"], last_attempt=True, attempt=4, seconds_left=300) == "done before"
+
+
+def test_a_last_attempt_that_finishes_keeps_its_outcome_after_its_end(world):
+    service, _, _, files, _, clock, _ = world
+    job, _ = service.start(CALLER, "k-9", "sales", None, None, None)
+    assert service.run("org1", job["export_id"], last_attempt=True, attempt=3, seconds_left=300) == "ready"
+    clock.now += timedelta(seconds=400)
+    assert service.view(CALLER, job["export_id"])["status"] == "ready" and len(files.put_calls) == 1
+
+
+def test_a_repeated_request_for_a_job_whose_last_attempt_was_ended_answers_it_failed_and_queues_nothing(world):
+    from holdfast.faults import InjectedKill
+
+    service, _, _, _, queue, clock, _ = world
+    service.files = Killed()
+    job, _ = service.start(CALLER, "k-10", "sales", None, None, None)
+    with pytest.raises(InjectedKill):
+        service.run("org1", job["export_id"], last_attempt=True, attempt=3, seconds_left=300)
+    clock.now += timedelta(seconds=306)
+    again, replayed = service.start(CALLER, "k-10", "sales", None, None, None)
+    assert replayed and again["status"] == "failed" and again["error"]["code"] == "export_interrupted"
+    assert len(queue.sent) == 1
+
+
+def test_a_job_whose_message_can_no_longer_come_reads_failed_even_with_no_attempt_noted(world):
+    """An attempt that dies before it notes itself (at its cold start) leaves nothing on the job:
+    once the queue can no longer hand its message out (``give_up_seconds`` after it was queued:
+    retention plus the function's timeout) a reading records ``export_interrupted``; a repeated
+    request that queued it again counts from then."""
+    service, _, _, _, queue, clock, _ = world
+    service.give_up_seconds = 86_700
+    job, _ = service.start(CALLER, "k-11", "sales", None, None, None)
+    clock.now += timedelta(seconds=80_000)
+    again, _ = service.start(CALLER, "k-11", "sales", None, None, None)   # queued again now
+    assert again["status"] == "running" and len(queue.sent) == 2
+    clock.now += timedelta(seconds=86_700)
+    assert service.view(CALLER, job["export_id"])["status"] == "running"   # within the new message's life
+    clock.now += timedelta(seconds=6)
+    shown = service.view(CALLER, job["export_id"])
+    assert shown["status"] == "failed" and shown["error"]["code"] == "export_interrupted"
+    other, _ = service.start(CALLER, "k-12", "sales", None, None, None)
+    assert service.run("org1", other["export_id"]) == "ready"
+    clock.now += timedelta(days=2)
+    later = service.view(CALLER, other["export_id"])   # an outcome is never judged again: its file expired
+    assert later["status"] == "expired" and "error" not in later

@@ -15,6 +15,7 @@ from holdfast.domain.organizers import Caller
 from holdfast.schemas import BookingIn
 from holdfast.services.exports import ExportService
 from tests.support.fake_table import FakeTableStore
+from tests.support.fakes import always
 from tests.unit.conftest import event_request
 
 ACME = Caller("org-acme", "key_acme1")
@@ -192,3 +193,68 @@ def test_each_page_reads_only_about_what_it_shows_and_the_walk_lists_every_row_o
         # in all, every booking once and a page's worth of look-ahead a page: not pages x bookings
         # (the whole organizer's bookings on every page: 16 x 28 for the attendees at 3 a page)
         assert sum(read for read, _, _ in per_page) <= every_booking + len(per_page) * (limit + 2), per_page
+
+
+def _placed(bookings, clock, event_id: str, who: str):
+    clock.advance(60)
+    return bookings.create_booking(event_id, who, f"{who}-1", BookingIn(quantity=1)).booking
+
+
+def _pay(payments, provider, booking) -> str:
+    payment_id = payments.start_payment(booking.booking_id, booking.customer_id, f"{booking.customer_id}-p").payment.payment_id
+    provider.pay(payment_id)
+    payments.apply_provider_payment(provider.get_payment(payment_id))
+    return booking.booking_id
+
+
+def test_an_offerings_sales_page_is_newest_first_and_its_cursor_neither_repeats_nor_skips(
+        catalog, bookings, payments, provider, store, clock):
+    """GET /admin/sales/{offering_id}: orders newest first by when they were placed (paid in
+    another order), three pages of one; an order placed before the first page was read but paid
+    after it comes on a later page, not on the first again; a held order is no sale."""
+    event = catalog.create_event(event_request(), None, ACME)["event_id"]
+    first, second, third, late = (_placed(bookings, clock, event, who) for who in ("ann", "ben", "cat", "dan"))
+    for booking in (third, first, second):   # paid in another order than placed
+        _pay(payments, provider, booking)
+    service = ExportService(store)
+
+    page = service.sales_of(ACME, event, limit=1)
+    assert [sale["booking_id"] for sale in page["sales"]] == [third.booking_id]
+    assert page["sales"][0]["created_at"] == third.created_at and page["next_cursor"]
+    _pay(payments, provider, late)   # placed last, paid now: newer than every page still to read
+    seen = [third.booking_id]
+    cursor = page["next_cursor"]
+    while cursor:
+        page = service.sales_of(ACME, event, cursor=cursor, limit=1)
+        seen += [sale["booking_id"] for sale in page["sales"]]
+        cursor = page["next_cursor"]
+    assert seen == [third.booking_id, second.booking_id, first.booking_id]
+    whole = service.sales_of(ACME, event)
+    assert [sale["booking_id"] for sale in whole["sales"]] == [
+        late.booking_id, third.booking_id, second.booking_id, first.booking_id]
+    assert [sale["created_at"] for sale in whole["sales"]] == sorted(
+        (sale["created_at"] for sale in whole["sales"]), reverse=True)
+    assert whole["next_cursor"] is None
+
+    _placed(bookings, clock, event, "eve")   # held, never paid: not a sale
+    assert [sale["booking_id"] for sale in service.sales_of(ACME, event, limit=2)["sales"]] == [
+        late.booking_id, third.booking_id]
+    with pytest.raises(InvalidRequest) as bad:
+        service.sales_of(ACME, event, cursor=service.page(ACME, "sales", limit=1)["next_cursor"])
+    assert bad.value.code == "invalid_cursor"
+
+
+def test_a_sale_whose_index_entry_has_no_placing_time_is_listed_last(catalog, bookings, payments, provider, store,
+                                                                      clock):
+    """An index entry written before it carried ``placed_at`` sorts as the oldest sale (until the
+    backfill gives it its time), and is still listed once."""
+    event = catalog.create_event(event_request(), None, ACME)["event_id"]
+    old, new = (_pay(payments, provider, _placed(bookings, clock, event, who)) for who in ("old", "new"))
+    for shard in range(16):
+        item = store.table.get(f"EVENTBOOKINGS#{event}#{shard}", old)
+        if item is not None:
+            store.table.write((item["pk"], item["sk"]), always,
+                              lambda found: {key: value for key, value in found.items() if key != "placed_at"})
+    listed = ExportService(store).sales_of(ACME, event, limit=1)
+    after = ExportService(store).sales_of(ACME, event, cursor=listed["next_cursor"], limit=1)
+    assert [sale["booking_id"] for sale in listed["sales"] + after["sales"]] == [new, old]

@@ -418,3 +418,29 @@ def test_an_offerings_sales_list_each_sale_with_its_receipts_for_the_operators_p
     with pytest.raises(NotFound) as hidden:
         service.sales_of(Caller("org-other", "key-1"), priced_event["event_id"])
     assert hidden.value.code == "offering_not_found"
+
+
+def test_an_orders_receipts_as_the_booking_view_and_the_sales_page_show_them_are_as_documented(
+        bookings, store, clock, provider, directory, priced_event, lot):
+    """docs/openapi.yaml holds what the API answers about receipts: an order's settlement receipts
+    name their line (``line_id``) in the booking view (GET /bookings/{id}) and on the operator's
+    sales page (GET /admin/sales/{offering_id}); both validate against the document's schemas."""
+    from jsonschema import ValidationError
+
+    from holdfast.services.booking_views import receipts_view
+    from holdfast.services.exports import ExportService
+    from tests.contract.test_openapi_contract import BOOKING_RECEIPT, SALES_PAGE, check_documented
+
+    order = _ticket_and_parking(bookings, priced_event, lot, "zoe", "order-1", "A-1", "16:00", "20:00")
+    payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
+    _paid(payments, provider, order.booking_id, "zoe", "pay-1")
+    shown = receipts_view(store.get_booking(order.booking_id))
+    assert [(r["type"], r.get("line_id")) for r in shown] == [("payment", None), ("settlement", "L1"),
+                                                               ("settlement", "L2")]
+    for receipt in shown:
+        check_documented(receipt, BOOKING_RECEIPT)
+    page = ExportService(store).sales_of(ORG, priced_event["event_id"])
+    assert [r.get("line_id") for r in page["sales"][0]["receipts"]] == [None, "L1", "L2"]
+    check_documented(page, SALES_PAGE)
+    with pytest.raises(ValidationError):   # the check can fail: a field the document does not name
+        check_documented({**shown[1], "line": "L1"}, BOOKING_RECEIPT)

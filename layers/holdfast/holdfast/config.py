@@ -113,6 +113,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "export_link_seconds": _number(int, ge=60, le=43_200),
     "export_file_retention_days": _number(int, ge=1, le=30),
     "export_job_receives": _number(int, ge=1, le=1000),
+    "export_job_give_up_seconds": _number(int, ge=60, le=15 * 86_400),
 }
 
 
@@ -205,6 +206,9 @@ class Settings:
     #: (the queue's RedrivePolicy maxReceiveCount; a contract test holds the two equal): the last
     #: attempt's failure is recorded on the job as ``failed``
     export_job_receives: int = 3
+    #: after this long from its message's queueing an export job still running has no attempt to
+    #: come: ExportJobsQueue's MessageRetentionPeriod plus ExportJobFunction's Timeout
+    export_job_give_up_seconds: int = 86_700
 
     @classmethod
     def checked(cls, values: dict[str, Any]) -> "Settings":
@@ -297,6 +301,7 @@ _ENV_NAMES = {
     "export_link_seconds": "EXPORT_LINK_SECONDS",
     "export_file_retention_days": "EXPORT_FILE_RETENTION_DAYS",
     "export_job_receives": "EXPORT_JOB_RECEIVES",
+    "export_job_give_up_seconds": "EXPORT_JOB_GIVE_UP_SECONDS",
 }
 
 

@@ -552,6 +552,10 @@ class ExportStore(EventBookings, Protocol):
         """Up to ``limit`` ``(position, booking_id)`` of the event's bookings after ``after``, in
         ``event_booking_ids``' order; fewer only at the end."""
 
+    def event_booking_times(self, event_id: str) -> list[tuple[str, str]]:
+        """Every booking of the event as ``(placed_at, booking_id)`` from its index alone, in no
+        particular order ("" for an entry written before the index carried the time)."""
+
 
 class ExportJobStore(Protocol):
     """Export jobs (services/export_jobs.py): stored once, read, and finished once."""
@@ -561,6 +565,10 @@ class ExportJobStore(Protocol):
     def get_job(self, organizer_id: str, export_id: str) -> dict[str, Any] | None: ...
 
     def finish_job(self, organizer_id: str, export_id: str, changes: dict[str, Any]) -> bool: ...
+
+    def note_running(self, organizer_id: str, export_id: str, facts: dict[str, Any]) -> bool:
+        """Note facts on a job still running (an attempt that began, a message queued again);
+        False when the job had an outcome."""
 
     def job_page(self, organizer_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
         """Up to ``limit`` jobs, newest first, after the position ``after``; and the position to

@@ -256,7 +256,7 @@ def export_jobs():
     return ExportJobService(exports(), ExportJobItems(store().table, store().client),
                             OrganizerStore(store().table, store().client).organizer_keys,
                             queue, files, system_clock, id_salt(), config.export_link_seconds,
-                            config.export_file_retention_days)
+                            config.export_file_retention_days, config.export_job_give_up_seconds)
 
 
 def record_action(who, action: str, path_parameters, answer, status: int) -> None:  # noqa: ANN001

@@ -181,3 +181,17 @@ def test_a_cancellation_closes_sales_once_and_its_job_moves_on_once(backend, ids
     assert event not in store.cancelling_events()
     assert store.get_event(event)["cancel_summary"] == {"refunded": 2}
     assert store.finish_cancellation(ids("other"), {}, AT) is False
+
+
+def test_the_event_index_answers_each_bookings_placing_time(backend, ids):
+    """``event_booking_times``: every booking of the event with the ``created_at`` the hold's
+    transaction wrote beside it (the operator's sales page sorts by it, newest first)."""
+    store, event = backend.store, ids("ev")
+    offering(store, event, pools=[3])
+    early = booking(ids("b1"), event, counted(1), created_at="2030-01-01T12:00:00.000Z")
+    late = booking(ids("b2"), event, counted(1), customer="ben", created_at="2030-01-01T12:05:00.000Z")
+    store.commit(new_hold(early))
+    store.commit(new_hold(late))
+    assert sorted(store.event_booking_times(event), reverse=True) == [
+        ("2030-01-01T12:05:00.000Z", ids("b2")), ("2030-01-01T12:00:00.000Z", ids("b1"))]
+    assert store.event_booking_times(ids("other")) == []

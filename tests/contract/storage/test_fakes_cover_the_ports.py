@@ -70,3 +70,28 @@ def test_every_member_of_a_fake_part_is_called_by_a_contract_case(part):
     # called as a member, or named for a shared case to call (cases.py)
     unheld = sorted(name for name in members if not re.search(rf'\.{name}\(|"{name}"', cases))
     assert not unheld, f"{fake.__name__}: no contract case calls {unheld}"
+
+
+def test_the_table_fake_declares_each_call_a_products_part_declares_and_only_calls_the_store_answers():
+    """``FakeTableStore`` answers a product part's ``STORE_CALLS`` (through its own fake of the part
+    when the core's fake has no such member), each by a declaration on the class, and declares no
+    call the adapter's ``BookingStore`` would not answer (it would fail on DynamoDB)."""
+    from holdfast.adapters.dynamo import BookingStore, bind_product_calls
+    from tests.support.fake_table import PARTS, declared_calls
+
+    bind_product_calls()
+    declared = declared_calls()
+    core = FakeWaitlistStore
+    for reference, fake in FAKE_PARTS.items():
+        for function in products.resolve(reference).STORE_CALLS:
+            name = function.__name__
+            assert hasattr(core, name) or declared.get(name) is fake, \
+                f"{reference}.{name}: FakeTableStore declares no call to {fake.__name__}.{name}"
+    assert sorted(name for name in declared if not hasattr(BookingStore, name)) == []
+    assert sorted(name for name in declared if hasattr(core, name)) == []   # the core's fake answers those
+    assert set(declared.values()) == set(PARTS)
+    store = FakeTableStore()
+    assert getattr(FakeTableStore, "get_gate").__qualname__ == "FakeParkingItems.get_gate"
+    assert store.get_gate.__self__ is store.parts[FAKE_PARTS[
+        "holdfast.products.parking.adapters.store:DynamoParkingStore"]]
+    assert not hasattr(store, "delete_booking_everywhere")   # nothing undeclared is answered

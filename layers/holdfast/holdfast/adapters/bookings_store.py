@@ -92,7 +92,7 @@ class BookingRecords:
                 "booking_id": booking.booking_id, "created_at": booking.created_at,
             })}}),
             # The event's own list of its bookings: what an event cancellation walks.
-            event_index_put(self.db.table, booking.event_id, booking.booking_id),
+            event_index_put(self.db.table, booking.event_id, booking.booking_id, booking.created_at),
             # A cancellation closes every gate shard in its own transaction: this hold commits
             # before it (and is in the index above for the job) or not at all.
             gate_check(self.db.table, booking.event_id, booking.booking_id, change.offering_version),
@@ -107,7 +107,7 @@ class BookingRecords:
         others = other_offerings(booking.event_id, change.places or booking.places)
         others += [o for o, _ in change.other_versions if o != booking.event_id and o not in others]
         for offering in others:
-            label, put = event_index_put(self.db.table, offering, booking.booking_id)
+            label, put = event_index_put(self.db.table, offering, booking.booking_id, booking.created_at)
             items += [
                 (f"customer_marker@{offering}", {"Put": {"TableName": self.db.table, "Item": _attrs({
                     "pk": f"CUSTOMER#{booking.customer_id}", "sk": f"EVENT#{offering}#BOOKING#{booking.booking_id}",
@@ -207,7 +207,7 @@ class BookingRecords:
                 ("customer_marker", {"Put": {"TableName": self.db.table, "Item": _attrs({
                     "pk": f"CUSTOMER#{after.customer_id}", "sk": f"EVENT#{swap.taken_from}#BOOKING#{after.booking_id}",
                     "booking_id": after.booking_id, "created_at": after.created_at})}}),
-                event_index_put(self.db.table, swap.taken_from, after.booking_id),
+                event_index_put(self.db.table, swap.taken_from, after.booking_id, after.created_at),
             ]
         return items
 

@@ -170,6 +170,7 @@ class BookingStore:
     cancelling_events = _Part("cancellations", DynamoCancellationStore.cancelling_events)
     event_booking_ids = _Part("cancellations", DynamoCancellationStore.event_booking_ids)
     event_booking_page = _Part("cancellations", DynamoCancellationStore.event_booking_page)
+    event_booking_times = _Part("cancellations", DynamoCancellationStore.event_booking_times)
 
     # expiry_buckets.py: the holds of each expiry bucket
     due_in_bucket = _Part("expiry", DynamoExpiryIndex.due_in_bucket)

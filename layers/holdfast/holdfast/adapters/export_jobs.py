@@ -70,6 +70,15 @@ class ExportJobItems(Table):
 
     def finish_job(self, organizer_id: str, export_id: str, changes: dict[str, Any]) -> bool:
         """Set the outcome of a job still running (False when it had one already: a repeated message)."""
+        return self._change_running(organizer_id, export_id, changes)
+
+    def note_running(self, organizer_id: str, export_id: str, facts: dict[str, Any]) -> bool:
+        """Note facts on a job still running: the attempt that began (``attempt``,
+        ``attempt_ends_at``, ``last_attempt``) or its message queued again (``queued_at``); False
+        when the job had an outcome already."""
+        return self._change_running(organizer_id, export_id, facts)
+
+    def _change_running(self, organizer_id: str, export_id: str, changes: dict[str, Any]) -> bool:
         names = {f"#f{i}": name for i, name in enumerate(changes)}
         values = {f":v{i}": value for i, value in enumerate(changes.values())}
         try:
@@ -88,8 +97,9 @@ class ExportJobItems(Table):
 
 def _job(item: dict[str, Any]) -> dict[str, Any]:
     job = {key: value for key, value in item.items() if key not in _KEYS}
-    if job.get("rows") is not None:
-        job["rows"] = int(job["rows"])
+    for number in ("rows", "attempt"):
+        if job.get(number) is not None:
+            job[number] = int(job[number])
     return job
 
 

@@ -87,7 +87,9 @@ REVOKED_PASS_ALLOWANCE = 200
 
 #: The field a device's pass (a gate's entry or exit, a door's scan) carries its own id in, as the
 #: devices send it and the sync's records keep it. The name predates the word: such a pass is no
-#: event of the catalog, and in code its id is a ``pass_id``, read by ``pass_id_of`` only.
+#: event of the catalog, and in code its id is a ``pass_id``, read by ``pass_id_of`` only. Kept on
+#: the wire on purpose (devices in the field send it, stored sync records keep it, the public API's
+#: names are fixed): docs/gate-sync.md says why and what a rename would take.
 PASS_ID_FIELD = "event_id"
 
 

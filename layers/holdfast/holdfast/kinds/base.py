@@ -224,6 +224,11 @@ class Kind:
         """available / held / sold over the whole offering."""
         raise NotImplementedError
 
+    def zone_counts(self, store: InventoryReads, event: Any) -> dict[str, dict[str, int]]:
+        """Each general-admission zone's available / held / sold, by zone id. Default: none (a
+        kind whose offerings have no zones)."""
+        return {}
+
     def largest_hold(self, store: InventoryReads, event_id: str) -> int:
         """The most places one hold can take now (a waitlist offers its head no more). Default:
         every available place, for kinds whose plan may combine counters or scattered units."""

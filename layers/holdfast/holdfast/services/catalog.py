@@ -41,6 +41,8 @@ class EventCreation(Protocol):
     payment_mode: str | None
     max_per_booking: int
     max_holds_per_customer: int | None
+    max_holds_per_address: int | None
+    captcha_required: bool
     high_demand: bool
     price_categories: tuple[dict[str, Any], ...] | None
     prices: tuple[dict[str, Any], ...] | None
@@ -84,15 +86,15 @@ class CatalogService:
         if caller is not None:
             event["organizer_id"] = caller.organizer_id
         event |= pricing.stored_price_list(request, price.currency, inventory.unit_categories)
-        if getattr(request, "cancellation", None):
+        if request.cancellation:
             event["cancellation"] = stored_policy(request.cancellation)
-        if getattr(request, "exchange_until_hours", None) is not None:
+        if request.exchange_until_hours is not None:
             event[EXCHANGE_FIELD] = int(request.exchange_until_hours)
-        if getattr(request, "max_holds_per_address", None):
+        if request.max_holds_per_address:
             event["max_holds_per_address"] = int(request.max_holds_per_address)
-        if getattr(request, "captcha_required", False):
+        if request.captcha_required:
             event["captcha_required"] = True
-        if getattr(request, "transfers_allowed", True) is False:   # stored only when forbidden
+        if request.transfers_allowed is False:   # stored only when forbidden
             event["transfers_allowed"] = False
         settings = kind.settings_of(request)
         if settings is not None:
@@ -184,7 +186,7 @@ class CatalogService:
 
     def _zone_counts(self, event: dict[str, Any]) -> dict[str, dict[str, int]]:
         kind = kinds.of_event(event)
-        return kind.zone_counts(self.store, event) if event.get("zones") and hasattr(kind, "zone_counts") else {}
+        return kind.zone_counts(self.store, event) if event.get("zones") else {}
 
     def counts(self, event: dict[str, Any]) -> dict[str, int]:
         return kinds.of_event(event).counts(self.store, event["event_id"])

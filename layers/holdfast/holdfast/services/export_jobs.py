@@ -7,7 +7,18 @@ and queues it; ``run`` (the export job function, from the queue) writes the file
 outcome once; ``view`` answers the job's status and, once its file is written, a fresh link.
 
 A job runs with the rights of the key that asked for it, read again when it runs (a key's grant
-never changes, but a key can be deleted: its job then fails with ``key_deleted``)."""
+never changes, but a key can be deleted: its job then fails with ``key_deleted``).
+
+A job never stays ``running`` for good. An attempt that raises is retried by the queue, and its
+last one records ``export_failed`` before raising. An attempt that is ended from outside (Lambda's
+timeout, out of memory: none of this code runs on the way out) cannot record anything then, so
+each attempt notes when it began that it is the queue's last (or not) and the moment Lambda ends it
+at the latest (``attempt_ends_at``: the invocation's own remaining time); a reading of a job whose
+last attempt is past that moment and still ``running`` records it ``failed`` with
+``export_interrupted`` (a conditional write: a job that finished meanwhile keeps its outcome). So
+does a reading ``give_up_seconds`` after the job's message was queued (the queue's message
+retention plus the function's timeout): no attempt of it can come any more, whether or not one was
+noted (an attempt may die before noting itself, at its cold start, say)."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -29,11 +40,15 @@ JOB_PAGE_SIZE = 50
 #: a job's item stays readable this long after its file is gone (its status then says ``expired``)
 JOB_RECORD_EXTRA_DAYS = 7
 
+#: how long after its attempt's end a job still running is taken for interrupted: the clocks of
+#: the function that noted the end and of the one reading it may differ by this much
+ATTEMPT_END_MARGIN_SECONDS = 5
+
 
 class ExportJobService:
     def __init__(self, exports: ExportService, jobs: ExportJobStore, keys: Callable[[str], list[dict[str, Any]]],
                  queue: ExportJobQueue | None, files: ExportFiles | None, clock: Callable[[], Any], salt: str,
-                 link_seconds: int, retention_days: int) -> None:
+                 link_seconds: int, retention_days: int, give_up_seconds: int | None = None) -> None:
         self.exports = exports
         self.jobs = jobs
         self.keys = keys                  # an organizer's keys (OrganizerDirectory.organizer_keys)
@@ -43,6 +58,9 @@ class ExportJobService:
         self.salt = salt
         self.link_seconds = link_seconds
         self.retention_days = retention_days
+        # past this long after its message was queued no receive of it can come (the queue's
+        # MessageRetentionPeriod and the function's Timeout): None, never judged so
+        self.give_up_seconds = give_up_seconds
 
     # ------------------------------------------------------------------ the organizer's request
     def start(self, caller: Caller, idempotency_key: str, export: str, offering: str | None, since: str | None,
@@ -61,9 +79,11 @@ class ExportJobService:
             earlier = self.jobs.get_job(caller.organizer_id, export_id)
             if earlier is None or any(earlier.get(k) != v for k, v in asked.items()):
                 raise IdempotencyKeyReused()
+            earlier = self._ended(earlier)   # a job whose last attempt was ended is not queued again
             # the first request may have stopped between its write and its message: queue it again
-            # (a job that ran already ignores a second message)
+            # (a job that ran already ignores a second message), noting when (its new message's life)
             if earlier.get("status") == "running":
+                self.jobs.note_running(caller.organizer_id, export_id, {"queued_at": iso(now)})
                 self._queue().send({"organizer_id": caller.organizer_id, "export_id": export_id})
             return self._view(earlier), True
         self._queue().send({"organizer_id": caller.organizer_id, "export_id": export_id})
@@ -94,6 +114,7 @@ class ExportJobService:
         return {"exports": shown, "next_cursor": encode_cursor(partition, following) if following else None}
 
     def _view(self, job: dict[str, Any]) -> dict[str, Any]:
+        job = self._ended(job)
         shown = {k: job.get(k) for k in ("export_id", "export", "offering", "from", "to", "status", "rows",
                                         "created_at", "finished_at", "file_expires_at", "error")}
         shown = {k: v for k, v in shown.items() if v is not None}
@@ -108,13 +129,43 @@ class ExportJobService:
         return {**shown, "download_url": self.files.link(job["file_key"], max(1, seconds)),
                 "download_expires_at": iso(now + timedelta(seconds=max(1, seconds)))}
 
+    def _ended(self, job: dict[str, Any]) -> dict[str, Any]:
+        """The job as it stands: one still ``running`` whose last attempt is past the moment Lambda
+        ends it is recorded ``failed`` (``export_interrupted``) and answered so; the stored outcome
+        when another one landed first."""
+        if job.get("status") != "running":
+            return job
+        now, margin = self.clock(), timedelta(seconds=ATTEMPT_END_MARGIN_SECONDS)
+        last_ended = bool(job.get("last_attempt") and job.get("attempt_ends_at")
+                          and now >= parse_iso(job["attempt_ends_at"]) + margin)
+        # no attempt noted, or not its last, and its message can no longer be received (it died
+        # before noting one, say at its cold start, or the message is gone)
+        queued = parse_iso(job.get("queued_at") or job["created_at"])
+        message_gone = self.give_up_seconds is not None and now >= queued + timedelta(seconds=self.give_up_seconds) + margin
+        if not (last_ended or message_gone):
+            return job   # an attempt may still be running, or one may still come
+        self._fail(job, "export_interrupted",
+                   "The export stopped without finishing (its function ran out of time or memory); "
+                   "ask for it again with a narrower filter (an offering, from, to), or ask the platform's "
+                   "operators if it stops again.")
+        return self.jobs.get_job(job["organizer_id"], job["export_id"]) or job
+
     # ------------------------------------------------------------------ the job itself
-    def run(self, organizer_id: str, export_id: str, last_attempt: bool = False) -> str:
+    def run(self, organizer_id: str, export_id: str, last_attempt: bool = False, attempt: int = 1,
+            seconds_left: float | None = None) -> str:
         """Write the job's file and record it; what happened (``ready``, ``failed``, or ``done
         before`` for a repeated message). An error returns the message to its queue to be tried
         again; on the ``last_attempt`` (the queue's final receive before its dead-letter queue) the
         job is first recorded ``failed`` (``export_failed``), so its reading never stays
-        ``running``, and the error still raises (the dead-letter queue and its alarm see it)."""
+        ``running``, and the error still raises (the dead-letter queue and its alarm see it).
+
+        ``attempt`` is the queue's receive count and ``seconds_left`` the invocation's remaining
+        time (Lambda ends it then at the latest): both are noted on the job first, so a reading
+        after an attempt that was ended from outside knows it (``_ended``)."""
+        if seconds_left is not None:
+            ends_at = self.clock() + timedelta(seconds=max(0.0, seconds_left))
+            self.jobs.note_running(organizer_id, export_id, {
+                "attempt": attempt, "attempt_ends_at": iso(ends_at), "last_attempt": last_attempt})
         try:
             return self._run(organizer_id, export_id)
         except Exception:

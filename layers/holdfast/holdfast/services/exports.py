@@ -71,20 +71,41 @@ class ExportService:
     def sales_of(self, caller: Caller, offering: str, cursor: str | None = None,
                  limit: int | str | None = None) -> dict[str, Any]:
         """One offering's confirmed orders with their fiscal receipts (``GET /admin/sales/{offering_id}``,
-        the operator's sales page): the ``sales`` export's rows, read as its pages read them, as
-        JSON, each with its ``receipts`` as the booking view lists them (without the address they
-        were sent to); ``next_cursor`` None on the last page. 404 ``offering_not_found`` for one the
-        key does not see."""
+        the operator's sales page), newest first: by the order's ``created_at`` (when it was placed,
+        which never changes), then by booking id, so a page's cursor (the last order shown) is
+        stable: an order confirmed while the pages are read is on the first page when placed after
+        it was read, on a later page otherwise, never twice nor skipped. Each sale is the ``sales``
+        export's row as JSON, with its ``receipts`` as the booking view lists them (without the
+        address they were sent to); ``next_cursor`` None on the last page. 404 ``offering_not_found``
+        for one the key does not see.
+
+        The order is read from the offering's booking index alone (each entry's ``placed_at``, the
+        booking's ``created_at`` written with it in the hold's transaction), then only the bookings
+        from the cursor on, a chunk at a time, until the page is full."""
         size = page_limit(limit, SALES_PAGE_ROWS)
         bound = f"sales/{caller.organizer_id}/{offering}"
-        after = _position(decode_cursor(cursor, bound, "", "\uffff")["sk"]) if cursor else None
-        rows = self._walk(caller, "sales", None, offering, None, None, after, size + 1)
-        shown = rows[:size]
+        self._offering_ids(caller, offering)
+        after = _newest_position(decode_cursor(cursor, bound, "", "\uffff")["sk"]) if cursor else None
+        # newest first; an entry written before the index carried its time ("") sorts as the oldest
+        order = sorted(self.store.event_booking_times(offering), reverse=True)
+        if after is not None:
+            order = [entry for entry in order if entry < after]
+        shown: list[tuple[tuple[str, str], dict[str, Any]]] = []
+        while order and len(shown) <= size:
+            chunk, order = order[:BOOKINGS_A_READ], order[BOOKINGS_A_READ:]
+            bookings = {booking.booking_id: booking for booking in self.store.get_bookings([b for _, b in chunk])}
+            for position in chunk:
+                booking = bookings.get(position[1])
+                for row in _booking_rows("sales", booking) if booking else []:
+                    shown.append((position, {**row, "created_at": booking.created_at}))
+                if len(shown) > size:
+                    break
+        following = encode_cursor(bound, _SEP.join(shown[size - 1][0])) if len(shown) > size else None
         return {"offering_id": offering,
                 "sales": [{**{column: row.get(column) for column in SALE_FIELDS},
                            "amount": {"value": row["amount"], "currency": row["currency"]},
-                           "receipts": row.get("_receipts", [])} for _, row in shown],
-                "next_cursor": encode_cursor(bound, _SEP.join(shown[-1][0])) if len(rows) > size else None}
+                           "receipts": row.get("_receipts", [])} for _, row in shown[:size]],
+                "next_cursor": following}
 
     def check(self, caller: Caller, export: str, offering: str | None = None, since: str | None = None,
               until: str | None = None) -> None:
@@ -172,7 +193,7 @@ class ExportService:
 
 #: an offering's sales a page of ``sales_of``, at most and by default, and what each shows
 SALES_PAGE_ROWS = 50
-SALE_FIELDS = ("booking_id", "confirmed_at", "quantity", "payment_id", "payment_mode")
+SALE_FIELDS = ("booking_id", "created_at", "confirmed_at", "quantity", "payment_id", "payment_mode")
 
 #: bookings read at once (one index query a shard, one batch read of 100)
 BOOKINGS_A_READ = 100
@@ -184,6 +205,15 @@ def _position(text: str) -> Position:
         raise InvalidRequest("The cursor does not belong to this query; start again without it.",
                              code="invalid_cursor")
     return parts[0], parts[1], parts[2]
+
+
+def _newest_position(text: str) -> tuple[str, str]:
+    """The sales page's cursor: the last order shown, ``placed_at`` and booking id."""
+    placed_at, separator, booking_id = text.partition(_SEP)
+    if not separator or not booking_id or _SEP in booking_id:
+        raise InvalidRequest("The cursor does not belong to this query; start again without it.",
+                             code="invalid_cursor")
+    return placed_at, booking_id
 
 
 def _booking_rows(export: str, booking: Booking) -> list[dict[str, Any]]:

@@ -323,7 +323,7 @@ class WaitlistService:
         """The most places one hold can take now, in ``section`` (a zone's or a price category's
         available places) or anywhere at the event."""
         kind = kinds.of_event(event)
-        if section.get("zone") and hasattr(kind, "zone_counts"):
+        if section.get("zone"):   # only a general-admission event has zones (Kind.zone_counts)
             return int(kind.zone_counts(self.store, event).get(section["zone"], {}).get("available", 0))
         if section.get("price_category"):
             states = kind.unit_states(self.store, event["event_id"]) or {}

@@ -1,6 +1,8 @@
 """Backfill of the event's booking index (EVENTBOOKINGS#..., issue 18) for bookings written before
 the hold's transaction wrote it: an event cancellation walks that index, so a booking missing from
-it would be neither released nor refunded.
+it would be neither released nor refunded. An entry already there without its ``placed_at`` (the
+booking's ``created_at``, which the operator's sales page orders by, newest first) is given it;
+until then that booking sorts as the oldest.
 
 One resumable Scan of the table (adapters/table_scan.py: ``page_size`` items read per call, so the
 read rate stays bounded), for the bookings' META items; each one's index entry is written with a
@@ -24,10 +26,11 @@ class BackfillProgress(ScanProgress):
     bookings: int = 0       # booking META items seen
     written: int = 0        # index entries this run wrote
     present: int = 0        # entries that were already there
+    timed: int = 0          # of those, entries this run gave their ``placed_at``
 
     def line(self) -> str:
         return (f"page {self.pages}: {self.bookings} bookings seen, {self.written} index entries written, "
-                f"{self.present} already present{self.resume()}")
+                f"{self.present} already present, {self.timed} given their placing time{self.resume()}")
 
 
 def backfill(client: Any, table: str, page_size: int = 100, start: dict[str, Any] | None = None,
@@ -37,27 +40,42 @@ def backfill(client: Any, table: str, page_size: int = 100, start: dict[str, Any
 
     def take(item: dict[str, Any]) -> None:
         progress.bookings += 1
-        if _put_entry(client, table, item["event_id"], item["booking_id"]):
+        if _put_entry(client, table, item["event_id"], item["booking_id"], item["created_at"]):
             progress.written += 1
         else:
             progress.present += 1
+            progress.timed += _give_time(client, table, item["event_id"], item["booking_id"], item["created_at"])
 
     return scan_pages(client, {
         "TableName": table, "Limit": page_size,
         "FilterExpression": "begins_with(pk, :booking) AND sk = :meta",
         "ExpressionAttributeValues": _attrs({":booking": "BOOKING#", ":meta": "META"}),
-        "ProjectionExpression": "booking_id, event_id",
+        "ProjectionExpression": "booking_id, event_id, created_at",
     }, progress, take, report, max_pages)
 
 
-def _put_entry(client: Any, table: str, event_id: str, booking_id: str) -> bool:
+def _put_entry(client: Any, table: str, event_id: str, booking_id: str, placed_at: str) -> bool:
     """The entry as the hold's transaction writes it (event_index_put); False if it was there."""
     try:
         client.put_item(TableName=table, Item=_attrs({"pk": event_index_pk(event_id, booking_id), "sk": booking_id,
-                                                      "booking_id": booking_id}),
+                                                      "booking_id": booking_id, "placed_at": placed_at}),
                         ConditionExpression="attribute_not_exists(pk)")
         return True
     except ClientError as exc:
         if _code(exc) == "ConditionalCheckFailedException":
             return False
+        raise
+
+
+def _give_time(client: Any, table: str, event_id: str, booking_id: str, placed_at: str) -> int:
+    """1 if the existing entry lacked ``placed_at`` and now has it, else 0."""
+    try:
+        client.update_item(TableName=table, Key=_attrs({"pk": event_index_pk(event_id, booking_id), "sk": booking_id}),
+                           UpdateExpression="SET placed_at = :at",
+                           ConditionExpression="attribute_exists(pk) AND attribute_not_exists(placed_at)",
+                           ExpressionAttributeValues=_attrs({":at": placed_at}))
+        return 1
+    except ClientError as exc:
+        if _code(exc) == "ConditionalCheckFailedException":
+            return 0
         raise
