@@ -8,6 +8,13 @@ legacy endpoint resolver. That is most of the first client's CPU, and every func
 at its start or on its first call. The layer keeps the models of the services below and, in
 ``endpoints.json``, those services' entries; the pinned botocore is otherwise untouched.
 
+Each kept ``service-2`` model is then written without its ``documentation`` texts, as plain JSON
+(``strip_documentation``): every client parses its service's model whole (into ``OrderedDict``s),
+and the texts are four fifths of it (DynamoDB's 556 KB is 113 KB without them). botocore reads
+them only to write the docstrings of a client's methods (``help(client.put_item)``); the
+``documentation`` of a ``clientContextParams`` entry, which botocore reads as it builds an S3
+client, is kept.
+
 ``tests/contract/test_botocore_services.py`` holds the layer's code to the list (a client of a
 service not kept would fail with ``UnknownServiceError``), ``tests/parity/test_bytecode.py`` the
 build to the pruning. Run as ``python botocore_services.py <the layer's python directory>``.
@@ -35,6 +42,31 @@ def _model(service_dir: Path) -> dict:
     return json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw)
 
 
+def _without_documentation(node: object, *, keep: bool = False) -> object:
+    if isinstance(node, dict):
+        return {key: _without_documentation(value, keep=key == "clientContextParams" or (keep and isinstance(value, dict)))
+                for key, value in node.items()
+                if keep or key not in ("documentation", "documentationUrl") or not isinstance(value, str)}
+    if isinstance(node, list):
+        return [_without_documentation(value) for value in node]
+    return node
+
+
+def strip_documentation(data: Path) -> tuple[int, int]:
+    """Rewrite every ``service-2`` model under ``data`` without its documentation texts, as plain
+    JSON in place of the gzipped file (botocore looks for ``.json`` first; the texts gone, gzip
+    would only add a decompression to every client); returns (bytes before, bytes after) parsed."""
+    before = after = 0
+    for path in sorted(data.glob("*/*/service-2.json*")):
+        raw = path.read_bytes()
+        text = gzip.decompress(raw) if path.suffix == ".gz" else raw
+        stripped = json.dumps(_without_documentation(json.loads(text)), separators=(",", ":")).encode()
+        before, after = before + len(text), after + len(stripped)
+        path.unlink()
+        (path.parent / "service-2.json").write_bytes(stripped)
+    return before, after
+
+
 def prune(python_dir: Path) -> tuple[int, int]:
     """Keep only ``KEPT``'s models in ``python_dir``/botocore/data and their entries in its
     ``endpoints.json``; returns (service directories removed, endpoint entries kept)."""
@@ -57,6 +89,7 @@ def prune(python_dir: Path) -> tuple[int, int]:
                                  if name in prefixes.values()}
         kept += len(partition["services"])
     endpoints_path.write_text(json.dumps(endpoints, separators=(",", ":")), encoding="utf-8")
+    strip_documentation(data)
     return removed, kept
 
 

@@ -90,3 +90,53 @@ def test_pruning_keeps_the_listed_models_and_their_endpoints(tmp_path):
 
     alone = Loader(extra_search_paths=[str(data)], include_default_search_paths=False)
     assert sorted(alone.list_available_services("service-2")) == sorted(services.KEPT)
+
+
+def test_the_kept_models_are_written_without_their_documentation(tmp_path):
+    """Every client parses its service's whole model; the texts botocore reads only for docstrings
+    are four fifths of it. What a client does with the model is unchanged: the same operations, the
+    same shapes and members, S3's context parameters (whose documentation botocore does read)."""
+    import json
+    import shutil
+
+    import botocore
+    from botocore.loaders import Loader
+
+    services = _services_module()
+    source = __import__("pathlib").Path(botocore.__file__).parent / "data"
+    data = tmp_path / "data"
+    for name in ("dynamodb", "s3", "stepfunctions"):
+        shutil.copytree(source / name, data / name)
+    full = Loader(extra_search_paths=[str(data)], include_default_search_paths=False)
+    before = {name: full.load_service_model(name, "service-2") for name in ("dynamodb", "s3", "stepfunctions")}
+    parsed_before, parsed_after = services.strip_documentation(data)
+    assert parsed_after < parsed_before / 3
+    assert not list(data.glob("*/*/service-2.json.gz")) and len(list(data.glob("*/*/service-2.json"))) >= 3
+
+    def without_docs(node):
+        if isinstance(node, dict):
+            return {k: without_docs(v) for k, v in node.items()
+                    if k not in ("documentation", "documentationUrl") or not isinstance(v, str)}
+        return [without_docs(v) for v in node] if isinstance(node, list) else node
+
+    fresh = Loader(extra_search_paths=[str(data)], include_default_search_paths=False)
+    for name, model in before.items():
+        after = fresh.load_service_model(name, "service-2")
+        assert "documentation" not in json.dumps(after["operations"])
+        if name == "s3":   # read as an S3 client is built
+            assert after["clientContextParams"] == model["clientContextParams"]
+            assert all(p["documentation"] for p in after["clientContextParams"].values())
+            continue
+        assert after == without_docs(model)
+    import botocore.session
+
+    session = botocore.session.get_session()
+    paths = session.get_component("data_loader").search_paths
+    paths.insert(0, str(data))
+    try:
+        client = session.create_client("dynamodb", region_name="eu-central-1", aws_access_key_id="k",
+                                       aws_secret_access_key="s")
+    finally:
+        paths.remove(str(data))
+    assert client.meta.service_model.operation_model("TransactWriteItems").input_shape.members["TransactItems"]
+    assert client.meta.service_model.operation_model("TransactWriteItems").documentation == ""

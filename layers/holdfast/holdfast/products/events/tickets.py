@@ -13,6 +13,7 @@ ask it.
 """
 from __future__ import annotations
 
+import functools
 import uuid
 from datetime import datetime, timedelta
 from typing import Any, Callable, Sequence
@@ -47,6 +48,15 @@ def ticket_id(booking_id: str, position: int) -> str:
     return str(uuid.uuid5(NAMESPACE, f"{booking_id}/{position}"))
 
 
+@functools.lru_cache(maxsize=256)
+def _ticket_ids(base: str, count: int) -> tuple[str, ...]:
+    """The ids of a booking's (or its part's, or its issue's) first ``count`` tickets. Remembered
+    per container: a door scans the tickets of one booking one after another, and each scan looks
+    its ticket up among all of them (50 ``uuid5`` of a booking of 50 were ~0.5-0.9 ms of a scan's
+    CPU). The ids follow from ``base`` and the position alone, so nothing remembered can go stale."""
+    return tuple(ticket_id(base, n) for n in range(1, count + 1))
+
+
 def places(booking: Booking) -> list[tuple[str, str | None]]:
     """``(ticket_id, seat_id)`` of each place of the booking, in its places' order."""
     seats: list[str | None] = list(booking.places.units) or [None] * booking.places.quantity
@@ -58,7 +68,7 @@ def places(booking: Booking) -> list[tuple[str, str | None]]:
     # counter for both, domain/transfers.py)
     issue = transfers.credential_issue(booking)
     base = f"{base}#{issue}" if issue else base
-    return [(ticket_id(base, n), seat) for n, seat in enumerate(seats, start=1)]
+    return list(zip(_ticket_ids(base, len(seats)), seats))
 
 
 def reissue(kind: Kind, before: Booking, details: dict[str, Any] | None) -> dict[str, Any]:
