@@ -122,6 +122,16 @@ class Booking:
     ends_at: str | None = None
     #: When its personal fields were erased (domain/personal_data.py); set once, never cleared.
     erased_at: str | None = None
+    #: The second payments of exchanges into dearer places (domain/exchange.py ``difference_hold``),
+    #: in order: each with the exchange's key, the places it holds, the difference's ``amount``,
+    #: its ``state`` (held, paid, lapsed, failed, refunded), ``expires_at`` and its ``payment``
+    #: record. At most one is ``held`` at a time.
+    differences: list[dict[str, Any]] | None = None
+
+    @property
+    def held_difference(self) -> dict[str, Any] | None:
+        """The dearer exchange waiting for its difference payment (its places held), or None."""
+        return next((entry for entry in self.differences or () if entry.get("state") == "held"), None)
 
     def confirmed(self, at: datetime) -> "Booking":
         """The booking as it enters CONFIRMED at ``at``: a kind's timer that counts from when the
@@ -143,9 +153,12 @@ class Booking:
         """What the booking's payment took: its amount, plus the differences exchanges into
         cheaper places gave back of it (the amount is the price of the places it has now)."""
         refunds = (self.payment.exchange_refunds if self.payment else None) or []
+        # a dearer exchange's difference was paid by a second payment (``differences``): not this one's
+        paid = [entry for entry in self.differences or () if entry.get("state") == "paid"]
         given = sum((Money.parse(entry["amount"]["value"], entry["amount"]["currency"]).value for entry in refunds),
-                    self.amount.value)
-        return Money(given, self.amount.currency) if refunds else self.amount
+                    self.amount.value) - sum((Money.parse(entry["amount"]["value"], entry["amount"]["currency"]).value
+                                              for entry in paid), 0)
+        return Money(given, self.amount.currency) if refunds or paid else self.amount
 
     @property
     def timer(self) -> tuple[str, str] | None:
@@ -202,6 +215,12 @@ class Booking:
             moments.append(self.timer[0])
         if self.settlement_due is not None:
             moments.append(self.settlement_due)
+        for entry in self.differences or ():
+            # a held difference lapses at its expiry; a difference payment still unknown is checked
+            if entry.get("state") == "held":
+                moments.append(str(entry["expires_at"]))
+            if (entry.get("payment") or {}).get("next_check_at"):
+                moments.append(str(entry["payment"]["next_check_at"]))
         return min(moments) if moments else None
 
     @property
