@@ -208,3 +208,18 @@ def test_a_booking_cancelled_while_its_difference_is_held_gets_the_difference_ba
     assert paying.apply_provider_payment(provider.get_payment(payment["id"])) == "difference_refunded"
     assert _counts(catalog, cheap, dear) == [{"held": 0, "sold": 0}, {"held": 0, "sold": 0}]
     assert [r["amount"]["value"] for r in provider.refunds_for(payment["id"])] == ["1000.00"]
+
+
+def test_a_cancel_after_a_paid_difference_gives_each_payment_back_what_it_took(
+        bookings, paying, provider, exchanges, dates, store):
+    cheap, dear = dates
+    booking = _paid(bookings, paying, provider, cheap)
+    exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))
+    [payment] = _difference_payments(provider, booking.booking_id)
+    provider.pay(payment["id"])
+    paying.apply_provider_payment(provider.get_payment(payment["id"]))
+    paying.cancel_confirmed(store.get_booking(booking.booking_id))
+    assert [r["amount"]["value"] for r in provider.refunds_for(booking.payment.payment_id)] == ["2000.00"]
+    assert [r["amount"]["value"] for r in provider.refunds_for(payment["id"])] == ["1000.00"]
+    done = store.get_booking(booking.booking_id)
+    assert done.status is BookingStatus.REFUNDED and done.differences[-1]["state"] == "refunded"

@@ -67,13 +67,14 @@ def _with(booking: Booking, key: str, **change: Any) -> list[dict[str, Any]]:
     return out
 
 
-def difference_receipt(booking: Booking, entry: dict[str, Any]) -> dict[str, Any] | None:
-    """The 54-FZ receipt of a difference payment, where the booking's first payment carried one:
-    one item of the difference, taxed and described as the sale's first line."""
+def difference_receipt(booking: Booking, entry: dict[str, Any], given: dict[str, Any] | None = None
+                       ) -> dict[str, Any] | None:
+    """The 54-FZ receipt of a difference payment (or of ``given`` back of it), where the booking's
+    first payment carried one: one item of the amount, taxed and described as the sale's first line."""
     record = booking.payment.receipt if booking.payment else None
     if not record or not booking.contact_email:
         return None
-    amount = Money.parse(entry["amount"]["value"], entry["amount"]["currency"])
+    amount = Money.parse(**(given or entry["amount"]))
     first = fiscal.lines_of(record)[0]
     line = fiscal.line_for(f"Exchange difference: {first.description}", amount, 1, first.vat_code,
                            first.payment_mode, str(entry["to_event_id"]))
@@ -207,8 +208,26 @@ class DifferencePayments:
         crash_point("exchange.after_difference_swap")
         return moved
 
+    def give_back_paid(self, booking_id: str, excess: Money, actor: str) -> None:
+        """A cancel of a booking whose dearer exchanges were paid: what its refund gives back beyond
+        what is left of its first payment (``excess``) comes back from the difference payments, in
+        order, each refunded once (services/refunds.py asks it after the first payment's refund)."""
+        booking = self.store.get_booking(booking_id)
+        left = excess.value
+        for entry in (booking.differences if booking is not None else None) or ():
+            if left <= 0 or entry.get("state") != "paid":
+                continue
+            part = min(left, Money.parse(**entry["amount"]).value)
+            left -= part
+            try:
+                self._give_back(self.store.get_booking(booking_id) or booking, entry, dict(entry["payment"]), actor,
+                                "the booking was cancelled", Money(part, excess.currency).as_dict())
+            except PaymentOutcomeUnknown:
+                logger.warning("a difference's refund outcome unknown; its check asks again",
+                               extra={"booking_id": booking_id})
+
     def _give_back(self, booking: Booking, entry: dict[str, Any], seen: dict[str, Any], actor: str,
-                   reason: str) -> str:
+                   reason: str, amount: dict[str, Any] | None = None) -> str:
         """Refund a difference that bought nothing (its places went, or the booking changed): the
         refund's key stored first (state ``refunding``, its held places released in that write when
         they are still held), then asked for; a lost answer is asked again by the check."""
@@ -218,13 +237,15 @@ class DifferencePayments:
             booking = self._release(booking.booking_id, key, "refunding", f"difference paid, but {reason}: refunded",
                                     payment={**seen, "next_check_at": iso(self.clock() + timedelta(
                                         seconds=self.first_check_seconds))},
-                                    actor=actor, refund_key=f"rf-{payment_id}-xd"[:64], refund_reason=reason) or booking
+                                    actor=actor, refund_key=f"rf-{payment_id}-xd"[:64], refund_reason=reason,
+                                    refund_amount=dict(amount or entry["amount"])) or booking
             entry = difference_of(booking, key) or entry
+        given = dict(entry.get("refund_amount") or entry["amount"])
         try:
-            answer = self.money.refund(payment_id, dict(entry["amount"]),
+            answer = self.money.refund(payment_id, given,
                                        f"Holdfast booking {booking.booking_id}: exchange difference given back",
                                        str(entry.get("refund_key") or f"rf-{payment_id}-xd"[:64]),
-                                       difference_receipt(booking, entry))
+                                       difference_receipt(booking, entry, given))
         except ProviderRejected as exc:
             logger.warning("the refund of a difference payment was refused", extra={"booking_id": booking.booking_id,
                                                                                   "code": exc.code})

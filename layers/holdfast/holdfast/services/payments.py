@@ -73,6 +73,7 @@ class PaymentService:
                                    resolution_operator or DEFAULT_OPERATOR)
         #: the second payments of exchanges into dearer places (services/exchange_differences.py)
         self.differences = DifferencePayments(store, clock, self.money, return_url, first_check_seconds)
+        self.refunds.give_back_differences = self.differences.give_back_paid
 
     # ------------------------------------------------------------------ answered by the parts
 

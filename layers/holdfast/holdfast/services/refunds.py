@@ -69,6 +69,9 @@ class Refunds:
         #: Starts the booking's reconciliation under a tag before a provider call (PaymentService._watch).
         self.watch = watch
         self.first_check_seconds = first_check_seconds
+        #: gives back, from a booking's paid exchange differences, what its cancel's refund returns
+        #: beyond its first payment (services/exchange_differences.py ``give_back_paid``)
+        self.give_back_differences: Callable[[str, Money, str], None] | None = None
 
     def cancel_confirmed(self, booking: Booking, actor: str = "customer", operator_note: str | None = None,
                          ids: dict[str, str] | None = None) -> Booking:
@@ -117,6 +120,16 @@ class Refunds:
             amount = Money(booking.amount.value - kept, booking.amount.currency).as_dict()
             decision = (f"{decision}; kept by their own policy: "
                         + ", ".join(f"{part} {money.text}" for part, money in parts))[:500]
+        # after a dearer exchange the booking's price was paid by two payments or more: the first
+        # gives back at most what it took, the rest comes from the difference payments
+        excess, first_left = None, booking.amount.value - sum(
+            (Money.parse(**entry["amount"]).value for entry in booking.differences or () if entry.get("state") == "paid"),
+            Decimal("0"))
+        asked = Money.parse(**amount) if amount else booking.amount
+        if asked.value > first_left and self.give_back_differences is not None:
+            excess = Money(asked.value - first_left, asked.currency)
+            amount = Money(first_left, asked.currency).as_dict()
+            decision = f"{decision}; {excess.text} of it from the exchange's difference payment"
         booking = transitions.apply(
             self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor=actor,
             action=action, decision=decision, move=Move.UNSELL,
@@ -127,6 +140,8 @@ class Refunds:
             self.refund(booking, actor)
         except PaymentOutcomeUnknown:
             logger.warning("refund outcome unknown; reconciliation will settle it", extra={"booking_id": booking.booking_id})
+        if excess is not None and self.give_back_differences is not None:
+            self.give_back_differences(booking.booking_id, excess, actor)
         return self.store.get_booking(booking.booking_id) or booking
 
     def _cancel_step(self, event: Any, inside: int, operator_note: str | None) -> tuple[str, str, str]:
