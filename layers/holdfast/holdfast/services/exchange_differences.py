@@ -24,6 +24,7 @@ with it; the old places stay the booking's. Then:
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -193,6 +194,12 @@ class DifferencePayments:
         key = str(entry["exchange_key"])
         details = {**(kind.reissue(booking, dict(entry.get("details") or {})) or {}), **transfers.kept_on_exchange(booking)}
         price = Money.parse(entry["price"]["value"], entry["price"]["currency"])
+        payment = booking.payment
+        settlement = dict((payment.settlement if payment else None) or {})
+        if payment is not None and settlement.get("next_at") and settlement.get("state") not in ("sent", "failed") \
+                and entry.get("ends_at"):
+            # the settlement receipt's first look follows the service to its new date (an earlier one too)
+            payment = replace(payment, settlement={**settlement, "next_at": str(entry["ends_at"])})
         moved = transitions.apply(
             self.store, booking, self.clock(), actor=actor, action=EXCHANGED,
             decision=f"{booking.places.quantity} place(s) of {booking.event_id} exchanged for "
@@ -203,7 +210,7 @@ class DifferencePayments:
                  "payment_id": str(seen.get("payment_id") or "")},
             places=restored(entry["places"]), swap=paid_claims(entry, late=late), publish=EXCHANGED_EVENT,
             notice={"released_event_id": booking.event_id}, event_id=str(entry["to_event_id"]),
-            kind_details=details, ends_at=entry.get("ends_at") or booking.ends_at, amount=price,
+            kind_details=details, ends_at=entry.get("ends_at"), amount=price, payment=payment,
             differences=_with(booking, key, state="paid", payment=seen))
         crash_point("exchange.after_difference_swap")
         return moved
