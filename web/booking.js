@@ -414,7 +414,9 @@
       }
       showError("error", null);
       render();
-      return !FINAL.has(booking.status);
+      // a dearer change waiting for its difference is watched too: paid in the provider's tab, the
+      // booking moves and this page shows it
+      return !FINAL.has(booking.status) || Boolean(booking.exchange_difference);
     } catch (error) {
       const anonymous = error.status === 401 && Holdfast.config.identity === "header" && !Holdfast.customer();
       showError("error", anonymous ? T.typeName : error);
@@ -543,6 +545,7 @@
         booking = moved;
         renderDifference();
         if (moved.exchange_difference.confirmation_url) $("swap-pay-link").focus();
+        poll();
         return;
       }
       $("swap-done").textContent = back ? fill(T.swapBack, { amount: money(back.amount) }) : T.swapDone;
