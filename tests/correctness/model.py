@@ -42,7 +42,7 @@ from holdfast.domain.errors import BookingError, IdempotencyKeyReused, NotFound,
 from holdfast.domain import fiscal, transfers
 from holdfast.domain.booking import settled_lines
 from holdfast.domain.codes import is_code_pool
-from holdfast.domain.exchange import EXCHANGED
+from holdfast.domain.exchange import EXCHANGED, REFUND_CHECK
 from holdfast.domain.fiscal import FiscalSettings
 from holdfast.domain.organizers import Caller
 from holdfast.domain.statuses import BookingStatus
@@ -694,7 +694,8 @@ class BookingModel:
 
         return sweep(self.store, self.clock, self.bookings.expire, self.executions.start, give_up=give_up,
                      lapse_resolution=self.resolutions.lapse, refund_timer=self.payments.refund_after_timer,
-                     settle=self.settlements.settle, differences=self.payments.differences)
+                     settle=self.settlements.settle, differences=self.payments.differences,
+                     exchange_refunds=self.exchanges.retry_refunds)
 
     def _remember(self, booking_id: str, customer: str) -> None:
         if all(known != booking_id for known, _ in self.known):
@@ -1184,13 +1185,13 @@ class BookingModel:
         assert before is not None
         seats = tuple(d.subset(SEATS, before.places.quantity, before.places.quantity))
         body = HoldPlaces(seats=seats)
-        fault = d.choice([None, "lost_answer", "never_arrived", "rival", "repeat"])
+        fault = d.choice([None, "lost_answer", "never_arrived", "rival", "repeat", "lost_not_repeated"])
         self.counter += 1
         key = f"for-less-{self.counter}"
         target = self.events["cheaper"]
         payment_id = before.payment.payment_id if before.payment else None
         refunds_before = len(self.provider.refunds_for(payment_id)) if payment_id else 0
-        if fault == "lost_answer":
+        if fault in ("lost_answer", "lost_not_repeated"):
             self.provider.fail("create_refund", "after")
         elif fault == "never_arrived":
             self.provider.fail("create_refund", "before")
@@ -1214,7 +1215,12 @@ class BookingModel:
         finally:
             self.store.before_save = None
             self.provider.faults.pop("create_refund", None)
-        if error is not None and error.code == "payment_provider_unavailable":
+        if error is not None and error.code == "payment_provider_unavailable" and fault == "lost_not_repeated":
+            # the customer never repeats: the sweeper asks again, under the same key, once it is due
+            self.clock.advance(REFUND_CHECK + 61)
+            self.run_sweep()
+            error = None
+        elif error is not None and error.code == "payment_provider_unavailable":
             moved, error = self._call(customer, "POST exchange (cheaper, repeated)", exchange)
             assert error is None, f"XC2 the repeat of exchange {key} after a lost refund answer: {error.code}"
         after = self.store.get_booking(booking_id)
@@ -1229,6 +1235,10 @@ class BookingModel:
             made = refunds[refunds_before:]
             assert len(made) == 1 and Decimal(made[0]["amount"]["value"]) == difference, \
                 f"XC2 exchange {key} of {booking_id} gave back {[r['amount'] for r in made]}, not {difference}"
+            if fault == "lost_not_repeated":   # the sweeper learnt the refund's answer on its own
+                recorded = [e for e in after.payment.exchange_refunds or () if e["exchange_key"] == key]
+                assert [e["status"] for e in recorded] == [made[0]["status"]], \
+                    f"XC2 exchange {key} of {booking_id}: the lost refund recorded as {recorded}, made {made}"
             assert after.charged == before.charged, f"XC2 exchange {key}: paid {before.charged}, now {after.charged}"
             if fault == "repeat":
                 again, _ = self._call(customer, "POST exchange (cheaper, again)", exchange)

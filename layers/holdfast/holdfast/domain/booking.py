@@ -215,6 +215,10 @@ class Booking:
             moments.append(self.timer[0])
         if self.settlement_due is not None:
             moments.append(self.settlement_due)
+        for entry in (self.payment.exchange_refunds if self.payment else None) or ():
+            # a cheaper exchange's refund whose answer never came is asked again (services/exchange.py)
+            if entry.get("status") == "requested" and entry.get("next_check_at"):
+                moments.append(str(entry["next_check_at"]))
         for entry in self.differences or ():
             # a held difference lapses at its expiry; a difference payment still unknown is checked
             if entry.get("state") == "held":

@@ -120,8 +120,15 @@ def difference_refund(payment_id: str, exchange_key: str, amount: Money, at: dat
     write, before the provider is called: its key derives from the payment and the exchange's
     request key, so every repeat of the call (the same request again) is the one refund."""
     tag = hashlib.sha256(exchange_key.encode()).hexdigest()[:16]
+    # ``next_check_at``: if no answer is recorded by then (a lost answer nobody repeats), the sweeper
+    # asks again under the same key (services/exchange.py ``retry_refunds``)
     return {"key": f"rf-{payment_id}-xc{tag}"[:64], "exchange_key": exchange_key, "amount": amount.as_dict(),
-            "status": "requested", "requested_at": iso(at)}
+            "status": "requested", "requested_at": iso(at), "next_check_at": iso(at + timedelta(seconds=REFUND_CHECK))}
+
+
+#: Seconds after a difference refund is stored until the sweeper asks for it again when it has no
+#: answer yet; each further try waits three times longer.
+REFUND_CHECK = 30
 
 
 def swap(given_from: str, given: Places, taken_from: str, taken: Places) -> Swap:

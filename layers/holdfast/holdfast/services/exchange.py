@@ -22,16 +22,18 @@ import hashlib
 import json
 import random
 from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 from .. import kinds
+from ..clock import iso
 from ..domain.booking import Booking, JournalEntry
 from ..domain.commands import HoldPlaces
 from ..domain.errors import (Conflict, EventCancelled, Forbidden, IdempotencyKeyReused, InvalidRequest,
                              NotFound, PaymentProviderUnavailable, TooBusy)
 from ..domain import transfers
-from ..domain.exchange import (DIFFERENCE_HELD, EXCHANGED, check_open, check_price, dearer_by, difference_hold,
-                               difference_refund, given_back, held_claims, swap)
+from ..domain.exchange import (DIFFERENCE_HELD, EXCHANGED, REFUND_CHECK, check_open, check_price, dearer_by,
+                               difference_hold, difference_refund, given_back, held_claims, swap)
 from ..domain.money import Money
 from ..domain.personal_data import places_end
 from ..domain.statuses import BookingStatus
@@ -217,7 +219,7 @@ class ExchangeService:
             raise ContactRequired()
         return back
 
-    def _give_back(self, booking: Booking, key: str) -> Booking:
+    def _give_back(self, booking: Booking, key: str, actor: str = "customer") -> Booking:
         """Ask the provider for the refund of the difference that the exchange ``key`` stored, if
         it has no answer yet, and record the answer. An answer that did not come: 503 (the
         exchange is made; the same request again asks once more under the same key)."""
@@ -234,14 +236,40 @@ class ExchangeService:
             logger.warning("the refund of an exchange's difference was refused",
                            extra={"booking_id": booking.booking_id, "code": exc.code})
             return record_difference(self.store, self.clock, booking.booking_id, key,
-                                     {"status": "rejected", "rejected_code": exc.code}, "customer") or booking
+                                     {"status": "rejected", "rejected_code": exc.code, "next_check_at": None},
+                                     actor) or booking
         except PaymentOutcomeUnknown:
             raise PaymentProviderUnavailable(
                 "The booking was exchanged; the payment provider did not answer about the refund of the difference. "
                 "Repeat the request with the same Idempotency-Key: the refund is made once.", retry_after=2) from None
         crash_point("exchange.after_refund_call")   # the money went back; nothing recorded yet
         return record_difference(self.store, self.clock, booking.booking_id, key,
-                                 {"status": answer.get("status"), "refund_id": answer.get("id")}, "customer") or booking
+                                 {"status": answer.get("status"), "refund_id": answer.get("id"), "next_check_at": None},
+                                 actor) or booking
+
+    def retry_refunds(self, booking: Booking, overdue: str) -> str:
+        """The sweeper's: a cheaper exchange's refund of the difference still ``requested`` (its
+        answer lost and the request never repeated) past its ``next_check_at`` is asked again under
+        its own key, so the provider makes it once; no answer again, it is tried later (three times
+        the wait each time)."""
+        payment = booking.payment
+        outcome = "skipped"
+        for entry in list((payment.exchange_refunds if payment else None) or ()):
+            if entry.get("status") != "requested" or str(entry.get("next_check_at") or "~") >= overdue:
+                continue
+            key = str(entry["exchange_key"])
+            try:
+                current = self.store.get_booking(booking.booking_id) or booking
+                done = self._give_back(current, key, actor="reconciler")
+                outcome = f"exchange_refund_{(_difference_of(done, key) or {}).get('status')}"
+            except PaymentProviderUnavailable:
+                tries = int(entry.get("tries") or 0) + 1
+                later = iso(self.clock() + timedelta(seconds=REFUND_CHECK * 3 ** min(tries, 6)))
+                record_difference(self.store, self.clock, booking.booking_id, key,
+                                  {"status": "requested", "tries": tries, "next_check_at": later}, "reconciler",
+                                  force=True)
+                outcome = "exchange_refund_unknown"
+        return outcome
 
     def _offering(self, offering_id: str) -> Any:
         item = self.store.get_event(offering_id, consistent=True)
@@ -264,17 +292,21 @@ def difference_of_refund(booking: Booking, refund_id: str) -> str | None:
 
 
 def record_difference(store: HoldStore, clock: Clock, booking_id: str, key: str, change: dict[str, Any],
-                      actor: str) -> Booking | None:
+                      actor: str, force: bool = False) -> Booking | None:
     """Record what the provider said of the refund of the exchange ``key``'s difference (its
     status, its id) on the booking's payment, journalled; a status already recorded, or a
-    succeeded one told again, writes nothing. None when the booking or the record is not found."""
+    succeeded one told again, writes nothing (``force``: a retry's new time is written though the
+    status stays). None when the booking or the record is not found. A ``None`` in ``change``
+    removes that field (``next_check_at`` once an answer came)."""
     def record(booking: Booking) -> Booking | None:
         entry = _difference_of(booking, key)
         if entry is None or booking.payment is None:
             return None
-        if entry.get("status") == "succeeded" or all(entry.get(k) == v for k, v in change.items()):
+        if entry.get("status") == "succeeded" and change.get("status") != "succeeded" \
+                or (not force and entry.get("status") == change.get("status")
+                    and all(entry.get(k) == v for k, v in change.items() if k not in ("next_check_at",))):
             return booking
-        updated = {**entry, **{k: v for k, v in change.items() if v is not None}}
+        updated = {k: v for k, v in {**entry, **change}.items() if v is not None}
         refunds = [updated if item is entry else item for item in booking.payment.exchange_refunds or []]
         return transitions.apply(store, booking, clock(), actor=actor, action=f"{DIFFERENCE_REFUND}_{updated['status']}",
                                  decision=f"refund of the exchange's difference {Money.parse(**updated['amount']).text}: "
