@@ -223,3 +223,16 @@ def test_a_cancel_after_a_paid_difference_gives_each_payment_back_what_it_took(
     assert [r["amount"]["value"] for r in provider.refunds_for(payment["id"])] == ["1000.00"]
     done = store.get_booking(booking.booking_id)
     assert done.status is BookingStatus.REFUNDED and done.differences[-1]["state"] == "refunded"
+
+
+def test_with_receipts_on_the_view_lists_the_difference_payments_receipt(
+        bookings, paying, provider, exchanges, dates, store, directory):
+    directory.put_fiscal(ORG.organizer_id, FiscalSettings(2, 1), "2030-01-01T00:00:00.000Z")
+    cheap, dear = dates
+    booking = _paid(bookings, paying, provider, cheap)
+    exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))
+    [payment] = _difference_payments(provider, booking.booking_id)
+    provider.pay(payment["id"])
+    paying.apply_provider_payment(provider.get_payment(payment["id"]))
+    receipts = [(r["type"], r["amount"]["value"]) for r in describe(store.get_booking(booking.booking_id))["receipts"]]
+    assert ("payment", "2000.00") in receipts and ("payment", "1000.00") in receipts

@@ -129,6 +129,15 @@ def receipts_view(booking: Booking) -> list[dict[str, Any]]:
     if refund.get("status") == "succeeded":
         out.append({"type": "refund", "status": "issued", "amount": refund.get("amount") or amount,
                     "at": refund.get("requested_at")})
+    for entry in booking.differences or ():
+        # a dearer exchange's difference payment carries its own receipt (exchange_differences.py),
+        # and its refund one of what it gave back
+        made = entry.get("payment") or {}
+        if made.get("provider_status") == "succeeded":
+            out.append({"type": "payment", "status": "issued", "amount": dict(entry["amount"]), "at": made.get("paid_at")})
+        if entry.get("state") == "refunded" and entry.get("refund_status") == "succeeded":
+            out.append({"type": "refund", "status": "issued",
+                        "amount": dict(entry.get("refund_amount") or entry["amount"]), "at": entry.get("created_at")})
     for receipt in out:
         receipt["sent_to"] = booking.contact_email
     return out
