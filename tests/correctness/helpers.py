@@ -665,6 +665,8 @@ def _asked_back(booking: Booking, paid: Decimal, is_own: bool) -> Decimal:
     stored = ((booking.payment.refund if booking.payment else None) or {}).get("amount") if is_own else None
     if stored:
         return _value(stored)
+    if is_own and booking.paid_by_differences.value:   # a dearer exchange's share went back from its own payment
+        return booking.amount.value - booking.paid_by_differences.value
     return booking.amount.value if is_own and _differences(booking) else paid
 
 

@@ -203,6 +203,9 @@ def test_a_booking_cancelled_while_its_difference_is_held_gets_the_difference_ba
     booking = _paid(bookings, paying, provider, cheap)
     exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))
     paying.cancel_confirmed(store.get_booking(booking.booking_id))
+    # the places held for the exchange go back with the cancel, not at the deadline
+    assert _counts(catalog, cheap, dear) == [{"held": 0, "sold": 0}, {"held": 0, "sold": 0}]
+    assert store.get_booking(booking.booking_id).differences[-1]["state"] == "failed"
     [payment] = _difference_payments(provider, booking.booking_id)
     provider.pay(payment["id"])
     assert paying.apply_provider_payment(provider.get_payment(payment["id"])) == "difference_refunded"
@@ -236,3 +239,15 @@ def test_with_receipts_on_the_view_lists_the_difference_payments_receipt(
     paying.apply_provider_payment(provider.get_payment(payment["id"]))
     receipts = [(r["type"], r["amount"]["value"]) for r in describe(store.get_booking(booking.booking_id))["receipts"]]
     assert ("payment", "2000.00") in receipts and ("payment", "1000.00") in receipts
+
+
+def test_a_booking_whose_difference_waits_cannot_be_given_away(bookings, paying, provider, exchanges, dates, store):
+    from holdfast.services.transfers import TransferService
+
+    cheap, dear = dates
+    booking = _paid(bookings, paying, provider, cheap)
+    exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))
+    before = store.get_booking(booking.booking_id)
+    with pytest.raises(Conflict) as refused:
+        TransferService(store, paying.clock).offer(booking.booking_id, "alice", "friend@example.org")
+    assert refused.value.code == "exchange_pending" and store.get_booking(booking.booking_id) == before

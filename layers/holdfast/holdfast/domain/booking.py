@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
@@ -129,6 +130,14 @@ class Booking:
     differences: list[dict[str, Any]] | None = None
 
     @property
+    def paid_by_differences(self) -> Money:
+        """What the booking's price took beyond its first payment: the difference payments of the
+        dearer exchanges that moved it (``moved``), whatever became of them since (a cancel refunds
+        them too). The first payment's share of the price is ``amount`` less this."""
+        return Money(sum((Money.parse(**entry["amount"]).value for entry in self.differences or ()
+                          if entry.get("moved")), Decimal("0")), self.amount.currency)
+
+    @property
     def held_difference(self) -> dict[str, Any] | None:
         """The dearer exchange waiting for its difference payment (its places held), or None."""
         return next((entry for entry in self.differences or () if entry.get("state") == "held"), None)
@@ -154,11 +163,10 @@ class Booking:
         cheaper places gave back of it (the amount is the price of the places it has now)."""
         refunds = (self.payment.exchange_refunds if self.payment else None) or []
         # a dearer exchange's difference was paid by a second payment (``differences``): not this one's
-        paid = [entry for entry in self.differences or () if entry.get("state") == "paid"]
+        beyond = self.paid_by_differences.value
         given = sum((Money.parse(entry["amount"]["value"], entry["amount"]["currency"]).value for entry in refunds),
-                    self.amount.value) - sum((Money.parse(entry["amount"]["value"], entry["amount"]["currency"]).value
-                                              for entry in paid), 0)
-        return Money(given, self.amount.currency) if refunds or paid else self.amount
+                    self.amount.value) - beyond
+        return Money(given, self.amount.currency) if refunds or beyond else self.amount
 
     @property
     def timer(self) -> tuple[str, str] | None:

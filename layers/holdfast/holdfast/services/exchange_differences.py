@@ -211,9 +211,18 @@ class DifferencePayments:
             places=restored(entry["places"]), swap=paid_claims(entry, late=late), publish=EXCHANGED_EVENT,
             notice={"released_event_id": booking.event_id}, event_id=str(entry["to_event_id"]),
             kind_details=details, ends_at=entry.get("ends_at"), amount=price, payment=payment,
-            differences=_with(booking, key, state="paid", payment=seen))
+            differences=_with(booking, key, state="paid", moved=True, payment=seen))
         crash_point("exchange.after_difference_swap")
         return moved
+
+    def release_held(self, booking_id: str, actor: str) -> None:
+        """A booking cancelled while a dearer exchange waits for its difference: the places held for
+        it go back now (state ``failed``); a difference paid after all is then refunded (``_act``)."""
+        booking = self.store.get_booking(booking_id)
+        entry = booking.held_difference if booking is not None else None
+        if entry is not None:
+            self._release(booking_id, str(entry["exchange_key"]), "failed",
+                          "the booking was cancelled; the places held for its exchange released", actor=actor)
 
     def give_back_paid(self, booking_id: str, excess: Money, actor: str) -> None:
         """A cancel of a booking whose dearer exchanges were paid: what its refund gives back beyond

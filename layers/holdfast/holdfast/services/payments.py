@@ -74,6 +74,7 @@ class PaymentService:
         #: the second payments of exchanges into dearer places (services/exchange_differences.py)
         self.differences = DifferencePayments(store, clock, self.money, return_url, first_check_seconds)
         self.refunds.give_back_differences = self.differences.give_back_paid
+        self.refunds.release_differences = self.differences.release_held
 
     # ------------------------------------------------------------------ answered by the parts
 

@@ -22,7 +22,7 @@ from typing import Any, Callable
 from .. import kinds
 from ..domain import transfers
 from ..domain.booking import Booking
-from ..domain.errors import Busy, Forbidden, InvalidRequest, NotFound
+from ..domain.errors import Busy, Conflict, Forbidden, InvalidRequest, NotFound
 from ..clock import iso
 from ..ports import Clock, LifecycleStore
 from . import transitions
@@ -79,6 +79,11 @@ class TransferService:
             to_self = same_address(to_email, giver_email) or same_address(to_email, booking.contact_email) \
                 or same_address(to_email, giver)
             transfers.check_offer(booking, giver, self.rules(booking), now, to_self=to_self)
+            pending = booking.held_difference
+            if pending is not None:
+                # a dearer exchange the giver is paying for: given now, the taker would get what the giver paid
+                raise Conflict("An exchange of this booking is waiting for its difference to be paid.",
+                               code="exchange_pending", expires_at=str(pending["expires_at"]))
             details = transfers.offered(booking, giver, transfer_id, secret, address_key(to_email), now)
             offer = details[transfers.PENDING]
             transitions.apply(self.store, booking, now, actor="customer", action="transfer_offered",
