@@ -251,3 +251,23 @@ def test_a_booking_whose_difference_waits_cannot_be_given_away(bookings, paying,
     with pytest.raises(Conflict) as refused:
         TransferService(store, paying.clock).offer(booking.booking_id, "alice", "friend@example.org")
     assert refused.value.code == "exchange_pending" and store.get_booking(booking.booking_id) == before
+
+
+def test_a_cheaper_exchange_never_asks_the_first_payment_for_more_than_it_holds(
+        bookings, paying, provider, exchanges, dates, store, catalog):
+    cheap, dear = dates
+    booking = _paid(bookings, paying, provider, cheap, n=1)   # 1000.00 paid, then 2000.00 more
+    exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))
+    [payment] = _difference_payments(provider, booking.booking_id)
+    provider.pay(payment["id"])
+    paying.apply_provider_payment(provider.get_payment(payment["id"]))
+    moved = store.get_booking(booking.booking_id)
+    assert moved.amount == Money.parse("3000.00", RUB)   # 1000.00 + 2000.00 of difference
+    # one place of the cheap date now (1000.00): 2000.00 back, but the first payment took 1000.00
+    with pytest.raises(Conflict) as refused:
+        exchanges.exchange(booking.booking_id, "alice", "x-2", cheap, HoldPlaces(quantity=1))
+    assert refused.value.code == "exchange_price_differs"
+    assert store.get_booking(booking.booking_id) == moved and provider.refunds_for(booking.payment.payment_id) == []
+    # one place of the dear date (1500.00): 1500.00 back, more than the 1000.00 it holds: refused too
+    with pytest.raises(Conflict):
+        exchanges.exchange(booking.booking_id, "alice", "x-3", dear, HoldPlaces(quantity=1))

@@ -213,6 +213,13 @@ class ExchangeService:
             check_price(booking.amount, price)
             return None
         back = given_back(booking.amount, price)
+        first_share = booking.amount.value - booking.paid_by_differences.value
+        if back is not None and back.value > first_share:
+            # more than the first payment still holds: part of it would have to come back from a
+            # dearer exchange's difference payment, which a cheaper exchange does not refund from
+            raise Conflict("The difference is more than the booking's first payment still holds: cancel and book "
+                           "again.", code="exchange_price_differs", paid=booking.amount.as_dict(),
+                           price=price.as_dict(), difference=back.as_dict())
         if back is not None and payment.receipt and not booking.contact_email:
             # its refund carries a receipt, e-mailed to the booking's address: none (a booking taken
             # by a customer without one), none is sent, and a shop with receipts on refuses the refund
