@@ -231,6 +231,10 @@ class FakeBookingStore(_Fake):
                 Write("event_index", (event_index_pk(swap.taken_from, after.booking_id), after.booking_id),
                       always, lambda _: {"booking_id": after.booking_id}),
             ]
+            if swap.given_from == change.before.event_id:
+                writes.append(Write("customer_marker_given", (f"CUSTOMER#{change.before.customer_id}",
+                                                              f"EVENT#{swap.given_from}#BOOKING#{after.booking_id}"),
+                                    always, lambda _: None))
         return writes
 
     @staticmethod

@@ -190,7 +190,8 @@ class BookingRecords:
         taken (available -> sold, through the taken offering's sale gate; the given offering's gate
         checked too when it is another), and, when the booking
         moves to another offering, that offering's customer marker and index entry (what its
-        cancellation, waitlist and doors walk)."""
+        cancellation, waitlist and doors walk), and the customer marker of the offering it left
+        deleted."""
         swap = change.swap
         assert swap is not None
         items: list[Labelled] = [
@@ -210,6 +211,12 @@ class BookingRecords:
                     "booking_id": after.booking_id, "created_at": after.created_at})}}),
                 event_index_put(self.db.table, swap.taken_from, after.booking_id),
             ]
+            if swap.given_from == change.before.event_id:
+                # the offering it left names it no more as its customer's (the waitlist's skip, and a
+                # later transfer, which moves the markers of the offering the booking is on)
+                items.append(("customer_marker_given", {"Delete": {"TableName": self.db.table, "Key": _attrs(
+                    {"pk": f"CUSTOMER#{change.before.customer_id}",
+                     "sk": f"EVENT#{swap.given_from}#BOOKING#{after.booking_id}"})}}))
         return items
 
     @staticmethod
