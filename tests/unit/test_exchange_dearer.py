@@ -242,15 +242,23 @@ def test_with_receipts_on_the_view_lists_the_difference_payments_receipt(
 
 
 def test_a_booking_whose_difference_waits_cannot_be_given_away(bookings, paying, provider, exchanges, dates, store):
+    from urllib.parse import parse_qs, urlsplit
+
     from holdfast.services.transfers import TransferService
 
     cheap, dear = dates
     booking = _paid(bookings, paying, provider, cheap)
+    transfers = TransferService(store, paying.clock, accept_url="http://127.0.0.1/bookings/{booking_id}/accept")
+    offered = transfers.offer(booking.booking_id, "alice", "friend@example.org")   # offered before
     exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))
     before = store.get_booking(booking.booking_id)
     with pytest.raises(Conflict) as refused:
-        TransferService(store, paying.clock).offer(booking.booking_id, "alice", "friend@example.org")
-    assert refused.value.code == "exchange_pending" and store.get_booking(booking.booking_id) == before
+        transfers.offer(booking.booking_id, "alice", "other@example.org")
+    assert refused.value.code in ("exchange_pending", "transfer_pending")
+    token = parse_qs(urlsplit(offered["accept_url"]).query)["token"][0]
+    with pytest.raises(Conflict) as taken:
+        transfers.accept(booking.booking_id, token, "bob", "bob@example.org")
+    assert taken.value.code == "exchange_pending" and store.get_booking(booking.booking_id) == before
 
 
 def test_a_cheaper_exchange_never_asks_the_first_payment_for_more_than_it_holds(

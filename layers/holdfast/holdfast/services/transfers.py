@@ -124,6 +124,11 @@ class TransferService:
             if verdict.replay:
                 return booking
             assert verdict.offer is not None
+            pending = booking.held_difference
+            if pending is not None:
+                # the giver is paying a dearer exchange's difference: taken now, it would be the taker's
+                raise Conflict("An exchange of this booking is waiting for its difference to be paid; accept once "
+                               "it is settled.", code="exchange_pending", expires_at=str(pending["expires_at"]))
             if booking.payment is not None and booking.payment.receipt and not taker_email:
                 # its refunds' fiscal receipts go to the booking's address, which becomes the taker's
                 # (a refund without one is refused by a shop that requires receipts)
