@@ -43,10 +43,13 @@
       withdraw: "Take the offer back",
       swapHeading: "Change the date or the places", swapDate: "Date", swapSeats: "Seats (for example A-3, A-4)",
       swapCount: "Places", swapSend: "Change the booking",
-      swapWhy: "Your booking moves in one step, or nothing changes. Cheaper places: the difference goes back to the payment you paid with. Your tickets are replaced by new ones.",
+      swapWhy: "Your booking moves in one step, or nothing changes. Cheaper places: the difference goes back to the payment you paid with. Dearer ones: you pay the difference, and the booking moves once it is paid. Your tickets are replaced by new ones.",
       swapUntil: "Changes are possible until {when}.", swapDone: "Changed. New tickets are below.",
       swapBack: "Changed. {amount} of the difference goes back to the payment you paid with.",
       swapAsk: "Say which places you want.",
+      swapPay: "The new places cost {amount} more. Pay the difference by {when}: until then they are held for you, and your current places and tickets stay yours.",
+      swapPayLink: "Pay the difference",
+      swapPayLater: "The payment service did not answer. Send the same change again: you will be asked to pay once.",
     },
     ru: {
       tickets: "Билеты", ticketsHow: "Покажите на входе по коду на каждого; каждый пропускает одного человека один раз.",
@@ -85,10 +88,13 @@
       withdraw: "Отозвать предложение",
       swapHeading: "Поменять дату или места", swapDate: "Дата", swapSeats: "Места (например, A-3, A-4)",
       swapCount: "Количество мест", swapSend: "Поменять бронирование",
-      swapWhy: "Бронирование переносится за один шаг или не меняется вовсе. Если новые места дешевле, разница вернётся на тот платёж, которым вы оплатили. Билеты заменяются новыми.",
+      swapWhy: "Бронирование переносится за один шаг или не меняется вовсе. Если новые места дешевле, разница вернётся на тот платёж, которым вы оплатили. Если дороже, вы доплачиваете разницу, и бронирование переносится после оплаты. Билеты заменяются новыми.",
       swapUntil: "Поменять можно до {when}.", swapDone: "Готово. Новые билеты ниже.",
       swapBack: "Готово. Разница {amount} вернётся на тот платёж, которым вы оплатили.",
       swapAsk: "Укажите, какие места вам нужны.",
+      swapPay: "Новые места дороже на {amount}. Оплатите разницу до {when}: до тех пор они держатся за вами, а нынешние места и билеты остаются вашими.",
+      swapPayLink: "Оплатить разницу",
+      swapPayLater: "Платёжный сервис не ответил. Отправьте ту же замену ещё раз: оплатить попросим один раз.",
     },
   });
   // A count in the reader's language (Intl plural rules pick the form)
@@ -239,6 +245,22 @@
     if (!$("swap-count").value) $("swap-count").value = booking.places.quantity || 1;
     const until = Date.parse(swapEvent.starts_at) - Number(swapEvent.exchange_until_hours) * 3600 * 1000;
     $("swap-until").textContent = fill(T.swapUntil, { when: when(new Date(until).toISOString()) });
+    renderDifference();
+  }
+
+  // A dearer change waits for its difference (the booking's exchange_difference): what to pay, by
+  // when, and the payment page's link; the form hides meanwhile (the API takes one change at a time).
+  // Without a link yet (the payment service did not answer) the form stays, to send the change again.
+  function renderDifference() {
+    const difference = booking.exchange_difference;
+    const url = difference && difference.confirmation_url;
+    $("swap-pay").classList.toggle("hidden", !difference);
+    $("swap").classList.toggle("hidden", Boolean(url));
+    if (!difference) return;
+    $("swap-pay-text").textContent = url ? fill(T.swapPay, { amount: money(difference.amount), when: when(difference.expires_at) })
+      : T.swapPayLater;
+    $("swap-pay-link").classList.toggle("hidden", !url);
+    if (url && $("swap-pay-link").getAttribute("href") !== url) $("swap-pay-link").setAttribute("href", url);
   }
 
   // A late payment whose places went to someone else: the kind's alternatives (its own fields,
@@ -392,7 +414,9 @@
       }
       showError("error", null);
       render();
-      return !FINAL.has(booking.status);
+      // a dearer change waiting for its difference is watched too: paid in the provider's tab, the
+      // booking moves and this page shows it
+      return !FINAL.has(booking.status) || Boolean(booking.exchange_difference);
     } catch (error) {
       const anonymous = error.status === 401 && Holdfast.config.identity === "header" && !Holdfast.customer();
       showError("error", anonymous ? T.typeName : error);
@@ -516,6 +540,14 @@
     try {
       const moved = await api("POST", `/bookings/${encodeURIComponent(bookingId)}/exchange`, { key, body });
       const back = ((moved.payment || {}).exchange_refunds || [])[before];
+      if (moved.exchange_difference) {
+        // dearer: nothing moved yet; the difference's card says what to pay and links to its payment
+        booking = moved;
+        renderDifference();
+        if (moved.exchange_difference.confirmation_url) $("swap-pay-link").focus();
+        poll();
+        return;
+      }
       $("swap-done").textContent = back ? fill(T.swapBack, { amount: money(back.amount) }) : T.swapDone;
       $("swap-done").classList.remove("hidden");
       // the booking may be on another date now: that date's view is among those already read

@@ -17,6 +17,7 @@
       invalidHow: "It was withdrawn, replaced or mistyped. Ask the person who sent it for a new link.",
       signIn: "Sign in first (at the top of the page), then accept.",
       missing: "This page needs the link from the message you received.",
+      contactRequired: "This booking's receipts are e-mailed to whoever holds it, and your account has no confirmed e-mail address yet. Confirm one, then accept again: the link still works.",
     },
     ru: {
       title: "Вам передают бронь", loading: "Загрузка…", what: "Что", when: "Когда", until: "Принять до",
@@ -29,6 +30,7 @@
       invalidHow: "Её отозвали, заменили или в ней опечатка. Попросите отправителя прислать новую ссылку.",
       signIn: "Сначала войдите (вверху страницы), затем примите бронь.",
       missing: "Этой странице нужна ссылка из полученного письма.",
+      contactRequired: "Чеки по этой брони приходят на почту её владельца, а у вашей учётной записи пока нет подтверждённой почты. Подтвердите её и примите бронь снова: ссылка по-прежнему действует.",
     },
   });
   const TONES = { pending: "wait", accepted: "good", expired: "bad", invalid: "bad" };
@@ -62,7 +64,10 @@
       open.href = `booking.html?id=${encodeURIComponent(booking.booking_id)}`;
       open.classList.remove("hidden");
     } catch (error) {
-      showError("action-error", error.status === 401 ? T.signIn : error);
+      // contact_required: the booking's receipts need the taker's confirmed address (the API's own
+      // sentence is English; this one is in the reader's language and says the link still works)
+      showError("action-error", error.status === 401 ? T.signIn : error.code === "contact_required" ? T.contactRequired
+        : error);
     } finally { $("accept").disabled = false; }
   });
 

@@ -199,6 +199,7 @@ def exchange_booking(booking_id: str):
     target = getattr(body, "event_id", None) or getattr(body, "service_id", None)
     request = HoldPlaces.of(body.model_dump(exclude={"event_id", "service_id", "contact_email"}))
     booking = wiring.exchanges().exchange(booking_id, customer, key, target, request)
+    # into dearer places the view carries exchange_difference: the new places held until it is paid
     return json_response(200, wiring.bookings().view(booking.booking_id, customer, language()))
 
 

@@ -29,7 +29,8 @@ def lambda_handler(event, context):
                    max_restarts=settings().sweep_max_restarts,
                    lapse_resolution=lambda booking: wiring.resolutions().lapse(booking),
                    refund_timer=lambda booking: wiring.payments().refund_after_timer(booking),
-                   settle=lambda booking: wiring.settlements().settle(booking))
+                   settle=lambda booking: wiring.settlements().settle(booking),
+                   differences=wiring.payments().differences, exchange_refunds=wiring.exchanges().retry_refunds)
     if settings().event_cancellation_state_machine_arn:
         result["cancellations"] = wiring.event_cancellation().resume_all()
     # personal data past its retention: one page a sweep, the index resumes where this one stopped

@@ -87,3 +87,31 @@ def test_the_booking_page_offers_the_booking_to_an_address_and_takes_the_offer_b
     expect(page.get_by_label("Его почта")).to_be_visible()
     assert "transfer" not in api.request("GET", f"/bookings/{booking['booking_id']}", customer=giver).json()
     assert serious_accessibility_problems(page) == []
+
+
+def test_the_transfer_page_says_why_a_taker_without_an_address_must_confirm_one_first(site, customer_page):
+    """A booking whose organizer has receipts on is taken only by a customer with a confirmed
+    address (its refunds' receipts go to it): the API's 400 ``contact_required`` is said on the page
+    in the reader's language, and nothing changed."""
+    from tests.integration.test_receipts import fiscal_organizer
+
+    api, sandbox, giver = site["api"], site["control"], customer()
+    org = fiscal_organizer(api)
+    event = org.create_event(capacity=5, name="Receipts night")
+    booking = org.book(event["event_id"], giver, {"quantity": 1, "contact_email": "giver@example.com"}).json()
+    sandbox.pay(org.pay(booking["booking_id"], giver).json()["payment_id"])
+    org.wait_for(booking["booking_id"], giver, lambda b: b["status"] == "CONFIRMED", what="confirmed")
+    offered = api.request("POST", f"/bookings/{booking['booking_id']}/transfer", customer=giver,
+                          json={"to_email": f"friend-{uuid.uuid4().hex[:8]}@example.org"})
+    assert offered.status_code == 202, offered.text
+
+    page = customer_page(customer())   # signed in by the header identity, with no address
+    page.goto(offered.json()["accept_url"])
+    expect(page.locator("#status")).to_have_attribute("data-state", "pending")
+    page.get_by_role("button", name="Accept the booking").click()
+    expect(page.locator("#action-error")).to_contain_text("no confirmed e-mail address")
+    page.get_by_label("Language").select_option("ru")
+    page.get_by_role("button", name="Принять бронь").click()
+    expect(page.locator("#action-error")).to_contain_text("нет подтверждённой почты")
+    assert serious_accessibility_problems(page) == []
+    assert api.request("GET", f"/bookings/{booking['booking_id']}", customer=giver).json()["status"] == "CONFIRMED"

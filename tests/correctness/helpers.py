@@ -665,6 +665,8 @@ def _asked_back(booking: Booking, paid: Decimal, is_own: bool) -> Decimal:
     stored = ((booking.payment.refund if booking.payment else None) or {}).get("amount") if is_own else None
     if stored:
         return _value(stored)
+    if is_own and booking.paid_by_differences.value:   # a dearer exchange's share went back from its own payment
+        return booking.amount.value - booking.paid_by_differences.value
     return booking.amount.value if is_own and _differences(booking) else paid
 
 
@@ -724,6 +726,9 @@ def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
         returned += refunded
         assert len(refunds) <= 1, f"M1 payment {payment_id} refunded {len(refunds)} times"
         assert refunded <= paid, f"M1 payment {payment_id}: refunded {refunded} of {paid} taken ({payment['status']})"
+        if payment["metadata"].get("exchange_of"):
+            _check_difference_payment(snap, payment, given_back, paid, refunded, settled)
+            continue
         booking_id = payment["metadata"]["booking_id"]
         booking = snap.bookings.get(booking_id)
         assert booking is not None, f"M0 payment {payment_id} names no booking ({booking_id})"
@@ -783,6 +788,30 @@ def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
                 f"S3 booking {booking.booking_id} still REFUND_PENDING after every retry"
     for payment_id, key in getattr(provider, "second_refunds", []):
         raise AssertionError(f"M5 a second refund (key {key}) was asked for payment {payment_id}, already refunded")
+
+
+def _check_difference_payment(snap: Snapshot, payment: dict[str, Any], refunds: list[dict[str, Any]], paid: Decimal,
+                              refunded: Decimal, settled: bool) -> None:
+    """XC3, the money of a dearer exchange's difference payment (issue 45): refunded at most once,
+    never by more than it took; once settled, a succeeded one either backs the exchange (its
+    record ``paid``, the booking on the new places, unrefunded unless the booking was cancelled
+    afterwards and is REFUNDED) or was refunded once (its record ``refunded``)."""
+    booking = snap.bookings.get(payment["metadata"]["exchange_of"])
+    payment_id = payment["id"]
+    assert booking is not None, f"M0 difference payment {payment_id} names no booking"
+    entry = next((e for e in booking.differences or () if e["exchange_key"] == payment["metadata"]["exchange_key"]),
+                 None)
+    assert entry is not None, f"M0 difference payment {payment_id} names no exchange of {booking.booking_id}"
+    assert len(refunds) <= 1, f"M1 difference payment {payment_id} refunded {len(refunds)} times"
+    assert refunded <= paid, f"M1 difference payment {payment_id}: refunded {refunded} of {paid}"
+    if not settled or payment["status"] != "succeeded":
+        return
+    backs = entry["state"] == "paid" and not refunds and kept_after_confirmation(booking)
+    given = entry["state"] == "refunded" and len(refunds) == 1 and refunded == _value(
+        entry.get("refund_amount") or entry["amount"])
+    assert backs != given, \
+        f"S1 difference payment {payment_id} of booking {booking.booking_id} ({booking.status}, {entry['state']}, " \
+        f"{len(refunds)} refund(s)) neither backs the exchange nor was given back (or both)"
 
 
 def status_path(snap: Snapshot, booking_id: str) -> list[str]:

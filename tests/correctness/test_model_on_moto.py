@@ -57,6 +57,11 @@ MIXES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("create", "start_payment", "deliver", "exchange", "cancel", "expiry_fires", "time_passes",
          "organizer_cancels_event", "cancellation_job_runs", "race_for_places", "repeat_request"),
         ("exchanged",)),
+    # issue 45: exchanges into dearer places, their difference paid, declined, lapsed, paid late or refunded
+    "dearer exchanges": (
+        ("create", "start_payment", "deliver", "exchange_for_more", "cancel", "sweeper", "time_passes",
+         "reconcile", "customer_acts_at_provider", "organizer_cancels_event", "cancellation_job_runs"),
+        ("exchanged_for_more:moved", "exchanged_for_more:refunded")),
     # issue 42, finding 13: accounts behind one network address, their holds and orders ended every way
     "networks": (
         ("create", "network_hoards", "start_payment", "customer_acts_at_provider", "deliver", "cancel",
@@ -70,7 +75,7 @@ HISTORIES = [(7317, "everything"), (7352, "everything"), (7132, "payment faults"
              (7017, "slots and lots"), (7087, "races for places"), (7251, "races for places"),
              (7051, "high demand and waitlist"), (7013, "orders"), (7014, "orders"),
              (7049, "codes"), (7053, "codes"), (7407, "exchanges"), (7408, "exchanges"),
-             (7506, "networks"), (7507, "networks")]
+             (7506, "networks"), (7507, "networks"), (7629, "dearer exchanges"), (7639, "dearer exchanges")]
 
 
 @pytest.fixture(scope="module")

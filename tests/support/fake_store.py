@@ -217,12 +217,13 @@ class FakeBookingStore(_Fake):
         swap = change.swap
         assert swap is not None and change.before is not None
         writes = [replace(write, label=GIVE + write.label.removeprefix(CLAIM))
-                  for write in self._claims(swap.given_from, after.booking_id, swap.given, Move.UNSELL)]
-        writes += self._claims(swap.taken_from, after.booking_id, swap.taken, Move.RETAKE)
-        writes.append(self._gate(swap.taken_from, after.booking_id, change.offering_version))
-        if swap.given_from != swap.taken_from:
+                  for write in self._claims(swap.given_from, after.booking_id, swap.given, swap.give_move)]
+        writes += self._claims(swap.taken_from, after.booking_id, swap.taken, swap.take_move)
+        if swap.taken.quantity or swap.take_move is Move.RETAKE:
+            writes.append(self._gate(swap.taken_from, after.booking_id, change.offering_version))
+        if swap.given_from != swap.taken_from and swap.give_move is Move.UNSELL:
             writes.append(replace(self._gate(swap.given_from, after.booking_id), label=f"{GATE}@{swap.given_from}"))
-        if swap.taken_from != change.before.event_id:
+        if swap.taken_from != change.before.event_id and swap.final:
             writes += [
                 Write("customer_marker", (f"CUSTOMER#{after.customer_id}",
                                           f"EVENT#{swap.taken_from}#BOOKING#{after.booking_id}"),
@@ -230,6 +231,10 @@ class FakeBookingStore(_Fake):
                 Write("event_index", (event_index_pk(swap.taken_from, after.booking_id), after.booking_id),
                       always, lambda _: {"booking_id": after.booking_id, "placed_at": after.created_at}),
             ]
+            if swap.given_from == change.before.event_id:
+                writes.append(Write("customer_marker_given", (f"CUSTOMER#{change.before.customer_id}",
+                                                              f"EVENT#{swap.given_from}#BOOKING#{after.booking_id}"),
+                                    always, lambda _: None))
         return writes
 
     @staticmethod

@@ -200,3 +200,33 @@ def test_a_difference_whose_receipt_has_no_address_is_refused_before_anything_mo
         exchanges.exchange(booking.booking_id, "alice", "x-1", later, HoldPlaces(quantity=2))
     assert getattr(refused.value, "code", None) == "contact_required"
     assert store.get_booking(booking.booking_id) == stored and provider.refunds_for(stored.payment.payment_id) == []
+
+
+def test_a_lost_refund_answer_nobody_repeats_is_asked_again_by_the_sweeper_once(
+        bookings, paying, provider, exchanges, dates, store, clock):
+    from holdfast.clock import iso
+    from holdfast.services.sweeper import sweep
+
+    first, later = dates
+    booking = _paid(bookings, paying, provider, first)
+    provider.fail("create_refund", "after")   # made at the provider, its answer lost; the customer leaves
+    with pytest.raises(PaymentProviderUnavailable):
+        exchanges.exchange(booking.booking_id, "alice", "x-1", later, HoldPlaces(quantity=2))
+    provider.faults.pop("create_refund", None)
+    stored = store.get_booking(booking.booking_id)
+    assert stored.payment.exchange_refunds[0]["status"] == "requested" and stored.due_at is not None
+
+    def run():
+        return sweep(store, clock, bookings.expire, lambda *_: None, give_up=lambda *_: None,
+                     differences=paying.differences, exchange_refunds=exchanges.retry_refunds)
+
+    assert "exchange_refund_succeeded" not in run()   # not yet due
+    clock.advance(100)
+    assert run().get("exchange_refund_succeeded") == 1
+    done = store.get_booking(booking.booking_id)
+    assert done.payment.exchange_refunds[0]["status"] == "succeeded"
+    assert "next_check_at" not in done.payment.exchange_refunds[0]
+    assert _refunded(provider, booking.payment.payment_id) == [Decimal("1000.00")]   # the one refund
+    clock.advance(1000)
+    run()
+    assert _refunded(provider, booking.payment.payment_id) == [Decimal("1000.00")] and iso(clock())

@@ -366,9 +366,13 @@ def exchanges():
     """Confirmed bookings moved to other places of the same organizer (services/exchange.py)."""
     from .services.exchange import ExchangeService
 
+    from .services.exchange_differences import DifferencePayments
     from .services.money_at_provider import MoneyAtProvider
 
-    return ExchangeService(store(), system_clock, money=MoneyAtProvider(provider()))
+    config = settings()
+    money = MoneyAtProvider(provider())
+    return ExchangeService(store(), system_clock, money=money, differences=DifferencePayments(
+        store(), system_clock, money, config.payment_return_url, config.reconcile_schedule_seconds[0]))
 
 
 @cached

@@ -73,6 +73,8 @@ def booking_item(booking: Booking) -> dict[str, Any]:
         item["ends_at"] = booking.ends_at
     if booking.erased_at:
         item["erased_at"] = booking.erased_at
+    if booking.differences:
+        item["differences"] = [dict(entry) for entry in booking.differences]
     # Bookings sit in the due index while a hold runs or a payment is unsettled, so the sweeper
     # finds any whose timer or reconciliation execution never started or died.
     due_at = booking.due_at
@@ -113,6 +115,7 @@ def booking_from_item(item: dict[str, Any]) -> Booking:
         event_cancelled=bool(item.get("event_cancelled")),
         kind_details=_numbers(item["kind_details"]) if item.get("kind_details") else None,
         ends_at=item.get("ends_at"), erased_at=item.get("erased_at"),
+        differences=_numbers(item["differences"]) if item.get("differences") else None,
     )
 
 

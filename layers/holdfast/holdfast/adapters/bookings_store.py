@@ -190,25 +190,33 @@ class BookingRecords:
         taken (available -> sold, through the taken offering's sale gate; the given offering's gate
         checked too when it is another), and, when the booking
         moves to another offering, that offering's customer marker and index entry (what its
-        cancellation, waitlist and doors walk)."""
+        cancellation, waitlist and doors walk), and the customer marker of the offering it left
+        deleted."""
         swap = change.swap
         assert swap is not None
         items: list[Labelled] = [
             (GIVE + label.removeprefix(CLAIM), item)
-            for label, item in claim_items(self.db.table, swap.given_from, after.booking_id, swap.given, Move.UNSELL)]
-        items += claim_items(self.db.table, swap.taken_from, after.booking_id, swap.taken, Move.RETAKE)
-        items.append(gate_check(self.db.table, swap.taken_from, after.booking_id, change.offering_version))
-        if swap.given_from != swap.taken_from:
+            for label, item in claim_items(self.db.table, swap.given_from, after.booking_id, swap.given, swap.give_move)]
+        items += claim_items(self.db.table, swap.taken_from, after.booking_id, swap.taken, swap.take_move)
+        if swap.taken.quantity or swap.take_move is Move.RETAKE:
+            items.append(gate_check(self.db.table, swap.taken_from, after.booking_id, change.offering_version))
+        if swap.given_from != swap.taken_from and swap.give_move is Move.UNSELL:
             # a booking of a cancelled event is its cancellation's to settle: it does not leave it
             items.append((f"{GATE}@{swap.given_from}",
                           gate_check(self.db.table, swap.given_from, after.booking_id)[1]))
-        if change.before is not None and swap.taken_from != change.before.event_id:
+        if change.before is not None and swap.taken_from != change.before.event_id and swap.final:
             items += [
                 ("customer_marker", {"Put": {"TableName": self.db.table, "Item": _attrs({
                     "pk": f"CUSTOMER#{after.customer_id}", "sk": f"EVENT#{swap.taken_from}#BOOKING#{after.booking_id}",
                     "booking_id": after.booking_id, "created_at": after.created_at})}}),
                 event_index_put(self.db.table, swap.taken_from, after.booking_id, after.created_at),
             ]
+            if swap.given_from == change.before.event_id:
+                # the offering it left names it no more as its customer's (the waitlist's skip, and a
+                # later transfer, which moves the markers of the offering the booking is on)
+                items.append(("customer_marker_given", {"Delete": {"TableName": self.db.table, "Key": _attrs(
+                    {"pk": f"CUSTOMER#{change.before.customer_id}",
+                     "sk": f"EVENT#{swap.given_from}#BOOKING#{after.booking_id}"})}}))
         return items
 
     @staticmethod

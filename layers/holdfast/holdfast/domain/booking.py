@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
@@ -122,6 +123,24 @@ class Booking:
     ends_at: str | None = None
     #: When its personal fields were erased (domain/personal_data.py); set once, never cleared.
     erased_at: str | None = None
+    #: The second payments of exchanges into dearer places (domain/exchange.py ``difference_hold``),
+    #: in order: each with the exchange's key, the places it holds, the difference's ``amount``,
+    #: its ``state`` (held, paid, lapsed, failed, refunded), ``expires_at`` and its ``payment``
+    #: record. At most one is ``held`` at a time.
+    differences: list[dict[str, Any]] | None = None
+
+    @property
+    def paid_by_differences(self) -> Money:
+        """What the booking's price took beyond its first payment: the difference payments of the
+        dearer exchanges that moved it (``moved``), whatever became of them since (a cancel refunds
+        them too). The first payment's share of the price is ``amount`` less this."""
+        return Money(sum((Money.parse(**entry["amount"]).value for entry in self.differences or ()
+                          if entry.get("moved")), Decimal("0")), self.amount.currency)
+
+    @property
+    def held_difference(self) -> dict[str, Any] | None:
+        """The dearer exchange waiting for its difference payment (its places held), or None."""
+        return next((entry for entry in self.differences or () if entry.get("state") == "held"), None)
 
     def confirmed(self, at: datetime) -> "Booking":
         """The booking as it enters CONFIRMED at ``at``: a kind's timer that counts from when the
@@ -143,9 +162,11 @@ class Booking:
         """What the booking's payment took: its amount, plus the differences exchanges into
         cheaper places gave back of it (the amount is the price of the places it has now)."""
         refunds = (self.payment.exchange_refunds if self.payment else None) or []
+        # a dearer exchange's difference was paid by a second payment (``differences``): not this one's
+        beyond = self.paid_by_differences.value
         given = sum((Money.parse(entry["amount"]["value"], entry["amount"]["currency"]).value for entry in refunds),
-                    self.amount.value)
-        return Money(given, self.amount.currency) if refunds else self.amount
+                    self.amount.value) - beyond
+        return Money(given, self.amount.currency) if refunds or beyond else self.amount
 
     @property
     def timer(self) -> tuple[str, str] | None:
@@ -202,6 +223,16 @@ class Booking:
             moments.append(self.timer[0])
         if self.settlement_due is not None:
             moments.append(self.settlement_due)
+        for entry in (self.payment.exchange_refunds if self.payment else None) or ():
+            # a cheaper exchange's refund whose answer never came is asked again (services/exchange.py)
+            if entry.get("status") == "requested" and entry.get("next_check_at"):
+                moments.append(str(entry["next_check_at"]))
+        for entry in self.differences or ():
+            # a held difference lapses at its expiry; a difference payment still unknown is checked
+            if entry.get("state") == "held":
+                moments.append(str(entry["expires_at"]))
+            if (entry.get("payment") or {}).get("next_check_at"):
+                moments.append(str(entry["payment"]["next_check_at"]))
         return min(moments) if moments else None
 
     @property

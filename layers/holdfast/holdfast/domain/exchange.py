@@ -9,8 +9,9 @@ exchange changes what the organizer sold, so it is the organizer's to offer.
 
 Into cheaper places, the difference goes back: a partial refund of the booking's payment, asked
 for after the swap's write that stores it (``difference_refund``); the booking's amount becomes the
-new price, so a later cancellation gives back at most what is left. Into dearer places it is
-refused (``exchange_price_differs``).
+new price, so a later cancellation gives back at most what is left. Into dearer places the
+difference is paid by a second provider payment (``difference_hold``): the new places are held
+for it while the old stay the booking's, and the swap is made when it is paid.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from typing import Any, Mapping
 
 from ..clock import iso, parse_iso
 from .errors import Conflict
-from .inventory import Places, Swap
+from .inventory import Move, Places, Swap, places_from, stored_places
 from .money import Money
 from . import transfers
 
@@ -31,6 +32,9 @@ EXCHANGE_FIELD = "exchange_until_hours"
 #: The journal action of an exchange (its entry carries the request's key: a repeat is answered
 #: from it).
 EXCHANGED = "exchanged"
+#: The journal action of a dearer exchange's first write: the new places held for its difference
+#: payment (its entry carries the request's key, as ``EXCHANGED``'s does).
+DIFFERENCE_HELD = "exchange_difference_held"
 #: What a booking's kind details keep about the tickets an exchange voided and re-issued: the same
 #: list and issue counter a transfer keeps (domain/transfers.py), so a ticket's id names one issue.
 VOIDED, ISSUE = transfers.VOIDED, transfers.ISSUE
@@ -90,15 +94,22 @@ def check_price(paid: Money, new: Money) -> None:
                        paid=paid.as_dict(), price=new.as_dict())
 
 
+def dearer_by(paid: Money, new: Money) -> Money | None:
+    """What the new places cost beyond what was paid (None: not more)."""
+    difference = price_difference(paid, new)
+    return Money(difference, paid.currency) if difference > 0 else None
+
+
 def given_back(paid: Money, new: Money) -> Money | None:
     """What an exchange gives back to the customer: the difference when the new places cost less
     (refunded from the booking's payment), None at the same price. Dearer places are refused with
-    Conflict ``exchange_price_differs`` (the difference is not taken by a second payment yet:
-    docs/api.md, "Exchange"); the refusal names the difference."""
+    Conflict ``exchange_price_differs`` here (a booking that cannot pay a difference: a comp, one
+    whose money is going back); the refusal names the difference. A booking paid at the provider
+    pays it instead (``dearer_by``, ``difference_hold``)."""
     difference = price_difference(paid, new)
     if difference > 0:
-        raise Conflict("The new places cost more than was paid; an exchange into dearer places cannot be paid "
-                       "for here yet: cancel and book again.", code="exchange_price_differs",
+        raise Conflict("The new places cost more than was paid, and this booking cannot pay a difference: cancel "
+                       "and book again.", code="exchange_price_differs",
                        paid=paid.as_dict(), price=new.as_dict(),
                        difference=Money(difference, paid.currency).as_dict())
     return Money(-difference, paid.currency) if difference else None
@@ -109,8 +120,15 @@ def difference_refund(payment_id: str, exchange_key: str, amount: Money, at: dat
     write, before the provider is called: its key derives from the payment and the exchange's
     request key, so every repeat of the call (the same request again) is the one refund."""
     tag = hashlib.sha256(exchange_key.encode()).hexdigest()[:16]
+    # ``next_check_at``: if no answer is recorded by then (a lost answer nobody repeats), the sweeper
+    # asks again under the same key (services/exchange.py ``retry_refunds``)
     return {"key": f"rf-{payment_id}-xc{tag}"[:64], "exchange_key": exchange_key, "amount": amount.as_dict(),
-            "status": "requested", "requested_at": iso(at)}
+            "status": "requested", "requested_at": iso(at), "next_check_at": iso(at + timedelta(seconds=REFUND_CHECK))}
+
+
+#: Seconds after a difference refund is stored until the sweeper asks for it again when it has no
+#: answer yet; each further try waits three times longer.
+REFUND_CHECK = 30
 
 
 def swap(given_from: str, given: Places, taken_from: str, taken: Places) -> Swap:
@@ -133,3 +151,60 @@ def swap(given_from: str, given: Places, taken_from: str, taken: Places) -> Swap
         return Places(kind=places.kind, quantity=quantity, pools=pools, units=units, granules=granules)
 
     return Swap(given_from, rest(given, gives), taken_from, rest(taken, takes))
+
+
+def stored(places: Places) -> dict[str, Any]:
+    """``places`` as a difference record keeps them (its kind and quantity with its claims)."""
+    return {"kind": str(places.kind), "quantity": places.quantity, **stored_places(places)}
+
+
+def restored(record: Mapping[str, Any]) -> Places:
+    """``stored`` back."""
+    return places_from(str(record["kind"]), int(record["quantity"]), record)
+
+
+def difference_hold(booking_id: str, exchange_key: str, fingerprint: str, before: Places, moved: Swap,
+                    places: Places, price: Money, amount: Money, details: Mapping[str, Any] | None,
+                    ends_at: str | None, at: datetime, hold_seconds: int) -> dict[str, Any]:
+    """The record of a dearer exchange, stored on the booking in the write that holds its new
+    places: what it takes and gives back (``moved``, netted as ``swap`` nets them), the places the
+    booking will have, their ``price``, the difference's ``amount`` and its payment's idempotence
+    key (derived from the booking and the exchange's request key: every repeat of the provider
+    call is the one payment). Held until ``expires_at``, the hold's own time to live."""
+    tag = hashlib.sha256(exchange_key.encode()).hexdigest()[:16]
+    return {
+        "exchange_key": exchange_key, "fingerprint": fingerprint, "state": "held",
+        "amount": amount.as_dict(), "price": price.as_dict(),
+        "from_event_id": moved.given_from, "to_event_id": moved.taken_from,
+        "from_places": stored(before), "given": stored(moved.given), "taken": stored(moved.taken),
+        "places": stored(places),
+        "details": dict(details or {}), "ends_at": ends_at,
+        "created_at": iso(at), "expires_at": iso(at + timedelta(seconds=hold_seconds)),
+        "payment": {"idempotence_key": f"xd-{booking_id}-{tag}"[:64], "state": "CREATING", "requested_at": iso(at)},
+    }
+
+
+def held_claims(entry: Mapping[str, Any]) -> Swap:
+    """The claims that hold a dearer exchange's new places (available -> held), nothing given."""
+    taken = restored(entry["taken"])
+    return Swap(str(entry["from_event_id"]), no_places(taken), str(entry["to_event_id"]), taken,
+                take_move=Move.HOLD)
+
+
+def paid_claims(entry: Mapping[str, Any], late: bool = False) -> Swap:
+    """The claims of a dearer exchange paid: its held places sold and the old ones given back
+    (``late``: its hold lapsed first, so the places are taken again from those available)."""
+    return Swap(str(entry["from_event_id"]), restored(entry["given"]), str(entry["to_event_id"]),
+                restored(entry["taken"]), take_move=Move.RETAKE if late else Move.SELL)
+
+
+def released_claims(entry: Mapping[str, Any]) -> Swap:
+    """The claims that release a dearer exchange's held places (held -> available), nothing taken."""
+    taken = restored(entry["taken"])
+    return Swap(str(entry["to_event_id"]), taken, str(entry["to_event_id"]), no_places(taken),
+                give_move=Move.RELEASE, take_move=Move.SELL)
+
+
+def no_places(places: Places) -> Places:
+    """No places of ``places``' kind (the side of a swap that claims nothing)."""
+    return Places(kind=places.kind, quantity=0)

@@ -95,6 +95,17 @@ class Swap:
     given: Places
     taken_from: str
     taken: Places
+    #: how the given places move: sold -> available (an exchange), or held -> available (the
+    #: places a dearer exchange held for its difference payment, released when it lapses)
+    give_move: "Move" = Move.UNSELL
+    #: how the taken places move: available -> sold (an exchange, a late difference payment),
+    #: available -> held (a dearer exchange waiting for its difference), held -> sold (paid)
+    take_move: "Move" = Move.RETAKE
+
+    @property
+    def final(self) -> bool:
+        """Whether the booking ends this write on the taken places (they are sold to it)."""
+        return self.take_move.target == "sold" and bool(self.taken.quantity)
 
 
 def stored_places(places: Places) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from .. import kinds
 from ..domain import fiscal
 from ..domain.booking import Booking, settled_lines
 from ..domain.codes import without_uses
+from ..domain.exchange import restored
 from ..domain.money import Money
 from ..domain.refund_policy import refund_by_policy
 from ..domain.review_steps import hold_next_step, hold_text_keys, next_step
@@ -38,6 +39,11 @@ def describe(booking: Booking, language: str = DEFAULT_LANGUAGE) -> dict[str, An
         "payment_mode": booking.payment_mode.value, "hold_expires_at": booking.hold_expires_at,
         "created_at": booking.created_at, "updated_at": booking.updated_at, "payment": payment,
     }
+    if booking.differences:
+        view["payments"] = payments_view(booking)
+        held = booking.held_difference
+        if held is not None:
+            view["exchange_difference"] = difference_view(held)
     code = (booking.kind_details or {}).get("code")
     if code:   # what the code took off (issue 45)
         view["code"] = {"code": code, "full_amount": {"value": booking.kind_details["full_amount"],
@@ -58,6 +64,35 @@ def describe(booking: Booking, language: str = DEFAULT_LANGUAGE) -> dict[str, An
     if booking.payment is not None and booking.payment.receipt:
         view["receipts"] = receipts_view(booking)
     return view
+
+
+def difference_view(entry: dict[str, Any]) -> dict[str, Any]:
+    """A dearer exchange's difference as its customer reads it: what to pay, where, by when."""
+    payment = entry.get("payment") or {}
+    return {"amount": dict(entry["amount"]), "price": dict(entry["price"]), "state": entry["state"],
+            "to_event_id": entry["to_event_id"], "expires_at": entry["expires_at"],
+            "places": kinds.of_places(places := restored(entry["places"])).describe_places(places),
+            "payment_id": payment.get("payment_id"), "confirmation_url": payment.get("confirmation_url"),
+            "payment_status": payment.get("provider_status") or ("unknown" if payment.get("state") != "CREATED"
+                                                                 else None)}
+
+
+def payments_view(booking: Booking) -> list[dict[str, Any]]:
+    """Every provider payment of the booking, in order: the one it was bought with (``purpose``
+    ``booking``) and each dearer exchange's difference (``exchange_difference``, with the
+    exchange's ``state``: held, paid, lapsed, failed, refunding, refunded)."""
+    out: list[dict[str, Any]] = []
+    if booking.payment is not None:
+        out.append({"purpose": "booking", "payment_id": booking.payment.payment_id,
+                    "status": booking.payment.provider_status, "amount": booking.charged.as_dict()})
+    for entry in booking.differences or ():
+        payment = entry.get("payment") or {}
+        out.append({"purpose": "exchange_difference", "payment_id": payment.get("payment_id"),
+                    "status": payment.get("provider_status"), "amount": dict(entry["amount"]),
+                    "exchange_state": entry["state"], "confirmation_url": payment.get("confirmation_url")
+                    if entry["state"] == "held" else None, **({"refund_id": entry["refund_id"]}
+                                                             if entry.get("refund_id") else {})})
+    return out
 
 
 def receipts_view(booking: Booking) -> list[dict[str, Any]]:
@@ -94,6 +129,15 @@ def receipts_view(booking: Booking) -> list[dict[str, Any]]:
     if refund.get("status") == "succeeded":
         out.append({"type": "refund", "status": "issued", "amount": refund.get("amount") or amount,
                     "at": refund.get("requested_at")})
+    for entry in booking.differences or ():
+        # a dearer exchange's difference payment carries its own receipt (exchange_differences.py),
+        # and its refund one of what it gave back
+        made = entry.get("payment") or {}
+        if made.get("provider_status") == "succeeded":
+            out.append({"type": "payment", "status": "issued", "amount": dict(entry["amount"]), "at": made.get("paid_at")})
+        if entry.get("state") == "refunded" and entry.get("refund_status") == "succeeded":
+            out.append({"type": "refund", "status": "issued",
+                        "amount": dict(entry.get("refund_amount") or entry["amount"]), "at": entry.get("created_at")})
     for receipt in out:
         receipt["sent_to"] = booking.contact_email
     return out

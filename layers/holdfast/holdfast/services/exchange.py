@@ -11,8 +11,10 @@ made, or one into cheaper places, whose difference is refunded from the booking'
 refund's record (its key) is stored in the swap's own write, then the provider is asked through
 the money-at-provider service (services/money_at_provider.py) with its fiscal receipt where the
 organizer has receipts on, and its answer recorded. A repeat of the request sends a refund whose
-answer was lost again under the same key (the provider makes it once). Into dearer places:
-``exchange_price_differs`` (domain/exchange.py ``given_back``).
+answer was lost again under the same key (the provider makes it once). Into dearer places, for a
+booking paid at the provider: the new places are held for the difference's payment and the old
+stay the booking's (services/exchange_differences.py makes the swap once it is paid); any other
+booking: ``exchange_price_differs`` (domain/exchange.py ``given_back``).
 """
 from __future__ import annotations
 
@@ -20,15 +22,18 @@ import hashlib
 import json
 import random
 from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 from .. import kinds
+from ..clock import iso
 from ..domain.booking import Booking, JournalEntry
 from ..domain.commands import HoldPlaces
 from ..domain.errors import (Conflict, EventCancelled, Forbidden, IdempotencyKeyReused, InvalidRequest,
                              NotFound, PaymentProviderUnavailable, TooBusy)
 from ..domain import transfers
-from ..domain.exchange import EXCHANGED, check_open, check_price, difference_refund, given_back, swap
+from ..domain.exchange import (DIFFERENCE_HELD, EXCHANGED, REFUND_CHECK, check_open, check_price, dearer_by,
+                               difference_hold, difference_refund, given_back, held_claims, swap)
 from ..domain.money import Money
 from ..domain.personal_data import places_end
 from ..domain.statuses import BookingStatus
@@ -36,6 +41,7 @@ from ..faults import crash_point
 from ..observability import logger
 from ..ports import Clock, HoldStore, PlacesTaken, ProviderRejected, SalesStopped, StaleBooking
 from . import transitions
+from .exchange_differences import DifferencePayments
 from .money_at_provider import MoneyAtProvider
 from .provider_keys import PaymentOutcomeUnknown
 from .receipts import ContactRequired, refund_receipt
@@ -51,12 +57,14 @@ DIFFERENCE_REFUND = "exchange_refund"
 
 class ExchangeService:
     def __init__(self, store: HoldStore, clock: Clock, rng: random.Random | None = None,
-                 money: MoneyAtProvider | None = None) -> None:
+                 money: MoneyAtProvider | None = None, differences: DifferencePayments | None = None) -> None:
         self.store = store
         self.clock = clock
         self.rng = rng or random.Random()
         #: gives a cheaper exchange's difference back (None: only exchanges at the same price)
         self.money = money
+        #: takes a dearer exchange's difference by a second payment (None: dearer ones are refused)
+        self.differences = differences
 
     def exchange(self, booking_id: str, customer_id: str, idempotency_key: str, target_id: str | None,
                  request: HoldPlaces) -> Booking:
@@ -73,7 +81,8 @@ class ExchangeService:
             if booking.customer_id != customer_id:
                 raise Forbidden("This booking belongs to another customer.")
             if _replayed(journal, idempotency_key, fingerprint):
-                return self._give_back(booking, idempotency_key)   # a refund whose answer was lost: again
+                # a refund whose answer was lost, or a difference payment not yet created: again
+                return self._pay(self._give_back(booking, idempotency_key), idempotency_key)
             try:
                 moved = self._move(booking, idempotency_key, fingerprint, target_id or booking.event_id, request,
                                    attempt)
@@ -82,7 +91,7 @@ class ExchangeService:
             except PlacesTaken:
                 continue   # the places went between the plan and the write: plan again from a fresh read
             crash_point("exchange.after_swap")   # moved, the difference's refund stored and not yet asked for
-            return self._give_back(moved, idempotency_key)
+            return self._pay(self._give_back(moved, idempotency_key), idempotency_key)
         raise TooBusy()
 
     def _move(self, booking: Booking, key: str, fingerprint: str, target_id: str, request: HoldPlaces,
@@ -97,6 +106,10 @@ class ExchangeService:
         if kind.admitted(booking):
             raise Conflict("A ticket of this booking was checked in; it can no longer be exchanged.",
                            code="ticket_checked_in")
+        pending = booking.held_difference
+        if pending is not None:
+            raise Conflict("An exchange of this booking is waiting for its difference to be paid.",
+                           code="exchange_pending", expires_at=str(pending["expires_at"]))
         current = self._offering(booking.event_id)
         target = current if target_id == booking.event_id else self._offering(target_id)
         if str(target.get("organizer_id") or "") != str(current.get("organizer_id") or ""):
@@ -116,10 +129,14 @@ class ExchangeService:
         places = target_kind.plan(self.store, target, wanted, self.rng, attempt, now=now)
         check_open(target, places, now, "to")
         price = target_kind.hold_price(target, places, wanted)
-        back = self._difference(booking, price)
         moved = swap(booking.event_id, booking.places, target_id, places)
         if not moved.given.quantity and not moved.taken.quantity:
             raise Conflict("The booking already has these places.", code="exchange_same_places")
+        dearer = self._dearer(booking, price)
+        if dearer is not None:
+            return self._hold_difference(booking, key, fingerprint, target, moved, places, price, dearer,
+                                         target_kind.booking_details(target, wanted, places), now)
+        back = self._difference(booking, price)
         details = {**(kind.reissue(booking, target_kind.booking_details(target, wanted, places)) or {}),
                    **transfers.kept_on_exchange(booking)}
         money: dict[str, Any] = {}
@@ -145,6 +162,45 @@ class ExchangeService:
                     raise EventCancelled(offering) from None
             raise StaleBooking(booking.booking_id) from None   # its terms moved: decide again on them
 
+    def _dearer(self, booking: Booking, price: Money) -> Money | None:
+        """What a dearer exchange's second payment takes (None: the places cost no more, or the
+        booking cannot pay a difference, and is answered as before)."""
+        payment = booking.payment
+        if self.differences is None or booking.comp or payment is None or not payment.payment_id \
+                or payment.provider_status != "succeeded" or payment.refund:
+            return None
+        dearer = dearer_by(booking.amount, price)
+        if dearer is not None and payment.receipt and not booking.contact_email:
+            raise ContactRequired()   # its receipt is e-mailed to the booking's address (as a refund's)
+        return dearer
+
+    def _hold_difference(self, booking: Booking, key: str, fingerprint: str, target: Any, moved: Any,
+                         places: Any, price: Money, amount: Money, details: Any, now: Any) -> Booking:
+        """The first write of a dearer exchange: the new places held for the booking (through the
+        target's sale gate, at the target's hold time to live) and the difference's record stored,
+        the booking's own places and status untouched."""
+        entry = difference_hold(booking.booking_id, key, fingerprint, booking.places, moved, places, price, amount,
+                                details, places_end(places, target.starts_at), now, int(target.hold_ttl_seconds))
+        try:
+            return transitions.apply(
+                self.store, booking, now, actor="customer", action=DIFFERENCE_HELD,
+                decision=f"{places.quantity} place(s) of {moved.taken_from} held for {booking.places.quantity} of "
+                         f"{booking.event_id}; difference {amount.text} to pay by {entry['expires_at']}",
+                ids={"idempotency_key": key, "fingerprint": fingerprint, "from_event_id": booking.event_id,
+                     "to_event_id": moved.taken_from},
+                swap=held_claims(entry), offering_version=target.version,
+                differences=[*(booking.differences or []), entry])
+        except SalesStopped:
+            for offering in dict.fromkeys((booking.event_id, moved.taken_from)):
+                if self.store.event_cancelled(offering):
+                    raise EventCancelled(offering) from None
+            raise StaleBooking(booking.booking_id) from None
+
+    def _pay(self, booking: Booking, key: str) -> Booking:
+        """The difference payment of the dearer exchange ``key``, created at the provider if it has
+        none yet (the booking as it is otherwise)."""
+        return self.differences.start(booking, key) if self.differences is not None else booking
+
     def _difference(self, booking: Booking, price: Money) -> Money | None:
         """What the exchange into places of ``price`` gives back (None: the same price). Only a
         booking paid at the provider, with nothing refunded of it, gets a difference back; any
@@ -157,13 +213,20 @@ class ExchangeService:
             check_price(booking.amount, price)
             return None
         back = given_back(booking.amount, price)
+        first_share = booking.amount.value - booking.paid_by_differences.value
+        if back is not None and back.value > first_share:
+            # more than the first payment still holds: part of it would have to come back from a
+            # dearer exchange's difference payment, which a cheaper exchange does not refund from
+            raise Conflict("The difference is more than the booking's first payment still holds: cancel and book "
+                           "again.", code="exchange_price_differs", paid=booking.amount.as_dict(),
+                           price=price.as_dict(), difference=back.as_dict())
         if back is not None and payment.receipt and not booking.contact_email:
             # its refund carries a receipt, e-mailed to the booking's address: none (a booking taken
             # by a customer without one), none is sent, and a shop with receipts on refuses the refund
             raise ContactRequired()
         return back
 
-    def _give_back(self, booking: Booking, key: str) -> Booking:
+    def _give_back(self, booking: Booking, key: str, actor: str = "customer") -> Booking:
         """Ask the provider for the refund of the difference that the exchange ``key`` stored, if
         it has no answer yet, and record the answer. An answer that did not come: 503 (the
         exchange is made; the same request again asks once more under the same key)."""
@@ -180,14 +243,40 @@ class ExchangeService:
             logger.warning("the refund of an exchange's difference was refused",
                            extra={"booking_id": booking.booking_id, "code": exc.code})
             return record_difference(self.store, self.clock, booking.booking_id, key,
-                                     {"status": "rejected", "rejected_code": exc.code}, "customer") or booking
+                                     {"status": "rejected", "rejected_code": exc.code, "next_check_at": None},
+                                     actor) or booking
         except PaymentOutcomeUnknown:
             raise PaymentProviderUnavailable(
                 "The booking was exchanged; the payment provider did not answer about the refund of the difference. "
                 "Repeat the request with the same Idempotency-Key: the refund is made once.", retry_after=2) from None
         crash_point("exchange.after_refund_call")   # the money went back; nothing recorded yet
         return record_difference(self.store, self.clock, booking.booking_id, key,
-                                 {"status": answer.get("status"), "refund_id": answer.get("id")}, "customer") or booking
+                                 {"status": answer.get("status"), "refund_id": answer.get("id"), "next_check_at": None},
+                                 actor) or booking
+
+    def retry_refunds(self, booking: Booking, overdue: str) -> str:
+        """The sweeper's: a cheaper exchange's refund of the difference still ``requested`` (its
+        answer lost and the request never repeated) past its ``next_check_at`` is asked again under
+        its own key, so the provider makes it once; no answer again, it is tried later (three times
+        the wait each time)."""
+        payment = booking.payment
+        outcome = "skipped"
+        for entry in list((payment.exchange_refunds if payment else None) or ()):
+            if entry.get("status") != "requested" or str(entry.get("next_check_at") or "~") >= overdue:
+                continue
+            key = str(entry["exchange_key"])
+            try:
+                current = self.store.get_booking(booking.booking_id) or booking
+                done = self._give_back(current, key, actor="reconciler")
+                outcome = f"exchange_refund_{(_difference_of(done, key) or {}).get('status')}"
+            except PaymentProviderUnavailable:
+                tries = int(entry.get("tries") or 0) + 1
+                later = iso(self.clock() + timedelta(seconds=REFUND_CHECK * 3 ** min(tries, 6)))
+                record_difference(self.store, self.clock, booking.booking_id, key,
+                                  {"status": "requested", "tries": tries, "next_check_at": later}, "reconciler",
+                                  force=True)
+                outcome = "exchange_refund_unknown"
+        return outcome
 
     def _offering(self, offering_id: str) -> Any:
         item = self.store.get_event(offering_id, consistent=True)
@@ -210,17 +299,21 @@ def difference_of_refund(booking: Booking, refund_id: str) -> str | None:
 
 
 def record_difference(store: HoldStore, clock: Clock, booking_id: str, key: str, change: dict[str, Any],
-                      actor: str) -> Booking | None:
+                      actor: str, force: bool = False) -> Booking | None:
     """Record what the provider said of the refund of the exchange ``key``'s difference (its
     status, its id) on the booking's payment, journalled; a status already recorded, or a
-    succeeded one told again, writes nothing. None when the booking or the record is not found."""
+    succeeded one told again, writes nothing (``force``: a retry's new time is written though the
+    status stays). None when the booking or the record is not found. A ``None`` in ``change``
+    removes that field (``next_check_at`` once an answer came)."""
     def record(booking: Booking) -> Booking | None:
         entry = _difference_of(booking, key)
         if entry is None or booking.payment is None:
             return None
-        if entry.get("status") == "succeeded" or all(entry.get(k) == v for k, v in change.items()):
+        if entry.get("status") == "succeeded" and change.get("status") != "succeeded" \
+                or (not force and entry.get("status") == change.get("status")
+                    and all(entry.get(k) == v for k, v in change.items() if k not in ("next_check_at",))):
             return booking
-        updated = {**entry, **{k: v for k, v in change.items() if v is not None}}
+        updated = {k: v for k, v in {**entry, **change}.items() if v is not None}
         refunds = [updated if item is entry else item for item in booking.payment.exchange_refunds or []]
         return transitions.apply(store, booking, clock(), actor=actor, action=f"{DIFFERENCE_REFUND}_{updated['status']}",
                                  decision=f"refund of the exchange's difference {Money.parse(**updated['amount']).text}: "
@@ -236,7 +329,7 @@ def _replayed(journal: list[JournalEntry], key: str, fingerprint: str) -> bool:
     """Whether this request (its key) was carried out already; the same key with another body is
     refused (IdempotencyKeyReused)."""
     for entry in journal:
-        if entry.action == EXCHANGED and entry.ids.get("idempotency_key") == key:
+        if entry.action in (EXCHANGED, DIFFERENCE_HELD) and entry.ids.get("idempotency_key") == key:
             if entry.ids.get("fingerprint") != fingerprint:
                 raise IdempotencyKeyReused()
             return True

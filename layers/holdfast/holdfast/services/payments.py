@@ -29,6 +29,7 @@ from .bookings import BookingService
 from .releases import pause
 from .provider_keys import PaymentOutcomeUnknown, capture_key, payment_key, void_key
 from .money_at_provider import MoneyAtProvider
+from .exchange_differences import BOOKING_KEY as DIFFERENCE_OF, DifferencePayments
 from .conflict_cases import DEFAULT_OPERATOR, DEFAULT_WINDOW_SECONDS, ConflictCases
 from .payment_records import PaymentRecords
 from .receipts import SaleReceipts, payment_receipt
@@ -70,6 +71,10 @@ class PaymentService:
         self.refunds = Refunds(store, self.money, clock, self.records, self._watch, first_check_seconds)
         self.cases = ConflictCases(store, clock, resolution_window_seconds or DEFAULT_WINDOW_SECONDS,
                                    resolution_operator or DEFAULT_OPERATOR)
+        #: the second payments of exchanges into dearer places (services/exchange_differences.py)
+        self.differences = DifferencePayments(store, clock, self.money, return_url, first_check_seconds)
+        self.refunds.give_back_differences = self.differences.give_back_paid
+        self.refunds.release_differences = self.differences.release_held
 
     # ------------------------------------------------------------------ answered by the parts
 
@@ -228,6 +233,9 @@ class PaymentService:
         """
         metadata = provider_payment.get("metadata") or {}
         booking_id = metadata.get("booking_id")
+        if not booking_id and metadata.get(DIFFERENCE_OF):
+            # a dearer exchange's difference: the booking's second payment, acted on by its own rules
+            return self.differences.apply(provider_payment, actor)
         if not booking_id:
             purpose = products.purpose_of(metadata)
             if purpose is not None:

@@ -47,9 +47,15 @@ def refund_mismatch(payment: Payment | None, refund: dict[str, Any]) -> str | No
 
 
 def refund_amount(booking: Booking) -> dict[str, str]:
-    """What the booking's refund gives back: the amount stored with the refund, else its price."""
+    """What the booking's refund gives back: the amount stored with the refund, else its price, of
+    which a dearer exchange's difference payments took a part (``Booking.paid_by_differences``:
+    theirs go back from them, services/exchange_differences.py)."""
     stored = ((booking.payment.refund if booking.payment else None) or {}).get("amount")
-    return dict(stored) if stored else booking.amount.as_dict()
+    if stored:
+        return dict(stored)
+    beyond = booking.paid_by_differences
+    return Money(booking.amount.value - beyond.value, booking.amount.currency).as_dict() if beyond.value \
+        else booking.amount.as_dict()
 
 
 def _same_amount(seen: Any, wanted: dict[str, str]) -> bool:
@@ -69,6 +75,11 @@ class Refunds:
         #: Starts the booking's reconciliation under a tag before a provider call (PaymentService._watch).
         self.watch = watch
         self.first_check_seconds = first_check_seconds
+        #: gives back, from a booking's paid exchange differences, what its cancel's refund returns
+        #: beyond its first payment (services/exchange_differences.py ``give_back_paid``)
+        self.give_back_differences: Callable[[str, Money, str], None] | None = None
+        #: releases the places a dearer exchange holds for a booking cancelled meanwhile
+        self.release_differences: Callable[[str, str], None] | None = None
 
     def cancel_confirmed(self, booking: Booking, actor: str = "customer", operator_note: str | None = None,
                          ids: dict[str, str] | None = None) -> Booking:
@@ -117,6 +128,14 @@ class Refunds:
             amount = Money(booking.amount.value - kept, booking.amount.currency).as_dict()
             decision = (f"{decision}; kept by their own policy: "
                         + ", ".join(f"{part} {money.text}" for part, money in parts))[:500]
+        # after a dearer exchange the booking's price was paid by two payments or more: the first
+        # gives back at most what it took, the rest comes from the difference payments
+        excess, first_left = None, booking.amount.value - booking.paid_by_differences.value
+        asked = Money.parse(**amount) if amount else booking.amount
+        if asked.value > first_left and self.give_back_differences is not None:
+            excess = Money(asked.value - first_left, asked.currency)
+            amount = Money(first_left, asked.currency).as_dict()
+            decision = f"{decision}; {excess.text} of it from the exchange's difference payment"
         booking = transitions.apply(
             self.store, booking, self.clock(), status=BookingStatus.REFUND_PENDING, actor=actor,
             action=action, decision=decision, move=Move.UNSELL,
@@ -127,6 +146,10 @@ class Refunds:
             self.refund(booking, actor)
         except PaymentOutcomeUnknown:
             logger.warning("refund outcome unknown; reconciliation will settle it", extra={"booking_id": booking.booking_id})
+        if excess is not None and self.give_back_differences is not None:
+            self.give_back_differences(booking.booking_id, excess, actor)
+        if booking.held_difference is not None and self.release_differences is not None:
+            self.release_differences(booking.booking_id, actor)
         return self.store.get_booking(booking.booking_id) or booking
 
     def _cancel_step(self, event: Any, inside: int, operator_note: str | None) -> tuple[str, str, str]:
@@ -202,6 +225,11 @@ class Refunds:
             self.records.open_review(booking, f"refund_rejected_{exc.code}", actor, {"payment_id": payment.payment_id}, refused)
             return "manual_review"
         crash_point("refund.after_provider_call")   # the money went back; nothing recorded yet
+        if not payment.refund.get("amount") and booking.paid_by_differences.value \
+                and self.give_back_differences is not None:
+            # the whole price back (an event cancelled, a review, a late payment): the part the
+            # dearer exchanges' difference payments took goes back from them, each once
+            self.give_back_differences(booking.booking_id, booking.paid_by_differences, actor)
         return self.record_refund(booking, answer, actor)
 
     def record_refund(self, booking: Booking, refund: dict[str, Any], actor: str) -> str:

@@ -28,13 +28,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..clock import iso, parse_iso
 from ..domain.booking import Booking, HoldVerdict, judge_hold
 from ..observability import logger
 from ..ports import Clock, PaymentStore, StaleBooking
 from . import transitions
+
+if TYPE_CHECKING:
+    from .exchange_differences import DifferencePayments
 
 #: Restarts of a booking's reconciliation, with no check completing in between, before giving up
 #: (the default; the template's SweepMaxRestarts sets it).
@@ -47,7 +50,9 @@ def sweep(store: PaymentStore, clock: Clock, expire: Callable[[str], dict[str, A
           grace_seconds: int = 60, limit: int = 100, max_restarts: int = MAX_RESTARTS,
           lapse_resolution: Callable[[Booking], str] | None = None,
           refund_timer: Callable[[Booking], bool] | None = None,
-          settle: Callable[[Booking], str] | None = None) -> dict[str, int]:
+          settle: Callable[[Booking], str] | None = None,
+          differences: "DifferencePayments | None" = None,
+          exchange_refunds: Callable[[Booking, str], str] | None = None) -> dict[str, int]:
     """One pass over the ``limit`` most overdue bookings. Returns how many were expired, restarted
     (reconciling), given up, left alone (skipped) and failed, and with ``lapse_resolution`` how many
     conflict cases lapsed."""
@@ -56,7 +61,7 @@ def sweep(store: PaymentStore, clock: Clock, expire: Callable[[str], dict[str, A
     for booking_id in store.due_bookings(overdue, limit):
         try:
             outcome = _sweep_one(store, clock, booking_id, overdue, expire, start_reconciliation, give_up,
-                                 grace_seconds, max_restarts, refund_timer, settle)
+                                 grace_seconds, max_restarts, refund_timer, settle, differences, exchange_refunds)
         except Exception:  # noqa: BLE001 - isolated: the rest of the sweep goes on, the next one retries
             logger.exception("sweep could not handle a booking", extra={"booking_id": booking_id})
             outcome = "failed"
@@ -64,6 +69,11 @@ def sweep(store: PaymentStore, clock: Clock, expire: Callable[[str], dict[str, A
     if lapse_resolution is not None:
         counts["lapsed"] = _lapse_cases(store, clock, lapse_resolution, counts)
     return counts
+
+
+def _refund_overdue(booking: Booking, overdue: str) -> bool:
+    return any(entry.get("status") == "requested" and str(entry.get("next_check_at") or "~") < overdue
+               for entry in (booking.payment.exchange_refunds if booking.payment else None) or ())
 
 
 def _lapse_cases(store: PaymentStore, clock: Clock, lapse: Callable[[Booking], str], counts: dict[str, int]) -> int:
@@ -80,10 +90,23 @@ def _lapse_cases(store: PaymentStore, clock: Clock, lapse: Callable[[Booking], s
 
 
 def _sweep_one(store: PaymentStore, clock: Clock, booking_id: str, overdue: str, expire, start_reconciliation,  # noqa: ANN001
-               give_up, grace_seconds: int, max_restarts: int, refund_timer=None, settle=None) -> str:  # noqa: ANN001
+               give_up, grace_seconds: int, max_restarts: int, refund_timer=None, settle=None,  # noqa: ANN001
+               differences=None, exchange_refunds=None) -> str:  # noqa: ANN001
     booking = store.get_booking(booking_id)
     if booking is None:
         return "skipped"
+    if exchange_refunds is not None and _refund_overdue(booking, overdue):
+        # a cheaper exchange's refund whose answer was lost and never asked again (services/exchange.py)
+        outcome = exchange_refunds(booking, overdue)
+        booking = store.get_booking(booking_id)
+        if booking is None or booking.due_at is None or booking.due_at >= overdue:
+            return outcome
+    if differences is not None and differences.due(booking, overdue):
+        # a dearer exchange's held places past their time, or its payment's check (exchange_differences.py)
+        outcome = differences.sweep(booking, overdue)
+        booking = store.get_booking(booking_id)
+        if booking is None or booking.due_at is None or booking.due_at >= overdue:
+            return outcome
     if judge_hold(booking, parse_iso(overdue)) is HoldVerdict.EXPIRE:
         if expire(booking_id).get("outcome") == "expired":
             return "expired"

@@ -22,7 +22,7 @@ from typing import Any, Callable
 from .. import kinds
 from ..domain import transfers
 from ..domain.booking import Booking
-from ..domain.errors import Busy, Forbidden, InvalidRequest, NotFound
+from ..domain.errors import Busy, Conflict, Forbidden, InvalidRequest, NotFound
 from ..clock import iso
 from ..ports import Clock, LifecycleStore
 from . import transitions
@@ -79,6 +79,11 @@ class TransferService:
             to_self = same_address(to_email, giver_email) or same_address(to_email, booking.contact_email) \
                 or same_address(to_email, giver)
             transfers.check_offer(booking, giver, self.rules(booking), now, to_self=to_self)
+            pending = booking.held_difference
+            if pending is not None:
+                # a dearer exchange the giver is paying for: given now, the taker would get what the giver paid
+                raise Conflict("An exchange of this booking is waiting for its difference to be paid.",
+                               code="exchange_pending", expires_at=str(pending["expires_at"]))
             details = transfers.offered(booking, giver, transfer_id, secret, address_key(to_email), now)
             offer = details[transfers.PENDING]
             transitions.apply(self.store, booking, now, actor="customer", action="transfer_offered",
@@ -119,6 +124,11 @@ class TransferService:
             if verdict.replay:
                 return booking
             assert verdict.offer is not None
+            pending = booking.held_difference
+            if pending is not None:
+                # the giver is paying a dearer exchange's difference: taken now, it would be the taker's
+                raise Conflict("An exchange of this booking is waiting for its difference to be paid; accept once "
+                               "it is settled.", code="exchange_pending", expires_at=str(pending["expires_at"]))
             if booking.payment is not None and booking.payment.receipt and not taker_email:
                 # its refunds' fiscal receipts go to the booking's address, which becomes the taker's
                 # (a refund without one is refused by a shop that requires receipts)

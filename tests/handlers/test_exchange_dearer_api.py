@@ -1,0 +1,52 @@
+"""An exchange into dearer places through the bookings handler (issue 45): 200 with the booking as
+it was and ``exchange_difference`` (what to pay, where, by when), the repeat answered alike with
+the one payment, another exchange meanwhile 409 ``exchange_pending``; paid, the booking's view
+lists both payments. Every view matches docs/openapi.yaml's BookingWithJournal."""
+from pathlib import Path
+
+import yaml
+from jsonschema import Draft202012Validator
+
+from holdfast import wiring
+from tests.handlers.test_doors_api import create_event, paid_tickets
+from tests.handlers.test_tickets_api import tickets_env, view  # noqa: F401 - the tickets' fixture
+from tests.handlers.test_transfers_api import bookings
+
+
+OPENAPI = yaml.safe_load((Path(__file__).resolve().parents[2] / "docs" / "openapi.yaml").read_text())
+BOOKING = Draft202012Validator({"$ref": "#/components/schemas/BookingWithJournal", "components": OPENAPI["components"]})
+
+
+def described(view_of_booking):
+    """The view, after checking it against the documented BookingWithJournal (unknown fields are refused)."""
+    errors = [f"{list(error.path)}: {error.message}" for error in BOOKING.iter_errors(view_of_booking)]
+    assert not errors, errors
+    return view_of_booking
+
+
+def exchange(booking_id, body, key):
+    return bookings("POST", f"/bookings/{booking_id}/exchange", body=body, headers={"Idempotency-Key": key})
+
+
+def test_a_dearer_exchange_answers_what_to_pay_and_moves_once_paid(tickets_env):
+    cheap = create_event("xd-cheap", capacity=5, exchange_until_hours=24)
+    dear = create_event("xd-dear", capacity=5, exchange_until_hours=24, name="Dear night",
+                        price={"value": str(int(float(cheap["price"]["value"]) * 2)) + ".00", "currency": "RUB"})
+    booking_id, old = paid_tickets(tickets_env, cheap["event_id"], 2, "xd-1")
+    status, held = exchange(booking_id, {"event_id": dear["event_id"], "quantity": 2}, "dearer-1")
+    assert status == 200, held
+    difference = described(held)["exchange_difference"]
+    assert difference["amount"]["value"] == f"{2 * float(cheap['price']['value']):.2f}"
+    assert difference["confirmation_url"] and difference["payment_status"] == "pending"
+    assert held["event_id"] == cheap["event_id"] and [t["ticket_id"] for t in held["tickets"]] == \
+        [t["ticket_id"] for t in old]
+    assert exchange(booking_id, {"event_id": dear["event_id"], "quantity": 2}, "dearer-1") == (200, held)
+    status, pending = exchange(booking_id, {"quantity": 1}, "dearer-2")
+    assert status == 409 and pending["error"]["code"] == "exchange_pending"
+
+    tickets_env.pay(difference["payment_id"])
+    assert wiring.payments().apply_provider_payment(tickets_env.get_payment(difference["payment_id"])) == "exchanged"
+    status, moved = view(booking_id)
+    assert status == 200 and described(moved)["event_id"] == dear["event_id"] and "exchange_difference" not in moved
+    assert [(p["purpose"], p["status"]) for p in moved["payments"]] == [("booking", "succeeded"),
+                                                                       ("exchange_difference", "succeeded")]

@@ -1,0 +1,281 @@
+"""Exchange into dearer places (issue 45): the difference is paid through a second provider
+payment. The new places are held for it (the target's hold time) while the old stay the
+booking's; paid, the swap is made in one write; cancelled or lapsed, the held places go back and
+the booking is as it was; paid late, the places are taken again if free, else the difference is
+refunded; a lost answer to its creation is found again under the same key (one payment)."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from holdfast.clock import iso
+from holdfast.domain.commands import HoldPlaces
+from holdfast.domain.errors import Conflict, PaymentProviderUnavailable
+from holdfast.domain.fiscal import FiscalSettings
+from holdfast.domain.money import Money
+from holdfast.domain.organizers import Caller
+from holdfast.domain.statuses import BookingStatus
+from holdfast.schemas import BookingIn
+from holdfast.services.booking_views import describe
+from holdfast.services.exchange import ExchangeService
+from holdfast.services.payments import PaymentService
+from tests.support.fake_organizers import FakeOrganizerDirectory
+from tests.unit.conftest import event_request
+
+ORG = Caller("org-xd", "key-1")
+RUB = "RUB"
+
+
+@pytest.fixture
+def store(fake_store):
+    return fake_store
+
+
+@pytest.fixture
+def directory(fake_store):
+    return FakeOrganizerDirectory(fake_store.table)
+
+
+@pytest.fixture
+def paying(store, provider, clock, bookings, directory):
+    return PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
+
+
+@pytest.fixture
+def exchanges(store, clock, paying):
+    return ExchangeService(store, clock, money=paying.money, differences=paying.differences)
+
+
+@pytest.fixture
+def dates(catalog):
+    """One show on two dates of one organizer: 1000.00 a place, and 1500.00 the week after."""
+    cheap = catalog.create_event(event_request(exchange_until_hours=24, capacity=2,
+                                               price={"value": "1000.00", "currency": RUB}), "ev-cheap", ORG)
+    dear = catalog.create_event(event_request(starts_at="2030-02-08T20:00:00Z", exchange_until_hours=24, capacity=2),
+                                "ev-dear", ORG)
+    return cheap["event_id"], dear["event_id"]
+
+
+def _paid(bookings, paying, provider, event_id, n=2, who="alice"):
+    booking = bookings.create_booking(event_id, who, f"hold-{who}",
+                                      BookingIn(quantity=n, contact_email=f"{who}@example.com")).booking
+    started = paying.start_payment(booking.booking_id, who, f"pay-{who}")
+    provider.pay(started.payment.payment_id)
+    paying.apply_provider_payment(provider.get_payment(started.payment.payment_id))
+    paid = paying.store.get_booking(booking.booking_id)
+    assert paid.status is BookingStatus.CONFIRMED
+    return paid
+
+
+def _counts(catalog, *event_ids):
+    return [{k: catalog.get_event(e)["counts"][k] for k in ("held", "sold")} for e in event_ids]
+
+
+def _difference_payments(provider, booking_id):
+    return [p for p in provider.payments.values() if (p.get("metadata") or {}).get("exchange_of") == booking_id]
+
+
+def test_a_paid_difference_swaps_the_places_in_one_write_and_the_view_lists_both_payments(
+        bookings, paying, provider, exchanges, dates, store, catalog):
+    cheap, dear = dates
+    booking = _paid(bookings, paying, provider, cheap)
+    held = exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))
+    # the old places stay the booking's, the new ones are held for it
+    assert (held.status, held.event_id, held.amount) == (BookingStatus.CONFIRMED, cheap, Money.parse("2000.00", RUB))
+    assert _counts(catalog, cheap, dear) == [{"held": 0, "sold": 2}, {"held": 2, "sold": 0}]
+    view = describe(held)
+    assert view["exchange_difference"]["amount"] == {"value": "1000.00", "currency": RUB}
+    assert view["exchange_difference"]["confirmation_url"].startswith("http://sandbox.invalid/")
+    assert view["exchange_difference"]["expires_at"] == held.held_difference["expires_at"]
+    # the same request again: the same hold and the one payment
+    again = exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))
+    assert again.version == held.version and len(_difference_payments(provider, booking.booking_id)) == 1
+    with pytest.raises(Conflict) as pending:
+        exchanges.exchange(booking.booking_id, "alice", "x-2", cheap, HoldPlaces(quantity=1))
+    assert pending.value.code == "exchange_pending"
+
+    [payment] = _difference_payments(provider, booking.booking_id)
+    assert payment["amount"] == {"value": "1000.00", "currency": RUB} and payment["capture"] is True
+    provider.pay(payment["id"])
+    assert paying.apply_provider_payment(provider.get_payment(payment["id"])) == "exchanged"
+    moved = store.get_booking(booking.booking_id)
+    assert (moved.status, moved.event_id, moved.amount) == (BookingStatus.CONFIRMED, dear, Money.parse("3000.00", RUB))
+    assert moved.charged == Money.parse("2000.00", RUB)   # what the first payment took
+    assert _counts(catalog, cheap, dear) == [{"held": 0, "sold": 0}, {"held": 0, "sold": 2}]
+    assert moved.held_difference is None
+    payments = describe(moved)["payments"]
+    assert [(p["purpose"], p["amount"]["value"], p["status"]) for p in payments] == [
+        ("booking", "2000.00", "succeeded"), ("exchange_difference", "1000.00", "succeeded")]
+    # its notification delivered again changes nothing
+    assert paying.apply_provider_payment(provider.get_payment(payment["id"])) == "difference_succeeded"
+    assert store.get_booking(booking.booking_id).version == moved.version
+    # the repeat of the exchange request answers the booking as it is, with no new payment
+    assert exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2)).event_id == dear
+    assert len(_difference_payments(provider, booking.booking_id)) == 1
+
+
+def test_a_cancelled_or_lapsed_difference_leaves_the_booking_as_it_was(
+        bookings, paying, provider, exchanges, dates, store, catalog, clock):
+    cheap, dear = dates
+    booking = _paid(bookings, paying, provider, cheap)
+    held = exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))
+    [payment] = _difference_payments(provider, booking.booking_id)
+    provider.decline(payment["id"])
+    assert paying.apply_provider_payment(provider.get_payment(payment["id"])) == "difference_failed"
+    failed = store.get_booking(booking.booking_id)
+    assert (failed.event_id, failed.places, failed.amount) == (held.event_id, held.places, held.amount)
+    assert _counts(catalog, cheap, dear) == [{"held": 0, "sold": 2}, {"held": 0, "sold": 0}]
+    # lapsed: the sweeper releases the held places at the deadline, not before
+    exchanges.exchange(booking.booking_id, "alice", "x-2", dear, HoldPlaces(quantity=2))
+    entry = store.get_booking(booking.booking_id).held_difference
+    assert not paying.differences.due(store.get_booking(booking.booking_id), entry["created_at"])
+    clock.advance(601)
+    overdue = iso(clock())
+    assert paying.differences.due(store.get_booking(booking.booking_id), overdue)
+    assert paying.differences.sweep(store.get_booking(booking.booking_id), overdue) == "difference_lapsed"
+    lapsed = store.get_booking(booking.booking_id)
+    assert lapsed.held_difference is None and lapsed.event_id == cheap and lapsed.status is BookingStatus.CONFIRMED
+    assert _counts(catalog, cheap, dear) == [{"held": 0, "sold": 2}, {"held": 0, "sold": 0}]
+
+
+def test_a_late_difference_takes_the_places_again_if_free_else_it_is_refunded(
+        bookings, paying, provider, exchanges, dates, store, catalog, clock):
+    cheap, dear = dates
+    first = _paid(bookings, paying, provider, cheap, n=1, who="alice")
+    second = _paid(bookings, paying, provider, cheap, n=1, who="bob")
+    exchanges.exchange(first.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=1))
+    exchanges.exchange(second.booking_id, "bob", "x-1", dear, HoldPlaces(quantity=1))
+    clock.advance(601)
+    for booking in (first, second):
+        paying.differences.sweep(store.get_booking(booking.booking_id), iso(clock()))
+    assert _counts(catalog, cheap, dear) == [{"held": 0, "sold": 2}, {"held": 0, "sold": 0}]
+    # alice pays late, with her place still free: the exchange is made
+    [late] = _difference_payments(provider, first.booking_id)
+    provider.pay(late["id"])
+    assert paying.apply_provider_payment(provider.get_payment(late["id"])) == "exchanged_late"
+    assert store.get_booking(first.booking_id).event_id == dear
+    # bob's place went to someone else meanwhile: his difference comes back, his booking stays
+    _paid(bookings, paying, provider, dear, n=1, who="carol")
+    [gone] = _difference_payments(provider, second.booking_id)
+    provider.pay(gone["id"])
+    assert paying.apply_provider_payment(provider.get_payment(gone["id"])) == "difference_refunded"
+    kept = store.get_booking(second.booking_id)
+    assert kept.event_id == cheap and kept.differences[-1]["state"] == "refunded"
+    assert [Decimal(r["amount"]["value"]) for r in provider.refunds_for(gone["id"])] == [Decimal("500.00")]
+    assert _counts(catalog, cheap, dear) == [{"held": 0, "sold": 1}, {"held": 0, "sold": 2}]
+    # told again: still the one refund
+    assert paying.apply_provider_payment(provider.get_payment(gone["id"])) == "difference_succeeded"
+    assert len(provider.refunds_for(gone["id"])) == 1
+
+
+def test_a_lost_creation_answer_is_found_again_under_the_same_key(
+        bookings, paying, provider, exchanges, dates, store, clock, directory):
+    directory.put_fiscal(ORG.organizer_id, FiscalSettings(2, 1), "2030-01-01T00:00:00.000Z")
+    cheap, dear = dates
+    booking = _paid(bookings, paying, provider, cheap)
+    provider.fail("create_payment", "after")   # made at the provider, its answer lost
+    with pytest.raises(PaymentProviderUnavailable):
+        exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))
+    unknown = store.get_booking(booking.booking_id)
+    assert unknown.held_difference["payment"]["state"] == "UNKNOWN"
+    assert describe(unknown)["exchange_difference"]["payment_status"] == "unknown"
+    # reconciliation, on its check: the same key answers the one payment, which it then follows
+    clock.advance(31)
+    assert paying.differences.due(unknown, iso(clock()))
+    paying.differences.sweep(unknown, iso(clock()))
+    [payment] = _difference_payments(provider, booking.booking_id)
+    found = store.get_booking(booking.booking_id)
+    assert found.held_difference["payment"]["payment_id"] == payment["id"]
+    # its receipt: the difference, to the booking's address
+    assert payment["receipt"]["customer"] == {"email": "alice@example.com"}
+    assert sum(Decimal(i["amount"]["value"]) * Decimal(str(i["quantity"])) for i in payment["receipt"]["items"]) \
+        == Decimal("1000.00")
+    provider.pay(payment["id"])
+    clock.advance(120)
+    paying.differences.sweep(store.get_booking(booking.booking_id), iso(clock()))   # the webhook never came
+    assert store.get_booking(booking.booking_id).event_id == dear
+
+
+def test_a_booking_cancelled_while_its_difference_is_held_gets_the_difference_back(
+        bookings, paying, provider, exchanges, dates, store, catalog):
+    cheap, dear = dates
+    booking = _paid(bookings, paying, provider, cheap)
+    exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))
+    paying.cancel_confirmed(store.get_booking(booking.booking_id))
+    # the places held for the exchange go back with the cancel, not at the deadline
+    assert _counts(catalog, cheap, dear) == [{"held": 0, "sold": 0}, {"held": 0, "sold": 0}]
+    assert store.get_booking(booking.booking_id).differences[-1]["state"] == "failed"
+    [payment] = _difference_payments(provider, booking.booking_id)
+    provider.pay(payment["id"])
+    assert paying.apply_provider_payment(provider.get_payment(payment["id"])) == "difference_refunded"
+    assert _counts(catalog, cheap, dear) == [{"held": 0, "sold": 0}, {"held": 0, "sold": 0}]
+    assert [r["amount"]["value"] for r in provider.refunds_for(payment["id"])] == ["1000.00"]
+
+
+def test_a_cancel_after_a_paid_difference_gives_each_payment_back_what_it_took(
+        bookings, paying, provider, exchanges, dates, store):
+    cheap, dear = dates
+    booking = _paid(bookings, paying, provider, cheap)
+    exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))
+    [payment] = _difference_payments(provider, booking.booking_id)
+    provider.pay(payment["id"])
+    paying.apply_provider_payment(provider.get_payment(payment["id"]))
+    paying.cancel_confirmed(store.get_booking(booking.booking_id))
+    assert [r["amount"]["value"] for r in provider.refunds_for(booking.payment.payment_id)] == ["2000.00"]
+    assert [r["amount"]["value"] for r in provider.refunds_for(payment["id"])] == ["1000.00"]
+    done = store.get_booking(booking.booking_id)
+    assert done.status is BookingStatus.REFUNDED and done.differences[-1]["state"] == "refunded"
+
+
+def test_with_receipts_on_the_view_lists_the_difference_payments_receipt(
+        bookings, paying, provider, exchanges, dates, store, directory):
+    directory.put_fiscal(ORG.organizer_id, FiscalSettings(2, 1), "2030-01-01T00:00:00.000Z")
+    cheap, dear = dates
+    booking = _paid(bookings, paying, provider, cheap)
+    exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))
+    [payment] = _difference_payments(provider, booking.booking_id)
+    provider.pay(payment["id"])
+    paying.apply_provider_payment(provider.get_payment(payment["id"]))
+    receipts = [(r["type"], r["amount"]["value"]) for r in describe(store.get_booking(booking.booking_id))["receipts"]]
+    assert ("payment", "2000.00") in receipts and ("payment", "1000.00") in receipts
+
+
+def test_a_booking_whose_difference_waits_cannot_be_given_away(bookings, paying, provider, exchanges, dates, store):
+    from urllib.parse import parse_qs, urlsplit
+
+    from holdfast.services.transfers import TransferService
+
+    cheap, dear = dates
+    booking = _paid(bookings, paying, provider, cheap)
+    transfers = TransferService(store, paying.clock, accept_url="http://127.0.0.1/bookings/{booking_id}/accept")
+    offered = transfers.offer(booking.booking_id, "alice", "friend@example.org")   # offered before
+    exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))
+    before = store.get_booking(booking.booking_id)
+    with pytest.raises(Conflict) as refused:
+        transfers.offer(booking.booking_id, "alice", "other@example.org")
+    assert refused.value.code in ("exchange_pending", "transfer_pending")
+    token = parse_qs(urlsplit(offered["accept_url"]).query)["token"][0]
+    with pytest.raises(Conflict) as taken:
+        transfers.accept(booking.booking_id, token, "bob", "bob@example.org")
+    assert taken.value.code == "exchange_pending" and store.get_booking(booking.booking_id) == before
+
+
+def test_a_cheaper_exchange_never_asks_the_first_payment_for_more_than_it_holds(
+        bookings, paying, provider, exchanges, dates, store, catalog):
+    cheap, dear = dates
+    booking = _paid(bookings, paying, provider, cheap, n=1)   # 1000.00 paid, then 2000.00 more
+    exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))
+    [payment] = _difference_payments(provider, booking.booking_id)
+    provider.pay(payment["id"])
+    paying.apply_provider_payment(provider.get_payment(payment["id"]))
+    moved = store.get_booking(booking.booking_id)
+    assert moved.amount == Money.parse("3000.00", RUB)   # 1000.00 + 2000.00 of difference
+    # one place of the cheap date now (1000.00): 2000.00 back, but the first payment took 1000.00
+    with pytest.raises(Conflict) as refused:
+        exchanges.exchange(booking.booking_id, "alice", "x-2", cheap, HoldPlaces(quantity=1))
+    assert refused.value.code == "exchange_price_differs"
+    assert store.get_booking(booking.booking_id) == moved and provider.refunds_for(booking.payment.payment_id) == []
+    # one place of the dear date (1500.00): 1500.00 back, more than the 1000.00 it holds: refused too
+    with pytest.raises(Conflict):
+        exchanges.exchange(booking.booking_id, "alice", "x-3", dear, HoldPlaces(quantity=1))
