@@ -269,7 +269,10 @@ class HoldWrites(Commits, Protocol):
 
 
 class ExpiryIndex(Protocol):
-    def bucket_booking_ids(self, bucket: str, event_id: str | None = None) -> list[str]: ...
+    def bucket_booking_ids(self, bucket: str, event_id: str | None = None, indexed: bool = False) -> list[str]:
+        """The holds due in the bucket; ``indexed``: only the shards its markers name
+        (adapters/expiry_buckets.py), for a tick whose input says its markers are written."""
+        ...
 
     def due_in_bucket(self, bucket: str) -> list[str]: ...
 

@@ -31,7 +31,7 @@ from ..ports import (HoldsFromAddressReached, Change, DuplicateRequest, HoldLimi
                      StaleBooking, StoreError, TransientStoreError)
 from ..clock import epoch_seconds
 from .codec import Cancelled, Table, _attrs, _code, _plain
-from .expiry_buckets import index_put as expiry_index_put
+from .expiry_buckets import ShardWriter, bucket_of, index_items as expiry_index_items
 from .sale_gate import GATE, GATE_SHARDS, gate_check, gate_key
 from .cancellation_store import event_index_put
 from .inventory_store import CLAIM, claim_items
@@ -48,6 +48,8 @@ class BookingRecords:
 
     def __init__(self, db: Table) -> None:
         self.db = db
+        #: this store's shard of the expiry buckets and the buckets it has marked (expiry_buckets.py)
+        self.expiry_writer = ShardWriter()
 
     def commit(self, change: Change) -> None:
         """Write ``change`` in one transaction, or nothing and raise the outcome its cancellation
@@ -60,6 +62,8 @@ class BookingRecords:
             items = self._change_items(change)
         cancelled = self.db._transact(items)
         if cancelled is None:
+            if change.before is None and change.after is not None:   # a new hold: its bucket is marked
+                self.expiry_writer.committed(bucket_of(change.after.hold_expires_at))
             if change.after is not None:
                 booking_written(change.before, change.after, change.journal)
             return
@@ -97,7 +101,8 @@ class BookingRecords:
             # before it (and is in the index above for the job) or not at all.
             gate_check(self.db.table, booking.event_id, booking.booking_id, change.offering_version),
             # The hold's place in its expiry bucket, which one execution per bucket walks.
-            expiry_index_put(self.db.table, booking.event_id, booking.booking_id, booking.hold_expires_at),
+            *expiry_index_items(self.db.table, self.expiry_writer, booking.event_id, booking.booking_id,
+                                booking.hold_expires_at),
             *change.items,
         ]
         # Places of other offerings too (an order's lines): each offering's marker, index entry and
