@@ -45,8 +45,9 @@ from holdfast.adapters.bookings_store import GIVE, IDEMPOTENCY_RETENTION_SECONDS
 from holdfast.adapters.cancellation_store import CANCELLING, EVENT_INDEX_SHARDS, event_index_pk
 from holdfast.adapters.codec import MAX_SORT_KEY_BYTES
 from holdfast.adapters.expiry_buckets import (BUCKET_SECONDS, EXPIRY_SHARDS, OFFERING_SHARDS, RETENTION_SECONDS,
-                                              ShardWriter, bucket_of, marker_sk, offering_shard_pk, shard_of_marker,
-                                              shard_pk, shards_pk)
+                                              ShardWriter, bucket_of, check_buckets, check_marker_sk, checks_named,
+                                              marker_sk, offering_shard_pk, retention, shard_pk, shards_named,
+                                              shards_pk)
 from holdfast.adapters.granule_claims import day_partition, granule_key, session_of
 from holdfast.adapters.hold_limits import address_counter_key, counter_key
 from holdfast.adapters.inventory_store import (CLAIM, UNIT_PARTITIONS, UNIT_PREFIX, inventory_items, layout_key,
@@ -122,6 +123,8 @@ class FakeBookingStore(_Fake):
         if not failed:
             if change.before is None and change.after is not None:
                 self.expiry_writer.committed(bucket_of(change.after.hold_expires_at))
+            for bucket in check_buckets(change.before, change.after):
+                self.expiry_writer.committed_check(bucket)
             if change.after is not None:
                 booking_written(change.before, change.after, change.journal)
             return
@@ -155,6 +158,7 @@ class FakeBookingStore(_Fake):
                   always, lambda _: expiry),
             *([Write("expiry_shard", (shards_pk(bucket), marker_sk(self.expiry_writer.shard, self.expiry_writer.name)),
                      always, lambda _: {"ttl": expiry["ttl"]})] if self.expiry_writer.needs_marker(bucket) else []),
+            *self._check_markers(None, booking),
             *self._opened(change.items),
         ]
         others = other_offerings(booking.event_id, change.places or booking.places)
@@ -207,6 +211,7 @@ class FakeBookingStore(_Fake):
                 writes.append(self._gate(after.event_id, after.booking_id))
         if change.swap is not None:
             writes += self._swap_writes(change, after)
+        writes += self._check_markers(before, after)
         writes += self._opened(change.items)
         if before.customer_id != after.customer_id and after.erased_at is None:   # a transferred booking's markers follow it
             for offering in (after.event_id, *other_offerings(after.event_id, after.places)):
@@ -226,6 +231,12 @@ class FakeBookingStore(_Fake):
                              _add("live_holds", -1))
                        for index, offering in enumerate(before.counted_offerings or (before.event_id,))]
         return writes
+
+    def _check_markers(self, before: Booking | None, after: Booking) -> list[Write]:
+        """The adapter's ``check_items``: a payment check's marker in its bucket, once per writer."""
+        return [Write(f"check_marker@{bucket}", (shards_pk(bucket), check_marker_sk(self.expiry_writer.name)), always,
+                      lambda _, ttl=retention(bucket): {"ttl": ttl})
+                for bucket in check_buckets(before, after) if bucket not in self.expiry_writer.checks_marked]
 
     def _swap_writes(self, change: Change, after: Booking) -> list[Write]:
         """The adapter's ``_swap_items``: given back, taken through the gate, the new offering's
@@ -559,13 +570,15 @@ class FakeBookingStore(_Fake):
         if event_id:
             keys = [offering_shard_pk(event_id, bucket, shard) for shard in range(OFFERING_SHARDS)]
         else:
-            shards = (sorted({shard_of_marker(item["sk"]) for item in self.table.query(shards_pk(bucket))})
+            shards = (shards_named([item["sk"] for item in self.table.query(shards_pk(bucket))])
                       if indexed else range(EXPIRY_SHARDS))
             keys = [shard_pk(bucket, shard) for shard in shards]
         return sorted(item["sk"] for key in keys for item in self.table.query(key))
 
-    def due_in_bucket(self, bucket: str) -> list[str]:
+    def due_in_bucket(self, bucket: str, indexed: bool = False) -> list[str]:
         self.table.check_fault("due_in_bucket")
+        if indexed and not checks_named([item["sk"] for item in self.table.query(shards_pk(bucket))]):
+            return []
         start = iso(parse_iso(bucket) - timedelta(seconds=BUCKET_SECONDS)) + "#"
         end = bucket + "#~"
         return sorted({item["pk"].removeprefix("BOOKING#") for item in self._index_items()

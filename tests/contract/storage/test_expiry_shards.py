@@ -110,3 +110,59 @@ def test_a_writer_s_later_holds_of_a_marked_bucket_carry_no_marker():
     assert [label for label, _ in index_items("t", writer, "ev", "b-2", expires)] == ["expiry_bucket"]
     # the next bucket is marked again
     assert len(index_items("t", writer, "ev", "b-3", "2033-02-01T10:00:07.000Z")) == 2
+
+
+def test_a_tick_reads_the_due_index_only_for_a_bucket_a_payment_check_was_put_in(backend, ids, monkeypatch):
+    from dataclasses import replace
+
+    from holdfast.adapters.expiry_buckets import check_marker_sk
+    from holdfast.domain.booking import Payment
+    from holdfast.domain.statuses import BookingStatus
+
+    from .bookings import step
+
+    store, event = backend.store, ids("ev")
+    offering(store, event, pools=[2])
+    (writer,) = writers(6)
+    writing_as(store, writer)
+    held = booking(ids("b"), event, counted(1), hold_expires_at="2033-02-01T11:00:09.000Z")
+    store.commit(new_hold(held))
+    check_at = "2033-02-01T11:00:03.000Z"     # the first check comes before the hold's end
+    paying = step(held, BookingStatus.PAYMENT_PENDING)
+    paying = replace(paying, after=replace(paying.after, payment=Payment(
+        idempotence_key="pk-1", state="CREATED", next_check_at=check_at)))
+    store.commit(paying)
+    bucket = bucket_of(check_at)
+    assert backend.raw(shards_pk(bucket), check_marker_sk(writer.name)) is not None
+    assert bucket in writer.checks_marked
+    seen = counted_queries(store, monkeypatch)
+    assert ids("b") in store.due_in_bucket(bucket, indexed=True)
+    assert ids("b") in store.due_in_bucket(bucket)
+    seen.clear()
+    later = bucket_of("2033-02-01T11:00:13.000Z")            # no check was put there: one read
+    assert store.due_in_bucket(later, indexed=True) == [] and seen == [shards_pk(later)]
+    # the hold's own bucket has its shard's marker, but no check's: its tick reads no due shard
+    seen.clear()
+    assert store.due_in_bucket(bucket_of(held.hold_expires_at), indexed=True) == []
+    assert seen == [shards_pk(bucket_of(held.hold_expires_at))]
+
+
+def test_a_check_on_a_bucket_boundary_is_marked_in_both_buckets_whose_due_range_holds_it():
+    from holdfast.adapters.expiry_buckets import check_buckets
+    from holdfast.domain.booking import Payment
+
+    held = booking("b", "ev", counted(1))
+    def paying(at: str):
+        return replace_payment(held, Payment(idempotence_key="k", state="CREATED", next_check_at=at))
+    assert check_buckets(None, paying("2033-02-01T11:00:03.000Z")) == ["2033-02-01T11:00:05.000Z"]
+    assert check_buckets(None, paying("2033-02-01T11:00:05.000Z")) == ["2033-02-01T11:00:05.000Z",
+                                                                        "2033-02-01T11:00:10.000Z"]
+    same = paying("2033-02-01T11:00:03.000Z")
+    assert check_buckets(same, same) == []        # unchanged: the write that set it marked it
+    assert check_buckets(None, held) == []        # no payment, no check
+
+
+def replace_payment(held, payment):
+    from dataclasses import replace
+
+    return replace(held, payment=payment)

@@ -2,6 +2,7 @@
 
   EXPIRY#<bucket>#<nn>              <booking_id>   a hold due in that bucket, any offering (nn = 00..31)
   EXPIRY#<bucket>#SHARDS            <nn>#<writer>  a writer put holds of the bucket in shard nn
+  EXPIRY#<bucket>#SHARDS            DUE#<writer>   a writer put a payment's check in the bucket
   EXPIRY#<event_id>#<bucket>#<nn>   <booking_id>   the same, per offering, as written before issue 35
 
 ``bucket`` is the end of the ``BUCKET_SECONDS`` window a hold's ``hold_expires_at`` falls in
@@ -36,6 +37,15 @@ its writers' (a container makes at most ~100 holds/s; at 3,000 holds/s ~90 conta
 shards). A hold is never re-bucketed: ``hold_expires_at`` is set once, when the hold is made (a
 capture in flight is left to the sweeper). A tick started before the markers existed has no
 ``index`` in its input and reads every shard, as before.
+
+**Payment checks the same way.** A tick's first checks of payments read the ``DUE#`` index (8
+shards of gsi1) for the bookings whose next look falls in the bucket. A booking write that sets a
+payment's ``next_check_at`` (a new value, the payment not settled) also puts ``DUE#<writer>`` in
+the markers of that moment's bucket, in the same transaction, once per writer and bucket as above;
+a tick whose bucket has no such marker skips the 8 queries. A booking the check acts on has its
+next check in the bucket (its due time, read from the index, is the earliest of its moments, and
+the check needs the payment's to be at most the bucket's end), and the write that set that value
+wrote the marker or followed a committed one of its writer.
 """
 from __future__ import annotations
 
@@ -43,6 +53,7 @@ import math
 import random
 import re
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 from ..clock import iso, parse_iso
 from ..ports import Labelled
@@ -54,6 +65,8 @@ OFFERING_SHARDS = 16   # the per-offering keys' shards, before issue 35
 RETENTION_SECONDS = 24 * 3600
 #: The marker items' key part after the bucket (``EXPIRY#<bucket>#SHARDS``).
 SHARDS = "SHARDS"
+#: The marker of a payment check due in the bucket: ``DUE#<writer>`` (a shard's is ``<nn>#<writer>``).
+CHECKS = "DUE"
 #: A tick's input field (``"index": INDEXED``) that says its buckets' markers are written: the
 #: ticks started before them read every shard.
 INDEXED = "shards"
@@ -84,8 +97,17 @@ def marker_sk(shard: int, writer: str) -> str:
     return f"{shard:02d}#{writer}"
 
 
-def shard_of_marker(sk: str) -> int:
-    return int(sk.partition("#")[0])
+def check_marker_sk(writer: str) -> str:
+    return f"{CHECKS}#{writer}"
+
+
+def shards_named(markers: list[str]) -> list[int]:
+    """The shards the markers' sort keys name (a check's marker names none)."""
+    return sorted({int(head) for head, _, _ in (sk.partition("#") for sk in markers) if head.isdigit()})
+
+
+def checks_named(markers: list[str]) -> bool:
+    return any(sk.startswith(CHECKS + "#") for sk in markers)
 
 
 def retention(bucket: str) -> int:
@@ -106,14 +128,45 @@ class ShardWriter:
         self.shard = rng.randrange(EXPIRY_SHARDS)
         self.name = f"{rng.getrandbits(48):012x}"
         self.marked: set[str] = set()
+        #: the buckets whose payment check marker (``DUE#<name>``) a committed write of ours put
+        self.checks_marked: set[str] = set()
 
     def needs_marker(self, bucket: str) -> bool:
         return bucket not in self.marked
 
     def committed(self, bucket: str) -> None:
-        if len(self.marked) >= self.REMEMBERED:   # buckets only move forward: the old ones are done
-            self.marked.clear()
-        self.marked.add(bucket)
+        _remember(self.marked, bucket, self.REMEMBERED)
+
+    def committed_check(self, bucket: str) -> None:
+        _remember(self.checks_marked, bucket, self.REMEMBERED)
+
+
+def _remember(buckets: set[str], bucket: str, most: int) -> None:
+    if len(buckets) >= most:   # buckets only move forward: the old ones are done
+        buckets.clear()
+    buckets.add(bucket)
+
+
+def check_buckets(before: Any, after: Any) -> list[str]:
+    """The buckets whose ticks read the payment check a booking write sets (``after``'s
+    ``next_check_at``, new and the payment unsettled): its own, and the next one too for a moment
+    on a boundary (the ``DUE#`` range of a bucket includes its start); none when the write sets no check."""
+    payment = after.payment if after is not None else None
+    if payment is None or not payment.next_check_at or after.settled:
+        return []
+    earlier = before.payment if before is not None else None
+    if earlier is not None and earlier.next_check_at == payment.next_check_at and not before.settled:
+        return []   # set by an earlier write, which marked it
+    bucket = bucket_of(payment.next_check_at)
+    on_boundary = parse_iso(bucket) == parse_iso(payment.next_check_at)
+    return [bucket, shifted(bucket, BUCKET_SECONDS)] if on_boundary else [bucket]
+
+
+def check_items(table: str, writer: ShardWriter, buckets: list[str]) -> list[Labelled]:
+    """The checks' markers this writer has not committed for their buckets yet."""
+    return [(f"check_marker@{bucket}", {"Put": {"TableName": table, "Item": _attrs({
+        "pk": shards_pk(bucket), "sk": check_marker_sk(writer.name), "ttl": retention(bucket)})}})
+        for bucket in buckets if bucket not in writer.checks_marked]
 
 
 def index_items(table: str, writer: ShardWriter, event_id: str, booking_id: str,
@@ -157,11 +210,15 @@ class DynamoExpiryIndex:
     def __init__(self, db: Table) -> None:
         self.db = db
 
-    def due_in_bucket(self, bucket: str) -> list[str]:
+    def due_in_bucket(self, bucket: str, indexed: bool = False) -> list[str]:
         """Bookings whose next look (gsi1 ``DUE#``: a hold's deadline or a payment's next check)
-        falls in the bucket ending at ``bucket``: one query per due shard."""
+        falls in the bucket ending at ``bucket``: one query per due shard. With ``indexed`` (a tick
+        started since the markers) none at all when no payment check was put in the bucket: a
+        caller that acts on a payment's check only (the tick's) misses nothing."""
         from .booking_items import DUE_BUCKETS
 
+        if indexed and not checks_named(self.bucket_markers(bucket)):
+            return []
         start = iso(parse_iso(bucket) - timedelta(seconds=BUCKET_SECONDS))
         ids: list[str] = []
         for shard in range(DUE_BUCKETS):
@@ -173,10 +230,13 @@ class DynamoExpiryIndex:
             })]
         return sorted(set(ids))
 
+    def bucket_markers(self, bucket: str) -> list[str]:
+        """The sort keys of the bucket's markers (one strongly consistent query)."""
+        return [item["sk"] for item in self.db._query_prefix(shards_pk(bucket), "", projection="sk")]
+
     def bucket_shards(self, bucket: str) -> list[int]:
-        """The shards of the bucket its markers name (one strongly consistent query)."""
-        return sorted({shard_of_marker(item["sk"]) for item in self.db._query_prefix(shards_pk(bucket), "",
-                                                                                      projection="sk")})
+        """The shards of the bucket its markers name."""
+        return shards_named(self.bucket_markers(bucket))
 
     def bucket_booking_ids(self, bucket: str, event_id: str | None = None, indexed: bool = False) -> list[str]:
         """Every hold due in the bucket, of every offering: with ``indexed`` (a tick started since
