@@ -166,3 +166,36 @@ def replace_payment(held, payment):
     from dataclasses import replace
 
     return replace(held, payment=payment)
+
+
+def test_a_payment_write_that_fails_leaves_its_check_unmarked_and_the_next_one_marks_it(backend, ids):
+    from dataclasses import replace
+
+    from holdfast.adapters.expiry_buckets import check_marker_sk
+    from holdfast.domain.booking import Payment
+    from holdfast.domain.statuses import BookingStatus
+    from holdfast.ports import StaleBooking
+
+    from .bookings import step
+
+    store, event = backend.store, ids("ev")
+    offering(store, event, pools=[2])
+    (writer,) = writers(7)
+    writing_as(store, writer)
+    held = booking(ids("b"), event, counted(1), hold_expires_at="2033-02-01T12:00:09.000Z")
+    store.commit(new_hold(held))
+    check_at = "2033-02-01T12:00:02.000Z"
+    bucket = bucket_of(check_at)
+
+    def paying(before):
+        change = step(before, BookingStatus.PAYMENT_PENDING)
+        return replace(change, after=replace(change.after, payment=Payment(
+            idempotence_key="pk-1", state="CREATED", next_check_at=check_at)))
+
+    stale = replace(held, version=held.version + 5)   # another write came first: nothing is written
+    with pytest.raises(StaleBooking):
+        store.commit(paying(stale))
+    assert backend.raw(shards_pk(bucket), check_marker_sk(writer.name)) is None and bucket not in writer.checks_marked
+    store.commit(paying(held))
+    assert backend.raw(shards_pk(bucket), check_marker_sk(writer.name)) is not None
+    assert ids("b") in store.due_in_bucket(bucket, indexed=True)
