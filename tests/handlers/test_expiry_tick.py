@@ -9,7 +9,7 @@ import time
 import pytest
 
 from holdfast import wiring
-from holdfast.adapters.expiry_buckets import bucket_of, offering_shard_pk, shifted
+from holdfast.adapters.expiry_buckets import bucket_markers, bucket_of, offering_shard_pk, shards_named, shifted
 from holdfast.domain.statuses import BookingStatus
 from tests.support.handlers import api_event, call, load_event, load_handler
 
@@ -81,7 +81,7 @@ def test_a_tick_started_since_the_shard_markers_reads_only_the_shards_they_name(
     bucket = bucket_of(held["hold_expires_at"])
     store = wiring.store()
     # this test's store wrote one shard; another test's holds of the same 5 s may have marked more
-    named = store.expiry.bucket_shards(bucket)
+    named = shards_named(bucket_markers(store.db, bucket))
     assert store.bookings.expiry_writer.shard in named and len(named) < 4
     queried: list[str] = []
     original = store.db.client.query

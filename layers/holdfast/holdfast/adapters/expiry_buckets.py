@@ -204,6 +204,11 @@ def execution_name(bucket: str) -> str:
     return f"exp-{bucket_stamp(bucket)}"
 
 
+def bucket_markers(db: Table, bucket: str) -> list[str]:
+    """The sort keys of the bucket's markers (one strongly consistent query)."""
+    return [item["sk"] for item in db._query_prefix(shards_pk(bucket), "", projection="sk")]
+
+
 class DynamoExpiryIndex:
     """The expiry buckets and the due index, on the shared table handle."""
 
@@ -217,7 +222,7 @@ class DynamoExpiryIndex:
         caller that acts on a payment's check only (the tick's) misses nothing."""
         from .booking_items import DUE_BUCKETS
 
-        if indexed and not checks_named(self.bucket_markers(bucket)):
+        if indexed and not checks_named(bucket_markers(self.db, bucket)):
             return []
         start = iso(parse_iso(bucket) - timedelta(seconds=BUCKET_SECONDS))
         ids: list[str] = []
@@ -230,14 +235,6 @@ class DynamoExpiryIndex:
             })]
         return sorted(set(ids))
 
-    def bucket_markers(self, bucket: str) -> list[str]:
-        """The sort keys of the bucket's markers (one strongly consistent query)."""
-        return [item["sk"] for item in self.db._query_prefix(shards_pk(bucket), "", projection="sk")]
-
-    def bucket_shards(self, bucket: str) -> list[int]:
-        """The shards of the bucket its markers name."""
-        return shards_named(self.bucket_markers(bucket))
-
     def bucket_booking_ids(self, bucket: str, event_id: str | None = None, indexed: bool = False) -> list[str]:
         """Every hold due in the bucket, of every offering: with ``indexed`` (a tick started since
         the markers) one query of its markers and one per shard they name, else one query per
@@ -245,7 +242,7 @@ class DynamoExpiryIndex:
         if event_id:
             keys = [offering_shard_pk(event_id, bucket, shard) for shard in range(OFFERING_SHARDS)]
         else:
-            shards = self.bucket_shards(bucket) if indexed else range(EXPIRY_SHARDS)
+            shards = shards_named(bucket_markers(self.db, bucket)) if indexed else range(EXPIRY_SHARDS)
             keys = [shard_pk(bucket, shard) for shard in shards]
         ids: list[str] = []
         for key in keys:
