@@ -13,8 +13,8 @@ class BucketNotDue(Exception):
     retries (a clock to look at: on AWS the wait ends at the bucket's end)."""
 
 
-def expire_bucket(bucket: str, event_id: str | None) -> dict:
-    result = wiring.bookings().expire_bucket(bucket, event_id)
+def expire_bucket(bucket: str, event_id: str | None, indexed: bool = False) -> dict:
+    result = wiring.bookings().expire_bucket(bucket, event_id, indexed=indexed)
     if result["outcome"] == "not_yet":
         raise BucketNotDue(f"{bucket} is {result['wait_seconds']:.1f} s ahead of this clock")
     return result
@@ -27,7 +27,9 @@ def lambda_handler(event, context):
     if "booking_id" not in event:
         event_id = str(event.get("event_id") or "") or None
         logger.set_correlation_id(f"{event_id or 'all'}/{event['bucket']}")
-        result = expire_bucket(str(event["bucket"]), event_id)
+        # the tick's own input (``tick``): one started since the shard markers says so (``index``)
+        indexed = wiring.tick_indexed(event.get("tick"))
+        result = expire_bucket(str(event["bucket"]), event_id, indexed)
         logger.info("hold expiry bucket", extra=result)
         return result
     logger.set_correlation_id(str(event.get("booking_id", "")))

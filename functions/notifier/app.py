@@ -115,7 +115,8 @@ def lambda_handler(event, context):
         bucket = event["remind_bucket"]
         if not bucket.get("bucket"):   # reminders are off
             return {"reminded": 0}
-        ids = wiring.store().bucket_booking_ids(str(bucket["bucket"]), str(bucket.get("event_id") or "") or None)
+        ids = wiring.store().bucket_booking_ids(str(bucket["bucket"]), str(bucket.get("event_id") or "") or None,
+                                                indexed=wiring.tick_indexed(bucket.get("tick")))
         return {"reminded": remind_all(ids)}
     store = batch_reads(event)
     return process_batch(event, lambda record: handle_record(record, store))

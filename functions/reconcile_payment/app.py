@@ -14,7 +14,8 @@ def lambda_handler(event, context):
     if event.get("bucket"):   # the first check of every payment due in a bucket (adapters/aws.py)
         logger.set_correlation_id(f"rec/{event['bucket']}")
         starter = wiring.reconciliation_starter()
-        result = wiring.reconciliation().check_bucket(str(event["bucket"]), starter.start if starter else None)
+        result = wiring.reconciliation().check_bucket(str(event["bucket"]), starter.start if starter else None,
+                                                      indexed=wiring.tick_indexed(event.get("tick")))
         logger.info("reconciliation bucket", extra=result)
         return result
     logger.set_correlation_id(str(event.get("booking_id", "")))

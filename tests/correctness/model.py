@@ -2990,8 +2990,35 @@ class BookingModel:
                 f"V1 booking {booking_id} ({booking.status}) voided its payment {payment_id} and was told so, " \
                 f"but still records it as waiting_for_capture"
 
+    def check_ticks(self, snap: Any) -> None:
+        """T1: the tick of a bucket, started since the bucket markers (adapters/expiry_buckets.py),
+        finds every hold still running whose deadline falls in it (its expiry, its reminder) and
+        every booking whose next look is a payment check in it (the tick's first checks), whatever
+        failed or raced on the way: the markers a tick reads the shards by were written. One read
+        per bucket."""
+        from collections import defaultdict
+
+        from holdfast.adapters.expiry_buckets import bucket_of
+
+        holds: dict[str, set[str]] = defaultdict(set)
+        checks: dict[str, set[str]] = defaultdict(set)
+        for booking in snap.bookings.values():
+            if booking.holds_places:
+                holds[bucket_of(booking.hold_expires_at)].add(booking.booking_id)
+            payment = booking.payment
+            if payment is not None and payment.next_check_at and not booking.settled and booking.due_at \
+                    and bucket_of(booking.due_at) == bucket_of(payment.next_check_at):
+                checks[bucket_of(payment.next_check_at)].add(booking.booking_id)
+        for bucket, held in sorted(holds.items()):
+            missing = held - set(self.store.bucket_booking_ids(bucket, indexed=True))
+            assert not missing, f"T1 holds {sorted(missing)} are not found by the tick of {bucket}"
+        for bucket, due in sorted(checks.items()):
+            missing = due - set(self.store.due_in_bucket(bucket, indexed=True))
+            assert not missing, f"T1 payment checks of {sorted(missing)} are not found by the tick of {bucket}"
+
     def check(self) -> None:
         snap = self.snapshot()
+        self.check_ticks(snap)
         self.check_admission(snap)
         check_invariants(snap)
         check_money(snap, self.provider, settled=False)

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from holdfast import wiring
-from holdfast.adapters.expiry_buckets import bucket_of, offering_shard_pk, shifted
+from holdfast.adapters.expiry_buckets import bucket_markers, bucket_of, offering_shard_pk, shards_named, shifted
 from holdfast.domain.statuses import BookingStatus
 from tests.support.handlers import api_event, call, load_event, load_handler
 
@@ -71,3 +71,27 @@ def test_an_execution_from_before_the_shared_ticks_still_finds_its_offering_s_ho
     result = call("expire_hold", legacy)[1]
     assert (result["event_id"], result["holds"], result["expired"]) == (event_id, 1, 1)
     assert store.get_booking(booking["booking_id"]).status is BookingStatus.EXPIRED
+
+
+def test_a_tick_started_since_the_shard_markers_reads_only_the_shards_they_name(handler_env, monkeypatch):
+    """The state machine passes the tick's input on (``tick``); one whose ``index`` says the
+    markers are written reads the bucket's markers and the shards they name: two queries for a
+    bucket of one container's holds, not 33 (adapters/expiry_buckets.py)."""
+    held = hold(offering(1), "indexed")
+    bucket = bucket_of(held["hold_expires_at"])
+    store = wiring.store()
+    # this test's store wrote one shard; another test's holds of the same 5 s may have marked more
+    named = shards_named(bucket_markers(store.db, bucket))
+    assert store.bookings.expiry_writer.shard in named and len(named) < 4
+    queried: list[str] = []
+    original = store.db.client.query
+    monkeypatch.setattr(store.db.client, "query", lambda **kw: queried.append(
+        kw["ExpressionAttributeValues"][":pk"]["S"]) or original(**kw))
+    tick = {"bucket": bucket, "remind_bucket": "", "index": "shards"}
+    assert call("notifier", {"remind_bucket": {"bucket": bucket, "tick": tick}})[1] == {"reminded": 1}
+    assert queried[0].endswith("#SHARDS") and len(queried) == 1 + len(named)
+    queried.clear()
+    time.sleep(1.1)   # the hold is due: its bucket ends less than a bucket from now
+    result = call("expire_hold", {"bucket": bucket, "tick": tick})[1]
+    assert result["expired"] >= 1 and len(queried) == 1 + len(named)
+    assert store.get_booking(held["booking_id"]).status is BookingStatus.EXPIRED

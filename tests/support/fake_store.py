@@ -45,7 +45,9 @@ from holdfast.adapters.bookings_store import GIVE, IDEMPOTENCY_RETENTION_SECONDS
 from holdfast.adapters.cancellation_store import CANCELLING, EVENT_INDEX_SHARDS, event_index_pk
 from holdfast.adapters.codec import MAX_SORT_KEY_BYTES
 from holdfast.adapters.expiry_buckets import (BUCKET_SECONDS, EXPIRY_SHARDS, OFFERING_SHARDS, RETENTION_SECONDS,
-                                              bucket_of, offering_shard_pk, shard_of, shard_pk)
+                                              ShardWriter, bucket_of, check_buckets, check_marker_sk, checks_named,
+                                              marker_sk, offering_shard_pk, retention, shard_pk, shards_named,
+                                              shards_pk)
 from holdfast.adapters.granule_claims import day_partition, granule_key, session_of
 from holdfast.adapters.hold_limits import address_counter_key, counter_key
 from holdfast.adapters.inventory_store import (CLAIM, UNIT_PARTITIONS, UNIT_PREFIX, inventory_items, layout_key,
@@ -98,6 +100,17 @@ class FakeBookingStore(_Fake):
 
     # ------------------------------------------------------------------------------ commit
 
+    @property
+    def expiry_writer(self) -> ShardWriter:
+        """This store's shard of the expiry buckets and the buckets it marked (as the adapter's)."""
+        if "_expiry_writer" not in vars(self):
+            self._expiry_writer = ShardWriter()
+        return self._expiry_writer
+
+    @expiry_writer.setter
+    def expiry_writer(self, writer: ShardWriter) -> None:
+        self._expiry_writer = writer
+
     def commit(self, change: Change) -> None:
         self.table.check_fault("commit")
         if change.after is None:
@@ -108,6 +121,10 @@ class FakeBookingStore(_Fake):
             writes = self._change_writes(change)
         failed = self._transact(writes)
         if not failed:
+            if change.before is None and change.after is not None:
+                self.expiry_writer.committed(bucket_of(change.after.hold_expires_at))
+            for bucket in check_buckets(change.before, change.after):
+                self.expiry_writer.committed_check(bucket)
             if change.after is not None:
                 booking_written(change.before, change.after, change.journal)
             return
@@ -137,8 +154,11 @@ class FakeBookingStore(_Fake):
             Write("event_index", (event_index_pk(booking.event_id, booking.booking_id), booking.booking_id),
                   always, lambda _: {"booking_id": booking.booking_id, "placed_at": booking.created_at}),
             self._gate(booking.event_id, booking.booking_id, change.offering_version),
-            Write("expiry_bucket", (shard_pk(bucket, shard_of(booking.booking_id)), booking.booking_id),
+            Write("expiry_bucket", (shard_pk(bucket, self.expiry_writer.shard), booking.booking_id),
                   always, lambda _: expiry),
+            *([Write("expiry_shard", (shards_pk(bucket), marker_sk(self.expiry_writer.shard, self.expiry_writer.name)),
+                     always, lambda _: {"ttl": expiry["ttl"]})] if self.expiry_writer.needs_marker(bucket) else []),
+            *self._check_markers(None, booking),
             *self._opened(change.items),
         ]
         others = other_offerings(booking.event_id, change.places or booking.places)
@@ -191,6 +211,7 @@ class FakeBookingStore(_Fake):
                 writes.append(self._gate(after.event_id, after.booking_id))
         if change.swap is not None:
             writes += self._swap_writes(change, after)
+        writes += self._check_markers(before, after)
         writes += self._opened(change.items)
         if before.customer_id != after.customer_id and after.erased_at is None:   # a transferred booking's markers follow it
             for offering in (after.event_id, *other_offerings(after.event_id, after.places)):
@@ -210,6 +231,12 @@ class FakeBookingStore(_Fake):
                              _add("live_holds", -1))
                        for index, offering in enumerate(before.counted_offerings or (before.event_id,))]
         return writes
+
+    def _check_markers(self, before: Booking | None, after: Booking) -> list[Write]:
+        """The adapter's ``check_items``: a payment check's marker in its bucket, once per writer."""
+        return [Write(f"check_marker@{bucket}", (shards_pk(bucket), check_marker_sk(self.expiry_writer.name)), always,
+                      lambda _, ttl=retention(bucket): {"ttl": ttl})
+                for bucket in check_buckets(before, after) if bucket not in self.expiry_writer.checks_marked]
 
     def _swap_writes(self, change: Change, after: Booking) -> list[Write]:
         """The adapter's ``_swap_items``: given back, taken through the gate, the new offering's
@@ -543,14 +570,20 @@ class FakeBookingStore(_Fake):
 
     # ----------------------------------------------------------- expiry index and reviews
 
-    def bucket_booking_ids(self, bucket: str, event_id: str | None = None) -> list[str]:
+    def bucket_booking_ids(self, bucket: str, event_id: str | None = None, indexed: bool = False) -> list[str]:
         self.table.check_fault("bucket_booking_ids")
-        keys = ([offering_shard_pk(event_id, bucket, shard) for shard in range(OFFERING_SHARDS)] if event_id
-                else [shard_pk(bucket, shard) for shard in range(EXPIRY_SHARDS)])
+        if event_id:
+            keys = [offering_shard_pk(event_id, bucket, shard) for shard in range(OFFERING_SHARDS)]
+        else:
+            shards = (shards_named([item["sk"] for item in self.table.query(shards_pk(bucket))])
+                      if indexed else range(EXPIRY_SHARDS))
+            keys = [shard_pk(bucket, shard) for shard in shards]
         return sorted(item["sk"] for key in keys for item in self.table.query(key))
 
-    def due_in_bucket(self, bucket: str) -> list[str]:
+    def due_in_bucket(self, bucket: str, indexed: bool = False) -> list[str]:
         self.table.check_fault("due_in_bucket")
+        if indexed and not checks_named([item["sk"] for item in self.table.query(shards_pk(bucket))]):
+            return []
         start = iso(parse_iso(bucket) - timedelta(seconds=BUCKET_SECONDS)) + "#"
         end = bucket + "#~"
         return sorted({item["pk"].removeprefix("BOOKING#") for item in self._index_items()

@@ -102,7 +102,7 @@ def test_a_reminder_tick_is_an_expiry_tick_of_an_earlier_bucket(sfn):
     executions = started(client, arn)
     assert sorted(executions) == ["exp-20300101T120600", "exp-20300101T120800", "exp-20300101T121000"]
     assert executions["exp-20300101T120800"] == {"bucket": "2030-01-01T12:08:00.000Z",
-                                                 "remind_bucket": "2030-01-01T12:10:00.000Z"}
+                                                 "remind_bucket": "2030-01-01T12:10:00.000Z", "index": "shards"}
 
 
 def normal_path(definition: dict, outcomes: dict[str, str] | None = None) -> list[str]:
@@ -158,7 +158,7 @@ def test_first_reconciliation_checks_ride_on_the_tick_of_their_bucket(sfn, monke
         buckets.start(f"b-{n}", "initial", 2)
     assert [c["name"] for c in calls] == ["exp-20300101T120005"]
     assert json.loads(calls[0]["input"]) == {"bucket": "2030-01-01T12:00:05.000Z",
-                                             "remind_bucket": "2030-01-01T12:02:05.000Z"}
+                                             "remind_bucket": "2030-01-01T12:02:05.000Z", "index": "shards"}
     # a hold due in the same bucket, in this container: the tick is started already
     assert ticks.schedule("e-1", "2030-01-01T12:00:04.000Z") is False and len(calls) == 1
     buckets.start("b-1", "refund-cancelled", 2)   # any other watch: the booking's own execution

@@ -269,9 +269,15 @@ class HoldWrites(Commits, Protocol):
 
 
 class ExpiryIndex(Protocol):
-    def bucket_booking_ids(self, bucket: str, event_id: str | None = None) -> list[str]: ...
+    def bucket_booking_ids(self, bucket: str, event_id: str | None = None, indexed: bool = False) -> list[str]:
+        """The holds due in the bucket; ``indexed``: only the shards its markers name
+        (adapters/expiry_buckets.py), for a tick whose input says its markers are written."""
+        ...
 
-    def due_in_bucket(self, bucket: str) -> list[str]: ...
+    def due_in_bucket(self, bucket: str, indexed: bool = False) -> list[str]:
+        """Bookings whose next look falls in the bucket; ``indexed``: none without a payment check
+        marked in the bucket (adapters/expiry_buckets.py)."""
+        ...
 
     def due_bookings(self, before: str, limit: int = 100) -> list[str]: ...
 

@@ -208,6 +208,15 @@ def scheduler() -> StepFunctionsHoldExpiryScheduler:
                                reminder_seconds=settings().hold_reminder_seconds)
 
 
+def tick_indexed(tick: Any) -> bool:
+    """Whether a hold expiry tick's input (as the state machine passes it on, ``tick``) says the
+    shard markers of its buckets are written, so a read of its buckets needs only the shards they
+    name (adapters/expiry_buckets.py); a tick started before them reads every shard."""
+    from .adapters.expiry_buckets import INDEXED
+
+    return isinstance(tick, dict) and tick.get("index") == INDEXED
+
+
 @cached
 def payment_events_queue() -> SqsPaymentEventsQueue:
     from .adapters.aws import SqsPaymentEventsQueue

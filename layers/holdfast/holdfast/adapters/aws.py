@@ -12,7 +12,7 @@ import boto3
 from botocore.exceptions import ClientError
 
 from ..clock import Clock, iso, parse_iso, system_clock
-from .expiry_buckets import bucket_of, bucket_stamp, execution_name, reminder_lead, shifted
+from .expiry_buckets import INDEXED, bucket_of, bucket_stamp, execution_name, reminder_lead, shifted
 from ..observability import logger
 from ..ports import Message
 
@@ -49,8 +49,9 @@ class StepFunctionsHoldExpiryScheduler:
         self.started: set[str] = set()
 
     def tick_input(self, tick: str) -> dict[str, str]:
-        """What the tick of ``tick`` does: expire that bucket, then remind the one ``lead`` later."""
-        return {"bucket": tick, "remind_bucket": shifted(tick, self.lead) if self.lead else ""}
+        """What the tick of ``tick`` does: expire that bucket, then remind the one ``lead`` later,
+        reading only the shards the buckets' markers name (``index``; expiry_buckets.py)."""
+        return {"bucket": tick, "remind_bucket": shifted(tick, self.lead) if self.lead else "", "index": INDEXED}
 
     def start_tick(self, tick: str) -> bool:
         """Start the tick of one bucket, once per container; True when Step Functions was asked."""

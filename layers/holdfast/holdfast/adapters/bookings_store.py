@@ -31,7 +31,7 @@ from ..ports import (HoldsFromAddressReached, Change, DuplicateRequest, HoldLimi
                      StaleBooking, StoreError, TransientStoreError)
 from ..clock import epoch_seconds
 from .codec import Cancelled, Table, _attrs, _code, _plain
-from .expiry_buckets import index_put as expiry_index_put
+from .expiry_buckets import ShardWriter, bucket_of, check_buckets, check_items, index_items as expiry_index_items
 from .sale_gate import GATE, GATE_SHARDS, gate_check, gate_key
 from .cancellation_store import event_index_put
 from .inventory_store import CLAIM, claim_items
@@ -48,6 +48,8 @@ class BookingRecords:
 
     def __init__(self, db: Table) -> None:
         self.db = db
+        #: this store's shard of the expiry buckets and the buckets it has marked (expiry_buckets.py)
+        self.expiry_writer = ShardWriter()
 
     def commit(self, change: Change) -> None:
         """Write ``change`` in one transaction, or nothing and raise the outcome its cancellation
@@ -60,6 +62,10 @@ class BookingRecords:
             items = self._change_items(change)
         cancelled = self.db._transact(items)
         if cancelled is None:
+            if change.before is None and change.after is not None:   # a new hold: its bucket is marked
+                self.expiry_writer.committed(bucket_of(change.after.hold_expires_at))
+            for bucket in check_buckets(change.before, change.after):   # and a payment check's
+                self.expiry_writer.committed_check(bucket)
             if change.after is not None:
                 booking_written(change.before, change.after, change.journal)
             return
@@ -97,7 +103,9 @@ class BookingRecords:
             # before it (and is in the index above for the job) or not at all.
             gate_check(self.db.table, booking.event_id, booking.booking_id, change.offering_version),
             # The hold's place in its expiry bucket, which one execution per bucket walks.
-            expiry_index_put(self.db.table, booking.event_id, booking.booking_id, booking.hold_expires_at),
+            *expiry_index_items(self.db.table, self.expiry_writer, booking.event_id, booking.booking_id,
+                                booking.hold_expires_at),
+            *check_items(self.db.table, self.expiry_writer, check_buckets(None, booking)),
             *change.items,
         ]
         # Places of other offerings too (an order's lines): each offering's marker, index entry and
@@ -159,6 +167,8 @@ class BookingRecords:
                 items.append(gate_check(self.db.table, after.event_id, after.booking_id))
         if change.swap is not None:
             items.extend(self._swap_items(change, after))
+        # a payment check set by this write: its bucket's tick reads the due index (expiry_buckets.py)
+        items.extend(check_items(self.db.table, self.expiry_writer, check_buckets(before, after)))
         items.extend(change.items)
         if before.customer_id != after.customer_id and after.erased_at is None:
             # a booking given to another customer (services/transfers.py): its markers, what the

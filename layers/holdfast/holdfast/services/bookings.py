@@ -120,9 +120,10 @@ class BookingService:
         """Timer: end an unpaid hold whose time is up (Releases.expire)."""
         return self.releases.expire(booking_id)
 
-    def expire_bucket(self, bucket: str, event_id: str | None = None, workers: int = BUCKET_WORKERS) -> dict[str, Any]:
+    def expire_bucket(self, bucket: str, event_id: str | None = None, workers: int = BUCKET_WORKERS,
+                      indexed: bool = False) -> dict[str, Any]:
         """Timer of an expiry bucket: every unpaid hold of it (Releases.expire_bucket)."""
-        return self.releases.expire_bucket(bucket, event_id, workers)
+        return self.releases.expire_bucket(bucket, event_id, workers, indexed=indexed)
 
     # ------------------------------------------------------------------------------------ create
 

@@ -77,11 +77,13 @@ class ReconciliationService:
         return self._schedule_next(booking)
 
     def check_bucket(self, bucket: str, follow_up: Callable[[str, str, int], Any] | None,
-                     wait_up_to: float = EARLY_WAKE_SECONDS) -> dict[str, Any]:
+                     wait_up_to: float = EARLY_WAKE_SECONDS, indexed: bool = False) -> dict[str, Any]:
         """The first check of every payment due in a bucket (adapters/aws.py ReconciliationBuckets):
         each one checked as ``check`` does; one still unsettled gets its own execution for the later
         checks (``follow_up``). Holds in the bucket are the expiry's, not looked at here. A booking
-        that fails is left to the sweeper, whose due index still holds it."""
+        that fails is left to the sweeper, whose due index still holds it. ``indexed`` (a tick
+        started since the bucket markers, adapters/expiry_buckets.py): the due index is read only
+        when a write put a payment check in the bucket."""
         end = parse_iso(bucket)
         now = self.clock()
         if timedelta(0) < end - now <= timedelta(seconds=wait_up_to):
@@ -92,7 +94,7 @@ class ReconciliationService:
             return {"booking_id": "", "bucket": bucket, "outcome": "pending", "status": "",
                     "wait_seconds": max(1, math.ceil((end - now).total_seconds()))}
         checked = followed = 0
-        for booking_id in self.store.due_in_bucket(bucket):
+        for booking_id in self.store.due_in_bucket(bucket, indexed=indexed):
             booking = self.store.get_booking(booking_id)
             payment = booking.payment if booking else None
             if payment is None or booking.settled or not payment.next_check_at or payment.next_check_at > bucket:

@@ -111,20 +111,21 @@ class Releases:
 
 
     def expire_bucket(self, bucket: str, event_id: str | None = None, workers: int = BUCKET_WORKERS,
-                      wait_up_to: float = EARLY_WAKE_SECONDS) -> dict[str, Any]:
+                      wait_up_to: float = EARLY_WAKE_SECONDS, indexed: bool = False) -> dict[str, Any]:
         """Timer of an expiry bucket (adapters/expiry_buckets.py): every unpaid hold of the bucket,
         whatever its offering (only ``event_id``'s, for an execution started before the buckets were
         shared), is expired, each on its own (``expire`` above, so a paid or cancelled one is left
         alone). A bucket's end at most ``wait_up_to`` seconds ahead of this clock is waited out
         here; ``not_yet`` while it is further ahead; a hold whose capture is in flight is left to
-        the sweeper."""
+        the sweeper. ``indexed`` (the tick's input says its buckets' shard markers are written):
+        only the shards the markers name are read."""
         ahead = (parse_iso(bucket) - self.clock()).total_seconds()
         if 0 < ahead <= wait_up_to:
             time.sleep(ahead + 0.01)
             ahead = (parse_iso(bucket) - self.clock()).total_seconds()
         if ahead > 0:
             return {"event_id": event_id or "", "bucket": bucket, "outcome": "not_yet", "wait_seconds": ahead}
-        booking_ids = self.store.bucket_booking_ids(bucket, event_id)
+        booking_ids = self.store.bucket_booking_ids(bucket, event_id, indexed=indexed)
         outcomes: dict[str, int] = {}
         failed = 0
         if len(booking_ids) <= workers:   # a quiet bucket needs no threads

@@ -40,7 +40,8 @@ from holdfast.services.releases import HOLD_ATTEMPTS
 from .lines import KIND, Line, is_order, lines_of, merged
 
 #: At most this many lines: an order is written in one DynamoDB transaction (100 items at most),
-#: and its own items (booking, journal, outbox, idempotency, markers, index, gate, expiry, limit)
+#: and its own items (booking, journal, outbox, idempotency, markers, index, gate, expiry and, on a
+#: container's first hold of a bucket, its shard marker, limit)
 #: and three per further offering leave room for MAX_CLAIMS claims.
 MAX_LINES = 5
 MAX_CLAIMS = 75
