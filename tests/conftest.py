@@ -17,6 +17,7 @@ import pytest
 from devstack.aws import EmbeddedStack
 from devstack.aws import calls as aws_calls
 from devstack.aws import dynamodb_answers, queries, transactions
+from devstack.dynamodb_local import DynamoDBLocal
 from tests.support import iam
 
 _checks: dict[str, int] = defaultdict(int)                        # template -> stacks checked
@@ -87,6 +88,16 @@ def pytest_configure(config):
                                 + "\n".join(f"  {d}" for d in denied))
 
     EmbeddedStack._start, EmbeddedStack.stop, EmbeddedStack._iam_checked = start, stop, True
+
+
+@pytest.fixture(scope="session")
+def dynamodb_local():
+    """One DynamoDB Local (a JVM, 5-45 s to start and warm on the shared machine) per pytest process,
+    shared by every package that runs on it: the correctness races (tests/correctness/conftest.py)
+    and the storage contract (tests/contract/storage/conftest.py) each started one of their own in
+    the same process. Each user makes tables of its own names; -inMemory, so nothing outlives it."""
+    with DynamoDBLocal(quiet=True) as server:
+        yield server
 
 
 #: Packages whose files share package-scoped fixtures: tests/integration's stack, the storage
