@@ -51,7 +51,7 @@ help:
 	@echo "make proof    10,000 randomized histories of the whole model with faults, invariants after every step"
 	@echo "              (every fifth the gate world: two gates online and offline, syncs, exit payments);"
 	@echo "              then an event cancellation at full size (200 paid bookings, 30 holds, 10 pending payments)"
-	@echo "              and the waiting room's burst of 3,000 arrivals"
+	@echo "              and the waiting room's burst of 3,000 arrivals, and the API fuzz with all its coverage cases"
 	@echo "              (SEED=n HISTORIES=1 replays one history; HISTORIES, STEPS, WORKERS, PROOF_SECONDS, ONLY, SKIP, STORE)"
 	@echo "make notebook execute docs/design.ipynb in place (make notebook-html also renders docs/design.html)"
 	@echo "make screenshots  the browser tests, leaving screenshots of the web pages in docs/screenshots/"
@@ -239,6 +239,8 @@ proof: $(STAMP)
 	@# the last-places race on 100 places (make test races the same 32 customers for the last 5 of 40),
 	@# and the direct DynamoDB client against boto3 on four histories (make test: two)
 	@HOLDFAST_RACE_SCALE=full $(PY) -m pytest tests/correctness/test_concurrency.py tests/correctness/test_stateful.py -q -p no:randomly -k "last_places or direct_client" --timeout 900
+	@# the API fuzz with every coverage case of schemathesis (make test sends a third of them)
+	@HOLDFAST_FUZZ_SCALE=full $(PY) -m pytest tests/fuzz -q -p no:randomly --timeout 900
 
 notebook: $(STAMP) graphviz
 	@$(PY) docs/build_notebook.py
