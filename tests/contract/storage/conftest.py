@@ -5,8 +5,9 @@ transactions and queries that tests/conftest.py installs) and the adapter on Dyn
 AWS's own emulator.
 
 The backend is a package-scoped parameter, so pytest runs every case on one backend before it
-moves to the next: one mock_aws and one table for moto, and one table for DynamoDB Local in the process's one
-JVM (tests/conftest.py's `dynamodb_local`, shared with the correctness races). Cases never share keys: each takes fresh ids from ``ids``.
+moves to the next: one mock_aws and one table for moto, and one table for DynamoDB Local in the
+process's one JVM (tests/conftest.py's `dynamodb_local`, shared with the correctness races). Cases
+never share keys: each takes fresh ids from ``ids``.
 """
 from __future__ import annotations
 
