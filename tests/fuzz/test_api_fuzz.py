@@ -102,8 +102,8 @@ def _steer(case, path_choice: int, header_choice: int):
             # Export jobs go to an organizer of their own: each accepted request queues a job that reads
             # every offering of its organizer, and the fuzz organizer owns every event POST /events made
             # (hundreds); the export organizer owns the one event the seed gives it.
-            headers["X-Api-Key"] = EXPORT_ORGANIZER_KEY if operation.path.startswith("/organizers/me/exports") \
-                else ORGANIZER_KEY
+            exports = operation.path.startswith("/organizers/me/exports")
+            headers["X-Api-Key"] = EXPORT_ORGANIZER_KEY if exports else ORGANIZER_KEY
         if "x-gate-key" in declared and REAL_IDS.get("gate_key"):
             headers["X-Gate-Key"] = REAL_IDS["gate_key"][0]
         case.headers = headers

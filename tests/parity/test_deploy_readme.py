@@ -38,8 +38,8 @@ def test_make_test_runs_sam_validate_lint_on_the_template_once():
                           capture_output=True, text=True, check=True).stdout
     assert re.search(r"^env SAM_CLI_TELEMETRY=0 AWS_DEFAULT_REGION=\S+ \.venv-sam/bin/sam validate --lint "
                      r"--template-file template\.yaml$", plan, re.M), plan
-    prerequisites = subprocess.run(["make", "-n", "-p", "-o", ".venv-sam/.installed", "sam-validate"], cwd=REPO,
-                                   capture_output=True, text=True, check=True).stdout
+    prerequisites = subprocess.run(["make", "-n", "-p", "-o", ".venv-sam/.installed", "sam-validate"],
+                                   cwd=REPO, capture_output=True, text=True, check=True).stdout
     assert re.search(r"^test: .*\bsam-validate\b", prerequisites, re.M), "make test does not run sam-validate"
 
 
