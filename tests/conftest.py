@@ -17,6 +17,7 @@ import pytest
 from devstack.aws import EmbeddedStack
 from devstack.aws import calls as aws_calls
 from devstack.aws import dynamodb_answers, queries, transactions
+from devstack.dynamodb_local import DynamoDBLocal
 from tests.support import iam
 
 _checks: dict[str, int] = defaultdict(int)                        # template -> stacks checked
@@ -89,6 +90,16 @@ def pytest_configure(config):
     EmbeddedStack._start, EmbeddedStack.stop, EmbeddedStack._iam_checked = start, stop, True
 
 
+@pytest.fixture(scope="session")
+def dynamodb_local():
+    """One DynamoDB Local (a JVM, 5-45 s to start and warm on the shared machine) per pytest process,
+    shared by every package that runs on it: the correctness races (tests/correctness/conftest.py)
+    and the storage contract (tests/contract/storage/conftest.py) each started one of their own in
+    the same process. Each user makes tables of its own names; -inMemory, so nothing outlives it."""
+    with DynamoDBLocal(quiet=True) as server:
+        yield server
+
+
 #: Packages whose files share package-scoped fixtures: tests/integration's stack, the storage
 #: contract's backends (DynamoDB Local among them, ~5-20 s to start), and the browser pages' stack
 #: and Chromium. Split by file, every file started its own.
@@ -107,7 +118,9 @@ LONG_UNITS = {
     "tests/integration": 190,
     "tests/integration (second half)": 180,
     "tests/default_timers/test_default_timers.py": 40,
-    "tests/fuzz/test_api_fuzz.py": 75,
+    # about half its CPU since a third of the coverage cases and cheap export jobs (docs/testing.md,
+    # issue 47's sixth pass)
+    "tests/fuzz/test_api_fuzz.py": 40,
     "tests/browser": 70,
     "tests/parity/test_parity.py": 50,
     "tests/correctness/test_concurrency.py": 45,

@@ -18,7 +18,7 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from devstack.dynamodb_local import FAKE_CREDENTIALS, REGION, DynamoDBLocal
+from devstack.dynamodb_local import FAKE_CREDENTIALS, REGION
 from holdfast.adapters.dynamo import BookingStore
 from tests.support.template import create_bookings_table
 
@@ -100,10 +100,9 @@ def moto_endpoint() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def dynamodb_local_endpoint() -> Iterator[str]:
-    """One DynamoDB Local process for the whole session (installed on first use)."""
-    with DynamoDBLocal(quiet=True) as server:
-        yield server.endpoint
+def dynamodb_local_endpoint(dynamodb_local) -> str:
+    """The process's one DynamoDB Local (tests/conftest.py; installed on first use)."""
+    return dynamodb_local.endpoint
 
 
 def make_client(endpoint: str) -> Any:

@@ -11,11 +11,14 @@ import uuid
 
 import pytest
 
+from devstack.organizers import LOCAL_ORGANIZERS
 from tests.support.api import BookingApi
 from tests.support.system import local_system
 
 FUZZ_CUSTOMER = "fuzz-customer"
 OTHER_CUSTOMER = "fuzz-other"
+#: the stack's second organizer (devstack/organizers.py): the export routes are fuzzed as it
+EXPORT_ORGANIZER_KEY = LOCAL_ORGANIZERS[1][2]
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +61,8 @@ def _seed(api: BookingApi) -> dict[str, list[str]]:
     # Rotating a gate's key or deleting the gate ends its key: those routes get a gate of their own,
     # so the pass routes still find the one above answering whatever order the operations run in.
     doomed_gate = api.request("POST", f"/lots/{lot}/gates", organizer=True, json={"name": "Fuzz gate to retire"}).json()
+    # the export organizer's one event, so its export jobs have an offering to read
+    BookingApi(api.base, organizer_key=EXPORT_ORGANIZER_KEY).create_event(name="Fuzz exported", capacity=10)
     return {"event_id": [counted, seated], "booking_id": bookings + [foreign.json()["booking_id"]],
             "service_id": services, "cancellable_event_id": doomed, "edited_event_id": edited, "lot_id": [lot], "gate_id": [gate["gate_id"]],
             "gate_key": [gate["gate_key"]], "doomed_gate_id": [doomed_gate["gate_id"]]}

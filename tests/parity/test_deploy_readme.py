@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
 
 import pytest
 
@@ -30,9 +31,16 @@ def test_the_offline_deploy_steps_are_sam_validate_and_sam_build():
     assert offline == [["sam", "validate", "--lint"], ["sam", "build"]]
 
 
-def test_sam_validate_lint_passes_on_the_template():
-    done = build.run_sam("validate", "--lint", "--template-file", str(REPO / "template.yaml"))
-    assert done.returncode == 0, done.stdout + done.stderr
+def test_make_test_runs_sam_validate_lint_on_the_template_once():
+    """`sam validate --lint` runs in make test's setup (the Makefile's `sam-validate`, beside the lint
+    and the parity build), not again in pytest: what make would run, without running it."""
+    plan = subprocess.run(["make", "-n", "-o", ".venv-sam/.installed", "sam-validate"], cwd=REPO,
+                          capture_output=True, text=True, check=True).stdout
+    assert re.search(r"^env SAM_CLI_TELEMETRY=0 AWS_DEFAULT_REGION=\S+ \.venv-sam/bin/sam validate --lint "
+                     r"--template-file template\.yaml$", plan, re.M), plan
+    prerequisites = subprocess.run(["make", "-n", "-p", "-o", ".venv-sam/.installed", "sam-validate"],
+                                   cwd=REPO, capture_output=True, text=True, check=True).stdout
+    assert re.search(r"^test: .*\bsam-validate\b", prerequisites, re.M), "make test does not run sam-validate"
 
 
 def test_sam_build_builds_every_function_and_the_layer():

@@ -5,8 +5,9 @@ transactions and queries that tests/conftest.py installs) and the adapter on Dyn
 AWS's own emulator.
 
 The backend is a package-scoped parameter, so pytest runs every case on one backend before it
-moves to the next: one mock_aws and one table for moto, one JVM and one table for DynamoDB Local
-(stopped when the package is done). Cases never share keys: each takes fresh ids from ``ids``.
+moves to the next: one mock_aws and one table for moto, and one table for DynamoDB Local in the
+process's one JVM (tests/conftest.py's `dynamodb_local`, shared with the correctness races). Cases
+never share keys: each takes fresh ids from ``ids``.
 """
 from __future__ import annotations
 
@@ -20,7 +21,6 @@ import pytest
 from boto3.dynamodb.types import TypeDeserializer
 from moto import mock_aws
 
-from devstack.dynamodb_local import DynamoDBLocal
 from holdfast.adapters.dynamo import BookingStore
 from holdfast.adapters.mail_policy_store import MailPolicyStore
 from holdfast.products.parking.adapters.gate_sync_store import GateSyncStore
@@ -86,8 +86,9 @@ def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
         with mock_aws():
             yield _adapter_backend("moto", boto3.client("dynamodb", region_name=REGION), "contract-bookings")
     else:
-        with DynamoDBLocal(quiet=True) as server:
-            yield _adapter_backend("dynamodb_local", server.client(), "contract-bookings")
+        # the process's one DynamoDB Local (tests/conftest.py), shared with the correctness races
+        server = request.getfixturevalue("dynamodb_local")
+        yield _adapter_backend("dynamodb_local", server.client(), f"contract-bookings-{uuid.uuid4().hex[:8]}")
 
 
 @pytest.fixture
