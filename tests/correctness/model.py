@@ -40,7 +40,7 @@ from holdfast.clock import iso, parse_iso
 from holdfast.products.appointments.timeslots import parse_granule_key
 from holdfast.domain.errors import BookingError, IdempotencyKeyReused, NotFound, SeatsUnavailable, SoldOut
 from holdfast.domain import fiscal, transfers
-from holdfast.domain.booking import settled_lines
+from holdfast.domain.booking import Booking, settled_lines
 from holdfast.domain.codes import is_code_pool
 from holdfast.domain.exchange import EXCHANGED
 from holdfast.domain.fiscal import FiscalSettings
@@ -1164,12 +1164,19 @@ class BookingModel:
         same request twice. XC2: moved, the booking's amount is the new price and its payment's
         refunds give back exactly the difference, once, whatever is repeated; refused, nothing
         changed and nothing went back. The money rules (M1, M2, M5, S1) count a difference's
-        refund apart from a cancellation's."""
+        refund apart from a cancellation's. An order is not one of these bookings, though its
+        first line's offering may be "seats": its places are every line's (up to 4 seats and
+        more of the other lines), no ask of seats of "cheaper" matches them, and the ``exchange``
+        operation is the one that sends it (make proof seed 542659796)."""
         source = {self.events["seats"], self.events["later"]}
-        candidates = self._bookings_in({S.CONFIRMED}, where=lambda b: b.event_id in source and not b.comp)
+
+        def exchangeable(booking: Booking) -> bool:
+            return booking.event_id in source and not booking.comp and str(booking.places.kind) != "basket"
+
+        candidates = self._bookings_in({S.CONFIRMED}, where=exchangeable)
         if not candidates:
             self._paid_seats(d)
-            candidates = self._bookings_in({S.CONFIRMED}, where=lambda b: b.event_id in source and not b.comp)
+            candidates = self._bookings_in({S.CONFIRMED}, where=exchangeable)
         if not candidates:
             self.unreached("exchange_for_less: no paid booking")
             return
