@@ -691,7 +691,7 @@ class BookingModel:
 
         return sweep(self.store, self.clock, self.bookings.expire, self.executions.start, give_up=give_up,
                      lapse_resolution=self.resolutions.lapse, refund_timer=self.payments.refund_after_timer,
-                     settle=self.settlements.settle)
+                     settle=self.settlements.settle, line_timers=self.payments.line_timers)
 
     def _remember(self, booking_id: str, customer: str) -> None:
         if all(known != booking_id for known, _ in self.known):
