@@ -147,11 +147,13 @@ class Refunds:
     def refund_after_timer(self, booking: Booking) -> bool:
         """A kind's timer came due on a confirmed booking: when the offering's policy gives the
         money back then (parking: a refunded no-show), places back and the refund, as a cancel
-        gives it; False when the timer should enter the kind's state instead."""
+        gives it; False when the timer should enter the kind's state instead, as for a booking
+        given free (a 100 % code): nothing was paid, so nothing goes back."""
         from .. import kinds
 
         event = self.store.get_event(booking.event_id)
-        if event is None or booking.timer is None or not kinds.of_booking(booking).refund_on_timer(event, booking):
+        if event is None or booking.timer is None or booking.comp \
+                or not kinds.of_booking(booking).refund_on_timer(event, booking):
             return False
         payment = booking.payment
         assert payment is not None and payment.payment_id
