@@ -29,6 +29,7 @@ def lambda_handler(event, context):
                    max_restarts=settings().sweep_max_restarts,
                    lapse_resolution=lambda booking: wiring.resolutions().lapse(booking),
                    refund_timer=lambda booking: wiring.payments().refund_after_timer(booking),
+                   line_timers=lambda booking, overdue: wiring.payments().line_timers(booking, overdue),
                    settle=lambda booking: wiring.settlements().settle(booking),
                    differences=wiring.payments().differences, exchange_refunds=wiring.exchanges().retry_refunds)
     if settings().event_cancellation_state_machine_arn:

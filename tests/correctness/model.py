@@ -40,7 +40,7 @@ from holdfast.clock import iso, parse_iso
 from holdfast.products.appointments.timeslots import parse_granule_key
 from holdfast.domain.errors import BookingError, IdempotencyKeyReused, NotFound, SeatsUnavailable, SoldOut
 from holdfast.domain import fiscal, transfers
-from holdfast.domain.booking import settled_lines
+from holdfast.domain.booking import Booking, settled_lines
 from holdfast.domain.codes import is_code_pool
 from holdfast.domain.exchange import EXCHANGED, REFUND_CHECK
 from holdfast.domain.fiscal import FiscalSettings
@@ -695,7 +695,7 @@ class BookingModel:
         return sweep(self.store, self.clock, self.bookings.expire, self.executions.start, give_up=give_up,
                      lapse_resolution=self.resolutions.lapse, refund_timer=self.payments.refund_after_timer,
                      settle=self.settlements.settle, differences=self.payments.differences,
-                     exchange_refunds=self.exchanges.retry_refunds)
+                     exchange_refunds=self.exchanges.retry_refunds, line_timers=self.payments.line_timers)
 
     def _remember(self, booking_id: str, customer: str) -> None:
         if all(known != booking_id for known, _ in self.known):
@@ -1168,15 +1168,19 @@ class BookingModel:
         same request twice. XC2: moved, the booking's amount is the new price and its payment's
         refunds give back exactly the difference, once, whatever is repeated; refused, nothing
         changed and nothing went back. The money rules (M1, M2, M5, S1) count a difference's
-        refund apart from a cancellation's."""
+        refund apart from a cancellation's. An order is not one of these bookings, though its
+        first line's offering may be "seats": its places are every line's (up to 4 seats and
+        more of the other lines), no ask of seats of "cheaper" matches them, and the ``exchange``
+        operation is the one that sends it (make proof seed 542659796)."""
         source = {self.events["seats"], self.events["later"]}
-        # (an order whose first line is of "seats" may have more places than "cheaper" has seats:
-        # asking for that many was the model's own ValueError, seeds 4568, 4767, 4864)
-        fits = lambda b: b.event_id in source and not b.comp and b.places.quantity <= len(SEATS)  # noqa: E731
-        candidates = self._bookings_in({S.CONFIRMED}, where=fits)
+
+        def exchangeable(booking: Booking) -> bool:
+            return booking.event_id in source and not booking.comp and str(booking.places.kind) != "basket"
+
+        candidates = self._bookings_in({S.CONFIRMED}, where=exchangeable)
         if not candidates:
             self._paid_seats(d)
-            candidates = self._bookings_in({S.CONFIRMED}, where=fits)
+            candidates = self._bookings_in({S.CONFIRMED}, where=exchangeable)
         if not candidates:
             self.unreached("exchange_for_less: no paid booking")
             return

@@ -105,3 +105,44 @@ def test_an_orders_parking_line_whose_car_never_comes_is_settled_once_at_its_no_
     view = ok(org.request("GET", f"/orders/{order_id}", customer=who))
     assert sorted((r.get("line_id"), r["status"]) for r in view["receipts"] if r["type"] == "settlement") \
         == [("L1", "due"), ("L2", "sent")]
+
+
+def test_an_orders_parking_line_on_a_lot_that_refunds_no_shows_gets_its_money_back_at_its_no_show(api, sandbox, system):
+    """The lot gives a no-show's money back (its own policy, as for a single reservation): at the
+    line's no-show the line's amount is refunded, once, its refund receipt listing the line's
+    items; the order stays CONFIRMED for its ticket, the line REFUNDED, and no settlement receipt
+    is made for it."""
+    org = fiscal_organizer(api)
+    starts = (system_clock() + timedelta(hours=6)).replace(microsecond=0)
+    event_id = org.create_event(name="Night concert", capacity=3, starts_at=starts.strftime("%Y-%m-%dT%H:%M:%SZ"))["event_id"]
+    made = org.request("POST", "/lots", organizer=True, json={
+        "name": "Venue parking", "spaces": [{"space_id": "R0", "type": "REGULAR"}], "policy": {"refund_no_show": True},
+        "tariff": {"hourly": {"value": "150.00", "currency": RUB}, "daily_cap": {"value": "900.00", "currency": RUB},
+                   "grace_minutes": 10}})
+    assert made.status_code == 201, made.text
+    lot_id = made.json()["lot_id"]
+    who = customer()
+    placed = ok(org.request("POST", "/orders", customer=who, key=str(uuid.uuid4()), json={
+        "lines": [{"event_id": event_id, "quantity": 1}, parking_now(lot_id, plate="C789EF77")],
+        "contact_email": "refunded@example.com"}), 201)
+    order_id = placed["order_id"]
+    paying = ok(org.request("POST", f"/orders/{order_id}/payment", customer=who, key=str(uuid.uuid4())), 201)
+    payment_id = paying["payment_id"]
+    sandbox.pay(payment_id)
+    org.wait_status(order_id, who, "CONFIRMED")
+    sweep(system)
+    assert sandbox.refunds(payment_id) == []                     # the car may still come
+    grace = ok(org.request("GET", f"/lots/{lot_id}"))["no_show_grace_seconds"]
+    system["stack"].advance_clock(grace + 62)   # past the no-show and one of the stack's own sweeps
+    sweep(system)
+    sweep(system)
+    [refund] = sandbox.refunds(payment_id)
+    assert refund["amount"] == placed["lines"][1]["amount"]
+    [receipt] = [r for r in sandbox.receipts(payment_id) if r["type"] == "refund"]
+    assert receipt["refund_id"] == refund["id"] and [i["description"] for i in receipt["items"]] == ["Venue parking"]
+    assert items_total(receipt) == Decimal(refund["amount"]["value"])
+    assert settlement_receipts(sandbox, payment_id) == []        # nothing rendered: its money went back
+    view = ok(org.request("GET", f"/orders/{order_id}", customer=who))
+    assert view["status"] == "CONFIRMED"
+    assert [line.get("status") for line in view["lines"]] == [None, "REFUNDED"]   # the ticket moves with the order
+    assert Decimal(view["amount"]["value"]) == Decimal(placed["amount"]["value"]) - Decimal(refund["amount"]["value"])

@@ -354,6 +354,29 @@ def test_the_lot_policy_decides_the_refund_of_a_no_show_and_of_a_cancellation(pa
     assert no_show_sweep().get("timers", 0) == 0 and len(_refunds(provider, store, refunded)) == 1   # once
 
 
+def test_a_free_reservation_on_a_lot_that_refunds_no_shows_becomes_no_show_with_nothing_to_give_back(
+        payments, clock, store, scheduled):
+    """A reservation given free by a 100 % code has no payment: at its no-show a lot that refunds
+    no-shows has nothing to give back, so it enters NO_SHOW as on any lot (the refund path asserted
+    a payment, so every sweep failed on it again and it stayed at the head of the due index)."""
+    from holdfast.services.codes import CodeService
+
+    coded = BookingService(store, clock, lambda booking_id, at: scheduled.append((booking_id, at)),
+                           codes=CodeService(store, clock))
+    parking = ParkingService(store, clock, coded, 600, lambda: KEYS, id_salt="tests-deployment-salt")
+    lot = make_lot(parking, policy={"refund_no_show": True})
+    CodeService(store, clock).create(lot["lot_id"], {"code": "FREEPARK", "kind": "percent", "value": 100}, None)
+    body = {"vehicle_type": "REGULAR", "plate": "F100EE77", "from": f"{DAY}T10:00:00Z", "to": f"{DAY}T11:00:00Z",
+            "code": "FREEPARK"}
+    free = parking.reserve(lot["lot_id"], "zed", "free-1", ReservationIn.model_validate(body).command()).booking
+    assert free.comp and free.status == "CONFIRMED"
+    clock.now = clock.now.replace(day=2, hour=10, minute=20)   # grace 15 minutes + the sweeper's 60 s
+    swept = sweep(store, clock, expire=lambda _: {}, start_reconciliation=lambda *_: None, give_up=lambda *_: None,
+                  refund_timer=payments.refund_after_timer)
+    assert swept.get("timers") == 1 and swept["failed"] == 0, swept
+    assert store.get_booking(free.booking_id).status == "NO_SHOW"
+
+
 def test_a_gates_configuration_lists_the_coming_confirmed_reservations_and_an_offline_plate_entry_checks_one_in(
         parking, gates, payments, provider, clock, store):
     from holdfast.products.parking.gate_sync_schemas import SyncPassIn

@@ -444,3 +444,106 @@ def test_an_orders_receipts_as_the_booking_view_and_the_sales_page_show_them_are
     check_documented(page, SALES_PAGE)
     with pytest.raises(ValidationError):   # the check can fail: a field the document does not name
         check_documented({**shown[1], "line": "L1"}, BOOKING_RECEIPT)
+
+
+@pytest.fixture
+def refunding_lot(store, clock, bookings):
+    """The lot of ``lot`` whose policy gives a no-show's money back."""
+    parking = ParkingService(store, clock, bookings, 600, lambda: LotKeys(b"unit-test-receipt-items"), id_salt="tests-salt")
+    return parking.create_lot(LotIn.model_validate({
+        "name": "Venue parking", "spaces": [{"space_id": "R1", "type": "REGULAR"}],
+        "tariff": {"hourly": {"value": "100.00", "currency": RUB}, "daily_cap": {"value": "1000.00", "currency": RUB},
+                   "grace_minutes": 10}, "policy": {"refund_no_show": True}}).command(), caller=ORG)
+
+
+def _line_sweep(store, clock, settlements, payments) -> dict:
+    """One run of the sweeper as functions/sweep_due wires it for orders: settlements and lines' timers."""
+    return sweep(store, clock, lambda _id: {}, lambda *_: None, give_up=lambda *_: None, grace_seconds=0,
+                 settle=settlements.settle, line_timers=payments.line_timers)
+
+
+def test_an_orders_parking_line_on_a_lot_that_refunds_no_shows_is_refunded_alone_at_its_no_show(
+        bookings, store, clock, provider, directory, priced_event, refunding_lot):
+    """As a single reservation on such a lot: the car never came by the window's start plus the
+    lot's grace, so the line's amount goes back, once, with a refund receipt of the line's items
+    alone (a lost answer asked again under the same key by a later sweep); the line is REFUNDED
+    and settled by no receipt, the order stays CONFIRMED for its ticket at the rest of the price,
+    and a later cancel of the order gives back only the ticket's part."""
+    from datetime import timedelta
+
+    from holdfast.clock import parse_iso
+    from holdfast.services.settlements import Settlements
+
+    order = _ticket_and_parking(bookings, priced_event, refunding_lot, "ned", "order-3", "A-3", "16:00", "18:00")
+    payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
+    started = _paid(payments, provider, order.booking_id, "ned", "pay-3")
+    payment_id = started.payment.payment_id
+    settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
+    paid = store.get_booking(order.booking_id)
+    assert paid.amount.text == "3200.00"                     # 3000.00 of the seat, 200.00 of parking
+    no_show = parse_iso(f"{DAY}T16:00:00Z") + timedelta(seconds=refunding_lot["no_show_grace_seconds"])
+    assert parse_iso(paid.due_at) == no_show
+
+    clock.advance((no_show - clock()).total_seconds() - 60)
+    assert _line_sweep(store, clock, settlements, payments).get("timers") is None   # the car may still come
+    assert provider.refunds_for(payment_id) == []
+    clock.advance(61)
+    provider.fail("create_refund", "after")                  # the provider refunds; its answer is lost
+    assert _line_sweep(store, clock, settlements, payments)["timers"] == 1
+    waiting = store.get_booking(order.booking_id)
+    [entry] = waiting.payment.exchange_refunds
+    assert (entry["line_id"], entry["status"], entry["amount"]) == ("L2", "requested", {"value": "200.00", "currency": RUB})
+    assert waiting.status.value == "CONFIRMED" and waiting.amount.text == "3000.00" and waiting.charged.text == "3200.00"
+    assert [line.get("status") for line in waiting.kind_details["lines"]] == [None, "REFUNDED"]
+    assert _line_sweep(store, clock, settlements, payments).get("line_refunds") is None   # not asked again yet
+    clock.advance(31)
+    assert _line_sweep(store, clock, settlements, payments)["line_refunds"] == 1
+    [refund] = provider.refunds_for(payment_id)              # the same key: one refund
+    assert (refund["amount"]["value"], refund["status"]) == ("200.00", "succeeded")
+    assert [(i["description"], i["amount"]["value"], i["payment_mode"]) for i in refund["receipt"]["items"]] == [
+        ("Venue parking", "200.00", "full_prepayment")]
+    refunded = store.get_booking(order.booking_id)
+    assert refunded.payment.exchange_refunds[0]["status"] == "succeeded"
+    assert refunded.line_timers == [] and refunded.line_refunds_due is None   # due next: the ticket's settlement
+    _, journal = store.get_booking_with_journal(order.booking_id)
+    assert [e.action for e in journal if "no_show" in e.action or e.action.startswith("line_refund")] == [
+        "line_no_show_refund", "line_refund_requested", "line_refund_succeeded"]   # the lost answer: asked later
+
+    clock.advance(3600)
+    for _ in range(2):
+        assert _line_sweep(store, clock, settlements, payments).get("timers") is None
+    assert len(provider.refunds_for(payment_id)) == 1 and provider.receipts == {}   # no settlement of L2
+
+    cancelled = payments.cancel_confirmed(store.get_booking(order.booking_id))   # before the concert
+    assert cancelled.status.value == "REFUNDED"
+    back = [r for r in provider.refunds_for(payment_id) if r["id"] != refund["id"]]
+    assert [(r["amount"]["value"], [i["description"] for i in r["receipt"]["items"]]) for r in back] == [
+        ("3000.00", ["Quartet, stalls, adult"])]
+
+
+def test_an_orders_parking_line_on_a_lot_that_keeps_no_shows_enters_no_show_and_is_settled(
+        bookings, store, clock, provider, directory, priced_event, lot):
+    """The default lot keeps a no-show's money: at the no-show the line enters NO_SHOW on its own
+    (as a single reservation does), nothing goes back, and its settlement receipt follows once."""
+    from datetime import timedelta
+
+    from holdfast.clock import parse_iso
+    from holdfast.services.settlements import Settlements
+
+    order = _ticket_and_parking(bookings, priced_event, lot, "ned", "order-4", "A-4", "16:00", "18:00")
+    payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
+    payment_id = _paid(payments, provider, order.booking_id, "ned", "pay-4").payment.payment_id
+    settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
+    no_show = parse_iso(f"{DAY}T16:00:00Z") + timedelta(seconds=lot["no_show_grace_seconds"])
+    clock.advance((no_show - clock()).total_seconds() + 1)
+    assert _line_sweep(store, clock, settlements, payments)["timers"] == 1
+    gone = store.get_booking(order.booking_id)
+    assert gone.status.value == "CONFIRMED" and [line.get("status") for line in gone.kind_details["lines"]] == [
+        None, "NO_SHOW"]
+    clock.advance(1)
+    assert _line_sweep(store, clock, settlements, payments)["settlement_sent"] == 1
+    for _ in range(2):
+        _line_sweep(store, clock, settlements, payments)
+    assert provider.refunds_for(payment_id) == [] and len(provider.receipts) == 1
+    [made] = provider.receipts.values()
+    assert [i["description"] for i in made["items"]] == ["Venue parking"]

@@ -59,9 +59,12 @@ class Payment:
     #: (stored before the call), ``attempts``, ``next_at`` (when the sweeper looks next),
     #: ``receipt_id`` once the provider answered.
     settlement: dict[str, Any] | None = None
-    #: The refunds of price differences that exchanges into cheaper places gave back from this
-    #: payment (domain/exchange.py ``difference_refund``), in order: each with its ``key`` (stored
-    #: before the call), ``exchange_key``, ``amount``, ``status`` (requested, pending, succeeded,
+    #: The refunds of a part of this payment while its booking stands, in order: the price
+    #: differences that exchanges into cheaper places gave back (domain/exchange.py
+    #: ``difference_refund``), and an order line refunded on its own (its lot refunds no-shows:
+    #: ``line_id``, and ``next_at``, when the sweeper asks again for an answer that never came).
+    #: Each with its ``key`` (stored before the call), ``exchange_key`` (the exchange's request
+    #: key, or ``line-<line id>``), ``amount``, ``status`` (requested, pending, succeeded,
     #: canceled, rejected) and ``refund_id`` once the provider answered. ``refund`` stays the one
     #: refund of what is left (a cancellation).
     exchange_refunds: list[dict[str, Any]] | None = None
@@ -159,8 +162,9 @@ class Booking:
 
     @property
     def charged(self) -> Money:
-        """What the booking's payment took: its amount, plus the differences exchanges into
-        cheaper places gave back of it (the amount is the price of the places it has now)."""
+        """What the booking's payment took: its amount, plus what was given back of it while the
+        booking stood (``Payment.exchange_refunds``: the differences exchanges into cheaper places
+        gave back, an order line's refunded no-show); the amount is what it keeps now."""
         refunds = (self.payment.exchange_refunds if self.payment else None) or []
         # a dearer exchange's difference was paid by a second payment (``differences``): not this one's
         beyond = self.paid_by_differences.value
@@ -175,6 +179,33 @@ class Booking:
         if self.status is BookingStatus.CONFIRMED and details.get("timer_at") and details.get("timer_state"):
             return str(details["timer_at"]), str(details["timer_state"])
         return None
+
+    @property
+    def line_timers(self) -> list[tuple[str, str, str]]:
+        """(when, line id, declared state) of each line of a confirmed order whose kind timer has
+        not fired yet (parking: its no-show at the window's start plus the lot's grace, counted
+        from the order's confirmation as ``confirmed`` sets it): a line that still moves with its
+        order, with no state of its own. A single booking's timer is ``timer``; an order's lines'
+        are run by ``Refunds.line_timers`` (the lot's no-show policy decides, line by line)."""
+        if self.status is not BookingStatus.CONFIRMED:
+            return []
+        found = []
+        for line in (self.kind_details or {}).get("lines") or ():
+            details = line.get("details") or {}
+            moment = _timer_moment(details)
+            if moment is not None and not line.get("status"):
+                found.append((moment, str(line["line_id"]), str(details["timer_state"])))
+        return sorted(found)
+
+    @property
+    def line_refunds_due(self) -> str | None:
+        """When the sweeper next asks again for an order line's own refund (a refunded no-show,
+        ``Refunds.line_timers``) whose answer never came: the earliest ``next_at`` of those still
+        ``requested``; None when none waits."""
+        entries = (self.payment.exchange_refunds if self.payment else None) or []
+        moments = [str(entry["next_at"]) for entry in entries
+                   if entry.get("line_id") and entry.get("status") == "requested" and entry.get("next_at")]
+        return min(moments) if moments else None
 
     @property
     def customer_gave_up(self) -> bool:
@@ -221,6 +252,10 @@ class Booking:
             moments.append(self.payment.next_check_at)
         if self.timer is not None:
             moments.append(self.timer[0])
+        if self.line_timers:
+            moments.append(self.line_timers[0][0])
+        if self.line_refunds_due is not None:
+            moments.append(self.line_refunds_due)
         if self.settlement_due is not None:
             moments.append(self.settlement_due)
         for entry in (self.payment.exchange_refunds if self.payment else None) or ():
@@ -325,8 +360,16 @@ def _rendering_timer(details: dict[str, Any]) -> str | None:
     service; None otherwise. Its moment is the ``timer_at`` the order's confirmation set
     (``Booking.confirmed``), or for a line confirmed before that was kept, ``timer_from`` plus
     ``timer_grace_seconds``."""
-    if not details.get("timer_from") or not details.get("timer_state") or not lifecycle.renders(
-            str(details["timer_state"])):
+    if not details.get("timer_state") or not lifecycle.renders(str(details["timer_state"])):
+        return None
+    return _timer_moment(details)
+
+
+def _timer_moment(details: dict[str, Any]) -> str | None:
+    """When a line's kind timer falls due: the ``timer_at`` the order's confirmation set, or for
+    a line confirmed before that was kept, ``timer_from`` plus ``timer_grace_seconds``; None when
+    its details name no timer."""
+    if not details.get("timer_from") or not details.get("timer_state"):
         return None
     if details.get("timer_at"):
         return str(details["timer_at"])

@@ -30,8 +30,9 @@ def describe(booking: Booking, language: str = DEFAULT_LANGUAGE) -> dict[str, An
             payment["refund"] = {key: booking.payment.refund.get(key) for key in ("refund_id", "status", "reason")}
             # what it gives back: the share a policy or a kept part left, else the whole price
             payment["refund"]["amount"] = booking.payment.refund.get("amount") or booking.amount.as_dict()
-        if booking.payment.exchange_refunds:   # the differences exchanges into cheaper places gave back
+        if booking.payment.exchange_refunds:   # the differences exchanges gave back, an order line's own refund
             payment["exchange_refunds"] = [{key: entry.get(key) for key in ("refund_id", "status", "amount", "requested_at")}
+                                           | ({"line_id": entry["line_id"]} if entry.get("line_id") else {})
                                            for entry in booking.payment.exchange_refunds]
     view: dict[str, Any] = {
         "booking_id": booking.booking_id, "event_id": booking.event_id, "status": booking.status.value,

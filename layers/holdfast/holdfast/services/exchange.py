@@ -53,6 +53,8 @@ ATTEMPTS = 4
 EXCHANGED_EVENT = "booking.exchanged"
 #: The journal action recording what the provider answered to a difference's refund.
 DIFFERENCE_REFUND = "exchange_refund"
+#: The same for an order line's own refund (a refunded no-show).
+LINE_REFUND = "line_refund"
 
 
 class ExchangeService:
@@ -315,8 +317,11 @@ def record_difference(store: HoldStore, clock: Clock, booking_id: str, key: str,
             return booking
         updated = {k: v for k, v in {**entry, **change}.items() if v is not None}
         refunds = [updated if item is entry else item for item in booking.payment.exchange_refunds or []]
-        return transitions.apply(store, booking, clock(), actor=actor, action=f"{DIFFERENCE_REFUND}_{updated['status']}",
-                                 decision=f"refund of the exchange's difference {Money.parse(**updated['amount']).text}: "
+        # an order line refunded on its own (services/refunds.py line_timers) shares the record
+        what, action = (f"line {entry['line_id']}", LINE_REFUND) if entry.get("line_id") \
+            else ("the exchange's difference", DIFFERENCE_REFUND)
+        return transitions.apply(store, booking, clock(), actor=actor, action=f"{action}_{updated['status']}",
+                                 decision=f"refund of {what} {Money.parse(**updated['amount']).text}: "
                                           f"{updated['status']}",
                                  ids={"exchange_key": key, "refund_id": str(updated.get("refund_id") or "")},
                                  payment=replace(booking.payment, exchange_refunds=refunds))

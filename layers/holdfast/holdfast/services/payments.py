@@ -89,6 +89,9 @@ class PaymentService:
     def refund_after_timer(self, booking: Booking) -> bool:
         return self.refunds.refund_after_timer(booking)
 
+    def line_timers(self, booking: Booking, overdue: str) -> str:
+        return self.refunds.line_timers(booking, overdue)
+
     def with_refund(self, payment: Payment, reason: str, attempt: str = "",
                     amount: dict[str, str] | None = None) -> Payment:
         return self.refunds.with_refund(payment, reason, attempt, amount)

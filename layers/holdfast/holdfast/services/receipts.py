@@ -78,13 +78,15 @@ def payment_receipt(booking: Booking) -> dict[str, Any] | None:
     return fiscal.receipt(booking.contact_email, record, booking.amount)
 
 
-def refund_receipt(booking: Booking, amount: dict[str, str]) -> dict[str, Any] | None:
+def refund_receipt(booking: Booking, amount: dict[str, str], offering_id: str | None = None) -> dict[str, Any] | None:
     """The ``receipt`` of a refund of ``amount``: the items given back (a part of them, for a
     partial refund), when the payment carried a receipt; after the settlement receipt was sent,
     of the settled kind (``full_payment``). A refund of more than the receipt listed (a payment of
     another amount than the booking's, which the engine did not create, given back whole) lists one
     item of what is given back, described and taxed as the sale's first line: a shop that requires
-    receipts refuses a refund without one."""
+    receipts refuses a refund without one. ``offering_id``: the refund of one order line alone (a
+    refunded no-show) lists that line's items; any other refund of an order lists the items of
+    the lines not refunded on their own already."""
     record = booking.payment.receipt if booking.payment else None
     if not record or not booking.contact_email:
         return None
@@ -96,6 +98,12 @@ def refund_receipt(booking: Booking, amount: dict[str, str]) -> dict[str, Any] |
                          if payment is not None and line.settlement(payment).get("state") == "sent"}
     lines = [replace(line, payment_mode=fiscal.PAID_AND_RENDERED) if line.offering_id in settled_offerings else line
              for line in fiscal.lines_of(record)]
+    given_up = {str(entry.get("offering_id")) for entry in ((payment.exchange_refunds if payment else None) or [])
+                if entry.get("line_id")}
+    if offering_id is not None:
+        lines = [line for line in lines if line.offering_id == offering_id] or lines
+    elif given_up:
+        lines = [line for line in lines if line.offering_id not in given_up] or lines
     if given_back.value > fiscal.lines_total(lines) or any(line.unit_amount.currency != given_back.currency for line in lines):
         first = lines[0]
         parts = [fiscal.line_for(first.description, given_back, 1, first.vat_code, first.payment_mode)]

@@ -170,11 +170,13 @@ class Refunds:
     def refund_after_timer(self, booking: Booking) -> bool:
         """A kind's timer came due on a confirmed booking: when the offering's policy gives the
         money back then (parking: a refunded no-show), places back and the refund, as a cancel
-        gives it; False when the timer should enter the kind's state instead."""
+        gives it; False when the timer should enter the kind's state instead, as for a booking
+        given free (a 100 % code): nothing was paid, so nothing goes back."""
         from .. import kinds
 
         event = self.store.get_event(booking.event_id)
-        if event is None or booking.timer is None or not kinds.of_booking(booking).refund_on_timer(event, booking):
+        if event is None or booking.timer is None or booking.comp \
+                or not kinds.of_booking(booking).refund_on_timer(event, booking):
             return False
         payment = booking.payment
         assert payment is not None and payment.payment_id
@@ -189,6 +191,87 @@ class Refunds:
         except PaymentOutcomeUnknown:
             logger.warning("refund outcome unknown; reconciliation will settle it", extra={"booking_id": booking.booking_id})
         return True
+
+    def line_timers(self, booking: Booking, overdue: str) -> str:
+        """A confirmed order whose lines' kind timers came due before ``overdue``
+        (``Booking.line_timers``), each line as its own offering's policy says, as a single
+        booking's timer is (``refund_after_timer``, else the sweeper's advance): a lot that
+        refunds no-shows gives the line's amount back of the order's payment (a part of it, with
+        its refund receipt where receipts are on) and the line is REFUNDED, the order standing
+        for its other lines; otherwise the line enters the timer's state (parking: NO_SHOW, its
+        money kept, its settlement receipt due). A line's refund whose answer never came
+        (``Booking.line_refunds_due``) is asked for again. Returns "timers", "line_refunds" or
+        "skipped"; StaleBooking when someone else wrote first (the next sweep decides again)."""
+        done = "skipped"
+        for at, line_id, state in booking.line_timers:
+            if at >= overdue:
+                break
+            booking = self._line_timer(booking, line_id, at, state)
+            done = "timers"
+        waiting = booking.line_refunds_due
+        if waiting is not None and waiting < overdue and booking.payment is not None:
+            for entry in list(booking.payment.exchange_refunds or []):
+                if entry.get("line_id") and entry.get("status") == "requested" and str(entry.get("next_at")) < overdue:
+                    booking = self.line_refund(booking, str(entry["exchange_key"]))
+                    done = "line_refunds" if done == "skipped" else done
+        return done
+
+    def _line_timer(self, booking: Booking, line_id: str, at: str, state: str) -> Booking:
+        from .. import kinds
+        from ..domain.exchange import difference_refund
+
+        stored = next(line for line in (booking.kind_details or {}).get("lines") or () if line["line_id"] == line_id)
+        order = kinds.of_booking(booking)
+        part = order.part(booking, str(stored["offering_id"]))
+        assert part is not None
+        event = self.store.get_event(part.event_id)
+        payment, now = booking.payment, self.clock()
+        if event is None or payment is None or not payment.payment_id or booking.comp or not part.amount.value \
+                or not kinds.named(str(stored["kind"])).refund_on_timer(event, part):
+            return transitions.advance_part(self.store, booking, part, now, state, actor="timer", action="timer_fired",
+                                            decision=f"line {line_id} not entered by {at}", ids={"line_id": line_id})
+        entry = {**difference_refund(payment.payment_id, f"line-{line_id}", part.amount, now), "line_id": line_id,
+                 "offering_id": part.event_id, "attempts": 0,
+                 "next_at": iso(now + timedelta(seconds=self.first_check_seconds))}
+        refunded = order.with_part(booking, replace(part, status=BookingStatus.REFUNDED))
+        booking = transitions.apply(
+            self.store, booking, now, actor="timer", action=f"line_{state.lower()}_refund",
+            decision=f"line {line_id} not entered by {at}; its offering's policy refunds it: "
+                     f"{part.amount.text} of {booking.amount.text} to go back",
+            ids={"payment_id": payment.payment_id, "line_id": line_id}, kind_details=refunded.kind_details,
+            amount=Money(booking.amount.value - part.amount.value, booking.amount.currency),
+            payment=replace(payment, exchange_refunds=[*(payment.exchange_refunds or []), entry]))
+        return self.line_refund(booking, str(entry["exchange_key"]))
+
+    def line_refund(self, booking: Booking, key: str) -> Booking:
+        """Ask the provider for an order line's own refund stored under ``key`` (its
+        ``exchange_key``) and record the answer; an answer that did not come moves its next try
+        later (twice as far each time), a refusal is recorded and left to an operator."""
+        from .exchange import record_difference
+
+        payment = booking.payment
+        entry = next((e for e in (payment.exchange_refunds or []) if e.get("exchange_key") == key), None) \
+            if payment is not None else None
+        if entry is None or entry.get("status") != "requested" or payment is None or not payment.payment_id:
+            return booking
+        try:
+            answer = self.money.refund(payment.payment_id, entry["amount"],
+                                       f"Holdfast booking {booking.booking_id}: line {entry['line_id']} refunded",
+                                       entry["key"], refund_receipt(booking, entry["amount"],
+                                                                    offering_id=str(entry["offering_id"])))
+        except ProviderRejected as exc:
+            logger.warning("the refund of an order line was refused",
+                           extra={"booking_id": booking.booking_id, "code": exc.code})
+            return record_difference(self.store, self.clock, booking.booking_id, key,
+                                     {"status": "rejected", "rejected_code": exc.code}, "timer") or booking
+        except PaymentOutcomeUnknown:
+            attempts = int(entry.get("attempts") or 0) + 1
+            later = iso(self.clock() + timedelta(seconds=self.first_check_seconds * 2 ** (attempts - 1)))
+            return record_difference(self.store, self.clock, booking.booking_id, key,
+                                     {"attempts": attempts, "next_at": later}, "timer") or booking
+        crash_point("refund.after_line_refund_call")   # the money went back; nothing recorded yet
+        return record_difference(self.store, self.clock, booking.booking_id, key,
+                                 {"status": answer.get("status"), "refund_id": answer.get("id")}, "timer") or booking
 
     def with_refund(self, payment: Payment, reason: str, attempt: str = "",
                     amount: dict[str, str] | None = None) -> Payment:

@@ -15,6 +15,10 @@ or died) are acted on here, each on its own.
   start plus the lot's grace) is moved into the timer's declared state by the ``timer`` actor
   (services/transitions.py: advance), its places following that state. The sweeper is this
   timer's only clock: it acts within one sweep interval plus ``grace_seconds`` of the moment.
+- A confirmed order's line whose kind set it a timer (an order's parking line: its no-show) is
+  handed to ``line_timers`` (services/refunds.py), which does for the line what the timer or the
+  lot's refund policy does for a single reservation, the order standing for its other lines; a
+  line's own refund whose answer never came is asked for again there.
 - A confirmed booking whose payment carried a fiscal receipt is due for its settlement receipt once
   its service is rendered (``Booking.settlement_due``); ``settle`` (services/settlements.py)
   sends it, moves the look later, or makes the failure an operator's case.
@@ -52,7 +56,8 @@ def sweep(store: PaymentStore, clock: Clock, expire: Callable[[str], dict[str, A
           refund_timer: Callable[[Booking], bool] | None = None,
           settle: Callable[[Booking], str] | None = None,
           differences: "DifferencePayments | None" = None,
-          exchange_refunds: Callable[[Booking, str], str] | None = None) -> dict[str, int]:
+          exchange_refunds: Callable[[Booking, str], str] | None = None,
+          line_timers: Callable[[Booking, str], str] | None = None) -> dict[str, int]:
     """One pass over the ``limit`` most overdue bookings. Returns how many were expired, restarted
     (reconciling), given up, left alone (skipped) and failed, and with ``lapse_resolution`` how many
     conflict cases lapsed."""
@@ -61,7 +66,8 @@ def sweep(store: PaymentStore, clock: Clock, expire: Callable[[str], dict[str, A
     for booking_id in store.due_bookings(overdue, limit):
         try:
             outcome = _sweep_one(store, clock, booking_id, overdue, expire, start_reconciliation, give_up,
-                                 grace_seconds, max_restarts, refund_timer, settle, differences, exchange_refunds)
+                                 grace_seconds, max_restarts, refund_timer, settle, differences, exchange_refunds,
+                                 line_timers)
         except Exception:  # noqa: BLE001 - isolated: the rest of the sweep goes on, the next one retries
             logger.exception("sweep could not handle a booking", extra={"booking_id": booking_id})
             outcome = "failed"
@@ -91,7 +97,7 @@ def _lapse_cases(store: PaymentStore, clock: Clock, lapse: Callable[[Booking], s
 
 def _sweep_one(store: PaymentStore, clock: Clock, booking_id: str, overdue: str, expire, start_reconciliation,  # noqa: ANN001
                give_up, grace_seconds: int, max_restarts: int, refund_timer=None, settle=None,  # noqa: ANN001
-               differences=None, exchange_refunds=None) -> str:  # noqa: ANN001
+               differences=None, exchange_refunds=None, line_timers=None) -> str:  # noqa: ANN001
     booking = store.get_booking(booking_id)
     if booking is None:
         return "skipped"
@@ -119,6 +125,13 @@ def _sweep_one(store: PaymentStore, clock: Clock, booking_id: str, overdue: str,
         except StaleBooking:
             return "skipped"   # checked in (or cancelled) meanwhile: nothing is due any more
         return "timers"
+    line_due = min([at for at, _, _ in booking.line_timers[:1]] + [booking.line_refunds_due or "~"])
+    if line_timers is not None and line_due < overdue:
+        try:
+            # an order's own lines, each as its offering's policy says (a refunded no-show)
+            return line_timers(booking, overdue)
+        except StaleBooking:
+            return "skipped"   # checked in at the gate (or cancelled) meanwhile: the next sweep decides again
     if settle is not None and booking.settlement_due is not None and booking.settlement_due < overdue:
         return f"settlement_{settle(booking)}"
     payment = booking.payment

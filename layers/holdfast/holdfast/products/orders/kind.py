@@ -17,6 +17,7 @@ from holdfast.domain.errors import InvalidRequest
 from holdfast.domain.inventory import Places
 from holdfast.domain.money import Money
 from holdfast.domain.offering import Offering
+from holdfast.domain.statuses import BookingStatus
 from holdfast.kinds.base import Inventory, Kind
 from holdfast.ports import InventoryReads
 
@@ -59,9 +60,13 @@ class OrderKind(Kind):
 
     def kept_on_cancel(self, offering_of: Any, booking: Booking, now: datetime) -> list[tuple[str, Money]]:
         """The lines whose offering's policy keeps their money if the order is cancelled now (a lot
-        that refunds nothing this close to the window), each asked of its own kind."""
+        that refunds nothing this close to the window), each asked of its own kind. A line given
+        back on its own already (a refunded no-show) is no longer in the order's amount: it is
+        neither kept nor refunded again."""
         kept = []
         for line in lines_of(booking):
+            if line.status == BookingStatus.REFUNDED.value:
+                continue
             offering = offering_of(line.offering_id)
             kind = kinds.named(line.kind)
             if offering is not None and kind.cancel_without_refund(offering, line.as_booking(booking), now):
