@@ -264,8 +264,9 @@ class ExchangeService:
         payment = booking.payment
         outcome = "skipped"
         for entry in list((payment.exchange_refunds if payment else None) or ()):
-            if entry.get("status") != "requested" or str(entry.get("next_check_at") or "~") >= overdue:
-                continue
+            if entry.get("line_id") or entry.get("status") != "requested" \
+                    or str(entry.get("next_check_at") or "~") >= overdue:
+                continue   # an order line's refund is the line's own retry (services/refunds.py line_timers)
             key = str(entry["exchange_key"])
             try:
                 current = self.store.get_booking(booking.booking_id) or booking

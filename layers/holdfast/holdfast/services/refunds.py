@@ -230,7 +230,11 @@ class Refunds:
                 or not kinds.named(str(stored["kind"])).refund_on_timer(event, part):
             return transitions.advance_part(self.store, booking, part, now, state, actor="timer", action="timer_fired",
                                             decision=f"line {line_id} not entered by {at}", ids={"line_id": line_id})
-        entry = {**difference_refund(payment.payment_id, f"line-{line_id}", part.amount, now), "line_id": line_id,
+        # the line's own retry (``next_at``, below) asks again, not a cheaper exchange's (``next_check_at``)
+        recorded = {name: value for name, value in difference_refund(payment.payment_id, f"line-{line_id}",
+                                                                     part.amount, now).items()
+                    if name != "next_check_at"}
+        entry = {**recorded, "line_id": line_id,
                  "offering_id": part.event_id, "attempts": 0,
                  "next_at": iso(now + timedelta(seconds=self.first_check_seconds))}
         refunded = order.with_part(booking, replace(part, status=BookingStatus.REFUNDED))

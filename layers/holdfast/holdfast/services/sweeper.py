@@ -78,7 +78,8 @@ def sweep(store: PaymentStore, clock: Clock, expire: Callable[[str], dict[str, A
 
 
 def _refund_overdue(booking: Booking, overdue: str) -> bool:
-    return any(entry.get("status") == "requested" and str(entry.get("next_check_at") or "~") < overdue
+    return any(not entry.get("line_id") and entry.get("status") == "requested"
+               and str(entry.get("next_check_at") or "~") < overdue
                for entry in (booking.payment.exchange_refunds if booking.payment else None) or ())
 
 
