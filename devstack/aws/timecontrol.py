@@ -212,7 +212,12 @@ class StackTime:
         running = 0
         for account in list(stepfunctions_parser_backends.keys()):
             for backend in list(stepfunctions_parser_backends[account].values()):
-                running += len(backend._get_executions(ExecutionStatus.RUNNING))
+                for machine in list(backend.state_machines):
+                    # moto lists an execution before its start sets RUNNING: read on another thread
+                    # meanwhile, its status was None and `.status` raised AttributeError (a random-order
+                    # run of the package); one being started is running
+                    running += sum(1 for execution in list(machine.executions)
+                                   if execution.exec_status in (None, ExecutionStatus.RUNNING))
         now = self.clock.now_seconds()
         parked = sum(1 for due, kind in self.clock.timers() if kind.startswith("states:") and due > now)
         return max(0, running - parked)

@@ -46,3 +46,21 @@ def test_progress_that_stops_ends_the_wait_one_whole_window_later_and_the_cap_en
     now.at, calls[0] = 420, 421
     assert capped.passed()            # five windows in all, progress or not
     assert capped.waited() == 300
+
+
+def test_an_execution_moto_has_listed_but_not_yet_started_counts_as_running(monkeypatch):
+    from types import SimpleNamespace
+
+    from moto.stepfunctions.parser import models
+    from moto.stepfunctions.parser.api import ExecutionStatus
+
+    from devstack.aws.timecontrol import StackTime
+
+    machine = SimpleNamespace(executions=[SimpleNamespace(exec_status=None),   # being started
+                                          SimpleNamespace(exec_status=ExecutionStatus.RUNNING),
+                                          SimpleNamespace(exec_status=ExecutionStatus.SUCCEEDED)])
+    monkeypatch.setattr(models, "stepfunctions_parser_backends",
+                        {"123456789012": {"eu-central-1": SimpleNamespace(state_machines=[machine])}})
+    clock = SimpleNamespace(now_seconds=lambda: 0.0, timers=lambda: [], add_due_source=lambda *_: None,
+                            add_listener=lambda *_: None)
+    assert StackTime(SimpleNamespace(), clock)._executions_between_states() == 2
