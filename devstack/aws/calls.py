@@ -20,6 +20,12 @@ _RESOURCE_PARAMS = ("TableName", "IndexName", "QueueUrl", "QueueName", "stateMac
                     "SecretId", "FromEmailAddress", "FunctionName", "Name", "EventBusName", "Bucket", "Key")
 _calls_lock = threading.Lock()
 _CALLS: dict[tuple[str, str, str, str], int] = {}  # (function, service, action, params JSON) -> count
+_MADE = [0]   # every call a function made in this process, never cleared: a stack's sign of progress
+
+
+def made() -> int:
+    """How many AWS calls functions have made in this process so far (work under way moves it)."""
+    return _MADE[0]
 
 
 def resource_params(params: dict[str, Any]) -> dict[str, Any]:
@@ -66,6 +72,7 @@ def install() -> None:
                    json.dumps(resource_params(api_params), sort_keys=True, default=str))
             with _calls_lock:
                 _CALLS[key] = _CALLS.get(key, 0) + 1
+                _MADE[0] += 1
         return original(client, operation_name, api_params)
 
     botocore.client.BaseClient._make_api_call = recording_call

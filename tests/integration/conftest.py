@@ -21,6 +21,8 @@ RESOLUTION_WINDOW = 3
 #: Restarts before the sweeper hands a stuck reconciliation to an operator (the default is 5): each
 #: restart waits SweepGraceSeconds x 2^(n-1) of real time, 31 s for five at a one-second grace.
 SWEEP_RESTARTS = 3
+#: HoldReminderSeconds: holds of 4 s or more get their reminder 2 s before the end
+REMINDER = 2
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -57,7 +59,7 @@ def system():
         SweepMaxRestarts=str(SWEEP_RESTARTS),
         QueueRatePerMinute="20",   # one join or poll every 3 s, two at once: so that a
         QueueRateBurst="2",        # customer sending four joins together is limited
-        HoldReminderSeconds="2",   # holds of 4 s or more get their reminder 2 s before the end
+        HoldReminderSeconds=str(REMINDER),
         ResolutionWindowSeconds=str(RESOLUTION_WINDOW),   # conflict cases lapse quickly
     ) as running:
         yield running
