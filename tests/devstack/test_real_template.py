@@ -121,8 +121,10 @@ def test_hold_expiry_state_machine_executes_and_reaches_its_task(real_stack, cap
     assert [s["FunctionName"] for s in scheduled] == [
         function_arn, real_stack.attributes["ReconcilePaymentFunction"]["Arn"],
         real_stack.attributes["NotifierFunction"]["Arn"]]
-    assert scheduled[0]["Payload"] == scheduled[1]["Payload"] == {"bucket": past}
-    assert scheduled[2]["Payload"] == {"remind_bucket": {"bucket": past}}
+    # each step also gets the tick's input as started (an execution without "index" reads every shard)
+    tick = {"bucket": past, "remind_bucket": past}
+    assert scheduled[0]["Payload"] == scheduled[1]["Payload"] == {"bucket": past, "tick": tick}
+    assert scheduled[2]["Payload"] == {"remind_bucket": {"bucket": past, "tick": tick}}
     assert not [r for r in caplog.records if "NoSuchJsonPath" in r.getMessage()]
 
 
