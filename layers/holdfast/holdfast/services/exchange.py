@@ -159,10 +159,7 @@ class ExchangeService:
                 notice={"released_event_id": booking.event_id},
                 event_id=target_id, kind_details=details, ends_at=places_end(places, target.starts_at), **money)
         except SalesStopped:
-            for offering in dict.fromkeys((booking.event_id, target_id)):
-                if self.store.event_cancelled(offering):
-                    raise EventCancelled(offering) from None
-            raise StaleBooking(booking.booking_id) from None   # its terms moved: decide again on them
+            raise self._why_stopped(booking, target_id) from None
 
     def _dearer(self, booking: Booking, price: Money) -> Money | None:
         """What a dearer exchange's second payment takes (None: the places cost no more, or the
@@ -193,10 +190,15 @@ class ExchangeService:
                 swap=held_claims(entry), offering_version=target.version,
                 differences=[*(booking.differences or []), entry])
         except SalesStopped:
-            for offering in dict.fromkeys((booking.event_id, moved.taken_from)):
-                if self.store.event_cancelled(offering):
-                    raise EventCancelled(offering) from None
-            raise StaleBooking(booking.booking_id) from None
+            raise self._why_stopped(booking, moved.taken_from) from None
+
+    def _why_stopped(self, booking: Booking, target_id: str) -> Exception:
+        """What a swap refused by a sale gate answers: the cancelled offering of the two, else a
+        stale booking (its terms moved: decide again on them)."""
+        for offering in dict.fromkeys((booking.event_id, target_id)):
+            if self.store.event_cancelled(offering):
+                return EventCancelled(offering)
+        return StaleBooking(booking.booking_id)
 
     def _pay(self, booking: Booking, key: str) -> Booking:
         """The difference payment of the dearer exchange ``key``, created at the provider if it has
