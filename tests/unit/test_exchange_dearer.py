@@ -279,3 +279,50 @@ def test_a_cheaper_exchange_never_asks_the_first_payment_for_more_than_it_holds(
     # one place of the dear date (1500.00): 1500.00 back, more than the 1000.00 it holds: refused too
     with pytest.raises(Conflict):
         exchanges.exchange(booking.booking_id, "alice", "x-3", dear, HoldPlaces(quantity=1))
+
+
+def _settled_after_start(store, provider, clock, booking_id, starts_at):
+    """The settlement receipt the sweeper's settlement sends once the booking's event has begun."""
+    from holdfast.clock import parse_iso
+    from holdfast.services.settlements import Settlements
+
+    clock.advance((parse_iso(starts_at) - clock()).total_seconds() + 1)
+    assert Settlements(store, provider, clock).settle(store.get_booking(booking_id)) == "sent"
+    [made] = provider.receipts.values()
+    return made
+
+
+def test_a_dearer_exchange_s_settlement_receipt_closes_what_the_first_payment_prepaid(
+        bookings, paying, provider, exchanges, dates, store, directory, clock):
+    """Seen by make proof (seed 20261208546): the settlement took the booking's new price (3000.00)
+    against the first payment's receipt (2000.00) and raised on every sweep. The first payment
+    closes its own share; the difference was a prepayment of its own."""
+    directory.put_fiscal(ORG.organizer_id, FiscalSettings(2, 1), "2030-01-01T00:00:00.000Z")
+    cheap, dear = dates
+    booking = _paid(bookings, paying, provider, cheap)
+    exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))
+    [payment] = _difference_payments(provider, booking.booking_id)
+    provider.pay(payment["id"])
+    paying.apply_provider_payment(provider.get_payment(payment["id"]))
+    assert store.get_booking(booking.booking_id).amount.text == "3000.00"
+    made = _settled_after_start(store, provider, clock, booking.booking_id, "2030-02-08T20:00:00Z")
+    assert made["payment_id"] == booking.payment.payment_id
+    assert made["settlements"] == [{"type": "prepayment", "amount": {"value": "2000.00", "currency": RUB}}]
+    assert sum(Decimal(i["amount"]["value"]) * Decimal(i["quantity"]) for i in made["items"]) == Decimal("2000.00")
+
+
+def test_a_cheaper_exchange_s_settlement_receipt_lists_the_places_it_now_has(
+        bookings, paying, provider, exchanges, dates, store, directory, clock):
+    """Seen by make proof (seed 20261208786): after an exchange into cheaper places the sale's items
+    (2 x 1500.00) no longer add up to the booking's price (2 x 1000.00), and the settlement raised.
+    It closes the price as it stands, one line of the places, taxed as the sale's first line."""
+    directory.put_fiscal(ORG.organizer_id, FiscalSettings(2, 1), "2030-01-01T00:00:00.000Z")
+    cheap, dear = dates
+    booking = _paid(bookings, paying, provider, dear)
+    exchanges.exchange(booking.booking_id, "alice", "x-1", cheap, HoldPlaces(quantity=2))
+    moved = store.get_booking(booking.booking_id)
+    assert moved.event_id == cheap and moved.amount.text == "2000.00"
+    made = _settled_after_start(store, provider, clock, booking.booking_id, "2030-02-01T20:00:00Z")
+    assert made["settlements"] == [{"type": "prepayment", "amount": {"value": "2000.00", "currency": RUB}}]
+    assert [(i["quantity"], i["amount"]["value"], i["payment_mode"]) for i in made["items"]] == \
+        [("2", "1000.00", "full_payment")]

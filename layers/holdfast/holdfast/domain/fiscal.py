@@ -166,11 +166,17 @@ def rendered_at(granule_starts: list[str], offering_starts_at: str | None) -> st
 
 
 def settlement_receipt(email: str, record: dict[str, Any], amount: Money, payment_id: str,
-                       offering_id: str | None = None) -> dict[str, Any]:
+                       offering_id: str | None = None, places: int = 1) -> dict[str, Any]:
     """``POST /v3/receipts`` closing the prepayment of ``amount`` once the service is rendered: the
     same items, each ``full_payment``, settled against the prepayment. With ``offering_id``, one
-    order line's: its items alone, and ``amount`` is theirs (``line_amount``)."""
+    order line's: its items alone, and ``amount`` is theirs (``line_amount``). A booking exchanged
+    since its payment (other places at another price) closes what its payment prepaid of the places
+    it now has: the sale's items no longer add up to that, so it lists one line of ``places``
+    place(s) for ``amount``, described and taxed as the sale's first line."""
     lines = None if offering_id is None else [line for line in lines_of(record) if line.offering_id == offering_id]
+    if lines is None and lines_total(lines_of(record)) != amount.value:
+        first = lines_of(record)[0]
+        lines = [line_for(first.description, amount, places, first.vat_code, first.payment_mode, first.offering_id)]
     body = receipt(email, record, amount, lines=lines, payment_mode=PAID_AND_RENDERED)
     return {"type": "payment", "payment_id": payment_id, "send": True, **body,
             "settlements": [{"type": "prepayment", "amount": amount.as_dict()}]}

@@ -21,6 +21,7 @@ from typing import Any
 from ..clock import iso, parse_iso
 from ..domain import fiscal, lifecycle
 from ..domain.booking import Booking, Payment, SettledLine, settled_lines
+from ..domain.money import Money
 from ..faults import crash_point
 from ..observability import logger
 from ..ports import Clock, PaymentProvider, PaymentStore, ProviderOutcomeUnknown, ProviderRejected, StaleBooking
@@ -56,6 +57,13 @@ def _with(payment: Payment, line: SettledLine | None, state: dict[str, Any]) -> 
 
 def _named(line: SettledLine | None, text: str) -> str:
     return f"line {line.line_id} ({line.offering_id}): {text}" if line is not None else text
+
+
+def first_payment_share(booking: Booking) -> Money:
+    """What the booking's first payment prepaid of the service as it now stands, which its
+    settlement receipt closes: the booking's price less what dearer exchanges' difference
+    payments took (``Booking.paid_by_differences``; each of those is its own prepayment)."""
+    return Money(booking.amount.value - booking.paid_by_differences.value, booking.amount.currency)
 
 
 class Settlements:
@@ -139,7 +147,8 @@ class Settlements:
             body = fiscal.settlement_receipt(booking.contact_email, record, amount, payment.payment_id or "",
                                              offering_id=line.offering_id)
         else:
-            body = fiscal.settlement_receipt(booking.contact_email, record, booking.amount, payment.payment_id or "")
+            body = fiscal.settlement_receipt(booking.contact_email, record, first_payment_share(booking),
+                                             payment.payment_id or "", places=booking.places.quantity)
         crash_point("settlement.before_provider_call")
         try:
             answer = self.provider.create_receipt(body, str(settlement["key"]))
