@@ -230,3 +230,31 @@ def test_a_lost_refund_answer_nobody_repeats_is_asked_again_by_the_sweeper_once(
     clock.advance(1000)
     run()
     assert _refunded(provider, booking.payment.payment_id) == [Decimal("1000.00")] and iso(clock())
+
+
+def test_a_lost_refund_answer_of_a_booking_in_a_case_is_asked_again_by_the_sweeper_too(
+        bookings, paying, provider, exchanges, dates, store, clock):
+    """make proof seed 20261208154: a booking in a case (here a second payment for it) sits in the
+    review index, not the due index, so the sweeper never came back to its lost refund answer: the
+    refund was made at the provider and the booking kept saying it was asked for."""
+    from holdfast.services import transitions
+    from holdfast.services.sweeper import sweep
+
+    first, later = dates
+    booking = _paid(bookings, paying, provider, first)
+    provider.fail("create_refund", "after")
+    with pytest.raises(PaymentProviderUnavailable):
+        exchanges.exchange(booking.booking_id, "alice", "x-1", later, HoldPlaces(quantity=2))
+    provider.faults.pop("create_refund", None)
+    stored = store.get_booking(booking.booking_id)
+    in_case = transitions.apply(store, stored, clock(), actor="test", action="case_opened", decision="test",
+                                review={"reason": "second_payment_for_booking"})
+    assert [b.booking_id for b in store.list_reviews()] == [booking.booking_id]
+    assert booking.booking_id not in store.due_bookings("9999", 100)
+    clock.advance(100)
+    counts = sweep(store, clock, bookings.expire, lambda *_: None, give_up=lambda *_: None,
+                   exchange_refunds=exchanges.retry_refunds)
+    assert counts.get("exchange_refund_succeeded") == 1
+    done = store.get_booking(booking.booking_id)
+    assert done.payment.exchange_refunds[0]["status"] == "succeeded" and done.review == in_case.review
+    assert _refunded(provider, booking.payment.payment_id) == [Decimal("1000.00")]
