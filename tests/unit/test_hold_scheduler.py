@@ -196,3 +196,42 @@ def test_a_hold_of_one_offering_expires_on_the_tick_another_offering_started(sfn
     clock.advance((datetime.fromisoformat(expiry_tick["bucket"].replace("Z", "+00:00")) - clock()).total_seconds())
     assert bookings.expire_bucket(expiry_tick["bucket"])["expired"] == 2
     assert [store.get_booking(b.booking_id).status for b in held] == [BookingStatus.EXPIRED] * 2
+
+
+def test_a_payments_first_check_starts_the_tick_of_the_bucket_its_stored_check_time_is_in(
+        sfn, store, clock, catalog, provider, monkeypatch):
+    """integration run A4 (docs/testing.md): a payment whose attempt took longer to store than the
+    rest of its 5-second bucket started the NEXT bucket's tick, counted from the moment after the
+    write, while its check was stored (and indexed) in the bucket before: that tick read its
+    bucket without the check, and the check waited for the sweeper's minute."""
+    import random
+
+    from holdfast.adapters.aws import ReconciliationBuckets, StepFunctionsReconciliationStarter
+    from holdfast.schemas import BookingIn
+    from holdfast.services import payments as payments_module
+    from holdfast.services.bookings import BookingService
+    from holdfast.services.payments import PaymentService
+    from tests.unit.conftest import event_request
+
+    client, arn = sfn
+    ticks = StepFunctionsHoldExpiryScheduler(arn, client, reminder_seconds=120, clock=clock)
+    bookings = BookingService(store, clock, ticks.schedule, rng=random.Random(7))
+    buckets = ReconciliationBuckets(StepFunctionsReconciliationStarter(arn, client), clock=clock, ticks=ticks)
+    paying = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done",
+                            start_reconciliation=buckets.start)
+    event_id = catalog.create_event(event_request())["event_id"]
+    booking = bookings.create_booking(event_id, "ann", "k-1", BookingIn(quantity=1)).booking
+    clock.advance(2.5 - clock().timestamp() % 5)   # half way through a bucket
+    real_point = payments_module.crash_point
+
+    def slow_write(name: str) -> None:   # the attempt's write answers 4 s after it was decided
+        if name == "payment.after_storing_attempt":
+            clock.advance(4)
+        real_point(name)
+
+    monkeypatch.setattr(payments_module, "crash_point", slow_write)
+    before = set(started(client, arn))
+    paying.start_payment(booking.booking_id, "ann", "pay-1")
+    due = store.get_booking(booking.booking_id).payment.next_check_at
+    new_ticks = [given for name, given in started(client, arn).items() if name not in before]
+    assert [given["bucket"] for given in new_ticks] == [bucket_of(due)]

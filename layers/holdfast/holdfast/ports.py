@@ -733,7 +733,7 @@ class HoldExpiryScheduler(Protocol):
 class ReconciliationStarter(Protocol):
     """Starts a reconciliation execution; a repeated (booking, tag) is a no-op."""
 
-    def start(self, booking_id: str, tag: str, wait_seconds: int = 0) -> bool: ...
+    def start(self, booking_id: str, tag: str, wait_seconds: float = 0) -> bool: ...
 
 
 class CancellationJobs(Protocol):

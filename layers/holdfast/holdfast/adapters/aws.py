@@ -81,9 +81,9 @@ class StepFunctionsReconciliationStarter:
         self.arn = state_machine_arn
         self.client = client or boto3.client("stepfunctions")
 
-    def start(self, booking_id: str, tag: str, wait_seconds: int = 0) -> bool:
+    def start(self, booking_id: str, tag: str, wait_seconds: float = 0) -> bool:
         return start_once(self.client, self.arn, f"pay-{booking_id}-{tag}",
-                          {"booking_id": booking_id, "wait_seconds": int(wait_seconds)})
+                          {"booking_id": booking_id, "wait_seconds": max(0, math.ceil(wait_seconds))})
 
 
 class ReconciliationBuckets:
@@ -104,11 +104,11 @@ class ReconciliationBuckets:
         self.ticks = ticks
         self.started: set[str] = set()
 
-    def start(self, booking_id: str, tag: str, wait_seconds: int = 0) -> bool:
+    def start(self, booking_id: str, tag: str, wait_seconds: float = 0) -> bool:
         if tag != "initial":
             return self.starter.start(booking_id, tag, wait_seconds)
         now = self.clock()
-        bucket = bucket_of(iso(now + timedelta(seconds=int(wait_seconds))))
+        bucket = bucket_of(iso(now + timedelta(seconds=wait_seconds)))   # (a fraction: to the stored check time)
         if self.ticks is not None:
             return self.ticks.start_tick(bucket)
         if bucket in self.started:

@@ -54,7 +54,7 @@ class PaymentService:
 
     def __init__(self, store: PaymentStore, provider: PaymentProvider, clock: Clock, bookings: BookingService,
                  return_url: str, first_check_seconds: int = 30,
-                 start_reconciliation: Callable[[str, str, int], Any] | None = None,
+                 start_reconciliation: Callable[[str, str, float], Any] | None = None,
                  resolution_window_seconds: int | None = None, resolution_operator: str | None = None,
                  fiscal: FiscalReads | None = None) -> None:
         self.first_check_seconds = first_check_seconds
@@ -178,8 +178,15 @@ class PaymentService:
         crash_point("payment.after_storing_attempt")
         if self.start_reconciliation is None:
             return
+        wait: float = self.first_check_seconds
+        due = booking.payment.next_check_at if booking.payment is not None else None
+        if tag == "initial" and due:
+            # counted from the check time stored with the attempt, not from now: a write slower than
+            # the rest of a 5-second bucket would otherwise start the next bucket's tick, and the
+            # stored check's own bucket would be read without it (left to the sweeper's minute)
+            wait = (parse_iso(due) - self.clock()).total_seconds()
         try:
-            self.start_reconciliation(booking.booking_id, tag, self.first_check_seconds)
+            self.start_reconciliation(booking.booking_id, tag, wait)
         except Exception:  # noqa: BLE001 - the due index and the sweeper restart it
             logger.exception("could not start reconciliation", extra={"booking_id": booking.booking_id})
 
