@@ -228,8 +228,9 @@ def test_a_cancel_after_a_paid_difference_gives_each_payment_back_what_it_took(
     assert done.status is BookingStatus.REFUNDED and done.differences[-1]["state"] == "refunded"
 
 
-def test_with_receipts_on_the_view_lists_the_difference_payments_receipt(
-        bookings, paying, provider, exchanges, dates, store, directory):
+def _moved_dearer_with_receipts(bookings, paying, provider, exchanges, dates, directory):
+    """Receipts on; alice's two places of the cheaper date exchanged into the dearer one, the
+    difference paid: the booking as it was before the exchange."""
     directory.put_fiscal(ORG.organizer_id, FiscalSettings(2, 1), "2030-01-01T00:00:00.000Z")
     cheap, dear = dates
     booking = _paid(bookings, paying, provider, cheap)
@@ -237,6 +238,12 @@ def test_with_receipts_on_the_view_lists_the_difference_payments_receipt(
     [payment] = _difference_payments(provider, booking.booking_id)
     provider.pay(payment["id"])
     paying.apply_provider_payment(provider.get_payment(payment["id"]))
+    return booking
+
+
+def test_with_receipts_on_the_view_lists_the_difference_payments_receipt(
+        bookings, paying, provider, exchanges, dates, store, directory):
+    booking = _moved_dearer_with_receipts(bookings, paying, provider, exchanges, dates, directory)
     receipts = [(r["type"], r["amount"]["value"]) for r in describe(store.get_booking(booking.booking_id))["receipts"]]
     assert ("payment", "2000.00") in receipts and ("payment", "1000.00") in receipts
 
@@ -297,13 +304,7 @@ def test_a_dearer_exchange_s_settlement_receipt_closes_what_the_first_payment_pr
     """Seen by make proof (seed 20261208546): the settlement took the booking's new price (3000.00)
     against the first payment's receipt (2000.00) and raised on every sweep. The first payment
     closes its own share; the difference was a prepayment of its own."""
-    directory.put_fiscal(ORG.organizer_id, FiscalSettings(2, 1), "2030-01-01T00:00:00.000Z")
-    cheap, dear = dates
-    booking = _paid(bookings, paying, provider, cheap)
-    exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))
-    [payment] = _difference_payments(provider, booking.booking_id)
-    provider.pay(payment["id"])
-    paying.apply_provider_payment(provider.get_payment(payment["id"]))
+    booking = _moved_dearer_with_receipts(bookings, paying, provider, exchanges, dates, directory)
     assert store.get_booking(booking.booking_id).amount.text == "3000.00"
     made = _settled_after_start(store, provider, clock, booking.booking_id, "2030-02-08T20:00:00Z")
     assert made["payment_id"] == booking.payment.payment_id
