@@ -490,6 +490,26 @@ def check_booking(snap: Snapshot, booking: Booking) -> None:
     assert not booking.places_secured or booking.status in HOLDING, \
         f"I10 booking {booking.booking_id} is {booking.status} with places_secured still set"
     check_slot_start(snap, booking)
+    check_lines_given_up(booking)
+
+
+def check_lines_given_up(booking: Booking) -> None:
+    """O5: a confirmed order's line in a state of its own that gives its places back (REFUNDED at
+    its no-show, a kept NO_SHOW, COMPLETED once its car left) is no longer among the order's
+    places: they went back in the write that recorded it (so I2, I3 and G3 find them free), not
+    at the order's end."""
+    from holdfast.products.orders.lines import is_order, lines_of, merged
+
+    if not is_order(booking) or booking.status is not BookingStatus.CONFIRMED:
+        return
+    for line in lines_of(booking):
+        if not line.status or lifecycle.occupies(line.status):
+            continue
+        own = merged([(line.offering_id, line.places)])
+        kept = ({pool for pool, _ in own.pools} & {pool for pool, _ in booking.places.pools}) \
+            | (set(own.units) & set(booking.places.units)) | (set(own.granules) & set(booking.places.granules))
+        assert not kept, f"O5 order {booking.booking_id}'s line {line.line_id} is {line.status} " \
+                         f"and still claims {sorted(map(str, kept))[:3]}"
 
 
 def check_slot_start(snap: Snapshot, booking: Booking) -> None:

@@ -14,6 +14,7 @@ from holdfast.domain.commands import HoldPlaces
 from holdfast.domain.fiscal import FiscalSettings
 from holdfast.domain.money import Money
 from holdfast.domain.organizers import Caller
+from holdfast.domain.statuses import BookingStatus
 from holdfast.products.orders.services import OrderLine, OrderService, PlaceOrder
 from holdfast.products.parking.schemas import LotIn, ReservationIn
 from holdfast.products.parking.services.lots import ParkingService
@@ -547,3 +548,78 @@ def test_an_orders_parking_line_on_a_lot_that_keeps_no_shows_enters_no_show_and_
     assert provider.refunds_for(payment_id) == [] and len(provider.receipts) == 1
     [made] = provider.receipts.values()
     assert [i["description"] for i in made["items"]] == ["Venue parking"]
+
+
+def _rival_reservation(bookings, lot, since: str, until: str):
+    """Another customer's reservation of the lot's one space (``since`` to ``until`` on DAY)."""
+    body = {"vehicle_type": "REGULAR", "plate": "B777BB77", "from": f"{DAY}T{since}:00Z", "to": f"{DAY}T{until}:00Z"}
+    return bookings.create_booking(lot["lot_id"], "rita", f"rival-{since}", ReservationIn.model_validate(body).command())
+
+
+def _no_show_passed(store, clock, settlements, payments, lot) -> None:
+    from datetime import timedelta
+
+    from holdfast.clock import parse_iso
+
+    no_show = parse_iso(f"{DAY}T16:00:00Z") + timedelta(seconds=lot["no_show_grace_seconds"])
+    clock.advance((no_show - clock()).total_seconds() + 1)
+    assert _line_sweep(store, clock, settlements, payments)["timers"] == 1
+
+
+@pytest.mark.parametrize("refunds", [True, False], ids=["refunded", "kept"])
+def test_an_orders_parking_line_given_up_at_its_no_show_frees_its_space_in_the_same_write(
+        bookings, store, clock, provider, directory, priced_event, lot, refunding_lot, refunds):
+    """A parking line whose car never came (refunded by the lot's policy, or its money kept) gives
+    its space back when its no-show is recorded, as a single reservation does, not at its window's
+    end: another driver may take the rest of the window at once; the order keeps only its seat's
+    places, and a later cancel gives back only those."""
+    from holdfast.services.settlements import Settlements
+
+    parking = refunding_lot if refunds else lot
+    order = _ticket_and_parking(bookings, priced_event, parking, "ned", "order-5", "A-2", "16:00", "18:00")
+    payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
+    _paid(payments, provider, order.booking_id, "ned", "pay-5")
+    settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
+    held = store.get_booking(order.booking_id)
+    assert held.places.granules and store.seat_states(priced_event["event_id"])["A-2"] == "sold"
+    _no_show_passed(store, clock, settlements, payments, parking)
+
+    after = store.get_booking(order.booking_id)
+    assert [line.get("status") for line in after.kind_details["lines"]] == [None, "REFUNDED" if refunds else "NO_SHOW"]
+    assert after.places.granules == () and after.places.quantity == 1   # the seat's place alone
+    rival = _rival_reservation(bookings, parking, "16:30", "17:30").booking   # the space is free now
+    assert rival.status is BookingStatus.HELD
+
+    cancelled = payments.cancel_confirmed(store.get_booking(order.booking_id))
+    assert cancelled.status.value in ("REFUNDED", "CANCELLED")
+    assert store.seat_states(priced_event["event_id"])["A-2"] == "available"
+    assert store.get_booking(rival.booking_id).status is BookingStatus.HELD   # its space was not given back twice
+
+
+def test_a_refused_refund_of_an_orders_line_opens_a_review_its_customer_sees(
+        bookings, store, clock, provider, directory, priced_event, refunding_lot):
+    """The provider refuses a parking line's own refund for good: as a whole booking's refused
+    refund, it becomes an operator's case the customer is told about (the order's ``review``, on
+    the operators' list), while the order stands for its ticket; the operator settles the money and
+    closes the review."""
+    from holdfast.services.booking_views import describe
+    from holdfast.services.reviews import ReviewService
+    from holdfast.services.settlements import Settlements
+
+    order = _ticket_and_parking(bookings, priced_event, refunding_lot, "ned", "order-6", "A-1", "16:00", "18:00")
+    payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
+    _paid(payments, provider, order.booking_id, "ned", "pay-6")
+    settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
+    provider.fail("create_refund", "refused")
+    _no_show_passed(store, clock, settlements, payments, refunding_lot)
+
+    refused = store.get_booking(order.booking_id)
+    assert refused.status is BookingStatus.CONFIRMED                      # the ticket still stands
+    assert refused.payment.exchange_refunds[0]["status"] == "rejected"
+    assert refused.review["reason"] == "line_refund_rejected_forbidden"
+    shown = describe(refused)["review"]
+    assert shown["next_step"] and "part of your order" in shown["next_step"]
+    reviews = ReviewService(store, payments, clock)
+    assert [b["booking_id"] for b in reviews.open_reviews()] == [order.booking_id]
+    closed = reviews.resolve(order.booking_id, "close", "op", "refunded by hand")
+    assert "review" not in closed and closed["status"] == "CONFIRMED"

@@ -237,12 +237,13 @@ class Refunds:
         entry = {**recorded, "line_id": line_id,
                  "offering_id": part.event_id, "attempts": 0,
                  "next_at": iso(now + timedelta(seconds=self.first_check_seconds))}
-        refunded = order.with_part(booking, replace(part, status=BookingStatus.REFUNDED))
-        booking = transitions.apply(
-            self.store, booking, now, actor="timer", action=f"line_{state.lower()}_refund",
+        # the line's places go back in the write that records its refund (transitions.apply_part)
+        booking = transitions.apply_part(
+            self.store, booking, replace(part, status=BookingStatus.REFUNDED), now, actor="timer",
+            action=f"line_{state.lower()}_refund",
             decision=f"line {line_id} not entered by {at}; its offering's policy refunds it: "
-                     f"{part.amount.text} of {booking.amount.text} to go back",
-            ids={"payment_id": payment.payment_id, "line_id": line_id}, kind_details=refunded.kind_details,
+                     f"{part.amount.text} of {booking.amount.text} to go back, its places released",
+            ids={"payment_id": payment.payment_id, "line_id": line_id},
             amount=Money(booking.amount.value - part.amount.value, booking.amount.currency),
             payment=replace(payment, exchange_refunds=[*(payment.exchange_refunds or []), entry]))
         return self.line_refund(booking, str(entry["exchange_key"]))
