@@ -13,10 +13,11 @@ from typing import Any, Callable
 
 from ..clock import iso
 from ..domain.booking import Booking, Payment
-from ..domain.errors import Conflict
+from ..domain.errors import Conflict, TooBusy
 from ..domain.event_changes import change_refund_until
 from ..domain.money import Money
 from ..domain.refund_policy import refund_by_policy
+from ..domain.review_steps import next_step
 from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
 from ..faults import crash_point
@@ -267,8 +268,7 @@ class Refunds:
         except ProviderRejected as exc:
             logger.warning("the refund of an order line was refused",
                            extra={"booking_id": booking.booking_id, "code": exc.code})
-            return record_difference(self.store, self.clock, booking.booking_id, key,
-                                     {"status": "rejected", "rejected_code": exc.code}, "timer") or booking
+            return self._line_refund_refused(booking, key, exc.code)
         except PaymentOutcomeUnknown:
             attempts = int(entry.get("attempts") or 0) + 1
             later = iso(self.clock() + timedelta(seconds=self.first_check_seconds * 2 ** (attempts - 1)))
@@ -277,6 +277,33 @@ class Refunds:
         crash_point("refund.after_line_refund_call")   # the money went back; nothing recorded yet
         return record_difference(self.store, self.clock, booking.booking_id, key,
                                  {"status": answer.get("status"), "refund_id": answer.get("id")}, "timer") or booking
+
+    def _line_refund_refused(self, booking: Booking, key: str, code: str) -> Booking:
+        """The provider refused an order line's own refund for good: as a whole booking's refused
+        refund, it goes to an operator, in the same write that records the refusal: the order,
+        which stands for its other lines, carries the open review (``line_refund_rejected_<code>``:
+        on the operators' list, GET /admin/reviews, and in its customer's view with what happens
+        next). The operator settles the money and closes the review."""
+        reason = f"line_refund_rejected_{code}"
+
+        def record(current: Booking) -> Booking:
+            payment = current.payment
+            entry = next((e for e in (payment.exchange_refunds or []) if e.get("exchange_key") == key), None) \
+                if payment is not None else None
+            if payment is None or entry is None or entry.get("status") != "requested":
+                return current   # recorded already (or answered meanwhile)
+            refunds = [{**e, "status": "rejected", "rejected_code": code} if e is entry else e
+                       for e in payment.exchange_refunds or []]
+            return transitions.apply(
+                self.store, current, self.clock(), actor="timer", action="line_refund_rejected",
+                decision=f"refund of line {entry['line_id']} {Money.parse(**entry['amount']).text}: refused "
+                         f"({code}); an operator settles it",
+                ids={"exchange_key": key, "line_id": str(entry["line_id"])},
+                payment=replace(payment, exchange_refunds=refunds),
+                review=current.review or {"reason": reason, "next_step": next_step(reason)})
+
+        return transitions.decide_again(lambda: self.store.get_booking(booking.booking_id), record, first=booking,
+                                        attempts=ATTEMPTS, gone=lambda: booking, exhausted=TooBusy())
 
     def with_refund(self, payment: Payment, reason: str, attempt: str = "",
                     amount: dict[str, str] | None = None) -> Payment:
