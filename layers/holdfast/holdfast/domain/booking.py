@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..clock import iso, parse_iso
+from .claims import other_offerings
 from .inventory import InventoryKind, Move, Places
 from .money import Money
 from . import lifecycle
@@ -223,6 +224,13 @@ class Booking:
             return ()
         return (self.event_id, *[str(o) for o in (self.kind_details or {}).get(COUNTED_HOLDS) or ()
                                  if o != self.event_id])
+
+    @property
+    def offerings(self) -> tuple[str, ...]:
+        """Every offering the booking has places of: its own, each further line's of an order
+        (``COUNTED_HOLDS`` names them all, a parking line's too), and any its places name."""
+        named = [str(o) for o in (self.kind_details or {}).get(COUNTED_HOLDS) or ()]
+        return tuple(dict.fromkeys((self.event_id, *named, *other_offerings(self.event_id, self.places))))
 
     @property
     def comp(self) -> bool:
