@@ -491,6 +491,23 @@ def check_booking(snap: Snapshot, booking: Booking) -> None:
         f"I10 booking {booking.booking_id} is {booking.status} with places_secured still set"
     check_slot_start(snap, booking)
     check_lines_given_up(booking)
+    check_line_refunds_refused(snap, booking)
+
+
+def check_line_refunds_refused(snap: Snapshot, booking: Booking) -> None:
+    """O6: an order line's refund the provider refused for good is an operator's case: the write
+    that recorded the refusal opened the order's review, which stays open until an operator
+    closes it (a journalled ``review_closed`` after it)."""
+    refused = [entry for entry in ((booking.payment.exchange_refunds if booking.payment else None) or [])
+               if entry.get("line_id") and entry.get("status") == "rejected"]
+    if not refused:
+        return
+    journal = [entry for _, entry in sorted(snap.journals.get(booking.booking_id, []), key=lambda pair: pair[0])]
+    recorded = [n for n, entry in enumerate(journal) if entry.action == "line_refund_rejected"]
+    assert recorded, f"O6 order {booking.booking_id}'s line refund was refused with no journal entry saying so"
+    closed = any(entry.action == "review_closed" for entry in journal[recorded[-1]:])
+    assert booking.review or closed, \
+        f"O6 order {booking.booking_id}'s line refund was refused and no review is open ({booking.status})"
 
 
 def check_lines_given_up(booking: Booking) -> None:
@@ -778,7 +795,9 @@ def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
                 f"booking {booking.status}, {len(refunds)} refund(s), review {(booking.review or {}).get('reason')}; " \
                 f"matches {[name for name, ok in outcomes.items() if ok] or 'none'} of confirmed/refunded/in review"
             if is_own and _differences(booking):   # XC2: every difference went back, exactly
-                asked = sum((_value(entry["amount"]) for entry in _differences(booking)), Decimal("0"))
+                # (but a line's refund the provider refused for good: an operator's case, O6)
+                asked = sum((_value(entry["amount"]) for entry in _differences(booking)
+                             if not (entry.get("line_id") and entry.get("status") == "rejected")), Decimal("0"))
                 assert back_for_less == asked, \
                     f"XC2 payment {payment_id} of booking {booking_id}: {back_for_less} of differences {asked} given back"
         if payment["status"] == "waiting_for_capture":
