@@ -51,8 +51,10 @@ TRANSACTION_ITEMS = 100
 #: line of the organizer's order takes from is one item more, and such an order counts no address.
 ITEMS_BESIDE_CLAIMS = 10 + 4 * (MAX_LINES - 1) + MAX_LINES
 #: The places, seats and granules (code uses and comps among them) one order may claim: what the
-#: largest order leaves of the transaction (69). Every later write of the order (its payment,
-#: expiry, cancel, a late retake) moves the same claims with fewer items of its own.
+#: largest order leaves of the transaction (69). Every later write of the order moves the same
+#: claims with fewer items of its own: at most 21, for its confirmation (the booking, journal and
+#: outbox, a late retake's gate check, two payment-check markers, the hold and address slots it
+#: frees, and its entry among each offering's sales).
 MAX_CLAIMS = TRANSACTION_ITEMS - ITEMS_BESIDE_CLAIMS
 SCOPE = "order"
 
