@@ -219,3 +219,26 @@ def test_the_event_index_lists_its_confirmed_bookings_newest_first_a_page_at_a_t
     assert store.sold_positions(event, newest[1], 2) == newest[2:]
     assert store.sold_positions(event, newest[2], 2) == []
     assert store.sold_positions(ids("other"), None, 5) == []
+
+
+def test_the_sales_of_an_event_page_through_every_shard_in_order(backend, ids):
+    """``sold_positions`` merges the index's sixteen shards: paged five at a time from the newest,
+    every confirmed booking comes once, in placing order, whatever shard it fell in."""
+    store, event = backend.store, ids("ev")
+    offering(store, event, pools=[40])
+    expected = []
+    for n in range(40):
+        held = booking(ids(f"s{n:02d}"), event, counted(1), customer=f"c{n}",
+                       created_at=f"2030-01-01T12:{n:02d}:00.000Z")
+        store.commit(new_hold(held))
+        store.commit(step(held, BookingStatus.CONFIRMED, Move.SELL))
+        expected.append((held.created_at, held.booking_id))
+    seen, before = [], None
+    while True:
+        page = store.sold_positions(event, before, 5)
+        if not page:
+            break
+        assert len(page) == 5 or len(seen) + len(page) == 40
+        seen += page
+        before = page[-1]
+    assert seen == sorted(expected, reverse=True)

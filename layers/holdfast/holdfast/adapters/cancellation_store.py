@@ -179,19 +179,42 @@ class DynamoCancellationStore:
     def sold_positions(self, event_id: str, before: tuple[str, str] | None, limit: int) -> list[tuple[str, str]]:
         """Up to ``limit`` of the event's confirmed bookings (each entry the write that confirmed
         it marked) as ``(placed_at, booking_id)``, newest first, strictly older than the position
-        ``before`` (None: from the newest). One query of gsi1 per shard, each for ``limit`` keys at
-        most, merged: a page reads the same whatever the number of bookings the event ever had
-        (eventually consistent: a sale confirmed a moment ago may show on the next read)."""
-        found: list[tuple[str, str]] = []
-        for shard in range(EVENT_INDEX_SHARDS):
+        ``before`` (None: from the newest). The sixteen shards of gsi1 are merged lazily: each is
+        asked for its share of the page and one more, then only the shard that holds the rest back
+        (the one whose last entry read is the newest among those with more to give) is asked again,
+        until every entry newer than what is still unread fills the page. A page reads about
+        ``limit`` + 32 keys whatever the number of bookings the event ever had (eventually
+        consistent: a sale confirmed a moment ago may show on the next read)."""
+        share = -(-limit // EVENT_INDEX_SHARDS) + 1
+        read: dict[int, list[tuple[str, str]]] = {}
+        onward: dict[int, dict[str, Any] | None] = {}   # a shard's ExclusiveStartKey, None when it is done
+
+        def ask(shard: int, count: int) -> None:
             condition, values = "gsi1pk = :pk", {":pk": sold_index_pk(event_id, shard)}
             if before is not None:
                 condition, values = condition + " AND gsi1sk < :before", {**values, ":before": "#".join(before)}
-            answer = self.db.client.query(TableName=self.db.table, IndexName="gsi1", KeyConditionExpression=condition,
-                                          ExpressionAttributeValues=_attrs(values), ScanIndexForward=False,
-                                          Limit=limit)
-            found += [sold_position(item["gsi1sk"]["S"]) for item in answer.get("Items", [])]
-        return sorted(found, reverse=True)[:limit]
+            request: dict[str, Any] = {"TableName": self.db.table, "IndexName": "gsi1",
+                                       "KeyConditionExpression": condition, "ExpressionAttributeValues": _attrs(values),
+                                       "ScanIndexForward": False, "Limit": count}
+            if onward.get(shard):
+                request["ExclusiveStartKey"] = onward[shard]
+            answer = self.db.client.query(**request)
+            read.setdefault(shard, []).extend(sold_position(item["gsi1sk"]["S"]) for item in answer.get("Items", []))
+            onward[shard] = answer.get("LastEvaluatedKey")
+
+        for shard in range(EVENT_INDEX_SHARDS):
+            ask(shard, share)
+        while True:
+            # every entry newer than the newest last-read of a shard with more is read already
+            open_ends = [(read[shard][-1], shard) for shard in read if onward.get(shard) and read[shard]]
+            found = sorted((position for positions in read.values() for position in positions), reverse=True)
+            if not open_ends:
+                return found[:limit]
+            frontier, holding = max(open_ends)
+            complete = [position for position in found if position >= frontier]
+            if len(complete) >= limit:
+                return complete[:limit]
+            ask(holding, limit - len(complete) + 1)
 
     def event_booking_page(self, event_id: str, after: str | None, limit: int) -> list[tuple[str, str]]:
         """Up to ``limit`` of the event's bookings in ``event_booking_ids``' order after the position
