@@ -182,9 +182,10 @@ class DynamoCancellationStore:
         ``before`` (None: from the newest). The sixteen shards of gsi1 are merged lazily: each is
         asked for its share of the page and one more, then only the shard that holds the rest back
         (the one whose last entry read is the newest among those with more to give) is asked again,
-        until every entry newer than what is still unread fills the page. A page reads about
-        ``limit`` + 32 keys whatever the number of bookings the event ever had (eventually
-        consistent: a sale confirmed a moment ago may show on the next read)."""
+        (its share again) until every entry newer than what is still unread fills the page. What a
+        page reads depends on ``limit``, not on the number of bookings the event ever had (a page
+        of 50 of 1,000 sales: 92 keys in 19 queries). Eventually consistent: a sale confirmed a
+        moment ago may show on the next read."""
         share = -(-limit // EVENT_INDEX_SHARDS) + 1
         read: dict[int, list[tuple[str, str]]] = {}
         onward: dict[int, dict[str, Any] | None] = {}   # a shard's ExclusiveStartKey, None when it is done
@@ -214,7 +215,7 @@ class DynamoCancellationStore:
             complete = [position for position in found if position >= frontier]
             if len(complete) >= limit:
                 return complete[:limit]
-            ask(holding, limit - len(complete) + 1)
+            ask(holding, min(share, limit - len(complete) + 1))
 
     def event_booking_page(self, event_id: str, after: str | None, limit: int) -> list[tuple[str, str]]:
         """Up to ``limit`` of the event's bookings in ``event_booking_ids``' order after the position
