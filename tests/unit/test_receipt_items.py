@@ -623,3 +623,37 @@ def test_a_refused_refund_of_an_orders_line_opens_a_review_its_customer_sees(
     assert [b["booking_id"] for b in reviews.open_reviews()] == [order.booking_id]
     closed = reviews.resolve(order.booking_id, "close", "op", "refunded by hand")
     assert "review" not in closed and closed["status"] == "CONFIRMED"
+
+
+def test_a_line_refunds_notification_whose_answer_was_lost_is_the_lines_not_the_orders(
+        bookings, store, clock, provider, directory, priced_event):
+    """An order line's refund whose answer was lost is known by no id yet. When the order's own
+    refund was then refused (the order in review) and the line's refund's notification arrives,
+    the line's refund is asked again under its key (the provider answers the same refund) and the
+    notification is recorded as the line's: the order stays in review, never REFUNDED on the
+    strength of the line's money alone, even when the amounts are equal (proof seed 20261421)."""
+    from holdfast.services.settlements import Settlements
+
+    parking = ParkingService(store, clock, bookings, 600, lambda: LotKeys(b"unit-test-receipt-items"), id_salt="tests-salt")
+    lot = parking.create_lot(LotIn.model_validate({
+        "name": "Dear parking", "spaces": [{"space_id": "R1", "type": "REGULAR"}],
+        "tariff": {"hourly": {"value": "1500.00", "currency": RUB}}, "policy": {"refund_no_show": True}}).command(),
+        caller=ORG)
+    order = _ticket_and_parking(bookings, priced_event, lot, "ned", "order-7", "A-2", "16:00", "18:00")
+    payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
+    payment_id = _paid(payments, provider, order.booking_id, "ned", "pay-7").payment.payment_id
+    paid = store.get_booking(order.booking_id)
+    assert [line["amount"] for line in paid.kind_details["lines"]] == ["3000.00", "3000.00"]   # equal halves
+    settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
+    provider.fail("create_refund", "after")                    # the line's refund made, its answer lost
+    _no_show_passed(store, clock, settlements, payments, lot)
+    provider.fail("create_refund", "refused")                  # the order's own refund refused
+    payments.cancel_confirmed(store.get_booking(order.booking_id))
+    assert store.get_booking(order.booking_id).status is BookingStatus.MANUAL_REVIEW
+    [line_refund] = provider.refunds_for(payment_id)
+    payments.apply_provider_refund(dict(line_refund))          # the line's refund's notification
+    after = store.get_booking(order.booking_id)
+    assert after.status is BookingStatus.MANUAL_REVIEW
+    [entry] = after.payment.exchange_refunds
+    assert (entry["status"], entry["refund_id"]) == ("succeeded", line_refund["id"])
+    assert len(provider.refunds_for(payment_id)) == 1          # asked again under its key: the same refund

@@ -386,6 +386,14 @@ class Refunds:
         from .exchange import difference_of_refund, record_difference   # an exchange's refund of a difference
 
         exchange_key = difference_of_refund(booking, str(refund.get("id"))) if booking is not None else None
+        if booking is not None and exchange_key is None:
+            # an order line's refund whose answer was lost is known by no id yet, and may be this
+            # one: asked again under its key, the provider answers the same refund, now recorded
+            # (never mistaken for the booking's own refund, whatever the amounts)
+            for entry in list((booking.payment.exchange_refunds if booking.payment else None) or ()):
+                if entry.get("line_id") and entry.get("status") == "requested" and not entry.get("refund_id"):
+                    booking = self.line_refund(booking, str(entry["exchange_key"]))
+            exchange_key = difference_of_refund(booking, str(refund.get("id")))
         if booking is not None and exchange_key is not None:
             record_difference(self.store, self.clock, booking.booking_id, exchange_key,
                               {"status": refund.get("status")}, actor)
