@@ -498,18 +498,17 @@ def check_booking(snap: Snapshot, booking: Booking) -> None:
 
 
 def check_line_refunds_refused(snap: Snapshot, booking: Booking) -> None:
-    """O6: an order line's refund the provider refused for good is an operator's case: the write
-    that recorded the refusal opened the order's review, which stays open until an operator
-    closes it (a journalled ``review_closed`` after it)."""
-    refused = [entry for entry in ((booking.payment.exchange_refunds if booking.payment else None) or [])
-               if entry.get("line_id") and entry.get("status") == "rejected"]
+    """O6: an order line's refund the provider refused for good is an operator's case until one
+    settles it: the write that recorded the refusal opened a review on the order, and every later
+    write keeps one open (whatever becomes of the order: cancelled, refunded, reviewed) until an
+    operator's close marks the line's refund ``settled``."""
+    refused = booking.refused_line_refunds
     if not refused:
         return
     journal = [entry for _, entry in sorted(snap.journals.get(booking.booking_id, []), key=lambda pair: pair[0])]
-    recorded = [n for n, entry in enumerate(journal) if entry.action == "line_refund_rejected"]
-    assert recorded, f"O6 order {booking.booking_id}'s line refund was refused with no journal entry saying so"
-    closed = any(entry.action == "review_closed" for entry in journal[recorded[-1]:])
-    assert booking.review or closed, \
+    assert any(entry.action == "line_refund_rejected" for entry in journal), \
+        f"O6 order {booking.booking_id}'s line refund was refused with no journal entry saying so"
+    assert booking.review, \
         f"O6 order {booking.booking_id}'s line refund was refused and no review is open ({booking.status})"
 
 
@@ -800,7 +799,8 @@ def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
             if is_own and _differences(booking):   # XC2: every difference went back, exactly
                 # (but a line's refund the provider refused for good: an operator's case, O6)
                 asked = sum((_value(entry["amount"]) for entry in _differences(booking)
-                             if not (entry.get("line_id") and entry.get("status") == "rejected")), Decimal("0"))
+                             if not (entry.get("line_id") and entry.get("status") in ("rejected", "settled"))),
+                            Decimal("0"))
                 assert back_for_less == asked, \
                     f"XC2 payment {payment_id} of booking {booking_id}: {back_for_less} of differences {asked} given back"
         if payment["status"] == "waiting_for_capture":

@@ -657,3 +657,26 @@ def test_a_line_refunds_notification_whose_answer_was_lost_is_the_lines_not_the_
     [entry] = after.payment.exchange_refunds
     assert (entry["status"], entry["refund_id"]) == ("succeeded", line_refund["id"])
     assert len(provider.refunds_for(payment_id)) == 1          # asked again under its key: the same refund
+
+
+def test_a_refused_line_refund_stays_an_operators_case_when_the_order_is_refunded_after_it(
+        bookings, store, clock, provider, directory, priced_event, refunding_lot):
+    """The order's own refund (its customer cancels) gives back what the order keeps, not the line
+    whose refund was refused: the order is REFUNDED and still carries the line's review, until an
+    operator closes it, which marks the line's refund settled (proof seed 20261797)."""
+    from holdfast.services.reviews import ReviewService
+    from holdfast.services.settlements import Settlements
+
+    order = _ticket_and_parking(bookings, priced_event, refunding_lot, "ned", "order-8", "A-4", "16:00", "18:00")
+    payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
+    _paid(payments, provider, order.booking_id, "ned", "pay-8")
+    settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
+    provider.fail("create_refund", "refused")
+    _no_show_passed(store, clock, settlements, payments, refunding_lot)
+    cancelled = payments.cancel_confirmed(store.get_booking(order.booking_id))
+    assert cancelled.status is BookingStatus.REFUNDED
+    refunded = store.get_booking(order.booking_id)
+    assert refunded.review["reason"] == "line_refund_rejected_forbidden"
+    closed = ReviewService(store, payments, clock).resolve(order.booking_id, "close", "op", "paid back by hand")
+    assert "review" not in closed and closed["status"] == "REFUNDED"
+    assert [e["status"] for e in store.get_booking(order.booking_id).payment.exchange_refunds] == ["settled"]

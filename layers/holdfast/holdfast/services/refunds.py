@@ -17,7 +17,7 @@ from ..domain.errors import Conflict, TooBusy
 from ..domain.event_changes import change_refund_until
 from ..domain.money import Money
 from ..domain.refund_policy import refund_by_policy
-from ..domain.review_steps import next_step
+from ..domain.review_steps import line_refund_review
 from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
 from ..faults import crash_point
@@ -284,8 +284,6 @@ class Refunds:
         which stands for its other lines, carries the open review (``line_refund_rejected_<code>``:
         on the operators' list, GET /admin/reviews, and in its customer's view with what happens
         next). The operator settles the money and closes the review."""
-        reason = f"line_refund_rejected_{code}"
-
         def record(current: Booking) -> Booking:
             payment = current.payment
             entry = next((e for e in (payment.exchange_refunds or []) if e.get("exchange_key") == key), None) \
@@ -300,7 +298,7 @@ class Refunds:
                          f"({code}); an operator settles it",
                 ids={"exchange_key": key, "line_id": str(entry["line_id"])},
                 payment=replace(payment, exchange_refunds=refunds),
-                review=current.review or {"reason": reason, "next_step": next_step(reason)})
+                review=current.review or line_refund_review(code))
 
         return transitions.decide_again(lambda: self.store.get_booking(booking.booking_id), record, first=booking,
                                         attempts=ATTEMPTS, gone=lambda: booking, exhausted=TooBusy())

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..domain.booking import Booking
+from ..domain.booking import Booking, line_refunds_settled
 from ..domain.errors import (Busy, Conflict, EventCancelled, IdempotencyKeyReused, InvalidRequest, NotFound,
                              PaymentProviderUnavailable)
 from ..domain.inventory import Move
@@ -140,8 +140,9 @@ class ReviewService:
             if action != "close":
                 raise Conflict(f"The booking is {booking.status.value} and stands; settle the issue and close "
                                "the review.", code="review_close_only")
+            # (a line's refused refund the operator settled by hand is marked so: the review may go)
             transitions.apply(self.store, booking, self.clock(), actor="operator", action="review_closed",
-                              decision=decision, ids=ids, review=None)
+                              decision=decision, ids=ids, review=None, payment=line_refunds_settled(booking.payment))
             return describe(self.store.get_booking(booking_id) or booking)
         if action == "confirm" and (booking.event_cancelled or transitions.offering_cancelled(self.store, booking)):
             self._unpin_for_cancelled_event(booking)
@@ -265,7 +266,7 @@ class ReviewService:
             refund = dict(seen.refund or {}) | {"refund_id": back["id"], "status": "succeeded"}
             transitions.apply(self.store, booking, self.clock(), status=BookingStatus.REFUNDED, actor="operator",
                               action="review_closed", decision=decision, ids=ids | {"refund_id": back["id"]},
-                              review=None, payment=replace(seen, refund=refund, next_check_at=None))
+                              review=None, payment=line_refunds_settled(replace(seen, refund=refund, next_check_at=None)))
             return
         if money.refund_pending:
             raise Conflict("A refund of this payment is under way; wait for it.", code="refund_in_flight")
@@ -286,7 +287,8 @@ class ReviewService:
                 and money.payment.get("id") == payment.payment_id:
             payment = replace(self.payments._payment_seen(booking, money.payment), next_check_at=None)
         transitions.apply(self.store, booking, self.clock(), status=BookingStatus.PAYMENT_FAILED, actor="operator",
-                          action="review_closed", decision=decision, ids=ids, review=None, payment=payment)
+                          action="review_closed", decision=decision, ids=ids, review=None,
+                          payment=line_refunds_settled(payment))
 
     def _refund(self, booking: Booking, money: ProviderMoney, ids: dict[str, str], decision: str) -> None:
         if money.status != "succeeded":

@@ -11,6 +11,7 @@ from ..domain import lifecycle
 from ..domain.booking import Booking, IllegalTransition, JournalEntry, check_transition, implied_move
 from ..domain.claims import offerings_of
 from ..domain.inventory import Move, Places, Swap, without
+from ..domain.review_steps import line_refund_review
 from ..domain.statuses import BookingStatus
 from ..ports import BookingSaves, Change, StaleBooking
 
@@ -63,6 +64,10 @@ def apply(store: BookingSaves, booking: Booking, now, *, status: BookingStatus |
         move, places = Move.UNSELL, release
     if target is BookingStatus.CONFIRMED and booking.status is not BookingStatus.CONFIRMED:
         after = after.confirmed(now)
+    if after.review is None and after.refused_line_refunds:
+        # a line's refund refused for good stays an operator's case until one settles it (O6),
+        # whatever else this write decides about the booking
+        after = replace(after, review=line_refund_review(str(after.refused_line_refunds[0].get("rejected_code"))))
     entry = JournalEntry(
         at=at, action=action, actor=actor, from_status=booking.status.value, to_status=target.value,
         decision=decision, ids={"booking_id": booking.booking_id, **(ids or {})},
