@@ -327,3 +327,27 @@ def test_a_cheaper_exchange_s_settlement_receipt_lists_the_places_it_now_has(
     assert made["settlements"] == [{"type": "prepayment", "amount": {"value": "2000.00", "currency": RUB}}]
     assert [(i["quantity"], i["amount"]["value"], i["payment_mode"]) for i in made["items"]] == \
         [("2", "1000.00", "full_payment")]
+
+
+def test_a_held_difference_of_a_booking_in_a_case_lapses_by_the_sweeper_too(
+        bookings, paying, provider, exchanges, dates, store, catalog, clock):
+    """make proof seed 20261221029: a booking that stands with an open case (a second payment for
+    it) sits in the review index, not the due index, so the sweeper never lapsed the places its
+    dearer exchange held past their time, as seed 20261208154 found for a lost refund answer."""
+    from holdfast.services import transitions
+    from holdfast.services.sweeper import sweep
+
+    cheap, dear = dates
+    booking = _paid(bookings, paying, provider, cheap)
+    exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))
+    stored = store.get_booking(booking.booking_id)
+    in_case = transitions.apply(store, stored, clock(), actor="test", action="case_opened", decision="test",
+                                review={"reason": "second_payment_for_booking"})
+    assert booking.booking_id not in store.due_bookings("9999", 100)
+    clock.advance(601 + 60)
+    counts = sweep(store, clock, bookings.expire, lambda *_: None, give_up=lambda *_: None,
+                   differences=paying.differences)
+    assert counts.get("difference_lapsed") == 1, counts
+    lapsed = store.get_booking(booking.booking_id)
+    assert lapsed.held_difference is None and lapsed.event_id == cheap and lapsed.review == in_case.review
+    assert _counts(catalog, cheap, dear) == [{"held": 0, "sold": 2}, {"held": 0, "sold": 0}]
