@@ -268,24 +268,61 @@ def test_a_booking_whose_difference_waits_cannot_be_given_away(bookings, paying,
     assert taken.value.code == "exchange_pending" and store.get_booking(booking.booking_id) == before
 
 
-def test_a_cheaper_exchange_never_asks_the_first_payment_for_more_than_it_holds(
-        bookings, paying, provider, exchanges, dates, store, catalog):
+def test_a_cheaper_exchange_after_a_dearer_one_refunds_the_difference_payment_first_then_the_first(
+        bookings, paying, provider, exchanges, dates, store, directory):
+    """A booking paid by two payments (2000.00, then a difference of 1000.00) moved to one place of
+    the cheap date (1000.00): 2000.00 back, once refused with 409 because the first payment held
+    less than that. Now the difference payment gives back what it holds and the first the rest,
+    each refund against its own payment under its own key, with its own receipt; a lost answer
+    and the repeat make one refund of each; a cancel afterwards gives back what each still holds."""
+    directory.put_fiscal(ORG.organizer_id, FiscalSettings(2, 1), "2030-01-01T00:00:00.000Z")
     cheap, dear = dates
-    booking = _paid(bookings, paying, provider, cheap, n=1)   # 1000.00 paid, then 2000.00 more
-    exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))
-    [payment] = _difference_payments(provider, booking.booking_id)
-    provider.pay(payment["id"])
-    paying.apply_provider_payment(provider.get_payment(payment["id"]))
-    moved = store.get_booking(booking.booking_id)
-    assert moved.amount == Money.parse("3000.00", RUB)   # 1000.00 + 2000.00 of difference
-    # one place of the cheap date now (1000.00): 2000.00 back, but the first payment took 1000.00
-    with pytest.raises(Conflict) as refused:
+    booking = _moved_dearer_with_receipts(bookings, paying, provider, exchanges, dates, directory)
+    first = booking.payment.payment_id
+    [difference] = _difference_payments(provider, booking.booking_id)
+    provider.fail("create_refund", "after")   # the first refund is made, its answer lost
+    with pytest.raises(PaymentProviderUnavailable):
         exchanges.exchange(booking.booking_id, "alice", "x-2", cheap, HoldPlaces(quantity=1))
-    assert refused.value.code == "exchange_price_differs"
-    assert store.get_booking(booking.booking_id) == moved and provider.refunds_for(booking.payment.payment_id) == []
-    # one place of the dear date (1500.00): 1500.00 back, more than the 1000.00 it holds: refused too
-    with pytest.raises(Conflict):
-        exchanges.exchange(booking.booking_id, "alice", "x-3", dear, HoldPlaces(quantity=1))
+    moved = exchanges.exchange(booking.booking_id, "alice", "x-2", cheap, HoldPlaces(quantity=1))
+    exchanges.exchange(booking.booking_id, "alice", "x-2", cheap, HoldPlaces(quantity=1))   # again: nothing more
+    assert (moved.event_id, moved.amount.text, moved.places.quantity) == (cheap, "1000.00", 1)
+    assert [r["amount"]["value"] for r in provider.refunds_for(difference["id"])] == ["1000.00"]
+    assert [r["amount"]["value"] for r in provider.refunds_for(first)] == ["1000.00"]
+    assert [(e["payment_id"], e["status"]) for e in moved.payment.exchange_refunds] == [
+        (difference["id"], "succeeded"), (first, "succeeded")]
+    [back] = provider.refunds_for(difference["id"])
+    assert sum(Decimal(i["amount"]["value"]) * Decimal(i["quantity"]) for i in back["receipt"]["items"]) \
+        == Decimal("1000.00") and back["receipt"]["customer"] == {"email": "alice@example.com"}
+    # what each payment holds now: the first 1000.00 of its 2000.00, the difference nothing
+    assert (moved.first_payment_share.text, moved.paid_by_differences.text, moved.charged.text) == \
+        ("1000.00", "0.00", "2000.00")
+    assert paying.apply_provider_payment(provider.get_payment(difference["id"])) == "difference_succeeded"
+    assert paying.refunds.apply_provider_refund(back) == "exchange_refund_succeeded"
+    # cancelled: what is left goes back, of the first payment alone, once each
+    done = paying.cancel_confirmed(store.get_booking(booking.booking_id))
+    assert done.status is BookingStatus.REFUNDED
+    assert [r["amount"]["value"] for r in provider.refunds_for(first)] == ["1000.00", "1000.00"]
+    assert [r["amount"]["value"] for r in provider.refunds_for(difference["id"])] == ["1000.00"]
+
+
+def test_a_cancel_after_a_dearer_and_a_cheaper_exchange_gives_each_payment_back_what_it_still_holds(
+        bookings, paying, provider, exchanges, dates, store):
+    cheap, dear = dates
+    booking = _paid(bookings, paying, provider, cheap, n=1)   # 1000.00
+    exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))   # 3000.00: 2000.00 more
+    [difference] = _difference_payments(provider, booking.booking_id)
+    provider.pay(difference["id"])
+    paying.apply_provider_payment(provider.get_payment(difference["id"]))
+    # two places of the cheap date (2000.00): 1000.00 back, from the difference payment, which keeps 1000.00
+    moved = exchanges.exchange(booking.booking_id, "alice", "x-2", cheap, HoldPlaces(quantity=2))
+    assert moved.amount.text == "2000.00" and moved.paid_by_differences.text == "1000.00"
+    assert [r["amount"]["value"] for r in provider.refunds_for(difference["id"])] == ["1000.00"]
+    assert provider.refunds_for(booking.payment.payment_id) == []
+    done = paying.cancel_confirmed(store.get_booking(booking.booking_id))
+    assert done.status is BookingStatus.REFUNDED and done.differences[-1]["state"] == "refunded"
+    # each payment, in all, gave back exactly what it took, the cancel what each still held
+    assert [r["amount"]["value"] for r in provider.refunds_for(booking.payment.payment_id)] == ["1000.00"]
+    assert [r["amount"]["value"] for r in provider.refunds_for(difference["id"])] == ["1000.00", "1000.00"]
 
 
 def _settled_after_start(store, provider, clock, booking_id, starts_at):
