@@ -2916,6 +2916,17 @@ class BookingModel:
             if any(record.get("state") == "failed" for record in records):
                 assert in_review(booking) or booking.review, \
                     f"F4 booking {booking.booking_id}'s settlement receipt failed for good but is in no case"
+            for entry in booking.differences or ():
+                # a dearer exchange's difference payment closes its own prepayment, once (issue 45)
+                record, paid_by = entry.get("settlement") or {}, (entry.get("payment") or {}).get("payment_id")
+                made = [m["id"] for m in settled_by_payment.get(paid_by or "", [])
+                        if m.get("status") != "canceled" or m["id"] == record.get("receipt_id")]
+                assert made == ([record.get("receipt_id")] if record.get("state") == "sent" else made[:0]) \
+                    or record.get("state") == "requested" and len(made) <= 1, \
+                    f"F3 difference payment {paid_by} of {booking.booking_id} recorded settlement {record}, " \
+                    f"provider has {made}"
+                assert record.get("state") != "failed" or in_review(booking) or booking.review, \
+                    f"F4 difference payment {paid_by}'s settlement receipt failed for good but is in no case"
         now = iso(self.clock())
         for booking in snap.bookings.values():
             due = booking.settlement_due

@@ -326,14 +326,14 @@ def test_a_cancel_after_a_dearer_and_a_cheaper_exchange_gives_each_payment_back_
 
 
 def _settled_after_start(store, provider, clock, booking_id, starts_at):
-    """The settlement receipt the sweeper's settlement sends once the booking's event has begun."""
+    """The settlement receipts the sweeper's settlement sends once the booking's event has begun,
+    by the payment each closes."""
     from holdfast.clock import parse_iso
     from holdfast.services.settlements import Settlements
 
     clock.advance((parse_iso(starts_at) - clock()).total_seconds() + 1)
     assert Settlements(store, provider, clock).settle(store.get_booking(booking_id)) == "sent"
-    [made] = provider.receipts.values()
-    return made
+    return {made["payment_id"]: made for made in provider.receipts.values()}
 
 
 def test_a_dearer_exchange_s_settlement_receipt_closes_what_the_first_payment_prepaid(
@@ -343,10 +343,51 @@ def test_a_dearer_exchange_s_settlement_receipt_closes_what_the_first_payment_pr
     closes its own share; the difference was a prepayment of its own."""
     booking = _moved_dearer_with_receipts(bookings, paying, provider, exchanges, dates, directory)
     assert store.get_booking(booking.booking_id).amount.text == "3000.00"
-    made = _settled_after_start(store, provider, clock, booking.booking_id, "2030-02-08T20:00:00Z")
+    made = _settled_after_start(store, provider, clock, booking.booking_id, "2030-02-08T20:00:00Z")[
+        booking.payment.payment_id]
     assert made["payment_id"] == booking.payment.payment_id
     assert made["settlements"] == [{"type": "prepayment", "amount": {"value": "2000.00", "currency": RUB}}]
     assert sum(Decimal(i["amount"]["value"]) * Decimal(i["quantity"]) for i in made["items"]) == Decimal("2000.00")
+
+
+def test_each_payment_of_a_dearer_exchange_has_its_prepayment_settled_once(
+        bookings, paying, provider, exchanges, dates, store, directory, clock):
+    """54-FZ (issue 44 with 45): once the service is rendered, the difference payment's prepayment
+    (1000.00) is closed by a settlement receipt of its own, as the first payment's (2000.00) is, each
+    exactly once: a lost answer is sent again under the same key, a later sweep sends nothing more.
+    Before, the difference payment's was never sent."""
+    from holdfast.clock import parse_iso
+    from holdfast.services.settlements import Settlements
+
+    booking = _moved_dearer_with_receipts(bookings, paying, provider, exchanges, dates, directory)
+    [difference] = _difference_payments(provider, booking.booking_id)
+    settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
+    assert [(r["type"], r["status"], r["amount"]["value"], r.get("payment_id"))
+            for r in describe(store.get_booking(booking.booking_id))["receipts"] if r["type"] == "settlement"] == [
+        ("settlement", "due", "2000.00", None), ("settlement", "due", "1000.00", difference["id"])]
+    clock.advance((parse_iso("2030-02-08T20:00:00Z") - clock()).total_seconds() + 1)
+    provider.fail("create_receipt", "none", "after")   # the first payment's goes; the difference's answer is lost
+    assert settlements.settle(store.get_booking(booking.booking_id)) == "sent"
+    clock.advance(25)
+    waiting = store.get_booking(booking.booking_id)
+    assert waiting.settlement_due is not None and parse_iso(waiting.settlement_due) <= clock()
+    assert settlements.settle(waiting) == "sent"
+    for _ in range(2):   # nothing more is owed
+        clock.advance(3600)
+        assert store.get_booking(booking.booking_id).settlement_due is None
+        settlements.settle(store.get_booking(booking.booking_id))
+    made = {}
+    for receipt in provider.receipts.values():
+        made.setdefault(receipt["payment_id"], []).append(receipt)
+    assert sorted(made) == sorted([booking.payment.payment_id, difference["id"]])
+    [closing] = made[difference["id"]]
+    assert closing["settlements"] == [{"type": "prepayment", "amount": {"value": "1000.00", "currency": RUB}}]
+    assert [(i["amount"]["value"], i["quantity"], i["payment_mode"]) for i in closing["items"]] == [
+        ("1000.00", "1", "full_payment")] and closing["customer"] == {"email": "alice@example.com"}
+    assert len(made[booking.payment.payment_id]) == 1
+    shown = [(r["status"], r["amount"]["value"], r.get("payment_id"))
+             for r in describe(store.get_booking(booking.booking_id))["receipts"] if r["type"] == "settlement"]
+    assert shown == [("sent", "2000.00", None), ("sent", "1000.00", difference["id"])]
 
 
 def test_a_cheaper_exchange_s_settlement_receipt_lists_the_places_it_now_has(
@@ -360,7 +401,7 @@ def test_a_cheaper_exchange_s_settlement_receipt_lists_the_places_it_now_has(
     exchanges.exchange(booking.booking_id, "alice", "x-1", cheap, HoldPlaces(quantity=2))
     moved = store.get_booking(booking.booking_id)
     assert moved.event_id == cheap and moved.amount.text == "2000.00"
-    made = _settled_after_start(store, provider, clock, booking.booking_id, "2030-02-01T20:00:00Z")
+    [made] = _settled_after_start(store, provider, clock, booking.booking_id, "2030-02-01T20:00:00Z").values()
     assert made["settlements"] == [{"type": "prepayment", "amount": {"value": "2000.00", "currency": RUB}}]
     assert [(i["quantity"], i["amount"]["value"], i["payment_mode"]) for i in made["items"]] == \
         [("2", "1000.00", "full_payment")]

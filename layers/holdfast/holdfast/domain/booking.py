@@ -293,8 +293,8 @@ class Booking:
 
     @property
     def settlement_due(self) -> str | None:
-        """When the sweeper next looks at this booking's settlement receipt (None: none is owed, or
-        it was sent, or it failed for good and is an operator's case). Only a hint of when: the
+        """When the sweeper next looks at this booking's settlement receipts (None: none is owed, or
+        they were sent, or one failed for good and is an operator's case). Only a hint of when: the
         settlement reads when the service is rendered from the offering itself."""
         payment = self.payment
         if payment is None or not payment.receipt:
@@ -302,8 +302,40 @@ class Booking:
         lines = settled_lines(self)
         if lines:   # an order: each line settles on its own, when its own service is rendered
             dues = [due for line in lines if (due := self.line_settlement_due(line)) is not None]
-            return min(dues, key=parse_iso) if dues else None
+        else:       # the first payment's prepayment, and each difference payment's (issue 45)
+            dues = [due for due in [self.first_settlement_due,
+                                    *(self.difference_settlement_due(part) for part in self.settled_differences)]
+                    if due is not None]
+        return min(dues, key=parse_iso) if dues else None
+
+    @property
+    def first_settlement_due(self) -> str | None:
+        """``settlement_due`` of the first payment's prepayment alone (a booking that is not an
+        order settled line by line)."""
+        payment = self.payment
+        if payment is None or not payment.receipt:
+            return None
         return self._settlement_due(payment.settlement or {}, str(self.places.kind), str(self.status),
+                                    [granule.at for granule in self.places.granules], self.ends_at)
+
+    @property
+    def settled_differences(self) -> list["SettledDifference"]:
+        """The difference payments of dearer exchanges whose prepayment a settlement receipt of its
+        own closes once the service is rendered (issue 44 with 45): those that moved the booking and
+        still hold a part of its price, where the first payment carried a receipt (a difference
+        payment then carries one: services/exchange_differences.py)."""
+        payment = self.payment
+        if payment is None or not payment.receipt or settled_lines(self):
+            return []
+        return [SettledDifference(str(entry["exchange_key"]), str(paid_by), held)
+                for entry, held in self.difference_shares
+                if entry.get("state") == "paid" and held.value > 0
+                and (paid_by := (entry.get("payment") or {}).get("payment_id"))]
+
+    def difference_settlement_due(self, part: "SettledDifference") -> str | None:
+        """``settlement_due`` of one difference payment's prepayment (``settled_differences``):
+        rendered when the booking's service is, with a record of its own."""
+        return self._settlement_due(part.settlement(self), str(self.places.kind), str(self.status),
                                     [granule.at for granule in self.places.granules], self.ends_at)
 
     def line_settlement_due(self, line: "SettledLine") -> str | None:
@@ -329,6 +361,22 @@ class Booking:
         if settlement.get("next_at"):
             return str(settlement["next_at"])
         return iso(min(parse_iso(start) for start in starts)) if starts else ends_at
+
+
+@dataclass(frozen=True)
+class SettledDifference:
+    """A dearer exchange's difference payment as its settlement receipt sees it (issue 44 with 45):
+    the exchange's key, the payment, and what it holds of the booking's price (what it prepaid of
+    the service as it now stands, which its settlement receipt closes)."""
+
+    exchange_key: str
+    payment_id: str
+    share: Money
+
+    def settlement(self, booking: Booking) -> dict[str, Any]:
+        """Its settlement record (``differences[].settlement``), as the settlement service keeps it."""
+        entry = next((e for e in booking.differences or () if e.get("exchange_key") == self.exchange_key), None)
+        return dict((entry or {}).get("settlement") or {})
 
 
 def part_refund_due(entry: dict[str, Any]) -> str | None:

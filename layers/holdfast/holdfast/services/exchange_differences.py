@@ -76,10 +76,8 @@ def difference_receipt(booking: Booking, entry: dict[str, Any], given: dict[str,
     if not record or not booking.contact_email:
         return None
     amount = Money.parse(**(given or entry["amount"]))
-    first = fiscal.lines_of(record)[0]
-    line = fiscal.line_for(f"Exchange difference: {first.description}", amount, 1, first.vat_code,
-                           first.payment_mode, str(entry["to_event_id"]))
-    return fiscal.receipt(booking.contact_email, record, amount, lines=[line])
+    return fiscal.receipt(booking.contact_email, record, amount,
+                          lines=[fiscal.difference_line(record, amount, str(entry["to_event_id"]))])
 
 
 class DifferencePayments:
