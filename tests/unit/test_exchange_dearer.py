@@ -405,3 +405,26 @@ def test_a_cheaper_exchange_s_settlement_receipt_lists_the_places_it_now_has(
     assert made["settlements"] == [{"type": "prepayment", "amount": {"value": "2000.00", "currency": RUB}}]
     assert [(i["quantity"], i["amount"]["value"], i["payment_mode"]) for i in made["items"]] == \
         [("2", "1000.00", "full_payment")]
+
+
+def test_an_event_cancelled_after_a_dearer_and_a_cheaper_exchange_refunds_each_payment_what_it_holds(
+        bookings, paying, provider, exchanges, dates, store, clock):
+    """The event cancellation's whole refund (no amount stored) of a booking paid by two payments,
+    a part of each already given back: each payment gives back what it still holds, once, however
+    often the job's step is repeated."""
+    from holdfast.services.cancellation_job import CancellationJob
+
+    cheap, dear = dates
+    booking = _paid(bookings, paying, provider, cheap, n=1)   # 1000.00
+    exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))   # 3000.00
+    [difference] = _difference_payments(provider, booking.booking_id)
+    provider.pay(difference["id"])
+    paying.apply_provider_payment(provider.get_payment(difference["id"]))
+    exchanges.exchange(booking.booking_id, "alice", "x-2", cheap, HoldPlaces(quantity=2))   # 2000.00: 1000.00 back
+    job = CancellationJob(store, paying, clock, page_size=3)
+    for _ in range(3):   # the state machine's retries of the same step
+        job.settle(cheap, booking.booking_id, "storm")
+    done = store.get_booking(booking.booking_id)
+    assert done.status is BookingStatus.REFUNDED
+    assert [r["amount"]["value"] for r in provider.refunds_for(booking.payment.payment_id)] == ["1000.00"]
+    assert [r["amount"]["value"] for r in provider.refunds_for(difference["id"])] == ["1000.00", "1000.00"]
