@@ -695,7 +695,7 @@ class BookingModel:
         return sweep(self.store, self.clock, self.bookings.expire, self.executions.start, give_up=give_up,
                      lapse_resolution=self.resolutions.lapse, refund_timer=self.payments.refund_after_timer,
                      settle=self.settlements.settle, differences=self.payments.differences,
-                     exchange_refunds=self.exchanges.retry_refunds, line_timers=self.payments.line_timers)
+                     part_refunds=self.payments.part_refunds.retry, line_timers=self.payments.line_timers)
 
     def _remember(self, booking_id: str, customer: str) -> None:
         if all(known != booking_id for known, _ in self.known):
@@ -1171,8 +1171,10 @@ class BookingModel:
         "seats" or "later" moved to seats of "cheaper", the difference refunded from its payment,
         with a fault: the refund's answer lost (503; the customer repeats), the refund never
         reaching the provider (503; repeated), a rival's hold for the seats landing first, or the
-        same request twice. XC2: moved, the booking's amount is the new price and its payment's
-        refunds give back exactly the difference, once, whatever is repeated; refused, nothing
+        same request twice. XC2: moved, the booking's amount is the new price and its payments'
+        refunds give back exactly the difference, once, whatever is repeated (a booking moved by a
+        dearer exchange before: its difference payment gives back first, each payment at most
+        once, services/exchange.py); refused, nothing
         changed and nothing went back. The money rules (M1, M2, M5, S1) count a difference's
         refund apart from a cancellation's. An order is not one of these bookings, though its
         first line's offering may be "seats": its places are every line's (up to 4 seats and
@@ -1199,8 +1201,16 @@ class BookingModel:
         self.counter += 1
         key = f"for-less-{self.counter}"
         target = self.events["cheaper"]
-        payment_id = before.payment.payment_id if before.payment else None
-        refunds_before = len(self.provider.refunds_for(payment_id)) if payment_id else 0
+        # the booking's payments: its own, and the difference payments of dearer exchanges that
+        # moved it, which give back first (what each holds; services/exchange.py)
+        payment_ids = [p for p in [before.payment.payment_id if before.payment else None,
+                                   *[(e.get("payment") or {}).get("payment_id") for e, _ in before.difference_shares]]
+                       if p]
+
+        def refunds_now() -> dict[str, list[dict[str, Any]]]:
+            return {p: self.provider.refunds_for(p) for p in payment_ids}
+
+        refunds_before = {p: len(made) for p, made in refunds_now().items()}
         if fault in ("lost_answer", "lost_not_repeated"):
             self.provider.fail("create_refund", "after")
         elif fault == "never_arrived":
@@ -1235,33 +1245,35 @@ class BookingModel:
             assert error is None, f"XC2 the repeat of exchange {key} after a lost refund answer: {error.code}"
         after = self.store.get_booking(booking_id)
         assert after is not None
-        refunds = self.provider.refunds_for(payment_id) if payment_id else []
+        made = [r for p, refunds in refunds_now().items() for r in refunds[refunds_before[p]:]]
         if error is None:
             price = Decimal(CHEAPER["value"]) * after.places.quantity
             assert after.status is S.CONFIRMED and after.event_id == target and after.amount.value == price, \
                 f"XC2 exchange {key} of {booking_id} answered ok: {after.status} on {after.event_id} at {after.amount}"
             assert sorted(after.places.units) == sorted(seats), f"XC2 exchange {key} holds {after.places.units}"
             difference = before.amount.value - price
-            made = refunds[refunds_before:]
-            assert len(made) == 1 and Decimal(made[0]["amount"]["value"]) == difference, \
+            # at most one refund of each payment, together exactly the difference
+            assert len({r["payment_id"] for r in made}) == len(made) \
+                and sum((Decimal(r["amount"]["value"]) for r in made), Decimal("0")) == difference, \
                 f"XC2 exchange {key} of {booking_id} gave back {[r['amount'] for r in made]}, not {difference}"
-            if fault == "lost_not_repeated":   # the sweeper learnt the refund's answer on its own
+            if fault == "lost_not_repeated":   # the sweeper learnt the refunds' answers on its own
                 recorded = [e for e in after.payment.exchange_refunds or () if e["exchange_key"] == key]
-                assert [e["status"] for e in recorded] == [made[0]["status"]], \
+                assert sorted(e["status"] for e in recorded) == sorted(r["status"] for r in made), \
                     f"XC2 exchange {key} of {booking_id}: the lost refund recorded as {recorded}, made {made}"
             assert after.charged == before.charged, f"XC2 exchange {key}: paid {before.charged}, now {after.charged}"
             if fault == "repeat":
                 again, _ = self._call(customer, "POST exchange (cheaper, again)", exchange)
                 assert again is not None and self.store.get_booking(booking_id).version == after.version \
-                    and len(self.provider.refunds_for(payment_id)) == refunds_before + 1, \
+                    and sum(map(len, refunds_now().values())) == sum(refunds_before.values()) + len(made), \
                     f"XC2 the repeat of exchange {key} of {booking_id} moved or refunded again"
         else:
-            assert after.version == before.version and after.places == before.places \
-                and len(refunds) == refunds_before, \
+            assert after.version == before.version and after.places == before.places and not made, \
                 f"XC2 exchange {key} of {booking_id} refused ({error.code}) but the booking or its money changed"
         self.note(f"exchange_for_less {booking_id[:8]} to {seats} fault={fault} -> "
                   f"{getattr(error, 'code', None) or 'moved'}")
         self.log["exchanged_for_less" if error is None else f"exchange_for_less:{error.code}"] += 1
+        if error is None and len(payment_ids) > 1:   # a booking paid by several payments (issue 45)
+            self.log["exchanged_for_less:after_dearer"] += 1
 
     def exchange_for_more(self, d: Draw) -> None:
         """POST /bookings/{id}/exchange into dearer places (issue 45): a confirmed booking of
@@ -2904,6 +2916,17 @@ class BookingModel:
             if any(record.get("state") == "failed" for record in records):
                 assert in_review(booking) or booking.review, \
                     f"F4 booking {booking.booking_id}'s settlement receipt failed for good but is in no case"
+            for entry in booking.differences or ():
+                # a dearer exchange's difference payment closes its own prepayment, once (issue 45)
+                record, paid_by = entry.get("settlement") or {}, (entry.get("payment") or {}).get("payment_id")
+                made = [m["id"] for m in settled_by_payment.get(paid_by or "", [])
+                        if m.get("status") != "canceled" or m["id"] == record.get("receipt_id")]
+                assert made == ([record.get("receipt_id")] if record.get("state") == "sent" else made[:0]) \
+                    or record.get("state") == "requested" and len(made) <= 1, \
+                    f"F3 difference payment {paid_by} of {booking.booking_id} recorded settlement {record}, " \
+                    f"provider has {made}"
+                assert record.get("state") != "failed" or in_review(booking) or booking.review, \
+                    f"F4 difference payment {paid_by}'s settlement receipt failed for good but is in no case"
         now = iso(self.clock())
         for booking in snap.bookings.values():
             due = booking.settlement_due

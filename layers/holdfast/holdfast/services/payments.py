@@ -69,6 +69,9 @@ class PaymentService:
         #: the receipts of organizers with fiscal settings (None: the engine sends none)
         self.receipts = SaleReceipts(store, fiscal)
         self.refunds = Refunds(store, self.money, clock, self.records, self._watch, first_check_seconds)
+        #: the part refunds of a booking's payments (an exchange's difference, an order line's) and
+        #: the sweeper's one retry of a lost answer (services/part_refunds.py)
+        self.part_refunds = self.refunds.part_refunds
         self.cases = ConflictCases(store, clock, resolution_window_seconds or DEFAULT_WINDOW_SECONDS,
                                    resolution_operator or DEFAULT_OPERATOR)
         #: the second payments of exchanges into dearer places (services/exchange_differences.py)
