@@ -2382,17 +2382,23 @@ class BookingModel:
 
     def _live_by_model(self, booking: Any) -> str | None:
         """Why the booking still needs its customer's data, by the model's own reckoning (read from
-        the offering as it is now, never from the booking's copy), or None: places held, money or
-        a review open, a car inside, or sold for a time still to come."""
+        the offering as it is now, never from the booking's copy; an order's from each line's
+        own), or None: places held, money or a review open, a car inside, or sold for a time still
+        to come."""
         status = str(booking.status)
         if status in ("HELD", "PAYMENT_PENDING", "MANUAL_REVIEW", "REFUND_PENDING", "CHECKED_IN"):
             return status
         if booking.payment is not None and not booking.settled or booking.review:
             return "money or review open"
         if status == "CONFIRMED":
-            granules = booking.places.granules
-            end = max(g.at for g in granules) if granules else \
-                str((self.store.get_event(booking.event_id) or {}).get("starts_at") or "")
+            # each part's end: its last granule, else its event's start; an order's is its last line's
+            lines = (booking.kind_details or {}).get("lines")
+            parts = [(str(line["offering_id"]), [str(g["at"]) for g in line.get("granules") or ()]) for line in lines] \
+                if lines else [(booking.event_id, [g.at for g in booking.places.granules])]
+            ends = [max(ats, key=parse_iso) if ats else str((self.store.get_event(offering) or {}).get("starts_at") or "")
+                    for offering, ats in parts]
+            ends = [end for end in ends if end]
+            end = max(ends, key=parse_iso) if ends else ""
             if end and parse_iso(end) > self.clock():
                 return f"sold until {end}"
         return None
