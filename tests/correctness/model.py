@@ -861,7 +861,10 @@ class BookingModel:
         part = kind.part(booking, offering)
         ticket_id, seat = d.choice(tickets.places(part))
         before = self.store.get_checkin(offering, ticket_id)
-        token = ORDER_TICKET_KEYS.ticket_token(offering, booking_id, ticket_id, seat, starts_at=part.ends_at)
+        # the token its view shows now (GET /bookings/{id}, the messages); one it shows no more (the
+        # order is not confirmed) is one the holder kept from before, signed as it was then
+        token = self.shown_tickets(booking).get(ticket_id) or ORDER_TICKET_KEYS.ticket_token(
+            offering, booking_id, ticket_id, seat, starts_at=str((self.store.get_event(offering) or {})["starts_at"]))
         self.scans += 1
         answer, error = self._call("door", "POST .../scan (order)", lambda: doors.scan(
             offering, "model-door", {"event_id": f"scan-{self.scans}", "token": token}, at=self.clock(), offline=False))
@@ -886,6 +889,80 @@ class BookingModel:
         reason = answer.get("reason") if answer else getattr(error, "code", None)
         self.note(f"order_ticket_scanned {booking_id[:8]} {ticket_id[:8]} ({booking.status}) -> {reason}")
         self.log[f"order_scan:{reason}"] += 1
+
+    def shown_tickets(self, booking: Booking) -> dict[str, str]:
+        """Each ticket's token by its id, as the booking's view signs it (its kind's ``view_extras``
+        with events' view credentials; an order's, each event line's with its line's kind's):
+        what ``GET /bookings/{id}``, its QR codes and its messages show."""
+        from types import SimpleNamespace
+
+        from holdfast.kinds import products
+
+        signer = event_tickets.TicketSigner(lambda: ORDER_TICKET_KEYS, self.store)
+        lines = SimpleNamespace(of=lambda kind: signer if getattr(products.of_kind(kind), "name", None) == "events"
+                                else None)
+        kind = kinds.of_booking(booking)
+        shown = kind.view_extras(booking, lines if (booking.kind_details or {}).get("lines") else signer)
+        return {ticket["ticket_id"]: ticket["token"] for ticket in shown.get("tickets") or ()}
+
+    def postponed_ticket_scanned(self, d: Draw) -> None:
+        """The organizer moves an event with confirmed tickets (a booking of it, or an order's line)
+        a week later (``PATCH /events/{id}``); time passes beyond its old start + VALID_AFTER_START;
+        the holder opens the booking (its view signs the tickets) and a door scans one. D1: a
+        confirmed booking's ticket not checked in yet is admitted until its event's start as it
+        is now + VALID_AFTER_START. (Signed with the start the booking or its line copied at hold
+        time, it was refused ``ticket_expired``: issue 42.)"""
+        from holdfast.domain.claims import offerings_of
+        from holdfast.products.events.services.doors import Doors
+
+        doors = Doors(self.store, self.clock, lambda: ORDER_TICKET_KEYS)
+
+        def ticketed(event_id: str) -> bool:
+            try:
+                return bool(doors.event(event_id))
+            except NotFound:
+                return False
+
+        found = [(booking_id, offering) for booking_id, _ in self._bookings_in({S.CONFIRMED})
+                 for offering in offerings_of(self.store.get_booking(booking_id).event_id,
+                                              self.store.get_booking(booking_id).places)
+                 if ticketed(offering)]
+        if not found:
+            self.unreached("postponed_ticket_scanned: no confirmed booking with tickets")
+            return
+        booking_id, offering = d.choice(sorted(found))
+        old = parse_iso(str((self.store.get_event(offering) or {})["starts_at"]))
+        new = max(old, self.clock()) + timedelta(days=7)
+        result, error = self._call("organizer", "PATCH /events/{id} (later)", lambda: self.listing.update(
+            offering, {"starts_at": new}, ORGANIZER))
+        if error is not None:
+            self.note(f"postponed_ticket_scanned {offering[:8]}: PATCH -> {error.code}")
+            return
+        self.starts.setdefault(offering, []).append((frozenset(self.snapshot().bookings), iso(new)))
+        self._consume("event.changed announcement", lambda: follow_start(self.store, self.clock, offering))
+        past = old + event_tickets.VALID_AFTER_START + timedelta(hours=1)
+        if self.clock() < past:
+            self.clock.advance((past - self.clock()).total_seconds())
+        booking = self.store.get_booking(booking_id)
+        part = kinds.of_booking(booking).part(booking, offering)
+        shown = {ticket: token for ticket, token in self.shown_tickets(booking).items()
+                 if part is not None and ticket in {tid for tid, _ in event_tickets.places(part)}}
+        if booking.status is not S.CONFIRMED or not shown:
+            self.note(f"postponed_ticket_scanned {booking_id[:8]} ({booking.status}): no ticket shown")
+            return
+        ticket_id = d.choice(sorted(shown))
+        before = self.store.get_checkin(offering, ticket_id)
+        self.scans += 1
+        answer, error = self._call("door", "POST .../scan (postponed)", lambda: doors.scan(
+            offering, "model-door", {"event_id": f"scan-{self.scans}", "token": shown[ticket_id]},
+            at=self.clock(), offline=False))
+        reason = answer.get("reason") if answer else getattr(error, "code", None)
+        assert (answer is not None and answer.get("admitted")) or before is not None, \
+            f"D1 ticket {ticket_id} of confirmed {booking_id[:8]} refused ({reason}) at {iso(self.clock())}: its " \
+            f"event {offering[:8]} was moved from {iso(old)} to {iso(new)}"
+        self.note(f"postponed_ticket_scanned {booking_id[:8]} {ticket_id[:8]} of {offering[:8]} moved "
+                  f"{iso(old)} -> {iso(new)}, scanned at {iso(self.clock())} -> {reason}")
+        self.log[f"postponed_scan:{reason}"] += 1
 
     def order_paid(self, d: Draw) -> None:
         """POST /orders/{id}/payment and the customer paying (issue 43): one payment for the whole
@@ -2317,17 +2394,23 @@ class BookingModel:
 
     def _live_by_model(self, booking: Any) -> str | None:
         """Why the booking still needs its customer's data, by the model's own reckoning (read from
-        the offering as it is now, never from the booking's copy), or None: places held, money or
-        a review open, a car inside, or sold for a time still to come."""
+        the offering as it is now, never from the booking's copy; an order's from each line's
+        own), or None: places held, money or a review open, a car inside, or sold for a time still
+        to come."""
         status = str(booking.status)
         if status in ("HELD", "PAYMENT_PENDING", "MANUAL_REVIEW", "REFUND_PENDING", "CHECKED_IN"):
             return status
         if booking.payment is not None and not booking.settled or booking.review:
             return "money or review open"
         if status == "CONFIRMED":
-            granules = booking.places.granules
-            end = max(g.at for g in granules) if granules else \
-                str((self.store.get_event(booking.event_id) or {}).get("starts_at") or "")
+            # each part's end: its last granule, else its event's start; an order's is its last line's
+            lines = (booking.kind_details or {}).get("lines")
+            parts = [(str(line["offering_id"]), [str(g["at"]) for g in line.get("granules") or ()]) for line in lines] \
+                if lines else [(booking.event_id, [g.at for g in booking.places.granules])]
+            ends = [max(ats, key=parse_iso) if ats else str((self.store.get_event(offering) or {}).get("starts_at") or "")
+                    for offering, ats in parts]
+            ends = [end for end in ends if end]
+            end = max(ends, key=parse_iso) if ends else ""
             if end and parse_iso(end) > self.clock():
                 return f"sold until {end}"
         return None
@@ -3185,6 +3268,8 @@ OPERATIONS: dict[str, int] = {
     "erased_during_offer": 3,
     # issue 43: an order's line lives its own life after confirmation (its tickets at the doors)
     "order_ticket_scanned": 1,
+    # issue 42: a postponed event's tickets at its doors past the old start + 12 h
+    "postponed_ticket_scanned": 1,
     # issue 45: a confirmed booking exchanged for other seats, another date or another quantity, with
     # a rival's hold or the customer's own cancel landing between its plan and its write, or twice
     "exchange": 3,
