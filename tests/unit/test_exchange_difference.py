@@ -218,7 +218,7 @@ def test_a_lost_refund_answer_nobody_repeats_is_asked_again_by_the_sweeper_once(
 
     def run():
         return sweep(store, clock, bookings.expire, lambda *_: None, give_up=lambda *_: None,
-                     differences=paying.differences, exchange_refunds=exchanges.retry_refunds)
+                     differences=paying.differences, part_refunds=exchanges.part_refunds.retry)
 
     assert "exchange_refund_succeeded" not in run()   # not yet due
     clock.advance(100)
@@ -253,7 +253,7 @@ def test_a_lost_refund_answer_of_a_booking_in_a_case_is_asked_again_by_the_sweep
     assert booking.booking_id not in store.due_bookings("9999", 100)
     clock.advance(100)
     counts = sweep(store, clock, bookings.expire, lambda *_: None, give_up=lambda *_: None,
-                   exchange_refunds=exchanges.retry_refunds)
+                   part_refunds=exchanges.part_refunds.retry)
     assert counts.get("exchange_refund_succeeded") == 1
     done = store.get_booking(booking.booking_id)
     assert done.payment.exchange_refunds[0]["status"] == "succeeded" and done.review == in_case.review

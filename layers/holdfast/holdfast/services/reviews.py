@@ -291,10 +291,10 @@ class ReviewService:
 
     def _own_refund(self, booking: Booking, money: ProviderMoney, recorded: str | None) -> dict[str, Any] | None:
         """The finished refund that gave the booking's money back: the one it recorded; while a
-        difference's or a line's refund of the same payment has no answer yet (its id unknown),
-        the answer to our own refund's key, asked again (the list cannot tell the two apart: proof
-        seeds 20261214471, 20261217091); else one that is none of the booking's other refunds.
-        None: not finished, or not told apart yet."""
+        part refund of the same payment (a difference's, a line's) has no answer yet (its id
+        unknown), the answer to our own refund's key, asked again (the list cannot tell the two
+        apart: proof seeds 20261214471, 20261217091); else one that is none of the booking's part
+        refunds. None: not finished, or not told apart yet."""
         named = money.succeeded_refund(recorded) if recorded else None
         if named is not None and named.get("id") == recorded:
             return named
