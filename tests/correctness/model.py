@@ -1262,17 +1262,10 @@ class BookingModel:
         def exchangeable(booking: Booking) -> bool:
             return booking.event_id in source and not booking.comp and str(booking.places.kind) != "basket"
 
-        candidates = self._bookings_in({S.CONFIRMED}, where=exchangeable)
-        if not candidates:
-            self._paid_seats(d)
-            candidates = self._bookings_in({S.CONFIRMED}, where=exchangeable)
-        if not candidates:
-            self.unreached("exchange_for_less: no paid booking")
+        picked = self._a_paid_booking(d, exchangeable, "seats", "exchange_for_less: no paid booking")
+        if picked is None:
             return
-        booking_id, customer = d.choice(candidates)
-        before = self.store.get_booking(booking_id)
-        assert before is not None
-        seats = tuple(d.subset(SEATS, before.places.quantity, before.places.quantity))
+        booking_id, customer, before, seats = picked
         body = HoldPlaces(seats=seats)
         fault = d.choice([None, "lost_answer", "never_arrived", "rival", "repeat", "lost_not_repeated"])
         self.counter += 1
@@ -1363,19 +1356,11 @@ class BookingModel:
         (its offering, places and amount), never both; no seat is held once the difference is
         settled; the difference payment is captured only to back the move or is refunded (M, S1)."""
         source = self.events["cheaper"]
-        candidates = self._bookings_in({S.CONFIRMED}, where=lambda b: b.event_id == source and not b.comp
-                                       and b.held_difference is None)
-        if not candidates:
-            self._paid_seats(d, event="cheaper")
-            candidates = self._bookings_in({S.CONFIRMED}, where=lambda b: b.event_id == source and not b.comp
-                                           and b.held_difference is None)
-        if not candidates:
-            self.unreached("exchange_for_more: no paid booking of cheaper")
+        picked = self._a_paid_booking(d, lambda b: b.event_id == source and not b.comp and b.held_difference is None,
+                                      "cheaper", "exchange_for_more: no paid booking of cheaper")
+        if picked is None:
             return
-        booking_id, customer = d.choice(candidates)
-        before = self.store.get_booking(booking_id)
-        assert before is not None
-        seats = tuple(d.subset(SEATS, before.places.quantity, before.places.quantity))
+        booking_id, customer, before, seats = picked
         body = HoldPlaces(seats=seats)
         fault = d.choice([None, "declined", "lapsed", "late", "late_taken", "lost_answer", "cancel"])
         self.counter += 1
@@ -1449,6 +1434,23 @@ class BookingModel:
         self.note(f"exchange_for_more {booking_id[:8]} to {seats} fault={fault} -> "
                   f"{'moved' if moved else record['state']}")
         self.log[f"exchanged_for_more:{'moved' if moved else record['state']}"] += 1
+
+    def _a_paid_booking(self, d: Draw, where: Callable[[Booking], bool], event: str, none: str
+                        ) -> tuple[str, str, Booking, tuple[str, ...]] | None:
+        """A confirmed booking ``where`` says an exchange may start from (one of ``event`` bought
+        first when there is none), and as many seats of the map as it has, for the exchange to
+        ask: (booking id, its customer, the booking, the seats), or None (``none`` noted)."""
+        candidates = self._bookings_in({S.CONFIRMED}, where=where)
+        if not candidates:
+            self._paid_seats(d, event=event)
+            candidates = self._bookings_in({S.CONFIRMED}, where=where)
+        if not candidates:
+            self.unreached(none)
+            return None
+        booking_id, customer = d.choice(candidates)
+        before = self.store.get_booking(booking_id)
+        assert before is not None
+        return booking_id, customer, before, tuple(d.subset(SEATS, before.places.quantity, before.places.quantity))
 
     def _paid_seats(self, d: Draw, event: str = "seats") -> None:
         """A customer holds seats of "seats" and pays for them at once (the payment's notification

@@ -428,3 +428,83 @@ def test_an_event_cancelled_after_a_dearer_and_a_cheaper_exchange_refunds_each_p
     assert done.status is BookingStatus.REFUNDED
     assert [r["amount"]["value"] for r in provider.refunds_for(booking.payment.payment_id)] == ["1000.00"]
     assert [r["amount"]["value"] for r in provider.refunds_for(difference["id"])] == ["1000.00", "1000.00"]
+
+
+def test_a_held_difference_of_a_booking_in_a_case_lapses_by_the_sweeper_too(
+        bookings, paying, provider, exchanges, dates, store, catalog, clock):
+    """make proof seed 20261221029: a booking that stands with an open case (a second payment for
+    it) sits in the review index, not the due index, so the sweeper never lapsed the places its
+    dearer exchange held past their time, as seed 20261208154 found for a lost refund answer."""
+    from holdfast.services import transitions
+    from holdfast.services.sweeper import sweep
+
+    cheap, dear = dates
+    booking = _paid(bookings, paying, provider, cheap)
+    exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))
+    stored = store.get_booking(booking.booking_id)
+    in_case = transitions.apply(store, stored, clock(), actor="test", action="case_opened", decision="test",
+                                review={"reason": "second_payment_for_booking"})
+    assert booking.booking_id not in store.due_bookings("9999", 100)
+    clock.advance(601 + 60)
+    counts = sweep(store, clock, bookings.expire, lambda *_: None, give_up=lambda *_: None,
+                   differences=paying.differences)
+    assert counts.get("difference_lapsed") == 1, counts
+    lapsed = store.get_booking(booking.booking_id)
+    assert lapsed.held_difference is None and lapsed.event_id == cheap and lapsed.review == in_case.review
+    assert _counts(catalog, cheap, dear) == [{"held": 0, "sold": 2}, {"held": 0, "sold": 0}]
+
+
+def test_an_earlier_start_brings_the_difference_payments_settlement_forward_too(
+        bookings, paying, provider, exchanges, dates, store, directory, clock, catalog):
+    """make proof seed 20261221156 (F5): the event of a booking paid by two payments starts earlier;
+    the look of the first payment's settlement receipt moved to the new start (``follow_start``),
+    the difference payment's stayed at the booking's copy of the old end, and the settlement,
+    which sent the first, left the difference's unsent for weeks."""
+    from datetime import timedelta
+
+    from holdfast.clock import iso, parse_iso
+    from holdfast.services.listing import ListingService
+    from holdfast.services.settlements import Settlements, follow_start
+
+    booking = _moved_dearer_with_receipts(bookings, paying, provider, exchanges, dates, directory)
+    [difference] = _difference_payments(provider, booking.booking_id)
+    _, dear = dates
+    new_start = clock() + timedelta(hours=2)
+    ListingService(store, clock).update(dear, {"starts_at": new_start}, ORG)
+    follow_start(store, clock, dear)
+    moved = store.get_booking(booking.booking_id)
+    assert moved.settlement_due == iso(new_start)
+    assert [moved.difference_settlement_due(part) for part in moved.settled_differences] == [iso(new_start)]
+    clock.advance((new_start - clock()).total_seconds() + 1)
+    assert Settlements(store, provider, clock).settle(moved) == "sent"
+    assert sorted(r["payment_id"] for r in provider.receipts.values()) == \
+        sorted([booking.payment.payment_id, difference["id"]])
+    assert store.get_booking(booking.booking_id).settlement_due is None
+    assert parse_iso(iso(new_start)) < parse_iso("2030-02-08T20:00:00Z")
+
+
+def test_a_difference_paid_after_the_start_moved_earlier_is_settled_with_the_first_payment(
+        bookings, paying, provider, exchanges, dates, store, directory, clock):
+    """The same, with the difference still being paid when the start moves: once paid, its
+    settlement receipt is judged by the event as it is now when the first payment's is sent,
+    not by a look at the old start."""
+    from datetime import timedelta
+
+    from holdfast.services.listing import ListingService
+    from holdfast.services.settlements import Settlements, follow_start
+
+    directory.put_fiscal(ORG.organizer_id, FiscalSettings(2, 1), "2030-01-01T00:00:00.000Z")
+    cheap, dear = dates
+    booking = _paid(bookings, paying, provider, cheap)
+    exchanges.exchange(booking.booking_id, "alice", "x-1", dear, HoldPlaces(quantity=2))
+    [difference] = _difference_payments(provider, booking.booking_id)
+    new_start = clock() + timedelta(hours=2)
+    ListingService(store, clock).update(dear, {"starts_at": new_start}, ORG)
+    follow_start(store, clock, dear)
+    provider.pay(difference["id"])
+    paying.apply_provider_payment(provider.get_payment(difference["id"]))
+    assert store.get_booking(booking.booking_id).event_id == dear
+    clock.advance((new_start - clock()).total_seconds() + 1)
+    assert Settlements(store, provider, clock).settle(store.get_booking(booking.booking_id)) == "sent"
+    assert sorted(r["payment_id"] for r in provider.receipts.values()) == \
+        sorted([booking.payment.payment_id, difference["id"]])

@@ -105,6 +105,9 @@ class PaymentService:
     def record_refund(self, booking: Booking, refund: dict[str, Any], actor: str) -> str:
         return self.refunds.record_refund(booking, refund, actor)
 
+    def refund_asked_again(self, booking: Booking) -> dict[str, Any] | None:
+        return self.refunds.asked_again(booking)
+
     def apply_provider_refund(self, refund: dict[str, Any], actor: str = "provider") -> str:
         return self.refunds.apply_provider_refund(refund, actor)
 

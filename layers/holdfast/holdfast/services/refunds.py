@@ -25,7 +25,7 @@ from ..ports import Clock, PaymentStore, ProviderNotFound, ProviderRejected
 from . import transitions
 from .exchange_differences import BOOKING_KEY as DIFFERENCE_OF
 from .money_at_provider import MoneyAtProvider
-from .part_refunds import PartRefunds, part_refund_of
+from .part_refunds import PartRefunds, part_refund_of, refunded_payment
 from .payment_records import PaymentRecords
 from .receipts import refund_receipt
 from .provider_keys import PaymentOutcomeUnknown, refund_key, void_key
@@ -46,6 +46,18 @@ def refund_mismatch(payment: Payment | None, refund: dict[str, Any]) -> str | No
     if stored and stored != refund.get("id"):
         return "refund_not_ours"
     return None
+
+
+def others_unanswered(booking: Booking) -> bool:
+    """Whether a part refund of the booking's own payment (a cheaper exchange's difference, an
+    order line's own: services/part_refunds.py) was asked for and its answer never came. The
+    provider's list of that payment's refunds, or a refund's notification, then shows a refund
+    whose id the booking knows nowhere, which may be that one: only the answer to our own refund's
+    key tells ours apart."""
+    payment = booking.payment
+    return payment is not None and bool(payment.payment_id) and any(
+        entry.get("status") == "requested" and not entry.get("refund_id")
+        and refunded_payment(booking, entry) == payment.payment_id for entry in payment.exchange_refunds or ())
 
 
 def refund_amount(booking: Booking) -> dict[str, str]:
@@ -266,11 +278,8 @@ class Refunds:
         assert payment is not None and payment.refund is not None and payment.payment_id
         if watch:
             self.watch(booking, f"refund-{payment.refund['reason']}")
-        amount = refund_amount(booking)
         try:
-            answer = self.money.refund(payment.payment_id, amount,
-                                       f"Holdfast booking {booking.booking_id}: {payment.refund['reason']}",
-                                       payment.refund["key"], refund_receipt(booking, amount))
+            answer = self._ask(booking, payment)
         except ProviderRejected as exc:
             # Marked refused, so that an operator may send a new one (under a new key).
             refused = replace(payment, refund={**payment.refund, "status": "rejected"})
@@ -283,6 +292,29 @@ class Refunds:
             # dearer exchanges' difference payments took goes back from them, each once
             self.give_back_differences(booking.booking_id, booking.paid_by_differences, actor)
         return self.record_refund(booking, answer, actor)
+
+    def _ask(self, booking: Booking, payment: Payment) -> dict[str, Any]:
+        """The provider call of the booking's refund: its stored key and the same body every time."""
+        assert payment.payment_id and payment.refund is not None
+        amount = refund_amount(booking)
+        return self.money.refund(payment.payment_id, amount,
+                                 f"Holdfast booking {booking.booking_id}: {payment.refund['reason']}",
+                                 payment.refund["key"], refund_receipt(booking, amount))
+
+    def asked_again(self, booking: Booking) -> dict[str, Any] | None:
+        """The booking's own refund whose answer never came, asked for again under its key with the
+        same body: the provider answers a repeat with the refund that key made (one that never
+        arrived is made now, as reconciliation's retry would make it). None: no refund of ours
+        waits for its answer, or the provider refused it (so none of its refunds is ours).
+        ``PaymentOutcomeUnknown``: no answer again."""
+        payment = booking.payment
+        if payment is None or not payment.payment_id or not payment.refund or payment.refund.get("refund_id") \
+                or payment.refund.get("status") != "requested":
+            return None
+        try:
+            return self._ask(booking, payment)
+        except ProviderRejected:
+            return None
 
     def record_refund(self, booking: Booking, refund: dict[str, Any], actor: str) -> str:
         def record(current: Booking) -> str:
@@ -328,6 +360,17 @@ class Refunds:
         if booking is None or booking.payment is None or not booking.payment.refund:
             logger.warning("refund for a booking without a refund record", extra={"refund_id": refund.get("id")})
             return "unknown_refund"
+        if refund.get("payment_id") == booking.payment.payment_id and not booking.payment.refund.get("refund_id") \
+                and others_unanswered(booking):
+            # it may be a difference's or a line's refund whose answer was lost: only the answer to
+            # our own key says which refund is ours (proof seeds 20261214471, 20261217091)
+            ours = self.asked_again(booking)
+            if ours is None or ours.get("id") != refund.get("id"):
+                if ours is not None:
+                    self.record_refund(booking, ours, actor)
+                logger.warning("refund is not the booking's own", extra={
+                    "booking_id": booking.booking_id, "refund_id": refund.get("id"), "reason": "refund_not_ours"})
+                return "refund_not_ours"
         return self.record_refund(booking, refund, actor)
 
     # ---------------------------------------------------------------------- the customer cancelled

@@ -14,6 +14,7 @@ from ..ports import Clock, PaymentStore, PlacesTaken, SalesStopped, StaleBooking
 from . import transitions
 from .booking_views import describe
 from .listing import page_limit
+from .refunds import others_unanswered
 from .resolutions import ResolutionService
 from .payments import PaymentService
 from .provider_keys import PaymentOutcomeUnknown, operator_key
@@ -259,7 +260,7 @@ class ReviewService:
     def _close(self, booking: Booking, money: ProviderMoney, ids: dict[str, str], decision: str) -> None:
         if money.fully_refunded:
             seen = self.payments._payment_seen(booking, money.payment)
-            back = money.succeeded_refund((seen.refund or {}).get("refund_id"))
+            back = self._own_refund(booking, money, (seen.refund or {}).get("refund_id"))
             if back is None:   # the amount says refunded, the list has no finished refund yet
                 raise Conflict("A refund of this payment is under way; wait for it.", code="refund_in_flight")
             refund = dict(seen.refund or {}) | {"refund_id": back["id"], "status": "succeeded"}
@@ -287,6 +288,23 @@ class ReviewService:
             payment = replace(self.payments._payment_seen(booking, money.payment), next_check_at=None)
         transitions.apply(self.store, booking, self.clock(), status=BookingStatus.PAYMENT_FAILED, actor="operator",
                           action="review_closed", decision=decision, ids=ids, review=None, payment=payment)
+
+    def _own_refund(self, booking: Booking, money: ProviderMoney, recorded: str | None) -> dict[str, Any] | None:
+        """The finished refund that gave the booking's money back: the one it recorded; while a
+        part refund of the same payment (a difference's, a line's) has no answer yet (its id
+        unknown), the answer to our own refund's key, asked again (the list cannot tell the two
+        apart: proof seeds 20261214471, 20261217091); else one that is none of the booking's part
+        refunds. None: not finished, or not told apart yet."""
+        named = money.succeeded_refund(recorded) if recorded else None
+        if named is not None and named.get("id") == recorded:
+            return named
+        if others_unanswered(booking):
+            ours = self._provider_call(lambda: self.payments.refund_asked_again(booking) or {})
+            return ours if ours.get("status") == "succeeded" else None
+        payment = booking.payment
+        others = frozenset(str(entry["refund_id"]) for entry in (payment.exchange_refunds if payment else None) or ()
+                           if entry.get("refund_id"))
+        return money.succeeded_refund(recorded, others)
 
     def _refund(self, booking: Booking, money: ProviderMoney, ids: dict[str, str], decision: str) -> None:
         if money.status != "succeeded":

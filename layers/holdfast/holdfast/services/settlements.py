@@ -124,14 +124,15 @@ class Settlements:
         lines = settled_lines(booking)
         now = self.clock()
         if not lines:
-            # the first payment's prepayment, then each difference payment's own (issue 45)
+            # the first payment's prepayment, then each difference payment's own (issue 45): its
+            # service is the booking's, so each is judged as the first is, by the offering as it
+            # is now, not by its stored look (which may still be the booking's copy of an old end)
             done = [self._settle(booking, None)]
             for wanted in booking.settled_differences:
                 current = self.store.get_booking(booking.booking_id)
                 part = next((part for part in current.settled_differences if part.exchange_key == wanted.exchange_key),
                             None) if current is not None else None
-                due = current.difference_settlement_due(part) if current is not None and part is not None else None
-                if part is not None and due is not None and parse_iso(due) <= now:
+                if current is not None and part is not None:
                     done.append(self._settle(current, part))
             return next((outcome for outcome in done if outcome != "skipped"), "skipped")
         done = []
@@ -344,8 +345,9 @@ def line_renders_at(store: PaymentStore, line: SettledLine) -> str | None:
 
 def follow_start(store: PaymentStore, clock: Clock, event_id: str) -> int:
     """An event's start moved (its ``event.changed``): each of its bookings whose payment carries
-    a receipt whose settlement is still owed (paid, or being paid) is looked at by when the
-    service is rendered now, read from the event. A start moved later needs nothing (the look at the old start reads the new one and
+    a receipt whose settlement is still owed (paid, or being paid; and each of its dearer
+    exchanges' difference payments) is looked at by when the service is rendered now, read from
+    the event. A start moved later needs nothing (the look at the old start reads the new one and
     waits); a start moved earlier would be missed until the old one, so the look moves to it.
     Returns how many looks moved, each journalled. A booking changed meanwhile raises
     StaleBooking once the others are done: the announcement is delivered again, and what
@@ -363,23 +365,34 @@ def follow_start(store: PaymentStore, clock: Clock, event_id: str) -> int:
         if not lines and (booking.event_id != event_id or lifecycle.renders_by_state(str(booking.places.kind))
                           or booking.places.granules):
             continue   # (rendered by its own granules or state: the event's start is not its moment)
-        settlement = _state(booking, line)
-        # the look it has or will have once confirmed (a payment still pending confirms later)
-        due = settlement.get("next_at") or (line.ends_at if line is not None else booking.ends_at)
-        if settlement.get("state") in ("sent", "failed") or not due:
-            continue
-        rendered = fiscal.rendered_at([], offering.get("starts_at"))
-        if rendered is None or parse_iso(rendered) >= parse_iso(str(due)):
-            continue
-        try:
-            transitions.apply(store, booking, clock(), actor="timer", action="settlement_rescheduled",
-                              decision=_named(line, f"the event now starts at {rendered}; the settlement "
-                                                    "receipt's look moves earlier with it"),
-                              **_with(booking, line, {**settlement, "next_at": rendered}))
-        except StaleBooking as exc:
-            stale = exc
-            continue
-        moved += 1
+        # the line's receipt; else the first payment's and each difference payment's of a dearer
+        # exchange, whose service is the booking's (seed 20261221156: theirs stayed at the old end)
+        parts: list[Part] = [line] if lines else [None, *booking.settled_differences]
+        for part in parts:
+            current = booking if part is parts[0] else store.get_booking(booking.booking_id)
+            if current is None:
+                break
+            if isinstance(part, SettledDifference):
+                part = next((own for own in current.settled_differences if own.exchange_key == part.exchange_key), None)
+                if part is None:
+                    continue
+            settlement = _state(current, part)
+            # the look it has or will have once confirmed (a payment still pending confirms later)
+            due = settlement.get("next_at") or (part.ends_at if isinstance(part, SettledLine) else current.ends_at)
+            if settlement.get("state") in ("sent", "failed") or not due:
+                continue
+            rendered = fiscal.rendered_at([], offering.get("starts_at"))
+            if rendered is None or parse_iso(rendered) >= parse_iso(str(due)):
+                continue
+            try:
+                transitions.apply(store, current, clock(), actor="timer", action="settlement_rescheduled",
+                                  decision=_named(part, f"the event now starts at {rendered}; the settlement "
+                                                        "receipt's look moves earlier with it"),
+                                  **_with(current, part, {**settlement, "next_at": rendered}))
+            except StaleBooking as exc:
+                stale = exc
+                break
+            moved += 1
     if stale is not None:
         raise stale
     return moved

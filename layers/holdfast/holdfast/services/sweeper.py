@@ -25,6 +25,9 @@ or died) are acted on here, each on its own.
 - A confirmed booking whose payment carried a fiscal receipt is due for its settlement receipt once
   its service is rendered (``Booking.settlement_due``); ``settle`` (services/settlements.py)
   sends it, moves the look later, or makes the failure an operator's case.
+- A booking in the review index (in review, or standing with an open review) is not in the due
+  index: what it is owed besides its case (a part refund's lost answer, above; a dearer
+  exchange's held places past their time or its payment's check) is found by reading that list.
 - After MAX_RESTARTS restarts without a check completing in between, the sweeper gives up visibly:
   the booking goes to manual review with the reason ``reconciliation_stuck`` (or carries that
   open review when it cannot change status), which takes it out of the due index.
@@ -76,10 +79,16 @@ def sweep(store: PaymentStore, clock: Clock, expire: Callable[[str], dict[str, A
             outcome = "failed"
         counts[outcome] = counts.get(outcome, 0) + 1   # "timers" appears once a kind's timer fired
     # a booking in a case is in the review index, not the due index: what the sweeper owes it
-    # besides the case's lapse (a lost part refund's answer) is found there
-    reviews = store.list_reviews() if lapse_resolution is not None or part_refunds is not None else []
+    # besides the case's lapse (a lost part refund's answer, a dearer exchange's held places past
+    # their time or its payment's check) is found there
+    owed: list[tuple[Callable[[Booking, str], bool], Callable[[Booking, str], str]]] = []
     if part_refunds is not None:
-        _refunds_in_review(reviews, overdue, part_refunds, counts)
+        owed.append((_refund_overdue, part_refunds))
+    if differences is not None:
+        owed.append((differences.due, differences.sweep))
+    reviews = store.list_reviews() if lapse_resolution is not None or owed else []
+    if owed:
+        _owed_in_review(store, reviews, overdue, owed, counts)
     if lapse_resolution is not None:
         counts["lapsed"] = _lapse_cases(reviews, clock, lapse_resolution, counts)
     return counts
@@ -90,17 +99,24 @@ def _refund_overdue(booking: Booking, overdue: str) -> bool:
     return due is not None and due < overdue
 
 
-def _refunds_in_review(reviews: list[Booking], overdue: str, retry: Callable[[Booking, str], str],
-                       counts: dict[str, int]) -> None:
+def _owed_in_review(store: PaymentStore, reviews: list[Booking], overdue: str,
+                    owed: list[tuple[Callable[[Booking, str], bool], Callable[[Booking, str], str]]],
+                    counts: dict[str, int]) -> None:
+    """Each (due, act) of ``owed`` for every booking in the review index it is due for; after one
+    acted, the booking is read again for the next."""
     for booking in reviews:
-        if not _refund_overdue(booking, overdue):
-            continue
-        try:
-            outcome = retry(booking, overdue)
-        except Exception:  # noqa: BLE001 - isolated like the due bookings; the next sweep retries
-            logger.exception("sweep could not ask again for a part refund", extra={"booking_id": booking.booking_id})
-            outcome = "failed"
-        counts[outcome] = counts.get(outcome, 0) + 1
+        current: Booking | None = booking
+        for due, act in owed:
+            if current is None or not due(current, overdue):
+                continue
+            try:
+                counts_as = act(current, overdue)
+            except Exception:  # noqa: BLE001 - isolated like the due bookings; the next sweep retries
+                logger.exception("sweep could not do what a booking in review is owed",
+                                 extra={"booking_id": booking.booking_id})
+                counts_as = "failed"
+            counts[counts_as] = counts.get(counts_as, 0) + 1
+            current = store.get_booking(booking.booking_id)
 
 
 def _lapse_cases(reviews: list[Booking], clock: Clock, lapse: Callable[[Booking], str], counts: dict[str, int]) -> int:
