@@ -31,7 +31,7 @@ def lambda_handler(event, context):
                    refund_timer=lambda booking: wiring.payments().refund_after_timer(booking),
                    line_timers=lambda booking, overdue: wiring.payments().line_timers(booking, overdue),
                    settle=lambda booking: wiring.settlements().settle(booking),
-                   differences=wiring.payments().differences, exchange_refunds=wiring.exchanges().retry_refunds)
+                   differences=wiring.payments().differences, part_refunds=wiring.payments().part_refunds.retry)
     if settings().event_cancellation_state_machine_arn:
         result["cancellations"] = wiring.event_cancellation().resume_all()
     # personal data past its retention: one page a sweep, the index resumes where this one stopped

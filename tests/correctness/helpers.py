@@ -709,9 +709,12 @@ def _asked_back(booking: Booking, paid: Decimal, is_own: bool) -> Decimal:
     return booking.amount.value if is_own and _differences(booking) else paid
 
 
-def _differences(booking: Booking) -> list[dict[str, Any]]:
-    """The refunds of price differences the booking's exchanges asked of its payment (issue 45)."""
-    return list((booking.payment.exchange_refunds if booking.payment else None) or [])
+def _differences(booking: Booking, payment_id: str | None = None) -> list[dict[str, Any]]:
+    """The part refunds the booking's exchanges (and refunded lines) asked of its payments (issue
+    45); with ``payment_id``, of that payment alone (a record naming none is of the booking's own)."""
+    own = booking.payment.payment_id if booking.payment else None
+    return [entry for entry in (booking.payment.exchange_refunds if booking.payment else None) or []
+            if payment_id is None or (entry.get("payment_id") or own) == payment_id]
 
 
 def difference_refund_ids(provider: Any) -> set[str]:
@@ -766,7 +769,7 @@ def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
         assert len(refunds) <= 1, f"M1 payment {payment_id} refunded {len(refunds)} times"
         assert refunded <= paid, f"M1 payment {payment_id}: refunded {refunded} of {paid} taken ({payment['status']})"
         if payment["metadata"].get("exchange_of"):
-            _check_difference_payment(snap, payment, given_back, paid, refunded, settled)
+            _check_difference_payment(snap, payment, given_back, differences, paid, refunded, settled)
             continue
         booking_id = payment["metadata"]["booking_id"]
         booking = snap.bookings.get(booking_id)
@@ -796,9 +799,9 @@ def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
                 f"S1 succeeded payment {payment_id} ({'own' if is_own else 'stray'}) of booking {booking_id}: " \
                 f"booking {booking.status}, {len(refunds)} refund(s), review {(booking.review or {}).get('reason')}; " \
                 f"matches {[name for name, ok in outcomes.items() if ok] or 'none'} of confirmed/refunded/in review"
-            if is_own and _differences(booking):   # XC2: every difference went back, exactly
+            if is_own and _differences(booking, payment_id):   # XC2: every difference went back, exactly
                 # (but a line's refund the provider refused for good: an operator's case, O6)
-                asked = sum((_value(entry["amount"]) for entry in _differences(booking)
+                asked = sum((_value(entry["amount"]) for entry in _differences(booking, payment_id)
                              if not (entry.get("line_id") and entry.get("status") in ("rejected", "settled"))),
                             Decimal("0"))
                 assert back_for_less == asked, \
@@ -832,24 +835,32 @@ def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
         raise AssertionError(f"M5 a second refund (key {key}) was asked for payment {payment_id}, already refunded")
 
 
-def _check_difference_payment(snap: Snapshot, payment: dict[str, Any], refunds: list[dict[str, Any]], paid: Decimal,
-                              refunded: Decimal, settled: bool) -> None:
-    """XC3, the money of a dearer exchange's difference payment (issue 45): refunded at most once,
-    never by more than it took; once settled, a succeeded one either backs the exchange (its
-    record ``paid``, the booking on the new places, unrefunded unless the booking was cancelled
-    afterwards and is REFUNDED) or was refunded once (its record ``refunded``)."""
+def _check_difference_payment(snap: Snapshot, payment: dict[str, Any], given_back: list[dict[str, Any]],
+                              differences: set[str], paid: Decimal, refunded: Decimal, settled: bool) -> None:
+    """XC3, the money of a dearer exchange's difference payment (issue 45): never refunded by more
+    than it took; the part refunds a cheaper exchange since gave back of it (keys ``-xc``) are
+    counted apart, as for a booking's own payment, and besides them it is refunded at most once.
+    Once settled, a succeeded one either backs the exchange (its record ``paid``, the booking on the
+    new places, unrefunded beyond its part refunds unless the booking was cancelled afterwards and
+    is REFUNDED, or nothing of it left to back) or was refunded once (its record ``refunded``), and
+    its part refunds are exactly those the booking recorded against it (XC2)."""
     booking = snap.bookings.get(payment["metadata"]["exchange_of"])
     payment_id = payment["id"]
     assert booking is not None, f"M0 difference payment {payment_id} names no booking"
     entry = next((e for e in booking.differences or () if e["exchange_key"] == payment["metadata"]["exchange_key"]),
                  None)
     assert entry is not None, f"M0 difference payment {payment_id} names no exchange of {booking.booking_id}"
+    refunds = [r for r in given_back if r["id"] not in differences]
+    parts = sum((_value(r["amount"]) for r in given_back if r["id"] in differences and r.get("status") == "succeeded"),
+                Decimal("0"))
     assert len(refunds) <= 1, f"M1 difference payment {payment_id} refunded {len(refunds)} times"
     assert refunded <= paid, f"M1 difference payment {payment_id}: refunded {refunded} of {paid}"
     if not settled or payment["status"] != "succeeded":
         return
-    backs = entry["state"] == "paid" and not refunds and kept_after_confirmation(booking)
-    given = entry["state"] == "refunded" and len(refunds) == 1 and refunded == _value(
+    asked = sum((_value(e["amount"]) for e in _differences(booking, payment_id)), Decimal("0"))
+    assert parts == asked, f"XC2 difference payment {payment_id} of {booking.booking_id}: {parts} of parts {asked} given back"
+    backs = entry["state"] == "paid" and not refunds and (kept_after_confirmation(booking) or parts == paid)
+    given = entry["state"] == "refunded" and len(refunds) == 1 and refunded - parts == _value(
         entry.get("refund_amount") or entry["amount"])
     assert backs != given, \
         f"S1 difference payment {payment_id} of booking {booking.booking_id} ({booking.status}, {entry['state']}, " \

@@ -698,7 +698,7 @@ class BookingModel:
         return sweep(self.store, self.clock, self.bookings.expire, self.executions.start, give_up=give_up,
                      lapse_resolution=self.resolutions.lapse, refund_timer=self.payments.refund_after_timer,
                      settle=self.settlements.settle, differences=self.payments.differences,
-                     exchange_refunds=self.exchanges.retry_refunds, line_timers=self.payments.line_timers)
+                     part_refunds=self.payments.part_refunds.retry, line_timers=self.payments.line_timers)
 
     def _remember(self, booking_id: str, customer: str) -> None:
         if all(known != booking_id for known, _ in self.known):
@@ -944,7 +944,10 @@ class BookingModel:
         part = kind.part(booking, offering)
         ticket_id, seat = d.choice(tickets.places(part))
         before = self.store.get_checkin(offering, ticket_id)
-        token = ORDER_TICKET_KEYS.ticket_token(offering, booking_id, ticket_id, seat, starts_at=part.ends_at)
+        # the token its view shows now (GET /bookings/{id}, the messages); one it shows no more (the
+        # order is not confirmed) is one the holder kept from before, signed as it was then
+        token = self.shown_tickets(booking).get(ticket_id) or ORDER_TICKET_KEYS.ticket_token(
+            offering, booking_id, ticket_id, seat, starts_at=str((self.store.get_event(offering) or {})["starts_at"]))
         self.scans += 1
         answer, error = self._call("door", "POST .../scan (order)", lambda: doors.scan(
             offering, "model-door", {"event_id": f"scan-{self.scans}", "token": token}, at=self.clock(), offline=False))
@@ -969,6 +972,80 @@ class BookingModel:
         reason = answer.get("reason") if answer else getattr(error, "code", None)
         self.note(f"order_ticket_scanned {booking_id[:8]} {ticket_id[:8]} ({booking.status}) -> {reason}")
         self.log[f"order_scan:{reason}"] += 1
+
+    def shown_tickets(self, booking: Booking) -> dict[str, str]:
+        """Each ticket's token by its id, as the booking's view signs it (its kind's ``view_extras``
+        with events' view credentials; an order's, each event line's with its line's kind's):
+        what ``GET /bookings/{id}``, its QR codes and its messages show."""
+        from types import SimpleNamespace
+
+        from holdfast.kinds import products
+
+        signer = event_tickets.TicketSigner(lambda: ORDER_TICKET_KEYS, self.store)
+        lines = SimpleNamespace(of=lambda kind: signer if getattr(products.of_kind(kind), "name", None) == "events"
+                                else None)
+        kind = kinds.of_booking(booking)
+        shown = kind.view_extras(booking, lines if (booking.kind_details or {}).get("lines") else signer)
+        return {ticket["ticket_id"]: ticket["token"] for ticket in shown.get("tickets") or ()}
+
+    def postponed_ticket_scanned(self, d: Draw) -> None:
+        """The organizer moves an event with confirmed tickets (a booking of it, or an order's line)
+        a week later (``PATCH /events/{id}``); time passes beyond its old start + VALID_AFTER_START;
+        the holder opens the booking (its view signs the tickets) and a door scans one. D1: a
+        confirmed booking's ticket not checked in yet is admitted until its event's start as it
+        is now + VALID_AFTER_START. (Signed with the start the booking or its line copied at hold
+        time, it was refused ``ticket_expired``: issue 42.)"""
+        from holdfast.domain.claims import offerings_of
+        from holdfast.products.events.services.doors import Doors
+
+        doors = Doors(self.store, self.clock, lambda: ORDER_TICKET_KEYS)
+
+        def ticketed(event_id: str) -> bool:
+            try:
+                return bool(doors.event(event_id))
+            except NotFound:
+                return False
+
+        found = [(booking_id, offering) for booking_id, _ in self._bookings_in({S.CONFIRMED})
+                 for offering in offerings_of(self.store.get_booking(booking_id).event_id,
+                                              self.store.get_booking(booking_id).places)
+                 if ticketed(offering)]
+        if not found:
+            self.unreached("postponed_ticket_scanned: no confirmed booking with tickets")
+            return
+        booking_id, offering = d.choice(sorted(found))
+        old = parse_iso(str((self.store.get_event(offering) or {})["starts_at"]))
+        new = max(old, self.clock()) + timedelta(days=7)
+        result, error = self._call("organizer", "PATCH /events/{id} (later)", lambda: self.listing.update(
+            offering, {"starts_at": new}, ORGANIZER))
+        if error is not None:
+            self.note(f"postponed_ticket_scanned {offering[:8]}: PATCH -> {error.code}")
+            return
+        self.starts.setdefault(offering, []).append((frozenset(self.snapshot().bookings), iso(new)))
+        self._consume("event.changed announcement", lambda: follow_start(self.store, self.clock, offering))
+        past = old + event_tickets.VALID_AFTER_START + timedelta(hours=1)
+        if self.clock() < past:
+            self.clock.advance((past - self.clock()).total_seconds())
+        booking = self.store.get_booking(booking_id)
+        part = kinds.of_booking(booking).part(booking, offering)
+        shown = {ticket: token for ticket, token in self.shown_tickets(booking).items()
+                 if part is not None and ticket in {tid for tid, _ in event_tickets.places(part)}}
+        if booking.status is not S.CONFIRMED or not shown:
+            self.note(f"postponed_ticket_scanned {booking_id[:8]} ({booking.status}): no ticket shown")
+            return
+        ticket_id = d.choice(sorted(shown))
+        before = self.store.get_checkin(offering, ticket_id)
+        self.scans += 1
+        answer, error = self._call("door", "POST .../scan (postponed)", lambda: doors.scan(
+            offering, "model-door", {"event_id": f"scan-{self.scans}", "token": shown[ticket_id]},
+            at=self.clock(), offline=False))
+        reason = answer.get("reason") if answer else getattr(error, "code", None)
+        assert (answer is not None and answer.get("admitted")) or before is not None, \
+            f"D1 ticket {ticket_id} of confirmed {booking_id[:8]} refused ({reason}) at {iso(self.clock())}: its " \
+            f"event {offering[:8]} was moved from {iso(old)} to {iso(new)}"
+        self.note(f"postponed_ticket_scanned {booking_id[:8]} {ticket_id[:8]} of {offering[:8]} moved "
+                  f"{iso(old)} -> {iso(new)}, scanned at {iso(self.clock())} -> {reason}")
+        self.log[f"postponed_scan:{reason}"] += 1
 
     def order_paid(self, d: Draw) -> None:
         """POST /orders/{id}/payment and the customer paying (issue 43): one payment for the whole
@@ -1254,8 +1331,10 @@ class BookingModel:
         "seats" or "later" moved to seats of "cheaper", the difference refunded from its payment,
         with a fault: the refund's answer lost (503; the customer repeats), the refund never
         reaching the provider (503; repeated), a rival's hold for the seats landing first, or the
-        same request twice. XC2: moved, the booking's amount is the new price and its payment's
-        refunds give back exactly the difference, once, whatever is repeated; refused, nothing
+        same request twice. XC2: moved, the booking's amount is the new price and its payments'
+        refunds give back exactly the difference, once, whatever is repeated (a booking moved by a
+        dearer exchange before: its difference payment gives back first, each payment at most
+        once, services/exchange.py); refused, nothing
         changed and nothing went back. The money rules (M1, M2, M5, S1) count a difference's
         refund apart from a cancellation's. An order is not one of these bookings, though its
         first line's offering may be "seats": its places are every line's (up to 4 seats and
@@ -1266,24 +1345,25 @@ class BookingModel:
         def exchangeable(booking: Booking) -> bool:
             return booking.event_id in source and not booking.comp and str(booking.places.kind) != "basket"
 
-        candidates = self._bookings_in({S.CONFIRMED}, where=exchangeable)
-        if not candidates:
-            self._paid_seats(d)
-            candidates = self._bookings_in({S.CONFIRMED}, where=exchangeable)
-        if not candidates:
-            self.unreached("exchange_for_less: no paid booking")
+        picked = self._a_paid_booking(d, exchangeable, "seats", "exchange_for_less: no paid booking")
+        if picked is None:
             return
-        booking_id, customer = d.choice(candidates)
-        before = self.store.get_booking(booking_id)
-        assert before is not None
-        seats = tuple(d.subset(SEATS, before.places.quantity, before.places.quantity))
+        booking_id, customer, before, seats = picked
         body = HoldPlaces(seats=seats)
         fault = d.choice([None, "lost_answer", "never_arrived", "rival", "repeat", "lost_not_repeated"])
         self.counter += 1
         key = f"for-less-{self.counter}"
         target = self.events["cheaper"]
-        payment_id = before.payment.payment_id if before.payment else None
-        refunds_before = len(self.provider.refunds_for(payment_id)) if payment_id else 0
+        # the booking's payments: its own, and the difference payments of dearer exchanges that
+        # moved it, which give back first (what each holds; services/exchange.py)
+        payment_ids = [p for p in [before.payment.payment_id if before.payment else None,
+                                   *[(e.get("payment") or {}).get("payment_id") for e, _ in before.difference_shares]]
+                       if p]
+
+        def refunds_now() -> dict[str, list[dict[str, Any]]]:
+            return {p: self.provider.refunds_for(p) for p in payment_ids}
+
+        refunds_before = {p: len(made) for p, made in refunds_now().items()}
         if fault in ("lost_answer", "lost_not_repeated"):
             self.provider.fail("create_refund", "after")
         elif fault == "never_arrived":
@@ -1318,33 +1398,35 @@ class BookingModel:
             assert error is None, f"XC2 the repeat of exchange {key} after a lost refund answer: {error.code}"
         after = self.store.get_booking(booking_id)
         assert after is not None
-        refunds = self.provider.refunds_for(payment_id) if payment_id else []
+        made = [r for p, refunds in refunds_now().items() for r in refunds[refunds_before[p]:]]
         if error is None:
             price = Decimal(CHEAPER["value"]) * after.places.quantity
             assert after.status is S.CONFIRMED and after.event_id == target and after.amount.value == price, \
                 f"XC2 exchange {key} of {booking_id} answered ok: {after.status} on {after.event_id} at {after.amount}"
             assert sorted(after.places.units) == sorted(seats), f"XC2 exchange {key} holds {after.places.units}"
             difference = before.amount.value - price
-            made = refunds[refunds_before:]
-            assert len(made) == 1 and Decimal(made[0]["amount"]["value"]) == difference, \
+            # at most one refund of each payment, together exactly the difference
+            assert len({r["payment_id"] for r in made}) == len(made) \
+                and sum((Decimal(r["amount"]["value"]) for r in made), Decimal("0")) == difference, \
                 f"XC2 exchange {key} of {booking_id} gave back {[r['amount'] for r in made]}, not {difference}"
-            if fault == "lost_not_repeated":   # the sweeper learnt the refund's answer on its own
+            if fault == "lost_not_repeated":   # the sweeper learnt the refunds' answers on its own
                 recorded = [e for e in after.payment.exchange_refunds or () if e["exchange_key"] == key]
-                assert [e["status"] for e in recorded] == [made[0]["status"]], \
+                assert sorted(e["status"] for e in recorded) == sorted(r["status"] for r in made), \
                     f"XC2 exchange {key} of {booking_id}: the lost refund recorded as {recorded}, made {made}"
             assert after.charged == before.charged, f"XC2 exchange {key}: paid {before.charged}, now {after.charged}"
             if fault == "repeat":
                 again, _ = self._call(customer, "POST exchange (cheaper, again)", exchange)
                 assert again is not None and self.store.get_booking(booking_id).version == after.version \
-                    and len(self.provider.refunds_for(payment_id)) == refunds_before + 1, \
+                    and sum(map(len, refunds_now().values())) == sum(refunds_before.values()) + len(made), \
                     f"XC2 the repeat of exchange {key} of {booking_id} moved or refunded again"
         else:
-            assert after.version == before.version and after.places == before.places \
-                and len(refunds) == refunds_before, \
+            assert after.version == before.version and after.places == before.places and not made, \
                 f"XC2 exchange {key} of {booking_id} refused ({error.code}) but the booking or its money changed"
         self.note(f"exchange_for_less {booking_id[:8]} to {seats} fault={fault} -> "
                   f"{getattr(error, 'code', None) or 'moved'}")
         self.log["exchanged_for_less" if error is None else f"exchange_for_less:{error.code}"] += 1
+        if error is None and len(payment_ids) > 1:   # a booking paid by several payments (issue 45)
+            self.log["exchanged_for_less:after_dearer"] += 1
 
     def exchange_for_more(self, d: Draw) -> None:
         """POST /bookings/{id}/exchange into dearer places (issue 45): a confirmed booking of
@@ -1357,19 +1439,11 @@ class BookingModel:
         (its offering, places and amount), never both; no seat is held once the difference is
         settled; the difference payment is captured only to back the move or is refunded (M, S1)."""
         source = self.events["cheaper"]
-        candidates = self._bookings_in({S.CONFIRMED}, where=lambda b: b.event_id == source and not b.comp
-                                       and b.held_difference is None)
-        if not candidates:
-            self._paid_seats(d, event="cheaper")
-            candidates = self._bookings_in({S.CONFIRMED}, where=lambda b: b.event_id == source and not b.comp
-                                           and b.held_difference is None)
-        if not candidates:
-            self.unreached("exchange_for_more: no paid booking of cheaper")
+        picked = self._a_paid_booking(d, lambda b: b.event_id == source and not b.comp and b.held_difference is None,
+                                      "cheaper", "exchange_for_more: no paid booking of cheaper")
+        if picked is None:
             return
-        booking_id, customer = d.choice(candidates)
-        before = self.store.get_booking(booking_id)
-        assert before is not None
-        seats = tuple(d.subset(SEATS, before.places.quantity, before.places.quantity))
+        booking_id, customer, before, seats = picked
         body = HoldPlaces(seats=seats)
         fault = d.choice([None, "declined", "lapsed", "late", "late_taken", "lost_answer", "cancel"])
         self.counter += 1
@@ -1443,6 +1517,23 @@ class BookingModel:
         self.note(f"exchange_for_more {booking_id[:8]} to {seats} fault={fault} -> "
                   f"{'moved' if moved else record['state']}")
         self.log[f"exchanged_for_more:{'moved' if moved else record['state']}"] += 1
+
+    def _a_paid_booking(self, d: Draw, where: Callable[[Booking], bool], event: str, none: str
+                        ) -> tuple[str, str, Booking, tuple[str, ...]] | None:
+        """A confirmed booking ``where`` says an exchange may start from (one of ``event`` bought
+        first when there is none), and as many seats of the map as it has, for the exchange to
+        ask: (booking id, its customer, the booking, the seats), or None (``none`` noted)."""
+        candidates = self._bookings_in({S.CONFIRMED}, where=where)
+        if not candidates:
+            self._paid_seats(d, event=event)
+            candidates = self._bookings_in({S.CONFIRMED}, where=where)
+        if not candidates:
+            self.unreached(none)
+            return None
+        booking_id, customer = d.choice(candidates)
+        before = self.store.get_booking(booking_id)
+        assert before is not None
+        return booking_id, customer, before, tuple(d.subset(SEATS, before.places.quantity, before.places.quantity))
 
     def _paid_seats(self, d: Draw, event: str = "seats") -> None:
         """A customer holds seats of "seats" and pays for them at once (the payment's notification
@@ -2388,17 +2479,23 @@ class BookingModel:
 
     def _live_by_model(self, booking: Any) -> str | None:
         """Why the booking still needs its customer's data, by the model's own reckoning (read from
-        the offering as it is now, never from the booking's copy), or None: places held, money or
-        a review open, a car inside, or sold for a time still to come."""
+        the offering as it is now, never from the booking's copy; an order's from each line's
+        own), or None: places held, money or a review open, a car inside, or sold for a time still
+        to come."""
         status = str(booking.status)
         if status in ("HELD", "PAYMENT_PENDING", "MANUAL_REVIEW", "REFUND_PENDING", "CHECKED_IN"):
             return status
         if booking.payment is not None and not booking.settled or booking.review:
             return "money or review open"
         if status == "CONFIRMED":
-            granules = booking.places.granules
-            end = max(g.at for g in granules) if granules else \
-                str((self.store.get_event(booking.event_id) or {}).get("starts_at") or "")
+            # each part's end: its last granule, else its event's start; an order's is its last line's
+            lines = (booking.kind_details or {}).get("lines")
+            parts = [(str(line["offering_id"]), [str(g["at"]) for g in line.get("granules") or ()]) for line in lines] \
+                if lines else [(booking.event_id, [g.at for g in booking.places.granules])]
+            ends = [max(ats, key=parse_iso) if ats else str((self.store.get_event(offering) or {}).get("starts_at") or "")
+                    for offering, ats in parts]
+            ends = [end for end in ends if end]
+            end = max(ends, key=parse_iso) if ends else ""
             if end and parse_iso(end) > self.clock():
                 return f"sold until {end}"
         return None
@@ -2987,6 +3084,17 @@ class BookingModel:
             if any(record.get("state") == "failed" for record in records):
                 assert in_review(booking) or booking.review, \
                     f"F4 booking {booking.booking_id}'s settlement receipt failed for good but is in no case"
+            for entry in booking.differences or ():
+                # a dearer exchange's difference payment closes its own prepayment, once (issue 45)
+                record, paid_by = entry.get("settlement") or {}, (entry.get("payment") or {}).get("payment_id")
+                made = [m["id"] for m in settled_by_payment.get(paid_by or "", [])
+                        if m.get("status") != "canceled" or m["id"] == record.get("receipt_id")]
+                assert made == ([record.get("receipt_id")] if record.get("state") == "sent" else made[:0]) \
+                    or record.get("state") == "requested" and len(made) <= 1, \
+                    f"F3 difference payment {paid_by} of {booking.booking_id} recorded settlement {record}, " \
+                    f"provider has {made}"
+                assert record.get("state") != "failed" or in_review(booking) or booking.review, \
+                    f"F4 difference payment {paid_by}'s settlement receipt failed for good but is in no case"
         now = iso(self.clock())
         for booking in snap.bookings.values():
             due = booking.settlement_due
@@ -3245,6 +3353,8 @@ OPERATIONS: dict[str, int] = {
     "erased_during_offer": 3,
     # issue 43: an order's line lives its own life after confirmation (its tickets at the doors)
     "order_ticket_scanned": 1,
+    # issue 42: a postponed event's tickets at its doors past the old start + 12 h
+    "postponed_ticket_scanned": 1,
     # issue 45: a confirmed booking exchanged for other seats, another date or another quantity, with
     # a rival's hold or the customer's own cancel landing between its plan and its write, or twice
     "exchange": 3,

@@ -62,6 +62,12 @@ MIXES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("create", "start_payment", "deliver", "exchange_for_more", "cancel", "sweeper", "time_passes",
          "reconcile", "customer_acts_at_provider", "organizer_cancels_event", "cancellation_job_runs"),
         ("exchanged_for_more:moved", "exchanged_for_more:refunded")),
+    # issue 45: a booking paid by two payments (a dearer exchange's difference paid) moved to cheaper
+    # places: the difference payment gives back first, then the first payment, one refund of each
+    "dearer then cheaper": (
+        ("create", "start_payment", "deliver", "exchange_for_more", "exchange_for_less", "cancel", "sweeper",
+         "time_passes", "reconcile", "customer_acts_at_provider"),
+        ("exchanged_for_less:after_dearer", "exchanged_for_more:moved")),
     # issue 42, finding 13: accounts behind one network address, their holds and orders ended every way
     "networks": (
         ("create", "network_hoards", "start_payment", "customer_acts_at_provider", "deliver", "cancel",
@@ -75,7 +81,8 @@ HISTORIES = [(7326, "everything"), (7352, "everything"), (7132, "payment faults"
              (7017, "slots and lots"), (7087, "races for places"), (7251, "races for places"),
              (7051, "high demand and waitlist"), (7013, "orders"), (7014, "orders"),
              (7049, "codes"), (7053, "codes"), (7407, "exchanges"), (7408, "exchanges"),
-             (7506, "networks"), (7507, "networks"), (7629, "dearer exchanges"), (7639, "dearer exchanges")]
+             (7506, "networks"), (7507, "networks"), (7629, "dearer exchanges"), (7639, "dearer exchanges"),
+             (7707, "dearer then cheaper"), (7711, "dearer then cheaper")]
 
 
 @pytest.fixture(scope="module")

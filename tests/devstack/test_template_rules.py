@@ -49,3 +49,11 @@ def test_the_local_stack_refuses_to_deploy_what_the_rules_refuse():
     with pytest.raises(RulesViolated, match="HeaderIdentityOnlyLocal"):
         stack.start()
     assert not stack.resources
+
+
+def test_a_captcha_on_every_hold_needs_the_widgets_site_key():
+    """Issue 42, finding 13: with CaptchaOnHolds=on and no CaptchaSiteKey the pages cannot draw the
+    widget, so every hold would be refused ``captcha_required``: the deployment is refused first."""
+    assert _broken(CaptchaOnHolds="on", DeploymentKind="local") == ["CaptchaSiteKeyWhenOn"]
+    assert _broken(CaptchaOnHolds="on", CaptchaSiteKey="ysc1_client-key", DeploymentKind="local") == []
+    assert _broken(CaptchaOnHolds="off", DeploymentKind="local") == []

@@ -300,3 +300,38 @@ def test_a_scan_makes_one_read_and_its_transaction_and_a_wrong_key_answers_befor
     assert status == 401 and denied["error"]["code"] == "door_unauthorized"
     status, bad = request("POST", path, {"event_id": "c-2"}, {"X-Door-Key": main["door_key"]})
     assert status == 400, bad
+
+
+def test_a_postponed_events_tickets_admit_past_the_old_start_until_the_new_one_plus_twelve_hours(
+        tickets_env, tmp_path, monkeypatch):
+    """Issue 42, "one fact, one place": a ticket's expiry is its event's start as the event says it
+    when the ticket is signed. Before, it was the booking's copy of the start taken at hold time,
+    which a PATCH of the start did not move: past the old start + 12 h every door refused every
+    ticket of a postponed event ``ticket_expired``, however freshly the holder fetched it."""
+    from holdfast.clock import CLOCK_FILE_VARIABLE
+    from holdfast.domain.signatures import claimed
+
+    event = create_event("postponed", capacity=5, starts_at="2030-05-01T20:00:00Z")
+    main = door(event["event_id"])
+    booking_id, before = paid_tickets(tickets_env, event["event_id"], 1, "pp-1")
+    assert claimed(before[0]["token"])["exp"] == "2030-05-02T08:00:00.000Z"
+    status, moved = call("events_api", api_event("update_event.json", headers=ORGANIZER,
+                                                 path_params={"event_id": event["event_id"]},
+                                                 body={"starts_at": "2030-05-08T20:00:00Z"}))
+    assert status == 200 and moved["starts_at"] == "2030-05-08T20:00:00.000Z", moved
+
+    # the clock (holdfast.clock's offset file, as the local stack turns it) a day past the old start
+    offset = tmp_path / "clock-offset"
+    offset.write_text(str((datetime(2030, 5, 2, 20, 0, tzinfo=timezone.utc) - datetime.now(timezone.utc))
+                          .total_seconds()))
+    monkeypatch.setenv(CLOCK_FILE_VARIABLE, str(offset))
+    shown = view(booking_id)[1]["tickets"]
+    status, admitted = scan(event["event_id"], main, "pp-scan-1", shown[0]["token"])
+    assert status == 200 and admitted["admitted"] is True, admitted
+    assert claimed(shown[0]["token"])["exp"] == "2030-05-09T08:00:00.000Z"
+    # a ticket fetched before the postponement still expires with the start it was signed for
+    status, old = scan(event["event_id"], main, "pp-scan-2", before[0]["token"])
+    assert old["reason"] in ("ticket_expired", "already_checked_in") and old["admitted"] is False
+    status, config = request("GET", f"/events/{event['event_id']}/doors/{main['door_id']}/config",
+                             headers={"X-Door-Key": main["door_key"]})
+    assert status == 200 and config["starts_at"] == "2030-05-08T20:00:00.000Z"

@@ -50,3 +50,28 @@ def test_a_dearer_exchange_answers_what_to_pay_and_moves_once_paid(tickets_env):
     assert status == 200 and described(moved)["event_id"] == dear["event_id"] and "exchange_difference" not in moved
     assert [(p["purpose"], p["status"]) for p in moved["payments"]] == [("booking", "succeeded"),
                                                                        ("exchange_difference", "succeeded")]
+
+
+def test_a_cheaper_exchange_after_a_dearer_one_refunds_each_payment_over_http(tickets_env):
+    """Once 409 ``exchange_price_differs`` when the difference was more than the first payment held:
+    now 200, the difference payment giving back what it holds and the first payment the rest, each
+    listed in ``payment.exchange_refunds`` with the payment it gives back from."""
+    cheap = create_event("xd-cheap-2", capacity=5, exchange_until_hours=24)
+    unit = float(cheap["price"]["value"])
+    dear = create_event("xd-dear-2", capacity=5, exchange_until_hours=24, name="Dear night",
+                        price={"value": f"{2 * unit:.2f}", "currency": "RUB"})
+    booking_id, _ = paid_tickets(tickets_env, cheap["event_id"], 2, "xd-2")
+    status, held = exchange(booking_id, {"event_id": dear["event_id"], "quantity": 2}, "dearer-3")
+    assert status == 200, held
+    difference = held["exchange_difference"]
+    tickets_env.pay(difference["payment_id"])
+    assert wiring.payments().apply_provider_payment(tickets_env.get_payment(difference["payment_id"])) == "exchanged"
+    status, moved = exchange(booking_id, {"event_id": cheap["event_id"], "quantity": 1}, "cheaper-1")
+    assert status == 200, moved
+    described(moved)
+    first = moved["payment"]["payment_id"]
+    assert moved["amount"]["value"] == f"{unit:.2f}"
+    assert [(r["payment_id"], r["amount"]["value"], r["status"]) for r in moved["payment"]["exchange_refunds"]] == [
+        (difference["payment_id"], f"{2 * unit:.2f}", "succeeded"), (first, f"{unit:.2f}", "succeeded")]
+    assert exchange(booking_id, {"event_id": cheap["event_id"], "quantity": 1}, "cheaper-1")[1]["payment"] == \
+        moved["payment"]   # the repeat: nothing more given back

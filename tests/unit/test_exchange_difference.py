@@ -218,7 +218,7 @@ def test_a_lost_refund_answer_nobody_repeats_is_asked_again_by_the_sweeper_once(
 
     def run():
         return sweep(store, clock, bookings.expire, lambda *_: None, give_up=lambda *_: None,
-                     differences=paying.differences, exchange_refunds=exchanges.retry_refunds)
+                     differences=paying.differences, part_refunds=exchanges.part_refunds.retry)
 
     assert "exchange_refund_succeeded" not in run()   # not yet due
     clock.advance(100)
@@ -253,8 +253,70 @@ def test_a_lost_refund_answer_of_a_booking_in_a_case_is_asked_again_by_the_sweep
     assert booking.booking_id not in store.due_bookings("9999", 100)
     clock.advance(100)
     counts = sweep(store, clock, bookings.expire, lambda *_: None, give_up=lambda *_: None,
-                   exchange_refunds=exchanges.retry_refunds)
+                   part_refunds=exchanges.part_refunds.retry)
     assert counts.get("exchange_refund_succeeded") == 1
     done = store.get_booking(booking.booking_id)
     assert done.payment.exchange_refunds[0]["status"] == "succeeded" and done.review == in_case.review
     assert _refunded(provider, booking.payment.payment_id) == [Decimal("1000.00")]
+
+
+def _cancelled_into_review(bookings, paying, provider, exchanges, dates, store, clock, answered=False):
+    """Seeds 20261214471 and 20261217091 of ``make proof``: a cheaper exchange whose refund answer
+    was lost (``answered``: the request repeated, so the difference's refund id is recorded, as in
+    both seeds; else never asked again), then a cancel whose refund answer was lost too, then a day
+    without the provider: the booking waits for an operator with two refunds of its payment at the
+    provider, the difference's (listed first) and its own, whose id it never learned."""
+    from holdfast.services.reconciliation import ReconciliationService
+
+    first, later = dates
+    booking = _paid(bookings, paying, provider, first)
+    payment_id = booking.payment.payment_id
+    provider.fail("create_refund", "after")
+    with pytest.raises(PaymentProviderUnavailable):
+        exchanges.exchange(booking.booking_id, "alice", "x-1", later, HoldPlaces(quantity=2))
+    if answered:
+        exchanges.exchange(booking.booking_id, "alice", "x-1", later, HoldPlaces(quantity=2))
+    provider.fail("create_refund", "after")
+    paying.cancel_confirmed(store.get_booking(booking.booking_id))
+    provider.fail("create_refund", *["before"] * 5)
+    clock.advance(24 * 3600 + 1)
+    ReconciliationService(store, provider, paying, clock, schedule_seconds=(30, 60, 3600), limit_seconds=24 * 3600,
+                          key_retention_seconds=24 * 3600).check(booking.booking_id)
+    provider.faults.clear()
+    in_review = store.get_booking(booking.booking_id)
+    assert in_review.status is BookingStatus.MANUAL_REVIEW
+    assert bool(in_review.payment.exchange_refunds[0].get("refund_id")) is answered
+    assert not in_review.payment.refund.get("refund_id")
+    difference, own = provider.refunds_for(payment_id)
+    assert (difference["amount"]["value"], own["amount"]["value"]) == ("1000.00", "2000.00")
+    return booking, difference, own
+
+
+@pytest.mark.parametrize("answered", [True, False], ids=["difference_answered", "difference_unanswered"])
+def test_an_operators_close_records_the_bookings_own_refund_not_the_differences(
+        bookings, paying, provider, exchanges, dates, store, clock, answered):
+    from holdfast.services.reviews import ReviewService
+
+    booking, difference, own = _cancelled_into_review(bookings, paying, provider, exchanges, dates, store, clock,
+                                                      answered)
+    closed = ReviewService(store, paying, clock).resolve(booking.booking_id, "close", "olga", "money went back")
+    assert closed["status"] == "REFUNDED"
+    after = store.get_booking(booking.booking_id)
+    assert after.payment.refund["refund_id"] == own["id"] and after.payment.refund["status"] == "succeeded"
+    assert len(provider.refunds_for(booking.payment.payment_id)) == 2   # asking again made no third refund
+
+
+def test_a_differences_refund_notified_before_its_answer_is_never_taken_for_the_bookings_own(
+        bookings, paying, provider, exchanges, dates, store, clock):
+    booking, difference, own = _cancelled_into_review(bookings, paying, provider, exchanges, dates, store, clock)
+    # the difference's notification: the difference's refund and the booking's own, each asked
+    # again under its key, are both recorded; the notified one is the difference's, not the
+    # booking's, and no third refund is made
+    assert paying.refunds.apply_provider_refund(dict(difference)) == "exchange_refund_succeeded"
+    after = store.get_booking(booking.booking_id)
+    assert after.status is BookingStatus.REFUNDED and after.payment.refund["refund_id"] == own["id"]
+    assert [e.get("refund_id") for e in after.payment.exchange_refunds] == [difference["id"]]
+    assert len(provider.refunds_for(booking.payment.payment_id)) == 2
+    # the booking's own refund, notified later, changes nothing
+    paying.refunds.apply_provider_refund(dict(own))
+    assert store.get_booking(booking.booking_id).version == after.version

@@ -20,6 +20,7 @@ import os
 import re
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -45,11 +46,14 @@ def _parking_view(booking: Booking) -> dict:
     """The kind's view extras signed with its product's keys, as wiring's booking_view_extras
     hands them: the unit tests' lot keys for parking, an event's ticket keys for events."""
     from holdfast.kinds import products
-    from holdfast.products.events.tickets import EventKeys
+    from holdfast.products.events.tickets import EventKeys, TicketSigner
 
     kind = kinds.of_booking(booking)
-    keys = EventKeys(b"unit-tests-ticket-master-seed") if products.of_kind(kind.name).name == "events" else KEYS
-    return kind.view_extras(booking, lambda: keys)
+    if products.of_kind(kind.name).name == "events":   # each ticket expiring with its event's start
+        events = {offering["event_id"]: offering for offering in (CONCERT, YOGA, LOT)}
+        offerings = SimpleNamespace(get_event=lambda event_id, consistent=False: events.get(event_id))
+        return kind.view_extras(booking, TicketSigner(lambda: EventKeys(b"unit-tests-ticket-master-seed"), offerings))
+    return kind.view_extras(booking, lambda: KEYS)
 
 
 SITE = Site(booking_url=PAGE, sender="tickets@example.com", view_extras=_parking_view)

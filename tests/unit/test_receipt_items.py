@@ -460,7 +460,7 @@ def refunding_lot(store, clock, bookings):
 def _line_sweep(store, clock, settlements, payments) -> dict:
     """One run of the sweeper as functions/sweep_due wires it for orders: settlements and lines' timers."""
     return sweep(store, clock, lambda _id: {}, lambda *_: None, give_up=lambda *_: None, grace_seconds=0,
-                 settle=settlements.settle, line_timers=payments.line_timers)
+                 settle=settlements.settle, line_timers=payments.line_timers, part_refunds=payments.part_refunds.retry)
 
 
 def test_an_orders_parking_line_on_a_lot_that_refunds_no_shows_is_refunded_alone_at_its_no_show(
@@ -505,7 +505,7 @@ def test_an_orders_parking_line_on_a_lot_that_refunds_no_shows_is_refunded_alone
         ("Venue parking", "200.00", "full_prepayment")]
     refunded = store.get_booking(order.booking_id)
     assert refunded.payment.exchange_refunds[0]["status"] == "succeeded"
-    assert refunded.line_timers == [] and refunded.line_refunds_due is None   # due next: the ticket's settlement
+    assert refunded.line_timers == [] and refunded.part_refunds_due is None   # due next: the ticket's settlement
     _, journal = store.get_booking_with_journal(order.booking_id)
     assert [e.action for e in journal if "no_show" in e.action or e.action.startswith("line_refund")] == [
         "line_no_show_refund", "line_refund_requested", "line_refund_succeeded"]   # the lost answer: asked later
@@ -520,6 +520,44 @@ def test_an_orders_parking_line_on_a_lot_that_refunds_no_shows_is_refunded_alone
     back = [r for r in provider.refunds_for(payment_id) if r["id"] != refund["id"]]
     assert [(r["amount"]["value"], [i["description"] for i in r["receipt"]["items"]]) for r in back] == [
         ("3000.00", ["Quartet, stalls, adult"])]
+
+
+def test_a_lost_line_refund_answer_is_asked_again_by_the_one_part_refund_retry_even_in_a_case(
+        bookings, store, clock, provider, directory, priced_event, refunding_lot):
+    """A line's refund and a cheaper exchange's are one kind of record with one retry
+    (services/part_refunds.py): the line's lost answer is asked again at ``next_check_at`` (30 s,
+    then 90, 270, ...), and when the order sits in a case (the review index, not the due index) the
+    sweeper still asks. Before, a line's retry ran from the due index alone, on its own ``next_at``."""
+    from datetime import timedelta
+
+    from holdfast.clock import parse_iso
+    from holdfast.services import transitions
+    from holdfast.services.settlements import Settlements
+
+    order = _ticket_and_parking(bookings, priced_event, refunding_lot, "uma", "order-5", "B-1", "16:00", "18:00")
+    payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
+    payment_id = _paid(payments, provider, order.booking_id, "uma", "pay-5").payment.payment_id
+    settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
+    no_show = parse_iso(f"{DAY}T16:00:00Z") + timedelta(seconds=refunding_lot["no_show_grace_seconds"])
+    clock.advance((no_show - clock()).total_seconds() + 1)
+    provider.fail("create_refund", "after", "before")      # made, its answer lost; then no answer at all
+    assert _line_sweep(store, clock, settlements, payments)["timers"] == 1
+    [entry] = store.get_booking(order.booking_id).payment.exchange_refunds
+    assert (entry["status"], entry["tries"]) == ("requested", 1) and "next_at" not in entry
+    assert parse_iso(entry["next_check_at"]) == clock() + timedelta(seconds=30)
+    clock.advance(31)
+    assert _line_sweep(store, clock, settlements, payments)["line_refunds"] == 1   # asked again: no answer
+    [entry] = store.get_booking(order.booking_id).payment.exchange_refunds
+    assert entry["tries"] == 2 and parse_iso(entry["next_check_at"]) == clock() + timedelta(seconds=90)
+    waiting = store.get_booking(order.booking_id)
+    transitions.apply(store, waiting, clock(), actor="test", action="case_opened", decision="test",
+                      review={"reason": "second_payment_for_booking"})
+    assert order.booking_id not in store.due_bookings("9999", 100)
+    clock.advance(91)
+    assert _line_sweep(store, clock, settlements, payments).get("line_refunds") == 1
+    [refund] = provider.refunds_for(payment_id)             # the same key: one refund
+    assert refund["status"] == "succeeded"
+    assert store.get_booking(order.booking_id).payment.exchange_refunds[0]["status"] == "succeeded"
 
 
 def test_an_orders_parking_line_on_a_lot_that_keeps_no_shows_enters_no_show_and_is_settled(

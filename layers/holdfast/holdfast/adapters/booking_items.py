@@ -11,7 +11,7 @@ from ..domain.booking import Booking, Payment, PaymentMode
 from ..domain.inventory import places_from, stored_places
 from ..domain.money import Money
 from ..domain import lifecycle
-from ..domain.personal_data import ended_at, with_current_end
+from ..domain.personal_data import ended_at, unchanged_start, with_current_end
 from ..domain.statuses import BookingStatus
 from .codec import _int
 
@@ -33,6 +33,10 @@ def idempotency_pk(customer_id: str, key: str, system: bool = False) -> str:
 
 
 def booking_item(booking: Booking) -> dict[str, Any]:
+    # a slot's or window's end follows its places (a conflict case's alternative moves them), an
+    # order's its lines' (each line's kept on it); an event's is the start it was last judged by
+    # (services read it from the offering)
+    booking = with_current_end(booking, unchanged_start)
     item: dict[str, Any] = {
         "pk": f"BOOKING#{booking.booking_id}", "sk": "META",
         "booking_id": booking.booking_id, "event_id": booking.event_id, "customer_id": booking.customer_id,
@@ -66,9 +70,6 @@ def booking_item(booking: Booking) -> dict[str, Any]:
     if booking.counted_address and booking.holds_places:
         # kept only while it counts: the write that ends the hold frees the slot and drops the key
         item["counted_address"] = booking.counted_address
-    # a slot's or window's end follows its places (a conflict case's alternative moves them);
-    # an event's is the start it was last judged by (services read it from the offering)
-    booking = with_current_end(booking, booking.ends_at or "")
     if booking.ends_at:
         item["ends_at"] = booking.ends_at
     if booking.erased_at:

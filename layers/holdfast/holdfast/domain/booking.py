@@ -60,14 +60,17 @@ class Payment:
     #: (stored before the call), ``attempts``, ``next_at`` (when the sweeper looks next),
     #: ``receipt_id`` once the provider answered.
     settlement: dict[str, Any] | None = None
-    #: The refunds of a part of this payment while its booking stands, in order: the price
+    #: The refunds of a part of the booking's payments while it stands, in order: the price
     #: differences that exchanges into cheaper places gave back (domain/exchange.py
     #: ``difference_refund``), and an order line refunded on its own (its lot refunds no-shows:
-    #: ``line_id``, and ``next_at``, when the sweeper asks again for an answer that never came).
-    #: Each with its ``key`` (stored before the call), ``exchange_key`` (the exchange's request
-    #: key, or ``line-<line id>``), ``amount``, ``status`` (requested, pending, succeeded,
-    #: canceled, rejected) and ``refund_id`` once the provider answered. ``refund`` stays the one
-    #: refund of what is left (a cancellation).
+    #: ``line_id``). Each with its ``key`` (stored before the call), ``exchange_key`` (the
+    #: exchange's request key, or ``line-<line id>``), ``amount``, ``status`` (requested,
+    #: pending, succeeded, canceled, rejected), ``refund_id`` once the provider answered, and,
+    #: while ``requested``, ``next_check_at``: when the sweeper asks again for an answer that never
+    #: came (``tries``: the answers lost so far; services/part_refunds.py, the one retry).
+    #: ``payment_id`` names the payment it gives back from: a dearer exchange's difference payment,
+    #: else (absent, or this one's) this payment. ``refund`` stays the one refund of what is left
+    #: (a cancellation).
     exchange_refunds: list[dict[str, Any]] | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -133,13 +136,35 @@ class Booking:
     #: record. At most one is ``held`` at a time.
     differences: list[dict[str, Any]] | None = None
 
+    def part_refunded(self, payment_id: str | None) -> Decimal:
+        """What the part refunds (``Payment.exchange_refunds``) gave back, or are giving back, of
+        the payment ``payment_id`` (the booking's own: those naming no other payment)."""
+        own = self.payment.payment_id if self.payment else None
+        return sum((Money.parse(**entry["amount"]).value for entry in (self.payment.exchange_refunds if self.payment
+                                                                       else None) or ()
+                    if (entry.get("payment_id") or own) == payment_id), Decimal("0"))
+
+    @property
+    def difference_shares(self) -> list[tuple[dict[str, Any], Money]]:
+        """The difference payments of the dearer exchanges that moved the booking (``moved``), in
+        order, each with what it holds of the price now: its amount less the part refunds given
+        back from it (a cheaper exchange since), whatever became of it since (a cancel refunds it)."""
+        return [(entry, Money(Money.parse(**entry["amount"]).value
+                              - self.part_refunded((entry.get("payment") or {}).get("payment_id")), self.amount.currency))
+                for entry in self.differences or () if entry.get("moved")]
+
     @property
     def paid_by_differences(self) -> Money:
-        """What the booking's price took beyond its first payment: the difference payments of the
-        dearer exchanges that moved it (``moved``), whatever became of them since (a cancel refunds
-        them too). The first payment's share of the price is ``amount`` less this."""
-        return Money(sum((Money.parse(**entry["amount"]).value for entry in self.differences or ()
-                          if entry.get("moved")), Decimal("0")), self.amount.currency)
+        """What the booking's price took beyond its first payment: what the difference payments of
+        the dearer exchanges that moved it hold of it (``difference_shares``)."""
+        return Money(sum((held.value for _, held in self.difference_shares), Decimal("0")), self.amount.currency)
+
+    @property
+    def first_payment_share(self) -> Money:
+        """What the booking's first payment holds of its price: ``amount`` less what the difference
+        payments hold. Its refund and its settlement receipt are of this; each difference payment's
+        share is its own prepayment."""
+        return Money(self.amount.value - self.paid_by_differences.value, self.amount.currency)
 
     @property
     def held_difference(self) -> dict[str, Any] | None:
@@ -167,10 +192,10 @@ class Booking:
         booking stood (``Payment.exchange_refunds``: the differences exchanges into cheaper places
         gave back, an order line's refunded no-show); the amount is what it keeps now."""
         refunds = (self.payment.exchange_refunds if self.payment else None) or []
-        # a dearer exchange's difference was paid by a second payment (``differences``): not this one's
+        # a dearer exchange's difference was paid by a second payment (``differences``), and what
+        # was given back of it is not this one's either
         beyond = self.paid_by_differences.value
-        given = sum((Money.parse(entry["amount"]["value"], entry["amount"]["currency"]).value for entry in refunds),
-                    self.amount.value) - beyond
+        given = self.amount.value + self.part_refunded(self.payment.payment_id if self.payment else None) - beyond
         return Money(given, self.amount.currency) if refunds or beyond else self.amount
 
     @property
@@ -199,13 +224,12 @@ class Booking:
         return sorted(found)
 
     @property
-    def line_refunds_due(self) -> str | None:
-        """When the sweeper next asks again for an order line's own refund (a refunded no-show,
-        ``Refunds.line_timers``) whose answer never came: the earliest ``next_at`` of those still
-        ``requested``; None when none waits."""
-        entries = (self.payment.exchange_refunds if self.payment else None) or []
-        moments = [str(entry["next_at"]) for entry in entries
-                   if entry.get("line_id") and entry.get("status") == "requested" and entry.get("next_at")]
+    def part_refunds_due(self) -> str | None:
+        """When the sweeper next asks again for a part refund (``Payment.exchange_refunds``: a
+        cheaper exchange's difference, an order line's refunded no-show) whose answer never came:
+        the earliest ``part_refund_due`` of them; None when none waits."""
+        moments = [due for entry in (self.payment.exchange_refunds if self.payment else None) or ()
+                   if (due := part_refund_due(entry)) is not None]
         return min(moments) if moments else None
 
     @property
@@ -270,14 +294,11 @@ class Booking:
             moments.append(self.timer[0])
         if self.line_timers:
             moments.append(self.line_timers[0][0])
-        if self.line_refunds_due is not None:
-            moments.append(self.line_refunds_due)
+        if self.part_refunds_due is not None:
+            # a part refund whose answer never came is asked again (services/part_refunds.py)
+            moments.append(self.part_refunds_due)
         if self.settlement_due is not None:
             moments.append(self.settlement_due)
-        for entry in (self.payment.exchange_refunds if self.payment else None) or ():
-            # a cheaper exchange's refund whose answer never came is asked again (services/exchange.py)
-            if entry.get("status") == "requested" and entry.get("next_check_at"):
-                moments.append(str(entry["next_check_at"]))
         for entry in self.differences or ():
             # a held difference lapses at its expiry; a difference payment still unknown is checked
             if entry.get("state") == "held":
@@ -288,8 +309,8 @@ class Booking:
 
     @property
     def settlement_due(self) -> str | None:
-        """When the sweeper next looks at this booking's settlement receipt (None: none is owed, or
-        it was sent, or it failed for good and is an operator's case). Only a hint of when: the
+        """When the sweeper next looks at this booking's settlement receipts (None: none is owed, or
+        they were sent, or one failed for good and is an operator's case). Only a hint of when: the
         settlement reads when the service is rendered from the offering itself."""
         payment = self.payment
         if payment is None or not payment.receipt:
@@ -297,8 +318,40 @@ class Booking:
         lines = settled_lines(self)
         if lines:   # an order: each line settles on its own, when its own service is rendered
             dues = [due for line in lines if (due := self.line_settlement_due(line)) is not None]
-            return min(dues, key=parse_iso) if dues else None
+        else:       # the first payment's prepayment, and each difference payment's (issue 45)
+            dues = [due for due in [self.first_settlement_due,
+                                    *(self.difference_settlement_due(part) for part in self.settled_differences)]
+                    if due is not None]
+        return min(dues, key=parse_iso) if dues else None
+
+    @property
+    def first_settlement_due(self) -> str | None:
+        """``settlement_due`` of the first payment's prepayment alone (a booking that is not an
+        order settled line by line)."""
+        payment = self.payment
+        if payment is None or not payment.receipt:
+            return None
         return self._settlement_due(payment.settlement or {}, str(self.places.kind), str(self.status),
+                                    [granule.at for granule in self.places.granules], self.ends_at)
+
+    @property
+    def settled_differences(self) -> list["SettledDifference"]:
+        """The difference payments of dearer exchanges whose prepayment a settlement receipt of its
+        own closes once the service is rendered (issue 44 with 45): those that moved the booking and
+        still hold a part of its price, where the first payment carried a receipt (a difference
+        payment then carries one: services/exchange_differences.py)."""
+        payment = self.payment
+        if payment is None or not payment.receipt or settled_lines(self):
+            return []
+        return [SettledDifference(str(entry["exchange_key"]), str(paid_by), held)
+                for entry, held in self.difference_shares
+                if entry.get("state") == "paid" and held.value > 0
+                and (paid_by := (entry.get("payment") or {}).get("payment_id"))]
+
+    def difference_settlement_due(self, part: "SettledDifference") -> str | None:
+        """``settlement_due`` of one difference payment's prepayment (``settled_differences``):
+        rendered when the booking's service is, with a record of its own."""
+        return self._settlement_due(part.settlement(self), str(self.places.kind), str(self.status),
                                     [granule.at for granule in self.places.granules], self.ends_at)
 
     def line_settlement_due(self, line: "SettledLine") -> str | None:
@@ -324,6 +377,32 @@ class Booking:
         if settlement.get("next_at"):
             return str(settlement["next_at"])
         return iso(min(parse_iso(start) for start in starts)) if starts else ends_at
+
+
+@dataclass(frozen=True)
+class SettledDifference:
+    """A dearer exchange's difference payment as its settlement receipt sees it (issue 44 with 45):
+    the exchange's key, the payment, and what it holds of the booking's price (what it prepaid of
+    the service as it now stands, which its settlement receipt closes)."""
+
+    exchange_key: str
+    payment_id: str
+    share: Money
+
+    def settlement(self, booking: Booking) -> dict[str, Any]:
+        """Its settlement record (``differences[].settlement``), as the settlement service keeps it."""
+        entry = next((e for e in booking.differences or () if e.get("exchange_key") == self.exchange_key), None)
+        return dict((entry or {}).get("settlement") or {})
+
+
+def part_refund_due(entry: dict[str, Any]) -> str | None:
+    """When the sweeper asks again for the part refund ``entry`` (``Payment.exchange_refunds``):
+    its ``next_check_at`` while it is ``requested``; None once it has its answer. (A line's record
+    stored before the two retries were one kept the time as ``next_at``: read the same way.)"""
+    if entry.get("status") != "requested":
+        return None
+    due = entry.get("next_check_at") or entry.get("next_at")
+    return str(due) if due else None
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,10 @@ many hours before the booking's start, read from the offering (an event's ``star
 booking of time granules (a slot), from its first granule. Absent, the offering allows none: an
 exchange changes what the organizer sold, so it is the organizer's to offer.
 
-Into cheaper places, the difference goes back: a partial refund of the booking's payment, asked
-for after the swap's write that stores it (``difference_refund``); the booking's amount becomes the
-new price, so a later cancellation gives back at most what is left. Into dearer places the
+Into cheaper places, the difference goes back: a partial refund of the booking's payments (the
+latest difference payment first, then the first payment: ``difference_refunds``), asked for after
+the swap's write that stores it; the booking's amount becomes the new price, so a later
+cancellation gives back at most what is left of each. Into dearer places the
 difference is paid by a second provider payment (``difference_hold``): the new places are held
 for it while the old stay the booking's, and the swap is made when it is paid.
 """
@@ -116,19 +117,44 @@ def given_back(paid: Money, new: Money) -> Money | None:
 
 
 def difference_refund(payment_id: str, exchange_key: str, amount: Money, at: datetime) -> dict[str, Any]:
-    """The record of a difference's refund, stored on the booking's payment in the exchange's own
-    write, before the provider is called: its key derives from the payment and the exchange's
-    request key, so every repeat of the call (the same request again) is the one refund."""
+    """The record of a part refund of the payment ``payment_id`` (a difference given back, an order
+    line refunded alone), stored on the booking's payment record in the write that decides it,
+    before the provider is called: its key derives from the payment and the exchange's request key
+    (``line-<line id>`` for a line), so every repeat of the call is the one refund of that payment."""
     tag = hashlib.sha256(exchange_key.encode()).hexdigest()[:16]
     # ``next_check_at``: if no answer is recorded by then (a lost answer nobody repeats), the sweeper
-    # asks again under the same key (services/exchange.py ``retry_refunds``)
-    return {"key": f"rf-{payment_id}-xc{tag}"[:64], "exchange_key": exchange_key, "amount": amount.as_dict(),
-            "status": "requested", "requested_at": iso(at), "next_check_at": iso(at + timedelta(seconds=REFUND_CHECK))}
+    # asks again under the same key (services/part_refunds.py ``retry``)
+    return {"key": f"rf-{payment_id}-xc{tag}"[:64], "exchange_key": exchange_key, "payment_id": payment_id,
+            "amount": amount.as_dict(), "status": "requested", "requested_at": iso(at),
+            "next_check_at": iso(at + timedelta(seconds=REFUND_CHECK))}
 
 
-#: Seconds after a difference refund is stored until the sweeper asks for it again when it has no
-#: answer yet; each further try waits three times longer.
+def difference_refunds(exchange_key: str, back: Money, shares: list[tuple[str, Money]], at: datetime
+                       ) -> list[dict[str, Any]]:
+    """The part refunds that give ``back`` of a booking paid by several payments: from each of
+    ``shares`` (payment id, what it holds of the price) in that order, at most what it holds, one
+    record per payment (``difference_refund``). The caller orders them: the latest difference
+    payment first, the first payment last, which holds the rest."""
+    out, left = [], back.value
+    for payment_id, held in shares:
+        part = min(left, held.value)
+        if part > 0:
+            out.append(difference_refund(payment_id, exchange_key, Money(part, back.currency), at))
+            left -= part
+    if left > 0:
+        raise ValueError(f"{back.text} is more than the payments hold")
+    return out
+
+
+#: Seconds after a part refund is stored until the sweeper asks for it again when it has no answer
+#: yet (``retry_wait``).
 REFUND_CHECK = 30
+
+
+def retry_wait(tries: int) -> timedelta:
+    """How long after its ``tries``-th lost answer a part refund is asked for again: REFUND_CHECK,
+    then three times longer each time (30 s, 90, 270, ... at most 729 times the first)."""
+    return timedelta(seconds=REFUND_CHECK * 3 ** min(max(tries - 1, 0), 6))
 
 
 def swap(given_from: str, given: Places, taken_from: str, taken: Places) -> Swap:

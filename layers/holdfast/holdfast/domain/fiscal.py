@@ -165,15 +165,26 @@ def rendered_at(granule_starts: list[str], offering_starts_at: str | None) -> st
     return iso(min(parse_iso(moment) for moment in moments)) if moments else None
 
 
+def difference_line(record: dict[str, Any], amount: Money, offering_id: str = "") -> ReceiptLine:
+    """The one item of a dearer exchange's difference payment (issue 45) of ``amount``: described
+    and taxed as the sale's first line, a prepayment of the places it moved the booking to."""
+    first = lines_of(record)[0]
+    return line_for(f"Exchange difference: {first.description}", amount, 1, first.vat_code, first.payment_mode,
+                    offering_id)
+
+
 def settlement_receipt(email: str, record: dict[str, Any], amount: Money, payment_id: str,
-                       offering_id: str | None = None, places: int = 1) -> dict[str, Any]:
+                       offering_id: str | None = None, places: int = 1,
+                       lines: list[ReceiptLine] | None = None) -> dict[str, Any]:
     """``POST /v3/receipts`` closing the prepayment of ``amount`` once the service is rendered: the
     same items, each ``full_payment``, settled against the prepayment. With ``offering_id``, one
     order line's: its items alone, and ``amount`` is theirs (``line_amount``). A booking exchanged
     since its payment (other places at another price) closes what its payment prepaid of the places
     it now has: the sale's items no longer add up to that, so it lists one line of ``places``
-    place(s) for ``amount``, described and taxed as the sale's first line."""
-    lines = None if offering_id is None else [line for line in lines_of(record) if line.offering_id == offering_id]
+    place(s) for ``amount``, described and taxed as the sale's first line. ``lines``: the items it
+    closes, where they are not the sale's (a difference payment's own, ``difference_line``)."""
+    if lines is None and offering_id is not None:
+        lines = [line for line in lines_of(record) if line.offering_id == offering_id]
     if lines is None and lines_total(lines_of(record)) != amount.value:
         first = lines_of(record)[0]
         lines = [line_for(first.description, amount, places, first.vat_code, first.payment_mode, first.offering_id)]

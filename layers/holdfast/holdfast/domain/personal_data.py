@@ -12,12 +12,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 from dataclasses import replace
-from typing import Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from ..clock import iso, parse_iso
 from . import lifecycle
 from .booking import Booking, JournalEntry
-from .inventory import Places
+from .inventory import Places, places_from
 from .statuses import SOLD, BookingStatus
 
 #: Customer ids of erased bookings start with this; no identity provider issues one like it.
@@ -104,14 +104,41 @@ def erased_copy(item: dict) -> dict:
     return {name: value for name, value in item.items() if name not in personal}
 
 
-def with_current_end(booking: Booking, starts_at: str) -> Booking:
-    """The booking with the end its places and its offering's start as it is now (``starts_at``)
-    give it. The end is never a fact of its own: a slot or a window ends with its last granule
-    (which a conflict case's alternative moves with the places), an event with its start (which
-    the organizer may move). The stored ``ends_at`` only places the booking in the index of ended
-    bookings; every decision on whether a booking has ended reads the end through here."""
-    end = places_end(booking.places, starts_at) or booking.ends_at
-    return booking if end == booking.ends_at else replace(booking, ends_at=end)
+def with_current_end(booking: Booking, start_of: Callable[[str], str]) -> Booking:
+    """The booking with the end its places and its offerings' starts as they are now (``start_of``:
+    an offering's start, "" when unknown: the stored end stays) give it. The end is never a fact of
+    its own: a slot or a window ends with its last granule (which a conflict case's alternative
+    moves with the places), an event with its start (which the organizer may move), an order with
+    its last line, each line's end found alike from its own places and offering (and kept on the
+    line, so that what a line's kind decides on, its ``ended``, reads it as it is now). The stored
+    ``ends_at`` only places the booking in the index of ended bookings; every decision on whether
+    a booking has ended reads the end through here. An offering's start is asked only of an event
+    (places without granules)."""
+    details = booking.kind_details or {}
+    lines = details.get("lines")
+    if not lines:
+        end = places_end(booking.places, "" if booking.places.granules else start_of(booking.event_id)) \
+            or booking.ends_at
+        return booking if end == booking.ends_at else replace(booking, ends_at=end)
+    current = [_line_with_current_end(line, start_of) for line in lines]
+    ends = [str(line["ends_at"]) for line in current if line.get("ends_at")]
+    end = iso(max(parse_iso(moment) for moment in ends)) if ends else booking.ends_at
+    if end == booking.ends_at and current == list(lines):
+        return booking
+    return replace(booking, ends_at=end, kind_details={**details, "lines": current})
+
+
+def _line_with_current_end(line: Mapping[str, Any], start_of: Callable[[str], str]) -> Mapping[str, Any]:
+    """One stored line of an order (its ``kind_details["lines"]``) with its end as it is now."""
+    places = places_from(str(line["kind"]), int(line["quantity"]), line)
+    end = places_end(places, "" if places.granules else start_of(str(line["offering_id"]))) or line.get("ends_at")
+    return line if end == line.get("ends_at") else {**line, "ends_at": end}
+
+
+def unchanged_start(offering_id: str) -> str:
+    """``with_current_end``'s ``start_of`` where no offering is read (a booking's item as it is
+    written): an event's stored end stays, a granule's follows its places."""
+    return ""
 
 
 def places_end(places: Places, starts_at: str) -> str | None:

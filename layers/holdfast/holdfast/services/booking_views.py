@@ -33,6 +33,7 @@ def describe(booking: Booking, language: str = DEFAULT_LANGUAGE) -> dict[str, An
         if booking.payment.exchange_refunds:   # the differences exchanges gave back, an order line's own refund
             payment["exchange_refunds"] = [{key: entry.get(key) for key in ("refund_id", "status", "amount", "requested_at")}
                                            | ({"line_id": entry["line_id"]} if entry.get("line_id") else {})
+                                           | ({"payment_id": entry["payment_id"]} if entry.get("payment_id") else {})
                                            for entry in booking.payment.exchange_refunds]
     view: dict[str, Any] = {
         "booking_id": booking.booking_id, "event_id": booking.event_id, "status": booking.status.value,
@@ -113,12 +114,15 @@ def receipts_view(booking: Booking) -> list[dict[str, Any]]:
     owed = [(line.settlement(payment), booking.line_settlement_due(line),
              fiscal.line_amount(payment.receipt, line.offering_id, booking.amount.currency).as_dict(),
              {"line_id": line.line_id}) for line in lines] \
-        or [(payment.settlement or {}, booking.settlement_due, amount, {})]
-    for settlement, due, owed_amount, line_id in owed:
+        or [(payment.settlement or {}, booking.first_settlement_due, booking.first_payment_share.as_dict(), {})]
+    # a dearer exchange's difference payment closes its own prepayment with a receipt of its own
+    owed += [(part.settlement(booking), booking.difference_settlement_due(part), part.share.as_dict(),
+              {"payment_id": part.payment_id}) for part in booking.settled_differences]
+    for settlement, due, owed_amount, whose in owed:
         # (a payment keeps its settlement's first look from when it was asked for: owed only once sold)
         if settlement.get("state") or due is not None:
             out.append({"type": "settlement", "status": settlement.get("state", "due"), "amount": owed_amount,
-                        **line_id, "at": settlement.get("sent_at") or settlement.get("rendered_at") or due,
+                        **whose, "at": settlement.get("sent_at") or settlement.get("rendered_at") or due,
                         **({"receipt_id": settlement["receipt_id"]} if settlement.get("receipt_id") else {}),
                         # the provider's word on it, read back (pending, succeeded, canceled)
                         **({"provider_status": settlement["status"]} if settlement.get("status") else {})})

@@ -6,12 +6,14 @@ The target is planned by its kind exactly as a hold on it would be (``validate``
 ``plan``, ``hold_price``), from fresh reads; the write is the status-keeping change of
 ``transitions.apply`` with the swap, conditioned on the booking's version. The old tickets are
 voided and new ones issued in the same write (``Kind.reissue``); the journal keeps the exchange,
-with the request's key, so a repeat is answered from it. Only an exchange at the same price is
-made, or one into cheaper places, whose difference is refunded from the booking's payment: the
-refund's record (its key) is stored in the swap's own write, then the provider is asked through
-the money-at-provider service (services/money_at_provider.py) with its fiscal receipt where the
-organizer has receipts on, and its answer recorded. A repeat of the request sends a refund whose
-answer was lost again under the same key (the provider makes it once). Into dearer places, for a
+with the request's key, so a repeat is answered from it. Into cheaper places the difference is
+refunded from the booking's payments: the latest difference payment of a dearer exchange first,
+each at most what it holds, the first payment the rest (domain/exchange.py
+``difference_refunds``). The refunds' records (a key per payment) are stored in the swap's own
+write, then each is asked for (services/part_refunds.py: through the money-at-provider service,
+with its fiscal receipt where the organizer has receipts on) and its answer recorded. A repeat of
+the request sends a refund whose answer was lost again under the same key (the provider makes it
+once); if nobody repeats it, the sweeper does. Into dearer places, for a
 booking paid at the provider: the new places are held for the difference's payment and the old
 stay the booking's (services/exchange_differences.py makes the swap once it is paid); any other
 booking: ``exchange_price_differs`` (domain/exchange.py ``given_back``).
@@ -22,39 +24,33 @@ import hashlib
 import json
 import random
 from dataclasses import replace
-from datetime import timedelta
 from typing import Any
 
 from .. import kinds
-from ..clock import iso
 from ..domain.booking import Booking, JournalEntry
 from ..domain.commands import HoldPlaces
 from ..domain.errors import (Conflict, EventCancelled, Forbidden, IdempotencyKeyReused, InvalidRequest,
                              NotFound, PaymentProviderUnavailable, TooBusy)
 from ..domain import transfers
-from ..domain.exchange import (DIFFERENCE_HELD, EXCHANGED, REFUND_CHECK, check_open, check_price, dearer_by,
-                               difference_hold, difference_refund, given_back, held_claims, swap)
+from ..domain.exchange import (DIFFERENCE_HELD, EXCHANGED, check_open, check_price, dearer_by, difference_hold,
+                               difference_refunds, given_back, held_claims, swap)
 from ..domain.money import Money
 from ..domain.personal_data import places_end
 from ..domain.statuses import BookingStatus
 from ..faults import crash_point
-from ..observability import logger
-from ..ports import Clock, HoldStore, PlacesTaken, ProviderRejected, SalesStopped, StaleBooking
+from ..ports import Clock, HoldStore, PlacesTaken, SalesStopped, StaleBooking
 from . import transitions
 from .exchange_differences import DifferencePayments
 from .money_at_provider import MoneyAtProvider
+from .part_refunds import PartRefunds
 from .provider_keys import PaymentOutcomeUnknown
-from .receipts import ContactRequired, refund_receipt
+from .receipts import ContactRequired
 
 #: Reads and plans at most this many times when another write lands first (the booking changed,
 #: the places chosen went, the offering's terms moved).
 ATTEMPTS = 4
 #: The outbox event of an exchange: the customer's message ("booking.changed") and no webhook.
 EXCHANGED_EVENT = "booking.exchanged"
-#: The journal action recording what the provider answered to a difference's refund.
-DIFFERENCE_REFUND = "exchange_refund"
-#: The same for an order line's own refund (a refunded no-show).
-LINE_REFUND = "line_refund"
 
 
 class ExchangeService:
@@ -65,6 +61,8 @@ class ExchangeService:
         self.rng = rng or random.Random()
         #: gives a cheaper exchange's difference back (None: only exchanges at the same price)
         self.money = money
+        #: asks for those refunds, and the sweeper's retry of a lost answer (services/part_refunds.py)
+        self.part_refunds = PartRefunds(store, money, clock) if money is not None else None
         #: takes a dearer exchange's difference by a second payment (None: dearer ones are refused)
         self.differences = differences
 
@@ -144,9 +142,12 @@ class ExchangeService:
         money: dict[str, Any] = {}
         if back is not None:
             assert booking.payment is not None and booking.payment.payment_id
-            refund = difference_refund(booking.payment.payment_id, key, back, now)
+            # the latest difference payment first, each at most what it holds; the first payment the rest
+            shares = [(str(entry["payment"]["payment_id"]), held) for entry, held in reversed(booking.difference_shares)]
+            refunds = difference_refunds(key, back, [*shares, (booking.payment.payment_id, booking.first_payment_share)],
+                                         now)
             money = {"amount": price, "payment": replace(
-                booking.payment, exchange_refunds=[*(booking.payment.exchange_refunds or []), refund])}
+                booking.payment, exchange_refunds=[*(booking.payment.exchange_refunds or []), *refunds])}
         try:
             return transitions.apply(
                 self.store, booking, now, actor="customer", action=EXCHANGED,
@@ -217,13 +218,6 @@ class ExchangeService:
             check_price(booking.amount, price)
             return None
         back = given_back(booking.amount, price)
-        first_share = booking.amount.value - booking.paid_by_differences.value
-        if back is not None and back.value > first_share:
-            # more than the first payment still holds: part of it would have to come back from a
-            # dearer exchange's difference payment, which a cheaper exchange does not refund from
-            raise Conflict("The difference is more than the booking's first payment still holds: cancel and book "
-                           "again.", code="exchange_price_differs", paid=booking.amount.as_dict(),
-                           price=price.as_dict(), difference=back.as_dict())
         if back is not None and payment.receipt and not booking.contact_email:
             # its refund carries a receipt, e-mailed to the booking's address: none (a booking taken
             # by a customer without one), none is sent, and a shop with receipts on refuses the refund
@@ -231,106 +225,31 @@ class ExchangeService:
         return back
 
     def _give_back(self, booking: Booking, key: str, actor: str = "customer") -> Booking:
-        """Ask the provider for the refund of the difference that the exchange ``key`` stored, if
-        it has no answer yet, and record the answer. An answer that did not come: 503 (the
-        exchange is made; the same request again asks once more under the same key)."""
+        """Ask the provider for each refund of the difference that the exchange ``key`` stored (one
+        per payment it gives back from) that has no answer yet, and record the answers. An answer
+        that did not come: 503 (the exchange is made; the same request again asks once more under
+        the same key, and the sweeper does if nobody repeats it)."""
         payment = booking.payment
-        entry = _difference_of(booking, key)
-        if entry is None or entry.get("status") != "requested" or self.money is None:
+        if payment is None or self.part_refunds is None:
             return booking
-        assert payment is not None and payment.payment_id
-        try:
-            answer = self.money.refund(payment.payment_id, entry["amount"],
-                                       f"Holdfast booking {booking.booking_id}: exchange difference", entry["key"],
-                                       refund_receipt(booking, entry["amount"]))
-        except ProviderRejected as exc:
-            logger.warning("the refund of an exchange's difference was refused",
-                           extra={"booking_id": booking.booking_id, "code": exc.code})
-            return record_difference(self.store, self.clock, booking.booking_id, key,
-                                     {"status": "rejected", "rejected_code": exc.code, "next_check_at": None},
-                                     actor) or booking
-        except PaymentOutcomeUnknown:
+        lost = False
+        for entry in [e for e in payment.exchange_refunds or () if e.get("exchange_key") == key and not e.get("line_id")]:
+            try:
+                booking = self.part_refunds.ask(booking, str(entry["key"]), actor)
+            except PaymentOutcomeUnknown:
+                lost = True
+                booking = self.store.get_booking(booking.booking_id) or booking
+        if lost:
             raise PaymentProviderUnavailable(
                 "The booking was exchanged; the payment provider did not answer about the refund of the difference. "
-                "Repeat the request with the same Idempotency-Key: the refund is made once.", retry_after=2) from None
-        crash_point("exchange.after_refund_call")   # the money went back; nothing recorded yet
-        return record_difference(self.store, self.clock, booking.booking_id, key,
-                                 {"status": answer.get("status"), "refund_id": answer.get("id"), "next_check_at": None},
-                                 actor) or booking
-
-    def retry_refunds(self, booking: Booking, overdue: str) -> str:
-        """The sweeper's: a cheaper exchange's refund of the difference still ``requested`` (its
-        answer lost and the request never repeated) past its ``next_check_at`` is asked again under
-        its own key, so the provider makes it once; no answer again, it is tried later (three times
-        the wait each time)."""
-        payment = booking.payment
-        outcome = "skipped"
-        for entry in list((payment.exchange_refunds if payment else None) or ()):
-            if entry.get("line_id") or entry.get("status") != "requested" \
-                    or str(entry.get("next_check_at") or "~") >= overdue:
-                continue   # an order line's refund is the line's own retry (services/refunds.py line_timers)
-            key = str(entry["exchange_key"])
-            try:
-                current = self.store.get_booking(booking.booking_id) or booking
-                done = self._give_back(current, key, actor="reconciler")
-                outcome = f"exchange_refund_{(_difference_of(done, key) or {}).get('status')}"
-            except PaymentProviderUnavailable:
-                tries = int(entry.get("tries") or 0) + 1
-                later = iso(self.clock() + timedelta(seconds=REFUND_CHECK * 3 ** min(tries, 6)))
-                record_difference(self.store, self.clock, booking.booking_id, key,
-                                  {"status": "requested", "tries": tries, "next_check_at": later}, "reconciler",
-                                  force=True)
-                outcome = "exchange_refund_unknown"
-        return outcome
+                "Repeat the request with the same Idempotency-Key: the refund is made once.", retry_after=2)
+        return booking
 
     def _offering(self, offering_id: str) -> Any:
         item = self.store.get_event(offering_id, consistent=True)
         if item is None:
             raise NotFound(f"No event {offering_id}.", code="event_not_found")
         return kinds.offering(item)
-
-
-def _difference_of(booking: Booking, key: str) -> dict[str, Any] | None:
-    payment = booking.payment
-    return next((entry for entry in (payment.exchange_refunds or []) if entry.get("exchange_key") == key), None) \
-        if payment is not None else None
-
-
-def difference_of_refund(booking: Booking, refund_id: str) -> str | None:
-    """The exchange key of the booking's difference refund ``refund_id`` (None: not one)."""
-    payment = booking.payment
-    return next((str(entry["exchange_key"]) for entry in (payment.exchange_refunds or [])
-                 if entry.get("refund_id") == refund_id), None) if payment is not None else None
-
-
-def record_difference(store: HoldStore, clock: Clock, booking_id: str, key: str, change: dict[str, Any],
-                      actor: str, force: bool = False) -> Booking | None:
-    """Record what the provider said of the refund of the exchange ``key``'s difference (its
-    status, its id) on the booking's payment, journalled; a status already recorded, or a
-    succeeded one told again, writes nothing (``force``: a retry's new time is written though the
-    status stays). None when the booking or the record is not found. A ``None`` in ``change``
-    removes that field (``next_check_at`` once an answer came)."""
-    def record(booking: Booking) -> Booking | None:
-        entry = _difference_of(booking, key)
-        if entry is None or booking.payment is None:
-            return None
-        if entry.get("status") == "succeeded" and change.get("status") != "succeeded" \
-                or (not force and entry.get("status") == change.get("status")
-                    and all(entry.get(k) == v for k, v in change.items() if k not in ("next_check_at",))):
-            return booking
-        updated = {k: v for k, v in {**entry, **change}.items() if v is not None}
-        refunds = [updated if item is entry else item for item in booking.payment.exchange_refunds or []]
-        # an order line refunded on its own (services/refunds.py line_timers) shares the record
-        what, action = (f"line {entry['line_id']}", LINE_REFUND) if entry.get("line_id") \
-            else ("the exchange's difference", DIFFERENCE_REFUND)
-        return transitions.apply(store, booking, clock(), actor=actor, action=f"{action}_{updated['status']}",
-                                 decision=f"refund of {what} {Money.parse(**updated['amount']).text}: "
-                                          f"{updated['status']}",
-                                 ids={"exchange_key": key, "refund_id": str(updated.get("refund_id") or "")},
-                                 payment=replace(booking.payment, exchange_refunds=refunds))
-
-    return transitions.decide_again(lambda: store.get_booking(booking_id), record, attempts=ATTEMPTS,
-                                    gone=lambda: None, exhausted=TooBusy())
 
 
 def _replayed(journal: list[JournalEntry], key: str, fingerprint: str) -> bool:
@@ -351,4 +270,4 @@ def _fingerprint(target_id: str | None, request: HoldPlaces) -> str:
     return hashlib.sha256(json.dumps(asked, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
 
 
-__all__ = ["ExchangeService", "difference_of_refund", "record_difference"]
+__all__ = ["ExchangeService"]

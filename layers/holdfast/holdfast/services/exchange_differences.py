@@ -76,10 +76,8 @@ def difference_receipt(booking: Booking, entry: dict[str, Any], given: dict[str,
     if not record or not booking.contact_email:
         return None
     amount = Money.parse(**(given or entry["amount"]))
-    first = fiscal.lines_of(record)[0]
-    line = fiscal.line_for(f"Exchange difference: {first.description}", amount, 1, first.vat_code,
-                           first.payment_mode, str(entry["to_event_id"]))
-    return fiscal.receipt(booking.contact_email, record, amount, lines=[line])
+    return fiscal.receipt(booking.contact_email, record, amount,
+                          lines=[fiscal.difference_line(record, amount, str(entry["to_event_id"]))])
 
 
 class DifferencePayments:
@@ -227,13 +225,15 @@ class DifferencePayments:
     def give_back_paid(self, booking_id: str, excess: Money, actor: str) -> None:
         """A cancel of a booking whose dearer exchanges were paid: what its refund gives back beyond
         what is left of its first payment (``excess``) comes back from the difference payments, in
-        order, each refunded once (services/refunds.py asks it after the first payment's refund)."""
+        order, each refunded once of what it still holds (services/refunds.py asks it after the
+        first payment's refund)."""
         booking = self.store.get_booking(booking_id)
         left = excess.value
-        for entry in (booking.differences if booking is not None else None) or ():
-            if left <= 0 or entry.get("state") != "paid":
+        # each at most what it still holds: a cheaper exchange since may have given a part of it back
+        for entry, held in (booking.difference_shares if booking is not None else None) or ():
+            if left <= 0 or entry.get("state") != "paid" or held.value <= 0:
                 continue
-            part = min(left, Money.parse(**entry["amount"]).value)
+            part = min(left, held.value)
             left -= part
             try:
                 self._give_back(self.store.get_booking(booking_id) or booking, entry, dict(entry["payment"]), actor,

@@ -69,6 +69,9 @@ class PaymentService:
         #: the receipts of organizers with fiscal settings (None: the engine sends none)
         self.receipts = SaleReceipts(store, fiscal)
         self.refunds = Refunds(store, self.money, clock, self.records, self._watch, first_check_seconds)
+        #: the part refunds of a booking's payments (an exchange's difference, an order line's) and
+        #: the sweeper's one retry of a lost answer (services/part_refunds.py)
+        self.part_refunds = self.refunds.part_refunds
         self.cases = ConflictCases(store, clock, resolution_window_seconds or DEFAULT_WINDOW_SECONDS,
                                    resolution_operator or DEFAULT_OPERATOR)
         #: the second payments of exchanges into dearer places (services/exchange_differences.py)
@@ -101,6 +104,9 @@ class PaymentService:
 
     def record_refund(self, booking: Booking, refund: dict[str, Any], actor: str) -> str:
         return self.refunds.record_refund(booking, refund, actor)
+
+    def refund_told_apart(self, booking: Booking, actor: str) -> tuple[Booking, dict[str, Any] | None]:
+        return self.refunds.tell_apart(booking, actor)
 
     def apply_provider_refund(self, refund: dict[str, Any], actor: str = "provider") -> str:
         return self.refunds.apply_provider_refund(refund, actor)
@@ -380,11 +386,11 @@ class PaymentService:
         return JudgeAgain(captured)
 
     def _end_as_it_is_now(self, booking: Booking) -> Booking:
-        """The booking with the end its offering gives it now (domain ``with_current_end``): the
-        organizer may have moved the event since it was sold; a late payment, an operator's
+        """The booking with the end its offering (an order: each line's) gives it now (domain
+        ``with_current_end``): the organizer may have moved the event since it was sold; a late payment, an operator's
         confirm, are judged by the start as it is, and the outcome is written with that end."""
-        event = None if booking.places.granules else self.store.get_event(booking.event_id)
-        return with_current_end(booking, str((event or {}).get("starts_at") or ""))
+        return with_current_end(booking, lambda offering_id: str((self.store.get_event(offering_id) or {})
+                                                                 .get("starts_at") or ""))
 
     def _late_payment(self, booking: Booking, paid: dict[str, Any], actor: str, seen: Payment) -> str | JudgeAgain:
         """A payment that succeeded (or was authorised) after the booking's places were released."""

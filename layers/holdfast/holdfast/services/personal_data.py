@@ -88,11 +88,12 @@ class PersonalDataService:
                       key=lambda booking: (booking.created_at, booking.booking_id))
 
     def _with_end(self, booking: Booking) -> Booking:
-        """The booking with the end its places or its event give it now (domain
+        """The booking with the end its places or its events give it now (domain
         ``with_current_end``): an event the organizer moved later is not over at its old start,
-        and a booking written before ``ends_at`` existed gets one too."""
-        event = None if booking.places.granules else self.store.get_event(booking.event_id)
-        return with_current_end(booking, str((event or {}).get("starts_at") or ""))
+        an order not before its last line, and a booking written before ``ends_at`` existed gets
+        one too."""
+        return with_current_end(booking, lambda offering_id: str((self.store.get_event(offering_id) or {})
+                                                                 .get("starts_at") or ""))
 
     def _reindex(self, stored: Booking, booking: Booking) -> None:
         now = iso(self.clock())

@@ -13,18 +13,19 @@ from typing import Any, Callable
 
 from ..clock import iso
 from ..domain.booking import Booking, Payment
-from ..domain.errors import Conflict, TooBusy
+from ..domain.errors import Conflict
 from ..domain.event_changes import change_refund_until
 from ..domain.money import Money
 from ..domain.refund_policy import refund_by_policy
-from ..domain.review_steps import line_refund_review
 from ..domain.inventory import Move
 from ..domain.statuses import BookingStatus
 from ..faults import crash_point
 from ..observability import logger
 from ..ports import Clock, PaymentStore, ProviderNotFound, ProviderRejected
 from . import transitions
+from .exchange_differences import BOOKING_KEY as DIFFERENCE_OF
 from .money_at_provider import MoneyAtProvider
+from .part_refunds import PartRefunds, part_refund_of, refunded_payment
 from .payment_records import PaymentRecords
 from .receipts import refund_receipt
 from .provider_keys import PaymentOutcomeUnknown, refund_key, void_key
@@ -47,16 +48,26 @@ def refund_mismatch(payment: Payment | None, refund: dict[str, Any]) -> str | No
     return None
 
 
+def others_unanswered(booking: Booking) -> bool:
+    """Whether a part refund of the booking's own payment (a cheaper exchange's difference, an
+    order line's own: services/part_refunds.py) was asked for and its answer never came. The
+    provider's list of that payment's refunds, or a refund's notification, then shows a refund
+    whose id the booking knows nowhere, which may be that one: only the answer to our own refund's
+    key tells ours apart."""
+    payment = booking.payment
+    return payment is not None and bool(payment.payment_id) and any(
+        entry.get("status") == "requested" and not entry.get("refund_id")
+        and refunded_payment(booking, entry) == payment.payment_id for entry in payment.exchange_refunds or ())
+
+
 def refund_amount(booking: Booking) -> dict[str, str]:
-    """What the booking's refund gives back: the amount stored with the refund, else its price, of
-    which a dearer exchange's difference payments took a part (``Booking.paid_by_differences``:
-    theirs go back from them, services/exchange_differences.py)."""
+    """What the booking's refund gives back: the amount stored with the refund, else what its first
+    payment holds of its price (``Booking.first_payment_share``: what dearer exchanges' difference
+    payments hold goes back from them, services/exchange_differences.py)."""
     stored = ((booking.payment.refund if booking.payment else None) or {}).get("amount")
     if stored:
         return dict(stored)
-    beyond = booking.paid_by_differences
-    return Money(booking.amount.value - beyond.value, booking.amount.currency).as_dict() if beyond.value \
-        else booking.amount.as_dict()
+    return booking.first_payment_share.as_dict() if booking.paid_by_differences.value else booking.amount.as_dict()
 
 
 def _same_amount(seen: Any, wanted: dict[str, str]) -> bool:
@@ -71,6 +82,9 @@ class Refunds:
                  watch: Callable[[Booking, str], None], first_check_seconds: int) -> None:
         self.store = store
         self.money = money
+        #: asks for a part of a payment back (an order line's refunded no-show), and the sweeper's
+        #: retry of a lost answer (services/part_refunds.py)
+        self.part_refunds = PartRefunds(store, money, clock)
         self.clock = clock
         self.records = records
         #: Starts the booking's reconciliation under a tag before a provider call (PaymentService._watch).
@@ -131,7 +145,7 @@ class Refunds:
                         + ", ".join(f"{part} {money.text}" for part, money in parts))[:500]
         # after a dearer exchange the booking's price was paid by two payments or more: the first
         # gives back at most what it took, the rest comes from the difference payments
-        excess, first_left = None, booking.amount.value - booking.paid_by_differences.value
+        excess, first_left = None, booking.first_payment_share.value
         asked = Money.parse(**amount) if amount else booking.amount
         if asked.value > first_left and self.give_back_differences is not None:
             excess = Money(asked.value - first_left, asked.currency)
@@ -197,24 +211,18 @@ class Refunds:
         """A confirmed order whose lines' kind timers came due before ``overdue``
         (``Booking.line_timers``), each line as its own offering's policy says, as a single
         booking's timer is (``refund_after_timer``, else the sweeper's advance): a lot that
-        refunds no-shows gives the line's amount back of the order's payment (a part of it, with
-        its refund receipt where receipts are on) and the line is REFUNDED, the order standing
-        for its other lines; otherwise the line enters the timer's state (parking: NO_SHOW, its
-        money kept, its settlement receipt due). A line's refund whose answer never came
-        (``Booking.line_refunds_due``) is asked for again. Returns "timers", "line_refunds" or
-        "skipped"; StaleBooking when someone else wrote first (the next sweep decides again)."""
+        refunds no-shows gives the line's amount back of the order's payment (a part refund, with
+        its refund receipt where receipts are on: services/part_refunds.py, whose retry asks again
+        for an answer that never came) and the line is REFUNDED, the order standing for its other
+        lines; otherwise the line enters the timer's state (parking: NO_SHOW, its money kept, its
+        settlement receipt due). Returns "timers" or "skipped"; StaleBooking when someone else
+        wrote first (the next sweep decides again)."""
         done = "skipped"
         for at, line_id, state in booking.line_timers:
             if at >= overdue:
                 break
             booking = self._line_timer(booking, line_id, at, state)
             done = "timers"
-        waiting = booking.line_refunds_due
-        if waiting is not None and waiting < overdue and booking.payment is not None:
-            for entry in list(booking.payment.exchange_refunds or []):
-                if entry.get("line_id") and entry.get("status") == "requested" and str(entry.get("next_at")) < overdue:
-                    booking = self.line_refund(booking, str(entry["exchange_key"]))
-                    done = "line_refunds" if done == "skipped" else done
         return done
 
     def _line_timer(self, booking: Booking, line_id: str, at: str, state: str) -> Booking:
@@ -231,13 +239,8 @@ class Refunds:
                 or not kinds.named(str(stored["kind"])).refund_on_timer(event, part):
             return transitions.advance_part(self.store, booking, part, now, state, actor="timer", action="timer_fired",
                                             decision=f"line {line_id} not entered by {at}", ids={"line_id": line_id})
-        # the line's own retry (``next_at``, below) asks again, not a cheaper exchange's (``next_check_at``)
-        recorded = {name: value for name, value in difference_refund(payment.payment_id, f"line-{line_id}",
-                                                                     part.amount, now).items()
-                    if name != "next_check_at"}
-        entry = {**recorded, "line_id": line_id,
-                 "offering_id": part.event_id, "attempts": 0,
-                 "next_at": iso(now + timedelta(seconds=self.first_check_seconds))}
+        entry = {**difference_refund(payment.payment_id, f"line-{line_id}", part.amount, now), "line_id": line_id,
+                 "offering_id": part.event_id}
         # the line's places go back in the write that records its refund (transitions.apply_part)
         booking = transitions.apply_part(
             self.store, booking, replace(part, status=BookingStatus.REFUNDED), now, actor="timer",
@@ -247,61 +250,10 @@ class Refunds:
             ids={"payment_id": payment.payment_id, "line_id": line_id},
             amount=Money(booking.amount.value - part.amount.value, booking.amount.currency),
             payment=replace(payment, exchange_refunds=[*(payment.exchange_refunds or []), entry]))
-        return self.line_refund(booking, str(entry["exchange_key"]))
-
-    def line_refund(self, booking: Booking, key: str) -> Booking:
-        """Ask the provider for an order line's own refund stored under ``key`` (its
-        ``exchange_key``) and record the answer; an answer that did not come moves its next try
-        later (twice as far each time), a refusal is recorded and left to an operator."""
-        from .exchange import record_difference
-
-        payment = booking.payment
-        entry = next((e for e in (payment.exchange_refunds or []) if e.get("exchange_key") == key), None) \
-            if payment is not None else None
-        if entry is None or entry.get("status") != "requested" or payment is None or not payment.payment_id:
-            return booking
         try:
-            answer = self.money.refund(payment.payment_id, entry["amount"],
-                                       f"Holdfast booking {booking.booking_id}: line {entry['line_id']} refunded",
-                                       entry["key"], refund_receipt(booking, entry["amount"],
-                                                                    offering_id=str(entry["offering_id"])))
-        except ProviderRejected as exc:
-            logger.warning("the refund of an order line was refused",
-                           extra={"booking_id": booking.booking_id, "code": exc.code})
-            return self._line_refund_refused(booking, key, exc.code)
-        except PaymentOutcomeUnknown:
-            attempts = int(entry.get("attempts") or 0) + 1
-            later = iso(self.clock() + timedelta(seconds=self.first_check_seconds * 2 ** (attempts - 1)))
-            return record_difference(self.store, self.clock, booking.booking_id, key,
-                                     {"attempts": attempts, "next_at": later}, "timer") or booking
-        crash_point("refund.after_line_refund_call")   # the money went back; nothing recorded yet
-        return record_difference(self.store, self.clock, booking.booking_id, key,
-                                 {"status": answer.get("status"), "refund_id": answer.get("id")}, "timer") or booking
-
-    def _line_refund_refused(self, booking: Booking, key: str, code: str) -> Booking:
-        """The provider refused an order line's own refund for good: as a whole booking's refused
-        refund, it goes to an operator, in the same write that records the refusal: the order,
-        which stands for its other lines, carries the open review (``line_refund_rejected_<code>``:
-        on the operators' list, GET /admin/reviews, and in its customer's view with what happens
-        next). The operator settles the money and closes the review."""
-        def record(current: Booking) -> Booking:
-            payment = current.payment
-            entry = next((e for e in (payment.exchange_refunds or []) if e.get("exchange_key") == key), None) \
-                if payment is not None else None
-            if payment is None or entry is None or entry.get("status") != "requested":
-                return current   # recorded already (or answered meanwhile)
-            refunds = [{**e, "status": "rejected", "rejected_code": code} if e is entry else e
-                       for e in payment.exchange_refunds or []]
-            return transitions.apply(
-                self.store, current, self.clock(), actor="timer", action="line_refund_rejected",
-                decision=f"refund of line {entry['line_id']} {Money.parse(**entry['amount']).text}: refused "
-                         f"({code}); an operator settles it",
-                ids={"exchange_key": key, "line_id": str(entry["line_id"])},
-                payment=replace(payment, exchange_refunds=refunds),
-                review=current.review or line_refund_review(code))
-
-        return transitions.decide_again(lambda: self.store.get_booking(booking.booking_id), record, first=booking,
-                                        attempts=ATTEMPTS, gone=lambda: booking, exhausted=TooBusy())
+            return self.part_refunds.ask(booking, str(entry["key"]), "timer")
+        except PaymentOutcomeUnknown:   # its next try is recorded: the sweeper asks again (part_refunds.retry)
+            return self.store.get_booking(booking.booking_id) or booking
 
     def with_refund(self, payment: Payment, reason: str, attempt: str = "",
                     amount: dict[str, str] | None = None) -> Payment:
@@ -327,11 +279,8 @@ class Refunds:
         assert payment is not None and payment.refund is not None and payment.payment_id
         if watch:
             self.watch(booking, f"refund-{payment.refund['reason']}")
-        amount = refund_amount(booking)
         try:
-            answer = self.money.refund(payment.payment_id, amount,
-                                       f"Holdfast booking {booking.booking_id}: {payment.refund['reason']}",
-                                       payment.refund["key"], refund_receipt(booking, amount))
+            answer = self._ask(booking, payment)
         except ProviderRejected as exc:
             # Marked refused, so that an operator may send a new one (under a new key).
             refused = replace(payment, refund={**payment.refund, "status": "rejected"})
@@ -344,6 +293,45 @@ class Refunds:
             # dearer exchanges' difference payments took goes back from them, each once
             self.give_back_differences(booking.booking_id, booking.paid_by_differences, actor)
         return self.record_refund(booking, answer, actor)
+
+    def _ask(self, booking: Booking, payment: Payment) -> dict[str, Any]:
+        """The provider call of the booking's refund: its stored key and the same body every time."""
+        assert payment.payment_id and payment.refund is not None
+        amount = refund_amount(booking)
+        return self.money.refund(payment.payment_id, amount,
+                                 f"Holdfast booking {booking.booking_id}: {payment.refund['reason']}",
+                                 payment.refund["key"], refund_receipt(booking, amount))
+
+    def asked_again(self, booking: Booking) -> dict[str, Any] | None:
+        """The booking's own refund whose answer never came, asked for again under its key with the
+        same body: the provider answers a repeat with the refund that key made (one that never
+        arrived is made now, as reconciliation's retry would make it). None: no refund of ours
+        waits for its answer, or the provider refused it (so none of its refunds is ours).
+        ``PaymentOutcomeUnknown``: no answer again."""
+        payment = booking.payment
+        if payment is None or not payment.payment_id or not payment.refund or payment.refund.get("refund_id") \
+                or payment.refund.get("status") != "requested":
+            return None
+        try:
+            return self._ask(booking, payment)
+        except ProviderRejected:
+            return None
+
+    def tell_apart(self, booking: Booking, actor: str) -> tuple[Booking, dict[str, Any] | None]:
+        """Before a refund of the booking's own payment that the booking knows by no id is taken for
+        anything (a refund's notification, an operator's close), while a part refund of that
+        payment has no answer (``others_unanswered``: an order line's, a cheaper exchange's
+        difference): each such part refund asked again under its own key, its answer recorded, so
+        its id is known (the provider answers a repeat with the refund the key made: a line's
+        refund is never taken for the order's own, proof seed 20261421), and the booking's own
+        refund, if its answer never came either, asked again under its key (``asked_again``), the
+        one answer that names ours. Returns the booking as now stored and that answer (None: not
+        asked, none waits, or refused). PaymentOutcomeUnknown: our own key got no answer."""
+        payment = booking.payment
+        if payment is None or not payment.payment_id or not others_unanswered(booking):
+            return booking, None
+        booking = self.part_refunds.ask_unanswered(booking, payment.payment_id, actor)
+        return booking, self.asked_again(booking)
 
     def record_refund(self, booking: Booking, refund: dict[str, Any], actor: str) -> str:
         def record(current: Booking) -> str:
@@ -379,26 +367,38 @@ class Refunds:
             paid = self.money.payment(refund["payment_id"])
         except ProviderNotFound:
             return "unknown_payment"
-        booking_id = (paid.get("metadata") or {}).get("booking_id")
+        # a difference payment names its booking under its own key (exchange_differences.py)
+        booking_id = (paid.get("metadata") or {}).get("booking_id") or (paid.get("metadata") or {}).get(DIFFERENCE_OF)
         booking = self.store.get_booking(booking_id) if booking_id else None
-        from .exchange import difference_of_refund, record_difference   # an exchange's refund of a difference
-
-        exchange_key = difference_of_refund(booking, str(refund.get("id"))) if booking is not None else None
-        if booking is not None and exchange_key is None:
-            # an order line's refund whose answer was lost is known by no id yet, and may be this
-            # one: asked again under its key, the provider answers the same refund, now recorded
-            # (never mistaken for the booking's own refund, whatever the amounts)
-            for entry in list((booking.payment.exchange_refunds if booking.payment else None) or ()):
-                if entry.get("line_id") and entry.get("status") == "requested" and not entry.get("refund_id"):
-                    booking = self.line_refund(booking, str(entry["exchange_key"]))
-            exchange_key = difference_of_refund(booking, str(refund.get("id")))
-        if booking is not None and exchange_key is not None:
-            record_difference(self.store, self.clock, booking.booking_id, exchange_key,
-                              {"status": refund.get("status")}, actor)
-            return f"exchange_refund_{refund.get('status')}"
-        if booking is None or booking.payment is None or not booking.payment.refund:
+        if booking is None:
             logger.warning("refund for a booking without a refund record", extra={"refund_id": refund.get("id")})
             return "unknown_refund"
+        ours: dict[str, Any] | None = None
+        part = part_refund_of(booking, str(refund.get("id")))
+        if part is None and booking.payment is not None and refund.get("payment_id") == booking.payment.payment_id \
+                and others_unanswered(booking):
+            # a part refund of this payment whose answer was lost (a line's, a difference's) is known
+            # by no id yet, and may be this one: told apart before it is matched (``tell_apart``)
+            booking, ours = self.tell_apart(booking, actor)
+            part = part_refund_of(booking, str(refund.get("id")))
+        if part is not None:   # a part refund: an exchange's difference, a line's
+            self.part_refunds.record(booking.booking_id, part, {"status": refund.get("status")}, actor)
+            if ours is not None:   # the booking's own refund, answered again: recorded too
+                self.record_refund(self.store.get_booking(booking.booking_id) or booking, ours, actor)
+            return f"exchange_refund_{refund.get('status')}"
+        if booking.payment is None or not booking.payment.refund:
+            logger.warning("refund for a booking without a refund record", extra={"refund_id": refund.get("id")})
+            return "unknown_refund"
+        if refund.get("payment_id") == booking.payment.payment_id and not booking.payment.refund.get("refund_id") \
+                and others_unanswered(booking):
+            # a part refund still without an answer: only the answer to our own key says which
+            # refund is ours (proof seeds 20261214471, 20261217091)
+            if ours is None or ours.get("id") != refund.get("id"):
+                if ours is not None:
+                    self.record_refund(booking, ours, actor)
+                logger.warning("refund is not the booking's own", extra={
+                    "booking_id": booking.booking_id, "refund_id": refund.get("id"), "reason": "refund_not_ours"})
+                return "refund_not_ours"
         return self.record_refund(booking, refund, actor)
 
     # ---------------------------------------------------------------------- the customer cancelled

@@ -47,10 +47,13 @@ class ProviderMoney:
         paid = Decimal(((self.payment or {}).get("amount") or {}).get("value") or "0")
         return self.status == "succeeded" and paid > 0 and self.refunded >= paid
 
-    def succeeded_refund(self, preferred_id: str | None = None) -> dict[str, Any] | None:
-        """A finished refund of the payment: the one we recorded if it finished, else any."""
+    def succeeded_refund(self, preferred_id: str | None = None, others: frozenset[str] = frozenset()
+                         ) -> dict[str, Any] | None:
+        """A finished refund of the payment: the one we recorded if it finished, else any that is
+        none of ``others`` (the booking's refunds of an exchange's difference or an order line)."""
         done = [refund for refund in self.refunds if refund.get("status") == "succeeded"]
-        return next((refund for refund in done if refund.get("id") == preferred_id), done[0] if done else None)
+        rest = [refund for refund in done if refund.get("id") not in others]
+        return next((refund for refund in done if refund.get("id") == preferred_id), rest[0] if rest else None)
 
     @property
     def captured(self) -> bool:

@@ -14,6 +14,7 @@ from ..ports import Clock, PaymentStore, PlacesTaken, SalesStopped, StaleBooking
 from . import transitions
 from .booking_views import describe
 from .listing import page_limit
+from .refunds import others_unanswered
 from .resolutions import ResolutionService
 from .payments import PaymentService
 from .provider_keys import PaymentOutcomeUnknown, operator_key
@@ -259,8 +260,9 @@ class ReviewService:
 
     def _close(self, booking: Booking, money: ProviderMoney, ids: dict[str, str], decision: str) -> None:
         if money.fully_refunded:
+            recorded = (self.payments._payment_seen(booking, money.payment).refund or {}).get("refund_id")
+            booking, back = self._own_refund(booking, money, recorded)
             seen = self.payments._payment_seen(booking, money.payment)
-            back = money.succeeded_refund((seen.refund or {}).get("refund_id"))
             if back is None:   # the amount says refunded, the list has no finished refund yet
                 raise Conflict("A refund of this payment is under way; wait for it.", code="refund_in_flight")
             refund = dict(seen.refund or {}) | {"refund_id": back["id"], "status": "succeeded"}
@@ -290,6 +292,28 @@ class ReviewService:
                           action="review_closed", decision=decision, ids=ids, review=None,
                           payment=line_refunds_settled(payment))
 
+    def _own_refund(self, booking: Booking, money: ProviderMoney, recorded: str | None
+                    ) -> tuple[Booking, dict[str, Any] | None]:
+        """The finished refund that gave the booking's money back: the one it recorded; while a
+        part refund of the same payment (a difference's, a line's) has no answer yet (its id
+        unknown: the list cannot tell the two apart, proof seeds 20261214471, 20261217091), what
+        the notification path does too (``Refunds.tell_apart``): those part refunds asked again
+        under their keys, their answers recorded, and the answer to our own refund's key, asked
+        again when it has none; else one that is none of the booking's part refunds. Returns the booking as now
+        stored (asking again may record a part refund's answer) and that refund; None: not
+        finished, or not told apart yet."""
+        named = money.succeeded_refund(recorded) if recorded else None
+        if named is not None and named.get("id") == recorded:
+            return booking, named
+        if others_unanswered(booking):
+            booking, ours = self._provider_call(lambda: self.payments.refund_told_apart(booking, "operator"))
+            if ours is not None or others_unanswered(booking):
+                return booking, (ours if ours and ours.get("status") == "succeeded" else None)
+        payment = booking.payment
+        others = frozenset(str(entry["refund_id"]) for entry in (payment.exchange_refunds if payment else None) or ()
+                           if entry.get("refund_id"))
+        return booking, money.succeeded_refund(recorded, others)
+
     def _refund(self, booking: Booking, money: ProviderMoney, ids: dict[str, str], decision: str) -> None:
         if money.status != "succeeded":
             raise Conflict("There is no captured payment to refund; close the review instead.",
@@ -310,7 +334,7 @@ class ReviewService:
             pass  # REFUND_PENDING is due for reconciliation, which repeats it with the same key
 
     @staticmethod
-    def _provider_call(call) -> dict[str, Any]:  # noqa: ANN001
+    def _provider_call(call) -> Any:  # noqa: ANN001
         """A capture or void for an operator, answered by what the payment now is (a refusal too:
         it may have been captured or cancelled meanwhile); no answer at all is a 503 to retry."""
         try:

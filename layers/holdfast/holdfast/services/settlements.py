@@ -14,13 +14,14 @@ open review (``settlement_receipt_failed``), the operator's case, and leaves the
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
 from ..clock import iso, parse_iso
 from ..domain import fiscal, lifecycle
-from ..domain.booking import Booking, Payment, SettledLine, settled_lines
+from ..domain.booking import Booking, SettledDifference, SettledLine, settled_lines
 from ..domain.money import Money
 from ..faults import crash_point
 from ..observability import logger
@@ -36,34 +37,73 @@ RETRY_SECONDS = (60, 300, 1800, 7200, 21600)
 MAX_RESENDS = 2
 
 
-def settlement_key(booking_id: str, resend: int = 0, line_id: str | None = None) -> str:
-    """One settlement receipt per booking's payment (per line of an order's): the key is the
-    booking's (the line's), whatever retries it; a receipt the register canceled is sent again as a
-    new one, under the next key."""
-    return f"hf-settle-{booking_id}" + (f"-{line_id}" if line_id else "") + (f"-{resend}" if resend else "")
+#: What one settlement receipt closes: the first payment's prepayment (None), one order line's
+#: part of it, or a dearer exchange's difference payment's own prepayment.
+Part = SettledLine | SettledDifference | None
 
 
-def _state(payment: Payment, line: SettledLine | None) -> dict[str, Any]:
-    """The settlement record of the whole payment, or of one order line's part of it."""
-    return line.settlement(payment) if line is not None else dict(payment.settlement or {})
+def settlement_key(booking_id: str, resend: int = 0, line_id: str | None = None, difference: str | None = None) -> str:
+    """One settlement receipt per booking's payment (per line of an order's; per difference payment
+    of a dearer exchange, ``difference`` its exchange key): the key is the booking's (the line's, the
+    difference's), whatever retries it; a receipt the register canceled is sent again as a new one,
+    under the next key."""
+    tag = f"-x{hashlib.sha256(difference.encode()).hexdigest()[:8]}" if difference else ""
+    return f"hf-settle-{booking_id}" + (f"-{line_id}" if line_id else "") + tag + (f"-{resend}" if resend else "")
 
 
-def _with(payment: Payment, line: SettledLine | None, state: dict[str, Any]) -> Payment:
-    if line is None:
-        return replace(payment, settlement=state)
+def _key(booking: Booking, part: Part, resend: int = 0) -> str:
+    return settlement_key(booking.booking_id, resend, line_id=part.line_id if isinstance(part, SettledLine) else None,
+                          difference=part.exchange_key if isinstance(part, SettledDifference) else None)
+
+
+def _state(booking: Booking, part: Part) -> dict[str, Any]:
+    """The settlement record of the whole payment, of one order line's part of it, or of a
+    difference payment."""
+    payment = booking.payment
+    assert payment is not None
+    if isinstance(part, SettledDifference):
+        return part.settlement(booking)
+    return part.settlement(payment) if part is not None else dict(payment.settlement or {})
+
+
+def _with(booking: Booking, part: Part, state: dict[str, Any]) -> dict[str, Any]:
+    """The change that stores ``state`` as ``part``'s settlement record (transitions.apply's keywords)."""
+    payment = booking.payment
+    assert payment is not None
+    if isinstance(part, SettledDifference):
+        return {"differences": [{**entry, "settlement": state} if entry.get("exchange_key") == part.exchange_key
+                                else entry for entry in booking.differences or ()]}
+    if part is None:
+        return {"payment": replace(payment, settlement=state)}
     whole = dict(payment.settlement or {})
-    return replace(payment, settlement={**whole, "lines": {**(whole.get("lines") or {}), line.line_id: state}})
+    return {"payment": replace(payment, settlement={**whole, "lines": {**(whole.get("lines") or {}),
+                                                                        part.line_id: state}})}
 
 
-def _named(line: SettledLine | None, text: str) -> str:
+def _due(booking: Booking, part: Part) -> str | None:
+    if isinstance(part, SettledDifference):
+        return booking.difference_settlement_due(part)
+    return booking.line_settlement_due(part) if part is not None else booking.first_settlement_due
+
+
+def _paid_by(booking: Booking, part: Part) -> str:
+    """The provider payment whose prepayment ``part``'s receipt closes."""
+    if isinstance(part, SettledDifference):
+        return part.payment_id
+    return (booking.payment.payment_id if booking.payment else None) or ""
+
+
+def _named(line: Part, text: str) -> str:
+    if isinstance(line, SettledDifference):
+        return f"difference payment {line.payment_id}: {text}"
     return f"line {line.line_id} ({line.offering_id}): {text}" if line is not None else text
 
 
 def first_payment_share(booking: Booking) -> Money:
     """What the booking's first payment prepaid of the service as it now stands, which its
-    settlement receipt closes: the booking's price less what dearer exchanges' difference
-    payments took (``Booking.paid_by_differences``; each of those is its own prepayment)."""
-    return Money(booking.amount.value - booking.paid_by_differences.value, booking.amount.currency)
+    settlement receipt closes (``Booking.first_payment_share``: each difference payment's share is
+    its own prepayment, closed by a receipt of its own)."""
+    return booking.first_payment_share
 
 
 class Settlements:
@@ -75,16 +115,27 @@ class Settlements:
         self.retry_seconds = tuple(retry_seconds) or RETRY_SECONDS
 
     def settle(self, booking: Booking) -> str:
-        """Send the booking's settlement receipt if its service is rendered; an order's, each line's
-        whose own service is rendered (issue 44: one settlement receipt per line). Returns what
-        was done (the first due line's, for an order): ``rescheduled``, ``sent``, ``retrying``,
-        ``failed`` or ``skipped`` (nothing owed, or the booking changed meanwhile: the next sweep
-        looks again)."""
+        """Send the booking's settlement receipts if its service is rendered: the first payment's,
+        and each dearer exchange's difference payment's own (``Booking.settled_differences``); an
+        order's, each line's whose own service is rendered (issue 44: one settlement receipt per
+        line). Returns what was done (the first that did something): ``rescheduled``, ``sent``,
+        ``retrying``, ``failed`` or ``skipped`` (nothing owed, or the booking changed meanwhile: the
+        next sweep looks again)."""
         lines = settled_lines(booking)
-        if not lines:
-            return self._settle(booking, None)
         now = self.clock()
-        done: list[str] = []
+        if not lines:
+            # the first payment's prepayment, then each difference payment's own (issue 45): its
+            # service is the booking's, so each is judged as the first is, by the offering as it
+            # is now, not by its stored look (which may still be the booking's copy of an old end)
+            done = [self._settle(booking, None)]
+            for wanted in booking.settled_differences:
+                current = self.store.get_booking(booking.booking_id)
+                part = next((part for part in current.settled_differences if part.exchange_key == wanted.exchange_key),
+                            None) if current is not None else None
+                if current is not None and part is not None:
+                    done.append(self._settle(current, part))
+            return next((outcome for outcome in done if outcome != "skipped"), "skipped")
+        done = []
         for wanted in lines:
             current = booking if not done else self.store.get_booking(booking.booking_id)
             if current is None:
@@ -96,13 +147,15 @@ class Settlements:
             done.append(self._settle(current, line))
         return done[0] if done else "skipped"
 
-    def _settle(self, booking: Booking, line: SettledLine | None) -> str:
+    def _settle(self, booking: Booking, part: Part) -> str:
         payment = booking.payment
-        if booking.settlement_due is None or payment is None or not payment.payment_id:
+        if payment is None or not payment.payment_id or _due(booking, part) is None:
             return "skipped"
-        settlement = _state(payment, line)
+        settlement = _state(booking, part)
         if settlement.get("state") == "sent":
-            return self._read_back(booking, line)   # sent, the register's answer still pending
+            return self._read_back(booking, part)   # sent, the register's answer still pending
+        # a difference payment's service is the booking's: rendered as the booking's is
+        line = part if isinstance(part, SettledLine) else None
         kind = line.kind if line is not None else str(booking.places.kind)
         if lifecycle.renders_by_state(kind):
             # rendered when it entered that state (parking: the car left, a no-show kept): due now
@@ -111,7 +164,7 @@ class Settlements:
                 rendered = booking.line_settlement_due(line) \
                     if lifecycle.renders(line.status) or line.unused_until else None
             else:
-                rendered = booking.settlement_due if lifecycle.renders(str(booking.status)) else None
+                rendered = _due(booking, part) if lifecycle.renders(str(booking.status)) else None
         else:
             offering = self.store.get_event(line.offering_id if line is not None else booking.event_id) or {}
             starts = line.granule_starts if line is not None else [granule.at for granule in booking.places.granules]
@@ -121,28 +174,33 @@ class Settlements:
             if rendered is None or parse_iso(rendered) > now:
                 if rendered is not None and settlement.get("next_at") != rendered:
                     transitions.apply(self.store, booking, now, actor="timer", action="settlement_rescheduled",
-                                      decision=_named(line, f"the service is rendered at {rendered}; the "
+                                      decision=_named(part, f"the service is rendered at {rendered}; the "
                                                             "settlement receipt waits"),
-                                      payment=_with(payment, line, {**settlement, "next_at": rendered}))
+                                      **_with(booking, part, {**settlement, "next_at": rendered}))
                 return "rescheduled"
             if settlement.get("state") != "requested":
-                settlement = {**settlement, "state": "requested",
-                              "key": settlement_key(booking.booking_id, line_id=line.line_id if line else None),
+                settlement = {**settlement, "state": "requested", "key": _key(booking, part),
                               "attempts": 0, "rendered_at": rendered,
                               "next_at": iso(now + timedelta(seconds=self.retry_seconds[0]))}
                 booking = transitions.apply(
                     self.store, booking, now, actor="timer", action="settlement_requested",
-                    decision=_named(line, f"service rendered at {rendered}; settlement receipt key stored "
+                    decision=_named(part, f"service rendered at {rendered}; settlement receipt key stored "
                                           "before the call"),
-                    payment=_with(payment, line, settlement))
+                    **_with(booking, part, settlement))
                 payment = booking.payment
                 assert payment is not None
         except StaleBooking:
             return "skipped"
         if not booking.contact_email:   # erased or never given: the receipt has nowhere to go
-            return self._fail(booking, line, "no contact address")
+            return self._fail(booking, part, "no contact address")
         record = payment.receipt or {}
-        if line is not None:
+        if isinstance(part, SettledDifference):
+            # its own item, as its payment's receipt listed it, of what it holds of the price now
+            share = next((own.share for own in booking.settled_differences if own.exchange_key == part.exchange_key),
+                         part.share)
+            body = fiscal.settlement_receipt(booking.contact_email, record, share, part.payment_id,
+                                             lines=[fiscal.difference_line(record, share, booking.event_id)])
+        elif line is not None:
             amount = fiscal.line_amount(record, line.offering_id, booking.amount.currency)
             body = fiscal.settlement_receipt(booking.contact_email, record, amount, payment.payment_id or "",
                                              offering_id=line.offering_id)
@@ -153,16 +211,16 @@ class Settlements:
         try:
             answer = self.provider.create_receipt(body, str(settlement["key"]))
         except ProviderOutcomeUnknown as exc:
-            return self._retry(booking, line, str(exc))
+            return self._retry(booking, part, str(exc))
         except ProviderRejected as exc:
-            return self._fail(booking, line, f"provider refused it ({exc.code})")
+            return self._fail(booking, part, f"provider refused it ({exc.code})")
         crash_point("settlement.after_provider_call")   # registered; nothing recorded yet
         try:
             transitions.apply(self.store, booking, self.clock(), actor="timer", action="settlement_receipt_sent",
-                              decision=_named(line, f"settlement receipt of the prepayment sent to the customer's "
+                              decision=_named(part, f"settlement receipt of the prepayment sent to the customer's "
                                                     f"address ({answer.get('status')})"),
-                              ids={"payment_id": payment.payment_id or "", "receipt_id": str(answer.get("id"))},
-                              payment=_with(payment, line, {
+                              ids={"payment_id": _paid_by(booking, part), "receipt_id": str(answer.get("id"))},
+                              **_with(booking, part, {
                                   **settlement, "state": "sent", "receipt_id": answer.get("id"),
                                   "status": answer.get("status"), "sent_at": iso(self.clock()), "checks": 0,
                                   # the register's answer is read back while it is pending
@@ -172,7 +230,7 @@ class Settlements:
             return "skipped"   # the next sweep sends it again under the same key: the same receipt
         return "sent"
 
-    def _read_back(self, booking: Booking, line: SettledLine | None) -> str:
+    def _read_back(self, booking: Booking, line: Part) -> str:
         """A settlement receipt sent while the register had not answered: its status read back from
         the provider. ``registered`` (succeeded); ``pending`` (looked at again later, on the retry
         schedule); a receipt the register ``canceled`` is sent again as a new receipt under the
@@ -180,7 +238,7 @@ class Settlements:
         receipt still not registered after the last look."""
         payment = booking.payment
         assert payment is not None
-        settlement = _state(payment, line)
+        settlement = _state(booking, line)
         receipt_id = str(settlement.get("receipt_id") or "")
         try:
             status = str(self.provider.get_receipt(receipt_id).get("status")) if receipt_id else "unknown"
@@ -192,7 +250,7 @@ class Settlements:
                 transitions.apply(self.store, booking, now, actor="timer", action="settlement_receipt_registered",
                                   decision=_named(line, f"the provider registered settlement receipt {receipt_id}"),
                                   ids={"receipt_id": receipt_id},
-                                  payment=_with(payment, line, {**settlement, "status": "succeeded",
+                                  **_with(booking, line, {**settlement, "status": "succeeded",
                                                                 "next_at": None}))
                 return "registered"
             if status == "canceled":
@@ -203,7 +261,7 @@ class Settlements:
                                       f"the provider canceled the settlement receipt {resends} times",
                                       status="canceled", canceled=canceled)
                 again = {"state": "requested",
-                         "key": settlement_key(booking.booking_id, resends, line.line_id if line else None),
+                         "key": _key(booking, line, resends),
                          "attempts": 0, "resends": resends, "canceled": canceled,
                          "rendered_at": settlement.get("rendered_at"),
                          "next_at": iso(now + timedelta(seconds=self.retry_seconds[0]))}
@@ -211,8 +269,8 @@ class Settlements:
                     self.store, booking, now, actor="timer", action="settlement_receipt_canceled",
                     decision=_named(line, f"the provider canceled settlement receipt {receipt_id}; sent again "
                                           "as a new receipt"),
-                    ids={"receipt_id": receipt_id}, payment=_with(payment, line, again))
-                if line is not None:
+                    ids={"receipt_id": receipt_id}, **_with(booking, line, again))
+                if isinstance(line, SettledLine):
                     line = next(own for own in settled_lines(booking) if own.line_id == line.line_id)
                 return self._settle(booking, line)
             checks = int(settlement.get("checks") or 0) + 1
@@ -222,17 +280,17 @@ class Settlements:
             transitions.apply(self.store, booking, now, actor="timer", action="settlement_receipt_pending",
                               decision=_named(line, f"settlement receipt {receipt_id} is {status} at the provider; "
                                                     f"looked at again in {self.retry_seconds[checks]} s"),
-                              payment=_with(payment, line, {
+                              **_with(booking, line, {
                                   **settlement, "checks": checks,
                                   "next_at": iso(now + timedelta(seconds=self.retry_seconds[checks]))}))
         except StaleBooking:
             return "skipped"
         return "pending"
 
-    def _retry(self, booking: Booking, line: SettledLine | None, why: str) -> str:
+    def _retry(self, booking: Booking, line: Part, why: str) -> str:
         payment = booking.payment
         assert payment is not None
-        settlement = _state(payment, line)
+        settlement = _state(booking, line)
         attempts = int(settlement.get("attempts") or 0) + 1
         if attempts >= len(self.retry_seconds):
             return self._fail(booking, line, f"provider errors on {attempts} attempts ({why})")
@@ -240,13 +298,13 @@ class Settlements:
         try:
             transitions.apply(self.store, booking, self.clock(), actor="timer", action="settlement_retry_scheduled",
                               decision=_named(line, f"{why}; retried in {wait} s with the same key"),
-                              payment=_with(payment, line, {**settlement, "attempts": attempts,
+                              **_with(booking, line, {**settlement, "attempts": attempts,
                                                             "next_at": iso(self.clock() + timedelta(seconds=wait))}))
         except StaleBooking:
             return "skipped"
         return "retrying"
 
-    def _fail(self, booking: Booking, line: SettledLine | None, why: str, **known: object) -> str:
+    def _fail(self, booking: Booking, line: Part, why: str, **known: object) -> str:
         """Failed for good: the booking stands and carries the operator's case (``known``: what the
         settlement record learned on the way, the provider's last word)."""
         payment = booking.payment
@@ -254,8 +312,8 @@ class Settlements:
         logger.warning("settlement receipt failed", extra={"booking_id": booking.booking_id, "reason": why[:120]})
         try:
             transitions.apply(self.store, booking, self.clock(), actor="timer", action="settlement_receipt_failed",
-                              decision=_named(line, why)[:500], ids={"payment_id": payment.payment_id or ""},
-                              payment=_with(payment, line, {**_state(payment, line), **known,
+                              decision=_named(line, why)[:500], ids={"payment_id": _paid_by(booking, line)},
+                              **_with(booking, line, {**_state(booking, line), **known,
                                                             "state": "failed", "next_at": None}),
                               review={"reason": FAILED_REASON,
                                       "next_step": "Issue the settlement receipt in the provider's dashboard, "
@@ -287,8 +345,9 @@ def line_renders_at(store: PaymentStore, line: SettledLine) -> str | None:
 
 def follow_start(store: PaymentStore, clock: Clock, event_id: str) -> int:
     """An event's start moved (its ``event.changed``): each of its bookings whose payment carries
-    a receipt whose settlement is still owed (paid, or being paid) is looked at by when the
-    service is rendered now, read from the event. A start moved later needs nothing (the look at the old start reads the new one and
+    a receipt whose settlement is still owed (paid, or being paid; and each of its dearer
+    exchanges' difference payments) is looked at by when the service is rendered now, read from
+    the event. A start moved later needs nothing (the look at the old start reads the new one and
     waits); a start moved earlier would be missed until the old one, so the look moves to it.
     Returns how many looks moved, each journalled. A booking changed meanwhile raises
     StaleBooking once the others are done: the announcement is delivered again, and what
@@ -306,23 +365,34 @@ def follow_start(store: PaymentStore, clock: Clock, event_id: str) -> int:
         if not lines and (booking.event_id != event_id or lifecycle.renders_by_state(str(booking.places.kind))
                           or booking.places.granules):
             continue   # (rendered by its own granules or state: the event's start is not its moment)
-        settlement = _state(payment, line)
-        # the look it has or will have once confirmed (a payment still pending confirms later)
-        due = settlement.get("next_at") or (line.ends_at if line is not None else booking.ends_at)
-        if settlement.get("state") in ("sent", "failed") or not due:
-            continue
-        rendered = fiscal.rendered_at([], offering.get("starts_at"))
-        if rendered is None or parse_iso(rendered) >= parse_iso(str(due)):
-            continue
-        try:
-            transitions.apply(store, booking, clock(), actor="timer", action="settlement_rescheduled",
-                              decision=_named(line, f"the event now starts at {rendered}; the settlement "
-                                                    "receipt's look moves earlier with it"),
-                              payment=_with(payment, line, {**settlement, "next_at": rendered}))
-        except StaleBooking as exc:
-            stale = exc
-            continue
-        moved += 1
+        # the line's receipt; else the first payment's and each difference payment's of a dearer
+        # exchange, whose service is the booking's (seed 20261221156: theirs stayed at the old end)
+        parts: list[Part] = [line] if lines else [None, *booking.settled_differences]
+        for part in parts:
+            current = booking if part is parts[0] else store.get_booking(booking.booking_id)
+            if current is None:
+                break
+            if isinstance(part, SettledDifference):
+                part = next((own for own in current.settled_differences if own.exchange_key == part.exchange_key), None)
+                if part is None:
+                    continue
+            settlement = _state(current, part)
+            # the look it has or will have once confirmed (a payment still pending confirms later)
+            due = settlement.get("next_at") or (part.ends_at if isinstance(part, SettledLine) else current.ends_at)
+            if settlement.get("state") in ("sent", "failed") or not due:
+                continue
+            rendered = fiscal.rendered_at([], offering.get("starts_at"))
+            if rendered is None or parse_iso(rendered) >= parse_iso(str(due)):
+                continue
+            try:
+                transitions.apply(store, current, clock(), actor="timer", action="settlement_rescheduled",
+                                  decision=_named(part, f"the event now starts at {rendered}; the settlement "
+                                                        "receipt's look moves earlier with it"),
+                                  **_with(current, part, {**settlement, "next_at": rendered}))
+            except StaleBooking as exc:
+                stale = exc
+                break
+            moved += 1
     if stale is not None:
         raise stale
     return moved

@@ -17,11 +17,17 @@ or died) are acted on here, each on its own.
   timer's only clock: it acts within one sweep interval plus ``grace_seconds`` of the moment.
 - A confirmed order's line whose kind set it a timer (an order's parking line: its no-show) is
   handed to ``line_timers`` (services/refunds.py), which does for the line what the timer or the
-  lot's refund policy does for a single reservation, the order standing for its other lines; a
-  line's own refund whose answer never came is asked for again there.
+  lot's refund policy does for a single reservation, the order standing for its other lines.
+- A part refund (a cheaper exchange's difference, an order line's refunded no-show) whose answer
+  never came is asked for again once its ``next_check_at`` is past (``Booking.part_refunds_due``),
+  by ``part_refunds`` (services/part_refunds.py ``retry``, under the same key): here for a booking
+  in the due index, and for one in a case, which sits in the review index instead.
 - A confirmed booking whose payment carried a fiscal receipt is due for its settlement receipt once
   its service is rendered (``Booking.settlement_due``); ``settle`` (services/settlements.py)
   sends it, moves the look later, or makes the failure an operator's case.
+- A booking in the review index (in review, or standing with an open review) is not in the due
+  index: what it is owed besides its case (a part refund's lost answer, above; a dearer
+  exchange's held places past their time or its payment's check) is found by reading that list.
 - After MAX_RESTARTS restarts without a check completing in between, the sweeper gives up visibly:
   the booking goes to manual review with the reason ``reconciliation_stuck`` (or carries that
   open review when it cannot change status), which takes it out of the due index.
@@ -56,7 +62,7 @@ def sweep(store: PaymentStore, clock: Clock, expire: Callable[[str], dict[str, A
           refund_timer: Callable[[Booking], bool] | None = None,
           settle: Callable[[Booking], str] | None = None,
           differences: "DifferencePayments | None" = None,
-          exchange_refunds: Callable[[Booking, str], str] | None = None,
+          part_refunds: Callable[[Booking, str], str] | None = None,
           line_timers: Callable[[Booking, str], str] | None = None) -> dict[str, int]:
     """One pass over the ``limit`` most overdue bookings. Returns how many were expired, restarted
     (reconciling), given up, left alone (skipped) and failed, and with ``lapse_resolution`` how many
@@ -66,39 +72,51 @@ def sweep(store: PaymentStore, clock: Clock, expire: Callable[[str], dict[str, A
     for booking_id in store.due_bookings(overdue, limit):
         try:
             outcome = _sweep_one(store, clock, booking_id, overdue, expire, start_reconciliation, give_up,
-                                 grace_seconds, max_restarts, refund_timer, settle, differences, exchange_refunds,
+                                 grace_seconds, max_restarts, refund_timer, settle, differences, part_refunds,
                                  line_timers)
         except Exception:  # noqa: BLE001 - isolated: the rest of the sweep goes on, the next one retries
             logger.exception("sweep could not handle a booking", extra={"booking_id": booking_id})
             outcome = "failed"
         counts[outcome] = counts.get(outcome, 0) + 1   # "timers" appears once a kind's timer fired
     # a booking in a case is in the review index, not the due index: what the sweeper owes it
-    # besides the case's lapse (a lost exchange refund's answer) is found there
-    reviews = store.list_reviews() if lapse_resolution is not None or exchange_refunds is not None else []
-    if exchange_refunds is not None:
-        _refunds_in_review(reviews, overdue, exchange_refunds, counts)
+    # besides the case's lapse (a lost part refund's answer, a dearer exchange's held places past
+    # their time or its payment's check) is found there
+    owed: list[tuple[Callable[[Booking, str], bool], Callable[[Booking, str], str]]] = []
+    if part_refunds is not None:
+        owed.append((_refund_overdue, part_refunds))
+    if differences is not None:
+        owed.append((differences.due, differences.sweep))
+    reviews = store.list_reviews() if lapse_resolution is not None or owed else []
+    if owed:
+        _owed_in_review(store, reviews, overdue, owed, counts)
     if lapse_resolution is not None:
         counts["lapsed"] = _lapse_cases(reviews, clock, lapse_resolution, counts)
     return counts
 
 
 def _refund_overdue(booking: Booking, overdue: str) -> bool:
-    return any(not entry.get("line_id") and entry.get("status") == "requested"
-               and str(entry.get("next_check_at") or "~") < overdue
-               for entry in (booking.payment.exchange_refunds if booking.payment else None) or ())
+    due = booking.part_refunds_due
+    return due is not None and due < overdue
 
 
-def _refunds_in_review(reviews: list[Booking], overdue: str, retry: Callable[[Booking, str], str],
-                       counts: dict[str, int]) -> None:
+def _owed_in_review(store: PaymentStore, reviews: list[Booking], overdue: str,
+                    owed: list[tuple[Callable[[Booking, str], bool], Callable[[Booking, str], str]]],
+                    counts: dict[str, int]) -> None:
+    """Each (due, act) of ``owed`` for every booking in the review index it is due for; after one
+    acted, the booking is read again for the next."""
     for booking in reviews:
-        if not _refund_overdue(booking, overdue):
-            continue
-        try:
-            outcome = retry(booking, overdue)
-        except Exception:  # noqa: BLE001 - isolated like the due bookings; the next sweep retries
-            logger.exception("sweep could not ask again for an exchange refund", extra={"booking_id": booking.booking_id})
-            outcome = "failed"
-        counts[outcome] = counts.get(outcome, 0) + 1
+        current: Booking | None = booking
+        for due, act in owed:
+            if current is None or not due(current, overdue):
+                continue
+            try:
+                counts_as = act(current, overdue)
+            except Exception:  # noqa: BLE001 - isolated like the due bookings; the next sweep retries
+                logger.exception("sweep could not do what a booking in review is owed",
+                                 extra={"booking_id": booking.booking_id})
+                counts_as = "failed"
+            counts[counts_as] = counts.get(counts_as, 0) + 1
+            current = store.get_booking(booking.booking_id)
 
 
 def _lapse_cases(reviews: list[Booking], clock: Clock, lapse: Callable[[Booking], str], counts: dict[str, int]) -> int:
@@ -116,13 +134,13 @@ def _lapse_cases(reviews: list[Booking], clock: Clock, lapse: Callable[[Booking]
 
 def _sweep_one(store: PaymentStore, clock: Clock, booking_id: str, overdue: str, expire, start_reconciliation,  # noqa: ANN001
                give_up, grace_seconds: int, max_restarts: int, refund_timer=None, settle=None,  # noqa: ANN001
-               differences=None, exchange_refunds=None, line_timers=None) -> str:  # noqa: ANN001
+               differences=None, part_refunds=None, line_timers=None) -> str:  # noqa: ANN001
     booking = store.get_booking(booking_id)
     if booking is None:
         return "skipped"
-    if exchange_refunds is not None and _refund_overdue(booking, overdue):
-        # a cheaper exchange's refund whose answer was lost and never asked again (services/exchange.py)
-        outcome = exchange_refunds(booking, overdue)
+    if part_refunds is not None and _refund_overdue(booking, overdue):
+        # a part refund whose answer was lost and never asked again (services/part_refunds.py)
+        outcome = part_refunds(booking, overdue)
         booking = store.get_booking(booking_id)
         if booking is None or booking.due_at is None or booking.due_at >= overdue:
             return outcome
@@ -144,8 +162,7 @@ def _sweep_one(store: PaymentStore, clock: Clock, booking_id: str, overdue: str,
         except StaleBooking:
             return "skipped"   # checked in (or cancelled) meanwhile: nothing is due any more
         return "timers"
-    line_due = min([at for at, _, _ in booking.line_timers[:1]] + [booking.line_refunds_due or "~"])
-    if line_timers is not None and line_due < overdue:
+    if line_timers is not None and booking.line_timers and booking.line_timers[0][0] < overdue:
         try:
             # an order's own lines, each as its offering's policy says (a refunded no-show)
             return line_timers(booking, overdue)

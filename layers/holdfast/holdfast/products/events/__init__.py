@@ -6,7 +6,7 @@ from .seat_map import SeatMap
 
 PRODUCT = register_product(Product(
     name="events", kinds=(SeatMap(), GeneralAdmission()),
-    view_credentials="holdfast.products.events.wiring:ticket_keys_if_configured",
+    view_credentials="holdfast.products.events.wiring:ticket_signer_if_configured",
     store_parts=("holdfast.products.events.adapters.doors_store:DynamoDoorStore",),
     texts="holdfast.products.events.texts:TEXTS",
     route_scopes={

@@ -5,8 +5,10 @@ what they are for (docs/doors.md).
 
 An event names no end, so its start is the moment its places stop being sold. A booking keeps the
 start it was sold for as ``ends_at`` (domain/personal_data.places_end); a late payment is judged by
-the start as it is when the payment arrives (services/payments.py ``_end_as_it_is_now``), so a
-concert moved later still sells its places to a payment that came after the old start.
+the start as it is when the payment arrives (services/payments.py ``_end_as_it_is_now``; an
+order's line by its own event's, domain/personal_data.py ``with_current_end``), so a concert moved
+later still sells its places to a payment that came after the old start. Tickets read the start
+from the event when they are signed (tickets.py), never this copy.
 """
 from __future__ import annotations
 

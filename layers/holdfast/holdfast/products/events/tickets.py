@@ -5,7 +5,11 @@ A ticket's id is derived from its booking and its place's position, so the view,
 door and the sync all name it alike without storing it. The token is signed with the event's own
 key (the core's scoped key of purpose ``holdfast-event-key``, docs/doors.md):
 
-  payload = {"v": 1, "kid", "ev": event_id, "bk": booking_id, "tk": ticket_id, "seat": seat_id or null}
+  payload = {"v": 1, "kid", "ev": event_id, "bk": booking_id, "tk": ticket_id, "seat": seat_id or null, "exp"}
+
+``exp`` is VALID_AFTER_START after the event's start as the event says it when the ticket is
+signed (``TicketSigner.start_of``), never a copy of the start kept on the booking or its order's
+line: an event the organizer moved later is admitted until its new start + 12 h (issue 42).
 
 Whether a ticket admits is the core's one rule (domain/entry_rights.py): its booking CONFIRMED and
 the ticket not voided on its own; the door, its configuration's void list and the booking view all
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Callable, Sequence
 
@@ -26,6 +31,7 @@ from holdfast.domain.claims import PART
 from holdfast.domain.transfers import ISSUE, VOIDED
 from holdfast.domain.signatures import PublicKeys, SigningKeys, TokenInvalid, expired
 from holdfast.kinds.base import Kind
+from holdfast.ports import EventReads
 
 PURPOSE = "holdfast-event-key"
 NAMESPACE = uuid.UUID("4b0e1c55-9a7f-4f0d-8c2e-6d31a8e07f12")
@@ -42,6 +48,22 @@ class EventKeys(SigningKeys):
         """A ticket of the event starting at ``starts_at``, valid until VALID_AFTER_START after it."""
         return self.sign({"ev": event_id, "bk": booking_id, "tk": ticket_id, "seat": seat_id},
                          expires=parse_iso(starts_at) + VALID_AFTER_START)
+
+
+@dataclass(frozen=True)
+class TicketSigner:
+    """What an event booking's view signs its tickets with (events' view credentials,
+    kinds/products.py): the keys, and where the events are read, since each ticket's expiry
+    follows its event's start as the event says it now (the offering's ``starts_at``, its one
+    place: no copy on the booking or its order's line)."""
+
+    keys: Callable[[], EventKeys]
+    events: EventReads
+
+    def start_of(self, event_id: str) -> str | None:
+        """The event's start, read consistently (a message built just after a ``PATCH`` of the
+        start signs with the new one); None when the event is gone."""
+        return (self.events.get_event(event_id, consistent=True) or {}).get("starts_at")
 
 
 def ticket_id(booking_id: str, position: int) -> str:
@@ -100,20 +122,23 @@ def checked_in(booking: Booking) -> int:
     return len((booking.kind_details or {}).get("checked_in") or ())
 
 
-def view(booking: Booking, credentials: Callable[[], EventKeys] | None) -> dict[str, Any]:
-    """The booking view's ``tickets`` while the booking admits its holders."""
+def view(booking: Booking, credentials: TicketSigner | None) -> dict[str, Any]:
+    """The booking view's ``tickets`` while the booking admits its holders, each expiring with its
+    event's start as the event says it now (``booking``: a booking of one event, or an order's line
+    of one as ``Line.as_booking`` gives it, whose ``event_id`` is the line's offering)."""
     if credentials is None or not admits(booking):
         return {}
-    if not booking.ends_at:
-        return {}   # a booking from before bookings kept their event's start: no expiry to sign with
-    keys = credentials()
+    starts_at = credentials.start_of(booking.event_id)
+    if not starts_at:
+        return {}   # its event is gone: no start to sign an expiry with
+    keys = credentials.keys()
     return {"tickets": [{"ticket_id": tid, "seat_id": seat,
                          "token": keys.ticket_token(booking.event_id, booking.booking_id, tid, seat,
-                                                    starts_at=booking.ends_at)}
+                                                    starts_at=starts_at)}
                         for tid, seat in places(booking) if admits(booking, tid)]}
 
 
-def by_id(booking: Booking, credentials: Callable[[], EventKeys] | None) -> dict[str, str]:
+def by_id(booking: Booking, credentials: TicketSigner | None) -> dict[str, str]:
     """Each ticket's token by its id (none while the booking admits nobody)."""
     return {ticket["ticket_id"]: ticket["token"] for ticket in view(booking, credentials).get("tickets", [])}
 

@@ -31,10 +31,17 @@ def ticket_public_keys():
     return checking_keys(events_config().public_keys_secret_name, "TICKET_PUBLIC_KEYS_SECRET_NAME", ticket_keys)
 
 
-def ticket_keys_if_configured():
+def ticket_signer_if_configured():
     """What an event booking's view signs its tickets with (the product's view credentials): the
-    key source, or None where this deployment has no seed."""
-    return ticket_keys if events_config().key_secret_name else None
+    key source and the table its events are read from (each ticket expires with its event's start
+    as it is now), or None where this deployment has no seed."""
+    if not events_config().key_secret_name:
+        return None
+    from holdfast.wiring import store
+
+    from .tickets import TicketSigner
+
+    return TicketSigner(ticket_keys, store())
 
 
 @cached
