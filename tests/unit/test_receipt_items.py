@@ -697,6 +697,43 @@ def test_a_line_refunds_notification_whose_answer_was_lost_is_the_lines_not_the_
     assert len(provider.refunds_for(payment_id)) == 1          # asked again under its key: the same refund
 
 
+
+def test_an_operators_close_asks_a_lines_unanswered_refund_again_as_the_notification_does(
+        bookings, store, clock, provider, directory, priced_event, refunding_lot):
+    """The line's refund whose answer was lost, then the order's own refund (its customer cancels)
+    lost too, then a day without the provider: the order waits for an operator with two refunds of
+    its payment at the provider, neither known by id. The operator's close takes the same step as a
+    refund's notification (Refunds.tell_apart): the line's refund is asked again under its key and
+    recorded as the line's, the order's own under its key names the order's own refund."""
+    from holdfast.services.reconciliation import ReconciliationService
+    from holdfast.services.reviews import ReviewService
+    from holdfast.services.settlements import Settlements
+
+    order = _ticket_and_parking(bookings, priced_event, refunding_lot, "ned", "order-9", "B-3", "16:00", "18:00")
+    payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
+    payment_id = _paid(payments, provider, order.booking_id, "ned", "pay-9").payment.payment_id
+    settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
+    provider.fail("create_refund", "after")                    # the line's refund made, its answer lost
+    _no_show_passed(store, clock, settlements, payments, refunding_lot)
+    provider.fail("create_refund", "after")                    # the order's own refund made, its answer lost
+    payments.cancel_confirmed(store.get_booking(order.booking_id))
+    provider.fail("create_refund", *["before"] * 5)
+    clock.advance(24 * 3600 + 1)
+    ReconciliationService(store, provider, payments, clock, schedule_seconds=(30, 60, 3600), limit_seconds=24 * 3600,
+                          key_retention_seconds=24 * 3600).check(order.booking_id)
+    provider.faults.clear()
+    in_review = store.get_booking(order.booking_id)
+    assert in_review.status is BookingStatus.MANUAL_REVIEW
+    assert not in_review.payment.exchange_refunds[0].get("refund_id") and not in_review.payment.refund.get("refund_id")
+    line_refund, own = provider.refunds_for(payment_id)
+    closed = ReviewService(store, payments, clock).resolve(order.booking_id, "close", "op", "both went back")
+    assert closed["status"] == "REFUNDED"
+    after = store.get_booking(order.booking_id)
+    assert after.payment.refund["refund_id"] == own["id"]
+    [entry] = after.payment.exchange_refunds
+    assert (entry["status"], entry["refund_id"]) == ("succeeded", line_refund["id"])
+    assert len(provider.refunds_for(payment_id)) == 2          # each asked again under its key: no third
+
 def test_a_refused_line_refund_stays_an_operators_case_when_the_order_is_refunded_after_it(
         bookings, store, clock, provider, directory, priced_event, refunding_lot):
     """The order's own refund (its customer cancels) gives back what the order keeps, not the line
