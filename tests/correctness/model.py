@@ -1486,7 +1486,23 @@ class BookingModel:
             self.clock.advance(entry_ttl(entry) + 61)
             self.run_sweep()
             lapsed = self.store.get_booking(booking_id)
-            assert lapsed is not None and lapsed.held_difference is None and lapsed.event_id == source, \
+            assert lapsed is not None
+            paid_before = {str(e["exchange_key"]) for e in before.differences or () if e.get("state") == "paid"}
+            if lapsed.event_id == target and any(e.get("state") == "paid" and e["exchange_key"] != key
+                                                 and str(e["exchange_key"]) not in paid_before
+                                                 for e in lapsed.differences or ()):
+                # an earlier exchange of the booking, left to lapse, had its difference paid at the
+                # provider after its deadline (customer_acts_at_provider): the sweeper's check of that
+                # payment moved the booking (its places free), and this one lapsed beside it (seed
+                # 20261240363)
+                record = next(e for e in lapsed.differences or () if e["exchange_key"] == key)
+                assert lapsed.held_difference is None and record["state"] == "lapsed", \
+                    f"XC3 dearer exchange {key} of {booking_id}: {record['state']} beside an earlier one paid late"
+                self.note(f"exchange_for_more {booking_id[:8]} to {seats} fault={fault} -> lapsed, "
+                          "an earlier difference paid late moved it")
+                self.log["exchanged_for_more:earlier_paid_late"] += 1
+                return
+            assert lapsed.held_difference is None and lapsed.event_id == source, \
                 f"XC3 dearer exchange {key} of {booking_id}: still held after its deadline"
         if fault == "late_taken":
             rival = d.choice([c for c in CUSTOMERS if c != customer])
