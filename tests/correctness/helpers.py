@@ -354,7 +354,10 @@ def check_comps(snap: Snapshot) -> None:
                      if entry.action in ("payment_requested", "payment_retried")]
             assert not asked, f"Z1 comp {booking.booking_id} (nothing to pay) asked for a payment: {asked}"
             lines = (booking.kind_details or {}).get("lines")
-            expected = sum(int(line["quantity"]) for line in lines) if lines else booking.places.quantity
+            # (a line given up on its own gave its places back, its comps among them: O5)
+            expected = sum(int(line["quantity"]) for line in lines
+                           if not line.get("status") or lifecycle.occupies(str(line["status"]))) \
+                if lines else booking.places.quantity
             assert comps == expected, \
                 f"Z1 comp {booking.booking_id} counts {comps} comps for {expected} place(s)"
         elif not (booking.kind_details or {}).get("lines"):
@@ -490,6 +493,42 @@ def check_booking(snap: Snapshot, booking: Booking) -> None:
     assert not booking.places_secured or booking.status in HOLDING, \
         f"I10 booking {booking.booking_id} is {booking.status} with places_secured still set"
     check_slot_start(snap, booking)
+    check_lines_given_up(booking)
+    check_line_refunds_refused(snap, booking)
+
+
+def check_line_refunds_refused(snap: Snapshot, booking: Booking) -> None:
+    """O6: an order line's refund the provider refused for good is an operator's case until one
+    settles it: the write that recorded the refusal opened a review on the order, and every later
+    write keeps one open (whatever becomes of the order: cancelled, refunded, reviewed) until an
+    operator's close marks the line's refund ``settled``."""
+    refused = booking.refused_line_refunds
+    if not refused:
+        return
+    journal = [entry for _, entry in sorted(snap.journals.get(booking.booking_id, []), key=lambda pair: pair[0])]
+    assert any(entry.action == "line_refund_rejected" for entry in journal), \
+        f"O6 order {booking.booking_id}'s line refund was refused with no journal entry saying so"
+    assert booking.review, \
+        f"O6 order {booking.booking_id}'s line refund was refused and no review is open ({booking.status})"
+
+
+def check_lines_given_up(booking: Booking) -> None:
+    """O5: a confirmed order's line in a state of its own that gives its places back (REFUNDED at
+    its no-show, a kept NO_SHOW, COMPLETED once its car left) is no longer among the order's
+    places: they went back in the write that recorded it (so I2, I3 and G3 find them free), not
+    at the order's end."""
+    from holdfast.products.orders.lines import is_order, lines_of, merged
+
+    if not is_order(booking) or booking.status is not BookingStatus.CONFIRMED:
+        return
+    for line in lines_of(booking):
+        if not line.status or lifecycle.occupies(line.status):
+            continue
+        own = merged([(line.offering_id, line.places)])
+        kept = ({pool for pool, _ in own.pools} & {pool for pool, _ in booking.places.pools}) \
+            | (set(own.units) & set(booking.places.units)) | (set(own.granules) & set(booking.places.granules))
+        assert not kept, f"O5 order {booking.booking_id}'s line {line.line_id} is {line.status} " \
+                         f"and still claims {sorted(map(str, kept))[:3]}"
 
 
 def check_slot_start(snap: Snapshot, booking: Booking) -> None:
@@ -761,7 +800,10 @@ def check_money(snap: Snapshot, provider: Any, settled: bool) -> None:
                 f"booking {booking.status}, {len(refunds)} refund(s), review {(booking.review or {}).get('reason')}; " \
                 f"matches {[name for name, ok in outcomes.items() if ok] or 'none'} of confirmed/refunded/in review"
             if is_own and _differences(booking, payment_id):   # XC2: every difference went back, exactly
-                asked = sum((_value(entry["amount"]) for entry in _differences(booking, payment_id)), Decimal("0"))
+                # (but a line's refund the provider refused for good: an operator's case, O6)
+                asked = sum((_value(entry["amount"]) for entry in _differences(booking, payment_id)
+                             if not (entry.get("line_id") and entry.get("status") in ("rejected", "settled"))),
+                            Decimal("0"))
                 assert back_for_less == asked, \
                     f"XC2 payment {payment_id} of booking {booking_id}: {back_for_less} of differences {asked} given back"
         if payment["status"] == "waiting_for_capture":

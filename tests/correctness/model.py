@@ -599,6 +599,9 @@ class BookingModel:
         # A lot of one space, reserved for one window (kind_cases.PARKING_WINDOW): only
         # time_paid_late books it (the gates are another model's).
         self.events["lot"] = ParkingCase("parking").create(self.catalog, 1)
+        #: the organizer's lots an order's parking line takes (keeping or refunding a no-show's
+        #: money), made by the first order_line_given_up that needs each
+        self.order_lots: dict[bool, str] = {}
         self.codes.create(self.events["ga"], {"code": MODEL_CODE, "kind": "percent", "value": 10,
                                               "max_uses": CODE_USES, "per_customer": 1}, ORGANIZER)
         self.codes.create(self.events["ga"], {"code": COMP_CODE, "kind": "percent", "value": 100,
@@ -824,6 +827,86 @@ class BookingModel:
                 f"O3 order {result.booking.booking_id[:8]} holds {held}, asked {[name for name, _ in asked]}"
         self.note(f"place_order {customer} {asked} -> {getattr(error, 'code', None) or 'held'}")
         self.log["order_held" if error is None else f"order:{error.code}"] += 1
+
+    def order_line_given_up(self, d: Draw) -> None:
+        """An order of a seat and a parking line (issue 43) is paid, and its car never comes: at
+        the line's no-show the sweeper gives the line up on its own, by its lot's policy: kept
+        (NO_SHOW), or refunded (REFUNDED, its amount back of the order's one payment, the answer
+        sometimes lost, or refused for good). O5: the line's space is free again in that write, so
+        a rival's reservation of the window takes it at once; O6: a refused line refund is an
+        operator's case on the order, which stands for its seat."""
+        start = parse_iso(PARKING_WINDOW["from"])
+        if self.clock() >= start - timedelta(minutes=5):
+            self.unreached("order_line_given_up: the parking window has begun")
+            return
+        refunds = d.choice([False, True])
+        lot_id = self._order_lot(refunds)
+        customer, seat = d.choice(CUSTOMERS), d.choice(SEATS)
+        self.counter += 1
+        lines = (OrderLine(self.events["seats"], HoldPlaces.of(self._request_body("seats", (seat,)))),
+                 OrderLine(lot_id, ParkingCase("parking").ask(1)))
+        order = PlaceOrder(lines, contact_email=ADDRESSED.get(customer), contact_own=customer in ADDRESSED)
+        placed, error = self._call(customer, "POST /orders", lambda: self.orders.place(
+            customer, f"given-up-{self.counter}", order))
+        if placed is None:
+            self.note(f"order_line_given_up: {customer} could not order ({getattr(error, 'code', None)})")
+            self.log[f"order_line_given_up:{getattr(error, 'code', None)}"] += 1
+            return
+        order_id = placed.booking.booking_id
+        self._remember(order_id, customer)
+        self._call(customer, "POST /orders/{id}/payment", lambda: self.payments.start_payment(
+            order_id, customer, f"given-up-pay-{self.counter}"))
+        payment = self._own_payment(order_id)
+        if payment is None or payment["status"] != "pending":
+            self.unreached("order_line_given_up: no payment to make")
+            return
+        self.provider.pay(payment["id"], at=iso(self.clock()))
+        self._consume("payment consumer", lambda: self.payments.apply_provider_payment(
+            self.provider.get_payment(payment["id"])))
+        if self.store.get_booking(order_id).status is not S.CONFIRMED:
+            self.unreached("order_line_given_up: the order was not confirmed")
+            return
+        grace = int(((self.store.get_event(lot_id) or {}).get("settings") or {}).get("no_show_grace_seconds", 900))
+        self.clock.advance((start + timedelta(seconds=grace + 61) - self.clock()).total_seconds())
+        fault = d.choice([None, "after", "refused"]) if refunds else None
+        if fault:
+            self.provider.fail("create_refund", fault)
+        self._consume("sweeper", self.run_sweep)
+        self.provider.faults.pop("create_refund", None)
+        after = self.store.get_booking(order_id)
+        line = (after.kind_details or {}).get("lines", [{}, {}])[1]
+        rival = d.choice([c for c in CUSTOMERS if c != customer])
+        self.counter += 1
+        taken, error = self._call(rival, "POST reservations (rival at a no-show)", lambda: self.bookings.create_booking(
+            lot_id, rival, f"after-no-show-{self.counter}", ParkingCase("parking").ask(1)))
+        if taken is not None:
+            self._remember(taken.booking.booking_id, rival)
+        if after.status is S.CONFIRMED and line.get("status") in ("NO_SHOW", "REFUNDED"):
+            assert taken is not None, \
+                f"O5 order {order_id[:8]}'s line is {line.get('status')}, yet its space went to no rival " \
+                f"({getattr(error, 'code', None)})"
+        self.note(f"order_line_given_up {order_id[:8]} refunds={refunds} fault={fault} -> line "
+                  f"{line.get('status')}, order {after.status}, review {(after.review or {}).get('reason')}, "
+                  f"rival {'held' if taken else getattr(error, 'code', None)}")
+        self.log[f"order_line_given_up:{line.get('status')}:{fault}"] += 1
+
+    def _order_lot(self, refunds: bool) -> str:
+        """The organizer's lot of one space whose policy keeps a no-show's money, or gives it back
+        (``refunds``): made on first use (the model's own "lot" has no organizer, so no order of
+        the organizer's seats may take it)."""
+        if refunds not in self.order_lots:
+            from holdfast.products.parking.schemas import LotIn
+            from holdfast.products.parking.services.lots import ParkingService
+            from holdfast.products.parking.tokens import LotKeys
+
+            parking = ParkingService(self.store, self.clock, self.bookings, 600,
+                                     lambda: LotKeys(b"model-order-lot-master-seed"), id_salt="tests-deployment-salt")
+            body = {"name": "Refunding lot" if refunds else "Venue lot", "spaces": [{"space_id": "L1", "type": "LARGE"}],
+                    "hold_ttl_seconds": 600, "tariff": {"hourly": {"value": "1500.00", "currency": "RUB"}},
+                    "policy": {"refund_no_show": refunds}}
+            self.order_lots[refunds] = parking.create_lot(LotIn.model_validate(body).command(),
+                                                          caller=ORGANIZER)["lot_id"]
+        return self.order_lots[refunds]
 
     def order_ticket_scanned(self, d: Draw) -> None:
         """A door of an event scans a ticket of an order's line for that event (issue 43: after
@@ -1403,7 +1486,23 @@ class BookingModel:
             self.clock.advance(entry_ttl(entry) + 61)
             self.run_sweep()
             lapsed = self.store.get_booking(booking_id)
-            assert lapsed is not None and lapsed.held_difference is None and lapsed.event_id == source, \
+            assert lapsed is not None
+            paid_before = {str(e["exchange_key"]) for e in before.differences or () if e.get("state") == "paid"}
+            if lapsed.event_id == target and any(e.get("state") == "paid" and e["exchange_key"] != key
+                                                 and str(e["exchange_key"]) not in paid_before
+                                                 for e in lapsed.differences or ()):
+                # an earlier exchange of the booking, left to lapse, had its difference paid at the
+                # provider after its deadline (customer_acts_at_provider): the sweeper's check of that
+                # payment moved the booking (its places free), and this one lapsed beside it (seed
+                # 20261240363)
+                record = next(e for e in lapsed.differences or () if e["exchange_key"] == key)
+                assert lapsed.held_difference is None and record["state"] == "lapsed", \
+                    f"XC3 dearer exchange {key} of {booking_id}: {record['state']} beside an earlier one paid late"
+                self.note(f"exchange_for_more {booking_id[:8]} to {seats} fault={fault} -> lapsed, "
+                          "an earlier difference paid late moved it")
+                self.log["exchanged_for_more:earlier_paid_late"] += 1
+                return
+            assert lapsed.held_difference is None and lapsed.event_id == source, \
                 f"XC3 dearer exchange {key} of {booking_id}: still held after its deadline"
         if fault == "late_taken":
             rival = d.choice([c for c in CUSTOMERS if c != customer])
@@ -3285,6 +3384,9 @@ OPERATIONS: dict[str, int] = {
     "exchange_for_less": 2,
     # issue 43: an order's one payment, in time or after its hold lapsed (a rival on one of its lines)
     "order_paid": 2,
+    # issue 43: an order's parking line given up at its no-show (kept or refunded, the refund's
+    # answer lost or refused), its space free at once
+    "order_line_given_up": 1,
     # issue 45: an exchange into dearer places, its difference paid by a second payment, declined,
     # lapsed, paid late (its seats free or taken), its creation's answer lost, or cancelled meanwhile
     "exchange_for_more": 2,

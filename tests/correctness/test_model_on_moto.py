@@ -77,7 +77,7 @@ MIXES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 #: (seed, mix): the seed also picks the inventory kind of the offerings (seed % 3 = 0: general
 #: admission, 1: seat map, 2: toy zones), so each kind is here; each seed reaches its mix's outcomes.
-HISTORIES = [(7317, "everything"), (7352, "everything"), (7132, "payment faults"), (7151, "payment faults"),
+HISTORIES = [(7308, "everything"), (7301, "everything"), (7132, "payment faults"), (7151, "payment faults"),
              (7017, "slots and lots"), (7087, "races for places"), (7251, "races for places"),
              (7051, "high demand and waitlist"), (7013, "orders"), (7014, "orders"),
              (7049, "codes"), (7053, "codes"), (7407, "exchanges"), (7408, "exchanges"),

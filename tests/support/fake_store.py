@@ -42,7 +42,8 @@ from botocore.exceptions import ClientError, ParamValidationError
 
 from holdfast.adapters.booking_items import booking_from_item, booking_item, idempotency_pk
 from holdfast.adapters.bookings_store import GIVE, IDEMPOTENCY_RETENTION_SECONDS, OUTBOX_RETENTION_SECONDS
-from holdfast.adapters.cancellation_store import CANCELLING, EVENT_INDEX_SHARDS, event_index_pk
+from holdfast.adapters.cancellation_store import (CANCELLING, EVENT_INDEX_SHARDS, event_index_pk, sold_index_pk,
+                                                  sold_keys, sold_position)
 from holdfast.adapters.codec import MAX_SORT_KEY_BYTES
 from holdfast.adapters.expiry_buckets import (BUCKET_SECONDS, EXPIRY_SHARDS, OFFERING_SHARDS, RETENTION_SECONDS,
                                               ShardWriter, bucket_of, check_buckets, check_marker_sk, checks_named,
@@ -57,6 +58,7 @@ from holdfast.clock import iso, parse_iso
 from holdfast.domain.booking import Booking, JournalEntry
 from holdfast.domain.claims import CounterClaim, GranuleClaim, UnitClaim, claims_of, other_offerings
 from holdfast.domain.inventory import Granule, Move, Places, Pool
+from holdfast.domain.statuses import BookingStatus
 from holdfast.observability import booking_written
 from holdfast.ports import (HoldsFromAddressReached, AlreadyCancelled, Change, DuplicateRequest, EventNotFound, HoldLimitReached, ItemExists,
                             KeyUsed, Labelled, PlacesTaken, SalesStopped, StaleBooking, StoreError,
@@ -211,6 +213,13 @@ class FakeBookingStore(_Fake):
                 writes.append(self._gate(after.event_id, after.booking_id))
         if change.swap is not None:
             writes += self._swap_writes(change, after)
+        if after.status is BookingStatus.CONFIRMED and before.status is not BookingStatus.CONFIRMED:
+            # the adapter's: confirmed, its index entries are listed among each offering's sales
+            writes += [Write(f"event_index@{offering}", (event_index_pk(offering, after.booking_id), after.booking_id),
+                             always, lambda _, offering=offering: {
+                                 "booking_id": after.booking_id, "placed_at": after.created_at,
+                                 **sold_keys(offering, after.booking_id, after.created_at)})
+                       for offering in after.offerings]
         writes += self._check_markers(before, after)
         writes += self._opened(change.items)
         if before.customer_id != after.customer_id and after.erased_at is None:   # a transferred booking's markers follow it
@@ -256,7 +265,9 @@ class FakeBookingStore(_Fake):
                                           f"EVENT#{swap.taken_from}#BOOKING#{after.booking_id}"),
                       always, lambda _: {"booking_id": after.booking_id, "created_at": after.created_at}),
                 Write("event_index", (event_index_pk(swap.taken_from, after.booking_id), after.booking_id),
-                      always, lambda _: {"booking_id": after.booking_id, "placed_at": after.created_at}),
+                      always, lambda _: {"booking_id": after.booking_id, "placed_at": after.created_at,
+                                         **(sold_keys(swap.taken_from, after.booking_id, after.created_at)
+                                            if after.status is BookingStatus.CONFIRMED else {})}),
             ]
             if swap.given_from == change.before.event_id:
                 writes.append(Write("customer_marker_given", (f"CUSTOMER#{change.before.customer_id}",
@@ -710,6 +721,15 @@ class FakeBookingStore(_Fake):
         self.table.check_fault("event_booking_times")
         return [(item.get("placed_at", ""), item["sk"]) for shard in range(EVENT_INDEX_SHARDS)
                 for item in self.table.query(f"EVENTBOOKINGS#{event_id}#{shard}")]
+
+    def sold_positions(self, event_id: str, before: tuple[str, str] | None, limit: int) -> list[tuple[str, str]]:
+        """adapters/cancellation_store.py's: the confirmed bookings' positions, newest first, older
+        than ``before``."""
+        self.table.check_fault("sold_positions")
+        found = [sold_position(item["gsi1sk"]) for shard in range(EVENT_INDEX_SHARDS)
+                 for item in self._index(sold_index_pk(event_id, shard))
+                 if before is None or item["gsi1sk"] < "#".join(before)]
+        return sorted(found, reverse=True)[:limit]
 
     def event_booking_page(self, event_id: str, after: str | None, limit: int) -> list[tuple[str, str]]:
         """adapters/cancellation_store.py's: the bookings after the position, by shard then id."""

@@ -31,6 +31,8 @@ _deserializer = TypeDeserializer()
 
 Key = tuple[str, str]
 Item = dict[str, Any]
+#: The most items DynamoDB takes in one TransactWriteItems.
+TRANSACTION_ITEMS = 100
 
 
 def stored(item: Item) -> Item:
@@ -86,7 +88,10 @@ class MemoryTable:
 
     def transact(self, writes: list[Write]) -> list[str]:
         """Check every condition, then apply every change; the labels whose condition failed
-        (nothing written when there are any)."""
+        (nothing written when there are any). More than DynamoDB's 100 items in one transaction is
+        refused as DynamoDB refuses it (a ValidationException there), before anything is checked."""
+        if len(writes) > TRANSACTION_ITEMS:
+            raise ValueError(f"a transaction of {len(writes)} items: DynamoDB takes at most {TRANSACTION_ITEMS}")
         with self.lock:
             failed = [w.label for w in writes if not w.condition(copy.deepcopy(self.items.get(w.key)))]
             if failed:

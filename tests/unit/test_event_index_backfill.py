@@ -78,3 +78,33 @@ def test_backfill_gives_an_entry_without_its_placing_time_the_bookings_created_a
     assert sorted(store.event_booking_times(event["event_id"])) == sorted(
         [(kept.created_at, kept.booking_id), (made.created_at, gone)])
     assert backfill(client, TABLE).timed == 0
+
+
+def test_backfill_lists_a_confirmed_bookings_entry_among_its_offerings_sales(bookings, catalog, store, payments,
+                                                                              provider):
+    """A booking confirmed before the confirming write listed its index entry among the offering's
+    sales (gsi1) is missing from the operator's sales page until the backfill lists it, once; an
+    unpaid hold is not listed."""
+    from holdfast.domain.organizers import Caller
+    from holdfast.services.exports import ExportService
+    from tests.unit.conftest import event_request
+
+    owner = Caller("org-1", "key-1")
+    event = catalog.create_event(event_request(capacity=10, max_per_booking=1), None, owner)
+    paid = bookings.create_booking(event["event_id"], "c1", "k1", BookingIn(quantity=1)).booking
+    payment_id = payments.start_payment(paid.booking_id, "c1", "p1").payment.payment_id
+    provider.pay(payment_id)
+    payments.apply_provider_payment(provider.get_payment(payment_id))
+    bookings.create_booking(event["event_id"], "c2", "k2", BookingIn(quantity=1))   # held only
+    client = boto3.client("dynamodb", region_name="eu-central-1")
+    for shard in range(EVENT_INDEX_SHARDS):   # as an entry written before sales were listed
+        pk = f"EVENTBOOKINGS#{event['event_id']}#{shard}"
+        for item in client.query(TableName=TABLE, KeyConditionExpression="pk = :pk",
+                                 ExpressionAttributeValues={":pk": {"S": pk}})["Items"]:
+            client.update_item(TableName=TABLE, Key={"pk": item["pk"], "sk": item["sk"]},
+                               UpdateExpression="REMOVE gsi1pk, gsi1sk")
+    assert ExportService(store).sales_of(owner, event["event_id"])["sales"] == []
+    assert backfill(client, TABLE).sold == 1
+    assert [sale["booking_id"] for sale in ExportService(store).sales_of(owner, event["event_id"])["sales"]] == [
+        paid.booking_id]
+    assert backfill(client, TABLE).sold == 0

@@ -309,11 +309,13 @@ def test_an_operators_close_records_the_bookings_own_refund_not_the_differences(
 def test_a_differences_refund_notified_before_its_answer_is_never_taken_for_the_bookings_own(
         bookings, paying, provider, exchanges, dates, store, clock):
     booking, difference, own = _cancelled_into_review(bookings, paying, provider, exchanges, dates, store, clock)
-    # the difference's notification: the booking's own refund, asked again under its key, is
-    # recorded; the notified one is not the booking's, and no third refund is made
-    assert paying.refunds.apply_provider_refund(dict(difference)) == "refund_not_ours"
+    # the difference's notification: the difference's refund and the booking's own, each asked
+    # again under its key, are both recorded; the notified one is the difference's, not the
+    # booking's, and no third refund is made
+    assert paying.refunds.apply_provider_refund(dict(difference)) == "exchange_refund_succeeded"
     after = store.get_booking(booking.booking_id)
     assert after.status is BookingStatus.REFUNDED and after.payment.refund["refund_id"] == own["id"]
+    assert [e.get("refund_id") for e in after.payment.exchange_refunds] == [difference["id"]]
     assert len(provider.refunds_for(booking.payment.payment_id)) == 2
     # the booking's own refund, notified later, changes nothing
     paying.refunds.apply_provider_refund(dict(own))

@@ -244,10 +244,10 @@ def test_an_offerings_sales_page_is_newest_first_and_its_cursor_neither_repeats_
     assert bad.value.code == "invalid_cursor"
 
 
-def test_a_sale_whose_index_entry_has_no_placing_time_is_listed_last(catalog, bookings, payments, provider, store,
-                                                                      clock):
-    """An index entry written before it carried ``placed_at`` sorts as the oldest sale (until the
-    backfill gives it its time), and is still listed once."""
+def test_a_sale_whose_index_entry_has_no_placing_time_is_listed_by_its_sales_key(catalog, bookings, payments,
+                                                                                   provider, store, clock):
+    """The sales index's key carries the placing time (written by the confirming write): an entry
+    that lacks ``placed_at`` is still listed once, where its placing time puts it."""
     event = catalog.create_event(event_request(), None, ACME)["event_id"]
     old, new = (_pay(payments, provider, _placed(bookings, clock, event, who)) for who in ("old", "new"))
     for shard in range(16):

@@ -252,3 +252,62 @@ def test_a_cancel_refunds_each_line_by_its_own_policy_in_one_refund(orders, conc
         bookings.cancel(only.booking_id, "bob", refund=payments.cancel_confirmed)
     assert refused.value.code == "nothing_to_refund"
     assert store.get_booking(only.booking_id).status is BookingStatus.CONFIRMED
+
+
+def _big_events(catalog, count: int = 5) -> list[dict]:
+    """``count`` seat maps of one organizer, each selling up to 50 seats a booking and capping one
+    network address's live holds (so an order counts toward each one's address slot too)."""
+    return [catalog.create_event(event_request(
+        name=f"Hall {n}", capacity=None, max_per_booking=50, max_holds_per_address=3,
+        seat_map={"rows": [{"name": "A", "seats": 25}, {"name": "B", "seats": 25}]}, starts_at=f"{DAY}T17:00:00Z"),
+        caller=ORGANIZER) for n in range(count)]
+
+
+def _largest_lines(events: list[dict], claims: int) -> tuple[OrderLine, ...]:
+    """One line per event whose seats add up to ``claims`` (every seat is one claim)."""
+    shares = [claims // len(events) + (1 if n < claims % len(events) else 0) for n in range(len(events))]
+    return tuple(seats(event["event_id"], *[f"{'AB'[k // 25]}-{k % 25 + 1}" for k in range(share)])
+                 for event, share in zip(events, shares))
+
+
+def test_the_largest_order_the_routes_accept_is_one_transaction_of_at_most_100_items(
+        orders, catalog, store, payments, provider, monkeypatch):
+    """DynamoDB takes at most 100 items in a TransactWriteItems. The largest order the routes
+    accept (five lines, MAX_CLAIMS seats among them, every offering capping an address's holds, the
+    first hold of its expiry bucket from this container) is held in one transaction of exactly 100
+    items on the store as it runs (moto with the local stack's transactions, which keep the
+    limit), then paid and cancelled; one seat more is refused before anything is written, 400
+    ``order_too_large``, never a 5xx from the store."""
+    from holdfast.adapters.codec import Table
+    from holdfast.products.orders.services import MAX_CLAIMS, MAX_LINES
+
+    sizes: list[int] = []
+    real = Table._transact
+
+    def counted(self, items):
+        sizes.append(len(items))
+        return real(self, items)
+
+    monkeypatch.setattr(Table, "_transact", counted)
+    events = _big_events(catalog, MAX_LINES)
+    with pytest.raises(InvalidRequest) as refused:
+        orders.place("alice", "too-big", PlaceOrder(_largest_lines(events, MAX_CLAIMS + 1), holder_address="k:addr-1"))
+    assert refused.value.status == 400 and refused.value.code == "order_too_large"
+    assert refused.value.details["max"] == MAX_CLAIMS
+    assert all(set(store.seat_states(e["event_id"]).values()) == {"available"} for e in events)
+
+    sizes.clear()
+    order = orders.place("alice", "largest", PlaceOrder(_largest_lines(events, MAX_CLAIMS),
+                                                        holder_address="k:addr-1")).booking
+    assert order.status is BookingStatus.HELD and order.counted_address == "k:addr-1"
+    assert sizes == [100]                                    # the hold: the limit exactly, and it took
+    assert sum(list(store.seat_states(e["event_id"]).values()).count("held") for e in events) == MAX_CLAIMS
+
+    sizes.clear()
+    started = payments.start_payment(order.booking_id, "alice", "pay-largest")
+    provider.pay(started.payment.payment_id)
+    payments.apply_provider_payment(provider.get_payment(started.payment.payment_id))
+    assert store.get_booking(order.booking_id).status is BookingStatus.CONFIRMED
+    cancelled = payments.cancel_confirmed(store.get_booking(order.booking_id))
+    assert cancelled.status.value in ("REFUND_PENDING", "REFUNDED")
+    assert max(sizes) <= 100 and all(set(store.seat_states(e["event_id"]).values()) == {"available"} for e in events)

@@ -209,6 +209,38 @@ def test_entry_by_token_then_exit_inside_the_window_each_repeat_answered_alike(p
     assert parking.get_lot(lot["lot_id"])["occupied"] == 0
 
 
+def test_an_orders_parking_line_whose_car_left_gives_its_space_back_with_the_exit(parking, gates, payments, provider,
+                                                                                    clock, store):
+    """Issue 43: an order's parking line enters through the gate (CHECKED_IN) and leaves
+    (COMPLETED) while the order stays CONFIRMED; the exit's write frees the line's space and takes
+    it out of the order's places (invariant O5), so the rest of the window is another driver's."""
+    from holdfast import kinds
+    from holdfast.products.orders.services import OrderLine, OrderService, PlaceOrder
+
+    lot = make_lot(parking, spaces=[{"space_id": "R1", "type": "REGULAR"}])
+    body = {"vehicle_type": "REGULAR", "plate": "A123BC77", "from": f"{DAY}T10:00:00Z", "to": f"{DAY}T12:00:00Z"}
+    order = OrderService(parking.bookings).place("alice", "order-1", PlaceOrder((
+        OrderLine(lot["lot_id"], ReservationIn.model_validate(body).command()),))).booking
+    confirm(payments, provider, order)
+    paid = store.get_booking(order.booking_id)
+    line = kinds.of_booking(paid).part(paid, lot["lot_id"])   # the line's pass, as the order's view signs it
+    token = kinds.named("parking").pass_token(line, lambda: KEYS)
+    gate = parking.create_gate(lot["lot_id"], "North")
+    clock.now = clock.now.replace(day=2, hour=9, minute=50)
+    opened = gates.apply(lot["lot_id"], gate["gate_id"], {"kind": "entry", "event_id": "e-1", "token": token},
+                         at=clock(), offline=False)
+    assert opened["gate_open"] is True
+    clock.now = clock.now.replace(hour=11, minute=0)
+    left = gates.apply(lot["lot_id"], gate["gate_id"], {"kind": "exit", "event_id": "x-1",
+                                                        "ticket_id": opened["ticket_id"]}, at=clock(), offline=False)
+    assert left["exit_granted"] is True
+    after = store.get_booking(order.booking_id)
+    assert after.status.value == "CONFIRMED" and after.kind_details["lines"][0]["status"] == "COMPLETED"
+    assert after.places.granules == ()
+    rival = reserve(parking, lot, start="11:00", end="12:00", customer="bob", plate="B777BB77")
+    assert rival.status.value == "HELD"
+
+
 def test_a_drive_up_gets_a_space_and_pays_at_exit_and_a_subscriber_pays_nothing(parking, gates, clock, provider,
                                                                                   store):
     lot = make_lot(parking, spaces=[{"space_id": "R1", "type": "REGULAR"}, {"space_id": "L1", "type": "LARGE"}])

@@ -14,6 +14,7 @@ from holdfast.domain.commands import HoldPlaces
 from holdfast.domain.fiscal import FiscalSettings
 from holdfast.domain.money import Money
 from holdfast.domain.organizers import Caller
+from holdfast.domain.statuses import BookingStatus
 from holdfast.products.orders.services import OrderLine, OrderService, PlaceOrder
 from holdfast.products.parking.schemas import LotIn, ReservationIn
 from holdfast.products.parking.services.lots import ParkingService
@@ -585,3 +586,172 @@ def test_an_orders_parking_line_on_a_lot_that_keeps_no_shows_enters_no_show_and_
     assert provider.refunds_for(payment_id) == [] and len(provider.receipts) == 1
     [made] = provider.receipts.values()
     assert [i["description"] for i in made["items"]] == ["Venue parking"]
+
+
+def _rival_reservation(bookings, lot, since: str, until: str):
+    """Another customer's reservation of the lot's one space (``since`` to ``until`` on DAY)."""
+    body = {"vehicle_type": "REGULAR", "plate": "B777BB77", "from": f"{DAY}T{since}:00Z", "to": f"{DAY}T{until}:00Z"}
+    return bookings.create_booking(lot["lot_id"], "rita", f"rival-{since}", ReservationIn.model_validate(body).command())
+
+
+def _no_show_passed(store, clock, settlements, payments, lot) -> None:
+    from datetime import timedelta
+
+    from holdfast.clock import parse_iso
+
+    no_show = parse_iso(f"{DAY}T16:00:00Z") + timedelta(seconds=lot["no_show_grace_seconds"])
+    clock.advance((no_show - clock()).total_seconds() + 1)
+    assert _line_sweep(store, clock, settlements, payments)["timers"] == 1
+
+
+@pytest.mark.parametrize("refunds", [True, False], ids=["refunded", "kept"])
+def test_an_orders_parking_line_given_up_at_its_no_show_frees_its_space_in_the_same_write(
+        bookings, store, clock, provider, directory, priced_event, lot, refunding_lot, refunds):
+    """A parking line whose car never came (refunded by the lot's policy, or its money kept) gives
+    its space back when its no-show is recorded, as a single reservation does, not at its window's
+    end: another driver may take the rest of the window at once; the order keeps only its seat's
+    places, and a later cancel gives back only those."""
+    from holdfast.services.settlements import Settlements
+
+    parking = refunding_lot if refunds else lot
+    order = _ticket_and_parking(bookings, priced_event, parking, "ned", "order-5", "A-2", "16:00", "18:00")
+    payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
+    _paid(payments, provider, order.booking_id, "ned", "pay-5")
+    settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
+    held = store.get_booking(order.booking_id)
+    assert held.places.granules and store.seat_states(priced_event["event_id"])["A-2"] == "sold"
+    _no_show_passed(store, clock, settlements, payments, parking)
+
+    after = store.get_booking(order.booking_id)
+    assert [line.get("status") for line in after.kind_details["lines"]] == [None, "REFUNDED" if refunds else "NO_SHOW"]
+    assert after.places.granules == () and after.places.quantity == 1   # the seat's place alone
+    rival = _rival_reservation(bookings, parking, "16:30", "17:30").booking   # the space is free now
+    assert rival.status is BookingStatus.HELD
+
+    cancelled = payments.cancel_confirmed(store.get_booking(order.booking_id))
+    assert cancelled.status.value in ("REFUNDED", "CANCELLED")
+    assert store.seat_states(priced_event["event_id"])["A-2"] == "available"
+    assert store.get_booking(rival.booking_id).status is BookingStatus.HELD   # its space was not given back twice
+
+
+def test_a_refused_refund_of_an_orders_line_opens_a_review_its_customer_sees(
+        bookings, store, clock, provider, directory, priced_event, refunding_lot):
+    """The provider refuses a parking line's own refund for good: as a whole booking's refused
+    refund, it becomes an operator's case the customer is told about (the order's ``review``, on
+    the operators' list), while the order stands for its ticket; the operator settles the money and
+    closes the review."""
+    from holdfast.services.booking_views import describe
+    from holdfast.services.reviews import ReviewService
+    from holdfast.services.settlements import Settlements
+
+    order = _ticket_and_parking(bookings, priced_event, refunding_lot, "ned", "order-6", "A-1", "16:00", "18:00")
+    payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
+    _paid(payments, provider, order.booking_id, "ned", "pay-6")
+    settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
+    provider.fail("create_refund", "refused")
+    _no_show_passed(store, clock, settlements, payments, refunding_lot)
+
+    refused = store.get_booking(order.booking_id)
+    assert refused.status is BookingStatus.CONFIRMED                      # the ticket still stands
+    assert refused.payment.exchange_refunds[0]["status"] == "rejected"
+    assert refused.review["reason"] == "line_refund_rejected_forbidden"
+    shown = describe(refused)["review"]
+    assert shown["next_step"] and "part of your order" in shown["next_step"]
+    reviews = ReviewService(store, payments, clock)
+    assert [b["booking_id"] for b in reviews.open_reviews()] == [order.booking_id]
+    closed = reviews.resolve(order.booking_id, "close", "op", "refunded by hand")
+    assert "review" not in closed and closed["status"] == "CONFIRMED"
+
+
+def test_a_line_refunds_notification_whose_answer_was_lost_is_the_lines_not_the_orders(
+        bookings, store, clock, provider, directory, priced_event):
+    """An order line's refund whose answer was lost is known by no id yet. When the order's own
+    refund was then refused (the order in review) and the line's refund's notification arrives,
+    the line's refund is asked again under its key (the provider answers the same refund) and the
+    notification is recorded as the line's: the order stays in review, never REFUNDED on the
+    strength of the line's money alone, even when the amounts are equal (proof seed 20261421)."""
+    from holdfast.services.settlements import Settlements
+
+    parking = ParkingService(store, clock, bookings, 600, lambda: LotKeys(b"unit-test-receipt-items"), id_salt="tests-salt")
+    lot = parking.create_lot(LotIn.model_validate({
+        "name": "Dear parking", "spaces": [{"space_id": "R1", "type": "REGULAR"}],
+        "tariff": {"hourly": {"value": "1500.00", "currency": RUB}}, "policy": {"refund_no_show": True}}).command(),
+        caller=ORG)
+    order = _ticket_and_parking(bookings, priced_event, lot, "ned", "order-7", "A-2", "16:00", "18:00")
+    payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
+    payment_id = _paid(payments, provider, order.booking_id, "ned", "pay-7").payment.payment_id
+    paid = store.get_booking(order.booking_id)
+    assert [line["amount"] for line in paid.kind_details["lines"]] == ["3000.00", "3000.00"]   # equal halves
+    settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
+    provider.fail("create_refund", "after")                    # the line's refund made, its answer lost
+    _no_show_passed(store, clock, settlements, payments, lot)
+    provider.fail("create_refund", "refused")                  # the order's own refund refused
+    payments.cancel_confirmed(store.get_booking(order.booking_id))
+    assert store.get_booking(order.booking_id).status is BookingStatus.MANUAL_REVIEW
+    [line_refund] = provider.refunds_for(payment_id)
+    payments.apply_provider_refund(dict(line_refund))          # the line's refund's notification
+    after = store.get_booking(order.booking_id)
+    assert after.status is BookingStatus.MANUAL_REVIEW
+    [entry] = after.payment.exchange_refunds
+    assert (entry["status"], entry["refund_id"]) == ("succeeded", line_refund["id"])
+    assert len(provider.refunds_for(payment_id)) == 1          # asked again under its key: the same refund
+
+
+
+def test_an_operators_close_asks_a_lines_unanswered_refund_again_as_the_notification_does(
+        bookings, store, clock, provider, directory, priced_event, refunding_lot):
+    """The line's refund whose answer was lost, then the order's own refund (its customer cancels)
+    lost too, then a day without the provider: the order waits for an operator with two refunds of
+    its payment at the provider, neither known by id. The operator's close takes the same step as a
+    refund's notification (Refunds.tell_apart): the line's refund is asked again under its key and
+    recorded as the line's, the order's own under its key names the order's own refund."""
+    from holdfast.services.reconciliation import ReconciliationService
+    from holdfast.services.reviews import ReviewService
+    from holdfast.services.settlements import Settlements
+
+    order = _ticket_and_parking(bookings, priced_event, refunding_lot, "ned", "order-9", "B-3", "16:00", "18:00")
+    payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
+    payment_id = _paid(payments, provider, order.booking_id, "ned", "pay-9").payment.payment_id
+    settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
+    provider.fail("create_refund", "after")                    # the line's refund made, its answer lost
+    _no_show_passed(store, clock, settlements, payments, refunding_lot)
+    provider.fail("create_refund", "after")                    # the order's own refund made, its answer lost
+    payments.cancel_confirmed(store.get_booking(order.booking_id))
+    provider.fail("create_refund", *["before"] * 5)
+    clock.advance(24 * 3600 + 1)
+    ReconciliationService(store, provider, payments, clock, schedule_seconds=(30, 60, 3600), limit_seconds=24 * 3600,
+                          key_retention_seconds=24 * 3600).check(order.booking_id)
+    provider.faults.clear()
+    in_review = store.get_booking(order.booking_id)
+    assert in_review.status is BookingStatus.MANUAL_REVIEW
+    assert not in_review.payment.exchange_refunds[0].get("refund_id") and not in_review.payment.refund.get("refund_id")
+    line_refund, own = provider.refunds_for(payment_id)
+    closed = ReviewService(store, payments, clock).resolve(order.booking_id, "close", "op", "both went back")
+    assert closed["status"] == "REFUNDED"
+    after = store.get_booking(order.booking_id)
+    assert after.payment.refund["refund_id"] == own["id"]
+    [entry] = after.payment.exchange_refunds
+    assert (entry["status"], entry["refund_id"]) == ("succeeded", line_refund["id"])
+    assert len(provider.refunds_for(payment_id)) == 2          # each asked again under its key: no third
+
+def test_a_refused_line_refund_stays_an_operators_case_when_the_order_is_refunded_after_it(
+        bookings, store, clock, provider, directory, priced_event, refunding_lot):
+    """The order's own refund (its customer cancels) gives back what the order keeps, not the line
+    whose refund was refused: the order is REFUNDED and still carries the line's review, until an
+    operator closes it, which marks the line's refund settled (proof seed 20261797)."""
+    from holdfast.services.reviews import ReviewService
+    from holdfast.services.settlements import Settlements
+
+    order = _ticket_and_parking(bookings, priced_event, refunding_lot, "ned", "order-8", "A-4", "16:00", "18:00")
+    payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
+    _paid(payments, provider, order.booking_id, "ned", "pay-8")
+    settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
+    provider.fail("create_refund", "refused")
+    _no_show_passed(store, clock, settlements, payments, refunding_lot)
+    cancelled = payments.cancel_confirmed(store.get_booking(order.booking_id))
+    assert cancelled.status is BookingStatus.REFUNDED
+    refunded = store.get_booking(order.booking_id)
+    assert refunded.review["reason"] == "line_refund_rejected_forbidden"
+    closed = ReviewService(store, payments, clock).resolve(order.booking_id, "close", "op", "paid back by hand")
+    assert "review" not in closed and closed["status"] == "REFUNDED"
+    assert [e["status"] for e in store.get_booking(order.booking_id).payment.exchange_refunds] == ["settled"]

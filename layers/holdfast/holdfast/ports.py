@@ -558,6 +558,10 @@ class ExportStore(EventBookings, Protocol):
         """Up to ``limit`` ``(position, booking_id)`` of the event's bookings after ``after``, in
         ``event_booking_ids``' order; fewer only at the end."""
 
+    def sold_positions(self, event_id: str, before: tuple[str, str] | None, limit: int) -> list[tuple[str, str]]:
+        """Up to ``limit`` of the event's confirmed bookings as ``(placed_at, booking_id)``, newest
+        first, older than the position ``before`` (None: from the newest); fewer only at the end."""
+
     def event_booking_times(self, event_id: str) -> list[tuple[str, str]]:
         """Every booking of the event as ``(placed_at, booking_id)`` from its index alone, in no
         particular order ("" for an entry written before the index carried the time)."""

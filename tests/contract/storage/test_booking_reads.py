@@ -195,3 +195,50 @@ def test_the_event_index_answers_each_bookings_placing_time(backend, ids):
     assert sorted(store.event_booking_times(event), reverse=True) == [
         ("2030-01-01T12:05:00.000Z", ids("b2")), ("2030-01-01T12:00:00.000Z", ids("b1"))]
     assert store.event_booking_times(ids("other")) == []
+
+
+def test_the_event_index_lists_its_confirmed_bookings_newest_first_a_page_at_a_time(backend, ids):
+    """``sold_positions``: the write that confirms a booking lists its index entry among its
+    offering's sales (a hold alone is not listed; a second write while CONFIRMED lists nothing
+    more), read newest first by placing time, ``limit`` at a time, strictly older than a position:
+    what the operator's sales page pages through without reading the whole index."""
+    store, event = backend.store, ids("ev")
+    offering(store, event, pools=[10])
+    made = []
+    for n in range(4):
+        held = booking(ids(f"b{n}"), event, counted(1), customer=f"c{n}", created_at=f"2030-01-01T12:0{n}:00.000Z")
+        store.commit(new_hold(held))
+        made.append(held)
+    for held in made[:3]:   # three are paid; the fourth stays a hold
+        store.commit(step(held, BookingStatus.CONFIRMED, Move.SELL))
+    paid = store.get_booking(made[1].booking_id)
+    store.commit(step(paid, BookingStatus.CONFIRMED))   # a journalled change while confirmed
+    newest = [(f"2030-01-01T12:0{n}:00.000Z", ids(f"b{n}")) for n in (2, 1, 0)]
+    assert store.sold_positions(event, None, 10) == newest
+    assert store.sold_positions(event, None, 2) == newest[:2]
+    assert store.sold_positions(event, newest[1], 2) == newest[2:]
+    assert store.sold_positions(event, newest[2], 2) == []
+    assert store.sold_positions(ids("other"), None, 5) == []
+
+
+def test_the_sales_of_an_event_page_through_every_shard_in_order(backend, ids):
+    """``sold_positions`` merges the index's sixteen shards: paged five at a time from the newest,
+    every confirmed booking comes once, in placing order, whatever shard it fell in."""
+    store, event = backend.store, ids("ev")
+    offering(store, event, pools=[40])
+    expected = []
+    for n in range(40):
+        held = booking(ids(f"s{n:02d}"), event, counted(1), customer=f"c{n}",
+                       created_at=f"2030-01-01T12:{n:02d}:00.000Z")
+        store.commit(new_hold(held))
+        store.commit(step(held, BookingStatus.CONFIRMED, Move.SELL))
+        expected.append((held.created_at, held.booking_id))
+    seen, before = [], None
+    while True:
+        page = store.sold_positions(event, before, 5)
+        if not page:
+            break
+        assert len(page) == 5 or len(seen) + len(page) == 40
+        seen += page
+        before = page[-1]
+    assert seen == sorted(expected, reverse=True)

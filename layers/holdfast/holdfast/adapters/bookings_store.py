@@ -24,6 +24,7 @@ from botocore.exceptions import ClientError
 from ..domain.booking import Booking, JournalEntry
 from ..domain.claims import other_offerings
 from ..domain.inventory import Move
+from ..domain.statuses import BookingStatus
 from ..observability import booking_written
 from . import hold_limits
 from .booking_items import DUE_BUCKETS, booking_from_item, booking_item, idempotency_pk
@@ -167,6 +168,12 @@ class BookingRecords:
                 items.append(gate_check(self.db.table, after.event_id, after.booking_id))
         if change.swap is not None:
             items.extend(self._swap_items(change, after))
+        if after.status is BookingStatus.CONFIRMED and before.status is not BookingStatus.CONFIRMED:
+            # confirmed: its entry in each offering's index is listed among that offering's sales
+            # too (gsi1, the operator's sales page, newest first: cancellation_store.py)
+            items += [(f"event_index@{offering}", event_index_put(self.db.table, offering, after.booking_id,
+                                                                  after.created_at, sold=True)[1])
+                      for offering in after.offerings]
         # a payment check set by this write: its bucket's tick reads the due index (expiry_buckets.py)
         items.extend(check_items(self.db.table, self.expiry_writer, check_buckets(before, after)))
         items.extend(change.items)
@@ -219,7 +226,8 @@ class BookingRecords:
                 ("customer_marker", {"Put": {"TableName": self.db.table, "Item": _attrs({
                     "pk": f"CUSTOMER#{after.customer_id}", "sk": f"EVENT#{swap.taken_from}#BOOKING#{after.booking_id}",
                     "booking_id": after.booking_id, "created_at": after.created_at})}}),
-                event_index_put(self.db.table, swap.taken_from, after.booking_id, after.created_at),
+                event_index_put(self.db.table, swap.taken_from, after.booking_id, after.created_at,
+                                sold=after.status is BookingStatus.CONFIRMED),
             ]
             if swap.given_from == change.before.event_id:
                 # the offering it left names it no more as its customer's (the waitlist's skip, and a

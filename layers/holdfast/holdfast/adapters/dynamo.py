@@ -171,6 +171,7 @@ class BookingStore:
     event_booking_ids = _Part("cancellations", DynamoCancellationStore.event_booking_ids)
     event_booking_page = _Part("cancellations", DynamoCancellationStore.event_booking_page)
     event_booking_times = _Part("cancellations", DynamoCancellationStore.event_booking_times)
+    sold_positions = _Part("cancellations", DynamoCancellationStore.sold_positions)
 
     # expiry_buckets.py: the holds of each expiry bucket
     due_in_bucket = _Part("expiry", DynamoExpiryIndex.due_in_bucket)

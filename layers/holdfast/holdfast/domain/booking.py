@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..clock import iso, parse_iso
+from .claims import other_offerings
 from .inventory import InventoryKind, Move, Places
 from .money import Money
 from . import lifecycle
@@ -247,6 +248,21 @@ class Booking:
             return ()
         return (self.event_id, *[str(o) for o in (self.kind_details or {}).get(COUNTED_HOLDS) or ()
                                  if o != self.event_id])
+
+    @property
+    def refused_line_refunds(self) -> list[dict[str, Any]]:
+        """The order's lines whose own refund the provider refused for good and no operator has
+        settled yet (``payment.exchange_refunds`` entries of a line, ``rejected``): the order stays
+        an operator's case while there are any (O6)."""
+        entries = (self.payment.exchange_refunds if self.payment else None) or []
+        return [dict(entry) for entry in entries if entry.get("line_id") and entry.get("status") == "rejected"]
+
+    @property
+    def offerings(self) -> tuple[str, ...]:
+        """Every offering the booking has places of: its own, each further line's of an order
+        (``COUNTED_HOLDS`` names them all, a parking line's too), and any its places name."""
+        named = [str(o) for o in (self.kind_details or {}).get(COUNTED_HOLDS) or ()]
+        return tuple(dict.fromkeys((self.event_id, *named, *other_offerings(self.event_id, self.places))))
 
     @property
     def comp(self) -> bool:
@@ -515,6 +531,16 @@ def implied_move(source: BookingStatus, target: BookingStatus) -> Move | None:
     if states[0] == states[1]:
         return None
     return next(move for move in Move if move.value == states)
+
+
+def line_refunds_settled(payment: Payment | None) -> Payment | None:
+    """The payment record with its lines' refused refunds marked ``settled``: an operator closing
+    the order's review says the money was handled by hand."""
+    if payment is None or not payment.exchange_refunds:
+        return payment
+    return replace(payment, exchange_refunds=[
+        {**entry, "status": "settled"} if entry.get("line_id") and entry.get("status") == "rejected" else entry
+        for entry in payment.exchange_refunds])
 
 
 def check_transition(booking: Booking, target: BookingStatus, move: Move | None = None) -> None:

@@ -108,6 +108,17 @@ class Swap:
         return self.take_move.target == "sold" and bool(self.taken.quantity)
 
 
+def without(places: Places, part: Places) -> Places:
+    """``places`` less the claims of ``part``, one of its parts (an order's line given back on its
+    own while the order stands): its counts out of each pool, its units and granules left out."""
+    taken = dict(part.pools)
+    pools = tuple((pool, count - taken.get(pool, 0)) for pool, count in places.pools
+                  if count - taken.get(pool, 0) > 0)
+    units = tuple(unit for unit in places.units if unit not in set(part.units))
+    granules = tuple(granule for granule in places.granules if granule not in set(part.granules))
+    return Places(places.kind, max(0, places.quantity - part.quantity), pools=pools, units=units, granules=granules)
+
+
 def stored_places(places: Places) -> dict[str, Any]:
     """The claims of ``places`` as a booking's item (or an order's line) keeps them: ``pools``,
     ``units`` and ``granules``, each only when there are some."""

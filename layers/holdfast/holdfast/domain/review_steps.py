@@ -28,3 +28,10 @@ def hold_next_step(hold_expires_at: str, language: str = DEFAULT_LANGUAGE, alter
     """Until when a hold lasts and what its end means (the late payment's outcomes are
     services/payments.py's and services/conflict_cases.py's)."""
     return text(hold_text_keys(alternatives)["hold_next_step"], language, until=hold_expires_at)
+
+
+def line_refund_review(code: str) -> dict[str, str]:
+    """The review an order carries while a line's refund the provider refused (``code``) is not
+    settled: on the operators' list, and in its customer's view with what happens next."""
+    reason = f"line_refund_rejected_{code}"
+    return {"reason": reason, "next_step": next_step(reason)}

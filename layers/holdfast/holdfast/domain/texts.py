@@ -53,6 +53,9 @@ TEXTS: dict[str, dict[str, str]] = {
             "We received a second payment for this booking. Our team will refund the extra payment."),
         "review.refund": (
             "Your refund could not be completed automatically. Our team will complete it within one working day."),
+        "review.line_refund": (
+            "The refund of a part of your order could not be completed automatically. Our team will complete it "
+            "within one working day; the rest of your order stands."),
         "review.default": "Our team is checking this booking and will contact you within one working day.",
     },
     "ru": {
@@ -92,6 +95,9 @@ TEXTS: dict[str, dict[str, str]] = {
             "доплачивать ничего не нужно."),
         "review.second_payment_for_booking": "За это бронирование пришёл второй платёж. Мы вернём лишний платёж.",
         "review.refund": "Возврат не удалось провести автоматически. Мы завершим его в течение одного рабочего дня.",
+        "review.line_refund": (
+            "Возврат за часть заказа не удалось провести автоматически. Мы завершим его в течение одного рабочего "
+            "дня; остальная часть заказа в силе."),
         "review.default": "Мы проверяем это бронирование и свяжемся с вами в течение одного рабочего дня.",
     },
 }
@@ -122,6 +128,7 @@ JOURNAL: dict[str, dict[str, str]] = {
         "exchange_difference_refunding": "Difference paid but the change could not be made: refund asked for",
         "exchange_difference_refunded": "Difference returned to its payment",
         "exchange_difference_refund_rejected": "Difference: refund refused; the organizer settles it",
+        "line_refund_rejected": "Part of the order: refund refused; an operator settles it",
         "hold_created": "Places held", "comp_confirmed": "Nothing to pay; confirmed", "comp_cancelled": "Cancelled; nothing was paid", "event_cancelled_comp_released": "Event cancelled; places released", "hold_expired": "Hold ran out; places released",
         "payment_requested": "Payment started", "payment_retried": "Payment started again",
         "payment_created": "Payment page ready", "payment_succeeded": "Paid while held; places sold",
@@ -178,6 +185,7 @@ JOURNAL: dict[str, dict[str, str]] = {
         "exchange_difference_refunding": "Разница оплачена, но замена невозможна: возврат запрошен",
         "exchange_difference_refunded": "Разница возвращена на её платёж",
         "exchange_difference_refund_rejected": "Разница: возврат отклонён; организатор решит вопрос",
+        "line_refund_rejected": "Часть заказа: возврат отклонён; оператор решит вопрос",
         "hold_created": "Места забронированы", "comp_confirmed": "Платить не нужно; подтверждено", "comp_cancelled": "Отменено; оплаты не было", "event_cancelled_comp_released": "Событие отменено; места освобождены", "hold_expired": "Бронь истекла, места освобождены",
         "payment_requested": "Оплата начата", "payment_retried": "Оплата начата снова",
         "payment_created": "Страница оплаты готова", "payment_succeeded": "Оплачено во время брони; места проданы",

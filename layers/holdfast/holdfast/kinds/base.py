@@ -212,7 +212,10 @@ class Kind:
 
     def with_part(self, booking: Booking, part: Booking) -> Booking:
         """The booking with ``part`` (from ``part``, its kind details or its own state changed by
-        a door or a gate) put back: by default the part is the booking."""
+        a door or a gate) put back: by default the part is the booking. A part that leaves a state
+        that keeps its places sold for one that does not (an order's line refunded, its car gone)
+        leaves the booking's ``places`` too, and ``transitions.apply_part`` gives them back in the
+        same write."""
         return part
 
     def price(self, event: Offering, places: Places) -> Money:

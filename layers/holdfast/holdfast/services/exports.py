@@ -79,27 +79,26 @@ class ExportService:
         address they were sent to); ``next_cursor`` None on the last page. 404 ``offering_not_found``
         for one the key does not see.
 
-        The order is read from the offering's booking index alone (each entry's ``placed_at``, the
-        booking's ``created_at`` written with it in the hold's transaction), then only the bookings
-        from the cursor on, a chunk at a time, until the page is full."""
+        The order is read from the offering's sales index (its booking index's entries that the
+        write confirming each booking marked, by ``placed_at``, the booking's ``created_at``), a
+        page's worth at a time from the cursor on, never the whole index: then only those bookings
+        are read, and one that left CONFIRMED since is skipped."""
         size = page_limit(limit, SALES_PAGE_ROWS)
         bound = f"sales/{caller.organizer_id}/{offering}"
         self._offering_ids(caller, offering)
-        after = _newest_position(decode_cursor(cursor, bound, "", "\uffff")["sk"]) if cursor else None
-        # newest first; an entry written before the index carried its time ("") sorts as the oldest
-        order = sorted(self.store.event_booking_times(offering), reverse=True)
-        if after is not None:
-            order = [entry for entry in order if entry < after]
+        before = _newest_position(decode_cursor(cursor, bound, "", "\uffff")["sk"]) if cursor else None
         shown: list[tuple[tuple[str, str], dict[str, Any]]] = []
-        while order and len(shown) <= size:
-            chunk, order = order[:BOOKINGS_A_READ], order[BOOKINGS_A_READ:]
+        while len(shown) <= size:
+            # newest first; an entry marked before it carried its time ("") sorts as the oldest
+            chunk = self.store.sold_positions(offering, before, min(BOOKINGS_A_READ, size + 1 - len(shown)))
+            if not chunk:
+                break
+            before = chunk[-1]
             bookings = {booking.booking_id: booking for booking in self.store.get_bookings([b for _, b in chunk])}
             for position in chunk:
                 booking = bookings.get(position[1])
                 for row in _booking_rows("sales", booking) if booking else []:
                     shown.append((position, {**row, "created_at": booking.created_at}))
-                if len(shown) > size:
-                    break
         following = encode_cursor(bound, _SEP.join(shown[size - 1][0])) if len(shown) > size else None
         return {"offering_id": offering,
                 "sales": [{**{column: row.get(column) for column in SALE_FIELDS},

@@ -8,7 +8,11 @@ them (domain/exchange.py ``difference_refund``: the key, the amount, the payment
 makes each once. An answer that does not come is recorded (``tries``, and ``next_check_at``
 moved on: 30 s, then three times longer each time, domain/exchange.py ``retry_wait``), and the
 sweeper asks again once it is due (``retry``, the only retry; ``Booking.part_refunds_due`` is its
-due test and the due index's). A refusal is recorded (``rejected``) for the organizer to settle.
+due test and the due index's). Before a refund of the payment that the booking knows by no id is
+matched (a notification, an operator's close), the ones without an answer are asked again at once
+(``ask_unanswered``, services/refunds.py ``tell_apart``). A refusal is recorded (``rejected``): a
+difference's for the organizer to settle; a line's opens a review on the order in the same write
+(``line_refund_rejected_<code>``, kept until an operator closes it: ``settled``).
 """
 from __future__ import annotations
 
@@ -75,6 +79,9 @@ class PartRefunds:
             answer = self.money.refund(payment_id, entry["amount"], _description(booking, entry), key,
                                        _receipt(booking, entry, payment_id))
         except ProviderRejected as exc:
+            # recorded ``rejected``: a difference's is left to the organizer; a line's is an
+            # operator's case, its review opened on the order in this same write
+            # (``Booking.refused_line_refunds``, transitions.apply; invariant O6)
             logger.warning("a part refund was refused", extra={"booking_id": booking.booking_id, "code": exc.code})
             return self.record(booking.booking_id, key, {"status": "rejected", "rejected_code": exc.code,
                                                          "next_check_at": None, "next_at": None}, actor) or booking
@@ -106,6 +113,21 @@ class PartRefunds:
                 status = "unknown"
             outcome = "line_refunds" if entry.get("line_id") else f"exchange_refund_{status}"
         return outcome
+
+    def ask_unanswered(self, booking: Booking, payment_id: str, actor: str) -> Booking:
+        """Each part refund of the payment ``payment_id`` asked for whose answer never came (no
+        refund id recorded) asked again under its own key, now, whatever its ``next_check_at``: the
+        answer recorded names its refund (services/refunds.py ``tell_apart``). One that gets no
+        answer again keeps waiting (its next try recorded). Returns the booking as now stored."""
+        for entry in list((booking.payment.exchange_refunds if booking.payment else None) or ()):
+            if entry.get("status") != "requested" or entry.get("refund_id") \
+                    or refunded_payment(booking, entry) != payment_id:
+                continue
+            try:
+                booking = self.ask(self.store.get_booking(booking.booking_id) or booking, str(entry["key"]), actor)
+            except PaymentOutcomeUnknown:
+                booking = self.store.get_booking(booking.booking_id) or booking
+        return booking
 
     def record(self, booking_id: str, key: str, change: dict[str, Any], actor: str,
                force: bool = False) -> Booking | None:

@@ -105,8 +105,8 @@ class PaymentService:
     def record_refund(self, booking: Booking, refund: dict[str, Any], actor: str) -> str:
         return self.refunds.record_refund(booking, refund, actor)
 
-    def refund_asked_again(self, booking: Booking) -> dict[str, Any] | None:
-        return self.refunds.asked_again(booking)
+    def refund_told_apart(self, booking: Booking, actor: str) -> tuple[Booking, dict[str, Any] | None]:
+        return self.refunds.tell_apart(booking, actor)
 
     def apply_provider_refund(self, refund: dict[str, Any], actor: str = "provider") -> str:
         return self.refunds.apply_provider_refund(refund, actor)

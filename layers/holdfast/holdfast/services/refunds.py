@@ -241,12 +241,13 @@ class Refunds:
                                             decision=f"line {line_id} not entered by {at}", ids={"line_id": line_id})
         entry = {**difference_refund(payment.payment_id, f"line-{line_id}", part.amount, now), "line_id": line_id,
                  "offering_id": part.event_id}
-        refunded = order.with_part(booking, replace(part, status=BookingStatus.REFUNDED))
-        booking = transitions.apply(
-            self.store, booking, now, actor="timer", action=f"line_{state.lower()}_refund",
+        # the line's places go back in the write that records its refund (transitions.apply_part)
+        booking = transitions.apply_part(
+            self.store, booking, replace(part, status=BookingStatus.REFUNDED), now, actor="timer",
+            action=f"line_{state.lower()}_refund",
             decision=f"line {line_id} not entered by {at}; its offering's policy refunds it: "
-                     f"{part.amount.text} of {booking.amount.text} to go back",
-            ids={"payment_id": payment.payment_id, "line_id": line_id}, kind_details=refunded.kind_details,
+                     f"{part.amount.text} of {booking.amount.text} to go back, its places released",
+            ids={"payment_id": payment.payment_id, "line_id": line_id},
             amount=Money(booking.amount.value - part.amount.value, booking.amount.currency),
             payment=replace(payment, exchange_refunds=[*(payment.exchange_refunds or []), entry]))
         try:
@@ -316,6 +317,22 @@ class Refunds:
         except ProviderRejected:
             return None
 
+    def tell_apart(self, booking: Booking, actor: str) -> tuple[Booking, dict[str, Any] | None]:
+        """Before a refund of the booking's own payment that the booking knows by no id is taken for
+        anything (a refund's notification, an operator's close), while a part refund of that
+        payment has no answer (``others_unanswered``: an order line's, a cheaper exchange's
+        difference): each such part refund asked again under its own key, its answer recorded, so
+        its id is known (the provider answers a repeat with the refund the key made: a line's
+        refund is never taken for the order's own, proof seed 20261421), and the booking's own
+        refund, if its answer never came either, asked again under its key (``asked_again``), the
+        one answer that names ours. Returns the booking as now stored and that answer (None: not
+        asked, none waits, or refused). PaymentOutcomeUnknown: our own key got no answer."""
+        payment = booking.payment
+        if payment is None or not payment.payment_id or not others_unanswered(booking):
+            return booking, None
+        booking = self.part_refunds.ask_unanswered(booking, payment.payment_id, actor)
+        return booking, self.asked_again(booking)
+
     def record_refund(self, booking: Booking, refund: dict[str, Any], actor: str) -> str:
         def record(current: Booking) -> str:
             payment = current.payment
@@ -353,18 +370,29 @@ class Refunds:
         # a difference payment names its booking under its own key (exchange_differences.py)
         booking_id = (paid.get("metadata") or {}).get("booking_id") or (paid.get("metadata") or {}).get(DIFFERENCE_OF)
         booking = self.store.get_booking(booking_id) if booking_id else None
-        part = part_refund_of(booking, str(refund.get("id"))) if booking is not None else None
-        if booking is not None and part is not None:   # a part refund: an exchange's difference, a line's
+        if booking is None:
+            logger.warning("refund for a booking without a refund record", extra={"refund_id": refund.get("id")})
+            return "unknown_refund"
+        ours: dict[str, Any] | None = None
+        part = part_refund_of(booking, str(refund.get("id")))
+        if part is None and booking.payment is not None and refund.get("payment_id") == booking.payment.payment_id \
+                and others_unanswered(booking):
+            # a part refund of this payment whose answer was lost (a line's, a difference's) is known
+            # by no id yet, and may be this one: told apart before it is matched (``tell_apart``)
+            booking, ours = self.tell_apart(booking, actor)
+            part = part_refund_of(booking, str(refund.get("id")))
+        if part is not None:   # a part refund: an exchange's difference, a line's
             self.part_refunds.record(booking.booking_id, part, {"status": refund.get("status")}, actor)
+            if ours is not None:   # the booking's own refund, answered again: recorded too
+                self.record_refund(self.store.get_booking(booking.booking_id) or booking, ours, actor)
             return f"exchange_refund_{refund.get('status')}"
-        if booking is None or booking.payment is None or not booking.payment.refund:
+        if booking.payment is None or not booking.payment.refund:
             logger.warning("refund for a booking without a refund record", extra={"refund_id": refund.get("id")})
             return "unknown_refund"
         if refund.get("payment_id") == booking.payment.payment_id and not booking.payment.refund.get("refund_id") \
                 and others_unanswered(booking):
-            # it may be a difference's or a line's refund whose answer was lost: only the answer to
-            # our own key says which refund is ours (proof seeds 20261214471, 20261217091)
-            ours = self.asked_again(booking)
+            # a part refund still without an answer: only the answer to our own key says which
+            # refund is ours (proof seeds 20261214471, 20261217091)
             if ours is None or ours.get("id") != refund.get("id"):
                 if ours is not None:
                     self.record_refund(booking, ours, actor)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..domain.booking import Booking
+from ..domain.booking import Booking, line_refunds_settled
 from ..domain.errors import (Busy, Conflict, EventCancelled, IdempotencyKeyReused, InvalidRequest, NotFound,
                              PaymentProviderUnavailable)
 from ..domain.inventory import Move
@@ -141,8 +141,9 @@ class ReviewService:
             if action != "close":
                 raise Conflict(f"The booking is {booking.status.value} and stands; settle the issue and close "
                                "the review.", code="review_close_only")
+            # (a line's refused refund the operator settled by hand is marked so: the review may go)
             transitions.apply(self.store, booking, self.clock(), actor="operator", action="review_closed",
-                              decision=decision, ids=ids, review=None)
+                              decision=decision, ids=ids, review=None, payment=line_refunds_settled(booking.payment))
             return describe(self.store.get_booking(booking_id) or booking)
         if action == "confirm" and (booking.event_cancelled or transitions.offering_cancelled(self.store, booking)):
             self._unpin_for_cancelled_event(booking)
@@ -259,14 +260,15 @@ class ReviewService:
 
     def _close(self, booking: Booking, money: ProviderMoney, ids: dict[str, str], decision: str) -> None:
         if money.fully_refunded:
+            recorded = (self.payments._payment_seen(booking, money.payment).refund or {}).get("refund_id")
+            booking, back = self._own_refund(booking, money, recorded)
             seen = self.payments._payment_seen(booking, money.payment)
-            back = self._own_refund(booking, money, (seen.refund or {}).get("refund_id"))
             if back is None:   # the amount says refunded, the list has no finished refund yet
                 raise Conflict("A refund of this payment is under way; wait for it.", code="refund_in_flight")
             refund = dict(seen.refund or {}) | {"refund_id": back["id"], "status": "succeeded"}
             transitions.apply(self.store, booking, self.clock(), status=BookingStatus.REFUNDED, actor="operator",
                               action="review_closed", decision=decision, ids=ids | {"refund_id": back["id"]},
-                              review=None, payment=replace(seen, refund=refund, next_check_at=None))
+                              review=None, payment=line_refunds_settled(replace(seen, refund=refund, next_check_at=None)))
             return
         if money.refund_pending:
             raise Conflict("A refund of this payment is under way; wait for it.", code="refund_in_flight")
@@ -287,24 +289,30 @@ class ReviewService:
                 and money.payment.get("id") == payment.payment_id:
             payment = replace(self.payments._payment_seen(booking, money.payment), next_check_at=None)
         transitions.apply(self.store, booking, self.clock(), status=BookingStatus.PAYMENT_FAILED, actor="operator",
-                          action="review_closed", decision=decision, ids=ids, review=None, payment=payment)
+                          action="review_closed", decision=decision, ids=ids, review=None,
+                          payment=line_refunds_settled(payment))
 
-    def _own_refund(self, booking: Booking, money: ProviderMoney, recorded: str | None) -> dict[str, Any] | None:
+    def _own_refund(self, booking: Booking, money: ProviderMoney, recorded: str | None
+                    ) -> tuple[Booking, dict[str, Any] | None]:
         """The finished refund that gave the booking's money back: the one it recorded; while a
         part refund of the same payment (a difference's, a line's) has no answer yet (its id
-        unknown), the answer to our own refund's key, asked again (the list cannot tell the two
-        apart: proof seeds 20261214471, 20261217091); else one that is none of the booking's part
-        refunds. None: not finished, or not told apart yet."""
+        unknown: the list cannot tell the two apart, proof seeds 20261214471, 20261217091), what
+        the notification path does too (``Refunds.tell_apart``): those part refunds asked again
+        under their keys, their answers recorded, and the answer to our own refund's key, asked
+        again when it has none; else one that is none of the booking's part refunds. Returns the booking as now
+        stored (asking again may record a part refund's answer) and that refund; None: not
+        finished, or not told apart yet."""
         named = money.succeeded_refund(recorded) if recorded else None
         if named is not None and named.get("id") == recorded:
-            return named
+            return booking, named
         if others_unanswered(booking):
-            ours = self._provider_call(lambda: self.payments.refund_asked_again(booking) or {})
-            return ours if ours.get("status") == "succeeded" else None
+            booking, ours = self._provider_call(lambda: self.payments.refund_told_apart(booking, "operator"))
+            if ours is not None or others_unanswered(booking):
+                return booking, (ours if ours and ours.get("status") == "succeeded" else None)
         payment = booking.payment
         others = frozenset(str(entry["refund_id"]) for entry in (payment.exchange_refunds if payment else None) or ()
                            if entry.get("refund_id"))
-        return money.succeeded_refund(recorded, others)
+        return booking, money.succeeded_refund(recorded, others)
 
     def _refund(self, booking: Booking, money: ProviderMoney, ids: dict[str, str], decision: str) -> None:
         if money.status != "succeeded":
@@ -326,7 +334,7 @@ class ReviewService:
             pass  # REFUND_PENDING is due for reconciliation, which repeats it with the same key
 
     @staticmethod
-    def _provider_call(call) -> dict[str, Any]:  # noqa: ANN001
+    def _provider_call(call) -> Any:  # noqa: ANN001
         """A capture or void for an operator, answered by what the payment now is (a refusal too:
         it may have been captured or cancelled meanwhile); no answer at all is a 503 to retry."""
         try:

@@ -10,7 +10,8 @@ from ..clock import iso
 from ..domain import lifecycle
 from ..domain.booking import Booking, IllegalTransition, JournalEntry, check_transition, implied_move
 from ..domain.claims import offerings_of
-from ..domain.inventory import Move, Places, Swap
+from ..domain.inventory import Move, Places, Swap, without
+from ..domain.review_steps import line_refund_review
 from ..domain.statuses import BookingStatus
 from ..ports import BookingSaves, Change, StaleBooking
 
@@ -34,13 +35,16 @@ def apply(store: BookingSaves, booking: Booking, now, *, status: BookingStatus |
           action: str, decision: str, ids: dict[str, str] | None = None, move: Move | None = None,
           places: Places | None = None, extra: list | None = None, notice: dict[str, Any] | None = None,
           publish: str | None = None, swap: Swap | None = None, offering_version: int | None = None,
-          **changes: Any) -> Booking:
+          release: Places | None = None, **changes: Any) -> Booking:
     """Save ``booking`` moved to ``status`` (or kept in its status, for a journalled change).
     ``notice``: what the customer's message says besides the booking (a parking exit's receipt),
     carried in the outbox event. ``publish``: the outbox event of a change that keeps the status
     (a ticket checked in), a fact for the organizer's systems (webhooks), not a customer's message.
     ``swap``: places given back and others taken in the same write (an exchange), through the
     taken offering's sale gate at ``offering_version``; ``places`` is then what the booking keeps.
+    ``release``: a part of a sold booking's places given back while it keeps its status (an order's
+    line refunded or ended on its own, ``apply_part``): moved sold -> available in this write, the
+    booking keeping the rest.
 
     Raises StaleBooking when someone else wrote the booking first, PlacesTaken when the
     inventory move's condition failed, and SalesStopped when a move that takes places again
@@ -52,8 +56,18 @@ def apply(store: BookingSaves, booking: Booking, now, *, status: BookingStatus |
     after = replace(booking, status=target, version=booking.version + 1, updated_at=at, **changes)
     if places is not None:
         after = replace(after, places=places)
+    if release is not None:
+        if move is not None or places is not None or swap is not None or target is not booking.status \
+                or not lifecycle.occupies(str(target)):
+            raise ValueError("a release gives back part of a sold booking's places, and moves nothing else")
+        after = replace(after, places=without(booking.places, release))
+        move, places = Move.UNSELL, release
     if target is BookingStatus.CONFIRMED and booking.status is not BookingStatus.CONFIRMED:
         after = after.confirmed(now)
+    if after.review is None and after.refused_line_refunds:
+        # a line's refund refused for good stays an operator's case until one settles it (O6),
+        # whatever else this write decides about the booking
+        after = replace(after, review=line_refund_review(str(after.refused_line_refunds[0].get("rejected_code"))))
     entry = JournalEntry(
         at=at, action=action, actor=actor, from_status=booking.status.value, to_status=target.value,
         decision=decision, ids={"booking_id": booking.booking_id, **(ids or {})},
@@ -87,17 +101,29 @@ def advance_part(store: BookingSaves, booking: Booking, part: Booking, now, targ
                  notice: dict[str, Any] | None = None) -> Booking:
     """``advance`` for one offering's part of a booking (kinds/base.py ``part``): the booking
     itself is advanced; an order's line enters the state on its own, as its kind lets ``actor``
-    move it, while the order stays as it is (its places move only by what ``extra`` carries)."""
+    move it, while the order stays as it is; a line whose new state gives its places back gives
+    them back in the same write (``apply_part``)."""
     if part is booking:
         return advance(store, booking, now, target, actor=actor, action=action, decision=decision, ids=ids,
                        extra=extra, notice=notice)
     if not lifecycle.allows(str(part.places.kind), part.status, target, actor):
         raise IllegalTransition(part.status, target, f" by {actor}")
+    return apply_part(store, booking, replace(part, status=lifecycle.status_of(str(target))), now, actor=actor,
+                      action=action, decision=f"{part.event_id}: {decision}", ids=ids, extra=extra)
+
+
+def apply_part(store: BookingSaves, booking: Booking, part: Booking, now, **kwargs: Any) -> Booking:
+    """Save ``booking`` with one offering's ``part`` of it changed (kinds/base.py ``with_part``:
+    an order's line in a state of its own), keeping the booking's status. A part that no longer
+    keeps its places sold (a line refunded, its car gone, a no-show) gives them back in the same
+    write (``release``); the booking keeps the others'. ``kwargs`` as ``apply`` takes them."""
     from .. import kinds
 
-    moved = kinds.of_booking(booking).with_part(booking, replace(part, status=lifecycle.status_of(str(target))))
-    return apply(store, booking, now, actor=actor, action=action,
-                 decision=f"{part.event_id}: {decision}", ids=ids, extra=extra, kind_details=moved.kind_details)
+    moved = kinds.of_booking(booking).with_part(booking, part)
+    released = without(booking.places, moved.places)
+    claims = released.pools or released.units or released.granules
+    return apply(store, booking, now, kind_details=moved.kind_details, release=released if claims else None,
+                 **kwargs)
 
 
 def offering_cancelled(store: Any, booking: Booking) -> bool:

@@ -9,7 +9,7 @@ from typing import Any, Iterable, Mapping
 from holdfast.domain import lifecycle
 from holdfast.domain.booking import Booking
 from holdfast.domain.claims import PART, of_offering
-from holdfast.domain.inventory import Places, places_from, stored_places
+from holdfast.domain.inventory import Places, places_from, stored_places, without
 from holdfast.domain.money import Money
 from holdfast.domain.statuses import BookingStatus
 
@@ -65,10 +65,19 @@ class Line:
 
 def with_line(order: Booking, part: Booking) -> Booking:
     """The order with its line of ``part``'s offering as ``part`` (one of ``as_booking``'s views,
-    changed by a door or a gate: tickets checked in, a car inside) stored back into its details."""
-    stored_lines = []
+    changed by a door or a gate: tickets checked in, a car inside) stored back into its details.
+    A line of a confirmed order that leaves a state keeping its places sold for one that does not
+    (REFUNDED, a car gone: COMPLETED, a kept no-show) is no longer among the order's places: the
+    write that records it gives them back (``transitions.apply_part``), and a later cancel of the
+    order moves only the places it still has."""
+    stored_lines, places = [], order.places
     for stored in (order.kind_details or {}).get("lines") or ():
         if stored["offering_id"] == part.event_id:
+            was = str(stored.get("status") or order.status)
+            if order.status is BookingStatus.CONFIRMED and lifecycle.occupies(was) \
+                    and not lifecycle.occupies(str(part.status)):
+                line = line_of(stored, order.amount.currency)
+                places = without(places, merged([(line.offering_id, line.places)]))
             stored = dict(stored)
             details = {key: value for key, value in (part.kind_details or {}).items() if key != PART}
             if details:
@@ -78,7 +87,7 @@ def with_line(order: Booking, part: Booking) -> Booking:
             if part.status != order.status:
                 stored["status"] = str(part.status)
         stored_lines.append(stored)
-    return replace(order, kind_details={**(order.kind_details or {}), "lines": stored_lines})
+    return replace(order, kind_details={**(order.kind_details or {}), "lines": stored_lines}, places=places)
 
 
 def line_of(stored: Mapping[str, Any], currency: str) -> Line:

@@ -39,12 +39,23 @@ from holdfast.services.releases import HOLD_ATTEMPTS
 
 from .lines import KIND, Line, is_order, lines_of, merged
 
-#: At most this many lines: an order is written in one DynamoDB transaction (100 items at most),
-#: and its own items (booking, journal, outbox, idempotency, markers, index, gate, expiry and, on a
-#: container's first hold of a bucket, its shard marker, limit)
-#: and three per further offering leave room for MAX_CLAIMS claims.
+#: At most this many lines: an order is held in one DynamoDB transaction, of 100 items at most.
 MAX_LINES = 5
-MAX_CLAIMS = 75
+TRANSACTION_ITEMS = 100
+#: What an order's hold writes beside its claims, at most (adapters/bookings_store.py
+#: ``_hold_items``): the idempotency record, the booking, its journal entry and outbox event, the
+#: customer's marker, index entry, sale gate check and hold slot of its first offering, its entry
+#: in its expiry bucket and, on a container's first hold of that bucket, the shard's marker (10);
+#: for each further line its offering's marker, index entry, gate check and hold slot (4); and,
+#: when any offering caps an address's live holds, one address slot per line (1 each). A block a
+#: line of the organizer's order takes from is one item more, and such an order counts no address.
+ITEMS_BESIDE_CLAIMS = 10 + 4 * (MAX_LINES - 1) + MAX_LINES
+#: The places, seats and granules (code uses and comps among them) one order may claim: what the
+#: largest order leaves of the transaction (69). Every later write of the order moves the same
+#: claims with fewer items of its own: at most 21, for its confirmation (the booking, journal and
+#: outbox, a late retake's gate check, two payment-check markers, the hold and address slots it
+#: frees, and its entry among each offering's sales).
+MAX_CLAIMS = TRANSACTION_ITEMS - ITEMS_BESIDE_CLAIMS
 SCOPE = "order"
 
 

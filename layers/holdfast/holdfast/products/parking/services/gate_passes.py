@@ -322,11 +322,9 @@ class GatePasses:
                        "paid": Money(paid, currency).as_dict(),
                        **({"daily_cap": tariff.daily_cap.as_dict()} if tariff.daily_cap else {}),
                        **({"due": Money(due, currency).as_dict()} if due > 0 else {})}
+            # an order's parking line: its own granules are freed with it (transitions.apply_part),
+            # the order's other lines stay
             part = _part(booking, lot_id) if booking is not None else None
-            if part is not None and part is not booking:
-                # an order's parking line: its own granules are freed, the order's other lines stay
-                extra += [(f"line-claim:{g.at}", self.store.granule_claim(g, booking.booking_id, Move.UNSELL))
-                          for g in part.places.granules]
             transitions.advance_part(self.store, booking, part or booking, self.clock(), COMPLETED, actor="gate",
                                      action="vehicle_exited",
                                      decision=f"left through gate {gate_id}; charged {charge:.2f}"
