@@ -85,6 +85,8 @@ LOCAL_SECRETS = {
     "WebhookKeySecretName": {"webhook_key": "local-webhook-key-not-secret"},
     # the server key of the challenge verifier, the payment sandbox's stand-in of SmartCaptcha's
     "CaptchaSecretName": {"server_key": CAPTCHA_SERVER_KEY},
+    # HMAC-SHA256 key of the stored keys of holds' network addresses (holdfast.domain.holder_address)
+    "HolderKeySecretName": {"holder_key": "local-holder-key-not-secret"},
 }
 
 

@@ -30,7 +30,7 @@ def _own_address(customer: str, command: HoldPlaces) -> HoldPlaces:
     the hold counts toward its network address's cap on live holds (domain/holder_address.py)."""
     from holdfast.services.mail_policy import addressed
 
-    command = replace(command, holder_address=wiring.holder_address(viewer_address(app)),
+    command = replace(command, holder_address=viewer_address(app),
                       captcha_token=header(app, "X-Captcha-Token"))
     return addressed(command, verified_email(app), wiring.mail_gate, customer)
 

@@ -67,7 +67,7 @@ def reserve(lot_id: str):
     # the reservation's messages go to the customer's verified address unless they give another
     request = addressed(request, verified_email(app), wiring.mail_gate, customer)
     # and counts toward its network address's cap on live holds (domain/holder_address.py)
-    request = replace(request, holder_address=wiring.holder_address(viewer_address(app)),
+    request = replace(request, holder_address=viewer_address(app),
                       captcha_token=header(app, "X-Captcha-Token"))
     result = parking_wiring.parking().reserve(lot_id, customer, key, request)
     view = (describe(result.booking, preferred_language(app.current_event.headers))

@@ -33,7 +33,10 @@ PASS_KEYS = SIGNING_ROOTS | {PARKING_PUBLIC, TICKETS_PUBLIC}
 #: The challenge verifier's server key (issue 42, finding 13): read on the first hold that must
 #: carry a solved challenge (wiring.CAPTCHA_SECRET), not at a cold start.
 CAPTCHA = "CaptchaSecretName"
-LAZY = PASS_KEYS | {CAPTCHA}
+#: The key of holds' network addresses (wiring.HOLDER_KEY_SECRET): read on the first hold of an
+#: offering with a cap on live holds per address, not at a cold start.
+HOLDER = "HolderKeySecretName"
+LAZY = PASS_KEYS | {CAPTCHA, HOLDER}
 #: The variable each of those is told by (products' config sections).
 PASS_KEY_VARIABLES = {PARKING: "PARKING_KEY_SECRET_NAME", TICKETS: "TICKET_KEY_SECRET_NAME",
                       PARKING_PUBLIC: "PARKING_PUBLIC_KEYS_SECRET_NAME", TICKETS_PUBLIC: "TICKET_PUBLIC_KEYS_SECRET_NAME"}
@@ -125,6 +128,34 @@ def test_the_challenge_key_goes_only_to_the_functions_that_hold():
         variables = (props.get("Environment") or {}).get("Variables") or {}
         assert (variables.get("CAPTCHA_SECRET_NAME") == {"Ref": CAPTCHA}) == (name in holders), name
     assert variable_of(wiring.CAPTCHA_SECRET.setting) == "CAPTCHA_SECRET_NAME"
+
+
+def hands_holds_an_address(code_uri: str) -> bool:
+    """Whether a handler gives a hold the network address it came from (``holder_address=
+    viewer_address(app)``), which the bookings service keys with the holder key secret."""
+    tree = ast.parse((REPO / code_uri / "app.py").read_text())
+    return any(isinstance(node, ast.keyword) and node.arg == "holder_address" and isinstance(node.value, ast.Call)
+               and getattr(node.value.func, "id", "") == "viewer_address" for node in ast.walk(tree))
+
+
+def test_the_holder_key_goes_only_to_the_functions_that_hand_holds_an_address():
+    """Issue 42, finding 11/13 follow-up: a hold's network address is stored as an HMAC under a
+    secret of its own, not under the id salt (the public stack id). It is granted and told exactly
+    to the functions whose handlers hand a hold its address, as the code shows; the guide creates
+    it with its one field."""
+    holders = {name for name, props in FUNCTIONS.items() if hands_holds_an_address(props["CodeUri"])}
+    assert holders == {"BookingsApiFunction", "ParkingApiFunction"}
+    assert {name for name, props in FUNCTIONS.items() if HOLDER in granted(props)} == holders
+    for name, props in FUNCTIONS.items():
+        variables = (props.get("Environment") or {}).get("Variables") or {}
+        assert (variables.get("HOLDER_KEY_SECRET_NAME") == {"Ref": HOLDER}) == (name in holders), name
+    assert variable_of(wiring.HOLDER_KEY_SECRET.setting) == "HOLDER_KEY_SECRET_NAME"
+    assert "HOLDER_KEY_SECRET_NAME" not in template()["Globals"]["Function"]["Environment"]["Variables"]
+    guide = (REPO / "docs" / "deploy.md").read_text()
+    created = dict(re.findall(r"create-secret --name (\S+) \\\n\s+--secret-string '([^']+)'", guide))
+    default = template()["Parameters"][HOLDER]["Default"]
+    assert set(json.loads(created[default])) == set(wiring.HOLDER_KEY_SECRET.fields), default
+    assert f"`{HOLDER}`" in guide
 
 
 def test_each_product_signs_with_its_own_root_and_the_functions_that_only_check_hold_public_keys():

@@ -133,9 +133,11 @@ EXCHANGES = {"exchange_until_hours": 24}
 CHEAPER = {"value": "1000.00", "currency": "RUB"}
 #: The addresses the organizer gives orders to (``organizer_gives_order``).
 GUESTS = ("guest1@example.org", "guest2@example.org")
-#: The networks holds come from in ``network_hoards`` (keyed as the API keys them), and the cap on
-#: one network's live holds of "big" (issue 42, finding 13).
-NETWORKS = tuple(holder_key("model-id-salt-0123456789", address) or "" for address in ("203.0.113.7", "2001:db8::1"))
+#: The network addresses holds come from in ``network_hoards``, the key the bookings service stores
+#: them under (the holder key secret's HMAC, wiring.holder_address), and the cap on one network's
+#: live holds of "big" (issue 42, finding 13).
+NETWORKS = ("203.0.113.7", "2001:db8::1")
+HOLDER_KEY = "model-holder-key-0123456789"
 NETWORK_CAP = 3
 OUTAGE = ("get_payment", "create_payment", "create_refund", "get_refund", "cancel_payment")
 
@@ -553,7 +555,8 @@ class BookingModel:
         # No availability snapshot: a seeded history must tell the same story however fast the
         # client is (a snapshot's age is wall-clock time); tests/correctness/test_stale_snapshot.py
         # covers what a snapshot may do.
-        self.bookings = AddressedBookings(self.store, self.clock, rng=random.Random(seed), snapshot_seconds=0)
+        self.bookings = AddressedBookings(self.store, self.clock, rng=random.Random(seed), snapshot_seconds=0,
+                                          address_key=lambda address: holder_key(HOLDER_KEY, address))
         self.payments = PaymentService(self.store, self.provider, self.clock, self.bookings,
                                        "http://127.0.0.1:3000/done",
                                        start_reconciliation=self.executions.start, fiscal=storage.fiscal)

@@ -71,9 +71,10 @@ def attempt(service: BookingService, event_id: str, customer: str, key: str, bod
 class Services:
     """Per-thread BookingService objects (like separate Lambda containers) over one client."""
 
-    def __init__(self, backend: Any, clock: Any) -> None:
+    def __init__(self, backend: Any, clock: Any, address_key: Any = None) -> None:
         self.store = backend.store()
         self.clock = clock
+        self.address_key = address_key   # the keyer of holds' network addresses (wiring.holder_address)
         self.catalog = CatalogService(self.store, clock, 600, id_salt="tests-deployment-salt")
         self._local = threading.local()
         self._seed = iter(range(10_000))
@@ -84,7 +85,8 @@ class Services:
         if service is None:
             with self._seed_lock:
                 seed = next(self._seed)
-            service = self._local.bookings = BookingService(self.store, self.clock, rng=random.Random(seed))
+            service = self._local.bookings = BookingService(self.store, self.clock, rng=random.Random(seed),
+                                                            address_key=self.address_key)
         return service
 
 

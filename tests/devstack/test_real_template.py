@@ -171,7 +171,7 @@ def test_the_catalog_role_reads_the_table_and_can_write_nothing(real_stack):
         assert not catalog.allows(f"dynamodb:{action}", table), action
     from devstack.aws.stack import LOCAL_SECRETS
 
-    assert len(real_stack.secrets) == len(LOCAL_SECRETS) == 11   # one per purpose: each product's seed and its published public keys, the challenge verifier's key
+    assert len(real_stack.secrets) == len(LOCAL_SECRETS) == 12   # one per purpose: each product's seed and its published public keys, the challenge verifier's key, the holder key
     for secret in real_stack.secrets.values():
         assert not catalog.allows("secretsmanager:GetSecretValue", secret), secret
     for name, role in roles.items():

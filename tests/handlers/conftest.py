@@ -23,11 +23,13 @@ SECRETS = {
     "handler/admission-token": {"admission_token_key": "handler-admission-key-0123456789"},
     "handler/pseudonym": {"pseudonym_key": "handler-pseudonym-key-0123456789"},
     "handler/webhook-key": {"webhook_key": "handler-webhook-key-0123456789"},
+    "handler/holder-key": {"holder_key": "handler-holder-key-0123456789"},
 }
 SECRET_VARIABLES = {"PROVIDER_SECRET_NAME": "handler/provider", "PLATFORM_KEY_SECRET_NAME": "handler/platform-key",
                     "ORGANIZER_KEY_HASH_SECRET_NAME": "handler/organizer-key-hash",
                     "ADMISSION_TOKEN_SECRET_NAME": "handler/admission-token",
-                    "PSEUDONYM_SECRET_NAME": "handler/pseudonym", "WEBHOOK_KEY_SECRET_NAME": "handler/webhook-key"}
+                    "PSEUDONYM_SECRET_NAME": "handler/pseudonym", "WEBHOOK_KEY_SECRET_NAME": "handler/webhook-key",
+                    "HOLDER_KEY_SECRET_NAME": "handler/holder-key"}
 
 
 @pytest.fixture

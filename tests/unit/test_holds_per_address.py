@@ -1,5 +1,8 @@
 """A cap on the live holds of one network address (issue 42, finding 13), whatever accounts make
 them: a counter item in the hold's own transaction, given back in the write that ends the hold."""
+import functools
+import random
+
 import pytest
 
 from holdfast.domain.errors import TooManyHolds
@@ -9,8 +12,12 @@ from holdfast.domain.commands import HoldPlaces
 
 from .conftest import event_request
 
-HOME = holder_key("unit-salt-0123456789", "203.0.113.7")
-OTHER = holder_key("unit-salt-0123456789", "198.51.100.1")
+#: The holder key secret's value here (wiring.HOLDER_KEY_SECRET in a deployment), and the keyer
+#: the bookings service is given (wiring.holder_address).
+HOLDER_KEY = "unit-holder-key-0123456789"
+KEYED = functools.partial(holder_key, HOLDER_KEY)
+HOME_IP, OTHER_IP = "203.0.113.7", "198.51.100.1"
+HOME, OTHER = KEYED(HOME_IP), KEYED(OTHER_IP)
 
 
 @pytest.fixture
@@ -18,12 +25,20 @@ def store(fake_store):
     return fake_store
 
 
+@pytest.fixture
+def bookings(store, clock, scheduled):
+    from holdfast.services.bookings import BookingService
+
+    return BookingService(store, clock, lambda booking_id, at: scheduled.append((booking_id, at)),
+                          rng=random.Random(7), address_key=KEYED)
+
+
 def live_holds(store, address, event_id):
     item = store.table.get(f"HOLDS#ADDR#{address}", f"EVENT#{event_id}")
     return int(item["live_holds"]) if item else 0
 
 
-def hold(bookings, event_id, customer, key, address=HOME):
+def hold(bookings, event_id, customer, key, address=HOME_IP):
     return bookings.create_booking(event_id, customer, key, HoldPlaces(quantity=1, holder_address=address)).booking
 
 
@@ -31,9 +46,9 @@ def test_the_network_key():
     assert network_of("203.0.113.7") == "203.0.113.7"
     assert network_of("2001:db8:1:2:3:4:5:6") == network_of("2001:db8:1:2:ffff::1") == "2001:db8:1:2::/64"
     assert network_of("::ffff:203.0.113.7") == "203.0.113.7"
-    assert network_of("not an address") is None and holder_key("salt-0123456789ab", "") is None
-    key = holder_key("unit-salt-0123456789", "203.0.113.7")
-    assert key == HOME and "203" not in key and key != holder_key("another-salt-012345", "203.0.113.7")
+    assert network_of("not an address") is None and holder_key(HOLDER_KEY, "") is None
+    key = holder_key(HOLDER_KEY, "203.0.113.7")
+    assert key == HOME and "203" not in key and key != holder_key("another-key-0123456", "203.0.113.7")
     assert address_limit(None, 0) is None and address_limit(None, 20) == 20 and address_limit(3, 20) == 3
 
 
@@ -48,7 +63,7 @@ def test_new_accounts_do_not_reset_the_cap_and_every_end_frees_a_slot(catalog, b
     assert refused.value.details == {"limit": 2, "per": "address", "retry_after": 600}
     assert catalog.get_event(event_id)["counts"]["held"] == 2          # the refused hold took nothing
     assert hold(bookings, event_id, "acct-1", "k").booking_id == first.booking_id   # a repeat is a replay
-    hold(bookings, event_id, "acct-3", "k", address=OTHER)             # another network
+    hold(bookings, event_id, "acct-3", "k", address=OTHER_IP)          # another network
     assert live_holds(store, HOME, event_id) == 2
 
     bookings.cancel(first.booking_id, "acct-1")                        # cancelled: a slot frees
@@ -68,12 +83,12 @@ def test_new_accounts_do_not_reset_the_cap_and_every_end_frees_a_slot(catalog, b
 def test_the_deployment_default_and_no_cap(catalog, store, clock, scheduled):
     from holdfast.services.bookings import BookingService
 
-    capped = BookingService(store, clock, lambda *_: None, holds_per_address=1)
+    capped = BookingService(store, clock, lambda *_: None, holds_per_address=1, address_key=KEYED)
     event_id = catalog.create_event(event_request(capacity=10))["event_id"]
     hold(capped, event_id, "a", "k")
     with pytest.raises(TooManyHolds):
         hold(capped, event_id, "b", "k")
-    uncapped = BookingService(store, clock, lambda *_: None)        # HOLDS_PER_ADDRESS 0: not counted
+    uncapped = BookingService(store, clock, lambda *_: None, address_key=KEYED)   # HOLDS_PER_ADDRESS 0: not counted
     booking = hold(uncapped, event_id, "c", "k")
     assert booking.counted_address is None and live_holds(store, HOME, event_id) == 1
 
@@ -83,14 +98,33 @@ def test_an_order_counts_once_toward_each_offering(catalog, bookings, store):
     second = catalog.create_event(event_request(capacity=10, max_holds_per_address=3))["event_id"]
     orders = OrderService(bookings)
     order = orders.place("a", "k", PlaceOrder((OrderLine(first, HoldPlaces(quantity=2)),
-                                               OrderLine(second, HoldPlaces(quantity=1))), holder_address=HOME)).booking
+                                               OrderLine(second, HoldPlaces(quantity=1))), holder_address=HOME_IP)).booking
     assert (live_holds(store, HOME, first), live_holds(store, HOME, second)) == (1, 1)
     with pytest.raises(TooManyHolds) as refused:                       # the first offering's cap of 1
         orders.place("b", "k", PlaceOrder((OrderLine(second, HoldPlaces(quantity=1)),
-                                           OrderLine(first, HoldPlaces(quantity=1))), holder_address=HOME))
+                                           OrderLine(first, HoldPlaces(quantity=1))), holder_address=HOME_IP))
     assert refused.value.details["line"] == 1 and refused.value.details["event_id"] == first
     bookings.cancel(order.booking_id, "a")
     assert (live_holds(store, HOME, first), live_holds(store, HOME, second)) == (0, 0)
+
+
+def test_the_address_is_keyed_only_for_a_capped_offering_and_only_its_key_is_stored(catalog, store, clock):
+    """The keyer (the holder key secret's HMAC) is asked once per capped hold and never for an
+    uncapped offering's, so a deployment reads the secret on its first capped hold; the table and
+    the booking keep the key, never the address; a service given no keyer counts no address."""
+    from holdfast.services.bookings import BookingService
+
+    asked = []
+    keyer = BookingService(store, clock, lambda *_: None, address_key=lambda address: asked.append(address) or KEYED(address))
+    plain = catalog.create_event(event_request(capacity=10))["event_id"]
+    capped = catalog.create_event(event_request(capacity=10, max_holds_per_address=2))["event_id"]
+    assert hold(keyer, plain, "a", "k1").counted_address is None and asked == []
+    booking = hold(keyer, capped, "a", "k2")
+    assert asked == [HOME_IP] and booking.counted_address == HOME == store.get_booking(booking.booking_id).counted_address
+    assert HOME_IP not in repr(store.table.items)                     # the address is nowhere in the table
+    assert live_holds(store, HOME, capped) == 1 and live_holds(store, HOME_IP, capped) == 0
+    blind = BookingService(store, clock, lambda *_: None)
+    assert hold(blind, capped, "b", "k3").counted_address is None and live_holds(store, HOME, capped) == 1
 
 
 class Verifier:

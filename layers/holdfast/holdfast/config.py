@@ -103,7 +103,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "id_salt": _text(16),
     "holds_per_address": _number(int, ge=0, le=10_000),
     "captcha_on_holds": _text(pattern="^(off|on)$"), "captcha_verify_url": _text(),
-    "captcha_secret_name": _text(), "captcha_site_key": _text(),
+    "captcha_secret_name": _text(), "captcha_site_key": _text(), "holder_key_secret_name": _text(),
     "captcha_widget_origin": _text(pattern=r"^(https?://[A-Za-z0-9.-]+(:[0-9]+)?)?$"),
     "personal_data_retention_days": _number(int, ge=1, le=3650),
     "webhook_key_secret_name": _text(), "webhook_attempts_queue_url": _text(),
@@ -175,6 +175,9 @@ class Settings:
     #: Live holds (HELD or PAYMENT_PENDING) one network address may have of an offering that sets no
     #: ``max_holds_per_address`` (domain/holder_address.py); 0: no cap (the template's HoldsPerAddress).
     holds_per_address: int = 0
+    #: The secret keying the stored keys of holds' network addresses (wiring.HOLDER_KEY_SECRET); set
+    #: only on the functions that take holds
+    holder_key_secret_name: str = ""
     #: ``on``: every hold must carry a solved challenge, whatever its offering says (an offering's
     #: ``captcha_required`` asks for it alone); the verifier's validate URL, its server key's secret
     #: and the widget's public site key (services/challenges.py, adapters/captcha.py)
@@ -289,6 +292,7 @@ _ENV_NAMES = {
     "hold_reminder_seconds": "HOLD_REMINDER_SECONDS",
     "id_salt": "HOLDFAST_ID_SALT",
     "holds_per_address": "HOLDS_PER_ADDRESS",
+    "holder_key_secret_name": "HOLDER_KEY_SECRET_NAME",
     "captcha_on_holds": "CAPTCHA_ON_HOLDS",
     "captcha_verify_url": "CAPTCHA_VERIFY_URL",
     "captcha_secret_name": "CAPTCHA_SECRET_NAME",

@@ -85,6 +85,9 @@ WEBHOOK_KEY_SECRET = Secret("webhook_key_secret_name", {"webhook_key": 16})
 #: The challenge verifier's server key (adapters/captcha.py): read on the first hold that must carry
 #: a solved challenge, never at a cold start (a deployment that never asks for one need not fill it).
 CAPTCHA_SECRET = Secret("captcha_secret_name", {"server_key": 16})
+#: HMAC-SHA256 key of the stored keys of holds' network addresses (domain/holder_address.py): read
+#: on the first hold of an offering with a cap on live holds per address, never at a cold start.
+HOLDER_KEY_SECRET = Secret("holder_key_secret_name", {"holder_key": 16})
 SECRETS = {"WEBHOOK_KEY_SECRET": WEBHOOK_KEY_SECRET, "PROVIDER_SECRET": PROVIDER_SECRET, "PLATFORM_KEY_SECRET": PLATFORM_KEY_SECRET,
            "ORGANIZER_KEY_HASH_SECRET": ORGANIZER_KEY_HASH_SECRET, "ADMISSION_TOKEN_SECRET": ADMISSION_TOKEN_SECRET,
            "PSEUDONYM_SECRET": PSEUDONYM_SECRET}
@@ -317,7 +320,8 @@ def bookings():
     arn = settings().hold_expiry_state_machine_arn
     return BookingService(store(), system_clock, scheduler().schedule if arn else None,
                           view_extras=booking_view_extras, codes=codes(), payments=payments,
-                          holds_per_address=settings().holds_per_address, challenges=challenges())
+                          holds_per_address=settings().holds_per_address, challenges=challenges(),
+                          address_key=holder_address)
 
 
 @cached
@@ -349,10 +353,11 @@ def _challenge_settings() -> dict[str, Any]:
 
 def holder_address(address: str) -> str | None:
     """The stored key of the network a hold came from (domain/holder_address.py), keyed with the
-    deployment's id salt; None when ``address`` is none (a test's event without one)."""
+    holder key secret of its own (never the id salt, which is the public stack id); None when
+    ``address`` is no address. The bookings service asks it only for a capped offering's hold."""
     from .domain.holder_address import holder_key
 
-    return holder_key(settings().id_salt, address)
+    return holder_key(HOLDER_KEY_SECRET.read()["holder_key"], address)
 
 
 def transfers():

@@ -29,9 +29,10 @@ class HoldPlaces:
     #: What the customer's messages are written in (domain/languages.py); not part of the
     #: request's identity: a repeat from a browser set to another language is the same hold.
     language: str = "en"
-    #: The keyed network address the request came from (domain/holder_address.py; the handler sets
-    #: it, ``of`` never takes it from a body): the key of the cap on live holds per address. Not part
-    #: of the request's identity either: a repeat from another network is the same hold.
+    #: The network address the request came from (the handler sets it, ``of`` never takes it from
+    #: a body): for an offering with a cap on live holds per address, the service counts the hold
+    #: under the address's key (domain/holder_address.py), the only form of it ever stored. Not
+    #: part of the request's identity either: a repeat from another network is the same hold.
     holder_address: str | None = None
     #: A solved challenge's token (``X-Captcha-Token``), for an offering that asks for one
     #: (services/challenges.py); set by the handler, never part of the request's identity.

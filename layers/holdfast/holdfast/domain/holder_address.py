@@ -3,9 +3,10 @@ finding 13): sign-up is open, so a cap per account resets with every new account
 address does not. An IPv4 address counts alone; an IPv6 address by its /64, the block one
 subscriber is usually given (counting single IPv6 addresses would give a script 2^64 keys).
 
-The stored key is keyed with a deployment secret (``holder_key``), never the address itself: the
-table keeps no network address a reader could tell (2^32 IPv4 addresses are easily tried against a
-plain hash).
+The stored key is keyed with a deployment secret of its own (``holder_key``, wiring.HOLDER_KEY_SECRET),
+never the address itself, nor a key anyone can learn (the id salt is the public stack id): the table
+keeps no network address a reader could tell (2^32 IPv4 addresses are easily tried against a plain
+or publicly keyed hash).
 """
 from __future__ import annotations
 

@@ -2,8 +2,10 @@
 
 With an Idempotency-Key the id is derived from it, so a repeated request addresses the object the
 first one made; the derivation is keyed with the deployment's own salt (HOLDFAST_ID_SALT, which the
-template sets from the stack's id), so nobody outside the deployment can compute an id from a key,
-and two deployments given the same key make different ids. Without a key the id is random.
+template sets from the stack's id), so two deployments given the same key make different ids. The
+salt is no secret (the stack id shows in the public sign-in domain): ids are public names, and the
+key is scoped to its organizer, whose id nobody else is shown (docs/deploy.md). Without a key the
+id is random.
 """
 from __future__ import annotations
 

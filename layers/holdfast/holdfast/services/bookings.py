@@ -9,7 +9,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..clock import iso
 from ..domain.booking import DEFAULT_HOLDS_PER_CUSTOMER, Booking, JournalEntry, PaymentMode
@@ -76,13 +76,18 @@ class BookingService:
                  snapshot_seconds: float = SNAPSHOT_SECONDS,
                  view_extras: Callable[[Booking], dict[str, Any]] | None = None,
                  codes: CodeService | None = None, payments: Callable[[], Any] | None = None,
-                 holds_per_address: int = 0, challenges: Challenges | None = None) -> None:
+                 holds_per_address: int = 0, challenges: Challenges | None = None,
+                 address_key: Callable[[str], str | None] | None = None) -> None:
         self.store = store
         #: Whether a hold must carry a solved challenge, and its check (services/challenges.py).
         self.challenges = challenges
         #: The cap on one network address's live holds of an offering that sets none
         #: (``HOLDS_PER_ADDRESS``; 0: none). The offering's ``max_holds_per_address`` overrides it.
         self.holds_per_address = holds_per_address
+        #: The stored key of a hold's network address (wiring.holder_address: an HMAC under the
+        #: deployment's holder key secret), asked only for a hold of an offering with a cap, so the
+        #: secret is read on the first such hold; None: no address is counted (none is ever stored).
+        self.address_key = address_key
         #: The payment service, built on first use (a cancel that gives money back): the hold path
         #: never loads it. Its ``cancel_confirmed`` and ``void_after_cancel`` follow a customer's cancel.
         self.payments = payments
@@ -172,7 +177,8 @@ class BookingService:
         limit = hold_limit(event)
         # and for the cap per network address, which a new account does not reset (a hold the
         # system makes for a customer comes from no address and is not counted toward one)
-        address_cap = self.address_cap(event) if request.holder_address else None
+        address_key = self.counted_address([event], request.holder_address)
+        address_cap = self.address_cap(event) if address_key else None
         seen = Seen(self.store.idempotency_key(customer_id, idempotency_key, "booking", system_key),
                     self.store.sale_gate_key(event_id, self.rng), fingerprint)
 
@@ -239,7 +245,7 @@ class BookingService:
                 contact_own=request.contact_own and bool(request.contact_email),
                 language=request.language,
                 counted_hold=True, kind_details=details,
-                counted_address=request.holder_address if address_cap else None,
+                counted_address=address_key,
                 ends_at=places_end(places, event.starts_at),
             )
             journal = JournalEntry(
@@ -450,6 +456,15 @@ class BookingService:
     def address_cap(self, event: Offering | dict[str, Any]) -> int | None:
         """The cap on one network address's live holds of ``event`` (domain/holder_address.py)."""
         return address_limit(event.get("max_holds_per_address"), self.holds_per_address)
+
+    def counted_address(self, offerings: Sequence[Offering | dict[str, Any]], address: str | None) -> str | None:
+        """The stored key a hold of ``offerings`` from the network ``address`` counts under, or None
+        when it is not counted: no address (a hold the system makes), none of the offerings capped,
+        or no key (no keyer, or something that is no address). The key is made only when some
+        offering is capped: the holder key secret is read on the first such hold, never before."""
+        if not address or self.address_key is None or not any(self.address_cap(o) for o in offerings):
+            return None
+        return self.address_key(address)
 
 
 def hold_limit(event: Offering | dict[str, Any]) -> int:

@@ -75,8 +75,8 @@ class PlaceOrder:
     contact_email: str | None = None
     contact_own: bool = False
     language: str = "en"
-    #: The keyed network address the order came from (HoldPlaces.holder_address): the order counts
-    #: once toward each of its offerings' caps on live holds per address.
+    #: The network address the order came from (HoldPlaces.holder_address): the order counts once,
+    #: under the address's key, toward each of its offerings' caps on live holds per address.
     holder_address: str | None = None
     #: A solved challenge's token, when any of its offerings (or the deployment) asks for one.
     captcha_token: str | None = None
@@ -188,9 +188,10 @@ class OrderService:
             if len(lines) < len(offerings):
                 continue
             booking = self._booking(customer_id, order, offerings, lines, now)
-            address_caps = [self.bookings.address_cap(o) for o in offerings] if order.holder_address else []
-            if any(address_caps):
-                booking = replace(booking, counted_address=order.holder_address)
+            address_caps = [self.bookings.address_cap(o) for o in offerings]
+            address_key = self.bookings.counted_address(offerings, order.holder_address)
+            if address_key:
+                booking = replace(booking, counted_address=address_key)
             # places out of a block move blocked -> held by the block's own items (its count less
             # them, on the block as read); the order's claims are then only the others'
             block_items = tuple(item for offering_id, block, places in taken.values()
