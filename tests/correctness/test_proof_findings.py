@@ -5,8 +5,10 @@ from __future__ import annotations
 import random
 
 from holdfast.domain.commands import HoldPlaces
+from holdfast.clock import parse_iso
 from holdfast.domain.statuses import BookingStatus
 from holdfast.products.orders.services import OrderLine, PlaceOrder
+from holdfast.services.settlements import MAX_RESENDS
 from tests.correctness.kind_cases import MODEL_CASES
 from tests.correctness.model import BookingModel, RandomDraw, fake_storage
 
@@ -38,4 +40,37 @@ def test_exchange_for_less_leaves_an_order_of_seats_alone_and_exchanges_a_bookin
         model.exchange_for_less(RandomDraw(random.Random(seed)))
     assert model.store.get_booking(order_id).version == order.version   # never exchanged
     assert model.log["exchanged_for_less"] >= 1                         # a booking of seats was
+    model.check()
+
+
+def test_a_difference_payment_s_settlement_failed_after_the_register_canceled_it_is_no_f3():
+    # make proof seed 20261260006: a dearer exchange's difference payment's settlement receipt was
+    # canceled by the register on every try; the settlement failed for good naming the last
+    # (canceled) receipt, and the model's F3 counted that canceled receipt as one still standing
+    model = BookingModel(fake_storage(), 2, kind=MODEL_CASES[0])   # (an even seed: receipts on)
+    created = model._book("cheaper", "cat", "k-cheap", model._request_body("cheaper", ("A-1",)))
+    booking_id = created.booking.booking_id
+    model._remember(booking_id, "cat")
+    started = model.payments.start_payment(booking_id, "cat", "pay-cheap")
+    model.provider.pay(started.payment.payment_id)
+    model.payments.apply_provider_payment(model.provider.get_payment(started.payment.payment_id))
+    held = model.dearer_exchanges.exchange(booking_id, "cat", "for-more-1", model.events["seats"],
+                                           HoldPlaces(seats=["A-2"]))
+    difference_id = held.held_difference["payment"]["payment_id"]
+    model.provider.pay(difference_id)
+    model.payments.apply_provider_payment(model.provider.get_payment(difference_id))
+    moved = model.store.get_booking(booking_id)
+    assert moved.event_id == model.events["seats"] and len(moved.settled_differences) == 1
+    # the start passes; the register cancels every receipt of both payments, each sent three times
+    starts = parse_iso(model.store.get_event(model.events["seats"])["starts_at"])
+    model.clock.advance((starts - model.clock()).total_seconds() + 61)
+    model.provider.fail("register_receipt", *["canceled"] * 2 * (MAX_RESENDS + 1))
+    for _ in range(4 * (MAX_RESENDS + 1)):
+        model.run_sweep()
+        model.clock.advance(model.settlements.retry_seconds[0] + 61)
+    failed = model.store.get_booking(booking_id)
+    [difference] = [entry for entry in failed.differences if entry.get("settlement")]
+    assert difference["settlement"]["state"] == "failed" and difference["settlement"]["status"] == "canceled"
+    assert difference["settlement"]["receipt_id"] in difference["settlement"]["canceled"]
+    assert failed.review and failed.review["reason"] == "settlement_receipt_failed"
     model.check()
