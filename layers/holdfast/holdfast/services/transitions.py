@@ -40,6 +40,8 @@ def apply(store: BookingSaves, booking: Booking, now, *, status: BookingStatus |
     ``notice``: what the customer's message says besides the booking (a parking exit's receipt),
     carried in the outbox event. ``publish``: the outbox event of a change that keeps the status
     (a ticket checked in), a fact for the organizer's systems (webhooks), not a customer's message.
+    Without either, a write that opens the review of an order line's refused refund publishes
+    ``booking.manual_review``: the customer's message a whole booking's refused refund gets.
     ``swap``: places given back and others taken in the same write (an exchange), through the
     taken offering's sale gate at ``offering_version``; ``places`` is then what the booking keeps.
     ``release``: a part of a sold booking's places given back while it keeps its status (an order's
