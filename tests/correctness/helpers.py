@@ -18,6 +18,7 @@ from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
 from holdfast.adapters.booking_items import booking_from_item
+from holdfast.adapters.cancellation_store import SOLD as SOLD_INDEX
 from holdfast.adapters.inventory_store import inventory_entry, split_item
 from holdfast.clock import parse_iso
 from holdfast.domain.booking import Booking, JournalEntry
@@ -152,6 +153,9 @@ class Snapshot:
     #: The live holds counted per network address and offering (adapters/hold_limits.py), by
     #: (address key, offering id).
     address_holds: dict[tuple[str, str], int] = field(default_factory=dict)
+    #: The bookings each offering's sales index lists (gsi1 ``SOLD#<offering>#<shard>``: the
+    #: operator's sales page), by offering id.
+    sales: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
 
     def of_event(self, event_id: str) -> list[Booking]:
         """The bookings that take places of the event: an order counts as each of its lines, each
@@ -282,6 +286,8 @@ def snapshot_of(items: Any) -> Snapshot:
             snap.granules[(f"{lot}|{space}", f"{day}T{at}")] = item
         elif pk.startswith("TICKET#") and sk == "META":
             snap.tickets[pk.removeprefix("TICKET#")] = item
+        elif str(item.get("gsi1pk", "")).startswith(SOLD_INDEX) and pk.startswith("EVENTBOOKINGS#"):
+            snap.sales[item["gsi1pk"].removeprefix(SOLD_INDEX).rpartition("#")[0]].add(sk)
         elif pk.startswith("HOLDS#ADDR#") and sk.startswith("EVENT#"):
             snap.address_holds[(pk.removeprefix("HOLDS#ADDR#"), sk.removeprefix("EVENT#"))] = \
                 int(item.get("live_holds", 0))
@@ -307,6 +313,20 @@ def check_invariants(snap: Snapshot) -> None:
         check_booking(snap, booking)
     check_hold_cap(snap)
     check_address_holds(snap)
+    check_sales(snap)
+
+
+def check_sales(snap: Snapshot) -> None:
+    """XC4: a confirmed booking is listed among the sales of each offering it has places of, and
+    of no other (an exchange to another offering moves it; the sales page skips a listed booking
+    that is no longer CONFIRMED, so only confirmed ones are held to it)."""
+    for booking in snap.bookings.values():
+        if booking.status is not BookingStatus.CONFIRMED:
+            continue
+        listed = {offering for offering, ids in snap.sales.items() if booking.booking_id in ids}
+        assert listed == set(booking.offerings), \
+            f"XC4 confirmed booking {booking.booking_id} of {sorted(booking.offerings)} is listed on the sales " \
+            f"pages of {sorted(listed)}"
 
 
 def check_codes(snap: Snapshot) -> None:
@@ -882,6 +902,6 @@ def actions(snap: Snapshot, booking_id: str) -> list[str]:
 
 __all__ = [
     "DirectDynamoDB", "HOLDING", "LockedProvider", "ManualClock", "OCCUPYING", "RELEASED", "SOLD", "Snapshot",
-    "actions", "check_booking", "check_capacity", "check_granules", "check_parking", "check_hold_cap", "check_invariants", "check_journal", "check_money",
+    "actions", "check_booking", "check_sales", "check_capacity", "check_granules", "check_parking", "check_hold_cap", "check_invariants", "check_journal", "check_money",
     "event_request", "in_review", "own_payment_ids", "snapshot", "snapshot_in_process", "snapshot_of", "status_path",
 ]

@@ -15,7 +15,7 @@ against the table and the provider's own records; ``settle`` ends a history by d
 is outstanding and checks the settled money rule.
 
 Failures are AssertionErrors whose message starts with the rule's code (I1-I10, M1-M5, S1-S4,
-E1-E3, R2-R4, W1-W3, SW1-SW2, X1-X2, C1-C2, A1, T1, V1, H1, O1-O3, Z1, B1, XC1, AH1), so a report names what broke.
+E1-E3, R2-R4, W1-W3, SW1-SW2, X1-X2, C1-C2, A1, T1, V1, H1, O1-O3, Z1, B1, XC1-XC4, AH1), so a report names what broke.
 """
 from __future__ import annotations
 

@@ -273,6 +273,10 @@ class FakeBookingStore(_Fake):
                 writes.append(Write("customer_marker_given", (f"CUSTOMER#{change.before.customer_id}",
                                                               f"EVENT#{swap.given_from}#BOOKING#{after.booking_id}"),
                                     always, lambda _: None))
+                # its entry there stays (the doors void its old tickets by it), no longer a sale
+                writes.append(Write("event_index_given", (event_index_pk(swap.given_from, after.booking_id),
+                                                          after.booking_id),
+                                    always, lambda _: {"booking_id": after.booking_id, "placed_at": after.created_at}))
         return writes
 
     @staticmethod

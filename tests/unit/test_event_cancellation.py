@@ -189,3 +189,25 @@ def test_a_repeat_of_a_hold_made_before_the_cancellation_is_still_its_replay(can
     cancellation.cancel(ga_event["event_id"], "c-1", "storm")
     again = bookings.create_booking(ga_event["event_id"], "alice", "k-alice", BookingIn(quantity=1))
     assert again.replayed and again.booking.booking_id == first.booking_id
+
+
+def test_a_booking_exchanged_away_is_no_longer_the_cancelled_events_to_settle_or_count(
+        cancellation, job, bookings, payments, provider, catalog, store, clock):
+    """A paid booking exchanged to another date before its first date is cancelled: the old
+    event's index keeps its entry (its doors void the former tickets by it), but the booking is
+    the other event's now. The job settles nothing of it, finishes in one pass with nothing open,
+    and neither its summary nor the progress view counts it."""
+    from holdfast.domain.commands import HoldPlaces
+    from holdfast.services.exchange import ExchangeService
+
+    first = catalog.create_event(event_request(exchange_until_hours=24))
+    second = catalog.create_event(event_request(starts_at="2030-02-08T20:00:00Z", exchange_until_hours=24))
+    booking_id, payment_id = paid(bookings, payments, provider, first, "ann")
+    ExchangeService(store, clock).exchange(booking_id, "ann", "x-1", second["event_id"], HoldPlaces(quantity=1))
+    assert booking_id in store.event_booking_ids(first["event_id"])
+    cancellation.cancel(first["event_id"], "c-1", "storm")
+    result = run_job(job, first["event_id"])
+    assert (result["done"], result["pass"], result["open"]) == (True, 1, 0)
+    assert store.get_booking(booking_id).status is S.CONFIRMED and provider.refunds_for(payment_id) == []
+    progress = cancellation.progress(first["event_id"])
+    assert progress["summary"]["bookings"] == 0 and progress["counts"]["bookings"] == 0

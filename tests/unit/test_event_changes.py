@@ -114,3 +114,25 @@ def test_a_change_goes_to_the_customers_own_address_not_their_earliest_bookings(
               "at": "2030-01-01T12:00:00.000Z", "changes": {"venue": {"before": "Hall", "after": "Arena"}}}
     assert announce(store, detail, Sender(), gate=gate) == 2
     assert sorted(to for to, _ in sent) == ["ann@example.com", "new@example.com"]
+
+
+def test_a_customer_whose_booking_was_exchanged_to_another_date_hears_nothing_of_the_old_ones_change(
+        store, clock, bookings, payments, provider, catalog):
+    """The old event's index keeps an exchanged booking's entry (its doors void the former tickets
+    by it); a change of that event's start no longer concerns the booking, now the other date's."""
+    from holdfast.domain.commands import HoldPlaces
+    from holdfast.services.exchange import ExchangeService
+    from tests.unit.conftest import event_request
+
+    first = catalog.create_event(event_request(exchange_until_hours=24))
+    second = catalog.create_event(event_request(starts_at="2030-02-08T20:00:00Z", exchange_until_hours=24))
+    moved = hold(bookings, first, "moved", "k1")
+    payment_id = payments.start_payment(moved.booking_id, "moved", "p").payment.payment_id
+    provider.pay(payment_id)
+    payments.apply_provider_payment(provider.get_payment(payment_id))
+    ExchangeService(store, clock).exchange(moved.booking_id, "moved", "x-1", second["event_id"], HoldPlaces(quantity=1))
+    hold(bookings, first, "stays", "k2")
+    detail = {"type": "event.changed", "event_id": first["event_id"], "version": 1, "name": "Club night",
+              "at": "2030-01-01T12:00:00.000Z", "changes": {"venue": {"before": "Hall", "after": "Arena"}}}
+    assert announce(store, detail) == 1
+    assert [n for n in store.list_notifications("moved") if n["type"] == "event.changed"] == []

@@ -663,6 +663,37 @@ def test_a_refused_refund_of_an_orders_line_opens_a_review_its_customer_sees(
     assert "review" not in closed and closed["status"] == "CONFIRMED"
 
 
+def test_a_refused_line_refund_tells_its_customer_once_as_a_whole_bookings_refused_refund_does(
+        bookings, store, clock, provider, directory, priced_event, refunding_lot):
+    """A whole booking's refused refund tells its customer with ``booking.manual_review`` (its
+    status change's message); an order line's refused refund leaves the order CONFIRMED, so the
+    write that opens the line's review publishes that message itself, once: it reads the line's
+    sentence, in the order's language, and later writes while the review stays open send none."""
+    from holdfast.services.messages import Site, compose
+    from holdfast.services.reviews import ReviewService
+    from holdfast.services.settlements import Settlements
+
+    order = _ticket_and_parking(bookings, priced_event, refunding_lot, "ned", "order-8", "A-3", "16:00", "18:00")
+    payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
+    _paid(payments, provider, order.booking_id, "ned", "pay-8")
+    settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
+    provider.fail("create_refund", "refused")
+    _no_show_passed(store, clock, settlements, payments, refunding_lot)
+
+    def told() -> list[dict]:
+        return [item for item in store.db._query_prefix(f"BOOKING#{order.booking_id}", "OUTBOX#")
+                if item["type"] == "booking.manual_review"]
+
+    refused = store.get_booking(order.booking_id)
+    assert refused.status is BookingStatus.CONFIRMED and refused.review["reason"] == "line_refund_rejected_forbidden"
+    [notice] = told()
+    message = compose(store, {**notice, "booking_id": order.booking_id}, Site(), html=False)
+    assert "part of your order" in message.text, message.text
+    reviews = ReviewService(store, payments, clock)
+    reviews.resolve(order.booking_id, "close", "op", "refunded by hand")
+    assert len(told()) == 1
+
+
 def test_a_line_refunds_notification_whose_answer_was_lost_is_the_lines_not_the_orders(
         bookings, store, clock, provider, directory, priced_event):
     """An order line's refund whose answer was lost is known by no id yet. When the order's own

@@ -378,3 +378,28 @@ def test_a_swap_gives_back_and_takes_in_one_write_or_nothing(backend, ids):
     with pytest.raises(SalesStopped):                           # a cancelled offering's booking stays its own
         store.commit(replace(back, after=replace(back.after, event_id=event)))
     assert store.get_booking(ann.booking_id).event_id == later
+
+
+def test_a_swap_to_another_offering_moves_the_sale_and_keeps_the_old_offerings_entry(backend, ids):
+    """An exchange that moves a confirmed booking: in the same write its entry in the new
+    offering's index is listed among that offering's sales (gsi1 ``SOLD#``) and the old
+    offering's entry is no longer; the old entry itself stays (the old offering's doors void the
+    tickets the booking had there by it)."""
+    store, event, later = backend.store, ids("ev"), ids("later")
+    offering(store, event, pools=[3])
+    offering(store, later, pools=[3])
+    ann = booking(ids("b1"), event, counted(1))
+    store.commit(new_hold(ann))
+    sold = step(ann, BookingStatus.CONFIRMED, Move.SELL)
+    store.commit(sold)
+    assert [b for _, b in store.sold_positions(event, None, 10)] == [ann.booking_id]
+    moved = step(sold.after, places=counted(1), swap=Swap(event, counted(1), later, counted(1)))
+    moved = replace(moved, after=replace(moved.after, event_id=later))
+    store.commit(moved)
+    assert [b for _, b in store.sold_positions(later, None, 10)] == [ann.booking_id]
+    assert store.sold_positions(event, None, 10) == []
+    assert ann.booking_id in store.event_booking_ids(event) and ann.booking_id in store.event_booking_ids(later)
+    back = step(moved.after, places=counted(1), swap=Swap(later, counted(1), event, counted(1)))
+    store.commit(replace(back, after=replace(back.after, event_id=event)))
+    assert [b for _, b in store.sold_positions(event, None, 10)] == [ann.booking_id]
+    assert store.sold_positions(later, None, 10) == []

@@ -207,8 +207,9 @@ class BookingRecords:
         taken (available -> sold, through the taken offering's sale gate; the given offering's gate
         checked too when it is another), and, when the booking
         moves to another offering, that offering's customer marker and index entry (what its
-        cancellation, waitlist and doors walk), and the customer marker of the offering it left
-        deleted."""
+        cancellation, waitlist and doors walk, listed among its sales when confirmed), the customer
+        marker of the offering it left deleted and its index entry there no longer among its
+        sales."""
         swap = change.swap
         assert swap is not None
         items: list[Labelled] = [
@@ -235,6 +236,11 @@ class BookingRecords:
                 items.append(("customer_marker_given", {"Delete": {"TableName": self.db.table, "Key": _attrs(
                     {"pk": f"CUSTOMER#{change.before.customer_id}",
                      "sk": f"EVENT#{swap.given_from}#BOOKING#{after.booking_id}"})}}))
+                # and lists it no more among its sales: its index entry is put again without the
+                # sales keys (gsi1), so one sale is on one sales page; the entry itself stays, the
+                # offering's doors void the tickets the booking had there by it (doors.py)
+                items.append(("event_index_given", event_index_put(self.db.table, swap.given_from, after.booking_id,
+                                                                   after.created_at)[1]))
         return items
 
     @staticmethod

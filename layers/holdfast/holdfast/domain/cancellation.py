@@ -54,5 +54,13 @@ def tally(bookings: Iterable[Booking]) -> dict[str, Any]:
     return view
 
 
+def of_event(bookings: Iterable[Booking], event_id: str) -> list[Booking]:
+    """Those of the event's index's ``bookings`` that are the event's now: a booking exchanged to
+    another offering keeps its entry in the index of the one it left (that offering's doors void
+    its former tickets by it), but that offering's cancellation, progress and announcements no
+    longer concern it."""
+    return [booking for booking in bookings if event_id in booking.offerings]
+
+
 def is_open(booking: Booking) -> bool:
     return booking.status in OPEN

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..clock import iso
 from ..domain.booking import Booking
-from ..domain.cancellation import is_open, tally
+from ..domain.cancellation import is_open, of_event, tally
 from ..domain.claims import offerings_of
 from ..domain.errors import Conflict, PaymentProviderUnavailable
 from ..domain.inventory import Move
@@ -149,7 +149,7 @@ class CancellationJob:
     def finish(self, event_id: str, passes: int) -> dict[str, Any]:
         """Another pass while bookings are still open (a hold written as the sale stopped, a refund
         whose answer was lost beyond the step's retries); then the summary, stored once."""
-        bookings = self.store.get_bookings(self.store.event_booking_ids(event_id))
+        bookings = of_event(self.store.get_bookings(self.store.event_booking_ids(event_id)), event_id)
         if any(is_open(booking) for booking in bookings) and passes < MAX_PASSES:
             return {"done": False, "pass": passes + 1}
         summary = tally(bookings)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..domain.cancellation import of_event
 from ..domain.statuses import HOLDING, BookingStatus
 from ..ports import EmailSender, NotificationStore
 from .mail_policy import MailGate
@@ -22,7 +23,7 @@ def announce(store: NotificationStore, detail: dict[str, Any], sender: EmailSend
              site: Site | None = None, gate: MailGate | None = None) -> int:
     """Notify every concerned customer once; returns how many were notified by this call."""
     event_id = str(detail["event_id"])
-    bookings = store.get_bookings(store.event_booking_ids(event_id))
+    bookings = of_event(store.get_bookings(store.event_booking_ids(event_id)), event_id)   # (not one exchanged away)
     by_customer: dict[str, Any] = {}
     for booking in sorted(bookings, key=_reaches_best):
         if booking.status in CONCERNED:

@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from ..clock import iso
-from ..domain.cancellation import tally
+from ..domain.cancellation import of_event, tally
 from ..domain.errors import Busy, IdempotencyKeyReused, InvalidRequest, NotFound
 from ..domain.organizers import Caller, require_owner
 from ..observability import logger
@@ -111,7 +111,7 @@ class EventCancellationService:
                               NotFound(f"No event {event_id}.", code="event_not_found"))
         if not event.get("cancelled_at"):
             raise NotFound("This event is not cancelled.", code="event_not_cancelled")
-        bookings = self.store.get_bookings(self.store.event_booking_ids(event_id))
+        bookings = of_event(self.store.get_bookings(self.store.event_booking_ids(event_id)), event_id)
         summary = event.get("cancel_summary")
         view = {"event_id": event_id, "reason": event.get("cancel_reason"), "cancelled_at": event["cancelled_at"],
                 "state": "finished" if summary else "running", "attempt": int(event.get("cancel_attempt") or 1),

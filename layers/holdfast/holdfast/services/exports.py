@@ -82,7 +82,8 @@ class ExportService:
         The order is read from the offering's sales index (its booking index's entries that the
         write confirming each booking marked, by ``placed_at``, the booking's ``created_at``), a
         page's worth at a time from the cursor on, never the whole index: then only those bookings
-        are read, and one that left CONFIRMED since is skipped."""
+        are read, and one that left CONFIRMED since is skipped, as is one no longer of this offering
+        (an entry an exchange made before that write took it off the old offering's sales)."""
         size = page_limit(limit, SALES_PAGE_ROWS)
         bound = f"sales/{caller.organizer_id}/{offering}"
         self._offering_ids(caller, offering)
@@ -97,6 +98,8 @@ class ExportService:
             bookings = {booking.booking_id: booking for booking in self.store.get_bookings([b for _, b in chunk])}
             for position in chunk:
                 booking = bookings.get(position[1])
+                if booking is not None and offering not in booking.offerings:
+                    continue   # exchanged away: a mark left from before exchanges took it off
                 for row in _booking_rows("sales", booking) if booking else []:
                     shown.append((position, {**row, "created_at": booking.created_at}))
         following = encode_cursor(bound, _SEP.join(shown[size - 1][0])) if len(shown) > size else None

@@ -40,6 +40,8 @@ def apply(store: BookingSaves, booking: Booking, now, *, status: BookingStatus |
     ``notice``: what the customer's message says besides the booking (a parking exit's receipt),
     carried in the outbox event. ``publish``: the outbox event of a change that keeps the status
     (a ticket checked in), a fact for the organizer's systems (webhooks), not a customer's message.
+    Without either, a write that opens the review of an order line's refused refund publishes
+    ``booking.manual_review``: the customer's message a whole booking's refused refund gets.
     ``swap``: places given back and others taken in the same write (an exchange), through the
     taken offering's sale gate at ``offering_version``; ``places`` is then what the booking keeps.
     ``release``: a part of a sold booking's places given back while it keeps its status (an order's
@@ -64,10 +66,14 @@ def apply(store: BookingSaves, booking: Booking, now, *, status: BookingStatus |
         move, places = Move.UNSELL, release
     if target is BookingStatus.CONFIRMED and booking.status is not BookingStatus.CONFIRMED:
         after = after.confirmed(now)
+    opened = False
     if after.review is None and after.refused_line_refunds:
         # a line's refund refused for good stays an operator's case until one settles it (O6),
         # whatever else this write decides about the booking
         after = replace(after, review=line_refund_review(str(after.refused_line_refunds[0].get("rejected_code"))))
+        # the write that opens it tells the customer, as a whole booking's refused refund does by
+        # its move to MANUAL_REVIEW (the order stays CONFIRMED: no status change tells them)
+        opened = (booking.review or {}).get("reason") != after.review["reason"]
     entry = JournalEntry(
         at=at, action=action, actor=actor, from_status=booking.status.value, to_status=target.value,
         decision=decision, ids={"booking_id": booking.booking_id, **(ids or {})},
@@ -78,6 +84,8 @@ def apply(store: BookingSaves, booking: Booking, now, *, status: BookingStatus |
         outbox = {"type": notify, "at": at, "reason": decision, **(notice or {})}
     elif publish:
         outbox = {"type": publish, "at": at, "reason": decision, **(notice or {})}
+    elif opened:
+        outbox = {"type": NOTIFIED[BookingStatus.MANUAL_REVIEW], "at": at, "reason": decision, **(notice or {})}
     store.commit(Change(before=booking, after=after, journal=entry, outbox=outbox, move=move, places=places,
                         items=tuple(extra or ()), swap=swap, offering_version=offering_version))
     return after
