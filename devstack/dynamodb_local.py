@@ -47,6 +47,11 @@ VERSION = "11.1.0"
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_PREFIX = REPO / ".devstack" / "dynamodb-local"
 REGION = "eu-central-1"
+#: JVM options for a DynamoDB Local that serves a test run of seconds to minutes: the JIT's first
+#: tier only. The second tier's compiles were about a third of its CPU in such a run (the correctness
+#: races' DynamoDB Local cases: 35.7 -> 22.5 CPU-s, docs/testing.md). The bench and `make run` keep
+#: the JVM's defaults, which their figures were measured with.
+SHORT_RUN_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1",)
 #: DynamoDB Local accepts any credentials; these are obviously fake on purpose.
 FAKE_CREDENTIALS = {"aws_access_key_id": "local", "aws_secret_access_key": "local"}
 
@@ -135,8 +140,9 @@ class DynamoDBLocal:
     host = "127.0.0.1"
 
     def __init__(self, port: int | None = None, prefix: Path = DEFAULT_PREFIX, install_if_missing: bool = True,
-                 startup_timeout: float = 60.0, quiet: bool = False) -> None:
+                 startup_timeout: float = 60.0, quiet: bool = False, jvm_options: tuple[str, ...] = ()) -> None:
         self.port = port
+        self.jvm_options = tuple(jvm_options)
         self.prefix = prefix
         self.install_if_missing = install_if_missing
         self.startup_timeout = startup_timeout
@@ -165,7 +171,7 @@ class DynamoDBLocal:
                                      "`python -m devstack.dynamodb_local --install-only`")
         self.port = self.port or free_port()
         self._log = tempfile.TemporaryFile(prefix="dynamodb-local-")
-        command = [java, f"-Djava.library.path={_native_dir(jar)}", "-Xmx512m", "-jar", str(jar),
+        command = [java, f"-Djava.library.path={_native_dir(jar)}", "-Xmx512m", *self.jvm_options, "-jar", str(jar),
                    "-inMemory", "-port", str(self.port)]
         if not self.quiet:
             _say(f"starting on {self.endpoint}")

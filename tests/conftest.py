@@ -17,7 +17,7 @@ import pytest
 from devstack.aws import EmbeddedStack
 from devstack.aws import calls as aws_calls
 from devstack.aws import dynamodb_answers, queries, transactions
-from devstack.dynamodb_local import DynamoDBLocal
+from devstack.dynamodb_local import SHORT_RUN_JVM_OPTIONS, DynamoDBLocal
 from tests.support import iam
 
 _checks: dict[str, int] = defaultdict(int)                        # template -> stacks checked
@@ -95,8 +95,10 @@ def dynamodb_local():
     """One DynamoDB Local (a JVM, 5-45 s to start and warm on the shared machine) per pytest process,
     shared by every package that runs on it: the correctness races (tests/correctness/conftest.py)
     and the storage contract (tests/contract/storage/conftest.py) each started one of their own in
-    the same process. Each user makes tables of its own names; -inMemory, so nothing outlives it."""
-    with DynamoDBLocal(quiet=True) as server:
+    the same process. Each user makes tables of its own names; -inMemory, so nothing outlives it.
+    Its JIT stops at the first tier (SHORT_RUN_JVM_OPTIONS): a run this short never pays back the
+    second's compiles."""
+    with DynamoDBLocal(quiet=True, jvm_options=SHORT_RUN_JVM_OPTIONS) as server:
         yield server
 
 

@@ -13,7 +13,7 @@ from holdfast.clock import system_clock
 from tests.browser.conftest import HOW_TO_GET_A_BROWSER
 from tests.support.handlers import REPO
 from tests.support import toy_windows
-from tests.support.flows import booked_and_paying, customer
+from tests.support.flows import booked_and_paying, customer, move_past_the_hold
 from tests.support.stack_time import year_ahead
 
 try:
@@ -195,14 +195,16 @@ def test_operator_creates_an_event_and_resolves_a_review(site, customer_page, sh
     assert [e["name"] for e in listed] == ["Operator's own night"]
 
     # a booking paid in time but reported after its place was resold: a case for an operator
-    event = api.create_event(capacity=1, hold_ttl_seconds=3)
+    # (a hold of PAYING_HOLD's 5 s, tests/integration/conftest.py: long enough to pay on a loaded
+    # machine, its tick before the payment's 15-second reconciliation limit; the clock moved past it)
+    event = api.create_event(capacity=1, hold_ttl_seconds=5)
     who, rival = customer(), customer()
     booking_id, payment_id = booked_and_paying(api, event, who)
     sandbox.add_fault("hold", times=1, match={"object_id": payment_id})
     sandbox.add_fault("error_500_before", route="GET /v3/payments/{id}", times=1000)
     try:
         sandbox.pay(payment_id)
-        api.wait_status(booking_id, who, "EXPIRED", timeout=15)
+        assert move_past_the_hold(api, booking_id, who)["status"] == "EXPIRED"
         assert api.book(event["event_id"], rival).status_code == 201
     finally:
         sandbox.clear_faults()
@@ -337,10 +339,10 @@ def late_payment_conflict(api, sandbox):
     """A conflict case on the toy entry-windows kind (tests/support, registered in this process
     where the stack runs): a hold runs out, someone takes its 12:00 window, its payment arrives."""
     toy_windows.register()
-    event = api.create_event(category="windowed", capacity=1, hold_ttl_seconds=2)
+    event = api.create_event(category="windowed", capacity=1, hold_ttl_seconds=5)   # as PAYING_HOLD
     who = customer()
     booking_id, payment_id = booked_and_paying(api, event, who)
-    api.wait_status(booking_id, who, "EXPIRED", timeout=15)
+    assert move_past_the_hold(api, booking_id, who)["status"] == "EXPIRED"   # the clock moved past it
     assert api.book(event["event_id"], customer()).status_code == 201     # someone takes the 12:00 window
     sandbox.pay(payment_id)
     api.wait_status(booking_id, who, "MANUAL_REVIEW")

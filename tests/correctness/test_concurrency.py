@@ -174,13 +174,21 @@ def test_overlapping_seat_requests_never_share_a_seat(store_backend):
             assert outcome[1] and set(outcome[1]) <= taken and set(outcome[1]) <= set(seats)
 
 
-# ------------------------------------------------------------------- 500 places, many attempts
+# ------------------------------------------------------------------- hundreds of places, many attempts
 
-def test_five_hundred_places_are_never_oversold(store_backend):
+#: The oversell race's size on DynamoDB Local: `make proof` the full 500 places and 1,500 attempts
+#: (HOLDFAST_RACE_SCALE=full), make test 200 and 600 through the same code, with the same 24
+#: threads, ratios and end (sold out, the last refusals under 4 places): the volume is what the
+#: smaller run gives up (its cost: docs/testing.md, issue 47 suite pass).
+OVERSELL_PLACES = 500 if os.environ.get("HOLDFAST_RACE_SCALE") == "full" else 200
+
+
+def test_hundreds_of_places_are_never_oversold(store_backend):
     # moto 5.2.5 deep-copies the whole table (stream records included) on every transaction, so
-    # its cost grows with every booking; the full-size run is on DynamoDB Local, moto gets the
-    # same mix at a fifth of the size (same ratios: capacity x3 attempts, 20% repeats).
-    capacity, attempts_count = (500, 1500) if store_backend.name == "dynamodb_local" else (100, 300)
+    # its cost grows with every booking; the larger run is on DynamoDB Local, moto gets the
+    # same mix at 100 places (same ratios: capacity x3 attempts, 20% repeats).
+    capacity = OVERSELL_PLACES if store_backend.name == "dynamodb_local" else 100
+    attempts_count = capacity * 3
     clock = ManualClock()
     services = Services(store_backend, clock)
     event = services.catalog.create_event(event_request(capacity=capacity, max_per_booking=4))

@@ -17,7 +17,18 @@ from tests.support.system import local_system
 HERE = Path(__file__).resolve().parent
 LIMIT = 15
 KEY_WINDOW = 8
-RESOLUTION_WINDOW = 3
+#: ResolutionWindowSeconds: longer than any test takes in real time between a case's opening and
+#: its choice (the minutely sweeper, which lapses a case, also runs as real time passes); the
+#: lapse is tested by moving the clock past it (test_conflict_cases.py)
+RESOLUTION_WINDOW = 600
+#: A hold that must lapse while its payment is still pending (a late payment's story), moved past
+#: by `flows.move_past_the_hold`: its expiry tick, at the end of its 5-second bucket, comes at
+#: least LIMIT - PAYING_HOLD - 5 seconds before the reconciliation limit, which counts from the
+#: payment made after the hold. Both are real time a loaded machine may take: between the hold and
+#: its payment, and between the lapse and what the test does before the limit (a test whose
+#: provider is unreachable meanwhile gets a review at the limit). Every other hold a test lets
+#: lapse is long (600 s) and passed by moving the clock, so no real delay lapses it early.
+PAYING_HOLD = 5
 #: Restarts before the sweeper hands a stuck reconciliation to an operator (the default is 5): each
 #: restart waits SweepGraceSeconds x 2^(n-1) of real time, 31 s for five at a one-second grace.
 SWEEP_RESTARTS = 3
@@ -60,7 +71,7 @@ def system():
         QueueRatePerMinute="20",   # one join or poll every 3 s, two at once: so that a
         QueueRateBurst="2",        # customer sending four joins together is limited
         HoldReminderSeconds=str(REMINDER),
-        ResolutionWindowSeconds=str(RESOLUTION_WINDOW),   # conflict cases lapse quickly
+        ResolutionWindowSeconds=str(RESOLUTION_WINDOW),
     ) as running:
         yield running
 

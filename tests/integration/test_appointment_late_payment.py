@@ -1,18 +1,29 @@
 """Seed 003's story on a real appointment service over HTTP on the local stack: the hold of 10:00
 ends (12:10), another customer takes 10:00 and confirms (12:11), the first customer's two-stage
 authorisation arrives (12:12). The booking goes to MANUAL_REVIEW with the nearest free times of
-the service; the customer moves to one with the same payment, or takes the money back."""
+the service; the customer moves to one with the same payment, or takes the money back.
+
+Nothing in the story races a real timer: the first hold (LIMIT - 6 seconds, to pay it in) lapses,
+and its payment's reconciliation reaches its limit, in one move of the stack's clock, so both are
+behind the story before it goes on; the rival takes 10:00 through the hall's other service, whose
+hold is ten minutes, so no delay between its hold and its payment lapses it; the conflict case's
+window is the package's ten minutes."""
 from __future__ import annotations
 
 import uuid
 
 import pytest
 
+from tests.integration.conftest import LIMIT
 from tests.integration.test_appointments_flow import DAY, at, free
 from tests.support.flows import actions, customer
 from tests.support.stack_time import running_stack
 
 pytestmark = pytest.mark.integration
+
+#: The first customer's hold: seconds of real time to pay it in, its expiry tick (the end of its
+#: 5-second bucket) still before the reconciliation limit counted from the payment after it.
+FIRST_HOLD = LIMIT - 6
 
 
 def utc(clock: str) -> str:
@@ -23,7 +34,7 @@ def utc(clock: str) -> str:
 def late_story(api, sandbox, **service):
     hall = api.create_resource()["resource_id"]
     hire = api.create_service([hall], **{"name": "Hall hire", "mode": "private", "capacity": None,
-                                         "hold_ttl_seconds": 2} | service)
+                                         "hold_ttl_seconds": FIRST_HOLD} | service)
     who, rival, other = customer(), customer(), customer()
     slot = {"starts_at": at("10:00"), "resource_id": hall}
     # 11:00 is held by another service on the same hall (a long hold), so the nearest free times
@@ -33,11 +44,18 @@ def late_story(api, sandbox, **service):
     held = api.book_slot(hire["service_id"], who, slot).json()
     assert held["hold_expires_at"] in held["hold_next_step"] and "released" in held["hold_next_step"]
     booking_id = held["booking_id"]
-    payment_id = api.pay(booking_id, who).json()["payment_id"]
-    running_stack().advance_clock(10)   # 12:10: the hold's two seconds and its expiry tick's bucket
+    paying = api.pay(booking_id, who)
+    assert paying.status_code == 201, paying.text
+    payment_id = paying.json()["payment_id"]
+    # past the hold's expiry tick (its 5-second bucket's end, before the limit) and the limit
+    running_stack().advance_clock(LIMIT + 2)                                                   # 12:10
     assert api.booking(booking_id, who)["status"] == "EXPIRED"
-    taken = api.book_slot(hire["service_id"], rival, slot).json()                              # 12:11
-    sandbox.pay(api.pay(taken["booking_id"], rival).json()["payment_id"])
+    # the rival's hold is the meeting's ten minutes: the hall's 10:00 is the same time whichever
+    # service sells it, and no real delay between its hold and its payment lapses it
+    taken = api.book_slot(meeting["service_id"], rival, slot).json()                           # 12:11
+    rival_paying = api.pay(taken["booking_id"], rival)
+    assert rival_paying.status_code == 201, rival_paying.text
+    sandbox.pay(rival_paying.json()["payment_id"])
     assert api.wait_status(taken["booking_id"], rival, "CONFIRMED")["places"]["starts_at"] == utc("10:00")
     sandbox.pay(payment_id)                                                                    # 12:12
     case = api.wait_status(booking_id, who, "MANUAL_REVIEW")

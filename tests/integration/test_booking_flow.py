@@ -47,11 +47,11 @@ def test_hold_pay_on_the_sandbox_and_confirm(api, sandbox, system):
 
 
 def test_hold_expires_through_the_state_machine(api, system):
-    event = api.create_event(capacity=3, hold_ttl_seconds=2)
+    event = api.create_event(capacity=3, hold_ttl_seconds=600)
     bob = new_customer()
     booking = api.book(event["event_id"], bob, {"quantity": 3}).json()
     assert api.counts(event["event_id"]) == {"available": 0, "held": 3, "sold": 0}
-    system["stack"].advance_clock(10)   # the hold's two seconds and its expiry tick's bucket
+    system["stack"].advance_clock(610)   # the hold's ten minutes and its expiry tick's bucket
     expired = api.booking(booking["booking_id"], bob)
     assert expired["status"] == "EXPIRED" and expired["journal"][-1]["actor"] == "timer"
     assert api.counts(event["event_id"]) == {"available": 3, "held": 0, "sold": 0}
@@ -69,19 +69,19 @@ def test_hold_expires_through_the_state_machine(api, system):
 def test_holds_of_two_offerings_due_together_share_one_tick_and_both_expire(api, system):
     """The expiry tick is the platform's: the second offering's hold joins the tick the first one
     started (no execution of its own) and is expired by it all the same."""
-    first, second = (api.create_event(capacity=1, hold_ttl_seconds=2) for _ in range(2))
+    first, second = (api.create_event(capacity=1, hold_ttl_seconds=600) for _ in range(2))
     ann, ben = new_customer(), new_customer()
     held_first = api.book(first["event_id"], ann, {"quantity": 1}).json()
     held_second = api.book(second["event_id"], ben, {"quantity": 1}).json()
     if bucket_of(held_second["hold_expires_at"]) != bucket_of(held_first["hold_expires_at"]):
         # the two fell either side of a bucket's end: a third, at once, shares the second's
         held_first, ann = held_second, ben
-        third = api.create_event(capacity=1, hold_ttl_seconds=2)
+        third = api.create_event(capacity=1, hold_ttl_seconds=600)
         ben = new_customer()
         held_second = api.book(third["event_id"], ben, {"quantity": 1}).json()
     bucket = bucket_of(held_first["hold_expires_at"])
     assert bucket_of(held_second["hold_expires_at"]) == bucket
-    system["stack"].advance_clock(10)   # the holds' two seconds and their tick's bucket
+    system["stack"].advance_clock(610)   # the holds' ten minutes and their tick's bucket
     for booking, customer in ((held_first, ann), (held_second, ben)):
         expired = api.booking(booking["booking_id"], customer)
         assert expired["status"] == "EXPIRED" and expired["journal"][-1]["actor"] == "timer"

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from tests.integration.conftest import RESOLUTION_WINDOW
+from tests.integration.conftest import PAYING_HOLD, RESOLUTION_WINDOW
 from tests.support import toy_windows
 from tests.support.flows import actions, booked_and_paying, customer, move_past_the_hold
 
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.integration
 
 def late_story(api, sandbox, **event):
     toy_windows.register()
-    created = api.create_event(category="windowed", capacity=1, hold_ttl_seconds=3, **event)
+    created = api.create_event(category="windowed", capacity=1, hold_ttl_seconds=PAYING_HOLD, **event)
     who, rival = customer(), customer()
     booking_id, payment_id = booked_and_paying(api, created, who)
     move_past_the_hold(api, booking_id, who)

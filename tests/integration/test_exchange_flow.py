@@ -8,6 +8,8 @@ import uuid
 
 import pytest
 
+from tests.integration.conftest import PAYING_HOLD
+
 pytestmark = pytest.mark.integration
 
 
@@ -153,11 +155,11 @@ def test_a_dearer_date_is_paid_by_a_second_payment_and_swapped_in_one_write(api,
 
 
 def test_a_lapsed_difference_releases_the_new_places_and_a_late_one_takes_them_again(api, sandbox, system):
-    cheap, dear = dates(api, dear_ttl=2)
+    cheap, dear = dates(api, dear_ttl=PAYING_HOLD)
     booking_id, who, _ = paid(api, sandbox, cheap, {"quantity": 1})
     held = ok(exchange(api, booking_id, who, {"event_id": dear, "quantity": 1}, key="dearer"))
     assert api.counts(dear)["held"] == 1
-    system["stack"].advance_clock(150)   # the hold's two seconds, the sweeper's grace and its minute
+    system["stack"].advance_clock(150)   # the hold's seconds, the sweeper's grace and its minute
     lapsed = api.wait_for(booking_id, who, lambda b: "exchange_difference" not in b, what="the lapsed difference")
     assert lapsed["event_id"] == cheap and lapsed["status"] == "CONFIRMED"
     assert lapsed["payments"][-1]["exchange_state"] == "lapsed"

@@ -137,12 +137,12 @@ def test_a_confirmed_orders_cancel_refunds_each_line_by_its_policy_in_one_refund
 
 
 def test_a_held_order_expires_as_one(api, system):
-    event_id = concert(api, hold_ttl_seconds=2)
+    event_id = concert(api, hold_ttl_seconds=600)
     alice = customer()
     placed = order(api, alice, [{"event_id": event_id, "seats": ["A-2"]}, {"event_id": concert(api), "seats": ["A-3"]}])
     assert placed.status_code == 201, placed.text
     body = placed.json()
-    system["stack"].advance_clock(10)   # the hold's two seconds and its expiry tick's bucket, not waited for
+    system["stack"].advance_clock(610)   # the hold's ten minutes and its expiry tick's bucket, not waited for
     expired = api.wait_status(body["order_id"], alice, "EXPIRED", timeout=20)
     assert expired["journal"][-1]["actor"] == "timer"
     assert seats(api, event_id)["A-2"] == "available"

@@ -94,11 +94,12 @@ def test_the_hold_limit_over_http(api):
 def test_operator_notes_stay_out_of_the_customers_view(api, sandbox):
     """Finding 12 over HTTP: a booking paid in time but reported after its place was resold goes
     to an operator, whose refund decision carries a note; the customer sees the refund, not it."""
+    from tests.integration.conftest import PAYING_HOLD
     from tests.support.flows import move_past_the_hold
 
     from .test_payments_that_go_wrong import booked_and_paying, customer
 
-    event = api.create_event(capacity=1, hold_ttl_seconds=4)
+    event = api.create_event(capacity=1, hold_ttl_seconds=PAYING_HOLD)
     who, rival = customer(), customer()
     booking_id, payment_id = booked_and_paying(api, event, who)
     sandbox.add_fault("hold", times=1, match={"object_id": payment_id})
