@@ -4,11 +4,14 @@ that retakes every line or none. On moto's DynamoDB (single-threaded here, so ex
 against a really atomic store is tests/correctness/test_orders_race.py."""
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from holdfast.domain import pricing
 from holdfast.domain.commands import HoldPlaces
 from holdfast.domain.errors import BookingError, Conflict, InvalidRequest, SoldOut
+from holdfast.domain.holder_address import holder_key
 from holdfast.domain.organizers import Caller
 from holdfast.domain.statuses import BookingStatus
 from holdfast.products.orders.services import OrderLine, OrderService, PlaceOrder
@@ -271,7 +274,7 @@ def _largest_lines(events: list[dict], claims: int) -> tuple[OrderLine, ...]:
 
 
 def test_the_largest_order_the_routes_accept_is_one_transaction_of_at_most_100_items(
-        orders, catalog, store, payments, provider, monkeypatch):
+        orders, bookings, catalog, store, payments, provider, monkeypatch):
     """DynamoDB takes at most 100 items in a TransactWriteItems. The largest order the routes
     accept (five lines, MAX_CLAIMS seats among them, every offering capping an address's holds, the
     first hold of its expiry bucket from this container) is held in one transaction of exactly 100
@@ -289,17 +292,21 @@ def test_the_largest_order_the_routes_accept_is_one_transaction_of_at_most_100_i
         return real(self, items)
 
     monkeypatch.setattr(Table, "_transact", counted)
+    # the hold keys its network address as a deployment does (wiring.holder_address)
+    monkeypatch.setattr(bookings, "address_key", functools.partial(holder_key, "unit-holder-key-0123456789"))
+    address = "203.0.113.9"
     events = _big_events(catalog, MAX_LINES)
     with pytest.raises(InvalidRequest) as refused:
-        orders.place("alice", "too-big", PlaceOrder(_largest_lines(events, MAX_CLAIMS + 1), holder_address="k:addr-1"))
+        orders.place("alice", "too-big", PlaceOrder(_largest_lines(events, MAX_CLAIMS + 1), holder_address=address))
     assert refused.value.status == 400 and refused.value.code == "order_too_large"
     assert refused.value.details["max"] == MAX_CLAIMS
     assert all(set(store.seat_states(e["event_id"]).values()) == {"available"} for e in events)
 
     sizes.clear()
     order = orders.place("alice", "largest", PlaceOrder(_largest_lines(events, MAX_CLAIMS),
-                                                        holder_address="k:addr-1")).booking
-    assert order.status is BookingStatus.HELD and order.counted_address == "k:addr-1"
+                                                        holder_address=address)).booking
+    assert order.status is BookingStatus.HELD
+    assert order.counted_address == holder_key("unit-holder-key-0123456789", address)
     assert sizes == [100]                                    # the hold: the limit exactly, and it took
     assert sum(list(store.seat_states(e["event_id"]).values()).count("held") for e in events) == MAX_CLAIMS
 
