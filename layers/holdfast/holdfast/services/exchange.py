@@ -17,6 +17,8 @@ once); if nobody repeats it, the sweeper does. Into dearer places, for a
 booking paid at the provider: the new places are held for the difference's payment and the old
 stay the booking's (services/exchange_differences.py makes the swap once it is paid); any other
 booking: ``exchange_price_differs`` (domain/exchange.py ``given_back``).
+The settlement receipts' stored looks (the first payment's, each difference payment's) move to
+the new service's moment in the same write (domain/exchange.py ``looks_follow``).
 """
 from __future__ import annotations
 
