@@ -8,8 +8,8 @@ import yaml
 from jsonschema import Draft202012Validator
 
 from holdfast import wiring
-from tests.handlers.test_doors_api import create_event, paid_tickets
-from tests.handlers.test_tickets_api import tickets_env, view  # noqa: F401 - the tickets' fixture
+from tests.handlers.test_doors_api import ORGANIZER, create_event, paid_tickets, request
+from tests.handlers.test_tickets_api import confirm, tickets_env, view  # noqa: F401 - the tickets' fixture
 from tests.handlers.test_transfers_api import bookings
 
 
@@ -75,3 +75,27 @@ def test_a_cheaper_exchange_after_a_dearer_one_refunds_each_payment_over_http(ti
         (difference["payment_id"], f"{2 * unit:.2f}", "succeeded"), (first, f"{unit:.2f}", "succeeded")]
     assert exchange(booking_id, {"event_id": cheap["event_id"], "quantity": 1}, "cheaper-1")[1]["payment"] == \
         moved["payment"]   # the repeat: nothing more given back
+
+
+def test_an_exchange_to_an_earlier_date_shows_its_settlement_receipt_due_at_the_new_start(tickets_env):
+    """make proof seed 20261269052 (F6): with receipts on, a customer's exchange to an earlier date
+    left the settlement receipt's look at the old start (the sweeper would send it late); the view's
+    settlement line shows when it is due."""
+    status, settings = request("PUT", "/organizers/me/fiscal", {"tax_system_code": 2, "vat_code": 1},
+                               ORGANIZER, folder="admin_api")
+    assert status == 200, settings
+    later = create_event("xd-late", capacity=5, exchange_until_hours=24, starts_at="2030-05-08T20:00:00Z")
+    earlier = create_event("xd-early", capacity=5, exchange_until_hours=24, starts_at="2030-05-01T20:00:00Z")
+    status, held = bookings("POST", f"/events/{later['event_id']}/bookings",
+                            body={"quantity": 2, "contact_email": "ann@example.com"},
+                            headers={"Idempotency-Key": "xd-early-1", "X-Customer-Id": "customer-42"})
+    assert status == 201, held
+    confirm(tickets_env, held["booking_id"])
+
+    def due(booking):
+        return [r["at"] for r in described(booking)["receipts"] if r["type"] == "settlement"]
+
+    assert due(view(held["booking_id"])[1]) == ["2030-05-08T20:00:00.000Z"]
+    status, moved = exchange(held["booking_id"], {"event_id": earlier["event_id"], "quantity": 2}, "early-1")
+    assert status == 200, moved
+    assert due(moved) == ["2030-05-01T20:00:00.000Z"]

@@ -508,3 +508,43 @@ def test_a_difference_paid_after_the_start_moved_earlier_is_settled_with_the_fir
     assert Settlements(store, provider, clock).settle(store.get_booking(booking.booking_id)) == "sent"
     assert sorted(r["payment_id"] for r in provider.receipts.values()) == \
         sorted([booking.payment.payment_id, difference["id"]])
+
+
+def test_an_exchange_to_an_earlier_date_brings_the_settlement_look_forward(
+        bookings, paying, provider, exchanges, dates, store, directory, clock):
+    """make proof seed 20261269052 (F6): a booking paid with a receipt is exchanged to places of
+    an earlier date. The first payment's settlement look, stored at payment as the old start, stayed
+    there: the sweeper, which reads the due index, would send the 54-FZ settlement receipt a week
+    after the service was rendered."""
+    from holdfast.clock import parse_iso
+
+    directory.put_fiscal(ORG.organizer_id, FiscalSettings(2, 1), "2030-01-01T00:00:00.000Z")
+    cheap, dear = dates
+    booking = _paid(bookings, paying, provider, dear)
+    assert booking.settlement_due == "2030-02-08T20:00:00.000Z"
+    exchanges.exchange(booking.booking_id, "alice", "x-1", cheap, HoldPlaces(quantity=2))
+    moved = store.get_booking(booking.booking_id)
+    assert moved.event_id == cheap and moved.settlement_due == "2030-02-01T20:00:00.000Z"
+    clock.advance((parse_iso("2030-02-01T20:00:00Z") - clock()).total_seconds() + 1)
+    assert booking.booking_id in store.due_bookings(iso(clock()), 100)
+
+
+def test_an_exchange_to_an_earlier_date_brings_each_difference_payments_look_forward_too(
+        bookings, paying, provider, exchanges, dates, store, directory, clock, catalog):
+    """The same for a booking paid by two payments whose looks were both stored (a sweep before the
+    start rescheduled them): an exchange at the same price to an earlier date moves both."""
+    from holdfast.services.settlements import Settlements
+
+    booking = _moved_dearer_with_receipts(bookings, paying, provider, exchanges, dates, directory)
+    assert Settlements(store, provider, clock).settle(store.get_booking(booking.booking_id)) == "rescheduled"
+    stored = store.get_booking(booking.booking_id)
+    assert [stored.first_settlement_due, *(stored.difference_settlement_due(p) for p in stored.settled_differences)] \
+        == ["2030-02-08T20:00:00.000Z"] * 2
+    early = catalog.create_event(event_request(starts_at="2030-02-05T20:00:00Z", exchange_until_hours=24, capacity=2),
+                                 "ev-early", ORG)["event_id"]
+    exchanges.exchange(booking.booking_id, "alice", "x-2", early, HoldPlaces(quantity=2))
+    moved = store.get_booking(booking.booking_id)
+    assert moved.event_id == early and moved.amount.text == "3000.00"
+    assert [moved.first_settlement_due, *(moved.difference_settlement_due(p) for p in moved.settled_differences)] \
+        == ["2030-02-05T20:00:00.000Z"] * 2
+    assert moved.settlement_due == "2030-02-05T20:00:00.000Z"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from dataclasses import replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, Mapping
@@ -155,6 +156,29 @@ def retry_wait(tries: int) -> timedelta:
     """How long after its ``tries``-th lost answer a part refund is asked for again: REFUND_CHECK,
     then three times longer each time (30 s, 90, 270, ... at most 729 times the first)."""
     return timedelta(seconds=REFUND_CHECK * 3 ** min(max(tries - 1, 0), 6))
+
+
+def looks_follow(payment: Any, differences: list[dict[str, Any]] | None, rendered: str | None
+                 ) -> tuple[Any, list[dict[str, Any]] | None]:
+    """The booking's payment and difference records as an exchange's write stores them, its service
+    now rendered at ``rendered`` (None: by a state of its own, nothing moves): each settlement
+    receipt still only awaited (the first payment's, each dearer exchange's difference payment's)
+    whose look was stored is looked at then, earlier or later. A look left at the old date would
+    send the receipt late after an exchange to an earlier date (make proof seed 20261269052). A
+    record with a state (being sent, sent, failed) keeps its times; one with no look stored reads
+    the booking's new places and end, written in the same write."""
+    def moved(record: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        look = (record or {}).get("next_at")
+        if rendered is None or not look or (record or {}).get("state") or look == rendered:
+            return None
+        return {**dict(record or {}), "next_at": rendered}
+
+    if payment is not None and (first := moved(payment.settlement)) is not None:
+        payment = replace(payment, settlement=first)
+    if differences and any(moved(entry.get("settlement")) is not None for entry in differences):
+        differences = [{**entry, "settlement": own} if (own := moved(entry.get("settlement"))) is not None
+                       else entry for entry in differences]
+    return payment, differences
 
 
 def swap(given_from: str, given: Places, taken_from: str, taken: Places) -> Swap:

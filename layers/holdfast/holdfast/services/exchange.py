@@ -17,6 +17,8 @@ once); if nobody repeats it, the sweeper does. Into dearer places, for a
 booking paid at the provider: the new places are held for the difference's payment and the old
 stay the booking's (services/exchange_differences.py makes the swap once it is paid); any other
 booking: ``exchange_price_differs`` (domain/exchange.py ``given_back``).
+The settlement receipts' stored looks (the first payment's, each difference payment's) move to
+the new service's moment in the same write (domain/exchange.py ``looks_follow``).
 """
 from __future__ import annotations
 
@@ -31,9 +33,9 @@ from ..domain.booking import Booking, JournalEntry
 from ..domain.commands import HoldPlaces
 from ..domain.errors import (Conflict, EventCancelled, Forbidden, IdempotencyKeyReused, InvalidRequest,
                              NotFound, PaymentProviderUnavailable, TooBusy)
-from ..domain import transfers
+from ..domain import fiscal, lifecycle, transfers
 from ..domain.exchange import (DIFFERENCE_HELD, EXCHANGED, check_open, check_price, dearer_by, difference_hold,
-                               difference_refunds, given_back, held_claims, swap)
+                               difference_refunds, given_back, held_claims, looks_follow, swap)
 from ..domain.money import Money
 from ..domain.personal_data import places_end
 from ..domain.statuses import BookingStatus
@@ -148,6 +150,15 @@ class ExchangeService:
                                          now)
             money = {"amount": price, "payment": replace(
                 booking.payment, exchange_refunds=[*(booking.payment.exchange_refunds or []), *refunds])}
+        # the settlement receipts' looks follow the service to its new date, in the same write
+        paid = money.get("payment", booking.payment)
+        payment, differences = looks_follow(
+            paid, booking.differences, None if lifecycle.renders_by_state(str(places.kind))
+            else fiscal.rendered_at([granule.at for granule in places.granules], target.starts_at))
+        if payment is not paid:
+            money["payment"] = payment
+        if differences is not booking.differences:
+            money["differences"] = differences
         try:
             return transitions.apply(
                 self.store, booking, now, actor="customer", action=EXCHANGED,

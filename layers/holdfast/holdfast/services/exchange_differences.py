@@ -24,16 +24,15 @@ with it; the old places stay the booking's. Then:
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
 from .. import kinds
 from ..clock import iso
-from ..domain import fiscal, transfers
+from ..domain import fiscal, lifecycle, transfers
 from ..domain.booking import Booking
 from ..domain.errors import Conflict, PaymentProviderUnavailable, TooBusy
-from ..domain.exchange import EXCHANGED, paid_claims, released_claims, restored, stored
+from ..domain.exchange import EXCHANGED, looks_follow, paid_claims, released_claims, restored, stored
 from ..domain.money import Money
 from ..domain.statuses import BookingStatus
 from ..faults import crash_point
@@ -192,12 +191,15 @@ class DifferencePayments:
         key = str(entry["exchange_key"])
         details = {**(kind.reissue(booking, dict(entry.get("details") or {})) or {}), **transfers.kept_on_exchange(booking)}
         price = Money.parse(entry["price"]["value"], entry["price"]["currency"])
-        payment = booking.payment
-        settlement = dict((payment.settlement if payment else None) or {})
-        if payment is not None and settlement.get("next_at") and settlement.get("state") not in ("sent", "failed") \
-                and entry.get("ends_at"):
-            # the settlement receipt's first look follows the service to its new date (an earlier one too)
-            payment = replace(payment, settlement={**settlement, "next_at": str(entry["ends_at"])})
+        places = restored(entry["places"])
+        offering = self.store.get_event(str(entry["to_event_id"])) or {}
+        # the settlement receipts' looks (the first payment's, each earlier difference payment's)
+        # follow the service to its new date, read from the offering now (an earlier one too)
+        payment, others = looks_follow(
+            booking.payment, _with(booking, key, state="paid", moved=True, payment=seen),
+            None if lifecycle.renders_by_state(str(places.kind))
+            else fiscal.rendered_at([granule.at for granule in places.granules],
+                                    offering.get("starts_at") or entry.get("ends_at")))
         moved = transitions.apply(
             self.store, booking, self.clock(), actor=actor, action=EXCHANGED,
             decision=f"{booking.places.quantity} place(s) of {booking.event_id} exchanged for "
@@ -206,10 +208,10 @@ class DifferencePayments:
             ids={"idempotency_key": key, "fingerprint": str(entry["fingerprint"]),
                  "from_event_id": booking.event_id, "to_event_id": str(entry["to_event_id"]),
                  "payment_id": str(seen.get("payment_id") or "")},
-            places=restored(entry["places"]), swap=paid_claims(entry, late=late), publish=EXCHANGED_EVENT,
+            places=places, swap=paid_claims(entry, late=late), publish=EXCHANGED_EVENT,
             notice={"released_event_id": booking.event_id}, event_id=str(entry["to_event_id"]),
             kind_details=details, ends_at=entry.get("ends_at"), amount=price, payment=payment,
-            differences=_with(booking, key, state="paid", moved=True, payment=seen))
+            differences=others)
         crash_point("exchange.after_difference_swap")
         return moved
 
