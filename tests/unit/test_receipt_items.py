@@ -538,10 +538,8 @@ def test_a_lost_line_refund_answer_is_asked_again_by_the_one_part_refund_retry_e
     payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
     payment_id = _paid(payments, provider, order.booking_id, "uma", "pay-5").payment.payment_id
     settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
-    no_show = parse_iso(f"{DAY}T16:00:00Z") + timedelta(seconds=refunding_lot["no_show_grace_seconds"])
-    clock.advance((no_show - clock()).total_seconds() + 1)
     provider.fail("create_refund", "after", "before")      # made, its answer lost; then no answer at all
-    assert _line_sweep(store, clock, settlements, payments)["timers"] == 1
+    _no_show_passed(store, clock, settlements, payments, refunding_lot)
     [entry] = store.get_booking(order.booking_id).payment.exchange_refunds
     assert (entry["status"], entry["tries"]) == ("requested", 1) and "next_at" not in entry
     assert parse_iso(entry["next_check_at"]) == clock() + timedelta(seconds=30)
@@ -564,18 +562,13 @@ def test_an_orders_parking_line_on_a_lot_that_keeps_no_shows_enters_no_show_and_
         bookings, store, clock, provider, directory, priced_event, lot):
     """The default lot keeps a no-show's money: at the no-show the line enters NO_SHOW on its own
     (as a single reservation does), nothing goes back, and its settlement receipt follows once."""
-    from datetime import timedelta
-
-    from holdfast.clock import parse_iso
     from holdfast.services.settlements import Settlements
 
     order = _ticket_and_parking(bookings, priced_event, lot, "ned", "order-4", "A-4", "16:00", "18:00")
     payments = PaymentService(store, provider, clock, bookings, "http://127.0.0.1:3000/done", fiscal=directory)
     payment_id = _paid(payments, provider, order.booking_id, "ned", "pay-4").payment.payment_id
     settlements = Settlements(store, provider, clock, retry_seconds=(10, 20, 40))
-    no_show = parse_iso(f"{DAY}T16:00:00Z") + timedelta(seconds=lot["no_show_grace_seconds"])
-    clock.advance((no_show - clock()).total_seconds() + 1)
-    assert _line_sweep(store, clock, settlements, payments)["timers"] == 1
+    _no_show_passed(store, clock, settlements, payments, lot)
     gone = store.get_booking(order.booking_id)
     assert gone.status.value == "CONFIRMED" and [line.get("status") for line in gone.kind_details["lines"]] == [
         None, "NO_SHOW"]
